@@ -1,0 +1,67 @@
+# gpuslice: the commands a user types. CMake does the building underneath;
+# this file only names the entry points and makes sure the Debian packages
+# the build needs are present (scripts/deps.sh) before anything runs.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+
+.PHONY: all build deps demo test test-unit test-asan test-slurm bench gpu-check fuzz clean format ptx
+
+all: build
+
+# The stamp records that deps.sh ran on this machine; deps.sh itself is
+# idempotent and only calls apt-get for what is missing.
+$(BUILD)/.deps-ok: scripts/deps.sh
+	@bash scripts/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+deps:
+	@bash scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt: $(BUILD)/.deps-ok CMakeLists.txt
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/CMakeCache.txt: $(BUILD)/.deps-ok CMakeLists.txt
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGS_SANITIZE=ON $(CMAKE_ARGS)
+
+build-asan: $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The whole suite: every test on the normal build, then the unit tests and
+# fast integration tests again under ASan+UBSan, then the Slurm tests.
+test: build build-asan
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE slurm
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L asan
+	$(MAKE) --no-print-directory test-slurm
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+test-asan: build-asan
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L asan
+
+test-slurm: build
+	@if [ -f tests/integration/slurm/run.sh ]; then bash tests/integration/slurm/run.sh $(BUILD); \
+	 else echo "test-slurm: no Slurm tests in this tree yet"; fi
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)
+
+bench: build
+	@bash scripts/bench.sh $(BUILD)
+
+gpu-check: build
+	@bash scripts/gpu-check.sh $(BUILD)
+
+fuzz:
+	@bash scripts/fuzz.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

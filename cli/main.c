@@ -1,0 +1,85 @@
+/*
+ * main.c - `gpuslice`: dispatches to one subcommand per cli/cmd_*.c.
+ *
+ * Subcommand entry points are declared weak so that a tree in which a
+ * component has not landed yet still links; such a subcommand reports
+ * "not built in this tree" with exit status 1 instead of crashing.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GS__CLI_WEAK(name, help)                                               \
+	int gs_cli_##name(int argc, char **argv) __attribute__((weak));
+GS_CLI_COMMANDS(GS__CLI_WEAK)
+#undef GS__CLI_WEAK
+
+struct cli_cmd {
+	const char *name;
+	const char *help;
+	int (*fn)(int argc, char **argv);
+};
+
+static const struct cli_cmd commands[] = {
+#define GS__CLI_ENTRY(name, help) {#name, help, gs_cli_##name},
+	GS_CLI_COMMANDS(GS__CLI_ENTRY)
+#undef GS__CLI_ENTRY
+};
+
+void gs_cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "gpuslice %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int gs_cli_fail(const char *cmd, gs_err err, const struct gs_errbuf *eb)
+{
+	gs_cli_error(cmd, "%s", gs_errbuf_msg(eb, err));
+	return gs_err_exit_code(err);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpuslice <command> [options]\n\n"
+		   "GPU sharing: enforced fractions, time-slicing, MPS and "
+		   "MIG under one allocator.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f,
+		"\n`gpuslice <command> --help` describes each command.\n"
+		"Exit status: 0 ok, 1 failure, 2 usage or bad input, 3 not "
+		"found,\n4 permission denied, 5 does not fit or over quota, "
+		"6 daemon unreachable;\n`run` exits with its command's "
+		"status.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return GS_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return GS_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name) != 0)
+			continue;
+		if (commands[i].fn == NULL) {
+			gs_cli_error(argv[1], "not built in this tree");
+			return GS_EXIT_FAILURE;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
+	gs_cli_error(argv[1], "unknown command (see `gpuslice --help`)");
+	return GS_EXIT_USAGE;
+}
