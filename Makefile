@@ -60,6 +60,11 @@ gpu-check: build
 fuzz:
 	@bash scripts/fuzz.sh
 
+# Regenerates workloads/kernels.ptx from kernels.cu (needs nvcc; the build
+# itself only embeds the checked-in PTX).
+ptx:
+	@bash workloads/regen-ptx.sh
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

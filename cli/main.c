@@ -6,6 +6,7 @@
  * "not built in this tree" with exit status 1 instead of crashing.
  */
 #include "cli.h"
+#include "client.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +54,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f,
+		"\nglobal option: --socket PATH  gpusliced's API socket "
+		"(else $GPUSLICE_SOCKET)\n"
 		"\n`gpuslice <command> --help` describes each command.\n"
 		"Exit status: 0 ok, 1 failure, 2 usage or bad input, 3 not "
 		"found,\n4 permission denied, 5 does not fit or over quota, "
@@ -62,6 +65,21 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* Global options before the command: --socket S (gpusliced's API). */
+	while (argc >= 2 && strncmp(argv[1], "--socket", 8) == 0) {
+		if (argv[1][8] == '=') {
+			gs_client_socket_opt = argv[1] + 9;
+			argc -= 1;
+			argv += 1;
+		} else if (argv[1][8] == '\0' && argc >= 3) {
+			gs_client_socket_opt = argv[2];
+			argc -= 2;
+			argv += 2;
+		} else {
+			gs_cli_error("--socket", "needs a path");
+			return GS_EXIT_USAGE;
+		}
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return GS_EXIT_USAGE;

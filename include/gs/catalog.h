@@ -16,6 +16,7 @@
 
 #define GS_CATALOG_MAX_PLACEMENTS 8
 #define GS_CATALOG_MAX_PROFILES 24
+#define GS_CATALOG_MAX_PCI_IDS 8
 
 struct gs_mig_placement {
 	uint8_t start;
@@ -34,6 +35,11 @@ struct gs_mig_profile {
 	int n_placements;
 	struct gs_mig_placement placements[GS_CATALOG_MAX_PLACEMENTS];
 	bool inferred;             /* any value here is marked inferred */
+	/* Additions (core1): */
+	const char *attributes;    /* "" or "me" (the part after '+') */
+	uint64_t memory_mib_nominal; /* the name's GB x 1024; never 0 */
+	bool profile_id_inferred;  /* profile_id_confidence says inferred */
+	bool placements_inferred;  /* placements_confidence says inferred */
 };
 
 struct gs_gpu_model {
@@ -49,6 +55,17 @@ struct gs_gpu_model {
 	int n_profiles;
 	struct gs_mig_profile profiles[GS_CATALOG_MAX_PROFILES];
 	bool inferred;             /* placements or sizes inferred, not observed */
+	/* Additions (core1): */
+	const char *const *aliases; /* other names gs_catalog_find accepts */
+	int n_aliases;
+	uint32_t pci_device_ids[GS_CATALOG_MAX_PCI_IDS]; /* 0xDDDDVVVV */
+	int n_pci_device_ids;
+	bool sm_count_inferred;    /* not stated for the whole GPU in the data */
+	bool memory_inferred;      /* no observed whole-GPU total */
+	bool cc_inferred;          /* compute capability not in the data */
+	bool nvml_name_inferred;   /* no NVML name example in the data */
+	bool mig_mode_change_needs_reset;
+	const char *inferred_note; /* which whole-GPU values are inferred, how */
 };
 
 /* Number of models and the i-th (0 <= i < count). */
@@ -67,6 +84,9 @@ const struct gs_mig_profile *gs_catalog_profile(const struct gs_gpu_model *m,
 						const char *name);
 const struct gs_mig_profile *
 gs_catalog_profile_by_id(const struct gs_gpu_model *m, int profile_id);
+
+/* The model whose pci_device_ids hold `pci_id` (0xDDDDVVVV); NULL if none. */
+const struct gs_gpu_model *gs_catalog_find_pci(uint32_t pci_id);
 
 /* Whether `start` is a valid placement start for the profile. */
 bool gs_catalog_placement_valid(const struct gs_mig_profile *p, int start);

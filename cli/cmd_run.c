@@ -1,0 +1,450 @@
+/*
+ * cmd_run.c - `gpuslice run`: runs a command in a GPU slice, without a
+ * daemon.
+ *
+ * The slice lives in the shared region of the run directory (see
+ * include/gs/region.h). Without --slice it is an ephemeral slice of its
+ * own ("run-<pid>"); with --slice NAME every `gpuslice run --slice NAME`
+ * joins one slice and shares its budget: the first one creates it from
+ * its flags, later ones take its limits as they are. When the daemon owns
+ * the region, --slice joins the daemon's slice (its limits are read-only
+ * here) and a run without --slice is refused (ask the daemon for a slice).
+ *
+ * The command runs with libgpuslice.so preloaded (LD_PRELOAD, prepended to
+ * any the caller set) and GPUSLICE_SLICE / GPUSLICE_RUN_DIR naming its
+ * slice. `gpuslice run` itself stays attached to the slice while the
+ * command runs (so an ephemeral slice outlives a command that forks and
+ * exits), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to it, and every 200 ms
+ * reaps the slice's processes that died without detaching (kill -9), so
+ * their memory comes back within a second. It exits with the command's
+ * status (128 + signal when the command was killed).
+ *
+ * --report prints the slice's usage as one JSON line on stderr when the
+ * command ends:
+ *   {"slice":"a","gpu_busy_s":1.25,"memory_peak_bytes":4294967296,
+ *    "throttled_s":0.5,"memory_byte_s":...,"launches":...}
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gs/region.h"
+#include "gs/spec.h"
+
+#define CMD "run"
+#define REAP_INTERVAL_MS 200
+
+static const char usage_text[] =
+	"usage: gpuslice run [options] [--] CMD [ARGS...]\n"
+	"\n"
+	"Runs CMD in a GPU slice enforced by libgpuslice.so: a memory cap per\n"
+	"GPU shared by all of the slice's processes, a compute limit in GPU\n"
+	"time, and priority and weight between slices on one GPU. No daemon\n"
+	"is needed. Exits with CMD's status.\n"
+	"\n"
+	"options:\n"
+	"  --memory SIZE          memory cap per GPU: 512MiB, 8GiB, 8G (= GiB)\n"
+	"  --compute PCT          compute limit, % of the GPU's time: 25 or 25%\n"
+	"  --compute-mode MODE    strict (default): never above PCT;\n"
+	"                         share: PCT is guaranteed, idle time is used\n"
+	"  --priority P           high | normal (default) | low\n"
+	"  --weight W             share of contended time among slices of equal\n"
+	"                         priority, 1..1000 (default 1)\n"
+	"  --slice NAME           join (or create) the slice NAME; several runs\n"
+	"                         with one NAME share one budget\n"
+	"  --gpu INDEX|UUID       run on this GPU (sets CUDA_VISIBLE_DEVICES;\n"
+	"                         an INDEX counts within an existing one)\n"
+	"  --report               print the slice's usage as one JSON line on\n"
+	"                         stderr when CMD ends\n"
+	"  --run-dir DIR          the region's directory (default\n"
+	"                         $GPUSLICE_RUN_DIR, /run/gpuslice, ...)\n"
+	"  --help                 this text\n"
+	"\n"
+	"environment: GPUSLICE_SHIM overrides the path of libgpuslice.so;\n"
+	"GPUSLICE_LOG=[level:]FILE makes the shim log to FILE.\n"
+	"Exit status: CMD's; 2 for a usage error, 1 when the slice cannot be\n"
+	"set up, 3 when --slice names a daemon slice that does not exist.\n";
+
+struct run_opts {
+	struct gs_slice_limits lim;
+	bool named;
+	bool report;
+	const char *gpu;
+	const char *run_dir;
+	bool limits_given;
+};
+
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		(void)kill((pid_t)child_pid, sig);
+}
+
+static void on_chld(int sig)
+{
+	(void)sig;
+}
+
+static int parse(int argc, char **argv, struct run_opts *o, int *first)
+{
+	enum { O_MEM = 1, O_COMP, O_CMODE, O_PRIO, O_WEIGHT, O_SLICE, O_GPU,
+	       O_REPORT, O_DIR, O_HELP };
+	static const struct option lo[] = {
+		{"memory", required_argument, NULL, O_MEM},
+		{"compute", required_argument, NULL, O_COMP},
+		{"compute-mode", required_argument, NULL, O_CMODE},
+		{"priority", required_argument, NULL, O_PRIO},
+		{"weight", required_argument, NULL, O_WEIGHT},
+		{"slice", required_argument, NULL, O_SLICE},
+		{"gpu", required_argument, NULL, O_GPU},
+		{"report", no_argument, NULL, O_REPORT},
+		{"run-dir", required_argument, NULL, O_DIR},
+		{"help", no_argument, NULL, O_HELP},
+		{NULL, 0, NULL, 0},
+	};
+	struct gs_errbuf eb = {0};
+	int c, pct;
+	enum gs_priority prio;
+	char *end;
+	long w;
+
+	gs_slice_limits_init(&o->lim, NULL);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
+		switch (c) {
+		case O_MEM:
+			if (gs_parse_memory(optarg, &o->lim.mem_limit, &eb) !=
+			    GS_OK)
+				goto bad;
+			o->limits_given = true;
+			break;
+		case O_COMP:
+			if (gs_parse_compute(optarg, &pct, &eb) != GS_OK)
+				goto bad;
+			o->lim.compute_pct = (uint32_t)pct;
+			o->limits_given = true;
+			break;
+		case O_CMODE:
+			if (strcmp(optarg, "strict") == 0)
+				o->lim.mode = GS_REGION_COMPUTE_STRICT;
+			else if (strcmp(optarg, "share") == 0)
+				o->lim.mode = GS_REGION_COMPUTE_SHARE;
+			else {
+				gs_cli_error(CMD, "--compute-mode must be strict or share, got '%s'",
+					     optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case O_PRIO:
+			if (gs_parse_priority(optarg, &prio, &eb) != GS_OK)
+				goto bad;
+			o->lim.priority = (uint32_t)prio;
+			o->limits_given = true;
+			break;
+		case O_WEIGHT:
+			errno = 0;
+			w = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || w < 1 ||
+			    w > 1000) {
+				gs_cli_error(CMD, "--weight must be 1..1000, got '%s'",
+					     optarg);
+				return GS_EXIT_USAGE;
+			}
+			o->lim.weight = (uint32_t)w;
+			o->limits_given = true;
+			break;
+		case O_SLICE:
+			if (strlen(optarg) >= sizeof(o->lim.name)) {
+				gs_cli_error(CMD, "slice name too long");
+				return GS_EXIT_USAGE;
+			}
+			(void)snprintf(o->lim.name, sizeof(o->lim.name), "%s",
+				       optarg);
+			o->named = true;
+			break;
+		case O_GPU:
+			o->gpu = optarg;
+			break;
+		case O_REPORT:
+			o->report = true;
+			break;
+		case O_DIR:
+			o->run_dir = optarg;
+			break;
+		case O_HELP:
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			gs_cli_error(CMD, "unknown or incomplete option '%s' (see --help)",
+				     argv[optind - 1]);
+			return GS_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		gs_cli_error(CMD, "no command to run (see --help)");
+		return GS_EXIT_USAGE;
+	}
+	*first = optind;
+	return 0;
+bad:
+	gs_cli_error(CMD, "%s", eb.msg);
+	return GS_EXIT_USAGE;
+}
+
+/* <dir of /proc/self/exe>/../lib/libgpuslice.so, or $GPUSLICE_SHIM. */
+static int shim_path(char *out, size_t n)
+{
+	const char *env = getenv("GPUSLICE_SHIM");
+	char exe[PATH_MAX];
+	ssize_t k;
+	char *slash;
+	struct stat st;
+
+	if (env != NULL && env[0] != '\0') {
+		k = snprintf(out, n, "%s", env);
+		return k > 0 && (size_t)k < n && stat(out, &st) == 0 ? 0 : -1;
+	}
+	k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (k <= 0)
+		return -1;
+	exe[k] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	k = snprintf(out, n, "%s/../lib/libgpuslice.so", exe);
+	if (k > 0 && (size_t)k < n && stat(out, &st) == 0)
+		return 0;
+	k = snprintf(out, n, "%s/libgpuslice.so", exe);
+	return k > 0 && (size_t)k < n && stat(out, &st) == 0 ? 0 : -1;
+}
+
+/* The entry `index` of a CUDA_VISIBLE_DEVICES list, or NULL. */
+static char *visible_entry(const char *list, long index)
+{
+	char *copy = strdup(list), *save = NULL, *tok, *res = NULL;
+	long i = 0;
+
+	if (copy == NULL)
+		return NULL;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save), i++)
+		if (i == index) {
+			res = strdup(tok);
+			break;
+		}
+	free(copy);
+	return res;
+}
+
+static int set_gpu(const char *gpu)
+{
+	const char *cur = getenv("CUDA_VISIBLE_DEVICES");
+	char *end, *pick;
+	long idx;
+
+	errno = 0;
+	idx = strtol(gpu, &end, 10);
+	if (*end != '\0' || end == gpu || errno || idx < 0) {
+		/* a UUID (GPU-..., MIG-...): names one device by itself */
+		return setenv("CUDA_VISIBLE_DEVICES", gpu, 1);
+	}
+	if (cur == NULL || cur[0] == '\0')
+		return setenv("CUDA_VISIBLE_DEVICES", gpu, 1);
+	pick = visible_entry(cur, idx);
+	if (pick == NULL) {
+		gs_cli_error(CMD, "--gpu %ld: CUDA_VISIBLE_DEVICES=%s has no such entry",
+			     idx, cur);
+		return -1;
+	}
+	idx = setenv("CUDA_VISIBLE_DEVICES", pick, 1);
+	free(pick);
+	return (int)idx;
+}
+
+static int child_env(const char *shim, const char *dir, const char *slice)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	char *v;
+	int rc;
+
+	if (pre != NULL && pre[0] != '\0' && strstr(pre, shim) == NULL) {
+		size_t n = strlen(shim) + strlen(pre) + 2;
+
+		v = malloc(n);
+		if (v == NULL)
+			return -1;
+		(void)snprintf(v, n, "%s:%s", shim, pre);
+		rc = setenv("LD_PRELOAD", v, 1);
+		free(v);
+		if (rc != 0)
+			return -1;
+	} else if (pre == NULL || pre[0] == '\0') {
+		if (setenv("LD_PRELOAD", shim, 1) != 0)
+			return -1;
+	}
+	if (setenv("GPUSLICE_SLICE", slice, 1) != 0 ||
+	    setenv("GPUSLICE_RUN_DIR", dir, 1) != 0)
+		return -1;
+	return 0;
+}
+
+static void report(struct gs_region *r, const struct gs_slice_ref *s,
+		   const char *name)
+{
+	struct gs_slice_usage u;
+
+	if (gs_region_slice_usage(r, s, &u) != GS_OK)
+		memset(&u, 0, sizeof(u));
+	fprintf(stderr,
+		"{\"slice\":\"%s\",\"gpu_busy_s\":%.6f,\"memory_peak_bytes\":%llu,"
+		"\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu}\n",
+		name, (double)u.busy_ns / 1e9, (unsigned long long)u.mem_peak,
+		(double)u.throttled_ns / 1e9, u.mem_byte_s,
+		(unsigned long long)u.launches);
+	fflush(stderr);
+}
+
+/* Waits for the child, reaping the slice's dead processes meanwhile. */
+static int wait_child(struct gs_region *r, pid_t pid)
+{
+	struct timespec ts = {0, REAP_INTERVAL_MS * 1000000L};
+	int st;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return GS_EXIT_FAILURE;
+		(void)gs_region_reap(r);
+		(void)nanosleep(&ts, NULL); /* SIGCHLD cuts it short */
+	}
+	(void)gs_region_reap(r);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return GS_EXIT_FAILURE;
+}
+
+int gs_cli_run(int argc, char **argv)
+{
+	struct run_opts o;
+	struct gs_errbuf eb = {0};
+	struct gs_region *r = NULL;
+	struct gs_slice_ref slice;
+	struct gs_proc_ref proc;
+	struct sigaction sa;
+	char dir[GS_REGION_DIR_MAX], shim[PATH_MAX];
+	int first = 0, rc, status;
+	bool created = false;
+	gs_err err;
+	pid_t pid;
+
+	memset(&o, 0, sizeof(o));
+	rc = parse(argc, argv, &o, &first);
+	if (rc != 0)
+		return rc < 0 ? GS_EXIT_OK : rc;
+	if (shim_path(shim, sizeof(shim)) != 0) {
+		gs_cli_error(CMD, "libgpuslice.so not found (set GPUSLICE_SHIM)");
+		return GS_EXIT_FAILURE;
+	}
+	if (o.gpu != NULL && set_gpu(o.gpu) != 0)
+		return GS_EXIT_USAGE;
+	err = gs_region_dir_resolve(o.run_dir, dir, &eb);
+	if (err == GS_OK)
+		err = gs_region_open(dir, GS_REGION_RUNNER, &r, &eb);
+	if (err != GS_OK)
+		return gs_cli_fail(CMD, err, &eb);
+	if (!o.named) {
+		if (!gs_region_can_write_limits(r)) {
+			gs_cli_error(CMD, "the daemon owns %s: name a slice with --slice",
+				     dir);
+			gs_region_close(r);
+			return GS_EXIT_USAGE;
+		}
+		(void)snprintf(o.lim.name, sizeof(o.lim.name), "run-%d",
+			       (int)getpid());
+	}
+	o.lim.flags = GS_SLICE_EPHEMERAL | (o.report ? GS_SLICE_MEASURE : 0);
+	err = gs_region_slice_join(r, &o.lim, GS_PROC_RUNNER, &slice, &proc,
+				   &created, &eb);
+	if (err != GS_OK) {
+		rc = gs_cli_fail(CMD, err, &eb);
+		gs_region_close(r);
+		return rc;
+	}
+	if (!created) {
+		struct gs_slice_limits cur;
+
+		if (gs_region_slice_limits(r, &slice, &cur) == GS_OK) {
+			if (o.limits_given &&
+			    (cur.mem_limit != o.lim.mem_limit ||
+			     cur.compute_pct != o.lim.compute_pct ||
+			     cur.priority != o.lim.priority ||
+			     cur.weight != o.lim.weight))
+				gs_cli_error(CMD, "slice '%s' exists; its own limits apply",
+					     o.lim.name);
+			if (o.report && !(cur.flags & GS_SLICE_MEASURE) &&
+			    gs_region_can_write_limits(r)) {
+				cur.flags |= GS_SLICE_MEASURE;
+				(void)gs_region_slice_update(r, &slice, &cur,
+							     NULL);
+			}
+		}
+	}
+	if (child_env(shim, dir, o.lim.name) != 0) {
+		gs_cli_error(CMD, "cannot set the environment: %s",
+			     strerror(errno));
+		status = GS_EXIT_FAILURE;
+		goto out;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;
+	(void)sigaction(SIGCHLD, &sa, NULL);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		gs_cli_error(CMD, "fork: %s", strerror(errno));
+		status = GS_EXIT_FAILURE;
+		goto out;
+	}
+	if (pid == 0) {
+		sa.sa_handler = SIG_DFL;
+		(void)sigaction(SIGCHLD, &sa, NULL);
+		execvp(argv[first], &argv[first]);
+		fprintf(stderr, "gpuslice run: %s: %s\n", argv[first],
+			strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	child_pid = pid;
+	sa.sa_handler = forward;
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+	(void)sigaction(SIGHUP, &sa, NULL);
+	(void)sigaction(SIGQUIT, &sa, NULL);
+	status = wait_child(r, pid);
+	child_pid = 0;
+	if (o.report)
+		report(r, &slice, o.lim.name);
+out:
+	(void)gs_region_slice_leave(r, &slice, &proc, NULL);
+	gs_region_close(r);
+	return status;
+}

@@ -1,0 +1,575 @@
+/*
+ * gpu.c - NVML through dlopen (see gpu.h).
+ *
+ * The entry points are resolved once into `struct nvml_fns`; a missing one
+ * makes gs_gpus_open fail only when discovery needs it, so an older driver
+ * still serves whatever it has. Every NVML call here is made with the node
+ * lock held by the caller, so the library is never entered from two of our
+ * threads at once (NVML is thread-safe, but the sim's state is cheaper to
+ * reason about that way).
+ */
+#include "gpu.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs/log.h"
+#include "gs/nvml.h"
+
+#define NVML_FNS(X)                                                            \
+	X(nvmlInit_v2, (void))                                                 \
+	X(nvmlShutdown, (void))                                                \
+	X(nvmlSystemGetDriverVersion, (char *, unsigned int))                  \
+	X(nvmlDeviceGetCount_v2, (unsigned int *))                             \
+	X(nvmlDeviceGetHandleByIndex_v2, (unsigned int, nvmlDevice_t *))       \
+	X(nvmlDeviceGetName, (nvmlDevice_t, char *, unsigned int))             \
+	X(nvmlDeviceGetUUID, (nvmlDevice_t, char *, unsigned int))             \
+	X(nvmlDeviceGetSerial, (nvmlDevice_t, char *, unsigned int))           \
+	X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t, nvmlMemory_t *))             \
+	X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t, nvmlPciInfo_t *))            \
+	X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t, nvmlUtilization_t *))  \
+	X(nvmlDeviceGetMigMode, (nvmlDevice_t, unsigned int *, unsigned int *)) \
+	X(nvmlDeviceSetMigMode, (nvmlDevice_t, unsigned int, nvmlReturn_t *))  \
+	X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t, unsigned int *))      \
+	X(nvmlDeviceGetMigDeviceHandleByIndex,                                 \
+	  (nvmlDevice_t, unsigned int, nvmlDevice_t *))                        \
+	X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t, unsigned int *))          \
+	X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t, unsigned int *))      \
+	X(nvmlDeviceGetAttributes_v2, (nvmlDevice_t, nvmlDeviceAttributes_t *)) \
+	X(nvmlDeviceGetGpuInstanceById,                                        \
+	  (nvmlDevice_t, unsigned int, nvmlGpuInstance_t *))                   \
+	X(nvmlGpuInstanceGetInfo, (nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *)) \
+	X(nvmlDeviceCreateGpuInstance,                                         \
+	  (nvmlDevice_t, unsigned int, nvmlGpuInstance_t *))                   \
+	X(nvmlDeviceCreateGpuInstanceWithPlacement,                            \
+	  (nvmlDevice_t, unsigned int, const nvmlGpuInstancePlacement_t *,     \
+	   nvmlGpuInstance_t *))                                               \
+	X(nvmlGpuInstanceDestroy, (nvmlGpuInstance_t))                         \
+	X(nvmlGpuInstanceGetComputeInstanceProfileInfo,                        \
+	  (nvmlGpuInstance_t, unsigned int, unsigned int,                      \
+	   nvmlComputeInstanceProfileInfo_t *))                                \
+	X(nvmlGpuInstanceCreateComputeInstance,                                \
+	  (nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *))          \
+	X(nvmlGpuInstanceGetComputeInstances,                                  \
+	  (nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *,           \
+	   unsigned int *))                                                    \
+	X(nvmlComputeInstanceDestroy, (nvmlComputeInstance_t))                 \
+	X(nvmlDeviceGetComputeRunningProcesses_v3,                             \
+	  (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                 \
+	X(nvmlEventSetCreate, (nvmlEventSet_t *))                              \
+	X(nvmlDeviceRegisterEvents,                                            \
+	  (nvmlDevice_t, unsigned long long, nvmlEventSet_t))                  \
+	X(nvmlEventSetWait_v2, (nvmlEventSet_t, nvmlEventData_t *, unsigned int)) \
+	X(nvmlEventSetFree, (nvmlEventSet_t))
+
+struct nvml_fns {
+#define GS__FN_PTR(name, args) nvmlReturn_t(*name) args;
+	NVML_FNS(GS__FN_PTR)
+#undef GS__FN_PTR
+	const char *(*nvmlErrorString)(nvmlReturn_t);
+};
+
+static const char *nv_err(struct nvml_fns *f, nvmlReturn_t rc)
+{
+	static char buf[32];
+
+	if (f && f->nvmlErrorString)
+		return f->nvmlErrorString(rc);
+	snprintf(buf, sizeof(buf), "NVML error %d", (int)rc);
+	return buf;
+}
+
+static gs_err nv_fail(struct gs_gpus *g, struct gs_errbuf *eb,
+		      nvmlReturn_t rc, const char *what)
+{
+	gs_err code = rc == NVML_ERROR_NOT_SUPPORTED	 ? GS_ERR_UNSUPPORTED
+		      : rc == NVML_ERROR_NO_PERMISSION	 ? GS_ERR_PERM
+		      : rc == NVML_ERROR_INSUFFICIENT_RESOURCES ? GS_ERR_NO_FIT
+		      : rc == NVML_ERROR_NOT_FOUND	 ? GS_ERR_NOT_FOUND
+		      : rc == NVML_ERROR_IN_USE		 ? GS_ERR_BUSY
+							 : GS_ERR_DRIVER;
+
+	return gs_fail(eb, code, "%s: %s", what, nv_err(g->fn, rc));
+}
+
+/* Reads the MIG devices of GPU `gp`. */
+static void read_mig(struct gs_gpus *g, struct gs_gpu *gp)
+{
+	struct nvml_fns *f = g->fn;
+	unsigned int cur = 0, pend = 0, max = 0;
+
+	gp->n_mig = 0;
+	gp->mig_on = false;
+	if (!f->nvmlDeviceGetMigMode ||
+	    f->nvmlDeviceGetMigMode(gp->handle, &cur, &pend) != NVML_SUCCESS) {
+		gp->mig_capable = false;
+		return;
+	}
+	gp->mig_capable = true;
+	gp->mig_on = cur == NVML_DEVICE_MIG_ENABLE;
+	if (!gp->mig_on || !f->nvmlDeviceGetMaxMigDeviceCount ||
+	    !f->nvmlDeviceGetMigDeviceHandleByIndex ||
+	    f->nvmlDeviceGetMaxMigDeviceCount(gp->handle, &max) != NVML_SUCCESS)
+		return;
+	for (unsigned int k = 0; k < max && gp->n_mig < GS_GPU_MIG_MAX; k++) {
+		nvmlDevice_t md;
+		struct gs_mig_dev *m = &gp->mig[gp->n_mig];
+		unsigned int gi = 0, ci = 0;
+		nvmlDeviceAttributes_t attr;
+		nvmlGpuInstance_t gih;
+		nvmlGpuInstanceInfo_t info;
+		const struct gs_mig_profile *p = NULL;
+
+		if (f->nvmlDeviceGetMigDeviceHandleByIndex(gp->handle, k, &md) !=
+		    NVML_SUCCESS)
+			continue;
+		memset(m, 0, sizeof(*m));
+		(void)f->nvmlDeviceGetUUID(md, m->uuid, sizeof(m->uuid));
+		if (f->nvmlDeviceGetGpuInstanceId)
+			(void)f->nvmlDeviceGetGpuInstanceId(md, &gi);
+		if (f->nvmlDeviceGetComputeInstanceId)
+			(void)f->nvmlDeviceGetComputeInstanceId(md, &ci);
+		m->gi_id = (int)gi;
+		m->ci_id = (int)ci;
+		if (f->nvmlDeviceGetAttributes_v2 &&
+		    f->nvmlDeviceGetAttributes_v2(md, &attr) == NVML_SUCCESS) {
+			m->memory_bytes = attr.memorySizeMB << 20;
+			m->sm_count = (int)attr.multiprocessorCount;
+			m->compute_slices = (int)attr.gpuInstanceSliceCount;
+		}
+		m->profile_id = -1;
+		if (f->nvmlDeviceGetGpuInstanceById && f->nvmlGpuInstanceGetInfo &&
+		    f->nvmlDeviceGetGpuInstanceById(gp->handle, gi, &gih) ==
+			    NVML_SUCCESS &&
+		    f->nvmlGpuInstanceGetInfo(gih, &info) == NVML_SUCCESS) {
+			m->profile_id = (int)info.profileId;
+			m->start = (int)info.placement.start;
+			m->size = (int)info.placement.size;
+		}
+		if (gp->cat && m->profile_id >= 0)
+			p = gs_catalog_profile_by_id(gp->cat, m->profile_id);
+		if (p) {
+			snprintf(m->profile, sizeof(m->profile), "%s", p->name);
+			if (m->compute_slices == 0)
+				m->compute_slices = p->compute_slices;
+		} else {
+			snprintf(m->profile, sizeof(m->profile), "%dg",
+				 m->compute_slices);
+		}
+		gp->n_mig++;
+	}
+}
+
+static void *load(void *lib, const char *name)
+{
+	return dlsym(lib, name);
+}
+
+gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
+		    struct gs_errbuf *eb)
+{
+	struct nvml_fns *f;
+	unsigned int n = 0;
+	nvmlReturn_t rc;
+	gs_err err;
+
+	memset(g, 0, sizeof(*g));
+	g->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+	if (g->lib == NULL)
+		return gs_fail(eb, GS_ERR_UNAVAILABLE, "cannot load %s: %s",
+			       library, dlerror());
+	snprintf(g->library, sizeof(g->library), "%s", library);
+	f = calloc(1, sizeof(*f));
+	if (f == NULL) {
+		dlclose(g->lib);
+		g->lib = NULL;
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	g->fn = f;
+#define GS__FN_LOAD(name, args) *(void **)&f->name = load(g->lib, #name);
+	NVML_FNS(GS__FN_LOAD)
+#undef GS__FN_LOAD
+	*(void **)&f->nvmlErrorString = load(g->lib, "nvmlErrorString");
+	if (!f->nvmlInit_v2 || !f->nvmlDeviceGetCount_v2 ||
+	    !f->nvmlDeviceGetHandleByIndex_v2 || !f->nvmlDeviceGetName ||
+	    !f->nvmlDeviceGetUUID || !f->nvmlDeviceGetMemoryInfo) {
+		err = gs_fail(eb, GS_ERR_UNAVAILABLE,
+			      "%s lacks the NVML entry points gpusliced needs",
+			      library);
+		goto out_close;
+	}
+	rc = f->nvmlInit_v2();
+	if (rc != NVML_SUCCESS) {
+		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "nvmlInit: %s",
+			      nv_err(f, rc));
+		goto out_close;
+	}
+	if (f->nvmlSystemGetDriverVersion)
+		(void)f->nvmlSystemGetDriverVersion(g->driver,
+						    sizeof(g->driver));
+	rc = f->nvmlDeviceGetCount_v2(&n);
+	if (rc != NVML_SUCCESS || n == 0) {
+		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "no GPUs (%s)",
+			      rc == NVML_SUCCESS ? "count is 0"
+						 : nv_err(f, rc));
+		goto out_shutdown;
+	}
+	if (n > GS_GPUS_MAX)
+		n = GS_GPUS_MAX;
+	g->sim = true;
+	for (unsigned int i = 0; i < n; i++) {
+		struct gs_gpu *gp = &g->gpu[i];
+		nvmlMemory_t mem;
+		char serial[64] = "";
+		nvmlDevice_t h;
+
+		rc = f->nvmlDeviceGetHandleByIndex_v2(i, &h);
+		if (rc != NVML_SUCCESS) {
+			err = nv_fail(g, eb, rc, "device handle");
+			goto out_shutdown;
+		}
+		gp->handle = h;
+		gp->index = (int)i;
+		(void)f->nvmlDeviceGetName(h, gp->name, sizeof(gp->name));
+		(void)f->nvmlDeviceGetUUID(h, gp->uuid, sizeof(gp->uuid));
+		if (f->nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS)
+			gp->memory_bytes = mem.total;
+		gp->cat = gs_catalog_find(gp->name);
+		if (gp->cat == NULL && f->nvmlDeviceGetPciInfo_v3) {
+			nvmlPciInfo_t pci;
+
+			if (f->nvmlDeviceGetPciInfo_v3(h, &pci) == NVML_SUCCESS)
+				gp->cat = gs_catalog_find_pci(pci.pciDeviceId);
+		}
+		snprintf(gp->model, sizeof(gp->model), "%.47s",
+			 gp->cat ? gp->cat->name : gp->name);
+		gp->sm_count = gp->cat ? gp->cat->sm_count : 0;
+		if (!f->nvmlDeviceGetSerial ||
+		    f->nvmlDeviceGetSerial(h, serial, sizeof(serial)) !=
+			    NVML_SUCCESS ||
+		    strncmp(serial, "SIM", 3) != 0)
+			g->sim = false;
+		read_mig(g, gp);
+	}
+	g->n = (int)n;
+	if (f->nvmlEventSetCreate && f->nvmlDeviceRegisterEvents &&
+	    f->nvmlEventSetWait_v2) {
+		nvmlEventSet_t set;
+
+		if (f->nvmlEventSetCreate(&set) == NVML_SUCCESS) {
+			g->events = set;
+			for (int i = 0; i < g->n; i++)
+				(void)f->nvmlDeviceRegisterEvents(
+					g->gpu[i].handle,
+					nvmlEventTypeXidCriticalError, set);
+		}
+	}
+	return GS_OK;
+
+out_shutdown:
+	f->nvmlShutdown();
+out_close:
+	free(f);
+	dlclose(g->lib);
+	memset(g, 0, sizeof(*g));
+	return err;
+}
+
+void gs_gpus_close(struct gs_gpus *g)
+{
+	struct nvml_fns *f = g->fn;
+
+	if (g->fake || f == NULL)
+		return;
+	if (g->events && f->nvmlEventSetFree)
+		(void)f->nvmlEventSetFree(g->events);
+	if (f->nvmlShutdown)
+		(void)f->nvmlShutdown();
+	free(f);
+	if (g->lib)
+		dlclose(g->lib);
+	memset(g, 0, sizeof(*g));
+}
+
+gs_err gs_gpus_fake(struct gs_gpus *g, const char *model, int count,
+		    struct gs_errbuf *eb)
+{
+	const struct gs_gpu_model *m = gs_catalog_find(model);
+
+	memset(g, 0, sizeof(*g));
+	if (m == NULL)
+		return gs_fail(eb, GS_ERR_UNKNOWN_MODEL, "unknown model %s",
+			       model);
+	if (count < 1 || count > GS_GPUS_MAX)
+		return gs_fail(eb, GS_ERR_RANGE, "GPU count must be 1..%d",
+			       GS_GPUS_MAX);
+	g->fake = true;
+	g->sim = true;
+	snprintf(g->library, sizeof(g->library), "(none)");
+	snprintf(g->driver, sizeof(g->driver), "fake");
+	g->n = count;
+	for (int i = 0; i < count; i++) {
+		struct gs_gpu *gp = &g->gpu[i];
+
+		gp->index = i;
+		snprintf(gp->uuid, sizeof(gp->uuid),
+			 "GPU-00000000-0000-0000-0000-%012d", i);
+		snprintf(gp->name, sizeof(gp->name), "%s", m->nvml_name);
+		snprintf(gp->model, sizeof(gp->model), "%s", m->name);
+		gp->cat = m;
+		gp->memory_bytes = m->memory_mib << 20;
+		gp->sm_count = m->sm_count;
+		gp->mig_capable = true;
+	}
+	return GS_OK;
+}
+
+gs_err gs_gpus_refresh(struct gs_gpus *g, struct gs_errbuf *eb)
+{
+	(void)eb;
+	if (g->fake || g->fn == NULL)
+		return GS_OK;
+	for (int i = 0; i < g->n; i++)
+		read_mig(g, &g->gpu[i]);
+	return GS_OK;
+}
+
+gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
+			 int cap, int *n)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlProcessInfo_t info[256];
+	unsigned int count = 256;
+	nvmlReturn_t rc;
+
+	*n = 0;
+	if (g->fake || f == NULL || !f->nvmlDeviceGetComputeRunningProcesses_v3)
+		return GS_ERR_UNSUPPORTED;
+	if (i < 0 || i >= g->n)
+		return GS_ERR_NOT_FOUND;
+	rc = f->nvmlDeviceGetComputeRunningProcesses_v3(g->gpu[i].handle,
+							&count, info);
+	if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE)
+		return GS_ERR_DRIVER;
+	if (count > 256)
+		count = 256;
+	for (unsigned int k = 0; k < count && *n < cap; k++) {
+		procs[*n].pid = (int32_t)info[k].pid;
+		procs[*n].mem_bytes = info[k].usedGpuMemory;
+		procs[*n].gi_id = info[k].gpuInstanceId == 0xFFFFFFFFu
+					  ? -1
+					  : (int)info[k].gpuInstanceId;
+		procs[*n].ci_id = info[k].computeInstanceId == 0xFFFFFFFFu
+					  ? -1
+					  : (int)info[k].computeInstanceId;
+		(*n)++;
+	}
+	return GS_OK;
+}
+
+gs_err gs_gpus_next_event(struct gs_gpus *g, int timeout_ms,
+			  struct gs_gpu_event *ev)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlEventData_t d;
+	nvmlReturn_t rc;
+
+	if (g->fake || f == NULL || g->events == NULL)
+		return GS_ERR_UNSUPPORTED;
+	memset(&d, 0, sizeof(d));
+	rc = f->nvmlEventSetWait_v2(g->events, &d, (unsigned int)timeout_ms);
+	if (rc == NVML_ERROR_TIMEOUT)
+		return GS_ERR_TIMEOUT;
+	if (rc != NVML_SUCCESS)
+		return GS_ERR_DRIVER;
+	ev->gpu = -1;
+	for (int i = 0; i < g->n; i++)
+		if (g->gpu[i].handle == (void *)d.device)
+			ev->gpu = i;
+	if (ev->gpu < 0) {
+		/* A MIG device handle: find its parent by GI id below. */
+		for (int i = 0; i < g->n && ev->gpu < 0; i++)
+			for (int k = 0; k < g->gpu[i].n_mig; k++)
+				if ((unsigned int)g->gpu[i].mig[k].gi_id ==
+				    d.gpuInstanceId)
+					ev->gpu = i;
+	}
+	ev->xid = d.eventData;
+	ev->gi_id = d.gpuInstanceId == 0xFFFFFFFFu ? -1 : (int)d.gpuInstanceId;
+	ev->ci_id =
+		d.computeInstanceId == 0xFFFFFFFFu ? -1 : (int)d.computeInstanceId;
+	return GS_OK;
+}
+
+gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on,
+		       struct gs_errbuf *eb)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlReturn_t act = NVML_SUCCESS, rc;
+
+	if (g->fake || f == NULL || !f->nvmlDeviceSetMigMode)
+		return gs_fail(eb, GS_ERR_UNSUPPORTED, "MIG mode: no driver");
+	rc = f->nvmlDeviceSetMigMode(g->gpu[i].handle,
+				     on ? NVML_DEVICE_MIG_ENABLE
+					: NVML_DEVICE_MIG_DISABLE,
+				     &act);
+	if (rc != NVML_SUCCESS)
+		return nv_fail(g, eb, rc, "set MIG mode");
+	if (act != NVML_SUCCESS)
+		return nv_fail(g, eb, act, "activate MIG mode (GPU reset?)");
+	read_mig(g, &g->gpu[i]);
+	return GS_OK;
+}
+
+gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
+			  struct gs_mig_dev *dev, struct gs_errbuf *eb)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlGpuInstance_t gi;
+	nvmlComputeInstance_t ci;
+	nvmlComputeInstanceProfileInfo_t cip;
+	nvmlGpuInstanceInfo_t info;
+	struct gs_gpu *gp;
+	nvmlReturn_t rc;
+	unsigned int ci_profile = 0;
+	const struct gs_mig_profile *p;
+
+	if (g->fake || f == NULL || !f->nvmlDeviceCreateGpuInstance ||
+	    !f->nvmlGpuInstanceCreateComputeInstance)
+		return gs_fail(eb, GS_ERR_UNSUPPORTED, "MIG: no driver");
+	gp = &g->gpu[i];
+	if (start >= 0 && f->nvmlDeviceCreateGpuInstanceWithPlacement) {
+		nvmlGpuInstancePlacement_t pl;
+
+		p = gp->cat ? gs_catalog_profile_by_id(gp->cat, profile_id)
+			    : NULL;
+		pl.start = (unsigned int)start;
+		pl.size = p ? (unsigned int)p->memory_slices : 1;
+		rc = f->nvmlDeviceCreateGpuInstanceWithPlacement(
+			gp->handle, (unsigned int)profile_id, &pl, &gi);
+	} else {
+		rc = f->nvmlDeviceCreateGpuInstance(
+			gp->handle, (unsigned int)profile_id, &gi);
+	}
+	if (rc != NVML_SUCCESS)
+		return nv_fail(g, eb, rc, "create GPU instance");
+	/* One compute instance over the whole GPU instance: the largest CI
+	 * profile the GI accepts. */
+	p = gp->cat ? gs_catalog_profile_by_id(gp->cat, profile_id) : NULL;
+	if (p) {
+		static const unsigned int by_slices[] = {
+			0,
+			NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE,
+			NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE,
+			NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE,
+			NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE,
+			NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE,
+			NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE,
+			NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE,
+			NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE};
+		if (p->compute_slices > 0 && p->compute_slices <= 8)
+			ci_profile = by_slices[p->compute_slices];
+	}
+	if (f->nvmlGpuInstanceGetComputeInstanceProfileInfo &&
+	    f->nvmlGpuInstanceGetComputeInstanceProfileInfo(
+		    gi, ci_profile, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED,
+		    &cip) == NVML_SUCCESS)
+		ci_profile = cip.id;
+	rc = f->nvmlGpuInstanceCreateComputeInstance(gi, ci_profile, &ci);
+	if (rc != NVML_SUCCESS) {
+		(void)f->nvmlGpuInstanceDestroy(gi);
+		return nv_fail(g, eb, rc, "create compute instance");
+	}
+	read_mig(g, gp);
+	memset(dev, 0, sizeof(*dev));
+	if (f->nvmlGpuInstanceGetInfo &&
+	    f->nvmlGpuInstanceGetInfo(gi, &info) == NVML_SUCCESS) {
+		for (int k = 0; k < gp->n_mig; k++)
+			if (gp->mig[k].gi_id == (int)info.id)
+				*dev = gp->mig[k];
+	}
+	return GS_OK;
+}
+
+gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
+			   struct gs_errbuf *eb)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlGpuInstance_t gi;
+	nvmlComputeInstance_t cis[8];
+	unsigned int n = 8;
+	nvmlReturn_t rc;
+
+	if (g->fake || f == NULL || !f->nvmlDeviceGetGpuInstanceById ||
+	    !f->nvmlGpuInstanceDestroy)
+		return gs_fail(eb, GS_ERR_UNSUPPORTED, "MIG: no driver");
+	rc = f->nvmlDeviceGetGpuInstanceById(g->gpu[i].handle,
+					     (unsigned int)gi_id, &gi);
+	if (rc != NVML_SUCCESS)
+		return nv_fail(g, eb, rc, "find GPU instance");
+	if (f->nvmlGpuInstanceGetComputeInstances && f->nvmlComputeInstanceDestroy) {
+		for (unsigned int prof = 0;
+		     prof < NVML_COMPUTE_INSTANCE_PROFILE_COUNT; prof++) {
+			n = 8;
+			if (f->nvmlGpuInstanceGetComputeInstances(gi, prof, cis,
+								  &n) !=
+			    NVML_SUCCESS)
+				continue;
+			for (unsigned int k = 0; k < n; k++)
+				(void)f->nvmlComputeInstanceDestroy(cis[k]);
+		}
+	}
+	rc = f->nvmlGpuInstanceDestroy(gi);
+	if (rc != NVML_SUCCESS)
+		return nv_fail(g, eb, rc, "destroy GPU instance");
+	read_mig(g, &g->gpu[i]);
+	return GS_OK;
+}
+
+int gs_gpus_utilization(struct gs_gpus *g, int i)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlUtilization_t u;
+
+	if (g->fake || f == NULL || !f->nvmlDeviceGetUtilizationRates ||
+	    i < 0 || i >= g->n)
+		return -1;
+	if (f->nvmlDeviceGetUtilizationRates(g->gpu[i].handle, &u) !=
+	    NVML_SUCCESS)
+		return -1;
+	return (int)u.gpu;
+}
+
+uint64_t gs_gpus_memory_used(struct gs_gpus *g, int i)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlMemory_t m;
+
+	if (g->fake || f == NULL || i < 0 || i >= g->n)
+		return 0;
+	if (f->nvmlDeviceGetMemoryInfo(g->gpu[i].handle, &m) != NVML_SUCCESS)
+		return 0;
+	return m.used;
+}
+
+int gs_gpus_find(const struct gs_gpus *g, const char *sel)
+{
+	char *end;
+	long v;
+
+	if (sel == NULL || sel[0] == '\0')
+		return -1;
+	v = strtol(sel, &end, 10);
+	if (*end == '\0' && end != sel)
+		return v >= 0 && v < g->n ? (int)v : -1;
+	for (int i = 0; i < g->n; i++) {
+		if (strcmp(g->gpu[i].uuid, sel) == 0)
+			return i;
+		for (int k = 0; k < g->gpu[i].n_mig; k++)
+			if (strcmp(g->gpu[i].mig[k].uuid, sel) == 0)
+				return i;
+	}
+	return -1;
+}

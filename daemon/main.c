@@ -1,0 +1,619 @@
+/*
+ * main.c - gpusliced: the node daemon's start, run and stop.
+ *
+ *   start: config -> GPUs (NVML; the simulator when none) -> store ->
+ *          region -> model -> recover -> reconciler, watchdog -> API
+ *   run:   the API's threads serve requests; one tick thread runs the
+ *          watchdog (every watchdog.interval_ms), Xid events (every
+ *          100 ms), housekeeping and the reconciler (every second) and
+ *          the ledger (every ledger.interval_ms)
+ *   stop:  SIGTERM/SIGINT: stop serving, a last ledger row, flush, close.
+ *          Slices, MPS daemons and tenants keep running; the next start
+ *          recovers them. kill -9 loses nothing acknowledged either.
+ *
+ * The run directory (socket, shared region, MPS pipes) is the socket's
+ * directory, so one --socket keeps daemons on a machine apart.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "gpu.h"
+#include "gs/log.h"
+#include "gs/region.h"
+#include "metrics.h"
+#include "node.h"
+#include "reconcile.h"
+#include "server.h"
+#include "store.h"
+#include "watchdog.h"
+
+#ifdef GS_HAVE_SIM_STATE
+#include "sim/state.h"
+#endif
+
+#define TICK_MS 100
+
+struct daemon {
+	struct gs_config cfg;
+	struct gs_gpus gpus;
+	struct gs_store *store;
+	struct gs_region *region;
+	struct gs_node *node;
+	struct gs_reconciler *rec;
+	struct gs_watchdog *wd;
+	struct gs_server *srv;
+	struct gs_api api;
+	struct gs_metrics_ctx mctx;
+	char run_dir[256];
+	char mps_dir[300];
+	char sim_dir[256];
+	pthread_t tick;
+	pthread_mutex_t tlock;
+	pthread_cond_t tcond;
+	bool stopping;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpusliced [options]\n"
+		"\n"
+		"The gpuslice node daemon: keeps slices, teams, quotas and "
+		"the usage ledger,\nserves the API on a Unix socket, "
+		"enforces limits (region, MPS, MIG) and\nwatches what NVML "
+		"sees. Runs in the foreground; stop it with SIGTERM.\n"
+		"\n"
+		"options:\n"
+		"  --config FILE      YAML configuration (docs/config.md)\n"
+		"  --state-dir DIR    where the database lives (store.state_dir)\n"
+		"  --socket PATH      API socket (api.socket); its directory "
+		"is the run\n"
+		"                     directory (shared region, MPS pipes)\n"
+		"  --gpus auto|real|sim  which GPUs to use (node.gpus)\n"
+		"  --log-level LEVEL  debug, info, warn, error (log.level)\n"
+		"  --log-file FILE    append the log there instead of stderr\n"
+		"  --check-config     read the configuration, report, exit\n"
+		"  -h, --help         this text\n"
+		"\n"
+		"exit status: 0 stopped cleanly, 1 failed to start, 2 bad "
+		"options or config\n");
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* The directory this executable lives in. */
+static void exe_dir(char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0) {
+		snprintf(out, len, ".");
+		return;
+	}
+	buf[n] = '\0';
+	snprintf(out, len, "%s", dirname(buf));
+}
+
+/* Prepends `dir` to PATH (so the sim's MPS and nvidia-smi stand-ins win). */
+static void path_prepend(const char *dir)
+{
+	const char *old = getenv("PATH");
+	char *np = NULL;
+
+	if (asprintf(&np, "%s:%s", dir, old ? old : "/usr/bin:/bin") < 0)
+		return;
+	(void)setenv("PATH", np, 1);
+	free(np);
+}
+
+/*
+ * The simulator: its state directory (GPUSLICE_SIM_DIR when set, else the
+ * config's, else <state-dir>/sim), created with the configured GPUs when
+ * missing; its NVML next to this binary (../sim).
+ */
+static gs_err use_sim(struct daemon *d, struct gs_errbuf *eb)
+{
+	char bin[PATH_MAX], simbin[PATH_MAX], lib[PATH_MAX + 32];
+	const char *env = getenv("GPUSLICE_SIM_DIR");
+	char state[PATH_MAX + 16];
+	struct stat st;
+
+	exe_dir(bin, sizeof(bin));
+	snprintf(simbin, sizeof(simbin), "%.*s/../sim", PATH_MAX - 16, bin);
+	if (env && env[0])
+		snprintf(d->sim_dir, sizeof(d->sim_dir), "%s", env);
+	else if (d->cfg.sim_dir[0])
+		snprintf(d->sim_dir, sizeof(d->sim_dir), "%s", d->cfg.sim_dir);
+	else
+		snprintf(d->sim_dir, sizeof(d->sim_dir), "%.240s/sim",
+			 d->cfg.state_dir);
+	(void)setenv("GPUSLICE_SIM_DIR", d->sim_dir, 1);
+	snprintf(state, sizeof(state), "%s/node.state", d->sim_dir);
+	if (stat(state, &st) != 0) {
+#ifdef GS_HAVE_SIM_STATE
+		struct gs_sim_gpu_init init[GS_SIM_MAX_GPUS];
+		char spec[80];
+		int n = 0;
+		gs_err err;
+
+		snprintf(spec, sizeof(spec), "%dx%s", d->cfg.sim_count,
+			 d->cfg.sim_model);
+		err = gs_sim_gpus_parse(spec, init, GS_SIM_MAX_GPUS, &n, eb);
+		if (!err)
+			err = gs_sim_state_create(d->sim_dir, init, n, false,
+						  eb);
+		if (err)
+			return err;
+		gs_info("gpusliced", "simulated node created dir=%s gpus=%s",
+			d->sim_dir, spec);
+#else
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+			       "no simulated node at %s (run `gpuslice sim "
+			       "init`)",
+			       d->sim_dir);
+#endif
+	}
+	path_prepend(simbin);
+	snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", simbin);
+	return gs_gpus_open(&d->gpus, lib, eb);
+}
+
+static gs_err open_gpus(struct daemon *d, struct gs_errbuf *eb)
+{
+	struct gs_errbuf reb = {0};
+	gs_err err;
+
+	if (d->cfg.gpus != GS_GPUS_SIM) {
+		err = gs_gpus_open(&d->gpus, d->cfg.nvml_library, &reb);
+		if (!err) {
+			if (d->gpus.sim) {
+				const char *env = getenv("GPUSLICE_SIM_DIR");
+
+				snprintf(d->sim_dir, sizeof(d->sim_dir), "%s",
+					 env ? env : "");
+			}
+			return GS_OK;
+		}
+		if (d->cfg.gpus == GS_GPUS_REAL)
+			return gs_fail(eb, err, "%s", reb.msg);
+		gs_info("gpusliced", "no GPU found (%s): using a simulated "
+			"node of %dx %s",
+			reb.msg, d->cfg.sim_count, d->cfg.sim_model);
+	}
+	return use_sim(d, eb);
+}
+
+static void say_gpus(const struct gs_gpus *g)
+{
+	gs_info("gpusliced", "%d GPU%s via %s (%s, driver %s)", g->n,
+		g->n == 1 ? "" : "s", g->library,
+		g->sim ? "SIMULATED: numbers measure gpuslice, not a GPU"
+		       : "real GPUs",
+		g->driver);
+	for (int i = 0; i < g->n; i++)
+		gs_info("gpusliced", "gpu=%d %s model=%s uuid=%s memory=%lluMiB "
+			"mig=%s",
+			i, g->gpu[i].name, g->gpu[i].model, g->gpu[i].uuid,
+			(unsigned long long)(g->gpu[i].memory_bytes >> 20),
+			g->gpu[i].mig_on	  ? "on"
+			: g->gpu[i].mig_capable ? "off"
+						: "n/a");
+}
+
+/* Logs a tick step that held the tick up; *t is then the time now. */
+static void slow_step(struct daemon *d, const char *step, int64_t *t)
+{
+	int64_t now = mono_ms();
+
+	(void)d;
+	if (now - *t > 200)
+		gs_warn("gpusliced", "tick step=%s took %lldms", step,
+			(long long)(now - *t));
+	*t = now;
+}
+
+static void *tick_main(void *arg)
+{
+	struct daemon *d = arg;
+	int64_t next_wd = 0, next_sec = 0,
+		next_led = mono_ms() + d->cfg.ledger_interval_ms;
+
+	pthread_mutex_lock(&d->tlock);
+	while (!d->stopping) {
+		int64_t now = mono_ms();
+		struct timespec ts;
+
+		pthread_mutex_unlock(&d->tlock);
+		gs_watchdog_events(d->wd);
+		slow_step(d, "events", &now);
+		if (now >= next_wd) {
+			gs_watchdog_tick(d->wd);
+			next_wd = now + d->cfg.watchdog_interval_ms;
+			slow_step(d, "watchdog", &now);
+		}
+		if (now >= next_sec) {
+			(void)gs_node_housekeep(d->node);
+			slow_step(d, "housekeep", &now);
+			gs_reconciler_tick(d->rec);
+			next_sec = now + 1000;
+			slow_step(d, "reconcile", &now);
+		}
+		if (now >= next_led) {
+			gs_node_ledger_sample(d->node);
+			next_led = now + d->cfg.ledger_interval_ms;
+			slow_step(d, "ledger", &now);
+		}
+		(void)gs_store_flush(d->store);
+		(void)gs_store_checkpoint(d->store);
+		slow_step(d, "store", &now);
+		pthread_mutex_lock(&d->tlock);
+		if (d->stopping)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += TICK_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&d->tcond, &d->tlock, &ts);
+	}
+	pthread_mutex_unlock(&d->tlock);
+	return NULL;
+}
+
+static gs_err read_token(const char *path, char *out, size_t len,
+			 struct gs_errbuf *eb)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (f == NULL)
+		return gs_fail(eb, GS_ERR_IO, "token file %s: %s", path,
+			       strerror(errno));
+	n = fread(out, 1, len - 1, f);
+	fclose(f);
+	out[n] = '\0';
+	while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' ||
+		     out[n - 1] == ' '))
+		out[--n] = '\0';
+	if (n < 16)
+		return gs_fail(eb, GS_ERR_INVALID,
+			       "token file %s: token shorter than 16 characters",
+			       path);
+	return GS_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"state-dir", required_argument, NULL, 'd'},
+		{"socket", required_argument, NULL, 's'},
+		{"gpus", required_argument, NULL, 'g'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"log-file", required_argument, NULL, 'L'},
+		{"check-config", no_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static struct daemon D;
+	struct daemon *d = &D;
+	struct gs_errbuf eb = {0};
+	const char *config = NULL, *state_dir = NULL, *sock = NULL,
+		   *gpus = NULL, *level = NULL, *log_file = NULL;
+	bool check = false;
+	struct gs_server_opts so;
+	char token[512] = "", db[PATH_MAX], lockpath[PATH_MAX];
+	sigset_t sigs;
+	int opt, sig, lockfd, kept = 0, cleaned = 0, status = 1;
+	struct group *gr;
+	gs_err err;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'd':
+			state_dir = optarg;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'g':
+			gpus = optarg;
+			break;
+		case 'l':
+			level = optarg;
+			break;
+		case 'L':
+			log_file = optarg;
+			break;
+		case 'C':
+			check = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "gpusliced: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	gs_config_defaults(&d->cfg, getuid() == 0, getenv("XDG_RUNTIME_DIR"),
+			   getenv("HOME"));
+	if (config) {
+		err = gs_config_load(&d->cfg, config, &eb);
+		if (err) {
+			fprintf(stderr, "gpusliced: %s\n",
+				gs_errbuf_msg(&eb, err));
+			return 2;
+		}
+	}
+	if (state_dir)
+		snprintf(d->cfg.state_dir, sizeof(d->cfg.state_dir), "%s",
+			 state_dir);
+	if (sock) {
+		if (strlen(sock) >= sizeof(d->cfg.socket)) {
+			fprintf(stderr, "gpusliced: socket path too long\n");
+			return 2;
+		}
+		snprintf(d->cfg.socket, sizeof(d->cfg.socket), "%s", sock);
+	}
+	if (gpus) {
+		if (strcmp(gpus, "auto") == 0)
+			d->cfg.gpus = GS_GPUS_AUTO;
+		else if (strcmp(gpus, "real") == 0)
+			d->cfg.gpus = GS_GPUS_REAL;
+		else if (strcmp(gpus, "sim") == 0)
+			d->cfg.gpus = GS_GPUS_SIM;
+		else {
+			fprintf(stderr, "gpusliced: --gpus must be auto, real "
+					"or sim\n");
+			return 2;
+		}
+	}
+	if (level) {
+		int l = gs_log_level_parse(level);
+
+		if (l < 0) {
+			fprintf(stderr, "gpusliced: bad --log-level '%s'\n",
+				level);
+			return 2;
+		}
+		d->cfg.log_level = l;
+	}
+	if (log_file)
+		snprintf(d->cfg.log_file, sizeof(d->cfg.log_file), "%s",
+			 log_file);
+	if (check) {
+		printf("%s: ok (socket %s, state %s, %d teams)\n",
+		       config ? config : "built-in defaults", d->cfg.socket,
+		       d->cfg.state_dir, d->cfg.n_teams);
+		return 0;
+	}
+	gs_log_set_level((enum gs_log_level)d->cfg.log_level);
+	if (d->cfg.log_file[0] && gs_log_open(d->cfg.log_file) != 0) {
+		fprintf(stderr, "gpusliced: cannot open log %s: %s\n",
+			d->cfg.log_file, strerror(errno));
+		return 1;
+	}
+
+	/* Signals are taken by sigwait in this thread only. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (mkdir_p(d->cfg.state_dir, 0755) != 0) {
+		gs_error("gpusliced", "cannot create state dir %s: %s",
+			 d->cfg.state_dir, strerror(errno));
+		return 1;
+	}
+	snprintf(lockpath, sizeof(lockpath), "%.4000s/gpusliced.lock",
+		 d->cfg.state_dir);
+	lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+		gs_error("gpusliced", "another gpusliced uses state dir %s",
+			 d->cfg.state_dir);
+		return 1;
+	}
+	snprintf(d->run_dir, sizeof(d->run_dir), "%.107s", d->cfg.socket);
+	{
+		char *slash = strrchr(d->run_dir, '/');
+
+		if (slash && slash != d->run_dir)
+			*slash = '\0';
+		else
+			snprintf(d->run_dir, sizeof(d->run_dir), ".");
+	}
+	if (mkdir_p(d->run_dir, 0755) != 0) {
+		gs_error("gpusliced", "cannot create run dir %s: %s",
+			 d->run_dir, strerror(errno));
+		return 1;
+	}
+	(void)chmod(d->run_dir, 0755);
+	snprintf(d->mps_dir, sizeof(d->mps_dir), "%.250s/mps", d->run_dir);
+
+	err = open_gpus(d, &eb);
+	if (err) {
+		gs_error("gpusliced", "no GPUs: %s", gs_errbuf_msg(&eb, err));
+		return 1;
+	}
+	say_gpus(&d->gpus);
+
+	snprintf(db, sizeof(db), "%.4000s/state.db", d->cfg.state_dir);
+	err = gs_store_open(db, (enum gs_store_sync)d->cfg.synchronous,
+			    &d->store, &eb);
+	if (err) {
+		gs_error("gpusliced", "store: %s", gs_errbuf_msg(&eb, err));
+		goto out_gpus;
+	}
+	err = gs_region_open(d->run_dir, GS_REGION_OWNER, &d->region, &eb);
+	if (err) {
+		gs_error("gpusliced", "region in %s: %s", d->run_dir,
+			 gs_errbuf_msg(&eb, err));
+		goto out_store;
+	}
+	{
+		struct gs_node_opts no = {
+			.cfg = &d->cfg,
+			.store = d->store,
+			.gpus = &d->gpus,
+			.region = d->region,
+			.region_dir = d->run_dir,
+			.mps_dir = d->mps_dir,
+		};
+
+		err = gs_node_create(&no, &d->node, &eb);
+	}
+	if (err) {
+		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
+		goto out_region;
+	}
+	err = gs_node_recover(d->node, &kept, &cleaned, &eb);
+	if (err) {
+		gs_error("gpusliced", "recovery: %s", gs_errbuf_msg(&eb, err));
+		goto out_node;
+	}
+	gs_info("gpusliced", "recovered slices kept=%d cleaned=%d", kept,
+		cleaned);
+	gs_node_event(d->node, "daemon.started", "", "", -1,
+		      "pid %d, %d GPU%s (%s), %d slices kept, %d cleaned",
+		      (int)getpid(), d->gpus.n, d->gpus.n == 1 ? "" : "s",
+		      d->gpus.sim ? "simulated" : "real", kept, cleaned);
+
+	err = gs_reconciler_create(d->node, &d->rec, &eb);
+	if (!err)
+		err = gs_watchdog_create(d->node, d->rec,
+					 d->gpus.sim ? d->sim_dir : NULL,
+					 &d->wd, &eb);
+	if (err) {
+		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
+		goto out_node;
+	}
+	gs_reconciler_timeslice(d->rec);
+	gs_reconciler_tick(d->rec);
+
+	d->mctx.node = d->node;
+	d->mctx.rec = d->rec;
+	d->api.node = d->node;
+	d->api.metrics = gs_metrics_render;
+	d->api.metrics_ctx = &d->mctx;
+	d->api.gpu_extra = gs_reconciler_gpu_json;
+	d->api.gpu_extra_ctx = d->rec;
+	if (d->cfg.tcp[0] && d->cfg.token_file[0]) {
+		err = read_token(d->cfg.token_file, token, sizeof(token), &eb);
+		if (err) {
+			gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
+			goto out_wd;
+		}
+	}
+	gr = getgrnam(d->cfg.admin_group);
+	memset(&so, 0, sizeof(so));
+	so.socket_path = d->cfg.socket;
+	so.tcp = d->cfg.tcp;
+	so.token = token[0] ? token : NULL;
+	so.admin_gid = gr ? gr->gr_gid : (gid_t)-1;
+	so.max_body = d->cfg.max_body_bytes;
+	so.max_connections = d->cfg.max_connections;
+	so.handler = gs_api_handle;
+	so.ctx = &d->api;
+
+	pthread_mutex_init(&d->tlock, NULL);
+	pthread_cond_init(&d->tcond, NULL);
+	if (pthread_create(&d->tick, NULL, tick_main, d) != 0) {
+		gs_error("gpusliced", "cannot start the tick thread");
+		goto out_wd;
+	}
+	err = gs_server_start(&so, &d->srv, &eb);
+	if (err) {
+		gs_error("gpusliced", "api: %s", gs_errbuf_msg(&eb, err));
+		goto out_tick;
+	}
+	gs_info("gpusliced", "serving socket=%s%s%s state=%s run=%s pid=%d",
+		d->cfg.socket, d->cfg.tcp[0] ? " tcp=" : "", d->cfg.tcp,
+		d->cfg.state_dir, d->run_dir, (int)getpid());
+
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			gs_info("gpusliced", "SIGHUP: the config is read at "
+					     "start only; restart to apply "
+					     "changes");
+			continue;
+		}
+		break;
+	}
+	gs_info("gpusliced", "stopping (signal %d)", sig);
+	status = 0;
+	gs_server_stop(d->srv);
+out_tick:
+	pthread_mutex_lock(&d->tlock);
+	d->stopping = true;
+	pthread_cond_signal(&d->tcond);
+	pthread_mutex_unlock(&d->tlock);
+	pthread_join(d->tick, NULL);
+	gs_node_ledger_sample(d->node);
+	(void)gs_store_flush(d->store);
+out_wd:
+	gs_watchdog_destroy(d->wd);
+	gs_reconciler_destroy(d->rec);
+out_node:
+	gs_node_destroy(d->node);
+out_region:
+	gs_region_close(d->region);
+out_store:
+	gs_store_close(d->store);
+out_gpus:
+	gs_gpus_close(&d->gpus);
+	return status;
+}

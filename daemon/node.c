@@ -1,0 +1,2059 @@
+/*
+ * node.c - the node model (see node.h): slices, teams, quotas, placement,
+ * MIG instances for MIG slices, and the region kept in step with them.
+ *
+ * Invariants, all under node->lock:
+ *   - v[0..n) holds every live slice, ordered by id; names are unique;
+ *   - every slice in v has been queued to the store (maybe not committed);
+ *   - the region holds exactly the slices in v (when a region is open),
+ *     with the limits their specs give, except for a failed region write
+ *     that gs_node_recover / the reconciler's tick repairs;
+ *   - teams[i] is quota tree index i, and every slice's team is in it.
+ */
+#include "node_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gs/advisor.h"
+#include "gs/catalog.h"
+#include "gs/log.h"
+#include "gs/migplan.h"
+#include "gs/placement.h"
+
+int64_t gs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- write batches ---- */
+
+void gs__wr_init(struct gs__wr *wr)
+{
+	memset(wr, 0, sizeof(*wr));
+}
+
+void gs__wr_fini(struct gs__wr *wr)
+{
+	free(wr->items);
+	wr->items = NULL;
+	wr->n = wr->cap = 0;
+}
+
+struct gs__wr *gs__wr_new(void)
+{
+	struct gs__wr *wr = malloc(sizeof(*wr));
+
+	if (wr)
+		gs__wr_init(wr);
+	return wr;
+}
+
+static struct gs__wr_item *wr_push(struct gs__wr *wr, enum gs__wr_kind kind)
+{
+	struct gs__wr_item *it;
+
+	if (wr == NULL)
+		return NULL;
+	if (wr->n == wr->cap) {
+		int cap = wr->cap ? wr->cap * 2 : 4;
+		struct gs__wr_item *ni = realloc(wr->items, sizeof(*ni) * cap);
+
+		if (ni == NULL) {
+			wr->nomem = true;
+			return NULL;
+		}
+		wr->items = ni;
+		wr->cap = cap;
+	}
+	it = &wr->items[wr->n++];
+	it->kind = kind;
+	return it;
+}
+
+void gs__wr_slice_put(struct gs__wr *wr, const struct gs_slice *s)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_SLICE_PUT);
+
+	if (it)
+		it->u.slice = *s;
+}
+
+void gs__wr_slice_del(struct gs__wr *wr, int64_t id)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_SLICE_DEL);
+
+	if (it)
+		it->u.id = id;
+}
+
+void gs__wr_team_put(struct gs__wr *wr, const struct gs_team *t)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_TEAM_PUT);
+
+	if (it)
+		it->u.team = *t;
+}
+
+void gs__wr_team_del(struct gs__wr *wr, const char *name)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_TEAM_DEL);
+
+	if (it) {
+		memset(&it->u.team, 0, sizeof(it->u.team));
+		snprintf(it->u.team.name, sizeof(it->u.team.name), "%s", name);
+	}
+}
+
+void gs__wr_usage(struct gs__wr *wr, const struct gs_usage_row *r)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_USAGE);
+
+	if (it)
+		it->u.usage = *r;
+}
+
+void gs__wr_trim(struct gs__wr *wr, int keep)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_TRIM);
+
+	if (it)
+		it->u.keep = keep;
+}
+
+static void wr_vevent(struct gs__wr *wr, const char *type, const char *slice,
+		      const char *team, int gpu, int64_t owner, const char *fmt,
+		      va_list ap)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_EVENT);
+	struct gs_event *e;
+
+	if (it == NULL)
+		return;
+	e = &it->u.ev;
+	memset(e, 0, sizeof(*e));
+	e->ts_ns = gs_now_ns();
+	snprintf(e->type, sizeof(e->type), "%s", type);
+	snprintf(e->slice, sizeof(e->slice), "%s", slice ? slice : "");
+	snprintf(e->team, sizeof(e->team), "%s", team ? team : "");
+	e->gpu = gpu;
+	e->owner_uid = owner;
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+}
+
+void gs__wr_event(struct gs__wr *wr, const char *type,
+		  const struct gs_slice *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (s)
+		wr_vevent(wr, type, s->name, s->team, s->gpu_index,
+			  s->owner_uid, fmt, ap);
+	else
+		wr_vevent(wr, type, "", "", -1, -1, fmt, ap);
+	va_end(ap);
+}
+
+static gs_err wr_apply(struct gs_store *st, struct gs_store_op *op)
+{
+	struct gs__wr *wr = op->arg;
+	gs_err err = GS_OK;
+
+	for (int i = 0; i < wr->n && !err; i++) {
+		struct gs__wr_item *it = &wr->items[i];
+
+		switch (it->kind) {
+		case GS__WR_SLICE_PUT:
+			err = gs_store_slice_put(st, &it->u.slice);
+			break;
+		case GS__WR_SLICE_DEL:
+			err = gs_store_slice_delete(st, it->u.id);
+			break;
+		case GS__WR_EVENT:
+			err = gs_store_event_add(st, &it->u.ev);
+			break;
+		case GS__WR_USAGE:
+			err = gs_store_usage_add(st, &it->u.usage);
+			break;
+		case GS__WR_TEAM_PUT:
+			err = gs_store_team_put(st, &it->u.team);
+			break;
+		case GS__WR_TEAM_DEL:
+			err = gs_store_team_delete(st, it->u.team.name);
+			break;
+		case GS__WR_TRIM:
+			err = gs_store_events_trim(st, it->u.keep);
+			break;
+		}
+	}
+	return err;
+}
+
+static void wr_after_detached(struct gs_store_op *op, gs_err result)
+{
+	struct gs__wr *wr = op->arg;
+
+	if (result)
+		gs_error("node", "background write lost err=%s items=%d",
+			 gs_err_name(result), wr->n);
+	gs__wr_fini(wr);
+	free(wr);
+}
+
+void gs__wr_submit_detached(struct gs_node *node, struct gs__wr *wr)
+{
+	if (wr == NULL)
+		return;
+	if (wr->n == 0) {
+		gs__wr_fini(wr);
+		free(wr);
+		return;
+	}
+	wr->op.apply = wr_apply;
+	wr->op.after = wr_after_detached;
+	wr->op.arg = wr;
+	gs_store_submit_detached(node->store, &wr->op);
+}
+
+/* Queues a waited batch; lock held. */
+static void wr_submit(struct gs_node *node, struct gs__wr *wr)
+{
+	wr->op.apply = wr_apply;
+	wr->op.after = NULL;
+	wr->op.arg = wr;
+	gs_store_submit(node->store, &wr->op);
+}
+
+/* Waits for a batch queued with wr_submit; lock NOT held. */
+static gs_err wr_wait(struct gs_node *node, struct gs__wr *wr,
+		      struct gs_errbuf *eb)
+{
+	gs_err err = gs_store_wait(node->store, &wr->op);
+
+	gs__wr_fini(wr);
+	if (err) {
+		pthread_mutex_lock(&node->lock);
+		node->ctr.commit_failures++;
+		pthread_mutex_unlock(&node->lock);
+		gs__node_resync(node);
+		return gs_fail(eb, GS_ERR_IO,
+			       "the change could not be saved (%s); nothing "
+			       "was changed",
+			       gs_strerror(err));
+	}
+	return GS_OK;
+}
+
+void gs_node_event(struct gs_node *node, const char *type, const char *slice,
+		   const char *team, int gpu, const char *fmt, ...)
+{
+	struct gs__wr *wr = gs__wr_new();
+	va_list ap;
+
+	if (wr == NULL)
+		return;
+	va_start(ap, fmt);
+	wr_vevent(wr, type, slice, team, gpu, -1, fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&node->lock);
+	gs__wr_submit_detached(node, wr);
+	pthread_mutex_unlock(&node->lock);
+}
+
+/* ---- model storage ---- */
+
+struct gs__nslice *gs__node_find(struct gs_node *node, const char *name)
+{
+	for (int i = 0; i < node->n; i++)
+		if (strcmp(node->v[i]->s.name, name) == 0)
+			return node->v[i];
+	return NULL;
+}
+
+struct gs__nslice *gs__node_find_id(struct gs_node *node, int64_t id)
+{
+	int lo = 0, hi = node->n - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (node->v[mid]->s.id == id)
+			return node->v[mid];
+		if (node->v[mid]->s.id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+static struct gs__nslice *model_add(struct gs_node *node,
+				    const struct gs_slice *s)
+{
+	struct gs__nslice *ns;
+	int at;
+
+	if (node->n == node->cap) {
+		int cap = node->cap ? node->cap * 2 : 64;
+		struct gs__nslice **nv = realloc(node->v, sizeof(*nv) * cap);
+
+		if (nv == NULL)
+			return NULL;
+		node->v = nv;
+		node->cap = cap;
+	}
+	ns = calloc(1, sizeof(*ns));
+	if (ns == NULL)
+		return NULL;
+	ns->s = *s;
+	ns->led_t_ns = gs_now_ns();
+	for (at = node->n; at > 0 && node->v[at - 1]->s.id > s->id; at--)
+		node->v[at] = node->v[at - 1];
+	node->v[at] = ns;
+	node->n++;
+	return ns;
+}
+
+static void model_del(struct gs_node *node, struct gs__nslice *ns)
+{
+	for (int i = 0; i < node->n; i++) {
+		if (node->v[i] != ns)
+			continue;
+		memmove(&node->v[i], &node->v[i + 1],
+			sizeof(node->v[0]) * (size_t)(node->n - i - 1));
+		node->n--;
+		free(ns);
+		return;
+	}
+}
+
+static void model_clear(struct gs_node *node)
+{
+	for (int i = 0; i < node->n; i++)
+		free(node->v[i]);
+	node->n = 0;
+}
+
+static bool can_see(const struct gs_peer *peer, const struct gs_slice *s)
+{
+	return peer->admin || (peer->local && peer->uid == s->owner_uid);
+}
+
+/* ---- region ---- */
+
+static void limits_of(const struct gs_slice *s, struct gs_slice_limits *lim)
+{
+	gs_slice_limits_init(lim, s->name);
+	lim->mem_limit = s->spec.memory_bytes;
+	lim->compute_pct = (uint32_t)s->spec.compute_pct;
+	lim->priority = (uint32_t)s->spec.priority;
+	lim->weight = (uint32_t)s->spec.weight;
+	lim->mode = GS_REGION_COMPUTE_STRICT;
+}
+
+/* Makes the region hold `ns` with its limits. Lock held. */
+static void region_put(struct gs_node *node, struct gs__nslice *ns)
+{
+	struct gs_slice_limits lim, cur;
+	struct gs_errbuf eb = {0};
+	bool created = false;
+	gs_err err;
+
+	if (node->region == NULL)
+		return;
+	limits_of(&ns->s, &lim);
+	err = gs_region_slice_ensure(node->region, &lim, &ns->ref, &created,
+				     &eb);
+	if (err) {
+		ns->has_ref = false;
+		gs_error("node", "slice=%s region write failed: %s", ns->s.name,
+			 gs_errbuf_msg(&eb, err));
+		return;
+	}
+	ns->has_ref = true;
+	ns->s.region_slot = ns->ref.slot;
+	ns->s.region_gen = (uint32_t)ns->ref.generation;
+	if (!created &&
+	    (gs_region_slice_limits(node->region, &ns->ref, &cur) != GS_OK ||
+	     memcmp(&cur, &lim, sizeof(lim)) != 0))
+		(void)gs_region_slice_update(node->region, &ns->ref, &lim, &eb);
+}
+
+static void region_del(struct gs_node *node, struct gs__nslice *ns)
+{
+	struct gs_slice_ref ref;
+	struct gs_errbuf eb = {0};
+
+	if (node->region == NULL)
+		return;
+	if (!ns->has_ref &&
+	    gs_region_slice_find(node->region, ns->s.name, &ref) == GS_OK) {
+		ns->ref = ref;
+		ns->has_ref = true;
+	}
+	if (ns->has_ref &&
+	    gs_region_slice_delete(node->region, &ns->ref, &eb) != GS_OK &&
+	    eb.set)
+		gs_warn("node", "slice=%s region delete: %s", ns->s.name,
+			eb.msg);
+	ns->has_ref = false;
+}
+
+/* ---- teams and quotas ---- */
+
+static int team_index(struct gs_node *node, const char *name)
+{
+	for (int i = 0; i < node->n_teams; i++)
+		if (strcmp(node->teams[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Builds the quota tree for teams[0..n); OUT: *tree. */
+static gs_err build_tree(const struct gs_team *teams, int n,
+			 struct gs_quota_tree **tree, struct gs_errbuf *eb)
+{
+	struct gs_quota_team_def defs[GS__NODE_MAX_TEAMS];
+
+	for (int i = 0; i < n; i++) {
+		defs[i].name = teams[i].name;
+		defs[i].parent = teams[i].parent;
+		defs[i].guarantee = teams[i].guarantee;
+		defs[i].max = teams[i].max;
+	}
+	return gs_quota_tree_create(defs, n, tree, eb);
+}
+
+static void default_team(struct gs_team *t, const char *name)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	for (int r = 0; r < GS_QRES__COUNT; r++)
+		t->max.v[r] = GS_QUOTA_UNLIMITED;
+}
+
+/* What a slice holds, as quotas count it. */
+static void slice_use(struct gs_node *node, const struct gs_slice *s,
+		      struct gs_qvec *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (s->mode == GS_MODE_MIG) {
+		const struct gs_gpu *g = s->gpu_index >= 0 &&
+						 s->gpu_index < node->gpus->n
+					 ? &node->gpus->gpu[s->gpu_index]
+					 : NULL;
+		const struct gs_mig_profile *p =
+			g && g->cat ? gs_catalog_profile(g->cat, s->mig_profile)
+				    : NULL;
+
+		v->v[GS_QRES_MIG] = p ? p->compute_slices : 1;
+		v->v[GS_QRES_MEMORY] =
+			p ? (int64_t)(p->memory_mib << 20)
+			  : (int64_t)s->spec.memory_bytes;
+		return;
+	}
+	v->v[GS_QRES_MEMORY] = (int64_t)s->spec.memory_bytes;
+	v->v[GS_QRES_COMPUTE] = s->spec.compute_pct;
+}
+
+static void node_capacity(struct gs_node *node, struct gs_qvec *cap)
+{
+	memset(cap, 0, sizeof(*cap));
+	for (int i = 0; i < node->gpus->n; i++) {
+		const struct gs_gpu *g = &node->gpus->gpu[i];
+
+		cap->v[GS_QRES_MEMORY] += (int64_t)g->memory_bytes;
+		cap->v[GS_QRES_COMPUTE] += 100;
+		if (g->cat && g->mig_capable)
+			cap->v[GS_QRES_MIG] += g->cat->compute_slices;
+	}
+}
+
+/* ---- placement ----
+ *
+ * Core's placement (placement.h) decides; this builds its inventory from
+ * the GPUs and the live slices each time (a node holds at most a few
+ * hundred slices, so that costs microseconds) and turns its answer into a
+ * GPU and, for MIG modes, an instance to use or to create.
+ */
+
+struct place {
+	int gpu;
+	int gi_id;                             /* instance to use, or -1 */
+	enum gs_slice_mode mode;
+	const struct gs_mig_profile *profile;  /* MIG modes */
+	bool need_create;                      /* make an instance first */
+	uint64_t memory_bytes;                 /* what it will hold */
+	int compute_pct;
+};
+
+struct inv_map {
+	int n;
+	int gpu[GS_GPUS_MAX * GS_GPU_MIG_MAX];
+	int gi[GS_GPUS_MAX * GS_GPU_MIG_MAX];
+};
+
+static bool may_change_mig(struct gs_node *node)
+{
+	return node->gpus->sim || node->cfg->mig_on_real_gpu;
+}
+
+/* The smallest plain profile of `m` that holds the request. */
+static const struct gs_mig_profile *
+pick_profile(const struct gs_gpu_model *m, const struct gs_slice_spec *spec)
+{
+	const struct gs_mig_profile *best = NULL;
+
+	if (m == NULL)
+		return NULL;
+	if (spec->mig_profile[0])
+		return gs_catalog_profile(m, spec->mig_profile);
+	for (int i = 0; i < m->n_profiles; i++) {
+		const struct gs_mig_profile *p = &m->profiles[i];
+
+		if (p->attributes && p->attributes[0])
+			continue;
+		if ((p->memory_mib << 20) < spec->memory_bytes)
+			continue;
+		if (p->compute_slices * 100 <
+		    spec->compute_pct * m->compute_slices)
+			continue;
+		if (best == NULL || p->memory_slices < best->memory_slices ||
+		    (p->memory_slices == best->memory_slices &&
+		     p->compute_slices < best->compute_slices))
+			best = p;
+	}
+	return best;
+}
+
+static void item_of(const struct gs_slice *s, struct gs_place_item *it)
+{
+	memset(it, 0, sizeof(*it));
+	it->mode = s->mode;
+	if (s->mode == GS_MODE_MIG) {
+		it->kind = GS_PLACE_MIG;
+		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
+			 s->mig_profile);
+		return;
+	}
+	if (s->spec.isolation == GS_ISOLATION_EXCLUSIVE &&
+	    !gs_mode_is_mig(s->mode)) {
+		it->kind = GS_PLACE_WHOLE;
+		return;
+	}
+	it->kind = GS_PLACE_FRACTION;
+	it->memory_bytes = s->spec.memory_bytes;
+	it->compute_pct = s->spec.compute_pct;
+	if (gs_mode_is_mig(s->mode))
+		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
+			 s->mig_profile);
+}
+
+/* The inventory: GPUs, MIG instances and the live slices but `skip`. */
+static struct gs_place_inv *build_inv(struct gs_node *node, const bool *skip,
+				      struct inv_map *map)
+{
+	struct gs_place_inv *inv = gs_place_inv_create();
+	struct gs_errbuf eb = {0};
+	int nd, idx;
+
+	map->n = 0;
+	if (inv == NULL || gs_place_inv_add_node(inv, "local", &nd, &eb))
+		goto fail;
+	for (int i = 0; i < node->gpus->n; i++) {
+		const struct gs_gpu *g = &node->gpus->gpu[i];
+		struct gs_place_gpu_desc gd = {
+			.uuid = g->uuid,
+			.model = g->cat,
+			.model_name = g->model,
+			.memory_bytes = g->memory_bytes,
+			.mig_enabled = g->mig_on && g->cat != NULL,
+		};
+
+		if (gs_place_inv_add_gpu(inv, &gd, &idx, &eb))
+			goto fail;
+		for (int k = 0; gd.mig_enabled && k < g->n_mig; k++) {
+			struct gs_place_mig_desc md = {
+				.uuid = g->mig[k].uuid,
+				.profile = gs_catalog_profile_by_id(
+					g->cat, g->mig[k].profile_id),
+				.start = g->mig[k].start,
+				.memory_bytes = g->mig[k].memory_bytes,
+			};
+
+			if (md.profile == NULL ||
+			    gs_place_inv_add_mig(inv, &md, &idx, &eb))
+				continue;
+			map->gpu[idx] = i;
+			map->gi[idx] = g->mig[k].gi_id;
+			if (idx + 1 > map->n)
+				map->n = idx + 1;
+		}
+	}
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+		struct gs_place_target t = {.node = nd, .gpu = s->gpu_index,
+					    .inst = -1};
+		struct gs_place_item it;
+
+		if ((skip && skip[i]) || s->gpu_index < 0 ||
+		    s->gpu_index >= node->gpus->n)
+			continue;
+		for (int k = 0; s->gi_id >= 0 && k < map->n; k++)
+			if (map->gpu[k] == s->gpu_index && map->gi[k] == s->gi_id)
+				t.inst = k;
+		item_of(s, &it);
+		eb.set = false;
+		if (gs_place_occupy(inv, &t, &it, &eb) != GS_OK)
+			gs_warn("node", "slice=%s does not fit its own GPU: %s",
+				s->name, eb.msg);
+	}
+	return inv;
+fail:
+	gs_error("node", "placement inventory: %s", eb.msg);
+	gs_place_inv_destroy(inv);
+	return NULL;
+}
+
+/* The model that answers mode auto: the first selected GPU's. */
+static const struct gs_gpu *first_selected(struct gs_node *node,
+					   const struct gs_gpu_selector *sel)
+{
+	for (int i = 0; i < node->gpus->n; i++) {
+		const struct gs_gpu *g = &node->gpus->gpu[i];
+
+		switch (sel->kind) {
+		case GS_GPU_ANY:
+			return g;
+		case GS_GPU_INDEX:
+			if (sel->index == i)
+				return g;
+			break;
+		case GS_GPU_UUID:
+			if (gs_gpus_find(node->gpus, sel->uuid) == i)
+				return g;
+			break;
+		case GS_GPU_MODEL:
+			if (strcasecmp(sel->model, g->model) == 0 ||
+			    (g->cat && gs_catalog_find(sel->model) == g->cat))
+				return g;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Whether GPU g could host a new `p` instance (planner, no changes). */
+static bool mig_room(struct gs_node *node, int g,
+		     const struct gs_mig_profile *p, const bool *skip);
+
+static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
+		    const bool *skip, struct place *out, struct gs_errbuf *eb)
+{
+	const struct gs_gpu *first = first_selected(node, &spec->gpu);
+	struct gs_place_request req;
+	struct gs_place_result res;
+	struct gs_place_inv *inv;
+	struct inv_map *map;
+	struct gs_place_item *it = &req.item[0];
+	enum gs_slice_mode mode = spec->mode;
+	gs_err err;
+
+	if (first == NULL)
+		return gs_fail(eb, GS_ERR_NO_FIT,
+			       "no GPU matches the gpu selector");
+	if (mode == GS_MODE_AUTO)
+		mode = node->cfg->default_mode;
+	if (mode == GS_MODE_AUTO) {
+		err = gs_advisor_auto_mode(spec,
+					   first->mig_capable ? first->cat
+							      : NULL,
+					   &mode, NULL, eb);
+		if (err)
+			return err;
+	}
+	memset(out, 0, sizeof(*out));
+	out->gi_id = -1;
+	out->mode = mode;
+	out->memory_bytes = spec->memory_bytes;
+	out->compute_pct = spec->compute_pct;
+
+	memset(&req, 0, sizeof(req));
+	req.n = 1;
+	req.gang = GS_GANG_SAME_NODE;
+	req.policy = node->cfg->placement;
+	req.gpu = &spec->gpu;
+	it->mode = mode;
+	if (spec->isolation == GS_ISOLATION_EXCLUSIVE && !gs_mode_is_mig(mode)) {
+		it->kind = GS_PLACE_WHOLE;
+	} else if (mode == GS_MODE_MIG) {
+		out->profile = pick_profile(first->cat, spec);
+		if (out->profile == NULL)
+			return gs_fail(eb, GS_ERR_NO_FIT,
+				       "no MIG profile of %s holds %d%% "
+				       "compute and the memory asked for",
+				       first->model, spec->compute_pct);
+		it->kind = GS_PLACE_MIG;
+		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
+			 out->profile->name);
+	} else {
+		it->kind = GS_PLACE_FRACTION;
+		it->memory_bytes = spec->memory_bytes;
+		it->compute_pct = spec->compute_pct;
+		if (gs_mode_is_mig(mode)) {
+			out->profile = pick_profile(first->cat, spec);
+			if (spec->mig_profile[0])
+				snprintf(it->mig_profile,
+					 sizeof(it->mig_profile), "%s",
+					 spec->mig_profile);
+		}
+	}
+	map = malloc(sizeof(*map));
+	if (map == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	inv = build_inv(node, skip, map);
+	if (inv == NULL) {
+		free(map);
+		return gs_fail(eb, GS_ERR_NOMEM, "placement inventory");
+	}
+	memset(&res, 0, sizeof(res));
+	err = gs_place(inv, &req, &res, eb);
+	gs_place_inv_destroy(inv);
+	if (err == GS_OK) {
+		out->gpu = res.target[0].gpu; /* one node: local index */
+		if (res.target[0].inst >= 0 && res.target[0].inst < map->n)
+			out->gi_id = map->gi[res.target[0].inst];
+		if (it->kind == GS_PLACE_WHOLE) {
+			out->memory_bytes = node->gpus->gpu[out->gpu].memory_bytes;
+			out->compute_pct = 100;
+		}
+		if (mode == GS_MODE_MIG && out->memory_bytes == 0)
+			out->memory_bytes = out->profile->memory_mib << 20;
+		free(map);
+		return GS_OK;
+	}
+	free(map);
+	if (err != GS_ERR_NO_FIT || !gs_mode_is_mig(mode) ||
+	    out->profile == NULL || !may_change_mig(node))
+		return err;
+	/* A MIG slice without a free instance: a GPU whose layout can
+	 * change to make one (the planner decides in mig_realise). */
+	{
+		int cand = it->kind == GS_PLACE_MIG ? res.repartition_gpu : -1;
+
+		for (int i = 0; cand < 0 && i < node->gpus->n; i++)
+			if (first_selected(node, &spec->gpu) &&
+			    node->gpus->gpu[i].cat == first->cat &&
+			    mig_room(node, i, out->profile, skip))
+				cand = i;
+		if (cand < 0)
+			return err;
+		out->gpu = cand;
+		out->need_create = true;
+		if (out->memory_bytes == 0 && mode == GS_MODE_MIG)
+			out->memory_bytes = out->profile->memory_mib << 20;
+		eb->set = false;
+		return GS_OK;
+	}
+}
+
+/* Whether a MIG instance at gi_id of GPU g is held by a slice. */
+static bool mig_in_use(struct gs_node *node, int g, int gi_id,
+		       const bool *skip)
+{
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+
+		if ((skip && skip[i]) || s->gpu_index != g ||
+		    !gs_mode_is_mig(s->mode))
+			continue;
+		if (s->gi_id == gi_id)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Plans a new `p` instance on GPU g (without touching the GPU); the GPU
+ * must hold no non-MIG slices. OUT: *plan.
+ */
+static bool mig_fits(struct gs_node *node, int g,
+		     const struct gs_mig_profile *p, const bool *skip,
+		     struct gs_mig_plan *plan)
+{
+	const struct gs_gpu *gp = &node->gpus->gpu[g];
+	struct gs_mig_instance cur[GS_MIGPLAN_MAX_INSTANCES];
+	struct gs_mig_demand d = {.profile = p, .count = 1};
+	int n = 0;
+
+	if (gp->cat == NULL || !gp->mig_capable)
+		return false;
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+
+		if ((skip && skip[i]) || s->gpu_index != g)
+			continue;
+		if (!gs_mode_is_mig(s->mode))
+			return false;
+	}
+	for (int k = 0; gp->mig_on && k < gp->n_mig &&
+			n < GS_MIGPLAN_MAX_INSTANCES;
+	     k++) {
+		const struct gs_mig_profile *cp =
+			gs_catalog_profile_by_id(gp->cat, gp->mig[k].profile_id);
+
+		if (cp == NULL)
+			continue;
+		cur[n].profile = cp;
+		cur[n].start = gp->mig[k].start;
+		cur[n].in_use = mig_in_use(node, g, gp->mig[k].gi_id, skip);
+		n++;
+	}
+	if (gs_migplan_solve(gp->cat, cur, n, &d, 1, plan, NULL) != GS_OK)
+		return false;
+	return plan->n_unmet == 0;
+}
+
+static bool mig_room(struct gs_node *node, int g,
+		     const struct gs_mig_profile *p, const bool *skip)
+{
+	struct gs_mig_plan plan;
+
+	return mig_fits(node, g, p, skip, &plan);
+}
+
+/* Fills the slice's MIG fields from instance gi_id of its GPU. */
+static bool mig_take(struct gs_node *node, struct gs_slice *s, int gi_id)
+{
+	const struct gs_gpu *gp = &node->gpus->gpu[s->gpu_index];
+
+	for (int m = 0; m < gp->n_mig; m++) {
+		const struct gs_mig_profile *p;
+
+		if (gp->mig[m].gi_id != gi_id)
+			continue;
+		p = gp->cat ? gs_catalog_profile_by_id(gp->cat,
+						       gp->mig[m].profile_id)
+			    : NULL;
+		snprintf(s->mig_uuid, sizeof(s->mig_uuid), "%s",
+			 gp->mig[m].uuid);
+		snprintf(s->mig_profile, sizeof(s->mig_profile), "%s",
+			 p ? p->name : gp->mig[m].profile);
+		s->gi_id = gp->mig[m].gi_id;
+		s->ci_id = gp->mig[m].ci_id;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Gives a MIG-mode slice its instance (lock held): the one placement
+ * chose, or a new one: MIG switched on if needed, the planner's steps run
+ * (idle instances may be destroyed, in-use ones never are), then an idle
+ * instance of the profile taken. OUT: s->mig_uuid, mig_profile, gi_id,
+ * ci_id.
+ */
+static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
+			  const struct place *pl, const bool *skip,
+			  struct gs_errbuf *eb)
+{
+	struct gs_gpu *gp = &node->gpus->gpu[s->gpu_index];
+	const struct gs_mig_profile *p = pl->profile;
+	struct gs_mig_plan plan;
+	gs_err err;
+
+	if (!pl->need_create) {
+		if (!mig_take(node, s, pl->gi_id))
+			return gs_fail(eb, GS_ERR_INTERNAL,
+				       "MIG instance %d of gpu %d vanished",
+				       pl->gi_id, s->gpu_index);
+		return GS_OK;
+	}
+	if (!gp->mig_on) {
+		err = gs_gpus_set_mig(node->gpus, s->gpu_index, true, eb);
+		if (err)
+			return err;
+		gs_info("node", "gpu=%d MIG mode on", s->gpu_index);
+	}
+	if (!mig_fits(node, s->gpu_index, p, skip, &plan))
+		return gs_fail(eb, GS_ERR_NO_FIT, "no room for a %s instance",
+			       p->name);
+	for (int k = 0; k < plan.n_steps; k++) {
+		const struct gs_mig_step *st = &plan.steps[k];
+
+		if (st->op == GS_MIG_DESTROY) {
+			for (int m = 0; m < gp->n_mig; m++)
+				if (gp->mig[m].start == st->start &&
+				    gp->mig[m].profile_id ==
+					    st->profile->profile_id) {
+					err = gs_gpus_mig_destroy(
+						node->gpus, s->gpu_index,
+						gp->mig[m].gi_id, eb);
+					if (err)
+						return err;
+					gs_info("node",
+						"gpu=%d MIG instance %s@%d "
+						"destroyed (idle)",
+						s->gpu_index, st->profile->name,
+						st->start);
+					break;
+				}
+		} else {
+			struct gs_mig_dev dev;
+
+			err = gs_gpus_mig_create(node->gpus, s->gpu_index,
+						 st->profile->profile_id,
+						 st->start, &dev, eb);
+			if (err)
+				return err;
+			gs_info("node", "gpu=%d MIG instance %s@%d created",
+				s->gpu_index, st->profile->name, st->start);
+		}
+	}
+	for (int m = 0; m < gp->n_mig; m++) {
+		if (gp->mig[m].profile_id != p->profile_id ||
+		    mig_in_use(node, s->gpu_index, gp->mig[m].gi_id, skip))
+			continue;
+		if (mig_take(node, s, gp->mig[m].gi_id))
+			return GS_OK;
+	}
+	return gs_fail(eb, GS_ERR_DRIVER,
+		       "the %s instance did not appear after creation",
+		       p->name);
+}
+
+/* ---- life cycle ---- */
+
+struct load_ctx {
+	struct gs_node *node;
+	gs_err err;
+	int n_teams;
+	struct gs_team *teams;
+};
+
+static void load_slice(void *ctx, const struct gs_slice *s)
+{
+	struct load_ctx *lc = ctx;
+
+	if (model_add(lc->node, s) == NULL)
+		lc->err = GS_ERR_NOMEM;
+}
+
+static void load_team(void *ctx, const struct gs_team *t)
+{
+	struct load_ctx *lc = ctx;
+
+	if (lc->n_teams < GS__NODE_MAX_TEAMS)
+		lc->teams[lc->n_teams++] = *t;
+}
+
+/*
+ * The teams: the config's, then the API's from the store that the config
+ * does not name, then the default team when nobody defined it. Also
+ * reconciles the store with the config (writes go into `wr`).
+ */
+static gs_err merge_teams(struct gs_node *node, const struct gs_team *stored,
+			  int n_stored, struct gs__wr *wr, struct gs_errbuf *eb)
+{
+	const struct gs_config *cfg = node->cfg;
+	struct gs_quota_tree *tree = NULL;
+	gs_err err;
+
+	node->n_teams = 0;
+	for (int i = 0; i < cfg->n_teams; i++) {
+		node->teams[node->n_teams++] = cfg->teams[i];
+		gs__wr_team_put(wr, &cfg->teams[i]);
+	}
+	for (int i = 0; i < n_stored; i++) {
+		if (team_index(node, stored[i].name) >= 0)
+			continue;
+		if (stored[i].from_config) {
+			/* Removed from the config: forget it. */
+			gs__wr_team_del(wr, stored[i].name);
+			continue;
+		}
+		if (node->n_teams < GS__NODE_MAX_TEAMS)
+			node->teams[node->n_teams++] = stored[i];
+	}
+	if (team_index(node, cfg->default_team) < 0 &&
+	    node->n_teams < GS__NODE_MAX_TEAMS)
+		default_team(&node->teams[node->n_teams++], cfg->default_team);
+	err = build_tree(node->teams, node->n_teams, &tree, eb);
+	if (err)
+		return err;
+	gs_quota_tree_destroy(node->qtree);
+	node->qtree = tree;
+	return GS_OK;
+}
+
+gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
+		      struct gs_errbuf *eb)
+{
+	struct gs_node *node;
+	struct load_ctx lc;
+	struct gs_team *stored;
+	struct gs__wr wr;
+	int64_t maxid = 0;
+	gs_err err;
+
+	node = calloc(1, sizeof(*node));
+	stored = calloc(GS__NODE_MAX_TEAMS, sizeof(*stored));
+	if (node == NULL || stored == NULL) {
+		free(node);
+		free(stored);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	pthread_mutex_init(&node->lock, NULL);
+	pthread_mutex_init(&node->resync_lock, NULL);
+	node->cfg = opts->cfg;
+	node->store = opts->store;
+	node->gpus = opts->gpus;
+	node->region = opts->region;
+	snprintf(node->region_dir, sizeof(node->region_dir), "%s",
+		 opts->region_dir ? opts->region_dir : "");
+	snprintf(node->mps_dir, sizeof(node->mps_dir), "%s",
+		 opts->mps_dir ? opts->mps_dir : "");
+	node->ctr.started_ns = gs_now_ns();
+
+	memset(&lc, 0, sizeof(lc));
+	lc.node = node;
+	lc.teams = stored;
+	err = gs_store_load_teams(node->store, load_team, &lc, eb);
+	if (err)
+		goto out_free;
+	gs__wr_init(&wr);
+	err = merge_teams(node, stored, lc.n_teams, &wr, eb);
+	if (!err) {
+		wr_submit(node, &wr);
+		err = gs_store_wait(node->store, &wr.op);
+		if (err)
+			gs_fail(eb, err, "cannot save teams");
+	}
+	gs__wr_fini(&wr);
+	if (err)
+		goto out_free;
+	err = gs_store_load_slices(node->store, load_slice, &lc, eb);
+	if (!err && lc.err)
+		err = gs_fail(eb, lc.err, "out of memory loading slices");
+	if (err)
+		goto out_free;
+	(void)gs_store_max_slice_id(node->store, &maxid);
+	node->next_id = maxid + 1;
+	if (node->n && node->v[node->n - 1]->s.id >= node->next_id)
+		node->next_id = node->v[node->n - 1]->s.id + 1;
+	free(stored);
+	*out = node;
+	return GS_OK;
+
+out_free:
+	free(stored);
+	gs_node_destroy(node);
+	return err;
+}
+
+void gs_node_destroy(struct gs_node *node)
+{
+	if (node == NULL)
+		return;
+	model_clear(node);
+	free(node->v);
+	gs_quota_tree_destroy(node->qtree);
+	pthread_mutex_destroy(&node->lock);
+	pthread_mutex_destroy(&node->resync_lock);
+	free(node);
+}
+
+void gs__node_resync(struct gs_node *node)
+{
+	struct load_ctx lc;
+	struct gs_errbuf eb = {0};
+
+	pthread_mutex_lock(&node->resync_lock);
+	pthread_mutex_lock(&node->lock);
+	model_clear(node);
+	memset(&lc, 0, sizeof(lc));
+	lc.node = node;
+	if (gs_store_load_slices(node->store, load_slice, &lc, &eb) != GS_OK)
+		gs_error("node", "resync failed: %s", eb.msg);
+	if (node->region) {
+		struct gs_slice_ref it = {.slot = -1};
+
+		while (gs_region_slice_next(node->region, &it)) {
+			struct gs_slice_limits lim;
+
+			if (gs_region_slice_limits(node->region, &it, &lim) ==
+				    GS_OK &&
+			    gs__node_find(node, lim.name) == NULL)
+				(void)gs_region_slice_delete(node->region, &it,
+							     NULL);
+		}
+		for (int i = 0; i < node->n; i++)
+			region_put(node, node->v[i]);
+	}
+	gs_warn("node", "model reloaded from the store slices=%d", node->n);
+	pthread_mutex_unlock(&node->lock);
+	pthread_mutex_unlock(&node->resync_lock);
+}
+
+/* Sends `sig` to the processes of a slice (region table and API pids). */
+static void signal_slice(struct gs_node *node, struct gs__nslice *ns, int sig)
+{
+	if (node->region && ns->has_ref) {
+		struct gs_proc_ref it = {.slot = -1};
+		struct gs_proc_info pi;
+
+		while (gs_region_proc_next(node->region, &it, &pi)) {
+			if (pi.slice.slot != ns->ref.slot ||
+			    pi.slice.generation != ns->ref.generation)
+				continue;
+			if (gs_region_pid_alive(pi.pid, pi.start_time))
+				(void)kill(pi.pid, sig);
+		}
+	}
+	for (int i = 0; i < ns->s.n_pids; i++)
+		if (ns->s.pids[i] > 1)
+			(void)kill(ns->s.pids[i], sig);
+}
+
+void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
+		     struct gs__wr *wr, int64_t now)
+{
+	struct gs_usage_row r;
+	struct gs_slice_usage u;
+	double dt = (double)(now - ns->led_t_ns) / 1e9;
+
+	if (dt <= 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	if (node->region && ns->has_ref &&
+	    gs_region_slice_usage(node->region, &ns->ref, &u) == GS_OK) {
+		if (u.busy_ns >= ns->led_busy_ns)
+			r.gpu_seconds = (double)(u.busy_ns - ns->led_busy_ns) /
+					1e9;
+		if (u.throttled_ns >= ns->led_throttled_ns)
+			r.throttled_seconds =
+				(double)(u.throttled_ns - ns->led_throttled_ns) /
+				1e9;
+		if (ns->s.spec.memory_bytes == 0 &&
+		    u.mem_byte_s >= ns->led_mem_byte_s)
+			r.gib_seconds = (u.mem_byte_s - ns->led_mem_byte_s) /
+					(1024.0 * 1024.0 * 1024.0);
+		ns->led_busy_ns = u.busy_ns;
+		ns->led_throttled_ns = u.throttled_ns;
+		ns->led_mem_byte_s = u.mem_byte_s;
+		ns->live.n_procs = u.n_procs;
+		ns->live.mem_used = u.mem_used;
+		ns->live.mem_peak = u.mem_peak;
+		ns->live.busy_ns = u.busy_ns;
+		ns->live.throttled_ns = u.throttled_ns;
+		ns->live.compute_pct = 100.0 * r.gpu_seconds / dt;
+	}
+	/* Memory is charged as reserved: a cap held is a cap others lack. */
+	if (ns->s.spec.memory_bytes)
+		r.gib_seconds = (double)ns->s.spec.memory_bytes /
+				(1024.0 * 1024.0 * 1024.0) * dt;
+	snprintf(r.mode, sizeof(r.mode), "%s", gs_mode_name(ns->s.mode));
+	r.alloc_seconds = dt * (ns->s.spec.compute_pct ? ns->s.spec.compute_pct
+						       : 100) /
+			  100.0;
+	r.slice_id = ns->s.id;
+	r.owner_uid = ns->s.owner_uid;
+	snprintf(r.slice, sizeof(r.slice), "%s", ns->s.name);
+	snprintf(r.team, sizeof(r.team), "%s", ns->s.team);
+	if (ns->s.gpu_index >= 0 && ns->s.gpu_index < node->gpus->n)
+		snprintf(r.gpu_model, sizeof(r.gpu_model), "%s",
+			 node->gpus->gpu[ns->s.gpu_index].model);
+	r.t0_ns = ns->led_t_ns;
+	r.t1_ns = now;
+	ns->led_t_ns = now;
+	gs__wr_usage(wr, &r);
+}
+
+void gs__node_remove(struct gs_node *node, struct gs__nslice *ns,
+		     struct gs__wr *wr, const char *type, const char *why)
+{
+	gs__node_sample(node, ns, wr, gs_now_ns());
+	gs__wr_slice_del(wr, ns->s.id);
+	gs__wr_event(wr, type, &ns->s, "%s", why);
+	region_del(node, ns);
+	/* MIG instances stay, idle, for the next slice of that profile. */
+	model_del(node, ns);
+}
+
+/* ---- slices ---- */
+
+static void peer_team(struct gs_node *node, const struct gs_peer *peer,
+		      char *out, size_t len)
+{
+	const char *t = peer->local ? gs_config_user_team(node->cfg, peer->user)
+				    : NULL;
+
+	snprintf(out, len, "%s", t ? t : node->cfg->default_team);
+}
+
+gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
+			    const struct gs_node_create_req *req,
+			    struct gs_node_create_res *res,
+			    struct gs_errbuf *eb)
+{
+	struct gs_slice s;
+	struct gs_quota_slice *qs = NULL;
+	struct gs_quota_request qr;
+	struct gs_quota_decision dec;
+	struct gs_qvec cap;
+	struct place pl;
+	bool *skip = NULL;
+	struct gs__wr wr;
+	struct gs__nslice *ns;
+	int team;
+	gs_err err;
+
+	memset(res, 0, sizeof(*res));
+	memset(&dec, 0, sizeof(dec));
+	if (!peer->authed)
+		return gs_fail(eb, GS_ERR_PERM, "not authenticated");
+	err = gs_spec_validate(&req->spec, eb);
+	if (err)
+		return err;
+	if (req->spec.name[0] && !gs_name_is_valid(req->spec.name))
+		return gs_fail(eb, GS_ERR_INVALID, "bad slice name '%s'",
+			       req->spec.name);
+	if (req->owner_uid >= 0 && !peer->admin &&
+	    (uint32_t)req->owner_uid != peer->uid)
+		return gs_fail(eb, GS_ERR_PERM,
+			       "only an administrator may create a slice for "
+			       "another user");
+
+	memset(&s, 0, sizeof(s));
+	s.spec = req->spec;
+	s.owner_uid = req->owner_uid >= 0 ? (uint32_t)req->owner_uid
+					  : peer->uid;
+	s.on_exit = req->on_exit;
+	s.gi_id = s.ci_id = -1;
+	s.region_slot = -1;
+	s.state = GS_SLICE_READY;
+	s.created_ns = s.updated_ns = gs_now_ns();
+
+	pthread_mutex_lock(&node->lock);
+	if (req->team[0]) {
+		char mine[GS_NAME_MAX];
+
+		peer_team(node, peer, mine, sizeof(mine));
+		if (!peer->admin && strcmp(mine, req->team) != 0) {
+			err = gs_fail(eb, GS_ERR_PERM,
+				      "user %s is not a member of team '%s'",
+				      peer->user, req->team);
+			goto out_unlock;
+		}
+		snprintf(s.team, sizeof(s.team), "%s", req->team);
+	} else {
+		peer_team(node, peer, s.team, sizeof(s.team));
+	}
+	team = team_index(node, s.team);
+	if (team < 0) {
+		err = gs_fail(eb, GS_ERR_NOT_FOUND, "no team '%s'", s.team);
+		goto out_unlock;
+	}
+	if (s.spec.name[0] && gs__node_find(node, s.spec.name)) {
+		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
+			      s.spec.name);
+		goto out_unlock;
+	}
+	{
+		int max = node->cfg->max_slices;
+
+		if (node->region && max > GS_REGION_MAX_SLICES)
+			max = GS_REGION_MAX_SLICES;
+		if (node->n >= max) {
+			err = gs_fail(eb, GS_ERR_NO_FIT,
+				      "the node holds its maximum of %d slices",
+				      max);
+			goto out_unlock;
+		}
+	}
+	s.id = node->next_id;
+	if (!s.spec.name[0])
+		snprintf(s.spec.name, sizeof(s.spec.name), "slice-%lld",
+			 (long long)s.id);
+	snprintf(s.name, sizeof(s.name), "%s", s.spec.name);
+	if (gs__node_find(node, s.name)) {
+		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
+			      s.name);
+		goto out_unlock;
+	}
+
+	/*
+	 * Where it would go with everything as it is (mode auto needs a
+	 * GPU), then quotas. Which error wins: a team over its max is
+	 * QUOTA; a request the node has no room for is NO_FIT, unless
+	 * reclaiming borrowed slices makes the room.
+	 */
+	{
+		struct gs_errbuf peb = {0}, qeb = {0}, meb = {0};
+		struct gs_qvec huge;
+		gs_err perr, qerr;
+
+		perr = place(node, &s.spec, NULL, &pl, &peb);
+		if (perr && perr != GS_ERR_NO_FIT) {
+			err = gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
+			goto out_unlock;
+		}
+		qs = calloc((size_t)node->n + 1, sizeof(*qs));
+		skip = calloc((size_t)node->n + 1, sizeof(*skip));
+		if (qs == NULL || skip == NULL) {
+			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+			goto out_unlock;
+		}
+		for (int i = 0; i < node->n; i++) {
+			const struct gs_slice *o = &node->v[i]->s;
+
+			qs[i].id = (uint64_t)o->id;
+			qs[i].team = team_index(node, o->team);
+			if (qs[i].team < 0)
+				qs[i].team = team_index(node,
+							node->cfg->default_team);
+			qs[i].priority = o->spec.priority;
+			qs[i].created = o->created_ns;
+			slice_use(node, o, &qs[i].use);
+		}
+		{
+			struct gs_slice probe = s;
+
+			probe.mode = perr ? (gs_mode_is_mig(s.spec.mode)
+						     ? s.spec.mode
+						     : GS_MODE_TIMESLICE)
+					  : pl.mode;
+			probe.gpu_index = perr ? -1 : pl.gpu;
+			if (!perr && pl.profile && pl.mode == GS_MODE_MIG)
+				snprintf(probe.mig_profile,
+					 sizeof(probe.mig_profile), "%s",
+					 pl.profile->name);
+			if (!perr) {
+				probe.spec.memory_bytes = pl.memory_bytes;
+				probe.spec.compute_pct = pl.compute_pct;
+			}
+			slice_use(node, &probe, &qr.use);
+		}
+		qr.team = team;
+		qr.priority = s.spec.priority;
+		/* Max first: with unbounded capacity only a max can refuse. */
+		for (int r = 0; r < GS_QRES__COUNT; r++)
+			huge.v[r] = INT64_MAX / 4;
+		qerr = gs_quota_admit(node->qtree, &huge, qs, (size_t)node->n,
+				      &qr, &dec, &meb);
+		gs_quota_decision_fini(&dec);
+		memset(&dec, 0, sizeof(dec));
+		if (qerr) {
+			node->ctr.rejects++;
+			err = gs_fail(eb, qerr, "%s", gs_errbuf_msg(&meb, qerr));
+			goto out_unlock;
+		}
+		node_capacity(node, &cap);
+		qerr = gs_quota_admit(node->qtree, &cap, qs, (size_t)node->n,
+				      &qr, &dec, &qeb);
+		if (qerr && perr) {
+			node->ctr.rejects++;
+			err = gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
+			goto out_unlock;
+		}
+		if (qerr) {
+			node->ctr.rejects++;
+			err = gs_fail(eb, qerr, "%s", gs_errbuf_msg(&qeb, qerr));
+			goto out_unlock;
+		}
+		err = perr;
+		if (dec.verdict == GS_QUOTA_ADMIT_RECLAIM) {
+			for (size_t k = 0; k < dec.n_victims; k++)
+				skip[dec.victims[k]] = true;
+			peb.set = false;
+			err = place(node, &s.spec, skip, &pl, &peb);
+		}
+		if (err) {
+			node->ctr.rejects++;
+			err = gs_fail(eb, err, "%s", gs_errbuf_msg(&peb, err));
+			goto out_unlock;
+		}
+	}
+	s.mode = pl.mode;
+	s.gpu_index = pl.gpu;
+	snprintf(s.gpu_uuid, sizeof(s.gpu_uuid), "%s",
+		 node->gpus->gpu[pl.gpu].uuid);
+	s.spec.memory_bytes = pl.memory_bytes;
+	s.spec.compute_pct = pl.compute_pct;
+	for (int r = 0; r < GS_QRES__COUNT; r++)
+		if (dec.borrowed.v[r] > 0)
+			s.borrowed = true;
+
+	gs__wr_init(&wr);
+	/* Preempt the victims first: their room is what this slice takes. */
+	if (dec.verdict == GS_QUOTA_ADMIT_RECLAIM) {
+		struct gs__nslice **victims =
+			calloc(dec.n_victims, sizeof(*victims));
+
+		if (victims == NULL) {
+			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+			gs__wr_fini(&wr);
+			goto out_unlock;
+		}
+		for (size_t k = 0; k < dec.n_victims; k++)
+			victims[k] = node->v[dec.victims[k]];
+		for (size_t k = 0; k < dec.n_victims; k++) {
+			char why[200];
+
+			snprintf(why, sizeof(why),
+				 "preempted: team %s reclaimed its guarantee "
+				 "for slice %s",
+				 s.team, s.name);
+			if (res->n_victims < GS_NODE_MAX_VICTIMS)
+				snprintf(res->victims[res->n_victims++],
+					 GS_NAME_MAX, "%s",
+					 victims[k]->s.name);
+			gs_info("node", "slice=%s preempted for=%s team=%s",
+				victims[k]->s.name, s.name, s.team);
+			signal_slice(node, victims[k], SIGTERM);
+			gs__node_remove(node, victims[k], &wr, "quota.reclaim",
+					why);
+			node->ctr.reclaims++;
+		}
+		free(victims);
+	}
+	if (gs_mode_is_mig(pl.mode)) {
+		/* Victims are out of the model already: no skip list. */
+		err = mig_realise(node, &s, &pl, NULL, eb);
+		if (err) {
+			/* Victims are gone already: save that much. */
+			wr_submit(node, &wr);
+			pthread_mutex_unlock(&node->lock);
+			(void)wr_wait(node, &wr, NULL);
+			goto out_free;
+		}
+	}
+	ns = model_add(node, &s);
+	if (ns == NULL) {
+		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+		wr_submit(node, &wr);
+		pthread_mutex_unlock(&node->lock);
+		(void)wr_wait(node, &wr, NULL);
+		goto out_free;
+	}
+	node->next_id++;
+	region_put(node, ns);
+	gs__wr_slice_put(&wr, &ns->s);
+	gs__wr_event(&wr, "slice.created", &ns->s,
+		     "mode=%s memory=%llu compute=%d priority=%s%s",
+		     gs_mode_name(s.mode),
+		     (unsigned long long)s.spec.memory_bytes,
+		     s.spec.compute_pct, gs_priority_name(s.spec.priority),
+		     s.borrowed ? " borrowed" : "");
+	node->ctr.creates++;
+	res->slice = ns->s;
+	wr_submit(node, &wr);
+	pthread_mutex_unlock(&node->lock);
+	err = wr_wait(node, &wr, eb);
+	goto out_free;
+
+out_unlock:
+	pthread_mutex_unlock(&node->lock);
+out_free:
+	gs_quota_decision_fini(&dec);
+	free(qs);
+	free(skip);
+	return err;
+}
+
+gs_err gs_node_slice_delete(struct gs_node *node, const struct gs_peer *peer,
+			    const char *name, struct gs_errbuf *eb)
+{
+	struct gs__nslice *ns;
+	struct gs__wr wr;
+	char why[128];
+
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find(node, name);
+	if (ns == NULL || !can_see(peer, &ns->s)) {
+		pthread_mutex_unlock(&node->lock);
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no slice '%s'", name);
+	}
+	gs__wr_init(&wr);
+	snprintf(why, sizeof(why), "deleted by %s", peer->user);
+	gs__node_remove(node, ns, &wr, "slice.deleted", why);
+	node->ctr.deletes++;
+	wr_submit(node, &wr);
+	pthread_mutex_unlock(&node->lock);
+	return wr_wait(node, &wr, eb);
+}
+
+gs_err gs_node_slice_get(struct gs_node *node, const struct gs_peer *peer,
+			 const char *name, struct gs_slice *out)
+{
+	struct gs__nslice *ns;
+	gs_err err = GS_ERR_NOT_FOUND;
+
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find(node, name);
+	if (ns && can_see(peer, &ns->s)) {
+		*out = ns->s;
+		err = GS_OK;
+	}
+	pthread_mutex_unlock(&node->lock);
+	return err;
+}
+
+gs_err gs_node_slice_list(struct gs_node *node, const struct gs_peer *peer,
+			  const char *team, struct gs_slice **out, int *n)
+{
+	struct gs_slice *v;
+
+	pthread_mutex_lock(&node->lock);
+	v = malloc(sizeof(*v) * (size_t)(node->n + 1));
+	if (v == NULL) {
+		pthread_mutex_unlock(&node->lock);
+		return GS_ERR_NOMEM;
+	}
+	*n = 0;
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+
+		if (!can_see(peer, s) || (team && team[0] &&
+					  strcmp(team, s->team) != 0))
+			continue;
+		v[(*n)++] = *s;
+	}
+	pthread_mutex_unlock(&node->lock);
+	*out = v;
+	return GS_OK;
+}
+
+/* The uid that owns process `pid`, or -1 when it is gone. */
+static int64_t pid_uid(int32_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int64_t uid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Uid:", 4) == 0) {
+			uid = strtoll(line + 4, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
+			    const char *name, int32_t pid, struct gs_slice *out,
+			    struct gs_errbuf *eb)
+{
+	struct gs__nslice *ns;
+	struct gs__wr wr;
+	int64_t uid;
+	bool known = false;
+
+	if (pid <= 0)
+		return gs_fail(eb, GS_ERR_INVALID, "bad pid %d", (int)pid);
+	uid = pid_uid(pid);
+	if (uid < 0)
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no process %d",
+			       (int)pid);
+	if (!peer->admin && (uint32_t)uid != peer->uid)
+		return gs_fail(eb, GS_ERR_PERM,
+			       "process %d belongs to another user", (int)pid);
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find(node, name);
+	if (ns == NULL || !can_see(peer, &ns->s)) {
+		pthread_mutex_unlock(&node->lock);
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no slice '%s'", name);
+	}
+	for (int i = 0; i < ns->s.n_pids; i++)
+		if (ns->s.pids[i] == pid)
+			known = true;
+	if (!known) {
+		/* Forget processes that are gone to make room. */
+		int k = 0;
+
+		for (int i = 0; i < ns->s.n_pids; i++)
+			if (pid_uid(ns->s.pids[i]) >= 0)
+				ns->s.pids[k++] = ns->s.pids[i];
+		ns->s.n_pids = k;
+		if (ns->s.n_pids == GS_SLICE_MAX_PIDS) {
+			pthread_mutex_unlock(&node->lock);
+			return gs_fail(eb, GS_ERR_NO_FIT,
+				       "slice '%s' has %d processes attached",
+				       name, GS_SLICE_MAX_PIDS);
+		}
+		ns->s.pids[ns->s.n_pids++] = pid;
+	}
+	ns->s.had_procs = true;
+	ns->procs_seen = true;
+	ns->s.updated_ns = gs_now_ns();
+	if (out)
+		*out = ns->s;
+	gs__wr_init(&wr);
+	gs__wr_slice_put(&wr, &ns->s);
+	if (!known)
+		gs__wr_event(&wr, "slice.attached", &ns->s, "pid=%d",
+			     (int)pid);
+	wr_submit(node, &wr);
+	pthread_mutex_unlock(&node->lock);
+	return wr_wait(node, &wr, eb);
+}
+
+gs_err gs_node_slice_mark(struct gs_node *node, int64_t id, int state,
+			  const char *event_type, const char *reason)
+{
+	struct gs__nslice *ns;
+	struct gs__wr *wr;
+
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find_id(node, id);
+	if (ns == NULL) {
+		pthread_mutex_unlock(&node->lock);
+		return GS_ERR_NOT_FOUND;
+	}
+	ns->s.state = state;
+	snprintf(ns->s.reason, sizeof(ns->s.reason), "%s", reason);
+	ns->s.updated_ns = gs_now_ns();
+	wr = gs__wr_new();
+	gs__wr_slice_put(wr, &ns->s);
+	gs__wr_event(wr, event_type, &ns->s, "%s", reason);
+	gs__wr_submit_detached(node, wr);
+	pthread_mutex_unlock(&node->lock);
+	return GS_OK;
+}
+
+gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
+			   struct gs_node_usage *out)
+{
+	struct gs__nslice *ns;
+	gs_err err = GS_ERR_NOT_FOUND;
+
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find_id(node, id);
+	if (ns) {
+		struct gs_slice_usage u;
+
+		*out = ns->live;
+		if (node->region && ns->has_ref &&
+		    gs_region_slice_usage(node->region, &ns->ref, &u) ==
+			    GS_OK) {
+			out->n_procs = u.n_procs;
+			out->mem_used = u.mem_used;
+			out->mem_peak = u.mem_peak;
+			out->busy_ns = u.busy_ns;
+			out->throttled_ns = u.throttled_ns;
+		}
+		err = GS_OK;
+	}
+	pthread_mutex_unlock(&node->lock);
+	return err;
+}
+
+/* ---- recovery ---- */
+
+/* Whether any process of the slice is still alive. Lock held. */
+static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
+{
+	for (int i = 0; i < ns->s.n_pids; i++)
+		if (pid_uid(ns->s.pids[i]) >= 0)
+			return true;
+	if (node->region && ns->has_ref &&
+	    gs_region_slice_nprocs(node->region, &ns->ref) > 0)
+		return true;
+	return false;
+}
+
+gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
+		       struct gs_errbuf *eb)
+{
+	struct gs__wr wr;
+	int n_kept = 0, n_cleaned = 0;
+
+	pthread_mutex_lock(&node->lock);
+	gs__wr_init(&wr);
+	if (node->region) {
+		struct gs_slice_ref it = {.slot = -1};
+
+		(void)gs_region_reap(node->region);
+		/* Region slices the model does not hold: an unacknowledged
+		 * create, or a delete whose region step never ran. */
+		while (gs_region_slice_next(node->region, &it)) {
+			struct gs_slice_limits lim;
+
+			if (gs_region_slice_limits(node->region, &it, &lim) !=
+			    GS_OK)
+				continue;
+			if (gs__node_find(node, lim.name) == NULL) {
+				(void)gs_region_slice_delete(node->region, &it,
+							     NULL);
+				gs_info("node",
+					"slice=%s dropped from the region: "
+					"not in the store",
+					lim.name);
+			}
+		}
+	}
+	for (int i = 0; i < node->n;) {
+		struct gs__nslice *ns = node->v[i];
+		int g = gs_gpus_find(node->gpus, ns->s.gpu_uuid);
+
+		region_put(node, ns);
+		if (g < 0) {
+			gs__node_remove(node, ns, &wr, "slice.cleaned",
+					"its GPU is gone");
+			n_cleaned++;
+			continue;
+		}
+		ns->s.gpu_index = g;
+		if (gs_mode_is_mig(ns->s.mode)) {
+			const struct gs_gpu *gp = &node->gpus->gpu[g];
+			bool found = false;
+
+			for (int k = 0; k < gp->n_mig; k++)
+				if (strcmp(gp->mig[k].uuid, ns->s.mig_uuid) ==
+				    0) {
+					found = true;
+					ns->s.gi_id = gp->mig[k].gi_id;
+					ns->s.ci_id = gp->mig[k].ci_id;
+				}
+			if (!found) {
+				gs__node_remove(node, ns, &wr, "slice.cleaned",
+						"its MIG instance is gone");
+				n_cleaned++;
+				continue;
+			}
+		}
+		if (ns->s.on_exit == GS_ON_EXIT_DELETE && ns->s.had_procs &&
+		    !slice_has_live_procs(node, ns)) {
+			gs__node_remove(node, ns, &wr, "slice.cleaned",
+					"its processes are gone (on_exit=delete)");
+			n_cleaned++;
+			continue;
+		}
+		if (ns->s.n_pids) {
+			int k = 0;
+
+			for (int j = 0; j < ns->s.n_pids; j++)
+				if (pid_uid(ns->s.pids[j]) >= 0)
+					ns->s.pids[k++] = ns->s.pids[j];
+			if (k != ns->s.n_pids) {
+				ns->s.n_pids = k;
+				gs__wr_slice_put(&wr, &ns->s);
+			}
+		}
+		n_kept++;
+		i++;
+	}
+	wr_submit(node, &wr);
+	pthread_mutex_unlock(&node->lock);
+	if (kept)
+		*kept = n_kept;
+	if (cleaned)
+		*cleaned = n_cleaned;
+	return wr_wait(node, &wr, eb);
+}
+
+/*
+ * The once-a-second pass: reap dead tenants from the region, repair region
+ * slots that a failed write left missing, and delete on_exit=delete slices
+ * whose processes are all gone. Returns the number deleted.
+ */
+int gs_node_housekeep(struct gs_node *node)
+{
+	struct gs__wr *wr = gs__wr_new();
+	int n_cleaned = 0;
+
+	pthread_mutex_lock(&node->lock);
+	if (node->region)
+		(void)gs_region_reap(node->region);
+	for (int i = 0; i < node->n;) {
+		struct gs__nslice *ns = node->v[i];
+		bool live;
+
+		if (node->region && !ns->has_ref)
+			region_put(node, ns);
+		live = slice_has_live_procs(node, ns);
+		if (live && !ns->s.had_procs) {
+			ns->s.had_procs = true;
+			gs__wr_slice_put(wr, &ns->s);
+		}
+		if (live)
+			ns->procs_seen = true;
+		if (ns->s.on_exit == GS_ON_EXIT_DELETE && ns->s.had_procs &&
+		    !live) {
+			gs_info("node", "slice=%s deleted: its processes are gone",
+				ns->s.name);
+			gs__node_remove(node, ns, wr, "slice.cleaned",
+					"its processes are gone (on_exit=delete)");
+			node->ctr.deletes++;
+			n_cleaned++;
+			continue;
+		}
+		i++;
+	}
+	gs__wr_submit_detached(node, wr);
+	pthread_mutex_unlock(&node->lock);
+	return n_cleaned;
+}
+
+/* Writes a ledger row for every slice (the ledger tick). */
+void gs_node_ledger_sample(struct gs_node *node)
+{
+	struct gs__wr *wr = gs__wr_new();
+	int64_t now = gs_now_ns();
+
+	pthread_mutex_lock(&node->lock);
+	for (int i = 0; i < node->n; i++)
+		gs__node_sample(node, node->v[i], wr, now);
+	if (node->cfg->events_keep > 0)
+		gs__wr_trim(wr, node->cfg->events_keep);
+	gs__wr_submit_detached(node, wr);
+	pthread_mutex_unlock(&node->lock);
+}
+
+/* ---- teams ---- */
+
+gs_err gs_node_team_list(struct gs_node *node, struct gs_team **out, int *n)
+{
+	struct gs_team *v;
+
+	pthread_mutex_lock(&node->lock);
+	v = malloc(sizeof(*v) * (size_t)(node->n_teams + 1));
+	if (v == NULL) {
+		pthread_mutex_unlock(&node->lock);
+		return GS_ERR_NOMEM;
+	}
+	memcpy(v, node->teams, sizeof(*v) * (size_t)node->n_teams);
+	*n = node->n_teams;
+	pthread_mutex_unlock(&node->lock);
+	*out = v;
+	return GS_OK;
+}
+
+gs_err gs_node_team_get(struct gs_node *node, const char *name,
+			struct gs_team *out, struct gs_qvec *usage)
+{
+	struct gs_quota_slice *qs;
+	struct gs_qvec *all;
+	int t;
+	gs_err err = GS_OK;
+
+	pthread_mutex_lock(&node->lock);
+	t = team_index(node, name);
+	if (t < 0) {
+		pthread_mutex_unlock(&node->lock);
+		return GS_ERR_NOT_FOUND;
+	}
+	*out = node->teams[t];
+	qs = calloc((size_t)node->n + 1, sizeof(*qs));
+	all = calloc((size_t)node->n_teams, sizeof(*all));
+	if (qs == NULL || all == NULL) {
+		err = GS_ERR_NOMEM;
+		goto out;
+	}
+	for (int i = 0; i < node->n; i++) {
+		qs[i].id = (uint64_t)node->v[i]->s.id;
+		qs[i].team = team_index(node, node->v[i]->s.team);
+		if (qs[i].team < 0)
+			qs[i].team = team_index(node, node->cfg->default_team);
+		slice_use(node, &node->v[i]->s, &qs[i].use);
+	}
+	err = gs_quota_usage(node->qtree, qs, (size_t)node->n, all, NULL);
+	if (!err)
+		*usage = all[t];
+out:
+	pthread_mutex_unlock(&node->lock);
+	free(qs);
+	free(all);
+	return err;
+}
+
+gs_err gs_node_team_put(struct gs_node *node, const struct gs_peer *peer,
+			const struct gs_team *team, struct gs_errbuf *eb)
+{
+	struct gs_team *teams;
+	struct gs_quota_tree *tree = NULL;
+	struct gs__wr wr;
+	int n, t;
+	gs_err err;
+
+	if (!peer->admin)
+		return gs_fail(eb, GS_ERR_PERM,
+			       "only an administrator may set quotas");
+	if (!gs_name_is_valid(team->name))
+		return gs_fail(eb, GS_ERR_INVALID, "bad team name '%s'",
+			       team->name);
+	teams = malloc(sizeof(*teams) * GS__NODE_MAX_TEAMS);
+	if (teams == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	pthread_mutex_lock(&node->lock);
+	memcpy(teams, node->teams, sizeof(*teams) * (size_t)node->n_teams);
+	n = node->n_teams;
+	t = team_index(node, team->name);
+	if (t < 0) {
+		if (n == GS__NODE_MAX_TEAMS) {
+			err = gs_fail(eb, GS_ERR_NO_FIT, "too many teams");
+			goto out;
+		}
+		t = n++;
+	} else if (teams[t].from_config) {
+		err = gs_fail(eb, GS_ERR_PERM,
+			      "team '%s' is defined in %s; change it there",
+			      team->name,
+			      node->cfg->path[0] ? node->cfg->path
+						 : "the config file");
+		goto out;
+	}
+	teams[t] = *team;
+	teams[t].from_config = false;
+	err = build_tree(teams, n, &tree, eb);
+	if (err)
+		goto out;
+	gs_quota_tree_destroy(node->qtree);
+	node->qtree = tree;
+	memcpy(node->teams, teams, sizeof(*teams) * (size_t)n);
+	node->n_teams = n;
+	gs__wr_init(&wr);
+	gs__wr_team_put(&wr, &teams[t]);
+	gs__wr_event(&wr, "quota.set", NULL, "team %s set by %s", team->name,
+		     peer->user);
+	wr_submit(node, &wr);
+	pthread_mutex_unlock(&node->lock);
+	free(teams);
+	return wr_wait(node, &wr, eb);
+out:
+	pthread_mutex_unlock(&node->lock);
+	free(teams);
+	return err;
+}
+
+gs_err gs_node_team_delete(struct gs_node *node, const struct gs_peer *peer,
+			   const char *name, struct gs_errbuf *eb)
+{
+	struct gs_team *teams;
+	struct gs_quota_tree *tree = NULL;
+	struct gs__wr wr;
+	int n, t;
+	gs_err err;
+
+	if (!peer->admin)
+		return gs_fail(eb, GS_ERR_PERM,
+			       "only an administrator may delete teams");
+	teams = malloc(sizeof(*teams) * GS__NODE_MAX_TEAMS);
+	if (teams == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	pthread_mutex_lock(&node->lock);
+	t = team_index(node, name);
+	if (t < 0) {
+		err = gs_fail(eb, GS_ERR_NOT_FOUND, "no team '%s'", name);
+		goto out;
+	}
+	if (node->teams[t].from_config ||
+	    strcmp(name, node->cfg->default_team) == 0) {
+		err = gs_fail(eb, GS_ERR_PERM,
+			      "team '%s' comes from the configuration", name);
+		goto out;
+	}
+	for (int i = 0; i < node->n; i++)
+		if (strcmp(node->v[i]->s.team, name) == 0) {
+			err = gs_fail(eb, GS_ERR_BUSY,
+				      "team '%s' still has slices", name);
+			goto out;
+		}
+	for (int i = 0; i < node->n_teams; i++)
+		if (strcmp(node->teams[i].parent, name) == 0) {
+			err = gs_fail(eb, GS_ERR_BUSY,
+				      "team '%s' still has sub-teams", name);
+			goto out;
+		}
+	n = 0;
+	for (int i = 0; i < node->n_teams; i++)
+		if (i != t)
+			teams[n++] = node->teams[i];
+	err = build_tree(teams, n, &tree, eb);
+	if (err)
+		goto out;
+	gs_quota_tree_destroy(node->qtree);
+	node->qtree = tree;
+	memcpy(node->teams, teams, sizeof(*teams) * (size_t)n);
+	node->n_teams = n;
+	gs__wr_init(&wr);
+	gs__wr_team_del(&wr, name);
+	gs__wr_event(&wr, "quota.deleted", NULL, "team %s deleted by %s",
+		     name, peer->user);
+	wr_submit(node, &wr);
+	pthread_mutex_unlock(&node->lock);
+	free(teams);
+	return wr_wait(node, &wr, eb);
+out:
+	pthread_mutex_unlock(&node->lock);
+	free(teams);
+	return err;
+}
+
+/* ---- views ---- */
+
+const struct gs_config *gs_node_config(const struct gs_node *node)
+{
+	return node->cfg;
+}
+
+struct gs_store *gs_node_store(struct gs_node *node)
+{
+	return node->store;
+}
+
+const char *gs_node_region_dir(const struct gs_node *node)
+{
+	return node->region_dir;
+}
+
+const char *gs_node_mps_dir(const struct gs_node *node)
+{
+	return node->mps_dir;
+}
+
+void gs_node_gpus(struct gs_node *node, struct gs_gpus *out)
+{
+	pthread_mutex_lock(&node->lock);
+	*out = *node->gpus;
+	pthread_mutex_unlock(&node->lock);
+}
+
+void gs_node_gpu_alloc(struct gs_node *node, int i, uint64_t *mem,
+		       uint32_t *compute, int *n_slices)
+{
+	*mem = 0;
+	*compute = 0;
+	*n_slices = 0;
+	pthread_mutex_lock(&node->lock);
+	for (int k = 0; k < node->n; k++) {
+		const struct gs_slice *s = &node->v[k]->s;
+
+		if (s->gpu_index != i)
+			continue;
+		*mem += s->spec.memory_bytes;
+		*compute += (uint32_t)s->spec.compute_pct;
+		(*n_slices)++;
+	}
+	pthread_mutex_unlock(&node->lock);
+}
+
+void gs_node_counters(struct gs_node *node, struct gs_node_counters *out)
+{
+	pthread_mutex_lock(&node->lock);
+	*out = node->ctr;
+	pthread_mutex_unlock(&node->lock);
+}

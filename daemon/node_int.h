@@ -1,0 +1,121 @@
+/*
+ * node_int.h - the node model's insides, shared by the daemon modules that
+ * work on it under its lock (node.c, reconcile.c, watchdog.c, ledger.c,
+ * metrics.c). Nothing outside daemon/ includes this.
+ */
+#ifndef GS_DAEMON_NODE_INT_H
+#define GS_DAEMON_NODE_INT_H
+
+#include <pthread.h>
+
+#include "gs/quota.h"
+#include "gs/region.h"
+#include "node.h"
+
+/* A slice in the model, with what the daemon tracks about it at run time. */
+struct gs__nslice {
+	struct gs_slice s;
+	struct gs_slice_ref ref;  /* its region slot */
+	bool has_ref;
+	/* ledger cursor: usage counters at the last sample */
+	int64_t led_t_ns;
+	uint64_t led_busy_ns;
+	uint64_t led_throttled_ns;
+	double led_mem_byte_s;
+	/* live view, refreshed by the ledger/watchdog ticks */
+	struct gs_node_usage live;
+	int n_nvml_procs;
+	int64_t over_since_ns;    /* watchdog: first seen over its limit */
+	bool procs_seen;          /* some process was seen in it this run */
+	uint64_t watchdog_actions;
+	uint64_t faults;
+};
+
+#define GS__NODE_MAX_TEAMS 256
+
+struct gs_node {
+	pthread_mutex_t lock;
+	const struct gs_config *cfg;
+	struct gs_store *store;
+	struct gs_gpus *gpus;
+	struct gs_region *region;
+	char region_dir[256];
+	char mps_dir[256];
+	int n, cap;
+	struct gs__nslice **v;    /* by id */
+	int n_teams;
+	struct gs_team teams[GS__NODE_MAX_TEAMS];
+	struct gs_quota_tree *qtree; /* teams[i] is tree index i */
+	int64_t next_id;
+	struct gs_node_counters ctr;
+	pthread_mutex_t resync_lock;
+};
+
+/*
+ * A list of store writes that commit together (one gs_store_op). Build it
+ * under the node lock and submit it in the same critical section; then
+ * either wait (gs__wr_wait, outside the lock) or hand it over detached.
+ */
+enum gs__wr_kind {
+	GS__WR_SLICE_PUT,
+	GS__WR_SLICE_DEL,
+	GS__WR_EVENT,
+	GS__WR_USAGE,
+	GS__WR_TEAM_PUT,
+	GS__WR_TEAM_DEL,
+	GS__WR_TRIM,
+};
+
+struct gs__wr_item {
+	enum gs__wr_kind kind;
+	union {
+		struct gs_slice slice;
+		int64_t id;
+		struct gs_event ev;
+		struct gs_usage_row usage;
+		struct gs_team team;
+		int keep;
+	} u;
+};
+
+struct gs__wr {
+	struct gs_store_op op;
+	int n, cap;
+	struct gs__wr_item *items;
+	bool nomem;               /* an append failed: the batch is incomplete */
+};
+
+/* Heap-allocated, for detached submission (freed after its commit). */
+struct gs__wr *gs__wr_new(void);
+void gs__wr_init(struct gs__wr *wr);
+void gs__wr_fini(struct gs__wr *wr);
+void gs__wr_slice_put(struct gs__wr *wr, const struct gs_slice *s);
+void gs__wr_slice_del(struct gs__wr *wr, int64_t id);
+void gs__wr_team_put(struct gs__wr *wr, const struct gs_team *t);
+void gs__wr_team_del(struct gs__wr *wr, const char *name);
+void gs__wr_usage(struct gs__wr *wr, const struct gs_usage_row *r);
+void gs__wr_trim(struct gs__wr *wr, int keep);
+/* An event about slice `s` (NULL: about the node). */
+void gs__wr_event(struct gs__wr *wr, const char *type,
+		  const struct gs_slice *s, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Submits a gs__wr_new() batch detached (lock held); NULL-safe, empty ok. */
+void gs__wr_submit_detached(struct gs_node *node, struct gs__wr *wr);
+
+/* The slice with `name` / `id`, or NULL. Lock held. */
+struct gs__nslice *gs__node_find(struct gs_node *node, const char *name);
+struct gs__nslice *gs__node_find_id(struct gs_node *node, int64_t id);
+/*
+ * Removes slice `ns` from the model and the region (and frees it),
+ * appending the store delete, its last ledger row and an event of `type`
+ * to `wr`. Lock held.
+ */
+void gs__node_remove(struct gs_node *node, struct gs__nslice *ns,
+		     struct gs__wr *wr, const char *type, const char *why);
+/* Appends a ledger row for what `ns` used since its last sample. */
+void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
+		     struct gs__wr *wr, int64_t now);
+/* Reloads the model from the store after a failed commit. */
+void gs__node_resync(struct gs_node *node);
+
+#endif

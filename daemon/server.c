@@ -1,0 +1,496 @@
+/*
+ * server.c - HTTP transport for the API (see server.h).
+ *
+ * One libmicrohttpd daemon per listener. The Unix listener is a socket we
+ * bind ourselves (so we control its mode) and hand to MHD. A connection's
+ * peer is looked up once, when it starts (SO_PEERCRED plus the groups in
+ * /proc/<pid>/status), and kept as the socket context. Each request's
+ * state (its body so far) lives in the request context and is freed by
+ * the completion callback, whatever way the request ended.
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "gs/log.h"
+
+struct gs_server {
+	struct MHD_Daemon *unix_d;
+	struct MHD_Daemon *tcp_d;
+	int unix_fd;
+	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *token;
+	gid_t admin_gid;
+	uint32_t max_body;
+	gs_http_handler handler;
+	void *ctx;
+};
+
+struct req_state {
+	char *body;
+	size_t len;
+	bool too_big;
+	bool answered;
+};
+
+static bool in_group_list(const char *line, gid_t gid)
+{
+	char *end;
+
+	while (*line) {
+		unsigned long g = strtoul(line, &end, 10);
+
+		if (end == line)
+			break;
+		if ((gid_t)g == gid)
+			return true;
+		line = end;
+		while (*line == ' ' || *line == '\t')
+			line++;
+	}
+	return false;
+}
+
+/* Whether process `pid` holds `gid` as its real/effective or a supplementary group. */
+static bool pid_has_group(int32_t pid, gid_t gid)
+{
+	char path[64], line[1024];
+	FILE *f;
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	while (!yes && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Groups:", 7) == 0)
+			yes = in_group_list(line + 7, gid);
+		else if (strncmp(line, "Gid:", 4) == 0)
+			yes = in_group_list(line + 4, gid);
+	}
+	fclose(f);
+	return yes;
+}
+
+gs_err gs_peer_from_fd(int fd, gid_t admin_gid, struct gs_peer *peer)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	memset(peer, 0, sizeof(*peer));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return GS_ERR_IO;
+	peer->local = true;
+	peer->authed = true;
+	peer->uid = cred.uid;
+	peer->gid = cred.gid;
+	peer->pid = cred.pid;
+	peer->admin = cred.uid == 0 ||
+		      (admin_gid != (gid_t)-1 &&
+		       (cred.gid == admin_gid || pid_has_group(cred.pid, admin_gid)));
+	if (getpwuid_r(cred.uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(peer->user, sizeof(peer->user), "%s", pw.pw_name);
+	else
+		snprintf(peer->user, sizeof(peer->user), "uid:%u",
+			 (unsigned)cred.uid);
+	return GS_OK;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct gs_server *srv = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct gs_peer *peer;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		free(*socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	peer = calloc(1, sizeof(*peer));
+	if (peer == NULL)
+		return;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci == NULL ||
+	    gs_peer_from_fd(ci->connect_fd, srv->admin_gid, peer) != GS_OK) {
+		/* Unknown peer: authed stays false, every request is 401. */
+		memset(peer, 0, sizeof(*peer));
+	}
+	*socket_context = peer;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn,
+			 void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct req_state *rs = *req_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (rs) {
+		free(rs->body);
+		free(rs);
+		*req_cls = NULL;
+	}
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, int status,
+			     char *body, size_t len, const char *type)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (r == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, (unsigned int)status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result queue_error(struct MHD_Connection *conn, int status,
+				   const char *code, const char *msg)
+{
+	char *body = NULL;
+	int n = asprintf(&body, "{\"error\":\"%s\",\"message\":\"%s\"}\n",
+			 code, msg);
+
+	if (n < 0)
+		return MHD_NO;
+	return queue(conn, status, body, (size_t)n, "application/json");
+}
+
+struct arg_ctx {
+	struct gs_http_req *req;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind,
+				   const char *key, const char *value)
+{
+	struct gs_http_req *req = cls;
+
+	(void)kind;
+	if (req->n_args == GS_HTTP_MAX_ARGS) {
+		req->too_many_args = true;
+		return MHD_NO;
+	}
+	req->args[req->n_args].key = key;
+	req->args[req->n_args].value = value ? value : "";
+	req->n_args++;
+	return MHD_YES;
+}
+
+static bool token_ok(struct gs_server *srv, struct MHD_Connection *conn)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						    "Authorization");
+	size_t n, tn;
+	unsigned char diff = 0;
+
+	if (srv->token == NULL || h == NULL || strncmp(h, "Bearer ", 7) != 0)
+		return false;
+	h += 7;
+	n = strlen(h);
+	tn = strlen(srv->token);
+	/* Constant time in the token's length. */
+	for (size_t i = 0; i < tn; i++)
+		diff |= (unsigned char)(srv->token[i] ^ (i < n ? h[i] : 0));
+	return diff == 0 && n == tn;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct gs_server *srv = cls;
+	struct req_state *rs = *req_cls;
+	struct gs_http_req req;
+	struct gs_http_resp resp;
+	const union MHD_ConnectionInfo *ci;
+	bool tcp;
+
+	(void)version;
+	if (rs == NULL) {
+		const char *cl;
+
+		rs = calloc(1, sizeof(*rs));
+		if (rs == NULL)
+			return MHD_NO;
+		*req_cls = rs;
+		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						 MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > srv->max_body) {
+			rs->answered = true;
+			return queue_error(conn, 413, "RANGE",
+					   "request body too large");
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (rs->answered)
+			return MHD_YES;
+		if (rs->len + n > srv->max_body) {
+			free(rs->body);
+			rs->body = NULL;
+			rs->answered = true;
+			return queue_error(conn, 413, "RANGE",
+					   "request body too large");
+		}
+		{
+			char *nb = realloc(rs->body, rs->len + n + 1);
+
+			if (nb == NULL)
+				return MHD_NO;
+			rs->body = nb;
+		}
+		memcpy(rs->body + rs->len, upload_data, n);
+		rs->len += n;
+		rs->body[rs->len] = '\0';
+		return MHD_YES;
+	}
+	if (rs->answered)
+		return MHD_YES;
+
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.path = url;
+	req.body = rs->body;
+	req.body_len = rs->len;
+	(void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND,
+					collect_arg, &req);
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
+	tcp = ci && ci->daemon == srv->tcp_d && srv->tcp_d != NULL;
+	if (tcp) {
+		bool ok = token_ok(srv, conn);
+
+		req.peer.local = false;
+		req.peer.authed = ok;
+		req.peer.admin = ok;
+		req.peer.uid = (uint32_t)-1;
+		req.peer.gid = (uint32_t)-1;
+		snprintf(req.peer.user, sizeof(req.peer.user), "%s",
+			 ok ? "token" : "anonymous");
+	} else {
+		ci = MHD_get_connection_info(conn,
+					     MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		if (ci && ci->socket_context)
+			req.peer = *(struct gs_peer *)ci->socket_context;
+	}
+	memset(&resp, 0, sizeof(resp));
+	srv->handler(srv->ctx, &req, &resp);
+	rs->answered = true;
+	if (resp.body == NULL) {
+		resp.body = strdup("");
+		resp.len = 0;
+	}
+	return queue(conn, resp.status ? resp.status : 500, resp.body, resp.len,
+		     resp.content_type ? resp.content_type
+				       : "application/json");
+}
+
+static gs_err bind_unix(struct gs_server *srv, const char *path,
+			struct gs_errbuf *eb)
+{
+	struct sockaddr_un sa;
+	char dir[sizeof(sa.sun_path)];
+	char *slash;
+	int fd, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return gs_fail(eb, GS_ERR_RANGE, "socket path too long: %s",
+			       path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		/* mkdir -p */
+		for (char *p = dir + 1; *p; p++) {
+			if (*p != '/')
+				continue;
+			*p = '\0';
+			(void)mkdir(dir, 0755);
+			*p = '/';
+		}
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			e = errno;
+			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", dir,
+				       strerror(e));
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "socket: %s", strerror(e));
+	}
+	/* A live daemon answers on the path: refuse to steal it. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		return gs_fail(eb, GS_ERR_BUSY,
+			       "another daemon is serving %s", path);
+	}
+	close(fd);
+	(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "socket: %s", strerror(e));
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		e = errno;
+		close(fd);
+		return gs_fail(eb, GS_ERR_IO, "bind %s: %s", path,
+			       strerror(e));
+	}
+	(void)chmod(path, 0666);
+	if (listen(fd, 512) != 0) {
+		e = errno;
+		close(fd);
+		(void)unlink(path);
+		return gs_fail(eb, GS_ERR_IO, "listen %s: %s", path,
+			       strerror(e));
+	}
+	srv->unix_fd = fd;
+	snprintf(srv->socket_path, sizeof(srv->socket_path), "%s", path);
+	return GS_OK;
+}
+
+static gs_err start_tcp(struct gs_server *srv, const char *spec,
+			unsigned int flags, int max_conn, struct gs_errbuf *eb)
+{
+	char host[64];
+	const char *colon = strrchr(spec, ':');
+	struct addrinfo hints, *ai = NULL;
+	int rc;
+
+	if (colon == NULL || (size_t)(colon - spec) >= sizeof(host))
+		return gs_fail(eb, GS_ERR_INVALID, "tcp: '%s' is not host:port",
+			       spec);
+	memcpy(host, spec, (size_t)(colon - spec));
+	host[colon - spec] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+	rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+	if (rc != 0)
+		return gs_fail(eb, GS_ERR_INVALID, "tcp: %s: %s", spec,
+			       gai_strerror(rc));
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	srv->tcp_d = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+		ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)max_conn, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)120, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		srv, MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (srv->tcp_d == NULL)
+		return gs_fail(eb, GS_ERR_IO, "tcp: cannot listen on %s", spec);
+	return GS_OK;
+}
+
+gs_err gs_server_start(const struct gs_server_opts *opts,
+		       struct gs_server **out, struct gs_errbuf *eb)
+{
+	struct gs_server *srv;
+	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
+			     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+			     MHD_USE_ITC;
+	gs_err err;
+
+	srv = calloc(1, sizeof(*srv));
+	if (srv == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "server: out of memory");
+	srv->unix_fd = -1;
+	srv->admin_gid = opts->admin_gid;
+	srv->max_body = opts->max_body;
+	srv->handler = opts->handler;
+	srv->ctx = opts->ctx;
+	if (opts->token && opts->token[0]) {
+		srv->token = strdup(opts->token);
+		if (srv->token == NULL) {
+			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+			goto out_free;
+		}
+	}
+	err = bind_unix(srv, opts->socket_path, eb);
+	if (err)
+		goto out_free;
+	srv->unix_d = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
+		srv->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)opts->max_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	if (srv->unix_d == NULL) {
+		err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
+			      opts->socket_path);
+		goto out_close;
+	}
+	if (opts->tcp && opts->tcp[0]) {
+		if (srv->token == NULL) {
+			err = gs_fail(eb, GS_ERR_INVALID,
+				      "tcp listener needs a token "
+				      "(api.token_file)");
+			goto out_stop;
+		}
+		err = start_tcp(srv, opts->tcp, flags, opts->max_connections,
+				eb);
+		if (err)
+			goto out_stop;
+	}
+	*out = srv;
+	return GS_OK;
+
+out_stop:
+	MHD_stop_daemon(srv->unix_d);
+out_close:
+	close(srv->unix_fd);
+	(void)unlink(srv->socket_path);
+out_free:
+	free(srv->token);
+	free(srv);
+	return err;
+}
+
+void gs_server_stop(struct gs_server *srv)
+{
+	if (srv == NULL)
+		return;
+	if (srv->tcp_d)
+		MHD_stop_daemon(srv->tcp_d);
+	if (srv->unix_d)
+		MHD_stop_daemon(srv->unix_d);
+	if (srv->unix_fd >= 0)
+		close(srv->unix_fd);
+	(void)unlink(srv->socket_path);
+	free(srv->token);
+	free(srv);
+}

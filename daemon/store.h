@@ -1,0 +1,138 @@
+/*
+ * store.h - the daemon's durable state in SQLite: slices, teams and quotas,
+ * the usage ledger and events, under a versioned schema with migrations.
+ *
+ * Writes go through one queue and are committed in batches (group commit):
+ * a thread submits an op while it holds the node model's lock, so the
+ * queue's order is the order in which the model changed, and then waits
+ * for it outside that lock. The first waiter to find no commit under way
+ * becomes the leader: it takes everything queued, runs it in one
+ * transaction, commits (one fsync with synchronous=FULL), runs each op's
+ * `after` callback in queue order and wakes the others. So N concurrent
+ * requests cost one fsync, and an acknowledged op is on disk.
+ *
+ *   submit ──> queued ──(leader: BEGIN; apply...; COMMIT)──> after() ──> done
+ *
+ * When a batch fails (disk full, I/O error) it is rolled back as a whole and
+ * every op in it completes with that error; the caller's model is then out
+ * of step with the disk and must be reloaded (see node_resync).
+ *
+ * Reads (usage, events) use a second connection under its own lock; WAL
+ * lets them run while a batch commits.
+ */
+#ifndef GS_DAEMON_STORE_H
+#define GS_DAEMON_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gs/err.h"
+#include "slice.h"
+
+struct gs_store;
+
+/* Latest schema version this build writes; older files are migrated. */
+#define GS_STORE_SCHEMA_VERSION 2
+
+enum gs_store_sync {
+	GS_STORE_SYNC_FULL = 0,   /* fsync each commit: survives power loss */
+	GS_STORE_SYNC_NORMAL = 1, /* survives a daemon crash, not power loss */
+	GS_STORE_SYNC_OFF = 2,    /* tests and fuzzing only */
+};
+
+struct gs_store_op;
+typedef gs_err (*gs_store_apply_fn)(struct gs_store *st,
+				    struct gs_store_op *op);
+typedef void (*gs_store_after_fn)(struct gs_store_op *op, gs_err result);
+
+/*
+ * One queued write. The caller owns it and keeps it alive until it is done:
+ * for a waited op until gs_store_wait() returns; a detached op is handed to
+ * the store, whose `after` callback must free it.
+ */
+struct gs_store_op {
+	gs_store_apply_fn apply; /* SQL inside the batch's transaction */
+	gs_store_after_fn after; /* may be NULL; runs after COMMIT, in order */
+	void *arg;
+	/* private to the store */
+	struct gs_store_op *next;
+	gs_err result;
+	bool done;
+	bool detached;
+};
+
+/*
+ * Opens (creating if needed) the database at `path`, migrates it to
+ * GS_STORE_SCHEMA_VERSION, and returns it in *out. Fails with GS_ERR_VERSION
+ * when the file's schema is newer than this build, GS_ERR_CORRUPT when it is
+ * not a gpuslice database. On failure nothing is left open.
+ */
+gs_err gs_store_open(const char *path, enum gs_store_sync sync,
+		     struct gs_store **out, struct gs_errbuf *eb);
+/* Commits what is queued, then closes. NULL does nothing. */
+void gs_store_close(struct gs_store *st);
+/* The schema version of the open file (after migration). */
+int gs_store_schema_version(struct gs_store *st);
+
+/* Queues `op` (not waited on yet). Never blocks on I/O. */
+void gs_store_submit(struct gs_store *st, struct gs_store_op *op);
+/* Queues `op`; the store completes it later and calls op->after, which frees it. */
+void gs_store_submit_detached(struct gs_store *st, struct gs_store_op *op);
+/* Waits until `op` is committed (leading a batch if none is under way). */
+gs_err gs_store_wait(struct gs_store *st, struct gs_store_op *op);
+/* Commits whatever is queued now (for detached ops); returns when done. */
+gs_err gs_store_flush(struct gs_store *st);
+/*
+ * Copies committed WAL frames into the database (PASSIVE: never blocks the
+ * writer). The writer does not checkpoint by itself, so the daemon's tick
+ * calls this often. Returns the frames left uncopied, or -1 on error.
+ */
+int gs_store_checkpoint(struct gs_store *st);
+/* Counters for metrics: batches committed and ops in them. */
+void gs_store_stats(struct gs_store *st, uint64_t *batches, uint64_t *ops);
+
+/* ---- writes: call only from an op's apply (inside the batch) ---- */
+gs_err gs_store_slice_put(struct gs_store *st, const struct gs_slice *s);
+gs_err gs_store_slice_delete(struct gs_store *st, int64_t id);
+gs_err gs_store_team_put(struct gs_store *st, const struct gs_team *t);
+gs_err gs_store_team_delete(struct gs_store *st, const char *name);
+gs_err gs_store_usage_add(struct gs_store *st, const struct gs_usage_row *r);
+gs_err gs_store_event_add(struct gs_store *st, const struct gs_event *e);
+gs_err gs_store_meta_set(struct gs_store *st, const char *key,
+			 const char *value);
+
+/* ---- reads (own connection; safe from any thread) ---- */
+typedef void (*gs_store_slice_cb)(void *ctx, const struct gs_slice *s);
+typedef void (*gs_store_team_cb)(void *ctx, const struct gs_team *t);
+typedef void (*gs_store_event_cb)(void *ctx, const struct gs_event *e);
+typedef void (*gs_store_usage_cb)(void *ctx, const struct gs_usage_row *r);
+
+gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
+			    void *ctx, struct gs_errbuf *eb);
+gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb,
+			   void *ctx, struct gs_errbuf *eb);
+/* Largest slice id ever given (ids are never reused). */
+gs_err gs_store_max_slice_id(struct gs_store *st, int64_t *out);
+/*
+ * Events with id > after_id and ts >= since_ns (and, when non-empty, for
+ * `slice`; when owner >= 0, of that owner's slices), oldest first, at most
+ * `limit`.
+ */
+gs_err gs_store_events(struct gs_store *st, int64_t after_id,
+		       int64_t since_ns, const char *slice, int64_t owner,
+		       int limit, gs_store_event_cb cb, void *ctx,
+		       struct gs_errbuf *eb);
+/*
+ * Ledger rows overlapping [since_ns, until_ns), optionally only one team,
+ * slice (NULL or "" for all) or owner (-1 for all), oldest first.
+ */
+gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
+		      const char *team, const char *slice, int64_t owner,
+		      gs_store_usage_cb cb, void *ctx, struct gs_errbuf *eb);
+/* A meta value into buf ("" when absent). */
+gs_err gs_store_meta_get(struct gs_store *st, const char *key, char *buf,
+			 size_t len);
+/* Write (inside an op's apply): deletes all but the newest `keep` events. */
+gs_err gs_store_events_trim(struct gs_store *st, int keep);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * watchdog.h - the backstop a tenant cannot evade. Every interval it asks
+ * NVML how much memory each process holds (nvmlDeviceGetComputeRunning-
+ * Processes_v3), maps processes to slices (the region's process table,
+ * processes attached through the API, and their descendants), and compares
+ * each slice's total with its limit: a process that allocates around the
+ * shim still shows up in NVML. The configured action follows (flag: mark
+ * the slice flagged and log an event; kill: also SIGKILL the processes).
+ *
+ * It also drains NVML's Xid events: the slice that faulted is marked
+ * faulted; in MPS mode every slice sharing the server is, and the MPS
+ * control daemon is restarted.
+ */
+#ifndef GS_DAEMON_WATCHDOG_H
+#define GS_DAEMON_WATCHDOG_H
+
+#include "node.h"
+#include "reconcile.h"
+
+struct gs_watchdog;
+
+/* `sim_dir`: the sim's state directory (to name a faulting pid), or NULL. */
+gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
+			  const char *sim_dir, struct gs_watchdog **out,
+			  struct gs_errbuf *eb);
+void gs_watchdog_destroy(struct gs_watchdog *w);
+
+/* One memory check of every slice. */
+void gs_watchdog_tick(struct gs_watchdog *w);
+/* Handles the Xid events NVML has queued (does not wait). */
+void gs_watchdog_events(struct gs_watchdog *w);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * region.h - the shared region: what the node daemon, `gpuslice run` and
+ * libgpuslice.so (the shim inside each workload) share about slices.
+ *
+ * A region is a run directory holding two memory-mapped files:
+ *
+ *   <dir>/limits   what each slice may use: name, memory cap per GPU,
+ *                  compute limit, priority, weight, mode. Written only by
+ *                  the region's owner; the shim maps it read-only. When
+ *                  the daemon creates the region (GS_REGION_OWNER) the
+ *                  file is owned by the daemon with mode 0644, so a tenant
+ *                  cannot raise its own limits.
+ *   <dir>/usage    what each slice and each process uses: memory in use
+ *                  per GPU (the books the cap is enforced against), the
+ *                  high-water mark, byte-seconds, GPU busy time, time
+ *                  throttled; the compute scheduler's state per GPU; the
+ *                  table of attached processes; the table of GPUs, keyed
+ *                  by UUID. Every tenant writes it (mode 0666).
+ *
+ * Slices and processes live in stable slots. A slot is reused with a new
+ * generation, and every reference (struct gs_slice_ref, gs_proc_ref)
+ * carries the generation it was issued for: an operation through a stale
+ * reference fails with GS_ERR_NOT_FOUND instead of touching the new
+ * occupant. A process is identified by pid + start time (from
+ * /proc/<pid>/stat) + pid namespace, so a reused pid is never taken for
+ * the process that held it.
+ *
+ * Who may do what (enum gs_region_role):
+ *
+ *   OWNER   the daemon. Creates the region if missing (marking it
+ *           privileged), creates, changes and deletes slices.
+ *   RUNNER  `gpuslice run`. Creates an unprivileged region if missing;
+ *           creates ephemeral slices only in an unprivileged region
+ *           (GS_ERR_PERM in a privileged one: ask the daemon). Joins
+ *           existing slices.
+ *   TENANT  the shim. Never writes limits; attaches processes, keeps the
+ *           books. The region must exist (GS_ERR_NOT_FOUND otherwise).
+ *
+ * Concurrency: limits are written under an flock(2) on the limits file
+ * and read through a sequence counter (readers never block writers and
+ * retry on a torn read). The usage file is guarded by one robust
+ * process-shared mutex: a process that dies holding it costs the next
+ * locker a repair (books recomputed from the process table), never a
+ * hang; a lock that cannot be had within a few seconds (a holder stopped
+ * with SIGSTOP) is GS_ERR_TIMEOUT, never a wait forever.
+ *
+ * Memory books: gs_region_mem_reserve() adds to a slice's usage on one GPU
+ * only if the result stays within the cap, atomically across processes;
+ * the caller then allocates and either commits (gs_region_mem_commit) or
+ * gives the reservation back (gs_region_mem_release). The process table
+ * keeps each process's share, so gs_region_reap() can return the share of
+ * a process that died (kill -9) to its slice.
+ *
+ * Ownership: a struct gs_region is created by gs_region_open() and freed
+ * by gs_region_close(). Every other struct here is a plain value the
+ * caller owns. Nothing returned points into the mapping.
+ *
+ * Errors: GS_ERR_NOT_FOUND (no region, no such slice, stale reference),
+ * GS_ERR_EXISTS (slice name taken), GS_ERR_PERM (limits not writable in
+ * this role), GS_ERR_NO_FIT (table full), GS_ERR_QUOTA (over the cap),
+ * GS_ERR_VERSION / GS_ERR_CORRUPT (a file this build cannot read),
+ * GS_ERR_TIMEOUT (lock), GS_ERR_IO (system call failed; errbuf says which).
+ */
+#ifndef GS_REGION_H
+#define GS_REGION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gs/err.h"
+
+#define GS_REGION_VERSION 1u
+#define GS_REGION_MAX_DEVICES 32
+#define GS_REGION_MAX_SLICES 256
+#define GS_REGION_MAX_PROCS 1024
+#define GS_REGION_NAME_MAX 64 /* slice name, NUL included */
+#define GS_REGION_UUID_MAX 96 /* GPU or MIG UUID, NUL included */
+#define GS_REGION_DIR_MAX 256
+
+#define GS_REGION_LIMITS_FILE "limits"
+#define GS_REGION_USAGE_FILE "usage"
+
+enum gs_region_role {
+	GS_REGION_TENANT = 0,
+	GS_REGION_RUNNER = 1,
+	GS_REGION_OWNER = 2,
+};
+
+/* struct gs_slice_limits.priority: a larger value is served first. */
+enum gs_region_priority {
+	GS_REGION_PRIO_LOW = 0,
+	GS_REGION_PRIO_NORMAL = 1,
+	GS_REGION_PRIO_HIGH = 2,
+};
+
+/*
+ * struct gs_slice_limits.mode: what a compute limit means.
+ *   STRICT  never above the limit, even on an idle GPU (the default:
+ *           the speed a user measures alone is the speed they keep).
+ *   SHARE   work-conserving: the limit is a guarantee; time that no other
+ *           slice on the GPU wants may be used beyond it.
+ */
+enum gs_region_compute_mode {
+	GS_REGION_COMPUTE_STRICT = 0,
+	GS_REGION_COMPUTE_SHARE = 1,
+};
+
+/* struct gs_slice_limits.flags */
+#define GS_SLICE_EPHEMERAL 0x1u /* made by `gpuslice run`, gone with it */
+/* Measure the GPU time of every launch even without a compute limit (for
+ * --report and chargeback); without it, an unlimited slice's launches go
+ * straight to the driver and its busy time is not known. */
+#define GS_SLICE_MEASURE 0x2u
+
+/* What a slice may use. The same caps apply on every GPU it uses. */
+struct gs_slice_limits {
+	char name[GS_REGION_NAME_MAX];
+	uint64_t mem_limit;   /* bytes per GPU; 0 = no cap */
+	uint32_t compute_pct; /* % of each GPU's time, 1..100; 0 = no limit */
+	uint32_t priority;    /* enum gs_region_priority */
+	uint32_t weight;      /* 1..1000: share of turns among equals */
+	uint32_t mode;        /* enum gs_region_compute_mode */
+	uint32_t flags;       /* GS_SLICE_* */
+	uint32_t reserved;
+};
+
+/* Fills `lim` with no caps, normal priority, weight 1, strict, `name`. */
+void gs_slice_limits_init(struct gs_slice_limits *lim, const char *name);
+
+/* A slice slot and the generation it was issued for. */
+struct gs_slice_ref {
+	int32_t slot;
+	uint32_t reserved;
+	uint64_t generation;
+};
+
+/* A process slot and the generation it was issued for. */
+struct gs_proc_ref {
+	int32_t slot;
+	uint32_t reserved;
+	uint64_t generation;
+};
+
+/* One slice's (or one process's) usage of one GPU. */
+struct gs_dev_usage {
+	char uuid[GS_REGION_UUID_MAX];
+	uint64_t mem_used;     /* bytes, now */
+	uint64_t mem_peak;     /* bytes, high-water mark */
+	double mem_byte_s;     /* integral of mem_used over time */
+	uint64_t busy_ns;      /* GPU time of its work, measured */
+	uint64_t throttled_ns; /* time its launches waited for the limiter */
+	uint64_t launches;
+};
+
+/*
+ * A slice's usage: per GPU in dev[0..n_dev), and totals (sums, except
+ * mem_peak: the highest per-GPU peak).
+ */
+struct gs_slice_usage {
+	uint32_t n_procs; /* attached processes, live */
+	uint32_t n_dev;
+	uint64_t mem_used;
+	uint64_t mem_peak;
+	double mem_byte_s;
+	uint64_t busy_ns;
+	uint64_t throttled_ns;
+	uint64_t launches;
+	struct gs_dev_usage dev[GS_REGION_MAX_DEVICES];
+};
+
+/* An attached process, as listed by gs_region_proc_next(). */
+struct gs_proc_info {
+	struct gs_proc_ref ref;
+	struct gs_slice_ref slice;
+	int32_t pid;
+	uint32_t flags; /* GS_PROC_* */
+	uint64_t start_time;
+	uint64_t attached_ns; /* CLOCK_REALTIME */
+	uint32_t n_dev;
+	uint32_t reserved;
+	struct gs_dev_usage dev[GS_REGION_MAX_DEVICES];
+};
+
+/* gs_proc_info.flags / gs_region_proc_attach() flags */
+#define GS_PROC_RUNNER 0x1u /* `gpuslice run` itself: holds the slice */
+
+struct gs_region;
+
+/*
+ * The run directory: `explicit_dir` when non-NULL and non-empty, else
+ * $GPUSLICE_RUN_DIR, else /run/gpuslice when it exists (a daemon made
+ * it), else $XDG_RUNTIME_DIR/gpuslice, else /tmp/gpuslice-<uid>.
+ * OUT: out (GS_REGION_DIR_MAX bytes). GS_ERR_RANGE when it does not fit.
+ */
+gs_err gs_region_dir_resolve(const char *explicit_dir,
+			     char out[GS_REGION_DIR_MAX], struct gs_errbuf *eb);
+
+/*
+ * Opens (and for OWNER/RUNNER creates, with the directory) the region in
+ * `dir`. A region left from an earlier boot is recreated by OWNER/RUNNER
+ * and refused (GS_ERR_NOT_FOUND) by TENANT. OUT: *out, freed with
+ * gs_region_close(). On error nothing is left open.
+ */
+gs_err gs_region_open(const char *dir, enum gs_region_role role,
+		      struct gs_region **out, struct gs_errbuf *eb);
+/* Unmaps and frees; NULL does nothing. Attached processes stay attached. */
+void gs_region_close(struct gs_region *r);
+/* Whether the daemon created this region (its limits are read-only here). */
+bool gs_region_is_privileged(const struct gs_region *r);
+/* Whether this handle may write limits. */
+bool gs_region_can_write_limits(const struct gs_region *r);
+/* The directory the region lives in. */
+const char *gs_region_dir(const struct gs_region *r);
+
+/* ---- Slices ---------------------------------------------------------- */
+
+/*
+ * Creates a slice. GS_ERR_EXISTS when the name is taken, GS_ERR_INVALID
+ * for a bad name or out-of-range limit, GS_ERR_NO_FIT when the table is
+ * full, GS_ERR_PERM when this handle may not write limits. OUT: *out.
+ */
+gs_err gs_region_slice_create(struct gs_region *r,
+			      const struct gs_slice_limits *lim,
+			      struct gs_slice_ref *out, struct gs_errbuf *eb);
+/*
+ * Finds `lim->name`; creates it from `lim` when missing and this handle
+ * may write limits. One step under the limits lock, so concurrent
+ * callers agree on one slice. OUT: *out, *created (may be NULL).
+ */
+gs_err gs_region_slice_ensure(struct gs_region *r,
+			      const struct gs_slice_limits *lim,
+			      struct gs_slice_ref *out, bool *created,
+			      struct gs_errbuf *eb);
+/* Finds a live slice by name. GS_ERR_NOT_FOUND. OUT: *out. */
+gs_err gs_region_slice_find(struct gs_region *r, const char *name,
+			    struct gs_slice_ref *out);
+/* Replaces a slice's limits (the name stays). Takes effect at once. */
+gs_err gs_region_slice_update(struct gs_region *r,
+			      const struct gs_slice_ref *ref,
+			      const struct gs_slice_limits *lim,
+			      struct gs_errbuf *eb);
+/*
+ * Deletes a slice: the slot is freed with a new generation. Processes
+ * still attached keep running; their books are dropped and their next
+ * operation on the slice sees GS_ERR_NOT_FOUND.
+ */
+gs_err gs_region_slice_delete(struct gs_region *r,
+			      const struct gs_slice_ref *ref,
+			      struct gs_errbuf *eb);
+/*
+ * What `gpuslice run` does: finds `lim->name` (creating it from `lim` when
+ * missing and this handle may write limits) and attaches the calling
+ * process with `proc_flags`, in one step under the limits lock, so that a
+ * concurrent gs_region_slice_leave() cannot delete the slice in between.
+ * GS_ERR_NOT_FOUND when the slice is missing and cannot be created here.
+ * OUT: *slice, *proc, *created (may be NULL).
+ */
+gs_err gs_region_slice_join(struct gs_region *r,
+			    const struct gs_slice_limits *lim,
+			    uint32_t proc_flags, struct gs_slice_ref *slice,
+			    struct gs_proc_ref *proc, bool *created,
+			    struct gs_errbuf *eb);
+/*
+ * Detaches `proc` and, when the slice is ephemeral, nobody else is
+ * attached (after reaping) and this handle may write limits, deletes it.
+ * OUT: *deleted (may be NULL).
+ */
+gs_err gs_region_slice_leave(struct gs_region *r,
+			     const struct gs_slice_ref *slice,
+			     const struct gs_proc_ref *proc, bool *deleted);
+/* A consistent copy of a slice's limits. OUT: *out. */
+gs_err gs_region_slice_limits(struct gs_region *r,
+			      const struct gs_slice_ref *ref,
+			      struct gs_slice_limits *out);
+/* A snapshot of a slice's usage. OUT: *out. */
+gs_err gs_region_slice_usage(struct gs_region *r,
+			     const struct gs_slice_ref *ref,
+			     struct gs_slice_usage *out);
+/*
+ * Iterates over live slices: start with it->slot = -1; returns false when
+ * there are no more. OUT: *it (the next slice's reference).
+ */
+bool gs_region_slice_next(struct gs_region *r, struct gs_slice_ref *it);
+
+/* ---- Processes ------------------------------------------------------- */
+
+/*
+ * Attaches the calling process (pid, start time, pid namespace) to a
+ * slice. Attaching again from the same process returns its existing slot.
+ * GS_ERR_NO_FIT when the process table is full. OUT: *out.
+ */
+gs_err gs_region_proc_attach(struct gs_region *r,
+			     const struct gs_slice_ref *slice, uint32_t flags,
+			     struct gs_proc_ref *out, struct gs_errbuf *eb);
+/* Detaches: its memory share goes back to the slice, its slot is freed. */
+gs_err gs_region_proc_detach(struct gs_region *r, const struct gs_proc_ref *p);
+/*
+ * Frees the slots of attached processes that are gone (pid missing, a
+ * zombie, or a different start time), returning their memory to their
+ * slices. Processes in another pid namespace are left alone. Returns the
+ * number reaped, or a negative gs_err.
+ */
+int gs_region_reap(struct gs_region *r);
+/* Live processes attached to a slice (after nothing is reaped). */
+int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s);
+/* Iterates over attached processes; start with it->slot = -1. OUT: *out. */
+bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
+			 struct gs_proc_info *out);
+
+/* ---- GPUs and memory books ------------------------------------------- */
+
+/*
+ * The region's slot for GPU `uuid`, added when new (`total_bytes` is its
+ * physical memory, kept for views). Returns the slot, or a negative gs_err
+ * (GS_ERR_NO_FIT when the table is full).
+ */
+int gs_region_device(struct gs_region *r, const char *uuid,
+		     uint64_t total_bytes);
+/* The UUID of device slot `dev`, or NULL. Valid until close. */
+const char *gs_region_device_uuid(struct gs_region *r, int dev);
+
+/*
+ * Reserves `bytes` of process `p`'s slice on device slot `dev`.
+ * GS_ERR_QUOTA when that would take the slice over its cap (dead
+ * processes are reaped first, then it is tried once more); nothing is
+ * charged then. GS_ERR_NOT_FOUND for a stale reference.
+ */
+gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
+			     int dev, uint64_t bytes);
+/* Marks a reservation as allocated (updates the high-water marks). */
+void gs_region_mem_commit(struct gs_region *r, const struct gs_proc_ref *p,
+			  int dev, uint64_t bytes);
+/* Gives back a reservation or a freed allocation. */
+void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
+			   int dev, uint64_t bytes);
+/*
+ * The slice's view of device `dev`: bytes in use by the whole slice and
+ * its cap (0 when uncapped). OUT: *used, *limit.
+ */
+gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
+			  int dev, uint64_t *used, uint64_t *limit);
+
+/* ---- Helpers --------------------------------------------------------- */
+
+/* Start time of `pid` (field 22 of /proc/<pid>/stat); 0 when gone. */
+uint64_t gs_region_pid_start_time(int32_t pid);
+/* Whether (pid, start time) names a running, non-zombie process. */
+bool gs_region_pid_alive(int32_t pid, uint64_t start_time);
+
+#endif

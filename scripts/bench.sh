@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs gpuslice's benchmarks and prints their figures.
+#
+#   scripts/bench.sh BUILD_DIR [SECTION...]
+#
+# One function per section, named bench_<section>; with no SECTION every
+# section in SECTIONS runs in order. To add one: write bench_<name> (it gets
+# the build dir as $1 and prints its own heading) and append <name> to
+# SECTIONS. Numbers measured on the simulated GPU say so in their heading:
+# they measure gpuslice's logic, not a GPU.
+set -euo pipefail
+
+# MIG planner: time per gs_migplan_solve call for every catalog model at
+# its hardest input (pure CPU; no GPU or sim involved).
+bench_migplan() {
+	echo "== migplan: MIG layout planner (CPU only) =="
+	"$1/bin/gs-bench-core"
+}
+
+# The sim's own overhead: what one kernel launch, one alloc+free pair and
+# one event record + query cost on the simulated driver (sim/bench_sim.c).
+# These are host-side costs of the stand-in, not GPU figures.
+bench_sim() {
+	echo "== sim: cost of the simulated CUDA driver itself (source: sim) =="
+	"$1/bin/gs-bench-sim"
+}
+
+# Cluster placement on Alibaba's GPU-sharing trace (cluster-trace-gpu-v2023),
+# as the FGD paper measured it: replay time of one default run at 1.3x on
+# one core for FGD and for gpuslice's own policy, then the default matrix
+# (the six published policies and ours, 10 seeds each) with unallocated
+# GPU % at arrival 100 against the paper's published means. CPU only.
+bench_trace() {
+	local b=$1 src data tmp
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	data=$src/tests/data/trace
+	tmp=$(mktemp -d)
+	echo "== trace: placement replay on Alibaba's GPU-sharing trace (CPU only) =="
+	local pin=()
+	command -v taskset >/dev/null 2>&1 && pin=(taskset -c 0)
+	echo "-- one default run (1213 nodes, ~10,700 tasks at 1.3x), CPU seconds of the replay on one core (mean of seeds 42-46):"
+	"${pin[@]}" "$b/bin/gpuslice" bench trace --nodes "$data/openb_node_list_gpu_node.csv" \
+		--pods "$data/openb_pod_list_default.csv" --policy fgd,gpuslice \
+		--seeds 42-46 --jobs 1 2>/dev/null |
+		awk '/^Unallocated/ {on=1; next} on && /^(FGD|gpuslice) / {printf "   %-9s %s s\n", $1, $NF} /^$/ {on=0}'
+	echo "-- default list, 10 seeds, unallocated GPU % at arrival 100 (mean +- sd) vs published:"
+	"$b/bin/gpuslice" bench trace --nodes "$data/openb_node_list_gpu_node.csv" \
+		--pods "$data/openb_pod_list_default.csv" --policy all --seeds 42-51 \
+		--jobs "$(nproc 2>/dev/null || echo 2)" --json 2>/dev/null >"$tmp/res.json"
+	python3 - "$tmp/res.json" "$data/published_unalloc_100.csv" default <<'PY'
+import csv, json, sys
+res = json.load(open(sys.argv[1]))["results"]
+pub = {r["policy"]: r for r in csv.DictReader(open(sys.argv[2])) if r["workload"] == sys.argv[3]}
+print("   %-11s %16s %16s %7s" % ("policy", "replay", "published", "diff"))
+for e in res:
+    if e["arrived_pct"] != 100:
+        continue
+    p = pub.get(e["policy"])
+    if p:
+        print("   %-11s %8.2f +- %4.2f %8.2f +- %4.2f %+7.2f" % (e["policy"], e["unallocated_pct_mean"], e["unallocated_pct_sd"],
+              float(p["unalloc_pct_mean"]), float(p["unalloc_pct_sd"]), e["unallocated_pct_mean"] - float(p["unalloc_pct_mean"])))
+    else:
+        f = pub["fgd"]
+        print("   %-11s %8.2f +- %4.2f %16s %+7.2f vs published FGD" % (e["policy"], e["unallocated_pct_mean"], e["unallocated_pct_sd"], "(ours)",
+              e["unallocated_pct_mean"] - float(f["unalloc_pct_mean"])))
+PY
+	rm -rf "$tmp"
+}
+
+# Our policy against FGD on every task list of the trace (default, cpu*,
+# gpushare*): 10 seeds each, unallocated GPU % at arrival 100. The lists
+# are read from $GS_TRACE_DIR (default: ../shared/traces/gpu-v2023/csv
+# next to the checkout); the section is skipped when they are not there.
+bench_trace_lists() {
+	local b=$1 src dir tmp f w
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	dir=${GS_TRACE_DIR:-$src/../shared/traces/gpu-v2023/csv}
+	echo "== trace_lists: gpuslice vs FGD on every trace list (CPU only) =="
+	if [ ! -f "$dir/openb_node_list_gpu_node.csv" ]; then
+		echo "   skipped: no trace lists in $dir (set GS_TRACE_DIR)"
+		return 0
+	fi
+	tmp=$(mktemp -d)
+	printf '   %-12s %14s %14s %14s\n' list "gpuslice" "FGD (replay)" "FGD published"
+	for f in "$dir"/openb_pod_list_*.csv; do
+		w=$(basename "$f" .csv)
+		w=${w#openb_pod_list_}
+		"$b/bin/gpuslice" bench trace --nodes "$dir/openb_node_list_gpu_node.csv" --pods "$f" \
+			--policy gpuslice,fgd --seeds 42-51 --jobs "$(nproc 2>/dev/null || echo 2)" \
+			--json 2>/dev/null >"$tmp/r.json"
+		python3 - "$tmp/r.json" "$src/tests/data/trace/published_unalloc_100.csv" "$w" <<'PY'
+import csv, json, sys
+res = {e["policy"]: e for e in json.load(open(sys.argv[1]))["results"] if e["arrived_pct"] == 100}
+pub = [r for r in csv.DictReader(open(sys.argv[2])) if r["workload"] == sys.argv[3] and r["policy"] == "fgd"]
+g, f = res["gpuslice"], res["fgd"]
+p = "%8.2f" % float(pub[0]["unalloc_pct_mean"]) if pub else "       -"
+print("   %-12s %7.2f +- %4.2f %7.2f +- %4.2f %14s" % (sys.argv[3], g["unallocated_pct_mean"], g["unallocated_pct_sd"],
+      f["unallocated_pct_mean"], f["unallocated_pct_sd"], p))
+PY
+	done
+	rm -rf "$tmp"
+}
+
+SECTIONS=(migplan sim trace trace_lists)
+
+build=${1:-}
+if [ -z "$build" ] || [ ! -d "$build" ]; then
+	echo "usage: scripts/bench.sh BUILD_DIR [SECTION...] (sections: ${SECTIONS[*]})" >&2
+	exit 2
+fi
+shift
+run=("$@")
+[ ${#run[@]} -eq 0 ] && run=("${SECTIONS[@]}")
+for s in "${run[@]}"; do
+	if ! declare -F "bench_$s" >/dev/null; then
+		echo "bench: unknown section '$s' (sections: ${SECTIONS[*]})" >&2
+		exit 2
+	fi
+	"bench_$s" "$build"
+	echo
+done

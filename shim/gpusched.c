@@ -1,0 +1,368 @@
+/*
+ * gpusched.c - the compute scheduler's decisions (see gpusched.h for the rules
+ * and the slot state machine). Pure: every function works on the structs
+ * it is given and the `now` it is passed; the caller holds the region lock.
+ *
+ * Costs: admission scans the slices of one GPU (at most
+ * GS_REGION_MAX_SLICES small records) a few times; it runs only on the
+ * launch slow path, for slices that need scheduling.
+ */
+#include "gpusched.h"
+
+#include <stddef.h>
+
+#include "gs/region.h"
+
+#define MS 1000000ULL
+#define US 1000ULL
+
+void gs_sched_params_default(struct gs_sched_params *p)
+{
+	/* 20 ms turns: long next to a 2 ms driver time slice (few
+	 * hand-overs), short next to the 10 s windows limits are judged on. */
+	p->quantum = 20 * MS;
+	/* A server sending a request every few ms stays "active" between
+	 * requests; one idle for 50 ms lets lower priorities run again. */
+	p->linger = 50 * MS;
+	/* Unused limit saved up to 100 ms: enough to ride out a turn or two
+	 * of waiting, small against a 10 s window (1 point of a 10 % share). */
+	p->burst = 100 * MS;
+	p->idle = 1 * MS;
+	p->presence = 1000 * MS;
+	p->stale = 50 * MS;
+}
+
+bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c)
+{
+	return c->live && (c->pct > 0 || c->prio != GS_REGION_PRIO_NORMAL ||
+			   c->weight != 1);
+}
+
+/* ---- per-slice helpers ------------------------------------------------ */
+
+static bool valid(const struct gs_sched_view *v, int t)
+{
+	return t >= 0 && t < v->n && v->cfg[t].live &&
+	       v->sl[t].generation == v->cfg[t].generation;
+}
+
+/* Brings slot t's state to its config's generation (a new slice). */
+static void fresh(const struct gs_sched_view *v, int t)
+{
+	struct gs_sched_slice *S = &v->sl[t];
+
+	if (S->generation == v->cfg[t].generation)
+		return;
+	*S = (struct gs_sched_slice){0};
+	S->generation = v->cfg[t].generation;
+}
+
+static void refill(const struct gs_sched_view *v, int t, uint64_t now)
+{
+	struct gs_sched_slice *S = &v->sl[t];
+	const struct gs_sched_cfg *c = &v->cfg[t];
+	int64_t burst = (int64_t)v->par->burst;
+
+	if (c->pct == 0) {
+		S->refill_ns = now;
+		return;
+	}
+	if (S->refill_ns == 0 || now < S->refill_ns) {
+		S->refill_ns = now;
+		return;
+	}
+	S->tokens_ns += (int64_t)((now - S->refill_ns) * c->pct / 100);
+	if (S->tokens_ns > burst)
+		S->tokens_ns = burst;
+	S->refill_ns = now;
+}
+
+/* Work in flight that still counts (not stale past its estimate). */
+static bool busy(const struct gs_sched_view *v, int t, uint64_t now)
+{
+	const struct gs_sched_slice *S = &v->sl[t];
+
+	return S->inflight > 0 && now < S->busy_until_ns + v->par->stale;
+}
+
+static bool active(const struct gs_sched_view *v, int t, uint64_t now)
+{
+	const struct gs_sched_slice *S = &v->sl[t];
+
+	return busy(v, t, now) || S->waiting > 0 ||
+	       (S->last_active_ns != 0 &&
+		now - S->last_active_ns < v->par->linger);
+}
+
+/* Out of tokens under a limit (needs refill first). */
+static bool broke(const struct gs_sched_view *v, int t)
+{
+	return v->cfg[t].pct > 0 && v->sl[t].tokens_ns <= 0;
+}
+
+/*
+ * Whether waiting slot t may be given a turn: 2 = yes, 1 = only if nobody
+ * with 2 waits (SHARE mode out of tokens), 0 = no.
+ */
+static int eligibility(const struct gs_sched_view *v, int t)
+{
+	if (!broke(v, t))
+		return 2;
+	return v->cfg[t].mode == GS_REGION_COMPUTE_SHARE ? 1 : 0;
+}
+
+static uint64_t w_eff(const struct gs_sched_cfg *c)
+{
+	uint64_t w = c->weight ? c->weight : 1;
+
+	return w * (c->pct ? c->pct : 100);
+}
+
+/*
+ * The best waiting slice of priority `prio` other than `skip` (-1 none):
+ * highest eligibility, then lowest virtual time. Refills as it goes.
+ * OUT: *elig of the winner.
+ */
+static int best_waiting(const struct gs_sched_view *v, uint32_t prio, int skip,
+			uint64_t now, int *elig)
+{
+	int best = -1, be = 0;
+
+	for (int t = 0; t < v->n; t++) {
+		int e;
+
+		if (t == skip || !valid(v, t) || v->cfg[t].prio != prio ||
+		    v->sl[t].waiting == 0)
+			continue;
+		refill(v, t, now);
+		e = eligibility(v, t);
+		if (e == 0)
+			continue;
+		if (best < 0 || e > be ||
+		    (e == be && v->sl[t].vtime < v->sl[best].vtime)) {
+			best = t;
+			be = e;
+		}
+	}
+	if (elig != NULL)
+		*elig = be;
+	return best;
+}
+
+/* Whether waiting slot b (eligibility e) should go before slot s. */
+static bool prefer(const struct gs_sched_view *v, int b, int e, int s)
+{
+	int es = eligibility(v, s);
+
+	if (es == 0)
+		es = 1; /* s got past the limit check: it may borrow */
+	return e > es || (e == es && v->sl[b].vtime < v->sl[s].vtime);
+}
+
+/*
+ * Whether any slice but s waits for a turn it is entitled to (within its
+ * limit): SHARE-mode time is only borrowed when nobody such waits.
+ */
+static bool any_entitled_waiting(const struct gs_sched_view *v, int s,
+				 uint64_t now)
+{
+	for (int t = 0; t < v->n; t++) {
+		if (t == s || !valid(v, t) || v->sl[t].waiting == 0)
+			continue;
+		refill(v, t, now);
+		if (eligibility(v, t) == 2)
+			return true;
+	}
+	return false;
+}
+
+static void give_turn(const struct gs_sched_view *v, int t, uint64_t now)
+{
+	struct gs_sched_dev *d = v->dev;
+
+	d->holder = t;
+	d->holder_gen = t >= 0 ? v->cfg[t].generation : 0;
+	d->holder_since_ns = now;
+	if (t >= 0 && v->sl[t].vtime > d->vclock)
+		d->vclock = v->sl[t].vtime;
+	__atomic_add_fetch(&d->seq, 1, __ATOMIC_RELEASE);
+}
+
+void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now)
+{
+	struct gs_sched_dev *d = v->dev;
+	bool on = d->enforced_ns != 0 && now - d->enforced_ns < v->par->presence;
+	uint32_t g = GS_GATE_ALWAYS | (on ? GS_GATE_ENFORCED : 0);
+
+	if (__atomic_load_n(&d->gate, __ATOMIC_RELAXED) != g)
+		__atomic_store_n(&d->gate, g, __ATOMIC_RELEASE);
+}
+
+/* ---- decisions -------------------------------------------------------- */
+
+static uint64_t clamp(uint64_t x, uint64_t lo, uint64_t hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
+				     uint64_t est_ns, uint64_t now,
+				     uint64_t *retry_ns, enum gs_sched_why *why)
+{
+	struct gs_sched_dev *d = v->dev;
+	const struct gs_sched_cfg *c = &v->cfg[s];
+	struct gs_sched_slice *S = &v->sl[s];
+	int h, e;
+
+	*retry_ns = 0;
+	*why = GS_SCHED_WHY_NONE;
+	if (s < 0 || s >= v->n || !c->live)
+		return GS_SCHED_GO;
+	fresh(v, s);
+	refill(v, s, now);
+	if (!active(v, s, now) && S->vtime < d->vclock)
+		S->vtime = d->vclock; /* no credit for time spent idle */
+	if (gs_sched_cfg_enforcing(c))
+		d->enforced_ns = now;
+	gs_sched_gate_refresh(v, now);
+
+	/* 1. A higher priority that is active keeps the GPU. */
+	for (int t = 0; t < v->n; t++) {
+		if (t == s || !valid(v, t) || v->cfg[t].prio <= c->prio ||
+		    !active(v, t, now))
+			continue;
+		/* Sleep through its burst: nothing changes for us before it
+		 * has been quiet for `linger`. */
+		*retry_ns = 10 * MS;
+		if (!busy(v, t, now) && v->sl[t].waiting == 0)
+			*retry_ns = clamp(v->sl[t].last_active_ns +
+						  v->par->linger - now,
+					  50 * US, 10 * MS);
+		*why = GS_SCHED_WHY_PRIORITY;
+		return GS_SCHED_WAIT;
+	}
+
+	/* 2. The compute limit. */
+	if (broke(v, s)) {
+		bool borrow = c->mode == GS_REGION_COMPUTE_SHARE &&
+			      !any_entitled_waiting(v, s, now);
+
+		if (!borrow) {
+			uint64_t need = (uint64_t)(-S->tokens_ns) + 1;
+
+			*retry_ns = clamp(need * 100 / c->pct, 50 * US, 10 * MS);
+			/* A borrower asks again as soon as the others may
+			 * have been served. */
+			*why = GS_SCHED_WHY_LIMIT;
+			if (c->mode == GS_REGION_COMPUTE_SHARE) {
+				*retry_ns = 500 * US;
+				*why = GS_SCHED_WHY_TURN;
+			}
+			return GS_SCHED_WAIT;
+		}
+	}
+
+	/* 3. Turns among equals; lower priorities' work does not block. */
+	for (int t = 0; t < v->n; t++) {
+		if (t == s || !valid(v, t) || v->cfg[t].prio != c->prio ||
+		    !busy(v, t, now))
+			continue;
+		*retry_ns = 500 * US;
+		*why = GS_SCHED_WHY_TURN;
+		return GS_SCHED_WAIT;
+	}
+	h = d->holder;
+	if (h >= 0 && h != s && valid(v, h))
+		refill(v, h, now);
+	if (h >= 0 && h != s && valid(v, h) &&
+	    d->holder_gen == v->cfg[h].generation &&
+	    v->cfg[h].prio == c->prio &&
+	    now - v->sl[h].last_active_ns < v->par->idle &&
+	    eligibility(v, h) >= (eligibility(v, s) ? eligibility(v, s) : 1)) {
+		/* The holder is between two launches and no less entitled
+		 * than we are: let it go on. */
+		*retry_ns = 500 * US;
+		*why = GS_SCHED_WHY_TURN;
+		return GS_SCHED_WAIT;
+	}
+	if (h != s || now - d->holder_since_ns >= v->par->quantum) {
+		/* A free turn, or ours for a full quantum: whoever is most
+		 * behind (lowest virtual time) among those waiting goes. */
+		int b = best_waiting(v, c->prio, s, now, &e);
+
+		if (b >= 0 && prefer(v, b, e, s)) {
+			give_turn(v, b, now);
+			*retry_ns = 500 * US;
+			*why = GS_SCHED_WHY_TURN;
+			return GS_SCHED_WAIT;
+		}
+		if (h != s)
+			give_turn(v, s, now);
+		else
+			d->holder_since_ns = now;
+	}
+
+	S->inflight++;
+	S->tokens_ns -= (int64_t)est_ns;
+	S->last_active_ns = now;
+	S->busy_until_ns = (S->busy_until_ns > now ? S->busy_until_ns : now) +
+			   est_ns;
+	return GS_SCHED_GO;
+}
+
+void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now)
+{
+	if (s < 0 || s >= v->n)
+		return;
+	fresh(v, s);
+	v->sl[s].waiting++;
+	(void)now;
+}
+
+void gs_sched_wait_end(const struct gs_sched_view *v, int s)
+{
+	if (s < 0 || s >= v->n || v->sl[s].waiting == 0)
+		return;
+	v->sl[s].waiting--;
+}
+
+void gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
+		       uint64_t est_ns, uint64_t now)
+{
+	struct gs_sched_slice *S;
+	const struct gs_sched_cfg *c;
+	int64_t burst = (int64_t)v->par->burst;
+
+	if (s < 0 || s >= v->n)
+		return;
+	S = &v->sl[s];
+	c = &v->cfg[s];
+	if (S->generation != c->generation)
+		return; /* the slice was replaced meanwhile */
+	if (S->inflight > 0)
+		S->inflight--;
+	refill(v, s, now);
+	S->tokens_ns += (int64_t)est_ns - (int64_t)busy_ns;
+	if (S->tokens_ns > burst)
+		S->tokens_ns = burst;
+	if (c->mode == GS_REGION_COMPUTE_SHARE && S->tokens_ns < -burst)
+		S->tokens_ns = -burst; /* borrowed time is forgiven */
+	S->vtime += busy_ns * 1000 / w_eff(c);
+	S->last_active_ns = now;
+	if (S->inflight == 0)
+		S->busy_until_ns = now;
+	if (gs_sched_cfg_enforcing(c))
+		v->dev->enforced_ns = now;
+	__atomic_add_fetch(&v->dev->seq, 1, __ATOMIC_RELEASE);
+}
+
+void gs_sched_forget(const struct gs_sched_view *v, int s, uint32_t n)
+{
+	struct gs_sched_slice *S;
+
+	if (s < 0 || s >= v->n)
+		return;
+	S = &v->sl[s];
+	S->inflight -= n <= S->inflight ? n : S->inflight;
+	__atomic_add_fetch(&v->dev->seq, 1, __ATOMIC_RELEASE);
+}

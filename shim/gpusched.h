@@ -1,0 +1,168 @@
+/*
+ * gpusched.h - the compute scheduler's decisions, as pure functions over the
+ * state that lives in the shared region (one struct gs_sched_dev per GPU,
+ * one struct gs_sched_slice per slice and GPU). No clock, no I/O, no
+ * locks: the caller (shim/launch.c) holds the region lock, passes `now`
+ * (CLOCK_MONOTONIC ns) and sleeps when told to wait. The unit tests drive
+ * it with a fake clock.
+ *
+ * What it enforces on one GPU, in this order:
+ *
+ *   1. Priority. A slice does not submit while a slice of higher priority
+ *      is active there: it has work in flight, a process waiting to
+ *      submit, or was active less than `linger` ago (so a latency-bound
+ *      server that sends a request every few hundred microseconds keeps
+ *      the GPU between requests).
+ *   2. Compute limit. A slice with a limit holds a token bucket in GPU
+ *      nanoseconds, refilled at pct% of wall time and capped at `burst`.
+ *      Admission charges an estimate, completion corrects it with the
+ *      measured GPU time (closed loop). STRICT: no tokens, no submission.
+ *      SHARE (work-conserving): without tokens it may still submit when
+ *      no other slice on the GPU is waiting for a turn; its debt is
+ *      forgiven beyond `burst`.
+ *   3. Turns. One slice at a time has work on the GPU: a slice waits
+ *      while another has work in flight or holds the turn. The holder
+ *      keeps the turn for `quantum` when others wait, then hands it to
+ *      the best waiting slice: highest priority, then lowest virtual
+ *      time, where a slice's virtual time grows by its measured GPU time
+ *      divided by its weight (x its compute %, when it has a limit). So
+ *      weights divide contended time among equals, and slices of 20, 30
+ *      and 50 % get time in that ratio. Turns also keep measurements
+ *      honest: on a time-sliced GPU a kernel's measured duration would
+ *      otherwise include the slices that other contexts ran.
+ *
+ *   GATE: gs_sched_dev.gate is the word the launch fast path reads
+ *   without a lock. GS_GATE_ALWAYS is always set; GS_GATE_ENFORCED is set
+ *   while some slice that needs the scheduler (a compute limit, a
+ *   priority other than normal, a weight other than 1) was active within
+ *   `presence`. A plain slice (none of these) launches without the
+ *   scheduler while ENFORCED is clear.
+ *
+ * Slot state machine of one slice on one GPU:
+ *
+ *     idle --admit:GO--> in flight --complete (inflight 0)--> lingering
+ *      ^  \--admit:WAIT--> waiting --admit:GO--/                |
+ *      +------------------------- linger passed ----------------+
+ */
+#ifndef GS_SHIM_GPUSCHED_H
+#define GS_SHIM_GPUSCHED_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_GATE_ALWAYS 0x80000000u
+#define GS_GATE_ENFORCED 0x1u
+
+/* Per GPU, in the usage file. gate and seq are read without the lock. */
+struct gs_sched_dev {
+	uint32_t gate;       /* GS_GATE_* (atomic) */
+	uint32_t seq;        /* bumped on every change waiters care about */
+	int32_t holder;      /* slice slot holding the turn, -1 none */
+	uint32_t reserved0;
+	uint64_t holder_gen; /* its generation */
+	uint64_t holder_since_ns;
+	uint64_t vclock;       /* virtual time of the last turn given */
+	uint64_t enforced_ns;  /* last activity of an enforcing slice */
+	uint64_t reserved[2];
+};
+static_assert(sizeof(struct gs_sched_dev) == 64, "gs_sched_dev layout");
+
+/* Per slice and GPU, in the usage file. */
+struct gs_sched_slice {
+	uint64_t generation;    /* slice generation this state belongs to */
+	int64_t tokens_ns;      /* GPU ns the slice may still use */
+	uint64_t refill_ns;     /* when tokens were last refilled */
+	uint64_t vtime;         /* weighted GPU time */
+	uint64_t last_active_ns;
+	uint64_t busy_until_ns; /* estimated end of its work in flight */
+	uint32_t inflight;      /* launches admitted and not completed */
+	uint32_t waiting;       /* processes waiting to submit */
+	uint64_t reserved;
+};
+static_assert(sizeof(struct gs_sched_slice) == 64, "gs_sched_slice layout");
+
+/* A slice's limits as the scheduler sees them (process-local copy). */
+struct gs_sched_cfg {
+	uint64_t generation;
+	bool live;
+	uint32_t pct;    /* 0 = no limit */
+	uint32_t prio;   /* enum gs_region_priority */
+	uint32_t weight; /* >= 1 */
+	uint32_t mode;   /* enum gs_region_compute_mode */
+};
+
+/* Tunables, in ns. gs_sched_params_default() gives the documented ones. */
+struct gs_sched_params {
+	uint64_t quantum;  /* turn length while others wait */
+	uint64_t linger;   /* a higher priority stays "active" this long */
+	uint64_t burst;    /* token bucket cap */
+	uint64_t idle;     /* a holder without work for this long lets go */
+	uint64_t presence; /* GS_GATE_ENFORCED outlives activity this long */
+	uint64_t stale;    /* in-flight work past its estimate by this much
+			      no longer blocks others (its owner is busy
+			      elsewhere and has not looked) */
+};
+
+void gs_sched_params_default(struct gs_sched_params *p);
+
+/* One GPU's scheduler state plus the slices' configs (indexed by slot). */
+struct gs_sched_view {
+	struct gs_sched_dev *dev;
+	struct gs_sched_slice *sl;      /* [n] */
+	const struct gs_sched_cfg *cfg; /* [n] */
+	int n;
+	const struct gs_sched_params *par;
+};
+
+/* Whether a slice with these limits needs the scheduler on every launch. */
+bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c);
+
+enum gs_sched_verdict {
+	GS_SCHED_GO = 0,
+	GS_SCHED_WAIT = 1,
+};
+
+/* Why a WAIT: the caller sleeps differently for each. */
+enum gs_sched_why {
+	GS_SCHED_WHY_NONE = 0,
+	GS_SCHED_WHY_PRIORITY = 1, /* a higher priority is active: sleep */
+	GS_SCHED_WHY_LIMIT = 2,    /* out of tokens: sleep until refilled */
+	GS_SCHED_WHY_TURN = 3,     /* another slice's turn: wake on dev->seq */
+};
+
+/*
+ * Slice `s` wants to submit work estimated at `est_ns` GPU time at `now`.
+ * GO: the work is admitted (inflight + 1, tokens - est, turn taken).
+ * WAIT: OUT *retry_ns = how long to sleep at most before asking again
+ * (for GS_SCHED_WHY_TURN a wake-up through dev->seq may come sooner),
+ * OUT *why. A caller that waits registers once (gs_sched_wait_begin) and
+ * unregisters when it gets GO or gives up (gs_sched_wait_end).
+ */
+enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
+				     uint64_t est_ns, uint64_t now,
+				     uint64_t *retry_ns,
+				     enum gs_sched_why *why);
+
+/* Registers / unregisters a waiting process of slice `s`. */
+void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now);
+void gs_sched_wait_end(const struct gs_sched_view *v, int s);
+
+/*
+ * Admitted work of slice `s` completed after `busy_ns` of measured GPU
+ * time; `est_ns` is what admission charged. Corrects the tokens, advances
+ * the virtual time, ends the turn's hold when nothing is left in flight.
+ */
+void gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
+		       uint64_t est_ns, uint64_t now);
+
+/*
+ * Admitted work of slice `s` is forgotten without a measurement (its
+ * process died or its context went away): inflight - n.
+ */
+void gs_sched_forget(const struct gs_sched_view *v, int s, uint32_t n);
+
+/* Refreshes GS_GATE_ENFORCED from activity (called on the slow path). */
+void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now);
+
+#endif

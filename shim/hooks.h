@@ -1,0 +1,84 @@
+/*
+ * hooks.h - the one list of entry points libgpuslice.so intercepts.
+ *
+ * Everything about a hook comes from this list: the exported wrapper's
+ * prototype (declared with the real function's type from cuda.h, so a
+ * wrapper that does not match fails to compile), the pointer to the real
+ * function, the lookup table that dlsym() and cuGetProcAddress() consult,
+ * and the linker version script (exports.map, generated from this file by
+ * the preprocessor), so the library exports exactly these names.
+ *
+ * GS_CU_HOOKS: X(symbol, base, version, per_thread)
+ *   symbol      the exported driver symbol (a variant: _v2, _ptsz, ...)
+ *   base        the name cuGetProcAddress is asked for
+ *   version     the lowest CUDA version for which cuGetProcAddress
+ *               answers `base` with `symbol` (from the CUDA 13 headers)
+ *   per_thread  1 for the variant returned with
+ *               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+ *
+ * The legacy 32-bit variants (cuMemAlloc, cuMemGetInfo, cuDeviceTotalMem
+ * before 3.2) are not hooked: nothing built in this century asks for them.
+ *
+ * This file holds macros only: exports.map.c includes it without cuda.h.
+ */
+#ifndef GS_SHIM_HOOKS_H
+#define GS_SHIM_HOOKS_H
+
+#define GS_CU_HOOKS(X)                                                         \
+	X(cuGetProcAddress, cuGetProcAddress, 11030, 0)                        \
+	X(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)                     \
+	/* memory */                                                           \
+	X(cuMemAlloc_v2, cuMemAlloc, 3020, 0)                                  \
+	X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0)                        \
+	X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0)                       \
+	X(cuMemFree_v2, cuMemFree, 3020, 0)                                    \
+	X(cuMemAllocAsync, cuMemAllocAsync, 11020, 0)                          \
+	X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1)                     \
+	X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0)          \
+	X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, 1)     \
+	X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0)                            \
+	X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1)                       \
+	X(cuMemCreate, cuMemCreate, 10020, 0)                                  \
+	X(cuMemRelease, cuMemRelease, 10020, 0)                                \
+	X(cuArrayCreate_v2, cuArrayCreate, 3020, 0)                            \
+	X(cuArray3DCreate_v2, cuArray3DCreate, 3020, 0)                        \
+	X(cuArrayDestroy, cuArrayDestroy, 2000, 0)                             \
+	X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, 0)             \
+	X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0)           \
+	/* the slice's view of memory */                                       \
+	X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0)                              \
+	X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                      \
+	/* contexts: their overhead, and their end frees their memory */      \
+	X(cuCtxCreate, cuCtxCreate, 2000, 0)                                   \
+	X(cuCtxCreate_v2, cuCtxCreate, 3020, 0)                                \
+	X(cuCtxCreate_v3, cuCtxCreate, 11040, 0)                               \
+	X(cuCtxCreate_v4, cuCtxCreate, 12050, 0)                               \
+	X(cuCtxDestroy, cuCtxDestroy, 2000, 0)                                 \
+	X(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0)                              \
+	X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0)         \
+	X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, 0)       \
+	X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, 0)   \
+	X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, 0)           \
+	X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, 0)       \
+	/* launches: the compute limiter and the scheduler */                  \
+	X(cuLaunchKernel, cuLaunchKernel, 4000, 0)                             \
+	X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1)                        \
+	X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0)                        \
+	X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, 1)                   \
+	X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000, 0)       \
+	X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1)  \
+	X(cuGraphLaunch, cuGraphLaunch, 10000, 0)                              \
+	X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1)                         \
+	/* synchronisation: completions are measured when the host waits */   \
+	X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0)                   \
+	X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1)             \
+	X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0)                         \
+	X(cuCtxSynchronize_v2, cuCtxSynchronize, 13000, 0)                     \
+	X(cuEventSynchronize, cuEventSynchronize, 2000, 0)
+
+/* X(symbol): NVML entry points (the slice's view of memory). */
+#define GS_NVML_HOOKS(X)                                                       \
+	X(nvmlDeviceGetMemoryInfo)                                             \
+	X(nvmlDeviceGetMemoryInfo_v2)
+
+#endif

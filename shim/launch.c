@@ -1,0 +1,909 @@
+/*
+ * launch.c - launches: the compute limiter and scheduler (gpusched.c) on
+ * the slow path, GPU time measured with events, and the fast path that
+ * makes the shim free for slices that need none of it.
+ *
+ * Fast path (every launch hook): one load of the gate word the process
+ * watches and a test against its mask, then a tail call into the driver.
+ *
+ *   process                       gate word        mask       path
+ *   no slice / not attached       gs__gate_open    ALWAYS     fast
+ *   plain slice, one GPU          that GPU's gate  ENFORCED   fast unless
+ *                                                             a slice with
+ *                                                             limits is
+ *                                                             on the GPU
+ *   limited/prioritised/measured  gs__gate_slow    ALWAYS     slow
+ *   GPU not known yet, or several gs__gate_slow    ALWAYS     slow
+ *
+ * Slow path, one launch:
+ *
+ *   bound  when our work in flight on the GPU is estimated above
+ *          GS__INFLIGHT_NS, wait for our oldest launch (so a turn can
+ *          change hands, and a higher priority get in, within about that)
+ *   admit  gs_sched_admit() under the region lock. WAIT for a priority
+ *          or for tokens: sleep the retry time; WAIT for a turn: sleep on
+ *          the GPU's futex word (woken by completions and hand-overs).
+ *          Time waited is the slice's throttled time.
+ *   launch measured: record a start event, launch, record an end event;
+ *          the pair joins the in-flight ring. Unmeasured (a high-priority
+ *          slice with no limit, weight or --report: it yields to nobody,
+ *          so only its activity matters): admitted and completed at once.
+ *   settle when an end event has completed (looked at when the bound is
+ *          hit, when the host synchronises, while waiting), the GPU time
+ *          from cuEventElapsedTime goes to gs_sched_complete() and to the
+ *          slice's and process's busy time.
+ *
+ * In-flight launches are kept in submission order and settled oldest
+ * first. Events are pooled per context and created with
+ * CU_EVENT_BLOCKING_SYNC, so waiting for one sleeps instead of spinning.
+ */
+#include "shim_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GS__RING 64 /* launches in flight per process, at most */
+#define GS__INFLIGHT_NS 2000000ULL
+#define GS__POOL_MAX 128
+
+#define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
+GS_CU_HOOKS(GS__LDECL)
+#undef GS__LDECL
+
+struct inflight {
+	CUcontext ctx;
+	CUevent start, end;
+	int dev;
+	int32_t slice;
+	uint64_t est;
+	bool timed; /* start and end recorded */
+};
+
+struct pooled {
+	CUcontext ctx;
+	CUevent ev;
+};
+
+struct done {
+	int dev;
+	int32_t slice;
+	uint64_t busy, est;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct inflight ring[GS__RING]; /* [head, tail) in flight */
+static uint32_t head, tail;              /* tail read without mu */
+static struct pooled pool[GS__POOL_MAX];
+static int n_pool;
+static uint64_t est_ns[GS_REGION_MAX_DEVICES]; /* EWMA per device slot */
+
+/* Scheduler config cache and parameters: under the region lock. */
+static struct gs_sched_cfg cfg[GS_REGION_MAX_SLICES];
+static uint64_t cfg_epoch;
+static int cfg_n; /* highest live slot + 1 */
+static struct gs_sched_params par;
+static pthread_once_t par_once = PTHREAD_ONCE_INIT;
+
+static void par_init(void)
+{
+	gs_sched_params_default(&par);
+}
+
+/* Region lock held: refreshes the config cache. */
+static void cfg_refresh(void)
+{
+	if (!gs__region_cfg_refresh(gs__g.region, cfg, &cfg_epoch))
+		return;
+	cfg_n = 0;
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
+		if (cfg[s].live)
+			cfg_n = s + 1;
+}
+
+void gs__launch_fast_update(void)
+{
+	const uint32_t *gate = &gs__gate_slow;
+	uint32_t mask = GS_GATE_ALWAYS;
+	int d = __atomic_load_n(&gs__g.single_dev, __ATOMIC_RELAXED);
+
+	if (!gs__g.attached || gs__g.region == NULL) {
+		gate = &gs__gate_open;
+	} else if (!gs__g.slow && d >= 0) {
+		gate = &gs__region_usage(gs__g.region)->dev[d].sched.gate;
+		mask = GS_GATE_ENFORCED;
+	}
+	__atomic_store_n(&gs__g.fast_mask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&gs__g.fast_gate, gate, __ATOMIC_RELEASE);
+}
+
+static inline bool fast(void)
+{
+	const uint32_t *g = __atomic_load_n(&gs__g.fast_gate, __ATOMIC_ACQUIRE);
+
+	return (__atomic_load_n(g, __ATOMIC_RELAXED) &
+		__atomic_load_n(&gs__g.fast_mask, __ATOMIC_RELAXED)) == 0;
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+/* mu held. */
+static CUevent pool_get(CUcontext ctx)
+{
+	CUevent ev = NULL;
+
+	for (int i = n_pool - 1; i >= 0; i--) {
+		if (pool[i].ctx != ctx)
+			continue;
+		ev = pool[i].ev;
+		pool[i] = pool[--n_pool];
+		return ev;
+	}
+	if (gs__real.cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC) !=
+	    CUDA_SUCCESS)
+		return NULL;
+	return ev;
+}
+
+/* mu held. */
+static void pool_put(CUcontext ctx, CUevent ev)
+{
+	if (ev == NULL)
+		return;
+	if (n_pool < GS__POOL_MAX) {
+		pool[n_pool].ctx = ctx;
+		pool[n_pool].ev = ev;
+		n_pool++;
+		return;
+	}
+	(void)gs__real.cuEventDestroy_v2(ev);
+}
+
+static bool elapsed_ns(CUevent a, CUevent b, uint64_t *ns)
+{
+	float ms = 0;
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+
+	if (gs__real.cuEventElapsedTime_v2 != NULL)
+		r = gs__real.cuEventElapsedTime_v2(&ms, a, b);
+	if (r != CUDA_SUCCESS && gs__real.cuEventElapsedTime != NULL)
+		r = gs__real.cuEventElapsedTime(&ms, a, b);
+	if (r != CUDA_SUCCESS || !(ms >= 0))
+		return false;
+	*ns = (uint64_t)((double)ms * 1e6);
+	return true;
+}
+
+/* ---- region side ------------------------------------------------------ */
+
+static void futex_wake(uint32_t *w)
+{
+	(void)syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
+			      .tv_nsec = (long)(ns % 1000000000ULL)};
+
+	(void)syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
+			      .tv_nsec = (long)(ns % 1000000000ULL)};
+
+	(void)nanosleep(&ts, NULL);
+}
+
+static void view_of(int dev, struct gs_sched_view *v)
+{
+	struct gs_ru_file *ru = gs__region_usage(gs__g.region);
+
+	(void)pthread_once(&par_once, par_init);
+	v->dev = &ru->dev[dev].sched;
+	v->sl = ru->sched[dev];
+	v->cfg = cfg;
+	v->n = cfg_n;
+	v->par = &par;
+}
+
+/* Region lock held: charges one settled launch. */
+static void settle_one(struct gs_ru_proc *pr, const struct done *d,
+		       uint64_t now)
+{
+	struct gs_sched_view v;
+	struct gs_ru_slice *us;
+
+	view_of(d->dev, &v);
+	gs_sched_complete(&v, d->slice, d->busy, d->est, now);
+	gs_sched_gate_refresh(&v, now);
+	if (pr == NULL || pr->slice != d->slice)
+		return;
+	if (pr->dev[d->dev].inflight > 0)
+		pr->dev[d->dev].inflight--;
+	pr->dev[d->dev].busy_ns += d->busy;
+	us = &gs__region_usage(gs__g.region)->slice[d->slice];
+	if (us->generation == pr->slice_gen)
+		us->dev[d->dev].busy_ns += d->busy;
+}
+
+/* Charges settled launches; region lock not held. */
+static void settle(const struct done *d, int n)
+{
+	struct gs_ru_proc *pr;
+	uint64_t now = gs__now();
+	bool wake[GS_REGION_MAX_DEVICES] = {false};
+
+	if (n == 0 || gs__region_lock(gs__g.region) != GS_OK)
+		return;
+	cfg_refresh();
+	pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
+	for (int i = 0; i < n; i++) {
+		settle_one(pr, &d[i], now);
+		wake[d[i].dev] = true;
+	}
+	gs__region_unlock(gs__g.region);
+	for (int k = 0; k < GS_REGION_MAX_DEVICES; k++)
+		if (wake[k])
+			futex_wake(&gs__region_usage(gs__g.region)
+					    ->dev[k]
+					    .sched.seq);
+}
+
+/* ---- settling --------------------------------------------------------- */
+
+static void ewma(int dev, uint64_t busy)
+{
+	uint64_t e = est_ns[dev];
+
+	est_ns[dev] = e == 0 ? busy : (e * 7 + busy) / 8;
+}
+
+/*
+ * Takes the launches that completed off the ring, oldest first, stopping
+ * at the first one still running (with `forget`, taking everything of
+ * `ctx`, or of every context when NULL, complete or not). mu held.
+ * OUT: out[] (GS__RING entries), returns the count.
+ */
+static int collect(CUcontext ctx, bool forget, struct done *out)
+{
+	int n = 0;
+	uint32_t i, keep = head;
+
+	for (i = head; i != tail; i++) {
+		struct inflight *f = &ring[i % GS__RING];
+		bool mine = ctx == NULL || f->ctx == ctx;
+		CUresult q = CUDA_SUCCESS;
+		uint64_t busy = f->est;
+
+		if (mine && f->timed && !forget)
+			q = gs__real.cuEventQuery(f->end);
+		if (!mine || q == CUDA_ERROR_NOT_READY) {
+			if (!forget)
+				break;
+			ring[keep++ % GS__RING] = *f; /* not ours: keep */
+			continue;
+		}
+		if (q == CUDA_SUCCESS && f->timed && !forget &&
+		    elapsed_ns(f->start, f->end, &busy))
+			ewma(f->dev, busy);
+		out[n].dev = f->dev;
+		out[n].slice = f->slice;
+		out[n].busy = forget ? 0 : busy;
+		out[n].est = f->est;
+		n++;
+		pool_put(f->ctx, f->start);
+		pool_put(f->ctx, f->end);
+	}
+	if (forget) {
+		__atomic_store_n(&tail, keep, __ATOMIC_RELEASE);
+	} else {
+		head = i;
+	}
+	return n;
+}
+
+void gs__launch_harvest(CUcontext ctx, bool wait_all)
+{
+	struct done d[GS__RING];
+	int n;
+
+	(void)ctx;
+	(void)wait_all;
+	if (__atomic_load_n(&tail, __ATOMIC_ACQUIRE) == head ||
+	    gs__g.region == NULL)
+		return;
+	(void)pthread_mutex_lock(&mu);
+	n = collect(NULL, false, d);
+	(void)pthread_mutex_unlock(&mu);
+	settle(d, n);
+}
+
+void gs__launch_ctx_gone(CUcontext ctx)
+{
+	struct done d[GS__RING];
+	int n;
+
+	if (ctx == NULL || gs__g.region == NULL)
+		return;
+	gs__launch_harvest(NULL, false);
+	(void)pthread_mutex_lock(&mu);
+	n = collect(ctx, true, d);
+	for (int i = n_pool - 1; i >= 0; i--) {
+		if (pool[i].ctx != ctx)
+			continue;
+		(void)gs__real.cuEventDestroy_v2(pool[i].ev);
+		pool[i] = pool[--n_pool];
+	}
+	(void)pthread_mutex_unlock(&mu);
+	settle(d, n);
+}
+
+/* Our work in flight on `dev`: estimated GPU time. OUT: oldest end event
+ * on it, count in the ring. */
+static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *count)
+{
+	uint64_t ns = 0;
+
+	*oldest_end = NULL;
+	(void)pthread_mutex_lock(&mu);
+	*count = tail - head;
+	for (uint32_t i = head; i != tail; i++) {
+		struct inflight *f = &ring[i % GS__RING];
+
+		if (f->dev != dev)
+			continue;
+		ns += f->est;
+		if (*oldest_end == NULL && f->timed)
+			*oldest_end = f->end;
+	}
+	(void)pthread_mutex_unlock(&mu);
+	return ns;
+}
+
+/* Waits while our own work in flight on `dev` is above the bound. */
+static void bound(int dev)
+{
+	for (int k = 0; k < GS__RING; k++) {
+		CUevent oldest;
+		uint32_t count;
+		uint64_t ns = ours(dev, &oldest, &count);
+
+		if (ns < GS__INFLIGHT_NS && count < GS__RING - 2)
+			return;
+		gs__launch_harvest(NULL, false);
+		ns = ours(dev, &oldest, &count);
+		if (ns < GS__INFLIGHT_NS && count < GS__RING - 2)
+			return;
+		if (oldest == NULL ||
+		    gs__real.cuEventSynchronize(oldest) != CUDA_SUCCESS)
+			return;
+	}
+}
+
+/* ---- admission -------------------------------------------------------- */
+
+struct ticket {
+	bool admitted;
+	bool measure;
+	int dev;
+	int32_t slice;
+	uint64_t est;
+	CUcontext ctx;
+	CUevent start, end;
+	bool pt;
+	CUstream stream;
+};
+
+static CUresult record(const struct ticket *t, CUevent ev)
+{
+	if (t->pt)
+		return gs__real.cuEventRecord_ptsz(ev, t->stream);
+	return gs__real.cuEventRecord(ev, t->stream);
+}
+
+/* Whether launches of a slice with these limits are measured. */
+static bool measured(const struct gs_slice_limits *l)
+{
+	return l->compute_pct > 0 || l->weight != 1 ||
+	       (l->flags & GS_SLICE_MEASURE) ||
+	       l->priority != GS_REGION_PRIO_HIGH;
+}
+
+/* Admission of one launch; false when it runs unscheduled. */
+static bool admit(struct ticket *t)
+{
+	struct gs_sched_view v;
+	struct gs_ru_proc *pr;
+	struct gs_ru_slice *us;
+	uint64_t now, t0 = 0, retry;
+	enum gs_sched_why why;
+	bool waited = false;
+	uint32_t *seq;
+
+	if (gs__region_lock(gs__g.region) != GS_OK)
+		return false;
+	cfg_refresh();
+	pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
+	if (pr == NULL || !cfg[pr->slice].live ||
+	    cfg[pr->slice].generation != pr->slice_gen) {
+		gs__region_unlock(gs__g.region);
+		return false;
+	}
+	t->slice = pr->slice;
+	view_of(t->dev, &v);
+	seq = &v.dev->seq;
+	now = gs__now();
+	for (;;) {
+		uint32_t s0;
+
+		if (gs_sched_admit(&v, t->slice, t->measure ? t->est : 0, now,
+				   &retry, &why) == GS_SCHED_GO)
+			break;
+		if (!waited) {
+			gs_sched_wait_begin(&v, t->slice, now);
+			pr->dev[t->dev].waiting++;
+			waited = true;
+			t0 = now;
+		}
+		s0 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+		gs__region_unlock(gs__g.region);
+		gs__launch_harvest(NULL, false);
+		if (why == GS_SCHED_WHY_TURN)
+			futex_wait(seq, s0, retry);
+		else
+			sleep_ns(retry);
+		if (gs__region_lock(gs__g.region) != GS_OK)
+			return false; /* a wedged region must not wedge us */
+		cfg_refresh();
+		view_of(t->dev, &v);
+		now = gs__now();
+		pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
+		if (pr == NULL || !cfg[t->slice].live) {
+			gs__region_unlock(gs__g.region);
+			return false;
+		}
+	}
+	us = &gs__region_usage(gs__g.region)->slice[t->slice];
+	if (waited) {
+		gs_sched_wait_end(&v, t->slice);
+		if (pr->dev[t->dev].waiting > 0)
+			pr->dev[t->dev].waiting--;
+		pr->dev[t->dev].throttled_ns += now - t0;
+		if (us->generation == pr->slice_gen)
+			us->dev[t->dev].throttled_ns += now - t0;
+	}
+	pr->dev[t->dev].launches++;
+	if (us->generation == pr->slice_gen)
+		us->dev[t->dev].launches++;
+	if (t->measure) {
+		pr->dev[t->dev].inflight++;
+	} else {
+		/* Activity is all that counts: done as soon as admitted. */
+		gs_sched_complete(&v, t->slice, 0, 0, now);
+	}
+	gs__region_unlock(gs__g.region);
+	if (waited || !t->measure)
+		futex_wake(seq);
+	return true;
+}
+
+/*
+ * Slow path before a launch on `stream`. Returns false when the launch
+ * goes to the driver unscheduled (nothing to undo afterwards).
+ */
+static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
+{
+	int saved = errno, single;
+	uint32_t gate;
+
+	t->admitted = false;
+	t->start = t->end = NULL;
+	t->stream = stream;
+	t->pt = pt;
+	if (!gs__enforcing())
+		goto out_fast;
+	gs__limits_refresh();
+	t->dev = gs__dev_current(NULL);
+	if (t->dev < 0)
+		goto out;
+	single = __atomic_load_n(&gs__g.single_dev, __ATOMIC_RELAXED);
+	if (single == -1 || (single >= 0 && single != t->dev)) {
+		__atomic_store_n(&gs__g.single_dev, single == -1 ? t->dev : -2,
+				 __ATOMIC_RELAXED);
+		gs__launch_fast_update();
+	}
+	gate = __atomic_load_n(
+		&gs__region_usage(gs__g.region)->dev[t->dev].sched.gate,
+		__ATOMIC_ACQUIRE);
+	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED))
+		goto out_fast;
+	t->measure = measured(&gs__g.lim);
+	(void)gs__real.cuCtxGetCurrent(&t->ctx);
+	if (t->measure)
+		bound(t->dev);
+	t->est = est_ns[t->dev];
+	if (!admit(t))
+		goto out;
+	t->admitted = true;
+	if (!t->measure)
+		goto out_admitted;
+	(void)pthread_mutex_lock(&mu);
+	t->start = pool_get(t->ctx);
+	t->end = pool_get(t->ctx);
+	(void)pthread_mutex_unlock(&mu);
+	if (t->start != NULL && record(t, t->start) != CUDA_SUCCESS) {
+		(void)pthread_mutex_lock(&mu);
+		pool_put(t->ctx, t->start);
+		pool_put(t->ctx, t->end);
+		(void)pthread_mutex_unlock(&mu);
+		t->start = t->end = NULL;
+	}
+out_admitted:
+	errno = saved;
+	return true;
+out_fast:
+	gs__launch_fast_update();
+out:
+	errno = saved;
+	return false;
+}
+
+/* Slow path after the launch returned `r`. */
+static CUresult launch_end(struct ticket *t, CUresult r)
+{
+	int saved = errno;
+	struct done d;
+	bool timed, queued = false;
+
+	if (!t->admitted || !t->measure)
+		return r;
+	timed = r == CUDA_SUCCESS && t->start != NULL && t->end != NULL &&
+		record(t, t->end) == CUDA_SUCCESS;
+	d.dev = t->dev;
+	d.slice = t->slice;
+	d.est = t->est;
+	d.busy = r == CUDA_SUCCESS ? t->est : 0; /* not launched: no charge */
+	(void)pthread_mutex_lock(&mu);
+	if (r == CUDA_SUCCESS && tail - head < GS__RING) {
+		struct inflight *f = &ring[tail % GS__RING];
+
+		f->ctx = t->ctx;
+		f->start = timed ? t->start : NULL;
+		f->end = timed ? t->end : NULL;
+		f->timed = timed;
+		f->dev = t->dev;
+		f->slice = t->slice;
+		f->est = t->est;
+		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
+		queued = true;
+	}
+	if (!timed || !queued) {
+		pool_put(t->ctx, t->start);
+		pool_put(t->ctx, t->end);
+	}
+	(void)pthread_mutex_unlock(&mu);
+	if (!queued)
+		settle(&d, 1);
+	errno = saved;
+	return r;
+}
+
+void gs__launch_atfork_child(void)
+{
+	(void)pthread_mutex_init(&mu, NULL);
+	head = tail = 0;
+	n_pool = 0;
+	cfg_epoch = 0;
+}
+
+/* ---- hooks ------------------------------------------------------------ */
+
+/*
+ * Each hook is its fast path only: the gate test and a tail call, with no
+ * frame of its own. Everything else is in the *_slow function beside it.
+ */
+
+static __attribute__((noinline)) CUresult
+cuLaunchKernel_slow(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                    unsigned int gridDimZ, unsigned int blockDimX,
+                    unsigned int blockDimY, unsigned int blockDimZ,
+                    unsigned int sharedMemBytes, CUstream hStream,
+                    void **kernelParams, void **extra)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!launch_begin(&t, hStream, false))
+		return gs__real.cuLaunchKernel(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+	return launch_end(&t, gs__real.cuLaunchKernel(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams, extra));
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+                        unsigned int gridDimY, unsigned int gridDimZ,
+                        unsigned int blockDimX, unsigned int blockDimY,
+                        unsigned int blockDimZ, unsigned int sharedMemBytes,
+                        CUstream hStream, void **kernelParams, void **extra)
+{
+	__typeof__(&cuLaunchKernel) fn =
+	    GS_LIKELY(fast()) ? gs__real.cuLaunchKernel : cuLaunchKernel_slow;
+
+	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+	          blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+}
+
+static __attribute__((noinline)) CUresult
+cuLaunchKernel_ptsz_slow(CUfunction f, unsigned int gridDimX,
+                         unsigned int gridDimY, unsigned int gridDimZ,
+                         unsigned int blockDimX, unsigned int blockDimY,
+                         unsigned int blockDimZ, unsigned int sharedMemBytes,
+                         CUstream hStream, void **kernelParams, void **extra)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!launch_begin(&t, hStream, true))
+		return gs__real.cuLaunchKernel_ptsz(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+	return launch_end(&t, gs__real.cuLaunchKernel_ptsz(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams, extra));
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                             unsigned int gridDimY, unsigned int gridDimZ,
+                             unsigned int blockDimX, unsigned int blockDimY,
+                             unsigned int blockDimZ,
+                             unsigned int sharedMemBytes, CUstream hStream,
+                             void **kernelParams, void **extra)
+{
+	__typeof__(&cuLaunchKernel_ptsz) fn = GS_LIKELY(fast())
+	                                          ? gs__real.cuLaunchKernel_ptsz
+	                                          : cuLaunchKernel_ptsz_slow;
+
+	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+	          blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+}
+
+static __attribute__((noinline)) CUresult
+cuLaunchKernelEx_slow(const CUlaunchConfig *config, CUfunction f,
+                      void **kernelParams, void **extra)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (config == NULL || !launch_begin(&t, config->hStream, false))
+		return gs__real.cuLaunchKernelEx(config, f, kernelParams,
+		                                 extra);
+	return launch_end(
+	    &t, gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                          void **kernelParams, void **extra)
+{
+	__typeof__(&cuLaunchKernelEx) fn = GS_LIKELY(fast())
+	                                       ? gs__real.cuLaunchKernelEx
+	                                       : cuLaunchKernelEx_slow;
+
+	return fn(config, f, kernelParams, extra);
+}
+
+static __attribute__((noinline)) CUresult
+cuLaunchKernelEx_ptsz_slow(const CUlaunchConfig *config, CUfunction f,
+                           void **kernelParams, void **extra)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (config == NULL || !launch_begin(&t, config->hStream, true))
+		return gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams,
+		                                      extra);
+	return launch_end(
+	    &t, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams, extra));
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                               void **kernelParams, void **extra)
+{
+	__typeof__(&cuLaunchKernelEx_ptsz) fn =
+	    GS_LIKELY(fast()) ? gs__real.cuLaunchKernelEx_ptsz
+	                      : cuLaunchKernelEx_ptsz_slow;
+
+	return fn(config, f, kernelParams, extra);
+}
+
+static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_slow(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+    void **kernelParams)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!launch_begin(&t, hStream, false))
+		return gs__real.cuLaunchCooperativeKernel(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams);
+	return launch_end(&t, gs__real.cuLaunchCooperativeKernel(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams));
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+                                   unsigned int gridDimY, unsigned int gridDimZ,
+                                   unsigned int blockDimX,
+                                   unsigned int blockDimY,
+                                   unsigned int blockDimZ,
+                                   unsigned int sharedMemBytes,
+                                   CUstream hStream, void **kernelParams)
+{
+	__typeof__(&cuLaunchCooperativeKernel) fn =
+	    GS_LIKELY(fast()) ? gs__real.cuLaunchCooperativeKernel
+	                      : cuLaunchCooperativeKernel_slow;
+
+	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+	          blockDimZ, sharedMemBytes, hStream, kernelParams);
+}
+
+static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_ptsz_slow(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+    void **kernelParams)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!launch_begin(&t, hStream, true))
+		return gs__real.cuLaunchCooperativeKernel_ptsz(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams);
+	return launch_end(&t, gs__real.cuLaunchCooperativeKernel_ptsz(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams));
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+    void **kernelParams)
+{
+	__typeof__(&cuLaunchCooperativeKernel_ptsz) fn =
+	    GS_LIKELY(fast()) ? gs__real.cuLaunchCooperativeKernel_ptsz
+	                      : cuLaunchCooperativeKernel_ptsz_slow;
+
+	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+	          blockDimZ, sharedMemBytes, hStream, kernelParams);
+}
+
+static __attribute__((noinline)) CUresult
+cuGraphLaunch_slow(CUgraphExec hGraphExec, CUstream hStream)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!launch_begin(&t, hStream, false))
+		return gs__real.cuGraphLaunch(hGraphExec, hStream);
+	return launch_end(&t, gs__real.cuGraphLaunch(hGraphExec, hStream));
+}
+
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+	__typeof__(&cuGraphLaunch) fn =
+	    GS_LIKELY(fast()) ? gs__real.cuGraphLaunch : cuGraphLaunch_slow;
+
+	return fn(hGraphExec, hStream);
+}
+
+static __attribute__((noinline)) CUresult
+cuGraphLaunch_ptsz_slow(CUgraphExec hGraphExec, CUstream hStream)
+{
+	struct ticket t;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!launch_begin(&t, hStream, true))
+		return gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream);
+	return launch_end(&t, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+	__typeof__(&cuGraphLaunch_ptsz) fn = GS_LIKELY(fast())
+	                                         ? gs__real.cuGraphLaunch_ptsz
+	                                         : cuGraphLaunch_ptsz_slow;
+
+	return fn(hGraphExec, hStream);
+}
+
+/* ---- synchronisation: the host waited, so measure what finished ------- */
+
+static void after_sync(CUresult r)
+{
+	int saved = errno;
+
+	if (r == CUDA_SUCCESS &&
+	    __atomic_load_n(&tail, __ATOMIC_ACQUIRE) != head)
+		gs__launch_harvest(NULL, false);
+	errno = saved;
+}
+
+CUresult cuStreamSynchronize(CUstream hStream)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = gs__real.cuStreamSynchronize(hStream);
+	after_sync(r);
+	return r;
+}
+
+CUresult cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = gs__real.cuStreamSynchronize_ptsz(hStream);
+	after_sync(r);
+	return r;
+}
+
+CUresult cuCtxSynchronize(void)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = gs__real.cuCtxSynchronize();
+	after_sync(r);
+	return r;
+}
+
+CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = gs__real.cuCtxSynchronize_v2(ctx);
+	after_sync(r);
+	return r;
+}
+
+CUresult cuEventSynchronize(CUevent hEvent)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = gs__real.cuEventSynchronize(hEvent);
+	after_sync(r);
+	return r;
+}

@@ -1,0 +1,1068 @@
+/*
+ * mem.c - the memory cap: every allocation path, frees, contexts (their
+ * overhead, and the memory that dies with them), and the slice's view of
+ * memory (cuMemGetInfo, cuDeviceTotalMem).
+ *
+ * Every allocation follows one protocol against the slice's books in the
+ * shared region:
+ *
+ *   reserve(size) --QUOTA--> CUDA_ERROR_OUT_OF_MEMORY (driver not called)
+ *      | ok
+ *   driver allocates --fails--> release(size), driver's error returned
+ *      | ok
+ *   [size known only now (pitch, arrays, contexts): reserve the rest or
+ *    release the excess; over the cap -> undo the allocation, OOM]
+ *   record in ptrmap, commit (high-water marks)
+ *
+ * so concurrent processes of one slice can never together exceed the cap:
+ * the books are charged before the driver sees the request. A free takes
+ * the record first, calls the driver, then releases (or puts the record
+ * back if the driver refused); a pointer without a record passes through.
+ *
+ * Sizes are charged rounded up to 512 bytes (cudaMalloc's alignment);
+ * arrays by their driver-reported memory requirements when the driver
+ * gives them, else from their descriptors. A context is charged what it
+ * costs the process on the GPU: measured through NVML's per-process usage
+ * around its creation, else the last value measured on that GPU (kept in
+ * the region), else GPUSLICE_CTX_OVERHEAD, else nothing.
+ */
+#include "shim_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GS_ALLOC_ALIGN 512ULL
+
+#define GS__MDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
+GS_CU_HOOKS(GS__MDECL)
+#undef GS__MDECL
+
+/* Per ordinal: our own count of primary context retains. */
+static int primary_refs[GS_SHIM_MAX_ORDINALS];
+static CUcontext primary_ctx[GS_SHIM_MAX_ORDINALS];
+
+static uint64_t round_up(uint64_t n, uint64_t a)
+{
+	return (n + a - 1) / a * a;
+}
+
+/* ---- devices ---------------------------------------------------------- */
+
+static void uuid_format(const CUuuid *u, char *out, size_t n)
+{
+	const unsigned char *b = (const unsigned char *)u->bytes;
+
+	(void)snprintf(out, n,
+		       "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		       "%02x%02x%02x%02x%02x%02x",
+		       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
+		       b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+int gs__dev_slot(CUdevice ord, uint64_t *total)
+{
+	struct gs__ordinal *o;
+	char uuid[GS_REGION_UUID_MAX];
+	CUuuid u;
+	size_t bytes = 0;
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+	int slot;
+
+	if (ord < 0 || ord >= GS_SHIM_MAX_ORDINALS || gs__g.region == NULL)
+		return -1;
+	o = &gs__g.ord[ord];
+	slot = __atomic_load_n(&o->slot, __ATOMIC_ACQUIRE);
+	if (slot >= 0 || slot == -2) {
+		if (total != NULL)
+			*total = o->total;
+		return slot >= 0 ? slot : -1;
+	}
+	if (gs__real.cuDeviceGetUuid_v2 != NULL)
+		r = gs__real.cuDeviceGetUuid_v2(&u, ord);
+	if (r != CUDA_SUCCESS && gs__real.cuDeviceGetUuid != NULL)
+		r = gs__real.cuDeviceGetUuid(&u, ord);
+	if (r != CUDA_SUCCESS)
+		return -1; /* maybe not initialised yet: try again later */
+	uuid_format(&u, uuid, sizeof(uuid));
+	if (gs__real.cuDeviceTotalMem_v2 != NULL)
+		(void)gs__real.cuDeviceTotalMem_v2(&bytes, ord);
+	slot = gs_region_device(gs__g.region, uuid, bytes);
+	(void)pthread_mutex_lock(&gs__g.mu);
+	o->total = bytes;
+	__atomic_store_n(&o->slot, slot >= 0 ? slot : -2, __ATOMIC_RELEASE);
+	(void)pthread_mutex_unlock(&gs__g.mu);
+	if (slot < 0)
+		gs_error(GS_SHIM_TAG, "gpu=%s no region slot (%d)", uuid, slot);
+	if (total != NULL)
+		*total = bytes;
+	return slot >= 0 ? slot : -1;
+}
+
+int gs__dev_current(CUdevice *ord)
+{
+	CUdevice d;
+
+	if (gs__real.cuCtxGetDevice == NULL ||
+	    gs__real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
+		return -1;
+	if (ord != NULL)
+		*ord = d;
+	return gs__dev_slot(d, NULL);
+}
+
+int gs__dev_from_uuid(const char *uuid)
+{
+	if (gs__g.region == NULL)
+		return -1;
+	return gs_region_device(gs__g.region, uuid, 0);
+}
+
+/* ---- the protocol ----------------------------------------------------- */
+
+/* Reserves; CUDA_SUCCESS, or the error the caller returns. */
+static CUresult reserve(int dev, uint64_t bytes)
+{
+	gs_err err = gs_region_mem_reserve(gs__g.region, &gs__g.proc, dev,
+					   bytes);
+
+	if (err == GS_OK || err == GS_ERR_NOT_FOUND)
+		return CUDA_SUCCESS; /* NOT_FOUND: slice gone, no cap */
+	if (err == GS_ERR_QUOTA)
+		gs_debug(GS_SHIM_TAG,
+			 "slice=%s gpu=%d over the cap: %llu bytes refused",
+			 gs__g.cfg.slice, dev, (unsigned long long)bytes);
+	else
+		gs_warn(GS_SHIM_TAG,
+			"slice=%s books unavailable (%s): allocation refused",
+			gs__g.cfg.slice, gs_strerror(err));
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static void release(int dev, uint64_t bytes)
+{
+	if (bytes != 0)
+		gs_region_mem_release(gs__g.region, &gs__g.proc, dev, bytes);
+}
+
+/* Records and commits an allocation; keeps the charge if it cannot. */
+static void commit(uint8_t kind, uint64_t key, uint64_t bytes, int dev,
+		   CUcontext ctx)
+{
+	struct gs__alloc a = {
+		.key = key, .bytes = bytes, .ctx = ctx, .dev = dev, .kind = kind};
+
+	if (!gs__ptrmap_put(&a))
+		gs_warn(GS_SHIM_TAG,
+			"slice=%s allocation table full: %llu bytes stay charged until exit",
+			gs__g.cfg.slice, (unsigned long long)bytes);
+	gs_region_mem_commit(gs__g.region, &gs__g.proc, dev, bytes);
+}
+
+/* Adjusts a reservation to the real size; false when over the cap. */
+static bool adjust(int dev, uint64_t reserved, uint64_t actual)
+{
+	if (actual > reserved)
+		return reserve(dev, actual - reserved) == CUDA_SUCCESS;
+	release(dev, reserved - actual);
+	return true;
+}
+
+static CUcontext current_ctx(void)
+{
+	CUcontext c = NULL;
+
+	if (gs__real.cuCtxGetCurrent != NULL)
+		(void)gs__real.cuCtxGetCurrent(&c);
+	return c;
+}
+
+/*
+ * The allocation protocol around one driver call, for sizes known up
+ * front. `call` performs the real allocation and returns the key.
+ */
+#define GS__NOT_READY CUDA_ERROR_NOT_INITIALIZED
+
+static bool tracked(int *dev, CUdevice *ord)
+{
+	if (!gs__enforcing())
+		return false;
+	*dev = gs__dev_current(ord);
+	return *dev >= 0;
+}
+
+/* ---- plain, pitch, managed -------------------------------------------- */
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	int saved = errno, dev;
+	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (bytesize == 0 || !tracked(&dev, NULL))
+		return gs__real.cuMemAlloc_v2(dptr, bytesize);
+	r = reserve(dev, bytes);
+	if (r == CUDA_SUCCESS) {
+		r = gs__real.cuMemAlloc_v2(dptr, bytesize);
+		if (r == CUDA_SUCCESS)
+			commit(GS__ALLOC_PTR, *dptr, bytes, dev, current_ctx());
+		else
+			release(dev, bytes);
+	}
+	errno = saved;
+	return r;
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+			    size_t WidthInBytes, size_t Height,
+			    unsigned int ElementSizeBytes)
+{
+	int saved = errno, dev;
+	uint64_t est = round_up(WidthInBytes, GS_ALLOC_ALIGN) * Height, act;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (est == 0 || !tracked(&dev, NULL))
+		return gs__real.cuMemAllocPitch_v2(dptr, pPitch, WidthInBytes,
+						   Height, ElementSizeBytes);
+	r = reserve(dev, est);
+	if (r != CUDA_SUCCESS)
+		goto out;
+	r = gs__real.cuMemAllocPitch_v2(dptr, pPitch, WidthInBytes, Height,
+					ElementSizeBytes);
+	if (r != CUDA_SUCCESS) {
+		release(dev, est);
+		goto out;
+	}
+	act = round_up((uint64_t)*pPitch * Height, GS_ALLOC_ALIGN);
+	if (!adjust(dev, est, act)) {
+		(void)gs__real.cuMemFree_v2(*dptr);
+		release(dev, est);
+		*dptr = 0;
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	commit(GS__ALLOC_PTR, *dptr, act, dev, current_ctx());
+out:
+	errno = saved;
+	return r;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+			   unsigned int flags)
+{
+	int saved = errno, dev;
+	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (bytesize == 0 || !tracked(&dev, NULL))
+		return gs__real.cuMemAllocManaged(dptr, bytesize, flags);
+	r = reserve(dev, bytes);
+	if (r == CUDA_SUCCESS) {
+		r = gs__real.cuMemAllocManaged(dptr, bytesize, flags);
+		if (r == CUDA_SUCCESS)
+			commit(GS__ALLOC_PTR, *dptr, bytes, dev, current_ctx());
+		else
+			release(dev, bytes);
+	}
+	errno = saved;
+	return r;
+}
+
+/* Takes the record of a device pointer (plain or stream-ordered). */
+static bool take_ptr(CUdeviceptr p, struct gs__alloc *a)
+{
+	return gs__ptrmap_take(GS__ALLOC_PTR, p, a) ||
+	       gs__ptrmap_take(GS__ALLOC_ASYNC, p, a);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	int saved = errno;
+	struct gs__alloc a;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (gs__g.region == NULL || !take_ptr(dptr, &a))
+		return gs__real.cuMemFree_v2(dptr);
+	r = gs__real.cuMemFree_v2(dptr);
+	if (r == CUDA_SUCCESS)
+		release(a.dev, a.bytes);
+	else
+		(void)gs__ptrmap_put(&a);
+	errno = saved;
+	return r;
+}
+
+/* ---- stream-ordered --------------------------------------------------- */
+
+static CUresult alloc_async(__typeof__(&cuMemAllocAsync) fn,
+			    CUdeviceptr *dptr, size_t bytesize,
+			    CUstream hStream)
+{
+	int saved = errno, dev;
+	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
+	CUresult r;
+
+	if (bytesize == 0 || !tracked(&dev, NULL))
+		return fn(dptr, bytesize, hStream);
+	r = reserve(dev, bytes);
+	if (r == CUDA_SUCCESS) {
+		r = fn(dptr, bytesize, hStream);
+		if (r == CUDA_SUCCESS)
+			commit(GS__ALLOC_ASYNC, *dptr, bytes, dev,
+			       current_ctx());
+		else
+			release(dev, bytes);
+	}
+	errno = saved;
+	return r;
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return alloc_async(gs__real.cuMemAllocAsync, dptr, bytesize, hStream);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+			      CUstream hStream)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return alloc_async(gs__real.cuMemAllocAsync_ptsz, dptr, bytesize,
+			   hStream);
+}
+
+static CUresult alloc_pool(__typeof__(&cuMemAllocFromPoolAsync) fn,
+			   CUdeviceptr *dptr, size_t bytesize,
+			   CUmemoryPool pool, CUstream hStream)
+{
+	int saved = errno, dev;
+	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
+	CUresult r;
+
+	if (bytesize == 0 || !tracked(&dev, NULL))
+		return fn(dptr, bytesize, pool, hStream);
+	r = reserve(dev, bytes);
+	if (r == CUDA_SUCCESS) {
+		r = fn(dptr, bytesize, pool, hStream);
+		if (r == CUDA_SUCCESS)
+			commit(GS__ALLOC_ASYNC, *dptr, bytes, dev,
+			       current_ctx());
+		else
+			release(dev, bytes);
+	}
+	errno = saved;
+	return r;
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+				 CUmemoryPool pool, CUstream hStream)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return alloc_pool(gs__real.cuMemAllocFromPoolAsync, dptr, bytesize,
+			  pool, hStream);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+				      CUmemoryPool pool, CUstream hStream)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return alloc_pool(gs__real.cuMemAllocFromPoolAsync_ptsz, dptr,
+			  bytesize, pool, hStream);
+}
+
+static CUresult free_async(__typeof__(&cuMemFreeAsync) fn, CUdeviceptr dptr,
+			   CUstream hStream)
+{
+	int saved = errno;
+	struct gs__alloc a;
+	CUresult r;
+
+	if (gs__g.region == NULL || !take_ptr(dptr, &a))
+		return fn(dptr, hStream);
+	r = fn(dptr, hStream);
+	if (r == CUDA_SUCCESS)
+		release(a.dev, a.bytes);
+	else
+		(void)gs__ptrmap_put(&a);
+	errno = saved;
+	return r;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return free_async(gs__real.cuMemFreeAsync, dptr, hStream);
+}
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return free_async(gs__real.cuMemFreeAsync_ptsz, dptr, hStream);
+}
+
+/* ---- virtual memory management ---------------------------------------- */
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	int saved = errno, dev = -1;
+	uint64_t bytes = size;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (size != 0 && prop != NULL &&
+	    prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+	    gs__enforcing())
+		dev = gs__dev_slot(prop->location.id, NULL);
+	if (dev < 0)
+		return gs__real.cuMemCreate(handle, size, prop, flags);
+	r = reserve(dev, bytes);
+	if (r == CUDA_SUCCESS) {
+		r = gs__real.cuMemCreate(handle, size, prop, flags);
+		if (r == CUDA_SUCCESS)
+			commit(GS__ALLOC_VMM, *handle, bytes, dev, NULL);
+		else
+			release(dev, bytes);
+	}
+	errno = saved;
+	return r;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+	int saved = errno;
+	struct gs__alloc a;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (gs__g.region == NULL || !gs__ptrmap_take(GS__ALLOC_VMM, handle, &a))
+		return gs__real.cuMemRelease(handle);
+	r = gs__real.cuMemRelease(handle);
+	if (r == CUDA_SUCCESS)
+		release(a.dev, a.bytes);
+	else
+		(void)gs__ptrmap_put(&a);
+	errno = saved;
+	return r;
+}
+
+/* ---- arrays ----------------------------------------------------------- */
+
+static uint64_t format_bytes(CUarray_format f)
+{
+	switch ((int)f) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8:
+		return 1;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:
+		return 2;
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_FLOAT:
+		return 4;
+	default:
+		return 4; /* compressed and planar formats: at most this */
+	}
+}
+
+static uint64_t dim(size_t x)
+{
+	return x ? (uint64_t)x : 1;
+}
+
+/* Bytes of a 3D descriptor's level `l` (0 = the array itself). */
+static uint64_t desc3d_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned l)
+{
+	uint64_t w = dim(d->Width >> l), h = d->Height ? dim(d->Height >> l) : 1;
+	uint64_t z = d->Depth ? d->Depth : 1;
+
+	if (!(d->Flags & CUDA_ARRAY3D_LAYERED) && d->Depth)
+		z = dim(d->Depth >> l);
+	return round_up(w * h * z * d->NumChannels * format_bytes(d->Format),
+			GS_ALLOC_ALIGN);
+}
+
+/* The driver's own figure for an array, or `est` when it gives none. */
+static uint64_t array_actual(CUarray a, CUdevice ord, uint64_t est)
+{
+	CUDA_ARRAY_MEMORY_REQUIREMENTS m;
+
+	if (gs__real.cuArrayGetMemoryRequirements == NULL ||
+	    gs__real.cuArrayGetMemoryRequirements(&m, a, ord) != CUDA_SUCCESS ||
+	    m.size == 0)
+		return est;
+	return round_up(m.size, GS_ALLOC_ALIGN);
+}
+
+static CUresult array_finish(uint8_t kind, uint64_t key, int dev, uint64_t est,
+			     uint64_t act, CUresult (*undo)(uint64_t))
+{
+	if (!adjust(dev, est, act)) {
+		(void)undo(key);
+		release(dev, est);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	commit(kind, key, act, dev, current_ctx());
+	return CUDA_SUCCESS;
+}
+
+static CUresult undo_array(uint64_t key)
+{
+	return gs__real.cuArrayDestroy((CUarray)(uintptr_t)key);
+}
+
+static CUresult undo_mipmap(uint64_t key)
+{
+	return gs__real.cuMipmappedArrayDestroy((CUmipmappedArray)(uintptr_t)key);
+}
+
+CUresult cuArrayCreate_v2(CUarray *pHandle,
+			  const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
+{
+	int saved = errno, dev;
+	CUdevice ord;
+	uint64_t est;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (pAllocateArray == NULL || !tracked(&dev, &ord))
+		return gs__real.cuArrayCreate_v2(pHandle, pAllocateArray);
+	est = round_up(dim(pAllocateArray->Width) *
+			       dim(pAllocateArray->Height) *
+			       pAllocateArray->NumChannels *
+			       format_bytes(pAllocateArray->Format),
+		       GS_ALLOC_ALIGN);
+	r = reserve(dev, est);
+	if (r != CUDA_SUCCESS)
+		goto out;
+	r = gs__real.cuArrayCreate_v2(pHandle, pAllocateArray);
+	if (r != CUDA_SUCCESS) {
+		release(dev, est);
+		goto out;
+	}
+	r = array_finish(GS__ALLOC_ARRAY, (uintptr_t)*pHandle, dev, est,
+			 array_actual(*pHandle, ord, est), undo_array);
+out:
+	errno = saved;
+	return r;
+}
+
+CUresult cuArray3DCreate_v2(CUarray *pHandle,
+			    const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+{
+	int saved = errno, dev;
+	CUdevice ord;
+	uint64_t est;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (pAllocateArray == NULL || !tracked(&dev, &ord))
+		return gs__real.cuArray3DCreate_v2(pHandle, pAllocateArray);
+	est = desc3d_bytes(pAllocateArray, 0);
+	r = reserve(dev, est);
+	if (r != CUDA_SUCCESS)
+		goto out;
+	r = gs__real.cuArray3DCreate_v2(pHandle, pAllocateArray);
+	if (r != CUDA_SUCCESS) {
+		release(dev, est);
+		goto out;
+	}
+	r = array_finish(GS__ALLOC_ARRAY, (uintptr_t)*pHandle, dev, est,
+			 array_actual(*pHandle, ord, est), undo_array);
+out:
+	errno = saved;
+	return r;
+}
+
+CUresult cuArrayDestroy(CUarray hArray)
+{
+	int saved = errno;
+	struct gs__alloc a;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (gs__g.region == NULL ||
+	    !gs__ptrmap_take(GS__ALLOC_ARRAY, (uintptr_t)hArray, &a))
+		return gs__real.cuArrayDestroy(hArray);
+	r = gs__real.cuArrayDestroy(hArray);
+	if (r == CUDA_SUCCESS)
+		release(a.dev, a.bytes);
+	else
+		(void)gs__ptrmap_put(&a);
+	errno = saved;
+	return r;
+}
+
+CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+				const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+				unsigned int numMipmapLevels)
+{
+	int saved = errno, dev;
+	CUdevice ord;
+	uint64_t est = 0, act;
+	CUDA_ARRAY_MEMORY_REQUIREMENTS m;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (pMipmappedArrayDesc == NULL || !tracked(&dev, &ord))
+		return gs__real.cuMipmappedArrayCreate(
+			pHandle, pMipmappedArrayDesc, numMipmapLevels);
+	for (unsigned l = 0; l < numMipmapLevels && l < 64; l++)
+		est += desc3d_bytes(pMipmappedArrayDesc, l);
+	r = reserve(dev, est);
+	if (r != CUDA_SUCCESS)
+		goto out;
+	r = gs__real.cuMipmappedArrayCreate(pHandle, pMipmappedArrayDesc,
+					    numMipmapLevels);
+	if (r != CUDA_SUCCESS) {
+		release(dev, est);
+		goto out;
+	}
+	act = est;
+	if (gs__real.cuMipmappedArrayGetMemoryRequirements != NULL &&
+	    gs__real.cuMipmappedArrayGetMemoryRequirements(&m, *pHandle, ord) ==
+		    CUDA_SUCCESS &&
+	    m.size != 0)
+		act = round_up(m.size, GS_ALLOC_ALIGN);
+	r = array_finish(GS__ALLOC_MIPMAP, (uintptr_t)*pHandle, dev, est, act,
+			 undo_mipmap);
+out:
+	errno = saved;
+	return r;
+}
+
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+{
+	int saved = errno;
+	struct gs__alloc a;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (gs__g.region == NULL ||
+	    !gs__ptrmap_take(GS__ALLOC_MIPMAP, (uintptr_t)hMipmappedArray, &a))
+		return gs__real.cuMipmappedArrayDestroy(hMipmappedArray);
+	r = gs__real.cuMipmappedArrayDestroy(hMipmappedArray);
+	if (r == CUDA_SUCCESS)
+		release(a.dev, a.bytes);
+	else
+		(void)gs__ptrmap_put(&a);
+	errno = saved;
+	return r;
+}
+
+/* ---- views ------------------------------------------------------------ */
+
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+	int saved = errno, dev;
+	uint64_t used, limit;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	r = gs__real.cuMemGetInfo_v2(free, total);
+	if (r != CUDA_SUCCESS || !tracked(&dev, NULL))
+		return r;
+	if (gs_region_mem_view(gs__g.region, &gs__g.proc, dev, &used,
+			       &limit) == GS_OK &&
+	    limit != 0) {
+		uint64_t room = used < limit ? limit - used : 0;
+
+		if (total != NULL)
+			*total = limit;
+		if (free != NULL && room < *free)
+			*free = room;
+	}
+	errno = saved;
+	return r;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	int saved = errno;
+	uint64_t limit;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	r = gs__real.cuDeviceTotalMem_v2(bytes, dev);
+	if (r != CUDA_SUCCESS || bytes == NULL || !gs__enforcing())
+		return r;
+	limit = gs__mem_limit();
+	if (limit != 0 && limit < *bytes)
+		*bytes = limit;
+	errno = saved;
+	return r;
+}
+
+/* ---- contexts --------------------------------------------------------- */
+
+/*
+ * This process's device memory on region device `dev` according to NVML
+ * (what the driver holds for it: allocations and contexts). False when
+ * NVML cannot say.
+ */
+static bool nvml_self_used(int dev, uint64_t *used)
+{
+	const char *uuid = gs_region_device_uuid(gs__g.region, dev);
+	nvmlProcessInfo_t info[64];
+	unsigned int n = 64;
+	nvmlDevice_t h;
+	unsigned int pid = (unsigned int)getpid();
+
+	if (uuid == NULL || !gs__nvml_ready() ||
+	    gs__rnvml.nvmlDeviceGetHandleByUUID == NULL ||
+	    gs__rnvml.nvmlDeviceGetComputeRunningProcesses_v3 == NULL ||
+	    gs__rnvml.nvmlDeviceGetHandleByUUID(uuid, &h) != NVML_SUCCESS ||
+	    gs__rnvml.nvmlDeviceGetComputeRunningProcesses_v3(h, &n, info) !=
+		    NVML_SUCCESS)
+		return false;
+	*used = 0;
+	for (unsigned i = 0; i < n && i < 64; i++)
+		if (info[i].pid == pid)
+			*used = info[i].usedGpuMemory;
+	return true;
+}
+
+static uint64_t ctx_estimate(int dev)
+{
+	uint64_t learned = __atomic_load_n(
+		&gs__region_usage(gs__g.region)->dev[dev].ctx_overhead,
+		__ATOMIC_RELAXED);
+
+	if (learned != 0)
+		return learned;
+	return gs__g.cfg.ctx_overhead_set ? gs__g.cfg.ctx_overhead : 0;
+}
+
+struct ctx_charge {
+	CUdevice ord;
+	int dev;
+	uint64_t est;
+	uint64_t before;
+	bool measured;
+};
+
+/* Before a context is created on `ord`: reserve its estimated cost. */
+static CUresult ctx_begin(CUdevice ord, struct ctx_charge *c)
+{
+	CUresult r;
+
+	c->ord = ord;
+	c->dev = gs__enforcing() ? gs__dev_slot(ord, NULL) : -1;
+	if (c->dev < 0)
+		return CUDA_SUCCESS;
+	c->est = ctx_estimate(c->dev);
+	r = reserve(c->dev, c->est);
+	if (r != CUDA_SUCCESS) {
+		c->dev = -1;
+		return r;
+	}
+	c->measured = nvml_self_used(c->dev, &c->before);
+	return CUDA_SUCCESS;
+}
+
+/*
+ * After the driver answered `r` for context `ctx`: settle the charge.
+ * Returns what the caller returns: `r`, or CUDA_ERROR_OUT_OF_MEMORY when
+ * the measured cost does not fit (the context is destroyed by `undo`).
+ */
+static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
+			CUresult (*undo)(CUcontext, CUdevice), uint64_t *charged)
+{
+	uint64_t after, act;
+
+	if (c->dev < 0)
+		return r;
+	if (r != CUDA_SUCCESS) {
+		release(c->dev, c->est);
+		return r;
+	}
+	act = c->est;
+	if (c->measured && nvml_self_used(c->dev, &after) &&
+	    after > c->before) {
+		act = after - c->before;
+		__atomic_store_n(&gs__region_usage(gs__g.region)
+					  ->dev[c->dev]
+					  .ctx_overhead,
+				 act, __ATOMIC_RELAXED);
+	}
+	if (!adjust(c->dev, c->est, act)) {
+		(void)undo(ctx, c->ord);
+		release(c->dev, c->est);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (charged != NULL)
+		*charged = act;
+	commit(GS__ALLOC_CTX, (uintptr_t)ctx, act, c->dev, ctx);
+	return r;
+}
+
+static CUresult undo_ctx(CUcontext ctx, CUdevice ord)
+{
+	(void)ord;
+	return gs__real.cuCtxDestroy_v2(ctx);
+}
+
+CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	struct ctx_charge c;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	r = ctx_begin(dev, &c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = gs__real.cuCtxCreate(pctx, flags, dev);
+	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+}
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	struct ctx_charge c;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	r = ctx_begin(dev, &c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
+	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+}
+
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+			int numParams, unsigned int flags, CUdevice dev)
+{
+	struct ctx_charge c;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	r = ctx_begin(dev, &c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
+	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+}
+
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+			unsigned int flags, CUdevice dev)
+{
+	struct ctx_charge c;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	r = ctx_begin(dev, &c);
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
+	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+}
+
+static void release_alloc(const struct gs__alloc *a, void *arg)
+{
+	(void)arg;
+	release(a->dev, a->bytes);
+}
+
+void gs__mem_ctx_gone(CUcontext ctx)
+{
+	if (gs__g.region != NULL && ctx != NULL)
+		gs__ptrmap_drain_ctx(ctx, release_alloc, NULL);
+}
+
+static CUresult ctx_destroy(__typeof__(&cuCtxDestroy) fn, CUcontext ctx)
+{
+	int saved = errno;
+	CUresult r;
+
+	gs__launch_ctx_gone(ctx);
+	r = fn(ctx);
+	if (r == CUDA_SUCCESS)
+		gs__mem_ctx_gone(ctx);
+	errno = saved;
+	return r;
+}
+
+CUresult cuCtxDestroy(CUcontext ctx)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return ctx_destroy(gs__real.cuCtxDestroy, ctx);
+}
+
+CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return ctx_destroy(gs__real.cuCtxDestroy_v2, ctx);
+}
+
+static CUresult undo_primary(CUcontext ctx, CUdevice ord)
+{
+	(void)ctx;
+	return gs__real.cuDevicePrimaryCtxRelease_v2(ord);
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	int saved = errno, active = 0;
+	unsigned int fl;
+	struct ctx_charge c = {.dev = -1};
+	bool first;
+	CUresult r;
+
+	if (!gs__ready())
+		return GS__NOT_READY;
+	if (dev < 0 || dev >= GS_SHIM_MAX_ORDINALS)
+		return gs__real.cuDevicePrimaryCtxRetain(pctx, dev);
+	first = !gs__g.ord[dev].primary_charged &&
+		(gs__real.cuDevicePrimaryCtxGetState == NULL ||
+		 gs__real.cuDevicePrimaryCtxGetState(dev, &fl, &active) !=
+			 CUDA_SUCCESS ||
+		 !active);
+	if (first) {
+		r = ctx_begin(dev, &c);
+		if (r != CUDA_SUCCESS)
+			goto out;
+	}
+	r = gs__real.cuDevicePrimaryCtxRetain(pctx, dev);
+	if (r == CUDA_SUCCESS) {
+		__atomic_add_fetch(&primary_refs[dev], 1, __ATOMIC_RELAXED);
+		primary_ctx[dev] = *pctx;
+	}
+	if (first) {
+		r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL,
+			    undo_primary, &gs__g.ord[dev].primary_charge);
+		if (r == CUDA_SUCCESS && c.dev >= 0)
+			gs__g.ord[dev].primary_charged = true;
+		else if (r == CUDA_ERROR_OUT_OF_MEMORY)
+			__atomic_sub_fetch(&primary_refs[dev], 1,
+					   __ATOMIC_RELAXED);
+	}
+out:
+	errno = saved;
+	return r;
+}
+
+/* The primary context of `dev` is going away (last release, or reset). */
+static void primary_gone(CUdevice dev)
+{
+	CUcontext ctx = primary_ctx[dev];
+
+	gs__mem_ctx_gone(ctx);
+	gs__g.ord[dev].primary_charged = false;
+	primary_ctx[dev] = NULL;
+}
+
+static CUresult primary_release(__typeof__(&cuDevicePrimaryCtxRelease) fn,
+				CUdevice dev)
+{
+	int saved = errno, active = 1;
+	unsigned int fl;
+	bool last;
+	CUresult r;
+
+	if (dev < 0 || dev >= GS_SHIM_MAX_ORDINALS)
+		return fn(dev);
+	last = __atomic_load_n(&primary_refs[dev], __ATOMIC_RELAXED) <= 1;
+	if (last && primary_ctx[dev] != NULL)
+		gs__launch_ctx_gone(primary_ctx[dev]);
+	r = fn(dev);
+	if (r == CUDA_SUCCESS) {
+		if (primary_refs[dev] > 0)
+			__atomic_sub_fetch(&primary_refs[dev], 1,
+					   __ATOMIC_RELAXED);
+		if (gs__real.cuDevicePrimaryCtxGetState != NULL &&
+		    gs__real.cuDevicePrimaryCtxGetState(dev, &fl, &active) ==
+			    CUDA_SUCCESS &&
+		    !active)
+			primary_gone(dev);
+	}
+	errno = saved;
+	return r;
+}
+
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return primary_release(gs__real.cuDevicePrimaryCtxRelease, dev);
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return primary_release(gs__real.cuDevicePrimaryCtxRelease_v2, dev);
+}
+
+static CUresult primary_reset(__typeof__(&cuDevicePrimaryCtxReset) fn,
+			      CUdevice dev)
+{
+	int saved = errno;
+	CUresult r;
+
+	if (dev < 0 || dev >= GS_SHIM_MAX_ORDINALS)
+		return fn(dev);
+	if (primary_ctx[dev] != NULL)
+		gs__launch_ctx_gone(primary_ctx[dev]);
+	r = fn(dev);
+	if (r == CUDA_SUCCESS) {
+		primary_refs[dev] = 0;
+		primary_gone(dev);
+	}
+	errno = saved;
+	return r;
+}
+
+CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return primary_reset(gs__real.cuDevicePrimaryCtxReset, dev);
+}
+
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	if (!gs__ready())
+		return GS__NOT_READY;
+	return primary_reset(gs__real.cuDevicePrimaryCtxReset_v2, dev);
+}
+
+void gs__mem_atfork_child(void)
+{
+	gs__ptrmap_reset();
+	for (int i = 0; i < GS_SHIM_MAX_ORDINALS; i++) {
+		primary_refs[i] = 0;
+		primary_ctx[i] = NULL;
+	}
+}

@@ -1,0 +1,1583 @@
+/*
+ * region.c - the shared region between the daemon, `gpuslice run` and the
+ * shim: creating and mapping its two files, slices (limits file), process
+ * slots and memory books (usage file), reaping dead processes.
+ *
+ * Linked into libgpuslice.so and, as the static library gs_region, into
+ * the daemon and the CLI. Layout and invariants: region_int.h. Contract:
+ * include/gs/region.h.
+ *
+ * Creation protocol. Creators (OWNER, RUNNER) hold flock(LOCK_EX) on the
+ * limits file while they check and, if needed, (re)initialise both files;
+ * readers hold LOCK_SH while they check. The usage file is written first
+ * and each file's magic last, so a file with a valid magic is complete.
+ * A region from an earlier boot (pids mean nothing any more) is
+ * reinitialised by a creator.
+ *
+ * Nothing here writes to stdout or stderr, exits, or installs signal
+ * handlers: the shim links it into other people's programs.
+ */
+#include "region_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOCK_TIMEOUT_S 3
+#define SEQ_READ_TRIES 100000
+
+struct gs_region {
+	char dir[GS_REGION_DIR_MAX];
+	enum gs_region_role role;
+	bool limits_writable;
+	int lfd; /* limits */
+	int ufd; /* usage */
+	struct gs_rl_file *rl;
+	struct gs_ru_file *ru;
+	uint64_t pidns;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+uint64_t gs__mono_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t gs__real_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t fnv1a(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t boot_id(void)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof(buf));
+	(void)close(fd);
+	if (n <= 0)
+		return 1;
+	return fnv1a(buf, (size_t)n);
+}
+
+static uint64_t random_u64(void)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
+		v = gs__real_ns() ^ ((uint64_t)getpid() << 32);
+	return v ? v : 1;
+}
+
+static uint64_t pidns_of(int32_t pid)
+{
+	char path[64], link[64];
+	ssize_t n;
+	const char *p;
+
+	if (pid > 0)
+		(void)snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	else
+		(void)snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	p = strchr(link, '[');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/*
+ * Reads field 3 (state) and 22 (starttime) of /proc/<pid>/stat. The comm
+ * field may hold spaces and parentheses, so parsing starts after the last
+ * ')'. Returns false when the process is gone.
+ */
+static bool pid_stat(int32_t pid, char *state, uint64_t *start)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+	char *p, *end;
+
+	if (pid <= 0)
+		return false;
+	(void)snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void)close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (p == NULL || p[1] != ' ')
+		return false;
+	p += 2;
+	*state = *p;
+	/* p is at field 3; field 22 is 19 fields further. */
+	for (int f = 3; f < 22; f++) {
+		p = strchr(p, ' ');
+		if (p == NULL)
+			return false;
+		p++;
+	}
+	*start = strtoull(p, &end, 10);
+	return end != p;
+}
+
+uint64_t gs_region_pid_start_time(int32_t pid)
+{
+	char st;
+	uint64_t start;
+
+	return pid_stat(pid, &st, &start) ? start : 0;
+}
+
+bool gs_region_pid_alive(int32_t pid, uint64_t start_time)
+{
+	char st;
+	uint64_t start;
+
+	if (!pid_stat(pid, &st, &start))
+		return false;
+	if (st == 'Z' || st == 'X' || st == 'x')
+		return false;
+	return start == start_time;
+}
+
+static bool name_ok(const char *s)
+{
+	size_t n = strnlen(s, GS_REGION_NAME_MAX);
+
+	if (n == 0 || n >= GS_REGION_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static bool ref_ok(const struct gs_slice_ref *ref)
+{
+	return ref != NULL && ref->slot >= 0 &&
+	       ref->slot < GS_REGION_MAX_SLICES;
+}
+
+void gs_slice_limits_init(struct gs_slice_limits *lim, const char *name)
+{
+	memset(lim, 0, sizeof(*lim));
+	if (name != NULL)
+		(void)snprintf(lim->name, sizeof(lim->name), "%s", name);
+	lim->priority = GS_REGION_PRIO_NORMAL;
+	lim->weight = 1;
+	lim->mode = GS_REGION_COMPUTE_STRICT;
+}
+
+static gs_err limits_check(const struct gs_slice_limits *lim,
+			   struct gs_errbuf *eb)
+{
+	if (!name_ok(lim->name))
+		return gs_fail(eb, GS_ERR_INVALID,
+			       "slice name must be 1..63 of [A-Za-z0-9._-]");
+	if (lim->compute_pct > 100)
+		return gs_fail(eb, GS_ERR_RANGE, "compute must be 0..100, got %u",
+			       lim->compute_pct);
+	if (lim->priority > GS_REGION_PRIO_HIGH)
+		return gs_fail(eb, GS_ERR_RANGE, "priority out of range: %u",
+			       lim->priority);
+	if (lim->weight < 1 || lim->weight > 1000)
+		return gs_fail(eb, GS_ERR_RANGE, "weight must be 1..1000, got %u",
+			       lim->weight);
+	if (lim->mode > GS_REGION_COMPUTE_SHARE)
+		return gs_fail(eb, GS_ERR_RANGE, "compute mode out of range: %u",
+			       lim->mode);
+	return GS_OK;
+}
+
+/* ---- directory -------------------------------------------------------- */
+
+gs_err gs_region_dir_resolve(const char *explicit_dir,
+			     char out[GS_REGION_DIR_MAX], struct gs_errbuf *eb)
+{
+	const char *env;
+	struct stat st;
+	int n;
+
+	if (explicit_dir != NULL && explicit_dir[0] != '\0')
+		n = snprintf(out, GS_REGION_DIR_MAX, "%s", explicit_dir);
+	else if ((env = getenv("GPUSLICE_RUN_DIR")) != NULL && env[0] != '\0')
+		n = snprintf(out, GS_REGION_DIR_MAX, "%s", env);
+	else if (stat("/run/gpuslice", &st) == 0 && S_ISDIR(st.st_mode))
+		n = snprintf(out, GS_REGION_DIR_MAX, "/run/gpuslice");
+	else if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && env[0] != '\0')
+		n = snprintf(out, GS_REGION_DIR_MAX, "%s/gpuslice", env);
+	else
+		n = snprintf(out, GS_REGION_DIR_MAX, "/tmp/gpuslice-%u",
+			     (unsigned)getuid());
+	if (n < 0 || n >= GS_REGION_DIR_MAX)
+		return gs_fail(eb, GS_ERR_RANGE, "run directory path too long");
+	return GS_OK;
+}
+
+static gs_err mkdir_p(const char *dir, mode_t mode, struct gs_errbuf *eb)
+{
+	char tmp[GS_REGION_DIR_MAX];
+	int e;
+
+	(void)snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+			e = errno;
+			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp,
+				       strerror(e));
+		}
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) != 0 && errno != EEXIST) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp, strerror(e));
+	}
+	return GS_OK;
+}
+
+/* ---- creation and validation ------------------------------------------ */
+
+static gs_err init_usage(struct gs_ru_file *ru, uint64_t region_id,
+			 uint64_t boot, struct gs_errbuf *eb)
+{
+	pthread_mutexattr_t a;
+	int rc;
+
+	memset(ru, 0, sizeof(*ru));
+	ru->h.version = GS_REGION_VERSION;
+	ru->h.header_size = sizeof(ru->h);
+	ru->h.size = sizeof(*ru);
+	ru->h.region_id = region_id;
+	ru->h.boot_id = boot;
+	ru->h.created_ns = gs__real_ns();
+	ru->h.max_devices = GS_REGION_MAX_DEVICES;
+	ru->h.max_slices = GS_REGION_MAX_SLICES;
+	ru->h.max_procs = GS_REGION_MAX_PROCS;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		ru->dev[d].sched.holder = -1;
+		ru->dev[d].sched.gate = GS_GATE_ALWAYS;
+	}
+	if ((rc = pthread_mutexattr_init(&a)) != 0)
+		goto fail;
+	(void)pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	(void)pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	rc = pthread_mutex_init(&ru->h.lock.m, &a);
+	(void)pthread_mutexattr_destroy(&a);
+	if (rc != 0)
+		goto fail;
+	__atomic_store_n(&ru->h.magic, GS_RU_MAGIC, __ATOMIC_RELEASE);
+	return GS_OK;
+fail:
+	return gs_fail(eb, GS_ERR_INTERNAL, "mutex init: %s", strerror(rc));
+}
+
+static void init_limits(struct gs_rl_file *rl, uint64_t region_id,
+			uint64_t boot, bool privileged)
+{
+	memset(rl, 0, sizeof(*rl));
+	rl->h.version = GS_REGION_VERSION;
+	rl->h.header_size = sizeof(rl->h);
+	rl->h.size = sizeof(*rl);
+	rl->h.region_id = region_id;
+	rl->h.boot_id = boot;
+	rl->h.created_ns = gs__real_ns();
+	rl->h.flags = privileged ? GS_RL_PRIVILEGED : 0;
+	rl->h.owner_uid = (uint32_t)geteuid();
+	rl->h.max_slices = GS_REGION_MAX_SLICES;
+	__atomic_store_n(&rl->h.magic, GS_RL_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* Checks a pair of mapped files. GS_ERR_NOT_FOUND when uninitialised. */
+static gs_err validate(const struct gs_rl_file *rl, uint64_t lsize,
+		       const struct gs_ru_file *ru, uint64_t usize,
+		       struct gs_errbuf *eb)
+{
+	if (lsize < sizeof(rl->h) || usize < sizeof(ru->h) ||
+	    __atomic_load_n(&rl->h.magic, __ATOMIC_ACQUIRE) != GS_RL_MAGIC ||
+	    __atomic_load_n(&ru->h.magic, __ATOMIC_ACQUIRE) != GS_RU_MAGIC)
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "region not initialised");
+	if (rl->h.version != GS_REGION_VERSION ||
+	    ru->h.version != GS_REGION_VERSION)
+		return gs_fail(eb, GS_ERR_VERSION,
+			       "region version %u/%u, this build reads %u",
+			       rl->h.version, ru->h.version, GS_REGION_VERSION);
+	if (lsize != sizeof(*rl) || rl->h.size != sizeof(*rl) ||
+	    usize != sizeof(*ru) || ru->h.size != sizeof(*ru) ||
+	    rl->h.header_size != sizeof(rl->h) ||
+	    ru->h.header_size != sizeof(ru->h) ||
+	    rl->h.max_slices != GS_REGION_MAX_SLICES ||
+	    ru->h.max_slices != GS_REGION_MAX_SLICES ||
+	    ru->h.max_devices != GS_REGION_MAX_DEVICES ||
+	    ru->h.max_procs != GS_REGION_MAX_PROCS)
+		return gs_fail(eb, GS_ERR_CORRUPT, "region sizes do not match");
+	if (rl->h.region_id != ru->h.region_id)
+		return gs_fail(eb, GS_ERR_CORRUPT,
+			       "limits and usage belong to different regions");
+	return GS_OK;
+}
+
+static gs_err open_file(const char *dir, const char *name, int flags,
+			mode_t mode, int *fd, struct gs_errbuf *eb)
+{
+	char path[GS_REGION_DIR_MAX + 32];
+	int e;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+	*fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (*fd >= 0)
+		return GS_OK;
+	e = errno;
+	if (e == ENOENT)
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no region at %s", dir);
+	if (e == EACCES || e == EPERM || e == EROFS)
+		return gs_fail(eb, GS_ERR_PERM, "%s: %s", path, strerror(e));
+	return gs_fail(eb, GS_ERR_IO, "%s: %s", path, strerror(e));
+}
+
+static gs_err map_files(struct gs_region *r, bool lw, struct gs_errbuf *eb)
+{
+	void *p;
+	int e;
+
+	p = mmap(NULL, sizeof(*r->rl), PROT_READ | (lw ? PROT_WRITE : 0),
+		 MAP_SHARED, r->lfd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	r->rl = p;
+	p = mmap(NULL, sizeof(*r->ru), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 r->ufd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	r->ru = p;
+	return GS_OK;
+fail:
+	e = errno;
+	return gs_fail(eb, GS_ERR_IO, "mmap region: %s", strerror(e));
+}
+
+static void unmap_files(struct gs_region *r)
+{
+	if (r->rl != NULL)
+		(void)munmap(r->rl, sizeof(*r->rl));
+	if (r->ru != NULL)
+		(void)munmap(r->ru, sizeof(*r->ru));
+	r->rl = NULL;
+	r->ru = NULL;
+}
+
+static uint64_t fd_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/*
+ * Creator path, flock(LOCK_EX) held on lfd: (re)initialise when the files
+ * are empty, torn, from another boot, or (OWNER) not privileged or not
+ * ours.
+ */
+static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
+{
+	bool owner = r->role == GS_REGION_OWNER;
+	uint64_t boot = boot_id(), id;
+	gs_err err;
+	int e;
+
+	if (fd_size(r->lfd) == sizeof(*r->rl) &&
+	    fd_size(r->ufd) == sizeof(*r->ru)) {
+		err = map_files(r, true, eb);
+		if (err != GS_OK)
+			return err;
+		err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru),
+			       NULL);
+		if (err == GS_ERR_VERSION)
+			return validate(r->rl, sizeof(*r->rl), r->ru,
+					sizeof(*r->ru), eb);
+		if (err == GS_OK && r->rl->h.boot_id == boot &&
+		    (!owner || ((r->rl->h.flags & GS_RL_PRIVILEGED) &&
+				r->rl->h.owner_uid == (uint32_t)geteuid())))
+			return GS_OK;
+		unmap_files(r);
+	}
+	/* Fresh files: truncating to zero first zeroes every byte. */
+	if (ftruncate(r->ufd, 0) != 0 ||
+	    ftruncate(r->ufd, (off_t)sizeof(*r->ru)) != 0 ||
+	    ftruncate(r->lfd, 0) != 0 ||
+	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "size region files: %s",
+			       strerror(e));
+	}
+	/* Modes regardless of umask: tenants write usage, read limits. */
+	(void)fchmod(r->ufd, 0666);
+	(void)fchmod(r->lfd, owner ? 0644 : 0600);
+	err = map_files(r, true, eb);
+	if (err != GS_OK)
+		return err;
+	id = random_u64();
+	err = init_usage(r->ru, id, boot, eb);
+	if (err != GS_OK)
+		return err;
+	init_limits(r->rl, id, boot, owner);
+	return GS_OK;
+}
+
+/*
+ * OWNER: a region whose limits file belongs to someone else (runners made
+ * it before the daemon started) is replaced, so that the daemon's limits
+ * file is its own and read-only to tenants. Processes that still map the
+ * old files keep an orphaned copy.
+ */
+static void unlink_foreign(const char *dir)
+{
+	char lp[GS_REGION_DIR_MAX + 32], up[GS_REGION_DIR_MAX + 32];
+	struct stat st;
+
+	(void)snprintf(lp, sizeof(lp), "%s/%s", dir, GS_REGION_LIMITS_FILE);
+	(void)snprintf(up, sizeof(up), "%s/%s", dir, GS_REGION_USAGE_FILE);
+	if (lstat(lp, &st) != 0 || st.st_uid == geteuid())
+		return;
+	(void)unlink(lp);
+	(void)unlink(up);
+}
+
+gs_err gs_region_open(const char *dir, enum gs_region_role role,
+		      struct gs_region **out, struct gs_errbuf *eb)
+{
+	struct gs_region *r;
+	bool creator = role != GS_REGION_TENANT;
+	gs_err err;
+
+	*out = NULL;
+	if (strlen(dir) >= GS_REGION_DIR_MAX)
+		return gs_fail(eb, GS_ERR_RANGE, "run directory path too long");
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "region handle");
+	(void)snprintf(r->dir, sizeof(r->dir), "%s", dir);
+	r->role = role;
+	r->lfd = r->ufd = -1;
+	r->pidns = pidns_of(0);
+
+	if (creator) {
+		err = mkdir_p(dir, role == GS_REGION_OWNER ? 0755 : 0700, eb);
+		if (err != GS_OK)
+			goto fail;
+		if (role == GS_REGION_OWNER)
+			unlink_foreign(dir);
+		err = open_file(dir, GS_REGION_LIMITS_FILE, O_RDWR | O_CREAT,
+				0600, &r->lfd, NULL);
+		if (err == GS_OK) {
+			r->limits_writable = true;
+			err = open_file(dir, GS_REGION_USAGE_FILE,
+					O_RDWR | O_CREAT, 0666, &r->ufd, eb);
+			if (err != GS_OK)
+				goto fail;
+			if (flock(r->lfd, LOCK_EX) != 0) {
+				err = gs_fail(eb, GS_ERR_IO, "flock limits");
+				goto fail;
+			}
+			err = create_locked(r, eb);
+			(void)flock(r->lfd, LOCK_UN);
+			if (err != GS_OK)
+				goto fail;
+			*out = r;
+			return GS_OK;
+		}
+		if (err != GS_ERR_PERM || role == GS_REGION_OWNER) {
+			err = gs_fail(eb, err, "cannot open limits in %s", dir);
+			goto fail;
+		}
+		/* A RUNNER in someone else's (the daemon's) region: join. */
+	}
+	err = open_file(dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0, &r->lfd, eb);
+	if (err != GS_OK)
+		goto fail;
+	err = open_file(dir, GS_REGION_USAGE_FILE, O_RDWR, 0, &r->ufd, eb);
+	if (err != GS_OK)
+		goto fail;
+	(void)flock(r->lfd, LOCK_SH);
+	if (fd_size(r->lfd) != sizeof(*r->rl) ||
+	    fd_size(r->ufd) != sizeof(*r->ru)) {
+		(void)flock(r->lfd, LOCK_UN);
+		err = gs_fail(eb, GS_ERR_NOT_FOUND, "region in %s not initialised",
+			      dir);
+		goto fail;
+	}
+	err = map_files(r, false, eb);
+	if (err == GS_OK)
+		err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru), eb);
+	if (err == GS_OK && r->rl->h.boot_id != boot_id())
+		err = gs_fail(eb, GS_ERR_NOT_FOUND,
+			      "region in %s is from an earlier boot", dir);
+	(void)flock(r->lfd, LOCK_UN);
+	if (err != GS_OK)
+		goto fail;
+	*out = r;
+	return GS_OK;
+fail:
+	gs_region_close(r);
+	return err;
+}
+
+void gs_region_close(struct gs_region *r)
+{
+	if (r == NULL)
+		return;
+	unmap_files(r);
+	if (r->lfd >= 0)
+		(void)close(r->lfd);
+	if (r->ufd >= 0)
+		(void)close(r->ufd);
+	free(r);
+}
+
+bool gs_region_is_privileged(const struct gs_region *r)
+{
+	return (r->rl->h.flags & GS_RL_PRIVILEGED) != 0;
+}
+
+bool gs_region_can_write_limits(const struct gs_region *r)
+{
+	return r->limits_writable;
+}
+
+const char *gs_region_dir(const struct gs_region *r)
+{
+	return r->dir;
+}
+
+struct gs_rl_file *gs__region_limits(struct gs_region *r)
+{
+	return r->rl;
+}
+
+struct gs_ru_file *gs__region_usage(struct gs_region *r)
+{
+	return r->ru;
+}
+
+/* ---- the usage lock --------------------------------------------------- */
+
+void gs__books_tick(struct gs_ru_books *b, uint64_t now)
+{
+	if (b->mem_t_ns != 0 && now > b->mem_t_ns)
+		b->mem_byte_s += (double)b->mem_used *
+				 ((double)(now - b->mem_t_ns) / 1e9);
+	b->mem_t_ns = now;
+}
+
+static bool proc_in_slice(const struct gs_ru_proc *p, int s, uint64_t gen)
+{
+	return p->state == GS_RU_PROC_LIVE && p->slice == s &&
+	       p->slice_gen == gen;
+}
+
+/* Lock held: brings slice s's books to the limits generation. */
+static void books_sync(struct gs_region *r, int s)
+{
+	struct gs_ru_slice *us = &r->ru->slice[s];
+	uint64_t gen = __atomic_load_n(&r->rl->slice[s].generation,
+				       __ATOMIC_ACQUIRE);
+
+	if (us->generation == gen)
+		return;
+	memset(us, 0, sizeof(*us));
+	us->generation = gen;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		memset(&r->ru->sched[d][s], 0, sizeof(r->ru->sched[d][s]));
+		r->ru->sched[d][s].generation = gen;
+	}
+}
+
+/*
+ * Lock held, after a holder died: recompute every slice's derived
+ * counters from the process table (the process slots are the truth; a
+ * holder killed between updating its slot and its slice left them apart).
+ */
+static void repair_locked(struct gs_region *r)
+{
+	struct gs_ru_file *ru = r->ru;
+
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
+		struct gs_ru_slice *us = &ru->slice[s];
+
+		books_sync(r, s);
+		us->n_procs = 0;
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+			us->dev[d].mem_used = 0;
+			ru->sched[d][s].inflight = 0;
+			ru->sched[d][s].waiting = 0;
+		}
+		for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+			struct gs_ru_proc *p = &ru->proc[i];
+
+			if (!proc_in_slice(p, s, us->generation))
+				continue;
+			us->n_procs++;
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				us->dev[d].mem_used += p->dev[d].mem_used;
+				ru->sched[d][s].inflight += p->dev[d].inflight;
+				ru->sched[d][s].waiting += p->dev[d].waiting;
+			}
+		}
+	}
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_sched_dev *sd = &ru->dev[d].sched;
+
+		sd->holder = -1;
+		__atomic_store_n(&sd->gate,
+				 __atomic_load_n(&sd->gate, __ATOMIC_RELAXED) |
+					 GS_GATE_ALWAYS,
+				 __ATOMIC_RELEASE);
+	}
+	ru->h.lock_recoveries++;
+}
+
+gs_err gs__region_lock(struct gs_region *r)
+{
+	struct timespec ts;
+	int rc;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += LOCK_TIMEOUT_S;
+	rc = pthread_mutex_timedlock(&r->ru->h.lock.m, &ts);
+	if (rc == 0)
+		return GS_OK;
+	if (rc == EOWNERDEAD) {
+		repair_locked(r);
+		(void)pthread_mutex_consistent(&r->ru->h.lock.m);
+		return GS_OK;
+	}
+	if (rc == ETIMEDOUT)
+		return GS_ERR_TIMEOUT;
+	return GS_ERR_CORRUPT;
+}
+
+void gs__region_unlock(struct gs_region *r)
+{
+	(void)pthread_mutex_unlock(&r->ru->h.lock.m);
+}
+
+/* ---- limits: seqlock readers, flock writers --------------------------- */
+
+static void rl_copy_slot(const struct gs_rl_slice *src, struct gs_rl_slice *dst)
+{
+	/* Field by field through relaxed atomics: no torn 8-byte values. */
+	const uint64_t *s = (const uint64_t *)(const void *)src;
+	uint64_t *d = (uint64_t *)(void *)dst;
+
+	for (size_t i = 0; i < sizeof(*src) / 8; i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+/* A consistent copy of slot s. GS_ERR_BUSY when a writer never finishes. */
+static gs_err rl_read(struct gs_region *r, int s, struct gs_rl_slice *out)
+{
+	const uint64_t *seq = &r->rl->h.seq;
+
+	for (int i = 0; i < SEQ_READ_TRIES; i++) {
+		uint64_t a = __atomic_load_n(seq, __ATOMIC_ACQUIRE), b;
+
+		if (a & 1) {
+			if (i > 64)
+				(void)sched_yield();
+			continue;
+		}
+		rl_copy_slot(&r->rl->slice[s], out);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		b = __atomic_load_n(seq, __ATOMIC_RELAXED);
+		if (a == b) {
+			out->lim.name[GS_REGION_NAME_MAX - 1] = '\0';
+			return GS_OK;
+		}
+	}
+	return GS_ERR_BUSY;
+}
+
+static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
+{
+	if (!r->limits_writable)
+		return gs_fail(eb, GS_ERR_PERM,
+			       "limits in %s are read-only here%s", r->dir,
+			       gs_region_is_privileged(r)
+				       ? " (the daemon owns them)"
+				       : "");
+	if (flock(r->lfd, LOCK_EX) != 0)
+		return gs_fail(eb, GS_ERR_IO, "flock limits: %s", strerror(errno));
+	/* A writer that died inside left seq odd: writing below evens it. */
+	__atomic_store_n(&r->rl->h.seq, (r->rl->h.seq | 1) , __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return GS_OK;
+}
+
+/*
+ * After a change of limits: raise every GPU's GS_GATE_ENFORCED for a
+ * moment, so that processes on the launch fast path (which never read the
+ * limits) take the slow path, where they notice the new epoch.
+ */
+static void poke_gates(struct gs_region *r)
+{
+	uint64_t now = gs__mono_ns();
+
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_sched_dev *sd = &r->ru->dev[d].sched;
+
+		if (!__atomic_load_n(&r->ru->dev[d].in_use, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&sd->enforced_ns, now, __ATOMIC_RELAXED);
+		__atomic_or_fetch(&sd->gate, GS_GATE_ENFORCED,
+				  __ATOMIC_RELEASE);
+	}
+}
+
+static void wunlock(struct gs_region *r)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	r->rl->h.epoch++;
+	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
+	(void)flock(r->lfd, LOCK_UN);
+	poke_gates(r);
+}
+
+static int find_locked(struct gs_region *r, const char *name)
+{
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
+		struct gs_rl_slice *sl = &r->rl->slice[s];
+
+		if (sl->state == GS_RL_LIVE &&
+		    strncmp(sl->lim.name, name, GS_REGION_NAME_MAX) == 0)
+			return s;
+	}
+	return -1;
+}
+
+static gs_err create_in_wlock(struct gs_region *r,
+			      const struct gs_slice_limits *lim,
+			      struct gs_slice_ref *out, struct gs_errbuf *eb)
+{
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
+		struct gs_rl_slice *sl = &r->rl->slice[s];
+
+		if (sl->state != GS_RL_FREE)
+			continue;
+		sl->lim = *lim;
+		sl->lim.name[GS_REGION_NAME_MAX - 1] = '\0';
+		sl->created_ns = gs__real_ns();
+		sl->generation++;
+		sl->state = GS_RL_LIVE;
+		out->slot = s;
+		out->reserved = 0;
+		out->generation = sl->generation;
+		return GS_OK;
+	}
+	return gs_fail(eb, GS_ERR_NO_FIT, "slice table full (%d slices)",
+		       GS_REGION_MAX_SLICES);
+}
+
+gs_err gs_region_slice_create(struct gs_region *r,
+			      const struct gs_slice_limits *lim,
+			      struct gs_slice_ref *out, struct gs_errbuf *eb)
+{
+	gs_err err = limits_check(lim, eb);
+
+	if (err != GS_OK)
+		return err;
+	err = wlock(r, eb);
+	if (err != GS_OK)
+		return err;
+	if (find_locked(r, lim->name) >= 0)
+		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
+			      lim->name);
+	else
+		err = create_in_wlock(r, lim, out, eb);
+	wunlock(r);
+	return err;
+}
+
+gs_err gs_region_slice_ensure(struct gs_region *r,
+			      const struct gs_slice_limits *lim,
+			      struct gs_slice_ref *out, bool *created,
+			      struct gs_errbuf *eb)
+{
+	gs_err err = limits_check(lim, eb);
+	int s;
+
+	if (created != NULL)
+		*created = false;
+	if (err != GS_OK)
+		return err;
+	if (!r->limits_writable) {
+		err = gs_region_slice_find(r, lim->name, out);
+		if (err == GS_ERR_NOT_FOUND)
+			return gs_fail(eb, GS_ERR_NOT_FOUND,
+				       "slice '%s' does not exist and limits "
+				       "in %s are read-only here",
+				       lim->name, r->dir);
+		return err;
+	}
+	err = wlock(r, eb);
+	if (err != GS_OK)
+		return err;
+	s = find_locked(r, lim->name);
+	if (s >= 0) {
+		out->slot = s;
+		out->reserved = 0;
+		out->generation = r->rl->slice[s].generation;
+	} else {
+		err = create_in_wlock(r, lim, out, eb);
+		if (err == GS_OK && created != NULL)
+			*created = true;
+	}
+	wunlock(r);
+	return err;
+}
+
+gs_err gs_region_slice_join(struct gs_region *r,
+			    const struct gs_slice_limits *lim,
+			    uint32_t proc_flags, struct gs_slice_ref *slice,
+			    struct gs_proc_ref *proc, bool *created,
+			    struct gs_errbuf *eb)
+{
+	bool locked = false;
+	gs_err err;
+	int s;
+
+	if (created != NULL)
+		*created = false;
+	err = limits_check(lim, eb);
+	if (err != GS_OK)
+		return err;
+	if (r->limits_writable) {
+		err = wlock(r, eb);
+		if (err != GS_OK)
+			return err;
+		locked = true;
+		s = find_locked(r, lim->name);
+		if (s >= 0) {
+			slice->slot = s;
+			slice->reserved = 0;
+			slice->generation = r->rl->slice[s].generation;
+		} else {
+			err = create_in_wlock(r, lim, slice, eb);
+			if (err == GS_OK && created != NULL)
+				*created = true;
+		}
+	} else if (gs_region_slice_find(r, lim->name, slice) != GS_OK) {
+		err = gs_fail(eb, GS_ERR_NOT_FOUND,
+			      "slice '%s' does not exist and limits in %s are "
+			      "read-only here",
+			      lim->name, r->dir);
+	}
+	if (err == GS_OK)
+		err = gs_region_proc_attach(r, slice, proc_flags, proc, eb);
+	if (locked)
+		wunlock(r);
+	return err;
+}
+
+gs_err gs_region_slice_leave(struct gs_region *r,
+			     const struct gs_slice_ref *slice,
+			     const struct gs_proc_ref *proc, bool *deleted)
+{
+	struct gs_rl_slice *sl;
+	gs_err err;
+	int n;
+
+	if (deleted != NULL)
+		*deleted = false;
+	if (!r->limits_writable) {
+		(void)gs_region_proc_detach(r, proc);
+		return GS_OK;
+	}
+	if (!ref_ok(slice))
+		return GS_ERR_NOT_FOUND;
+	err = wlock(r, NULL);
+	if (err != GS_OK)
+		return err;
+	(void)gs_region_proc_detach(r, proc);
+	(void)gs_region_reap(r);
+	sl = &r->rl->slice[slice->slot];
+	n = gs_region_slice_nprocs(r, slice);
+	if (sl->state == GS_RL_LIVE && sl->generation == slice->generation &&
+	    (sl->lim.flags & GS_SLICE_EPHEMERAL) && n == 0) {
+		sl->state = GS_RL_FREE;
+		sl->generation++;
+		if (deleted != NULL)
+			*deleted = true;
+	}
+	wunlock(r);
+	return GS_OK;
+}
+
+gs_err gs_region_slice_find(struct gs_region *r, const char *name,
+			    struct gs_slice_ref *out)
+{
+	struct gs_rl_slice sl;
+
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
+		if (rl_read(r, s, &sl) != GS_OK || sl.state != GS_RL_LIVE)
+			continue;
+		if (strncmp(sl.lim.name, name, GS_REGION_NAME_MAX) == 0) {
+			out->slot = s;
+			out->reserved = 0;
+			out->generation = sl.generation;
+			return GS_OK;
+		}
+	}
+	return GS_ERR_NOT_FOUND;
+}
+
+gs_err gs_region_slice_update(struct gs_region *r,
+			      const struct gs_slice_ref *ref,
+			      const struct gs_slice_limits *lim,
+			      struct gs_errbuf *eb)
+{
+	struct gs_rl_slice *sl;
+	gs_err err;
+
+	if (!ref_ok(ref))
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no such slice");
+	err = limits_check(lim, eb);
+	if (err != GS_OK)
+		return err;
+	err = wlock(r, eb);
+	if (err != GS_OK)
+		return err;
+	sl = &r->rl->slice[ref->slot];
+	if (sl->state != GS_RL_LIVE || sl->generation != ref->generation) {
+		err = gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
+	} else {
+		char name[GS_REGION_NAME_MAX];
+
+		memcpy(name, sl->lim.name, sizeof(name));
+		sl->lim = *lim;
+		memcpy(sl->lim.name, name, sizeof(name));
+	}
+	wunlock(r);
+	return err;
+}
+
+gs_err gs_region_slice_delete(struct gs_region *r,
+			      const struct gs_slice_ref *ref,
+			      struct gs_errbuf *eb)
+{
+	struct gs_rl_slice *sl;
+	gs_err err;
+
+	if (!ref_ok(ref))
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no such slice");
+	err = wlock(r, eb);
+	if (err != GS_OK)
+		return err;
+	sl = &r->rl->slice[ref->slot];
+	if (sl->state != GS_RL_LIVE || sl->generation != ref->generation) {
+		err = gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
+	} else {
+		sl->state = GS_RL_FREE;
+		sl->generation++;
+	}
+	wunlock(r);
+	return err;
+}
+
+gs_err gs_region_slice_limits(struct gs_region *r,
+			      const struct gs_slice_ref *ref,
+			      struct gs_slice_limits *out)
+{
+	struct gs_rl_slice sl;
+	gs_err err;
+
+	if (!ref_ok(ref))
+		return GS_ERR_NOT_FOUND;
+	err = rl_read(r, ref->slot, &sl);
+	if (err != GS_OK)
+		return err;
+	if (sl.state != GS_RL_LIVE || sl.generation != ref->generation)
+		return GS_ERR_NOT_FOUND;
+	*out = sl.lim;
+	return GS_OK;
+}
+
+bool gs_region_slice_next(struct gs_region *r, struct gs_slice_ref *it)
+{
+	struct gs_rl_slice sl;
+
+	for (int s = it->slot + 1; s < GS_REGION_MAX_SLICES; s++) {
+		if (rl_read(r, s, &sl) != GS_OK || sl.state != GS_RL_LIVE)
+			continue;
+		it->slot = s;
+		it->reserved = 0;
+		it->generation = sl.generation;
+		return true;
+	}
+	return false;
+}
+
+bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
+			    uint64_t *epoch)
+{
+	uint64_t e = __atomic_load_n(&r->rl->h.epoch, __ATOMIC_ACQUIRE);
+	struct gs_rl_slice sl;
+
+	if (e == *epoch && *epoch != 0)
+		return false;
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
+		struct gs_sched_cfg *c = &cfg[s];
+
+		memset(c, 0, sizeof(*c));
+		if (rl_read(r, s, &sl) != GS_OK || sl.state != GS_RL_LIVE)
+			continue;
+		c->generation = sl.generation;
+		c->live = true;
+		c->pct = sl.lim.compute_pct;
+		c->prio = sl.lim.priority;
+		c->weight = sl.lim.weight ? sl.lim.weight : 1;
+		c->mode = sl.lim.mode;
+	}
+	*epoch = e ? e : 1;
+	return true;
+}
+
+/* ---- usage ------------------------------------------------------------ */
+
+static void books_export(struct gs_region *r, int d,
+			 const struct gs_ru_books *b, struct gs_dev_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	memcpy(u->uuid, r->ru->dev[d].uuid, sizeof(u->uuid));
+	u->uuid[GS_REGION_UUID_MAX - 1] = '\0';
+	u->mem_used = b->mem_used;
+	u->mem_peak = b->mem_peak;
+	u->mem_byte_s = b->mem_byte_s;
+	u->busy_ns = b->busy_ns;
+	u->throttled_ns = b->throttled_ns;
+	u->launches = b->launches;
+}
+
+static bool books_any(const struct gs_ru_books *b)
+{
+	return b->mem_used || b->mem_peak || b->busy_ns || b->throttled_ns ||
+	       b->launches;
+}
+
+gs_err gs_region_slice_usage(struct gs_region *r,
+			     const struct gs_slice_ref *ref,
+			     struct gs_slice_usage *out)
+{
+	struct gs_ru_slice *us;
+	uint64_t now = gs__mono_ns();
+	gs_err err;
+
+	memset(out, 0, sizeof(*out));
+	if (!ref_ok(ref))
+		return GS_ERR_NOT_FOUND;
+	if (__atomic_load_n(&r->rl->slice[ref->slot].generation,
+			    __ATOMIC_ACQUIRE) != ref->generation)
+		return GS_ERR_NOT_FOUND;
+	err = gs__region_lock(r);
+	if (err != GS_OK)
+		return err;
+	books_sync(r, ref->slot);
+	us = &r->ru->slice[ref->slot];
+	out->n_procs = us->n_procs;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_ru_books *b = &us->dev[d];
+
+		if (!r->ru->dev[d].in_use)
+			continue;
+		gs__books_tick(b, now);
+		if (!books_any(b))
+			continue;
+		books_export(r, d, b, &out->dev[out->n_dev++]);
+		out->mem_used += b->mem_used;
+		if (b->mem_peak > out->mem_peak)
+			out->mem_peak = b->mem_peak;
+		out->mem_byte_s += b->mem_byte_s;
+		out->busy_ns += b->busy_ns;
+		out->throttled_ns += b->throttled_ns;
+		out->launches += b->launches;
+	}
+	gs__region_unlock(r);
+	return GS_OK;
+}
+
+/* Lock held: the slot of the calling process, if attached. */
+static int proc_find_self(struct gs_region *r, int32_t pid, uint64_t start)
+{
+	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+		struct gs_ru_proc *p = &r->ru->proc[i];
+
+		if (p->state == GS_RU_PROC_LIVE && p->pid == pid &&
+		    p->start_time == start && p->pidns == r->pidns)
+			return i;
+	}
+	return -1;
+}
+
+/* Lock held: frees proc slot i, giving its share back to its slice. */
+static void proc_free_locked(struct gs_region *r, int i)
+{
+	struct gs_ru_proc *p = &r->ru->proc[i];
+	int s = p->slice;
+
+	if (s >= 0 && s < GS_REGION_MAX_SLICES) {
+		struct gs_ru_slice *us = &r->ru->slice[s];
+
+		books_sync(r, s);
+		if (us->generation == p->slice_gen) {
+			uint64_t now = gs__mono_ns();
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				struct gs_ru_books *b = &us->dev[d];
+				struct gs_ru_books *pb = &p->dev[d];
+				struct gs_sched_slice *ss = &r->ru->sched[d][s];
+
+				if (pb->mem_used) {
+					gs__books_tick(b, now);
+					b->mem_used -= pb->mem_used <= b->mem_used
+							       ? pb->mem_used
+							       : b->mem_used;
+				}
+				ss->inflight -= pb->inflight <= ss->inflight
+							? pb->inflight
+							: ss->inflight;
+				ss->waiting -= pb->waiting <= ss->waiting
+						       ? pb->waiting
+						       : ss->waiting;
+			}
+			if (us->n_procs > 0)
+				us->n_procs--;
+		}
+	}
+	memset(p->dev, 0, sizeof(p->dev));
+	p->state = GS_RU_PROC_FREE;
+	p->generation++;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+		__atomic_add_fetch(&r->ru->dev[d].sched.seq, 1,
+				   __ATOMIC_RELEASE);
+}
+
+gs_err gs_region_proc_attach(struct gs_region *r,
+			     const struct gs_slice_ref *slice, uint32_t flags,
+			     struct gs_proc_ref *out, struct gs_errbuf *eb)
+{
+	int32_t pid = (int32_t)getpid();
+	uint64_t start = gs_region_pid_start_time(pid);
+	int i, free_slot = -1;
+	gs_err err;
+
+	if (!ref_ok(slice))
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no such slice");
+	err = gs__region_lock(r);
+	if (err != GS_OK)
+		return gs_fail(eb, err, "region lock: %s", gs_strerror(err));
+	if (r->rl->slice[slice->slot].state != GS_RL_LIVE ||
+	    r->rl->slice[slice->slot].generation != slice->generation) {
+		gs__region_unlock(r);
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
+	}
+	books_sync(r, slice->slot);
+	i = proc_find_self(r, pid, start);
+	if (i >= 0 && (r->ru->proc[i].slice != slice->slot ||
+		       r->ru->proc[i].slice_gen != slice->generation)) {
+		proc_free_locked(r, i); /* moving to another slice */
+		i = -1;
+	}
+	if (i < 0) {
+		for (int k = 0; k < GS_REGION_MAX_PROCS; k++)
+			if (r->ru->proc[k].state == GS_RU_PROC_FREE) {
+				free_slot = k;
+				break;
+			}
+		if (free_slot < 0) {
+			gs__region_unlock(r);
+			return gs_fail(eb, GS_ERR_NO_FIT,
+				       "process table full (%d)",
+				       GS_REGION_MAX_PROCS);
+		}
+		i = free_slot;
+		{
+			struct gs_ru_proc *p = &r->ru->proc[i];
+			uint64_t gen = p->generation + 1;
+
+			memset(p, 0, sizeof(*p));
+			p->generation = gen;
+			p->pid = pid;
+			p->start_time = start;
+			p->pidns = r->pidns;
+			p->slice = slice->slot;
+			p->slice_gen = slice->generation;
+			p->flags = flags;
+			p->attached_ns = gs__real_ns();
+			p->state = GS_RU_PROC_LIVE;
+			r->ru->slice[slice->slot].n_procs++;
+		}
+	}
+	out->slot = i;
+	out->reserved = 0;
+	out->generation = r->ru->proc[i].generation;
+	gs__region_unlock(r);
+	return GS_OK;
+}
+
+struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
+				       const struct gs_proc_ref *p)
+{
+	struct gs_ru_proc *pr;
+
+	if (p == NULL || p->slot < 0 || p->slot >= GS_REGION_MAX_PROCS)
+		return NULL;
+	pr = &r->ru->proc[p->slot];
+	if (pr->state != GS_RU_PROC_LIVE || pr->generation != p->generation)
+		return NULL;
+	return pr;
+}
+
+gs_err gs_region_proc_detach(struct gs_region *r, const struct gs_proc_ref *p)
+{
+	gs_err err = gs__region_lock(r);
+
+	if (err != GS_OK)
+		return err;
+	if (gs__region_proc_get(r, p) == NULL)
+		err = GS_ERR_NOT_FOUND;
+	else
+		proc_free_locked(r, p->slot);
+	gs__region_unlock(r);
+	return err;
+}
+
+static int reap_locked(struct gs_region *r)
+{
+	int n = 0;
+
+	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+		struct gs_ru_proc *p = &r->ru->proc[i];
+
+		if (p->state != GS_RU_PROC_LIVE || p->pidns != r->pidns)
+			continue;
+		if (gs_region_pid_alive(p->pid, p->start_time))
+			continue;
+		proc_free_locked(r, i);
+		r->ru->h.reaped_total++;
+		n++;
+	}
+	return n;
+}
+
+int gs_region_reap(struct gs_region *r)
+{
+	gs_err err = gs__region_lock(r);
+	int n;
+
+	if (err != GS_OK)
+		return -(int)err;
+	n = reap_locked(r);
+	gs__region_unlock(r);
+	return n;
+}
+
+int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s)
+{
+	gs_err err;
+	int n = 0;
+
+	if (!ref_ok(s))
+		return 0;
+	err = gs__region_lock(r);
+	if (err != GS_OK)
+		return -(int)err;
+	for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
+		if (proc_in_slice(&r->ru->proc[i], s->slot, s->generation))
+			n++;
+	gs__region_unlock(r);
+	return n;
+}
+
+bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
+			 struct gs_proc_info *out)
+{
+	bool found = false;
+	uint64_t now = gs__mono_ns();
+
+	if (gs__region_lock(r) != GS_OK)
+		return false;
+	for (int i = it->slot + 1; i < GS_REGION_MAX_PROCS && !found; i++) {
+		struct gs_ru_proc *p = &r->ru->proc[i];
+
+		if (p->state != GS_RU_PROC_LIVE)
+			continue;
+		memset(out, 0, sizeof(*out));
+		it->slot = i;
+		it->generation = p->generation;
+		out->ref = *it;
+		out->slice.slot = p->slice;
+		out->slice.generation = p->slice_gen;
+		out->pid = p->pid;
+		out->flags = p->flags;
+		out->start_time = p->start_time;
+		out->attached_ns = p->attached_ns;
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+			if (!r->ru->dev[d].in_use)
+				continue;
+			gs__books_tick(&p->dev[d], now);
+			if (books_any(&p->dev[d]))
+				books_export(r, d, &p->dev[d],
+					     &out->dev[out->n_dev++]);
+		}
+		found = true;
+	}
+	gs__region_unlock(r);
+	return found;
+}
+
+/* ---- devices and memory books ----------------------------------------- */
+
+/* The UUID without its "GPU-"/"MIG-" prefix. */
+static const char *uuid_core(const char *u)
+{
+	if (strncmp(u, "GPU-", 4) == 0 || strncmp(u, "MIG-", 4) == 0)
+		return u + 4;
+	return u;
+}
+
+static bool uuid_same(const char *a, const char *b)
+{
+	return strncmp(uuid_core(a), uuid_core(b), GS_REGION_UUID_MAX) == 0;
+}
+
+int gs_region_device(struct gs_region *r, const char *uuid,
+		     uint64_t total_bytes)
+{
+	int slot = -(int)GS_ERR_NO_FIT;
+	gs_err err;
+
+	if (uuid == NULL || uuid[0] == '\0' ||
+	    strlen(uuid) >= GS_REGION_UUID_MAX)
+		return -(int)GS_ERR_INVALID;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_ru_device *dv = &r->ru->dev[d];
+
+		if (__atomic_load_n(&dv->in_use, __ATOMIC_ACQUIRE) &&
+		    uuid_same(dv->uuid, uuid))
+			return d;
+	}
+	err = gs__region_lock(r);
+	if (err != GS_OK)
+		return -(int)err;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_ru_device *dv = &r->ru->dev[d];
+
+		if (dv->in_use) {
+			if (uuid_same(dv->uuid, uuid)) {
+				slot = d;
+				break;
+			}
+			continue;
+		}
+		(void)snprintf(dv->uuid, sizeof(dv->uuid), "%s", uuid);
+		dv->total_bytes = total_bytes;
+		dv->sched.holder = -1;
+		__atomic_store_n(&dv->sched.gate, GS_GATE_ALWAYS,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&dv->in_use, 1, __ATOMIC_RELEASE);
+		slot = d;
+		break;
+	}
+	gs__region_unlock(r);
+	return slot;
+}
+
+const char *gs_region_device_uuid(struct gs_region *r, int dev)
+{
+	if (dev < 0 || dev >= GS_REGION_MAX_DEVICES ||
+	    !__atomic_load_n(&r->ru->dev[dev].in_use, __ATOMIC_ACQUIRE))
+		return NULL;
+	return r->ru->dev[dev].uuid;
+}
+
+/*
+ * Lock held: the live proc for `p` and its live slice's books on `dev`.
+ * OUT: *limit (the slice's cap). NULL when the proc or its slice is gone.
+ */
+static struct gs_ru_proc *books_of(struct gs_region *r,
+				   const struct gs_proc_ref *p, int dev,
+				   struct gs_ru_books **sb, uint64_t *limit)
+{
+	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
+	struct gs_rl_slice *sl;
+
+	if (pr == NULL || dev < 0 || dev >= GS_REGION_MAX_DEVICES ||
+	    pr->slice < 0 || pr->slice >= GS_REGION_MAX_SLICES)
+		return NULL;
+	sl = &r->rl->slice[pr->slice];
+	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
+	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
+		    pr->slice_gen)
+		return NULL;
+	books_sync(r, pr->slice);
+	*sb = &r->ru->slice[pr->slice].dev[dev];
+	if (limit != NULL)
+		*limit = __atomic_load_n(&sl->lim.mem_limit, __ATOMIC_ACQUIRE);
+	return pr;
+}
+
+gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
+			     int dev, uint64_t bytes)
+{
+	struct gs_ru_books *sb;
+	struct gs_ru_proc *pr;
+	uint64_t limit, now = gs__mono_ns();
+	gs_err err = gs__region_lock(r);
+
+	if (err != GS_OK)
+		return err;
+	for (int attempt = 0;; attempt++) {
+		pr = books_of(r, p, dev, &sb, &limit);
+		if (pr == NULL) {
+			err = GS_ERR_NOT_FOUND;
+			break;
+		}
+		if (limit == 0 ||
+		    (bytes <= limit && sb->mem_used <= limit - bytes)) {
+			gs__books_tick(sb, now);
+			gs__books_tick(&pr->dev[dev], now);
+			sb->mem_used += bytes;
+			pr->dev[dev].mem_used += bytes;
+			err = GS_OK;
+			break;
+		}
+		/* Over the cap: a dead process may still hold a share. */
+		if (attempt > 0 || reap_locked(r) == 0) {
+			err = GS_ERR_QUOTA;
+			break;
+		}
+	}
+	gs__region_unlock(r);
+	return err;
+}
+
+void gs_region_mem_commit(struct gs_region *r, const struct gs_proc_ref *p,
+			  int dev, uint64_t bytes)
+{
+	struct gs_ru_books *sb;
+	struct gs_ru_proc *pr;
+
+	(void)bytes;
+	if (gs__region_lock(r) != GS_OK)
+		return;
+	pr = books_of(r, p, dev, &sb, NULL);
+	if (pr != NULL) {
+		if (sb->mem_used > sb->mem_peak)
+			sb->mem_peak = sb->mem_used;
+		if (pr->dev[dev].mem_used > pr->dev[dev].mem_peak)
+			pr->dev[dev].mem_peak = pr->dev[dev].mem_used;
+	}
+	gs__region_unlock(r);
+}
+
+void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
+			   int dev, uint64_t bytes)
+{
+	struct gs_ru_books *sb;
+	struct gs_ru_proc *pr;
+	uint64_t now = gs__mono_ns();
+
+	if (gs__region_lock(r) != GS_OK)
+		return;
+	pr = books_of(r, p, dev, &sb, NULL);
+	if (pr != NULL) {
+		struct gs_ru_books *pb = &pr->dev[dev];
+
+		if (bytes > pb->mem_used)
+			bytes = pb->mem_used;
+		gs__books_tick(sb, now);
+		gs__books_tick(pb, now);
+		pb->mem_used -= bytes;
+		sb->mem_used -= bytes <= sb->mem_used ? bytes : sb->mem_used;
+	}
+	gs__region_unlock(r);
+}
+
+gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
+			  int dev, uint64_t *used, uint64_t *limit)
+{
+	struct gs_ru_books *sb;
+	gs_err err = gs__region_lock(r);
+
+	if (err != GS_OK)
+		return err;
+	if (books_of(r, p, dev, &sb, limit) == NULL)
+		err = GS_ERR_NOT_FOUND;
+	else
+		*used = sb->mem_used;
+	gs__region_unlock(r);
+	return err;
+}
+
+gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
+			      struct gs_slice_limits *out, int32_t *slice)
+{
+	struct gs_ru_proc *pr;
+	struct gs_slice_ref ref;
+
+	if (p == NULL || p->slot < 0 || p->slot >= GS_REGION_MAX_PROCS)
+		return GS_ERR_NOT_FOUND;
+	pr = &r->ru->proc[p->slot];
+	if (__atomic_load_n(&pr->generation, __ATOMIC_ACQUIRE) !=
+	    p->generation)
+		return GS_ERR_NOT_FOUND;
+	ref.slot = pr->slice;
+	ref.reserved = 0;
+	ref.generation = pr->slice_gen;
+	if (slice != NULL)
+		*slice = pr->slice;
+	return gs_region_slice_limits(r, &ref, out);
+}

@@ -1,0 +1,216 @@
+/*
+ * region_int.h - the shared region's file layout (private to shim/ and
+ * region.c; other components use include/gs/region.h).
+ *
+ * Both files start with magic, version, header size and total size, and
+ * carry the same random region_id, so a usage file is never paired with
+ * another region's limits. Fixed-width fields only; every struct's size is
+ * checked below. A layout change bumps GS_REGION_VERSION; a reader that
+ * finds another version refuses the file (GS_ERR_VERSION).
+ *
+ * limits (written under flock(LOCK_EX) on the file, read through seq):
+ *
+ *   struct gs_rl_header        128 bytes
+ *   struct gs_rl_slice[256]    128 bytes each
+ *
+ * usage (under the robust mutex in its header, except the atomics noted):
+ *
+ *   struct gs_ru_header                      256
+ *   struct gs_ru_device[32]                  256 each (UUID, view, sched)
+ *   struct gs_ru_slice[256]                  64 + 32 x 64 (books per GPU)
+ *   struct gs_sched_slice[32][256]           64 each (device-major, so
+ *                                            one GPU's slices are one
+ *                                            array for the scheduler)
+ *   struct gs_ru_proc[1024]                  128 + 32 x 64
+ *
+ * Invariant (restored by repair after a holder died): for every live
+ * slice s and device d, slice[s].dev[d].mem_used == sum of
+ * proc[p].dev[d].mem_used over live procs p attached to s (same
+ * generation), and likewise sched[d][s].inflight / waiting.
+ */
+#ifndef GS_SHIM_REGION_INT_H
+#define GS_SHIM_REGION_INT_H
+
+#include <assert.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gs/region.h"
+#include "gpusched.h"
+
+#define GS_RL_MAGIC 0x31544d4c53524753ULL /* "SGRSLMT1" */
+#define GS_RU_MAGIC 0x31474155535247ULL   /* "GRSUAG1" */
+
+/* gs_rl_header.flags */
+#define GS_RL_PRIVILEGED 0x1u
+
+enum gs_rl_state { GS_RL_FREE = 0, GS_RL_LIVE = 1 };
+enum gs_ru_proc_state { GS_RU_PROC_FREE = 0, GS_RU_PROC_LIVE = 1 };
+
+struct gs_rl_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t header_size;
+	uint64_t size;
+	uint64_t region_id;
+	uint64_t boot_id;     /* hash of /proc/sys/kernel/random/boot_id */
+	uint64_t created_ns;  /* CLOCK_REALTIME */
+	uint32_t flags;       /* GS_RL_* */
+	uint32_t owner_uid;
+	uint32_t max_slices;
+	uint32_t reserved0;
+	uint64_t seq;         /* odd while a writer is inside */
+	uint64_t epoch;       /* bumped by every change of any slice */
+	uint8_t reserved[48];
+};
+static_assert(sizeof(struct gs_rl_header) == 128, "gs_rl_header layout");
+
+struct gs_rl_slice {
+	uint64_t generation; /* bumped on create and on delete */
+	uint32_t state;      /* enum gs_rl_state */
+	uint32_t reserved0;
+	struct gs_slice_limits lim;
+	uint64_t created_ns; /* CLOCK_REALTIME */
+	uint8_t reserved[8];
+};
+static_assert(sizeof(struct gs_slice_limits) == 96, "gs_slice_limits layout");
+static_assert(sizeof(struct gs_rl_slice) == 128, "gs_rl_slice layout");
+
+struct gs_rl_file {
+	struct gs_rl_header h;
+	struct gs_rl_slice slice[GS_REGION_MAX_SLICES];
+};
+static_assert(sizeof(struct gs_rl_file) == 128 + 128 * GS_REGION_MAX_SLICES,
+	      "gs_rl_file layout");
+
+union gs_ru_mutex {
+	pthread_mutex_t m;
+	uint8_t pad[64];
+};
+static_assert(sizeof(pthread_mutex_t) <= 64, "pthread_mutex_t fits");
+
+struct gs_ru_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t header_size;
+	uint64_t size;
+	uint64_t region_id;
+	uint64_t boot_id;
+	uint64_t created_ns;
+	uint32_t max_devices;
+	uint32_t max_slices;
+	uint32_t max_procs;
+	uint32_t reserved0;
+	uint64_t reaped_total;    /* process slots reaped */
+	uint64_t lock_recoveries; /* EOWNERDEAD repairs */
+	uint8_t reserved1[48];
+	union gs_ru_mutex lock; /* at 128 */
+	uint8_t reserved2[64];
+};
+static_assert(sizeof(struct gs_ru_header) == 256, "gs_ru_header layout");
+static_assert(offsetof(struct gs_ru_header, lock) == 128, "lock offset");
+
+struct gs_ru_device {
+	char uuid[GS_REGION_UUID_MAX];
+	uint32_t in_use;
+	uint32_t reserved0;
+	uint64_t total_bytes;  /* physical memory, for views */
+	uint64_t ctx_overhead; /* bytes one context costs (learned) */
+	uint8_t reserved[24];
+	struct gs_sched_dev sched;
+};
+static_assert(sizeof(struct gs_ru_device) == 96 + 8 + 16 + 24 + 64,
+	      "gs_ru_device layout");
+
+/* Books of one slice (or one process) on one GPU. */
+struct gs_ru_books {
+	uint64_t mem_used;
+	uint64_t mem_peak;
+	double mem_byte_s;
+	uint64_t mem_t_ns; /* CLOCK_MONOTONIC of the last integral step */
+	uint64_t busy_ns;
+	uint64_t throttled_ns;
+	uint64_t launches;
+	uint32_t inflight; /* procs only: its share of sched inflight */
+	uint32_t waiting;  /* procs only: its share of sched waiting */
+};
+static_assert(sizeof(struct gs_ru_books) == 64, "gs_ru_books layout");
+
+struct gs_ru_slice {
+	uint64_t generation; /* limits generation these books belong to */
+	uint32_t n_procs;
+	uint32_t reserved0;
+	uint8_t reserved[48];
+	struct gs_ru_books dev[GS_REGION_MAX_DEVICES];
+};
+static_assert(sizeof(struct gs_ru_slice) == 64 + 64 * GS_REGION_MAX_DEVICES,
+	      "gs_ru_slice layout");
+
+struct gs_ru_proc {
+	uint64_t generation; /* bumped on attach and on free */
+	uint32_t state;      /* enum gs_ru_proc_state */
+	int32_t pid;
+	uint64_t start_time; /* /proc/<pid>/stat field 22 */
+	uint64_t pidns;      /* inode of /proc/<pid>/ns/pid */
+	int32_t slice;
+	uint32_t flags;      /* GS_PROC_* */
+	uint64_t slice_gen;
+	uint64_t attached_ns; /* CLOCK_REALTIME */
+	uint8_t reserved[72];
+	struct gs_ru_books dev[GS_REGION_MAX_DEVICES];
+};
+static_assert(sizeof(struct gs_ru_proc) == 128 + 64 * GS_REGION_MAX_DEVICES,
+	      "gs_ru_proc layout");
+
+struct gs_ru_file {
+	struct gs_ru_header h;
+	struct gs_ru_device dev[GS_REGION_MAX_DEVICES];
+	struct gs_ru_slice slice[GS_REGION_MAX_SLICES];
+	struct gs_sched_slice sched[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
+	struct gs_ru_proc proc[GS_REGION_MAX_PROCS];
+};
+static_assert(offsetof(struct gs_ru_file, dev) == 256, "usage devices");
+static_assert(sizeof(struct gs_ru_file) ==
+		      256 + 208 * GS_REGION_MAX_DEVICES +
+			      (64 + 64 * GS_REGION_MAX_DEVICES) *
+				      GS_REGION_MAX_SLICES +
+			      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES +
+			      (128 + 64 * GS_REGION_MAX_DEVICES) *
+				      GS_REGION_MAX_PROCS,
+	      "gs_ru_file layout");
+
+/* ---- For the shim's modules: direct access under the lock ----------- */
+
+/* The mapped files. */
+struct gs_rl_file *gs__region_limits(struct gs_region *r);
+struct gs_ru_file *gs__region_usage(struct gs_region *r);
+
+/* Takes the usage lock (repairing after a dead holder). GS_ERR_TIMEOUT. */
+gs_err gs__region_lock(struct gs_region *r);
+void gs__region_unlock(struct gs_region *r);
+
+/*
+ * Copies every slice's scheduler config (generation, limits) into cfg[]
+ * (GS_REGION_MAX_SLICES entries) when the limits changed since *epoch;
+ * returns true when it copied. OUT: cfg, *epoch.
+ */
+bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
+			    uint64_t *epoch);
+
+/* The limits of the slice of proc `p` (seqlock read). */
+gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
+			      struct gs_slice_limits *out, int32_t *slice);
+
+/* Lock held: the live proc slot for `p`, or NULL when stale. */
+struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
+				       const struct gs_proc_ref *p);
+
+/* Lock held: advances the byte-second integrals of books to `now`. */
+void gs__books_tick(struct gs_ru_books *b, uint64_t now);
+
+/* CLOCK_MONOTONIC / CLOCK_REALTIME in ns. */
+uint64_t gs__mono_ns(void);
+uint64_t gs__real_ns(void);
+
+#endif

@@ -1,0 +1,603 @@
+/*
+ * shim.c - the frame of libgpuslice.so: configuration, finding the real
+ * CUDA driver and NVML, the dlsym() and cuGetProcAddress() interception
+ * that makes every hook reachable however a program resolves the driver,
+ * attaching the process to its slice, and what happens at fork and exit.
+ *
+ * Life of a process with the shim (LD_PRELOAD or /etc/ld.so.preload):
+ *
+ *   loaded --first hooked call--> gs__ready(): config, real driver,
+ *     region, attach --> enforcing (or passing through when no slice
+ *     was asked for, or the region/slice is missing: logged)
+ *   fork --child handler--> detached; the child attaches as itself on
+ *     its next hooked call
+ *   exit --destructor--> detach: the process's memory share goes back
+ *   kill -9 --> its share comes back when a reaper (any process over the
+ *     cap, `gpuslice run`, the daemon) finds the pid gone
+ *
+ * A guest in someone else's process: no output on stdout/stderr (logs go
+ * to GPUSLICE_LOG only), no exit/abort, no signal handlers, errno kept.
+ * The real driver is found with dlopen(libcuda.so.1) (or
+ * GPUSLICE_REAL_LIBCUDA) and each entry point with the real dlsym on that
+ * handle, which searches that library and its dependencies, never this
+ * preloaded object; a driver that turns out to be this object is refused.
+ */
+#include "shim_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const uint32_t gs__gate_slow = GS_GATE_ALWAYS;
+const uint32_t gs__gate_open = 0;
+
+struct gs__shim gs__g = {
+	.fast_gate = &gs__gate_slow,
+	.fast_mask = GS_GATE_ALWAYS,
+	.single_dev = -1,
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+};
+struct gs__real gs__real;
+struct gs__real_nvml gs__rnvml;
+
+/* The exported wrappers, declared with the real types (a mismatch is a
+ * compile error). */
+#define GS__DECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
+GS_CU_HOOKS(GS__DECL)
+#undef GS__DECL
+#define GS__NDECL(sym) GS_EXPORT __typeof__(sym) sym;
+GS_NVML_HOOKS(GS__NDECL)
+#undef GS__NDECL
+GS_EXPORT void *dlsym(void *handle, const char *name);
+
+struct gs__hook {
+	const char *name;
+	const char *base;
+	int version;
+	int per_thread;
+	void *wrap;
+	void **real;
+};
+
+static const struct gs__hook cu_hooks[] = {
+#define GS__ROW(sym, base, ver, pt)                                            \
+	{#sym, #base, ver, pt, (void *)&sym, (void **)&gs__real.sym},
+	GS_CU_HOOKS(GS__ROW)
+#undef GS__ROW
+};
+
+static const struct gs__hook nvml_hooks[] = {
+#define GS__NROW(sym) {#sym, #sym, 0, 0, (void *)&sym, (void **)&gs__rnvml.sym},
+	GS_NVML_HOOKS(GS__NROW)
+#undef GS__NROW
+};
+
+#define N_CU_HOOKS (sizeof(cu_hooks) / sizeof(cu_hooks[0]))
+#define N_NVML_HOOKS (sizeof(nvml_hooks) / sizeof(nvml_hooks[0]))
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static bool init_done;
+static bool init_ok; /* the real driver is usable */
+static __thread int tls_in_init;
+static pid_t attached_pid;
+static pthread_mutex_t nvml_mu = PTHREAD_MUTEX_INITIALIZER;
+
+uint64_t gs__now(void)
+{
+	return gs__mono_ns();
+}
+
+/* ---- configuration ---------------------------------------------------- */
+
+static void copy_env(char *dst, size_t n, const char *name)
+{
+	const char *v = getenv(name);
+
+	dst[0] = '\0';
+	if (v != NULL && strlen(v) < n)
+		(void)snprintf(dst, n, "%s", v);
+}
+
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return false;
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end != '\0')
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The one place the shim reads its environment. */
+static void config_read(struct gs__config *c)
+{
+	const char *v;
+	char *colon;
+
+	memset(c, 0, sizeof(*c));
+	if (gs_region_dir_resolve(NULL, c->run_dir, NULL) != GS_OK)
+		c->run_dir[0] = '\0';
+	copy_env(c->slice, sizeof(c->slice), "GPUSLICE_SLICE");
+	copy_env(c->real_libcuda, sizeof(c->real_libcuda),
+		 "GPUSLICE_REAL_LIBCUDA");
+	copy_env(c->real_libnvml, sizeof(c->real_libnvml),
+		 "GPUSLICE_REAL_LIBNVML");
+	c->log_level = GS_LOG_INFO;
+	copy_env(c->log_path, sizeof(c->log_path), "GPUSLICE_LOG");
+	colon = strchr(c->log_path, ':');
+	if (colon != NULL) {
+		int lv;
+
+		*colon = '\0';
+		lv = gs_log_level_parse(c->log_path);
+		if (lv >= 0) {
+			c->log_level = lv;
+			memmove(c->log_path, colon + 1, strlen(colon + 1) + 1);
+		} else {
+			*colon = ':';
+		}
+	}
+	v = getenv("GPUSLICE_CTX_OVERHEAD");
+	if (v != NULL && parse_bytes(v, &c->ctx_overhead))
+		c->ctx_overhead_set = true;
+}
+
+/* ---- finding the real libraries --------------------------------------- */
+
+static void *(*real_dlsym_fn)(void *, const char *);
+
+static void *(*load_real_dlsym(void))(void *, const char *)
+{
+	void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+
+	if (p == NULL)
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	__atomic_store_n(&real_dlsym_fn, (void *(*)(void *, const char *))p,
+			 __ATOMIC_RELEASE);
+	return (void *(*)(void *, const char *))p;
+}
+
+static void *rdlsym(void *h, const char *name)
+{
+	void *(*rd)(void *, const char *) =
+		__atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
+
+	if (rd == NULL)
+		rd = load_real_dlsym();
+	return rd ? rd(h, name) : NULL;
+}
+
+/* Whether `p` lies in this shared object. */
+static bool is_ours(void *p)
+{
+	Dl_info a, b;
+
+	if (p == NULL || dladdr(p, &a) == 0 ||
+	    dladdr((void *)&is_ours, &b) == 0)
+		return false;
+	return a.dli_fbase == b.dli_fbase;
+}
+
+static void *open_real(const char *configured, const char *soname,
+		       const char *probe)
+{
+	void *h;
+
+	if (configured[0] != '\0')
+		h = dlopen(configured, RTLD_NOW | RTLD_LOCAL);
+	else
+		h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		gs_warn(GS_SHIM_TAG, "cannot load %s: %s",
+			configured[0] ? configured : soname, dlerror());
+		return NULL;
+	}
+	if (is_ours(rdlsym(h, probe))) {
+		gs_error(GS_SHIM_TAG,
+			 "%s resolves to libgpuslice itself; set GPUSLICE_REAL_LIBCUDA/GPUSLICE_REAL_LIBNVML to the real library",
+			 configured[0] ? configured : soname);
+		(void)dlclose(h);
+		return NULL;
+	}
+	return h;
+}
+
+/*
+ * Stands in for an entry point the real driver lacks, so that a wrapper
+ * never calls NULL: the caller gets the driver's "not found" answer. (It
+ * is called through the entry point's own type; on the platform ABI the
+ * extra arguments are ignored.)
+ */
+static CUresult missing_entry(void)
+{
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+static bool load_cuda(void)
+{
+	void *h = open_real(gs__g.cfg.real_libcuda, "libcuda.so.1", "cuInit");
+
+	if (h == NULL)
+		return false;
+	gs__g.cuda = h;
+	for (size_t i = 0; i < N_CU_HOOKS; i++) {
+		*cu_hooks[i].real = rdlsym(h, cu_hooks[i].name);
+		if (*cu_hooks[i].real == NULL)
+			*cu_hooks[i].real = (void *)&missing_entry;
+	}
+#define GS__LOAD(f) gs__real.f = (__typeof__(gs__real.f))rdlsym(h, #f)
+	GS__LOAD(cuCtxGetCurrent);
+	GS__LOAD(cuCtxSetCurrent);
+	GS__LOAD(cuCtxGetDevice);
+	GS__LOAD(cuDeviceGetUuid);
+	GS__LOAD(cuDeviceGetUuid_v2);
+	GS__LOAD(cuDevicePrimaryCtxGetState);
+	GS__LOAD(cuStreamGetCtx);
+	GS__LOAD(cuEventCreate);
+	GS__LOAD(cuEventDestroy_v2);
+	GS__LOAD(cuEventRecord);
+	GS__LOAD(cuEventRecord_ptsz);
+	GS__LOAD(cuEventQuery);
+	GS__LOAD(cuEventElapsedTime);
+	GS__LOAD(cuEventElapsedTime_v2);
+	GS__LOAD(cuArrayGetMemoryRequirements);
+	GS__LOAD(cuMipmappedArrayGetMemoryRequirements);
+#undef GS__LOAD
+	return true;
+}
+
+bool gs__nvml_ready(void)
+{
+	bool ok;
+
+	(void)pthread_mutex_lock(&nvml_mu);
+	if (!gs__g.nvml_tried) {
+		void *h;
+
+		gs__g.nvml_tried = true;
+		tls_in_init++;
+		h = open_real(gs__g.cfg.real_libnvml, "libnvidia-ml.so.1",
+			      "nvmlInit_v2");
+		tls_in_init--;
+		if (h != NULL) {
+			gs__rnvml.nvmlInit_v2 = rdlsym(h, "nvmlInit_v2");
+			gs__rnvml.nvmlDeviceGetUUID =
+				rdlsym(h, "nvmlDeviceGetUUID");
+			gs__rnvml.nvmlDeviceGetHandleByUUID =
+				rdlsym(h, "nvmlDeviceGetHandleByUUID");
+			gs__rnvml.nvmlDeviceGetComputeRunningProcesses_v3 =
+				rdlsym(h,
+				       "nvmlDeviceGetComputeRunningProcesses_v3");
+			for (size_t i = 0; i < N_NVML_HOOKS; i++)
+				*nvml_hooks[i].real =
+					rdlsym(h, nvml_hooks[i].name);
+			if (gs__rnvml.nvmlInit_v2 != NULL &&
+			    gs__rnvml.nvmlInit_v2() == NVML_SUCCESS)
+				gs__g.nvml = h;
+		}
+	}
+	ok = gs__g.nvml != NULL;
+	(void)pthread_mutex_unlock(&nvml_mu);
+	return ok;
+}
+
+/* ---- attaching -------------------------------------------------------- */
+
+/* Reads the slice's limits when they changed (gs__g.mu held). */
+static void limits_refresh_locked(void)
+{
+	uint64_t e;
+	struct gs_slice_limits lim;
+	int32_t slot;
+
+	if (gs__g.region == NULL || !gs__g.attached)
+		return;
+	e = __atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
+			    __ATOMIC_ACQUIRE);
+	if (e == gs__g.lim_epoch && gs__g.lim_epoch != 0)
+		return;
+	if (gs__region_proc_limits(gs__g.region, &gs__g.proc, &lim, &slot) ==
+	    GS_OK) {
+		struct gs_sched_cfg c = {.live = true,
+					 .pct = lim.compute_pct,
+					 .prio = lim.priority,
+					 .weight = lim.weight,
+					 .mode = lim.mode};
+
+		gs__g.lim = lim;
+		gs__g.slow = gs_sched_cfg_enforcing(&c) ||
+			     (lim.flags & GS_SLICE_MEASURE) != 0;
+	} else {
+		/* The slice was deleted: keep the last limits we knew. */
+		gs_debug(GS_SHIM_TAG, "slice=%s gone; keeping its last limits",
+			 gs__g.cfg.slice);
+	}
+	gs__g.lim_epoch = e ? e : 1;
+}
+
+void gs__limits_refresh(void)
+{
+	(void)pthread_mutex_lock(&gs__g.mu);
+	limits_refresh_locked();
+	(void)pthread_mutex_unlock(&gs__g.mu);
+}
+
+uint64_t gs__mem_limit(void)
+{
+	uint64_t lim;
+
+	(void)pthread_mutex_lock(&gs__g.mu);
+	limits_refresh_locked();
+	lim = gs__g.lim.mem_limit;
+	(void)pthread_mutex_unlock(&gs__g.mu);
+	return lim;
+}
+
+/* Attaches the calling process (gs__g.mu held). */
+static void attach_locked(void)
+{
+	struct gs_slice_ref ref;
+	struct gs_errbuf eb = {0};
+	gs_err err;
+
+	if (gs__g.region == NULL)
+		return;
+	err = gs_region_slice_find(gs__g.region, gs__g.cfg.slice, &ref);
+	if (err == GS_OK)
+		err = gs_region_proc_attach(gs__g.region, &ref, 0, &gs__g.proc,
+					    &eb);
+	attached_pid = getpid(); /* tried by this process */
+	if (err != GS_OK) {
+		gs_error(GS_SHIM_TAG,
+			 "slice=%s cannot attach: %s; running without limits",
+			 gs__g.cfg.slice, gs_errbuf_msg(&eb, err));
+		return;
+	}
+	gs__g.attached = true;
+	gs__g.slice = ref.slot;
+	gs__g.slice_gen = ref.generation;
+	gs__g.lim_epoch = 0;
+	limits_refresh_locked();
+	gs_info(GS_SHIM_TAG,
+		"slice=%s pid=%d attached: memory=%llu compute=%u%% priority=%u weight=%u",
+		gs__g.cfg.slice, (int)attached_pid,
+		(unsigned long long)gs__g.lim.mem_limit, gs__g.lim.compute_pct,
+		gs__g.lim.priority, gs__g.lim.weight);
+}
+
+bool gs__enforcing(void)
+{
+	bool on;
+
+	if (GS_LIKELY(gs__g.attached) || gs__g.region == NULL)
+		return gs__g.attached;
+	(void)pthread_mutex_lock(&gs__g.mu);
+	if (!gs__g.attached && gs__g.region != NULL &&
+	    attached_pid != getpid()) {
+		attach_locked();
+	}
+	on = gs__g.attached;
+	(void)pthread_mutex_unlock(&gs__g.mu);
+	if (on)
+		gs__launch_fast_update();
+	return on;
+}
+
+static void atfork_child(void)
+{
+	(void)pthread_mutex_init(&gs__g.mu, NULL);
+	(void)pthread_mutex_init(&nvml_mu, NULL);
+	/* The parent's slot is the parent's; ours comes on first use. */
+	gs__g.attached = false;
+	attached_pid = 0;
+	gs__g.fast_gate = &gs__gate_slow;
+	gs__g.fast_mask = GS_GATE_ALWAYS;
+	gs__g.single_dev = -1;
+	for (int i = 0; i < GS_SHIM_MAX_ORDINALS; i++) {
+		gs__g.ord[i].primary_charged = false;
+		gs__g.ord[i].primary_charge = 0;
+	}
+	gs__mem_atfork_child();
+	gs__launch_atfork_child();
+}
+
+__attribute__((destructor)) static void shim_fini(void)
+{
+	int saved = errno;
+
+	if (gs__g.attached && gs__g.region != NULL && attached_pid == getpid())
+		(void)gs_region_proc_detach(gs__g.region, &gs__g.proc);
+	errno = saved;
+}
+
+static void init(void)
+{
+	int saved = errno;
+	struct gs_errbuf eb = {0};
+	gs_err err;
+
+	tls_in_init++;
+	gs_log_silence();
+	config_read(&gs__g.cfg);
+	if (gs__g.cfg.log_path[0] != '\0' &&
+	    gs_log_open(gs__g.cfg.log_path) == 0)
+		gs_log_set_level((enum gs_log_level)gs__g.cfg.log_level);
+	for (int i = 0; i < GS_SHIM_MAX_ORDINALS; i++)
+		gs__g.ord[i].slot = -1;
+	init_ok = load_cuda();
+	if (gs__g.cfg.slice[0] != '\0') {
+		err = gs_region_open(gs__g.cfg.run_dir, GS_REGION_TENANT,
+				     &gs__g.region, &eb);
+		if (err != GS_OK) {
+			gs_error(GS_SHIM_TAG,
+				 "slice=%s region %s: %s; running without limits",
+				 gs__g.cfg.slice, gs__g.cfg.run_dir,
+				 gs_errbuf_msg(&eb, err));
+			gs__g.region = NULL;
+		} else {
+			(void)pthread_mutex_lock(&gs__g.mu);
+			attach_locked();
+			(void)pthread_mutex_unlock(&gs__g.mu);
+		}
+	}
+	(void)pthread_atfork(NULL, NULL, atfork_child);
+	if (init_ok)
+		gs__launch_fast_update();
+	__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
+	tls_in_init--;
+	errno = saved;
+}
+
+void gs__init(void)
+{
+	if (!__atomic_load_n(&init_done, __ATOMIC_ACQUIRE))
+		(void)pthread_once(&init_once, init);
+}
+
+bool gs__ready(void)
+{
+	if (GS_LIKELY(__atomic_load_n(&init_ok, __ATOMIC_ACQUIRE)))
+		return true;
+	gs__init();
+	return init_ok;
+}
+
+/* ---- dlsym ------------------------------------------------------------ */
+
+static const struct gs__hook *hook_by_name(const struct gs__hook *t, size_t n,
+					   const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
+static __attribute__((noinline)) void *dlsym_hooked(void *handle,
+						    const char *name)
+{
+	void *p = rdlsym(handle, name);
+	const struct gs__hook *h;
+	bool nvml = name[0] == 'n';
+
+	if (p == NULL)
+		return NULL;
+	h = nvml ? hook_by_name(nvml_hooks, N_NVML_HOOKS, name)
+		 : hook_by_name(cu_hooks, N_CU_HOOKS, name);
+	if (h == NULL || p == h->wrap)
+		return p;
+	if (nvml ? !gs__nvml_ready() : !gs__ready())
+		return p;
+	/* The real library's own symbol: hand out the wrapper. */
+	return p == *h->real ? h->wrap : p;
+}
+
+/*
+ * Interposes dlsym so that dlopen("libcuda.so.1") + dlsym() reaches the
+ * hooks. Names that are not hooked, and RTLD_NEXT lookups, go straight to
+ * the real dlsym as a tail call, so it sees the caller's return address
+ * (RTLD_NEXT is relative to the caller).
+ */
+void *dlsym(void *handle, const char *name)
+{
+	if (handle != RTLD_NEXT && tls_in_init == 0 &&
+	    ((name[0] == 'c' && name[1] == 'u') ||
+	     (name[0] == 'n' && name[1] == 'v' && name[2] == 'm')))
+		return dlsym_hooked(handle, name);
+	void *(*rd)(void *, const char *) =
+		__atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
+	if (GS_UNLIKELY(rd == NULL))
+		rd = load_real_dlsym();
+	return rd(handle, name);
+}
+
+/* ---- cuGetProcAddress ------------------------------------------------- */
+
+/*
+ * The driver answered `symbol` with `p`: the variant it chose for the
+ * caller's version and flags. Hand out our wrapper of that variant. When
+ * the driver's pointer is not one of its exports (a driver may hand out
+ * internal entry points), fall back to the hook for the same base name,
+ * stream flavour and the highest version not above the caller's.
+ */
+static void *gpa_wrap(const char *symbol, void *p, int version,
+		      cuuint64_t flags)
+{
+	int pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+	const struct gs__hook *best = NULL;
+
+	if (p == NULL || symbol == NULL)
+		return p;
+	for (size_t i = 0; i < N_CU_HOOKS; i++)
+		if (*cu_hooks[i].real == p)
+			return cu_hooks[i].wrap;
+	/* Same stream flavour first; a base without per-thread variants
+	 * answers per-thread callers with its legacy one. */
+	for (int pass = 0; pass < 2 && best == NULL; pass++) {
+		int want = pass == 0 ? pt : 0;
+
+		if (pass == 1 && !pt)
+			break;
+		for (size_t i = 0; i < N_CU_HOOKS; i++) {
+			const struct gs__hook *h = &cu_hooks[i];
+
+			if (strcmp(h->base, symbol) != 0 ||
+			    h->version > version || h->per_thread != want)
+				continue;
+			if (best == NULL || h->version > best->version)
+				best = h;
+		}
+	}
+	if (best == NULL || *best->real == (void *)&missing_entry)
+		return p;
+	gs_debug(GS_SHIM_TAG,
+		 "cuGetProcAddress %s ver=%d flags=%llu: unknown pointer, wrapping as %s",
+		 symbol, version, (unsigned long long)flags, best->name);
+	return best->wrap;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+			     cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *symbolStatus)
+{
+	CUresult r;
+
+	if (!gs__ready() || gs__real.cuGetProcAddress_v2 == NULL)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = gs__real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags,
+					 symbolStatus);
+	if (r == CUDA_SUCCESS && pfn != NULL)
+		*pfn = gpa_wrap(symbol, *pfn, cudaVersion, flags);
+	return r;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+			  cuuint64_t flags)
+{
+	CUresult r;
+
+	if (!gs__ready() || gs__real.cuGetProcAddress == NULL)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	r = gs__real.cuGetProcAddress(symbol, pfn, cudaVersion, flags);
+	if (r == CUDA_SUCCESS && pfn != NULL)
+		*pfn = gpa_wrap(symbol, *pfn, cudaVersion, flags);
+	return r;
+}

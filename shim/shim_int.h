@@ -1,0 +1,211 @@
+/*
+ * shim_int.h - what the modules of libgpuslice.so share: the process-wide
+ * state (struct gs__shim, one instance, gs__g), the real driver's entry
+ * points (struct gs__real, gs__real), configuration read once from the
+ * environment, and the helpers each module offers the others (gs__
+ * prefix, hidden).
+ *
+ * Modules:
+ *   shim.c    configuration, finding the real driver and NVML, dlsym(),
+ *             cuGetProcAddress(), attaching to the slice, fork and exit
+ *   mem.c     every allocation path, the memory views, context overhead
+ *   launch.c  launches, measurement with events, the compute scheduler
+ *   nvml.c    NVML memory views
+ *   ptrmap.c  the table of this process's tracked allocations
+ *   region.c  the shared region (also the static library gs_region)
+ *   gpusched.c   the scheduler's decisions (pure)
+ *
+ * Threading: gs__g is written during init (under pthread_once) and by the
+ * fork child handler; afterwards its fields are read-only except those
+ * marked. Each module guards its own tables with its own mutex.
+ */
+#ifndef GS_SHIM_INT_H
+#define GS_SHIM_INT_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gs/log.h"
+#include "gs/nvml.h"
+#include "gs/region.h"
+#include "hooks.h"
+#include "region_int.h"
+
+#define GS_EXPORT __attribute__((visibility("default")))
+#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define GS_SHIM_TAG "shim"
+/* CUDA device ordinals the shim keeps per-device state for. */
+#define GS_SHIM_MAX_ORDINALS 64
+
+/* Everything the shim reads from the environment, read once at init. */
+struct gs__config {
+	char run_dir[GS_REGION_DIR_MAX]; /* GPUSLICE_RUN_DIR (or default) */
+	char slice[GS_REGION_NAME_MAX];  /* GPUSLICE_SLICE; "" = none */
+	char log_path[256];              /* GPUSLICE_LOG=[level:]path */
+	int log_level;
+	char real_libcuda[256];  /* GPUSLICE_REAL_LIBCUDA */
+	char real_libnvml[256];  /* GPUSLICE_REAL_LIBNVML */
+	uint64_t ctx_overhead;   /* GPUSLICE_CTX_OVERHEAD bytes, if set */
+	bool ctx_overhead_set;
+};
+
+/* The real entry points: every hook, plus what the shim calls itself. */
+struct gs__real {
+#define GS__REAL_FIELD(sym, base, ver, pt) __typeof__(&sym) sym;
+	GS_CU_HOOKS(GS__REAL_FIELD)
+#undef GS__REAL_FIELD
+	__typeof__(&cuCtxGetCurrent) cuCtxGetCurrent;
+	__typeof__(&cuCtxSetCurrent) cuCtxSetCurrent;
+	__typeof__(&cuCtxGetDevice) cuCtxGetDevice;
+	__typeof__(&cuDeviceGetUuid) cuDeviceGetUuid;
+	__typeof__(&cuDeviceGetUuid_v2) cuDeviceGetUuid_v2;
+	__typeof__(&cuDevicePrimaryCtxGetState) cuDevicePrimaryCtxGetState;
+	__typeof__(&cuStreamGetCtx) cuStreamGetCtx;
+	__typeof__(&cuEventCreate) cuEventCreate;
+	__typeof__(&cuEventDestroy_v2) cuEventDestroy_v2;
+	__typeof__(&cuEventRecord) cuEventRecord;
+	__typeof__(&cuEventRecord_ptsz) cuEventRecord_ptsz;
+	__typeof__(&cuEventQuery) cuEventQuery;
+	__typeof__(&cuEventElapsedTime) cuEventElapsedTime;
+	__typeof__(&cuEventElapsedTime_v2) cuEventElapsedTime_v2;
+	__typeof__(&cuArrayGetMemoryRequirements) cuArrayGetMemoryRequirements;
+	__typeof__(&cuMipmappedArrayGetMemoryRequirements)
+		cuMipmappedArrayGetMemoryRequirements;
+};
+
+/* The real NVML entry points (loaded on first use). */
+struct gs__real_nvml {
+	nvmlReturn_t (*nvmlInit_v2)(void);
+	nvmlReturn_t (*nvmlDeviceGetUUID)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*nvmlDeviceGetHandleByUUID)(const char *, nvmlDevice_t *);
+	nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_v3)(
+		nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+#define GS__NVML_FIELD(sym) __typeof__(&sym) sym;
+	GS_NVML_HOOKS(GS__NVML_FIELD)
+#undef GS__NVML_FIELD
+};
+
+/* Per CUDA device ordinal: its region slot and what was learned of it. */
+struct gs__ordinal {
+	int slot;           /* region device slot; -1 unknown, -2 failed */
+	uint64_t total;     /* physical memory */
+	bool primary_charged; /* we charged the primary context's overhead */
+	uint64_t primary_charge;
+};
+
+struct gs__shim {
+	struct gs__config cfg;
+	void *cuda;                  /* dlopen handle of the real driver */
+	void *nvml;                  /* of real NVML, or NULL */
+	bool nvml_tried;
+	struct gs_region *region;    /* NULL: no enforcement */
+	struct gs_proc_ref proc;
+	bool attached;               /* proc is ours (false after fork) */
+	int32_t slice;               /* our slice slot */
+	uint64_t slice_gen;
+	struct gs_slice_limits lim;  /* last read; refreshed on epoch change */
+	uint64_t lim_epoch;
+	bool slow;                   /* every launch takes the slow path
+				        (scheduler or measurement) */
+	/* launch fast path: launch without the scheduler while
+	 * (*fast_gate & fast_mask) == 0 */
+	const uint32_t *fast_gate;
+	uint32_t fast_mask;
+	int single_dev;              /* the one device slot in use, or -1 */
+	struct gs__ordinal ord[GS_SHIM_MAX_ORDINALS];
+	pthread_mutex_t mu;          /* guards ord[], single_dev, lim */
+};
+
+extern struct gs__shim gs__g;
+/* Gate words for processes without a device gate: always slow, never. */
+extern const uint32_t gs__gate_slow;
+extern const uint32_t gs__gate_open;
+extern struct gs__real gs__real;
+extern struct gs__real_nvml gs__rnvml;
+
+/* ---- shim.c ---- */
+
+/* Runs initialisation once (config, region, real driver). */
+void gs__init(void);
+/* gs__init(), then whether the real driver is usable. */
+bool gs__ready(void);
+/* Whether this process is attached to a slice (re-attaching after fork). */
+bool gs__enforcing(void);
+/* Loads real NVML once; true when usable. */
+bool gs__nvml_ready(void);
+/* Refreshes gs__g.lim and gs__g.slow when the limits changed. */
+void gs__limits_refresh(void);
+/* Refreshes gs__g.lim when the limits changed; returns the cap or 0. */
+uint64_t gs__mem_limit(void);
+/* CLOCK_MONOTONIC ns. */
+uint64_t gs__now(void);
+
+/* ---- devices (mem.c) ---- */
+
+/*
+ * The region device slot of CUDA ordinal `ord` (registering it), or -1.
+ * OUT: *total (physical memory), may be NULL.
+ */
+int gs__dev_slot(CUdevice ord, uint64_t *total);
+/* The region device slot of the current context's device, or -1. */
+int gs__dev_current(CUdevice *ord);
+/* The region slot of an NVML device handle, or -1. */
+int gs__dev_from_uuid(const char *uuid);
+
+/* ---- launch.c ---- */
+
+/* Measures completed launches; `ctx` NULL = all contexts. */
+void gs__launch_harvest(CUcontext ctx, bool wait_all);
+/* Forgets in-flight launches and pooled events of a context going away. */
+void gs__launch_ctx_gone(CUcontext ctx);
+/* Recomputes gs__g.fast_gate / fast_mask after a change. */
+void gs__launch_fast_update(void);
+/* After fork in the child. */
+void gs__launch_atfork_child(void);
+
+/* ---- mem.c ---- */
+
+/* Releases the books of allocations that died with context `ctx`. */
+void gs__mem_ctx_gone(CUcontext ctx);
+void gs__mem_atfork_child(void);
+
+/* ---- ptrmap.c: this process's allocations ---- */
+
+enum gs__alloc_kind {
+	GS__ALLOC_PTR = 1,    /* CUdeviceptr (plain, pitch, managed, async) */
+	GS__ALLOC_ASYNC = 2,  /* stream-ordered: survives its context */
+	GS__ALLOC_VMM = 3,    /* CUmemGenericAllocationHandle */
+	GS__ALLOC_ARRAY = 4,  /* CUarray */
+	GS__ALLOC_MIPMAP = 5, /* CUmipmappedArray */
+	GS__ALLOC_CTX = 6,    /* a context's overhead */
+};
+
+struct gs__alloc {
+	uint64_t key;
+	uint64_t bytes;
+	CUcontext ctx;
+	int32_t dev;
+	uint8_t kind;
+};
+
+/* Records an allocation. False when out of host memory (not recorded). */
+bool gs__ptrmap_put(const struct gs__alloc *a);
+/* Removes and returns an allocation. OUT: *out. */
+bool gs__ptrmap_take(uint8_t kind, uint64_t key, struct gs__alloc *out);
+/*
+ * Removes every allocation of `ctx` of the kinds a context's end frees,
+ * calling fn on each.
+ */
+void gs__ptrmap_drain_ctx(CUcontext ctx,
+			  void (*fn)(const struct gs__alloc *a, void *arg),
+			  void *arg);
+/* Forgets everything (fork child). */
+void gs__ptrmap_reset(void);
+
+#endif

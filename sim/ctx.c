@@ -1,0 +1,821 @@
+/*
+ * ctx.c - contexts: the per-thread stack of current contexts, primary
+ * contexts (retain/release/reset), cuCtxCreate in all its versions, and
+ * the binding of a context to the process's slot in the node state.
+ *
+ * A process holds one slot per device it has contexts on; the first
+ * context creates the slot (checking compute mode and MPS admission), each
+ * context charges GS__CTX_OVERHEAD of device memory, and the last one to
+ * go releases the slot (busy time is kept in the state's exited ring).
+ *
+ *   (none) --cuCtxCreate / cuDevicePrimaryCtxRetain--> live
+ *   live --fault (gs_fault launch)--> sticky error, every call in it fails
+ *   live/sticky --cuCtxDestroy / last PrimaryCtxRelease / Reset--> (none)
+ */
+#include "cuda_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __thread struct gs__ctx *tls_stack[GS__CTX_STACK];
+static __thread int tls_depth;
+
+struct gs__ctx *gs__ctx_current(void)
+{
+	struct gs__ctx *c;
+
+	if (tls_depth == 0)
+		return NULL;
+	c = tls_stack[tls_depth - 1];
+	if (c == NULL || !gs__h_is(c, GS__H_CTX) || c->destroyed)
+		return NULL;
+	return c;
+}
+
+CUresult gs__ctx_error(struct gs__ctx *ctx)
+{
+	struct gs__dev *d = &gs__drv.dev[ctx->dev];
+
+	if (ctx->sticky != CUDA_SUCCESS)
+		return ctx->sticky;
+	if (d->slot >= 0) {
+		const struct gs_sim_proc *p = &gs__drv.st->procs[d->slot];
+		int32_t e = __atomic_load_n(&p->sticky_error, __ATOMIC_RELAXED);
+		uint64_t gen =
+			__atomic_load_n(&p->generation, __ATOMIC_RELAXED);
+
+		if (gen != d->slot_gen)
+			/* `gpuslice sim reset` or a reap took our slot */
+			ctx->sticky = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		else if (e != 0)
+			ctx->sticky = (CUresult)e;
+	}
+	return ctx->sticky;
+}
+
+CUresult gs__ctx_get(struct gs__ctx **ctx)
+{
+	struct gs__ctx *c = gs__ctx_current();
+
+	if (c == NULL) {
+		/* The thread's current context was destroyed, or none. */
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	*ctx = c;
+	return gs__ctx_error(c);
+}
+
+/* ---- slot ------------------------------------------------------------ */
+
+static uint32_t count_mps_clients(const struct gs_sim_state *st,
+				  const struct gs__dev *d)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < GS_SIM_MAX_PROCS; i++) {
+		const struct gs_sim_proc *p = &st->procs[i];
+
+		if (p->state == GS_SIM_PROC_LIVE && p->gpu == d->gpu &&
+		    p->engine == d->engine &&
+		    (p->flags & GS_SIM_PROC_MPS_CLIENT))
+			n++;
+	}
+	return n;
+}
+
+static bool others_on_engine(const struct gs_sim_state *st,
+			     const struct gs__dev *d)
+{
+	for (int i = 0; i < GS_SIM_MAX_PROCS; i++) {
+		const struct gs_sim_proc *p = &st->procs[i];
+
+		if (p->state == GS_SIM_PROC_LIVE && p->gpu == d->gpu &&
+		    p->engine == d->engine && p->pid != gs__drv.pid &&
+		    !(p->flags & GS_SIM_PROC_MPS_CLIENT))
+			return true;
+	}
+	return false;
+}
+
+/* Shared lock held. Joins d's engine (first context) and charges one
+ * context's overhead. */
+static CUresult slot_join(struct gs_sim_state *st, struct gs__dev *d)
+{
+	struct gs_sim_engine *e = &st->gpus[d->gpu].engine[d->engine];
+	uint32_t mode = st->gpus[d->gpu].compute_mode;
+	uint64_t now = gs_sim_now_ns();
+	struct gs_sim_proc *p = gs__slot(d);
+	bool fresh = p == NULL;
+
+	if (!e->live)
+		return CUDA_ERROR_DEVICE_UNAVAILABLE;
+	if (fresh) {
+		int i;
+
+		gs__dev_mps_refresh(d);
+		if (d->mps_client) {
+			if (e->mps.state == GS_SIM_MPS_FAULT)
+				return CUDA_ERROR_MPS_SERVER_NOT_READY;
+			if (count_mps_clients(st, d) >= 48)
+				return CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
+		} else if (mode == 2 /* PROHIBITED */ ||
+			   (mode == 3 /* EXCLUSIVE_PROCESS */ &&
+			    (others_on_engine(st, d) ||
+			     count_mps_clients(st, d) > 0))) {
+			return CUDA_ERROR_DEVICE_UNAVAILABLE;
+		}
+		i = gs_sim_proc_acquire(st, gs__drv.pid, gs__drv.start_time,
+					d->gpu, d->engine, now);
+		if (i < 0) {
+			(void)gs_sim_reap(st, now);
+			i = gs_sim_proc_acquire(st, gs__drv.pid,
+						gs__drv.start_time, d->gpu,
+						d->engine, now);
+		}
+		if (i < 0)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		p = &st->procs[i];
+		d->slot = i;
+		d->slot_gen = p->generation;
+		d->last_seq = p->ring_tail;
+		p->ring_head = p->ring_harvest = p->ring_tail;
+		p->head_rem = 0;
+		snprintf(p->comm, sizeof(p->comm), "%s", gs__drv.comm);
+		p->sm_limit = d->sm_count;
+		if (d->mps_client) {
+			uint64_t lim = e->mps.pinned_mem_limit
+					       ? e->mps.pinned_mem_limit
+					       : e->mps.default_pinned_mem_limit;
+
+			if (d->mps_mem_limit != 0 &&
+			    (lim == 0 || d->mps_mem_limit < lim))
+				lim = d->mps_mem_limit;
+			p->flags |= GS_SIM_PROC_MPS_CLIENT;
+			p->mps_active_thread_pct = d->mps_pct;
+			p->mps_pinned_mem_limit = lim;
+		}
+	}
+	if (p->mps_pinned_mem_limit != 0 &&
+	    p->mem_used + GS__CTX_OVERHEAD > p->mps_pinned_mem_limit)
+		goto out_oom;
+	if (e->mem_used + GS__CTX_OVERHEAD > e->mem_total) {
+		(void)gs_sim_reap(st, now);
+		p = gs__slot(d);
+		if (p == NULL)
+			return CUDA_ERROR_DEVICE_UNAVAILABLE;
+		if (e->mem_used + GS__CTX_OVERHEAD > e->mem_total)
+			goto out_oom;
+	}
+	e->mem_used += GS__CTX_OVERHEAD;
+	p->mem_used += GS__CTX_OVERHEAD;
+	p->n_contexts++;
+	d->n_ctx++;
+	return CUDA_SUCCESS;
+
+out_oom:
+	if (fresh) {
+		gs_sim_proc_release(st, d->slot, now, false);
+		d->slot = -1;
+	}
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Shared lock held. Gives one context's overhead back; the last context
+ * releases the slot. */
+static void slot_leave(struct gs_sim_state *st, struct gs__dev *d)
+{
+	struct gs_sim_proc *p = gs__slot(d);
+	struct gs_sim_engine *e = &st->gpus[d->gpu].engine[d->engine];
+
+	if (d->n_ctx > 0)
+		d->n_ctx--;
+	if (p == NULL)
+		return;
+	p->mem_used = p->mem_used >= GS__CTX_OVERHEAD
+			      ? p->mem_used - GS__CTX_OVERHEAD
+			      : 0;
+	e->mem_used = e->mem_used >= GS__CTX_OVERHEAD
+			      ? e->mem_used - GS__CTX_OVERHEAD
+			      : 0;
+	if (p->n_contexts > 0)
+		p->n_contexts--;
+	if (d->n_ctx == 0) {
+		gs_sim_proc_release(st, d->slot, gs_sim_now_ns(), false);
+		d->slot = -1;
+	}
+}
+
+/* ---- create / destroy ------------------------------------------------ */
+
+CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
+			struct gs__ctx **out)
+{
+	struct gs__dev *d = gs__dev_get(dev);
+	struct gs_sim_state *st;
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_DEVICE;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	st = gs__state_lock(d, &r);
+	if (st == NULL)
+		goto out_free;
+	r = slot_join(st, d);
+	gs__state_unlock();
+	if (r != CUDA_SUCCESS)
+		goto out_free;
+	c->dev = dev;
+	c->primary = primary;
+	c->flags = flags;
+	c->id = ++gs__drv.next_id;
+	c->limits[CU_LIMIT_STACK_SIZE] = 1024;
+	c->limits[CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20;
+	c->limits[CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20;
+	c->limits[CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2;
+	c->limits[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048;
+	c->limits[CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64;
+	c->legacy.ctx = c;
+	c->legacy.id = ++gs__drv.next_id;
+	c->per_thread.ctx = c;
+	c->per_thread.id = ++gs__drv.next_id;
+	if (!gs__h_add(c, GS__H_CTX)) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out_leave;
+	}
+	*out = c;
+	return CUDA_SUCCESS;
+
+out_leave:
+	st = gs__state_lock(NULL, &r);
+	if (st != NULL) {
+		slot_leave(st, d);
+		gs__state_unlock();
+	}
+	r = CUDA_ERROR_OUT_OF_MEMORY;
+out_free:
+	free(c);
+	return r;
+}
+
+static void destroy_stream(void *p, void *arg)
+{
+	struct gs__stream *s = p;
+
+	if (s->ctx == arg) {
+		gs__h_del(s);
+		free(s);
+	}
+}
+
+static void destroy_event(void *p, void *arg)
+{
+	struct gs__event *ev = p;
+
+	if (ev->ctx == arg) {
+		gs__h_del(ev);
+		free(ev);
+	}
+}
+
+void gs__ctx_destroy(struct gs__ctx *ctx)
+{
+	struct gs__dev *d = &gs__drv.dev[ctx->dev];
+	struct gs_sim_state *st;
+	CUresult r;
+
+	gs__h_each(GS__H_STREAM, destroy_stream, ctx);
+	gs__h_each(GS__H_EVENT, destroy_event, ctx);
+	gs__module_ctx_gone(ctx);
+	gs__mem_ctx_gone(ctx);
+	st = gs__state_lock(d, &r);
+	if (st != NULL) {
+		slot_leave(st, d);
+		gs__state_unlock();
+	}
+	gs__h_del(ctx);
+	for (int i = 0; i < tls_depth; i++)
+		if (tls_stack[i] == ctx)
+			tls_stack[i] = NULL;
+	if (d->primary == ctx)
+		d->primary = NULL;
+	free(ctx);
+}
+
+static void push(struct gs__ctx *c)
+{
+	if (tls_depth < GS__CTX_STACK) {
+		tls_stack[tls_depth++] = c;
+	} else {
+		memmove(tls_stack, tls_stack + 1,
+			sizeof(tls_stack[0]) * (GS__CTX_STACK - 1));
+		tls_stack[GS__CTX_STACK - 1] = c;
+	}
+}
+
+static CUresult ctx_create_common(CUcontext *pctx, unsigned int flags,
+				  CUdevice dev)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (pctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__ctx_create(dev, flags, false, &c);
+	if (r == CUDA_SUCCESS) {
+		push(c);
+		*pctx = (CUcontext)c;
+	}
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
+				CUdevice dev)
+{
+	return ctx_create_common(pctx, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
+				CUexecAffinityParam *paramsArray,
+				int numParams, unsigned int flags,
+				CUdevice dev)
+{
+	/* Execution affinity needs MPS; the sim's MPS limits are per
+	 * process, so a per-context SM count is refused. */
+	if (numParams > 0 && paramsArray != NULL)
+		return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+	return ctx_create_common(pctx, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx,
+				CUctxCreateParams *ctxCreateParams,
+				unsigned int flags, CUdevice dev)
+{
+	if (ctxCreateParams != NULL) {
+		if (ctxCreateParams->numExecAffinityParams > 0 &&
+		    ctxCreateParams->execAffinityParams != NULL)
+			return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+		if (ctxCreateParams->cigParams != NULL)
+			return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return ctx_create_common(pctx, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
+{
+	struct gs__ctx *c = (struct gs__ctx *)ctx;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (!gs__h_is(c, GS__H_CTX) || c->primary) {
+		gs__unlock();
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	gs__ctx_destroy(c);
+	/* drop the holes destroy left on this thread's stack */
+	while (tls_depth > 0 && tls_stack[tls_depth - 1] == NULL)
+		tls_depth--;
+	gs__unlock();
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (!gs__h_is(ctx, GS__H_CTX))
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else
+		push((struct gs__ctx *)ctx);
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (tls_depth == 0) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	} else {
+		struct gs__ctx *c = tls_stack[--tls_depth];
+
+		if (pctx != NULL)
+			*pctx = gs__h_is(c, GS__H_CTX) ? (CUcontext)c : NULL;
+	}
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (ctx == NULL) {
+		if (tls_depth > 0)
+			tls_depth--;
+	} else if (!gs__h_is(ctx, GS__H_CTX)) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	} else if (tls_depth == 0) {
+		push((struct gs__ctx *)ctx);
+	} else {
+		tls_stack[tls_depth - 1] = (struct gs__ctx *)ctx;
+	}
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
+{
+	CUresult r;
+
+	if (pctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	*pctx = (CUcontext)gs__ctx_current();
+	gs__unlock();
+	return CUDA_SUCCESS;
+}
+
+/* The context a ctx-taking call names: `ctx`, or the current one. */
+static CUresult ctx_or_current(CUcontext ctx, struct gs__ctx **out)
+{
+	if (ctx == NULL) {
+		struct gs__ctx *c = gs__ctx_current();
+
+		if (c == NULL)
+			return CUDA_ERROR_INVALID_CONTEXT;
+		*out = c;
+		return CUDA_SUCCESS;
+	}
+	if (!gs__h_is(ctx, GS__H_CTX))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*out = (struct gs__ctx *)ctx;
+	return CUDA_SUCCESS;
+}
+
+CUresult gs__cuCtxGetDevice_v1(CUdevice *device)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (device == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	if (r == CUDA_SUCCESS)
+		*device = c->dev;
+	gs__unlock();
+	return r;
+}
+
+CUresult gs__cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (device == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(ctx, &c);
+	if (r == CUDA_SUCCESS)
+		*device = c->dev;
+	gs__unlock();
+	return r;
+}
+
+CUresult gs__ctx_sync(CUcontext ctx)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(ctx, &c);
+	if (r == CUDA_SUCCESS)
+		r = gs__ctx_error(c);
+	if (r == CUDA_SUCCESS)
+		r = gs__wait(c, c->last);
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	return gs__ctx_sync(NULL);
+}
+
+CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (flags == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	if (r == CUDA_SUCCESS)
+		*flags = c->flags;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxSetFlags(unsigned int flags)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	if (r == CUDA_SUCCESS)
+		c->flags = flags;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (ctxId == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(ctx, &c);
+	if (r == CUDA_SUCCESS)
+		*ctxId = c->id;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (version == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(ctx, &c);
+	if (r == CUDA_SUCCESS)
+		*version = 3020;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (pvalue == NULL || (unsigned)limit >= 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	if (r == CUDA_SUCCESS)
+		*pvalue = c->limits[limit];
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if ((unsigned)limit >= 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	if (r == CUDA_SUCCESS)
+		c->limits[limit] = value;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *pconfig)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if (pconfig == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	if (r == CUDA_SUCCESS)
+		*pconfig = c->cache_config;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if ((unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	if (r == CUDA_SUCCESS)
+		c->cache_config = config;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority,
+					     int *greatestPriority)
+{
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (gs__ctx_current() == NULL)
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	gs__unlock();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (leastPriority != NULL)
+		*leastPriority = 0;
+	if (greatestPriority != NULL)
+		*greatestPriority = -5;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxResetPersistingL2Cache(void)
+{
+	struct gs__ctx *c;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = ctx_or_current(NULL, &c);
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peerContext,
+				       unsigned int Flags)
+{
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__h_is(peerContext, GS__H_CTX) ? CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+					    : CUDA_ERROR_INVALID_CONTEXT;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext)
+{
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__h_is(peerContext, GS__H_CTX) ? CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
+					    : CUDA_ERROR_INVALID_CONTEXT;
+	gs__unlock();
+	return r;
+}
+
+/* ---- primary contexts ------------------------------------------------ */
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	struct gs__dev *d;
+	CUresult r;
+
+	if (pctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	d = gs__dev_get(dev);
+	if (d == NULL) {
+		r = CUDA_ERROR_INVALID_DEVICE;
+	} else if (d->primary == NULL) {
+		r = gs__ctx_create(dev, d->primary_flags, true, &d->primary);
+		if (r == CUDA_SUCCESS)
+			d->primary->refs = 1;
+	} else {
+		d->primary->refs++;
+	}
+	if (r == CUDA_SUCCESS)
+		*pctx = (CUcontext)d->primary;
+	gs__unlock();
+	return r;
+}
+
+CUresult gs__primary_release(CUdevice dev)
+{
+	struct gs__dev *d;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	d = gs__dev_get(dev);
+	if (d == NULL)
+		r = CUDA_ERROR_INVALID_DEVICE;
+	else if (d->primary == NULL)
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else if (--d->primary->refs <= 0)
+		gs__ctx_destroy(d->primary);
+	gs__unlock();
+	return r;
+}
+
+CUresult gs__primary_reset(CUdevice dev)
+{
+	struct gs__dev *d;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	d = gs__dev_get(dev);
+	if (d == NULL)
+		r = CUDA_ERROR_INVALID_DEVICE;
+	else if (d->primary != NULL)
+		gs__ctx_destroy(d->primary);
+	gs__unlock();
+	return r;
+}
+
+CUresult gs__primary_set_flags(CUdevice dev, unsigned int flags)
+{
+	struct gs__dev *d;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	d = gs__dev_get(dev);
+	if (d == NULL) {
+		r = CUDA_ERROR_INVALID_DEVICE;
+	} else {
+		d->primary_flags = flags;
+		if (d->primary != NULL)
+			d->primary->flags = flags;
+	}
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	return gs__primary_release(dev);
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	return gs__primary_reset(dev);
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
+					       unsigned int flags)
+{
+	return gs__primary_set_flags(dev, flags);
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+					    int *active)
+{
+	struct gs__dev *d;
+	CUresult r;
+
+	if (flags == NULL || active == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	d = gs__dev_get(dev);
+	if (d == NULL) {
+		r = CUDA_ERROR_INVALID_DEVICE;
+	} else {
+		*flags = d->primary_flags;
+		*active = d->primary != NULL;
+	}
+	gs__unlock();
+	return r;
+}

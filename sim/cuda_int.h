@@ -1,0 +1,408 @@
+/*
+ * cuda_int.h - private to the sim's CUDA driver (libcuda.so.1): the
+ * process-wide driver state, the objects behind CUDA handles, and the
+ * helpers the driver's modules share (gs__ prefix).
+ *
+ * Threading: one process-local mutex (gs__drv.mu) guards every object
+ * here; each API entry takes it (gs__lock) and drops it only while it
+ * sleeps waiting for the timeline. The node state's shared lock is taken
+ * inside it, never the other way round.
+ *
+ * Handles: every CUcontext, CUstream, CUevent, ... is a pointer to one of
+ * the structs below, registered in a handle table (handle.c) with its
+ * type, so that a stale or made-up handle is answered with an error code
+ * instead of being dereferenced.
+ */
+#ifndef GS_SIM_CUDA_INT_H
+#define GS_SIM_CUDA_INT_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "state.h"
+
+/* Driver version reported by cuDriverGetVersion and used by lookups. */
+#define GS__DRIVER_VERSION 13000
+
+/* Device memory each context holds for itself (the real driver's context
+ * footprint: code, stacks, printf/heap buffers), charged at creation. */
+#define GS__CTX_OVERHEAD (500ULL << 20)
+/* Allocations are charged in multiples of this (cudaMalloc's alignment). */
+#define GS__ALLOC_ALIGN 512ULL
+/* Allocations up to this size are backed by host memory (so copies and
+ * memsets keep their data); larger ones are address space only. */
+#define GS__BACKED_MAX (256ULL << 20)
+/* VMM granularity (cuMemGetAllocationGranularity). */
+#define GS__VMM_GRANULARITY (2ULL << 20)
+/* The sim writes gs_fill's values up to this many floats, and computes
+ * gs_burn, gs_matmul and gs_infer_layer results on the host only up to
+ * GS__COMPUTE_EFFECT_MAX multiply-adds: the launching thread pays for
+ * it, and a workload's latency must stay the timeline's, not the host's. */
+#define GS__DATA_EFFECT_MAX (1ULL << 24)
+#define GS__COMPUTE_EFFECT_MAX (1ULL << 16)
+/* Most kernel parameter bytes a launch may carry (CUDA's limit is 32764). */
+#define GS__MAX_PARAM_BYTES 32764
+#define GS__MAX_PARAMS 256
+#define GS__MAX_DEVICES (GS_SIM_MAX_GPUS * GS_SIM_MAX_MIG)
+#define GS__CTX_STACK 32
+
+enum gs__htype {
+	GS__H_NONE = 0,
+	GS__H_CTX,
+	GS__H_STREAM,
+	GS__H_EVENT,
+	GS__H_MODULE,
+	GS__H_FUNC,
+	GS__H_LIBRARY,
+	GS__H_POOL,
+	GS__H_GRAPH,
+	GS__H_GRAPH_EXEC,
+	GS__H_GRAPH_NODE,
+	GS__H_ARRAY,
+	GS__H_MIPMAP,
+	GS__H_VMM,
+};
+
+/* One CUDA device as this process sees it (after CUDA_VISIBLE_DEVICES). */
+struct gs__dev {
+	uint32_t gpu;           /* index in the state file */
+	uint32_t engine;        /* 0 whole GPU, 1 + i MIG slot i */
+	char uuid[GS_SIM_UUID_LEN];     /* "GPU-..." or "MIG-..." */
+	char gpu_uuid[GS_SIM_UUID_LEN]; /* the physical GPU's */
+	char name[GS_SIM_NAME_LEN + 64];
+	uint32_t sm_count;      /* what this process may use (MPS limit) */
+	uint32_t engine_sms;
+	uint64_t mem_total;
+	uint32_t cc_major, cc_minor;
+	bool mps_client;        /* MPS running there and our pipe dir matches */
+	uint32_t mps_pct;       /* active thread % asked by our environment */
+	uint64_t mps_mem_limit; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for it */
+	/* our slot in the node state (shared by our contexts on it) */
+	int slot;               /* -1 when we hold none */
+	uint64_t slot_gen;
+	int n_ctx;
+	uint64_t last_seq;      /* ops pushed so far (== ring_tail we wrote) */
+	/* primary context */
+	struct gs__ctx *primary;
+	unsigned int primary_flags;
+	struct gs__pool *default_pool;
+	struct gs__pool *cur_pool;
+};
+
+struct gs__stream {
+	struct gs__ctx *ctx;
+	unsigned int flags;
+	int priority;
+	uint64_t last;          /* ops through this stream: done when
+				   ring_head >= last */
+	unsigned long long id;
+	struct gs__graph *capture; /* non-NULL while capturing */
+	CUstreamCaptureMode capture_mode;
+	unsigned long long capture_id;
+};
+
+struct gs__ctx {
+	int dev;
+	bool primary;
+	bool destroyed;
+	unsigned int flags;
+	int refs;               /* primary: retain count */
+	CUresult sticky;        /* set by a fault of this context */
+	uint64_t last;          /* ops of all its streams */
+	unsigned long long id;
+	size_t limits[8];       /* CUlimit values */
+	CUfunc_cache cache_config;
+	struct gs__stream legacy;      /* the NULL / CU_STREAM_LEGACY stream */
+	struct gs__stream per_thread;  /* CU_STREAM_PER_THREAD */
+};
+
+struct gs__event {
+	struct gs__ctx *ctx;
+	unsigned int flags;
+	bool recorded;
+	bool timed;             /* end time known */
+	uint64_t seq;           /* marker op number + 1 */
+	uint64_t time_ns;
+};
+
+/* One kernel entry of a PTX image. */
+struct gs__entry {
+	char name[128];
+	int n_params;
+	uint32_t param_off[GS__MAX_PARAMS];
+	uint32_t param_size[GS__MAX_PARAMS];
+	uint32_t args_size;
+	int ptx_version;        /* major*10 + minor */
+};
+
+struct gs__module;
+/* A CUfunction or CUkernel: one entry of a module or library. */
+struct gs__func {
+	struct gs__module *mod;
+	const struct gs__entry *entry;
+	int max_dyn_smem;
+	int carveout;
+	CUfunc_cache cache_config;
+};
+
+/* A CUmodule (ctx != NULL) or a CUlibrary's image (ctx == NULL). */
+struct gs__module {
+	struct gs__ctx *ctx;
+	bool library;
+	int n_entries;
+	struct gs__entry *entries;
+	struct gs__func *funcs;  /* one per entry */
+	char *image;             /* our copy of the PTX text */
+};
+
+struct gs__pool {
+	int dev;
+	bool is_default;
+	uint64_t release_threshold;
+	int reuse_follow, reuse_opportunistic, reuse_internal;
+	uint64_t used, used_high, reserved_high;
+};
+
+enum gs__akind {
+	GS__A_DEVICE,   /* cuMemAlloc & co, arrays are separate */
+	GS__A_MANAGED,
+	GS__A_HOST,     /* cuMemAllocHost / HostAlloc */
+	GS__A_REGISTERED, /* cuMemHostRegister */
+	GS__A_VMM_MAP,  /* a cuMemMap'ed range */
+	GS__A_RESERVE,  /* a cuMemAddressReserve'd range (not accessible) */
+};
+
+/* A live address range, sorted by base in gs__drv.allocs. */
+struct gs__alloc {
+	uint64_t base;
+	uint64_t size;          /* as asked */
+	uint64_t map_len;       /* length of our mmap (0: not ours) */
+	uint64_t charged;       /* device bytes charged to the engine */
+	enum gs__akind kind;
+	bool backed;            /* data is kept */
+	int dev;
+	struct gs__ctx *ctx;
+	struct gs__pool *pool;
+	struct gs__vmm *vmm;    /* GS__A_VMM_MAP */
+	unsigned int host_flags;
+};
+
+/* A CUmemGenericAllocationHandle. */
+struct gs__vmm {
+	int dev;
+	uint64_t size;
+	int fd;                 /* memfd holding the data */
+	bool released;
+	int maps;
+	CUmemAllocationProp prop;
+};
+
+struct gs__array {
+	int dev;
+	struct gs__ctx *ctx;
+	CUDA_ARRAY3D_DESCRIPTOR desc;
+	uint64_t charged;
+	unsigned int levels;    /* mipmapped: number of levels */
+};
+
+/* A kernel launch with its parameters copied (graph nodes keep these). */
+struct gs__launch {
+	struct gs__func *func;
+	unsigned int grid[3];
+	unsigned int block[3];
+	unsigned int smem;
+	uint32_t args_size;
+	uint8_t *args;          /* args_size bytes, owned */
+};
+
+enum gs__nkind { GS__N_KERNEL, GS__N_EMPTY, GS__N_MEMSET, GS__N_MEMCPY };
+
+struct gs__node {
+	struct gs__graph *graph;
+	enum gs__nkind kind;
+	struct gs__launch launch;   /* GS__N_KERNEL */
+	CUDA_MEMSET_NODE_PARAMS memset;
+	uint64_t cpy_dst, cpy_src, cpy_len;
+};
+
+struct gs__graph {
+	int n_nodes, cap;
+	struct gs__node **nodes;
+};
+
+struct gs__graph_exec {
+	int n;
+	struct gs__node *nodes;     /* copies */
+	unsigned long long flags;
+};
+
+struct gs__drv {
+	pthread_mutex_t mu;
+	bool initialized;
+	bool forked;            /* we are a fork()ed child: no CUDA */
+	CUresult init_result;
+	int32_t pid;
+	uint64_t start_time;
+	struct gs_sim_map *map;
+	struct gs_sim_state *st;
+	int n_dev;
+	struct gs__dev dev[GS__MAX_DEVICES];
+	/* allocations sorted by base */
+	struct gs__alloc *allocs;
+	int n_allocs, cap_allocs;
+	unsigned long long next_id;
+	char comm[32];
+};
+
+extern struct gs__drv gs__drv;
+
+/* ---- common (drv.c) ---- */
+void gs__lock(void);
+void gs__unlock(void);
+/* Takes gs__drv.mu and checks cuInit ran (CUDA_ERROR_NOT_INITIALIZED). On
+ * success the lock is held; on failure it is not. */
+CUresult gs__enter(void);
+/* Current context of this thread (validated), or NULL. Lock held. */
+struct gs__ctx *gs__ctx_current(void);
+/* The context a call works on: current, with its sticky error. OUT: *ctx.
+ * CUDA_ERROR_INVALID_CONTEXT when none. Lock held. */
+CUresult gs__ctx_get(struct gs__ctx **ctx);
+/* The sticky error a context has (its own fault, or its MPS server's). */
+CUresult gs__ctx_error(struct gs__ctx *ctx);
+/* A device by ordinal, or NULL. */
+struct gs__dev *gs__dev_get(CUdevice d);
+
+/* ---- handles (handle.c) ---- */
+bool gs__h_add(const void *p, enum gs__htype t);
+bool gs__h_is(const void *p, enum gs__htype t);
+void gs__h_del(const void *p);
+/* Calls fn for every live handle of type t (safe to delete inside). */
+void gs__h_each(enum gs__htype t, void (*fn)(void *p, void *arg), void *arg);
+
+/* ---- shared state (drv.c) ---- */
+/* Takes the shared lock and advances our engine to now. NULL on failure
+ * (lock timed out), with *err set. */
+struct gs_sim_state *gs__state_lock(struct gs__dev *d, CUresult *err);
+void gs__state_unlock(void);
+/* Shared lock held: our slot on d, or NULL when it was taken from us
+ * (reset, reaped). */
+struct gs_sim_proc *gs__slot(struct gs__dev *d);
+/* Shared + local locks held: reads the end times of completed markers. */
+void gs__harvest(struct gs__dev *d, struct gs_sim_proc *p);
+
+/* ---- contexts (ctx.c) ---- */
+CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
+			struct gs__ctx **out);
+void gs__ctx_destroy(struct gs__ctx *ctx);
+
+/* ---- streams, execution (exec.c) ---- */
+/* Resolves a CUstream for a call in `ctx` (NULL ctx: the stream's own).
+ * per_thread: the NULL stream means the per-thread stream. */
+CUresult gs__stream_get(CUstream s, bool per_thread, struct gs__ctx **ctx,
+			struct gs__stream **out);
+/* Queues an op on d's slot; OUT: *seq (ring_tail after it). */
+CUresult gs__push(struct gs__ctx *ctx, uint64_t work, uint32_t sms,
+		  uint32_t flags, uint64_t tag, uint64_t *seq);
+/* Waits until ring_head >= target on ctx's device. Local lock held
+ * (dropped while sleeping). */
+CUresult gs__wait(struct gs__ctx *ctx, uint64_t target);
+/* Whether op count `target` is done (advancing the timeline). */
+CUresult gs__done(struct gs__ctx *ctx, uint64_t target, bool *done);
+/* Runs or records one launch on a stream. */
+CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
+		    struct gs__ctx *ctx);
+/* Builds a launch from cuLaunchKernel's arguments (copies the params). */
+CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
+			  const unsigned int block[3], unsigned int smem,
+			  void **params, void **extra, struct gs__launch *out);
+void gs__launch_free(struct gs__launch *l);
+void gs__graph_node_free(struct gs__node *n);
+
+/* ---- memory (mem.c) ---- */
+/* Allocation containing [p, p + len), or NULL. Lock held. */
+struct gs__alloc *gs__alloc_find(uint64_t p, uint64_t len);
+/* Charges / gives back device bytes on dev (OOM, MPS limit). */
+CUresult gs__charge(int dev, uint64_t bytes);
+void gs__uncharge(int dev, uint64_t bytes);
+/* Frees every allocation, array and VMM mapping a context owns. */
+void gs__mem_ctx_gone(struct gs__ctx *ctx);
+/* Writes `len` bytes at device address p (skipped where unbacked). */
+void gs__dwrite(uint64_t p, const void *src, uint64_t len);
+void gs__dread(void *dst, uint64_t p, uint64_t len);
+CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
+		    unsigned int esize, uint64_t width, uint64_t height);
+
+/* Copies and memsets (mem.c). */
+enum xfer_kind { X_HTOD, X_DTOH, X_DTOD, X_ANY };
+CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
+		  CUstream hStream, bool sync, bool pt);
+CUresult gs__memset_call(uint64_t p, uint64_t pitch, uint32_t value,
+			 unsigned int esize, uint64_t width, uint64_t height,
+			 CUstream hStream, bool sync, bool pt);
+CUresult gs__mem_alloc_async(CUdeviceptr *dptr, size_t bytesize,
+			     CUmemoryPool pool, CUstream hStream, bool pt);
+CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt);
+
+/*
+ * The bodies behind every default/_ptsz/_ptds pair and every legacy
+ * version (exec.c, ctx.c, drv.c): `pt` makes the NULL stream mean the
+ * per-thread default stream.
+ */
+CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
+			   unsigned int gz, unsigned int bx, unsigned int by,
+			   unsigned int bz, unsigned int smem,
+			   CUstream hStream, void **kernelParams,
+			   void **extra, bool pt);
+CUresult gs__launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
+			      void **kernelParams, void **extra, bool pt);
+CUresult gs__host_func(CUstream hStream, CUhostFn fn, void *userData,
+		       CUstreamCallback cb, bool pt);
+CUresult gs__stream_sync(CUstream hStream, bool pt);
+CUresult gs__stream_query(CUstream hStream, bool pt);
+CUresult gs__stream_wait_event(CUstream hStream, CUevent hEvent,
+			       unsigned int Flags, bool pt);
+CUresult gs__stream_get_priority(CUstream hStream, int *priority, bool pt);
+CUresult gs__stream_get_flags(CUstream hStream, unsigned int *flags, bool pt);
+CUresult gs__stream_get_ctx(CUstream hStream, CUcontext *pctx, bool pt);
+CUresult gs__stream_get_id(CUstream hStream, unsigned long long *id, bool pt);
+CUresult gs__stream_get_device(CUstream hStream, CUdevice *device, bool pt);
+CUresult gs__event_record(CUevent hEvent, CUstream hStream, bool pt);
+CUresult gs__graph_launch(CUgraphExec hGraphExec, CUstream hStream,
+			  bool upload_only, bool pt);
+CUresult gs__graph_instantiate_params(CUgraphExec *phGraphExec,
+				      CUgraph hGraph,
+				      CUDA_GRAPH_INSTANTIATE_PARAMS *params,
+				      bool pt);
+CUresult gs__graph_instantiate_legacy(CUgraphExec *phGraphExec,
+				      CUgraph hGraph, CUgraphNode *phErrorNode,
+				      char *logBuffer, size_t bufferSize);
+CUresult gs__begin_capture(CUstream hStream, CUstreamCaptureMode mode,
+			   bool pt);
+CUresult gs__end_capture(CUstream hStream, CUgraph *phGraph, bool pt);
+CUresult gs__is_capturing(CUstream hStream, CUstreamCaptureStatus *st,
+			  cuuint64_t *id, CUgraph *graph, bool pt);
+CUresult gs__ctx_sync(CUcontext ctx);
+CUresult gs__cuCtxGetDevice_v1(CUdevice *device);
+CUresult gs__cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
+CUresult gs__primary_release(CUdevice dev);
+CUresult gs__primary_reset(CUdevice dev);
+CUresult gs__primary_set_flags(CUdevice dev, unsigned int flags);
+CUresult gs__cuDeviceGetUuid_v1(CUuuid *uuid, CUdevice dev);
+void gs__dev_mps_refresh(struct gs__dev *d);
+uint32_t gs__mps_server_pct(const struct gs_sim_mps *m);
+
+/* Versions cuda.h 13.0 no longer declares (the real driver exports them). */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
+				CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
+				CUexecAffinityParam *paramsArray,
+				int numParams, unsigned int flags,
+				CUdevice dev);
+
+/* ---- modules (module.c) ---- */
+CUresult gs__func_get(CUfunction f, struct gs__func **out);
+void gs__module_ctx_gone(struct gs__ctx *ctx);
+
+#endif

@@ -1,0 +1,28 @@
+# Integration tests of gpusliced (daemon/) and the CLI commands on it, on
+# the simulated node. gs-daemon-loadgen drives concurrent clients for the
+# crash test and the benchmark (scripts/bench.sh).
+if(TARGET gpusliced)
+  add_executable(gs-daemon-loadgen ${CMAKE_CURRENT_LIST_DIR}/loadgen.c
+                 ${CMAKE_SOURCE_DIR}/cli/client.c)
+  set_target_properties(gs-daemon-loadgen PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(gs-daemon-loadgen PRIVATE ${CMAKE_SOURCE_DIR}/cli)
+  target_link_libraries(gs-daemon-loadgen PRIVATE gs_region gs_common
+                        PkgConfig::JANSSON Threads::Threads)
+  add_executable(gs-daemon-bypass ${CMAKE_CURRENT_LIST_DIR}/bypass.c)
+  set_target_properties(gs-daemon-bypass PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_link_libraries(gs-daemon-bypass PRIVATE ${CMAKE_DL_LIBS})
+endif()
+if(TARGET gpusliced AND TARGET gpuslice)
+  gs_add_shell_test(daemon_api_answers_every_endpoint_and_rejects_bad_requests
+                    tests/integration/daemon/api_contract.sh LABELS asan TIMEOUT 180)
+  gs_add_shell_test(daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
+                    tests/integration/daemon/crash_recovery.sh TIMEOUT 300)
+  gs_add_shell_test(daemon_watchdog_catches_a_tenant_allocating_around_the_shim
+                    tests/integration/daemon/watchdog_bypass.sh TIMEOUT 180)
+  set_tests_properties(daemon_api_answers_every_endpoint_and_rejects_bad_requests
+                       daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
+                       daemon_watchdog_catches_a_tenant_allocating_around_the_shim
+                       PROPERTIES SKIP_RETURN_CODE 77)
+endif()

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A process holding 2 GiB of a 4 GiB slice is killed with -9. It never
+# detaches, so its share must come back through reaping: here nobody else
+# asks for memory meanwhile, so it is `gpuslice run`'s periodic reap that
+# must return it, within 1 s, as seen in the slice's books (read without
+# reaping). The process is a grandchild of `gpuslice run` (run through a
+# shell), so the runner's own wait does not notice it. Then a new process
+# gets the whole slice again.
+. "$(dirname "$0")/lib.sh" "$1"
+sim_up
+G=$((1 << 30))
+P=$B/tests/gs-region-probe
+
+"${RUN[@]}" --memory 4GiB --slice k9 -- sh -c \
+	"\"$B/bin/gs-alloc\" --api plain --chunk 2GiB --limit 2GiB --hold 60 >\"$WORK/held\" & wait; sleep 30" &
+PIDS+=($!)
+wait_file "$WORK/held"
+jcheck "$(cat "$WORK/held")" "d['allocated_bytes'] == 2 * $G"
+before=$("$P" "$RUNDIR" k9)
+jcheck "$before" "d['mem_used'] >= 2 * $G"
+holder=$(pgrep -f "gs-alloc --api plain --chunk 2GiB --limit 2GiB --hold 60" | head -1)
+[ -n "$holder" ] || fail "no holder"
+t0=$(date +%s.%N)
+kill -9 "$holder"
+freed=""
+for _ in $(seq 40); do
+	now=$("$P" "$RUNDIR" k9)
+	if python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["mem_used"] == 0 else 1)' "$now"; then
+		freed=$(date +%s.%N)
+		break
+	fi
+	sleep 0.05
+done
+[ -n "$freed" ] || fail "share not returned after 2 s: $now"
+python3 -c "import sys; d = $freed - $t0; print('returned after %.3f s' % d); sys.exit(0 if d <= 1.0 else 1)" ||
+	fail "share returned too late"
+out=$("${RUN[@]}" --slice k9 -- "$B/bin/gs-alloc" --api plain --chunk 256MiB || true)
+jcheck "$out" "d['allocated_bytes'] > 3 * $G"
+echo ok

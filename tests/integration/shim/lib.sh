@@ -1,0 +1,121 @@
+# lib.sh - shared by the shim's integration tests: a fresh simulated node
+# and a fresh run directory (region) per test, and small helpers. Source
+# it with the build dir in $1:
+#   . "$(dirname "$0")/lib.sh" "$1"
+# Sets B (build dir), WORK (scratch, removed on exit), SIMDIR, RUNDIR,
+# exports the sim's environment and GPUSLICE_RUN_DIR, and defines RUN as
+# the `gpuslice run` command line to use. Exits 77 (skipped) when the build
+# has no sim.
+set -euo pipefail
+
+B=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-shim-test.XXXXXX")
+SIMDIR=$WORK/sim
+RUNDIR=$WORK/run
+PIDS=()
+export GPUSLICE_RUN_DIR=$RUNDIR
+RUN=("$B/bin/gpuslice" run)
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# sim_up [GPUS]: a fresh simulated node (default one H100) in $SIMDIR.
+sim_up() {
+	local gpus=${1:-1xH100-SXM5-80GB}
+	if [ ! -e "$B/sim/libcuda.so.1" ] || [ ! -e "$B/lib/libgpuslice.so" ]; then
+		echo "SKIP: this build has no simulated GPU or no shim"
+		exit 77
+	fi
+	"$B/bin/gpuslice" sim init --gpus "$gpus" --dir "$SIMDIR" >/dev/null ||
+		fail "gpuslice sim init --gpus $gpus failed"
+	eval "$("$B/bin/gpuslice" sim env --dir "$SIMDIR")"
+}
+
+# jcheck JSON PYTHON-EXPR: asserts EXPR over the object d.
+jcheck() {
+	python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+sys.exit(0 if eval(sys.argv[2]) else 1)
+' "$1" "$2" || fail "expected $2 in: $1"
+}
+
+# jget JSON KEY
+jget() {
+	python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' \
+		"$1" "$2" || fail "no key $2 in: $1"
+}
+
+# last_json FILE: the last line of FILE that parses as a JSON object.
+last_json() {
+	python3 -c '
+import json, sys
+last = None
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith("{"):
+        try:
+            last = json.loads(line); last = line
+        except ValueError:
+            pass
+print(last or "")
+' "$1"
+}
+
+# busy PID...: the sim's own GPU busy seconds of each PID, one per line
+# ("PID BUSY"), live processes and exited ones.
+sim_busy() {
+	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" >"$WORK/status.json"
+	python3 - "$WORK/status.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+seen = {}
+for e in d.get("exited", []):
+    seen[e["pid"]] = e["busy_s"]
+for g in d["gpus"]:
+    for p in g["processes"]:
+        seen[p["pid"]] = p["busy_s"]
+for pid, b in seen.items():
+    print(pid, b)
+PY
+}
+
+# sim_mem_total: bytes in use on GPU 0 by all processes (the sim's books).
+sim_mem_used() {
+	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(p["memory_bytes"] for p in d["gpus"][0]["processes"]))'
+}
+
+# wait_file FILE [TENTHS]: until FILE is non-empty (default 10 s).
+wait_file() {
+	local n=${2:-100}
+	while [ ! -s "$1" ] && [ "$n" -gt 0 ]; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	[ -s "$1" ] || fail "timed out waiting for $1"
+}
+
+# child_of PID: the single child process of PID.
+child_of() {
+	local c n=50
+	while [ "$n" -gt 0 ]; do
+		c=$(pgrep -P "$1" | head -1 || true)
+		[ -n "$c" ] && { echo "$c"; return; }
+		sleep 0.1
+		n=$((n - 1))
+	done
+	fail "no child of $1"
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# 16 processes in one 4 GiB slice allocate and free concurrently (two
+# threads each). The sim's own per-process usage (allocations plus each
+# context's 500 MiB), summed over the node, is sampled throughout and must
+# never exceed the cap; processes that find no room for their context get
+# an ordinary CUDA_ERROR_OUT_OF_MEMORY. When all have exited, the slice's
+# books are back to zero.
+. "$(dirname "$0")/lib.sh" "$1"
+sim_up
+G=$((1 << 30))
+P=$B/tests/gs-region-probe
+
+# A holder keeps the slice (and its books) alive across the whole test.
+"${RUN[@]}" --memory 4GiB --slice many -- sleep 60 &
+PIDS+=($!)
+for _ in $(seq 50); do
+	"$P" "$RUNDIR" many | grep -q '"found":true' && break
+	sleep 0.1
+done
+pids=()
+for i in $(seq 16); do
+	"${RUN[@]}" --slice many -- "$B/bin/gs-alloc" --api plain \
+		--chunk 128MiB --stress 2 --seconds 3 >"$WORK/a$i" 2>&1 &
+	pids+=($!)
+done
+max=0
+for _ in $(seq 60); do
+	used=$(sim_mem_used)
+	[ "$used" -gt "$max" ] && max=$used
+	[ "$used" -le $((4 * G)) ] || fail "the sim shows $used bytes in use in a 4 GiB slice"
+	sleep 0.05
+done
+for p in "${pids[@]}"; do wait "$p" || true; done
+ran=0
+for i in $(seq 16); do
+	line=$(last_json "$WORK/a$i")
+	[ -n "$line" ] || fail "no result from process $i: $(cat "$WORK/a$i")"
+	if python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error"] is None else 1)' "$line"; then
+		jcheck "$line" 'd["allocs"] > 0 and d["allocs"] == d["frees"]'
+		ran=$((ran + 1))
+	else
+		jcheck "$line" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY"'
+	fi
+done
+echo "$ran of 16 ran; peak the sim saw: $max bytes"
+[ "$ran" -ge 4 ] || fail "only $ran processes got to run"
+[ "$max" -gt $((2 * G)) ] || fail "the slice was never loaded: $max"
+jcheck "$("$P" "$RUNDIR" many)" "d['mem_used'] == 0 and d['mem_peak'] <= 4 * $G and d['n_procs'] == 1"
+echo ok

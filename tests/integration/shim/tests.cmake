@@ -1,0 +1,29 @@
+# Integration tests of libgpuslice.so and `gpuslice run`, each against a
+# fresh simulated node and run directory (lib.sh). They exit 77 (skipped)
+# when the build has no sim. Two helpers: gs-shim-probe prints what a
+# program sees of GPU memory (CUDA and NVML); gs-region-probe prints a
+# slice's books without reaping anything. Not labelled asan: the shim is
+# built without sanitizers (it is preloaded into uninstrumented programs).
+if(TARGET gpuslice_shim)
+  add_executable(gs-shim-probe ${CMAKE_CURRENT_LIST_DIR}/mem_probe.c)
+  set_target_properties(gs-shim-probe PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(gs-shim-probe PRIVATE ${GS_CUDA_INCLUDE})
+  target_link_libraries(gs-shim-probe PRIVATE ${CMAKE_DL_LIBS})
+
+  add_executable(gs-region-probe ${CMAKE_CURRENT_LIST_DIR}/region_probe.c)
+  set_target_properties(gs-region-probe PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_link_libraries(gs-region-probe PRIVATE gs_region)
+
+  foreach(t run_cli_contract shim_is_a_silent_guest
+            memory_cap_holds_for_every_allocation_api
+            killed_process_returns_its_share_within_a_second
+            sixteen_processes_share_one_cap
+            compute_shares_follow_20_30_50
+            compute_limit_holds_through_getprocaddress
+            high_priority_keeps_its_latency_next_to_low_burn)
+    gs_add_shell_test(shim_${t} tests/integration/shim/${t}.sh TIMEOUT 180)
+    set_tests_properties(shim_${t} PROPERTIES SKIP_RETURN_CODE 77)
+  endforeach()
+endif()

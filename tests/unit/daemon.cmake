@@ -1,0 +1,3 @@
+# Unit tests for the node daemon (daemon/, library gs_daemon).
+gs_add_unit_test(test_daemon_store
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_store.c LIBS gs_daemon)

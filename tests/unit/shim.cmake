@@ -1,0 +1,10 @@
+# Unit tests for the shim (shim/): the compute scheduler's decisions on a
+# model GPU with a fake clock, the shared region (files, slices, books,
+# reaping, robust locks), the allocation table.
+gs_add_unit_test(test_shim_sched
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shim_sched.c
+                 LIBS gs_shim_sched)
+gs_add_unit_test(test_region
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region.c
+                 LIBS gs_region)
+target_include_directories(test_region PRIVATE ${CMAKE_SOURCE_DIR}/shim)

@@ -1,0 +1,376 @@
+/*
+ * test_daemon_store.c - the daemon's SQLite store: schema migrations,
+ * round trips of slices and teams, group commit under concurrency, and
+ * refusing files that are not ours or too new.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+
+static char dir[256];
+static char path[300];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gs-store-test-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[400];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+struct put_arg {
+	struct gs_slice s;
+	bool del;
+};
+
+static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)
+{
+	struct put_arg *a = op->arg;
+
+	return a->del ? gs_store_slice_delete(st, a->s.id)
+		      : gs_store_slice_put(st, &a->s);
+}
+
+static void make_slice(struct gs_slice *s, int64_t id, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(s->team, sizeof(s->team), "ml");
+	gs_spec_init(&s->spec);
+	snprintf(s->spec.name, sizeof(s->spec.name), "%s", name);
+	s->spec.memory_bytes = 4ull << 30;
+	s->spec.compute_pct = 25;
+	s->spec.priority = GS_PRIORITY_HIGH;
+	s->mode = GS_MODE_TIMESLICE;
+	s->gi_id = s->ci_id = -1;
+	s->region_slot = (int)id;
+	s->n_pids = 2;
+	s->pids[0] = 100;
+	s->pids[1] = 200;
+}
+
+static void count_slice(void *ctx, const struct gs_slice *s)
+{
+	struct gs_slice *out = ctx;
+
+	out[0].id++;
+	out[1] = *s;
+}
+
+static void new_file_is_migrated_to_latest_and_reopens(void **state)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct put_arg a;
+	struct gs_store_op op = {.apply = apply_put, .arg = &a};
+	struct gs_slice got[2];
+	int64_t maxid;
+
+	(void)state;
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+			 GS_OK);
+	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
+	make_slice(&a.s, 7, "nb-1");
+	a.del = false;
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	gs_store_close(st);
+
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+			 GS_OK);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
+			 GS_OK);
+	assert_int_equal(got[0].id, 1);
+	assert_string_equal(got[1].name, "nb-1");
+	assert_int_equal(got[1].spec.memory_bytes, 4ull << 30);
+	assert_int_equal(got[1].spec.compute_pct, 25);
+	assert_int_equal(got[1].spec.priority, GS_PRIORITY_HIGH);
+	assert_int_equal(got[1].mode, GS_MODE_TIMESLICE);
+	assert_int_equal(got[1].n_pids, 2);
+	assert_int_equal(got[1].pids[1], 200);
+	assert_int_equal(gs_store_max_slice_id(st, &maxid), GS_OK);
+	assert_int_equal(maxid, 7);
+
+	/* Deleting keeps the id high-water mark. */
+	a.del = true;
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	assert_int_equal(gs_store_max_slice_id(st, &maxid), GS_OK);
+	assert_int_equal(maxid, 7);
+	gs_store_close(st);
+}
+
+static void version_one_file_is_migrated_keeping_its_rows(void **state)
+{
+	sqlite3 *db;
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct gs_slice got[2];
+	int64_t maxid;
+
+	(void)state;
+	/* A file as version 1 wrote it. */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(
+			db,
+			"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT "
+			"NOT NULL);"
+			"CREATE TABLE slices(id INTEGER PRIMARY KEY, name TEXT "
+			"NOT NULL UNIQUE, owner_uid INTEGER NOT NULL, team TEXT "
+			"NOT NULL, spec TEXT NOT NULL, mode TEXT NOT NULL, "
+			"gpu_index INTEGER NOT NULL, gpu_uuid TEXT NOT NULL, "
+			"mig_profile TEXT NOT NULL, mig_uuid TEXT NOT NULL, "
+			"gi_id INTEGER NOT NULL, ci_id INTEGER NOT NULL, "
+			"region_slot INTEGER NOT NULL, region_gen INTEGER NOT "
+			"NULL, state INTEGER NOT NULL, on_exit INTEGER NOT "
+			"NULL, borrowed INTEGER NOT NULL, created_ns INTEGER "
+			"NOT NULL, updated_ns INTEGER NOT NULL, reason TEXT NOT "
+			"NULL);"
+			"CREATE TABLE teams(name TEXT PRIMARY KEY, parent TEXT "
+			"NOT NULL, g_memory INTEGER NOT NULL, g_compute INTEGER "
+			"NOT NULL, g_mig INTEGER NOT NULL, max_memory INTEGER "
+			"NOT NULL, max_compute INTEGER NOT NULL, max_mig "
+			"INTEGER NOT NULL, from_config INTEGER NOT NULL);"
+			"CREATE TABLE usage(id INTEGER PRIMARY KEY, slice_id "
+			"INTEGER NOT NULL, slice TEXT NOT NULL, team TEXT NOT "
+			"NULL, gpu_model TEXT NOT NULL, t0_ns INTEGER NOT NULL, "
+			"t1_ns INTEGER NOT NULL, gpu_seconds REAL NOT NULL, "
+			"gib_seconds REAL NOT NULL, throttled_seconds REAL NOT "
+			"NULL);"
+			"CREATE INDEX usage_t1 ON usage(t1_ns);"
+			"CREATE TABLE events(id INTEGER PRIMARY KEY, ts_ns "
+			"INTEGER NOT NULL, type TEXT NOT NULL, slice TEXT NOT "
+			"NULL, team TEXT NOT NULL, gpu INTEGER NOT NULL, "
+			"message TEXT NOT NULL);"
+			"INSERT INTO slices VALUES(42,'old',0,'t','name=old "
+			"memory=1GiB compute=10 priority=low weight=1 mode=mps "
+			"isolation=none','mps',0,'GPU-x','','',-1,-1,3,1,0,0,0,"
+			"1,1,'');"
+			"PRAGMA user_version = 1;",
+			NULL, NULL, NULL),
+		SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+			 GS_OK);
+	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
+			 GS_OK);
+	assert_int_equal(got[0].id, 1);
+	assert_string_equal(got[1].name, "old");
+	assert_int_equal(got[1].mode, GS_MODE_MPS);
+	assert_int_equal(got[1].spec.memory_bytes, 1ull << 30);
+	assert_int_equal(got[1].n_pids, 0);
+	assert_int_equal(gs_store_max_slice_id(st, &maxid), GS_OK);
+	assert_int_equal(maxid, 42);
+	gs_store_close(st);
+}
+
+static void newer_schema_is_refused_with_version_error(void **state)
+{
+	sqlite3 *db;
+	struct gs_store *st = NULL;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL,
+				      NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+			 GS_ERR_VERSION);
+	assert_null(st);
+	assert_non_null(strstr(eb.msg, "99"));
+}
+
+static void foreign_database_is_refused_as_corrupt(void **state)
+{
+	sqlite3 *db;
+	struct gs_store *st = NULL;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL,
+				      NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+			 GS_ERR_CORRUPT);
+}
+
+#define THREADS 6
+#define PER_THREAD 300
+
+struct worker {
+	struct gs_store *st;
+	int t;
+	int failures;
+};
+
+static void *worker_main(void *p)
+{
+	struct worker *w = p;
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		struct put_arg a;
+		struct gs_store_op op = {.apply = apply_put, .arg = &a};
+		char name[32];
+
+		snprintf(name, sizeof(name), "w%d-%d", w->t, i);
+		make_slice(&a.s, (int64_t)w->t * 100000 + i + 1, name);
+		a.del = false;
+		gs_store_submit(w->st, &op);
+		if (gs_store_wait(w->st, &op) != GS_OK)
+			w->failures++;
+	}
+	return NULL;
+}
+
+static void concurrent_writers_share_commits(void **state)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct worker w[THREADS];
+	pthread_t th[THREADS];
+	struct gs_slice got[2];
+	uint64_t batches, ops;
+
+	(void)state;
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_FULL, &st, &eb),
+			 GS_OK);
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){.st = st, .t = i};
+		assert_int_equal(pthread_create(&th[i], NULL, worker_main,
+						&w[i]),
+				 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].failures, 0);
+	}
+	gs_store_stats(st, &batches, &ops);
+	assert_int_equal(ops, THREADS * PER_THREAD);
+	assert_true(batches <= ops);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
+			 GS_OK);
+	assert_int_equal(got[0].id, THREADS * PER_THREAD);
+	gs_store_close(st);
+}
+
+struct det {
+	struct gs_store_op op;
+	struct gs_event e;
+	int *counter;
+};
+
+static gs_err apply_event(struct gs_store *st, struct gs_store_op *op)
+{
+	struct det *d = op->arg;
+
+	return gs_store_event_add(st, &d->e);
+}
+
+static void after_event(struct gs_store_op *op, gs_err result)
+{
+	struct det *d = op->arg;
+
+	if (result == GS_OK)
+		(*d->counter)++;
+	free(d);
+}
+
+static void collect_event(void *ctx, const struct gs_event *e)
+{
+	int *n = ctx;
+
+	(void)e;
+	(*n)++;
+}
+
+static void detached_events_commit_on_flush_and_filter_by_slice(void **state)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	int done = 0, seen = 0;
+
+	(void)state;
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+			 GS_OK);
+	for (int i = 0; i < 10; i++) {
+		struct det *d = calloc(1, sizeof(*d));
+
+		assert_non_null(d);
+		d->op.apply = apply_event;
+		d->op.after = after_event;
+		d->op.arg = d;
+		d->counter = &done;
+		d->e.ts_ns = 1000 + i;
+		snprintf(d->e.type, sizeof(d->e.type), "slice.created");
+		snprintf(d->e.slice, sizeof(d->e.slice), "%s",
+			 i % 2 ? "odd" : "even");
+		gs_store_submit_detached(st, &d->op);
+	}
+	assert_int_equal(gs_store_flush(st), GS_OK);
+	assert_int_equal(done, 10);
+	assert_int_equal(gs_store_events(st, 0, 0, "odd", -1, 100, collect_event,
+					 &seen, &eb),
+			 GS_OK);
+	assert_int_equal(seen, 5);
+	seen = 0;
+	assert_int_equal(gs_store_events(st, 0, 1005, NULL, -1, 100, collect_event,
+					 &seen, &eb),
+			 GS_OK);
+	assert_int_equal(seen, 5);
+	gs_store_close(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			new_file_is_migrated_to_latest_and_reopens, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			version_one_file_is_migrated_keeping_its_rows, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			newer_schema_is_refused_with_version_error, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			foreign_database_is_refused_as_corrupt, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			concurrent_writers_share_commits, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			detached_events_commit_on_flush_and_filter_by_slice,
+			setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,656 @@
+/*
+ * test_region.c - the shared region (shim/region.c): creating and opening
+ * it in each role, slices and their generations, the memory books and
+ * their cap under concurrent processes, reaping dead processes (killed,
+ * zombie, pid reused), a lock holder that dies, and the tenant's
+ * read-only limits in a privileged region.
+ *
+ * Each test works in its own fresh directory under /tmp.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gs/region.h"
+#include "region_int.h"
+
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+
+struct fx {
+	char dir[64];
+	struct gs_region *r;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	(void)snprintf(f->dir, sizeof(f->dir), "/tmp/gs-test-region-XXXXXX");
+	if (f == NULL || mkdtemp(f->dir) == NULL)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	gs_region_close(f->r);
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	(void)!system(cmd);
+	free(f);
+	return 0;
+}
+
+static struct gs_slice_ref make_slice(struct gs_region *r, const char *name,
+				      uint64_t mem)
+{
+	struct gs_slice_limits lim;
+	struct gs_slice_ref ref;
+
+	gs_slice_limits_init(&lim, name);
+	lim.mem_limit = mem;
+	assert_int_equal(gs_region_slice_create(r, &lim, &ref, NULL), GS_OK);
+	return ref;
+}
+
+static void tenant_cannot_open_a_missing_region(void **state)
+{
+	struct fx *f = *state;
+	struct gs_region *r = NULL;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL),
+			 GS_ERR_NOT_FOUND);
+	assert_null(r);
+}
+
+static void runner_creates_and_tenant_sees_the_same_slices(void **state)
+{
+	struct fx *f = *state;
+	struct gs_region *t;
+	struct gs_slice_ref a, b;
+	struct gs_slice_limits lim;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	assert_false(gs_region_is_privileged(f->r));
+	assert_true(gs_region_can_write_limits(f->r));
+	a = make_slice(f->r, "train", 4 * GiB);
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
+			 GS_OK);
+	assert_false(gs_region_can_write_limits(t));
+	assert_int_equal(gs_region_slice_find(t, "train", &b), GS_OK);
+	assert_int_equal(a.slot, b.slot);
+	assert_true(a.generation == b.generation);
+	assert_int_equal(gs_region_slice_limits(t, &b, &lim), GS_OK);
+	assert_true(lim.mem_limit == 4 * GiB);
+	assert_int_equal(lim.weight, 1);
+	assert_int_equal(gs_region_slice_create(t, &lim, &b, NULL), GS_ERR_PERM);
+	gs_region_close(t);
+}
+
+static void slice_names_are_unique_and_checked(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_limits lim;
+	struct gs_slice_ref ref;
+	struct gs_errbuf eb = {0};
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	(void)make_slice(f->r, "a", 0);
+	gs_slice_limits_init(&lim, "a");
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
+			 GS_ERR_EXISTS);
+	gs_slice_limits_init(&lim, "bad name");
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, &eb),
+			 GS_ERR_INVALID);
+	assert_non_null(strstr(eb.msg, "slice name"));
+	gs_slice_limits_init(&lim, "c");
+	lim.compute_pct = 101;
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
+			 GS_ERR_RANGE);
+	lim.compute_pct = 10;
+	lim.weight = 0;
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
+			 GS_ERR_RANGE);
+}
+
+static void ensure_joins_an_existing_slice_or_creates_it(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_limits lim;
+	struct gs_slice_ref a, b;
+	bool created;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	gs_slice_limits_init(&lim, "shared");
+	lim.mem_limit = GiB;
+	assert_int_equal(gs_region_slice_ensure(f->r, &lim, &a, &created, NULL),
+			 GS_OK);
+	assert_true(created);
+	lim.mem_limit = 2 * GiB; /* a joiner's limits do not replace them */
+	assert_int_equal(gs_region_slice_ensure(f->r, &lim, &b, &created, NULL),
+			 GS_OK);
+	assert_false(created);
+	assert_int_equal(a.slot, b.slot);
+	assert_int_equal(gs_region_slice_limits(f->r, &b, &lim), GS_OK);
+	assert_true(lim.mem_limit == GiB);
+}
+
+static void ephemeral_slice_lives_while_anyone_is_attached(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_limits lim;
+	struct gs_slice_ref s1, s2;
+	struct gs_proc_ref p1, p2;
+	bool created, deleted;
+	int st;
+	pid_t pid;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	gs_slice_limits_init(&lim, "eph");
+	lim.flags = GS_SLICE_EPHEMERAL;
+	assert_int_equal(gs_region_slice_join(f->r, &lim, GS_PROC_RUNNER, &s1,
+					      &p1, &created, NULL),
+			 GS_OK);
+	assert_true(created);
+	/* a second runner (another process) joins the same slice */
+	pid = fork();
+	if (pid == 0) {
+		struct gs_region *r;
+
+		if (gs_region_open(f->dir, GS_REGION_RUNNER, &r, NULL) ||
+		    gs_region_slice_join(r, &lim, GS_PROC_RUNNER, &s2, &p2,
+					 &created, NULL) ||
+		    created || s2.slot != s1.slot)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	while (gs_region_slice_nprocs(f->r, &s1) < 2)
+		(void)usleep(1000);
+	assert_int_equal(gs_region_slice_leave(f->r, &s1, &p1, &deleted),
+			 GS_OK);
+	assert_false(deleted); /* the other runner still holds it */
+	assert_int_equal(gs_region_slice_find(f->r, "eph", &s2), GS_OK);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* a later leave (after the reap) deletes it */
+	assert_int_equal(gs_region_slice_join(f->r, &lim, GS_PROC_RUNNER, &s1,
+					      &p1, &created, NULL),
+			 GS_OK);
+	assert_false(created);
+	assert_int_equal(gs_region_slice_leave(f->r, &s1, &p1, &deleted),
+			 GS_OK);
+	assert_true(deleted);
+	assert_int_equal(gs_region_slice_find(f->r, "eph", &s2),
+			 GS_ERR_NOT_FOUND);
+}
+
+static void stale_reference_fails_after_delete_and_reuse(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref old, neu;
+	struct gs_slice_limits lim;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	old = make_slice(f->r, "x", GiB);
+	assert_int_equal(gs_region_slice_delete(f->r, &old, NULL), GS_OK);
+	neu = make_slice(f->r, "y", 2 * GiB);
+	assert_int_equal(neu.slot, old.slot); /* the slot is reused... */
+	assert_true(neu.generation > old.generation); /* ...not the ref */
+	assert_int_equal(gs_region_slice_limits(f->r, &old, &lim),
+			 GS_ERR_NOT_FOUND);
+	gs_slice_limits_init(&lim, "x");
+	assert_int_equal(gs_region_slice_update(f->r, &old, &lim, NULL),
+			 GS_ERR_NOT_FOUND);
+	assert_int_equal(gs_region_slice_delete(f->r, &old, NULL),
+			 GS_ERR_NOT_FOUND);
+	assert_int_equal(gs_region_slice_limits(f->r, &neu, &lim), GS_OK);
+	assert_string_equal(lim.name, "y");
+}
+
+static void update_changes_limits_and_bumps_the_epoch(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref ref;
+	struct gs_slice_limits lim;
+	uint64_t e0;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	ref = make_slice(f->r, "u", GiB);
+	e0 = gs__region_limits(f->r)->h.epoch;
+	gs_slice_limits_init(&lim, "ignored");
+	lim.mem_limit = 3 * GiB;
+	lim.compute_pct = 40;
+	lim.priority = GS_REGION_PRIO_HIGH;
+	assert_int_equal(gs_region_slice_update(f->r, &ref, &lim, NULL), GS_OK);
+	assert_true(gs__region_limits(f->r)->h.epoch > e0);
+	assert_int_equal(gs_region_slice_limits(f->r, &ref, &lim), GS_OK);
+	assert_string_equal(lim.name, "u");
+	assert_true(lim.mem_limit == 3 * GiB);
+	assert_int_equal(lim.compute_pct, 40);
+	assert_int_equal(gs_region_slice_limits(f->r, &ref, &lim), GS_OK);
+}
+
+static void reserve_stops_exactly_at_the_cap(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_proc_ref p;
+	struct gs_slice_usage u;
+	uint64_t used, limit;
+	int dev;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	s = make_slice(f->r, "cap", 4 * GiB);
+	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
+	dev = gs_region_device(f->r, "GPU-11111111-2222-3333-4444-555555555555",
+			       80 * GiB);
+	assert_true(dev >= 0);
+	/* Found again by UUID; CUDA (which has no prefix) and NVML ("MIG-"
+	 * for a MIG device) may spell the prefix differently. */
+	assert_int_equal(gs_region_device(f->r,
+					  "GPU-11111111-2222-3333-4444-555555555555",
+					  0),
+			 dev);
+	assert_int_equal(gs_region_device(f->r,
+					  "MIG-11111111-2222-3333-4444-555555555555",
+					  0),
+			 dev);
+	assert_true(gs_region_device(f->r, "GPU-99", 0) != dev);
+	for (int i = 0; i < 16; i++) {
+		assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 256 * MiB),
+				 GS_OK);
+		gs_region_mem_commit(f->r, &p, dev, 256 * MiB);
+	}
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1), GS_ERR_QUOTA);
+	assert_int_equal(gs_region_mem_view(f->r, &p, dev, &used, &limit),
+			 GS_OK);
+	assert_true(used == 4 * GiB && limit == 4 * GiB);
+	gs_region_mem_release(f->r, &p, dev, 1 * GiB);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1 * GiB), GS_OK);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1), GS_ERR_QUOTA);
+	gs_region_mem_release(f->r, &p, dev, 1 * GiB); /* a rollback */
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+	assert_true(u.mem_used == 3 * GiB);
+	assert_true(u.mem_peak == 4 * GiB);
+	assert_int_equal(u.n_dev, 1);
+	assert_string_equal(u.dev[0].uuid,
+			    "GPU-11111111-2222-3333-4444-555555555555");
+	assert_int_equal(u.n_procs, 1);
+	assert_int_equal(gs_region_proc_detach(f->r, &p), GS_OK);
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+	assert_true(u.mem_used == 0);
+	assert_int_equal(u.n_procs, 0);
+}
+
+static void byte_seconds_grow_with_time_held(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_proc_ref p;
+	struct gs_slice_usage u;
+	int dev;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	s = make_slice(f->r, "bs", 0);
+	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
+	dev = gs_region_device(f->r, "GPU-a", 0);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
+	(void)usleep(200000);
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+	/* 1 GiB for ~0.2 s */
+	assert_true(u.mem_byte_s > 0.15 * (double)GiB);
+	assert_true(u.mem_byte_s < 2.0 * (double)GiB);
+}
+
+/* Children of one slice reserve and release; none may see it over cap. */
+static void concurrent_processes_never_exceed_the_cap(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_slice_usage u;
+	int dev, *over, *granted;
+	pid_t kids[8];
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	s = make_slice(f->r, "race", 1 * GiB);
+	dev = gs_region_device(f->r, "GPU-race", 0);
+	over = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(over != MAP_FAILED);
+	granted = over + 1;
+	for (int k = 0; k < 8; k++) {
+		kids[k] = fork();
+		assert_true(kids[k] >= 0);
+		if (kids[k] == 0) {
+			struct gs_region *r;
+			struct gs_proc_ref p;
+			unsigned seed = (unsigned)getpid();
+
+			if (gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL) ||
+			    gs_region_proc_attach(r, &s, 0, &p, NULL))
+				_exit(2);
+			for (int i = 0; i < 2000; i++) {
+				uint64_t n = (rand_r(&seed) % 300 + 1) * MiB;
+				uint64_t used, limit;
+
+				if (gs_region_mem_reserve(r, &p, dev, n))
+					continue;
+				__atomic_add_fetch(granted, 1, __ATOMIC_RELAXED);
+				if (gs_region_mem_view(r, &p, dev, &used,
+						       &limit) == GS_OK &&
+				    used > limit)
+					__atomic_add_fetch(over, 1,
+							   __ATOMIC_RELAXED);
+				gs_region_mem_release(r, &p, dev, n);
+			}
+			(void)gs_region_proc_detach(r, &p);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < 8; k++) {
+		int st;
+
+		assert_int_equal(waitpid(kids[k], &st, 0), kids[k]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	assert_int_equal(*over, 0);
+	assert_true(*granted > 1000);
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+	assert_true(u.mem_used == 0);
+	assert_true(u.mem_peak <= 1 * GiB);
+	(void)munmap(over, 4096);
+}
+
+/* A child attaches, takes `bytes`, and waits to be killed. */
+static pid_t holder(struct fx *f, const struct gs_slice_ref *s, int dev,
+		    uint64_t bytes)
+{
+	int pfd[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gs_region *r;
+		struct gs_proc_ref p;
+
+		if (gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL) ||
+		    gs_region_proc_attach(r, s, 0, &p, NULL) ||
+		    gs_region_mem_reserve(r, &p, dev, bytes))
+			_exit(2);
+		gs_region_mem_commit(r, &p, dev, bytes);
+		(void)!write(pfd[1], "k", 1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
+	return pid;
+}
+
+static void killed_process_share_returns_when_reaped(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_proc_ref p;
+	struct gs_slice_usage u;
+	int dev, st;
+	pid_t pid;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	s = make_slice(f->r, "k9", 4 * GiB);
+	dev = gs_region_device(f->r, "GPU-k9", 0);
+	pid = holder(f, &s, dev, 2 * GiB);
+	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 3 * GiB),
+			 GS_ERR_QUOTA);
+	assert_int_equal(gs_region_reap(f->r), 0); /* alive: untouched */
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	/* Not yet waited for: a zombie counts as gone. */
+	(void)usleep(50000);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 3 * GiB), GS_OK);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+	assert_true(u.mem_used == 3 * GiB);
+	assert_int_equal(u.n_procs, 1);
+	assert_true(gs__region_usage(f->r)->h.reaped_total == 1);
+}
+
+static void reused_pid_is_not_taken_for_the_old_process(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_proc_ref p;
+	struct gs_ru_proc *pr;
+	struct gs_slice_usage u;
+	int dev;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	s = make_slice(f->r, "reuse", 4 * GiB);
+	dev = gs_region_device(f->r, "GPU-reuse", 0);
+	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
+	/* Pretend the slot was written by an earlier process with our pid. */
+	pr = &gs__region_usage(f->r)->proc[p.slot];
+	pr->start_time -= 1;
+	assert_int_equal(gs_region_reap(f->r), 1);
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+	assert_true(u.mem_used == 0);
+	/* The stale reference now fails instead of charging someone else. */
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1),
+			 GS_ERR_NOT_FOUND);
+}
+
+static void lock_holder_death_is_repaired_not_hung(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_proc_ref p;
+	struct gs_slice_usage u;
+	int dev, st;
+	pid_t pid;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	s = make_slice(f->r, "lock", 4 * GiB);
+	dev = gs_region_device(f->r, "GPU-lock", 0);
+	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
+	pid = fork();
+	if (pid == 0) {
+		struct gs_region *r;
+
+		if (gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL) ||
+		    gs__region_lock(r) != GS_OK)
+			_exit(2);
+		/* Half an update, then death while holding the lock. */
+		gs__region_usage(r)->slice[s.slot].dev[dev].mem_used += 7;
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+	assert_true(u.mem_used == GiB); /* recomputed from the proc table */
+	assert_true(gs__region_usage(f->r)->h.lock_recoveries == 1);
+}
+
+static void region_from_an_earlier_boot_is_recreated(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_region *t;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	(void)make_slice(f->r, "old", GiB);
+	gs__region_limits(f->r)->h.boot_id ^= 1;
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
+			 GS_ERR_NOT_FOUND);
+	gs_region_close(f->r);
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	assert_int_equal(gs_region_slice_find(f->r, "old", &s),
+			 GS_ERR_NOT_FOUND);
+}
+
+static void other_versions_are_refused(void **state)
+{
+	struct fx *f = *state;
+	struct gs_region *t;
+	struct gs_errbuf eb = {0};
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	gs__region_usage(f->r)->h.version = GS_REGION_VERSION + 1;
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, &eb),
+			 GS_ERR_VERSION);
+	assert_non_null(strstr(eb.msg, "version"));
+}
+
+static void privileged_limits_are_read_only_for_tenants(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	char path[128], lpath[128];
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+			 GS_OK);
+	assert_true(gs_region_is_privileged(f->r));
+	s = make_slice(f->r, "daemon-made", GiB);
+	(void)snprintf(lpath, sizeof(lpath), "%s/%s", f->dir,
+		       GS_REGION_LIMITS_FILE);
+	assert_int_equal(stat(lpath, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(st.st_uid, geteuid());
+	(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
+		       GS_REGION_USAGE_FILE);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0666);
+	if (geteuid() != 0) {
+		skip(); /* needs root to become another user */
+		return;
+	}
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct gs_region *r;
+		struct gs_slice_limits lim;
+		struct gs_slice_ref ref;
+		struct gs_proc_ref p;
+		bool created;
+
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(10);
+		/* A runner joins; it cannot create or change. */
+		if (gs_region_open(f->dir, GS_REGION_RUNNER, &r, NULL))
+			_exit(11);
+		if (gs_region_can_write_limits(r))
+			_exit(12);
+		gs_slice_limits_init(&lim, "mine");
+		if (gs_region_slice_ensure(r, &lim, &ref, &created, NULL) !=
+		    GS_ERR_NOT_FOUND)
+			_exit(13);
+		if (gs_region_slice_update(r, &s, &lim, NULL) != GS_ERR_PERM)
+			_exit(14);
+		if (gs_region_proc_attach(r, &s, 0, &p, NULL) != GS_OK)
+			_exit(15);
+		if (open(lpath, O_RDWR) >= 0 || errno != EACCES)
+			_exit(16); /* limits: read-only to us */
+		if (open(path, O_RDWR) < 0)
+			_exit(17); /* usage: writable */
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void processes_are_listed_with_their_books(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_proc_ref p, it = {.slot = -1};
+	struct gs_proc_info info;
+	int dev, n = 0;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+			 GS_OK);
+	s = make_slice(f->r, "ls", 0);
+	assert_int_equal(gs_region_proc_attach(f->r, &s, GS_PROC_RUNNER, &p,
+					       NULL),
+			 GS_OK);
+	dev = gs_region_device(f->r, "GPU-ls", 0);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, MiB), GS_OK);
+	while (gs_region_proc_next(f->r, &it, &info)) {
+		n++;
+		assert_int_equal(info.pid, getpid());
+		assert_int_equal(info.flags, GS_PROC_RUNNER);
+		assert_int_equal(info.slice.slot, s.slot);
+		assert_int_equal(info.n_dev, 1);
+		assert_true(info.dev[0].mem_used == MiB);
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(gs_region_slice_nprocs(f->r, &s), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+		T(tenant_cannot_open_a_missing_region),
+		T(runner_creates_and_tenant_sees_the_same_slices),
+		T(slice_names_are_unique_and_checked),
+		T(ensure_joins_an_existing_slice_or_creates_it),
+		T(ephemeral_slice_lives_while_anyone_is_attached),
+		T(stale_reference_fails_after_delete_and_reuse),
+		T(update_changes_limits_and_bumps_the_epoch),
+		T(reserve_stops_exactly_at_the_cap),
+		T(byte_seconds_grow_with_time_held),
+		T(concurrent_processes_never_exceed_the_cap),
+		T(killed_process_share_returns_when_reaped),
+		T(reused_pid_is_not_taken_for_the_old_process),
+		T(lock_holder_death_is_repaired_not_hung),
+		T(region_from_an_earlier_boot_is_recreated),
+		T(other_versions_are_refused),
+		T(privileged_limits_are_read_only_for_tenants),
+		T(processes_are_listed_with_their_books),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,469 @@
+/*
+ * test_shim_sched.c - the compute scheduler's decisions (shim/gpusched.c)
+ * driven by a fake clock and a model GPU.
+ *
+ * The model: each slice has one saturating process that keeps one kernel
+ * of a fixed length in flight; the GPU runs admitted kernels one after
+ * another in admission order; a completed kernel is reported with its
+ * exact length after a small host turnaround. Time jumps from event to
+ * event (completions and the retry times the scheduler asks for), so ten
+ * simulated seconds take milliseconds. As in the shim, a change of the
+ * GPU's wake-up word (dev.seq) wakes the processes waiting for a turn at
+ * once; those waiting for a priority or for tokens sleep their retry time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "gpusched.h"
+#include "gs/region.h"
+
+#define MS 1000000ULL
+#define US 1000ULL
+#define NS_MAX 8
+
+struct proc {
+	uint64_t kernel;   /* kernel length; 0 = this slice sends nothing */
+	uint64_t think;    /* host time between two kernels */
+	uint64_t next_try; /* when it next asks */
+	uint64_t end;      /* completion of its kernel in flight, 0 = none */
+	uint64_t est;      /* what admission charged */
+	bool waiting;
+	enum gs_sched_why why; /* of the last WAIT */
+	uint64_t busy;     /* GPU time inside the window */
+	uint64_t submit;   /* when its kernel in flight was admitted... */
+	uint64_t asked;    /* ...and when it first asked for it */
+	uint64_t lat_max;  /* longest ask -> completion */
+	uint64_t n;
+};
+
+struct model {
+	struct gs_sched_dev dev;
+	struct gs_sched_slice sl[NS_MAX];
+	struct gs_sched_cfg cfg[NS_MAX];
+	struct gs_sched_params par;
+	struct gs_sched_view v;
+	struct proc p[NS_MAX];
+	int n;
+	uint64_t now;
+	uint64_t gpu_free; /* when the GPU finishes what it was given */
+};
+
+static void model_init(struct model *m, int n)
+{
+	memset(m, 0, sizeof(*m));
+	m->n = n;
+	m->dev.holder = -1;
+	m->dev.gate = GS_GATE_ALWAYS;
+	gs_sched_params_default(&m->par);
+	for (int i = 0; i < n; i++) {
+		m->cfg[i].live = true;
+		m->cfg[i].generation = 1;
+		m->cfg[i].weight = 1;
+		m->cfg[i].prio = GS_REGION_PRIO_NORMAL;
+		m->sl[i].generation = 1;
+	}
+	m->v.dev = &m->dev;
+	m->v.sl = m->sl;
+	m->v.cfg = m->cfg;
+	m->v.n = n;
+	m->v.par = &m->par;
+	m->now = 1000 * MS;
+}
+
+static void try_submit(struct model *m, int i)
+{
+	struct proc *p = &m->p[i];
+	uint64_t retry, start;
+
+	if (p->asked == 0)
+		p->asked = m->now;
+	if (gs_sched_admit(&m->v, i, p->est, m->now, &retry, &p->why) ==
+	    GS_SCHED_WAIT) {
+		assert_true(p->why != GS_SCHED_WHY_NONE);
+		if (!p->waiting) {
+			gs_sched_wait_begin(&m->v, i, m->now);
+			p->waiting = true;
+		}
+		assert_true(retry > 0);
+		p->next_try = m->now + retry;
+		return;
+	}
+	if (p->waiting) {
+		gs_sched_wait_end(&m->v, i);
+		p->waiting = false;
+	}
+	start = m->gpu_free > m->now ? m->gpu_free : m->now;
+	p->end = start + p->kernel;
+	m->gpu_free = p->end;
+	p->submit = m->now;
+	p->next_try = 0;
+}
+
+/* Runs the model until `until`, counting busy time from `from`. */
+static void run(struct model *m, uint64_t from, uint64_t until)
+{
+	while (m->now < until) {
+		uint64_t next = until;
+		uint32_t seq = m->dev.seq;
+
+		for (int i = 0; i < m->n; i++) {
+			struct proc *p = &m->p[i];
+
+			if (p->kernel == 0)
+				continue;
+			if (p->end != 0 && p->end <= m->now) {
+				uint64_t s = p->end - p->kernel;
+				uint64_t a = s > from ? s : from;
+
+				if (p->end > a)
+					p->busy += p->end - a;
+				gs_sched_complete(&m->v, i, p->kernel, p->est,
+						  m->now);
+				p->est = p->kernel;
+				if (p->end - p->asked > p->lat_max)
+					p->lat_max = p->end - p->asked;
+				p->n++;
+				p->end = 0;
+				p->asked = 0;
+				p->next_try = m->now + p->think + 10 * US;
+			}
+			if (p->end == 0 && p->next_try <= m->now)
+				try_submit(m, i);
+			if (p->end != 0 && p->end < next)
+				next = p->end;
+			if (p->end == 0 && p->next_try < next)
+				next = p->next_try;
+		}
+		if (m->dev.seq != seq) {
+			/* futex wake-up: turn waiters look again at once */
+			for (int i = 0; i < m->n; i++)
+				if (m->p[i].waiting &&
+				    m->p[i].why == GS_SCHED_WHY_TURN)
+					m->p[i].next_try = m->now;
+			continue;
+		}
+		if (next <= m->now)
+			next = m->now + 1;
+		m->now = next;
+	}
+}
+
+static double share(const struct model *m, int i, uint64_t window)
+{
+	return (double)m->p[i].busy / (double)window;
+}
+
+static void strict_limit_alone_gets_its_share(void **state)
+{
+	struct model m;
+	uint64_t t0;
+
+	(void)state;
+	model_init(&m, 1);
+	m.cfg[0].pct = 30;
+	m.p[0].kernel = 1 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 11000 * MS);
+	assert_in_range((int)(share(&m, 0, 10000 * MS) * 1000), 295, 305);
+}
+
+static void strict_limit_with_long_kernels_keeps_its_share(void **state)
+{
+	struct model m;
+	uint64_t t0;
+
+	(void)state;
+	model_init(&m, 1);
+	m.cfg[0].pct = 20;
+	m.p[0].kernel = 65 * MS; /* gs-burn's default kernel on the sim */
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 21000 * MS);
+	assert_in_range((int)(share(&m, 0, 20000 * MS) * 1000), 185, 215);
+}
+
+static void slices_of_20_30_50_share_a_saturated_gpu_in_that_ratio(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+	const uint64_t k[3] = {3 * MS, 7 * MS, 65 * MS};
+
+	(void)state;
+	model_init(&m, 3);
+	m.cfg[0].pct = 20;
+	m.cfg[1].pct = 30;
+	m.cfg[2].pct = 50;
+	for (int i = 0; i < 3; i++)
+		m.p[i].kernel = k[i];
+	t0 = m.now;
+	run(&m, t0 + 2000 * MS, t0 + 2000 * MS + w);
+	assert_in_range((int)(share(&m, 0, w) * 1000), 190, 210);
+	assert_in_range((int)(share(&m, 1, w) * 1000), 290, 310);
+	assert_in_range((int)(share(&m, 2, w) * 1000), 480, 510);
+}
+
+static void share_mode_uses_time_nobody_else_wants(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+
+	(void)state;
+	model_init(&m, 1);
+	m.cfg[0].pct = 20;
+	m.cfg[0].mode = GS_REGION_COMPUTE_SHARE;
+	m.p[0].kernel = 2 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	assert_true(share(&m, 0, w) > 0.95);
+}
+
+static void share_mode_keeps_its_guarantee_next_to_a_strict_slice(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].pct = 20;
+	m.cfg[0].mode = GS_REGION_COMPUTE_SHARE;
+	m.cfg[1].pct = 50;
+	m.p[0].kernel = 2 * MS;
+	m.p[1].kernel = 2 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	/* B is held at 50 %; A gets its 20 % and the 30 % left over. */
+	assert_in_range((int)(share(&m, 1, w) * 1000), 480, 505);
+	assert_true(share(&m, 0, w) > 0.45);
+}
+
+static void strict_mode_never_exceeds_its_limit_on_an_idle_gpu(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 1000 * MS;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].pct = 10;
+	m.p[0].kernel = 1 * MS;
+	m.p[1].kernel = 0; /* the other slice sends nothing */
+	t0 = m.now;
+	for (int k = 0; k < 10; k++) {
+		m.p[0].busy = 0;
+		run(&m, t0 + (uint64_t)k * w, t0 + (uint64_t)(k + 1) * w);
+		/* tokens saved up are capped at burst (100 ms) */
+		assert_true(share(&m, 0, w) <= 0.10 + 0.101);
+	}
+}
+
+static void weights_divide_contended_time_among_equals(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].weight = 1;
+	m.cfg[1].weight = 3;
+	m.p[0].kernel = 1 * MS;
+	m.p[1].kernel = 1 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	assert_in_range((int)(share(&m, 0, w) * 1000), 230, 270);
+	assert_in_range((int)(share(&m, 1, w) * 1000), 720, 770);
+}
+
+static void equals_without_weights_alternate_fairly(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+
+	(void)state;
+	model_init(&m, 2);
+	m.p[0].kernel = 1 * MS;
+	m.p[1].kernel = 4 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	assert_in_range((int)(share(&m, 0, w) * 1000), 470, 530);
+	assert_in_range((int)(share(&m, 1, w) * 1000), 470, 530);
+}
+
+static void high_priority_keeps_its_latency_next_to_a_batch_job(void **state)
+{
+	struct model alone, both;
+	uint64_t t0;
+
+	(void)state;
+	/* A server: 300 us requests with 2 ms between them. */
+	model_init(&alone, 1);
+	alone.cfg[0].prio = GS_REGION_PRIO_HIGH;
+	alone.p[0].kernel = 300 * US;
+	alone.p[0].think = 2 * MS;
+	t0 = alone.now;
+	run(&alone, t0, t0 + 5000 * MS);
+
+	model_init(&both, 2);
+	both.cfg[0].prio = GS_REGION_PRIO_HIGH;
+	both.p[0].kernel = 300 * US;
+	both.p[0].think = 2 * MS;
+	both.cfg[1].prio = GS_REGION_PRIO_LOW;
+	both.p[1].kernel = 5 * MS;
+	t0 = both.now;
+	run(&both, t0, t0 + 5000 * MS);
+	/* At most the batch kernel already running when the server came. */
+	assert_true(both.p[0].lat_max <= alone.p[0].lat_max + 5 * MS);
+	both.p[0].lat_max = 0;
+	run(&both, both.now, both.now + 5000 * MS);
+	assert_true(both.p[0].lat_max <= alone.p[0].lat_max);
+	assert_true(both.p[0].n >= alone.p[0].n - 2);
+}
+
+static void lower_priority_runs_once_the_higher_one_goes_quiet(void **state)
+{
+	struct model m;
+	uint64_t t0;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].prio = GS_REGION_PRIO_HIGH;
+	m.p[0].kernel = 1 * MS;
+	m.cfg[1].prio = GS_REGION_PRIO_LOW;
+	m.p[1].kernel = 1 * MS;
+	t0 = m.now;
+	run(&m, t0, t0 + 1000 * MS);
+	assert_true(m.p[1].n <= 1); /* starved while high is busy */
+	m.p[0].kernel = 0;          /* the server stops */
+	m.p[0].end = 0;
+	m.p[1].busy = 0;
+	run(&m, m.now, m.now + 1000 * MS);
+	/* after `linger`, the batch job has the GPU */
+	assert_true(m.p[1].busy > 900 * MS);
+}
+
+static void higher_priority_is_admitted_over_lower_work_in_flight(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].prio = GS_REGION_PRIO_LOW;
+	m.cfg[1].prio = GS_REGION_PRIO_HIGH;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 5 * MS, m.now, &retry, &why),
+			 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 0, m.now + 1, &retry, &why),
+			 GS_SCHED_GO);
+	/* ...and the lower one waits now, for the priority */
+	assert_int_equal(gs_sched_admit(&m.v, 0, 0, m.now + 2, &retry, &why),
+			 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_PRIORITY);
+}
+
+static void equal_priority_waits_for_work_in_flight(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	assert_int_equal(gs_sched_admit(&m.v, 0, 5 * MS, m.now, &retry, &why),
+			 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 0, m.now + 1, &retry, &why),
+			 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_TURN);
+	/* Work past its estimate by `stale` no longer blocks. */
+	assert_int_equal(gs_sched_admit(&m.v, 1, 0,
+					 m.now + 5 * MS + m.par.stale + 1,
+					 &retry, &why),
+			 GS_SCHED_GO);
+}
+
+static void gate_announces_enforcing_slices_and_expires(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	assert_int_equal(gs_sched_admit(&m.v, 0, 0, m.now, &retry, &why),
+			 GS_SCHED_GO);
+	assert_int_equal(m.dev.gate, GS_GATE_ALWAYS); /* plain slice */
+	m.cfg[1].pct = 50;
+	(void)gs_sched_admit(&m.v, 1, 0, m.now + 1, &retry, &why);
+	assert_int_equal(m.dev.gate, GS_GATE_ALWAYS | GS_GATE_ENFORCED);
+	gs_sched_gate_refresh(&m.v, m.now + m.par.presence + 10);
+	assert_int_equal(m.dev.gate, GS_GATE_ALWAYS);
+}
+
+static void a_replaced_slice_starts_with_fresh_state(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 1);
+	m.sl[0].tokens_ns = -5000 * (int64_t)MS; /* deep in debt */
+	m.sl[0].inflight = 3;
+	m.cfg[0].generation = 2; /* slot reused by a new slice */
+	assert_int_equal(gs_sched_admit(&m.v, 0, 0, m.now, &retry, &why),
+			 GS_SCHED_GO);
+	assert_int_equal(m.sl[0].generation, 2);
+	assert_int_equal(m.sl[0].inflight, 1);
+	/* a completion for the old generation is ignored */
+	m.sl[0].generation = 2;
+	m.cfg[0].generation = 3;
+	gs_sched_complete(&m.v, 0, 1 * MS, 0, m.now);
+	assert_int_equal(m.sl[0].inflight, 1);
+}
+
+static void enforcing_means_limit_priority_or_weight(void **state)
+{
+	struct gs_sched_cfg c = {.live = true, .weight = 1,
+				 .prio = GS_REGION_PRIO_NORMAL};
+
+	(void)state;
+	assert_false(gs_sched_cfg_enforcing(&c));
+	c.pct = 10;
+	assert_true(gs_sched_cfg_enforcing(&c));
+	c.pct = 0;
+	c.prio = GS_REGION_PRIO_LOW;
+	assert_true(gs_sched_cfg_enforcing(&c));
+	c.prio = GS_REGION_PRIO_NORMAL;
+	c.weight = 2;
+	assert_true(gs_sched_cfg_enforcing(&c));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(strict_limit_alone_gets_its_share),
+		cmocka_unit_test(strict_limit_with_long_kernels_keeps_its_share),
+		cmocka_unit_test(
+			slices_of_20_30_50_share_a_saturated_gpu_in_that_ratio),
+		cmocka_unit_test(share_mode_uses_time_nobody_else_wants),
+		cmocka_unit_test(
+			share_mode_keeps_its_guarantee_next_to_a_strict_slice),
+		cmocka_unit_test(
+			strict_mode_never_exceeds_its_limit_on_an_idle_gpu),
+		cmocka_unit_test(weights_divide_contended_time_among_equals),
+		cmocka_unit_test(equals_without_weights_alternate_fairly),
+		cmocka_unit_test(
+			high_priority_keeps_its_latency_next_to_a_batch_job),
+		cmocka_unit_test(
+			lower_priority_runs_once_the_higher_one_goes_quiet),
+		cmocka_unit_test(
+			higher_priority_is_admitted_over_lower_work_in_flight),
+		cmocka_unit_test(equal_priority_waits_for_work_in_flight),
+		cmocka_unit_test(gate_announces_enforcing_slices_and_expires),
+		cmocka_unit_test(a_replaced_slice_starts_with_fresh_state),
+		cmocka_unit_test(enforcing_means_limit_priority_or_weight),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
