@@ -3,9 +3,8 @@
  * node (sim/state.h) that the sim's libcuda.so.1 and libnvidia-ml.so.1
  * share.
  *
- *   gpuslice sim init --gpus 2xH100-SXM5-80GB[,1xA100-SXM4-40GB] [--dir D] [--force]
- *   gpuslice sim env [--dir D]
- *   gpuslice sim status [--dir D] [--json]
+ *   gpuslice sim init --gpus 2xH100-SXM5-80GB[,1xA100-SXM4-40GB] [--dir D]
+ * [--force] gpuslice sim env [--dir D] gpuslice sim status [--dir D] [--json]
  *   gpuslice sim reset [--dir D]
  *
  * The directory is --dir, else $GPUSLICE_SIM_DIR, else
@@ -31,27 +30,38 @@ static const char *const CMD = "sim";
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpuslice sim <init|env|status|reset> [options]\n"
-		"\n"
-		"The simulated GPU node: one state file shared by every process that\n"
-		"loads the sim's libcuda.so.1 / libnvidia-ml.so.1. Its figures measure\n"
-		"gpuslice's logic, not a GPU.\n"
-		"\n"
-		"  init --gpus LIST [--force]  create the node; LIST is COUNTxMODEL[,...],\n"
-		"                              e.g. 2xH100-SXM5-80GB,1xA100-SXM4-40GB\n"
-		"  env                         print the exports that point programs at the sim\n"
-		"  status [--json]             GPUs, MIG instances, MPS, processes, busy time\n"
-		"  reset                       drop all processes, MIG instances and MPS state\n"
-		"\n"
-		"options:\n"
-		"  --dir D      state directory (default: $GPUSLICE_SIM_DIR, else\n"
-		"               $XDG_RUNTIME_DIR/gpuslice-sim, else /tmp/gpuslice-sim-$UID)\n"
-		"  --json       machine-readable status\n"
-		"  -h, --help   this text\n"
-		"\n"
-		"Exit status: 0 ok, 1 failure (bad or incompatible state file), 2 usage\n"
-		"or bad input (malformed --gpus, unknown model), 3 no state file.\n");
+	fprintf(
+	    f,
+	    "usage: gpuslice sim <init|env|status|reset> [options]\n"
+	    "\n"
+	    "The simulated GPU node: one state file shared by every process "
+	    "that\n"
+	    "loads the sim's libcuda.so.1 / libnvidia-ml.so.1. Its figures "
+	    "measure\n"
+	    "gpuslice's logic, not a GPU.\n"
+	    "\n"
+	    "  init --gpus LIST [--force]  create the node; LIST is "
+	    "COUNTxMODEL[,...],\n"
+	    "                              e.g. "
+	    "2xH100-SXM5-80GB,1xA100-SXM4-40GB\n"
+	    "  env                         print the exports that point "
+	    "programs at the sim\n"
+	    "  status [--json]             GPUs, MIG instances, MPS, "
+	    "processes, busy time\n"
+	    "  reset                       drop all processes, MIG instances "
+	    "and MPS state\n"
+	    "\n"
+	    "options:\n"
+	    "  --dir D      state directory (default: $GPUSLICE_SIM_DIR, else\n"
+	    "               $XDG_RUNTIME_DIR/gpuslice-sim, else "
+	    "/tmp/gpuslice-sim-$UID)\n"
+	    "  --json       machine-readable status\n"
+	    "  -h, --help   this text\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure (bad or incompatible state file), 2 "
+	    "usage\n"
+	    "or bad input (malformed --gpus, unknown model), 3 no state "
+	    "file.\n");
 }
 
 struct opts {
@@ -64,12 +74,12 @@ struct opts {
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
-		{"dir", required_argument, NULL, 'd'},
-		{"gpus", required_argument, NULL, 'g'},
-		{"force", no_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"gpus", required_argument, NULL, 'g'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -94,8 +104,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			usage(stdout);
 			return -1;
 		default:
-			gs_cli_error(CMD, "unknown or incomplete option '%s' (see `gpuslice sim --help`)",
-				     argv[optind - 1]);
+			gs_cli_error(CMD,
+			             "unknown or incomplete option '%s' (see "
+			             "`gpuslice sim --help`)",
+			             argv[optind - 1]);
 			return GS_EXIT_USAGE;
 		}
 	}
@@ -107,7 +119,7 @@ static int parse(int argc, char **argv, struct opts *o)
 }
 
 static int open_state(const struct opts *o, char *dir, size_t len,
-		      struct gs_sim_map **map)
+                      struct gs_sim_map **map)
 {
 	struct gs_errbuf eb = {0};
 	gs_err err;
@@ -131,7 +143,8 @@ static int cmd_init(const struct opts *o)
 	gs_err err;
 
 	if (o->gpus == NULL) {
-		gs_cli_error(CMD, "init needs --gpus (e.g. --gpus 2xH100-SXM5-80GB)");
+		gs_cli_error(
+		    CMD, "init needs --gpus (e.g. --gpus 2xH100-SXM5-80GB)");
 		return GS_EXIT_USAGE;
 	}
 	err = gs_sim_gpus_parse(o->gpus, gpus, GS_SIM_MAX_GPUS, &n, &eb);
@@ -178,7 +191,8 @@ static int cmd_env(const struct opts *o)
 	/* <build>/bin/gpuslice -> <build>/sim */
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {
-		gs_cli_error(CMD, "cannot find the gpuslice binary's directory");
+		gs_cli_error(CMD,
+		             "cannot find the gpuslice binary's directory");
 		return GS_EXIT_FAILURE;
 	}
 	exe[n] = '\0';
@@ -188,7 +202,8 @@ static int cmd_env(const struct opts *o)
 			*slash = '\0';
 	}
 	snprintf(simdir, sizeof(simdir), "%s/sim", exe);
-	printf("# gpuslice sim: point CUDA/NVML programs at the simulated node\n");
+	printf(
+	    "# gpuslice sim: point CUDA/NVML programs at the simulated node\n");
 	printf("export GPUSLICE_SIM_DIR=");
 	shell_quote(d);
 	printf("\nexport LD_LIBRARY_PATH=");
@@ -213,7 +228,7 @@ static int cmd_reset(const struct opts *o)
 	st = gs_sim_state_get(map);
 	if (gs_sim_lock(st) != GS_OK) {
 		gs_cli_error(CMD, "cannot take the state lock of %s",
-			     gs_sim_state_path(map));
+		             gs_sim_state_path(map));
 		gs_sim_state_close(map);
 		return GS_EXIT_FAILURE;
 	}
@@ -239,9 +254,9 @@ struct proc_row {
 
 static const char *mps_state_name(uint32_t s)
 {
-	return s == GS_SIM_MPS_ACTIVE ? "active"
+	return s == GS_SIM_MPS_ACTIVE  ? "active"
 	       : s == GS_SIM_MPS_FAULT ? "fault"
-				       : "off";
+	                               : "off";
 }
 
 static const char *compute_mode_name(uint32_t m)
@@ -260,7 +275,7 @@ static const char *compute_mode_name(uint32_t m)
 
 /* Rows of one GPU's processes, merged by pid across its engines. */
 static int collect(const struct gs_sim_state *st, uint32_t g,
-		   struct proc_row *rows)
+                   struct proc_row *rows)
 {
 	int n = 0;
 
@@ -293,27 +308,23 @@ static json_t *mps_json(const struct gs_sim_mps *m)
 {
 	if (m->state == GS_SIM_MPS_OFF)
 		return json_null();
-	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:I, s:I}",
-			 "state", mps_state_name(m->state),
-			 "pipe_dir", m->pipe_dir,
-			 "control_pid", (int)m->control_pid,
-			 "default_active_thread_percentage",
-			 (int)(m->default_active_thread_pct
-				       ? m->default_active_thread_pct
-				       : 100),
-			 "active_thread_percentage",
-			 (int)(m->active_thread_pct ? m->active_thread_pct
-						    : m->default_active_thread_pct
-							      ? m->default_active_thread_pct
-							      : 100),
-			 "default_pinned_mem_limit_bytes",
-			 (json_int_t)m->default_pinned_mem_limit,
-			 "pinned_mem_limit_bytes",
-			 (json_int_t)m->pinned_mem_limit);
+	return json_pack(
+	    "{s:s, s:s, s:i, s:i, s:i, s:I, s:I}", "state",
+	    mps_state_name(m->state), "pipe_dir", m->pipe_dir, "control_pid",
+	    (int)m->control_pid, "default_active_thread_percentage",
+	    (int)(m->default_active_thread_pct ? m->default_active_thread_pct
+	                                       : 100),
+	    "active_thread_percentage",
+	    (int)(m->active_thread_pct           ? m->active_thread_pct
+	          : m->default_active_thread_pct ? m->default_active_thread_pct
+	                                         : 100),
+	    "default_pinned_mem_limit_bytes",
+	    (json_int_t)m->default_pinned_mem_limit, "pinned_mem_limit_bytes",
+	    (json_int_t)m->pinned_mem_limit);
 }
 
 static json_t *status_json(const struct gs_sim_state *st, const char *dir,
-			   uint64_t now)
+                           uint64_t now)
 {
 	json_t *root = json_object(), *gpus = json_array(), *ex = json_array();
 
@@ -330,18 +341,18 @@ static json_t *status_json(const struct gs_sim_state *st, const char *dir,
 				used += gpu->engine[e].mem_used;
 		for (int i = 0; i < n; i++) {
 			json_t *p = json_pack(
-				"{s:i, s:I, s:f, s:f, s:s, s:b}", "pid",
-				(int)rows[i].pid, "memory_bytes",
-				(json_int_t)rows[i].mem, "busy_s",
-				(double)rows[i].busy_ns / 1e9, "sm_busy_s",
-				(double)rows[i].sm_busy_ns / 1e9, "name",
-				rows[i].comm, "mps_client",
-				(rows[i].flags & GS_SIM_PROC_MPS_CLIENT) != 0);
+			    "{s:i, s:I, s:f, s:f, s:s, s:b}", "pid",
+			    (int)rows[i].pid, "memory_bytes",
+			    (json_int_t)rows[i].mem, "busy_s",
+			    (double)rows[i].busy_ns / 1e9, "sm_busy_s",
+			    (double)rows[i].sm_busy_ns / 1e9, "name",
+			    rows[i].comm, "mps_client",
+			    (rows[i].flags & GS_SIM_PROC_MPS_CLIENT) != 0);
 			if (rows[i].engine > 0)
 				json_object_set_new(
-					p, "mig_gi_id",
-					json_integer(gpu->mig[rows[i].engine - 1]
-							     .gi_id));
+				    p, "mig_gi_id",
+				    json_integer(
+				        gpu->mig[rows[i].engine - 1].gi_id));
 			json_array_append_new(procs, p);
 		}
 		for (int m = 0; m < GS_SIM_MAX_MIG; m++) {
@@ -351,60 +362,59 @@ static json_t *status_json(const struct gs_sim_state *st, const char *dir,
 			if (!mi->in_use)
 				continue;
 			json_array_append_new(
-				migs,
-				json_pack("{s:i, s:i, s:s, s:s, s:i, s:i, s:I, s:I, s:f, s:o}",
-					  "gi_id", (int)mi->gi_id, "profile_id",
-					  (int)mi->profile_id, "profile",
-					  mi->profile_name, "uuid", mi->uuid,
-					  "placement_start", (int)mi->start,
-					  "sm_count", (int)e->sm_count,
-					  "memory_total_bytes",
-					  (json_int_t)e->mem_total,
-					  "memory_used_bytes",
-					  (json_int_t)e->mem_used, "busy_s",
-					  (double)e->busy_ns / 1e9, "mps",
-					  mps_json(&e->mps)));
+			    migs,
+			    json_pack(
+			        "{s:i, s:i, s:s, s:s, s:i, s:i, s:I, s:I, s:f, "
+			        "s:o}",
+			        "gi_id", (int)mi->gi_id, "profile_id",
+			        (int)mi->profile_id, "profile",
+			        mi->profile_name, "uuid", mi->uuid,
+			        "placement_start", (int)mi->start, "sm_count",
+			        (int)e->sm_count, "memory_total_bytes",
+			        (json_int_t)e->mem_total, "memory_used_bytes",
+			        (json_int_t)e->mem_used, "busy_s",
+			        (double)e->busy_ns / 1e9, "mps",
+			        mps_json(&e->mps)));
 		}
 		for (uint64_t k = 0; k < GS_SIM_XID_RING && k < gpu->xid_seq;
 		     k++) {
 			const struct gs_sim_xid *x =
-				&gpu->xid[(gpu->xid_seq - 1 - k) %
-					  GS_SIM_XID_RING];
+			    &gpu->xid[(gpu->xid_seq - 1 - k) % GS_SIM_XID_RING];
 			json_array_append_new(
-				xids,
-				json_pack("{s:I, s:i, s:i, s:f}", "seq",
-					  (json_int_t)x->seq, "xid", (int)x->xid,
-					  "pid", (int)x->pid, "age_s",
-					  now > x->time_ns
-						  ? (double)(now - x->time_ns) / 1e9
-						  : 0.0));
+			    xids,
+			    json_pack("{s:I, s:i, s:i, s:f}", "seq",
+			              (json_int_t)x->seq, "xid", (int)x->xid,
+			              "pid", (int)x->pid, "age_s",
+			              now > x->time_ns
+			                  ? (double)(now - x->time_ns) / 1e9
+			                  : 0.0));
 		}
 		json_object_set_new(o, "index", json_integer(g));
 		json_object_set_new(o, "uuid", json_string(gpu->uuid));
 		json_object_set_new(o, "model", json_string(gpu->model));
-		json_object_set_new(o, "memory_total_bytes",
-				    json_integer((json_int_t)gpu->memory_total));
+		json_object_set_new(
+		    o, "memory_total_bytes",
+		    json_integer((json_int_t)gpu->memory_total));
 		json_object_set_new(o, "memory_used_bytes",
-				    json_integer((json_int_t)used));
+		                    json_integer((json_int_t)used));
 		json_object_set_new(o, "processes", procs);
 		json_object_set_new(o, "name", json_string(gpu->name));
 		json_object_set_new(o, "sm_count", json_integer(gpu->sm_count));
-		json_object_set_new(o, "compute_capability",
-				    json_sprintf("%u.%u", gpu->cc_major,
-						 gpu->cc_minor));
-		json_object_set_new(o, "timeslice_level",
-				    json_integer(gpu->timeslice_level));
 		json_object_set_new(
-			o, "timeslice_ms",
-			json_real((double)gs_sim_timeslice_ns(
-					  gpu->timeslice_level) /
-				  1e6));
-		json_object_set_new(o, "compute_mode",
-				    json_string(compute_mode_name(
-					    gpu->compute_mode)));
-		json_object_set_new(o, "busy_s",
-				    json_real((double)gpu->engine[0].busy_ns /
-					      1e9));
+		    o, "compute_capability",
+		    json_sprintf("%u.%u", gpu->cc_major, gpu->cc_minor));
+		json_object_set_new(o, "timeslice_level",
+		                    json_integer(gpu->timeslice_level));
+		json_object_set_new(o, "timeslice_ms",
+		                    json_real((double)gs_sim_timeslice_ns(
+		                                  gpu->timeslice_level) /
+		                              1e6));
+		json_object_set_new(
+		    o, "compute_mode",
+		    json_string(compute_mode_name(gpu->compute_mode)));
+		json_object_set_new(
+		    o, "busy_s",
+		    json_real((double)gpu->engine[0].busy_ns / 1e9));
 		json_object_set_new(o, "mig_mode", json_boolean(gpu->mig_mode));
 		json_object_set_new(o, "mig_instances", migs);
 		json_object_set_new(o, "mps", mps_json(&gpu->engine[0].mps));
@@ -414,14 +424,13 @@ static json_t *status_json(const struct gs_sim_state *st, const char *dir,
 	for (uint64_t k = 0; k < GS_SIM_EXITED_RING && k < st->exited_seq;
 	     k++) {
 		const struct gs_sim_exited *x =
-			&st->exited[(st->exited_seq - 1 - k) %
-				    GS_SIM_EXITED_RING];
+		    &st->exited[(st->exited_seq - 1 - k) % GS_SIM_EXITED_RING];
 		json_array_append_new(
-			ex, json_pack("{s:i, s:i, s:f, s:f, s:b}", "pid",
-				      (int)x->pid, "gpu", (int)x->gpu, "busy_s",
-				      (double)x->busy_ns / 1e9, "sm_busy_s",
-				      (double)x->sm_busy_ns / 1e9, "reaped",
-				      x->reaped != 0));
+		    ex, json_pack("{s:i, s:i, s:f, s:f, s:b}", "pid",
+		                  (int)x->pid, "gpu", (int)x->gpu, "busy_s",
+		                  (double)x->busy_ns / 1e9, "sm_busy_s",
+		                  (double)x->sm_busy_ns / 1e9, "reaped",
+		                  x->reaped != 0));
 	}
 	json_object_set_new(root, "gpus", gpus);
 	json_object_set_new(root, "source", json_string("sim"));
@@ -429,7 +438,7 @@ static json_t *status_json(const struct gs_sim_state *st, const char *dir,
 	json_object_set_new(root, "epoch", json_integer((json_int_t)st->epoch));
 	json_object_set_new(root, "exited", ex);
 	json_object_set_new(root, "reaped_total",
-			    json_integer((json_int_t)st->reaped_total));
+	                    json_integer((json_int_t)st->reaped_total));
 	return root;
 }
 
@@ -473,25 +482,29 @@ static void status_human(const struct gs_sim_state *st, const char *dir)
 				continue;
 			human_bytes(e->mem_used, used, sizeof(used));
 			human_bytes(e->mem_total, total, sizeof(total));
-			printf("    MIG gi=%u %-10s %s  %s / %s  %u SMs  MPS %s\n",
-			       mi->gi_id, mi->profile_name, mi->uuid, used,
-			       total, e->sm_count, mps_state_name(e->mps.state));
+			printf(
+			    "    MIG gi=%u %-10s %s  %s / %s  %u SMs  MPS %s\n",
+			    mi->gi_id, mi->profile_name, mi->uuid, used, total,
+			    e->sm_count, mps_state_name(e->mps.state));
 		}
 		for (int i = 0; i < n; i++) {
 			human_bytes(rows[i].mem, used, sizeof(used));
-			printf("    pid %-8d %-16s memory %-10s busy %.3f s%s\n",
-			       (int)rows[i].pid, rows[i].comm, used,
-			       (double)rows[i].busy_ns / 1e9,
-			       (rows[i].flags & GS_SIM_PROC_MPS_CLIENT)
-				       ? "  (MPS client)"
-				       : "");
+			printf(
+			    "    pid %-8d %-16s memory %-10s busy %.3f s%s\n",
+			    (int)rows[i].pid, rows[i].comm, used,
+			    (double)rows[i].busy_ns / 1e9,
+			    (rows[i].flags & GS_SIM_PROC_MPS_CLIENT)
+			        ? "  (MPS client)"
+			        : "");
 		}
 		if (gpu->xid_seq > 0)
-			printf("    %" PRIu64 " Xid event%s, last Xid %u (pid %d)\n",
-			       gpu->xid_seq, gpu->xid_seq == 1 ? "" : "s",
-			       gpu->xid[(gpu->xid_seq - 1) % GS_SIM_XID_RING].xid,
-			       (int)gpu->xid[(gpu->xid_seq - 1) %
-					     GS_SIM_XID_RING].pid);
+			printf(
+			    "    %" PRIu64
+			    " Xid event%s, last Xid %u (pid %d)\n",
+			    gpu->xid_seq, gpu->xid_seq == 1 ? "" : "s",
+			    gpu->xid[(gpu->xid_seq - 1) % GS_SIM_XID_RING].xid,
+			    (int)gpu->xid[(gpu->xid_seq - 1) % GS_SIM_XID_RING]
+			        .pid);
 	}
 }
 
@@ -518,7 +531,7 @@ static int cmd_status(const struct opts *o)
 		free(snap);
 		gs_sim_state_close(map);
 		gs_cli_error(CMD, "cannot take the state lock of %s",
-			     gs_sim_state_path(map));
+		             gs_sim_state_path(map));
 		return GS_EXIT_FAILURE;
 	}
 	err = gs_sim_state_check(st, &eb);
@@ -578,6 +591,6 @@ int gs_cli_sim(int argc, char **argv)
 	if (strcmp(sub, "reset") == 0)
 		return cmd_reset(&o);
 	gs_cli_error(CMD, "unknown subcommand '%s' (init, env, status, reset)",
-		     sub);
+	             sub);
 	return GS_EXIT_USAGE;
 }

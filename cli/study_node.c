@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ static gs_err make_tmp(struct gs_study_node *node, struct gs_errbuf *eb)
 	const char *base = getenv("TMPDIR");
 	int saved;
 
-	if (base == NULL || *base == '\0' || strlen(base) > 48)
+	if (base == NULL || *base == '\0' || strlen(base) > 60)
 		base = "/tmp";
 	snprintf(node->tmp, sizeof(node->tmp), "%s/gs-study-XXXXXX", base);
 	if (mkdtemp(node->tmp) == NULL) {
@@ -91,38 +92,47 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 }
 
 /* Adds "K=V" (or "K" to unset) to the jobs' base environment. */
-static void base_env(struct gs_study_node *node, const char *fmt,
-		     const char *a, const char *b)
+static void base_env(struct gs_study_node *node, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void base_env(struct gs_study_node *node, const char *fmt, ...)
 {
-	int i = 0;
+	int i = 0, max = (int)(sizeof(node->env_own) / sizeof(node->env_own[0]));
+	va_list ap;
+	int r;
 
 	while (node->base_env[i] != NULL)
 		i++;
-	if (i >= (int)(sizeof(node->env_store) / sizeof(node->env_store[0])))
+	if (i >= max - 1)
 		return;
-	snprintf(node->env_store[i], sizeof(node->env_store[i]), fmt, a, b);
-	node->base_env[i] = node->env_store[i];
+	va_start(ap, fmt);
+	r = vasprintf(&node->env_own[i], fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		node->env_own[i] = NULL;
+		return;
+	}
+	node->base_env[i] = node->env_own[i];
 	node->base_env[i + 1] = NULL;
 }
 
 /* The environment every job starts from, sim or not. */
 static void common_env(struct gs_study_node *node)
 {
-	char d[PATH_MAX];
+	char d[sizeof(node->tmp) + 16];
 
 	/* Jobs that are not meant to be MPS clients look for a daemon in an
 	 * empty directory, so one a user runs in /tmp/nvidia-mps is not
 	 * joined by accident. */
 	snprintf(d, sizeof(d), "%s/no-mps", node->tmp);
 	(void)mkdir(d, 0700);
-	base_env(node, "CUDA_MPS_PIPE_DIRECTORY=%s%s", d, "");
-	base_env(node, "CUDA_MPS_LOG_DIRECTORY=%s%s", d, "");
+	base_env(node, "CUDA_MPS_PIPE_DIRECTORY=%s", d);
+	base_env(node, "CUDA_MPS_LOG_DIRECTORY=%s", d);
 	snprintf(d, sizeof(d), "%s/run", node->tmp);
 	(void)mkdir(d, 0700);
-	base_env(node, "GPUSLICE_RUN_DIR=%s%s", d, "");
-	base_env(node, "CUDA_VISIBLE_DEVICES%s%s", "", "");
-	base_env(node, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE%s%s", "", "");
-	base_env(node, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT%s%s", "", "");
+	base_env(node, "GPUSLICE_RUN_DIR=%s", d);
+	base_env(node, "CUDA_VISIBLE_DEVICES");
+	base_env(node, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+	base_env(node, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
 }
 
 static void dev_from_gpu(struct gs_study_dev *d, const struct gs_study_gpu *g)
@@ -149,7 +159,7 @@ static void node_zero(struct gs_study_node *node)
 gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb)
 {
 	struct gs_sim_gpu_init gpus[GS_SIM_MAX_GPUS];
-	char path[PATH_MAX + 32], dir[PATH_MAX];
+	char path[PATH_MAX + 32], dir[sizeof(node->tmp) + 8];
 	struct gs_study_gpu g;
 	struct gs_sim_map *map = NULL;
 	int n = 0;
@@ -202,6 +212,7 @@ gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb)
 	if (err != GS_OK)
 		goto out_close;
 	node->sim_map = map;
+	node->whole_ok = true;
 	node->multi_ok = true;
 	node->mps_ok = true;
 	snprintf(node->mps_control, sizeof(node->mps_control),
@@ -213,18 +224,15 @@ gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb)
 	}
 
 	common_env(node);
-	base_env(node, "GPUSLICE_SIM_DIR=%s%s", dir, "");
+	base_env(node, "GPUSLICE_SIM_DIR=%s", dir);
 	{
 		const char *ld = getenv("LD_LIBRARY_PATH");
 		const char *pa = getenv("PATH");
-		char v[PATH_MAX + 8];
 
-		snprintf(v, sizeof(v), "%s%s", ld != NULL && *ld ? ":" : "",
-			 ld != NULL ? ld : "");
-		base_env(node, "LD_LIBRARY_PATH=%s%s", node->sim_dir, v);
-		snprintf(v, sizeof(v), "%s:%s", node->bin_dir,
+		base_env(node, "LD_LIBRARY_PATH=%s%s%s", node->sim_dir,
+			 ld != NULL && *ld ? ":" : "", ld != NULL ? ld : "");
+		base_env(node, "PATH=%s:%s:%s", node->sim_dir, node->bin_dir,
 			 pa != NULL ? pa : "/usr/bin:/bin");
-		base_env(node, "PATH=%s:%s", node->sim_dir, v);
 	}
 	snprintf(node->source, sizeof(node->source), "sim");
 	snprintf(node->label, sizeof(node->label),
@@ -253,9 +261,10 @@ static bool find_mps_control(struct gs_study_node *node)
 	     d = strtok_r(NULL, ":", &save)) {
 		char p[PATH_MAX + 40];
 
-		if (strcmp(d, node->sim_dir) == 0 || strstr(d, "/sim") != NULL)
+		if (strcmp(d, node->sim_dir) == 0 || strstr(d, "/sim") != NULL ||
+		    strlen(d) >= PATH_MAX)
 			continue;
-		snprintf(p, sizeof(p), "%s/nvidia-cuda-mps-control", d);
+		snprintf(p, sizeof(p), "%.4000s/nvidia-cuda-mps-control", d);
 		if (access(p, X_OK) == 0) {
 			snprintf(node->mps_control, sizeof(node->mps_control),
 				 "%s", p);
@@ -298,13 +307,17 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 	dev_from_gpu(&node->shared, &g);
 	node->excl[0] = node->shared;
 	node->n_excl = 1;
+	node->whole_ok = true;
 	node->multi_ok = true;
 
 	if (g.mig_on) {
+		node->whole_ok = false;
 		node->multi_ok = false;
-		snprintf(node->multi_why, sizeof(node->multi_why),
+		snprintf(node->whole_why, sizeof(node->whole_why),
 			 "MIG is on for GPU %u: whole-GPU strategies need it off, and gpuslice never changes MIG mode",
 			 g.index);
+		snprintf(node->multi_why, sizeof(node->multi_why), "%s",
+			 node->whole_why);
 		for (int i = 0; i < g.n_mig && i < 4; i++) {
 			if (i < 2)
 				dev_from_mig(&node->mig2[node->n_mig2++], &g, i);
@@ -317,6 +330,12 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 	} else {
 		snprintf(node->mig_why, sizeof(node->mig_why),
 			 "MIG is off on GPU %u and gpuslice never turns it on (enable it and create instances first to include MIG)",
+			 g.index);
+	}
+	if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED) {
+		node->whole_ok = false;
+		snprintf(node->whole_why, sizeof(node->whole_why),
+			 "GPU %u's compute mode is PROHIBITED; gpuslice never changes it",
 			 g.index);
 	}
 	if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED ||
@@ -357,6 +376,12 @@ out_close:
 
 void gs_study_node_close(struct gs_study_node *node)
 {
+	for (size_t i = 0; i < sizeof(node->env_own) / sizeof(node->env_own[0]);
+	     i++) {
+		free(node->env_own[i]);
+		node->env_own[i] = NULL;
+	}
+	node->base_env[0] = NULL;
 	gs_sim_state_close(node->sim_map);
 	node->sim_map = NULL;
 	gs_study_nvml_close(node->nvml);

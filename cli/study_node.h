@@ -45,11 +45,12 @@ struct gs_study_node {
 	bool sim;
 	char source[160];
 	char label[256];
-	char tmp[PATH_MAX];      /* private scratch directory */
+	char tmp[96];            /* private scratch directory (short: it
+				    holds MPS sockets) */
 	char bin_dir[PATH_MAX];  /* gpuslice and the gs-* workloads */
 	char sim_dir[PATH_MAX];  /* the sim's libraries and tools */
-	const char *base_env[12]; /* NULL-terminated, for every job */
-	char env_store[10][PATH_MAX + 64];
+	const char *base_env[16]; /* NULL-terminated, for every job */
+	char *env_own[16];        /* the strings base_env points at */
 
 	struct gs_study_dev shared; /* where the sharing strategies run */
 	int n_excl;                 /* GPUs for "exclusive" (1: one after
@@ -58,11 +59,13 @@ struct gs_study_node {
 	int n_mig2, n_mig4;         /* MIG instances for 2 and 4 jobs */
 	struct gs_study_dev mig2[2], mig4[4];
 	char mig_why[200];          /* why MIG is not used, "" if it is */
+	bool whole_ok;              /* jobs may use the whole GPU (MIG off) */
+	char whole_why[200];
 	bool multi_ok;              /* compute mode lets 2+ processes in */
 	char multi_why[200];
 	bool mps_ok;
 	char mps_why[200];
-	char mps_control[PATH_MAX];
+	char mps_control[PATH_MAX + 64];
 
 	struct gs_study_nvml *nvml;
 	void *sim_map;              /* struct gs_sim_map * (sim only) */

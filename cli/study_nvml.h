@@ -80,10 +80,11 @@ gs_err gs_study_nvml_procs(struct gs_study_nvml *n, const char *uuid,
 			   struct gs_study_proc *procs, int cap, int *count);
 
 /*
- * Sim only: turns MIG on for GPU `index` (when it is off), removes its
- * instances and creates `count` equal GPU instances of the largest
- * profile that fits `count` times, each with one full compute instance.
- * Refreshes *gpu. GS_ERR_PERM when the library is not the simulator.
+ * Sim only: turns MIG on for GPU `index` (when it is off) and creates
+ * `count` equal GPU instances of the largest profile that fits `count`
+ * times, each with one full compute instance (the GPU is expected to hold
+ * none yet: a fresh sim node). OUT: *gpu, described afresh. GS_ERR_PERM
+ * when the library is not the simulator.
  */
 gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
 			     int count, struct gs_study_gpu *gpu,

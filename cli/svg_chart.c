@@ -104,6 +104,19 @@ static gs_err check(const struct gs_svg_bars *c, struct gs_errbuf *eb)
 	return GS_OK;
 }
 
+/* A tick label with as many decimals as the step needs. */
+static void fmt_tick(double v, double step, char *out, size_t len)
+{
+	int dec = 0;
+
+	for (double s = step; dec < 6 && fabs(s - round(s)) > 1e-9; s *= 10)
+		dec++;
+	if (fabs(v) >= 1e6)
+		snprintf(out, len, "%.3g", v);
+	else
+		snprintf(out, len, "%.*f", dec, v);
+}
+
 static void axis(FILE *f, const struct gs_svg_bars *c, double top_v,
 		 double step)
 {
@@ -115,7 +128,7 @@ static void axis(FILE *f, const struct gs_svg_bars *c, double top_v,
 
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
 			LEFT, y, W - RIGHT, y);
-		fmt_value(v, buf, sizeof(buf));
+		fmt_tick(v, step, buf, sizeof(buf));
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
 			LEFT - 6, y + 4, buf);
 	}

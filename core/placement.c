@@ -45,6 +45,8 @@
 #define BP_WHOLE 10000
 #define MIB (1024ULL * 1024)
 #define GIB (1024ULL * 1024 * 1024)
+/* Profile keys (catalog models x GS_CATALOG_MAX_PROFILES) / 64, at most. */
+#define KEY_WORDS_MAX 16
 /* Planner calls one failed MIG request may spend on its hint. */
 #define HINT_PLANNER_CALLS 32
 
@@ -124,6 +126,7 @@ struct gs_place_inv {
 	int tsize, kwords;
 	struct tnode *tree;
 	uint64_t *tkeys;
+	struct qmap *tq;        /* 2 tsize, see struct qmap */
 	int n_gpus, cap_gpus;
 	struct pgpu *gpu;
 	int n_inst, cap_inst;
@@ -200,6 +203,11 @@ struct gs_place_inv *gs_place_inv_create(void)
 	inv->n_keys = gs_catalog_count() * GS_CATALOG_MAX_PROFILES;
 	if (inv->n_keys == 0)
 		inv->n_keys = 1;
+	if (inv->n_keys > KEY_WORDS_MAX * 64) {
+		/* a catalog this large needs KEY_WORDS_MAX raised */
+		free(inv);
+		return NULL;
+	}
 	return inv;
 }
 
@@ -211,6 +219,7 @@ void gs_place_inv_destroy(struct gs_place_inv *inv)
 	free(inv->sum);
 	free(inv->tree);
 	free(inv->tkeys);
+	free(inv->tq);
 	free(inv->gpu);
 	free(inv->inst);
 	free(inv->free_inst);
@@ -247,8 +256,112 @@ static void copy_str(char *dst, size_t size, const char *src)
 
 static void summarise(struct gs_place_inv *inv, int n);
 
+/*
+ * Free room as a staircase: in map m, bit j of row i is set when some
+ * device of the subtree has at least q_mem[i] MiB and q_c[j] percent free
+ * at once. Maps: fractional timeslice and mps slices on GPUs (empty GPUs
+ * count for both), mig+timeslice and mig+mps slices in instances. A
+ * request whose cell (its amounts rounded down to the grid) is clear
+ * cannot fit anywhere in the subtree. This catches what separate maxima
+ * of memory and compute miss: the room being on different devices.
+ */
+#define QLEVELS 16
+enum { QM_TS = 0, QM_MPS, QM_MIG_TS, QM_MIG_MPS, QM__COUNT };
+
+struct qmap {
+	uint16_t row[QM__COUNT][QLEVELS];
+};
+
+static const uint32_t q_mem[QLEVELS] = {
+	0, 1024, 2048, 4096, 6144, 8192, 12288, 16384,
+	20480, 24576, 32768, 40960, 49152, 65536, 81920, 122880};
+static const uint8_t q_c[QLEVELS] = {0,  5,  10, 15, 20, 25, 30, 35,
+				     40, 50, 60, 70, 75, 80, 90, 100};
+
+/* The highest grid level at or below an amount. */
+static int q_level_mem(uint64_t bytes)
+{
+	int i = QLEVELS - 1;
+
+	while (i > 0 && (uint64_t)q_mem[i] * MIB > bytes)
+		i--;
+	return i;
+}
+
+static int q_level_c(int pct)
+{
+	int j = QLEVELS - 1;
+
+	while (j > 0 && q_c[j] > pct)
+		j--;
+	return j;
+}
+
+static void q_add(struct qmap *q, int m, uint64_t free_mem, int free_c)
+{
+	int i = q_level_mem(free_mem);
+	uint16_t bits = (uint16_t)((2u << q_level_c(free_c)) - 1);
+
+	for (int r = 0; r <= i; r++)
+		q->row[m][r] |= bits;
+}
+
+static int q_map_of(int mode)
+{
+	switch (mode) {
+	case GS_MODE_MPS:
+		return QM_MPS;
+	case GS_MODE_MIG_TIMESLICE:
+		return QM_MIG_TS;
+	case GS_MODE_MIG_MPS:
+		return QM_MIG_MPS;
+	default:
+		return QM_TS;
+	}
+}
+
+/*
+ * Edges. Best-first search orders subtrees by the best load among their
+ * nodes that could take the request, so the tree keeps, per subtree, the
+ * load range of the nodes that have each kind of room:
+ *
+ *   E_CAT + mask - 1   categories: PLAIN = a GPU without MIG not held
+ *                      whole, MIG = an instance not held by a MIG slice
+ *                      (mask 1 plain, 2 mig, 3 both)
+ *   E_WHOLE            an empty GPU
+ *   E_CELL + ...       a GPU (timeslice or mps, empty ones count for both)
+ *                      with at least e_mem[i] MiB and e_c[j]% free at once
+ *
+ * A request uses the narrowest edge it implies (one fractional slice: its
+ * amounts rounded down to the e_* grid), so a heavily loaded node without
+ * that room never steers the search. Loads fit in int32 (at most 2e6).
+ */
+#define CAT_PLAIN 1
+#define CAT_MIG 2
+#define E_CAT 0
+#define E_WHOLE 3
+#define E_CELL 4
+#define E_GRID 4
+#define E__COUNT (E_CELL + 2 * E_GRID * E_GRID)
+#define NO_LOAD_MAX INT32_MIN
+#define NO_LOAD_MIN INT32_MAX
+
+static const uint32_t e_mem[E_GRID] = {0, 4096, 12288, 24576};
+static const uint8_t e_c[E_GRID] = {0, 20, 40, 70};
+
+static int e_cell(int map, uint64_t mem, int c)
+{
+	int i = E_GRID - 1, j = E_GRID - 1;
+
+	while (i > 0 && (uint64_t)e_mem[i] * MIB > mem)
+		i--;
+	while (j > 0 && e_c[j] > c)
+		j--;
+	return E_CELL + (map == QM_MPS) * E_GRID * E_GRID + i * E_GRID + j;
+}
+
 struct tnode {
-	int64_t max_load, min_load;
+	int32_t max_load[E__COUNT], min_load[E__COUNT];
 	uint32_t max_free_mib[CLS__COUNT];
 	uint32_t max_sum_mib[CLS__COUNT];
 	uint16_t max_free_c[CLS__COUNT];
@@ -258,47 +371,121 @@ struct tnode {
 	bool any;               /* the subtree holds a node */
 };
 
+static int node_cats(const struct gs_place_inv *inv, int n)
+{
+	const struct pnode *nd = &inv->node[n];
+
+	return (nd->n_plain > nd->n_whole ? CAT_PLAIN : 0) |
+	       (inv->sum[n].n_layered > 0 ? CAT_MIG : 0);
+}
+
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
-static void tree_pull(struct gs_place_inv *inv, int t)
+/*
+ * Recomputes subtree t from its children. Returns whether anything
+ * changed: when nothing did, nothing above t changes either.
+ */
+static bool tree_pull(struct gs_place_inv *inv, int t)
 {
 	const struct tnode *l = &inv->tree[2 * t], *r = &inv->tree[2 * t + 1];
-	struct tnode *d = &inv->tree[t];
-	uint64_t *k = inv->tkeys + (size_t)t * (size_t)inv->kwords;
-	const uint64_t *kl = inv->tkeys + (size_t)(2 * t) * (size_t)inv->kwords;
-	const uint64_t *kr = kl + inv->kwords;
+	struct tnode d;
+	struct qmap q;
+	uint64_t k[KEY_WORDS_MAX];
+
+	memset(&d, 0, sizeof(d)); /* padding too: compared with memcmp */
+	int kw = inv->kwords;
+	uint64_t *kt = inv->tkeys + (size_t)t * (size_t)kw;
+	const uint64_t *kl = inv->tkeys + (size_t)(2 * t) * (size_t)kw;
+	const uint64_t *kr = kl + kw;
 
 	if (!l->any || !r->any) {
-		*d = l->any ? *l : *r;
-		memcpy(k, l->any ? kl : kr, (size_t)inv->kwords * sizeof(*k));
-		return;
+		d = l->any ? *l : *r;
+		q = l->any ? inv->tq[2 * t] : inv->tq[2 * t + 1];
+		memcpy(k, l->any ? kl : kr, (size_t)kw * sizeof(*k));
+	} else {
+		for (int m = 0; m < QM__COUNT; m++)
+			for (int i = 0; i < QLEVELS; i++)
+				q.row[m][i] = inv->tq[2 * t].row[m][i] |
+					      inv->tq[2 * t + 1].row[m][i];
+		d.any = true;
+		for (int m = 0; m < E__COUNT; m++) {
+			d.max_load[m] = MAX(l->max_load[m], r->max_load[m]);
+			d.min_load[m] = l->min_load[m] < r->min_load[m]
+						? l->min_load[m]
+						: r->min_load[m];
+		}
+		for (int c = 0; c < CLS__COUNT; c++) {
+			d.max_free_mib[c] =
+				MAX(l->max_free_mib[c], r->max_free_mib[c]);
+			d.max_sum_mib[c] =
+				MAX(l->max_sum_mib[c], r->max_sum_mib[c]);
+			d.max_free_c[c] = MAX(l->max_free_c[c], r->max_free_c[c]);
+			d.max_sum_c[c] = MAX(l->max_sum_c[c], r->max_sum_c[c]);
+		}
+		d.max_layered = MAX(l->max_layered, r->max_layered);
+		d.max_empty = MAX(l->max_empty, r->max_empty);
+		for (int w = 0; w < kw; w++)
+			k[w] = kl[w] | kr[w];
 	}
-	d->any = true;
-	d->max_load = MAX(l->max_load, r->max_load);
-	d->min_load = l->min_load < r->min_load ? l->min_load : r->min_load;
-	for (int c = 0; c < CLS__COUNT; c++) {
-		d->max_free_mib[c] = MAX(l->max_free_mib[c], r->max_free_mib[c]);
-		d->max_sum_mib[c] = MAX(l->max_sum_mib[c], r->max_sum_mib[c]);
-		d->max_free_c[c] = MAX(l->max_free_c[c], r->max_free_c[c]);
-		d->max_sum_c[c] = MAX(l->max_sum_c[c], r->max_sum_c[c]);
+	if (memcmp(&d, &inv->tree[t], sizeof(d)) == 0 &&
+	    memcmp(&q, &inv->tq[t], sizeof(q)) == 0 &&
+	    memcmp(k, kt, (size_t)kw * sizeof(*k)) == 0)
+		return false;
+	inv->tree[t] = d;
+	inv->tq[t] = q;
+	memcpy(kt, k, (size_t)kw * sizeof(*k));
+	return true;
+}
+
+/* Which kinds of room node n has (see the edges above). */
+static void leaf_edges(const struct gs_place_inv *inv, int n, bool *has)
+{
+	const struct pnode *nd = &inv->node[n];
+	int cats = node_cats(inv, n);
+
+	memset(has, 0, E__COUNT * sizeof(*has));
+	for (int m = 1; m <= 3; m++)
+		has[E_CAT + m - 1] = (cats & m) == m;
+	has[E_WHOLE] = inv->sum[n].n_empty > 0;
+	for (int gi = nd->first_gpu; gi < nd->first_gpu + nd->n_gpus; gi++) {
+		const struct pgpu *g = &inv->gpu[gi];
+		uint64_t fm = g->mem_total - g->mem_used;
+		int fc = 100 - g->c_used;
+
+		if (g->mig || g->whole)
+			continue;
+		for (int map = QM_TS; map <= QM_MPS; map++) {
+			int want = map == QM_TS ? GS_MODE_TIMESLICE : GS_MODE_MPS;
+
+			if (g->n_slices > 0 && g->mode != want)
+				continue;
+			for (int i = 0; i < E_GRID; i++)
+				for (int j = 0; j < E_GRID; j++)
+					if (fm >= (uint64_t)e_mem[i] * MIB &&
+					    fc >= e_c[j])
+						has[E_CELL + map * E_GRID * E_GRID +
+						    i * E_GRID + j] = true;
+		}
 	}
-	d->max_layered = MAX(l->max_layered, r->max_layered);
-	d->max_empty = MAX(l->max_empty, r->max_empty);
-	for (int w = 0; w < inv->kwords; w++)
-		k[w] = kl[w] | kr[w];
 }
 
 /* Copies node n's summary into its leaf and updates the path up. */
 static void tree_update(struct gs_place_inv *inv, int n)
 {
+	const struct pnode *nd = &inv->node[n];
 	const struct nsum *sm = &inv->sum[n];
 	const uint8_t *fi = inv->free_inst + (size_t)n * (size_t)inv->n_keys;
 	int t = inv->tsize + n;
 	struct tnode *d = &inv->tree[t];
 	uint64_t *k = inv->tkeys + (size_t)t * (size_t)inv->kwords;
+	bool has[E__COUNT];
 
 	d->any = true;
-	d->max_load = d->min_load = sm->load;
+	leaf_edges(inv, n, has);
+	for (int m = 0; m < E__COUNT; m++) {
+		d->max_load[m] = has[m] ? (int32_t)sm->load : NO_LOAD_MAX;
+		d->min_load[m] = has[m] ? (int32_t)sm->load : NO_LOAD_MIN;
+	}
 	for (int c = 0; c < CLS__COUNT; c++) {
 		d->max_free_mib[c] = sm->max_free_mib[c];
 		d->max_sum_mib[c] = sm->sum_free_mib[c];
@@ -308,11 +495,16 @@ static void tree_update(struct gs_place_inv *inv, int n)
 	d->max_layered = sm->n_layered;
 	d->max_empty = sm->n_empty;
 	memset(k, 0, (size_t)inv->kwords * sizeof(*k));
-	for (int key = 0; key < inv->n_keys; key++)
+	for (int i = nd->first_inst; i < nd->first_inst + nd->n_inst; i++) {
+		int key = inv->inst[i].key;
+
 		if (fi[key])
 			k[key / 64] |= 1ULL << (key % 64);
+	}
+	leaf_qmap(inv, n, &inv->tq[t]);
 	for (t /= 2; t >= 1; t /= 2)
-		tree_pull(inv, t);
+		if (!tree_pull(inv, t))
+			break;
 }
 
 /* Makes room for cap_nodes leaves and rebuilds from the summaries. */
@@ -321,6 +513,7 @@ static bool tree_resize(struct gs_place_inv *inv)
 	int size = 1;
 	struct tnode *tree;
 	uint64_t *keys;
+	struct qmap *tq;
 
 	while (size < inv->cap_nodes)
 		size *= 2;
@@ -329,15 +522,19 @@ static bool tree_resize(struct gs_place_inv *inv)
 	inv->kwords = (inv->n_keys + 63) / 64;
 	tree = calloc(2 * (size_t)size, sizeof(*tree));
 	keys = calloc(2 * (size_t)size * (size_t)inv->kwords, sizeof(*keys));
-	if (tree == NULL || keys == NULL) {
+	tq = calloc(2 * (size_t)size, sizeof(*tq));
+	if (tree == NULL || keys == NULL || tq == NULL) {
 		free(tree);
 		free(keys);
+		free(tq);
 		return false;
 	}
 	free(inv->tree);
 	free(inv->tkeys);
+	free(inv->tq);
 	inv->tree = tree;
 	inv->tkeys = keys;
+	inv->tq = tq;
 	inv->tsize = size;
 	for (int n = 0; n < inv->n_nodes; n++)
 		tree_update(inv, n);
@@ -740,6 +937,16 @@ struct prep {
 	uint64_t sum_mib[CLS__COUNT];
 	int sum_c[CLS__COUNT];
 	int n_layered;
+	int cats;                /* categories a node needs (CAT_*) */
+	int edge;                /* the tree edge the search orders by */
+	/* For tree_may_fit(): the distinct qmap cells of the fractional
+	 * slices, and per MIG profile group the bitmask of its keys (the
+	 * catalog has at most 4 x 64 profile keys, see gs_place_inv_create). */
+	int n_qcheck;
+	struct {
+		uint8_t m, i, j;
+	} qcheck[GS_PLACE_MAX_GANG];
+	uint64_t group_mask[GS_PLACE_MAX_GANG][4];
 };
 
 /* Fills the bounds of p from its items (p->n of them). */
@@ -752,11 +959,38 @@ static void prep_bounds(struct prep *p)
 	memset(p->sum_c, 0, sizeof(p->sum_c));
 	p->n_layered = 0;
 	p->n_whole = 0;
+	p->cats = 0;
+	p->n_qcheck = 0;
+	memset(p->group_mask, 0, sizeof(p->group_mask));
 	for (int k = 0; k < p->n; k++) {
 		const struct pitem *it = &p->it[k];
 		uint64_t mib = it->mem / MIB;
 		int c;
 
+		p->cats |= (it->kind == GS_PLACE_MIG || it->layered) ? CAT_MIG
+								     : CAT_PLAIN;
+		if (it->kind == GS_PLACE_FRACTION) {
+			int m = q_map_of(it->mode), i = q_level_mem(it->mem);
+			int j = q_level_c(it->c), dup = 0;
+
+			for (int q = 0; q < p->n_qcheck; q++)
+				dup |= p->qcheck[q].m == m && p->qcheck[q].i == i &&
+				       p->qcheck[q].j == j;
+			if (!dup) {
+				p->qcheck[p->n_qcheck].m = (uint8_t)m;
+				p->qcheck[p->n_qcheck].i = (uint8_t)i;
+				p->qcheck[p->n_qcheck].j = (uint8_t)j;
+				p->n_qcheck++;
+			}
+		}
+		for (int q = 0; it->kind == GS_PLACE_MIG && q < it->n_keys; q++) {
+			if (it->keys[q] >= 256) /* past the mask: never prune */
+				memset(p->group_mask[it->group], 0xff,
+				       sizeof(p->group_mask[0]));
+			else
+				p->group_mask[it->group][it->keys[q] / 64] |=
+					1ULL << (it->keys[q] % 64);
+		}
 		if (it->kind == GS_PLACE_WHOLE)
 			p->n_whole++;
 		if (it->kind != GS_PLACE_FRACTION)
@@ -775,6 +1009,13 @@ static void prep_bounds(struct prep *p)
 		p->sum_mib[c] += mib;
 		p->sum_c[c] += it->c;
 	}
+	p->edge = E_CAT + p->cats - 1;
+	if (p->n_whole > 0 && p->cats == CAT_PLAIN)
+		p->edge = E_WHOLE;
+	if (p->n == 1 && p->it[0].kind == GS_PLACE_FRACTION &&
+	    !p->it[0].layered)
+		p->edge = e_cell(q_map_of(p->it[0].mode), p->it[0].mem,
+				 p->it[0].c);
 }
 
 static gs_err resolve_keys(struct pitem *it, const char *name,
@@ -1520,27 +1761,34 @@ static void fill_result(const struct prep *p, const struct search *s,
 static gs_err explain(const struct gs_place_inv *inv, const struct prep *p,
 		      struct gs_place_result *out, struct gs_errbuf *eb);
 
-/* The tree's version of node_may_fit(): bounds over a whole subtree. */
+/*
+ * The tree's version of node_may_fit(): bounds over a whole subtree,
+ * using what prep_tree_checks() prepared.
+ */
 static bool tree_may_fit(const struct gs_place_inv *inv, const struct prep *p,
 			 int t)
 {
 	const struct tnode *d = &inv->tree[t];
 
-	if (!d->any || p->n_whole > d->max_empty ||
+	if (p->n_whole > d->max_empty ||
 	    (p->n_layered > 0 && d->max_layered == 0))
 		return false;
-	for (int k = 0; k < p->n; k++) {
-		const struct pitem *it = &p->it[k];
-		const uint64_t *keys;
-		bool any = false;
-
-		if (it->kind != GS_PLACE_MIG)
-			continue;
-		keys = inv->tkeys + (size_t)t * (size_t)inv->kwords;
-		for (int i = 0; i < it->n_keys && !any; i++)
-			any = keys[it->keys[i] / 64] >> (it->keys[i] % 64) & 1;
-		if (!any)
+	for (int k = 0; k < p->n_qcheck; k++)
+		if (!(inv->tq[t].row[p->qcheck[k].m][p->qcheck[k].i] >>
+		      p->qcheck[k].j & 1))
 			return false;
+	if (p->n_groups > 0) {
+		const uint64_t *keys =
+			inv->tkeys + (size_t)t * (size_t)inv->kwords;
+
+		for (int g = 0; g < p->n_groups; g++) {
+			uint64_t any = 0;
+
+			for (int w = 0; w < inv->kwords && w < 4; w++)
+				any |= keys[w] & p->group_mask[g][w];
+			if (any == 0)
+				return false;
+		}
 	}
 	for (int c = CLS_TS; c <= CLS_MPS; c++) {
 		if (p->n_frac[c] == 0)
@@ -1567,69 +1815,150 @@ struct tquery {
 	int64_t best_load;
 	long *budget;
 	bool gave_up;
+	bool nomem;
 	struct gs_place_result *out;
 };
 
 static void fill_result(const struct prep *p, const struct search *s,
 			int node, struct gs_place_result *out);
 
+/* An entry of the best-first search: a subtree, its best load, its start. */
+struct tentry {
+	int64_t edge;
+	int lo;
+	int t;
+};
+
+/* Whether a comes out of the queue before b. */
+static bool tentry_before(const struct tentry *a, const struct tentry *b,
+			  bool binpack)
+{
+	if (a->edge != b->edge)
+		return binpack ? a->edge > b->edge : a->edge < b->edge;
+	return a->lo < b->lo;
+}
+
+/* A queue that starts on the stack and moves to the heap if it grows. */
+#define TQ_STACK 256
+
+struct tqueue {
+	struct tentry *h;
+	int n, cap;
+	bool failed;            /* out of host memory */
+	struct tentry first[TQ_STACK];
+};
+
+static void tq_push(struct tqueue *q, struct tentry e, bool binpack)
+{
+	struct tentry *h;
+	int i;
+
+	if (q->n == q->cap) {
+		h = malloc(2 * (size_t)q->cap * sizeof(*h));
+		if (h == NULL) {
+			q->failed = true;
+			return;
+		}
+		memcpy(h, q->h, (size_t)q->n * sizeof(*h));
+		if (q->h != q->first)
+			free(q->h);
+		q->h = h;
+		q->cap *= 2;
+	}
+	h = q->h;
+	i = q->n++;
+	while (i > 0 && tentry_before(&e, &h[(i - 1) / 2], binpack)) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = e;
+}
+
+static struct tentry tq_pop(struct tqueue *q, bool binpack)
+{
+	struct tentry *h = q->h, top = h[0], last = h[--q->n];
+	int *n = &q->n, i = 0;
+
+	for (;;) {
+		int c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && tentry_before(&h[c + 1], &h[c], binpack))
+			c++;
+		if (!tentry_before(&h[c], &last, binpack))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n > 0)
+		h[i] = last;
+	return top;
+}
+
 /*
- * Branch and bound over the tree for the node that fits with the best
- * load (binpack: highest, spread: lowest; equal loads: lowest index). A
- * subtree is skipped when its bounds rule every node out, when its best
- * load is worse than the answer so far, or when it can only tie and
- * starts after the answer. Children are visited best load first.
+ * Best-first search over the tree: subtrees come out of a priority queue
+ * best load first (binpack: highest, spread: lowest; equal loads: lowest
+ * start index), so the first node that fits is the answer: every node
+ * with a better load, or an equal load and a lower index, sits in a
+ * subtree that came out earlier. Subtrees whose bounds rule every node
+ * out are dropped.
  */
-static void tree_search(struct tquery *q, int t, int lo)
+static void tree_search(struct tquery *q)
 {
 	const struct gs_place_inv *inv = q->inv;
-	const struct tnode *d = &inv->tree[t];
 	bool binpack = q->p->policy == GS_PLACE_BINPACK;
-	int64_t edge = binpack ? d->max_load : d->min_load;
-	int width = inv->tsize;
+	int m = q->p->edge;
+	struct tentry e = {.t = 1, .lo = 0};
+	struct tqueue tq;
 
-	for (int u = t; u > 1; u /= 2)
-		width /= 2;
-	if (!d->any)
-		return;
-	if (q->best >= 0 &&
-	    ((binpack ? edge < q->best_load : edge > q->best_load) ||
-	     (edge == q->best_load && lo > q->best)))
-		return;
-	if (!tree_may_fit(inv, q->p, t))
-		return;
-	if (t >= inv->tsize) {
-		int n = t - inv->tsize;
-		struct search s;
+	tq.h = tq.first;
+	tq.n = 0;
+	tq.cap = TQ_STACK;
+	tq.failed = false;
+	e.edge = binpack ? inv->tree[1].max_load[m] : inv->tree[1].min_load[m];
+	if (inv->tree[1].any && inv->tree[1].max_load[m] != NO_LOAD_MAX &&
+	    tree_may_fit(inv, q->p, 1))
+		tq_push(&tq, e, binpack);
+	while (tq.n > 0 && !tq.failed) {
+		int t, width = inv->tsize;
 
-		if (n >= inv->n_nodes || !node_may_fit(inv, q->p, n))
-			return;
-		search_init(&s, inv, q->p, q->budget);
-		solve_node(&s, n);
-		q->gave_up |= s.exhausted;
-		if (!s.found)
-			return;
-		q->best = n;
-		q->best_load = inv->sum[n].load;
-		fill_result(q->p, &s, n, q->out);
-		return;
-	}
-	{
-		const struct tnode *l = &inv->tree[2 * t];
-		const struct tnode *r = &inv->tree[2 * t + 1];
-		bool right_first = binpack ? r->any && l->any &&
-						     r->max_load > l->max_load
-					   : r->any && l->any &&
-						     r->min_load < l->min_load;
+		e = tq_pop(&tq, binpack);
+		t = e.t;
+		if (t >= inv->tsize) {
+			int node = t - inv->tsize;
+			struct search s;
 
-		if (right_first) {
-			tree_search(q, 2 * t + 1, lo + width / 2);
-			tree_search(q, 2 * t, lo);
-		} else {
-			tree_search(q, 2 * t, lo);
-			tree_search(q, 2 * t + 1, lo + width / 2);
+			if (node >= inv->n_nodes ||
+			    !node_may_fit(inv, q->p, node))
+				continue;
+			search_init(&s, inv, q->p, q->budget);
+			solve_node(&s, node);
+			q->gave_up |= s.exhausted;
+			if (!s.found)
+				continue;
+			q->best = node;
+			q->best_load = inv->sum[node].load;
+			fill_result(q->p, &s, node, q->out);
+			break;
+		}
+		for (int u = t; u > 1; u /= 2)
+			width /= 2;
+		for (int c = 0; c < 2; c++) {
+			const struct tnode *d = &inv->tree[2 * t + c];
+			struct tentry ch = {.t = 2 * t + c,
+					    .lo = e.lo + c * width / 2};
+
+			if (!d->any || d->max_load[m] == NO_LOAD_MAX ||
+			    !tree_may_fit(inv, q->p, ch.t))
+				continue;
+			ch.edge = binpack ? d->max_load[m] : d->min_load[m];
+			tq_push(&tq, ch, binpack);
 		}
 	}
+	q->nomem = tq.failed;
+	if (tq.h != tq.first)
+		free(tq.h);
 }
 
 static gs_err no_fit_gave_up(const struct prep *p, struct gs_errbuf *eb)
@@ -1659,8 +1988,10 @@ gs_err gs_place(const struct gs_place_inv *inv,
 	{
 		struct tquery q = {.inv = inv, .p = &p, .best = -1,
 				   .budget = &budget, .out = out};
-
-		tree_search(&q, 1, 0);
+		tree_search(&q);
+		if (q.nomem && q.best < 0)
+			return gs_fail(eb, GS_ERR_NOMEM,
+				       "no memory for the placement search");
 		best_node = q.best;
 		gave_up = q.gave_up;
 	}

@@ -124,7 +124,7 @@ static gs_err gsl_init(void **st, struct gs__trace_run *run,
 
 			if (demand > 0 && dm > 0 && c->cpu_milli > 0) {
 				f->hw[f->nh] = c->p * dm / demand;
-				f->hr[f->nh] = c->cpu_milli / dm;
+				f->hr[f->nh] = c->cpu_milli / dm * (gsl_exp_clamp >= 2 ? gsl_exp_clamp / 100.0 : 1);
 				f->nh++;
 			}
 		}
@@ -175,7 +175,7 @@ static double points_raw(double before, double after);
 static const struct gsl *cur_f; static size_t cur_i;
 static double points(double before, double after)
 {
-	if (gsl_exp_clamp) {
+	if (gsl_exp_clamp == 1) {
 		double ds = cost_s - cur_f->bs[cur_i];
 		if (ds < 0) after -= ds; /* drop the reward */
 	}

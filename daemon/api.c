@@ -37,6 +37,32 @@
 
 #define API_EVENTS_MAX 10000
 
+/*
+ * A JSON string for text that may come from a client or the system: valid
+ * UTF-8 as it is, anything else with its odd bytes replaced by '?', so a
+ * reply never loses a field to bad input.
+ */
+static json_t *jstr(const char *s)
+{
+	json_t *j;
+	char *copy;
+
+	if (s == NULL)
+		s = "";
+	j = json_string(s);
+	if (j)
+		return j;
+	copy = strdup(s);
+	if (copy == NULL)
+		return json_string("");
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
 const char *gs_http_arg(const struct gs_http_req *req, const char *key)
 {
 	for (int i = 0; i < req->n_args; i++)
@@ -100,9 +126,9 @@ static void set_error(struct gs_http_resp *resp, gs_err err,
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "error", json_string(gs_err_name(err)));
+	json_object_set_new(o, "error", jstr(gs_err_name(err)));
 	json_object_set_new(o, "message",
-			    json_string(gs_errbuf_msg(eb, err)));
+			    jstr(gs_errbuf_msg(eb, err)));
 	set_json(resp, gs_api_status(err), o);
 }
 
@@ -175,7 +201,14 @@ gs_err gs_api_parse_time(const char *text, int64_t now_ns, int64_t *out_ns)
 		if (p == NULL || (*p != 'Z' && *p != '\0') ||
 		    (*p == 'Z' && p[1] != '\0'))
 			return GS_ERR_PARSE;
-		*out_ns = (int64_t)timegm(&tm) * 1000000000;
+		{
+			time_t t = timegm(&tm);
+
+			/* 1970 .. 2255: what nanoseconds in an int64 hold. */
+			if (t < 0 || t > 9000000000LL)
+				return GS_ERR_RANGE;
+			*out_ns = (int64_t)t * 1000000000;
+		}
 		return GS_OK;
 	}
 	v = strtod(text, &end);
@@ -205,6 +238,8 @@ gs_err gs_api_parse_time(const char *text, int64_t now_ns, int64_t *out_ns)
 	default:
 		return GS_ERR_PARSE;
 	}
+	if (v > 9e9)
+		return GS_ERR_RANGE;
 	*out_ns = now_ns - (int64_t)(v * 1e9);
 	return GS_OK;
 }
@@ -216,7 +251,7 @@ static void mem_field(json_t *o, const char *key, uint64_t bytes)
 	char buf[32], k[48];
 
 	gs_format_memory(bytes, buf, sizeof(buf));
-	json_object_set_new(o, key, json_string(buf));
+	json_object_set_new(o, key, jstr(buf));
 	snprintf(k, sizeof(k), "%s_bytes", key);
 	json_object_set_new(o, k, json_integer((json_int_t)bytes));
 }
@@ -239,41 +274,41 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	char buf[512];
 
 	json_object_set_new(o, "id", json_integer(s->id));
-	json_object_set_new(o, "name", json_string(s->name));
+	json_object_set_new(o, "name", jstr(s->name));
 	json_object_set_new(o, "owner_uid", json_integer(s->owner_uid));
-	json_object_set_new(o, "team", json_string(s->team));
-	json_object_set_new(o, "mode", json_string(gs_mode_name(s->mode)));
+	json_object_set_new(o, "team", jstr(s->team));
+	json_object_set_new(o, "mode", jstr(gs_mode_name(s->mode)));
 	json_object_set_new(o, "mode_requested",
-			    json_string(gs_mode_name(s->spec.mode)));
+			    jstr(gs_mode_name(s->spec.mode)));
 	mem_field(o, "memory", s->spec.memory_bytes);
 	json_object_set_new(o, "compute", json_integer(s->spec.compute_pct));
 	json_object_set_new(o, "priority",
-			    json_string(gs_priority_name(s->spec.priority)));
+			    jstr(gs_priority_name(s->spec.priority)));
 	json_object_set_new(o, "weight", json_integer(s->spec.weight));
 	json_object_set_new(o, "isolation",
-			    json_string(gs_isolation_name(s->spec.isolation)));
+			    jstr(gs_isolation_name(s->spec.isolation)));
 	json_object_set_new(o, "state",
-			    json_string(gs_slice_state_name(s->state)));
-	json_object_set_new(o, "reason", json_string(s->reason));
+			    jstr(gs_slice_state_name(s->state)));
+	json_object_set_new(o, "reason", jstr(s->reason));
 	json_object_set_new(o, "on_exit",
-			    json_string(s->on_exit == GS_ON_EXIT_DELETE
+			    jstr(s->on_exit == GS_ON_EXIT_DELETE
 						? "delete"
 						: "keep"));
 	json_object_set_new(o, "borrowed", json_boolean(s->borrowed));
 	iso_time(s->created_ns, buf, sizeof(buf));
-	json_object_set_new(o, "created", json_string(buf));
+	json_object_set_new(o, "created", jstr(buf));
 	json_object_set_new(o, "created_ns", json_integer(s->created_ns));
 	json_object_set_new(o, "spec", gs_spec_to_json(&s->spec));
 
 	g = json_object();
 	json_object_set_new(g, "index", json_integer(s->gpu_index));
-	json_object_set_new(g, "uuid", json_string(s->gpu_uuid));
+	json_object_set_new(g, "uuid", jstr(s->gpu_uuid));
 	json_object_set_new(o, "gpu", g);
 	if (s->mig_uuid[0]) {
 		json_t *m = json_object();
 
-		json_object_set_new(m, "profile", json_string(s->mig_profile));
-		json_object_set_new(m, "uuid", json_string(s->mig_uuid));
+		json_object_set_new(m, "profile", jstr(s->mig_profile));
+		json_object_set_new(m, "uuid", jstr(s->mig_uuid));
 		json_object_set_new(m, "gi", json_integer(s->gi_id));
 		json_object_set_new(m, "ci", json_integer(s->ci_id));
 		json_object_set_new(o, "mig", m);
@@ -284,7 +319,7 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 		json_t *r = json_object();
 
 		json_object_set_new(r, "dir",
-				    json_string(gs_node_region_dir(node)));
+				    jstr(gs_node_region_dir(node)));
 		json_object_set_new(r, "slot", json_integer(s->region_slot));
 		json_object_set_new(r, "generation",
 				    json_integer(s->region_gen));
@@ -297,19 +332,19 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 
 	/* What `gpuslice run --slice` puts in the command's environment. */
 	env = json_object();
-	json_object_set_new(env, "GPUSLICE_SLICE", json_string(s->name));
+	json_object_set_new(env, "GPUSLICE_SLICE", jstr(s->name));
 	if (gs_node_region_dir(node)[0])
 		json_object_set_new(env, "GPUSLICE_RUN_DIR",
-				    json_string(gs_node_region_dir(node)));
+				    jstr(gs_node_region_dir(node)));
 	if (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS) {
 		mps_pipe_dir(node, s, buf, sizeof(buf));
 		json_object_set_new(env, "CUDA_MPS_PIPE_DIRECTORY",
-				    json_string(buf));
+				    jstr(buf));
 		if (s->spec.compute_pct > 0) {
 			snprintf(buf, sizeof(buf), "%d", s->spec.compute_pct);
 			json_object_set_new(env,
 					    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
-					    json_string(buf));
+					    jstr(buf));
 		}
 		if (s->spec.memory_bytes > 0) {
 			snprintf(buf, sizeof(buf), "0=%lluM",
@@ -318,11 +353,11 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 						      20));
 			json_object_set_new(env,
 					    "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
-					    json_string(buf));
+					    jstr(buf));
 		}
 	} else {
 		json_object_set_new(env, "CUDA_VISIBLE_DEVICES",
-				    json_string(s->mig_uuid[0] ? s->mig_uuid
+				    jstr(s->mig_uuid[0] ? s->mig_uuid
 							       : s->gpu_uuid));
 	}
 	json_object_set_new(o, "env", env);
@@ -429,7 +464,7 @@ static void slices_create(struct gs_api *api, const struct gs_http_req *req,
 		json_t *a = json_array();
 
 		for (int i = 0; i < res->n_victims; i++)
-			json_array_append_new(a, json_string(res->victims[i]));
+			json_array_append_new(a, jstr(res->victims[i]));
 		json_object_set_new(o, "preempted", a);
 	}
 	free(res);
@@ -533,7 +568,7 @@ static void slice_one(struct gs_api *api, const struct gs_http_req *req,
 			return;
 		}
 		o = json_object();
-		json_object_set_new(o, "deleted", json_string(name));
+		json_object_set_new(o, "deleted", jstr(name));
 		set_json(resp, 200, o);
 	} else {
 		method_not_allowed(resp, req->method);
@@ -556,11 +591,11 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 	gs_node_gpus(api->node, g);
 	o = json_object();
 	json_object_set_new(o, "source",
-			    json_string(g->fake ? "fake"
+			    jstr(g->fake ? "fake"
 					: g->sim ? "sim"
 						 : "nvml"));
-	json_object_set_new(o, "library", json_string(g->library));
-	json_object_set_new(o, "driver", json_string(g->driver));
+	json_object_set_new(o, "library", jstr(g->library));
+	json_object_set_new(o, "driver", jstr(g->driver));
 	a = json_array();
 	for (int i = 0; i < g->n; i++) {
 		const struct gs_gpu *gp = &g->gpu[i];
@@ -570,9 +605,9 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 		int ns;
 
 		json_object_set_new(x, "index", json_integer(gp->index));
-		json_object_set_new(x, "uuid", json_string(gp->uuid));
-		json_object_set_new(x, "name", json_string(gp->name));
-		json_object_set_new(x, "model", json_string(gp->model));
+		json_object_set_new(x, "uuid", jstr(gp->uuid));
+		json_object_set_new(x, "name", jstr(gp->name));
+		json_object_set_new(x, "model", jstr(gp->model));
 		mem_field(x, "memory", gp->memory_bytes);
 		json_object_set_new(x, "sm_count", json_integer(gp->sm_count));
 		json_object_set_new(mig, "capable",
@@ -583,9 +618,9 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 			const struct gs_mig_dev *m = &gp->mig[k];
 			json_t *mi = json_object();
 
-			json_object_set_new(mi, "uuid", json_string(m->uuid));
+			json_object_set_new(mi, "uuid", jstr(m->uuid));
 			json_object_set_new(mi, "profile",
-					    json_string(m->profile));
+					    jstr(m->profile));
 			json_object_set_new(mi, "gi", json_integer(m->gi_id));
 			json_object_set_new(mi, "ci", json_integer(m->ci_id));
 			json_object_set_new(mi, "start", json_integer(m->start));
@@ -642,8 +677,8 @@ static json_t *team_json(const struct gs_team *t, const struct gs_qvec *use)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "name", json_string(t->name));
-	json_object_set_new(o, "parent", t->parent[0] ? json_string(t->parent)
+	json_object_set_new(o, "name", jstr(t->name));
+	json_object_set_new(o, "parent", t->parent[0] ? jstr(t->parent)
 						      : json_null());
 	json_object_set_new(o, "guarantee", qvec_json(&t->guarantee));
 	json_object_set_new(o, "max", qvec_json(&t->max));
@@ -835,7 +870,7 @@ static void team_one(struct gs_api *api, const struct gs_http_req *req,
 			return;
 		}
 		o = json_object();
-		json_object_set_new(o, "deleted", json_string(name));
+		json_object_set_new(o, "deleted", jstr(name));
 		set_json(resp, 200, o);
 	} else {
 		method_not_allowed(resp, req->method);
@@ -972,21 +1007,21 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 	}
 	o = json_object();
 	iso_time(uc.since, buf, sizeof(buf));
-	json_object_set_new(o, "since", json_string(buf));
+	json_object_set_new(o, "since", jstr(buf));
 	iso_time(uc.until, buf, sizeof(buf));
-	json_object_set_new(o, "until", json_string(buf));
-	json_object_set_new(o, "by", json_string(uc.by_slice ? "slice"
+	json_object_set_new(o, "until", jstr(buf));
+	json_object_set_new(o, "by", jstr(uc.by_slice ? "slice"
 							     : "team"));
-	json_object_set_new(o, "currency", json_string(uc.cfg->currency));
+	json_object_set_new(o, "currency", jstr(uc.cfg->currency));
 	a = json_array();
 	for (int i = 0; i < uc.n; i++) {
 		json_t *r = json_object();
 
 		json_object_set_new(r, uc.by_slice ? "slice" : "team",
-				    json_string(uc.g[i].key));
+				    jstr(uc.g[i].key));
 		if (uc.by_slice)
 			json_object_set_new(r, "team",
-					    json_string(uc.g[i].team));
+					    jstr(uc.g[i].team));
 		json_object_set_new(r, "gpu_seconds", json_real(uc.g[i].gpu_s));
 		json_object_set_new(r, "gib_seconds", json_real(uc.g[i].gib_s));
 		json_object_set_new(r, "throttled_seconds",
@@ -1023,13 +1058,13 @@ static void event_row(void *ctx, const struct gs_event *e)
 
 	json_object_set_new(o, "id", json_integer(e->id));
 	iso_time(e->ts_ns, buf, sizeof(buf));
-	json_object_set_new(o, "time", json_string(buf));
+	json_object_set_new(o, "time", jstr(buf));
 	json_object_set_new(o, "ts_ns", json_integer(e->ts_ns));
-	json_object_set_new(o, "type", json_string(e->type));
-	json_object_set_new(o, "slice", json_string(e->slice));
-	json_object_set_new(o, "team", json_string(e->team));
+	json_object_set_new(o, "type", jstr(e->type));
+	json_object_set_new(o, "slice", jstr(e->slice));
+	json_object_set_new(o, "team", jstr(e->team));
 	json_object_set_new(o, "gpu", json_integer(e->gpu));
-	json_object_set_new(o, "message", json_string(e->message));
+	json_object_set_new(o, "message", jstr(e->message));
 	json_array_append_new(a, o);
 }
 
@@ -1208,7 +1243,7 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 	if (err)
 		goto out;
 	o = json_object();
-	json_object_set_new(o, "model", json_string(m->name));
+	json_object_set_new(o, "model", jstr(m->name));
 	json_object_set_new(o, "gpu", gpu >= 0 ? json_integer(gpu)
 					       : json_null());
 	a = json_array();
@@ -1216,7 +1251,7 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		json_t *x = json_object();
 
 		json_object_set_new(x, "profile",
-				    json_string(plan->layout[i].profile->name));
+				    jstr(plan->layout[i].profile->name));
 		json_object_set_new(x, "start",
 				    json_integer(plan->layout[i].start));
 		json_object_set_new(x, "in_use",
@@ -1229,12 +1264,12 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		json_t *x = json_object();
 
 		json_object_set_new(x, "op",
-				    json_string(plan->steps[i].op ==
+				    jstr(plan->steps[i].op ==
 							    GS_MIG_CREATE
 						    ? "create"
 						    : "destroy"));
 		json_object_set_new(x, "profile",
-				    json_string(plan->steps[i].profile->name));
+				    jstr(plan->steps[i].profile->name));
 		json_object_set_new(x, "start",
 				    json_integer(plan->steps[i].start));
 		json_array_append_new(a, x);
@@ -1245,7 +1280,7 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		json_t *x = json_object();
 
 		json_object_set_new(x, "profile",
-				    json_string(plan->unmet[i].profile->name));
+				    jstr(plan->unmet[i].profile->name));
 		json_object_set_new(x, "count",
 				    json_integer(plan->unmet[i].count));
 		json_array_append_new(a, x);
@@ -1272,8 +1307,8 @@ static void healthz(struct gs_api *api, struct gs_http_resp *resp)
 	struct gs_node_counters c;
 
 	gs_node_counters(api->node, &c);
-	json_object_set_new(o, "status", json_string("ok"));
-	json_object_set_new(o, "api", json_string("v1"));
+	json_object_set_new(o, "status", jstr("ok"));
+	json_object_set_new(o, "api", jstr("v1"));
 	json_object_set_new(o, "schema",
 			    json_integer(gs_store_schema_version(
 				    gs_node_store(api->node))));

@@ -139,6 +139,10 @@ static gs_err get_memory(struct cfg_ctx *c, const yaml_node_t *n,
 
 	if (err)
 		return err;
+	if (strcmp(v, "0") == 0) {
+		*out = 0;
+		return GS_OK;
+	}
 	err = gs_parse_memory(v, out, &peb);
 	if (err)
 		return bad(c, n, err, "%s: %s", key,

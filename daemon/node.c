@@ -492,6 +492,7 @@ struct place {
 	enum gs_slice_mode mode;
 	const struct gs_mig_profile *profile;  /* MIG modes */
 	bool need_create;                      /* make an instance first */
+	bool need_mig_off;                     /* turn the GPU's MIG off */
 	uint64_t memory_bytes;                 /* what it will hold */
 	int compute_pct;
 };
@@ -742,6 +743,34 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 		return GS_OK;
 	}
 	free(map);
+	if (err == GS_ERR_NO_FIT && !gs_mode_is_mig(mode) &&
+	    may_change_mig(node)) {
+		/* A GPU in MIG mode whose instances nobody uses can go back
+		 * to whole-GPU sharing. */
+		for (int i = 0; i < node->gpus->n; i++) {
+			const struct gs_gpu *g = &node->gpus->gpu[i];
+			bool used = false;
+
+			if (!g->mig_on || first_selected(node, &spec->gpu) == NULL)
+				continue;
+			if (spec->gpu.kind != GS_GPU_ANY &&
+			    first_selected(node, &spec->gpu) != g)
+				continue;
+			for (int k = 0; k < node->n && !used; k++)
+				used = (!skip || !skip[k]) &&
+				       node->v[k]->s.gpu_index == i;
+			if (used || spec->memory_bytes > g->memory_bytes)
+				continue;
+			out->gpu = i;
+			out->need_mig_off = true;
+			if (it->kind == GS_PLACE_WHOLE) {
+				out->memory_bytes = g->memory_bytes;
+				out->compute_pct = 100;
+			}
+			eb->set = false;
+			return GS_OK;
+		}
+	}
 	if (err != GS_ERR_NO_FIT || !gs_mode_is_mig(mode) ||
 	    out->profile == NULL || !may_change_mig(node))
 		return err;
@@ -1357,7 +1386,19 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 			err = gs_fail(eb, qerr, "%s", gs_errbuf_msg(&meb, qerr));
 			goto out_unlock;
 		}
+		/*
+		 * With room on some GPU, quotas decide on the node's idle
+		 * capacity. Without (no GPU has room even if the node has in
+		 * total), they decide as if nothing were idle: the requester
+		 * may then reclaim borrowed slices, and no one else's.
+		 */
 		node_capacity(node, &cap);
+		if (perr) {
+			memset(&cap, 0, sizeof(cap));
+			for (int i = 0; i < node->n; i++)
+				for (int r = 0; r < GS_QRES__COUNT; r++)
+					cap.v[r] += qs[i].use.v[r];
+		}
 		qerr = gs_quota_admit(node->qtree, &cap, qs, (size_t)node->n,
 				      &qr, &dec, &qeb);
 		if (qerr && perr) {
@@ -1372,10 +1413,19 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 		}
 		err = perr;
 		if (dec.verdict == GS_QUOTA_ADMIT_RECLAIM) {
-			for (size_t k = 0; k < dec.n_victims; k++)
+			/* The shortest prefix of the preemption order that
+			 * makes room on a GPU. */
+			size_t k;
+
+			for (k = 0; k < dec.n_victims; k++) {
 				skip[dec.victims[k]] = true;
-			peb.set = false;
-			err = place(node, &s.spec, skip, &pl, &peb);
+				peb.set = false;
+				err = place(node, &s.spec, skip, &pl, &peb);
+				if (!err)
+					break;
+			}
+			if (!err)
+				dec.n_victims = k + 1;
 		}
 		if (err) {
 			node->ctr.rejects++;
@@ -1425,6 +1475,23 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 			node->ctr.reclaims++;
 		}
 		free(victims);
+	}
+	if (pl.need_mig_off) {
+		struct gs_gpu *gp = &node->gpus->gpu[pl.gpu];
+
+		while (err == GS_OK && gp->n_mig > 0)
+			err = gs_gpus_mig_destroy(node->gpus, pl.gpu,
+						  gp->mig[0].gi_id, eb);
+		if (!err)
+			err = gs_gpus_set_mig(node->gpus, pl.gpu, false, eb);
+		if (err) {
+			wr_submit(node, &wr);
+			pthread_mutex_unlock(&node->lock);
+			(void)wr_wait(node, &wr, NULL);
+			goto out_free;
+		}
+		gs_info("node", "gpu=%d MIG mode off (no slice used its "
+			"instances)", pl.gpu);
 	}
 	if (gs_mode_is_mig(pl.mode)) {
 		/* Victims are out of the model already: no skip list. */

@@ -345,21 +345,26 @@ void gs__launch_ctx_gone(CUcontext ctx)
 	settle(d, n);
 }
 
-/* Our work in flight on `dev`: estimated GPU time. OUT: oldest end event
- * on it, count in the ring. */
-static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *count)
+/*
+ * Our work in flight on `dev` (-1: any): estimated GPU time. OUT: the
+ * oldest end event on it, the launches on it, the launches in the ring.
+ */
+static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
+		     uint32_t *all)
 {
 	uint64_t ns = 0;
 
 	*oldest_end = NULL;
+	*on_dev = 0;
 	(void)pthread_mutex_lock(&mu);
-	*count = tail - head;
+	*all = tail - head;
 	for (uint32_t i = head; i != tail; i++) {
 		struct inflight *f = &ring[i % GS__RING];
 
-		if (f->dev != dev)
+		if (dev >= 0 && f->dev != dev)
 			continue;
 		ns += f->est;
+		(*on_dev)++;
 		if (*oldest_end == NULL && f->timed)
 			*oldest_end = f->end;
 	}
@@ -367,24 +372,50 @@ static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *count)
 	return ns;
 }
 
+/* Whether our queue on a GPU is short enough to add a launch: two
+ * launches, or GS__INFLIGHT_NS of estimated work, whichever is more. */
+static bool short_queue(uint64_t ns, uint32_t on_dev, uint32_t all)
+{
+	return all < GS__RING - 2 && (on_dev < 2 || ns < GS__INFLIGHT_NS);
+}
+
 /* Waits while our own work in flight on `dev` is above the bound. */
 static void bound(int dev)
 {
 	for (int k = 0; k < GS__RING; k++) {
 		CUevent oldest;
-		uint32_t count;
-		uint64_t ns = ours(dev, &oldest, &count);
+		uint32_t on_dev, all;
+		uint64_t ns = ours(dev, &oldest, &on_dev, &all);
 
-		if (ns < GS__INFLIGHT_NS && count < GS__RING - 2)
+		if (short_queue(ns, on_dev, all))
 			return;
 		gs__launch_harvest(NULL, false);
-		ns = ours(dev, &oldest, &count);
-		if (ns < GS__INFLIGHT_NS && count < GS__RING - 2)
+		ns = ours(dev, &oldest, &on_dev, &all);
+		if (short_queue(ns, on_dev, all))
 			return;
 		if (oldest == NULL ||
 		    gs__real.cuEventSynchronize(oldest) != CUDA_SUCCESS)
 			return;
 	}
+}
+
+/*
+ * Before sleeping in admission: wait for our oldest launch still in flight
+ * and settle it, so that others (waiting for our turn to end) see it the
+ * moment it completes. False when there was none.
+ */
+static bool drain_one(void)
+{
+	CUevent oldest;
+	uint32_t on_dev, all;
+
+	gs__launch_harvest(NULL, false);
+	(void)ours(-1, &oldest, &on_dev, &all);
+	if (oldest == NULL ||
+	    gs__real.cuEventSynchronize(oldest) != CUDA_SUCCESS)
+		return false;
+	gs__launch_harvest(NULL, false);
+	return true;
 }
 
 /* ---- admission -------------------------------------------------------- */
@@ -454,8 +485,9 @@ static bool admit(struct ticket *t)
 		}
 		s0 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 		gs__region_unlock(gs__g.region);
-		gs__launch_harvest(NULL, false);
-		if (why == GS_SCHED_WHY_TURN)
+		if (drain_one())
+			; /* something changed: ask again before sleeping */
+		else if (why == GS_SCHED_WHY_TURN)
 			futex_wait(seq, s0, retry);
 		else
 			sleep_ns(retry);

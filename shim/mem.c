@@ -23,8 +23,9 @@
  * arrays by their driver-reported memory requirements when the driver
  * gives them, else from their descriptors. A context is charged what it
  * costs the process on the GPU: measured through NVML's per-process usage
- * around its creation, else the last value measured on that GPU (kept in
- * the region), else GPUSLICE_CTX_OVERHEAD, else nothing.
+ * around its creation (reserving first the last value measured on that
+ * GPU, kept in the region, else GPUSLICE_CTX_OVERHEAD, else 512 MiB);
+ * without NVML the reservation stands as the charge.
  */
 #include "shim_int.h"
 
@@ -35,6 +36,14 @@
 #include <unistd.h>
 
 #define GS_ALLOC_ALIGN 512ULL
+/*
+ * What a context is assumed to cost before anything was measured on its
+ * GPU: about a real driver's footprint (300-600 MiB). Reserving too much
+ * for a moment is harmless (the excess is released once measured);
+ * reserving too little would let processes that start together overshoot
+ * the cap until their contexts are measured.
+ */
+#define GS_CTX_OVERHEAD_DEFAULT (512ULL << 20)
 
 #define GS__MDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__MDECL)
@@ -757,7 +766,8 @@ static uint64_t ctx_estimate(int dev)
 
 	if (learned != 0)
 		return learned;
-	return gs__g.cfg.ctx_overhead_set ? gs__g.cfg.ctx_overhead : 0;
+	return gs__g.cfg.ctx_overhead_set ? gs__g.cfg.ctx_overhead
+					  : GS_CTX_OVERHEAD_DEFAULT;
 }
 
 struct ctx_charge {

@@ -18,11 +18,12 @@
 #include "sim/state.h"
 
 #define LAUNCHES 200000
-#define ALLOCS 20000
-#define EVENTS 100000
+#define ALLOCS   20000
+#define EVENTS   100000
 
-static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-			  ".visible .entry gs_spin(.param .u64 ns)\n{\n ret;\n}\n";
+static const char ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry gs_spin(.param .u64 ns)\n{\n ret;\n}\n";
 
 static double now_s(void)
 {
@@ -40,7 +41,7 @@ static int check(CUresult r, const char *what)
 		return 0;
 	cuGetErrorName(r, &name);
 	fprintf(stderr, "gs-bench-sim: %s failed: %s\n", what,
-		name ? name : "?");
+	        name ? name : "?");
 	return 1;
 }
 
@@ -66,7 +67,8 @@ int main(void)
 	}
 	if (gs_sim_gpus_parse("1xH100-SXM5-80GB", &gpu, 1, &n, &eb) != GS_OK ||
 	    gs_sim_state_create(dir, &gpu, 1, false, &eb) != GS_OK) {
-		fprintf(stderr, "gs-bench-sim: %s\n", gs_errbuf_msg(&eb, GS_ERR_IO));
+		fprintf(stderr, "gs-bench-sim: %s\n",
+		        gs_errbuf_msg(&eb, GS_ERR_IO));
 		goto out_rm;
 	}
 	setenv("GPUSLICE_SIM_DIR", dir, 1);
@@ -81,8 +83,8 @@ int main(void)
 	t0 = now_s();
 	for (int i = 0; i < LAUNCHES; i++)
 		if (check(cuLaunchKernel(spin, 1, 1, 1, 32, 1, 1, 0, NULL, args,
-					 NULL),
-			  "launch"))
+		                         NULL),
+		          "launch"))
 			goto out_rm;
 	if (check(cuCtxSynchronize(), "synchronize"))
 		goto out_rm;
@@ -109,8 +111,9 @@ int main(void)
 	event_ns = (now_s() - t0) / EVENTS * 1e9;
 
 	printf("sim launch:          %8.0f ns per cuLaunchKernel\n", launch_ns);
-	printf("sim alloc+free:      %8.0f ns per cuMemAlloc+cuMemFree (1 MiB)\n",
-	       alloc_ns);
+	printf(
+	    "sim alloc+free:      %8.0f ns per cuMemAlloc+cuMemFree (1 MiB)\n",
+	    alloc_ns);
 	printf("sim event rec+query: %8.0f ns per cuEventRecord+cuEventQuery\n",
 	       event_ns);
 	printf("{\"bench\":\"sim_driver_overhead\",\"source\":\"sim\","

@@ -43,7 +43,7 @@ CUresult gs__ctx_error(struct gs__ctx *ctx)
 		const struct gs_sim_proc *p = &gs__drv.st->procs[d->slot];
 		int32_t e = __atomic_load_n(&p->sticky_error, __ATOMIC_RELAXED);
 		uint64_t gen =
-			__atomic_load_n(&p->generation, __ATOMIC_RELAXED);
+		    __atomic_load_n(&p->generation, __ATOMIC_RELAXED);
 
 		if (gen != d->slot_gen)
 			/* `gpuslice sim reset` or a reap took our slot */
@@ -69,7 +69,7 @@ CUresult gs__ctx_get(struct gs__ctx **ctx)
 /* ---- slot ------------------------------------------------------------ */
 
 static uint32_t count_mps_clients(const struct gs_sim_state *st,
-				  const struct gs__dev *d)
+                                  const struct gs__dev *d)
 {
 	uint32_t n = 0;
 
@@ -85,7 +85,7 @@ static uint32_t count_mps_clients(const struct gs_sim_state *st,
 }
 
 static bool others_on_engine(const struct gs_sim_state *st,
-			     const struct gs__dev *d)
+                             const struct gs__dev *d)
 {
 	for (int i = 0; i < GS_SIM_MAX_PROCS; i++) {
 		const struct gs_sim_proc *p = &st->procs[i];
@@ -120,18 +120,18 @@ static CUresult slot_join(struct gs_sim_state *st, struct gs__dev *d)
 			if (count_mps_clients(st, d) >= 48)
 				return CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
 		} else if (mode == 2 /* PROHIBITED */ ||
-			   (mode == 3 /* EXCLUSIVE_PROCESS */ &&
-			    (others_on_engine(st, d) ||
-			     count_mps_clients(st, d) > 0))) {
+		           (mode == 3 /* EXCLUSIVE_PROCESS */ &&
+		            (others_on_engine(st, d) ||
+		             count_mps_clients(st, d) > 0))) {
 			return CUDA_ERROR_DEVICE_UNAVAILABLE;
 		}
 		i = gs_sim_proc_acquire(st, gs__drv.pid, gs__drv.start_time,
-					d->gpu, d->engine, now);
+		                        d->gpu, d->engine, now);
 		if (i < 0) {
 			(void)gs_sim_reap(st, now);
 			i = gs_sim_proc_acquire(st, gs__drv.pid,
-						gs__drv.start_time, d->gpu,
-						d->engine, now);
+			                        gs__drv.start_time, d->gpu,
+			                        d->engine, now);
 		}
 		if (i < 0)
 			return CUDA_ERROR_OUT_OF_MEMORY;
@@ -145,8 +145,8 @@ static CUresult slot_join(struct gs_sim_state *st, struct gs__dev *d)
 		p->sm_limit = d->sm_count;
 		if (d->mps_client) {
 			uint64_t lim = e->mps.pinned_mem_limit
-					       ? e->mps.pinned_mem_limit
-					       : e->mps.default_pinned_mem_limit;
+			                   ? e->mps.pinned_mem_limit
+			                   : e->mps.default_pinned_mem_limit;
 
 			if (d->mps_mem_limit != 0 &&
 			    (lim == 0 || d->mps_mem_limit < lim))
@@ -193,11 +193,11 @@ static void slot_leave(struct gs_sim_state *st, struct gs__dev *d)
 	if (p == NULL)
 		return;
 	p->mem_used = p->mem_used >= GS__CTX_OVERHEAD
-			      ? p->mem_used - GS__CTX_OVERHEAD
-			      : 0;
+	                  ? p->mem_used - GS__CTX_OVERHEAD
+	                  : 0;
 	e->mem_used = e->mem_used >= GS__CTX_OVERHEAD
-			      ? e->mem_used - GS__CTX_OVERHEAD
-			      : 0;
+	                  ? e->mem_used - GS__CTX_OVERHEAD
+	                  : 0;
 	if (p->n_contexts > 0)
 		p->n_contexts--;
 	if (d->n_ctx == 0) {
@@ -209,7 +209,7 @@ static void slot_leave(struct gs_sim_state *st, struct gs__dev *d)
 /* ---- create / destroy ------------------------------------------------ */
 
 CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
-			struct gs__ctx **out)
+                        struct gs__ctx **out)
 {
 	struct gs__dev *d = gs__dev_get(dev);
 	struct gs_sim_state *st;
@@ -311,13 +311,13 @@ static void push(struct gs__ctx *c)
 		tls_stack[tls_depth++] = c;
 	} else {
 		memmove(tls_stack, tls_stack + 1,
-			sizeof(tls_stack[0]) * (GS__CTX_STACK - 1));
+		        sizeof(tls_stack[0]) * (GS__CTX_STACK - 1));
 		tls_stack[GS__CTX_STACK - 1] = c;
 	}
 }
 
 static CUresult ctx_create_common(CUcontext *pctx, unsigned int flags,
-				  CUdevice dev)
+                                  CUdevice dev)
 {
 	struct gs__ctx *c;
 	CUresult r;
@@ -336,15 +336,14 @@ static CUresult ctx_create_common(CUcontext *pctx, unsigned int flags,
 }
 
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
-				CUdevice dev)
+                                CUdevice dev)
 {
 	return ctx_create_common(pctx, flags, dev);
 }
 
 CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
-				CUexecAffinityParam *paramsArray,
-				int numParams, unsigned int flags,
-				CUdevice dev)
+                                CUexecAffinityParam *paramsArray, int numParams,
+                                unsigned int flags, CUdevice dev)
 {
 	/* Execution affinity needs MPS; the sim's MPS limits are per
 	 * process, so a per-context SM count is refused. */
@@ -354,8 +353,8 @@ CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
 }
 
 CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx,
-				CUctxCreateParams *ctxCreateParams,
-				unsigned int flags, CUdevice dev)
+                                CUctxCreateParams *ctxCreateParams,
+                                unsigned int flags, CUdevice dev)
 {
 	if (ctxCreateParams != NULL) {
 		if (ctxCreateParams->numExecAffinityParams > 0 &&
@@ -648,7 +647,7 @@ CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
 }
 
 CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority,
-					     int *greatestPriority)
+                                             int *greatestPriority)
 {
 	CUresult r;
 
@@ -679,14 +678,15 @@ CUresult CUDAAPI cuCtxResetPersistingL2Cache(void)
 }
 
 CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peerContext,
-				       unsigned int Flags)
+                                       unsigned int Flags)
 {
 	CUresult r;
 
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	r = gs__h_is(peerContext, GS__H_CTX) ? CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
-					    : CUDA_ERROR_INVALID_CONTEXT;
+	r = gs__h_is(peerContext, GS__H_CTX)
+	        ? CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+	        : CUDA_ERROR_INVALID_CONTEXT;
 	gs__unlock();
 	return r;
 }
@@ -697,8 +697,9 @@ CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext)
 
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	r = gs__h_is(peerContext, GS__H_CTX) ? CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
-					    : CUDA_ERROR_INVALID_CONTEXT;
+	r = gs__h_is(peerContext, GS__H_CTX)
+	        ? CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
+	        : CUDA_ERROR_INVALID_CONTEXT;
 	gs__unlock();
 	return r;
 }
@@ -793,14 +794,13 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	return gs__primary_reset(dev);
 }
 
-CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
-					       unsigned int flags)
+CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 {
 	return gs__primary_set_flags(dev, flags);
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
-					    int *active)
+                                            int *active)
 {
 	struct gs__dev *d;
 	CUresult r;

@@ -40,13 +40,13 @@
  * gs_burn, gs_matmul and gs_infer_layer results on the host only up to
  * GS__COMPUTE_EFFECT_MAX multiply-adds: the launching thread pays for
  * it, and a workload's latency must stay the timeline's, not the host's. */
-#define GS__DATA_EFFECT_MAX (1ULL << 24)
+#define GS__DATA_EFFECT_MAX    (1ULL << 24)
 #define GS__COMPUTE_EFFECT_MAX (1ULL << 16)
 /* Most kernel parameter bytes a launch may carry (CUDA's limit is 32764). */
 #define GS__MAX_PARAM_BYTES 32764
-#define GS__MAX_PARAMS 256
-#define GS__MAX_DEVICES (GS_SIM_MAX_GPUS * GS_SIM_MAX_MIG)
-#define GS__CTX_STACK 32
+#define GS__MAX_PARAMS      256
+#define GS__MAX_DEVICES     (GS_SIM_MAX_GPUS * GS_SIM_MAX_MIG)
+#define GS__CTX_STACK       32
 
 enum gs__htype {
 	GS__H_NONE = 0,
@@ -67,12 +67,12 @@ enum gs__htype {
 
 /* One CUDA device as this process sees it (after CUDA_VISIBLE_DEVICES). */
 struct gs__dev {
-	uint32_t gpu;           /* index in the state file */
-	uint32_t engine;        /* 0 whole GPU, 1 + i MIG slot i */
+	uint32_t gpu;                   /* index in the state file */
+	uint32_t engine;                /* 0 whole GPU, 1 + i MIG slot i */
 	char uuid[GS_SIM_UUID_LEN];     /* "GPU-..." or "MIG-..." */
 	char gpu_uuid[GS_SIM_UUID_LEN]; /* the physical GPU's */
 	char name[GS_SIM_NAME_LEN + 64];
-	uint32_t sm_count;      /* what this process may use (MPS limit) */
+	uint32_t sm_count; /* what this process may use (MPS limit) */
 	uint32_t engine_sms;
 	uint64_t mem_total;
 	uint32_t cc_major, cc_minor;
@@ -80,10 +80,10 @@ struct gs__dev {
 	uint32_t mps_pct;       /* active thread % asked by our environment */
 	uint64_t mps_mem_limit; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for it */
 	/* our slot in the node state (shared by our contexts on it) */
-	int slot;               /* -1 when we hold none */
+	int slot; /* -1 when we hold none */
 	uint64_t slot_gen;
 	int n_ctx;
-	uint64_t last_seq;      /* ops pushed so far (== ring_tail we wrote) */
+	uint64_t last_seq; /* ops pushed so far (== ring_tail we wrote) */
 	/* primary context */
 	struct gs__ctx *primary;
 	unsigned int primary_flags;
@@ -95,8 +95,8 @@ struct gs__stream {
 	struct gs__ctx *ctx;
 	unsigned int flags;
 	int priority;
-	uint64_t last;          /* ops through this stream: done when
-				   ring_head >= last */
+	uint64_t last; /* ops through this stream: done when
+	                  ring_head >= last */
 	unsigned long long id;
 	struct gs__graph *capture; /* non-NULL while capturing */
 	CUstreamCaptureMode capture_mode;
@@ -108,22 +108,22 @@ struct gs__ctx {
 	bool primary;
 	bool destroyed;
 	unsigned int flags;
-	int refs;               /* primary: retain count */
-	CUresult sticky;        /* set by a fault of this context */
-	uint64_t last;          /* ops of all its streams */
+	int refs;        /* primary: retain count */
+	CUresult sticky; /* set by a fault of this context */
+	uint64_t last;   /* ops of all its streams */
 	unsigned long long id;
-	size_t limits[8];       /* CUlimit values */
+	size_t limits[8]; /* CUlimit values */
 	CUfunc_cache cache_config;
-	struct gs__stream legacy;      /* the NULL / CU_STREAM_LEGACY stream */
-	struct gs__stream per_thread;  /* CU_STREAM_PER_THREAD */
+	struct gs__stream legacy;     /* the NULL / CU_STREAM_LEGACY stream */
+	struct gs__stream per_thread; /* CU_STREAM_PER_THREAD */
 };
 
 struct gs__event {
 	struct gs__ctx *ctx;
 	unsigned int flags;
 	bool recorded;
-	bool timed;             /* end time known */
-	uint64_t seq;           /* marker op number + 1 */
+	bool timed;   /* end time known */
+	uint64_t seq; /* marker op number + 1 */
 	uint64_t time_ns;
 };
 
@@ -134,7 +134,7 @@ struct gs__entry {
 	uint32_t param_off[GS__MAX_PARAMS];
 	uint32_t param_size[GS__MAX_PARAMS];
 	uint32_t args_size;
-	int ptx_version;        /* major*10 + minor */
+	int ptx_version; /* major*10 + minor */
 };
 
 struct gs__module;
@@ -153,8 +153,8 @@ struct gs__module {
 	bool library;
 	int n_entries;
 	struct gs__entry *entries;
-	struct gs__func *funcs;  /* one per entry */
-	char *image;             /* our copy of the PTX text */
+	struct gs__func *funcs; /* one per entry */
+	char *image;            /* our copy of the PTX text */
 };
 
 struct gs__pool {
@@ -166,26 +166,26 @@ struct gs__pool {
 };
 
 enum gs__akind {
-	GS__A_DEVICE,   /* cuMemAlloc & co, arrays are separate */
+	GS__A_DEVICE, /* cuMemAlloc & co, arrays are separate */
 	GS__A_MANAGED,
-	GS__A_HOST,     /* cuMemAllocHost / HostAlloc */
+	GS__A_HOST,       /* cuMemAllocHost / HostAlloc */
 	GS__A_REGISTERED, /* cuMemHostRegister */
-	GS__A_VMM_MAP,  /* a cuMemMap'ed range */
-	GS__A_RESERVE,  /* a cuMemAddressReserve'd range (not accessible) */
+	GS__A_VMM_MAP,    /* a cuMemMap'ed range */
+	GS__A_RESERVE,    /* a cuMemAddressReserve'd range (not accessible) */
 };
 
 /* A live address range, sorted by base in gs__drv.allocs. */
 struct gs__alloc {
 	uint64_t base;
-	uint64_t size;          /* as asked */
-	uint64_t map_len;       /* length of our mmap (0: not ours) */
-	uint64_t charged;       /* device bytes charged to the engine */
+	uint64_t size;    /* as asked */
+	uint64_t map_len; /* length of our mmap (0: not ours) */
+	uint64_t charged; /* device bytes charged to the engine */
 	enum gs__akind kind;
-	bool backed;            /* data is kept */
+	bool backed; /* data is kept */
 	int dev;
 	struct gs__ctx *ctx;
 	struct gs__pool *pool;
-	struct gs__vmm *vmm;    /* GS__A_VMM_MAP */
+	struct gs__vmm *vmm; /* GS__A_VMM_MAP */
 	unsigned int host_flags;
 };
 
@@ -193,7 +193,7 @@ struct gs__alloc {
 struct gs__vmm {
 	int dev;
 	uint64_t size;
-	int fd;                 /* memfd holding the data */
+	int fd; /* memfd holding the data */
 	bool released;
 	int maps;
 	CUmemAllocationProp prop;
@@ -204,7 +204,7 @@ struct gs__array {
 	struct gs__ctx *ctx;
 	CUDA_ARRAY3D_DESCRIPTOR desc;
 	uint64_t charged;
-	unsigned int levels;    /* mipmapped: number of levels */
+	unsigned int levels; /* mipmapped: number of levels */
 };
 
 /* A kernel launch with its parameters copied (graph nodes keep these). */
@@ -214,7 +214,7 @@ struct gs__launch {
 	unsigned int block[3];
 	unsigned int smem;
 	uint32_t args_size;
-	uint8_t *args;          /* args_size bytes, owned */
+	uint8_t *args; /* args_size bytes, owned */
 };
 
 enum gs__nkind { GS__N_KERNEL, GS__N_EMPTY, GS__N_MEMSET, GS__N_MEMCPY };
@@ -222,7 +222,7 @@ enum gs__nkind { GS__N_KERNEL, GS__N_EMPTY, GS__N_MEMSET, GS__N_MEMCPY };
 struct gs__node {
 	struct gs__graph *graph;
 	enum gs__nkind kind;
-	struct gs__launch launch;   /* GS__N_KERNEL */
+	struct gs__launch launch; /* GS__N_KERNEL */
 	CUDA_MEMSET_NODE_PARAMS memset;
 	uint64_t cpy_dst, cpy_src, cpy_len;
 };
@@ -234,14 +234,14 @@ struct gs__graph {
 
 struct gs__graph_exec {
 	int n;
-	struct gs__node *nodes;     /* copies */
+	struct gs__node *nodes; /* copies */
 	unsigned long long flags;
 };
 
 struct gs__drv {
 	pthread_mutex_t mu;
 	bool initialized;
-	bool forked;            /* we are a fork()ed child: no CUDA */
+	bool forked; /* we are a fork()ed child: no CUDA */
 	CUresult init_result;
 	int32_t pid;
 	uint64_t start_time;
@@ -294,17 +294,17 @@ void gs__harvest(struct gs__dev *d, struct gs_sim_proc *p);
 
 /* ---- contexts (ctx.c) ---- */
 CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
-			struct gs__ctx **out);
+                        struct gs__ctx **out);
 void gs__ctx_destroy(struct gs__ctx *ctx);
 
 /* ---- streams, execution (exec.c) ---- */
 /* Resolves a CUstream for a call in `ctx` (NULL ctx: the stream's own).
  * per_thread: the NULL stream means the per-thread stream. */
 CUresult gs__stream_get(CUstream s, bool per_thread, struct gs__ctx **ctx,
-			struct gs__stream **out);
+                        struct gs__stream **out);
 /* Queues an op on d's slot; OUT: *seq (ring_tail after it). */
 CUresult gs__push(struct gs__ctx *ctx, uint64_t work, uint32_t sms,
-		  uint32_t flags, uint64_t tag, uint64_t *seq);
+                  uint32_t flags, uint64_t tag, uint64_t *seq);
 /* Waits until ring_head >= target on ctx's device. Local lock held
  * (dropped while sleeping). */
 CUresult gs__wait(struct gs__ctx *ctx, uint64_t target);
@@ -312,11 +312,11 @@ CUresult gs__wait(struct gs__ctx *ctx, uint64_t target);
 CUresult gs__done(struct gs__ctx *ctx, uint64_t target, bool *done);
 /* Runs or records one launch on a stream. */
 CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
-		    struct gs__ctx *ctx);
+                    struct gs__ctx *ctx);
 /* Builds a launch from cuLaunchKernel's arguments (copies the params). */
 CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
-			  const unsigned int block[3], unsigned int smem,
-			  void **params, void **extra, struct gs__launch *out);
+                          const unsigned int block[3], unsigned int smem,
+                          void **params, void **extra, struct gs__launch *out);
 void gs__launch_free(struct gs__launch *l);
 void gs__graph_node_free(struct gs__node *n);
 
@@ -332,17 +332,17 @@ void gs__mem_ctx_gone(struct gs__ctx *ctx);
 void gs__dwrite(uint64_t p, const void *src, uint64_t len);
 void gs__dread(void *dst, uint64_t p, uint64_t len);
 CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
-		    unsigned int esize, uint64_t width, uint64_t height);
+                    unsigned int esize, uint64_t width, uint64_t height);
 
 /* Copies and memsets (mem.c). */
 enum xfer_kind { X_HTOD, X_DTOH, X_DTOD, X_ANY };
 CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
-		  CUstream hStream, bool sync, bool pt);
+                  CUstream hStream, bool sync, bool pt);
 CUresult gs__memset_call(uint64_t p, uint64_t pitch, uint32_t value,
-			 unsigned int esize, uint64_t width, uint64_t height,
-			 CUstream hStream, bool sync, bool pt);
+                         unsigned int esize, uint64_t width, uint64_t height,
+                         CUstream hStream, bool sync, bool pt);
 CUresult gs__mem_alloc_async(CUdeviceptr *dptr, size_t bytesize,
-			     CUmemoryPool pool, CUstream hStream, bool pt);
+                             CUmemoryPool pool, CUstream hStream, bool pt);
 CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt);
 
 /*
@@ -351,18 +351,17 @@ CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt);
  * per-thread default stream.
  */
 CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
-			   unsigned int gz, unsigned int bx, unsigned int by,
-			   unsigned int bz, unsigned int smem,
-			   CUstream hStream, void **kernelParams,
-			   void **extra, bool pt);
+                           unsigned int gz, unsigned int bx, unsigned int by,
+                           unsigned int bz, unsigned int smem, CUstream hStream,
+                           void **kernelParams, void **extra, bool pt);
 CUresult gs__launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
-			      void **kernelParams, void **extra, bool pt);
+                              void **kernelParams, void **extra, bool pt);
 CUresult gs__host_func(CUstream hStream, CUhostFn fn, void *userData,
-		       CUstreamCallback cb, bool pt);
+                       CUstreamCallback cb, bool pt);
 CUresult gs__stream_sync(CUstream hStream, bool pt);
 CUresult gs__stream_query(CUstream hStream, bool pt);
 CUresult gs__stream_wait_event(CUstream hStream, CUevent hEvent,
-			       unsigned int Flags, bool pt);
+                               unsigned int Flags, bool pt);
 CUresult gs__stream_get_priority(CUstream hStream, int *priority, bool pt);
 CUresult gs__stream_get_flags(CUstream hStream, unsigned int *flags, bool pt);
 CUresult gs__stream_get_ctx(CUstream hStream, CUcontext *pctx, bool pt);
@@ -370,19 +369,17 @@ CUresult gs__stream_get_id(CUstream hStream, unsigned long long *id, bool pt);
 CUresult gs__stream_get_device(CUstream hStream, CUdevice *device, bool pt);
 CUresult gs__event_record(CUevent hEvent, CUstream hStream, bool pt);
 CUresult gs__graph_launch(CUgraphExec hGraphExec, CUstream hStream,
-			  bool upload_only, bool pt);
-CUresult gs__graph_instantiate_params(CUgraphExec *phGraphExec,
-				      CUgraph hGraph,
-				      CUDA_GRAPH_INSTANTIATE_PARAMS *params,
-				      bool pt);
-CUresult gs__graph_instantiate_legacy(CUgraphExec *phGraphExec,
-				      CUgraph hGraph, CUgraphNode *phErrorNode,
-				      char *logBuffer, size_t bufferSize);
-CUresult gs__begin_capture(CUstream hStream, CUstreamCaptureMode mode,
-			   bool pt);
+                          bool upload_only, bool pt);
+CUresult gs__graph_instantiate_params(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS *params,
+                                      bool pt);
+CUresult gs__graph_instantiate_legacy(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                      CUgraphNode *phErrorNode, char *logBuffer,
+                                      size_t bufferSize);
+CUresult gs__begin_capture(CUstream hStream, CUstreamCaptureMode mode, bool pt);
 CUresult gs__end_capture(CUstream hStream, CUgraph *phGraph, bool pt);
 CUresult gs__is_capturing(CUstream hStream, CUstreamCaptureStatus *st,
-			  cuuint64_t *id, CUgraph *graph, bool pt);
+                          cuuint64_t *id, CUgraph *graph, bool pt);
 CUresult gs__ctx_sync(CUcontext ctx);
 CUresult gs__cuCtxGetDevice_v1(CUdevice *device);
 CUresult gs__cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
@@ -395,11 +392,10 @@ uint32_t gs__mps_server_pct(const struct gs_sim_mps *m);
 
 /* Versions cuda.h 13.0 no longer declares (the real driver exports them). */
 CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
-				CUdevice dev);
+                                CUdevice dev);
 CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
-				CUexecAffinityParam *paramsArray,
-				int numParams, unsigned int flags,
-				CUdevice dev);
+                                CUexecAffinityParam *paramsArray, int numParams,
+                                unsigned int flags, CUdevice dev);
 
 /* ---- modules (module.c) ---- */
 CUresult gs__func_get(CUfunction f, struct gs__func **out);

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 struct gs__drv gs__drv = {
-	.mu = PTHREAD_MUTEX_INITIALIZER,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* Configuration read once at cuInit. */
@@ -34,7 +34,7 @@ struct cfg {
 	char visible[1024];
 	bool visible_set;
 	char mps_pipe[GS_SIM_PATH_LEN];
-	uint32_t mps_pct;        /* 0: not set */
+	uint32_t mps_pct; /* 0: not set */
 	char mps_limit[1024];
 };
 
@@ -142,7 +142,7 @@ static void cfg_read(struct cfg *c)
 	}
 	v = getenv("CUDA_MPS_PIPE_DIRECTORY");
 	snprintf(c->mps_pipe, sizeof(c->mps_pipe), "%s",
-		 v != NULL && v[0] != '\0' ? v : "/tmp/nvidia-mps");
+	         v != NULL && v[0] != '\0' ? v : "/tmp/nvidia-mps");
 	strip_slashes(c->mps_pipe);
 	v = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
 	if (v != NULL && v[0] != '\0') {
@@ -249,7 +249,7 @@ static int all_devices(const struct gs_sim_state *st, struct cand *out)
 }
 
 static const char *cand_uuid(const struct gs_sim_state *st,
-			     const struct cand *c)
+                             const struct cand *c)
 {
 	const struct gs_sim_gpu *g = &st->gpus[c->gpu];
 
@@ -258,7 +258,7 @@ static const char *cand_uuid(const struct gs_sim_state *st,
 
 /* Applies CUDA_VISIBLE_DEVICES to the candidate list. */
 static int filter_visible(const struct gs_sim_state *st, const char *spec,
-			  struct cand *all, int n_all, struct cand *out)
+                          struct cand *all, int n_all, struct cand *out)
 {
 	char buf[1024];
 	char *save = NULL;
@@ -284,7 +284,7 @@ static int filter_visible(const struct gs_sim_state *st, const char *spec,
 				break;
 			out[n++] = all[i];
 		} else if (strncmp(tok, "GPU-", 4) == 0 ||
-			   strncmp(tok, "MIG-", 4) == 0) {
+		           strncmp(tok, "MIG-", 4) == 0) {
 			size_t len = strlen(tok);
 
 			for (int i = 0; i < n_all; i++) {
@@ -301,12 +301,12 @@ static int filter_visible(const struct gs_sim_state *st, const char *spec,
 		}
 		if (n == before)
 			break;
-		/* a device named twice is an error for the real driver too */
+		/* a device named twice ends the list, as an unknown one does */
 		for (int i = before; i < n; i++)
 			for (int j = 0; j < before; j++)
 				if (out[i].gpu == out[j].gpu &&
 				    out[i].engine == out[j].engine)
-					return j < 0 ? 0 : before;
+					return before;
 	}
 	return n;
 }
@@ -320,23 +320,66 @@ static bool mps_live(const struct gs_sim_mps *m)
 uint32_t gs__mps_server_pct(const struct gs_sim_mps *m)
 {
 	uint32_t pct = m->active_thread_pct ? m->active_thread_pct
-					    : m->default_active_thread_pct;
+	                                    : m->default_active_thread_pct;
 
 	return pct == 0 || pct > 100 ? 100 : pct;
 }
 
 static struct cfg cfg;
 
+static bool pipe_matches(const struct gs_sim_mps *m)
+{
+	char pipe[GS_SIM_PATH_LEN];
+
+	snprintf(pipe, sizeof(pipe), "%s", m->pipe_dir);
+	strip_slashes(pipe);
+	return mps_live(m) && strcmp(pipe, cfg.mps_pipe) == 0;
+}
+
+static const struct gs_sim_mps *cand_mps(const struct gs_sim_state *st,
+                                         const struct cand *c)
+{
+	return &st->gpus[c->gpu].engine[c->engine].mps;
+}
+
+/*
+ * An MPS client sees the devices of the daemon it connects to, numbered
+ * from 0 in the daemon's order (mps.device_ordinal), as with the real
+ * MPS; its own CUDA_VISIBLE_DEVICES then indexes that list. A process
+ * whose pipe directory names no live daemon sees every device.
+ */
+static int mps_devices(const struct gs_sim_state *st, struct cand *all,
+                       int n_all)
+{
+	struct cand mine[GS__MAX_DEVICES];
+	int n = 0;
+
+	for (int i = 0; i < n_all; i++)
+		if (pipe_matches(cand_mps(st, &all[i])))
+			mine[n++] = all[i];
+	if (n == 0)
+		return n_all;
+	for (int i = 1; i < n; i++) /* insertion sort by daemon ordinal */
+		for (int j = i;
+		     j > 0 && cand_mps(st, &mine[j - 1])->device_ordinal >
+		                  cand_mps(st, &mine[j])->device_ordinal;
+		     j--) {
+			struct cand t = mine[j - 1];
+
+			mine[j - 1] = mine[j];
+			mine[j] = t;
+		}
+	memcpy(all, mine, sizeof(mine[0]) * (size_t)n);
+	return n;
+}
+
 /* Fills d's MPS view from the engine (lock held). */
 void gs__dev_mps_refresh(struct gs__dev *d)
 {
 	const struct gs_sim_engine *e =
-		&gs__drv.st->gpus[d->gpu].engine[d->engine];
-	char pipe[GS_SIM_PATH_LEN];
+	    &gs__drv.st->gpus[d->gpu].engine[d->engine];
 
-	snprintf(pipe, sizeof(pipe), "%s", e->mps.pipe_dir);
-	strip_slashes(pipe);
-	d->mps_client = mps_live(&e->mps) && strcmp(pipe, cfg.mps_pipe) == 0;
+	d->mps_client = pipe_matches(&e->mps);
 	d->engine_sms = e->sm_count;
 	d->sm_count = e->sm_count;
 	d->mps_pct = 0;
@@ -353,7 +396,7 @@ void gs__dev_mps_refresh(struct gs__dev *d)
 }
 
 static void dev_fill(struct gs__dev *d, const struct gs_sim_state *st,
-		     const struct cand *c, int ord)
+                     const struct cand *c, int ord)
 {
 	const struct gs_sim_gpu *g = &st->gpus[c->gpu];
 	const struct gs_sim_engine *e = &g->engine[c->engine];
@@ -368,7 +411,7 @@ static void dev_fill(struct gs__dev *d, const struct gs_sim_state *st,
 		snprintf(d->name, sizeof(d->name), "%s", g->name);
 	else
 		snprintf(d->name, sizeof(d->name), "%s MIG %s", g->name,
-			 g->mig[c->engine - 1].profile_name);
+		         g->mig[c->engine - 1].profile_name);
 	d->mem_total = e->mem_total;
 	d->cc_major = g->cc_major;
 	d->cc_minor = g->cc_minor;
@@ -418,6 +461,7 @@ static CUresult init_locked(void)
 		return CUDA_ERROR_SYSTEM_NOT_READY;
 	}
 	n_all = all_devices(st, all);
+	n_all = mps_devices(st, all, n_all);
 	if (cfg.visible_set)
 		n = filter_visible(st, cfg.visible, all, n_all, vis);
 	else {
@@ -454,11 +498,9 @@ out_close:
 
 CUresult CUDAAPI cuInit(unsigned int Flags)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	static bool atfork_done;
 	CUresult r;
 
-	(void)once;
 	if (Flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	gs__lock();
@@ -640,9 +682,11 @@ static void uuid_bytes(const char *s, CUuuid *out)
 			continue;
 		if (!isxdigit((unsigned char)*s))
 			break;
-		v = isdigit((unsigned char)*s) ? *s - '0'
-					       : tolower((unsigned char)*s) - 'a' + 10;
-		out->bytes[k / 2] = (char)(out->bytes[k / 2] | (v << ((k % 2) ? 0 : 4)));
+		v = isdigit((unsigned char)*s)
+		        ? *s - '0'
+		        : tolower((unsigned char)*s) - 'a' + 10;
+		out->bytes[k / 2] =
+		    (char)(out->bytes[k / 2] | (v << ((k % 2) ? 0 : 4)));
 		k++;
 	}
 }
@@ -702,14 +746,14 @@ struct arch {
 };
 
 static const struct arch arches[] = {
-	{7, 0, 1530000, 877000, 4096, 6 << 20, 98304, 98304, 2048, 32, 6},
-	{7, 5, 1590000, 5001000, 256, 4 << 20, 65536, 65536, 1024, 16, 3},
-	{8, 0, 1410000, 1593000, 5120, 40 << 20, 167936, 166912, 2048, 32, 3},
-	{8, 6, 1740000, 7251000, 384, 6 << 20, 102400, 101376, 1536, 16, 2},
-	{8, 9, 2520000, 9001000, 384, 96 << 20, 102400, 101376, 1536, 24, 2},
-	{9, 0, 1980000, 2619000, 5120, 50 << 20, 233472, 232448, 2048, 32, 3},
-	{10, 0, 1965000, 3996000, 8192, 126 << 20, 233472, 232448, 2048, 32, 4},
-	{12, 0, 2617000, 14001000, 512, 128 << 20, 102400, 101376, 1536, 24, 2},
+    {7, 0, 1530000, 877000, 4096, 6 << 20, 98304, 98304, 2048, 32, 6},
+    {7, 5, 1590000, 5001000, 256, 4 << 20, 65536, 65536, 1024, 16, 3},
+    {8, 0, 1410000, 1593000, 5120, 40 << 20, 167936, 166912, 2048, 32, 3},
+    {8, 6, 1740000, 7251000, 384, 6 << 20, 102400, 101376, 1536, 16, 2},
+    {8, 9, 2520000, 9001000, 384, 96 << 20, 102400, 101376, 1536, 24, 2},
+    {9, 0, 1980000, 2619000, 5120, 50 << 20, 233472, 232448, 2048, 32, 3},
+    {10, 0, 1965000, 3996000, 8192, 126 << 20, 233472, 232448, 2048, 32, 4},
+    {12, 0, 2617000, 14001000, 512, 128 << 20, 102400, 101376, 1536, 24, 2},
 };
 
 static const struct arch *arch_for(const struct gs__dev *d)
@@ -831,7 +875,7 @@ static int attr_value(const struct gs__dev *d, CUdevice_attribute a, bool *ok)
 }
 
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
-				      CUdevice dev)
+                                      CUdevice dev)
 {
 	struct gs__dev *d;
 	CUresult r;
@@ -859,8 +903,7 @@ CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = dev_enter(dev, &d)) != CUDA_SUCCESS)
 		return r;
-	snprintf(pciBusId, (size_t)len, "0000:%02x:00.0",
-		 0x18 + d->gpu * 0x12);
+	snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", 0x18 + d->gpu * 0x12);
 	gs__unlock();
 	return CUDA_SUCCESS;
 }
@@ -888,7 +931,7 @@ CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 }
 
 CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev,
-				       CUdevice peerDev)
+                                       CUdevice peerDev)
 {
 	struct gs__dev *d;
 	CUresult r;
@@ -905,8 +948,8 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev,
 }
 
 CUresult CUDAAPI cuDeviceGetP2PAttribute(int *value,
-					 CUdevice_P2PAttribute attrib,
-					 CUdevice srcDevice, CUdevice dstDevice)
+                                         CUdevice_P2PAttribute attrib,
+                                         CUdevice srcDevice, CUdevice dstDevice)
 {
 	struct gs__dev *d;
 	CUresult r;
@@ -922,8 +965,7 @@ CUresult CUDAAPI cuDeviceGetP2PAttribute(int *value,
 	return r;
 }
 
-CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out,
-					   CUdevice dev)
+CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
 	struct gs__dev *d;
 	CUresult r;
@@ -942,7 +984,8 @@ CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out,
 		}
 		p->dev = dev;
 		p->is_default = true;
-		p->reuse_follow = p->reuse_opportunistic = p->reuse_internal = 1;
+		p->reuse_follow = p->reuse_opportunistic = p->reuse_internal =
+		    1;
 		d->default_pool = p;
 		if (d->cur_pool == NULL)
 			d->cur_pool = p;

@@ -37,7 +37,7 @@
 /* ---- streams: resolve -------------------------------------------------- */
 
 CUresult gs__stream_get(CUstream s, bool per_thread, struct gs__ctx **ctx,
-			struct gs__stream **out)
+                        struct gs__stream **out)
 {
 	struct gs__ctx *c;
 	CUresult r;
@@ -70,7 +70,7 @@ static uint64_t stream_target(const struct gs__stream *s)
 /* ---- the timeline ------------------------------------------------------- */
 
 CUresult gs__push(struct gs__ctx *ctx, uint64_t work, uint32_t sms,
-		  uint32_t flags, uint64_t tag, uint64_t *seq)
+                  uint32_t flags, uint64_t tag, uint64_t *seq)
 {
 	struct gs__dev *d = &gs__drv.dev[ctx->dev];
 	struct gs_sim_state *st;
@@ -172,7 +172,7 @@ CUresult gs__wait(struct gs__ctx *ctx, uint64_t target)
 		ts.tv_nsec = (long)(eta % 1000000000ULL);
 		gs__unlock();
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-				       NULL) != 0)
+		                       NULL) != 0)
 			;
 		gs__lock();
 		if (!gs__h_is(ctx, GS__H_CTX))
@@ -208,7 +208,7 @@ static float arg_f32(const struct gs__launch *l, int i)
 
 /* Whether the launch's entry has exactly these parameter sizes. */
 static bool sig(const struct gs__launch *l, const char *name, int n,
-		const uint32_t *sizes)
+                const uint32_t *sizes)
 {
 	const struct gs__entry *e = l->func->entry;
 
@@ -220,13 +220,21 @@ static bool sig(const struct gs__launch *l, const char *name, int n,
 	return true;
 }
 
-enum kernel_kind { K_OTHER, K_SPIN, K_MATMUL, K_BURN, K_INFER, K_FILL, K_FAULT };
+enum kernel_kind {
+	K_OTHER,
+	K_SPIN,
+	K_MATMUL,
+	K_BURN,
+	K_INFER,
+	K_FILL,
+	K_FAULT
+};
 
 static enum kernel_kind kind_of(const struct gs__launch *l)
 {
 	static const uint32_t s8[] = {8}, s884[] = {8, 8, 4},
-			      s8884[] = {8, 8, 8, 4},
-			      s88844[] = {8, 8, 8, 4, 4};
+	                      s8884[] = {8, 8, 8, 4},
+	                      s88844[] = {8, 8, 8, 4, 4};
 
 	if (sig(l, GS_KERNEL_SPIN, 1, s8))
 		return K_SPIN;
@@ -247,8 +255,8 @@ static enum kernel_kind kind_of(const struct gs__launch *l)
  * The duration (ns) and SM count of a launch given `avail` SMs, from the
  * cost model of include/gs/kernels.h.
  */
-static void cost(const struct gs__launch *l, enum kernel_kind k,
-		 uint32_t avail, uint64_t *dur, uint32_t *sms)
+static void cost(const struct gs__launch *l, enum kernel_kind k, uint32_t avail,
+                 uint64_t *dur, uint32_t *sms)
 {
 	uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
 	uint64_t use = blocks < avail ? blocks : avail;
@@ -289,7 +297,7 @@ static void cost(const struct gs__launch *l, enum kernel_kind k,
 		return;
 	}
 	double ns = flop / ((double)use * GS_SIM_FLOPS_PER_SM_NS) +
-		    bytes / ((double)use * GS_SIM_BYTES_PER_SM_NS);
+	            bytes / ((double)use * GS_SIM_BYTES_PER_SM_NS);
 	*dur = ns > 1e18 ? (uint64_t)1e18 : (uint64_t)ns;
 	if (*dur < GS_SIM_MIN_KERNEL_NS)
 		*dur = GS_SIM_MIN_KERNEL_NS;
@@ -338,7 +346,8 @@ static void data_effect(const struct gs__launch *l, enum kernel_kind k)
 	case K_MATMUL: {
 		int32_t n = (int32_t)arg_u32(l, 3);
 		uint64_t nn = n > 0 ? (uint64_t)n * (uint64_t)n : 0;
-		float *A = floats(arg_u64(l, 0), nn), *B = floats(arg_u64(l, 1), nn),
+		float *A = floats(arg_u64(l, 0), nn),
+		      *B = floats(arg_u64(l, 1), nn),
 		      *C = floats(arg_u64(l, 2), nn);
 
 		if (A && B && C && nn * (uint64_t)n <= GS__COMPUTE_EFFECT_MAX)
@@ -346,10 +355,14 @@ static void data_effect(const struct gs__launch *l, enum kernel_kind k)
 				for (int32_t j = 0; j < n; j++) {
 					float acc = 0;
 					for (int32_t q = 0; q < n; q++)
-						acc = fmaf(A[(size_t)i * (size_t)n + (size_t)q],
-							   B[(size_t)q * (size_t)n + (size_t)j],
-							   acc);
-					C[(size_t)i * (size_t)n + (size_t)j] = acc;
+						acc = fmaf(
+						    A[(size_t)i * (size_t)n +
+						      (size_t)q],
+						    B[(size_t)q * (size_t)n +
+						      (size_t)j],
+						    acc);
+					C[(size_t)i * (size_t)n + (size_t)j] =
+					    acc;
 				}
 		break;
 	}
@@ -360,16 +373,20 @@ static void data_effect(const struct gs__launch *l, enum kernel_kind k)
 		      *wt = floats(arg_u64(l, 1), (uint64_t)w * (uint64_t)w),
 		      *out = floats(arg_u64(l, 2), bw);
 
-		if (in && wt && out && bw * (uint64_t)w <= GS__COMPUTE_EFFECT_MAX)
+		if (in && wt && out &&
+		    bw * (uint64_t)w <= GS__COMPUTE_EFFECT_MAX)
 			for (int32_t i = 0; i < b; i++)
 				for (int32_t j = 0; j < w; j++) {
 					float acc = 0;
 					for (int32_t q = 0; q < w; q++)
-						acc = fmaf(in[(size_t)i * (size_t)w + (size_t)q],
-							   wt[(size_t)q * (size_t)w + (size_t)j],
-							   acc);
+						acc = fmaf(
+						    in[(size_t)i * (size_t)w +
+						       (size_t)q],
+						    wt[(size_t)q * (size_t)w +
+						       (size_t)j],
+						    acc);
 					out[(size_t)i * (size_t)w + (size_t)j] =
-						acc > 0 ? acc : 0;
+					    acc > 0 ? acc : 0;
 				}
 		break;
 	}
@@ -418,8 +435,8 @@ static void maybe_fault(struct gs__ctx *ctx, uint64_t p)
 			    !(q->flags & GS_SIM_PROC_MPS_CLIENT))
 				continue;
 			__atomic_store_n(&q->sticky_error,
-					 (int32_t)CUDA_ERROR_ILLEGAL_ADDRESS,
-					 __ATOMIC_RELAXED);
+			                 (int32_t)CUDA_ERROR_ILLEGAL_ADDRESS,
+			                 __ATOMIC_RELAXED);
 			q->ring_head = q->ring_tail;
 			q->head_rem = 0;
 		}
@@ -439,8 +456,8 @@ void gs__launch_free(struct gs__launch *l)
 }
 
 CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
-			  const unsigned int block[3], unsigned int smem,
-			  void **params, void **extra, struct gs__launch *out)
+                          const unsigned int block[3], unsigned int smem,
+                          void **params, void **extra, struct gs__launch *out)
 {
 	struct gs__func *fn;
 	const struct gs__entry *e;
@@ -484,7 +501,7 @@ CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
 			if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
 				buf = extra[i + 1];
 			else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE &&
-				 extra[i + 1] != NULL)
+			         extra[i + 1] != NULL)
 				len = *(size_t *)extra[i + 1];
 			else {
 				gs__launch_free(out);
@@ -506,7 +523,7 @@ CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
 static CUresult capture_add(struct gs__graph *g, struct gs__node *n);
 
 CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
-		    struct gs__ctx *ctx)
+                    struct gs__ctx *ctx)
 {
 	struct gs__dev *d = &gs__drv.dev[ctx->dev];
 	enum kernel_kind k;
@@ -549,10 +566,9 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 }
 
 CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
-			   unsigned int gz, unsigned int bx, unsigned int by,
-			   unsigned int bz, unsigned int smem,
-			   CUstream hStream, void **kernelParams,
-			   void **extra, bool pt)
+                           unsigned int gz, unsigned int bx, unsigned int by,
+                           unsigned int bz, unsigned int smem, CUstream hStream,
+                           void **kernelParams, void **extra, bool pt)
 {
 	const unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
 	struct gs__ctx *ctx = NULL;
@@ -565,7 +581,7 @@ CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
 	r = gs__stream_get(hStream, pt, &ctx, &s);
 	if (r == CUDA_SUCCESS)
 		r = gs__launch_build(f, grid, block, smem, kernelParams, extra,
-				     &l);
+		                     &l);
 	if (r == CUDA_SUCCESS) {
 		r = gs__launch(&l, s, ctx);
 		gs__launch_free(&l);
@@ -575,49 +591,48 @@ CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
-				unsigned int gridDimY, unsigned int gridDimZ,
-				unsigned int blockDimX, unsigned int blockDimY,
-				unsigned int blockDimZ,
-				unsigned int sharedMemBytes, CUstream hStream,
-				void **kernelParams, void **extra)
+                                unsigned int gridDimY, unsigned int gridDimZ,
+                                unsigned int blockDimX, unsigned int blockDimY,
+                                unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream,
+                                void **kernelParams, void **extra)
 {
 	return gs__launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-				 blockDimY, blockDimZ, sharedMemBytes, hStream,
-				 kernelParams, extra, false);
+	                         blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                         kernelParams, extra, false);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel(
-	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-	void **kernelParams)
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+    void **kernelParams)
 {
 	return gs__launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-				 blockDimY, blockDimZ, sharedMemBytes, hStream,
-				 kernelParams, NULL, false);
+	                         blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                         kernelParams, NULL, false);
 }
 
 CUresult gs__launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
-			      void **kernelParams, void **extra, bool pt)
+                              void **kernelParams, void **extra, bool pt)
 {
 	if (config == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	return gs__launch_kernel(f, config->gridDimX, config->gridDimY,
-				 config->gridDimZ, config->blockDimX,
-				 config->blockDimY, config->blockDimZ,
-				 config->sharedMemBytes, config->hStream,
-				 kernelParams, extra, pt);
+	return gs__launch_kernel(
+	    f, config->gridDimX, config->gridDimY, config->gridDimZ,
+	    config->blockDimX, config->blockDimY, config->blockDimZ,
+	    config->sharedMemBytes, config->hStream, kernelParams, extra, pt);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
-				  void **kernelParams, void **extra)
+                                  void **kernelParams, void **extra)
 {
 	return gs__launch_kernel_ex(config, f, kernelParams, extra, false);
 }
 
 /* Runs fn once the stream's work is done (the calling thread waits). */
 CUresult gs__host_func(CUstream hStream, CUhostFn fn, void *userData,
-		       CUstreamCallback cb, bool pt)
+                       CUstreamCallback cb, bool pt)
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
@@ -645,15 +660,14 @@ CUresult gs__host_func(CUstream hStream, CUhostFn fn, void *userData,
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,
-				  void *userData)
+CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
 	return gs__host_func(hStream, fn, userData, NULL, false);
 }
 
 CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
-				     CUstreamCallback callback,
-				     void *userData, unsigned int flags)
+                                     CUstreamCallback callback, void *userData,
+                                     unsigned int flags)
 {
 	if (flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -663,7 +677,7 @@ CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
 /* ---- streams ------------------------------------------------------------- */
 
 CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
-					    unsigned int flags, int priority)
+                                            unsigned int flags, int priority)
 {
 	struct gs__ctx *ctx;
 	struct gs__stream *s;
@@ -768,7 +782,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 }
 
 CUresult gs__stream_wait_event(CUstream hStream, CUevent hEvent,
-			       unsigned int Flags, bool pt)
+                               unsigned int Flags, bool pt)
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
@@ -792,14 +806,14 @@ CUresult gs__stream_wait_event(CUstream hStream, CUevent hEvent,
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
-				   unsigned int Flags)
+                                   unsigned int Flags)
 {
 	return gs__stream_wait_event(hStream, hEvent, Flags, false);
 }
 
 /* Common body of the stream getters. */
 static CUresult stream_peek(CUstream h, bool pt, struct gs__ctx **ctx,
-			    struct gs__stream **s)
+                            struct gs__stream **s)
 {
 	CUresult r = gs__enter();
 
@@ -875,7 +889,7 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 }
 
 CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx,
-				   CUgreenCtx *pGreenCtx)
+                                   CUgreenCtx *pGreenCtx)
 {
 	CUresult r = gs__stream_get_ctx(hStream, pCtx, false);
 
@@ -933,9 +947,9 @@ CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	CUresult r;
 
 	if (phEvent == NULL ||
-	    (Flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC |
-				 CU_EVENT_DISABLE_TIMING |
-				 CU_EVENT_INTERPROCESS)) ||
+	    (Flags &
+	     ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
+	                 CU_EVENT_INTERPROCESS)) ||
 	    ((Flags & CU_EVENT_INTERPROCESS) &&
 	     !(Flags & CU_EVENT_DISABLE_TIMING)))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -981,7 +995,7 @@ CUresult gs__event_record(CUevent hEvent, CUstream hStream, bool pt)
 	}
 	if (r == CUDA_SUCCESS)
 		r = gs__push(ctx, 0, 0, GS_SIM_OP_MARKER,
-			     (uint64_t)(uintptr_t)ev, &seq);
+		             (uint64_t)(uintptr_t)ev, &seq);
 	if (r == CUDA_SUCCESS) {
 		ev->recorded = true;
 		ev->timed = false;
@@ -999,7 +1013,7 @@ CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
 }
 
 CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
-					unsigned int flags)
+                                        unsigned int flags)
 {
 	if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -1042,7 +1056,7 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 static CUresult elapsed(float *ms, CUevent hStart, CUevent hEnd)
 {
 	struct gs__event *a = (struct gs__event *)hStart,
-			 *b = (struct gs__event *)hEnd;
+	                 *b = (struct gs__event *)hEnd;
 	bool da = false, db = false;
 	CUresult r;
 
@@ -1068,7 +1082,7 @@ static CUresult elapsed(float *ms, CUevent hStart, CUevent hEnd)
 }
 
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart,
-				       CUevent hEnd)
+                                       CUevent hEnd)
 {
 	return elapsed(pMilliseconds, hStart, hEnd);
 }
@@ -1105,7 +1119,7 @@ static CUresult capture_add(struct gs__graph *g, struct gs__node *n)
 	if (g->n_nodes == g->cap) {
 		int ncap = g->cap ? g->cap * 2 : 16;
 		struct gs__node **nn =
-			realloc(g->nodes, sizeof(*nn) * (size_t)ncap);
+		    realloc(g->nodes, sizeof(*nn) * (size_t)ncap);
 
 		if (nn == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1172,8 +1186,8 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
 }
 
 static CUresult add_node(CUgraphNode *out, CUgraph hGraph,
-			 const CUgraphNode *deps, size_t ndeps,
-			 struct gs__node *n)
+                         const CUgraphNode *deps, size_t ndeps,
+                         struct gs__node *n)
 {
 	CUresult r;
 
@@ -1189,9 +1203,8 @@ static CUresult add_node(CUgraphNode *out, CUgraph hGraph,
 }
 
 CUresult CUDAAPI cuGraphAddKernelNode_v2(
-	CUgraphNode *phGraphNode, CUgraph hGraph,
-	const CUgraphNode *dependencies, size_t numDependencies,
-	const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+    CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+    size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
 	struct gs__node *n;
 	CUresult r;
@@ -1207,22 +1220,22 @@ CUresult CUDAAPI cuGraphAddKernelNode_v2(
 	}
 	{
 		const unsigned int grid[3] = {nodeParams->gridDimX,
-					      nodeParams->gridDimY,
-					      nodeParams->gridDimZ};
+		                              nodeParams->gridDimY,
+		                              nodeParams->gridDimZ};
 		const unsigned int block[3] = {nodeParams->blockDimX,
-					       nodeParams->blockDimY,
-					       nodeParams->blockDimZ};
+		                               nodeParams->blockDimY,
+		                               nodeParams->blockDimZ};
 		CUfunction f = nodeParams->func ? nodeParams->func
-						: (CUfunction)nodeParams->kern;
+		                                : (CUfunction)nodeParams->kern;
 
 		r = gs__launch_build(f, grid, block, nodeParams->sharedMemBytes,
-				     nodeParams->kernelParams,
-				     nodeParams->extra, &n->launch);
+		                     nodeParams->kernelParams,
+		                     nodeParams->extra, &n->launch);
 	}
 	n->kind = GS__N_KERNEL;
 	if (r == CUDA_SUCCESS)
-		r = add_node(phGraphNode, hGraph, dependencies,
-			     numDependencies, n);
+		r = add_node(phGraphNode, hGraph, dependencies, numDependencies,
+		             n);
 	if (r != CUDA_SUCCESS) {
 		gs__launch_free(&n->launch);
 		free(n);
@@ -1232,8 +1245,8 @@ CUresult CUDAAPI cuGraphAddKernelNode_v2(
 }
 
 CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-				     const CUgraphNode *dependencies,
-				     size_t numDependencies)
+                                     const CUgraphNode *dependencies,
+                                     size_t numDependencies)
 {
 	struct gs__node *n;
 	CUresult r;
@@ -1247,8 +1260,8 @@ CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	else {
 		n->kind = GS__N_EMPTY;
-		r = add_node(phGraphNode, hGraph, dependencies,
-			     numDependencies, n);
+		r = add_node(phGraphNode, hGraph, dependencies, numDependencies,
+		             n);
 		if (r != CUDA_SUCCESS)
 			free(n);
 	}
@@ -1256,12 +1269,10 @@ CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	return r;
 }
 
-CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode *phGraphNode,
-				      CUgraph hGraph,
-				      const CUgraphNode *dependencies,
-				      size_t numDependencies,
-				      const CUDA_MEMSET_NODE_PARAMS *memsetParams,
-				      CUcontext ctx)
+CUresult CUDAAPI
+cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                     const CUgraphNode *dependencies, size_t numDependencies,
+                     const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)
 {
 	struct gs__node *n;
 	CUresult r;
@@ -1278,8 +1289,8 @@ CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode *phGraphNode,
 	else {
 		n->kind = GS__N_MEMSET;
 		n->memset = *memsetParams;
-		r = add_node(phGraphNode, hGraph, dependencies,
-			     numDependencies, n);
+		r = add_node(phGraphNode, hGraph, dependencies, numDependencies,
+		             n);
 		if (r != CUDA_SUCCESS)
 			free(n);
 	}
@@ -1288,7 +1299,7 @@ CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode *phGraphNode,
 }
 
 CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes,
-				 size_t *numNodes)
+                                 size_t *numNodes)
 {
 	struct gs__graph *g = (struct gs__graph *)hGraph;
 	CUresult r;
@@ -1303,7 +1314,7 @@ CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes,
 		*numNodes = (size_t)g->n_nodes;
 	} else {
 		size_t n = *numNodes < (size_t)g->n_nodes ? *numNodes
-							  : (size_t)g->n_nodes;
+		                                          : (size_t)g->n_nodes;
 		for (size_t i = 0; i < n; i++)
 			nodes[i] = (CUgraphNode)g->nodes[i];
 		for (size_t i = n; i < *numNodes; i++)
@@ -1326,16 +1337,16 @@ CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 	if (!gs__h_is(n, GS__H_GRAPH_NODE))
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
-		*type = n->kind == GS__N_KERNEL	 ? CU_GRAPH_NODE_TYPE_KERNEL
-			: n->kind == GS__N_MEMSET ? CU_GRAPH_NODE_TYPE_MEMSET
-			: n->kind == GS__N_MEMCPY ? CU_GRAPH_NODE_TYPE_MEMCPY
-						  : CU_GRAPH_NODE_TYPE_EMPTY;
+		*type = n->kind == GS__N_KERNEL   ? CU_GRAPH_NODE_TYPE_KERNEL
+		        : n->kind == GS__N_MEMSET ? CU_GRAPH_NODE_TYPE_MEMSET
+		        : n->kind == GS__N_MEMCPY ? CU_GRAPH_NODE_TYPE_MEMCPY
+		                                  : CU_GRAPH_NODE_TYPE_EMPTY;
 	gs__unlock();
 	return r;
 }
 
 static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
-			    unsigned long long flags)
+                            unsigned long long flags)
 {
 	struct gs__graph *g = (struct gs__graph *)hGraph;
 	struct gs__graph_exec *x;
@@ -1352,7 +1363,7 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 	x = calloc(1, sizeof(*x));
 	if (x != NULL)
 		x->nodes = calloc((size_t)(g->n_nodes ? g->n_nodes : 1),
-				  sizeof(*x->nodes));
+		                  sizeof(*x->nodes));
 	if (x == NULL || x->nodes == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;
@@ -1364,9 +1375,8 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 		*dst = *src;
 		dst->launch.args = NULL;
 		if (src->kind == GS__N_KERNEL) {
-			dst->launch.args = malloc(src->launch.args_size
-							  ? src->launch.args_size
-							  : 1);
+			dst->launch.args = malloc(
+			    src->launch.args_size ? src->launch.args_size : 1);
 			if (dst->launch.args == NULL) {
 				r = CUDA_ERROR_OUT_OF_MEMORY;
 				x->n = i;
@@ -1397,15 +1407,15 @@ out_free:
 }
 
 CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec,
-					     CUgraph hGraph,
-					     unsigned long long flags)
+                                             CUgraph hGraph,
+                                             unsigned long long flags)
 {
 	return instantiate(phGraphExec, hGraph, flags);
 }
 
-CUresult gs__graph_instantiate_legacy(CUgraphExec *phGraphExec,
-				      CUgraph hGraph, CUgraphNode *phErrorNode,
-				      char *logBuffer, size_t bufferSize)
+CUresult gs__graph_instantiate_legacy(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                      CUgraphNode *phErrorNode, char *logBuffer,
+                                      size_t bufferSize)
 {
 	if (phErrorNode != NULL)
 		*phErrorNode = NULL;
@@ -1414,10 +1424,9 @@ CUresult gs__graph_instantiate_legacy(CUgraphExec *phGraphExec,
 	return instantiate(phGraphExec, hGraph, 0);
 }
 
-CUresult gs__graph_instantiate_params(CUgraphExec *phGraphExec,
-				      CUgraph hGraph,
-				      CUDA_GRAPH_INSTANTIATE_PARAMS *params,
-				      bool pt)
+CUresult gs__graph_instantiate_params(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                      CUDA_GRAPH_INSTANTIATE_PARAMS *params,
+                                      bool pt)
 {
 	CUresult r;
 
@@ -1425,21 +1434,20 @@ CUresult gs__graph_instantiate_params(CUgraphExec *phGraphExec,
 		return CUDA_ERROR_INVALID_VALUE;
 	r = instantiate(phGraphExec, hGraph, params->flags);
 	params->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS
-					       : CUDA_GRAPH_INSTANTIATE_ERROR;
+	                                       : CUDA_GRAPH_INSTANTIATE_ERROR;
 	params->hErrNode_out = NULL;
 	return r;
 }
 
-CUresult CUDAAPI cuGraphInstantiateWithParams(
-	CUgraphExec *phGraphExec, CUgraph hGraph,
-	CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+CUresult CUDAAPI
+cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                             CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
 	return gs__graph_instantiate_params(phGraphExec, hGraph,
-					    instantiateParams, false);
+	                                    instantiateParams, false);
 }
 
-CUresult CUDAAPI cuGraphExecGetFlags(CUgraphExec hGraphExec,
-				     cuuint64_t *flags)
+CUresult CUDAAPI cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags)
 {
 	CUresult r;
 
@@ -1476,7 +1484,7 @@ CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
 }
 
 CUresult gs__graph_launch(CUgraphExec hGraphExec, CUstream hStream,
-			  bool upload_only, bool pt)
+                          bool upload_only, bool pt)
 {
 	struct gs__graph_exec *x = (struct gs__graph_exec *)hGraphExec;
 	struct gs__ctx *ctx = NULL;
@@ -1506,9 +1514,9 @@ CUresult gs__graph_launch(CUgraphExec hGraphExec, CUstream hStream,
 				r = gs__launch(&n->launch, s, ctx);
 		} else if (n->kind == GS__N_MEMSET) {
 			r = gs__memset(n->memset.dst, n->memset.pitch,
-				       n->memset.value,
-				       n->memset.elementSize, n->memset.width,
-				       n->memset.height ? n->memset.height : 1);
+			               n->memset.value, n->memset.elementSize,
+			               n->memset.width,
+			               n->memset.height ? n->memset.height : 1);
 		}
 	}
 	gs__unlock();
@@ -1527,8 +1535,7 @@ CUresult CUDAAPI cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 
 /* ---- stream capture ------------------------------------------------------ */
 
-CUresult gs__begin_capture(CUstream hStream, CUstreamCaptureMode mode,
-			   bool pt)
+CUresult gs__begin_capture(CUstream hStream, CUstreamCaptureMode mode, bool pt)
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
@@ -1555,7 +1562,7 @@ CUresult gs__begin_capture(CUstream hStream, CUstreamCaptureMode mode,
 }
 
 CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream,
-					 CUstreamCaptureMode mode)
+                                         CUstreamCaptureMode mode)
 {
 	return gs__begin_capture(hStream, mode, false);
 }
@@ -1587,7 +1594,7 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 }
 
 CUresult gs__is_capturing(CUstream hStream, CUstreamCaptureStatus *st,
-			  cuuint64_t *id, CUgraph *graph, bool pt)
+                          cuuint64_t *id, CUgraph *graph, bool pt)
 {
 	struct gs__ctx *ctx;
 	struct gs__stream *s;
@@ -1598,7 +1605,7 @@ CUresult gs__is_capturing(CUstream hStream, CUstreamCaptureStatus *st,
 	if ((r = stream_peek(hStream, pt, &ctx, &s)) != CUDA_SUCCESS)
 		return r;
 	*st = s->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-			 : CU_STREAM_CAPTURE_STATUS_NONE;
+	                 : CU_STREAM_CAPTURE_STATUS_NONE;
 	if (id != NULL)
 		*id = s->capture ? s->capture_id : 0;
 	if (graph != NULL)
@@ -1608,16 +1615,16 @@ CUresult gs__is_capturing(CUstream hStream, CUstreamCaptureStatus *st,
 }
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
-				     CUstreamCaptureStatus *captureStatus)
+                                     CUstreamCaptureStatus *captureStatus)
 {
 	return gs__is_capturing(hStream, captureStatus, NULL, NULL, false);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v3(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out,
-	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,
+    size_t *numDependencies_out)
 {
 	if (dependencies_out != NULL)
 		*dependencies_out = NULL;
@@ -1626,5 +1633,5 @@ CUresult CUDAAPI cuStreamGetCaptureInfo_v3(
 	if (numDependencies_out != NULL)
 		*numDependencies_out = 0;
 	return gs__is_capturing(hStream, captureStatus_out, id_out, graph_out,
-				false);
+	                        false);
 }

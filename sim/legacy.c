@@ -29,15 +29,14 @@
 #undef cuStreamBeginCapture
 #undef cuStreamGetCaptureInfo
 
-CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags,
-			     CUdevice dev);
+CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult CUDAAPI cuCtxDestroy(CUcontext ctx);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
 CUresult CUDAAPI cuStreamDestroy(CUstream hStream);
 CUresult CUDAAPI cuEventDestroy(CUevent hEvent);
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
-				    CUevent hEnd);
+                                    CUevent hEnd);
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
 CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags);
@@ -45,30 +44,28 @@ CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
 CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
-				    CUgraphNode *phErrorNode, char *logBuffer,
-				    size_t bufferSize);
-CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec *phGraphExec,
-				       CUgraph hGraph,
-				       CUgraphNode *phErrorNode,
-				       char *logBuffer, size_t bufferSize);
+                                    CUgraphNode *phErrorNode, char *logBuffer,
+                                    size_t bufferSize);
+CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                       CUgraphNode *phErrorNode,
+                                       char *logBuffer, size_t bufferSize);
 CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream);
 CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream);
 CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream,
-					CUstreamCaptureStatus *captureStatus,
-					cuuint64_t *id);
+                                        CUstreamCaptureStatus *captureStatus,
+                                        cuuint64_t *id);
 CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus, cuuint64_t *id);
+    CUstream hStream, CUstreamCaptureStatus *captureStatus, cuuint64_t *id);
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out);
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out, size_t *numDependencies_out);
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out);
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out, size_t *numDependencies_out);
 
-CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags,
-			     CUdevice dev)
+CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
 	return cuCtxCreate_v2(pctx, flags, dev);
 }
@@ -99,7 +96,7 @@ CUresult CUDAAPI cuEventDestroy(CUevent hEvent)
 }
 
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
-				    CUevent hEnd)
+                                    CUevent hEnd)
 {
 	return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
 }
@@ -140,20 +137,19 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
 }
 
 CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
-				    CUgraphNode *phErrorNode, char *logBuffer,
-				    size_t bufferSize)
+                                    CUgraphNode *phErrorNode, char *logBuffer,
+                                    size_t bufferSize)
 {
 	return gs__graph_instantiate_legacy(phGraphExec, hGraph, phErrorNode,
-					    logBuffer, bufferSize);
+	                                    logBuffer, bufferSize);
 }
 
-CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec *phGraphExec,
-				       CUgraph hGraph,
-				       CUgraphNode *phErrorNode,
-				       char *logBuffer, size_t bufferSize)
+CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                       CUgraphNode *phErrorNode,
+                                       char *logBuffer, size_t bufferSize)
 {
 	return gs__graph_instantiate_legacy(phGraphExec, hGraph, phErrorNode,
-					    logBuffer, bufferSize);
+	                                    logBuffer, bufferSize);
 }
 
 CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream)
@@ -167,46 +163,46 @@ CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream)
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream,
-					CUstreamCaptureStatus *captureStatus,
-					cuuint64_t *id)
+                                        CUstreamCaptureStatus *captureStatus,
+                                        cuuint64_t *id)
 {
 	return gs__is_capturing(hStream, captureStatus, id, NULL, false);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus, cuuint64_t *id)
+    CUstream hStream, CUstreamCaptureStatus *captureStatus, cuuint64_t *id)
 {
 	return gs__is_capturing(hStream, captureStatus, id, NULL, true);
 }
 
 static CUresult capture_info_v2(CUstream hStream,
-				CUstreamCaptureStatus *captureStatus_out,
-				cuuint64_t *id_out, CUgraph *graph_out,
-				const CUgraphNode **dependencies_out,
-				size_t *numDependencies_out, bool pt)
+                                CUstreamCaptureStatus *captureStatus_out,
+                                cuuint64_t *id_out, CUgraph *graph_out,
+                                const CUgraphNode **dependencies_out,
+                                size_t *numDependencies_out, bool pt)
 {
 	if (dependencies_out != NULL)
 		*dependencies_out = NULL;
 	if (numDependencies_out != NULL)
 		*numDependencies_out = 0;
 	return gs__is_capturing(hStream, captureStatus_out, id_out, graph_out,
-				pt);
+	                        pt);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
 	return capture_info_v2(hStream, captureStatus_out, id_out, graph_out,
-			       dependencies_out, numDependencies_out, false);
+	                       dependencies_out, numDependencies_out, false);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
 	return capture_info_v2(hStream, captureStatus_out, id_out, graph_out,
-			       dependencies_out, numDependencies_out, true);
+	                       dependencies_out, numDependencies_out, true);
 }

@@ -82,7 +82,7 @@ static bool alloc_insert(const struct gs__alloc *a)
 	if (gs__drv.n_allocs == gs__drv.cap_allocs) {
 		int ncap = gs__drv.cap_allocs ? gs__drv.cap_allocs * 2 : 64;
 		struct gs__alloc *n =
-			realloc(gs__drv.allocs, sizeof(*n) * (size_t)ncap);
+		    realloc(gs__drv.allocs, sizeof(*n) * (size_t)ncap);
 
 		if (n == NULL)
 			return false;
@@ -91,7 +91,7 @@ static bool alloc_insert(const struct gs__alloc *a)
 	}
 	i = lower_bound(a->base);
 	memmove(&gs__drv.allocs[i + 1], &gs__drv.allocs[i],
-		sizeof(*a) * (size_t)(gs__drv.n_allocs - i));
+	        sizeof(*a) * (size_t)(gs__drv.n_allocs - i));
 	gs__drv.allocs[i] = *a;
 	gs__drv.n_allocs++;
 	return true;
@@ -102,7 +102,7 @@ static void alloc_remove(struct gs__alloc *a)
 	int i = (int)(a - gs__drv.allocs);
 
 	memmove(&gs__drv.allocs[i], &gs__drv.allocs[i + 1],
-		sizeof(*a) * (size_t)(gs__drv.n_allocs - i - 1));
+	        sizeof(*a) * (size_t)(gs__drv.n_allocs - i - 1));
 	gs__drv.n_allocs--;
 }
 
@@ -178,8 +178,8 @@ void gs__uncharge(int dev, uint64_t bytes)
  * microseconds, and a driver's allocator keeps freed memory too. A reused
  * mapping keeps its old contents, as cudaMalloc'ed memory may. Lock held.
  */
-#define MAP_CACHE_N 32
-#define MAP_CACHE_ONE (64ULL << 20)
+#define MAP_CACHE_N     32
+#define MAP_CACHE_ONE   (64ULL << 20)
 #define MAP_CACHE_BYTES (256ULL << 20)
 
 static struct {
@@ -202,7 +202,7 @@ static void *map_range(uint64_t len, bool backed)
 				return p;
 			}
 	p = mmap(NULL, (size_t)len, backed ? PROT_READ | PROT_WRITE : PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -224,8 +224,8 @@ static void unmap_range(void *p, uint64_t len, bool backed)
  * records. OUT: *dptr. Lock held.
  */
 static CUresult dev_alloc(struct gs__ctx *ctx, uint64_t size,
-			  enum gs__akind kind, struct gs__pool *pool,
-			  CUdeviceptr *dptr)
+                          enum gs__akind kind, struct gs__pool *pool,
+                          CUdeviceptr *dptr)
 {
 	struct gs__alloc a = {0};
 	uint64_t charge = round_up(size, GS__ALLOC_ALIGN);
@@ -278,13 +278,13 @@ static void alloc_free(struct gs__alloc *a)
 	alloc_remove(a);
 	if (copy.map_len != 0)
 		unmap_range((void *)(uintptr_t)copy.base, copy.map_len,
-			    copy.backed && copy.kind != GS__A_RESERVE);
+		            copy.backed && copy.kind != GS__A_RESERVE);
 	if (copy.charged != 0)
 		gs__uncharge(copy.dev, copy.charged);
 	if (copy.pool != NULL && gs__h_is(copy.pool, GS__H_POOL))
 		copy.pool->used = copy.pool->used >= copy.charged
-					  ? copy.pool->used - copy.charged
-					  : 0;
+		                      ? copy.pool->used - copy.charged
+		                      : 0;
 }
 
 /* ---- cuMemAlloc & co ------------------------------------------------- */
@@ -306,8 +306,8 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 }
 
 CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
-				    size_t WidthInBytes, size_t Height,
-				    unsigned int ElementSizeBytes)
+                                    size_t WidthInBytes, size_t Height,
+                                    unsigned int ElementSizeBytes)
 {
 	struct gs__ctx *ctx;
 	uint64_t pitch;
@@ -331,7 +331,7 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 }
 
 CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
-				   unsigned int flags)
+                                   unsigned int flags)
 {
 	struct gs__ctx *ctx;
 	CUresult r;
@@ -348,7 +348,7 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 	return r;
 }
 
-static CUresult free_dev(CUdeviceptr dptr, bool async_ok)
+static CUresult free_dev(CUdeviceptr dptr)
 {
 	struct gs__alloc *a;
 	struct gs__ctx *ctx;
@@ -364,8 +364,7 @@ static CUresult free_dev(CUdeviceptr dptr, bool async_ok)
 			goto out;
 		a = alloc_exact(dptr);
 		if (a == NULL ||
-		    (a->kind != GS__A_DEVICE && a->kind != GS__A_MANAGED) ||
-		    (!async_ok && a->pool != NULL && false))
+		    (a->kind != GS__A_DEVICE && a->kind != GS__A_MANAGED))
 			r = CUDA_ERROR_INVALID_VALUE;
 		else
 			alloc_free(a);
@@ -377,7 +376,7 @@ out:
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
-	return free_dev(dptr, false);
+	return free_dev(dptr);
 }
 
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
@@ -397,12 +396,12 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
 		st = gs__state_lock(NULL, &r);
 		if (st != NULL) {
 			const struct gs_sim_engine *e =
-				&st->gpus[d->gpu].engine[d->engine];
+			    &st->gpus[d->gpu].engine[d->engine];
 			(void)gs_sim_reap_maybe(st, gs_sim_now_ns(), false);
 			*total = (size_t)e->mem_total;
 			*free = (size_t)(e->mem_used < e->mem_total
-						 ? e->mem_total - e->mem_used
-						 : 0);
+			                     ? e->mem_total - e->mem_used
+			                     : 0);
 			gs__state_unlock();
 		}
 	}
@@ -411,7 +410,7 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
 }
 
 CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
-					 CUdeviceptr dptr)
+                                         CUdeviceptr dptr)
 {
 	struct gs__alloc *a;
 	CUresult r;
@@ -477,12 +476,11 @@ CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
 	return host_alloc(pp, bytesize, 0);
 }
 
-CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize,
-				unsigned int Flags)
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
-	if (Flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE |
-				CU_MEMHOSTALLOC_DEVICEMAP |
-				CU_MEMHOSTALLOC_WRITECOMBINED))
+	if (Flags &
+	    ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+	                CU_MEMHOSTALLOC_WRITECOMBINED))
 		return CUDA_ERROR_INVALID_VALUE;
 	return host_alloc(pp, bytesize, Flags);
 }
@@ -504,7 +502,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 }
 
 CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
-					      unsigned int Flags)
+                                              unsigned int Flags)
 {
 	struct gs__alloc *a;
 	CUresult r;
@@ -514,8 +512,7 @@ CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	a = gs__alloc_find((uint64_t)(uintptr_t)p, 0);
-	if (a == NULL ||
-	    (a->kind != GS__A_HOST && a->kind != GS__A_REGISTERED))
+	if (a == NULL || (a->kind != GS__A_HOST && a->kind != GS__A_REGISTERED))
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
 		*pdptr = (CUdeviceptr)(uintptr_t)p;
@@ -533,8 +530,7 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	a = gs__alloc_find((uint64_t)(uintptr_t)p, 0);
-	if (a == NULL ||
-	    (a->kind != GS__A_HOST && a->kind != GS__A_REGISTERED))
+	if (a == NULL || (a->kind != GS__A_HOST && a->kind != GS__A_REGISTERED))
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
 		*pFlags = a->host_flags;
@@ -543,7 +539,7 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
 }
 
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize,
-				      unsigned int Flags)
+                                      unsigned int Flags)
 {
 	struct gs__ctx *ctx;
 	struct gs__alloc a = {0};
@@ -594,7 +590,7 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 /* ---- stream-ordered allocation and pools ------------------------------ */
 
 CUresult gs__mem_alloc_async(CUdeviceptr *dptr, size_t bytesize,
-			     CUmemoryPool pool, CUstream hStream, bool pt)
+                             CUmemoryPool pool, CUstream hStream, bool pt)
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
@@ -642,13 +638,13 @@ out:
 }
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize,
-				 CUstream hStream)
+                                 CUstream hStream)
 {
 	return gs__mem_alloc_async(dptr, bytesize, NULL, hStream, false);
 }
 
 CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
-					 CUmemoryPool pool, CUstream hStream)
+                                         CUmemoryPool pool, CUstream hStream)
 {
 	if (pool == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -669,7 +665,7 @@ CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt)
 		return r;
 	/* Freed at once: the memory is back before the stream reaches the
 	 * free, which only makes the sim more generous than the GPU. */
-	return free_dev(dptr, true);
+	return free_dev(dptr);
 }
 
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
@@ -678,7 +674,7 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 }
 
 CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool,
-				 const CUmemPoolProps *poolProps)
+                                 const CUmemPoolProps *poolProps)
 {
 	struct gs__pool *p;
 	CUresult r;
@@ -706,12 +702,6 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool,
 	return CUDA_SUCCESS;
 }
 
-static void unpool(void *pp, void *arg)
-{
-	(void)pp;
-	(void)arg;
-}
-
 CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
 {
 	struct gs__pool *p = (struct gs__pool *)pool;
@@ -729,7 +719,6 @@ CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
 	for (int i = 0; i < gs__drv.n_dev; i++)
 		if (gs__drv.dev[i].cur_pool == p)
 			gs__drv.dev[i].cur_pool = gs__drv.dev[i].default_pool;
-	gs__h_each(GS__H_NONE, unpool, NULL);
 	gs__h_del(p);
 	free(p);
 	gs__unlock();
@@ -749,7 +738,7 @@ CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 }
 
 CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool,
-				       CUmemPool_attribute attr, void *value)
+                                       CUmemPool_attribute attr, void *value)
 {
 	struct gs__pool *p = (struct gs__pool *)pool;
 	CUresult r;
@@ -794,7 +783,7 @@ CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool,
 }
 
 CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool,
-				       CUmemPool_attribute attr, void *value)
+                                       CUmemPool_attribute attr, void *value)
 {
 	struct gs__pool *p = (struct gs__pool *)pool;
 	CUresult r;
@@ -838,7 +827,7 @@ CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool,
 }
 
 CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool,
-				    const CUmemAccessDesc *map, size_t count)
+                                    const CUmemAccessDesc *map, size_t count)
 {
 	CUresult r;
 
@@ -857,8 +846,8 @@ CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool,
 }
 
 CUresult CUDAAPI cuMemPoolGetAccess(CUmemAccess_flags *flags,
-				    CUmemoryPool memPool,
-				    CUmemLocation *location)
+                                    CUmemoryPool memPool,
+                                    CUmemLocation *location)
 {
 	CUresult r;
 
@@ -870,8 +859,8 @@ CUresult CUDAAPI cuMemPoolGetAccess(CUmemAccess_flags *flags,
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
 		*flags = location->id == ((struct gs__pool *)memPool)->dev
-				 ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-				 : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+		             ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+		             : CU_MEM_ACCESS_FLAGS_PROT_NONE;
 	gs__unlock();
 	return r;
 }
@@ -889,8 +878,8 @@ static CUresult check_prop(const CUmemAllocationProp *prop)
 }
 
 CUresult CUDAAPI cuMemGetAllocationGranularity(
-	size_t *granularity, const CUmemAllocationProp *prop,
-	CUmemAllocationGranularity_flags option)
+    size_t *granularity, const CUmemAllocationProp *prop,
+    CUmemAllocationGranularity_flags option)
 {
 	CUresult r;
 
@@ -907,9 +896,9 @@ CUresult CUDAAPI cuMemGetAllocationGranularity(
 	return r;
 }
 
-CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle,
-			     size_t size, const CUmemAllocationProp *prop,
-			     unsigned long long flags)
+CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                             const CUmemAllocationProp *prop,
+                             unsigned long long flags)
 {
 	struct gs__vmm *v;
 	struct gs__ctx *ctx;
@@ -991,8 +980,8 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 }
 
 CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size,
-				     size_t alignment, CUdeviceptr addr,
-				     unsigned long long flags)
+                                     size_t alignment, CUdeviceptr addr,
+                                     unsigned long long flags)
 {
 	struct gs__alloc a = {0};
 	uint64_t align = alignment ? alignment : GS__VMM_GRANULARITY;
@@ -1079,8 +1068,8 @@ CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
 }
 
 CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
-			  CUmemGenericAllocationHandle handle,
-			  unsigned long long flags)
+                          CUmemGenericAllocationHandle handle,
+                          unsigned long long flags)
 {
 	struct gs__vmm *v = (struct gs__vmm *)(uintptr_t)handle;
 	struct gs__alloc a = {0};
@@ -1110,7 +1099,7 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		}
 	}
 	p = mmap((void *)(uintptr_t)ptr, size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, v->fd, (off_t)offset);
+	         MAP_SHARED | MAP_FIXED, v->fd, (off_t)offset);
 	if (p == MAP_FAILED) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
@@ -1123,9 +1112,9 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	a.vmm = v;
 	if (!alloc_insert(&a)) {
 		(void)mmap((void *)(uintptr_t)ptr, size, PROT_NONE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
-				   MAP_NORESERVE,
-			   -1, 0);
+		           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
+		               MAP_NORESERVE,
+		           -1, 0);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
@@ -1152,9 +1141,9 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 		struct gs__vmm *v = a->vmm;
 
 		(void)mmap((void *)(uintptr_t)ptr, size, PROT_NONE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
-				   MAP_NORESERVE,
-			   -1, 0);
+		           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
+		               MAP_NORESERVE,
+		           -1, 0);
 		alloc_remove(a);
 		if (gs__h_is(v, GS__H_VMM)) {
 			v->maps--;
@@ -1166,7 +1155,7 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
 }
 
 CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size,
-				const CUmemAccessDesc *desc, size_t count)
+                                const CUmemAccessDesc *desc, size_t count)
 {
 	CUresult r;
 
@@ -1185,8 +1174,7 @@ CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size,
 }
 
 CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags,
-				const CUmemLocation *location,
-				CUdeviceptr ptr)
+                                const CUmemLocation *location, CUdeviceptr ptr)
 {
 	struct gs__alloc *a;
 	CUresult r;
@@ -1200,14 +1188,14 @@ CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags,
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
 		*flags = location->id == a->dev
-				 ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-				 : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+		             ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+		             : CU_MEM_ACCESS_FLAGS_PROT_NONE;
 	gs__unlock();
 	return r;
 }
 
 CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(
-	CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle)
+    CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle)
 {
 	struct gs__vmm *v = (struct gs__vmm *)(uintptr_t)handle;
 	CUresult r;
@@ -1246,11 +1234,11 @@ static int format_bytes(CUarray_format f)
 }
 
 static uint64_t level_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned lvl,
-			    int esize)
+                            int esize)
 {
 	uint64_t w = d->Width >> lvl, h = d->Height >> lvl,
-		 z = (d->Flags & CUDA_ARRAY3D_LAYERED) ? d->Depth
-						       : d->Depth >> lvl;
+	         z = (d->Flags & CUDA_ARRAY3D_LAYERED) ? d->Depth
+	                                               : d->Depth >> lvl;
 
 	if (w == 0)
 		w = 1;
@@ -1262,8 +1250,8 @@ static uint64_t level_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned lvl,
 }
 
 static CUresult array_create(const CUDA_ARRAY3D_DESCRIPTOR *desc,
-			     unsigned int levels, enum gs__htype type,
-			     void **out)
+                             unsigned int levels, enum gs__htype type,
+                             void **out)
 {
 	struct gs__array *a;
 	struct gs__ctx *ctx;
@@ -1311,7 +1299,7 @@ out:
 }
 
 CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle,
-				  const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
+                                  const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d = {0};
 
@@ -1325,18 +1313,18 @@ CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle,
 }
 
 CUresult CUDAAPI cuArray3DCreate_v2(
-	CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+    CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
 {
 	return array_create(pAllocateArray, 1, GS__H_ARRAY, (void **)pHandle);
 }
 
-CUresult CUDAAPI cuMipmappedArrayCreate(
-	CUmipmappedArray *pHandle,
-	const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
-	unsigned int numMipmapLevels)
+CUresult CUDAAPI
+cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+                       const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+                       unsigned int numMipmapLevels)
 {
-	return array_create(pMipmappedArrayDesc, numMipmapLevels,
-			    GS__H_MIPMAP, (void **)pHandle);
+	return array_create(pMipmappedArrayDesc, numMipmapLevels, GS__H_MIPMAP,
+	                    (void **)pHandle);
 }
 
 static CUresult array_destroy(void *h, enum gs__htype type)
@@ -1368,7 +1356,7 @@ CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 }
 
 CUresult CUDAAPI cuArray3DGetDescriptor_v2(
-	CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
+    CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
 {
 	CUresult r;
 
@@ -1384,12 +1372,12 @@ CUresult CUDAAPI cuArray3DGetDescriptor_v2(
 	return r;
 }
 
-CUresult CUDAAPI cuArrayGetDescriptor_v2(
-	CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
+CUresult CUDAAPI
+cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d;
-	CUresult r = cuArray3DGetDescriptor_v2(
-		pArrayDescriptor ? &d : NULL, hArray);
+	CUresult r =
+	    cuArray3DGetDescriptor_v2(pArrayDescriptor ? &d : NULL, hArray);
 
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -1474,7 +1462,7 @@ static bool is_dev_range(uint64_t p, uint64_t len)
 }
 
 CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
-		    unsigned int esize, uint64_t width, uint64_t height)
+                    unsigned int esize, uint64_t width, uint64_t height)
 {
 	uint64_t span = (height - 1) * pitch + width * esize;
 	struct gs__alloc *a;
@@ -1482,8 +1470,8 @@ CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
 	if (width == 0 || height == 0)
 		return CUDA_SUCCESS;
 	a = gs__alloc_find(p, span);
-	if (a == NULL || a->kind == GS__A_RESERVE ||
-	    p % esize != 0 || (height > 1 && pitch < width * esize))
+	if (a == NULL || a->kind == GS__A_RESERVE || p % esize != 0 ||
+	    (height > 1 && pitch < width * esize))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!a->backed)
 		return CUDA_SUCCESS;
@@ -1511,7 +1499,7 @@ CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
  */
 
 CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
-		  CUstream hStream, bool sync, bool pt)
+                  CUstream hStream, bool sync, bool pt)
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
@@ -1548,8 +1536,8 @@ out:
 }
 
 CUresult gs__memset_call(uint64_t p, uint64_t pitch, uint32_t value,
-			 unsigned int esize, uint64_t width, uint64_t height,
-			 CUstream hStream, bool sync, bool pt)
+                         unsigned int esize, uint64_t width, uint64_t height,
+                         CUstream hStream, bool sync, bool pt)
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
@@ -1562,30 +1550,30 @@ CUresult gs__memset_call(uint64_t p, uint64_t pitch, uint32_t value,
 		r = gs__wait(ctx, pt ? s->last : ctx->last);
 	if (r == CUDA_SUCCESS)
 		r = gs__memset(p, pitch ? pitch : width * esize, value, esize,
-			       width, height);
+		               width, height);
 	gs__unlock();
 	return r;
 }
 
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
-				 size_t ByteCount)
+                                 size_t ByteCount)
 {
 	return gs__xfer(X_HTOD, dstDevice, (uint64_t)(uintptr_t)srcHost,
-			ByteCount, NULL, true, false);
+	                ByteCount, NULL, true, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice,
-				 size_t ByteCount)
+                                 size_t ByteCount)
 {
 	return gs__xfer(X_DTOH, (uint64_t)(uintptr_t)dstHost, srcDevice,
-			ByteCount, NULL, true, false);
+	                ByteCount, NULL, true, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
-				 size_t ByteCount)
+                                 size_t ByteCount)
 {
 	return gs__xfer(X_DTOD, dstDevice, srcDevice, ByteCount, NULL, true,
-			false);
+	                false);
 }
 
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
@@ -1594,144 +1582,143 @@ CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice,
-				      const void *srcHost, size_t ByteCount,
-				      CUstream hStream)
+                                      const void *srcHost, size_t ByteCount,
+                                      CUstream hStream)
 {
 	return gs__xfer(X_HTOD, dstDevice, (uint64_t)(uintptr_t)srcHost,
-			ByteCount, hStream, false, false);
+	                ByteCount, hStream, false, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
-				      size_t ByteCount, CUstream hStream)
+                                      size_t ByteCount, CUstream hStream)
 {
 	return gs__xfer(X_DTOH, (uint64_t)(uintptr_t)dstHost, srcDevice,
-			ByteCount, hStream, false, false);
+	                ByteCount, hStream, false, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice,
-				      CUdeviceptr srcDevice, size_t ByteCount,
-				      CUstream hStream)
+                                      CUdeviceptr srcDevice, size_t ByteCount,
+                                      CUstream hStream)
 {
 	return gs__xfer(X_DTOD, dstDevice, srcDevice, ByteCount, hStream, false,
-			false);
+	                false);
 }
 
 CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
-			       size_t ByteCount, CUstream hStream)
+                               size_t ByteCount, CUstream hStream)
 {
 	return gs__xfer(X_ANY, dst, src, ByteCount, hStream, false, false);
 }
 
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc,
-			       size_t N)
+                               size_t N)
 {
 	return gs__memset_call(dstDevice, 0, uc, 1, N, 1, NULL, true, false);
 }
 
 CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us,
-				size_t N)
+                                size_t N)
 {
 	return gs__memset_call(dstDevice, 0, us, 2, N, 1, NULL, true, false);
 }
 
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui,
-				size_t N)
+                                size_t N)
 {
 	return gs__memset_call(dstDevice, 0, ui, 4, N, 1, NULL, true, false);
 }
 
 CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch,
-				 unsigned char uc, size_t Width, size_t Height)
+                                 unsigned char uc, size_t Width, size_t Height)
 {
 	return gs__memset_call(dstDevice, dstPitch, uc, 1, Width, Height, NULL,
-			       true, false);
+	                       true, false);
 }
 
 CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch,
-				  unsigned short us, size_t Width,
-				  size_t Height)
+                                  unsigned short us, size_t Width,
+                                  size_t Height)
 {
 	return gs__memset_call(dstDevice, dstPitch, us, 2, Width, Height, NULL,
-			       true, false);
+	                       true, false);
 }
 
 CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch,
-				  unsigned int ui, size_t Width, size_t Height)
+                                  unsigned int ui, size_t Width, size_t Height)
 {
 	return gs__memset_call(dstDevice, dstPitch, ui, 4, Width, Height, NULL,
-			       true, false);
+	                       true, false);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc,
-				 size_t N, CUstream hStream)
+                                 size_t N, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, 0, uc, 1, N, 1, hStream, false,
-			       false);
+	                       false);
 }
 
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us,
-				  size_t N, CUstream hStream)
+                                  size_t N, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, 0, us, 2, N, 1, hStream, false,
-			       false);
+	                       false);
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui,
-				  size_t N, CUstream hStream)
+                                  size_t N, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, 0, ui, 4, N, 1, hStream, false,
-			       false);
+	                       false);
 }
 
 CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
-				   unsigned char uc, size_t Width,
-				   size_t Height, CUstream hStream)
+                                   unsigned char uc, size_t Width,
+                                   size_t Height, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, dstPitch, uc, 1, Width, Height,
-			       hStream, false, false);
+	                       hStream, false, false);
 }
 
 CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch,
-				    unsigned short us, size_t Width,
-				    size_t Height, CUstream hStream)
+                                    unsigned short us, size_t Width,
+                                    size_t Height, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, dstPitch, us, 2, Width, Height,
-			       hStream, false, false);
+	                       hStream, false, false);
 }
 
 CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
-				    unsigned int ui, size_t Width,
-				    size_t Height, CUstream hStream)
+                                    unsigned int ui, size_t Width,
+                                    size_t Height, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, dstPitch, ui, 4, Width, Height,
-			       hStream, false, false);
+	                       hStream, false, false);
 }
 
 /* ---- pointer attributes ----------------------------------------------- */
 
 static CUresult ptr_attr(void *data, CUpointer_attribute attr,
-			 const struct gs__alloc *a, uint64_t ptr)
+                         const struct gs__alloc *a, uint64_t ptr)
 {
-	bool host = a != NULL &&
-		    (a->kind == GS__A_HOST || a->kind == GS__A_REGISTERED);
+	bool host =
+	    a != NULL && (a->kind == GS__A_HOST || a->kind == GS__A_REGISTERED);
 
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = a ? (CUcontext)a->ctx : NULL;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(unsigned int *)data =
-			a == NULL ? 0
-				  : host ? CU_MEMORYTYPE_HOST
-					 : CU_MEMORYTYPE_DEVICE;
+		*(unsigned int *)data = a == NULL ? 0
+		                        : host    ? CU_MEMORYTYPE_HOST
+		                                  : CU_MEMORYTYPE_DEVICE;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
 		*(CUdeviceptr *)data = a ? (CUdeviceptr)ptr : 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
 		*(void **)data = a && (host || a->kind == GS__A_MANAGED)
-					 ? (void *)(uintptr_t)ptr
-					 : NULL;
+		                     ? (void *)(uintptr_t)ptr
+		                     : NULL;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
@@ -1766,8 +1753,9 @@ static CUresult ptr_attr(void *data, CUpointer_attribute attr,
 		*(unsigned long long *)data = 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-		*(unsigned int *)data = a ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
-					  : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
+		*(unsigned int *)data =
+		    a ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+		      : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
 		*(CUmemoryPool *)data = a ? (CUmemoryPool)a->pool : NULL;
@@ -1778,8 +1766,8 @@ static CUresult ptr_attr(void *data, CUpointer_attribute attr,
 }
 
 CUresult CUDAAPI cuPointerGetAttribute(void *data,
-				       CUpointer_attribute attribute,
-				       CUdeviceptr ptr)
+                                       CUpointer_attribute attribute,
+                                       CUdeviceptr ptr)
 {
 	struct gs__alloc *a;
 	CUresult r;
@@ -1798,8 +1786,8 @@ CUresult CUDAAPI cuPointerGetAttribute(void *data,
 }
 
 CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
-					CUpointer_attribute *attributes,
-					void **data, CUdeviceptr ptr)
+                                        CUpointer_attribute *attributes,
+                                        void **data, CUdeviceptr ptr)
 {
 	struct gs__alloc *a;
 	CUresult r;

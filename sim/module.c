@@ -87,10 +87,10 @@ static const char *parse_params(const char *p, struct gs__entry *e)
 				while (isdigit((unsigned char)*p))
 					p++;
 			} else if (strncmp(s, ".ptr", 4) == 0 ||
-				   strncmp(s, ".global", 7) == 0 ||
-				   strncmp(s, ".const", 6) == 0 ||
-				   strncmp(s, ".shared", 7) == 0 ||
-				   strncmp(s, ".local", 6) == 0) {
+			           strncmp(s, ".global", 7) == 0 ||
+			           strncmp(s, ".const", 6) == 0 ||
+			           strncmp(s, ".shared", 7) == 0 ||
+			           strncmp(s, ".local", 6) == 0) {
 				/* state-space qualifiers of .ptr */
 			} else {
 				int sz = type_size(s, (size_t)(p - s));
@@ -142,8 +142,7 @@ done:
  * frees), *n. CUDA_ERROR_INVALID_PTX when the text is not PTX or an entry
  * cannot be read.
  */
-static CUresult ptx_parse(const char *text, struct gs__entry **entries,
-			  int *n)
+static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 {
 	const char *p = text;
 	const char *ver = strstr(text, ".version");
@@ -176,7 +175,7 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries,
 		if (count == cap) {
 			int ncap = cap ? cap * 2 : 8;
 			struct gs__entry *nl =
-				realloc(list, sizeof(*nl) * (size_t)ncap);
+			    realloc(list, sizeof(*nl) * (size_t)ncap);
 			if (nl == NULL) {
 				free(list);
 				return CUDA_ERROR_OUT_OF_MEMORY;
@@ -208,7 +207,7 @@ out_bad:
 /* ---- modules ---------------------------------------------------------- */
 
 static CUresult module_load(const void *image, struct gs__ctx *ctx,
-			    bool library, struct gs__module **out)
+                            bool library, struct gs__module **out)
 {
 	const unsigned char *b = image;
 	struct gs__module *m;
@@ -232,7 +231,7 @@ static CUresult module_load(const void *image, struct gs__ctx *ctx,
 	if (r != CUDA_SUCCESS)
 		goto out_free;
 	m->funcs = calloc((size_t)(m->n_entries ? m->n_entries : 1),
-			  sizeof(*m->funcs));
+	                  sizeof(*m->funcs));
 	if (m->funcs == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;
@@ -310,9 +309,8 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 }
 
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
-				    unsigned int numOptions,
-				    CUjit_option *options,
-				    void **optionValues)
+                                    unsigned int numOptions,
+                                    CUjit_option *options, void **optionValues)
 {
 	if (numOptions > 0 && (options == NULL || optionValues == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -331,7 +329,8 @@ static char *read_file(const char *path)
 	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
 	    len < (64L << 20) && fseek(f, 0, SEEK_SET) == 0) {
 		buf = malloc((size_t)len + 1);
-		if (buf != NULL && fread(buf, 1, (size_t)len, f) != (size_t)len) {
+		if (buf != NULL &&
+		    fread(buf, 1, (size_t)len, f) != (size_t)len) {
 			free(buf);
 			buf = NULL;
 		} else if (buf != NULL) {
@@ -380,7 +379,7 @@ static struct gs__func *find_func(struct gs__module *m, const char *name)
 }
 
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
-				     const char *name)
+                                     const char *name)
 {
 	struct gs__func *f;
 	CUresult r;
@@ -416,7 +415,7 @@ CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 }
 
 CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
-				      CUmodule hmod, const char *name)
+                                      CUmodule hmod, const char *name)
 {
 	CUresult r;
 
@@ -426,7 +425,7 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
 		return r;
 	/* the sim keeps no module globals */
 	r = gs__h_is(hmod, GS__H_MODULE) ? CUDA_ERROR_NOT_FOUND
-					 : CUDA_ERROR_INVALID_HANDLE;
+	                                 : CUDA_ERROR_INVALID_HANDLE;
 	gs__unlock();
 	(void)dptr;
 	(void)bytes;
@@ -436,18 +435,19 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
 /* ---- libraries -------------------------------------------------------- */
 
 CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
-				   CUjit_option *jitOptions,
-				   void **jitOptionsValues,
-				   unsigned int numJitOptions,
-				   CUlibraryOption *libraryOptions,
-				   void **libraryOptionValues,
-				   unsigned int numLibraryOptions)
+                                   CUjit_option *jitOptions,
+                                   void **jitOptionsValues,
+                                   unsigned int numJitOptions,
+                                   CUlibraryOption *libraryOptions,
+                                   void **libraryOptionValues,
+                                   unsigned int numLibraryOptions)
 {
 	struct gs__module *m;
 	CUresult r;
 
 	if (library == NULL ||
-	    (numJitOptions > 0 && (jitOptions == NULL || jitOptionsValues == NULL)) ||
+	    (numJitOptions > 0 &&
+	     (jitOptions == NULL || jitOptionsValues == NULL)) ||
 	    (numLibraryOptions > 0 &&
 	     (libraryOptions == NULL || libraryOptionValues == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -460,14 +460,13 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
 	return r;
 }
 
-CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
-				       const char *fileName,
-				       CUjit_option *jitOptions,
-				       void **jitOptionsValues,
-				       unsigned int numJitOptions,
-				       CUlibraryOption *libraryOptions,
-				       void **libraryOptionValues,
-				       unsigned int numLibraryOptions)
+CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+                                       CUjit_option *jitOptions,
+                                       void **jitOptionsValues,
+                                       unsigned int numJitOptions,
+                                       CUlibraryOption *libraryOptions,
+                                       void **libraryOptionValues,
+                                       unsigned int numLibraryOptions)
 {
 	char *text;
 	CUresult r;
@@ -478,8 +477,8 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
 	if (text == NULL)
 		return CUDA_ERROR_FILE_NOT_FOUND;
 	r = cuLibraryLoadData(library, text, jitOptions, jitOptionsValues,
-			      numJitOptions, libraryOptions,
-			      libraryOptionValues, numLibraryOptions);
+	                      numJitOptions, libraryOptions,
+	                      libraryOptionValues, numLibraryOptions);
 	free(text);
 	return r;
 }
@@ -499,7 +498,7 @@ CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
 }
 
 CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
-				    const char *name)
+                                    const char *name)
 {
 	struct gs__func *f;
 	CUresult r;
@@ -535,8 +534,8 @@ CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 }
 
 CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels,
-					   unsigned int numKernels,
-					   CUlibrary lib)
+                                           unsigned int numKernels,
+                                           CUlibrary lib)
 {
 	struct gs__module *m = (struct gs__module *)lib;
 	CUresult r;
@@ -566,7 +565,7 @@ CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 	/* a library's per-context module would need a second copy; the sim
 	 * has one context-free image */
 	r = gs__h_is(library, GS__H_LIBRARY) ? CUDA_ERROR_NOT_SUPPORTED
-					     : CUDA_ERROR_INVALID_HANDLE;
+	                                     : CUDA_ERROR_INVALID_HANDLE;
 	gs__unlock();
 	return r;
 }
@@ -599,8 +598,7 @@ CUresult gs__func_get(CUfunction f, struct gs__func **out)
 	return CUDA_SUCCESS;
 }
 
-static CUresult func_attr(struct gs__func *f, CUfunction_attribute a,
-			  int *v)
+static CUresult func_attr(struct gs__func *f, CUfunction_attribute a, int *v)
 {
 	const struct gs__dev *d = gs__drv.n_dev ? &gs__drv.dev[0] : NULL;
 	int cc = d ? (int)(d->cc_major * 10 + d->cc_minor) : 90;
@@ -643,7 +641,7 @@ static CUresult func_attr(struct gs__func *f, CUfunction_attribute a,
 }
 
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
-				    CUfunction hfunc)
+                                    CUfunction hfunc)
 {
 	struct gs__func *f;
 	CUresult r;
@@ -659,8 +657,7 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
 	return r;
 }
 
-static CUresult func_set_attr(struct gs__func *f, CUfunction_attribute a,
-			      int v)
+static CUresult func_set_attr(struct gs__func *f, CUfunction_attribute a, int v)
 {
 	switch (a) {
 	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
@@ -685,7 +682,7 @@ static CUresult func_set_attr(struct gs__func *f, CUfunction_attribute a,
 }
 
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc,
-				    CUfunction_attribute attrib, int value)
+                                    CUfunction_attribute attrib, int value)
 {
 	struct gs__func *f;
 	CUresult r;
@@ -730,7 +727,7 @@ CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
 }
 
 CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
-				    size_t *paramOffset, size_t *paramSize)
+                                    size_t *paramOffset, size_t *paramSize)
 {
 	struct gs__func *f;
 	CUresult r;
@@ -767,7 +764,7 @@ CUresult CUDAAPI cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
 }
 
 CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
-				      CUkernel kernel, CUdevice dev)
+                                      CUkernel kernel, CUdevice dev)
 {
 	if (pi == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -775,13 +772,13 @@ CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
 }
 
 CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val,
-				      CUkernel kernel, CUdevice dev)
+                                      CUkernel kernel, CUdevice dev)
 {
 	return cuFuncSetAttribute((CUfunction)kernel, attrib, val);
 }
 
 CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
-					CUdevice dev)
+                                        CUdevice dev)
 {
 	return cuFuncSetCacheConfig((CUfunction)kernel, config);
 }
@@ -792,10 +789,10 @@ CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc)
 }
 
 CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
-				      size_t *paramOffset, size_t *paramSize)
+                                      size_t *paramOffset, size_t *paramSize)
 {
 	return cuFuncGetParamInfo((CUfunction)kernel, paramIndex, paramOffset,
-				  paramSize);
+	                          paramSize);
 }
 
 /* ---- occupancy --------------------------------------------------------- */
@@ -822,8 +819,7 @@ static int occupancy(int block, size_t smem)
 }
 
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(
-	int *numBlocks, CUfunction func, int blockSize,
-	size_t dynamicSMemSize)
+    int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
 {
 	struct gs__func *f;
 	CUresult r;
@@ -840,17 +836,17 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(
 }
 
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-	int *numBlocks, CUfunction func, int blockSize,
-	size_t dynamicSMemSize, unsigned int flags)
+    int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize,
+    unsigned int flags)
 {
 	return cuOccupancyMaxActiveBlocksPerMultiprocessor(
-		numBlocks, func, blockSize, dynamicSMemSize);
+	    numBlocks, func, blockSize, dynamicSMemSize);
 }
 
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
-	int *minGridSize, int *blockSize, CUfunction func,
-	CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
-	int blockSizeLimit)
+    int *minGridSize, int *blockSize, CUfunction func,
+    CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+    int blockSizeLimit)
 {
 	struct gs__func *f;
 	int best = 0, best_block = 32, sms;
@@ -874,8 +870,8 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
 		blockSizeLimit = 1024;
 	for (int b = 32; b <= blockSizeLimit; b += 32) {
 		size_t smem = blockSizeToDynamicSMemSize
-				      ? blockSizeToDynamicSMemSize(b)
-				      : dynamicSMemSize;
+		                  ? blockSizeToDynamicSMemSize(b)
+		                  : dynamicSMemSize;
 		int warps = occupancy(b, smem) * ((b + 31) / 32);
 
 		if (warps >= best) {
@@ -889,18 +885,17 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
 }
 
 CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(
-	int *minGridSize, int *blockSize, CUfunction func,
-	CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
-	int blockSizeLimit, unsigned int flags)
+    int *minGridSize, int *blockSize, CUfunction func,
+    CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+    int blockSizeLimit, unsigned int flags)
 {
-	return cuOccupancyMaxPotentialBlockSize(minGridSize, blockSize, func,
-						blockSizeToDynamicSMemSize,
-						dynamicSMemSize,
-						blockSizeLimit);
+	return cuOccupancyMaxPotentialBlockSize(
+	    minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+	    dynamicSMemSize, blockSizeLimit);
 }
 
 CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(
-	size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
+    size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
 {
 	struct gs__func *f;
 	CUresult r;

@@ -60,12 +60,11 @@ static int first_row(const char *base)
 }
 
 static const struct sym *newest(int first, const char *base, int version,
-				bool per_thread)
+                                bool per_thread)
 {
 	const struct sym *best = NULL;
 
-	for (int i = first; i < N_SYMS && strcmp(table[i].base, base) == 0;
-	     i++)
+	for (int i = first; i < N_SYMS && strcmp(table[i].base, base) == 0; i++)
 		if (table[i].per_thread == per_thread &&
 		    table[i].version <= version &&
 		    (best == NULL || table[i].version >= best->version))
@@ -74,11 +73,10 @@ static const struct sym *newest(int first, const char *base, int version,
 }
 
 static CUresult lookup(const char *symbol, void **pfn, int cudaVersion,
-		       cuuint64_t flags,
-		       CUdriverProcAddressQueryResult *status)
+                       cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
 	const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM |
-				 CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	                         CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 	const struct sym *s = NULL;
 	int first;
 
@@ -107,18 +105,18 @@ static CUresult lookup(const char *symbol, void **pfn, int cudaVersion,
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn,
-				     int cudaVersion, cuuint64_t flags,
-				     CUdriverProcAddressQueryResult *symbolStatus)
+CUresult CUDAAPI cuGetProcAddress_v2(
+    const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+    CUdriverProcAddressQueryResult *symbolStatus)
 {
 	return lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
 /* The CUDA 11.3 signature, without symbolStatus. */
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
-				  int cudaVersion, cuuint64_t flags);
+                                  int cudaVersion, cuuint64_t flags);
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
-				  int cudaVersion, cuuint64_t flags)
+                                  int cudaVersion, cuuint64_t flags)
 {
 	return lookup(symbol, pfn, cudaVersion, flags, NULL);
 }
@@ -129,7 +127,7 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
  * (see sim/README.md). Driver-API programs do not need them.
  */
 CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
-				  const CUuuid *pExportTableId)
+                                  const CUuuid *pExportTableId)
 {
 	if (ppExportTable != NULL)
 		*ppExportTable = NULL;

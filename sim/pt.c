@@ -13,24 +13,24 @@
 #include "cuda_int.h"
 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost,
-			      size_t ByteCount)
+                              size_t ByteCount)
 {
 	return gs__xfer(X_HTOD, dstDevice, (uint64_t)(uintptr_t)srcHost,
-			ByteCount, NULL, true, true);
+	                ByteCount, NULL, true, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice,
-			      size_t ByteCount)
+                              size_t ByteCount)
 {
 	return gs__xfer(X_DTOH, (uint64_t)(uintptr_t)dstHost, srcDevice,
-			ByteCount, NULL, true, true);
+	                ByteCount, NULL, true, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
-			      size_t ByteCount)
+                              size_t ByteCount)
 {
 	return gs__xfer(X_DTOD, dstDevice, srcDevice, ByteCount, NULL, true,
-			true);
+	                true);
 }
 
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
@@ -39,29 +39,28 @@ CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void *srcHost,
-				   size_t ByteCount, CUstream hStream)
+                                   size_t ByteCount, CUstream hStream)
 {
 	return gs__xfer(X_HTOD, dstDevice, (uint64_t)(uintptr_t)srcHost,
-			ByteCount, hStream, false, true);
+	                ByteCount, hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice,
-				   size_t ByteCount, CUstream hStream)
+                                   size_t ByteCount, CUstream hStream)
 {
 	return gs__xfer(X_DTOH, (uint64_t)(uintptr_t)dstHost, srcDevice,
-			ByteCount, hStream, false, true);
+	                ByteCount, hStream, false, true);
 }
 
-CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice,
-				   CUdeviceptr srcDevice, size_t ByteCount,
-				   CUstream hStream)
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                   size_t ByteCount, CUstream hStream)
 {
 	return gs__xfer(X_DTOD, dstDevice, srcDevice, ByteCount, hStream, false,
-			true);
+	                true);
 }
 
 CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
-			       size_t ByteCount, CUstream hStream)
+                               size_t ByteCount, CUstream hStream)
 {
 	return gs__xfer(X_ANY, dst, src, ByteCount, hStream, false, true);
 }
@@ -71,8 +70,7 @@ CUresult CUDAAPI cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 	return gs__memset_call(dstDevice, 0, uc, 1, N, 1, NULL, true, true);
 }
 
-CUresult CUDAAPI cuMemsetD16(CUdeviceptr dstDevice, unsigned short us,
-			     size_t N)
+CUresult CUDAAPI cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
 	return gs__memset_call(dstDevice, 0, us, 2, N, 1, NULL, true, true);
 }
@@ -83,76 +81,76 @@ CUresult CUDAAPI cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 }
 
 CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch,
-			      unsigned char uc, size_t Width, size_t Height)
+                              unsigned char uc, size_t Width, size_t Height)
 {
 	return gs__memset_call(dstDevice, dstPitch, uc, 1, Width, Height, NULL,
-			       true, true);
+	                       true, true);
 }
 
 CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch,
-			       unsigned short us, size_t Width, size_t Height)
+                               unsigned short us, size_t Width, size_t Height)
 {
 	return gs__memset_call(dstDevice, dstPitch, us, 2, Width, Height, NULL,
-			       true, true);
+	                       true, true);
 }
 
 CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch,
-			       unsigned int ui, size_t Width, size_t Height)
+                               unsigned int ui, size_t Width, size_t Height)
 {
 	return gs__memset_call(dstDevice, dstPitch, ui, 4, Width, Height, NULL,
-			       true, true);
+	                       true, true);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc,
-				 size_t N, CUstream hStream)
+                                 size_t N, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, 0, uc, 1, N, 1, hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us,
-				  size_t N, CUstream hStream)
+                                  size_t N, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, 0, us, 2, N, 1, hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui,
-				  size_t N, CUstream hStream)
+                                  size_t N, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, 0, ui, 4, N, 1, hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
-				   unsigned char uc, size_t Width,
-				   size_t Height, CUstream hStream)
+                                   unsigned char uc, size_t Width,
+                                   size_t Height, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, dstPitch, uc, 1, Width, Height,
-			       hStream, false, true);
+	                       hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch,
-				    unsigned short us, size_t Width,
-				    size_t Height, CUstream hStream)
+                                    unsigned short us, size_t Width,
+                                    size_t Height, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, dstPitch, us, 2, Width, Height,
-			       hStream, false, true);
+	                       hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
-				    unsigned int ui, size_t Width,
-				    size_t Height, CUstream hStream)
+                                    unsigned int ui, size_t Width,
+                                    size_t Height, CUstream hStream)
 {
 	return gs__memset_call(dstDevice, dstPitch, ui, 4, Width, Height,
-			       hStream, false, true);
+	                       hStream, false, true);
 }
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize,
-				 CUstream hStream)
+                                 CUstream hStream)
 {
 	return gs__mem_alloc_async(dptr, bytesize, NULL, hStream, true);
 }
 
 CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
-					 CUmemoryPool pool, CUstream hStream)
+                                         CUmemoryPool pool, CUstream hStream)
 {
 	if (pool == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -165,43 +163,42 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
-				unsigned int gridDimY, unsigned int gridDimZ,
-				unsigned int blockDimX, unsigned int blockDimY,
-				unsigned int blockDimZ,
-				unsigned int sharedMemBytes, CUstream hStream,
-				void **kernelParams, void **extra)
+                                unsigned int gridDimY, unsigned int gridDimZ,
+                                unsigned int blockDimX, unsigned int blockDimY,
+                                unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream,
+                                void **kernelParams, void **extra)
 {
 	return gs__launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-				 blockDimY, blockDimZ, sharedMemBytes, hStream,
-				 kernelParams, extra, true);
+	                         blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                         kernelParams, extra, true);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel(
-	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-	void **kernelParams)
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+    void **kernelParams)
 {
 	return gs__launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-				 blockDimY, blockDimZ, sharedMemBytes, hStream,
-				 kernelParams, NULL, true);
+	                         blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                         kernelParams, NULL, true);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
-				  void **kernelParams, void **extra)
+                                  void **kernelParams, void **extra)
 {
 	return gs__launch_kernel_ex(config, f, kernelParams, extra, true);
 }
 
-CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,
-				  void *userData)
+CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
 	return gs__host_func(hStream, fn, userData, NULL, true);
 }
 
 CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
-				     CUstreamCallback callback,
-				     void *userData, unsigned int flags)
+                                     CUstreamCallback callback, void *userData,
+                                     unsigned int flags)
 {
 	if (flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -219,7 +216,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
-				   unsigned int Flags)
+                                   unsigned int Flags)
 {
 	return gs__stream_wait_event(hStream, hEvent, Flags, true);
 }
@@ -240,7 +237,7 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 }
 
 CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx,
-				   CUgreenCtx *pGreenCtx)
+                                   CUgreenCtx *pGreenCtx)
 {
 	CUresult r = gs__stream_get_ctx(hStream, pCtx, true);
 
@@ -260,7 +257,7 @@ CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
 }
 
 CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream,
-				      CUstreamCaptureMode mode)
+                                      CUstreamCaptureMode mode)
 {
 	return gs__begin_capture(hStream, mode, true);
 }
@@ -271,16 +268,16 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 }
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
-				     CUstreamCaptureStatus *captureStatus)
+                                     CUstreamCaptureStatus *captureStatus)
 {
 	return gs__is_capturing(hStream, captureStatus, NULL, NULL, true);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out,
-	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+    CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+    cuuint64_t *id_out, CUgraph *graph_out,
+    const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,
+    size_t *numDependencies_out)
 {
 	if (dependencies_out != NULL)
 		*dependencies_out = NULL;
@@ -289,7 +286,7 @@ CUresult CUDAAPI cuStreamGetCaptureInfo(
 	if (numDependencies_out != NULL)
 		*numDependencies_out = 0;
 	return gs__is_capturing(hStream, captureStatus_out, id_out, graph_out,
-				true);
+	                        true);
 }
 
 CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
@@ -298,7 +295,7 @@ CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
 }
 
 CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
-					unsigned int flags)
+                                        unsigned int flags)
 {
 	if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -315,10 +312,10 @@ CUresult CUDAAPI cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 	return gs__graph_launch(hGraphExec, hStream, true, true);
 }
 
-CUresult CUDAAPI cuGraphInstantiateWithParams(
-	CUgraphExec *phGraphExec, CUgraph hGraph,
-	CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+CUresult CUDAAPI
+cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph,
+                             CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
 	return gs__graph_instantiate_params(phGraphExec, hGraph,
-					    instantiateParams, true);
+	                                    instantiateParams, true);
 }

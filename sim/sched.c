@@ -33,7 +33,7 @@
 
 /* Slice lengths for levels 0 (driver default), 1 short, 2 medium, 3 long. */
 static const uint64_t timeslice_ns[GS_SIM_TIMESLICE_LEVELS] = {
-	2000000ULL, 1000000ULL, 2000000ULL, 5000000ULL};
+    2000000ULL, 1000000ULL, 2000000ULL, 5000000ULL};
 
 uint64_t gs_sim_timeslice_ns(uint32_t level)
 {
@@ -54,7 +54,7 @@ static struct gs_sim_op *head_op(struct gs_sim_proc *p)
 
 /* Completes the head op of p at time t and loads the next one. */
 static void complete_head(struct gs_sim_engine *e, struct gs_sim_proc *p,
-			  uint64_t t)
+                          uint64_t t)
 {
 	struct gs_sim_op *op = head_op(p);
 
@@ -71,9 +71,9 @@ static void complete_head(struct gs_sim_engine *e, struct gs_sim_proc *p,
 static bool group_has_work(const struct runner *act, int n, int owner)
 {
 	for (int i = 0; i < n; i++)
-		if (owner == GS_SIM_OWNER_MPS ? act[i].mps
-					      : (!act[i].mps &&
-						 act[i].slot == owner))
+		if (owner == GS_SIM_OWNER_MPS
+		        ? act[i].mps
+		        : (!act[i].mps && act[i].slot == owner))
 			return true;
 	return false;
 }
@@ -122,7 +122,7 @@ static int group_after(const struct runner *act, int n, int pos, int exclude)
 }
 
 void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
-			   uint32_t engine, uint64_t now_ns)
+                           uint32_t engine, uint64_t now_ns)
 {
 	struct gs_sim_engine *e = &st->gpus[gpu].engine[engine];
 	struct runner act[GS_SIM_MAX_PROCS];
@@ -158,8 +158,7 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 		for (int i = 0; i < n; i++) {
 			struct gs_sim_proc *p = &st->procs[act[i].slot];
 
-			while (p->ring_head < p->ring_tail &&
-			       p->head_rem == 0)
+			while (p->ring_head < p->ring_tail && p->head_rem == 0)
 				complete_head(e, p, t);
 			if (p->ring_head < p->ring_tail)
 				act[m++] = act[i];
@@ -177,7 +176,8 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 		int owner = e->slice_owner;
 		int pos = (int)e->rr_next - 1;
 		bool new_slice = false;
-		if (owner == GS_SIM_OWNER_NONE || !group_has_work(act, n, owner)) {
+		if (owner == GS_SIM_OWNER_NONE ||
+		    !group_has_work(act, n, owner)) {
 			owner = group_after(act, n, pos, GS_SIM_OWNER_NONE);
 			new_slice = true;
 		} else if (t >= e->slice_end) {
@@ -192,17 +192,17 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 			e->rr_next = (uint32_t)(group_lead(act, n, owner) + 1);
 		}
 		bool contended = group_after(act, n, (int)e->rr_next - 1,
-					     owner) != GS_SIM_OWNER_NONE;
+		                             owner) != GS_SIM_OWNER_NONE;
 
 		/* Who runs and how fast. */
 		uint64_t want = 0;
 		for (int i = 0; i < n; i++)
 			if (group_of(&act[i]) == owner)
-				want += st->procs[act[i].slot]
-						.ring[st->procs[act[i].slot]
-							      .ring_head %
-						      GS_SIM_RING]
-						.sms;
+				want +=
+				    st->procs[act[i].slot]
+				        .ring[st->procs[act[i].slot].ring_head %
+				              GS_SIM_RING]
+				        .sms;
 		/* rate of a runner with k SMs: k * num / den SM-ns per ns */
 		uint64_t num = 1, den = 1;
 		if (owner == GS_SIM_OWNER_MPS && want > n_sm) {
@@ -220,9 +220,9 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 				continue;
 			/* ceil(rem / (k * num / den)) */
 			unsigned __int128 need =
-				((unsigned __int128)p->head_rem * den +
-				 (unsigned __int128)k * num - 1) /
-				((unsigned __int128)k * num);
+			    ((unsigned __int128)p->head_rem * den +
+			     (unsigned __int128)k * num - 1) /
+			    ((unsigned __int128)k * num);
 			if (need < t_next - t)
 				t_next = t + (uint64_t)need;
 		}
@@ -237,9 +237,9 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 			if (group_of(&act[i]) != owner)
 				continue;
 			unsigned __int128 prog =
-				(unsigned __int128)dt * k * num / den;
-			uint64_t got = prog >= p->head_rem ? p->head_rem
-							   : (uint64_t)prog;
+			    (unsigned __int128)dt * k * num / den;
+			uint64_t got =
+			    prog >= p->head_rem ? p->head_rem : (uint64_t)prog;
 			p->busy_ns += dt;
 			p->sm_busy_ns += got;
 			e->sm_busy_ns += got;

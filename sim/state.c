@@ -59,7 +59,7 @@ static void copy_str(char *dst, size_t len, const char *src)
 /* ---- directory and GPU list ---------------------------------------- */
 
 gs_err gs_sim_dir_resolve(const char *explicit_dir, char *out, uint32_t len,
-			  struct gs_errbuf *eb)
+                          struct gs_errbuf *eb)
 {
 	const char *env;
 	int n;
@@ -72,14 +72,14 @@ gs_err gs_sim_dir_resolve(const char *explicit_dir, char *out, uint32_t len,
 		n = snprintf(out, len, "%s/gpuslice-sim", env);
 	else
 		n = snprintf(out, len, "/tmp/gpuslice-sim-%u",
-			     (unsigned)getuid());
+		             (unsigned)getuid());
 	if (n < 0 || (uint32_t)n >= len || (uint32_t)n > GS_SIM_PATH_LEN - 16)
 		return gs_fail(eb, GS_ERR_RANGE, "sim directory path too long");
 	return GS_OK;
 }
 
-gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out,
-			 int max, int *n, struct gs_errbuf *eb)
+gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out, int max,
+                         int *n, struct gs_errbuf *eb)
 {
 	const char *p = spec;
 	int total = 0;
@@ -97,7 +97,7 @@ gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out,
 
 		if (len == 0 || len >= sizeof(item))
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "malformed GPU list item in '%s'", spec);
+			               "malformed GPU list item in '%s'", spec);
 		memcpy(item, p, len);
 		item[len] = '\0';
 		x = strchr(item, 'x');
@@ -112,28 +112,29 @@ gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out,
 				count = strtol(item, NULL, 10);
 				model = x + 1;
 				if (count < 1 || count > GS_SIM_MAX_GPUS)
-					return gs_fail(eb, GS_ERR_RANGE,
-						       "GPU count %ld out of range 1..%d",
-						       count, GS_SIM_MAX_GPUS);
+					return gs_fail(
+					    eb, GS_ERR_RANGE,
+					    "GPU count %ld out of range 1..%d",
+					    count, GS_SIM_MAX_GPUS);
 			}
 		}
 		if (model[0] == '\0')
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "missing model in GPU list '%s'", spec);
+			               "missing model in GPU list '%s'", spec);
 		m = gs_catalog_find(model);
 		if (m == NULL)
 			return gs_fail(eb, GS_ERR_UNKNOWN_MODEL,
-				       "unknown GPU model '%s'", model);
+			               "unknown GPU model '%s'", model);
 		if (total + count > max)
 			return gs_fail(eb, GS_ERR_RANGE,
-				       "too many GPUs (at most %d)", max);
+			               "too many GPUs (at most %d)", max);
 		for (long i = 0; i < count; i++) {
 			struct gs_sim_gpu_init *g = &out[total++];
 
 			memset(g, 0, sizeof(*g));
 			copy_str(g->model, sizeof(g->model), m->name);
 			copy_str(g->name, sizeof(g->name),
-				 m->nvml_name ? m->nvml_name : m->name);
+			         m->nvml_name ? m->nvml_name : m->name);
 			g->sm_count = (uint32_t)m->sm_count;
 			g->memory_total = m->memory_mib << 20;
 			g->cc_major = (uint32_t)m->cc_major;
@@ -144,7 +145,7 @@ gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out,
 		p = end + 1;
 		if (*p == '\0')
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "trailing comma in GPU list '%s'", spec);
+			               "trailing comma in GPU list '%s'", spec);
 	}
 	*n = total;
 	return GS_OK;
@@ -174,8 +175,9 @@ static uint32_t identity_crc(const struct gs_sim_state *st)
 		n = GS_SIM_MAX_GPUS;
 	crc = crc32_update(crc, &st->n_gpus, sizeof(st->n_gpus));
 	for (uint32_t i = 0; i < n; i++)
-		crc = crc32_update(crc, &st->gpus[i],
-				   offsetof(struct gs_sim_gpu, timeslice_level));
+		crc =
+		    crc32_update(crc, &st->gpus[i],
+		                 offsetof(struct gs_sim_gpu, timeslice_level));
 	return crc;
 }
 
@@ -196,9 +198,10 @@ void gs_sim_uuid_make(const char *prefix, char out[GS_SIM_UUID_LEN])
 		}
 	}
 	snprintf(out, GS_SIM_UUID_LEN,
-		 "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 prefix, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
-		 b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	         "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%"
+	         "02x%02x%02x",
+	         prefix, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
+	         b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 /*
@@ -267,7 +270,7 @@ bool gs_sim_pid_alive(int32_t pid, uint64_t start_time)
 /* ---- engines, slots ------------------------------------------------- */
 
 void gs_sim_engine_init(struct gs_sim_engine *e, uint32_t sm, uint64_t mem,
-			uint64_t now_ns)
+                        uint64_t now_ns)
 {
 	memset(e, 0, sizeof(*e));
 	e->live = 1;
@@ -279,10 +282,10 @@ void gs_sim_engine_init(struct gs_sim_engine *e, uint32_t sm, uint64_t mem,
 }
 
 static void exited_record(struct gs_sim_state *st, const struct gs_sim_proc *p,
-			  uint64_t now_ns, bool reaped)
+                          uint64_t now_ns, bool reaped)
 {
 	struct gs_sim_exited *x =
-		&st->exited[st->exited_seq % GS_SIM_EXITED_RING];
+	    &st->exited[st->exited_seq % GS_SIM_EXITED_RING];
 
 	x->pid = p->pid;
 	x->gpu = p->gpu;
@@ -296,7 +299,7 @@ static void exited_record(struct gs_sim_state *st, const struct gs_sim_proc *p,
 }
 
 static struct gs_sim_engine *proc_engine(struct gs_sim_state *st,
-					 const struct gs_sim_proc *p)
+                                         const struct gs_sim_proc *p)
 {
 	if (p->gpu >= st->n_gpus || p->gpu >= GS_SIM_MAX_GPUS ||
 	    p->engine >= GS_SIM_ENGINES)
@@ -305,7 +308,7 @@ static struct gs_sim_engine *proc_engine(struct gs_sim_state *st,
 }
 
 void gs_sim_proc_release(struct gs_sim_state *st, int i, uint64_t now_ns,
-			 bool reaped)
+                         bool reaped)
 {
 	struct gs_sim_proc *p = &st->procs[i];
 	struct gs_sim_engine *e;
@@ -315,9 +318,8 @@ void gs_sim_proc_release(struct gs_sim_state *st, int i, uint64_t now_ns,
 	e = proc_engine(st, p);
 	if (e != NULL) {
 		e->slot_mask[i / 64] &= ~(1ULL << (i % 64));
-		e->mem_used = e->mem_used >= p->mem_used
-				      ? e->mem_used - p->mem_used
-				      : 0;
+		e->mem_used =
+		    e->mem_used >= p->mem_used ? e->mem_used - p->mem_used : 0;
 		if (e->slice_owner == i)
 			e->slice_owner = GS_SIM_OWNER_NONE;
 		/*
@@ -351,8 +353,8 @@ void gs_sim_proc_release(struct gs_sim_state *st, int i, uint64_t now_ns,
 }
 
 int gs_sim_proc_acquire(struct gs_sim_state *st, int32_t pid,
-			uint64_t start_time, uint32_t gpu, uint32_t engine,
-			uint64_t now_ns)
+                        uint64_t start_time, uint32_t gpu, uint32_t engine,
+                        uint64_t now_ns)
 {
 	int free_i = -1;
 
@@ -381,8 +383,8 @@ int gs_sim_proc_acquire(struct gs_sim_state *st, int32_t pid,
 	p->engine = engine;
 	p->created_ns = now_ns;
 	p->sm_limit = st->gpus[gpu].engine[engine].sm_count;
-	st->gpus[gpu].engine[engine].slot_mask[free_i / 64] |=
-		1ULL << (free_i % 64);
+	st->gpus[gpu].engine[engine].slot_mask[free_i / 64] |= 1ULL
+	                                                       << (free_i % 64);
 	return free_i;
 }
 
@@ -413,7 +415,7 @@ int gs_sim_reap_maybe(struct gs_sim_state *st, uint64_t now_ns, bool force)
 }
 
 void gs_sim_xid_post(struct gs_sim_state *st, uint32_t gpu, uint32_t xid,
-		     uint32_t engine, int32_t pid, uint64_t now_ns)
+                     uint32_t engine, int32_t pid, uint64_t now_ns)
 {
 	struct gs_sim_gpu *g;
 	struct gs_sim_xid *x;
@@ -499,12 +501,12 @@ void gs_sim_state_reset(struct gs_sim_state *st)
 		/* the whole NVML/MIG section, whatever fields it holds */
 		memset(&gpu->mig_mode, 0,
 		       offsetof(struct gs_sim_gpu, xid_seq) -
-			       offsetof(struct gs_sim_gpu, mig_mode));
+		           offsetof(struct gs_sim_gpu, mig_mode));
 		gpu->persistence_mode = 1;
 		gpu->xid_seq = 0;
 		memset(gpu->xid, 0, sizeof(gpu->xid));
 		gs_sim_engine_init(&gpu->engine[0], gpu->sm_count,
-				   gpu->memory_total, now);
+		                   gpu->memory_total, now);
 		for (int e = 1; e < GS_SIM_ENGINES; e++)
 			memset(&gpu->engine[e], 0, sizeof(gpu->engine[e]));
 	}
@@ -530,14 +532,14 @@ static gs_err mkdir_p(const char *dir, struct gs_errbuf *eb)
 		if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
 			int err = errno;
 			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp,
-				       strerror(err));
+			               strerror(err));
 		}
 		*p = '/';
 	}
 	if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
 		int err = errno;
 		return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp,
-			       strerror(err));
+		               strerror(err));
 	}
 	return GS_OK;
 }
@@ -550,7 +552,7 @@ static gs_err init_mutex(union gs_sim_mutex *mu, struct gs_errbuf *eb)
 	memset(mu, 0, sizeof(*mu));
 	if ((rc = pthread_mutexattr_init(&a)) != 0)
 		return gs_fail(eb, GS_ERR_INTERNAL, "mutexattr: %s",
-			       strerror(rc));
+		               strerror(rc));
 	rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 	if (rc == 0)
 		rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
@@ -559,12 +561,12 @@ static gs_err init_mutex(union gs_sim_mutex *mu, struct gs_errbuf *eb)
 	(void)pthread_mutexattr_destroy(&a);
 	if (rc != 0)
 		return gs_fail(eb, GS_ERR_INTERNAL, "robust mutex: %s",
-			       strerror(rc));
+		               strerror(rc));
 	return GS_OK;
 }
 
 gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
-			   int n, bool force, struct gs_errbuf *eb)
+                           int n, bool force, struct gs_errbuf *eb)
 {
 	char path[GS_SIM_PATH_LEN + 32], tmp[GS_SIM_PATH_LEN + 64];
 	struct gs_sim_state *st;
@@ -574,17 +576,18 @@ gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
 	int fd, rc;
 
 	if (n < 1 || n > GS_SIM_MAX_GPUS)
-		return gs_fail(eb, GS_ERR_RANGE, "GPU count %d out of range 1..%d",
-			       n, GS_SIM_MAX_GPUS);
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "GPU count %d out of range 1..%d", n,
+		               GS_SIM_MAX_GPUS);
 	err = mkdir_p(dir, eb);
 	if (err != GS_OK)
 		return err;
 	snprintf(path, sizeof(path), "%s/%s", dir, GS_SIM_STATE_FILE);
 	if (!force && access(path, F_OK) == 0)
 		return gs_fail(eb, GS_ERR_EXISTS,
-			       "%s exists (use --force to replace it)", path);
+		               "%s exists (use --force to replace it)", path);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, GS_SIM_STATE_FILE,
-		 (int)getpid());
+	         (int)getpid());
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "no memory for the state");
@@ -594,8 +597,8 @@ gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
 	st->size = sizeof(*st);
 	st->n_gpus = (uint32_t)n;
 	(void)clock_gettime(CLOCK_REALTIME, &rt);
-	st->created_ns = (uint64_t)rt.tv_sec * 1000000000ULL +
-			 (uint64_t)rt.tv_nsec;
+	st->created_ns =
+	    (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec;
 	st->epoch = 1;
 	st->last_reap_ns = now;
 	err = init_mutex(&st->lock, eb);
@@ -614,7 +617,7 @@ gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
 		g->cc_minor = gpus[i].cc_minor;
 		g->persistence_mode = 1;
 		gs_sim_engine_init(&g->engine[0], g->sm_count, g->memory_total,
-				   now);
+		                   now);
 	}
 	st->identity_crc = identity_crc(st);
 
@@ -633,7 +636,7 @@ gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
 		if (w <= 0) {
 			int e = errno;
 			err = gs_fail(eb, GS_ERR_IO, "write %s: %s", tmp,
-				      strerror(e));
+			              strerror(e));
 			goto out_unlink;
 		}
 		p += w;
@@ -648,8 +651,8 @@ gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
 	fd = -1;
 	if (rc != 0 || rename(tmp, path) != 0) {
 		int e = errno;
-		err = gs_fail(eb, GS_ERR_IO, "install %s: %s", path,
-			      strerror(e));
+		err =
+		    gs_fail(eb, GS_ERR_IO, "install %s: %s", path, strerror(e));
 		goto out_unlink;
 	}
 	free(st);
@@ -665,31 +668,33 @@ out_free:
 }
 
 gs_err gs_sim_state_validate(const struct gs_sim_state *st, uint64_t file_size,
-			     struct gs_errbuf *eb)
+                             struct gs_errbuf *eb)
 {
 	if (file_size < offsetof(struct gs_sim_state, lock))
 		return gs_fail(eb, GS_ERR_CORRUPT,
-			       "state file is truncated (%" PRIu64 " bytes)",
-			       file_size);
+		               "state file is truncated (%" PRIu64 " bytes)",
+		               file_size);
 	if (st->magic != GS_SIM_STATE_MAGIC)
 		return gs_fail(eb, GS_ERR_CORRUPT,
-			       "not a gpuslice sim state file (bad magic)");
+		               "not a gpuslice sim state file (bad magic)");
 	if (st->version != GS_SIM_STATE_VERSION)
 		return gs_fail(eb, GS_ERR_VERSION,
-			       "state file has version %u, this build reads version %u (run `gpuslice sim init --force`)",
-			       st->version, GS_SIM_STATE_VERSION);
+		               "state file has version %u, this build reads "
+		               "version %u (run `gpuslice sim init --force`)",
+		               st->version, GS_SIM_STATE_VERSION);
 	if (st->size != sizeof(*st) || file_size != sizeof(*st) ||
 	    st->header_size != offsetof(struct gs_sim_state, exited))
 		return gs_fail(eb, GS_ERR_CORRUPT,
-			       "state file size %" PRIu64 " does not match its layout (%zu bytes)",
-			       file_size, sizeof(*st));
+		               "state file size %" PRIu64
+		               " does not match its layout (%zu bytes)",
+		               file_size, sizeof(*st));
 	if (st->n_gpus < 1 || st->n_gpus > GS_SIM_MAX_GPUS)
 		return gs_fail(eb, GS_ERR_CORRUPT,
-			       "state file holds %u GPUs (1..%d allowed)",
-			       st->n_gpus, GS_SIM_MAX_GPUS);
+		               "state file holds %u GPUs (1..%d allowed)",
+		               st->n_gpus, GS_SIM_MAX_GPUS);
 	if (st->identity_crc != identity_crc(st))
 		return gs_fail(eb, GS_ERR_CORRUPT,
-			       "state file GPU identity checksum mismatch");
+		               "state file GPU identity checksum mismatch");
 	for (uint32_t i = 0; i < st->n_gpus; i++) {
 		const struct gs_sim_gpu *g = &st->gpus[i];
 
@@ -699,8 +704,8 @@ gs_err gs_sim_state_validate(const struct gs_sim_state *st, uint64_t file_size,
 		    strncmp(g->uuid, "GPU-", 4) != 0 || g->index != i ||
 		    g->sm_count == 0 || g->memory_total == 0)
 			return gs_fail(eb, GS_ERR_CORRUPT,
-				       "state file GPU %u has a bad identity",
-				       i);
+			               "state file GPU %u has a bad identity",
+			               i);
 	}
 	return GS_OK;
 }
@@ -717,17 +722,18 @@ gs_err gs_sim_state_check(const struct gs_sim_state *st, struct gs_errbuf *eb)
 
 		if (g->timeslice_level >= GS_SIM_TIMESLICE_LEVELS ||
 		    g->mig_mode > 1 || g->mig_pending > 1)
-			return gs_fail(eb, GS_ERR_CORRUPT,
-				       "state file GPU %u settings out of range",
-				       i);
+			return gs_fail(
+			    eb, GS_ERR_CORRUPT,
+			    "state file GPU %u settings out of range", i);
 		for (int m = 0; m < GS_SIM_MAX_MIG; m++)
 			if (!str_terminated(g->mig[m].uuid,
-					    sizeof(g->mig[m].uuid)) ||
+			                    sizeof(g->mig[m].uuid)) ||
 			    !str_terminated(g->mig[m].profile_name,
-					    sizeof(g->mig[m].profile_name)))
-				return gs_fail(eb, GS_ERR_CORRUPT,
-					       "state file GPU %u MIG slot %d is damaged",
-					       i, m);
+			                    sizeof(g->mig[m].profile_name)))
+				return gs_fail(
+				    eb, GS_ERR_CORRUPT,
+				    "state file GPU %u MIG slot %d is damaged",
+				    i, m);
 		for (int e = 0; e < GS_SIM_ENGINES; e++) {
 			const struct gs_sim_engine *en = &g->engine[e];
 
@@ -737,10 +743,11 @@ gs_err gs_sim_state_check(const struct gs_sim_state *st, struct gs_errbuf *eb)
 			    en->mem_total > g->memory_total ||
 			    en->mps.state > GS_SIM_MPS_FAULT ||
 			    !str_terminated(en->mps.pipe_dir,
-					    sizeof(en->mps.pipe_dir)))
-				return gs_fail(eb, GS_ERR_CORRUPT,
-					       "state file GPU %u engine %d is damaged",
-					       i, e);
+			                    sizeof(en->mps.pipe_dir)))
+				return gs_fail(
+				    eb, GS_ERR_CORRUPT,
+				    "state file GPU %u engine %d is damaged", i,
+				    e);
 		}
 	}
 	for (int i = 0; i < GS_SIM_MAX_PROCS; i++) {
@@ -756,8 +763,8 @@ gs_err gs_sim_state_check(const struct gs_sim_state *st, struct gs_errbuf *eb)
 		    p->ring_tail - p->ring_harvest > GS_SIM_RING ||
 		    !str_terminated(p->comm, sizeof(p->comm)))
 			return gs_fail(eb, GS_ERR_CORRUPT,
-				       "state file process slot %d is damaged",
-				       i);
+			               "state file process slot %d is damaged",
+			               i);
 		used[p->gpu][p->engine] += p->mem_used;
 		mask[p->gpu][p->engine][i / 64] |= 1ULL << (i % 64);
 	}
@@ -765,16 +772,17 @@ gs_err gs_sim_state_check(const struct gs_sim_state *st, struct gs_errbuf *eb)
 		for (int e = 0; e < GS_SIM_ENGINES; e++)
 			if (st->gpus[i].engine[e].live &&
 			    (st->gpus[i].engine[e].mem_used != used[i][e] ||
-			     memcmp(st->gpus[i].engine[e].slot_mask,
-				    mask[i][e], sizeof(mask[i][e])) != 0))
+			     memcmp(st->gpus[i].engine[e].slot_mask, mask[i][e],
+			            sizeof(mask[i][e])) != 0))
 				return gs_fail(eb, GS_ERR_CORRUPT,
-					       "state file GPU %u engine %d disagrees with its processes",
-					       i, e);
+				               "state file GPU %u engine %d "
+				               "disagrees with its processes",
+				               i, e);
 	return GS_OK;
 }
 
 gs_err gs_sim_state_open(const char *dir, struct gs_sim_map **out,
-			 struct gs_errbuf *eb)
+                         struct gs_errbuf *eb)
 {
 	struct gs_sim_map *map;
 	struct stat sb;
@@ -789,28 +797,28 @@ gs_err gs_sim_state_open(const char *dir, struct gs_sim_map **out,
 	if (map->fd < 0) {
 		int e = errno;
 		err = gs_fail(eb, e == ENOENT ? GS_ERR_NOT_FOUND : GS_ERR_IO,
-			      "%s: %s%s", map->path, strerror(e),
-			      e == ENOENT ? " (run `gpuslice sim init`)" : "");
+		              "%s: %s%s", map->path, strerror(e),
+		              e == ENOENT ? " (run `gpuslice sim init`)" : "");
 		goto out_free;
 	}
 	if (fstat(map->fd, &sb) != 0) {
 		int e = errno;
 		err = gs_fail(eb, GS_ERR_IO, "stat %s: %s", map->path,
-			      strerror(e));
+		              strerror(e));
 		goto out_close;
 	}
 	if ((uint64_t)sb.st_size < offsetof(struct gs_sim_state, lock)) {
-		err = gs_fail(eb, GS_ERR_CORRUPT,
-			      "%s is truncated (%lld bytes)", map->path,
-			      (long long)sb.st_size);
+		err =
+		    gs_fail(eb, GS_ERR_CORRUPT, "%s is truncated (%lld bytes)",
+		            map->path, (long long)sb.st_size);
 		goto out_close;
 	}
-	mem = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED, map->fd, 0);
+	mem = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	           map->fd, 0);
 	if (mem == MAP_FAILED) {
 		int e = errno;
 		err = gs_fail(eb, GS_ERR_IO, "mmap %s: %s", map->path,
-			      strerror(e));
+		              strerror(e));
 		goto out_close;
 	}
 	map->st = mem;
@@ -862,7 +870,7 @@ gs_err gs_sim_lock(struct gs_sim_state *st)
 		(void)clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += GS_SIM_LOCK_TIMEOUT_S;
 		rc = pthread_mutex_clocklock(&st->lock.m, CLOCK_MONOTONIC,
-					     &deadline);
+		                             &deadline);
 	}
 	if (rc == EOWNERDEAD) {
 		/*

@@ -49,30 +49,29 @@
 
 #include "gs/err.h"
 
-#define GS_SIM_STATE_MAGIC 0x3145544154534d53ULL /* "SMSTATE1" */
+#define GS_SIM_STATE_MAGIC   0x3145544154534d53ULL /* "SMSTATE1" */
 #define GS_SIM_STATE_VERSION 1u
-#define GS_SIM_STATE_FILE "node.state"
+#define GS_SIM_STATE_FILE    "node.state"
 
 #define GS_SIM_MAX_GPUS 16
-#define GS_SIM_MAX_MIG 7                      /* GPU instances per GPU */
-#define GS_SIM_ENGINES (1 + GS_SIM_MAX_MIG)   /* whole GPU + MIG slots */
-#define GS_SIM_MAX_PROCS 256                  /* (process, engine) slots;
-						 engine.slot_mask has a bit
-						 for each */
-#define GS_SIM_RING 128                       /* queued ops per slot */
-#define GS_SIM_XID_RING 32                    /* Xid events kept per GPU */
-#define GS_SIM_EXITED_RING 64                 /* finished-process records */
-#define GS_SIM_UUID_LEN 48                    /* "GPU-" / "MIG-" + 36 + NUL */
-#define GS_SIM_MODEL_LEN 64
-#define GS_SIM_NAME_LEN 96
-#define GS_SIM_PATH_LEN 256
+#define GS_SIM_MAX_MIG  7                    /* GPU instances per GPU */
+#define GS_SIM_ENGINES  (1 + GS_SIM_MAX_MIG) /* whole GPU + MIG slots */
+/* (process, engine) slots; engine.slot_mask has a bit for each */
+#define GS_SIM_MAX_PROCS   256
+#define GS_SIM_RING        128 /* queued ops per slot */
+#define GS_SIM_XID_RING    32  /* Xid events kept per GPU */
+#define GS_SIM_EXITED_RING 64  /* finished-process records */
+#define GS_SIM_UUID_LEN    48  /* "GPU-" / "MIG-" + 36 + NUL */
+#define GS_SIM_MODEL_LEN   64
+#define GS_SIM_NAME_LEN    96
+#define GS_SIM_PATH_LEN    256
 
 /* gpu.timeslice_level: 0..3 as `nvidia-smi compute-policy --set-timeslice`. */
 #define GS_SIM_TIMESLICE_LEVELS 4
 
 /* engine.slice_owner when the MPS server (all its clients) holds the slice. */
 #define GS_SIM_OWNER_NONE (-1)
-#define GS_SIM_OWNER_MPS (-2)
+#define GS_SIM_OWNER_MPS  (-2)
 
 /* proc.state */
 enum gs_sim_proc_state {
@@ -113,24 +112,24 @@ static_assert(sizeof(struct gs_sim_op) == 32, "gs_sim_op layout");
 
 /* ---- MPS server of one engine (MPS helper may add fields in reserved) ---- */
 struct gs_sim_mps {
-	uint32_t state;                     /* enum gs_sim_mps_state */
-	int32_t control_pid;                /* nvidia-cuda-mps-control, 0 if none */
-	uint64_t control_start_time;        /* its /proc start time */
-	int32_t server_pid;                 /* reported server pid, 0 if none */
+	uint32_t state;              /* enum gs_sim_mps_state */
+	int32_t control_pid;         /* nvidia-cuda-mps-control, 0 if none */
+	uint64_t control_start_time; /* its /proc start time */
+	int32_t server_pid;          /* reported server pid, 0 if none */
 	uint32_t default_active_thread_pct; /* 1..100; 0 = unset (100) */
 	uint32_t active_thread_pct;         /* server's value; 0 = default */
 	uint32_t default_client_priority;
-	uint64_t default_pinned_mem_limit;  /* bytes per client; 0 = no cap */
-	uint64_t pinned_mem_limit;          /* server's value; 0 = default */
-	uint64_t fault_ns;                  /* when it went to FAULT */
-	char pipe_dir[GS_SIM_PATH_LEN];     /* CUDA_MPS_PIPE_DIRECTORY */
+	uint64_t default_pinned_mem_limit; /* bytes per client; 0 = no cap */
+	uint64_t pinned_mem_limit;         /* server's value; 0 = default */
+	uint64_t fault_ns;                 /* when it went to FAULT */
+	char pipe_dir[GS_SIM_PATH_LEN];    /* CUDA_MPS_PIPE_DIRECTORY */
 	/* MPS stand-in (sim/mps_control.c): */
-	uint64_t server_start_time;         /* server_pid's /proc start time */
-	uint32_t server_uid;                /* uid the server runs for */
-	uint32_t device_ordinal;            /* this engine's position in the
-					       daemon's CUDA_VISIBLE_DEVICES:
-					       clients see it as device N */
-	uint8_t reserved[184];              /* MPS stand-in: add fields here */
+	uint64_t server_start_time; /* server_pid's /proc start time */
+	uint32_t server_uid;        /* uid the server runs for */
+	uint32_t device_ordinal;    /* this engine's position in the
+	                               daemon's CUDA_VISIBLE_DEVICES:
+	                               clients see it as device N */
+	uint8_t reserved[184];      /* MPS stand-in: add fields here */
 };
 static_assert(sizeof(struct gs_sim_mps) == 512, "gs_sim_mps layout");
 
@@ -141,18 +140,19 @@ static_assert(sizeof(struct gs_sim_mps) == 512, "gs_sim_mps layout");
  * lock.
  */
 struct gs_sim_engine {
-	uint32_t live;     /* 1 when the engine exists */
+	uint32_t live; /* 1 when the engine exists */
 	uint32_t sm_count;
 	uint64_t mem_total; /* bytes */
-	uint64_t mem_used;  /* bytes, all slots on it (== sum of proc.mem_used) */
+	uint64_t
+	    mem_used; /* bytes, all slots on it (== sum of proc.mem_used) */
 	/* timeline (sim/sched.c) */
-	uint64_t t_sim;       /* simulated up to (CLOCK_MONOTONIC ns) */
-	uint64_t slice_end;   /* end of the current time slice */
-	int32_t slice_owner;  /* slot index, GS_SIM_OWNER_MPS or _NONE */
-	uint32_t rr_next;     /* round-robin cursor over slots */
-	uint64_t busy_ns;     /* time with any kernel running (utilization) */
-	uint64_t sm_busy_ns;  /* SM-ns used */
-	uint64_t n_kernels;   /* kernels completed */
+	uint64_t t_sim;        /* simulated up to (CLOCK_MONOTONIC ns) */
+	uint64_t slice_end;    /* end of the current time slice */
+	int32_t slice_owner;   /* slot index, GS_SIM_OWNER_MPS or _NONE */
+	uint32_t rr_next;      /* round-robin cursor over slots */
+	uint64_t busy_ns;      /* time with any kernel running (utilization) */
+	uint64_t sm_busy_ns;   /* SM-ns used */
+	uint64_t n_kernels;    /* kernels completed */
 	uint64_t slot_mask[4]; /* bit i: procs[i] is live on this engine */
 	uint8_t reserved[24];
 	struct gs_sim_mps mps;
@@ -162,30 +162,31 @@ static_assert(sizeof(struct gs_sim_engine) == 128 + 512, "engine layout");
 /* ---- MIG GPU instance metadata (engine 1 + i). NVML/MIG helper owns. ---- */
 struct gs_sim_mig {
 	uint32_t in_use;
-	uint32_t gi_id;         /* NVML GPU instance id */
-	uint32_t profile_id;    /* driver GI profile id (catalog profile_id) */
-	uint32_t start;         /* placement, memory slices */
+	uint32_t gi_id;      /* NVML GPU instance id */
+	uint32_t profile_id; /* driver GI profile id (catalog profile_id) */
+	uint32_t start;      /* placement, memory slices */
 	uint32_t size;
-	uint32_t ci_in_use;     /* one compute instance per GI in the sim */
+	uint32_t ci_in_use; /* one compute instance per GI in the sim */
 	uint32_t ci_id;
 	uint32_t ci_profile_id;
 	uint32_t ci_start;
 	uint32_t ci_size;
-	char uuid[GS_SIM_UUID_LEN]; /* "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
-	char profile_name[32];      /* "3g.40gb" */
-	uint32_t compute_mode;      /* NVML_COMPUTEMODE_* of this MIG device */
+	/* "MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+	char uuid[GS_SIM_UUID_LEN];
+	char profile_name[32]; /* "3g.40gb" */
+	uint32_t compute_mode; /* NVML_COMPUTEMODE_* of this MIG device */
 	uint8_t reserved[36];
 };
 static_assert(sizeof(struct gs_sim_mig) == 160, "gs_sim_mig layout");
 
 /* An Xid event (NVML XidCriticalError). */
 struct gs_sim_xid {
-	uint64_t seq;      /* 1, 2, ... per GPU; 0 = empty entry */
-	uint64_t time_ns;  /* CLOCK_MONOTONIC */
-	uint32_t xid;      /* 31 (MMU fault / illegal address) here */
-	uint32_t engine;   /* 0 whole GPU, 1 + i MIG slot */
-	int32_t pid;       /* faulting process */
-	uint32_t gi_id;    /* 0xFFFFFFFF when not on a MIG instance */
+	uint64_t seq;     /* 1, 2, ... per GPU; 0 = empty entry */
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint32_t xid;     /* 31 (MMU fault / illegal address) here */
+	uint32_t engine;  /* 0 whole GPU, 1 + i MIG slot */
+	int32_t pid;      /* faulting process */
+	uint32_t gi_id;   /* 0xFFFFFFFF when not on a MIG instance */
 	uint32_t ci_id;
 	uint32_t reserved;
 };
@@ -197,28 +198,29 @@ static_assert(sizeof(struct gs_sim_xid) == 40, "gs_sim_xid layout");
  */
 struct gs_sim_gpu {
 	/* identity: immutable after init */
-	char model[GS_SIM_MODEL_LEN];   /* catalog canonical name */
-	char name[GS_SIM_NAME_LEN];     /* NVML product name */
-	char uuid[GS_SIM_UUID_LEN];     /* "GPU-xxxxxxxx-xxxx-..." */
+	char model[GS_SIM_MODEL_LEN]; /* catalog canonical name */
+	char name[GS_SIM_NAME_LEN];   /* NVML product name */
+	char uuid[GS_SIM_UUID_LEN];   /* "GPU-xxxxxxxx-xxxx-..." */
 	uint32_t index;
 	uint32_t sm_count;
-	uint64_t memory_total;          /* bytes */
+	uint64_t memory_total; /* bytes */
 	uint32_t cc_major, cc_minor;
 	/* settings, under the lock */
-	uint32_t timeslice_level;       /* 0..3 */
-	uint32_t compute_mode;          /* NVML_COMPUTEMODE_* */
-	/* ---- NVML / MIG section (MIG helper owns; add fields in reserved) -- */
-	uint32_t mig_mode;              /* current: 0 off, 1 on */
-	uint32_t mig_pending;           /* pending mode */
+	uint32_t timeslice_level; /* 0..3 */
+	uint32_t compute_mode;    /* NVML_COMPUTEMODE_* */
+	/* ---- NVML / MIG section (MIG helper owns; add fields in reserved) --
+	 */
+	uint32_t mig_mode;    /* current: 0 off, 1 on */
+	uint32_t mig_pending; /* pending mode */
 	uint32_t persistence_mode;
-	uint32_t mig_next_gi_id;        /* GI ids handed out */
+	uint32_t mig_next_gi_id; /* GI ids handed out */
 	/* utilization snapshots (sim/nvml_dev.c): [0] older, [1] newer */
-	uint64_t util_t[2];             /* CLOCK_MONOTONIC ns; 0 = none */
-	uint64_t util_busy[2];          /* engine[0].busy_ns then */
+	uint64_t util_t[2];    /* CLOCK_MONOTONIC ns; 0 = none */
+	uint64_t util_busy[2]; /* engine[0].busy_ns then */
 	uint8_t nvml_reserved[208];
 	struct gs_sim_mig mig[GS_SIM_MAX_MIG];
 	/* ---- Xid ring: newest at (xid_seq - 1) % GS_SIM_XID_RING ---- */
-	uint64_t xid_seq;               /* events posted so far */
+	uint64_t xid_seq; /* events posted so far */
 	struct gs_sim_xid xid[GS_SIM_XID_RING];
 	/* ---- engines: [0] whole GPU, [1 + i] MIG slot i ---- */
 	struct gs_sim_engine engine[GS_SIM_ENGINES];
@@ -236,35 +238,35 @@ static_assert(sizeof(struct gs_sim_gpu) == 8024, "gs_sim_gpu layout");
  * (n % GS_SIM_RING) holds op n. head_rem is the work left of op ring_head.
  */
 struct gs_sim_proc {
-	uint32_t state;          /* enum gs_sim_proc_state */
+	uint32_t state; /* enum gs_sim_proc_state */
 	int32_t pid;
-	uint64_t start_time;     /* /proc/<pid>/stat starttime (clock ticks) */
+	uint64_t start_time; /* /proc/<pid>/stat starttime (clock ticks) */
 	uint64_t generation;
 	uint32_t gpu;
 	uint32_t engine;
 	uint32_t n_contexts;
-	uint32_t flags;          /* GS_SIM_PROC_* */
-	uint32_t sm_limit;       /* SMs its kernels may use */
+	uint32_t flags;                 /* GS_SIM_PROC_* */
+	uint32_t sm_limit;              /* SMs its kernels may use */
 	uint32_t mps_active_thread_pct; /* 0 when not an MPS client */
 	uint64_t mps_pinned_mem_limit;  /* bytes; 0 = none */
-	uint64_t mem_used;       /* bytes: allocations + context overhead */
-	uint64_t busy_ns;        /* GPU time its kernels ran */
-	uint64_t sm_busy_ns;     /* SM-ns its kernels used */
+	uint64_t mem_used;   /* bytes: allocations + context overhead */
+	uint64_t busy_ns;    /* GPU time its kernels ran */
+	uint64_t sm_busy_ns; /* SM-ns its kernels used */
 	uint64_t n_kernels;
 	uint64_t created_ns;
-	int32_t sticky_error;    /* CUresult posted by another process (MPS
-				    fault); 0 = none */
+	int32_t sticky_error; /* CUresult posted by another process (MPS
+	                         fault); 0 = none */
 	uint32_t reserved0;
-	char comm[32];           /* process name, for nvidia-smi */
+	char comm[32]; /* process name, for nvidia-smi */
 	uint64_t ring_head;
 	uint64_t ring_tail;
 	uint64_t ring_harvest;
-	uint64_t head_rem;       /* SM-ns left of op ring_head */
+	uint64_t head_rem; /* SM-ns left of op ring_head */
 	uint8_t reserved[88];
 	struct gs_sim_op ring[GS_SIM_RING];
 };
 static_assert(sizeof(struct gs_sim_proc) == 256 + GS_SIM_RING * 32,
-	      "gs_sim_proc layout");
+              "gs_sim_proc layout");
 
 /* A process that finished using an engine (exited, reaped or let go). */
 struct gs_sim_exited {
@@ -275,7 +277,7 @@ struct gs_sim_exited {
 	uint64_t busy_ns;
 	uint64_t sm_busy_ns;
 	uint32_t engine;
-	uint32_t reaped;         /* 1 when it died without cleaning up */
+	uint32_t reaped; /* 1 when it died without cleaning up */
 };
 static_assert(sizeof(struct gs_sim_exited) == 48, "gs_sim_exited layout");
 
@@ -287,19 +289,19 @@ static_assert(sizeof(pthread_mutex_t) <= 64, "pthread_mutex_t fits");
 
 struct gs_sim_state {
 	/* header: immutable after init */
-	uint64_t magic;          /* GS_SIM_STATE_MAGIC */
-	uint32_t version;        /* GS_SIM_STATE_VERSION */
-	uint32_t header_size;    /* offsetof(gpus) */
-	uint64_t size;           /* sizeof(struct gs_sim_state) */
+	uint64_t magic;       /* GS_SIM_STATE_MAGIC */
+	uint32_t version;     /* GS_SIM_STATE_VERSION */
+	uint32_t header_size; /* offsetof(gpus) */
+	uint64_t size;        /* sizeof(struct gs_sim_state) */
 	uint32_t n_gpus;
-	uint32_t identity_crc;   /* CRC-32 of the GPUs' identity blocks */
-	uint64_t created_ns;     /* CLOCK_REALTIME at init */
+	uint32_t identity_crc; /* CRC-32 of the GPUs' identity blocks */
+	uint64_t created_ns;   /* CLOCK_REALTIME at init */
 	/* under the lock */
-	uint64_t epoch;          /* bumped by `gpuslice sim reset` */
-	uint64_t reaped_total;   /* slots reaped from dead processes */
+	uint64_t epoch;           /* bumped by `gpuslice sim reset` */
+	uint64_t reaped_total;    /* slots reaped from dead processes */
 	uint64_t lock_recoveries; /* EOWNERDEAD repairs */
-	uint64_t exited_seq;     /* records written to exited[] */
-	uint64_t last_reap_ns;   /* CLOCK_MONOTONIC of the last reap pass */
+	uint64_t exited_seq;      /* records written to exited[] */
+	uint64_t last_reap_ns;    /* CLOCK_MONOTONIC of the last reap pass */
 	uint8_t reserved[48];
 	union gs_sim_mutex lock;
 	struct gs_sim_exited exited[GS_SIM_EXITED_RING];
@@ -332,7 +334,7 @@ struct gs_sim_gpu_init {
  * /tmp/gpuslice-sim-<uid>. Returns GS_ERR_RANGE when it does not fit.
  */
 gs_err gs_sim_dir_resolve(const char *explicit_dir, char *out, uint32_t len,
-			  struct gs_errbuf *eb);
+                          struct gs_errbuf *eb);
 
 /*
  * Parses "2xH100-SXM5-80GB,1xA100-SXM4-40GB" (count 'x' model, count
@@ -340,8 +342,8 @@ gs_err gs_sim_dir_resolve(const char *explicit_dir, char *out, uint32_t len,
  * GS_ERR_PARSE for malformed text, GS_ERR_UNKNOWN_MODEL, GS_ERR_RANGE for
  * more than `max` GPUs.
  */
-gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out,
-			 int max, int *n, struct gs_errbuf *eb);
+gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out, int max,
+                         int *n, struct gs_errbuf *eb);
 
 /*
  * Creates <dir>/node.state for `n` GPUs (creating dir, mode 0700 when
@@ -350,7 +352,7 @@ gs_err gs_sim_gpus_parse(const char *spec, struct gs_sim_gpu_init *out,
  * `force`, an existing state file is GS_ERR_EXISTS.
  */
 gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
-			   int n, bool force, struct gs_errbuf *eb);
+                           int n, bool force, struct gs_errbuf *eb);
 
 /*
  * Maps <dir>/node.state read-write after checking magic, version, size and
@@ -359,7 +361,7 @@ gs_err gs_sim_state_create(const char *dir, const struct gs_sim_gpu_init *gpus,
  * gs_sim_state_close().
  */
 gs_err gs_sim_state_open(const char *dir, struct gs_sim_map **out,
-			 struct gs_errbuf *eb);
+                         struct gs_errbuf *eb);
 /* Unmaps; NULL does nothing. */
 void gs_sim_state_close(struct gs_sim_map *map);
 /* The mapped state; valid until close. */
@@ -373,7 +375,7 @@ const char *gs_sim_state_path(const struct gs_sim_map *map);
  * range, strings terminated). Safe without the lock; open calls it.
  */
 gs_err gs_sim_state_validate(const struct gs_sim_state *st, uint64_t file_size,
-			     struct gs_errbuf *eb);
+                             struct gs_errbuf *eb);
 
 /*
  * Lock held: checks the dynamic part (slots, engines, MIG, MPS, rings) for
@@ -418,7 +420,7 @@ int gs_sim_reap(struct gs_sim_state *st, uint64_t now_ns);
  * exited[]); `reaped` marks a dead owner. No-op on a free slot.
  */
 void gs_sim_proc_release(struct gs_sim_state *st, int i, uint64_t now_ns,
-			 bool reaped);
+                         bool reaped);
 
 /*
  * Lock held: finds the live slot of (pid, start_time) on (gpu, engine), or
@@ -426,8 +428,8 @@ void gs_sim_proc_release(struct gs_sim_state *st, int i, uint64_t now_ns,
  * A new slot starts with zero usage and the caller fills flags/limits.
  */
 int gs_sim_proc_acquire(struct gs_sim_state *st, int32_t pid,
-			uint64_t start_time, uint32_t gpu, uint32_t engine,
-			uint64_t now_ns);
+                        uint64_t start_time, uint32_t gpu, uint32_t engine,
+                        uint64_t now_ns);
 
 /*
  * Lock held: resets all dynamic state (processes, memory, timelines, MPS,
@@ -441,11 +443,11 @@ void gs_sim_state_reset(struct gs_sim_state *st);
  * creation. Engine 0 of a GPU is set up by create/reset.
  */
 void gs_sim_engine_init(struct gs_sim_engine *e, uint32_t sm, uint64_t mem,
-			uint64_t now_ns);
+                        uint64_t now_ns);
 
 /* Lock held: posts an Xid event on GPU `gpu`. */
 void gs_sim_xid_post(struct gs_sim_state *st, uint32_t gpu, uint32_t xid,
-		     uint32_t engine, int32_t pid, uint64_t now_ns);
+                     uint32_t engine, int32_t pid, uint64_t now_ns);
 
 /* ---- timeline (sim/sched.c) ---- */
 
@@ -458,7 +460,7 @@ uint64_t gs_sim_timeslice_ns(uint32_t level);
  * running MPS clients concurrently, charging busy time to each slot.
  */
 void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
-			   uint32_t engine, uint64_t now_ns);
+                           uint32_t engine, uint64_t now_ns);
 /* Lock held: every live engine of every GPU. */
 void gs_sim_advance_all(struct gs_sim_state *st, uint64_t now_ns);
 

@@ -20,7 +20,7 @@ CUresult gs__cu_not_supported(void)
 #define GS__STUB_0(id, name)
 #define GS__STUB_1(id, name)                                                   \
 	extern CUresult id(void) __asm__(name)                                 \
-		__attribute__((weak, alias("gs__cu_not_supported")));
+	    __attribute__((weak, alias("gs__cu_not_supported")));
 #define X(base, ver, sym, pt, own) GS__STUB_##own(gs__stub_##sym, #sym)
 #include "cuda_syms.def"
 #undef X

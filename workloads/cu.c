@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define GS__CU_STR(x) #x
+#define GS__CU_STR(x)  #x
 #define GS__CU_XSTR(x) GS__CU_STR(x)
 
 struct gs_cu_table gs_cu;
@@ -29,7 +29,7 @@ struct gs_cu_entry {
 static const struct gs_cu_entry entries[] = {
 #define GS__CU_ENTRY(name, ver, req)                                           \
 	{#name, GS__CU_XSTR(name), ver, req, (void **)&gs_cu.name},
-	GS_CU_ENTRIES(GS__CU_ENTRY)
+    GS_CU_ENTRIES(GS__CU_ENTRY)
 #undef GS__CU_ENTRY
 };
 
@@ -42,14 +42,13 @@ static int resolve_dlsym(const struct gs_cu_entry *e, void **out)
 }
 
 static int resolve_gpa(__typeof__(cuGetProcAddress) *gpa,
-		       const struct gs_cu_entry *e, void **out)
+                       const struct gs_cu_entry *e, void **out)
 {
 	CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
 	CUresult r;
 
 	*out = NULL;
-	r = gpa(e->base, out, e->version, CU_GET_PROC_ADDRESS_DEFAULT,
-		&status);
+	r = gpa(e->base, out, e->version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
 	if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS ||
 	    !*out) {
 		*out = NULL;
@@ -70,31 +69,32 @@ int gs_cu_load(enum gs_cu_resolve how, char *why, size_t whylen)
 		const char *err = dlerror();
 
 		snprintf(why, whylen, "cannot load libcuda.so.1: %s",
-			 err ? err : "unknown reason");
+		         err ? err : "unknown reason");
 		return -1;
 	}
 	if (how == GS_CU_VIA_GETPROCADDRESS) {
-		gpa = (__typeof__(gpa))dlsym(lib, GS__CU_XSTR(cuGetProcAddress));
+		gpa =
+		    (__typeof__(gpa))dlsym(lib, GS__CU_XSTR(cuGetProcAddress));
 		if (!gpa) {
 			snprintf(why, whylen, "libcuda.so.1 has no %s",
-				 GS__CU_XSTR(cuGetProcAddress));
+			         GS__CU_XSTR(cuGetProcAddress));
 			goto out_close;
 		}
 	}
 	for (i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
 		const struct gs_cu_entry *e = &entries[i];
 		int rc = gpa ? resolve_gpa(gpa, e, e->slot)
-			     : resolve_dlsym(e, e->slot);
+		             : resolve_dlsym(e, e->slot);
 
 		if (rc != 0 && e->required) {
 			if (gpa)
 				snprintf(why, whylen,
-					 "cuGetProcAddress_v2 does not resolve "
-					 "%s (version %d)",
-					 e->base, e->version);
+				         "cuGetProcAddress_v2 does not resolve "
+				         "%s (version %d)",
+				         e->base, e->version);
 			else
 				snprintf(why, whylen, "libcuda.so.1 has no %s",
-					 e->versioned);
+				         e->versioned);
 			goto out_close;
 		}
 	}

@@ -40,9 +40,8 @@ int gs_flags_parse_size(const char *s, uint64_t *out)
 		const char *suffix;
 		unsigned shift;
 	} units[] = {
-		{"", 0},     {"B", 0},    {"K", 10},   {"KiB", 10},
-		{"M", 20},   {"MiB", 20}, {"G", 30},   {"GiB", 30},
-		{"T", 40},   {"TiB", 40},
+	    {"", 0},     {"B", 0},  {"K", 10},   {"KiB", 10}, {"M", 20},
+	    {"MiB", 20}, {"G", 30}, {"GiB", 30}, {"T", 40},   {"TiB", 40},
 	};
 	const char *rest;
 	uint64_t v;
@@ -92,7 +91,7 @@ int gs_flags_parse_seconds(const char *s, double *out)
 }
 
 int gs_flags_parse_int(const char *s, long long min, long long max,
-		       long long *out)
+                       long long *out)
 {
 	const char *rest;
 	bool neg = false;
@@ -110,7 +109,8 @@ int gs_flags_parse_int(const char *s, long long min, long long max,
 	if (neg) {
 		if (mag > (uint64_t)LLONG_MAX + 1)
 			return -1;
-		v = mag == (uint64_t)LLONG_MAX + 1 ? LLONG_MIN : -(long long)mag;
+		v = mag == (uint64_t)LLONG_MAX + 1 ? LLONG_MIN
+		                                   : -(long long)mag;
 	} else {
 		if (mag > (uint64_t)LLONG_MAX)
 			return -1;
@@ -123,7 +123,7 @@ int gs_flags_parse_int(const char *s, long long min, long long max,
 }
 
 static int set_value(struct gs_flag *f, const char *val, char *why,
-		     size_t whylen)
+                     size_t whylen)
 {
 	long long iv;
 	uint64_t sz;
@@ -137,9 +137,9 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 	case GS_FLAG_INT:
 		if (gs_flags_parse_int(val, f->min, f->max, &iv) != 0) {
 			snprintf(why, whylen,
-				 "--%s needs an integer from %lld to %lld, got "
-				 "'%s'",
-				 f->name, f->min, f->max, val);
+			         "--%s needs an integer from %lld to %lld, got "
+			         "'%s'",
+			         f->name, f->min, f->max, val);
 			return -1;
 		}
 		*(long *)f->dst = (long)iv;
@@ -148,9 +148,9 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 		if (gs_flags_parse_size(val, &sz) != 0 ||
 		    sz < (uint64_t)f->min || sz > (uint64_t)f->max) {
 			snprintf(why, whylen,
-				 "--%s needs a size such as 512MiB or 8GiB "
-				 "(%lld to %lld bytes), got '%s'",
-				 f->name, f->min, f->max, val);
+			         "--%s needs a size such as 512MiB or 8GiB "
+			         "(%lld to %lld bytes), got '%s'",
+			         f->name, f->min, f->max, val);
 			return -1;
 		}
 		*(uint64_t *)f->dst = sz;
@@ -158,9 +158,9 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 	case GS_FLAG_SECONDS:
 		if (gs_flags_parse_seconds(val, &sec) != 0) {
 			snprintf(why, whylen,
-				 "--%s needs seconds such as 5 or 0.5, got "
-				 "'%s'",
-				 f->name, val);
+			         "--%s needs seconds such as 5 or 0.5, got "
+			         "'%s'",
+			         f->name, val);
 			return -1;
 		}
 		*(double *)f->dst = sec;
@@ -172,8 +172,7 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 				return 0;
 			}
 		}
-		snprintf(why, whylen, "--%s: unknown value '%s'", f->name,
-			 val);
+		snprintf(why, whylen, "--%s: unknown value '%s'", f->name, val);
 		return -1;
 	}
 	snprintf(why, whylen, "--%s: bad flag table", f->name);
@@ -181,13 +180,14 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 }
 
 enum gs_flags_result gs_flags_parse(int argc, char **argv,
-				    struct gs_flag *flags, size_t nflags,
-				    char *why, size_t whylen)
+                                    struct gs_flag *flags, size_t nflags,
+                                    char *why, size_t whylen)
 {
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
 			return GS_FLAGS_HELP;
 	}
 	for (i = 1; i < argc; i++) {
@@ -211,13 +211,13 @@ enum gs_flags_result gs_flags_parse(int argc, char **argv,
 		}
 		if (!f) {
 			snprintf(why, whylen, "unknown flag --%.*s",
-				 (int)namelen, arg);
+			         (int)namelen, arg);
 			return GS_FLAGS_USAGE;
 		}
 		if (f->type == GS_FLAG_BOOL) {
 			if (eq) {
 				snprintf(why, whylen, "--%s takes no value",
-					 f->name);
+				         f->name);
 				return GS_FLAGS_USAGE;
 			}
 		} else if (eq) {

@@ -33,7 +33,7 @@ struct gs_flag {
 	const char *name; /* without the leading "--" */
 	enum gs_flag_type type;
 	void *dst;
-	long long min, max; /* INT and SIZE bounds (inclusive) */
+	long long min, max;         /* INT and SIZE bounds (inclusive) */
 	const char *const *choices; /* CHOICE: NULL-terminated */
 	bool given;                 /* OUT: the flag appeared */
 };
@@ -50,8 +50,8 @@ enum gs_flags_result {
  * destinations of flags parsed before the bad one may have been written.
  */
 enum gs_flags_result gs_flags_parse(int argc, char **argv,
-				    struct gs_flag *flags, size_t nflags,
-				    char *why, size_t whylen);
+                                    struct gs_flag *flags, size_t nflags,
+                                    char *why, size_t whylen);
 
 /*
  * A memory size: a decimal integer of bytes, optionally followed by a
@@ -69,6 +69,6 @@ int gs_flags_parse_seconds(const char *s, double *out);
 
 /* A decimal integer (optional leading '-') in [min, max]; 0 or -1. */
 int gs_flags_parse_int(const char *s, long long min, long long max,
-		       long long *out);
+                       long long *out);
 
 #endif

@@ -53,30 +53,28 @@ enum api {
 };
 
 static const char *const api_names[] = {
-	"plain", "pitch", "managed", "async", "pool", "vmm", "array", NULL,
+    "plain", "pitch", "managed", "async", "pool", "vmm", "array", NULL,
 };
 
 static const char usage[] =
-	"usage: gs-alloc --api API [--chunk SIZE] [--limit SIZE]\n"
-	"                [--stress THREADS [--seconds S]] [--hold S] "
-	"[--device N]\n"
-	"\n"
-	"Grows device memory chunk by chunk with one allocation API until the\n"
-	"first error or the limit, and prints one JSON line: allocated_bytes,\n"
-	"chunks, api, error (null when the limit was reached first), ...\n"
-	"\n"
-	"  --api API              plain|pitch|managed|async|pool|vmm|array\n"
-	"  --chunk SIZE           bytes per allocation, e.g. 256MiB (default "
-	"256MiB)\n"
-	"  --limit SIZE           stop before passing this total (managed: "
-	"default\n"
-	"                         the device's memory; others: no limit)\n"
-	"  --stress THREADS       instead, THREADS threads allocate and free a\n"
-	"                         chunk each, over and over, concurrently\n"
-	"  --seconds S            how long --stress runs (default 2)\n"
-	"  --hold S               print the line, then keep the memory S "
-	"seconds\n"
-	"                         before freeing it\n" GS_KIT_COMMON_USAGE;
+    "usage: gs-alloc --api API [--chunk SIZE] [--limit SIZE]\n"
+    "                [--stress THREADS [--seconds S]] [--hold S] [--device N]\n"
+    "\n"
+    "Grows device memory chunk by chunk with one allocation API until the\n"
+    "first error or the limit, and prints one JSON line: allocated_bytes,\n"
+    "chunks, api, error (null when the limit was reached first), ...\n"
+    "\n"
+    "  --api API              plain|pitch|managed|async|pool|vmm|array\n"
+    "  --chunk SIZE           bytes per allocation, e.g. 256MiB (default "
+    "256MiB)\n"
+    "  --limit SIZE           stop before passing this total (managed: "
+    "default\n"
+    "                         the device's memory; others: no limit)\n"
+    "  --stress THREADS       instead, THREADS threads allocate and free a\n"
+    "                         chunk each, over and over, concurrently\n"
+    "  --seconds S            how long --stress runs (default 2)\n"
+    "  --hold S               print the line, then keep the memory S seconds\n"
+    "                         before freeing it\n" GS_KIT_COMMON_USAGE;
 
 struct chunk {
 	CUdeviceptr ptr;
@@ -90,9 +88,9 @@ struct allocator {
 	struct gs_kit *k;
 	enum api api;
 	uint64_t chunk;
-	CUmemoryPool pool;         /* pool */
-	CUmemAllocationProp prop;  /* vmm */
-	size_t granularity;        /* vmm */
+	CUmemoryPool pool;        /* pool */
+	CUmemAllocationProp prop; /* vmm */
+	size_t granularity;       /* vmm */
 };
 
 /* The entry points an API needs, so a driver without them gives a clean
@@ -177,8 +175,8 @@ static uint64_t planned_bytes(const struct allocator *a)
 	case API_PITCH:
 		if (a->chunk < GS_ALLOC_ROW_BYTES)
 			return (a->chunk + 15) / 16 * 16;
-		return (a->chunk + GS_ALLOC_ROW_BYTES - 1) / GS_ALLOC_ROW_BYTES *
-		       GS_ALLOC_ROW_BYTES;
+		return (a->chunk + GS_ALLOC_ROW_BYTES - 1) /
+		       GS_ALLOC_ROW_BYTES * GS_ALLOC_ROW_BYTES;
 	default:
 		return a->chunk;
 	}
@@ -191,22 +189,23 @@ static CUresult alloc_vmm(const struct allocator *a, struct chunk *c)
 	CUresult r;
 
 	r = gs_kit_check(a->k, gs_cu.cuMemCreate(&c->handle, size, &a->prop, 0),
-			 "cuMemCreate");
+	                 "cuMemCreate");
 	if (r)
 		return r;
-	r = gs_kit_check(a->k, gs_cu.cuMemAddressReserve(&c->ptr, size, 0, 0, 0),
-			 "cuMemAddressReserve");
+	r = gs_kit_check(a->k,
+	                 gs_cu.cuMemAddressReserve(&c->ptr, size, 0, 0, 0),
+	                 "cuMemAddressReserve");
 	if (r)
 		goto out_release;
 	r = gs_kit_check(a->k, gs_cu.cuMemMap(c->ptr, size, 0, c->handle, 0),
-			 "cuMemMap");
+	                 "cuMemMap");
 	if (r)
 		goto out_free_va;
 	memset(&access, 0, sizeof(access));
 	access.location = a->prop.location;
 	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 	r = gs_kit_check(a->k, gs_cu.cuMemSetAccess(c->ptr, size, &access, 1),
-			 "cuMemSetAccess");
+	                 "cuMemSetAccess");
 	if (r)
 		goto out_unmap;
 	c->bytes = size;
@@ -229,7 +228,7 @@ out_release:
  * recorded in the kit.
  */
 static CUresult chunk_alloc(const struct allocator *a, CUstream stream,
-			    struct chunk *c)
+                            struct chunk *c)
 {
 	struct gs_kit *k = a->k;
 	CUDA_ARRAY3D_DESCRIPTOR d;
@@ -240,41 +239,43 @@ static CUresult chunk_alloc(const struct allocator *a, CUstream stream,
 	switch (a->api) {
 	case API_PLAIN:
 		r = gs_kit_check(k, gs_cu.cuMemAlloc(&c->ptr, a->chunk),
-				 "cuMemAlloc");
+		                 "cuMemAlloc");
 		c->bytes = a->chunk;
 		break;
 	case API_PITCH:
-		w = a->chunk < GS_ALLOC_ROW_BYTES ? (size_t)(a->chunk + 15) / 16 * 16
-						  : GS_ALLOC_ROW_BYTES;
+		w = a->chunk < GS_ALLOC_ROW_BYTES
+		        ? (size_t)(a->chunk + 15) / 16 * 16
+		        : GS_ALLOC_ROW_BYTES;
 		h = (size_t)((a->chunk + w - 1) / w);
-		r = gs_kit_check(k,
-				 gs_cu.cuMemAllocPitch(&c->ptr, &pitch, w, h, 16),
-				 "cuMemAllocPitch");
+		r = gs_kit_check(
+		    k, gs_cu.cuMemAllocPitch(&c->ptr, &pitch, w, h, 16),
+		    "cuMemAllocPitch");
 		c->bytes = pitch * h;
 		break;
 	case API_MANAGED:
 		r = gs_kit_check(k,
-				 gs_cu.cuMemAllocManaged(&c->ptr, a->chunk,
-							 CU_MEM_ATTACH_GLOBAL),
-				 "cuMemAllocManaged");
+		                 gs_cu.cuMemAllocManaged(&c->ptr, a->chunk,
+		                                         CU_MEM_ATTACH_GLOBAL),
+		                 "cuMemAllocManaged");
 		c->bytes = a->chunk;
 		break;
 	case API_ASYNC:
-		r = gs_kit_check(k, gs_cu.cuMemAllocAsync(&c->ptr, a->chunk, stream),
-				 "cuMemAllocAsync");
+		r = gs_kit_check(
+		    k, gs_cu.cuMemAllocAsync(&c->ptr, a->chunk, stream),
+		    "cuMemAllocAsync");
 		if (r == CUDA_SUCCESS)
 			r = gs_kit_check(k, gs_cu.cuStreamSynchronize(stream),
-					 "cuStreamSynchronize");
+			                 "cuStreamSynchronize");
 		c->bytes = a->chunk;
 		break;
 	case API_POOL:
 		r = gs_kit_check(k,
-				 gs_cu.cuMemAllocFromPoolAsync(&c->ptr, a->chunk,
-							       a->pool, stream),
-				 "cuMemAllocFromPoolAsync");
+		                 gs_cu.cuMemAllocFromPoolAsync(
+		                     &c->ptr, a->chunk, a->pool, stream),
+		                 "cuMemAllocFromPoolAsync");
 		if (r == CUDA_SUCCESS)
 			r = gs_kit_check(k, gs_cu.cuStreamSynchronize(stream),
-					 "cuStreamSynchronize");
+			                 "cuStreamSynchronize");
 		c->bytes = a->chunk;
 		break;
 	case API_VMM:
@@ -283,7 +284,7 @@ static CUresult chunk_alloc(const struct allocator *a, CUstream stream,
 	case API_ARRAY:
 		array_desc(a->chunk, &d);
 		r = gs_kit_check(k, gs_cu.cuArray3DCreate(&c->array, &d),
-				 "cuArray3DCreate");
+		                 "cuArray3DCreate");
 		c->bytes = (size_t)planned_bytes(a);
 		break;
 	default:
@@ -296,7 +297,7 @@ static CUresult chunk_alloc(const struct allocator *a, CUstream stream,
 
 /* Frees a chunk; results are ignored, there is nothing to do about them. */
 static void chunk_free(const struct allocator *a, CUstream stream,
-		       struct chunk *c)
+                       struct chunk *c)
 {
 	switch (a->api) {
 	case API_ASYNC:
@@ -332,8 +333,8 @@ static CUresult allocator_setup(struct allocator *a)
 	a->prop.location.id = (int)k->dev;
 	if (a->api == API_VMM) {
 		CUresult r = gs_cu.cuMemGetAllocationGranularity(
-			&a->granularity, &a->prop,
-			CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+		    &a->granularity, &a->prop,
+		    CU_MEM_ALLOC_GRANULARITY_MINIMUM);
 
 		if (gs_kit_check(k, r, "cuMemGetAllocationGranularity"))
 			return r;
@@ -344,7 +345,7 @@ static CUresult allocator_setup(struct allocator *a)
 		pp.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
 		pp.location = a->prop.location;
 		return gs_kit_check(k, gs_cu.cuMemPoolCreate(&a->pool, &pp),
-				    "cuMemPoolCreate");
+		                    "cuMemPoolCreate");
 	}
 	return CUDA_SUCCESS;
 }
@@ -366,8 +367,9 @@ static void *stress_main(void *arg)
 	struct chunk c;
 
 	if (gs_kit_check(k, gs_kit_bind_thread(k), "cuCtxSetCurrent") ||
-	    gs_kit_check(k, gs_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-			 "cuStreamCreate")) {
+	    gs_kit_check(k,
+	                 gs_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+	                 "cuStreamCreate")) {
 		atomic_store(&s->other_error, true);
 		return NULL;
 	}
@@ -392,7 +394,7 @@ static void *stress_main(void *arg)
 }
 
 static int run_stress(struct allocator *a, long threads, double seconds,
-		      size_t free_before)
+                      size_t free_before)
 {
 	struct gs_kit *k = a->k;
 	struct stress s;
@@ -412,9 +414,10 @@ static int run_stress(struct allocator *a, long threads, double seconds,
 	t0 = gs_kit_now();
 	s.deadline = t0 + seconds;
 	for (started = 0; started < threads; started++) {
-		if (pthread_create(&tids[started], NULL, stress_main, &s) != 0) {
+		if (pthread_create(&tids[started], NULL, stress_main, &s) !=
+		    0) {
 			gs_kit_fail_other(k, "OS_ERROR", "pthread_create",
-					  "cannot start a stress thread");
+			                  "cannot start a stress thread");
 			atomic_store(&s.other_error, true);
 			break;
 		}
@@ -424,7 +427,7 @@ static int run_stress(struct allocator *a, long threads, double seconds,
 	free(tids);
 	(void)gs_kit_check(k, gs_cu.cuCtxSynchronize(), "cuCtxSynchronize");
 	(void)gs_kit_check(k, gs_cu.cuMemGetInfo(&free_after, &total),
-			   "cuMemGetInfo");
+	                   "cuMemGetInfo");
 
 	gs_kit_result(k, &j);
 	gs_jline_str(&j, "api", api_names[a->api]);
@@ -442,18 +445,18 @@ static int run_stress(struct allocator *a, long threads, double seconds,
 	if (gs_jline_print(&j, stdout) != 0)
 		return GS_KIT_EXIT_FAILURE;
 	return atomic_load(&s.other_error) ? GS_KIT_EXIT_FAILURE
-					   : GS_KIT_EXIT_OK;
+	                                   : GS_KIT_EXIT_OK;
 }
 
 /* ---- grow mode ---- */
 
 static int run_grow(struct allocator *a, uint64_t limit, bool has_limit,
-		    double hold, size_t free_before)
+                    double hold, size_t free_before)
 {
 	struct gs_kit *k = a->k;
 	struct chunk *chunks = NULL;
 	size_t n = 0, cap = 0, i;
-	uint64_t allocated = 0, planned = planned_bytes(a);
+	uint64_t allocated = 0, planned = planned_bytes(a), step = planned;
 	const char *stopped = "error";
 	CUstream stream = NULL;
 	struct gs_jline j;
@@ -461,11 +464,13 @@ static int run_grow(struct allocator *a, uint64_t limit, bool has_limit,
 	int status;
 
 	if ((a->api == API_ASYNC || a->api == API_POOL) &&
-	    gs_kit_check(k, gs_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-			 "cuStreamCreate"))
+	    gs_kit_check(k,
+	                 gs_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+	                 "cuStreamCreate"))
 		return gs_kit_fail_line(k);
 	for (;;) {
-		if (has_limit && (allocated > limit || planned > limit - allocated)) {
+		if (has_limit &&
+		    (allocated > limit || step > limit - allocated)) {
 			stopped = "limit";
 			break;
 		}
@@ -479,7 +484,7 @@ static int run_grow(struct allocator *a, uint64_t limit, bool has_limit,
 
 			if (!nc) {
 				gs_kit_fail_other(k, "HOST_OUT_OF_MEMORY",
-						  "realloc", "");
+				                  "realloc", "");
 				break;
 			}
 			chunks = nc;
@@ -488,6 +493,9 @@ static int run_grow(struct allocator *a, uint64_t limit, bool has_limit,
 		if (chunk_alloc(a, stream, &chunks[n]) != CUDA_SUCCESS)
 			break;
 		allocated += chunks[n].bytes;
+		/* Pitch padding shows only now; let the limit see it. */
+		if (chunks[n].bytes > step)
+			step = chunks[n].bytes;
 		n++;
 	}
 
@@ -531,13 +539,13 @@ int main(int argc, char **argv)
 	long stress = 0;
 	double seconds = 2.0, hold = 0.0;
 	struct gs_flag flags[] = {
-		{"api", GS_FLAG_CHOICE, &api, 0, 0, api_names, false},
-		{"chunk", GS_FLAG_SIZE, &chunk, 1, INT64_MAX, NULL, false},
-		{"limit", GS_FLAG_SIZE, &limit, 0, INT64_MAX, NULL, false},
-		{"stress", GS_FLAG_INT, &stress, 1, 1024, NULL, false},
-		{"seconds", GS_FLAG_SECONDS, &seconds, 0, 0, NULL, false},
-		{"hold", GS_FLAG_SECONDS, &hold, 0, 0, NULL, false},
-		GS_KIT_COMMON_FLAGS(&c),
+	    {"api", GS_FLAG_CHOICE, &api, 0, 0, api_names, false},
+	    {"chunk", GS_FLAG_SIZE, &chunk, 1, INT64_MAX, NULL, false},
+	    {"limit", GS_FLAG_SIZE, &limit, 0, INT64_MAX, NULL, false},
+	    {"stress", GS_FLAG_INT, &stress, 1, 1024, NULL, false},
+	    {"seconds", GS_FLAG_SECONDS, &seconds, 0, 0, NULL, false},
+	    {"hold", GS_FLAG_SECONDS, &hold, 0, 0, NULL, false},
+	    GS_KIT_COMMON_FLAGS(&c),
 	};
 	struct allocator a;
 	struct gs_kit k;
@@ -545,7 +553,7 @@ int main(int argc, char **argv)
 	bool has_limit;
 
 	if (gs_kit_flags("gs-alloc", usage, argc, argv, flags,
-			 sizeof(flags) / sizeof(flags[0]), &status))
+	                 sizeof(flags) / sizeof(flags[0]), &status))
 		return status;
 	if (api < 0) {
 		fprintf(stderr, "gs-alloc: --api is required (see --help)\n");
@@ -553,7 +561,7 @@ int main(int argc, char **argv)
 	}
 	if (stress && flags[2].given) {
 		fprintf(stderr, "gs-alloc: --limit applies to growth, not to "
-				"--stress (see --help)\n");
+		                "--stress (see --help)\n");
 		return GS_KIT_EXIT_USAGE;
 	}
 	has_limit = flags[2].given;
@@ -569,7 +577,7 @@ int main(int argc, char **argv)
 		has_limit = true;
 	}
 	if (gs_kit_check(&k, gs_cu.cuMemGetInfo(&free_before, &total),
-			 "cuMemGetInfo") ||
+	                 "cuMemGetInfo") ||
 	    allocator_setup(&a) != CUDA_SUCCESS)
 		goto out_fail;
 	if (stress)

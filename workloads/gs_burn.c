@@ -18,16 +18,17 @@
 #define GS_BURN_IN_FLIGHT 4
 
 static const char usage[] =
-	"usage: gs-burn [--seconds S] [--memory SIZE] [--iters K] [--device N]\n"
-	"\n"
-	"Allocates SIZE of device memory, fills it, and runs gs_burn kernels\n"
-	"(K dependent FMAs per float) back to back for S seconds. Prints one\n"
-	"JSON line: wall_s, kernels, gflops, memory_bytes, iters.\n"
-	"\n"
-	"  --seconds S            how long to burn (default 10)\n"
-	"  --memory SIZE          buffer size, e.g. 512MiB, 8GiB, 8G (default "
-	"1GiB)\n"
-	"  --iters K              FMAs per element per kernel (default 256)\n" GS_KIT_COMMON_USAGE;
+    "usage: gs-burn [--seconds S] [--memory SIZE] [--iters K] [--device N]\n"
+    "\n"
+    "Allocates SIZE of device memory, fills it, and runs gs_burn kernels\n"
+    "(K dependent FMAs per float) back to back for S seconds. Prints one\n"
+    "JSON line: wall_s, kernels, gflops, memory_bytes, iters.\n"
+    "\n"
+    "  --seconds S            how long to burn (default 10)\n"
+    "  --memory SIZE          buffer size, e.g. 512MiB, 8GiB, 8G (default "
+    "1GiB)\n"
+    "  --iters K              FMAs per element per kernel (default "
+    "256)\n" GS_KIT_COMMON_USAGE;
 
 int main(int argc, char **argv)
 {
@@ -36,10 +37,10 @@ int main(int argc, char **argv)
 	uint64_t memory = 1ULL << 30;
 	long iters = 256;
 	struct gs_flag flags[] = {
-		{"seconds", GS_FLAG_SECONDS, &seconds, 0, 0, NULL, false},
-		{"memory", GS_FLAG_SIZE, &memory, 4096, INT64_MAX, NULL, false},
-		{"iters", GS_FLAG_INT, &iters, 1, 1000000, NULL, false},
-		GS_KIT_COMMON_FLAGS(&c),
+	    {"seconds", GS_FLAG_SECONDS, &seconds, 0, 0, NULL, false},
+	    {"memory", GS_FLAG_SIZE, &memory, 4096, INT64_MAX, NULL, false},
+	    {"iters", GS_FLAG_INT, &iters, 1, 1000000, NULL, false},
+	    GS_KIT_COMMON_FLAGS(&c),
 	};
 	unsigned long long n;
 	unsigned int it;
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 	float one = 1.0f;
 
 	if (gs_kit_flags("gs-burn", usage, argc, argv, flags,
-			 sizeof(flags) / sizeof(flags[0]), &status))
+	                 sizeof(flags) / sizeof(flags[0]), &status))
 		return status;
 	n = memory / sizeof(float);
 	it = (unsigned int)iters;
@@ -61,20 +62,21 @@ int main(int argc, char **argv)
 		goto out;
 	/* Grid-stride kernels: enough blocks to cover every SM a few times. */
 	blocks = (unsigned)k.sm_count * 4;
-	if (gs_kit_check(&k, gs_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-			 "cuStreamCreate") ||
+	if (gs_kit_check(&k,
+	                 gs_cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+	                 "cuStreamCreate") ||
 	    gs_kit_check(&k, gs_cu.cuMemAlloc(&buf, (size_t)memory),
-			 "cuMemAlloc"))
+	                 "cuMemAlloc"))
 		goto out;
 	{
 		void *args[] = {&buf, &n, &one};
 
 		if (gs_kit_check(&k,
-				 gs_kit_launch(&k, GS_KIT_FILL, blocks, 1, 256,
-					       1, stream, args),
-				 "cuLaunchKernel") ||
+		                 gs_kit_launch(&k, GS_KIT_FILL, blocks, 1, 256,
+		                               1, stream, args),
+		                 "cuLaunchKernel") ||
 		    gs_kit_check(&k, gs_cu.cuStreamSynchronize(stream),
-				 "cuStreamSynchronize"))
+		                 "cuStreamSynchronize"))
 			goto out;
 	}
 
@@ -86,14 +88,14 @@ int main(int argc, char **argv)
 			void *args[] = {&buf, &n, &it};
 
 			if (gs_kit_check(&k,
-					 gs_kit_launch(&k, GS_KIT_BURN, blocks,
-						       1, 256, 1, stream, args),
-					 "cuLaunchKernel"))
+			                 gs_kit_launch(&k, GS_KIT_BURN, blocks,
+			                               1, 256, 1, stream, args),
+			                 "cuLaunchKernel"))
 				goto out;
 			kernels++;
 		}
 		if (gs_kit_check(&k, gs_cu.cuStreamSynchronize(stream),
-				 "cuStreamSynchronize"))
+		                 "cuStreamSynchronize"))
 			goto out;
 		wall = gs_kit_now() - t0;
 	} while (wall < seconds);
@@ -102,13 +104,13 @@ int main(int argc, char **argv)
 	gs_jline_num(&j, "wall_s", wall);
 	gs_jline_u64(&j, "kernels", kernels);
 	gs_jline_num(&j, "gflops",
-		     2.0 * (double)n * (double)it * (double)kernels / wall /
-			     1e9);
+	             2.0 * (double)n * (double)it * (double)kernels / wall /
+	                 1e9);
 	gs_jline_u64(&j, "memory_bytes", memory);
 	gs_jline_int(&j, "iters", iters);
 	gs_kit_put_error(&k, &j);
 	status = gs_jline_print(&j, stdout) == 0 ? GS_KIT_EXIT_OK
-						 : GS_KIT_EXIT_FAILURE;
+	                                         : GS_KIT_EXIT_FAILURE;
 	goto out_free;
 
 out:

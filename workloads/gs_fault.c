@@ -19,22 +19,23 @@
 #define GS_FAULT_ADDRESS 0x1000ULL
 
 static const char usage[] =
-	"usage: gs-fault [--after-ms N] [--device N]\n"
-	"\n"
-	"Runs a few normal kernels, keeps the GPU busy for N milliseconds,\n"
-	"then stores through an unmapped device address (kernel gs_fault).\n"
-	"Exits 1 with one JSON line carrying the error, normally\n"
-	"CUDA_ERROR_ILLEGAL_ADDRESS.\n"
-	"\n"
-	"  --after-ms N           run normally this long first (default 0)\n" GS_KIT_COMMON_USAGE;
+    "usage: gs-fault [--after-ms N] [--device N]\n"
+    "\n"
+    "Runs a few normal kernels, keeps the GPU busy for N milliseconds,\n"
+    "then stores through an unmapped device address (kernel gs_fault).\n"
+    "Exits 1 with one JSON line carrying the error, normally\n"
+    "CUDA_ERROR_ILLEGAL_ADDRESS.\n"
+    "\n"
+    "  --after-ms N           run normally this long first (default "
+    "0)\n" GS_KIT_COMMON_USAGE;
 
 int main(int argc, char **argv)
 {
 	struct gs_kit_common c = {0, false};
 	long after_ms = 0;
 	struct gs_flag flags[] = {
-		{"after-ms", GS_FLAG_INT, &after_ms, 0, 86400000, NULL, false},
-		GS_KIT_COMMON_FLAGS(&c),
+	    {"after-ms", GS_FLAG_INT, &after_ms, 0, 86400000, NULL, false},
+	    GS_KIT_COMMON_FLAGS(&c),
 	};
 	unsigned long long n = 1 << 16, spin_ns = 1000000ULL;
 	CUdeviceptr buf = 0, bad = GS_FAULT_ADDRESS;
@@ -46,21 +47,21 @@ int main(int argc, char **argv)
 	int status, i;
 
 	if (gs_kit_flags("gs-fault", usage, argc, argv, flags,
-			 sizeof(flags) / sizeof(flags[0]), &status))
+	                 sizeof(flags) / sizeof(flags[0]), &status))
 		return status;
 	if (gs_kit_open(&k, "gs-fault", &c) != 0)
 		return gs_kit_fail_line(&k);
 	t0 = gs_kit_now();
 	if (gs_kit_check(&k, gs_cu.cuMemAlloc(&buf, n * sizeof(float)),
-			 "cuMemAlloc"))
+	                 "cuMemAlloc"))
 		goto out;
 	for (i = 0; i < 3; i++) {
 		void *args[] = {&buf, &n, &v};
 
 		if (gs_kit_check(&k,
-				 gs_kit_launch(&k, GS_KIT_FILL, 64, 1, 256, 1,
-					       NULL, args),
-				 "cuLaunchKernel"))
+		                 gs_kit_launch(&k, GS_KIT_FILL, 64, 1, 256, 1,
+		                               NULL, args),
+		                 "cuLaunchKernel"))
 			goto out;
 		kernels++;
 	}
@@ -70,12 +71,12 @@ int main(int argc, char **argv)
 	while ((gs_kit_now() - t0) * 1e3 < (double)after_ms) {
 		void *args[] = {&spin_ns};
 
-		if (gs_kit_check(&k,
-				 gs_kit_launch(&k, GS_KIT_SPIN, 1, 1, 32, 1,
-					       NULL, args),
-				 "cuLaunchKernel") ||
+		if (gs_kit_check(
+		        &k,
+		        gs_kit_launch(&k, GS_KIT_SPIN, 1, 1, 32, 1, NULL, args),
+		        "cuLaunchKernel") ||
 		    gs_kit_check(&k, gs_cu.cuCtxSynchronize(),
-				 "cuCtxSynchronize"))
+		                 "cuCtxSynchronize"))
 			goto out;
 		kernels++;
 	}
@@ -84,12 +85,12 @@ int main(int argc, char **argv)
 
 		/* The fault surfaces at the launch or, more usually, at the
 		 * next synchronisation. */
-		if (gs_kit_check(&k,
-				 gs_kit_launch(&k, GS_KIT_FAULT, 1, 1, 1, 1,
-					       NULL, args),
-				 "cuLaunchKernel") ||
+		if (gs_kit_check(
+		        &k,
+		        gs_kit_launch(&k, GS_KIT_FAULT, 1, 1, 1, 1, NULL, args),
+		        "cuLaunchKernel") ||
 		    gs_kit_check(&k, gs_cu.cuCtxSynchronize(),
-				 "cuCtxSynchronize"))
+		                 "cuCtxSynchronize"))
 			goto out;
 	}
 

@@ -27,24 +27,25 @@
 #define GS_INFER_MAX_SAMPLES (1u << 24)
 
 static const char usage[] =
-	"usage: gs-infer [--light|--heavy] [--threads N] [--batch B]\n"
-	"                [--width W] [--layers K] [--seconds S|--requests N]\n"
-	"                [--device N]\n"
-	"\n"
-	"An inference-like server: N client threads, each sending requests of\n"
-	"a batch of B inputs through K dense layers of width W (HtoD copy, K\n"
-	"gs_infer_layer kernels, DtoH copy, stream sync) on its own stream.\n"
-	"Prints one JSON line: throughput_rps, p50_ms, p90_ms, p99_ms,\n"
-	"requests, threads, batch, ...\n"
-	"\n"
-	"  --light                1 thread, batch 1 (the study's light load)\n"
-	"  --heavy                5 threads, batch 5 (the study's heavy load)\n"
-	"  --threads N            client threads, 1..256 (default 1)\n"
-	"  --batch B              inputs per request, 1..4096 (default 1)\n"
-	"  --width W              layer width, 1..16384 (default 1024)\n"
-	"  --layers K             layers per request, 1..1024 (default 16)\n"
-	"  --seconds S            run time (default 5)\n"
-	"  --requests N           stop after N requests in all instead\n" GS_KIT_COMMON_USAGE;
+    "usage: gs-infer [--light|--heavy] [--threads N] [--batch B]\n"
+    "                [--width W] [--layers K] [--seconds S|--requests N]\n"
+    "                [--device N]\n"
+    "\n"
+    "An inference-like server: N client threads, each sending requests of\n"
+    "a batch of B inputs through K dense layers of width W (HtoD copy, K\n"
+    "gs_infer_layer kernels, DtoH copy, stream sync) on its own stream.\n"
+    "Prints one JSON line: throughput_rps, p50_ms, p90_ms, p99_ms,\n"
+    "requests, threads, batch, ...\n"
+    "\n"
+    "  --light                1 thread, batch 1 (the study's light load)\n"
+    "  --heavy                5 threads, batch 5 (the study's heavy load)\n"
+    "  --threads N            client threads, 1..256 (default 1)\n"
+    "  --batch B              inputs per request, 1..4096 (default 1)\n"
+    "  --width W              layer width, 1..16384 (default 1024)\n"
+    "  --layers K             layers per request, 1..1024 (default 16)\n"
+    "  --seconds S            run time (default 5)\n"
+    "  --requests N           stop after N requests in all "
+    "instead\n" GS_KIT_COMMON_USAGE;
 
 struct infer {
 	struct gs_kit *k;
@@ -78,20 +79,21 @@ static CUresult request(struct client *cl)
 	if (gs_kit_check(in->k, r, "cuMemcpyHtoDAsync"))
 		return r;
 	for (l = 0; l < in->layers; l++) {
-		CUdeviceptr w = in->weights + (CUdeviceptr)l * (CUdeviceptr)in->width *
-						      (CUdeviceptr)in->width *
-						      sizeof(float);
-		void *args[] = {&cl->act[cur], &w, &cl->act[1 - cur], &in->batch,
-				&in->width};
+		CUdeviceptr w =
+		    in->weights + (CUdeviceptr)l * (CUdeviceptr)in->width *
+		                      (CUdeviceptr)in->width * sizeof(float);
+		void *args[] = {&cl->act[cur], &w, &cl->act[1 - cur],
+		                &in->batch, &in->width};
 
 		r = gs_kit_launch(in->k, GS_KIT_INFER_LAYER, gx,
-				  (unsigned)in->batch, 128, 1, cl->stream, args);
+		                  (unsigned)in->batch, 128, 1, cl->stream,
+		                  args);
 		if (gs_kit_check(in->k, r, "cuLaunchKernel"))
 			return r;
 		cur = 1 - cur;
 	}
 	r = gs_cu.cuMemcpyDtoHAsync(cl->host_out, cl->act[cur], bytes,
-				    cl->stream);
+	                            cl->stream);
 	if (gs_kit_check(in->k, r, "cuMemcpyDtoHAsync"))
 		return r;
 	r = gs_cu.cuStreamSynchronize(cl->stream);
@@ -159,13 +161,15 @@ static int client_setup(struct client *cl, struct infer *in)
 	}
 	for (i = 0; i < elems; i++)
 		cl->host_in[i] = (float)(i % 7) * 0.125f;
-	if (gs_kit_check(k, gs_cu.cuStreamCreate(&cl->stream,
-						 CU_STREAM_NON_BLOCKING),
-			 "cuStreamCreate") ||
-	    gs_kit_check(k, gs_cu.cuMemAlloc(&cl->act[0], elems * sizeof(float)),
-			 "cuMemAlloc") ||
-	    gs_kit_check(k, gs_cu.cuMemAlloc(&cl->act[1], elems * sizeof(float)),
-			 "cuMemAlloc"))
+	if (gs_kit_check(
+	        k, gs_cu.cuStreamCreate(&cl->stream, CU_STREAM_NON_BLOCKING),
+	        "cuStreamCreate") ||
+	    gs_kit_check(k,
+	                 gs_cu.cuMemAlloc(&cl->act[0], elems * sizeof(float)),
+	                 "cuMemAlloc") ||
+	    gs_kit_check(k,
+	                 gs_cu.cuMemAlloc(&cl->act[1], elems * sizeof(float)),
+	                 "cuMemAlloc"))
 		return -1;
 	/* One warm-up request, not counted. */
 	return request(cl) == CUDA_SUCCESS ? 0 : -1;
@@ -187,8 +191,8 @@ static void client_teardown(struct client *cl)
 static CUresult fill_weights(struct infer *in)
 {
 	unsigned long long n = (unsigned long long)in->layers *
-			       (unsigned long long)in->width *
-			       (unsigned long long)in->width;
+	                       (unsigned long long)in->width *
+	                       (unsigned long long)in->width;
 	/* Small weights keep activations bounded through the layers. */
 	float v = 1.0f / (float)in->width;
 	void *args[] = {&in->weights, &n, &v};
@@ -196,12 +200,12 @@ static CUresult fill_weights(struct infer *in)
 	CUresult r;
 
 	r = gs_kit_launch(in->k, GS_KIT_FILL,
-			  (unsigned)(blocks < cap ? blocks : cap), 1, 256, 1,
-			  NULL, args);
+	                  (unsigned)(blocks < cap ? blocks : cap), 1, 256, 1,
+	                  NULL, args);
 	if (gs_kit_check(in->k, r, "cuLaunchKernel"))
 		return r;
 	return gs_kit_check(in->k, gs_cu.cuCtxSynchronize(),
-			    "cuCtxSynchronize");
+	                    "cuCtxSynchronize");
 }
 
 enum {
@@ -223,19 +227,18 @@ int main(int argc, char **argv)
 	long threads = 1, batch = 1, width = 1024, layers = 16, requests = 0;
 	double seconds = 5.0;
 	struct gs_flag flags[] = {
-		[F_LIGHT] = {"light", GS_FLAG_BOOL, &light, 0, 0, NULL, false},
-		[F_HEAVY] = {"heavy", GS_FLAG_BOOL, &heavy, 0, 0, NULL, false},
-		[F_THREADS] = {"threads", GS_FLAG_INT, &threads, 1, 256, NULL,
-			       false},
-		[F_BATCH] = {"batch", GS_FLAG_INT, &batch, 1, 4096, NULL, false},
-		[F_WIDTH] = {"width", GS_FLAG_INT, &width, 1, 16384, NULL, false},
-		[F_LAYERS] = {"layers", GS_FLAG_INT, &layers, 1, 1024, NULL,
-			      false},
-		[F_SECONDS] = {"seconds", GS_FLAG_SECONDS, &seconds, 0, 0, NULL,
-			       false},
-		[F_REQUESTS] = {"requests", GS_FLAG_INT, &requests, 1,
-				1000000000, NULL, false},
-		[F_COMMON] = GS_KIT_COMMON_FLAGS(&c),
+	    [F_LIGHT] = {"light", GS_FLAG_BOOL, &light, 0, 0, NULL, false},
+	    [F_HEAVY] = {"heavy", GS_FLAG_BOOL, &heavy, 0, 0, NULL, false},
+	    [F_THREADS] = {"threads", GS_FLAG_INT, &threads, 1, 256, NULL,
+	                   false},
+	    [F_BATCH] = {"batch", GS_FLAG_INT, &batch, 1, 4096, NULL, false},
+	    [F_WIDTH] = {"width", GS_FLAG_INT, &width, 1, 16384, NULL, false},
+	    [F_LAYERS] = {"layers", GS_FLAG_INT, &layers, 1, 1024, NULL, false},
+	    [F_SECONDS] = {"seconds", GS_FLAG_SECONDS, &seconds, 0, 0, NULL,
+	                   false},
+	    [F_REQUESTS] = {"requests", GS_FLAG_INT, &requests, 1, 1000000000,
+	                    NULL, false},
+	    [F_COMMON] = GS_KIT_COMMON_FLAGS(&c),
 	};
 	struct client *cls = NULL;
 	struct infer in;
@@ -248,16 +251,16 @@ int main(int argc, char **argv)
 	int status;
 
 	if (gs_kit_flags("gs-infer", usage, argc, argv, flags,
-			 sizeof(flags) / sizeof(flags[0]), &status))
+	                 sizeof(flags) / sizeof(flags[0]), &status))
 		return status;
 	if (light && heavy) {
 		fprintf(stderr, "gs-infer: --light and --heavy exclude each "
-				"other (see --help)\n");
+		                "other (see --help)\n");
 		return GS_KIT_EXIT_USAGE;
 	}
 	if (flags[F_SECONDS].given && flags[F_REQUESTS].given) {
 		fprintf(stderr, "gs-infer: give --seconds or --requests, not "
-				"both (see --help)\n");
+		                "both (see --help)\n");
 		return GS_KIT_EXIT_USAGE;
 	}
 	if (light || heavy) {
@@ -285,10 +288,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (gs_kit_check(&k,
-			 gs_cu.cuMemAlloc(&in.weights,
-					  (size_t)layers * (size_t)width *
-						  (size_t)width * sizeof(float)),
-			 "cuMemAlloc") ||
+	                 gs_cu.cuMemAlloc(&in.weights,
+	                                  (size_t)layers * (size_t)width *
+	                                      (size_t)width * sizeof(float)),
+	                 "cuMemAlloc") ||
 	    fill_weights(&in) != CUDA_SUCCESS)
 		goto out;
 	for (i = 0; i < threads; i++) {
@@ -300,9 +303,9 @@ int main(int argc, char **argv)
 	in.deadline = t0 + seconds;
 	for (started = 0; started < threads; started++) {
 		if (pthread_create(&cls[started].tid, NULL, client_main,
-				   &cls[started]) != 0) {
+		                   &cls[started]) != 0) {
 			gs_kit_fail_other(&k, "OS_ERROR", "pthread_create",
-					  "cannot start a client thread");
+			                  "cannot start a client thread");
 			/* Threads already running see the failure and stop. */
 			break;
 		}
@@ -345,7 +348,7 @@ int main(int argc, char **argv)
 	gs_jline_bool(&j, "samples_capped", full);
 	gs_kit_put_error(&k, &j);
 	status = gs_jline_print(&j, stdout) == 0 ? GS_KIT_EXIT_OK
-						 : GS_KIT_EXIT_FAILURE;
+	                                         : GS_KIT_EXIT_FAILURE;
 	goto out_free;
 
 out:

@@ -13,14 +13,15 @@
 #include "kit.h"
 
 static const char usage[] =
-	"usage: gs-matmul [--iterations N] [--n N] [--device N]\n"
-	"\n"
-	"Runs N iterations of an n x n float matrix multiplication (kernel\n"
-	"gs_matmul) in one context, synchronising once at the end, and prints\n"
-	"one JSON line: wall_s, iterations, n, gflops, ms_per_iter.\n"
-	"\n"
-	"  --iterations N         multiplications to run (default 1000)\n"
-	"  --n N                  matrix order, 16..8192 (default 256)\n" GS_KIT_COMMON_USAGE;
+    "usage: gs-matmul [--iterations N] [--n N] [--device N]\n"
+    "\n"
+    "Runs N iterations of an n x n float matrix multiplication (kernel\n"
+    "gs_matmul) in one context, synchronising once at the end, and prints\n"
+    "one JSON line: wall_s, iterations, n, gflops, ms_per_iter.\n"
+    "\n"
+    "  --iterations N         multiplications to run (default 1000)\n"
+    "  --n N                  matrix order, 16..8192 (default "
+    "256)\n" GS_KIT_COMMON_USAGE;
 
 /* Launch shape of gs_fill: grid-stride, so a few blocks per SM suffice. */
 static unsigned fill_blocks(const struct gs_kit *k, uint64_t n)
@@ -36,7 +37,7 @@ static CUresult fill(struct gs_kit *k, CUdeviceptr p, uint64_t n, float v)
 	void *args[] = {&p, &cnt, &v};
 
 	return gs_kit_launch(k, GS_KIT_FILL, fill_blocks(k, n), 1, 256, 1, NULL,
-			     args);
+	                     args);
 }
 
 int main(int argc, char **argv)
@@ -44,10 +45,9 @@ int main(int argc, char **argv)
 	struct gs_kit_common c = {0, false};
 	long iterations = 1000, n = 256;
 	struct gs_flag flags[] = {
-		{"iterations", GS_FLAG_INT, &iterations, 1, 100000000, NULL,
-		 false},
-		{"n", GS_FLAG_INT, &n, 16, 8192, NULL, false},
-		GS_KIT_COMMON_FLAGS(&c),
+	    {"iterations", GS_FLAG_INT, &iterations, 1, 100000000, NULL, false},
+	    {"n", GS_FLAG_INT, &n, 16, 8192, NULL, false},
+	    GS_KIT_COMMON_FLAGS(&c),
 	};
 	CUdeviceptr a = 0, b = 0, m = 0;
 	struct gs_kit k;
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	long i;
 
 	if (gs_kit_flags("gs-matmul", usage, argc, argv, flags,
-			 sizeof(flags) / sizeof(flags[0]), &status))
+	                 sizeof(flags) / sizeof(flags[0]), &status))
 		return status;
 	nn = (int)n;
 	elems = (uint64_t)n * (uint64_t)n;
@@ -81,9 +81,9 @@ int main(int argc, char **argv)
 		unsigned g = (unsigned)((n + 15) / 16);
 
 		if (gs_kit_check(&k,
-				 gs_kit_launch(&k, GS_KIT_MATMUL, g, g, 16, 16,
-					       NULL, args),
-				 "cuLaunchKernel"))
+		                 gs_kit_launch(&k, GS_KIT_MATMUL, g, g, 16, 16,
+		                               NULL, args),
+		                 "cuLaunchKernel"))
 			goto out;
 	}
 	if (gs_kit_check(&k, gs_cu.cuCtxSynchronize(), "cuCtxSynchronize"))
@@ -95,12 +95,12 @@ int main(int argc, char **argv)
 	gs_jline_int(&j, "iterations", iterations);
 	gs_jline_int(&j, "n", n);
 	gs_jline_num(&j, "gflops",
-		     2.0 * (double)n * (double)n * (double)n *
-			     (double)iterations / wall / 1e9);
+	             2.0 * (double)n * (double)n * (double)n *
+	                 (double)iterations / wall / 1e9);
 	gs_jline_num(&j, "ms_per_iter", wall * 1e3 / (double)iterations);
 	gs_kit_put_error(&k, &j);
 	status = gs_jline_print(&j, stdout) == 0 ? GS_KIT_EXIT_OK
-						 : GS_KIT_EXIT_FAILURE;
+	                                         : GS_KIT_EXIT_FAILURE;
 	goto out_free;
 
 out:

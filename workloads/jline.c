@@ -34,7 +34,7 @@ static void put(struct gs_jline *j, const char *s, size_t n)
 }
 
 static void putf(struct gs_jline *j, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void putf(struct gs_jline *j, const char *fmt, ...)
 {
 	char tmp[64];

@@ -17,16 +17,16 @@
 #include "ptx.h"
 
 static const char *const kernel_names[GS_KIT_NKERNELS] = {
-	[GS_KIT_SPIN] = GS_KERNEL_SPIN,
-	[GS_KIT_MATMUL] = GS_KERNEL_MATMUL,
-	[GS_KIT_BURN] = GS_KERNEL_BURN,
-	[GS_KIT_INFER_LAYER] = GS_KERNEL_INFER_LAYER,
-	[GS_KIT_FILL] = GS_KERNEL_FILL,
-	[GS_KIT_FAULT] = GS_KERNEL_FAULT,
+    [GS_KIT_SPIN] = GS_KERNEL_SPIN,
+    [GS_KIT_MATMUL] = GS_KERNEL_MATMUL,
+    [GS_KIT_BURN] = GS_KERNEL_BURN,
+    [GS_KIT_INFER_LAYER] = GS_KERNEL_INFER_LAYER,
+    [GS_KIT_FILL] = GS_KERNEL_FILL,
+    [GS_KIT_FAULT] = GS_KERNEL_FAULT,
 };
 
 bool gs_kit_flags(const char *prog, const char *usage, int argc, char **argv,
-		  struct gs_flag *flags, size_t nflags, int *status)
+                  struct gs_flag *flags, size_t nflags, int *status)
 {
 	char why[256] = "";
 
@@ -47,7 +47,7 @@ bool gs_kit_flags(const char *prog, const char *usage, int argc, char **argv,
 }
 
 void gs_kit_fail_other(struct gs_kit *k, const char *name, const char *call,
-		       const char *msg)
+                       const char *msg)
 {
 	pthread_mutex_lock(&k->lock);
 	if (!k->failed) {
@@ -72,9 +72,9 @@ CUresult gs_kit_check(struct gs_kit *k, CUresult r, const char *call)
 		k->err = r;
 		k->err_call = call;
 		snprintf(k->err_name, sizeof(k->err_name), "%s",
-			 gs_cu_error_name(r, buf, sizeof(buf)));
+		         gs_cu_error_name(r, buf, sizeof(buf)));
 		snprintf(k->err_msg, sizeof(k->err_msg), "%s",
-			 gs_cu_error_string(r));
+		         gs_cu_error_string(r));
 	}
 	pthread_mutex_unlock(&k->lock);
 	return r;
@@ -91,7 +91,7 @@ bool gs_kit_failed(struct gs_kit *k)
 }
 
 int gs_kit_open(struct gs_kit *k, const char *prog,
-		const struct gs_kit_common *c)
+                const struct gs_kit_common *c)
 {
 	char why[256];
 	int i, sms = 0;
@@ -100,52 +100,51 @@ int gs_kit_open(struct gs_kit *k, const char *prog,
 	memset(k, 0, sizeof(*k));
 	pthread_mutex_init(&k->lock, NULL);
 	k->prog = prog;
-	k->how = c->via_getprocaddress ? GS_CU_VIA_GETPROCADDRESS
-				       : GS_CU_VIA_DLSYM;
+	k->how =
+	    c->via_getprocaddress ? GS_CU_VIA_GETPROCADDRESS : GS_CU_VIA_DLSYM;
 	if (gs_cu_load(k->how, why, sizeof(why)) != 0) {
 		gs_kit_fail_other(k, "LIBCUDA_LOAD_FAILED",
-			   k->how == GS_CU_VIA_GETPROCADDRESS
-				   ? "cuGetProcAddress"
-				   : "dlopen",
-			   why);
+		                  k->how == GS_CU_VIA_GETPROCADDRESS
+		                      ? "cuGetProcAddress"
+		                      : "dlopen",
+		                  why);
 		return -1;
 	}
 	if (gs_kit_check(k, gs_cu.cuInit(0), "cuInit") ||
 	    gs_kit_check(k, gs_cu.cuDriverGetVersion(&k->driver_version),
-			 "cuDriverGetVersion") ||
+	                 "cuDriverGetVersion") ||
 	    gs_kit_check(k, gs_cu.cuDeviceGet(&k->dev, (int)c->device),
-			 "cuDeviceGet") ||
+	                 "cuDeviceGet") ||
 	    gs_kit_check(k,
-			 gs_cu.cuDeviceGetName(k->source,
-					       (int)sizeof(k->source) - 1,
-					       k->dev),
-			 "cuDeviceGetName") ||
+	                 gs_cu.cuDeviceGetName(
+	                     k->source, (int)sizeof(k->source) - 1, k->dev),
+	                 "cuDeviceGetName") ||
 	    gs_kit_check(k, gs_cu.cuDeviceTotalMem(&total, k->dev),
-			 "cuDeviceTotalMem") ||
-	    gs_kit_check(k,
-			 gs_cu.cuDeviceGetAttribute(
-				 &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-				 k->dev),
-			 "cuDeviceGetAttribute"))
+	                 "cuDeviceTotalMem") ||
+	    gs_kit_check(
+	        k,
+	        gs_cu.cuDeviceGetAttribute(
+	            &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, k->dev),
+	        "cuDeviceGetAttribute"))
 		return -1;
 	k->total_mem = total;
 	k->sm_count = sms > 0 ? sms : 1;
 	if (gs_kit_check(k, gs_cu.cuDevicePrimaryCtxRetain(&k->ctx, k->dev),
-			 "cuDevicePrimaryCtxRetain")) {
+	                 "cuDevicePrimaryCtxRetain")) {
 		k->ctx = NULL;
 		return -1;
 	}
 	if (gs_kit_check(k, gs_cu.cuCtxSetCurrent(k->ctx), "cuCtxSetCurrent") ||
 	    gs_kit_check(k, gs_cu.cuModuleLoadData(&k->mod, gs_kernels_ptx),
-			 "cuModuleLoadData")) {
+	                 "cuModuleLoadData")) {
 		k->mod = NULL;
 		return -1;
 	}
 	for (i = 0; i < GS_KIT_NKERNELS; i++) {
 		if (gs_kit_check(k,
-				 gs_cu.cuModuleGetFunction(&k->fn[i], k->mod,
-							   kernel_names[i]),
-				 "cuModuleGetFunction"))
+		                 gs_cu.cuModuleGetFunction(&k->fn[i], k->mod,
+		                                           kernel_names[i]),
+		                 "cuModuleGetFunction"))
 			return -1;
 	}
 	return 0;
@@ -170,12 +169,12 @@ CUresult gs_kit_bind_thread(struct gs_kit *k)
 	return gs_cu.cuCtxSetCurrent(k->ctx);
 }
 
-CUresult gs_kit_launch(struct gs_kit *k, enum gs_kit_kernel which,
-		       unsigned gx, unsigned gy, unsigned bx, unsigned by,
-		       CUstream stream, void **args)
+CUresult gs_kit_launch(struct gs_kit *k, enum gs_kit_kernel which, unsigned gx,
+                       unsigned gy, unsigned bx, unsigned by, CUstream stream,
+                       void **args)
 {
 	return gs_cu.cuLaunchKernel(k->fn[which], gx, gy, 1, bx, by, 1, 0,
-				    stream, args, NULL);
+	                            stream, args, NULL);
 }
 
 void gs_kit_result(struct gs_kit *k, struct gs_jline *j)

@@ -40,21 +40,24 @@ enum gs_kit_exit {
 
 /* Flags every program takes. */
 struct gs_kit_common {
-	long device;            /* --device N, default 0 */
+	long device;             /* --device N, default 0 */
 	bool via_getprocaddress; /* --via-getprocaddress */
 };
 
 /* Table entries for the common flags, to put in a program's gs_flag[]. */
 #define GS_KIT_COMMON_FLAGS(c)                                                 \
 	{"device", GS_FLAG_INT, &(c)->device, 0, 1023, NULL, false},           \
-	{"via-getprocaddress", GS_FLAG_BOOL, &(c)->via_getprocaddress, 0, 0,   \
-	 NULL, false}
+	{                                                                      \
+		"via-getprocaddress", GS_FLAG_BOOL, &(c)->via_getprocaddress,  \
+		    0, 0, NULL, false                                          \
+	}
 
 /* Usage text for the common flags, to end a program's --help. */
 #define GS_KIT_COMMON_USAGE                                                    \
-	"  --device N             CUDA device ordinal (default 0)\n"          \
-	"  --via-getprocaddress   resolve every driver entry point through\n" \
-	"                         cuGetProcAddress_v2, as CUDA 12+ runtimes do\n" \
+	"  --device N             CUDA device ordinal (default 0)\n"           \
+	"  --via-getprocaddress   resolve every driver entry point through\n"  \
+	"                         cuGetProcAddress_v2, as CUDA 12+ runtimes "  \
+	"do\n"                                                                 \
 	"  --help                 this text\n"
 
 /*
@@ -63,7 +66,7 @@ struct gs_kit_common {
  * after one line "<prog>: <reason> (see --help)" on stderr (status 2).
  */
 bool gs_kit_flags(const char *prog, const char *usage, int argc, char **argv,
-		  struct gs_flag *flags, size_t nflags, int *status);
+                  struct gs_flag *flags, size_t nflags, int *status);
 
 /* The kernels of gs/kernels.h, in the order of their names there. */
 enum gs_kit_kernel {
@@ -88,7 +91,8 @@ struct gs_kit {
 	uint64_t total_mem;
 	int driver_version;
 
-	/* The first failure; later ones are dropped (the first is the cause). */
+	/* The first failure; later ones are dropped (the first is the cause).
+	 */
 	pthread_mutex_t lock;
 	bool failed;
 	CUresult err;
@@ -104,7 +108,7 @@ struct gs_kit {
  * gs_kit_close() at the end; it undoes only what succeeded.
  */
 int gs_kit_open(struct gs_kit *k, const char *prog,
-		const struct gs_kit_common *c);
+                const struct gs_kit_common *c);
 void gs_kit_close(struct gs_kit *k);
 
 /* Makes the kit's context current on the calling thread (worker threads). */
@@ -125,7 +129,7 @@ CUresult gs_kit_check(struct gs_kit *k, CUresult r, const char *call);
  * (call must be a string literal). Thread-safe.
  */
 void gs_kit_fail_other(struct gs_kit *k, const char *name, const char *call,
-		       const char *msg);
+                       const char *msg);
 
 /* Whether a failure has been recorded. Thread-safe. */
 bool gs_kit_failed(struct gs_kit *k);
@@ -134,9 +138,9 @@ bool gs_kit_failed(struct gs_kit *k);
  * Launches kernel `which` with grid (gx, gy) of blocks (bx, by) on
  * `stream`, its parameters in `args` as cuLaunchKernel takes them.
  */
-CUresult gs_kit_launch(struct gs_kit *k, enum gs_kit_kernel which,
-		       unsigned gx, unsigned gy, unsigned bx, unsigned by,
-		       CUstream stream, void **args);
+CUresult gs_kit_launch(struct gs_kit *k, enum gs_kit_kernel which, unsigned gx,
+                       unsigned gy, unsigned bx, unsigned by, CUstream stream,
+                       void **args);
 
 /*
  * Starts the result line: {"program":..,"source":..,"resolve":..} (source

@@ -1,3 +1,7 @@
 # Unit tests for the node daemon (daemon/, library gs_daemon).
 gs_add_unit_test(test_daemon_store
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_store.c LIBS gs_daemon)
+gs_add_unit_test(test_daemon_config
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_config.c LIBS gs_daemon)
+target_compile_definitions(test_daemon_config PRIVATE
+  GS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")

@@ -29,18 +29,19 @@
 
 #include "sim/state.h"
 
-#define GIB (1ULL << 30)
-#define MIB (1ULL << 20)
+#define GIB      (1ULL << 30)
+#define MIB      (1ULL << 20)
 #define OVERHEAD (500 * MIB)
 
 static const char ptx[] =
-	".version 8.0\n.target sm_90\n.address_size 64\n"
-	"// the kernels of include/gs/kernels.h, bodies left out\n"
-	".visible .entry gs_spin(\n\t.param .u64 gs_spin_param_0\n)\n{\n\tret;\n}\n"
-	".visible .entry gs_fill(\n\t.param .u64 gs_fill_param_0,\n"
-	"\t.param .u64 gs_fill_param_1,\n\t.param .f32 gs_fill_param_2\n)\n"
-	"{\n\tret;\n}\n"
-	".visible .entry gs_fault(\n\t.param .u64 gs_fault_param_0\n)\n{\n\tret;\n}\n";
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    "// the kernels of include/gs/kernels.h, bodies left out\n"
+    ".visible .entry gs_spin(\n\t.param .u64 gs_spin_param_0\n)\n{\n\tret;\n}\n"
+    ".visible .entry gs_fill(\n\t.param .u64 gs_fill_param_0,\n"
+    "\t.param .u64 gs_fill_param_1,\n\t.param .f32 gs_fill_param_2\n)\n"
+    "{\n\tret;\n}\n"
+    ".visible .entry gs_fault(\n\t.param .u64 "
+    "gs_fault_param_0\n)\n{\n\tret;\n}\n";
 
 /* ---- parent side ------------------------------------------------------- */
 
@@ -69,7 +70,7 @@ static int setup(void **state)
 	    gs_sim_state_create(f->dir, g, n, true, &eb) != GS_OK)
 		return -1;
 	f->sh = mmap(NULL, sizeof(*f->sh), PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (f->sh == MAP_FAILED)
 		return -1;
 	setenv("GPUSLICE_SIM_DIR", f->dir, 1);
@@ -104,7 +105,8 @@ static struct gs_sim_state *state_open(struct gs_sim_map **map)
 	return gs_sim_state_get(*map);
 }
 
-/* Marks engine 0 of `gpu` as served by an MPS daemon (this process). */
+/* Marks engine 0 of `gpu` as served by an MPS daemon (this process); its
+ * clients see that GPU as their device 0. */
 static void mps_start(uint32_t gpu, uint32_t default_pct)
 {
 	struct gs_sim_map *map;
@@ -196,16 +198,16 @@ static void ck_at(CUresult got, CUresult want, const char *what, int line)
 	cuGetErrorName(got, &g);
 	cuGetErrorName(want, &w);
 	fprintf(stderr, "child %d line %d: %s: got %s, want %s\n", getpid(),
-		line, what, g ? g : "?", w ? w : "?");
+	        line, what, g ? g : "?", w ? w : "?");
 	_exit(1);
 }
-#define CK(x) ck_at((x), CUDA_SUCCESS, #x, __LINE__)
+#define CK(x)     ck_at((x), CUDA_SUCCESS, #x, __LINE__)
 #define CKE(x, e) ck_at((x), (e), #x, __LINE__)
 #define REQUIRE(c)                                                             \
 	do {                                                                   \
 		if (!(c)) {                                                    \
 			fprintf(stderr, "child %d line %d: %s\n", getpid(),    \
-				__LINE__, #c);                                 \
+			        __LINE__, #c);                                 \
 			_exit(1);                                              \
 		}                                                              \
 	} while (0)
@@ -240,8 +242,8 @@ static void kit_init(struct kit *k, int dev)
 	CK(cuModuleGetFunction(&k->spin, k->mod, "gs_spin"));
 	CK(cuModuleGetFunction(&k->fill, k->mod, "gs_fill"));
 	CK(cuModuleGetFunction(&k->fault, k->mod, "gs_fault"));
-	CK(cuDeviceGetAttribute(&k->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-				dev));
+	CK(cuDeviceGetAttribute(&k->sms,
+	                        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
 }
 
 /* Launches n gs_spin kernels of `ns` on every SM it may use and returns
@@ -257,7 +259,7 @@ static double spin_ms(struct kit *k, int n, unsigned long long ns)
 	CK(cuEventRecord(a, NULL));
 	for (int i = 0; i < n; i++)
 		CK(cuLaunchKernel(k->spin, (unsigned)k->sms, 1, 1, 128, 1, 1, 0,
-				  NULL, args, NULL));
+		                  NULL, args, NULL));
 	CK(cuEventRecord(b, NULL));
 	CK(cuEventSynchronize(b));
 	CK(cuEventElapsedTime(&ms, a, b));
@@ -301,7 +303,8 @@ static void allocation_runs_out_of_memory_at_capacity(void **state)
 
 	(void)state;
 	assert_int_equal(run(child_alloc_until_oom, 0), 0);
-	assert_int_equal((int)F->sh->v[0], (int)((81559 * MIB - OVERHEAD) / GIB));
+	assert_int_equal((int)F->sh->v[0],
+	                 (int)((81559 * MIB - OVERHEAD) / GIB));
 	/* the exiting process gave everything back */
 	st = state_open(&map);
 	assert_int_equal(st->gpus[0].engine[0].mem_used, 0);
@@ -351,7 +354,7 @@ static void memory_of_a_killed_process_comes_back_at_once(void **state)
 
 /* ---- time-slicing and MPS ------------------------------------------------ */
 
-#define SPIN_N 20
+#define SPIN_N  20
 #define SPIN_NS 25000000ULL /* 20 x 25 ms = 0.5 s of GPU work */
 
 static void child_spin(struct child *c, int slot)
@@ -399,8 +402,9 @@ static void two_time_sliced_processes_each_take_twice_as_long(void **state)
 	go(&b);
 	assert_int_equal(finish(&a), 0);
 	assert_int_equal(finish(&b), 0);
-	print_message("time-sliced: %.1f ms and %.1f ms for 500 ms of work each\n",
-		      F->sh->v[0], F->sh->v[1]);
+	print_message(
+	    "time-sliced: %.1f ms and %.1f ms for 500 ms of work each\n",
+	    F->sh->v[0], F->sh->v[1]);
 	for (int i = 0; i < 2; i++)
 		assert_true(F->sh->v[i] > 800.0 && F->sh->v[i] < 1050.0);
 	/* busy time is exactly the kernels' time, whatever the contention */
@@ -418,7 +422,6 @@ static void child_mps_spin(struct child *c, int slot)
 
 	snprintf(pipe_dir, sizeof(pipe_dir), "%s/mps", F->dir);
 	setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-	setenv("CUDA_VISIBLE_DEVICES", "1", 1);
 	kit_init(&k, 0);
 	CK(cuDeviceGetAttribute(&on, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 0));
 	REQUIRE(on == 1);
@@ -444,7 +447,7 @@ static void mps_clients_on_half_the_sms_each_run_side_by_side(void **state)
 	assert_int_equal(finish(&a), 0);
 	assert_int_equal(finish(&b), 0);
 	print_message("MPS 50%%: %.1f ms and %.1f ms for 500 ms of work each\n",
-		      F->sh->v[0], F->sh->v[1]);
+	              F->sh->v[0], F->sh->v[1]);
 	assert_int_equal((int)F->sh->v[4], 66);
 	for (int i = 0; i < 2; i++)
 		assert_true(F->sh->v[i] > 499.0 && F->sh->v[i] < 560.0);
@@ -460,7 +463,6 @@ static void child_mps_limits(struct child *c, int arg)
 	(void)arg;
 	snprintf(pipe_dir, sizeof(pipe_dir), "%s/mps/", F->dir);
 	setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-	setenv("CUDA_VISIBLE_DEVICES", "1", 1);
 	setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25", 1);
 	setenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=2G", 1);
 	kit_init(&k, 0);
@@ -478,7 +480,8 @@ static void mps_client_limits_come_from_its_environment(void **state)
 	assert_int_equal(run(child_mps_limits, 0), 0);
 }
 
-/* ---- faults ---------------------------------------------------------------- */
+/* ---- faults ----------------------------------------------------------------
+ */
 
 static void child_fault(struct child *c, int dev_env)
 {
@@ -490,7 +493,6 @@ static void child_fault(struct child *c, int dev_env)
 	if (dev_env) {
 		snprintf(pipe_dir, sizeof(pipe_dir), "%s/mps", F->dir);
 		setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-		setenv("CUDA_VISIBLE_DEVICES", "1", 1);
 	}
 	kit_init(&k, 0);
 	say_ready(c);
@@ -515,7 +517,6 @@ static void child_bystander(struct child *c, int mps)
 	if (mps) {
 		snprintf(pipe_dir, sizeof(pipe_dir), "%s/mps", F->dir);
 		setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-		setenv("CUDA_VISIBLE_DEVICES", "1", 1);
 	}
 	kit_init(&k, 0);
 	CK(cuMemAlloc(&p, MIB));
@@ -524,9 +525,9 @@ static void child_bystander(struct child *c, int mps)
 	r = cuLaunchKernel(k.spin, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
 	if (r == CUDA_SUCCESS)
 		r = cuCtxSynchronize();
-	F->sh->v[mps] = r == CUDA_SUCCESS ? 1
-			: r == CUDA_ERROR_ILLEGAL_ADDRESS ? 2
-							  : -r;
+	F->sh->v[mps] = r == CUDA_SUCCESS                 ? 1
+	                : r == CUDA_ERROR_ILLEGAL_ADDRESS ? 2
+	                                                  : -r;
 }
 
 static void child_new_client(struct child *c, int want)
@@ -537,7 +538,6 @@ static void child_new_client(struct child *c, int want)
 	(void)c;
 	snprintf(pipe_dir, sizeof(pipe_dir), "%s/mps", F->dir);
 	setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1);
-	setenv("CUDA_VISIBLE_DEVICES", "1", 1);
 	CK(cuInit(0));
 	CKE(cuDevicePrimaryCtxRetain(&ctx, 0), (CUresult)want);
 }
@@ -583,7 +583,7 @@ static void an_mps_fault_hits_every_client_until_they_are_gone(void **state)
 	gs_sim_state_close(map);
 	/* new clients are refused while a faulted one is still there */
 	assert_int_equal(run(child_new_client, CUDA_ERROR_MPS_SERVER_NOT_READY),
-			 0);
+	                 0);
 	go(&b);
 	assert_int_equal(finish(&b), 0);
 	assert_int_equal((int)F->sh->v[1], 2);
@@ -617,7 +617,7 @@ static void mig_setup(char uuids[2][GS_SIM_UUID_LEN])
 		gs_sim_uuid_make("MIG", m->uuid);
 		memcpy(uuids[i], m->uuid, GS_SIM_UUID_LEN);
 		gs_sim_engine_init(&g->engine[1 + i], 60, 40 * GIB,
-				   gs_sim_now_ns());
+		                   gs_sim_now_ns());
 	}
 	gs_sim_unlock(st);
 	gs_sim_state_close(map);
@@ -676,12 +676,13 @@ static void mig_instances_are_engines_of_their_own(void **state)
 	assert_int_equal(finish(&a), 0);
 	assert_int_equal(finish(&b), 0);
 	print_message("MIG: %.1f ms and %.1f ms for 500 ms of work each\n",
-		      F->sh->v[0], F->sh->v[1]);
+	              F->sh->v[0], F->sh->v[1]);
 	for (int i = 0; i < 2; i++)
 		assert_true(F->sh->v[i] > 499.0 && F->sh->v[i] < 560.0);
 }
 
-/* ---- streams, events, graphs, VMM, pools ----------------------------------- */
+/* ---- streams, events, graphs, VMM, pools -----------------------------------
+ */
 
 static void child_api_tour(struct child *c, int arg)
 {
@@ -708,7 +709,7 @@ static void child_api_tour(struct child *c, int arg)
 	CK(cuEventRecord(a, s));
 	for (int i = 0; i < 3; i++)
 		CK(cuLaunchKernel(k.spin, 1, 1, 1, 32, 1, 1, 0, s, spin_args,
-				  NULL));
+		                  NULL));
 	CK(cuEventRecord(b, s));
 	CKE(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
 	CKE(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_NOT_READY);
@@ -723,7 +724,7 @@ static void child_api_tour(struct child *c, int arg)
 	CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
 	for (int i = 0; i < 4; i++)
 		CK(cuLaunchKernel(k.spin, 1, 1, 1, 32, 1, 1, 0, s, spin_args,
-				  NULL));
+		                  NULL));
 	CK(cuStreamEndCapture(s, &g));
 	CK(cuGraphGetNodes(g, NULL, &nodes));
 	REQUIRE(nodes == 4);
@@ -741,7 +742,7 @@ static void child_api_tour(struct child *c, int arg)
 	/* small kernels' results come back through memory */
 	CK(cuMemAlloc(&p, n * 4));
 	CK(cuLaunchKernel(k.fill, 8, 1, 1, 128, 1, 1, 0, NULL, fill_args,
-			  NULL));
+	                  NULL));
 	CK(cuMemcpyDtoH(out, p, sizeof(out)));
 	REQUIRE(out[0] == 2.5f && out[1023] == 2.5f);
 	CK(cuMemsetD32(p, 0x3f800000u, n));
@@ -761,8 +762,8 @@ static void child_api_tour(struct child *c, int arg)
 		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 		prop.location.id = 0;
-		CK(cuMemGetAllocationGranularity(&gran, &prop,
-						 CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+		CK(cuMemGetAllocationGranularity(
+		    &gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
 		REQUIRE(gran == 2 * MIB);
 		CKE(cuMemCreate(&h, MIB, &prop, 0), CUDA_ERROR_INVALID_VALUE);
 		CK(cuMemCreate(&h, 2 * MIB, &prop, 0));
@@ -774,7 +775,8 @@ static void child_api_tour(struct child *c, int arg)
 		CK(cuMemsetD32(va + 4096, 7, 1));
 		CK(cuMemcpyDtoH(&w, va + 4096, 4));
 		REQUIRE(w == 7);
-		CKE(cuMemcpyDtoH(&w, va + 2 * MIB, 4), CUDA_ERROR_INVALID_VALUE);
+		CKE(cuMemcpyDtoH(&w, va + 2 * MIB, 4),
+		    CUDA_ERROR_INVALID_VALUE);
 		CK(cuMemUnmap(va, 2 * MIB));
 		CK(cuMemRelease(h));
 		CK(cuMemAddressFree(va, 4 * MIB));
@@ -788,11 +790,11 @@ static void child_api_tour(struct child *c, int arg)
 		CK(cuDeviceGetDefaultMemPool(&pool, 0));
 		CK(cuMemAllocAsync(&p, 3 * MIB, s));
 		CK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-					 &used));
+		                         &used));
 		REQUIRE(used == 3 * MIB);
 		CK(cuMemFreeAsync(p, s));
 		CK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-					 &used));
+		                         &used));
 		REQUIRE(used == 0);
 	}
 
@@ -847,7 +849,7 @@ static void child_bad_handles(struct child *c, int arg)
 	    CUDA_ERROR_INVALID_HANDLE);
 	CKE(cuModuleGetFunction(&f, k.mod, "nope"), CUDA_ERROR_NOT_FOUND);
 	CKE(cuLaunchKernel((CUfunction)bogus, 1, 1, 1, 1, 1, 1, 0, NULL, args,
-			   NULL),
+	                   NULL),
 	    CUDA_ERROR_INVALID_HANDLE);
 	CKE(cuLaunchKernel(k.spin, 1, 1, 1, 2048, 1, 1, 0, NULL, args, NULL),
 	    CUDA_ERROR_INVALID_VALUE);
@@ -858,7 +860,8 @@ static void child_bad_handles(struct child *c, int arg)
 	CKE(cuDeviceGet(&d, 7), CUDA_ERROR_INVALID_DEVICE);
 	CKE(cuDeviceGetAttribute(&x, (CUdevice_attribute)100000, 0),
 	    CUDA_ERROR_INVALID_VALUE);
-	CKE(cuModuleLoadData((CUmodule *)&cur, "\x7f" "ELF...."),
+	CKE(cuModuleLoadData((CUmodule *)&cur, "\x7f"
+	                                       "ELF...."),
 	    CUDA_ERROR_NOT_SUPPORTED);
 	CKE(cuModuleLoadData((CUmodule *)&cur, "not ptx at all"),
 	    CUDA_ERROR_INVALID_PTX);
@@ -878,7 +881,8 @@ static void invalid_handles_and_arguments_give_errors_not_crashes(void **state)
 	assert_int_equal(run(child_bad_handles, 0), 0);
 }
 
-/* ---- state files -------------------------------------------------------------- */
+/* ---- state files
+ * -------------------------------------------------------------- */
 
 static void child_init_fails(struct child *c, int want)
 {
@@ -906,8 +910,8 @@ static void cuInit_refuses_missing_foreign_and_damaged_state(void **state)
 
 	st = state_open(&map);
 	st->version = GS_SIM_STATE_VERSION + 7;
-	assert_int_equal(run(child_init_fails, CUDA_ERROR_SYSTEM_DRIVER_MISMATCH),
-			 0);
+	assert_int_equal(
+	    run(child_init_fails, CUDA_ERROR_SYSTEM_DRIVER_MISMATCH), 0);
 	st->version = GS_SIM_STATE_VERSION;
 	st->magic = 42;
 	assert_int_equal(run(child_init_fails, CUDA_ERROR_SYSTEM_NOT_READY), 0);
@@ -922,18 +926,18 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(allocation_runs_out_of_memory_at_capacity),
-		T(memory_of_a_killed_process_comes_back_at_once),
-		T(one_process_alone_runs_at_full_speed),
-		T(two_time_sliced_processes_each_take_twice_as_long),
-		T(mps_clients_on_half_the_sms_each_run_side_by_side),
-		T(mps_client_limits_come_from_its_environment),
-		T(a_time_sliced_fault_hits_only_its_process),
-		T(an_mps_fault_hits_every_client_until_they_are_gone),
-		T(mig_instances_are_engines_of_their_own),
-		T(streams_events_graphs_and_memory_apis_work),
-		T(invalid_handles_and_arguments_give_errors_not_crashes),
-		T(cuInit_refuses_missing_foreign_and_damaged_state),
+	    T(allocation_runs_out_of_memory_at_capacity),
+	    T(memory_of_a_killed_process_comes_back_at_once),
+	    T(one_process_alone_runs_at_full_speed),
+	    T(two_time_sliced_processes_each_take_twice_as_long),
+	    T(mps_clients_on_half_the_sms_each_run_side_by_side),
+	    T(mps_client_limits_come_from_its_environment),
+	    T(a_time_sliced_fault_hits_only_its_process),
+	    T(an_mps_fault_hits_every_client_until_they_are_gone),
+	    T(mig_instances_are_engines_of_their_own),
+	    T(streams_events_graphs_and_memory_apis_work),
+	    T(invalid_handles_and_arguments_give_errors_not_crashes),
+	    T(cuInit_refuses_missing_foreign_and_damaged_state),
 	};
 #undef T
 

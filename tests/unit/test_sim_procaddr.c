@@ -32,8 +32,8 @@ static void *sym(const char *name)
 	return p;
 }
 
-static void *resolve(const char *base, int ver, cuuint64_t flags,
-		     CUresult want, CUdriverProcAddressQueryResult want_status)
+static void *resolve(const char *base, int ver, cuuint64_t flags, CUresult want,
+                     CUdriverProcAddressQueryResult want_status)
 {
 	CUdriverProcAddressQueryResult status = 99;
 	void *fn = (void *)1;
@@ -41,22 +41,22 @@ static void *resolve(const char *base, int ver, cuuint64_t flags,
 
 	if (r != want || status != want_status)
 		fail_msg("%s ver %d flags %llu: got %d/%d, want %d/%d", base,
-			 ver, (unsigned long long)flags, r, status, want,
-			 want_status);
+		         ver, (unsigned long long)flags, r, status, want,
+		         want_status);
 	if (want != CUDA_SUCCESS)
 		assert_null(fn);
 	return fn;
 }
 
 static void expect(const char *base, int ver, cuuint64_t flags,
-		   const char *symbol)
+                   const char *symbol)
 {
 	void *fn = resolve(base, ver, flags, CUDA_SUCCESS,
-			   CU_GET_PROC_ADDRESS_SUCCESS);
+	                   CU_GET_PROC_ADDRESS_SUCCESS);
 
 	if (fn != sym(symbol))
 		fail_msg("%s ver %d flags %llu is not %s", base, ver,
-			 (unsigned long long)flags, symbol);
+		         (unsigned long long)flags, symbol);
 }
 
 static void calls_before_cuInit_are_not_initialized(void **state)
@@ -70,7 +70,7 @@ static void calls_before_cuInit_are_not_initialized(void **state)
 	assert_int_equal(cuDeviceGet(&d, 0), CUDA_ERROR_NOT_INITIALIZED);
 	assert_int_equal(cuCtxGetCurrent(&c), CUDA_ERROR_NOT_INITIALIZED);
 	assert_int_equal(cuDevicePrimaryCtxRetain(&c, 0),
-			 CUDA_ERROR_NOT_INITIALIZED);
+	                 CUDA_ERROR_NOT_INITIALIZED);
 	/* these need no cuInit, as with the real driver */
 	assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
 	assert_int_equal(v, 13000);
@@ -82,16 +82,16 @@ static void error_names_and_strings_cover_the_enum(void **state)
 
 	(void)state;
 	assert_int_equal(cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &s),
-			 CUDA_SUCCESS);
+	                 CUDA_SUCCESS);
 	assert_string_equal(s, "CUDA_ERROR_OUT_OF_MEMORY");
 	assert_int_equal(cuGetErrorName(CUDA_ERROR_MPS_SERVER_NOT_READY, &s),
-			 CUDA_SUCCESS);
+	                 CUDA_SUCCESS);
 	assert_string_equal(s, "CUDA_ERROR_MPS_SERVER_NOT_READY");
 	assert_int_equal(cuGetErrorString(CUDA_ERROR_ILLEGAL_ADDRESS, &s),
-			 CUDA_SUCCESS);
+	                 CUDA_SUCCESS);
 	assert_true(strlen(s) > 5);
 	assert_int_equal(cuGetErrorName((CUresult)9999, &s),
-			 CUDA_ERROR_INVALID_VALUE);
+	                 CUDA_ERROR_INVALID_VALUE);
 	assert_null(s);
 }
 
@@ -141,13 +141,13 @@ static void too_old_a_version_is_not_sufficient(void **state)
 {
 	(void)state;
 	resolve("cuMemAllocAsync", 11000, 0, CUDA_ERROR_NOT_FOUND,
-		CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+	        CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 	resolve("cuLibraryLoadData", 11080, 0, CUDA_ERROR_NOT_FOUND,
-		CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+	        CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 	resolve("cuMemAllocAsync", 11000,
-		CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-		CUDA_ERROR_NOT_FOUND,
-		CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+	        CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+	        CUDA_ERROR_NOT_FOUND,
+	        CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 }
 
 static void unknown_names_and_bad_arguments_are_refused(void **state)
@@ -156,29 +156,29 @@ static void unknown_names_and_bad_arguments_are_refused(void **state)
 
 	(void)state;
 	resolve("cuNoSuchFunction", 13000, 0, CUDA_ERROR_NOT_FOUND,
-		CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+	        CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 	resolve("", 0, 0, CUDA_ERROR_NOT_FOUND,
-		CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+	        CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 	resolve("cuMemAlloc_v2", 13000, 0, CUDA_ERROR_NOT_FOUND,
-		CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+	        CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 	assert_int_equal(cuGetProcAddress_v2(NULL, &fn, 13000, 0, NULL),
-			 CUDA_ERROR_INVALID_VALUE);
+	                 CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(cuGetProcAddress_v2("cuInit", NULL, 13000, 0, NULL),
-			 CUDA_ERROR_INVALID_VALUE);
+	                 CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(cuGetProcAddress_v2("cuInit", &fn, 13000, 8, NULL),
-			 CUDA_ERROR_INVALID_VALUE);
+	                 CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(cuGetProcAddress_v2("cuInit", &fn, 99000, 0, NULL),
-			 CUDA_ERROR_INVALID_VALUE);
+	                 CUDA_ERROR_INVALID_VALUE);
 	/* the CUDA 11.3 signature answers the same way */
 	{
 		CUresult (*v1)(const char *, void **, int, cuuint64_t) =
-			(CUresult(*)(const char *, void **, int,
-				     cuuint64_t))sym("cuGetProcAddress");
+		    (CUresult(*)(const char *, void **, int, cuuint64_t))sym(
+		        "cuGetProcAddress");
 
 		assert_int_equal(v1("cuInit", &fn, 2000, 0), CUDA_SUCCESS);
 		assert_ptr_equal(fn, sym("cuInit"));
 		assert_int_equal(v1("cuNope", &fn, 2000, 0),
-				 CUDA_ERROR_NOT_FOUND);
+		                 CUDA_ERROR_NOT_FOUND);
 	}
 }
 
@@ -203,7 +203,7 @@ static void every_export_is_found_and_every_lookup_is_an_export(void **state)
 
 		expect(r->base, r->ver,
 		       r->pt ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-			     : CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+		             : CU_GET_PROC_ADDRESS_LEGACY_STREAM,
 		       r->sym);
 		n += r->own;
 	}
@@ -227,14 +227,14 @@ static void every_request_of_the_cuda13_runtime_resolves(void **state)
 		if (strncmp(line, "ver=", 4) == 0) {
 			/* the empty probe the runtime starts with */
 			resolve("", 0, 0, CUDA_ERROR_NOT_FOUND,
-				CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+			        CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 			continue;
 		}
-		assert_int_equal(sscanf(line, "%255s ver=%d flags=%d", name,
-					&ver, &flags),
-				 3);
+		assert_int_equal(
+		    sscanf(line, "%255s ver=%d flags=%d", name, &ver, &flags),
+		    3);
 		void *fn = resolve(name, ver, (cuuint64_t)flags, CUDA_SUCCESS,
-				   CU_GET_PROC_ADDRESS_SUCCESS);
+		                   CU_GET_PROC_ADDRESS_SUCCESS);
 		Dl_info info;
 		assert_non_null(fn);
 		assert_true(dladdr(fn, &info) != 0);
@@ -254,33 +254,32 @@ static void unimplemented_entry_points_answer_not_supported(void **state)
 
 	(void)state;
 	assert_int_equal(cuGetExportTable(&table, &id),
-			 CUDA_ERROR_NOT_SUPPORTED);
+	                 CUDA_ERROR_NOT_SUPPORTED);
 	assert_null(table);
-	assert_int_equal(cuGetProcAddress_v2("cuGLInit", (void **)&gl_init,
-					     2000, 0, NULL),
-			 CUDA_SUCCESS);
+	assert_int_equal(
+	    cuGetProcAddress_v2("cuGLInit", (void **)&gl_init, 2000, 0, NULL),
+	    CUDA_SUCCESS);
 	assert_int_equal(gl_init(), CUDA_ERROR_NOT_SUPPORTED);
 	assert_int_equal(cuGetProcAddress_v2("cuTexObjectDestroy",
-					     (void **)&tex_destroy, 5000, 0,
-					     NULL),
-			 CUDA_SUCCESS);
+	                                     (void **)&tex_destroy, 5000, 0,
+	                                     NULL),
+	                 CUDA_SUCCESS);
 	assert_int_equal(tex_destroy(42), CUDA_ERROR_NOT_SUPPORTED);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(calls_before_cuInit_are_not_initialized),
-		cmocka_unit_test(error_names_and_strings_cover_the_enum),
-		cmocka_unit_test(lookup_gives_the_variant_of_the_asked_version),
-		cmocka_unit_test(per_thread_flag_gives_ptsz_and_ptds_variants),
-		cmocka_unit_test(too_old_a_version_is_not_sufficient),
-		cmocka_unit_test(unknown_names_and_bad_arguments_are_refused),
-		cmocka_unit_test(
-			every_export_is_found_and_every_lookup_is_an_export),
-		cmocka_unit_test(every_request_of_the_cuda13_runtime_resolves),
-		cmocka_unit_test(
-			unimplemented_entry_points_answer_not_supported),
+	    cmocka_unit_test(calls_before_cuInit_are_not_initialized),
+	    cmocka_unit_test(error_names_and_strings_cover_the_enum),
+	    cmocka_unit_test(lookup_gives_the_variant_of_the_asked_version),
+	    cmocka_unit_test(per_thread_flag_gives_ptsz_and_ptds_variants),
+	    cmocka_unit_test(too_old_a_version_is_not_sufficient),
+	    cmocka_unit_test(unknown_names_and_bad_arguments_are_refused),
+	    cmocka_unit_test(
+	        every_export_is_found_and_every_lookup_is_an_export),
+	    cmocka_unit_test(every_request_of_the_cuda13_runtime_resolves),
+	    cmocka_unit_test(unimplemented_entry_points_answer_not_supported),
 	};
 
 	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);

@@ -61,7 +61,7 @@ static void create(const struct fixture *f, const char *gpus)
 	int n = 0;
 
 	assert_int_equal(gs_sim_gpus_parse(gpus, g, GS_SIM_MAX_GPUS, &n, &eb),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(gs_sim_state_create(f->dir, g, n, true, &eb), GS_OK);
 }
 
@@ -97,7 +97,7 @@ static void state_file_has_the_documented_layout(void **state)
 	assert_string_equal(st->gpus[2].model, "A100-SXM4-40GB");
 	assert_int_equal(st->gpus[0].sm_count, 132);
 	assert_int_equal(st->gpus[2].sm_count,
-			 gs_catalog_find("A100-SXM4-40GB")->sm_count);
+	                 gs_catalog_find("A100-SXM4-40GB")->sm_count);
 	assert_int_equal(strlen(st->gpus[1].uuid), 40);
 	assert_memory_equal(st->gpus[1].uuid, "GPU-", 4);
 	assert_int_equal(st->gpus[1].uuid[12], '-');
@@ -105,7 +105,7 @@ static void state_file_has_the_documented_layout(void **state)
 	assert_int_equal(st->gpus[0].engine[0].live, 1);
 	assert_int_equal(st->gpus[0].engine[0].sm_count, 132);
 	assert_int_equal(st->gpus[0].engine[0].mem_total,
-			 st->gpus[0].memory_total);
+	                 st->gpus[0].memory_total);
 	assert_int_equal(st->gpus[0].engine[1].live, 0);
 	assert_int_equal(gs_sim_lock(st), GS_OK);
 	assert_int_equal(gs_sim_state_check(st, &eb), GS_OK);
@@ -122,9 +122,9 @@ static void create_refuses_to_replace_without_force(void **state)
 
 	create(f, "1xH100-SXM5-80GB");
 	assert_int_equal(gs_sim_gpus_parse("A100-SXM4-40GB", g, 1, &n, &eb),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(gs_sim_state_create(f->dir, g, n, false, &eb),
-			 GS_ERR_EXISTS);
+	                 GS_ERR_EXISTS);
 }
 
 struct parse_case {
@@ -136,18 +136,18 @@ struct parse_case {
 static void gpu_list_parser_reads_counts_and_names_bad_input(void **state)
 {
 	static const struct parse_case cases[] = {
-		{"2xH100-SXM5-80GB", GS_OK, 2},
-		{"H100-SXM5-80GB", GS_OK, 1},
-		{"2xH100-SXM5-80GB,1xA100-SXM4-40GB", GS_OK, 3},
-		{"1xa100-sxm4-40gb", GS_OK, 1},
-		{"", GS_ERR_PARSE, 0},
-		{"2x", GS_ERR_PARSE, 0},
-		{"H100-SXM5-80GB,", GS_ERR_PARSE, 0},
-		{",H100-SXM5-80GB", GS_ERR_PARSE, 0},
-		{"0xH100-SXM5-80GB", GS_ERR_RANGE, 0},
-		{"17xH100-SXM5-80GB", GS_ERR_RANGE, 0},
-		{"9xH100-SXM5-80GB,8xH100-SXM5-80GB", GS_ERR_RANGE, 0},
-		{"2xNOPE-9000", GS_ERR_UNKNOWN_MODEL, 0},
+	    {"2xH100-SXM5-80GB", GS_OK, 2},
+	    {"H100-SXM5-80GB", GS_OK, 1},
+	    {"2xH100-SXM5-80GB,1xA100-SXM4-40GB", GS_OK, 3},
+	    {"1xa100-sxm4-40gb", GS_OK, 1},
+	    {"", GS_ERR_PARSE, 0},
+	    {"2x", GS_ERR_PARSE, 0},
+	    {"H100-SXM5-80GB,", GS_ERR_PARSE, 0},
+	    {",H100-SXM5-80GB", GS_ERR_PARSE, 0},
+	    {"0xH100-SXM5-80GB", GS_ERR_RANGE, 0},
+	    {"17xH100-SXM5-80GB", GS_ERR_RANGE, 0},
+	    {"9xH100-SXM5-80GB,8xH100-SXM5-80GB", GS_ERR_RANGE, 0},
+	    {"2xNOPE-9000", GS_ERR_UNKNOWN_MODEL, 0},
 	};
 	struct gs_sim_gpu_init g[GS_SIM_MAX_GPUS];
 
@@ -156,11 +156,11 @@ static void gpu_list_parser_reads_counts_and_names_bad_input(void **state)
 		struct gs_errbuf eb = {0};
 		int n = -1;
 		gs_err e = gs_sim_gpus_parse(cases[i].spec, g, GS_SIM_MAX_GPUS,
-					     &n, &eb);
+		                             &n, &eb);
 
 		if (e != cases[i].want)
 			fail_msg("'%s': got %s, want %s", cases[i].spec,
-				 gs_err_name(e), gs_err_name(cases[i].want));
+			         gs_err_name(e), gs_err_name(cases[i].want));
 		if (e == GS_OK)
 			assert_int_equal(n, cases[i].n);
 		else
@@ -175,7 +175,7 @@ static void open_names_a_missing_file(void **state)
 	struct gs_errbuf eb = {0};
 
 	assert_int_equal(gs_sim_state_open(f->dir, &map, &eb),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 	assert_non_null(strstr(eb.msg, "sim init"));
 }
 
@@ -210,8 +210,9 @@ static void open_refuses_bad_magic_truncation_and_identity_damage(void **state)
 	assert_int_equal(gs_sim_state_open(f->dir, &map, &eb), GS_ERR_CORRUPT);
 
 	create(f, "1xH100-SXM5-80GB");
-	poke(f, offsetof(struct gs_sim_state, gpus) +
-			offsetof(struct gs_sim_gpu, uuid) + 10,
+	poke(f,
+	     offsetof(struct gs_sim_state, gpus) +
+	         offsetof(struct gs_sim_gpu, uuid) + 10,
 	     &x, 1);
 	gs_errbuf_init(&eb);
 	assert_int_equal(gs_sim_state_open(f->dir, &map, &eb), GS_ERR_CORRUPT);
@@ -235,7 +236,7 @@ static void check_finds_damage_and_repair_recounts_memory(void **state)
 	st = gs_sim_state_get(map);
 	assert_int_equal(gs_sim_lock(st), GS_OK);
 	i = gs_sim_proc_acquire(st, getpid(), gs_sim_pid_start_time(getpid()),
-				0, 0, gs_sim_now_ns());
+	                        0, 0, gs_sim_now_ns());
 	assert_true(i >= 0);
 	st->procs[i].mem_used = 3 * MS;
 	st->gpus[0].engine[0].mem_used = 7 * MS; /* half-done update */
@@ -257,7 +258,7 @@ static void check_finds_damage_and_repair_recounts_memory(void **state)
 	gs_errbuf_init(&eb);
 	assert_int_equal(gs_sim_state_check(st, &eb), GS_OK);
 	assert_true(st->gpus[0].engine[0].slot_mask[i / 64] &
-		    (1ULL << (i % 64)));
+	            (1ULL << (i % 64)));
 	gs_sim_unlock(st);
 	gs_sim_state_close(map);
 }
@@ -309,8 +310,8 @@ static void reap_gives_back_memory_of_dead_and_reused_pids(void **state)
 	st = gs_sim_state_get(map);
 	assert_int_equal(gs_sim_lock(st), GS_OK);
 	a = gs_sim_proc_acquire(st, dead, 12345, 0, 0, now);
-	b = gs_sim_proc_acquire(st, zombie, gs_sim_pid_start_time(zombie), 0,
-				0, now);
+	b = gs_sim_proc_acquire(st, zombie, gs_sim_pid_start_time(zombie), 0, 0,
+	                        now);
 	c = gs_sim_proc_acquire(st, getpid(), mine + 1, 0, 0, now); /* reused */
 	me = gs_sim_proc_acquire(st, getpid(), mine, 0, 0, now);
 	assert_true(a >= 0 && b >= 0 && c >= 0 && me >= 0);
@@ -443,7 +444,7 @@ static int add_slot(struct gs_sim_state *st, int32_t pid, bool mps)
 
 /* Queues `n` kernels of `ns` each on `sms` SMs. */
 static void queue(struct gs_sim_state *st, int i, int n, uint64_t ns,
-		  uint32_t sms)
+                  uint32_t sms)
 {
 	struct gs_sim_proc *p = &st->procs[i];
 
@@ -471,7 +472,7 @@ static void a_context_alone_runs_its_kernels_back_to_back(void **state)
 	assert_int_equal(st->procs[a].ring_head, 5);
 	for (int k = 0; k < 5; k++)
 		assert_int_equal(st->procs[a].ring[k].end_ns,
-				 T0 + (uint64_t)(k + 1) * MS);
+		                 T0 + (uint64_t)(k + 1) * MS);
 	assert_int_equal(st->procs[a].busy_ns, 5 * MS);
 	assert_int_equal(st->procs[a].sm_busy_ns, 5 * MS * 132);
 	assert_int_equal(st->gpus[0].engine[0].busy_ns, 5 * MS);
@@ -490,7 +491,8 @@ static void fewer_sms_do_not_slow_a_kernel_that_fits(void **state)
 	free(st);
 }
 
-static void timeslicing_splits_the_engine_between_two_busy_contexts(void **state)
+static void
+timeslicing_splits_the_engine_between_two_busy_contexts(void **state)
 {
 	struct gs_sim_state *st = mem_state(132, 0);
 	int a = add_slot(st, 100, false), b = add_slot(st, 101, false);
@@ -502,8 +504,7 @@ static void timeslicing_splits_the_engine_between_two_busy_contexts(void **state
 	gs_sim_engine_advance(st, 0, 0, T0 + 33 * MS);
 	gs_sim_engine_advance(st, 0, 0, T0 + 33 * MS + 7);
 	gs_sim_engine_advance(st, 0, 0, T0 + 100 * MS);
-	assert_int_equal(st->procs[a].busy_ns + st->procs[b].busy_ns,
-			 100 * MS);
+	assert_int_equal(st->procs[a].busy_ns + st->procs[b].busy_ns, 100 * MS);
 	assert_int_equal(st->procs[a].busy_ns, 50 * MS);
 	assert_int_equal(st->procs[b].busy_ns, 50 * MS);
 	/* each 10 ms kernel now takes about 20 ms: A runs in the slices
@@ -514,7 +515,8 @@ static void timeslicing_splits_the_engine_between_two_busy_contexts(void **state
 	free(st);
 }
 
-static void timeslice_level_sets_how_long_a_context_keeps_the_engine(void **state)
+static void
+timeslice_level_sets_how_long_a_context_keeps_the_engine(void **state)
 {
 	(void)state;
 	assert_int_equal(gs_sim_timeslice_ns(0), 2 * MS);
@@ -624,45 +626,43 @@ static void idle_time_is_not_charged(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-			state_file_has_the_documented_layout, setup_dir,
-			teardown_dir),
-		cmocka_unit_test_setup_teardown(
-			create_refuses_to_replace_without_force, setup_dir,
-			teardown_dir),
-		cmocka_unit_test(
-			gpu_list_parser_reads_counts_and_names_bad_input),
-		cmocka_unit_test_setup_teardown(open_names_a_missing_file,
-						setup_dir, teardown_dir),
-		cmocka_unit_test_setup_teardown(open_refuses_another_version,
-						setup_dir, teardown_dir),
-		cmocka_unit_test_setup_teardown(
-			open_refuses_bad_magic_truncation_and_identity_damage,
-			setup_dir, teardown_dir),
-		cmocka_unit_test_setup_teardown(
-			check_finds_damage_and_repair_recounts_memory,
-			setup_dir, teardown_dir),
-		cmocka_unit_test_setup_teardown(
-			reap_gives_back_memory_of_dead_and_reused_pids,
-			setup_dir, teardown_dir),
-		cmocka_unit_test_setup_teardown(
-			lock_survives_a_holder_killed_mid_update, setup_dir,
-			teardown_dir),
-		cmocka_unit_test_setup_teardown(
-			reset_drops_processes_and_mig_but_keeps_gpus,
-			setup_dir, teardown_dir),
-		cmocka_unit_test(a_context_alone_runs_its_kernels_back_to_back),
-		cmocka_unit_test(fewer_sms_do_not_slow_a_kernel_that_fits),
-		cmocka_unit_test(
-			timeslicing_splits_the_engine_between_two_busy_contexts),
-		cmocka_unit_test(
-			timeslice_level_sets_how_long_a_context_keeps_the_engine),
-		cmocka_unit_test(mps_clients_that_fit_run_side_by_side),
-		cmocka_unit_test(
-			mps_clients_asking_for_more_sms_than_exist_share_them),
-		cmocka_unit_test(mps_server_takes_turns_with_a_non_mps_context),
-		cmocka_unit_test(eta_never_overshoots_the_completion),
-		cmocka_unit_test(idle_time_is_not_charged),
+	    cmocka_unit_test_setup_teardown(
+	        state_file_has_the_documented_layout, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(
+	        create_refuses_to_replace_without_force, setup_dir,
+	        teardown_dir),
+	    cmocka_unit_test(gpu_list_parser_reads_counts_and_names_bad_input),
+	    cmocka_unit_test_setup_teardown(open_names_a_missing_file,
+	                                    setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(open_refuses_another_version,
+	                                    setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(
+	        open_refuses_bad_magic_truncation_and_identity_damage,
+	        setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(
+	        check_finds_damage_and_repair_recounts_memory, setup_dir,
+	        teardown_dir),
+	    cmocka_unit_test_setup_teardown(
+	        reap_gives_back_memory_of_dead_and_reused_pids, setup_dir,
+	        teardown_dir),
+	    cmocka_unit_test_setup_teardown(
+	        lock_survives_a_holder_killed_mid_update, setup_dir,
+	        teardown_dir),
+	    cmocka_unit_test_setup_teardown(
+	        reset_drops_processes_and_mig_but_keeps_gpus, setup_dir,
+	        teardown_dir),
+	    cmocka_unit_test(a_context_alone_runs_its_kernels_back_to_back),
+	    cmocka_unit_test(fewer_sms_do_not_slow_a_kernel_that_fits),
+	    cmocka_unit_test(
+	        timeslicing_splits_the_engine_between_two_busy_contexts),
+	    cmocka_unit_test(
+	        timeslice_level_sets_how_long_a_context_keeps_the_engine),
+	    cmocka_unit_test(mps_clients_that_fit_run_side_by_side),
+	    cmocka_unit_test(
+	        mps_clients_asking_for_more_sms_than_exist_share_them),
+	    cmocka_unit_test(mps_server_takes_turns_with_a_non_mps_context),
+	    cmocka_unit_test(eta_never_overshoots_the_completion),
+	    cmocka_unit_test(idle_time_is_not_charged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

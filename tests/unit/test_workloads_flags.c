@@ -19,19 +19,19 @@ static void size_parser_accepts_documented_forms(void **state)
 		const char *in;
 		uint64_t want;
 	} ok[] = {
-		{"0", 0},
-		{"4096", 4096},
-		{"512MiB", 512 * MiB},
-		{"512M", 512 * MiB},
-		{"8GiB", 8 * GiB},
-		{"8G", 8 * GiB},
-		{"1KiB", 1024},
-		{"3K", 3072},
-		{"2TiB", 2ULL << 40},
-		{"1T", 1ULL << 40},
-		{"17B", 17},
-		{"18446744073709551615", UINT64_MAX},
-		{"16777215TiB", 16777215ULL << 40},
+	    {"0", 0},
+	    {"4096", 4096},
+	    {"512MiB", 512 * MiB},
+	    {"512M", 512 * MiB},
+	    {"8GiB", 8 * GiB},
+	    {"8G", 8 * GiB},
+	    {"1KiB", 1024},
+	    {"3K", 3072},
+	    {"2TiB", 2ULL << 40},
+	    {"1T", 1ULL << 40},
+	    {"17B", 17},
+	    {"18446744073709551615", UINT64_MAX},
+	    {"16777215TiB", 16777215ULL << 40},
 	};
 	size_t i;
 
@@ -47,10 +47,27 @@ static void size_parser_accepts_documented_forms(void **state)
 static void size_parser_rejects_malformed_and_overflowing(void **state)
 {
 	static const char *const bad[] = {
-		"",        "MiB",      "-1",       "+5",    " 5",   "5 ",
-		"5 MiB",   "1.5GiB",   "0x10",     "8g",    "8gib", "8Gi",
-		"8GB",     "8MB",      "1e9",      "5P",    "5PiB", "abc",
-		"18446744073709551616", "16777216TiB", "17179869184GiB",
+	    "",
+	    "MiB",
+	    "-1",
+	    "+5",
+	    " 5",
+	    "5 ",
+	    "5 MiB",
+	    "1.5GiB",
+	    "0x10",
+	    "8g",
+	    "8gib",
+	    "8Gi",
+	    "8GB",
+	    "8MB",
+	    "1e9",
+	    "5P",
+	    "5PiB",
+	    "abc",
+	    "18446744073709551616",
+	    "16777216TiB",
+	    "17179869184GiB",
 	};
 	size_t i;
 
@@ -70,12 +87,12 @@ static void seconds_parser_accepts_decimals_and_units(void **state)
 		const char *in;
 		double want;
 	} ok[] = {
-		{"5", 5.0},     {"0", 0.0},     {"0.25", 0.25}, {".5", 0.5},
-		{"2.", 2.0},    {"3s", 3.0},    {"250ms", 0.25}, {"1.5s", 1.5},
+	    {"5", 5.0},  {"0", 0.0},  {"0.25", 0.25},  {".5", 0.5},
+	    {"2.", 2.0}, {"3s", 3.0}, {"250ms", 0.25}, {"1.5s", 1.5},
 	};
 	static const char *const bad[] = {
-		"", "-1", "+1", "inf", "nan", "1e3", "0x1", ".", "1.2.3",
-		"5 s", "5min", "s", "ms", " 1",
+	    "",  "-1",    "+1",  "inf",  "nan", "1e3", "0x1",
+	    ".", "1.2.3", "5 s", "5min", "s",   "ms",  " 1",
 	};
 	size_t i;
 
@@ -108,9 +125,8 @@ static void int_parser_checks_bounds_and_form(void **state)
 	assert_int_equal(gs_flags_parse_int("1x", 0, 100, &v), -1);
 	assert_int_equal(gs_flags_parse_int("", 0, 100, &v), -1);
 	assert_int_equal(gs_flags_parse_int("-", 0, 100, &v), -1);
-	assert_int_equal(gs_flags_parse_int("99999999999999999999", 0,
-					    INT64_MAX, &v),
-			 -1);
+	assert_int_equal(
+	    gs_flags_parse_int("99999999999999999999", 0, INT64_MAX, &v), -1);
 	assert_int_equal(v, -3);
 }
 
@@ -133,20 +149,19 @@ static void fixture_init(struct fixture *f)
 	f->size = 99;
 	f->secs = 5.0;
 	f->choice = -1;
-	f->flags[0] = (struct gs_flag){"verbose", GS_FLAG_BOOL, &f->verbose,
-				       0, 0, NULL, false};
-	f->flags[1] = (struct gs_flag){"count", GS_FLAG_INT, &f->count, 1, 10,
-				       NULL, false};
-	f->flags[2] = (struct gs_flag){"size", GS_FLAG_SIZE, &f->size, 1,
-				       INT64_MAX, NULL, false};
-	f->flags[3] = (struct gs_flag){"seconds", GS_FLAG_SECONDS, &f->secs,
-				       0, 0, NULL, false};
-	f->flags[4] = (struct gs_flag){"colour", GS_FLAG_CHOICE, &f->choice,
-				       0, 0, colours, false};
+	f->flags[0] = (struct gs_flag){"verbose", GS_FLAG_BOOL, &f->verbose, 0,
+	                               0,         NULL,         false};
+	f->flags[1] = (struct gs_flag){"count", GS_FLAG_INT, &f->count, 1,
+	                               10,      NULL,        false};
+	f->flags[2] = (struct gs_flag){"size",    GS_FLAG_SIZE, &f->size, 1,
+	                               INT64_MAX, NULL,         false};
+	f->flags[3] = (struct gs_flag){
+	    "seconds", GS_FLAG_SECONDS, &f->secs, 0, 0, NULL, false};
+	f->flags[4] = (struct gs_flag){"colour", GS_FLAG_CHOICE, &f->choice, 0,
+	                               0,        colours,        false};
 }
 
-static enum gs_flags_result parse(struct fixture *f, char *why, int argc,
-				  ...)
+static enum gs_flags_result parse(struct fixture *f, char *why, int argc, ...)
 {
 	char *argv[16];
 	va_list ap;
@@ -168,9 +183,9 @@ static void flags_parse_both_value_spellings_and_keep_defaults(void **state)
 
 	(void)state;
 	fixture_init(&f);
-	assert_int_equal(parse(&f, why, 5, "--count", "3", "--size=8G",
-			       "--colour", "blue"),
-			 GS_FLAGS_OK);
+	assert_int_equal(
+	    parse(&f, why, 5, "--count", "3", "--size=8G", "--colour", "blue"),
+	    GS_FLAGS_OK);
 	assert_int_equal(f.count, 3);
 	assert_true(f.size == 8 * GiB);
 	assert_int_equal(f.choice, 2);
@@ -183,7 +198,7 @@ static void flags_parse_both_value_spellings_and_keep_defaults(void **state)
 
 	fixture_init(&f);
 	assert_int_equal(parse(&f, why, 2, "--verbose", "--seconds=0.5"),
-			 GS_FLAGS_OK);
+	                 GS_FLAGS_OK);
 	assert_true(f.verbose);
 	assert_float_equal(f.secs, 0.5, 0);
 }
@@ -195,20 +210,20 @@ static void flags_reject_unknown_missing_and_bad_values(void **state)
 		const char *a, *b;
 		const char *why;
 	} cases[] = {
-		{1, "--bogus", NULL, "unknown flag --bogus"},
-		{1, "--bogus=1", NULL, "unknown flag --bogus"},
-		{1, "--coun", NULL, "unknown flag --coun"},
-		{1, "-c", NULL, "unexpected argument '-c'"},
-		{1, "stray", NULL, "unexpected argument 'stray'"},
-		{1, "--", NULL, "unexpected argument '--'"},
-		{1, "--count", NULL, "--count needs a value"},
-		{2, "--count", "11", "--count needs an integer from 1 to 10"},
-		{2, "--count", "x", "--count needs an integer"},
-		{1, "--size=1.5G", NULL, "--size needs a size"},
-		{2, "--size", "0", "--size needs a size"},
-		{2, "--seconds", "-1", "--seconds needs seconds"},
-		{2, "--colour", "pink", "--colour: unknown value 'pink'"},
-		{1, "--verbose=1", NULL, "--verbose takes no value"},
+	    {1, "--bogus", NULL, "unknown flag --bogus"},
+	    {1, "--bogus=1", NULL, "unknown flag --bogus"},
+	    {1, "--coun", NULL, "unknown flag --coun"},
+	    {1, "-c", NULL, "unexpected argument '-c'"},
+	    {1, "stray", NULL, "unexpected argument 'stray'"},
+	    {1, "--", NULL, "unexpected argument '--'"},
+	    {1, "--count", NULL, "--count needs a value"},
+	    {2, "--count", "11", "--count needs an integer from 1 to 10"},
+	    {2, "--count", "x", "--count needs an integer"},
+	    {1, "--size=1.5G", NULL, "--size needs a size"},
+	    {2, "--size", "0", "--size needs a size"},
+	    {2, "--seconds", "-1", "--seconds needs seconds"},
+	    {2, "--colour", "pink", "--colour: unknown value 'pink'"},
+	    {1, "--verbose=1", NULL, "--verbose takes no value"},
 	};
 	size_t i;
 
@@ -218,12 +233,12 @@ static void flags_reject_unknown_missing_and_bad_values(void **state)
 		char why[256] = "";
 
 		fixture_init(&f);
-		assert_int_equal(parse(&f, why, cases[i].argc, cases[i].a,
-				       cases[i].b),
-				 GS_FLAGS_USAGE);
+		assert_int_equal(
+		    parse(&f, why, cases[i].argc, cases[i].a, cases[i].b),
+		    GS_FLAGS_USAGE);
 		if (strncmp(why, cases[i].why, strlen(cases[i].why)) != 0)
 			fail_msg("case %zu: got '%s', want prefix '%s'", i, why,
-				 cases[i].why);
+			         cases[i].why);
 	}
 }
 
@@ -235,20 +250,21 @@ static void help_wins_over_errors(void **state)
 	(void)state;
 	fixture_init(&f);
 	assert_int_equal(parse(&f, why, 3, "--bogus", "--help", "--count"),
-			 GS_FLAGS_HELP);
+	                 GS_FLAGS_HELP);
 	assert_int_equal(f.count, 7);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(size_parser_accepts_documented_forms),
-		cmocka_unit_test(size_parser_rejects_malformed_and_overflowing),
-		cmocka_unit_test(seconds_parser_accepts_decimals_and_units),
-		cmocka_unit_test(int_parser_checks_bounds_and_form),
-		cmocka_unit_test(flags_parse_both_value_spellings_and_keep_defaults),
-		cmocka_unit_test(flags_reject_unknown_missing_and_bad_values),
-		cmocka_unit_test(help_wins_over_errors),
+	    cmocka_unit_test(size_parser_accepts_documented_forms),
+	    cmocka_unit_test(size_parser_rejects_malformed_and_overflowing),
+	    cmocka_unit_test(seconds_parser_accepts_decimals_and_units),
+	    cmocka_unit_test(int_parser_checks_bounds_and_form),
+	    cmocka_unit_test(
+	        flags_parse_both_value_spellings_and_keep_defaults),
+	    cmocka_unit_test(flags_reject_unknown_missing_and_bad_values),
+	    cmocka_unit_test(help_wins_over_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

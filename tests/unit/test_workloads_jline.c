@@ -43,15 +43,15 @@ static void line_holds_every_type_in_order(void **state)
 	gs_jline_null(&j, "error");
 	gs_jline_str(&j, "call", NULL);
 	line = gs_jline_end(&j);
-	assert_string_equal(
-		line, "{\"source\":\"NVIDIA H100 80GB HBM3 (simulated)\","
-		      "\"threads\":-5,\"bytes\":85520809984,"
-		      "\"p50_ms\":4.151,\"ok\":true,\"capped\":false,"
-		      "\"error\":null,\"call\":null}");
+	assert_string_equal(line,
+	                    "{\"source\":\"NVIDIA H100 80GB HBM3 (simulated)\","
+	                    "\"threads\":-5,\"bytes\":85520809984,"
+	                    "\"p50_ms\":4.151,\"ok\":true,\"capped\":false,"
+	                    "\"error\":null,\"call\":null}");
 	o = parse_line(line);
 	assert_int_equal(json_integer_value(json_object_get(o, "threads")), -5);
 	assert_float_equal(json_real_value(json_object_get(o, "p50_ms")), 4.151,
-			   1e-12);
+	                   1e-12);
 	json_decref(o);
 	/* end is idempotent */
 	assert_ptr_equal(gs_jline_end(&j), line);
@@ -78,7 +78,7 @@ static void strings_are_escaped(void **state)
 	gs_jline_str(&j, "k\"ey", nasty);
 	o = parse_line(gs_jline_end(&j));
 	assert_string_equal(json_string_value(json_object_get(o, "k\"ey")),
-			    nasty);
+	                    nasty);
 	json_decref(o);
 }
 
@@ -97,9 +97,9 @@ static void non_finite_numbers_become_null(void **state)
 	assert_true(json_is_null(json_object_get(o, "nan")));
 	assert_true(json_is_null(json_object_get(o, "inf")));
 	assert_float_equal(json_number_value(json_object_get(o, "tiny")),
-			   1.5e-7, 1e-20);
+	                   1.5e-7, 1e-20);
 	assert_float_equal(json_number_value(json_object_get(o, "big")),
-			   1.25e20, 1e6);
+	                   1.25e20, 1e6);
 	json_decref(o);
 }
 
@@ -147,12 +147,12 @@ static void print_writes_one_newline_terminated_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(line_holds_every_type_in_order),
-		cmocka_unit_test(empty_object_is_valid),
-		cmocka_unit_test(strings_are_escaped),
-		cmocka_unit_test(non_finite_numbers_become_null),
-		cmocka_unit_test(overflowing_line_is_refused_not_truncated),
-		cmocka_unit_test(print_writes_one_newline_terminated_line),
+	    cmocka_unit_test(line_holds_every_type_in_order),
+	    cmocka_unit_test(empty_object_is_valid),
+	    cmocka_unit_test(strings_are_escaped),
+	    cmocka_unit_test(non_finite_numbers_become_null),
+	    cmocka_unit_test(overflowing_line_is_refused_not_truncated),
+	    cmocka_unit_test(print_writes_one_newline_terminated_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,8 +16,8 @@ static void percentiles_of_one_to_ten_follow_nearest_rank(void **state)
 	static const struct {
 		double p, want;
 	} t[] = {
-		{0, 1},    {1, 1},   {10, 1},  {10.5, 2}, {50, 5},
-		{51, 6},   {90, 9},  {90.1, 10}, {99, 10}, {100, 10},
+	    {0, 1},  {1, 1},  {10, 1},    {10.5, 2}, {50, 5},
+	    {51, 6}, {90, 9}, {90.1, 10}, {99, 10},  {100, 10},
 	};
 	size_t i;
 
@@ -27,7 +27,7 @@ static void percentiles_of_one_to_ten_follow_nearest_rank(void **state)
 		assert_float_equal(v[i], (double)(i + 1), 0);
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		assert_float_equal(gs_pctl_of_sorted(v, 10, t[i].p), t[i].want,
-				   0);
+		                   0);
 }
 
 static void percentile_of_one_sample_is_that_sample(void **state)
@@ -90,7 +90,7 @@ static void percentiles_match_naive_reference_on_random_samples(void **state)
 			assert_true(v[i - 1] <= v[i]);
 		for (k = 0; k < sizeof(ps) / sizeof(ps[0]); k++)
 			assert_float_equal(gs_pctl_of_sorted(v, n, ps[k]),
-					   reference(v, n, ps[k]), 0);
+			                   reference(v, n, ps[k]), 0);
 		free(v);
 	}
 }
@@ -98,10 +98,11 @@ static void percentiles_match_naive_reference_on_random_samples(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(percentiles_of_one_to_ten_follow_nearest_rank),
-		cmocka_unit_test(percentile_of_one_sample_is_that_sample),
-		cmocka_unit_test(empty_or_out_of_range_gives_nan),
-		cmocka_unit_test(percentiles_match_naive_reference_on_random_samples),
+	    cmocka_unit_test(percentiles_of_one_to_ten_follow_nearest_rank),
+	    cmocka_unit_test(percentile_of_one_sample_is_that_sample),
+	    cmocka_unit_test(empty_or_out_of_range_gives_nan),
+	    cmocka_unit_test(
+	        percentiles_match_naive_reference_on_random_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

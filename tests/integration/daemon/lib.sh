@@ -20,6 +20,7 @@ D=$B/bin/gpusliced
 LOADGEN=$B/tests/gs-daemon-loadgen
 DPID=""
 PIDS=()
+CLEANUP_CMDS=()   # extra commands cleanup runs (eval'ed), e.g. userdel
 
 if [ ! -x "$D" ] || [ ! -e "$B/sim/libnvidia-ml.so.1" ]; then
 	echo "SKIP: this build has no gpusliced or no simulated NVML"
@@ -49,6 +50,9 @@ cleanup() {
 		wait "$DPID" 2>/dev/null || true
 	fi
 	quit_mps
+	for p in "${CLEANUP_CMDS[@]}"; do
+		eval "$p" >/dev/null 2>&1 || true
+	done
 	wait 2>/dev/null || true
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -f "$WORK/daemon.log" ]; then
 		echo "--- daemon log (last 40 lines) ---" >&2

@@ -21,8 +21,21 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/crash_recovery.sh TIMEOUT 300)
   gs_add_shell_test(daemon_watchdog_catches_a_tenant_allocating_around_the_shim
                     tests/integration/daemon/watchdog_bypass.sh TIMEOUT 180)
-  set_tests_properties(daemon_api_answers_every_endpoint_and_rejects_bad_requests
-                       daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
-                       daemon_watchdog_catches_a_tenant_allocating_around_the_shim
-                       PROPERTIES SKIP_RETURN_CODE 77)
+  gs_add_shell_test(daemon_quotas_admit_borrow_and_reclaim_the_right_slice
+                    tests/integration/daemon/quota_reclaim.sh LABELS asan TIMEOUT 180)
+  gs_add_shell_test(daemon_metrics_parse_as_prometheus_text_with_documented_names
+                    tests/integration/daemon/metrics_text.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_users_see_and_change_only_their_own_slices
+                    tests/integration/daemon/non_admin.sh TIMEOUT 120)
+  gs_add_shell_test(daemon_restart_reconciles_slices_with_what_still_runs
+                    tests/integration/daemon/recovery.sh TIMEOUT 180)
+  set_tests_properties(
+    daemon_api_answers_every_endpoint_and_rejects_bad_requests
+    daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
+    daemon_watchdog_catches_a_tenant_allocating_around_the_shim
+    daemon_quotas_admit_borrow_and_reclaim_the_right_slice
+    daemon_metrics_parse_as_prometheus_text_with_documented_names
+    daemon_users_see_and_change_only_their_own_slices
+    daemon_restart_reconciles_slices_with_what_still_runs
+    PROPERTIES SKIP_RETURN_CODE 77)
 endif()

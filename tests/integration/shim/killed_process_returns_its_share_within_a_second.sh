@@ -12,27 +12,27 @@ G=$((1 << 30))
 P=$B/tests/gs-region-probe
 
 "${RUN[@]}" --memory 4GiB --slice k9 -- sh -c \
-	"\"$B/bin/gs-alloc\" --api plain --chunk 2GiB --limit 2GiB --hold 60 >\"$WORK/held\" & wait; sleep 30" &
+	"\"$B/bin/gs-alloc\" --api plain --chunk 2GiB --limit 2GiB --hold 60 >\"$WORK/held\" & echo \$! >\"$WORK/pid\"; wait; sleep 30" &
 PIDS+=($!)
 wait_file "$WORK/held"
+wait_file "$WORK/pid"
 jcheck "$(cat "$WORK/held")" "d['allocated_bytes'] == 2 * $G"
 before=$("$P" "$RUNDIR" k9)
 jcheck "$before" "d['mem_used'] >= 2 * $G"
-holder=$(pgrep -f "gs-alloc --api plain --chunk 2GiB --limit 2GiB --hold 60" | head -1)
-[ -n "$holder" ] || fail "no holder"
+holder=$(cat "$WORK/pid")
 t0=$(date +%s.%N)
 kill -9 "$holder"
 freed=""
-for _ in $(seq 40); do
+for _ in $(seq 100); do
 	now=$("$P" "$RUNDIR" k9)
-	if python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["mem_used"] == 0 else 1)' "$now"; then
+	case $now in *'"mem_used":0,'*)
 		freed=$(date +%s.%N)
-		break
-	fi
-	sleep 0.05
+		break ;;
+	esac
+	sleep 0.02
 done
 [ -n "$freed" ] || fail "share not returned after 2 s: $now"
-python3 -c "import sys; d = $freed - $t0; print('returned after %.3f s' % d); sys.exit(0 if d <= 1.0 else 1)" ||
+awk -v a="$t0" -v b="$freed" 'BEGIN { d = b - a; printf "returned after %.3f s\n", d; exit !(d <= 1.0) }' ||
 	fail "share returned too late"
 out=$("${RUN[@]}" --slice k9 -- "$B/bin/gs-alloc" --api plain --chunk 256MiB || true)
 jcheck "$out" "d['allocated_bytes'] > 3 * $G"

@@ -14,10 +14,15 @@ SIMDIR=$WORK/sim
 RUNDIR=$WORK/run
 PIDS=()
 export GPUSLICE_RUN_DIR=$RUNDIR
+# The system Python: a version manager's shim can take seconds to start on
+# a loaded machine, and these tests call Python often.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 RUN=("$B/bin/gpuslice" run)
 
 cleanup() {
 	local p
+	exec 2>/dev/null # no job notices for what we kill here
 	for p in "${PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null || true
 	done
@@ -45,7 +50,7 @@ sim_up() {
 
 # jcheck JSON PYTHON-EXPR: asserts EXPR over the object d.
 jcheck() {
-	python3 -c '
+	"$PY" -c '
 import json, sys
 d = json.loads(sys.argv[1])
 sys.exit(0 if eval(sys.argv[2]) else 1)
@@ -54,13 +59,13 @@ sys.exit(0 if eval(sys.argv[2]) else 1)
 
 # jget JSON KEY
 jget() {
-	python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' \
+	"$PY" -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' \
 		"$1" "$2" || fail "no key $2 in: $1"
 }
 
 # last_json FILE: the last line of FILE that parses as a JSON object.
 last_json() {
-	python3 -c '
+	"$PY" -c '
 import json, sys
 last = None
 for line in open(sys.argv[1]):
@@ -78,7 +83,7 @@ print(last or "")
 # ("PID BUSY"), live processes and exited ones.
 sim_busy() {
 	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" >"$WORK/status.json"
-	python3 - "$WORK/status.json" <<'PY'
+	"$PY" - "$WORK/status.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 seen = {}
@@ -92,10 +97,14 @@ for pid, b in seen.items():
 PY
 }
 
-# sim_mem_total: bytes in use on GPU 0 by all processes (the sim's books).
+# sim_mem_used: bytes in use by all processes on the node (the sim's own
+# per-process books, summed).
 sim_mem_used() {
-	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" |
-		python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(p["memory_bytes"] for p in d["gpus"][0]["processes"]))'
+	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" | awk '
+		{ while (match($0, /"memory_bytes":[0-9]+/)) {
+			s += substr($0, RSTART + 15, RLENGTH - 15)
+			$0 = substr($0, RSTART + RLENGTH) } }
+		END { printf "%.0f\n", s }'
 }
 
 # wait_file FILE [TENTHS]: until FILE is non-empty (default 10 s).

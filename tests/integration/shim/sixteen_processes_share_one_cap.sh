@@ -10,6 +10,9 @@ sim_up
 G=$((1 << 30))
 P=$B/tests/gs-region-probe
 
+# The sim's contexts cost 500 MiB each, so at most eight processes can hold
+# one in this slice, and fewer still room to allocate: the others must fail
+# cleanly, at context creation or allocation.
 # A holder keeps the slice (and its books) alive across the whole test.
 "${RUN[@]}" --memory 4GiB --slice many -- sleep 60 &
 PIDS+=($!)
@@ -23,26 +26,34 @@ for i in $(seq 16); do
 		--chunk 128MiB --stress 2 --seconds 3 >"$WORK/a$i" 2>&1 &
 	pids+=($!)
 done
+alive() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
 max=0
-for _ in $(seq 60); do
+samples=0
+while alive; do
 	used=$(sim_mem_used)
-	[ "$used" -gt "$max" ] && max=$used
+	samples=$((samples + 1))
+	if [ "$used" -gt "$max" ]; then max=$used; fi
 	[ "$used" -le $((4 * G)) ] || fail "the sim shows $used bytes in use in a 4 GiB slice"
-	sleep 0.05
+	sleep 0.02
 done
 for p in "${pids[@]}"; do wait "$p" || true; done
 ran=0
 for i in $(seq 16); do
 	line=$(last_json "$WORK/a$i")
 	[ -n "$line" ] || fail "no result from process $i: $(cat "$WORK/a$i")"
-	if python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["error"] is None else 1)' "$line"; then
-		jcheck "$line" 'd["allocs"] > 0 and d["allocs"] == d["frees"]'
+	jcheck "$line" 'd["error"] in (None, "CUDA_ERROR_OUT_OF_MEMORY")'
+	if "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d.get("allocs", 0) > 0 else 1)' "$line"; then
+		jcheck "$line" 'd["allocs"] == d["frees"]'
 		ran=$((ran + 1))
-	else
-		jcheck "$line" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY"'
 	fi
 done
-echo "$ran of 16 ran; peak the sim saw: $max bytes"
+echo "$ran of 16 got to allocate; peak the sim saw: $max bytes ($samples samples)"
 [ "$ran" -ge 4 ] || fail "only $ran processes got to run"
 [ "$max" -gt $((2 * G)) ] || fail "the slice was never loaded: $max"
 jcheck "$("$P" "$RUNDIR" many)" "d['mem_used'] == 0 and d['mem_peak'] <= 4 * $G and d['n_procs'] == 1"
