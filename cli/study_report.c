@@ -112,8 +112,21 @@ static void grid_cell(FILE *f, json_t *c, int w, int *note, json_t *notes)
 	if (!cell_ok(c)) {
 		const char *st = json_string_value(json_object_get(c, "status"));
 
-		json_array_append(notes, json_object_get(c, "reason"));
-		fprintf(f, " %s [%d] |", st != NULL ? st : "?", ++*note);
+		json_t *why = json_object_get(c, "reason");
+		size_t i, k = json_array_size(notes);
+		json_t *v;
+
+		/* One footnote per distinct reason. */
+		json_array_foreach(notes, i, v)
+			if (json_equal(v, why)) {
+				k = i;
+				break;
+			}
+		if (k == json_array_size(notes)) {
+			json_array_append(notes, why ? why : json_null());
+			++*note;
+		}
+		fprintf(f, " %s [%zu] |", st != NULL ? st : "?", k + 1);
 		return;
 	}
 	switch (w) {

@@ -437,6 +437,42 @@ static bool tree_pull(struct gs_place_inv *inv, int t)
 	return true;
 }
 
+static void leaf_qmap(const struct gs_place_inv *inv, int n, struct qmap *q)
+{
+	const struct pnode *nd = &inv->node[n];
+
+	memset(q, 0, sizeof(*q));
+	for (int gi = nd->first_gpu; gi < nd->first_gpu + nd->n_gpus; gi++) {
+		const struct pgpu *g = &inv->gpu[gi];
+
+		if (g->mig) {
+			for (int i = g->first_inst;
+			     i < g->first_inst + g->n_inst; i++) {
+				const struct pinst *in = &inv->inst[i];
+				uint64_t fm = in->mem_total - in->mem_used;
+
+				if (in->exclusive)
+					continue;
+				if (in->n_slices == 0 ||
+				    in->mode == GS_MODE_MIG_TIMESLICE)
+					q_add(q, QM_MIG_TS, fm, 100 - in->c_used);
+				if (in->n_slices == 0 ||
+				    in->mode == GS_MODE_MIG_MPS)
+					q_add(q, QM_MIG_MPS, fm, 100 - in->c_used);
+			}
+			continue;
+		}
+		if (g->whole)
+			continue;
+		if (g->n_slices == 0 || g->mode == GS_MODE_TIMESLICE)
+			q_add(q, QM_TS, g->mem_total - g->mem_used,
+			      100 - g->c_used);
+		if (g->n_slices == 0 || g->mode == GS_MODE_MPS)
+			q_add(q, QM_MPS, g->mem_total - g->mem_used,
+			      100 - g->c_used);
+	}
+}
+
 /* Which kinds of room node n has (see the edges above). */
 static void leaf_edges(const struct gs_place_inv *inv, int n, bool *has)
 {

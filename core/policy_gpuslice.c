@@ -42,13 +42,16 @@
 #include <stdlib.h>
 
 #define GSL_COVERAGE_PCT 95.0
-int gsl_exp_mode = 1; double gsl_exp_cov = 95; double gsl_exp_beta = 1; int gsl_exp_clamp = 0;
+int gsl_exp_mode = 1; double gsl_exp_cov = 95; double gsl_exp_beta = 1; int gsl_exp_clamp = 0; int gsl_exp_cpuonly = 0;
 
 struct gsl {
 	size_t n;
 	uint32_t *gen;      /* per node: the gen `base` was computed for */
 	double *base;       /* per node: cost of the current state */
 	double bs[100000];
+	double hr2[512];
+	uint32_t gen2[100000];
+	double base2[100000];
 	struct gs_trace_workload m; /* M reweighted by GPU demand */
 	size_t nh;
 	double *hw;         /* per GPU class: weight (share of GPU demand) */
@@ -125,6 +128,7 @@ static gs_err gsl_init(void **st, struct gs__trace_run *run,
 			if (demand > 0 && dm > 0 && c->cpu_milli > 0) {
 				f->hw[f->nh] = c->p * dm / demand;
 				f->hr[f->nh] = c->cpu_milli / dm * (gsl_exp_clamp >= 2 ? gsl_exp_clamp / 100.0 : 1);
+				f->hr2[f->nh] = c->cpu_milli / dm * (gsl_exp_cpuonly >= 2 ? gsl_exp_cpuonly / 100.0 : (gsl_exp_clamp >= 2 ? gsl_exp_clamp / 100.0 : 1));
 				f->nh++;
 			}
 		}
@@ -134,12 +138,13 @@ static gs_err gsl_init(void **st, struct gs__trace_run *run,
 }
 
 /* S: GPU (milli) that would be left without CPU, averaged over classes. */
+static int use2;
 static double stranded(const struct gsl *f, double gpu_free, double cpu_free)
 {
 	double s = 0;
 
 	for (size_t h = 0; h < f->nh; h++) {
-		double v = gpu_free - cpu_free / f->hr[h];
+		double v = gpu_free - cpu_free / (use2 ? f->hr2[h] : f->hr[h]);
 		if (v > 0)
 			s += f->hw[h] * v;
 	}
@@ -162,6 +167,13 @@ static double node_cost(struct gsl *f, const struct gs__trace_run *run,
 			size_t i)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
+	if (use2) {
+		if (f->gen2[i] != s->gen) {
+			f->base2[i] = cost(f, s->cpu_free, s->gpu_free, s->gpus, s->model);
+			f->gen2[i] = s->gen;
+		}
+		return f->base2[i];
+	}
 
 	if (f->gen[i] != s->gen) {
 		f->base[i] = cost(f, s->cpu_free, s->gpu_free, s->gpus, s->model);
@@ -191,6 +203,7 @@ static double gsl_score(void *st, const struct gs__trace_run *run, size_t i,
 {
 	struct gsl *f = st;
 	const struct gs_trace_nstate *s = &run->cl.node[i];
+	use2 = pod->num_gpu == 0;
 	double before = node_cost(f, run, i);
 	cur_f = f; cur_i = i;
 	int64_t cpu = s->cpu_free - (int64_t)pod->cpu_milli;

@@ -212,8 +212,10 @@ gs_err gs_api_parse_time(const char *text, int64_t now_ns, int64_t *out_ns)
 		return GS_OK;
 	}
 	v = strtod(text, &end);
-	if (end == text || v < 0 || v > 1e11)
+	if (end == text || !(v >= 0))
 		return GS_ERR_PARSE;
+	if (v > 9e9)
+		return GS_ERR_RANGE;
 	if (*end == '\0') {
 		*out_ns = (int64_t)(v * 1e9);
 		return GS_OK;

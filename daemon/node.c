@@ -1229,10 +1229,41 @@ static void peer_team(struct gs_node *node, const struct gs_peer *peer,
 	snprintf(out, len, "%s", t ? t : node->cfg->default_team);
 }
 
+static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
+			   const struct gs_node_create_req *req,
+			   struct gs_node_create_res *res, bool *intent,
+			   struct gs_errbuf *eb);
+
+/* Submits a batch that was announced with gs_store_intent (lock held). */
+static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
+				bool *intent)
+{
+	wr_submit(node, wr);
+	if (*intent) {
+		gs_store_intent_drop(node->store);
+		*intent = false;
+	}
+}
+
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 			    const struct gs_node_create_req *req,
 			    struct gs_node_create_res *res,
 			    struct gs_errbuf *eb)
+{
+	bool intent = true;
+	gs_err err;
+
+	gs_store_intent(node->store);
+	err = slice_create(node, peer, req, res, &intent, eb);
+	if (intent)
+		gs_store_intent_drop(node->store);
+	return err;
+}
+
+static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
+			   const struct gs_node_create_req *req,
+			   struct gs_node_create_res *res, bool *intent,
+			   struct gs_errbuf *eb)
 {
 	struct gs_slice s;
 	struct gs_quota_slice *qs = NULL;
@@ -1485,7 +1516,7 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 		if (!err)
 			err = gs_gpus_set_mig(node->gpus, pl.gpu, false, eb);
 		if (err) {
-			wr_submit(node, &wr);
+			wr_submit_announced(node, &wr, intent);
 			pthread_mutex_unlock(&node->lock);
 			(void)wr_wait(node, &wr, NULL);
 			goto out_free;
@@ -1498,7 +1529,7 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 		err = mig_realise(node, &s, &pl, NULL, eb);
 		if (err) {
 			/* Victims are gone already: save that much. */
-			wr_submit(node, &wr);
+			wr_submit_announced(node, &wr, intent);
 			pthread_mutex_unlock(&node->lock);
 			(void)wr_wait(node, &wr, NULL);
 			goto out_free;
@@ -1507,7 +1538,7 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 	ns = model_add(node, &s);
 	if (ns == NULL) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-		wr_submit(node, &wr);
+		wr_submit_announced(node, &wr, intent);
 		pthread_mutex_unlock(&node->lock);
 		(void)wr_wait(node, &wr, NULL);
 		goto out_free;
@@ -1523,7 +1554,7 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 		     s.borrowed ? " borrowed" : "");
 	node->ctr.creates++;
 	res->slice = ns->s;
-	wr_submit(node, &wr);
+	wr_submit_announced(node, &wr, intent);
 	pthread_mutex_unlock(&node->lock);
 	err = wr_wait(node, &wr, eb);
 	goto out_free;
@@ -1543,18 +1574,21 @@ gs_err gs_node_slice_delete(struct gs_node *node, const struct gs_peer *peer,
 	struct gs__nslice *ns;
 	struct gs__wr wr;
 	char why[128];
+	bool intent = true;
 
+	gs_store_intent(node->store);
 	pthread_mutex_lock(&node->lock);
 	ns = gs__node_find(node, name);
 	if (ns == NULL || !can_see(peer, &ns->s)) {
 		pthread_mutex_unlock(&node->lock);
+		gs_store_intent_drop(node->store);
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "no slice '%s'", name);
 	}
 	gs__wr_init(&wr);
 	snprintf(why, sizeof(why), "deleted by %s", peer->user);
 	gs__node_remove(node, ns, &wr, "slice.deleted", why);
 	node->ctr.deletes++;
-	wr_submit(node, &wr);
+	wr_submit_announced(node, &wr, &intent);
 	pthread_mutex_unlock(&node->lock);
 	return wr_wait(node, &wr, eb);
 }

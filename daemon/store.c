@@ -114,6 +114,8 @@ struct gs_store {
 	pthread_cond_t qcond;
 	struct gs_store_op *head, *tail;
 	bool committing;
+	int intents;           /* writers on their way to submit */
+	bool sync_full;
 	uint64_t n_batches, n_ops;
 	pthread_mutex_t rlock; /* rdb */
 	sqlite3 *cdb;          /* checkpoints, off the commit path */
@@ -252,6 +254,7 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 	pthread_mutex_init(&st->rlock, NULL);
 	pthread_mutex_init(&st->clock, NULL);
 
+	st->sync_full = sync == GS_STORE_SYNC_FULL;
 	err = open_conn(path, &st->wdb,
 			SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, eb);
 	if (err)
@@ -344,6 +347,21 @@ static void enqueue(struct gs_store *st, struct gs_store_op *op, bool detached)
 	pthread_mutex_unlock(&st->qlock);
 }
 
+void gs_store_intent(struct gs_store *st)
+{
+	pthread_mutex_lock(&st->qlock);
+	st->intents++;
+	pthread_mutex_unlock(&st->qlock);
+}
+
+void gs_store_intent_drop(struct gs_store *st)
+{
+	pthread_mutex_lock(&st->qlock);
+	if (st->intents > 0)
+		st->intents--;
+	pthread_mutex_unlock(&st->qlock);
+}
+
 void gs_store_submit(struct gs_store *st, struct gs_store_op *op)
 {
 	enqueue(st, op, false);
@@ -362,12 +380,24 @@ void gs_store_submit_detached(struct gs_store *st, struct gs_store_op *op)
  */
 static void lead(struct gs_store *st)
 {
-	struct gs_store_op *batch = st->head, *op, *next, *waited = NULL;
+	struct gs_store_op *batch, *op, *next, *waited = NULL;
 	struct gs_errbuf eb = {0};
 	gs_err err;
 	uint64_t n = 0;
 
 	st->committing = true;
+	/*
+	 * When an fsync follows, writers already on their way (they hold or
+	 * wait for the model's lock) are worth a short wait: they then share
+	 * this fsync instead of paying the next one. At most ~0.3 ms.
+	 */
+	for (int spin = 0; st->sync_full && st->intents > 0 && spin < 30;
+	     spin++) {
+		pthread_mutex_unlock(&st->qlock);
+		usleep(10);
+		pthread_mutex_lock(&st->qlock);
+	}
+	batch = st->head;
 	st->head = st->tail = NULL;
 	pthread_mutex_unlock(&st->qlock);
 

@@ -74,6 +74,15 @@ void gs_store_close(struct gs_store *st);
 /* The schema version of the open file (after migration). */
 int gs_store_schema_version(struct gs_store *st);
 
+/*
+ * A writer announces itself before it takes the locks that lead to
+ * gs_store_submit (intent), and drops the announcement once it submitted
+ * or gave up. A batch leader about to fsync waits briefly for announced
+ * writers, so that they share its fsync.
+ */
+void gs_store_intent(struct gs_store *st);
+void gs_store_intent_drop(struct gs_store *st);
+
 /* Queues `op` (not waited on yet). Never blocks on I/O. */
 void gs_store_submit(struct gs_store *st, struct gs_store_op *op);
 /* Queues `op`; the store completes it later and calls op->after, which frees it. */

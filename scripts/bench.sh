@@ -101,7 +101,65 @@ PY
 	rm -rf "$tmp"
 }
 
-SECTIONS=(migplan sim trace trace_lists)
+# gpusliced: durable slice create+delete through the API socket, from
+# several concurrent clients each on a keep-alive connection
+# (tests/integration/daemon/loadgen.c). "Durable": acknowledged only after
+# the SQLite commit (WAL); synchronous=full fsyncs every group commit
+# (survives power loss), normal survives a daemon crash. The GPUs are the
+# simulator's, which creates and deletes do not touch.
+bench_daemon() {
+	local b=$1 tmp pid sync c
+	tmp=$(mktemp -d)
+	echo "== daemon: durable slice create+delete through the socket (ops/s, latency; GPUs: sim) =="
+	for sync in full normal; do
+		printf 'store:\n  synchronous: %s\n' "$sync" >"$tmp/$sync.yaml"
+		rm -rf "$tmp/state" "$tmp/run"
+		GPUSLICE_SIM_DIR=$tmp/sim "$b/bin/gpusliced" --config "$tmp/$sync.yaml" \
+			--state-dir "$tmp/state" --socket "$tmp/run/api.sock" \
+			--log-level warn 2>"$tmp/daemon.log" &
+		pid=$!
+		for _ in $(seq 100); do
+			[ -S "$tmp/run/api.sock" ] && break
+			sleep 0.1
+		done
+		"$b/tests/gs-daemon-loadgen" bench --socket "$tmp/run/api.sock" \
+			--clients 4 --ops 2000 --prefix w >/dev/null
+		for c in 1 4 8 16; do
+			"$b/tests/gs-daemon-loadgen" bench --socket "$tmp/run/api.sock" \
+				--clients "$c" --ops 20000 --prefix "c$c-" |
+				python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print("   synchronous=%-6s clients=%-3d %6.0f ops/s  p50 %.2f ms  p99 %.2f ms  max %.1f ms  errors %d" % (
+      sys.argv[1], d["clients"], d["ops_per_s"], d["p50_ms"], d["p99_ms"], d["max_ms"], d["errors"]))' "$sync"
+		done
+		curl -s --unix-socket "$tmp/run/api.sock" http://localhost/metrics |
+			awk '/^gpuslice_store_commits_total/ {c=$2} /^gpuslice_store_writes_total/ {w=$2}
+			     END {if (c) printf "   synchronous=%-6s %d writes in %d commits (%.1f per fsync)\n", "'"$sync"'", w, c, w / c}'
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+
+# The shim (libgpuslice.so): CPU time it adds per cuLaunchKernel and per
+# cuMemAlloc+cuMemFree against the same calls made straight to the driver
+# in one process, without and with a compute limit, and the resident memory
+# it adds (shim/bench_shim.c). Run on a private simulated node, so the
+# "direct" figures are the sim's own costs, not a GPU's.
+bench_shim() {
+	local b=$1 tmp
+	tmp=$(mktemp -d)
+	echo "== shim: libgpuslice.so's added cost per call (source: sim, host CPU time) =="
+	"$b/bin/gpuslice" sim init --gpus 1xH100-SXM5-80GB --dir "$tmp/sim" >/dev/null
+	(
+		eval "$("$b/bin/gpuslice" sim env --dir "$tmp/sim")"
+		"$b/bin/gs-bench-shim" "$b/lib/libgpuslice.so"
+	)
+	rm -rf "$tmp"
+}
+
+SECTIONS=(migplan sim trace trace_lists daemon shim)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then

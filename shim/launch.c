@@ -219,15 +219,17 @@ static void settle_one(struct gs_ru_proc *pr, const struct done *d,
 {
 	struct gs_sched_view v;
 	struct gs_ru_slice *us;
+	struct gs_ru_books *pb;
 
 	view_of(d->dev, &v);
 	gs_sched_complete(&v, d->slice, d->busy, d->est, now);
 	gs_sched_gate_refresh(&v, now);
 	if (pr == NULL || pr->slice != d->slice)
 		return;
-	if (pr->dev[d->dev].inflight > 0)
-		pr->dev[d->dev].inflight--;
-	pr->dev[d->dev].busy_ns += d->busy;
+	pb = gs__region_proc_books(gs__g.region, pr, d->dev);
+	if (pb->inflight > 0)
+		pb->inflight--;
+	pb->busy_ns += d->busy;
 	us = &gs__region_usage(gs__g.region)->slice[d->slice];
 	if (us->generation == pr->slice_gen)
 		us->dev[d->dev].busy_ns += d->busy;
@@ -453,6 +455,7 @@ static bool admit(struct ticket *t)
 	struct gs_sched_view v;
 	struct gs_ru_proc *pr;
 	struct gs_ru_slice *us;
+	struct gs_ru_books *pb;
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
 	bool waited = false;
@@ -479,7 +482,8 @@ static bool admit(struct ticket *t)
 			break;
 		if (!waited) {
 			gs_sched_wait_begin(&v, t->slice, now);
-			pr->dev[t->dev].waiting++;
+			gs__region_proc_books(gs__g.region, pr, t->dev)
+				->waiting++;
 			waited = true;
 			t0 = now;
 		}
@@ -503,19 +507,20 @@ static bool admit(struct ticket *t)
 		}
 	}
 	us = &gs__region_usage(gs__g.region)->slice[t->slice];
+	pb = gs__region_proc_books(gs__g.region, pr, t->dev);
 	if (waited) {
 		gs_sched_wait_end(&v, t->slice);
-		if (pr->dev[t->dev].waiting > 0)
-			pr->dev[t->dev].waiting--;
-		pr->dev[t->dev].throttled_ns += now - t0;
+		if (pb->waiting > 0)
+			pb->waiting--;
+		pb->throttled_ns += now - t0;
 		if (us->generation == pr->slice_gen)
 			us->dev[t->dev].throttled_ns += now - t0;
 	}
-	pr->dev[t->dev].launches++;
+	pb->launches++;
 	if (us->generation == pr->slice_gen)
 		us->dev[t->dev].launches++;
 	if (t->measure) {
-		pr->dev[t->dev].inflight++;
+		pb->inflight++;
 	} else {
 		/* Activity is all that counts: done as soon as admitted. */
 		gs_sched_complete(&v, t->slice, 0, 0, now);

@@ -156,7 +156,8 @@ static void release(int dev, uint64_t bytes)
 		gs_region_mem_release(gs__g.region, &gs__g.proc, dev, bytes);
 }
 
-/* Records and commits an allocation; keeps the charge if it cannot. */
+/* Records an allocation (its reservation stands); keeps the charge if it
+ * cannot record it. */
 static void commit(uint8_t kind, uint64_t key, uint64_t bytes, int dev,
 		   CUcontext ctx)
 {
@@ -167,7 +168,6 @@ static void commit(uint8_t kind, uint64_t key, uint64_t bytes, int dev,
 		gs_warn(GS_SHIM_TAG,
 			"slice=%s allocation table full: %llu bytes stay charged until exit",
 			gs__g.cfg.slice, (unsigned long long)bytes);
-	gs_region_mem_commit(gs__g.region, &gs__g.proc, dev, bytes);
 }
 
 /* Adjusts a reservation to the real size; false when over the cap. */

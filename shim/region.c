@@ -662,9 +662,11 @@ static void repair_locked(struct gs_region *r)
 				continue;
 			us->n_procs++;
 			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
-				us->dev[d].mem_used += p->dev[d].mem_used;
-				ru->sched[d][s].inflight += p->dev[d].inflight;
-				ru->sched[d][s].waiting += p->dev[d].waiting;
+				struct gs_ru_books *pb = &ru->proc_dev[i][d];
+
+				us->dev[d].mem_used += pb->mem_used;
+				ru->sched[d][s].inflight += pb->inflight;
+				ru->sched[d][s].waiting += pb->waiting;
 			}
 		}
 	}
@@ -1176,7 +1178,7 @@ static void proc_free_locked(struct gs_region *r, int i)
 
 			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 				struct gs_ru_books *b = &us->dev[d];
-				struct gs_ru_books *pb = &p->dev[d];
+				struct gs_ru_books *pb = &r->ru->proc_dev[i][d];
 				struct gs_sched_slice *ss = &r->ru->sched[d][s];
 
 				if (pb->mem_used) {
@@ -1196,7 +1198,7 @@ static void proc_free_locked(struct gs_region *r, int i)
 				us->n_procs--;
 		}
 	}
-	memset(p->dev, 0, sizeof(p->dev));
+	memset(r->ru->proc_dev[i], 0, sizeof(r->ru->proc_dev[i]));
 	p->state = GS_RU_PROC_FREE;
 	p->generation++;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
@@ -1248,6 +1250,8 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 			uint64_t gen = p->generation + 1;
 
 			memset(p, 0, sizeof(*p));
+			memset(r->ru->proc_dev[i], 0,
+			       sizeof(r->ru->proc_dev[i]));
 			p->generation = gen;
 			p->pid = pid;
 			p->start_time = start;
@@ -1265,6 +1269,12 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 	out->generation = r->ru->proc[i].generation;
 	gs__region_unlock(r);
 	return GS_OK;
+}
+
+struct gs_ru_books *gs__region_proc_books(struct gs_region *r,
+					  const struct gs_ru_proc *pr, int dev)
+{
+	return &r->ru->proc_dev[pr - r->ru->proc][dev];
 }
 
 struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
@@ -1367,9 +1377,11 @@ bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 			if (!r->ru->dev[d].in_use)
 				continue;
-			gs__books_tick(&p->dev[d], now);
-			if (books_any(&p->dev[d]))
-				books_export(r, d, &p->dev[d],
+			struct gs_ru_books *pb = &r->ru->proc_dev[i][d];
+
+			gs__books_tick(pb, now);
+			if (books_any(pb))
+				books_export(r, d, pb,
 					     &out->dev[out->n_dev++]);
 		}
 		found = true;
@@ -1487,10 +1499,17 @@ gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
 		}
 		if (limit == 0 ||
 		    (bytes <= limit && sb->mem_used <= limit - bytes)) {
+			struct gs_ru_books *pb =
+				gs__region_proc_books(r, pr, dev);
+
 			gs__books_tick(sb, now);
-			gs__books_tick(&pr->dev[dev], now);
+			gs__books_tick(pb, now);
 			sb->mem_used += bytes;
-			pr->dev[dev].mem_used += bytes;
+			pb->mem_used += bytes;
+			if (sb->mem_used > sb->mem_peak)
+				sb->mem_peak = sb->mem_used;
+			if (pb->mem_used > pb->mem_peak)
+				pb->mem_peak = pb->mem_used;
 			err = GS_OK;
 			break;
 		}
@@ -1504,25 +1523,6 @@ gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
 	return err;
 }
 
-void gs_region_mem_commit(struct gs_region *r, const struct gs_proc_ref *p,
-			  int dev, uint64_t bytes)
-{
-	struct gs_ru_books *sb;
-	struct gs_ru_proc *pr;
-
-	(void)bytes;
-	if (gs__region_lock(r) != GS_OK)
-		return;
-	pr = books_of(r, p, dev, &sb, NULL);
-	if (pr != NULL) {
-		if (sb->mem_used > sb->mem_peak)
-			sb->mem_peak = sb->mem_used;
-		if (pr->dev[dev].mem_used > pr->dev[dev].mem_peak)
-			pr->dev[dev].mem_peak = pr->dev[dev].mem_used;
-	}
-	gs__region_unlock(r);
-}
-
 void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
 			   int dev, uint64_t bytes)
 {
@@ -1534,7 +1534,7 @@ void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
 		return;
 	pr = books_of(r, p, dev, &sb, NULL);
 	if (pr != NULL) {
-		struct gs_ru_books *pb = &pr->dev[dev];
+		struct gs_ru_books *pb = gs__region_proc_books(r, pr, dev);
 
 		if (bytes > pb->mem_used)
 			bytes = pb->mem_used;

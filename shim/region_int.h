@@ -21,7 +21,9 @@
  *   struct gs_sched_slice[32][256]           64 each (device-major, so
  *                                            one GPU's slices are one
  *                                            array for the scheduler)
- *   struct gs_ru_proc[1024]                  128 + 32 x 64
+ *   struct gs_ru_proc[1024]                  128 each (who)
+ *   struct gs_ru_books[1024][32]             64 each (each process's
+ *                                            books per GPU)
  *
  * Invariant (restored by repair after a holder died): for every live
  * slice s and device d, slice[s].dev[d].mem_used == sum of
@@ -158,10 +160,8 @@ struct gs_ru_proc {
 	uint64_t slice_gen;
 	uint64_t attached_ns; /* CLOCK_REALTIME */
 	uint8_t reserved[72];
-	struct gs_ru_books dev[GS_REGION_MAX_DEVICES];
 };
-static_assert(sizeof(struct gs_ru_proc) == 128 + 64 * GS_REGION_MAX_DEVICES,
-	      "gs_ru_proc layout");
+static_assert(sizeof(struct gs_ru_proc) == 128, "gs_ru_proc layout");
 
 struct gs_ru_file {
 	struct gs_ru_header h;
@@ -169,6 +169,9 @@ struct gs_ru_file {
 	struct gs_ru_slice slice[GS_REGION_MAX_SLICES];
 	struct gs_sched_slice sched[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
 	struct gs_ru_proc proc[GS_REGION_MAX_PROCS];
+	/* Apart from proc[], so that scanning the process table touches
+	 * 128 KiB, not every page of every process's books. */
+	struct gs_ru_books proc_dev[GS_REGION_MAX_PROCS][GS_REGION_MAX_DEVICES];
 };
 static_assert(offsetof(struct gs_ru_file, dev) == 256, "usage devices");
 static_assert(sizeof(struct gs_ru_file) ==
@@ -176,8 +179,8 @@ static_assert(sizeof(struct gs_ru_file) ==
 			      (64 + 64 * GS_REGION_MAX_DEVICES) *
 				      GS_REGION_MAX_SLICES +
 			      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES +
-			      (128 + 64 * GS_REGION_MAX_DEVICES) *
-				      GS_REGION_MAX_PROCS,
+			      128 * GS_REGION_MAX_PROCS +
+			      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_PROCS,
 	      "gs_ru_file layout");
 
 /* ---- For the shim's modules: direct access under the lock ----------- */
@@ -205,6 +208,9 @@ gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
 /* Lock held: the live proc slot for `p`, or NULL when stale. */
 struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
 				       const struct gs_proc_ref *p);
+/* The books of proc slot `pr` on device slot `dev`. */
+struct gs_ru_books *gs__region_proc_books(struct gs_region *r,
+					  const struct gs_ru_proc *pr, int dev);
 
 /* Lock held: advances the byte-second integrals of books to `now`. */
 void gs__books_tick(struct gs_ru_books *b, uint64_t now);

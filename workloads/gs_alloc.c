@@ -64,17 +64,16 @@ static const char usage[] =
     "first error or the limit, and prints one JSON line: allocated_bytes,\n"
     "chunks, api, error (null when the limit was reached first), ...\n"
     "\n"
-    "  --api API              plain|pitch|managed|async|pool|vmm|array\n"
-    "  --chunk SIZE           bytes per allocation, e.g. 256MiB (default "
+    "  --api API            plain|pitch|managed|async|pool|vmm|array\n"
+    "  --chunk SIZE         bytes per allocation, e.g. 256MiB (default "
     "256MiB)\n"
-    "  --limit SIZE           stop before passing this total (managed: "
-    "default\n"
-    "                         the device's memory; others: no limit)\n"
-    "  --stress THREADS       instead, THREADS threads allocate and free a\n"
-    "                         chunk each, over and over, concurrently\n"
-    "  --seconds S            how long --stress runs (default 2)\n"
-    "  --hold S               print the line, then keep the memory S seconds\n"
-    "                         before freeing it\n" GS_KIT_COMMON_USAGE;
+    "  --limit SIZE         stop before passing this total (managed: default\n"
+    "                       the device's memory; others: no limit)\n"
+    "  --stress THREADS     instead, THREADS threads allocate and free a\n"
+    "                       chunk each, over and over, concurrently\n"
+    "  --seconds S          how long --stress runs (default 2)\n"
+    "  --hold S             print the line, then keep the memory S seconds\n"
+    "                       before freeing it\n" GS_KIT_COMMON_USAGE;
 
 struct chunk {
 	CUdeviceptr ptr;
@@ -388,6 +387,8 @@ static void *stress_main(void *arg)
 			break;
 		}
 		atomic_fetch_add(&s->oom, 1);
+		/* Full for now: let the other threads free before retrying. */
+		gs_kit_sleep(0.001);
 	}
 	(void)gs_cu.cuStreamDestroy(stream);
 	return NULL;

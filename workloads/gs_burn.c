@@ -24,10 +24,9 @@ static const char usage[] =
     "(K dependent FMAs per float) back to back for S seconds. Prints one\n"
     "JSON line: wall_s, kernels, gflops, memory_bytes, iters.\n"
     "\n"
-    "  --seconds S            how long to burn (default 10)\n"
-    "  --memory SIZE          buffer size, e.g. 512MiB, 8GiB, 8G (default "
-    "1GiB)\n"
-    "  --iters K              FMAs per element per kernel (default "
+    "  --seconds S          how long to burn (default 10)\n"
+    "  --memory SIZE        buffer size, e.g. 512MiB, 8GiB, 8G (default 1GiB)\n"
+    "  --iters K            FMAs per element per kernel (default "
     "256)\n" GS_KIT_COMMON_USAGE;
 
 int main(int argc, char **argv)

@@ -26,7 +26,7 @@ static const char usage[] =
     "Exits 1 with one JSON line carrying the error, normally\n"
     "CUDA_ERROR_ILLEGAL_ADDRESS.\n"
     "\n"
-    "  --after-ms N           run normally this long first (default "
+    "  --after-ms N         run normally this long first (default "
     "0)\n" GS_KIT_COMMON_USAGE;
 
 int main(int argc, char **argv)
@@ -49,8 +49,11 @@ int main(int argc, char **argv)
 	if (gs_kit_flags("gs-fault", usage, argc, argv, flags,
 	                 sizeof(flags) / sizeof(flags[0]), &status))
 		return status;
-	if (gs_kit_open(&k, "gs-fault", &c) != 0)
-		return gs_kit_fail_line(&k);
+	if (gs_kit_open(&k, "gs-fault", &c) != 0) {
+		status = gs_kit_fail_line(&k);
+		gs_kit_close(&k);
+		return status;
+	}
 	t0 = gs_kit_now();
 	if (gs_kit_check(&k, gs_cu.cuMemAlloc(&buf, n * sizeof(float)),
 	                 "cuMemAlloc"))

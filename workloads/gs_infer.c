@@ -37,14 +37,14 @@ static const char usage[] =
     "Prints one JSON line: throughput_rps, p50_ms, p90_ms, p99_ms,\n"
     "requests, threads, batch, ...\n"
     "\n"
-    "  --light                1 thread, batch 1 (the study's light load)\n"
-    "  --heavy                5 threads, batch 5 (the study's heavy load)\n"
-    "  --threads N            client threads, 1..256 (default 1)\n"
-    "  --batch B              inputs per request, 1..4096 (default 1)\n"
-    "  --width W              layer width, 1..16384 (default 1024)\n"
-    "  --layers K             layers per request, 1..1024 (default 16)\n"
-    "  --seconds S            run time (default 5)\n"
-    "  --requests N           stop after N requests in all "
+    "  --light              1 thread, batch 1 (the study's light load)\n"
+    "  --heavy              5 threads, batch 5 (the study's heavy load)\n"
+    "  --threads N          client threads, 1..256 (default 1)\n"
+    "  --batch B            inputs per request, 1..4096 (default 1)\n"
+    "  --width W            layer width, 1..16384 (default 1024)\n"
+    "  --layers K           layers per request, 1..1024 (default 16)\n"
+    "  --seconds S          run time (default 5)\n"
+    "  --requests N         stop after N requests in all "
     "instead\n" GS_KIT_COMMON_USAGE;
 
 struct infer {

@@ -19,8 +19,8 @@ static const char usage[] =
     "gs_matmul) in one context, synchronising once at the end, and prints\n"
     "one JSON line: wall_s, iterations, n, gflops, ms_per_iter.\n"
     "\n"
-    "  --iterations N         multiplications to run (default 1000)\n"
-    "  --n N                  matrix order, 16..8192 (default "
+    "  --iterations N       multiplications to run (default 1000)\n"
+    "  --n N                matrix order, 16..8192 (default "
     "256)\n" GS_KIT_COMMON_USAGE;
 
 /* Launch shape of gs_fill: grid-stride, so a few blocks per SM suffice. */

@@ -54,11 +54,10 @@ struct gs_kit_common {
 
 /* Usage text for the common flags, to end a program's --help. */
 #define GS_KIT_COMMON_USAGE                                                    \
-	"  --device N             CUDA device ordinal (default 0)\n"           \
-	"  --via-getprocaddress   resolve every driver entry point through\n"  \
-	"                         cuGetProcAddress_v2, as CUDA 12+ runtimes "  \
-	"do\n"                                                                 \
-	"  --help                 this text\n"
+	"  --device N           CUDA device ordinal (default 0)\n"             \
+	"  --via-getprocaddress resolve every driver entry point through\n"    \
+	"                       cuGetProcAddress_v2, like CUDA 12+ runtimes\n" \
+	"  --help               this text\n"
 
 /*
  * Parses flags (see flags.h). Returns true when the program must exit now

@@ -19,7 +19,10 @@
  * 2x the mean, 16000 ticks), so the cluster fills up and then churns at a
  * steady state where some requests do not fit (their "why" is built too,
  * and timed). The time of each request covers gs_place and, when it fits,
- * gs_place_commit; the total also covers releasing expired slices.
+ * gs_place_commit; the total also covers releasing expired slices. The
+ * total is given as CPU time of the process (what one core spends, the
+ * figure to hold against the target on a shared machine) and as wall
+ * time; per-request percentiles are wall time.
  *
  *   gs-bench-placement [--nodes N] [--requests N] [--policy binpack|spread]
  *                      [--seed N] [--json]
@@ -52,6 +55,15 @@ static double now_s(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU time of this process: the one-core figure on a shared machine. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -301,7 +313,7 @@ int main(int argc, char **argv)
 	bool json = false, exhausted = false;
 	struct heap live = {0};
 	struct gs_place_inv *inv;
-	double *lat, t0, total, build_s;
+	double *lat, t0, c0, total, total_cpu, build_s;
 	long released = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -342,6 +354,7 @@ int main(int argc, char **argv)
 	build_s = now_s() - t0;
 
 	t0 = now_s();
+	c0 = cpu_s();
 	for (long tick = 0; tick < n_req; tick++) {
 		struct gs_errbuf eb = {0};
 		struct live *l;
@@ -386,6 +399,7 @@ int main(int argc, char **argv)
 		}
 	}
 	total = now_s() - t0;
+	total_cpu = cpu_s() - c0;
 	qsort(lat, (size_t)n_req, sizeof(*lat), cmp_double);
 	{
 		double p50 = lat[n_req / 2] * 1e6;
@@ -398,12 +412,13 @@ int main(int argc, char **argv)
 		if (json) {
 			printf("{\"bench\":\"placement\",\"policy\":\"%s\","
 			       "\"nodes\":%d,\"gpus\":%d,\"requests\":%d,"
-			       "\"fit\":%d,\"total_s\":%.3f,\"p50_us\":%.2f,"
+			       "\"fit\":%d,\"total_s\":%.3f,\"cpu_s\":%.3f,"
+			       "\"p50_us\":%.2f,"
 			       "\"p99_us\":%.2f,\"max_us\":%.2f,"
 			       "\"build_s\":%.3f,\"exhausted\":%s",
 			       gs_place_policy_name(policy), nodes,
 			       gs_place_inv_gpu_count(inv), n_req, all_fit,
-			       total, p50, p99, max, build_s,
+			       total, total_cpu, p50, p99, max, build_s,
 			       exhausted ? "true" : "false");
 			for (int k = 0; k < K__COUNT; k++)
 				printf(",\"%s\":[%d,%d]", kind_names[k],
@@ -415,9 +430,12 @@ int main(int argc, char **argv)
 			       gs_place_policy_name(policy), n_req, nodes,
 			       gs_place_inv_gpu_count(inv),
 			       gs_place_inv_mig_count(inv));
-			printf("  total %.3f s (target < 2 s), per request "
-			       "p50 %.1f us, p99 %.1f us, max %.1f us\n",
-			       total, p50, p99, max);
+			printf("  total %.3f s CPU (target < 2 s on one core), "
+			       "%.3f s wall\n",
+			       total_cpu, total);
+			printf("  per request (wall): p50 %.1f us, p99 %.1f us, "
+			       "max %.1f us\n",
+			       p50, p99, max);
 			printf("  fit %d of %d; released %ld; inventory built "
 			       "in %.3f s%s\n",
 			       all_fit, n_req, released, build_s,

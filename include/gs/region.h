@@ -46,10 +46,11 @@
  *
  * Memory books: gs_region_mem_reserve() adds to a slice's usage on one GPU
  * only if the result stays within the cap, atomically across processes;
- * the caller then allocates and either commits (gs_region_mem_commit) or
- * gives the reservation back (gs_region_mem_release). The process table
- * keeps each process's share, so gs_region_reap() can return the share of
- * a process that died (kill -9) to its slice.
+ * the caller then allocates, and on failure gives the reservation back
+ * (gs_region_mem_release) - on success the reservation simply stands, and
+ * is released when the memory is freed. The process table keeps each
+ * process's share, so gs_region_reap() can return the share of a process
+ * that died (kill -9) to its slice.
  *
  * Ownership: a struct gs_region is created by gs_region_open() and freed
  * by gs_region_close(). Every other struct here is a plain value the
@@ -320,16 +321,14 @@ int gs_region_device(struct gs_region *r, const char *uuid,
 const char *gs_region_device_uuid(struct gs_region *r, int dev);
 
 /*
- * Reserves `bytes` of process `p`'s slice on device slot `dev`.
- * GS_ERR_QUOTA when that would take the slice over its cap (dead
- * processes are reaped first, then it is tried once more); nothing is
- * charged then. GS_ERR_NOT_FOUND for a stale reference.
+ * Reserves `bytes` of process `p`'s slice on device slot `dev` and
+ * updates the high-water marks. GS_ERR_QUOTA when that would take the
+ * slice over its cap (dead processes are reaped first, then it is tried
+ * once more); nothing is charged then. GS_ERR_NOT_FOUND for a stale
+ * reference.
  */
 gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
 			     int dev, uint64_t bytes);
-/* Marks a reservation as allocated (updates the high-water marks). */
-void gs_region_mem_commit(struct gs_region *r, const struct gs_proc_ref *p,
-			  int dev, uint64_t bytes);
 /* Gives back a reservation or a freed allocation. */
 void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
 			   int dev, uint64_t bytes);

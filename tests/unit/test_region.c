@@ -284,7 +284,6 @@ static void reserve_stops_exactly_at_the_cap(void **state)
 	for (int i = 0; i < 16; i++) {
 		assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 256 * MiB),
 				 GS_OK);
-		gs_region_mem_commit(f->r, &p, dev, 256 * MiB);
 	}
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1), GS_ERR_QUOTA);
 	assert_int_equal(gs_region_mem_view(f->r, &p, dev, &used, &limit),
@@ -407,7 +406,6 @@ static pid_t holder(struct fx *f, const struct gs_slice_ref *s, int dev,
 		    gs_region_proc_attach(r, s, 0, &p, NULL) ||
 		    gs_region_mem_reserve(r, &p, dev, bytes))
 			_exit(2);
-		gs_region_mem_commit(r, &p, dev, bytes);
 		(void)!write(pfd[1], "k", 1);
 		for (;;)
 			pause();

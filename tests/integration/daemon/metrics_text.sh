@@ -19,7 +19,7 @@ grep -qi '^content-type: text/plain; version=0.0.4' "$WORK/headers" ||
 	fail "content type: $(cat "$WORK/headers")"
 "$G" --socket "$SOCK" list >/dev/null
 
-python3 - "$WORK/metrics" "$SRC/docs/metrics.md" <<'PY'
+python3 - "$WORK/metrics" "$SRC/docs/metrics.md" "$SRC/docs/grafana-dashboard.json" <<'PY'
 import re, sys
 
 text = open(sys.argv[1]).read()
@@ -83,6 +83,17 @@ for f in sorted(documented - exposed):
     errs.append("documented but not exposed: " + f)
 for f in sorted(exposed - documented):
     errs.append("exposed but not documented: " + f)
+
+import json
+dash = json.load(open(sys.argv[3]))
+used = set()
+for p in dash["panels"]:
+    for t in p.get("targets", []):
+        used |= set(re.findall(r"gpuslice_[a-z0-9_]+", t["expr"]))
+for v in dash["templating"]["list"]:
+    used |= set(re.findall(r"gpuslice_[a-z0-9_]+", json.dumps(v)))
+for f in sorted(used - documented):
+    errs.append("the Grafana dashboard uses an undocumented name: " + f)
 
 slices = {l["slice"] for l, v in fams.get("gpuslice_slice_memory_limit_bytes", [])}
 if slices != {"met-1", "met-2"}:

@@ -14,16 +14,30 @@ chunk=$((256 << 20))
 for api in plain pitch managed async pool vmm array; do
 	for via in "" --via-getprocaddress; do
 		"${RUN[@]}" --memory 4GiB --report -- "$B/bin/gs-alloc" \
-			--api "$api" --chunk 256MiB $via >"$WORK/out" 2>"$WORK/rep" || true
-		out=$(cat "$WORK/out")
-		rep=$(last_json "$WORK/rep")
-		jcheck "$out" "d['api'] == '$api' and d['error'] == 'CUDA_ERROR_OUT_OF_MEMORY'"
-		jcheck "$out" "d['allocated_bytes'] <= 4 * $G"
-		jcheck "$out" "d['total_bytes'] == 4 * $G"
-		jcheck "$rep" "4 * $G - $chunk < d['memory_peak_bytes'] <= 4 * $G"
-		[ -z "$via" ] || jcheck "$out" "d['resolve'] == 'cuGetProcAddress'"
+			--api "$api" --chunk 256MiB $via \
+			>"$WORK/out.$api$via" 2>"$WORK/rep.$api$via" || true
 	done
 done
+"$PY" - "$WORK" "$G" "$chunk" <<'PY' || fail "see above"
+import json, sys
+w, G, chunk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+bad = 0
+for api in "plain pitch managed async pool vmm array".split():
+    for via in ("", "--via-getprocaddress"):
+        out = json.loads(open(f"{w}/out.{api}{via}").read())
+        rep = [l for l in open(f"{w}/rep.{api}{via}") if l.startswith("{")]
+        rep = json.loads(rep[-1]) if rep else {}
+        ok = (out["api"] == api and out["error"] == "CUDA_ERROR_OUT_OF_MEMORY"
+              and out["allocated_bytes"] <= 4 * G
+              and out["total_bytes"] == 4 * G
+              and 4 * G - chunk < rep.get("memory_peak_bytes", 0) <= 4 * G
+              and (not via or out["resolve"] == "cuGetProcAddress"))
+        print(f"{api:8} {via or 'dlsym':21} allocated {out['allocated_bytes'] / G:.2f} GiB, "
+              f"slice peak {rep.get('memory_peak_bytes', 0) / G:.3f} GiB, "
+              f"{out['error']}: {'ok' if ok else 'FAIL'}")
+        bad += not ok
+sys.exit(1 if bad else 0)
+PY
 
 # The contract line.
 out=$("${RUN[@]}" --memory 4GiB -- "$B/bin/gs-alloc" --api vmm --chunk 256MiB || true)

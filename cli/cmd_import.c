@@ -1,0 +1,536 @@
+/*
+ * cmd_import.c - `gpuslice import`: what an NVIDIA k8s device-plugin
+ * config or a DRA GpuConfig/ResourceClaim would be in gpuslice.
+ *
+ *   gpuslice import device-plugin FILE [--gpu MODEL] [--gpus N] [--json]
+ *   gpuslice import dra FILE [--json]
+ *
+ * Reading is here (the file, then YAML with libyaml through yamldoc.c);
+ * the translation is core's (import.h). Nothing talks to the daemon: the
+ * output is the slices gpuslice would create, to be created with
+ * `gpuslice create` or written into a config. Errors name FILE:LINE.
+ */
+#include "cli.h"
+#include "yamldoc.h"
+
+#include "gs/catalog.h"
+#include "gs/import.h"
+#include "gs/spec.h"
+#include "gs/spec_json.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "import"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuslice import device-plugin FILE [--gpu MODEL] "
+		"[--gpus N] [--json]\n"
+		"       gpuslice import dra FILE [--json]\n"
+		"\n"
+		"Translates an NVIDIA Kubernetes sharing config into the "
+		"slices gpuslice\nwould create, and says what gpuslice does "
+		"that the config cannot.\n"
+		"\n"
+		"device-plugin  the k8s-device-plugin config file (version "
+		"v1; every YAML\n"
+		"               document in FILE is one config): "
+		"sharing.timeSlicing and\n"
+		"               sharing.mps resources, with the plugin's "
+		"replica arithmetic\n"
+		"               (MPS: 100/replicas %% of the threads, "
+		"memory/replicas pinned)\n"
+		"dra            a DRA driver GpuConfig or MigDeviceConfig, "
+		"alone or inside a\n"
+		"               ResourceClaim / ResourceClaimTemplate "
+		"(requests, configs,\n"
+		"               matchAttribute: gpu.nvidia.com/parentUUID)\n"
+		"\n"
+		"options:\n"
+		"  --gpu MODEL    the node's GPU model, for memory sizes "
+		"(H100, A100-40GB, ...)\n"
+		"  --gpus N       GPUs per node, for slice counts\n"
+		"  --json         machine-readable output\n"
+		"  -h, --help     this text\n"
+		"\n"
+		"exit status: 0 translated, 2 bad arguments or a config the "
+		"tool would refuse\n(unknown field, bad value; the message "
+		"names FILE:LINE), 3 nothing to import,\n1 the file cannot be "
+		"read.\n");
+}
+
+static gs_err read_file(const char *path, char **buf, size_t *len,
+			struct gs_errbuf *eb)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = 0, cap = GS_YAMLDOC_MAX_BYTES + 1;
+	char *b;
+	int saved;
+
+	if (f == NULL) {
+		saved = errno;
+		return gs_fail(eb, saved == ENOENT ? GS_ERR_NOT_FOUND : GS_ERR_IO,
+			       "%s: %s", path, strerror(saved));
+	}
+	b = malloc(cap);
+	if (b == NULL) {
+		fclose(f);
+		return gs_fail(eb, GS_ERR_NOMEM, "%s: out of memory", path);
+	}
+	n = fread(b, 1, cap, f);
+	saved = errno;
+	if (ferror(f)) {
+		fclose(f);
+		free(b);
+		return gs_fail(eb, GS_ERR_IO, "%s: %s", path, strerror(saved));
+	}
+	fclose(f);
+	if (n >= cap) {
+		free(b);
+		return gs_fail(eb, GS_ERR_RANGE, "%s: larger than %d bytes",
+			       path, GS_YAMLDOC_MAX_BYTES);
+	}
+	*buf = b;
+	*len = n;
+	return GS_OK;
+}
+
+static gs_err load(const char *path, struct gs_doc **doc, struct gs_errbuf *eb)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	gs_err err = read_file(path, &buf, &len, eb);
+
+	if (err != GS_OK)
+		return err;
+	err = gs_yamldoc_parse(buf, len, path, doc, eb);
+	free(buf);
+	return err;
+}
+
+static json_t *notes_json(const struct gs_import_notes *n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; a != NULL && i < n->n; i++)
+		json_array_append_new(a, json_string(n->text[i]));
+	return a;
+}
+
+static int print_json(json_t *root)
+{
+	char *s;
+
+	if (root == NULL) {
+		gs_cli_error(CMD, "out of memory");
+		return GS_EXIT_FAILURE;
+	}
+	s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (s == NULL) {
+		gs_cli_error(CMD, "out of memory");
+		return GS_EXIT_FAILURE;
+	}
+	printf("%s\n", s);
+	free(s);
+	return GS_EXIT_OK;
+}
+
+/* ---- device plugin ---------------------------------------------------------- */
+
+static json_t *dp_json(const char *file, const struct gs_dp_import *im)
+{
+	json_t *root = json_object(), *cfgs = json_array();
+
+	json_object_set_new(root, "file", json_string(file));
+	for (int i = 0; i < im->n_configs; i++) {
+		const struct gs_dp_config *c = &im->config[i];
+		json_t *o = json_object(), *res = json_array();
+
+		json_object_set_new(o, "line", json_integer(c->line));
+		json_object_set_new(o, "strategy",
+				    json_string(gs_dp_strategy_name(c->strategy)));
+		json_object_set_new(o, "migStrategy", json_string(c->mig_strategy));
+		json_object_set_new(o, "renameByDefault",
+				    json_boolean(c->rename_by_default));
+		json_object_set_new(o, "failRequestsGreaterThanOne",
+				    json_boolean(c->fail_requests_greater_than_one));
+		for (int r = 0; r < c->n_resources; r++) {
+			const struct gs_dp_resource *x = &c->res[r];
+			json_t *e = json_object();
+			char spec[GS_SPEC_FORMAT_MAX];
+
+			gs_spec_format(&x->slice, spec, sizeof(spec));
+			json_object_set_new(e, "name", json_string(x->name));
+			json_object_set_new(e, "configured",
+					    json_string(x->configured));
+			json_object_set_new(e, "line", json_integer(x->line));
+			json_object_set_new(e, "replicas",
+					    json_integer(x->replicas));
+			json_object_set_new(e, "mig", json_boolean(x->mig));
+			json_object_set_new(e, "spec", json_string(spec));
+			json_object_set_new(e, "slice",
+					    gs_spec_to_json(&x->slice));
+			json_object_set_new(e, "total", json_integer(x->total));
+			json_array_append_new(res, e);
+		}
+		json_object_set_new(o, "resources", res);
+		json_object_set_new(o, "notes", notes_json(&c->notes));
+		json_array_append_new(cfgs, o);
+	}
+	json_object_set_new(root, "configs", cfgs);
+	return root;
+}
+
+static void dp_print(const struct gs_dp_import *im,
+		     const struct gs_import_opts *opts)
+{
+	for (int i = 0; i < im->n_configs; i++) {
+		const struct gs_dp_config *c = &im->config[i];
+
+		printf("config %d (line %d): %s, migStrategy %s", i + 1,
+		       c->line,
+		       c->strategy == GS_DP_NONE
+			       ? "no sharing"
+			       : gs_dp_strategy_name(c->strategy),
+		       c->mig_strategy);
+		if (c->strategy != GS_DP_NONE)
+			printf(", requests for more than one replica %s",
+			       c->fail_requests_greater_than_one ? "fail"
+								 : "allowed");
+		printf("\n");
+		for (int r = 0; r < c->n_resources; r++) {
+			const struct gs_dp_resource *x = &c->res[r];
+			char spec[GS_SPEC_FORMAT_MAX];
+
+			gs_spec_format(&x->slice, spec, sizeof(spec));
+			printf("  %s", x->name);
+			if (strcmp(x->name, x->configured) != 0)
+				printf(" (from %s)", x->configured);
+			printf(": %d replicas per %s\n", x->replicas,
+			       x->mig ? "MIG device" : "GPU");
+			if (c->strategy == GS_DP_MPS) {
+				printf("    the plugin: %d%% of the threads "
+				       "(100/%d), ",
+				       x->slice.compute_pct, x->replicas);
+				if (x->slice.memory_bytes)
+					printf("%llu MiB pinned (%llu/%d)\n",
+					       (unsigned long long)(x->slice
+									    .memory_bytes >>
+								    20),
+					       (unsigned long long)opts->gpu
+						       ->memory_mib,
+					       x->replicas);
+				else
+					printf("total memory / %d pinned "
+					       "(give --gpu for the figure)\n",
+					       x->replicas);
+			} else {
+				printf("    the plugin: the same device %d "
+				       "times, no memory or compute limit\n",
+				       x->replicas);
+			}
+			printf("    gpuslice: gpuslice create %s", spec);
+			if (x->total)
+				printf("   (x%d: %d per GPU on %d GPUs)",
+				       x->total, x->replicas, opts->gpus);
+			else
+				printf("   (x%d per %s)", x->replicas,
+				       x->mig ? "MIG device" : "GPU");
+			printf("\n");
+		}
+		for (int n = 0; n < c->notes.n; n++)
+			printf("  note: %s\n", c->notes.text[n]);
+	}
+}
+
+static int import_device_plugin(int argc, char **argv)
+{
+	struct gs_import_opts opts = {0};
+	const char *file = NULL;
+	struct gs_dp_import *im;
+	struct gs_errbuf eb = {0};
+	struct gs_doc *doc = NULL;
+	bool json = false;
+	gs_err err;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--gpu") == 0 && i + 1 < argc) {
+			opts.gpu = gs_catalog_find(argv[++i]);
+			if (opts.gpu == NULL) {
+				gs_cli_error(CMD, "unknown GPU model '%s'",
+					     argv[i]);
+				return GS_EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--gpus") == 0 && i + 1 < argc) {
+			char *end;
+			long n = strtol(argv[++i], &end, 10);
+
+			if (*end != '\0' || n < 1 || n > 1024) {
+				gs_cli_error(CMD,
+					     "--gpus must be 1..1024, got '%s'",
+					     argv[i]);
+				return GS_EXIT_USAGE;
+			}
+			opts.gpus = (int)n;
+		} else if (argv[i][0] == '-' || file != NULL) {
+			gs_cli_error(CMD, "unexpected argument '%s' (see "
+					  "--help)",
+				     argv[i]);
+			return GS_EXIT_USAGE;
+		} else {
+			file = argv[i];
+		}
+	}
+	if (file == NULL) {
+		gs_cli_error(CMD, "device-plugin needs a FILE (see --help)");
+		return GS_EXIT_USAGE;
+	}
+	err = load(file, &doc, &eb);
+	if (err != GS_OK)
+		return gs_cli_fail(CMD, err, &eb);
+	im = malloc(sizeof(*im));
+	if (im == NULL) {
+		gs_doc_destroy(doc);
+		gs_cli_error(CMD, "out of memory");
+		return GS_EXIT_FAILURE;
+	}
+	err = gs_import_device_plugin(doc, &opts, im, &eb);
+	if (err != GS_OK) {
+		rc = gs_cli_fail(CMD, err, &eb);
+	} else if (json) {
+		rc = print_json(dp_json(file, im));
+	} else {
+		dp_print(im, &opts);
+		rc = GS_EXIT_OK;
+	}
+	free(im);
+	gs_doc_destroy(doc);
+	return rc;
+}
+
+/* ---- DRA ------------------------------------------------------------------------ */
+
+static const char *place_kind(const struct gs_place_item *it)
+{
+	return it->kind == GS_PLACE_WHOLE ? "whole GPU" : it->mig_profile;
+}
+
+static json_t *dra_json(const char *file, const struct gs_dra_import *im)
+{
+	json_t *root = json_object(), *cfgs = json_array(), *reqs = json_array();
+
+	json_object_set_new(root, "file", json_string(file));
+	json_object_set_new(root, "kind", json_string(im->kind));
+	for (int i = 0; i < im->n_requests; i++) {
+		const struct gs_dra_request *r = &im->request[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(r->name));
+		json_object_set_new(o, "line", json_integer(r->line));
+		json_object_set_new(o, "class", json_string(r->mig ? "mig.nvidia.com"
+								  : "gpu.nvidia.com"));
+		json_object_set_new(o, "profile", r->profile[0]
+						  ? json_string(r->profile)
+						  : json_null());
+		json_object_set_new(o, "count", r->all ? json_string("All")
+						       : json_integer(r->count));
+		json_array_append_new(reqs, o);
+	}
+	json_object_set_new(root, "requests", reqs);
+	json_object_set_new(root, "sameParent", json_boolean(im->same_parent));
+	for (int i = 0; i < im->n_configs; i++) {
+		const struct gs_dra_config *c = &im->config[i];
+		json_t *o = json_object(), *lim = json_object(), *ap = json_array();
+		char spec[GS_SPEC_FORMAT_MAX];
+
+		gs_spec_format(&c->slice, spec, sizeof(spec));
+		json_object_set_new(o, "line", json_integer(c->line));
+		json_object_set_new(o, "kind", json_string(c->mig ? "MigDeviceConfig"
+								  : "GpuConfig"));
+		json_object_set_new(o, "strategy",
+				    json_string(gs_dra_strategy_name(c->strategy)));
+		if (c->strategy == GS_DRA_TIME_SLICING && !c->mig)
+			json_object_set_new(o, "timeSliceLevel",
+					    json_integer(c->interval));
+		if (c->thread_pct >= 0)
+			json_object_set_new(o, "activeThreadPercentage",
+					    json_integer(c->thread_pct));
+		if (c->pinned_mib > 0)
+			json_object_set_new(o, "pinnedMemoryMiB",
+					    json_integer(c->pinned_mib));
+		for (int l = 0; l < c->n_limits; l++)
+			json_object_set_new(lim, c->limit[l].device,
+					    json_integer(c->limit[l].mib));
+		json_object_set_new(o, "perDevicePinnedMemoryMiB", lim);
+		for (int a = 0; a < c->n_applies; a++)
+			json_array_append_new(ap, json_string(c->applies[a]));
+		json_object_set_new(o, "requests", ap);
+		json_object_set_new(o, "spec", json_string(spec));
+		json_object_set_new(o, "slice", gs_spec_to_json(&c->slice));
+		json_array_append_new(cfgs, o);
+	}
+	json_object_set_new(root, "configs", cfgs);
+	if (im->has_place) {
+		json_t *pl = json_object(), *items = json_array();
+
+		json_object_set_new(pl, "gang", json_string(gs_place_gang_name(
+							im->place.gang)));
+		for (int k = 0; k < im->place.n; k++)
+			json_array_append_new(items, json_string(place_kind(
+							     &im->place.item[k])));
+		json_object_set_new(pl, "devices", items);
+		json_object_set_new(root, "placement", pl);
+	}
+	json_object_set_new(root, "notes", notes_json(&im->notes));
+	return root;
+}
+
+static void dra_print(const struct gs_dra_import *im)
+{
+	printf("%s\n", im->kind);
+	for (int i = 0; i < im->n_requests; i++) {
+		const struct gs_dra_request *r = &im->request[i];
+
+		printf("  request %s (line %d): ", r->name, r->line);
+		if (r->all)
+			printf("all ");
+		else
+			printf("%d ", r->count);
+		if (r->mig)
+			printf("MIG device%s%s%s\n", r->count > 1 || r->all ? "s" : "",
+			       r->profile[0] ? " of profile " : " (any profile)",
+			       r->profile);
+		else
+			printf("full GPU%s\n", r->count > 1 || r->all ? "s" : "");
+	}
+	if (im->same_parent)
+		printf("  constraint: %s on the same parent GPU "
+		       "(matchAttribute parentUUID)\n",
+		       im->n_same_parent ? "named requests" : "all devices");
+	for (int i = 0; i < im->n_configs; i++) {
+		const struct gs_dra_config *c = &im->config[i];
+		char spec[GS_SPEC_FORMAT_MAX];
+
+		gs_spec_format(&c->slice, spec, sizeof(spec));
+		printf("  %s (line %d): %s", c->mig ? "MigDeviceConfig" : "GpuConfig",
+		       c->line, gs_dra_strategy_name(c->strategy));
+		if (!c->sharing_given)
+			printf(" (the driver's default)");
+		if (c->n_applies > 0) {
+			printf(" for");
+			for (int a = 0; a < c->n_applies; a++)
+				printf(" %s", c->applies[a]);
+		}
+		printf("\n");
+		if (c->strategy == GS_DRA_TIME_SLICING && !c->mig)
+			printf("    the driver: time-slice interval %s "
+			       "(nvidia-smi compute-policy --set-timeslice "
+			       "%d on the GPU)\n",
+			       gs_dra_interval_name(c->interval), c->interval);
+		else if (c->strategy == GS_DRA_TIME_SLICING)
+			printf("    the driver: default time-slicing inside "
+			       "the MIG device\n");
+		if (c->strategy == GS_DRA_MPS) {
+			printf("    the driver: one MPS daemon for the claim");
+			if (c->thread_pct >= 0)
+				printf(", %d%% of the threads", c->thread_pct);
+			if (c->pinned_mib > 0)
+				printf(", %dM pinned per device", c->pinned_mib);
+			for (int l = 0; l < c->n_limits; l++)
+				printf(", %dM on %s", c->limit[l].mib,
+				       c->limit[l].device);
+			printf("\n");
+		}
+		printf("    gpuslice: each workload sharing the device: "
+		       "gpuslice create %s\n",
+		       spec);
+	}
+	if (im->has_place) {
+		printf("  placement: %s gang of", gs_place_gang_name(im->place.gang));
+		for (int k = 0; k < im->place.n; k++)
+			printf("%s %s", k ? "," : "", place_kind(&im->place.item[k]));
+		printf("\n");
+	}
+	for (int n = 0; n < im->notes.n; n++)
+		printf("  note: %s\n", im->notes.text[n]);
+	printf("  gpuslice also gives each workload its own memory cap and "
+	       "compute share\n  (unequal if wanted) and priorities, which "
+	       "one claim-wide default cannot.\n");
+}
+
+static int import_dra(int argc, char **argv)
+{
+	const char *file = NULL;
+	struct gs_dra_import *im;
+	struct gs_errbuf eb = {0};
+	struct gs_doc *doc = NULL;
+	bool json = false;
+	gs_err err;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (argv[i][0] == '-' || file != NULL) {
+			gs_cli_error(CMD, "unexpected argument '%s' (see "
+					  "--help)",
+				     argv[i]);
+			return GS_EXIT_USAGE;
+		} else {
+			file = argv[i];
+		}
+	}
+	if (file == NULL) {
+		gs_cli_error(CMD, "dra needs a FILE (see --help)");
+		return GS_EXIT_USAGE;
+	}
+	err = load(file, &doc, &eb);
+	if (err != GS_OK)
+		return gs_cli_fail(CMD, err, &eb);
+	im = malloc(sizeof(*im));
+	if (im == NULL) {
+		gs_doc_destroy(doc);
+		gs_cli_error(CMD, "out of memory");
+		return GS_EXIT_FAILURE;
+	}
+	err = gs_import_dra(doc, im, &eb);
+	if (err != GS_OK) {
+		rc = gs_cli_fail(CMD, err, &eb);
+	} else if (json) {
+		rc = print_json(dra_json(file, im));
+	} else {
+		dra_print(im);
+		rc = GS_EXIT_OK;
+	}
+	free(im);
+	gs_doc_destroy(doc);
+	return rc;
+}
+
+int gs_cli_import(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return GS_EXIT_USAGE;
+	}
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return GS_EXIT_OK;
+		}
+	if (strcmp(argv[1], "device-plugin") == 0)
+		return import_device_plugin(argc - 1, argv + 1);
+	if (strcmp(argv[1], "dra") == 0)
+		return import_dra(argc - 1, argv + 1);
+	gs_cli_error(CMD, "unknown format '%s' (device-plugin or dra)", argv[1]);
+	return GS_EXIT_USAGE;
+}
