@@ -29,43 +29,43 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuslice import device-plugin FILE [--gpu MODEL] "
-		"[--gpus N] [--json]\n"
-		"       gpuslice import dra FILE [--json]\n"
-		"\n"
-		"Translates an NVIDIA Kubernetes sharing config into the "
-		"slices gpuslice\nwould create, and says what gpuslice does "
-		"that the config cannot.\n"
-		"\n"
-		"device-plugin  the k8s-device-plugin config file (version "
-		"v1; every YAML\n"
-		"               document in FILE is one config): "
-		"sharing.timeSlicing and\n"
-		"               sharing.mps resources, with the plugin's "
-		"replica arithmetic\n"
-		"               (MPS: 100/replicas %% of the threads, "
-		"memory/replicas pinned)\n"
-		"dra            a DRA driver GpuConfig or MigDeviceConfig, "
-		"alone or inside a\n"
-		"               ResourceClaim / ResourceClaimTemplate "
-		"(requests, configs,\n"
-		"               matchAttribute: gpu.nvidia.com/parentUUID)\n"
-		"\n"
-		"options:\n"
-		"  --gpu MODEL    the node's GPU model, for memory sizes "
-		"(H100, A100-40GB, ...)\n"
-		"  --gpus N       GPUs per node, for slice counts\n"
-		"  --json         machine-readable output\n"
-		"  -h, --help     this text\n"
-		"\n"
-		"exit status: 0 translated, 2 bad arguments or a config the "
-		"tool would refuse\n(unknown field, bad value; the message "
-		"names FILE:LINE), 3 nothing to import,\n1 the file cannot be "
-		"read.\n");
+	        "usage: gpuslice import device-plugin FILE [--gpu MODEL] "
+	        "[--gpus N] [--json]\n"
+	        "       gpuslice import dra FILE [--json]\n"
+	        "\n"
+	        "Translates an NVIDIA Kubernetes sharing config into the "
+	        "slices gpuslice\nwould create, and says what gpuslice does "
+	        "that the config cannot.\n"
+	        "\n"
+	        "device-plugin  the k8s-device-plugin config file (version "
+	        "v1; every YAML\n"
+	        "               document in FILE is one config): "
+	        "sharing.timeSlicing and\n"
+	        "               sharing.mps resources, with the plugin's "
+	        "replica arithmetic\n"
+	        "               (MPS: 100/replicas %% of the threads, "
+	        "memory/replicas pinned)\n"
+	        "dra            a DRA driver GpuConfig or MigDeviceConfig, "
+	        "alone or inside a\n"
+	        "               ResourceClaim / ResourceClaimTemplate "
+	        "(requests, configs,\n"
+	        "               matchAttribute: gpu.nvidia.com/parentUUID)\n"
+	        "\n"
+	        "options:\n"
+	        "  --gpu MODEL    the node's GPU model, for memory sizes "
+	        "(H100, A100-40GB, ...)\n"
+	        "  --gpus N       GPUs per node, for slice counts\n"
+	        "  --json         machine-readable output\n"
+	        "  -h, --help     this text\n"
+	        "\n"
+	        "exit status: 0 translated, 2 bad arguments or a config the "
+	        "tool would refuse\n(unknown field, bad value; the message "
+	        "names FILE:LINE), 3 nothing to import,\n1 the file cannot be "
+	        "read.\n");
 }
 
 static gs_err read_file(const char *path, char **buf, size_t *len,
-			struct gs_errbuf *eb)
+                        struct gs_errbuf *eb)
 {
 	FILE *f = fopen(path, "rb");
 	size_t n = 0, cap = GS_YAMLDOC_MAX_BYTES + 1;
@@ -74,8 +74,9 @@ static gs_err read_file(const char *path, char **buf, size_t *len,
 
 	if (f == NULL) {
 		saved = errno;
-		return gs_fail(eb, saved == ENOENT ? GS_ERR_NOT_FOUND : GS_ERR_IO,
-			       "%s: %s", path, strerror(saved));
+		return gs_fail(eb,
+		               saved == ENOENT ? GS_ERR_NOT_FOUND : GS_ERR_IO,
+		               "%s: %s", path, strerror(saved));
 	}
 	b = malloc(cap);
 	if (b == NULL) {
@@ -93,7 +94,7 @@ static gs_err read_file(const char *path, char **buf, size_t *len,
 	if (n >= cap) {
 		free(b);
 		return gs_fail(eb, GS_ERR_RANGE, "%s: larger than %d bytes",
-			       path, GS_YAMLDOC_MAX_BYTES);
+		               path, GS_YAMLDOC_MAX_BYTES);
 	}
 	*buf = b;
 	*len = n;
@@ -141,7 +142,8 @@ static int print_json(json_t *root)
 	return GS_EXIT_OK;
 }
 
-/* ---- device plugin ---------------------------------------------------------- */
+/* ---- device plugin ----------------------------------------------------------
+ */
 
 static json_t *dp_json(const char *file, const struct gs_dp_import *im)
 {
@@ -153,13 +155,16 @@ static json_t *dp_json(const char *file, const struct gs_dp_import *im)
 		json_t *o = json_object(), *res = json_array();
 
 		json_object_set_new(o, "line", json_integer(c->line));
-		json_object_set_new(o, "strategy",
-				    json_string(gs_dp_strategy_name(c->strategy)));
-		json_object_set_new(o, "migStrategy", json_string(c->mig_strategy));
+		json_object_set_new(
+		    o, "strategy",
+		    json_string(gs_dp_strategy_name(c->strategy)));
+		json_object_set_new(o, "migStrategy",
+		                    json_string(c->mig_strategy));
 		json_object_set_new(o, "renameByDefault",
-				    json_boolean(c->rename_by_default));
-		json_object_set_new(o, "failRequestsGreaterThanOne",
-				    json_boolean(c->fail_requests_greater_than_one));
+		                    json_boolean(c->rename_by_default));
+		json_object_set_new(
+		    o, "failRequestsGreaterThanOne",
+		    json_boolean(c->fail_requests_greater_than_one));
 		for (int r = 0; r < c->n_resources; r++) {
 			const struct gs_dp_resource *x = &c->res[r];
 			json_t *e = json_object();
@@ -168,14 +173,14 @@ static json_t *dp_json(const char *file, const struct gs_dp_import *im)
 			gs_spec_format(&x->slice, spec, sizeof(spec));
 			json_object_set_new(e, "name", json_string(x->name));
 			json_object_set_new(e, "configured",
-					    json_string(x->configured));
+			                    json_string(x->configured));
 			json_object_set_new(e, "line", json_integer(x->line));
 			json_object_set_new(e, "replicas",
-					    json_integer(x->replicas));
+			                    json_integer(x->replicas));
 			json_object_set_new(e, "mig", json_boolean(x->mig));
 			json_object_set_new(e, "spec", json_string(spec));
 			json_object_set_new(e, "slice",
-					    gs_spec_to_json(&x->slice));
+			                    gs_spec_to_json(&x->slice));
 			json_object_set_new(e, "total", json_integer(x->total));
 			json_array_append_new(res, e);
 		}
@@ -188,7 +193,7 @@ static json_t *dp_json(const char *file, const struct gs_dp_import *im)
 }
 
 static void dp_print(const struct gs_dp_import *im,
-		     const struct gs_import_opts *opts)
+                     const struct gs_import_opts *opts)
 {
 	for (int i = 0; i < im->n_configs; i++) {
 		const struct gs_dp_config *c = &im->config[i];
@@ -196,13 +201,13 @@ static void dp_print(const struct gs_dp_import *im,
 		printf("config %d (line %d): %s, migStrategy %s", i + 1,
 		       c->line,
 		       c->strategy == GS_DP_NONE
-			       ? "no sharing"
-			       : gs_dp_strategy_name(c->strategy),
+		           ? "no sharing"
+		           : gs_dp_strategy_name(c->strategy),
 		       c->mig_strategy);
 		if (c->strategy != GS_DP_NONE)
 			printf(", requests for more than one replica %s",
 			       c->fail_requests_greater_than_one ? "fail"
-								 : "allowed");
+			                                         : "allowed");
 		printf("\n");
 		for (int r = 0; r < c->n_resources; r++) {
 			const struct gs_dp_resource *x = &c->res[r];
@@ -219,13 +224,14 @@ static void dp_print(const struct gs_dp_import *im,
 				       "(100/%d), ",
 				       x->slice.compute_pct, x->replicas);
 				if (x->slice.memory_bytes)
-					printf("%llu MiB pinned (%llu/%d)\n",
-					       (unsigned long long)(x->slice
-									    .memory_bytes >>
-								    20),
-					       (unsigned long long)opts->gpu
-						       ->memory_mib,
-					       x->replicas);
+					printf(
+					    "%llu MiB pinned (%llu/%d)\n",
+					    (unsigned long long)(x->slice
+					                             .memory_bytes >>
+					                         20),
+					    (unsigned long long)
+					        opts->gpu->memory_mib,
+					    x->replicas);
 				else
 					printf("total memory / %d pinned "
 					       "(give --gpu for the figure)\n",
@@ -267,7 +273,7 @@ static int import_device_plugin(int argc, char **argv)
 			opts.gpu = gs_catalog_find(argv[++i]);
 			if (opts.gpu == NULL) {
 				gs_cli_error(CMD, "unknown GPU model '%s'",
-					     argv[i]);
+				             argv[i]);
 				return GS_EXIT_USAGE;
 			}
 		} else if (strcmp(argv[i], "--gpus") == 0 && i + 1 < argc) {
@@ -276,15 +282,16 @@ static int import_device_plugin(int argc, char **argv)
 
 			if (*end != '\0' || n < 1 || n > 1024) {
 				gs_cli_error(CMD,
-					     "--gpus must be 1..1024, got '%s'",
-					     argv[i]);
+				             "--gpus must be 1..1024, got '%s'",
+				             argv[i]);
 				return GS_EXIT_USAGE;
 			}
 			opts.gpus = (int)n;
 		} else if (argv[i][0] == '-' || file != NULL) {
-			gs_cli_error(CMD, "unexpected argument '%s' (see "
-					  "--help)",
-				     argv[i]);
+			gs_cli_error(CMD,
+			             "unexpected argument '%s' (see "
+			             "--help)",
+			             argv[i]);
 			return GS_EXIT_USAGE;
 		} else {
 			file = argv[i];
@@ -317,7 +324,8 @@ static int import_device_plugin(int argc, char **argv)
 	return rc;
 }
 
-/* ---- DRA ------------------------------------------------------------------------ */
+/* ---- DRA
+ * ------------------------------------------------------------------------ */
 
 static const char *place_kind(const struct gs_place_item *it)
 {
@@ -326,7 +334,8 @@ static const char *place_kind(const struct gs_place_item *it)
 
 static json_t *dra_json(const char *file, const struct gs_dra_import *im)
 {
-	json_t *root = json_object(), *cfgs = json_array(), *reqs = json_array();
+	json_t *root = json_object(), *cfgs = json_array(),
+	       *reqs = json_array();
 
 	json_object_set_new(root, "file", json_string(file));
 	json_object_set_new(root, "kind", json_string(im->kind));
@@ -336,40 +345,45 @@ static json_t *dra_json(const char *file, const struct gs_dra_import *im)
 
 		json_object_set_new(o, "name", json_string(r->name));
 		json_object_set_new(o, "line", json_integer(r->line));
-		json_object_set_new(o, "class", json_string(r->mig ? "mig.nvidia.com"
-								  : "gpu.nvidia.com"));
-		json_object_set_new(o, "profile", r->profile[0]
-						  ? json_string(r->profile)
-						  : json_null());
-		json_object_set_new(o, "count", r->all ? json_string("All")
-						       : json_integer(r->count));
+		json_object_set_new(
+		    o, "class",
+		    json_string(r->mig ? "mig.nvidia.com" : "gpu.nvidia.com"));
+		json_object_set_new(o, "profile",
+		                    r->profile[0] ? json_string(r->profile)
+		                                  : json_null());
+		json_object_set_new(o, "count",
+		                    r->all ? json_string("All")
+		                           : json_integer(r->count));
 		json_array_append_new(reqs, o);
 	}
 	json_object_set_new(root, "requests", reqs);
 	json_object_set_new(root, "sameParent", json_boolean(im->same_parent));
 	for (int i = 0; i < im->n_configs; i++) {
 		const struct gs_dra_config *c = &im->config[i];
-		json_t *o = json_object(), *lim = json_object(), *ap = json_array();
+		json_t *o = json_object(), *lim = json_object(),
+		       *ap = json_array();
 		char spec[GS_SPEC_FORMAT_MAX];
 
 		gs_spec_format(&c->slice, spec, sizeof(spec));
 		json_object_set_new(o, "line", json_integer(c->line));
-		json_object_set_new(o, "kind", json_string(c->mig ? "MigDeviceConfig"
-								  : "GpuConfig"));
-		json_object_set_new(o, "strategy",
-				    json_string(gs_dra_strategy_name(c->strategy)));
+		json_object_set_new(
+		    o, "kind",
+		    json_string(c->mig ? "MigDeviceConfig" : "GpuConfig"));
+		json_object_set_new(
+		    o, "strategy",
+		    json_string(gs_dra_strategy_name(c->strategy)));
 		if (c->strategy == GS_DRA_TIME_SLICING && !c->mig)
 			json_object_set_new(o, "timeSliceLevel",
-					    json_integer(c->interval));
+			                    json_integer(c->interval));
 		if (c->thread_pct >= 0)
 			json_object_set_new(o, "activeThreadPercentage",
-					    json_integer(c->thread_pct));
+			                    json_integer(c->thread_pct));
 		if (c->pinned_mib > 0)
 			json_object_set_new(o, "pinnedMemoryMiB",
-					    json_integer(c->pinned_mib));
+			                    json_integer(c->pinned_mib));
 		for (int l = 0; l < c->n_limits; l++)
 			json_object_set_new(lim, c->limit[l].device,
-					    json_integer(c->limit[l].mib));
+			                    json_integer(c->limit[l].mib));
 		json_object_set_new(o, "perDevicePinnedMemoryMiB", lim);
 		for (int a = 0; a < c->n_applies; a++)
 			json_array_append_new(ap, json_string(c->applies[a]));
@@ -382,11 +396,12 @@ static json_t *dra_json(const char *file, const struct gs_dra_import *im)
 	if (im->has_place) {
 		json_t *pl = json_object(), *items = json_array();
 
-		json_object_set_new(pl, "gang", json_string(gs_place_gang_name(
-							im->place.gang)));
+		json_object_set_new(
+		    pl, "gang",
+		    json_string(gs_place_gang_name(im->place.gang)));
 		for (int k = 0; k < im->place.n; k++)
-			json_array_append_new(items, json_string(place_kind(
-							     &im->place.item[k])));
+			json_array_append_new(
+			    items, json_string(place_kind(&im->place.item[k])));
 		json_object_set_new(pl, "devices", items);
 		json_object_set_new(root, "placement", pl);
 	}
@@ -406,11 +421,14 @@ static void dra_print(const struct gs_dra_import *im)
 		else
 			printf("%d ", r->count);
 		if (r->mig)
-			printf("MIG device%s%s%s\n", r->count > 1 || r->all ? "s" : "",
-			       r->profile[0] ? " of profile " : " (any profile)",
+			printf("MIG device%s%s%s\n",
+			       r->count > 1 || r->all ? "s" : "",
+			       r->profile[0] ? " of profile "
+			                     : " (any profile)",
 			       r->profile);
 		else
-			printf("full GPU%s\n", r->count > 1 || r->all ? "s" : "");
+			printf("full GPU%s\n",
+			       r->count > 1 || r->all ? "s" : "");
 	}
 	if (im->same_parent)
 		printf("  constraint: %s on the same parent GPU "
@@ -421,8 +439,9 @@ static void dra_print(const struct gs_dra_import *im)
 		char spec[GS_SPEC_FORMAT_MAX];
 
 		gs_spec_format(&c->slice, spec, sizeof(spec));
-		printf("  %s (line %d): %s", c->mig ? "MigDeviceConfig" : "GpuConfig",
-		       c->line, gs_dra_strategy_name(c->strategy));
+		printf("  %s (line %d): %s",
+		       c->mig ? "MigDeviceConfig" : "GpuConfig", c->line,
+		       gs_dra_strategy_name(c->strategy));
 		if (!c->sharing_given)
 			printf(" (the driver's default)");
 		if (c->n_applies > 0) {
@@ -444,7 +463,8 @@ static void dra_print(const struct gs_dra_import *im)
 			if (c->thread_pct >= 0)
 				printf(", %d%% of the threads", c->thread_pct);
 			if (c->pinned_mib > 0)
-				printf(", %dM pinned per device", c->pinned_mib);
+				printf(", %dM pinned per device",
+				       c->pinned_mib);
 			for (int l = 0; l < c->n_limits; l++)
 				printf(", %dM on %s", c->limit[l].mib,
 				       c->limit[l].device);
@@ -455,9 +475,11 @@ static void dra_print(const struct gs_dra_import *im)
 		       spec);
 	}
 	if (im->has_place) {
-		printf("  placement: %s gang of", gs_place_gang_name(im->place.gang));
+		printf("  placement: %s gang of",
+		       gs_place_gang_name(im->place.gang));
 		for (int k = 0; k < im->place.n; k++)
-			printf("%s %s", k ? "," : "", place_kind(&im->place.item[k]));
+			printf("%s %s", k ? "," : "",
+			       place_kind(&im->place.item[k]));
 		printf("\n");
 	}
 	for (int n = 0; n < im->notes.n; n++)
@@ -481,9 +503,10 @@ static int import_dra(int argc, char **argv)
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (argv[i][0] == '-' || file != NULL) {
-			gs_cli_error(CMD, "unexpected argument '%s' (see "
-					  "--help)",
-				     argv[i]);
+			gs_cli_error(CMD,
+			             "unexpected argument '%s' (see "
+			             "--help)",
+			             argv[i]);
 			return GS_EXIT_USAGE;
 		} else {
 			file = argv[i];
@@ -523,7 +546,8 @@ int gs_cli_import(int argc, char **argv)
 		return GS_EXIT_USAGE;
 	}
 	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return GS_EXIT_OK;
 		}
@@ -531,6 +555,7 @@ int gs_cli_import(int argc, char **argv)
 		return import_device_plugin(argc - 1, argv + 1);
 	if (strcmp(argv[1], "dra") == 0)
 		return import_dra(argc - 1, argv + 1);
-	gs_cli_error(CMD, "unknown format '%s' (device-plugin or dra)", argv[1]);
+	gs_cli_error(CMD, "unknown format '%s' (device-plugin or dra)",
+	             argv[1]);
 	return GS_EXIT_USAGE;
 }

@@ -41,39 +41,39 @@
 #include "gs/region.h"
 #include "gs/spec.h"
 
-#define CMD "run"
+#define CMD              "run"
 #define REAP_INTERVAL_MS 200
 
 static const char usage_text[] =
-	"usage: gpuslice run [options] [--] CMD [ARGS...]\n"
-	"\n"
-	"Runs CMD in a GPU slice enforced by libgpuslice.so: a memory cap per\n"
-	"GPU shared by all of the slice's processes, a compute limit in GPU\n"
-	"time, and priority and weight between slices on one GPU. No daemon\n"
-	"is needed. Exits with CMD's status.\n"
-	"\n"
-	"options:\n"
-	"  --memory SIZE          memory cap per GPU: 512MiB, 8GiB, 8G (= GiB)\n"
-	"  --compute PCT          compute limit, % of the GPU's time: 25 or 25%\n"
-	"  --compute-mode MODE    strict (default): never above PCT;\n"
-	"                         share: PCT is guaranteed, idle time is used\n"
-	"  --priority P           high | normal (default) | low\n"
-	"  --weight W             share of contended time among slices of equal\n"
-	"                         priority, 1..1000 (default 1)\n"
-	"  --slice NAME           join (or create) the slice NAME; several runs\n"
-	"                         with one NAME share one budget\n"
-	"  --gpu INDEX|UUID       run on this GPU (sets CUDA_VISIBLE_DEVICES;\n"
-	"                         an INDEX counts within an existing one)\n"
-	"  --report               print the slice's usage as one JSON line on\n"
-	"                         stderr when CMD ends\n"
-	"  --run-dir DIR          the region's directory (default\n"
-	"                         $GPUSLICE_RUN_DIR, /run/gpuslice, ...)\n"
-	"  --help                 this text\n"
-	"\n"
-	"environment: GPUSLICE_SHIM overrides the path of libgpuslice.so;\n"
-	"GPUSLICE_LOG=[level:]FILE makes the shim log to FILE.\n"
-	"Exit status: CMD's; 2 for a usage error, 1 when the slice cannot be\n"
-	"set up, 3 when --slice names a daemon slice that does not exist.\n";
+    "usage: gpuslice run [options] [--] CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD in a GPU slice enforced by libgpuslice.so: a memory cap per\n"
+    "GPU shared by all of the slice's processes, a compute limit in GPU\n"
+    "time, and priority and weight between slices on one GPU. No daemon\n"
+    "is needed. Exits with CMD's status.\n"
+    "\n"
+    "options:\n"
+    "  --memory SIZE          memory cap per GPU: 512MiB, 8GiB, 8G (= GiB)\n"
+    "  --compute PCT          compute limit, % of the GPU's time: 25 or 25%\n"
+    "  --compute-mode MODE    strict (default): never above PCT;\n"
+    "                         share: PCT is guaranteed, idle time is used\n"
+    "  --priority P           high | normal (default) | low\n"
+    "  --weight W             share of contended time among slices of equal\n"
+    "                         priority, 1..1000 (default 1)\n"
+    "  --slice NAME           join (or create) the slice NAME; several runs\n"
+    "                         with one NAME share one budget\n"
+    "  --gpu INDEX|UUID       run on this GPU (sets CUDA_VISIBLE_DEVICES;\n"
+    "                         an INDEX counts within an existing one)\n"
+    "  --report               print the slice's usage as one JSON line on\n"
+    "                         stderr when CMD ends\n"
+    "  --run-dir DIR          the region's directory (default\n"
+    "                         $GPUSLICE_RUN_DIR, /run/gpuslice, ...)\n"
+    "  --help                 this text\n"
+    "\n"
+    "environment: GPUSLICE_SHIM overrides the path of libgpuslice.so;\n"
+    "GPUSLICE_LOG=[level:]FILE makes the shim log to FILE.\n"
+    "Exit status: CMD's; 2 for a usage error, 1 when the slice cannot be\n"
+    "set up, 3 when --slice names a daemon slice that does not exist.\n";
 
 struct run_opts {
 	struct gs_slice_limits lim;
@@ -99,20 +99,30 @@ static void on_chld(int sig)
 
 static int parse(int argc, char **argv, struct run_opts *o, int *first)
 {
-	enum { O_MEM = 1, O_COMP, O_CMODE, O_PRIO, O_WEIGHT, O_SLICE, O_GPU,
-	       O_REPORT, O_DIR, O_HELP };
+	enum {
+		O_MEM = 1,
+		O_COMP,
+		O_CMODE,
+		O_PRIO,
+		O_WEIGHT,
+		O_SLICE,
+		O_GPU,
+		O_REPORT,
+		O_DIR,
+		O_HELP
+	};
 	static const struct option lo[] = {
-		{"memory", required_argument, NULL, O_MEM},
-		{"compute", required_argument, NULL, O_COMP},
-		{"compute-mode", required_argument, NULL, O_CMODE},
-		{"priority", required_argument, NULL, O_PRIO},
-		{"weight", required_argument, NULL, O_WEIGHT},
-		{"slice", required_argument, NULL, O_SLICE},
-		{"gpu", required_argument, NULL, O_GPU},
-		{"report", no_argument, NULL, O_REPORT},
-		{"run-dir", required_argument, NULL, O_DIR},
-		{"help", no_argument, NULL, O_HELP},
-		{NULL, 0, NULL, 0},
+	    {"memory", required_argument, NULL, O_MEM},
+	    {"compute", required_argument, NULL, O_COMP},
+	    {"compute-mode", required_argument, NULL, O_CMODE},
+	    {"priority", required_argument, NULL, O_PRIO},
+	    {"weight", required_argument, NULL, O_WEIGHT},
+	    {"slice", required_argument, NULL, O_SLICE},
+	    {"gpu", required_argument, NULL, O_GPU},
+	    {"report", no_argument, NULL, O_REPORT},
+	    {"run-dir", required_argument, NULL, O_DIR},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0},
 	};
 	struct gs_errbuf eb = {0};
 	int c, pct;
@@ -143,8 +153,10 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 			else if (strcmp(optarg, "share") == 0)
 				o->lim.mode = GS_REGION_COMPUTE_SHARE;
 			else {
-				gs_cli_error(CMD, "--compute-mode must be strict or share, got '%s'",
-					     optarg);
+				gs_cli_error(CMD,
+				             "--compute-mode must be strict or "
+				             "share, got '%s'",
+				             optarg);
 				return GS_EXIT_USAGE;
 			}
 			break;
@@ -159,8 +171,9 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 			w = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || w < 1 ||
 			    w > 1000) {
-				gs_cli_error(CMD, "--weight must be 1..1000, got '%s'",
-					     optarg);
+				gs_cli_error(
+				    CMD, "--weight must be 1..1000, got '%s'",
+				    optarg);
 				return GS_EXIT_USAGE;
 			}
 			o->lim.weight = (uint32_t)w;
@@ -172,7 +185,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 				return GS_EXIT_USAGE;
 			}
 			(void)snprintf(o->lim.name, sizeof(o->lim.name), "%s",
-				       optarg);
+			               optarg);
 			o->named = true;
 			break;
 		case O_GPU:
@@ -188,8 +201,10 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 			fputs(usage_text, stdout);
 			return -1;
 		default:
-			gs_cli_error(CMD, "unknown or incomplete option '%s' (see --help)",
-				     argv[optind - 1]);
+			gs_cli_error(
+			    CMD,
+			    "unknown or incomplete option '%s' (see --help)",
+			    argv[optind - 1]);
 			return GS_EXIT_USAGE;
 		}
 	}
@@ -266,8 +281,9 @@ static int set_gpu(const char *gpu)
 		return setenv("CUDA_VISIBLE_DEVICES", gpu, 1);
 	pick = visible_entry(cur, idx);
 	if (pick == NULL) {
-		gs_cli_error(CMD, "--gpu %ld: CUDA_VISIBLE_DEVICES=%s has no such entry",
-			     idx, cur);
+		gs_cli_error(
+		    CMD, "--gpu %ld: CUDA_VISIBLE_DEVICES=%s has no such entry",
+		    idx, cur);
 		return -1;
 	}
 	idx = setenv("CUDA_VISIBLE_DEVICES", pick, 1);
@@ -303,18 +319,19 @@ static int child_env(const char *shim, const char *dir, const char *slice)
 }
 
 static void report(struct gs_region *r, const struct gs_slice_ref *s,
-		   const char *name)
+                   const char *name)
 {
 	struct gs_slice_usage u;
 
 	if (gs_region_slice_usage(r, s, &u) != GS_OK)
 		memset(&u, 0, sizeof(u));
-	fprintf(stderr,
-		"{\"slice\":\"%s\",\"gpu_busy_s\":%.6f,\"memory_peak_bytes\":%llu,"
-		"\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu}\n",
-		name, (double)u.busy_ns / 1e9, (unsigned long long)u.mem_peak,
-		(double)u.throttled_ns / 1e9, u.mem_byte_s,
-		(unsigned long long)u.launches);
+	fprintf(
+	    stderr,
+	    "{\"slice\":\"%s\",\"gpu_busy_s\":%.6f,\"memory_peak_bytes\":%llu,"
+	    "\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu}\n",
+	    name, (double)u.busy_ns / 1e9, (unsigned long long)u.mem_peak,
+	    (double)u.throttled_ns / 1e9, u.mem_byte_s,
+	    (unsigned long long)u.launches);
 	fflush(stderr);
 }
 
@@ -361,7 +378,8 @@ int gs_cli_run(int argc, char **argv)
 	if (rc != 0)
 		return rc < 0 ? GS_EXIT_OK : rc;
 	if (shim_path(shim, sizeof(shim)) != 0) {
-		gs_cli_error(CMD, "libgpuslice.so not found (set GPUSLICE_SHIM)");
+		gs_cli_error(CMD,
+		             "libgpuslice.so not found (set GPUSLICE_SHIM)");
 		return GS_EXIT_FAILURE;
 	}
 	if (o.gpu != NULL && set_gpu(o.gpu) != 0)
@@ -373,17 +391,19 @@ int gs_cli_run(int argc, char **argv)
 		return gs_cli_fail(CMD, err, &eb);
 	if (!o.named) {
 		if (!gs_region_can_write_limits(r)) {
-			gs_cli_error(CMD, "the daemon owns %s: name a slice with --slice",
-				     dir);
+			gs_cli_error(
+			    CMD,
+			    "the daemon owns %s: name a slice with --slice",
+			    dir);
 			gs_region_close(r);
 			return GS_EXIT_USAGE;
 		}
 		(void)snprintf(o.lim.name, sizeof(o.lim.name), "run-%d",
-			       (int)getpid());
+		               (int)getpid());
 	}
 	o.lim.flags = GS_SLICE_EPHEMERAL | (o.report ? GS_SLICE_MEASURE : 0);
 	err = gs_region_slice_join(r, &o.lim, GS_PROC_RUNNER, &slice, &proc,
-				   &created, &eb);
+	                           &created, &eb);
 	if (err != GS_OK) {
 		rc = gs_cli_fail(CMD, err, &eb);
 		gs_region_close(r);
@@ -398,19 +418,21 @@ int gs_cli_run(int argc, char **argv)
 			     cur.compute_pct != o.lim.compute_pct ||
 			     cur.priority != o.lim.priority ||
 			     cur.weight != o.lim.weight))
-				gs_cli_error(CMD, "slice '%s' exists; its own limits apply",
-					     o.lim.name);
+				gs_cli_error(
+				    CMD,
+				    "slice '%s' exists; its own limits apply",
+				    o.lim.name);
 			if (o.report && !(cur.flags & GS_SLICE_MEASURE) &&
 			    gs_region_can_write_limits(r)) {
 				cur.flags |= GS_SLICE_MEASURE;
 				(void)gs_region_slice_update(r, &slice, &cur,
-							     NULL);
+				                             NULL);
 			}
 		}
 	}
 	if (child_env(shim, dir, o.lim.name) != 0) {
 		gs_cli_error(CMD, "cannot set the environment: %s",
-			     strerror(errno));
+		             strerror(errno));
 		status = GS_EXIT_FAILURE;
 		goto out;
 	}
@@ -430,7 +452,7 @@ int gs_cli_run(int argc, char **argv)
 		(void)sigaction(SIGCHLD, &sa, NULL);
 		execvp(argv[first], &argv[first]);
 		fprintf(stderr, "gpuslice run: %s: %s\n", argv[first],
-			strerror(errno));
+		        strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	child_pid = pid;

@@ -36,30 +36,30 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MATMUL_N 128
-#define OOM_DELAY_S 1.0
-#define FAULT_DELAY_S 0.5
+#define MATMUL_N       128
+#define OOM_DELAY_S    1.0
+#define FAULT_DELAY_S  0.5
 #define FAULT_AFTER_MS 300
-#define GREEDY_CHUNK "1GiB"
+#define GREEDY_CHUNK   "1GiB"
 
 static const char *const w_names[] = {
 #define GS__W(e, name, title) name,
-	GS_STUDY_WORKLOADS(GS__W)
+    GS_STUDY_WORKLOADS(GS__W)
 #undef GS__W
 };
 static const char *const w_titles[] = {
 #define GS__W(e, name, title) title,
-	GS_STUDY_WORKLOADS(GS__W)
+    GS_STUDY_WORKLOADS(GS__W)
 #undef GS__W
 };
 static const char *const s_names[] = {
 #define GS__S(e, name, title) name,
-	GS_STUDY_STRATEGIES(GS__S)
+    GS_STUDY_STRATEGIES(GS__S)
 #undef GS__S
 };
 static const char *const s_titles[] = {
 #define GS__S(e, name, title) title,
-	GS_STUDY_STRATEGIES(GS__S)
+    GS_STUDY_STRATEGIES(GS__S)
 #undef GS__S
 };
 
@@ -84,8 +84,8 @@ const char *gs_study_strategy_title(int s)
 }
 
 static gs_err parse_list(const char *list, const char *const *names, int n,
-			 const char *what, unsigned int *mask,
-			 struct gs_errbuf *eb)
+                         const char *what, unsigned int *mask,
+                         struct gs_errbuf *eb)
 {
 	const char *p = list;
 
@@ -104,7 +104,7 @@ static gs_err parse_list(const char *list, const char *const *names, int n,
 				break;
 		if (i == n)
 			return gs_fail(eb, GS_ERR_PARSE, "unknown %s '%.*s'",
-				       what, (int)len, p);
+			               what, (int)len, p);
 		*mask |= 1u << i;
 		p += len;
 		if (*p == ',')
@@ -116,17 +116,17 @@ static gs_err parse_list(const char *list, const char *const *names, int n,
 }
 
 gs_err gs_study_parse_workloads(const char *list, unsigned int *mask,
-				struct gs_errbuf *eb)
+                                struct gs_errbuf *eb)
 {
 	return parse_list(list, w_names, GS_STUDY_W__COUNT, "workload", mask,
-			  eb);
+	                  eb);
 }
 
 gs_err gs_study_parse_strategies(const char *list, unsigned int *mask,
-				 struct gs_errbuf *eb)
+                                 struct gs_errbuf *eb)
 {
 	return parse_list(list, s_names, GS_STUDY_S__COUNT, "strategy", mask,
-			  eb);
+	                  eb);
 }
 
 /* ---- state ------------------------------------------------------------ */
@@ -167,8 +167,15 @@ struct cell {
 	json_t *phases;
 };
 
-enum role { R_INFER_LIGHT, R_INFER_HEAVY, R_MATMUL, R_BURN, R_GREEDY, R_BIG,
-	    R_FAULT };
+enum role {
+	R_INFER_LIGHT,
+	R_INFER_HEAVY,
+	R_MATMUL,
+	R_BURN,
+	R_GREEDY,
+	R_BIG,
+	R_FAULT
+};
 
 static double now_s(void)
 {
@@ -187,9 +194,9 @@ static void progress(struct study *s, const struct cell *c, const char *what)
 	if (s->tty)
 		fprintf(stderr, "\r\033[K");
 	fprintf(stderr, "gpuslice bench study: [%2d/%d %d:%02d] %s / %s: %s",
-		s->done + 1, s->total, el / 60, el % 60,
-		gs_study_workload_name(c->w), gs_study_strategy_name(c->st),
-		what);
+	        s->done + 1, s->total, el / 60, el % 60,
+	        gs_study_workload_name(c->w), gs_study_strategy_name(c->st),
+	        what);
 	fputs(s->tty ? "" : "\n", stderr);
 	fflush(stderr);
 }
@@ -205,7 +212,7 @@ static const struct gs_study_dev *dev_for(const struct cell *c, int slot)
 		return &n->excl[slot % n->n_excl];
 	case GS_STUDY_S_MIG:
 		return c->share_n == 4 ? &n->mig4[slot % 4]
-				       : &n->mig2[slot % 2];
+		                       : &n->mig2[slot % 2];
 	default:
 		return &n->shared;
 	}
@@ -218,7 +225,7 @@ static uint64_t mib(uint64_t bytes)
 
 /* The job's program and arguments. */
 static gs_err workload_args(const struct cell *c, struct gs_study_job *j,
-			    enum role r, const struct gs_study_dev *d)
+                            enum role r, const struct gs_study_dev *d)
 {
 	const struct params *p = &c->s->p;
 	const char *bin = c->s->node->bin_dir;
@@ -230,7 +237,7 @@ static gs_err workload_args(const struct cell *c, struct gs_study_job *j,
 		e = gs_study_job_arg(j, "%s/gs-infer", bin);
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, r == R_INFER_LIGHT ? "--light"
-								   : "--heavy");
+			                                           : "--heavy");
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, "--seconds");
 		if (e == GS_OK)
@@ -260,8 +267,8 @@ static gs_err workload_args(const struct cell *c, struct gs_study_job *j,
 			e = gs_study_job_arg(j, "--memory");
 			if (e == GS_OK)
 				e = gs_study_job_arg(j, "%lluMiB",
-						     (unsigned long long)mib(
-							     d->memory_bytes / 4));
+				                     (unsigned long long)mib(
+				                         d->memory_bytes / 4));
 			if (e == GS_OK)
 				e = gs_study_job_arg(j, "--iters");
 			if (e == GS_OK)
@@ -284,13 +291,13 @@ static gs_err workload_args(const struct cell *c, struct gs_study_job *j,
 			e = gs_study_job_arg(j, "--limit");
 		if (e == GS_OK)
 			e = gs_study_job_arg(
-				j, "%lluMiB",
-				(unsigned long long)mib(d->memory_bytes / 10 * 9));
+			    j, "%lluMiB",
+			    (unsigned long long)mib(d->memory_bytes / 10 * 9));
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, "--hold");
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, "%g",
-					     p->burn_s + OOM_DELAY_S + 1.5);
+			                     p->burn_s + OOM_DELAY_S + 1.5);
 		return e;
 	case R_FAULT:
 		e = gs_study_job_arg(j, "%s/gs-fault", bin);
@@ -305,7 +312,7 @@ static gs_err workload_args(const struct cell *c, struct gs_study_job *j,
 
 /* `gpuslice run` and its slice flags, for the gpuslice strategy. */
 static gs_err slice_args(const struct cell *c, struct gs_study_job *j,
-			 enum role r, int slot, const struct gs_study_dev *d)
+                         enum role r, int slot, const struct gs_study_dev *d)
 {
 	gs_err e = gs_study_job_arg(j, "%s/gpuslice", c->s->node->bin_dir);
 
@@ -315,8 +322,8 @@ static gs_err slice_args(const struct cell *c, struct gs_study_job *j,
 		e = gs_study_job_arg(j, "--memory");
 	if (e == GS_OK)
 		e = gs_study_job_arg(
-			j, "%lluMiB",
-			(unsigned long long)mib(d->memory_bytes / c->share_n));
+		    j, "%lluMiB",
+		    (unsigned long long)mib(d->memory_bytes / c->share_n));
 	if (r == R_INFER_LIGHT || r == R_INFER_HEAVY) {
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, "--priority");
@@ -340,7 +347,7 @@ static gs_err slice_args(const struct cell *c, struct gs_study_job *j,
 }
 
 static gs_err make_job(struct cell *c, struct phase *ph, const char *name,
-		       enum role r, int slot, double delay_s)
+                       enum role r, int slot, double delay_s)
 {
 	struct gs_study_job *j = &ph->jobs[ph->n];
 	const struct gs_study_dev *d = dev_for(c, slot);
@@ -360,16 +367,16 @@ static gs_err make_job(struct cell *c, struct phase *ph, const char *name,
 		/* MPS clients reach the GPU through the daemon, which
 		 * numbers its devices from 0. */
 		e = gs_study_job_env(j, "CUDA_MPS_PIPE_DIRECTORY=%s",
-				     c->mps_pipe);
+		                     c->mps_pipe);
 		if (e == GS_OK && c->st == GS_STUDY_S_MPS_LIMITS)
 			e = gs_study_job_env(
-				j, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d",
-				100 / c->share_n);
+			    j, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d",
+			    100 / c->share_n);
 		if (e == GS_OK && c->st == GS_STUDY_S_MPS_LIMITS)
 			e = gs_study_job_env(
-				j, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%lluM",
-				(unsigned long long)mib(d->memory_bytes /
-							c->share_n));
+			    j, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%lluM",
+			    (unsigned long long)mib(d->memory_bytes /
+			                            c->share_n));
 		return e;
 	}
 	return gs_study_job_env(j, "CUDA_VISIBLE_DEVICES=%s", d->uuid);
@@ -413,20 +420,19 @@ static json_t *phase_json(const struct phase *ph)
 		const struct gs_study_job *j = &ph->jobs[i];
 
 		json_array_append_new(
-			jobs,
-			json_pack("{s:s, s:s, s:f, s:f, s:i, s:b, s:I, s:O?, s:O?, s:o}",
-				  "name", j->name, "device", ph->dev[i]->what,
-				  "start_s", j->start_s, "end_s", j->end_s,
-				  "exit_status", j->status, "timed_out",
-				  j->timed_out, "memory_bytes",
-				  (json_int_t)j->memory_peak, "result",
-				  j->result, "slice_report", j->report,
-				  "stderr_tail", err_tail(j)));
+		    jobs,
+		    json_pack(
+		        "{s:s, s:s, s:f, s:f, s:i, s:b, s:I, s:O?, s:O?, s:o}",
+		        "name", j->name, "device", ph->dev[i]->what, "start_s",
+		        j->start_s, "end_s", j->end_s, "exit_status", j->status,
+		        "timed_out", j->timed_out, "memory_bytes",
+		        (json_int_t)j->memory_peak, "result", j->result,
+		        "slice_report", j->report, "stderr_tail", err_tail(j)));
 	}
 	return json_pack("{s:s, s:o, s:o, s:o, s:b, s:o}", "name", ph->name,
-			 "wall_s", num(ph->wall_s), "gpu_util_pct",
-			 num(ph->util), "sm_util_pct", num(ph->sm),
-			 "sequential", ph->sequential, "jobs", jobs);
+	                 "wall_s", num(ph->wall_s), "gpu_util_pct",
+	                 num(ph->util), "sm_util_pct", num(ph->sm),
+	                 "sequential", ph->sequential, "jobs", jobs);
 }
 
 static void run_one(struct cell *c, struct phase *ph, int first, int n)
@@ -439,8 +445,8 @@ static void run_one(struct cell *c, struct phase *ph, int first, int n)
 		devs[i] = ph->dev[first + i];
 	gs_study_probe_begin(&probe, c->s->node, devs, n);
 	(void)gs_study_phase_run(&ph->jobs[first], n, c->s->node->base_env,
-				 gs_study_probe_sample, &probe, &ph->wall_s,
-				 &eb);
+	                         gs_study_probe_sample, &probe, &ph->wall_s,
+	                         &eb);
 	gs_study_probe_end(&probe, &ph->util, &ph->sm);
 }
 
@@ -454,7 +460,7 @@ static void run_phase(struct cell *c, struct phase *ph)
 	char what[64];
 
 	snprintf(what, sizeof(what), "%s phase (%d job%s)", ph->name, ph->n,
-		 ph->n == 1 ? "" : "s");
+	         ph->n == 1 ? "" : "s");
 	progress(c->s, c, what);
 	if (c->st == GS_STUDY_S_EXCLUSIVE && ph->n > c->s->node->n_excl) {
 		double wall = 0, util = 0, sm = 0;
@@ -508,13 +514,13 @@ static void job_problem(const struct gs_study_job *j, char *out, size_t len)
 		snprintf(out, len, "%s ran past its time limit", j->name);
 	else if (e != NULL)
 		snprintf(out, len, "%s: %s%s%s", j->name, e,
-			 rstr(j, "call") ? " in " : "",
-			 rstr(j, "call") ? rstr(j, "call") : "");
+		         rstr(j, "call") ? " in " : "",
+		         rstr(j, "call") ? rstr(j, "call") : "");
 	else if (!j->started || j->status == 127)
 		snprintf(out, len, "%s could not be started", j->name);
 	else
 		snprintf(out, len, "%s exited with status %d", j->name,
-			 j->status);
+		         j->status);
 }
 
 static void fail_cell(struct cell *c, const struct gs_study_job *j)
@@ -535,10 +541,9 @@ static json_t *memory_list(const struct phase *ph)
 
 	for (int i = 0; i < ph->n; i++)
 		json_array_append_new(
-			a, ph->jobs[i].memory_peak
-				   ? json_integer(
-					     (json_int_t)ph->jobs[i].memory_peak)
-				   : json_null());
+		    a, ph->jobs[i].memory_peak
+		           ? json_integer((json_int_t)ph->jobs[i].memory_peak)
+		           : json_null());
 	return a;
 }
 
@@ -577,22 +582,21 @@ static void infer_cell(struct cell *c, bool light)
 			fail_cell(c, j);
 		tput += ok ? rnum(j, "throughput_rps") : 0;
 		json_array_append_new(
-			servers,
-			json_pack("{s:s, s:s?, s:o, s:o, s:o, s:o, s:b}", "name",
-				  i == 0 ? "A" : "B", "priority", prio,
-				  "p50_ms", num(rnum(j, "p50_ms")), "p99_ms",
-				  num(rnum(j, "p99_ms")), "throughput_rps",
-				  num(rnum(j, "throughput_rps")),
-				  "memory_bytes",
-				  j->memory_peak ? json_integer((json_int_t)
-									j->memory_peak)
-						 : json_null(),
-				  "ok", ok));
+		    servers,
+		    json_pack("{s:s, s:s?, s:o, s:o, s:o, s:o, s:b}", "name",
+		              i == 0 ? "A" : "B", "priority", prio, "p50_ms",
+		              num(rnum(j, "p50_ms")), "p99_ms",
+		              num(rnum(j, "p99_ms")), "throughput_rps",
+		              num(rnum(j, "throughput_rps")), "memory_bytes",
+		              j->memory_peak
+		                  ? json_integer((json_int_t)j->memory_peak)
+		                  : json_null(),
+		              "ok", ok));
 	}
 	json_object_set_new(c->j, "latency_p50_ms",
-			    num(rnum(&ph.jobs[0], "p50_ms")));
+	                    num(rnum(&ph.jobs[0], "p50_ms")));
 	json_object_set_new(c->j, "latency_p99_ms",
-			    num(rnum(&ph.jobs[0], "p99_ms")));
+	                    num(rnum(&ph.jobs[0], "p99_ms")));
 	json_object_set_new(c->j, "throughput", num(tput));
 	json_object_set_new(c->j, "throughput_unit", json_string("req/s"));
 	json_object_set_new(c->j, "servers", servers);
@@ -630,12 +634,11 @@ static void small_cell(struct cell *c)
 		}
 	}
 	json_object_set_new(c->j, "completion_alone_s",
-			    num(rnum(&alone.jobs[0], "wall_s")));
+	                    num(rnum(&alone.jobs[0], "wall_s")));
 	json_object_set_new(c->j, "completion_s", num(worst));
 	json_object_set_new(
-		c->j, "throughput",
-		num(worst > 0 ? 4.0 * (double)c->s->p.matmul_iters / worst
-			      : NAN));
+	    c->j, "throughput",
+	    num(worst > 0 ? 4.0 * (double)c->s->p.matmul_iters / worst : NAN));
 	json_object_set_new(c->j, "throughput_unit", json_string("matmul/s"));
 	set_shared_figures(c, &shared);
 out:
@@ -670,20 +673,18 @@ static void oom_figures(struct cell *c, const struct phase *ph)
 	double got = rnum(g, "allocated_bytes");
 
 	json_object_set_new(
-		c->j, "neighbour_on_oom",
-		json_pack("{s:{s:o, s:o, s:s?, s:s?}, s:{s:s, s:s?, s:o}}",
-			  "offender", "allocated_bytes",
-			  isnan(got) ? json_null()
-				     : json_integer((json_int_t)got),
-			  "device_bytes",
-			  json_integer((json_int_t)ph->dev[0]->memory_bytes),
-			  "stopped", rstr(g, "stopped"), "error",
-			  rstr(g, "error"), "neighbour", "outcome",
-			  outcome(nb, "failed"), "error", rstr(nb, "error"),
-			  "memory_bytes",
-			  nb->memory_peak ? json_integer((json_int_t)
-								 nb->memory_peak)
-					  : json_null()));
+	    c->j, "neighbour_on_oom",
+	    json_pack("{s:{s:o, s:o, s:s?, s:s?}, s:{s:s, s:s?, s:o}}",
+	              "offender", "allocated_bytes",
+	              isnan(got) ? json_null() : json_integer((json_int_t)got),
+	              "device_bytes",
+	              json_integer((json_int_t)ph->dev[0]->memory_bytes),
+	              "stopped", rstr(g, "stopped"), "error", rstr(g, "error"),
+	              "neighbour", "outcome", outcome(nb, "failed"), "error",
+	              rstr(nb, "error"), "memory_bytes",
+	              nb->memory_peak
+	                  ? json_integer((json_int_t)nb->memory_peak)
+	                  : json_null()));
 }
 
 static void fault_figures(struct cell *c, const struct phase *ph)
@@ -691,10 +692,10 @@ static void fault_figures(struct cell *c, const struct phase *ph)
 	const struct gs_study_job *nb = &ph->jobs[0], *f = &ph->jobs[1];
 
 	json_object_set_new(
-		c->j, "neighbour_on_fault",
-		json_pack("{s:{s:s?}, s:{s:s, s:s?}}", "faulting_job", "error",
-			  rstr(f, "error"), "neighbour", "outcome",
-			  outcome(nb, "killed"), "error", rstr(nb, "error")));
+	    c->j, "neighbour_on_fault",
+	    json_pack("{s:{s:s?}, s:{s:s, s:s?}}", "faulting_job", "error",
+	              rstr(f, "error"), "neighbour", "outcome",
+	              outcome(nb, "killed"), "error", rstr(nb, "error")));
 }
 
 static void intensive_cell(struct cell *c)
@@ -713,7 +714,7 @@ static void intensive_cell(struct cell *c)
 	    make_job(c, &oom, "neighbour", R_BIG, 1, OOM_DELAY_S) != GS_OK ||
 	    make_job(c, &fault, "neighbour", R_BURN, 0, 0) != GS_OK ||
 	    make_job(c, &fault, "faulting job", R_FAULT, 1, FAULT_DELAY_S) !=
-		    GS_OK)
+	        GS_OK)
 		goto out;
 	run_phase(c, &alone);
 	run_phase(c, &shared);
@@ -734,14 +735,17 @@ static void intensive_cell(struct cell *c)
 	if (c->st == GS_STUDY_S_EXCLUSIVE && !isnan(ra))
 		c->s->burn_ref_kernels = rnum(&alone.jobs[0], "kernels");
 	ref = c->s->burn_ref_kernels > 0 ? c->s->burn_ref_kernels
-					 : rnum(&alone.jobs[0], "kernels");
+	                                 : rnum(&alone.jobs[0], "kernels");
 	json_object_set_new(c->j, "completion_alone_s", num(ref / ra));
 	json_object_set_new(c->j, "completion_s",
-			    num(isinf(rs) ? NAN : ref / rs));
-	json_object_set_new(c->j, "completion_basis",
-			    json_string(c->s->burn_ref_kernels > 0
-						? "work of the exclusive job in the burn time, at this job's measured rate"
-						: "work of this cell's alone job, at the measured rate"));
+	                    num(isinf(rs) ? NAN : ref / rs));
+	json_object_set_new(
+	    c->j, "completion_basis",
+	    json_string(
+	        c->s->burn_ref_kernels > 0
+	            ? "work of the exclusive job in the burn time, at this "
+	              "job's measured rate"
+	            : "work of this cell's alone job, at the measured rate"));
 	json_object_set_new(c->j, "throughput", num(gflops));
 	json_object_set_new(c->j, "throughput_unit", json_string("GFLOP/s"));
 	set_shared_figures(c, &shared);
@@ -756,10 +760,10 @@ out:
 
 /* ---- cells --------------------------------------------------------------- */
 
-static const char *skip_reason(const struct cell *c)
+/* Why cell `c` cannot run here, or NULL. `buf` holds a composed reason. */
+static const char *skip_reason(const struct cell *c, char *buf, size_t len)
 {
 	const struct gs_study_node *n = c->s->node;
-	static char buf[PATH_MAX + 64];
 
 	if (c->st != GS_STUDY_S_MIG && !n->whole_ok)
 		return n->whole_why;
@@ -772,17 +776,16 @@ static const char *skip_reason(const struct cell *c)
 	case GS_STUDY_S_MIG:
 		if ((c->share_n == 4 ? n->n_mig4 : n->n_mig2) >= c->share_n)
 			return NULL;
-		return n->mig_why[0] ? n->mig_why
-				     : "not enough MIG instances";
+		return n->mig_why[0] ? n->mig_why : "not enough MIG instances";
 	case GS_STUDY_S_GPUSLICE:
 		if (!n->multi_ok)
 			return n->multi_why;
-		snprintf(buf, sizeof(buf), "%s/../lib/libgpuslice.so",
-			 n->bin_dir);
+		snprintf(buf, len, "%s/../lib/libgpuslice.so", n->bin_dir);
 		if (access(buf, R_OK) != 0 && getenv("GPUSLICE_SHIM") == NULL) {
-			snprintf(buf, sizeof(buf),
-				 "libgpuslice.so is not built (no %.200s/../lib/libgpuslice.so)",
-				 n->bin_dir);
+			snprintf(buf, len,
+			         "libgpuslice.so is not built (no "
+			         "%.200s/../lib/libgpuslice.so)",
+			         n->bin_dir);
 			return buf;
 		}
 		return NULL;
@@ -796,10 +799,11 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 	const struct gs_study_node *n = c->s->node;
 	const struct gs_study_dev *d = dev_for(c, 0);
 	const char *jobs[] = {
-		"2 x gs-infer --light",
-		"2 x gs-infer --heavy",
-		"gs-matmul --n 128: 1 alone, then 4 at once",
-		"gs-burn: 1 alone, then 2 at once; then a greedy job + a neighbour needing 1/4 of the memory; then gs-fault + a neighbour",
+	    "2 x gs-infer --light",
+	    "2 x gs-infer --heavy",
+	    "gs-matmul --n 128: 1 alone, then 4 at once",
+	    "gs-burn: 1 alone, then 2 at once; then a greedy job + a neighbour "
+	    "needing 1/4 of the memory; then gs-fault + a neighbour",
 	};
 	unsigned long long m = mib(d->memory_bytes / (unsigned)c->share_n);
 	int k;
@@ -812,38 +816,45 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 	switch (c->st) {
 	case GS_STUDY_S_EXCLUSIVE:
 		if (n->n_excl > 1)
-			snprintf(out, len, "each job on a whole GPU of its own");
+			snprintf(out, len,
+			         "each job on a whole GPU of its own");
 		else
-			snprintf(out, len, "each job alone on %s, one after another",
-				 n->shared.what);
+			snprintf(out, len,
+			         "each job alone on %s, one after another",
+			         n->shared.what);
 		break;
 	case GS_STUDY_S_TIMESLICE:
 		snprintf(out, len, "all on %s, no MPS: the driver time-slices",
-			 n->shared.what);
+		         n->shared.what);
 		break;
 	case GS_STUDY_S_MPS:
 		snprintf(out, len, "MPS control daemon on %s, no limits",
-			 n->shared.what);
+		         n->shared.what);
 		break;
 	case GS_STUDY_S_MPS_LIMITS:
 		snprintf(out, len,
-			 "MPS on %s; each client CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%lluM",
-			 n->shared.what, 100 / c->share_n, m);
+		         "MPS on %s; each client "
+		         "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d, "
+		         "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%lluM",
+		         n->shared.what, 100 / c->share_n, m);
 		break;
 	case GS_STUDY_S_MIG:
 		snprintf(out, len, "one MIG instance per job (%.1f GiB each)",
-			 (double)d->memory_bytes / (1 << 30));
+		         (double)d->memory_bytes / (1 << 30));
 		break;
 	case GS_STUDY_S_GPUSLICE:
 		if (c->w == GS_STUDY_W_INFER_LIGHT ||
 		    c->w == GS_STUDY_W_INFER_HEAVY)
-			snprintf(out, len,
-				 "all on %s under gpuslice run --memory %lluMiB; server A --priority high, server B --priority low",
-				 n->shared.what, m);
+			snprintf(
+			    out, len,
+			    "all on %s under gpuslice run --memory %lluMiB; "
+			    "server A --priority high, server B --priority low",
+			    n->shared.what, m);
 		else
 			snprintf(out, len,
-				 "all on %s under gpuslice run --memory %lluMiB --compute %d --compute-mode share",
-				 n->shared.what, m, 100 / c->share_n);
+			         "all on %s under gpuslice run --memory "
+			         "%lluMiB --compute %d --compute-mode share",
+			         n->shared.what, m, 100 / c->share_n);
 		break;
 	}
 }
@@ -855,17 +866,17 @@ static json_t *cell_new(const struct cell *c)
 
 	setup_text(c, setup, sizeof(setup));
 	j = json_pack("{s:s, s:s, s:s, s:s, s:n, s:s, s:i}", "workload",
-		      gs_study_workload_name(c->w), "strategy",
-		      gs_study_strategy_name(c->st), "source",
-		      c->s->node->source, "status", "ok", "reason", "setup",
-		      setup, "jobs", c->share_n);
+	              gs_study_workload_name(c->w), "strategy",
+	              gs_study_strategy_name(c->st), "source",
+	              c->s->node->source, "status", "ok", "reason", "setup",
+	              setup, "jobs", c->share_n);
 	if (j == NULL)
 		return NULL;
 	static const char *const keys[] = {
-		"latency_p50_ms", "latency_p99_ms", "throughput",
-		"throughput_unit", "completion_s", "completion_alone_s",
-		"gpu_util_pct", "sm_util_pct", "memory_per_job_bytes",
-		"neighbour_on_oom", "neighbour_on_fault", "servers",
+	    "latency_p50_ms",   "latency_p99_ms",     "throughput",
+	    "throughput_unit",  "completion_s",       "completion_alone_s",
+	    "gpu_util_pct",     "sm_util_pct",        "memory_per_job_bytes",
+	    "neighbour_on_oom", "neighbour_on_fault", "servers",
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		json_object_set_new(j, keys[i], json_null());
@@ -876,6 +887,7 @@ static json_t *run_cell(struct study *s, int w, int st)
 {
 	struct cell c = {.s = s, .w = w, .st = st};
 	struct gs_errbuf eb = {0};
+	char buf[PATH_MAX + 64];
 	const char *why;
 	bool mps = st == GS_STUDY_S_MPS || st == GS_STUDY_S_MPS_LIMITS;
 
@@ -883,7 +895,7 @@ static json_t *run_cell(struct study *s, int w, int st)
 	c.j = cell_new(&c);
 	if (c.j == NULL)
 		return NULL;
-	why = skip_reason(&c);
+	why = skip_reason(&c, buf, sizeof(buf));
 	if (why != NULL) {
 		json_object_set_new(c.j, "status", json_string("skipped"));
 		json_object_set_new(c.j, "reason", json_string(why));
@@ -892,12 +904,12 @@ static json_t *run_cell(struct study *s, int w, int st)
 	if (mps) {
 		progress(s, &c, "starting the MPS control daemon");
 		if (gs_study_mps_start(s->node, &s->node->shared, c.mps_pipe,
-				       sizeof(c.mps_pipe), &eb) != GS_OK) {
+		                       sizeof(c.mps_pipe), &eb) != GS_OK) {
 			json_object_set_new(c.j, "status",
-					    json_string("skipped"));
-			json_object_set_new(
-				c.j, "reason",
-				json_string(gs_errbuf_msg(&eb, GS_ERR_UNAVAILABLE)));
+			                    json_string("skipped"));
+			json_object_set_new(c.j, "reason",
+			                    json_string(gs_errbuf_msg(
+			                        &eb, GS_ERR_UNAVAILABLE)));
 			return c.j;
 		}
 	}
@@ -923,8 +935,8 @@ static json_t *run_cell(struct study *s, int w, int st)
 }
 
 gs_err gs_study_run(struct gs_study_node *node,
-		    const struct gs_study_opts *opts, json_t **cells,
-		    struct gs_errbuf *eb)
+                    const struct gs_study_opts *opts, json_t **cells,
+                    struct gs_errbuf *eb)
 {
 	struct study s = {.node = node, .o = opts};
 	json_t *all = json_array();
@@ -956,7 +968,7 @@ gs_err gs_study_run(struct gs_study_node *node,
 			if (cell == NULL) {
 				json_decref(all);
 				return gs_fail(eb, GS_ERR_INTERNAL,
-					       "cannot build a study cell");
+				               "cannot build a study cell");
 			}
 			json_array_append_new(all, cell);
 			s.done++;
@@ -965,7 +977,7 @@ gs_err gs_study_run(struct gs_study_node *node,
 		int el = (int)(now_s() - s.t0);
 
 		fprintf(stderr, "%sgpuslice bench study: %d cells in %d:%02d\n",
-			s.tty ? "\r\033[K" : "", s.done, el / 60, el % 60);
+		        s.tty ? "\r\033[K" : "", s.done, el / 60, el % 60);
 	}
 	*cells = all;
 	return GS_OK;
@@ -975,5 +987,5 @@ out_interrupted:
 		fputc('\n', stderr);
 	*cells = all;
 	return gs_fail(eb, GS_ERR_BUSY, "interrupted after %d of %d cells",
-		       s.done, s.total);
+	               s.done, s.total);
 }

@@ -35,19 +35,21 @@
 #include "study_node.h"
 
 #define GS_STUDY_WORKLOADS(X)                                                  \
-	X(INFER_LIGHT, "inference-light", "Inference, light load")            \
-	X(INFER_HEAVY, "inference-heavy", "Inference, heavy load")            \
-	X(SMALL_BATCH, "small-batch", "Small GPU batch job")                  \
+	X(INFER_LIGHT, "inference-light", "Inference, light load")             \
+	X(INFER_HEAVY, "inference-heavy", "Inference, heavy load")             \
+	X(SMALL_BATCH, "small-batch", "Small GPU batch job")                   \
 	X(GPU_INTENSIVE, "gpu-intensive", "GPU-intensive batch job")
 
 #define GS_STUDY_STRATEGIES(X)                                                 \
-	X(EXCLUSIVE, "exclusive", "Exclusive")                                \
-	X(TIMESLICE, "time-slicing", "Time-slicing")                          \
-	X(MPS, "mps", "MPS w/o limits")                                       \
-	X(MPS_LIMITS, "mps-limits", "MPS with limits")                        \
-	X(MIG, "mig", "MIG")                                                  \
+	X(EXCLUSIVE, "exclusive", "Exclusive")                                 \
+	X(TIMESLICE, "time-slicing", "Time-slicing")                           \
+	X(MPS, "mps", "MPS w/o limits")                                        \
+	X(MPS_LIMITS, "mps-limits", "MPS with limits")                         \
+	X(MIG, "mig", "MIG")                                                   \
 	X(GPUSLICE, "gpuslice", "gpuslice")
 
+/* The X-macro hides the items from clang-format. */
+/* clang-format off */
 enum gs_study_workload {
 #define GS__W(e, name, title) GS_STUDY_W_##e,
 	GS_STUDY_WORKLOADS(GS__W)
@@ -61,6 +63,7 @@ enum gs_study_strategy {
 #undef GS__S
 	GS_STUDY_S__COUNT
 };
+/* clang-format on */
 
 const char *gs_study_workload_name(int w);
 const char *gs_study_workload_title(int w);
@@ -72,9 +75,9 @@ const char *gs_study_strategy_title(int s);
  * every item. GS_ERR_PARSE names the first unknown item in `eb`.
  */
 gs_err gs_study_parse_workloads(const char *list, unsigned int *mask,
-				struct gs_errbuf *eb);
+                                struct gs_errbuf *eb);
 gs_err gs_study_parse_strategies(const char *list, unsigned int *mask,
-				 struct gs_errbuf *eb);
+                                 struct gs_errbuf *eb);
 
 struct gs_study_opts {
 	bool quick;
@@ -91,15 +94,15 @@ struct gs_study_opts {
  * interrupted run returns the cells done so far and GS_ERR_BUSY.
  */
 gs_err gs_study_run(struct gs_study_node *node,
-		    const struct gs_study_opts *opts, json_t **cells,
-		    struct gs_errbuf *eb);
+                    const struct gs_study_opts *opts, json_t **cells,
+                    struct gs_errbuf *eb);
 
 /*
  * Writes DIR/study.json, DIR/study.md and the charts DIR/<chart>.svg (creating
  * DIR). `label` is the figures' source line.
  */
 gs_err gs_study_write(const char *dir, json_t *cells, const char *label,
-		      bool quick, struct gs_errbuf *eb);
+                      bool quick, struct gs_errbuf *eb);
 
 /*
  * Appends the grid (workloads x strategies, the seed's "Which GPU

@@ -24,10 +24,10 @@
 #include "gs/nvml.h"
 #include "sim/state.h"
 
-#define SIM_GPUS "6xH100-SXM5-80GB"
-#define SIM_EXCL 4 /* GPUs 0..3 whole */
-#define SIM_MIG2 4 /* GPU 4: two MIG instances */
-#define SIM_MIG4 5 /* GPU 5: four MIG instances */
+#define SIM_GPUS      "6xH100-SXM5-80GB"
+#define SIM_EXCL      4 /* GPUs 0..3 whole */
+#define SIM_MIG2      4 /* GPU 4: two MIG instances */
+#define SIM_MIG4      5 /* GPU 5: four MIG instances */
 #define MPS_TIMEOUT_S 30.0
 
 static bool is_file(const char *path)
@@ -45,7 +45,8 @@ static gs_err find_dirs(struct gs_study_node *node, struct gs_errbuf *eb)
 	char *slash;
 
 	if (n <= 0)
-		return gs_fail(eb, GS_ERR_IO, "cannot find the gpuslice binary");
+		return gs_fail(eb, GS_ERR_IO,
+		               "cannot find the gpuslice binary");
 	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash == NULL)
@@ -55,8 +56,8 @@ static gs_err find_dirs(struct gs_study_node *node, struct gs_errbuf *eb)
 	slash = strrchr(exe, '/');
 	if (slash != NULL)
 		*slash = '\0';
-	snprintf(node->sim_dir, sizeof(node->sim_dir), "%.*s/sim",
-		 PATH_MAX - 8, exe);
+	snprintf(node->sim_dir, sizeof(node->sim_dir), "%.*s/sim", PATH_MAX - 8,
+	         exe);
 	return GS_OK;
 }
 
@@ -75,14 +76,15 @@ static gs_err make_tmp(struct gs_study_node *node, struct gs_errbuf *eb)
 	if (mkdtemp(node->tmp) == NULL) {
 		saved = errno;
 		node->tmp[0] = '\0';
-		return gs_fail(eb, GS_ERR_IO, "cannot create a scratch directory in %s: %s",
-			       base, strerror(saved));
+		return gs_fail(eb, GS_ERR_IO,
+		               "cannot create a scratch directory in %s: %s",
+		               base, strerror(saved));
 	}
 	return GS_OK;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
+                  struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -93,10 +95,11 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 
 /* Adds "K=V" (or "K" to unset) to the jobs' base environment. */
 static void base_env(struct gs_study_node *node, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void base_env(struct gs_study_node *node, const char *fmt, ...)
 {
-	int i = 0, max = (int)(sizeof(node->env_own) / sizeof(node->env_own[0]));
+	int i = 0,
+	    max = (int)(sizeof(node->env_own) / sizeof(node->env_own[0]));
 	va_list ap;
 	int r;
 
@@ -143,7 +146,7 @@ static void dev_from_gpu(struct gs_study_dev *d, const struct gs_study_gpu *g)
 }
 
 static void dev_from_mig(struct gs_study_dev *d, const struct gs_study_gpu *g,
-			 int i)
+                         int i)
 {
 	snprintf(d->uuid, sizeof(d->uuid), "%s", g->mig[i].uuid);
 	d->memory_bytes = g->mig[i].memory_bytes;
@@ -173,7 +176,7 @@ gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb)
 	snprintf(path, sizeof(path), "%s/libcuda.so.1", node->sim_dir);
 	if (!is_file(path))
 		return gs_fail(eb, GS_ERR_NOT_FOUND,
-			       "the sim is not built (no %s)", path);
+		               "the sim is not built (no %s)", path);
 	err = make_tmp(node, eb);
 	if (err != GS_OK)
 		return err;
@@ -216,11 +219,11 @@ gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb)
 	node->multi_ok = true;
 	node->mps_ok = true;
 	snprintf(node->mps_control, sizeof(node->mps_control),
-		 "%s/nvidia-cuda-mps-control", node->sim_dir);
+	         "%s/nvidia-cuda-mps-control", node->sim_dir);
 	if (!is_file(node->mps_control)) {
 		node->mps_ok = false;
 		snprintf(node->mps_why, sizeof(node->mps_why),
-			 "the sim's nvidia-cuda-mps-control is not built");
+		         "the sim's nvidia-cuda-mps-control is not built");
 	}
 
 	common_env(node);
@@ -230,14 +233,15 @@ gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb)
 		const char *pa = getenv("PATH");
 
 		base_env(node, "LD_LIBRARY_PATH=%s%s%s", node->sim_dir,
-			 ld != NULL && *ld ? ":" : "", ld != NULL ? ld : "");
+		         ld != NULL && *ld ? ":" : "", ld != NULL ? ld : "");
 		base_env(node, "PATH=%s:%s:%s", node->sim_dir, node->bin_dir,
-			 pa != NULL ? pa : "/usr/bin:/bin");
+		         pa != NULL ? pa : "/usr/bin:/bin");
 	}
 	snprintf(node->source, sizeof(node->source), "sim");
 	snprintf(node->label, sizeof(node->label),
-		 "source: gpuslice sim, simulated %s (measures gpuslice's logic, not a GPU)",
-		 gpus[0].name);
+	         "source: gpuslice sim, simulated %s (measures gpuslice's "
+	         "logic, not a GPU)",
+	         gpus[0].name);
 	return GS_OK;
 
 out_close:
@@ -261,13 +265,13 @@ static bool find_mps_control(struct gs_study_node *node)
 	     d = strtok_r(NULL, ":", &save)) {
 		char p[PATH_MAX + 40];
 
-		if (strcmp(d, node->sim_dir) == 0 || strstr(d, "/sim") != NULL ||
-		    strlen(d) >= PATH_MAX)
+		if (strcmp(d, node->sim_dir) == 0 ||
+		    strstr(d, "/sim") != NULL || strlen(d) >= PATH_MAX)
 			continue;
 		snprintf(p, sizeof(p), "%.4000s/nvidia-cuda-mps-control", d);
 		if (access(p, X_OK) == 0) {
 			snprintf(node->mps_control, sizeof(node->mps_control),
-				 "%s", p);
+			         "%s", p);
 			found = true;
 		}
 	}
@@ -276,17 +280,22 @@ static bool find_mps_control(struct gs_study_node *node)
 }
 
 gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
-			       struct gs_errbuf *eb)
+                               struct gs_errbuf *eb)
 {
 	struct gs_study_gpu g;
 	gs_err err;
 
+	struct gs_errbuf nv = {0};
+
 	node_zero(node);
 	err = find_dirs(node, eb);
-	if (err == GS_OK)
-		err = gs_study_nvml_open("libnvidia-ml.so.1", &node->nvml, eb);
 	if (err != GS_OK)
-		return gs_fail(eb, GS_ERR_UNAVAILABLE, "no NVIDIA GPU here");
+		return err;
+	err = gs_study_nvml_open("libnvidia-ml.so.1", &node->nvml, &nv);
+	if (err != GS_OK)
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "no NVIDIA GPU here (%s)",
+		               gs_errbuf_msg(&nv, err));
 	err = gs_study_nvml_gpu(node->nvml, index, &g, eb);
 	if (err == GS_OK)
 		err = make_tmp(node, eb);
@@ -295,14 +304,15 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 	if (gs_study_nvml_is_sim(node->nvml)) {
 		snprintf(node->source, sizeof(node->source), "sim");
 		snprintf(node->label, sizeof(node->label),
-			 "source: gpuslice sim found on the library path, %s (measures gpuslice's logic, not a GPU)",
-			 g.name);
+		         "source: gpuslice sim found on the library path, %s "
+		         "(measures gpuslice's logic, not a GPU)",
+		         g.name);
 	} else {
 		snprintf(node->source, sizeof(node->source), "%s, driver %s",
-			 g.name, gs_study_nvml_driver(node->nvml));
+		         g.name, gs_study_nvml_driver(node->nvml));
 		snprintf(node->label, sizeof(node->label),
-			 "source: %s (GPU %u), driver %s", g.name, g.index,
-			 gs_study_nvml_driver(node->nvml));
+		         "source: %s (GPU %u), driver %s", g.name, g.index,
+		         gs_study_nvml_driver(node->nvml));
 	}
 	dev_from_gpu(&node->shared, &g);
 	node->excl[0] = node->shared;
@@ -314,50 +324,58 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 		node->whole_ok = false;
 		node->multi_ok = false;
 		snprintf(node->whole_why, sizeof(node->whole_why),
-			 "MIG is on for GPU %u: whole-GPU strategies need it off, and gpuslice never changes MIG mode",
-			 g.index);
+		         "MIG is on for GPU %u: whole-GPU strategies need it "
+		         "off, and gpuslice never changes MIG mode",
+		         g.index);
 		snprintf(node->multi_why, sizeof(node->multi_why), "%s",
-			 node->whole_why);
+		         node->whole_why);
 		for (int i = 0; i < g.n_mig && i < 4; i++) {
 			if (i < 2)
-				dev_from_mig(&node->mig2[node->n_mig2++], &g, i);
+				dev_from_mig(&node->mig2[node->n_mig2++], &g,
+				             i);
 			dev_from_mig(&node->mig4[node->n_mig4++], &g, i);
 		}
 		if (g.n_mig < 4)
 			snprintf(node->mig_why, sizeof(node->mig_why),
-				 "GPU %u has %d MIG instance%s; the study uses the ones there and creates none",
-				 g.index, g.n_mig, g.n_mig == 1 ? "" : "s");
+			         "GPU %u has %d MIG instance%s; the study uses "
+			         "the ones there and creates none",
+			         g.index, g.n_mig, g.n_mig == 1 ? "" : "s");
 	} else {
-		snprintf(node->mig_why, sizeof(node->mig_why),
-			 "MIG is off on GPU %u and gpuslice never turns it on (enable it and create instances first to include MIG)",
-			 g.index);
+		snprintf(
+		    node->mig_why, sizeof(node->mig_why),
+		    "MIG is off on GPU %u and gpuslice never turns it on "
+		    "(enable it and create instances first to include MIG)",
+		    g.index);
 	}
 	if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED) {
 		node->whole_ok = false;
 		snprintf(node->whole_why, sizeof(node->whole_why),
-			 "GPU %u's compute mode is PROHIBITED; gpuslice never changes it",
-			 g.index);
+		         "GPU %u's compute mode is PROHIBITED; gpuslice never "
+		         "changes it",
+		         g.index);
 	}
 	if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED ||
 	    g.compute_mode == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS) {
 		node->multi_ok = false;
 		snprintf(node->multi_why, sizeof(node->multi_why),
-			 "GPU %u's compute mode is %s, which lets no two processes share it; gpuslice never changes it",
-			 g.index,
-			 g.compute_mode == NVML_COMPUTEMODE_PROHIBITED
-				 ? "PROHIBITED"
-				 : "EXCLUSIVE_PROCESS");
+		         "GPU %u's compute mode is %s, which lets no two "
+		         "processes share it; gpuslice never changes it",
+		         g.index,
+		         g.compute_mode == NVML_COMPUTEMODE_PROHIBITED
+		             ? "PROHIBITED"
+		             : "EXCLUSIVE_PROCESS");
 	}
 	if (!find_mps_control(node))
 		snprintf(node->mps_why, sizeof(node->mps_why),
-			 "nvidia-cuda-mps-control is not on PATH");
+		         "nvidia-cuda-mps-control is not on PATH");
 	else if (g.mig_on)
 		snprintf(node->mps_why, sizeof(node->mps_why),
-			 "MIG is on for GPU %u (MPS per MIG device is not part of the study)",
-			 g.index);
+		         "MIG is on for GPU %u (MPS per MIG device is not part "
+		         "of the study)",
+		         g.index);
 	else if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED)
 		snprintf(node->mps_why, sizeof(node->mps_why),
-			 "GPU %u's compute mode is PROHIBITED", g.index);
+		         "GPU %u's compute mode is PROHIBITED", g.index);
 	else
 		node->mps_ok = true;
 	common_env(node);
@@ -365,7 +383,7 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 		const char *pa = getenv("PATH");
 
 		base_env(node, "PATH=%s:%s", node->bin_dir,
-			 pa != NULL ? pa : "/usr/bin:/bin");
+		         pa != NULL ? pa : "/usr/bin:/bin");
 	}
 	return GS_OK;
 
@@ -395,8 +413,8 @@ void gs_study_node_close(struct gs_study_node *node)
 
 /* Runs the control program once (with `input` on stdin). */
 static bool mps_ctl(struct gs_study_node *node, const char *pipe_dir,
-		    const char *visible, const char *arg, const char *input,
-		    char *answer, size_t len)
+                    const char *visible, const char *arg, const char *input,
+                    char *answer, size_t len)
 {
 	struct gs_study_job j;
 	struct gs_errbuf eb = {0};
@@ -409,11 +427,11 @@ static bool mps_ctl(struct gs_study_node *node, const char *pipe_dir,
 	if (gs_study_job_arg(&j, "%s", node->mps_control) != GS_OK ||
 	    (arg != NULL && gs_study_job_arg(&j, "%s", arg) != GS_OK) ||
 	    gs_study_job_env(&j, "CUDA_MPS_PIPE_DIRECTORY=%s", pipe_dir) !=
-		    GS_OK ||
+	        GS_OK ||
 	    gs_study_job_env(&j, "CUDA_MPS_LOG_DIRECTORY=%s", pipe_dir) !=
-		    GS_OK ||
-	    (visible != NULL &&
-	     gs_study_job_env(&j, "CUDA_VISIBLE_DEVICES=%s", visible) != GS_OK)) {
+	        GS_OK ||
+	    (visible != NULL && gs_study_job_env(&j, "CUDA_VISIBLE_DEVICES=%s",
+	                                         visible) != GS_OK)) {
 		gs_study_job_fini(&j);
 		return false;
 	}
@@ -421,14 +439,14 @@ static bool mps_ctl(struct gs_study_node *node, const char *pipe_dir,
 	ok = gs_study_job_ok(&j);
 	if (answer != NULL && len > 0)
 		snprintf(answer, len, "%s",
-			 ok ? (j.out ? j.out : "") : (j.err ? j.err : ""));
+		         ok ? (j.out ? j.out : "") : (j.err ? j.err : ""));
 	gs_study_job_fini(&j);
 	return ok;
 }
 
 gs_err gs_study_mps_start(struct gs_study_node *node,
-			  const struct gs_study_dev *dev, char *pipe_dir,
-			  size_t len, struct gs_errbuf *eb)
+                          const struct gs_study_dev *dev, char *pipe_dir,
+                          size_t len, struct gs_errbuf *eb)
 {
 	char answer[256] = "";
 
@@ -438,21 +456,22 @@ gs_err gs_study_mps_start(struct gs_study_node *node,
 	if (mkdir(pipe_dir, 0700) != 0 && errno != EEXIST)
 		return gs_fail(eb, GS_ERR_IO, "cannot create %s", pipe_dir);
 	if (!mps_ctl(node, pipe_dir, dev->uuid, "-d", NULL, answer,
-		     sizeof(answer)))
+	             sizeof(answer)))
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-			       "nvidia-cuda-mps-control -d failed: %.120s",
-			       answer);
+		               "nvidia-cuda-mps-control -d failed: %.120s",
+		               answer);
 	/* The daemon answers once it listens. */
 	for (int i = 0; i < 50; i++) {
 		if (mps_ctl(node, pipe_dir, NULL, NULL,
-			    "get_default_active_thread_percentage\n", answer,
-			    sizeof(answer)))
+		            "get_default_active_thread_percentage\n", answer,
+		            sizeof(answer)))
 			return GS_OK;
 		usleep(100 * 1000);
 	}
 	gs_study_mps_stop(node, pipe_dir);
 	return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		       "the MPS control daemon does not answer: %.120s", answer);
+	               "the MPS control daemon does not answer: %.120s",
+	               answer);
 }
 
 void gs_study_mps_stop(struct gs_study_node *node, const char *pipe_dir)
@@ -461,7 +480,7 @@ void gs_study_mps_stop(struct gs_study_node *node, const char *pipe_dir)
 
 	(void)mps_ctl(node, pipe_dir, NULL, NULL, "quit\n", NULL, 0);
 	snprintf(pidfile, sizeof(pidfile), "%s/nvidia-cuda-mps-control.pid",
-		 pipe_dir);
+	         pipe_dir);
 	for (int i = 0; i < 100 && access(pidfile, F_OK) == 0; i++)
 		usleep(50 * 1000);
 }
@@ -478,7 +497,7 @@ static uint64_t mono_ns(void)
 
 /* Finds (gpu, engine) of a device UUID in the sim's state. */
 static void sim_locate(const struct gs_sim_state *st, const char *uuid,
-		       int *gpu, int *engine)
+                       int *gpu, int *engine)
 {
 	*gpu = *engine = -1;
 	for (uint32_t g = 0; g < st->n_gpus; g++) {
@@ -498,7 +517,7 @@ static void sim_locate(const struct gs_sim_state *st, const char *uuid,
 }
 
 void gs_study_probe_begin(struct gs_study_probe *p, struct gs_study_node *node,
-			  const struct gs_study_dev *const *devs, int n)
+                          const struct gs_study_dev *const *devs, int n)
 {
 	memset(p, 0, sizeof(*p));
 	p->node = node;
@@ -506,7 +525,8 @@ void gs_study_probe_begin(struct gs_study_probe *p, struct gs_study_node *node,
 		bool dup = false;
 
 		for (int k = 0; k < p->n_dev; k++)
-			dup = dup || strcmp(p->dev[k]->uuid, devs[i]->uuid) == 0;
+			dup =
+			    dup || strcmp(p->dev[k]->uuid, devs[i]->uuid) == 0;
 		if (!dup)
 			p->dev[p->n_dev++] = devs[i];
 	}
@@ -519,11 +539,11 @@ void gs_study_probe_begin(struct gs_study_probe *p, struct gs_study_node *node,
 		gs_sim_advance_all(st, p->t0_ns);
 		for (int k = 0; k < p->n_dev; k++) {
 			sim_locate(st, p->dev[k]->uuid, &p->gpu[k],
-				   &p->engine[k]);
+			           &p->engine[k]);
 			if (p->gpu[k] < 0)
 				continue;
 			const struct gs_sim_engine *e =
-				&st->gpus[p->gpu[k]].engine[p->engine[k]];
+			    &st->gpus[p->gpu[k]].engine[p->engine[k]];
 			p->busy0[k] = e->busy_ns;
 			p->sm_busy0[k] = e->sm_busy_ns;
 			p->sms[k] = e->sm_count;
@@ -535,7 +555,7 @@ void gs_study_probe_begin(struct gs_study_probe *p, struct gs_study_node *node,
 }
 
 static void note_memory(struct gs_study_job *jobs, int n,
-			const struct gs_study_proc *procs, int np)
+                        const struct gs_study_proc *procs, int np)
 {
 	for (int i = 0; i < np; i++) {
 		int j = gs_study_job_of_pid(jobs, n, procs[i].pid);
@@ -546,7 +566,7 @@ static void note_memory(struct gs_study_job *jobs, int n,
 }
 
 void gs_study_probe_sample(void *probe, struct gs_study_job *jobs, int n,
-			   double t)
+                           double t)
 {
 	struct gs_study_probe *p = probe;
 	struct gs_study_proc procs[GS_STUDY_MAX_PIDS];
@@ -589,13 +609,13 @@ void gs_study_probe_sample(void *probe, struct gs_study_job *jobs, int n,
 			p->util_n++;
 		}
 		if (gs_study_nvml_procs(p->node->nvml, p->dev[k]->uuid, procs,
-					GS_STUDY_MAX_PIDS, &c) == GS_OK)
+		                        GS_STUDY_MAX_PIDS, &c) == GS_OK)
 			note_memory(jobs, n, procs, c);
 	}
 }
 
 void gs_study_probe_end(struct gs_study_probe *p, double *util_pct,
-			double *sm_pct)
+                        double *sm_pct)
 {
 	*util_pct = NAN;
 	*sm_pct = NAN;
@@ -614,7 +634,7 @@ void gs_study_probe_end(struct gs_study_probe *p, double *util_pct,
 			if (p->gpu[k] < 0)
 				continue;
 			const struct gs_sim_engine *e =
-				&st->gpus[p->gpu[k]].engine[p->engine[k]];
+			    &st->gpus[p->gpu[k]].engine[p->engine[k]];
 			busy += (double)(e->busy_ns - p->busy0[k]);
 			sm_busy += (double)(e->sm_busy_ns - p->sm_busy0[k]);
 			sm_cap += (double)p->sms[k] * dt;

@@ -45,39 +45,38 @@ struct gs_study_node {
 	bool sim;
 	char source[160];
 	char label[256];
-	char tmp[96];            /* private scratch directory (short: it
-				    holds MPS sockets) */
-	char bin_dir[PATH_MAX];  /* gpuslice and the gs-* workloads */
-	char sim_dir[PATH_MAX];  /* the sim's libraries and tools */
+	char tmp[96];             /* private scratch directory (short: it
+	                             holds MPS sockets) */
+	char bin_dir[PATH_MAX];   /* gpuslice and the gs-* workloads */
+	char sim_dir[PATH_MAX];   /* the sim's libraries and tools */
 	const char *base_env[16]; /* NULL-terminated, for every job */
 	char *env_own[16];        /* the strings base_env points at */
 
 	struct gs_study_dev shared; /* where the sharing strategies run */
 	int n_excl;                 /* GPUs for "exclusive" (1: one after
-				       another on the same GPU) */
+	                               another on the same GPU) */
 	struct gs_study_dev excl[4];
-	int n_mig2, n_mig4;         /* MIG instances for 2 and 4 jobs */
+	int n_mig2, n_mig4; /* MIG instances for 2 and 4 jobs */
 	struct gs_study_dev mig2[2], mig4[4];
-	char mig_why[200];          /* why MIG is not used, "" if it is */
-	bool whole_ok;              /* jobs may use the whole GPU (MIG off) */
+	char mig_why[200]; /* why MIG is not used, "" if it is */
+	bool whole_ok;     /* jobs may use the whole GPU (MIG off) */
 	char whole_why[200];
-	bool multi_ok;              /* compute mode lets 2+ processes in */
+	bool multi_ok; /* compute mode lets 2+ processes in */
 	char multi_why[200];
 	bool mps_ok;
 	char mps_why[200];
 	char mps_control[PATH_MAX + 64];
 
 	struct gs_study_nvml *nvml;
-	void *sim_map;              /* struct gs_sim_map * (sim only) */
+	void *sim_map; /* struct gs_sim_map * (sim only) */
 	int mps_seq;
 };
 
 /* Sets up a private simulated node. GS_ERR_NOT_FOUND: the sim is not built. */
-gs_err gs_study_node_open_sim(struct gs_study_node *node,
-			      struct gs_errbuf *eb);
+gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb);
 /* Takes real GPU `index` as it is. GS_ERR_UNAVAILABLE: no NVIDIA GPU. */
 gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
-			       struct gs_errbuf *eb);
+                               struct gs_errbuf *eb);
 /* Stops what the node started and removes its scratch directory. */
 void gs_study_node_close(struct gs_study_node *node);
 
@@ -87,8 +86,8 @@ void gs_study_node_close(struct gs_study_node *node);
  * is not usable here (node->mps_why says why).
  */
 gs_err gs_study_mps_start(struct gs_study_node *node,
-			  const struct gs_study_dev *dev, char *pipe_dir,
-			  size_t len, struct gs_errbuf *eb);
+                          const struct gs_study_dev *dev, char *pipe_dir,
+                          size_t len, struct gs_errbuf *eb);
 /* Sends `quit` to the daemon of `pipe_dir` and waits for it to go. */
 void gs_study_mps_stop(struct gs_study_node *node, const char *pipe_dir);
 
@@ -109,16 +108,16 @@ struct gs_study_probe {
 
 /* Starts measuring `devs` (duplicates are measured once). */
 void gs_study_probe_begin(struct gs_study_probe *p, struct gs_study_node *node,
-			  const struct gs_study_dev *const *devs, int n);
+                          const struct gs_study_dev *const *devs, int n);
 /* A sampler for gs_study_phase_run(): per-job memory peaks, utilisation. */
 void gs_study_probe_sample(void *probe, struct gs_study_job *jobs, int n,
-			   double t);
+                           double t);
 /*
  * Ends the measurement. OUT: *util_pct, the mean share of time the
  * devices had a kernel running (NaN when unknown); *sm_pct, the share of
  * their SM time used (sim only, else NaN).
  */
 void gs_study_probe_end(struct gs_study_probe *p, double *util_pct,
-			double *sm_pct);
+                        double *sm_pct);
 
 #endif

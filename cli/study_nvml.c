@@ -30,12 +30,14 @@
 	X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t, nvmlUtilization_t *))  \
 	X(nvmlDeviceGetComputeRunningProcesses_v3,                             \
 	  (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                 \
-	X(nvmlDeviceGetMigMode, (nvmlDevice_t, unsigned int *, unsigned int *)) \
+	X(nvmlDeviceGetMigMode,                                                \
+	  (nvmlDevice_t, unsigned int *, unsigned int *))                      \
 	X(nvmlDeviceSetMigMode, (nvmlDevice_t, unsigned int, nvmlReturn_t *))  \
 	X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t, unsigned int *))      \
 	X(nvmlDeviceGetMigDeviceHandleByIndex,                                 \
 	  (nvmlDevice_t, unsigned int, nvmlDevice_t *))                        \
-	X(nvmlDeviceGetAttributes_v2, (nvmlDevice_t, nvmlDeviceAttributes_t *)) \
+	X(nvmlDeviceGetAttributes_v2,                                          \
+	  (nvmlDevice_t, nvmlDeviceAttributes_t *))                            \
 	X(nvmlDeviceGetGpuInstanceProfileInfo,                                 \
 	  (nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t *))        \
 	X(nvmlDeviceCreateGpuInstance,                                         \
@@ -60,11 +62,11 @@ struct gs_study_nvml {
 static const char *nv_str(const struct gs_study_nvml *n, nvmlReturn_t rc)
 {
 	return n->nvmlErrorString != NULL ? n->nvmlErrorString(rc)
-					  : "NVML error";
+	                                  : "NVML error";
 }
 
 gs_err gs_study_nvml_open(const char *library, struct gs_study_nvml **out,
-			  struct gs_errbuf *eb)
+                          struct gs_errbuf *eb)
 {
 	struct gs_study_nvml *n;
 	nvmlReturn_t rc;
@@ -77,7 +79,7 @@ gs_err gs_study_nvml_open(const char *library, struct gs_study_nvml **out,
 	n->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
 	if (n->lib == NULL) {
 		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "cannot load %s: %s",
-			      library, dlerror());
+		              library, dlerror());
 		goto out_free;
 	}
 #define GS__FN_LOAD(name, args) *(void **)&n->name = dlsym(n->lib, #name);
@@ -88,24 +90,24 @@ gs_err gs_study_nvml_open(const char *library, struct gs_study_nvml **out,
 	    !n->nvmlDeviceGetHandleByIndex_v2 || !n->nvmlDeviceGetName ||
 	    !n->nvmlDeviceGetUUID || !n->nvmlDeviceGetMemoryInfo) {
 		err = gs_fail(eb, GS_ERR_UNAVAILABLE,
-			      "%s lacks NVML entry points the study needs",
-			      library);
+		              "%s lacks NVML entry points the study needs",
+		              library);
 		goto out_close;
 	}
 	rc = n->nvmlInit_v2();
 	if (rc != NVML_SUCCESS) {
 		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "nvmlInit: %s",
-			      nv_str(n, rc));
+		              nv_str(n, rc));
 		goto out_close;
 	}
 	if (n->nvmlSystemGetDriverVersion != NULL)
 		(void)n->nvmlSystemGetDriverVersion(n->driver,
-						    sizeof(n->driver));
+		                                    sizeof(n->driver));
 	rc = n->nvmlDeviceGetCount_v2(&n->count);
 	if (rc != NVML_SUCCESS || n->count == 0) {
-		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "NVML sees no GPU (%s)",
-			      rc == NVML_SUCCESS ? "count is 0"
-						 : nv_str(n, rc));
+		err =
+		    gs_fail(eb, GS_ERR_UNAVAILABLE, "NVML sees no GPU (%s)",
+		            rc == NVML_SUCCESS ? "count is 0" : nv_str(n, rc));
 		goto out_shutdown;
 	}
 	n->sim = n->nvmlDeviceGetSerial != NULL;
@@ -115,7 +117,7 @@ gs_err gs_study_nvml_open(const char *library, struct gs_study_nvml **out,
 
 		if (n->nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS ||
 		    n->nvmlDeviceGetSerial(h, serial, sizeof(serial)) !=
-			    NVML_SUCCESS ||
+		        NVML_SUCCESS ||
 		    strncmp(serial, "SIM", 3) != 0)
 			n->sim = false;
 	}
@@ -156,7 +158,7 @@ unsigned int gs_study_nvml_count(const struct gs_study_nvml *n)
 }
 
 static void read_migs(struct gs_study_nvml *n, nvmlDevice_t h,
-		      struct gs_study_gpu *out)
+                      struct gs_study_gpu *out)
 {
 	unsigned int cur = 0, pend = 0, max = 0;
 
@@ -195,7 +197,7 @@ static void read_migs(struct gs_study_nvml *n, nvmlDevice_t h,
 }
 
 gs_err gs_study_nvml_gpu(struct gs_study_nvml *n, unsigned int index,
-			 struct gs_study_gpu *out, struct gs_errbuf *eb)
+                         struct gs_study_gpu *out, struct gs_errbuf *eb)
 {
 	nvmlComputeMode_t cm;
 	nvmlMemory_t mem;
@@ -204,18 +206,18 @@ gs_err gs_study_nvml_gpu(struct gs_study_nvml *n, unsigned int index,
 
 	memset(out, 0, sizeof(*out));
 	if (index >= n->count)
-		return gs_fail(eb, GS_ERR_NOT_FOUND,
-			       "no GPU %u (NVML sees %u)", index, n->count);
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no GPU %u (NVML sees %u)",
+		               index, n->count);
 	rc = n->nvmlDeviceGetHandleByIndex_v2(index, &h);
 	if (rc != NVML_SUCCESS)
 		return gs_fail(eb, GS_ERR_DRIVER, "GPU %u: %s", index,
-			       nv_str(n, rc));
+		               nv_str(n, rc));
 	out->index = index;
 	(void)n->nvmlDeviceGetName(h, out->name, sizeof(out->name));
 	rc = n->nvmlDeviceGetUUID(h, out->uuid, sizeof(out->uuid));
 	if (rc != NVML_SUCCESS)
 		return gs_fail(eb, GS_ERR_DRIVER, "GPU %u UUID: %s", index,
-			       nv_str(n, rc));
+		               nv_str(n, rc));
 	if (n->nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS)
 		out->memory_bytes = mem.total;
 	out->compute_mode = -1;
@@ -226,18 +228,17 @@ gs_err gs_study_nvml_gpu(struct gs_study_nvml *n, unsigned int index,
 	return GS_OK;
 }
 
-static gs_err handle(struct gs_study_nvml *n, const char *uuid,
-		     nvmlDevice_t *h)
+static gs_err handle(struct gs_study_nvml *n, const char *uuid, nvmlDevice_t *h)
 {
 	if (n->nvmlDeviceGetHandleByUUID == NULL)
 		return GS_ERR_UNSUPPORTED;
 	return n->nvmlDeviceGetHandleByUUID(uuid, h) == NVML_SUCCESS
-		       ? GS_OK
-		       : GS_ERR_NOT_FOUND;
+	           ? GS_OK
+	           : GS_ERR_NOT_FOUND;
 }
 
 gs_err gs_study_nvml_util(struct gs_study_nvml *n, const char *uuid,
-			  unsigned int *pct)
+                          unsigned int *pct)
 {
 	nvmlUtilization_t u;
 	nvmlDevice_t h;
@@ -254,7 +255,7 @@ gs_err gs_study_nvml_util(struct gs_study_nvml *n, const char *uuid,
 
 /* Appends the processes of one device handle. */
 static void procs_of(struct gs_study_nvml *n, nvmlDevice_t h,
-		     struct gs_study_proc *procs, int cap, int *count)
+                     struct gs_study_proc *procs, int cap, int *count)
 {
 	nvmlProcessInfo_t info[64];
 	unsigned int k = 64;
@@ -270,7 +271,7 @@ static void procs_of(struct gs_study_nvml *n, nvmlDevice_t h,
 }
 
 gs_err gs_study_nvml_procs(struct gs_study_nvml *n, const char *uuid,
-			   struct gs_study_proc *procs, int cap, int *count)
+                           struct gs_study_proc *procs, int cap, int *count)
 {
 	nvmlDevice_t h;
 	unsigned int cur = 0, pend = 0, max = 0;
@@ -301,16 +302,16 @@ gs_err gs_study_nvml_procs(struct gs_study_nvml *n, const char *uuid,
 
 /* GI profiles from the largest to the smallest, with their CI profile. */
 static const unsigned int gi_profiles[][2] = {
-	{NVML_GPU_INSTANCE_PROFILE_7_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE},
-	{NVML_GPU_INSTANCE_PROFILE_4_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE},
-	{NVML_GPU_INSTANCE_PROFILE_3_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE},
-	{NVML_GPU_INSTANCE_PROFILE_2_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE},
-	{NVML_GPU_INSTANCE_PROFILE_1_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE},
+    {NVML_GPU_INSTANCE_PROFILE_7_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE},
+    {NVML_GPU_INSTANCE_PROFILE_4_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE},
+    {NVML_GPU_INSTANCE_PROFILE_3_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE},
+    {NVML_GPU_INSTANCE_PROFILE_2_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE},
+    {NVML_GPU_INSTANCE_PROFILE_1_SLICE, NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE},
 };
 
 gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
-			     int count, struct gs_study_gpu *gpu,
-			     struct gs_errbuf *eb)
+                             int count, struct gs_study_gpu *gpu,
+                             struct gs_errbuf *eb)
 {
 	nvmlGpuInstanceProfileInfo_t pi;
 	unsigned int cur = 0, pend = 0, k;
@@ -319,14 +320,15 @@ gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
 
 	if (!n->sim)
 		return gs_fail(eb, GS_ERR_PERM,
-			       "refusing to change MIG on a GPU that is not the simulator's");
+		               "refusing to change MIG on a GPU that is not "
+		               "the simulator's");
 	if (!n->nvmlDeviceGetMigMode || !n->nvmlDeviceSetMigMode ||
 	    !n->nvmlDeviceGetGpuInstanceProfileInfo ||
 	    !n->nvmlDeviceCreateGpuInstance ||
 	    !n->nvmlGpuInstanceGetComputeInstanceProfileInfo ||
 	    !n->nvmlGpuInstanceCreateComputeInstance)
 		return gs_fail(eb, GS_ERR_UNSUPPORTED,
-			       "the sim's NVML lacks the MIG calls");
+		               "the sim's NVML lacks the MIG calls");
 	rc = n->nvmlDeviceGetHandleByIndex_v2(index, &h);
 	if (rc == NVML_SUCCESS)
 		rc = n->nvmlDeviceGetMigMode(h, &cur, &pend);
@@ -334,16 +336,16 @@ gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
 		rc = n->nvmlDeviceSetMigMode(h, NVML_DEVICE_MIG_ENABLE, &act);
 	if (rc != NVML_SUCCESS)
 		return gs_fail(eb, GS_ERR_DRIVER, "sim GPU %u: MIG mode: %s",
-			       index, nv_str(n, rc));
+		               index, nv_str(n, rc));
 	for (k = 0; k < sizeof(gi_profiles) / sizeof(gi_profiles[0]); k++)
 		if (n->nvmlDeviceGetGpuInstanceProfileInfo(
-			    h, gi_profiles[k][0], &pi) == NVML_SUCCESS &&
+		        h, gi_profiles[k][0], &pi) == NVML_SUCCESS &&
 		    pi.instanceCount >= (unsigned int)count)
 			break;
 	if (k == sizeof(gi_profiles) / sizeof(gi_profiles[0]))
 		return gs_fail(eb, GS_ERR_NO_FIT,
-			       "sim GPU %u cannot hold %d MIG instances", index,
-			       count);
+		               "sim GPU %u cannot hold %d MIG instances", index,
+		               count);
 	for (int i = 0; i < count; i++) {
 		nvmlComputeInstanceProfileInfo_t ci;
 		nvmlGpuInstance_t gi;
@@ -352,15 +354,15 @@ gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
 		rc = n->nvmlDeviceCreateGpuInstance(h, pi.id, &gi);
 		if (rc == NVML_SUCCESS)
 			rc = n->nvmlGpuInstanceGetComputeInstanceProfileInfo(
-				gi, gi_profiles[k][1],
-				NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &ci);
+			    gi, gi_profiles[k][1],
+			    NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &ci);
 		if (rc == NVML_SUCCESS)
 			rc = n->nvmlGpuInstanceCreateComputeInstance(gi, ci.id,
-								     &cinst);
+			                                             &cinst);
 		if (rc != NVML_SUCCESS)
 			return gs_fail(eb, GS_ERR_DRIVER,
-				       "sim GPU %u: MIG instance %d: %s", index,
-				       i + 1, nv_str(n, rc));
+			               "sim GPU %u: MIG instance %d: %s", index,
+			               i + 1, nv_str(n, rc));
 	}
 	return gs_study_nvml_gpu(n, index, gpu, eb);
 }

@@ -17,7 +17,7 @@
 #include "gs/err.h"
 
 #define GS_STUDY_UUID_LEN 96
-#define GS_STUDY_MAX_MIG 8
+#define GS_STUDY_MAX_MIG  8
 
 struct gs_study_mig {
 	char uuid[GS_STUDY_UUID_LEN];
@@ -30,7 +30,7 @@ struct gs_study_gpu {
 	char name[96];
 	char uuid[GS_STUDY_UUID_LEN];
 	uint64_t memory_bytes;
-	int compute_mode;  /* NVML_COMPUTEMODE_*; -1 unknown */
+	int compute_mode; /* NVML_COMPUTEMODE_*; -1 unknown */
 	bool mig_on;
 	int n_mig;
 	struct gs_study_mig mig[GS_STUDY_MAX_MIG];
@@ -49,7 +49,7 @@ struct gs_study_nvml;
  * OUT: *out, freed by gs_study_nvml_close().
  */
 gs_err gs_study_nvml_open(const char *library, struct gs_study_nvml **out,
-			  struct gs_errbuf *eb);
+                          struct gs_errbuf *eb);
 /* Shuts NVML down and unloads; NULL does nothing. */
 void gs_study_nvml_close(struct gs_study_nvml *n);
 
@@ -62,7 +62,7 @@ unsigned int gs_study_nvml_count(const struct gs_study_nvml *n);
 
 /* Describes GPU `index`, its MIG devices included. */
 gs_err gs_study_nvml_gpu(struct gs_study_nvml *n, unsigned int index,
-			 struct gs_study_gpu *out, struct gs_errbuf *eb);
+                         struct gs_study_gpu *out, struct gs_errbuf *eb);
 
 /*
  * GPU utilisation (% of the last sample period with a kernel running) of
@@ -70,14 +70,14 @@ gs_err gs_study_nvml_gpu(struct gs_study_nvml *n, unsigned int index,
  * no figure (MIG devices on real GPUs).
  */
 gs_err gs_study_nvml_util(struct gs_study_nvml *n, const char *uuid,
-			  unsigned int *pct);
+                          unsigned int *pct);
 
 /*
  * Compute processes on the device named by `uuid` (a GPU: its MIG
  * devices' processes included). OUT: procs[0..*count) of at most `cap`.
  */
 gs_err gs_study_nvml_procs(struct gs_study_nvml *n, const char *uuid,
-			   struct gs_study_proc *procs, int cap, int *count);
+                           struct gs_study_proc *procs, int cap, int *count);
 
 /*
  * Sim only: turns MIG on for GPU `index` (when it is off) and creates
@@ -87,7 +87,7 @@ gs_err gs_study_nvml_procs(struct gs_study_nvml *n, const char *uuid,
  * when the library is not the simulator.
  */
 gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
-			     int count, struct gs_study_gpu *gpu,
-			     struct gs_errbuf *eb);
+                             int count, struct gs_study_gpu *gpu,
+                             struct gs_errbuf *eb);
 
 #endif

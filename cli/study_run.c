@@ -48,7 +48,7 @@ static double now_s(void)
 }
 
 void gs_study_job_init(struct gs_study_job *j, const char *name,
-		       double timeout_s)
+                       double timeout_s)
 {
 	memset(j, 0, sizeof(*j));
 	snprintf(j->name, sizeof(j->name), "%s", name);
@@ -157,7 +157,7 @@ static gs_err env_apply(struct envv *e, char *kv)
 }
 
 static gs_err env_build(struct envv *e, const char *const *base,
-			const struct gs_study_job *j)
+                        const struct gs_study_job *j)
 {
 	gs_err err = GS_OK;
 
@@ -203,7 +203,7 @@ static gs_err input_pipe(const struct gs_study_job *j, int *fd)
 }
 
 static gs_err job_start(struct gs_study_job *j, const char *const *base,
-			struct io *io, double t0, struct gs_errbuf *eb)
+                        struct io *io, double t0, struct gs_errbuf *eb)
 {
 	int po[2], pe[2], in = -1;
 	struct envv e;
@@ -216,12 +216,12 @@ static gs_err job_start(struct gs_study_job *j, const char *const *base,
 	if (err != GS_OK) {
 		free(e.v);
 		return gs_fail(eb, err, "cannot build the environment of %s",
-			       j->name);
+		               j->name);
 	}
 	if (input_pipe(j, &in) != GS_OK) {
 		free(e.v);
 		return gs_fail(eb, GS_ERR_IO, "cannot pass input to %s",
-			       j->name);
+		               j->name);
 	}
 	if (pipe2(po, O_CLOEXEC) != 0) {
 		saved = errno;
@@ -250,7 +250,7 @@ static gs_err job_start(struct gs_study_job *j, const char *const *base,
 		(void)dup2(pe[1], 2);
 		execve(j->argv[0], j->argv, e.v);
 		dprintf(2, "gpuslice bench study: cannot run %s: %s\n",
-			j->argv[0], strerror(errno));
+		        j->argv[0], strerror(errno));
 		_exit(127);
 	}
 	saved = errno;
@@ -348,9 +348,8 @@ static void job_finish(struct gs_study_job *j, int status, double t)
 }
 
 gs_err gs_study_phase_run(struct gs_study_job *jobs, int n,
-			  const char *const *base_env,
-			  gs_study_sampler sampler, void *ctx, double *wall_s,
-			  struct gs_errbuf *eb)
+                          const char *const *base_env, gs_study_sampler sampler,
+                          void *ctx, double *wall_s, struct gs_errbuf *eb)
 {
 	struct io io[GS_STUDY_MAX_JOBS];
 	double t0 = now_s(), next_sample = 0, last_exit = 0;
@@ -360,7 +359,7 @@ gs_err gs_study_phase_run(struct gs_study_job *jobs, int n,
 
 	if (n < 1 || n > GS_STUDY_MAX_JOBS)
 		return gs_fail(eb, GS_ERR_INVALID, "a phase needs 1..%d jobs",
-			       GS_STUDY_MAX_JOBS);
+		               GS_STUDY_MAX_JOBS);
 	for (int i = 0; i < n; i++)
 		io[i].fd[0] = io[i].fd[1] = -1;
 
@@ -381,7 +380,7 @@ gs_err gs_study_phase_run(struct gs_study_job *jobs, int n,
 			if (!j->started && !j->exited && t >= j->delay_s) {
 				if (err == GS_OK)
 					err = job_start(j, base_env, &io[i], t0,
-							eb);
+					                eb);
 				if (!j->started) {
 					j->exited = true; /* never ran */
 					j->status = 127;
@@ -402,10 +401,11 @@ gs_err gs_study_phase_run(struct gs_study_job *jobs, int n,
 					if (j->detach)
 						for (int w = 0; w < 2; w++)
 							if (io[i].fd[w] >= 0)
-								drain(j, &io[i], w);
+								drain(j, &io[i],
+								      w);
 				} else if (interrupted ||
-					   t - j->start_s > j->timeout_s) {
-					j->timed_out = true;
+				           t - j->start_s > j->timeout_s) {
+					j->timed_out = !interrupted;
 					(void)kill(-j->pid, SIGKILL);
 					(void)kill(j->pid, SIGKILL);
 				}
@@ -435,9 +435,10 @@ gs_err gs_study_phase_run(struct gs_study_job *jobs, int n,
 			break;
 		if (poll(pfd, (nfds_t)np, (int)(wait_s * 1000)) > 0)
 			for (int k = 0; k < np; k++)
-				if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))
-					drain(&jobs[map[k] / 2], &io[map[k] / 2],
-					      map[k] % 2);
+				if (pfd[k].revents &
+				    (POLLIN | POLLHUP | POLLERR))
+					drain(&jobs[map[k] / 2],
+					      &io[map[k] / 2], map[k] % 2);
 	}
 	if (sampler != NULL)
 		sampler(ctx, jobs, n, now_s() - t0);

@@ -23,11 +23,11 @@
 
 #include "gs/err.h"
 
-#define GS_STUDY_MAX_ARGS 32
-#define GS_STUDY_MAX_ENV 16
-#define GS_STUDY_MAX_JOBS 8
+#define GS_STUDY_MAX_ARGS    32
+#define GS_STUDY_MAX_ENV     16
+#define GS_STUDY_MAX_JOBS    8
 #define GS_STUDY_CAPTURE_MAX (256 * 1024)
-#define GS_STUDY_SAMPLE_MS 100
+#define GS_STUDY_SAMPLE_MS   100
 
 struct gs_study_job {
 	/* input */
@@ -37,18 +37,18 @@ struct gs_study_job {
 	int n_env;
 	double delay_s;
 	double timeout_s;
-	char name[32]; /* what the study calls it ("server A", "job 2") */
+	char name[32];     /* what the study calls it ("server A", "job 2") */
 	const char *input; /* written to stdin (small), else /dev/null */
-	bool detach;   /* a daemon launcher: its group outlives it */
+	bool detach;       /* a daemon launcher: its group outlives it */
 	/* output */
 	pid_t pid;
 	bool started;
 	bool exited;
 	bool timed_out;
-	int status;    /* exit status, or 128 + signal */
+	int status;     /* exit status, or 128 + signal */
 	double start_s; /* since the phase began */
 	double end_s;
-	char *out;     /* stdout, NUL-terminated, at most CAPTURE_MAX */
+	char *out; /* stdout, NUL-terminated, at most CAPTURE_MAX */
 	size_t out_len;
 	char *err;
 	size_t err_len;
@@ -59,22 +59,22 @@ struct gs_study_job {
 
 /* Zeroes a job. */
 void gs_study_job_init(struct gs_study_job *j, const char *name,
-		       double timeout_s);
+                       double timeout_s);
 /* Frees what the job owns; the job can be initialised again. */
 void gs_study_job_fini(struct gs_study_job *j);
 /* Appends an argument (copied). GS_ERR_RANGE past GS_STUDY_MAX_ARGS. */
 gs_err gs_study_job_arg(struct gs_study_job *j, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Appends an environment change "K=V" or "K" (unset). */
 gs_err gs_study_job_env(struct gs_study_job *j, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * Called every GS_STUDY_SAMPLE_MS while jobs run, and once more right
  * after the last one ends; `t` is seconds since the phase began.
  */
-typedef void (*gs_study_sampler)(void *ctx, struct gs_study_job *jobs,
-				 int n, double t);
+typedef void (*gs_study_sampler)(void *ctx, struct gs_study_job *jobs, int n,
+                                 double t);
 
 /*
  * Runs jobs[0..n) to their end (or time limit). Every job's environment
@@ -84,9 +84,8 @@ typedef void (*gs_study_sampler)(void *ctx, struct gs_study_job *jobs,
  * cannot be started (jobs started before it still run to their end).
  */
 gs_err gs_study_phase_run(struct gs_study_job *jobs, int n,
-			  const char *const *base_env,
-			  gs_study_sampler sampler, void *ctx, double *wall_s,
-			  struct gs_errbuf *eb);
+                          const char *const *base_env, gs_study_sampler sampler,
+                          void *ctx, double *wall_s, struct gs_errbuf *eb);
 
 /* Index of the job that started `pid` (itself or a descendant), or -1. */
 int gs_study_job_of_pid(const struct gs_study_job *jobs, int n, pid_t pid);

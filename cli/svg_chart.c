@@ -16,16 +16,16 @@
 #include <math.h>
 #include <string.h>
 
-#define W 880.0
-#define H 470.0
-#define LEFT 80.0
-#define RIGHT 20.0
-#define TOP 72.0
+#define W      880.0
+#define H      470.0
+#define LEFT   80.0
+#define RIGHT  20.0
+#define TOP    72.0
 #define BOTTOM 112.0
 
 static const char *const palette[GS_SVG_MAX_SERIES] = {
-	"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-	"#76b7b2", "#edc948", "#b07aa1", "#9c755f",
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+    "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
 };
 
 double gs_svg_nice_step(double max, int ticks)
@@ -87,20 +87,26 @@ static void fmt_value(double v, char *out, size_t len)
 static gs_err check(const struct gs_svg_bars *c, struct gs_errbuf *eb)
 {
 	if (c->n_groups < 1 || c->n_groups > GS_SVG_MAX_GROUPS)
-		return gs_fail(eb, GS_ERR_INVALID, "chart needs 1..%d groups, got %d",
-			       GS_SVG_MAX_GROUPS, c->n_groups);
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "chart needs 1..%d groups, got %d",
+		               GS_SVG_MAX_GROUPS, c->n_groups);
 	if (c->n_series < 1 || c->n_series > GS_SVG_MAX_SERIES)
-		return gs_fail(eb, GS_ERR_INVALID, "chart needs 1..%d series, got %d",
-			       GS_SVG_MAX_SERIES, c->n_series);
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "chart needs 1..%d series, got %d",
+		               GS_SVG_MAX_SERIES, c->n_series);
 	if (c->title == NULL || c->subtitle == NULL || c->groups == NULL ||
 	    c->series == NULL)
-		return gs_fail(eb, GS_ERR_INVALID, "chart without title, source, groups or series");
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "chart without title, source, groups or series");
 	for (int g = 0; g < c->n_groups; g++)
 		if (c->groups[g] == NULL)
-			return gs_fail(eb, GS_ERR_INVALID, "chart group %d has no label", g);
+			return gs_fail(eb, GS_ERR_INVALID,
+			               "chart group %d has no label", g);
 	for (int s = 0; s < c->n_series; s++)
 		if (c->series[s].name == NULL || c->series[s].values == NULL)
-			return gs_fail(eb, GS_ERR_INVALID, "chart series %d has no name or values", s);
+			return gs_fail(eb, GS_ERR_INVALID,
+			               "chart series %d has no name or values",
+			               s);
 	return GS_OK;
 }
 
@@ -118,7 +124,7 @@ static void fmt_tick(double v, double step, char *out, size_t len)
 }
 
 static void axis(FILE *f, const struct gs_svg_bars *c, double top_v,
-		 double step)
+                 double step)
 {
 	double y0 = H - BOTTOM, span = H - BOTTOM - TOP;
 	char buf[32];
@@ -126,19 +132,29 @@ static void axis(FILE *f, const struct gs_svg_bars *c, double top_v,
 	for (double v = 0; v <= top_v + step / 2; v += step) {
 		double y = y0 - span * v / top_v;
 
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-			LEFT, y, W - RIGHT, y);
+		fprintf(f,
+		        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		        "stroke=\"#ddd\"/>\n",
+		        LEFT, y, W - RIGHT, y);
 		fmt_tick(v, step, buf, sizeof(buf));
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
-			LEFT - 6, y + 4, buf);
+		fprintf(f,
+		        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+		        "font-size=\"11\">%s</text>\n",
+		        LEFT - 6, y + 4, buf);
 	}
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
-		LEFT, TOP, LEFT, y0);
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
-		LEFT, y0, W - RIGHT, y0);
+	fprintf(f,
+	        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+	        "stroke=\"#333\"/>\n",
+	        LEFT, TOP, LEFT, y0);
+	fprintf(f,
+	        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+	        "stroke=\"#333\"/>\n",
+	        LEFT, y0, W - RIGHT, y0);
 	if (c->y_label != NULL) {
-		fprintf(f, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">",
-			TOP + span / 2);
+		fprintf(f,
+		        "<text transform=\"translate(18 %.1f) rotate(-90)\" "
+		        "text-anchor=\"middle\" font-size=\"12\">",
+		        TOP + span / 2);
 		esc(f, c->y_label);
 		fputs("</text>\n", f);
 	}
@@ -160,28 +176,42 @@ static void bars(FILE *f, const struct gs_svg_bars *c, double top_v)
 			double x = gx + s * bw, cx = x + bw / 2, h, y;
 
 			if (isnan(v)) {
-				fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\" fill=\"#888\">n/a</text>\n",
-					cx, y0 - 4);
+				fprintf(
+				    f,
+				    "<text x=\"%.1f\" y=\"%.1f\" "
+				    "text-anchor=\"middle\" font-size=\"9\" "
+				    "fill=\"#888\">n/a</text>\n",
+				    cx, y0 - 4);
 				continue;
 			}
 			h = v > 0 ? span * v / top_v : 0;
 			y = y0 - h;
-			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
-				x + 1, y, bw - 2, h, palette[s]);
+			fprintf(f,
+			        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+			        "height=\"%.1f\" fill=\"%s\"><title>",
+			        x + 1, y, bw - 2, h, palette[s]);
 			esc(f, c->groups[g]);
 			fputs(" / ", f);
 			esc(f, c->series[s].name);
 			fmt_value(v, buf, sizeof(buf));
 			fprintf(f, ": %s</title></rect>\n", buf);
 			if (upright)
-				fprintf(f, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" font-size=\"10\">%s</text>\n",
-					cx + 3.5, y - 3, buf);
+				fprintf(f,
+				        "<text transform=\"translate(%.1f "
+				        "%.1f) rotate(-90)\" "
+				        "font-size=\"10\">%s</text>\n",
+				        cx + 3.5, y - 3, buf);
 			else
-				fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">%s</text>\n",
-					cx, y - 3, buf);
+				fprintf(f,
+				        "<text x=\"%.1f\" y=\"%.1f\" "
+				        "text-anchor=\"middle\" "
+				        "font-size=\"10\">%s</text>\n",
+				        cx, y - 3, buf);
 		}
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">",
-			LEFT + g * gw + gw / 2, y0 + 18);
+		fprintf(f,
+		        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+		        "font-size=\"12\">",
+		        LEFT + g * gw + gw / 2, y0 + 18);
 		esc(f, c->groups[g]);
 		fputs("</text>\n", f);
 	}
@@ -198,9 +228,12 @@ static void legend(FILE *f, const struct gs_svg_bars *c)
 			x = LEFT;
 			y += 20;
 		}
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n",
-			x, y - 10, palette[s]);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", x + 16, y);
+		fprintf(f,
+		        "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
+		        "height=\"12\" fill=\"%s\"/>\n",
+		        x, y - 10, palette[s]);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">",
+		        x + 16, y);
 		esc(f, c->series[s].name);
 		fputs("</text>\n", f);
 		x += w + 14;
@@ -208,7 +241,7 @@ static void legend(FILE *f, const struct gs_svg_bars *c)
 }
 
 gs_err gs_svg_bars_write(FILE *f, const struct gs_svg_bars *c,
-			 struct gs_errbuf *eb)
+                         struct gs_errbuf *eb)
 {
 	double max = 0, step, top_v;
 	gs_err err = check(c, eb);
@@ -227,15 +260,22 @@ gs_err gs_svg_bars_write(FILE *f, const struct gs_svg_bars *c,
 	if (top_v < max * 1.08)
 		top_v += step; /* room for the labels above the tallest bar */
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n",
-		W, H, W, H);
+	fprintf(f,
+	        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+	        "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+	        "font-family=\"sans-serif\">\n",
+	        W, H, W, H);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%.1f\" y=\"26\" text-anchor=\"middle\" font-size=\"17\" font-weight=\"bold\">",
-		W / 2);
+	fprintf(f,
+	        "<text x=\"%.1f\" y=\"26\" text-anchor=\"middle\" "
+	        "font-size=\"17\" font-weight=\"bold\">",
+	        W / 2);
 	esc(f, c->title);
-	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"48\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\">",
-		W / 2);
+	fprintf(f,
+	        "</text>\n<text x=\"%.1f\" y=\"48\" text-anchor=\"middle\" "
+	        "font-size=\"12\" fill=\"#444\">",
+	        W / 2);
 	esc(f, c->subtitle);
 	fputs("</text>\n", f);
 	axis(f, c, top_v, step);
@@ -243,6 +283,7 @@ gs_err gs_svg_bars_write(FILE *f, const struct gs_svg_bars *c,
 	legend(f, c);
 	fputs("</svg>\n", f);
 	if (ferror(f))
-		return gs_fail(eb, GS_ERR_IO, "cannot write the chart '%s'", c->title);
+		return gs_fail(eb, GS_ERR_IO, "cannot write the chart '%s'",
+		               c->title);
 	return GS_OK;
 }

@@ -41,7 +41,7 @@ struct gs_svg_bars {
  * a chart.
  */
 gs_err gs_svg_bars_write(FILE *f, const struct gs_svg_bars *c,
-			 struct gs_errbuf *eb);
+                         struct gs_errbuf *eb);
 
 /*
  * The "nice" axis step for values up to `max` with about `ticks` ticks:

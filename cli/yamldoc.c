@@ -13,7 +13,7 @@
 
 struct frame {
 	struct gs_doc_node *node;
-	struct gs_doc_node *key;     /* maps: a key waiting for its value */
+	struct gs_doc_node *key; /* maps: a key waiting for its value */
 };
 
 struct reader {
@@ -25,11 +25,11 @@ struct reader {
 	struct gs_errbuf *eb;
 };
 
-static gs_err fail_at(struct reader *r, gs_err code, int line,
-		      const char *what, const char *detail)
+static gs_err fail_at(struct reader *r, gs_err code, int line, const char *what,
+                      const char *detail)
 {
 	return gs_fail(r->eb, code, "%s:%d: %s%s", r->name, line, what,
-		       detail ? detail : "");
+	               detail ? detail : "");
 }
 
 static gs_err attach(struct reader *r, struct gs_doc_node *n)
@@ -39,10 +39,10 @@ static gs_err attach(struct reader *r, struct gs_doc_node *n)
 
 	if (n == NULL)
 		return fail_at(r, gs_doc_error(r->doc), 0,
-			       gs_doc_error(r->doc) == GS_ERR_RANGE
-				       ? "the document is too large"
-				       : "out of memory",
-			       NULL);
+		               gs_doc_error(r->doc) == GS_ERR_RANGE
+		                   ? "the document is too large"
+		                   : "out of memory",
+		               NULL);
 	if (r->depth == 0) {
 		r->root = n;
 		return GS_OK;
@@ -50,22 +50,23 @@ static gs_err attach(struct reader *r, struct gs_doc_node *n)
 	top = &r->stack[r->depth - 1];
 	if (top->node->kind == GS_DOC_SEQ) {
 		err = gs_doc_append(r->doc, top->node, n);
-		return err == GS_OK ? GS_OK
-				    : fail_at(r, err, n->line, "out of memory",
-					      NULL);
+		return err == GS_OK
+		           ? GS_OK
+		           : fail_at(r, err, n->line, "out of memory", NULL);
 	}
 	if (top->key == NULL) {
 		if (n->kind != GS_DOC_SCALAR)
 			return fail_at(r, GS_ERR_PARSE, n->line,
-				       "a mapping key must be a plain value",
-				       NULL);
+			               "a mapping key must be a plain value",
+			               NULL);
 		top->key = n;
 		return GS_OK;
 	}
 	err = gs_doc_put(r->doc, top->node, top->key, n);
 	if (err == GS_ERR_EXISTS)
-		return gs_fail(r->eb, GS_ERR_PARSE, "%s:%d: key '%s' appears twice",
-			       r->name, top->key->line, top->key->value);
+		return gs_fail(r->eb, GS_ERR_PARSE,
+		               "%s:%d: key '%s' appears twice", r->name,
+		               top->key->line, top->key->value);
 	if (err != GS_OK)
 		return fail_at(r, err, n->line, "out of memory", NULL);
 	top->key = NULL;
@@ -80,7 +81,7 @@ static gs_err push(struct reader *r, struct gs_doc_node *n)
 		return err;
 	if (r->depth >= GS_YAMLDOC_MAX_DEPTH)
 		return fail_at(r, GS_ERR_RANGE, n->line,
-			       "nesting is deeper than 64 levels", NULL);
+		               "nesting is deeper than 64 levels", NULL);
 	r->stack[r->depth].node = n;
 	r->stack[r->depth].key = NULL;
 	r->depth++;
@@ -109,8 +110,8 @@ static gs_err on_event(struct reader *r, const yaml_event_t *ev, bool *done)
 		err = gs_doc_add_root(r->doc, r->root);
 		if (err != GS_OK)
 			return fail_at(r, err, line,
-				       "more YAML documents than allowed",
-				       NULL);
+			               "more YAML documents than allowed",
+			               NULL);
 		return GS_OK;
 	case YAML_MAPPING_START_EVENT:
 		return push(r, gs_doc_map(r->doc, line, col));
@@ -122,22 +123,22 @@ static gs_err on_event(struct reader *r, const yaml_event_t *ev, bool *done)
 			r->depth--;
 		return GS_OK;
 	case YAML_SCALAR_EVENT:
-		return attach(r, gs_doc_scalar(
-					 r->doc, (const char *)ev->data.scalar.value,
-					 ev->data.scalar.length,
-					 ev->data.scalar.style !=
-						 YAML_PLAIN_SCALAR_STYLE,
-					 line, col));
+		return attach(
+		    r, gs_doc_scalar(
+		           r->doc, (const char *)ev->data.scalar.value,
+		           ev->data.scalar.length,
+		           ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE,
+		           line, col));
 	case YAML_ALIAS_EVENT:
 		return fail_at(r, GS_ERR_PARSE, line,
-			       "YAML aliases (*name) are not supported", NULL);
+		               "YAML aliases (*name) are not supported", NULL);
 	default:
 		return GS_OK;
 	}
 }
 
 gs_err gs_yamldoc_parse(const char *buf, size_t len, const char *name,
-			struct gs_doc **doc, struct gs_errbuf *eb)
+                        struct gs_doc **doc, struct gs_errbuf *eb)
 {
 	struct reader r = {.name = name ? name : "<input>", .eb = eb};
 	yaml_parser_t parser;
@@ -147,7 +148,7 @@ gs_err gs_yamldoc_parse(const char *buf, size_t len, const char *name,
 	*doc = NULL;
 	if (len > GS_YAMLDOC_MAX_BYTES)
 		return gs_fail(eb, GS_ERR_RANGE, "%s: larger than %d bytes",
-			       r.name, GS_YAMLDOC_MAX_BYTES);
+		               r.name, GS_YAMLDOC_MAX_BYTES);
 	r.doc = gs_doc_create(r.name);
 	if (r.doc == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "%s: out of memory", r.name);
@@ -161,11 +162,11 @@ gs_err gs_yamldoc_parse(const char *buf, size_t len, const char *name,
 
 		if (!yaml_parser_parse(&parser, &ev)) {
 			err = gs_fail(eb, GS_ERR_PARSE, "%s:%d: %s%s%s", r.name,
-				      (int)parser.problem_mark.line + 1,
-				      parser.problem ? parser.problem
-						     : "not YAML",
-				      parser.context ? " " : "",
-				      parser.context ? parser.context : "");
+			              (int)parser.problem_mark.line + 1,
+			              parser.problem ? parser.problem
+			                             : "not YAML",
+			              parser.context ? " " : "",
+			              parser.context ? parser.context : "");
 			break;
 		}
 		err = on_event(&r, &ev, &done);

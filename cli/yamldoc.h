@@ -27,6 +27,6 @@
  * key), GS_ERR_RANGE past a cap, GS_ERR_NOMEM.
  */
 gs_err gs_yamldoc_parse(const char *buf, size_t len, const char *name,
-			struct gs_doc **doc, struct gs_errbuf *eb);
+                        struct gs_doc **doc, struct gs_errbuf *eb);
 
 #endif

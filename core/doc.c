@@ -13,7 +13,7 @@
 
 struct gs_doc {
 	char *name;
-	void **owned;               /* nodes and strings to free */
+	void **owned; /* nodes and strings to free */
 	size_t n_owned, cap_owned;
 	size_t n_nodes, n_bytes;
 	gs_err last;
@@ -80,7 +80,7 @@ static bool own(struct gs_doc *doc, void *p)
 }
 
 static struct gs_doc_node *take(struct gs_doc *doc, enum gs_doc_kind kind,
-				int line, int col)
+                                int line, int col)
 {
 	struct gs_doc_node *n;
 
@@ -103,7 +103,7 @@ static struct gs_doc_node *take(struct gs_doc *doc, enum gs_doc_kind kind,
 }
 
 struct gs_doc_node *gs_doc_scalar(struct gs_doc *doc, const char *text,
-				  size_t len, bool quoted, int line, int col)
+                                  size_t len, bool quoted, int line, int col)
 {
 	struct gs_doc_node *n;
 	char *s;
@@ -164,7 +164,7 @@ static gs_err room(struct gs_doc *doc, struct gs_doc_node *n, int more)
 }
 
 gs_err gs_doc_append(struct gs_doc *doc, struct gs_doc_node *seq,
-		     struct gs_doc_node *item)
+                     struct gs_doc_node *item)
 {
 	gs_err err;
 
@@ -178,7 +178,7 @@ gs_err gs_doc_append(struct gs_doc *doc, struct gs_doc_node *seq,
 }
 
 gs_err gs_doc_put(struct gs_doc *doc, struct gs_doc_node *map,
-		  struct gs_doc_node *key, struct gs_doc_node *value)
+                  struct gs_doc_node *key, struct gs_doc_node *value)
 {
 	gs_err err;
 
@@ -219,7 +219,7 @@ const struct gs_doc_node *gs_doc_root(const struct gs_doc *doc, int i)
 }
 
 const struct gs_doc_node *gs_doc_get(const struct gs_doc_node *map,
-				     const char *key)
+                                     const char *key)
 {
 	if (map == NULL || map->kind != GS_DOC_MAP)
 		return NULL;

@@ -39,14 +39,18 @@ static const char *const mig_strategies[] = {"none", "single", "mixed", NULL};
 /* ---- flags -------------------------------------------------------------- */
 
 static gs_err read_plugin_flags(const struct gs__ictx *c,
-				const struct gs_doc_node *m, const char *path)
+                                const struct gs_doc_node *m, const char *path)
 {
-	static const char *const keys[] = {
-		"passDeviceSpecs", "deviceListStrategy", "deviceIDStrategy",
-		"cdiAnnotationPrefix", "nvidiaCTKPath", "containerDriverRoot",
-		"sharedDevicesAllocationPolicy", NULL};
+	static const char *const keys[] = {"passDeviceSpecs",
+	                                   "deviceListStrategy",
+	                                   "deviceIDStrategy",
+	                                   "cdiAnnotationPrefix",
+	                                   "nvidiaCTKPath",
+	                                   "containerDriverRoot",
+	                                   "sharedDevicesAllocationPolicy",
+	                                   NULL};
 	static const char *const list_strategies[] = {
-		"envvar", "volume-mounts", "cdi-annotations", "cdi-cri", NULL};
+	    "envvar", "volume-mounts", "cdi-annotations", "cdi-cri", NULL};
 	static const char *const id_strategies[] = {"uuid", "index", NULL};
 	static const char *const policies[] = {"distributed", "packed", NULL};
 	char p[GS__PATH_MAX];
@@ -71,11 +75,13 @@ static gs_err read_plugin_flags(const struct gs__ictx *c,
 					char q[GS__PATH_MAX];
 
 					gs__imp_path(q, p, NULL, j);
-					err = gs__imp_choice(c, v->kids[j], q,
-							     list_strategies, &x);
+					err =
+					    gs__imp_choice(c, v->kids[j], q,
+					                   list_strategies, &x);
 				}
 			} else {
-				err = gs__imp_choice(c, v, p, list_strategies, &x);
+				err = gs__imp_choice(c, v, p, list_strategies,
+				                     &x);
 			}
 		} else if (strcmp(k, "deviceIDStrategy") == 0) {
 			err = gs__imp_choice(c, v, p, id_strategies, &x);
@@ -89,11 +95,11 @@ static gs_err read_plugin_flags(const struct gs__ictx *c,
 }
 
 static gs_err read_gfd_flags(const struct gs__ictx *c,
-			     const struct gs_doc_node *m, const char *path)
+                             const struct gs_doc_node *m, const char *path)
 {
-	static const char *const keys[] = {"oneshot", "noTimestamp",
-					   "sleepInterval", "outputFile",
-					   "machineTypeFile", NULL};
+	static const char *const keys[] = {"oneshot",         "noTimestamp",
+	                                   "sleepInterval",   "outputFile",
+	                                   "machineTypeFile", NULL};
 	char p[GS__PATH_MAX];
 	gs_err err;
 
@@ -115,13 +121,21 @@ static gs_err read_gfd_flags(const struct gs__ictx *c,
 }
 
 static gs_err read_flags(const struct gs__ictx *c, const struct gs_doc_node *m,
-			 struct gs_dp_config *cfg, bool *has_mps_root)
+                         struct gs_dp_config *cfg, bool *has_mps_root)
 {
-	static const char *const keys[] = {
-		"migStrategy", "failOnInitError", "mpsRoot", "nvidiaDriverRoot",
-		"nvidiaDevRoot", "gdrcopyEnabled", "gdsEnabled", "mofedEnabled",
-		"useNodeFeatureAPI", "deviceDiscoveryStrategy", "plugin", "gfd",
-		NULL};
+	static const char *const keys[] = {"migStrategy",
+	                                   "failOnInitError",
+	                                   "mpsRoot",
+	                                   "nvidiaDriverRoot",
+	                                   "nvidiaDevRoot",
+	                                   "gdrcopyEnabled",
+	                                   "gdsEnabled",
+	                                   "mofedEnabled",
+	                                   "useNodeFeatureAPI",
+	                                   "deviceDiscoveryStrategy",
+	                                   "plugin",
+	                                   "gfd",
+	                                   NULL};
 	static const char *const discovery[] = {"auto", "nvml", "tegra", NULL};
 	char p[GS__PATH_MAX];
 	gs_err err;
@@ -141,8 +155,8 @@ static gs_err read_flags(const struct gs__ictx *c, const struct gs_doc_node *m,
 			err = gs__imp_choice(c, v, p, mig_strategies, &x);
 			if (err == GS_OK)
 				snprintf(cfg->mig_strategy,
-					 sizeof(cfg->mig_strategy), "%s",
-					 mig_strategies[x]);
+				         sizeof(cfg->mig_strategy), "%s",
+				         mig_strategies[x]);
 		} else if (strcmp(k, "deviceDiscoveryStrategy") == 0) {
 			err = gs__imp_choice(c, v, p, discovery, &x);
 		} else if (strcmp(k, "plugin") == 0) {
@@ -150,8 +164,8 @@ static gs_err read_flags(const struct gs__ictx *c, const struct gs_doc_node *m,
 		} else if (strcmp(k, "gfd") == 0) {
 			err = read_gfd_flags(c, v, p);
 		} else if (strcmp(k, "mpsRoot") == 0 ||
-			   strcmp(k, "nvidiaDriverRoot") == 0 ||
-			   strcmp(k, "nvidiaDevRoot") == 0) {
+		           strcmp(k, "nvidiaDriverRoot") == 0 ||
+		           strcmp(k, "nvidiaDevRoot") == 0) {
 			err = gs__imp_str(c, v, p, &s);
 			if (err == GS_OK && strcmp(k, "mpsRoot") == 0)
 				*has_mps_root = s[0] != '\0';
@@ -165,7 +179,7 @@ static gs_err read_flags(const struct gs__ictx *c, const struct gs_doc_node *m,
 /* ---- top-level resources and imex (checked, then ignored) -------------- */
 
 static gs_err read_patterns(const struct gs__ictx *c,
-			    const struct gs_doc_node *seq, const char *path)
+                            const struct gs_doc_node *seq, const char *path)
 {
 	static const char *const keys[] = {"pattern", "name", NULL};
 	char p[GS__PATH_MAX], q[GS__PATH_MAX];
@@ -188,8 +202,8 @@ static gs_err read_patterns(const struct gs__ictx *c,
 }
 
 static gs_err read_top_resources(const struct gs__ictx *c,
-				 const struct gs_doc_node *m,
-				 struct gs_dp_config *cfg)
+                                 const struct gs_doc_node *m,
+                                 struct gs_dp_config *cfg)
 {
 	static const char *const keys[] = {"gpus", "mig", NULL};
 	gs_err err = gs__imp_expect(c, m, GS_DOC_MAP, "resources");
@@ -204,10 +218,10 @@ static gs_err read_top_resources(const struct gs__ictx *c,
 	}
 	if (err == GS_OK)
 		gs__imp_note(&cfg->notes,
-			     "line %d: top-level 'resources' is ignored by the "
-			     "plugin (\"not yet supported\"): resource names "
-			     "stay the defaults",
-			     m->line);
+		             "line %d: top-level 'resources' is ignored by the "
+		             "plugin (\"not yet supported\"): resource names "
+		             "stay the defaults",
+		             m->line);
 	return err;
 }
 
@@ -235,7 +249,8 @@ static gs_err read_imex(const struct gs__ictx *c, const struct gs_doc_node *m)
 			long id;
 
 			gs__imp_path(q, p, NULL, j);
-			err = gs__imp_int(c, v->kids[j], q, 0, 2147483647L, &id);
+			err =
+			    gs__imp_int(c, v->kids[j], q, 0, 2147483647L, &id);
 		}
 	}
 	return err;
@@ -256,8 +271,8 @@ static bool dns_char(char ch)
  * MIG profile ("" for the full GPU).
  */
 static gs_err resource_name(const struct gs__ictx *c,
-			    const struct gs_doc_node *n, const char *path,
-			    char *full, char *profile)
+                            const struct gs_doc_node *n, const char *path,
+                            char *full, char *profile)
 {
 	const char *s = n->value, *local;
 	int len;
@@ -268,20 +283,21 @@ static gs_err resource_name(const struct gs__ictx *c,
 		len = snprintf(full, GS_IMPORT_NAME_MAX, "%s", s);
 	if (len > 63)
 		return gs__imp_fail(c, n, GS_ERR_INVALID,
-				    "%s: '%.70s' is longer than 63 characters",
-				    path, full);
+		                    "%s: '%.70s' is longer than 63 characters",
+		                    path, full);
 	if (strncmp(full, "nvidia.com/", 11) != 0)
 		return gs__imp_fail(c, n, GS_ERR_INVALID,
-				    "%s: '%.70s' is not an nvidia.com resource",
-				    path, full);
+		                    "%s: '%.70s' is not an nvidia.com resource",
+		                    path, full);
 	local = full + 11;
 	for (const char *p = local; *p; p++)
 		if (!dns_char(*p))
-			return gs__imp_fail(c, n, GS_ERR_INVALID,
-					    "%s: '%.70s' is not a valid resource "
-					    "name (lowercase letters, digits, "
-					    "'-' and '.')",
-					    path, full);
+			return gs__imp_fail(
+			    c, n, GS_ERR_INVALID,
+			    "%s: '%.70s' is not a valid resource "
+			    "name (lowercase letters, digits, "
+			    "'-' and '.')",
+			    path, full);
 	profile[0] = '\0';
 	if (strcmp(local, "gpu") == 0)
 		return GS_OK;
@@ -295,14 +311,14 @@ static gs_err resource_name(const struct gs__ictx *c,
 		return GS_OK;
 	}
 	return gs__imp_fail(c, n, GS_ERR_INVALID,
-			    "%s: unknown resource '%.70s' (expected "
-			    "nvidia.com/gpu or nvidia.com/mig-<profile>)",
-			    path, full);
+	                    "%s: unknown resource '%.70s' (expected "
+	                    "nvidia.com/gpu or nvidia.com/mig-<profile>)",
+	                    path, full);
 }
 
 static gs_err read_devices(const struct gs__ictx *c,
-			   const struct gs_doc_node *v, const char *path,
-			   bool *all)
+                           const struct gs_doc_node *v, const char *path,
+                           bool *all)
 {
 	char q[GS__PATH_MAX];
 	gs_err err = GS_OK;
@@ -319,10 +335,11 @@ static gs_err read_devices(const struct gs__ictx *c,
 
 		err = gs__imp_int(&qc, v, path, 1, 2147483647L, &x);
 		if (err != GS_OK)
-			return gs__imp_fail(c, v, GS_ERR_INVALID,
-					    "%s must be 'all', a positive count "
-					    "or a list of devices, got '%.40s'",
-					    path, v->value);
+			return gs__imp_fail(
+			    c, v, GS_ERR_INVALID,
+			    "%s must be 'all', a positive count "
+			    "or a list of devices, got '%.40s'",
+			    path, v->value);
 		return GS_OK;
 	}
 	err = gs__imp_expect(c, v, GS_DOC_SEQ, path);
@@ -333,19 +350,19 @@ static gs_err read_devices(const struct gs__ictx *c,
 		err = gs__imp_str(c, v->kids[j], q, &s);
 		if (err == GS_OK && s[0] == '\0')
 			err = gs__imp_fail(c, v->kids[j], GS_ERR_INVALID,
-					   "%s is empty", q);
+			                   "%s is empty", q);
 	}
 	return err;
 }
 
 /* One sharing.<strategy>.resources[i] entry. */
 static gs_err read_resource(const struct gs__ictx *c,
-			    const struct gs_doc_node *m, const char *path,
-			    struct gs_dp_config *cfg, struct gs_dp_resource *r,
-			    char *profile)
+                            const struct gs_doc_node *m, const char *path,
+                            struct gs_dp_config *cfg, struct gs_dp_resource *r,
+                            char *profile)
 {
 	static const char *const keys[] = {"name", "replicas", "rename",
-					   "devices", NULL};
+	                                   "devices", NULL};
 	const struct gs_doc_node *name = gs_doc_get(m, "name");
 	const struct gs_doc_node *reps = gs_doc_get(m, "replicas");
 	char p[GS__PATH_MAX];
@@ -362,7 +379,7 @@ static gs_err read_resource(const struct gs__ictx *c,
 	gs__imp_path(p, path, "name", 0);
 	if (name == NULL || gs__imp_is_null(name))
 		return gs__imp_fail(c, name ? name : m, GS_ERR_INVALID,
-				    "%s is required", p);
+		                    "%s is required", p);
 	err = gs__imp_expect(c, name, GS_DOC_SCALAR, p);
 	if (err == GS_OK)
 		err = resource_name(c, name, p, r->configured, profile);
@@ -376,9 +393,9 @@ static gs_err read_resource(const struct gs__ictx *c,
 		return err;
 	if (replicas < 2)
 		return gs__imp_fail(c, reps, GS_ERR_RANGE,
-				    "%s must be at least 2, got %ld (the "
-				    "plugin refuses fewer)",
-				    p, replicas);
+		                    "%s must be at least 2, got %ld (the "
+		                    "plugin refuses fewer)",
+		                    p, replicas);
 	r->replicas = (int)replicas;
 	for (int i = 0; i < m->n; i++) {
 		const char *k = gs_doc_key(m, i)->value;
@@ -390,19 +407,20 @@ static gs_err read_resource(const struct gs__ictx *c,
 		if (strcmp(k, "rename") == 0) {
 			err = gs__imp_str(c, v, p, &s);
 			if (err == GS_OK && s[0] != '\0')
-				gs__imp_note(&cfg->notes,
-					     "line %d: %s '%s' is ignored by the "
-					     "plugin; only renameByDefault "
-					     "renames",
-					     v->line, p, s);
+				gs__imp_note(
+				    &cfg->notes,
+				    "line %d: %s '%s' is ignored by the "
+				    "plugin; only renameByDefault "
+				    "renames",
+				    v->line, p, s);
 		} else if (strcmp(k, "devices") == 0) {
 			err = read_devices(c, v, p, &all);
 			if (err == GS_OK && !all)
 				gs__imp_note(&cfg->notes,
-					     "line %d: %s is reset to 'all' by "
-					     "the plugin: sharing applies to "
-					     "every device of the resource",
-					     v->line, p);
+				             "line %d: %s is reset to 'all' by "
+				             "the plugin: sharing applies to "
+				             "every device of the resource",
+				             v->line, p);
 		}
 		if (err != GS_OK)
 			return err;
@@ -411,14 +429,13 @@ static gs_err read_resource(const struct gs__ictx *c,
 }
 
 static gs_err read_replicated(const struct gs__ictx *c,
-			      const struct gs_doc_node *m, const char *path,
-			      struct gs_dp_config *cfg, bool *rename,
-			      int *fail_gt_one, struct gs_dp_resource *res,
-			      char (*profiles)[GS_SPEC_PROFILE_MAX], int *n_res)
+                              const struct gs_doc_node *m, const char *path,
+                              struct gs_dp_config *cfg, bool *rename,
+                              int *fail_gt_one, struct gs_dp_resource *res,
+                              char (*profiles)[GS_SPEC_PROFILE_MAX], int *n_res)
 {
-	static const char *const keys[] = {"renameByDefault",
-					   "failRequestsGreaterThanOne",
-					   "resources", NULL};
+	static const char *const keys[] = {
+	    "renameByDefault", "failRequestsGreaterThanOne", "resources", NULL};
 	const struct gs_doc_node *list = gs_doc_get(m, "resources");
 	char p[GS__PATH_MAX];
 	gs_err err;
@@ -444,27 +461,27 @@ static gs_err read_replicated(const struct gs__ictx *c,
 	gs__imp_path(p, path, "resources", 0);
 	if (list == NULL || gs__imp_is_null(list))
 		return gs__imp_fail(c, list ? list : m, GS_ERR_INVALID,
-				    "%s is required and must not be empty", p);
+		                    "%s is required and must not be empty", p);
 	err = gs__imp_expect(c, list, GS_DOC_SEQ, p);
 	if (err == GS_OK && list->n == 0)
 		err = gs__imp_fail(c, list, GS_ERR_INVALID,
-				   "%s must not be empty", p);
+		                   "%s must not be empty", p);
 	if (err == GS_OK && list->n > GS_IMPORT_MAX_RESOURCES)
 		err = gs__imp_fail(c, list, GS_ERR_RANGE,
-				   "%s holds more than %d resources", p,
-				   GS_IMPORT_MAX_RESOURCES);
+		                   "%s holds more than %d resources", p,
+		                   GS_IMPORT_MAX_RESOURCES);
 	for (int i = 0; err == GS_OK && i < list->n; i++) {
 		char q[GS__PATH_MAX];
 
 		gs__imp_path(q, p, NULL, i);
 		err = read_resource(c, list->kids[i], q, cfg, &res[i],
-				    profiles[i]);
+		                    profiles[i]);
 		for (int j = 0; err == GS_OK && j < i; j++)
 			if (strcmp(res[j].configured, res[i].configured) == 0)
 				err = gs__imp_fail(c, list->kids[i],
-						   GS_ERR_INVALID,
-						   "%s: %s is listed twice", q,
-						   res[i].configured);
+				                   GS_ERR_INVALID,
+				                   "%s: %s is listed twice", q,
+				                   res[i].configured);
 	}
 	if (err == GS_OK)
 		*n_res = list->n;
@@ -473,10 +490,10 @@ static gs_err read_replicated(const struct gs__ictx *c,
 
 /* The template of one replica, with the plugin's arithmetic. */
 static gs_err make_template(const struct gs__ictx *c,
-			    const struct gs_doc_node *at,
-			    const struct gs_import_opts *opts,
-			    struct gs_dp_config *cfg, struct gs_dp_resource *r,
-			    const char *profile)
+                            const struct gs_doc_node *at,
+                            const struct gs_import_opts *opts,
+                            struct gs_dp_config *cfg, struct gs_dp_resource *r,
+                            const char *profile)
 {
 	struct gs_slice_spec *s = &r->slice;
 	const struct gs_gpu_model *m = opts ? opts->gpu : NULL;
@@ -484,44 +501,48 @@ static gs_err make_template(const struct gs__ictx *c,
 	gs_spec_init(s);
 	r->mig = profile[0] != '\0';
 	snprintf(r->name, sizeof(r->name), "%s%s", r->configured,
-		 cfg->rename_by_default ? ".shared" : "");
+	         cfg->rename_by_default ? ".shared" : "");
 	if (m != NULL) {
 		s->gpu.kind = GS_GPU_MODEL;
 		snprintf(s->gpu.model, sizeof(s->gpu.model), "%s", m->name);
 	}
 	if (r->mig) {
-		snprintf(s->mig_profile, sizeof(s->mig_profile), "%s", profile);
+		snprintf(s->mig_profile, sizeof(s->mig_profile), "%.*s",
+		         (int)sizeof(s->mig_profile) - 1, profile);
 		if (m != NULL && gs_catalog_profile(m, profile) == NULL)
-			return gs__imp_fail(c, at, GS_ERR_INVALID,
-					    "%s has no MIG profile %s (resource "
-					    "%s)",
-					    m->name, profile, r->configured);
+			return gs__imp_fail(
+			    c, at, GS_ERR_INVALID,
+			    "%s has no MIG profile %s (resource "
+			    "%s)",
+			    m->name, profile, r->configured);
 	}
 	if (cfg->strategy == GS_DP_TIME_SLICING) {
 		s->mode = r->mig ? GS_MODE_MIG_TIMESLICE : GS_MODE_TIMESLICE;
 	} else {
 		int limit = m != NULL && (m->cc_major * 10 + m->cc_minor) < 75
-				    ? MPS_CLIENTS_OLD
-				    : MPS_CLIENTS_NEW;
+		                ? MPS_CLIENTS_OLD
+		                : MPS_CLIENTS_NEW;
 
 		if (r->mig)
-			return gs__imp_fail(c, at, GS_ERR_INVALID,
-					    "sharing using MPS is not supported "
-					    "for MIG devices (%s); gpuslice can "
-					    "do it with mode mig+mps",
-					    r->configured);
+			return gs__imp_fail(
+			    c, at, GS_ERR_INVALID,
+			    "sharing using MPS is not supported "
+			    "for MIG devices (%s); gpuslice can "
+			    "do it with mode mig+mps",
+			    r->configured);
 		if (r->replicas > limit)
 			return gs__imp_fail(c, at, GS_ERR_RANGE,
-					    "%s: %d MPS replicas per GPU, more "
-					    "than the plugin allows (%d%s)",
-					    r->configured, r->replicas, limit,
-					    m ? "" : "; 16 before compute "
-						     "capability 7.5");
+			                    "%s: %d MPS replicas per GPU, more "
+			                    "than the plugin allows (%d%s)",
+			                    r->configured, r->replicas, limit,
+			                    m ? ""
+			                      : "; 16 before compute "
+			                        "capability 7.5");
 		s->mode = GS_MODE_MPS;
 		s->compute_pct = 100 / r->replicas;
 		if (m != NULL && m->memory_mib > 0)
-			s->memory_bytes = m->memory_mib / (uint64_t)r->replicas *
-					  MIB;
+			s->memory_bytes =
+			    m->memory_mib / (uint64_t)r->replicas * MIB;
 	}
 	if (opts != NULL && opts->gpus > 0 && !r->mig)
 		r->total = r->replicas * opts->gpus;
@@ -532,23 +553,23 @@ static void add_better(struct gs_dp_config *cfg)
 {
 	if (cfg->strategy == GS_DP_TIME_SLICING)
 		gs__imp_note(&cfg->notes,
-			     "gpuslice: time-slicing replicas get no memory "
-			     "limit here (any pod can fill the GPU); gpuslice "
-			     "enforces a memory cap per slice, and shares "
-			     "need not be equal (weight=N, priority=high)");
+		             "gpuslice: time-slicing replicas get no memory "
+		             "limit here (any pod can fill the GPU); gpuslice "
+		             "enforces a memory cap per slice, and shares "
+		             "need not be equal (weight=N, priority=high)");
 	else if (cfg->strategy == GS_DP_MPS)
 		gs__imp_note(&cfg->notes,
-			     "gpuslice: MPS replicas here are all equal; "
-			     "gpuslice sets compute and memory per slice, "
-			     "also enforces the memory cap in its shim (so "
-			     "memory queries show it), adds priorities, and "
-			     "shares MIG devices with MPS too (mig+mps)");
+		             "gpuslice: MPS replicas here are all equal; "
+		             "gpuslice sets compute and memory per slice, "
+		             "also enforces the memory cap in its shim (so "
+		             "memory queries show it), adds priorities, and "
+		             "shares MIG devices with MPS too (mig+mps)");
 }
 
 static gs_err read_sharing(const struct gs__ictx *c,
-			   const struct gs_doc_node *m,
-			   const struct gs_import_opts *opts,
-			   struct gs_dp_config *cfg, bool has_mps_root)
+                           const struct gs_doc_node *m,
+                           const struct gs_import_opts *opts,
+                           struct gs_dp_config *cfg, bool has_mps_root)
 {
 	static const char *const keys[] = {"timeSlicing", "mps", NULL};
 	const struct gs_doc_node *ts = gs_doc_get(m, "timeSlicing");
@@ -566,12 +587,12 @@ static gs_err read_sharing(const struct gs__ictx *c,
 		err = gs__imp_keys(c, m, "sharing", keys);
 	if (err == GS_OK && ts != NULL && !gs__imp_is_null(ts))
 		err = read_replicated(c, ts, "sharing.timeSlicing", cfg,
-				      &ts_rename, &ts_fail_gt, ts_res, ts_prof,
-				      &n_ts);
+		                      &ts_rename, &ts_fail_gt, ts_res, ts_prof,
+		                      &n_ts);
 	if (err == GS_OK && mps != NULL && !gs__imp_is_null(mps))
 		err = read_replicated(c, mps, "sharing.mps", cfg, &rename,
-				      &fail_gt, cfg->res, profiles,
-				      &cfg->n_resources);
+		                      &fail_gt, cfg->res, profiles,
+		                      &cfg->n_resources);
 	if (err != GS_OK)
 		return err;
 	if (cfg->n_resources > 0) {
@@ -579,19 +600,19 @@ static gs_err read_sharing(const struct gs__ictx *c,
 		cfg->strategy = GS_DP_MPS;
 		if (n_ts > 0)
 			gs__imp_note(&cfg->notes,
-				     "line %d: sharing.timeSlicing is ignored: "
-				     "MPS and time-slicing are exclusive and "
-				     "MPS wins",
-				     ts->line);
+			             "line %d: sharing.timeSlicing is ignored: "
+			             "MPS and time-slicing are exclusive and "
+			             "MPS wins",
+			             ts->line);
 		if (!has_mps_root)
 			return gs__imp_fail(c, mps, GS_ERR_INVALID,
-					    "MPS sharing needs flags.mpsRoot "
-					    "(the plugin refuses to start "
-					    "without it)");
+			                    "MPS sharing needs flags.mpsRoot "
+			                    "(the plugin refuses to start "
+			                    "without it)");
 		if (strcmp(cfg->mig_strategy, "mixed") == 0)
 			return gs__imp_fail(c, mps, GS_ERR_INVALID,
-					    "MPS sharing cannot be combined "
-					    "with migStrategy mixed");
+			                    "MPS sharing cannot be combined "
+			                    "with migStrategy mixed");
 		/* unset means true for MPS */
 		cfg->fail_requests_greater_than_one = fail_gt != 0;
 	} else if (n_ts > 0) {
@@ -608,30 +629,30 @@ static gs_err read_sharing(const struct gs__ictx *c,
 	cfg->rename_by_default = rename;
 	for (int i = 0; i < cfg->n_resources; i++) {
 		const struct gs_doc_node *entry =
-			gs_doc_get(use, "resources")->kids[i];
+		    gs_doc_get(use, "resources")->kids[i];
 
 		err = make_template(c, entry, opts, cfg, &cfg->res[i],
-				    profiles[i]);
+		                    profiles[i]);
 		if (err != GS_OK)
 			return err;
 		if (cfg->res[i].mig && strcmp(cfg->mig_strategy, "mixed") != 0)
 			gs__imp_note(&cfg->notes,
-				     "line %d: %s is only advertised with "
-				     "migStrategy mixed (this config has %s)",
-				     entry->line, cfg->res[i].configured,
-				     cfg->mig_strategy);
+			             "line %d: %s is only advertised with "
+			             "migStrategy mixed (this config has %s)",
+			             entry->line, cfg->res[i].configured,
+			             cfg->mig_strategy);
 	}
 	add_better(cfg);
 	return GS_OK;
 }
 
 static gs_err read_config(const struct gs__ictx *c,
-			  const struct gs_doc_node *root,
-			  const struct gs_import_opts *opts,
-			  struct gs_dp_config *cfg)
+                          const struct gs_doc_node *root,
+                          const struct gs_import_opts *opts,
+                          struct gs_dp_config *cfg)
 {
 	static const char *const keys[] = {"version", "flags", "resources",
-					   "sharing", "imex", NULL};
+	                                   "sharing", "imex",  NULL};
 	const struct gs_doc_node *v;
 	bool has_mps_root = false;
 	gs_err err;
@@ -651,9 +672,9 @@ static gs_err read_config(const struct gs__ictx *c,
 		err = gs__imp_str(c, v, "version", &s);
 		if (err == GS_OK && strcmp(s, "v1") != 0)
 			err = gs__imp_fail(c, v, GS_ERR_INVALID,
-					   "unsupported version '%.40s' (the "
-					   "plugin reads v1)",
-					   s);
+			                   "unsupported version '%.40s' (the "
+			                   "plugin reads v1)",
+			                   s);
 	}
 	v = gs_doc_get(root, "flags");
 	if (err == GS_OK && v != NULL && !gs__imp_is_null(v))
@@ -671,23 +692,22 @@ static gs_err read_config(const struct gs__ictx *c,
 }
 
 gs_err gs_import_device_plugin(const struct gs_doc *doc,
-			       const struct gs_import_opts *opts,
-			       struct gs_dp_import *out, struct gs_errbuf *eb)
+                               const struct gs_import_opts *opts,
+                               struct gs_dp_import *out, struct gs_errbuf *eb)
 {
 	struct gs__ictx c = {doc, eb};
 
 	memset(out, 0, sizeof(*out));
 	if (gs_doc_count(doc) == 0)
 		return gs__imp_fail(&c, NULL, GS_ERR_PARSE,
-				    "no config in the file");
+		                    "no config in the file");
 	if (gs_doc_count(doc) > GS_IMPORT_MAX_CONFIGS)
-		return gs__imp_fail(&c, gs_doc_root(doc, GS_IMPORT_MAX_CONFIGS),
-				    GS_ERR_RANGE,
-				    "more than %d configs in one file",
-				    GS_IMPORT_MAX_CONFIGS);
+		return gs__imp_fail(
+		    &c, gs_doc_root(doc, GS_IMPORT_MAX_CONFIGS), GS_ERR_RANGE,
+		    "more than %d configs in one file", GS_IMPORT_MAX_CONFIGS);
 	for (int i = 0; i < gs_doc_count(doc); i++) {
-		gs_err err = read_config(&c, gs_doc_root(doc, i), opts,
-					 &out->config[i]);
+		gs_err err =
+		    read_config(&c, gs_doc_root(doc, i), opts, &out->config[i]);
 
 		if (err != GS_OK)
 			return err;

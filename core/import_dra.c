@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIB (1024ULL * 1024)
+#define MIB         (1024ULL * 1024)
 #define PARENT_UUID "gpu.nvidia.com/parentUUID"
 
 static const char *const intervals[] = {"Default", "Short", "Medium", "Long",
-					NULL};
+                                        NULL};
 
 const char *gs_dra_strategy_name(enum gs_dra_strategy s)
 {
@@ -37,20 +37,30 @@ const char *gs_dra_interval_name(int level)
 	return level >= 0 && level <= 3 ? intervals[level] : "?";
 }
 
-/* ---- quantities ----------------------------------------------------------- */
+/* ---- quantities -----------------------------------------------------------
+ */
 
 gs_err gs_parse_k8s_quantity(const char *text, uint64_t *bytes,
-			     struct gs_errbuf *eb)
+                             struct gs_errbuf *eb)
 {
 	static const struct {
 		const char *suffix;
 		double mult;
 	} units[] = {
-		{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0},
-		{"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0},
-		{"Ei", 1152921504606846976.0}, {"k", 1e3}, {"M", 1e6},
-		{"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18},
-		{"m", 1e-3}, {"", 1.0},
+	    {"Ki", 1024.0},
+	    {"Mi", 1048576.0},
+	    {"Gi", 1073741824.0},
+	    {"Ti", 1099511627776.0},
+	    {"Pi", 1125899906842624.0},
+	    {"Ei", 1152921504606846976.0},
+	    {"k", 1e3},
+	    {"M", 1e6},
+	    {"G", 1e9},
+	    {"T", 1e12},
+	    {"P", 1e15},
+	    {"E", 1e18},
+	    {"m", 1e-3},
+	    {"", 1.0},
 	};
 	const char *p = text;
 	char num[64];
@@ -65,7 +75,7 @@ gs_err gs_parse_k8s_quantity(const char *text, uint64_t *bytes,
 	while ((*p >= '0' && *p <= '9') || *p == '.') {
 		if (n + 1 >= sizeof(num))
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "quantity '%.40s' is too long", text);
+			               "quantity '%.40s' is too long", text);
 		num[n++] = *p++;
 	}
 	/* a decimal exponent (1e9), but not the "E" (exa) suffix alone */
@@ -82,33 +92,35 @@ gs_err gs_parse_k8s_quantity(const char *text, uint64_t *bytes,
 	v = strtod(num, &end);
 	if (n == 0 || *end != '\0' || end == num || !isfinite(v))
 		return gs_fail(eb, GS_ERR_PARSE,
-			       "'%.40s' is not a Kubernetes quantity (e.g. "
-			       "10Gi, 512Mi, 1G)",
-			       text);
+		               "'%.40s' is not a Kubernetes quantity (e.g. "
+		               "10Gi, 512Mi, 1G)",
+		               text);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(p, units[i].suffix) != 0)
 			continue;
 		v *= units[i].mult;
 		if (v < 0)
 			return gs_fail(eb, GS_ERR_RANGE,
-				       "quantity '%.40s' is negative", text);
+			               "quantity '%.40s' is negative", text);
 		if (v > 9007199254740992.0)
 			return gs_fail(eb, GS_ERR_RANGE,
-				       "quantity '%.40s' is too large", text);
+			               "quantity '%.40s' is too large", text);
 		*bytes = (uint64_t)v;
 		return GS_OK;
 	}
-	return gs_fail(eb, GS_ERR_PARSE,
-		       "'%.40s' has an unknown suffix '%.8s' (Ki Mi Gi Ti Pi Ei, "
-		       "k M G T P E)",
-		       text, p);
+	return gs_fail(
+	    eb, GS_ERR_PARSE,
+	    "'%.40s' has an unknown suffix '%.8s' (Ki Mi Gi Ti Pi Ei, "
+	    "k M G T P E)",
+	    text, p);
 }
 
-/* ---- GpuConfig / MigDeviceConfig ------------------------------------------ */
+/* ---- GpuConfig / MigDeviceConfig ------------------------------------------
+ */
 
 static gs_err read_quantity(const struct gs__ictx *c,
-			    const struct gs_doc_node *v, const char *path,
-			    uint64_t *bytes, int *mib)
+                            const struct gs_doc_node *v, const char *path,
+                            uint64_t *bytes, int *mib)
 {
 	struct gs_errbuf qeb = {0};
 	const char *s;
@@ -122,23 +134,33 @@ static gs_err read_quantity(const struct gs__ictx *c,
 		return gs__imp_fail(c, v, err, "%s: %s", path, qeb.msg);
 	if (*bytes / MIB == 0)
 		return gs__imp_fail(c, v, GS_ERR_RANGE,
-				    "%s: %.40s is below 1 MiB (the driver "
-				    "refuses it: \"value set too low\")",
-				    path, s);
+		                    "%s: %.40s is below 1 MiB (the driver "
+		                    "refuses it: \"value set too low\")",
+		                    path, s);
 	if (*bytes / MIB > 2147483647ULL)
-		return gs__imp_fail(c, v, GS_ERR_RANGE, "%s: %.40s is too large",
-				    path, s);
+		return gs__imp_fail(c, v, GS_ERR_RANGE,
+		                    "%s: %.40s is too large", path, s);
 	*mib = (int)(*bytes / MIB);
 	return GS_OK;
 }
 
-static gs_err read_mps(const struct gs__ictx *c, const struct gs_doc_node *m,
-		       const char *path, struct gs_dra_config *cfg)
+/* A key of defaultPerDevicePinnedMemoryLimit: an index or a UUID. */
+static bool device_key(const char *k)
 {
-	static const char *const keys[] = {"defaultActiveThreadPercentage",
-					   "defaultPinnedDeviceMemoryLimit",
-					   "defaultPerDevicePinnedMemoryLimit",
-					   NULL};
+	bool digits = k[0] != '\0';
+
+	for (const char *p = k; *p; p++)
+		digits &= *p >= '0' && *p <= '9';
+	return digits || strncmp(k, "GPU-", 4) == 0 ||
+	       strncmp(k, "MIG-", 4) == 0;
+}
+
+static gs_err read_mps(const struct gs__ictx *c, const struct gs_doc_node *m,
+                       const char *path, struct gs_dra_config *cfg)
+{
+	static const char *const keys[] = {
+	    "defaultActiveThreadPercentage", "defaultPinnedDeviceMemoryLimit",
+	    "defaultPerDevicePinnedMemoryLimit", NULL};
 	char p[GS__PATH_MAX];
 	gs_err err;
 
@@ -158,23 +180,31 @@ static gs_err read_mps(const struct gs__ictx *c, const struct gs_doc_node *m,
 			cfg->thread_pct = (int)pct;
 		} else if (strcmp(k, "defaultPinnedDeviceMemoryLimit") == 0) {
 			err = read_quantity(c, v, p, &cfg->pinned_bytes,
-					    &cfg->pinned_mib);
+			                    &cfg->pinned_mib);
 		} else {
 			err = gs__imp_expect(c, v, GS_DOC_MAP, p);
 			if (err == GS_OK && v->n > GS_IMPORT_MAX_DEVICE_LIMITS)
-				err = gs__imp_fail(c, v, GS_ERR_RANGE,
-						   "%s has more than %d devices",
-						   p, GS_IMPORT_MAX_DEVICE_LIMITS);
+				err = gs__imp_fail(
+				    c, v, GS_ERR_RANGE,
+				    "%s has more than %d devices", p,
+				    GS_IMPORT_MAX_DEVICE_LIMITS);
 			for (int j = 0; err == GS_OK && j < v->n; j++) {
 				struct gs_dra_device_limit *l =
-					&cfg->limit[cfg->n_limits];
+				    &cfg->limit[cfg->n_limits];
 				char q[GS__PATH_MAX];
 
 				snprintf(l->device, sizeof(l->device), "%s",
-					 gs_doc_key(v, j)->value);
+				         gs_doc_key(v, j)->value);
 				gs__imp_path(q, p, l->device, 0);
+				if (!device_key(l->device))
+					return gs__imp_fail(
+					    c, gs_doc_key(v, j), GS_ERR_INVALID,
+					    "%s: invalid device '%.40s' (a "
+					    "GPU-/MIG- UUID or an index "
+					    "into the claim's devices)",
+					    p, l->device);
 				err = read_quantity(c, gs_doc_value(v, j), q,
-						    &l->bytes, &l->mib);
+				                    &l->bytes, &l->mib);
 				if (err == GS_OK)
 					cfg->n_limits++;
 			}
@@ -184,11 +214,11 @@ static gs_err read_mps(const struct gs__ictx *c, const struct gs_doc_node *m,
 }
 
 static gs_err read_sharing(const struct gs__ictx *c,
-			   const struct gs_doc_node *m, const char *path,
-			   struct gs_dra_config *cfg)
+                           const struct gs_doc_node *m, const char *path,
+                           struct gs_dra_config *cfg)
 {
 	static const char *const gpu_keys[] = {"strategy", "timeSlicingConfig",
-					       "mpsConfig", NULL};
+	                                       "mpsConfig", NULL};
 	static const char *const mig_keys[] = {"strategy", "mpsConfig", NULL};
 	static const char *const strategies[] = {"TimeSlicing", "MPS", NULL};
 	const struct gs_doc_node *st = gs_doc_get(m, "strategy");
@@ -201,10 +231,10 @@ static gs_err read_sharing(const struct gs__ictx *c,
 	err = gs__imp_expect(c, m, GS_DOC_MAP, path);
 	if (err == GS_OK && cfg->mig && ts != NULL)
 		return gs__imp_fail(c, gs_doc_key(m, 0), GS_ERR_PARSE,
-				    "%s: MigDeviceConfig has no "
-				    "timeSlicingConfig (the time-slice "
-				    "interval cannot be set on a MIG device)",
-				    path);
+		                    "%s: MigDeviceConfig has no "
+		                    "timeSlicingConfig (the time-slice "
+		                    "interval cannot be set on a MIG device)",
+		                    path);
 	if (err == GS_OK)
 		err = gs__imp_keys(c, m, path, cfg->mig ? mig_keys : gpu_keys);
 	if (err != GS_OK)
@@ -212,22 +242,22 @@ static gs_err read_sharing(const struct gs__ictx *c,
 	gs__imp_path(p, path, "strategy", 0);
 	if (st == NULL || gs__imp_is_null(st))
 		return gs__imp_fail(c, st ? st : m, GS_ERR_INVALID,
-				    "%s is required (TimeSlicing or MPS)", p);
+		                    "%s is required (TimeSlicing or MPS)", p);
 	err = gs__imp_choice(c, st, p, strategies, &x);
 	if (err != GS_OK)
 		return err;
 	cfg->strategy = x == 1 ? GS_DRA_MPS : GS_DRA_TIME_SLICING;
 	if (cfg->strategy == GS_DRA_MPS && ts != NULL && !gs__imp_is_null(ts))
 		return gs__imp_fail(c, ts, GS_ERR_INVALID,
-				    "%s: timeSlicingConfig goes with strategy "
-				    "TimeSlicing, not MPS",
-				    path);
+		                    "%s: timeSlicingConfig goes with strategy "
+		                    "TimeSlicing, not MPS",
+		                    path);
 	if (cfg->strategy == GS_DRA_TIME_SLICING && mps != NULL &&
 	    !gs__imp_is_null(mps))
 		return gs__imp_fail(c, mps, GS_ERR_INVALID,
-				    "%s: mpsConfig goes with strategy MPS, not "
-				    "TimeSlicing",
-				    path);
+		                    "%s: mpsConfig goes with strategy MPS, not "
+		                    "TimeSlicing",
+		                    path);
 	if (ts != NULL && !gs__imp_is_null(ts)) {
 		static const char *const ts_keys[] = {"interval", NULL};
 		const struct gs_doc_node *iv = gs_doc_get(ts, "interval");
@@ -240,8 +270,8 @@ static gs_err read_sharing(const struct gs__ictx *c,
 			err = gs__imp_keys(c, ts, p, ts_keys);
 		gs__imp_path(q, p, "interval", 0);
 		if (err == GS_OK && iv != NULL && !gs__imp_is_null(iv))
-			err = gs__imp_choice(c, iv, q, intervals,
-					     &cfg->interval);
+			err =
+			    gs__imp_choice(c, iv, q, intervals, &cfg->interval);
 		if (err != GS_OK)
 			return err;
 	}
@@ -270,17 +300,16 @@ static void config_template(struct gs_dra_config *cfg, const char *profile)
 		snprintf(s->mig_profile, sizeof(s->mig_profile), "%s", profile);
 }
 
-static gs_err read_config(const struct gs__ictx *c,
-			  const struct gs_doc_node *m, const char *path,
-			  struct gs_dra_config *cfg,
-			  struct gs_import_notes *notes)
+static gs_err read_config(const struct gs__ictx *c, const struct gs_doc_node *m,
+                          const char *path, struct gs_dra_config *cfg,
+                          struct gs_import_notes *notes)
 {
 	static const char *const keys[] = {"apiVersion", "kind", "sharing",
-					   NULL};
+	                                   NULL};
 	static const char *const apis[] = {"resource.nvidia.com/v1beta1",
-					   "gpu.nvidia.com/v1alpha1", NULL};
+	                                   "gpu.nvidia.com/v1alpha1", NULL};
 	static const char *const kinds[] = {"GpuConfig", "MigDeviceConfig",
-					    NULL};
+	                                    NULL};
 	const struct gs_doc_node *api = gs_doc_get(m, "apiVersion");
 	const struct gs_doc_node *kind = gs_doc_get(m, "kind");
 	const struct gs_doc_node *sh = gs_doc_get(m, "sharing");
@@ -297,9 +326,9 @@ static gs_err read_config(const struct gs__ictx *c,
 	gs__imp_path(p, path, "kind", 0);
 	if (err == GS_OK && kind == NULL)
 		err = gs__imp_fail(c, m, GS_ERR_INVALID,
-				   "%s is required (GpuConfig or "
-				   "MigDeviceConfig)",
-				   p);
+		                   "%s is required (GpuConfig or "
+		                   "MigDeviceConfig)",
+		                   p);
 	if (err == GS_OK)
 		err = gs__imp_choice(c, kind, p, kinds, &x);
 	if (err != GS_OK)
@@ -312,10 +341,10 @@ static gs_err read_config(const struct gs__ictx *c,
 			return err;
 		if (x == 1)
 			gs__imp_note(notes,
-				     "line %d: %s is the old API group; the "
-				     "current driver reads "
-				     "resource.nvidia.com/v1beta1",
-				     api->line, apis[1]);
+			             "line %d: %s is the old API group; the "
+			             "current driver reads "
+			             "resource.nvidia.com/v1beta1",
+			             api->line, apis[1]);
 	}
 	if (sh != NULL && !gs__imp_is_null(sh)) {
 		cfg->sharing_given = true;
@@ -326,22 +355,23 @@ static gs_err read_config(const struct gs__ictx *c,
 	}
 	if (cfg->strategy == GS_DRA_MPS)
 		gs__imp_note(notes,
-			     "line %d: strategy MPS needs the driver's "
-			     "MPSSupport feature gate (alpha, off by default)",
-			     cfg->line);
+		             "line %d: strategy MPS needs the driver's "
+		             "MPSSupport feature gate (alpha, off by default)",
+		             cfg->line);
 	else
 		gs__imp_note(notes,
-			     "line %d: %s needs the driver's "
-			     "TimeSlicingSettings feature gate (alpha, off by "
-			     "default)",
-			     cfg->line,
-			     cfg->sharing_given ? "strategy TimeSlicing"
-						: "the default (TimeSlicing)");
+		             "line %d: %s needs the driver's "
+		             "TimeSlicingSettings feature gate (alpha, off by "
+		             "default)",
+		             cfg->line,
+		             cfg->sharing_given ? "strategy TimeSlicing"
+		                                : "the default (TimeSlicing)");
 	config_template(cfg, NULL);
 	return GS_OK;
 }
 
-/* ---- claims ------------------------------------------------------------------ */
+/* ---- claims
+ * ------------------------------------------------------------------ */
 
 /* `... .profile == '1g.5gb'` -> 1g.5gb; false when not of that form. */
 static bool cel_profile(const char *expr, char *out, size_t size)
@@ -378,9 +408,9 @@ static bool cel_profile(const char *expr, char *out, size_t size)
 }
 
 static gs_err read_selectors(const struct gs__ictx *c,
-			     const struct gs_doc_node *v, const char *path,
-			     struct gs_dra_request *r,
-			     struct gs_import_notes *notes)
+                             const struct gs_doc_node *v, const char *path,
+                             struct gs_dra_request *r,
+                             struct gs_import_notes *notes)
 {
 	gs_err err = gs__imp_expect(c, v, GS_DOC_SEQ, path);
 
@@ -401,7 +431,7 @@ static gs_err read_selectors(const struct gs__ictx *c,
 		gs__imp_path(q, p, "cel", 0);
 		if (cel == NULL)
 			return gs__imp_fail(c, s, GS_ERR_INVALID,
-					    "%s is required", q);
+			                    "%s is required", q);
 		err = gs__imp_expect(c, cel, GS_DOC_MAP, q);
 		if (err == GS_OK)
 			err = gs__imp_keys(c, cel, q, cel_keys);
@@ -411,26 +441,26 @@ static gs_err read_selectors(const struct gs__ictx *c,
 		gs__imp_path(x, q, "expression", 0);
 		if (ex == NULL)
 			return gs__imp_fail(c, cel, GS_ERR_INVALID,
-					    "%s is required", x);
+			                    "%s is required", x);
 		err = gs__imp_str(c, ex, x, &text);
 		if (err == GS_OK &&
 		    !cel_profile(text, r->profile, sizeof(r->profile)))
 			gs__imp_note(notes,
-				     "line %d: selector not translated (only "
-				     "`...profile == '<profile>'` is): %.80s",
-				     ex->line, text);
+			             "line %d: selector not translated (only "
+			             "`...profile == '<profile>'` is): %.80s",
+			             ex->line, text);
 	}
 	return err;
 }
 
 /* The fields of a request (v1beta1 style, or v1's `exactly`). */
 static gs_err read_request_body(const struct gs__ictx *c,
-				const struct gs_doc_node *m, const char *path,
-				struct gs_dra_request *r,
-				struct gs_import_notes *notes)
+                                const struct gs_doc_node *m, const char *path,
+                                struct gs_dra_request *r,
+                                struct gs_import_notes *notes)
 {
 	static const char *const classes[] = {"gpu.nvidia.com",
-					      "mig.nvidia.com", NULL};
+	                                      "mig.nvidia.com", NULL};
 	static const char *const modes[] = {"ExactCount", "All", NULL};
 	char p[GS__PATH_MAX];
 	gs_err err = GS_OK;
@@ -445,15 +475,16 @@ static gs_err read_request_body(const struct gs__ictx *c,
 
 		gs__imp_path(p, path, k, 0);
 		if (strcmp(k, "deviceClassName") == 0) {
-			if (v->kind == GS_DOC_SCALAR && strcmp(v->value,
-				    "gpu.nvidia.com") != 0 &&
+			if (v->kind == GS_DOC_SCALAR &&
+			    strcmp(v->value, "gpu.nvidia.com") != 0 &&
 			    strcmp(v->value, "mig.nvidia.com") != 0)
-				return gs__imp_fail(c, v, GS_ERR_INVALID,
-						    "%s: unknown device class "
-						    "'%.40s' (the NVIDIA DRA "
-						    "driver ships gpu.nvidia.com "
-						    "and mig.nvidia.com)",
-						    p, v->value);
+				return gs__imp_fail(
+				    c, v, GS_ERR_INVALID,
+				    "%s: unknown device class "
+				    "'%.40s' (the NVIDIA DRA "
+				    "driver ships gpu.nvidia.com "
+				    "and mig.nvidia.com)",
+				    p, v->value);
 			err = gs__imp_choice(c, v, p, classes, &x);
 			r->mig = x == 1;
 			have_class = true;
@@ -469,47 +500,47 @@ static gs_err read_request_body(const struct gs__ictx *c,
 			err = gs__imp_bool(c, v, p, &b);
 			if (err == GS_OK && b)
 				gs__imp_note(notes,
-					     "line %d: adminAccess: the claim "
-					     "watches devices without taking "
-					     "them",
-					     v->line);
+				             "line %d: adminAccess: the claim "
+				             "watches devices without taking "
+				             "them",
+				             v->line);
 		} else if (strcmp(k, "tolerations") == 0 ||
-			   strcmp(k, "capacity") == 0) {
+		           strcmp(k, "capacity") == 0) {
 			gs__imp_note(notes, "line %d: %s is not translated",
-				     v->line, p);
+			             v->line, p);
 		}
 	}
 	if (err == GS_OK && !have_class)
 		err = gs__imp_fail(c, m, GS_ERR_INVALID,
-				   "%s.deviceClassName is required", path);
+		                   "%s.deviceClassName is required", path);
 	if (err == GS_OK && r->mig && r->profile[0] == '\0')
 		gs__imp_note(notes,
-			     "line %d: request %s takes any MIG device: name a "
-			     "profile (a selector on .profile) to place it",
-			     m->line, r->name);
+		             "line %d: request %s takes any MIG device: name a "
+		             "profile (a selector on .profile) to place it",
+		             m->line, r->name);
 	if (err == GS_OK && !r->mig && r->profile[0] != '\0')
 		err = gs__imp_fail(c, m, GS_ERR_INVALID,
-				   "%s selects MIG profile %s on class "
-				   "gpu.nvidia.com (use mig.nvidia.com)",
-				   path, r->profile);
+		                   "%s selects MIG profile %s on class "
+		                   "gpu.nvidia.com (use mig.nvidia.com)",
+		                   path, r->profile);
 	return err;
 }
 
 static gs_err read_request(const struct gs__ictx *c,
-			   const struct gs_doc_node *m, const char *path,
-			   struct gs_dra_request *r,
-			   struct gs_import_notes *notes)
+                           const struct gs_doc_node *m, const char *path,
+                           struct gs_dra_request *r,
+                           struct gs_import_notes *notes)
 {
 	static const char *const keys[] = {
-		"name", "deviceClassName", "selectors", "allocationMode",
-		"count", "adminAccess", "tolerations", "capacity", "exactly",
-		"firstAvailable", NULL};
+	    "name",    "deviceClassName", "selectors",   "allocationMode",
+	    "count",   "adminAccess",     "tolerations", "capacity",
+	    "exactly", "firstAvailable",  NULL};
 	static const char *const body_keys[] = {
-		"deviceClassName", "selectors", "allocationMode", "count",
-		"adminAccess", "tolerations", "capacity", NULL};
+	    "deviceClassName", "selectors",   "allocationMode", "count",
+	    "adminAccess",     "tolerations", "capacity",       NULL};
 	static const char *const sub_keys[] = {
-		"name", "deviceClassName", "selectors", "allocationMode",
-		"count", "tolerations", "capacity", NULL};
+	    "name",  "deviceClassName", "selectors", "allocationMode",
+	    "count", "tolerations",     "capacity",  NULL};
 	const struct gs_doc_node *name = gs_doc_get(m, "name");
 	const struct gs_doc_node *exactly = gs_doc_get(m, "exactly");
 	const struct gs_doc_node *first = gs_doc_get(m, "firstAvailable");
@@ -547,7 +578,7 @@ static gs_err read_request(const struct gs__ictx *c,
 		err = gs__imp_expect(c, first, GS_DOC_SEQ, p);
 		if (err == GS_OK && first->n == 0)
 			err = gs__imp_fail(c, first, GS_ERR_INVALID,
-					   "%s must not be empty", p);
+			                   "%s must not be empty", p);
 		gs__imp_path(q, p, NULL, 0);
 		if (err == GS_OK)
 			err = gs__imp_expect(c, first->kids[0], GS_DOC_MAP, q);
@@ -557,10 +588,10 @@ static gs_err read_request(const struct gs__ictx *c,
 			err = read_request_body(c, first->kids[0], q, r, notes);
 		if (err == GS_OK && first->n > 1)
 			gs__imp_note(notes,
-				     "line %d: request %s: only the first of "
-				     "its %d alternatives (firstAvailable) is "
-				     "translated",
-				     first->line, r->name, first->n);
+			             "line %d: request %s: only the first of "
+			             "its %d alternatives (firstAvailable) is "
+			             "translated",
+			             first->line, r->name, first->n);
 		return err;
 	}
 	return read_request_body(c, m, path, r, notes);
@@ -575,18 +606,17 @@ static int find_request(const struct gs_dra_import *out, const char *name)
 }
 
 /* A `requests: [a, b]` list naming requests of the claim. OUT: names. */
-static gs_err read_names(const struct gs__ictx *c,
-			 const struct gs_doc_node *v, const char *path,
-			 const struct gs_dra_import *out,
-			 char (*names)[GS_IMPORT_NAME_MAX], int *n)
+static gs_err read_names(const struct gs__ictx *c, const struct gs_doc_node *v,
+                         const char *path, const struct gs_dra_import *out,
+                         char (*names)[GS_IMPORT_NAME_MAX], int *n)
 {
 	gs_err err = gs__imp_expect(c, v, GS_DOC_SEQ, path);
 
 	*n = 0;
 	if (err == GS_OK && v->n > GS_IMPORT_MAX_REQUESTS)
 		return gs__imp_fail(c, v, GS_ERR_RANGE,
-				    "%s names more than %d requests", path,
-				    GS_IMPORT_MAX_REQUESTS);
+		                    "%s names more than %d requests", path,
+		                    GS_IMPORT_MAX_REQUESTS);
 	for (int i = 0; err == GS_OK && i < v->n; i++) {
 		char p[GS__PATH_MAX];
 		const char *s;
@@ -599,13 +629,13 @@ static gs_err read_names(const struct gs__ictx *c,
 			const char *slash = strchr(s, '/');
 
 			snprintf(base, sizeof(base), "%.*s",
-				 slash ? (int)(slash - s) : (int)strlen(s), s);
+			         slash ? (int)(slash - s) : (int)strlen(s), s);
 			if (find_request(out, base) < 0)
 				return gs__imp_fail(c, v->kids[i],
-						    GS_ERR_INVALID,
-						    "%s: the claim has no "
-						    "request '%.60s'",
-						    p, s);
+				                    GS_ERR_INVALID,
+				                    "%s: the claim has no "
+				                    "request '%.60s'",
+				                    p, s);
 			snprintf(names[(*n)++], GS_IMPORT_NAME_MAX, "%s", base);
 		}
 	}
@@ -613,11 +643,11 @@ static gs_err read_names(const struct gs__ictx *c,
 }
 
 static gs_err read_constraints(const struct gs__ictx *c,
-			       const struct gs_doc_node *v, const char *path,
-			       struct gs_dra_import *out)
+                               const struct gs_doc_node *v, const char *path,
+                               struct gs_dra_import *out)
 {
 	static const char *const keys[] = {"requests", "matchAttribute",
-					   "distinctAttribute", NULL};
+	                                   "distinctAttribute", NULL};
 	gs_err err = gs__imp_expect(c, v, GS_DOC_SEQ, path);
 
 	for (int i = 0; err == GS_OK && i < v->n; i++) {
@@ -644,9 +674,9 @@ static gs_err read_constraints(const struct gs__ictx *c,
 			attr = gs_doc_get(m, "distinctAttribute");
 			if (attr != NULL)
 				gs__imp_note(&out->notes,
-					     "line %d: distinctAttribute is "
-					     "not translated",
-					     attr->line);
+				             "line %d: distinctAttribute is "
+				             "not translated",
+				             attr->line);
 			continue;
 		}
 		gs__imp_path(q, p, "matchAttribute", 0);
@@ -655,9 +685,9 @@ static gs_err read_constraints(const struct gs__ictx *c,
 			break;
 		if (strcmp(s, PARENT_UUID) != 0) {
 			gs__imp_note(&out->notes,
-				     "line %d: matchAttribute %.60s is not "
-				     "translated (only %s is)",
-				     attr->line, s, PARENT_UUID);
+			             "line %d: matchAttribute %.60s is not "
+			             "translated (only %s is)",
+			             attr->line, s, PARENT_UUID);
 			continue;
 		}
 		out->same_parent = true;
@@ -669,7 +699,7 @@ static gs_err read_constraints(const struct gs__ictx *c,
 
 /* The request a config applies to, when it names exactly one profile. */
 static const char *config_profile(const struct gs_dra_import *out,
-				  const struct gs_dra_config *cfg)
+                                  const struct gs_dra_config *cfg)
 {
 	const char *profile = NULL;
 
@@ -677,8 +707,8 @@ static const char *config_profile(const struct gs_dra_import *out,
 		bool applies = cfg->n_applies == 0;
 
 		for (int j = 0; j < cfg->n_applies && !applies; j++)
-			applies = strcmp(cfg->applies[j],
-					 out->request[i].name) == 0;
+			applies =
+			    strcmp(cfg->applies[j], out->request[i].name) == 0;
 		if (!applies || !out->request[i].mig ||
 		    out->request[i].profile[0] == '\0')
 			continue;
@@ -690,12 +720,11 @@ static const char *config_profile(const struct gs_dra_import *out,
 }
 
 static gs_err read_claim_configs(const struct gs__ictx *c,
-				 const struct gs_doc_node *v, const char *path,
-				 struct gs_dra_import *out)
+                                 const struct gs_doc_node *v, const char *path,
+                                 struct gs_dra_import *out)
 {
 	static const char *const keys[] = {"requests", "opaque", NULL};
-	static const char *const opaque_keys[] = {"driver", "parameters",
-						  NULL};
+	static const char *const opaque_keys[] = {"driver", "parameters", NULL};
 	gs_err err = gs__imp_expect(c, v, GS_DOC_SEQ, path);
 
 	for (int i = 0; err == GS_OK && i < v->n; i++) {
@@ -714,7 +743,7 @@ static gs_err read_claim_configs(const struct gs__ictx *c,
 		gs__imp_path(q, p, "opaque", 0);
 		if (op == NULL)
 			return gs__imp_fail(c, m, GS_ERR_INVALID,
-					    "%s is required", q);
+			                    "%s is required", q);
 		err = gs__imp_expect(c, op, GS_DOC_MAP, q);
 		if (err == GS_OK)
 			err = gs__imp_keys(c, op, q, opaque_keys);
@@ -724,25 +753,25 @@ static gs_err read_claim_configs(const struct gs__ictx *c,
 		gs__imp_path(d, q, "driver", 0);
 		if (drv == NULL)
 			return gs__imp_fail(c, op, GS_ERR_INVALID,
-					    "%s is required", d);
+			                    "%s is required", d);
 		err = gs__imp_str(c, drv, d, &s);
 		if (err != GS_OK)
 			break;
 		if (strcmp(s, "gpu.nvidia.com") != 0) {
 			gs__imp_note(&out->notes,
-				     "line %d: config for driver %.40s skipped",
-				     drv->line, s);
+			             "line %d: config for driver %.40s skipped",
+			             drv->line, s);
 			continue;
 		}
 		if (out->n_configs >= GS_IMPORT_MAX_CONFIGS)
 			return gs__imp_fail(c, m, GS_ERR_RANGE,
-					    "more than %d configs",
-					    GS_IMPORT_MAX_CONFIGS);
+			                    "more than %d configs",
+			                    GS_IMPORT_MAX_CONFIGS);
 		par = gs_doc_get(op, "parameters");
 		gs__imp_path(q, p, "opaque.parameters", 0);
 		if (par == NULL)
 			return gs__imp_fail(c, op, GS_ERR_INVALID,
-					    "%s is required", q);
+			                    "%s is required", q);
 		cfg = &out->config[out->n_configs];
 		err = read_config(c, par, q, cfg, &out->notes);
 		if (err != GS_OK)
@@ -751,7 +780,7 @@ static gs_err read_claim_configs(const struct gs__ictx *c,
 		gs__imp_path(d, p, "requests", 0);
 		if (req != NULL && !gs__imp_is_null(req))
 			err = read_names(c, req, d, out, cfg->applies,
-					 &cfg->n_applies);
+			                 &cfg->n_applies);
 		if (err != GS_OK)
 			break;
 		for (int r = 0; r < out->n_requests; r++) {
@@ -759,17 +788,17 @@ static gs_err read_claim_configs(const struct gs__ictx *c,
 
 			for (int j = 0; j < cfg->n_applies && !applies; j++)
 				applies = strcmp(cfg->applies[j],
-						 out->request[r].name) == 0;
+				                 out->request[r].name) == 0;
 			if (applies && out->request[r].mig != cfg->mig)
 				return gs__imp_fail(
-					c, par, GS_ERR_INVALID,
-					"%s: a %s applies to request %s, whose "
-					"devices are %s",
-					q, cfg->mig ? "MigDeviceConfig"
-						    : "GpuConfig",
-					out->request[r].name,
-					out->request[r].mig ? "MIG devices"
-							    : "full GPUs");
+				    c, par, GS_ERR_INVALID,
+				    "%s: a %s applies to request %s, whose "
+				    "devices are %s",
+				    q,
+				    cfg->mig ? "MigDeviceConfig" : "GpuConfig",
+				    out->request[r].name,
+				    out->request[r].mig ? "MIG devices"
+				                        : "full GPUs");
 		}
 		config_template(cfg, config_profile(out, cfg));
 		out->n_configs++;
@@ -781,8 +810,8 @@ static gs_err read_claim_configs(const struct gs__ictx *c,
 static void claim_place(struct gs_dra_import *out)
 {
 	struct gs_place_request *pr = &out->place;
-	bool covers_all = out->n_same_parent == 0 ||
-			  out->n_same_parent == out->n_requests;
+	bool covers_all =
+	    out->n_same_parent == 0 || out->n_same_parent == out->n_requests;
 
 	memset(pr, 0, sizeof(*pr));
 	out->has_place = out->n_requests > 0;
@@ -791,6 +820,14 @@ static void claim_place(struct gs_dra_import *out)
 
 		if (r->all || (r->mig && r->profile[0] == '\0') ||
 		    pr->n + r->count > GS_PLACE_MAX_GANG) {
+			gs__imp_note(&out->notes,
+			             "line %d: no placement: request %s takes "
+			             "%s",
+			             r->line, r->name,
+			             r->all ? "all matching devices of a node"
+			             : r->mig && r->profile[0] == '\0'
+			                 ? "a MIG device of any profile"
+			                 : "more devices than one gang holds");
 			out->has_place = false;
 			break;
 		}
@@ -801,8 +838,8 @@ static void claim_place(struct gs_dra_import *out)
 				it->kind = GS_PLACE_MIG;
 				it->mode = GS_MODE_MIG;
 				snprintf(it->mig_profile,
-					 sizeof(it->mig_profile), "%s",
-					 r->profile);
+				         sizeof(it->mig_profile), "%s",
+				         r->profile);
 			} else {
 				it->kind = GS_PLACE_WHOLE;
 			}
@@ -822,12 +859,12 @@ static void claim_place(struct gs_dra_import *out)
 }
 
 static gs_err read_claim(const struct gs__ictx *c,
-			 const struct gs_doc_node *spec, const char *path,
-			 struct gs_dra_import *out)
+                         const struct gs_doc_node *spec, const char *path,
+                         struct gs_dra_import *out)
 {
 	static const char *const spec_keys[] = {"devices", NULL};
 	static const char *const dev_keys[] = {"requests", "constraints",
-					       "config", NULL};
+	                                       "config", NULL};
 	const struct gs_doc_node *dev, *reqs, *v;
 	char p[GS__PATH_MAX], q[GS__PATH_MAX];
 	gs_err err;
@@ -841,7 +878,7 @@ static gs_err read_claim(const struct gs__ictx *c,
 	gs__imp_path(p, path, "devices", 0);
 	if (dev == NULL)
 		return gs__imp_fail(c, spec, GS_ERR_INVALID, "%s is required",
-				    p);
+		                    p);
 	err = gs__imp_expect(c, dev, GS_DOC_MAP, p);
 	if (err == GS_OK)
 		err = gs__imp_keys(c, dev, p, dev_keys);
@@ -853,21 +890,21 @@ static gs_err read_claim(const struct gs__ictx *c,
 		err = gs__imp_expect(c, reqs, GS_DOC_SEQ, q);
 		if (err == GS_OK && reqs->n > GS_IMPORT_MAX_REQUESTS)
 			err = gs__imp_fail(c, reqs, GS_ERR_RANGE,
-					   "%s holds more than %d requests", q,
-					   GS_IMPORT_MAX_REQUESTS);
+			                   "%s holds more than %d requests", q,
+			                   GS_IMPORT_MAX_REQUESTS);
 		for (int i = 0; err == GS_OK && i < reqs->n; i++) {
 			char r[GS__PATH_MAX];
 
 			gs__imp_path(r, q, NULL, i);
 			err = read_request(c, reqs->kids[i], r,
-					   &out->request[i], &out->notes);
+			                   &out->request[i], &out->notes);
 			if (err == GS_OK &&
 			    find_request(out, out->request[i].name) >= 0)
 				err = gs__imp_fail(c, reqs->kids[i],
-						   GS_ERR_INVALID,
-						   "%s: request name %s is "
-						   "used twice",
-						   r, out->request[i].name);
+				                   GS_ERR_INVALID,
+				                   "%s: request name %s is "
+				                   "used twice",
+				                   r, out->request[i].name);
 			if (err == GS_OK)
 				out->n_requests++;
 		}
@@ -886,11 +923,11 @@ static gs_err read_claim(const struct gs__ictx *c,
 }
 
 static gs_err read_claim_doc(const struct gs__ictx *c,
-			     const struct gs_doc_node *root, bool tmpl,
-			     struct gs_dra_import *out)
+                             const struct gs_doc_node *root, bool tmpl,
+                             struct gs_dra_import *out)
 {
-	static const char *const keys[] = {"apiVersion", "kind", "metadata",
-					   "spec", "status", NULL};
+	static const char *const keys[] = {"apiVersion", "kind",   "metadata",
+	                                   "spec",       "status", NULL};
 	static const char *const tmpl_keys[] = {"metadata", "spec", NULL};
 	const struct gs_doc_node *spec = gs_doc_get(root, "spec");
 	gs_err err = gs__imp_keys(c, root, "the document", keys);
@@ -898,7 +935,8 @@ static gs_err read_claim_doc(const struct gs__ictx *c,
 	if (err != GS_OK)
 		return err;
 	if (spec == NULL)
-		return gs__imp_fail(c, root, GS_ERR_INVALID, "spec is required");
+		return gs__imp_fail(c, root, GS_ERR_INVALID,
+		                    "spec is required");
 	if (!tmpl)
 		return read_claim(c, spec, "spec", out);
 	err = gs__imp_expect(c, spec, GS_DOC_MAP, "spec");
@@ -908,50 +946,77 @@ static gs_err read_claim_doc(const struct gs__ictx *c,
 		return err;
 	if (gs_doc_get(spec, "spec") == NULL)
 		return gs__imp_fail(c, spec, GS_ERR_INVALID,
-				    "spec.spec is required");
+		                    "spec.spec is required");
 	return read_claim(c, gs_doc_get(spec, "spec"), "spec.spec", out);
 }
 
+static bool importable(const char *k)
+{
+	return strcmp(k, "GpuConfig") == 0 ||
+	       strcmp(k, "MigDeviceConfig") == 0 ||
+	       strcmp(k, "ResourceClaim") == 0 ||
+	       strcmp(k, "ResourceClaimTemplate") == 0;
+}
+
+static const char *kind_of(const struct gs_doc_node *root)
+{
+	const struct gs_doc_node *kind = gs_doc_get(root, "kind");
+
+	if (root->kind != GS_DOC_MAP || kind == NULL ||
+	    kind->kind != GS_DOC_SCALAR)
+		return NULL;
+	return kind->value;
+}
+
 gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
-		     struct gs_errbuf *eb)
+                     struct gs_errbuf *eb)
 {
 	struct gs__ictx c = {doc, eb};
+	int done = -1;
+	gs_err err = GS_OK;
 
 	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < gs_doc_count(doc); i++) {
+	for (int i = 0; i < gs_doc_count(doc) && err == GS_OK; i++) {
 		const struct gs_doc_node *root = gs_doc_root(doc, i);
-		const struct gs_doc_node *kind = gs_doc_get(root, "kind");
-		const char *k;
-		gs_err err;
+		const char *k = kind_of(root);
 
-		if (root->kind != GS_DOC_MAP || kind == NULL ||
-		    kind->kind != GS_DOC_SCALAR) {
+		if (k == NULL) {
 			gs__imp_note(&out->notes,
-				     "line %d: document %d has no kind; "
-				     "skipped",
-				     root->line, i + 1);
+			             "line %d: document %d has no kind; "
+			             "skipped",
+			             root->line, i + 1);
 			continue;
 		}
-		k = kind->value;
+		if (!importable(k)) {
+			gs__imp_note(&out->notes, "line %d: kind %.40s skipped",
+			             root->line, k);
+			continue;
+		}
+		if (done >= 0) {
+			gs__imp_note(
+			    &out->notes,
+			    "line %d: only the first %s is translated; "
+			    "import this %.40s on its own",
+			    root->line, out->kind, k);
+			continue;
+		}
+		done = i;
 		snprintf(out->kind, sizeof(out->kind), "%.31s", k);
 		if (strcmp(k, "GpuConfig") == 0 ||
 		    strcmp(k, "MigDeviceConfig") == 0) {
 			err = read_config(&c, root, "", &out->config[0],
-					  &out->notes);
+			                  &out->notes);
 			if (err == GS_OK)
 				out->n_configs = 1;
-			return err;
+		} else {
+			err = read_claim_doc(
+			    &c, root, strcmp(k, "ResourceClaim") != 0, out);
 		}
-		if (strcmp(k, "ResourceClaim") == 0 ||
-		    strcmp(k, "ResourceClaimTemplate") == 0)
-			return read_claim_doc(&c, root,
-					      strcmp(k, "ResourceClaim") != 0,
-					      out);
-		gs__imp_note(&out->notes, "line %d: kind %.40s skipped",
-			     root->line, k);
-		out->kind[0] = '\0';
 	}
-	return gs__imp_fail(&c, NULL, GS_ERR_NOT_FOUND,
-			    "no GpuConfig, MigDeviceConfig, ResourceClaim or "
-			    "ResourceClaimTemplate in the file");
+	if (err == GS_OK && done < 0)
+		return gs__imp_fail(&c, NULL, GS_ERR_NOT_FOUND,
+		                    "no GpuConfig, MigDeviceConfig, "
+		                    "ResourceClaim or ResourceClaimTemplate "
+		                    "in the file");
+	return err;
 }

@@ -25,8 +25,8 @@ struct gs__ictx {
 
 /* "FILE:LINE: <message>" (LINE from `at`; left out when unknown). */
 gs_err gs__imp_fail(const struct gs__ictx *c, const struct gs_doc_node *at,
-		    gs_err code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+                    gs_err code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* path + "." + key, or path + "[i]" (key NULL), into out. */
 void gs__imp_path(char *out, const char *path, const char *key, int index);
@@ -36,26 +36,26 @@ bool gs__imp_is_null(const struct gs_doc_node *n);
 
 /* GS_ERR_PARSE unless n has the kind: "PATH must be a mapping". */
 gs_err gs__imp_expect(const struct gs__ictx *c, const struct gs_doc_node *n,
-		      enum gs_doc_kind kind, const char *path);
+                      enum gs_doc_kind kind, const char *path);
 
 /* GS_ERR_PARSE at the first key of `map` not in allowed[] (NULL-ended). */
 gs_err gs__imp_keys(const struct gs__ictx *c, const struct gs_doc_node *map,
-		    const char *path, const char *const *allowed);
+                    const char *path, const char *const *allowed);
 
 /* Typed scalars: true/false; an integer in [min, max]; any string (a
  * plain null reads as ""); one of choices[] (NULL-ended), OUT: index. */
 gs_err gs__imp_bool(const struct gs__ictx *c, const struct gs_doc_node *n,
-		    const char *path, bool *out);
+                    const char *path, bool *out);
 gs_err gs__imp_int(const struct gs__ictx *c, const struct gs_doc_node *n,
-		   const char *path, long min, long max, long *out);
+                   const char *path, long min, long max, long *out);
 gs_err gs__imp_str(const struct gs__ictx *c, const struct gs_doc_node *n,
-		   const char *path, const char **out);
+                   const char *path, const char **out);
 gs_err gs__imp_choice(const struct gs__ictx *c, const struct gs_doc_node *n,
-		      const char *path, const char *const *choices, int *out);
+                      const char *path, const char *const *choices, int *out);
 
 /* Appends a note (dropped when the list is full). */
 struct gs_import_notes;
 void gs__imp_note(struct gs_import_notes *notes, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 #endif

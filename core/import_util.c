@@ -13,7 +13,7 @@
 #include <string.h>
 
 gs_err gs__imp_fail(const struct gs__ictx *c, const struct gs_doc_node *at,
-		    gs_err code, const char *fmt, ...)
+                    gs_err code, const char *fmt, ...)
 {
 	char msg[GS_ERRBUF_SIZE];
 	va_list ap;
@@ -23,7 +23,7 @@ gs_err gs__imp_fail(const struct gs__ictx *c, const struct gs_doc_node *at,
 	va_end(ap);
 	if (at != NULL && at->line > 0)
 		return gs_fail(c->eb, code, "%s:%d: %s", gs_doc_name(c->doc),
-			       at->line, msg);
+		               at->line, msg);
 	return gs_fail(c->eb, code, "%s: %s", gs_doc_name(c->doc), msg);
 }
 
@@ -31,7 +31,7 @@ void gs__imp_path(char *out, const char *path, const char *key, int index)
 {
 	if (key != NULL)
 		snprintf(out, GS__PATH_MAX, "%s%s%s", path, path[0] ? "." : "",
-			 key);
+		         key);
 	else
 		snprintf(out, GS__PATH_MAX, "%s[%d]", path, index);
 }
@@ -51,13 +51,13 @@ bool gs__imp_is_null(const struct gs_doc_node *n)
 }
 
 gs_err gs__imp_expect(const struct gs__ictx *c, const struct gs_doc_node *n,
-		      enum gs_doc_kind kind, const char *path)
+                      enum gs_doc_kind kind, const char *path)
 {
 	if (n->kind == kind)
 		return GS_OK;
 	return gs__imp_fail(c, n, GS_ERR_PARSE, "%s must be a %s, not a %s",
-			    path[0] ? path : "the document",
-			    gs_doc_kind_name(kind), gs_doc_kind_name(n->kind));
+	                    path[0] ? path : "the document",
+	                    gs_doc_kind_name(kind), gs_doc_kind_name(n->kind));
 }
 
 /* Edit distance of two short keys (insert, delete, substitute). */
@@ -88,7 +88,7 @@ static int distance(const char *a, const char *b)
 }
 
 gs_err gs__imp_keys(const struct gs__ictx *c, const struct gs_doc_node *map,
-		    const char *path, const char *const *allowed)
+                    const char *path, const char *const *allowed)
 {
 	for (int i = 0; i < map->n; i++) {
 		const struct gs_doc_node *k = gs_doc_key(map, i);
@@ -111,36 +111,35 @@ gs_err gs__imp_keys(const struct gs__ictx *c, const struct gs_doc_node *map,
 			}
 		}
 		if (close != NULL)
-			return gs__imp_fail(c, k, GS_ERR_PARSE,
-					    "unknown field '%.40s' in %s (did "
-					    "you mean %s?)",
-					    k->value,
-					    path[0] ? path : "the document",
-					    close);
+			return gs__imp_fail(
+			    c, k, GS_ERR_PARSE,
+			    "unknown field '%.40s' in %s (did "
+			    "you mean %s?)",
+			    k->value, path[0] ? path : "the document", close);
 		list[0] = '\0';
 		for (int a = 0; allowed[a] != NULL; a++) {
 			int w = snprintf(list + len, sizeof(list) - len, "%s%s",
-					 a ? ", " : "", allowed[a]);
+			                 a ? ", " : "", allowed[a]);
 			if (w < 0 || (size_t)w >= sizeof(list) - len) {
 				size_t at = len < sizeof(list) - 6
-						    ? len
-						    : sizeof(list) - 6;
+				                ? len
+				                : sizeof(list) - 6;
 
 				memcpy(list + at, ", ...", 6);
 				break;
 			}
 			len += (size_t)w;
 		}
-		return gs__imp_fail(c, k, GS_ERR_PARSE,
-				    "unknown field '%.40s' in %s (expected: %s)",
-				    k->value, path[0] ? path : "the document",
-				    list);
+		return gs__imp_fail(
+		    c, k, GS_ERR_PARSE,
+		    "unknown field '%.40s' in %s (expected: %s)", k->value,
+		    path[0] ? path : "the document", list);
 	}
 	return GS_OK;
 }
 
 gs_err gs__imp_bool(const struct gs__ictx *c, const struct gs_doc_node *n,
-		    const char *path, bool *out)
+                    const char *path, bool *out)
 {
 	static const char *const t[] = {"true", "True", "TRUE"};
 	static const char *const f[] = {"false", "False", "FALSE"};
@@ -160,13 +159,13 @@ gs_err gs__imp_bool(const struct gs__ictx *c, const struct gs_doc_node *n,
 	if (n->kind != GS_DOC_SCALAR)
 		return gs__imp_expect(c, n, GS_DOC_SCALAR, path);
 	return gs__imp_fail(c, n, GS_ERR_PARSE,
-			    "%s must be true or false, got %s'%.40s'%s", path,
-			    n->quoted ? "the string " : "", n->value,
-			    n->quoted ? " (remove the quotes)" : "");
+	                    "%s must be true or false, got %s'%.40s'%s", path,
+	                    n->quoted ? "the string " : "", n->value,
+	                    n->quoted ? " (remove the quotes)" : "");
 }
 
 gs_err gs__imp_int(const struct gs__ictx *c, const struct gs_doc_node *n,
-		   const char *path, long min, long max, long *out)
+                   const char *path, long min, long max, long *out)
 {
 	char *end;
 	long v;
@@ -180,24 +179,25 @@ gs_err gs__imp_int(const struct gs__ictx *c, const struct gs_doc_node *n,
 	if (n->quoted || n->value[0] == '\0' || *end != '\0' ||
 	    (n->value[0] == '+' && n->value[1] == '\0'))
 		return gs__imp_fail(c, n, GS_ERR_PARSE,
-				    "%s must be a whole number, got %s'%.40s'",
-				    path, n->quoted ? "the string " : "",
-				    n->value);
+		                    "%s must be a whole number, got %s'%.40s'",
+		                    path, n->quoted ? "the string " : "",
+		                    n->value);
 	if (saved == ERANGE || v < min || v > max) {
 		if (max == 2147483647L)
-			return gs__imp_fail(c, n, GS_ERR_RANGE,
-					    "%s must be at least %ld, got %.40s",
-					    path, min, n->value);
+			return gs__imp_fail(
+			    c, n, GS_ERR_RANGE,
+			    "%s must be at least %ld, got %.40s", path, min,
+			    n->value);
 		return gs__imp_fail(c, n, GS_ERR_RANGE,
-				    "%s must be %ld..%ld, got %.40s", path, min,
-				    max, n->value);
+		                    "%s must be %ld..%ld, got %.40s", path, min,
+		                    max, n->value);
 	}
 	*out = v;
 	return GS_OK;
 }
 
 gs_err gs__imp_str(const struct gs__ictx *c, const struct gs_doc_node *n,
-		   const char *path, const char **out)
+                   const char *path, const char **out)
 {
 	if (n->kind != GS_DOC_SCALAR)
 		return gs__imp_expect(c, n, GS_DOC_SCALAR, path);
@@ -206,7 +206,7 @@ gs_err gs__imp_str(const struct gs__ictx *c, const struct gs_doc_node *n,
 }
 
 gs_err gs__imp_choice(const struct gs__ictx *c, const struct gs_doc_node *n,
-		      const char *path, const char *const *choices, int *out)
+                      const char *path, const char *const *choices, int *out)
 {
 	char list[160];
 	size_t len = 0;
@@ -221,12 +221,12 @@ gs_err gs__imp_choice(const struct gs__ictx *c, const struct gs_doc_node *n,
 	list[0] = '\0';
 	for (int i = 0; choices[i] != NULL && len < sizeof(list); i++) {
 		int w = snprintf(list + len, sizeof(list) - len, "%s%s",
-				 i ? "|" : "", choices[i]);
+		                 i ? "|" : "", choices[i]);
 		if (w > 0)
 			len += (size_t)w;
 	}
-	return gs__imp_fail(c, n, GS_ERR_INVALID,
-			    "%s must be %s, got '%.40s'", path, list, n->value);
+	return gs__imp_fail(c, n, GS_ERR_INVALID, "%s must be %s, got '%.40s'",
+	                    path, list, n->value);
 }
 
 void gs__imp_note(struct gs_import_notes *notes, const char *fmt, ...)

@@ -5,29 +5,41 @@
  * node's GPUs are contiguous, and so are the instances of a GPU and of a
  * node (everything is added in order). Each GPU and instance keeps its
  * own usage (memory, compute, slice count, sharing mode, held whole); a
- * GPU also keeps the usage it passes up to its node's load (memory used,
- * compute used in basis points of the GPU, 10000 = all of it).
+ * GPU also keeps what it adds to its node's load (memory used, compute
+ * used in basis points of the GPU, 10000 = all of it).
  *
- * Node summary. After every change to a node, summarise() recomputes:
- * the node's load, the largest free memory and free compute over its
- * non-MIG GPUs for each sharing class (empty, timeslice, mps), the number
- * of empty non-MIG GPUs, and the number of free instances per MIG profile
- * key (a key is catalog model index x GS_CATALOG_MAX_PROFILES + profile
- * index, so counts live in one n_nodes x n_keys byte array). The search
- * rules a node out with these bounds before it looks at any device; they
- * are necessary conditions only, the device check decides.
+ * Summaries. After every change to a node, summarise() recomputes the
+ * node's load and bounds (struct nsum, one cache line: largest and total
+ * free memory and compute per sharing class, empty GPUs, shareable
+ * instances; free instances per MIG profile key in a byte array, a key
+ * being catalog model index x GS_CATALOG_MAX_PROFILES + profile index) and
+ * the node's leaf in a tournament tree, then the path up to the root
+ * (stopping where nothing changed). A tree node holds the largest of each
+ * bound over its subtree, the profile keys with free instances (a
+ * bitmask), the (memory, compute) staircase of struct qmap, and per
+ * "edge" (a kind of room a request may need) the range of loads of the
+ * nodes that have it.
  *
- * Search. For each node that passes the bounds and whose load beats the
- * best node found so far (so ties keep the lower index), solve_node()
- * finds the best assignment within the node: a straight scan for one
- * slice, a depth-first search for a gang. The search never copies state:
- * a partial assignment is a short list of deltas (one per slice placed),
- * and a device's state is its stored usage plus the deltas on it.
+ * Search. gs_place() prepares the request (resolved profile keys, the
+ * bounds it implies, its edge), then tree_search() takes subtrees from a
+ * priority queue best edge load first, pushing only children whose
+ * bounds could fit. The first leaf whose node really fits (node_may_fit,
+ * then solve_node: a scan for one slice, a depth-first search for a
+ * gang) is the answer, because every node that beats it on load or index
+ * came out of the queue before it. The search never copies state: a
+ * partial assignment is a short list of deltas, and a device's state is
+ * its stored usage plus the deltas on it.
  *
  * Why. When nothing fits, explain_*() walks the inventory once more and
  * applies the filters one at a time (selector, device type, sharing mode,
  * memory, compute), reporting the first filter that leaves no candidate
- * and the best candidate before it.
+ * and the best candidate before it; node summaries let it skip nodes that
+ * cannot hold a better candidate.
+ *
+ * Invariants: every bound in a summary or the tree is a necessary
+ * condition (free amounts round up, request amounts round down), so
+ * pruning never loses a fit; tests/unit/test_placement.c checks results
+ * against an exhaustive search.
  */
 #include "gs/placement.h"
 
@@ -39,12 +51,12 @@
 #include <string.h>
 #include <strings.h>
 
-#define UUID_MAX GS_SPEC_UUID_MAX
+#define UUID_MAX      GS_SPEC_UUID_MAX
 #define MAX_NODE_GPUS 255
-#define PPM 1000000LL
-#define BP_WHOLE 10000
-#define MIB (1024ULL * 1024)
-#define GIB (1024ULL * 1024 * 1024)
+#define PPM           1000000LL
+#define BP_WHOLE      10000
+#define MIB           (1024ULL * 1024)
+#define GIB           (1024ULL * 1024 * 1024)
 /* Profile keys (catalog models x GS_CATALOG_MAX_PROFILES) / 64, at most. */
 #define KEY_WORDS_MAX 16
 /* Planner calls one failed MIG request may spend on its hint. */
@@ -54,19 +66,19 @@ enum cls { CLS_EMPTY = 0, CLS_TS, CLS_MPS, CLS__COUNT };
 
 struct pgpu {
 	uint64_t mem_total;
-	uint64_t mem_used;      /* fractional slices (non-MIG) */
-	int c_used;             /* percent (non-MIG) */
-	int n_slices;           /* fractional or whole slices (non-MIG) */
-	uint8_t mode;           /* enum gs_slice_mode of its slices */
-	bool whole;             /* held by a whole-GPU slice */
+	uint64_t mem_used; /* fractional slices (non-MIG) */
+	int c_used;        /* percent (non-MIG) */
+	int n_slices;      /* fractional or whole slices (non-MIG) */
+	uint8_t mode;      /* enum gs_slice_mode of its slices */
+	bool whole;        /* held by a whole-GPU slice */
 	bool mig;
-	uint8_t index;          /* within its node */
+	uint8_t index; /* within its node */
 	int node;
 	int first_inst, n_inst;
 	/* What this GPU adds to its node's load. */
 	uint64_t load_mem;
 	int load_bp;
-	int model_idx;          /* catalog index, -1 if unknown */
+	int model_idx; /* catalog index, -1 if unknown */
 	const struct gs_gpu_model *model;
 	char model_name[GS_SPEC_MODEL_MAX];
 	char uuid[UUID_MAX];
@@ -74,14 +86,14 @@ struct pgpu {
 
 struct pinst {
 	uint64_t mem_total;
-	uint64_t mem_used;      /* layered slices */
-	int c_used;             /* percent of the instance */
-	int n_slices;           /* layered slices */
+	uint64_t mem_used; /* layered slices */
+	int c_used;        /* percent of the instance */
+	int n_slices;      /* layered slices */
 	uint8_t mode;
-	bool exclusive;         /* held by a MIG slice */
+	bool exclusive; /* held by a MIG slice */
 	int gpu;
-	int key;                /* profile key */
-	int bp_share;           /* of the parent GPU */
+	int key;      /* profile key */
+	int bp_share; /* of the parent GPU */
 	int start;
 	const struct gs_mig_profile *profile;
 	char uuid[UUID_MAX];
@@ -93,14 +105,14 @@ struct pinst {
  * necessary conditions when compared with requests rounded down.
  */
 struct nsum {
-	int64_t load;                    /* ppm, see placement.h */
+	int64_t load;                     /* ppm, see placement.h */
 	const struct gs_gpu_model *model; /* when all GPUs share one */
 	uint32_t max_free_mib[CLS__COUNT];
 	uint32_t sum_free_mib[CLS__COUNT];
-	uint32_t min_empty_mib;          /* smallest empty GPU */
+	uint32_t min_empty_mib; /* smallest empty GPU */
 	uint16_t max_free_c[CLS__COUNT];
 	uint16_t sum_free_c[CLS__COUNT];
-	uint16_t n_layered;              /* instances not held whole */
+	uint16_t n_layered; /* instances not held whole */
 	uint8_t n_empty;
 	uint8_t n_gpus;
 };
@@ -112,34 +124,34 @@ struct pnode {
 	int64_t bp_used;
 	/* counts for the explanations */
 	int n_plain, n_whole, n_cls[CLS__COUNT];
-	int min_slices;                  /* over non-MIG GPUs, -1 if none */
+	int min_slices; /* over non-MIG GPUs, -1 if none */
 	char name[GS_PLACE_NAME_MAX];
 };
 
 struct gs_place_inv {
 	int n_nodes, cap_nodes;
 	struct pnode *node;
-	struct nsum *sum;                /* n_nodes, parallel to node[] */
+	struct nsum *sum; /* n_nodes, parallel to node[] */
 	/* A tournament tree over node indices (leaves tsize..2 tsize-1)
 	 * holding, per subtree, the largest of each summary bound and the
 	 * range of loads; free MIG profile keys as a bitmask per subtree. */
 	int tsize, kwords;
 	struct tnode *tree;
 	uint64_t *tkeys;
-	struct qmap *tq;        /* 2 tsize, see struct qmap */
+	struct qmap *tq; /* 2 tsize, see struct qmap */
 	int n_gpus, cap_gpus;
 	struct pgpu *gpu;
 	int n_inst, cap_inst;
 	struct pinst *inst;
 	int n_keys;
-	uint8_t *free_inst;     /* n_nodes x n_keys */
+	uint8_t *free_inst; /* n_nodes x n_keys */
 };
 
 /* ---- names ------------------------------------------------------------ */
 
 static const char *const policy_names[] = {"binpack", "spread"};
 static const char *const gang_names[] = {"same-node", "same-gpu",
-					 "same-parent"};
+                                         "same-parent"};
 
 const char *gs_place_policy_name(enum gs_place_policy p)
 {
@@ -147,16 +159,17 @@ const char *gs_place_policy_name(enum gs_place_policy p)
 }
 
 gs_err gs_place_parse_policy(const char *text, enum gs_place_policy *p,
-			     struct gs_errbuf *eb)
+                             struct gs_errbuf *eb)
 {
 	for (int i = 0; i < 2; i++)
 		if (text != NULL && strcasecmp(text, policy_names[i]) == 0) {
 			*p = (enum gs_place_policy)i;
 			return GS_OK;
 		}
-	return gs_fail(eb, GS_ERR_PARSE,
-		       "unknown placement policy '%s' (expected binpack|spread)",
-		       text ? text : "");
+	return gs_fail(
+	    eb, GS_ERR_PARSE,
+	    "unknown placement policy '%s' (expected binpack|spread)",
+	    text ? text : "");
 }
 
 const char *gs_place_gang_name(enum gs_place_gang g)
@@ -165,7 +178,7 @@ const char *gs_place_gang_name(enum gs_place_gang g)
 }
 
 gs_err gs_place_parse_gang(const char *text, enum gs_place_gang *g,
-			   struct gs_errbuf *eb)
+                           struct gs_errbuf *eb)
 {
 	for (int i = 0; i < 3; i++)
 		if (text != NULL && strcasecmp(text, gang_names[i]) == 0) {
@@ -173,9 +186,9 @@ gs_err gs_place_parse_gang(const char *text, enum gs_place_gang *g,
 			return GS_OK;
 		}
 	return gs_fail(eb, GS_ERR_PARSE,
-		       "unknown gang constraint '%s' (expected same-node|"
-		       "same-gpu|same-parent)",
-		       text ? text : "");
+	               "unknown gang constraint '%s' (expected same-node|"
+	               "same-gpu|same-parent)",
+	               text ? text : "");
 }
 
 /* ---- inventory ------------------------------------------------------ */
@@ -189,7 +202,7 @@ static int model_index(const struct gs_gpu_model *m)
 }
 
 static int profile_key(int model_idx, const struct gs_gpu_model *m,
-		       const struct gs_mig_profile *p)
+                       const struct gs_mig_profile *p)
 {
 	return model_idx * GS_CATALOG_MAX_PROFILES + (int)(p - m->profiles);
 }
@@ -273,10 +286,10 @@ struct qmap {
 };
 
 static const uint32_t q_mem[QLEVELS] = {
-	0, 1024, 2048, 4096, 6144, 8192, 12288, 16384,
-	20480, 24576, 32768, 40960, 49152, 65536, 81920, 122880};
+    0,     1024,  2048,  4096,  6144,  8192,  12288, 16384,
+    20480, 24576, 32768, 40960, 49152, 65536, 81920, 122880};
 static const uint8_t q_c[QLEVELS] = {0,  5,  10, 15, 20, 25, 30, 35,
-				     40, 50, 60, 70, 75, 80, 90, 100};
+                                     40, 50, 60, 70, 75, 80, 90, 100};
 
 /* The highest grid level at or below an amount. */
 static int q_level_mem(uint64_t bytes)
@@ -336,13 +349,13 @@ static int q_map_of(int mode)
  * amounts rounded down to the e_* grid), so a heavily loaded node without
  * that room never steers the search. Loads fit in int32 (at most 2e6).
  */
-#define CAT_PLAIN 1
-#define CAT_MIG 2
-#define E_CAT 0
-#define E_WHOLE 3
-#define E_CELL 4
-#define E_GRID 4
-#define E__COUNT (E_CELL + 2 * E_GRID * E_GRID)
+#define CAT_PLAIN   1
+#define CAT_MIG     2
+#define E_CAT       0
+#define E_WHOLE     3
+#define E_CELL      4
+#define E_GRID      4
+#define E__COUNT    (E_CELL + 2 * E_GRID * E_GRID)
 #define NO_LOAD_MAX INT32_MIN
 #define NO_LOAD_MIN INT32_MAX
 
@@ -368,7 +381,7 @@ struct tnode {
 	uint16_t max_sum_c[CLS__COUNT];
 	uint16_t max_layered;
 	uint8_t max_empty;
-	bool any;               /* the subtree holds a node */
+	bool any; /* the subtree holds a node */
 };
 
 static int node_cats(const struct gs_place_inv *inv, int n)
@@ -406,20 +419,21 @@ static bool tree_pull(struct gs_place_inv *inv, int t)
 		for (int m = 0; m < QM__COUNT; m++)
 			for (int i = 0; i < QLEVELS; i++)
 				q.row[m][i] = inv->tq[2 * t].row[m][i] |
-					      inv->tq[2 * t + 1].row[m][i];
+				              inv->tq[2 * t + 1].row[m][i];
 		d.any = true;
 		for (int m = 0; m < E__COUNT; m++) {
 			d.max_load[m] = MAX(l->max_load[m], r->max_load[m]);
 			d.min_load[m] = l->min_load[m] < r->min_load[m]
-						? l->min_load[m]
-						: r->min_load[m];
+			                    ? l->min_load[m]
+			                    : r->min_load[m];
 		}
 		for (int c = 0; c < CLS__COUNT; c++) {
 			d.max_free_mib[c] =
-				MAX(l->max_free_mib[c], r->max_free_mib[c]);
+			    MAX(l->max_free_mib[c], r->max_free_mib[c]);
 			d.max_sum_mib[c] =
-				MAX(l->max_sum_mib[c], r->max_sum_mib[c]);
-			d.max_free_c[c] = MAX(l->max_free_c[c], r->max_free_c[c]);
+			    MAX(l->max_sum_mib[c], r->max_sum_mib[c]);
+			d.max_free_c[c] =
+			    MAX(l->max_free_c[c], r->max_free_c[c]);
 			d.max_sum_c[c] = MAX(l->max_sum_c[c], r->max_sum_c[c]);
 		}
 		d.max_layered = MAX(l->max_layered, r->max_layered);
@@ -455,10 +469,12 @@ static void leaf_qmap(const struct gs_place_inv *inv, int n, struct qmap *q)
 					continue;
 				if (in->n_slices == 0 ||
 				    in->mode == GS_MODE_MIG_TIMESLICE)
-					q_add(q, QM_MIG_TS, fm, 100 - in->c_used);
+					q_add(q, QM_MIG_TS, fm,
+					      100 - in->c_used);
 				if (in->n_slices == 0 ||
 				    in->mode == GS_MODE_MIG_MPS)
-					q_add(q, QM_MIG_MPS, fm, 100 - in->c_used);
+					q_add(q, QM_MIG_MPS, fm,
+					      100 - in->c_used);
 			}
 			continue;
 		}
@@ -491,7 +507,8 @@ static void leaf_edges(const struct gs_place_inv *inv, int n, bool *has)
 		if (g->mig || g->whole)
 			continue;
 		for (int map = QM_TS; map <= QM_MPS; map++) {
-			int want = map == QM_TS ? GS_MODE_TIMESLICE : GS_MODE_MPS;
+			int want =
+			    map == QM_TS ? GS_MODE_TIMESLICE : GS_MODE_MPS;
 
 			if (g->n_slices > 0 && g->mode != want)
 				continue;
@@ -499,7 +516,8 @@ static void leaf_edges(const struct gs_place_inv *inv, int n, bool *has)
 				for (int j = 0; j < E_GRID; j++)
 					if (fm >= (uint64_t)e_mem[i] * MIB &&
 					    fc >= e_c[j])
-						has[E_CELL + map * E_GRID * E_GRID +
+						has[E_CELL +
+						    map * E_GRID * E_GRID +
 						    i * E_GRID + j] = true;
 		}
 	}
@@ -578,32 +596,32 @@ static bool tree_resize(struct gs_place_inv *inv)
 }
 
 gs_err gs_place_inv_add_node(struct gs_place_inv *inv, const char *name,
-			     int *node, struct gs_errbuf *eb)
+                             int *node, struct gs_errbuf *eb)
 {
 	struct pnode *nd;
 	int cap = inv->cap_nodes;
 
 	if (!grow((void **)&inv->node, &inv->cap_nodes, inv->n_nodes,
-		  sizeof(*inv->node)))
+	          sizeof(*inv->node)))
 		return gs_fail(eb, GS_ERR_NOMEM, "no memory for the inventory");
 	if (inv->cap_nodes != cap || inv->free_inst == NULL ||
 	    inv->sum == NULL) {
 		uint8_t *fi = realloc(inv->free_inst, (size_t)inv->cap_nodes *
-							      (size_t)inv->n_keys);
+		                                          (size_t)inv->n_keys);
 		struct nsum *sm;
 
 		if (fi == NULL)
 			return gs_fail(eb, GS_ERR_NOMEM,
-				       "no memory for the inventory");
+			               "no memory for the inventory");
 		inv->free_inst = fi;
 		sm = realloc(inv->sum, (size_t)inv->cap_nodes * sizeof(*sm));
 		if (sm == NULL)
 			return gs_fail(eb, GS_ERR_NOMEM,
-				       "no memory for the inventory");
+			               "no memory for the inventory");
 		inv->sum = sm;
 		if (!tree_resize(inv))
 			return gs_fail(eb, GS_ERR_NOMEM,
-				       "no memory for the inventory");
+			               "no memory for the inventory");
 	}
 	nd = &inv->node[inv->n_nodes];
 	memset(nd, 0, sizeof(*nd));
@@ -623,20 +641,21 @@ gs_err gs_place_inv_add_node(struct gs_place_inv *inv, const char *name,
 }
 
 gs_err gs_place_inv_add_gpu(struct gs_place_inv *inv,
-			    const struct gs_place_gpu_desc *desc, int *gpu,
-			    struct gs_errbuf *eb)
+                            const struct gs_place_gpu_desc *desc, int *gpu,
+                            struct gs_errbuf *eb)
 {
 	struct pnode *nd;
 	struct pgpu *g;
 	uint64_t mem = desc->memory_bytes;
 
 	if (inv->n_nodes == 0)
-		return gs_fail(eb, GS_ERR_INVALID, "add a node before its GPUs");
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "add a node before its GPUs");
 	nd = &inv->node[inv->n_nodes - 1];
 	if (nd->n_gpus >= MAX_NODE_GPUS)
 		return gs_fail(eb, GS_ERR_RANGE,
-			       "node %s has more than %d GPUs", nd->name,
-			       MAX_NODE_GPUS);
+		               "node %s has more than %d GPUs", nd->name,
+		               MAX_NODE_GPUS);
 	if (desc->model == NULL &&
 	    (desc->model_name == NULL || desc->model_name[0] == '\0'))
 		return gs_fail(eb, GS_ERR_INVALID, "a GPU needs a model");
@@ -644,14 +663,14 @@ gs_err gs_place_inv_add_gpu(struct gs_place_inv *inv,
 		mem = desc->model->memory_mib * MIB;
 	if (mem == 0)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "GPU %d of node %s: memory size unknown",
-			       nd->n_gpus, nd->name);
+		               "GPU %d of node %s: memory size unknown",
+		               nd->n_gpus, nd->name);
 	if (desc->mig_enabled && desc->model == NULL)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "GPU %d of node %s: MIG needs a catalog model",
-			       nd->n_gpus, nd->name);
+		               "GPU %d of node %s: MIG needs a catalog model",
+		               nd->n_gpus, nd->name);
 	if (!grow((void **)&inv->gpu, &inv->cap_gpus, inv->n_gpus,
-		  sizeof(*inv->gpu)))
+	          sizeof(*inv->gpu)))
 		return gs_fail(eb, GS_ERR_NOMEM, "no memory for the inventory");
 	g = &inv->gpu[inv->n_gpus];
 	memset(g, 0, sizeof(*g));
@@ -663,12 +682,12 @@ gs_err gs_place_inv_add_gpu(struct gs_place_inv *inv,
 	g->model = desc->model;
 	g->model_idx = model_index(desc->model);
 	copy_str(g->model_name, sizeof(g->model_name),
-		 desc->model ? desc->model->name : desc->model_name);
+	         desc->model ? desc->model->name : desc->model_name);
 	if (desc->uuid != NULL)
 		copy_str(g->uuid, sizeof(g->uuid), desc->uuid);
 	else
 		snprintf(g->uuid, sizeof(g->uuid), "GPU-%s-%d", nd->name,
-			 nd->n_gpus);
+		         nd->n_gpus);
 	if (nd->n_gpus == 0)
 		inv->sum[g->node].model = desc->model;
 	else if (inv->sum[g->node].model != desc->model)
@@ -681,8 +700,8 @@ gs_err gs_place_inv_add_gpu(struct gs_place_inv *inv,
 }
 
 gs_err gs_place_inv_add_mig(struct gs_place_inv *inv,
-			    const struct gs_place_mig_desc *desc, int *inst,
-			    struct gs_errbuf *eb)
+                            const struct gs_place_mig_desc *desc, int *inst,
+                            struct gs_errbuf *eb)
 {
 	struct pgpu *g;
 	struct pinst *in;
@@ -691,20 +710,20 @@ gs_err gs_place_inv_add_mig(struct gs_place_inv *inv,
 
 	if (inv->n_gpus == 0)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "add a GPU before its MIG instances");
+		               "add a GPU before its MIG instances");
 	g = &inv->gpu[inv->n_gpus - 1];
 	if (!g->mig)
-		return gs_fail(eb, GS_ERR_INVALID,
-			       "GPU %s is not in MIG mode", g->uuid);
+		return gs_fail(eb, GS_ERR_INVALID, "GPU %s is not in MIG mode",
+		               g->uuid);
 	if (p == NULL || p < g->model->profiles ||
 	    p >= g->model->profiles + g->model->n_profiles)
 		return gs_fail(eb, GS_ERR_UNKNOWN_PROFILE,
-			       "GPU %s: the profile is not one of %s's",
-			       g->uuid, g->model->name);
+		               "GPU %s: the profile is not one of %s's",
+		               g->uuid, g->model->name);
 	if (!gs_catalog_placement_valid(p, desc->start))
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "GPU %s: %s cannot start at memory slice %d",
-			       g->uuid, p->name, desc->start);
+		               "GPU %s: %s cannot start at memory slice %d",
+		               g->uuid, p->name, desc->start);
 	size = p->memory_slices;
 	for (int i = g->first_inst; i < g->first_inst + g->n_inst; i++) {
 		const struct pinst *o = &inv->inst[i];
@@ -712,12 +731,12 @@ gs_err gs_place_inv_add_mig(struct gs_place_inv *inv,
 		if (desc->start < o->start + o->profile->memory_slices &&
 		    o->start < desc->start + size)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "GPU %s: %s@%d overlaps %s@%d", g->uuid,
-				       p->name, desc->start, o->profile->name,
-				       o->start);
+			               "GPU %s: %s@%d overlaps %s@%d", g->uuid,
+			               p->name, desc->start, o->profile->name,
+			               o->start);
 	}
 	if (!grow((void **)&inv->inst, &inv->cap_inst, inv->n_inst,
-		  sizeof(*inv->inst)))
+	          sizeof(*inv->inst)))
 		return gs_fail(eb, GS_ERR_NOMEM, "no memory for the inventory");
 	in = &inv->inst[inv->n_inst];
 	memset(in, 0, sizeof(*in));
@@ -726,14 +745,14 @@ gs_err gs_place_inv_add_mig(struct gs_place_inv *inv,
 	in->start = desc->start;
 	in->key = profile_key(g->model_idx, g->model, p);
 	in->mem_total = desc->memory_bytes ? desc->memory_bytes
-			: p->memory_mib ? p->memory_mib * MIB
-					: p->memory_mib_nominal * MIB;
+	                : p->memory_mib    ? p->memory_mib * MIB
+	                                   : p->memory_mib_nominal * MIB;
 	in->bp_share = p->compute_slices * BP_WHOLE / g->model->compute_slices;
 	if (desc->uuid != NULL)
 		copy_str(in->uuid, sizeof(in->uuid), desc->uuid);
 	else
 		snprintf(in->uuid, sizeof(in->uuid), "MIG-%.80s-%d", g->uuid,
-			 g->n_inst);
+		         g->n_inst);
 	g->n_inst++;
 	inv->node[g->node].n_inst++;
 	*inst = inv->n_inst++;
@@ -787,7 +806,7 @@ const char *gs_place_inv_mig_uuid(const struct gs_place_inv *inv, int inst)
 }
 
 gs_err gs_place_inv_free(const struct gs_place_inv *inv, int gpu, int inst,
-			 struct gs_place_free *out, struct gs_errbuf *eb)
+                         struct gs_place_free *out, struct gs_errbuf *eb)
 {
 	memset(out, 0, sizeof(*out));
 	if (inst >= 0) {
@@ -795,23 +814,23 @@ gs_err gs_place_inv_free(const struct gs_place_inv *inv, int gpu, int inst,
 
 		if (inst >= inv->n_inst)
 			return gs_fail(eb, GS_ERR_NOT_FOUND,
-				       "no MIG instance %d", inst);
+			               "no MIG instance %d", inst);
 		in = &inv->inst[inst];
 		out->exclusive = in->exclusive;
-		out->memory_bytes = in->exclusive ? 0
-						  : in->mem_total - in->mem_used;
+		out->memory_bytes =
+		    in->exclusive ? 0 : in->mem_total - in->mem_used;
 		out->compute_pct = in->exclusive ? 0 : 100 - in->c_used;
 		out->n_slices = in->n_slices + (in->exclusive ? 1 : 0);
-		out->mode = in->exclusive ? GS_MODE_MIG
-					  : (enum gs_slice_mode)in->mode;
+		out->mode =
+		    in->exclusive ? GS_MODE_MIG : (enum gs_slice_mode)in->mode;
 		return GS_OK;
 	}
 	if (gpu < 0 || gpu >= inv->n_gpus)
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "no GPU %d", gpu);
 	if (inv->gpu[gpu].mig)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "GPU %d is in MIG mode: ask about its instances",
-			       gpu);
+		               "GPU %d is in MIG mode: ask about its instances",
+		               gpu);
 	out->exclusive = inv->gpu[gpu].whole;
 	out->memory_bytes = inv->gpu[gpu].mem_total - inv->gpu[gpu].mem_used;
 	out->compute_pct = 100 - inv->gpu[gpu].c_used;
@@ -830,7 +849,7 @@ static bool is_layered_mode(int mode)
 static int cls_of(int mode)
 {
 	return (mode == GS_MODE_MPS || mode == GS_MODE_MIG_MPS) ? CLS_MPS
-								 : CLS_TS;
+	                                                        : CLS_TS;
 }
 
 /* What GPU g passes up to its node's load. */
@@ -929,13 +948,16 @@ static void summarise(struct gs_place_inv *inv, int n)
 	}
 	for (int c = 0; c < CLS__COUNT; c++)
 		sm->sum_free_mib[c] = mib_up(sum_mem[c]);
-	sm->min_empty_mib = min_empty == UINT64_MAX ? 0 : (uint32_t)(min_empty / MIB);
-	sm->n_layered = n_layered > UINT16_MAX ? UINT16_MAX : (uint16_t)n_layered;
+	sm->min_empty_mib =
+	    min_empty == UINT64_MAX ? 0 : (uint32_t)(min_empty / MIB);
+	sm->n_layered =
+	    n_layered > UINT16_MAX ? UINT16_MAX : (uint16_t)n_layered;
 	sm->load = 0;
 	if (nd->mem_total > 0)
 		sm->load += (int64_t)(nd->mem_used * PPM / nd->mem_total);
 	if (nd->n_gpus > 0)
-		sm->load += nd->bp_used * PPM / ((int64_t)BP_WHOLE * nd->n_gpus);
+		sm->load +=
+		    nd->bp_used * PPM / ((int64_t)BP_WHOLE * nd->n_gpus);
 	tree_update(inv, n);
 }
 
@@ -947,22 +969,22 @@ struct pitem {
 	bool layered;
 	uint64_t mem;
 	int c;
-	int n_keys;              /* MIG, layered with a profile */
+	int n_keys; /* MIG, layered with a profile */
 	int keys[16];
-	const char *profile;     /* "" for any */
-	int group;               /* MIG: index of its profile name group */
+	const char *profile; /* "" for any */
+	int group;           /* MIG: index of its profile name group */
 };
 
 struct prep {
-	int n;                   /* items searched (1 for SAME_GPU) */
-	int n_orig;              /* items asked for */
+	int n;      /* items searched (1 for SAME_GPU) */
+	int n_orig; /* items asked for */
 	struct pitem it[GS_PLACE_MAX_GANG];
 	enum gs_place_gang gang;
 	enum gs_place_policy policy;
 	const struct gs_gpu_selector *sel;
 	const struct gs_gpu_model *sel_model;
 	int n_whole;
-	int n_groups;            /* distinct MIG profile names */
+	int n_groups; /* distinct MIG profile names */
 	int group_count[GS_PLACE_MAX_GANG];
 	const char *group_name[GS_PLACE_MAX_GANG];
 	/* Bounds for node_may_fit(), per sharing class of the fractional
@@ -973,8 +995,8 @@ struct prep {
 	uint64_t sum_mib[CLS__COUNT];
 	int sum_c[CLS__COUNT];
 	int n_layered;
-	int cats;                /* categories a node needs (CAT_*) */
-	int edge;                /* the tree edge the search orders by */
+	int cats; /* categories a node needs (CAT_*) */
+	int edge; /* the tree edge the search orders by */
 	/* For tree_may_fit(): the distinct qmap cells of the fractional
 	 * slices, and per MIG profile group the bitmask of its keys (the
 	 * catalog has at most 4 x 64 profile keys, see gs_place_inv_create). */
@@ -1003,14 +1025,16 @@ static void prep_bounds(struct prep *p)
 		uint64_t mib = it->mem / MIB;
 		int c;
 
-		p->cats |= (it->kind == GS_PLACE_MIG || it->layered) ? CAT_MIG
-								     : CAT_PLAIN;
+		p->cats |= (it->kind == GS_PLACE_MIG || it->layered)
+		               ? CAT_MIG
+		               : CAT_PLAIN;
 		if (it->kind == GS_PLACE_FRACTION) {
 			int m = q_map_of(it->mode), i = q_level_mem(it->mem);
 			int j = q_level_c(it->c), dup = 0;
 
 			for (int q = 0; q < p->n_qcheck; q++)
-				dup |= p->qcheck[q].m == m && p->qcheck[q].i == i &&
+				dup |= p->qcheck[q].m == m &&
+				       p->qcheck[q].i == i &&
 				       p->qcheck[q].j == j;
 			if (!dup) {
 				p->qcheck[p->n_qcheck].m = (uint8_t)m;
@@ -1019,13 +1043,14 @@ static void prep_bounds(struct prep *p)
 				p->n_qcheck++;
 			}
 		}
-		for (int q = 0; it->kind == GS_PLACE_MIG && q < it->n_keys; q++) {
+		for (int q = 0; it->kind == GS_PLACE_MIG && q < it->n_keys;
+		     q++) {
 			if (it->keys[q] >= 256) /* past the mask: never prune */
 				memset(p->group_mask[it->group], 0xff,
 				       sizeof(p->group_mask[0]));
 			else
 				p->group_mask[it->group][it->keys[q] / 64] |=
-					1ULL << (it->keys[q] % 64);
+				    1ULL << (it->keys[q] % 64);
 		}
 		if (it->kind == GS_PLACE_WHOLE)
 			p->n_whole++;
@@ -1038,8 +1063,8 @@ static void prep_bounds(struct prep *p)
 		c = cls_of(it->mode);
 		p->n_frac[c]++;
 		if (mib > p->max_mib[c])
-			p->max_mib[c] = mib > UINT32_MAX ? UINT32_MAX
-							 : (uint32_t)mib;
+			p->max_mib[c] =
+			    mib > UINT32_MAX ? UINT32_MAX : (uint32_t)mib;
 		if (it->c > p->max_c[c])
 			p->max_c[c] = it->c;
 		p->sum_mib[c] += mib;
@@ -1050,12 +1075,12 @@ static void prep_bounds(struct prep *p)
 		p->edge = E_WHOLE;
 	if (p->n == 1 && p->it[0].kind == GS_PLACE_FRACTION &&
 	    !p->it[0].layered)
-		p->edge = e_cell(q_map_of(p->it[0].mode), p->it[0].mem,
-				 p->it[0].c);
+		p->edge =
+		    e_cell(q_map_of(p->it[0].mode), p->it[0].mem, p->it[0].c);
 }
 
 static gs_err resolve_keys(struct pitem *it, const char *name,
-			   struct gs_errbuf *eb)
+                           struct gs_errbuf *eb)
 {
 	it->n_keys = 0;
 	for (int i = 0; i < gs_catalog_count(); i++) {
@@ -1066,24 +1091,24 @@ static gs_err resolve_keys(struct pitem *it, const char *name,
 			it->keys[it->n_keys++] = profile_key(i, m, p);
 	}
 	if (it->n_keys == 0)
-		return gs_fail(eb, GS_ERR_UNKNOWN_PROFILE,
-			       "unknown MIG profile '%s' (no catalog GPU has it)",
-			       name);
+		return gs_fail(
+		    eb, GS_ERR_UNKNOWN_PROFILE,
+		    "unknown MIG profile '%s' (no catalog GPU has it)", name);
 	return GS_OK;
 }
 
 static gs_err prepare(const struct gs_place_request *req, struct prep *p,
-		      struct gs_errbuf *eb)
+                      struct gs_errbuf *eb)
 {
 	memset(p, 0, sizeof(*p));
 	if (req->n < 1 || req->n > GS_PLACE_MAX_GANG)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "a request holds 1..%d slices, not %d",
-			       GS_PLACE_MAX_GANG, req->n);
+		               "a request holds 1..%d slices, not %d",
+		               GS_PLACE_MAX_GANG, req->n);
 	if ((unsigned)req->policy > GS_PLACE_SPREAD ||
 	    (unsigned)req->gang > GS_GANG_SAME_PARENT)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "unknown placement policy or gang constraint");
+		               "unknown placement policy or gang constraint");
 	p->n = p->n_orig = req->n;
 	p->gang = req->n == 1 ? GS_GANG_SAME_NODE : req->gang;
 	p->policy = req->policy;
@@ -1105,25 +1130,28 @@ static gs_err prepare(const struct gs_place_request *req, struct prep *p,
 			break;
 		case GS_PLACE_FRACTION:
 			if (in->mode != GS_MODE_TIMESLICE &&
-			    in->mode != GS_MODE_MPS && !is_layered_mode(in->mode))
-				return gs_fail(eb, GS_ERR_INVALID,
-					       "slice %d: a fractional slice "
-					       "needs mode timeslice, mps, "
-					       "mig+timeslice or mig+mps, not %s",
-					       k + 1, gs_mode_name(in->mode));
+			    in->mode != GS_MODE_MPS &&
+			    !is_layered_mode(in->mode))
+				return gs_fail(
+				    eb, GS_ERR_INVALID,
+				    "slice %d: a fractional slice "
+				    "needs mode timeslice, mps, "
+				    "mig+timeslice or mig+mps, not %s",
+				    k + 1, gs_mode_name(in->mode));
 			if (in->compute_pct < 0 || in->compute_pct > 100)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "slice %d: compute must be "
-					       "0..100, got %d",
-					       k + 1, in->compute_pct);
+				               "slice %d: compute must be "
+				               "0..100, got %d",
+				               k + 1, in->compute_pct);
 			it->layered = is_layered_mode(in->mode);
 			it->mem = in->memory_bytes;
 			it->c = in->compute_pct;
 			if (!it->layered && in->mig_profile[0] != '\0')
-				return gs_fail(eb, GS_ERR_INVALID,
-					       "slice %d: a MIG profile needs a "
-					       "MIG mode, not %s",
-					       k + 1, gs_mode_name(in->mode));
+				return gs_fail(
+				    eb, GS_ERR_INVALID,
+				    "slice %d: a MIG profile needs a "
+				    "MIG mode, not %s",
+				    k + 1, gs_mode_name(in->mode));
 			if (it->layered && in->mig_profile[0] != '\0') {
 				err = resolve_keys(it, in->mig_profile, eb);
 				if (err != GS_OK)
@@ -1133,9 +1161,9 @@ static gs_err prepare(const struct gs_place_request *req, struct prep *p,
 		case GS_PLACE_MIG:
 			if (in->mig_profile[0] == '\0')
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "slice %d: a MIG slice needs a "
-					       "profile",
-					       k + 1);
+				               "slice %d: a MIG slice needs a "
+				               "profile",
+				               k + 1);
 			err = resolve_keys(it, in->mig_profile, eb);
 			if (err != GS_OK)
 				return err;
@@ -1152,8 +1180,8 @@ static gs_err prepare(const struct gs_place_request *req, struct prep *p,
 			break;
 		default:
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "slice %d: unknown kind %d", k + 1,
-				       (int)in->kind);
+			               "slice %d: unknown kind %d", k + 1,
+			               (int)in->kind);
 		}
 	}
 	if (req->n > 1 && p->gang == GS_GANG_SAME_GPU) {
@@ -1162,15 +1190,15 @@ static gs_err prepare(const struct gs_place_request *req, struct prep *p,
 		for (int k = 0; k < req->n; k++) {
 			if (p->it[k].kind != GS_PLACE_FRACTION)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "a same-gpu gang shares one "
-					       "device: whole-GPU and MIG "
-					       "slices cannot be in it");
+				               "a same-gpu gang shares one "
+				               "device: whole-GPU and MIG "
+				               "slices cannot be in it");
 			if (p->it[k].mode != sum.mode ||
 			    strcmp(p->it[k].profile, sum.profile) != 0)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "a same-gpu gang shares one "
-					       "device: its slices need one "
-					       "mode (and MIG profile)");
+				               "a same-gpu gang shares one "
+				               "device: its slices need one "
+				               "mode (and MIG profile)");
 			if (k > 0) {
 				sum.mem += p->it[k].mem;
 				sum.c += p->it[k].c;
@@ -1183,9 +1211,9 @@ static gs_err prepare(const struct gs_place_request *req, struct prep *p,
 		for (int k = 0; k < req->n; k++)
 			if (p->it[k].kind != GS_PLACE_MIG)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "a same-parent gang takes MIG "
-					       "slices only (slice %d is not)",
-					       k + 1);
+				               "a same-parent gang takes MIG "
+				               "slices only (slice %d is not)",
+				               k + 1);
 	prep_bounds(p);
 	return GS_OK;
 }
@@ -1217,7 +1245,7 @@ static bool gpu_selected(const struct prep *p, const struct pgpu *g)
 }
 
 static bool uuid_selected(const struct prep *p, const struct pgpu *g,
-			  const struct pinst *in)
+                          const struct pinst *in)
 {
 	if (p->sel == NULL || p->sel->kind != GS_GPU_UUID)
 		return true;
@@ -1231,11 +1259,11 @@ static bool uuid_selected(const struct prep *p, const struct pgpu *g,
 /* One slice placed by the search so far. */
 struct delta {
 	int gpu;
-	int inst;               /* -1: on the GPU itself */
+	int inst; /* -1: on the GPU itself */
 	uint64_t mem;
 	int c;
 	int mode;
-	bool excl;              /* whole GPU or whole instance */
+	bool excl; /* whole GPU or whole instance */
 };
 
 struct search {
@@ -1243,14 +1271,14 @@ struct search {
 	const struct prep *p;
 	int n_d;
 	struct delta d[GS_PLACE_MAX_GANG];
-	int cur[GS_PLACE_MAX_GANG][2];      /* (gpu, inst) per item */
+	int cur[GS_PLACE_MAX_GANG][2]; /* (gpu, inst) per item */
 	/* best so far within the node being solved */
 	bool found;
 	int64_t best_score;
 	int best[GS_PLACE_MAX_GANG][2];
-	long *budget;           /* steps left for the whole request */
+	long *budget; /* steps left for the whole request */
 	bool exhausted;
-	int deepest;            /* items placed at the deepest point */
+	int deepest; /* items placed at the deepest point */
 };
 
 /* A device's state: what is stored plus the deltas on it. */
@@ -1321,7 +1349,7 @@ static bool fraction_fits(const struct dstate *st, const struct pitem *it)
 }
 
 static bool gpu_fits(const struct search *s, int gi, const struct pitem *it,
-		     struct dstate *st)
+                     struct dstate *st)
 {
 	const struct pgpu *g = &s->inv->gpu[gi];
 
@@ -1334,7 +1362,7 @@ static bool gpu_fits(const struct search *s, int gi, const struct pitem *it,
 }
 
 static bool inst_fits(const struct search *s, int ii, const struct pitem *it,
-		      struct dstate *st)
+                      struct dstate *st)
 {
 	const struct pinst *in = &s->inv->inst[ii];
 	const struct pgpu *g = &s->inv->gpu[in->gpu];
@@ -1399,8 +1427,8 @@ static int64_t score_deltas(const struct search *s)
 			const struct delta *e = &s->d[j];
 
 			if (d->inst >= 0 && d->excl)
-				seen = e->gpu == d->gpu && e->inst >= 0 &&
-				       e->excl;
+				seen =
+				    e->gpu == d->gpu && e->inst >= 0 && e->excl;
 			else if (d->inst >= 0)
 				seen = e->inst == d->inst;
 			else
@@ -1426,7 +1454,7 @@ static bool better(const struct search *s, int64_t score)
 	if (!s->found)
 		return true;
 	return s->p->policy == GS_PLACE_BINPACK ? score < s->best_score
-						: score > s->best_score;
+	                                        : score > s->best_score;
 }
 
 static void push(struct search *s, int k, int gi, int ii)
@@ -1465,7 +1493,8 @@ static bool same_gpu_state(const struct pgpu *a, const struct pgpu *b)
 	return a->model == b->model && a->mem_total == b->mem_total &&
 	       a->mem_used == b->mem_used && a->c_used == b->c_used &&
 	       a->n_slices == b->n_slices && a->mode == b->mode &&
-	       a->whole == b->whole && strcmp(a->model_name, b->model_name) == 0;
+	       a->whole == b->whole &&
+	       strcmp(a->model_name, b->model_name) == 0;
 }
 
 static bool same_inst_state(const struct pinst *a, const struct pinst *b)
@@ -1567,9 +1596,9 @@ static bool rest_may_fit(const struct search *s, int node, int k)
 		    need_c[c] > have_c[c] + empty_c)
 			return false;
 	return need_mem[CLS_TS] + need_mem[CLS_MPS] <=
-		       have_mem[CLS_TS] + have_mem[CLS_MPS] + empty_mem &&
+	           have_mem[CLS_TS] + have_mem[CLS_MPS] + empty_mem &&
 	       need_c[CLS_TS] + need_c[CLS_MPS] <=
-		       have_c[CLS_TS] + have_c[CLS_MPS] + empty_c;
+	           have_c[CLS_TS] + have_c[CLS_MPS] + empty_c;
 }
 
 static void dfs(struct search *s, int node, int k)
@@ -1595,7 +1624,7 @@ static void dfs(struct search *s, int node, int k)
 	if (it->kind == GS_PLACE_MIG || it->layered) {
 		bool parent = s->p->gang == GS_GANG_SAME_PARENT && s->p->n > 1;
 		int first = nd->first_inst, last = first + nd->n_inst;
-		int host = -1;          /* GPU last checked as a parent */
+		int host = -1; /* GPU last checked as a parent */
 		bool host_ok = false;
 
 		if (parent && k > 0) {
@@ -1616,7 +1645,7 @@ static void dfs(struct search *s, int node, int k)
 				continue;
 			for (int t = 0; !st.touched && t < n_tried && !dup; t++)
 				dup = same_inst_state(&s->inv->inst[tried[t]],
-						      &s->inv->inst[i]);
+				                      &s->inv->inst[i]);
 			if (dup)
 				continue;
 			if (!st.touched && n_tried < 64)
@@ -1636,7 +1665,7 @@ static void dfs(struct search *s, int node, int k)
 			continue;
 		for (int t = 0; !st.touched && t < n_tried && !dup; t++)
 			dup = same_gpu_state(&s->inv->gpu[tried[t]],
-					     &s->inv->gpu[g]);
+			                     &s->inv->gpu[g]);
 		if (dup)
 			continue;
 		if (!st.touched && n_tried < 64)
@@ -1684,7 +1713,7 @@ static void scan_one(struct search *s, int node)
  * those the whole-GPU slices need).
  */
 static inline bool node_may_fit(const struct gs_place_inv *inv,
-				const struct prep *p, int node)
+                                const struct prep *p, int node)
 {
 	const struct nsum *sm = &inv->sum[node];
 	uint64_t empty_mib, all_mib = 0;
@@ -1702,7 +1731,7 @@ static inline bool node_may_fit(const struct gs_place_inv *inv,
 		return false;
 	if (p->n_groups > 0) {
 		const uint8_t *fi =
-			inv->free_inst + (size_t)node * (size_t)inv->n_keys;
+		    inv->free_inst + (size_t)node * (size_t)inv->n_keys;
 
 		for (int g = 0; g < p->n_groups; g++) {
 			const struct pitem *it = NULL;
@@ -1730,9 +1759,9 @@ static inline bool node_may_fit(const struct gs_place_inv *inv,
 		if (p->n_frac[c] == 0)
 			continue;
 		bool on_empty = p->max_mib[c] <= sm->max_free_mib[CLS_EMPTY] &&
-				p->max_c[c] <= sm->max_free_c[CLS_EMPTY];
+		                p->max_c[c] <= sm->max_free_c[CLS_EMPTY];
 		bool on_shared = p->max_mib[c] <= sm->max_free_mib[c] &&
-				 p->max_c[c] <= sm->max_free_c[c];
+		                 p->max_c[c] <= sm->max_free_c[c];
 
 		if (p->n_frac[c] == 1 && !on_empty && !on_shared)
 			return false;
@@ -1751,14 +1780,14 @@ static inline bool node_may_fit(const struct gs_place_inv *inv,
 		all_c += p->sum_c[c];
 	}
 	return all_mib <= (uint64_t)sm->sum_free_mib[CLS_TS] +
-				  sm->sum_free_mib[CLS_MPS] + empty_mib &&
-	       all_c <= sm->sum_free_c[CLS_TS] + sm->sum_free_c[CLS_MPS] +
-				empty_c;
+	                      sm->sum_free_mib[CLS_MPS] + empty_mib &&
+	       all_c <=
+	           sm->sum_free_c[CLS_TS] + sm->sum_free_c[CLS_MPS] + empty_c;
 }
 
 /* Only what the search reads before it writes (the struct is large). */
 static void search_init(struct search *s, const struct gs_place_inv *inv,
-			const struct prep *p, long *budget)
+                        const struct prep *p, long *budget)
 {
 	s->inv = inv;
 	s->p = p;
@@ -1781,8 +1810,8 @@ static void solve_node(struct search *s, int node)
 
 /* ---- the answer -------------------------------------------------------- */
 
-static void fill_result(const struct prep *p, const struct search *s,
-			int node, struct gs_place_result *out)
+static void fill_result(const struct prep *p, const struct search *s, int node,
+                        struct gs_place_result *out)
 {
 	out->n = p->n_orig;
 	for (int k = 0; k < p->n_orig; k++) {
@@ -1795,14 +1824,14 @@ static void fill_result(const struct prep *p, const struct search *s,
 }
 
 static gs_err explain(const struct gs_place_inv *inv, const struct prep *p,
-		      struct gs_place_result *out, struct gs_errbuf *eb);
+                      struct gs_place_result *out, struct gs_errbuf *eb);
 
 /*
  * The tree's version of node_may_fit(): bounds over a whole subtree,
  * using what prep_tree_checks() prepared.
  */
 static bool tree_may_fit(const struct gs_place_inv *inv, const struct prep *p,
-			 int t)
+                         int t)
 {
 	const struct tnode *d = &inv->tree[t];
 
@@ -1811,11 +1840,12 @@ static bool tree_may_fit(const struct gs_place_inv *inv, const struct prep *p,
 		return false;
 	for (int k = 0; k < p->n_qcheck; k++)
 		if (!(inv->tq[t].row[p->qcheck[k].m][p->qcheck[k].i] >>
-		      p->qcheck[k].j & 1))
+		          p->qcheck[k].j &
+		      1))
 			return false;
 	if (p->n_groups > 0) {
 		const uint64_t *keys =
-			inv->tkeys + (size_t)t * (size_t)inv->kwords;
+		    inv->tkeys + (size_t)t * (size_t)inv->kwords;
 
 		for (int g = 0; g < p->n_groups; g++) {
 			uint64_t any = 0;
@@ -1837,7 +1867,7 @@ static bool tree_may_fit(const struct gs_place_inv *inv, const struct prep *p,
 			return false;
 		if (p->n > 1 &&
 		    (p->sum_mib[c] > (uint64_t)d->max_sum_mib[c] +
-					     d->max_sum_mib[CLS_EMPTY] ||
+		                         d->max_sum_mib[CLS_EMPTY] ||
 		     p->sum_c[c] > d->max_sum_c[c] + d->max_sum_c[CLS_EMPTY]))
 			return false;
 	}
@@ -1847,7 +1877,7 @@ static bool tree_may_fit(const struct gs_place_inv *inv, const struct prep *p,
 struct tquery {
 	const struct gs_place_inv *inv;
 	const struct prep *p;
-	int best;               /* node, -1 until one fits */
+	int best; /* node, -1 until one fits */
 	int64_t best_load;
 	long *budget;
 	bool gave_up;
@@ -1855,8 +1885,8 @@ struct tquery {
 	struct gs_place_result *out;
 };
 
-static void fill_result(const struct prep *p, const struct search *s,
-			int node, struct gs_place_result *out);
+static void fill_result(const struct prep *p, const struct search *s, int node,
+                        struct gs_place_result *out);
 
 /* An entry of the best-first search: a subtree, its best load, its start. */
 struct tentry {
@@ -1867,7 +1897,7 @@ struct tentry {
 
 /* Whether a comes out of the queue before b. */
 static bool tentry_before(const struct tentry *a, const struct tentry *b,
-			  bool binpack)
+                          bool binpack)
 {
 	if (a->edge != b->edge)
 		return binpack ? a->edge > b->edge : a->edge < b->edge;
@@ -1880,7 +1910,7 @@ static bool tentry_before(const struct tentry *a, const struct tentry *b,
 struct tqueue {
 	struct tentry *h;
 	int n, cap;
-	bool failed;            /* out of host memory */
+	bool failed; /* out of host memory */
 	struct tentry first[TQ_STACK];
 };
 
@@ -1983,7 +2013,7 @@ static void tree_search(struct tquery *q)
 		for (int c = 0; c < 2; c++) {
 			const struct tnode *d = &inv->tree[2 * t + c];
 			struct tentry ch = {.t = 2 * t + c,
-					    .lo = e.lo + c * width / 2};
+			                    .lo = e.lo + c * width / 2};
 
 			if (!d->any || d->max_load[m] == NO_LOAD_MAX ||
 			    !tree_may_fit(inv, q->p, ch.t))
@@ -2000,15 +2030,15 @@ static void tree_search(struct tquery *q)
 static gs_err no_fit_gave_up(const struct prep *p, struct gs_errbuf *eb)
 {
 	return gs_fail(eb, GS_ERR_NO_FIT,
-		       "no placement found for the %d slices within the "
-		       "search budget (%d steps); the gang may fit in a way "
-		       "the search did not reach",
-		       p->n_orig, GS_PLACE_SEARCH_BUDGET);
+	               "no placement found for the %d slices within the "
+	               "search budget (%d steps); the gang may fit in a way "
+	               "the search did not reach",
+	               p->n_orig, GS_PLACE_SEARCH_BUDGET);
 }
 
 gs_err gs_place(const struct gs_place_inv *inv,
-		const struct gs_place_request *req,
-		struct gs_place_result *out, struct gs_errbuf *eb)
+                const struct gs_place_request *req, struct gs_place_result *out,
+                struct gs_errbuf *eb)
 {
 	struct prep p;
 	int best_node = -1;
@@ -2022,12 +2052,15 @@ gs_err gs_place(const struct gs_place_inv *inv,
 	if (err != GS_OK)
 		return err;
 	{
-		struct tquery q = {.inv = inv, .p = &p, .best = -1,
-				   .budget = &budget, .out = out};
+		struct tquery q = {.inv = inv,
+		                   .p = &p,
+		                   .best = -1,
+		                   .budget = &budget,
+		                   .out = out};
 		tree_search(&q);
 		if (q.nomem && q.best < 0)
 			return gs_fail(eb, GS_ERR_NOMEM,
-				       "no memory for the placement search");
+			               "no memory for the placement search");
 		best_node = q.best;
 		gave_up = q.gave_up;
 	}
@@ -2053,23 +2086,24 @@ static void fmt_mem(uint64_t b, char *buf, size_t size)
 		snprintf(buf, size, "%.1f MiB", (double)b / (double)MIB);
 }
 
-static void dev_name(const struct gs_place_inv *inv, int gi, int ii,
-		     char *buf, size_t size)
+static void dev_name(const struct gs_place_inv *inv, int gi, int ii, char *buf,
+                     size_t size)
 {
 	const struct pgpu *g = &inv->gpu[gi];
 	char node[GS_PLACE_NAME_MAX + 8] = "";
 
 	if (inv->n_nodes > 1)
-		snprintf(node, sizeof(node), "node %s ", inv->node[g->node].name);
+		snprintf(node, sizeof(node), "node %s ",
+		         inv->node[g->node].name);
 	if (ii < 0)
 		snprintf(buf, size, "%sGPU %d", node, g->index);
 	else
 		snprintf(buf, size, "%sGPU %d MIG %s@%d", node, g->index,
-			 inv->inst[ii].profile->name, inv->inst[ii].start);
+		         inv->inst[ii].profile->name, inv->inst[ii].start);
 }
 
 static gs_err no_fit(struct gs_errbuf *eb, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static gs_err no_fit(struct gs_errbuf *eb, const char *fmt, ...)
 {
@@ -2083,8 +2117,8 @@ static gs_err no_fit(struct gs_errbuf *eb, const char *fmt, ...)
 }
 
 static gs_err no_gpu_selected(const struct gs_place_inv *inv,
-			      const struct prep *p, const char *what,
-			      struct gs_errbuf *eb)
+                              const struct prep *p, const char *what,
+                              struct gs_errbuf *eb)
 {
 	char sel[GS_SPEC_UUID_MAX + 16];
 
@@ -2118,8 +2152,8 @@ struct fstats {
 
 /* The exact walk over the devices of one node. */
 static void fraction_node(const struct gs_place_inv *inv, const struct prep *p,
-			  const struct pitem *it, int node, bool count,
-			  struct fstats *f)
+                          const struct pitem *it, int node, bool count,
+                          struct fstats *f)
 {
 	const struct pnode *nd = &inv->node[node];
 
@@ -2196,9 +2230,8 @@ static void fraction_node(const struct gs_place_inv *inv, const struct prep *p,
  * walking them all: a later device replaces the best only when strictly
  * better).
  */
-static void fraction_stats(const struct gs_place_inv *inv,
-			   const struct prep *p, const struct pitem *it,
-			   struct fstats *f)
+static void fraction_stats(const struct gs_place_inv *inv, const struct prep *p,
+                           const struct pitem *it, struct fstats *f)
 {
 	bool fast = p->sel == NULL && !it->layered;
 	int cls = it->layered ? CLS_TS : cls_of(it->mode);
@@ -2219,17 +2252,18 @@ static void fraction_stats(const struct gs_place_inv *inv,
 		f->n_sel += inv->node[n].n_gpus;
 		f->n_dev += inv->node[n].n_plain;
 		f->n_excl += inv->node[n].n_whole;
-		f->n_other += inv->node[n].n_cls[cls == CLS_TS ? CLS_MPS
-							     : CLS_TS];
-		f->n_ok += inv->node[n].n_cls[CLS_EMPTY] + inv->node[n].n_cls[cls];
+		f->n_other +=
+		    inv->node[n].n_cls[cls == CLS_TS ? CLS_MPS : CLS_TS];
+		f->n_ok +=
+		    inv->node[n].n_cls[CLS_EMPTY] + inv->node[n].n_cls[cls];
 		max_mem = (uint64_t)(sm->max_free_mib[CLS_EMPTY] >
-						     sm->max_free_mib[cls]
-					     ? sm->max_free_mib[CLS_EMPTY]
-					     : sm->max_free_mib[cls]) *
-			  MIB;
+		                             sm->max_free_mib[cls]
+		                         ? sm->max_free_mib[CLS_EMPTY]
+		                         : sm->max_free_mib[cls]) *
+		          MIB;
 		max_c = sm->max_free_c[CLS_EMPTY] > sm->max_free_c[cls]
-				? sm->max_free_c[CLS_EMPTY]
-				: sm->max_free_c[cls];
+		            ? sm->max_free_c[CLS_EMPTY]
+		            : sm->max_free_c[cls];
 		if (sm->n_empty == 0 && inv->node[n].n_cls[cls] == 0)
 			continue;
 		if (f->best_mem_g >= 0 && max_mem <= f->best_mem &&
@@ -2245,8 +2279,8 @@ static void fraction_stats(const struct gs_place_inv *inv,
  * the reason.
  */
 static gs_err explain_fraction(const struct gs_place_inv *inv,
-			       const struct prep *p, const struct pitem *it,
-			       const char *subject, struct gs_errbuf *eb)
+                               const struct prep *p, const struct pitem *it,
+                               const char *subject, struct gs_errbuf *eb)
 {
 	const char *noun = it->layered ? "MIG instance" : "GPU";
 	char a[48], b[48], dev[GS_PLACE_NAME_MAX + 64];
@@ -2255,48 +2289,50 @@ static gs_err explain_fraction(const struct gs_place_inv *inv,
 	fraction_stats(inv, p, it, &f);
 	if (it->layered && f.n_sel == 0 && it->profile[0] != '\0')
 		return no_fit(eb, "no MIG instance of profile %s exists%s",
-			      it->profile, p->sel ? " on the selected GPUs" : "");
+		              it->profile,
+		              p->sel ? " on the selected GPUs" : "");
 	if (f.n_sel == 0)
 		return no_gpu_selected(inv, p, noun, eb);
 	if (f.n_dev == 0)
 		return no_fit(eb,
-			      "every GPU%s is in MIG mode: a %s slice needs a "
-			      "GPU without MIG (or mode mig+%s)",
-			      p->sel ? " selected" : "", gs_mode_name(it->mode),
-			      gs_mode_name(it->mode));
+		              "every GPU%s is in MIG mode: a %s slice needs a "
+		              "GPU without MIG (or mode mig+%s)",
+		              p->sel ? " selected" : "", gs_mode_name(it->mode),
+		              gs_mode_name(it->mode));
 	if (f.n_ok == 0)
 		return no_fit(eb,
-			      "no %s can take a %s slice: %d %s, %d running %s "
-			      "slices",
-			      noun, gs_mode_name(it->mode), f.n_excl,
-			      it->layered ? "held by MIG slices" : "held whole",
-			      f.n_other, other_mode(it->mode));
+		              "no %s can take a %s slice: %d %s, %d running %s "
+		              "slices",
+		              noun, gs_mode_name(it->mode), f.n_excl,
+		              it->layered ? "held by MIG slices" : "held whole",
+		              f.n_other, other_mode(it->mode));
 	if (f.best_mem < it->mem) {
 		fmt_mem(it->mem, a, sizeof(a));
 		fmt_mem(f.best_mem, b, sizeof(b));
 		dev_name(inv, f.best_mem_g, f.best_mem_i, dev, sizeof(dev));
-		return no_fit(eb, "no %s has %s free memory%s (best: %s with %s)",
-			      noun, a, subject, dev, b);
+		return no_fit(eb,
+		              "no %s has %s free memory%s (best: %s with %s)",
+		              noun, a, subject, dev, b);
 	}
 	if (f.best_c < it->c) {
 		dev_name(inv, f.best_c_g, f.best_c_i, dev, sizeof(dev));
 		if (it->mem == 0)
 			return no_fit(eb,
-				      "no %s has %d%% free compute%s (best: "
-				      "%s with %d%%)",
-				      noun, it->c, subject, dev, f.best_c);
+			              "no %s has %d%% free compute%s (best: "
+			              "%s with %d%%)",
+			              noun, it->c, subject, dev, f.best_c);
 		fmt_mem(it->mem, a, sizeof(a));
 		return no_fit(eb,
-			      "no %s with %s free memory has %d%% free "
-			      "compute%s (best: %s with %d%%)",
-			      noun, a, it->c, subject, dev, f.best_c);
+		              "no %s with %s free memory has %d%% free "
+		              "compute%s (best: %s with %d%%)",
+		              noun, a, it->c, subject, dev, f.best_c);
 	}
 	return gs_fail(eb, GS_ERR_INTERNAL,
-		       "no %s fits, yet every filter passes", noun);
+	               "no %s fits, yet every filter passes", noun);
 }
 
 static gs_err explain_whole(const struct gs_place_inv *inv,
-			    const struct prep *p, struct gs_errbuf *eb)
+                            const struct prep *p, struct gs_errbuf *eb)
 {
 	int n_sel = 0, n_plain = 0, least = -1;
 	char dev[GS_PLACE_NAME_MAX + 64];
@@ -2325,8 +2361,7 @@ static gs_err explain_whole(const struct gs_place_inv *inv,
 			if (g->mig)
 				continue;
 			n_plain += p->sel != NULL;
-			if (least < 0 ||
-			    g->n_slices < inv->gpu[least].n_slices)
+			if (least < 0 || g->n_slices < inv->gpu[least].n_slices)
 				least = gi;
 		}
 	}
@@ -2334,20 +2369,20 @@ static gs_err explain_whole(const struct gs_place_inv *inv,
 		return no_gpu_selected(inv, p, "GPU", eb);
 	if (n_plain == 0)
 		return no_fit(eb,
-			      "every GPU%s is in MIG mode: a whole-GPU slice "
-			      "needs a GPU without MIG",
-			      p->sel ? " selected" : "");
+		              "every GPU%s is in MIG mode: a whole-GPU slice "
+		              "needs a GPU without MIG",
+		              p->sel ? " selected" : "");
 	dev_name(inv, least, -1, dev, sizeof(dev));
 	return no_fit(eb,
-		      "no GPU is free for a whole-GPU slice (all %d are in "
-		      "use; least used: %s with %d slice%s)",
-		      n_plain, dev, inv->gpu[least].n_slices,
-		      inv->gpu[least].n_slices == 1 ? "" : "s");
+	              "no GPU is free for a whole-GPU slice (all %d are in "
+	              "use; least used: %s with %d slice%s)",
+	              n_plain, dev, inv->gpu[least].n_slices,
+	              inv->gpu[least].n_slices == 1 ? "" : "s");
 }
 
 /* "1g.5gb x2 + 3g.20gb" for the MIG slices a request asks for. */
 static void fmt_groups(const struct prep *p, const int *count, char *buf,
-		       size_t size)
+                       size_t size)
 {
 	size_t len = 0;
 
@@ -2359,7 +2394,7 @@ static void fmt_groups(const struct prep *p, const int *count, char *buf,
 		if (n <= 0)
 			continue;
 		w = snprintf(buf + len, size - len, "%s%s", len ? " + " : "",
-			     p->group_name[g]);
+		             p->group_name[g]);
 		if (w > 0)
 			len += (size_t)w;
 		if (n > 1 && len < size) {
@@ -2376,8 +2411,8 @@ static void fmt_groups(const struct prep *p, const int *count, char *buf,
  * free memory slices, in index order. Writes a clause for the message.
  */
 static void repartition_hint(const struct gs_place_inv *inv,
-			     const struct prep *p, struct gs_place_result *out,
-			     char *buf, size_t size)
+                             const struct prep *p, struct gs_place_result *out,
+                             char *buf, size_t size)
 {
 	const char *what = p->n_orig > 1 ? "them" : "one";
 	int calls = 0;
@@ -2400,17 +2435,19 @@ static void repartition_hint(const struct gs_place_inv *inv,
 			continue;
 		for (int k = 0; k < p->n_groups && ok; k++) {
 			dem[k].profile =
-				gs_catalog_profile(g->model, p->group_name[k]);
+			    gs_catalog_profile(g->model, p->group_name[k]);
 			dem[k].count = p->group_count[k];
 			ok = dem[k].profile != NULL;
 			if (ok)
 				need += dem[k].profile->memory_slices *
-					dem[k].count;
+				        dem[k].count;
 		}
 		if (!ok)
 			continue;
-		for (int i = g->first_inst; g->mig && i < g->first_inst + g->n_inst &&
-		     n_cur < GS_MIGPLAN_MAX_INSTANCES; i++) {
+		for (int i = g->first_inst;
+		     g->mig && i < g->first_inst + g->n_inst &&
+		     n_cur < GS_MIGPLAN_MAX_INSTANCES;
+		     i++) {
 			const struct pinst *in = &inv->inst[i];
 
 			cur[n_cur].profile = in->profile;
@@ -2427,31 +2464,31 @@ static void repartition_hint(const struct gs_place_inv *inv,
 			break;
 		}
 		if (gs_migplan_solve(g->model, cur, n_cur, dem, p->n_groups,
-				     &plan, NULL) != GS_OK ||
+		                     &plan, NULL) != GS_OK ||
 		    plan.n_unmet > 0)
 			continue;
 		out->repartition_gpu = gi;
 		dev_name(inv, gi, -1, dev, sizeof(dev));
 		if (g->mig)
 			snprintf(buf, size,
-				 "; a re-partition of %s could make %s "
-				 "(gpuslice plan)",
-				 dev, what);
+			         "; a re-partition of %s could make %s "
+			         "(gpuslice plan)",
+			         dev, what);
 		else
 			snprintf(buf, size,
-				 "; putting %s in MIG mode could make %s", dev,
-				 what);
+			         "; putting %s in MIG mode could make %s", dev,
+			         what);
 		return;
 	}
 	if (capped)
 		snprintf(buf, size,
-			 "; none of the first %d GPUs checked could make %s by "
-			 "re-partitioning",
-			 HINT_PLANNER_CALLS, what);
+		         "; none of the first %d GPUs checked could make %s by "
+		         "re-partitioning",
+		         HINT_PLANNER_CALLS, what);
 	else
 		snprintf(buf, size,
-			 "; no GPU could make %s by re-partitioning either",
-			 what);
+		         "; no GPU could make %s by re-partitioning either",
+		         what);
 }
 
 static const char *model_with_profile(const char *profile)
@@ -2463,9 +2500,8 @@ static const char *model_with_profile(const char *profile)
 }
 
 /* MIG slices: one alone, or a same-parent gang. */
-static gs_err explain_mig(const struct gs_place_inv *inv,
-			  const struct prep *p, struct gs_place_result *out,
-			  struct gs_errbuf *eb)
+static gs_err explain_mig(const struct gs_place_inv *inv, const struct prep *p,
+                          struct gs_place_result *out, struct gs_errbuf *eb)
 {
 	int n_models = 0, n_exist = 0, best = -1, best_missing = 0;
 	int best_have[GS_PLACE_MAX_GANG] = {0};
@@ -2484,7 +2520,8 @@ static gs_err explain_mig(const struct gs_place_inv *inv,
 		if (!all)
 			continue;
 		n_models++;
-		for (int i = g->first_inst; i < g->first_inst + g->n_inst; i++) {
+		for (int i = g->first_inst; i < g->first_inst + g->n_inst;
+		     i++) {
 			const struct pinst *in = &inv->inst[i];
 
 			if (!uuid_selected(p, g, in))
@@ -2515,19 +2552,19 @@ static gs_err explain_mig(const struct gs_place_inv *inv,
 	if (n_models == 0) {
 		if (p->n_groups == 1)
 			return no_fit(eb,
-				      "no GPU%s has MIG profile %s (it is a "
-				      "profile of %s)",
-				      p->sel ? " selected" : " here",
-				      p->group_name[0],
-				      model_with_profile(p->group_name[0]));
+			              "no GPU%s has MIG profile %s (it is a "
+			              "profile of %s)",
+			              p->sel ? " selected" : " here",
+			              p->group_name[0],
+			              model_with_profile(p->group_name[0]));
 		return no_fit(eb, "no GPU%s supports all of %s",
-			      p->sel ? " selected" : " here", want);
+		              p->sel ? " selected" : " here", want);
 	}
 	repartition_hint(inv, p, out, hint, sizeof(hint));
 	if (p->n_orig == 1)
 		return no_fit(eb, "no free %s MIG instance (%s)%s", want,
-			      n_exist == 0 ? "none exists" : "all are in use",
-			      hint);
+		              n_exist == 0 ? "none exists" : "all are in use",
+		              hint);
 	if (best < 0)
 		return no_fit(eb, "no GPU in MIG mode has %s%s", want, hint);
 	for (int k = 0; k < p->n_groups; k++)
@@ -2535,9 +2572,9 @@ static gs_err explain_mig(const struct gs_place_inv *inv,
 	fmt_groups(p, best_have, miss, sizeof(miss));
 	dev_name(inv, best, -1, dev, sizeof(dev));
 	return no_fit(eb,
-		      "no GPU has free MIG instances for %s (best: %s, missing "
-		      "%s)%s",
-		      want, dev, miss, hint);
+	              "no GPU has free MIG instances for %s (best: %s, missing "
+	              "%s)%s",
+	              want, dev, miss, hint);
 }
 
 /* Whether one slice of the request fits anywhere on its own. */
@@ -2574,16 +2611,15 @@ static void single_of(const struct prep *p, int k, struct prep *p1)
 	prep_bounds(p1);
 }
 
-static gs_err explain_one(const struct gs_place_inv *inv,
-			  const struct prep *p, struct gs_place_result *out,
-			  struct gs_errbuf *eb)
+static gs_err explain_one(const struct gs_place_inv *inv, const struct prep *p,
+                          struct gs_place_result *out, struct gs_errbuf *eb)
 {
 	const struct pitem *it = &p->it[0];
 	char subject[48] = "";
 
 	if (p->n_orig > 1)
-		snprintf(subject, sizeof(subject), " for the %d slices together",
-			 p->n_orig);
+		snprintf(subject, sizeof(subject),
+		         " for the %d slices together", p->n_orig);
 	switch (it->kind) {
 	case GS_PLACE_WHOLE:
 		return explain_whole(inv, p, eb);
@@ -2600,9 +2636,8 @@ static gs_err explain_one(const struct gs_place_inv *inv,
  * has, with the node that comes closest; when every total is met
  * somewhere, the slices just do not pack (each must fit on one device).
  */
-static gs_err explain_gang(const struct gs_place_inv *inv,
-			   const struct prep *p, struct gs_place_result *out,
-			   struct gs_errbuf *eb)
+static gs_err explain_gang(const struct gs_place_inv *inv, const struct prep *p,
+                           struct gs_place_result *out, struct gs_errbuf *eb)
 {
 	uint64_t need_mem = 0;
 	int need_c = 0, n_frac = 0;
@@ -2621,7 +2656,7 @@ static gs_err explain_gang(const struct gs_place_inv *inv,
 			continue;
 		err = explain_one(inv, &p1, out, &one);
 		return gs_fail(eb, err, "slice %d of %d: %s", k + 1, p->n,
-			       gs_errbuf_msg(&one, err));
+		               gs_errbuf_msg(&one, err));
 	}
 	for (int k = 0; k < p->n; k++)
 		if (p->it[k].kind == GS_PLACE_FRACTION && !p->it[k].layered) {
@@ -2660,48 +2695,49 @@ static gs_err explain_gang(const struct gs_place_inv *inv,
 	}
 	if (p->n_whole > 0)
 		snprintf(besides, sizeof(besides),
-			 ", besides the GPUs for the whole-GPU slices");
+		         ", besides the GPUs for the whole-GPU slices");
 	if (best_mem < 0) {
 		snprintf(node, sizeof(node), "node %s",
-			 inv->node[best_whole].name);
+		         inv->node[best_whole].name);
 		return no_fit(eb,
-			      "no node has %d free GPUs for the whole-GPU "
-			      "slices (best: %s with %d)",
-			      p->n_whole, node, best_whole_v);
+		              "no node has %d free GPUs for the whole-GPU "
+		              "slices (best: %s with %d)",
+		              p->n_whole, node, best_whole_v);
 	}
 	if (n_frac > 0 && best_mem_v < need_mem) {
 		fmt_mem(need_mem, a, sizeof(a));
 		fmt_mem(best_mem_v, b, sizeof(b));
-		snprintf(node, sizeof(node), "node %s", inv->node[best_mem].name);
+		snprintf(node, sizeof(node), "node %s",
+		         inv->node[best_mem].name);
 		return no_fit(eb,
-			      "no node has %s free memory for the %d "
-			      "fractional slices together (best: %s with "
-			      "%s%s)",
-			      a, n_frac, node, b, besides);
+		              "no node has %s free memory for the %d "
+		              "fractional slices together (best: %s with "
+		              "%s%s)",
+		              a, n_frac, node, b, besides);
 	}
 	if (n_frac > 0 && best_c_v < need_c) {
 		snprintf(node, sizeof(node), "node %s", inv->node[best_c].name);
 		return no_fit(eb,
-			      "no node has %d%% free compute for the %d "
-			      "fractional slices together (best: %s with "
-			      "%d%%%s)",
-			      need_c, n_frac, node, best_c_v, besides);
+		              "no node has %d%% free compute for the %d "
+		              "fractional slices together (best: %s with "
+		              "%d%%%s)",
+		              need_c, n_frac, node, best_c_v, besides);
 	}
 	if (roomy < 0)
 		return no_fit(eb,
-			      "no node has free MIG instances and room for "
-			      "all %d slices together",
-			      p->n);
+		              "no node has free MIG instances and room for "
+		              "all %d slices together",
+		              p->n);
 	snprintf(node, sizeof(node), "node %s", inv->node[roomy].name);
 	return no_fit(eb,
-		      "the %d slices do not pack onto any node, although %s "
-		      "has enough free GPUs, memory and compute in total "
-		      "(each slice must fit on one device)",
-		      p->n, node);
+	              "the %d slices do not pack onto any node, although %s "
+	              "has enough free GPUs, memory and compute in total "
+	              "(each slice must fit on one device)",
+	              p->n, node);
 }
 
 static gs_err explain(const struct gs_place_inv *inv, const struct prep *p,
-		      struct gs_place_result *out, struct gs_errbuf *eb)
+                      struct gs_place_result *out, struct gs_errbuf *eb)
 {
 	if (inv->n_gpus == 0)
 		return no_fit(eb, "there are no GPUs in the inventory");
@@ -2715,21 +2751,21 @@ static gs_err explain(const struct gs_place_inv *inv, const struct prep *p,
 /* ---- changing the inventory ------------------------------------------- */
 
 static gs_err check_target(const struct gs_place_inv *inv,
-			   const struct gs_place_target *t,
-			   struct gs_errbuf *eb)
+                           const struct gs_place_target *t,
+                           struct gs_errbuf *eb)
 {
 	if (t->gpu < 0 || t->gpu >= inv->n_gpus)
 		return gs_fail(eb, GS_ERR_INVALID, "no GPU %d", t->gpu);
 	if (t->inst >= inv->n_inst ||
 	    (t->inst >= 0 && inv->inst[t->inst].gpu != t->gpu))
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "no MIG instance %d on GPU %d", t->inst, t->gpu);
+		               "no MIG instance %d on GPU %d", t->inst, t->gpu);
 	return GS_OK;
 }
 
 gs_err gs_place_occupy(struct gs_place_inv *inv,
-		       const struct gs_place_target *target,
-		       const struct gs_place_item *item, struct gs_errbuf *eb)
+                       const struct gs_place_target *target,
+                       const struct gs_place_item *item, struct gs_errbuf *eb)
 {
 	struct gs_place_request req = {.n = 1};
 	struct prep p;
@@ -2754,27 +2790,27 @@ gs_err gs_place_occupy(struct gs_place_inv *inv,
 		if (p.it[0].kind == GS_PLACE_WHOLE ||
 		    (p.it[0].kind == GS_PLACE_FRACTION && !p.it[0].layered))
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "%s: only MIG and mig+* slices go in a "
-				       "MIG instance",
-				       dev);
+			               "%s: only MIG and mig+* slices go in a "
+			               "MIG instance",
+			               dev);
 		fits = inst_fits(&s, target->inst, &p.it[0], &st);
 	} else {
 		if (inv->gpu[target->gpu].mig)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "%s is in MIG mode: name an instance",
-				       dev);
+			               "%s is in MIG mode: name an instance",
+			               dev);
 		if (p.it[0].kind == GS_PLACE_MIG || p.it[0].layered)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "%s: a %s slice needs a MIG instance",
-				       dev,
-				       p.it[0].kind == GS_PLACE_MIG
-					       ? "MIG"
-					       : gs_mode_name(p.it[0].mode));
+			               "%s: a %s slice needs a MIG instance",
+			               dev,
+			               p.it[0].kind == GS_PLACE_MIG
+			                   ? "MIG"
+			                   : gs_mode_name(p.it[0].mode));
 		fits = gpu_fits(&s, target->gpu, &p.it[0], &st);
 	}
 	if (!fits)
-		return gs_fail(eb, GS_ERR_NO_FIT, "the slice does not fit on %s",
-			       dev);
+		return gs_fail(eb, GS_ERR_NO_FIT,
+		               "the slice does not fit on %s", dev);
 	if (target->inst >= 0) {
 		struct pinst *in = &inv->inst[target->inst];
 
@@ -2805,8 +2841,8 @@ gs_err gs_place_occupy(struct gs_place_inv *inv,
 }
 
 gs_err gs_place_release(struct gs_place_inv *inv,
-			const struct gs_place_target *target,
-			const struct gs_place_item *item, struct gs_errbuf *eb)
+                        const struct gs_place_target *target,
+                        const struct gs_place_item *item, struct gs_errbuf *eb)
 {
 	char dev[GS_PLACE_NAME_MAX + 64];
 	gs_err err;
@@ -2821,8 +2857,8 @@ gs_err gs_place_release(struct gs_place_inv *inv,
 		if (item->kind == GS_PLACE_MIG) {
 			if (!in->exclusive)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "%s is not held by a MIG slice",
-					       dev);
+				               "%s is not held by a MIG slice",
+				               dev);
 			in->exclusive = false;
 		} else {
 			if (item->kind != GS_PLACE_FRACTION ||
@@ -2830,7 +2866,7 @@ gs_err gs_place_release(struct gs_place_inv *inv,
 			    in->mem_used < item->memory_bytes ||
 			    in->c_used < item->compute_pct)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "%s holds no such slice", dev);
+				               "%s holds no such slice", dev);
 			in->mem_used -= item->memory_bytes;
 			in->c_used -= item->compute_pct;
 			in->n_slices--;
@@ -2841,7 +2877,7 @@ gs_err gs_place_release(struct gs_place_inv *inv,
 		if (item->kind == GS_PLACE_WHOLE) {
 			if (!g->whole)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "%s is not held whole", dev);
+				               "%s is not held whole", dev);
 			g->whole = false;
 			g->mem_used = 0;
 			g->c_used = 0;
@@ -2851,7 +2887,7 @@ gs_err gs_place_release(struct gs_place_inv *inv,
 			    g->mem_used < item->memory_bytes ||
 			    g->c_used < item->compute_pct)
 				return gs_fail(eb, GS_ERR_INVALID,
-					       "%s holds no such slice", dev);
+				               "%s holds no such slice", dev);
 			g->mem_used -= item->memory_bytes;
 			g->c_used -= item->compute_pct;
 		}
@@ -2862,17 +2898,16 @@ gs_err gs_place_release(struct gs_place_inv *inv,
 }
 
 gs_err gs_place_commit(struct gs_place_inv *inv,
-		       const struct gs_place_request *req,
-		       const struct gs_place_result *res,
-		       struct gs_errbuf *eb)
+                       const struct gs_place_request *req,
+                       const struct gs_place_result *res, struct gs_errbuf *eb)
 {
 	int k;
 	gs_err err = GS_OK;
 
 	if (res->n != req->n)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "the result has %d slices, the request %d",
-			       res->n, req->n);
+		               "the result has %d slices, the request %d",
+		               res->n, req->n);
 	for (k = 0; k < req->n; k++) {
 		err = gs_place_occupy(inv, &res->target[k], &req->item[k], eb);
 		if (err != GS_OK)
@@ -2882,6 +2917,6 @@ gs_err gs_place_commit(struct gs_place_inv *inv,
 		return GS_OK;
 	while (k-- > 0)
 		(void)gs_place_release(inv, &res->target[k], &req->item[k],
-				       NULL);
+		                       NULL);
 	return err;
 }

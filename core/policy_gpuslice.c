@@ -42,7 +42,7 @@
 #include <stdlib.h>
 
 #define GSL_COVERAGE_PCT 95.0
-int gsl_exp_mode = 1; double gsl_exp_cov = 95; double gsl_exp_beta = 1; int gsl_exp_clamp = 0; int gsl_exp_cpuonly = 0;
+int gsl_exp_mode = 1; double gsl_exp_cov = 95; double gsl_exp_beta = 1; int gsl_exp_clamp = 0; int gsl_exp_cpuonly = 0; double gsl_exp_tau = 0;
 
 struct gsl {
 	size_t n;
@@ -138,20 +138,22 @@ static gs_err gsl_init(void **st, struct gs__trace_run *run,
 }
 
 /* S: GPU (milli) that would be left without CPU, averaged over classes. */
-static int use2;
+static _Thread_local int use2;
 static double stranded(const struct gsl *f, double gpu_free, double cpu_free)
 {
 	double s = 0;
 
 	for (size_t h = 0; h < f->nh; h++) {
 		double v = gpu_free - cpu_free / (use2 ? f->hr2[h] : f->hr[h]);
-		if (v > 0)
+		if (gsl_exp_tau > 0)
+			s += f->hw[h] * (v > 20 * gsl_exp_tau ? v : gsl_exp_tau * log1p(exp(v / gsl_exp_tau)));
+		else if (v > 0)
 			s += f->hw[h] * v;
 	}
 	return s;
 }
 
-static double cost_s;
+static _Thread_local double cost_s;
 static double cost(const struct gsl *f, int64_t cpu_free,
 		   const uint16_t *gpu_free, unsigned ngpu, unsigned model)
 {
@@ -184,7 +186,7 @@ static double node_cost(struct gsl *f, const struct gs__trace_run *run,
 }
 
 static double points_raw(double before, double after);
-static const struct gsl *cur_f; static size_t cur_i;
+static _Thread_local const struct gsl *cur_f; static _Thread_local size_t cur_i;
 static double points(double before, double after)
 {
 	if (gsl_exp_clamp == 1) {

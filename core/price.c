@@ -66,8 +66,8 @@ void gs_price_table_init(struct gs_price_table *t)
 }
 
 gs_err gs_price_table_add(struct gs_price_table *t, const char *model,
-			  const char *mode, double per_gpu_second,
-			  double per_gib_second, struct gs_errbuf *eb)
+                          const char *mode, double per_gpu_second,
+                          double per_gib_second, struct gs_errbuf *eb)
 {
 	struct gs_price_rule r;
 	bool any_mode = false;
@@ -78,26 +78,26 @@ gs_err gs_price_table_add(struct gs_price_table *t, const char *model,
 		mode = "*";
 	if (t->n >= GS_PRICE_MAX_RULES)
 		return gs_fail(eb, GS_ERR_RANGE,
-			       "the price table is full (%d rules)",
-			       GS_PRICE_MAX_RULES);
+		               "the price table is full (%d rules)",
+		               GS_PRICE_MAX_RULES);
 	if (!isfinite(per_gpu_second) || per_gpu_second < 0 ||
 	    !isfinite(per_gib_second) || per_gib_second < 0)
 		return gs_fail(eb, GS_ERR_RANGE,
-			       "prices must be numbers >= 0 (rule %s %s)",
-			       model, mode);
+		               "prices must be numbers >= 0 (rule %s %s)",
+		               model, mode);
 	if (strlen(model) >= GS_PRICE_PATTERN_MAX ||
 	    strlen(mode) >= GS_PRICE_PATTERN_MAX)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "a price pattern is longer than %d characters",
-			       GS_PRICE_PATTERN_MAX - 1);
+		               "a price pattern is longer than %d characters",
+		               GS_PRICE_PATTERN_MAX - 1);
 	for (int m = 0; m < GS_MODE__COUNT; m++)
 		if (glob_match(mode, gs_mode_name((enum gs_slice_mode)m)))
 			any_mode = true;
 	if (!any_mode)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "price mode '%s' matches no mode (auto, "
-			       "timeslice, mps, mig, mig+timeslice, mig+mps)",
-			       mode);
+		               "price mode '%s' matches no mode (auto, "
+		               "timeslice, mps, mig, mig+timeslice, mig+mps)",
+		               mode);
 	memset(&r, 0, sizeof(r));
 	if (!has_wildcard(model) && gs_catalog_find(model) != NULL)
 		model = gs_catalog_find(model)->name;
@@ -124,14 +124,14 @@ static size_t field(const char **p, const char *end, const char **start)
 }
 
 static gs_err parse_price(const char *f, size_t len, int line, double *out,
-			  struct gs_errbuf *eb)
+                          struct gs_errbuf *eb)
 {
 	char buf[64], *endp;
 	double v, per = 1;
 
 	if (len >= sizeof(buf))
 		return gs_fail(eb, GS_ERR_PARSE, "line %d: price is too long",
-			       line);
+		               line);
 	memcpy(buf, f, len);
 	buf[len] = '\0';
 	if (len > 2 && buf[len - 2] == '/') {
@@ -147,23 +147,23 @@ static gs_err parse_price(const char *f, size_t len, int line, double *out,
 			break;
 		default:
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "line %d: price '%s' must end in /s, "
-				       "/m or /h",
-				       line, buf);
+			               "line %d: price '%s' must end in /s, "
+			               "/m or /h",
+			               line, buf);
 		}
 		buf[len - 2] = '\0';
 	}
 	v = strtod(buf, &endp);
 	if (endp == buf || *endp != '\0' || !isfinite(v) || v < 0)
 		return gs_fail(eb, GS_ERR_RANGE,
-			       "line %d: price '%.*s' must be a number >= 0",
-			       line, (int)len, f);
+		               "line %d: price '%.*s' must be a number >= 0",
+		               line, (int)len, f);
 	*out = v / per;
 	return GS_OK;
 }
 
 gs_err gs_price_table_parse(struct gs_price_table *t, const char *text,
-			    struct gs_errbuf *eb)
+                            struct gs_errbuf *eb)
 {
 	const char *p = text;
 	int line = 0;
@@ -189,15 +189,15 @@ gs_err gs_price_table_parse(struct gs_price_table *t, const char *text,
 			continue;
 		if (n != 4)
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "line %d: expected 4 fields (model "
-				       "mode per-GPU-second per-GiB-second), "
-				       "got %s",
-				       line, n < 4 ? "fewer" : "more");
+			               "line %d: expected 4 fields (model "
+			               "mode per-GPU-second per-GiB-second), "
+			               "got %s",
+			               line, n < 4 ? "fewer" : "more");
 		if (len[0] >= sizeof(model) || len[1] >= sizeof(mode))
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "line %d: pattern longer than %d "
-				       "characters",
-				       line, GS_PRICE_PATTERN_MAX - 1);
+			               "line %d: pattern longer than %d "
+			               "characters",
+			               line, GS_PRICE_PATTERN_MAX - 1);
 		memcpy(model, f[0], len[0]);
 		model[len[0]] = '\0';
 		memcpy(mode, f[1], len[1]);
@@ -209,22 +209,22 @@ gs_err gs_price_table_parse(struct gs_price_table *t, const char *text,
 			return err;
 		if (t->n >= GS_PRICE_MAX_RULES)
 			return gs_fail(eb, GS_ERR_RANGE,
-				       "line %d: the price table is full (%d "
-				       "rules)",
-				       line, GS_PRICE_MAX_RULES);
+			               "line %d: the price table is full (%d "
+			               "rules)",
+			               line, GS_PRICE_MAX_RULES);
 		if (gs_price_table_add(t, model, mode, gpu, gib, NULL) != GS_OK)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "line %d: price mode '%s' matches no "
-				       "mode (auto, timeslice, mps, mig, "
-				       "mig+timeslice, mig+mps)",
-				       line, mode);
+			               "line %d: price mode '%s' matches no "
+			               "mode (auto, timeslice, mps, mig, "
+			               "mig+timeslice, mig+mps)",
+			               line, mode);
 	}
 	return GS_OK;
 }
 
 const struct gs_price_rule *gs_price_lookup(const struct gs_price_table *t,
-					    const char *model,
-					    enum gs_slice_mode mode)
+                                            const char *model,
+                                            enum gs_slice_mode mode)
 {
 	const struct gs_price_rule *best = NULL;
 	const char *mode_name = gs_mode_name(mode);
@@ -236,7 +236,8 @@ const struct gs_price_rule *gs_price_lookup(const struct gs_price_table *t,
 		const struct gs_price_rule *r = &t->rule[i];
 		int lm, ld;
 
-		if (!glob_match(r->model, model) || !glob_match(r->mode, mode_name))
+		if (!glob_match(r->model, model) ||
+		    !glob_match(r->mode, mode_name))
 			continue;
 		lm = literal_chars(r->model);
 		ld = literal_chars(r->mode);
@@ -250,8 +251,8 @@ const struct gs_price_rule *gs_price_lookup(const struct gs_price_table *t,
 }
 
 gs_err gs_price_cost(const struct gs_price_table *t,
-		     const struct gs_usage_record *rec, double *cost,
-		     const struct gs_price_rule **rule, struct gs_errbuf *eb)
+                     const struct gs_usage_record *rec, double *cost,
+                     const struct gs_price_rule **rule, struct gs_errbuf *eb)
 {
 	const struct gs_price_rule *r;
 
@@ -261,16 +262,16 @@ gs_err gs_price_cost(const struct gs_price_table *t,
 	if (!isfinite(rec->gpu_seconds) || rec->gpu_seconds < 0 ||
 	    !isfinite(rec->gib_seconds) || rec->gib_seconds < 0)
 		return gs_fail(eb, GS_ERR_RANGE,
-			       "usage amounts must be numbers >= 0");
+		               "usage amounts must be numbers >= 0");
 	r = gs_price_lookup(t, rec->model, rec->mode);
 	if (r == NULL)
 		return gs_fail(eb, GS_ERR_NOT_FOUND,
-			       "no price for %s in mode %s (add a rule, or a "
-			       "'* *' default)",
-			       rec->model ? rec->model : "(no model)",
-			       gs_mode_name(rec->mode));
+		               "no price for %s in mode %s (add a rule, or a "
+		               "'* *' default)",
+		               rec->model ? rec->model : "(no model)",
+		               gs_mode_name(rec->mode));
 	*cost = rec->gpu_seconds * r->per_gpu_second +
-		rec->gib_seconds * r->per_gib_second;
+	        rec->gib_seconds * r->per_gib_second;
 	if (rule != NULL)
 		*rule = r;
 	return GS_OK;

@@ -37,9 +37,9 @@ struct gs_quota_tree {
 };
 
 static const char *const qres_names[GS_QRES__COUNT] = {
-	[GS_QRES_MEMORY] = "memory",
-	[GS_QRES_COMPUTE] = "compute",
-	[GS_QRES_MIG] = "MIG slices",
+    [GS_QRES_MEMORY] = "memory",
+    [GS_QRES_COMPUTE] = "compute",
+    [GS_QRES_MIG] = "MIG slices",
 };
 
 const char *gs_qres_name(enum gs_qres r)
@@ -59,10 +59,10 @@ int gs_qres_format(enum gs_qres r, int64_t amount, char *buf, size_t size)
 	case GS_QRES_MEMORY:
 		if (amount >= gib || amount <= -gib)
 			return snprintf(buf, size, "%.1f GiB",
-					(double)amount / (double)gib);
+			                (double)amount / (double)gib);
 		if (amount % mib == 0)
 			return snprintf(buf, size, "%lld MiB",
-					(long long)(amount / mib));
+			                (long long)(amount / mib));
 		return snprintf(buf, size, "%lld bytes", (long long)amount);
 	case GS_QRES_COMPUTE:
 		return snprintf(buf, size, "%lld%%", (long long)amount);
@@ -82,7 +82,7 @@ static int64_t sat_add(int64_t a, int64_t b)
 }
 
 static int find_name(const struct gs_quota_team_def *defs, int n,
-		     const char *name)
+                     const char *name)
 {
 	for (int i = 0; i < n; i++)
 		if (strcmp(defs[i].name, name) == 0)
@@ -91,22 +91,22 @@ static int find_name(const struct gs_quota_team_def *defs, int n,
 }
 
 static gs_err check_names(const struct gs_quota_team_def *defs, int n,
-			  struct gs_errbuf *eb)
+                          struct gs_errbuf *eb)
 {
 	for (int i = 0; i < n; i++) {
 		const char *name = defs[i].name;
 
 		if (name == NULL || name[0] == '\0')
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "team %d has an empty name", i);
+			               "team %d has an empty name", i);
 		if (strlen(name) >= GS_QUOTA_NAME_MAX)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "team name '%.20s...' is longer than %d "
-				       "characters",
-				       name, GS_QUOTA_NAME_MAX - 1);
+			               "team name '%.20s...' is longer than %d "
+			               "characters",
+			               name, GS_QUOTA_NAME_MAX - 1);
 		if (find_name(defs, i, name) >= 0)
 			return gs_fail(eb, GS_ERR_EXISTS,
-				       "team '%s' is defined twice", name);
+			               "team '%s' is defined twice", name);
 	}
 	return GS_OK;
 }
@@ -136,15 +136,15 @@ static gs_err check_cycles(struct gs_quota_tree *t, struct gs_errbuf *eb)
 
 			do {
 				int w = snprintf(msg + len, sizeof(msg) - len,
-						 "%s -> ", t->team[k].name);
+				                 "%s -> ", t->team[k].name);
 				if (w < 0 || (size_t)w >= sizeof(msg) - len)
 					break;
 				len += (size_t)w;
 				k = t->team[k].parent;
 			} while (k != j);
 			err = gs_fail(eb, GS_ERR_INVALID,
-				      "teams form a cycle: %s%s", msg,
-				      t->team[j].name);
+			              "teams form a cycle: %s%s", msg,
+			              t->team[j].name);
 		}
 		for (j = i; j >= 0 && colour[j] == 1; j = t->team[j].parent)
 			colour[j] = 2;
@@ -174,17 +174,17 @@ static gs_err check_amounts(struct gs_quota_tree *t, struct gs_errbuf *eb)
 		for (int r = 0; r < GS_QRES__COUNT; r++) {
 			if (q->guarantee.v[r] < 0 || q->max.v[r] < 0)
 				return gs_fail(eb, GS_ERR_RANGE,
-					       "team %s: %s amounts must not "
-					       "be negative",
-					       q->name, qres_names[r]);
+				               "team %s: %s amounts must not "
+				               "be negative",
+				               q->name, qres_names[r]);
 			if (q->guarantee.v[r] > q->max.v[r]) {
 				gs_qres_format(r, q->guarantee.v[r], a,
-					       sizeof(a));
+				               sizeof(a));
 				gs_qres_format(r, q->max.v[r], b, sizeof(b));
 				return gs_fail(eb, GS_ERR_RANGE,
-					       "team %s: guaranteed %s %s "
-					       "exceeds its max %s",
-					       q->name, a, qres_names[r], b);
+				               "team %s: guaranteed %s %s "
+				               "exceeds its max %s",
+				               q->name, a, qres_names[r], b);
 			}
 		}
 		q->own_guarantee = q->guarantee;
@@ -196,7 +196,7 @@ static gs_err check_amounts(struct gs_quota_tree *t, struct gs_errbuf *eb)
 			continue;
 		for (int r = 0; r < GS_QRES__COUNT; r++)
 			t->team[p].own_guarantee.v[r] -=
-				t->team[i].guarantee.v[r];
+			    t->team[i].guarantee.v[r];
 	}
 	for (int i = 0; i < t->n; i++) {
 		struct qteam *q = &t->team[i];
@@ -208,21 +208,21 @@ static gs_err check_amounts(struct gs_quota_tree *t, struct gs_errbuf *eb)
 				continue;
 			for (int c = 0; c < t->n; c++)
 				if (t->team[c].parent == i)
-					sum = sat_add(sum,
-						      t->team[c].guarantee.v[r]);
+					sum = sat_add(
+					    sum, t->team[c].guarantee.v[r]);
 			gs_qres_format(r, sum, a, sizeof(a));
 			gs_qres_format(r, q->guarantee.v[r], b, sizeof(b));
 			return gs_fail(eb, GS_ERR_RANGE,
-				       "team %s: its children guarantee %s %s "
-				       "in total, more than its own %s",
-				       q->name, a, qres_names[r], b);
+			               "team %s: its children guarantee %s %s "
+			               "in total, more than its own %s",
+			               q->name, a, qres_names[r], b);
 		}
 	}
 	return GS_OK;
 }
 
 gs_err gs_quota_tree_create(const struct gs_quota_team_def *defs, int n,
-			    struct gs_quota_tree **tree, struct gs_errbuf *eb)
+                            struct gs_quota_tree **tree, struct gs_errbuf *eb)
 {
 	struct gs_quota_tree *t;
 	gs_err err;
@@ -255,8 +255,8 @@ gs_err gs_quota_tree_create(const struct gs_quota_team_def *defs, int n,
 		q->parent = find_name(defs, n, defs[i].parent);
 		if (q->parent < 0) {
 			err = gs_fail(eb, GS_ERR_NOT_FOUND,
-				      "team %s: parent '%s' is not defined",
-				      q->name, defs[i].parent);
+			              "team %s: parent '%s' is not defined",
+			              q->name, defs[i].parent);
 			goto out_free;
 		}
 	}
@@ -313,7 +313,7 @@ int gs_quota_tree_depth(const struct gs_quota_tree *tree, int i)
 }
 
 const struct gs_qvec *gs_quota_tree_guarantee(const struct gs_quota_tree *t,
-					      int i)
+                                              int i)
 {
 	return &t->team[i].guarantee;
 }
@@ -324,8 +324,8 @@ const struct gs_qvec *gs_quota_tree_max(const struct gs_quota_tree *t, int i)
 }
 
 gs_err gs_quota_tree_check_capacity(const struct gs_quota_tree *tree,
-				    const struct gs_qvec *capacity,
-				    struct gs_errbuf *eb)
+                                    const struct gs_qvec *capacity,
+                                    struct gs_errbuf *eb)
 {
 	char a[48], b[48];
 
@@ -334,35 +334,36 @@ gs_err gs_quota_tree_check_capacity(const struct gs_quota_tree *tree,
 
 		for (int i = 0; i < tree->n; i++)
 			if (tree->team[i].parent < 0)
-				sum = sat_add(sum, tree->team[i].guarantee.v[r]);
+				sum =
+				    sat_add(sum, tree->team[i].guarantee.v[r]);
 		if (sum > capacity->v[r]) {
 			gs_qres_format(r, sum, a, sizeof(a));
 			gs_qres_format(r, capacity->v[r], b, sizeof(b));
 			return gs_fail(eb, GS_ERR_RANGE,
-				       "top-level teams guarantee %s %s in "
-				       "total, more than the cluster's %s",
-				       a, qres_names[r], b);
+			               "top-level teams guarantee %s %s in "
+			               "total, more than the cluster's %s",
+			               a, qres_names[r], b);
 		}
 	}
 	return GS_OK;
 }
 
 static gs_err check_vec(const struct gs_qvec *v, const char *what,
-			struct gs_errbuf *eb)
+                        struct gs_errbuf *eb)
 {
 	for (int r = 0; r < GS_QRES__COUNT; r++)
 		if (v->v[r] < 0)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "%s has a negative %s amount", what,
-				       qres_names[r]);
+			               "%s has a negative %s amount", what,
+			               qres_names[r]);
 	return GS_OK;
 }
 
 /* Fills own[] (direct slices) and usage[] (subtree) from the slices. */
 static gs_err sum_usage(const struct gs_quota_tree *t,
-			const struct gs_quota_slice *slices, size_t n_slices,
-			struct gs_qvec *own, struct gs_qvec *usage,
-			struct gs_errbuf *eb)
+                        const struct gs_quota_slice *slices, size_t n_slices,
+                        struct gs_qvec *own, struct gs_qvec *usage,
+                        struct gs_errbuf *eb)
 {
 	memset(own, 0, (size_t)t->n * sizeof(*own));
 	memset(usage, 0, (size_t)t->n * sizeof(*usage));
@@ -372,9 +373,9 @@ static gs_err sum_usage(const struct gs_quota_tree *t,
 
 		if (sl->team < 0 || sl->team >= t->n)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "slice %llu names team %d, which does "
-				       "not exist",
-				       (unsigned long long)sl->id, sl->team);
+			               "slice %llu names team %d, which does "
+			               "not exist",
+			               (unsigned long long)sl->id, sl->team);
 		err = check_vec(&sl->use, "a slice", eb);
 		if (err != GS_OK)
 			return err;
@@ -389,8 +390,8 @@ static gs_err sum_usage(const struct gs_quota_tree *t,
 }
 
 gs_err gs_quota_usage(const struct gs_quota_tree *tree,
-		      const struct gs_quota_slice *slices, size_t n_slices,
-		      struct gs_qvec *usage, struct gs_errbuf *eb)
+                      const struct gs_quota_slice *slices, size_t n_slices,
+                      struct gs_qvec *usage, struct gs_errbuf *eb)
 {
 	struct gs_qvec *own = malloc(((size_t)tree->n + 1) * sizeof(*own));
 	gs_err err;
@@ -471,7 +472,7 @@ static bool still_short(const struct admit *ad)
 
 /* The documented order: priority up, then created down, then id down. */
 static bool victim_before(const struct gs_quota_slice *a,
-			  const struct gs_quota_slice *b)
+                          const struct gs_quota_slice *b)
 {
 	if (a->priority != b->priority)
 		return a->priority < b->priority;
@@ -485,7 +486,7 @@ static bool victim_before(const struct gs_quota_slice *a,
  * argument and core keeps no globals. `tmp` holds n entries.
  */
 static void sort_victims(size_t *idx, size_t *tmp, size_t n,
-			 const struct gs_quota_slice *slices)
+                         const struct gs_quota_slice *slices)
 {
 	for (size_t width = 1; width < n; width *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * width) {
@@ -495,9 +496,9 @@ static void sort_victims(size_t *idx, size_t *tmp, size_t n,
 
 			while (i < mid && j < hi)
 				tmp[k++] = victim_before(&slices[idx[j]],
-							 &slices[idx[i]])
-						   ? idx[j++]
-						   : idx[i++];
+				                         &slices[idx[i]])
+				               ? idx[j++]
+				               : idx[i++];
 			while (i < mid)
 				tmp[k++] = idx[i++];
 			while (j < hi)
@@ -509,7 +510,7 @@ static void sort_victims(size_t *idx, size_t *tmp, size_t n,
 
 /* Writes the decision's one-line reason (truncated to fit). */
 static void set_why(struct gs_quota_decision *out, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void set_why(struct gs_quota_decision *out, const char *fmt, ...)
 {
@@ -536,21 +537,21 @@ static bool over_max(const struct admit *ad, struct gs_quota_decision *out)
 		for (int r = 0; r < GS_QRES__COUNT; r++) {
 			int64_t want = ad->usage[j].v[r] + ad->req->use.v[r];
 
-			if (ad->req->use.v[r] == 0 || want <= t->team[j].max.v[r])
+			if (ad->req->use.v[r] == 0 ||
+			    want <= t->team[j].max.v[r])
 				continue;
 			gs_qres_format(r, want, a, sizeof(a));
 			gs_qres_format(r, t->team[j].max.v[r], b, sizeof(b));
 			if (j == ad->req->team)
-				set_why(out,
-					 "team %s would use %s %s, max %s",
-					 t->team[j].name, a, qres_names[r], b);
+				set_why(out, "team %s would use %s %s, max %s",
+				        t->team[j].name, a, qres_names[r], b);
 			else
 				set_why(out,
-					 "team %s (an ancestor of %s) would "
-					 "use %s %s, max %s",
-					 t->team[j].name,
-					 t->team[ad->req->team].name, a,
-					 qres_names[r], b);
+				        "team %s (an ancestor of %s) would "
+				        "use %s %s, max %s",
+				        t->team[j].name,
+				        t->team[ad->req->team].name, a,
+				        qres_names[r], b);
 			return true;
 		}
 	}
@@ -564,7 +565,8 @@ static bool entitled(const struct admit *ad, struct gs_quota_decision *out)
 	char a[48], b[48], c[48];
 
 	for (int r = 0; r < GS_QRES__COUNT; r++) {
-		int64_t want = ad->usage[ad->req->team].v[r] + ad->req->use.v[r];
+		int64_t want =
+		    ad->usage[ad->req->team].v[r] + ad->req->use.v[r];
 		int64_t idle = ad->req->use.v[r] - ad->short_by[r];
 
 		if (ad->short_by[r] <= 0 || want <= q->guarantee.v[r])
@@ -573,16 +575,16 @@ static bool entitled(const struct admit *ad, struct gs_quota_decision *out)
 		gs_qres_format(r, q->guarantee.v[r], b, sizeof(b));
 		gs_qres_format(r, idle, c, sizeof(c));
 		set_why(out,
-			 "team %s would use %s %s, above its guarantee %s, "
-			 "and only %s is idle to borrow",
-			 q->name, a, qres_names[r], b, c);
+		        "team %s would use %s %s, above its guarantee %s, "
+		        "and only %s is idle to borrow",
+		        q->name, a, qres_names[r], b, c);
 		return false;
 	}
 	return true;
 }
 
 static void describe_admit(const struct admit *ad,
-			   struct gs_quota_decision *out)
+                           struct gs_quota_decision *out)
 {
 	const char *name = ad->t->team[ad->req->team].name;
 	char parts[3][64];
@@ -590,9 +592,9 @@ static void describe_admit(const struct admit *ad,
 
 	if (out->verdict == GS_QUOTA_ADMIT_RECLAIM) {
 		set_why(out,
-			"team %s takes back its guarantee: %zu borrowed "
-			"slice%s to preempt",
-			name, out->n_victims, out->n_victims == 1 ? "" : "s");
+		        "team %s takes back its guarantee: %zu borrowed "
+		        "slice%s to preempt",
+		        name, out->n_victims, out->n_victims == 1 ? "" : "s");
 		return;
 	}
 	for (int r = 0; r < GS_QRES__COUNT; r++) {
@@ -602,18 +604,18 @@ static void describe_admit(const struct admit *ad,
 			continue;
 		gs_qres_format(r, out->borrowed.v[r], a, sizeof(a));
 		snprintf(parts[n++], sizeof(parts[0]), "%s %s", a,
-			 qres_names[r]);
+		         qres_names[r]);
 	}
 	if (n == 0)
 		set_why(out, "fits within team %s's guarantee", name);
 	else
 		set_why(out, "fits: team %s borrows %s%s%s%s%s", name, parts[0],
-			n > 1 ? ", " : "", n > 1 ? parts[1] : "",
-			n > 2 ? ", " : "", n > 2 ? parts[2] : "");
+		        n > 1 ? ", " : "", n > 1 ? parts[1] : "",
+		        n > 2 ? ", " : "", n > 2 ? parts[2] : "");
 }
 
 static gs_err pick_victims(struct admit *ad, size_t n_slices,
-			   struct gs_quota_decision *out, struct gs_errbuf *eb)
+                           struct gs_quota_decision *out, struct gs_errbuf *eb)
 {
 	size_t *idx = malloc((n_slices + 1) * sizeof(*idx));
 	size_t *tmp = malloc((n_slices + 1) * sizeof(*tmp));
@@ -645,10 +647,10 @@ out_free:
 }
 
 gs_err gs_quota_admit(const struct gs_quota_tree *tree,
-		      const struct gs_qvec *capacity,
-		      const struct gs_quota_slice *slices, size_t n_slices,
-		      const struct gs_quota_request *req,
-		      struct gs_quota_decision *out, struct gs_errbuf *eb)
+                      const struct gs_qvec *capacity,
+                      const struct gs_quota_slice *slices, size_t n_slices,
+                      const struct gs_quota_request *req,
+                      struct gs_quota_decision *out, struct gs_errbuf *eb)
 {
 	struct admit ad = {.t = tree, .slices = slices, .req = req};
 	const struct qteam *q;
@@ -658,9 +660,9 @@ gs_err gs_quota_admit(const struct gs_quota_tree *tree,
 	out->verdict = GS_QUOTA_REJECT;
 	if (req->team < 0 || req->team >= tree->n)
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "the request names team %d, which does not "
-			       "exist",
-			       req->team);
+		               "the request names team %d, which does not "
+		               "exist",
+		               req->team);
 	err = check_vec(&req->use, "the request", eb);
 	if (err != GS_OK)
 		return err;
@@ -683,9 +685,9 @@ gs_err gs_quota_admit(const struct gs_quota_tree *tree,
 			if (tree->team[i].parent < 0)
 				ad.total.v[r] += ad.usage[i].v[r];
 		ad.short_by[r] = ad.total.v[r] + req->use.v[r] - capacity->v[r];
-		out->borrowed.v[r] = above <= 0 ? 0
-				     : above < req->use.v[r] ? above
-							     : req->use.v[r];
+		out->borrowed.v[r] = above <= 0              ? 0
+		                     : above < req->use.v[r] ? above
+		                                             : req->use.v[r];
 	}
 	if (over_max(&ad, out)) {
 		err = reject(out, eb);
@@ -713,9 +715,9 @@ gs_err gs_quota_admit(const struct gs_quota_tree *tree,
 		gs_qres_format(r, req->use.v[r] - need, a, sizeof(a));
 		gs_qres_format(r, req->use.v[r], b, sizeof(b));
 		set_why(out,
-			 "team %s is within its guarantee, but idle and "
-			 "borrowed %s add up to only %s of the %s it asks for",
-			 q->name, qres_names[r], a, b);
+		        "team %s is within its guarantee, but idle and "
+		        "borrowed %s add up to only %s of the %s it asks for",
+		        q->name, qres_names[r], a, b);
 		out->n_victims = 0;
 		err = reject(out, eb);
 		goto out_free;

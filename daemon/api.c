@@ -597,6 +597,8 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 					: g->sim ? "sim"
 						 : "nvml"));
 	json_object_set_new(o, "library", jstr(g->library));
+	if (g->sim && g->sim_dir[0])
+		json_object_set_new(o, "sim_dir", jstr(g->sim_dir));
 	json_object_set_new(o, "driver", jstr(g->driver));
 	a = json_array();
 	for (int i = 0; i < g->n; i++) {

@@ -64,6 +64,7 @@ struct gs_gpus {
 	bool sim;               /* the simulated driver (its serials say SIM) */
 	bool fake;              /* no library at all (tests) */
 	char library[256];      /* what was loaded */
+	char sim_dir[256];      /* the simulator's state directory, if known */
 	char driver[80];
 	int n;
 	struct gs_gpu gpu[GS_GPUS_MAX];

@@ -487,6 +487,9 @@ int main(int argc, char **argv)
 		gs_error("gpusliced", "no GPUs: %s", gs_errbuf_msg(&eb, err));
 		return 1;
 	}
+	if (d->gpus.sim)
+		snprintf(d->gpus.sim_dir, sizeof(d->gpus.sim_dir), "%s",
+			 d->sim_dir);
 	say_gpus(&d->gpus);
 
 	snprintf(db, sizeof(db), "%.4000s/state.db", d->cfg.state_dir);

@@ -166,7 +166,7 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 			 "(the watchdog's view)"},
 			{"gpuslice_slice_compute_achieved_percent", "gauge",
 			 "share of the GPU's time the slice used over the last "
-			 "ledger interval"},
+			 "second or so"},
 			{"gpuslice_slice_compute_limit_percent", "gauge",
 			 "compute share the slice may use (0: no limit)"},
 			{"gpuslice_slice_gpu_seconds_total", "counter",

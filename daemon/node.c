@@ -1184,7 +1184,6 @@ void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
 		ns->live.mem_peak = u.mem_peak;
 		ns->live.busy_ns = u.busy_ns;
 		ns->live.throttled_ns = u.throttled_ns;
-		ns->live.compute_pct = 100.0 * r.gpu_seconds / dt;
 	}
 	/* Memory is charged as reserved: a cap held is a cap others lack. */
 	if (ns->s.spec.memory_bytes)

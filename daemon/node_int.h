@@ -24,6 +24,8 @@ struct gs__nslice {
 	double led_mem_byte_s;
 	/* live view, refreshed by the ledger/watchdog ticks */
 	struct gs_node_usage live;
+	uint64_t rate_busy_ns;    /* busy_ns at rate_t_ns (compute achieved) */
+	int64_t rate_t_ns;
 	int n_nvml_procs;
 	int64_t over_since_ns;    /* watchdog: first seen over its limit */
 	bool procs_seen;          /* some process was seen in it this run */

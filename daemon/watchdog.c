@@ -169,6 +169,34 @@ static bool was_over(struct gs_watchdog *w, int64_t id)
 	return false;
 }
 
+/*
+ * Compute achieved over the last second or so, from the region's GPU time
+ * (the ledger's figure covers its longer interval). Lock held.
+ */
+static void live_rate(struct gs_node *node, struct gs__nslice *ns)
+{
+	struct gs_slice_usage u;
+	int64_t now = gs_now_ns();
+
+	if (node->region == NULL || !ns->has_ref ||
+	    gs_region_slice_usage(node->region, &ns->ref, &u) != GS_OK)
+		return;
+	ns->live.n_procs = u.n_procs;
+	ns->live.mem_used = u.mem_used;
+	ns->live.mem_peak = u.mem_peak;
+	ns->live.busy_ns = u.busy_ns;
+	ns->live.throttled_ns = u.throttled_ns;
+	if (ns->rate_t_ns && now - ns->rate_t_ns >= 500000000 &&
+	    u.busy_ns >= ns->rate_busy_ns)
+		ns->live.compute_pct = 100.0 *
+				       (double)(u.busy_ns - ns->rate_busy_ns) /
+				       (double)(now - ns->rate_t_ns);
+	if (ns->rate_t_ns == 0 || now - ns->rate_t_ns >= 500000000) {
+		ns->rate_busy_ns = u.busy_ns;
+		ns->rate_t_ns = now;
+	}
+}
+
 struct tally {
 	int64_t id;
 	uint64_t mem;
@@ -229,6 +257,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		for (int j = 0; j < n_t; j++)
 			if (t[j].id == ns->s.id)
 				x = &t[j];
+		live_rate(node, ns);
 		ns->live.nvml_mem = x ? x->mem : 0;
 		ns->n_nvml_procs = x ? x->n : 0;
 		if (x && x->n)

@@ -159,7 +159,16 @@ bench_shim() {
 	rm -rf "$tmp"
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim)
+# Placement: 100k mixed requests (fractions, whole GPUs, MIG profiles,
+# gangs) on a simulated cluster of 1000 nodes x 8 GPUs, both policies
+# (pure CPU: gs_place on an in-memory inventory; no GPU or sim involved).
+bench_placement() {
+	echo "== placement: 100k requests on 1000 nodes x 8 GPUs (CPU only) =="
+	"$1/bin/gs-bench-placement" --policy binpack
+	"$1/bin/gs-bench-placement" --policy spread
+}
+
+SECTIONS=(migplan sim trace trace_lists daemon shim placement)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then

@@ -148,3 +148,7 @@ print("All figures are from the simulator (time-slicing modelled in"
       " software); run `make gpu-check` on a machine with a GPU for real"
       " ones.")
 PY
+
+# Part two: the node daemon, slices and the workload kit in them.
+echo
+bash "$(dirname "$0")/demo-daemon.sh" "$B"

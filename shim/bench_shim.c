@@ -28,13 +28,13 @@
 
 #include "gs/region.h"
 
-#define ROUNDS 31
+#define ROUNDS   31
 #define LAUNCHES 4000
-#define ALLOCS 500
+#define ALLOCS   500
 
 static const char ptx[] =
-	".version 8.0\n.target sm_90\n.address_size 64\n"
-	".visible .entry gs_spin(.param .u64 ns)\n{\n ret;\n}\n";
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry gs_spin(.param .u64 ns)\n{\n ret;\n}\n";
 
 struct drv {
 	CUresult (*init)(unsigned int);
@@ -43,8 +43,8 @@ struct drv {
 	CUresult (*modload)(CUmodule *, const void *);
 	CUresult (*getfn)(CUfunction *, CUmodule, const char *);
 	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-			   unsigned, unsigned, unsigned, CUstream, void **,
-			   void **);
+	                   unsigned, unsigned, unsigned, CUstream, void **,
+	                   void **);
 	CUresult (*alloc)(CUdeviceptr *, size_t);
 	CUresult (*mfree)(CUdeviceptr);
 	CUresult (*sync)(void);
@@ -145,12 +145,12 @@ static double allocs(const struct drv *d)
 }
 
 struct fig {
-	double direct, shim;          /* fastest round */
-	double direct_med, shim_med;  /* median round */
+	double direct, shim;         /* fastest round */
+	double direct_med, shim_med; /* median round */
 };
 
 static void measure(const struct drv *r, const struct drv *s, CUfunction fn,
-		    struct fig *launch, struct fig *alloc)
+                    struct fig *launch, struct fig *alloc)
 {
 	double ld[ROUNDS], ls[ROUNDS], ad[ROUNDS], as[ROUNDS];
 
@@ -193,7 +193,8 @@ int main(int argc, char **argv)
 	char cmd[128];
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: gs-bench-shim PATH/TO/libgpuslice.so\n");
+		fprintf(stderr,
+		        "usage: gs-bench-shim PATH/TO/libgpuslice.so\n");
 		return 2;
 	}
 	if (mkdtemp(dir) == NULL) {
@@ -205,7 +206,7 @@ int main(int argc, char **argv)
 	if (gs_region_open(dir, GS_REGION_RUNNER, &reg, &eb) != GS_OK ||
 	    gs_region_slice_create(reg, &lim, &ref, &eb) != GS_OK) {
 		fprintf(stderr, "gs-bench-shim: %s\n",
-			gs_errbuf_msg(&eb, GS_ERR_IO));
+		        gs_errbuf_msg(&eb, GS_ERR_IO));
 		goto out;
 	}
 	setenv("GPUSLICE_RUN_DIR", dir, 1);
@@ -217,7 +218,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (r.init(0) != CUDA_SUCCESS || r.retain(&ctx, 0) != CUDA_SUCCESS ||
-	    r.setcur(ctx) != CUDA_SUCCESS || r.modload(&mod, ptx) != CUDA_SUCCESS ||
+	    r.setcur(ctx) != CUDA_SUCCESS ||
+	    r.modload(&mod, ptx) != CUDA_SUCCESS ||
 	    r.getfn(&fn, mod, "gs_spin") != CUDA_SUCCESS) {
 		fprintf(stderr, "gs-bench-shim: driver set-up failed\n");
 		goto out;
@@ -239,13 +241,14 @@ int main(int argc, char **argv)
 	lim.compute_pct = 100;
 	if (gs_region_slice_update(reg, &ref, &lim, &eb) != GS_OK) {
 		fprintf(stderr, "gs-bench-shim: %s\n",
-			gs_errbuf_msg(&eb, GS_ERR_IO));
+		        gs_errbuf_msg(&eb, GS_ERR_IO));
 		goto out;
 	}
 	(void)launches(&s, fn);
 	measure(&r, &s, fn, &l1, &a1);
 
-	printf("  CPU time per call, fastest of %d rounds [medians direct / shim]\n",
+	printf("  CPU time per call, fastest of %d rounds [medians direct / "
+	       "shim]\n",
 	       ROUNDS);
 	line("cuLaunchKernel, no compute limit", &l0);
 	line("cuLaunchKernel, compute limit set", &l1);

@@ -5,11 +5,12 @@
  */
 #include "hooks.h"
 #define GS__EXPORT_CU(sym, base, ver, pt) sym;
-#define GS__EXPORT_NVML(sym) sym;
+#define GS__EXPORT_NVML(sym)              sym;
 {
 global:
-GS_CU_HOOKS(GS__EXPORT_CU)
-GS_NVML_HOOKS(GS__EXPORT_NVML)
-dlsym;
-local: *;
+	GS_CU_HOOKS(GS__EXPORT_CU)
+	GS_NVML_HOOKS(GS__EXPORT_NVML)
+	dlsym;
+local:
+	*;
 };

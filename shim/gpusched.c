@@ -35,7 +35,7 @@ void gs_sched_params_default(struct gs_sched_params *p)
 bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c)
 {
 	return c->live && (c->pct > 0 || c->prio != GS_REGION_PRIO_NORMAL ||
-			   c->weight != 1);
+	                   c->weight != 1);
 }
 
 /* ---- per-slice helpers ------------------------------------------------ */
@@ -91,7 +91,7 @@ static bool active(const struct gs_sched_view *v, int t, uint64_t now)
 
 	return busy(v, t, now) || S->waiting > 0 ||
 	       (S->last_active_ns != 0 &&
-		now - S->last_active_ns < v->par->linger);
+	        now - S->last_active_ns < v->par->linger);
 }
 
 /* Out of tokens under a limit (needs refill first). */
@@ -124,7 +124,7 @@ static uint64_t w_eff(const struct gs_sched_cfg *c)
  * OUT: *elig of the winner.
  */
 static int best_waiting(const struct gs_sched_view *v, uint32_t prio, int skip,
-			uint64_t now, int *elig)
+                        uint64_t now, int *elig)
 {
 	int best = -1, be = 0;
 
@@ -164,7 +164,7 @@ static bool prefer(const struct gs_sched_view *v, int b, int e, int s)
  * limit): SHARE-mode time is only borrowed when nobody such waits.
  */
 static bool any_entitled_waiting(const struct gs_sched_view *v, int s,
-				 uint64_t now)
+                                 uint64_t now)
 {
 	for (int t = 0; t < v->n; t++) {
 		if (t == s || !valid(v, t) || v->sl[t].waiting == 0)
@@ -191,7 +191,8 @@ static void give_turn(const struct gs_sched_view *v, int t, uint64_t now)
 void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now)
 {
 	struct gs_sched_dev *d = v->dev;
-	bool on = d->enforced_ns != 0 && now - d->enforced_ns < v->par->presence;
+	bool on =
+	    d->enforced_ns != 0 && now - d->enforced_ns < v->par->presence;
 	uint32_t g = GS_GATE_ALWAYS | (on ? GS_GATE_ENFORCED : 0);
 
 	if (__atomic_load_n(&d->gate, __ATOMIC_RELAXED) != g)
@@ -206,8 +207,8 @@ static uint64_t clamp(uint64_t x, uint64_t lo, uint64_t hi)
 }
 
 enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
-				     uint64_t est_ns, uint64_t now,
-				     uint64_t *retry_ns, enum gs_sched_why *why)
+                                     uint64_t est_ns, uint64_t now,
+                                     uint64_t *retry_ns, enum gs_sched_why *why)
 {
 	struct gs_sched_dev *d = v->dev;
 	const struct gs_sched_cfg *c = &v->cfg[s];
@@ -236,8 +237,8 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		*retry_ns = 10 * MS;
 		if (!busy(v, t, now) && v->sl[t].waiting == 0)
 			*retry_ns = clamp(v->sl[t].last_active_ns +
-						  v->par->linger - now,
-					  50 * US, 10 * MS);
+			                      v->par->linger - now,
+			                  50 * US, 10 * MS);
 		*why = GS_SCHED_WHY_PRIORITY;
 		return GS_SCHED_WAIT;
 	}
@@ -245,12 +246,13 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	/* 2. The compute limit. */
 	if (broke(v, s)) {
 		bool borrow = c->mode == GS_REGION_COMPUTE_SHARE &&
-			      !any_entitled_waiting(v, s, now);
+		              !any_entitled_waiting(v, s, now);
 
 		if (!borrow) {
 			uint64_t need = (uint64_t)(-S->tokens_ns) + 1;
 
-			*retry_ns = clamp(need * 100 / c->pct, 50 * US, 10 * MS);
+			*retry_ns =
+			    clamp(need * 100 / c->pct, 50 * US, 10 * MS);
 			/* A borrower asks again as soon as the others may
 			 * have been served. */
 			*why = GS_SCHED_WHY_LIMIT;
@@ -305,8 +307,8 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	S->inflight++;
 	S->tokens_ns -= (int64_t)est_ns;
 	S->last_active_ns = now;
-	S->busy_until_ns = (S->busy_until_ns > now ? S->busy_until_ns : now) +
-			   est_ns;
+	S->busy_until_ns =
+	    (S->busy_until_ns > now ? S->busy_until_ns : now) + est_ns;
 	return GS_SCHED_GO;
 }
 
@@ -327,7 +329,7 @@ void gs_sched_wait_end(const struct gs_sched_view *v, int s)
 }
 
 void gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
-		       uint64_t est_ns, uint64_t now)
+                       uint64_t est_ns, uint64_t now)
 {
 	struct gs_sched_slice *S;
 	const struct gs_sched_cfg *c;

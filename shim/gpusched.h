@@ -51,29 +51,29 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GS_GATE_ALWAYS 0x80000000u
+#define GS_GATE_ALWAYS   0x80000000u
 #define GS_GATE_ENFORCED 0x1u
 
 /* Per GPU, in the usage file. gate and seq are read without the lock. */
 struct gs_sched_dev {
-	uint32_t gate;       /* GS_GATE_* (atomic) */
-	uint32_t seq;        /* bumped on every change waiters care about */
-	int32_t holder;      /* slice slot holding the turn, -1 none */
+	uint32_t gate;  /* GS_GATE_* (atomic) */
+	uint32_t seq;   /* bumped on every change waiters care about */
+	int32_t holder; /* slice slot holding the turn, -1 none */
 	uint32_t reserved0;
 	uint64_t holder_gen; /* its generation */
 	uint64_t holder_since_ns;
-	uint64_t vclock;       /* virtual time of the last turn given */
-	uint64_t enforced_ns;  /* last activity of an enforcing slice */
+	uint64_t vclock;      /* virtual time of the last turn given */
+	uint64_t enforced_ns; /* last activity of an enforcing slice */
 	uint64_t reserved[2];
 };
 static_assert(sizeof(struct gs_sched_dev) == 64, "gs_sched_dev layout");
 
 /* Per slice and GPU, in the usage file. */
 struct gs_sched_slice {
-	uint64_t generation;    /* slice generation this state belongs to */
-	int64_t tokens_ns;      /* GPU ns the slice may still use */
-	uint64_t refill_ns;     /* when tokens were last refilled */
-	uint64_t vtime;         /* weighted GPU time */
+	uint64_t generation; /* slice generation this state belongs to */
+	int64_t tokens_ns;   /* GPU ns the slice may still use */
+	uint64_t refill_ns;  /* when tokens were last refilled */
+	uint64_t vtime;      /* weighted GPU time */
 	uint64_t last_active_ns;
 	uint64_t busy_until_ns; /* estimated end of its work in flight */
 	uint32_t inflight;      /* launches admitted and not completed */
@@ -100,8 +100,8 @@ struct gs_sched_params {
 	uint64_t idle;     /* a holder without work for this long lets go */
 	uint64_t presence; /* GS_GATE_ENFORCED outlives activity this long */
 	uint64_t stale;    /* in-flight work past its estimate by this much
-			      no longer blocks others (its owner is busy
-			      elsewhere and has not looked) */
+	                      no longer blocks others (its owner is busy
+	                      elsewhere and has not looked) */
 };
 
 void gs_sched_params_default(struct gs_sched_params *p);
@@ -140,9 +140,9 @@ enum gs_sched_why {
  * unregisters when it gets GO or gives up (gs_sched_wait_end).
  */
 enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
-				     uint64_t est_ns, uint64_t now,
-				     uint64_t *retry_ns,
-				     enum gs_sched_why *why);
+                                     uint64_t est_ns, uint64_t now,
+                                     uint64_t *retry_ns,
+                                     enum gs_sched_why *why);
 
 /* Registers / unregisters a waiting process of slice `s`. */
 void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now);
@@ -154,7 +154,7 @@ void gs_sched_wait_end(const struct gs_sched_view *v, int s);
  * the virtual time, ends the turn's hold when nothing is left in flight.
  */
 void gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
-		       uint64_t est_ns, uint64_t now);
+                       uint64_t est_ns, uint64_t now);
 
 /*
  * Admitted work of slice `s` is forgotten without a measurement (its

@@ -48,7 +48,7 @@
 	/* the slice's view of memory */                                       \
 	X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0)                              \
 	X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                      \
-	/* contexts: their overhead, and their end frees their memory */      \
+	/* contexts: their overhead, and their end frees their memory */       \
 	X(cuCtxCreate, cuCtxCreate, 2000, 0)                                   \
 	X(cuCtxCreate_v2, cuCtxCreate, 3020, 0)                                \
 	X(cuCtxCreate_v3, cuCtxCreate, 11040, 0)                               \
@@ -69,9 +69,9 @@
 	X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1)  \
 	X(cuGraphLaunch, cuGraphLaunch, 10000, 0)                              \
 	X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1)                         \
-	/* synchronisation: completions are measured when the host waits */   \
+	/* synchronisation: completions are measured when the host waits */    \
 	X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0)                   \
-	X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1)             \
+	X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1)              \
 	X(cuCtxSynchronize, cuCtxSynchronize, 2000, 0)                         \
 	X(cuCtxSynchronize_v2, cuCtxSynchronize, 13000, 0)                     \
 	X(cuEventSynchronize, cuEventSynchronize, 2000, 0)

@@ -47,9 +47,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GS__RING 64 /* launches in flight per process, at most */
+#define GS__RING        64 /* launches in flight per process, at most */
 #define GS__INFLIGHT_NS 2000000ULL
-#define GS__POOL_MAX 128
+#define GS__POOL_MAX    128
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__LDECL)
@@ -77,7 +77,7 @@ struct done {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct inflight ring[GS__RING]; /* [head, tail) in flight */
-static uint32_t head, tail;              /* tail read without mu */
+static uint32_t head, tail;            /* tail read without mu */
 static struct pooled pool[GS__POOL_MAX];
 static int n_pool;
 static uint64_t est_ns[GS_REGION_MAX_DEVICES]; /* EWMA per device slot */
@@ -126,7 +126,7 @@ static inline bool fast(void)
 	const uint32_t *g = __atomic_load_n(&gs__g.fast_gate, __ATOMIC_ACQUIRE);
 
 	return (__atomic_load_n(g, __ATOMIC_RELAXED) &
-		__atomic_load_n(&gs__g.fast_mask, __ATOMIC_RELAXED)) == 0;
+	        __atomic_load_n(&gs__g.fast_mask, __ATOMIC_RELAXED)) == 0;
 }
 
 /* ---- events ----------------------------------------------------------- */
@@ -143,8 +143,7 @@ static CUevent pool_get(CUcontext ctx)
 		pool[i] = pool[--n_pool];
 		return ev;
 	}
-	if (gs__real.cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC) !=
-	    CUDA_SUCCESS)
+	if (gs__real.cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC) != CUDA_SUCCESS)
 		return NULL;
 	return ev;
 }
@@ -188,7 +187,7 @@ static void futex_wake(uint32_t *w)
 static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
-			      .tv_nsec = (long)(ns % 1000000000ULL)};
+	                      .tv_nsec = (long)(ns % 1000000000ULL)};
 
 	(void)syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
 }
@@ -196,7 +195,7 @@ static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
-			      .tv_nsec = (long)(ns % 1000000000ULL)};
+	                      .tv_nsec = (long)(ns % 1000000000ULL)};
 
 	(void)nanosleep(&ts, NULL);
 }
@@ -215,7 +214,7 @@ static void view_of(int dev, struct gs_sched_view *v)
 
 /* Region lock held: charges one settled launch. */
 static void settle_one(struct gs_ru_proc *pr, const struct done *d,
-		       uint64_t now)
+                       uint64_t now)
 {
 	struct gs_sched_view v;
 	struct gs_ru_slice *us;
@@ -253,9 +252,8 @@ static void settle(const struct done *d, int n)
 	gs__region_unlock(gs__g.region);
 	for (int k = 0; k < GS_REGION_MAX_DEVICES; k++)
 		if (wake[k])
-			futex_wake(&gs__region_usage(gs__g.region)
-					    ->dev[k]
-					    .sched.seq);
+			futex_wake(
+			    &gs__region_usage(gs__g.region)->dev[k].sched.seq);
 }
 
 /* ---- settling --------------------------------------------------------- */
@@ -352,7 +350,7 @@ void gs__launch_ctx_gone(CUcontext ctx)
  * oldest end event on it, the launches on it, the launches in the ring.
  */
 static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
-		     uint32_t *all)
+                     uint32_t *all)
 {
 	uint64_t ns = 0;
 
@@ -449,6 +447,20 @@ static bool measured(const struct gs_slice_limits *l)
 	       l->priority != GS_REGION_PRIO_HIGH;
 }
 
+/* Whether `stream` is being captured into a graph (events recorded there
+ * would become part of the graph). */
+static bool capturing(CUstream stream, bool pt)
+{
+	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+	__typeof__(&cuStreamIsCapturing) fn =
+		pt ? gs__real.cuStreamIsCapturing_ptsz
+		   : gs__real.cuStreamIsCapturing;
+
+	if (fn == NULL || fn(stream, &cs) != CUDA_SUCCESS)
+		return false;
+	return cs != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /* Admission of one launch; false when it runs unscheduled. */
 static bool admit(struct ticket *t)
 {
@@ -478,12 +490,12 @@ static bool admit(struct ticket *t)
 		uint32_t s0;
 
 		if (gs_sched_admit(&v, t->slice, t->measure ? t->est : 0, now,
-				   &retry, &why) == GS_SCHED_GO)
+		                   &retry, &why) == GS_SCHED_GO)
 			break;
 		if (!waited) {
 			gs_sched_wait_begin(&v, t->slice, now);
 			gs__region_proc_books(gs__g.region, pr, t->dev)
-				->waiting++;
+			    ->waiting++;
 			waited = true;
 			t0 = now;
 		}
@@ -553,14 +565,16 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 	single = __atomic_load_n(&gs__g.single_dev, __ATOMIC_RELAXED);
 	if (single == -1 || (single >= 0 && single != t->dev)) {
 		__atomic_store_n(&gs__g.single_dev, single == -1 ? t->dev : -2,
-				 __ATOMIC_RELAXED);
+		                 __ATOMIC_RELAXED);
 		gs__launch_fast_update();
 	}
 	gate = __atomic_load_n(
-		&gs__region_usage(gs__g.region)->dev[t->dev].sched.gate,
-		__ATOMIC_ACQUIRE);
+	    &gs__region_usage(gs__g.region)->dev[t->dev].sched.gate,
+	    __ATOMIC_ACQUIRE);
 	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED))
 		goto out_fast;
+	if (capturing(stream, pt))
+		goto out; /* recorded into a graph, not run: its launch counts */
 	t->measure = measured(&gs__g.lim);
 	(void)gs__real.cuCtxGetCurrent(&t->ctx);
 	if (t->measure)
@@ -602,7 +616,7 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 	if (!t->admitted || !t->measure)
 		return r;
 	timed = r == CUDA_SUCCESS && t->start != NULL && t->end != NULL &&
-		record(t, t->end) == CUDA_SUCCESS;
+	        record(t, t->end) == CUDA_SUCCESS;
 	d.dev = t->dev;
 	d.slice = t->slice;
 	d.est = t->est;

@@ -65,10 +65,10 @@ static void uuid_format(const CUuuid *u, char *out, size_t n)
 	const unsigned char *b = (const unsigned char *)u->bytes;
 
 	(void)snprintf(out, n,
-		       "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		       "%02x%02x%02x%02x%02x%02x",
-		       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
-		       b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	               "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	               "%02x%02x%02x%02x%02x%02x",
+	               b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
+	               b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 int gs__dev_slot(CUdevice ord, uint64_t *total)
@@ -134,19 +134,19 @@ int gs__dev_from_uuid(const char *uuid)
 /* Reserves; CUDA_SUCCESS, or the error the caller returns. */
 static CUresult reserve(int dev, uint64_t bytes)
 {
-	gs_err err = gs_region_mem_reserve(gs__g.region, &gs__g.proc, dev,
-					   bytes);
+	gs_err err =
+	    gs_region_mem_reserve(gs__g.region, &gs__g.proc, dev, bytes);
 
 	if (err == GS_OK || err == GS_ERR_NOT_FOUND)
 		return CUDA_SUCCESS; /* NOT_FOUND: slice gone, no cap */
 	if (err == GS_ERR_QUOTA)
 		gs_debug(GS_SHIM_TAG,
-			 "slice=%s gpu=%d over the cap: %llu bytes refused",
-			 gs__g.cfg.slice, dev, (unsigned long long)bytes);
+		         "slice=%s gpu=%d over the cap: %llu bytes refused",
+		         gs__g.cfg.slice, dev, (unsigned long long)bytes);
 	else
 		gs_warn(GS_SHIM_TAG,
-			"slice=%s books unavailable (%s): allocation refused",
-			gs__g.cfg.slice, gs_strerror(err));
+		        "slice=%s books unavailable (%s): allocation refused",
+		        gs__g.cfg.slice, gs_strerror(err));
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -159,15 +159,16 @@ static void release(int dev, uint64_t bytes)
 /* Records an allocation (its reservation stands); keeps the charge if it
  * cannot record it. */
 static void commit(uint8_t kind, uint64_t key, uint64_t bytes, int dev,
-		   CUcontext ctx)
+                   CUcontext ctx)
 {
 	struct gs__alloc a = {
-		.key = key, .bytes = bytes, .ctx = ctx, .dev = dev, .kind = kind};
+	    .key = key, .bytes = bytes, .ctx = ctx, .dev = dev, .kind = kind};
 
 	if (!gs__ptrmap_put(&a))
 		gs_warn(GS_SHIM_TAG,
-			"slice=%s allocation table full: %llu bytes stay charged until exit",
-			gs__g.cfg.slice, (unsigned long long)bytes);
+		        "slice=%s allocation table full: %llu bytes stay "
+		        "charged until exit",
+		        gs__g.cfg.slice, (unsigned long long)bytes);
 }
 
 /* Adjusts a reservation to the real size; false when over the cap. */
@@ -227,8 +228,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 }
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
-			    size_t WidthInBytes, size_t Height,
-			    unsigned int ElementSizeBytes)
+                            size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes)
 {
 	int saved = errno, dev;
 	uint64_t est = round_up(WidthInBytes, GS_ALLOC_ALIGN) * Height, act;
@@ -238,12 +239,12 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 		return GS__NOT_READY;
 	if (est == 0 || !tracked(&dev, NULL))
 		return gs__real.cuMemAllocPitch_v2(dptr, pPitch, WidthInBytes,
-						   Height, ElementSizeBytes);
+		                                   Height, ElementSizeBytes);
 	r = reserve(dev, est);
 	if (r != CUDA_SUCCESS)
 		goto out;
 	r = gs__real.cuMemAllocPitch_v2(dptr, pPitch, WidthInBytes, Height,
-					ElementSizeBytes);
+	                                ElementSizeBytes);
 	if (r != CUDA_SUCCESS) {
 		release(dev, est);
 		goto out;
@@ -263,7 +264,7 @@ out:
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
-			   unsigned int flags)
+                           unsigned int flags)
 {
 	int saved = errno, dev;
 	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
@@ -313,9 +314,8 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 /* ---- stream-ordered --------------------------------------------------- */
 
-static CUresult alloc_async(__typeof__(&cuMemAllocAsync) fn,
-			    CUdeviceptr *dptr, size_t bytesize,
-			    CUstream hStream)
+static CUresult alloc_async(__typeof__(&cuMemAllocAsync) fn, CUdeviceptr *dptr,
+                            size_t bytesize, CUstream hStream)
 {
 	int saved = errno, dev;
 	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
@@ -344,17 +344,17 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 }
 
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
-			      CUstream hStream)
+                              CUstream hStream)
 {
 	if (!gs__ready())
 		return GS__NOT_READY;
 	return alloc_async(gs__real.cuMemAllocAsync_ptsz, dptr, bytesize,
-			   hStream);
+	                   hStream);
 }
 
 static CUresult alloc_pool(__typeof__(&cuMemAllocFromPoolAsync) fn,
-			   CUdeviceptr *dptr, size_t bytesize,
-			   CUmemoryPool pool, CUstream hStream)
+                           CUdeviceptr *dptr, size_t bytesize,
+                           CUmemoryPool pool, CUstream hStream)
 {
 	int saved = errno, dev;
 	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
@@ -376,25 +376,25 @@ static CUresult alloc_pool(__typeof__(&cuMemAllocFromPoolAsync) fn,
 }
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
-				 CUmemoryPool pool, CUstream hStream)
+                                 CUmemoryPool pool, CUstream hStream)
 {
 	if (!gs__ready())
 		return GS__NOT_READY;
 	return alloc_pool(gs__real.cuMemAllocFromPoolAsync, dptr, bytesize,
-			  pool, hStream);
+	                  pool, hStream);
 }
 
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
-				      CUmemoryPool pool, CUstream hStream)
+                                      CUmemoryPool pool, CUstream hStream)
 {
 	if (!gs__ready())
 		return GS__NOT_READY;
-	return alloc_pool(gs__real.cuMemAllocFromPoolAsync_ptsz, dptr,
-			  bytesize, pool, hStream);
+	return alloc_pool(gs__real.cuMemAllocFromPoolAsync_ptsz, dptr, bytesize,
+	                  pool, hStream);
 }
 
 static CUresult free_async(__typeof__(&cuMemFreeAsync) fn, CUdeviceptr dptr,
-			   CUstream hStream)
+                           CUstream hStream)
 {
 	int saved = errno;
 	struct gs__alloc a;
@@ -428,7 +428,7 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 /* ---- virtual memory management ---------------------------------------- */
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-		     const CUmemAllocationProp *prop, unsigned long long flags)
+                     const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	int saved = errno, dev = -1;
 	uint64_t bytes = size;
@@ -502,13 +502,14 @@ static uint64_t dim(size_t x)
 /* Bytes of a 3D descriptor's level `l` (0 = the array itself). */
 static uint64_t desc3d_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned l)
 {
-	uint64_t w = dim(d->Width >> l), h = d->Height ? dim(d->Height >> l) : 1;
+	uint64_t w = dim(d->Width >> l),
+	         h = d->Height ? dim(d->Height >> l) : 1;
 	uint64_t z = d->Depth ? d->Depth : 1;
 
 	if (!(d->Flags & CUDA_ARRAY3D_LAYERED) && d->Depth)
 		z = dim(d->Depth >> l);
 	return round_up(w * h * z * d->NumChannels * format_bytes(d->Format),
-			GS_ALLOC_ALIGN);
+	                GS_ALLOC_ALIGN);
 }
 
 /* The driver's own figure for an array, or `est` when it gives none. */
@@ -524,7 +525,7 @@ static uint64_t array_actual(CUarray a, CUdevice ord, uint64_t est)
 }
 
 static CUresult array_finish(uint8_t kind, uint64_t key, int dev, uint64_t est,
-			     uint64_t act, CUresult (*undo)(uint64_t))
+                             uint64_t act, CUresult (*undo)(uint64_t))
 {
 	if (!adjust(dev, est, act)) {
 		(void)undo(key);
@@ -542,11 +543,12 @@ static CUresult undo_array(uint64_t key)
 
 static CUresult undo_mipmap(uint64_t key)
 {
-	return gs__real.cuMipmappedArrayDestroy((CUmipmappedArray)(uintptr_t)key);
+	return gs__real.cuMipmappedArrayDestroy(
+	    (CUmipmappedArray)(uintptr_t)key);
 }
 
 CUresult cuArrayCreate_v2(CUarray *pHandle,
-			  const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
+                          const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
 {
 	int saved = errno, dev;
 	CUdevice ord;
@@ -557,11 +559,11 @@ CUresult cuArrayCreate_v2(CUarray *pHandle,
 		return GS__NOT_READY;
 	if (pAllocateArray == NULL || !tracked(&dev, &ord))
 		return gs__real.cuArrayCreate_v2(pHandle, pAllocateArray);
-	est = round_up(dim(pAllocateArray->Width) *
-			       dim(pAllocateArray->Height) *
-			       pAllocateArray->NumChannels *
-			       format_bytes(pAllocateArray->Format),
-		       GS_ALLOC_ALIGN);
+	est =
+	    round_up(dim(pAllocateArray->Width) * dim(pAllocateArray->Height) *
+	                 pAllocateArray->NumChannels *
+	                 format_bytes(pAllocateArray->Format),
+	             GS_ALLOC_ALIGN);
 	r = reserve(dev, est);
 	if (r != CUDA_SUCCESS)
 		goto out;
@@ -571,14 +573,14 @@ CUresult cuArrayCreate_v2(CUarray *pHandle,
 		goto out;
 	}
 	r = array_finish(GS__ALLOC_ARRAY, (uintptr_t)*pHandle, dev, est,
-			 array_actual(*pHandle, ord, est), undo_array);
+	                 array_actual(*pHandle, ord, est), undo_array);
 out:
 	errno = saved;
 	return r;
 }
 
 CUresult cuArray3DCreate_v2(CUarray *pHandle,
-			    const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
+                            const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray)
 {
 	int saved = errno, dev;
 	CUdevice ord;
@@ -599,7 +601,7 @@ CUresult cuArray3DCreate_v2(CUarray *pHandle,
 		goto out;
 	}
 	r = array_finish(GS__ALLOC_ARRAY, (uintptr_t)*pHandle, dev, est,
-			 array_actual(*pHandle, ord, est), undo_array);
+	                 array_actual(*pHandle, ord, est), undo_array);
 out:
 	errno = saved;
 	return r;
@@ -625,9 +627,10 @@ CUresult cuArrayDestroy(CUarray hArray)
 	return r;
 }
 
-CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
-				const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
-				unsigned int numMipmapLevels)
+CUresult
+cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+                       const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+                       unsigned int numMipmapLevels)
 {
 	int saved = errno, dev;
 	CUdevice ord;
@@ -639,14 +642,14 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 		return GS__NOT_READY;
 	if (pMipmappedArrayDesc == NULL || !tracked(&dev, &ord))
 		return gs__real.cuMipmappedArrayCreate(
-			pHandle, pMipmappedArrayDesc, numMipmapLevels);
+		    pHandle, pMipmappedArrayDesc, numMipmapLevels);
 	for (unsigned l = 0; l < numMipmapLevels && l < 64; l++)
 		est += desc3d_bytes(pMipmappedArrayDesc, l);
 	r = reserve(dev, est);
 	if (r != CUDA_SUCCESS)
 		goto out;
 	r = gs__real.cuMipmappedArrayCreate(pHandle, pMipmappedArrayDesc,
-					    numMipmapLevels);
+	                                    numMipmapLevels);
 	if (r != CUDA_SUCCESS) {
 		release(dev, est);
 		goto out;
@@ -654,11 +657,11 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 	act = est;
 	if (gs__real.cuMipmappedArrayGetMemoryRequirements != NULL &&
 	    gs__real.cuMipmappedArrayGetMemoryRequirements(&m, *pHandle, ord) ==
-		    CUDA_SUCCESS &&
+	        CUDA_SUCCESS &&
 	    m.size != 0)
 		act = round_up(m.size, GS_ALLOC_ALIGN);
 	r = array_finish(GS__ALLOC_MIPMAP, (uintptr_t)*pHandle, dev, est, act,
-			 undo_mipmap);
+	                 undo_mipmap);
 out:
 	errno = saved;
 	return r;
@@ -697,8 +700,8 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 	r = gs__real.cuMemGetInfo_v2(free, total);
 	if (r != CUDA_SUCCESS || !tracked(&dev, NULL))
 		return r;
-	if (gs_region_mem_view(gs__g.region, &gs__g.proc, dev, &used,
-			       &limit) == GS_OK &&
+	if (gs_region_mem_view(gs__g.region, &gs__g.proc, dev, &used, &limit) ==
+	        GS_OK &&
 	    limit != 0) {
 		uint64_t room = used < limit ? limit - used : 0;
 
@@ -749,7 +752,7 @@ static bool nvml_self_used(int dev, uint64_t *used)
 	    gs__rnvml.nvmlDeviceGetComputeRunningProcesses_v3 == NULL ||
 	    gs__rnvml.nvmlDeviceGetHandleByUUID(uuid, &h) != NVML_SUCCESS ||
 	    gs__rnvml.nvmlDeviceGetComputeRunningProcesses_v3(h, &n, info) !=
-		    NVML_SUCCESS)
+	        NVML_SUCCESS)
 		return false;
 	*used = 0;
 	for (unsigned i = 0; i < n && i < 64; i++)
@@ -761,13 +764,13 @@ static bool nvml_self_used(int dev, uint64_t *used)
 static uint64_t ctx_estimate(int dev)
 {
 	uint64_t learned = __atomic_load_n(
-		&gs__region_usage(gs__g.region)->dev[dev].ctx_overhead,
-		__ATOMIC_RELAXED);
+	    &gs__region_usage(gs__g.region)->dev[dev].ctx_overhead,
+	    __ATOMIC_RELAXED);
 
 	if (learned != 0)
 		return learned;
 	return gs__g.cfg.ctx_overhead_set ? gs__g.cfg.ctx_overhead
-					  : GS_CTX_OVERHEAD_DEFAULT;
+	                                  : GS_CTX_OVERHEAD_DEFAULT;
 }
 
 struct ctx_charge {
@@ -803,7 +806,8 @@ static CUresult ctx_begin(CUdevice ord, struct ctx_charge *c)
  * the measured cost does not fit (the context is destroyed by `undo`).
  */
 static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
-			CUresult (*undo)(CUcontext, CUdevice), uint64_t *charged)
+                        CUresult (*undo)(CUcontext, CUdevice),
+                        uint64_t *charged)
 {
 	uint64_t after, act;
 
@@ -817,10 +821,9 @@ static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
 	if (c->measured && nvml_self_used(c->dev, &after) &&
 	    after > c->before) {
 		act = after - c->before;
-		__atomic_store_n(&gs__region_usage(gs__g.region)
-					  ->dev[c->dev]
-					  .ctx_overhead,
-				 act, __ATOMIC_RELAXED);
+		__atomic_store_n(
+		    &gs__region_usage(gs__g.region)->dev[c->dev].ctx_overhead,
+		    act, __ATOMIC_RELAXED);
 	}
 	if (!adjust(c->dev, c->est, act)) {
 		(void)undo(ctx, c->ord);
@@ -868,7 +871,7 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 }
 
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
-			int numParams, unsigned int flags, CUdevice dev)
+                        int numParams, unsigned int flags, CUdevice dev)
 {
 	struct ctx_charge c;
 	CUresult r;
@@ -883,7 +886,7 @@ CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
 }
 
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
-			unsigned int flags, CUdevice dev)
+                        unsigned int flags, CUdevice dev)
 {
 	struct ctx_charge c;
 	CUresult r;
@@ -955,10 +958,10 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (dev < 0 || dev >= GS_SHIM_MAX_ORDINALS)
 		return gs__real.cuDevicePrimaryCtxRetain(pctx, dev);
 	first = !gs__g.ord[dev].primary_charged &&
-		(gs__real.cuDevicePrimaryCtxGetState == NULL ||
-		 gs__real.cuDevicePrimaryCtxGetState(dev, &fl, &active) !=
-			 CUDA_SUCCESS ||
-		 !active);
+	        (gs__real.cuDevicePrimaryCtxGetState == NULL ||
+	         gs__real.cuDevicePrimaryCtxGetState(dev, &fl, &active) !=
+	             CUDA_SUCCESS ||
+	         !active);
 	if (first) {
 		r = ctx_begin(dev, &c);
 		if (r != CUDA_SUCCESS)
@@ -971,12 +974,12 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	}
 	if (first) {
 		r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL,
-			    undo_primary, &gs__g.ord[dev].primary_charge);
+		            undo_primary, &gs__g.ord[dev].primary_charge);
 		if (r == CUDA_SUCCESS && c.dev >= 0)
 			gs__g.ord[dev].primary_charged = true;
 		else if (r == CUDA_ERROR_OUT_OF_MEMORY)
 			__atomic_sub_fetch(&primary_refs[dev], 1,
-					   __ATOMIC_RELAXED);
+			                   __ATOMIC_RELAXED);
 	}
 out:
 	errno = saved;
@@ -994,7 +997,7 @@ static void primary_gone(CUdevice dev)
 }
 
 static CUresult primary_release(__typeof__(&cuDevicePrimaryCtxRelease) fn,
-				CUdevice dev)
+                                CUdevice dev)
 {
 	int saved = errno, active = 1;
 	unsigned int fl;
@@ -1010,10 +1013,10 @@ static CUresult primary_release(__typeof__(&cuDevicePrimaryCtxRelease) fn,
 	if (r == CUDA_SUCCESS) {
 		if (primary_refs[dev] > 0)
 			__atomic_sub_fetch(&primary_refs[dev], 1,
-					   __ATOMIC_RELAXED);
+			                   __ATOMIC_RELAXED);
 		if (gs__real.cuDevicePrimaryCtxGetState != NULL &&
 		    gs__real.cuDevicePrimaryCtxGetState(dev, &fl, &active) ==
-			    CUDA_SUCCESS &&
+		        CUDA_SUCCESS &&
 		    !active)
 			primary_gone(dev);
 	}
@@ -1036,7 +1039,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 }
 
 static CUresult primary_reset(__typeof__(&cuDevicePrimaryCtxReset) fn,
-			      CUdevice dev)
+                              CUdevice dev)
 {
 	int saved = errno;
 	CUresult r;

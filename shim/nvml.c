@@ -24,11 +24,11 @@ static bool slice_view(nvmlDevice_t device, uint64_t *used, uint64_t *limit)
 	gs__init();
 	if (!gs__enforcing() || gs__rnvml.nvmlDeviceGetUUID == NULL ||
 	    gs__rnvml.nvmlDeviceGetUUID(device, uuid, sizeof(uuid)) !=
-		    NVML_SUCCESS)
+	        NVML_SUCCESS)
 		return false;
 	dev = gs__dev_from_uuid(uuid);
 	if (dev < 0 || gs_region_mem_view(gs__g.region, &gs__g.proc, dev, used,
-					  limit) != GS_OK)
+	                                  limit) != GS_OK)
 		return false;
 	return *limit != 0;
 }
@@ -55,7 +55,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
-					nvmlMemory_v2_t *memory)
+                                        nvmlMemory_v2_t *memory)
 {
 	int saved = errno;
 	uint64_t used, limit;

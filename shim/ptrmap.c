@@ -129,8 +129,8 @@ bool gs__ptrmap_take(uint8_t kind, uint64_t key, struct gs__alloc *out)
 }
 
 void gs__ptrmap_drain_ctx(CUcontext ctx,
-			  void (*fn)(const struct gs__alloc *a, void *arg),
-			  void *arg)
+                          void (*fn)(const struct gs__alloc *a, void *arg),
+                          void *arg)
 {
 	(void)pthread_mutex_lock(&mu);
 	for (uint32_t j = 0; j < cap;) {

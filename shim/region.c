@@ -211,30 +211,31 @@ void gs_slice_limits_init(struct gs_slice_limits *lim, const char *name)
 }
 
 static gs_err limits_check(const struct gs_slice_limits *lim,
-			   struct gs_errbuf *eb)
+                           struct gs_errbuf *eb)
 {
 	if (!name_ok(lim->name))
 		return gs_fail(eb, GS_ERR_INVALID,
-			       "slice name must be 1..63 of [A-Za-z0-9._-]");
+		               "slice name must be 1..63 of [A-Za-z0-9._-]");
 	if (lim->compute_pct > 100)
-		return gs_fail(eb, GS_ERR_RANGE, "compute must be 0..100, got %u",
-			       lim->compute_pct);
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "compute must be 0..100, got %u",
+		               lim->compute_pct);
 	if (lim->priority > GS_REGION_PRIO_HIGH)
 		return gs_fail(eb, GS_ERR_RANGE, "priority out of range: %u",
-			       lim->priority);
+		               lim->priority);
 	if (lim->weight < 1 || lim->weight > 1000)
-		return gs_fail(eb, GS_ERR_RANGE, "weight must be 1..1000, got %u",
-			       lim->weight);
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "weight must be 1..1000, got %u", lim->weight);
 	if (lim->mode > GS_REGION_COMPUTE_SHARE)
-		return gs_fail(eb, GS_ERR_RANGE, "compute mode out of range: %u",
-			       lim->mode);
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "compute mode out of range: %u", lim->mode);
 	return GS_OK;
 }
 
 /* ---- directory -------------------------------------------------------- */
 
 gs_err gs_region_dir_resolve(const char *explicit_dir,
-			     char out[GS_REGION_DIR_MAX], struct gs_errbuf *eb)
+                             char out[GS_REGION_DIR_MAX], struct gs_errbuf *eb)
 {
 	const char *env;
 	struct stat st;
@@ -250,7 +251,7 @@ gs_err gs_region_dir_resolve(const char *explicit_dir,
 		n = snprintf(out, GS_REGION_DIR_MAX, "%s/gpuslice", env);
 	else
 		n = snprintf(out, GS_REGION_DIR_MAX, "/tmp/gpuslice-%u",
-			     (unsigned)getuid());
+		             (unsigned)getuid());
 	if (n < 0 || n >= GS_REGION_DIR_MAX)
 		return gs_fail(eb, GS_ERR_RANGE, "run directory path too long");
 	return GS_OK;
@@ -269,7 +270,7 @@ static gs_err mkdir_p(const char *dir, mode_t mode, struct gs_errbuf *eb)
 		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
 			e = errno;
 			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp,
-				       strerror(e));
+			               strerror(e));
 		}
 		*p = '/';
 	}
@@ -283,7 +284,7 @@ static gs_err mkdir_p(const char *dir, mode_t mode, struct gs_errbuf *eb)
 /* ---- creation and validation ------------------------------------------ */
 
 static gs_err init_usage(struct gs_ru_file *ru, uint64_t region_id,
-			 uint64_t boot, struct gs_errbuf *eb)
+                         uint64_t boot, struct gs_errbuf *eb)
 {
 	pthread_mutexattr_t a;
 	int rc;
@@ -317,7 +318,7 @@ fail:
 }
 
 static void init_limits(struct gs_rl_file *rl, uint64_t region_id,
-			uint64_t boot, bool privileged)
+                        uint64_t boot, bool privileged)
 {
 	memset(rl, 0, sizeof(*rl));
 	rl->h.version = GS_REGION_VERSION;
@@ -334,8 +335,8 @@ static void init_limits(struct gs_rl_file *rl, uint64_t region_id,
 
 /* Checks a pair of mapped files. GS_ERR_NOT_FOUND when uninitialised. */
 static gs_err validate(const struct gs_rl_file *rl, uint64_t lsize,
-		       const struct gs_ru_file *ru, uint64_t usize,
-		       struct gs_errbuf *eb)
+                       const struct gs_ru_file *ru, uint64_t usize,
+                       struct gs_errbuf *eb)
 {
 	if (lsize < sizeof(rl->h) || usize < sizeof(ru->h) ||
 	    __atomic_load_n(&rl->h.magic, __ATOMIC_ACQUIRE) != GS_RL_MAGIC ||
@@ -344,8 +345,8 @@ static gs_err validate(const struct gs_rl_file *rl, uint64_t lsize,
 	if (rl->h.version != GS_REGION_VERSION ||
 	    ru->h.version != GS_REGION_VERSION)
 		return gs_fail(eb, GS_ERR_VERSION,
-			       "region version %u/%u, this build reads %u",
-			       rl->h.version, ru->h.version, GS_REGION_VERSION);
+		               "region version %u/%u, this build reads %u",
+		               rl->h.version, ru->h.version, GS_REGION_VERSION);
 	if (lsize != sizeof(*rl) || rl->h.size != sizeof(*rl) ||
 	    usize != sizeof(*ru) || ru->h.size != sizeof(*ru) ||
 	    rl->h.header_size != sizeof(rl->h) ||
@@ -357,12 +358,12 @@ static gs_err validate(const struct gs_rl_file *rl, uint64_t lsize,
 		return gs_fail(eb, GS_ERR_CORRUPT, "region sizes do not match");
 	if (rl->h.region_id != ru->h.region_id)
 		return gs_fail(eb, GS_ERR_CORRUPT,
-			       "limits and usage belong to different regions");
+		               "limits and usage belong to different regions");
 	return GS_OK;
 }
 
 static gs_err open_file(const char *dir, const char *name, int flags,
-			mode_t mode, int *fd, struct gs_errbuf *eb)
+                        mode_t mode, int *fd, struct gs_errbuf *eb)
 {
 	char path[GS_REGION_DIR_MAX + 32];
 	int e;
@@ -385,12 +386,12 @@ static gs_err map_files(struct gs_region *r, bool lw, struct gs_errbuf *eb)
 	int e;
 
 	p = mmap(NULL, sizeof(*r->rl), PROT_READ | (lw ? PROT_WRITE : 0),
-		 MAP_SHARED, r->lfd, 0);
+	         MAP_SHARED, r->lfd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
 	r->rl = p;
 	p = mmap(NULL, sizeof(*r->ru), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 r->ufd, 0);
+	         r->ufd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
 	r->ru = p;
@@ -435,13 +436,13 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 		if (err != GS_OK)
 			return err;
 		err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru),
-			       NULL);
+		               NULL);
 		if (err == GS_ERR_VERSION)
 			return validate(r->rl, sizeof(*r->rl), r->ru,
-					sizeof(*r->ru), eb);
+			                sizeof(*r->ru), eb);
 		if (err == GS_OK && r->rl->h.boot_id == boot &&
 		    (!owner || ((r->rl->h.flags & GS_RL_PRIVILEGED) &&
-				r->rl->h.owner_uid == (uint32_t)geteuid())))
+		                r->rl->h.owner_uid == (uint32_t)geteuid())))
 			return GS_OK;
 		unmap_files(r);
 	}
@@ -452,7 +453,7 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0) {
 		e = errno;
 		return gs_fail(eb, GS_ERR_IO, "size region files: %s",
-			       strerror(e));
+		               strerror(e));
 	}
 	/* Modes regardless of umask: tenants write usage, read limits. */
 	(void)fchmod(r->ufd, 0666);
@@ -488,7 +489,7 @@ static void unlink_foreign(const char *dir)
 }
 
 gs_err gs_region_open(const char *dir, enum gs_region_role role,
-		      struct gs_region **out, struct gs_errbuf *eb)
+                      struct gs_region **out, struct gs_errbuf *eb)
 {
 	struct gs_region *r;
 	bool creator = role != GS_REGION_TENANT;
@@ -512,11 +513,11 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 		if (role == GS_REGION_OWNER)
 			unlink_foreign(dir);
 		err = open_file(dir, GS_REGION_LIMITS_FILE, O_RDWR | O_CREAT,
-				0600, &r->lfd, NULL);
+		                0600, &r->lfd, NULL);
 		if (err == GS_OK) {
 			r->limits_writable = true;
 			err = open_file(dir, GS_REGION_USAGE_FILE,
-					O_RDWR | O_CREAT, 0666, &r->ufd, eb);
+			                O_RDWR | O_CREAT, 0666, &r->ufd, eb);
 			if (err != GS_OK)
 				goto fail;
 			if (flock(r->lfd, LOCK_EX) != 0) {
@@ -546,16 +547,17 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 	if (fd_size(r->lfd) != sizeof(*r->rl) ||
 	    fd_size(r->ufd) != sizeof(*r->ru)) {
 		(void)flock(r->lfd, LOCK_UN);
-		err = gs_fail(eb, GS_ERR_NOT_FOUND, "region in %s not initialised",
-			      dir);
+		err = gs_fail(eb, GS_ERR_NOT_FOUND,
+		              "region in %s not initialised", dir);
 		goto fail;
 	}
 	err = map_files(r, false, eb);
 	if (err == GS_OK)
-		err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru), eb);
+		err =
+		    validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru), eb);
 	if (err == GS_OK && r->rl->h.boot_id != boot_id())
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-			      "region in %s is from an earlier boot", dir);
+		              "region in %s is from an earlier boot", dir);
 	(void)flock(r->lfd, LOCK_UN);
 	if (err != GS_OK)
 		goto fail;
@@ -608,8 +610,8 @@ struct gs_ru_file *gs__region_usage(struct gs_region *r)
 void gs__books_tick(struct gs_ru_books *b, uint64_t now)
 {
 	if (b->mem_t_ns != 0 && now > b->mem_t_ns)
-		b->mem_byte_s += (double)b->mem_used *
-				 ((double)(now - b->mem_t_ns) / 1e9);
+		b->mem_byte_s +=
+		    (double)b->mem_used * ((double)(now - b->mem_t_ns) / 1e9);
 	b->mem_t_ns = now;
 }
 
@@ -623,8 +625,8 @@ static bool proc_in_slice(const struct gs_ru_proc *p, int s, uint64_t gen)
 static void books_sync(struct gs_region *r, int s)
 {
 	struct gs_ru_slice *us = &r->ru->slice[s];
-	uint64_t gen = __atomic_load_n(&r->rl->slice[s].generation,
-				       __ATOMIC_ACQUIRE);
+	uint64_t gen =
+	    __atomic_load_n(&r->rl->slice[s].generation, __ATOMIC_ACQUIRE);
 
 	if (us->generation == gen)
 		return;
@@ -675,9 +677,9 @@ static void repair_locked(struct gs_region *r)
 
 		sd->holder = -1;
 		__atomic_store_n(&sd->gate,
-				 __atomic_load_n(&sd->gate, __ATOMIC_RELAXED) |
-					 GS_GATE_ALWAYS,
-				 __ATOMIC_RELEASE);
+		                 __atomic_load_n(&sd->gate, __ATOMIC_RELAXED) |
+		                     GS_GATE_ALWAYS,
+		                 __ATOMIC_RELEASE);
 	}
 	ru->h.lock_recoveries++;
 }
@@ -747,14 +749,15 @@ static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
 {
 	if (!r->limits_writable)
 		return gs_fail(eb, GS_ERR_PERM,
-			       "limits in %s are read-only here%s", r->dir,
-			       gs_region_is_privileged(r)
-				       ? " (the daemon owns them)"
-				       : "");
+		               "limits in %s are read-only here%s", r->dir,
+		               gs_region_is_privileged(r)
+		                   ? " (the daemon owns them)"
+		                   : "");
 	if (flock(r->lfd, LOCK_EX) != 0)
-		return gs_fail(eb, GS_ERR_IO, "flock limits: %s", strerror(errno));
+		return gs_fail(eb, GS_ERR_IO, "flock limits: %s",
+		               strerror(errno));
 	/* A writer that died inside left seq odd: writing below evens it. */
-	__atomic_store_n(&r->rl->h.seq, (r->rl->h.seq | 1) , __ATOMIC_RELAXED);
+	__atomic_store_n(&r->rl->h.seq, (r->rl->h.seq | 1), __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return GS_OK;
 }
@@ -775,7 +778,7 @@ static void poke_gates(struct gs_region *r)
 			continue;
 		__atomic_store_n(&sd->enforced_ns, now, __ATOMIC_RELAXED);
 		__atomic_or_fetch(&sd->gate, GS_GATE_ENFORCED,
-				  __ATOMIC_RELEASE);
+		                  __ATOMIC_RELEASE);
 	}
 }
 
@@ -801,8 +804,8 @@ static int find_locked(struct gs_region *r, const char *name)
 }
 
 static gs_err create_in_wlock(struct gs_region *r,
-			      const struct gs_slice_limits *lim,
-			      struct gs_slice_ref *out, struct gs_errbuf *eb)
+                              const struct gs_slice_limits *lim,
+                              struct gs_slice_ref *out, struct gs_errbuf *eb)
 {
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
 		struct gs_rl_slice *sl = &r->rl->slice[s];
@@ -820,12 +823,12 @@ static gs_err create_in_wlock(struct gs_region *r,
 		return GS_OK;
 	}
 	return gs_fail(eb, GS_ERR_NO_FIT, "slice table full (%d slices)",
-		       GS_REGION_MAX_SLICES);
+	               GS_REGION_MAX_SLICES);
 }
 
 gs_err gs_region_slice_create(struct gs_region *r,
-			      const struct gs_slice_limits *lim,
-			      struct gs_slice_ref *out, struct gs_errbuf *eb)
+                              const struct gs_slice_limits *lim,
+                              struct gs_slice_ref *out, struct gs_errbuf *eb)
 {
 	gs_err err = limits_check(lim, eb);
 
@@ -836,7 +839,7 @@ gs_err gs_region_slice_create(struct gs_region *r,
 		return err;
 	if (find_locked(r, lim->name) >= 0)
 		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
-			      lim->name);
+		              lim->name);
 	else
 		err = create_in_wlock(r, lim, out, eb);
 	wunlock(r);
@@ -844,9 +847,9 @@ gs_err gs_region_slice_create(struct gs_region *r,
 }
 
 gs_err gs_region_slice_ensure(struct gs_region *r,
-			      const struct gs_slice_limits *lim,
-			      struct gs_slice_ref *out, bool *created,
-			      struct gs_errbuf *eb)
+                              const struct gs_slice_limits *lim,
+                              struct gs_slice_ref *out, bool *created,
+                              struct gs_errbuf *eb)
 {
 	gs_err err = limits_check(lim, eb);
 	int s;
@@ -859,9 +862,9 @@ gs_err gs_region_slice_ensure(struct gs_region *r,
 		err = gs_region_slice_find(r, lim->name, out);
 		if (err == GS_ERR_NOT_FOUND)
 			return gs_fail(eb, GS_ERR_NOT_FOUND,
-				       "slice '%s' does not exist and limits "
-				       "in %s are read-only here",
-				       lim->name, r->dir);
+			               "slice '%s' does not exist and limits "
+			               "in %s are read-only here",
+			               lim->name, r->dir);
 		return err;
 	}
 	err = wlock(r, eb);
@@ -882,10 +885,10 @@ gs_err gs_region_slice_ensure(struct gs_region *r,
 }
 
 gs_err gs_region_slice_join(struct gs_region *r,
-			    const struct gs_slice_limits *lim,
-			    uint32_t proc_flags, struct gs_slice_ref *slice,
-			    struct gs_proc_ref *proc, bool *created,
-			    struct gs_errbuf *eb)
+                            const struct gs_slice_limits *lim,
+                            uint32_t proc_flags, struct gs_slice_ref *slice,
+                            struct gs_proc_ref *proc, bool *created,
+                            struct gs_errbuf *eb)
 {
 	bool locked = false;
 	gs_err err;
@@ -913,9 +916,9 @@ gs_err gs_region_slice_join(struct gs_region *r,
 		}
 	} else if (gs_region_slice_find(r, lim->name, slice) != GS_OK) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-			      "slice '%s' does not exist and limits in %s are "
-			      "read-only here",
-			      lim->name, r->dir);
+		              "slice '%s' does not exist and limits in %s are "
+		              "read-only here",
+		              lim->name, r->dir);
 	}
 	if (err == GS_OK)
 		err = gs_region_proc_attach(r, slice, proc_flags, proc, eb);
@@ -925,8 +928,8 @@ gs_err gs_region_slice_join(struct gs_region *r,
 }
 
 gs_err gs_region_slice_leave(struct gs_region *r,
-			     const struct gs_slice_ref *slice,
-			     const struct gs_proc_ref *proc, bool *deleted)
+                             const struct gs_slice_ref *slice,
+                             const struct gs_proc_ref *proc, bool *deleted)
 {
 	struct gs_rl_slice *sl;
 	gs_err err;
@@ -959,7 +962,7 @@ gs_err gs_region_slice_leave(struct gs_region *r,
 }
 
 gs_err gs_region_slice_find(struct gs_region *r, const char *name,
-			    struct gs_slice_ref *out)
+                            struct gs_slice_ref *out)
 {
 	struct gs_rl_slice sl;
 
@@ -977,9 +980,9 @@ gs_err gs_region_slice_find(struct gs_region *r, const char *name,
 }
 
 gs_err gs_region_slice_update(struct gs_region *r,
-			      const struct gs_slice_ref *ref,
-			      const struct gs_slice_limits *lim,
-			      struct gs_errbuf *eb)
+                              const struct gs_slice_ref *ref,
+                              const struct gs_slice_limits *lim,
+                              struct gs_errbuf *eb)
 {
 	struct gs_rl_slice *sl;
 	gs_err err;
@@ -1007,8 +1010,8 @@ gs_err gs_region_slice_update(struct gs_region *r,
 }
 
 gs_err gs_region_slice_delete(struct gs_region *r,
-			      const struct gs_slice_ref *ref,
-			      struct gs_errbuf *eb)
+                              const struct gs_slice_ref *ref,
+                              struct gs_errbuf *eb)
 {
 	struct gs_rl_slice *sl;
 	gs_err err;
@@ -1030,8 +1033,8 @@ gs_err gs_region_slice_delete(struct gs_region *r,
 }
 
 gs_err gs_region_slice_limits(struct gs_region *r,
-			      const struct gs_slice_ref *ref,
-			      struct gs_slice_limits *out)
+                              const struct gs_slice_ref *ref,
+                              struct gs_slice_limits *out)
 {
 	struct gs_rl_slice sl;
 	gs_err err;
@@ -1063,7 +1066,7 @@ bool gs_region_slice_next(struct gs_region *r, struct gs_slice_ref *it)
 }
 
 bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
-			    uint64_t *epoch)
+                            uint64_t *epoch)
 {
 	uint64_t e = __atomic_load_n(&r->rl->h.epoch, __ATOMIC_ACQUIRE);
 	struct gs_rl_slice sl;
@@ -1090,7 +1093,7 @@ bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
 /* ---- usage ------------------------------------------------------------ */
 
 static void books_export(struct gs_region *r, int d,
-			 const struct gs_ru_books *b, struct gs_dev_usage *u)
+                         const struct gs_ru_books *b, struct gs_dev_usage *u)
 {
 	memset(u, 0, sizeof(*u));
 	memcpy(u->uuid, r->ru->dev[d].uuid, sizeof(u->uuid));
@@ -1110,8 +1113,8 @@ static bool books_any(const struct gs_ru_books *b)
 }
 
 gs_err gs_region_slice_usage(struct gs_region *r,
-			     const struct gs_slice_ref *ref,
-			     struct gs_slice_usage *out)
+                             const struct gs_slice_ref *ref,
+                             struct gs_slice_usage *out)
 {
 	struct gs_ru_slice *us;
 	uint64_t now = gs__mono_ns();
@@ -1121,7 +1124,7 @@ gs_err gs_region_slice_usage(struct gs_region *r,
 	if (!ref_ok(ref))
 		return GS_ERR_NOT_FOUND;
 	if (__atomic_load_n(&r->rl->slice[ref->slot].generation,
-			    __ATOMIC_ACQUIRE) != ref->generation)
+	                    __ATOMIC_ACQUIRE) != ref->generation)
 		return GS_ERR_NOT_FOUND;
 	err = gs__region_lock(r);
 	if (err != GS_OK)
@@ -1183,16 +1186,17 @@ static void proc_free_locked(struct gs_region *r, int i)
 
 				if (pb->mem_used) {
 					gs__books_tick(b, now);
-					b->mem_used -= pb->mem_used <= b->mem_used
-							       ? pb->mem_used
-							       : b->mem_used;
+					b->mem_used -=
+					    pb->mem_used <= b->mem_used
+					        ? pb->mem_used
+					        : b->mem_used;
 				}
 				ss->inflight -= pb->inflight <= ss->inflight
-							? pb->inflight
-							: ss->inflight;
+				                    ? pb->inflight
+				                    : ss->inflight;
 				ss->waiting -= pb->waiting <= ss->waiting
-						       ? pb->waiting
-						       : ss->waiting;
+				                   ? pb->waiting
+				                   : ss->waiting;
 			}
 			if (us->n_procs > 0)
 				us->n_procs--;
@@ -1203,12 +1207,12 @@ static void proc_free_locked(struct gs_region *r, int i)
 	p->generation++;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 		__atomic_add_fetch(&r->ru->dev[d].sched.seq, 1,
-				   __ATOMIC_RELEASE);
+		                   __ATOMIC_RELEASE);
 }
 
 gs_err gs_region_proc_attach(struct gs_region *r,
-			     const struct gs_slice_ref *slice, uint32_t flags,
-			     struct gs_proc_ref *out, struct gs_errbuf *eb)
+                             const struct gs_slice_ref *slice, uint32_t flags,
+                             struct gs_proc_ref *out, struct gs_errbuf *eb)
 {
 	int32_t pid = (int32_t)getpid();
 	uint64_t start = gs_region_pid_start_time(pid);
@@ -1228,7 +1232,7 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 	books_sync(r, slice->slot);
 	i = proc_find_self(r, pid, start);
 	if (i >= 0 && (r->ru->proc[i].slice != slice->slot ||
-		       r->ru->proc[i].slice_gen != slice->generation)) {
+	               r->ru->proc[i].slice_gen != slice->generation)) {
 		proc_free_locked(r, i); /* moving to another slice */
 		i = -1;
 	}
@@ -1241,8 +1245,8 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 		if (free_slot < 0) {
 			gs__region_unlock(r);
 			return gs_fail(eb, GS_ERR_NO_FIT,
-				       "process table full (%d)",
-				       GS_REGION_MAX_PROCS);
+			               "process table full (%d)",
+			               GS_REGION_MAX_PROCS);
 		}
 		i = free_slot;
 		{
@@ -1272,13 +1276,13 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 }
 
 struct gs_ru_books *gs__region_proc_books(struct gs_region *r,
-					  const struct gs_ru_proc *pr, int dev)
+                                          const struct gs_ru_proc *pr, int dev)
 {
 	return &r->ru->proc_dev[pr - r->ru->proc][dev];
 }
 
 struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
-				       const struct gs_proc_ref *p)
+                                       const struct gs_proc_ref *p)
 {
 	struct gs_ru_proc *pr;
 
@@ -1352,7 +1356,7 @@ int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s)
 }
 
 bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
-			 struct gs_proc_info *out)
+                         struct gs_proc_info *out)
 {
 	bool found = false;
 	uint64_t now = gs__mono_ns();
@@ -1381,8 +1385,7 @@ bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
 
 			gs__books_tick(pb, now);
 			if (books_any(pb))
-				books_export(r, d, pb,
-					     &out->dev[out->n_dev++]);
+				books_export(r, d, pb, &out->dev[out->n_dev++]);
 		}
 		found = true;
 	}
@@ -1406,7 +1409,7 @@ static bool uuid_same(const char *a, const char *b)
 }
 
 int gs_region_device(struct gs_region *r, const char *uuid,
-		     uint64_t total_bytes)
+                     uint64_t total_bytes)
 {
 	int slot = -(int)GS_ERR_NO_FIT;
 	gs_err err;
@@ -1438,7 +1441,7 @@ int gs_region_device(struct gs_region *r, const char *uuid,
 		dv->total_bytes = total_bytes;
 		dv->sched.holder = -1;
 		__atomic_store_n(&dv->sched.gate, GS_GATE_ALWAYS,
-				 __ATOMIC_RELEASE);
+		                 __ATOMIC_RELEASE);
 		__atomic_store_n(&dv->in_use, 1, __ATOMIC_RELEASE);
 		slot = d;
 		break;
@@ -1460,8 +1463,8 @@ const char *gs_region_device_uuid(struct gs_region *r, int dev)
  * OUT: *limit (the slice's cap). NULL when the proc or its slice is gone.
  */
 static struct gs_ru_proc *books_of(struct gs_region *r,
-				   const struct gs_proc_ref *p, int dev,
-				   struct gs_ru_books **sb, uint64_t *limit)
+                                   const struct gs_proc_ref *p, int dev,
+                                   struct gs_ru_books **sb, uint64_t *limit)
 {
 	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
 	struct gs_rl_slice *sl;
@@ -1471,8 +1474,7 @@ static struct gs_ru_proc *books_of(struct gs_region *r,
 		return NULL;
 	sl = &r->rl->slice[pr->slice];
 	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
-	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
-		    pr->slice_gen)
+	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) != pr->slice_gen)
 		return NULL;
 	books_sync(r, pr->slice);
 	*sb = &r->ru->slice[pr->slice].dev[dev];
@@ -1482,7 +1484,7 @@ static struct gs_ru_proc *books_of(struct gs_region *r,
 }
 
 gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
-			     int dev, uint64_t bytes)
+                             int dev, uint64_t bytes)
 {
 	struct gs_ru_books *sb;
 	struct gs_ru_proc *pr;
@@ -1500,7 +1502,7 @@ gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
 		if (limit == 0 ||
 		    (bytes <= limit && sb->mem_used <= limit - bytes)) {
 			struct gs_ru_books *pb =
-				gs__region_proc_books(r, pr, dev);
+			    gs__region_proc_books(r, pr, dev);
 
 			gs__books_tick(sb, now);
 			gs__books_tick(pb, now);
@@ -1524,7 +1526,7 @@ gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
 }
 
 void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
-			   int dev, uint64_t bytes)
+                           int dev, uint64_t bytes)
 {
 	struct gs_ru_books *sb;
 	struct gs_ru_proc *pr;
@@ -1547,7 +1549,7 @@ void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
 }
 
 gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
-			  int dev, uint64_t *used, uint64_t *limit)
+                          int dev, uint64_t *used, uint64_t *limit)
 {
 	struct gs_ru_books *sb;
 	gs_err err = gs__region_lock(r);
@@ -1563,7 +1565,7 @@ gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
 }
 
 gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
-			      struct gs_slice_limits *out, int32_t *slice)
+                              struct gs_slice_limits *out, int32_t *slice)
 {
 	struct gs_ru_proc *pr;
 	struct gs_slice_ref ref;
@@ -1571,8 +1573,7 @@ gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
 	if (p == NULL || p->slot < 0 || p->slot >= GS_REGION_MAX_PROCS)
 		return GS_ERR_NOT_FOUND;
 	pr = &r->ru->proc[p->slot];
-	if (__atomic_load_n(&pr->generation, __ATOMIC_ACQUIRE) !=
-	    p->generation)
+	if (__atomic_load_n(&pr->generation, __ATOMIC_ACQUIRE) != p->generation)
 		return GS_ERR_NOT_FOUND;
 	ref.slot = pr->slice;
 	ref.reserved = 0;

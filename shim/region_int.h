@@ -56,14 +56,14 @@ struct gs_rl_header {
 	uint32_t header_size;
 	uint64_t size;
 	uint64_t region_id;
-	uint64_t boot_id;     /* hash of /proc/sys/kernel/random/boot_id */
-	uint64_t created_ns;  /* CLOCK_REALTIME */
-	uint32_t flags;       /* GS_RL_* */
+	uint64_t boot_id;    /* hash of /proc/sys/kernel/random/boot_id */
+	uint64_t created_ns; /* CLOCK_REALTIME */
+	uint32_t flags;      /* GS_RL_* */
 	uint32_t owner_uid;
 	uint32_t max_slices;
 	uint32_t reserved0;
-	uint64_t seq;         /* odd while a writer is inside */
-	uint64_t epoch;       /* bumped by every change of any slice */
+	uint64_t seq;   /* odd while a writer is inside */
+	uint64_t epoch; /* bumped by every change of any slice */
 	uint8_t reserved[48];
 };
 static_assert(sizeof(struct gs_rl_header) == 128, "gs_rl_header layout");
@@ -84,7 +84,7 @@ struct gs_rl_file {
 	struct gs_rl_slice slice[GS_REGION_MAX_SLICES];
 };
 static_assert(sizeof(struct gs_rl_file) == 128 + 128 * GS_REGION_MAX_SLICES,
-	      "gs_rl_file layout");
+              "gs_rl_file layout");
 
 union gs_ru_mutex {
 	pthread_mutex_t m;
@@ -123,7 +123,7 @@ struct gs_ru_device {
 	struct gs_sched_dev sched;
 };
 static_assert(sizeof(struct gs_ru_device) == 96 + 8 + 16 + 24 + 64,
-	      "gs_ru_device layout");
+              "gs_ru_device layout");
 
 /* Books of one slice (or one process) on one GPU. */
 struct gs_ru_books {
@@ -147,7 +147,7 @@ struct gs_ru_slice {
 	struct gs_ru_books dev[GS_REGION_MAX_DEVICES];
 };
 static_assert(sizeof(struct gs_ru_slice) == 64 + 64 * GS_REGION_MAX_DEVICES,
-	      "gs_ru_slice layout");
+              "gs_ru_slice layout");
 
 struct gs_ru_proc {
 	uint64_t generation; /* bumped on attach and on free */
@@ -156,7 +156,7 @@ struct gs_ru_proc {
 	uint64_t start_time; /* /proc/<pid>/stat field 22 */
 	uint64_t pidns;      /* inode of /proc/<pid>/ns/pid */
 	int32_t slice;
-	uint32_t flags;      /* GS_PROC_* */
+	uint32_t flags; /* GS_PROC_* */
 	uint64_t slice_gen;
 	uint64_t attached_ns; /* CLOCK_REALTIME */
 	uint8_t reserved[72];
@@ -167,7 +167,8 @@ struct gs_ru_file {
 	struct gs_ru_header h;
 	struct gs_ru_device dev[GS_REGION_MAX_DEVICES];
 	struct gs_ru_slice slice[GS_REGION_MAX_SLICES];
-	struct gs_sched_slice sched[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
+	struct gs_sched_slice sched[GS_REGION_MAX_DEVICES]
+	                           [GS_REGION_MAX_SLICES];
 	struct gs_ru_proc proc[GS_REGION_MAX_PROCS];
 	/* Apart from proc[], so that scanning the process table touches
 	 * 128 KiB, not every page of every process's books. */
@@ -175,13 +176,12 @@ struct gs_ru_file {
 };
 static_assert(offsetof(struct gs_ru_file, dev) == 256, "usage devices");
 static_assert(sizeof(struct gs_ru_file) ==
-		      256 + 208 * GS_REGION_MAX_DEVICES +
-			      (64 + 64 * GS_REGION_MAX_DEVICES) *
-				      GS_REGION_MAX_SLICES +
-			      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES +
-			      128 * GS_REGION_MAX_PROCS +
-			      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_PROCS,
-	      "gs_ru_file layout");
+                  256 + 208 * GS_REGION_MAX_DEVICES +
+                      (64 + 64 * GS_REGION_MAX_DEVICES) * GS_REGION_MAX_SLICES +
+                      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES +
+                      128 * GS_REGION_MAX_PROCS +
+                      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_PROCS,
+              "gs_ru_file layout");
 
 /* ---- For the shim's modules: direct access under the lock ----------- */
 
@@ -199,18 +199,18 @@ void gs__region_unlock(struct gs_region *r);
  * returns true when it copied. OUT: cfg, *epoch.
  */
 bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
-			    uint64_t *epoch);
+                            uint64_t *epoch);
 
 /* The limits of the slice of proc `p` (seqlock read). */
 gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
-			      struct gs_slice_limits *out, int32_t *slice);
+                              struct gs_slice_limits *out, int32_t *slice);
 
 /* Lock held: the live proc slot for `p`, or NULL when stale. */
 struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
-				       const struct gs_proc_ref *p);
+                                       const struct gs_proc_ref *p);
 /* The books of proc slot `pr` on device slot `dev`. */
 struct gs_ru_books *gs__region_proc_books(struct gs_region *r,
-					  const struct gs_ru_proc *pr, int dev);
+                                          const struct gs_ru_proc *pr, int dev);
 
 /* Lock held: advances the byte-second integrals of books to `now`. */
 void gs__books_tick(struct gs_ru_books *b, uint64_t now);

@@ -35,10 +35,10 @@ const uint32_t gs__gate_slow = GS_GATE_ALWAYS;
 const uint32_t gs__gate_open = 0;
 
 struct gs__shim gs__g = {
-	.fast_gate = &gs__gate_slow,
-	.fast_mask = GS_GATE_ALWAYS,
-	.single_dev = -1,
-	.mu = PTHREAD_MUTEX_INITIALIZER,
+    .fast_gate = &gs__gate_slow,
+    .fast_mask = GS_GATE_ALWAYS,
+    .single_dev = -1,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
 };
 struct gs__real gs__real;
 struct gs__real_nvml gs__rnvml;
@@ -65,17 +65,17 @@ struct gs__hook {
 static const struct gs__hook cu_hooks[] = {
 #define GS__ROW(sym, base, ver, pt)                                            \
 	{#sym, #base, ver, pt, (void *)&sym, (void **)&gs__real.sym},
-	GS_CU_HOOKS(GS__ROW)
+    GS_CU_HOOKS(GS__ROW)
 #undef GS__ROW
 };
 
 static const struct gs__hook nvml_hooks[] = {
 #define GS__NROW(sym) {#sym, #sym, 0, 0, (void *)&sym, (void **)&gs__rnvml.sym},
-	GS_NVML_HOOKS(GS__NROW)
+    GS_NVML_HOOKS(GS__NROW)
 #undef GS__NROW
 };
 
-#define N_CU_HOOKS (sizeof(cu_hooks) / sizeof(cu_hooks[0]))
+#define N_CU_HOOKS   (sizeof(cu_hooks) / sizeof(cu_hooks[0]))
 #define N_NVML_HOOKS (sizeof(nvml_hooks) / sizeof(nvml_hooks[0]))
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -111,10 +111,23 @@ static bool parse_bytes(const char *s, uint64_t *out)
 	if (errno != 0 || end == s)
 		return false;
 	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
-	default: break;
+	case 'K':
+	case 'k':
+		v <<= 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		v <<= 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'i')
 		end++;
@@ -137,9 +150,9 @@ static void config_read(struct gs__config *c)
 		c->run_dir[0] = '\0';
 	copy_env(c->slice, sizeof(c->slice), "GPUSLICE_SLICE");
 	copy_env(c->real_libcuda, sizeof(c->real_libcuda),
-		 "GPUSLICE_REAL_LIBCUDA");
+	         "GPUSLICE_REAL_LIBCUDA");
 	copy_env(c->real_libnvml, sizeof(c->real_libnvml),
-		 "GPUSLICE_REAL_LIBNVML");
+	         "GPUSLICE_REAL_LIBNVML");
 	c->log_level = GS_LOG_INFO;
 	copy_env(c->log_path, sizeof(c->log_path), "GPUSLICE_LOG");
 	colon = strchr(c->log_path, ':');
@@ -171,14 +184,14 @@ static void *(*load_real_dlsym(void))(void *, const char *)
 	if (p == NULL)
 		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
 	__atomic_store_n(&real_dlsym_fn, (void *(*)(void *, const char *))p,
-			 __ATOMIC_RELEASE);
+	                 __ATOMIC_RELEASE);
 	return (void *(*)(void *, const char *))p;
 }
 
 static void *rdlsym(void *h, const char *name)
 {
 	void *(*rd)(void *, const char *) =
-		__atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
+	    __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
 
 	if (rd == NULL)
 		rd = load_real_dlsym();
@@ -197,7 +210,7 @@ static bool is_ours(void *p)
 }
 
 static void *open_real(const char *configured, const char *soname,
-		       const char *probe)
+                       const char *probe)
 {
 	void *h;
 
@@ -207,13 +220,15 @@ static void *open_real(const char *configured, const char *soname,
 		h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		gs_warn(GS_SHIM_TAG, "cannot load %s: %s",
-			configured[0] ? configured : soname, dlerror());
+		        configured[0] ? configured : soname, dlerror());
 		return NULL;
 	}
 	if (is_ours(rdlsym(h, probe))) {
 		gs_error(GS_SHIM_TAG,
-			 "%s resolves to libgpuslice itself; set GPUSLICE_REAL_LIBCUDA/GPUSLICE_REAL_LIBNVML to the real library",
-			 configured[0] ? configured : soname);
+		         "%s resolves to libgpuslice itself; set "
+		         "GPUSLICE_REAL_LIBCUDA/GPUSLICE_REAL_LIBNVML to the "
+		         "real library",
+		         configured[0] ? configured : soname);
 		(void)dlclose(h);
 		return NULL;
 	}
@@ -251,6 +266,8 @@ static bool load_cuda(void)
 	GS__LOAD(cuDeviceGetUuid_v2);
 	GS__LOAD(cuDevicePrimaryCtxGetState);
 	GS__LOAD(cuStreamGetCtx);
+	GS__LOAD(cuStreamIsCapturing);
+	GS__LOAD(cuStreamIsCapturing_ptsz);
 	GS__LOAD(cuEventCreate);
 	GS__LOAD(cuEventDestroy_v2);
 	GS__LOAD(cuEventRecord);
@@ -275,20 +292,20 @@ bool gs__nvml_ready(void)
 		gs__g.nvml_tried = true;
 		tls_in_init++;
 		h = open_real(gs__g.cfg.real_libnvml, "libnvidia-ml.so.1",
-			      "nvmlInit_v2");
+		              "nvmlInit_v2");
 		tls_in_init--;
 		if (h != NULL) {
 			gs__rnvml.nvmlInit_v2 = rdlsym(h, "nvmlInit_v2");
 			gs__rnvml.nvmlDeviceGetUUID =
-				rdlsym(h, "nvmlDeviceGetUUID");
+			    rdlsym(h, "nvmlDeviceGetUUID");
 			gs__rnvml.nvmlDeviceGetHandleByUUID =
-				rdlsym(h, "nvmlDeviceGetHandleByUUID");
+			    rdlsym(h, "nvmlDeviceGetHandleByUUID");
 			gs__rnvml.nvmlDeviceGetComputeRunningProcesses_v3 =
-				rdlsym(h,
-				       "nvmlDeviceGetComputeRunningProcesses_v3");
+			    rdlsym(h,
+			           "nvmlDeviceGetComputeRunningProcesses_v3");
 			for (size_t i = 0; i < N_NVML_HOOKS; i++)
 				*nvml_hooks[i].real =
-					rdlsym(h, nvml_hooks[i].name);
+				    rdlsym(h, nvml_hooks[i].name);
 			if (gs__rnvml.nvmlInit_v2 != NULL &&
 			    gs__rnvml.nvmlInit_v2() == NVML_SUCCESS)
 				gs__g.nvml = h;
@@ -311,24 +328,24 @@ static void limits_refresh_locked(void)
 	if (gs__g.region == NULL || !gs__g.attached)
 		return;
 	e = __atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
-			    __ATOMIC_ACQUIRE);
+	                    __ATOMIC_ACQUIRE);
 	if (e == gs__g.lim_epoch && gs__g.lim_epoch != 0)
 		return;
 	if (gs__region_proc_limits(gs__g.region, &gs__g.proc, &lim, &slot) ==
 	    GS_OK) {
 		struct gs_sched_cfg c = {.live = true,
-					 .pct = lim.compute_pct,
-					 .prio = lim.priority,
-					 .weight = lim.weight,
-					 .mode = lim.mode};
+		                         .pct = lim.compute_pct,
+		                         .prio = lim.priority,
+		                         .weight = lim.weight,
+		                         .mode = lim.mode};
 
 		gs__g.lim = lim;
 		gs__g.slow = gs_sched_cfg_enforcing(&c) ||
-			     (lim.flags & GS_SLICE_MEASURE) != 0;
+		             (lim.flags & GS_SLICE_MEASURE) != 0;
 	} else {
 		/* The slice was deleted: keep the last limits we knew. */
 		gs_debug(GS_SHIM_TAG, "slice=%s gone; keeping its last limits",
-			 gs__g.cfg.slice);
+		         gs__g.cfg.slice);
 	}
 	gs__g.lim_epoch = e ? e : 1;
 }
@@ -363,12 +380,12 @@ static void attach_locked(void)
 	err = gs_region_slice_find(gs__g.region, gs__g.cfg.slice, &ref);
 	if (err == GS_OK)
 		err = gs_region_proc_attach(gs__g.region, &ref, 0, &gs__g.proc,
-					    &eb);
+		                            &eb);
 	attached_pid = getpid(); /* tried by this process */
 	if (err != GS_OK) {
 		gs_error(GS_SHIM_TAG,
-			 "slice=%s cannot attach: %s; running without limits",
-			 gs__g.cfg.slice, gs_errbuf_msg(&eb, err));
+		         "slice=%s cannot attach: %s; running without limits",
+		         gs__g.cfg.slice, gs_errbuf_msg(&eb, err));
 		return;
 	}
 	gs__g.attached = true;
@@ -377,10 +394,11 @@ static void attach_locked(void)
 	gs__g.lim_epoch = 0;
 	limits_refresh_locked();
 	gs_info(GS_SHIM_TAG,
-		"slice=%s pid=%d attached: memory=%llu compute=%u%% priority=%u weight=%u",
-		gs__g.cfg.slice, (int)attached_pid,
-		(unsigned long long)gs__g.lim.mem_limit, gs__g.lim.compute_pct,
-		gs__g.lim.priority, gs__g.lim.weight);
+	        "slice=%s pid=%d attached: memory=%llu compute=%u%% "
+	        "priority=%u weight=%u",
+	        gs__g.cfg.slice, (int)attached_pid,
+	        (unsigned long long)gs__g.lim.mem_limit, gs__g.lim.compute_pct,
+	        gs__g.lim.priority, gs__g.lim.weight);
 }
 
 bool gs__enforcing(void)
@@ -445,12 +463,13 @@ static void init(void)
 	init_ok = load_cuda();
 	if (gs__g.cfg.slice[0] != '\0') {
 		err = gs_region_open(gs__g.cfg.run_dir, GS_REGION_TENANT,
-				     &gs__g.region, &eb);
+		                     &gs__g.region, &eb);
 		if (err != GS_OK) {
-			gs_error(GS_SHIM_TAG,
-				 "slice=%s region %s: %s; running without limits",
-				 gs__g.cfg.slice, gs__g.cfg.run_dir,
-				 gs_errbuf_msg(&eb, err));
+			gs_error(
+			    GS_SHIM_TAG,
+			    "slice=%s region %s: %s; running without limits",
+			    gs__g.cfg.slice, gs__g.cfg.run_dir,
+			    gs_errbuf_msg(&eb, err));
 			gs__g.region = NULL;
 		} else {
 			(void)pthread_mutex_lock(&gs__g.mu);
@@ -483,7 +502,7 @@ bool gs__ready(void)
 /* ---- dlsym ------------------------------------------------------------ */
 
 static const struct gs__hook *hook_by_name(const struct gs__hook *t, size_t n,
-					   const char *name)
+                                           const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(t[i].name, name) == 0)
@@ -492,7 +511,7 @@ static const struct gs__hook *hook_by_name(const struct gs__hook *t, size_t n,
 }
 
 static __attribute__((noinline)) void *dlsym_hooked(void *handle,
-						    const char *name)
+                                                    const char *name)
 {
 	void *p = rdlsym(handle, name);
 	const struct gs__hook *h;
@@ -501,7 +520,7 @@ static __attribute__((noinline)) void *dlsym_hooked(void *handle,
 	if (p == NULL)
 		return NULL;
 	h = nvml ? hook_by_name(nvml_hooks, N_NVML_HOOKS, name)
-		 : hook_by_name(cu_hooks, N_CU_HOOKS, name);
+	         : hook_by_name(cu_hooks, N_CU_HOOKS, name);
 	if (h == NULL || p == h->wrap)
 		return p;
 	if (nvml ? !gs__nvml_ready() : !gs__ready())
@@ -523,7 +542,7 @@ void *dlsym(void *handle, const char *name)
 	     (name[0] == 'n' && name[1] == 'v' && name[2] == 'm')))
 		return dlsym_hooked(handle, name);
 	void *(*rd)(void *, const char *) =
-		__atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
+	    __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
 	if (GS_UNLIKELY(rd == NULL))
 		rd = load_real_dlsym();
 	return rd(handle, name);
@@ -539,7 +558,7 @@ void *dlsym(void *handle, const char *name)
  * stream flavour and the highest version not above the caller's.
  */
 static void *gpa_wrap(const char *symbol, void *p, int version,
-		      cuuint64_t flags)
+                      cuuint64_t flags)
 {
 	int pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
 	const struct gs__hook *best = NULL;
@@ -569,28 +588,29 @@ static void *gpa_wrap(const char *symbol, void *p, int version,
 	if (best == NULL || *best->real == (void *)&missing_entry)
 		return p;
 	gs_debug(GS_SHIM_TAG,
-		 "cuGetProcAddress %s ver=%d flags=%llu: unknown pointer, wrapping as %s",
-		 symbol, version, (unsigned long long)flags, best->name);
+	         "cuGetProcAddress %s ver=%d flags=%llu: unknown pointer, "
+	         "wrapping as %s",
+	         symbol, version, (unsigned long long)flags, best->name);
 	return best->wrap;
 }
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-			     cuuint64_t flags,
-			     CUdriverProcAddressQueryResult *symbolStatus)
+                             cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus)
 {
 	CUresult r;
 
 	if (!gs__ready() || gs__real.cuGetProcAddress_v2 == NULL)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	r = gs__real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags,
-					 symbolStatus);
+	                                 symbolStatus);
 	if (r == CUDA_SUCCESS && pfn != NULL)
 		*pfn = gpa_wrap(symbol, *pfn, cudaVersion, flags);
 	return r;
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-			  cuuint64_t flags)
+                          cuuint64_t flags)
 {
 	CUresult r;
 

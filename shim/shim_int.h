@@ -35,8 +35,8 @@
 #include "hooks.h"
 #include "region_int.h"
 
-#define GS_EXPORT __attribute__((visibility("default")))
-#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_EXPORT      __attribute__((visibility("default")))
+#define GS_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 #define GS_SHIM_TAG "shim"
@@ -49,9 +49,9 @@ struct gs__config {
 	char slice[GS_REGION_NAME_MAX];  /* GPUSLICE_SLICE; "" = none */
 	char log_path[256];              /* GPUSLICE_LOG=[level:]path */
 	int log_level;
-	char real_libcuda[256];  /* GPUSLICE_REAL_LIBCUDA */
-	char real_libnvml[256];  /* GPUSLICE_REAL_LIBNVML */
-	uint64_t ctx_overhead;   /* GPUSLICE_CTX_OVERHEAD bytes, if set */
+	char real_libcuda[256]; /* GPUSLICE_REAL_LIBCUDA */
+	char real_libnvml[256]; /* GPUSLICE_REAL_LIBNVML */
+	uint64_t ctx_overhead;  /* GPUSLICE_CTX_OVERHEAD bytes, if set */
 	bool ctx_overhead_set;
 };
 
@@ -67,6 +67,8 @@ struct gs__real {
 	__typeof__(&cuDeviceGetUuid_v2) cuDeviceGetUuid_v2;
 	__typeof__(&cuDevicePrimaryCtxGetState) cuDevicePrimaryCtxGetState;
 	__typeof__(&cuStreamGetCtx) cuStreamGetCtx;
+	__typeof__(&cuStreamIsCapturing) cuStreamIsCapturing;
+	__typeof__(&cuStreamIsCapturing_ptsz) cuStreamIsCapturing_ptsz;
 	__typeof__(&cuEventCreate) cuEventCreate;
 	__typeof__(&cuEventDestroy_v2) cuEventDestroy_v2;
 	__typeof__(&cuEventRecord) cuEventRecord;
@@ -76,7 +78,7 @@ struct gs__real {
 	__typeof__(&cuEventElapsedTime_v2) cuEventElapsedTime_v2;
 	__typeof__(&cuArrayGetMemoryRequirements) cuArrayGetMemoryRequirements;
 	__typeof__(&cuMipmappedArrayGetMemoryRequirements)
-		cuMipmappedArrayGetMemoryRequirements;
+	    cuMipmappedArrayGetMemoryRequirements;
 };
 
 /* The real NVML entry points (loaded on first use). */
@@ -85,7 +87,7 @@ struct gs__real_nvml {
 	nvmlReturn_t (*nvmlDeviceGetUUID)(nvmlDevice_t, char *, unsigned int);
 	nvmlReturn_t (*nvmlDeviceGetHandleByUUID)(const char *, nvmlDevice_t *);
 	nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_v3)(
-		nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+	    nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
 #define GS__NVML_FIELD(sym) __typeof__(&sym) sym;
 	GS_NVML_HOOKS(GS__NVML_FIELD)
 #undef GS__NVML_FIELD
@@ -93,33 +95,33 @@ struct gs__real_nvml {
 
 /* Per CUDA device ordinal: its region slot and what was learned of it. */
 struct gs__ordinal {
-	int slot;           /* region device slot; -1 unknown, -2 failed */
-	uint64_t total;     /* physical memory */
+	int slot;             /* region device slot; -1 unknown, -2 failed */
+	uint64_t total;       /* physical memory */
 	bool primary_charged; /* we charged the primary context's overhead */
 	uint64_t primary_charge;
 };
 
 struct gs__shim {
 	struct gs__config cfg;
-	void *cuda;                  /* dlopen handle of the real driver */
-	void *nvml;                  /* of real NVML, or NULL */
+	void *cuda; /* dlopen handle of the real driver */
+	void *nvml; /* of real NVML, or NULL */
 	bool nvml_tried;
-	struct gs_region *region;    /* NULL: no enforcement */
+	struct gs_region *region; /* NULL: no enforcement */
 	struct gs_proc_ref proc;
-	bool attached;               /* proc is ours (false after fork) */
-	int32_t slice;               /* our slice slot */
+	bool attached; /* proc is ours (false after fork) */
+	int32_t slice; /* our slice slot */
 	uint64_t slice_gen;
-	struct gs_slice_limits lim;  /* last read; refreshed on epoch change */
+	struct gs_slice_limits lim; /* last read; refreshed on epoch change */
 	uint64_t lim_epoch;
-	bool slow;                   /* every launch takes the slow path
-				        (scheduler or measurement) */
+	bool slow; /* every launch takes the slow path
+	              (scheduler or measurement) */
 	/* launch fast path: launch without the scheduler while
 	 * (*fast_gate & fast_mask) == 0 */
 	const uint32_t *fast_gate;
 	uint32_t fast_mask;
-	int single_dev;              /* the one device slot in use, or -1 */
+	int single_dev; /* the one device slot in use, or -1 */
 	struct gs__ordinal ord[GS_SHIM_MAX_ORDINALS];
-	pthread_mutex_t mu;          /* guards ord[], single_dev, lim */
+	pthread_mutex_t mu; /* guards ord[], single_dev, lim */
 };
 
 extern struct gs__shim gs__g;
@@ -203,8 +205,8 @@ bool gs__ptrmap_take(uint8_t kind, uint64_t key, struct gs__alloc *out);
  * calling fn on each.
  */
 void gs__ptrmap_drain_ctx(CUcontext ctx,
-			  void (*fn)(const struct gs__alloc *a, void *arg),
-			  void *arg);
+                          void (*fn)(const struct gs__alloc *a, void *arg),
+                          void *arg);
 /* Forgets everything (fork child). */
 void gs__ptrmap_reset(void);
 

@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#define GIB (1024ULL * 1024 * 1024)
+#define GIB           (1024ULL * 1024 * 1024)
 #define MEAN_LIFETIME 16000
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -105,10 +105,10 @@ static size_t rec_take(struct heap *h)
 	if (h->n_free > 0)
 		return h->free_rec[--h->n_free];
 	if (h->n_pool % 1024 == 0) {
-		h->pool = grow_or_die(h->pool, h->n_pool + 1024,
-				      sizeof(*h->pool));
+		h->pool =
+		    grow_or_die(h->pool, h->n_pool + 1024, sizeof(*h->pool));
 		h->free_rec = grow_or_die(h->free_rec, h->n_pool + 1024,
-					  sizeof(*h->free_rec));
+		                          sizeof(*h->free_rec));
 	}
 	return h->n_pool++;
 }
@@ -166,10 +166,10 @@ static int die(const char *what, const struct gs_errbuf *eb)
 static struct gs_place_inv *build_cluster(int nodes)
 {
 	static const char *const layouts[3][8] = {
-		{"1g.5gb@0", "1g.5gb@1", "2g.10gb@2", "3g.20gb@4"},
-		{"1g.5gb@0", "1g.5gb@1", "1g.5gb@2", "1g.5gb@3", "1g.5gb@4",
-		 "1g.5gb@5", "1g.5gb@6"},
-		{"3g.20gb@0", "3g.20gb@4"},
+	    {"1g.5gb@0", "1g.5gb@1", "2g.10gb@2", "3g.20gb@4"},
+	    {"1g.5gb@0", "1g.5gb@1", "1g.5gb@2", "1g.5gb@3", "1g.5gb@4",
+	     "1g.5gb@5", "1g.5gb@6"},
+	    {"3g.20gb@0", "3g.20gb@4"},
 	};
 	const struct gs_gpu_model *h100 = gs_catalog_find("H100-SXM5-80GB");
 	const struct gs_gpu_model *a100 = gs_catalog_find("A100-SXM4-40GB");
@@ -189,19 +189,20 @@ static struct gs_place_inv *build_cluster(int nodes)
 		if (gs_place_inv_add_node(inv, name, &id, &eb) != GS_OK)
 			die("add node", &eb);
 		for (int g = 0; g < 8; g++) {
-			struct gs_place_gpu_desc d = {.model = mig ? a100 : h100,
-						      .mig_enabled = mig};
+			struct gs_place_gpu_desc d = {
+			    .model = mig ? a100 : h100, .mig_enabled = mig};
 
 			if (gs_place_inv_add_gpu(inv, &d, &id, &eb) != GS_OK)
 				die("add GPU", &eb);
-			for (int i = 0; mig && i < 8 && layouts[g % 3][i]; i++) {
+			for (int i = 0; mig && i < 8 && layouts[g % 3][i];
+			     i++) {
 				struct gs_place_mig_desc md = {0};
 				char prof[32];
 				const char *at = strchr(layouts[g % 3][i], '@');
 
 				snprintf(prof, sizeof(prof), "%.*s",
-					 (int)(at - layouts[g % 3][i]),
-					 layouts[g % 3][i]);
+				         (int)(at - layouts[g % 3][i]),
+				         layouts[g % 3][i]);
 				md.profile = gs_catalog_profile(a100, prof);
 				md.start = atoi(at + 1);
 				if (gs_place_inv_add_mig(inv, &md, &id, &eb) !=
@@ -231,16 +232,24 @@ static struct gs_place_item mig_item(const char *profile)
 	return it;
 }
 
-enum { K_FRACTION, K_WHOLE, K_MIG, K_LAYERED, K_GANG_GPU, K_GANG_PARENT,
-       K_GANG_NODE, K__COUNT };
+enum {
+	K_FRACTION,
+	K_WHOLE,
+	K_MIG,
+	K_LAYERED,
+	K_GANG_GPU,
+	K_GANG_PARENT,
+	K_GANG_NODE,
+	K__COUNT
+};
 static const char *const kind_names[K__COUNT] = {
-	"fraction", "whole", "mig", "layered", "gang-gpu", "gang-parent",
-	"gang-node"};
+    "fraction", "whole",       "mig",      "layered",
+    "gang-gpu", "gang-parent", "gang-node"};
 
 static int random_request(struct gs_place_request *req)
 {
 	static const char *const profs[] = {"1g.5gb", "1g.5gb", "1g.5gb",
-					    "2g.10gb", "3g.20gb"};
+	                                    "2g.10gb", "3g.20gb"};
 	unsigned r = rnd(100);
 	int kind;
 
@@ -258,8 +267,8 @@ static int random_request(struct gs_place_request *req)
 	} else if (r < 82) {
 		kind = K_LAYERED;
 		req->item[0] = fraction(4, 50);
-		req->item[0].mode = rnd(2) ? GS_MODE_MIG_TIMESLICE
-					   : GS_MODE_MIG_MPS;
+		req->item[0].mode =
+		    rnd(2) ? GS_MODE_MIG_TIMESLICE : GS_MODE_MIG_MPS;
 	} else if (r < 88) {
 		kind = K_GANG_GPU;
 		req->gang = GS_GANG_SAME_GPU;
@@ -301,7 +310,7 @@ static int cmp_double(const void *a, const void *b)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gs-bench-placement [--nodes N] [--requests N] "
-		   "[--policy binpack|spread] [--seed N] [--json]\n");
+	           "[--policy binpack|spread] [--seed N] [--json]\n");
 }
 
 int main(int argc, char **argv)
@@ -334,7 +343,7 @@ int main(int argc, char **argv)
 			if (gs_place_parse_policy(argv[++i], &policy, &eb) !=
 			    GS_OK) {
 				fprintf(stderr, "gs-bench-placement: %s\n",
-					eb.msg);
+				        eb.msg);
 				return 2;
 			}
 		} else {
@@ -368,8 +377,8 @@ int main(int argc, char **argv)
 			l = &live.pool[rec];
 			for (int k = 0; k < l->req.n; k++)
 				if (gs_place_release(inv, &l->res.target[k],
-						     &l->req.item[k],
-						     &eb) != GS_OK)
+				                     &l->req.item[k],
+				                     &eb) != GS_OK)
 					die("release", &eb);
 			rec_give(&live, rec);
 			released++;
@@ -391,7 +400,8 @@ int main(int argc, char **argv)
 		if (err == GS_OK) {
 			fit[kind]++;
 			exhausted |= l->res.exhausted;
-			heap_push(&live, tick + 1 + rnd(2 * MEAN_LIFETIME), rec);
+			heap_push(&live, tick + 1 + rnd(2 * MEAN_LIFETIME),
+			          rec);
 		} else if (err == GS_ERR_NO_FIT) {
 			rec_give(&live, rec);
 		} else {
@@ -421,8 +431,8 @@ int main(int argc, char **argv)
 			       total, total_cpu, p50, p99, max, build_s,
 			       exhausted ? "true" : "false");
 			for (int k = 0; k < K__COUNT; k++)
-				printf(",\"%s\":[%d,%d]", kind_names[k],
-				       fit[k], asked[k]);
+				printf(",\"%s\":[%d,%d]", kind_names[k], fit[k],
+				       asked[k]);
 			printf("}\n");
 		} else {
 			printf("placement (%s): %d requests on %d nodes x 8 "
@@ -433,19 +443,22 @@ int main(int argc, char **argv)
 			printf("  total %.3f s CPU (target < 2 s on one core), "
 			       "%.3f s wall\n",
 			       total_cpu, total);
-			printf("  per request (wall): p50 %.1f us, p99 %.1f us, "
-			       "max %.1f us\n",
-			       p50, p99, max);
+			printf(
+			    "  per request (wall): p50 %.1f us, p99 %.1f us, "
+			    "max %.1f us\n",
+			    p50, p99, max);
 			printf("  fit %d of %d; released %ld; inventory built "
 			       "in %.3f s%s\n",
 			       all_fit, n_req, released, build_s,
-			       exhausted ? "; a gang search hit its budget" : "");
+			       exhausted ? "; a gang search hit its budget"
+			                 : "");
 			printf("  by kind (fit/asked, time):");
 			for (int k = 0; k < K__COUNT; k++)
 				printf(" %s %d/%d %.2fs", kind_names[k], fit[k],
 				       asked[k], kind_s[k]);
-			printf("\n  time in requests that did not fit: %.2f s\n",
-			       nofit_s);
+			printf(
+			    "\n  time in requests that did not fit: %.2f s\n",
+			    nofit_s);
 		}
 	}
 	free(live.v);

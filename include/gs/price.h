@@ -34,8 +34,8 @@
 #include "gs/err.h"
 #include "gs/spec.h"
 
-#define GS_PRICE_MAX_RULES 64
-#define GS_PRICE_PATTERN_MAX 64   /* NUL included */
+#define GS_PRICE_MAX_RULES   64
+#define GS_PRICE_PATTERN_MAX 64 /* NUL included */
 
 struct gs_price_rule {
 	char model[GS_PRICE_PATTERN_MAX];
@@ -59,8 +59,8 @@ void gs_price_table_init(struct gs_price_table *t);
  * matches no mode name. On error the table is unchanged.
  */
 gs_err gs_price_table_add(struct gs_price_table *t, const char *model,
-			  const char *mode, double per_gpu_second,
-			  double per_gib_second, struct gs_errbuf *eb);
+                          const char *mode, double per_gpu_second,
+                          double per_gib_second, struct gs_errbuf *eb);
 
 /*
  * Adds the rules of `text` (the form above). Errors carry the line:
@@ -68,22 +68,22 @@ gs_err gs_price_table_add(struct gs_price_table *t, const char *model,
  * the rules of the lines before the failing one.
  */
 gs_err gs_price_table_parse(struct gs_price_table *t, const char *text,
-			    struct gs_errbuf *eb);
+                            struct gs_errbuf *eb);
 
 /*
  * The rule that prices (model, mode), or NULL when none matches. `model`
  * is a model name as the catalog spells it.
  */
 const struct gs_price_rule *gs_price_lookup(const struct gs_price_table *t,
-					    const char *model,
-					    enum gs_slice_mode mode);
+                                            const char *model,
+                                            enum gs_slice_mode mode);
 
 /* What a slice used over some period. */
 struct gs_usage_record {
-	const char *model;            /* GPU model (canonical name) */
+	const char *model; /* GPU model (canonical name) */
 	enum gs_slice_mode mode;
-	double gpu_seconds;           /* measured GPU time, whole-GPU seconds */
-	double gib_seconds;           /* reserved memory (GiB) x wall seconds */
+	double gpu_seconds; /* measured GPU time, whole-GPU seconds */
+	double gib_seconds; /* reserved memory (GiB) x wall seconds */
 };
 
 /*
@@ -93,7 +93,7 @@ struct gs_usage_record {
  * amounts; *cost is 0 then.
  */
 gs_err gs_price_cost(const struct gs_price_table *t,
-		     const struct gs_usage_record *rec, double *cost,
-		     const struct gs_price_rule **rule, struct gs_errbuf *eb);
+                     const struct gs_usage_record *rec, double *cost,
+                     const struct gs_price_rule **rule, struct gs_errbuf *eb);
 
 #endif

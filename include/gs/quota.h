@@ -62,13 +62,13 @@
 
 #include "gs/err.h"
 
-#define GS_QUOTA_NAME_MAX 64        /* NUL included */
+#define GS_QUOTA_NAME_MAX  64 /* NUL included */
 #define GS_QUOTA_UNLIMITED INT64_MAX
 
 enum gs_qres {
-	GS_QRES_MEMORY = 0,   /* bytes of GPU memory */
-	GS_QRES_COMPUTE,      /* percent of one GPU, summed */
-	GS_QRES_MIG,          /* MIG compute slices ("3g" = 3) */
+	GS_QRES_MEMORY = 0, /* bytes of GPU memory */
+	GS_QRES_COMPUTE,    /* percent of one GPU, summed */
+	GS_QRES_MIG,        /* MIG compute slices ("3g" = 3) */
 	GS_QRES__COUNT
 };
 
@@ -89,9 +89,9 @@ int gs_qres_format(enum gs_qres r, int64_t amount, char *buf, size_t size);
 /* One team as the caller describes it; strings are copied. */
 struct gs_quota_team_def {
 	const char *name;
-	const char *parent;          /* NULL or "" for a top-level team */
+	const char *parent; /* NULL or "" for a top-level team */
 	struct gs_qvec guarantee;
-	struct gs_qvec max;          /* GS_QUOTA_UNLIMITED for no max */
+	struct gs_qvec max; /* GS_QUOTA_UNLIMITED for no max */
 };
 
 /* A validated team forest (opaque). */
@@ -104,7 +104,7 @@ struct gs_quota_tree;
  * are positions in `defs`.
  */
 gs_err gs_quota_tree_create(const struct gs_quota_team_def *defs, int n,
-			    struct gs_quota_tree **tree, struct gs_errbuf *eb);
+                            struct gs_quota_tree **tree, struct gs_errbuf *eb);
 void gs_quota_tree_destroy(struct gs_quota_tree *tree);
 
 int gs_quota_tree_count(const struct gs_quota_tree *tree);
@@ -117,7 +117,7 @@ int gs_quota_tree_parent(const struct gs_quota_tree *tree, int i);
 /* Depth of team i: 0 for a top-level team. */
 int gs_quota_tree_depth(const struct gs_quota_tree *tree, int i);
 const struct gs_qvec *gs_quota_tree_guarantee(const struct gs_quota_tree *t,
-					      int i);
+                                              int i);
 const struct gs_qvec *gs_quota_tree_max(const struct gs_quota_tree *t, int i);
 
 /*
@@ -125,15 +125,15 @@ const struct gs_qvec *gs_quota_tree_max(const struct gs_quota_tree *t, int i);
  * `capacity` in some resource (the cluster cannot honour them all).
  */
 gs_err gs_quota_tree_check_capacity(const struct gs_quota_tree *tree,
-				    const struct gs_qvec *capacity,
-				    struct gs_errbuf *eb);
+                                    const struct gs_qvec *capacity,
+                                    struct gs_errbuf *eb);
 
 /* A running slice as far as quotas care. */
 struct gs_quota_slice {
 	uint64_t id;
-	int team;             /* index in the tree */
-	int priority;         /* larger is more important (enum gs_priority) */
-	int64_t created;      /* the caller's clock; larger is more recent */
+	int team;        /* index in the tree */
+	int priority;    /* larger is more important (enum gs_priority) */
+	int64_t created; /* the caller's clock; larger is more recent */
 	struct gs_qvec use;
 };
 
@@ -143,8 +143,8 @@ struct gs_quota_slice {
  * GS_ERR_INVALID when a slice names a team that does not exist.
  */
 gs_err gs_quota_usage(const struct gs_quota_tree *tree,
-		      const struct gs_quota_slice *slices, size_t n_slices,
-		      struct gs_qvec *usage, struct gs_errbuf *eb);
+                      const struct gs_quota_slice *slices, size_t n_slices,
+                      struct gs_qvec *usage, struct gs_errbuf *eb);
 
 struct gs_quota_request {
 	int team;
@@ -153,8 +153,8 @@ struct gs_quota_request {
 };
 
 enum gs_quota_verdict {
-	GS_QUOTA_ADMIT = 0,      /* fits now */
-	GS_QUOTA_ADMIT_RECLAIM,  /* fits once the victims are preempted */
+	GS_QUOTA_ADMIT = 0,     /* fits now */
+	GS_QUOTA_ADMIT_RECLAIM, /* fits once the victims are preempted */
 	GS_QUOTA_REJECT,
 };
 
@@ -178,10 +178,10 @@ struct gs_quota_decision {
  * names no team or holds a negative amount, GS_ERR_NOMEM.
  */
 gs_err gs_quota_admit(const struct gs_quota_tree *tree,
-		      const struct gs_qvec *capacity,
-		      const struct gs_quota_slice *slices, size_t n_slices,
-		      const struct gs_quota_request *req,
-		      struct gs_quota_decision *out, struct gs_errbuf *eb);
+                      const struct gs_qvec *capacity,
+                      const struct gs_quota_slice *slices, size_t n_slices,
+                      const struct gs_quota_request *req,
+                      struct gs_quota_decision *out, struct gs_errbuf *eb);
 void gs_quota_decision_fini(struct gs_quota_decision *d);
 
 #endif

@@ -70,16 +70,16 @@
 
 #include "gs/err.h"
 
-#define GS_REGION_VERSION 1u
+#define GS_REGION_VERSION     1u
 #define GS_REGION_MAX_DEVICES 32
-#define GS_REGION_MAX_SLICES 256
-#define GS_REGION_MAX_PROCS 1024
-#define GS_REGION_NAME_MAX 64 /* slice name, NUL included */
-#define GS_REGION_UUID_MAX 96 /* GPU or MIG UUID, NUL included */
-#define GS_REGION_DIR_MAX 256
+#define GS_REGION_MAX_SLICES  256
+#define GS_REGION_MAX_PROCS   1024
+#define GS_REGION_NAME_MAX    64 /* slice name, NUL included */
+#define GS_REGION_UUID_MAX    96 /* GPU or MIG UUID, NUL included */
+#define GS_REGION_DIR_MAX     256
 
 #define GS_REGION_LIMITS_FILE "limits"
-#define GS_REGION_USAGE_FILE "usage"
+#define GS_REGION_USAGE_FILE  "usage"
 
 enum gs_region_role {
 	GS_REGION_TENANT = 0,
@@ -194,7 +194,7 @@ struct gs_region;
  * OUT: out (GS_REGION_DIR_MAX bytes). GS_ERR_RANGE when it does not fit.
  */
 gs_err gs_region_dir_resolve(const char *explicit_dir,
-			     char out[GS_REGION_DIR_MAX], struct gs_errbuf *eb);
+                             char out[GS_REGION_DIR_MAX], struct gs_errbuf *eb);
 
 /*
  * Opens (and for OWNER/RUNNER creates, with the directory) the region in
@@ -203,7 +203,7 @@ gs_err gs_region_dir_resolve(const char *explicit_dir,
  * gs_region_close(). On error nothing is left open.
  */
 gs_err gs_region_open(const char *dir, enum gs_region_role role,
-		      struct gs_region **out, struct gs_errbuf *eb);
+                      struct gs_region **out, struct gs_errbuf *eb);
 /* Unmaps and frees; NULL does nothing. Attached processes stay attached. */
 void gs_region_close(struct gs_region *r);
 /* Whether the daemon created this region (its limits are read-only here). */
@@ -221,33 +221,33 @@ const char *gs_region_dir(const struct gs_region *r);
  * full, GS_ERR_PERM when this handle may not write limits. OUT: *out.
  */
 gs_err gs_region_slice_create(struct gs_region *r,
-			      const struct gs_slice_limits *lim,
-			      struct gs_slice_ref *out, struct gs_errbuf *eb);
+                              const struct gs_slice_limits *lim,
+                              struct gs_slice_ref *out, struct gs_errbuf *eb);
 /*
  * Finds `lim->name`; creates it from `lim` when missing and this handle
  * may write limits. One step under the limits lock, so concurrent
  * callers agree on one slice. OUT: *out, *created (may be NULL).
  */
 gs_err gs_region_slice_ensure(struct gs_region *r,
-			      const struct gs_slice_limits *lim,
-			      struct gs_slice_ref *out, bool *created,
-			      struct gs_errbuf *eb);
+                              const struct gs_slice_limits *lim,
+                              struct gs_slice_ref *out, bool *created,
+                              struct gs_errbuf *eb);
 /* Finds a live slice by name. GS_ERR_NOT_FOUND. OUT: *out. */
 gs_err gs_region_slice_find(struct gs_region *r, const char *name,
-			    struct gs_slice_ref *out);
+                            struct gs_slice_ref *out);
 /* Replaces a slice's limits (the name stays). Takes effect at once. */
 gs_err gs_region_slice_update(struct gs_region *r,
-			      const struct gs_slice_ref *ref,
-			      const struct gs_slice_limits *lim,
-			      struct gs_errbuf *eb);
+                              const struct gs_slice_ref *ref,
+                              const struct gs_slice_limits *lim,
+                              struct gs_errbuf *eb);
 /*
  * Deletes a slice: the slot is freed with a new generation. Processes
  * still attached keep running; their books are dropped and their next
  * operation on the slice sees GS_ERR_NOT_FOUND.
  */
 gs_err gs_region_slice_delete(struct gs_region *r,
-			      const struct gs_slice_ref *ref,
-			      struct gs_errbuf *eb);
+                              const struct gs_slice_ref *ref,
+                              struct gs_errbuf *eb);
 /*
  * What `gpuslice run` does: finds `lim->name` (creating it from `lim` when
  * missing and this handle may write limits) and attaches the calling
@@ -257,26 +257,26 @@ gs_err gs_region_slice_delete(struct gs_region *r,
  * OUT: *slice, *proc, *created (may be NULL).
  */
 gs_err gs_region_slice_join(struct gs_region *r,
-			    const struct gs_slice_limits *lim,
-			    uint32_t proc_flags, struct gs_slice_ref *slice,
-			    struct gs_proc_ref *proc, bool *created,
-			    struct gs_errbuf *eb);
+                            const struct gs_slice_limits *lim,
+                            uint32_t proc_flags, struct gs_slice_ref *slice,
+                            struct gs_proc_ref *proc, bool *created,
+                            struct gs_errbuf *eb);
 /*
  * Detaches `proc` and, when the slice is ephemeral, nobody else is
  * attached (after reaping) and this handle may write limits, deletes it.
  * OUT: *deleted (may be NULL).
  */
 gs_err gs_region_slice_leave(struct gs_region *r,
-			     const struct gs_slice_ref *slice,
-			     const struct gs_proc_ref *proc, bool *deleted);
+                             const struct gs_slice_ref *slice,
+                             const struct gs_proc_ref *proc, bool *deleted);
 /* A consistent copy of a slice's limits. OUT: *out. */
 gs_err gs_region_slice_limits(struct gs_region *r,
-			      const struct gs_slice_ref *ref,
-			      struct gs_slice_limits *out);
+                              const struct gs_slice_ref *ref,
+                              struct gs_slice_limits *out);
 /* A snapshot of a slice's usage. OUT: *out. */
 gs_err gs_region_slice_usage(struct gs_region *r,
-			     const struct gs_slice_ref *ref,
-			     struct gs_slice_usage *out);
+                             const struct gs_slice_ref *ref,
+                             struct gs_slice_usage *out);
 /*
  * Iterates over live slices: start with it->slot = -1; returns false when
  * there are no more. OUT: *it (the next slice's reference).
@@ -291,8 +291,8 @@ bool gs_region_slice_next(struct gs_region *r, struct gs_slice_ref *it);
  * GS_ERR_NO_FIT when the process table is full. OUT: *out.
  */
 gs_err gs_region_proc_attach(struct gs_region *r,
-			     const struct gs_slice_ref *slice, uint32_t flags,
-			     struct gs_proc_ref *out, struct gs_errbuf *eb);
+                             const struct gs_slice_ref *slice, uint32_t flags,
+                             struct gs_proc_ref *out, struct gs_errbuf *eb);
 /* Detaches: its memory share goes back to the slice, its slot is freed. */
 gs_err gs_region_proc_detach(struct gs_region *r, const struct gs_proc_ref *p);
 /*
@@ -306,7 +306,7 @@ int gs_region_reap(struct gs_region *r);
 int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s);
 /* Iterates over attached processes; start with it->slot = -1. OUT: *out. */
 bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
-			 struct gs_proc_info *out);
+                         struct gs_proc_info *out);
 
 /* ---- GPUs and memory books ------------------------------------------- */
 
@@ -316,7 +316,7 @@ bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
  * (GS_ERR_NO_FIT when the table is full).
  */
 int gs_region_device(struct gs_region *r, const char *uuid,
-		     uint64_t total_bytes);
+                     uint64_t total_bytes);
 /* The UUID of device slot `dev`, or NULL. Valid until close. */
 const char *gs_region_device_uuid(struct gs_region *r, int dev);
 
@@ -328,16 +328,16 @@ const char *gs_region_device_uuid(struct gs_region *r, int dev);
  * reference.
  */
 gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
-			     int dev, uint64_t bytes);
+                             int dev, uint64_t bytes);
 /* Gives back a reservation or a freed allocation. */
 void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
-			   int dev, uint64_t bytes);
+                           int dev, uint64_t bytes);
 /*
  * The slice's view of device `dev`: bytes in use by the whole slice and
  * its cap (0 when uncapped). OUT: *used, *limit.
  */
 gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
-			  int dev, uint64_t *used, uint64_t *limit);
+                          int dev, uint64_t *used, uint64_t *limit);
 
 /* ---- Helpers --------------------------------------------------------- */
 

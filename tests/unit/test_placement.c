@@ -47,11 +47,10 @@ static int add_node(struct gs_place_inv *inv, const char *name)
 }
 
 static int add_gpu(struct gs_place_inv *inv, const char *m, uint64_t mem,
-		   bool mig)
+                   bool mig)
 {
-	struct gs_place_gpu_desc d = {.model = model(m),
-				      .memory_bytes = mem,
-				      .mig_enabled = mig};
+	struct gs_place_gpu_desc d = {
+	    .model = model(m), .memory_bytes = mem, .mig_enabled = mig};
 	struct gs_errbuf eb = {0};
 	int g;
 
@@ -60,10 +59,10 @@ static int add_gpu(struct gs_place_inv *inv, const char *m, uint64_t mem,
 }
 
 static int add_mig(struct gs_place_inv *inv, const char *m, const char *prof,
-		   int start)
+                   int start)
 {
 	struct gs_place_mig_desc d = {
-		.profile = gs_catalog_profile(model(m), prof), .start = start};
+	    .profile = gs_catalog_profile(model(m), prof), .start = start};
 	struct gs_errbuf eb = {0};
 	int i;
 
@@ -76,9 +75,9 @@ static int add_mig(struct gs_place_inv *inv, const char *m, const char *prof,
 static struct gs_place_item frac(enum gs_slice_mode mode, uint64_t mem, int c)
 {
 	struct gs_place_item it = {.kind = GS_PLACE_FRACTION,
-				   .mode = mode,
-				   .memory_bytes = mem,
-				   .compute_pct = c};
+	                           .mode = mode,
+	                           .memory_bytes = mem,
+	                           .compute_pct = c};
 	return it;
 }
 
@@ -97,7 +96,7 @@ static struct gs_place_item mig(const char *profile)
 }
 
 static struct gs_place_item layered(enum gs_slice_mode mode,
-				    const char *profile, uint64_t mem, int c)
+                                    const char *profile, uint64_t mem, int c)
 {
 	struct gs_place_item it = frac(mode, mem, c);
 
@@ -106,7 +105,7 @@ static struct gs_place_item layered(enum gs_slice_mode mode,
 }
 
 static void occupy(struct gs_place_inv *inv, int gpu, int inst,
-		   struct gs_place_item it)
+                   struct gs_place_item it)
 {
 	struct gs_place_target t = {gs_place_inv_gpu_node(inv, gpu), gpu, inst};
 	struct gs_errbuf eb = {0};
@@ -116,8 +115,8 @@ static void occupy(struct gs_place_inv *inv, int gpu, int inst,
 }
 
 static gs_err place1(const struct gs_place_inv *inv, struct gs_place_item it,
-		     enum gs_place_policy pol, struct gs_place_result *res,
-		     struct gs_errbuf *eb)
+                     enum gs_place_policy pol, struct gs_place_result *res,
+                     struct gs_errbuf *eb)
 {
 	struct gs_place_request req = {.n = 1, .policy = pol};
 
@@ -141,14 +140,14 @@ static void binpack_fills_the_fullest_gpu_and_spread_the_emptiest(void **st)
 	occupy(inv, 2, -1, frac(GS_MODE_TIMESLICE, 10 * GIB, 10));
 
 	assert_int_equal(place1(inv, frac(GS_MODE_TIMESLICE, 8 * GIB, 20),
-				GS_PLACE_BINPACK, &res, &eb),
-			 GS_OK);
+	                        GS_PLACE_BINPACK, &res, &eb),
+	                 GS_OK);
 	assert_int_equal(res.n, 1);
 	assert_int_equal(res.target[0].gpu, 1);
 	assert_int_equal(res.target[0].inst, -1);
 	assert_int_equal(place1(inv, frac(GS_MODE_TIMESLICE, 8 * GIB, 20),
-				GS_PLACE_SPREAD, &res, &eb),
-			 GS_OK);
+	                        GS_PLACE_SPREAD, &res, &eb),
+	                 GS_OK);
 	assert_int_equal(res.target[0].gpu, 0);
 	gs_place_inv_destroy(inv);
 }
@@ -165,14 +164,14 @@ static void timeslice_and_mps_never_share_a_gpu(void **st)
 	occupy(inv, 0, -1, frac(GS_MODE_MPS, GIB, 10));
 	occupy(inv, 1, -1, whole());
 	assert_int_equal(place1(inv, frac(GS_MODE_TIMESLICE, GIB, 10),
-				GS_PLACE_BINPACK, &res, &eb),
-			 GS_ERR_NO_FIT);
+	                        GS_PLACE_BINPACK, &res, &eb),
+	                 GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg, "no GPU can take a timeslice slice: 1 held "
-				    "whole, 1 running mps slices");
+	                            "whole, 1 running mps slices");
 	gs_errbuf_init(&eb);
 	assert_int_equal(place1(inv, frac(GS_MODE_MPS, GIB, 10),
-				GS_PLACE_BINPACK, &res, &eb),
-			 GS_OK);
+	                        GS_PLACE_BINPACK, &res, &eb),
+	                 GS_OK);
 	assert_int_equal(res.target[0].gpu, 0);
 	gs_place_inv_destroy(inv);
 }
@@ -208,16 +207,16 @@ static void same_parent_gang_takes_instances_of_one_gpu(void **st)
 	assert_int_equal(res.target[0].inst, g1_1g);
 	assert_int_equal(res.target[1].inst, g1_3g);
 	assert_string_equal(gs_place_inv_mig_uuid(inv, res.target[1].inst),
-			    gs_place_inv_mig_uuid(inv, g1_3g));
+	                    gs_place_inv_mig_uuid(inv, g1_3g));
 	assert_int_equal(gs_place_commit(inv, &req, &res, &eb), GS_OK);
 
 	/* Now no GPU has both; GPU 0 misses the 3g.20gb, and no GPU can
 	 * be re-partitioned without touching an instance in use. */
 	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg,
-			    "no GPU has free MIG instances for 1g.5gb + "
-			    "3g.20gb (best: GPU 0, missing 3g.20gb); no GPU "
-			    "could make them by re-partitioning either");
+	                    "no GPU has free MIG instances for 1g.5gb + "
+	                    "3g.20gb (best: GPU 0, missing 3g.20gb); no GPU "
+	                    "could make them by re-partitioning either");
 	assert_int_equal(res.repartition_gpu, -1);
 	gs_place_inv_destroy(inv);
 }
@@ -239,34 +238,34 @@ static void mig_request_without_free_instance_names_a_repartition(void **st)
 	/* 3g.20gb: the only one is taken; slices 4-7 hold an idle 1g.5gb
 	 * (destroyable) and a busy one (not): no 3g.20gb fits. 2g.10gb: none
 	 * exists, but slices 6-7 are free. */
-	assert_int_equal(place1(inv, mig("3g.20gb"), GS_PLACE_BINPACK, &res,
-				&eb),
-			 GS_ERR_NO_FIT);
+	assert_int_equal(
+	    place1(inv, mig("3g.20gb"), GS_PLACE_BINPACK, &res, &eb),
+	    GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg, "no free 3g.20gb MIG instance (all are in "
-				    "use); no GPU could make one by "
-				    "re-partitioning either");
+	                            "use); no GPU could make one by "
+	                            "re-partitioning either");
 	gs_errbuf_init(&eb);
-	assert_int_equal(place1(inv, mig("1g.10gb"), GS_PLACE_BINPACK, &res,
-				&eb),
-			 GS_ERR_NO_FIT);
+	assert_int_equal(
+	    place1(inv, mig("1g.10gb"), GS_PLACE_BINPACK, &res, &eb),
+	    GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg, "no free 1g.10gb MIG instance (none "
-				    "exists); a re-partition of GPU 0 could "
-				    "make one (gpuslice plan)");
+	                            "exists); a re-partition of GPU 0 could "
+	                            "make one (gpuslice plan)");
 	assert_int_equal(res.repartition_gpu, 0);
 	gs_errbuf_init(&eb);
-	assert_int_equal(place1(inv, mig("1g.10gb"), GS_PLACE_BINPACK, &res,
-				&eb),
-			 GS_ERR_NO_FIT);
+	assert_int_equal(
+	    place1(inv, mig("1g.10gb"), GS_PLACE_BINPACK, &res, &eb),
+	    GS_ERR_NO_FIT);
 	gs_errbuf_init(&eb);
-	assert_int_equal(place1(inv, mig("3g.40gb"), GS_PLACE_BINPACK, &res,
-				&eb),
-			 GS_ERR_NO_FIT);
+	assert_int_equal(
+	    place1(inv, mig("3g.40gb"), GS_PLACE_BINPACK, &res, &eb),
+	    GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg, "no GPU here has MIG profile 3g.40gb (it "
-				    "is a profile of A100-SXM4-80GB)");
+	                            "is a profile of A100-SXM4-80GB)");
 	gs_errbuf_init(&eb);
-	assert_int_equal(place1(inv, mig("9g.1tb"), GS_PLACE_BINPACK, &res,
-				&eb),
-			 GS_ERR_UNKNOWN_PROFILE);
+	assert_int_equal(
+	    place1(inv, mig("9g.1tb"), GS_PLACE_BINPACK, &res, &eb),
+	    GS_ERR_UNKNOWN_PROFILE);
 	gs_place_inv_destroy(inv);
 }
 
@@ -286,10 +285,10 @@ static void gang_is_all_or_nothing(void **st)
 	req.item[2] = frac(GS_MODE_MPS, 30 * GIB, 50);
 	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg,
-			    "no node has 90.0 GiB free memory for the 2 "
-			    "fractional slices together (best: node n0 with "
-			    "79.6 GiB, besides the GPUs for the whole-GPU "
-			    "slices)");
+	                    "no node has 90.0 GiB free memory for the 2 "
+	                    "fractional slices together (best: node n0 with "
+	                    "79.6 GiB, besides the GPUs for the whole-GPU "
+	                    "slices)");
 	/* nothing was taken */
 	assert_int_equal(gs_place_inv_free(inv, 0, -1, &f, NULL), GS_OK);
 	assert_int_equal(f.n_slices, 0);
@@ -326,8 +325,8 @@ static void commit_that_no_longer_fits_changes_nothing(void **st)
 	/* someone else got there first */
 	occupy(inv, res.target[1].gpu, -1, frac(GS_MODE_MPS, GIB, 10));
 	assert_int_equal(gs_place_commit(inv, &req, &res, &eb), GS_ERR_NO_FIT);
-	assert_int_equal(gs_place_inv_free(inv, res.target[0].gpu, -1, &f, NULL),
-			 GS_OK);
+	assert_int_equal(
+	    gs_place_inv_free(inv, res.target[0].gpu, -1, &f, NULL), GS_OK);
 	if (res.target[0].gpu != res.target[1].gpu)
 		assert_int_equal(f.n_slices, 0);
 	gs_place_inv_destroy(inv);
@@ -366,20 +365,20 @@ static void inventory_rejects_bad_mig_layouts(void **st)
 	d.profile = gs_catalog_profile(model("A100-SXM4-40GB"), "2g.10gb");
 	d.start = 2;
 	assert_int_equal(gs_place_inv_add_mig(inv, &d, &i, &eb),
-			 GS_ERR_INVALID);
+	                 GS_ERR_INVALID);
 	assert_string_equal(eb.msg, "GPU GPU-n0-0: 2g.10gb@2 overlaps "
-				    "3g.20gb@0");
+	                            "3g.20gb@0");
 	gs_errbuf_init(&eb);
 	d.start = 5;
 	assert_int_equal(gs_place_inv_add_mig(inv, &d, &i, &eb),
-			 GS_ERR_INVALID);
+	                 GS_ERR_INVALID);
 	assert_string_equal(eb.msg, "GPU GPU-n0-0: 2g.10gb cannot start at "
-				    "memory slice 5");
+	                            "memory slice 5");
 	gs_errbuf_init(&eb);
 	d.profile = gs_catalog_profile(model("H100"), "1g.10gb");
 	d.start = 4;
 	assert_int_equal(gs_place_inv_add_mig(inv, &d, &i, &eb),
-			 GS_ERR_UNKNOWN_PROFILE);
+	                 GS_ERR_UNKNOWN_PROFILE);
 	gs_place_inv_destroy(inv);
 }
 
@@ -403,15 +402,15 @@ static void bad_requests_are_invalid(void **st)
 	req.item[1] = mig("1g.10gb");
 	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_ERR_INVALID);
 	assert_string_equal(eb.msg, "a same-parent gang takes MIG slices only "
-				    "(slice 1 is not)");
+	                            "(slice 1 is not)");
 	gs_errbuf_init(&eb);
 	assert_int_equal(place1(inv, frac(GS_MODE_AUTO, GIB, 10),
-				GS_PLACE_BINPACK, &res, &eb),
-			 GS_ERR_INVALID);
+	                        GS_PLACE_BINPACK, &res, &eb),
+	                 GS_ERR_INVALID);
 	gs_errbuf_init(&eb);
 	assert_int_equal(place1(inv, frac(GS_MODE_MPS, GIB, 140),
-				GS_PLACE_BINPACK, &res, &eb),
-			 GS_ERR_INVALID);
+	                        GS_PLACE_BINPACK, &res, &eb),
+	                 GS_ERR_INVALID);
 	gs_errbuf_init(&eb);
 	req.n = 0;
 	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_ERR_INVALID);
@@ -433,17 +432,17 @@ static void cluster_binpack_prefers_the_most_loaded_node(void **st)
 	}
 	occupy(inv, 2, -1, frac(GS_MODE_TIMESLICE, 10 * GIB, 10)); /* n1 */
 	occupy(inv, 5, -1, frac(GS_MODE_TIMESLICE, 20 * GIB, 20)); /* n2 */
-	occupy(inv, 6, -1, whole());                                /* n3 */
+	occupy(inv, 6, -1, whole());                               /* n3 */
 	occupy(inv, 7, -1, frac(GS_MODE_MPS, 40 * GIB, 90));       /* n3 */
 	/* n3 is the most loaded but its GPUs take no timeslice 20% */
 	assert_int_equal(place1(inv, frac(GS_MODE_TIMESLICE, 8 * GIB, 20),
-				GS_PLACE_BINPACK, &res, &eb),
-			 GS_OK);
+	                        GS_PLACE_BINPACK, &res, &eb),
+	                 GS_OK);
 	assert_int_equal(res.target[0].node, 2);
 	assert_int_equal(res.target[0].gpu, 5);
 	assert_int_equal(place1(inv, frac(GS_MODE_TIMESLICE, 8 * GIB, 20),
-				GS_PLACE_SPREAD, &res, &eb),
-			 GS_OK);
+	                        GS_PLACE_SPREAD, &res, &eb),
+	                 GS_OK);
 	assert_int_equal(res.target[0].node, 0);
 	assert_int_equal(res.target[0].gpu, 0);
 	gs_place_inv_destroy(inv);
@@ -473,7 +472,8 @@ static struct gs_place_inv *build_why(int nodes)
 		add_gpu(inv, "H100", 80 * GIB, false);
 		occupy(inv, 4 * n + 0, -1,
 		       frac(GS_MODE_TIMESLICE, 73 * GIB + 512 * MIB, 30));
-		occupy(inv, 4 * n + 1, -1, frac(GS_MODE_TIMESLICE, 75 * GIB, 80));
+		occupy(inv, 4 * n + 1, -1,
+		       frac(GS_MODE_TIMESLICE, 75 * GIB, 80));
 		occupy(inv, 4 * n + 2, 2 * n + 1,
 		       layered(GS_MODE_MIG_MPS, "", 4 * GIB, 50));
 		occupy(inv, 4 * n + 3, -1, frac(GS_MODE_MPS, 70 * GIB, 10));
@@ -490,35 +490,35 @@ struct why_case {
 static void why_messages_match_table(void **st)
 {
 	const struct why_case cases[] = {
-		{1, frac(GS_MODE_TIMESLICE, 8 * GIB, 10),
-		 "no GPU has 8.0 GiB free memory (best: GPU 0 with 6.5 GiB)"},
-		{1, frac(GS_MODE_TIMESLICE, 6 * GIB, 75),
-		 "no GPU with 6.0 GiB free memory has 75% free compute (best: "
-		 "GPU 0 with 70%)"},
-		{1, frac(GS_MODE_TIMESLICE, 5 * GIB + 512 * MIB, 80),
-		 "no GPU with 5.5 GiB free memory has 80% free compute (best: "
-		 "GPU 0 with 70%)"},
-		{1, frac(GS_MODE_TIMESLICE, 0, 75),
-		 "no GPU has 75% free compute (best: GPU 0 with 70%)"},
-		{1, frac(GS_MODE_TIMESLICE, 512 * MIB, 75),
-		 "no GPU with 512 MiB free memory has 75% free compute (best: "
-		 "GPU 0 with 70%)"},
-		{2, frac(GS_MODE_TIMESLICE, 8 * GIB, 10),
-		 "no GPU has 8.0 GiB free memory (best: node n0 GPU 0 with "
-		 "6.5 GiB)"},
-		{1, frac(GS_MODE_MPS, 12 * GIB, 10),
-		 "no GPU has 12.0 GiB free memory (best: GPU 3 with 10.0 GiB)"},
-		{1, whole(),
-		 "no GPU is free for a whole-GPU slice (all 3 are in use; least "
-		 "used: GPU 0 with 1 slice)"},
-		{1, layered(GS_MODE_MIG_MPS, "", 16 * GIB, 10),
-		 "no MIG instance has 16.0 GiB free memory (best: GPU 2 MIG "
-		 "3g.20gb@4 with 15.5 GiB)"},
-		{1, layered(GS_MODE_MIG_TIMESLICE, "3g.20gb", GIB, 10),
-		 "no MIG instance can take a mig+timeslice slice: 0 held by MIG "
-		 "slices, 1 running mig+mps slices"},
-		{1, layered(GS_MODE_MIG_MPS, "2g.10gb", GIB, 10),
-		 "no MIG instance of profile 2g.10gb exists"},
+	    {1, frac(GS_MODE_TIMESLICE, 8 * GIB, 10),
+	     "no GPU has 8.0 GiB free memory (best: GPU 0 with 6.5 GiB)"},
+	    {1, frac(GS_MODE_TIMESLICE, 6 * GIB, 75),
+	     "no GPU with 6.0 GiB free memory has 75% free compute (best: "
+	     "GPU 0 with 70%)"},
+	    {1, frac(GS_MODE_TIMESLICE, 5 * GIB + 512 * MIB, 80),
+	     "no GPU with 5.5 GiB free memory has 80% free compute (best: "
+	     "GPU 0 with 70%)"},
+	    {1, frac(GS_MODE_TIMESLICE, 0, 75),
+	     "no GPU has 75% free compute (best: GPU 0 with 70%)"},
+	    {1, frac(GS_MODE_TIMESLICE, 512 * MIB, 75),
+	     "no GPU with 512 MiB free memory has 75% free compute (best: "
+	     "GPU 0 with 70%)"},
+	    {2, frac(GS_MODE_TIMESLICE, 8 * GIB, 10),
+	     "no GPU has 8.0 GiB free memory (best: node n0 GPU 0 with "
+	     "6.5 GiB)"},
+	    {1, frac(GS_MODE_MPS, 12 * GIB, 10),
+	     "no GPU has 12.0 GiB free memory (best: GPU 3 with 10.0 GiB)"},
+	    {1, whole(),
+	     "no GPU is free for a whole-GPU slice (all 3 are in use; least "
+	     "used: GPU 0 with 1 slice)"},
+	    {1, layered(GS_MODE_MIG_MPS, "", 16 * GIB, 10),
+	     "no MIG instance has 16.0 GiB free memory (best: GPU 2 MIG "
+	     "3g.20gb@4 with 15.5 GiB)"},
+	    {1, layered(GS_MODE_MIG_TIMESLICE, "3g.20gb", GIB, 10),
+	     "no MIG instance can take a mig+timeslice slice: 0 held by MIG "
+	     "slices, 1 running mig+mps slices"},
+	    {1, layered(GS_MODE_MIG_MPS, "2g.10gb", GIB, 10),
+	     "no MIG instance of profile 2g.10gb exists"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -531,7 +531,7 @@ static void why_messages_match_table(void **st)
 		gs_place_inv_destroy(inv);
 		if (err != GS_ERR_NO_FIT || strcmp(eb.msg, cases[i].why) != 0)
 			fail_msg("case %zu: got %s '%s'", i, gs_err_name(err),
-				 eb.msg);
+			         eb.msg);
 	}
 }
 
@@ -548,13 +548,13 @@ static void why_messages_for_gangs_and_selectors(void **st)
 	req.item[2] = frac(GS_MODE_TIMESLICE, 8 * GIB, 5);
 	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg, "no GPU has 12.0 GiB free memory for the "
-				    "3 slices together (best: GPU 0 with 6.5 "
-				    "GiB)");
+	                            "3 slices together (best: GPU 0 with 6.5 "
+	                            "GiB)");
 	gs_errbuf_init(&eb);
 	req.gang = GS_GANG_SAME_NODE;
 	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_ERR_NO_FIT);
 	assert_string_equal(eb.msg, "slice 3 of 3: no GPU has 8.0 GiB free "
-				    "memory (best: GPU 0 with 6.5 GiB)");
+	                            "memory (best: GPU 0 with 6.5 GiB)");
 	gs_errbuf_init(&eb);
 	req.n = 1;
 	req.gpu = &sel;
@@ -565,9 +565,9 @@ static void why_messages_for_gangs_and_selectors(void **st)
 
 /* ---- the brute-force reference ------------------------------------------- */
 
-#define R_NODES 3
-#define R_GPUS 9
-#define R_INST 24
+#define R_NODES 40
+#define R_GPUS  (3 * R_NODES)
+#define R_INST  (8 * R_NODES)
 
 struct rgpu {
 	int node;
@@ -611,7 +611,8 @@ static bool rfits(struct ref *r, int dev, const struct gs_place_item *it)
 			return false;
 		if (it->kind == GS_PLACE_WHOLE)
 			return !g->whole && g->n_slices == 0;
-		return !g->whole && (g->n_slices == 0 || g->mode == (int)it->mode) &&
+		return !g->whole &&
+		       (g->n_slices == 0 || g->mode == (int)it->mode) &&
 		       g->total - g->used >= it->memory_bytes &&
 		       100 - g->c_used >= it->compute_pct;
 	} else {
@@ -626,14 +627,15 @@ static bool rfits(struct ref *r, int dev, const struct gs_place_item *it)
 			return false;
 		if (it->mig_profile[0] && strcmp(in->profile, it->mig_profile))
 			return false;
-		return !in->excl && (in->n_slices == 0 || in->mode == (int)it->mode) &&
+		return !in->excl &&
+		       (in->n_slices == 0 || in->mode == (int)it->mode) &&
 		       in->total - in->used >= it->memory_bytes &&
 		       100 - in->c_used >= it->compute_pct;
 	}
 }
 
 static void rapply(struct ref *r, int dev, const struct gs_place_item *it,
-		   int sign)
+                   int sign)
 {
 	if (dev < r->n_gpus) {
 		struct rgpu *g = &r->g[dev];
@@ -679,7 +681,8 @@ static void rgpu_load(const struct ref *r, int gi, uint64_t *mem, int64_t *bp)
 		if (in->gpu != gi)
 			continue;
 		*mem += in->excl ? in->total : in->used;
-		*bp += in->excl ? in->bp_share : in->c_used * in->bp_share / 100;
+		*bp +=
+		    in->excl ? in->bp_share : in->c_used * in->bp_share / 100;
 	}
 }
 
@@ -708,7 +711,7 @@ static int64_t rleft(uint64_t total, uint64_t used, int c_used)
 
 /* Summed leftover over touched units, with the assignment applied. */
 static int64_t rscore(struct ref *r, const int *dev, int n,
-		      const struct gs_place_request *req)
+                      const struct gs_place_request *req)
 {
 	int64_t sum = 0;
 
@@ -745,11 +748,11 @@ static int64_t rscore(struct ref *r, const int *dev, int n,
 
 			rgpu_load(r, unit, &m, &bp);
 			sum += (int64_t)((r->g[unit].total - m) * 1000000 /
-					 r->g[unit].total) +
+			                 r->g[unit].total) +
 			       (10000 - bp) * 100;
 		} else {
 			sum += rleft(r->g[unit].total, r->g[unit].used,
-				     r->g[unit].c_used);
+			             r->g[unit].c_used);
 		}
 	}
 	return sum;
@@ -775,16 +778,16 @@ struct rbest {
 };
 
 static void renum(struct ref *r, const struct gs_place_request *req, int node,
-		  int k, int *dev, struct rbest *b)
+                  int k, int *dev, struct rbest *b)
 {
 	int n_dev = r->n_gpus + r->n_inst;
 
 	if (k == req->n) {
 		int64_t score = rscore(r, dev, req->n, req);
 
-		if (b->found && (req->policy == GS_PLACE_BINPACK
-					 ? score >= b->score
-					 : score <= b->score))
+		if (b->found &&
+		    (req->policy == GS_PLACE_BINPACK ? score >= b->score
+		                                     : score <= b->score))
 			return;
 		b->found = true;
 		b->score = score;
@@ -821,9 +824,9 @@ static struct rbest ref_place(struct ref *r, const struct gs_place_request *req)
 		renum(r, req, n, 0, dev, &in_node);
 		if (!in_node.found)
 			continue;
-		if (best.found && (req->policy == GS_PLACE_BINPACK
-					   ? load <= best.load
-					   : load >= best.load))
+		if (best.found &&
+		    (req->policy == GS_PLACE_BINPACK ? load <= best.load
+		                                     : load >= best.load))
 			continue;
 		best = in_node;
 		best.node = n;
@@ -840,13 +843,13 @@ static unsigned rnd(unsigned *seed, unsigned n)
 }
 
 static const char *const r_models[] = {"H100-SXM5-80GB", "A100-SXM4-40GB",
-				       "A30-24GB"};
+                                       "A30-24GB"};
 
 static void random_inventory(struct gs_place_inv *inv, struct ref *r,
-			     unsigned *seed)
+                             unsigned *seed, int max_nodes)
 {
 	memset(r, 0, sizeof(*r));
-	r->n_nodes = 1 + (int)rnd(seed, R_NODES);
+	r->n_nodes = 1 + (int)rnd(seed, (unsigned)max_nodes);
 	for (int n = 0; n < r->n_nodes; n++) {
 		char name[16];
 		int per = 1 + (int)rnd(seed, 3);
@@ -857,7 +860,7 @@ static void random_inventory(struct gs_place_inv *inv, struct ref *r,
 		r->node_n[n] = per;
 		for (int k = 0; k < per; k++) {
 			const struct gs_gpu_model *m =
-				model(r_models[rnd(seed, 3)]);
+			    model(r_models[rnd(seed, 3)]);
 			bool is_mig = m->n_profiles > 0 && rnd(seed, 2);
 			uint64_t mem = m->memory_mib * MIB;
 			int gi = add_gpu(inv, m->name, mem, is_mig);
@@ -871,35 +874,36 @@ static void random_inventory(struct gs_place_inv *inv, struct ref *r,
 			g->compute_slices = m->compute_slices;
 			for (int tries = 0; is_mig && tries < 6; tries++) {
 				const struct gs_mig_profile *p =
-					&m->profiles[rnd(seed, m->n_profiles)];
+				    &m->profiles[rnd(seed, m->n_profiles)];
 				const struct gs_mig_placement *pl =
-					&p->placements[rnd(seed, p->n_placements)];
+				    &p->placements[rnd(seed, p->n_placements)];
 				bool clash = false;
 				struct rinst *in;
 
 				if (r->n_inst >= 3 * (r->n_gpus) ||
 				    r->n_inst >= R_INST)
 					break;
-				for (int s = pl->start; s < pl->start + pl->size;
-				     s++)
+				for (int s = pl->start;
+				     s < pl->start + pl->size; s++)
 					clash |= used[s];
 				if (clash)
 					continue;
-				for (int s = pl->start; s < pl->start + pl->size;
-				     s++)
+				for (int s = pl->start;
+				     s < pl->start + pl->size; s++)
 					used[s] = true;
-				assert_int_equal(add_mig(inv, m->name, p->name,
-							 pl->start),
-						 r->n_inst);
+				assert_int_equal(
+				    add_mig(inv, m->name, p->name, pl->start),
+				    r->n_inst);
 				in = &r->in[r->n_inst++];
 				in->gpu = gi;
 				snprintf(in->profile, sizeof(in->profile), "%s",
-					 p->name);
-				in->total = (p->memory_mib ? p->memory_mib
-							   : p->memory_mib_nominal) *
-					    MIB;
+				         p->name);
+				in->total =
+				    (p->memory_mib ? p->memory_mib
+				                   : p->memory_mib_nominal) *
+				    MIB;
 				in->bp_share = p->compute_slices * 10000 /
-					       m->compute_slices;
+				               m->compute_slices;
 			}
 		}
 	}
@@ -908,7 +912,7 @@ static void random_inventory(struct gs_place_inv *inv, struct ref *r,
 static const char *random_profile(const struct ref *r, unsigned *seed)
 {
 	static const char *const extra[] = {"1g.10gb", "3g.40gb", "1g.6gb",
-					    "2g.10gb", "7g.40gb"};
+	                                    "2g.10gb", "7g.40gb"};
 
 	if (r->n_inst > 0 && rnd(seed, 4) != 0)
 		return r->in[rnd(seed, (unsigned)r->n_inst)].profile;
@@ -916,7 +920,7 @@ static const char *random_profile(const struct ref *r, unsigned *seed)
 }
 
 static struct gs_place_item random_item(const struct ref *r, unsigned *seed,
-					int kind_hint)
+                                        int kind_hint)
 {
 	static const uint64_t mems[] = {0, 1, 4, 8, 16, 24, 40};
 	int kind = kind_hint >= 0 ? kind_hint : (int)rnd(seed, 10);
@@ -926,16 +930,16 @@ static struct gs_place_item random_item(const struct ref *r, unsigned *seed,
 	if (kind <= 2)
 		return mig(random_profile(r, seed));
 	if (kind <= 4)
-		return layered(rnd(seed, 2) ? GS_MODE_MIG_MPS
-					    : GS_MODE_MIG_TIMESLICE,
-			       rnd(seed, 2) ? "" : random_profile(r, seed),
-			       mems[rnd(seed, 4)] * GIB, 10 * (int)rnd(seed, 8));
+		return layered(
+		    rnd(seed, 2) ? GS_MODE_MIG_MPS : GS_MODE_MIG_TIMESLICE,
+		    rnd(seed, 2) ? "" : random_profile(r, seed),
+		    mems[rnd(seed, 4)] * GIB, 10 * (int)rnd(seed, 8));
 	return frac(rnd(seed, 3) ? GS_MODE_TIMESLICE : GS_MODE_MPS,
-		    mems[rnd(seed, 7)] * GIB, 10 * (int)rnd(seed, 11));
+	            mems[rnd(seed, 7)] * GIB, 10 * (int)rnd(seed, 11));
 }
 
 static struct gs_place_request random_request(const struct ref *r,
-					      unsigned *seed)
+                                              unsigned *seed)
 {
 	struct gs_place_request req = {0};
 
@@ -943,7 +947,8 @@ static struct gs_place_request random_request(const struct ref *r,
 	req.gang = (enum gs_place_gang)rnd(seed, 3);
 	req.policy = (enum gs_place_policy)rnd(seed, 2);
 	if (req.n > 1 && req.gang == GS_GANG_SAME_GPU) {
-		struct gs_place_item first = random_item(r, seed, 5 + 2 * (int)rnd(seed, 2));
+		struct gs_place_item first =
+		    random_item(r, seed, 5 + 2 * (int)rnd(seed, 2));
 
 		if (rnd(seed, 2))
 			first = random_item(r, seed, 3);
@@ -956,14 +961,15 @@ static struct gs_place_request random_request(const struct ref *r,
 	}
 	for (int k = 0; k < req.n; k++)
 		req.item[k] = random_item(
-			r, seed, req.n > 1 && req.gang == GS_GANG_SAME_PARENT ? 1 : -1);
+		    r, seed,
+		    req.n > 1 && req.gang == GS_GANG_SAME_PARENT ? 1 : -1);
 	return req;
 }
 
 static void random_occupancy(struct gs_place_inv *inv, struct ref *r,
-			     unsigned *seed)
+                             unsigned *seed)
 {
-	int tries = (int)rnd(seed, 12);
+	int tries = (int)rnd(seed, 4 * (unsigned)r->n_gpus + 4);
 
 	for (int t = 0; t < tries; t++) {
 		struct gs_place_item it = random_item(r, seed, -1);
@@ -977,10 +983,79 @@ static void random_occupancy(struct gs_place_inv *inv, struct ref *r,
 		err = gs_place_occupy(inv, &tg, &it, NULL);
 		if (rfits(r, dev, &it) != (err == GS_OK))
 			fail_msg("occupy disagrees with the reference on "
-				 "device %d: %s", dev, gs_err_name(err));
+			         "device %d: %s",
+			         dev, gs_err_name(err));
 		if (err == GS_OK)
 			rapply(r, dev, &it, +1);
 	}
+}
+
+/*
+ * One round: a random inventory of up to max_nodes nodes, `requests`
+ * random requests of up to max_items slices each, every answer compared
+ * with the reference, half of them committed.
+ */
+static void brute_force_round(unsigned *seed, int max_nodes, int max_items,
+                              int requests, int *fit, int *no_fit, int *gangs)
+{
+	struct gs_place_inv *inv = gs_place_inv_create();
+	struct ref *r = malloc(sizeof(*r));
+
+	assert_non_null(r);
+	random_inventory(inv, r, seed, max_nodes);
+	random_occupancy(inv, r, seed);
+	for (int q = 0; q < requests; q++) {
+		struct gs_place_request req = random_request(r, seed);
+		struct gs_place_result res;
+		struct gs_errbuf eb = {0};
+		struct rbest want;
+		gs_err err;
+
+		if (req.n > max_items)
+			req.n = max_items;
+		want = ref_place(r, &req);
+		err = gs_place(inv, &req, &res, &eb);
+		if (err == GS_ERR_UNKNOWN_PROFILE)
+			continue;
+		if ((err == GS_OK) != want.found)
+			fail_msg("request %d: gs_place %s (%s), the reference "
+			         "%s",
+			         q, gs_err_name(err), eb.msg,
+			         want.found ? "fits" : "does not");
+		if (err != GS_OK) {
+			assert_int_equal(err, GS_ERR_NO_FIT);
+			assert_true(eb.msg[0] != '\0');
+			(*no_fit)++;
+			continue;
+		}
+		(*fit)++;
+		*gangs += req.n > 1;
+		assert_int_equal(res.n, req.n);
+		assert_false(res.exhausted);
+		for (int k = 0; k < req.n; k++) {
+			int d = want.dev[k];
+			int gpu = rdev_gpu(r, d);
+			int inst = d < r->n_gpus ? -1 : d - r->n_gpus;
+
+			if (res.target[k].node != want.node ||
+			    res.target[k].gpu != gpu ||
+			    res.target[k].inst != inst)
+				fail_msg("request %d slice %d: placed on node "
+				         "%d GPU %d inst %d, the reference on "
+				         "node %d GPU %d inst %d",
+				         q, k, res.target[k].node,
+				         res.target[k].gpu, res.target[k].inst,
+				         want.node, gpu, inst);
+		}
+		if (rnd(seed, 2)) {
+			assert_int_equal(gs_place_commit(inv, &req, &res, &eb),
+			                 GS_OK);
+			for (int k = 0; k < req.n; k++)
+				rapply(r, want.dev[k], &req.item[k], +1);
+		}
+	}
+	free(r);
+	gs_place_inv_destroy(inv);
 }
 
 static void placement_matches_brute_force_on_random_inventories(void **st)
@@ -988,84 +1063,49 @@ static void placement_matches_brute_force_on_random_inventories(void **st)
 	unsigned seed = 4242;
 	int fit = 0, no_fit = 0, gangs = 0;
 
-	for (int iter = 0; iter < 1500; iter++) {
-		struct gs_place_inv *inv = gs_place_inv_create();
-		struct ref r;
-
-		random_inventory(inv, &r, &seed);
-		random_occupancy(inv, &r, &seed);
-		for (int q = 0; q < 6; q++) {
-			struct gs_place_request req = random_request(&r, &seed);
-			struct gs_place_result res;
-			struct gs_errbuf eb = {0};
-			struct rbest want = ref_place(&r, &req);
-			gs_err err = gs_place(inv, &req, &res, &eb);
-
-			if (err == GS_ERR_UNKNOWN_PROFILE)
-				continue;
-			if ((err == GS_OK) != want.found)
-				fail_msg("iter %d/%d: gs_place %s (%s), the "
-					 "reference %s",
-					 iter, q, gs_err_name(err), eb.msg,
-					 want.found ? "fits" : "does not");
-			if (err != GS_OK) {
-				assert_int_equal(err, GS_ERR_NO_FIT);
-				assert_true(eb.msg[0] != '\0');
-				no_fit++;
-				continue;
-			}
-			fit++;
-			gangs += req.n > 1;
-			assert_int_equal(res.n, req.n);
-			assert_false(res.exhausted);
-			for (int k = 0; k < req.n; k++) {
-				int d = want.dev[k];
-				int gpu = rdev_gpu(&r, d);
-				int inst = d < r.n_gpus ? -1 : d - r.n_gpus;
-
-				if (res.target[k].node != want.node ||
-				    res.target[k].gpu != gpu ||
-				    res.target[k].inst != inst)
-					fail_msg("iter %d/%d slice %d: placed on "
-						 "node %d GPU %d inst %d, the "
-						 "reference on node %d GPU %d "
-						 "inst %d",
-						 iter, q, k, res.target[k].node,
-						 res.target[k].gpu,
-						 res.target[k].inst, want.node,
-						 gpu, inst);
-			}
-			if (rnd(&seed, 2)) {
-				assert_int_equal(
-					gs_place_commit(inv, &req, &res, &eb),
-					GS_OK);
-				for (int k = 0; k < req.n; k++)
-					rapply(&r, want.dev[k], &req.item[k], +1);
-			}
-		}
-		gs_place_inv_destroy(inv);
-	}
+	for (int iter = 0; iter < 1500; iter++)
+		brute_force_round(&seed, 3, 3, 6, &fit, &no_fit, &gangs);
 	assert_true(fit > 1000);
 	assert_true(no_fit > 1000);
 	assert_true(gangs > 300);
 }
 
+/*
+ * Bigger clusters (up to 40 nodes), where the tree's pruning and its
+ * best-first order matter: still the reference's node and devices.
+ */
+static void cluster_placement_matches_brute_force(void **st)
+{
+	unsigned seed = 99;
+	int fit = 0, no_fit = 0, gangs = 0;
+
+	for (int iter = 0; iter < 60; iter++)
+		brute_force_round(&seed, R_NODES, 2, 40, &fit, &no_fit, &gangs);
+	assert_true(fit > 500);
+	assert_true(no_fit > 100);
+	assert_true(gangs > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(binpack_fills_the_fullest_gpu_and_spread_the_emptiest),
-		cmocka_unit_test(timeslice_and_mps_never_share_a_gpu),
-		cmocka_unit_test(same_parent_gang_takes_instances_of_one_gpu),
-		cmocka_unit_test(mig_request_without_free_instance_names_a_repartition),
-		cmocka_unit_test(gang_is_all_or_nothing),
-		cmocka_unit_test(commit_that_no_longer_fits_changes_nothing),
-		cmocka_unit_test(release_returns_what_occupy_took),
-		cmocka_unit_test(inventory_rejects_bad_mig_layouts),
-		cmocka_unit_test(bad_requests_are_invalid),
-		cmocka_unit_test(cluster_binpack_prefers_the_most_loaded_node),
-		cmocka_unit_test(why_messages_match_table),
-		cmocka_unit_test(why_messages_for_gangs_and_selectors),
-		cmocka_unit_test(placement_matches_brute_force_on_random_inventories),
+	    cmocka_unit_test(
+	        binpack_fills_the_fullest_gpu_and_spread_the_emptiest),
+	    cmocka_unit_test(timeslice_and_mps_never_share_a_gpu),
+	    cmocka_unit_test(same_parent_gang_takes_instances_of_one_gpu),
+	    cmocka_unit_test(
+	        mig_request_without_free_instance_names_a_repartition),
+	    cmocka_unit_test(gang_is_all_or_nothing),
+	    cmocka_unit_test(commit_that_no_longer_fits_changes_nothing),
+	    cmocka_unit_test(release_returns_what_occupy_took),
+	    cmocka_unit_test(inventory_rejects_bad_mig_layouts),
+	    cmocka_unit_test(bad_requests_are_invalid),
+	    cmocka_unit_test(cluster_binpack_prefers_the_most_loaded_node),
+	    cmocka_unit_test(why_messages_match_table),
+	    cmocka_unit_test(why_messages_for_gangs_and_selectors),
+	    cmocka_unit_test(
+	        placement_matches_brute_force_on_random_inventories),
+	    cmocka_unit_test(cluster_placement_matches_brute_force),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,8 +30,7 @@ static struct gs_qvec vec(int64_t mem, int64_t compute, int64_t mig)
 	return v;
 }
 
-static struct gs_quota_tree *make_tree(const struct gs_quota_team_def *d,
-				       int n)
+static struct gs_quota_tree *make_tree(const struct gs_quota_team_def *d, int n)
 {
 	struct gs_quota_tree *t = NULL;
 	struct gs_errbuf eb = {0};
@@ -42,7 +41,7 @@ static struct gs_quota_tree *make_tree(const struct gs_quota_team_def *d,
 }
 
 static void expect_tree_error(const struct gs_quota_team_def *d, int n,
-			      gs_err want, const char *msg)
+                              gs_err want, const char *msg)
 {
 	struct gs_quota_tree *t = (void *)1;
 	struct gs_errbuf eb = {0};
@@ -57,44 +56,43 @@ static void expect_tree_error(const struct gs_quota_team_def *d, int n,
 static void tree_rejects_parent_cycle_naming_it(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"org", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
-		{"a", "c", vec(0, 0, 0), vec(UNL, UNL, UNL)},
-		{"b", "a", vec(0, 0, 0), vec(UNL, UNL, UNL)},
-		{"c", "b", vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"org", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"a", "c", vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"b", "a", vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"c", "b", vec(0, 0, 0), vec(UNL, UNL, UNL)},
 	};
 
 	expect_tree_error(d, 4, GS_ERR_INVALID,
-			  "teams form a cycle: a -> c -> b -> a");
+	                  "teams form a cycle: a -> c -> b -> a");
 }
 
 static void tree_rejects_team_that_is_its_own_parent(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"ml", "ml", vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"ml", "ml", vec(0, 0, 0), vec(UNL, UNL, UNL)},
 	};
 
-	expect_tree_error(d, 1, GS_ERR_INVALID,
-			  "teams form a cycle: ml -> ml");
+	expect_tree_error(d, 1, GS_ERR_INVALID, "teams form a cycle: ml -> ml");
 }
 
 static void tree_rejects_undefined_parent(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"ml", "research", vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"ml", "research", vec(0, 0, 0), vec(UNL, UNL, UNL)},
 	};
 
 	expect_tree_error(d, 1, GS_ERR_NOT_FOUND,
-			  "team ml: parent 'research' is not defined");
+	                  "team ml: parent 'research' is not defined");
 }
 
 static void tree_rejects_duplicate_and_empty_names(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"ml", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
-		{"ml", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"ml", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"ml", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
 	};
 	struct gs_quota_team_def e[] = {
-		{"", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
+	    {"", NULL, vec(0, 0, 0), vec(UNL, UNL, UNL)},
 	};
 
 	expect_tree_error(d, 2, GS_ERR_EXISTS, "team 'ml' is defined twice");
@@ -104,33 +102,33 @@ static void tree_rejects_duplicate_and_empty_names(void **state)
 static void tree_rejects_guarantee_above_max(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"ml", NULL, vec(0, 150, 0), vec(UNL, 120, UNL)},
+	    {"ml", NULL, vec(0, 150, 0), vec(UNL, 120, UNL)},
 	};
 
 	expect_tree_error(d, 1, GS_ERR_RANGE,
-			  "team ml: guaranteed 150% compute exceeds its max "
-			  "120%");
+	                  "team ml: guaranteed 150% compute exceeds its max "
+	                  "120%");
 }
 
 static void tree_rejects_children_guaranteed_more_than_parent(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"org", NULL, vec(40 * GIB, 100, 0), vec(UNL, UNL, UNL)},
-		{"ml", "org", vec(30 * GIB, 50, 0), vec(UNL, UNL, UNL)},
-		{"cv", "org", vec(20 * GIB, 50, 0), vec(UNL, UNL, UNL)},
+	    {"org", NULL, vec(40 * GIB, 100, 0), vec(UNL, UNL, UNL)},
+	    {"ml", "org", vec(30 * GIB, 50, 0), vec(UNL, UNL, UNL)},
+	    {"cv", "org", vec(20 * GIB, 50, 0), vec(UNL, UNL, UNL)},
 	};
 
 	expect_tree_error(d, 3, GS_ERR_RANGE,
-			  "team org: its children guarantee 50.0 GiB memory in "
-			  "total, more than its own 40.0 GiB");
+	                  "team org: its children guarantee 50.0 GiB memory in "
+	                  "total, more than its own 40.0 GiB");
 }
 
 static void tree_reports_structure(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"ml", "org", vec(0, 10, 0), vec(UNL, UNL, UNL)},
-		{"org", NULL, vec(0, 100, 0), vec(UNL, UNL, UNL)},
-		{"nlp", "ml", vec(0, 5, 0), vec(UNL, UNL, UNL)},
+	    {"ml", "org", vec(0, 10, 0), vec(UNL, UNL, UNL)},
+	    {"org", NULL, vec(0, 100, 0), vec(UNL, UNL, UNL)},
+	    {"nlp", "ml", vec(0, 5, 0), vec(UNL, UNL, UNL)},
 	};
 	struct gs_quota_tree *t = make_tree(d, 3);
 	struct gs_errbuf eb = {0};
@@ -142,12 +140,14 @@ static void tree_reports_structure(void **state)
 	assert_int_equal(gs_quota_tree_parent(t, 1), -1);
 	assert_int_equal(gs_quota_tree_depth(t, 2), 2);
 	assert_string_equal(gs_quota_tree_name(t, 1), "org");
-	assert_int_equal(gs_quota_tree_check_capacity(t, &(struct gs_qvec){{0, 800, 0}}, &eb),
-			 GS_OK);
-	assert_int_equal(gs_quota_tree_check_capacity(t, &(struct gs_qvec){{0, 50, 0}}, &eb),
-			 GS_ERR_RANGE);
+	assert_int_equal(gs_quota_tree_check_capacity(
+	                     t, &(struct gs_qvec){{0, 800, 0}}, &eb),
+	                 GS_OK);
+	assert_int_equal(
+	    gs_quota_tree_check_capacity(t, &(struct gs_qvec){{0, 50, 0}}, &eb),
+	    GS_ERR_RANGE);
 	assert_string_equal(eb.msg, "top-level teams guarantee 100% compute "
-				    "in total, more than the cluster's 50%");
+	                            "in total, more than the cluster's 50%");
 	gs_quota_tree_destroy(t);
 	gs_quota_tree_destroy(NULL);
 }
@@ -162,10 +162,10 @@ static void tree_reports_structure(void **state)
  * Capacity 400% compute, 320 GiB, 14 MIG slices.
  */
 static const struct gs_quota_team_def msg_teams[] = {
-	{"org", NULL, {{0, 200, 0}}, {{UNL, 300, UNL}}},
-	{"ml", "org", {{0, 100, 0}}, {{40 * GIB, 120, 3}}},
-	{"cv", "org", {{0, 100, 0}}, {{UNL, 200, UNL}}},
-	{"top", NULL, {{0, 100, 7}}, {{UNL, UNL, UNL}}},
+    {"org", NULL, {{0, 200, 0}}, {{UNL, 300, UNL}}},
+    {"ml", "org", {{0, 100, 0}}, {{40 * GIB, 120, 3}}},
+    {"cv", "org", {{0, 100, 0}}, {{UNL, 200, UNL}}},
+    {"top", NULL, {{0, 100, 7}}, {{UNL, UNL, UNL}}},
 };
 
 struct msg_case {
@@ -178,55 +178,55 @@ struct msg_case {
 };
 
 static const struct msg_case msg_cases[] = {
-	{"team over its compute max",
-	 1,
-	 {{1, 1, 1, 1, {{0, 100, 0}}}},
-	 {1, 1, {{0, 40, 0}}},
-	 GS_QUOTA_REJECT,
-	 "team ml would use 140% compute, max 120%"},
-	{"team over its memory max",
-	 1,
-	 {{1, 1, 1, 1, {{32 * GIB, 10, 0}}}},
-	 {1, 1, {{16 * GIB, 10, 0}}},
-	 GS_QUOTA_REJECT,
-	 "team ml would use 48.0 GiB memory, max 40.0 GiB"},
-	{"team over its MIG max",
-	 1,
-	 {{1, 1, 1, 1, {{0, 0, 2}}}},
-	 {1, 1, {{0, 0, 3}}},
-	 GS_QUOTA_REJECT,
-	 "team ml would use 5 MIG slices, max 3"},
-	{"ancestor over its max",
-	 2,
-	 {{1, 1, 1, 1, {{0, 100, 0}}}, {2, 2, 1, 1, {{0, 190, 0}}}},
-	 {1, 1, {{0, 20, 0}}},
-	 GS_QUOTA_REJECT,
-	 "team org (an ancestor of ml) would use 310% compute, max 300%"},
-	{"within guarantee",
-	 0,
-	 {{0}},
-	 {1, 1, {{0, 60, 0}}},
-	 GS_QUOTA_ADMIT,
-	 "fits within team ml's guarantee"},
-	{"borrows idle capacity",
-	 1,
-	 {{1, 1, 1, 1, {{0, 90, 0}}}},
-	 {1, 1, {{GIB, 20, 0}}},
-	 GS_QUOTA_ADMIT,
-	 "fits: team ml borrows 1.0 GiB memory, 10% compute"},
-	{"cannot borrow without idle capacity",
-	 2,
-	 {{1, 2, 1, 1, {{0, 200, 0}}}, {2, 3, 1, 1, {{0, 150, 0}}}},
-	 {0, 1, {{0, 60, 0}}},
-	 GS_QUOTA_REJECT,
-	 "team org would use 260% compute, above its guarantee 200%, and "
-	 "only 50% is idle to borrow"},
-	{"reclaims borrowed capacity",
-	 2,
-	 {{1, 2, 1, 1, {{0, 200, 0}}}, {2, 3, 1, 5, {{0, 200, 0}}}},
-	 {1, 1, {{0, 50, 0}}},
-	 GS_QUOTA_ADMIT_RECLAIM,
-	 "team ml takes back its guarantee: 1 borrowed slice to preempt"},
+    {"team over its compute max",
+     1,
+     {{1, 1, 1, 1, {{0, 100, 0}}}},
+     {1, 1, {{0, 40, 0}}},
+     GS_QUOTA_REJECT,
+     "team ml would use 140% compute, max 120%"},
+    {"team over its memory max",
+     1,
+     {{1, 1, 1, 1, {{32 * GIB, 10, 0}}}},
+     {1, 1, {{16 * GIB, 10, 0}}},
+     GS_QUOTA_REJECT,
+     "team ml would use 48.0 GiB memory, max 40.0 GiB"},
+    {"team over its MIG max",
+     1,
+     {{1, 1, 1, 1, {{0, 0, 2}}}},
+     {1, 1, {{0, 0, 3}}},
+     GS_QUOTA_REJECT,
+     "team ml would use 5 MIG slices, max 3"},
+    {"ancestor over its max",
+     2,
+     {{1, 1, 1, 1, {{0, 100, 0}}}, {2, 2, 1, 1, {{0, 190, 0}}}},
+     {1, 1, {{0, 20, 0}}},
+     GS_QUOTA_REJECT,
+     "team org (an ancestor of ml) would use 310% compute, max 300%"},
+    {"within guarantee",
+     0,
+     {{0}},
+     {1, 1, {{0, 60, 0}}},
+     GS_QUOTA_ADMIT,
+     "fits within team ml's guarantee"},
+    {"borrows idle capacity",
+     1,
+     {{1, 1, 1, 1, {{0, 90, 0}}}},
+     {1, 1, {{GIB, 20, 0}}},
+     GS_QUOTA_ADMIT,
+     "fits: team ml borrows 1.0 GiB memory, 10% compute"},
+    {"cannot borrow without idle capacity",
+     2,
+     {{1, 2, 1, 1, {{0, 200, 0}}}, {2, 3, 1, 1, {{0, 150, 0}}}},
+     {0, 1, {{0, 60, 0}}},
+     GS_QUOTA_REJECT,
+     "team org would use 260% compute, above its guarantee 200%, and "
+     "only 50% is idle to borrow"},
+    {"reclaims borrowed capacity",
+     2,
+     {{1, 2, 1, 1, {{0, 200, 0}}}, {2, 3, 1, 5, {{0, 200, 0}}}},
+     {1, 1, {{0, 50, 0}}},
+     GS_QUOTA_ADMIT_RECLAIM,
+     "team ml takes back its guarantee: 1 borrowed slice to preempt"},
 };
 
 static void admission_messages_match_table(void **state)
@@ -241,13 +241,12 @@ static void admission_messages_match_table(void **state)
 		gs_err err;
 
 		err = gs_quota_admit(t, &cap, c->slices, (size_t)c->n_slices,
-				     &c->req, &d, &eb);
+		                     &c->req, &d, &eb);
 		if (d.verdict != c->verdict || strcmp(d.why, c->why) != 0)
 			fail_msg("%s: got verdict %d '%s'", c->name, d.verdict,
-				 d.why);
-		assert_int_equal(err, c->verdict == GS_QUOTA_REJECT
-					      ? GS_ERR_QUOTA
-					      : GS_OK);
+			         d.why);
+		assert_int_equal(
+		    err, c->verdict == GS_QUOTA_REJECT ? GS_ERR_QUOTA : GS_OK);
 		if (err != GS_OK)
 			assert_string_equal(eb.msg, c->why);
 		gs_quota_decision_fini(&d);
@@ -267,19 +266,19 @@ static void admission_rejects_bad_request(void **state)
 	struct gs_errbuf eb = {0};
 
 	assert_int_equal(gs_quota_admit(t, &cap, NULL, 0, &bad_team, &d, &eb),
-			 GS_ERR_INVALID);
+	                 GS_ERR_INVALID);
 	gs_quota_decision_fini(&d);
 	gs_errbuf_init(&eb);
 	assert_int_equal(gs_quota_admit(t, &cap, NULL, 0, &negative, &d, &eb),
-			 GS_ERR_INVALID);
+	                 GS_ERR_INVALID);
 	assert_string_equal(eb.msg,
-			    "the request has a negative compute amount");
+	                    "the request has a negative compute amount");
 	gs_quota_decision_fini(&d);
 	gs_errbuf_init(&eb);
 	assert_int_equal(gs_quota_admit(t, &cap, &bad_slice, 1, &ok, &d, &eb),
-			 GS_ERR_INVALID);
+	                 GS_ERR_INVALID);
 	assert_string_equal(eb.msg,
-			    "slice 1 names team 7, which does not exist");
+	                    "slice 1 names team 7, which does not exist");
 	gs_quota_decision_fini(&d);
 	gs_quota_tree_destroy(t);
 }
@@ -288,10 +287,10 @@ static void usage_counts_children_against_parents(void **state)
 {
 	struct gs_quota_tree *t = make_tree(msg_teams, 4);
 	struct gs_quota_slice s[] = {
-		{1, 1, 1, 1, {{GIB, 30, 1}}},
-		{2, 2, 1, 1, {{2 * GIB, 20, 0}}},
-		{3, 0, 1, 1, {{0, 5, 0}}},
-		{4, 3, 1, 1, {{0, 7, 2}}},
+	    {1, 1, 1, 1, {{GIB, 30, 1}}},
+	    {2, 2, 1, 1, {{2 * GIB, 20, 0}}},
+	    {3, 0, 1, 1, {{0, 5, 0}}},
+	    {4, 3, 1, 1, {{0, 7, 2}}},
 	};
 	struct gs_qvec u[4];
 	struct gs_errbuf eb = {0};
@@ -315,15 +314,15 @@ static void usage_counts_children_against_parents(void **state)
 static void reclaim_takes_lowest_priority_then_most_recent(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"prod", NULL, {{0, 200, 0}}, {{UNL, UNL, UNL}}},
-		{"dev", NULL, {{0, 200, 0}}, {{UNL, UNL, UNL}}},
+	    {"prod", NULL, {{0, 200, 0}}, {{UNL, UNL, UNL}}},
+	    {"dev", NULL, {{0, 200, 0}}, {{UNL, UNL, UNL}}},
 	};
 	struct gs_quota_slice s[] = {
-		{10, 1, 2, 100, {{0, 100, 0}}}, /* high, old */
-		{11, 1, 0, 101, {{0, 50, 0}}},  /* low, old */
-		{12, 1, 1, 102, {{0, 100, 0}}}, /* normal, older */
-		{13, 1, 0, 103, {{0, 50, 0}}},  /* low, recent */
-		{14, 1, 1, 104, {{0, 100, 0}}}, /* normal, recent */
+	    {10, 1, 2, 100, {{0, 100, 0}}}, /* high, old */
+	    {11, 1, 0, 101, {{0, 50, 0}}},  /* low, old */
+	    {12, 1, 1, 102, {{0, 100, 0}}}, /* normal, older */
+	    {13, 1, 0, 103, {{0, 50, 0}}},  /* low, recent */
+	    {14, 1, 1, 104, {{0, 100, 0}}}, /* normal, recent */
 	};
 	struct gs_quota_tree *t = make_tree(d, 2);
 	struct gs_qvec cap = vec(0, 400, 0);
@@ -349,13 +348,15 @@ static void reclaim_takes_lowest_priority_then_most_recent(void **state)
 static void reclaim_stops_taking_from_team_back_within_guarantee(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"prod", NULL, {{0, 140, 0}}, {{UNL, UNL, UNL}}},
-		{"dev", NULL, {{0, 60, 0}}, {{UNL, UNL, UNL}}},
-		{"ops", NULL, {{0, 0, 0}}, {{UNL, UNL, UNL}}},
+	    {"prod", NULL, {{0, 140, 0}}, {{UNL, UNL, UNL}}},
+	    {"dev", NULL, {{0, 60, 0}}, {{UNL, UNL, UNL}}},
+	    {"ops", NULL, {{0, 0, 0}}, {{UNL, UNL, UNL}}},
 	};
 	struct gs_quota_slice s[] = {
-		{1, 1, 0, 10, {{0, 40, 0}}}, {2, 1, 0, 11, {{0, 40, 0}}},
-		{3, 1, 0, 12, {{0, 40, 0}}}, {4, 2, 1, 13, {{0, 80, 0}}},
+	    {1, 1, 0, 10, {{0, 40, 0}}},
+	    {2, 1, 0, 11, {{0, 40, 0}}},
+	    {3, 1, 0, 12, {{0, 40, 0}}},
+	    {4, 2, 1, 13, {{0, 80, 0}}},
 	};
 	struct gs_quota_tree *t = make_tree(d, 3);
 	struct gs_qvec cap = vec(0, 200, 0);
@@ -382,16 +383,16 @@ static void reclaim_stops_taking_from_team_back_within_guarantee(void **state)
 static void reclaim_respects_branch_guarantees(void **state)
 {
 	struct gs_quota_team_def d[] = {
-		{"A", NULL, {{0, 200, 0}}, {{UNL, UNL, UNL}}},
-		{"ml", "A", {{0, 100, 0}}, {{UNL, UNL, UNL}}},
-		{"nlp", "A", {{0, 100, 0}}, {{UNL, UNL, UNL}}},
-		{"B", NULL, {{0, 100, 0}}, {{UNL, UNL, UNL}}},
-		{"C", NULL, {{0, 100, 0}}, {{UNL, UNL, UNL}}},
-		{"web", "C", {{0, 100, 0}}, {{UNL, UNL, UNL}}},
+	    {"A", NULL, {{0, 200, 0}}, {{UNL, UNL, UNL}}},
+	    {"ml", "A", {{0, 100, 0}}, {{UNL, UNL, UNL}}},
+	    {"nlp", "A", {{0, 100, 0}}, {{UNL, UNL, UNL}}},
+	    {"B", NULL, {{0, 100, 0}}, {{UNL, UNL, UNL}}},
+	    {"C", NULL, {{0, 100, 0}}, {{UNL, UNL, UNL}}},
+	    {"web", "C", {{0, 100, 0}}, {{UNL, UNL, UNL}}},
 	};
 	struct gs_quota_slice s[] = {
-		{1, 1, 0, 50, {{0, 200, 0}}}, /* ml: 100 over, low prio, recent */
-		{2, 3, 1, 10, {{0, 200, 0}}}, /* B: 100 over */
+	    {1, 1, 0, 50, {{0, 200, 0}}}, /* ml: 100 over, low prio, recent */
+	    {2, 3, 1, 10, {{0, 200, 0}}}, /* B: 100 over */
 	};
 	struct gs_quota_tree *t = make_tree(d, 6);
 	struct gs_qvec cap = vec(0, 400, 0);
@@ -416,11 +417,11 @@ static void reclaim_rejects_when_borrowed_capacity_is_not_enough(void **state)
 {
 	/* Over-committed: guarantees 300% on a 200% cluster. */
 	struct gs_quota_team_def d[] = {
-		{"prod", NULL, {{0, 150, 0}}, {{UNL, UNL, UNL}}},
-		{"dev", NULL, {{0, 150, 0}}, {{UNL, UNL, UNL}}},
+	    {"prod", NULL, {{0, 150, 0}}, {{UNL, UNL, UNL}}},
+	    {"dev", NULL, {{0, 150, 0}}, {{UNL, UNL, UNL}}},
 	};
 	struct gs_quota_slice s[] = {{1, 1, 0, 1, {{0, 150, 0}}},
-				     {2, 0, 0, 1, {{0, 30, 0}}}};
+	                             {2, 0, 0, 1, {{0, 30, 0}}}};
 	struct gs_quota_tree *t = make_tree(d, 2);
 	struct gs_qvec cap = vec(0, 200, 0);
 	struct gs_quota_request req = {0, 1, {{0, 100, 0}}};
@@ -428,19 +429,19 @@ static void reclaim_rejects_when_borrowed_capacity_is_not_enough(void **state)
 	struct gs_errbuf eb = {0};
 
 	assert_int_equal(gs_quota_admit(t, &cap, s, 2, &req, &dec, &eb),
-			 GS_ERR_QUOTA);
+	                 GS_ERR_QUOTA);
 	assert_int_equal(dec.n_victims, 0);
 	assert_string_equal(eb.msg,
-			    "team prod is within its guarantee, but idle and "
-			    "borrowed compute add up to only 20% of the 100% "
-			    "it asks for");
+	                    "team prod is within its guarantee, but idle and "
+	                    "borrowed compute add up to only 20% of the 100% "
+	                    "it asks for");
 	gs_quota_decision_fini(&dec);
 	gs_quota_tree_destroy(t);
 }
 
 /* ---- the naive reference --------------------------------------------- */
 
-#define R_TEAMS 7
+#define R_TEAMS  7
 #define R_SLICES 14
 
 struct ref {
@@ -503,13 +504,13 @@ static int64_t ref_own_guarantee(const struct ref *r, int team, int res)
 }
 
 static int64_t ref_short(const struct ref *r, const struct gs_quota_request *q,
-			 int res)
+                         int res)
 {
 	return ref_total(r, res) + q->use.v[res] - r->cap.v[res];
 }
 
 static bool ref_borrowed(const struct ref *r, const struct gs_quota_request *q,
-			 int i)
+                         int i)
 {
 	int x = r->s[i].team, l = -1;
 
@@ -544,7 +545,7 @@ static bool ref_borrowed(const struct ref *r, const struct gs_quota_request *q,
 }
 
 static bool ref_before(const struct gs_quota_slice *a,
-		       const struct gs_quota_slice *b)
+                       const struct gs_quota_slice *b)
 {
 	if (a->priority != b->priority)
 		return a->priority < b->priority;
@@ -554,8 +555,8 @@ static bool ref_before(const struct gs_quota_slice *a,
 }
 
 static enum gs_quota_verdict ref_admit(struct ref *r,
-				       const struct gs_quota_request *q,
-				       int *victims, int *n_victims)
+                                       const struct gs_quota_request *q,
+                                       int *victims, int *n_victims)
 {
 	bool used[R_SLICES] = {false};
 	bool short_any = false;
@@ -566,7 +567,7 @@ static enum gs_quota_verdict ref_admit(struct ref *r,
 		for (int res = 0; res < GS_QRES__COUNT; res++)
 			if (q->use.v[res] > 0 &&
 			    ref_usage(r, j, res) + q->use.v[res] >
-				    r->d[j].max.v[res])
+			        r->d[j].max.v[res])
 				return GS_QUOTA_REJECT;
 	for (int res = 0; res < GS_QRES__COUNT; res++) {
 		if (ref_short(r, q, res) <= 0)
@@ -619,14 +620,15 @@ static void random_case(struct ref *r, unsigned *seed)
 		r->d[i].name = r->names[i];
 		r->d[i].parent = p < 0 ? NULL : r->names[p];
 		for (int res = 0; res < GS_QRES__COUNT; res++) {
-			int64_t room = p < 0 ? 300 : ref_own_guarantee(r, p, res);
+			int64_t room =
+			    p < 0 ? 300 : ref_own_guarantee(r, p, res);
 			int64_t g = rnd(seed, room + 1);
 
 			if (p < 0)
 				g = rnd(seed, 150);
 			r->d[i].guarantee.v[res] = g;
 			r->d[i].max.v[res] =
-				rnd(seed, 4) == 0 ? UNL : g + rnd(seed, 200);
+			    rnd(seed, 4) == 0 ? UNL : g + rnd(seed, 200);
 		}
 	}
 	for (int res = 0; res < GS_QRES__COUNT; res++) {
@@ -636,7 +638,8 @@ static void random_case(struct ref *r, unsigned *seed)
 			if (r->parent[i] < 0)
 				sum += r->d[i].guarantee.v[res];
 		/* sometimes over-committed, to reach the "not enough" path */
-		r->cap.v[res] = rnd(seed, 5) == 0 ? sum / 2 : sum + rnd(seed, 100);
+		r->cap.v[res] =
+		    rnd(seed, 5) == 0 ? sum / 2 : sum + rnd(seed, 100);
 	}
 	r->n_slices = (int)rnd(seed, R_SLICES + 1);
 	for (int i = 0; i < r->n_slices; i++) {
@@ -645,7 +648,8 @@ static void random_case(struct ref *r, unsigned *seed)
 		r->s[i].priority = (int)rnd(seed, 3);
 		r->s[i].created = rnd(seed, 6);
 		for (int res = 0; res < GS_QRES__COUNT; res++)
-			r->s[i].use.v[res] = rnd(seed, 3) == 0 ? 0 : rnd(seed, 60);
+			r->s[i].use.v[res] =
+			    rnd(seed, 3) == 0 ? 0 : rnd(seed, 60);
 	}
 }
 
@@ -666,25 +670,25 @@ static void admission_matches_naive_reference_on_random_cases(void **state)
 
 		random_case(&r, &seed);
 		assert_int_equal(gs_quota_tree_create(r.d, r.n_teams, &t, &eb),
-				 GS_OK);
+		                 GS_OK);
 		q.team = (int)rnd(&seed, r.n_teams);
 		q.priority = 1;
 		for (int res = 0; res < GS_QRES__COUNT; res++)
 			q.use.v[res] = rnd(&seed, 3) == 0 ? 0 : rnd(&seed, 80);
 		want = ref_admit(&r, &q, victims, &nv);
 		err = gs_quota_admit(t, &r.cap, r.s, (size_t)r.n_slices, &q,
-				     &dec, &eb);
+		                     &dec, &eb);
 		if (dec.verdict != want)
 			fail_msg("case %d: verdict %d, reference %d (%s)", iter,
-				 dec.verdict, want, dec.why);
+			         dec.verdict, want, dec.why);
 		assert_int_equal(err, want == GS_QUOTA_REJECT ? GS_ERR_QUOTA
-							      : GS_OK);
+		                                              : GS_OK);
 		counts[want]++;
 		if (want == GS_QUOTA_ADMIT_RECLAIM) {
 			assert_int_equal(dec.n_victims, (size_t)nv);
 			for (int k = 0; k < nv; k++)
 				assert_int_equal(dec.victims[k],
-						 (size_t)victims[k]);
+				                 (size_t)victims[k]);
 			/* and they free enough */
 			for (int res = 0; res < GS_QRES__COUNT; res++)
 				assert_true(ref_short(&r, &q, res) <= 0);
@@ -701,21 +705,23 @@ static void admission_matches_naive_reference_on_random_cases(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(tree_rejects_parent_cycle_naming_it),
-		cmocka_unit_test(tree_rejects_team_that_is_its_own_parent),
-		cmocka_unit_test(tree_rejects_undefined_parent),
-		cmocka_unit_test(tree_rejects_duplicate_and_empty_names),
-		cmocka_unit_test(tree_rejects_guarantee_above_max),
-		cmocka_unit_test(tree_rejects_children_guaranteed_more_than_parent),
-		cmocka_unit_test(tree_reports_structure),
-		cmocka_unit_test(admission_messages_match_table),
-		cmocka_unit_test(admission_rejects_bad_request),
-		cmocka_unit_test(usage_counts_children_against_parents),
-		cmocka_unit_test(reclaim_takes_lowest_priority_then_most_recent),
-		cmocka_unit_test(reclaim_stops_taking_from_team_back_within_guarantee),
-		cmocka_unit_test(reclaim_respects_branch_guarantees),
-		cmocka_unit_test(reclaim_rejects_when_borrowed_capacity_is_not_enough),
-		cmocka_unit_test(admission_matches_naive_reference_on_random_cases),
+	    cmocka_unit_test(tree_rejects_parent_cycle_naming_it),
+	    cmocka_unit_test(tree_rejects_team_that_is_its_own_parent),
+	    cmocka_unit_test(tree_rejects_undefined_parent),
+	    cmocka_unit_test(tree_rejects_duplicate_and_empty_names),
+	    cmocka_unit_test(tree_rejects_guarantee_above_max),
+	    cmocka_unit_test(tree_rejects_children_guaranteed_more_than_parent),
+	    cmocka_unit_test(tree_reports_structure),
+	    cmocka_unit_test(admission_messages_match_table),
+	    cmocka_unit_test(admission_rejects_bad_request),
+	    cmocka_unit_test(usage_counts_children_against_parents),
+	    cmocka_unit_test(reclaim_takes_lowest_priority_then_most_recent),
+	    cmocka_unit_test(
+	        reclaim_stops_taking_from_team_back_within_guarantee),
+	    cmocka_unit_test(reclaim_respects_branch_guarantees),
+	    cmocka_unit_test(
+	        reclaim_rejects_when_borrowed_capacity_is_not_enough),
+	    cmocka_unit_test(admission_matches_naive_reference_on_random_cases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,7 +59,7 @@ static int teardown(void **state)
 }
 
 static struct gs_slice_ref make_slice(struct gs_region *r, const char *name,
-				      uint64_t mem)
+                                      uint64_t mem)
 {
 	struct gs_slice_limits lim;
 	struct gs_slice_ref ref;
@@ -76,7 +76,7 @@ static void tenant_cannot_open_a_missing_region(void **state)
 	struct gs_region *r = NULL;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 	assert_null(r);
 }
 
@@ -88,12 +88,12 @@ static void runner_creates_and_tenant_sees_the_same_slices(void **state)
 	struct gs_slice_limits lim;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_false(gs_region_is_privileged(f->r));
 	assert_true(gs_region_can_write_limits(f->r));
 	a = make_slice(f->r, "train", 4 * GiB);
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_false(gs_region_can_write_limits(t));
 	assert_int_equal(gs_region_slice_find(t, "train", &b), GS_OK);
 	assert_int_equal(a.slot, b.slot);
@@ -101,7 +101,8 @@ static void runner_creates_and_tenant_sees_the_same_slices(void **state)
 	assert_int_equal(gs_region_slice_limits(t, &b, &lim), GS_OK);
 	assert_true(lim.mem_limit == 4 * GiB);
 	assert_int_equal(lim.weight, 1);
-	assert_int_equal(gs_region_slice_create(t, &lim, &b, NULL), GS_ERR_PERM);
+	assert_int_equal(gs_region_slice_create(t, &lim, &b, NULL),
+	                 GS_ERR_PERM);
 	gs_region_close(t);
 }
 
@@ -113,23 +114,23 @@ static void slice_names_are_unique_and_checked(void **state)
 	struct gs_errbuf eb = {0};
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	(void)make_slice(f->r, "a", 0);
 	gs_slice_limits_init(&lim, "a");
 	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
-			 GS_ERR_EXISTS);
+	                 GS_ERR_EXISTS);
 	gs_slice_limits_init(&lim, "bad name");
 	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, &eb),
-			 GS_ERR_INVALID);
+	                 GS_ERR_INVALID);
 	assert_non_null(strstr(eb.msg, "slice name"));
 	gs_slice_limits_init(&lim, "c");
 	lim.compute_pct = 101;
 	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
-			 GS_ERR_RANGE);
+	                 GS_ERR_RANGE);
 	lim.compute_pct = 10;
 	lim.weight = 0;
 	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
-			 GS_ERR_RANGE);
+	                 GS_ERR_RANGE);
 }
 
 static void ensure_joins_an_existing_slice_or_creates_it(void **state)
@@ -140,15 +141,15 @@ static void ensure_joins_an_existing_slice_or_creates_it(void **state)
 	bool created;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	gs_slice_limits_init(&lim, "shared");
 	lim.mem_limit = GiB;
 	assert_int_equal(gs_region_slice_ensure(f->r, &lim, &a, &created, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_true(created);
 	lim.mem_limit = 2 * GiB; /* a joiner's limits do not replace them */
 	assert_int_equal(gs_region_slice_ensure(f->r, &lim, &b, &created, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_false(created);
 	assert_int_equal(a.slot, b.slot);
 	assert_int_equal(gs_region_slice_limits(f->r, &b, &lim), GS_OK);
@@ -166,12 +167,12 @@ static void ephemeral_slice_lives_while_anyone_is_attached(void **state)
 	pid_t pid;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	gs_slice_limits_init(&lim, "eph");
 	lim.flags = GS_SLICE_EPHEMERAL;
 	assert_int_equal(gs_region_slice_join(f->r, &lim, GS_PROC_RUNNER, &s1,
-					      &p1, &created, NULL),
-			 GS_OK);
+	                                      &p1, &created, NULL),
+	                 GS_OK);
 	assert_true(created);
 	/* a second runner (another process) joins the same slice */
 	pid = fork();
@@ -180,7 +181,7 @@ static void ephemeral_slice_lives_while_anyone_is_attached(void **state)
 
 		if (gs_region_open(f->dir, GS_REGION_RUNNER, &r, NULL) ||
 		    gs_region_slice_join(r, &lim, GS_PROC_RUNNER, &s2, &p2,
-					 &created, NULL) ||
+		                         &created, NULL) ||
 		    created || s2.slot != s1.slot)
 			_exit(2);
 		pause();
@@ -189,21 +190,21 @@ static void ephemeral_slice_lives_while_anyone_is_attached(void **state)
 	while (gs_region_slice_nprocs(f->r, &s1) < 2)
 		(void)usleep(1000);
 	assert_int_equal(gs_region_slice_leave(f->r, &s1, &p1, &deleted),
-			 GS_OK);
+	                 GS_OK);
 	assert_false(deleted); /* the other runner still holds it */
 	assert_int_equal(gs_region_slice_find(f->r, "eph", &s2), GS_OK);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	/* a later leave (after the reap) deletes it */
 	assert_int_equal(gs_region_slice_join(f->r, &lim, GS_PROC_RUNNER, &s1,
-					      &p1, &created, NULL),
-			 GS_OK);
+	                                      &p1, &created, NULL),
+	                 GS_OK);
 	assert_false(created);
 	assert_int_equal(gs_region_slice_leave(f->r, &s1, &p1, &deleted),
-			 GS_OK);
+	                 GS_OK);
 	assert_true(deleted);
 	assert_int_equal(gs_region_slice_find(f->r, "eph", &s2),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 }
 
 static void stale_reference_fails_after_delete_and_reuse(void **state)
@@ -213,19 +214,19 @@ static void stale_reference_fails_after_delete_and_reuse(void **state)
 	struct gs_slice_limits lim;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	old = make_slice(f->r, "x", GiB);
 	assert_int_equal(gs_region_slice_delete(f->r, &old, NULL), GS_OK);
 	neu = make_slice(f->r, "y", 2 * GiB);
 	assert_int_equal(neu.slot, old.slot); /* the slot is reused... */
 	assert_true(neu.generation > old.generation); /* ...not the ref */
 	assert_int_equal(gs_region_slice_limits(f->r, &old, &lim),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 	gs_slice_limits_init(&lim, "x");
 	assert_int_equal(gs_region_slice_update(f->r, &old, &lim, NULL),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 	assert_int_equal(gs_region_slice_delete(f->r, &old, NULL),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 	assert_int_equal(gs_region_slice_limits(f->r, &neu, &lim), GS_OK);
 	assert_string_equal(lim.name, "y");
 }
@@ -238,7 +239,7 @@ static void update_changes_limits_and_bumps_the_epoch(void **state)
 	uint64_t e0;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	ref = make_slice(f->r, "u", GiB);
 	e0 = gs__region_limits(f->r)->h.epoch;
 	gs_slice_limits_init(&lim, "ignored");
@@ -264,30 +265,30 @@ static void reserve_stops_exactly_at_the_cap(void **state)
 	int dev;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	s = make_slice(f->r, "cap", 4 * GiB);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	dev = gs_region_device(f->r, "GPU-11111111-2222-3333-4444-555555555555",
-			       80 * GiB);
+	                       80 * GiB);
 	assert_true(dev >= 0);
 	/* Found again by UUID; CUDA (which has no prefix) and NVML ("MIG-"
 	 * for a MIG device) may spell the prefix differently. */
-	assert_int_equal(gs_region_device(f->r,
-					  "GPU-11111111-2222-3333-4444-555555555555",
-					  0),
-			 dev);
-	assert_int_equal(gs_region_device(f->r,
-					  "MIG-11111111-2222-3333-4444-555555555555",
-					  0),
-			 dev);
+	assert_int_equal(
+	    gs_region_device(f->r, "GPU-11111111-2222-3333-4444-555555555555",
+	                     0),
+	    dev);
+	assert_int_equal(
+	    gs_region_device(f->r, "MIG-11111111-2222-3333-4444-555555555555",
+	                     0),
+	    dev);
 	assert_true(gs_region_device(f->r, "GPU-99", 0) != dev);
 	for (int i = 0; i < 16; i++) {
-		assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 256 * MiB),
-				 GS_OK);
+		assert_int_equal(
+		    gs_region_mem_reserve(f->r, &p, dev, 256 * MiB), GS_OK);
 	}
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1), GS_ERR_QUOTA);
 	assert_int_equal(gs_region_mem_view(f->r, &p, dev, &used, &limit),
-			 GS_OK);
+	                 GS_OK);
 	assert_true(used == 4 * GiB && limit == 4 * GiB);
 	gs_region_mem_release(f->r, &p, dev, 1 * GiB);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1 * GiB), GS_OK);
@@ -298,7 +299,7 @@ static void reserve_stops_exactly_at_the_cap(void **state)
 	assert_true(u.mem_peak == 4 * GiB);
 	assert_int_equal(u.n_dev, 1);
 	assert_string_equal(u.dev[0].uuid,
-			    "GPU-11111111-2222-3333-4444-555555555555");
+	                    "GPU-11111111-2222-3333-4444-555555555555");
 	assert_int_equal(u.n_procs, 1);
 	assert_int_equal(gs_region_proc_detach(f->r, &p), GS_OK);
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
@@ -315,7 +316,7 @@ static void byte_seconds_grow_with_time_held(void **state)
 	int dev;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	s = make_slice(f->r, "bs", 0);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	dev = gs_region_device(f->r, "GPU-a", 0);
@@ -337,11 +338,11 @@ static void concurrent_processes_never_exceed_the_cap(void **state)
 	pid_t kids[8];
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	s = make_slice(f->r, "race", 1 * GiB);
 	dev = gs_region_device(f->r, "GPU-race", 0);
 	over = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(over != MAP_FAILED);
 	granted = over + 1;
 	for (int k = 0; k < 8; k++) {
@@ -352,7 +353,8 @@ static void concurrent_processes_never_exceed_the_cap(void **state)
 			struct gs_proc_ref p;
 			unsigned seed = (unsigned)getpid();
 
-			if (gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL) ||
+			if (gs_region_open(f->dir, GS_REGION_TENANT, &r,
+			                   NULL) ||
 			    gs_region_proc_attach(r, &s, 0, &p, NULL))
 				_exit(2);
 			for (int i = 0; i < 2000; i++) {
@@ -361,12 +363,13 @@ static void concurrent_processes_never_exceed_the_cap(void **state)
 
 				if (gs_region_mem_reserve(r, &p, dev, n))
 					continue;
-				__atomic_add_fetch(granted, 1, __ATOMIC_RELAXED);
+				__atomic_add_fetch(granted, 1,
+				                   __ATOMIC_RELAXED);
 				if (gs_region_mem_view(r, &p, dev, &used,
-						       &limit) == GS_OK &&
+				                       &limit) == GS_OK &&
 				    used > limit)
 					__atomic_add_fetch(over, 1,
-							   __ATOMIC_RELAXED);
+					                   __ATOMIC_RELAXED);
 				gs_region_mem_release(r, &p, dev, n);
 			}
 			(void)gs_region_proc_detach(r, &p);
@@ -389,7 +392,7 @@ static void concurrent_processes_never_exceed_the_cap(void **state)
 
 /* A child attaches, takes `bytes`, and waits to be killed. */
 static pid_t holder(struct fx *f, const struct gs_slice_ref *s, int dev,
-		    uint64_t bytes)
+                    uint64_t bytes)
 {
 	int pfd[2];
 	pid_t pid;
@@ -426,13 +429,13 @@ static void killed_process_share_returns_when_reaped(void **state)
 	pid_t pid;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	s = make_slice(f->r, "k9", 4 * GiB);
 	dev = gs_region_device(f->r, "GPU-k9", 0);
 	pid = holder(f, &s, dev, 2 * GiB);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 3 * GiB),
-			 GS_ERR_QUOTA);
+	                 GS_ERR_QUOTA);
 	assert_int_equal(gs_region_reap(f->r), 0); /* alive: untouched */
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	/* Not yet waited for: a zombie counts as gone. */
@@ -455,7 +458,7 @@ static void reused_pid_is_not_taken_for_the_old_process(void **state)
 	int dev;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	s = make_slice(f->r, "reuse", 4 * GiB);
 	dev = gs_region_device(f->r, "GPU-reuse", 0);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
@@ -468,7 +471,7 @@ static void reused_pid_is_not_taken_for_the_old_process(void **state)
 	assert_true(u.mem_used == 0);
 	/* The stale reference now fails instead of charging someone else. */
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 }
 
 static void lock_holder_death_is_repaired_not_hung(void **state)
@@ -481,7 +484,7 @@ static void lock_holder_death_is_repaired_not_hung(void **state)
 	pid_t pid;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	s = make_slice(f->r, "lock", 4 * GiB);
 	dev = gs_region_device(f->r, "GPU-lock", 0);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
@@ -511,16 +514,16 @@ static void region_from_an_earlier_boot_is_recreated(void **state)
 	struct gs_region *t;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	(void)make_slice(f->r, "old", GiB);
 	gs__region_limits(f->r)->h.boot_id ^= 1;
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 	gs_region_close(f->r);
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(gs_region_slice_find(f->r, "old", &s),
-			 GS_ERR_NOT_FOUND);
+	                 GS_ERR_NOT_FOUND);
 }
 
 static void other_versions_are_refused(void **state)
@@ -530,10 +533,10 @@ static void other_versions_are_refused(void **state)
 	struct gs_errbuf eb = {0};
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	gs__region_usage(f->r)->h.version = GS_REGION_VERSION + 1;
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, &eb),
-			 GS_ERR_VERSION);
+	                 GS_ERR_VERSION);
 	assert_non_null(strstr(eb.msg, "version"));
 }
 
@@ -547,16 +550,16 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 	int status;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_true(gs_region_is_privileged(f->r));
 	s = make_slice(f->r, "daemon-made", GiB);
 	(void)snprintf(lpath, sizeof(lpath), "%s/%s", f->dir,
-		       GS_REGION_LIMITS_FILE);
+	               GS_REGION_LIMITS_FILE);
 	assert_int_equal(stat(lpath, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0644);
 	assert_int_equal(st.st_uid, geteuid());
 	(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
-		       GS_REGION_USAGE_FILE);
+	               GS_REGION_USAGE_FILE);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0666);
 	if (geteuid() != 0) {
@@ -607,11 +610,10 @@ static void processes_are_listed_with_their_books(void **state)
 	int dev, n = 0;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
-			 GS_OK);
+	                 GS_OK);
 	s = make_slice(f->r, "ls", 0);
-	assert_int_equal(gs_region_proc_attach(f->r, &s, GS_PROC_RUNNER, &p,
-					       NULL),
-			 GS_OK);
+	assert_int_equal(
+	    gs_region_proc_attach(f->r, &s, GS_PROC_RUNNER, &p, NULL), GS_OK);
 	dev = gs_region_device(f->r, "GPU-ls", 0);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, MiB), GS_OK);
 	while (gs_region_proc_next(f->r, &it, &info)) {
@@ -630,23 +632,23 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
-		T(tenant_cannot_open_a_missing_region),
-		T(runner_creates_and_tenant_sees_the_same_slices),
-		T(slice_names_are_unique_and_checked),
-		T(ensure_joins_an_existing_slice_or_creates_it),
-		T(ephemeral_slice_lives_while_anyone_is_attached),
-		T(stale_reference_fails_after_delete_and_reuse),
-		T(update_changes_limits_and_bumps_the_epoch),
-		T(reserve_stops_exactly_at_the_cap),
-		T(byte_seconds_grow_with_time_held),
-		T(concurrent_processes_never_exceed_the_cap),
-		T(killed_process_share_returns_when_reaped),
-		T(reused_pid_is_not_taken_for_the_old_process),
-		T(lock_holder_death_is_repaired_not_hung),
-		T(region_from_an_earlier_boot_is_recreated),
-		T(other_versions_are_refused),
-		T(privileged_limits_are_read_only_for_tenants),
-		T(processes_are_listed_with_their_books),
+	    T(tenant_cannot_open_a_missing_region),
+	    T(runner_creates_and_tenant_sees_the_same_slices),
+	    T(slice_names_are_unique_and_checked),
+	    T(ensure_joins_an_existing_slice_or_creates_it),
+	    T(ephemeral_slice_lives_while_anyone_is_attached),
+	    T(stale_reference_fails_after_delete_and_reuse),
+	    T(update_changes_limits_and_bumps_the_epoch),
+	    T(reserve_stops_exactly_at_the_cap),
+	    T(byte_seconds_grow_with_time_held),
+	    T(concurrent_processes_never_exceed_the_cap),
+	    T(killed_process_share_returns_when_reaped),
+	    T(reused_pid_is_not_taken_for_the_old_process),
+	    T(lock_holder_death_is_repaired_not_hung),
+	    T(region_from_an_earlier_boot_is_recreated),
+	    T(other_versions_are_refused),
+	    T(privileged_limits_are_read_only_for_tenants),
+	    T(processes_are_listed_with_their_books),
 #undef T
 	};
 

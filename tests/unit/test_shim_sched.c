@@ -21,8 +21,8 @@
 #include "gpusched.h"
 #include "gs/region.h"
 
-#define MS 1000000ULL
-#define US 1000ULL
+#define MS     1000000ULL
+#define US     1000ULL
 #define NS_MAX 8
 
 struct proc {
@@ -33,10 +33,10 @@ struct proc {
 	uint64_t est;      /* what admission charged */
 	bool waiting;
 	enum gs_sched_why why; /* of the last WAIT */
-	uint64_t busy;     /* GPU time inside the window */
-	uint64_t submit;   /* when its kernel in flight was admitted... */
-	uint64_t asked;    /* ...and when it first asked for it */
-	uint64_t lat_max;  /* longest ask -> completion */
+	uint64_t busy;         /* GPU time inside the window */
+	uint64_t submit;       /* when its kernel in flight was admitted... */
+	uint64_t asked;        /* ...and when it first asked for it */
+	uint64_t lat_max;      /* longest ask -> completion */
 	uint64_t n;
 };
 
@@ -122,7 +122,7 @@ static void run(struct model *m, uint64_t from, uint64_t until)
 				if (p->end > a)
 					p->busy += p->end - a;
 				gs_sched_complete(&m->v, i, p->kernel, p->est,
-						  m->now);
+				                  m->now);
 				p->est = p->kernel;
 				if (p->end - p->asked > p->lat_max)
 					p->lat_max = p->end - p->asked;
@@ -353,12 +353,12 @@ static void higher_priority_is_admitted_over_lower_work_in_flight(void **state)
 	m.cfg[0].prio = GS_REGION_PRIO_LOW;
 	m.cfg[1].prio = GS_REGION_PRIO_HIGH;
 	assert_int_equal(gs_sched_admit(&m.v, 0, 5 * MS, m.now, &retry, &why),
-			 GS_SCHED_GO);
+	                 GS_SCHED_GO);
 	assert_int_equal(gs_sched_admit(&m.v, 1, 0, m.now + 1, &retry, &why),
-			 GS_SCHED_GO);
+	                 GS_SCHED_GO);
 	/* ...and the lower one waits now, for the priority */
 	assert_int_equal(gs_sched_admit(&m.v, 0, 0, m.now + 2, &retry, &why),
-			 GS_SCHED_WAIT);
+	                 GS_SCHED_WAIT);
 	assert_int_equal(why, GS_SCHED_WHY_PRIORITY);
 }
 
@@ -371,15 +371,15 @@ static void equal_priority_waits_for_work_in_flight(void **state)
 	(void)state;
 	model_init(&m, 2);
 	assert_int_equal(gs_sched_admit(&m.v, 0, 5 * MS, m.now, &retry, &why),
-			 GS_SCHED_GO);
+	                 GS_SCHED_GO);
 	assert_int_equal(gs_sched_admit(&m.v, 1, 0, m.now + 1, &retry, &why),
-			 GS_SCHED_WAIT);
+	                 GS_SCHED_WAIT);
 	assert_int_equal(why, GS_SCHED_WHY_TURN);
 	/* Work past its estimate by `stale` no longer blocks. */
 	assert_int_equal(gs_sched_admit(&m.v, 1, 0,
-					 m.now + 5 * MS + m.par.stale + 1,
-					 &retry, &why),
-			 GS_SCHED_GO);
+	                                m.now + 5 * MS + m.par.stale + 1,
+	                                &retry, &why),
+	                 GS_SCHED_GO);
 }
 
 static void gate_announces_enforcing_slices_and_expires(void **state)
@@ -391,7 +391,7 @@ static void gate_announces_enforcing_slices_and_expires(void **state)
 	(void)state;
 	model_init(&m, 2);
 	assert_int_equal(gs_sched_admit(&m.v, 0, 0, m.now, &retry, &why),
-			 GS_SCHED_GO);
+	                 GS_SCHED_GO);
 	assert_int_equal(m.dev.gate, GS_GATE_ALWAYS); /* plain slice */
 	m.cfg[1].pct = 50;
 	(void)gs_sched_admit(&m.v, 1, 0, m.now + 1, &retry, &why);
@@ -412,7 +412,7 @@ static void a_replaced_slice_starts_with_fresh_state(void **state)
 	m.sl[0].inflight = 3;
 	m.cfg[0].generation = 2; /* slot reused by a new slice */
 	assert_int_equal(gs_sched_admit(&m.v, 0, 0, m.now, &retry, &why),
-			 GS_SCHED_GO);
+	                 GS_SCHED_GO);
 	assert_int_equal(m.sl[0].generation, 2);
 	assert_int_equal(m.sl[0].inflight, 1);
 	/* a completion for the old generation is ignored */
@@ -424,8 +424,8 @@ static void a_replaced_slice_starts_with_fresh_state(void **state)
 
 static void enforcing_means_limit_priority_or_weight(void **state)
 {
-	struct gs_sched_cfg c = {.live = true, .weight = 1,
-				 .prio = GS_REGION_PRIO_NORMAL};
+	struct gs_sched_cfg c = {
+	    .live = true, .weight = 1, .prio = GS_REGION_PRIO_NORMAL};
 
 	(void)state;
 	assert_false(gs_sched_cfg_enforcing(&c));
@@ -442,27 +442,27 @@ static void enforcing_means_limit_priority_or_weight(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(strict_limit_alone_gets_its_share),
-		cmocka_unit_test(strict_limit_with_long_kernels_keeps_its_share),
-		cmocka_unit_test(
-			slices_of_20_30_50_share_a_saturated_gpu_in_that_ratio),
-		cmocka_unit_test(share_mode_uses_time_nobody_else_wants),
-		cmocka_unit_test(
-			share_mode_keeps_its_guarantee_next_to_a_strict_slice),
-		cmocka_unit_test(
-			strict_mode_never_exceeds_its_limit_on_an_idle_gpu),
-		cmocka_unit_test(weights_divide_contended_time_among_equals),
-		cmocka_unit_test(equals_without_weights_alternate_fairly),
-		cmocka_unit_test(
-			high_priority_keeps_its_latency_next_to_a_batch_job),
-		cmocka_unit_test(
-			lower_priority_runs_once_the_higher_one_goes_quiet),
-		cmocka_unit_test(
-			higher_priority_is_admitted_over_lower_work_in_flight),
-		cmocka_unit_test(equal_priority_waits_for_work_in_flight),
-		cmocka_unit_test(gate_announces_enforcing_slices_and_expires),
-		cmocka_unit_test(a_replaced_slice_starts_with_fresh_state),
-		cmocka_unit_test(enforcing_means_limit_priority_or_weight),
+	    cmocka_unit_test(strict_limit_alone_gets_its_share),
+	    cmocka_unit_test(strict_limit_with_long_kernels_keeps_its_share),
+	    cmocka_unit_test(
+	        slices_of_20_30_50_share_a_saturated_gpu_in_that_ratio),
+	    cmocka_unit_test(share_mode_uses_time_nobody_else_wants),
+	    cmocka_unit_test(
+	        share_mode_keeps_its_guarantee_next_to_a_strict_slice),
+	    cmocka_unit_test(
+	        strict_mode_never_exceeds_its_limit_on_an_idle_gpu),
+	    cmocka_unit_test(weights_divide_contended_time_among_equals),
+	    cmocka_unit_test(equals_without_weights_alternate_fairly),
+	    cmocka_unit_test(
+	        high_priority_keeps_its_latency_next_to_a_batch_job),
+	    cmocka_unit_test(
+	        lower_priority_runs_once_the_higher_one_goes_quiet),
+	    cmocka_unit_test(
+	        higher_priority_is_admitted_over_lower_work_in_flight),
+	    cmocka_unit_test(equal_priority_waits_for_work_in_flight),
+	    cmocka_unit_test(gate_announces_enforcing_slices_and_expires),
+	    cmocka_unit_test(a_replaced_slice_starts_with_fresh_state),
+	    cmocka_unit_test(enforcing_means_limit_priority_or_weight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,15 +23,15 @@ static void nice_step_is_1_2_or_5_times_a_power_of_ten(void **state)
 		int ticks;
 		double want;
 	} t[] = {
-		{10, 5, 2},     {9.3, 5, 2},   {100, 5, 20},  {101, 5, 50},
-		{0.37, 5, 0.1}, {7441, 5, 2000}, {1, 5, 0.2},  {0, 5, 1},
-		{-3, 5, 1},     {4.2, 4, 2},   {50, 5, 10},
+	    {10, 5, 2},     {9.3, 5, 2},     {100, 5, 20}, {101, 5, 50},
+	    {0.37, 5, 0.1}, {7441, 5, 2000}, {1, 5, 0.2},  {0, 5, 1},
+	    {-3, 5, 1},     {4.2, 4, 2},     {50, 5, 10},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		assert_true(fabs(gs_svg_nice_step(t[i].max, t[i].ticks) -
-				 t[i].want) < 1e-9 * t[i].want);
+		                 t[i].want) < 1e-9 * t[i].want);
 }
 
 static size_t count(const char *hay, const char *needle)
@@ -63,20 +63,21 @@ static void chart_has_title_source_bars_and_na_for_missing(void **state)
 	const double a[] = {1.5, NAN}, b[] = {3.25, 12};
 	const struct gs_svg_series s[] = {{"p50", a}, {"p99", b}};
 	const struct gs_svg_bars c = {
-		.title = "Latency",
-		.subtitle = "source: gpuslice sim",
-		.y_label = "ms",
-		.n_groups = 2,
-		.groups = groups,
-		.n_series = 2,
-		.series = s,
+	    .title = "Latency",
+	    .subtitle = "source: gpuslice sim",
+	    .y_label = "ms",
+	    .n_groups = 2,
+	    .groups = groups,
+	    .n_series = 2,
+	    .series = s,
 	};
 	gs_err err;
 	char *svg = draw(&c, &err);
 
 	(void)state;
 	assert_int_equal(err, GS_OK);
-	assert_non_null(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	assert_non_null(
+	    strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
 	assert_non_null(strstr(svg, ">Latency</text>"));
 	assert_non_null(strstr(svg, ">source: gpuslice sim</text>"));
 	assert_non_null(strstr(svg, "MPS &lt;limits&gt; &amp; co"));
@@ -95,8 +96,12 @@ static void chart_refuses_bad_counts_and_missing_labels(void **state)
 	const double v[] = {1, 2};
 	const struct gs_svg_series s[] = {{"x", v}};
 	struct gs_svg_bars c = {
-		.title = "t", .subtitle = "src", .n_groups = 0,
-		.groups = groups, .n_series = 1, .series = s,
+	    .title = "t",
+	    .subtitle = "src",
+	    .n_groups = 0,
+	    .groups = groups,
+	    .n_series = 1,
+	    .series = s,
 	};
 	gs_err err;
 	char *svg;
@@ -123,9 +128,9 @@ static void chart_refuses_bad_counts_and_missing_labels(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(nice_step_is_1_2_or_5_times_a_power_of_ten),
-		cmocka_unit_test(chart_has_title_source_bars_and_na_for_missing),
-		cmocka_unit_test(chart_refuses_bad_counts_and_missing_labels),
+	    cmocka_unit_test(nice_step_is_1_2_or_5_times_a_power_of_ten),
+	    cmocka_unit_test(chart_has_title_source_bars_and_na_for_missing),
+	    cmocka_unit_test(chart_refuses_bad_counts_and_missing_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,17 +44,17 @@ int main(void)
 	init = (CUresult(*)(unsigned int))SYM(cu, "cuInit");
 	get = (CUresult(*)(CUdevice *, int))SYM(cu, "cuDeviceGet");
 	retain = (CUresult(*)(CUcontext *, CUdevice))SYM(
-		cu, "cuDevicePrimaryCtxRetain");
+	    cu, "cuDevicePrimaryCtxRetain");
 	setcur = (CUresult(*)(CUcontext))SYM(cu, "cuCtxSetCurrent");
 	info = (CUresult(*)(size_t *, size_t *))SYM(cu, "cuMemGetInfo_v2");
 	total = (CUresult(*)(size_t *, CUdevice))SYM(cu, "cuDeviceTotalMem_v2");
 	ninit = (nvmlReturn_t(*)(void))SYM(ml, "nvmlInit_v2");
 	nget = (nvmlReturn_t(*)(unsigned int, nvmlDevice_t *))SYM(
-		ml, "nvmlDeviceGetHandleByIndex_v2");
+	    ml, "nvmlDeviceGetHandleByIndex_v2");
 	nmem = (nvmlReturn_t(*)(nvmlDevice_t, nvmlMemory_t *))SYM(
-		ml, "nvmlDeviceGetMemoryInfo");
+	    ml, "nvmlDeviceGetMemoryInfo");
 	nmem2 = (nvmlReturn_t(*)(nvmlDevice_t, nvmlMemory_v2_t *))SYM(
-		ml, "nvmlDeviceGetMemoryInfo_v2");
+	    ml, "nvmlDeviceGetMemoryInfo_v2");
 	if (!init || !get || !retain || !setcur || !info || !total || !ninit ||
 	    !nget || !nmem || !nmem2) {
 		fprintf(stderr, "gs-shim-probe: missing symbol\n");
@@ -70,9 +70,10 @@ int main(void)
 		fprintf(stderr, "gs-shim-probe: NVML call failed\n");
 		return 1;
 	}
-	printf("{\"cu_free\":%zu,\"cu_total\":%zu,\"cu_device_total\":%zu,"
-	       "\"nvml_total\":%llu,\"nvml_used\":%llu,\"nvml_free\":%llu,"
-	       "\"nvml2_total\":%llu,\"nvml2_used\":%llu,\"nvml2_free\":%llu}\n",
-	       fr, to, dt, m.total, m.used, m.free, m2.total, m2.used, m2.free);
+	printf(
+	    "{\"cu_free\":%zu,\"cu_total\":%zu,\"cu_device_total\":%zu,"
+	    "\"nvml_total\":%llu,\"nvml_used\":%llu,\"nvml_free\":%llu,"
+	    "\"nvml2_total\":%llu,\"nvml2_used\":%llu,\"nvml2_free\":%llu}\n",
+	    fr, to, dt, m.total, m.used, m.free, m2.total, m2.used, m2.free);
 	return 0;
 }

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	found = gs_region_slice_find(r, argv[2], &s) == GS_OK &&
-		gs_region_slice_usage(r, &s, &u) == GS_OK;
+	        gs_region_slice_usage(r, &s, &u) == GS_OK;
 	printf("{\"found\":%s,\"mem_used\":%llu,\"mem_peak\":%llu,"
 	       "\"n_procs\":%u,\"busy_ns\":%llu,\"throttled_ns\":%llu,"
 	       "\"launches\":%llu,\"devs\":[",

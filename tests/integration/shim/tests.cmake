@@ -2,7 +2,8 @@
 # fresh simulated node and run directory (lib.sh). They exit 77 (skipped)
 # when the build has no sim. Two helpers: gs-shim-probe prints what a
 # program sees of GPU memory (CUDA and NVML); gs-region-probe prints a
-# slice's books without reaping anything. Not labelled asan: the shim is
+# slice's books without reaping anything; gs-shim-launcher keeps the GPU
+# busy through one launch API (Ex, cooperative, graph). Not labelled asan: the shim is
 # built without sanitizers (it is preloaded into uninstrumented programs).
 if(TARGET gpuslice_shim)
   add_executable(gs-shim-probe ${CMAKE_CURRENT_LIST_DIR}/mem_probe.c)
@@ -10,6 +11,12 @@ if(TARGET gpuslice_shim)
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_include_directories(gs-shim-probe PRIVATE ${GS_CUDA_INCLUDE})
   target_link_libraries(gs-shim-probe PRIVATE ${CMAKE_DL_LIBS})
+
+  add_executable(gs-shim-launcher ${CMAKE_CURRENT_LIST_DIR}/launch_kinds.c)
+  set_target_properties(gs-shim-launcher PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(gs-shim-launcher PRIVATE ${GS_CUDA_INCLUDE})
+  target_link_libraries(gs-shim-launcher PRIVATE ${CMAKE_DL_LIBS})
 
   add_executable(gs-region-probe ${CMAKE_CURRENT_LIST_DIR}/region_probe.c)
   set_target_properties(gs-region-probe PROPERTIES
@@ -22,6 +29,7 @@ if(TARGET gpuslice_shim)
             sixteen_processes_share_one_cap
             compute_shares_follow_20_30_50
             compute_limit_holds_through_getprocaddress
+            compute_limit_covers_every_launch_api
             high_priority_keeps_its_latency_next_to_low_burn)
     gs_add_shell_test(shim_${t} tests/integration/shim/${t}.sh TIMEOUT 180)
     set_tests_properties(shim_${t} PROPERTIES SKIP_RETURN_CODE 77)

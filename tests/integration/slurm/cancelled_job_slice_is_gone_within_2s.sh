@@ -33,7 +33,7 @@ srun_pid=$!
 sjob=""
 started() {
 	sjob=$(squeue -h -o %i -t R | head -n 1)
-	[ -n "$sjob" ] && has_slice "slurm-$sjob" && [ "$(slice "slurm-$sjob" | py 'json.loads(input())["n_procs"]')" -ge 2 ]
+	[ -n "$sjob" ] && slice "slurm-$sjob" | grep -Eq '"n_procs":([2-9]|[1-9][0-9]),'
 }
 wait_for 150 started || { kill "$srun_pid" 2>/dev/null; fail "the srun job did not start: $(slices)"; }
 sjob=$(squeue -h -o %i -t R | head -n 1)

@@ -86,12 +86,18 @@ file_has() {
 	grep -q "$2" "$1" 2>/dev/null
 }
 
-# sim_procs: "pid gpu busy_s" for every process the sim knows, live or
-# exited (the sim's own accounting, not the shim's).
+# sim_snap FILE: the sim's status (its own accounting, not the shim's),
+# raw, into FILE: fast, so timestamps taken around it bracket it closely.
+sim_snap() {
+	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" >"$1"
+}
+
+# sim_procs FILE: "pid gpu busy_s" for every process in a snapshot, live
+# or exited.
 sim_procs() {
-	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" | python3 -c '
+	python3 -c '
 import json, sys
-d = json.load(sys.stdin)
+d = json.load(open(sys.argv[1]))
 seen = {}
 for e in d.get("exited", []):
     seen[e["pid"]] = (e["gpu"], e["busy_s"])
@@ -100,17 +106,15 @@ for g in d["gpus"]:
         seen[p["pid"]] = (g["index"], p["busy_s"])
 for pid, (gpu, busy) in seen.items():
     print(pid, gpu, busy)
-'
+' "$1"
 }
 
-# sim_has_pid PID: the sim lists PID as a live process.
+# sim_has_pid PID: the sim lists PID as a live process (a grep, not a
+# JSON parser: polled in loops, where starting Python costs seconds on a
+# loaded machine).
 sim_has_pid() {
-	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-pids = [p["pid"] for g in d["gpus"] for p in g["processes"]]
-sys.exit(0 if int(sys.argv[1]) in pids else 1)
-' "$1"
+	"$B/bin/gpuslice" sim status --json --dir "$SIMDIR" |
+		grep -q "{\"pid\":$1,\"memory_bytes\":"
 }
 
 # json_line FILE: the last line of FILE that is a JSON object.

@@ -30,6 +30,7 @@ CASES=(
 	cancelled_job_slice_is_gone_within_2s
 	shards_become_the_compute_share_and_gpus_stay_whole
 	epilog_deletes_the_slice_of_a_killed_slurmstepd
+	unprivileged_job_is_capped_and_cannot_raise_its_limits
 	daemon_makes_the_slice_and_bills_the_account
 )
 

@@ -34,10 +34,12 @@ grep -q 'gpu=0$' "$W/job30.out" && grep -q 'gpu=0$' "$W/job70.out" ||
 	fail "the jobs are not both on GPU 0: $(cat "$W/job30.out" "$W/job70.out")"
 
 sleep 1
-t1=$(date +%s.%N); sim_procs >"$W/b1"; t1b=$(date +%s.%N)
+t1=$(date +%s.%N); sim_snap "$W/s1"; t1b=$(date +%s.%N)
 sleep 10
-t2=$(date +%s.%N); sim_procs >"$W/b2"; t2b=$(date +%s.%N)
+t2=$(date +%s.%N); sim_snap "$W/s2"; t2b=$(date +%s.%N)
 both_on_gpu || fail "a burn ended inside the measuring window"
+sim_procs "$W/s1" >"$W/b1"
+sim_procs "$W/s2" >"$W/b2"
 
 python3 - "$W" "$t1" "$t1b" "$t2" "$t2b" "$(pid_of 30)" "$(pid_of 70)" <<'PY'
 import sys
