@@ -970,6 +970,17 @@ gs_err gs_study_run(struct gs_study_node *node,
 				return gs_fail(eb, GS_ERR_INTERNAL,
 				               "cannot build a study cell");
 			}
+			if (gs_study_run_interrupted()) {
+				/* Its jobs were killed part way: no figures. */
+				json_object_set_new(cell, "status",
+				                    json_string("interrupted"));
+				json_object_set_new(
+				    cell, "reason",
+				    json_string("the study was interrupted "
+				                "while this cell ran"));
+				json_array_append_new(all, cell);
+				goto out_interrupted;
+			}
 			json_array_append_new(all, cell);
 			s.done++;
 		}

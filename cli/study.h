@@ -19,7 +19,8 @@
  * 1/n compute share that may use idle time).
  *
  * Cell fields (every cell has every key; null where it does not apply):
- *   workload, strategy, source, status ("ok", "skipped", "failed"),
+ *   workload, strategy, source, status ("ok", "skipped", "failed",
+ *   "interrupted"),
  *   reason, setup, jobs, latency_p50_ms, latency_p99_ms, throughput,
  *   throughput_unit, completion_s, completion_alone_s, gpu_util_pct,
  *   sm_util_pct, memory_per_job_bytes, neighbour_on_oom,

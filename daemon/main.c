@@ -63,6 +63,7 @@ struct daemon {
 	char mps_dir[300];
 	char sim_dir[256];
 	pthread_t tick;
+	pthread_t events;
 	pthread_mutex_t tlock;
 	pthread_cond_t tcond;
 	bool stopping;
@@ -264,8 +265,6 @@ static void *tick_main(void *arg)
 		struct timespec ts;
 
 		pthread_mutex_unlock(&d->tlock);
-		gs_watchdog_events(d->wd);
-		slow_step(d, "events", &now);
 		if (now >= next_wd) {
 			gs_watchdog_tick(d->wd);
 			next_wd = now + d->cfg.watchdog_interval_ms;
@@ -298,6 +297,24 @@ static void *tick_main(void *arg)
 		(void)pthread_cond_timedwait(&d->tcond, &d->tlock, &ts);
 	}
 	pthread_mutex_unlock(&d->tlock);
+	return NULL;
+}
+
+/* The Xid thread: blocks in NVML's event wait. */
+static void *events_main(void *arg)
+{
+	struct daemon *d = arg;
+
+	for (;;) {
+		bool stop;
+
+		pthread_mutex_lock(&d->tlock);
+		stop = d->stopping;
+		pthread_mutex_unlock(&d->tlock);
+		if (stop)
+			break;
+		gs_watchdog_events(d->wd, 200);
+	}
 	return NULL;
 }
 
@@ -488,7 +505,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (d->gpus.sim)
-		snprintf(d->gpus.sim_dir, sizeof(d->gpus.sim_dir), "%s",
+		snprintf(d->gpus.sim_dir, sizeof(d->gpus.sim_dir), "%.255s",
 			 d->sim_dir);
 	say_gpus(&d->gpus);
 
@@ -576,6 +593,15 @@ int main(int argc, char **argv)
 		gs_error("gpusliced", "cannot start the tick thread");
 		goto out_wd;
 	}
+	if (pthread_create(&d->events, NULL, events_main, d) != 0) {
+		gs_error("gpusliced", "cannot start the events thread");
+		pthread_mutex_lock(&d->tlock);
+		d->stopping = true;
+		pthread_cond_signal(&d->tcond);
+		pthread_mutex_unlock(&d->tlock);
+		pthread_join(d->tick, NULL);
+		goto out_wd;
+	}
 	err = gs_server_start(&so, &d->srv, &eb);
 	if (err) {
 		gs_error("gpusliced", "api: %s", gs_errbuf_msg(&eb, err));
@@ -605,6 +631,7 @@ out_tick:
 	pthread_cond_signal(&d->tcond);
 	pthread_mutex_unlock(&d->tlock);
 	pthread_join(d->tick, NULL);
+	pthread_join(d->events, NULL);
 	gs_node_ledger_sample(d->node);
 	(void)gs_store_flush(d->store);
 out_wd:

@@ -13,13 +13,17 @@
 #include "store.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gs/log.h"
+
+#define GS_STORE_ID_BLOCK 1024
 
 static const char *const migrations[] = {
 	/* 0 -> 1: the first schema */
@@ -77,6 +81,8 @@ enum stmt_id {
 	ST_EVENT_ADD,
 	ST_META_SET,
 	ST_MAXID,
+	ST_BEGIN,
+	ST_COMMIT,
 	ST__COUNT
 };
 
@@ -105,6 +111,8 @@ static const char *const stmt_sql[ST__COUNT] = {
 		"INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
 	[ST_MAXID] = "UPDATE meta SET value = ?1 WHERE key = 'max_slice_id'"
 		     " AND CAST(value AS INTEGER) < ?1",
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
 };
 
 struct gs_store {
@@ -116,6 +124,7 @@ struct gs_store {
 	struct gs_store_op *head, *tail;
 	bool committing;
 	int intents;           /* writers on their way to submit */
+	int64_t id_reserved;   /* slice ids up to this are recorded as used */
 	bool sync_full;
 	uint64_t n_batches, n_ops;
 	pthread_mutex_t rlock; /* rdb */
@@ -260,7 +269,12 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 			SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, eb);
 	if (err)
 		goto out_free;
-	err = exec(st->wdb, "PRAGMA journal_mode = WAL", eb);
+	/* Small pages: a commit writes a few rows into a few pages, and in
+	 * WAL mode every touched page is written whole. Only takes effect on
+	 * a new file. */
+	err = exec(st->wdb, "PRAGMA page_size = 1024", eb);
+	if (!err)
+		err = exec(st->wdb, "PRAGMA journal_mode = WAL", eb);
 	if (!err)
 		err = exec(st->wdb, sync_sql[sync], eb);
 	if (!err)
@@ -339,6 +353,8 @@ static void enqueue(struct gs_store *st, struct gs_store_op *op, bool detached)
 	op->done = false;
 	op->detached = detached;
 	op->result = GS_OK;
+	if (!detached)
+		pthread_cond_init(&op->cond, NULL);
 	pthread_mutex_lock(&st->qlock);
 	if (st->tail)
 		st->tail->next = op;
@@ -373,6 +389,16 @@ void gs_store_submit_detached(struct gs_store *st, struct gs_store_op *op)
 	enqueue(st, op, true);
 }
 
+static gs_err step_reset(struct gs_store *st, sqlite3_stmt *s);
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /*
  * Runs one batch: the whole queue as it is now. Called with qlock held;
  * drops it for the I/O and takes it back. Detached ops may be freed by
@@ -388,21 +414,26 @@ static void lead(struct gs_store *st)
 
 	st->committing = true;
 	/*
-	 * When an fsync follows, writers already on their way (they hold or
-	 * wait for the model's lock) are worth a short wait: they then share
-	 * this fsync instead of paying the next one. At most ~0.3 ms.
+	 * Writers already on their way (they hold or wait for the model's
+	 * lock) are worth a short wait: they then share this commit (its
+	 * fsync, and the pages it writes: consecutive rows share leaf pages)
+	 * instead of paying for the next one. Yielding lets them run on this
+	 * CPU. Bounded: ~0.3 ms with fsync, ~0.1 ms without.
 	 */
-	for (int spin = 0; st->sync_full && st->intents > 0 && spin < 30;
-	     spin++) {
-		pthread_mutex_unlock(&st->qlock);
-		usleep(10);
-		pthread_mutex_lock(&st->qlock);
+	if (st->intents > 0) {
+		int64_t deadline = mono_us() + (st->sync_full ? 300 : 100);
+
+		while (st->intents > 0 && mono_us() < deadline) {
+			pthread_mutex_unlock(&st->qlock);
+			sched_yield();
+			pthread_mutex_lock(&st->qlock);
+		}
 	}
 	batch = st->head;
 	st->head = st->tail = NULL;
 	pthread_mutex_unlock(&st->qlock);
 
-	err = exec(st->wdb, "BEGIN IMMEDIATE", &eb);
+	err = step_reset(st, st->stmt[ST_BEGIN]);
 	for (op = batch; op && !err; op = op->next) {
 		err = op->apply(st, op);
 		if (err)
@@ -410,11 +441,12 @@ static void lead(struct gs_store *st)
 				 gs_err_name(err));
 	}
 	if (!err)
-		err = exec(st->wdb, "COMMIT", &eb);
+		err = step_reset(st, st->stmt[ST_COMMIT]);
 	if (err) {
 		gs_error("store", "batch rolled back err=%s %s",
 			 gs_err_name(err), gs_errbuf_msg(&eb, err));
 		(void)sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
+		st->id_reserved = 0;
 	}
 	for (op = batch; op; op = next) {
 		bool detached = op->detached;
@@ -431,14 +463,22 @@ static void lead(struct gs_store *st)
 	}
 
 	pthread_mutex_lock(&st->qlock);
+	/* Wake exactly who needs it: the ops of this batch, and the first
+	 * waiter still queued, which leads the next batch. */
 	for (op = waited; op; op = next) {
 		next = op->next;
 		op->done = true;
+		pthread_cond_signal(&op->cond);
 	}
 	st->n_batches++;
 	st->n_ops += n;
 	st->committing = false;
-	pthread_cond_broadcast(&st->qcond);
+	for (op = st->head; op; op = op->next)
+		if (!op->detached) {
+			pthread_cond_signal(&op->cond);
+			break;
+		}
+	pthread_cond_broadcast(&st->qcond); /* flushers */
 }
 
 gs_err gs_store_wait(struct gs_store *st, struct gs_store_op *op)
@@ -448,9 +488,10 @@ gs_err gs_store_wait(struct gs_store *st, struct gs_store_op *op)
 		if (!st->committing && st->head)
 			lead(st);
 		else
-			pthread_cond_wait(&st->qcond, &st->qlock);
+			pthread_cond_wait(&op->cond, &st->qlock);
 	}
 	pthread_mutex_unlock(&st->qlock);
+	pthread_cond_destroy(&op->cond);
 	return op->result;
 }
 
@@ -568,11 +609,16 @@ gs_err gs_store_slice_put(struct gs_store *st, const struct gs_slice *v)
 	sqlite3_bind_int(s, 21, v->had_procs);
 	bind_text(s, 22, pids);
 	err = step_reset(st, s);
-	if (err)
+	if (err || v->id <= st->id_reserved)
 		return err;
+	/* Ids are recorded as used in blocks, so that most creates do not
+	 * write the meta page; a restart skips the rest of a block. */
 	s = st->stmt[ST_MAXID];
-	sqlite3_bind_int64(s, 1, v->id);
-	return step_reset(st, s);
+	sqlite3_bind_int64(s, 1, v->id + GS_STORE_ID_BLOCK);
+	err = step_reset(st, s);
+	if (!err)
+		st->id_reserved = v->id + GS_STORE_ID_BLOCK;
+	return err;
 }
 
 gs_err gs_store_slice_delete(struct gs_store *st, int64_t id)

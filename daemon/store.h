@@ -23,6 +23,7 @@
 #ifndef GS_DAEMON_STORE_H
 #define GS_DAEMON_STORE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -56,6 +57,7 @@ struct gs_store_op {
 	void *arg;
 	/* private to the store */
 	struct gs_store_op *next;
+	pthread_cond_t cond;     /* a waited op's own wake-up */
 	gs_err result;
 	bool done;
 	bool detached;

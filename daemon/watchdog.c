@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gs/log.h"
 #include "node_int.h"
@@ -45,6 +46,10 @@ struct gs_watchdog {
 #endif
 	struct owner owners[WD_MAX_OWNERS];
 	int n_owners;
+	/* Owners seen lately, so that a process that faulted and exited
+	 * before its Xid was read is still placed. A ring. */
+	struct owner recent[WD_MAX_OWNERS];
+	int n_recent, recent_next;
 };
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
@@ -150,6 +155,31 @@ static void collect_owners(struct gs_watchdog *w)
 	}
 }
 
+static void remember(struct gs_watchdog *w)
+{
+	for (int i = 0; i < w->n_owners; i++) {
+		bool known = false;
+
+		for (int k = 0; k < w->n_recent && !known; k++)
+			known = w->recent[k].pid == w->owners[i].pid &&
+				w->recent[k].slice_id == w->owners[i].slice_id;
+		if (known)
+			continue;
+		w->recent[w->recent_next] = w->owners[i];
+		w->recent_next = (w->recent_next + 1) % WD_MAX_OWNERS;
+		if (w->n_recent < WD_MAX_OWNERS)
+			w->n_recent++;
+	}
+}
+
+static int64_t recent_owner(struct gs_watchdog *w, int32_t pid)
+{
+	for (int k = 0; k < w->n_recent; k++)
+		if (w->recent[k].pid == pid)
+			return w->recent[k].slice_id;
+	return -1;
+}
+
 static int64_t owner_of(struct gs_watchdog *w, int32_t pid)
 {
 	for (int depth = 0; depth < 16 && pid > 1; depth++) {
@@ -223,6 +253,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 
 	pthread_mutex_lock(&node->lock);
 	collect_owners(w);
+	remember(w);
 	for (int g = 0; g < node->gpus->n; g++) {
 		int n = 0;
 
@@ -393,8 +424,14 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 
 	pthread_mutex_lock(&node->lock);
 	collect_owners(w);
-	if (pid > 0)
+	if (pid > 0) {
 		culprit = owner_of(w, pid);
+		if (culprit < 0)
+			culprit = recent_owner(w, pid);
+		if (culprit >= 0 && gs__node_find_id(node, culprit) == NULL)
+			culprit = -1;
+	}
+	remember(w);
 	for (int i = 0; i < node->n; i++) {
 		struct gs__nslice *ns = node->v[i];
 
@@ -421,12 +458,17 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			continue;
 		if (mps && (ns->s.mode == GS_MODE_MPS ||
 			    ns->s.mode == GS_MODE_MIG_MPS))
-			/* An MPS fault reaches every client of the server. */
-			hit = true;
+			/* An MPS fault reaches every client of the server:
+			 * every slice with a process on it. */
+			hit = ns->s.id == culprit || ns->n_nvml_procs ||
+			      ns->live.n_procs || ns->s.n_pids;
 		else if (culprit >= 0)
 			hit = ns->s.id == culprit;
 		else if (ev->gi_id >= 0)
 			hit = true;
+		else if (pid > 0)
+			/* The driver named a process in no slice. */
+			hit = false;
 		else
 			hit = n_active <= 1 || ns->n_nvml_procs ||
 			      ns->live.n_procs;
@@ -451,16 +493,18 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 	}
 }
 
-void gs_watchdog_events(struct gs_watchdog *w)
+void gs_watchdog_events(struct gs_watchdog *w, int timeout_ms)
 {
 	struct gs_gpu_event ev;
 
 	for (int i = 0; i < 64; i++) {
-		gs_err err;
+		/* NVML is thread-safe; the wait holds no lock of ours, so the
+		 * model serves requests meanwhile. */
+		gs_err err = gs_gpus_next_event(w->node->gpus,
+						i ? 0 : timeout_ms, &ev);
 
-		pthread_mutex_lock(&w->node->lock);
-		err = gs_gpus_next_event(w->node->gpus, 0, &ev);
-		pthread_mutex_unlock(&w->node->lock);
+		if (err == GS_ERR_UNSUPPORTED && timeout_ms > 0)
+			usleep((useconds_t)timeout_ms * 1000);
 		if (err)
 			return;
 		if (ev.gpu < 0)

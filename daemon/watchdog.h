@@ -27,7 +27,11 @@ void gs_watchdog_destroy(struct gs_watchdog *w);
 
 /* One memory check of every slice. */
 void gs_watchdog_tick(struct gs_watchdog *w);
-/* Handles the Xid events NVML has queued (does not wait). */
-void gs_watchdog_events(struct gs_watchdog *w);
+/*
+ * Waits up to `timeout_ms` for NVML's Xid events and handles those queued
+ * (the daemon runs it in a thread of its own, so a fault is seen within
+ * milliseconds, while the process that caused it usually still lives).
+ */
+void gs_watchdog_events(struct gs_watchdog *w, int timeout_ms);
 
 #endif

@@ -763,9 +763,10 @@ static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
 }
 
 /*
- * After a change of limits: raise every GPU's GS_GATE_ENFORCED for a
+ * After a slice's limits changed: raise every GPU's GS_GATE_ENFORCED for a
  * moment, so that processes on the launch fast path (which never read the
- * limits) take the slow path, where they notice the new epoch.
+ * limits) take the slow path, where they notice the new epoch. (Creating
+ * or deleting a slice changes no running process's limits.)
  */
 static void poke_gates(struct gs_region *r)
 {
@@ -788,7 +789,6 @@ static void wunlock(struct gs_region *r)
 	r->rl->h.epoch++;
 	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
 	(void)flock(r->lfd, LOCK_UN);
-	poke_gates(r);
 }
 
 static int find_locked(struct gs_region *r, const char *name)
@@ -1006,6 +1006,8 @@ gs_err gs_region_slice_update(struct gs_region *r,
 		memcpy(sl->lim.name, name, sizeof(name));
 	}
 	wunlock(r);
+	if (err == GS_OK)
+		poke_gates(r);
 	return err;
 }
 

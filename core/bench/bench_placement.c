@@ -452,7 +452,7 @@ int main(int argc, char **argv)
 			       all_fit, n_req, released, build_s,
 			       exhausted ? "; a gang search hit its budget"
 			                 : "");
-			printf("  by kind (fit/asked, time):");
+			printf("  by kind (fit/asked, wall time):");
 			for (int k = 0; k < K__COUNT; k++)
 				printf(" %s %d/%d %.2fs", kind_names[k], fit[k],
 				       asked[k], kind_s[k]);

@@ -64,7 +64,6 @@ static gs_err pick_way(const struct gs_slurm_conf *c, bool *daemon,
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
 			       "gpusliced does not answer on %s (plugstack daemon=required)",
 			       c->socket);
-	gs_client_socket_opt = c->socket;
 	return GS_OK;
 }
 
@@ -479,9 +478,11 @@ gs_err gs_slurm_hold_acquire(struct gs_slurm_hold *h,
 	if (err != GS_OK)
 		return err;
 	(void)snprintf(h->socket, sizeof(h->socket), "%s", c->socket);
-	if (daemon)
-		return daemon_acquire(h, w, lim, eb);
-	return region_acquire(h, c, w, lim, eb);
+	if (!daemon)
+		return region_acquire(h, c, w, lim, eb);
+	/* The client's socket: the hold's copy, which lives as long. */
+	gs_client_socket_opt = h->socket;
+	return daemon_acquire(h, w, lim, eb);
 }
 
 gs_err gs_slurm_hold_add_task(struct gs_slurm_hold *h, int32_t pid,
@@ -515,6 +516,7 @@ gs_err gs_slurm_sweep(const struct gs_slurm_conf *c, uint32_t job,
 	if (c->daemon != GS_SLURM_DAEMON_OFF && daemon_answers(c->socket)) {
 		gs_client_socket_opt = c->socket;
 		err = daemon_sweep(job, &n, eb);
+		gs_client_socket_opt = NULL;
 	}
 	if (err == GS_OK)
 		err = region_sweep(c->run_dir, job, &n, eb);

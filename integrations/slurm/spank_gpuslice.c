@@ -24,13 +24,22 @@
  *
  * A guest in Slurm's daemons: it never exits or aborts, prints nothing on
  * their streams (slurm_error/slurm_info go to their logs), and a failure
- * in a step fails that step, never slurmd. State is per process: one
- * slurmstepd serves one step, so the step's hold is a static.
+ * in a step fails that step's tasks, never slurmd. That is why no callback
+ * in slurmstepd returns an error before task_init: in Slurm 22.05 a batch
+ * step whose plugin stack fails to initialise drains the node ("batch job
+ * complete failure"), which a user's bad quota or a stopped daemon must
+ * not do. Such a failure is kept (step_fail) and reported by task_init,
+ * in the task, on the job's stderr, before exec: the task exits 1 and the
+ * job fails like any job whose program fails.
+ *
+ * State is per process: one slurmstepd serves one step, so the step's hold
+ * and error are statics.
  *
  * Plugstack arguments are parsed in every callback that needs them:
  * Slurm does not call init before job_prolog/job_epilog.
  */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -56,6 +65,29 @@ static struct gs_slurm_request request = {.mem = 0, .compute = 0,
 					  .priority = -1};
 static struct gs_slurm_hold hold;
 static char shim_path[GS_SLURM_PATH_MAX];
+static char step_error[512]; /* slurmstepd: why the step cannot run */
+
+/*
+ * Logs an error; in slurmstepd also keeps the first one for task_init.
+ * Returns what the calling callback should return: 0 in slurmstepd (see
+ * the top of the file), -1 elsewhere (srun, sbatch and salloc refuse).
+ */
+__attribute__((format(printf, 1, 2))) static int step_fail(const char *fmt,
+							  ...)
+{
+	char msg[sizeof(step_error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	slurm_error(TAG ": %s", msg);
+	if (spank_context() != S_CTX_REMOTE)
+		return -1;
+	if (step_error[0] == '\0')
+		(void)snprintf(step_error, sizeof(step_error), "%s", msg);
+	return 0;
+}
 
 static int option_cb(int val, const char *optarg, int remote);
 
@@ -82,10 +114,8 @@ static int option_cb(int val, const char *optarg, int remote)
 	(void)remote;
 	err = gs_slurm_request_set(&request, (enum gs_slurm_opt)val, optarg,
 				   &eb);
-	if (err != GS_OK) {
-		slurm_error(TAG ": %s", gs_errbuf_msg(&eb, err));
-		return -1;
-	}
+	if (err != GS_OK)
+		return step_fail("%s", gs_errbuf_msg(&eb, err));
 	return 0;
 }
 
@@ -105,6 +135,21 @@ static int conf_load(struct gs_slurm_conf *c, int ac, char **av)
 	return 0;
 }
 
+/* The same in a callback that may fail the job (see step_fail). */
+static int conf_load_or_fail(struct gs_slurm_conf *c, int ac, char **av)
+{
+	struct gs_errbuf eb = {0};
+	gs_err err;
+
+	gs_slurm_conf_init(c);
+	err = gs_slurm_conf_parse(c, ac, av, &eb);
+	if (err != GS_OK) {
+		(void)step_fail("plugstack.conf: %s", gs_errbuf_msg(&eb, err));
+		return -1;
+	}
+	return 0;
+}
+
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	spank_context_t ctx = spank_context();
@@ -113,16 +158,14 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR &&
 	    ctx != S_CTX_REMOTE)
 		return 0;
-	if (conf_load(&c, ac, av) != 0)
+	if (conf_load_or_fail(&c, ac, av) != 0 && ctx != S_CTX_REMOTE)
 		return -1;
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		spank_err_t rc = spank_option_register(sp, &options[i]);
 
-		if (rc != ESPANK_SUCCESS) {
-			slurm_error(TAG ": cannot register --%s: %s",
-				    options[i].name, spank_strerror(rc));
-			return -1;
-		}
+		if (rc != ESPANK_SUCCESS)
+			return step_fail("cannot register --%s: %s",
+					 options[i].name, spank_strerror(rc));
 	}
 	return 0;
 }
@@ -152,7 +195,7 @@ static int find_shim(const struct gs_slurm_conf *c)
 		if (dladdr((void *)&find_shim, &info) == 0 ||
 		    info.dli_fname == NULL ||
 		    (slash = strrchr(info.dli_fname, '/')) == NULL) {
-			slurm_error(TAG ": cannot tell where the plugin lives; give shim= in plugstack.conf");
+			(void)step_fail("cannot tell where the plugin lives; give shim= in plugstack.conf");
 			return -1;
 		}
 		(void)snprintf(shim_path, sizeof(shim_path),
@@ -160,7 +203,7 @@ static int find_shim(const struct gs_slurm_conf *c)
 			       (int)(slash - info.dli_fname), info.dli_fname);
 	}
 	if (stat(shim_path, &st) != 0 || !S_ISREG(st.st_mode)) {
-		slurm_error(TAG ": the shim %s is missing (shim= in plugstack.conf)",
+		(void)step_fail("the shim %s is missing (shim= in plugstack.conf)",
 			    shim_path);
 		return -1;
 	}
@@ -200,14 +243,14 @@ static int shards_per_gpu(const struct gs_slurm_conf *c, int *per_gpu)
 	if (f == NULL) {
 		int e = errno;
 
-		slurm_error(TAG ": cannot read %s for the shards per GPU: %s",
+		(void)step_fail("cannot read %s for the shards per GPU: %s",
 			    path, strerror(e));
 		return -1;
 	}
 	text = malloc(GRES_CONF_MAX + 1);
 	if (text == NULL) {
 		(void)fclose(f);
-		slurm_error(TAG ": out of memory");
+		(void)step_fail("out of memory");
 		return -1;
 	}
 	len = fread(text, 1, GRES_CONF_MAX, f);
@@ -222,7 +265,7 @@ static int shards_per_gpu(const struct gs_slurm_conf *c, int *per_gpu)
 					 &eb);
 	free(text);
 	if (err != GS_OK) {
-		slurm_error(TAG ": %s: %s", path, gs_errbuf_msg(&eb, err));
+		(void)step_fail("%s: %s", path, gs_errbuf_msg(&eb, err));
 		return -1;
 	}
 	return 0;
@@ -245,7 +288,7 @@ static int set_task_env(spank_t sp)
 		ESPANK_SUCCESS ||
 	    spank_setenv(sp, "GPUSLICE_RUN_DIR", hold.run_dir, 1) !=
 		ESPANK_SUCCESS) {
-		slurm_error(TAG ": cannot set the tasks' environment");
+		(void)step_fail("cannot set the tasks' environment");
 		return -1;
 	}
 	return 0;
@@ -262,7 +305,7 @@ static int step_who(spank_t sp, const struct gs_slurm_gres *g,
 	if (spank_get_item(sp, S_JOB_ID, &w->job_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &w->step_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) {
-		slurm_error(TAG ": cannot read the job's id, step or user");
+		(void)step_fail("cannot read the job's id, step or user");
 		return -1;
 	}
 	w->uid = (uint32_t)uid;
@@ -273,7 +316,9 @@ static int step_who(spank_t sp, const struct gs_slurm_gres *g,
 	return 0;
 }
 
-/* The step's slice: limits, hold, environment. 0, or -1 after logging. */
+/*
+ * The step's slice: limits, hold, environment. 0, or -1 after step_fail.
+ */
 static int step_begin(spank_t sp, int ac, char **av)
 {
 	char vis[ENV_MAX], shards[32], step[16], mem[32];
@@ -285,13 +330,13 @@ static int step_begin(spank_t sp, int ac, char **av)
 	bool wanted = false;
 	gs_err err;
 
-	if (conf_load(&c, ac, av) != 0)
+	if (conf_load_or_fail(&c, ac, av) != 0)
 		return -1;
 	err = gs_slurm_gres_from_env(
 	    &g, job_env(sp, "CUDA_VISIBLE_DEVICES", vis, sizeof(vis)),
 	    job_env(sp, "SLURM_SHARDS_ON_NODE", shards, sizeof(shards)), &eb);
 	if (err != GS_OK) {
-		slurm_error(TAG ": %s", gs_errbuf_msg(&eb, err));
+		(void)step_fail("%s", gs_errbuf_msg(&eb, err));
 		return -1;
 	}
 	if (step_who(sp, &g, &w) != 0)
@@ -303,7 +348,7 @@ static int step_begin(spank_t sp, int ac, char **av)
 		return -1;
 	err = gs_slurm_limits(&c, &request, &g, &lim, &wanted, &eb);
 	if (err != GS_OK) {
-		slurm_error(TAG ": job %u: %s", w.job_id,
+		(void)step_fail("job %u: %s", w.job_id,
 			    gs_errbuf_msg(&eb, err));
 		return -1;
 	}
@@ -313,7 +358,7 @@ static int step_begin(spank_t sp, int ac, char **av)
 		return -1;
 	err = gs_slurm_hold_acquire(&hold, &c, &w, &lim, &eb);
 	if (err != GS_OK) {
-		slurm_error(TAG ": job %u step %s: no slice: %s", w.job_id,
+		(void)step_fail("job %u step %s: no slice: %s", w.job_id,
 			    gs_slurm_step_name(w.step_id, step, sizeof(step)),
 			    gs_errbuf_msg(&eb, err));
 		return -1;
@@ -335,9 +380,10 @@ static int step_begin(spank_t sp, int ac, char **av)
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	if (spank_context() != S_CTX_REMOTE)
+	if (spank_context() != S_CTX_REMOTE || step_error[0] != '\0')
 		return 0;
-	return step_begin(sp, ac, av);
+	(void)step_begin(sp, ac, av); /* a failure is task_init's to report */
+	return 0;
 }
 
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
@@ -350,16 +396,21 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() != S_CTX_REMOTE || !hold.held || !hold.via_daemon)
 		return 0;
+	/*
+	 * Only logged: the task runs already, under the shim, which attaches
+	 * it to the slice in the daemon's region, where the daemon sees it
+	 * too; this registration adds processes that bypass the shim.
+	 * Failing here would fail the step in slurmstepd (see the top).
+	 */
 	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS) {
-		slurm_error(TAG ": cannot read the task's pid");
-		return -1;
+		slurm_error(TAG ": slice %s: cannot read a task's pid",
+			    hold.name);
+		return 0;
 	}
 	err = gs_slurm_hold_add_task(&hold, (int32_t)pid, &eb);
-	if (err != GS_OK) {
-		slurm_error(TAG ": slice %s: cannot attach task %d: %s",
+	if (err != GS_OK)
+		slurm_error(TAG ": slice %s: gpusliced did not take task %d: %s",
 			    hold.name, (int)pid, gs_errbuf_msg(&eb, err));
-		return -1;
-	}
 	return 0;
 }
 
@@ -367,8 +418,15 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (spank_context() != S_CTX_REMOTE || !hold.held ||
-	    hold.visible[0] == '\0')
+	if (spank_context() != S_CTX_REMOTE)
+		return 0;
+	if (step_error[0] != '\0') {
+		/* In the task, before exec: its stderr is the job's. */
+		fprintf(stderr, "gpuslice: %s\n", step_error);
+		fflush(stderr);
+		return -1;
+	}
+	if (!hold.held || hold.visible[0] == '\0')
 		return 0;
 	/* Here, after Slurm's gres plugin bound the task to its GPUs. */
 	if (spank_setenv(sp, "CUDA_VISIBLE_DEVICES", hold.visible, 1) !=

@@ -110,15 +110,20 @@ static void new_file_is_migrated_to_latest_and_reopens(void **state)
 	assert_int_equal(got[1].mode, GS_MODE_TIMESLICE);
 	assert_int_equal(got[1].n_pids, 2);
 	assert_int_equal(got[1].pids[1], 200);
+	/* Ids are reserved in blocks: the mark covers 7 and more. */
 	assert_int_equal(gs_store_max_slice_id(st, &maxid), GS_OK);
-	assert_int_equal(maxid, 7);
+	assert_true(maxid >= 7);
 
 	/* Deleting keeps the id high-water mark. */
 	a.del = true;
 	gs_store_submit(st, &op);
 	assert_int_equal(gs_store_wait(st, &op), GS_OK);
-	assert_int_equal(gs_store_max_slice_id(st, &maxid), GS_OK);
-	assert_int_equal(maxid, 7);
+	{
+		int64_t after;
+
+		assert_int_equal(gs_store_max_slice_id(st, &after), GS_OK);
+		assert_int_equal(after, maxid);
+	}
 	gs_store_close(st);
 }
 

@@ -330,10 +330,12 @@ static void policy_names_round_trip(void **state)
 
 /* ---- policy scores on hand-made nodes ---------------------------------- */
 
-/* A run over `nodes` whose target workload is `cls`. */
+/* A run over `nodes` whose target workload is `cls` and whose task list
+ * holds one task of each class. */
 struct mini {
 	struct gs__trace_run run;
 	struct gs_trace_workload w;
+	struct gs_trace_pod pods[8];
 	void *st;
 	const struct gs__trace_policy_ops *ops;
 };
@@ -349,6 +351,17 @@ static void mini_init(struct mini *m, const struct gs_trace_node *nodes,
 	assert_int_equal(gs_trace_workload_init_classes(&m->w, cls, nc, &eb), GS_OK);
 	m->run.target = &m->w;
 	m->run.epoch = 1;
+	assert_true(nc <= 8);
+	for (size_t k = 0; k < nc; k++) {
+		m->pods[k] = (struct gs_trace_pod){
+			.cpu_milli = cls[k].cpu_milli,
+			.gpu_milli = cls[k].gpu_milli,
+			.num_gpu = cls[k].num_gpu,
+			.spec = cls[k].spec,
+		};
+	}
+	m->run.pods = m->pods;
+	m->run.n_pods = nc;
 	m->ops = gs__trace_policy_ops(p);
 	if (m->ops->init)
 		assert_int_equal(m->ops->init(&m->st, &m->run, &eb), GS_OK);

@@ -12,7 +12,7 @@ G=$((1 << 30))
 P=$B/tests/gs-region-probe
 
 "${RUN[@]}" --memory 4GiB --slice k9 -- sh -c \
-	"\"$B/bin/gs-alloc\" --api plain --chunk 2GiB --limit 2GiB --hold 60 >\"$WORK/held\" & echo \$! >\"$WORK/pid\"; wait; sleep 30" &
+	"\"$B/bin/gs-alloc\" --api plain --chunk 2GiB --limit 2GiB --hold 60 >\"$WORK/held\" & echo \$! >\"$WORK/pid\"; wait; exec sleep 30" &
 PIDS+=($!)
 wait_file "$WORK/held"
 wait_file "$WORK/pid"

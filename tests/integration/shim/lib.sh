@@ -20,9 +20,15 @@ PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 RUN=("$B/bin/gpuslice" run)
 
+# Background `gpuslice run`s are stopped with SIGTERM first: they pass it
+# on to their command, so nothing is left holding the test's output open.
 cleanup() {
 	local p
 	exec 2>/dev/null # no job notices for what we kill here
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	sleep 0.2
 	for p in "${PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null || true
 	done

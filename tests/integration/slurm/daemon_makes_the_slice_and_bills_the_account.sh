@@ -4,24 +4,44 @@
 # named by the job's account (made on first use), on the GPU Slurm gave
 # the job, and the tasks run on the daemon's region. The ledger bills the
 # account for the job's GPU time; the slice is gone within 2 s when the
-# job ends or is cancelled.
+# job ends or is cancelled. Before the daemon starts, a job fails with the
+# reason in its output and the node is not drained.
 . "$(dirname "$0")/lib.sh"
 
 DRUN=$W/drun
 SOCK=$DRUN/api.sock
 mkdir -p "$DRUN" "$W/state"
 chmod 755 "$DRUN"
-"$B/bin/gpusliced" --state-dir "$W/state" --socket "$SOCK" --gpus sim \
-	--log-file "$W/daemon.log" &
-dpid=$!
-echo "$dpid" >"$GS_SLURM_WORK/daemon.pid"
+dpid=""
 restore() {
-	kill -TERM "$dpid" 2>/dev/null || true
-	wait "$dpid" 2>/dev/null || true
+	[ -z "$dpid" ] || kill -TERM "$dpid" 2>/dev/null || true
+	[ -z "$dpid" ] || wait "$dpid" 2>/dev/null || true
 	echo "$GS_SLURM_SPANK" >"$GS_SLURM_LC/etc/plugstack.conf"
 	bash "$GS_SLURM_HERE/local-cluster.sh" restart "$GS_SLURM_LC" >/dev/null 2>&1 || true
 }
 trap restore EXIT
+
+echo "required $B/lib/spank_gpuslice.so run_dir=$RUNDIR daemon=required socket=$SOCK" \
+	>"$GS_SLURM_LC/etc/plugstack.conf"
+bash "$GS_SLURM_HERE/local-cluster.sh" restart "$GS_SLURM_LC" >"$W/restart.out" 2>&1 ||
+	fail "Slurm did not restart: $(tail -n 5 "$W/restart.out")"
+
+# daemon=required and no daemon yet: the job fails, saying why, in its
+# own output; the node stays up (a failing batch step must not drain it).
+j=$(sbatch --parsable -o "$W/nodaemon.out" --gpu-mem=1G --wrap 'echo ran')
+wait_job "$j" 30
+[ "$(job_field "$j" JobState)" = FAILED ] || fail "job $j without its slice: $(job_field "$j" JobState)"
+grep -q "^gpuslice: job $j step batch: no slice: gpusliced does not answer on $SOCK" "$W/nodaemon.out" ||
+	fail "job $j's output does not say why: $(cat "$W/nodaemon.out")"
+! grep -q '^ran$' "$W/nodaemon.out" || fail "job $j ran without its slice"
+state=$(sinfo -h -n "$(cat "$GS_SLURM_LC/etc/nodename")" -o %T)
+case $state in idle | mixed | allocated | completing) ;; *) fail "the node is $state after a job that had no slice" ;; esac
+note "daemon=required without a daemon: job $j failed with its reason, node $state"
+
+"$B/bin/gpusliced" --state-dir "$W/state" --socket "$SOCK" --gpus sim \
+	--log-file "$W/daemon.log" &
+dpid=$!
+echo "$dpid" >"$GS_SLURM_WORK/daemon.pid"
 
 api() { # api METHOD PATH: the body; the status in $W/status
 	curl -s --max-time 10 --unix-socket "$SOCK" -X "$1" -o "$W/body" \
@@ -30,11 +50,6 @@ api() { # api METHOD PATH: the body; the status in $W/status
 }
 healthy() { [ "$(api GET /healthz >/dev/null; cat "$W/status")" = 200 ]; }
 wait_for 100 healthy || fail "gpusliced did not answer: $(tail -n 5 "$W/daemon.log")"
-
-echo "required $B/lib/spank_gpuslice.so run_dir=$RUNDIR daemon=required socket=$SOCK" \
-	>"$GS_SLURM_LC/etc/plugstack.conf"
-bash "$GS_SLURM_HERE/local-cluster.sh" restart "$GS_SLURM_LC" >"$W/restart.out" 2>&1 ||
-	fail "Slurm did not restart: $(tail -n 5 "$W/restart.out")"
 
 uuid0=$("$B/bin/gpuslice" sim status --json --dir "$SIMDIR" | py 'json.load(sys.stdin)["gpus"][0]["uuid"]')
 j=$(sbatch --parsable -A physics -o "$W/job.out" --gres=shard:1 --gpu-mem=4G \
