@@ -3,7 +3,7 @@
  * task list on its node list with placement policies and reports, per
  * policy, the unallocated GPU % and the fragmentation % at arrival levels
  * 90..130 (mean and sd over seeds), as the FGD paper measured them
- * (shared/traces/README.md §2, §3, §6).
+ * (docs/placement.md).
  *
  * Output: a table on stdout, or JSON with --json; with --out DIR also
  * DIR/results.csv (every level 0..130) and DIR/unallocated.svg (the
@@ -29,37 +29,38 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CMD "bench trace"
+#define CMD       "bench trace"
 #define MAX_SEEDS 1000
-#define MAX_JOBS 64
-#define LEVEL_LO 90
+#define MAX_JOBS  64
+#define LEVEL_LO  90
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpuslice bench trace --nodes FILE --pods FILE [options]\n"
-		"\n"
-		"Replays a cluster trace's task list on its node list, one task at a time\n"
-		"with no departures, and compares placement policies by the GPU capacity\n"
-		"they leave unallocated (the FGD paper's method; Alibaba cluster-trace-\n"
-		"gpu-v2023 CSV columns).\n"
-		"\n"
-		"options:\n"
-		"  --nodes FILE          node list (sn,cpu_milli,memory_mib,gpu,model)\n"
-		"  --pods FILE           task list (cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])\n"
-		"  --policy NAME[,NAME]  random, dotprod, clustering, packing, bestfit, fgd,\n"
-		"                        gpuslice, or all (default: all)\n"
-		"  --seeds A-B|A,B,...   seeds to average over (default: 42-51)\n"
-		"  --tune X              inflate GPU demand to X times capacity (default 1.3;\n"
-		"                        0 replays the list as it is)\n"
-		"  --jobs N              runs in parallel threads (default 1)\n"
-		"  --out DIR             also write DIR/results.csv and DIR/unallocated.svg\n"
-		"  --json                print JSON: {\"results\":[{\"policy\",\"arrived_pct\",\n"
-		"                        \"unallocated_pct_mean\",\"unallocated_pct_sd\",\n"
-		"                        \"frag_pct_mean\",...}]} for arrival levels 90..130\n"
-		"  --help                this text\n"
-		"\n"
-		"Exit status: 0 ok, 1 failure, 2 usage or bad input, 3 file not found.\n");
+	fprintf(
+	    f,
+	    "usage: gpuslice bench trace --nodes FILE --pods FILE [options]\n"
+	    "\n"
+	    "Replays a cluster trace's task list on its node list, one task at a time\n"
+	    "with no departures, and compares placement policies by the GPU capacity\n"
+	    "they leave unallocated (the FGD paper's method; Alibaba cluster-trace-\n"
+	    "gpu-v2023 CSV columns).\n"
+	    "\n"
+	    "options:\n"
+	    "  --nodes FILE          node list (sn,cpu_milli,memory_mib,gpu,model)\n"
+	    "  --pods FILE           task list (cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])\n"
+	    "  --policy NAME[,NAME]  random, dotprod, clustering, packing, bestfit, fgd,\n"
+	    "                        gpuslice, or all (default: all)\n"
+	    "  --seeds A-B|A,B,...   seeds to average over (default: 42-51)\n"
+	    "  --tune X              inflate GPU demand to X times capacity (default 1.3;\n"
+	    "                        0 replays the list as it is)\n"
+	    "  --jobs N              runs in parallel threads (default 1)\n"
+	    "  --out DIR             also write DIR/results.csv and DIR/unallocated.svg\n"
+	    "  --json                print JSON: {\"results\":[{\"policy\",\"arrived_pct\",\n"
+	    "                        \"unallocated_pct_mean\",\"unallocated_pct_sd\",\n"
+	    "                        \"frag_pct_mean\",...}]} for arrival levels 90..130\n"
+	    "  --help                this text\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage or bad input, 3 file not found.\n");
 }
 
 struct job {
@@ -122,7 +123,8 @@ static int parse_policies(struct bench *b, const char *s)
 	}
 	strcpy(buf, s);
 	b->n_policies = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		int p;
 		if (strcmp(tok, "all") == 0) {
 			b->n_policies = 0;
@@ -132,7 +134,10 @@ static int parse_policies(struct bench *b, const char *s)
 		}
 		p = gs_trace_policy_parse(tok);
 		if (p < 0) {
-			gs_cli_error(CMD, "unknown policy '%s' (random, dotprod, clustering, packing, bestfit, fgd, gpuslice, all)", tok);
+			gs_cli_error(
+			    CMD,
+			    "unknown policy '%s' (random, dotprod, clustering, packing, bestfit, fgd, gpuslice, all)",
+			    tok);
 			return GS_EXIT_USAGE;
 		}
 		for (size_t k = 0; k < b->n_policies; k++) {
@@ -173,20 +178,24 @@ static int parse_seeds(struct bench *b, const char *s)
 	}
 	strcpy(buf, s);
 	b->n_seeds = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		char *dash = strchr(tok, '-');
 		uint64_t lo, hi;
 		if (dash) {
 			*dash = '\0';
-			if (!parse_u64(tok, &lo) || !parse_u64(dash + 1, &hi) || hi < lo)
+			if (!parse_u64(tok, &lo) || !parse_u64(dash + 1, &hi) ||
+			    hi < lo)
 				goto bad;
 		} else {
 			if (!parse_u64(tok, &lo))
 				goto bad;
 			hi = lo;
 		}
-		if (hi - lo >= MAX_SEEDS || b->n_seeds + (hi - lo + 1) > MAX_SEEDS) {
-			gs_cli_error(CMD, "--seeds: at most %d seeds", MAX_SEEDS);
+		if (hi - lo >= MAX_SEEDS ||
+		    b->n_seeds + (hi - lo + 1) > MAX_SEEDS) {
+			gs_cli_error(CMD, "--seeds: at most %d seeds",
+			             MAX_SEEDS);
 			return GS_EXIT_USAGE;
 		}
 		for (uint64_t v = lo; v <= hi; v++)
@@ -196,7 +205,9 @@ static int parse_seeds(struct bench *b, const char *s)
 		goto bad;
 	return 0;
 bad:
-	gs_cli_error(CMD, "--seeds '%s': expected A-B or A,B,... (non-negative integers)", s);
+	gs_cli_error(
+	    CMD,
+	    "--seeds '%s': expected A-B or A,B,... (non-negative integers)", s);
 	return GS_EXIT_USAGE;
 }
 
@@ -205,7 +216,7 @@ bad:
 static void report_progress(struct bench *b, bool final)
 {
 	double t = now_s();
-	size_t done = 0, total = 0;
+	size_t done = 0, total = 0, est = 0;
 
 	if (b->tty) {
 		if (!final && t - b->last_line < 0.2)
@@ -214,22 +225,27 @@ static void report_progress(struct bench *b, bool final)
 		return;
 	}
 	b->last_line = t;
+	/* Runs of one list have about the same length: count those not
+	 * started yet as long as the longest one seen so far. */
+	for (size_t k = 0; k < b->n_job; k++)
+		est = b->job[k].total > est ? b->job[k].total : est;
 	for (size_t k = 0; k < b->n_job; k++) {
-		/* Runs not started count with the size of a started one. */
-		size_t jt = b->job[k].total ? b->job[k].total : 1;
-		done += b->job[k].total ? b->job[k].done : 0;
-		total += jt;
+		done += b->job[k].done;
+		total += b->job[k].total ? b->job[k].total : est;
 	}
 	if (b->tty) {
-		fprintf(stderr, "\rgpuslice bench trace: %zu/%zu runs, %3.0f%% of tasks, %.0f s ",
-			b->finished, b->n_job,
-			total ? 100.0 * (double)done / (double)total : 0.0,
-			t - b->t0);
+		fprintf(
+		    stderr,
+		    "\rgpuslice bench trace: %zu/%zu runs, %3.0f%% of tasks, %.0f s ",
+		    b->finished, b->n_job,
+		    total ? 100.0 * (double)done / (double)total : 0.0,
+		    t - b->t0);
 		if (final)
 			fputc('\n', stderr);
 	} else if (!final) {
-		fprintf(stderr, "gpuslice bench trace: %zu/%zu runs done, %.0f s\n",
-			b->finished, b->n_job, t - b->t0);
+		fprintf(stderr,
+		        "gpuslice bench trace: %zu/%zu runs done, %.0f s\n",
+		        b->finished, b->n_job, t - b->t0);
 	}
 }
 
@@ -278,8 +294,9 @@ static void *worker(void *arg)
 		cfg.progress_arg = &pa;
 		gs_errbuf_init(&j->eb);
 		t = clock_s(CLOCK_THREAD_CPUTIME_ID);
-		j->err = gs_trace_replay(b->nodes, b->n_nodes, b->pods, b->n_pods,
-					 j->policy, &cfg, &j->res, &j->eb);
+		j->err =
+		    gs_trace_replay(b->nodes, b->n_nodes, b->pods, b->n_pods,
+		                    j->policy, &cfg, &j->res, &j->eb);
 		j->seconds = clock_s(CLOCK_THREAD_CPUTIME_ID) - t;
 
 		pthread_mutex_lock(&b->lock);
@@ -342,13 +359,14 @@ struct stat_pair {
 };
 
 static struct stat_pair stat_of(const struct bench *b, size_t p, size_t level,
-				bool frag)
+                                bool frag)
 {
 	struct stat_pair st = {NAN, NAN, 0};
 	double sum = 0, sq = 0;
 
 	for (size_t s = 0; s < b->n_seeds; s++) {
-		const struct gs_trace_result *r = &b->job[p * b->n_seeds + s].res;
+		const struct gs_trace_result *r =
+		    &b->job[p * b->n_seeds + s].res;
 		double v = frag ? r->frag_pct[level] : r->unalloc_pct[level];
 		if (isnan(v))
 			continue;
@@ -359,7 +377,8 @@ static struct stat_pair stat_of(const struct bench *b, size_t p, size_t level,
 		return st;
 	st.mean = sum / (double)st.n;
 	for (size_t s = 0; s < b->n_seeds; s++) {
-		const struct gs_trace_result *r = &b->job[p * b->n_seeds + s].res;
+		const struct gs_trace_result *r =
+		    &b->job[p * b->n_seeds + s].res;
 		double v = frag ? r->frag_pct[level] : r->unalloc_pct[level];
 		if (!isnan(v))
 			sq += (v - st.mean) * (v - st.mean);
@@ -384,9 +403,10 @@ static const int table_levels[] = {90, 95, 100, 105, 110, 120, 130};
 
 static void print_table(const struct bench *b, bool frag)
 {
-	printf("%s (%% of GPU capacity, mean \xc2\xb1 sd over %zu seed%s) by arrived workload %%\n",
-	       frag ? "Fragmentation" : "Unallocated GPU", b->n_seeds,
-	       b->n_seeds == 1 ? "" : "s");
+	printf(
+	    "%s (%% of GPU capacity, mean \xc2\xb1 sd over %zu seed%s) by arrived workload %%\n",
+	    frag ? "Fragmentation" : "Unallocated GPU", b->n_seeds,
+	    b->n_seeds == 1 ? "" : "s");
 	printf("%-11s", "policy");
 	for (size_t k = 0; k < N_TABLE_LEVELS; k++)
 		printf(" %13d", table_levels[k]);
@@ -396,7 +416,8 @@ static void print_table(const struct bench *b, bool frag)
 	for (size_t p = 0; p < b->n_policies; p++) {
 		printf("%-11s", gs_trace_policy_display(b->policies[p]));
 		for (size_t k = 0; k < N_TABLE_LEVELS; k++) {
-			struct stat_pair st = stat_of(b, p, (size_t)table_levels[k], frag);
+			struct stat_pair st =
+			    stat_of(b, p, (size_t)table_levels[k], frag);
 			if (st.n == 0)
 				printf(" %13s", "-");
 			else
@@ -421,11 +442,12 @@ static void print_text(const struct bench *b)
 		tasks += b->job[k].res.tasks;
 		failed += b->job[k].res.failed;
 	}
-	printf("trace: %zu nodes, %lld GPUs; %zu tasks asking for %.1f%% of GPU capacity; inflated to %.2fx; %.0f tasks per run, %.1f%% failed\n\n",
-	       b->n_nodes, (long long)gpus, b->n_pods,
-	       gpus ? 100.0 * (double)demand / (double)(gpus * 1000) : 0.0,
-	       b->tune, (double)tasks / (double)b->n_job,
-	       tasks ? 100.0 * (double)failed / (double)tasks : 0.0);
+	printf(
+	    "trace: %zu nodes, %lld GPUs; %zu tasks asking for %.1f%% of GPU capacity; inflated to %.2fx; %.0f tasks per run, %.1f%% failed\n\n",
+	    b->n_nodes, (long long)gpus, b->n_pods,
+	    gpus ? 100.0 * (double)demand / (double)(gpus * 1000) : 0.0,
+	    b->tune, (double)tasks / (double)b->n_job,
+	    tasks ? 100.0 * (double)failed / (double)tasks : 0.0);
 	print_table(b, false);
 	putchar('\n');
 	print_table(b, true);
@@ -447,14 +469,13 @@ static int print_json(const struct bench *b)
 		for (int a = LEVEL_LO; a <= GS_TRACE_MAX_LEVEL; a++) {
 			struct stat_pair u = stat_of(b, p, (size_t)a, false);
 			struct stat_pair f = stat_of(b, p, (size_t)a, true);
-			json_t *e = json_pack("{s:s, s:i, s:o, s:o, s:o, s:o, s:i}",
-					      "policy", gs_trace_policy_name(b->policies[p]),
-					      "arrived_pct", a,
-					      "unallocated_pct_mean", num_or_null(u.mean),
-					      "unallocated_pct_sd", num_or_null(u.sd),
-					      "frag_pct_mean", num_or_null(f.mean),
-					      "frag_pct_sd", num_or_null(f.sd),
-					      "seeds", (int)u.n);
+			json_t *e = json_pack(
+			    "{s:s, s:i, s:o, s:o, s:o, s:o, s:i}", "policy",
+			    gs_trace_policy_name(b->policies[p]), "arrived_pct",
+			    a, "unallocated_pct_mean", num_or_null(u.mean),
+			    "unallocated_pct_sd", num_or_null(u.sd),
+			    "frag_pct_mean", num_or_null(f.mean), "frag_pct_sd",
+			    num_or_null(f.sd), "seeds", (int)u.n);
 			if (e == NULL || json_array_append_new(arr, e) != 0)
 				goto oom;
 		}
@@ -479,7 +500,7 @@ oom:
 }
 
 static FILE *open_out(const struct bench *b, const char *name, char *path,
-		      size_t cap)
+                      size_t cap)
 {
 	FILE *f;
 
@@ -511,7 +532,9 @@ static int write_csv(const struct bench *b)
 
 	if (f == NULL)
 		return GS_EXIT_FAILURE;
-	fprintf(f, "policy,arrived_pct,unallocated_pct_mean,unallocated_pct_sd,frag_pct_mean,frag_pct_sd,seeds\n");
+	fprintf(
+	    f,
+	    "policy,arrived_pct,unallocated_pct_mean,unallocated_pct_sd,frag_pct_mean,frag_pct_sd,seeds\n");
 	for (size_t p = 0; p < b->n_policies; p++) {
 		for (int a = 0; a <= GS_TRACE_MAX_LEVEL; a++) {
 			struct stat_pair u = stat_of(b, p, (size_t)a, false);
@@ -519,8 +542,8 @@ static int write_csv(const struct bench *b)
 			if (u.n == 0)
 				continue;
 			fprintf(f, "%s,%d,%.3f,%.3f,%.3f,%.3f,%zu\n",
-				gs_trace_policy_name(b->policies[p]), a, u.mean,
-				u.sd, fr.mean, fr.sd, u.n);
+			        gs_trace_policy_name(b->policies[p]), a, u.mean,
+			        u.sd, fr.mean, fr.sd, u.n);
 		}
 	}
 	return close_out(f, path);
@@ -532,8 +555,9 @@ static int write_csv(const struct bench *b)
  */
 static int write_svg(const struct bench *b)
 {
-	static const char *colors[] = {"#7f7f7f", "#1f77b4", "#9467bd", "#8c564b",
-				       "#2ca02c", "#ff7f0e", "#d62728"};
+	static const char *colors[] = {"#7f7f7f", "#1f77b4", "#9467bd",
+	                               "#8c564b", "#2ca02c", "#ff7f0e",
+	                               "#d62728"};
 	const double W = 760, H = 460, L = 70, R = 170, T = 50, B = 60;
 	const int x0 = 70, x1 = 130;
 	char path[4096];
@@ -551,32 +575,52 @@ static int write_svg(const struct bench *b)
 	f = open_out(b, "unallocated.svg", path, sizeof(path));
 	if (f == NULL)
 		return GS_EXIT_FAILURE;
-#define PX(a) (L + ((double)(a) - x0) * (W - L - R) / (double)(x1 - x0))
+#define PX(a) (L + ((double)(a)-x0) * (W - L - R) / (double)(x1 - x0))
 #define PY(v) (H - B - (v) * (H - T - B) / ymax)
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
-		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-		W, H, W, H);
-	fprintf(f, "<text x=\"%.0f\" y=\"28\" font-size=\"15\" text-anchor=\"middle\">Unallocated GPU vs arrived workload (mean of %zu seed%s, tune %.2f)</text>\n",
-		(L + W - R) / 2, b->n_seeds, b->n_seeds == 1 ? "" : "s", b->tune);
-	for (double v = 0; v <= ymax + 1e-9; v += ymax > 20 ? 5 : ymax > 10 ? 2 : 1) {
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
-			L, PY(v), W - R, PY(v));
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
-			L - 6, PY(v) + 4, v);
+	fprintf(
+	    f,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+	    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+	    W, H, W, H);
+	fprintf(
+	    f,
+	    "<text x=\"%.0f\" y=\"28\" font-size=\"15\" text-anchor=\"middle\">Unallocated GPU vs arrived workload (mean of %zu seed%s, tune %.2f)</text>\n",
+	    (L + W - R) / 2, b->n_seeds, b->n_seeds == 1 ? "" : "s", b->tune);
+	for (double v = 0; v <= ymax + 1e-9; v += ymax > 20   ? 5
+	                                          : ymax > 10 ? 2
+	                                                      : 1) {
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
+		    L, PY(v), W - R, PY(v));
+		fprintf(
+		    f,
+		    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+		    L - 6, PY(v) + 4, v);
 	}
 	for (int a = x0; a <= x1; a += 10) {
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
-			PX(a), T, PX(a), H - B);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n",
-			PX(a), H - B + 18, a);
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
+		    PX(a), T, PX(a), H - B);
+		fprintf(
+		    f,
+		    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n",
+		    PX(a), H - B + 18, a);
 	}
-	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
-		L, T, W - L - R, H - T - B);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arrived GPU demand (%% of capacity)</text>\n",
-		(L + W - R) / 2, H - 18);
-	fprintf(f, "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">unallocated GPU (%% of capacity)</text>\n",
-		(T + H - B) / 2);
+	fprintf(
+	    f,
+	    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
+	    L, T, W - L - R, H - T - B);
+	fprintf(
+	    f,
+	    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arrived GPU demand (%% of capacity)</text>\n",
+	    (L + W - R) / 2, H - 18);
+	fprintf(
+	    f,
+	    "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">unallocated GPU (%% of capacity)</text>\n",
+	    (T + H - B) / 2);
 	for (size_t p = 0; p < b->n_policies; p++) {
 		const char *col = colors[b->policies[p] % 7];
 		bool open = false;
@@ -584,17 +628,24 @@ static int write_svg(const struct bench *b)
 			struct stat_pair u = stat_of(b, p, (size_t)a, false);
 			if (u.n == 0)
 				continue;
-			fprintf(f, "%s%.1f,%.1f", open ? " " : "<polyline fill=\"none\" stroke-width=\"2\" points=\"", PX(a), PY(u.mean));
+			fprintf(
+			    f, "%s%.1f,%.1f",
+			    open
+			        ? " "
+			        : "<polyline fill=\"none\" stroke-width=\"2\" points=\"",
+			    PX(a), PY(u.mean));
 			open = true;
 		}
 		if (open)
 			fprintf(f, "\" stroke=\"%s\"/>\n", col);
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
-			W - R + 14, T + 10 + 20.0 * (double)p, W - R + 38,
-			T + 10 + 20.0 * (double)p, col);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", W - R + 44,
-			T + 14 + 20.0 * (double)p,
-			gs_trace_policy_display(b->policies[p]));
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+		    W - R + 14, T + 10 + 20.0 * (double)p, W - R + 38,
+		    T + 10 + 20.0 * (double)p, col);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+		        W - R + 44, T + 14 + 20.0 * (double)p,
+		        gs_trace_policy_display(b->policies[p]));
 	}
 #undef PX
 #undef PY
@@ -615,14 +666,14 @@ static int load(struct bench *b, const char *nodes_path, const char *pods_path)
 	err = gs_trace_csv_read_file(nodes_path, &buf, &len, &eb);
 	if (err == GS_OK)
 		err = gs_trace_csv_parse_nodes(buf, len, nodes_path, &b->models,
-					       &b->nodes, &b->n_nodes, &eb);
+		                               &b->nodes, &b->n_nodes, &eb);
 	free(buf);
 	buf = NULL;
 	if (err == GS_OK)
 		err = gs_trace_csv_read_file(pods_path, &buf, &len, &eb);
 	if (err == GS_OK)
 		err = gs_trace_csv_parse_pods(buf, len, pods_path, &b->models,
-					      &b->pods, &b->n_pods, &eb);
+		                              &b->pods, &b->n_pods, &eb);
 	free(buf);
 	if (err != GS_OK)
 		return gs_cli_fail(CMD, err, &eb);
@@ -638,7 +689,7 @@ static int load(struct bench *b, const char *nodes_path, const char *pods_path)
 
 /* The value of option `name` at argv[*i] ("--x v" or "--x=v"), or NULL. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name,
-			     bool *matched)
+                             bool *matched)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -681,7 +732,8 @@ int gs_cli_bench_trace(int argc, char **argv)
 		const char *v;
 		bool m;
 
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return GS_EXIT_OK;
 		}
@@ -697,10 +749,12 @@ int gs_cli_bench_trace(int argc, char **argv)
 			if (!v)
 				return GS_EXIT_USAGE;
 			pods_path = v;
-		} else if ((v = opt_value(argc, argv, &i, "--policy", &m)) || m) {
+		} else if ((v = opt_value(argc, argv, &i, "--policy", &m)) ||
+		           m) {
 			if (!v || (rc = parse_policies(&b, v)) != 0)
 				return GS_EXIT_USAGE;
-		} else if ((v = opt_value(argc, argv, &i, "--seeds", &m)) || m) {
+		} else if ((v = opt_value(argc, argv, &i, "--seeds", &m)) ||
+		           m) {
 			if (!v || (rc = parse_seeds(&b, v)) != 0)
 				return GS_EXIT_USAGE;
 		} else if ((v = opt_value(argc, argv, &i, "--tune", &m)) || m) {
@@ -709,8 +763,12 @@ int gs_cli_bench_trace(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			errno = 0;
 			b.tune = strtod(v, &end);
-			if (errno || *end || end == v || !(b.tune >= 0) || b.tune > 100) {
-				gs_cli_error(CMD, "--tune '%s': expected a number from 0 to 100", v);
+			if (errno || *end || end == v || !(b.tune >= 0) ||
+			    b.tune > 100) {
+				gs_cli_error(
+				    CMD,
+				    "--tune '%s': expected a number from 0 to 100",
+				    v);
 				return GS_EXIT_USAGE;
 			}
 		} else if ((v = opt_value(argc, argv, &i, "--jobs", &m)) || m) {
@@ -718,7 +776,9 @@ int gs_cli_bench_trace(int argc, char **argv)
 			if (!v)
 				return GS_EXIT_USAGE;
 			if (!parse_u64(v, &n) || n < 1 || n > MAX_JOBS) {
-				gs_cli_error(CMD, "--jobs '%s': expected 1 to %d", v, MAX_JOBS);
+				gs_cli_error(CMD,
+				             "--jobs '%s': expected 1 to %d", v,
+				             MAX_JOBS);
 				return GS_EXIT_USAGE;
 			}
 			b.jobs_n = (unsigned)n;
@@ -727,12 +787,14 @@ int gs_cli_bench_trace(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			b.out_dir = v;
 		} else {
-			gs_cli_error(CMD, "unknown option '%s' (see --help)", argv[i]);
+			gs_cli_error(CMD, "unknown option '%s' (see --help)",
+			             argv[i]);
 			return GS_EXIT_USAGE;
 		}
 	}
 	if (nodes_path == NULL || pods_path == NULL) {
-		gs_cli_error(CMD, "--nodes and --pods are required (see --help)");
+		gs_cli_error(CMD,
+		             "--nodes and --pods are required (see --help)");
 		return GS_EXIT_USAGE;
 	}
 	if (b.out_dir && mkdir(b.out_dir, 0777) != 0 && errno != EEXIST) {

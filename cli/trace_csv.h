@@ -21,26 +21,26 @@
 
 /* Input caps: anything larger is refused as absurd, not parsed. */
 #define GS_TRACE_CSV_MAX_BYTES (512u << 20)
-#define GS_TRACE_CSV_MAX_ROWS (1u << 24)
-#define GS_TRACE_CSV_MAX_LINE 65536
+#define GS_TRACE_CSV_MAX_ROWS  (1u << 24)
+#define GS_TRACE_CSV_MAX_LINE  65536
 
 /* Reads a whole file into a NUL-terminated buffer the caller frees. */
 gs_err gs_trace_csv_read_file(const char *path, char **buf, size_t *len,
-			      struct gs_errbuf *eb);
+                              struct gs_errbuf *eb);
 
 /*
  * Parses a node list from `buf` (`len` bytes; need not be terminated).
  * `fname` names it in messages. GPU models are added to `models`.
  */
 gs_err gs_trace_csv_parse_nodes(const char *buf, size_t len, const char *fname,
-				struct gs_trace_models *models,
-				struct gs_trace_node **out, size_t *n,
-				struct gs_errbuf *eb);
+                                struct gs_trace_models *models,
+                                struct gs_trace_node **out, size_t *n,
+                                struct gs_errbuf *eb);
 
 /* Parses a task list; gpu_spec models must already be in `models`. */
 gs_err gs_trace_csv_parse_pods(const char *buf, size_t len, const char *fname,
-			       const struct gs_trace_models *models,
-			       struct gs_trace_pod **out, size_t *n,
-			       struct gs_errbuf *eb);
+                               const struct gs_trace_models *models,
+                               struct gs_trace_pod **out, size_t *n,
+                               struct gs_errbuf *eb);
 
 #endif

@@ -8,15 +8,15 @@
  */
 #include "trace_int.h"
 
-static double bestfit_score(void *st, const struct gs__trace_run *run,
-			    size_t i, const struct gs_trace_pod *pod, int *dev)
+static double bestfit_score(void *st, const struct gs__trace_run *run, size_t i,
+                            const struct gs_trace_pod *pod, int *dev)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
 	double cpu_left = (double)(s->cpu_free - (int64_t)pod->cpu_milli);
-	double gpu_left = (double)s->gpu_free_total -
-			  (double)pod->num_gpu * pod->gpu_milli;
+	double gpu_left =
+	    (double)s->gpu_free_total - (double)pod->num_gpu * pod->gpu_milli;
 	double v = 0.5 * cpu_left / GS__TRACE_MAX_CPU +
-		   0.5 * gpu_left / GS__TRACE_MAX_GPU;
+	           0.5 * gpu_left / GS__TRACE_MAX_GPU;
 
 	(void)st;
 	(void)dev;
@@ -24,7 +24,7 @@ static double bestfit_score(void *st, const struct gs__trace_run *run,
 }
 
 const struct gs__trace_policy_ops gs__trace_policy_bestfit = {
-	.flags = GS__TP_CACHE | GS__TP_NORMALISE,
-	.devsel = GS__DEV_BESTFIT,
-	.score = bestfit_score,
+    .flags = GS__TP_CACHE | GS__TP_NORMALISE,
+    .devsel = GS__DEV_BESTFIT,
+    .score = bestfit_score,
 };

@@ -10,8 +10,8 @@
 #include "trace_int.h"
 
 static double clustering_score(void *st, const struct gs__trace_run *run,
-			       size_t i, const struct gs_trace_pod *pod,
-			       int *dev)
+                               size_t i, const struct gs_trace_pod *pod,
+                               int *dev)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
 	unsigned tag = gs_trace_pod_tag(pod);
@@ -29,7 +29,7 @@ static double clustering_score(void *st, const struct gs__trace_run *run,
 }
 
 const struct gs__trace_policy_ops gs__trace_policy_clustering = {
-	.flags = GS__TP_CACHE,
-	.devsel = GS__DEV_BESTFIT,
-	.score = clustering_score,
+    .flags = GS__TP_CACHE,
+    .devsel = GS__DEV_BESTFIT,
+    .score = clustering_score,
 };

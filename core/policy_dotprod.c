@@ -7,15 +7,15 @@
  */
 #include "trace_int.h"
 
-static double dotprod_score(void *st, const struct gs__trace_run *run,
-			    size_t i, const struct gs_trace_pod *pod, int *dev)
+static double dotprod_score(void *st, const struct gs__trace_run *run, size_t i,
+                            const struct gs_trace_pod *pod, int *dev)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
-	double dot = ((double)s->cpu_free / GS__TRACE_MAX_CPU) *
-			     ((double)pod->cpu_milli / GS__TRACE_MAX_CPU) +
-		     ((double)s->gpu_free_total / GS__TRACE_MAX_GPU) *
-			     ((double)pod->num_gpu * pod->gpu_milli /
-			      GS__TRACE_MAX_GPU);
+	double dot =
+	    ((double)s->cpu_free / GS__TRACE_MAX_CPU) *
+	        ((double)pod->cpu_milli / GS__TRACE_MAX_CPU) +
+	    ((double)s->gpu_free_total / GS__TRACE_MAX_GPU) *
+	        ((double)pod->num_gpu * pod->gpu_milli / GS__TRACE_MAX_GPU);
 
 	(void)st;
 	(void)dev;
@@ -23,7 +23,7 @@ static double dotprod_score(void *st, const struct gs__trace_run *run,
 }
 
 const struct gs__trace_policy_ops gs__trace_policy_dotprod = {
-	.flags = GS__TP_CACHE,
-	.devsel = GS__DEV_BESTFIT,
-	.score = dotprod_score,
+    .flags = GS__TP_CACHE,
+    .devsel = GS__DEV_BESTFIT,
+    .score = dotprod_score,
 };

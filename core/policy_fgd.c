@@ -23,7 +23,7 @@ struct fgd {
 };
 
 static gs_err fgd_init(void **st, struct gs__trace_run *run,
-		       struct gs_errbuf *eb)
+                       struct gs_errbuf *eb)
 {
 	struct fgd *f = calloc(1, sizeof(*f));
 
@@ -54,13 +54,13 @@ static void fgd_fini(void *st)
 }
 
 static double node_frag(struct fgd *f, const struct gs__trace_run *run,
-			size_t i)
+                        size_t i)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
 
 	if (f->gen[i] != s->gen) {
 		f->base[i] = gs_trace_frag(run->target, s->cpu_free,
-					   s->gpu_free, s->gpus, s->model);
+		                           s->gpu_free, s->gpus, s->model);
 		f->gen[i] = s->gen;
 	}
 	return f->base[i];
@@ -68,11 +68,12 @@ static double node_frag(struct fgd *f, const struct gs__trace_run *run,
 
 static double fgd_points(double before, double after)
 {
-	return (double)(int64_t)(100.0 / (1.0 + exp((after - before) / 1000.0)));
+	return (double)(int64_t)(100.0 /
+	                         (1.0 + exp((after - before) / 1000.0)));
 }
 
 static double fgd_score(void *st, const struct gs__trace_run *run, size_t i,
-			const struct gs_trace_pod *pod, int *dev)
+                        const struct gs_trace_pod *pod, int *dev)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
 	double before = node_frag(st, run, i);
@@ -94,9 +95,9 @@ static double fgd_score(void *st, const struct gs__trace_run *run, size_t i,
 			if (seen)
 				continue;
 			g[d] -= pod->gpu_milli;
-			double pts = fgd_points(before,
-						gs_trace_frag(run->target, cpu, g,
-							      s->gpus, s->model));
+			double pts = fgd_points(
+			    before, gs_trace_frag(run->target, cpu, g, s->gpus,
+			                          s->model));
 			g[d] += pod->gpu_milli;
 			if (pts > best) {
 				best = pts;
@@ -111,14 +112,14 @@ static double fgd_score(void *st, const struct gs__trace_run *run, size_t i,
 			k++;
 		}
 	}
-	return fgd_points(before, gs_trace_frag(run->target, cpu, g, s->gpus,
-						s->model));
+	return fgd_points(
+	    before, gs_trace_frag(run->target, cpu, g, s->gpus, s->model));
 }
 
 const struct gs__trace_policy_ops gs__trace_policy_fgd = {
-	.flags = GS__TP_CACHE,
-	.devsel = GS__DEV_OWN,
-	.init = fgd_init,
-	.fini = fgd_fini,
-	.score = fgd_score,
+    .flags = GS__TP_CACHE,
+    .devsel = GS__DEV_OWN,
+    .init = fgd_init,
+    .fini = fgd_fini,
+    .score = fgd_score,
 };

@@ -49,18 +49,18 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define GSL_GANG_WEIGHT 0.5  /* share of a gang class's demand weight */
-#define GSL_CPU_RESERVE 1.15 /* rho_m over the class's mean CPU per GPU */
+#define GSL_GANG_WEIGHT   0.5  /* share of a gang class's demand weight */
+#define GSL_CPU_RESERVE   1.15 /* rho_m over the class's mean CPU per GPU */
 #define GSL_GANG_COVERAGE 95.0
 
 struct gsl {
 	size_t n;
-	uint32_t *gen;      /* per node: the gen `base` was computed for */
-	double *base;       /* per node: cost of the current state */
+	uint32_t *gen; /* per node: the gen `base` was computed for */
+	double *base;  /* per node: cost of the current state */
 	struct gs_trace_workload m; /* M_g */
 	size_t nh;
-	double *hw;         /* per stranding class: weight */
-	double *hr;         /* per stranding class: CPU milli per milli-GPU */
+	double *hw; /* per stranding class: weight */
+	double *hr; /* per stranding class: CPU milli per milli-GPU */
 };
 
 static void gsl_fini(void *st)
@@ -92,7 +92,7 @@ static bool is_gang(const struct gs_trace_class *c)
  * the list's demand-covering target at GSL_GANG_WEIGHT of their share.
  */
 static gs_err build_target(struct gsl *f, const struct gs__trace_run *run,
-			   struct gs_errbuf *eb)
+                           struct gs_errbuf *eb)
 {
 	const struct gs_trace_workload *w = run->target;
 	struct gs_trace_workload dm;
@@ -102,13 +102,14 @@ static gs_err build_target(struct gsl *f, const struct gs__trace_run *run,
 	gs_err err;
 
 	err = gs_trace_workload_init_demand(&dm, run->pods, run->n_pods,
-					    GSL_GANG_COVERAGE, eb);
+	                                    GSL_GANG_COVERAGE, eb);
 	if (err != GS_OK)
 		return err;
 	cls = malloc(sizeof(*cls) * (w->n + dm.n + 1));
 	if (cls == NULL) {
 		gs_trace_workload_fini(&dm);
-		return gs_fail(eb, GS_ERR_NOMEM, "gpuslice policy: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "gpuslice policy: out of memory");
 	}
 	for (size_t m = 0; m < w->n; m++)
 		demand += w->cls[m].p * class_gpu(&w->cls[m]);
@@ -143,14 +144,15 @@ static gs_err build_target(struct gsl *f, const struct gs__trace_run *run,
 }
 
 static gs_err gsl_init(void **st, struct gs__trace_run *run,
-		       struct gs_errbuf *eb)
+                       struct gs_errbuf *eb)
 {
 	struct gsl *f = calloc(1, sizeof(*f));
 	double demand = 0;
 	gs_err err;
 
 	if (f == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "gpuslice policy: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "gpuslice policy: out of memory");
 	err = build_target(f, run, eb);
 	if (err != GS_OK) {
 		free(f);
@@ -161,9 +163,11 @@ static gs_err gsl_init(void **st, struct gs__trace_run *run,
 	f->base = calloc(f->n ? f->n : 1, sizeof(*f->base));
 	f->hw = calloc(f->m.n ? f->m.n : 1, sizeof(*f->hw));
 	f->hr = calloc(f->m.n ? f->m.n : 1, sizeof(*f->hr));
-	if (f->gen == NULL || f->base == NULL || f->hw == NULL || f->hr == NULL) {
+	if (f->gen == NULL || f->base == NULL || f->hw == NULL ||
+	    f->hr == NULL) {
 		gsl_fini(f);
-		return gs_fail(eb, GS_ERR_NOMEM, "gpuslice policy: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "gpuslice policy: out of memory");
 	}
 	/* Stranding classes: the single-GPU and share classes of M_g that
 	 * need CPU; in M_g, p already is a class's share of GPU demand. */
@@ -198,7 +202,7 @@ static double stranded(const struct gsl *f, double gpu_free, double cpu_free)
 }
 
 static double cost(const struct gsl *f, int64_t cpu_free,
-		   const uint16_t *gpu_free, unsigned ngpu, unsigned model)
+                   const uint16_t *gpu_free, unsigned ngpu, unsigned model)
 {
 	double total = 0;
 
@@ -209,12 +213,13 @@ static double cost(const struct gsl *f, int64_t cpu_free,
 }
 
 static double node_cost(struct gsl *f, const struct gs__trace_run *run,
-			size_t i)
+                        size_t i)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
 
 	if (f->gen[i] != s->gen) {
-		f->base[i] = cost(f, s->cpu_free, s->gpu_free, s->gpus, s->model);
+		f->base[i] =
+		    cost(f, s->cpu_free, s->gpu_free, s->gpus, s->model);
 		f->gen[i] = s->gen;
 	}
 	return f->base[i];
@@ -222,11 +227,12 @@ static double node_cost(struct gsl *f, const struct gs__trace_run *run,
 
 static double points(double before, double after)
 {
-	return (double)(int64_t)(100.0 / (1.0 + exp((after - before) / 1000.0)));
+	return (double)(int64_t)(100.0 /
+	                         (1.0 + exp((after - before) / 1000.0)));
 }
 
 static double gsl_score(void *st, const struct gs__trace_run *run, size_t i,
-			const struct gs_trace_pod *pod, int *dev)
+                        const struct gs_trace_pod *pod, int *dev)
 {
 	struct gsl *f = st;
 	const struct gs_trace_nstate *s = &run->cl.node[i];
@@ -239,7 +245,8 @@ static double gsl_score(void *st, const struct gs__trace_run *run, size_t i,
 	if (pod->num_gpu == 1 && pod->gpu_milli < GS_TRACE_MILLI) {
 		double best = -INFINITY;
 		for (unsigned d = 0; d < s->gpus; d++) {
-			unsigned left = (unsigned)s->gpu_free[d] - pod->gpu_milli;
+			unsigned left =
+			    (unsigned)s->gpu_free[d] - pod->gpu_milli;
 			bool seen = false;
 			double v;
 
@@ -271,9 +278,9 @@ static double gsl_score(void *st, const struct gs__trace_run *run, size_t i,
 }
 
 const struct gs__trace_policy_ops gs__trace_policy_gpuslice = {
-	.flags = GS__TP_CACHE,
-	.devsel = GS__DEV_OWN,
-	.init = gsl_init,
-	.fini = gsl_fini,
-	.score = gsl_score,
+    .flags = GS__TP_CACHE,
+    .devsel = GS__DEV_OWN,
+    .init = gsl_init,
+    .fini = gsl_fini,
+    .score = gsl_score,
 };

@@ -11,8 +11,8 @@
  */
 #include "trace_int.h"
 
-static double packing_score(void *st, const struct gs__trace_run *run,
-			    size_t i, const struct gs_trace_pod *pod, int *dev)
+static double packing_score(void *st, const struct gs__trace_run *run, size_t i,
+                            const struct gs_trace_pod *pod, int *dev)
 {
 	const struct gs_trace_nstate *s = &run->cl.node[i];
 	unsigned order[GS_TRACE_MAX_DEVS];
@@ -56,7 +56,7 @@ static double packing_score(void *st, const struct gs__trace_run *run,
 }
 
 const struct gs__trace_policy_ops gs__trace_policy_packing = {
-	.flags = GS__TP_CACHE,
-	.devsel = GS__DEV_BESTFIT,
-	.score = packing_score,
+    .flags = GS__TP_CACHE,
+    .devsel = GS__DEV_BESTFIT,
+    .score = packing_score,
 };

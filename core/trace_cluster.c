@@ -14,17 +14,18 @@
 #include <string.h>
 
 int gs_trace_models_find(const struct gs_trace_models *m, const char *name,
-			 size_t len)
+                         size_t len)
 {
 	for (unsigned i = 0; i < m->count; i++) {
-		if (strlen(m->name[i]) == len && memcmp(m->name[i], name, len) == 0)
+		if (strlen(m->name[i]) == len &&
+		    memcmp(m->name[i], name, len) == 0)
 			return (int)i;
 	}
 	return -1;
 }
 
 int gs_trace_models_intern(struct gs_trace_models *m, const char *name,
-			   size_t len)
+                           size_t len)
 {
 	int id;
 
@@ -109,20 +110,26 @@ void gs_trace_cluster_reset(struct gs_trace_cluster *c)
 }
 
 gs_err gs_trace_cluster_init(struct gs_trace_cluster *c,
-			     const struct gs_trace_node *nodes, size_t n,
-			     struct gs_errbuf *eb)
+                             const struct gs_trace_node *nodes, size_t n,
+                             struct gs_errbuf *eb)
 {
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < n; i++) {
 		if (nodes[i].gpus > GS_TRACE_MAX_DEVS)
-			return gs_fail(eb, GS_ERR_RANGE, "node %zu: %u GPUs, at most %d supported", i, nodes[i].gpus, GS_TRACE_MAX_DEVS);
+			return gs_fail(
+			    eb, GS_ERR_RANGE,
+			    "node %zu: %u GPUs, at most %d supported", i,
+			    nodes[i].gpus, GS_TRACE_MAX_DEVS);
 		if (nodes[i].gpus > 0 && nodes[i].model >= GS_TRACE_MAX_MODELS)
-			return gs_fail(eb, GS_ERR_RANGE, "node %zu: model id %u out of range", i, nodes[i].model);
+			return gs_fail(eb, GS_ERR_RANGE,
+			               "node %zu: model id %u out of range", i,
+			               nodes[i].model);
 		c->gpu_capacity += (int64_t)nodes[i].gpus * GS_TRACE_MILLI;
 	}
 	c->node = calloc(n ? n : 1, sizeof(*c->node));
 	if (c->node == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "cluster: out of memory for %zu nodes", n);
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "cluster: out of memory for %zu nodes", n);
 	c->n = n;
 	c->nodes = nodes;
 	gs_trace_cluster_reset(c);
@@ -138,7 +145,7 @@ void gs_trace_cluster_fini(struct gs_trace_cluster *c)
 }
 
 bool gs_trace_cluster_fits(const struct gs_trace_cluster *c, size_t i,
-			   const struct gs_trace_pod *pod)
+                           const struct gs_trace_pod *pod)
 {
 	const struct gs_trace_nstate *s = &c->node[i];
 
@@ -157,7 +164,7 @@ bool gs_trace_cluster_fits(const struct gs_trace_cluster *c, size_t i,
 }
 
 void gs_trace_cluster_bind(struct gs_trace_cluster *c, size_t i,
-			   const struct gs_trace_pod *pod, const uint8_t *devs)
+                           const struct gs_trace_pod *pod, const uint8_t *devs)
 {
 	struct gs_trace_nstate *s = &c->node[i];
 

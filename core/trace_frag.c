@@ -1,6 +1,6 @@
 /*
  * trace_frag.c - the target workload M and the fragmentation measure of
- * the FGD paper (shared/traces/README.md §3).
+ * the FGD paper (docs/placement.md, "How a replay works").
  *
  * M is the set of task classes that make up most of a task list, with
  * their popularity. A node's fragment for one class is the idle GPU that
@@ -21,7 +21,7 @@
 #include <string.h>
 
 static int class_cmp_tuple(const struct gs_trace_class *a,
-			   const struct gs_trace_class *b)
+                           const struct gs_trace_class *b)
 {
 	if (a->cpu_milli != b->cpu_milli)
 		return a->cpu_milli < b->cpu_milli ? -1 : 1;
@@ -62,18 +62,24 @@ static gs_err build_lookup(struct gs_trace_workload *w, struct gs_errbuf *eb)
 	for (size_t i = 0; i < w->n; i++) {
 		uint16_t r = w->cls[i].gpu_milli;
 		if (r > GS_TRACE_MILLI)
-			return gs_fail(eb, GS_ERR_RANGE, "target workload: GPU request %u above %d milli", r, GS_TRACE_MILLI);
+			return gs_fail(
+			    eb, GS_ERR_RANGE,
+			    "target workload: GPU request %u above %d milli", r,
+			    GS_TRACE_MILLI);
 		if (r > 0 && !seen[r]) {
 			seen[r] = true;
 			w->nr++;
 		}
 	}
 	if (w->nr > 256)
-		return gs_fail(eb, GS_ERR_RANGE, "target workload: more than 256 distinct GPU request sizes");
+		return gs_fail(
+		    eb, GS_ERR_RANGE,
+		    "target workload: more than 256 distinct GPU request sizes");
 	w->r = malloc(sizeof(*w->r) * (w->nr ? w->nr : 1));
 	w->cls_r = malloc(sizeof(*w->cls_r) * (w->n ? w->n : 1));
 	if (w->r == NULL || w->cls_r == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "target workload: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "target workload: out of memory");
 	for (uint16_t r = 1; r <= GS_TRACE_MILLI; r++) {
 		if (seen[r]) {
 			index[r] = (uint8_t)k;
@@ -98,15 +104,16 @@ void gs_trace_workload_fini(struct gs_trace_workload *w)
 }
 
 gs_err gs_trace_workload_init_classes(struct gs_trace_workload *w,
-				      const struct gs_trace_class *cls,
-				      size_t n, struct gs_errbuf *eb)
+                                      const struct gs_trace_class *cls,
+                                      size_t n, struct gs_errbuf *eb)
 {
 	gs_err err;
 
 	memset(w, 0, sizeof(*w));
 	w->cls = malloc(sizeof(*w->cls) * (n ? n : 1));
 	if (w->cls == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "target workload: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "target workload: out of memory");
 	if (n > 0)
 		memcpy(w->cls, cls, sizeof(*cls) * n);
 	w->n = n;
@@ -133,9 +140,9 @@ static int class_cmp_demand(const void *pa, const void *pb)
 }
 
 static gs_err workload_build(struct gs_trace_workload *w,
-			     const struct gs_trace_pod *pods, size_t n,
-			     double coverage_pct, bool by_demand,
-			     struct gs_errbuf *eb)
+                             const struct gs_trace_pod *pods, size_t n,
+                             double coverage_pct, bool by_demand,
+                             struct gs_errbuf *eb)
 {
 	struct gs_trace_class *all;
 	size_t nc = 0, take = 0;
@@ -147,14 +154,15 @@ static gs_err workload_build(struct gs_trace_workload *w,
 		return gs_fail(eb, GS_ERR_INVALID, "target workload: no tasks");
 	all = malloc(sizeof(*all) * n);
 	if (all == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "target workload: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "target workload: out of memory");
 	for (size_t i = 0; i < n; i++) {
 		all[i] = (struct gs_trace_class){
-			.cpu_milli = pods[i].cpu_milli,
-			.gpu_milli = pods[i].gpu_milli,
-			.num_gpu = pods[i].num_gpu,
-			.spec = pods[i].spec,
-			.count = 1,
+		    .cpu_milli = pods[i].cpu_milli,
+		    .gpu_milli = pods[i].gpu_milli,
+		    .num_gpu = pods[i].num_gpu,
+		    .spec = pods[i].spec,
+		    .count = 1,
 		};
 	}
 	/* Group equal tuples: sort, then fold runs. */
@@ -171,12 +179,14 @@ static gs_err workload_build(struct gs_trace_workload *w,
 		free(all);
 		return workload_build(w, pods, n, coverage_pct, false, eb);
 	}
-	qsort(all, nc, sizeof(*all), by_demand ? class_cmp_demand : class_cmp_popular);
+	qsort(all, nc, sizeof(*all),
+	      by_demand ? class_cmp_demand : class_cmp_popular);
 	need = coverage_pct * total / 100.0;
 	for (; take < nc && cum < need; take++)
 		cum += by_demand ? class_demand(&all[take]) : all[take].count;
 	for (size_t i = 0; i < take; i++)
-		all[i].p = (by_demand ? class_demand(&all[i]) : all[i].count) / cum;
+		all[i].p =
+		    (by_demand ? class_demand(&all[i]) : all[i].count) / cum;
 	w->cls = all;
 	w->n = take;
 	err = build_lookup(w, eb);
@@ -186,24 +196,24 @@ static gs_err workload_build(struct gs_trace_workload *w,
 }
 
 gs_err gs_trace_workload_init(struct gs_trace_workload *w,
-			      const struct gs_trace_pod *pods, size_t n,
-			      double coverage_pct, struct gs_errbuf *eb)
+                              const struct gs_trace_pod *pods, size_t n,
+                              double coverage_pct, struct gs_errbuf *eb)
 {
 	return workload_build(w, pods, n, coverage_pct, false, eb);
 }
 
 gs_err gs_trace_workload_init_demand(struct gs_trace_workload *w,
-				     const struct gs_trace_pod *pods, size_t n,
-				     double coverage_pct, struct gs_errbuf *eb)
+                                     const struct gs_trace_pod *pods, size_t n,
+                                     double coverage_pct, struct gs_errbuf *eb)
 {
 	return workload_build(w, pods, n, coverage_pct, true, eb);
 }
 
 double gs_trace_frag(const struct gs_trace_workload *w, int64_t cpu_free,
-		     const uint16_t *gpu_free, unsigned ngpu, unsigned model)
+                     const uint16_t *gpu_free, unsigned ngpu, unsigned model)
 {
 	uint16_t g[GS_TRACE_MAX_DEVS];
-	uint8_t fit[256];    /* per request size: devices with free >= it */
+	uint32_t fit[256];   /* per request size: devices with free >= it */
 	uint32_t small[256]; /* per request size: free on the others */
 	uint32_t idle = 0;
 	double frag = 0;
@@ -226,10 +236,12 @@ double gs_trace_frag(const struct gs_trace_workload *w, int64_t cpu_free,
 	{
 		unsigned d = 0;
 		uint32_t below = 0;
-		for (size_t k = 0; k < w->nr; k++) {
+		/* build_lookup() keeps nr <= 256; say so to the compiler. */
+		size_t nr = w->nr < 256 ? w->nr : 256;
+		for (size_t k = 0; k < nr; k++) {
 			while (d < ngpu && g[d] < w->r[k])
 				below += g[d++];
-			fit[k] = (uint8_t)(ngpu - d);
+			fit[k] = ngpu - d;
 			small[k] = below;
 		}
 	}
@@ -237,9 +249,11 @@ double gs_trace_frag(const struct gs_trace_workload *w, int64_t cpu_free,
 		const struct gs_trace_class *c = &w->cls[m];
 		uint32_t f = idle;
 
-		if (c->gpu_milli > 0 && (c->spec == 0 || (c->spec >> model) & 1u)) {
+		if (c->gpu_milli > 0 &&
+		    (c->spec == 0 || (c->spec >> model) & 1u)) {
 			unsigned k = w->cls_r[m];
-			if (fit[k] >= c->num_gpu && cpu_free >= (int64_t)c->cpu_milli)
+			if (fit[k] >= c->num_gpu &&
+			    cpu_free >= (int64_t)c->cpu_milli)
 				f = small[k];
 		}
 		frag += c->p * (double)f;

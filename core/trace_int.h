@@ -103,19 +103,19 @@ struct gs__trace_policy_ops {
 	enum gs__trace_devsel devsel;
 	/* Optional. Allocates the policy's state for a run into *st. */
 	gs_err (*init)(void **st, struct gs__trace_run *run,
-		       struct gs_errbuf *eb);
+	               struct gs_errbuf *eb);
 	/* Optional. Frees what init allocated; NULL-safe. */
 	void (*fini)(void *st);
 	/* Optional. Told about each task as it arrives, before scoring. */
 	void (*arrive)(void *st, struct gs__trace_run *run,
-		       const struct gs_trace_pod *pod);
+	               const struct gs_trace_pod *pod);
 	/*
 	 * Scores feasible node `i` for `pod`; higher is better. For a share,
 	 * sets *dev to the device it would use (GS__DEV_OWN policies);
 	 * otherwise leaves it alone.
 	 */
 	double (*score)(void *st, const struct gs__trace_run *run, size_t i,
-			const struct gs_trace_pod *pod, int *dev);
+	                const struct gs_trace_pod *pod, int *dev);
 };
 
 const struct gs__trace_policy_ops *gs__trace_policy_ops(enum gs_trace_policy p);

@@ -12,6 +12,7 @@
 GS_TRACE_POLICY_MAP(GS__TRACE_POLICY_DECL)
 #undef GS__TRACE_POLICY_DECL
 
+/* clang-format off */
 static const struct {
 	const char *cli;
 	const char *display;
@@ -22,6 +23,7 @@ static const struct {
 	GS_TRACE_POLICY_MAP(GS__TRACE_POLICY_ROW)
 #undef GS__TRACE_POLICY_ROW
 };
+/* clang-format on */
 
 const char *gs_trace_policy_name(enum gs_trace_policy p)
 {
@@ -30,7 +32,8 @@ const char *gs_trace_policy_name(enum gs_trace_policy p)
 
 const char *gs_trace_policy_display(enum gs_trace_policy p)
 {
-	return (unsigned)p < GS_TRACE_POLICY__COUNT ? policies[p].display : NULL;
+	return (unsigned)p < GS_TRACE_POLICY__COUNT ? policies[p].display
+	                                            : NULL;
 }
 
 int gs_trace_policy_parse(const char *name)

@@ -1,6 +1,6 @@
 /*
  * trace_replay.c - one replay of a task list on a node list with one
- * policy, as the FGD paper's simulator runs it (README §2, §6):
+ * policy, as the FGD paper's simulator runs it (docs/placement.md):
  *
  *   1. M, the target workload, from the original list (trace_frag.c).
  *   2. Order: the list shuffled with the seed, then inflated: clones drawn
@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GS__CACHE_BYTES (48u << 20)
-#define GS__LEVELS 256 /* bins kept; levels above are clamped */
+#define GS__CACHE_BYTES    (48u << 20)
+#define GS__LEVELS         256 /* bins kept; levels above are clamped */
 #define GS__PROGRESS_EVERY 512
 
 struct cache_slot {
@@ -47,16 +47,17 @@ struct replay {
 	struct gs_trace_workload target;
 	const struct gs__trace_policy_ops *ops;
 	void *pst;
-	size_t *seq;        /* arrival order: indices into the original list */
+	size_t *seq; /* arrival order: indices into the original list */
 	size_t n_seq;
-	size_t *order;      /* nodes in tie-break order */
-	uint32_t *shape;    /* per original task: its shape id */
-	size_t n_cached;    /* shapes with a cache column */
+	size_t *order;   /* nodes in tie-break order */
+	uint32_t *shape; /* per original task: its shape id */
+	bool no_cache;
+	size_t n_cached;          /* shapes with a cache column */
 	struct cache_slot *cache; /* [shape][node] */
-	double *frag;       /* per node: F_n(M) now */
+	double *frag;             /* per node: F_n(M) now */
 	double frag_total;
-	double *score;      /* per node: this task's raw score */
-	size_t *cand;       /* feasible nodes of this task, in order */
+	double *score; /* per node: this task's raw score */
+	size_t *cand;  /* feasible nodes of this task, in order */
 	double sum_u[GS__LEVELS], sum_f[GS__LEVELS];
 	uint32_t cnt[GS__LEVELS];
 };
@@ -108,7 +109,7 @@ static int row_cmp_count(const void *pa, const void *pb)
  * spec) is equal. Memory is left out: it matters for feasibility only.
  */
 static gs_err number_shapes(struct replay *r, const struct gs_trace_pod *pods,
-			    size_t n, struct gs_errbuf *eb)
+                            size_t n, struct gs_errbuf *eb)
 {
 	struct shape_row *row = malloc(sizeof(*row) * n);
 	struct shape_row *grp = malloc(sizeof(*grp) * n);
@@ -123,9 +124,12 @@ static gs_err number_shapes(struct replay *r, const struct gs_trace_pod *pods,
 		return gs_fail(eb, GS_ERR_NOMEM, "replay: out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
-		row[i] = (struct shape_row){pods[i].cpu_milli, pods[i].spec,
-					    pods[i].gpu_milli, pods[i].num_gpu,
-					    0, i};
+		row[i] = (struct shape_row){pods[i].cpu_milli,
+		                            pods[i].spec,
+		                            pods[i].gpu_milli,
+		                            pods[i].num_gpu,
+		                            0,
+		                            i};
 	}
 	qsort(row, n, sizeof(*row), row_cmp_tuple);
 	for (size_t i = 0; i < n; i++) {
@@ -144,7 +148,8 @@ static gs_err number_shapes(struct replay *r, const struct gs_trace_pod *pods,
 	for (size_t i = 0; i < n; i++)
 		r->shape[i] = rank[r->shape[i]];
 	{
-		size_t per = sizeof(struct cache_slot) * (r->run.cl.n ? r->run.cl.n : 1);
+		size_t per =
+		    sizeof(struct cache_slot) * (r->run.cl.n ? r->run.cl.n : 1);
 		size_t cap = GS__CACHE_BYTES / per;
 		r->n_cached = ng < cap ? ng : cap;
 	}
@@ -164,8 +169,8 @@ static gs_err number_shapes(struct replay *r, const struct gs_trace_pod *pods,
 #define GS__MAX_INFLATE 64
 
 static gs_err build_sequence(struct replay *r, const struct gs_trace_pod *pods,
-			     size_t n, const struct gs_trace_replay_cfg *cfg,
-			     struct gs_errbuf *eb)
+                             size_t n, const struct gs_trace_replay_cfg *cfg,
+                             struct gs_errbuf *eb)
 {
 	struct gs__trace_rng *rng = &r->run.rng;
 	int64_t total = 0;
@@ -203,7 +208,8 @@ static gs_err build_sequence(struct replay *r, const struct gs_trace_pod *pods,
 				size_t ncap = cap * 2 < limit ? cap * 2 : limit;
 				size_t *s = realloc(r->seq, sizeof(*s) * ncap);
 				if (s == NULL)
-					return gs_fail(eb, GS_ERR_NOMEM, "replay: out of memory");
+					return gs_fail(eb, GS_ERR_NOMEM,
+					               "replay: out of memory");
 				r->seq = s;
 				cap = ncap;
 			}
@@ -219,7 +225,7 @@ static gs_err build_sequence(struct replay *r, const struct gs_trace_pod *pods,
 			size_t k = r->seq[j];
 			total -= (int64_t)pods[k].num_gpu * pods[k].gpu_milli;
 			memmove(&r->seq[j], &r->seq[j + 1],
-				sizeof(*r->seq) * (r->n_seq - j - 1));
+			        sizeof(*r->seq) * (r->n_seq - j - 1));
 			r->n_seq--;
 		}
 	}
@@ -242,13 +248,13 @@ static void replay_free(struct replay *r)
 }
 
 static double score_node(struct replay *r, size_t i, size_t task,
-			 const struct gs_trace_pod *pod, int *dev)
+                         const struct gs_trace_pod *pod, int *dev)
 {
 	uint32_t sh = r->shape[task];
 	const struct gs_trace_nstate *s = &r->run.cl.node[i];
 	struct cache_slot *slot;
 
-	if (!(r->ops->flags & GS__TP_CACHE) || sh >= r->n_cached)
+	if (!(r->ops->flags & GS__TP_CACHE) || sh >= r->n_cached || r->no_cache)
 		return r->ops->score(r->pst, &r->run, i, pod, dev);
 	slot = &r->cache[(size_t)sh * r->run.cl.n + i];
 	if (slot->gen != s->gen || slot->epoch != r->run.epoch) {
@@ -265,7 +271,7 @@ static double score_node(struct replay *r, size_t i, size_t task,
 /* Picks the node for `pod`; -1 when it fits nowhere. *dev: the score's
  * device for a share (GS__DEV_OWN). */
 static long choose_node(struct replay *r, size_t task,
-			const struct gs_trace_pod *pod, int *dev)
+                        const struct gs_trace_pod *pod, int *dev)
 {
 	const struct gs_trace_cluster *cl = &r->run.cl;
 	size_t nc = 0;
@@ -312,7 +318,8 @@ static long choose_node(struct replay *r, size_t task,
 		}
 		for (size_t k = 0; k < nc; k++) {
 			int64_t v = (int64_t)r->score[k];
-			int64_t norm = hi == lo ? 0 : (v - lo) * 100 / (hi - lo);
+			int64_t norm =
+			    hi == lo ? 0 : (v - lo) * 100 / (hi - lo);
 			if (best < 0 || norm > top) {
 				best = (long)r->cand[k];
 				top = norm;
@@ -326,12 +333,13 @@ static long choose_node(struct replay *r, size_t task,
 }
 
 static void pick_devices(struct replay *r, size_t i,
-			 const struct gs_trace_pod *pod, int own, uint8_t *devs)
+                         const struct gs_trace_pod *pod, int own, uint8_t *devs)
 {
 	const struct gs_trace_nstate *s = &r->run.cl.node[i];
 
 	if (pod->gpu_milli >= GS_TRACE_MILLI) {
-		for (unsigned d = 0, k = 0; d < s->gpus && k < pod->num_gpu; d++) {
+		for (unsigned d = 0, k = 0; d < s->gpus && k < pod->num_gpu;
+		     d++) {
 			if (s->gpu_free[d] == GS_TRACE_MILLI)
 				devs[k++] = (uint8_t)d;
 		}
@@ -388,10 +396,10 @@ static void summarise(struct replay *r, struct gs_trace_result *out)
 }
 
 gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
-		       const struct gs_trace_pod *pods, size_t n_pods,
-		       enum gs_trace_policy policy,
-		       const struct gs_trace_replay_cfg *cfg,
-		       struct gs_trace_result *out, struct gs_errbuf *eb)
+                       const struct gs_trace_pod *pods, size_t n_pods,
+                       enum gs_trace_policy policy,
+                       const struct gs_trace_replay_cfg *cfg,
+                       struct gs_trace_result *out, struct gs_errbuf *eb)
 {
 	struct replay *r;
 	struct gs_trace_cluster *cl;
@@ -400,27 +408,35 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 
 	memset(out, 0, sizeof(*out));
 	if (n_nodes == 0 || n_pods == 0)
-		return gs_fail(eb, GS_ERR_INVALID, "replay: %s list is empty", n_nodes == 0 ? "node" : "task");
+		return gs_fail(eb, GS_ERR_INVALID, "replay: %s list is empty",
+		               n_nodes == 0 ? "node" : "task");
 	if (gs__trace_policy_ops(policy) == NULL)
-		return gs_fail(eb, GS_ERR_INVALID, "replay: unknown policy %d", (int)policy);
+		return gs_fail(eb, GS_ERR_INVALID, "replay: unknown policy %d",
+		               (int)policy);
 	for (size_t i = 0; i < n_pods; i++) {
 		if (!gs_trace_pod_is_valid(&pods[i]))
-			return gs_fail(eb, GS_ERR_INVALID, "replay: task %zu is malformed (num_gpu %u, gpu_milli %u)", i, pods[i].num_gpu, pods[i].gpu_milli);
+			return gs_fail(
+			    eb, GS_ERR_INVALID,
+			    "replay: task %zu is malformed (num_gpu %u, gpu_milli %u)",
+			    i, pods[i].num_gpu, pods[i].gpu_milli);
 	}
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "replay: out of memory");
 	r->ops = gs__trace_policy_ops(policy);
+	r->no_cache = cfg->no_cache;
 	err = gs_trace_cluster_init(&r->run.cl, nodes, n_nodes, eb);
 	if (err != GS_OK)
 		goto out_free;
 	cl = &r->run.cl;
 	if (cl->gpu_capacity == 0) {
-		err = gs_fail(eb, GS_ERR_INVALID, "replay: the node list has no GPUs");
+		err = gs_fail(eb, GS_ERR_INVALID,
+		              "replay: the node list has no GPUs");
 		goto out_free;
 	}
-	err = gs_trace_workload_init(&r->target, pods, n_pods,
-				     cfg->coverage_pct > 0 ? cfg->coverage_pct : 95, eb);
+	err = gs_trace_workload_init(
+	    &r->target, pods, n_pods,
+	    cfg->coverage_pct > 0 ? cfg->coverage_pct : 95, eb);
 	if (err != GS_OK)
 		goto out_free;
 	r->run.target = &r->target;
@@ -454,7 +470,9 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 	if (r->ops->flags & GS__TP_CACHE) {
 		r->cache = calloc(r->n_cached * n_nodes + 1, sizeof(*r->cache));
 		if (r->cache == NULL) {
-			err = gs_fail(eb, GS_ERR_NOMEM, "replay: out of memory for the score cache");
+			err = gs_fail(
+			    eb, GS_ERR_NOMEM,
+			    "replay: out of memory for the score cache");
 			goto out_free;
 		}
 	}
@@ -466,7 +484,7 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 	for (size_t i = 0; i < n_nodes; i++) {
 		const struct gs_trace_nstate *s = &cl->node[i];
 		r->frag[i] = gs_trace_frag(&r->target, s->cpu_free, s->gpu_free,
-					   s->gpus, s->model);
+		                           s->gpus, s->model);
 		r->frag_total += r->frag[i];
 	}
 
@@ -489,9 +507,9 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 			pick_devices(r, (size_t)i, pod, dev, devs);
 			gs_trace_cluster_bind(cl, (size_t)i, pod, devs);
 			if (pod->num_gpu > 0 || s->gpu_free_total > 0) {
-				double f = gs_trace_frag(&r->target, s->cpu_free,
-							 s->gpu_free, s->gpus,
-							 s->model);
+				double f = gs_trace_frag(
+				    &r->target, s->cpu_free, s->gpu_free,
+				    s->gpus, s->model);
 				r->frag_total += f - r->frag[i];
 				r->frag[i] = f;
 			}
@@ -502,7 +520,7 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 			cfg->progress(cfg->progress_arg, t + 1, r->n_seq);
 		if (cfg->stop_level > 0 &&
 		    100.0 * (double)arrived / (double)cl->gpu_capacity >
-			    (double)cfg->stop_level + 0.5)
+		        (double)cfg->stop_level + 0.5)
 			break;
 	}
 	if (cfg->progress)
@@ -510,7 +528,7 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 	summarise(r, out);
 	out->arrived_pct = 100.0 * (double)arrived / (double)cl->gpu_capacity;
 	out->unalloc_final =
-		100.0 - 100.0 * (double)cl->allocated / (double)cl->gpu_capacity;
+	    100.0 - 100.0 * (double)cl->allocated / (double)cl->gpu_capacity;
 	err = GS_OK;
 out_free:
 	replay_free(r);

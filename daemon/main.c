@@ -265,6 +265,7 @@ static void *tick_main(void *arg)
 		struct timespec ts;
 
 		pthread_mutex_unlock(&d->tlock);
+		gs_watchdog_remember(d->wd);
 		if (now >= next_wd) {
 			gs_watchdog_tick(d->wd);
 			next_wd = now + d->cfg.watchdog_interval_ms;

@@ -364,6 +364,14 @@ out:
 	free(now_over);
 }
 
+void gs_watchdog_remember(struct gs_watchdog *w)
+{
+	pthread_mutex_lock(&w->node->lock);
+	collect_owners(w);
+	remember(w);
+	pthread_mutex_unlock(&w->node->lock);
+}
+
 /* The pid the sim recorded for the newest unseen Xid on `gpu`, or 0. */
 static int32_t sim_xid_pid(struct gs_watchdog *w, int gpu)
 {

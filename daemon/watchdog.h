@@ -28,6 +28,12 @@ void gs_watchdog_destroy(struct gs_watchdog *w);
 /* One memory check of every slice. */
 void gs_watchdog_tick(struct gs_watchdog *w);
 /*
+ * Notes which process belongs to which slice (cheap; the tick calls it
+ * every 100 ms), so that a process that faults and exits at once is still
+ * placed when its Xid is read.
+ */
+void gs_watchdog_remember(struct gs_watchdog *w);
+/*
  * Waits up to `timeout_ms` for NVML's Xid events and handles those queued
  * (the daemon runs it in a thread of its own, so a fault is seen within
  * milliseconds, while the process that caused it usually still lives).

@@ -5,8 +5,8 @@
  * tasks (pods) one at a time on a list of nodes and measures how much GPU
  * capacity is left unallocated and how much of it is fragmented, the way
  * the FGD paper (Weng et al., USENIX ATC '23) measured its policies on
- * Alibaba's cluster-trace-gpu-v2023. shared/traces/README.md §2-§4 is the
- * specification; docs/placement.md describes our own policy.
+ * Alibaba's cluster-trace-gpu-v2023. docs/placement.md describes the
+ * procedure, the metrics and our own policy.
  *
  * Model of a node: CPU (millicores), host memory (MiB), a GPU model and up
  * to GS_TRACE_MAX_DEVS devices, each with a free amount in milli-GPU
@@ -27,11 +27,11 @@
 
 #include "gs/err.h"
 
-#define GS_TRACE_MILLI 1000      /* one whole GPU in milli-GPU */
-#define GS_TRACE_MAX_DEVS 16     /* devices per node */
-#define GS_TRACE_MAX_MODELS 32   /* distinct GPU models (a spec is a bitmask) */
+#define GS_TRACE_MILLI          1000 /* one whole GPU in milli-GPU */
+#define GS_TRACE_MAX_DEVS       16   /* devices per node */
+#define GS_TRACE_MAX_MODELS     32 /* distinct GPU models (a spec is a bitmask) */
 #define GS_TRACE_MODEL_NAME_MAX 32
-#define GS_TRACE_MAX_LEVEL 130   /* highest arrival level reported, % */
+#define GS_TRACE_MAX_LEVEL      130 /* highest arrival level reported, % */
 
 /* ---- GPU models ------------------------------------------------------ */
 
@@ -45,10 +45,10 @@ struct gs_trace_models {
 /* The id of `name` (`len` bytes, not NUL-terminated), adding it when it is
  * new. Returns -1 when the name is empty or too long or the table is full. */
 int gs_trace_models_intern(struct gs_trace_models *m, const char *name,
-			   size_t len);
+                           size_t len);
 /* The id of `name`, or -1 when it is not in the table. */
 int gs_trace_models_find(const struct gs_trace_models *m, const char *name,
-			 size_t len);
+                         size_t len);
 
 /* ---- Nodes and tasks ------------------------------------------------- */
 
@@ -62,16 +62,17 @@ struct gs_trace_node {
 struct gs_trace_pod {
 	uint32_t cpu_milli;
 	uint64_t memory_mib;
-	uint16_t gpu_milli; /* per GPU: 0 CPU-only, 1..999 a share, 1000 whole */
-	uint8_t num_gpu;    /* 0 CPU-only, 1 for a share, 1.. for whole GPUs */
-	uint32_t spec;      /* allowed models as a bitmask of ids; 0 = any */
+	uint16_t
+	    gpu_milli;   /* per GPU: 0 CPU-only, 1..999 a share, 1000 whole */
+	uint8_t num_gpu; /* 0 CPU-only, 1 for a share, 1.. for whole GPUs */
+	uint32_t spec;   /* allowed models as a bitmask of ids; 0 = any */
 };
 
 /* Whether a task is well formed: gpu_milli 0 exactly when num_gpu is 0, a
  * share only on one GPU, at most GS_TRACE_MAX_DEVS GPUs. */
 bool gs_trace_pod_is_valid(const struct gs_trace_pod *pod);
 
-/* ---- Target workload and the fragmentation measure (README §3) ------- */
+/* ---- Target workload and the fragmentation measure -------------------- */
 
 /* One task class of the target workload M. */
 struct gs_trace_class {
@@ -80,7 +81,7 @@ struct gs_trace_class {
 	uint8_t num_gpu;
 	uint32_t spec; /* 0 = any model */
 	uint32_t count;
-	double p;      /* popularity */
+	double p; /* popularity */
 };
 
 /*
@@ -95,8 +96,8 @@ struct gs_trace_workload {
 	struct gs_trace_class *cls; /* n classes, most popular first */
 	/* Lookup tables for gs_trace_frag(): the distinct per-GPU requests. */
 	size_t nr;
-	uint16_t *r;     /* nr distinct gpu_milli > 0, ascending */
-	uint8_t *cls_r;  /* per class: index into r (unused when gpu_milli 0) */
+	uint16_t *r;    /* nr distinct gpu_milli > 0, ascending */
+	uint8_t *cls_r; /* per class: index into r (unused when gpu_milli 0) */
 };
 
 /*
@@ -106,8 +107,8 @@ struct gs_trace_workload {
  * included); probabilities are renormalised over the classes taken.
  */
 gs_err gs_trace_workload_init(struct gs_trace_workload *w,
-			      const struct gs_trace_pod *pods, size_t n,
-			      double coverage_pct, struct gs_errbuf *eb);
+                              const struct gs_trace_pod *pods, size_t n,
+                              double coverage_pct, struct gs_errbuf *eb);
 /*
  * The same, but classes are weighed by the GPU they ask for (count x
  * num_gpu x gpu_milli) instead of by count: they are sorted by that,
@@ -116,21 +117,21 @@ gs_err gs_trace_workload_init(struct gs_trace_workload *w,
  * nothing. A list without GPU demand falls back to counting tasks.
  */
 gs_err gs_trace_workload_init_demand(struct gs_trace_workload *w,
-				     const struct gs_trace_pod *pods, size_t n,
-				     double coverage_pct, struct gs_errbuf *eb);
+                                     const struct gs_trace_pod *pods, size_t n,
+                                     double coverage_pct, struct gs_errbuf *eb);
 /* Copies `n` classes and uses their `p` as given (no renormalisation). */
 gs_err gs_trace_workload_init_classes(struct gs_trace_workload *w,
-				      const struct gs_trace_class *cls,
-				      size_t n, struct gs_errbuf *eb);
+                                      const struct gs_trace_class *cls,
+                                      size_t n, struct gs_errbuf *eb);
 void gs_trace_workload_fini(struct gs_trace_workload *w);
 
 /*
  * F_n(M): the expected amount of a node's idle GPU, in milli-GPU, that a
- * task drawn from M could not use (README §3). `gpu_free` holds `ngpu`
+ * task drawn from M could not use. `gpu_free` holds `ngpu`
  * device free amounts; `model` is the node's model id.
  */
 double gs_trace_frag(const struct gs_trace_workload *w, int64_t cpu_free,
-		     const uint16_t *gpu_free, unsigned ngpu, unsigned model);
+                     const uint16_t *gpu_free, unsigned ngpu, unsigned model);
 
 /* ---- Cluster state --------------------------------------------------- */
 
@@ -140,11 +141,11 @@ struct gs_trace_nstate {
 	uint16_t gpu_free[GS_TRACE_MAX_DEVS];
 	uint8_t gpus;
 	uint8_t model;
-	uint8_t full_free;  /* devices with all 1000 free */
-	uint16_t max_free;  /* the largest device free amount */
+	uint8_t full_free; /* devices with all 1000 free */
+	uint16_t max_free; /* the largest device free amount */
 	uint32_t gpu_free_total;
-	uint8_t tags;       /* kinds of GPU task placed here (GS_TRACE_TAG_*) */
-	uint32_t gen;       /* changes on every bind; never 0 */
+	uint8_t tags; /* kinds of GPU task placed here (GS_TRACE_TAG_*) */
+	uint32_t gen; /* changes on every bind; never 0 */
 };
 
 /* Task kinds, as the Clustering policy tags nodes. */
@@ -161,29 +162,29 @@ unsigned gs_trace_pod_tag(const struct gs_trace_pod *pod);
 
 struct gs_trace_cluster {
 	size_t n;
-	struct gs_trace_nstate *node;       /* owned */
-	const struct gs_trace_node *nodes;  /* borrowed: the capacities */
-	int64_t gpu_capacity;               /* milli-GPU over all nodes */
-	int64_t allocated;                  /* milli-GPU bound to tasks */
+	struct gs_trace_nstate *node;      /* owned */
+	const struct gs_trace_node *nodes; /* borrowed: the capacities */
+	int64_t gpu_capacity;              /* milli-GPU over all nodes */
+	int64_t allocated;                 /* milli-GPU bound to tasks */
 };
 
 /* `nodes` must outlive the cluster. On failure nothing is left to free. */
 gs_err gs_trace_cluster_init(struct gs_trace_cluster *c,
-			     const struct gs_trace_node *nodes, size_t n,
-			     struct gs_errbuf *eb);
+                             const struct gs_trace_node *nodes, size_t n,
+                             struct gs_errbuf *eb);
 void gs_trace_cluster_fini(struct gs_trace_cluster *c);
 /* Every node back to empty. */
 void gs_trace_cluster_reset(struct gs_trace_cluster *c);
 /* Whether `pod` fits on node `i` now: CPU, memory, model and devices. */
 bool gs_trace_cluster_fits(const struct gs_trace_cluster *c, size_t i,
-			   const struct gs_trace_pod *pod);
+                           const struct gs_trace_pod *pod);
 /*
  * Binds `pod` to node `i`, taking devs[0..num_gpu-1] (distinct devices
  * that fit; ignored for CPU-only tasks). The caller has checked that it
  * fits.
  */
 void gs_trace_cluster_bind(struct gs_trace_cluster *c, size_t i,
-			   const struct gs_trace_pod *pod, const uint8_t *devs);
+                           const struct gs_trace_pod *pod, const uint8_t *devs);
 
 /* ---- Policies -------------------------------------------------------- */
 
@@ -197,12 +198,14 @@ void gs_trace_cluster_bind(struct gs_trace_cluster *c, size_t i,
 	X(FGD, fgd, "FGD")                                                     \
 	X(GPUSLICE, gpuslice, "gpuslice")
 
+/* clang-format off */
 enum gs_trace_policy {
 #define GS__TRACE_POLICY_ENUM(id, name, disp) GS_TRACE_POLICY_##id,
 	GS_TRACE_POLICY_MAP(GS__TRACE_POLICY_ENUM)
 #undef GS__TRACE_POLICY_ENUM
 	GS_TRACE_POLICY__COUNT
 };
+/* clang-format on */
 
 /* "fgd"; NULL for an unknown id. */
 const char *gs_trace_policy_name(enum gs_trace_policy p);
@@ -211,17 +214,18 @@ const char *gs_trace_policy_display(enum gs_trace_policy p);
 /* The policy named `name` (cli name, case-insensitive), or -1. */
 int gs_trace_policy_parse(const char *name);
 
-/* ---- Replay (README §2 and §6) --------------------------------------- */
+/* ---- Replay --------------------------------------------------------- */
 
 /* Called now and then during a run with the tasks done and the total. */
 typedef void (*gs_trace_progress_fn)(void *arg, size_t done, size_t total);
 
 struct gs_trace_replay_cfg {
-	uint64_t seed;         /* drives shuffle, inflation, node order, Random */
-	double tune;           /* inflate GPU demand to tune x capacity; <= 0: as is */
-	bool shuffle;          /* shuffle the list first (the paper: yes) */
-	double coverage_pct;   /* target workload coverage; 0 means 95 */
-	int stop_level;        /* stop once arrival passes this %; 0 = never */
+	uint64_t seed; /* drives shuffle, inflation, node order, Random */
+	double tune;   /* inflate GPU demand to tune x capacity; <= 0: as is */
+	bool shuffle;  /* shuffle the list first (the paper: yes) */
+	double coverage_pct; /* target workload coverage; 0 means 95 */
+	int stop_level;      /* stop once arrival passes this %; 0 = never */
+	bool no_cache;       /* rescore every node every time (tests) */
 	gs_trace_progress_fn progress;
 	void *progress_arg;
 };
@@ -250,9 +254,9 @@ struct gs_trace_result {
  * without GPUs, GS_ERR_NOMEM when memory runs out.
  */
 gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
-		       const struct gs_trace_pod *pods, size_t n_pods,
-		       enum gs_trace_policy policy,
-		       const struct gs_trace_replay_cfg *cfg,
-		       struct gs_trace_result *out, struct gs_errbuf *eb);
+                       const struct gs_trace_pod *pods, size_t n_pods,
+                       enum gs_trace_policy policy,
+                       const struct gs_trace_replay_cfg *cfg,
+                       struct gs_trace_result *out, struct gs_errbuf *eb);
 
 #endif

@@ -16,7 +16,7 @@
 #include <strings.h>
 
 #define LINE_MAX_LEN 4096
-#define RANGE_MAX 1000000L
+#define RANGE_MAX    1000000L
 
 /* One item of a list: [p, end). Returns the end of the item. */
 static const char *item_end(const char *p)
@@ -35,8 +35,7 @@ static const char *item_end(const char *p)
 }
 
 /* Reads a number of at most 7 digits from [p, end). OUT: *v, *width. */
-static const char *read_num(const char *p, const char *end, long *v,
-			    int *width)
+static const char *read_num(const char *p, const char *end, long *v, int *width)
 {
 	const char *s = p;
 
@@ -66,8 +65,7 @@ static int digits(long v)
  * wide as the range's padding wants, else 0; with `num` < 0 returns how
  * many numbers the ranges hold. -1 when malformed.
  */
-static long walk_ranges(const char *p, const char *end, long num,
-			int num_width)
+static long walk_ranges(const char *p, const char *end, long num, int num_width)
 {
 	long count = 0;
 
@@ -97,10 +95,9 @@ static long walk_ranges(const char *p, const char *end, long num,
 		if (num < a || num > b)
 			continue;
 		/* "01-16" pads to two digits; "1-16" does not pad. */
-		if (wa > digits(a) ? num_width == (digits(num) > wa
-							   ? digits(num)
-							   : wa)
-				   : num_width == digits(num))
+		if (wa > digits(a)
+		        ? num_width == (digits(num) > wa ? digits(num) : wa)
+		        : num_width == digits(num))
 			return 1;
 	}
 	return num < 0 ? count : 0;
@@ -109,7 +106,7 @@ static long walk_ranges(const char *p, const char *end, long num,
 /* Splits item [p, end) at its bracket. OUT: the pieces. -1: malformed,
  * 0: no bracket, 1: bracket. */
 static int split_item(const char *p, const char *end, const char **lb,
-		      const char **rb)
+                      const char **rb)
 {
 	const char *q;
 
@@ -154,7 +151,7 @@ bool gs_gresconf_hostlist_has(const char *list, const char *name)
 			if (nlen > plen + slen && strncmp(name, p, plen) == 0 &&
 			    strncmp(name + nlen - slen, rb + 1, slen) == 0) {
 				const char *d = name + plen,
-					   *dend = name + nlen - slen;
+				           *dend = name + nlen - slen;
 				long v;
 				int w;
 
@@ -206,10 +203,23 @@ static bool parse_count(const char *s, long *out)
 	if (end == s || v < 0)
 		return false;
 	switch (*end) {
-	case 'k': case 'K': v *= 1024; end++; break;
-	case 'm': case 'M': v *= 1024L * 1024; end++; break;
-	case 'g': case 'G': v *= 1024L * 1024 * 1024; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v *= 1024;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v *= 1024L * 1024;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v *= 1024L * 1024 * 1024;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end != '\0' || v > RANGE_MAX * 1000)
 		return false;
@@ -239,7 +249,7 @@ static void read_words(char *line, struct shard_line *sl)
 		else if (strcasecmp(w, "Count") == 0)
 			sl->count = eq + 1;
 		else if (strcasecmp(w, "File") == 0 ||
-			 strcasecmp(w, "Files") == 0)
+		         strcasecmp(w, "Files") == 0)
 			sl->file = eq + 1;
 		else if (strcasecmp(w, "MultipleFiles") == 0)
 			sl->file = "one"; /* several files, one GPU */
@@ -249,7 +259,7 @@ static void read_words(char *line, struct shard_line *sl)
 }
 
 gs_err gs_gresconf_shards_per_gpu(const char *text, const char *node,
-				  int *per_gpu, struct gs_errbuf *eb)
+                                  int *per_gpu, struct gs_errbuf *eb)
 {
 	const char *p = text;
 	int lineno = 0, found = 0;
@@ -266,7 +276,7 @@ gs_err gs_gresconf_shards_per_gpu(const char *text, const char *node,
 		lineno++;
 		if (len >= sizeof(line))
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "gres.conf line %d is too long", lineno);
+			               "gres.conf line %d is too long", lineno);
 		memcpy(line, p, len);
 		line[len] = '\0';
 		p = nl ? nl + 1 : p + len;
@@ -281,29 +291,35 @@ gs_err gs_gresconf_shards_per_gpu(const char *text, const char *node,
 			continue;
 		if (sl.count == NULL || !parse_count(sl.count, &count) ||
 		    count < 1)
-			return gs_fail(eb, GS_ERR_PARSE,
-				       "gres.conf line %d: a shard line needs Count=N",
-				       lineno);
+			return gs_fail(
+			    eb, GS_ERR_PARSE,
+			    "gres.conf line %d: a shard line needs Count=N",
+			    lineno);
 		if (sl.file == NULL)
 			return gs_fail(eb, GS_ERR_UNSUPPORTED,
-				       "gres.conf line %d: shards without File= are not tied to a GPU",
-				       lineno);
+			               "gres.conf line %d: shards without "
+			               "File= are not tied to a GPU",
+			               lineno);
 		files = strcmp(sl.file, "one") == 0
-				? 1
-				: gs_gresconf_file_count(sl.file);
+		            ? 1
+		            : gs_gresconf_file_count(sl.file);
 		if (files < 1)
-			return gs_fail(eb, GS_ERR_PARSE,
-				       "gres.conf line %d: File=%s not understood",
-				       lineno, sl.file);
+			return gs_fail(
+			    eb, GS_ERR_PARSE,
+			    "gres.conf line %d: File=%s not understood", lineno,
+			    sl.file);
 		if (count % files != 0)
 			return gs_fail(eb, GS_ERR_UNSUPPORTED,
-				       "gres.conf line %d: Count=%ld does not split evenly over %d GPUs",
-				       lineno, count, files);
+			               "gres.conf line %d: Count=%ld does not "
+			               "split evenly over %d GPUs",
+			               lineno, count, files);
 		per = count / files;
 		if (found != 0 && per != found)
-			return gs_fail(eb, GS_ERR_UNSUPPORTED,
-				       "gres.conf line %d: %ld shards per GPU where an earlier line has %d; set shards_per_gpu",
-				       lineno, per, found);
+			return gs_fail(
+			    eb, GS_ERR_UNSUPPORTED,
+			    "gres.conf line %d: %ld shards per GPU where an "
+			    "earlier line has %d; set shards_per_gpu",
+			    lineno, per, found);
 		found = (int)per;
 	}
 	*per_gpu = found;

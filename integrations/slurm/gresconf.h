@@ -32,7 +32,7 @@
  * differ between GPUs. The errbuf names the line.
  */
 gs_err gs_gresconf_shards_per_gpu(const char *text, const char *node,
-				  int *per_gpu, struct gs_errbuf *eb);
+                                  int *per_gpu, struct gs_errbuf *eb);
 
 /*
  * Whether `name` is in Slurm host list `list` ("a,b", "node[1-4,7]",

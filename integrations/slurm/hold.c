@@ -54,7 +54,7 @@ static bool daemon_answers(const char *socket)
 
 /* Decides between daemon and region. OUT: *daemon. */
 static gs_err pick_way(const struct gs_slurm_conf *c, bool *daemon,
-		       struct gs_errbuf *eb)
+                       struct gs_errbuf *eb)
 {
 	*daemon = false;
 	if (c->daemon == GS_SLURM_DAEMON_OFF)
@@ -62,8 +62,9 @@ static gs_err pick_way(const struct gs_slurm_conf *c, bool *daemon,
 	*daemon = daemon_answers(c->socket);
 	if (!*daemon && c->daemon == GS_SLURM_DAEMON_REQUIRED)
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-			       "gpusliced does not answer on %s (plugstack daemon=required)",
-			       c->socket);
+		               "gpusliced does not answer on %s (plugstack "
+		               "daemon=required)",
+		               c->socket);
 	return GS_OK;
 }
 
@@ -79,8 +80,7 @@ static bool region_is_foreign(const char *dir, unsigned *uid)
 	char path[GS_REGION_DIR_MAX + 16];
 	struct stat st;
 
-	(void)snprintf(path, sizeof(path), "%s/%s", dir,
-		       GS_REGION_LIMITS_FILE);
+	(void)snprintf(path, sizeof(path), "%s/%s", dir, GS_REGION_LIMITS_FILE);
 	if (lstat(path, &st) != 0)
 		return false;
 	*uid = (unsigned)st.st_uid;
@@ -89,7 +89,7 @@ static bool region_is_foreign(const char *dir, unsigned *uid)
 
 /* Whether a slurmstepd other than `self` holds `slice` (after a reap). */
 static bool other_runner(struct gs_region *r, const struct gs_slice_ref *slice,
-			 const struct gs_proc_ref *self)
+                         const struct gs_proc_ref *self)
 {
 	struct gs_proc_ref it = {.slot = -1};
 	struct gs_proc_info info;
@@ -114,15 +114,15 @@ static bool other_runner(struct gs_region *r, const struct gs_slice_ref *slice,
  * holds. OUT: h->slice, h->proc, *same: whether its limits are `want`'s.
  */
 static gs_err region_join(struct gs_slurm_hold *h,
-			  const struct gs_slice_limits *want, bool *same,
-			  struct gs_errbuf *eb)
+                          const struct gs_slice_limits *want, bool *same,
+                          struct gs_errbuf *eb)
 {
 	struct gs_slice_limits cur;
 	bool created = false;
 	gs_err err;
 
 	err = gs_region_slice_join(h->region, want, GS_PROC_RUNNER, &h->slice,
-				   &h->proc, &created, eb);
+	                           &h->proc, &created, eb);
 	if (err != GS_OK)
 		return err;
 	*same = true;
@@ -145,14 +145,14 @@ static gs_err region_join(struct gs_slurm_hold *h,
 out_leave:
 	(void)gs_region_slice_leave(h->region, &h->slice, &h->proc, NULL);
 	return gs_fail(eb, err, "slice %s: cannot read or take over its limits",
-		       want->name);
+	               want->name);
 }
 
 static gs_err region_acquire(struct gs_slurm_hold *h,
-			     const struct gs_slurm_conf *c,
-			     const struct gs_slurm_who *w,
-			     const struct gs_slice_limits *lim,
-			     struct gs_errbuf *eb)
+                             const struct gs_slurm_conf *c,
+                             const struct gs_slurm_who *w,
+                             const struct gs_slice_limits *lim,
+                             struct gs_errbuf *eb)
 {
 	struct gs_slice_limits want = *lim;
 	char step[16];
@@ -161,22 +161,24 @@ static gs_err region_acquire(struct gs_slurm_hold *h,
 	gs_err err;
 
 	if (region_is_foreign(c->run_dir, &uid))
-		return gs_fail(eb, GS_ERR_PERM,
-			       "the region in %s belongs to uid %u, not to this slurmstepd (is gpusliced down? its socket is %s)",
-			       c->run_dir, uid, c->socket);
+		return gs_fail(
+		    eb, GS_ERR_PERM,
+		    "the region in %s belongs to uid %u, not to this "
+		    "slurmstepd (is gpusliced down? its socket is %s)",
+		    c->run_dir, uid, c->socket);
 	err = gs_region_open(c->run_dir, GS_REGION_OWNER, &h->region, eb);
 	if (err != GS_OK)
 		return err;
 	(void)gs_region_reap(h->region);
 	(void)gs_slurm_slice_name(w->job_id, NULL, want.name,
-				  sizeof(want.name));
+	                          sizeof(want.name));
 	err = region_join(h, &want, &same, eb);
 	if (err != GS_OK)
 		goto out_close;
 	if (!same) {
 		/* A step slicing the job's GPU its own way. */
 		(void)gs_region_slice_leave(h->region, &h->slice, &h->proc,
-					    NULL);
+		                            NULL);
 		(void)gs_slurm_slice_name(
 		    w->job_id,
 		    gs_slurm_step_name(w->step_id, step, sizeof(step)),
@@ -186,10 +188,11 @@ static gs_err region_acquire(struct gs_slurm_hold *h,
 			goto out_close;
 		if (!same) {
 			(void)gs_region_slice_leave(h->region, &h->slice,
-						    &h->proc, NULL);
+			                            &h->proc, NULL);
 			err = gs_fail(eb, GS_ERR_EXISTS,
-				      "slice %s is held by another slurmstepd with other limits",
-				      want.name);
+			              "slice %s is held by another slurmstepd "
+			              "with other limits",
+			              want.name);
 			goto out_close;
 		}
 	}
@@ -219,14 +222,14 @@ static void region_release(struct gs_slurm_hold *h, struct gs_errbuf *eb)
 	}
 	if (err != GS_OK && err != GS_ERR_NOT_FOUND)
 		(void)gs_fail(eb, err, "slice %s: cannot leave or delete it",
-			      h->name);
+		              h->name);
 	gs_region_close(h->region);
 	h->region = NULL;
 }
 
 /* Deletes job `job`'s slices in the region of `dir`, when it exists. */
 static gs_err region_sweep(const char *dir, uint32_t job, int *deleted,
-			   struct gs_errbuf *eb)
+                           struct gs_errbuf *eb)
 {
 	char path[GS_REGION_DIR_MAX + 16];
 	struct gs_slice_ref it = {.slot = -1};
@@ -235,8 +238,7 @@ static gs_err region_sweep(const char *dir, uint32_t job, int *deleted,
 	unsigned uid = 0;
 	gs_err err;
 
-	(void)snprintf(path, sizeof(path), "%s/%s", dir,
-		       GS_REGION_LIMITS_FILE);
+	(void)snprintf(path, sizeof(path), "%s/%s", dir, GS_REGION_LIMITS_FILE);
 	if (stat(path, &st) != 0 || region_is_foreign(dir, &uid))
 		return GS_OK;
 	err = gs_region_open(dir, GS_REGION_OWNER, &r, eb);
@@ -258,7 +260,7 @@ static gs_err region_sweep(const char *dir, uint32_t job, int *deleted,
 /* ---- through gpusliced -------------------------------------------------- */
 
 static json_t *spec_json(const char *name, const struct gs_slice_limits *lim,
-			 const struct gs_slurm_who *w, bool with_team)
+                         const struct gs_slurm_who *w, bool with_team)
 {
 	json_t *o = json_object();
 
@@ -266,10 +268,10 @@ static json_t *spec_json(const char *name, const struct gs_slice_limits *lim,
 	json_object_set_new(o, "mode", json_string("timeslice"));
 	if (lim->mem_limit > 0)
 		json_object_set_new(o, "memory",
-				    json_integer((json_int_t)lim->mem_limit));
+		                    json_integer((json_int_t)lim->mem_limit));
 	if (lim->compute_pct > 0)
 		json_object_set_new(o, "compute",
-				    json_integer((json_int_t)lim->compute_pct));
+		                    json_integer((json_int_t)lim->compute_pct));
 	json_object_set_new(
 	    o, "priority",
 	    json_string(gs_priority_name((enum gs_priority)lim->priority)));
@@ -288,7 +290,7 @@ static bool daemon_same(const json_t *s, const struct gs_slice_limits *lim)
 	return (uint64_t)gs_client_int(s, "memory_bytes") == lim->mem_limit &&
 	       gs_client_int(s, "compute") == (long long)lim->compute_pct &&
 	       strcmp(gs_client_str(s, "priority"),
-		      gs_priority_name((enum gs_priority)lim->priority)) == 0;
+	              gs_priority_name((enum gs_priority)lim->priority)) == 0;
 }
 
 /* Whether a live process other than this one is attached to `s`. */
@@ -322,7 +324,7 @@ static gs_err daemon_team_put(const char *name, struct gs_errbuf *eb)
 }
 
 static void daemon_take_env(struct gs_slurm_hold *h, const json_t *s,
-			    const struct gs_slurm_who *w)
+                            const struct gs_slurm_who *w)
 {
 	const json_t *env = json_object_get(s, "env");
 	const char *dir = gs_client_str(env, "GPUSLICE_RUN_DIR");
@@ -339,9 +341,9 @@ static void daemon_take_env(struct gs_slurm_hold *h, const json_t *s,
 }
 
 static gs_err daemon_acquire(struct gs_slurm_hold *h,
-			     const struct gs_slurm_who *w,
-			     const struct gs_slice_limits *lim,
-			     struct gs_errbuf *eb)
+                             const struct gs_slurm_who *w,
+                             const struct gs_slice_limits *lim,
+                             struct gs_errbuf *eb)
 {
 	char name[GS_REGION_NAME_MAX], step[16];
 	bool with_team = gs_slurm_team_is_valid(w->account);
@@ -363,20 +365,20 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 			team_made = true;
 			err = daemon_team_put(w->account, &e);
 			if (err != GS_OK)
-				return gs_fail(eb, err, "gpusliced: team %s: %s",
-					       w->account,
-					       gs_errbuf_msg(&e, err));
+				return gs_fail(
+				    eb, err, "gpusliced: team %s: %s",
+				    w->account, gs_errbuf_msg(&e, err));
 			continue;
 		}
 		if (err != GS_ERR_EXISTS)
 			return gs_fail(eb, err, "gpusliced: slice %s: %s", name,
-				       gs_errbuf_msg(&e, err));
+			               gs_errbuf_msg(&e, err));
 		err = gs_client_slice_get(name, &s, &e);
 		if (err == GS_ERR_NOT_FOUND)
 			continue; /* deleted in between */
 		if (err != GS_OK)
 			return gs_fail(eb, err, "gpusliced: slice %s: %s", name,
-				       gs_errbuf_msg(&e, err));
+			               gs_errbuf_msg(&e, err));
 		if (!daemon_other_holder(s)) {
 			/* A leftover: make it again with our limits. */
 			json_decref(s);
@@ -397,8 +399,8 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 	if (err != GS_OK || s == NULL) {
 		json_decref(s);
 		return gs_fail(eb, err != GS_OK ? err : GS_ERR_BUSY,
-			       "gpusliced: slice %s: gave up after %d tries",
-			       name, ACQUIRE_TRIES);
+		               "gpusliced: slice %s: gave up after %d tries",
+		               name, ACQUIRE_TRIES);
 	}
 	json_decref(s);
 	s = NULL;
@@ -410,7 +412,7 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 		if (err != GS_OK) {
 			(void)gs_client_slice_delete(name, NULL);
 			return gs_fail(eb, err, "gpusliced: attach to %s: %s",
-				       name, gs_errbuf_msg(&e, err));
+			               name, gs_errbuf_msg(&e, err));
 		}
 	}
 	(void)snprintf(h->name, sizeof(h->name), "%s", name);
@@ -437,7 +439,7 @@ static void daemon_release(struct gs_slurm_hold *h, struct gs_errbuf *eb)
 	err = gs_client_slice_delete(h->name, eb);
 	if (err != GS_OK && err != GS_ERR_NOT_FOUND)
 		(void)gs_fail(eb, err, "gpusliced: cannot delete slice %s",
-			      h->name);
+		              h->name);
 }
 
 static gs_err daemon_sweep(uint32_t job, int *deleted, struct gs_errbuf *eb)
@@ -465,10 +467,10 @@ static gs_err daemon_sweep(uint32_t job, int *deleted, struct gs_errbuf *eb)
 /* ---- the interface ------------------------------------------------------ */
 
 gs_err gs_slurm_hold_acquire(struct gs_slurm_hold *h,
-			     const struct gs_slurm_conf *c,
-			     const struct gs_slurm_who *w,
-			     const struct gs_slice_limits *lim,
-			     struct gs_errbuf *eb)
+                             const struct gs_slurm_conf *c,
+                             const struct gs_slurm_who *w,
+                             const struct gs_slice_limits *lim,
+                             struct gs_errbuf *eb)
 {
 	bool daemon = false;
 	gs_err err;
@@ -486,7 +488,7 @@ gs_err gs_slurm_hold_acquire(struct gs_slurm_hold *h,
 }
 
 gs_err gs_slurm_hold_add_task(struct gs_slurm_hold *h, int32_t pid,
-			      struct gs_errbuf *eb)
+                              struct gs_errbuf *eb)
 {
 	if (!h->held || !h->via_daemon)
 		return GS_OK;
@@ -507,8 +509,8 @@ void gs_slurm_hold_release(struct gs_slurm_hold *h, struct gs_errbuf *eb)
 	h->held = false;
 }
 
-gs_err gs_slurm_sweep(const struct gs_slurm_conf *c, uint32_t job,
-		      int *deleted, struct gs_errbuf *eb)
+gs_err gs_slurm_sweep(const struct gs_slurm_conf *c, uint32_t job, int *deleted,
+                      struct gs_errbuf *eb)
 {
 	int n = 0;
 	gs_err err = GS_OK;

@@ -79,10 +79,10 @@ void gs_slurm_hold_init(struct gs_slurm_hold *h);
  * gs_slurm_hold_release).
  */
 gs_err gs_slurm_hold_acquire(struct gs_slurm_hold *h,
-			     const struct gs_slurm_conf *c,
-			     const struct gs_slurm_who *w,
-			     const struct gs_slice_limits *lim,
-			     struct gs_errbuf *eb);
+                             const struct gs_slurm_conf *c,
+                             const struct gs_slurm_who *w,
+                             const struct gs_slice_limits *lim,
+                             struct gs_errbuf *eb);
 
 /*
  * Tells the daemon that task `pid` belongs to the slice (for its
@@ -90,7 +90,7 @@ gs_err gs_slurm_hold_acquire(struct gs_slurm_hold *h,
  * itself.
  */
 gs_err gs_slurm_hold_add_task(struct gs_slurm_hold *h, int32_t pid,
-			      struct gs_errbuf *eb);
+                              struct gs_errbuf *eb);
 
 /*
  * Leaves the slice and deletes it when no other slurmstepd holds it.
@@ -103,7 +103,7 @@ void gs_slurm_hold_release(struct gs_slurm_hold *h, struct gs_errbuf *eb);
  * daemon when it answers and in run_dir's region when it exists; creates
  * nothing. OUT: *deleted (may be NULL).
  */
-gs_err gs_slurm_sweep(const struct gs_slurm_conf *c, uint32_t job,
-		      int *deleted, struct gs_errbuf *eb);
+gs_err gs_slurm_sweep(const struct gs_slurm_conf *c, uint32_t job, int *deleted,
+                      struct gs_errbuf *eb);
 
 #endif

@@ -15,30 +15,31 @@ void gs_slurm_conf_init(struct gs_slurm_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	(void)snprintf(c->run_dir, sizeof(c->run_dir), "%s",
-		       GS_SLURM_DEFAULT_RUN_DIR);
+	               GS_SLURM_DEFAULT_RUN_DIR);
 	(void)snprintf(c->socket, sizeof(c->socket), "%s",
-		       GS_SLURM_DEFAULT_SOCKET);
+	               GS_SLURM_DEFAULT_SOCKET);
 	c->daemon = GS_SLURM_DAEMON_AUTO;
 	c->compute_mode = GS_REGION_COMPUTE_STRICT;
 }
 
 /* Copies an absolute path into `dst` (n bytes). */
 static gs_err set_path(char *dst, size_t n, const char *key, const char *v,
-		       struct gs_errbuf *eb)
+                       struct gs_errbuf *eb)
 {
 	if (v[0] != '/')
-		return gs_fail(eb, GS_ERR_INVALID,
-			       "plugstack argument %s must be an absolute path, got '%s'",
-			       key, v);
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "plugstack argument %s must be an absolute path, got '%s'",
+		    key, v);
 	if (strlen(v) >= n)
 		return gs_fail(eb, GS_ERR_RANGE,
-			       "plugstack argument %s is too long", key);
+		               "plugstack argument %s is too long", key);
 	(void)snprintf(dst, n, "%s", v);
 	return GS_OK;
 }
 
-gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc,
-			   char *const *argv, struct gs_errbuf *eb)
+gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc, char *const *argv,
+                           struct gs_errbuf *eb)
 {
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *eq = strchr(a, '=');
@@ -46,31 +47,31 @@ gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc,
 		size_t klen;
 
 		if (eq == NULL || eq == a)
-			return gs_fail(eb, GS_ERR_INVALID,
-				       "plugstack argument '%s' is not key=value",
-				       a);
+			return gs_fail(
+			    eb, GS_ERR_INVALID,
+			    "plugstack argument '%s' is not key=value", a);
 		klen = (size_t)(eq - a);
 		v = eq + 1;
 #define KEY_IS(k) (klen == strlen(k) && strncmp(a, k, klen) == 0)
 		if (KEY_IS("run_dir")) {
 			gs_err err = set_path(c->run_dir, sizeof(c->run_dir),
-					      "run_dir", v, eb);
+			                      "run_dir", v, eb);
 			if (err != GS_OK)
 				return err;
 		} else if (KEY_IS("socket")) {
 			gs_err err = set_path(c->socket, sizeof(c->socket),
-					      "socket", v, eb);
+			                      "socket", v, eb);
 			if (err != GS_OK)
 				return err;
 		} else if (KEY_IS("shim")) {
-			gs_err err = set_path(c->shim, sizeof(c->shim), "shim",
-					      v, eb);
+			gs_err err =
+			    set_path(c->shim, sizeof(c->shim), "shim", v, eb);
 			if (err != GS_OK)
 				return err;
 		} else if (KEY_IS("gres_conf")) {
-			gs_err err = set_path(c->gres_conf,
-					      sizeof(c->gres_conf),
-					      "gres_conf", v, eb);
+			gs_err err =
+			    set_path(c->gres_conf, sizeof(c->gres_conf),
+			             "gres_conf", v, eb);
 			if (err != GS_OK)
 				return err;
 		} else if (KEY_IS("shards_per_gpu")) {
@@ -81,9 +82,11 @@ gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc,
 			n = strtol(v, &end, 10);
 			if (errno != 0 || end == v || *end != '\0' || n < 1 ||
 			    n > 1000000)
-				return gs_fail(eb, GS_ERR_RANGE,
-					       "plugstack argument shards_per_gpu must be 1..1000000, got '%s'",
-					       v);
+				return gs_fail(
+				    eb, GS_ERR_RANGE,
+				    "plugstack argument shards_per_gpu must be "
+				    "1..1000000, got '%s'",
+				    v);
 			c->shards_per_gpu = (int)n;
 		} else if (KEY_IS("daemon")) {
 			if (strcmp(v, "auto") == 0)
@@ -93,22 +96,26 @@ gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc,
 			else if (strcmp(v, "required") == 0)
 				c->daemon = GS_SLURM_DAEMON_REQUIRED;
 			else
-				return gs_fail(eb, GS_ERR_PARSE,
-					       "plugstack argument daemon must be auto, off or required, got '%s'",
-					       v);
+				return gs_fail(
+				    eb, GS_ERR_PARSE,
+				    "plugstack argument daemon must be auto, "
+				    "off or required, got '%s'",
+				    v);
 		} else if (KEY_IS("compute_mode")) {
 			if (strcmp(v, "strict") == 0)
 				c->compute_mode = GS_REGION_COMPUTE_STRICT;
 			else if (strcmp(v, "share") == 0)
 				c->compute_mode = GS_REGION_COMPUTE_SHARE;
 			else
-				return gs_fail(eb, GS_ERR_PARSE,
-					       "plugstack argument compute_mode must be strict or share, got '%s'",
-					       v);
+				return gs_fail(
+				    eb, GS_ERR_PARSE,
+				    "plugstack argument compute_mode must be "
+				    "strict or share, got '%s'",
+				    v);
 		} else {
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "unknown plugstack argument '%.*s'",
-				       (int)klen, a);
+			               "unknown plugstack argument '%.*s'",
+			               (int)klen, a);
 		}
 #undef KEY_IS
 	}
@@ -122,9 +129,8 @@ void gs_slurm_request_init(struct gs_slurm_request *rq)
 	rq->priority = -1;
 }
 
-gs_err gs_slurm_request_set(struct gs_slurm_request *rq,
-			    enum gs_slurm_opt opt, const char *text,
-			    struct gs_errbuf *eb)
+gs_err gs_slurm_request_set(struct gs_slurm_request *rq, enum gs_slurm_opt opt,
+                            const char *text, struct gs_errbuf *eb)
 {
 	struct gs_errbuf inner = {0};
 	const char *name;
@@ -162,11 +168,11 @@ gs_err gs_slurm_request_set(struct gs_slurm_request *rq,
 	}
 	default:
 		return gs_fail(eb, GS_ERR_INVALID, "unknown option %d",
-			       (int)opt);
+		               (int)opt);
 	}
 	if (err != GS_OK)
 		return gs_fail(eb, err, "%s: %s", name,
-			       gs_errbuf_msg(&inner, err));
+		               gs_errbuf_msg(&inner, err));
 	return GS_OK;
 }
 
@@ -176,9 +182,8 @@ bool gs_slurm_request_is_set(const struct gs_slurm_request *rq)
 }
 
 gs_err gs_slurm_gres_from_env(struct gs_slurm_gres *g,
-			      const char *cuda_visible_devices,
-			      const char *shards_on_node,
-			      struct gs_errbuf *eb)
+                              const char *cuda_visible_devices,
+                              const char *shards_on_node, struct gs_errbuf *eb)
 {
 	memset(g, 0, sizeof(*g));
 	g->first_gpu = -1;
@@ -206,19 +211,20 @@ gs_err gs_slurm_gres_from_env(struct gs_slurm_gres *g,
 		n = strtol(shards_on_node, &end, 10);
 		if (errno != 0 || end == shards_on_node || *end != '\0' ||
 		    n < 0 || n > 1000000)
-			return gs_fail(eb, GS_ERR_PARSE,
-				       "SLURM_SHARDS_ON_NODE='%s' is not a count",
-				       shards_on_node);
+			return gs_fail(
+			    eb, GS_ERR_PARSE,
+			    "SLURM_SHARDS_ON_NODE='%s' is not a count",
+			    shards_on_node);
 		g->shards_held = (int)n;
 	}
 	return GS_OK;
 }
 
 gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
-		       const struct gs_slurm_request *rq,
-		       const struct gs_slurm_gres *g,
-		       struct gs_slice_limits *lim, bool *wanted,
-		       struct gs_errbuf *eb)
+                       const struct gs_slurm_request *rq,
+                       const struct gs_slurm_gres *g,
+                       struct gs_slice_limits *lim, bool *wanted,
+                       struct gs_errbuf *eb)
 {
 	struct gs_slice_limits l;
 	int pct = rq->compute;
@@ -228,11 +234,15 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
 		long long total;
 
 		if (g->shards_per_gpu <= 0)
-			return gs_fail(eb, GS_ERR_INVALID,
-				       "the step holds %d shard(s) but the shards per GPU are not known: give the plugin shards_per_gpu=N in plugstack.conf or Name=shard lines with File= in gres.conf",
-				       g->shards_held);
+			return gs_fail(
+			    eb, GS_ERR_INVALID,
+			    "the step holds %d shard(s) but the shards per GPU "
+			    "are not known: give the plugin shards_per_gpu=N "
+			    "in plugstack.conf or Name=shard lines with File= "
+			    "in gres.conf",
+			    g->shards_held);
 		total = (long long)g->shards_per_gpu *
-			(g->n_gpus > 0 ? g->n_gpus : 1);
+		        (g->n_gpus > 0 ? g->n_gpus : 1);
 		pct = (int)((long long)g->shards_held * 100 / total);
 		if (pct < 1)
 			pct = 1;
@@ -254,19 +264,18 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
 }
 
 bool gs_slurm_limits_same(const struct gs_slice_limits *a,
-			  const struct gs_slice_limits *b)
+                          const struct gs_slice_limits *b)
 {
 	return a->mem_limit == b->mem_limit &&
-	       a->compute_pct == b->compute_pct &&
-	       a->priority == b->priority && a->weight == b->weight &&
-	       a->mode == b->mode;
+	       a->compute_pct == b->compute_pct && a->priority == b->priority &&
+	       a->weight == b->weight && a->mode == b->mode;
 }
 
 /* Slurm's special step ids (slurm.h; copied so this file needs no Slurm
  * header). */
 #define STEP_INTERACTIVE 0xfffffffau
-#define STEP_BATCH 0xfffffffbu
-#define STEP_EXTERN 0xfffffffcu
+#define STEP_BATCH       0xfffffffbu
+#define STEP_EXTERN      0xfffffffcu
 
 const char *gs_slurm_step_name(uint32_t step, char *buf, size_t len)
 {
@@ -287,8 +296,7 @@ const char *gs_slurm_step_name(uint32_t step, char *buf, size_t len)
 	return buf;
 }
 
-int gs_slurm_slice_name(uint32_t job, const char *step, char *buf,
-			size_t len)
+int gs_slurm_slice_name(uint32_t job, const char *step, char *buf, size_t len)
 {
 	if (step == NULL)
 		return snprintf(buf, len, "slurm-%u", job);
@@ -314,8 +322,8 @@ bool gs_slurm_team_is_valid(const char *account)
 	for (n = 0; account[n]; n++) {
 		char ch = account[n];
 		bool alnum = (ch >= 'a' && ch <= 'z') ||
-			     (ch >= 'A' && ch <= 'Z') ||
-			     (ch >= '0' && ch <= '9');
+		             (ch >= 'A' && ch <= 'Z') ||
+		             (ch >= '0' && ch <= '9');
 
 		if (n >= 63)
 			return false;

@@ -32,11 +32,11 @@
 #include "gs/err.h"
 #include "gs/region.h"
 
-#define GS_SLURM_PATH_MAX 1024
+#define GS_SLURM_PATH_MAX   1024
 #define GS_SLURM_SOCKET_MAX 108 /* sun_path */
 
 #define GS_SLURM_DEFAULT_RUN_DIR "/run/gpuslice"
-#define GS_SLURM_DEFAULT_SOCKET "/run/gpuslice/api.sock"
+#define GS_SLURM_DEFAULT_SOCKET  "/run/gpuslice/api.sock"
 
 /* Whether slices are made through gpusliced (daemon= argument). */
 enum gs_slurm_daemon {
@@ -47,9 +47,9 @@ enum gs_slurm_daemon {
 
 /* The plugstack.conf arguments (see docs/slurm.md). */
 struct gs_slurm_conf {
-	char run_dir[GS_REGION_DIR_MAX];  /* run_dir= */
-	char socket[GS_SLURM_SOCKET_MAX]; /* socket= */
-	char shim[GS_SLURM_PATH_MAX];     /* shim=; "" = next to the plugin */
+	char run_dir[GS_REGION_DIR_MAX];   /* run_dir= */
+	char socket[GS_SLURM_SOCKET_MAX];  /* socket= */
+	char shim[GS_SLURM_PATH_MAX];      /* shim=; "" = next to the plugin */
 	char gres_conf[GS_SLURM_PATH_MAX]; /* gres_conf=; "" = by slurm.conf */
 	int shards_per_gpu;                /* shards_per_gpu=; 0 = gres.conf */
 	enum gs_slurm_daemon daemon;       /* daemon= */
@@ -64,8 +64,8 @@ void gs_slurm_conf_init(struct gs_slurm_conf *c);
  * for an unknown key, GS_ERR_PARSE / GS_ERR_RANGE for a bad value; the
  * errbuf names the argument. On error the conf is partly updated.
  */
-gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc,
-			   char *const *argv, struct gs_errbuf *eb);
+gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc, char *const *argv,
+                           struct gs_errbuf *eb);
 
 /* The options, as the SPANK option table numbers them. */
 enum gs_slurm_opt {
@@ -88,9 +88,8 @@ void gs_slurm_request_init(struct gs_slurm_request *rq);
  * the errbuf says which option and why ("--gpu-mem: memory 'x' not
  * understood ..."). GS_ERR_INVALID for an unknown `opt`.
  */
-gs_err gs_slurm_request_set(struct gs_slurm_request *rq,
-			    enum gs_slurm_opt opt, const char *text,
-			    struct gs_errbuf *eb);
+gs_err gs_slurm_request_set(struct gs_slurm_request *rq, enum gs_slurm_opt opt,
+                            const char *text, struct gs_errbuf *eb);
 
 /* Whether any option was given. */
 bool gs_slurm_request_is_set(const struct gs_slurm_request *rq);
@@ -108,9 +107,8 @@ struct gs_slurm_gres {
  * SLURM_SHARDS_ON_NODE is GS_ERR_PARSE. shards_per_gpu is left 0.
  */
 gs_err gs_slurm_gres_from_env(struct gs_slurm_gres *g,
-			      const char *cuda_visible_devices,
-			      const char *shards_on_node,
-			      struct gs_errbuf *eb);
+                              const char *cuda_visible_devices,
+                              const char *shards_on_node, struct gs_errbuf *eb);
 
 /*
  * The limits of a step's slice. OUT: *lim (name left empty, flags
@@ -119,14 +117,14 @@ gs_err gs_slurm_gres_from_env(struct gs_slurm_gres *g,
  * no --gpu-compute was given and the shards per GPU are not known.
  */
 gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
-		       const struct gs_slurm_request *rq,
-		       const struct gs_slurm_gres *g,
-		       struct gs_slice_limits *lim, bool *wanted,
-		       struct gs_errbuf *eb);
+                       const struct gs_slurm_request *rq,
+                       const struct gs_slurm_gres *g,
+                       struct gs_slice_limits *lim, bool *wanted,
+                       struct gs_errbuf *eb);
 
 /* Whether two slices enforce the same thing (names and flags aside). */
 bool gs_slurm_limits_same(const struct gs_slice_limits *a,
-			  const struct gs_slice_limits *b);
+                          const struct gs_slice_limits *b);
 
 /*
  * Step ids as names: "batch", "extern", "interactive", or the number.
@@ -138,8 +136,7 @@ const char *gs_slurm_step_name(uint32_t step, char *buf, size_t len);
  * "slurm-<job>" (step NULL) or "slurm-<job>.<step>". Returns the length
  * written, or needed (snprintf rules).
  */
-int gs_slurm_slice_name(uint32_t job, const char *step, char *buf,
-			size_t len);
+int gs_slurm_slice_name(uint32_t job, const char *step, char *buf, size_t len);
 
 /* Whether slice `name` belongs to job `job` (its slice or a step's). */
 bool gs_slurm_slice_is_of_job(const char *name, uint32_t job);

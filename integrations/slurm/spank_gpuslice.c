@@ -16,7 +16,8 @@
  *                               the tasks' environment
  *                               task_post_fork: tell the daemon the task
  *                               task_init (in the task, just before exec):
- *                               the daemon's CUDA_VISIBLE_DEVICES
+ *                               fail it when the step has no slice; the
+ *                               daemon's CUDA_VISIBLE_DEVICES
  *                               exit: release the slice (also after
  *                               scancel: slurmstepd still runs it)
  *   job epilog (job script)     delete whatever slice of the job is left
@@ -39,9 +40,9 @@
  * Slurm does not call init before job_prolog/job_epilog.
  */
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,12 +58,12 @@
 
 SPANK_PLUGIN(gpuslice, 1);
 
-#define TAG "gpuslice"
+#define TAG           "gpuslice"
 #define GRES_CONF_MAX (1u << 20)
-#define ENV_MAX 4096
+#define ENV_MAX       4096
 
-static struct gs_slurm_request request = {.mem = 0, .compute = 0,
-					  .priority = -1};
+static struct gs_slurm_request request = {
+    .mem = 0, .compute = 0, .priority = -1};
 static struct gs_slurm_hold hold;
 static char shim_path[GS_SLURM_PATH_MAX];
 static char step_error[512]; /* slurmstepd: why the step cannot run */
@@ -72,8 +73,7 @@ static char step_error[512]; /* slurmstepd: why the step cannot run */
  * Returns what the calling callback should return: 0 in slurmstepd (see
  * the top of the file), -1 elsewhere (srun, sbatch and salloc refuse).
  */
-__attribute__((format(printf, 1, 2))) static int step_fail(const char *fmt,
-							  ...)
+__attribute__((format(printf, 1, 2))) static int step_fail(const char *fmt, ...)
 {
 	char msg[sizeof(step_error)];
 	va_list ap;
@@ -112,8 +112,8 @@ static int option_cb(int val, const char *optarg, int remote)
 	gs_err err;
 
 	(void)remote;
-	err = gs_slurm_request_set(&request, (enum gs_slurm_opt)val, optarg,
-				   &eb);
+	err =
+	    gs_slurm_request_set(&request, (enum gs_slurm_opt)val, optarg, &eb);
 	if (err != GS_OK)
 		return step_fail("%s", gs_errbuf_msg(&eb, err));
 	return 0;
@@ -129,7 +129,7 @@ static int conf_load(struct gs_slurm_conf *c, int ac, char **av)
 	err = gs_slurm_conf_parse(c, ac, av, &eb);
 	if (err != GS_OK) {
 		slurm_error(TAG ": plugstack.conf: %s",
-			    gs_errbuf_msg(&eb, err));
+		            gs_errbuf_msg(&eb, err));
 		return -1;
 	}
 	return 0;
@@ -155,8 +155,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	spank_context_t ctx = spank_context();
 	struct gs_slurm_conf c;
 
-	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR &&
-	    ctx != S_CTX_REMOTE)
+	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
 		return 0;
 	if (conf_load_or_fail(&c, ac, av) != 0 && ctx != S_CTX_REMOTE)
 		return -1;
@@ -165,7 +164,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 		if (rc != ESPANK_SUCCESS)
 			return step_fail("cannot register --%s: %s",
-					 options[i].name, spank_strerror(rc));
+			                 options[i].name, spank_strerror(rc));
 	}
 	return 0;
 }
@@ -195,16 +194,18 @@ static int find_shim(const struct gs_slurm_conf *c)
 		if (dladdr((void *)&find_shim, &info) == 0 ||
 		    info.dli_fname == NULL ||
 		    (slash = strrchr(info.dli_fname, '/')) == NULL) {
-			(void)step_fail("cannot tell where the plugin lives; give shim= in plugstack.conf");
+			(void)step_fail("cannot tell where the plugin lives; "
+			                "give shim= in plugstack.conf");
 			return -1;
 		}
 		(void)snprintf(shim_path, sizeof(shim_path),
-			       "%.*s/libgpuslice.so",
-			       (int)(slash - info.dli_fname), info.dli_fname);
+		               "%.*s/libgpuslice.so",
+		               (int)(slash - info.dli_fname), info.dli_fname);
 	}
 	if (stat(shim_path, &st) != 0 || !S_ISREG(st.st_mode)) {
-		(void)step_fail("the shim %s is missing (shim= in plugstack.conf)",
-			    shim_path);
+		(void)step_fail(
+		    "the shim %s is missing (shim= in plugstack.conf)",
+		    shim_path);
 		return -1;
 	}
 	return 0;
@@ -236,15 +237,15 @@ static int shards_per_gpu(const struct gs_slurm_conf *c, int *per_gpu)
 			conf = "/etc/slurm/slurm.conf";
 		slash = strrchr(conf, '/');
 		(void)snprintf(path, sizeof(path), "%.*s/gres.conf",
-			       slash ? (int)(slash - conf) : 1,
-			       slash ? conf : ".");
+		               slash ? (int)(slash - conf) : 1,
+		               slash ? conf : ".");
 	}
 	f = fopen(path, "re");
 	if (f == NULL) {
 		int e = errno;
 
 		(void)step_fail("cannot read %s for the shards per GPU: %s",
-			    path, strerror(e));
+		                path, strerror(e));
 		return -1;
 	}
 	text = malloc(GRES_CONF_MAX + 1);
@@ -262,7 +263,7 @@ static int shards_per_gpu(const struct gs_slurm_conf *c, int *per_gpu)
 	else if (gethostname(node, sizeof(node)) != 0)
 		node[0] = '\0';
 	err = gs_gresconf_shards_per_gpu(text, node[0] ? node : NULL, per_gpu,
-					 &eb);
+	                                 &eb);
 	free(text);
 	if (err != GS_OK) {
 		(void)step_fail("%s: %s", path, gs_errbuf_msg(&eb, err));
@@ -285,9 +286,9 @@ static int set_task_env(spank_t sp)
 		(void)snprintf(val, sizeof(val), "%s:%s", shim_path, pre);
 	if (spank_setenv(sp, "LD_PRELOAD", val, 1) != ESPANK_SUCCESS ||
 	    spank_setenv(sp, "GPUSLICE_SLICE", hold.name, 1) !=
-		ESPANK_SUCCESS ||
+	        ESPANK_SUCCESS ||
 	    spank_setenv(sp, "GPUSLICE_RUN_DIR", hold.run_dir, 1) !=
-		ESPANK_SUCCESS) {
+	        ESPANK_SUCCESS) {
 		(void)step_fail("cannot set the tasks' environment");
 		return -1;
 	}
@@ -296,7 +297,7 @@ static int set_task_env(spank_t sp)
 
 /* Who the step is. Returns 0, or -1 after logging. */
 static int step_who(spank_t sp, const struct gs_slurm_gres *g,
-		    struct gs_slurm_who *w)
+                    struct gs_slurm_who *w)
 {
 	char acct[GS_SLURM_ACCOUNT_MAX];
 	uid_t uid = 0;
@@ -349,7 +350,7 @@ static int step_begin(spank_t sp, int ac, char **av)
 	err = gs_slurm_limits(&c, &request, &g, &lim, &wanted, &eb);
 	if (err != GS_OK) {
 		(void)step_fail("job %u: %s", w.job_id,
-			    gs_errbuf_msg(&eb, err));
+		                gs_errbuf_msg(&eb, err));
 		return -1;
 	}
 	if (!wanted)
@@ -358,9 +359,10 @@ static int step_begin(spank_t sp, int ac, char **av)
 		return -1;
 	err = gs_slurm_hold_acquire(&hold, &c, &w, &lim, &eb);
 	if (err != GS_OK) {
-		(void)step_fail("job %u step %s: no slice: %s", w.job_id,
-			    gs_slurm_step_name(w.step_id, step, sizeof(step)),
-			    gs_errbuf_msg(&eb, err));
+		(void)step_fail(
+		    "job %u step %s: no slice: %s", w.job_id,
+		    gs_slurm_step_name(w.step_id, step, sizeof(step)),
+		    gs_errbuf_msg(&eb, err));
 		return -1;
 	}
 	if (set_task_env(sp) != 0) {
@@ -371,10 +373,11 @@ static int step_begin(spank_t sp, int ac, char **av)
 		(void)gs_format_memory(lim.mem_limit, mem, sizeof(mem));
 	else
 		(void)snprintf(mem, sizeof(mem), "-");
-	slurm_info(TAG ": job %u step %s: slice %s (memory %s, compute %u%%, priority %u, %s)",
-		   w.job_id, gs_slurm_step_name(w.step_id, step, sizeof(step)),
-		   hold.name, mem, lim.compute_pct, lim.priority,
-		   hold.via_daemon ? "through gpusliced" : "standalone");
+	slurm_info(TAG ": job %u step %s: slice %s (memory %s, compute %u%%, "
+	               "priority %u, %s)",
+	           w.job_id, gs_slurm_step_name(w.step_id, step, sizeof(step)),
+	           hold.name, mem, lim.compute_pct, lim.priority,
+	           hold.via_daemon ? "through gpusliced" : "standalone");
 	return 0;
 }
 
@@ -404,13 +407,14 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	 */
 	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS) {
 		slurm_error(TAG ": slice %s: cannot read a task's pid",
-			    hold.name);
+		            hold.name);
 		return 0;
 	}
 	err = gs_slurm_hold_add_task(&hold, (int32_t)pid, &eb);
 	if (err != GS_OK)
-		slurm_error(TAG ": slice %s: gpusliced did not take task %d: %s",
-			    hold.name, (int)pid, gs_errbuf_msg(&eb, err));
+		slurm_error(TAG
+		            ": slice %s: gpusliced did not take task %d: %s",
+		            hold.name, (int)pid, gs_errbuf_msg(&eb, err));
 	return 0;
 }
 
@@ -484,9 +488,10 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	err = gs_slurm_sweep(&c, job, &deleted, &eb);
 	if (err != GS_OK)
 		slurm_error(TAG ": epilog of job %u: %s", job,
-			    gs_errbuf_msg(&eb, err));
+		            gs_errbuf_msg(&eb, err));
 	else if (deleted > 0)
-		slurm_info(TAG ": epilog of job %u: deleted %d slice(s) left behind",
-			   job, deleted);
+		slurm_info(
+		    TAG ": epilog of job %u: deleted %d slice(s) left behind",
+		    job, deleted);
 	return 0;
 }

@@ -18,8 +18,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char fixed_nodes[] = "sn,cpu_milli,memory_mib,gpu,model\n"
-				  "a,96000,393216,8,G2\n"
-				  "b,104000,524288,2,T4\n";
+                                  "a,96000,393216,8,G2\n"
+                                  "b,104000,524288,2,T4\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,14 +39,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = size - 2;
 	sep = memmem(text, len, "\n---\n", 5);
 	if (sep != NULL) {
-		if (gs_trace_csv_parse_nodes(text, (size_t)(sep - text), "nodes", &models, &nodes, &nn, &eb) != GS_OK)
+		if (gs_trace_csv_parse_nodes(text, (size_t)(sep - text),
+		                             "nodes", &models, &nodes, &nn,
+		                             &eb) != GS_OK)
 			return 0;
 		len -= (size_t)(sep + 5 - text);
 		text = sep + 5;
-	} else if (gs_trace_csv_parse_nodes(fixed_nodes, sizeof(fixed_nodes) - 1, "nodes", &models, &nodes, &nn, &eb) != GS_OK) {
+	} else if (gs_trace_csv_parse_nodes(
+	               fixed_nodes, sizeof(fixed_nodes) - 1, "nodes", &models,
+	               &nodes, &nn, &eb) != GS_OK) {
 		abort(); /* the fixed list must parse */
 	}
-	if (gs_trace_csv_parse_pods(text, len, "pods", &models, &pods, &np, &eb) == GS_OK &&
+	if (gs_trace_csv_parse_pods(text, len, "pods", &models, &pods, &np,
+	                            &eb) == GS_OK &&
 	    nn <= 64 && np <= 64) {
 		struct gs_trace_replay_cfg cfg;
 		struct gs_trace_result *r = malloc(sizeof(*r));
@@ -56,7 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.tune = (mode & 1) ? 1.3 : 0;
 		cfg.shuffle = (mode & 2) != 0;
 		if (r != NULL)
-			(void)gs_trace_replay(nodes, nn, pods, np, (enum gs_trace_policy)(pol % GS_TRACE_POLICY__COUNT), &cfg, r, &eb);
+			(void)gs_trace_replay(nodes, nn, pods, np,
+			                      (enum gs_trace_policy)(
+			                          pol % GS_TRACE_POLICY__COUNT),
+			                      &cfg, r, &eb);
 		free(r);
 	}
 	free(nodes);

@@ -28,13 +28,15 @@ static void shards_per_gpu_come_from_the_shard_lines(void **state)
 	     "Name=shard Count=4 File=/dev/nvidia0\n"
 	     "Name=shard Count=4 File=/dev/nvidia1\n",
 	     "n1", GS_OK, 4, NULL},
-	    {"one line for a range", "Name=shard Count=8 File=/dev/nvidia[0-1]\n",
-	     NULL, GS_OK, 4, NULL},
+	    {"one line for a range",
+	     "Name=shard Count=8 File=/dev/nvidia[0-1]\n", NULL, GS_OK, 4,
+	     NULL},
 	    {"a comma list of files",
 	     "Name=shard Count=12 File=/dev/nvidia0,/dev/nvidia2,/dev/nvidia3",
 	     NULL, GS_OK, 4, NULL},
 	    {"keys in any case, comments, CRLF",
-	     "# shards\r\nname=shard count=16 file=/dev/nvidia[0-3] # four each\r\n",
+	     "# shards\r\nname=shard count=16 file=/dev/nvidia[0-3] # four "
+	     "each\r\n",
 	     NULL, GS_OK, 4, NULL},
 	    {"a count with a suffix", "Name=shard Count=2K File=/dev/nvidia0\n",
 	     NULL, GS_OK, 2048, NULL},
@@ -45,7 +47,7 @@ static void shards_per_gpu_come_from_the_shard_lines(void **state)
 	     "NodeName=big[01-04] Name=shard Count=8 File=/dev/nvidia0\n"
 	     "NodeName=n[1-3] Name=shard Count=2 File=/dev/nvidia0\n",
 	     "n2", GS_OK, 2, NULL},
-	    {"NodeName lines without a node name", 
+	    {"NodeName lines without a node name",
 	     "NodeName=n1 Name=shard Count=2 File=/dev/nvidia0\n", NULL, GS_OK,
 	     0, NULL},
 	    {"counts that differ",
@@ -74,10 +76,9 @@ static void shards_per_gpu_come_from_the_shard_lines(void **state)
 		int per = -1;
 
 		print_message("%s\n", rows[i].what);
-		assert_int_equal(gs_gresconf_shards_per_gpu(rows[i].text,
-							    rows[i].node, &per,
-							    &eb),
-				 rows[i].err);
+		assert_int_equal(gs_gresconf_shards_per_gpu(
+		                     rows[i].text, rows[i].node, &per, &eb),
+		                 rows[i].err);
 		if (rows[i].err == GS_OK)
 			assert_int_equal(per, rows[i].per_gpu);
 		if (rows[i].msg)
@@ -94,7 +95,7 @@ static void a_line_too_long_is_an_error_not_an_overflow(void **state)
 	(void)state;
 	memset(text, 'x', sizeof(text) - 1);
 	assert_int_equal(gs_gresconf_shards_per_gpu(text, NULL, &per, &eb),
-			 GS_ERR_PARSE);
+	                 GS_ERR_PARSE);
 	assert_string_equal(eb.msg, "gres.conf line 1 is too long");
 }
 
@@ -128,9 +129,9 @@ static void host_lists_match_like_slurms(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		print_message("%s ~ %s\n", rows[i].list, rows[i].name);
-		assert_int_equal(gs_gresconf_hostlist_has(rows[i].list,
-							  rows[i].name),
-				 rows[i].in);
+		assert_int_equal(
+		    gs_gresconf_hostlist_has(rows[i].list, rows[i].name),
+		    rows[i].in);
 	}
 }
 
@@ -157,7 +158,7 @@ static void file_expressions_count_their_devices(void **state)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		print_message("%s\n", rows[i].expr);
 		assert_int_equal(gs_gresconf_file_count(rows[i].expr),
-				 rows[i].n);
+		                 rows[i].n);
 	}
 }
 

@@ -34,9 +34,9 @@ static int setup(void **state)
 	assert_non_null(mkdtemp(f->dir));
 	gs_slurm_conf_init(&f->conf);
 	(void)snprintf(f->conf.run_dir, sizeof(f->conf.run_dir), "%s/run",
-		       f->dir);
+	               f->dir);
 	(void)snprintf(f->conf.socket, sizeof(f->conf.socket),
-		       "%s/no-daemon.sock", f->dir);
+	               "%s/no-daemon.sock", f->dir);
 	f->conf.daemon = GS_SLURM_DAEMON_AUTO;
 	*state = f;
 	return 0;
@@ -79,7 +79,7 @@ static struct gs_slice_limits limits(uint64_t mem, uint32_t pct)
 
 /* The limits of slice `name` in the fixture's region; false if none. */
 static bool find(struct fixture *f, const char *name,
-		 struct gs_slice_limits *out)
+                 struct gs_slice_limits *out)
 {
 	struct gs_region *r;
 	struct gs_slice_ref s;
@@ -89,7 +89,7 @@ static bool find(struct fixture *f, const char *name,
 	    GS_OK)
 		return false;
 	found = gs_region_slice_find(r, name, &s) == GS_OK &&
-		gs_region_slice_limits(r, &s, out) == GS_OK;
+	        gs_region_slice_limits(r, &s, out) == GS_OK;
 	gs_region_close(r);
 	return found;
 }
@@ -104,9 +104,8 @@ struct other {
 	int go;
 };
 
-static struct other other_step(struct fixture *f, uint32_t job,
-			       uint32_t step, struct gs_slice_limits lim,
-			       bool release)
+static struct other other_step(struct fixture *f, uint32_t job, uint32_t step,
+                               struct gs_slice_limits lim, bool release)
 {
 	int ready[2], go[2];
 	struct other o;
@@ -156,8 +155,8 @@ static void other_finish(struct other *o)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-static void first_step_makes_the_job_slice_and_its_release_deletes_it(
-    void **state)
+static void
+first_step_makes_the_job_slice_and_its_release_deletes_it(void **state)
 {
 	struct fixture *f = *state;
 	struct gs_slurm_who w = who(7, 0);
@@ -166,7 +165,7 @@ static void first_step_makes_the_job_slice_and_its_release_deletes_it(
 	struct gs_errbuf eb = {0};
 
 	assert_int_equal(gs_slurm_hold_acquire(&h, &f->conf, &w, &lim, &eb),
-			 GS_OK);
+	                 GS_OK);
 	assert_true(h.held);
 	assert_false(h.via_daemon);
 	assert_string_equal(h.name, "slurm-7");
@@ -181,8 +180,8 @@ static void first_step_makes_the_job_slice_and_its_release_deletes_it(
 	gs_slurm_hold_release(&h, &eb); /* twice does nothing */
 }
 
-static void steps_with_the_same_limits_share_it_until_the_last_leaves(
-    void **state)
+static void
+steps_with_the_same_limits_share_it_until_the_last_leaves(void **state)
 {
 	struct fixture *f = *state;
 	struct gs_slice_limits lim = limits(2 * GIB, 0), got;
@@ -191,7 +190,7 @@ static void steps_with_the_same_limits_share_it_until_the_last_leaves(
 	struct gs_slurm_hold h;
 
 	assert_int_equal(gs_slurm_hold_acquire(&h, &f->conf, &w, &lim, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_string_equal(h.name, "slurm-8");
 	gs_slurm_hold_release(&h, NULL);
 	assert_true(find(f, "slurm-8", &got)); /* the batch step holds it */
@@ -209,7 +208,7 @@ static void a_step_with_other_limits_gets_a_slice_of_its_own(void **state)
 	struct gs_slurm_hold h;
 
 	assert_int_equal(gs_slurm_hold_acquire(&h, &f->conf, &w, &lim, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_string_equal(h.name, "slurm-9.3");
 	assert_true(find(f, "slurm-9", &got));
 	assert_int_equal(got.mem_limit, 8 * GIB);
@@ -233,7 +232,7 @@ static void a_slice_left_by_a_dead_slurmstepd_is_taken_over(void **state)
 	other_finish(&dead); /* exits without releasing: a kill -9 */
 	assert_true(find(f, "slurm-10", &got));
 	assert_int_equal(gs_slurm_hold_acquire(&h, &f->conf, &w, &lim, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_string_equal(h.name, "slurm-10");
 	assert_true(find(f, "slurm-10", &got));
 	assert_int_equal(got.mem_limit, 4 * GIB);
@@ -288,7 +287,7 @@ static void a_required_daemon_that_does_not_answer_is_an_error(void **state)
 
 	f->conf.daemon = GS_SLURM_DAEMON_REQUIRED;
 	assert_int_equal(gs_slurm_hold_acquire(&h, &f->conf, &w, &lim, &eb),
-			 GS_ERR_UNAVAILABLE);
+	                 GS_ERR_UNAVAILABLE);
 	assert_non_null(strstr(eb.msg, "gpusliced does not answer on"));
 	assert_false(h.held);
 	assert_false(find(f, "slurm-12", &got));

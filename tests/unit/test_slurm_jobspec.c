@@ -57,16 +57,16 @@ static void options_parse_and_bad_values_name_the_option(void **state)
 		struct gs_errbuf eb = {0};
 
 		gs_slurm_request_init(&rq);
-		assert_int_equal(gs_slurm_request_set(&rq, rows[i].opt,
-						      rows[i].text, &eb),
-				 rows[i].err);
+		assert_int_equal(
+		    gs_slurm_request_set(&rq, rows[i].opt, rows[i].text, &eb),
+		    rows[i].err);
 		assert_int_equal(rq.mem, rows[i].mem);
 		assert_int_equal(rq.compute, rows[i].compute);
 		assert_int_equal(rq.priority, rows[i].prio);
 		if (rows[i].msg)
 			assert_string_equal(eb.msg, rows[i].msg);
 		assert_int_equal(gs_slurm_request_is_set(&rq),
-				 rows[i].err == GS_OK);
+		                 rows[i].err == GS_OK);
 	}
 }
 
@@ -88,10 +88,13 @@ static void plugstack_arguments_parse_and_unknown_ones_fail(void **state)
 {
 	struct gs_slurm_conf c;
 	struct gs_errbuf eb = {0};
-	char *good[] = {"run_dir=/tmp/r", "socket=/tmp/r/api.sock",
-			"shim=/opt/gs/lib/libgpuslice.so", "shards_per_gpu=8",
-			"daemon=required", "compute_mode=share",
-			"gres_conf=/etc/slurm/gres.conf"};
+	char *good[] = {"run_dir=/tmp/r",
+	                "socket=/tmp/r/api.sock",
+	                "shim=/opt/gs/lib/libgpuslice.so",
+	                "shards_per_gpu=8",
+	                "daemon=required",
+	                "compute_mode=share",
+	                "gres_conf=/etc/slurm/gres.conf"};
 	static const struct {
 		const char *arg;
 		gs_err err;
@@ -136,7 +139,7 @@ static void plugstack_arguments_parse_and_unknown_ones_fail(void **state)
 
 		gs_slurm_conf_init(&c);
 		assert_int_equal(gs_slurm_conf_parse(&c, 1, argv, &e),
-				 bad[i].err);
+		                 bad[i].err);
 		assert_string_equal(e.msg, bad[i].msg);
 	}
 }
@@ -156,13 +159,13 @@ static void gres_environment_reads_gpus_and_shards(void **state)
 	assert_int_equal(g.first_gpu, 1);
 	assert_int_equal(g.shards_held, 2);
 	assert_int_equal(gs_slurm_gres_from_env(&g, "GPU-ab-cd", "", NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(g.n_gpus, 1);
 	assert_int_equal(g.first_gpu, -1);
 	assert_int_equal(gs_slurm_gres_from_env(&g, "0", "three", &eb),
-			 GS_ERR_PARSE);
+	                 GS_ERR_PARSE);
 	assert_string_equal(eb.msg,
-			    "SLURM_SHARDS_ON_NODE='three' is not a count");
+	                    "SLURM_SHARDS_ON_NODE='three' is not a count");
 }
 
 static void limits_follow_options_then_shards(void **state)
@@ -200,9 +203,9 @@ static void limits_follow_options_then_shards(void **state)
 	gs_slurm_conf_init(&c);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct gs_slurm_request rq = {rows[i].mem, rows[i].compute,
-					      rows[i].prio};
+		                              rows[i].prio};
 		struct gs_slurm_gres g = {rows[i].n_gpus, 0, rows[i].held,
-					  rows[i].per_gpu};
+		                          rows[i].per_gpu};
 		struct gs_slice_limits lim;
 		bool wanted = true;
 
@@ -237,7 +240,7 @@ static void shards_without_a_count_say_what_to_configure(void **state)
 	gs_slurm_conf_init(&c);
 	gs_slurm_request_init(&rq);
 	assert_int_equal(gs_slurm_limits(&c, &rq, &g, &lim, &wanted, &eb),
-			 GS_ERR_INVALID);
+	                 GS_ERR_INVALID);
 	assert_non_null(strstr(eb.msg, "shards_per_gpu=N"));
 }
 
@@ -254,7 +257,7 @@ static void compute_mode_comes_from_the_plugstack(void **state)
 	gs_slurm_conf_init(&c);
 	assert_int_equal(gs_slurm_conf_parse(&c, 1, argv, NULL), GS_OK);
 	assert_int_equal(gs_slurm_limits(&c, &rq, &g, &lim, &wanted, NULL),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(lim.mode, GS_REGION_COMPUTE_SHARE);
 }
 
@@ -283,14 +286,14 @@ static void slice_names_carry_the_job_and_step(void **state)
 	assert_int_equal(gs_slurm_slice_name(42, NULL, buf, sizeof(buf)), 8);
 	assert_string_equal(buf, "slurm-42");
 	gs_slurm_slice_name(42, gs_slurm_step_name(3, step, sizeof(step)), buf,
-			    sizeof(buf));
+	                    sizeof(buf));
 	assert_string_equal(buf, "slurm-42.3");
 	assert_string_equal(gs_slurm_step_name(0xfffffffbu, step, sizeof(step)),
-			    "batch");
+	                    "batch");
 	assert_string_equal(gs_slurm_step_name(0xfffffffcu, step, sizeof(step)),
-			    "extern");
+	                    "extern");
 	assert_string_equal(gs_slurm_step_name(0xfffffffau, step, sizeof(step)),
-			    "interactive");
+	                    "interactive");
 	gs_slurm_slice_name(4294967294u, "batch", buf, sizeof(buf));
 	assert_string_equal(buf, "slurm-4294967294.batch");
 	assert_true(strlen(buf) < GS_REGION_NAME_MAX);
@@ -303,11 +306,16 @@ static void a_job_owns_its_slices_and_no_other(void **state)
 		uint32_t job;
 		bool mine;
 	} rows[] = {
-	    {"slurm-42", 42, true},     {"slurm-42.0", 42, true},
-	    {"slurm-42.batch", 42, true}, {"slurm-421", 42, false},
-	    {"slurm-4", 42, false},     {"slurm-42.", 42, false},
-	    {"slurm-42x", 42, false},   {"run-42", 42, false},
-	    {"", 42, false},            {"xslurm-42", 42, false},
+	    {"slurm-42", 42, true},
+	    {"slurm-42.0", 42, true},
+	    {"slurm-42.batch", 42, true},
+	    {"slurm-421", 42, false},
+	    {"slurm-4", 42, false},
+	    {"slurm-42.", 42, false},
+	    {"slurm-42x", 42, false},
+	    {"run-42", 42, false},
+	    {"", 42, false},
+	    {"xslurm-42", 42, false},
 	};
 
 	(void)state;
@@ -329,8 +337,8 @@ static void accounts_that_cannot_be_teams_are_told_apart(void **state)
 	assert_false(gs_slurm_team_is_valid("a/b"));
 	assert_true(gs_slurm_team_is_valid(
 	    "a12345678901234567890123456789012345678901234567890123456789012"));
-	assert_false(gs_slurm_team_is_valid(
-	    "a123456789012345678901234567890123456789012345678901234567890123"));
+	assert_false(gs_slurm_team_is_valid("a123456789012345678901234567890123"
+	                                    "456789012345678901234567890123"));
 }
 
 int main(void)

@@ -27,7 +27,7 @@ api POST /v1/slices '{"name": "good", "memory": "4GiB", "gpu": 0}' >/dev/null
 sleep 300 & good_pid=$!; PIDS+=($good_pid); disown $good_pid
 api POST /v1/slices/good/attach "{\"pid\": $good_pid}" >/dev/null
 rc=0
-env $(env_of bad) "$G" run --slice bad --run-dir "$RUNDIR" -- "$FAULT" >"$WORK/fault.json" 2>&1 || rc=$?
+env $(env_of bad) "$G" run --slice bad --run-dir "$RUNDIR" -- "$FAULT" --after-ms 500 >"$WORK/fault.json" 2>&1 || rc=$?
 [ "$rc" -ne 0 ] || fail "gs-fault did not fail: $(cat "$WORK/fault.json")"
 wait_until 10 is_state bad faulted || fail "the faulting slice was not marked faulted"
 out=$(api GET /v1/slices/bad)
@@ -48,7 +48,7 @@ wait_until 10 eval '[ -n "$(mps_pid)" ]' || fail "no MPS daemon on gpu 1"
 before=$(mps_pid)
 sleep 300 & ok_pid=$!; PIDS+=($ok_pid); disown $ok_pid
 api POST /v1/slices/m-ok/attach "{\"pid\": $ok_pid}" >/dev/null
-env $(env_of m-bad) "$G" run --slice m-bad --run-dir "$RUNDIR" -- "$FAULT" >"$WORK/mfault.json" 2>&1 || true
+env $(env_of m-bad) "$G" run --slice m-bad --run-dir "$RUNDIR" -- "$FAULT" --after-ms 500 >"$WORK/mfault.json" 2>&1 || true
 wait_until 10 is_state m-bad faulted || fail "the MPS culprit was not marked faulted"
 wait_until 10 is_state m-ok faulted || fail "another client of the MPS server was not marked"
 is_state m-idle ready || fail "a slice without clients was marked"

@@ -29,6 +29,8 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/non_admin.sh TIMEOUT 120)
   gs_add_shell_test(daemon_restart_reconciles_slices_with_what_still_runs
                     tests/integration/daemon/recovery.sh TIMEOUT 180)
+  gs_add_shell_test(daemon_xid_faults_mark_the_culprit_and_mps_neighbours
+                    tests/integration/daemon/faults.sh TIMEOUT 180)
   set_tests_properties(
     daemon_api_answers_every_endpoint_and_rejects_bad_requests
     daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
@@ -37,5 +39,6 @@ if(TARGET gpusliced AND TARGET gpuslice)
     daemon_metrics_parse_as_prometheus_text_with_documented_names
     daemon_users_see_and_change_only_their_own_slices
     daemon_restart_reconciles_slices_with_what_still_runs
+    daemon_xid_faults_mark_the_culprit_and_mps_neighbours
     PROPERTIES SKIP_RETURN_CODE 77)
 endif()

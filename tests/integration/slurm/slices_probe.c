@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	(void)snprintf(path, sizeof(path), "%s/%s", argv[1],
-		       GS_REGION_LIMITS_FILE);
+	               GS_REGION_LIMITS_FILE);
 	if (stat(path, &st) != 0)
 		return 0;
 	if (gs_region_open(argv[1], GS_REGION_TENANT, &r, NULL) != GS_OK)
