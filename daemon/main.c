@@ -517,6 +517,8 @@ int main(int argc, char **argv)
 		gs_error("gpusliced", "store: %s", gs_errbuf_msg(&eb, err));
 		goto out_gpus;
 	}
+	if (getenv("GS_COMMITTER"))
+		(void)gs_store_start_committer(d->store, NULL);
 	err = gs_region_open(d->run_dir, GS_REGION_OWNER, &d->region, &eb);
 	if (err) {
 		gs_error("gpusliced", "region in %s: %s", d->run_dir,

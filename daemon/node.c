@@ -1711,29 +1711,6 @@ gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
 	return wr_wait(node, &wr, eb);
 }
 
-gs_err gs_node_slice_mark(struct gs_node *node, int64_t id, int state,
-			  const char *event_type, const char *reason)
-{
-	struct gs__nslice *ns;
-	struct gs__wr *wr;
-
-	pthread_mutex_lock(&node->lock);
-	ns = gs__node_find_id(node, id);
-	if (ns == NULL) {
-		pthread_mutex_unlock(&node->lock);
-		return GS_ERR_NOT_FOUND;
-	}
-	ns->s.state = state;
-	snprintf(ns->s.reason, sizeof(ns->s.reason), "%s", reason);
-	ns->s.updated_ns = gs_now_ns();
-	wr = gs__wr_new();
-	gs__wr_slice_put(wr, &ns->s);
-	gs__wr_event(wr, event_type, &ns->s, "%s", reason);
-	gs__wr_submit_detached(node, wr);
-	pthread_mutex_unlock(&node->lock);
-	return GS_OK;
-}
-
 gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
 			   struct gs_node_usage *out)
 {
@@ -1876,6 +1853,8 @@ int gs_node_housekeep(struct gs_node *node)
 	int n_cleaned = 0;
 
 	pthread_mutex_lock(&node->lock);
+	/* MIG layouts changed behind our back (nvidia-smi) show here. */
+	(void)gs_gpus_refresh(node->gpus, NULL);
 	if (node->region)
 		(void)gs_region_reap(node->region);
 	for (int i = 0; i < node->n;) {

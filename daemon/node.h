@@ -113,9 +113,6 @@ gs_err gs_node_slice_list(struct gs_node *node, const struct gs_peer *peer,
 gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
 			    const char *name, int32_t pid, struct gs_slice *out,
 			    struct gs_errbuf *eb);
-/* Sets a slice's state and reason, with an event (watchdog, faults). */
-gs_err gs_node_slice_mark(struct gs_node *node, int64_t id, int state,
-			  const char *event_type, const char *reason);
 
 /* Live usage from the region (zeros when there is no region). */
 struct gs_node_usage {

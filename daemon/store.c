@@ -79,7 +79,6 @@ enum stmt_id {
 	ST_TEAM_DEL,
 	ST_USAGE_ADD,
 	ST_EVENT_ADD,
-	ST_META_SET,
 	ST_MAXID,
 	ST_BEGIN,
 	ST_COMMIT,
@@ -107,8 +106,6 @@ static const char *const stmt_sql[ST__COUNT] = {
 		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
 	[ST_EVENT_ADD] = "INSERT INTO events(ts_ns, type, slice, team, gpu,"
 			 " message, owner_uid) VALUES(?1,?2,?3,?4,?5,?6,?7)",
-	[ST_META_SET] =
-		"INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
 	[ST_MAXID] = "UPDATE meta SET value = ?1 WHERE key = 'max_slice_id'"
 		     " AND CAST(value AS INTEGER) < ?1",
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -123,6 +120,10 @@ struct gs_store {
 	pthread_cond_t qcond;
 	struct gs_store_op *head, *tail;
 	bool committing;
+	bool has_committer;    /* a thread of its own commits (see below) */
+	bool stop_committer;
+	pthread_t committer;
+	pthread_cond_t ccond;  /* wakes the committer */
 	int intents;           /* writers on their way to submit */
 	int64_t id_reserved;   /* slice ids up to this are recorded as used */
 	bool sync_full;
@@ -261,6 +262,7 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 		return gs_fail(eb, GS_ERR_NOMEM, "store: out of memory");
 	pthread_mutex_init(&st->qlock, NULL);
 	pthread_cond_init(&st->qcond, NULL);
+	pthread_cond_init(&st->ccond, NULL);
 	pthread_mutex_init(&st->rlock, NULL);
 	pthread_mutex_init(&st->clock, NULL);
 
@@ -324,10 +326,13 @@ out_free:
 	return err;
 }
 
+static void stop_committer(struct gs_store *st);
+
 void gs_store_close(struct gs_store *st)
 {
 	if (st == NULL)
 		return;
+	stop_committer(st);
 	(void)gs_store_flush(st);
 	(void)gs_store_checkpoint(st);
 	for (int i = 0; i < ST__COUNT; i++)
@@ -337,6 +342,7 @@ void gs_store_close(struct gs_store *st)
 	sqlite3_close(st->wdb);
 	pthread_mutex_destroy(&st->qlock);
 	pthread_cond_destroy(&st->qcond);
+	pthread_cond_destroy(&st->ccond);
 	pthread_mutex_destroy(&st->rlock);
 	pthread_mutex_destroy(&st->clock);
 	free(st);
@@ -361,6 +367,8 @@ static void enqueue(struct gs_store *st, struct gs_store_op *op, bool detached)
 	else
 		st->head = op;
 	st->tail = op;
+	if (st->has_committer && !detached)
+		pthread_cond_signal(&st->ccond);
 	pthread_mutex_unlock(&st->qlock);
 }
 
@@ -473,7 +481,7 @@ static void lead(struct gs_store *st)
 	st->n_batches++;
 	st->n_ops += n;
 	st->committing = false;
-	for (op = st->head; op; op = op->next)
+	for (op = st->head; op && !st->has_committer; op = op->next)
 		if (!op->detached) {
 			pthread_cond_signal(&op->cond);
 			break;
@@ -485,7 +493,7 @@ gs_err gs_store_wait(struct gs_store *st, struct gs_store_op *op)
 {
 	pthread_mutex_lock(&st->qlock);
 	while (!op->done) {
-		if (!st->committing && st->head)
+		if (!st->has_committer && !st->committing && st->head)
 			lead(st);
 		else
 			pthread_cond_wait(&op->cond, &st->qlock);
@@ -504,6 +512,58 @@ gs_err gs_store_flush(struct gs_store *st)
 		lead(st);
 	pthread_mutex_unlock(&st->qlock);
 	return GS_OK;
+}
+
+/*
+ * The committer: batches back to back while writers keep coming, so the
+ * disk never waits for a new leader to be scheduled; asleep otherwise.
+ */
+static void *committer_main(void *arg)
+{
+	struct gs_store *st = arg;
+
+	pthread_mutex_lock(&st->qlock);
+	for (;;) {
+		while (!st->stop_committer && (st->head == NULL || st->committing))
+			pthread_cond_wait(&st->ccond, &st->qlock);
+		if (st->stop_committer)
+			break;
+		lead(st);
+	}
+	pthread_mutex_unlock(&st->qlock);
+	return NULL;
+}
+
+gs_err gs_store_start_committer(struct gs_store *st, struct gs_errbuf *eb)
+{
+	pthread_mutex_lock(&st->qlock);
+	if (st->has_committer) {
+		pthread_mutex_unlock(&st->qlock);
+		return GS_OK;
+	}
+	if (pthread_create(&st->committer, NULL, committer_main, st) != 0) {
+		pthread_mutex_unlock(&st->qlock);
+		return gs_fail(eb, GS_ERR_NOMEM, "store: no committer thread");
+	}
+	st->has_committer = true;
+	pthread_mutex_unlock(&st->qlock);
+	return GS_OK;
+}
+
+static void stop_committer(struct gs_store *st)
+{
+	pthread_mutex_lock(&st->qlock);
+	if (!st->has_committer) {
+		pthread_mutex_unlock(&st->qlock);
+		return;
+	}
+	st->stop_committer = true;
+	pthread_cond_signal(&st->ccond);
+	pthread_mutex_unlock(&st->qlock);
+	pthread_join(st->committer, NULL);
+	pthread_mutex_lock(&st->qlock);
+	st->has_committer = false;
+	pthread_mutex_unlock(&st->qlock);
 }
 
 int gs_store_checkpoint(struct gs_store *st)
@@ -681,16 +741,6 @@ gs_err gs_store_event_add(struct gs_store *st, const struct gs_event *e)
 	sqlite3_bind_int(s, 5, e->gpu);
 	bind_text(s, 6, e->message);
 	sqlite3_bind_int64(s, 7, e->owner_uid);
-	return step_reset(st, s);
-}
-
-gs_err gs_store_meta_set(struct gs_store *st, const char *key,
-			 const char *value)
-{
-	sqlite3_stmt *s = st->stmt[ST_META_SET];
-
-	bind_text(s, 1, key);
-	bind_text(s, 2, value);
 	return step_reset(st, s);
 }
 

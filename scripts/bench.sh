@@ -111,6 +111,7 @@ bench_daemon() {
 	local b=$1 tmp pid sync c
 	tmp=$(mktemp -d)
 	echo "== daemon: durable slice create+delete through the socket (ops/s, latency; GPUs: sim) =="
+	echo "   machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 	for sync in full normal; do
 		printf 'store:\n  synchronous: %s\n' "$sync" >"$tmp/$sync.yaml"
 		rm -rf "$tmp/state" "$tmp/run"

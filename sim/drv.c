@@ -248,6 +248,12 @@ static int all_devices(const struct gs_sim_state *st, struct cand *out)
 	return n;
 }
 
+/* The sim's one exported non-CUDA name: programs that must label their
+   figures (the workload kit, bench study) look it up with dlsym to tell the
+   simulated node from a real driver. */
+__attribute__((visibility("default"))) extern const char gpuslice_sim_node[];
+const char gpuslice_sim_node[] = "gpuslice simulated GPU node";
+
 static const char *cand_uuid(const struct gs_sim_state *st,
                              const struct cand *c)
 {

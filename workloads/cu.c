@@ -57,6 +57,8 @@ static int resolve_gpa(__typeof__(cuGetProcAddress) *gpa,
 	return 0;
 }
 
+bool gs_cu_sim;
+
 int gs_cu_load(enum gs_cu_resolve how, char *why, size_t whylen)
 {
 	__typeof__(cuGetProcAddress) *gpa = NULL;
@@ -72,6 +74,7 @@ int gs_cu_load(enum gs_cu_resolve how, char *why, size_t whylen)
 		         err ? err : "unknown reason");
 		return -1;
 	}
+	gs_cu_sim = dlsym(lib, "gpuslice_sim_node") != NULL;
 	if (how == GS_CU_VIA_GETPROCADDRESS) {
 		gpa =
 		    (__typeof__(gpa))dlsym(lib, GS__CU_XSTR(cuGetProcAddress));

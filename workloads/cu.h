@@ -98,6 +98,9 @@ enum gs_cu_resolve {
  * does nothing and returns 0.
  */
 int gs_cu_load(enum gs_cu_resolve how, char *why, size_t whylen);
+/* True after gs_cu_load() when the library is gpuslice's simulated node
+   (it exports gpuslice_sim_node); results then say "sim: <device>". */
+extern bool gs_cu_sim;
 
 /* "dlsym" or "cuGetProcAddress": how the loaded table was resolved. */
 const char *gs_cu_resolve_name(enum gs_cu_resolve how);

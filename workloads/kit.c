@@ -127,6 +127,12 @@ int gs_kit_open(struct gs_kit *k, const char *prog,
 	            &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, k->dev),
 	        "cuDeviceGetAttribute"))
 		return -1;
+	if (gs_cu_sim) {
+		char name[sizeof(k->source)];
+
+		(void)snprintf(name, sizeof(name), "%s", k->source);
+		(void)snprintf(k->source, sizeof(k->source), "sim: %.240s", name);
+	}
 	k->total_mem = total;
 	k->sm_count = sms > 0 ? sms : 1;
 	if (gs_kit_check(k, gs_cu.cuDevicePrimaryCtxRetain(&k->ctx, k->dev),
