@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define CLIENT_MAX_RESPONSE (64u << 20)
-#define CLIENT_TIMEOUT_MS 60000
+#define CLIENT_TIMEOUT_MS   60000
 
 const char *gs_client_socket_opt;
 
@@ -43,7 +43,7 @@ const char *gs_client_socket(void)
 }
 
 gs_err gs_client_connect(struct gs_client_conn *c, const char *socket_path,
-			 struct gs_errbuf *eb)
+                         struct gs_errbuf *eb)
 {
 	struct sockaddr_un sa;
 	const char *p = socket_path ? socket_path : gs_client_socket();
@@ -53,7 +53,7 @@ gs_err gs_client_connect(struct gs_client_conn *c, const char *socket_path,
 	c->fd = -1;
 	if (strlen(p) >= sizeof(sa.sun_path))
 		return gs_fail(eb, GS_ERR_INVALID, "socket path too long: %s",
-			       p);
+		               p);
 	snprintf(c->path, sizeof(c->path), "%s", p);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -68,9 +68,9 @@ gs_err gs_client_connect(struct gs_client_conn *c, const char *socket_path,
 		close(c->fd);
 		c->fd = -1;
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-			       "cannot reach gpusliced at %s: %s (is it "
-			       "running? see --socket / GPUSLICE_SOCKET)",
-			       p, strerror(e));
+		               "cannot reach gpusliced at %s: %s (is it "
+		               "running? see --socket / GPUSLICE_SOCKET)",
+		               p, strerror(e));
 	}
 	return GS_OK;
 }
@@ -86,7 +86,7 @@ void gs_client_close(struct gs_client_conn *c)
 }
 
 static gs_err send_all(struct gs_client_conn *c, const char *p, size_t n,
-		       struct gs_errbuf *eb)
+                       struct gs_errbuf *eb)
 {
 	while (n) {
 		ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
@@ -97,8 +97,8 @@ static gs_err send_all(struct gs_client_conn *c, const char *p, size_t n,
 			if (e == EINTR)
 				continue;
 			return gs_fail(eb, GS_ERR_UNAVAILABLE,
-				       "lost gpusliced at %s: %s", c->path,
-				       strerror(e));
+			               "lost gpusliced at %s: %s", c->path,
+			               strerror(e));
 		}
 		p += k;
 		n -= (size_t)k;
@@ -119,7 +119,7 @@ static gs_err fill(struct gs_client_conn *c, struct gs_errbuf *eb)
 
 		if (cap > CLIENT_MAX_RESPONSE + 65536)
 			return gs_fail(eb, GS_ERR_RANGE,
-				       "response from gpusliced too large");
+			               "response from gpusliced too large");
 		nb = realloc(c->buf, cap);
 		if (nb == NULL)
 			return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -131,23 +131,23 @@ static gs_err fill(struct gs_client_conn *c, struct gs_errbuf *eb)
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0)
 		return gs_fail(eb, GS_ERR_TIMEOUT,
-			       "gpusliced at %s did not answer", c->path);
+		               "gpusliced at %s did not answer", c->path);
 	do
 		k = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
 	while (k < 0 && errno == EINTR);
 	if (k <= 0)
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-			       "gpusliced at %s closed the connection",
-			       c->path);
+		               "gpusliced at %s closed the connection",
+		               c->path);
 	c->len += (size_t)k;
 	c->buf[c->len] = '\0';
 	return GS_OK;
 }
 
 gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
-			   const char *path, const char *body, size_t body_len,
-			   int *status, char **resp, size_t *resp_len,
-			   struct gs_errbuf *eb)
+                           const char *path, const char *body, size_t body_len,
+                           int *status, char **resp, size_t *resp_len,
+                           struct gs_errbuf *eb)
 {
 	char head[1024];
 	char *end, *cl;
@@ -158,10 +158,10 @@ gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
 	*resp = NULL;
 	*resp_len = 0;
 	n = snprintf(head, sizeof(head),
-		     "%s %s HTTP/1.1\r\nHost: localhost\r\n"
-		     "Content-Type: application/json\r\n"
-		     "Content-Length: %zu\r\n\r\n",
-		     method, path, body ? body_len : 0);
+	             "%s %s HTTP/1.1\r\nHost: localhost\r\n"
+	             "Content-Type: application/json\r\n"
+	             "Content-Length: %zu\r\n\r\n",
+	             method, path, body ? body_len : 0);
 	if (n < 0 || (size_t)n >= sizeof(head))
 		return gs_fail(eb, GS_ERR_RANGE, "request path too long");
 	err = send_all(c, head, (size_t)n, eb);
@@ -187,7 +187,7 @@ gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
 	}
 	if (clen > CLIENT_MAX_RESPONSE)
 		return gs_fail(eb, GS_ERR_RANGE,
-			       "response from gpusliced too large");
+		               "response from gpusliced too large");
 	while (c->len < hlen + clen) {
 		err = fill(c, eb);
 		if (err)
@@ -245,19 +245,19 @@ static gs_err answer_error(int status, const char *body, struct gs_errbuf *eb)
 		name = json_string_value(json_object_get(o, "error"));
 		msg = json_string_value(json_object_get(o, "message"));
 	}
-	err = name ? gs_client_err_from_name(name)
-	      : status == 404 ? GS_ERR_NOT_FOUND
+	err = name                             ? gs_client_err_from_name(name)
+	      : status == 404                  ? GS_ERR_NOT_FOUND
 	      : status == 403 || status == 401 ? GS_ERR_PERM
-	      : status >= 500 ? GS_ERR_INTERNAL
-			      : GS_ERR_INVALID;
+	      : status >= 500                  ? GS_ERR_INTERNAL
+	                                       : GS_ERR_INVALID;
 	gs_fail(eb, err, "%s", msg ? msg : "gpusliced refused the request");
 	json_decref(o);
 	return err;
 }
 
 static gs_err call_raw(const char *method, const char *path, json_t *body,
-		       char **resp, size_t *resp_len, int *status,
-		       struct gs_errbuf *eb)
+                       char **resp, size_t *resp_len, int *status,
+                       struct gs_errbuf *eb)
 {
 	struct gs_client_conn c;
 	char *text = NULL;
@@ -271,15 +271,15 @@ static gs_err call_raw(const char *method, const char *path, json_t *body,
 	err = gs_client_connect(&c, NULL, eb);
 	if (!err)
 		err = gs_client_roundtrip(&c, method, path, text,
-					  text ? strlen(text) : 0, status,
-					  resp, resp_len, eb);
+		                          text ? strlen(text) : 0, status, resp,
+		                          resp_len, eb);
 	gs_client_close(&c);
 	free(text);
 	return err;
 }
 
 gs_err gs_client_call(const char *method, const char *path, json_t *body,
-		      json_t **out, struct gs_errbuf *eb)
+                      json_t **out, struct gs_errbuf *eb)
 {
 	char *resp = NULL;
 	size_t len = 0;
@@ -305,16 +305,15 @@ gs_err gs_client_call(const char *method, const char *path, json_t *body,
 		if (*out == NULL) {
 			free(resp);
 			return gs_fail(eb, GS_ERR_PARSE,
-				       "gpusliced answered with bad JSON: %s",
-				       jerr.text);
+			               "gpusliced answered with bad JSON: %s",
+			               jerr.text);
 		}
 	}
 	free(resp);
 	return GS_OK;
 }
 
-gs_err gs_client_get_text(const char *path, char **text,
-			  struct gs_errbuf *eb)
+gs_err gs_client_get_text(const char *path, char **text, struct gs_errbuf *eb)
 {
 	size_t len = 0;
 	int status = 0;
@@ -333,7 +332,7 @@ gs_err gs_client_get_text(const char *path, char **text,
 }
 
 gs_err gs_client_slice_get(const char *name, json_t **slice,
-			   struct gs_errbuf *eb)
+                           struct gs_errbuf *eb)
 {
 	char path[256] = "/v1/slices/";
 
@@ -342,7 +341,7 @@ gs_err gs_client_slice_get(const char *name, json_t **slice,
 }
 
 gs_err gs_client_slice_attach(const char *name, int32_t pid, json_t **slice,
-			      struct gs_errbuf *eb)
+                              struct gs_errbuf *eb)
 {
 	char path[256] = "/v1/slices/";
 	json_t *body = json_object();
@@ -358,7 +357,7 @@ gs_err gs_client_slice_attach(const char *name, int32_t pid, json_t **slice,
 }
 
 gs_err gs_client_slice_create(json_t *spec, json_t **slice,
-			      struct gs_errbuf *eb)
+                              struct gs_errbuf *eb)
 {
 	return gs_client_call("POST", "/v1/slices", spec, slice, eb);
 }

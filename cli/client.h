@@ -34,13 +34,13 @@ const char *gs_client_socket(void);
 struct gs_client_conn {
 	int fd;
 	char path[108];
-	char *buf;        /* read buffer (bytes past the last response) */
+	char *buf; /* read buffer (bytes past the last response) */
 	size_t len, cap;
 };
 
 /* Connects to `socket_path` (NULL: gs_client_socket()). */
 gs_err gs_client_connect(struct gs_client_conn *c, const char *socket_path,
-			 struct gs_errbuf *eb);
+                         struct gs_errbuf *eb);
 void gs_client_close(struct gs_client_conn *c);
 
 /*
@@ -48,9 +48,9 @@ void gs_client_close(struct gs_client_conn *c);
  * *resp (malloc'd, NUL-terminated; the caller frees), *resp_len.
  */
 gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
-			   const char *path, const char *body, size_t body_len,
-			   int *status, char **resp, size_t *resp_len,
-			   struct gs_errbuf *eb);
+                           const char *path, const char *body, size_t body_len,
+                           int *status, char **resp, size_t *resp_len,
+                           struct gs_errbuf *eb);
 
 /*
  * A JSON call on a fresh connection: sends `body` (may be NULL), and for a
@@ -58,10 +58,9 @@ gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
  * does not want it). Non-2xx answers become the error they name.
  */
 gs_err gs_client_call(const char *method, const char *path, json_t *body,
-		      json_t **out, struct gs_errbuf *eb);
+                      json_t **out, struct gs_errbuf *eb);
 /* The same for a text answer (/metrics). OUT: *text (malloc'd). */
-gs_err gs_client_get_text(const char *path, char **text,
-			  struct gs_errbuf *eb);
+gs_err gs_client_get_text(const char *path, char **text, struct gs_errbuf *eb);
 
 /* The gs_err an API error name stands for ("NO_FIT" -> GS_ERR_NO_FIT). */
 gs_err gs_client_err_from_name(const char *name);
@@ -81,7 +80,7 @@ void gs_client_urlencode(const char *s, char *out, size_t len);
  * GS_ERR_NOT_FOUND when it does not exist or belongs to another user.
  */
 gs_err gs_client_slice_get(const char *name, json_t **slice,
-			   struct gs_errbuf *eb);
+                           struct gs_errbuf *eb);
 /*
  * POST /v1/slices/NAME/attach: records process `pid` (0: the caller) as a
  * member of the slice, for the watchdog and on_exit=delete. Call it from
@@ -89,10 +88,10 @@ gs_err gs_client_slice_get(const char *name, json_t **slice,
  * through SO_PEERCRED). OUT: *slice as above (may be NULL).
  */
 gs_err gs_client_slice_attach(const char *name, int32_t pid, json_t **slice,
-			      struct gs_errbuf *eb);
+                              struct gs_errbuf *eb);
 /* POST /v1/slices with a spec object (spec.h keys + team, on_exit). */
 gs_err gs_client_slice_create(json_t *spec, json_t **slice,
-			      struct gs_errbuf *eb);
+                              struct gs_errbuf *eb);
 /* DELETE /v1/slices/NAME. */
 gs_err gs_client_slice_delete(const char *name, struct gs_errbuf *eb);
 

@@ -17,55 +17,55 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuslice [--socket S] create [--name NAME] [options]\n"
-		"\n"
-		"Creates a slice on the node daemon and prints where it went.\n"
-		"\n"
-		"  --name NAME         slice name (default: the daemon picks "
-		"slice-N)\n"
-		"  --memory QTY        memory cap: 512MiB, 8GiB, 8G (GiB), "
-		"bytes\n"
-		"  --compute PCT       compute share of the GPU, 1..100\n"
-		"  --priority P        high | normal | low (default normal)\n"
-		"  --weight N          share of turns among equals, 1..1000\n"
-		"  --mode M            auto | timeslice | mps | mig | "
-		"mig+timeslice | mig+mps\n"
-		"  --mig-profile P     e.g. 1g.10gb (MIG modes)\n"
-		"  --isolation I       none | memory | hard | exclusive\n"
-		"  --gpu SEL           index, UUID, model or any\n"
-		"  --team T            charge it to team T (default: yours)\n"
-		"  --on-exit WHAT      keep (default) | delete: delete once "
-		"its processes end\n"
-		"  --owner UID         create it for another user (admins)\n"
-		"  --json              print the daemon's JSON for the slice\n"
-		"\n"
-		"exit status: 0 created, 2 bad spec, 4 not allowed, 5 does not "
-		"fit or over\nquota, 6 daemon unreachable\n");
+	        "usage: gpuslice [--socket S] create [--name NAME] [options]\n"
+	        "\n"
+	        "Creates a slice on the node daemon and prints where it went.\n"
+	        "\n"
+	        "  --name NAME         slice name (default: the daemon picks "
+	        "slice-N)\n"
+	        "  --memory QTY        memory cap: 512MiB, 8GiB, 8G (GiB), "
+	        "bytes\n"
+	        "  --compute PCT       compute share of the GPU, 1..100\n"
+	        "  --priority P        high | normal | low (default normal)\n"
+	        "  --weight N          share of turns among equals, 1..1000\n"
+	        "  --mode M            auto | timeslice | mps | mig | "
+	        "mig+timeslice | mig+mps\n"
+	        "  --mig-profile P     e.g. 1g.10gb (MIG modes)\n"
+	        "  --isolation I       none | memory | hard | exclusive\n"
+	        "  --gpu SEL           index, UUID, model or any\n"
+	        "  --team T            charge it to team T (default: yours)\n"
+	        "  --on-exit WHAT      keep (default) | delete: delete once "
+	        "its processes end\n"
+	        "  --owner UID         create it for another user (admins)\n"
+	        "  --json              print the daemon's JSON for the slice\n"
+	        "\n"
+	        "exit status: 0 created, 2 bad spec, 4 not allowed, 5 does not "
+	        "fit or over\nquota, 6 daemon unreachable\n");
 }
 
 int gs_cli_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"name", required_argument, NULL, 'n'},
-		{"memory", required_argument, NULL, 'm'},
-		{"compute", required_argument, NULL, 'c'},
-		{"priority", required_argument, NULL, 'p'},
-		{"weight", required_argument, NULL, 'w'},
-		{"mode", required_argument, NULL, 'M'},
-		{"mig-profile", required_argument, NULL, 'P'},
-		{"isolation", required_argument, NULL, 'i'},
-		{"gpu", required_argument, NULL, 'g'},
-		{"team", required_argument, NULL, 't'},
-		{"on-exit", required_argument, NULL, 'e'},
-		{"owner", required_argument, NULL, 'o'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"name", required_argument, NULL, 'n'},
+	    {"memory", required_argument, NULL, 'm'},
+	    {"compute", required_argument, NULL, 'c'},
+	    {"priority", required_argument, NULL, 'p'},
+	    {"weight", required_argument, NULL, 'w'},
+	    {"mode", required_argument, NULL, 'M'},
+	    {"mig-profile", required_argument, NULL, 'P'},
+	    {"isolation", required_argument, NULL, 'i'},
+	    {"gpu", required_argument, NULL, 'g'},
+	    {"team", required_argument, NULL, 't'},
+	    {"on-exit", required_argument, NULL, 'e'},
+	    {"owner", required_argument, NULL, 'o'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static const char *const spec_key[128] = {
-		['n'] = "name",	    ['m'] = "memory",	   ['c'] = "compute",
-		['p'] = "priority", ['w'] = "weight",	   ['M'] = "mode",
-		['P'] = "mig-profile", ['i'] = "isolation", ['g'] = "gpu",
+	    ['n'] = "name",        ['m'] = "memory",    ['c'] = "compute",
+	    ['p'] = "priority",    ['w'] = "weight",    ['M'] = "mode",
+	    ['P'] = "mig-profile", ['i'] = "isolation", ['g'] = "gpu",
 	};
 	struct gs_slice_spec spec;
 	struct gs_errbuf eb = {0};
@@ -84,7 +84,7 @@ int gs_cli_create(int argc, char **argv)
 				return gs_cli_fail("create", err, &eb);
 			}
 			json_object_set_new(body, spec_key[opt],
-					    json_string(optarg));
+			                    json_string(optarg));
 			continue;
 		}
 		switch (opt) {
@@ -92,14 +92,16 @@ int gs_cli_create(int argc, char **argv)
 			json_object_set_new(body, "team", json_string(optarg));
 			break;
 		case 'e':
-			if (strcmp(optarg, "keep") && strcmp(optarg, "delete")) {
-				gs_cli_error("create",
-					     "--on-exit must be keep or delete");
+			if (strcmp(optarg, "keep") &&
+			    strcmp(optarg, "delete")) {
+				gs_cli_error(
+				    "create",
+				    "--on-exit must be keep or delete");
 				json_decref(body);
 				return GS_EXIT_USAGE;
 			}
 			json_object_set_new(body, "on_exit",
-					    json_string(optarg));
+			                    json_string(optarg));
 			break;
 		case 'o': {
 			char *end;
@@ -127,7 +129,8 @@ int gs_cli_create(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		gs_cli_error("create", "unexpected argument '%s'", argv[optind]);
+		gs_cli_error("create", "unexpected argument '%s'",
+		             argv[optind]);
 		json_decref(body);
 		return GS_EXIT_USAGE;
 	}
@@ -146,17 +149,18 @@ int gs_cli_create(int argc, char **argv)
 		json_t *pre = json_object_get(out, "preempted");
 
 		gs_client_fmt_bytes(
-			(unsigned long long)gs_client_int(out, "memory_bytes"),
-			mem, sizeof(mem));
-		printf("created slice %s on gpu %lld (%s%s%s, memory %s, "
-		       "compute %lld%%, priority %s, team %s)\n",
-		       gs_client_str(out, "name"), gs_client_int(gpu, "index"),
-		       gs_client_str(out, "mode"), json_is_object(mig) ? " " : "",
-		       json_is_object(mig) ? gs_client_str(mig, "profile") : "",
-		       mem, gs_client_int(out, "compute"),
-		       gs_client_str(out, "priority"), gs_client_str(out, "team"));
-		for (size_t i = 0; json_is_array(pre) && i < json_array_size(pre);
-		     i++)
+		    (unsigned long long)gs_client_int(out, "memory_bytes"), mem,
+		    sizeof(mem));
+		printf(
+		    "created slice %s on gpu %lld (%s%s%s, memory %s, "
+		    "compute %lld%%, priority %s, team %s)\n",
+		    gs_client_str(out, "name"), gs_client_int(gpu, "index"),
+		    gs_client_str(out, "mode"), json_is_object(mig) ? " " : "",
+		    json_is_object(mig) ? gs_client_str(mig, "profile") : "",
+		    mem, gs_client_int(out, "compute"),
+		    gs_client_str(out, "priority"), gs_client_str(out, "team"));
+		for (size_t i = 0;
+		     json_is_array(pre) && i < json_array_size(pre); i++)
 			printf("preempted slice %s to make room\n",
 			       json_string_value(json_array_get(pre, i)));
 	}

@@ -11,17 +11,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice [--socket S] delete NAME... [--json]\n"
-		   "\n"
-		   "Deletes slices. Their processes keep running but lose "
-		   "the slice's\nshare (their next allocation fails).\n");
+	           "\n"
+	           "Deletes slices. Their processes keep running but lose "
+	           "the slice's\nshare (their next allocation fails).\n");
 }
 
 int gs_cli_delete(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	bool as_json = false;
 	json_t *done = json_array();

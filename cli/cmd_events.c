@@ -16,16 +16,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuslice [--socket S] events [--since T] [--slice S] "
-		"[--limit N]\n"
-		"                [--follow] [--json]\n"
-		"\n"
-		"  --since T   24h, 30m, Unix seconds or RFC 3339 time\n"
-		"  --slice S   only events about slice S\n"
-		"  --limit N   at most N events (default 100, at most 10000)\n"
-		"  --follow    keep printing new events (Ctrl-C to stop)\n"
-		"  --json      {\"events\": [...], \"last_id\": N}; with "
-		"--follow one event per line\n");
+	        "usage: gpuslice [--socket S] events [--since T] [--slice S] "
+	        "[--limit N]\n"
+	        "                [--follow] [--json]\n"
+	        "\n"
+	        "  --since T   24h, 30m, Unix seconds or RFC 3339 time\n"
+	        "  --slice S   only events about slice S\n"
+	        "  --limit N   at most N events (default 100, at most 10000)\n"
+	        "  --follow    keep printing new events (Ctrl-C to stop)\n"
+	        "  --json      {\"events\": [...], \"last_id\": N}; with "
+	        "--follow one event per line\n");
 }
 
 static void print_event(const json_t *e, bool as_json)
@@ -48,13 +48,13 @@ static void print_event(const json_t *e, bool as_json)
 int gs_cli_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"since", required_argument, NULL, 's'},
-		{"slice", required_argument, NULL, 'S'},
-		{"limit", required_argument, NULL, 'n'},
-		{"follow", no_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"since", required_argument, NULL, 's'},
+	    {"slice", required_argument, NULL, 'S'},
+	    {"limit", required_argument, NULL, 'n'},
+	    {"follow", no_argument, NULL, 'f'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *since = NULL, *slice = NULL, *limit = "100";
 	bool follow = false, as_json = false;
@@ -88,7 +88,8 @@ int gs_cli_events(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
-		gs_cli_error("events", "unexpected argument '%s'", argv[optind]);
+		gs_cli_error("events", "unexpected argument '%s'",
+		             argv[optind]);
 		return GS_EXIT_USAGE;
 	}
 	for (;;) {
@@ -107,8 +108,9 @@ int gs_cli_events(int argc, char **argv)
 			gs_client_urlencode(slice, path, sizeof(path));
 		}
 		if (after)
-			snprintf(path + strlen(path), sizeof(path) - strlen(path),
-				 "&after=%lld", after);
+			snprintf(path + strlen(path),
+			         sizeof(path) - strlen(path), "&after=%lld",
+			         after);
 		err = gs_client_call("GET", path, NULL, &out, &eb);
 		if (err)
 			return gs_cli_fail("events", err, &eb);

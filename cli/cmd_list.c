@@ -12,21 +12,21 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice [--socket S] list [--team T] [--json]\n"
-		   "\n"
-		   "Lists slices on the node daemon (yours, or all for "
-		   "administrators).\n"
-		   "\n"
-		   "  --team T   only team T's slices\n"
-		   "  --json     the daemon's JSON: {\"slices\": [...]}\n");
+	           "\n"
+	           "Lists slices on the node daemon (yours, or all for "
+	           "administrators).\n"
+	           "\n"
+	           "  --team T   only team T's slices\n"
+	           "  --json     the daemon's JSON: {\"slices\": [...]}\n");
 }
 
 int gs_cli_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"team", required_argument, NULL, 't'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"team", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct gs_errbuf eb = {0};
 	char path[200] = "/v1/slices";
@@ -78,17 +78,17 @@ int gs_cli_list(int argc, char **argv)
 		json_t *mig = json_object_get(s, "mig");
 
 		gs_client_fmt_bytes(
-			(unsigned long long)gs_client_int(s, "memory_bytes"),
-			mem, sizeof(mem));
+		    (unsigned long long)gs_client_int(s, "memory_bytes"), mem,
+		    sizeof(mem));
 		if (gs_client_int(s, "compute"))
 			snprintf(comp, sizeof(comp), "%lld%%",
-				 gs_client_int(s, "compute"));
+			         gs_client_int(s, "compute"));
 		else
 			snprintf(comp, sizeof(comp), "-");
 		snprintf(mode, sizeof(mode), "%s%s%s", gs_client_str(s, "mode"),
-			 json_is_object(mig) ? ":" : "",
-			 json_is_object(mig) ? gs_client_str(mig, "profile")
-					     : "");
+		         json_is_object(mig) ? ":" : "",
+		         json_is_object(mig) ? gs_client_str(mig, "profile")
+		                             : "");
 		printf("%-20s %-12s %-14s %-4lld %-9s %-7s %-8s %s\n",
 		       gs_client_str(s, "name"), gs_client_str(s, "team"), mode,
 		       gs_client_int(json_object_get(s, "gpu"), "index"),

@@ -14,24 +14,25 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpuslice [--socket S] quota set TEAM [options] [--json]\n"
-		"       gpuslice [--socket S] quota show [TEAM] [--json]\n"
-		"       gpuslice [--socket S] quota delete TEAM\n"
-		"\n"
-		"Team quotas: a guarantee the team can always reclaim, and a "
-		"maximum it\nnever exceeds (borrowing idle capacity in "
-		"between). Teams nest.\n"
-		"\n"
-		"set options (administrators):\n"
-		"  --parent P          parent team (\"\" for top level)\n"
-		"  --memory QTY        guaranteed memory (8GiB, ...)\n"
-		"  --compute N         guaranteed compute, %% of one GPU "
-		"(250 = 2.5 GPUs)\n"
-		"  --mig N             guaranteed MIG compute slices\n"
-		"  --max-memory QTY    maximum memory, or unlimited\n"
-		"  --max-compute N     maximum compute, or unlimited\n"
-		"  --max-mig N         maximum MIG slices, or unlimited\n");
+	fprintf(
+	    f,
+	    "usage: gpuslice [--socket S] quota set TEAM [options] [--json]\n"
+	    "       gpuslice [--socket S] quota show [TEAM] [--json]\n"
+	    "       gpuslice [--socket S] quota delete TEAM\n"
+	    "\n"
+	    "Team quotas: a guarantee the team can always reclaim, and a "
+	    "maximum it\nnever exceeds (borrowing idle capacity in "
+	    "between). Teams nest.\n"
+	    "\n"
+	    "set options (administrators):\n"
+	    "  --parent P          parent team (\"\" for top level)\n"
+	    "  --memory QTY        guaranteed memory (8GiB, ...)\n"
+	    "  --compute N         guaranteed compute, %% of one GPU "
+	    "(250 = 2.5 GPUs)\n"
+	    "  --mig N             guaranteed MIG compute slices\n"
+	    "  --max-memory QTY    maximum memory, or unlimited\n"
+	    "  --max-compute N     maximum compute, or unlimited\n"
+	    "  --max-mig N         maximum MIG slices, or unlimited\n");
 }
 
 static void amount(const json_t *q, const char *key, char *buf, size_t len)
@@ -42,7 +43,7 @@ static void amount(const json_t *q, const char *key, char *buf, size_t len)
 		snprintf(buf, len, "-");
 	else if (strcmp(key, "memory_bytes") == 0)
 		gs_client_fmt_bytes((unsigned long long)json_integer_value(v),
-				    buf, len);
+		                    buf, len);
 	else if (strcmp(key, "compute") == 0)
 		snprintf(buf, len, "%lld%%", (long long)json_integer_value(v));
 	else
@@ -65,8 +66,8 @@ static void print_team(const json_t *t)
 	printf("%-16s %-12s %9s/%-9s/%-9s %6s/%-6s/%-9s %3s/%-3s/%s\n",
 	       gs_client_str(t, "name"),
 	       json_is_string(json_object_get(t, "parent"))
-		       ? gs_client_str(t, "parent")
-		       : "-",
+	           ? gs_client_str(t, "parent")
+	           : "-",
 	       c[0][0], c[1][0], c[2][0], c[0][1], c[1][1], c[2][1], c[0][2],
 	       c[1][2], c[2][2]);
 }
@@ -118,8 +119,8 @@ static json_t *current_amounts(const json_t *q)
 	return o;
 }
 
-static int set(int argc, char **argv, bool as_json, json_t *guar,
-	       json_t *max, const char *parent)
+static int set(int argc, char **argv, bool as_json, json_t *guar, json_t *max,
+               const char *parent)
 {
 	struct gs_errbuf eb = {0};
 	char path[200] = "/v1/teams/";
@@ -139,12 +140,10 @@ static int set(int argc, char **argv, bool as_json, json_t *guar,
 	eb.set = false;
 	body = json_object();
 	g = cur ? current_amounts(json_object_get(cur, "guarantee"))
-		: json_object();
+	        : json_object();
 	m = cur ? current_amounts(json_object_get(cur, "max")) : json_object();
-	json_object_foreach(guar, key, val)
-		json_object_set(g, key, val);
-	json_object_foreach(max, key, val)
-		json_object_set(m, key, val);
+	json_object_foreach(guar, key, val) json_object_set(g, key, val);
+	json_object_foreach(max, key, val) json_object_set(m, key, val);
 	json_object_set_new(body, "guarantee", g);
 	json_object_set_new(body, "max", m);
 	if (parent)
@@ -189,10 +188,11 @@ static int put_amount(json_t *obj, const char *key, const char *text)
 		size_t n = strlen(text);
 		long long v = strtoll(text, &end, 10);
 
-		if (end == text || (*end && !(*end == '%' && end == text + n - 1)) ||
-		    v < 0) {
-			gs_cli_error("quota", "--%s takes a whole number, got '%s'",
-				     key, text);
+		if (end == text ||
+		    (*end && !(*end == '%' && end == text + n - 1)) || v < 0) {
+			gs_cli_error("quota",
+			             "--%s takes a whole number, got '%s'", key,
+			             text);
 			return GS_EXIT_USAGE;
 		}
 		json_object_set_new(obj, key, json_integer(v));
@@ -203,23 +203,24 @@ static int put_amount(json_t *obj, const char *key, const char *text)
 int gs_cli_quota(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"parent", required_argument, NULL, 'p'},
-		{"memory", required_argument, NULL, 'm'},
-		{"compute", required_argument, NULL, 'c'},
-		{"mig", required_argument, NULL, 'g'},
-		{"max-memory", required_argument, NULL, 'M'},
-		{"max-compute", required_argument, NULL, 'C'},
-		{"max-mig", required_argument, NULL, 'G'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"parent", required_argument, NULL, 'p'},
+	    {"memory", required_argument, NULL, 'm'},
+	    {"compute", required_argument, NULL, 'c'},
+	    {"mig", required_argument, NULL, 'g'},
+	    {"max-memory", required_argument, NULL, 'M'},
+	    {"max-compute", required_argument, NULL, 'C'},
+	    {"max-mig", required_argument, NULL, 'G'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	json_t *guar = json_object(), *max = json_object();
 	const char *parent = NULL, *sub;
 	bool as_json = false;
 	int opt, rc = -1;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		rc = GS_EXIT_OK;
 		goto out;
@@ -233,7 +234,8 @@ int gs_cli_quota(int argc, char **argv)
 	argc--;
 	argv++;
 	optind = 1;
-	while (rc < 0 && (opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while (rc < 0 &&
+	       (opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			parent = optarg;

@@ -12,17 +12,17 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice [--socket S] show NAME [--json]\n"
-		   "\n"
-		   "Shows one slice: what it asked for, where it runs, what "
-		   "it uses now.\n");
+	           "\n"
+	           "Shows one slice: what it asked for, where it runs, what "
+	           "it uses now.\n");
 }
 
 int gs_cli_show(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct gs_errbuf eb = {0};
 	bool as_json = false;
@@ -74,12 +74,14 @@ int gs_cli_show(int argc, char **argv)
 	       gs_client_str(g, "uuid"));
 	if (json_is_object(mig))
 		printf("mig:         %s %s (gi %lld, ci %lld)\n",
-		       gs_client_str(mig, "profile"), gs_client_str(mig, "uuid"),
-		       gs_client_int(mig, "gi"), gs_client_int(mig, "ci"));
-	gs_client_fmt_bytes((unsigned long long)gs_client_int(u, "memory_used_bytes"),
-			    a, sizeof(a));
-	gs_client_fmt_bytes((unsigned long long)gs_client_int(s, "memory_bytes"),
-			    b, sizeof(b));
+		       gs_client_str(mig, "profile"),
+		       gs_client_str(mig, "uuid"), gs_client_int(mig, "gi"),
+		       gs_client_int(mig, "ci"));
+	gs_client_fmt_bytes(
+	    (unsigned long long)gs_client_int(u, "memory_used_bytes"), a,
+	    sizeof(a));
+	gs_client_fmt_bytes(
+	    (unsigned long long)gs_client_int(s, "memory_bytes"), b, sizeof(b));
 	printf("memory:      %s used of %s\n", a,
 	       gs_client_int(s, "memory_bytes") ? b : "no cap");
 	printf("compute:     %.1f%% achieved of %s%lld%%\n",
@@ -103,7 +105,7 @@ int gs_cli_show(int argc, char **argv)
 	env = json_object_get(s, "env");
 	printf("environment:\n");
 	json_object_foreach(env, key, val)
-		printf("  %s=%s\n", key, json_string_value(val));
+	    printf("  %s=%s\n", key, json_string_value(val));
 	json_decref(s);
 	return GS_EXIT_OK;
 }

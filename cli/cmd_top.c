@@ -51,15 +51,15 @@ static void raw_mode(bool on)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice [--socket S] top [--once] [--interval S] "
-		   "[--json]\n"
-		   "\n"
-		   "Live view of the node: per GPU, then per slice (memory "
-		   "used/cap, compute\nachieved/share, processes, state). "
-		   "Press q to quit.\n"
-		   "\n"
-		   "  --once         print one frame and exit (for scripts)\n"
-		   "  --interval S   seconds between frames (default 1)\n"
-		   "  --json         print one snapshot as JSON and exit\n");
+	           "[--json]\n"
+	           "\n"
+	           "Live view of the node: per GPU, then per slice (memory "
+	           "used/cap, compute\nachieved/share, processes, state). "
+	           "Press q to quit.\n"
+	           "\n"
+	           "  --once         print one frame and exit (for scripts)\n"
+	           "  --interval S   seconds between frames (default 1)\n"
+	           "  --json         print one snapshot as JSON and exit\n");
 }
 
 /* A bar of `w` cells filled to `frac` (0..1). */
@@ -108,16 +108,16 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 	printf("gpuslice top  %s  %zu GPU%s (%s)  %zu slice%s%s\n\n", now,
 	       json_array_size(ga), json_array_size(ga) == 1 ? "" : "s",
 	       strcmp(gs_client_str(gpus, "source"), "nvml")
-		       ? "SIMULATED: figures measure gpuslice, not a GPU"
-		       : gs_client_str(gpus, "driver"),
+	           ? "SIMULATED: figures measure gpuslice, not a GPU"
+	           : gs_client_str(gpus, "driver"),
 	       json_array_size(sa), json_array_size(sa) == 1 ? "" : "s",
 	       live ? "  [q quits]" : "");
 	for (size_t i = 0; i < json_array_size(ga); i++) {
 		const json_t *g = json_array_get(ga, i);
 		const json_t *al = json_object_get(g, "allocated");
 		const json_t *mig = json_object_get(g, "mig");
-		const json_t *mps = json_object_get(json_object_get(g, "mps"),
-						    "daemons");
+		const json_t *mps =
+		    json_object_get(json_object_get(g, "mps"), "daemons");
 		double total = (double)gs_client_int(g, "memory_bytes");
 		unsigned long long used = 0;
 		double util = 0;
@@ -132,34 +132,34 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			    (long long)i)
 				continue;
 			used += (unsigned long long)gs_client_int(
-				u, "memory_used_bytes");
+			    u, "memory_used_bytes");
 			util += gs_client_num(u, "compute_achieved");
 			n++;
 		}
 		gs_client_fmt_bytes(used, m1, sizeof(m1));
 		gs_client_fmt_bytes((unsigned long long)total, m2, sizeof(m2));
 		gs_client_fmt_bytes(
-			(unsigned long long)gs_client_int(al, "memory_bytes"),
-			m3, sizeof(m3));
+		    (unsigned long long)gs_client_int(al, "memory_bytes"), m3,
+		    sizeof(m3));
 		bar(b1, 20, util / 100.0);
 		bar(b2, 20, total > 0 ? (double)used / total : 0);
-		printf("GPU %zu  %-16s compute %s %5.1f%%  memory %s %s/%s\n", i,
-		       gs_client_str(g, "model"), b1, util, b2, m1, m2);
+		printf("GPU %zu  %-16s compute %s %5.1f%%  memory %s %s/%s\n",
+		       i, gs_client_str(g, "model"), b1, util, b2, m1, m2);
 		{
 			char mpsbuf[48] = "";
 
 			if (json_array_size(mps))
 				snprintf(mpsbuf, sizeof(mpsbuf),
-					 ", MPS daemon pid %lld",
-					 gs_client_int(json_array_get(mps, 0),
-						       "pid"));
+				         ", MPS daemon pid %lld",
+				         gs_client_int(json_array_get(mps, 0),
+				                       "pid"));
 			printf("       promised: %s, %lld%% compute, %d "
 			       "slice%s%s%s\n",
 			       m3, gs_client_int(al, "compute"), n,
 			       n == 1 ? "" : "s",
 			       json_is_true(json_object_get(mig, "enabled"))
-				       ? ", MIG on"
-				       : "",
+			           ? ", MIG on"
+			           : "",
 			       mpsbuf);
 		}
 		printf("  %-18s %-10s %-14s %-6s %-31s %-26s %5s %s\n", "SLICE",
@@ -177,26 +177,28 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			    (long long)i)
 				continue;
 			gs_client_fmt_bytes((unsigned long long)gs_client_int(
-						    u, "memory_used_bytes"),
-					    m1, sizeof(m1));
+			                        u, "memory_used_bytes"),
+			                    m1, sizeof(m1));
 			gs_client_fmt_bytes((unsigned long long)cap, m2,
-					    sizeof(m2));
+			                    sizeof(m2));
 			bar(b1, 8,
-			    cap ? (double)gs_client_int(u, "memory_used_bytes") /
-					  (double)cap
-				: 0);
+			    cap ? (double)gs_client_int(u,
+			                                "memory_used_bytes") /
+			              (double)cap
+			        : 0);
 			snprintf(mem, sizeof(mem), "%s %s/%s", b1, m1,
-				 cap ? m2 : "-");
+			         cap ? m2 : "-");
 			bar(b2, 8, got / (share ? share : 100));
 			if (share)
 				snprintf(comp, sizeof(comp), "%s %5.1f/%lld%%",
-					 b2, got, share);
+				         b2, got, share);
 			else
 				snprintf(comp, sizeof(comp), "%s %5.1f/-", b2,
-					 got);
+				         got);
 			printf("  %-18.18s %-10.10s %-14.14s %-6s %-31s %-26s "
 			       "%5lld %s\n",
-			       gs_client_str(s, "name"), gs_client_str(s, "team"),
+			       gs_client_str(s, "name"),
+			       gs_client_str(s, "team"),
 			       gs_client_str(s, "mode"),
 			       gs_client_str(s, "priority"), mem, comp,
 			       gs_client_int(u, "processes"),
@@ -210,11 +212,11 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 int gs_cli_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"once", no_argument, NULL, 'o'},
-		{"interval", required_argument, NULL, 'i'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"once", no_argument, NULL, 'o'},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	bool once = false, as_json = false;
 	double interval = 1.0;
@@ -231,8 +233,9 @@ int gs_cli_top(int argc, char **argv)
 
 			interval = strtod(optarg, &end);
 			if (*end || interval < 0.1 || interval > 3600) {
-				gs_cli_error("top",
-					     "--interval takes 0.1..3600 seconds");
+				gs_cli_error(
+				    "top",
+				    "--interval takes 0.1..3600 seconds");
 				return GS_EXIT_USAGE;
 			}
 			break;
@@ -271,11 +274,12 @@ int gs_cli_top(int argc, char **argv)
 		if (as_json) {
 			json_t *o = json_object();
 
-			json_object_set(o, "gpus", json_object_get(gpus, "gpus"));
+			json_object_set(o, "gpus",
+			                json_object_get(gpus, "gpus"));
 			json_object_set(o, "source",
-					json_object_get(gpus, "source"));
+			                json_object_get(gpus, "source"));
 			json_object_set(o, "slices",
-					json_object_get(slices, "slices"));
+			                json_object_get(slices, "slices"));
 			gs_client_print_json(o);
 			json_decref(o);
 		} else {

@@ -11,21 +11,20 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpuslice [--socket S] usage [--since T] [--until T] "
-		"[--by team|slice]\n"
-		"                [--team T] [--slice S] [--format "
-		"table|csv|json] [--json]\n"
-		"\n"
-		"What slices used, from the daemon's ledger: GPU-seconds "
-		"(measured GPU\ntime), GiB-seconds (memory held over time), "
-		"throttled seconds, reserved\nGPU-seconds (compute share x "
-		"wall time) and cost (price table).\n"
-		"\n"
-		"  --since T   24h, 30m, 7d, Unix seconds or "
-		"2024-05-01T00:00:00Z (default 24h)\n"
-		"  --until T   as --since (default now)\n"
-		"  --by K      group by team (default) or slice\n");
+	fprintf(f, "usage: gpuslice [--socket S] usage [--since T] [--until T] "
+	           "[--by team|slice]\n"
+	           "                [--team T] [--slice S] [--format "
+	           "table|csv|json] [--json]\n"
+	           "\n"
+	           "What slices used, from the daemon's ledger: GPU-seconds "
+	           "(measured GPU\ntime), GiB-seconds (memory held over time), "
+	           "throttled seconds, reserved\nGPU-seconds (compute share x "
+	           "wall time) and cost (price table).\n"
+	           "\n"
+	           "  --since T   24h, 30m, 7d, Unix seconds or "
+	           "2024-05-01T00:00:00Z (default 24h)\n"
+	           "  --until T   as --since (default now)\n"
+	           "  --by K      group by team (default) or slice\n");
 }
 
 static void print_csv_field(const char *s)
@@ -48,20 +47,20 @@ static void print_csv_field(const char *s)
 int gs_cli_usage(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"since", required_argument, NULL, 's'},
-		{"until", required_argument, NULL, 'u'},
-		{"by", required_argument, NULL, 'b'},
-		{"team", required_argument, NULL, 't'},
-		{"slice", required_argument, NULL, 'S'},
-		{"format", required_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"since", required_argument, NULL, 's'},
+	    {"until", required_argument, NULL, 'u'},
+	    {"by", required_argument, NULL, 'b'},
+	    {"team", required_argument, NULL, 't'},
+	    {"slice", required_argument, NULL, 'S'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct gs_errbuf eb = {0};
 	char path[512] = "/v1/usage?by=";
 	const char *since = "24h", *until = NULL, *by = "team", *team = NULL,
-		   *slice = NULL, *format = "table";
+	           *slice = NULL, *format = "table";
 	json_t *out = NULL, *rows, *tot;
 	int opt;
 	gs_err err;
@@ -157,10 +156,9 @@ int gs_cli_usage(int argc, char **argv)
 	}
 	printf("usage from %s to %s, by %s\n", gs_client_str(out, "since"),
 	       gs_client_str(out, "until"), by);
-	printf("%-20s %12s %12s %12s %12s %12s\n", strcmp(by, "team") ? "SLICE"
-								      : "TEAM",
-	       "GPU-SECONDS", "GIB-SECONDS", "THROTTLED-S", "RESERVED-S",
-	       "COST");
+	printf("%-20s %12s %12s %12s %12s %12s\n",
+	       strcmp(by, "team") ? "SLICE" : "TEAM", "GPU-SECONDS",
+	       "GIB-SECONDS", "THROTTLED-S", "RESERVED-S", "COST");
 	for (size_t i = 0; i < json_array_size(rows); i++) {
 		json_t *r = json_array_get(rows, i);
 
@@ -169,7 +167,8 @@ int gs_cli_usage(int argc, char **argv)
 		       gs_client_num(r, "gib_seconds"),
 		       gs_client_num(r, "throttled_seconds"),
 		       gs_client_num(r, "reserved_gpu_seconds"),
-		       gs_client_num(r, "cost"), gs_client_str(out, "currency"));
+		       gs_client_num(r, "cost"),
+		       gs_client_str(out, "currency"));
 	}
 	printf("%-20s %12.1f %12.1f %12.1f %12.1f %8.4f %s\n", "total",
 	       gs_client_num(tot, "gpu_seconds"),

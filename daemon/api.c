@@ -4,18 +4,18 @@
  *   GET    /healthz                        200 {"status":"ok",...}
  *   GET    /metrics                        Prometheus text
  *   GET    /v1/slices[?team=T][&usage=1]   {"slices":[slice...]}
- *   POST   /v1/slices                      201 slice        (spec + team, on_exit, owner)
- *   GET    /v1/slices/NAME                 slice, with live usage
+ *   POST   /v1/slices                      201 slice        (spec + team,
+ * on_exit, owner) GET    /v1/slices/NAME                 slice, with live usage
  *   DELETE /v1/slices/NAME                 {"deleted":"NAME"}
- *   POST   /v1/slices/NAME/attach          slice            ({"pid":N}, default the caller)
- *   GET    /v1/gpus                        {"source":...,"gpus":[...]}
- *   GET    /v1/teams                       {"teams":[team...]}
- *   GET    /v1/teams/NAME                  team, with usage
- *   PUT    /v1/teams/NAME                  team             ({"parent","guarantee","max"})
+ *   POST   /v1/slices/NAME/attach          slice            ({"pid":N}, default
+ * the caller) GET    /v1/gpus {"source":...,"gpus":[...]} GET    /v1/teams
+ * {"teams":[team...]} GET    /v1/teams/NAME                  team, with usage
+ *   PUT    /v1/teams/NAME                  team ({"parent","guarantee","max"})
  *   DELETE /v1/teams/NAME                  {"deleted":"NAME"}
  *   GET    /v1/usage?since&until&by&team&slice   ledger report with costs
- *   POST   /v1/plan                        MIG plan         ({"gpu"|"model","current","demand","apply"})
- *   GET    /v1/events?since&after&slice&limit    {"events":[...],"last_id":N}
+ *   POST   /v1/plan                        MIG plan
+ * ({"gpu"|"model","current","demand","apply"}) GET
+ * /v1/events?since&after&slice&limit    {"events":[...],"last_id":N}
  *
  * Nothing a client sends reaches the model unchecked: bodies are JSON
  * objects with known keys only, names follow gs_name_is_valid, numbers
@@ -110,7 +110,7 @@ static void set_json(struct gs_http_resp *resp, int status, json_t *obj)
 	if (s == NULL) {
 		resp->status = 500;
 		resp->body = strdup("{\"error\":\"NOMEM\",\"message\":\"out of "
-				    "memory\"}\n");
+		                    "memory\"}\n");
 		resp->len = resp->body ? strlen(resp->body) : 0;
 		return;
 	}
@@ -122,18 +122,17 @@ static void set_json(struct gs_http_resp *resp, int status, json_t *obj)
 }
 
 static void set_error(struct gs_http_resp *resp, gs_err err,
-		      const struct gs_errbuf *eb)
+                      const struct gs_errbuf *eb)
 {
 	json_t *o = json_object();
 
 	json_object_set_new(o, "error", jstr(gs_err_name(err)));
-	json_object_set_new(o, "message",
-			    jstr(gs_errbuf_msg(eb, err)));
+	json_object_set_new(o, "message", jstr(gs_errbuf_msg(eb, err)));
 	set_json(resp, gs_api_status(err), o);
 }
 
 static void fail(struct gs_http_resp *resp, gs_err err, const char *fmt,
-		 const char *arg)
+                 const char *arg)
 {
 	struct gs_errbuf eb = {0};
 
@@ -152,7 +151,7 @@ static void method_not_allowed(struct gs_http_resp *resp, const char *method)
 
 /* Parses the body as a JSON object (NULL body = empty object). */
 static json_t *body_object(const struct gs_http_req *req,
-			   struct gs_http_resp *resp)
+                           struct gs_http_resp *resp)
 {
 	json_error_t jerr;
 	json_t *o;
@@ -164,7 +163,7 @@ static json_t *body_object(const struct gs_http_req *req,
 		struct gs_errbuf eb = {0};
 
 		gs_fail(&eb, GS_ERR_PARSE, "body is not JSON: %s (line %d)",
-			jerr.text, jerr.line);
+		        jerr.text, jerr.line);
 		set_error(resp, GS_ERR_PARSE, &eb);
 		return NULL;
 	}
@@ -259,18 +258,18 @@ static void mem_field(json_t *o, const char *key, uint64_t bytes)
 }
 
 static void mps_pipe_dir(struct gs_node *node, const struct gs_slice *s,
-			 char *buf, size_t len)
+                         char *buf, size_t len)
 {
 	if (s->gi_id >= 0)
 		snprintf(buf, len, "%s/gpu%d-gi%d/pipe", gs_node_mps_dir(node),
-			 s->gpu_index, s->gi_id);
+		         s->gpu_index, s->gi_id);
 	else
 		snprintf(buf, len, "%s/gpu%d/pipe", gs_node_mps_dir(node),
-			 s->gpu_index);
+		         s->gpu_index);
 }
 
 static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
-			  bool with_usage)
+                          bool with_usage)
 {
 	json_t *o = json_object(), *g, *env, *pids;
 	char buf[512];
@@ -281,21 +280,19 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	json_object_set_new(o, "team", jstr(s->team));
 	json_object_set_new(o, "mode", jstr(gs_mode_name(s->mode)));
 	json_object_set_new(o, "mode_requested",
-			    jstr(gs_mode_name(s->spec.mode)));
+	                    jstr(gs_mode_name(s->spec.mode)));
 	mem_field(o, "memory", s->spec.memory_bytes);
 	json_object_set_new(o, "compute", json_integer(s->spec.compute_pct));
 	json_object_set_new(o, "priority",
-			    jstr(gs_priority_name(s->spec.priority)));
+	                    jstr(gs_priority_name(s->spec.priority)));
 	json_object_set_new(o, "weight", json_integer(s->spec.weight));
 	json_object_set_new(o, "isolation",
-			    jstr(gs_isolation_name(s->spec.isolation)));
-	json_object_set_new(o, "state",
-			    jstr(gs_slice_state_name(s->state)));
+	                    jstr(gs_isolation_name(s->spec.isolation)));
+	json_object_set_new(o, "state", jstr(gs_slice_state_name(s->state)));
 	json_object_set_new(o, "reason", jstr(s->reason));
-	json_object_set_new(o, "on_exit",
-			    jstr(s->on_exit == GS_ON_EXIT_DELETE
-						? "delete"
-						: "keep"));
+	json_object_set_new(
+	    o, "on_exit",
+	    jstr(s->on_exit == GS_ON_EXIT_DELETE ? "delete" : "keep"));
 	json_object_set_new(o, "borrowed", json_boolean(s->borrowed));
 	iso_time(s->created_ns, buf, sizeof(buf));
 	json_object_set_new(o, "created", jstr(buf));
@@ -320,11 +317,10 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	{
 		json_t *r = json_object();
 
-		json_object_set_new(r, "dir",
-				    jstr(gs_node_region_dir(node)));
+		json_object_set_new(r, "dir", jstr(gs_node_region_dir(node)));
 		json_object_set_new(r, "slot", json_integer(s->region_slot));
 		json_object_set_new(r, "generation",
-				    json_integer(s->region_gen));
+		                    json_integer(s->region_gen));
 		json_object_set_new(o, "region", r);
 	}
 	pids = json_array();
@@ -337,30 +333,28 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	json_object_set_new(env, "GPUSLICE_SLICE", jstr(s->name));
 	if (gs_node_region_dir(node)[0])
 		json_object_set_new(env, "GPUSLICE_RUN_DIR",
-				    jstr(gs_node_region_dir(node)));
+		                    jstr(gs_node_region_dir(node)));
 	if (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS) {
 		mps_pipe_dir(node, s, buf, sizeof(buf));
-		json_object_set_new(env, "CUDA_MPS_PIPE_DIRECTORY",
-				    jstr(buf));
+		json_object_set_new(env, "CUDA_MPS_PIPE_DIRECTORY", jstr(buf));
 		if (s->spec.compute_pct > 0) {
 			snprintf(buf, sizeof(buf), "%d", s->spec.compute_pct);
 			json_object_set_new(env,
-					    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
-					    jstr(buf));
+			                    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+			                    jstr(buf));
 		}
 		if (s->spec.memory_bytes > 0) {
 			snprintf(buf, sizeof(buf), "0=%lluM",
-				 (unsigned long long)((s->spec.memory_bytes +
-						       (1 << 20) - 1) >>
-						      20));
-			json_object_set_new(env,
-					    "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
-					    jstr(buf));
+			         (unsigned long long)((s->spec.memory_bytes +
+			                               (1 << 20) - 1) >>
+			                              20));
+			json_object_set_new(
+			    env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", jstr(buf));
 		}
 	} else {
-		json_object_set_new(env, "CUDA_VISIBLE_DEVICES",
-				    jstr(s->mig_uuid[0] ? s->mig_uuid
-							       : s->gpu_uuid));
+		json_object_set_new(
+		    env, "CUDA_VISIBLE_DEVICES",
+		    jstr(s->mig_uuid[0] ? s->mig_uuid : s->gpu_uuid));
 	}
 	json_object_set_new(o, "env", env);
 
@@ -370,18 +364,19 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 
 		if (gs_node_slice_usage(node, s->id, &u) == GS_OK) {
 			json_object_set_new(uo, "processes",
-					    json_integer(u.n_procs));
+			                    json_integer(u.n_procs));
 			mem_field(uo, "memory_used", u.mem_used);
 			mem_field(uo, "memory_peak", u.mem_peak);
 			json_object_set_new(uo, "gpu_seconds",
-					    json_real((double)u.busy_ns / 1e9));
+			                    json_real((double)u.busy_ns / 1e9));
 			json_object_set_new(
-				uo, "throttled_seconds",
-				json_real((double)u.throttled_ns / 1e9));
+			    uo, "throttled_seconds",
+			    json_real((double)u.throttled_ns / 1e9));
 			json_object_set_new(uo, "compute_achieved",
-					    json_real(u.compute_pct));
-			json_object_set_new(uo, "nvml_memory_bytes",
-					    json_integer((json_int_t)u.nvml_mem));
+			                    json_real(u.compute_pct));
+			json_object_set_new(
+			    uo, "nvml_memory_bytes",
+			    json_integer((json_int_t)u.nvml_mem));
 		}
 		json_object_set_new(o, "usage", uo);
 	}
@@ -390,7 +385,7 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 
 /* Keys of POST /v1/slices that are not spec keys. */
 static gs_err take_create_extras(json_t *body, struct gs_node_create_req *req,
-				 struct gs_errbuf *eb)
+                                 struct gs_errbuf *eb)
 {
 	json_t *v;
 
@@ -398,11 +393,12 @@ static gs_err take_create_extras(json_t *body, struct gs_node_create_req *req,
 	req->on_exit = GS_ON_EXIT_KEEP;
 	req->owner_uid = -1;
 	if ((v = json_object_get(body, "team"))) {
-		if (!json_is_string(v) || !gs_name_is_valid(json_string_value(v)))
+		if (!json_is_string(v) ||
+		    !gs_name_is_valid(json_string_value(v)))
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "team must be a valid name");
+			               "team must be a valid name");
 		snprintf(req->team, sizeof(req->team), "%s",
-			 json_string_value(v));
+		         json_string_value(v));
 		json_object_del(body, "team");
 	}
 	if ((v = json_object_get(body, "on_exit"))) {
@@ -414,14 +410,14 @@ static gs_err take_create_extras(json_t *body, struct gs_node_create_req *req,
 			req->on_exit = GS_ON_EXIT_DELETE;
 		else
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "on_exit must be keep or delete");
+			               "on_exit must be keep or delete");
 		json_object_del(body, "on_exit");
 	}
 	if ((v = json_object_get(body, "owner"))) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    json_integer_value(v) > 0xfffffffeLL)
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "owner must be a uid");
+			               "owner must be a uid");
 		req->owner_uid = json_integer_value(v);
 		json_object_del(body, "owner");
 	}
@@ -429,7 +425,7 @@ static gs_err take_create_extras(json_t *body, struct gs_node_create_req *req,
 }
 
 static void slices_create(struct gs_api *api, const struct gs_http_req *req,
-			  struct gs_http_resp *resp)
+                          struct gs_http_resp *resp)
 {
 	struct gs_node_create_req cr;
 	struct gs_node_create_res *res;
@@ -474,7 +470,7 @@ static void slices_create(struct gs_api *api, const struct gs_http_req *req,
 }
 
 static void slices_list(struct gs_api *api, const struct gs_http_req *req,
-			struct gs_http_resp *resp)
+                        struct gs_http_resp *resp)
 {
 	struct gs_slice *v;
 	const char *team = gs_http_arg(req, "team");
@@ -494,7 +490,7 @@ static void slices_list(struct gs_api *api, const struct gs_http_req *req,
 	a = json_array();
 	for (int i = 0; i < n; i++)
 		json_array_append_new(a,
-				      slice_json(api->node, &v[i], with_usage));
+		                      slice_json(api->node, &v[i], with_usage));
 	free(v);
 	o = json_object();
 	json_object_set_new(o, "slices", a);
@@ -502,8 +498,8 @@ static void slices_list(struct gs_api *api, const struct gs_http_req *req,
 }
 
 static void slice_one(struct gs_api *api, const struct gs_http_req *req,
-		      struct gs_http_resp *resp, const char *name,
-		      const char *action)
+                      struct gs_http_resp *resp, const char *name,
+                      const char *action)
 {
 	struct gs_errbuf eb = {0};
 	struct gs_slice s;
@@ -531,7 +527,7 @@ static void slice_one(struct gs_api *api, const struct gs_http_req *req,
 			return;
 		v = json_object_get(body, "pid");
 		if (v && (!json_is_integer(v) || json_integer_value(v) <= 0 ||
-			  json_integer_value(v) > 0x7fffffff)) {
+		          json_integer_value(v) > 0x7fffffff)) {
 			json_decref(body);
 			fail(resp, GS_ERR_INVALID, "pid must be a process id%s",
 			     "");
@@ -547,7 +543,7 @@ static void slice_one(struct gs_api *api, const struct gs_http_req *req,
 		}
 		json_decref(body);
 		err = gs_node_slice_attach(api->node, &req->peer, name, pid, &s,
-					   &eb);
+		                           &eb);
 		if (err)
 			set_error(resp, err, &eb);
 		else
@@ -580,7 +576,7 @@ static void slice_one(struct gs_api *api, const struct gs_http_req *req,
 /* ---- gpus ---- */
 
 static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
-		     struct gs_http_resp *resp)
+                     struct gs_http_resp *resp)
 {
 	struct gs_gpus *g = malloc(sizeof(*g));
 	json_t *o, *a;
@@ -593,9 +589,9 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 	gs_node_gpus(api->node, g);
 	o = json_object();
 	json_object_set_new(o, "source",
-			    jstr(g->fake ? "fake"
-					: g->sim ? "sim"
-						 : "nvml"));
+	                    jstr(g->fake  ? "fake"
+	                         : g->sim ? "sim"
+	                                  : "nvml"));
 	json_object_set_new(o, "library", jstr(g->library));
 	if (g->sim && g->sim_dir[0])
 		json_object_set_new(o, "sim_dir", jstr(g->sim_dir));
@@ -615,7 +611,7 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 		mem_field(x, "memory", gp->memory_bytes);
 		json_object_set_new(x, "sm_count", json_integer(gp->sm_count));
 		json_object_set_new(mig, "capable",
-				    json_boolean(gp->mig_capable));
+		                    json_boolean(gp->mig_capable));
 		json_object_set_new(mig, "enabled", json_boolean(gp->mig_on));
 		inst = json_array();
 		for (int k = 0; k < gp->n_mig; k++) {
@@ -623,15 +619,15 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 			json_t *mi = json_object();
 
 			json_object_set_new(mi, "uuid", jstr(m->uuid));
-			json_object_set_new(mi, "profile",
-					    jstr(m->profile));
+			json_object_set_new(mi, "profile", jstr(m->profile));
 			json_object_set_new(mi, "gi", json_integer(m->gi_id));
 			json_object_set_new(mi, "ci", json_integer(m->ci_id));
-			json_object_set_new(mi, "start", json_integer(m->start));
+			json_object_set_new(mi, "start",
+			                    json_integer(m->start));
 			json_object_set_new(mi, "size", json_integer(m->size));
 			mem_field(mi, "memory", m->memory_bytes);
 			json_object_set_new(mi, "sm_count",
-					    json_integer(m->sm_count));
+			                    json_integer(m->sm_count));
 			json_array_append_new(inst, mi);
 		}
 		json_object_set_new(mig, "instances", inst);
@@ -667,13 +663,13 @@ static json_t *qvec_json(const struct gs_qvec *v)
 		mem_field(o, "memory", (uint64_t)v->v[GS_QRES_MEMORY]);
 	}
 	json_object_set_new(o, "compute",
-			    v->v[GS_QRES_COMPUTE] == GS_QUOTA_UNLIMITED
-				    ? json_null()
-				    : json_integer(v->v[GS_QRES_COMPUTE]));
+	                    v->v[GS_QRES_COMPUTE] == GS_QUOTA_UNLIMITED
+	                        ? json_null()
+	                        : json_integer(v->v[GS_QRES_COMPUTE]));
 	json_object_set_new(o, "mig",
-			    v->v[GS_QRES_MIG] == GS_QUOTA_UNLIMITED
-				    ? json_null()
-				    : json_integer(v->v[GS_QRES_MIG]));
+	                    v->v[GS_QRES_MIG] == GS_QUOTA_UNLIMITED
+	                        ? json_null()
+	                        : json_integer(v->v[GS_QRES_MIG]));
 	return o;
 }
 
@@ -682,8 +678,8 @@ static json_t *team_json(const struct gs_team *t, const struct gs_qvec *use)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "name", jstr(t->name));
-	json_object_set_new(o, "parent", t->parent[0] ? jstr(t->parent)
-						      : json_null());
+	json_object_set_new(o, "parent",
+	                    t->parent[0] ? jstr(t->parent) : json_null());
 	json_object_set_new(o, "guarantee", qvec_json(&t->guarantee));
 	json_object_set_new(o, "max", qvec_json(&t->max));
 	if (use)
@@ -718,7 +714,7 @@ static void teams_list(struct gs_api *api, struct gs_http_resp *resp)
 
 /* Reads {"memory","compute","mig"} into v; `dflt` for absent keys. */
 static gs_err qvec_from_json(json_t *obj, const char *what, int64_t dflt,
-			     struct gs_qvec *v, struct gs_errbuf *eb)
+                             struct gs_qvec *v, struct gs_errbuf *eb)
 {
 	const char *key;
 	json_t *val;
@@ -741,7 +737,7 @@ static gs_err qvec_from_json(json_t *obj, const char *what, int64_t dflt,
 			r = GS_QRES_MIG;
 		else
 			return gs_fail(eb, GS_ERR_INVALID,
-				       "unknown key '%.40s' in %s", key, what);
+			               "unknown key '%.40s' in %s", key, what);
 		if (json_is_null(val) ||
 		    (json_is_string(val) &&
 		     strcmp(json_string_value(val), "unlimited") == 0)) {
@@ -749,43 +745,44 @@ static gs_err qvec_from_json(json_t *obj, const char *what, int64_t dflt,
 		} else if (json_is_integer(val)) {
 			if (json_integer_value(val) < 0)
 				return gs_fail(eb, GS_ERR_RANGE,
-					       "%s.%s must not be negative",
-					       what, key);
+				               "%s.%s must not be negative",
+				               what, key);
 			v->v[r] = json_integer_value(val);
 		} else if (json_is_string(val) && r == GS_QRES_MEMORY) {
 			uint64_t b;
-			gs_err err = gs_parse_memory(json_string_value(val), &b,
-						     eb);
+			gs_err err =
+			    gs_parse_memory(json_string_value(val), &b, eb);
 
 			if (err)
 				return err;
 			if (b > (uint64_t)INT64_MAX / 2)
 				return gs_fail(eb, GS_ERR_RANGE,
-					       "%s.memory is too large", what);
+				               "%s.memory is too large", what);
 			v->v[r] = (int64_t)b;
 		} else if (json_is_string(val) && r == GS_QRES_COMPUTE) {
 			char buf[24];
 			char *end;
 			long x;
 
-			snprintf(buf, sizeof(buf), "%s", json_string_value(val));
+			snprintf(buf, sizeof(buf), "%s",
+			         json_string_value(val));
 			if (buf[0] && buf[strlen(buf) - 1] == '%')
 				buf[strlen(buf) - 1] = '\0';
 			x = strtol(buf, &end, 10);
 			if (end == buf || *end || x < 0 || x > 100000000)
 				return gs_fail(eb, GS_ERR_PARSE,
-					       "%s.compute: bad value", what);
+				               "%s.compute: bad value", what);
 			v->v[r] = x;
 		} else {
 			return gs_fail(eb, GS_ERR_PARSE, "%s.%s: bad value",
-				       what, key);
+			               what, key);
 		}
 	}
 	return GS_OK;
 }
 
 static void team_put(struct gs_api *api, const struct gs_http_req *req,
-		     struct gs_http_resp *resp, const char *name)
+                     struct gs_http_resp *resp, const char *name)
 {
 	struct gs_team t;
 	struct gs_errbuf eb = {0};
@@ -804,7 +801,7 @@ static void team_put(struct gs_api *api, const struct gs_http_req *req,
 		if (strcmp(key, "parent") && strcmp(key, "guarantee") &&
 		    strcmp(key, "max") && strcmp(key, "name")) {
 			err = gs_fail(&eb, GS_ERR_INVALID,
-				      "unknown key '%.40s'", key);
+			              "unknown key '%.40s'", key);
 			break;
 		}
 	}
@@ -812,24 +809,24 @@ static void team_put(struct gs_api *api, const struct gs_http_req *req,
 	if (!err && val &&
 	    (!json_is_string(val) || strcmp(json_string_value(val), name)))
 		err = gs_fail(&eb, GS_ERR_INVALID,
-			      "name in the body differs from the path");
+		              "name in the body differs from the path");
 	val = json_object_get(body, "parent");
 	if (!err && val && !json_is_null(val)) {
 		if (!json_is_string(val) ||
 		    (json_string_value(val)[0] &&
 		     !gs_name_is_valid(json_string_value(val))))
 			err = gs_fail(&eb, GS_ERR_INVALID,
-				      "parent must be a team name");
+			              "parent must be a team name");
 		else
 			snprintf(t.parent, sizeof(t.parent), "%s",
-				 json_string_value(val));
+			         json_string_value(val));
 	}
 	if (!err)
 		err = qvec_from_json(json_object_get(body, "guarantee"),
-				     "guarantee", 0, &t.guarantee, &eb);
+		                     "guarantee", 0, &t.guarantee, &eb);
 	if (!err)
 		err = qvec_from_json(json_object_get(body, "max"), "max",
-				     GS_QUOTA_UNLIMITED, &t.max, &eb);
+		                     GS_QUOTA_UNLIMITED, &t.max, &eb);
 	json_decref(body);
 	if (!err)
 		err = gs_node_team_put(api->node, &req->peer, &t, &eb);
@@ -845,7 +842,7 @@ static void team_put(struct gs_api *api, const struct gs_http_req *req,
 }
 
 static void team_one(struct gs_api *api, const struct gs_http_req *req,
-		     struct gs_http_resp *resp, const char *name)
+                     struct gs_http_resp *resp, const char *name)
 {
 	struct gs_errbuf eb = {0};
 	gs_err err;
@@ -896,7 +893,7 @@ struct usage_ctx {
 	int n, cap;
 	struct usage_group *g;
 	bool nomem;
-	int unpriced;         /* rows no price rule matched (cost 0) */
+	int unpriced; /* rows no price rule matched (cost 0) */
 };
 
 static void usage_row(void *ctx, const struct gs_usage_row *r)
@@ -904,8 +901,8 @@ static void usage_row(void *ctx, const struct gs_usage_row *r)
 	struct usage_ctx *uc = ctx;
 	const char *key = uc->by_slice ? r->slice : r->team;
 	struct gs_usage_record rec = {.model = r->gpu_model,
-				      .gpu_seconds = r->gpu_seconds,
-				      .gib_seconds = r->gib_seconds};
+	                              .gpu_seconds = r->gpu_seconds,
+	                              .gib_seconds = r->gib_seconds};
 	struct usage_group *g = NULL;
 	double cost = 0;
 	int64_t t0 = r->t0_ns > uc->since ? r->t0_ns : uc->since;
@@ -928,7 +925,7 @@ static void usage_row(void *ctx, const struct gs_usage_row *r)
 		if (uc->n == uc->cap) {
 			int cap = uc->cap ? uc->cap * 2 : 16;
 			struct usage_group *ng =
-				realloc(uc->g, sizeof(*ng) * (size_t)cap);
+			    realloc(uc->g, sizeof(*ng) * (size_t)cap);
 
 			if (ng == NULL) {
 				uc->nomem = true;
@@ -950,7 +947,7 @@ static void usage_row(void *ctx, const struct gs_usage_row *r)
 }
 
 static void usage_get(struct gs_api *api, const struct gs_http_req *req,
-		      struct gs_http_resp *resp)
+                      struct gs_http_resp *resp)
 {
 	struct usage_ctx uc;
 	struct gs_errbuf eb = {0};
@@ -989,8 +986,8 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 	else if (strcmp(by, "slice") == 0)
 		uc.by_slice = true;
 	else {
-		fail(resp, GS_ERR_INVALID, "by must be team or slice, got '%.20s'",
-		     by);
+		fail(resp, GS_ERR_INVALID,
+		     "by must be team or slice, got '%.20s'", by);
 		return;
 	}
 	if ((team && !gs_name_is_valid(team)) ||
@@ -998,10 +995,9 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 		fail(resp, GS_ERR_INVALID, "bad team or slice name%s", "");
 		return;
 	}
-	err = gs_store_usage(gs_node_store(api->node), uc.since, uc.until,
-			     team, slice,
-			     req->peer.admin ? -1 : (int64_t)req->peer.uid,
-			     usage_row, &uc, &eb);
+	err = gs_store_usage(
+	    gs_node_store(api->node), uc.since, uc.until, team, slice,
+	    req->peer.admin ? -1 : (int64_t)req->peer.uid, usage_row, &uc, &eb);
 	if (!err && uc.nomem)
 		err = gs_fail(&eb, GS_ERR_NOMEM, "out of memory");
 	if (err) {
@@ -1014,24 +1010,22 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 	json_object_set_new(o, "since", jstr(buf));
 	iso_time(uc.until, buf, sizeof(buf));
 	json_object_set_new(o, "until", jstr(buf));
-	json_object_set_new(o, "by", jstr(uc.by_slice ? "slice"
-							     : "team"));
+	json_object_set_new(o, "by", jstr(uc.by_slice ? "slice" : "team"));
 	json_object_set_new(o, "currency", jstr(uc.cfg->currency));
 	a = json_array();
 	for (int i = 0; i < uc.n; i++) {
 		json_t *r = json_object();
 
 		json_object_set_new(r, uc.by_slice ? "slice" : "team",
-				    jstr(uc.g[i].key));
+		                    jstr(uc.g[i].key));
 		if (uc.by_slice)
-			json_object_set_new(r, "team",
-					    jstr(uc.g[i].team));
+			json_object_set_new(r, "team", jstr(uc.g[i].team));
 		json_object_set_new(r, "gpu_seconds", json_real(uc.g[i].gpu_s));
 		json_object_set_new(r, "gib_seconds", json_real(uc.g[i].gib_s));
 		json_object_set_new(r, "throttled_seconds",
-				    json_real(uc.g[i].thr_s));
+		                    json_real(uc.g[i].thr_s));
 		json_object_set_new(r, "reserved_gpu_seconds",
-				    json_real(uc.g[i].alloc_s));
+		                    json_real(uc.g[i].alloc_s));
 		json_object_set_new(r, "cost", json_real(uc.g[i].cost));
 		json_array_append_new(a, r);
 		t_gpu += uc.g[i].gpu_s;
@@ -1087,7 +1081,7 @@ static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 }
 
 static void events_get(struct gs_api *api, const struct gs_http_req *req,
-		       struct gs_http_resp *resp)
+                       struct gs_http_resp *resp)
 {
 	const char *since = gs_http_arg(req, "since");
 	const char *after = gs_http_arg(req, "after");
@@ -1098,7 +1092,8 @@ static void events_get(struct gs_api *api, const struct gs_http_req *req,
 	json_t *o, *a;
 	gs_err err;
 
-	if (since && gs_api_parse_time(since, gs_now_ns(), &since_ns) != GS_OK) {
+	if (since &&
+	    gs_api_parse_time(since, gs_now_ns(), &since_ns) != GS_OK) {
 		fail(resp, GS_ERR_PARSE, "since: '%.40s' is not a time", since);
 		return;
 	}
@@ -1117,10 +1112,10 @@ static void events_get(struct gs_api *api, const struct gs_http_req *req,
 		return;
 	}
 	a = json_array();
-	err = gs_store_events(gs_node_store(api->node), after_id, since_ns,
-			      slice,
-			      req->peer.admin ? -1 : (int64_t)req->peer.uid,
-			      (int)lim, event_row, a, &eb);
+	err =
+	    gs_store_events(gs_node_store(api->node), after_id, since_ns, slice,
+	                    req->peer.admin ? -1 : (int64_t)req->peer.uid,
+	                    (int)lim, event_row, a, &eb);
 	if (err) {
 		json_decref(a);
 		set_error(resp, err, &eb);
@@ -1132,10 +1127,10 @@ static void events_get(struct gs_api *api, const struct gs_http_req *req,
 		json_t *last = n ? json_array_get(a, n - 1) : NULL;
 
 		json_object_set_new(
-			o, "last_id",
-			json_integer(last ? json_integer_value(json_object_get(
-						    last, "id"))
-					  : after_id));
+		    o, "last_id",
+		    json_integer(
+		        last ? json_integer_value(json_object_get(last, "id"))
+		             : after_id));
 	}
 	json_object_set_new(o, "events", a);
 	set_json(resp, 200, o);
@@ -1144,7 +1139,7 @@ static void events_get(struct gs_api *api, const struct gs_http_req *req,
 /* ---- plan ---- */
 
 static void plan_post(struct gs_api *api, const struct gs_http_req *req,
-		      struct gs_http_resp *resp)
+                      struct gs_http_resp *resp)
 {
 	struct gs_errbuf eb = {0};
 	struct gs_mig_instance cur[GS_MIGPLAN_MAX_INSTANCES];
@@ -1165,7 +1160,7 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		if (strcmp(key, "gpu") && strcmp(key, "model") &&
 		    strcmp(key, "current") && strcmp(key, "demand")) {
 			err = gs_fail(&eb, GS_ERR_INVALID,
-				      "unknown key '%.40s'", key);
+			              "unknown key '%.40s'", key);
 			goto out;
 		}
 	}
@@ -1180,8 +1175,8 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		if (!json_is_string(v) ||
 		    (m = gs_catalog_find(json_string_value(v))) == NULL) {
 			err = gs_fail(&eb, GS_ERR_UNKNOWN_MODEL,
-				      "model: not a MIG-capable model in the "
-				      "catalog");
+			              "model: not a MIG-capable model in the "
+			              "catalog");
 			goto out;
 		}
 	}
@@ -1189,7 +1184,7 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    json_integer_value(v) >= g->n) {
 			err = gs_fail(&eb, GS_ERR_NOT_FOUND,
-				      "gpu: no such GPU index");
+			              "gpu: no such GPU index");
 			goto out;
 		}
 		gpu = (int)json_integer_value(v);
@@ -1202,28 +1197,28 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 	}
 	if (m == NULL) {
 		err = gs_fail(&eb, GS_ERR_UNSUPPORTED,
-			      "the GPU is not a MIG-capable catalog model");
+		              "the GPU is not a MIG-capable catalog model");
 		goto out;
 	}
 	if ((v = json_object_get(body, "current"))) {
 		if (!json_is_string(v)) {
 			err = gs_fail(&eb, GS_ERR_PARSE,
-				      "current must be a string like "
-				      "\"3g.40gb@0,1g.10gb@6\"");
+			              "current must be a string like "
+			              "\"3g.40gb@0,1g.10gb@6\"");
 			goto out;
 		}
 		err = gs_migplan_parse_instances(m, json_string_value(v), true,
-						 cur, GS_MIGPLAN_MAX_INSTANCES,
-						 &n_cur, &eb);
+		                                 cur, GS_MIGPLAN_MAX_INSTANCES,
+		                                 &n_cur, &eb);
 		if (err)
 			goto out;
 	} else if (gpu >= 0) {
 		const struct gs_gpu *gp = &g->gpu[gpu];
 
-		for (int k = 0; k < gp->n_mig && n_cur < GS_MIGPLAN_MAX_INSTANCES;
-		     k++) {
+		for (int k = 0;
+		     k < gp->n_mig && n_cur < GS_MIGPLAN_MAX_INSTANCES; k++) {
 			const struct gs_mig_profile *p =
-				gs_catalog_profile_by_id(m, gp->mig[k].profile_id);
+			    gs_catalog_profile_by_id(m, gp->mig[k].profile_id);
 
 			if (p == NULL)
 				continue;
@@ -1236,30 +1231,30 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 	v = json_object_get(body, "demand");
 	if (v == NULL || !json_is_string(v)) {
 		err = gs_fail(&eb, GS_ERR_PARSE,
-			      "demand must be a string like "
-			      "\"1g.10gb=4,2g.20gb=1\"");
+		              "demand must be a string like "
+		              "\"1g.10gb=4,2g.20gb=1\"");
 		goto out;
 	}
 	err = gs_migplan_parse_demand(m, json_string_value(v), dem,
-				      GS_CATALOG_MAX_PROFILES, &n_dem, &eb);
+	                              GS_CATALOG_MAX_PROFILES, &n_dem, &eb);
 	if (!err)
 		err = gs_migplan_solve(m, cur, n_cur, dem, n_dem, plan, &eb);
 	if (err)
 		goto out;
 	o = json_object();
 	json_object_set_new(o, "model", jstr(m->name));
-	json_object_set_new(o, "gpu", gpu >= 0 ? json_integer(gpu)
-					       : json_null());
+	json_object_set_new(o, "gpu",
+	                    gpu >= 0 ? json_integer(gpu) : json_null());
 	a = json_array();
 	for (int i = 0; i < plan->n_layout; i++) {
 		json_t *x = json_object();
 
 		json_object_set_new(x, "profile",
-				    jstr(plan->layout[i].profile->name));
+		                    jstr(plan->layout[i].profile->name));
 		json_object_set_new(x, "start",
-				    json_integer(plan->layout[i].start));
+		                    json_integer(plan->layout[i].start));
 		json_object_set_new(x, "in_use",
-				    json_boolean(plan->layout[i].in_use));
+		                    json_boolean(plan->layout[i].in_use));
 		json_array_append_new(a, x);
 	}
 	json_object_set_new(o, "layout", a);
@@ -1268,14 +1263,13 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		json_t *x = json_object();
 
 		json_object_set_new(x, "op",
-				    jstr(plan->steps[i].op ==
-							    GS_MIG_CREATE
-						    ? "create"
-						    : "destroy"));
+		                    jstr(plan->steps[i].op == GS_MIG_CREATE
+		                             ? "create"
+		                             : "destroy"));
 		json_object_set_new(x, "profile",
-				    jstr(plan->steps[i].profile->name));
+		                    jstr(plan->steps[i].profile->name));
 		json_object_set_new(x, "start",
-				    json_integer(plan->steps[i].start));
+		                    json_integer(plan->steps[i].start));
 		json_array_append_new(a, x);
 	}
 	json_object_set_new(o, "steps", a);
@@ -1284,16 +1278,16 @@ static void plan_post(struct gs_api *api, const struct gs_http_req *req,
 		json_t *x = json_object();
 
 		json_object_set_new(x, "profile",
-				    jstr(plan->unmet[i].profile->name));
+		                    jstr(plan->unmet[i].profile->name));
 		json_object_set_new(x, "count",
-				    json_integer(plan->unmet[i].count));
+		                    json_integer(plan->unmet[i].count));
 		json_array_append_new(a, x);
 	}
 	json_object_set_new(o, "unmet", a);
 	json_object_set_new(o, "served_weight",
-			    json_integer(plan->served_weight));
+	                    json_integer(plan->served_weight));
 	json_object_set_new(o, "demand_weight",
-			    json_integer(plan->demand_weight));
+	                    json_integer(plan->demand_weight));
 	set_json(resp, 200, o);
 out:
 	json_decref(body);
@@ -1313,12 +1307,12 @@ static void healthz(struct gs_api *api, struct gs_http_resp *resp)
 	gs_node_counters(api->node, &c);
 	json_object_set_new(o, "status", jstr("ok"));
 	json_object_set_new(o, "api", jstr("v1"));
-	json_object_set_new(o, "schema",
-			    json_integer(gs_store_schema_version(
-				    gs_node_store(api->node))));
-	json_object_set_new(o, "uptime_seconds",
-			    json_real((double)(gs_now_ns() - c.started_ns) /
-				      1e9));
+	json_object_set_new(
+	    o, "schema",
+	    json_integer(gs_store_schema_version(gs_node_store(api->node))));
+	json_object_set_new(
+	    o, "uptime_seconds",
+	    json_real((double)(gs_now_ns() - c.started_ns) / 1e9));
 	set_json(resp, 200, o);
 }
 
@@ -1373,7 +1367,7 @@ static int split_path(const char *path, char seg[4][72])
 }
 
 void gs_api_handle(void *ctx, const struct gs_http_req *req,
-		   struct gs_http_resp *resp)
+                   struct gs_http_resp *resp)
 {
 	struct gs_api *api = ctx;
 	char seg[4][72];
@@ -1426,7 +1420,8 @@ void gs_api_handle(void *ctx, const struct gs_http_req *req,
 			else
 				method_not_allowed(resp, m);
 		} else {
-			slice_one(api, req, resp, seg[2], n == 4 ? seg[3] : NULL);
+			slice_one(api, req, resp, seg[2],
+			          n == 4 ? seg[3] : NULL);
 		}
 		return;
 	}

@@ -1,6 +1,6 @@
 /*
- * api.h - the HTTP/JSON API, version 1 (docs in docs/api.md is the
- * contract; the routes are listed at the top of api.c). The handler is
+ * api.h - the HTTP/JSON API, version 1 (docs/api.md is the contract; the
+ * routes are listed at the top of api.c). The handler is
  * transport-free: it takes a parsed request and fills a response, so the
  * libFuzzer target drives it directly.
  *
@@ -26,7 +26,7 @@ struct gs_api {
 
 /* Handles one request (gs_http_handler shape: ctx is a struct gs_api). */
 void gs_api_handle(void *ctx, const struct gs_http_req *req,
-		   struct gs_http_resp *resp);
+                   struct gs_http_resp *resp);
 
 /* HTTP status for an error code. */
 int gs_api_status(gs_err err);

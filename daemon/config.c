@@ -33,7 +33,7 @@ static int line_of(const yaml_node_t *n)
 }
 
 static gs_err bad(struct cfg_ctx *c, const yaml_node_t *n, gs_err code,
-		  const char *fmt, const char *a, const char *b)
+                  const char *fmt, const char *a, const char *b)
 {
 	char msg[200];
 
@@ -42,18 +42,18 @@ static gs_err bad(struct cfg_ctx *c, const yaml_node_t *n, gs_err code,
 }
 
 static gs_err scalar(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
-		     const char **out)
+                     const char **out)
 {
 	*out = "";
 	if (n->type != YAML_SCALAR_NODE)
 		return bad(c, n, GS_ERR_PARSE, "%s must be a single value%s",
-			   key, "");
+		           key, "");
 	*out = (const char *)n->data.scalar.value;
 	return GS_OK;
 }
 
-static gs_err get_str(struct cfg_ctx *c, const yaml_node_t *n,
-		      const char *key, char *buf, size_t len)
+static gs_err get_str(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
+                      char *buf, size_t len)
 {
 	const char *v;
 	gs_err err = scalar(c, n, key, &v);
@@ -67,7 +67,7 @@ static gs_err get_str(struct cfg_ctx *c, const yaml_node_t *n,
 }
 
 static gs_err get_int(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
-		      long lo, long hi, long *out)
+                      long lo, long hi, long *out)
 {
 	const char *v;
 	char *end;
@@ -81,7 +81,7 @@ static gs_err get_int(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
 	x = strtol(v, &end, 10);
 	if (end == v || *end != '\0' || errno)
 		return bad(c, n, GS_ERR_PARSE, "%s: '%s' is not a whole number",
-			   key, v);
+		           key, v);
 	if (x < lo || x > hi) {
 		snprintf(range, sizeof(range), "%ld..%ld", lo, hi);
 		return bad(c, n, GS_ERR_RANGE, "%s must be %s", key, range);
@@ -90,8 +90,8 @@ static gs_err get_int(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
 	return GS_OK;
 }
 
-static gs_err get_bool(struct cfg_ctx *c, const yaml_node_t *n,
-		       const char *key, bool *out)
+static gs_err get_bool(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
+                       bool *out)
 {
 	const char *v;
 	gs_err err = scalar(c, n, key, &v);
@@ -104,13 +104,13 @@ static gs_err get_bool(struct cfg_ctx *c, const yaml_node_t *n,
 		*out = false;
 	else
 		return bad(c, n, GS_ERR_PARSE, "%s: '%s' is not true or false",
-			   key, v);
+		           key, v);
 	return GS_OK;
 }
 
 /* One of `names` (NULL-terminated); OUT: its index. */
-static gs_err get_enum(struct cfg_ctx *c, const yaml_node_t *n,
-		       const char *key, const char *const *names, int *out)
+static gs_err get_enum(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
+                       const char *const *names, int *out)
 {
 	const char *v;
 	char list[160] = "";
@@ -124,14 +124,14 @@ static gs_err get_enum(struct cfg_ctx *c, const yaml_node_t *n,
 			return GS_OK;
 		}
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
-			 "%s%s", i ? "|" : "", names[i]);
+		         "%s%s", i ? "|" : "", names[i]);
 	}
 	return gs_fail(c->eb, GS_ERR_INVALID, "%s:%d: %s must be %s, got '%s'",
-		       c->file, line_of(n), key, list, v);
+	               c->file, line_of(n), key, list, v);
 }
 
 static gs_err get_memory(struct cfg_ctx *c, const yaml_node_t *n,
-			 const char *key, uint64_t *out)
+                         const char *key, uint64_t *out)
 {
 	const char *v;
 	struct gs_errbuf peb = {0};
@@ -145,13 +145,12 @@ static gs_err get_memory(struct cfg_ctx *c, const yaml_node_t *n,
 	}
 	err = gs_parse_memory(v, out, &peb);
 	if (err)
-		return bad(c, n, err, "%s: %s", key,
-			   gs_errbuf_msg(&peb, err));
+		return bad(c, n, err, "%s: %s", key, gs_errbuf_msg(&peb, err));
 	return GS_OK;
 }
 
-typedef gs_err (*key_fn)(struct cfg_ctx *c, const char *key,
-			 yaml_node_t *val, void *arg);
+typedef gs_err (*key_fn)(struct cfg_ctx *c, const char *key, yaml_node_t *val,
+                         void *arg);
 
 struct key_def {
 	const char *name;
@@ -160,13 +159,13 @@ struct key_def {
 
 /* Calls the handler of each key in `map`; unknown keys are errors. */
 static gs_err walk(struct cfg_ctx *c, yaml_node_t *map, const char *section,
-		   const struct key_def *keys, void *arg)
+                   const struct key_def *keys, void *arg)
 {
 	yaml_node_pair_t *p;
 
 	if (map->type != YAML_MAPPING_NODE)
 		return bad(c, map, GS_ERR_PARSE, "%s must be a mapping%s",
-			   section, "");
+		           section, "");
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
 	     p++) {
 		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
@@ -176,16 +175,16 @@ static gs_err walk(struct cfg_ctx *c, yaml_node_t *map, const char *section,
 
 		if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE)
 			return bad(c, map, GS_ERR_PARSE,
-				   "%s: keys must be plain words%s", section,
-				   "");
+			           "%s: keys must be plain words%s", section,
+			           "");
 		for (d = keys; d->name; d++)
-			if (strcmp(d->name, (const char *)k->data.scalar.value) ==
-			    0)
+			if (strcmp(d->name,
+			           (const char *)k->data.scalar.value) == 0)
 				break;
 		if (d->name == NULL)
 			return bad(c, k, GS_ERR_INVALID,
-				   "unknown key '%s' in %s",
-				   (const char *)k->data.scalar.value, section);
+			           "unknown key '%s' in %s",
+			           (const char *)k->data.scalar.value, section);
 		err = d->fn(c, d->name, v, arg);
 		if (err)
 			return err;
@@ -195,8 +194,8 @@ static gs_err walk(struct cfg_ctx *c, yaml_node_t *map, const char *section,
 
 /* ---- node ---- */
 
-static gs_err k_default_mode(struct cfg_ctx *c, const char *key,
-			     yaml_node_t *v, void *arg)
+static gs_err k_default_mode(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                             void *arg)
 {
 	const char *s;
 	struct gs_errbuf peb = {0};
@@ -212,10 +211,10 @@ static gs_err k_default_mode(struct cfg_ctx *c, const char *key,
 }
 
 static gs_err k_timeslice(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	static const char *const names[] = {"default", "short", "medium",
-					    "long", "unset", NULL};
+	                                    "long",    "unset", NULL};
 	int i;
 	gs_err err = get_enum(c, v, key, names, &i);
 
@@ -228,7 +227,7 @@ static gs_err k_timeslice(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_placement(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	const char *s;
 	struct gs_errbuf peb = {0};
@@ -244,7 +243,7 @@ static gs_err k_placement(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_gpus(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		     void *arg)
+                     void *arg)
 {
 	static const char *const names[] = {"auto", "real", "sim", NULL};
 	int i;
@@ -256,11 +255,11 @@ static gs_err k_gpus(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_sim_model(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	const struct gs_gpu_model *m;
-	gs_err err = get_str(c, v, key, c->cfg->sim_model,
-			     sizeof(c->cfg->sim_model));
+	gs_err err =
+	    get_str(c, v, key, c->cfg->sim_model, sizeof(c->cfg->sim_model));
 
 	(void)arg;
 	if (err)
@@ -268,14 +267,14 @@ static gs_err k_sim_model(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	m = gs_catalog_find(c->cfg->sim_model);
 	if (m == NULL)
 		return bad(c, v, GS_ERR_UNKNOWN_MODEL,
-			   "%s: unknown GPU model '%s'", key,
-			   c->cfg->sim_model);
+		           "%s: unknown GPU model '%s'", key,
+		           c->cfg->sim_model);
 	snprintf(c->cfg->sim_model, sizeof(c->cfg->sim_model), "%s", m->name);
 	return GS_OK;
 }
 
 static gs_err k_sim_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 16, &x);
@@ -286,42 +285,42 @@ static gs_err k_sim_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_sim_dir(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			void *arg)
+                        void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->sim_dir, sizeof(c->cfg->sim_dir));
 }
 
 static gs_err k_mig_real(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	(void)arg;
 	return get_bool(c, v, key, &c->cfg->mig_on_real_gpu);
 }
 
 static gs_err k_nvml(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		     void *arg)
+                     void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->nvml_library,
-		       sizeof(c->cfg->nvml_library));
+	               sizeof(c->cfg->nvml_library));
 }
 
-static gs_err k_default_team(struct cfg_ctx *c, const char *key,
-			     yaml_node_t *v, void *arg)
+static gs_err k_default_team(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                             void *arg)
 {
 	gs_err err = get_str(c, v, key, c->cfg->default_team,
-			     sizeof(c->cfg->default_team));
+	                     sizeof(c->cfg->default_team));
 
 	(void)arg;
 	if (!err && !gs_name_is_valid(c->cfg->default_team))
 		return bad(c, v, GS_ERR_INVALID, "%s: '%s' is not a valid name",
-			   key, c->cfg->default_team);
+		           key, c->cfg->default_team);
 	return err;
 }
 
 static gs_err k_max_slices(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			   void *arg)
+                           void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 1000000, &x);
@@ -332,31 +331,25 @@ static gs_err k_max_slices(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static const struct key_def node_keys[] = {
-	{"default_mode", k_default_mode},
-	{"timeslice", k_timeslice},
-	{"placement", k_placement},
-	{"gpus", k_gpus},
-	{"sim_model", k_sim_model},
-	{"sim_count", k_sim_count},
-	{"sim_dir", k_sim_dir},
-	{"mig_on_real_gpu", k_mig_real},
-	{"nvml_library", k_nvml},
-	{"default_team", k_default_team},
-	{"max_slices", k_max_slices},
-	{NULL, NULL},
+    {"default_mode", k_default_mode}, {"timeslice", k_timeslice},
+    {"placement", k_placement},       {"gpus", k_gpus},
+    {"sim_model", k_sim_model},       {"sim_count", k_sim_count},
+    {"sim_dir", k_sim_dir},           {"mig_on_real_gpu", k_mig_real},
+    {"nvml_library", k_nvml},         {"default_team", k_default_team},
+    {"max_slices", k_max_slices},     {NULL, NULL},
 };
 
 /* ---- api ---- */
 
 static gs_err k_socket(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		       void *arg)
+                       void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->socket, sizeof(c->cfg->socket));
 }
 
 static gs_err k_tcp(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		    void *arg)
+                    void *arg)
 {
 	gs_err err = get_str(c, v, key, c->cfg->tcp, sizeof(c->cfg->tcp));
 	const char *colon;
@@ -366,29 +359,29 @@ static gs_err k_tcp(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 		return err;
 	colon = strrchr(c->cfg->tcp, ':');
 	if (colon == NULL || atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535)
-		return bad(c, v, GS_ERR_INVALID,
-			   "%s: '%s' is not host:port", key, c->cfg->tcp);
+		return bad(c, v, GS_ERR_INVALID, "%s: '%s' is not host:port",
+		           key, c->cfg->tcp);
 	return GS_OK;
 }
 
 static gs_err k_token_file(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			   void *arg)
+                           void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->token_file,
-		       sizeof(c->cfg->token_file));
+	               sizeof(c->cfg->token_file));
 }
 
-static gs_err k_admin_group(struct cfg_ctx *c, const char *key,
-			    yaml_node_t *v, void *arg)
+static gs_err k_admin_group(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                            void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->admin_group,
-		       sizeof(c->cfg->admin_group));
+	               sizeof(c->cfg->admin_group));
 }
 
 static gs_err k_max_body(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1024, 16 << 20, &x);
@@ -399,7 +392,7 @@ static gs_err k_max_body(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_max_conn(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 4, 4096, &x);
@@ -410,27 +403,26 @@ static gs_err k_max_conn(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static const struct key_def api_keys[] = {
-	{"socket", k_socket},
-	{"tcp", k_tcp},
-	{"token_file", k_token_file},
-	{"admin_group", k_admin_group},
-	{"max_body_bytes", k_max_body},
-	{"max_connections", k_max_conn},
-	{NULL, NULL},
+    {"socket", k_socket},
+    {"tcp", k_tcp},
+    {"token_file", k_token_file},
+    {"admin_group", k_admin_group},
+    {"max_body_bytes", k_max_body},
+    {"max_connections", k_max_conn},
+    {NULL, NULL},
 };
 
 /* ---- store ---- */
 
 static gs_err k_state_dir(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	(void)arg;
-	return get_str(c, v, key, c->cfg->state_dir,
-		       sizeof(c->cfg->state_dir));
+	return get_str(c, v, key, c->cfg->state_dir, sizeof(c->cfg->state_dir));
 }
 
 static gs_err k_sync(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		     void *arg)
+                     void *arg)
 {
 	static const char *const names[] = {"full", "normal", NULL};
 
@@ -438,8 +430,8 @@ static gs_err k_sync(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return get_enum(c, v, key, names, &c->cfg->synchronous);
 }
 
-static gs_err k_events_keep(struct cfg_ctx *c, const char *key,
-			    yaml_node_t *v, void *arg)
+static gs_err k_events_keep(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                            void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 100, 100000000, &x);
@@ -450,16 +442,16 @@ static gs_err k_events_keep(struct cfg_ctx *c, const char *key,
 }
 
 static const struct key_def store_keys[] = {
-	{"state_dir", k_state_dir},
-	{"synchronous", k_sync},
-	{"events_keep", k_events_keep},
-	{NULL, NULL},
+    {"state_dir", k_state_dir},
+    {"synchronous", k_sync},
+    {"events_keep", k_events_keep},
+    {NULL, NULL},
 };
 
 /* ---- watchdog, ledger, mps, log ---- */
 
-static gs_err k_wd_interval(struct cfg_ctx *c, const char *key,
-			    yaml_node_t *v, void *arg)
+static gs_err k_wd_interval(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                            void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 50, 60000, &x);
@@ -470,7 +462,7 @@ static gs_err k_wd_interval(struct cfg_ctx *c, const char *key,
 }
 
 static gs_err k_wd_action(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	static const char *const names[] = {"flag", "kill", NULL};
 	int i;
@@ -482,29 +474,29 @@ static gs_err k_wd_action(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_wd_grace(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	(void)arg;
 	return get_memory(c, v, key, &c->cfg->watchdog_grace_bytes);
 }
 
-static gs_err k_wd_context(struct cfg_ctx *c, const char *key,
-			   yaml_node_t *v, void *arg)
+static gs_err k_wd_context(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                           void *arg)
 {
 	(void)arg;
 	return get_memory(c, v, key, &c->cfg->watchdog_context_bytes);
 }
 
 static const struct key_def watchdog_keys[] = {
-	{"interval_ms", k_wd_interval},
-	{"action", k_wd_action},
-	{"grace", k_wd_grace},
-	{"context_allowance", k_wd_context},
-	{NULL, NULL},
+    {"interval_ms", k_wd_interval},
+    {"action", k_wd_action},
+    {"grace", k_wd_grace},
+    {"context_allowance", k_wd_context},
+    {NULL, NULL},
 };
 
 static gs_err k_ledger_interval(struct cfg_ctx *c, const char *key,
-				yaml_node_t *v, void *arg)
+                                yaml_node_t *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 100, 3600000, &x);
@@ -515,44 +507,44 @@ static gs_err k_ledger_interval(struct cfg_ctx *c, const char *key,
 }
 
 static const struct key_def ledger_keys[] = {
-	{"interval_ms", k_ledger_interval},
-	{NULL, NULL},
+    {"interval_ms", k_ledger_interval},
+    {NULL, NULL},
 };
 
-static gs_err k_mps_control(struct cfg_ctx *c, const char *key,
-			    yaml_node_t *v, void *arg)
+static gs_err k_mps_control(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                            void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->mps_control,
-		       sizeof(c->cfg->mps_control));
+	               sizeof(c->cfg->mps_control));
 }
 
 static const struct key_def mps_keys[] = {
-	{"control", k_mps_control},
-	{NULL, NULL},
+    {"control", k_mps_control},
+    {NULL, NULL},
 };
 
 static gs_err k_log_level(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
-	static const char *const names[] = {"debug", "info", "warn", "error",
-					    "off", NULL};
+	static const char *const names[] = {"debug", "info", "warn",
+	                                    "error", "off",  NULL};
 
 	(void)arg;
 	return get_enum(c, v, key, names, &c->cfg->log_level);
 }
 
 static gs_err k_log_file(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->log_file, sizeof(c->cfg->log_file));
 }
 
 static const struct key_def log_keys[] = {
-	{"level", k_log_level},
-	{"file", k_log_file},
-	{NULL, NULL},
+    {"level", k_log_level},
+    {"file", k_log_file},
+    {NULL, NULL},
 };
 
 /* ---- prices ----
@@ -569,7 +561,7 @@ struct rule_ctx {
 };
 
 static gs_err k_r_model(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			void *arg)
+                        void *arg)
 {
 	struct rule_ctx *r = arg;
 
@@ -577,7 +569,7 @@ static gs_err k_r_model(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_r_mode(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		       void *arg)
+                       void *arg)
 {
 	struct rule_ctx *r = arg;
 
@@ -585,7 +577,7 @@ static gs_err k_r_mode(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_r_gpu(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		      void *arg)
+                      void *arg)
 {
 	struct rule_ctx *r = arg;
 
@@ -593,7 +585,7 @@ static gs_err k_r_gpu(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_r_gib(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		      void *arg)
+                      void *arg)
 {
 	struct rule_ctx *r = arg;
 
@@ -601,35 +593,35 @@ static gs_err k_r_gib(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static const struct key_def rule_keys[] = {
-	{"model", k_r_model},
-	{"mode", k_r_mode},
-	{"per_gpu_second", k_r_gpu},
-	{"per_gib_second", k_r_gib},
-	{NULL, NULL},
+    {"model", k_r_model},
+    {"mode", k_r_mode},
+    {"per_gpu_second", k_r_gpu},
+    {"per_gib_second", k_r_gib},
+    {NULL, NULL},
 };
 
 static gs_err k_currency(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->currency, sizeof(c->cfg->currency));
 }
 
 static gs_err k_rules(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		      void *arg)
+                      void *arg)
 {
 	yaml_node_item_t *it;
 
 	(void)arg;
 	if (v->type != YAML_SEQUENCE_NODE)
 		return bad(c, v, GS_ERR_PARSE, "%s must be a list of rules%s",
-			   key, "");
+		           key, "");
 	gs_price_table_init(&c->cfg->prices);
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
 	     it++) {
 		yaml_node_t *rn = yaml_document_get_node(c->doc, *it);
-		struct rule_ctx r = {.model = "*", .mode = "*", .gpu = "0",
-				     .gib = "0"};
+		struct rule_ctx r = {
+		    .model = "*", .mode = "*", .gpu = "0", .gib = "0"};
 		struct gs_errbuf peb = {0};
 		char line[256];
 		gs_err err;
@@ -640,22 +632,22 @@ static gs_err k_rules(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 		if (strpbrk(r.model, " \t#") || strpbrk(r.mode, " \t#") ||
 		    strpbrk(r.gpu, " \t#") || strpbrk(r.gib, " \t#"))
 			return bad(c, rn, GS_ERR_INVALID,
-				   "%s: values may not hold spaces or '#'%s",
-				   key, "");
+			           "%s: values may not hold spaces or '#'%s",
+			           key, "");
 		snprintf(line, sizeof(line), "%s %s %s %s\n", r.model, r.mode,
-			 r.gpu, r.gib);
+		         r.gpu, r.gib);
 		err = gs_price_table_parse(&c->cfg->prices, line, &peb);
 		if (err)
 			return bad(c, rn, err, "price rule: %s%s",
-				   gs_errbuf_msg(&peb, err), "");
+			           gs_errbuf_msg(&peb, err), "");
 	}
 	return GS_OK;
 }
 
 static const struct key_def prices_keys[] = {
-	{"currency", k_currency},
-	{"rules", k_rules},
-	{NULL, NULL},
+    {"currency", k_currency},
+    {"rules", k_rules},
+    {NULL, NULL},
 };
 
 /* ---- teams ---- */
@@ -666,7 +658,7 @@ struct team_ctx {
 };
 
 static gs_err k_q_memory(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	struct team_ctx *tc = arg;
 	const char *s;
@@ -687,7 +679,7 @@ static gs_err k_q_memory(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err q_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		      int64_t *out, bool pct)
+                      int64_t *out, bool pct)
 {
 	const char *s;
 	char buf[32];
@@ -714,7 +706,7 @@ static gs_err q_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_q_compute(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -722,7 +714,7 @@ static gs_err k_q_compute(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_q_mig(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		      void *arg)
+                      void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -730,22 +722,22 @@ static gs_err k_q_mig(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static const struct key_def qvec_keys[] = {
-	{"memory", k_q_memory},
-	{"compute", k_q_compute},
-	{"mig", k_q_mig},
-	{NULL, NULL},
+    {"memory", k_q_memory},
+    {"compute", k_q_compute},
+    {"mig", k_q_mig},
+    {NULL, NULL},
 };
 
 static gs_err k_t_parent(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			 void *arg)
+                         void *arg)
 {
 	struct team_ctx *tc = arg;
 
 	return get_str(c, v, key, tc->t->parent, sizeof(tc->t->parent));
 }
 
-static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key,
-			    yaml_node_t *v, void *arg)
+static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                            void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -755,7 +747,7 @@ static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key,
 }
 
 static gs_err k_t_max(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-		      void *arg)
+                      void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -765,14 +757,14 @@ static gs_err k_t_max(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_t_members(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-			  void *arg)
+                          void *arg)
 {
 	struct team_ctx *tc = arg;
 	yaml_node_item_t *it;
 
 	if (v->type != YAML_SEQUENCE_NODE)
 		return bad(c, v, GS_ERR_PARSE, "%s must be a list of users%s",
-			   key, "");
+		           key, "");
 	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
 	     it++) {
 		yaml_node_t *u = yaml_document_get_node(c->doc, *it);
@@ -781,7 +773,7 @@ static gs_err k_t_members(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 
 		if (c->cfg->n_members == GS_CONFIG_MAX_MEMBERS)
 			return bad(c, v, GS_ERR_RANGE, "%s: too many members%s",
-				   key, "");
+			           key, "");
 		m = &c->cfg->members[c->cfg->n_members];
 		err = get_str(c, u, "member", m->user, sizeof(m->user));
 		if (err)
@@ -793,22 +785,20 @@ static gs_err k_t_members(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static const struct key_def team_keys[] = {
-	{"parent", k_t_parent},
-	{"guarantee", k_t_guarantee},
-	{"max", k_t_max},
-	{"members", k_t_members},
-	{NULL, NULL},
+    {"parent", k_t_parent}, {"guarantee", k_t_guarantee},
+    {"max", k_t_max},       {"members", k_t_members},
+    {NULL, NULL},
 };
 
-static gs_err teams_section(struct cfg_ctx *c, const char *key,
-			    yaml_node_t *v, void *arg)
+static gs_err teams_section(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                            void *arg)
 {
 	yaml_node_pair_t *p;
 
 	(void)arg;
 	if (v->type != YAML_MAPPING_NODE)
 		return bad(c, v, GS_ERR_PARSE, "%s must be a mapping%s", key,
-			   "");
+		           "");
 	c->cfg->n_teams = 0;
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
 	     p++) {
@@ -819,8 +809,8 @@ static gs_err teams_section(struct cfg_ctx *c, const char *key,
 		gs_err err;
 
 		if (c->cfg->n_teams == GS_CONFIG_MAX_TEAMS)
-			return bad(c, k, GS_ERR_RANGE, "too many teams%s%s",
-				   "", "");
+			return bad(c, k, GS_ERR_RANGE, "too many teams%s%s", "",
+			           "");
 		t = &c->cfg->teams[c->cfg->n_teams];
 		memset(t, 0, sizeof(*t));
 		for (int r = 0; r < GS_QRES__COUNT; r++)
@@ -831,13 +821,13 @@ static gs_err teams_section(struct cfg_ctx *c, const char *key,
 			return err;
 		if (!gs_name_is_valid(t->name))
 			return bad(c, k, GS_ERR_INVALID,
-				   "'%s' is not a valid team name%s", t->name,
-				   "");
+			           "'%s' is not a valid team name%s", t->name,
+			           "");
 		for (int i = 0; i < c->cfg->n_teams; i++)
 			if (strcmp(c->cfg->teams[i].name, t->name) == 0)
 				return bad(c, k, GS_ERR_EXISTS,
-					   "team '%s' is defined twice%s",
-					   t->name, "");
+				           "team '%s' is defined twice%s",
+				           t->name, "");
 		tc.t = t;
 		tc.vec = NULL;
 		if (val->type == YAML_SCALAR_NODE &&
@@ -857,7 +847,7 @@ static gs_err teams_section(struct cfg_ctx *c, const char *key,
 
 #define SECTION(fn, keys)                                                      \
 	static gs_err fn(struct cfg_ctx *c, const char *k, yaml_node_t *v,     \
-			 void *a)                                              \
+	                 void *a)                                              \
 	{                                                                      \
 		(void)a;                                                       \
 		return walk(c, v, k, keys, NULL);                              \
@@ -873,11 +863,11 @@ SECTION(top_prices, prices_keys)
 #undef SECTION
 
 static const struct key_def top_keys[] = {
-	{"node", top_node},         {"api", top_api},
-	{"store", top_store},       {"watchdog", top_watchdog},
-	{"ledger", top_ledger},     {"mps", top_mps},
-	{"log", top_log},           {"prices", top_prices},
-	{"teams", teams_section},   {NULL, NULL},
+    {"node", top_node},       {"api", top_api},
+    {"store", top_store},     {"watchdog", top_watchdog},
+    {"ledger", top_ledger},   {"mps", top_mps},
+    {"log", top_log},         {"prices", top_prices},
+    {"teams", teams_section}, {NULL, NULL},
 };
 
 static gs_err check_teams(struct cfg_ctx *c)
@@ -887,18 +877,18 @@ static gs_err check_teams(struct cfg_ctx *c)
 	for (int i = 0; i < cfg->n_members; i++)
 		for (int j = 0; j < i; j++)
 			if (strcmp(cfg->members[i].user,
-				   cfg->members[j].user) == 0)
+			           cfg->members[j].user) == 0)
 				return gs_fail(c->eb, GS_ERR_INVALID,
-					       "%s: user '%s' is a member of "
-					       "both '%s' and '%s'",
-					       c->file, cfg->members[i].user,
-					       cfg->members[j].team,
-					       cfg->members[i].team);
+				               "%s: user '%s' is a member of "
+				               "both '%s' and '%s'",
+				               c->file, cfg->members[i].user,
+				               cfg->members[j].team,
+				               cfg->members[i].team);
 	return GS_OK;
 }
 
 gs_err gs_config_load_text(struct gs_config *cfg, const char *name,
-			   const char *text, size_t len, struct gs_errbuf *eb)
+                           const char *text, size_t len, struct gs_errbuf *eb)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
@@ -910,10 +900,10 @@ gs_err gs_config_load_text(struct gs_config *cfg, const char *name,
 		return gs_fail(eb, GS_ERR_NOMEM, "%s: out of memory", name);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		err = gs_fail(eb, GS_ERR_PARSE, "%s:%d: %s", name,
-			      (int)parser.problem_mark.line + 1,
-			      parser.problem ? parser.problem
-					     : "malformed YAML");
+		err =
+		    gs_fail(eb, GS_ERR_PARSE, "%s:%d: %s", name,
+		            (int)parser.problem_mark.line + 1,
+		            parser.problem ? parser.problem : "malformed YAML");
 		yaml_parser_delete(&parser);
 		return err;
 	}
@@ -931,7 +921,7 @@ out:
 }
 
 gs_err gs_config_load(struct gs_config *cfg, const char *path,
-		      struct gs_errbuf *eb)
+                      struct gs_errbuf *eb)
 {
 	FILE *f;
 	char *buf;
@@ -943,7 +933,7 @@ gs_err gs_config_load(struct gs_config *cfg, const char *path,
 		int e = errno;
 
 		return gs_fail(eb, e == ENOENT ? GS_ERR_NOT_FOUND : GS_ERR_IO,
-			       "%s: %s", path, strerror(e));
+		               "%s: %s", path, strerror(e));
 	}
 	buf = malloc(CONFIG_MAX_BYTES + 1);
 	if (buf == NULL) {
@@ -955,7 +945,7 @@ gs_err gs_config_load(struct gs_config *cfg, const char *path,
 	if (n > CONFIG_MAX_BYTES) {
 		free(buf);
 		return gs_fail(eb, GS_ERR_RANGE, "%s: larger than %u bytes",
-			       path, CONFIG_MAX_BYTES);
+		               path, CONFIG_MAX_BYTES);
 	}
 	buf[n] = '\0';
 	err = gs_config_load_text(cfg, path, buf, n, eb);
@@ -966,7 +956,7 @@ gs_err gs_config_load(struct gs_config *cfg, const char *path,
 }
 
 void gs_config_defaults(struct gs_config *cfg, bool root,
-			const char *runtime_dir, const char *home)
+                        const char *runtime_dir, const char *home)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->default_mode = GS_MODE_AUTO;
@@ -978,28 +968,28 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->sim_count = 2;
 	cfg->mig_on_real_gpu = false;
 	snprintf(cfg->nvml_library, sizeof(cfg->nvml_library),
-		 "libnvidia-ml.so.1");
+	         "libnvidia-ml.so.1");
 	if (root) {
 		snprintf(cfg->socket, sizeof(cfg->socket),
-			 "/run/gpuslice/api.sock");
+		         "/run/gpuslice/api.sock");
 		snprintf(cfg->state_dir, sizeof(cfg->state_dir),
-			 "/var/lib/gpuslice");
+		         "/var/lib/gpuslice");
 	} else {
 		if (runtime_dir && runtime_dir[0])
 			snprintf(cfg->socket, sizeof(cfg->socket),
-				 "%.80s/gpuslice/api.sock", runtime_dir);
+			         "%.80s/gpuslice/api.sock", runtime_dir);
 		else
 			snprintf(cfg->socket, sizeof(cfg->socket),
-				 "/tmp/gpuslice-%u/api.sock",
-				 (unsigned)getuid());
+			         "/tmp/gpuslice-%u/api.sock",
+			         (unsigned)getuid());
 		snprintf(cfg->state_dir, sizeof(cfg->state_dir),
-			 "%.200s/.local/state/gpuslice",
-			 home && home[0] ? home : "/tmp");
+		         "%.200s/.local/state/gpuslice",
+		         home && home[0] ? home : "/tmp");
 	}
 	snprintf(cfg->admin_group, sizeof(cfg->admin_group), "gpuslice");
 	cfg->max_body_bytes = 64 * 1024;
 	cfg->max_connections = 256;
-	cfg->synchronous = GS_STORE_SYNC_FULL;
+	cfg->synchronous = GS_STORE_SYNC_NORMAL;
 	cfg->events_keep = 100000;
 	cfg->watchdog_interval_ms = 1000;
 	cfg->watchdog_action = GS_WATCHDOG_FLAG;
@@ -1007,15 +997,38 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->watchdog_context_bytes = 512ull << 20;
 	cfg->ledger_interval_ms = 10000;
 	snprintf(cfg->mps_control, sizeof(cfg->mps_control),
-		 "nvidia-cuda-mps-control");
+	         "nvidia-cuda-mps-control");
 	snprintf(cfg->default_team, sizeof(cfg->default_team), "default");
 	cfg->max_slices = 4096;
 	snprintf(cfg->currency, sizeof(cfg->currency), "USD");
 	gs_price_table_init(&cfg->prices);
 	/* A default so that reports show costs; set your own (config.md). */
 	(void)gs_price_table_add(&cfg->prices, "*", "*", 2.50 / 3600,
-				 0.01 / 3600, NULL);
+	                         0.01 / 3600, NULL);
 	cfg->log_level = GS_LOG_INFO;
+}
+
+gs_err gs_config_check_teams(const struct gs_config *cfg,
+			     struct gs_errbuf *eb)
+{
+	struct gs_quota_team_def defs[GS_CONFIG_MAX_TEAMS];
+	struct gs_quota_tree *tree = NULL;
+	struct gs_errbuf qeb = {0};
+	gs_err err;
+
+	for (int i = 0; i < cfg->n_teams; i++) {
+		defs[i].name = cfg->teams[i].name;
+		defs[i].parent = cfg->teams[i].parent;
+		defs[i].guarantee = cfg->teams[i].guarantee;
+		defs[i].max = cfg->teams[i].max;
+	}
+	err = gs_quota_tree_create(defs, cfg->n_teams, &tree, &qeb);
+	gs_quota_tree_destroy(tree);
+	if (err)
+		return gs_fail(eb, err, "%s: teams: %s",
+			       cfg->path[0] ? cfg->path : "config",
+			       gs_errbuf_msg(&qeb, err));
+	return GS_OK;
 }
 
 const char *gs_config_user_team(const struct gs_config *cfg, const char *user)

@@ -19,8 +19,8 @@
 #include "gs/spec.h"
 #include "slice.h"
 
-#define GS_CONFIG_PATH_MAX 256
-#define GS_CONFIG_MAX_TEAMS 64
+#define GS_CONFIG_PATH_MAX    256
+#define GS_CONFIG_MAX_TEAMS   64
 #define GS_CONFIG_MAX_MEMBERS 256
 
 enum gs_gpu_source {
@@ -44,19 +44,19 @@ struct gs_config {
 
 	/* node */
 	enum gs_slice_mode default_mode;
-	int timeslice_level;          /* 0 default, 1 short, 2 medium, 3 long */
-	bool timeslice_set;           /* apply it (else leave the GPU alone) */
+	int timeslice_level; /* 0 default, 1 short, 2 medium, 3 long */
+	bool timeslice_set;  /* apply it (else leave the GPU alone) */
 	enum gs_place_policy placement;
 	enum gs_gpu_source gpus;
-	char sim_model[48];           /* the sim's GPUs when it is used */
+	char sim_model[48]; /* the sim's GPUs when it is used */
 	int sim_count;
 	char sim_dir[GS_CONFIG_PATH_MAX]; /* "" = <state-dir>/sim */
-	bool mig_on_real_gpu;         /* may reconfigure MIG on real GPUs */
+	bool mig_on_real_gpu;             /* may reconfigure MIG on real GPUs */
 	char nvml_library[GS_CONFIG_PATH_MAX];
 
 	/* api */
-	char socket[108];             /* sun_path */
-	char tcp[64];                 /* "host:port", "" = off */
+	char socket[108]; /* sun_path */
+	char tcp[64];     /* "host:port", "" = off */
 	char token_file[GS_CONFIG_PATH_MAX];
 	char admin_group[32];
 	uint32_t max_body_bytes;
@@ -64,14 +64,15 @@ struct gs_config {
 
 	/* store */
 	char state_dir[GS_CONFIG_PATH_MAX];
-	int synchronous;              /* enum gs_store_sync */
+	int synchronous; /* enum gs_store_sync */
 	int events_keep;
 
 	/* watchdog */
 	int watchdog_interval_ms;
 	enum gs_watchdog_action watchdog_action;
 	uint64_t watchdog_grace_bytes;
-	uint64_t watchdog_context_bytes; /* allowed per process for its context */
+	uint64_t
+	    watchdog_context_bytes; /* allowed per process for its context */
 
 	/* ledger */
 	int ledger_interval_ms;
@@ -104,7 +105,7 @@ struct gs_config {
  * ($XDG_RUNTIME_DIR, ~/.local/state), which the caller looks up.
  */
 void gs_config_defaults(struct gs_config *cfg, bool root,
-			const char *runtime_dir, const char *home);
+                        const char *runtime_dir, const char *home);
 
 /*
  * Reads `path` over the values in `cfg` (keys absent keep theirs). On error
@@ -112,11 +113,19 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
  * caller stops.
  */
 gs_err gs_config_load(struct gs_config *cfg, const char *path,
-		      struct gs_errbuf *eb);
+                      struct gs_errbuf *eb);
 
 /* Reads YAML text (for tests and the fuzzer); `name` stands for the file. */
 gs_err gs_config_load_text(struct gs_config *cfg, const char *name,
-			   const char *text, size_t len, struct gs_errbuf *eb);
+                           const char *text, size_t len, struct gs_errbuf *eb);
+
+/*
+ * Whether the teams form a valid quota tree (parents exist, no cycles,
+ * guarantees within maxima and within the parent's). The errbuf names the
+ * team.
+ */
+gs_err gs_config_check_teams(const struct gs_config *cfg,
+			     struct gs_errbuf *eb);
 
 /* The team a user belongs to by the config's members lists, else NULL. */
 const char *gs_config_user_team(const struct gs_config *cfg, const char *user);

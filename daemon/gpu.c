@@ -30,17 +30,20 @@
 	X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t, nvmlMemory_t *))             \
 	X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t, nvmlPciInfo_t *))            \
 	X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t, nvmlUtilization_t *))  \
-	X(nvmlDeviceGetMigMode, (nvmlDevice_t, unsigned int *, unsigned int *)) \
+	X(nvmlDeviceGetMigMode,                                                \
+	  (nvmlDevice_t, unsigned int *, unsigned int *))                      \
 	X(nvmlDeviceSetMigMode, (nvmlDevice_t, unsigned int, nvmlReturn_t *))  \
 	X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t, unsigned int *))      \
 	X(nvmlDeviceGetMigDeviceHandleByIndex,                                 \
 	  (nvmlDevice_t, unsigned int, nvmlDevice_t *))                        \
 	X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t, unsigned int *))          \
 	X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t, unsigned int *))      \
-	X(nvmlDeviceGetAttributes_v2, (nvmlDevice_t, nvmlDeviceAttributes_t *)) \
+	X(nvmlDeviceGetAttributes_v2,                                          \
+	  (nvmlDevice_t, nvmlDeviceAttributes_t *))                            \
 	X(nvmlDeviceGetGpuInstanceById,                                        \
 	  (nvmlDevice_t, unsigned int, nvmlGpuInstance_t *))                   \
-	X(nvmlGpuInstanceGetInfo, (nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *)) \
+	X(nvmlGpuInstanceGetInfo,                                              \
+	  (nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *))                        \
 	X(nvmlDeviceCreateGpuInstance,                                         \
 	  (nvmlDevice_t, unsigned int, nvmlGpuInstance_t *))                   \
 	X(nvmlDeviceCreateGpuInstanceWithPlacement,                            \
@@ -61,7 +64,8 @@
 	X(nvmlEventSetCreate, (nvmlEventSet_t *))                              \
 	X(nvmlDeviceRegisterEvents,                                            \
 	  (nvmlDevice_t, unsigned long long, nvmlEventSet_t))                  \
-	X(nvmlEventSetWait_v2, (nvmlEventSet_t, nvmlEventData_t *, unsigned int)) \
+	X(nvmlEventSetWait_v2,                                                 \
+	  (nvmlEventSet_t, nvmlEventData_t *, unsigned int))                   \
 	X(nvmlEventSetFree, (nvmlEventSet_t))
 
 struct nvml_fns {
@@ -81,15 +85,15 @@ static const char *nv_err(struct nvml_fns *f, nvmlReturn_t rc)
 	return buf;
 }
 
-static gs_err nv_fail(struct gs_gpus *g, struct gs_errbuf *eb,
-		      nvmlReturn_t rc, const char *what)
+static gs_err nv_fail(struct gs_gpus *g, struct gs_errbuf *eb, nvmlReturn_t rc,
+                      const char *what)
 {
-	gs_err code = rc == NVML_ERROR_NOT_SUPPORTED	 ? GS_ERR_UNSUPPORTED
-		      : rc == NVML_ERROR_NO_PERMISSION	 ? GS_ERR_PERM
-		      : rc == NVML_ERROR_INSUFFICIENT_RESOURCES ? GS_ERR_NO_FIT
-		      : rc == NVML_ERROR_NOT_FOUND	 ? GS_ERR_NOT_FOUND
-		      : rc == NVML_ERROR_IN_USE		 ? GS_ERR_BUSY
-							 : GS_ERR_DRIVER;
+	gs_err code = rc == NVML_ERROR_NOT_SUPPORTED   ? GS_ERR_UNSUPPORTED
+	              : rc == NVML_ERROR_NO_PERMISSION ? GS_ERR_PERM
+	              : rc == NVML_ERROR_INSUFFICIENT_RESOURCES ? GS_ERR_NO_FIT
+	              : rc == NVML_ERROR_NOT_FOUND ? GS_ERR_NOT_FOUND
+	              : rc == NVML_ERROR_IN_USE    ? GS_ERR_BUSY
+	                                           : GS_ERR_DRIVER;
 
 	return gs_fail(eb, code, "%s: %s", what, nv_err(g->fn, rc));
 }
@@ -122,8 +126,8 @@ static void read_mig(struct gs_gpus *g, struct gs_gpu *gp)
 		nvmlGpuInstanceInfo_t info;
 		const struct gs_mig_profile *p = NULL;
 
-		if (f->nvmlDeviceGetMigDeviceHandleByIndex(gp->handle, k, &md) !=
-		    NVML_SUCCESS)
+		if (f->nvmlDeviceGetMigDeviceHandleByIndex(gp->handle, k,
+		                                           &md) != NVML_SUCCESS)
 			continue;
 		memset(m, 0, sizeof(*m));
 		(void)f->nvmlDeviceGetUUID(md, m->uuid, sizeof(m->uuid));
@@ -140,9 +144,10 @@ static void read_mig(struct gs_gpus *g, struct gs_gpu *gp)
 			m->compute_slices = (int)attr.gpuInstanceSliceCount;
 		}
 		m->profile_id = -1;
-		if (f->nvmlDeviceGetGpuInstanceById && f->nvmlGpuInstanceGetInfo &&
+		if (f->nvmlDeviceGetGpuInstanceById &&
+		    f->nvmlGpuInstanceGetInfo &&
 		    f->nvmlDeviceGetGpuInstanceById(gp->handle, gi, &gih) ==
-			    NVML_SUCCESS &&
+		        NVML_SUCCESS &&
 		    f->nvmlGpuInstanceGetInfo(gih, &info) == NVML_SUCCESS) {
 			m->profile_id = (int)info.profileId;
 			m->start = (int)info.placement.start;
@@ -156,7 +161,7 @@ static void read_mig(struct gs_gpus *g, struct gs_gpu *gp)
 				m->compute_slices = p->compute_slices;
 		} else {
 			snprintf(m->profile, sizeof(m->profile), "%dg",
-				 m->compute_slices);
+			         m->compute_slices);
 		}
 		gp->n_mig++;
 	}
@@ -168,7 +173,7 @@ static void *load(void *lib, const char *name)
 }
 
 gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
-		    struct gs_errbuf *eb)
+                    struct gs_errbuf *eb)
 {
 	struct nvml_fns *f;
 	unsigned int n = 0;
@@ -179,7 +184,7 @@ gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
 	g->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
 	if (g->lib == NULL)
 		return gs_fail(eb, GS_ERR_UNAVAILABLE, "cannot load %s: %s",
-			       library, dlerror());
+		               library, dlerror());
 	snprintf(g->library, sizeof(g->library), "%s", library);
 	f = calloc(1, sizeof(*f));
 	if (f == NULL) {
@@ -196,24 +201,24 @@ gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
 	    !f->nvmlDeviceGetHandleByIndex_v2 || !f->nvmlDeviceGetName ||
 	    !f->nvmlDeviceGetUUID || !f->nvmlDeviceGetMemoryInfo) {
 		err = gs_fail(eb, GS_ERR_UNAVAILABLE,
-			      "%s lacks the NVML entry points gpusliced needs",
-			      library);
+		              "%s lacks the NVML entry points gpusliced needs",
+		              library);
 		goto out_close;
 	}
 	rc = f->nvmlInit_v2();
 	if (rc != NVML_SUCCESS) {
 		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "nvmlInit: %s",
-			      nv_err(f, rc));
+		              nv_err(f, rc));
 		goto out_close;
 	}
 	if (f->nvmlSystemGetDriverVersion)
 		(void)f->nvmlSystemGetDriverVersion(g->driver,
-						    sizeof(g->driver));
+		                                    sizeof(g->driver));
 	rc = f->nvmlDeviceGetCount_v2(&n);
 	if (rc != NVML_SUCCESS || n == 0) {
-		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "no GPUs (%s)",
-			      rc == NVML_SUCCESS ? "count is 0"
-						 : nv_err(f, rc));
+		err =
+		    gs_fail(eb, GS_ERR_UNAVAILABLE, "no GPUs (%s)",
+		            rc == NVML_SUCCESS ? "count is 0" : nv_err(f, rc));
 		goto out_shutdown;
 	}
 	if (n > GS_GPUS_MAX)
@@ -244,11 +249,11 @@ gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
 				gp->cat = gs_catalog_find_pci(pci.pciDeviceId);
 		}
 		snprintf(gp->model, sizeof(gp->model), "%.47s",
-			 gp->cat ? gp->cat->name : gp->name);
+		         gp->cat ? gp->cat->name : gp->name);
 		gp->sm_count = gp->cat ? gp->cat->sm_count : 0;
 		if (!f->nvmlDeviceGetSerial ||
 		    f->nvmlDeviceGetSerial(h, serial, sizeof(serial)) !=
-			    NVML_SUCCESS ||
+		        NVML_SUCCESS ||
 		    strncmp(serial, "SIM", 3) != 0)
 			g->sim = false;
 		read_mig(g, gp);
@@ -262,8 +267,8 @@ gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
 			g->events = set;
 			for (int i = 0; i < g->n; i++)
 				(void)f->nvmlDeviceRegisterEvents(
-					g->gpu[i].handle,
-					nvmlEventTypeXidCriticalError, set);
+				    g->gpu[i].handle,
+				    nvmlEventTypeXidCriticalError, set);
 		}
 	}
 	return GS_OK;
@@ -294,17 +299,17 @@ void gs_gpus_close(struct gs_gpus *g)
 }
 
 gs_err gs_gpus_fake(struct gs_gpus *g, const char *model, int count,
-		    struct gs_errbuf *eb)
+                    struct gs_errbuf *eb)
 {
 	const struct gs_gpu_model *m = gs_catalog_find(model);
 
 	memset(g, 0, sizeof(*g));
 	if (m == NULL)
 		return gs_fail(eb, GS_ERR_UNKNOWN_MODEL, "unknown model %s",
-			       model);
+		               model);
 	if (count < 1 || count > GS_GPUS_MAX)
 		return gs_fail(eb, GS_ERR_RANGE, "GPU count must be 1..%d",
-			       GS_GPUS_MAX);
+		               GS_GPUS_MAX);
 	g->fake = true;
 	g->sim = true;
 	snprintf(g->library, sizeof(g->library), "(none)");
@@ -315,7 +320,7 @@ gs_err gs_gpus_fake(struct gs_gpus *g, const char *model, int count,
 
 		gp->index = i;
 		snprintf(gp->uuid, sizeof(gp->uuid),
-			 "GPU-00000000-0000-0000-0000-%012d", i);
+		         "GPU-00000000-0000-0000-0000-%012d", i);
 		snprintf(gp->name, sizeof(gp->name), "%s", m->nvml_name);
 		snprintf(gp->model, sizeof(gp->model), "%s", m->name);
 		gp->cat = m;
@@ -337,7 +342,7 @@ gs_err gs_gpus_refresh(struct gs_gpus *g, struct gs_errbuf *eb)
 }
 
 gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
-			 int cap, int *n)
+                         int cap, int *n)
 {
 	struct nvml_fns *f = g->fn;
 	nvmlProcessInfo_t info[256];
@@ -350,7 +355,7 @@ gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
 	if (i < 0 || i >= g->n)
 		return GS_ERR_NOT_FOUND;
 	rc = f->nvmlDeviceGetComputeRunningProcesses_v3(g->gpu[i].handle,
-							&count, info);
+	                                                &count, info);
 	if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE)
 		return GS_ERR_DRIVER;
 	if (count > 256)
@@ -359,18 +364,18 @@ gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
 		procs[*n].pid = (int32_t)info[k].pid;
 		procs[*n].mem_bytes = info[k].usedGpuMemory;
 		procs[*n].gi_id = info[k].gpuInstanceId == 0xFFFFFFFFu
-					  ? -1
-					  : (int)info[k].gpuInstanceId;
+		                      ? -1
+		                      : (int)info[k].gpuInstanceId;
 		procs[*n].ci_id = info[k].computeInstanceId == 0xFFFFFFFFu
-					  ? -1
-					  : (int)info[k].computeInstanceId;
+		                      ? -1
+		                      : (int)info[k].computeInstanceId;
 		(*n)++;
 	}
 	return GS_OK;
 }
 
 gs_err gs_gpus_next_event(struct gs_gpus *g, int timeout_ms,
-			  struct gs_gpu_event *ev)
+                          struct gs_gpu_event *ev)
 {
 	struct nvml_fns *f = g->fn;
 	nvmlEventData_t d;
@@ -399,22 +404,20 @@ gs_err gs_gpus_next_event(struct gs_gpus *g, int timeout_ms,
 	ev->xid = d.eventData;
 	ev->gi_id = d.gpuInstanceId == 0xFFFFFFFFu ? -1 : (int)d.gpuInstanceId;
 	ev->ci_id =
-		d.computeInstanceId == 0xFFFFFFFFu ? -1 : (int)d.computeInstanceId;
+	    d.computeInstanceId == 0xFFFFFFFFu ? -1 : (int)d.computeInstanceId;
 	return GS_OK;
 }
 
-gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on,
-		       struct gs_errbuf *eb)
+gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on, struct gs_errbuf *eb)
 {
 	struct nvml_fns *f = g->fn;
 	nvmlReturn_t act = NVML_SUCCESS, rc;
 
 	if (g->fake || f == NULL || !f->nvmlDeviceSetMigMode)
 		return gs_fail(eb, GS_ERR_UNSUPPORTED, "MIG mode: no driver");
-	rc = f->nvmlDeviceSetMigMode(g->gpu[i].handle,
-				     on ? NVML_DEVICE_MIG_ENABLE
-					: NVML_DEVICE_MIG_DISABLE,
-				     &act);
+	rc = f->nvmlDeviceSetMigMode(
+	    g->gpu[i].handle,
+	    on ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE, &act);
 	if (rc != NVML_SUCCESS)
 		return nv_fail(g, eb, rc, "set MIG mode");
 	if (act != NVML_SUCCESS)
@@ -424,7 +427,7 @@ gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on,
 }
 
 gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
-			  struct gs_mig_dev *dev, struct gs_errbuf *eb)
+                          struct gs_mig_dev *dev, struct gs_errbuf *eb)
 {
 	struct nvml_fns *f = g->fn;
 	nvmlGpuInstance_t gi;
@@ -444,14 +447,14 @@ gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
 		nvmlGpuInstancePlacement_t pl;
 
 		p = gp->cat ? gs_catalog_profile_by_id(gp->cat, profile_id)
-			    : NULL;
+		            : NULL;
 		pl.start = (unsigned int)start;
 		pl.size = p ? (unsigned int)p->memory_slices : 1;
 		rc = f->nvmlDeviceCreateGpuInstanceWithPlacement(
-			gp->handle, (unsigned int)profile_id, &pl, &gi);
+		    gp->handle, (unsigned int)profile_id, &pl, &gi);
 	} else {
 		rc = f->nvmlDeviceCreateGpuInstance(
-			gp->handle, (unsigned int)profile_id, &gi);
+		    gp->handle, (unsigned int)profile_id, &gi);
 	}
 	if (rc != NVML_SUCCESS)
 		return nv_fail(g, eb, rc, "create GPU instance");
@@ -460,22 +463,22 @@ gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
 	p = gp->cat ? gs_catalog_profile_by_id(gp->cat, profile_id) : NULL;
 	if (p) {
 		static const unsigned int by_slices[] = {
-			0,
-			NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE,
-			NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE,
-			NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE,
-			NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE,
-			NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE,
-			NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE,
-			NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE,
-			NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE};
+		    0,
+		    NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE,
+		    NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE,
+		    NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE,
+		    NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE,
+		    NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE,
+		    NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE,
+		    NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE,
+		    NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE};
 		if (p->compute_slices > 0 && p->compute_slices <= 8)
 			ci_profile = by_slices[p->compute_slices];
 	}
 	if (f->nvmlGpuInstanceGetComputeInstanceProfileInfo &&
 	    f->nvmlGpuInstanceGetComputeInstanceProfileInfo(
-		    gi, ci_profile, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED,
-		    &cip) == NVML_SUCCESS)
+	        gi, ci_profile, NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED,
+	        &cip) == NVML_SUCCESS)
 		ci_profile = cip.id;
 	rc = f->nvmlGpuInstanceCreateComputeInstance(gi, ci_profile, &ci);
 	if (rc != NVML_SUCCESS) {
@@ -494,7 +497,7 @@ gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
 }
 
 gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
-			   struct gs_errbuf *eb)
+                           struct gs_errbuf *eb)
 {
 	struct nvml_fns *f = g->fn;
 	nvmlGpuInstance_t gi;
@@ -506,16 +509,16 @@ gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
 	    !f->nvmlGpuInstanceDestroy)
 		return gs_fail(eb, GS_ERR_UNSUPPORTED, "MIG: no driver");
 	rc = f->nvmlDeviceGetGpuInstanceById(g->gpu[i].handle,
-					     (unsigned int)gi_id, &gi);
+	                                     (unsigned int)gi_id, &gi);
 	if (rc != NVML_SUCCESS)
 		return nv_fail(g, eb, rc, "find GPU instance");
-	if (f->nvmlGpuInstanceGetComputeInstances && f->nvmlComputeInstanceDestroy) {
+	if (f->nvmlGpuInstanceGetComputeInstances &&
+	    f->nvmlComputeInstanceDestroy) {
 		for (unsigned int prof = 0;
 		     prof < NVML_COMPUTE_INSTANCE_PROFILE_COUNT; prof++) {
 			n = 8;
-			if (f->nvmlGpuInstanceGetComputeInstances(gi, prof, cis,
-								  &n) !=
-			    NVML_SUCCESS)
+			if (f->nvmlGpuInstanceGetComputeInstances(
+			        gi, prof, cis, &n) != NVML_SUCCESS)
 				continue;
 			for (unsigned int k = 0; k < n; k++)
 				(void)f->nvmlComputeInstanceDestroy(cis[k]);

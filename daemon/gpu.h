@@ -18,15 +18,15 @@
 #include "gs/catalog.h"
 #include "gs/err.h"
 
-#define GS_GPUS_MAX 16
+#define GS_GPUS_MAX    16
 #define GS_GPU_MIG_MAX 8
 
 struct gs_mig_dev {
 	char uuid[96];
-	char profile[32];       /* "3g.40gb" */
-	int profile_id;         /* driver GI profile id */
+	char profile[32]; /* "3g.40gb" */
+	int profile_id;   /* driver GI profile id */
 	int gi_id, ci_id;
-	int start, size;        /* placement in memory slices */
+	int start, size; /* placement in memory slices */
 	int compute_slices;
 	uint64_t memory_bytes;
 	int sm_count;
@@ -35,8 +35,8 @@ struct gs_mig_dev {
 struct gs_gpu {
 	int index;
 	char uuid[96];
-	char name[96];          /* NVML product name */
-	char model[48];         /* catalog name, else the NVML name */
+	char name[96];                  /* NVML product name */
+	char model[48];                 /* catalog name, else the NVML name */
 	const struct gs_gpu_model *cat; /* NULL when not in the catalog */
 	uint64_t memory_bytes;
 	int sm_count;
@@ -44,33 +44,33 @@ struct gs_gpu {
 	bool mig_on;
 	int n_mig;
 	struct gs_mig_dev mig[GS_GPU_MIG_MAX];
-	void *handle;           /* nvmlDevice_t */
+	void *handle; /* nvmlDevice_t */
 };
 
 struct gs_gpu_proc {
 	int32_t pid;
 	uint64_t mem_bytes;
-	int gi_id, ci_id;       /* -1 without MIG */
+	int gi_id, ci_id; /* -1 without MIG */
 };
 
 /* A fault NVML reported. */
 struct gs_gpu_event {
 	int gpu;
 	unsigned long long xid;
-	int gi_id, ci_id;       /* -1 when not attributable */
+	int gi_id, ci_id; /* -1 when not attributable */
 };
 
 struct gs_gpus {
-	bool sim;               /* the simulated driver (its serials say SIM) */
-	bool fake;              /* no library at all (tests) */
-	char library[256];      /* what was loaded */
-	char sim_dir[256];      /* the simulator's state directory, if known */
+	bool sim;          /* the simulated driver (its serials say SIM) */
+	bool fake;         /* no library at all (tests) */
+	char library[256]; /* what was loaded */
+	char sim_dir[256]; /* the simulator's state directory, if known */
 	char driver[80];
 	int n;
 	struct gs_gpu gpu[GS_GPUS_MAX];
-	void *lib;              /* dlopen handle */
-	void *fn;               /* resolved entry points (gpu.c) */
-	void *events;           /* nvmlEventSet_t */
+	void *lib;    /* dlopen handle */
+	void *fn;     /* resolved entry points (gpu.c) */
+	void *events; /* nvmlEventSet_t */
 };
 
 /*
@@ -79,12 +79,12 @@ struct gs_gpus {
  * there are no GPUs (`g` is then closed).
  */
 gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
-		    struct gs_errbuf *eb);
+                    struct gs_errbuf *eb);
 /* NVML shutdown and dlclose; on a zeroed or fake inventory does nothing. */
 void gs_gpus_close(struct gs_gpus *g);
 /* A library-less inventory of `count` GPUs of catalog `model`. */
 gs_err gs_gpus_fake(struct gs_gpus *g, const char *model, int count,
-		    struct gs_errbuf *eb);
+                    struct gs_errbuf *eb);
 
 /* Re-reads MIG mode and instances of every GPU. */
 gs_err gs_gpus_refresh(struct gs_gpus *g, struct gs_errbuf *eb);
@@ -94,24 +94,23 @@ gs_err gs_gpus_refresh(struct gs_gpus *g, struct gs_errbuf *eb);
  * memory. OUT: procs[0..*n) (at most `cap`).
  */
 gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
-			 int cap, int *n);
+                         int cap, int *n);
 
 /* Waits up to `timeout_ms` for one Xid event. GS_ERR_TIMEOUT when none. */
 gs_err gs_gpus_next_event(struct gs_gpus *g, int timeout_ms,
-			  struct gs_gpu_event *ev);
+                          struct gs_gpu_event *ev);
 
 /* Turns MIG mode on or off. */
-gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on,
-		       struct gs_errbuf *eb);
+gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on, struct gs_errbuf *eb);
 /*
  * Creates a GPU instance of `profile_id` at `start` (-1: anywhere) with
  * one full compute instance. OUT: *dev (its UUID and ids).
  */
 gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
-			  struct gs_mig_dev *dev, struct gs_errbuf *eb);
+                          struct gs_mig_dev *dev, struct gs_errbuf *eb);
 /* Destroys the compute and GPU instance `gi_id`. */
 gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
-			   struct gs_errbuf *eb);
+                           struct gs_errbuf *eb);
 
 /* Utilisation (% of time busy) of GPU `i`; -1 when unknown. */
 int gs_gpus_utilization(struct gs_gpus *g, int i);

@@ -15,13 +15,13 @@
 
 /* Who is asking: from SO_PEERCRED on the Unix socket, or a bearer token. */
 struct gs_peer {
-	bool local;     /* Unix socket: uid/gid/pid are the kernel's word */
-	bool admin;     /* root, the admin group, or a valid TCP token */
-	bool authed;    /* false: TCP without a valid token */
+	bool local;  /* Unix socket: uid/gid/pid are the kernel's word */
+	bool admin;  /* root, the admin group, or a valid TCP token */
+	bool authed; /* false: TCP without a valid token */
 	uint32_t uid;
 	uint32_t gid;
 	int32_t pid;
-	char user[32];  /* login name of uid, or "uid:N" */
+	char user[32]; /* login name of uid, or "uid:N" */
 };
 
 struct gs_http_arg {
@@ -30,12 +30,12 @@ struct gs_http_arg {
 };
 
 struct gs_http_req {
-	const char *method;   /* "GET", "POST", ... */
-	const char *path;     /* without the query */
+	const char *method; /* "GET", "POST", ... */
+	const char *path;   /* without the query */
 	int n_args;
 	struct gs_http_arg args[GS_HTTP_MAX_ARGS];
 	bool too_many_args;
-	const char *body;     /* NUL-terminated; may be NULL */
+	const char *body; /* NUL-terminated; may be NULL */
 	size_t body_len;
 	struct gs_peer peer;
 };

@@ -71,28 +71,29 @@ struct daemon {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpusliced [options]\n"
-		"\n"
-		"The gpuslice node daemon: keeps slices, teams, quotas and "
-		"the usage ledger,\nserves the API on a Unix socket, "
-		"enforces limits (region, MPS, MIG) and\nwatches what NVML "
-		"sees. Runs in the foreground; stop it with SIGTERM.\n"
-		"\n"
-		"options:\n"
-		"  --config FILE      YAML configuration (docs/config.md)\n"
-		"  --state-dir DIR    where the database lives (store.state_dir)\n"
-		"  --socket PATH      API socket (api.socket); its directory "
-		"is the run\n"
-		"                     directory (shared region, MPS pipes)\n"
-		"  --gpus auto|real|sim  which GPUs to use (node.gpus)\n"
-		"  --log-level LEVEL  debug, info, warn, error (log.level)\n"
-		"  --log-file FILE    append the log there instead of stderr\n"
-		"  --check-config     read the configuration, report, exit\n"
-		"  -h, --help         this text\n"
-		"\n"
-		"exit status: 0 stopped cleanly, 1 failed to start, 2 bad "
-		"options or config\n");
+	fprintf(
+	    f,
+	    "usage: gpusliced [options]\n"
+	    "\n"
+	    "The gpuslice node daemon: keeps slices, teams, quotas and "
+	    "the usage ledger,\nserves the API on a Unix socket, "
+	    "enforces limits (region, MPS, MIG) and\nwatches what NVML "
+	    "sees. Runs in the foreground; stop it with SIGTERM.\n"
+	    "\n"
+	    "options:\n"
+	    "  --config FILE      YAML configuration (docs/config.md)\n"
+	    "  --state-dir DIR    where the database lives (store.state_dir)\n"
+	    "  --socket PATH      API socket (api.socket); its directory "
+	    "is the run\n"
+	    "                     directory (shared region, MPS pipes)\n"
+	    "  --gpus auto|real|sim  which GPUs to use (node.gpus)\n"
+	    "  --log-level LEVEL  debug, info, warn, error (log.level)\n"
+	    "  --log-file FILE    append the log there instead of stderr\n"
+	    "  --check-config     read the configuration, report, exit\n"
+	    "  -h, --help         this text\n"
+	    "\n"
+	    "exit status: 0 stopped cleanly, 1 failed to start, 2 bad "
+	    "options or config\n");
 }
 
 static int64_t mono_ms(void)
@@ -167,7 +168,7 @@ static gs_err use_sim(struct daemon *d, struct gs_errbuf *eb)
 		snprintf(d->sim_dir, sizeof(d->sim_dir), "%s", d->cfg.sim_dir);
 	else
 		snprintf(d->sim_dir, sizeof(d->sim_dir), "%.240s/sim",
-			 d->cfg.state_dir);
+		         d->cfg.state_dir);
 	(void)setenv("GPUSLICE_SIM_DIR", d->sim_dir, 1);
 	snprintf(state, sizeof(state), "%s/node.state", d->sim_dir);
 	if (stat(state, &st) != 0) {
@@ -178,20 +179,20 @@ static gs_err use_sim(struct daemon *d, struct gs_errbuf *eb)
 		gs_err err;
 
 		snprintf(spec, sizeof(spec), "%dx%s", d->cfg.sim_count,
-			 d->cfg.sim_model);
+		         d->cfg.sim_model);
 		err = gs_sim_gpus_parse(spec, init, GS_SIM_MAX_GPUS, &n, eb);
 		if (!err)
-			err = gs_sim_state_create(d->sim_dir, init, n, false,
-						  eb);
+			err =
+			    gs_sim_state_create(d->sim_dir, init, n, false, eb);
 		if (err)
 			return err;
 		gs_info("gpusliced", "simulated node created dir=%s gpus=%s",
-			d->sim_dir, spec);
+		        d->sim_dir, spec);
 #else
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-			       "no simulated node at %s (run `gpuslice sim "
-			       "init`)",
-			       d->sim_dir);
+		               "no simulated node at %s (run `gpuslice sim "
+		               "init`)",
+		               d->sim_dir);
 #endif
 	}
 	path_prepend(simbin);
@@ -211,15 +212,16 @@ static gs_err open_gpus(struct daemon *d, struct gs_errbuf *eb)
 				const char *env = getenv("GPUSLICE_SIM_DIR");
 
 				snprintf(d->sim_dir, sizeof(d->sim_dir), "%s",
-					 env ? env : "");
+				         env ? env : "");
 			}
 			return GS_OK;
 		}
 		if (d->cfg.gpus == GS_GPUS_REAL)
 			return gs_fail(eb, err, "%s", reb.msg);
-		gs_info("gpusliced", "no GPU found (%s): using a simulated "
-			"node of %dx %s",
-			reb.msg, d->cfg.sim_count, d->cfg.sim_model);
+		gs_info("gpusliced",
+		        "no GPU found (%s): using a simulated "
+		        "node of %dx %s",
+		        reb.msg, d->cfg.sim_count, d->cfg.sim_model);
 	}
 	return use_sim(d, eb);
 }
@@ -227,18 +229,19 @@ static gs_err open_gpus(struct daemon *d, struct gs_errbuf *eb)
 static void say_gpus(const struct gs_gpus *g)
 {
 	gs_info("gpusliced", "%d GPU%s via %s (%s, driver %s)", g->n,
-		g->n == 1 ? "" : "s", g->library,
-		g->sim ? "SIMULATED: numbers measure gpuslice, not a GPU"
-		       : "real GPUs",
-		g->driver);
+	        g->n == 1 ? "" : "s", g->library,
+	        g->sim ? "SIMULATED: numbers measure gpuslice, not a GPU"
+	               : "real GPUs",
+	        g->driver);
 	for (int i = 0; i < g->n; i++)
-		gs_info("gpusliced", "gpu=%d %s model=%s uuid=%s memory=%lluMiB "
-			"mig=%s",
-			i, g->gpu[i].name, g->gpu[i].model, g->gpu[i].uuid,
-			(unsigned long long)(g->gpu[i].memory_bytes >> 20),
-			g->gpu[i].mig_on	  ? "on"
-			: g->gpu[i].mig_capable ? "off"
-						: "n/a");
+		gs_info("gpusliced",
+		        "gpu=%d %s model=%s uuid=%s memory=%lluMiB "
+		        "mig=%s",
+		        i, g->gpu[i].name, g->gpu[i].model, g->gpu[i].uuid,
+		        (unsigned long long)(g->gpu[i].memory_bytes >> 20),
+		        g->gpu[i].mig_on        ? "on"
+		        : g->gpu[i].mig_capable ? "off"
+		                                : "n/a");
 }
 
 /* Logs a tick step that held the tick up; *t is then the time now. */
@@ -249,7 +252,7 @@ static void slow_step(struct daemon *d, const char *step, int64_t *t)
 	(void)d;
 	if (now - *t > 200)
 		gs_warn("gpusliced", "tick step=%s took %lldms", step,
-			(long long)(now - *t));
+		        (long long)(now - *t));
 	*t = now;
 }
 
@@ -257,7 +260,7 @@ static void *tick_main(void *arg)
 {
 	struct daemon *d = arg;
 	int64_t next_wd = 0, next_sec = 0,
-		next_led = mono_ms() + d->cfg.ledger_interval_ms;
+	        next_led = mono_ms() + d->cfg.ledger_interval_ms;
 
 	pthread_mutex_lock(&d->tlock);
 	while (!d->stopping) {
@@ -320,45 +323,45 @@ static void *events_main(void *arg)
 }
 
 static gs_err read_token(const char *path, char *out, size_t len,
-			 struct gs_errbuf *eb)
+                         struct gs_errbuf *eb)
 {
 	FILE *f = fopen(path, "re");
 	size_t n;
 
 	if (f == NULL)
 		return gs_fail(eb, GS_ERR_IO, "token file %s: %s", path,
-			       strerror(errno));
+		               strerror(errno));
 	n = fread(out, 1, len - 1, f);
 	fclose(f);
 	out[n] = '\0';
-	while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' ||
-		     out[n - 1] == ' '))
+	while (n &&
+	       (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
 		out[--n] = '\0';
 	if (n < 16)
-		return gs_fail(eb, GS_ERR_INVALID,
-			       "token file %s: token shorter than 16 characters",
-			       path);
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "token file %s: token shorter than 16 characters", path);
 	return GS_OK;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"state-dir", required_argument, NULL, 'd'},
-		{"socket", required_argument, NULL, 's'},
-		{"gpus", required_argument, NULL, 'g'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"log-file", required_argument, NULL, 'L'},
-		{"check-config", no_argument, NULL, 'C'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"state-dir", required_argument, NULL, 'd'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"gpus", required_argument, NULL, 'g'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"log-file", required_argument, NULL, 'L'},
+	    {"check-config", no_argument, NULL, 'C'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static struct daemon D;
 	struct daemon *d = &D;
 	struct gs_errbuf eb = {0};
 	const char *config = NULL, *state_dir = NULL, *sock = NULL,
-		   *gpus = NULL, *level = NULL, *log_file = NULL;
+	           *gpus = NULL, *level = NULL, *log_file = NULL;
 	bool check = false;
 	struct gs_server_opts so;
 	char token[512] = "", db[PATH_MAX], lockpath[PATH_MAX];
@@ -400,22 +403,22 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc) {
 		fprintf(stderr, "gpusliced: unexpected argument '%s'\n",
-			argv[optind]);
+		        argv[optind]);
 		return 2;
 	}
 	gs_config_defaults(&d->cfg, getuid() == 0, getenv("XDG_RUNTIME_DIR"),
-			   getenv("HOME"));
+	                   getenv("HOME"));
 	if (config) {
 		err = gs_config_load(&d->cfg, config, &eb);
 		if (err) {
 			fprintf(stderr, "gpusliced: %s\n",
-				gs_errbuf_msg(&eb, err));
+			        gs_errbuf_msg(&eb, err));
 			return 2;
 		}
 	}
 	if (state_dir)
 		snprintf(d->cfg.state_dir, sizeof(d->cfg.state_dir), "%s",
-			 state_dir);
+		         state_dir);
 	if (sock) {
 		if (strlen(sock) >= sizeof(d->cfg.socket)) {
 			fprintf(stderr, "gpusliced: socket path too long\n");
@@ -432,7 +435,7 @@ int main(int argc, char **argv)
 			d->cfg.gpus = GS_GPUS_SIM;
 		else {
 			fprintf(stderr, "gpusliced: --gpus must be auto, real "
-					"or sim\n");
+			                "or sim\n");
 			return 2;
 		}
 	}
@@ -441,15 +444,21 @@ int main(int argc, char **argv)
 
 		if (l < 0) {
 			fprintf(stderr, "gpusliced: bad --log-level '%s'\n",
-				level);
+			        level);
 			return 2;
 		}
 		d->cfg.log_level = l;
 	}
 	if (log_file)
 		snprintf(d->cfg.log_file, sizeof(d->cfg.log_file), "%s",
-			 log_file);
+		         log_file);
 	if (check) {
+		err = gs_config_check_teams(&d->cfg, &eb);
+		if (err) {
+			fprintf(stderr, "gpusliced: %s\n",
+				gs_errbuf_msg(&eb, err));
+			return 2;
+		}
 		printf("%s: ok (socket %s, state %s, %d teams)\n",
 		       config ? config : "built-in defaults", d->cfg.socket,
 		       d->cfg.state_dir, d->cfg.n_teams);
@@ -458,7 +467,7 @@ int main(int argc, char **argv)
 	gs_log_set_level((enum gs_log_level)d->cfg.log_level);
 	if (d->cfg.log_file[0] && gs_log_open(d->cfg.log_file) != 0) {
 		fprintf(stderr, "gpusliced: cannot open log %s: %s\n",
-			d->cfg.log_file, strerror(errno));
+		        d->cfg.log_file, strerror(errno));
 		return 1;
 	}
 
@@ -472,15 +481,15 @@ int main(int argc, char **argv)
 
 	if (mkdir_p(d->cfg.state_dir, 0755) != 0) {
 		gs_error("gpusliced", "cannot create state dir %s: %s",
-			 d->cfg.state_dir, strerror(errno));
+		         d->cfg.state_dir, strerror(errno));
 		return 1;
 	}
 	snprintf(lockpath, sizeof(lockpath), "%.4000s/gpusliced.lock",
-		 d->cfg.state_dir);
+	         d->cfg.state_dir);
 	lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
 		gs_error("gpusliced", "another gpusliced uses state dir %s",
-			 d->cfg.state_dir);
+		         d->cfg.state_dir);
 		return 1;
 	}
 	snprintf(d->run_dir, sizeof(d->run_dir), "%.107s", d->cfg.socket);
@@ -494,7 +503,7 @@ int main(int argc, char **argv)
 	}
 	if (mkdir_p(d->run_dir, 0755) != 0) {
 		gs_error("gpusliced", "cannot create run dir %s: %s",
-			 d->run_dir, strerror(errno));
+		         d->run_dir, strerror(errno));
 		return 1;
 	}
 	(void)chmod(d->run_dir, 0755);
@@ -507,32 +516,36 @@ int main(int argc, char **argv)
 	}
 	if (d->gpus.sim)
 		snprintf(d->gpus.sim_dir, sizeof(d->gpus.sim_dir), "%.255s",
-			 d->sim_dir);
+		         d->sim_dir);
 	say_gpus(&d->gpus);
 
 	snprintf(db, sizeof(db), "%.4000s/state.db", d->cfg.state_dir);
 	err = gs_store_open(db, (enum gs_store_sync)d->cfg.synchronous,
-			    &d->store, &eb);
+	                    &d->store, &eb);
 	if (err) {
 		gs_error("gpusliced", "store: %s", gs_errbuf_msg(&eb, err));
 		goto out_gpus;
 	}
-	if (getenv("GS_COMMITTER"))
-		(void)gs_store_start_committer(d->store, NULL);
+	/* Concurrent requests share commits (group commit). */
+	err = gs_store_start_committer(d->store, &eb);
+	if (err) {
+		gs_error("gpusliced", "store: %s", gs_errbuf_msg(&eb, err));
+		goto out_store;
+	}
 	err = gs_region_open(d->run_dir, GS_REGION_OWNER, &d->region, &eb);
 	if (err) {
 		gs_error("gpusliced", "region in %s: %s", d->run_dir,
-			 gs_errbuf_msg(&eb, err));
+		         gs_errbuf_msg(&eb, err));
 		goto out_store;
 	}
 	{
 		struct gs_node_opts no = {
-			.cfg = &d->cfg,
-			.store = d->store,
-			.gpus = &d->gpus,
-			.region = d->region,
-			.region_dir = d->run_dir,
-			.mps_dir = d->mps_dir,
+		    .cfg = &d->cfg,
+		    .store = d->store,
+		    .gpus = &d->gpus,
+		    .region = d->region,
+		    .region_dir = d->run_dir,
+		    .mps_dir = d->mps_dir,
 		};
 
 		err = gs_node_create(&no, &d->node, &eb);
@@ -547,17 +560,17 @@ int main(int argc, char **argv)
 		goto out_node;
 	}
 	gs_info("gpusliced", "recovered slices kept=%d cleaned=%d", kept,
-		cleaned);
+	        cleaned);
 	gs_node_event(d->node, "daemon.started", "", "", -1,
-		      "pid %d, %d GPU%s (%s), %d slices kept, %d cleaned",
-		      (int)getpid(), d->gpus.n, d->gpus.n == 1 ? "" : "s",
-		      d->gpus.sim ? "simulated" : "real", kept, cleaned);
+	              "pid %d, %d GPU%s (%s), %d slices kept, %d cleaned",
+	              (int)getpid(), d->gpus.n, d->gpus.n == 1 ? "" : "s",
+	              d->gpus.sim ? "simulated" : "real", kept, cleaned);
 
 	err = gs_reconciler_create(d->node, &d->rec, &eb);
 	if (!err)
 		err = gs_watchdog_create(d->node, d->rec,
-					 d->gpus.sim ? d->sim_dir : NULL,
-					 &d->wd, &eb);
+		                         d->gpus.sim ? d->sim_dir : NULL,
+		                         &d->wd, &eb);
 	if (err) {
 		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
 		goto out_node;
@@ -611,16 +624,16 @@ int main(int argc, char **argv)
 		goto out_tick;
 	}
 	gs_info("gpusliced", "serving socket=%s%s%s state=%s run=%s pid=%d",
-		d->cfg.socket, d->cfg.tcp[0] ? " tcp=" : "", d->cfg.tcp,
-		d->cfg.state_dir, d->run_dir, (int)getpid());
+	        d->cfg.socket, d->cfg.tcp[0] ? " tcp=" : "", d->cfg.tcp,
+	        d->cfg.state_dir, d->run_dir, (int)getpid());
 
 	for (;;) {
 		if (sigwait(&sigs, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
 			gs_info("gpusliced", "SIGHUP: the config is read at "
-					     "start only; restart to apply "
-					     "changes");
+			                     "start only; restart to apply "
+			                     "changes");
 			continue;
 		}
 		break;

@@ -24,7 +24,7 @@ struct buf {
 };
 
 static void put(struct buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void put(struct buf *b, const char *fmt, ...)
 {
@@ -37,8 +37,8 @@ static void put(struct buf *b, const char *fmt, ...)
 		size_t room = b->cap - b->len;
 
 		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0,
-			      fmt, ap);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt,
+		              ap);
 		va_end(ap);
 		if (n < 0) {
 			b->full = true;
@@ -90,7 +90,7 @@ static const char *esc(const char *s, char *out, size_t len)
 }
 
 static void head(struct buf *b, const char *name, const char *type,
-		 const char *help)
+                 const char *help)
 {
 	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
@@ -133,7 +133,7 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 		rows[n].faults = ns->faults;
 		if (node->region && ns->has_ref &&
 		    gs_region_slice_usage(node->region, &ns->ref, &u) ==
-			    GS_OK) {
+		        GS_OK) {
 			rows[n].u.n_procs = u.n_procs;
 			rows[n].u.mem_used = u.mem_used;
 			rows[n].u.busy_ns = u.busy_ns;
@@ -156,39 +156,39 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 		static const struct {
 			const char *name, *type, *help;
 		} fam[] = {
-			{"gpuslice_slice_memory_used_bytes", "gauge",
-			 "GPU memory the slice's processes hold, by the shim's "
-			 "books"},
-			{"gpuslice_slice_memory_limit_bytes", "gauge",
-			 "GPU memory cap of the slice (0: no cap)"},
-			{"gpuslice_slice_memory_nvml_bytes", "gauge",
-			 "GPU memory NVML reports for the slice's processes "
-			 "(the watchdog's view)"},
-			{"gpuslice_slice_compute_achieved_percent", "gauge",
-			 "share of the GPU's time the slice used over the last "
-			 "second or so"},
-			{"gpuslice_slice_compute_limit_percent", "gauge",
-			 "compute share the slice may use (0: no limit)"},
-			{"gpuslice_slice_gpu_seconds_total", "counter",
-			 "GPU time the slice's kernels ran"},
-			{"gpuslice_slice_throttled_seconds_total", "counter",
-			 "time the slice's launches waited for the scheduler "
-			 "(turns, priority, compute limit)"},
-			{"gpuslice_slice_queue_wait_seconds", "gauge",
-			 "mean wait per kernel launch (throttled time / "
-			 "launches)"},
-			{"gpuslice_slice_processes", "gauge",
-			 "processes attached to the slice"},
-			{"gpuslice_slice_faults_total", "counter",
-			 "GPU faults (Xid, MPS) that hit the slice since the "
-			 "daemon started"},
-			{"gpuslice_slice_watchdog_actions_total", "counter",
-			 "watchdog actions taken on the slice since the daemon "
-			 "started"},
-			{"gpuslice_slice_state", "gauge",
-			 "1 for the slice's current state"},
-			{"gpuslice_slice_info", "gauge",
-			 "1 per slice, with its mode and priority"},
+		    {"gpuslice_slice_memory_used_bytes", "gauge",
+		     "GPU memory the slice's processes hold, by the shim's "
+		     "books"},
+		    {"gpuslice_slice_memory_limit_bytes", "gauge",
+		     "GPU memory cap of the slice (0: no cap)"},
+		    {"gpuslice_slice_memory_nvml_bytes", "gauge",
+		     "GPU memory NVML reports for the slice's processes "
+		     "(the watchdog's view)"},
+		    {"gpuslice_slice_compute_achieved_percent", "gauge",
+		     "share of the GPU's time the slice used over the last "
+		     "second or so"},
+		    {"gpuslice_slice_compute_limit_percent", "gauge",
+		     "compute share the slice may use (0: no limit)"},
+		    {"gpuslice_slice_gpu_seconds_total", "counter",
+		     "GPU time the slice's kernels ran"},
+		    {"gpuslice_slice_throttled_seconds_total", "counter",
+		     "time the slice's launches waited for the scheduler "
+		     "(turns, priority, compute limit)"},
+		    {"gpuslice_slice_queue_wait_seconds", "gauge",
+		     "mean wait per kernel launch (throttled time / "
+		     "launches)"},
+		    {"gpuslice_slice_processes", "gauge",
+		     "processes attached to the slice"},
+		    {"gpuslice_slice_faults_total", "counter",
+		     "GPU faults (Xid, MPS) that hit the slice since the "
+		     "daemon started"},
+		    {"gpuslice_slice_watchdog_actions_total", "counter",
+		     "watchdog actions taken on the slice since the daemon "
+		     "started"},
+		    {"gpuslice_slice_state", "gauge",
+		     "1 for the slice's current state"},
+		    {"gpuslice_slice_info", "gauge",
+		     "1 per slice, with its mode and priority"},
 		};
 		for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 			head(&b, fam[f].name, fam[f].type, fam[f].help);
@@ -198,10 +198,10 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 				double v = 0;
 
 				snprintf(lab, sizeof(lab),
-					 "gpu=\"%d\",slice=\"%s\",team=\"%s\"",
-					 r->s.gpu_index,
-					 esc(r->s.name, sl, sizeof(sl)),
-					 esc(r->s.team, tm, sizeof(tm)));
+				         "gpu=\"%d\",slice=\"%s\",team=\"%s\"",
+				         r->s.gpu_index,
+				         esc(r->s.name, sl, sizeof(sl)),
+				         esc(r->s.team, tm, sizeof(tm)));
 				switch (f) {
 				case 0:
 					v = (double)r->u.mem_used;
@@ -226,10 +226,9 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 					break;
 				case 7:
 					v = r->launches
-						    ? (double)r->u.throttled_ns /
-							      1e9 /
-							      (double)r->launches
-						    : 0;
+					        ? (double)r->u.throttled_ns /
+					              1e9 / (double)r->launches
+					        : 0;
 					break;
 				case 8:
 					v = r->u.n_procs;
@@ -247,12 +246,13 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 					continue;
 				case 12:
 					put(&b,
-					    "%s{%s,mode=\"%s\",priority=\"%s\"} "
+					    "%s{%s,mode=\"%s\",priority=\"%s\"}"
+					    " "
 					    "1\n",
 					    fam[f].name, lab,
 					    gs_mode_name(r->s.mode),
 					    gs_priority_name(
-						    r->s.spec.priority));
+					        r->s.spec.priority));
 					continue;
 				}
 				put(&b, "%s{%s} %.17g\n", fam[f].name, lab, v);
@@ -266,7 +266,9 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 	for (int i = 0; i < g->n; i++) {
 		char m[120];
 
-		put(&b, "gpuslice_gpu_memory_total_bytes{gpu=\"%d\",model=\"%s\"} %llu\n",
+		put(&b,
+		    "gpuslice_gpu_memory_total_bytes{gpu=\"%d\",model=\"%s\"} "
+		    "%llu\n",
 		    i, esc(g->gpu[i].model, m, sizeof(m)),
 		    (unsigned long long)g->gpu[i].memory_bytes);
 	}
@@ -277,13 +279,13 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 		    (unsigned long long)gmem_used[i]);
 	{
 		static const char *const names[3] = {
-			"gpuslice_gpu_memory_allocated_bytes",
-			"gpuslice_gpu_compute_allocated_percent",
-			"gpuslice_gpu_slices"};
+		    "gpuslice_gpu_memory_allocated_bytes",
+		    "gpuslice_gpu_compute_allocated_percent",
+		    "gpuslice_gpu_slices"};
 		static const char *const helps[3] = {
-			"memory promised to slices on the GPU",
-			"compute promised to slices on the GPU",
-			"slices placed on the GPU"};
+		    "memory promised to slices on the GPU",
+		    "compute promised to slices on the GPU",
+		    "slices placed on the GPU"};
 
 		for (int f = 0; f < 3; f++) {
 			head(&b, names[f], "gauge", helps[f]);
@@ -295,13 +297,13 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 						continue;
 					mem += rows[j].s.spec.memory_bytes;
 					comp += (uint64_t)rows[j]
-							.s.spec.compute_pct;
+					            .s.spec.compute_pct;
 					k++;
 				}
 				put(&b, "%s{gpu=\"%d\"} %llu\n", names[f], i,
 				    (unsigned long long)(f == 0   ? mem
-							 : f == 1 ? comp
-								  : k));
+				                         : f == 1 ? comp
+				                                  : k));
 			}
 		}
 	}
@@ -321,22 +323,22 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 	/* ---- teams ---- */
 	{
 		static const char *const names[4] = {
-			"gpuslice_team_memory_guarantee_bytes",
-			"gpuslice_team_memory_used_bytes",
-			"gpuslice_team_compute_guarantee_percent",
-			"gpuslice_team_compute_used_percent"};
+		    "gpuslice_team_memory_guarantee_bytes",
+		    "gpuslice_team_memory_used_bytes",
+		    "gpuslice_team_compute_guarantee_percent",
+		    "gpuslice_team_compute_used_percent"};
 		static const char *const helps[4] = {
-			"memory guaranteed to the team",
-			"memory held by the team's slices and its sub-teams'",
-			"compute guaranteed to the team (percent of one GPU)",
-			"compute held by the team's slices and its sub-teams'"};
+		    "memory guaranteed to the team",
+		    "memory held by the team's slices and its sub-teams'",
+		    "compute guaranteed to the team (percent of one GPU)",
+		    "compute held by the team's slices and its sub-teams'"};
 		struct gs_team *t = calloc((size_t)n_teams + 1, sizeof(*t));
 		struct gs_qvec *use = calloc((size_t)n_teams + 1, sizeof(*use));
 		bool *ok = calloc((size_t)n_teams + 1, sizeof(*ok));
 
 		for (int i = 0; t && use && ok && i < n_teams; i++)
 			ok[i] = gs_node_team_get(node, teams[i].name, &t[i],
-						 &use[i]) == GS_OK;
+			                         &use[i]) == GS_OK;
 		for (int f = 0; t && use && ok && f < 4; f++) {
 			head(&b, names[f], "gauge", helps[f]);
 			for (int i = 0; i < n_teams; i++) {
@@ -348,7 +350,7 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 				v = f == 0   ? t[i].guarantee.v[GS_QRES_MEMORY]
 				    : f == 1 ? use[i].v[GS_QRES_MEMORY]
 				    : f == 2 ? t[i].guarantee.v[GS_QRES_COMPUTE]
-					     : use[i].v[GS_QRES_COMPUTE];
+				             : use[i].v[GS_QRES_COMPUTE];
 				put(&b, "%s{team=\"%s\"} %lld\n", names[f],
 				    esc(t[i].name, tm, sizeof(tm)),
 				    (long long)v);

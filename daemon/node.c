@@ -7,7 +7,7 @@
  *   - every slice in v has been queued to the store (maybe not committed);
  *   - the region holds exactly the slices in v (when a region is open),
  *     with the limits their specs give, except for a failed region write
- *     that gs_node_recover / the reconciler's tick repairs;
+ *     that gs_node_recover / gs_node_housekeep repair;
  *   - teams[i] is quota tree index i, and every slice's team is in it.
  */
 #include "node_int.h"
@@ -130,8 +130,8 @@ void gs__wr_trim(struct gs__wr *wr, int keep)
 }
 
 static void wr_vevent(struct gs__wr *wr, const char *type, const char *slice,
-		      const char *team, int gpu, int64_t owner, const char *fmt,
-		      va_list ap)
+                      const char *team, int gpu, int64_t owner, const char *fmt,
+                      va_list ap)
 {
 	struct gs__wr_item *it = wr_push(wr, GS__WR_EVENT);
 	struct gs_event *e;
@@ -149,15 +149,15 @@ static void wr_vevent(struct gs__wr *wr, const char *type, const char *slice,
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
 }
 
-void gs__wr_event(struct gs__wr *wr, const char *type,
-		  const struct gs_slice *s, const char *fmt, ...)
+void gs__wr_event(struct gs__wr *wr, const char *type, const struct gs_slice *s,
+                  const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	if (s)
 		wr_vevent(wr, type, s->name, s->team, s->gpu_index,
-			  s->owner_uid, fmt, ap);
+		          s->owner_uid, fmt, ap);
 	else
 		wr_vevent(wr, type, "", "", -1, -1, fmt, ap);
 	va_end(ap);
@@ -204,7 +204,7 @@ static void wr_after_detached(struct gs_store_op *op, gs_err result)
 
 	if (result)
 		gs_error("node", "background write lost err=%s items=%d",
-			 gs_err_name(result), wr->n);
+		         gs_err_name(result), wr->n);
 	gs__wr_fini(wr);
 	free(wr);
 }
@@ -235,7 +235,7 @@ static void wr_submit(struct gs_node *node, struct gs__wr *wr)
 
 /* Waits for a batch queued with wr_submit; lock NOT held. */
 static gs_err wr_wait(struct gs_node *node, struct gs__wr *wr,
-		      struct gs_errbuf *eb)
+                      struct gs_errbuf *eb)
 {
 	gs_err err = gs_store_wait(node->store, &wr->op);
 
@@ -246,15 +246,15 @@ static gs_err wr_wait(struct gs_node *node, struct gs__wr *wr,
 		pthread_mutex_unlock(&node->lock);
 		gs__node_resync(node);
 		return gs_fail(eb, GS_ERR_IO,
-			       "the change could not be saved (%s); nothing "
-			       "was changed",
-			       gs_strerror(err));
+		               "the change could not be saved (%s); nothing "
+		               "was changed",
+		               gs_strerror(err));
 	}
 	return GS_OK;
 }
 
 void gs_node_event(struct gs_node *node, const char *type, const char *slice,
-		   const char *team, int gpu, const char *fmt, ...)
+                   const char *team, int gpu, const char *fmt, ...)
 {
 	struct gs__wr *wr = gs__wr_new();
 	va_list ap;
@@ -297,7 +297,7 @@ struct gs__nslice *gs__node_find_id(struct gs_node *node, int64_t id)
 }
 
 static struct gs__nslice *model_add(struct gs_node *node,
-				    const struct gs_slice *s)
+                                    const struct gs_slice *s)
 {
 	struct gs__nslice *ns;
 	int at;
@@ -329,7 +329,7 @@ static void model_del(struct gs_node *node, struct gs__nslice *ns)
 		if (node->v[i] != ns)
 			continue;
 		memmove(&node->v[i], &node->v[i + 1],
-			sizeof(node->v[0]) * (size_t)(node->n - i - 1));
+		        sizeof(node->v[0]) * (size_t)(node->n - i - 1));
 		node->n--;
 		free(ns);
 		return;
@@ -371,12 +371,12 @@ static void region_put(struct gs_node *node, struct gs__nslice *ns)
 	if (node->region == NULL)
 		return;
 	limits_of(&ns->s, &lim);
-	err = gs_region_slice_ensure(node->region, &lim, &ns->ref, &created,
-				     &eb);
+	err =
+	    gs_region_slice_ensure(node->region, &lim, &ns->ref, &created, &eb);
 	if (err) {
 		ns->has_ref = false;
 		gs_error("node", "slice=%s region write failed: %s", ns->s.name,
-			 gs_errbuf_msg(&eb, err));
+		         gs_errbuf_msg(&eb, err));
 		return;
 	}
 	ns->has_ref = true;
@@ -404,7 +404,7 @@ static void region_del(struct gs_node *node, struct gs__nslice *ns)
 	    gs_region_slice_delete(node->region, &ns->ref, &eb) != GS_OK &&
 	    eb.set)
 		gs_warn("node", "slice=%s region delete: %s", ns->s.name,
-			eb.msg);
+		        eb.msg);
 	ns->has_ref = false;
 }
 
@@ -420,7 +420,7 @@ static int team_index(struct gs_node *node, const char *name)
 
 /* Builds the quota tree for teams[0..n); OUT: *tree. */
 static gs_err build_tree(const struct gs_team *teams, int n,
-			 struct gs_quota_tree **tree, struct gs_errbuf *eb)
+                         struct gs_quota_tree **tree, struct gs_errbuf *eb)
 {
 	struct gs_quota_team_def defs[GS__NODE_MAX_TEAMS];
 
@@ -443,22 +443,21 @@ static void default_team(struct gs_team *t, const char *name)
 
 /* What a slice holds, as quotas count it. */
 static void slice_use(struct gs_node *node, const struct gs_slice *s,
-		      struct gs_qvec *v)
+                      struct gs_qvec *v)
 {
 	memset(v, 0, sizeof(*v));
 	if (s->mode == GS_MODE_MIG) {
-		const struct gs_gpu *g = s->gpu_index >= 0 &&
-						 s->gpu_index < node->gpus->n
-					 ? &node->gpus->gpu[s->gpu_index]
-					 : NULL;
+		const struct gs_gpu *g =
+		    s->gpu_index >= 0 && s->gpu_index < node->gpus->n
+		        ? &node->gpus->gpu[s->gpu_index]
+		        : NULL;
 		const struct gs_mig_profile *p =
-			g && g->cat ? gs_catalog_profile(g->cat, s->mig_profile)
-				    : NULL;
+		    g && g->cat ? gs_catalog_profile(g->cat, s->mig_profile)
+		                : NULL;
 
 		v->v[GS_QRES_MIG] = p ? p->compute_slices : 1;
-		v->v[GS_QRES_MEMORY] =
-			p ? (int64_t)(p->memory_mib << 20)
-			  : (int64_t)s->spec.memory_bytes;
+		v->v[GS_QRES_MEMORY] = p ? (int64_t)(p->memory_mib << 20)
+		                         : (int64_t)s->spec.memory_bytes;
 		return;
 	}
 	v->v[GS_QRES_MEMORY] = (int64_t)s->spec.memory_bytes;
@@ -488,12 +487,12 @@ static void node_capacity(struct gs_node *node, struct gs_qvec *cap)
 
 struct place {
 	int gpu;
-	int gi_id;                             /* instance to use, or -1 */
+	int gi_id; /* instance to use, or -1 */
 	enum gs_slice_mode mode;
-	const struct gs_mig_profile *profile;  /* MIG modes */
-	bool need_create;                      /* make an instance first */
-	bool need_mig_off;                     /* turn the GPU's MIG off */
-	uint64_t memory_bytes;                 /* what it will hold */
+	const struct gs_mig_profile *profile; /* MIG modes */
+	bool need_create;                     /* make an instance first */
+	bool need_mig_off;                    /* turn the GPU's MIG off */
+	uint64_t memory_bytes;                /* what it will hold */
 	int compute_pct;
 };
 
@@ -543,7 +542,7 @@ static void item_of(const struct gs_slice *s, struct gs_place_item *it)
 	if (s->mode == GS_MODE_MIG) {
 		it->kind = GS_PLACE_MIG;
 		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
-			 s->mig_profile);
+		         s->mig_profile);
 		return;
 	}
 	if (s->spec.isolation == GS_ISOLATION_EXCLUSIVE &&
@@ -556,12 +555,12 @@ static void item_of(const struct gs_slice *s, struct gs_place_item *it)
 	it->compute_pct = s->spec.compute_pct;
 	if (gs_mode_is_mig(s->mode))
 		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
-			 s->mig_profile);
+		         s->mig_profile);
 }
 
 /* The inventory: GPUs, MIG instances and the live slices but `skip`. */
 static struct gs_place_inv *build_inv(struct gs_node *node, const bool *skip,
-				      struct inv_map *map)
+                                      struct inv_map *map)
 {
 	struct gs_place_inv *inv = gs_place_inv_create();
 	struct gs_errbuf eb = {0};
@@ -573,22 +572,22 @@ static struct gs_place_inv *build_inv(struct gs_node *node, const bool *skip,
 	for (int i = 0; i < node->gpus->n; i++) {
 		const struct gs_gpu *g = &node->gpus->gpu[i];
 		struct gs_place_gpu_desc gd = {
-			.uuid = g->uuid,
-			.model = g->cat,
-			.model_name = g->model,
-			.memory_bytes = g->memory_bytes,
-			.mig_enabled = g->mig_on && g->cat != NULL,
+		    .uuid = g->uuid,
+		    .model = g->cat,
+		    .model_name = g->model,
+		    .memory_bytes = g->memory_bytes,
+		    .mig_enabled = g->mig_on && g->cat != NULL,
 		};
 
 		if (gs_place_inv_add_gpu(inv, &gd, &idx, &eb))
 			goto fail;
 		for (int k = 0; gd.mig_enabled && k < g->n_mig; k++) {
 			struct gs_place_mig_desc md = {
-				.uuid = g->mig[k].uuid,
-				.profile = gs_catalog_profile_by_id(
-					g->cat, g->mig[k].profile_id),
-				.start = g->mig[k].start,
-				.memory_bytes = g->mig[k].memory_bytes,
+			    .uuid = g->mig[k].uuid,
+			    .profile = gs_catalog_profile_by_id(
+			        g->cat, g->mig[k].profile_id),
+			    .start = g->mig[k].start,
+			    .memory_bytes = g->mig[k].memory_bytes,
 			};
 
 			if (md.profile == NULL ||
@@ -602,21 +601,22 @@ static struct gs_place_inv *build_inv(struct gs_node *node, const bool *skip,
 	}
 	for (int i = 0; i < node->n; i++) {
 		const struct gs_slice *s = &node->v[i]->s;
-		struct gs_place_target t = {.node = nd, .gpu = s->gpu_index,
-					    .inst = -1};
+		struct gs_place_target t = {
+		    .node = nd, .gpu = s->gpu_index, .inst = -1};
 		struct gs_place_item it;
 
 		if ((skip && skip[i]) || s->gpu_index < 0 ||
 		    s->gpu_index >= node->gpus->n)
 			continue;
 		for (int k = 0; s->gi_id >= 0 && k < map->n; k++)
-			if (map->gpu[k] == s->gpu_index && map->gi[k] == s->gi_id)
+			if (map->gpu[k] == s->gpu_index &&
+			    map->gi[k] == s->gi_id)
 				t.inst = k;
 		item_of(s, &it);
 		eb.set = false;
 		if (gs_place_occupy(inv, &t, &it, &eb) != GS_OK)
 			gs_warn("node", "slice=%s does not fit its own GPU: %s",
-				s->name, eb.msg);
+			        s->name, eb.msg);
 	}
 	return inv;
 fail:
@@ -627,7 +627,7 @@ fail:
 
 /* The model that answers mode auto: the first selected GPU's. */
 static const struct gs_gpu *first_selected(struct gs_node *node,
-					   const struct gs_gpu_selector *sel)
+                                           const struct gs_gpu_selector *sel)
 {
 	for (int i = 0; i < node->gpus->n; i++) {
 		const struct gs_gpu *g = &node->gpus->gpu[i];
@@ -655,10 +655,10 @@ static const struct gs_gpu *first_selected(struct gs_node *node,
 
 /* Whether GPU g could host a new `p` instance (planner, no changes). */
 static bool mig_room(struct gs_node *node, int g,
-		     const struct gs_mig_profile *p, const bool *skip);
+                     const struct gs_mig_profile *p, const bool *skip);
 
 static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
-		    const bool *skip, struct place *out, struct gs_errbuf *eb)
+                    const bool *skip, struct place *out, struct gs_errbuf *eb)
 {
 	const struct gs_gpu *first = first_selected(node, &spec->gpu);
 	struct gs_place_request req;
@@ -671,14 +671,13 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 
 	if (first == NULL)
 		return gs_fail(eb, GS_ERR_NO_FIT,
-			       "no GPU matches the gpu selector");
+		               "no GPU matches the gpu selector");
 	if (mode == GS_MODE_AUTO)
 		mode = node->cfg->default_mode;
 	if (mode == GS_MODE_AUTO) {
-		err = gs_advisor_auto_mode(spec,
-					   first->mig_capable ? first->cat
-							      : NULL,
-					   &mode, NULL, eb);
+		err = gs_advisor_auto_mode(
+		    spec, first->mig_capable ? first->cat : NULL, &mode, NULL,
+		    eb);
 		if (err)
 			return err;
 	}
@@ -694,18 +693,19 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 	req.policy = node->cfg->placement;
 	req.gpu = &spec->gpu;
 	it->mode = mode;
-	if (spec->isolation == GS_ISOLATION_EXCLUSIVE && !gs_mode_is_mig(mode)) {
+	if (spec->isolation == GS_ISOLATION_EXCLUSIVE &&
+	    !gs_mode_is_mig(mode)) {
 		it->kind = GS_PLACE_WHOLE;
 	} else if (mode == GS_MODE_MIG) {
 		out->profile = pick_profile(first->cat, spec);
 		if (out->profile == NULL)
 			return gs_fail(eb, GS_ERR_NO_FIT,
-				       "no MIG profile of %s holds %d%% "
-				       "compute and the memory asked for",
-				       first->model, spec->compute_pct);
+			               "no MIG profile of %s holds %d%% "
+			               "compute and the memory asked for",
+			               first->model, spec->compute_pct);
 		it->kind = GS_PLACE_MIG;
 		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
-			 out->profile->name);
+		         out->profile->name);
 	} else {
 		it->kind = GS_PLACE_FRACTION;
 		it->memory_bytes = spec->memory_bytes;
@@ -714,8 +714,8 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 			out->profile = pick_profile(first->cat, spec);
 			if (spec->mig_profile[0])
 				snprintf(it->mig_profile,
-					 sizeof(it->mig_profile), "%s",
-					 spec->mig_profile);
+				         sizeof(it->mig_profile), "%s",
+				         spec->mig_profile);
 		}
 	}
 	map = malloc(sizeof(*map));
@@ -734,7 +734,8 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 		if (res.target[0].inst >= 0 && res.target[0].inst < map->n)
 			out->gi_id = map->gi[res.target[0].inst];
 		if (it->kind == GS_PLACE_WHOLE) {
-			out->memory_bytes = node->gpus->gpu[out->gpu].memory_bytes;
+			out->memory_bytes =
+			    node->gpus->gpu[out->gpu].memory_bytes;
 			out->compute_pct = 100;
 		}
 		if (mode == GS_MODE_MIG && out->memory_bytes == 0)
@@ -751,7 +752,8 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 			const struct gs_gpu *g = &node->gpus->gpu[i];
 			bool used = false;
 
-			if (!g->mig_on || first_selected(node, &spec->gpu) == NULL)
+			if (!g->mig_on ||
+			    first_selected(node, &spec->gpu) == NULL)
 				continue;
 			if (spec->gpu.kind != GS_GPU_ANY &&
 			    first_selected(node, &spec->gpu) != g)
@@ -796,8 +798,7 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 }
 
 /* Whether a MIG instance at gi_id of GPU g is held by a slice. */
-static bool mig_in_use(struct gs_node *node, int g, int gi_id,
-		       const bool *skip)
+static bool mig_in_use(struct gs_node *node, int g, int gi_id, const bool *skip)
 {
 	for (int i = 0; i < node->n; i++) {
 		const struct gs_slice *s = &node->v[i]->s;
@@ -816,8 +817,8 @@ static bool mig_in_use(struct gs_node *node, int g, int gi_id,
  * must hold no non-MIG slices. OUT: *plan.
  */
 static bool mig_fits(struct gs_node *node, int g,
-		     const struct gs_mig_profile *p, const bool *skip,
-		     struct gs_mig_plan *plan)
+                     const struct gs_mig_profile *p, const bool *skip,
+                     struct gs_mig_plan *plan)
 {
 	const struct gs_gpu *gp = &node->gpus->gpu[g];
 	struct gs_mig_instance cur[GS_MIGPLAN_MAX_INSTANCES];
@@ -834,11 +835,10 @@ static bool mig_fits(struct gs_node *node, int g,
 		if (!gs_mode_is_mig(s->mode))
 			return false;
 	}
-	for (int k = 0; gp->mig_on && k < gp->n_mig &&
-			n < GS_MIGPLAN_MAX_INSTANCES;
-	     k++) {
+	for (int k = 0;
+	     gp->mig_on && k < gp->n_mig && n < GS_MIGPLAN_MAX_INSTANCES; k++) {
 		const struct gs_mig_profile *cp =
-			gs_catalog_profile_by_id(gp->cat, gp->mig[k].profile_id);
+		    gs_catalog_profile_by_id(gp->cat, gp->mig[k].profile_id);
 
 		if (cp == NULL)
 			continue;
@@ -853,7 +853,7 @@ static bool mig_fits(struct gs_node *node, int g,
 }
 
 static bool mig_room(struct gs_node *node, int g,
-		     const struct gs_mig_profile *p, const bool *skip)
+                     const struct gs_mig_profile *p, const bool *skip)
 {
 	struct gs_mig_plan plan;
 
@@ -871,12 +871,12 @@ static bool mig_take(struct gs_node *node, struct gs_slice *s, int gi_id)
 		if (gp->mig[m].gi_id != gi_id)
 			continue;
 		p = gp->cat ? gs_catalog_profile_by_id(gp->cat,
-						       gp->mig[m].profile_id)
-			    : NULL;
+		                                       gp->mig[m].profile_id)
+		            : NULL;
 		snprintf(s->mig_uuid, sizeof(s->mig_uuid), "%s",
-			 gp->mig[m].uuid);
+		         gp->mig[m].uuid);
 		snprintf(s->mig_profile, sizeof(s->mig_profile), "%s",
-			 p ? p->name : gp->mig[m].profile);
+		         p ? p->name : gp->mig[m].profile);
 		s->gi_id = gp->mig[m].gi_id;
 		s->ci_id = gp->mig[m].ci_id;
 		return true;
@@ -892,8 +892,8 @@ static bool mig_take(struct gs_node *node, struct gs_slice *s, int gi_id)
  * ci_id.
  */
 static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
-			  const struct place *pl, const bool *skip,
-			  struct gs_errbuf *eb)
+                          const struct place *pl, const bool *skip,
+                          struct gs_errbuf *eb)
 {
 	struct gs_gpu *gp = &node->gpus->gpu[s->gpu_index];
 	const struct gs_mig_profile *p = pl->profile;
@@ -903,8 +903,8 @@ static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
 	if (!pl->need_create) {
 		if (!mig_take(node, s, pl->gi_id))
 			return gs_fail(eb, GS_ERR_INTERNAL,
-				       "MIG instance %d of gpu %d vanished",
-				       pl->gi_id, s->gpu_index);
+			               "MIG instance %d of gpu %d vanished",
+			               pl->gi_id, s->gpu_index);
 		return GS_OK;
 	}
 	if (!gp->mig_on) {
@@ -915,7 +915,7 @@ static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
 	}
 	if (!mig_fits(node, s->gpu_index, p, skip, &plan))
 		return gs_fail(eb, GS_ERR_NO_FIT, "no room for a %s instance",
-			       p->name);
+		               p->name);
 	for (int k = 0; k < plan.n_steps; k++) {
 		const struct gs_mig_step *st = &plan.steps[k];
 
@@ -923,29 +923,29 @@ static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
 			for (int m = 0; m < gp->n_mig; m++)
 				if (gp->mig[m].start == st->start &&
 				    gp->mig[m].profile_id ==
-					    st->profile->profile_id) {
+				        st->profile->profile_id) {
 					err = gs_gpus_mig_destroy(
-						node->gpus, s->gpu_index,
-						gp->mig[m].gi_id, eb);
+					    node->gpus, s->gpu_index,
+					    gp->mig[m].gi_id, eb);
 					if (err)
 						return err;
 					gs_info("node",
-						"gpu=%d MIG instance %s@%d "
-						"destroyed (idle)",
-						s->gpu_index, st->profile->name,
-						st->start);
+					        "gpu=%d MIG instance %s@%d "
+					        "destroyed (idle)",
+					        s->gpu_index, st->profile->name,
+					        st->start);
 					break;
 				}
 		} else {
 			struct gs_mig_dev dev;
 
 			err = gs_gpus_mig_create(node->gpus, s->gpu_index,
-						 st->profile->profile_id,
-						 st->start, &dev, eb);
+			                         st->profile->profile_id,
+			                         st->start, &dev, eb);
 			if (err)
 				return err;
 			gs_info("node", "gpu=%d MIG instance %s@%d created",
-				s->gpu_index, st->profile->name, st->start);
+			        s->gpu_index, st->profile->name, st->start);
 		}
 	}
 	for (int m = 0; m < gp->n_mig; m++) {
@@ -956,8 +956,8 @@ static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
 			return GS_OK;
 	}
 	return gs_fail(eb, GS_ERR_DRIVER,
-		       "the %s instance did not appear after creation",
-		       p->name);
+	               "the %s instance did not appear after creation",
+	               p->name);
 }
 
 /* ---- life cycle ---- */
@@ -991,7 +991,7 @@ static void load_team(void *ctx, const struct gs_team *t)
  * reconciles the store with the config (writes go into `wr`).
  */
 static gs_err merge_teams(struct gs_node *node, const struct gs_team *stored,
-			  int n_stored, struct gs__wr *wr, struct gs_errbuf *eb)
+                          int n_stored, struct gs__wr *wr, struct gs_errbuf *eb)
 {
 	const struct gs_config *cfg = node->cfg;
 	struct gs_quota_tree *tree = NULL;
@@ -1025,7 +1025,7 @@ static gs_err merge_teams(struct gs_node *node, const struct gs_team *stored,
 }
 
 gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
-		      struct gs_errbuf *eb)
+                      struct gs_errbuf *eb)
 {
 	struct gs_node *node;
 	struct load_ctx lc;
@@ -1048,9 +1048,9 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	node->gpus = opts->gpus;
 	node->region = opts->region;
 	snprintf(node->region_dir, sizeof(node->region_dir), "%s",
-		 opts->region_dir ? opts->region_dir : "");
+	         opts->region_dir ? opts->region_dir : "");
 	snprintf(node->mps_dir, sizeof(node->mps_dir), "%s",
-		 opts->mps_dir ? opts->mps_dir : "");
+	         opts->mps_dir ? opts->mps_dir : "");
 	node->ctr.started_ns = gs_now_ns();
 
 	memset(&lc, 0, sizeof(lc));
@@ -1120,10 +1120,10 @@ void gs__node_resync(struct gs_node *node)
 			struct gs_slice_limits lim;
 
 			if (gs_region_slice_limits(node->region, &it, &lim) ==
-				    GS_OK &&
+			        GS_OK &&
 			    gs__node_find(node, lim.name) == NULL)
 				(void)gs_region_slice_delete(node->region, &it,
-							     NULL);
+				                             NULL);
 		}
 		for (int i = 0; i < node->n; i++)
 			region_put(node, node->v[i]);
@@ -1154,7 +1154,7 @@ static void signal_slice(struct gs_node *node, struct gs__nslice *ns, int sig)
 }
 
 void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
-		     struct gs__wr *wr, int64_t now)
+                     struct gs__wr *wr, int64_t now)
 {
 	struct gs_usage_row r;
 	struct gs_slice_usage u;
@@ -1166,16 +1166,16 @@ void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
 	if (node->region && ns->has_ref &&
 	    gs_region_slice_usage(node->region, &ns->ref, &u) == GS_OK) {
 		if (u.busy_ns >= ns->led_busy_ns)
-			r.gpu_seconds = (double)(u.busy_ns - ns->led_busy_ns) /
-					1e9;
+			r.gpu_seconds =
+			    (double)(u.busy_ns - ns->led_busy_ns) / 1e9;
 		if (u.throttled_ns >= ns->led_throttled_ns)
 			r.throttled_seconds =
-				(double)(u.throttled_ns - ns->led_throttled_ns) /
-				1e9;
+			    (double)(u.throttled_ns - ns->led_throttled_ns) /
+			    1e9;
 		if (ns->s.spec.memory_bytes == 0 &&
 		    u.mem_byte_s >= ns->led_mem_byte_s)
 			r.gib_seconds = (u.mem_byte_s - ns->led_mem_byte_s) /
-					(1024.0 * 1024.0 * 1024.0);
+			                (1024.0 * 1024.0 * 1024.0);
 		ns->led_busy_ns = u.busy_ns;
 		ns->led_throttled_ns = u.throttled_ns;
 		ns->led_mem_byte_s = u.mem_byte_s;
@@ -1188,18 +1188,18 @@ void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
 	/* Memory is charged as reserved: a cap held is a cap others lack. */
 	if (ns->s.spec.memory_bytes)
 		r.gib_seconds = (double)ns->s.spec.memory_bytes /
-				(1024.0 * 1024.0 * 1024.0) * dt;
+		                (1024.0 * 1024.0 * 1024.0) * dt;
 	snprintf(r.mode, sizeof(r.mode), "%s", gs_mode_name(ns->s.mode));
-	r.alloc_seconds = dt * (ns->s.spec.compute_pct ? ns->s.spec.compute_pct
-						       : 100) /
-			  100.0;
+	r.alloc_seconds =
+	    dt * (ns->s.spec.compute_pct ? ns->s.spec.compute_pct : 100) /
+	    100.0;
 	r.slice_id = ns->s.id;
 	r.owner_uid = ns->s.owner_uid;
 	snprintf(r.slice, sizeof(r.slice), "%s", ns->s.name);
 	snprintf(r.team, sizeof(r.team), "%s", ns->s.team);
 	if (ns->s.gpu_index >= 0 && ns->s.gpu_index < node->gpus->n)
 		snprintf(r.gpu_model, sizeof(r.gpu_model), "%s",
-			 node->gpus->gpu[ns->s.gpu_index].model);
+		         node->gpus->gpu[ns->s.gpu_index].model);
 	r.t0_ns = ns->led_t_ns;
 	r.t1_ns = now;
 	ns->led_t_ns = now;
@@ -1207,7 +1207,7 @@ void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
 }
 
 void gs__node_remove(struct gs_node *node, struct gs__nslice *ns,
-		     struct gs__wr *wr, const char *type, const char *why)
+                     struct gs__wr *wr, const char *type, const char *why)
 {
 	gs__node_sample(node, ns, wr, gs_now_ns());
 	gs__wr_slice_del(wr, ns->s.id);
@@ -1220,22 +1220,22 @@ void gs__node_remove(struct gs_node *node, struct gs__nslice *ns,
 /* ---- slices ---- */
 
 static void peer_team(struct gs_node *node, const struct gs_peer *peer,
-		      char *out, size_t len)
+                      char *out, size_t len)
 {
-	const char *t = peer->local ? gs_config_user_team(node->cfg, peer->user)
-				    : NULL;
+	const char *t =
+	    peer->local ? gs_config_user_team(node->cfg, peer->user) : NULL;
 
 	snprintf(out, len, "%s", t ? t : node->cfg->default_team);
 }
 
 static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
-			   const struct gs_node_create_req *req,
-			   struct gs_node_create_res *res, bool *intent,
-			   struct gs_errbuf *eb);
+                           const struct gs_node_create_req *req,
+                           struct gs_node_create_res *res, bool *intent,
+                           struct gs_errbuf *eb);
 
 /* Submits a batch that was announced with gs_store_intent (lock held). */
 static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
-				bool *intent)
+                                bool *intent)
 {
 	wr_submit(node, wr);
 	if (*intent) {
@@ -1245,9 +1245,9 @@ static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
 }
 
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
-			    const struct gs_node_create_req *req,
-			    struct gs_node_create_res *res,
-			    struct gs_errbuf *eb)
+                            const struct gs_node_create_req *req,
+                            struct gs_node_create_res *res,
+                            struct gs_errbuf *eb)
 {
 	bool intent = true;
 	gs_err err;
@@ -1260,9 +1260,9 @@ gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
 }
 
 static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
-			   const struct gs_node_create_req *req,
-			   struct gs_node_create_res *res, bool *intent,
-			   struct gs_errbuf *eb)
+                           const struct gs_node_create_req *req,
+                           struct gs_node_create_res *res, bool *intent,
+                           struct gs_errbuf *eb)
 {
 	struct gs_slice s;
 	struct gs_quota_slice *qs = NULL;
@@ -1285,17 +1285,17 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		return err;
 	if (req->spec.name[0] && !gs_name_is_valid(req->spec.name))
 		return gs_fail(eb, GS_ERR_INVALID, "bad slice name '%s'",
-			       req->spec.name);
+		               req->spec.name);
 	if (req->owner_uid >= 0 && !peer->admin &&
 	    (uint32_t)req->owner_uid != peer->uid)
 		return gs_fail(eb, GS_ERR_PERM,
-			       "only an administrator may create a slice for "
-			       "another user");
+		               "only an administrator may create a slice for "
+		               "another user");
 
 	memset(&s, 0, sizeof(s));
 	s.spec = req->spec;
-	s.owner_uid = req->owner_uid >= 0 ? (uint32_t)req->owner_uid
-					  : peer->uid;
+	s.owner_uid =
+	    req->owner_uid >= 0 ? (uint32_t)req->owner_uid : peer->uid;
 	s.on_exit = req->on_exit;
 	s.gi_id = s.ci_id = -1;
 	s.region_slot = -1;
@@ -1309,8 +1309,8 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		peer_team(node, peer, mine, sizeof(mine));
 		if (!peer->admin && strcmp(mine, req->team) != 0) {
 			err = gs_fail(eb, GS_ERR_PERM,
-				      "user %s is not a member of team '%s'",
-				      peer->user, req->team);
+			              "user %s is not a member of team '%s'",
+			              peer->user, req->team);
 			goto out_unlock;
 		}
 		snprintf(s.team, sizeof(s.team), "%s", req->team);
@@ -1324,7 +1324,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	}
 	if (s.spec.name[0] && gs__node_find(node, s.spec.name)) {
 		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
-			      s.spec.name);
+		              s.spec.name);
 		goto out_unlock;
 	}
 	{
@@ -1334,19 +1334,19 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 			max = GS_REGION_MAX_SLICES;
 		if (node->n >= max) {
 			err = gs_fail(eb, GS_ERR_NO_FIT,
-				      "the node holds its maximum of %d slices",
-				      max);
+			              "the node holds its maximum of %d slices",
+			              max);
 			goto out_unlock;
 		}
 	}
 	s.id = node->next_id;
 	if (!s.spec.name[0])
 		snprintf(s.spec.name, sizeof(s.spec.name), "slice-%lld",
-			 (long long)s.id);
+		         (long long)s.id);
 	snprintf(s.name, sizeof(s.name), "%s", s.spec.name);
 	if (gs__node_find(node, s.name)) {
 		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
-			      s.name);
+		              s.name);
 		goto out_unlock;
 	}
 
@@ -1363,7 +1363,8 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 
 		perr = place(node, &s.spec, NULL, &pl, &peb);
 		if (perr && perr != GS_ERR_NO_FIT) {
-			err = gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
+			err =
+			    gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
 			goto out_unlock;
 		}
 		qs = calloc((size_t)node->n + 1, sizeof(*qs));
@@ -1378,8 +1379,8 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 			qs[i].id = (uint64_t)o->id;
 			qs[i].team = team_index(node, o->team);
 			if (qs[i].team < 0)
-				qs[i].team = team_index(node,
-							node->cfg->default_team);
+				qs[i].team =
+				    team_index(node, node->cfg->default_team);
 			qs[i].priority = o->spec.priority;
 			qs[i].created = o->created_ns;
 			slice_use(node, o, &qs[i].use);
@@ -1388,14 +1389,14 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 			struct gs_slice probe = s;
 
 			probe.mode = perr ? (gs_mode_is_mig(s.spec.mode)
-						     ? s.spec.mode
-						     : GS_MODE_TIMESLICE)
-					  : pl.mode;
+			                         ? s.spec.mode
+			                         : GS_MODE_TIMESLICE)
+			                  : pl.mode;
 			probe.gpu_index = perr ? -1 : pl.gpu;
 			if (!perr && pl.profile && pl.mode == GS_MODE_MIG)
 				snprintf(probe.mig_profile,
-					 sizeof(probe.mig_profile), "%s",
-					 pl.profile->name);
+				         sizeof(probe.mig_profile), "%s",
+				         pl.profile->name);
 			if (!perr) {
 				probe.spec.memory_bytes = pl.memory_bytes;
 				probe.spec.compute_pct = pl.compute_pct;
@@ -1408,12 +1409,13 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		for (int r = 0; r < GS_QRES__COUNT; r++)
 			huge.v[r] = INT64_MAX / 4;
 		qerr = gs_quota_admit(node->qtree, &huge, qs, (size_t)node->n,
-				      &qr, &dec, &meb);
+		                      &qr, &dec, &meb);
 		gs_quota_decision_fini(&dec);
 		memset(&dec, 0, sizeof(dec));
 		if (qerr) {
 			node->ctr.rejects++;
-			err = gs_fail(eb, qerr, "%s", gs_errbuf_msg(&meb, qerr));
+			err =
+			    gs_fail(eb, qerr, "%s", gs_errbuf_msg(&meb, qerr));
 			goto out_unlock;
 		}
 		/*
@@ -1430,15 +1432,17 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 					cap.v[r] += qs[i].use.v[r];
 		}
 		qerr = gs_quota_admit(node->qtree, &cap, qs, (size_t)node->n,
-				      &qr, &dec, &qeb);
+		                      &qr, &dec, &qeb);
 		if (qerr && perr) {
 			node->ctr.rejects++;
-			err = gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
+			err =
+			    gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
 			goto out_unlock;
 		}
 		if (qerr) {
 			node->ctr.rejects++;
-			err = gs_fail(eb, qerr, "%s", gs_errbuf_msg(&qeb, qerr));
+			err =
+			    gs_fail(eb, qerr, "%s", gs_errbuf_msg(&qeb, qerr));
 			goto out_unlock;
 		}
 		err = perr;
@@ -1466,7 +1470,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	s.mode = pl.mode;
 	s.gpu_index = pl.gpu;
 	snprintf(s.gpu_uuid, sizeof(s.gpu_uuid), "%s",
-		 node->gpus->gpu[pl.gpu].uuid);
+	         node->gpus->gpu[pl.gpu].uuid);
 	s.spec.memory_bytes = pl.memory_bytes;
 	s.spec.compute_pct = pl.compute_pct;
 	for (int r = 0; r < GS_QRES__COUNT; r++)
@@ -1477,7 +1481,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	/* Preempt the victims first: their room is what this slice takes. */
 	if (dec.verdict == GS_QUOTA_ADMIT_RECLAIM) {
 		struct gs__nslice **victims =
-			calloc(dec.n_victims, sizeof(*victims));
+		    calloc(dec.n_victims, sizeof(*victims));
 
 		if (victims == NULL) {
 			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -1490,18 +1494,17 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 			char why[200];
 
 			snprintf(why, sizeof(why),
-				 "preempted: team %s reclaimed its guarantee "
-				 "for slice %s",
-				 s.team, s.name);
+			         "preempted: team %s reclaimed its guarantee "
+			         "for slice %s",
+			         s.team, s.name);
 			if (res->n_victims < GS_NODE_MAX_VICTIMS)
 				snprintf(res->victims[res->n_victims++],
-					 GS_NAME_MAX, "%s",
-					 victims[k]->s.name);
+				         GS_NAME_MAX, "%s", victims[k]->s.name);
 			gs_info("node", "slice=%s preempted for=%s team=%s",
-				victims[k]->s.name, s.name, s.team);
+			        victims[k]->s.name, s.name, s.team);
 			signal_slice(node, victims[k], SIGTERM);
 			gs__node_remove(node, victims[k], &wr, "quota.reclaim",
-					why);
+			                why);
 			node->ctr.reclaims++;
 		}
 		free(victims);
@@ -1511,7 +1514,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 
 		while (err == GS_OK && gp->n_mig > 0)
 			err = gs_gpus_mig_destroy(node->gpus, pl.gpu,
-						  gp->mig[0].gi_id, eb);
+			                          gp->mig[0].gi_id, eb);
 		if (!err)
 			err = gs_gpus_set_mig(node->gpus, pl.gpu, false, eb);
 		if (err) {
@@ -1520,8 +1523,10 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 			(void)wr_wait(node, &wr, NULL);
 			goto out_free;
 		}
-		gs_info("node", "gpu=%d MIG mode off (no slice used its "
-			"instances)", pl.gpu);
+		gs_info("node",
+		        "gpu=%d MIG mode off (no slice used its "
+		        "instances)",
+		        pl.gpu);
 	}
 	if (gs_mode_is_mig(pl.mode)) {
 		/* Victims are out of the model already: no skip list. */
@@ -1546,11 +1551,11 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	region_put(node, ns);
 	gs__wr_slice_put(&wr, &ns->s);
 	gs__wr_event(&wr, "slice.created", &ns->s,
-		     "mode=%s memory=%llu compute=%d priority=%s%s",
-		     gs_mode_name(s.mode),
-		     (unsigned long long)s.spec.memory_bytes,
-		     s.spec.compute_pct, gs_priority_name(s.spec.priority),
-		     s.borrowed ? " borrowed" : "");
+	             "mode=%s memory=%llu compute=%d priority=%s%s",
+	             gs_mode_name(s.mode),
+	             (unsigned long long)s.spec.memory_bytes,
+	             s.spec.compute_pct, gs_priority_name(s.spec.priority),
+	             s.borrowed ? " borrowed" : "");
 	node->ctr.creates++;
 	res->slice = ns->s;
 	wr_submit_announced(node, &wr, intent);
@@ -1568,7 +1573,7 @@ out_free:
 }
 
 gs_err gs_node_slice_delete(struct gs_node *node, const struct gs_peer *peer,
-			    const char *name, struct gs_errbuf *eb)
+                            const char *name, struct gs_errbuf *eb)
 {
 	struct gs__nslice *ns;
 	struct gs__wr wr;
@@ -1593,7 +1598,7 @@ gs_err gs_node_slice_delete(struct gs_node *node, const struct gs_peer *peer,
 }
 
 gs_err gs_node_slice_get(struct gs_node *node, const struct gs_peer *peer,
-			 const char *name, struct gs_slice *out)
+                         const char *name, struct gs_slice *out)
 {
 	struct gs__nslice *ns;
 	gs_err err = GS_ERR_NOT_FOUND;
@@ -1609,7 +1614,7 @@ gs_err gs_node_slice_get(struct gs_node *node, const struct gs_peer *peer,
 }
 
 gs_err gs_node_slice_list(struct gs_node *node, const struct gs_peer *peer,
-			  const char *team, struct gs_slice **out, int *n)
+                          const char *team, struct gs_slice **out, int *n)
 {
 	struct gs_slice *v;
 
@@ -1623,8 +1628,8 @@ gs_err gs_node_slice_list(struct gs_node *node, const struct gs_peer *peer,
 	for (int i = 0; i < node->n; i++) {
 		const struct gs_slice *s = &node->v[i]->s;
 
-		if (!can_see(peer, s) || (team && team[0] &&
-					  strcmp(team, s->team) != 0))
+		if (!can_see(peer, s) ||
+		    (team && team[0] && strcmp(team, s->team) != 0))
 			continue;
 		v[(*n)++] = *s;
 	}
@@ -1654,8 +1659,8 @@ static int64_t pid_uid(int32_t pid)
 }
 
 gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
-			    const char *name, int32_t pid, struct gs_slice *out,
-			    struct gs_errbuf *eb)
+                            const char *name, int32_t pid, struct gs_slice *out,
+                            struct gs_errbuf *eb)
 {
 	struct gs__nslice *ns;
 	struct gs__wr wr;
@@ -1666,11 +1671,10 @@ gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
 		return gs_fail(eb, GS_ERR_INVALID, "bad pid %d", (int)pid);
 	uid = pid_uid(pid);
 	if (uid < 0)
-		return gs_fail(eb, GS_ERR_NOT_FOUND, "no process %d",
-			       (int)pid);
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no process %d", (int)pid);
 	if (!peer->admin && (uint32_t)uid != peer->uid)
 		return gs_fail(eb, GS_ERR_PERM,
-			       "process %d belongs to another user", (int)pid);
+		               "process %d belongs to another user", (int)pid);
 	pthread_mutex_lock(&node->lock);
 	ns = gs__node_find(node, name);
 	if (ns == NULL || !can_see(peer, &ns->s)) {
@@ -1691,8 +1695,8 @@ gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
 		if (ns->s.n_pids == GS_SLICE_MAX_PIDS) {
 			pthread_mutex_unlock(&node->lock);
 			return gs_fail(eb, GS_ERR_NO_FIT,
-				       "slice '%s' has %d processes attached",
-				       name, GS_SLICE_MAX_PIDS);
+			               "slice '%s' has %d processes attached",
+			               name, GS_SLICE_MAX_PIDS);
 		}
 		ns->s.pids[ns->s.n_pids++] = pid;
 	}
@@ -1704,15 +1708,14 @@ gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
 	gs__wr_init(&wr);
 	gs__wr_slice_put(&wr, &ns->s);
 	if (!known)
-		gs__wr_event(&wr, "slice.attached", &ns->s, "pid=%d",
-			     (int)pid);
+		gs__wr_event(&wr, "slice.attached", &ns->s, "pid=%d", (int)pid);
 	wr_submit(node, &wr);
 	pthread_mutex_unlock(&node->lock);
 	return wr_wait(node, &wr, eb);
 }
 
 gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
-			   struct gs_node_usage *out)
+                           struct gs_node_usage *out)
 {
 	struct gs__nslice *ns;
 	gs_err err = GS_ERR_NOT_FOUND;
@@ -1725,7 +1728,7 @@ gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
 		*out = ns->live;
 		if (node->region && ns->has_ref &&
 		    gs_region_slice_usage(node->region, &ns->ref, &u) ==
-			    GS_OK) {
+		        GS_OK) {
 			out->n_procs = u.n_procs;
 			out->mem_used = u.mem_used;
 			out->mem_peak = u.mem_peak;
@@ -1753,7 +1756,7 @@ static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 }
 
 gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
-		       struct gs_errbuf *eb)
+                       struct gs_errbuf *eb)
 {
 	struct gs__wr wr;
 	int n_kept = 0, n_cleaned = 0;
@@ -1774,11 +1777,11 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 				continue;
 			if (gs__node_find(node, lim.name) == NULL) {
 				(void)gs_region_slice_delete(node->region, &it,
-							     NULL);
+				                             NULL);
 				gs_info("node",
-					"slice=%s dropped from the region: "
-					"not in the store",
-					lim.name);
+				        "slice=%s dropped from the region: "
+				        "not in the store",
+				        lim.name);
 			}
 		}
 	}
@@ -1789,7 +1792,7 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 		region_put(node, ns);
 		if (g < 0) {
 			gs__node_remove(node, ns, &wr, "slice.cleaned",
-					"its GPU is gone");
+			                "its GPU is gone");
 			n_cleaned++;
 			continue;
 		}
@@ -1807,15 +1810,16 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 				}
 			if (!found) {
 				gs__node_remove(node, ns, &wr, "slice.cleaned",
-						"its MIG instance is gone");
+				                "its MIG instance is gone");
 				n_cleaned++;
 				continue;
 			}
 		}
 		if (ns->s.on_exit == GS_ON_EXIT_DELETE && ns->s.had_procs &&
 		    !slice_has_live_procs(node, ns)) {
-			gs__node_remove(node, ns, &wr, "slice.cleaned",
-					"its processes are gone (on_exit=delete)");
+			gs__node_remove(
+			    node, ns, &wr, "slice.cleaned",
+			    "its processes are gone (on_exit=delete)");
 			n_cleaned++;
 			continue;
 		}
@@ -1872,10 +1876,12 @@ int gs_node_housekeep(struct gs_node *node)
 			ns->procs_seen = true;
 		if (ns->s.on_exit == GS_ON_EXIT_DELETE && ns->s.had_procs &&
 		    !live) {
-			gs_info("node", "slice=%s deleted: its processes are gone",
-				ns->s.name);
-			gs__node_remove(node, ns, wr, "slice.cleaned",
-					"its processes are gone (on_exit=delete)");
+			gs_info("node",
+			        "slice=%s deleted: its processes are gone",
+			        ns->s.name);
+			gs__node_remove(
+			    node, ns, wr, "slice.cleaned",
+			    "its processes are gone (on_exit=delete)");
 			node->ctr.deletes++;
 			n_cleaned++;
 			continue;
@@ -1922,7 +1928,7 @@ gs_err gs_node_team_list(struct gs_node *node, struct gs_team **out, int *n)
 }
 
 gs_err gs_node_team_get(struct gs_node *node, const char *name,
-			struct gs_team *out, struct gs_qvec *usage)
+                        struct gs_team *out, struct gs_qvec *usage)
 {
 	struct gs_quota_slice *qs;
 	struct gs_qvec *all;
@@ -1960,7 +1966,7 @@ out:
 }
 
 gs_err gs_node_team_put(struct gs_node *node, const struct gs_peer *peer,
-			const struct gs_team *team, struct gs_errbuf *eb)
+                        const struct gs_team *team, struct gs_errbuf *eb)
 {
 	struct gs_team *teams;
 	struct gs_quota_tree *tree = NULL;
@@ -1970,10 +1976,10 @@ gs_err gs_node_team_put(struct gs_node *node, const struct gs_peer *peer,
 
 	if (!peer->admin)
 		return gs_fail(eb, GS_ERR_PERM,
-			       "only an administrator may set quotas");
+		               "only an administrator may set quotas");
 	if (!gs_name_is_valid(team->name))
 		return gs_fail(eb, GS_ERR_INVALID, "bad team name '%s'",
-			       team->name);
+		               team->name);
 	teams = malloc(sizeof(*teams) * GS__NODE_MAX_TEAMS);
 	if (teams == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -1988,11 +1994,10 @@ gs_err gs_node_team_put(struct gs_node *node, const struct gs_peer *peer,
 		}
 		t = n++;
 	} else if (teams[t].from_config) {
-		err = gs_fail(eb, GS_ERR_PERM,
-			      "team '%s' is defined in %s; change it there",
-			      team->name,
-			      node->cfg->path[0] ? node->cfg->path
-						 : "the config file");
+		err = gs_fail(
+		    eb, GS_ERR_PERM,
+		    "team '%s' is defined in %s; change it there", team->name,
+		    node->cfg->path[0] ? node->cfg->path : "the config file");
 		goto out;
 	}
 	teams[t] = *team;
@@ -2007,7 +2012,7 @@ gs_err gs_node_team_put(struct gs_node *node, const struct gs_peer *peer,
 	gs__wr_init(&wr);
 	gs__wr_team_put(&wr, &teams[t]);
 	gs__wr_event(&wr, "quota.set", NULL, "team %s set by %s", team->name,
-		     peer->user);
+	             peer->user);
 	wr_submit(node, &wr);
 	pthread_mutex_unlock(&node->lock);
 	free(teams);
@@ -2019,7 +2024,7 @@ out:
 }
 
 gs_err gs_node_team_delete(struct gs_node *node, const struct gs_peer *peer,
-			   const char *name, struct gs_errbuf *eb)
+                           const char *name, struct gs_errbuf *eb)
 {
 	struct gs_team *teams;
 	struct gs_quota_tree *tree = NULL;
@@ -2029,7 +2034,7 @@ gs_err gs_node_team_delete(struct gs_node *node, const struct gs_peer *peer,
 
 	if (!peer->admin)
 		return gs_fail(eb, GS_ERR_PERM,
-			       "only an administrator may delete teams");
+		               "only an administrator may delete teams");
 	teams = malloc(sizeof(*teams) * GS__NODE_MAX_TEAMS);
 	if (teams == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -2042,19 +2047,19 @@ gs_err gs_node_team_delete(struct gs_node *node, const struct gs_peer *peer,
 	if (node->teams[t].from_config ||
 	    strcmp(name, node->cfg->default_team) == 0) {
 		err = gs_fail(eb, GS_ERR_PERM,
-			      "team '%s' comes from the configuration", name);
+		              "team '%s' comes from the configuration", name);
 		goto out;
 	}
 	for (int i = 0; i < node->n; i++)
 		if (strcmp(node->v[i]->s.team, name) == 0) {
 			err = gs_fail(eb, GS_ERR_BUSY,
-				      "team '%s' still has slices", name);
+			              "team '%s' still has slices", name);
 			goto out;
 		}
 	for (int i = 0; i < node->n_teams; i++)
 		if (strcmp(node->teams[i].parent, name) == 0) {
 			err = gs_fail(eb, GS_ERR_BUSY,
-				      "team '%s' still has sub-teams", name);
+			              "team '%s' still has sub-teams", name);
 			goto out;
 		}
 	n = 0;
@@ -2070,8 +2075,8 @@ gs_err gs_node_team_delete(struct gs_node *node, const struct gs_peer *peer,
 	node->n_teams = n;
 	gs__wr_init(&wr);
 	gs__wr_team_del(&wr, name);
-	gs__wr_event(&wr, "quota.deleted", NULL, "team %s deleted by %s",
-		     name, peer->user);
+	gs__wr_event(&wr, "quota.deleted", NULL, "team %s deleted by %s", name,
+	             peer->user);
 	wr_submit(node, &wr);
 	pthread_mutex_unlock(&node->lock);
 	free(teams);
@@ -2112,7 +2117,7 @@ void gs_node_gpus(struct gs_node *node, struct gs_gpus *out)
 }
 
 void gs_node_gpu_alloc(struct gs_node *node, int i, uint64_t *mem,
-		       uint32_t *compute, int *n_slices)
+                       uint32_t *compute, int *n_slices)
 {
 	*mem = 0;
 	*compute = 0;

@@ -8,6 +8,9 @@
  * critical section (so the store's order is the model's order), and
  * acknowledged only once its batch is committed (gs_store_wait, outside the
  * lock). If a commit fails the model is reloaded from disk (node_resync).
+ * The region is written before the commit, so a tenant may see a slice one
+ * commit before it is durable; a crash in between is undone at the next
+ * start (gs_node_recover drops region slices the store does not hold).
  *
  * Who may do what: root, members of the admin group and TCP clients with
  * the token administer everything; other local users see, join and delete
@@ -33,10 +36,10 @@ struct gs_region;
 struct gs_node_opts {
 	const struct gs_config *cfg;
 	struct gs_store *store;
-	struct gs_gpus *gpus;      /* borrowed; the node serialises NVML use */
-	struct gs_region *region;  /* may be NULL (tests without a region) */
-	const char *region_dir;    /* what slices tell tenants; may be NULL */
-	const char *mps_dir;       /* MPS pipe/log root; may be NULL */
+	struct gs_gpus *gpus;     /* borrowed; the node serialises NVML use */
+	struct gs_region *region; /* may be NULL (tests without a region) */
+	const char *region_dir;   /* what slices tell tenants; may be NULL */
+	const char *mps_dir;      /* MPS pipe/log root; may be NULL */
 };
 
 /*
@@ -46,7 +49,7 @@ struct gs_node_opts {
  * valid quota tree (the errbuf names the team).
  */
 gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
-		      struct gs_errbuf *eb);
+                      struct gs_errbuf *eb);
 void gs_node_destroy(struct gs_node *node);
 
 /*
@@ -55,7 +58,7 @@ void gs_node_destroy(struct gs_node *node);
  * exactly the model's slices. OUT: *kept, *cleaned (may be NULL).
  */
 gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
-		       struct gs_errbuf *eb);
+                       struct gs_errbuf *eb);
 
 /*
  * The once-a-second pass: reaps dead tenants from the region, repairs
@@ -68,16 +71,16 @@ void gs_node_ledger_sample(struct gs_node *node);
 
 struct gs_node_create_req {
 	struct gs_slice_spec spec;
-	char team[GS_NAME_MAX];   /* "" = the caller's team */
-	int on_exit;              /* enum gs_slice_on_exit */
-	int64_t owner_uid;        /* -1 = the caller */
+	char team[GS_NAME_MAX]; /* "" = the caller's team */
+	int on_exit;            /* enum gs_slice_on_exit */
+	int64_t owner_uid;      /* -1 = the caller */
 };
 
 #define GS_NODE_MAX_VICTIMS 16
 
 struct gs_node_create_res {
 	struct gs_slice slice;
-	int n_victims;            /* slices preempted to make room */
+	int n_victims; /* slices preempted to make room */
 	char victims[GS_NODE_MAX_VICTIMS][GS_NAME_MAX];
 };
 
@@ -90,29 +93,29 @@ struct gs_node_create_res {
  * GS_ERR_NO_FIT, GS_ERR_IO (commit failed). OUT: *res.
  */
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
-			    const struct gs_node_create_req *req,
-			    struct gs_node_create_res *res,
-			    struct gs_errbuf *eb);
+                            const struct gs_node_create_req *req,
+                            struct gs_node_create_res *res,
+                            struct gs_errbuf *eb);
 /* Deletes a slice the caller may see. GS_ERR_NOT_FOUND otherwise. */
 gs_err gs_node_slice_delete(struct gs_node *node, const struct gs_peer *peer,
-			    const char *name, struct gs_errbuf *eb);
+                            const char *name, struct gs_errbuf *eb);
 /* A copy of one slice the caller may see. OUT: *out. */
 gs_err gs_node_slice_get(struct gs_node *node, const struct gs_peer *peer,
-			 const char *name, struct gs_slice *out);
+                         const char *name, struct gs_slice *out);
 /*
  * Copies of the slices the caller may see (optionally only `team`), by id.
  * OUT: *out (malloc'd array the caller frees), *n.
  */
 gs_err gs_node_slice_list(struct gs_node *node, const struct gs_peer *peer,
-			  const char *team, struct gs_slice **out, int *n);
+                          const char *team, struct gs_slice **out, int *n);
 /*
  * Records process `pid` as a member of the slice (the watchdog then
  * watches it, and on_exit=delete slices end with their last process).
  * A non-admin may attach only its own processes. OUT: *out (may be NULL).
  */
 gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
-			    const char *name, int32_t pid, struct gs_slice *out,
-			    struct gs_errbuf *eb);
+                            const char *name, int32_t pid, struct gs_slice *out,
+                            struct gs_errbuf *eb);
 
 /* Live usage from the region (zeros when there is no region). */
 struct gs_node_usage {
@@ -121,11 +124,11 @@ struct gs_node_usage {
 	uint64_t mem_peak;
 	uint64_t busy_ns;
 	uint64_t throttled_ns;
-	double compute_pct;       /* achieved over the last ledger interval */
-	uint64_t nvml_mem;        /* what NVML sees for its processes */
+	double compute_pct; /* achieved over the last ledger interval */
+	uint64_t nvml_mem;  /* what NVML sees for its processes */
 };
 gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
-			   struct gs_node_usage *out);
+                           struct gs_node_usage *out);
 
 /* ---- teams ---- */
 
@@ -133,20 +136,20 @@ gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
 gs_err gs_node_team_list(struct gs_node *node, struct gs_team **out, int *n);
 /* One team and its current usage (own slices plus descendants'). */
 gs_err gs_node_team_get(struct gs_node *node, const char *name,
-			struct gs_team *out, struct gs_qvec *usage);
+                        struct gs_team *out, struct gs_qvec *usage);
 /* Creates or replaces a team's quota (admin only; the tree is re-checked). */
 gs_err gs_node_team_put(struct gs_node *node, const struct gs_peer *peer,
-			const struct gs_team *team, struct gs_errbuf *eb);
+                        const struct gs_team *team, struct gs_errbuf *eb);
 /* Deletes a team without slices, children or config entry (admin only). */
 gs_err gs_node_team_delete(struct gs_node *node, const struct gs_peer *peer,
-			   const char *name, struct gs_errbuf *eb);
+                           const char *name, struct gs_errbuf *eb);
 
 /* ---- events ---- */
 
 /* Queues an event (not waited on; committed with the next batch or tick). */
 void gs_node_event(struct gs_node *node, const char *type, const char *slice,
-		   const char *team, int gpu, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
+                   const char *team, int gpu, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 /* ---- for the API's views ---- */
 const struct gs_config *gs_node_config(const struct gs_node *node);
@@ -157,7 +160,7 @@ const char *gs_node_mps_dir(const struct gs_node *node);
 void gs_node_gpus(struct gs_node *node, struct gs_gpus *out);
 /* Memory and compute allocated to slices on GPU i. */
 void gs_node_gpu_alloc(struct gs_node *node, int i, uint64_t *mem,
-		       uint32_t *compute, int *n_slices);
+                       uint32_t *compute, int *n_slices);
 
 /* Counters for metrics. */
 struct gs_node_counters {

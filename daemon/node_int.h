@@ -15,7 +15,7 @@
 /* A slice in the model, with what the daemon tracks about it at run time. */
 struct gs__nslice {
 	struct gs_slice s;
-	struct gs_slice_ref ref;  /* its region slot */
+	struct gs_slice_ref ref; /* its region slot */
 	bool has_ref;
 	/* ledger cursor: usage counters at the last sample */
 	int64_t led_t_ns;
@@ -24,11 +24,11 @@ struct gs__nslice {
 	double led_mem_byte_s;
 	/* live view, refreshed by the ledger/watchdog ticks */
 	struct gs_node_usage live;
-	uint64_t rate_busy_ns;    /* busy_ns at rate_t_ns (compute achieved) */
+	uint64_t rate_busy_ns; /* busy_ns at rate_t_ns (compute achieved) */
 	int64_t rate_t_ns;
 	int n_nvml_procs;
-	int64_t over_since_ns;    /* watchdog: first seen over its limit */
-	bool procs_seen;          /* some process was seen in it this run */
+	int64_t over_since_ns; /* watchdog: first seen over its limit */
+	bool procs_seen;       /* some process was seen in it this run */
 	uint64_t watchdog_actions;
 	uint64_t faults;
 };
@@ -44,7 +44,7 @@ struct gs_node {
 	char region_dir[256];
 	char mps_dir[256];
 	int n, cap;
-	struct gs__nslice **v;    /* by id */
+	struct gs__nslice **v; /* by id */
 	int n_teams;
 	struct gs_team teams[GS__NODE_MAX_TEAMS];
 	struct gs_quota_tree *qtree; /* teams[i] is tree index i */
@@ -84,7 +84,7 @@ struct gs__wr {
 	struct gs_store_op op;
 	int n, cap;
 	struct gs__wr_item *items;
-	bool nomem;               /* an append failed: the batch is incomplete */
+	bool nomem; /* an append failed: the batch is incomplete */
 };
 
 /* Heap-allocated, for detached submission (freed after its commit). */
@@ -98,9 +98,8 @@ void gs__wr_team_del(struct gs__wr *wr, const char *name);
 void gs__wr_usage(struct gs__wr *wr, const struct gs_usage_row *r);
 void gs__wr_trim(struct gs__wr *wr, int keep);
 /* An event about slice `s` (NULL: about the node). */
-void gs__wr_event(struct gs__wr *wr, const char *type,
-		  const struct gs_slice *s, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+void gs__wr_event(struct gs__wr *wr, const char *type, const struct gs_slice *s,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Submits a gs__wr_new() batch detached (lock held); NULL-safe, empty ok. */
 void gs__wr_submit_detached(struct gs_node *node, struct gs__wr *wr);
 
@@ -113,10 +112,10 @@ struct gs__nslice *gs__node_find_id(struct gs_node *node, int64_t id);
  * to `wr`. Lock held.
  */
 void gs__node_remove(struct gs_node *node, struct gs__nslice *ns,
-		     struct gs__wr *wr, const char *type, const char *why);
+                     struct gs__wr *wr, const char *type, const char *why);
 /* Appends a ledger row for what `ns` used since its last sample. */
 void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
-		     struct gs__wr *wr, int64_t now);
+                     struct gs__wr *wr, int64_t now);
 /* Reloads the model from the store after a failed commit. */
 void gs__node_resync(struct gs_node *node);
 

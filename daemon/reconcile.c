@@ -28,7 +28,7 @@
 
 extern char **environ;
 
-#define MPS_MAX (GS_GPUS_MAX * (GS_GPU_MIG_MAX + 1))
+#define MPS_MAX      (GS_GPUS_MAX * (GS_GPU_MIG_MAX + 1))
 #define MPS_PID_FILE "nvidia-cuda-mps-control.pid"
 
 struct mps_dev {
@@ -58,7 +58,7 @@ static int64_t mono_ms(void)
 }
 
 int gs_run_cmd(char *const argv[], char *const env[], const char *input,
-	       char *out, size_t len, int timeout_ms)
+               char *out, size_t len, int timeout_ms)
 {
 	posix_spawn_file_actions_t fa;
 	int in[2] = {-1, -1}, outp[2] = {-1, -1};
@@ -80,14 +80,14 @@ int gs_run_cmd(char *const argv[], char *const env[], const char *input,
 
 		for (char *const *e = env; e && *e; e++)
 			envp[k++] = *e;
-		/* Keep the rest of our environment, minus what env overrides. */
+		/* Keep the rest of our environment, minus what env overrides.
+		 */
 		for (char **e = environ; e && *e; e++) {
 			const char *eq = strchr(*e, '=');
 			bool dup = false;
 
 			for (char *const *x = env; eq && x && *x; x++)
-				if (strncmp(*x, *e, (size_t)(eq - *e) + 1) ==
-				    0)
+				if (strncmp(*x, *e, (size_t)(eq - *e) + 1) == 0)
 					dup = true;
 			if (!dup)
 				envp[k++] = *e;
@@ -132,7 +132,7 @@ int gs_run_cmd(char *const argv[], char *const env[], const char *input,
 			break;
 		if (out && used + 1 < len) {
 			size_t c = (size_t)k < len - 1 - used ? (size_t)k
-							      : len - 1 - used;
+			                                      : len - 1 - used;
 
 			memcpy(out + used, buf, c);
 			used += c;
@@ -157,7 +157,7 @@ out:
 }
 
 gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
-			    struct gs_errbuf *eb)
+                            struct gs_errbuf *eb)
 {
 	struct gs_reconciler *r = calloc(1, sizeof(*r));
 
@@ -198,7 +198,7 @@ static struct mps_dev *mps_get(struct gs_reconciler *r, int gpu, int gi)
 	d->gi = gi;
 	if (gi >= 0)
 		snprintf(d->dir, sizeof(d->dir), "%.200s/gpu%d-gi%d", root, gpu,
-			 gi);
+		         gi);
 	else
 		snprintf(d->dir, sizeof(d->dir), "%.200s/gpu%d", root, gpu);
 	return d;
@@ -254,7 +254,7 @@ static bool mps_start(struct gs_reconciler *r, struct mps_dev *d)
 	char envs[3][320], path[300];
 	char *env[4] = {envs[0], envs[1], envs[2], NULL};
 	char *argv[] = {(char *)gs_node_config(r->node)->mps_control, "-d",
-			NULL};
+	                NULL};
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/pipe", d->dir);
@@ -266,8 +266,8 @@ static bool mps_start(struct gs_reconciler *r, struct mps_dev *d)
 	d->last_start_ns = gs_now_ns();
 	if (rc != 0) {
 		gs_error("reconcile",
-			 "gpu=%d gi=%d cannot start %s -d (status %d)", d->gpu,
-			 d->gi, argv[0], rc);
+		         "gpu=%d gi=%d cannot start %s -d (status %d)", d->gpu,
+		         d->gi, argv[0], rc);
 		return false;
 	}
 	/* -d returns once the daemon is up; its pid file says who it is. */
@@ -275,8 +275,8 @@ static bool mps_start(struct gs_reconciler *r, struct mps_dev *d)
 		usleep(20000);
 	d->running = d->pid != 0;
 	gs_info("reconcile", "gpu=%d gi=%d MPS control daemon %s pid=%d dir=%s",
-		d->gpu, d->gi, d->running ? "started" : "did not start",
-		(int)d->pid, d->dir);
+	        d->gpu, d->gi, d->running ? "started" : "did not start",
+	        (int)d->pid, d->dir);
 	return d->running;
 }
 
@@ -290,7 +290,7 @@ static void mps_stop(struct gs_reconciler *r, struct mps_dev *d)
 	mps_env(d, envs);
 	rc = gs_run_cmd(argv, env, "quit\n", NULL, 0, 10000);
 	gs_info("reconcile", "gpu=%d gi=%d MPS control daemon quit status=%d",
-		d->gpu, d->gi, rc);
+	        d->gpu, d->gi, rc);
 	for (int i = 0; i < 50 && mps_alive(d); i++)
 		usleep(20000);
 	d->running = false;
@@ -312,12 +312,13 @@ void gs_reconciler_tick(struct gs_reconciler *r)
 		if (s->mode != GS_MODE_MPS && s->mode != GS_MODE_MIG_MPS)
 			continue;
 		d = mps_get(r, s->gpu_index,
-			    s->mode == GS_MODE_MIG_MPS ? s->gi_id : -1);
+		            s->mode == GS_MODE_MIG_MPS ? s->gi_id : -1);
 		if (d == NULL)
 			continue;
 		d->want = true;
 		snprintf(d->uuid, sizeof(d->uuid), "%s",
-			 s->mode == GS_MODE_MIG_MPS ? s->mig_uuid : s->gpu_uuid);
+		         s->mode == GS_MODE_MIG_MPS ? s->mig_uuid
+		                                    : s->gpu_uuid);
 	}
 	pthread_mutex_unlock(&node->lock);
 
@@ -369,8 +370,9 @@ void gs_reconciler_timeslice(struct gs_reconciler *r)
 	gs_node_gpus(r->node, g);
 	for (int i = 0; i < g->n; i++) {
 		char idx[16], lvl[16], out[256] = "";
-		char *argv[] = {"nvidia-smi", "compute-policy", "-i", idx,
-				"--set-timeslice", lvl, NULL};
+		char *argv[] = {"nvidia-smi", "compute-policy",  "-i",
+		                idx,          "--set-timeslice", lvl,
+		                NULL};
 		int rc;
 
 		if (g->gpu[i].mig_on)
@@ -380,12 +382,12 @@ void gs_reconciler_timeslice(struct gs_reconciler *r)
 		rc = gs_run_cmd(argv, NULL, NULL, out, sizeof(out), 10000);
 		if (rc == 0)
 			gs_info("reconcile", "gpu=%d time-slice level %d set",
-				i, cfg->timeslice_level);
+			        i, cfg->timeslice_level);
 		else
 			gs_warn("reconcile",
-				"gpu=%d nvidia-smi compute-policy "
-				"--set-timeslice %d failed (status %d)",
-				i, cfg->timeslice_level, rc);
+			        "gpu=%d nvidia-smi compute-policy "
+			        "--set-timeslice %d failed (status %d)",
+			        i, cfg->timeslice_level, rc);
 	}
 	free(g);
 }
@@ -404,8 +406,8 @@ void gs_reconciler_gpu_json(void *ctx, int gpu, void *json_obj)
 		if (d->gpu != gpu || !d->running)
 			continue;
 		x = json_object();
-		json_object_set_new(x, "gi", d->gi >= 0 ? json_integer(d->gi)
-							: json_null());
+		json_object_set_new(
+		    x, "gi", d->gi >= 0 ? json_integer(d->gi) : json_null());
 		json_object_set_new(x, "pid", json_integer(d->pid));
 		snprintf(buf, sizeof(buf), "%s/pipe", d->dir);
 		json_object_set_new(x, "pipe_dir", json_string(buf));

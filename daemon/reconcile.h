@@ -25,7 +25,7 @@
 struct gs_reconciler;
 
 gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
-			    struct gs_errbuf *eb);
+                            struct gs_errbuf *eb);
 /* Frees; leaves MPS daemons running. NULL does nothing. */
 void gs_reconciler_destroy(struct gs_reconciler *r);
 
@@ -50,6 +50,6 @@ int gs_reconciler_mps_running(struct gs_reconciler *r);
  * Returns its exit status, or -1 when it could not run or timed out.
  */
 int gs_run_cmd(char *const argv[], char *const env[], const char *input,
-	       char *out, size_t len, int timeout_ms);
+               char *out, size_t len, int timeout_ms);
 
 #endif

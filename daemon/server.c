@@ -63,7 +63,8 @@ static bool in_group_list(const char *line, gid_t gid)
 	return false;
 }
 
-/* Whether process `pid` holds `gid` as its real/effective or a supplementary group. */
+/* Whether process `pid` holds `gid` as its real/effective or a supplementary
+ * group. */
 static bool pid_has_group(int32_t pid, gid_t gid)
 {
 	char path[64], line[1024];
@@ -99,20 +100,21 @@ gs_err gs_peer_from_fd(int fd, gid_t admin_gid, struct gs_peer *peer)
 	peer->uid = cred.uid;
 	peer->gid = cred.gid;
 	peer->pid = cred.pid;
-	peer->admin = cred.uid == 0 ||
-		      (admin_gid != (gid_t)-1 &&
-		       (cred.gid == admin_gid || pid_has_group(cred.pid, admin_gid)));
+	peer->admin =
+	    cred.uid == 0 ||
+	    (admin_gid != (gid_t)-1 &&
+	     (cred.gid == admin_gid || pid_has_group(cred.pid, admin_gid)));
 	if (getpwuid_r(cred.uid, &pw, buf, sizeof(buf), &res) == 0 && res)
 		snprintf(peer->user, sizeof(peer->user), "%s", pw.pw_name);
 	else
 		snprintf(peer->user, sizeof(peer->user), "uid:%u",
-			 (unsigned)cred.uid);
+		         (unsigned)cred.uid);
 	return GS_OK;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn,
-			  void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe)
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
 {
 	struct gs_server *srv = cls;
 	const union MHD_ConnectionInfo *ci;
@@ -135,8 +137,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	*socket_context = peer;
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn,
-			 void **req_cls, enum MHD_RequestTerminationCode toe)
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
 {
 	struct req_state *rs = *req_cls;
 
@@ -151,7 +153,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 }
 
 static enum MHD_Result queue(struct MHD_Connection *conn, int status,
-			     char *body, size_t len, const char *type)
+                             char *body, size_t len, const char *type)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -168,11 +170,11 @@ static enum MHD_Result queue(struct MHD_Connection *conn, int status,
 }
 
 static enum MHD_Result queue_error(struct MHD_Connection *conn, int status,
-				   const char *code, const char *msg)
+                                   const char *code, const char *msg)
 {
 	char *body = NULL;
-	int n = asprintf(&body, "{\"error\":\"%s\",\"message\":\"%s\"}\n",
-			 code, msg);
+	int n = asprintf(&body, "{\"error\":\"%s\",\"message\":\"%s\"}\n", code,
+	                 msg);
 
 	if (n < 0)
 		return MHD_NO;
@@ -184,7 +186,7 @@ struct arg_ctx {
 };
 
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind,
-				   const char *key, const char *value)
+                                   const char *key, const char *value)
 {
 	struct gs_http_req *req = cls;
 
@@ -201,8 +203,8 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind,
 
 static bool token_ok(struct gs_server *srv, struct MHD_Connection *conn)
 {
-	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						    "Authorization");
+	const char *h =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	size_t n, tn;
 	unsigned char diff = 0;
 
@@ -218,9 +220,9 @@ static bool token_ok(struct gs_server *srv, struct MHD_Connection *conn)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
-				  const char *url, const char *method,
-				  const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
 {
 	struct gs_server *srv = cls;
 	struct req_state *rs = *req_cls;
@@ -237,12 +239,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		if (rs == NULL)
 			return MHD_NO;
 		*req_cls = rs;
-		cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						 MHD_HTTP_HEADER_CONTENT_LENGTH);
+		cl = MHD_lookup_connection_value(
+		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > srv->max_body) {
 			rs->answered = true;
 			return queue_error(conn, 413, "RANGE",
-					   "request body too large");
+			                   "request body too large");
 		}
 		return MHD_YES;
 	}
@@ -257,7 +259,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 			rs->body = NULL;
 			rs->answered = true;
 			return queue_error(conn, 413, "RANGE",
-					   "request body too large");
+			                   "request body too large");
 		}
 		{
 			char *nb = realloc(rs->body, rs->len + n + 1);
@@ -280,7 +282,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	req.body = rs->body;
 	req.body_len = rs->len;
 	(void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND,
-					collect_arg, &req);
+	                                collect_arg, &req);
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
 	tcp = ci && ci->daemon == srv->tcp_d && srv->tcp_d != NULL;
 	if (tcp) {
@@ -292,10 +294,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		req.peer.uid = (uint32_t)-1;
 		req.peer.gid = (uint32_t)-1;
 		snprintf(req.peer.user, sizeof(req.peer.user), "%s",
-			 ok ? "token" : "anonymous");
+		         ok ? "token" : "anonymous");
 	} else {
-		ci = MHD_get_connection_info(conn,
-					     MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		ci = MHD_get_connection_info(
+		    conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		if (ci && ci->socket_context)
 			req.peer = *(struct gs_peer *)ci->socket_context;
 	}
@@ -307,12 +309,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		resp.len = 0;
 	}
 	return queue(conn, resp.status ? resp.status : 500, resp.body, resp.len,
-		     resp.content_type ? resp.content_type
-				       : "application/json");
+	             resp.content_type ? resp.content_type
+	                               : "application/json");
 }
 
 static gs_err bind_unix(struct gs_server *srv, const char *path,
-			struct gs_errbuf *eb)
+                        struct gs_errbuf *eb)
 {
 	struct sockaddr_un sa;
 	char dir[sizeof(sa.sun_path)];
@@ -321,7 +323,7 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return gs_fail(eb, GS_ERR_RANGE, "socket path too long: %s",
-			       path);
+		               path);
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
@@ -337,7 +339,7 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 			e = errno;
 			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", dir,
-				       strerror(e));
+			               strerror(e));
 		}
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -352,8 +354,8 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 	/* A live daemon answers on the path: refuse to steal it. */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 		close(fd);
-		return gs_fail(eb, GS_ERR_BUSY,
-			       "another daemon is serving %s", path);
+		return gs_fail(eb, GS_ERR_BUSY, "another daemon is serving %s",
+		               path);
 	}
 	close(fd);
 	(void)unlink(path);
@@ -365,8 +367,7 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		e = errno;
 		close(fd);
-		return gs_fail(eb, GS_ERR_IO, "bind %s: %s", path,
-			       strerror(e));
+		return gs_fail(eb, GS_ERR_IO, "bind %s: %s", path, strerror(e));
 	}
 	(void)chmod(path, 0666);
 	if (listen(fd, 512) != 0) {
@@ -374,7 +375,7 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 		close(fd);
 		(void)unlink(path);
 		return gs_fail(eb, GS_ERR_IO, "listen %s: %s", path,
-			       strerror(e));
+		               strerror(e));
 	}
 	srv->unix_fd = fd;
 	snprintf(srv->socket_path, sizeof(srv->socket_path), "%s", path);
@@ -382,7 +383,7 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 }
 
 static gs_err start_tcp(struct gs_server *srv, const char *spec,
-			unsigned int flags, int max_conn, struct gs_errbuf *eb)
+                        unsigned int flags, int max_conn, struct gs_errbuf *eb)
 {
 	char host[64];
 	const char *colon = strrchr(spec, ':');
@@ -391,7 +392,7 @@ static gs_err start_tcp(struct gs_server *srv, const char *spec,
 
 	if (colon == NULL || (size_t)(colon - spec) >= sizeof(host))
 		return gs_fail(eb, GS_ERR_INVALID, "tcp: '%s' is not host:port",
-			       spec);
+		               spec);
 	memcpy(host, spec, (size_t)(colon - spec));
 	host[colon - spec] = '\0';
 	memset(&hints, 0, sizeof(hints));
@@ -400,15 +401,14 @@ static gs_err start_tcp(struct gs_server *srv, const char *spec,
 	rc = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
 	if (rc != 0)
 		return gs_fail(eb, GS_ERR_INVALID, "tcp: %s: %s", spec,
-			       gai_strerror(rc));
+		               gai_strerror(rc));
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	srv->tcp_d = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
-		ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)max_conn, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)120, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-		srv, MHD_OPTION_END);
+	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+	    ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)max_conn,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (srv->tcp_d == NULL)
 		return gs_fail(eb, GS_ERR_IO, "tcp: cannot listen on %s", spec);
@@ -416,12 +416,12 @@ static gs_err start_tcp(struct gs_server *srv, const char *spec,
 }
 
 gs_err gs_server_start(const struct gs_server_opts *opts,
-		       struct gs_server **out, struct gs_errbuf *eb)
+                       struct gs_server **out, struct gs_errbuf *eb)
 {
 	struct gs_server *srv;
 	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION |
-			     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-			     MHD_USE_ITC;
+	                     MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+	                     MHD_USE_ITC;
 	gs_err err;
 
 	srv = calloc(1, sizeof(*srv));
@@ -443,26 +443,25 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	if (err)
 		goto out_free;
 	srv->unix_d = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
-		srv->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)opts->max_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
+	    srv->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned int)opts->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)120, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 	if (srv->unix_d == NULL) {
 		err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
-			      opts->socket_path);
+		              opts->socket_path);
 		goto out_close;
 	}
 	if (opts->tcp && opts->tcp[0]) {
 		if (srv->token == NULL) {
 			err = gs_fail(eb, GS_ERR_INVALID,
-				      "tcp listener needs a token "
-				      "(api.token_file)");
+			              "tcp listener needs a token "
+			              "(api.token_file)");
 			goto out_stop;
 		}
-		err = start_tcp(srv, opts->tcp, flags, opts->max_connections,
-				eb);
+		err =
+		    start_tcp(srv, opts->tcp, flags, opts->max_connections, eb);
 		if (err)
 			goto out_stop;
 	}

@@ -19,13 +19,13 @@
 struct gs_server;
 
 typedef void (*gs_http_handler)(void *ctx, const struct gs_http_req *req,
-				struct gs_http_resp *resp);
+                                struct gs_http_resp *resp);
 
 struct gs_server_opts {
-	const char *socket_path;   /* required */
-	const char *tcp;           /* "host:port" or NULL/"" */
-	const char *token;         /* bearer token for TCP; NULL = TCP refused */
-	gid_t admin_gid;           /* members administer; (gid_t)-1 = none */
+	const char *socket_path; /* required */
+	const char *tcp;         /* "host:port" or NULL/"" */
+	const char *token;       /* bearer token for TCP; NULL = TCP refused */
+	gid_t admin_gid;         /* members administer; (gid_t)-1 = none */
 	uint32_t max_body;
 	int max_connections;
 	gs_http_handler handler;
@@ -38,7 +38,7 @@ struct gs_server_opts {
  * decided per request from the peer's credentials). OUT: *out.
  */
 gs_err gs_server_start(const struct gs_server_opts *opts,
-		       struct gs_server **out, struct gs_errbuf *eb);
+                       struct gs_server **out, struct gs_errbuf *eb);
 /* Stops accepting, waits for handlers in flight, removes the socket. */
 void gs_server_stop(struct gs_server *srv);
 

@@ -25,8 +25,8 @@
 #include "gs/quota.h"
 #include "gs/spec.h"
 
-#define GS_NAME_MAX 64  /* slice and team names, with the NUL */
-#define GS_UUID_MAX 96  /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+#define GS_NAME_MAX       64 /* slice and team names, with the NUL */
+#define GS_UUID_MAX       96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
 #define GS_SLICE_MAX_PIDS 32
 
 enum gs_slice_state {
@@ -36,43 +36,45 @@ enum gs_slice_state {
 };
 
 enum gs_slice_on_exit {
-	GS_ON_EXIT_KEEP = 0,   /* a slice outlives its processes */
-	GS_ON_EXIT_DELETE = 1, /* deleted once it had processes and all are gone */
+	GS_ON_EXIT_KEEP = 0, /* a slice outlives its processes */
+	GS_ON_EXIT_DELETE =
+	    1, /* deleted once it had processes and all are gone */
 };
 
 struct gs_slice {
-	int64_t id;                 /* stable, never reused */
+	int64_t id; /* stable, never reused */
 	char name[GS_NAME_MAX];
 	uint32_t owner_uid;
 	char team[GS_NAME_MAX];
-	struct gs_slice_spec spec;  /* as asked (spec.name == name) */
+	struct gs_slice_spec spec; /* as asked (spec.name == name) */
 	/* as decided */
-	enum gs_slice_mode mode;    /* never GS_MODE_AUTO */
+	enum gs_slice_mode mode; /* never GS_MODE_AUTO */
 	int gpu_index;
 	char gpu_uuid[GS_UUID_MAX];
 	char mig_profile[GS_SPEC_PROFILE_MAX]; /* "" unless mode is mig* */
 	char mig_uuid[GS_UUID_MAX];
-	int gi_id, ci_id;           /* -1 when none */
-	int region_slot;            /* -1 when none */
+	int gi_id, ci_id; /* -1 when none */
+	int region_slot;  /* -1 when none */
 	uint32_t region_gen;
-	int state;                  /* enum gs_slice_state */
-	int on_exit;                /* enum gs_slice_on_exit */
-	bool borrowed;              /* admitted on quota above its guarantee */
-	bool had_procs;             /* some process has joined it */
-	int64_t created_ns;         /* CLOCK_REALTIME */
+	int state;          /* enum gs_slice_state */
+	int on_exit;        /* enum gs_slice_on_exit */
+	bool borrowed;      /* admitted on quota above its guarantee */
+	bool had_procs;     /* some process has joined it */
+	int64_t created_ns; /* CLOCK_REALTIME */
 	int64_t updated_ns;
-	char reason[128];           /* why it is FLAGGED / FAULTED */
+	char reason[128]; /* why it is FLAGGED / FAULTED */
 	int n_pids;
-	int32_t pids[GS_SLICE_MAX_PIDS]; /* processes attached through the API */
+	int32_t
+	    pids[GS_SLICE_MAX_PIDS]; /* processes attached through the API */
 };
 
 /* A team: quota.h's guarantee and max (GS_QUOTA_UNLIMITED for none). */
 struct gs_team {
 	char name[GS_NAME_MAX];
-	char parent[GS_NAME_MAX];   /* "" for a top-level team */
+	char parent[GS_NAME_MAX]; /* "" for a top-level team */
 	struct gs_qvec guarantee;
 	struct gs_qvec max;
-	bool from_config;           /* defined in the config file */
+	bool from_config; /* defined in the config file */
 };
 
 /* One ledger row: what a slice used over [t0_ns, t1_ns). */
@@ -82,28 +84,29 @@ struct gs_usage_row {
 	char slice[GS_NAME_MAX];
 	char team[GS_NAME_MAX];
 	char gpu_model[48];
-	char mode[24];              /* slice mode, for the price table */
+	char mode[24]; /* slice mode, for the price table */
 	int64_t t0_ns, t1_ns;
-	double gpu_seconds;         /* GPU time measured by the shim */
-	double gib_seconds;         /* memory reserved x wall time (measured
-				       use when the slice has no cap) */
-	double throttled_seconds;   /* time the limiter held it back */
-	double alloc_seconds;       /* wall time x compute share reserved */
+	double gpu_seconds;       /* GPU time measured by the shim */
+	double gib_seconds;       /* memory reserved x wall time (measured
+	                             use when the slice has no cap) */
+	double throttled_seconds; /* time the limiter held it back */
+	double alloc_seconds;     /* wall time x compute share reserved */
 };
 
 struct gs_event {
 	int64_t id;
 	int64_t ts_ns;
-	char type[32];              /* "slice.created", "watchdog.kill", ... */
+	char type[32]; /* "slice.created", "watchdog.kill", ... */
 	char slice[GS_NAME_MAX];
 	char team[GS_NAME_MAX];
-	int gpu;                    /* -1 when none */
-	int64_t owner_uid;          /* the slice's owner; -1 for node events */
+	int gpu;           /* -1 when none */
+	int64_t owner_uid; /* the slice's owner; -1 for node events */
 	char message[256];
 };
 
 const char *gs_slice_state_name(int state);
-/* Whether `s` is a valid slice or team name: [A-Za-z0-9][A-Za-z0-9._-]{0,62}. */
+/* Whether `s` is a valid slice or team name: [A-Za-z0-9][A-Za-z0-9._-]{0,62}.
+ */
 bool gs_name_is_valid(const char *s);
 
 #endif

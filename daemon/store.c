@@ -23,54 +23,55 @@
 
 #include "gs/log.h"
 
-#define GS_STORE_ID_BLOCK 1024
+#define GS_STORE_ID_BLOCK          1024
+#define GS_STORE_CHECKPOINT_FRAMES 4000
 
 static const char *const migrations[] = {
-	/* 0 -> 1: the first schema */
-	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-	"CREATE TABLE slices("
-	" id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
-	" owner_uid INTEGER NOT NULL, team TEXT NOT NULL, spec TEXT NOT NULL,"
-	" mode TEXT NOT NULL, gpu_index INTEGER NOT NULL,"
-	" gpu_uuid TEXT NOT NULL, mig_profile TEXT NOT NULL,"
-	" mig_uuid TEXT NOT NULL, gi_id INTEGER NOT NULL, ci_id INTEGER NOT NULL,"
-	" region_slot INTEGER NOT NULL, region_gen INTEGER NOT NULL,"
-	" state INTEGER NOT NULL, on_exit INTEGER NOT NULL,"
-	" borrowed INTEGER NOT NULL, created_ns INTEGER NOT NULL,"
-	" updated_ns INTEGER NOT NULL, reason TEXT NOT NULL);"
-	"CREATE TABLE teams("
-	" name TEXT PRIMARY KEY, parent TEXT NOT NULL,"
-	" g_memory INTEGER NOT NULL, g_compute INTEGER NOT NULL,"
-	" g_mig INTEGER NOT NULL, max_memory INTEGER NOT NULL,"
-	" max_compute INTEGER NOT NULL, max_mig INTEGER NOT NULL,"
-	" from_config INTEGER NOT NULL);"
-	"CREATE TABLE usage("
-	" id INTEGER PRIMARY KEY, slice_id INTEGER NOT NULL,"
-	" slice TEXT NOT NULL, team TEXT NOT NULL, gpu_model TEXT NOT NULL,"
-	" t0_ns INTEGER NOT NULL, t1_ns INTEGER NOT NULL,"
-	" gpu_seconds REAL NOT NULL, gib_seconds REAL NOT NULL,"
-	" throttled_seconds REAL NOT NULL);"
-	"CREATE INDEX usage_t1 ON usage(t1_ns);"
-	"CREATE TABLE events("
-	" id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, type TEXT NOT NULL,"
-	" slice TEXT NOT NULL, team TEXT NOT NULL, gpu INTEGER NOT NULL,"
-	" message TEXT NOT NULL);",
-	/* 1 -> 2: attached processes, reserved time in the ledger, and a
-	 * high-water mark so that slice ids are never reused */
-	"ALTER TABLE slices ADD COLUMN had_procs INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE slices ADD COLUMN pids TEXT NOT NULL DEFAULT '';"
-	"ALTER TABLE usage ADD COLUMN alloc_seconds REAL NOT NULL DEFAULT 0;"
-	"ALTER TABLE usage ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT -1;"
-	"ALTER TABLE usage ADD COLUMN mode TEXT NOT NULL DEFAULT 'timeslice';"
-	"ALTER TABLE events ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT -1;"
-	"CREATE INDEX events_slice ON events(slice, id);"
-	"INSERT OR REPLACE INTO meta(key, value) VALUES('max_slice_id',"
-	" (SELECT COALESCE(MAX(id), 0) FROM slices));",
+    /* 0 -> 1: the first schema */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE slices("
+    " id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+    " owner_uid INTEGER NOT NULL, team TEXT NOT NULL, spec TEXT NOT NULL,"
+    " mode TEXT NOT NULL, gpu_index INTEGER NOT NULL,"
+    " gpu_uuid TEXT NOT NULL, mig_profile TEXT NOT NULL,"
+    " mig_uuid TEXT NOT NULL, gi_id INTEGER NOT NULL, ci_id INTEGER NOT NULL,"
+    " region_slot INTEGER NOT NULL, region_gen INTEGER NOT NULL,"
+    " state INTEGER NOT NULL, on_exit INTEGER NOT NULL,"
+    " borrowed INTEGER NOT NULL, created_ns INTEGER NOT NULL,"
+    " updated_ns INTEGER NOT NULL, reason TEXT NOT NULL);"
+    "CREATE TABLE teams("
+    " name TEXT PRIMARY KEY, parent TEXT NOT NULL,"
+    " g_memory INTEGER NOT NULL, g_compute INTEGER NOT NULL,"
+    " g_mig INTEGER NOT NULL, max_memory INTEGER NOT NULL,"
+    " max_compute INTEGER NOT NULL, max_mig INTEGER NOT NULL,"
+    " from_config INTEGER NOT NULL);"
+    "CREATE TABLE usage("
+    " id INTEGER PRIMARY KEY, slice_id INTEGER NOT NULL,"
+    " slice TEXT NOT NULL, team TEXT NOT NULL, gpu_model TEXT NOT NULL,"
+    " t0_ns INTEGER NOT NULL, t1_ns INTEGER NOT NULL,"
+    " gpu_seconds REAL NOT NULL, gib_seconds REAL NOT NULL,"
+    " throttled_seconds REAL NOT NULL);"
+    "CREATE INDEX usage_t1 ON usage(t1_ns);"
+    "CREATE TABLE events("
+    " id INTEGER PRIMARY KEY, ts_ns INTEGER NOT NULL, type TEXT NOT NULL,"
+    " slice TEXT NOT NULL, team TEXT NOT NULL, gpu INTEGER NOT NULL,"
+    " message TEXT NOT NULL);",
+    /* 1 -> 2: attached processes, reserved time in the ledger, and a
+     * high-water mark so that slice ids are never reused */
+    "ALTER TABLE slices ADD COLUMN had_procs INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN pids TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE usage ADD COLUMN alloc_seconds REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE usage ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT -1;"
+    "ALTER TABLE usage ADD COLUMN mode TEXT NOT NULL DEFAULT 'timeslice';"
+    "ALTER TABLE events ADD COLUMN owner_uid INTEGER NOT NULL DEFAULT -1;"
+    "CREATE INDEX events_slice ON events(slice, id);"
+    "INSERT OR REPLACE INTO meta(key, value) VALUES('max_slice_id',"
+    " (SELECT COALESCE(MAX(id), 0) FROM slices));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
-		       GS_STORE_SCHEMA_VERSION,
-	       "one migration per schema version");
+                   GS_STORE_SCHEMA_VERSION,
+               "one migration per schema version");
 
 enum stmt_id {
 	ST_SLICE_PUT,
@@ -86,30 +87,30 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[ST__COUNT] = {
-	[ST_SLICE_PUT] =
-		"INSERT OR REPLACE INTO slices(id, name, owner_uid, team, spec,"
-		" mode, gpu_index, gpu_uuid, mig_profile, mig_uuid, gi_id,"
-		" ci_id, region_slot, region_gen, state, on_exit, borrowed,"
-		" created_ns, updated_ns, reason, had_procs, pids)"
-		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-		"?16,?17,?18,?19,?20,?21,?22)",
-	[ST_SLICE_DEL] = "DELETE FROM slices WHERE id = ?1",
-	[ST_TEAM_PUT] =
-		"INSERT OR REPLACE INTO teams(name, parent, g_memory, g_compute,"
-		" g_mig, max_memory, max_compute, max_mig, from_config)"
-		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-	[ST_TEAM_DEL] = "DELETE FROM teams WHERE name = ?1",
-	[ST_USAGE_ADD] =
-		"INSERT INTO usage(slice_id, slice, team, gpu_model, t0_ns,"
-		" t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
-		" alloc_seconds, owner_uid, mode)"
-		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-	[ST_EVENT_ADD] = "INSERT INTO events(ts_ns, type, slice, team, gpu,"
-			 " message, owner_uid) VALUES(?1,?2,?3,?4,?5,?6,?7)",
-	[ST_MAXID] = "UPDATE meta SET value = ?1 WHERE key = 'max_slice_id'"
-		     " AND CAST(value AS INTEGER) < ?1",
-	[ST_BEGIN] = "BEGIN IMMEDIATE",
-	[ST_COMMIT] = "COMMIT",
+    [ST_SLICE_PUT] =
+        "INSERT OR REPLACE INTO slices(id, name, owner_uid, team, spec,"
+        " mode, gpu_index, gpu_uuid, mig_profile, mig_uuid, gi_id,"
+        " ci_id, region_slot, region_gen, state, on_exit, borrowed,"
+        " created_ns, updated_ns, reason, had_procs, pids)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
+        "?16,?17,?18,?19,?20,?21,?22)",
+    [ST_SLICE_DEL] = "DELETE FROM slices WHERE id = ?1",
+    [ST_TEAM_PUT] =
+        "INSERT OR REPLACE INTO teams(name, parent, g_memory, g_compute,"
+        " g_mig, max_memory, max_compute, max_mig, from_config)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+    [ST_TEAM_DEL] = "DELETE FROM teams WHERE name = ?1",
+    [ST_USAGE_ADD] =
+        "INSERT INTO usage(slice_id, slice, team, gpu_model, t0_ns,"
+        " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
+        " alloc_seconds, owner_uid, mode)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+    [ST_EVENT_ADD] = "INSERT INTO events(ts_ns, type, slice, team, gpu,"
+                     " message, owner_uid) VALUES(?1,?2,?3,?4,?5,?6,?7)",
+    [ST_MAXID] = "UPDATE meta SET value = ?1 WHERE key = 'max_slice_id'"
+                 " AND CAST(value AS INTEGER) < ?1",
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
 };
 
 struct gs_store {
@@ -120,18 +121,19 @@ struct gs_store {
 	pthread_cond_t qcond;
 	struct gs_store_op *head, *tail;
 	bool committing;
-	bool has_committer;    /* a thread of its own commits (see below) */
+	bool has_committer; /* a thread of its own commits (see below) */
 	bool stop_committer;
 	pthread_t committer;
-	pthread_cond_t ccond;  /* wakes the committer */
-	int intents;           /* writers on their way to submit */
-	int64_t id_reserved;   /* slice ids up to this are recorded as used */
+	pthread_cond_t ccond; /* wakes the committer */
+	int intents;          /* writers on their way to submit */
+	int64_t id_reserved;  /* slice ids up to this are recorded as used */
 	bool sync_full;
 	uint64_t n_batches, n_ops;
 	pthread_mutex_t rlock; /* rdb */
 	sqlite3 *cdb;          /* checkpoints, off the commit path */
 	pthread_mutex_t clock;
 	uint64_t n_checkpoints;
+	int wal_frames; /* frames in the WAL after the last commit */
 	int version;
 };
 
@@ -176,7 +178,7 @@ static gs_err get_version(sqlite3 *db, int *out, struct gs_errbuf *eb)
 }
 
 static gs_err migrate(struct gs_store *st, const char *path,
-		      struct gs_errbuf *eb)
+                      struct gs_errbuf *eb)
 {
 	char sql[64];
 	int v;
@@ -187,26 +189,26 @@ static gs_err migrate(struct gs_store *st, const char *path,
 		return err;
 	if (v > GS_STORE_SCHEMA_VERSION)
 		return gs_fail(eb, GS_ERR_VERSION,
-			       "store: %s has schema version %d; this build "
-			       "knows up to %d",
-			       path, v, GS_STORE_SCHEMA_VERSION);
+		               "store: %s has schema version %d; this build "
+		               "knows up to %d",
+		               path, v, GS_STORE_SCHEMA_VERSION);
 	if (v == 0) {
 		/* A non-empty file at version 0 is not ours. */
 		sqlite3_stmt *s;
 		int n = 0;
 
 		if (sqlite3_prepare_v2(st->wdb,
-				       "SELECT count(*) FROM sqlite_master", -1,
-				       &s, NULL) != SQLITE_OK)
+		                       "SELECT count(*) FROM sqlite_master", -1,
+		                       &s, NULL) != SQLITE_OK)
 			return sql_fail(eb, st->wdb, "inspect");
 		if (sqlite3_step(s) == SQLITE_ROW)
 			n = sqlite3_column_int(s, 0);
 		sqlite3_finalize(s);
 		if (n != 0)
 			return gs_fail(eb, GS_ERR_CORRUPT,
-				       "store: %s holds tables but no gpuslice "
-				       "schema version",
-				       path);
+			               "store: %s holds tables but no gpuslice "
+			               "schema version",
+			               path);
 	}
 	for (; v < GS_STORE_SCHEMA_VERSION; v++) {
 		err = exec(st->wdb, "BEGIN IMMEDIATE", eb);
@@ -215,14 +217,14 @@ static gs_err migrate(struct gs_store *st, const char *path,
 		err = exec(st->wdb, migrations[v], eb);
 		if (!err) {
 			snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
-				 v + 1);
+			         v + 1);
 			err = exec(st->wdb, sql, eb);
 		}
 		if (!err)
 			err = exec(st->wdb, "COMMIT", eb);
 		if (err) {
 			(void)sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL,
-					   NULL);
+			                   NULL);
 			return err;
 		}
 		gs_info("store", "migrated path=%s schema=%d", path, v + 1);
@@ -232,12 +234,12 @@ static gs_err migrate(struct gs_store *st, const char *path,
 }
 
 static gs_err open_conn(const char *path, sqlite3 **db, int flags,
-			struct gs_errbuf *eb)
+                        struct gs_errbuf *eb)
 {
 	if (sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		gs_err err = *db ? sql_fail(eb, *db, path)
-				 : gs_fail(eb, GS_ERR_NOMEM, "store: open");
+		                 : gs_fail(eb, GS_ERR_NOMEM, "store: open");
 		sqlite3_close(*db);
 		*db = NULL;
 		return err;
@@ -246,13 +248,15 @@ static gs_err open_conn(const char *path, sqlite3 **db, int flags,
 	return GS_OK;
 }
 
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames);
+
 gs_err gs_store_open(const char *path, enum gs_store_sync sync,
-		     struct gs_store **out, struct gs_errbuf *eb)
+                     struct gs_store **out, struct gs_errbuf *eb)
 {
 	static const char *const sync_sql[] = {
-		"PRAGMA synchronous = FULL",
-		"PRAGMA synchronous = NORMAL",
-		"PRAGMA synchronous = OFF",
+	    "PRAGMA synchronous = FULL",
+	    "PRAGMA synchronous = NORMAL",
+	    "PRAGMA synchronous = OFF",
 	};
 	struct gs_store *st;
 	gs_err err;
@@ -268,7 +272,7 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 
 	st->sync_full = sync == GS_STORE_SYNC_FULL;
 	err = open_conn(path, &st->wdb,
-			SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, eb);
+	                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, eb);
 	if (err)
 		goto out_free;
 	/* Small pages: a commit writes a few rows into a few pages, and in
@@ -287,8 +291,8 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 		goto out_close;
 	for (int i = 0; i < ST__COUNT; i++) {
 		if (sqlite3_prepare_v3(st->wdb, stmt_sql[i], -1,
-				       SQLITE_PREPARE_PERSISTENT, &st->stmt[i],
-				       NULL) != SQLITE_OK) {
+		                       SQLITE_PREPARE_PERSISTENT, &st->stmt[i],
+		                       NULL) != SQLITE_OK) {
 			err = sql_fail(eb, st->wdb, stmt_sql[i]);
 			goto out_close;
 		}
@@ -299,6 +303,7 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 	err = exec(st->wdb, "PRAGMA wal_autocheckpoint = 0", eb);
 	if (err)
 		goto out_close;
+	sqlite3_wal_hook(st->wdb, wal_hook, st);
 	err = open_conn(path, &st->rdb, SQLITE_OPEN_READONLY, eb);
 	if (err)
 		goto out_close;
@@ -399,6 +404,17 @@ void gs_store_submit_detached(struct gs_store *st, struct gs_store_op *op)
 
 static gs_err step_reset(struct gs_store *st, sqlite3_stmt *s);
 
+/* After each commit: how long the WAL is (read by the checkpointer). */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct gs_store *st = arg;
+
+	(void)db;
+	(void)name;
+	__atomic_store_n(&st->wal_frames, frames, __ATOMIC_RELAXED);
+	return SQLITE_OK;
+}
+
 static int64_t mono_us(void)
 {
 	struct timespec ts;
@@ -446,13 +462,13 @@ static void lead(struct gs_store *st)
 		err = op->apply(st, op);
 		if (err)
 			gs_error("store", "batch op failed err=%s",
-				 gs_err_name(err));
+			         gs_err_name(err));
 	}
 	if (!err)
 		err = step_reset(st, st->stmt[ST_COMMIT]);
 	if (err) {
 		gs_error("store", "batch rolled back err=%s %s",
-			 gs_err_name(err), gs_errbuf_msg(&eb, err));
+		         gs_err_name(err), gs_errbuf_msg(&eb, err));
 		(void)sqlite3_exec(st->wdb, "ROLLBACK", NULL, NULL, NULL);
 		st->id_reserved = 0;
 	}
@@ -524,7 +540,8 @@ static void *committer_main(void *arg)
 
 	pthread_mutex_lock(&st->qlock);
 	for (;;) {
-		while (!st->stop_committer && (st->head == NULL || st->committing))
+		while (!st->stop_committer &&
+		       (st->head == NULL || st->committing))
 			pthread_cond_wait(&st->ccond, &st->qlock);
 		if (st->stop_committer)
 			break;
@@ -570,15 +587,18 @@ int gs_store_checkpoint(struct gs_store *st)
 {
 	int log = 0, done = 0, rc;
 
+	/* A checkpoint fsyncs the database: not for a few frames. */
+	if (__atomic_load_n(&st->wal_frames, __ATOMIC_RELAXED) <
+	    GS_STORE_CHECKPOINT_FRAMES)
+		return 0;
 	pthread_mutex_lock(&st->clock);
 	rc = sqlite3_wal_checkpoint_v2(st->cdb, NULL, SQLITE_CHECKPOINT_PASSIVE,
-				       &log, &done);
+	                               &log, &done);
 	if (rc == SQLITE_OK && log > 0)
 		st->n_checkpoints++;
 	pthread_mutex_unlock(&st->clock);
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-		gs_warn("store", "checkpoint failed: %s",
-			sqlite3_errstr(rc));
+		gs_warn("store", "checkpoint failed: %s", sqlite3_errstr(rc));
 	return rc == SQLITE_OK ? log - done : -1;
 }
 
@@ -601,9 +621,9 @@ static gs_err step_reset(struct gs_store *st, sqlite3_stmt *s)
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return GS_OK;
 	gs_error("store", "write failed: %s", sqlite3_errmsg(st->wdb));
-	return (rc & 0xff) == SQLITE_FULL ? GS_ERR_IO
+	return (rc & 0xff) == SQLITE_FULL         ? GS_ERR_IO
 	       : (rc & 0xff) == SQLITE_CONSTRAINT ? GS_ERR_EXISTS
-						  : GS_ERR_IO;
+	                                          : GS_ERR_IO;
 }
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -618,7 +638,7 @@ static void pids_format(const struct gs_slice *s, char *buf, size_t len)
 	buf[0] = '\0';
 	for (int i = 0; i < s->n_pids && off + 12 < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%d",
-					i ? "," : "", (int)s->pids[i]);
+		                        i ? "," : "", (int)s->pids[i]);
 }
 
 static void pids_parse(struct gs_slice *s, const char *txt)
@@ -750,9 +770,9 @@ gs_err gs_store_events_trim(struct gs_store *st, int keep)
 	struct gs_errbuf eb = {0};
 
 	snprintf(sql, sizeof(sql),
-		 "DELETE FROM events WHERE id <= (SELECT MAX(id) FROM events) "
-		 "- %d",
-		 keep);
+	         "DELETE FROM events WHERE id <= (SELECT MAX(id) FROM events) "
+	         "- %d",
+	         keep);
 	return exec(st->wdb, sql, &eb);
 }
 
@@ -765,8 +785,8 @@ static void copy_col(char *dst, size_t len, sqlite3_stmt *s, int col)
 	snprintf(dst, len, "%s", t ? (const char *)t : "");
 }
 
-static gs_err read_begin(struct gs_store *st, const char *sql,
-			 sqlite3_stmt **s, struct gs_errbuf *eb)
+static gs_err read_begin(struct gs_store *st, const char *sql, sqlite3_stmt **s,
+                         struct gs_errbuf *eb)
 {
 	pthread_mutex_lock(&st->rlock);
 	if (sqlite3_prepare_v2(st->rdb, sql, -1, s, NULL) != SQLITE_OK) {
@@ -779,7 +799,7 @@ static gs_err read_begin(struct gs_store *st, const char *sql,
 }
 
 static gs_err read_end(struct gs_store *st, sqlite3_stmt *s, int rc,
-		       struct gs_errbuf *eb)
+                       struct gs_errbuf *eb)
 {
 	gs_err err = GS_OK;
 
@@ -791,19 +811,19 @@ static gs_err read_end(struct gs_store *st, sqlite3_stmt *s, int rc,
 }
 
 gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
-			    void *ctx, struct gs_errbuf *eb)
+                            void *ctx, struct gs_errbuf *eb)
 {
 	sqlite3_stmt *s;
 	int rc;
 	gs_err err;
 
 	err = read_begin(
-		st,
-		"SELECT id, name, owner_uid, team, spec, mode, gpu_index,"
-		" gpu_uuid, mig_profile, mig_uuid, gi_id, ci_id, region_slot,"
-		" region_gen, state, on_exit, borrowed, created_ns, updated_ns,"
-		" reason, had_procs, pids FROM slices ORDER BY id",
-		&s, eb);
+	    st,
+	    "SELECT id, name, owner_uid, team, spec, mode, gpu_index,"
+	    " gpu_uuid, mig_profile, mig_uuid, gi_id, ci_id, region_slot,"
+	    " region_gen, state, on_exit, borrowed, created_ns, updated_ns,"
+	    " reason, had_procs, pids FROM slices ORDER BY id",
+	    &s, eb);
 	if (err)
 		return err;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -820,9 +840,9 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 		txt = (const char *)sqlite3_column_text(s, 4);
 		if (gs_spec_parse_kvlist(&v.spec, txt ? txt : "", &peb) ||
 		    gs_parse_mode((const char *)sqlite3_column_text(s, 5),
-				  &v.mode, &peb)) {
+		                  &v.mode, &peb)) {
 			gs_error("store", "slice=%s unreadable, skipped: %s",
-				 v.name, gs_errbuf_msg(&peb, GS_ERR_CORRUPT));
+			         v.name, gs_errbuf_msg(&peb, GS_ERR_CORRUPT));
 			continue;
 		}
 		v.gpu_index = sqlite3_column_int(s, 6);
@@ -846,18 +866,18 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 	return read_end(st, s, rc, eb);
 }
 
-gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb,
-			   void *ctx, struct gs_errbuf *eb)
+gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb, void *ctx,
+                           struct gs_errbuf *eb)
 {
 	sqlite3_stmt *s;
 	int rc;
 	gs_err err;
 
 	err = read_begin(st,
-			 "SELECT name, parent, g_memory, g_compute, g_mig,"
-			 " max_memory, max_compute, max_mig, from_config"
-			 " FROM teams ORDER BY name",
-			 &s, eb);
+	                 "SELECT name, parent, g_memory, g_compute, g_mig,"
+	                 " max_memory, max_compute, max_mig, from_config"
+	                 " FROM teams ORDER BY name",
+	                 &s, eb);
 	if (err)
 		return err;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -886,7 +906,7 @@ gs_err gs_store_max_slice_id(struct gs_store *st, int64_t *out)
 }
 
 gs_err gs_store_meta_get(struct gs_store *st, const char *key, char *buf,
-			 size_t len)
+                         size_t len)
 {
 	sqlite3_stmt *s;
 	struct gs_errbuf eb = {0};
@@ -906,22 +926,21 @@ gs_err gs_store_meta_get(struct gs_store *st, const char *key, char *buf,
 	return read_end(st, s, rc, &eb);
 }
 
-gs_err gs_store_events(struct gs_store *st, int64_t after_id,
-		       int64_t since_ns, const char *slice, int64_t owner,
-		       int limit, gs_store_event_cb cb, void *ctx,
-		       struct gs_errbuf *eb)
+gs_err gs_store_events(struct gs_store *st, int64_t after_id, int64_t since_ns,
+                       const char *slice, int64_t owner, int limit,
+                       gs_store_event_cb cb, void *ctx, struct gs_errbuf *eb)
 {
 	sqlite3_stmt *s;
 	int rc;
 	gs_err err;
 
 	err = read_begin(st,
-			 "SELECT id, ts_ns, type, slice, team, gpu, message,"
-			 " owner_uid FROM events WHERE id > ?1 AND ts_ns >= ?2"
-			 " AND (?3 = '' OR slice = ?3)"
-			 " AND (?5 < 0 OR owner_uid = ?5)"
-			 " ORDER BY id LIMIT ?4",
-			 &s, eb);
+	                 "SELECT id, ts_ns, type, slice, team, gpu, message,"
+	                 " owner_uid FROM events WHERE id > ?1 AND ts_ns >= ?2"
+	                 " AND (?3 = '' OR slice = ?3)"
+	                 " AND (?5 < 0 OR owner_uid = ?5)"
+	                 " ORDER BY id LIMIT ?4",
+	                 &s, eb);
 	if (err)
 		return err;
 	sqlite3_bind_int64(s, 1, after_id);
@@ -947,22 +966,22 @@ gs_err gs_store_events(struct gs_store *st, int64_t after_id,
 }
 
 gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
-		      const char *team, const char *slice, int64_t owner,
-		      gs_store_usage_cb cb, void *ctx, struct gs_errbuf *eb)
+                      const char *team, const char *slice, int64_t owner,
+                      gs_store_usage_cb cb, void *ctx, struct gs_errbuf *eb)
 {
 	sqlite3_stmt *s;
 	int rc;
 	gs_err err;
 
 	err = read_begin(st,
-			 "SELECT slice_id, slice, team, gpu_model, t0_ns,"
-			 " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
-			 " alloc_seconds, owner_uid, mode FROM usage"
-			 " WHERE t1_ns > ?1 AND t0_ns < ?2"
-			 " AND (?3 = '' OR team = ?3)"
-			 " AND (?4 = '' OR slice = ?4)"
-			 " AND (?5 < 0 OR owner_uid = ?5) ORDER BY t0_ns, id",
-			 &s, eb);
+	                 "SELECT slice_id, slice, team, gpu_model, t0_ns,"
+	                 " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
+	                 " alloc_seconds, owner_uid, mode FROM usage"
+	                 " WHERE t1_ns > ?1 AND t0_ns < ?2"
+	                 " AND (?3 = '' OR team = ?3)"
+	                 " AND (?4 = '' OR slice = ?4)"
+	                 " AND (?5 < 0 OR owner_uid = ?5) ORDER BY t0_ns, id",
+	                 &s, eb);
 	if (err)
 		return err;
 	sqlite3_bind_int64(s, 1, since_ns);

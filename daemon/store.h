@@ -5,11 +5,12 @@
  * Writes go through one queue and are committed in batches (group commit):
  * a thread submits an op while it holds the node model's lock, so the
  * queue's order is the order in which the model changed, and then waits
- * for it outside that lock. The first waiter to find no commit under way
- * becomes the leader: it takes everything queued, runs it in one
- * transaction, commits (one fsync with synchronous=FULL), runs each op's
- * `after` callback in queue order and wakes the others. So N concurrent
- * requests cost one fsync, and an acknowledged op is on disk.
+ * for it outside that lock. Whoever commits (the committer thread once
+ * gs_store_start_committer ran, else the first waiter to find no commit
+ * under way) takes everything queued, runs it in one transaction, commits
+ * (one fsync with synchronous=FULL), runs each op's `after` callback in
+ * queue order and wakes the ops' waiters. So N concurrent requests cost
+ * one fsync, and an acknowledged op is on disk.
  *
  *   submit ──> queued ──(leader: BEGIN; apply...; COMMIT)──> after() ──> done
  *
@@ -43,7 +44,7 @@ enum gs_store_sync {
 
 struct gs_store_op;
 typedef gs_err (*gs_store_apply_fn)(struct gs_store *st,
-				    struct gs_store_op *op);
+                                    struct gs_store_op *op);
 typedef void (*gs_store_after_fn)(struct gs_store_op *op, gs_err result);
 
 /*
@@ -57,7 +58,7 @@ struct gs_store_op {
 	void *arg;
 	/* private to the store */
 	struct gs_store_op *next;
-	pthread_cond_t cond;     /* a waited op's own wake-up */
+	pthread_cond_t cond; /* a waited op's own wake-up */
 	gs_err result;
 	bool done;
 	bool detached;
@@ -70,7 +71,7 @@ struct gs_store_op {
  * not a gpuslice database. On failure nothing is left open.
  */
 gs_err gs_store_open(const char *path, enum gs_store_sync sync,
-		     struct gs_store **out, struct gs_errbuf *eb);
+                     struct gs_store **out, struct gs_errbuf *eb);
 /* Commits what is queued, then closes. NULL does nothing. */
 void gs_store_close(struct gs_store *st);
 /* The schema version of the open file (after migration). */
@@ -94,7 +95,8 @@ gs_err gs_store_start_committer(struct gs_store *st, struct gs_errbuf *eb);
 
 /* Queues `op` (not waited on yet). Never blocks on I/O. */
 void gs_store_submit(struct gs_store *st, struct gs_store_op *op);
-/* Queues `op`; the store completes it later and calls op->after, which frees it. */
+/* Queues `op`; the store completes it later and calls op->after, which frees
+ * it. */
 void gs_store_submit_detached(struct gs_store *st, struct gs_store_op *op);
 /* Waits until `op` is committed (leading a batch if none is under way). */
 gs_err gs_store_wait(struct gs_store *st, struct gs_store_op *op);
@@ -124,9 +126,9 @@ typedef void (*gs_store_event_cb)(void *ctx, const struct gs_event *e);
 typedef void (*gs_store_usage_cb)(void *ctx, const struct gs_usage_row *r);
 
 gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
-			    void *ctx, struct gs_errbuf *eb);
-gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb,
-			   void *ctx, struct gs_errbuf *eb);
+                            void *ctx, struct gs_errbuf *eb);
+gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb, void *ctx,
+                           struct gs_errbuf *eb);
 /* Largest slice id ever given (ids are never reused). */
 gs_err gs_store_max_slice_id(struct gs_store *st, int64_t *out);
 /*
@@ -134,20 +136,19 @@ gs_err gs_store_max_slice_id(struct gs_store *st, int64_t *out);
  * `slice`; when owner >= 0, of that owner's slices), oldest first, at most
  * `limit`.
  */
-gs_err gs_store_events(struct gs_store *st, int64_t after_id,
-		       int64_t since_ns, const char *slice, int64_t owner,
-		       int limit, gs_store_event_cb cb, void *ctx,
-		       struct gs_errbuf *eb);
+gs_err gs_store_events(struct gs_store *st, int64_t after_id, int64_t since_ns,
+                       const char *slice, int64_t owner, int limit,
+                       gs_store_event_cb cb, void *ctx, struct gs_errbuf *eb);
 /*
  * Ledger rows overlapping [since_ns, until_ns), optionally only one team,
  * slice (NULL or "" for all) or owner (-1 for all), oldest first.
  */
 gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
-		      const char *team, const char *slice, int64_t owner,
-		      gs_store_usage_cb cb, void *ctx, struct gs_errbuf *eb);
+                      const char *team, const char *slice, int64_t owner,
+                      gs_store_usage_cb cb, void *ctx, struct gs_errbuf *eb);
 /* A meta value into buf ("" when absent). */
 gs_err gs_store_meta_get(struct gs_store *st, const char *key, char *buf,
-			 size_t len);
+                         size_t len);
 /* Write (inside an op's apply): deletes all but the newest `keep` events. */
 gs_err gs_store_events_trim(struct gs_store *st, int keep);
 

@@ -26,7 +26,7 @@
 #include "sim/state.h"
 #endif
 
-#define WD_MAX_PROCS 512
+#define WD_MAX_PROCS  512
 #define WD_MAX_OWNERS 2048
 
 struct owner {
@@ -53,8 +53,8 @@ struct gs_watchdog {
 };
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
-			  const char *sim_dir, struct gs_watchdog **out,
-			  struct gs_errbuf *eb)
+                          const char *sim_dir, struct gs_watchdog **out,
+                          struct gs_errbuf *eb)
 {
 	struct gs_watchdog *w = calloc(1, sizeof(*w));
 
@@ -68,7 +68,7 @@ gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
 
 		if (gs_sim_state_open(sim_dir, &w->sim, &seb) != GS_OK) {
 			gs_warn("watchdog", "sim state not readable: %s",
-				seb.msg);
+			        seb.msg);
 			w->sim = NULL;
 		} else {
 			struct gs_sim_state *st = gs_sim_state_get(w->sim);
@@ -138,8 +138,8 @@ static void collect_owners(struct gs_watchdog *w)
 				    ns->ref.generation != pi->slice.generation)
 					continue;
 				if (w->n_owners < WD_MAX_OWNERS)
-					w->owners[w->n_owners++] = (struct owner){
-						pi->pid, ns->s.id};
+					w->owners[w->n_owners++] =
+					    (struct owner){pi->pid, ns->s.id};
 				break;
 			}
 		}
@@ -151,7 +151,7 @@ static void collect_owners(struct gs_watchdog *w)
 		for (int k = 0; k < s->n_pids && w->n_owners < WD_MAX_OWNERS;
 		     k++)
 			w->owners[w->n_owners++] =
-				(struct owner){s->pids[k], s->id};
+			    (struct owner){s->pids[k], s->id};
 	}
 }
 
@@ -162,7 +162,7 @@ static void remember(struct gs_watchdog *w)
 
 		for (int k = 0; k < w->n_recent && !known; k++)
 			known = w->recent[k].pid == w->owners[i].pid &&
-				w->recent[k].slice_id == w->owners[i].slice_id;
+			        w->recent[k].slice_id == w->owners[i].slice_id;
 		if (known)
 			continue;
 		w->recent[w->recent_next] = w->owners[i];
@@ -219,8 +219,8 @@ static void live_rate(struct gs_node *node, struct gs__nslice *ns)
 	if (ns->rate_t_ns && now - ns->rate_t_ns >= 500000000 &&
 	    u.busy_ns >= ns->rate_busy_ns)
 		ns->live.compute_pct = 100.0 *
-				       (double)(u.busy_ns - ns->rate_busy_ns) /
-				       (double)(now - ns->rate_t_ns);
+		                       (double)(u.busy_ns - ns->rate_busy_ns) /
+		                       (double)(now - ns->rate_t_ns);
 	if (ns->rate_t_ns == 0 || now - ns->rate_t_ns >= 500000000) {
 		ns->rate_busy_ns = u.busy_ns;
 		ns->rate_t_ns = now;
@@ -296,9 +296,9 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		/* NVML counts each process's CUDA context too; the shim's
 		 * cap does not. */
 		if (limit == 0 || x == NULL ||
-		    x->mem <= limit + cfg->watchdog_grace_bytes +
-				      (uint64_t)x->n *
-					      cfg->watchdog_context_bytes) {
+		    x->mem <=
+		        limit + cfg->watchdog_grace_bytes +
+		            (uint64_t)x->n * cfg->watchdog_context_bytes) {
 			if (was_over(w, ns->s.id) &&
 			    ns->s.state == GS_SLICE_FLAGGED &&
 			    cfg->watchdog_action == GS_WATCHDOG_FLAG) {
@@ -306,7 +306,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 				ns->s.reason[0] = '\0';
 				gs__wr_slice_put(wr, &ns->s);
 				gs__wr_event(wr, "watchdog.cleared", &ns->s,
-					     "back within its memory limit");
+				             "back within its memory limit");
 			}
 			continue;
 		}
@@ -321,19 +321,18 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 
 			for (int k = 0; k < x->n && off + 12 < sizeof(pids);
 			     k++)
-				off += (size_t)snprintf(pids + off,
-							sizeof(pids) - off,
-							"%s%d", k ? "," : "",
-							(int)x->pids[k]);
+				off += (size_t)snprintf(
+				    pids + off, sizeof(pids) - off, "%s%d",
+				    k ? "," : "", (int)x->pids[k]);
 			if (kill_it)
 				for (int k = 0; k < x->n; k++)
 					(void)kill(x->pids[k], SIGKILL);
 			ns->s.state = GS_SLICE_FLAGGED;
 			snprintf(ns->s.reason, sizeof(ns->s.reason),
-				 "NVML shows %llu MiB, limit %llu MiB%s",
-				 (unsigned long long)(x->mem >> 20),
-				 (unsigned long long)(limit >> 20),
-				 kill_it ? "; processes killed" : "");
+			         "NVML shows %llu MiB, limit %llu MiB%s",
+			         (unsigned long long)(x->mem >> 20),
+			         (unsigned long long)(limit >> 20),
+			         kill_it ? "; processes killed" : "");
 			ns->s.updated_ns = gs_now_ns();
 			ns->watchdog_actions++;
 			if (kill_it)
@@ -341,12 +340,12 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			else
 				node->ctr.watchdog_flags++;
 			gs__wr_slice_put(wr, &ns->s);
-			gs__wr_event(wr,
-				     kill_it ? "watchdog.kill" : "watchdog.flag",
-				     &ns->s, "%s (pids %s)", ns->s.reason, pids);
+			gs__wr_event(
+			    wr, kill_it ? "watchdog.kill" : "watchdog.flag",
+			    &ns->s, "%s (pids %s)", ns->s.reason, pids);
 			gs_warn("watchdog",
-				"slice=%s over its memory limit: %s pids=%s",
-				ns->s.name, ns->s.reason, pids);
+			        "slice=%s over its memory limit: %s pids=%s",
+			        ns->s.name, ns->s.reason, pids);
 		}
 	}
 	gs__wr_submit_detached(node, wr);
@@ -389,7 +388,7 @@ static int32_t sim_xid_pid(struct gs_watchdog *w, int gpu)
 
 		while (w->xid_seen[gpu] < g->xid_seq) {
 			const struct gs_sim_xid *x =
-				&g->xid[w->xid_seen[gpu] % GS_SIM_XID_RING];
+			    &g->xid[w->xid_seen[gpu] % GS_SIM_XID_RING];
 
 			w->xid_seen[gpu]++;
 			if (x->seq == w->xid_seen[gpu]) {
@@ -408,7 +407,7 @@ static int32_t sim_xid_pid(struct gs_watchdog *w, int gpu)
 }
 
 static void fault_one(struct gs_watchdog *w, struct gs__nslice *ns,
-		      struct gs__wr *wr, const char *why)
+                      struct gs__wr *wr, const char *why)
 {
 	ns->s.state = GS_SLICE_FAULTED;
 	snprintf(ns->s.reason, sizeof(ns->s.reason), "%s", why);
@@ -447,15 +446,17 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			continue;
 		if (ev->gi_id >= 0 && ns->s.gi_id != ev->gi_id)
 			continue;
-		if (ns->s.mode == GS_MODE_MPS || ns->s.mode == GS_MODE_MIG_MPS) {
+		if (ns->s.mode == GS_MODE_MPS ||
+		    ns->s.mode == GS_MODE_MIG_MPS) {
 			mps = true;
-			mps_gi = ns->s.mode == GS_MODE_MIG_MPS ? ns->s.gi_id : -1;
+			mps_gi =
+			    ns->s.mode == GS_MODE_MIG_MPS ? ns->s.gi_id : -1;
 		}
 		if (ns->n_nvml_procs || ns->live.n_procs || ns->s.n_pids)
 			n_active++;
 	}
 	snprintf(why, sizeof(why), "Xid %llu on gpu %d%s", ev->xid, ev->gpu,
-		 pid > 0 ? "" : " (culprit unknown)");
+	         pid > 0 ? "" : " (culprit unknown)");
 	for (int i = 0; i < node->n; i++) {
 		struct gs__nslice *ns = node->v[i];
 		bool hit;
@@ -465,7 +466,7 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 		if (ev->gi_id >= 0 && ns->s.gi_id != ev->gi_id)
 			continue;
 		if (mps && (ns->s.mode == GS_MODE_MPS ||
-			    ns->s.mode == GS_MODE_MIG_MPS))
+		            ns->s.mode == GS_MODE_MIG_MPS))
 			/* An MPS fault reaches every client of the server:
 			 * every slice with a process on it. */
 			hit = ns->s.id == culprit || ns->n_nvml_procs ||
@@ -484,20 +485,20 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			continue;
 		if (mps && ns->s.id != culprit && culprit >= 0)
 			fault_one(w, ns, wr,
-				  "MPS server fault caused by another slice");
+			          "MPS server fault caused by another slice");
 		else
 			fault_one(w, ns, wr, why);
 	}
 	gs__wr_event(wr, "gpu.xid", NULL, "gpu %d xid %llu gi %d pid %d",
-		     ev->gpu, ev->xid, ev->gi_id, (int)pid);
+	             ev->gpu, ev->xid, ev->gi_id, (int)pid);
 	gs__wr_submit_detached(node, wr);
 	pthread_mutex_unlock(&node->lock);
 	if (mps && w->rec) {
 		bool ok = gs_reconciler_mps_restart(w->rec, ev->gpu, mps_gi);
 
 		gs_node_event(node, "mps.restart", "", "", ev->gpu,
-			      "MPS control daemon restarted after Xid %llu: %s",
-			      ev->xid, ok ? "ok" : "failed");
+		              "MPS control daemon restarted after Xid %llu: %s",
+		              ev->xid, ok ? "ok" : "failed");
 	}
 }
 
@@ -508,8 +509,8 @@ void gs_watchdog_events(struct gs_watchdog *w, int timeout_ms)
 	for (int i = 0; i < 64; i++) {
 		/* NVML is thread-safe; the wait holds no lock of ours, so the
 		 * model serves requests meanwhile. */
-		gs_err err = gs_gpus_next_event(w->node->gpus,
-						i ? 0 : timeout_ms, &ev);
+		gs_err err =
+		    gs_gpus_next_event(w->node->gpus, i ? 0 : timeout_ms, &ev);
 
 		if (err == GS_ERR_UNSUPPORTED && timeout_ms > 0)
 			usleep((useconds_t)timeout_ms * 1000);
@@ -518,7 +519,7 @@ void gs_watchdog_events(struct gs_watchdog *w, int timeout_ms)
 		if (ev.gpu < 0)
 			continue;
 		gs_info("watchdog", "gpu=%d xid=%llu gi=%d", ev.gpu, ev.xid,
-			ev.gi_id);
+		        ev.gi_id);
 		handle_xid(w, &ev);
 	}
 }

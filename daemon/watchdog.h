@@ -21,8 +21,8 @@ struct gs_watchdog;
 
 /* `sim_dir`: the sim's state directory (to name a faulting pid), or NULL. */
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
-			  const char *sim_dir, struct gs_watchdog **out,
-			  struct gs_errbuf *eb);
+                          const char *sim_dir, struct gs_watchdog **out,
+                          struct gs_errbuf *eb);
 void gs_watchdog_destroy(struct gs_watchdog *w);
 
 /* One memory check of every slice. */

@@ -85,7 +85,7 @@ static void fuzz_config(const uint8_t *data, size_t size)
 
 	gs_config_defaults(&c, false, "/run/user/1", "/home/x");
 	(void)gs_config_load_text(&c, "fuzz.yaml", (const char *)data, size,
-				  &eb);
+	                          &eb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

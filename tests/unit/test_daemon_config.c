@@ -14,7 +14,7 @@
 #include "store.h"
 
 static gs_err load(struct gs_config *cfg, const char *text,
-		   struct gs_errbuf *eb)
+                   struct gs_errbuf *eb)
 {
 	gs_config_defaults(cfg, true, NULL, NULL);
 	return gs_config_load_text(cfg, "test.yaml", text, strlen(text), eb);
@@ -31,7 +31,7 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(cfg.placement, GS_PLACE_BINPACK);
 	assert_int_equal(cfg.watchdog_action, GS_WATCHDOG_FLAG);
 	assert_int_equal(cfg.watchdog_interval_ms, 1000);
-	assert_int_equal(cfg.synchronous, GS_STORE_SYNC_FULL);
+	assert_int_equal(cfg.synchronous, GS_STORE_SYNC_NORMAL);
 	assert_string_equal(cfg.default_team, "default");
 	assert_int_equal(cfg.prices.n, 1);
 	gs_config_defaults(&cfg, false, "/run/user/1000", "/home/u");
@@ -42,52 +42,52 @@ static void defaults_are_documented_values(void **state)
 static void every_section_is_read(void **state)
 {
 	static const char text[] =
-		"# a full configuration\n"
-		"node:\n"
-		"  default_mode: mps\n"
-		"  timeslice: long\n"
-		"  placement: spread\n"
-		"  gpus: sim\n"
-		"  sim_model: A100-40GB\n"
-		"  sim_count: 4\n"
-		"  mig_on_real_gpu: true\n"
-		"  default_team: lab\n"
-		"  max_slices: 100\n"
-		"api:\n"
-		"  socket: /tmp/x.sock\n"
-		"  tcp: 127.0.0.1:7070\n"
-		"  token_file: /etc/token\n"
-		"  admin_group: ops\n"
-		"  max_body_bytes: 4096\n"
-		"  max_connections: 64\n"
-		"store:\n"
-		"  synchronous: normal\n"
-		"  events_keep: 5000\n"
-		"watchdog:\n"
-		"  interval_ms: 250\n"
-		"  action: kill\n"
-		"  grace: 64MiB\n"
-		"  context_allowance: 1GiB\n"
-		"ledger:\n"
-		"  interval_ms: 2000\n"
-		"mps:\n"
-		"  control: /opt/mps-control\n"
-		"log:\n"
-		"  level: debug\n"
-		"prices:\n"
-		"  currency: EUR\n"
-		"  rules:\n"
-		"    - {model: '*', mode: '*', per_gpu_second: 0.001, "
-		"per_gib_second: 0.00001}\n"
-		"    - {model: H100, mode: 'mig*', per_gpu_second: 3.6/h}\n"
-		"teams:\n"
-		"  lab:\n"
-		"    guarantee: {memory: 80GiB, compute: 200, mig: 7}\n"
-		"    max: {memory: unlimited, compute: 300%}\n"
-		"    members: [alice, bob]\n"
-		"  lab-a:\n"
-		"    parent: lab\n"
-		"    guarantee: {memory: 10GiB}\n";
+	    "# a full configuration\n"
+	    "node:\n"
+	    "  default_mode: mps\n"
+	    "  timeslice: long\n"
+	    "  placement: spread\n"
+	    "  gpus: sim\n"
+	    "  sim_model: A100-40GB\n"
+	    "  sim_count: 4\n"
+	    "  mig_on_real_gpu: true\n"
+	    "  default_team: lab\n"
+	    "  max_slices: 100\n"
+	    "api:\n"
+	    "  socket: /tmp/x.sock\n"
+	    "  tcp: 127.0.0.1:7070\n"
+	    "  token_file: /etc/token\n"
+	    "  admin_group: ops\n"
+	    "  max_body_bytes: 4096\n"
+	    "  max_connections: 64\n"
+	    "store:\n"
+	    "  synchronous: full\n"
+	    "  events_keep: 5000\n"
+	    "watchdog:\n"
+	    "  interval_ms: 250\n"
+	    "  action: kill\n"
+	    "  grace: 64MiB\n"
+	    "  context_allowance: 1GiB\n"
+	    "ledger:\n"
+	    "  interval_ms: 2000\n"
+	    "mps:\n"
+	    "  control: /opt/mps-control\n"
+	    "log:\n"
+	    "  level: debug\n"
+	    "prices:\n"
+	    "  currency: EUR\n"
+	    "  rules:\n"
+	    "    - {model: '*', mode: '*', per_gpu_second: 0.001, "
+	    "per_gib_second: 0.00001}\n"
+	    "    - {model: H100, mode: 'mig*', per_gpu_second: 3.6/h}\n"
+	    "teams:\n"
+	    "  lab:\n"
+	    "    guarantee: {memory: 80GiB, compute: 200, mig: 7}\n"
+	    "    max: {memory: unlimited, compute: 300%}\n"
+	    "    members: [alice, bob]\n"
+	    "  lab-a:\n"
+	    "    parent: lab\n"
+	    "    guarantee: {memory: 10GiB}\n";
 	struct gs_config cfg;
 	struct gs_errbuf eb = {0};
 
@@ -108,7 +108,7 @@ static void every_section_is_read(void **state)
 	assert_string_equal(cfg.admin_group, "ops");
 	assert_int_equal(cfg.max_body_bytes, 4096);
 	assert_int_equal(cfg.max_connections, 64);
-	assert_int_equal(cfg.synchronous, GS_STORE_SYNC_NORMAL);
+	assert_int_equal(cfg.synchronous, GS_STORE_SYNC_FULL);
 	assert_int_equal(cfg.events_keep, 5000);
 	assert_int_equal(cfg.watchdog_interval_ms, 250);
 	assert_int_equal(cfg.watchdog_action, GS_WATCHDOG_KILL);
@@ -120,14 +120,13 @@ static void every_section_is_read(void **state)
 	assert_string_equal(cfg.currency, "EUR");
 	assert_int_equal(cfg.prices.n, 2);
 	assert_true(cfg.prices.rule[1].per_gpu_second > 0.00099 &&
-		    cfg.prices.rule[1].per_gpu_second < 0.00101);
+	            cfg.prices.rule[1].per_gpu_second < 0.00101);
 	assert_int_equal(cfg.n_teams, 2);
 	assert_string_equal(cfg.teams[0].name, "lab");
-	assert_int_equal(cfg.teams[0].guarantee.v[GS_QRES_MEMORY],
-			 80ll << 30);
+	assert_int_equal(cfg.teams[0].guarantee.v[GS_QRES_MEMORY], 80ll << 30);
 	assert_int_equal(cfg.teams[0].guarantee.v[GS_QRES_MIG], 7);
 	assert_int_equal(cfg.teams[0].max.v[GS_QRES_MEMORY],
-			 GS_QUOTA_UNLIMITED);
+	                 GS_QUOTA_UNLIMITED);
 	assert_int_equal(cfg.teams[0].max.v[GS_QRES_COMPUTE], 300);
 	assert_int_equal(cfg.teams[0].max.v[GS_QRES_MIG], GS_QUOTA_UNLIMITED);
 	assert_true(cfg.teams[0].from_config);
@@ -152,45 +151,44 @@ static const struct {
 	gs_err err;
 	const char *msg; /* substring of the error */
 } bad[] = {
-	{"nodes:\n  x: 1\n", GS_ERR_INVALID, "test.yaml:1: unknown key 'nodes'"},
-	{"node:\n  default_mode: mps\n  colour: red\n", GS_ERR_INVALID,
-	 "test.yaml:3: unknown key 'colour' in node"},
-	{"node:\n  default_mode: fast\n", GS_ERR_PARSE,
-	 "test.yaml:2: default_mode: unknown mode 'fast'"},
-	{"node:\n  timeslice: 7\n", GS_ERR_INVALID,
-	 "timeslice must be default|short|medium|long|unset"},
-	{"node:\n  placement: random\n", GS_ERR_PARSE, "test.yaml:2"},
-	{"node:\n  sim_model: Voodoo2\n", GS_ERR_UNKNOWN_MODEL, "Voodoo2"},
-	{"node:\n  sim_count: 0\n", GS_ERR_RANGE, "sim_count must be 1..16"},
-	{"node:\n  mig_on_real_gpu: maybe\n", GS_ERR_PARSE, "true or false"},
-	{"node: [1, 2]\n", GS_ERR_PARSE, "node must be a mapping"},
-	{"node:\n  default_team: 'bad name'\n", GS_ERR_INVALID, "valid name"},
-	{"api:\n  tcp: nowhere\n", GS_ERR_INVALID, "host:port"},
-	{"api:\n  max_body_bytes: 12\n", GS_ERR_RANGE, "test.yaml:2"},
-	{"api:\n  socket: [a]\n", GS_ERR_PARSE, "single value"},
-	{"store:\n  synchronous: off\n", GS_ERR_INVALID, "full|normal"},
-	{"watchdog:\n  action: shoot\n", GS_ERR_INVALID, "flag|kill"},
-	{"watchdog:\n  grace: lots\n", GS_ERR_PARSE, "grace"},
-	{"watchdog:\n  interval_ms: 1.5\n", GS_ERR_PARSE, "whole number"},
-	{"log:\n  level: loud\n", GS_ERR_INVALID, "test.yaml:2"},
-	{"prices:\n  rules:\n    - {model: '*', per_gpu_second: -1}\n",
-	 GS_ERR_RANGE, "test.yaml:3"},
-	{"prices:\n  rules:\n    - {model: '*', cost: 1}\n", GS_ERR_INVALID,
-	 "unknown key 'cost'"},
-	{"prices:\n  rules: {a: 1}\n", GS_ERR_PARSE, "list of rules"},
-	{"teams:\n  a:\n    guarantee: {memory: 1GiB, gpus: 2}\n",
-	 GS_ERR_INVALID, "test.yaml:3: unknown key 'gpus'"},
-	{"teams:\n  a:\n    guarantee: {memory: huge}\n", GS_ERR_PARSE,
-	 "memory"},
-	{"teams:\n  a:\n    guarantee: {compute: -5}\n", GS_ERR_RANGE,
-	 "test.yaml:3"},
-	{"teams:\n  'x y': {}\n", GS_ERR_INVALID, "valid team name"},
-	{"teams:\n  a:\n    members: [u]\n  b:\n    members: [u]\n",
-	 GS_ERR_INVALID, "user 'u' is a member of both"},
-	{"teams:\n  a:\n    members: u\n", GS_ERR_PARSE, "list of users"},
-	{"node:\n  default_mode: mps\n   bad indent: 1\n", GS_ERR_PARSE,
-	 "test.yaml:"},
-	{"- a\n- b\n", GS_ERR_PARSE, "the top level must be a mapping"},
+    {"nodes:\n  x: 1\n", GS_ERR_INVALID, "test.yaml:1: unknown key 'nodes'"},
+    {"node:\n  default_mode: mps\n  colour: red\n", GS_ERR_INVALID,
+     "test.yaml:3: unknown key 'colour' in node"},
+    {"node:\n  default_mode: fast\n", GS_ERR_PARSE,
+     "test.yaml:2: default_mode: unknown mode 'fast'"},
+    {"node:\n  timeslice: 7\n", GS_ERR_INVALID,
+     "timeslice must be default|short|medium|long|unset"},
+    {"node:\n  placement: random\n", GS_ERR_PARSE, "test.yaml:2"},
+    {"node:\n  sim_model: Voodoo2\n", GS_ERR_UNKNOWN_MODEL, "Voodoo2"},
+    {"node:\n  sim_count: 0\n", GS_ERR_RANGE, "sim_count must be 1..16"},
+    {"node:\n  mig_on_real_gpu: maybe\n", GS_ERR_PARSE, "true or false"},
+    {"node: [1, 2]\n", GS_ERR_PARSE, "node must be a mapping"},
+    {"node:\n  default_team: 'bad name'\n", GS_ERR_INVALID, "valid name"},
+    {"api:\n  tcp: nowhere\n", GS_ERR_INVALID, "host:port"},
+    {"api:\n  max_body_bytes: 12\n", GS_ERR_RANGE, "test.yaml:2"},
+    {"api:\n  socket: [a]\n", GS_ERR_PARSE, "single value"},
+    {"store:\n  synchronous: off\n", GS_ERR_INVALID, "full|normal"},
+    {"watchdog:\n  action: shoot\n", GS_ERR_INVALID, "flag|kill"},
+    {"watchdog:\n  grace: lots\n", GS_ERR_PARSE, "grace"},
+    {"watchdog:\n  interval_ms: 1.5\n", GS_ERR_PARSE, "whole number"},
+    {"log:\n  level: loud\n", GS_ERR_INVALID, "test.yaml:2"},
+    {"prices:\n  rules:\n    - {model: '*', per_gpu_second: -1}\n",
+     GS_ERR_RANGE, "test.yaml:3"},
+    {"prices:\n  rules:\n    - {model: '*', cost: 1}\n", GS_ERR_INVALID,
+     "unknown key 'cost'"},
+    {"prices:\n  rules: {a: 1}\n", GS_ERR_PARSE, "list of rules"},
+    {"teams:\n  a:\n    guarantee: {memory: 1GiB, gpus: 2}\n", GS_ERR_INVALID,
+     "test.yaml:3: unknown key 'gpus'"},
+    {"teams:\n  a:\n    guarantee: {memory: huge}\n", GS_ERR_PARSE, "memory"},
+    {"teams:\n  a:\n    guarantee: {compute: -5}\n", GS_ERR_RANGE,
+     "test.yaml:3"},
+    {"teams:\n  'x y': {}\n", GS_ERR_INVALID, "valid team name"},
+    {"teams:\n  a:\n    members: [u]\n  b:\n    members: [u]\n", GS_ERR_INVALID,
+     "user 'u' is a member of both"},
+    {"teams:\n  a:\n    members: u\n", GS_ERR_PARSE, "list of users"},
+    {"node:\n  default_mode: mps\n   bad indent: 1\n", GS_ERR_PARSE,
+     "test.yaml:"},
+    {"- a\n- b\n", GS_ERR_PARSE, "the top level must be a mapping"},
 };
 
 static void bad_input_is_refused_with_file_and_line(void **state)
@@ -203,9 +201,35 @@ static void bad_input_is_refused_with_file_and_line(void **state)
 
 		if (err != bad[i].err || strstr(eb.msg, bad[i].msg) == NULL)
 			fail_msg("case %zu (%s): got %s '%s', want %s '%s'", i,
-				 bad[i].text, gs_err_name(err), eb.msg,
-				 gs_err_name(bad[i].err), bad[i].msg);
+			         bad[i].text, gs_err_name(err), eb.msg,
+			         gs_err_name(bad[i].err), bad[i].msg);
 	}
+}
+
+static void team_trees_are_checked_as_quotas(void **state)
+{
+	struct gs_config cfg;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	assert_int_equal(load(&cfg,
+			      "teams:\n  a:\n    guarantee: {memory: 10GiB}\n"
+			      "    max: {memory: 5GiB}\n",
+			      &eb),
+			 GS_OK);
+	assert_int_equal(gs_config_check_teams(&cfg, &eb), GS_ERR_RANGE);
+	assert_non_null(strstr(eb.msg, "team a"));
+	gs_errbuf_init(&eb);
+	assert_int_equal(load(&cfg,
+			      "teams:\n  a: {parent: b}\n  b: {parent: a}\n",
+			      &eb),
+			 GS_OK);
+	assert_int_equal(gs_config_check_teams(&cfg, &eb), GS_ERR_INVALID);
+	assert_non_null(strstr(eb.msg, "cycle"));
+	gs_errbuf_init(&eb);
+	assert_int_equal(load(&cfg, "teams:\n  a: {parent: nobody}\n", &eb),
+			 GS_OK);
+	assert_int_equal(gs_config_check_teams(&cfg, &eb), GS_ERR_NOT_FOUND);
 }
 
 static void missing_file_is_not_found(void **state)
@@ -215,9 +239,9 @@ static void missing_file_is_not_found(void **state)
 
 	(void)state;
 	gs_config_defaults(&cfg, true, NULL, NULL);
-	assert_int_equal(gs_config_load(&cfg, "/nonexistent/gpusliced.yaml",
-					&eb),
-			 GS_ERR_NOT_FOUND);
+	assert_int_equal(
+	    gs_config_load(&cfg, "/nonexistent/gpusliced.yaml", &eb),
+	    GS_ERR_NOT_FOUND);
 	assert_non_null(strstr(eb.msg, "/nonexistent/gpusliced.yaml"));
 }
 
@@ -229,8 +253,8 @@ static void example_config_in_the_repo_loads(void **state)
 
 	(void)state;
 	gs_config_defaults(&cfg, true, NULL, NULL);
-	err = gs_config_load(&cfg, GS_SOURCE_DIR "/daemon/gpusliced.example.yaml",
-			     &eb);
+	err = gs_config_load(
+	    &cfg, GS_SOURCE_DIR "/daemon/gpusliced.example.yaml", &eb);
 	if (err)
 		fail_msg("example config: %s", eb.msg);
 	assert_true(cfg.n_teams > 0);
@@ -239,12 +263,13 @@ static void example_config_in_the_repo_loads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(defaults_are_documented_values),
-		cmocka_unit_test(every_section_is_read),
-		cmocka_unit_test(empty_file_keeps_defaults),
-		cmocka_unit_test(bad_input_is_refused_with_file_and_line),
-		cmocka_unit_test(missing_file_is_not_found),
-		cmocka_unit_test(example_config_in_the_repo_loads),
+	    cmocka_unit_test(defaults_are_documented_values),
+	    cmocka_unit_test(every_section_is_read),
+	    cmocka_unit_test(empty_file_keeps_defaults),
+	    cmocka_unit_test(bad_input_is_refused_with_file_and_line),
+	    cmocka_unit_test(team_trees_are_checked_as_quotas),
+	    cmocka_unit_test(missing_file_is_not_found),
+	    cmocka_unit_test(example_config_in_the_repo_loads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,7 +48,7 @@ static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)
 	struct put_arg *a = op->arg;
 
 	return a->del ? gs_store_slice_delete(st, a->s.id)
-		      : gs_store_slice_put(st, &a->s);
+	              : gs_store_slice_put(st, &a->s);
 }
 
 static void make_slice(struct gs_slice *s, int64_t id, const char *name)
@@ -89,7 +89,7 @@ static void new_file_is_migrated_to_latest_and_reopens(void **state)
 
 	(void)state;
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
 	make_slice(&a.s, 7, "nb-1");
 	a.del = false;
@@ -98,10 +98,10 @@ static void new_file_is_migrated_to_latest_and_reopens(void **state)
 	gs_store_close(st);
 
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-			 GS_OK);
+	                 GS_OK);
 	memset(got, 0, sizeof(got));
 	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(got[0].id, 1);
 	assert_string_equal(got[1].name, "nb-1");
 	assert_int_equal(got[1].spec.memory_bytes, 4ull << 30);
@@ -139,52 +139,52 @@ static void version_one_file_is_migrated_keeping_its_rows(void **state)
 	/* A file as version 1 wrote it. */
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(
-		sqlite3_exec(
-			db,
-			"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT "
-			"NOT NULL);"
-			"CREATE TABLE slices(id INTEGER PRIMARY KEY, name TEXT "
-			"NOT NULL UNIQUE, owner_uid INTEGER NOT NULL, team TEXT "
-			"NOT NULL, spec TEXT NOT NULL, mode TEXT NOT NULL, "
-			"gpu_index INTEGER NOT NULL, gpu_uuid TEXT NOT NULL, "
-			"mig_profile TEXT NOT NULL, mig_uuid TEXT NOT NULL, "
-			"gi_id INTEGER NOT NULL, ci_id INTEGER NOT NULL, "
-			"region_slot INTEGER NOT NULL, region_gen INTEGER NOT "
-			"NULL, state INTEGER NOT NULL, on_exit INTEGER NOT "
-			"NULL, borrowed INTEGER NOT NULL, created_ns INTEGER "
-			"NOT NULL, updated_ns INTEGER NOT NULL, reason TEXT NOT "
-			"NULL);"
-			"CREATE TABLE teams(name TEXT PRIMARY KEY, parent TEXT "
-			"NOT NULL, g_memory INTEGER NOT NULL, g_compute INTEGER "
-			"NOT NULL, g_mig INTEGER NOT NULL, max_memory INTEGER "
-			"NOT NULL, max_compute INTEGER NOT NULL, max_mig "
-			"INTEGER NOT NULL, from_config INTEGER NOT NULL);"
-			"CREATE TABLE usage(id INTEGER PRIMARY KEY, slice_id "
-			"INTEGER NOT NULL, slice TEXT NOT NULL, team TEXT NOT "
-			"NULL, gpu_model TEXT NOT NULL, t0_ns INTEGER NOT NULL, "
-			"t1_ns INTEGER NOT NULL, gpu_seconds REAL NOT NULL, "
-			"gib_seconds REAL NOT NULL, throttled_seconds REAL NOT "
-			"NULL);"
-			"CREATE INDEX usage_t1 ON usage(t1_ns);"
-			"CREATE TABLE events(id INTEGER PRIMARY KEY, ts_ns "
-			"INTEGER NOT NULL, type TEXT NOT NULL, slice TEXT NOT "
-			"NULL, team TEXT NOT NULL, gpu INTEGER NOT NULL, "
-			"message TEXT NOT NULL);"
-			"INSERT INTO slices VALUES(42,'old',0,'t','name=old "
-			"memory=1GiB compute=10 priority=low weight=1 mode=mps "
-			"isolation=none','mps',0,'GPU-x','','',-1,-1,3,1,0,0,0,"
-			"1,1,'');"
-			"PRAGMA user_version = 1;",
-			NULL, NULL, NULL),
-		SQLITE_OK);
+	    sqlite3_exec(
+	        db,
+	        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT "
+	        "NOT NULL);"
+	        "CREATE TABLE slices(id INTEGER PRIMARY KEY, name TEXT "
+	        "NOT NULL UNIQUE, owner_uid INTEGER NOT NULL, team TEXT "
+	        "NOT NULL, spec TEXT NOT NULL, mode TEXT NOT NULL, "
+	        "gpu_index INTEGER NOT NULL, gpu_uuid TEXT NOT NULL, "
+	        "mig_profile TEXT NOT NULL, mig_uuid TEXT NOT NULL, "
+	        "gi_id INTEGER NOT NULL, ci_id INTEGER NOT NULL, "
+	        "region_slot INTEGER NOT NULL, region_gen INTEGER NOT "
+	        "NULL, state INTEGER NOT NULL, on_exit INTEGER NOT "
+	        "NULL, borrowed INTEGER NOT NULL, created_ns INTEGER "
+	        "NOT NULL, updated_ns INTEGER NOT NULL, reason TEXT NOT "
+	        "NULL);"
+	        "CREATE TABLE teams(name TEXT PRIMARY KEY, parent TEXT "
+	        "NOT NULL, g_memory INTEGER NOT NULL, g_compute INTEGER "
+	        "NOT NULL, g_mig INTEGER NOT NULL, max_memory INTEGER "
+	        "NOT NULL, max_compute INTEGER NOT NULL, max_mig "
+	        "INTEGER NOT NULL, from_config INTEGER NOT NULL);"
+	        "CREATE TABLE usage(id INTEGER PRIMARY KEY, slice_id "
+	        "INTEGER NOT NULL, slice TEXT NOT NULL, team TEXT NOT "
+	        "NULL, gpu_model TEXT NOT NULL, t0_ns INTEGER NOT NULL, "
+	        "t1_ns INTEGER NOT NULL, gpu_seconds REAL NOT NULL, "
+	        "gib_seconds REAL NOT NULL, throttled_seconds REAL NOT "
+	        "NULL);"
+	        "CREATE INDEX usage_t1 ON usage(t1_ns);"
+	        "CREATE TABLE events(id INTEGER PRIMARY KEY, ts_ns "
+	        "INTEGER NOT NULL, type TEXT NOT NULL, slice TEXT NOT "
+	        "NULL, team TEXT NOT NULL, gpu INTEGER NOT NULL, "
+	        "message TEXT NOT NULL);"
+	        "INSERT INTO slices VALUES(42,'old',0,'t','name=old "
+	        "memory=1GiB compute=10 priority=low weight=1 mode=mps "
+	        "isolation=none','mps',0,'GPU-x','','',-1,-1,3,1,0,0,0,"
+	        "1,1,'');"
+	        "PRAGMA user_version = 1;",
+	        NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_close(db);
 
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
 	memset(got, 0, sizeof(got));
 	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
-			 GS_OK);
+	                 GS_OK);
 	assert_int_equal(got[0].id, 1);
 	assert_string_equal(got[1].name, "old");
 	assert_int_equal(got[1].mode, GS_MODE_MPS);
@@ -203,12 +203,12 @@ static void newer_schema_is_refused_with_version_error(void **state)
 
 	(void)state;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL,
-				      NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_close(db);
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-			 GS_ERR_VERSION);
+	                 GS_ERR_VERSION);
 	assert_null(st);
 	assert_non_null(strstr(eb.msg, "99"));
 }
@@ -221,15 +221,14 @@ static void foreign_database_is_refused_as_corrupt(void **state)
 
 	(void)state;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL,
-				      NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-			 GS_ERR_CORRUPT);
+	                 GS_ERR_CORRUPT);
 }
 
-#define THREADS 6
+#define THREADS    6
 #define PER_THREAD 300
 
 struct worker {
@@ -268,12 +267,11 @@ static void concurrent_writers_share_commits(void **state)
 
 	(void)state;
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_FULL, &st, &eb),
-			 GS_OK);
+	                 GS_OK);
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){.st = st, .t = i};
-		assert_int_equal(pthread_create(&th[i], NULL, worker_main,
-						&w[i]),
-				 0);
+		assert_int_equal(
+		    pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
 	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
@@ -284,7 +282,38 @@ static void concurrent_writers_share_commits(void **state)
 	assert_true(batches <= ops);
 	memset(got, 0, sizeof(got));
 	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
-			 GS_OK);
+	                 GS_OK);
+	assert_int_equal(got[0].id, THREADS * PER_THREAD);
+	gs_store_close(st);
+}
+
+static void committer_thread_commits_for_concurrent_writers(void **state)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct worker w[THREADS];
+	pthread_t th[THREADS];
+	struct gs_slice got[2];
+	uint64_t batches, ops;
+
+	(void)state;
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	assert_int_equal(gs_store_start_committer(st, &eb), GS_OK);
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){.st = st, .t = i};
+		assert_int_equal(
+		    pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].failures, 0);
+	}
+	gs_store_stats(st, &batches, &ops);
+	assert_int_equal(ops, THREADS * PER_THREAD);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
+	                 GS_OK);
 	assert_int_equal(got[0].id, THREADS * PER_THREAD);
 	gs_store_close(st);
 }
@@ -327,7 +356,7 @@ static void detached_events_commit_on_flush_and_filter_by_slice(void **state)
 
 	(void)state;
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-			 GS_OK);
+	                 GS_OK);
 	for (int i = 0; i < 10; i++) {
 		struct det *d = calloc(1, sizeof(*d));
 
@@ -339,19 +368,19 @@ static void detached_events_commit_on_flush_and_filter_by_slice(void **state)
 		d->e.ts_ns = 1000 + i;
 		snprintf(d->e.type, sizeof(d->e.type), "slice.created");
 		snprintf(d->e.slice, sizeof(d->e.slice), "%s",
-			 i % 2 ? "odd" : "even");
+		         i % 2 ? "odd" : "even");
 		gs_store_submit_detached(st, &d->op);
 	}
 	assert_int_equal(gs_store_flush(st), GS_OK);
 	assert_int_equal(done, 10);
-	assert_int_equal(gs_store_events(st, 0, 0, "odd", -1, 100, collect_event,
-					 &seen, &eb),
-			 GS_OK);
+	assert_int_equal(gs_store_events(st, 0, 0, "odd", -1, 100,
+	                                 collect_event, &seen, &eb),
+	                 GS_OK);
 	assert_int_equal(seen, 5);
 	seen = 0;
-	assert_int_equal(gs_store_events(st, 0, 1005, NULL, -1, 100, collect_event,
-					 &seen, &eb),
-			 GS_OK);
+	assert_int_equal(gs_store_events(st, 0, 1005, NULL, -1, 100,
+	                                 collect_event, &seen, &eb),
+	                 GS_OK);
 	assert_int_equal(seen, 5);
 	gs_store_close(st);
 }
@@ -359,23 +388,22 @@ static void detached_events_commit_on_flush_and_filter_by_slice(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-			new_file_is_migrated_to_latest_and_reopens, setup,
-			teardown),
-		cmocka_unit_test_setup_teardown(
-			version_one_file_is_migrated_keeping_its_rows, setup,
-			teardown),
-		cmocka_unit_test_setup_teardown(
-			newer_schema_is_refused_with_version_error, setup,
-			teardown),
-		cmocka_unit_test_setup_teardown(
-			foreign_database_is_refused_as_corrupt, setup,
-			teardown),
-		cmocka_unit_test_setup_teardown(
-			concurrent_writers_share_commits, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-			detached_events_commit_on_flush_and_filter_by_slice,
-			setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        new_file_is_migrated_to_latest_and_reopens, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        version_one_file_is_migrated_keeping_its_rows, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        newer_schema_is_refused_with_version_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        foreign_database_is_refused_as_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(concurrent_writers_share_commits,
+	                                    setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        committer_thread_commits_for_concurrent_writers, setup,
+	        teardown),
+	    cmocka_unit_test_setup_teardown(
+	        detached_events_commit_on_flush_and_filter_by_slice, setup,
+	        teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,8 +16,8 @@ PIDS+=("$LPID")
 
 kills=0
 while kill -0 "$LPID" 2>/dev/null; do
-	# 0.1 .. 0.6 s between kills: some land mid-batch, some idle.
-	sleep "0.$((RANDOM % 6 + 1))"
+	# 0.05 .. 0.30 s between kills: some land mid-batch, some idle.
+	sleep "0.$(printf '%02d' $((RANDOM % 26 + 5)))"
 	kill -0 "$LPID" 2>/dev/null || break
 	daemon_kill9
 	kills=$((kills + 1))

@@ -48,7 +48,7 @@ struct worker {
 	const struct opts *o;
 	int id;
 	long ops;
-	double *lat;     /* ms per acknowledged op */
+	double *lat; /* ms per acknowledged op */
 	long n_lat;
 	long errors;
 	long in_doubt;
@@ -73,7 +73,7 @@ static void name_of(const struct worker *w, long n, char *buf, size_t len)
 }
 
 static int connect_retry(struct gs_client_conn *c, const struct opts *o,
-			 bool wait)
+                         bool wait)
 {
 	double give_up = now_ms() + 60000;
 
@@ -94,7 +94,7 @@ static int connect_retry(struct gs_client_conn *c, const struct opts *o,
  * connection is then closed and reopened, waiting for the daemon).
  */
 static int request(struct worker *w, struct gs_client_conn *c,
-		   const char *method, const char *path, const char *body)
+                   const char *method, const char *path, const char *body)
 {
 	struct gs_errbuf eb = {0};
 	char *resp = NULL;
@@ -102,24 +102,23 @@ static int request(struct worker *w, struct gs_client_conn *c,
 	int status = 0;
 	gs_err err;
 
-	err = gs_client_roundtrip(c, method, path, body,
-				  body ? strlen(body) : 0, &status, &resp, &len,
-				  &eb);
+	err =
+	    gs_client_roundtrip(c, method, path, body, body ? strlen(body) : 0,
+	                        &status, &resp, &len, &eb);
 	free(resp);
 	if (err == GS_OK)
 		return status;
 	gs_client_close(c);
 	if (connect_retry(c, w->o, w->o->crash) != 0) {
 		fprintf(stderr, "loadgen: client %d: cannot reconnect\n",
-			w->id);
+		        w->id);
 		exit(1);
 	}
 	return -1;
 }
 
 /* After an in-doubt op on `name`: does the slice exist now? */
-static int exists(struct worker *w, struct gs_client_conn *c,
-		  const char *name)
+static int exists(struct worker *w, struct gs_client_conn *c, const char *name)
 {
 	char path[160];
 
@@ -134,7 +133,7 @@ static int exists(struct worker *w, struct gs_client_conn *c,
 			return 0;
 		if (st > 0) {
 			fprintf(stderr, "loadgen: GET %s: status %d\n", name,
-				st);
+			        st);
 			exit(1);
 		}
 	}
@@ -157,7 +156,7 @@ static void *run(void *arg)
 	}
 	for (long i = 0; i < w->ops; i++) {
 		bool create = w->n_alive == 0 ||
-			      (w->n_alive < w->o->keep && rand_r(&w->seed) % 2);
+		              (w->n_alive < w->o->keep && rand_r(&w->seed) % 2);
 		double t0 = now_ms();
 		int st;
 
@@ -166,20 +165,19 @@ static void *run(void *arg)
 
 			name_of(w, n, name, sizeof(name));
 			snprintf(body, sizeof(body),
-				 "{\"name\":\"%s\",\"memory\":\"64MiB\","
-				 "\"compute\":1}",
-				 name);
+			         "{\"name\":\"%s\",\"memory\":\"64MiB\","
+			         "\"compute\":1}",
+			         name);
 			st = request(w, &c, "POST", "/v1/slices", body);
-			if (st == 201 ||
-			    (st < 0 && exists(w, &c, name))) {
+			if (st == 201 || (st < 0 && exists(w, &c, name))) {
 				w->alive[w->n_alive++] = n;
 			} else if (st > 0) {
 				w->errors++;
 				if (w->errors < 5)
 					fprintf(stderr,
-						"loadgen: create %s: status "
-						"%d\n",
-						name, st);
+					        "loadgen: create %s: status "
+					        "%d\n",
+					        name, st);
 			}
 		} else {
 			int k = rand_r(&w->seed) % w->n_alive;
@@ -193,9 +191,9 @@ static void *run(void *arg)
 				w->errors++;
 				if (w->errors < 5)
 					fprintf(stderr,
-						"loadgen: delete %s: status "
-						"%d\n",
-						name, st);
+					        "loadgen: delete %s: status "
+					        "%d\n",
+					        name, st);
 			}
 		}
 		if (st > 0)
@@ -237,9 +235,9 @@ static int region_dump(const char *dir)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gs-daemon-loadgen bench|crash --socket S --clients N "
-		"--ops M [--keep K] [--prefix P] [--out FILE]\n"
-		"       gs-daemon-loadgen region DIR\n");
+	        "usage: gs-daemon-loadgen bench|crash --socket S --clients N "
+	        "--ops M [--keep K] [--prefix P] [--out FILE]\n"
+	        "       gs-daemon-loadgen region DIR\n");
 }
 
 int main(int argc, char **argv)
@@ -252,7 +250,8 @@ int main(int argc, char **argv)
 
 	if (argc >= 3 && strcmp(argv[1], "region") == 0)
 		return region_dump(argv[2]);
-	if (argc < 2 || (strcmp(argv[1], "bench") && strcmp(argv[1], "crash"))) {
+	if (argc < 2 ||
+	    (strcmp(argv[1], "bench") && strcmp(argv[1], "crash"))) {
 		usage();
 		return 2;
 	}
@@ -275,8 +274,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.socket == NULL || o.clients < 1 || o.clients > 256 ||
-	    o.ops < 1 || o.keep < 1 || o.keep > 64 || (o.crash && !o.out)) {
+	if (o.socket == NULL || o.clients < 1 || o.clients > 256 || o.ops < 1 ||
+	    o.keep < 1 || o.keep > 64 || (o.crash && !o.out)) {
 		usage();
 		return 2;
 	}
@@ -303,7 +302,8 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	t1 = now_ms();
 	for (int i = 0; i < o.clients; i++) {
-		memcpy(all + n_all, w[i].lat, sizeof(double) * (size_t)w[i].n_lat);
+		memcpy(all + n_all, w[i].lat,
+		       sizeof(double) * (size_t)w[i].n_lat);
 		n_all += w[i].n_lat;
 		errors += w[i].errors;
 		in_doubt += w[i].in_doubt;
@@ -312,8 +312,7 @@ int main(int argc, char **argv)
 	printf("{\"clients\":%d,\"ops\":%ld,\"seconds\":%.3f,"
 	       "\"ops_per_s\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
 	       "\"max_ms\":%.3f,\"errors\":%ld,\"in_doubt\":%ld}\n",
-	       o.clients, n_all, (t1 - t0) / 1e3,
-	       n_all / ((t1 - t0) / 1e3),
+	       o.clients, n_all, (t1 - t0) / 1e3, n_all / ((t1 - t0) / 1e3),
 	       n_all ? all[(long)(n_all * 0.5)] : 0,
 	       n_all ? all[(long)(n_all * 0.99)] : 0,
 	       n_all ? all[n_all - 1] : 0, errors, in_doubt);
@@ -328,10 +327,18 @@ int main(int argc, char **argv)
 			for (int k = 0; k < w[i].n_alive; k++) {
 				char name[128];
 
-				name_of(&w[i], w[i].alive[k], name, sizeof(name));
+				name_of(&w[i], w[i].alive[k], name,
+				        sizeof(name));
 				fprintf(f, "%s\n", name);
 			}
 		fclose(f);
 	}
+	for (int i = 0; i < o.clients; i++) {
+		free(w[i].lat);
+		free(w[i].alive);
+	}
+	free(w);
+	free(th);
+	free(all);
 	return errors ? 1 : 0;
 }

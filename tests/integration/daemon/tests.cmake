@@ -31,6 +31,8 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/recovery.sh TIMEOUT 180)
   gs_add_shell_test(daemon_xid_faults_mark_the_culprit_and_mps_neighbours
                     tests/integration/daemon/faults.sh TIMEOUT 180)
+  gs_add_shell_test(daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
+                    tests/integration/daemon/ledger_tcp.sh TIMEOUT 180)
   set_tests_properties(
     daemon_api_answers_every_endpoint_and_rejects_bad_requests
     daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
@@ -40,5 +42,6 @@ if(TARGET gpusliced AND TARGET gpuslice)
     daemon_users_see_and_change_only_their_own_slices
     daemon_restart_reconciles_slices_with_what_still_runs
     daemon_xid_faults_mark_the_culprit_and_mps_neighbours
+    daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
     PROPERTIES SKIP_RETURN_CODE 77)
 endif()
