@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "gs/region.h"
 #include "gs/spec.h"
 
@@ -359,6 +360,37 @@ static int wait_child(struct gs_region *r, pid_t pid)
 	return GS_EXIT_FAILURE;
 }
 
+/*
+ * When a daemon answers and knows slice `name`, applies the environment it
+ * gives for joining it (GPUSLICE_RUN_DIR, the GPU's CUDA_VISIBLE_DEVICES or
+ * the MPS variables) and returns true; the caller then attaches the child's
+ * pid. No daemon, or no such slice there: false, and `run` goes on with a
+ * slice of its own run directory. OUT: *run_dir points into the
+ * environment (setenv's copy).
+ */
+static bool join_daemon_slice(const char *name, const char **run_dir)
+{
+	struct gs_errbuf eb = {0};
+	json_t *js = NULL, *env;
+	const char *k;
+	json_t *v;
+
+	if (gs_client_slice_get(name, &js, &eb) != GS_OK)
+		return false;
+	env = json_object_get(js, "env");
+	json_object_foreach(env, k, v)
+	{
+		if (json_is_string(v) &&
+		    setenv(k, json_string_value(v), 1) != 0) {
+			json_decref(js);
+			return false;
+		}
+	}
+	json_decref(js);
+	*run_dir = getenv("GPUSLICE_RUN_DIR");
+	return *run_dir != NULL;
+}
+
 int gs_cli_run(int argc, char **argv)
 {
 	struct run_opts o;
@@ -369,7 +401,7 @@ int gs_cli_run(int argc, char **argv)
 	struct sigaction sa;
 	char dir[GS_REGION_DIR_MAX], shim[PATH_MAX];
 	int first = 0, rc, status;
-	bool created = false;
+	bool created = false, daemon_slice = false;
 	gs_err err;
 	pid_t pid;
 
@@ -384,6 +416,8 @@ int gs_cli_run(int argc, char **argv)
 	}
 	if (o.gpu != NULL && set_gpu(o.gpu) != 0)
 		return GS_EXIT_USAGE;
+	if (o.named && o.run_dir == NULL)
+		daemon_slice = join_daemon_slice(o.lim.name, &o.run_dir);
 	err = gs_region_dir_resolve(o.run_dir, dir, &eb);
 	if (err == GS_OK)
 		err = gs_region_open(dir, GS_REGION_RUNNER, &r, &eb);
@@ -456,6 +490,17 @@ int gs_cli_run(int argc, char **argv)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	child_pid = pid;
+	if (daemon_slice) {
+		struct gs_errbuf aeb = {0};
+
+		/* The daemon's watchdog and on_exit policy follow the pid. */
+		err = gs_client_slice_attach(o.lim.name, (int32_t)pid, NULL,
+		                             &aeb);
+		if (err != GS_OK)
+			gs_cli_error(CMD, "slice '%s': cannot attach pid %d: %s",
+			             o.lim.name, (int)pid,
+			             gs_errbuf_msg(&aeb, err));
+	}
 	sa.sa_handler = forward;
 	(void)sigaction(SIGINT, &sa, NULL);
 	(void)sigaction(SIGTERM, &sa, NULL);

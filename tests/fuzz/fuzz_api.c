@@ -34,9 +34,27 @@ static struct gs_store *store;
 static struct gs_node *node;
 static struct gs_api api;
 
+static char scratch[] = "/tmp/gs-fuzz-api-XXXXXX";
+
+/* At exit: the scratch database goes (libFuzzer exits through exit()). */
+static void remove_scratch(void)
+{
+	static const char *const files[] = {"state.db", "state.db-wal",
+					    "state.db-shm"};
+	char path[96];
+
+	gs_store_close(store);
+	store = NULL;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", scratch, files[i]);
+		(void)unlink(path);
+	}
+	(void)rmdir(scratch);
+}
+
 static void setup(void)
 {
-	char dir[] = "/tmp/gs-fuzz-api-XXXXXX";
+	char *dir = scratch;
 	char path[64];
 	struct gs_errbuf eb = {0};
 	struct gs_node_opts no = {0};
@@ -44,6 +62,7 @@ static void setup(void)
 	gs_log_silence();
 	if (mkdtemp(dir) == NULL)
 		abort();
+	atexit(remove_scratch);
 	snprintf(path, sizeof(path), "%s/state.db", dir);
 	gs_config_defaults(&cfg, true, NULL, NULL);
 	cfg.max_slices = 64;

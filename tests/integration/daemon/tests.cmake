@@ -45,3 +45,7 @@ if(TARGET gpusliced AND TARGET gpuslice)
     daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
     PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
+  gs_add_shell_test(run_joins_a_daemon_slice_with_its_env_cap_and_attachment
+                    tests/integration/daemon/run_joins_daemon_slice.sh TIMEOUT 120)
+endif()
