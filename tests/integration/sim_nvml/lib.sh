@@ -50,10 +50,11 @@ mps() {
 	printf '%s\n' "$@" | "$MPSC"
 }
 
-# wait_for CMD...: up to 5 s until CMD succeeds.
+# wait_for CMD...: up to 15 s until CMD succeeds (generous: the suite runs
+# on loaded 2-core machines).
 wait_for() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		if "$@" >/dev/null 2>&1; then
 			return 0
 		fi

@@ -7,6 +7,10 @@
 # sim's libcuda built, a CUDA process started after the kill runs without
 # MPS, and one started under a live daemon runs as an MPS client.
 . "$(dirname "$0")/lib.sh" "$1"
+
+has_server() {
+	[ -n "$(mps get_server_list)" ]
+}
 "$PROBE" init 1xH100-SXM5-80GB
 
 "$MPSC" -d
@@ -53,7 +57,8 @@ if [ -x "$ALLOC" ] && [ -f "$LIBCUDA" ]; then
 	expect_in "an MPS client under a live daemon" \
 		"$("$PROBE" nvml-procs 0 mps)" "^$b "
 	# The daemon starts a server for a waiting client by itself.
-	wait_for test -n "$(mps get_server_list)"
+	# Re-asked on every try: the server starts when the client shows up.
+	wait_for has_server
 	kill -9 "$b"
 	wait_for not_alive "$b"
 fi
