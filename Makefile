@@ -23,13 +23,13 @@ $(BUILD)/CMakeCache.txt: $(BUILD)/.deps-ok CMakeLists.txt
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
 
 build: $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+	cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 $(ASAN_BUILD)/CMakeCache.txt: $(BUILD)/.deps-ok CMakeLists.txt
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGS_SANITIZE=ON $(CMAKE_ARGS)
 
 build-asan: $(ASAN_BUILD)/CMakeCache.txt
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS) -- --no-print-directory
 
 # The whole suite: every test on the normal build, then the unit tests and
 # fast integration tests again under ASan+UBSan, then the Slurm tests.
