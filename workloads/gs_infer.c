@@ -326,6 +326,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0, off = 0; i < threads; i++) {
+		if (cls[i].n == 0)
+			continue; /* a client that finished no request has no buffer */
 		memcpy(all + off, cls[i].samples, cls[i].n * sizeof(*all));
 		off += cls[i].n;
 	}
