@@ -7,7 +7,10 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config python3 clang libclang-rt-14-dev
       libcmocka-dev libjansson-dev libmicrohttpd-dev libsqlite3-dev
       libyaml-dev sqlite3 curl procps gnuplot-nox
-      slurmctld slurmd slurm-client munge libslurm-dev)
+      slurmctld slurmd slurm-client munge libslurm-dev
+      libzstd-dev liblz4-dev
+      libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
+      python3-grpcio python3-protobuf python3-jsonschema python3-yaml)
 
 missing=()
 for p in "${pkgs[@]}"; do
