@@ -1,6 +1,9 @@
 # sim/cuda.cmake - build/sim/libcuda.so.1 (+ libcuda.so), the CUDA driver
 # stand-in, included by sim/CMakeLists.txt.
 set(GS_SIM_OUT ${CMAKE_BINARY_DIR}/sim)
+# Fatbinary entries are zstd- or LZ4-compressed (fatbin.c).
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET GLOBAL libzstd)
+pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET GLOBAL liblz4)
 
 # The version script comes from the one symbol table, cuda_syms.def.
 set(GS_CUDA_MAP ${CMAKE_CURRENT_BINARY_DIR}/cuda.map)
@@ -19,6 +22,8 @@ add_library(cuda_sim SHARED
             ${CMAKE_CURRENT_LIST_DIR}/ctx.c
             ${CMAKE_CURRENT_LIST_DIR}/mem.c
             ${CMAKE_CURRENT_LIST_DIR}/module.c
+            ${CMAKE_CURRENT_LIST_DIR}/fatbin.c
+            ${CMAKE_CURRENT_LIST_DIR}/costmodel.c
             ${CMAKE_CURRENT_LIST_DIR}/exec.c
             ${CMAKE_CURRENT_LIST_DIR}/handle.c
             ${CMAKE_CURRENT_LIST_DIR}/legacy.c
@@ -36,7 +41,7 @@ set_target_properties(cuda_sim PROPERTIES
 target_include_directories(cuda_sim PRIVATE ${CMAKE_CURRENT_LIST_DIR}
                            ${GS_CUDA_INCLUDE})
 target_link_libraries(cuda_sim PRIVATE gs_sim_state gs_core gs_common
-                      Threads::Threads m)
+                      Threads::Threads m PkgConfig::ZSTD PkgConfig::LZ4)
 target_link_options(cuda_sim PRIVATE
   -Wl,--version-script=${GS_CUDA_MAP} -Wl,--no-undefined)
 

@@ -135,6 +135,8 @@ struct gs__entry {
 	uint32_t param_size[GS__MAX_PARAMS];
 	uint32_t args_size;
 	int ptx_version; /* major*10 + minor */
+	struct gs__kcost *kcost; /* cost of an unknown kernel (costmodel.h),
+	                            owned; NULL when it could not be read */
 };
 
 struct gs__module;
@@ -147,6 +149,23 @@ struct gs__func {
 	CUfunc_cache cache_config;
 };
 
+/* Where one module global lives in one context. */
+struct gs__ginst {
+	struct gs__ctx *ctx;
+	unsigned long long ctx_id;
+	uint64_t dptr;
+};
+
+/* A __device__ / __constant__ / __managed__ variable of a PTX image. */
+struct gs__global {
+	char name[128];
+	uint64_t size;
+	uint8_t *init; /* size bytes of initial value, owned (NULL: zeros) */
+	bool managed;
+	int n_inst;
+	struct gs__ginst *inst; /* one per context it was used in, owned */
+};
+
 /* A CUmodule (ctx != NULL) or a CUlibrary's image (ctx == NULL). */
 struct gs__module {
 	struct gs__ctx *ctx;
@@ -155,6 +174,9 @@ struct gs__module {
 	struct gs__entry *entries;
 	struct gs__func *funcs; /* one per entry */
 	char *image;            /* our copy of the PTX text */
+	int n_globals;
+	struct gs__global *globals; /* owned; their memory is the sim's */
+	struct gs__module *ctx_mod; /* a library's cuLibraryGetModule copy */
 };
 
 struct gs__pool {
@@ -187,6 +209,7 @@ struct gs__alloc {
 	struct gs__pool *pool;
 	struct gs__vmm *vmm; /* GS__A_VMM_MAP */
 	unsigned int host_flags;
+	const void *owner; /* a module global's (gs__mem_alloc), or NULL */
 };
 
 /* A CUmemGenericAllocationHandle. */
@@ -333,6 +356,12 @@ void gs__dwrite(uint64_t p, const void *src, uint64_t len);
 void gs__dread(void *dst, uint64_t p, uint64_t len);
 CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
                     unsigned int esize, uint64_t width, uint64_t height);
+/* Module globals (module.c): allocates a backed device (or managed) range
+ * in ctx tagged with `owner`; gs__mem_release frees it if it is still
+ * there and still `owner`'s. Lock held. */
+CUresult gs__mem_alloc(struct gs__ctx *ctx, uint64_t size, bool managed,
+                       const void *owner, uint64_t *dptr);
+void gs__mem_release(uint64_t dptr, const void *owner);
 
 /* Copies and memsets (mem.c). */
 enum xfer_kind { X_HTOD, X_DTOH, X_DTOD, X_ANY };
@@ -400,5 +429,11 @@ CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
 /* ---- modules (module.c) ---- */
 CUresult gs__func_get(CUfunction f, struct gs__func **out);
 void gs__module_ctx_gone(struct gs__ctx *ctx);
+/* Duration (ns) and SMs of a launch of a kernel the sim does not know,
+ * from its PTX (costmodel.h); GS_SIM_DEFAULT_KERNEL_NS when unreadable. */
+void gs__kernel_cost(const struct gs__launch *l, const struct gs__dev *d,
+                     uint64_t *dur, uint32_t *sms);
+/* The SM clock (kHz) of a device (drv.c), for the cost model. */
+uint32_t gs__dev_clock_khz(const struct gs__dev *d);
 
 #endif

@@ -777,6 +777,11 @@ static const struct arch *arch_for(const struct gs__dev *d)
 	return best;
 }
 
+uint32_t gs__dev_clock_khz(const struct gs__dev *d)
+{
+	return (uint32_t)arch_for(d)->clock_khz;
+}
+
 static int attr_value(const struct gs__dev *d, CUdevice_attribute a, bool *ok)
 {
 	const struct arch *ar = arch_for(d);

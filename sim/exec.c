@@ -555,7 +555,10 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 		if (ctx->sticky != CUDA_SUCCESS)
 			return CUDA_SUCCESS; /* reported by the next call */
 	}
-	cost(l, k, d->sm_count, &dur, &sms);
+	if (k == K_OTHER)
+		gs__kernel_cost(l, d, &dur, &sms); /* costmodel.h */
+	else
+		cost(l, k, d->sm_count, &dur, &sms);
 	data_effect(l, k);
 	r = gs__push(ctx, dur * sms, sms, GS_SIM_OP_KERNEL, 0, &seq);
 	if (r != CUDA_SUCCESS)

@@ -287,6 +287,31 @@ static void alloc_free(struct gs__alloc *a)
 		                      : 0;
 }
 
+/* ---- module globals (module.c) --------------------------------------- */
+
+CUresult gs__mem_alloc(struct gs__ctx *ctx, uint64_t size, bool managed,
+                       const void *owner, uint64_t *dptr)
+{
+	CUdeviceptr p;
+	CUresult r;
+
+	r = dev_alloc(ctx, size, managed ? GS__A_MANAGED : GS__A_DEVICE, NULL,
+	              &p);
+	if (r != CUDA_SUCCESS)
+		return r;
+	alloc_exact((uint64_t)p)->owner = owner;
+	*dptr = (uint64_t)p;
+	return CUDA_SUCCESS;
+}
+
+void gs__mem_release(uint64_t dptr, const void *owner)
+{
+	struct gs__alloc *a = alloc_exact(dptr);
+
+	if (a != NULL && a->owner == owner)
+		alloc_free(a);
+}
+
 /* ---- cuMemAlloc & co ------------------------------------------------- */
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)

@@ -1,17 +1,29 @@
 /*
  * module.c - modules, libraries and functions of the sim driver: loading
- * PTX text (the sim reads each `.entry name(...)` and its `.param` list;
- * it never compiles or runs the code), function and kernel handles and
- * their attributes, occupancy.
+ * PTX text, or the PTX inside a fatbinary (fatbin.c: the best PTX entry
+ * for the device, decompressed), reading each `.entry name(...)` with its
+ * `.param` list and its cost model (costmodel.c) and each module-scope
+ * `.global` / `.const` variable with its size and initial value; function
+ * and kernel handles and their attributes, module globals, occupancy. The
+ * sim never compiles or runs the code.
  *
  * A CUlibrary is a module with no context; its CUkernel handles are the
  * same objects as CUfunction handles (launches take either), so
- * cuKernelGetFunction returns the kernel itself.
+ * cuKernelGetFunction returns the kernel itself. A global gets its memory
+ * (backed, charged like cuMemAlloc; managed memory for __managed__) in a
+ * context when first needed there: at cuModuleLoad*, at cuLibraryLoad*
+ * for the current context, and at cuLibraryGetGlobal/GetManaged for
+ * another; it is freed with its module, or with its context.
  *
- * Images that are not PTX text (cubin ELF, fatbinaries) are refused with
- * CUDA_ERROR_NOT_SUPPORTED: the sim has no machine code to read.
+ * Cubin ELF images are refused with CUDA_ERROR_NOT_SUPPORTED (no machine
+ * code to read); a fatbinary without PTX for the device is
+ * CUDA_ERROR_NO_BINARY_FOR_GPU.
  */
 #include "cuda_int.h"
+
+#include "costmodel.h"
+#include "fatbin.h"
+#include "gs/kernels.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -137,6 +149,13 @@ done:
 	return p + 1;
 }
 
+static void entries_free(struct gs__entry *list, int n)
+{
+	for (int i = 0; i < n; i++)
+		gs__kcost_destroy(list[i].kcost);
+	free(list);
+}
+
 /*
  * Reads every .entry of a PTX text. OUT: *entries (malloc'ed, caller
  * frees), *n. CUDA_ERROR_INVALID_PTX when the text is not PTX or an entry
@@ -177,7 +196,7 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 			struct gs__entry *nl =
 			    realloc(list, sizeof(*nl) * (size_t)ncap);
 			if (nl == NULL) {
-				free(list);
+				entries_free(list, count);
 				return CUDA_ERROR_OUT_OF_MEMORY;
 			}
 			list = nl;
@@ -188,26 +207,406 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 		memcpy(e->name, name, len);
 		e->ptx_version = ptx_version;
 		p = skip_ws(p);
+		if (gs__kcost_create(p, &e->kcost) != CUDA_SUCCESS) {
+			entries_free(list, count);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		count++;
 		if (*p == '(') {
 			p = parse_params(p + 1, e);
 			if (p == NULL)
 				goto out_bad;
 		}
-		count++;
 	}
 	*entries = list;
 	*n = count;
 	return CUDA_SUCCESS;
 
 out_bad:
-	free(list);
+	entries_free(list, count);
 	return CUDA_ERROR_INVALID_PTX;
+}
+
+/* ---- module globals ------------------------------------------------------ */
+
+/* Most bytes one module global may have (a larger one is refused). */
+#define GLOBAL_MAX (256ULL << 20)
+
+/* Skips a balanced "{ ... }" starting at '{'. */
+static const char *skip_block(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '{')
+			depth++;
+		else if (*p == '}' && --depth == 0)
+			return p + 1;
+	}
+	return p;
+}
+
+/* Stores one initializer element `tok` at element `i` of g. */
+static void init_store(struct gs__global *g, uint32_t esize, bool is_float,
+                       uint64_t i, const char *tok, size_t len)
+{
+	char buf[64];
+	uint64_t bits = 0;
+
+	if ((i + 1) * esize > g->size || len == 0 || len >= sizeof(buf))
+		return;
+	memcpy(buf, tok, len);
+	buf[len] = '\0';
+	if ((buf[0] == '0' && (buf[1] == 'f' || buf[1] == 'F' ||
+	                       buf[1] == 'd' || buf[1] == 'D')))
+		bits = strtoull(buf + 2, NULL, 16);
+	else if (is_float || strpbrk(buf, ".eE") != NULL) {
+		double d = strtod(buf, NULL);
+		if (esize == 4) {
+			float f = (float)d;
+			uint32_t u;
+			memcpy(&u, &f, 4);
+			bits = u;
+		} else {
+			memcpy(&bits, &d, 8);
+		}
+	} else if (isdigit((unsigned char)buf[0]) || buf[0] == '-') {
+		bits = buf[0] == '-' ? (uint64_t)strtoll(buf, NULL, 0)
+		                     : strtoull(buf, NULL, 0);
+	} else {
+		return; /* an address (generic(x), x): left zero */
+	}
+	memcpy(g->init + i * esize, &bits, esize); /* little-endian */
+}
+
+/*
+ * Reads one declaration "[.visible] .global|.const [.attribute(.managed)]
+ * [.align n] .type name[dims] [= init];" from s (just past the space
+ * token) to its ';'. Returns false on OOM; a declaration it cannot size
+ * is skipped.
+ */
+static bool global_read(const char *s, const char *end,
+                        struct gs__global **list, int *n, int *cap)
+{
+	struct gs__global g;
+	uint32_t esize = 0;
+	bool is_float = false, unsized = false;
+	uint64_t count = 1;
+	const char *p = s, *init = NULL;
+
+	memset(&g, 0, sizeof(g));
+	while (p < end) {
+		const char *t;
+
+		p = skip_ws(p);
+		if (p >= end)
+			break;
+		if (*p == '=') {
+			init = p + 1;
+			break;
+		}
+		t = p;
+		if (*p == '.') {
+			p++;
+			while (p < end && (ident_char(*p) || *p == '(' ||
+			                   *p == ')') && *p != '.')
+				p++;
+			while (p < end && *p == '.' && t[1] == 'a' &&
+			       strncmp(t, ".attribute", 10) == 0) {
+				/* .attribute(.managed) */
+				while (p < end && *p != ')')
+					p++;
+				if (p < end)
+					p++;
+			}
+			if (strncmp(t, ".attribute", 10) == 0 &&
+			    memmem(t, (size_t)(p - t), "managed", 7) != NULL)
+				g.managed = true;
+			else if ((size_t)(p - t) == 6 &&
+			         strncmp(t, ".align", 6) == 0) {
+				p = skip_ws(p);
+				while (p < end && isdigit((unsigned char)*p))
+					p++;
+			} else if ((size_t)(p - t) == 3 && t[1] == 'v' &&
+			           (t[2] == '2' || t[2] == '4' || t[2] == '8')) {
+				count *= (uint64_t)(t[2] - '0');
+			} else {
+				int sz = type_size(t, (size_t)(p - t));
+				if (sz != 0) {
+					esize = (uint32_t)sz;
+					is_float = t[1] == 'f';
+				}
+			}
+			continue;
+		}
+		if (ident_char(*p)) {
+			size_t len;
+
+			while (p < end && ident_char(*p))
+				p++;
+			len = (size_t)(p - t);
+			if (len >= sizeof(g.name))
+				return true;
+			memcpy(g.name, t, len);
+			g.name[len] = '\0';
+			while (p < end && *p == '[') {
+				char *e;
+				unsigned long long d = strtoull(p + 1, &e, 10);
+
+				if (*skip_ws(e) == ']' && e == p + 1)
+					unsized = true;
+				else
+					count *= d;
+				p = strchr(p, ']');
+				if (p == NULL || p >= end)
+					return true;
+				p++;
+			}
+			continue;
+		}
+		p++;
+	}
+	if (g.name[0] == '\0' || esize == 0)
+		return true;
+	if (unsized && init != NULL) {
+		/* elements in the initializer */
+		uint64_t elems = 0;
+		bool in_tok = false;
+
+		for (const char *q = init; q < end; q++) {
+			bool tokc = !isspace((unsigned char)*q) && *q != ',' &&
+			            *q != '{' && *q != '}';
+			if (tokc && !in_tok)
+				elems++;
+			in_tok = tokc;
+		}
+		count *= elems;
+	}
+	if (count == 0 || count > GLOBAL_MAX / esize)
+		return true;
+	g.size = count * esize;
+	if (init != NULL) {
+		const char *q = init;
+		uint64_t i = 0;
+
+		g.init = calloc(1, (size_t)g.size);
+		if (g.init == NULL)
+			return false;
+		while (q < end) {
+			const char *t;
+
+			while (q < end && (isspace((unsigned char)*q) ||
+			                   *q == ',' || *q == '{' || *q == '}'))
+				q++;
+			t = q;
+			while (q < end && !isspace((unsigned char)*q) &&
+			       *q != ',' && *q != '{' && *q != '}')
+				q++;
+			if (q > t)
+				init_store(&g, esize, is_float, i++, t,
+				           (size_t)(q - t));
+		}
+	}
+	if (*n == *cap) {
+		int ncap = *cap ? *cap * 2 : 8;
+		struct gs__global *nl = realloc(*list, sizeof(*nl) * (size_t)ncap);
+
+		if (nl == NULL) {
+			free(g.init);
+			return false;
+		}
+		*list = nl;
+		*cap = ncap;
+	}
+	(*list)[(*n)++] = g;
+	return true;
+}
+
+static void globals_free(struct gs__global *list, int n)
+{
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < list[i].n_inst; j++)
+			gs__mem_release(list[i].inst[j].dptr, &list[i]);
+		free(list[i].inst);
+		free(list[i].init);
+	}
+	free(list);
+}
+
+/*
+ * Reads the module-scope .global and .const variables of a PTX text
+ * (not .extern ones, which have no storage here). OUT: *out (owned by the
+ * caller, globals_free), *n.
+ */
+static CUresult globals_parse(const char *text, struct gs__global **out,
+                              int *n)
+{
+	struct gs__global *list = NULL;
+	int count = 0, cap = 0;
+	const char *p = text;
+
+	for (;;) {
+		const char *s, *q;
+		bool is_var = false, is_extern = false;
+
+		p = skip_ws(p);
+		if (*p == '\0')
+			break;
+		if (*p == '{') {
+			p = skip_block(p);
+			continue;
+		}
+		if (*p == '}' || *p == ';') {
+			p++;
+			continue;
+		}
+		if (strncmp(p, ".version", 8) == 0 ||
+		    strncmp(p, ".target", 7) == 0 ||
+		    strncmp(p, ".address_size", 13) == 0 ||
+		    strncmp(p, ".file", 5) == 0 || strncmp(p, ".loc", 4) == 0) {
+			while (*p && *p != '\n')
+				p++;
+			continue;
+		}
+		/* one statement: up to ';' or a body '{' (an initializer's
+		 * braces come after '=') */
+		s = p;
+		for (q = p; *q && *q != ';'; q++) {
+			if (*q == '=') {
+				while (*q && *q != ';')
+					q++;
+				break;
+			}
+			if (*q == '{')
+				break;
+			if (q[0] == '/' && (q[1] == '/' || q[1] == '*'))
+				break;
+		}
+		for (const char *t = s; t < q;) {
+			const char *w;
+
+			t = skip_ws(t);
+			if (t >= q || *t == '=')
+				break;
+			w = t;
+			while (t < q && !isspace((unsigned char)*t))
+				t++;
+			if ((t - w == 7 && strncmp(w, ".global", 7) == 0) ||
+			    (t - w == 6 && strncmp(w, ".const", 6) == 0))
+				is_var = true;
+			else if ((t - w == 7 && strncmp(w, ".extern", 7) == 0) ||
+			         (t - w == 6 && strncmp(w, ".entry", 6) == 0) ||
+			         (t - w == 5 && strncmp(w, ".func", 5) == 0))
+				is_extern = true;
+		}
+		if (is_var && !is_extern && *q == ';' &&
+		    !global_read(s, q, &list, &count, &cap)) {
+			globals_free(list, count);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		if (*q == '{' && !is_var)
+			p = skip_block(q);
+		else if (q[0] == '/' && (q[1] == '/' || q[1] == '*'))
+			p = skip_ws(q);
+		else
+			p = *q ? q + 1 : q;
+	}
+	*out = list;
+	*n = count;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Where global g lives in ctx, allocating and initializing it there if it
+ * does not yet. OUT: *dptr. Lock held.
+ */
+static CUresult global_in(struct gs__global *g, struct gs__ctx *ctx,
+                          uint64_t *dptr)
+{
+	struct gs__ginst *in;
+	CUresult r;
+
+	for (int i = 0; i < g->n_inst; i++) {
+		struct gs__alloc *a;
+
+		in = &g->inst[i];
+		if (in->ctx != ctx || ctx->id != in->ctx_id)
+			continue;
+		a = gs__alloc_find(in->dptr, g->size);
+		if (a != NULL && a->base == in->dptr && a->owner == g) {
+			*dptr = in->dptr;
+			return CUDA_SUCCESS;
+		}
+		/* freed with its context (reset): make it again */
+		g->inst[i] = g->inst[--g->n_inst];
+		break;
+	}
+	in = realloc(g->inst, sizeof(*in) * (size_t)(g->n_inst + 1));
+	if (in == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->inst = in;
+	in = &g->inst[g->n_inst];
+	r = gs__mem_alloc(ctx, g->size, g->managed, g, &in->dptr);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (g->init != NULL)
+		gs__dwrite(in->dptr, g->init, g->size);
+	else
+		(void)gs__memset(in->dptr, g->size, 0, 1, g->size, 1);
+	in->ctx = ctx;
+	in->ctx_id = ctx->id;
+	g->n_inst++;
+	*dptr = in->dptr;
+	return CUDA_SUCCESS;
+}
+
+static struct gs__global *find_global(struct gs__module *m, const char *name)
+{
+	for (int i = 0; i < m->n_globals; i++)
+		if (strcmp(m->globals[i].name, name) == 0)
+			return &m->globals[i];
+	return NULL;
+}
+
+/* Gives every global of m its memory in ctx. */
+static CUresult globals_place(struct gs__module *m, struct gs__ctx *ctx)
+{
+	uint64_t dptr;
+
+	for (int i = 0; i < m->n_globals; i++) {
+		CUresult r = global_in(&m->globals[i], ctx, &dptr);
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	return CUDA_SUCCESS;
 }
 
 /* ---- modules ---------------------------------------------------------- */
 
-static CUresult module_load(const void *image, struct gs__ctx *ctx,
-                            bool library, struct gs__module **out)
+/* Compute capability (e.g. 90) of the device an image is loaded for. */
+static int image_sm(struct gs__ctx *ctx)
+{
+	const struct gs__dev *d = NULL;
+
+	if (ctx == NULL)
+		ctx = gs__ctx_current();
+	if (ctx != NULL)
+		d = &gs__drv.dev[ctx->dev];
+	else if (gs__drv.n_dev > 0)
+		d = &gs__drv.dev[0];
+	return d ? (int)(d->cc_major * 10 + d->cc_minor) : 90;
+}
+
+static void module_free(struct gs__module *m);
+
+/*
+ * Loads a PTX text or fatbinary (`len` bytes when known, else 0) for ctx
+ * (a module) or for no context (a library: globals are placed in the
+ * current context if there is one). Lock held.
+ */
+static CUresult module_load(const void *image, size_t len,
+                            struct gs__ctx *ctx, bool library,
+                            struct gs__module **out)
 {
 	const unsigned char *b = image;
 	struct gs__module *m;
@@ -215,19 +614,28 @@ static CUresult module_load(const void *image, struct gs__ctx *ctx,
 
 	if (image == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') ||
-	    (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba) ||
-	    (b[0] == 0xb1 && b[1] == 0x43 && b[2] == 0x62 && b[3] == 0x46))
-		return CUDA_ERROR_NOT_SUPPORTED; /* cubin / fatbin */
+	if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
+		return CUDA_ERROR_NOT_SUPPORTED; /* a cubin: machine code */
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	m->image = strdup(image);
-	if (m->image == NULL) {
-		free(m);
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (gs__fatbin_is(image)) {
+		r = gs__fatbin_ptx(image, len, image_sm(ctx), &m->image, NULL);
+		if (r != CUDA_SUCCESS) {
+			free(m);
+			return r;
+		}
+	} else {
+		m->image = strdup(image);
+		if (m->image == NULL) {
+			free(m);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
 	}
 	r = ptx_parse(m->image, &m->entries, &m->n_entries);
+	if (r != CUDA_SUCCESS)
+		goto out_free;
+	r = globals_parse(m->image, &m->globals, &m->n_globals);
 	if (r != CUDA_SUCCESS)
 		goto out_free;
 	m->funcs = calloc((size_t)(m->n_entries ? m->n_entries : 1),
@@ -243,9 +651,10 @@ static CUresult module_load(const void *image, struct gs__ctx *ctx,
 		m->funcs[i].entry = &m->entries[i];
 		m->funcs[i].max_dyn_smem = 49152;
 		m->funcs[i].carveout = -1;
+	}
+	for (int i = 0; i < m->n_entries && r == CUDA_SUCCESS; i++)
 		if (!gs__h_add(&m->funcs[i], GS__H_FUNC))
 			r = CUDA_ERROR_OUT_OF_MEMORY;
-	}
 	if (r == CUDA_SUCCESS &&
 	    !gs__h_add(m, library ? GS__H_LIBRARY : GS__H_MODULE))
 		r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -254,24 +663,48 @@ static CUresult module_load(const void *image, struct gs__ctx *ctx,
 			gs__h_del(&m->funcs[i]);
 		goto out_free;
 	}
+	{
+		struct gs__ctx *place = library ? gs__ctx_current() : ctx;
+
+		if (place != NULL && gs__ctx_error(place) == CUDA_SUCCESS)
+			r = globals_place(m, place);
+	}
+	if (r != CUDA_SUCCESS) {
+		module_free(m);
+		return r;
+	}
 	*out = m;
 	return CUDA_SUCCESS;
 
 out_free:
+	globals_free(m->globals, m->n_globals);
 	free(m->funcs);
-	free(m->entries);
+	entries_free(m->entries, m->n_entries);
 	free(m->image);
 	free(m);
 	return r;
 }
 
+static void forget_ctx_mod(void *p, void *arg)
+{
+	struct gs__module *lib = p;
+
+	if (lib->ctx_mod == arg)
+		lib->ctx_mod = NULL;
+}
+
 static void module_free(struct gs__module *m)
 {
+	if (m->library && m->ctx_mod != NULL)
+		module_free(m->ctx_mod);
+	else if (!m->library)
+		gs__h_each(GS__H_LIBRARY, forget_ctx_mod, m);
 	for (int i = 0; i < m->n_entries; i++)
 		gs__h_del(&m->funcs[i]);
 	gs__h_del(m);
+	globals_free(m->globals, m->n_globals);
 	free(m->funcs);
-	free(m->entries);
+	entries_free(m->entries, m->n_entries);
 	free(m->image);
 	free(m);
 }
@@ -289,7 +722,9 @@ void gs__module_ctx_gone(struct gs__ctx *ctx)
 	gs__h_each(GS__H_MODULE, module_gone, ctx);
 }
 
-CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
+/* cuModuleLoadData & co: `len` bytes of image when known, else 0. */
+static CUresult module_load_call(CUmodule *module, const void *image,
+                                 size_t len)
 {
 	struct gs__ctx *ctx;
 	struct gs__module *m;
@@ -301,11 +736,16 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 		return r;
 	r = gs__ctx_get(&ctx);
 	if (r == CUDA_SUCCESS)
-		r = module_load(image, ctx, false, &m);
+		r = module_load(image, len, ctx, false, &m);
 	if (r == CUDA_SUCCESS)
 		*module = (CUmodule)m;
 	gs__unlock();
 	return r;
+}
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
+{
+	return module_load_call(module, image, 0);
 }
 
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
@@ -314,11 +754,18 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
 {
 	if (numOptions > 0 && (options == NULL || optionValues == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
-	return cuModuleLoadData(module, image);
+	return module_load_call(module, image, 0);
 }
 
-/* Reads a whole file (NUL-terminated). NULL when it cannot. */
-static char *read_file(const char *path)
+CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+	if (fatCubin != NULL && !gs__fatbin_is(fatCubin))
+		return CUDA_ERROR_INVALID_IMAGE;
+	return module_load_call(module, fatCubin, 0);
+}
+
+/* Reads a whole file (NUL-terminated). OUT: *len. NULL when it cannot. */
+static char *read_file(const char *path, size_t *len_out)
 {
 	FILE *f = fopen(path, "rbe");
 	char *buf = NULL;
@@ -335,6 +782,7 @@ static char *read_file(const char *path)
 			buf = NULL;
 		} else if (buf != NULL) {
 			buf[len] = '\0';
+			*len_out = (size_t)len;
 		}
 	}
 	fclose(f);
@@ -344,14 +792,15 @@ static char *read_file(const char *path)
 CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
 {
 	char *text;
+	size_t len = 0;
 	CUresult r;
 
 	if (module == NULL || fname == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	text = read_file(fname);
+	text = read_file(fname, &len);
 	if (text == NULL)
 		return CUDA_ERROR_FILE_NOT_FOUND;
-	r = cuModuleLoadData(module, text);
+	r = module_load_call(module, text, len);
 	free(text);
 	return r;
 }
@@ -414,6 +863,60 @@ CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 	return r;
 }
 
+CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions,
+                                            unsigned int numFunctions,
+                                            CUmodule mod)
+{
+	struct gs__module *m = (struct gs__module *)mod;
+	CUresult r;
+
+	if (functions == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (!gs__h_is(m, GS__H_MODULE))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else
+		for (int i = 0; i < m->n_entries && (unsigned)i < numFunctions;
+		     i++)
+			functions[i] = (CUfunction)&m->funcs[i];
+	gs__unlock();
+	return r;
+}
+
+/*
+ * A global's address in the current context (module: its own context).
+ * Either out pointer may be NULL. Lock held.
+ */
+static CUresult global_get(struct gs__module *m, const char *name,
+                           bool want_managed, CUdeviceptr *dptr,
+                           size_t *bytes)
+{
+	struct gs__global *g = find_global(m, name);
+	struct gs__ctx *ctx;
+	uint64_t p;
+	CUresult r;
+
+	if (g == NULL || (want_managed && !g->managed))
+		return CUDA_ERROR_NOT_FOUND;
+	if (m->ctx != NULL) {
+		ctx = m->ctx;
+		r = gs__ctx_error(ctx);
+	} else {
+		r = gs__ctx_get(&ctx);
+	}
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = global_in(g, ctx, &p);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (dptr != NULL)
+		*dptr = (CUdeviceptr)p;
+	if (bytes != NULL)
+		*bytes = (size_t)g->size;
+	return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
                                       CUmodule hmod, const char *name)
 {
@@ -423,16 +926,47 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	/* the sim keeps no module globals */
-	r = gs__h_is(hmod, GS__H_MODULE) ? CUDA_ERROR_NOT_FOUND
-	                                 : CUDA_ERROR_INVALID_HANDLE;
+	if (!gs__h_is(hmod, GS__H_MODULE))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else
+		r = global_get((struct gs__module *)hmod, name, false, dptr,
+		               bytes);
 	gs__unlock();
-	(void)dptr;
-	(void)bytes;
 	return r;
 }
 
 /* ---- libraries -------------------------------------------------------- */
+
+static CUresult library_load(CUlibrary *library, const void *code, size_t len,
+                             CUjit_option *jitOptions, void **jitOptionsValues,
+                             unsigned int numJitOptions,
+                             CUlibraryOption *libraryOptions,
+                             void **libraryOptionValues,
+                             unsigned int numLibraryOptions)
+{
+	struct gs__module *m;
+	CUresult r;
+
+	if (library == NULL || code == NULL ||
+	    (numJitOptions > 0 &&
+	     (jitOptions == NULL || jitOptionsValues == NULL)) ||
+	    (numLibraryOptions > 0 &&
+	     (libraryOptions == NULL || libraryOptionValues == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE and
+	 * CU_LIBRARY_BINARY_IS_PRESERVED change nothing here: the sim keeps
+	 * its own copy of the PTX */
+	for (unsigned i = 0; i < numLibraryOptions; i++)
+		if ((unsigned)libraryOptions[i] >= CU_LIBRARY_NUM_OPTIONS)
+			return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = module_load(code, len, NULL, true, &m);
+	if (r == CUDA_SUCCESS)
+		*library = (CUlibrary)m;
+	gs__unlock();
+	return r;
+}
 
 CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
                                    CUjit_option *jitOptions,
@@ -442,22 +976,9 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
                                    void **libraryOptionValues,
                                    unsigned int numLibraryOptions)
 {
-	struct gs__module *m;
-	CUresult r;
-
-	if (library == NULL ||
-	    (numJitOptions > 0 &&
-	     (jitOptions == NULL || jitOptionsValues == NULL)) ||
-	    (numLibraryOptions > 0 &&
-	     (libraryOptions == NULL || libraryOptionValues == NULL)))
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	r = module_load(code, NULL, true, &m);
-	if (r == CUDA_SUCCESS)
-		*library = (CUlibrary)m;
-	gs__unlock();
-	return r;
+	return library_load(library, code, 0, jitOptions, jitOptionsValues,
+	                    numJitOptions, libraryOptions, libraryOptionValues,
+	                    numLibraryOptions);
 }
 
 CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
@@ -469,16 +990,17 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
                                        unsigned int numLibraryOptions)
 {
 	char *text;
+	size_t len = 0;
 	CUresult r;
 
 	if (fileName == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	text = read_file(fileName);
+	text = read_file(fileName, &len);
 	if (text == NULL)
 		return CUDA_ERROR_FILE_NOT_FOUND;
-	r = cuLibraryLoadData(library, text, jitOptions, jitOptionsValues,
-	                      numJitOptions, libraryOptions,
-	                      libraryOptionValues, numLibraryOptions);
+	r = library_load(library, text, len, jitOptions, jitOptionsValues,
+	                 numJitOptions, libraryOptions, libraryOptionValues,
+	                 numLibraryOptions);
 	free(text);
 	return r;
 }
@@ -554,18 +1076,92 @@ CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels,
 	return r;
 }
 
+CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
+                                    CUlibrary library, const char *name)
+{
+	CUresult r;
+
+	if (name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (!gs__h_is(library, GS__H_LIBRARY))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else
+		r = global_get((struct gs__module *)library, name, false, dptr,
+		               bytes);
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
+                                     CUlibrary library, const char *name)
+{
+	CUresult r;
+
+	if (name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (!gs__h_is(library, GS__H_LIBRARY))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else
+		r = global_get((struct gs__module *)library, name, true, dptr,
+		               bytes);
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library,
+                                             const char *symbol)
+{
+	CUresult r;
+
+	if (fptr == NULL || symbol == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	/* PTX images carry no unified (host-callable) functions */
+	r = gs__h_is(library, GS__H_LIBRARY) ? CUDA_ERROR_NOT_FOUND
+	                                     : CUDA_ERROR_INVALID_HANDLE;
+	gs__unlock();
+	return r;
+}
+
+/*
+ * The library's module in the current context: a second load of its PTX
+ * for that context, made once and unloaded with the library (or with the
+ * context, in which case the next call makes a new one).
+ */
 CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 {
+	struct gs__module *lib = (struct gs__module *)library, *m;
+	struct gs__ctx *ctx;
 	CUresult r;
 
 	if (pMod == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	/* a library's per-context module would need a second copy; the sim
-	 * has one context-free image */
-	r = gs__h_is(library, GS__H_LIBRARY) ? CUDA_ERROR_NOT_SUPPORTED
-	                                     : CUDA_ERROR_INVALID_HANDLE;
+	if (!gs__h_is(lib, GS__H_LIBRARY)) {
+		r = CUDA_ERROR_INVALID_HANDLE;
+		goto out;
+	}
+	r = gs__ctx_get(&ctx);
+	if (r != CUDA_SUCCESS)
+		goto out;
+	if (lib->ctx_mod != NULL && lib->ctx_mod->ctx == ctx) {
+		*pMod = (CUmodule)lib->ctx_mod;
+		goto out;
+	}
+	r = module_load(lib->image, 0, ctx, false, &m);
+	if (r != CUDA_SUCCESS)
+		goto out;
+	if (lib->ctx_mod != NULL)
+		module_free(lib->ctx_mod);
+	lib->ctx_mod = m;
+	*pMod = (CUmodule)m;
+out:
 	gs__unlock();
 	return r;
 }
@@ -584,6 +1180,24 @@ CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 		r = CUDA_ERROR_INVALID_HANDLE;
 	if (r == CUDA_SUCCESS)
 		*pFunc = (CUfunction)kernel;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
+{
+	struct gs__func *f;
+	CUresult r;
+
+	if (pLib == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__func_get((CUfunction)kernel, &f);
+	if (r == CUDA_SUCCESS && !f->mod->library)
+		r = CUDA_ERROR_INVALID_HANDLE;
+	if (r == CUDA_SUCCESS)
+		*pLib = (CUlibrary)f->mod;
 	gs__unlock();
 	return r;
 }
@@ -793,6 +1407,27 @@ CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
 {
 	return cuFuncGetParamInfo((CUfunction)kernel, paramIndex, paramOffset,
 	                          paramSize);
+}
+
+/* ---- cost of unknown kernels ------------------------------------------- */
+
+void gs__kernel_cost(const struct gs__launch *l, const struct gs__dev *d,
+                     uint64_t *dur, uint32_t *sms)
+{
+	const struct gs__entry *e = l->func->entry;
+
+	if (e->kcost == NULL) {
+		uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+
+		*sms = (uint32_t)(blocks < d->sm_count ? blocks : d->sm_count);
+		if (*sms == 0)
+			*sms = 1;
+		*dur = GS_SIM_DEFAULT_KERNEL_NS;
+		return;
+	}
+	*dur = gs__kcost_ns(e->kcost, l->args, e->param_off, e->n_params,
+	                    l->grid, l->block, d->sm_count,
+	                    gs__dev_clock_khz(d), sms);
 }
 
 /* ---- occupancy --------------------------------------------------------- */

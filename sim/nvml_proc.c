@@ -15,8 +15,10 @@
  * Per-process utilization has to remember what it saw last: each calling
  * process keeps, per state slot (keyed by the slot's generation), the busy
  * time at its last sample. A new sample is cut when at least SAMPLE_NS
- * passed since the previous one and the process ran meanwhile; otherwise
- * the previous sample is reported again. Samples carry the CPU time
+ * passed since the previous one, whether the process ran or not: a process
+ * that holds a context but launched nothing gets samples with smUtil 0, as
+ * the real driver reports idle compute processes; in between, the previous
+ * sample is reported again. Samples carry the CPU time
  * (CLOCK_REALTIME, microseconds) at which they were cut, so
  * lastSeenTimeStamp filters them as NVML documents. The first sample of a
  * process covers the time since it created its context. All of it runs
@@ -325,13 +327,13 @@ static unsigned int util_samples(const struct gs__dev *d, uint64_t last_seen,
 			fresh = true;
 		}
 		if ((fresh || now - t->t_ns >= SAMPLE_NS) && now > t->t_ns) {
-			if (p->busy_ns > t->busy_ns) {
-				uint64_t pct = (p->busy_ns - t->busy_ns) * 100 /
-				               (now - t->t_ns);
+			uint64_t ran = p->busy_ns > t->busy_ns
+			                   ? p->busy_ns - t->busy_ns
+			                   : 0;
+			uint64_t pct = ran * 100 / (now - t->t_ns);
 
-				t->sm_util = pct > 100 ? 100 : (uint32_t)pct;
-				t->sample_us = now_us;
-			}
+			t->sm_util = pct > 100 ? 100 : (uint32_t)pct;
+			t->sample_us = now_us;
 			t->t_ns = now;
 			t->busy_ns = p->busy_ns;
 		}

@@ -416,6 +416,60 @@ static void process_utilization_honours_last_seen_timestamp(void **state)
 	drop_proc(slot);
 }
 
+/* NVML reports every process with a context, an idle one with smUtil 0,
+ * and cuts a fresh sample (a newer timestamp) once a sample period passed
+ * even when the process did not run. */
+static void idle_processes_get_samples_with_zero_sm_utilization(void **state)
+{
+	nvmlProcessUtilizationSample_t s[4];
+	pid_t idle = sleeper();
+	unsigned int n;
+	int busy, quiet;
+	uint64_t now;
+	unsigned long long first_ts = 0;
+
+	(void)state;
+	busy = add_proc(getpid(), 0, 0, 64, 0);
+	quiet = add_proc(idle, 0, 0, 64, GS_SIM_PROC_MPS_CLIENT);
+	assert_int_equal(gs_sim_lock(st), GS_OK);
+	now = gs_sim_now_ns();
+	st->procs[busy].created_ns = now - 1000000000ULL;
+	st->procs[busy].busy_ns = 250000000ULL; /* a quarter of a second */
+	st->procs[quiet].created_ns = now - 1000000000ULL;
+	gs_sim_unlock(st);
+
+	n = 4;
+	assert_int_equal(nvmlDeviceGetProcessUtilization(gpu(0), s, &n, 0),
+	                 NVML_SUCCESS);
+	assert_int_equal(n, 2);
+	for (unsigned int i = 0; i < n; i++) {
+		assert_true(s[i].timeStamp > 0);
+		if (s[i].pid == (unsigned int)idle) {
+			assert_int_equal(s[i].smUtil, 0);
+			first_ts = s[i].timeStamp;
+		} else {
+			assert_int_equal(s[i].pid, (unsigned int)getpid());
+			assert_in_range(s[i].smUtil, 20, 30);
+		}
+	}
+	assert_true(first_ts > 0);
+	/* After a sample period, both get a new sample; the idle one is
+	 * still 0, the busy one (which did not run either) now 0 too. */
+	usleep(120000);
+	n = 4;
+	assert_int_equal(
+	    nvmlDeviceGetProcessUtilization(gpu(0), s, &n, first_ts),
+	    NVML_SUCCESS);
+	assert_int_equal(n, 2);
+	for (unsigned int i = 0; i < n; i++) {
+		assert_true(s[i].timeStamp > first_ts);
+		assert_int_equal(s[i].smUtil, 0);
+	}
+	drop_proc(quiet);
+	drop_proc(busy);
+	reap(idle);
+}
+
 static void utilization_rates_follow_busy_time(void **state)
 {
 	nvmlUtilization_t u;
@@ -877,6 +931,7 @@ int main(void)
 	    T(process_list_reports_memory_and_the_size_it_needs),
 	    T(process_utilization_honours_last_seen_timestamp),
 	    T(utilization_rates_follow_busy_time),
+	    T(idle_processes_get_samples_with_zero_sm_utilization),
 	    T(mig_mode_is_immediate_on_hopper_and_pending_on_ampere),
 	    T(invalid_mig_placement_is_refused_with_invalid_argument),
 	    T(overlapping_mig_placement_is_refused_with_insufficient_resources),

@@ -1,0 +1,71 @@
+/*
+ * costmodel.h - how long a kernel the sim does not know takes
+ * (sim/costmodel.c), private to the sim's driver.
+ *
+ * At load, each .entry's PTX body is read once into a gs__kcost: its
+ * instructions, its loops (a label and the backward branch to it), and
+ * for each loop a trip-count estimate when the loop is a simple counted
+ * one: the counter is stepped by an immediate (or by the grid's thread
+ * count, a grid-stride loop) and compared with an immediate or a value
+ * derived from a kernel parameter (ld.param, then add/sub/mul/shl/shr/and
+ * with immediates, cvt, mov). Loops it cannot read count
+ * GS__KCOST_UNKNOWN_TRIPS times.
+ *
+ * At launch, per-thread instructions = sum over instructions of the
+ * product of the trip counts of the loops around it, evaluated with the
+ * launch's parameters; the launch takes
+ *   threads x per-thread instructions / (SMs used x GS__KCOST_LANES x clock)
+ * with SMs used = min(blocks, SMs available), at least
+ * GS_SIM_MIN_KERNEL_NS. Memory is left as it was.
+ *
+ * Calibration: tests/unit/test_sim_costmodel.c states the reference.
+ */
+#ifndef GS_SIM_COSTMODEL_H
+#define GS_SIM_COSTMODEL_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+/* Thread-instructions one SM issues per clock (4 schedulers x 32 lanes). */
+#define GS__KCOST_LANES 128.0
+/* Trip count assumed for a loop whose bound the model cannot read. */
+#define GS__KCOST_UNKNOWN_TRIPS 8.0
+/* Most loops one kernel's model keeps (more: the rest count once). */
+#define GS__KCOST_MAX_LOOPS 64
+
+struct gs__kcost;
+
+/*
+ * Reads one kernel: `text` starts at the entry's parameter list "(" (or
+ * at its body "{" when it has none) and runs to the end of the body.
+ * OUT: *out (the caller frees it with gs__kcost_destroy). Never fails on
+ * PTX it does not understand (those parts count one instruction each);
+ * CUDA_ERROR_OUT_OF_MEMORY only.
+ */
+CUresult gs__kcost_create(const char *text, struct gs__kcost **out);
+void gs__kcost_destroy(struct gs__kcost *k);
+
+/* Instructions in the body (loops counted once). */
+uint32_t gs__kcost_static_insts(const struct gs__kcost *k);
+/* Loops found, and how many of them have a readable trip count. */
+int gs__kcost_loops(const struct gs__kcost *k, int *counted);
+
+/*
+ * Instructions one thread executes for a launch with these parameter
+ * bytes (laid out at param_off[i], n_params of them) and `threads` in
+ * the whole grid.
+ */
+double gs__kcost_thread_insts(const struct gs__kcost *k, const uint8_t *args,
+                              const uint32_t *param_off, int n_params,
+                              uint64_t threads);
+
+/*
+ * The launch's duration in ns on `avail` SMs at `clock_khz`; OUT: *sms
+ * (SMs it occupies).
+ */
+uint64_t gs__kcost_ns(const struct gs__kcost *k, const uint8_t *args,
+                      const uint32_t *param_off, int n_params,
+                      const unsigned int grid[3], const unsigned int block[3],
+                      uint32_t avail, uint32_t clock_khz, uint32_t *sms);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * sim_fatbin_kernels.cu - device code the sim's fatbinary tests load
+ * (tests/unit/sim_fatbin.cmake compiles it with nvcc into fatbins of each
+ * kind: zstd, LZ4 and uncompressed PTX, two PTX versions, SASS only).
+ * One global of each kind with known initial values, a kernel using them,
+ * and a kernel with a counted loop whose bound is a parameter.
+ */
+__device__ float fb_dev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+__constant__ int fb_const[2];
+__managed__ int fb_managed = 7;
+
+__global__ void fb_add(float *a, const float *b, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		a[i] += b[i] + fb_dev[i & 3] + (float)fb_const[0];
+}
+
+__global__ void fb_loop(float *a, int n, int iters)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n) {
+		float x = a[i];
+		for (int j = 0; j < iters; j++)
+			x = x * 0.9f + 1.0f;
+		a[i] = x;
+	}
+}
