@@ -1830,3 +1830,83 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
 	gs__unlock();
 	return r;
 }
+
+/* ---- CUDA 13 queries of atomics and linear textures ---------------- */
+
+/*
+ * The sim's GPUs sit on PCIe-like links: no native atomics with the host
+ * or between GPUs (as cuDeviceGetP2PAttribute says), so every capability
+ * mask is 0. Argument checks follow the driver's documentation.
+ */
+static CUresult atomic_caps(unsigned int *caps, const CUatomicOperation *ops,
+                            unsigned int count, CUdevice a, CUdevice b,
+                            bool p2p)
+{
+	CUresult r;
+
+	if (caps == NULL || ops == NULL || count == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < count; i++)
+		if ((unsigned)ops[i] >= (unsigned)CU_ATOMIC_OPERATION_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (gs__dev_get(a) == NULL || (p2p && (gs__dev_get(b) == NULL || a == b)))
+		r = CUDA_ERROR_INVALID_DEVICE;
+	gs__unlock();
+	if (r == CUDA_SUCCESS)
+		memset(caps, 0, sizeof(*caps) * count);
+	return r;
+}
+
+CUresult CUDAAPI cuDeviceGetHostAtomicCapabilities(
+    unsigned int *capabilities, const CUatomicOperation *operations,
+    unsigned int count, CUdevice dev)
+{
+	return atomic_caps(capabilities, operations, count, dev, dev, false);
+}
+
+CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(
+    unsigned int *capabilities, const CUatomicOperation *operations,
+    unsigned int count, CUdevice srcDevice, CUdevice dstDevice)
+{
+	return atomic_caps(capabilities, operations, count, srcDevice,
+	                   dstDevice, true);
+}
+
+/* Elements of a 1D linear texture: 2^27, whatever the format, as on
+ * sm_70 and later GPUs for the common formats. */
+#define TEX1D_LINEAR_MAX (1u << 27)
+
+CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements,
+                                                    CUarray_format format,
+                                                    unsigned numChannels,
+                                                    CUdevice dev)
+{
+	CUresult r;
+
+	if (maxWidthInElements == NULL ||
+	    (numChannels != 1 && numChannels != 2 && numChannels != 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (format) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_HALF:
+	case CU_AD_FORMAT_FLOAT:
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (gs__dev_get(dev) == NULL)
+		r = CUDA_ERROR_INVALID_DEVICE;
+	gs__unlock();
+	if (r == CUDA_SUCCESS)
+		*maxWidthInElements = TEX1D_LINEAR_MAX;
+	return r;
+}

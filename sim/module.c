@@ -1377,23 +1377,48 @@ CUresult CUDAAPI cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
 	return r;
 }
 
+/* CUDA_ERROR_INVALID_DEVICE unless dev is one of ours (the cuKernel*
+ * calls that name a device; a kernel's attributes are the same on all). */
+static CUresult kernel_dev_check(CUdevice dev)
+{
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__dev_get(dev) != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	gs__unlock();
+	return r;
+}
+
 CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
                                       CUkernel kernel, CUdevice dev)
 {
+	CUresult r;
+
 	if (pi == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = kernel_dev_check(dev)) != CUDA_SUCCESS)
+		return r;
 	return cuFuncGetAttribute(pi, attrib, (CUfunction)kernel);
 }
 
 CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                                       CUkernel kernel, CUdevice dev)
 {
+	CUresult r;
+
+	if ((r = kernel_dev_check(dev)) != CUDA_SUCCESS)
+		return r;
 	return cuFuncSetAttribute((CUfunction)kernel, attrib, val);
 }
 
 CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
                                         CUdevice dev)
 {
+	CUresult r;
+
+	if ((r = kernel_dev_check(dev)) != CUDA_SUCCESS)
+		return r;
 	return cuFuncSetCacheConfig((CUfunction)kernel, config);
 }
 
@@ -1543,5 +1568,49 @@ CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(
 	gs__unlock();
 	if (r == CUDA_SUCCESS)
 		*dynamicSmemSize = 233472 / (size_t)numBlocks - 1024;
+	return r;
+}
+
+/*
+ * Clusters of the launch `config` describes that fit on the device at
+ * once: blocks resident per SM (occupancy above) times the SMs, divided
+ * by the cluster's size (its CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 1
+ * when not given). Clusters above 8 blocks (not portable) fit nowhere.
+ */
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters,
+                                              CUfunction func,
+                                              const CUlaunchConfig *config)
+{
+	struct gs__func *f;
+	struct gs__ctx *ctx;
+	uint64_t cluster = 1, block, resident;
+	CUresult r;
+
+	if (numClusters == NULL || config == NULL ||
+	    (config->numAttrs > 0 && config->attrs == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < config->numAttrs; i++)
+		if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+			const CUlaunchAttributeValue *v = &config->attrs[i].value;
+
+			cluster = (uint64_t)v->clusterDim.x * v->clusterDim.y *
+			          v->clusterDim.z;
+		}
+	block = (uint64_t)config->blockDimX * config->blockDimY *
+	        config->blockDimZ;
+	if (cluster == 0 || block == 0 || block > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__func_get(func, &f);
+	if (r == CUDA_SUCCESS)
+		r = gs__ctx_get(&ctx);
+	if (r == CUDA_SUCCESS) {
+		resident = (uint64_t)occupancy((int)block,
+		                               config->sharedMemBytes) *
+		           gs__drv.dev[ctx->dev].sm_count;
+		*numClusters = cluster > 8 ? 0 : (int)(resident / cluster);
+	}
+	gs__unlock();
 	return r;
 }

@@ -3,7 +3,8 @@
  * (tests/unit/sim_fatbin.cmake compiles it with nvcc into fatbins of each
  * kind: zstd, LZ4 and uncompressed PTX, two PTX versions, SASS only).
  * One global of each kind with known initial values, a kernel using them,
- * and a kernel with a counted loop whose bound is a parameter.
+ * a kernel with a counted loop whose bound is a parameter, and the
+ * sim's own gs_fill.
  */
 __device__ float fb_dev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
 __constant__ int fb_const[2];
@@ -27,4 +28,17 @@ __global__ void fb_loop(float *a, int n, int iters)
 			x = x * 0.9f + 1.0f;
 		a[i] = x;
 	}
+}
+
+/* One of the sim's own kernels (include/gs/kernels.h): loaded from a
+ * fatbin it must still compute its result. */
+extern "C" __global__ void gs_fill(float *buf, unsigned long long n,
+                                   float value)
+{
+	unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+
+	for (unsigned long long i =
+	         (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+	     i < n; i += stride)
+		buf[i] = value;
 }

@@ -1,7 +1,17 @@
 /*
- * test_sim_fatbin_load.c - nvcc-built fatbins loaded through the sim's
- * libcuda.so.1 (cuLibrary* / cuKernel* / cuModule*). Exits 77 (skipped)
- * when the build had no nvcc.
+ * test_sim_fatbin_load.c - nvcc-built fatbinaries loaded through the
+ * sim's libcuda.so.1 the way the CUDA 13 runtime loads them
+ * (cuLibraryLoadData with a fatbin wrapper, cuLibraryGetKernel,
+ * cuLaunchKernel with the kernel handle), and through cuModule*: every
+ * compression nvcc writes, module globals with their PTX initial values,
+ * __managed__ in host-visible memory, a SASS-only binary refused as a
+ * real driver refuses it, unknown kernels timed by the cost model and
+ * leaving memory alone, the sim's own gs_fill still computing, and the
+ * CUDA 13 entry points the runtime asks for.
+ *
+ * The fatbins come from sim_fatbin_kernels.cu (tests/unit/sim_fatbin.cmake);
+ * without nvcc at build time the test exits 77 (skipped). One process,
+ * one node state in a temporary directory, the primary context of GPU 0.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,25 +20,502 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include <cuda.h>
 
-static void test_placeholder(void **state)
+#include "sim/state.h"
+
+#define K_ADD  "_Z6fb_addPfPKfi"
+#define K_LOOP "_Z7fb_loopPfii"
+#define N      1024
+
+/* The wrapper nvcc puts around a fatbinary (magic, version 1, pointer). */
+struct wrapper {
+	uint32_t magic, version;
+	const void *data;
+	const void *unused;
+};
+
+static char dir[64];
+static CUcontext ctx;
+
+static uint8_t *slurp(const char *name, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	uint8_t *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", GS_FATBIN_DIR, name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	buf = malloc((size_t)n);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	if (len != NULL)
+		*len = (size_t)n;
+	return buf;
+}
+
+/* cuLibraryLoadData as cudart 13 calls it. */
+static CUresult load_wrapped(const void *fatbin, CUlibrary *lib)
+{
+	struct wrapper w = {0x466243b1u, 1, fatbin, NULL};
+	CUlibraryOption opt = CU_LIBRARY_BINARY_IS_PRESERVED;
+	void *val = (void *)(uintptr_t)1;
+
+	return cuLibraryLoadData(lib, &w, NULL, NULL, 0, &opt, &val, 1);
+}
+
+/* Device time (ms, the sim's clock) of one launch of f on the null
+ * stream. */
+static float timed_launch(CUfunction f, unsigned grid, unsigned block,
+                          void **params)
+{
+	CUevent a, b;
+	float ms = -1;
+
+	assert_int_equal(cuEventCreate(&a, 0), CUDA_SUCCESS);
+	assert_int_equal(cuEventCreate(&b, 0), CUDA_SUCCESS);
+	assert_int_equal(cuEventRecord(a, NULL), CUDA_SUCCESS);
+	assert_int_equal(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL,
+	                                params, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuEventRecord(b, NULL), CUDA_SUCCESS);
+	assert_int_equal(cuEventSynchronize(b), CUDA_SUCCESS);
+	assert_int_equal(cuEventElapsedTime(&ms, a, b), CUDA_SUCCESS);
+	cuEventDestroy(a);
+	cuEventDestroy(b);
+	return ms;
+}
+
+static void check_globals_of(CUlibrary lib)
+{
+	CUdeviceptr p;
+	size_t size = 0;
+	float dev[4];
+	int cst[2] = {-1, -1};
+	const int put[2] = {5, 6};
+
+	/* __device__ float fb_dev[4] = {1, 2, 3, 4} */
+	assert_int_equal(cuLibraryGetGlobal(&p, &size, lib, "fb_dev"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(size, sizeof(dev));
+	assert_int_equal(cuMemcpyDtoH(dev, p, sizeof(dev)), CUDA_SUCCESS);
+	assert_true(dev[0] == 1.0f && dev[1] == 2.0f && dev[2] == 3.0f &&
+	            dev[3] == 4.0f);
+	/* __constant__ int fb_const[2]: zeros, writable like cudaMemcpyToSymbol */
+	assert_int_equal(cuLibraryGetGlobal(&p, &size, lib, "fb_const"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(size, sizeof(cst));
+	assert_int_equal(cuMemcpyDtoH(cst, p, sizeof(cst)), CUDA_SUCCESS);
+	assert_true(cst[0] == 0 && cst[1] == 0);
+	assert_int_equal(cuMemcpyHtoD(p, put, sizeof(put)), CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(cst, p, sizeof(cst)), CUDA_SUCCESS);
+	assert_true(cst[0] == 5 && cst[1] == 6);
+	/* __managed__ int fb_managed = 7, readable by the host directly */
+	assert_int_equal(cuLibraryGetManaged(&p, &size, lib, "fb_managed"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(size, sizeof(int));
+	assert_int_equal(*(volatile int *)(uintptr_t)p, 7);
+	/* a global that is not __managed__ is not found as one */
+	assert_int_equal(cuLibraryGetManaged(&p, &size, lib, "fb_dev"),
+	                 CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(cuLibraryGetGlobal(&p, &size, lib, "no_such"),
+	                 CUDA_ERROR_NOT_FOUND);
+}
+
+/* Loads one fatbin variant as cudart does and runs fb_add: the launch
+ * succeeds and leaves memory as it was; the globals hold their PTX
+ * values. */
+static void load_and_run(const char *file)
+{
+	uint8_t *fb = slurp(file, NULL);
+	CUlibrary lib;
+	CUkernel k;
+	CUfunction f;
+	CUdeviceptr a, b;
+	float host[N], back[N];
+	int n = N;
+	void *params[] = {&a, &b, &n};
+
+	for (int i = 0; i < N; i++)
+		host[i] = (float)i;
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_ADD), CUDA_SUCCESS);
+	assert_int_equal(cuKernelGetFunction(&f, k), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, "fb_add"),
+	                 CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_ADD), CUDA_SUCCESS);
+	assert_int_equal(cuMemAlloc(&a, sizeof(host)), CUDA_SUCCESS);
+	assert_int_equal(cuMemAlloc(&b, sizeof(host)), CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyHtoD(a, host, sizeof(host)), CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyHtoD(b, host, sizeof(host)), CUDA_SUCCESS);
+	/* the kernel handle itself is launched, as cudart does */
+	assert_int_equal(cuLaunchKernel((CUfunction)k, N / 256, 1, 1, 256, 1,
+	                                1, 0, NULL, params, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, NULL,
+	                                params, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuCtxSynchronize(), CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(back, a, sizeof(back)), CUDA_SUCCESS);
+	assert_memory_equal(back, host, sizeof(host));
+	check_globals_of(lib);
+	assert_int_equal(cuMemFree(a), CUDA_SUCCESS);
+	assert_int_equal(cuMemFree(b), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
+	free(fb);
+}
+
+static void test_zstd_fatbin_loads_runs_and_has_its_globals(void **state)
 {
 	(void)state;
+	load_and_run("k_zstd.fatbin");
+}
+
+static void test_lz4_fatbin_loads_runs_and_has_its_globals(void **state)
+{
+	(void)state;
+	load_and_run("k_lz4.fatbin");
+}
+
+static void test_uncompressed_fatbin_loads_runs_and_has_its_globals(void **state)
+{
+	(void)state;
+	load_and_run("k_none.fatbin");
+}
+
+static void test_fatbin_with_two_ptx_versions_loads(void **state)
+{
+	(void)state;
+	load_and_run("k_ptx2.fatbin");
+}
+
+static void test_sass_only_fatbin_has_no_binary_for_the_gpu(void **state)
+{
+	uint8_t *fb = slurp("k_sass.fatbin", NULL);
+	struct wrapper w = {0x466243b1u, 1, fb, NULL};
+	CUlibrary lib;
+	CUmodule mod;
+
+	(void)state;
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_ERROR_NO_BINARY_FOR_GPU);
+	assert_int_equal(cuModuleLoadData(&mod, &w),
+	                 CUDA_ERROR_NO_BINARY_FOR_GPU);
+	assert_int_equal(cuModuleLoadFatBinary(&mod, fb),
+	                 CUDA_ERROR_NO_BINARY_FOR_GPU);
+	free(fb);
+}
+
+static void test_library_from_file_and_its_module(void **state)
+{
+	char path[512];
+	CUlibrary lib;
+	CUmodule mod;
+	CUfunction f;
+	CUkernel k;
+	CUdeviceptr p1, p2;
+	size_t s1, s2;
+	unsigned count = 0;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/k_lz4.fatbin", GS_FATBIN_DIR);
+	assert_int_equal(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL,
+	                                       NULL, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernelCount(&count, lib), CUDA_SUCCESS);
+	assert_int_equal(count, 3);
+	assert_int_equal(cuLibraryGetModule(&mod, lib), CUDA_SUCCESS);
+	assert_int_equal(cuModuleGetFunction(&f, mod, K_LOOP), CUDA_SUCCESS);
+	assert_int_equal(cuModuleGetGlobal(&p1, &s1, mod, "fb_dev"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(s1, 16);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_LOOP), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetGlobal(&p2, &s2, lib, "fb_dev"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(s2, 16);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	/* the library's module went with it */
+	assert_int_equal(cuModuleGetFunction(&f, mod, K_LOOP),
+	                 CUDA_ERROR_INVALID_HANDLE);
+	snprintf(path, sizeof(path), "%s/no-such.fatbin", GS_FATBIN_DIR);
+	assert_int_equal(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL,
+	                                       NULL, 0),
+	                 CUDA_ERROR_FILE_NOT_FOUND);
+}
+
+static void test_module_api_loads_the_wrapper_and_its_globals(void **state)
+{
+	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
+	struct wrapper w = {0x466243b1u, 1, fb, NULL};
+	CUmodule mod;
+	CUfunction f;
+	CUdeviceptr p;
+	size_t size;
+	float dev[4];
+
+	(void)state;
+	assert_int_equal(cuModuleLoadData(&mod, &w), CUDA_SUCCESS);
+	assert_int_equal(cuModuleGetFunction(&f, mod, K_ADD), CUDA_SUCCESS);
+	assert_int_equal(cuModuleGetGlobal(&p, &size, mod, "fb_dev"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(size, sizeof(dev));
+	assert_int_equal(cuMemcpyDtoH(dev, p, sizeof(dev)), CUDA_SUCCESS);
+	assert_true(dev[3] == 4.0f);
+	assert_int_equal(cuModuleGetGlobal(&p, &size, mod, "fb_managed"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(*(volatile int *)(uintptr_t)p, 7);
+	assert_int_equal(cuModuleUnload(mod), CUDA_SUCCESS);
+	/* the container alone loads too */
+	assert_int_equal(cuModuleLoadFatBinary(&mod, fb), CUDA_SUCCESS);
+	assert_int_equal(cuModuleUnload(mod), CUDA_SUCCESS);
+	free(fb);
+}
+
+static void test_kernel_attributes_come_from_the_ptx(void **state)
+{
+	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
+	CUlibrary lib;
+	CUkernel k;
+	const char *name = NULL;
+	size_t off, size;
+	int v = 0;
+
+	(void)state;
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_LOOP), CUDA_SUCCESS);
+	assert_int_equal(cuKernelGetAttribute(
+	                     &v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(v, 1024);
+	/* nvcc 13 writes PTX ISA 9.0 */
+	assert_int_equal(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PTX_VERSION,
+	                                      k, 0),
+	                 CUDA_SUCCESS);
+	assert_true(v >= 90);
+	assert_int_equal(cuKernelSetAttribute(
+	                     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+	                     65536, k, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuKernelGetAttribute(
+	                     &v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+	                     k, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(v, 65536);
+	assert_int_equal(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS,
+	                                      k, 99),
+	                 CUDA_ERROR_INVALID_DEVICE);
+	assert_int_equal(cuKernelGetName(&name, k), CUDA_SUCCESS);
+	assert_string_equal(name, K_LOOP);
+	/* (float *a, int n, int iters): 8 + 4 + 4 bytes */
+	assert_int_equal(cuKernelGetParamInfo(k, 2, &off, &size), CUDA_SUCCESS);
+	assert_int_equal(off, 12);
+	assert_int_equal(size, 4);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	free(fb);
+}
+
+static void test_unknown_kernel_time_follows_loop_bound_and_grid(void **state)
+{
+	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
+	const int big = 1 << 20;
+	CUlibrary lib;
+	CUkernel k;
+	CUdeviceptr a;
+	float *host = calloc((size_t)big, sizeof(float));
+	float *back = malloc((size_t)big * sizeof(float));
+	int n = 256, iters = 100;
+	void *params[] = {&a, &n, &iters};
+	float t_short, t_long, t_grid;
+
+	(void)state;
+	assert_non_null(host);
+	assert_non_null(back);
+	for (int i = 0; i < big; i++)
+		host[i] = (float)(i % 97);
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_LOOP), CUDA_SUCCESS);
+	assert_int_equal(cuMemAlloc(&a, (size_t)big * sizeof(float)),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyHtoD(a, host, (size_t)big * sizeof(float)),
+	                 CUDA_SUCCESS);
+	t_short = timed_launch((CUfunction)k, 1, 256, params);
+	iters = 100000;
+	t_long = timed_launch((CUfunction)k, 1, 256, params);
+	n = big;
+	t_grid = timed_launch((CUfunction)k, (unsigned)big / 256, 256, params);
+	printf("fb_loop: 1 block x 100 iterations %.4f ms, x 100000 "
+	       "iterations %.4f ms; %d blocks x 100000 iterations %.4f ms\n",
+	       (double)t_short, (double)t_long, big / 256, (double)t_grid);
+	/* 1000x the iterations: far longer (the model's ratio is ~1000) */
+	assert_true(t_long > 50 * t_short);
+	/* 4096 blocks on 132 SMs: at least several waves longer */
+	assert_true(t_grid > 5 * t_long);
+	/* the kernel's effect is not simulated: memory is as it was */
+	assert_int_equal(cuMemcpyDtoH(back, a, (size_t)big * sizeof(float)),
+	                 CUDA_SUCCESS);
+	assert_memory_equal(back, host, (size_t)big * sizeof(float));
+	assert_int_equal(cuMemFree(a), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	free(back);
+	free(host);
+	free(fb);
+}
+
+static void test_gs_fill_from_a_fatbin_still_computes(void **state)
+{
+	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
+	CUlibrary lib;
+	CUkernel k;
+	CUdeviceptr buf;
+	unsigned long long n = N;
+	float v = 2.5f, back[N];
+	void *params[] = {&buf, &n, &v};
+
+	(void)state;
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, "gs_fill"), CUDA_SUCCESS);
+	assert_int_equal(cuMemAlloc(&buf, sizeof(back)), CUDA_SUCCESS);
+	assert_int_equal(cuMemsetD32(buf, 0, N), CUDA_SUCCESS);
+	assert_int_equal(cuLaunchKernel((CUfunction)k, 4, 1, 1, 256, 1, 1, 0,
+	                                NULL, params, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(back, buf, sizeof(back)), CUDA_SUCCESS);
+	for (int i = 0; i < N; i++)
+		assert_true(back[i] == 2.5f);
+	assert_int_equal(cuMemFree(buf), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	free(fb);
+}
+
+static void test_cuda13_entry_points_answer(void **state)
+{
+	const CUatomicOperation ops[2] = {CU_ATOMIC_OPERATION_INTEGER_ADD,
+	                                  CU_ATOMIC_OPERATION_FLOAT_ADD};
+	const CUatomicOperation bad = CU_ATOMIC_OPERATION_MAX;
+	unsigned caps[2] = {99, 99};
+	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
+	CUlibrary lib;
+	CUkernel k;
+	CUlaunchAttribute attr;
+	CUlaunchConfig cfg;
+	size_t width = 0;
+	int clusters = -1;
+
+	(void)state;
+	assert_int_equal(cuDeviceGetHostAtomicCapabilities(caps, ops, 2, 0),
+	                 CUDA_SUCCESS);
+	assert_true(caps[0] == 0 && caps[1] == 0);
+	assert_int_equal(cuDeviceGetHostAtomicCapabilities(caps, &bad, 1, 0),
+	                 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(cuDeviceGetHostAtomicCapabilities(caps, ops, 2, 7),
+	                 CUDA_ERROR_INVALID_DEVICE);
+	/* GPU 0 and GPU 1 of the node: no native atomics between them */
+	caps[0] = 99;
+	assert_int_equal(cuDeviceGetP2PAtomicCapabilities(caps, ops, 1, 0, 1),
+	                 CUDA_SUCCESS);
+	assert_int_equal(caps[0], 0);
+	assert_int_equal(cuDeviceGetP2PAtomicCapabilities(caps, ops, 1, 0, 0),
+	                 CUDA_ERROR_INVALID_DEVICE);
+	assert_int_equal(cuDeviceGetTexture1DLinearMaxWidth(
+	                     &width, CU_AD_FORMAT_FLOAT, 4, 0),
+	                 CUDA_SUCCESS);
+	assert_true(width >= (1u << 20));
+	assert_int_equal(cuDeviceGetTexture1DLinearMaxWidth(
+	                     &width, CU_AD_FORMAT_FLOAT, 3, 0),
+	                 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_ADD), CUDA_SUCCESS);
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&attr, 0, sizeof(attr));
+	attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	attr.value.clusterDim.x = 2;
+	attr.value.clusterDim.y = 1;
+	attr.value.clusterDim.z = 1;
+	cfg.gridDimX = 132;
+	cfg.gridDimY = cfg.gridDimZ = 1;
+	cfg.blockDimX = 256;
+	cfg.blockDimY = cfg.blockDimZ = 1;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	assert_int_equal(cuOccupancyMaxActiveClusters(&clusters, (CUfunction)k,
+	                                              &cfg),
+	                 CUDA_SUCCESS);
+	assert_true(clusters >= 132 / 2);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	free(fb);
+}
+
+static int group_setup(void **state)
+{
+	struct gs_sim_gpu_init g[2];
+	struct gs_errbuf eb = {0};
+	CUdevice dev;
+	int n;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gs-test-fatbin-XXXXXX");
+	if (mkdtemp(dir) == NULL ||
+	    gs_sim_gpus_parse("2xH100-SXM5-80GB", g, 2, &n, &eb) != GS_OK ||
+	    gs_sim_state_create(dir, g, n, true, &eb) != GS_OK) {
+		fprintf(stderr, "cannot make a node state in %s: %s\n", dir,
+		        eb.msg);
+		return -1;
+	}
+	setenv("GPUSLICE_SIM_DIR", dir, 1);
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
+	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+		fprintf(stderr, "the sim's driver did not start\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	char path[128];
+
+	(void)state;
+	cuDevicePrimaryCtxRelease(0);
+	snprintf(path, sizeof(path), "%s/%s", dir, GS_SIM_STATE_FILE);
+	unlink(path);
+	rmdir(dir);
+	return 0;
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_placeholder),
+	    cmocka_unit_test(test_zstd_fatbin_loads_runs_and_has_its_globals),
+	    cmocka_unit_test(test_lz4_fatbin_loads_runs_and_has_its_globals),
+	    cmocka_unit_test(
+	        test_uncompressed_fatbin_loads_runs_and_has_its_globals),
+	    cmocka_unit_test(test_fatbin_with_two_ptx_versions_loads),
+	    cmocka_unit_test(test_sass_only_fatbin_has_no_binary_for_the_gpu),
+	    cmocka_unit_test(test_library_from_file_and_its_module),
+	    cmocka_unit_test(test_module_api_loads_the_wrapper_and_its_globals),
+	    cmocka_unit_test(test_kernel_attributes_come_from_the_ptx),
+	    cmocka_unit_test(test_unknown_kernel_time_follows_loop_bound_and_grid),
+	    cmocka_unit_test(test_gs_fill_from_a_fatbin_still_computes),
+	    cmocka_unit_test(test_cuda13_entry_points_answer),
 	};
 
 	if (GS_FATBIN_DIR[0] == '\0') {
 		fprintf(stderr, "no nvcc at build time: no test fatbins\n");
 		return 77;
 	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
