@@ -48,12 +48,12 @@ struct loop {
 	int parent;     /* enclosing loop, -1 at top level */
 	bool counted;
 	struct val init, bound, step;
-	uint32_t own; /* instructions directly inside (not in inner loops) */
+	double own; /* issue slots directly inside (not in inner loops) */
 };
 
 struct gs__kcost {
 	uint32_t n_ins;
-	uint32_t base; /* instructions outside every loop */
+	double base; /* issue slots outside every loop */
 	int n_loops;
 	struct loop loops[GS__KCOST_MAX_LOOPS];
 };
@@ -460,6 +460,23 @@ static struct val resolve(const struct reader *rd, const char *reg, int before,
 
 /* ---- loops --------------------------------------------------------------- */
 
+/* Issue slots of one instruction: GS__KCOST_MEM_WEIGHT for the memory
+ * ones (loads other than of kernel parameters, stores, atomics, texture
+ * and surface accesses, async copies), 1 for the rest. */
+static double weight(const struct ins *in)
+{
+	static const char *const mem[] = {"ld",   "ldu",  "st",   "atom",
+	                                  "red",  "tex",  "tld4", "suld",
+	                                  "sust", "sured", "cp"};
+
+	if (strncmp(in->op, "ld.param", 8) == 0)
+		return 1;
+	for (size_t i = 0; i < sizeof(mem) / sizeof(mem[0]); i++)
+		if (op_is(in->op, mem[i]))
+			return GS__KCOST_MEM_WEIGHT;
+	return 1;
+}
+
 static int label_at(const struct reader *rd, const char *name)
 {
 	for (int i = 0; i < rd->n_labels; i++)
@@ -520,8 +537,17 @@ static void read_trip(const struct reader *rd, struct loop *l)
 	}
 }
 
-static void find_loops(const struct reader *rd, struct gs__kcost *k)
+/* OUT: false on OOM. */
+static bool find_loops(const struct reader *rd, struct gs__kcost *k)
 {
+	/* prefix[i]: issue slots of instructions 0 .. i-1 */
+	double *prefix = malloc(sizeof(double) * (size_t)(rd->n_ins + 1));
+
+	if (prefix == NULL)
+		return false;
+	prefix[0] = 0;
+	for (int i = 0; i < rd->n_ins; i++)
+		prefix[i + 1] = prefix[i] + weight(&rd->ins[i]);
 	for (int i = 0; i < rd->n_ins && k->n_loops < GS__KCOST_MAX_LOOPS;
 	     i++) {
 		const struct ins *in = &rd->ins[i];
@@ -559,10 +585,10 @@ static void find_loops(const struct reader *rd, struct gs__kcost *k)
 		}
 		l->parent = best;
 	}
-	k->base = (uint32_t)rd->n_ins;
+	k->base = prefix[rd->n_ins];
 	for (int i = 0; i < k->n_loops; i++) {
 		struct loop *l = &k->loops[i];
-		uint32_t span = (uint32_t)(l->end - l->start + 1);
+		double span = prefix[l->end + 1] - prefix[l->start];
 
 		l->own += span;
 		if (l->parent >= 0) {
@@ -572,6 +598,8 @@ static void find_loops(const struct reader *rd, struct gs__kcost *k)
 			k->base = k->base >= span ? k->base - span : 0;
 		}
 	}
+	free(prefix);
+	return true;
 }
 
 CUresult gs__kcost_create(const char *text, struct gs__kcost **out)
@@ -590,7 +618,8 @@ CUresult gs__kcost_create(const char *text, struct gs__kcost **out)
 	if (!read_body(&rd, p))
 		goto out;
 	k->n_ins = (uint32_t)rd.n_ins;
-	find_loops(&rd, k);
+	if (!find_loops(&rd, k))
+		goto out;
 	*out = k;
 	k = NULL;
 	r = CUDA_SUCCESS;

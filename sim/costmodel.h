@@ -11,10 +11,13 @@
  * with immediates, cvt, mov). Loops it cannot read count
  * GS__KCOST_UNKNOWN_TRIPS times.
  *
- * At launch, per-thread instructions = sum over instructions of the
- * product of the trip counts of the loops around it, evaluated with the
- * launch's parameters; the launch takes
- *   threads x per-thread instructions / (SMs used x GS__KCOST_LANES x clock)
+ * At launch, per-thread issue slots = sum over instructions of their
+ * weight times the product of the trip counts of the loops around them,
+ * evaluated with the launch's parameters. An instruction weighs 1, a
+ * memory one (ld other than ld.param, st, atom, red, tex, ...)
+ * GS__KCOST_MEM_WEIGHT: an SM's load/store units take 32 thread-accesses
+ * a clock, a quarter of its 128 arithmetic lanes. The launch takes
+ *   threads x per-thread slots / (SMs used x GS__KCOST_LANES x clock)
  * with SMs used = min(blocks, SMs available), at least
  * GS_SIM_MIN_KERNEL_NS. Memory is left as it was.
  *
@@ -28,6 +31,9 @@
 
 /* Thread-instructions one SM issues per clock (4 schedulers x 32 lanes). */
 #define GS__KCOST_LANES 128.0
+/* Issue slots of one memory instruction (GS__KCOST_LANES / 32 lanes of
+ * load/store throughput per SM). */
+#define GS__KCOST_MEM_WEIGHT 4.0
 /* Trip count assumed for a loop whose bound the model cannot read. */
 #define GS__KCOST_UNKNOWN_TRIPS 8.0
 /* Most loops one kernel's model keeps (more: the rest count once). */
@@ -51,7 +57,8 @@ uint32_t gs__kcost_static_insts(const struct gs__kcost *k);
 int gs__kcost_loops(const struct gs__kcost *k, int *counted);
 
 /*
- * Instructions one thread executes for a launch with these parameter
+ * Issue slots one thread takes (instructions, memory ones weighing
+ * GS__KCOST_MEM_WEIGHT) for a launch with these parameter
  * bytes (laid out at param_off[i], n_params of them) and `threads` in
  * the whole grid.
  */

@@ -4,7 +4,7 @@
  * kind: zstd, LZ4 and uncompressed PTX, two PTX versions, SASS only).
  * One global of each kind with known initial values, a kernel using them,
  * a kernel with a counted loop whose bound is a parameter, and the
- * sim's own gs_fill.
+ * sim's own gs_fill and gs_spin.
  */
 __device__ float fb_dev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
 __constant__ int fb_const[2];
@@ -41,4 +41,16 @@ extern "C" __global__ void gs_fill(float *buf, unsigned long long n,
 	         (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
 	     i < n; i += stride)
 		buf[i] = value;
+}
+
+/* gs_spin(ns): the sim's own timed kernel; the tests queue it ahead of a
+ * measured launch so that host delays do not show in the measurement. */
+extern "C" __global__ void gs_spin(unsigned long long ns)
+{
+	unsigned long long start, now;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+	do {
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+	} while (now - start < ns);
 }

@@ -11,7 +11,8 @@
  * on an RTX A6000 (84 SMs, 1.80 GHz boost): 2 * 4096^3 / 2980e9 = 46.1 ms.
  * gs_matmul is the same algorithm with 16x16 tiles; the model's estimate
  * for it on the A6000's SMs and clock must be within a factor of
- * REF_FACTOR of that measurement (it estimates about 56 ms, 1.2x).
+ * REF_FACTOR of that measurement (it estimates about 41 ms, 0.89x: the
+ * shared-memory loads, weighed as load/store-unit slots, dominate).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -216,7 +217,10 @@ static void test_immediate_bound_and_unknown_loops(void **state)
 	assert_int_equal(gs__kcost_loops(k, &c), 1);
 	assert_int_equal(c, 0);
 	insts = gs__kcost_thread_insts(k, args, off, 1, 1);
-	assert_true(fabs(insts - (2 + 3 * GS__KCOST_UNKNOWN_TRIPS)) < 1e-9);
+	/* ld.param + ret; per trip the load (a memory instruction), setp,
+	 * bra */
+	assert_true(fabs(insts - (2 + (GS__KCOST_MEM_WEIGHT + 2) *
+	                                  GS__KCOST_UNKNOWN_TRIPS)) < 1e-9);
 	gs__kcost_destroy(k);
 }
 
