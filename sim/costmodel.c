@@ -229,12 +229,16 @@ static bool read_statement(struct reader *rd, const char *s, const char *e)
 	return add_ins(rd, &in);
 }
 
-/* Reads the body "{ ... }" into instructions and labels. */
+/* Reads the body "{ ... }" into instructions and labels, after the
+ * performance directives that may precede it (.maxntid 256, 1, 1 ...).
+ * A declaration without a body (";") has none. */
 static bool read_body(struct reader *rd, const char *p)
 {
 	int depth = 0;
 
 	p = skip_ws(p);
+	while (*p != '\0' && *p != '{' && *p != ';')
+		p++;
 	if (*p != '{')
 		return true;
 	for (;;) {

@@ -13,12 +13,13 @@
  * at once rather than when its slot happens to be reused.
  *
  * Per-process utilization has to remember what it saw last: each calling
- * process keeps, per state slot (keyed by the slot's generation), the busy
- * time at its last sample. A new sample is cut when at least SAMPLE_NS
- * passed since the previous one, whether the process ran or not: a process
- * that holds a context but launched nothing gets samples with smUtil 0, as
- * the real driver reports idle compute processes; in between, the previous
- * sample is reported again. Samples carry the CPU time
+ * process keeps, per state slot (keyed by the slot's generation, pid and
+ * creation time), the busy time at its last sample. A new sample is cut
+ * when at least SAMPLE_NS passed since the previous one, whether the
+ * process ran or not: a process that holds a context but launched
+ * nothing gets samples with smUtil 0, as the real driver reports idle
+ * compute processes; in between, the previous sample is reported again.
+ * Samples carry the CPU time
  * (CLOCK_REALTIME, microseconds) at which they were cut, so
  * lastSeenTimeStamp filters them as NVML documents. The first sample of a
  * process covers the time since it created its context. All of it runs
@@ -281,6 +282,9 @@ nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
 
 struct util_track {
 	uint64_t generation; /* of the slot; 0 = never seen */
+	uint64_t created_ns; /* the slot's process, with generation: a node
+	                        state made anew restarts generations */
+	int32_t pid;
 	uint64_t t_ns;       /* CLOCK_MONOTONIC of the baseline */
 	uint64_t busy_ns;    /* slot busy time at the baseline */
 	uint64_t sample_us;  /* CLOCK_REALTIME of the last sample; 0 = none */
@@ -320,9 +324,12 @@ static unsigned int util_samples(const struct gs__dev *d, uint64_t last_seen,
 
 		if (!on_handle(d, p))
 			continue;
-		if (t->generation != p->generation) {
+		if (t->generation != p->generation || t->pid != p->pid ||
+		    t->created_ns != p->created_ns) {
 			memset(t, 0, sizeof(*t));
 			t->generation = p->generation;
+			t->pid = p->pid;
+			t->created_ns = p->created_ns;
 			t->t_ns = p->created_ns;
 			fresh = true;
 		}

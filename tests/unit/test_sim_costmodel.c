@@ -190,6 +190,16 @@ static void test_immediate_bound_and_unknown_loops(void **state)
 	    "\tsetp.lt.s32 %p1, %r1, 100;\n"
 	    "\t@%p1 bra $L__BB0_1;\n"
 	    "\tret;\n}\n";
+	static const char directives[] =
+	    "(\n .param .u64 k_param_0\n)\n.maxntid 256, 1, 1\n"
+	    ".minnctapersm 2\n{\n .reg .b32 %r<4>;\n"
+	    "\tmov.u32 %r1, 0;\n"
+	    "$L__BB0_1:\n"
+	    "\tadd.f32 %f1, %f1, 0f3F800000;\n"
+	    "\tadd.s32 %r1, %r1, 1;\n"
+	    "\tsetp.lt.s32 %p1, %r1, 100;\n"
+	    "\t@%p1 bra $L__BB0_1;\n"
+	    "\tret;\n}\n";
 	/* a loop whose exit depends on loaded data */
 	static const char unknown[] =
 	    "(\n .param .u64 k_param_0\n)\n{\n"
@@ -209,6 +219,13 @@ static void test_immediate_bound_and_unknown_loops(void **state)
 	assert_int_equal(gs__kcost_create(counted, &k), CUDA_SUCCESS);
 	assert_int_equal(gs__kcost_loops(k, &c), 1);
 	assert_int_equal(c, 1);
+	insts = gs__kcost_thread_insts(k, args, off, 1, 1);
+	assert_true(fabs(insts - (2 + 4 * 100)) < 1e-9);
+	gs__kcost_destroy(k);
+
+	/* the same loop behind performance directives */
+	assert_int_equal(gs__kcost_create(directives, &k), CUDA_SUCCESS);
+	assert_int_equal(gs__kcost_loops(k, &c), 1);
 	insts = gs__kcost_thread_insts(k, args, off, 1, 1);
 	assert_true(fabs(insts - (2 + 4 * 100)) < 1e-9);
 	gs__kcost_destroy(k);

@@ -121,6 +121,7 @@ static pid_t sleeper(void)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		alarm(60); /* gone even if the test fails before reaping it */
 		pause();
 		_exit(0);
 	}
