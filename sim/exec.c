@@ -1,7 +1,9 @@
 /*
  * exec.c - execution in the sim driver: streams, events, kernel launches
- * with their cost (include/gs/kernels.h), faults, graphs (stream capture
- * of kernel launches), and waiting on the shared timeline (sched.c).
+ * with their cost (include/gs/kernels.h for the gs_* kernels, the PTX
+ * cost model of costmodel.h for any other), faults, graphs (stream
+ * capture of kernel launches), and waiting on the shared timeline
+ * (sched.c).
  *
  * Every op a process queues goes into its slot's ring in the node state;
  * the ops of one slot run one after another in launch order (all streams
@@ -17,9 +19,9 @@
  *
  * Data: the sim applies a kernel's effect on memory when it is launched
  * (gs_fill always; gs_burn, gs_matmul, gs_infer_layer only when tiny, see
- * GS__COMPUTE_EFFECT_MAX), like copies; a program can only see results
- * after synchronizing, which is when the real GPU would have produced them
- * too.
+ * GS__COMPUTE_EFFECT_MAX), like copies; other kernels leave memory as
+ * it was. A program can only see results after synchronizing, which is
+ * when the real GPU would have produced them too.
  */
 #include "cuda_int.h"
 
