@@ -137,6 +137,7 @@ struct gs__entry {
 	int ptx_version; /* major*10 + minor */
 	struct gs__kcost *kcost; /* cost of an unknown kernel (costmodel.h),
 	                            owned; NULL when it could not be read */
+	uint32_t max_threads; /* from .maxntid / .reqntid; 1024 without */
 };
 
 struct gs__module;

@@ -474,7 +474,7 @@ CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
 	    grid[0] > 2147483647u || grid[1] > 65535 || grid[2] > 65535 ||
 	    block[0] == 0 || block[1] == 0 || block[2] == 0 ||
 	    block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
-	    (uint64_t)block[0] * block[1] * block[2] > 1024 ||
+	    (uint64_t)block[0] * block[1] * block[2] > e->max_threads ||
 	    smem > (unsigned)fn->max_dyn_smem)
 		return CUDA_ERROR_INVALID_VALUE;
 	out->func = fn;

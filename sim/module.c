@@ -149,6 +149,43 @@ done:
 	return p + 1;
 }
 
+/*
+ * The most threads a block of this entry may have: the product of its
+ * ".maxntid x, y, z" or ".reqntid x, y, z" (between the parameter list
+ * and the body at p), else 1024.
+ */
+static uint32_t entry_max_threads(const char *p)
+{
+	uint64_t best = 1024;
+
+	for (; *p != '\0' && *p != '{' && *p != ';'; p++) {
+		uint64_t prod = 1;
+		char *end;
+
+		if (strncmp(p, ".maxntid", 8) != 0 && strncmp(p, ".reqntid", 8) != 0)
+			continue;
+		p += 8;
+		for (int i = 0; i < 3; i++) {
+			unsigned long v;
+
+			p = skip_ws(p);
+			v = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+			prod *= v;
+			p = skip_ws(end);
+			if (*p != ',')
+				break;
+			p++;
+		}
+		if (prod >= 1 && prod < best)
+			best = prod;
+		if (*p == '\0' || *p == '{' || *p == ';')
+			break;
+	}
+	return (uint32_t)best;
+}
+
 static void entries_free(struct gs__entry *list, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -217,6 +254,7 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 			if (p == NULL)
 				goto out_bad;
 		}
+		e->max_threads = entry_max_threads(p);
 	}
 	*entries = list;
 	*n = count;
@@ -1219,7 +1257,7 @@ static CUresult func_attr(struct gs__func *f, CUfunction_attribute a, int *v)
 
 	switch (a) {
 	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-		*v = 1024;
+		*v = (int)f->entry->max_threads;
 		break;
 	case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
 	case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
@@ -1509,7 +1547,7 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
     int blockSizeLimit)
 {
 	struct gs__func *f;
-	int best = 0, best_block = 32, sms;
+	int best = 0, best_block = 32, sms, maxt = 1024;
 	CUresult r;
 
 	if (minGridSize == NULL || blockSize == NULL)
@@ -1523,11 +1561,15 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
 		if (c != NULL)
 			sms = (int)gs__drv.dev[c->dev].sm_count;
 	}
+	if (r == CUDA_SUCCESS)
+		maxt = (int)f->entry->max_threads;
 	gs__unlock();
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (blockSizeLimit <= 0 || blockSizeLimit > 1024)
-		blockSizeLimit = 1024;
+	if (blockSizeLimit <= 0 || blockSizeLimit > maxt)
+		blockSizeLimit = maxt;
+	if (blockSizeLimit < 32)
+		best_block = blockSizeLimit;
 	for (int b = 32; b <= blockSizeLimit; b += 32) {
 		size_t smem = blockSizeToDynamicSMemSize
 		                  ? blockSizeToDynamicSMemSize(b)

@@ -4,7 +4,7 @@
  * kind: zstd, LZ4 and uncompressed PTX, two PTX versions, SASS only).
  * One global of each kind with known initial values, a kernel using them,
  * a kernel with a counted loop whose bound is a parameter, and the
- * sim's own gs_fill and gs_spin.
+ * sim's own gs_fill and gs_spin, and a kernel with launch bounds.
  */
 __device__ float fb_dev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
 __constant__ int fb_const[2];
@@ -53,4 +53,10 @@ extern "C" __global__ void gs_spin(unsigned long long ns)
 	do {
 		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
 	} while (now - start < ns);
+}
+
+/* At most 128 threads a block (.maxntid in the PTX). */
+__global__ void __launch_bounds__(128) fb_bounded(float *a)
+{
+	a[threadIdx.x] *= 2.0f;
 }

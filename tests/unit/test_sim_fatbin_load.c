@@ -244,7 +244,7 @@ static void test_library_from_file_and_its_module(void **state)
 	                                       NULL, 0),
 	                 CUDA_SUCCESS);
 	assert_int_equal(cuLibraryGetKernelCount(&count, lib), CUDA_SUCCESS);
-	assert_int_equal(count, 4);
+	assert_int_equal(count, 5);
 	assert_int_equal(cuLibraryGetModule(&mod, lib), CUDA_SUCCESS);
 	assert_int_equal(cuModuleGetFunction(&f, mod, K_LOOP), CUDA_SUCCESS);
 	assert_int_equal(cuModuleGetGlobal(&p1, &s1, mod, "fb_dev"),
@@ -331,6 +331,41 @@ static void test_kernel_attributes_come_from_the_ptx(void **state)
 	assert_int_equal(cuKernelGetParamInfo(k, 2, &off, &size), CUDA_SUCCESS);
 	assert_int_equal(off, 12);
 	assert_int_equal(size, 4);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	free(fb);
+}
+
+/* __launch_bounds__(128): the PTX's .maxntid limits blocks, as on a GPU. */
+static void test_launch_bounds_limit_the_block(void **state)
+{
+	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
+	CUlibrary lib;
+	CUkernel k;
+	CUdeviceptr a;
+	void *params[] = {&a};
+	int v = 0, min_grid = 0, block = 0;
+
+	(void)state;
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, "_Z10fb_boundedPf"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuKernelGetAttribute(
+	                     &v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(v, 128);
+	assert_int_equal(cuMemAlloc(&a, 1024 * sizeof(float)), CUDA_SUCCESS);
+	assert_int_equal(cuLaunchKernel((CUfunction)k, 1, 1, 1, 128, 1, 1, 0,
+	                                NULL, params, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuLaunchKernel((CUfunction)k, 1, 1, 1, 256, 1, 1, 0,
+	                                NULL, params, NULL),
+	                 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(cuOccupancyMaxPotentialBlockSize(
+	                     &min_grid, &block, (CUfunction)k, NULL, 0, 0),
+	                 CUDA_SUCCESS);
+	assert_true(block > 0 && block <= 128);
+	assert_int_equal(cuCtxSynchronize(), CUDA_SUCCESS);
+	assert_int_equal(cuMemFree(a), CUDA_SUCCESS);
 	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
 	free(fb);
 }
@@ -519,6 +554,7 @@ int main(void)
 	    cmocka_unit_test(test_library_from_file_and_its_module),
 	    cmocka_unit_test(test_module_api_loads_the_wrapper_and_its_globals),
 	    cmocka_unit_test(test_kernel_attributes_come_from_the_ptx),
+	    cmocka_unit_test(test_launch_bounds_limit_the_block),
 	    cmocka_unit_test(test_unknown_kernel_time_follows_loop_bound_and_grid),
 	    cmocka_unit_test(test_gs_fill_from_a_fatbin_still_computes),
 	    cmocka_unit_test(test_cuda13_entry_points_answer),
