@@ -155,6 +155,42 @@ static void test_duration_is_monotone_in_grid_size(void **state)
 	gs__kcost_destroy(mm);
 }
 
+static void test_duration_is_monotone_in_block_size(void **state)
+{
+	struct gs__kcost *k;
+	/* a fixed 100-trip loop per thread, so work grows with threads */
+	static const char body[] =
+	    "(\n .param .u64 k_param_0\n)\n{\n"
+	    "\tmov.u32 %r1, 0;\n"
+	    "$L__BB0_1:\n"
+	    "\tfma.rn.f32 %f1, %f1, %f1, %f1;\n"
+	    "\tadd.s32 %r1, %r1, 1;\n"
+	    "\tsetp.lt.s32 %p1, %r1, 100;\n"
+	    "\t@%p1 bra $L__BB0_1;\n"
+	    "\tret;\n}\n";
+	const unsigned grid[3] = {8192, 1, 1};
+	uint8_t args[8] = {0};
+	const uint32_t off[] = {0};
+	uint64_t prev = 0, first = 0;
+	uint32_t sms;
+
+	(void)state;
+	assert_int_equal(gs__kcost_create(body, &k), CUDA_SUCCESS);
+	for (unsigned b = 32; b <= 1024; b *= 2) {
+		const unsigned block[3] = {b, 1, 1};
+		uint64_t ns = gs__kcost_ns(k, args, off, 1, grid, block,
+		                           H100_SMS, H100_KHZ, &sms);
+
+		assert_true(ns >= prev);
+		if (first == 0)
+			first = ns;
+		prev = ns;
+	}
+	/* 32x the threads on a GPU already full: far longer */
+	assert_true(prev > 8 * first);
+	gs__kcost_destroy(k);
+}
+
 static void test_matmul_estimate_is_near_the_measured_reference(void **state)
 {
 	struct gs__kcost *mm = kit_kernel("gs_matmul");
@@ -286,6 +322,7 @@ int main(void)
 	    cmocka_unit_test(test_thread_insts_follow_the_loop_bound),
 	    cmocka_unit_test(test_duration_is_monotone_in_loop_bound),
 	    cmocka_unit_test(test_duration_is_monotone_in_grid_size),
+	    cmocka_unit_test(test_duration_is_monotone_in_block_size),
 	    cmocka_unit_test(test_matmul_estimate_is_near_the_measured_reference),
 	    cmocka_unit_test(test_immediate_bound_and_unknown_loops),
 	    cmocka_unit_test(test_tiny_kernels_take_the_minimum),
