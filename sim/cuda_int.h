@@ -134,7 +134,7 @@ struct gs__entry {
 	uint32_t param_off[GS__MAX_PARAMS];
 	uint32_t param_size[GS__MAX_PARAMS];
 	uint32_t args_size;
-	int ptx_version; /* major*10 + minor */
+	int ptx_version; /* .target sm_XX's XX (else ISA major*10+minor) */
 	struct gs__kcost *kcost; /* cost of an unknown kernel (costmodel.h),
 	                            owned; NULL when it could not be read */
 	uint32_t max_threads; /* from .maxntid / .reqntid; 1024 without */

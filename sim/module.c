@@ -208,9 +208,17 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 	if (ver == NULL)
 		return CUDA_ERROR_INVALID_PTX;
 	{
-		int maj = 0, min = 0;
+		/* CU_FUNC_ATTRIBUTE_PTX_VERSION is the virtual architecture
+		 * the PTX was written for (.target sm_75: 75), as cudart's
+		 * ptxVersion shows it; the ISA version only without one */
+		const char *tgt = strstr(text, ".target");
+		int maj = 0, min = 0, arch = 0;
+
 		if (sscanf(ver + 8, " %d.%d", &maj, &min) == 2)
 			ptx_version = maj * 10 + min;
+		if (tgt != NULL && sscanf(tgt + 7, " sm_%d", &arch) == 1 &&
+		    arch > 0)
+			ptx_version = arch;
 	}
 	while ((p = strstr(p, ".entry")) != NULL) {
 		struct gs__entry *e;

@@ -205,10 +205,24 @@ static void test_uncompressed_fatbin_loads_runs_and_has_its_globals(void **state
 	load_and_run("k_none.fatbin");
 }
 
-static void test_fatbin_with_two_ptx_versions_loads(void **state)
+static void test_fatbin_with_two_ptx_versions_loads_the_newer(void **state)
 {
+	uint8_t *fb = slurp("k_ptx2.fatbin", NULL);
+	CUlibrary lib;
+	CUkernel k;
+	int v = 0;
+
 	(void)state;
 	load_and_run("k_ptx2.fatbin");
+	/* compute_75 and compute_90: an H100 (sm_90) gets compute_90 */
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_ADD), CUDA_SUCCESS);
+	assert_int_equal(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PTX_VERSION,
+	                                      k, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(v, 90);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	free(fb);
 }
 
 static void test_sass_only_fatbin_has_no_binary_for_the_gpu(void **state)
@@ -308,11 +322,11 @@ static void test_kernel_attributes_come_from_the_ptx(void **state)
 	                     &v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0),
 	                 CUDA_SUCCESS);
 	assert_int_equal(v, 1024);
-	/* nvcc 13 writes PTX ISA 9.0 */
+	/* the virtual architecture of nvcc's default PTX: compute_75 */
 	assert_int_equal(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_PTX_VERSION,
 	                                      k, 0),
 	                 CUDA_SUCCESS);
-	assert_true(v >= 90);
+	assert_int_equal(v, 75);
 	assert_int_equal(cuKernelSetAttribute(
 	                     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
 	                     65536, k, 0),
@@ -549,7 +563,7 @@ int main(void)
 	    cmocka_unit_test(test_lz4_fatbin_loads_runs_and_has_its_globals),
 	    cmocka_unit_test(
 	        test_uncompressed_fatbin_loads_runs_and_has_its_globals),
-	    cmocka_unit_test(test_fatbin_with_two_ptx_versions_loads),
+	    cmocka_unit_test(test_fatbin_with_two_ptx_versions_loads_the_newer),
 	    cmocka_unit_test(test_sass_only_fatbin_has_no_binary_for_the_gpu),
 	    cmocka_unit_test(test_library_from_file_and_its_module),
 	    cmocka_unit_test(test_module_api_loads_the_wrapper_and_its_globals),
