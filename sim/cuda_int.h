@@ -138,6 +138,7 @@ struct gs__entry {
 	struct gs__kcost *kcost; /* cost of an unknown kernel (costmodel.h),
 	                            owned; NULL when it could not be read */
 	uint32_t max_threads; /* from .maxntid / .reqntid; 1024 without */
+	uint32_t shared_bytes, local_bytes; /* static .shared / .local */
 };
 
 struct gs__module;

@@ -186,6 +186,8 @@ static uint32_t entry_max_threads(const char *p)
 	return (uint32_t)best;
 }
 
+static bool entry_static_sizes(const char *p, struct gs__entry *e);
+
 static void entries_free(struct gs__entry *list, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -263,6 +265,10 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 				goto out_bad;
 		}
 		e->max_threads = entry_max_threads(p);
+		if (!entry_static_sizes(p, e)) {
+			entries_free(list, count);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
 	}
 	*entries = list;
 	*n = count;
@@ -477,6 +483,50 @@ static void globals_free(struct gs__global *list, int n)
 		free(list[i].init);
 	}
 	free(list);
+}
+
+/*
+ * Bytes of the .shared and .local variables declared in the body of
+ * entry e (static shared memory and the local "depot"), into e; p is
+ * past the entry's parameter list. false on OOM.
+ */
+static bool entry_static_sizes(const char *p, struct gs__entry *e)
+{
+	const char *body = p, *end;
+
+	while (*body != '\0' && *body != '{' && *body != ';')
+		body++;
+	if (*body != '{')
+		return true;
+	end = skip_block(body);
+	for (p = body + 1; p < end; p++) {
+		struct gs__global *list = NULL;
+		int n = 0, cap = 0;
+		const char *semi;
+		uint32_t *into;
+
+		if (p[-1] != '\n' && !isspace((unsigned char)p[-1]) &&
+		    p[-1] != '{')
+			continue;
+		if (strncmp(p, ".shared", 7) == 0 && isspace((unsigned char)p[7]))
+			into = &e->shared_bytes;
+		else if (strncmp(p, ".local", 6) == 0 &&
+		         isspace((unsigned char)p[6]))
+			into = &e->local_bytes;
+		else
+			continue;
+		semi = memchr(p, ';', (size_t)(end - p));
+		if (semi == NULL)
+			break;
+		if (!global_read(p, semi, &list, &n, &cap))
+			return false;
+		for (int i = 0; i < n; i++)
+			if (*into + list[i].size <= UINT32_MAX)
+				*into += (uint32_t)list[i].size;
+		globals_free(list, n);
+		p = semi;
+	}
+	return true;
 }
 
 /*
@@ -1268,8 +1318,12 @@ static CUresult func_attr(struct gs__func *f, CUfunction_attribute a, int *v)
 		*v = (int)f->entry->max_threads;
 		break;
 	case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
-	case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+		*v = (int)f->entry->shared_bytes;
+		break;
 	case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+		*v = (int)f->entry->local_bytes;
+		break;
+	case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
 	case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
 	case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
@@ -1536,7 +1590,8 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(
 		return r;
 	r = gs__func_get(func, &f);
 	if (r == CUDA_SUCCESS)
-		*numBlocks = occupancy(blockSize, dynamicSMemSize);
+		*numBlocks = occupancy(blockSize, dynamicSMemSize +
+		                                      f->entry->shared_bytes);
 	gs__unlock();
 	return r;
 }
@@ -1556,6 +1611,7 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
 {
 	struct gs__func *f;
 	int best = 0, best_block = 32, sms, maxt = 1024;
+	size_t stat = 0;
 	CUresult r;
 
 	if (minGridSize == NULL || blockSize == NULL)
@@ -1569,8 +1625,10 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
 		if (c != NULL)
 			sms = (int)gs__drv.dev[c->dev].sm_count;
 	}
-	if (r == CUDA_SUCCESS)
+	if (r == CUDA_SUCCESS) {
 		maxt = (int)f->entry->max_threads;
+		stat = f->entry->shared_bytes;
+	}
 	gs__unlock();
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -1582,7 +1640,7 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
 		size_t smem = blockSizeToDynamicSMemSize
 		                  ? blockSizeToDynamicSMemSize(b)
 		                  : dynamicSMemSize;
-		int warps = occupancy(b, smem) * ((b + 31) / 32);
+		int warps = occupancy(b, smem + stat) * ((b + 31) / 32);
 
 		if (warps >= best) {
 			best = warps;
@@ -1590,7 +1648,12 @@ CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
 		}
 	}
 	*blockSize = best_block;
-	*minGridSize = occupancy(best_block, dynamicSMemSize) * sms;
+	*minGridSize = occupancy(best_block, (blockSizeToDynamicSMemSize
+	                                          ? blockSizeToDynamicSMemSize(
+	                                                best_block)
+	                                          : dynamicSMemSize) +
+	                                         stat) *
+	               sms;
 	return CUDA_SUCCESS;
 }
 
@@ -1657,7 +1720,8 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters,
 		r = gs__ctx_get(&ctx);
 	if (r == CUDA_SUCCESS) {
 		resident = (uint64_t)occupancy((int)block,
-		                               config->sharedMemBytes) *
+		                               config->sharedMemBytes +
+		                                   f->entry->shared_bytes) *
 		           gs__drv.dev[ctx->dev].sm_count;
 		*numClusters = cluster > 8 ? 0 : (int)(resident / cluster);
 	}

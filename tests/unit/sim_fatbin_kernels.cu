@@ -4,7 +4,8 @@
  * kind: zstd, LZ4 and uncompressed PTX, two PTX versions, SASS only).
  * One global of each kind with known initial values, a kernel using them,
  * a kernel with a counted loop whose bound is a parameter, and the
- * sim's own gs_fill and gs_spin, and a kernel with launch bounds.
+ * sim's own gs_fill and gs_spin, and a kernel with launch bounds, static
+ * shared memory and local memory.
  */
 __device__ float fb_dev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
 __constant__ int fb_const[2];
@@ -55,8 +56,16 @@ extern "C" __global__ void gs_spin(unsigned long long ns)
 	} while (now - start < ns);
 }
 
-/* At most 128 threads a block (.maxntid in the PTX). */
-__global__ void __launch_bounds__(128) fb_bounded(float *a)
+/* At most 128 threads a block (.maxntid in the PTX), 512 bytes of static
+ * shared memory and a local array indexed at run time (a .local depot). */
+__global__ void __launch_bounds__(128) fb_bounded(float *a, int j)
 {
-	a[threadIdx.x] *= 2.0f;
+	__shared__ float tile[128];
+	float loc[16];
+
+	for (int i = 0; i < 16; i++)
+		loc[i] = a[i * 128 + threadIdx.x];
+	tile[threadIdx.x] = loc[j & 15];
+	__syncthreads();
+	a[threadIdx.x] = tile[127 - threadIdx.x];
 }

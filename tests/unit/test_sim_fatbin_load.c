@@ -349,25 +349,36 @@ static void test_kernel_attributes_come_from_the_ptx(void **state)
 	free(fb);
 }
 
-/* __launch_bounds__(128): the PTX's .maxntid limits blocks, as on a GPU. */
-static void test_launch_bounds_limit_the_block(void **state)
+/* __launch_bounds__(128): the PTX's .maxntid limits blocks, as on a GPU;
+ * static shared and local memory show in the attributes. */
+static void test_launch_bounds_and_static_memory_of_a_kernel(void **state)
 {
 	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
 	CUlibrary lib;
 	CUkernel k;
 	CUdeviceptr a;
-	void *params[] = {&a};
+	int j = 3;
+	void *params[] = {&a, &j};
 	int v = 0, min_grid = 0, block = 0;
 
 	(void)state;
 	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
-	assert_int_equal(cuLibraryGetKernel(&k, lib, "_Z10fb_boundedPf"),
+	assert_int_equal(cuLibraryGetKernel(&k, lib, "_Z10fb_boundedPfi"),
 	                 CUDA_SUCCESS);
+	assert_int_equal(cuKernelGetAttribute(
+	                     &v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(v, 128 * sizeof(float));
+	assert_int_equal(cuKernelGetAttribute(
+	                     &v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k, 0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(v, 16 * sizeof(float));
 	assert_int_equal(cuKernelGetAttribute(
 	                     &v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0),
 	                 CUDA_SUCCESS);
 	assert_int_equal(v, 128);
-	assert_int_equal(cuMemAlloc(&a, 1024 * sizeof(float)), CUDA_SUCCESS);
+	assert_int_equal(cuMemAlloc(&a, 16 * 128 * sizeof(float)),
+	                 CUDA_SUCCESS);
 	assert_int_equal(cuLaunchKernel((CUfunction)k, 1, 1, 1, 128, 1, 1, 0,
 	                                NULL, params, NULL),
 	                 CUDA_SUCCESS);
@@ -568,7 +579,7 @@ int main(void)
 	    cmocka_unit_test(test_library_from_file_and_its_module),
 	    cmocka_unit_test(test_module_api_loads_the_wrapper_and_its_globals),
 	    cmocka_unit_test(test_kernel_attributes_come_from_the_ptx),
-	    cmocka_unit_test(test_launch_bounds_limit_the_block),
+	    cmocka_unit_test(test_launch_bounds_and_static_memory_of_a_kernel),
 	    cmocka_unit_test(test_unknown_kernel_time_follows_loop_bound_and_grid),
 	    cmocka_unit_test(test_gs_fill_from_a_fatbin_still_computes),
 	    cmocka_unit_test(test_cuda13_entry_points_answer),
