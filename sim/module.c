@@ -1728,3 +1728,46 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters,
 	gs__unlock();
 	return r;
 }
+
+/*
+ * The largest cluster the launch `config` could use: 8 blocks (the
+ * portable limit; the sim's kernels never opt into larger ones), fewer
+ * when the grid's x extent is smaller than 8 and not a multiple of it.
+ */
+CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int *clusterSize,
+                                                    CUfunction func,
+                                                    const CUlaunchConfig *config)
+{
+	struct gs__func *f;
+	int size = 8;
+	CUresult r;
+
+	if (clusterSize == NULL || config == NULL || config->gridDimX == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	while (size > 1 && config->gridDimX % (unsigned)size != 0)
+		size /= 2;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__func_get(func, &f);
+	gs__unlock();
+	if (r == CUDA_SUCCESS)
+		*clusterSize = size;
+	return r;
+}
+
+/* Bank size is fixed on the GPUs the sim models (sm_70 and later): the
+ * setting is checked and accepted, and changes nothing, as there. */
+CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc,
+                                          CUsharedconfig config)
+{
+	struct gs__func *f;
+	CUresult r;
+
+	if ((unsigned)config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__func_get(hfunc, &f);
+	gs__unlock();
+	return r;
+}

@@ -523,6 +523,11 @@ static void test_cuda13_entry_points_answer(void **state)
 	                                              &cfg),
 	                 CUDA_SUCCESS);
 	assert_true(clusters >= 132 / 2);
+	/* 132 blocks: clusters of 4 divide the grid, of 8 do not */
+	assert_int_equal(cuOccupancyMaxPotentialClusterSize(
+	                     &clusters, (CUfunction)k, &cfg),
+	                 CUDA_SUCCESS);
+	assert_int_equal(clusters, 4);
 	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
 	free(fb);
 }
