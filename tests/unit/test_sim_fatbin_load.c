@@ -7,11 +7,14 @@
  * __managed__ in host-visible memory, a SASS-only binary refused as a
  * real driver refuses it, unknown kernels timed by the cost model and
  * leaving memory alone, the sim's own gs_fill still computing, and the
- * CUDA 13 entry points the runtime asks for.
+ * CUDA 13 entry points the runtime asks for; and two processes running
+ * such a kernel time-sliced, each charged exactly its kernels' time.
  *
  * The fatbins come from sim_fatbin_kernels.cu (tests/unit/sim_fatbin.cmake);
- * without nvcc at build time the test exits 77 (skipped). One process,
- * one node state in a temporary directory, the primary context of GPU 0.
+ * without nvcc at build time the test exits 77 (skipped). One node state
+ * in a temporary directory. The time-slicing group runs first, in forked
+ * children (cuInit is once per process); then this process uses the
+ * primary context of GPU 0 for the rest.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -532,14 +537,206 @@ static void test_cuda13_entry_points_answer(void **state)
 	free(fb);
 }
 
-static int group_setup(void **state)
+/* ---- two processes, one GPU: forked children ------------------------- */
+
+#define LOOP_N     20     /* launches per child */
+#define LOOP_ITERS 450000 /* fb_loop iterations: ~25 ms a launch */
+#define LOOP_ELEMS (1 << 20)
+
+/* What the children report (a shared mapping). */
+struct shared {
+	double ms[2];
+	int32_t pid[2];
+};
+
+static struct shared *sh;
+
+struct child {
+	pid_t pid;
+	int ready[2], go[2];
+};
+
+/* Child side: any failure exits non-zero with a message. */
+#define REQUIRE(c)                                                             \
+	do {                                                                   \
+		if (!(c)) {                                                    \
+			fprintf(stderr, "child %d line %d: %s\n", getpid(),    \
+			        __LINE__, #c);                                 \
+			_exit(1);                                              \
+		}                                                              \
+	} while (0)
+
+/*
+ * One child: loads the default fatbin as cudart does, says it is ready,
+ * waits for go, then launches fb_loop LOOP_N times over LOOP_ELEMS
+ * threads and reports the sim-clock time they took.
+ */
+static void child_loop(struct child *c, int slot)
+{
+	struct wrapper w;
+	uint8_t *fb;
+	CUcontext cx;
+	CUlibrary lib;
+	CUkernel k;
+	CUdeviceptr a;
+	CUevent e0, e1;
+	int n = LOOP_ELEMS, iters = LOOP_ITERS;
+	void *params[] = {&a, &n, &iters};
+	float ms = 0;
+	char b = 'r';
+	FILE *f;
+	long len;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/k_zstd.fatbin", GS_FATBIN_DIR);
+	f = fopen(path, "rb");
+	REQUIRE(f != NULL);
+	REQUIRE(fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0);
+	rewind(f);
+	fb = malloc((size_t)len);
+	REQUIRE(fb != NULL && fread(fb, 1, (size_t)len, f) == (size_t)len);
+	fclose(f);
+	w.magic = 0x466243b1u;
+	w.version = 1;
+	w.data = fb;
+	w.unused = NULL;
+	REQUIRE(cuInit(0) == CUDA_SUCCESS);
+	REQUIRE(cuDevicePrimaryCtxRetain(&cx, 0) == CUDA_SUCCESS);
+	REQUIRE(cuCtxSetCurrent(cx) == CUDA_SUCCESS);
+	REQUIRE(cuLibraryLoadData(&lib, &w, NULL, NULL, 0, NULL, NULL, 0) ==
+	        CUDA_SUCCESS);
+	REQUIRE(cuLibraryGetKernel(&k, lib, K_LOOP) == CUDA_SUCCESS);
+	REQUIRE(cuMemAlloc(&a, (size_t)LOOP_ELEMS * sizeof(float)) ==
+	        CUDA_SUCCESS);
+	REQUIRE(cuEventCreate(&e0, 0) == CUDA_SUCCESS);
+	REQUIRE(cuEventCreate(&e1, 0) == CUDA_SUCCESS);
+	REQUIRE(write(c->ready[1], &b, 1) == 1);
+	REQUIRE(read(c->go[0], &b, 1) == 0);
+	REQUIRE(cuEventRecord(e0, NULL) == CUDA_SUCCESS);
+	for (int i = 0; i < LOOP_N; i++)
+		REQUIRE(cuLaunchKernel((CUfunction)k, LOOP_ELEMS / 256, 1, 1,
+		                       256, 1, 1, 0, NULL, params,
+		                       NULL) == CUDA_SUCCESS);
+	REQUIRE(cuEventRecord(e1, NULL) == CUDA_SUCCESS);
+	REQUIRE(cuEventSynchronize(e1) == CUDA_SUCCESS);
+	REQUIRE(cuEventElapsedTime(&ms, e0, e1) == CUDA_SUCCESS);
+	sh->ms[slot] = ms;
+	sh->pid[slot] = getpid();
+	REQUIRE(cuMemFree(a) == CUDA_SUCCESS);
+	REQUIRE(cuLibraryUnload(lib) == CUDA_SUCCESS);
+	free(fb);
+}
+
+static void start(struct child *c, int slot)
+{
+	assert_int_equal(pipe(c->ready), 0);
+	assert_int_equal(pipe(c->go), 0);
+	fflush(NULL);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		/* keep only our own pipe ends (another child's go must
+		 * close when the parent closes it) */
+		for (int fd = 3; fd < 256; fd++)
+			if (fd != c->ready[1] && fd != c->go[0])
+				close(fd);
+		alarm(120); /* never outlive a failed test */
+		child_loop(c, slot);
+		exit(0); /* not _exit: the driver's exit-time teardown runs */
+	}
+	close(c->ready[1]);
+	close(c->go[0]);
+}
+
+static void wait_ready(struct child *c)
+{
+	char b;
+
+	assert_int_equal(read(c->ready[0], &b, 1), 1);
+}
+
+static void go(struct child *c)
+{
+	close(c->go[1]);
+	c->go[1] = -1;
+}
+
+/* Reaps the child; its exit status (0 = all its checks passed). */
+static int finish(struct child *c)
+{
+	int status;
+
+	if (c->go[1] >= 0)
+		go(c);
+	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+	close(c->ready[0]);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The busy time (ms) the node state recorded for a finished process. */
+static double exited_busy_ms(int32_t pid)
+{
+	struct gs_errbuf eb = {0};
+	struct gs_sim_map *map;
+	const struct gs_sim_state *st;
+	uint64_t busy = 0;
+
+	assert_int_equal(gs_sim_state_open(dir, &map, &eb), GS_OK);
+	st = gs_sim_state_get(map);
+	for (uint64_t i = 0; i < st->exited_seq && i < GS_SIM_EXITED_RING; i++)
+		if (st->exited[i].pid == pid)
+			busy = st->exited[i].busy_ns;
+	gs_sim_state_close(map);
+	return (double)busy / 1e6;
+}
+
+static void test_foreign_kernels_are_time_sliced_and_accounted(void **state)
+{
+	struct child a, b;
+	double alone, busy_alone, busy[2];
+
+	(void)state;
+	start(&a, 0);
+	wait_ready(&a);
+	assert_int_equal(finish(&a), 0);
+	alone = sh->ms[0];
+	busy_alone = exited_busy_ms(sh->pid[0]);
+	start(&a, 0);
+	start(&b, 1);
+	wait_ready(&a);
+	wait_ready(&b);
+	go(&a);
+	go(&b);
+	assert_int_equal(finish(&a), 0);
+	assert_int_equal(finish(&b), 0);
+	for (int i = 0; i < 2; i++)
+		busy[i] = exited_busy_ms(sh->pid[i]);
+	printf("fb_loop x %d: alone %.1f ms (busy %.1f ms); time-sliced "
+	       "%.1f ms and %.1f ms (busy %.1f and %.1f ms)\n",
+	       LOOP_N, alone, busy_alone, sh->ms[0], sh->ms[1], busy[0],
+	       busy[1]);
+	/* the cost model gives each launch tens of ms, like a real kernel */
+	assert_true(alone > LOOP_N * 5.0);
+	/* alone, the process is busy the whole time it measured */
+	assert_true(busy_alone > 0.95 * alone && busy_alone < 1.05 * alone);
+	for (int i = 0; i < 2; i++) {
+		/* side by side each takes about twice as long (starts may be
+		 * up to ~100 ms apart on a loaded host) ... */
+		assert_true(sh->ms[i] > 1.5 * alone && sh->ms[i] < 2.3 * alone);
+		/* ... and is charged only its own kernels' time */
+		assert_true(busy[i] > 0.95 * alone && busy[i] < 1.05 * alone);
+	}
+}
+
+/* ---- this process ------------------------------------------------------ */
+
+/* A fresh node state of two H100s in `dir`, for every test here. */
+static int make_state(void)
 {
 	struct gs_sim_gpu_init g[2];
 	struct gs_errbuf eb = {0};
-	CUdevice dev;
 	int n;
 
-	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/gs-test-fatbin-XXXXXX");
 	if (mkdtemp(dir) == NULL ||
 	    gs_sim_gpus_parse("2xH100-SXM5-80GB", g, 2, &n, &eb) != GS_OK ||
@@ -551,6 +748,14 @@ static int group_setup(void **state)
 	setenv("GPUSLICE_SIM_DIR", dir, 1);
 	unsetenv("CUDA_VISIBLE_DEVICES");
 	unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+	return 0;
+}
+
+static int group_setup(void **state)
+{
+	CUdevice dev;
+
+	(void)state;
 	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
 	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
@@ -562,13 +767,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char path[128];
-
 	(void)state;
 	cuDevicePrimaryCtxRelease(0);
-	snprintf(path, sizeof(path), "%s/%s", dir, GS_SIM_STATE_FILE);
-	unlink(path);
-	rmdir(dir);
 	return 0;
 }
 
@@ -590,9 +790,28 @@ int main(void)
 	    cmocka_unit_test(test_cuda13_entry_points_answer),
 	};
 
+	const struct CMUnitTest sharing[] = {
+	    cmocka_unit_test(test_foreign_kernels_are_time_sliced_and_accounted),
+	};
+	char path[128];
+	int rc;
+
 	if (GS_FATBIN_DIR[0] == '\0') {
 		fprintf(stderr, "no nvcc at build time: no test fatbins\n");
 		return 77;
 	}
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED || make_state() != 0)
+		return 1;
+	/* first: the parent must not have called cuInit before forking */
+	rc = cmocka_run_group_tests_name("fatbin_time_slicing", sharing, NULL,
+	                                 NULL);
+	rc |= cmocka_run_group_tests_name("fatbin_load", tests, group_setup,
+	                                  group_teardown);
+	snprintf(path, sizeof(path), "%s/%s", dir, GS_SIM_STATE_FILE);
+	unlink(path);
+	rmdir(dir);
+	munmap(sh, sizeof(*sh));
+	return rc;
 }
