@@ -17,6 +17,8 @@
 #define ENTRY_HDR_MIN 64u
 /* Most entries one container may list (nvcc emits a handful). */
 #define MAX_ENTRIES 256
+/* Most prelinked fatbins a link-version wrapper may list. */
+#define MAX_PRELINKED 4096
 
 static uint16_t rd16(const uint8_t *p)
 {
@@ -61,7 +63,8 @@ static const uint8_t *container_of(const void *image, size_t *len)
 	if (b == NULL)
 		return NULL;
 	if (rd32(b) == GS__FATBIN_WRAPPER_MAGIC) {
-		if (rd32(b + 4) != 1)
+		if (rd32(b + 4) != GS__FATBIN_WRAPPER_V1 &&
+		    rd32(b + 4) != GS__FATBIN_WRAPPER_LINKED)
 			return NULL;
 		b = (const uint8_t *)(uintptr_t)rd64(b + 8);
 		*len = 0;
@@ -168,7 +171,8 @@ out_bad:
 	return CUDA_ERROR_INVALID_IMAGE;
 }
 
-CUresult gs__fatbin_ptx(const void *image, size_t len, int sm, char **ptx,
+/* gs__fatbin_ptx for one container (or wrapper) only. */
+static CUresult one_ptx(const void *image, size_t len, int sm, char **ptx,
                         int *picked_sm)
 {
 	struct gs__fatbin_entry *list;
@@ -206,5 +210,76 @@ CUresult gs__fatbin_ptx(const void *image, size_t len, int sm, char **ptx,
 		*picked_sm = (int)list[best].sm;
 out:
 	free(list);
+	return r;
+}
+
+/*
+ * The PTX of the prelinked fatbins a link-version wrapper lists (the
+ * relocatable images of an -rdc program, one per translation unit),
+ * each the best for `sm`, one after another. OUT as gs__fatbin_ptx.
+ */
+static CUresult prelinked_ptx(const uint8_t *wrapper, int sm, char **ptx,
+                              int *picked_sm)
+{
+	const uint8_t *const *list =
+	    (const uint8_t *const *)(uintptr_t)rd64(wrapper + 16);
+	char *all = NULL;
+	size_t used = 0;
+	CUresult r = CUDA_ERROR_NO_BINARY_FOR_GPU;
+
+	for (int i = 0; list != NULL && i < MAX_PRELINKED && list[i] != NULL;
+	     i++) {
+		const uint8_t *img = list[i];
+		char *one, *grown;
+		size_t n;
+		int got;
+
+		/* a listed image is a container or a plain wrapper, never
+		 * another link-version wrapper */
+		if (rd32(img) == GS__FATBIN_WRAPPER_MAGIC &&
+		    rd32(img + 4) != GS__FATBIN_WRAPPER_V1) {
+			r = CUDA_ERROR_INVALID_IMAGE;
+			break;
+		}
+		r = one_ptx(img, 0, sm, &one, &got);
+		if (r == CUDA_ERROR_NO_BINARY_FOR_GPU)
+			continue;
+		if (r != CUDA_SUCCESS)
+			break;
+		n = strlen(one);
+		grown = realloc(all, used + n + 2);
+		if (grown == NULL) {
+			free(one);
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		all = grown;
+		memcpy(all + used, one, n);
+		used += n;
+		all[used++] = '\n';
+		all[used] = '\0';
+		free(one);
+		if (picked_sm != NULL)
+			*picked_sm = got;
+	}
+	if (all != NULL && (r == CUDA_SUCCESS ||
+	                    r == CUDA_ERROR_NO_BINARY_FOR_GPU)) {
+		*ptx = all;
+		return CUDA_SUCCESS;
+	}
+	free(all);
+	return r;
+}
+
+CUresult gs__fatbin_ptx(const void *image, size_t len, int sm, char **ptx,
+                        int *picked_sm)
+{
+	const uint8_t *b = image;
+	CUresult r = one_ptx(image, len, sm, ptx, picked_sm);
+
+	if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && b != NULL &&
+	    rd32(b) == GS__FATBIN_WRAPPER_MAGIC &&
+	    rd32(b + 4) == GS__FATBIN_WRAPPER_LINKED)
+		r = prelinked_ptx(b, sm, ptx, picked_sm);
 	return r;
 }

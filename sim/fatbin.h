@@ -4,8 +4,11 @@
  *
  * Layout (observed on nvcc 13.0 output, all little-endian):
  *
- *   wrapper   u32 magic 0x466243b1, u32 version 1, u64 pointer to the
- *             fatbinary container, u64 (unused here)
+ *   wrapper   u32 magic 0x466243b1, u32 version, u64 pointer to the
+ *             fatbinary container, u64: version 1 nothing used here;
+ *             version 2 (an -rdc program's device-linked image) a
+ *             NULL-terminated array of pointers to its prelinked
+ *             (relocatable) fatbins, one per translation unit
  *   container u32 magic 0xba55ed50, u16 version 1, u16 header size (16),
  *             u64 size of the entries that follow the header
  *   entry     u16 kind (1 PTX, 2 ELF/SASS), u16 version, u32 header
@@ -19,7 +22,9 @@
  *
  * The sim runs no machine code, so it loads only PTX: gs__fatbin_ptx picks
  * the PTX entry with the highest sm not above the device's and returns
- * its text. An image with SASS but no usable PTX is
+ * its text. The linked image of a version-2 wrapper holds SASS only; its
+ * prelinked fatbins carry the PTX, which a real driver would JIT-link:
+ * the sim takes the best PTX of each and puts them one after another. An image with SASS but no usable PTX is
  * CUDA_ERROR_NO_BINARY_FOR_GPU, as on a real driver without a matching
  * cubin.
  */
@@ -32,6 +37,8 @@
 #include <stdint.h>
 
 #define GS__FATBIN_WRAPPER_MAGIC   0x466243b1u
+#define GS__FATBIN_WRAPPER_V1      1u
+#define GS__FATBIN_WRAPPER_LINKED  2u
 #define GS__FATBIN_CONTAINER_MAGIC 0xba55ed50u
 #define GS__FATBIN_KIND_PTX        1
 #define GS__FATBIN_KIND_ELF        2

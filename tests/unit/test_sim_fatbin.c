@@ -170,7 +170,7 @@ static void test_wrapper_leads_to_the_container(void **state)
 	assert_int_equal(gs__fatbin_ptx(&w, 0, 90, &ptx, NULL), CUDA_SUCCESS);
 	free(ptx);
 	/* another wrapper version or a NULL pointer is not an image */
-	w.version = 2;
+	w.version = 3;
 	assert_int_equal(gs__fatbin_entries(&w, 0, NULL, 0, &n),
 	                 CUDA_ERROR_INVALID_IMAGE);
 	w.version = 1;
@@ -178,6 +178,65 @@ static void test_wrapper_leads_to_the_container(void **state)
 	assert_int_equal(gs__fatbin_entries(&w, 0, NULL, 0, &n),
 	                 CUDA_ERROR_INVALID_IMAGE);
 	free(img);
+}
+
+/*
+ * An -rdc program's wrapper (version 2): its linked image is SASS only,
+ * its prelinked fatbins (one per translation unit) hold the PTX. The sim
+ * takes the best PTX of each, one after another.
+ */
+static void test_linked_wrapper_takes_the_ptx_of_its_prelinked_fatbins(
+    void **state)
+{
+	size_t len;
+	uint8_t *sass = slurp("k_sass.fatbin", &len);
+	uint8_t *zstd = slurp("k_zstd.fatbin", &len);
+	uint8_t *ptx2 = slurp("k_ptx2.fatbin", &len);
+	struct wrapper1 {
+		uint32_t magic, version;
+		const void *data, *unused;
+	} w1 = {GS__FATBIN_WRAPPER_MAGIC, 1, ptx2, NULL};
+	const void *prelinked[] = {zstd, &w1, NULL};
+	struct {
+		uint32_t magic, version;
+		const void *data;
+		const void *const *list;
+	} w = {GS__FATBIN_WRAPPER_MAGIC, 2, sass, prelinked};
+	char *ptx = NULL;
+	const char *first, *second;
+	int sm = 0;
+
+	(void)state;
+	assert_true(gs__fatbin_is(&w));
+	assert_int_equal(gs__fatbin_ptx(&w, 0, 90, &ptx, &sm), CUDA_SUCCESS);
+	/* both translation units' kernels, each from its best PTX */
+	first = strstr(ptx, ".entry _Z6fb_addPfPKfi");
+	assert_non_null(first);
+	second = strstr(first + 1, ".entry _Z6fb_addPfPKfi");
+	assert_non_null(second);
+	/* the first unit's PTX (sm_75), then the second's best (sm_90) */
+	assert_true(strstr(ptx, ".target sm_75") < first);
+	assert_non_null(strstr(first, ".target sm_90"));
+	assert_true(strstr(first, ".target sm_90") < second);
+	free(ptx);
+	/* no list, or an empty one: SASS only, as on a real driver */
+	w.list = NULL;
+	ptx = NULL;
+	assert_int_equal(gs__fatbin_ptx(&w, 0, 90, &ptx, NULL),
+	                 CUDA_ERROR_NO_BINARY_FOR_GPU);
+	assert_null(ptx);
+	prelinked[0] = NULL;
+	w.list = prelinked;
+	assert_int_equal(gs__fatbin_ptx(&w, 0, 90, &ptx, NULL),
+	                 CUDA_ERROR_NO_BINARY_FOR_GPU);
+	/* a prelinked image that is itself a link-version wrapper */
+	prelinked[0] = &w;
+	prelinked[1] = NULL;
+	assert_int_equal(gs__fatbin_ptx(&w, 0, 90, &ptx, NULL),
+	                 CUDA_ERROR_INVALID_IMAGE);
+	free(sass);
+	free(zstd);
+	free(ptx2);
 }
 
 /* Broken images are refused, never read past their end. */
@@ -239,6 +298,8 @@ int main(void)
 	    cmocka_unit_test(test_best_ptx_for_the_compute_capability_is_picked),
 	    cmocka_unit_test(test_sass_only_fatbin_has_no_binary_for_gpu),
 	    cmocka_unit_test(test_wrapper_leads_to_the_container),
+	    cmocka_unit_test(
+	        test_linked_wrapper_takes_the_ptx_of_its_prelinked_fatbins),
 	    cmocka_unit_test(test_damaged_images_are_invalid),
 	};
 

@@ -246,6 +246,43 @@ static void test_sass_only_fatbin_has_no_binary_for_the_gpu(void **state)
 	free(fb);
 }
 
+/* An -rdc program: cudart hands over a version-2 wrapper whose linked
+ * image is SASS only and whose prelinked fatbins carry the PTX. */
+static void test_rdc_program_loads_from_its_prelinked_fatbins(void **state)
+{
+	uint8_t *sass = slurp("k_sass.fatbin", NULL);
+	uint8_t *zstd = slurp("k_zstd.fatbin", NULL);
+	const void *prelinked[] = {zstd, NULL};
+	struct {
+		uint32_t magic, version;
+		const void *data;
+		const void *const *list;
+	} w = {0x466243b1u, 2, sass, prelinked};
+	CUlibrary lib;
+	CUkernel k;
+	CUdeviceptr p;
+	size_t size;
+	float dev[4];
+
+	(void)state;
+	assert_int_equal(cuLibraryLoadData(&lib, &w, NULL, NULL, 0, NULL, NULL,
+	                                   0),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, K_LOOP), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetGlobal(&p, &size, lib, "fb_dev"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(dev, p, sizeof(dev)), CUDA_SUCCESS);
+	assert_true(dev[0] == 1.0f && dev[3] == 4.0f);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	/* without its prelinked fatbins it is SASS only */
+	w.list = NULL;
+	assert_int_equal(cuLibraryLoadData(&lib, &w, NULL, NULL, 0, NULL, NULL,
+	                                   0),
+	                 CUDA_ERROR_NO_BINARY_FOR_GPU);
+	free(sass);
+	free(zstd);
+}
+
 static void test_library_from_file_and_its_module(void **state)
 {
 	char path[512];
@@ -781,6 +818,7 @@ int main(void)
 	        test_uncompressed_fatbin_loads_runs_and_has_its_globals),
 	    cmocka_unit_test(test_fatbin_with_two_ptx_versions_loads_the_newer),
 	    cmocka_unit_test(test_sass_only_fatbin_has_no_binary_for_the_gpu),
+	    cmocka_unit_test(test_rdc_program_loads_from_its_prelinked_fatbins),
 	    cmocka_unit_test(test_library_from_file_and_its_module),
 	    cmocka_unit_test(test_module_api_loads_the_wrapper_and_its_globals),
 	    cmocka_unit_test(test_kernel_attributes_come_from_the_ptx),
