@@ -44,14 +44,25 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
+/* Whether b starts with the 4 bytes of `magic` (little-endian), compared
+ * one at a time: no magic byte is 0, so a shorter NUL-terminated text
+ * (a PTX image) is never read past its end. */
+static bool starts_with(const uint8_t *b, uint32_t magic)
+{
+	for (int i = 0; i < 4; i++)
+		if (b[i] != (uint8_t)(magic >> (8 * i)))
+			return false;
+	return true;
+}
+
 bool gs__fatbin_is(const void *image)
 {
 	const uint8_t *b = image;
 
 	if (b == NULL)
 		return false;
-	return rd32(b) == GS__FATBIN_WRAPPER_MAGIC ||
-	       rd32(b) == GS__FATBIN_CONTAINER_MAGIC;
+	return starts_with(b, GS__FATBIN_WRAPPER_MAGIC) ||
+	       starts_with(b, GS__FATBIN_CONTAINER_MAGIC);
 }
 
 /* The container `image` stands for: itself, or the one its wrapper points
@@ -62,7 +73,7 @@ static const uint8_t *container_of(const void *image, size_t *len)
 
 	if (b == NULL)
 		return NULL;
-	if (rd32(b) == GS__FATBIN_WRAPPER_MAGIC) {
+	if (starts_with(b, GS__FATBIN_WRAPPER_MAGIC)) {
 		if (rd32(b + 4) != GS__FATBIN_WRAPPER_V1 &&
 		    rd32(b + 4) != GS__FATBIN_WRAPPER_LINKED)
 			return NULL;
@@ -71,7 +82,7 @@ static const uint8_t *container_of(const void *image, size_t *len)
 		if (b == NULL)
 			return NULL;
 	}
-	return rd32(b) == GS__FATBIN_CONTAINER_MAGIC ? b : NULL;
+	return starts_with(b, GS__FATBIN_CONTAINER_MAGIC) ? b : NULL;
 }
 
 CUresult gs__fatbin_entries(const void *image, size_t len,
@@ -236,7 +247,7 @@ static CUresult prelinked_ptx(const uint8_t *wrapper, int sm, char **ptx,
 
 		/* a listed image is a container or a plain wrapper, never
 		 * another link-version wrapper */
-		if (rd32(img) == GS__FATBIN_WRAPPER_MAGIC &&
+		if (starts_with(img, GS__FATBIN_WRAPPER_MAGIC) &&
 		    rd32(img + 4) != GS__FATBIN_WRAPPER_V1) {
 			r = CUDA_ERROR_INVALID_IMAGE;
 			break;
@@ -278,7 +289,7 @@ CUresult gs__fatbin_ptx(const void *image, size_t len, int sm, char **ptx,
 	CUresult r = one_ptx(image, len, sm, ptx, picked_sm);
 
 	if (r == CUDA_ERROR_NO_BINARY_FOR_GPU && b != NULL &&
-	    rd32(b) == GS__FATBIN_WRAPPER_MAGIC &&
+	    starts_with(b, GS__FATBIN_WRAPPER_MAGIC) &&
 	    rd32(b + 4) == GS__FATBIN_WRAPPER_LINKED)
 		r = prelinked_ptx(b, sm, ptx, picked_sm);
 	return r;

@@ -284,7 +284,15 @@ static void test_damaged_images_are_invalid(void **state)
 	assert_int_equal(gs__fatbin_ptx(img, len, 90, &ptx, NULL),
 	                 CUDA_ERROR_INVALID_IMAGE);
 	free(img);
-	/* not a fatbin at all */
+	/* not a fatbin at all, and never read past a short text's end
+	 * (ASan watches the 2-byte buffer) */
+	cut = malloc(2);
+	assert_non_null(cut);
+	memcpy(cut, "P", 2);
+	assert_false(gs__fatbin_is(cut));
+	assert_int_equal(gs__fatbin_entries(cut, 0, e, 8, &n),
+	                 CUDA_ERROR_INVALID_IMAGE);
+	free(cut);
 	assert_false(gs__fatbin_is(".version 9.0\n"));
 	assert_int_equal(gs__fatbin_entries(".version 9.0\n", 13, e, 8, &n),
 	                 CUDA_ERROR_INVALID_IMAGE);
