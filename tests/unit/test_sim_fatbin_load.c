@@ -788,6 +788,53 @@ static int make_state(void)
 	return 0;
 }
 
+/* A library outlives the primary context's reset: its globals come back
+ * with their initial values in the new context, its kernels still run.
+ * (Leaves a new primary context current for the tests after it.) */
+static void test_library_survives_a_primary_context_reset(void **state)
+{
+	uint8_t *fb = slurp("k_zstd.fatbin", NULL);
+	CUlibrary lib;
+	CUkernel k;
+	CUdeviceptr p, buf;
+	size_t size;
+	float v[4], put[4] = {9, 9, 9, 9};
+	int managed;
+	unsigned long long n = 4;
+	float value = 1.0f;
+	void *params[] = {&buf, &n, &value};
+
+	(void)state;
+	assert_int_equal(load_wrapped(fb, &lib), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetGlobal(&p, &size, lib, "fb_dev"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyHtoD(p, put, sizeof(put)), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetManaged(&p, &size, lib, "fb_managed"),
+	                 CUDA_SUCCESS);
+	*(volatile int *)(uintptr_t)p = 42;
+	assert_int_equal(cuDevicePrimaryCtxReset(0), CUDA_SUCCESS);
+	assert_int_equal(cuDevicePrimaryCtxRetain(&ctx, 0), CUDA_SUCCESS);
+	assert_int_equal(cuCtxSetCurrent(ctx), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryGetGlobal(&p, &size, lib, "fb_dev"),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(v, p, sizeof(v)), CUDA_SUCCESS);
+	assert_true(v[0] == 1.0f && v[3] == 4.0f);
+	assert_int_equal(cuLibraryGetManaged(&p, &size, lib, "fb_managed"),
+	                 CUDA_SUCCESS);
+	managed = *(volatile int *)(uintptr_t)p;
+	assert_int_equal(managed, 7);
+	assert_int_equal(cuLibraryGetKernel(&k, lib, "gs_fill"), CUDA_SUCCESS);
+	assert_int_equal(cuMemAlloc(&buf, sizeof(v)), CUDA_SUCCESS);
+	assert_int_equal(cuLaunchKernel((CUfunction)k, 1, 1, 1, 32, 1, 1, 0,
+	                                NULL, params, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(v, buf, sizeof(v)), CUDA_SUCCESS);
+	assert_true(v[0] == 1.0f && v[3] == 1.0f);
+	assert_int_equal(cuMemFree(buf), CUDA_SUCCESS);
+	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
+	free(fb);
+}
+
 static int group_setup(void **state)
 {
 	CUdevice dev;
@@ -826,6 +873,7 @@ int main(void)
 	    cmocka_unit_test(test_unknown_kernel_time_follows_loop_bound_and_grid),
 	    cmocka_unit_test(test_gs_fill_from_a_fatbin_still_computes),
 	    cmocka_unit_test(test_cuda13_entry_points_answer),
+	    cmocka_unit_test(test_library_survives_a_primary_context_reset),
 	};
 
 	const struct CMUnitTest sharing[] = {
