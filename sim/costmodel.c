@@ -663,6 +663,7 @@ struct env {
 	const uint32_t *param_off;
 	int n_params;
 	uint64_t threads;
+	double ntid, nctaid; /* %ntid.x, %nctaid.x; NAN when not known */
 };
 
 static double eval(const struct val *v, const struct env *env)
@@ -672,6 +673,10 @@ static double eval(const struct val *v, const struct env *env)
 		return v->off;
 	case V_THREADS:
 		return v->scale * (double)env->threads + v->off;
+	case V_NTID:
+		return v->scale * env->ntid + v->off;
+	case V_NCTAID:
+		return v->scale * env->nctaid + v->off;
 	case V_PARAM: {
 		double x;
 
@@ -723,17 +728,38 @@ static double loop_insts(const struct gs__kcost *k, int idx,
 	return sum * trips(l, env);
 }
 
-double gs__kcost_thread_insts(const struct gs__kcost *k, const uint8_t *args,
-                              const uint32_t *param_off, int n_params,
-                              uint64_t threads)
+static double env_insts(const struct gs__kcost *k, const struct env *env)
 {
-	struct env env = {args, param_off, n_params, threads ? threads : 1};
 	double sum = k->base;
 
 	for (int i = 0; i < k->n_loops; i++)
 		if (k->loops[i].parent < 0)
-			sum += loop_insts(k, i, &env, 0);
+			sum += loop_insts(k, i, env, 0);
 	return sum;
+}
+
+double gs__kcost_thread_insts(const struct gs__kcost *k, const uint8_t *args,
+                              const uint32_t *param_off, int n_params,
+                              uint64_t threads)
+{
+	struct env env = {args, param_off, n_params, threads ? threads : 1,
+	                  NAN, NAN};
+
+	return env_insts(k, &env);
+}
+
+double gs__kcost_launch_insts(const struct gs__kcost *k, const uint8_t *args,
+                              const uint32_t *param_off, int n_params,
+                              const unsigned int grid[3],
+                              const unsigned int block[3])
+{
+	uint64_t threads = (uint64_t)grid[0] * grid[1] * grid[2] * block[0] *
+	                   block[1] * block[2];
+	struct env env = {args,         param_off,
+	                  n_params,     threads ? threads : 1,
+	                  (double)block[0], (double)grid[0]};
+
+	return env_insts(k, &env);
 }
 
 uint64_t gs__kcost_ns(const struct gs__kcost *k, const uint8_t *args,
@@ -754,8 +780,8 @@ uint64_t gs__kcost_ns(const struct gs__kcost *k, const uint8_t *args,
 	if (use < 1)
 		use = 1;
 	*sms = (uint32_t)use;
-	per_thread = gs__kcost_thread_insts(k, args, param_off, n_params,
-	                                    (uint64_t)threads);
+	per_thread = gs__kcost_launch_insts(k, args, param_off, n_params, grid,
+	                                    block);
 	ghz = clock_khz / 1e6;
 	/* throughput: every lane of every SM used busy */
 	thr_ns = threads * per_thread / (use * GS__KCOST_LANES * ghz);

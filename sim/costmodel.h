@@ -5,10 +5,11 @@
  * At load, each .entry's PTX body is read once into a gs__kcost: its
  * instructions, its loops (a label and the backward branch to it), and
  * for each loop a trip-count estimate when the loop is a simple counted
- * one: the counter is stepped by an immediate (or by the grid's thread
- * count, a grid-stride loop) and compared with an immediate or a value
- * derived from a kernel parameter (ld.param, then add/sub/mul/shl/shr/and
- * with immediates, cvt, mov). Loops it cannot read count
+ * one: the counter is stepped by an immediate (or by the block's or the
+ * grid's thread count: block- and grid-stride loops) and compared with
+ * an immediate or a value derived from a kernel parameter (ld.param,
+ * then add/sub/mul/shl/shr/and with immediates, cvt, mov). Loops it
+ * cannot read count
  * GS__KCOST_UNKNOWN_TRIPS times.
  *
  * At launch, per-thread issue slots = sum over instructions of their
@@ -65,6 +66,16 @@ int gs__kcost_loops(const struct gs__kcost *k, int *counted);
 double gs__kcost_thread_insts(const struct gs__kcost *k, const uint8_t *args,
                               const uint32_t *param_off, int n_params,
                               uint64_t threads);
+
+/*
+ * The same for a launch of this grid and block, which also gives loops
+ * stepped or bounded by %ntid.x / %nctaid.x (block- and grid-stride
+ * loops) their trip counts.
+ */
+double gs__kcost_launch_insts(const struct gs__kcost *k, const uint8_t *args,
+                              const uint32_t *param_off, int n_params,
+                              const unsigned int grid[3],
+                              const unsigned int block[3]);
 
 /*
  * The launch's duration in ns on `avail` SMs at `clock_khz`; OUT: *sms

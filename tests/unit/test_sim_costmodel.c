@@ -277,6 +277,45 @@ static void test_immediate_bound_and_unknown_loops(void **state)
 	gs__kcost_destroy(k);
 }
 
+/* for (i = threadIdx.x; i < n; i += blockDim.x): n / blockDim.x trips,
+ * known at launch */
+static void test_block_stride_loop_counts_with_the_block_size(void **state)
+{
+	static const char body[] =
+	    "(\n .param .u32 k_param_0\n)\n{\n"
+	    "\tld.param.u32 %r1, [k_param_0];\n"
+	    "\tmov.u32 %r2, %tid.x;\n"
+	    "\tmov.u32 %r3, %ntid.x;\n"
+	    "$L__BB0_1:\n"
+	    "\tadd.f32 %f1, %f1, 0f3F800000;\n"
+	    "\tadd.s32 %r2, %r2, %r3;\n"
+	    "\tsetp.lt.s32 %p1, %r2, %r1;\n"
+	    "\t@%p1 bra $L__BB0_1;\n"
+	    "\tret;\n}\n";
+	struct gs__kcost *k;
+	int32_t n = 25600;
+	uint8_t args[4];
+	const uint32_t off[] = {0};
+	const unsigned grid[3] = {1, 1, 1};
+	const unsigned b256[3] = {256, 1, 1}, b128[3] = {128, 1, 1};
+	int c;
+
+	(void)state;
+	memcpy(args, &n, 4);
+	assert_int_equal(gs__kcost_create(body, &k), CUDA_SUCCESS);
+	assert_int_equal(gs__kcost_loops(k, &c), 1);
+	assert_int_equal(c, 1);
+	/* 4 outside the loop, 4 a trip */
+	assert_true(fabs(gs__kcost_launch_insts(k, args, off, 1, grid, b256) -
+	                 (4 + 4 * 100)) < 1e-9);
+	assert_true(fabs(gs__kcost_launch_insts(k, args, off, 1, grid, b128) -
+	                 (4 + 4 * 200)) < 1e-9);
+	/* without the launch's block size the trips are unknown */
+	assert_true(fabs(gs__kcost_thread_insts(k, args, off, 1, 256) -
+	                 (4 + 4 * GS__KCOST_UNKNOWN_TRIPS)) < 1e-9);
+	gs__kcost_destroy(k);
+}
+
 static void test_tiny_kernels_take_the_minimum(void **state)
 {
 	static const char body[] = "{\n\tret;\n}\n";
@@ -325,6 +364,7 @@ int main(void)
 	    cmocka_unit_test(test_duration_is_monotone_in_block_size),
 	    cmocka_unit_test(test_matmul_estimate_is_near_the_measured_reference),
 	    cmocka_unit_test(test_immediate_bound_and_unknown_loops),
+	    cmocka_unit_test(test_block_stride_loop_counts_with_the_block_size),
 	    cmocka_unit_test(test_tiny_kernels_take_the_minimum),
 	};
 	int rc;
