@@ -179,6 +179,7 @@ struct gs__module {
 	int n_globals;
 	struct gs__global *globals; /* owned; their memory is the sim's */
 	struct gs__module *ctx_mod; /* a library's cuLibraryGetModule copy */
+	struct gs__module *lib; /* that copy's library (its globals), or NULL */
 };
 
 struct gs__pool {

@@ -988,7 +988,8 @@ static CUresult global_get(struct gs__module *m, const char *name,
                            bool want_managed, CUdeviceptr *dptr,
                            size_t *bytes)
 {
-	struct gs__global *g = find_global(m, name);
+	/* a library's module shares the library's globals */
+	struct gs__global *g = find_global(m->lib ? m->lib : m, name);
 	struct gs__ctx *ctx;
 	uint64_t p;
 	CUresult r;
@@ -1227,7 +1228,8 @@ CUresult CUDAAPI cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library,
 /*
  * The library's module in the current context: a second load of its PTX
  * for that context, made once and unloaded with the library (or with the
- * context, in which case the next call makes a new one).
+ * context, in which case the next call makes a new one). Its globals are
+ * the library's (cuModuleGetGlobal and cuLibraryGetGlobal agree).
  */
 CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 {
@@ -1253,6 +1255,11 @@ CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 	r = module_load(lib->image, 0, ctx, false, &m);
 	if (r != CUDA_SUCCESS)
 		goto out;
+	/* its globals are the library's in this context, not copies */
+	globals_free(m->globals, m->n_globals);
+	m->globals = NULL;
+	m->n_globals = 0;
+	m->lib = lib;
 	if (lib->ctx_mod != NULL)
 		module_free(lib->ctx_mod);
 	lib->ctx_mod = m;

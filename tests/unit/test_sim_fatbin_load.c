@@ -310,6 +310,8 @@ static void test_library_from_file_and_its_module(void **state)
 	assert_int_equal(cuLibraryGetGlobal(&p2, &s2, lib, "fb_dev"),
 	                 CUDA_SUCCESS);
 	assert_int_equal(s2, 16);
+	/* the library's module and the library share their globals */
+	assert_true(p1 == p2);
 	assert_int_equal(cuLibraryUnload(lib), CUDA_SUCCESS);
 	/* the library's module went with it */
 	assert_int_equal(cuModuleGetFunction(&f, mod, K_LOOP),
