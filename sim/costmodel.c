@@ -47,6 +47,8 @@ struct loop {
 	int start, end; /* instruction indices, inclusive */
 	int parent;     /* enclosing loop, -1 at top level */
 	bool counted;
+	int shift; /* counter shifted right (> 0) or left (< 0) by this many
+	              bits a trip (halving loops); 0: stepped by add/sub */
 	struct val init, bound, step;
 	double own; /* issue slots directly inside (not in inner loops) */
 };
@@ -517,13 +519,23 @@ static void read_trip(const struct reader *rd, struct loop *l)
 			const struct ins *in = &rd->ins[i];
 			struct val step;
 
-			if (!(op_is(in->op, "add") || op_is(in->op, "sub")) ||
+			bool shr = op_is(in->op, "shr"), shl = op_is(in->op, "shl");
+
+			if (!(op_is(in->op, "add") || op_is(in->op, "sub") ||
+			      shr || shl) ||
 			    in->nargs < 3 || strcmp(in->args[0], ctr) != 0 ||
 			    strcmp(in->args[1], ctr) != 0)
 				continue;
 			step = operand(rd, in->args[2], i, 0);
 			if (step.kind == V_UNKNOWN)
 				return;
+			if (shr || shl) {
+				/* x >>= k, x <<= k: k an immediate */
+				if (step.kind != V_IMM || step.off < 1 ||
+				    step.off > 63)
+					return;
+				l->shift = shr ? (int)step.off : -(int)step.off;
+			}
 			l->step = step;
 			l->bound = operand(rd, other, cmp_at, 0);
 			l->init = resolve(rd, ctr, l->start, 0);
@@ -710,7 +722,21 @@ static double trips(const struct loop *l, const struct env *env)
 	s = fabs(eval(&l->step, env));
 	if (!isfinite(b) || !isfinite(i) || !isfinite(s) || s == 0)
 		return GS__KCOST_UNKNOWN_TRIPS;
-	t = ceil(fabs(b - i) / s);
+	if (l->shift != 0) {
+		/* i, i/2^k, ... down to the bound (0: down to 1), or up */
+		double from = fabs(i), to = fabs(b);
+
+		if (l->shift > 0)
+			t = ceil(log2((from > 0.5 ? from : 0.5) /
+			              (to > 0.5 ? to : 0.5)) /
+			         l->shift);
+		else
+			t = ceil(log2((to > 1 ? to : 1) /
+			              (from > 0.5 ? from : 0.5)) /
+			         -l->shift);
+	} else {
+		t = ceil(fabs(b - i) / s);
+	}
 	return t < 1 ? 1 : t;
 }
 

@@ -6,7 +6,8 @@
  * instructions, its loops (a label and the backward branch to it), and
  * for each loop a trip-count estimate when the loop is a simple counted
  * one: the counter is stepped by an immediate (or by the block's or the
- * grid's thread count: block- and grid-stride loops) and compared with
+ * grid's thread count: block- and grid-stride loops, or shifted by an
+ * immediate: halving loops, log2 trips) and compared with
  * an immediate or a value derived from a kernel parameter (ld.param,
  * then add/sub/mul/shl/shr/and with immediates, cvt, mov). Loops it
  * cannot read count

@@ -316,6 +316,42 @@ static void test_block_stride_loop_counts_with_the_block_size(void **state)
 	gs__kcost_destroy(k);
 }
 
+/* for (k = blockDim.x / 2; k > 0; k >>= 1), as nvcc writes a shared-
+ * memory reduction: log2(blockDim.x) trips */
+static void test_halving_loop_counts_log2_trips(void **state)
+{
+	static const char body[] =
+	    "(\n .param .u64 k_param_0\n)\n{\n"
+	    "\tmov.u32 %r7, %ntid.x;\n"
+	    "\tshr.u32 %r13, %r7, 1;\n"
+	    "\tsetp.eq.s32 %p1, %r13, 0;\n"
+	    "\t@%p1 bra $L__BB0_4;\n"
+	    "$L__BB0_1:\n"
+	    "\tbar.sync 0;\n"
+	    "\tshr.u32 %r13, %r13, 1;\n"
+	    "\tsetp.ne.s32 %p3, %r13, 0;\n"
+	    "\t@%p3 bra $L__BB0_1;\n"
+	    "$L__BB0_4:\n"
+	    "\tret;\n}\n";
+	struct gs__kcost *k;
+	uint8_t args[8] = {0};
+	const uint32_t off[] = {0};
+	const unsigned grid[3] = {1, 1, 1};
+	const unsigned b256[3] = {256, 1, 1}, b1024[3] = {1024, 1, 1};
+	int c;
+
+	(void)state;
+	assert_int_equal(gs__kcost_create(body, &k), CUDA_SUCCESS);
+	assert_int_equal(gs__kcost_loops(k, &c), 1);
+	assert_int_equal(c, 1);
+	/* 5 outside the loop; 4 a trip: k = 128, 64, ..., 1 */
+	assert_true(fabs(gs__kcost_launch_insts(k, args, off, 1, grid, b256) -
+	                 (5 + 4 * 8)) < 1e-9);
+	assert_true(fabs(gs__kcost_launch_insts(k, args, off, 1, grid, b1024) -
+	                 (5 + 4 * 10)) < 1e-9);
+	gs__kcost_destroy(k);
+}
+
 static void test_tiny_kernels_take_the_minimum(void **state)
 {
 	static const char body[] = "{\n\tret;\n}\n";
@@ -365,6 +401,7 @@ int main(void)
 	    cmocka_unit_test(test_matmul_estimate_is_near_the_measured_reference),
 	    cmocka_unit_test(test_immediate_bound_and_unknown_loops),
 	    cmocka_unit_test(test_block_stride_loop_counts_with_the_block_size),
+	    cmocka_unit_test(test_halving_loop_counts_log2_trips),
 	    cmocka_unit_test(test_tiny_kernels_take_the_minimum),
 	};
 	int rc;
