@@ -198,7 +198,6 @@ class Kubelet:
 
     def channel(self, path, authority=None):
         opts = [("grpc.initial_reconnect_backoff_ms", 50),
-                ("grpc.min_reconnect_backoff_ms", 50),
                 ("grpc.max_reconnect_backoff_ms", 200),
                 ("grpc.enable_retries", 0)]
         auth = authority if authority is not None else self.authority
@@ -260,30 +259,37 @@ class Kubelet:
         return info, version
 
     def dra(self, endpoint, version):
-        return DRAClient(self, self.channel(endpoint), version)
+        return DRAClient(self, endpoint, version)
 
 
 class DRAClient:
-    def __init__(self, kubelet, ch, version):
+    def __init__(self, kubelet, endpoint, version):
         self.k = kubelet
-        self.ch = ch
+        self.endpoint = endpoint
+        self.ch = kubelet.channel(endpoint)
         self.version = version
         self.m = kubelet.pb["dra_" + version]
 
     def _call(self, method, req_type, resp_type, req, timeout, retry_for):
-        call = self.ch.unary_unary(DRA_PATH[self.version] + method,
-                                   request_serializer=req_type.SerializeToString,
-                                   response_deserializer=resp_type.FromString)
         end = time.monotonic() + retry_for
         while True:
+            call = self.ch.unary_unary(
+                DRA_PATH[self.version] + method,
+                request_serializer=req_type.SerializeToString,
+                response_deserializer=resp_type.FromString)
             try:
                 return call(req, timeout=timeout)
             except grpc.RpcError as e:
-                # The kubelet retries while the plugin is away.
-                if (e.code() != grpc.StatusCode.UNAVAILABLE or
+                # The kubelet retries while the plugin is away, and
+                # re-dials. (A grpcio 1.51 channel that reconnects by
+                # itself after the server came back can leave the new
+                # connection unread for seconds: a fresh channel does not.)
+                if (e.code() not in (grpc.StatusCode.UNAVAILABLE,
+                                     grpc.StatusCode.DEADLINE_EXCEEDED) or
                         time.monotonic() > end):
                     raise
                 time.sleep(0.05)
+                self.ch = self.k.channel(self.endpoint)
 
     def claims(self, specs):
         return [self.m.Claim(namespace=ns, name=name, uid=uid)
@@ -607,7 +613,7 @@ def t_plugin_restart_while_the_kubelet_retries(pb, root):
 
         def call():
             try:
-                results["r"] = dra.prepare(c, timeout=5, retry_for=20)
+                results["r"] = dra.prepare(c, timeout=1, retry_for=20)
             except Exception as e:  # reported below
                 results["e"] = e
         t = threading.Thread(target=call)
