@@ -171,7 +171,23 @@ bench_placement() {
 	"$1/bin/gs-bench-placement" --policy spread
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim placement)
+# gpuslice-kubelet-plugin's memory: peak RSS of the plugin's test build
+# (the real transport with the fake driver of tests/integration/
+# k8s_transport) after 2,000 claim calls from the kubelet stand-in. The
+# budget is 16 MiB. CPU only, no GPU or sim.
+bench_kubelet_plugin() {
+	local src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== kubelet-plugin: RSS of gpuslice-kubelet-plugin's transport (fake driver) =="
+	if [ ! -x "$1/tests/gs-kplugin-fake" ]; then
+		echo "   skipped: $1/tests/gs-kplugin-fake is not built"
+		return 0
+	fi
+	GS_SRC=$src GS_BUILD=$1 python3 "$src/tests/integration/k8s_transport/kubelet.py" rss |
+		sed -e '/^ok: /d' -e 's/^/   /' || echo "   skipped (see above)"
+}
+
+SECTIONS=(migplan sim trace trace_lists daemon shim placement kubelet_plugin)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then
