@@ -249,14 +249,34 @@ def check_claim_spec(where, spec, classes):
             if "compute" in a.get("capacity", {}).get("requests", {}):
                 if not 0 < float(a["capacity"]["requests"]["compute"]) <= 100:
                     fail(where, "%s: compute is a percentage" % n)
+    classes_of = {}
+    for r in devs.get("requests", []):
+        if "exactly" in r:
+            classes_of[r["name"]] = {r["exactly"].get("deviceClassName")}
+        subs = {r["name"] + "/" + s["name"]: {s.get("deviceClassName")}
+                for s in r.get("firstAvailable", [])}
+        classes_of.update(subs)
+        if subs:
+            classes_of[r["name"]] = set().union(*subs.values())
     for i, c in enumerate(devs.get("config", [])):
         for r in c.get("requests", []):
             if r not in names:
                 fail(where, "config[%d] names unknown request %s" % (i, r))
         op = c.get("opaque", {})
-        if op.get("driver") == DRIVER:
-            check_sliceconfig("%s config[%d]" % (where, i),
-                              op.get("parameters", {}))
+        if op.get("driver") != DRIVER:
+            continue
+        w = "%s config[%d]" % (where, i)
+        params = op.get("parameters", {})
+        check_sliceconfig(w, params)
+        # What the driver (prepare.c) refuses although the schema has it.
+        if params.get("computeMode") == "share":
+            fail(w, "computeMode: share is refused by the driver (not "
+                 "supported through gpusliced yet)")
+        targets = set().union(*[classes_of.get(r, set()) for r in
+                                c.get("requests") or classes_of])
+        if params.get("isolation") == "hard" and "gpu.gpuslice.io" in targets:
+            fail(w, "isolation: hard is MIG-only; it applies to a "
+                 "gpu.gpuslice.io request here")
 
 
 def check_examples(objs, classes):
