@@ -152,6 +152,7 @@ struct gs_grpc_server {
 	struct conn *conns, *dead;
 	int n_conns;
 	int tick_ms;
+	int64_t next_tick; /* 0: schedule from now */
 	void (*tick_fn)(void *arg);
 	void *tick_arg;
 	pthread_mutex_t mu; /* guards ops */
@@ -1061,6 +1062,7 @@ void gs_grpc_server_set_tick(struct gs_grpc_server *s, int ms,
 	s->tick_ms = fn ? ms : 0;
 	s->tick_fn = fn;
 	s->tick_arg = arg;
+	s->next_tick = 0; /* a new period counts from now */
 }
 
 gs_err gs_grpc_server_post(struct gs_grpc_server *s, void (*fn)(void *arg),
@@ -1089,13 +1091,12 @@ int gs_grpc_server_connections(const struct gs_grpc_server *s)
 
 gs_err gs_grpc_server_run(struct gs_grpc_server *s, struct gs_errbuf *eb)
 {
-	int64_t next_tick = s->tick_ms ? now_ms() + s->tick_ms : 0;
 	while (!atomic_load(&s->stop)) {
 		int timeout = -1;
 		if (s->tick_ms) {
-			if (!next_tick)
-				next_tick = now_ms() + s->tick_ms;
-			int64_t left = next_tick - now_ms();
+			if (!s->next_tick)
+				s->next_tick = now_ms() + s->tick_ms;
+			int64_t left = s->next_tick - now_ms();
 			timeout = left > 0 ? (int)left : 0;
 		}
 		struct epoll_event evs[32];
@@ -1134,8 +1135,8 @@ gs_err gs_grpc_server_run(struct gs_grpc_server *s, struct gs_errbuf *eb)
 			}
 		}
 		drain_ops(s);
-		if (s->tick_ms && now_ms() >= next_tick) {
-			next_tick = now_ms() + s->tick_ms;
+		if (s->tick_ms && s->next_tick && now_ms() >= s->next_tick) {
+			s->next_tick = now_ms() + s->tick_ms;
 			s->tick_fn(s->tick_arg);
 			drain_ops(s);
 		}

@@ -22,9 +22,11 @@
  *   <plugin_dir>/dra.sock  DRAPlugin v1 + v1beta1, DRAResourceHealth v1 +
  *       v1alpha1; its path is PluginInfo.endpoint.
  *
- * Shutdown order: signal -> unlink the registration socket -> stop the
- * loop -> drain and join the workers (they complete their calls) -> end
- * the health streams -> free the server -> free the driver.
+ * Shutdown order: signal -> unlink the registration socket (the kubelet
+ * stops sending claims) -> keep serving until every claim request in
+ * flight has been answered (at most DRAIN_MS) -> end the health streams
+ * with UNAVAILABLE -> stop the loop -> join the workers -> free the server
+ * -> free the driver.
  */
 #include "plugin.h"
 
@@ -40,6 +42,7 @@
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dra_v1.pb-c.h"
@@ -51,6 +54,10 @@
 #include "pluginregistration.pb-c.h"
 
 #define TAG "kplugin"
+/* How long a stopping plugin waits for claim requests in flight: well
+ * under the DaemonSet's terminationGracePeriodSeconds (30). */
+#define DRAIN_MS 10000
+#define DRAIN_TICK_MS 20
 
 /* PluginInfo.supported_versions, preferred first: the kubelet takes the
  * first one it knows, so v1 before v1beta1. The DRAResourceHealth labels
@@ -176,7 +183,9 @@ struct plugin {
 	int inotify_fd, inotify_wd;
 	int sig_fd;
 	bool registered;
-	bool stopping; /* loop stopped: posted callbacks do nothing */
+	bool stopping; /* draining or stopped: posted callbacks do nothing */
+	atomic_int inflight; /* claim requests not answered yet (batches) */
+	int64_t drain_deadline; /* CLOCK_MONOTONIC ms */
 	struct watcher *watchers;
 	uint64_t health_version;
 	atomic_bool health_posted;
@@ -199,6 +208,7 @@ static void batch_free(struct batch *b)
 {
 	if (!b)
 		return;
+	atomic_fetch_sub(&b->p->inflight, 1);
 	for (size_t i = 0; i < b->n; i++) {
 		free((char *)b->claims[i].ns);
 		free((char *)b->claims[i].uid);
@@ -220,6 +230,7 @@ static struct batch *batch_new(struct plugin *p, struct gs_grpc_call *call,
 	if (!b)
 		return NULL;
 	b->p = p;
+	atomic_fetch_add(&p->inflight, 1); /* batch_free takes it back */
 	b->call = call;
 	b->unprepare = unprepare;
 	b->reply = reply;
@@ -643,16 +654,55 @@ static void on_inotify(int fd, void *arg)
 	(void)gs_grpc_server_post(p->srv, check_sockets, p);
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Ends every health stream with a status the kubelet can read. */
+static void end_watchers(struct plugin *p)
+{
+	while (p->watchers) {
+		struct watcher *w = p->watchers;
+		p->watchers = w->next;
+		gs_grpc_call_finish(w->call, GS_GRPC_UNAVAILABLE,
+		                    "plugin stopping");
+		free(w);
+	}
+}
+
+/* Loop tick while stopping: stop once every claim request in flight has
+ * been answered (their responses are queued before the batch is freed, and
+ * the loop flushes after this tick), or at the deadline. */
+static void drain_tick(void *arg)
+{
+	struct plugin *p = arg;
+	int left = atomic_load(&p->inflight);
+	if (left > 0 && mono_ms() < p->drain_deadline)
+		return;
+	if (left > 0)
+		gs_warn(TAG, "stopping with %d claim requests unanswered after %d ms (the kubelet retries them)",
+		        left, DRAIN_MS);
+	end_watchers(p);
+	gs_grpc_server_stop(p->srv);
+}
+
 /* Posted, so the listener is not freed in the middle of an epoll round. */
 static void shutdown_now(void *arg)
 {
 	struct plugin *p = arg;
+	if (p->stopping)
+		return;
 	if (p->reg_id) {
 		gs_grpc_server_unlisten(p->srv, p->reg_id, 1);
 		p->reg_id = 0;
 	}
 	p->stopping = true;
-	gs_grpc_server_stop(p->srv);
+	p->drain_deadline = mono_ms() + DRAIN_MS;
+	gs_grpc_server_set_tick(p->srv, DRAIN_TICK_MS, drain_tick, p);
+	drain_tick(p);
 }
 
 static void on_signal(int fd, void *arg)
@@ -750,6 +800,7 @@ gs_err gs_kplugin_run(const struct gs_kplugin_config *cfg,
 	p->inotify_wd = -1;
 	p->sig_fd = -1;
 	atomic_init(&p->health_posted, false);
+	atomic_init(&p->inflight, 0);
 	gs_err err = set_paths(p, cfg, eb);
 	if (err != GS_OK)
 		goto out_free;
@@ -824,13 +875,7 @@ out_pool:
 	if (p->dra_id)
 		gs_grpc_server_unlisten(p->srv, p->dra_id, 1);
 	pool_stop(&p->pool);
-	while (p->watchers) {
-		struct watcher *w = p->watchers;
-		p->watchers = w->next;
-		gs_grpc_call_finish(w->call, GS_GRPC_UNAVAILABLE,
-		                    "plugin stopping");
-		free(w);
-	}
+	end_watchers(p);
 	gs_kdra_destroy(p->d);
 out_server:
 	gs_grpc_server_destroy(p->srv);
