@@ -506,6 +506,28 @@ def t_bad_requests_get_a_clear_grpc_error(pb, root):
         e = rpc_error(dra.prepare, big)
         check(e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED,
               "oversized request: %s %r" % (e.code(), e.details()))
+    # Several large requests at once on one connection: each gets its full
+    # answer or RESOURCE_EXHAUSTED (the connection's buffer cap), never a
+    # crash or a hang.
+    dra = k.dra(info.endpoint, "v1")
+    outcomes = []
+
+    def large(i):
+        specs = [("default", "l%d-%d-" % (i, j) + "x" * 900, "u%d-%d" % (i, j))
+                 for j in range(3000)]
+        try:
+            r = dra.prepare(specs, timeout=60)
+            outcomes.append(len(r.claims) == len(specs) or
+                            "answer with %d claims" % len(r.claims))
+        except grpc.RpcError as e:
+            outcomes.append(e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED or
+                            "%s %s" % (e.code(), e.details()))
+    threads = [threading.Thread(target=large, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    check(outcomes == [True] * 4, "large concurrent requests: %s" % outcomes)
     # Garbage to the registration service.
     _, ch = k.get_info(p.reg_sock)
     e = rpc_error(ch.unary_unary(REG_PATH + "NotifyRegistrationStatus"),
