@@ -1,0 +1,28 @@
+# End-to-end tests of the Kubernetes DRA driver (driver.h: prepare,
+# unprepare, CDI specs, checkpoint) on the simulated node: gpusliced on a
+# sim, a ResourceClaim stand-in for the API server (claims_standin.py),
+# and gs-kdra-probe calling the driver as the kubelet plugin would.
+if(TARGET gs_kube_driver)
+  add_executable(gs-kdra-probe ${CMAKE_CURRENT_LIST_DIR}/kdra_probe.c)
+  set_target_properties(gs-kdra-probe PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_link_libraries(gs-kdra-probe PRIVATE gs_kube_driver
+                        PkgConfig::JANSSON Threads::Threads)
+endif()
+if(TARGET gs_kube_driver AND TARGET gpusliced AND TARGET gpuslice)
+  set(GS_KDRA_TESTS
+      k8s_claim_prepares_a_capped_slice_and_unprepare_frees_it:claim_e2e.sh
+      k8s_bad_claims_and_api_errors_leave_nothing_behind:bad_input.sh
+      k8s_restart_mid_prepare_neither_loses_nor_duplicates:restart.sh
+      k8s_mig_claim_creates_its_instance:mig.sh)
+  foreach(t ${GS_KDRA_TESTS})
+    string(REPLACE ":" ";" parts ${t})
+    list(GET parts 0 name)
+    list(GET parts 1 script)
+    if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${script})
+      gs_add_shell_test(${name} tests/integration/k8s_driver/${script}
+                        LABELS kubernetes TIMEOUT 240)
+      set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+    endif()
+  endforeach()
+endif()
