@@ -328,10 +328,12 @@ static gs_err get_claim(struct gs_kdra *d, const struct gs_kdra_claim_ref *c,
 		err = gs_kube_status_err(status);
 		json_decref(*claim);
 		*claim = NULL;
+		if (e.set) /* kube.c's message names the request and status */
+			return gs_fail(eb, err == GS_OK ? GS_ERR_PARSE : err,
+			               "%s", e.msg);
 		return gs_fail(eb, err == GS_OK ? GS_ERR_PARSE : err,
-		               "API server: GET claim %s/%s answered %ld: %s",
-		               c->ns, c->name, status,
-		               e.set ? e.msg : "no claim in the answer");
+		               "API server: GET claim %s/%s answered %ld without a claim",
+		               c->ns, c->name, status);
 	}
 	return GS_OK;
 }
