@@ -25,6 +25,7 @@
  */
 #include "driver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -83,6 +84,29 @@ static char *default_shim(void)
 	return strdup("/usr/lib/gpuslice/libgpuslice.so");
 }
 
+/*
+ * Removes temp files a killed driver left in `dir` (".<name>.XXXXXX" from
+ * gs_kfile_write_atomic): only names this driver writes.
+ */
+static void sweep_temp_files(const char *dir, const char *prefix)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+
+	if (dp == NULL)
+		return;
+	while ((e = readdir(dp)) != NULL) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) == 0)
+			gs_info(TAG, "removed %s, left by an interrupted write",
+			        path);
+	}
+	closedir(dp);
+}
+
 gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
                       struct gs_errbuf *eb)
 {
@@ -131,6 +155,8 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 	err = gs_kckpt_load(d->state_dir, &d->ckpt, eb);
 	if (err != GS_OK)
 		goto fail;
+	sweep_temp_files(d->state_dir, "." GS_KCKPT_FILE ".");
+	sweep_temp_files(d->cdi_dir, ".gpuslice.io-slice_");
 	gs_info(TAG, "driver=%s node=%s state=%s cdi=%s claims=%zu", d->driver,
 	        d->node, d->state_dir, d->cdi_dir,
 	        json_object_size(json_object_get(d->ckpt, "claims")));
