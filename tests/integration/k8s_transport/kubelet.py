@@ -22,6 +22,12 @@ multi-*, share-*) and which logs every call to <state>/calls.log.
                             or protoc are missing
     kubelet.py rss          print the plugin's peak RSS after a load
                             (scripts/bench.sh)
+    kubelet.py client REGISTRY VERSION prepare|unprepare NS NAME UID...
+                            act as the kubelet towards whatever plugin has
+                            a socket in REGISTRY (the real one in e2e.sh):
+                            register with VERSION (v1 or v1beta1), make one
+                            call with the claims given, print the answer
+                            as JSON
 Environment: GS_SRC (source tree), GS_BUILD (build tree), GS_SANITIZE.
 """
 import importlib
@@ -851,7 +857,45 @@ def bench_rss(pb, root):
     p.stop()
 
 
+def client(argv):
+    """The `client` command (see the top of the file)."""
+    import json
+    from google.protobuf.json_format import MessageToDict
+    if len(argv) < 6 or (len(argv) - 3) % 3 or argv[2] not in (
+            "prepare", "unprepare") or argv[1] not in ("v1", "v1beta1"):
+        print("usage: kubelet.py client REGISTRY v1|v1beta1 "
+              "prepare|unprepare NS NAME UID [NS NAME UID...]",
+              file=sys.stderr)
+        return 2
+    registry, version, op = argv[:3]
+    specs = [tuple(argv[i:i + 3]) for i in range(3, len(argv), 3)]
+    tmp = tempfile.mkdtemp(prefix="gsk8s.", dir="/tmp")
+    try:
+        pb = load_messages(tmp)
+        k = Kubelet(pb, versions=(version,))
+        socks = wait_for(lambda: k.sockets(registry),
+                         "a plugin socket in " + registry, timeout=20)
+        info, got = k.register(socks[0])
+        dra = k.dra(info.endpoint, got)
+        call = dra.prepare if op == "prepare" else dra.unprepare
+        resp = call(specs, timeout=40, retry_for=10)
+        print(json.dumps(MessageToDict(
+            resp, preserving_proto_field_name=True,
+            including_default_value_fields=True), sort_keys=True))
+        k.close()
+    except (Failure, grpc.RpcError) as e:
+        print("kubelet.py client: %s" % (e if isinstance(e, Failure) else
+                                          "%s %s" % (e.code(), e.details())),
+              file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "client":
+        return client(sys.argv[2:])
     if len(sys.argv) != 2:
         print(__doc__)
         return 2

@@ -35,6 +35,17 @@ if(TARGET gs_kube_grpc)
   endforeach()
 endif()
 
+# The real binary (transport + driver) end to end on the sim, with
+# gpusliced, the k8s_driver tests' claims stand-in and the kubelet stand-in.
+if(TARGET gpuslice-kubelet-plugin AND TARGET gpusliced AND TARGET gpuslice
+   AND TARGET gs-kdra-probe)
+  gs_add_shell_test(k8s_plugin_prepares_claims_for_the_kubelet_end_to_end
+                    tests/integration/k8s_transport/e2e.sh
+                    LABELS "kubernetes;asan" TIMEOUT 180)
+  set_tests_properties(k8s_plugin_prepares_claims_for_the_kubelet_end_to_end
+                       PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/manifests.py)
   add_test(NAME k8s_deploy_manifests_parse_and_are_consistent
            COMMAND ${Python3_EXECUTABLE}
