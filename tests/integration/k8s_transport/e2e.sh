@@ -10,6 +10,7 @@
 #     claim) come back as per-claim errors naming the cause, next to a good
 #     claim in the same request, and leave no slice behind;
 #   - unprepare over both versions frees the slices and CDI specs;
+#   - the plugin's peak RSS stays within 16 MiB (not under ASan);
 #   - SIGTERM removes the registration socket and exits 0.
 . "$(dirname "$0")/../k8s_driver/lib.sh" "$1"
 PLUGIN=$B/bin/gpuslice-kubelet-plugin
@@ -76,6 +77,12 @@ out=$(kubelet v1beta1 unprepare ns c2 "$UID2" ns c1 "$UID1")
 jcheck "$out" 'all(v["error"] == "" for v in d["claims"].values()) and len(d["claims"]) == 2'
 expect_eq "slices after unprepare" "$(slices | tr '\n' ' ')" ""
 [ -z "$(ls "$CDI")" ] || fail "CDI specs left: $(ls "$CDI")"
+
+hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$PLUGIN_PID/status")
+echo "gpuslice-kubelet-plugin peak RSS: $((hwm / 1024)).$(((hwm % 1024) * 10 / 1024)) MiB (VmHWM; real driver, publisher off)"
+if ! ldd "$PLUGIN" | grep -q libasan; then
+	[ "$hwm" -le $((16 * 1024)) ] || fail "plugin peak RSS $hwm KiB is over 16 MiB"
+fi
 
 kill -TERM "$PLUGIN_PID"
 rc=0

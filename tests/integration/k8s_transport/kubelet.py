@@ -23,11 +23,12 @@ multi-*, share-*) and which logs every call to <state>/calls.log.
     kubelet.py rss          print the plugin's peak RSS after a load
                             (scripts/bench.sh)
     kubelet.py client REGISTRY VERSION prepare|unprepare NS NAME UID...
+    kubelet.py client REGISTRY VERSION register
                             act as the kubelet towards whatever plugin has
-                            a socket in REGISTRY (the real one in e2e.sh):
+                            a socket in REGISTRY (the real one in e2e*.sh):
                             register with VERSION (v1 or v1beta1), make one
-                            call with the claims given, print the answer
-                            as JSON
+                            call with the claims given (or none), print the
+                            answer (or the PluginInfo) as JSON
 Environment: GS_SRC (source tree), GS_BUILD (build tree), GS_SANITIZE.
 """
 import importlib
@@ -861,9 +862,11 @@ def client(argv):
     """The `client` command (see the top of the file)."""
     import json
     from google.protobuf.json_format import MessageToDict
-    if len(argv) < 6 or (len(argv) - 3) % 3 or argv[2] not in (
-            "prepare", "unprepare") or argv[1] not in ("v1", "v1beta1"):
-        print("usage: kubelet.py client REGISTRY v1|v1beta1 "
+    register_only = len(argv) == 3 and argv[2] == "register"
+    if not register_only and (
+            len(argv) < 6 or (len(argv) - 3) % 3 or argv[2] not in (
+                "prepare", "unprepare") or argv[1] not in ("v1", "v1beta1")):
+        print("usage: kubelet.py client REGISTRY v1|v1beta1 register | "
               "prepare|unprepare NS NAME UID [NS NAME UID...]",
               file=sys.stderr)
         return 2
@@ -876,9 +879,12 @@ def client(argv):
         socks = wait_for(lambda: k.sockets(registry),
                          "a plugin socket in " + registry, timeout=20)
         info, got = k.register(socks[0])
-        dra = k.dra(info.endpoint, got)
-        call = dra.prepare if op == "prepare" else dra.unprepare
-        resp = call(specs, timeout=40, retry_for=10)
+        if register_only:
+            resp = info
+        else:
+            dra = k.dra(info.endpoint, got)
+            call = dra.prepare if op == "prepare" else dra.unprepare
+            resp = call(specs, timeout=40, retry_for=10)
         print(json.dumps(MessageToDict(
             resp, preserving_proto_field_name=True,
             including_default_value_fields=True), sort_keys=True))
