@@ -476,6 +476,7 @@ static gs_err save_ckpt(struct gs_kdra *d, struct gs_errbuf *eb)
 	return gs_kckpt_save(d->state_dir, d->ckpt, eb);
 }
 
+/* Called with d->mu held; returns with it held (drops it while reading). */
 static gs_err prepare_locked(struct gs_kdra *d,
                              const struct gs_kdra_claim_ref *c,
                              struct gs_kdra_prepared *out, struct gs_errbuf *eb)
@@ -494,12 +495,26 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	if (st && strcmp(st, "prepared") == 0)
 		return fill_devices(entry, out);
 
+	/*
+	 * The reads (API server up to its deadline, gpusliced) run without
+	 * the lock so one slow claim does not hold up the others; the
+	 * record is looked at again afterwards (a second pod's prepare of
+	 * the same claim may have finished meanwhile).
+	 */
+	pthread_mutex_unlock(&d->mu);
 	err = get_claim(d, c, &claim, eb);
-	if (err != GS_OK)
-		return err;
-	err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
+	if (err == GS_OK)
+		err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
+	pthread_mutex_lock(&d->mu);
 	if (err != GS_OK)
 		goto out;
+	claims = json_object_get(d->ckpt, "claims");
+	entry = json_object_get(claims, c->uid);
+	st = json_string_value(json_object_get(entry, "state"));
+	if (st && strcmp(st, "prepared") == 0) {
+		err = fill_devices(entry, out);
+		goto out;
+	}
 	err = gs_kprep_plan(claim, gpus, c->uid, d->node, d->driver, &plan, eb);
 	if (err != GS_OK)
 		goto out;
