@@ -261,7 +261,7 @@ class Handler(BaseHTTPRequestHandler):
         if obj is ValueError or not isinstance(obj, dict):
             self.send_json(400, status(400, "BadRequest", "body is not a JSON object"))
             return False
-        probs = validate.problems([obj])
+        probs = validate.problems([obj], pool=False)
         if obj.get("kind") != KINDS[res]:
             probs.append("kind %r on %s" % (obj.get("kind"), res))
         if probs:

@@ -71,7 +71,9 @@ def pool_problems(slices):
     return out
 
 
-def problems(objs):
+def problems(objs, pool=True):
+    """Schema problems of each object, and with `pool` the rules across
+    the slices of a pool (a single write is checked without them)."""
     out = []
     for o in objs:
         kind = o.get("kind") if isinstance(o, dict) else None
@@ -82,8 +84,9 @@ def problems(objs):
         for e in sorted(_validator(kind).iter_errors(o), key=lambda e: list(e.path)):
             path = "/".join(str(p) for p in e.path)
             out.append("%s %s: %s: %s" % (kind, name, path or "(top)", e.message[:200]))
-    out += pool_problems([o for o in objs if isinstance(o, dict) and o.get("kind") == "ResourceSlice"
-                          and isinstance(o.get("spec"), dict) and "pool" in o["spec"]])
+    if pool:
+        out += pool_problems([o for o in objs if isinstance(o, dict) and o.get("kind") == "ResourceSlice"
+                              and isinstance(o.get("spec"), dict) and "pool" in o["spec"]])
     return out
 
 
