@@ -10,7 +10,8 @@
  * task for the worker pool; the claims of one request run in parallel and
  * the worker that finishes the last one builds and sends the response.
  * The driver's health listener runs on the driver's thread and only posts
- * a callback to the loop.
+ * a callback to the loop; health snapshots (which may call gpusliced) are
+ * taken on a worker too, one at a time, and delivered on the loop.
  *
  * Sockets:
  *   <registry_dir>/<driver>-reg.sock  Registration (GetInfo, Notify...),
@@ -187,7 +188,9 @@ struct plugin {
 	atomic_int inflight; /* claim requests not answered yet (batches) */
 	int64_t drain_deadline; /* CLOCK_MONOTONIC ms */
 	struct watcher *watchers;
-	uint64_t health_version;
+	uint64_t health_version; /* of the last list delivered */
+	atomic_bool health_busy; /* a snapshot in flight: health_request */
+	bool health_again;
 	atomic_bool health_posted;
 };
 
@@ -334,52 +337,114 @@ struct watcher {
 	struct plugin *p;
 	struct gs_grpc_call *call;
 	health_packer pack;
+	bool primed; /* has been sent a list */
 	struct watcher *next;
 };
 
-/* Sends the current list to one watcher (or to all when w is NULL). */
-static void health_send(struct plugin *p, struct watcher *only)
+/*
+ * Health lists: the driver's snapshot may call gpusliced and block, so it
+ * is taken on a worker and delivered on the loop, which owns the watcher
+ * list. One snapshot is in flight at a time (p->health_busy); a request
+ * meanwhile sets p->health_again and a fresh one follows the delivery, so
+ * lists reach every stream in the order they were taken. A delivery goes
+ * to every stream when the list changed, and to new streams always.
+ */
+struct hsnap {
+	struct plugin *p;
+	struct gs_kdra_health *list;
+	size_t n;
+	uint64_t version;
+	bool ok;
+};
+
+static void health_request(struct plugin *p);
+
+/* Loop thread: sends the snapshot to the watchers it is for. */
+static void health_deliver(void *arg)
 {
-	struct gs_kdra_health *list = NULL;
-	size_t n = 0;
-	uint64_t version = 0;
-	struct gs_errbuf eb = {0};
-	gs_err err = gs_kdra_health_snapshot(p->d, &list, &n, &version, &eb);
-	if (err != GS_OK) {
-		gs_warn(TAG, "health snapshot: %s", gs_errbuf_msg(&eb, err));
-		return;
-	}
-	if (!only && version == p->health_version) {
-		gs_kdra_health_free(list, n);
-		return;
-	}
-	if (!only)
-		p->health_version = version;
+	struct hsnap *hs = arg;
+	struct plugin *p = hs->p;
+	atomic_store(&p->health_busy, false);
+	if (!hs->ok || p->stopping)
+		goto out;
+	bool changed = hs->version != p->health_version;
+	p->health_version = hs->version;
 	/* Each version's message is packed once per round. */
 	health_packer packed_by[2] = {NULL, NULL};
 	uint8_t *bufs[2] = {NULL, NULL};
 	size_t lens[2] = {0, 0};
+	int sent = 0;
 	for (struct watcher *w = p->watchers; w; w = w->next) {
-		if (only && w != only)
+		if (w->primed && !changed)
 			continue;
 		int k = packed_by[0] == w->pack ? 0
 		        : packed_by[1] == w->pack ? 1
 		        : !packed_by[0]           ? 0
 		                                  : 1;
 		if (!packed_by[k]) {
-			if (w->pack(list, n, &bufs[k], &lens[k]) != GS_OK) {
-				gs_error(TAG, "health list of %zu devices: out of memory", n);
+			if (w->pack(hs->list, hs->n, &bufs[k], &lens[k]) !=
+			    GS_OK) {
+				gs_error(TAG, "health list of %zu devices: out of memory",
+				         hs->n);
 				continue;
 			}
 			packed_by[k] = w->pack;
 		}
 		gs_grpc_call_send(w->call, bufs[k], lens[k]);
+		w->primed = true;
+		sent++;
 	}
-	gs_debug(TAG, "health list devices=%zu version=%llu sent", n,
-	         (unsigned long long)version);
+	if (sent)
+		gs_debug(TAG, "health list devices=%zu version=%llu sent to %d streams",
+		         hs->n, (unsigned long long)hs->version, sent);
 	free(bufs[0]);
 	free(bufs[1]);
-	gs_kdra_health_free(list, n);
+out:
+	gs_kdra_health_free(hs->list, hs->n);
+	free(hs);
+	if (p->health_again && !p->stopping) {
+		p->health_again = false;
+		health_request(p);
+	}
+}
+
+/* Worker thread: takes the snapshot and hands it to the loop. */
+static void health_task(void *arg, size_t i)
+{
+	struct hsnap *hs = arg;
+	struct gs_errbuf eb = {0};
+	gs_err err = gs_kdra_health_snapshot(hs->p->d, &hs->list, &hs->n,
+	                                     &hs->version, &eb);
+	hs->ok = err == GS_OK;
+	if (!hs->ok)
+		gs_warn(TAG, "health snapshot: %s", gs_errbuf_msg(&eb, err));
+	if (gs_grpc_server_post(hs->p->srv, health_deliver, hs) != GS_OK) {
+		/* The loop never learns of it: clear busy here, or no
+		 * snapshot would ever be taken again. */
+		gs_error(TAG, "health list dropped: out of memory");
+		struct plugin *p = hs->p;
+		gs_kdra_health_free(hs->list, hs->n);
+		free(hs);
+		atomic_store(&p->health_busy, false);
+	}
+}
+
+/* Loop thread: asks for a snapshot (or for one more after the current). */
+static void health_request(struct plugin *p)
+{
+	if (atomic_load(&p->health_busy)) {
+		p->health_again = true;
+		return;
+	}
+	struct hsnap *hs = calloc(1, sizeof(*hs));
+	if (hs)
+		hs->p = p;
+	atomic_store(&p->health_busy, true); /* before a worker can clear it */
+	if (!hs || pool_push(&p->pool, health_task, hs, 0) != GS_OK) {
+		free(hs);
+		atomic_store(&p->health_busy, false);
+		gs_error(TAG, "health list not sent: out of memory");
+	}
 }
 
 static void watcher_remove(struct plugin *p, struct watcher *w)
@@ -417,7 +482,7 @@ static void watcher_add(struct plugin *p, struct gs_grpc_call *call,
 	p->watchers = w;
 	gs_grpc_call_on_cancel(call, watcher_cancelled, w);
 	gs_info(TAG, "health stream opened path=%s", gs_grpc_call_path(call));
-	health_send(p, w);
+	health_request(p);
 }
 
 static void health_changed(void *arg)
@@ -425,7 +490,7 @@ static void health_changed(void *arg)
 	struct plugin *p = arg;
 	atomic_store(&p->health_posted, false);
 	if (!p->stopping)
-		health_send(p, NULL);
+		health_request(p);
 }
 
 /* Driver thread: only wakes the loop (one post in flight at most). */
@@ -800,6 +865,7 @@ gs_err gs_kplugin_run(const struct gs_kplugin_config *cfg,
 	p->inotify_wd = -1;
 	p->sig_fd = -1;
 	atomic_init(&p->health_posted, false);
+	atomic_init(&p->health_busy, false);
 	atomic_init(&p->inflight, 0);
 	gs_err err = set_paths(p, cfg, eb);
 	if (err != GS_OK)

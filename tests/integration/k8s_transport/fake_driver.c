@@ -20,6 +20,9 @@
  * file's first line as message. A thread polls the file every 50 ms and
  * calls the listener when the list changes.
  *
+ * While <state_dir>/health_hold exists, a health snapshot blocks (as the
+ * real driver's does while gpusliced is slow) and logs "health-hold".
+ *
  * A node name of "fail-create" makes gs_kdra_create fail (startup errors).
  */
 #include <errno.h>
@@ -271,6 +274,15 @@ gs_err gs_kdra_health_snapshot(struct gs_kdra *d, struct gs_kdra_health **list,
                                size_t *n, uint64_t *version,
                                struct gs_errbuf *eb)
 {
+	if (d->state_dir) {
+		char hold[4096];
+		snprintf(hold, sizeof(hold), "%s/health_hold", d->state_dir);
+		if (access(hold, F_OK) == 0) {
+			log_call(d, "health-hold", NULL);
+			for (int i = 0; i < 1500 && access(hold, F_OK) == 0; i++)
+				sleep_ms(20);
+		}
+	}
 	struct gs_kdra_health *l = calloc(2, sizeof(*l));
 	if (!l)
 		return gs_fail(eb, GS_ERR_NOMEM, "fake health list");

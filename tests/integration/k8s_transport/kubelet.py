@@ -712,6 +712,25 @@ def t_health_stream_sends_the_full_list_on_every_change(pb, root):
     s = k.dra(info.endpoint, version).watch("v1")
     cur = next(s)
     check(any(x.message == "again" for x in cur.devices), "new stream list")
+    # A snapshot that blocks (the driver waiting for gpusliced) stalls
+    # neither claim calls nor registration: they are answered while the
+    # new stream still waits for its first list.
+    hold = os.path.join(p.state, "health_hold")
+    open(hold, "w").close()
+    slow = k.dra(info.endpoint, version).watch("v1")
+    first = {}
+    t = threading.Thread(target=lambda: first.update(m=next(slow)))
+    t.start()
+    wait_for(lambda: "health-hold" in p.calls(), "the snapshot to block")
+    c = [claim("while-health-blocks")]
+    expect_prepared(k.dra(info.endpoint, version).prepare(c, timeout=10), c)
+    k.get_info(p.reg_sock)
+    check(t.is_alive() and not first, "the blocked stream got a list early")
+    os.unlink(hold)
+    t.join(10)
+    check(first.get("m") and len(first["m"].devices) == 2,
+          "the stream's first list after the snapshot: %s" % first)
+    slow.cancel()
     # Stopping the plugin ends open streams with a status.
     p.stop()
     try:
