@@ -46,6 +46,18 @@ if(TARGET gpuslice-kubelet-plugin AND TARGET gpusliced AND TARGET gpuslice
                        PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 
+# The whole plugin (publisher included) against the k8s_api tests' API
+# server stand-in: publish, the kubelet's wipe and re-registration, a claim
+# with a server-given UID.
+if(TARGET gpuslice-kubelet-plugin AND TARGET gpusliced AND TARGET gpuslice)
+  gs_add_shell_test(k8s_plugin_publishes_registers_and_prepares_against_an_api_server
+                    tests/integration/k8s_transport/e2e_cluster.sh
+                    LABELS "kubernetes;asan" TIMEOUT 180)
+  set_tests_properties(
+    k8s_plugin_publishes_registers_and_prepares_against_an_api_server
+    PROPERTIES SKIP_RETURN_CODE 77)
+endif()
+
 if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/manifests.py)
   add_test(NAME k8s_deploy_manifests_parse_and_are_consistent
            COMMAND ${Python3_EXECUTABLE}
