@@ -171,20 +171,29 @@ bench_placement() {
 	"$1/bin/gs-bench-placement" --policy spread
 }
 
-# gpuslice-kubelet-plugin's memory: peak RSS of the plugin's test build
-# (the real transport with the fake driver of tests/integration/
-# k8s_transport) after 2,000 claim calls from the kubelet stand-in. The
-# budget is 16 MiB. CPU only, no GPU or sim.
+# gpuslice-kubelet-plugin's memory (budget 16 MiB): peak RSS of the
+# transport with the fake driver of tests/integration/k8s_transport after
+# 2,000 claim calls from the kubelet stand-in (CPU only), then of the whole
+# binary (driver and ResourceSlice publisher) on the simulated node against
+# the API server stand-in (e2e_cluster.sh: publish, re-register, one claim).
 bench_kubelet_plugin() {
 	local src
 	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-	echo "== kubelet-plugin: RSS of gpuslice-kubelet-plugin's transport (fake driver) =="
-	if [ ! -x "$1/tests/gs-kplugin-fake" ]; then
+	echo "== kubelet-plugin: RSS of gpuslice-kubelet-plugin (budget 16 MiB) =="
+	if [ -x "$1/tests/gs-kplugin-fake" ]; then
+		echo "-- transport, fake driver:"
+		GS_SRC=$src GS_BUILD=$1 python3 "$src/tests/integration/k8s_transport/kubelet.py" rss |
+			sed -e '/^ok: /d' -e 's/^/   /' || echo "   skipped (see above)"
+	else
 		echo "   skipped: $1/tests/gs-kplugin-fake is not built"
-		return 0
 	fi
-	GS_SRC=$src GS_BUILD=$1 python3 "$src/tests/integration/k8s_transport/kubelet.py" rss |
-		sed -e '/^ok: /d' -e 's/^/   /' || echo "   skipped (see above)"
+	if [ -x "$1/bin/gpuslice-kubelet-plugin" ]; then
+		echo "-- whole plugin on the sim node, publisher on (source: sim):"
+		GS_SRC=$src bash "$src/tests/integration/k8s_transport/e2e_cluster.sh" "$1" 2>&1 |
+			grep -E 'peak RSS|published:|SKIP|FAIL' | sed -e 's/^/   /' || true
+	else
+		echo "   skipped: $1/bin/gpuslice-kubelet-plugin is not built"
+	fi
 }
 
 SECTIONS=(migplan sim trace trace_lists daemon shim placement kubelet_plugin)
