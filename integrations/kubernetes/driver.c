@@ -53,10 +53,19 @@ struct gs_kdra {
 	struct gs_krs *krs;
 	pthread_mutex_t mu; /* prepare/unprepare and ckpt */
 	json_t *ckpt;
-	pthread_mutex_t hmu; /* listener */
+	pthread_mutex_t hmu; /* the health fields below */
+	pthread_cond_t hcond;
+	pthread_t hthread;
+	bool hstarted, hstop, hvalid;
+	struct gs_kdra_health *hlist; /* last polled list (hn entries) */
+	size_t hn;
+	uint64_t hversion;
 	void (*listener)(void *);
 	void *listener_arg;
 };
+
+static void *health_main(void *arg);
+static void health_free_list(struct gs_kdra_health *list, size_t n);
 
 static char *dup_or(const char *s, const char *dflt)
 {
@@ -136,6 +145,7 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 	                                              : 1000;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->hmu, NULL);
+	pthread_cond_init(&d->hcond, NULL);
 	if (!d->node || !d->driver || !d->state_dir || !d->cdi_dir || !d->shim ||
 	    (cfg->daemon_socket && cfg->daemon_socket[0] && !d->socket)) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -170,7 +180,16 @@ fail:
 gs_err gs_kdra_start(struct gs_kdra *d, struct gs_errbuf *eb)
 {
 	struct gs_krs_config rc = {0};
+	int rc_thread;
 
+	if (!d->hstarted) {
+		rc_thread = pthread_create(&d->hthread, NULL, health_main, d);
+		if (rc_thread != 0)
+			return gs_fail(eb, GS_ERR_INTERNAL,
+			               "cannot start the health thread: %s",
+			               strerror(rc_thread));
+		d->hstarted = true;
+	}
 	if (!d->publish || d->krs)
 		return GS_OK;
 	rc.node_name = d->node;
@@ -190,11 +209,20 @@ void gs_kdra_destroy(struct gs_kdra *d)
 {
 	if (d == NULL)
 		return;
+	if (d->hstarted) {
+		pthread_mutex_lock(&d->hmu);
+		d->hstop = true;
+		pthread_cond_broadcast(&d->hcond);
+		pthread_mutex_unlock(&d->hmu);
+		pthread_join(d->hthread, NULL);
+	}
+	health_free_list(d->hlist, d->hn);
 	gs_krs_destroy(d->krs);
 	gs_kube_destroy(d->kube);
 	json_decref(d->ckpt);
 	pthread_mutex_destroy(&d->mu);
 	pthread_mutex_destroy(&d->hmu);
+	pthread_cond_destroy(&d->hcond);
 	free(d->node);
 	free(d->driver);
 	free(d->state_dir);
@@ -659,6 +687,15 @@ fail_nolock:
 
 /* ---- health ---- */
 
+/*
+ * Health is polled from gpusliced (GET /v1/gpus every interval_ms) by a
+ * thread started in gs_kdra_start: each whole GPU is a device, healthy
+ * unless the GPU object carries "health": {"healthy": false, "reason"};
+ * while the daemon does not answer, the last known devices are UNKNOWN.
+ * The version is a hash of the list, so it changes exactly when the list
+ * does, and the listener is called (without locks held) on each change.
+ */
+
 static uint64_t fnv(uint64_t h, const char *s)
 {
 	for (; *s; s++)
@@ -666,46 +703,7 @@ static uint64_t fnv(uint64_t h, const char *s)
 	return h;
 }
 
-gs_err gs_kdra_health_snapshot(struct gs_kdra *d, struct gs_kdra_health **list,
-                               size_t *n, uint64_t *version,
-                               struct gs_errbuf *eb)
-{
-	json_t *gpus = NULL, *arr;
-	size_t i;
-	const json_t *g;
-	uint64_t h = 14695981039346656037ULL;
-	gs_err err;
-
-	*list = NULL;
-	*n = 0;
-	*version = 0;
-	err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
-	if (err != GS_OK)
-		return err;
-	arr = json_object_get(gpus, "gpus");
-	*list = calloc(json_array_size(arr) + 1, sizeof(**list));
-	if (*list == NULL) {
-		json_decref(gpus);
-		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	}
-	json_array_foreach(arr, i, g) {
-		struct gs_kdra_health *o = &(*list)[(*n)++];
-		char name[32];
-
-		snprintf(name, sizeof(name), "gpu-%lld",
-		         (long long)json_integer_value(json_object_get(g, "index")));
-		o->pool_name = strdup(d->node);
-		o->device_name = strdup(name);
-		o->status = GS_KDRA_HEALTH_HEALTHY;
-		o->updated_unix = (int64_t)time(NULL);
-		h = fnv(fnv(h, name), "healthy");
-	}
-	json_decref(gpus);
-	*version = h;
-	return GS_OK;
-}
-
-void gs_kdra_health_free(struct gs_kdra_health *list, size_t n)
+static void health_free_list(struct gs_kdra_health *list, size_t n)
 {
 	for (size_t i = 0; list && i < n; i++) {
 		free(list[i].pool_name);
@@ -713,6 +711,151 @@ void gs_kdra_health_free(struct gs_kdra_health *list, size_t n)
 		free(list[i].message);
 	}
 	free(list);
+}
+
+/* A fresh list from the daemon (or UNKNOWN for `prev` when it is down). */
+static gs_err health_fetch(struct gs_kdra *d, const struct gs_kdra_health *prev,
+                           size_t n_prev, struct gs_kdra_health **list,
+                           size_t *n, uint64_t *version, struct gs_errbuf *eb)
+{
+	json_t *gpus = NULL, *arr;
+	size_t i;
+	const json_t *g;
+	uint64_t h = 14695981039346656037ULL;
+	int64_t now = (int64_t)time(NULL);
+	gs_err err;
+
+	*list = NULL;
+	*n = 0;
+	err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
+	arr = err == GS_OK ? json_object_get(gpus, "gpus") : NULL;
+	*list = calloc((arr ? json_array_size(arr) : n_prev) + 1, sizeof(**list));
+	if (*list == NULL) {
+		json_decref(gpus);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	if (err != GS_OK) {
+		for (i = 0; i < n_prev; i++) {
+			struct gs_kdra_health *o = &(*list)[(*n)++];
+
+			o->pool_name = strdup(prev[i].pool_name);
+			o->device_name = strdup(prev[i].device_name);
+			o->status = GS_KDRA_HEALTH_UNKNOWN;
+			o->updated_unix = now;
+			o->message = strdup("gpusliced does not answer");
+			h = fnv(fnv(h, prev[i].device_name), "unknown");
+		}
+		*version = h;
+		return err;
+	}
+	json_array_foreach(arr, i, g) {
+		struct gs_kdra_health *o = &(*list)[(*n)++];
+		const json_t *own = json_object_get(g, "health");
+		const char *why = json_string_value(json_object_get(own, "reason"));
+		bool bad = json_is_false(json_object_get(own, "healthy"));
+		char name[32];
+
+		snprintf(name, sizeof(name), "gpu-%lld",
+		         (long long)json_integer_value(json_object_get(g, "index")));
+		o->pool_name = strdup(d->node);
+		o->device_name = strdup(name);
+		o->status = bad ? GS_KDRA_HEALTH_UNHEALTHY : GS_KDRA_HEALTH_HEALTHY;
+		o->updated_unix = now;
+		if (bad)
+			o->message = strndup(why ? why : "unhealthy", 1024);
+		h = fnv(fnv(fnv(h, name), bad ? "unhealthy" : "healthy"),
+		        bad && why ? why : "");
+	}
+	json_decref(gpus);
+	*version = h;
+	return GS_OK;
+}
+
+static void *health_main(void *arg)
+{
+	struct gs_kdra *d = arg;
+
+	pthread_mutex_lock(&d->hmu);
+	while (!d->hstop) {
+		struct gs_kdra_health *list, *old_list = d->hlist;
+		size_t n, old_n = d->hn;
+		uint64_t ver = 0;
+		void (*fn)(void *) = NULL;
+		void *fn_arg = NULL;
+		struct timespec ts;
+
+		/* The fetch reads only d's constant fields and the previous
+		 * list, which only this thread replaces. */
+		pthread_mutex_unlock(&d->hmu);
+		(void)health_fetch(d, old_list, old_n, &list, &n, &ver, NULL);
+		pthread_mutex_lock(&d->hmu);
+		if (list != NULL && (!d->hvalid || ver != d->hversion)) {
+			d->hlist = list;
+			d->hn = n;
+			d->hversion = ver;
+			d->hvalid = true;
+			fn = d->listener;
+			fn_arg = d->listener_arg;
+			list = old_list;
+			n = old_n;
+		}
+		pthread_mutex_unlock(&d->hmu);
+		health_free_list(list, n);
+		if (fn)
+			fn(fn_arg);
+		pthread_mutex_lock(&d->hmu);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += d->interval_ms / 1000;
+		ts.tv_nsec += (long)(d->interval_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		while (!d->hstop &&
+		       pthread_cond_timedwait(&d->hcond, &d->hmu, &ts) == 0)
+			;
+	}
+	pthread_mutex_unlock(&d->hmu);
+	return NULL;
+}
+
+static struct gs_kdra_health *health_copy(const struct gs_kdra_health *l,
+                                          size_t n)
+{
+	struct gs_kdra_health *c = calloc(n + 1, sizeof(*c));
+
+	for (size_t i = 0; c && i < n; i++) {
+		c[i] = l[i];
+		c[i].pool_name = strdup(l[i].pool_name);
+		c[i].device_name = strdup(l[i].device_name);
+		c[i].message = l[i].message ? strdup(l[i].message) : NULL;
+	}
+	return c;
+}
+
+gs_err gs_kdra_health_snapshot(struct gs_kdra *d, struct gs_kdra_health **list,
+                               size_t *n, uint64_t *version,
+                               struct gs_errbuf *eb)
+{
+	*list = NULL;
+	*n = 0;
+	*version = 0;
+	pthread_mutex_lock(&d->hmu);
+	if (d->hvalid) {
+		*list = health_copy(d->hlist, d->hn);
+		*n = *list ? d->hn : 0;
+		*version = d->hversion;
+		pthread_mutex_unlock(&d->hmu);
+		return *list ? GS_OK : gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	pthread_mutex_unlock(&d->hmu);
+	/* No poller (not started) or no round yet: ask the daemon now. */
+	return health_fetch(d, NULL, 0, list, n, version, eb);
+}
+
+void gs_kdra_health_free(struct gs_kdra_health *list, size_t n)
+{
+	health_free_list(list, n);
 }
 
 void gs_kdra_set_health_listener(struct gs_kdra *d, void (*fn)(void *arg),

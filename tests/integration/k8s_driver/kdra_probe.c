@@ -14,6 +14,10 @@
  *                                {"n", "prepare_p50_ms", "prepare_p99_ms",
  *                                 "unprepare_p99_ms", "errors"}
  *        health                  {"devices": [...], "version": V}
+ *        start                   gs_kdra_start (health poller; publishes
+ *                                ResourceSlices only with --publish 1)
+ *        wait-change S           waits up to S s for the health listener:
+ *                                {"changed": bool}
  * Exits 0 when every command ran (errors are in the JSON), 2 on usage.
  */
 #include <jansson.h>
@@ -24,6 +28,19 @@
 #include <time.h>
 
 #include "driver.h"
+
+static pthread_mutex_t change_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t change_cv = PTHREAD_COND_INITIALIZER;
+static int changes;
+
+static void on_change(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&change_mu);
+	changes++;
+	pthread_cond_broadcast(&change_cv);
+	pthread_mutex_unlock(&change_mu);
+}
 
 static double now_ms(void)
 {
@@ -118,6 +135,8 @@ int main(int argc, char **argv)
 		else if (strcmp(k, "socket") == 0) cfg.daemon_socket = v;
 		else if (strcmp(k, "kubeconfig") == 0) cfg.kubeconfig = v;
 		else if (strcmp(k, "shim") == 0) cfg.shim_path = v;
+		else if (strcmp(k, "publish") == 0) cfg.publish = atoi(v);
+		else if (strcmp(k, "interval-ms") == 0) cfg.publish_interval_ms = atoi(v);
 		else {
 			fprintf(stderr, "unknown option --%s\n", k);
 			return 2;
@@ -201,6 +220,26 @@ int main(int argc, char **argv)
 			free(pp);
 			free(up);
 			i += 5;
+		} else if (strcmp(cmd, "start") == 0) {
+			gs_kdra_set_health_listener(d, on_change, NULL);
+			if (gs_kdra_start(d, &eb) != GS_OK)
+				fprintf(stderr, "gs_kdra_start: %s\n", eb.msg);
+			i += 1;
+		} else if (strcmp(cmd, "wait-change") == 0 && i + 1 < argc) {
+			struct timespec ts;
+			int seen, got;
+
+			pthread_mutex_lock(&change_mu);
+			seen = changes;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += atoi(argv[i + 1]);
+			while (changes == seen &&
+			       pthread_cond_timedwait(&change_cv, &change_mu, &ts) == 0)
+				;
+			got = changes != seen;
+			pthread_mutex_unlock(&change_mu);
+			print_json(json_pack("{s:b}", "changed", got));
+			i += 2;
 		} else if (strcmp(cmd, "health") == 0) {
 			struct gs_kdra_health *h = NULL;
 			size_t n = 0;
