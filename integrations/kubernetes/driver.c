@@ -454,16 +454,23 @@ static int mig_minors(const json_t *slice, const struct gs_kprep_plan *p,
 	return 2;
 }
 
-/* Checks the MIG instance the daemon chose against the scheduler's. */
-static void check_mig_placement(const json_t *gpus, const json_t *slice,
+/*
+ * Checks the MIG instance the daemon chose against the scheduler's
+ * placement. gpusliced's API takes a profile, not a placement, so its
+ * planner may put a new instance elsewhere; the claim still gets its
+ * profile, and the difference is logged.
+ */
+static void check_mig_placement(struct gs_kdra *d, const json_t *slice,
                                 const struct gs_kprep_plan *p)
 {
 	const char *uuid = json_string_value(
 	    json_object_get(json_object_get(slice, "mig"), "uuid"));
+	json_t *gpus = NULL;
 	size_t i, k;
 	const json_t *g, *inst;
 
-	if (!p->mig || uuid == NULL)
+	if (!p->mig || uuid == NULL ||
+	    daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, NULL) != GS_OK)
 		return;
 	json_array_foreach(json_object_get(gpus, "gpus"), i, g) {
 		json_array_foreach(json_object_get(json_object_get(g, "mig"),
@@ -479,6 +486,7 @@ static void check_mig_placement(const json_t *gpus, const json_t *slice,
 				        p->slice_name, uuid, start, p->mig_start);
 		}
 	}
+	json_decref(gpus);
 }
 
 static json_t *entry_devices(const struct gs_kprep_plan *p)
@@ -563,7 +571,7 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	err = make_slice(d, &plan, &slice, &created, eb);
 	if (err != GS_OK)
 		goto undo;
-	check_mig_placement(gpus, slice, &plan);
+	check_mig_placement(d, slice, &plan);
 	ci.slice = plan.slice_name;
 	ci.env = json_object_get(slice, "env");
 	ci.run_dir = json_string_value(json_object_get(ci.env, "GPUSLICE_RUN_DIR"));

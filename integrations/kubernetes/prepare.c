@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "devmodel.h"
+#include "gs/catalog.h"
 #include "quantity.h"
 
 gs_err gs_kprep_slice_name(const char *uid, char *buf, size_t len,
@@ -387,8 +388,30 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		         dn.profile);
 		snprintf(p->spec.mig_profile, sizeof(p->spec.mig_profile), "%s",
 		         dn.profile);
-		p->spec.mode = p->config.mps ? GS_MODE_MIG_MPS
-		                             : GS_MODE_MIG_TIMESLICE;
+		/*
+		 * A DRA MIG device belongs to one claim, so the slice takes the
+		 * whole instance (all its memory, 100 %): gpusliced then never
+		 * layers another slice into it, as it may for mig+timeslice.
+		 */
+		{
+			const char *model = json_string_value(
+			    json_object_get(gpu, "model"));
+			const struct gs_gpu_model *m =
+			    gs_catalog_find(model ? model : "");
+			const struct gs_mig_profile *prof =
+			    m ? gs_catalog_profile(m, dn.profile) : NULL;
+
+			if (prof == NULL || prof->memory_mib == 0) {
+				err = gs_fail(eb, GS_ERR_NOT_FOUND,
+				              "device %s: profile %s is not in the catalog for model %s",
+				              p->results[0].device, dn.profile,
+				              model ? model : "?");
+				goto fail;
+			}
+			p->spec.memory_bytes = prof->memory_mib << 20;
+			p->spec.compute_pct = 100;
+		}
+		p->spec.mode = p->config.mps ? GS_MODE_MIG_MPS : GS_MODE_MIG;
 	} else {
 		p->spec.mode = p->config.mps ? GS_MODE_MPS : GS_MODE_TIMESLICE;
 		err = gpu_capacity(r0, gpu, driver, &p->spec, eb);

@@ -126,6 +126,8 @@ static void mig_device_becomes_a_mig_slice_of_its_profile(void **state)
 	assert_string_equal(p.mig_profile, "1g.10gb");
 	assert_int_equal(p.mig_start, 3);
 	assert_int_equal(p.spec.mode, GS_MODE_MIG_MPS);
+	assert_int_equal(p.spec.compute_pct, 100);
+	assert_true(p.spec.memory_bytes > 9 * GIB && p.spec.memory_bytes < 11 * GIB);
 	assert_string_equal(json_string_value(json_object_get(p.body, "mig-profile")),
 	                    "1g.10gb");
 	gs_kprep_plan_fini(&p);

@@ -35,9 +35,30 @@ claim m2 "${U}02" gpu-0-mig-2g-20gb-2 '{}' \
 jcheck "$(kdra prepare ns m2 "${U}02")" 'd["error"] is None'
 jcheck "$(api GET "/v1/slices/k8s-${U}02")" 'd["mig"]["profile"] == "2g.20gb" and d["mig"]["uuid"] != "'"$mig_uuid"'" and d["priority"] == "low"'
 jcheck "$(api GET "/v1/slices/k8s-${U}01")" 'd["mig"]["uuid"] == "'"$mig_uuid"'"'
+# The instances sit where the scheduler placed them (gpusliced's planner
+# chooses; the driver warns when it differs).
+jcheck "$(api GET /v1/gpus)" 'sorted((i["profile"], i["start"]) for i in d["gpus"][0]["mig"]["instances"]) == [("1g.10gb", 0), ("2g.20gb", 2)]'
 
-out=$(kdra unprepare ns m1 "${U}01" unprepare ns m2 "${U}02")
-[ "$(grep -c '"error":null' <<<"$out")" = 2 ] || fail "unprepare: $out"
+# A placement gpusliced's planner would not pick (1g.10gb at 6): the claim
+# gets a 1g.10gb instance of its own (never m1's, though it has the same
+# profile); where it is not at 6, the driver says so
+# (gpusliced's API takes a profile, not a placement).
+claim m3 "${U}03" gpu-0-mig-1g-10gb-6 '{}'
+jcheck "$(kdra prepare ns m3 "${U}03")" 'd["error"] is None'
+s3=$(api GET "/v1/slices/k8s-${U}03")
+jcheck "$s3" 'd["mig"]["profile"] == "1g.10gb" and d["mig"]["uuid"] != "'"$mig_uuid"'"'
+start3=$(api GET /v1/gpus | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print([i["start"] for i in d["gpus"][0]["mig"]["instances"] if i["uuid"] == sys.argv[1]][0])' "$(jq_py "$s3" 'd["mig"]["uuid"]')")
+echo "1g.10gb asked at 6, made at $start3"
+if [ "$start3" != 6 ]; then
+	grep -q "k8s-${U}03 MIG instance .* is at start $start3, the scheduler chose 6" "$WORK/probe.log" ||
+		fail "the driver did not report the placement difference"
+fi
+
+out=$(kdra unprepare ns m1 "${U}01" unprepare ns m2 "${U}02" unprepare ns m3 "${U}03")
+[ "$(grep -c '"error":null' <<<"$out")" = 3 ] || fail "unprepare: $out"
 expect_eq "slices after unprepare" "$(slices | tr '\n' ' ')" ""
 [ -z "$(ls "$CDI")" ] || fail "CDI specs left: $(ls "$CDI")"
 echo ok
