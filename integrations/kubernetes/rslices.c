@@ -31,8 +31,16 @@
  * When gpusliced cannot be reached the server's slices are left as they
  * are (the devices have not changed as far as anyone knows).
  *
- * Threads: the publisher thread owns every field below `lock`'s block;
- * `lock` guards kick/stop/stats only.
+ * A second thread watches this node's and driver's slices (list, then
+ * watch from the list's resourceVersion with bookmarks; re-list on 410 or
+ * any failure, with backoff). An event that is not the echo of one of our
+ * own writes (someone deleted or changed a slice: the kubelet wipes a
+ * node's slices when a plugin re-registers) kicks the publisher, so the
+ * slices are restored at once rather than at the next resync.
+ *
+ * Threads: the publisher thread owns the fields marked "publisher thread
+ * only"; `lock` guards kick/stop/stats/own_rv, shared with the watch
+ * thread and callers of gs_krs_kick.
  */
 #include "rslices.h"
 
@@ -43,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "devmodel.h"
 #include "gs/log.h"
@@ -52,17 +61,22 @@
 #define GS_KRS_DAEMON_MAX (8u * 1024 * 1024)
 #define GS_KRS_DEFAULT_SOCKET "/run/gpuslice/api.sock"
 #define RS_PATH "/apis/resource.k8s.io/v1/resourceslices"
+#define GS_KRS_OWN_RVS 64
 
 struct gs_krs {
 	struct gs_kube *kube; /* borrowed */
 	char *node, *driver, *socket;
 	int interval_ms;
-	pthread_t thread;
+	pthread_t thread, wthread;
+	bool wthread_started;
+	volatile bool wstop; /* tells the watch to end */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop, kicked;
 	struct gs_krs_stats stats;
+	char own_rv[GS_KRS_OWN_RVS][32]; /* resourceVersions our writes made */
+	int own_next;
 
 	/* publisher thread only */
 	json_t *gpus;      /* last /v1/gpus answer, or NULL */
@@ -360,10 +374,19 @@ static gs_err write_slice(struct gs_krs *r, const char *method, json_t *s,
 		                          method, path)
 		                : gs_kube_status_err(st);
 	}
-	json_decref(ans);
 	pthread_mutex_lock(&r->lock);
 	r->stats.writes++;
+	{
+		const char *rv = json_string_value(json_object_get(
+		    json_object_get(ans, "metadata"), "resourceVersion"));
+		if (rv) {
+			snprintf(r->own_rv[r->own_next], sizeof(r->own_rv[0]),
+			         "%s", rv);
+			r->own_next = (r->own_next + 1) % GS_KRS_OWN_RVS;
+		}
+	}
 	pthread_mutex_unlock(&r->lock);
+	json_decref(ans);
 	gs_debug("rslices", "%s slice=%s", method, name);
 	return GS_OK;
 }
@@ -552,10 +575,111 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* ---- the watch thread ---- */
+
+struct wctx {
+	struct gs_krs *r;
+	char rv[32];
+};
+
+static bool is_own(struct gs_krs *r, const char *rv)
+{
+	bool own = false;
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < GS_KRS_OWN_RVS && !own; i++)
+		own = strcmp(r->own_rv[i], rv) == 0;
+	pthread_mutex_unlock(&r->lock);
+	return own;
+}
+
+static bool on_watch_event(void *arg, const char *type, json_t *obj)
+{
+	struct wctx *w = arg;
+	const char *rv = json_string_value(json_object_get(
+	    json_object_get(obj, "metadata"), "resourceVersion"));
+
+	if (strcmp(type, "ERROR") == 0) {
+		w->rv[0] = '\0'; /* 410 Gone or another error: re-list */
+		return false;
+	}
+	if (rv)
+		snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	if (strcmp(type, "BOOKMARK") == 0)
+		return true;
+	if (strcmp(type, "DELETED") == 0 || !rv || !is_own(w->r, rv)) {
+		gs_info("rslices", "node=%s slice=%s %s by someone else: "
+		        "re-publishing", w->r->node,
+		        json_string_value(json_object_get(
+		            json_object_get(obj, "metadata"), "name")),
+		        type);
+		gs_krs_kick(w->r);
+	}
+	return true;
+}
+
+static void *watch_main(void *arg)
+{
+	struct gs_krs *r = arg;
+	struct wctx w = {.r = r};
+	int64_t backoff = 0;
+	char sel[512], path[768];
+
+	snprintf(sel, sizeof(sel),
+	         "fieldSelector=spec.nodeName%%3D%s%%2Cspec.driver%%3D%s",
+	         r->node, r->driver);
+	while (!r->wstop) {
+		struct gs_errbuf eb = {0};
+		gs_err err = GS_OK;
+
+		if (!w.rv[0]) {
+			json_t *ans = NULL;
+			long st = 0;
+			snprintf(path, sizeof(path), RS_PATH "?%s", sel);
+			err = gs_kube_request(r->kube, "GET", path, NULL, NULL,
+			                      &st, &ans, &eb);
+			if (err == GS_OK && st != 200)
+				err = gs_kube_status_err(st);
+			const char *rv = json_string_value(json_object_get(
+			    json_object_get(ans, "metadata"), "resourceVersion"));
+			if (err == GS_OK && rv)
+				snprintf(w.rv, sizeof(w.rv), "%s", rv);
+			else if (err == GS_OK)
+				err = gs_fail(&eb, GS_ERR_PARSE,
+				              "API server: list without a "
+				              "resourceVersion");
+			json_decref(ans);
+		}
+		if (err == GS_OK) {
+			snprintf(path, sizeof(path),
+			         RS_PATH "?watch=1&allowWatchBookmarks=true"
+			                 "&timeoutSeconds=300&resourceVersion=%s&%s",
+			         w.rv, sel);
+			err = gs_kube_watch(r->kube, path, on_watch_event, &w,
+			                    &r->wstop, &eb);
+		}
+		if (err == GS_OK) {
+			backoff = 0;
+			continue;
+		}
+		gs_debug("rslices", "node=%s watch: %s", r->node,
+		         gs_errbuf_msg(&eb, err));
+		w.rv[0] = '\0';
+		backoff = backoff ? backoff * 2 : 200;
+		if (backoff > GS_KRS_MAX_BACKOFF_MS)
+			backoff = GS_KRS_MAX_BACKOFF_MS;
+		for (int64_t t = 0; t < backoff && !r->wstop; t += 50)
+			usleep(50000);
+	}
+	return NULL;
+}
+
 void gs_krs_destroy(struct gs_krs *r)
 {
 	if (r == NULL)
 		return;
+	r->wstop = true;
+	if (r->wthread_started)
+		pthread_join(r->wthread, NULL);
 	pthread_mutex_lock(&r->lock);
 	r->stop = true;
 	pthread_cond_signal(&r->cond);
@@ -618,6 +742,15 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 		              strerror(e));
 		goto out_free;
 	}
+	e = pthread_create(&r->wthread, NULL, watch_main, r);
+	if (e) {
+		gs_krs_destroy(r);
+		return gs_fail(eb, GS_ERR_INTERNAL,
+		               "ResourceSlice publisher: cannot start the watch "
+		               "thread: %s",
+		               strerror(e));
+	}
+	r->wthread_started = true;
 	*out = r;
 	return GS_OK;
 out_free:

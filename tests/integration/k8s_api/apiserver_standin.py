@@ -108,6 +108,15 @@ def field_match(obj, sel):
     return True
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return  # a client closed its keep-alive connection
+        super().handle_error(request, client_address)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "apiserver-standin"
@@ -378,9 +387,9 @@ class Handler(BaseHTTPRequestHandler):
             while True:
                 with st.lock:
                     evs = [e for e in st.events if e[0] > rv and e[1] == res and (ns is None or e[2] == ns)]
+                    cur_rv = st.rv  # what evs covers; later events come next round
                     if not evs:
                         st.lock.wait(0.05)
-                    cur_rv = st.rv
                 for e in evs:
                     rv = e[0]
                     if field_match(e[4], sel):
@@ -430,8 +439,7 @@ def main():
             md.setdefault("uid", str(uuid.uuid4()))
             store.objs[(res, md.get("namespace", ""), md["name"])] = o
             store.bump(res, md.get("namespace"), "ADDED", o)
-    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
-    srv.daemon_threads = True
+    srv = Server(("127.0.0.1", a.port), Handler)
     srv.store = store
     srv.token = a.token
     srv.bookmark_ms = a.bookmark_ms

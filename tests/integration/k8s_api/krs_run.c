@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	gs_log_set_level(GS_LOG_INFO);
+	gs_log_set_level(getenv("GS_KRS_DEBUG") ? GS_LOG_DEBUG : GS_LOG_INFO);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	err = gs_kube_create(&kc, &kube, &eb);

@@ -31,6 +31,18 @@ standin() { # [PORT]: starts the stand-in on PORT (0: any), state kept in $WORK
 standin 0
 URL=http://127.0.0.1:$PORT
 
+# Left from an earlier run: slices of this node at generation 7 (one the
+# node no longer needs), and another node's slice that must stay.
+put_slice() { # NAME NODE GEN
+	curl -sf -H "Authorization: Bearer $TOKEN" -X POST "$URL/apis/resource.k8s.io/v1/resourceslices" -d '{
+	  "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "'"$1"'"},
+	  "spec": {"driver": "gpuslice.io", "nodeName": "'"$2"'", "pool": {"name": "'"$2"'", "generation": '"$3"',
+	  "resourceSliceCount": 2}, "devices": [{"name": "gpu-9"}]}}' >/dev/null || fail "could not seed $1"
+}
+put_slice node-1-gpuslice.io-0 node-1 7
+put_slice node-1-gpuslice.io-9 node-1 7
+put_slice node-2-gpuslice.io-0 node-2 7
+
 "$K" --server "$URL" --node node-1 --socket "$SOCK" --token-file "$WORK/token" \
 	>"$WORK/krs.out" 2>"$WORK/krs.log" &
 KPID=$!
@@ -40,6 +52,25 @@ NDEV=$((3 + 25 * 3))
 check() { python3 "$HERE/check_slices.py" "$URL" "$TOKEN" node-1 3 "$NDEV" "$@"; }
 wait_until 20 check "" || fail "slices did not appear: $(check "" || true)"
 echo "slices published: $(check "" && echo ok)"
+gen=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/apis/resource.k8s.io/v1/resourceslices/node-1-gpuslice.io-0" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"]["pool"]["generation"])')
+[ "$gen" -gt 7 ] || fail "the pool generation did not move past the old slices' (got $gen)"
+curl -sf -H "Authorization: Bearer $TOKEN" "$URL/apis/resource.k8s.io/v1/resourceslices/node-2-gpuslice.io-0" \
+	>/dev/null || fail "another node's slice was touched"
+
+# ---- someone else deletes a slice (the kubelet does on re-registration):
+# the watch sees it and the publisher restores it at once ----
+t0=$(date +%s%N)
+curl -sf -H "Authorization: Bearer $TOKEN" -X DELETE \
+	"$URL/apis/resource.k8s.io/v1/resourceslices/node-1-gpuslice.io-1" >/dev/null || fail "delete"
+for i in $(seq 1000); do
+	curl -sf -H "Authorization: Bearer $TOKEN" \
+		"$URL/apis/resource.k8s.io/v1/resourceslices/node-1-gpuslice.io-1" >/dev/null && break
+	sleep 0.01
+done
+t1=$(date +%s%N)
+check "" || fail "a deleted slice was not restored: $(check "" || true)"
+echo "a slice deleted by someone else was back after $(((t1 - t0) / 1000000)) ms"
 
 # ---- an Xid 79 on GPU 1 becomes a taint; measure how long it takes ----
 t0=$(date +%s%N)
