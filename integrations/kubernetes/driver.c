@@ -512,6 +512,22 @@ static gs_err save_ckpt(struct gs_kdra *d, struct gs_errbuf *eb)
 	return gs_kckpt_save(d->state_dir, d->ckpt, eb);
 }
 
+/*
+ * Whether a prepared claim's CDI spec is still there: /var/run is a tmpfs,
+ * so after a node reboot the checkpoint and the slice remain but the spec
+ * is gone, and the kubelet's new prepare must write it again.
+ */
+static bool cdi_present(struct gs_kdra *d, const json_t *entry)
+{
+	const char *slice = json_string_value(json_object_get(entry, "slice"));
+	char path[4096];
+
+	if (slice == NULL)
+		return false;
+	gs_kcdi_path(d->cdi_dir, slice, path, sizeof(path));
+	return access(path, F_OK) == 0;
+}
+
 /* Called with d->mu held; returns with it held (drops it while reading). */
 static gs_err prepare_locked(struct gs_kdra *d,
                              const struct gs_kdra_claim_ref *c,
@@ -528,7 +544,7 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	gs_err err;
 
 	memset(&plan, 0, sizeof(plan));
-	if (st && strcmp(st, "prepared") == 0)
+	if (st && strcmp(st, "prepared") == 0 && cdi_present(d, entry))
 		return fill_devices(entry, out);
 
 	/*
@@ -547,7 +563,7 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	claims = json_object_get(d->ckpt, "claims");
 	entry = json_object_get(claims, c->uid);
 	st = json_string_value(json_object_get(entry, "state"));
-	if (st && strcmp(st, "prepared") == 0) {
+	if (st && strcmp(st, "prepared") == 0 && cdi_present(d, entry)) {
 		err = fill_devices(entry, out);
 		goto out;
 	}

@@ -5,7 +5,8 @@
 #    "prepared" record: the retried prepare adopts the slice (one slice);
 #    an unprepare instead deletes it;
 #  - a prepared claim survives a restart (the checkpoint answers, even
-#    with the API server failing);
+#    with the API server failing), and a reboot that wiped /var/run/cdi
+#    gets its spec written again for the same slice;
 #  - kill -9 at random moments of prepare, then a retry: exactly one slice,
 #    one CDI spec, one record; unprepare leaves none.
 . "$(dirname "$0")/lib.sh" "$1"
@@ -34,6 +35,12 @@ out=$(kdra prepare ns r1 "${U}01")
 jcheck "$out" 'd["error"] is None and d["devices"][0]["device"] == "gpu-1"'
 : >"$CLAIMS/fault"
 expect_eq "slices after a restart" "$(slices | tr '\n' ' ')" "k8s-${U}01 "
+# A node reboot wipes /var/run/cdi but not the checkpoint or the slice:
+# the kubelet's prepare writes the spec again, for the same slice.
+rm -f "$CDI"/*
+jcheck "$(kdra prepare ns r1 "${U}01")" 'd["error"] is None'
+[ -f "$CDI/gpuslice.io-slice_k8s-${U}01.json" ] || fail "the CDI spec was not written again"
+expect_eq "slices after the reboot" "$(slices | tr '\n' ' ')" "k8s-${U}01 "
 jcheck "$(kdra unprepare ns r1 "${U}01")" 'd["error"] is None'
 
 # The same crash, then the kubelet gives up and unprepares.
