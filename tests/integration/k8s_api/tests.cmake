@@ -18,9 +18,12 @@ if(TARGET gs_kube_api)
     tests/integration/k8s_api/devmodel_schema.sh LABELS kubernetes asan TIMEOUT 120)
   gs_add_shell_test(k8s_api_client_talks_rest_watch_and_credentials_to_a_standin
     tests/integration/k8s_api/kube_client.sh LABELS kubernetes asan TIMEOUT 180)
+  gs_add_shell_test(k8s_publisher_follows_gpus_lost_added_and_daemon_health
+    tests/integration/k8s_api/publisher_gpus.sh LABELS kubernetes asan TIMEOUT 180)
   set_tests_properties(
     k8s_device_model_output_validates_against_the_resource_v1_schema
     k8s_api_client_talks_rest_watch_and_credentials_to_a_standin
+    k8s_publisher_follows_gpus_lost_added_and_daemon_health
     PROPERTIES SKIP_RETURN_CODE 77)
   if(TARGET gs_sim_state AND TARGET gpusliced)
     add_executable(gs-k8s-xid ${CMAKE_CURRENT_LIST_DIR}/xid_post.c)
