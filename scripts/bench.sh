@@ -196,7 +196,23 @@ bench_kubelet_plugin() {
 	fi
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim placement kubelet_plugin)
+# The DRA driver's NodePrepareResources latency on the sim: claim GET from
+# a loopback stand-in API server, slice creation in gpusliced, CDI spec and
+# checkpoint (tests/integration/k8s_driver/bench.sh). Target p99 <= 50 ms.
+bench_kubelet_prepare() {
+	local src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== kubelet-prepare: DRA driver NodePrepareResources latency (sim) =="
+	if [ ! -x "$1/tests/gs-kdra-probe" ]; then
+		echo "   skipped: $1/tests/gs-kdra-probe is not built"
+		return 0
+	fi
+	GS_SRC=$src bash "$src/tests/integration/k8s_driver/bench.sh" "$1" 200 ||
+		echo "   skipped or failed (see above)"
+}
+
+SECTIONS=(migplan sim trace trace_lists daemon shim placement kubelet_plugin
+          kubelet_prepare)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then
