@@ -86,6 +86,8 @@ struct gs_krs {
 	                      unknown (re-list) */
 	int64_t generation;
 	int64_t last_list_ms;
+	json_t *owner;      /* ownerReferences naming the Node, or NULL */
+	bool owner_tried;   /* asked the API server for the Node once */
 };
 
 static int64_t now_ms(void)
@@ -391,6 +393,49 @@ static gs_err write_slice(struct gs_krs *r, const char *method, json_t *s,
 	return GS_OK;
 }
 
+/*
+ * The Node object as the slices' owner, so they go with the node when it
+ * is deleted. Best effort, asked once: without read access to nodes (or on
+ * a stand-in without them) slices are written without an owner.
+ */
+static void find_owner(struct gs_krs *r)
+{
+	char path[320];
+	json_t *node = NULL;
+	long st = 0;
+	struct gs_errbuf eb = {0};
+
+	r->owner_tried = true;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", r->node);
+	if (gs_kube_request(r->kube, "GET", path, NULL, NULL, &st, &node,
+	                    &eb) != GS_OK ||
+	    st != 200) {
+		gs_info("rslices", "node=%s slices get no owner reference: %s",
+		        r->node, eb.set ? eb.msg : "no Node object");
+		json_decref(node);
+		return;
+	}
+	const char *uid = json_string_value(
+	    json_object_get(json_object_get(node, "metadata"), "uid"));
+	if (uid)
+		r->owner = json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion",
+		                     "v1", "kind", "Node", "name", r->node,
+		                     "uid", uid, "controller", 1);
+	json_decref(node);
+}
+
+static void set_owner(struct gs_krs *r, json_t *want)
+{
+	json_t *s;
+	size_t i;
+
+	if (r->owner == NULL)
+		return;
+	json_array_foreach(want, i, s)
+		json_object_set(json_object_get(s, "metadata"),
+		                "ownerReferences", r->owner);
+}
+
 static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 {
 	json_t *health, *want = NULL, *s;
@@ -412,6 +457,8 @@ static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 		}
 		if (r->generation < 1)
 			r->generation = 1;
+		if (!r->owner_tried)
+			find_owner(r);
 	}
 	health = merged_health(r);
 	err = gs_kdev_build_slices(r->gpus, health, r->node, r->driver,
@@ -435,6 +482,7 @@ static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 	json_decref(health);
 	if (err)
 		return err;
+	set_owner(r, want);
 	json_array_foreach(want, i, s)
 	{
 		const char *name = slice_name(s);
@@ -690,6 +738,7 @@ void gs_krs_destroy(struct gs_krs *r)
 	json_decref(r->gpus);
 	json_decref(r->health);
 	json_decref(r->server);
+	json_decref(r->owner);
 	free(r->node);
 	free(r->driver);
 	free(r->socket);

@@ -18,13 +18,14 @@ errors as metav1.Status. Every object written is checked with validate.py
 Test controls (not Kubernetes):
   POST /standin/fail   {"status": 500, "count": N}  next N API requests answer it
   POST /standin/hang   {"count": N, "seconds": S}   next N API requests stall S s
+  GET  /api/v1/nodes/NAME  a Node (--node NAME), for owner references
   GET  /standin/log    every write: [{"method","path","name","status"}]
   GET  /standin/violations   schema problems of refused writes
   POST /standin/compact      forget watch history (next old watch gets 410)
 
 usage: apiserver_standin.py [--port P] [--port-file F] [--token T]
        [--tls-cert C --tls-key K] [--state F] [--load FIXTURES.json]
-       [--bookmark-ms MS]
+       [--bookmark-ms MS] [--node NAME]...
 """
 import argparse
 import json
@@ -148,6 +149,8 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in u.path.split("/") if p]
         if u.path.startswith("/standin/"):
             return ("control", parts[1], None, None, None, q)
+        if len(parts) == 4 and parts[:3] == ["api", "v1", "nodes"]:
+            return ("node", parts[3], None, None, None, q)
         if not u.path.startswith(GROUP + "/"):
             return None
         rest = parts[3:]
@@ -197,6 +200,13 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
         if r[0] == "control":
             return self.control(method, r[1])
+        if r[0] == "node":
+            if not self.authorized():
+                return
+            n = self.server.nodes.get(r[1])
+            if method != "GET" or n is None:
+                return self.send_json(404, status(404, "NotFound", 'nodes "%s" not found' % r[1]))
+            return self.send_json(200, n)
         if not self.authorized() or self.injected():
             return
         _, res, ns, name, sub, q = r
@@ -423,6 +433,7 @@ def main():
     ap.add_argument("--state")
     ap.add_argument("--load", action="append", default=[])
     ap.add_argument("--bookmark-ms", type=int, default=1000)
+    ap.add_argument("--node", action="append", default=[], help="serve a Node object of this name")
     a = ap.parse_args()
     store = Store(a.state)
     for path in a.load:
@@ -443,6 +454,8 @@ def main():
     srv.store = store
     srv.token = a.token
     srv.bookmark_ms = a.bookmark_ms
+    srv.nodes = {n: {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "uid": str(uuid.uuid4())}}
+                 for n in a.node}
     if a.tls_cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.tls_cert, a.tls_key)

@@ -22,7 +22,7 @@ SPID=""
 standin() { # [PORT]: starts the stand-in on PORT (0: any), state kept in $WORK
 	rm -f "$WORK/standin.port"
 	python3 "$HERE/apiserver_standin.py" --port "${1:-0}" --port-file "$WORK/standin.port" \
-		--token "$TOKEN" --state "$WORK/standin.state" >>"$WORK/standin.log" 2>&1 &
+		--token "$TOKEN" --state "$WORK/standin.state" --node node-1 >>"$WORK/standin.log" 2>&1 &
 	SPID=$!
 	PIDS+=($SPID)
 	wait_until 10 test -s "$WORK/standin.port" || fail "stand-in did not start"
@@ -52,6 +52,9 @@ NDEV=$((3 + 25 * 3))
 check() { python3 "$HERE/check_slices.py" "$URL" "$TOKEN" node-1 3 "$NDEV" "$@"; }
 wait_until 20 check "" || fail "slices did not appear: $(check "" || true)"
 echo "slices published: $(check "" && echo ok)"
+curl -sf -H "Authorization: Bearer $TOKEN" "$URL/apis/resource.k8s.io/v1/resourceslices/node-1-gpuslice.io-2" |
+	python3 -c 'import json,sys; o=json.load(sys.stdin)["metadata"]["ownerReferences"][0]; sys.exit(not (o["kind"] == "Node" and o["name"] == "node-1" and o["uid"]))' ||
+	fail "slices are not owned by their Node"
 gen=$(curl -sf -H "Authorization: Bearer $TOKEN" "$URL/apis/resource.k8s.io/v1/resourceslices/node-1-gpuslice.io-0" |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"]["pool"]["generation"])')
 [ "$gen" -gt 7 ] || fail "the pool generation did not move past the old slices' (got $gen)"
