@@ -17,9 +17,12 @@ mkdir -p "$CLAIMS"
 
 # standin_up: starts the claims stand-in and writes $WORK/kubeconfig.
 standin_up() {
-	python3 "$SRC/tests/integration/k8s_driver/claims_standin.py" "$CLAIMS" \
+	# Started from a subshell so that it is not a job of this shell: the
+	# cleanup's kill -9 then makes no "Killed" noise.
+	(python3 "$SRC/tests/integration/k8s_driver/claims_standin.py" "$CLAIMS" \
 		"$WORK/port" >>"$WORK/standin.log" 2>&1 &
-	PIDS+=($!)
+	 echo $! >"$WORK/standin.pid")
+	PIDS+=($(cat "$WORK/standin.pid"))
 	wait_until 10 test -s "$WORK/port" || fail "the claims stand-in did not start"
 	cat >"$WORK/kubeconfig" <<KC
 apiVersion: v1
