@@ -17,7 +17,8 @@ if(TARGET gs_kube_driver AND TARGET gpusliced AND TARGET gpuslice)
       k8s_bad_claims_and_api_errors_leave_nothing_behind:bad_input.sh:asan
       k8s_restart_mid_prepare_neither_loses_nor_duplicates:restart.sh:asan
       k8s_mig_claim_creates_its_instance:mig.sh:
-      k8s_device_health_follows_the_daemon:health.sh:asan)
+      k8s_device_health_follows_the_daemon:health.sh:asan
+      k8s_mps_claim_gets_the_mps_client_env_and_pipe:mps.sh:)
   foreach(t ${GS_KDRA_TESTS})
     string(REPLACE ":" ";" parts "${t}")
     list(GET parts 0 name)
