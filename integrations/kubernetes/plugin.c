@@ -21,7 +21,11 @@
  *       the directory plus a periodic check). Removed on SIGTERM/SIGINT:
  *       that is how the kubelet learns the plugin is gone.
  *   <plugin_dir>/dra.sock  DRAPlugin v1 + v1beta1, DRAResourceHealth v1 +
- *       v1alpha1; its path is PluginInfo.endpoint.
+ *       v1alpha1; its path is PluginInfo.endpoint. Re-created the same way.
+ * A starting instance replaces whatever sockets are there; an older
+ * instance that finds a live socket of someone else's on its path steps
+ * back rather than fight, takes the path again when it is free, and never
+ * removes a socket file that is not its own.
  *
  * Shutdown order: signal -> unlink the registration socket (the kubelet
  * stops sending claims) -> keep serving until every claim request in
@@ -42,7 +46,9 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -670,41 +676,86 @@ static gs_err open_dra(struct plugin *p, struct gs_errbuf *eb)
 	return GS_OK;
 }
 
-/* Re-creates a socket that vanished (or was replaced by something that is
- * not our socket). The DRA socket first: the kubelet dials it right after
- * it sees the registration socket. */
+/* Whether something accepts connections on the socket at `path`. */
+static bool socket_is_live(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	int rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	int e = errno;
+	close(fd);
+	return rc == 0 || e == EAGAIN || e == EINPROGRESS;
+}
+
+/*
+ * Keeps one of our sockets present. `what` names it in the log. A socket
+ * of ours that vanished (kubelet restart, a wiped directory) or was
+ * replaced by a dead one is re-created. One replaced by a live socket
+ * belongs to a newer instance of the plugin (it replaced ours at its
+ * start): this one steps back instead of fighting over the path, and takes
+ * it again if that instance goes away.
+ */
+static void keep_socket(struct plugin *p, const char *what, const char *path,
+                        int *id, ino_t ino,
+                        gs_err (*open_fn)(struct plugin *, struct gs_errbuf *))
+{
+	struct gs_errbuf eb = {0};
+	ino_t cur = inode_of(path);
+	if (*id && cur == ino)
+		return;
+	bool other = cur != 0 && socket_is_live(path);
+	if (*id) {
+		if (other)
+			gs_warn(TAG, "%s socket path=%s taken over by another instance: stepping back",
+			        what, path);
+		else
+			gs_warn(TAG, "%s socket path=%s vanished (kubelet restart?): re-creating",
+			        what, path);
+		gs_grpc_server_unlisten(p->srv, *id, 0);
+		*id = 0;
+	}
+	if (other)
+		return;
+	gs_err err = open_fn(p, &eb);
+	if (err != GS_OK)
+		gs_error(TAG, "%s socket: %s", what, gs_errbuf_msg(&eb, err));
+}
+
+/* The periodic and inotify-driven check. The DRA socket first: the kubelet
+ * dials it right after it sees the registration socket. */
 static void check_sockets(void *arg)
 {
 	struct plugin *p = arg;
-	struct gs_errbuf eb = {0};
 	if (p->stopping)
 		return;
-	if (p->dra_id && inode_of(p->dra_path) != p->dra_ino) {
-		gs_warn(TAG, "DRA socket path=%s vanished: re-creating",
-		        p->dra_path);
-		gs_grpc_server_unlisten(p->srv, p->dra_id, 0);
-		p->dra_id = 0;
-	}
-	if (!p->dra_id) {
-		gs_err err = open_dra(p, &eb);
-		if (err != GS_OK) {
-			gs_error(TAG, "DRA socket: %s", gs_errbuf_msg(&eb, err));
-			return;
-		}
-	}
-	if (p->reg_id && inode_of(p->reg_path) != p->reg_ino) {
-		gs_warn(TAG, "registration socket path=%s vanished (kubelet restart?): re-creating",
-		        p->reg_path);
+	keep_socket(p, "DRA", p->dra_path, &p->dra_id, p->dra_ino, open_dra);
+	if (!p->dra_id && p->reg_id) {
+		/* No endpoint of ours: do not advertise one. */
 		gs_grpc_server_unlisten(p->srv, p->reg_id, 0);
 		p->reg_id = 0;
+	}
+	if (!p->dra_id)
+		return;
+	int had = p->reg_id;
+	keep_socket(p, "registration", p->reg_path, &p->reg_id, p->reg_ino,
+	            open_registration);
+	if (!p->reg_id || p->reg_id != had)
 		p->registered = false;
-	}
-	if (!p->reg_id) {
-		gs_err err = open_registration(p, &eb);
-		if (err != GS_OK)
-			gs_error(TAG, "registration socket: %s",
-			         gs_errbuf_msg(&eb, err));
-	}
+}
+
+/* Stops listening on a socket; removes its file only while it is ours. */
+static void close_socket(struct plugin *p, int *id, const char *path,
+                         ino_t ino)
+{
+	if (!*id)
+		return;
+	gs_grpc_server_unlisten(p->srv, *id, inode_of(path) == ino);
+	*id = 0;
 }
 
 static void on_inotify(int fd, void *arg)
@@ -760,10 +811,7 @@ static void shutdown_now(void *arg)
 	struct plugin *p = arg;
 	if (p->stopping)
 		return;
-	if (p->reg_id) {
-		gs_grpc_server_unlisten(p->srv, p->reg_id, 1);
-		p->reg_id = 0;
-	}
+	close_socket(p, &p->reg_id, p->reg_path, p->reg_ino);
 	p->stopping = true;
 	p->drain_deadline = mono_ms() + DRAIN_MS;
 	gs_grpc_server_set_tick(p->srv, DRAIN_TICK_MS, drain_tick, p);
@@ -927,19 +975,14 @@ gs_err gs_kplugin_run(const struct gs_kplugin_config *cfg,
 	                        check_sockets, p);
 
 	err = gs_grpc_server_run(p->srv, eb);
-	if (p->reg_id) {
-		gs_grpc_server_unlisten(p->srv, p->reg_id, 1);
-		p->reg_id = 0;
-	}
+	close_socket(p, &p->reg_id, p->reg_path, p->reg_ino);
 
 out_listener:
 	gs_kdra_set_health_listener(p->d, NULL, NULL);
 out_pool:
 	p->stopping = true;
-	if (p->reg_id)
-		gs_grpc_server_unlisten(p->srv, p->reg_id, 1);
-	if (p->dra_id)
-		gs_grpc_server_unlisten(p->srv, p->dra_id, 1);
+	close_socket(p, &p->reg_id, p->reg_path, p->reg_ino);
+	close_socket(p, &p->dra_id, p->dra_path, p->dra_ino);
 	pool_stop(&p->pool);
 	end_watchers(p);
 	gs_kdra_destroy(p->d);

@@ -667,6 +667,44 @@ def t_plugin_restart_while_the_kubelet_retries(pb, root):
     p.stop()
 
 
+def t_a_second_instance_takes_over_without_a_fight(pb, root):
+    a = Plugin(root).start()
+    a_ino = os.stat(a.reg_sock).st_ino
+    # B on the same directories (its own state and log) takes the sockets.
+    b = Plugin(root)
+    b.state = os.path.join(root, "state-b")
+    b.log = os.path.join(root, "plugin-b.log")
+    os.makedirs(b.state)
+    b.start(wait=False)
+    wait_for(lambda: is_socket(a.reg_sock) and
+             os.stat(a.reg_sock).st_ino != a_ino, "B's registration socket")
+    b_ino = os.stat(a.reg_sock).st_ino
+    # A steps back instead of re-creating the path every check.
+    wait_for(lambda: "stepping back" in open(a.log).read(), "A to step back")
+    time.sleep(0.5)  # five of A's checks
+    check(os.stat(a.reg_sock).st_ino == b_ino, "A and B fight over the path")
+    k = Kubelet(pb)
+    info, version = k.register(a.reg_sock)
+    c = [claim("to-b")]
+    expect_prepared(k.dra(info.endpoint, version).prepare(c), c)
+    check(any("to-b" in x for x in Plugin.calls(b)) and
+          not any("to-b" in x for x in a.calls()), "the newest serves")
+    k.close()
+    # B stops: it removes its own sockets; A takes the paths again.
+    b.stop()
+    # (Not by inode: the file system may give A's new socket B's number.)
+    wait_for(lambda: is_socket(a.reg_sock) and open(a.log).read().count(
+        "registration socket path=") == 2, "A's socket back")
+    k = Kubelet(pb)
+    info, version = k.register(a.reg_sock)
+    c = [claim("to-a")]
+    expect_prepared(k.dra(info.endpoint, version).prepare(c, retry_for=5), c)
+    check(any("to-a" in x for x in a.calls()), "A serves again")
+    k.close()
+    a.stop()
+    check(Kubelet.sockets(a.registry) == [], "sockets left")
+
+
 def t_health_stream_sends_the_full_list_on_every_change(pb, root):
     p = Plugin(root).start()
     k = Kubelet(pb)

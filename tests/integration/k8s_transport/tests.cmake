@@ -21,6 +21,7 @@ if(TARGET gs_kube_grpc)
             any_authority_is_accepted
             kubelet_restart_redials_and_reregisters
             plugin_restart_while_the_kubelet_retries
+            a_second_instance_takes_over_without_a_fight
             health_stream_sends_the_full_list_on_every_change
             concurrent_calls_from_many_kubelet_threads
             sigterm_removes_the_registration_socket
