@@ -528,6 +528,29 @@ static bool cdi_present(struct gs_kdra *d, const json_t *entry)
 	return access(path, F_OK) == 0;
 }
 
+/*
+ * Whether a prepared claim is still whole: its CDI spec is there and
+ * gpusliced still has its slice (a daemon that lost its state, or an
+ * admin's delete). Only a definite 404 counts as gone; a daemon that does
+ * not answer leaves the record standing.
+ */
+static bool still_prepared(struct gs_kdra *d, const json_t *entry)
+{
+	const char *slice = json_string_value(json_object_get(entry, "slice"));
+	const char *st = json_string_value(json_object_get(entry, "state"));
+	char path[128];
+
+	if (st == NULL || strcmp(st, "prepared") != 0 || !cdi_present(d, entry))
+		return false;
+	snprintf(path, sizeof(path), "/v1/slices/%s", slice);
+	if (daemon_call(d, "GET", path, NULL, NULL, NULL) == GS_ERR_NOT_FOUND) {
+		gs_warn(TAG, "slice=%s of a prepared claim is gone from gpusliced; making it again",
+		        slice);
+		return false;
+	}
+	return true;
+}
+
 /* Called with d->mu held; returns with it held (drops it while reading). */
 static gs_err prepare_locked(struct gs_kdra *d,
                              const struct gs_kdra_claim_ref *c,
@@ -540,11 +563,10 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	struct gs_kcdi_input ci = {0};
 	int minors[2];
 	bool created = false, recorded = false, cdi = false;
-	const char *st = json_string_value(json_object_get(entry, "state"));
 	gs_err err;
 
 	memset(&plan, 0, sizeof(plan));
-	if (st && strcmp(st, "prepared") == 0 && cdi_present(d, entry))
+	if (still_prepared(d, entry))
 		return fill_devices(entry, out);
 
 	/*
@@ -562,8 +584,7 @@ static gs_err prepare_locked(struct gs_kdra *d,
 		goto out;
 	claims = json_object_get(d->ckpt, "claims");
 	entry = json_object_get(claims, c->uid);
-	st = json_string_value(json_object_get(entry, "state"));
-	if (st && strcmp(st, "prepared") == 0 && cdi_present(d, entry)) {
+	if (still_prepared(d, entry)) {
 		err = fill_devices(entry, out);
 		goto out;
 	}

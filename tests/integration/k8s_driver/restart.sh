@@ -6,7 +6,8 @@
 #    an unprepare instead deletes it;
 #  - a prepared claim survives a restart (the checkpoint answers, even
 #    with the API server failing), and a reboot that wiped /var/run/cdi
-#    gets its spec written again for the same slice;
+#    gets its spec written again for the same slice; a slice gpusliced
+#    lost is made again;
 #  - kill -9 at random moments of prepare, then a retry: exactly one slice,
 #    one CDI spec, one record; unprepare leaves none.
 . "$(dirname "$0")/lib.sh" "$1"
@@ -41,6 +42,12 @@ rm -f "$CDI"/*
 jcheck "$(kdra prepare ns r1 "${U}01")" 'd["error"] is None'
 [ -f "$CDI/gpuslice.io-slice_k8s-${U}01.json" ] || fail "the CDI spec was not written again"
 expect_eq "slices after the reboot" "$(slices | tr '\n' ' ')" "k8s-${U}01 "
+# gpusliced lost the slice (an admin deleted it): the next prepare makes it
+# again with the claim's limits.
+api DELETE "/v1/slices/k8s-${U}01" >/dev/null
+expect_status "delete behind the driver's back" 200
+jcheck "$(kdra prepare ns r1 "${U}01")" 'd["error"] is None'
+jcheck "$(api GET "/v1/slices/k8s-${U}01")" 'd["memory_bytes"] == 8 * 2**30 and d["compute"] == 25'
 jcheck "$(kdra unprepare ns r1 "${U}01")" 'd["error"] is None'
 
 # The same crash, then the kubelet gives up and unprepares.
