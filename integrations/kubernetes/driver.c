@@ -529,6 +529,28 @@ static bool cdi_present(struct gs_kdra *d, const json_t *entry)
 }
 
 /*
+ * Whether gpusliced has a team named like the claim's namespace: the
+ * slice is then charged to it, so the ledger, quotas and the team label of
+ * /metrics follow namespaces. Without one the slice goes to the daemon's
+ * default team (gpusliced has no per-slice labels for namespace, pod and
+ * claim; the slice name carries the claim UID).
+ */
+static bool namespace_team(struct gs_kdra *d, const char *ns)
+{
+	char path[320], enc[300];
+	struct gs_errbuf e = {0};
+	gs_err err;
+
+	gs_client_urlencode(ns, enc, sizeof(enc));
+	snprintf(path, sizeof(path), "/v1/teams/%s", enc);
+	err = daemon_call(d, "GET", path, NULL, NULL, &e);
+	if (err != GS_OK && err != GS_ERR_NOT_FOUND)
+		gs_warn(TAG, "ns=%s team lookup failed, default team: %s", ns,
+		        e.msg);
+	return err == GS_OK;
+}
+
+/*
  * Whether a prepared claim is still whole: its CDI spec is there and
  * gpusliced still has its slice (a daemon that lost its state, or an
  * admin's delete). Only a definite 404 counts as gone; a daemon that does
@@ -562,7 +584,7 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	struct gs_kprep_plan plan;
 	struct gs_kcdi_input ci = {0};
 	int minors[2];
-	bool created = false, recorded = false, cdi = false;
+	bool created = false, recorded = false, cdi = false, team = false;
 	gs_err err;
 
 	memset(&plan, 0, sizeof(plan));
@@ -579,6 +601,8 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	err = get_claim(d, c, &claim, eb);
 	if (err == GS_OK)
 		err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
+	if (err == GS_OK)
+		team = namespace_team(d, c->ns);
 	pthread_mutex_lock(&d->mu);
 	if (err != GS_OK)
 		goto out;
@@ -591,6 +615,8 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	err = gs_kprep_plan(claim, gpus, c->uid, d->node, d->driver, &plan, eb);
 	if (err != GS_OK)
 		goto out;
+	if (team)
+		json_object_set_new(plan.body, "team", json_string(c->ns));
 
 	if (entry == NULL) {
 		entry = json_pack("{s:s, s:s, s:s, s:s}", "namespace", c->ns,

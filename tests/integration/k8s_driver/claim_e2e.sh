@@ -6,13 +6,18 @@
 # 25 % +- 3 pp of GPU time (the sim's own accounting). Preparing again, or
 # from two pods at once, returns the same device and makes no new slice.
 # Unprepare frees the slice and removes the spec. Prints the prepare
-# latency (p50/p99 over 30 rounds, including slice creation).
+# latency (p50/p99 over 30 rounds, including slice creation). The slice is
+# charged to the gpusliced team named like the claim's namespace, which
+# /metrics shows per slice (= per claim).
 . "$(dirname "$0")/lib.sh" "$1"
 node_up
 UID1=4f1c2a9e-0000-4000-8000-000000000001
 claim c1 "$UID1" gpu-1 '{"memory": "8Gi", "compute": "25"}' \
 	'[{"source": "FromClaim", "requests": [], "opaque": {"driver": "gpuslice.io", "parameters": {"apiVersion": "gpuslice.io/v1alpha1", "kind": "SliceConfig", "priority": "high", "weight": 3}}}]'
 
+# A gpusliced team named like the namespace gets the claim's slice.
+api PUT /v1/teams/ns '{}' >/dev/null
+expect_status "team ns" 200
 out=$(kdra prepare ns c1 "$UID1")
 jcheck "$out" 'd["error"] is None'
 jcheck "$out" 'd["devices"][0]["cdi"] == ["gpuslice.io/slice=k8s-'"$UID1"'"]'
@@ -22,6 +27,11 @@ s=$(api GET "/v1/slices/k8s-$UID1")
 expect_status "the claim's slice" 200
 jcheck "$s" 'd["memory_bytes"] == 8 * 2**30 and d["compute"] == 25'
 jcheck "$s" 'd["gpu"]["index"] == 1 and d["priority"] == "high" and d["weight"] == 3'
+jcheck "$s" 'd["team"] == "ns"'
+curl -sf --unix-socket "$SOCK" http://localhost/metrics >"$WORK/metrics"
+grep -q "^gpuslice_slice_memory_limit_bytes{.*slice=\"k8s-$UID1\".*team=\"ns\".*} 8589934592" "$WORK/metrics" ||
+	grep -q "^gpuslice_slice_memory_limit_bytes{.*team=\"ns\".*slice=\"k8s-$UID1\".*} 8589934592" "$WORK/metrics" ||
+	fail "no per-claim metric for the slice: $(grep "k8s-$UID1" "$WORK/metrics" | head -3)"
 
 spec=$CDI/gpuslice.io-slice_k8s-$UID1.json
 [ -f "$spec" ] || fail "no CDI spec at $spec"
