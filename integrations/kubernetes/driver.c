@@ -5,17 +5,23 @@
  *
  * Prepare, in order (each step undone if a later one fails, so a failed
  * prepare leaves nothing):
- *   1. checkpoint says "prepared": return the recorded devices (retries,
- *      a second pod on the same claim)
- *   2. GET the ResourceClaim from the API server; GET /v1/gpus from
- *      gpusliced; plan it (prepare.c, pure)
+ *   1. checkpoint says "prepared", its CDI spec is there and gpusliced
+ *      still has the slice: return the recorded devices (retries, a second
+ *      pod on the same claim)
+ *   2. GET the ResourceClaim from the API server; GET /v1/gpus and the
+ *      namespace's team from gpusliced; plan it (prepare.c, pure)
  *   3. record the claim "preparing" (so a crash after 4 is recoverable)
  *   4. POST /v1/slices; a slice of that name that already exists with the
  *      same limits is ours from an interrupted attempt and is adopted
  *   5. write the CDI spec from the slice's env and region
  *   6. record "prepared" with the devices
  * Unprepare deletes the slice (named from the UID, so it needs no record),
- * the CDI spec, then the record.
+ * the CDI spec, then the record. At start, temp files of writes a killed
+ * driver left are removed; a "preparing" record is finished by the
+ * kubelet's retry (adopting the slice) or cleared by its unprepare.
+ *
+ * Health: a thread started by gs_kdra_start polls gpusliced (see the
+ * health section below).
  *
  * One mutex serialises prepare/unprepare and guards the checkpoint: claims
  * on one node are few and each call is a few milliseconds of daemon work.
