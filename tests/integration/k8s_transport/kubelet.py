@@ -535,6 +535,21 @@ def t_bad_requests_get_a_clear_grpc_error(pb, root):
     for t in threads:
         t.join(90)
     check(outcomes == [True] * 4, "large concurrent requests: %s" % outcomes)
+    # Not HTTP/2 at all, and a preface followed by junk: the plugin closes
+    # the connection (recv sees the end, no timeout) and goes on.
+    import socket
+    for junk in (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+                 b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\xff" * 64):
+        sk = socket.socket(socket.AF_UNIX)
+        sk.settimeout(10)
+        sk.connect(info.endpoint)
+        sk.sendall(junk)
+        try:
+            while sk.recv(4096):
+                pass
+        except socket.timeout:
+            raise Failure("junk %r: the connection stayed open" % junk[:16])
+        sk.close()
     # Garbage to the registration service.
     _, ch = k.get_info(p.reg_sock)
     e = rpc_error(ch.unary_unary(REG_PATH + "NotifyRegistrationStatus"),
