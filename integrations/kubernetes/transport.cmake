@@ -25,6 +25,7 @@ set(GS_KUBE_PROTO_OUT ${CMAKE_CURRENT_BINARY_DIR}/proto)
 set(GS_KUBE_PROTOS dra_v1 dra_v1beta1 health_v1 health_v1alpha1
                    pluginregistration)
 set(GS_KUBE_PROTO_SRCS)
+set(GS_KUBE_PROTO_HDRS)
 foreach(p ${GS_KUBE_PROTOS})
   add_custom_command(
     OUTPUT ${GS_KUBE_PROTO_OUT}/${p}.pb-c.c ${GS_KUBE_PROTO_OUT}/${p}.pb-c.h
@@ -35,7 +36,12 @@ foreach(p ${GS_KUBE_PROTOS})
     COMMENT "protoc-c ${p}.proto"
     VERBATIM)
   list(APPEND GS_KUBE_PROTO_SRCS ${GS_KUBE_PROTO_OUT}/${p}.pb-c.c)
+  list(APPEND GS_KUBE_PROTO_HDRS ${GS_KUBE_PROTO_OUT}/${p}.pb-c.h)
 endforeach()
+# Every header exists before any object of gs_kube_grpc compiles (plugin.c
+# includes all of them).
+add_custom_target(gs_kube_protos DEPENDS ${GS_KUBE_PROTO_SRCS}
+                  ${GS_KUBE_PROTO_HDRS})
 # Generated code is not ours to fix: only our own warnings are errors.
 set_source_files_properties(${GS_KUBE_PROTO_SRCS} PROPERTIES
   COMPILE_OPTIONS "-Wno-missing-prototypes;-Wno-shadow;-Wno-unused-parameter")
@@ -48,6 +54,7 @@ target_include_directories(gs_kube_grpc PUBLIC ${CMAKE_CURRENT_LIST_DIR}
                            ${GS_KUBE_PROTO_OUT})
 target_link_libraries(gs_kube_grpc PUBLIC gs_common PkgConfig::NGHTTP2
                       PkgConfig::PROTOBUFC Threads::Threads)
+add_dependencies(gs_kube_grpc gs_kube_protos)
 
 if(TARGET gs_kube_driver)
   add_executable(gpuslice-kubelet-plugin
