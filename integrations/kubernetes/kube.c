@@ -830,6 +830,11 @@ gs_err gs_kube_watch(struct gs_kube *k, const char *path,
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, k->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+	/* A server that vanished without closing: keepalive probes end the
+	 * watch within about a minute instead of never. */
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_multi_add_handle(m, c);
 	while (!done) {
 		int running = 0, q;

@@ -82,6 +82,7 @@ struct gs_krs {
 	json_t *gpus;      /* last /v1/gpus answer, or NULL */
 	json_t *health;    /* uuid -> {"healthy", "reason"} from Xid events */
 	int64_t ev_cursor; /* last event id read; -1: not started */
+	long long daemon_start; /* gpusliced's start, Unix seconds */
 	json_t *server;    /* name -> slice object as the server has it; NULL:
 	                      unknown (re-list) */
 	int64_t generation;
@@ -205,18 +206,29 @@ static gs_err poll_events(struct gs_krs *r, bool *changed,
 	gs_err err;
 
 	*changed = false;
+	/* Health counts from the daemon's start: a GPU that failed since
+	 * then is still unhealthy; a restarted daemon starts clean (its
+	 * start time moves), which is how an operator clears a taint. */
+	json_t *h;
+	err = daemon_get(r, "/healthz", &h, eb);
+	if (err)
+		return err;
+	/* uptime_seconds is a real number. */
+	long long start =
+	    (long long)time(NULL) -
+	    (long long)json_number_value(json_object_get(h, "uptime_seconds"));
+	json_decref(h);
+	if (r->ev_cursor >= 0 && llabs(start - r->daemon_start) > 2) {
+		gs_info("rslices", "node=%s gpusliced restarted: GPU health "
+		        "starts clean", r->node);
+		json_object_clear(r->health);
+		r->ev_cursor = -1;
+		*changed = true;
+	}
+	r->daemon_start = start;
 	if (r->ev_cursor < 0) {
-		/* Start from the daemon's start: a GPU that failed since then
-		 * is still unhealthy; a restarted daemon starts clean. */
-		json_t *h;
-		err = daemon_get(r, "/healthz", &h, eb);
-		if (err)
-			return err;
-		long long up = json_integer_value(
-		    json_object_get(h, "uptime_seconds"));
-		json_decref(h);
 		snprintf(path, sizeof(path), "/v1/events?since=%lld&limit=10000",
-		         (long long)time(NULL) - up - 1);
+		         start - 1);
 	} else {
 		snprintf(path, sizeof(path),
 		         "/v1/events?after=%" PRId64 "&limit=10000",
@@ -655,8 +667,11 @@ static bool on_watch_event(void *arg, const char *type, json_t *obj)
 	if (strcmp(type, "BOOKMARK") == 0)
 		return true;
 	if (strcmp(type, "DELETED") == 0 || !rv || !is_own(w->r, rv)) {
-		gs_info("rslices", "node=%s slice=%s %s by someone else: "
-		        "re-publishing", w->r->node,
+		/* Debug level: the echo of our own write may arrive before the
+		 * write's answer recorded its resourceVersion (then the kick
+		 * costs one list and no write). */
+		gs_debug("rslices", "node=%s slice=%s %s by someone else: "
+		         "re-publishing", w->r->node,
 		        json_string_value(json_object_get(
 		            json_object_get(obj, "metadata"), "name")),
 		        type);

@@ -12,8 +12,12 @@ import json
 import os
 import socketserver
 import sys
+import time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+
+STARTED = time.time()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -31,7 +35,7 @@ class Handler(BaseHTTPRequestHandler):
         with open(self.server.state) as f:
             st = json.load(f)
         if u.path == "/healthz":
-            out = {"status": "ok", "api": "v1", "schema": 2, "uptime_seconds": 5}
+            out = {"status": "ok", "api": "v1", "schema": 2, "uptime_seconds": int(time.time() - STARTED)}
         elif u.path == "/v1/gpus":
             out = {"source": "fake", "driver": st.get("driver", ""), "gpus": st["gpus"]}
         elif u.path == "/v1/events":

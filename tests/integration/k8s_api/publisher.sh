@@ -113,12 +113,18 @@ expect_status "MIG slice" 201
 wait_until 20 check 0,1 1 || fail "MIG mode change not published: $(check 0,1 1 || true)"
 echo "MIG mode change published"
 
+# ---- gpusliced restarted: GPU health starts clean, taints go ----
+daemon_stop
+daemon_up
+wait_until 20 check "" 1 || fail "taints stayed after a gpusliced restart: $(check "" 1 || true)"
+echo "gpusliced restart cleared the taints"
+
 # ---- stop: counters say the outage was seen and nothing is left over ----
 kill -TERM "$KPID"
 wait "$KPID" || fail "gs-krs-run exited with an error: $(tail -5 "$WORK/krs.log")"
 stats=$(cat "$WORK/krs.out")
 echo "publisher: $stats"
 jcheck "$stats" 'd["failures"] >= 1 and d["publishes"] >= 3'
-check 0,1 >/dev/null || fail "final state: $(check 0,1 || true)"
+check "" 1 >/dev/null || fail "final state: $(check "" 1 || true)"
 grep -q "publish failed" "$WORK/krs.log" || fail "the outage was not logged"
 echo "ok: publisher"
