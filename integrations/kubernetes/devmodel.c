@@ -41,8 +41,8 @@
 #include "gs/catalog.h"
 
 #define GS_KDEV_MAX_DEVICES 64
-#define GS_KDEV_MAX_SETS 8
-#define MIB (1024ll * 1024ll)
+#define GS_KDEV_MAX_SETS    8
+#define MIB                 (1024ll * 1024ll)
 
 /* ---- names ---- */
 
@@ -107,9 +107,9 @@ gs_err gs_kdev_parse_name(const char *name, struct gs_kdev_name *out,
 	p = mig + 5;
 	last = strrchr(p, '-');
 	if (last == NULL || last == p)
-		return gs_fail(eb, GS_ERR_PARSE,
-		               "device name '%s': expected mig-<profile>-<start>",
-		               name);
+		return gs_fail(
+		    eb, GS_ERR_PARSE,
+		    "device name '%s': expected mig-<profile>-<start>", name);
 	out->start = small_uint(last + 1, strlen(last + 1));
 	if (out->start < 0)
 		return gs_fail(eb, GS_ERR_PARSE,
@@ -164,8 +164,9 @@ static gs_err gpu_index(const json_t *gpu, int *idx, struct gs_errbuf *eb)
 	json_t *v = json_object_get(gpu, "index");
 	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 	    json_integer_value(v) > 999999)
-		return gs_fail(eb, GS_ERR_PARSE,
-		               "gpusliced /v1/gpus: a GPU without a valid index");
+		return gs_fail(
+		    eb, GS_ERR_PARSE,
+		    "gpusliced /v1/gpus: a GPU without a valid index");
 	*idx = (int)json_integer_value(v);
 	return GS_OK;
 }
@@ -220,7 +221,8 @@ static void attr_str(json_t *attrs, const char *key, const char *v)
 
 static void attr_int(json_t *attrs, const char *key, int64_t v)
 {
-	json_object_set_new(attrs, key, json_pack("{s:I}", "int", (json_int_t)v));
+	json_object_set_new(attrs, key,
+	                    json_pack("{s:I}", "int", (json_int_t)v));
 }
 
 static void attr_bool(json_t *attrs, const char *key, bool v)
@@ -335,8 +337,7 @@ static bool has_me(const struct gs_gpu_model *m)
 }
 
 static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
-                          int idx, const char *drv, bool mig_ok,
-                          json_t *taints)
+                          int idx, const char *drv, bool mig_ok, json_t *taints)
 {
 	char name[64];
 	struct gs_kdev_name n = {.kind = GS_KDEV_GPU, .gpu_index = idx};
@@ -348,7 +349,8 @@ static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
 	common_attrs(attrs, gpu, m, idx, drv);
 	attr_str(attrs, "type", "gpu");
 	attr_bool(attrs, "migCapable", mig_ok);
-	attr_bool(attrs, "migEnabled", json_is_true(json_object_get(mig, "enabled")));
+	attr_bool(attrs, "migEnabled",
+	          json_is_true(json_object_get(mig, "enabled")));
 	cap = json_pack(
 	    "{s:{s:o,s:{s:o,s:{s:o,s:o,s:o}}},s:{s:o,s:{s:o,s:{s:o,s:o,s:o}}}}",
 	    "memory", "value", quantity(mem), "requestPolicy", "default",
@@ -357,23 +359,24 @@ static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
 	    quantity(100), "requestPolicy", "default", quantity(100),
 	    "validRange", "min", quantity(1), "max", quantity(100), "step",
 	    quantity(1));
-	json_t *d = json_pack("{s:s,s:o,s:o,s:b}", "name", name, "attributes",
-	                      attrs, "capacity", cap,
-	                      "allowMultipleAllocations", 1);
+	json_t *d =
+	    json_pack("{s:s,s:o,s:o,s:b}", "name", name, "attributes", attrs,
+	              "capacity", cap, "allowMultipleAllocations", 1);
 	if (mig_ok) {
 		/* The whole GPU takes every counter of its set. */
 		json_t *c = json_object();
 		char k[32];
 		for (int s = 0; s < m->memory_slices; s++) {
 			snprintf(k, sizeof(k), "memory-slice-%d", s);
-			json_object_set_new(c, k, json_pack("{s:s}", "value", "1"));
+			json_object_set_new(c, k,
+			                    json_pack("{s:s}", "value", "1"));
 		}
-		json_object_set_new(c, "compute-slices",
-		                    json_pack("{s:o}", "value",
-		                              quantity(m->compute_slices)));
-		json_object_set_new(c, "memory",
-		                    json_pack("{s:o}", "value",
-		                              quantity(gpu_memory(gpu, m))));
+		json_object_set_new(
+		    c, "compute-slices",
+		    json_pack("{s:o}", "value", quantity(m->compute_slices)));
+		json_object_set_new(
+		    c, "memory",
+		    json_pack("{s:o}", "value", quantity(gpu_memory(gpu, m))));
 		if (has_me(m))
 			json_object_set_new(c, "media-extensions",
 			                    json_pack("{s:s}", "value", "1"));
@@ -388,7 +391,8 @@ static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
 
 static int64_t profile_memory(const struct gs_mig_profile *p)
 {
-	return (int64_t)(p->memory_mib ? p->memory_mib : p->memory_mib_nominal) *
+	return (int64_t)(p->memory_mib ? p->memory_mib
+	                               : p->memory_mib_nominal) *
 	       MIB;
 }
 
@@ -396,8 +400,8 @@ static json_t *mig_device(const json_t *gpu, const struct gs_gpu_model *m,
                           const struct gs_mig_profile *p, int start, int idx,
                           const char *drv, json_t *taints)
 {
-	struct gs_kdev_name n = {.kind = GS_KDEV_MIG, .gpu_index = idx,
-	                         .start = start};
+	struct gs_kdev_name n = {
+	    .kind = GS_KDEV_MIG, .gpu_index = idx, .start = start};
 	char name[64], set[32], k[32];
 	json_t *attrs = json_object(), *c = json_object();
 	int64_t mem = profile_memory(p);
@@ -419,19 +423,19 @@ static json_t *mig_device(const json_t *gpu, const struct gs_gpu_model *m,
 		snprintf(k, sizeof(k), "memory-slice-%d", s);
 		json_object_set_new(c, k, json_pack("{s:s}", "value", "1"));
 	}
-	json_object_set_new(c, "compute-slices",
-	                    json_pack("{s:o}", "value",
-	                              quantity(p->compute_slices)));
+	json_object_set_new(
+	    c, "compute-slices",
+	    json_pack("{s:o}", "value", quantity(p->compute_slices)));
 	json_object_set_new(c, "memory",
 	                    json_pack("{s:o}", "value", quantity(mem)));
 	if (p->attributes && strcmp(p->attributes, "me") == 0)
 		json_object_set_new(c, "media-extensions",
 		                    json_pack("{s:s}", "value", "1"));
-	json_t *d = json_pack(
-	    "{s:s,s:o,s:{s:{s:o},s:{s:o}},s:[{s:s,s:o}]}", "name", name,
-	    "attributes", attrs, "capacity", "memory", "value", quantity(mem),
-	    "compute", "value", quantity(pct), "consumesCounters", "counterSet",
-	    set, "counters", c);
+	json_t *d =
+	    json_pack("{s:s,s:o,s:{s:{s:o},s:{s:o}},s:[{s:s,s:o}]}", "name",
+	              name, "attributes", attrs, "capacity", "memory", "value",
+	              quantity(mem), "compute", "value", quantity(pct),
+	              "consumesCounters", "counterSet", set, "counters", c);
 	if (taints)
 		json_object_set(d, "taints", taints);
 	return d;
@@ -448,11 +452,12 @@ static json_t *counter_set(const json_t *gpu, const struct gs_gpu_model *m,
 		snprintf(k, sizeof(k), "memory-slice-%d", s);
 		json_object_set_new(c, k, json_pack("{s:s}", "value", "1"));
 	}
-	json_object_set_new(c, "compute-slices",
-	                    json_pack("{s:o}", "value",
-	                              quantity(m->compute_slices)));
-	json_object_set_new(c, "memory", json_pack("{s:o}", "value",
-	                                           quantity(gpu_memory(gpu, m))));
+	json_object_set_new(
+	    c, "compute-slices",
+	    json_pack("{s:o}", "value", quantity(m->compute_slices)));
+	json_object_set_new(
+	    c, "memory",
+	    json_pack("{s:o}", "value", quantity(gpu_memory(gpu, m))));
 	if (has_me(m))
 		json_object_set_new(c, "media-extensions",
 		                    json_pack("{s:s}", "value", "1"));
@@ -512,8 +517,9 @@ gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
 		               "subdomain short enough for slice names",
 		               node ? node : "", driver ? driver : "");
 	if (generation < 1)
-		return gs_fail(eb, GS_ERR_RANGE, "pool generation %" PRId64
-		               " must be >= 1", generation);
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "pool generation %" PRId64 " must be >= 1",
+		               generation);
 	devs = json_array();
 	sets = json_array();
 	json_array_foreach(arr, i, g)
@@ -533,12 +539,13 @@ gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
 			goto out;
 		}
 		taints = taints_for(health, str_of(g, "uuid"));
-		json_array_append_new(devs,
-		                      gpu_device(g, m, idx, drv, mig_ok, taints));
+		json_array_append_new(
+		    devs, gpu_device(g, m, idx, drv, mig_ok, taints));
 		if (mig_ok) {
 			json_array_append_new(sets, counter_set(g, m, idx));
 			for (int p = 0; p < m->n_profiles; p++) {
-				const struct gs_mig_profile *pr = &m->profiles[p];
+				const struct gs_mig_profile *pr =
+				    &m->profiles[p];
 				for (int s = 0; s < pr->n_placements; s++)
 					json_array_append_new(
 					    devs,
@@ -559,21 +566,22 @@ gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
 		json_t *chunk = json_array();
 		for (size_t b = a; b < nd && b < a + GS_KDEV_MAX_DEVICES; b++)
 			json_array_append(chunk, json_array_get(devs, b));
-		json_array_append_new(out, slice_obj(node, driver, k++,
-		                                     generation, chunk,
-		                                     "devices"));
+		json_array_append_new(
+		    out,
+		    slice_obj(node, driver, k++, generation, chunk, "devices"));
 	}
 	for (size_t a = 0; a < ns; a += GS_KDEV_MAX_SETS) {
 		json_t *chunk = json_array();
 		for (size_t b = a; b < ns && b < a + GS_KDEV_MAX_SETS; b++)
 			json_array_append(chunk, json_array_get(sets, b));
-		json_array_append_new(out, slice_obj(node, driver, k++,
-		                                     generation, chunk,
-		                                     "sharedCounters"));
+		json_array_append_new(out,
+		                      slice_obj(node, driver, k++, generation,
+		                                chunk, "sharedCounters"));
 	}
 	json_array_foreach(out, i, g)
 	{
-		json_t *pool = json_object_get(json_object_get(g, "spec"), "pool");
+		json_t *pool =
+		    json_object_get(json_object_get(g, "spec"), "pool");
 		json_object_set_new(pool, "resourceSliceCount",
 		                    json_integer((json_int_t)k));
 	}

@@ -39,7 +39,7 @@
 
 #define GS_KUBE_MAX_BODY (64u * 1024 * 1024)
 #define GS_KUBE_MAX_LINE (16u * 1024 * 1024)
-#define GS_KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define GS_KUBE_SA_DIR   "/var/run/secrets/kubernetes.io/serviceaccount"
 
 struct gs_kube {
 	char *server;     /* "https://host:port", no trailing '/' */
@@ -129,7 +129,8 @@ static gs_err read_file(const char *path, size_t max, char **buf, size_t *len,
 			free(b);
 			fclose(f);
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "%s is larger than %zu bytes", path, max);
+			               "%s is larger than %zu bytes", path,
+			               max);
 		}
 		if (cap - n - 1 == 0) {
 			char *nb = realloc(b, cap * 2);
@@ -203,8 +204,8 @@ static gs_err b64decode(const char *in, const char *what, char **out,
 		if (v < 0) {
 			free(b);
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "%s is not base64 (character '%c')", what,
-			               c);
+			               "%s is not base64 (character '%c')",
+			               what, c);
 		}
 		acc = (acc << 6) | (unsigned)v;
 		bits += 6;
@@ -238,8 +239,8 @@ static const struct gs_doc_node *named(const struct gs_doc_node *root,
 	for (int i = 0; i < seq->n; i++) {
 		const char *n = scalar(seq->kids[i], "name");
 		if (n && strcmp(n, name) == 0) {
-			const struct gs_doc_node *f = gs_doc_get(seq->kids[i],
-			                                         field);
+			const struct gs_doc_node *f =
+			    gs_doc_get(seq->kids[i], field);
 			return f && f->kind == GS_DOC_MAP ? f : NULL;
 		}
 	}
@@ -295,8 +296,8 @@ static gs_err load_kubeconfig(struct gs_kube *k, const char *path,
 	}
 	cur = scalar(root, "current-context");
 	if (cur == NULL || !*cur) {
-		err = gs_fail(eb, GS_ERR_INVALID, "%s: no current-context",
-		              path);
+		err =
+		    gs_fail(eb, GS_ERR_INVALID, "%s: no current-context", path);
 		goto out;
 	}
 	ctx = named(root, "contexts", cur, "context");
@@ -318,8 +319,8 @@ static gs_err load_kubeconfig(struct gs_kube *k, const char *path,
 	}
 	v = scalar(cl, "server");
 	if (v == NULL || !*v) {
-		err = gs_fail(eb, GS_ERR_INVALID, "%s: cluster '%s' has no server",
-		              path, cname);
+		err = gs_fail(eb, GS_ERR_INVALID,
+		              "%s: cluster '%s' has no server", path, cname);
 		goto out;
 	}
 	if ((err = dup_opt(&k->server, v, eb)))
@@ -342,12 +343,14 @@ static gs_err load_kubeconfig(struct gs_kube *k, const char *path,
 		goto out;
 	}
 	if (user) {
-		if (gs_doc_get(user, "exec") || gs_doc_get(user, "auth-provider")) {
-			err = gs_fail(eb, GS_ERR_UNSUPPORTED,
-			              "%s: user '%s' uses an exec or auth-provider "
-			              "plugin; give a token, tokenFile or client "
-			              "certificate",
-			              path, uname);
+		if (gs_doc_get(user, "exec") ||
+		    gs_doc_get(user, "auth-provider")) {
+			err = gs_fail(
+			    eb, GS_ERR_UNSUPPORTED,
+			    "%s: user '%s' uses an exec or auth-provider "
+			    "plugin; give a token, tokenFile or client "
+			    "certificate",
+			    path, uname);
 			goto out;
 		}
 		if ((err = dup_opt(&k->token, scalar(user, "token"), eb)))
@@ -355,8 +358,8 @@ static gs_err load_kubeconfig(struct gs_kube *k, const char *path,
 		if ((v = scalar(user, "tokenFile")))
 			k->token_file = resolve(path, v);
 		if ((v = scalar(user, "client-certificate-data")) &&
-		    (err = b64decode(v, "client-certificate-data",
-		                     &k->cert_pem, &k->cert_pem_len, eb)))
+		    (err = b64decode(v, "client-certificate-data", &k->cert_pem,
+		                     &k->cert_pem_len, eb)))
 			goto out;
 		if ((v = scalar(user, "client-key-data")) &&
 		    (err = b64decode(v, "client-key-data", &k->key_pem,
@@ -382,13 +385,15 @@ static gs_err load_in_cluster(struct gs_kube *k, const char *sa_dir,
 
 	if (need_server) {
 		if (host == NULL || !*host)
-			return gs_fail(eb, GS_ERR_INVALID,
-			               "not in a cluster (KUBERNETES_SERVICE_HOST "
-			               "is unset) and no kubeconfig given");
+			return gs_fail(
+			    eb, GS_ERR_INVALID,
+			    "not in a cluster (KUBERNETES_SERVICE_HOST "
+			    "is unset) and no kubeconfig given");
 		char url[512];
 		/* An IPv6 service address needs brackets in a URL. */
 		snprintf(url, sizeof(url),
-		         strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s",
+		         strchr(host, ':') ? "https://[%s]:%s"
+		                           : "https://%s:%s",
 		         host, port && *port ? port : "443");
 		if (dup_opt(&k->server, url, eb))
 			return GS_ERR_NOMEM;
@@ -443,9 +448,9 @@ gs_err gs_kube_create(const struct gs_kube_config *cfg, struct gs_kube **out,
 	if (cfg->kubeconfig)
 		err = load_kubeconfig(k, cfg->kubeconfig, eb);
 	else if (!(cfg->token_file && cfg->server))
-		err = load_in_cluster(k, cfg->sa_dir ? cfg->sa_dir
-		                                     : GS_KUBE_SA_DIR,
-		                      cfg->server == NULL, eb);
+		err = load_in_cluster(
+		    k, cfg->sa_dir ? cfg->sa_dir : GS_KUBE_SA_DIR,
+		    cfg->server == NULL, eb);
 	if (err == GS_OK && cfg->server)
 		err = dup_opt(&k->server, cfg->server, eb);
 	if (err == GS_OK && cfg->token_file) {
@@ -600,9 +605,10 @@ static void status_message(const char *method, const char *path, long st,
 	const char *reason = json_string_value(json_object_get(ans, "reason"));
 	const char *msg = json_string_value(json_object_get(ans, "message"));
 
-	gs_fail(eb, gs_kube_status_err(st), "API server: %s %s: HTTP %ld%s%s%s%s",
-	        method, path, st, reason ? " " : "", reason ? reason : "",
-	        msg ? ": " : "", msg ? msg : "");
+	gs_fail(eb, gs_kube_status_err(st),
+	        "API server: %s %s: HTTP %ld%s%s%s%s", method, path, st,
+	        reason ? " " : "", reason ? reason : "", msg ? ": " : "",
+	        msg ? msg : "");
 }
 
 static bool transient(long st)
@@ -643,11 +649,11 @@ gs_err gs_kube_request(struct gs_kube *k, const char *method, const char *path,
 
 		if (left <= 0)
 			break;
-		err = easy_new(k, method, url,
-		               body ? (content_type ? content_type
-		                                    : "application/json")
-		                    : NULL,
-		               &c, &h, eb);
+		err = easy_new(
+		    k, method, url,
+		    body ? (content_type ? content_type : "application/json")
+		         : NULL,
+		    &c, &h, eb);
 		if (err) {
 			free(url);
 			free(payload);
@@ -691,19 +697,20 @@ gs_err gs_kube_request(struct gs_kube *k, const char *method, const char *path,
 	if (last != CURLE_OK || st == 0) {
 		free(b.buf);
 		if (b.toobig)
-			return gs_fail(eb, GS_ERR_RANGE,
-			               "API server: %s %s: answer larger than %u "
-			               "bytes",
-			               method, path, GS_KUBE_MAX_BODY);
+			return gs_fail(
+			    eb, GS_ERR_RANGE,
+			    "API server: %s %s: answer larger than %u "
+			    "bytes",
+			    method, path, GS_KUBE_MAX_BODY);
 		if (last == CURLE_OPERATION_TIMEDOUT || last == CURLE_OK)
 			return gs_fail(eb, GS_ERR_TIMEOUT,
 			               "API server %s: %s %s: no answer within "
 			               "%ld ms",
 			               k->server, method, path, k->timeout_ms);
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "API server %s unreachable: %s %s: %s", k->server,
-		               method, path,
-		               curl_err[0] ? curl_err : curl_easy_strerror(last));
+		return gs_fail(
+		    eb, GS_ERR_UNAVAILABLE,
+		    "API server %s unreachable: %s %s: %s", k->server, method,
+		    path, curl_err[0] ? curl_err : curl_easy_strerror(last));
 	}
 	*status = st;
 	json_t *ans = b.len ? json_loadb(b.buf, b.len, 0, NULL) : NULL;
@@ -725,8 +732,8 @@ struct watch {
 	struct body line; /* the partial line; an error answer's body */
 	gs_kube_event_fn fn;
 	void *arg;
-	bool ended;      /* the callback asked to stop */
-	bool bad;        /* an undecodable line */
+	bool ended; /* the callback asked to stop */
+	bool bad;   /* an undecodable line */
 	char bad_msg[192];
 };
 
@@ -773,7 +780,8 @@ static size_t watch_write(char *p, size_t size, size_t n, void *arg)
 		if (w->line.len + seg + 1 > GS_KUBE_MAX_LINE) {
 			w->bad = true;
 			snprintf(w->bad_msg, sizeof(w->bad_msg),
-			         "event longer than %u bytes", GS_KUBE_MAX_LINE);
+			         "event longer than %u bytes",
+			         GS_KUBE_MAX_LINE);
 			w->ended = true;
 			break;
 		}
@@ -877,13 +885,13 @@ gs_err gs_kube_watch(struct gs_kube *k, const char *path,
 	if (w.ended)
 		return GS_OK;
 	if (res != CURLE_OK && st == 0)
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "API server %s unreachable: watch %s: %s",
-		               k->server, path,
-		               curl_err[0] ? curl_err : curl_easy_strerror(res));
+		return gs_fail(
+		    eb, GS_ERR_UNAVAILABLE,
+		    "API server %s unreachable: watch %s: %s", k->server, path,
+		    curl_err[0] ? curl_err : curl_easy_strerror(res));
 	if (res != CURLE_OK)
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "API server: watch %s broke: %s", path,
-		               curl_err[0] ? curl_err : curl_easy_strerror(res));
+		return gs_fail(
+		    eb, GS_ERR_UNAVAILABLE, "API server: watch %s broke: %s",
+		    path, curl_err[0] ? curl_err : curl_easy_strerror(res));
 	return GS_OK;
 }

@@ -56,12 +56,12 @@
 #include "devmodel.h"
 #include "gs/log.h"
 
-#define GS_KRS_RESYNC_MS 30000
+#define GS_KRS_RESYNC_MS      30000
 #define GS_KRS_MAX_BACKOFF_MS 5000
-#define GS_KRS_DAEMON_MAX (8u * 1024 * 1024)
+#define GS_KRS_DAEMON_MAX     (8u * 1024 * 1024)
 #define GS_KRS_DEFAULT_SOCKET "/run/gpuslice/api.sock"
-#define RS_PATH "/apis/resource.k8s.io/v1/resourceslices"
-#define GS_KRS_OWN_RVS 64
+#define RS_PATH               "/apis/resource.k8s.io/v1/resourceslices"
+#define GS_KRS_OWN_RVS        64
 
 struct gs_krs {
 	struct gs_kube *kube; /* borrowed */
@@ -83,12 +83,12 @@ struct gs_krs {
 	json_t *health;    /* uuid -> {"healthy", "reason"} from Xid events */
 	int64_t ev_cursor; /* last event id read; -1: not started */
 	long long daemon_start; /* gpusliced's start, Unix seconds */
-	json_t *server;    /* name -> slice object as the server has it; NULL:
-	                      unknown (re-list) */
+	json_t *server; /* name -> slice object as the server has it; NULL:
+	                   unknown (re-list) */
 	int64_t generation;
 	int64_t last_list_ms;
-	json_t *owner;      /* ownerReferences naming the Node, or NULL */
-	bool owner_tried;   /* asked the API server for the Node once */
+	json_t *owner;    /* ownerReferences naming the Node, or NULL */
+	bool owner_tried; /* asked the API server for the Node once */
 };
 
 static int64_t now_ms(void)
@@ -154,10 +154,12 @@ static gs_err daemon_get(struct gs_krs *r, const char *path, json_t **out,
 		gs_err e = rc != CURLE_OK ? GS_ERR_UNAVAILABLE : GS_ERR_IO;
 		if (rc != CURLE_OK)
 			gs_fail(eb, e, "gpusliced at %s: GET %s: %s", r->socket,
-			        path, b.toobig ? "answer too large"
-			                       : curl_easy_strerror(rc));
+			        path,
+			        b.toobig ? "answer too large"
+			                 : curl_easy_strerror(rc));
 		else
-			gs_fail(eb, e, "gpusliced at %s: GET %s: HTTP %ld: %.120s",
+			gs_fail(eb, e,
+			        "gpusliced at %s: GET %s: HTTP %ld: %.120s",
 			        r->socket, path, st, b.p ? b.p : "");
 		free(b.p);
 		return e;
@@ -179,8 +181,8 @@ static gs_err daemon_get(struct gs_krs *r, const char *path, json_t **out,
  */
 static bool xid_is_app_error(unsigned long long xid)
 {
-	return xid == 13 || xid == 31 || xid == 43 || xid == 45 ||
-	       xid == 68 || xid == 109;
+	return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68 ||
+	       xid == 109;
 }
 
 static const char *gpu_uuid_by_index(const json_t *gpus, int idx)
@@ -197,8 +199,7 @@ static const char *gpu_uuid_by_index(const json_t *gpus, int idx)
 }
 
 /* Reads new gpusliced events; true when the health map changed. */
-static gs_err poll_events(struct gs_krs *r, bool *changed,
-                          struct gs_errbuf *eb)
+static gs_err poll_events(struct gs_krs *r, bool *changed, struct gs_errbuf *eb)
 {
 	char path[128];
 	json_t *ans, *ev;
@@ -219,16 +220,18 @@ static gs_err poll_events(struct gs_krs *r, bool *changed,
 	    (long long)json_number_value(json_object_get(h, "uptime_seconds"));
 	json_decref(h);
 	if (r->ev_cursor >= 0 && llabs(start - r->daemon_start) > 2) {
-		gs_info("rslices", "node=%s gpusliced restarted: GPU health "
-		        "starts clean", r->node);
+		gs_info("rslices",
+		        "node=%s gpusliced restarted: GPU health "
+		        "starts clean",
+		        r->node);
 		json_object_clear(r->health);
 		r->ev_cursor = -1;
 		*changed = true;
 	}
 	r->daemon_start = start;
 	if (r->ev_cursor < 0) {
-		snprintf(path, sizeof(path), "/v1/events?since=%lld&limit=10000",
-		         start - 1);
+		snprintf(path, sizeof(path),
+		         "/v1/events?since=%lld&limit=10000", start - 1);
 	} else {
 		snprintf(path, sizeof(path),
 		         "/v1/events?after=%" PRId64 "&limit=10000",
@@ -239,8 +242,10 @@ static gs_err poll_events(struct gs_krs *r, bool *changed,
 		return err;
 	json_array_foreach(json_object_get(ans, "events"), i, ev)
 	{
-		const char *type = json_string_value(json_object_get(ev, "type"));
-		const char *msg = json_string_value(json_object_get(ev, "message"));
+		const char *type =
+		    json_string_value(json_object_get(ev, "type"));
+		const char *msg =
+		    json_string_value(json_object_get(ev, "message"));
 		int gpu = -1;
 		unsigned long long xid = 0;
 		char reason[32];
@@ -255,9 +260,9 @@ static gs_err poll_events(struct gs_krs *r, bool *changed,
 		if (uuid == NULL)
 			continue;
 		snprintf(reason, sizeof(reason), "xid-%llu", xid);
-		json_object_set_new(r->health, uuid,
-		                    json_pack("{s:b,s:s}", "healthy", 0,
-		                              "reason", reason));
+		json_object_set_new(
+		    r->health, uuid,
+		    json_pack("{s:b,s:s}", "healthy", 0, "reason", reason));
 		gs_warn("rslices", "gpu=%d uuid=%s Xid %llu: unhealthy", gpu,
 		        uuid, xid);
 		*changed = true;
@@ -281,7 +286,8 @@ static json_t *merged_health(struct gs_krs *r)
 	json_array_foreach(json_object_get(r->gpus, "gpus"), i, g)
 	{
 		json_t *own = json_object_get(g, "health");
-		const char *uuid = json_string_value(json_object_get(g, "uuid"));
+		const char *uuid =
+		    json_string_value(json_object_get(g, "uuid"));
 		if (uuid && json_is_object(own) &&
 		    json_is_boolean(json_object_get(own, "healthy")))
 			json_object_set(h, uuid, own);
@@ -300,7 +306,8 @@ static gs_err relist(struct gs_krs *r, struct gs_errbuf *eb)
 	gs_err err;
 
 	snprintf(path, sizeof(path),
-	         RS_PATH "?fieldSelector=spec.nodeName%%3D%s%%2Cspec.driver%%3D%s",
+	         RS_PATH
+	         "?fieldSelector=spec.nodeName%%3D%s%%2Cspec.driver%%3D%s",
 	         r->node, r->driver);
 	err = gs_kube_request(r->kube, "GET", path, NULL, NULL, &st, &ans, eb);
 	if (err)
@@ -316,8 +323,10 @@ static gs_err relist(struct gs_krs *r, struct gs_errbuf *eb)
 		json_t *spec = json_object_get(it, "spec");
 		const char *name = json_string_value(
 		    json_object_get(json_object_get(it, "metadata"), "name"));
-		const char *node = json_string_value(json_object_get(spec, "nodeName"));
-		const char *drv = json_string_value(json_object_get(spec, "driver"));
+		const char *node =
+		    json_string_value(json_object_get(spec, "nodeName"));
+		const char *drv =
+		    json_string_value(json_object_get(spec, "driver"));
 		/* The selector should have done this; a stand-in or an old
 		 * server may not filter. */
 		if (!name || !node || !drv || strcmp(node, r->node) ||
@@ -443,9 +452,8 @@ static void set_owner(struct gs_krs *r, json_t *want)
 
 	if (r->owner == NULL)
 		return;
-	json_array_foreach(want, i, s)
-		json_object_set(json_object_get(s, "metadata"),
-		                "ownerReferences", r->owner);
+	json_array_foreach(want, i, s) json_object_set(
+	    json_object_get(s, "metadata"), "ownerReferences", r->owner);
 }
 
 static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
@@ -504,8 +512,9 @@ static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 		                       json_object_get(s, "spec")))
 			continue;
 		if (have) {
-			json_t *rv = json_object_get(
-			    json_object_get(have, "metadata"), "resourceVersion");
+			json_t *rv =
+			    json_object_get(json_object_get(have, "metadata"),
+			                    "resourceVersion");
 			if (rv)
 				json_object_set(json_object_get(s, "metadata"),
 				                "resourceVersion", rv);
@@ -670,11 +679,13 @@ static bool on_watch_event(void *arg, const char *type, json_t *obj)
 		/* Debug level: the echo of our own write may arrive before the
 		 * write's answer recorded its resourceVersion (then the kick
 		 * costs one list and no write). */
-		gs_debug("rslices", "node=%s slice=%s %s by someone else: "
-		         "re-publishing", w->r->node,
-		        json_string_value(json_object_get(
-		            json_object_get(obj, "metadata"), "name")),
-		        type);
+		gs_debug("rslices",
+		         "node=%s slice=%s %s by someone else: "
+		         "re-publishing",
+		         w->r->node,
+		         json_string_value(json_object_get(
+		             json_object_get(obj, "metadata"), "name")),
+		         type);
 		gs_krs_kick(w->r);
 	}
 	return true;
@@ -702,8 +713,9 @@ static void *watch_main(void *arg)
 			                      &st, &ans, &eb);
 			if (err == GS_OK && st != 200)
 				err = gs_kube_status_err(st);
-			const char *rv = json_string_value(json_object_get(
-			    json_object_get(ans, "metadata"), "resourceVersion"));
+			const char *rv = json_string_value(
+			    json_object_get(json_object_get(ans, "metadata"),
+			                    "resourceVersion"));
 			if (err == GS_OK && rv)
 				snprintf(w.rv, sizeof(w.rv), "%s", rv);
 			else if (err == GS_OK)
@@ -714,8 +726,9 @@ static void *watch_main(void *arg)
 		}
 		if (err == GS_OK) {
 			snprintf(path, sizeof(path),
-			         RS_PATH "?watch=1&allowWatchBookmarks=true"
-			                 "&timeoutSeconds=300&resourceVersion=%s&%s",
+			         RS_PATH
+			         "?watch=1&allowWatchBookmarks=true"
+			         "&timeoutSeconds=300&resourceVersion=%s&%s",
 			         w.rv, sel);
 			err = gs_kube_watch(r->kube, path, on_watch_event, &w,
 			                    &r->wstop, &eb);
@@ -801,18 +814,20 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 	if (e) {
 		pthread_mutex_destroy(&r->lock);
 		pthread_cond_destroy(&r->cond);
-		err = gs_fail(eb, GS_ERR_INTERNAL,
-		              "ResourceSlice publisher: cannot start a thread: %s",
-		              strerror(e));
+		err = gs_fail(
+		    eb, GS_ERR_INTERNAL,
+		    "ResourceSlice publisher: cannot start a thread: %s",
+		    strerror(e));
 		goto out_free;
 	}
 	e = pthread_create(&r->wthread, NULL, watch_main, r);
 	if (e) {
 		gs_krs_destroy(r);
-		return gs_fail(eb, GS_ERR_INTERNAL,
-		               "ResourceSlice publisher: cannot start the watch "
-		               "thread: %s",
-		               strerror(e));
+		return gs_fail(
+		    eb, GS_ERR_INTERNAL,
+		    "ResourceSlice publisher: cannot start the watch "
+		    "thread: %s",
+		    strerror(e));
 	}
 	r->wthread_started = true;
 	*out = r;

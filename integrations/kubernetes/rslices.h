@@ -25,12 +25,13 @@
 struct gs_krs;
 
 struct gs_krs_config {
-	const char *node_name;     /* required: pool name and spec.nodeName */
-	const char *driver_name;   /* NULL: "gpuslice.io" */
-	const char *daemon_socket; /* gpusliced API socket; NULL: client default */
-	int interval_ms;           /* daemon poll period; 0: 250, so that a
-	                              health change reaches the API server
-	                              well within 1 s */
+	const char *node_name;   /* required: pool name and spec.nodeName */
+	const char *driver_name; /* NULL: "gpuslice.io" */
+	const char
+	    *daemon_socket; /* gpusliced API socket; NULL: client default */
+	int interval_ms;    /* daemon poll period; 0: 250, so that a
+	                       health change reaches the API server
+	                       well within 1 s */
 };
 
 /*
@@ -46,10 +47,10 @@ void gs_krs_destroy(struct gs_krs *r);
 
 /* Counters for tests and logs (any thread). */
 struct gs_krs_stats {
-	uint64_t publishes;  /* rounds that left the server exactly right */
-	uint64_t writes;     /* POST/PUT/DELETE that succeeded */
-	uint64_t failures;   /* rounds that failed (daemon or API server) */
-	int64_t generation;  /* pool generation last written */
+	uint64_t publishes; /* rounds that left the server exactly right */
+	uint64_t writes;    /* POST/PUT/DELETE that succeeded */
+	uint64_t failures;  /* rounds that failed (daemon or API server) */
+	int64_t generation; /* pool generation last written */
 };
 void gs_krs_get_stats(struct gs_krs *r, struct gs_krs_stats *out);
 

@@ -25,17 +25,16 @@ static json_t *gpus_of(const char *model, int n, bool capable)
 
 	for (int i = 0; i < n; i++) {
 		char uuid[64];
-		snprintf(uuid, sizeof(uuid), "GPU-0000000%d-aaaa-bbbb-cccc-%012d",
-		         i, i);
+		snprintf(uuid, sizeof(uuid),
+		         "GPU-0000000%d-aaaa-bbbb-cccc-%012d", i, i);
 		json_array_append_new(
-		    a, json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:b,s:b,s:[]}}",
-		                 "index", i, "uuid", uuid, "name",
-		                 m ? m->nvml_name : "NVIDIA L4", "model", model,
-		                 "memory_bytes",
-		                 (json_int_t)(m ? m->memory_mib : 23034) *
-		                     1048576,
-		                 "mig", "capable", capable, "enabled", 0,
-		                 "instances"));
+		    a,
+		    json_pack(
+		        "{s:i,s:s,s:s,s:s,s:I,s:{s:b,s:b,s:[]}}", "index", i,
+		        "uuid", uuid, "name", m ? m->nvml_name : "NVIDIA L4",
+		        "model", model, "memory_bytes",
+		        (json_int_t)(m ? m->memory_mib : 23034) * 1048576,
+		        "mig", "capable", capable, "enabled", 0, "instances"));
 	}
 	return json_pack("{s:s,s:s,s:o}", "source", "sim", "driver",
 	                 "580.65.06", "gpus", a);
@@ -45,8 +44,8 @@ static json_t *build(json_t *gpus, json_t *health)
 {
 	json_t *out = NULL;
 	struct gs_errbuf eb = {0};
-	gs_err err = gs_kdev_build_slices(gpus, health, "node-a",
-	                                  "gpuslice.io", 3, &out, &eb);
+	gs_err err = gs_kdev_build_slices(gpus, health, "node-a", "gpuslice.io",
+	                                  3, &out, &eb);
 	if (err)
 		fail_msg("build: %s", gs_errbuf_msg(&eb, err));
 	return out;
@@ -60,8 +59,8 @@ static json_t *all_devices(json_t *slices)
 	json_array_foreach(slices, i, s)
 	{
 		json_array_foreach(
-		    json_object_get(json_object_get(s, "spec"), "devices"), k, d)
-			json_array_append(a, d);
+		    json_object_get(json_object_get(s, "spec"), "devices"), k,
+		    d) json_array_append(a, d);
 	}
 	return a;
 }
@@ -76,8 +75,9 @@ static json_t *counter_set(json_t *slices, const char *name)
 		                                   "sharedCounters"),
 		                   k, c)
 		{
-			if (strcmp(json_string_value(json_object_get(c, "name")),
-			           name) == 0)
+			if (strcmp(
+			        json_string_value(json_object_get(c, "name")),
+			        name) == 0)
 				return json_object_get(c, "counters");
 		}
 	}
@@ -113,11 +113,11 @@ static void device_names_round_trip(void **state)
 		int start;
 		const char *name;
 	} t[] = {
-		{GS_KDEV_GPU, 0, "", 0, "gpu-0"},
-		{GS_KDEV_GPU, 15, "", 0, "gpu-15"},
-		{GS_KDEV_MIG, 0, "1g.10gb", 6, "gpu-0-mig-1g-10gb-6"},
-		{GS_KDEV_MIG, 3, "1g.10gb+me", 2, "gpu-3-mig-1g-10gb-me-2"},
-		{GS_KDEV_MIG, 1, "7g.80gb", 0, "gpu-1-mig-7g-80gb-0"},
+	    {GS_KDEV_GPU, 0, "", 0, "gpu-0"},
+	    {GS_KDEV_GPU, 15, "", 0, "gpu-15"},
+	    {GS_KDEV_MIG, 0, "1g.10gb", 6, "gpu-0-mig-1g-10gb-6"},
+	    {GS_KDEV_MIG, 3, "1g.10gb+me", 2, "gpu-3-mig-1g-10gb-me-2"},
+	    {GS_KDEV_MIG, 1, "7g.80gb", 0, "gpu-1-mig-7g-80gb-0"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
@@ -141,10 +141,18 @@ static void device_names_round_trip(void **state)
 
 static void device_name_parser_rejects_foreign_names(void **state)
 {
-	static const char *bad[] = {"", "gpu", "gpu-", "gpu-x", "gpu-01",
-	                            "nic-0", "gpu-0-mig-", "gpu-0-mig-1g-",
-	                            "gpu-0-mig-1g10gb-0", "gpu-0-mig-1g-10gb-x",
-	                            "gpu-0-mig-1g_10gb-0", "gpu-1234567"};
+	static const char *bad[] = {"",
+	                            "gpu",
+	                            "gpu-",
+	                            "gpu-x",
+	                            "gpu-01",
+	                            "nic-0",
+	                            "gpu-0-mig-",
+	                            "gpu-0-mig-1g-",
+	                            "gpu-0-mig-1g10gb-0",
+	                            "gpu-0-mig-1g-10gb-x",
+	                            "gpu-0-mig-1g_10gb-0",
+	                            "gpu-1234567"};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct gs_kdev_name n;
@@ -172,7 +180,8 @@ static void h100_gives_whole_gpu_and_every_mig_placement(void **state)
 	assert_int_equal(json_array_size(devs), 1 + placements);
 	d = find_device(devs, "gpu-0");
 	assert_non_null(d);
-	assert_true(json_is_true(json_object_get(d, "allowMultipleAllocations")));
+	assert_true(
+	    json_is_true(json_object_get(d, "allowMultipleAllocations")));
 	json_t *cap = json_object_get(d, "capacity");
 	json_t *mem = json_object_get(cap, "memory");
 	assert_string_equal(json_string_value(json_object_get(mem, "value")),
@@ -185,19 +194,20 @@ static void h100_gives_whole_gpu_and_every_mig_placement(void **state)
 	json_t *comp = json_object_get(cap, "compute");
 	assert_string_equal(json_string_value(json_object_get(comp, "value")),
 	                    "100");
-	assert_non_null(json_object_get(json_object_get(comp, "requestPolicy"),
-	                                "default"));
+	assert_non_null(
+	    json_object_get(json_object_get(comp, "requestPolicy"), "default"));
 	/* Attributes the issue lists. */
 	json_t *at = json_object_get(d, "attributes");
-	const char *keys[] = {"model", "uuid", "architecture",
-	                      "cudaComputeCapability", "driverVersion",
-	                      "migCapable"};
+	const char *keys[] = {"model",         "uuid",
+	                      "architecture",  "cudaComputeCapability",
+	                      "driverVersion", "migCapable"};
 	for (size_t k = 0; k < 6; k++)
 		if (!json_object_get(at, keys[k]))
 			fail_msg("attribute %s missing", keys[k]);
-	assert_string_equal(json_string_value(json_object_get(
-	                        json_object_get(at, "driverVersion"), "version")),
-	                    "580.65.6");
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(at, "driverVersion"), "version")),
+	    "580.65.6");
 	assert_string_equal(
 	    json_string_value(json_object_get(
 	        json_object_get(at, "cudaComputeCapability"), "version")),
@@ -208,7 +218,8 @@ static void h100_gives_whole_gpu_and_every_mig_placement(void **state)
 	{
 		struct gs_kdev_name n;
 		const json_t *gpu;
-		const char *name = json_string_value(json_object_get(d, "name"));
+		const char *name =
+		    json_string_value(json_object_get(d, "name"));
 		assert_int_equal(gs_kdev_parse_name(name, &n, NULL), GS_OK);
 		assert_int_equal(gs_kdev_lookup(g, &n, &gpu, NULL), GS_OK);
 		if (n.kind == GS_KDEV_MIG) {
@@ -225,9 +236,9 @@ static void h100_gives_whole_gpu_and_every_mig_placement(void **state)
 	json_t *set = counter_set(sl, "gpu-0");
 	assert_non_null(set);
 	json_t *whole = json_object_get(
-	    json_array_get(json_object_get(find_device(devs, "gpu-0"),
-	                                   "consumesCounters"),
-	                   0),
+	    json_array_get(
+	        json_object_get(find_device(devs, "gpu-0"), "consumesCounters"),
+	        0),
 	    "counters");
 	assert_true(json_equal(whole, set));
 	const char *layouts[][8] = {
@@ -251,24 +262,31 @@ static void h100_gives_whole_gpu_and_every_mig_placement(void **state)
 				if (!dv)
 					fail_msg("no device %s", layouts[l][k]);
 				json_t *cc = json_object_get(
-				    json_array_get(json_object_get(
-				                       dv, "consumesCounters"),
-				                   0),
+				    json_array_get(
+				        json_object_get(dv, "consumesCounters"),
+				        0),
 				    "counters");
 				if (json_object_get(cc, key))
 					used += qty(cc, key);
 			}
 			if (used > qty(set, key))
-				fail_msg("layout %zu uses %lld of %s (have %lld)",
-				         l, used, key, qty(set, key));
+				fail_msg(
+				    "layout %zu uses %lld of %s (have %lld)", l,
+				    used, key, qty(set, key));
 		}
 	}
 	/* Overlap: 4g@0 and 1g@2 share memory-slice-2. */
-	json_t *a = json_object_get(json_array_get(json_object_get(
-	    find_device(devs, "gpu-0-mig-4g-40gb-0"), "consumesCounters"), 0),
+	json_t *a = json_object_get(
+	    json_array_get(
+	        json_object_get(find_device(devs, "gpu-0-mig-4g-40gb-0"),
+	                        "consumesCounters"),
+	        0),
 	    "counters");
-	json_t *b = json_object_get(json_array_get(json_object_get(
-	    find_device(devs, "gpu-0-mig-1g-10gb-2"), "consumesCounters"), 0),
+	json_t *b = json_object_get(
+	    json_array_get(
+	        json_object_get(find_device(devs, "gpu-0-mig-1g-10gb-2"),
+	                        "consumesCounters"),
+	        0),
 	    "counters");
 	assert_int_equal(qty(a, "memory-slice-2") + qty(b, "memory-slice-2"),
 	                 2);
@@ -300,21 +318,22 @@ static void every_catalog_model_gives_its_placements(void **state)
 		{
 			json_t *cc = json_array_get(
 			    json_object_get(d, "consumesCounters"), 0);
-			json_t *set = counter_set(
-			    sl, json_string_value(json_object_get(cc, "counterSet")));
+			json_t *set =
+			    counter_set(sl, json_string_value(json_object_get(
+			                        cc, "counterSet")));
 			const char *key;
 			json_t *val;
 			assert_non_null(set);
-			json_object_foreach(json_object_get(cc, "counters"), key,
-			                    val)
+			json_object_foreach(json_object_get(cc, "counters"),
+			                    key, val)
 			{
 				if (qty(json_object_get(cc, "counters"), key) >
 				    qty(set, key))
-					fail_msg("%s %s: %s over the set",
-					         m->name,
-					         json_string_value(json_object_get(
-					             d, "name")),
-					         key);
+					fail_msg(
+					    "%s %s: %s over the set", m->name,
+					    json_string_value(
+					        json_object_get(d, "name")),
+					    key);
 			}
 		}
 		json_decref(devs);
@@ -356,18 +375,23 @@ static void unhealthy_gpu_devices_carry_a_taint(void **state)
 	{
 		struct gs_kdev_name n;
 		json_t *t = json_object_get(d, "taints");
-		assert_int_equal(gs_kdev_parse_name(json_string_value(
-		                     json_object_get(d, "name")), &n, NULL),
-		                 GS_OK);
+		assert_int_equal(
+		    gs_kdev_parse_name(
+		        json_string_value(json_object_get(d, "name")), &n,
+		        NULL),
+		    GS_OK);
 		if (n.gpu_index == 1) {
 			assert_int_equal(json_array_size(t), 1);
 			json_t *t0 = json_array_get(t, 0);
-			assert_string_equal(json_string_value(json_object_get(t0, "key")),
-			                    "gpuslice.io/unhealthy");
-			assert_string_equal(json_string_value(json_object_get(t0, "effect")),
-			                    "NoSchedule");
-			assert_string_equal(json_string_value(json_object_get(t0, "value")),
-			                    "Xid-79--fell-off-the-bus");
+			assert_string_equal(
+			    json_string_value(json_object_get(t0, "key")),
+			    "gpuslice.io/unhealthy");
+			assert_string_equal(
+			    json_string_value(json_object_get(t0, "effect")),
+			    "NoSchedule");
+			assert_string_equal(
+			    json_string_value(json_object_get(t0, "value")),
+			    "Xid-79--fell-off-the-bus");
 			tainted++;
 		} else {
 			assert_null(t);
@@ -395,19 +419,23 @@ static void eight_gpus_are_cut_into_slices_within_api_limits(void **state)
 		json_t *sets = json_object_get(spec, "sharedCounters");
 		char want[64];
 		snprintf(want, sizeof(want), "node-a-gpuslice.io-%zu", i);
-		assert_string_equal(json_string_value(json_object_get(
-		                        json_object_get(s, "metadata"), "name")),
-		                    want);
+		assert_string_equal(
+		    json_string_value(json_object_get(
+		        json_object_get(s, "metadata"), "name")),
+		    want);
 		assert_false(devs && sets);
 		assert_true(json_array_size(devs) <= 64);
 		assert_true(json_array_size(sets) <= 8);
 		nd += json_array_size(devs);
 		json_t *pool = json_object_get(spec, "pool");
-		assert_int_equal(json_integer_value(json_object_get(pool, "generation")), 3);
-		assert_int_equal(json_integer_value(json_object_get(pool, "resourceSliceCount")),
+		assert_int_equal(
+		    json_integer_value(json_object_get(pool, "generation")), 3);
+		assert_int_equal(json_integer_value(json_object_get(
+		                     pool, "resourceSliceCount")),
 		                 (long long)json_array_size(sl));
-		assert_string_equal(json_string_value(json_object_get(spec, "nodeName")),
-		                    "node-a");
+		assert_string_equal(
+		    json_string_value(json_object_get(spec, "nodeName")),
+		    "node-a");
 	}
 	assert_int_equal(nd, 8 * 26);
 	assert_int_equal(json_array_size(sl), 5); /* 4 device + 1 counter */
@@ -421,9 +449,9 @@ static void bad_input_is_refused_with_a_reason(void **state)
 	json_t *out = NULL, *g = gpus_of("H100-SXM5-80GB", 1, true);
 	json_t *nog = json_pack("{s:s}", "source", "sim");
 	(void)state;
-	assert_int_equal(gs_kdev_build_slices(nog, NULL, "n", "gpuslice.io",
-	                                      1, &out, &eb),
-	                 GS_ERR_PARSE);
+	assert_int_equal(
+	    gs_kdev_build_slices(nog, NULL, "n", "gpuslice.io", 1, &out, &eb),
+	    GS_ERR_PARSE);
 	assert_null(out);
 	gs_errbuf_init(&eb);
 	assert_int_equal(gs_kdev_build_slices(g, NULL, "Bad_Node",
@@ -432,11 +460,13 @@ static void bad_input_is_refused_with_a_reason(void **state)
 	assert_non_null(strstr(eb.msg, "Bad_Node"));
 	gs_errbuf_init(&eb);
 	json_object_del(json_array_get(json_object_get(g, "gpus"), 0), "uuid");
-	assert_int_equal(gs_kdev_build_slices(g, NULL, "n", "gpuslice.io", 1,
-	                                      &out, &eb),
-	                 GS_ERR_PARSE);
-	struct gs_kdev_name n = {.kind = GS_KDEV_MIG, .gpu_index = 0,
-	                         .profile = "1g.10gb", .start = 7};
+	assert_int_equal(
+	    gs_kdev_build_slices(g, NULL, "n", "gpuslice.io", 1, &out, &eb),
+	    GS_ERR_PARSE);
+	struct gs_kdev_name n = {.kind = GS_KDEV_MIG,
+	                         .gpu_index = 0,
+	                         .profile = "1g.10gb",
+	                         .start = 7};
 	const json_t *gp;
 	assert_int_equal(gs_kdev_lookup(g, &n, &gp, NULL), GS_ERR_NOT_FOUND);
 	n.gpu_index = 4;

@@ -16,7 +16,8 @@ int main(int argc, char **argv)
 	gs_err err;
 
 	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: gs-kdev-dump NODE GPUS.json [HEALTH.json]\n");
+		fprintf(stderr,
+		        "usage: gs-kdev-dump NODE GPUS.json [HEALTH.json]\n");
 		return 2;
 	}
 	gpus = json_load_file(argv[2], 0, &je);

@@ -43,13 +43,26 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': kc.server = optarg; break;
-		case 'n': rc.node_name = optarg; break;
-		case 'S': rc.daemon_socket = optarg; break;
-		case 't': kc.token_file = optarg; break;
-		case 'i': rc.interval_ms = atoi(optarg); break;
+		case 's':
+			kc.server = optarg;
+			break;
+		case 'n':
+			rc.node_name = optarg;
+			break;
+		case 'S':
+			rc.daemon_socket = optarg;
+			break;
+		case 't':
+			kc.token_file = optarg;
+			break;
+		case 'i':
+			rc.interval_ms = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: gs-krs-run --server URL --node N --socket S [--token-file F] [--interval MS]\n");
+			fprintf(
+			    stderr,
+			    "usage: gs-krs-run --server URL --node N --socket "
+			    "S [--token-file F] [--interval MS]\n");
 			return 2;
 		}
 	}

@@ -81,9 +81,9 @@ static void control(struct gs_kube *k, const char *what, json_t *body)
 	long st;
 	char path[64];
 	snprintf(path, sizeof(path), "/standin/%s", what);
-	assert_int_equal(gs_kube_request(k, "POST", path, body, NULL, &st,
-	                                 NULL, NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "POST", path, body, NULL, &st, NULL, NULL),
+	    GS_OK);
 	assert_int_equal(st, 200);
 	json_decref(body);
 }
@@ -95,9 +95,8 @@ static void get_post_put_delete_round_trip(void **state)
 	long st;
 	(void)state;
 
-	assert_int_equal(gs_kube_request(k, "POST", RS, s, NULL, &st, &out,
-	                                 NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "POST", RS, s, NULL, &st, &out, NULL), GS_OK);
 	assert_int_equal(st, 201);
 	const char *rv = json_string_value(json_object_get(
 	    json_object_get(out, "metadata"), "resourceVersion"));
@@ -108,19 +107,20 @@ static void get_post_put_delete_round_trip(void **state)
 	json_object_set_new(json_object_get(json_object_get(s, "spec"), "pool"),
 	                    "generation", json_integer(2));
 	json_decref(out);
-	assert_int_equal(gs_kube_request(k, "PUT", RS "/rt-0", s, NULL, &st,
-	                                 &out, NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "PUT", RS "/rt-0", s, NULL, &st, &out, NULL),
+	    GS_OK);
 	assert_int_equal(st, 200);
 	json_decref(out);
-	assert_int_equal(gs_kube_request(k, "GET", RS "/rt-0", NULL, NULL, &st,
-	                                 &out, NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS "/rt-0", NULL, NULL, &st, &out, NULL),
+	    GS_OK);
 	assert_int_equal(st, 200);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-	                     json_object_get(out, "spec"), "pool"),
-	                                                    "generation")),
-	                 2);
+	assert_int_equal(
+	    json_integer_value(json_object_get(
+	        json_object_get(json_object_get(out, "spec"), "pool"),
+	        "generation")),
+	    2);
 	json_decref(out);
 	assert_int_equal(gs_kube_request(k, "DELETE", RS "/rt-0", NULL, NULL,
 	                                 &st, NULL, NULL),
@@ -139,22 +139,20 @@ static void error_answers_map_to_clear_errors(void **state)
 	(void)state;
 
 	/* 404 */
-	assert_int_equal(gs_kube_request(k, "GET", RS "/nope", NULL, NULL, &st,
-	                                 NULL, &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS "/nope", NULL, NULL, &st, NULL, &eb),
+	    GS_OK);
 	assert_int_equal(st, 404);
 	assert_int_equal(gs_kube_status_err(st), GS_ERR_NOT_FOUND);
 	assert_non_null(strstr(eb.msg, "404 NotFound"));
 	assert_non_null(strstr(eb.msg, "\"nope\" not found"));
 	/* 409 AlreadyExists */
-	assert_int_equal(gs_kube_request(k, "POST", RS, s, NULL, &st, NULL,
-	                                 NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "POST", RS, s, NULL, &st, NULL, NULL), GS_OK);
 	assert_int_equal(st, 201);
 	gs_errbuf_init(&eb);
-	assert_int_equal(gs_kube_request(k, "POST", RS, s, NULL, &st, NULL,
-	                                 &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "POST", RS, s, NULL, &st, NULL, &eb), GS_OK);
 	assert_int_equal(st, 409);
 	assert_int_equal(gs_kube_status_err(st), GS_ERR_EXISTS);
 	assert_non_null(strstr(eb.msg, "AlreadyExists"));
@@ -162,17 +160,16 @@ static void error_answers_map_to_clear_errors(void **state)
 	json_object_set_new(json_object_get(s, "metadata"), "resourceVersion",
 	                    json_string("1"));
 	gs_errbuf_init(&eb);
-	assert_int_equal(gs_kube_request(k, "PUT", RS "/err-0", s, NULL, &st,
-	                                 NULL, &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "PUT", RS "/err-0", s, NULL, &st, NULL, &eb),
+	    GS_OK);
 	assert_int_equal(st, 409);
 	assert_non_null(strstr(eb.msg, "Conflict"));
 	/* 422: the stand-in's schema refuses a bad object */
 	json_t *bad = slice("Bad_Name", 1);
 	gs_errbuf_init(&eb);
-	assert_int_equal(gs_kube_request(k, "POST", RS, bad, NULL, &st, &out,
-	                                 &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "POST", RS, bad, NULL, &st, &out, &eb), GS_OK);
 	assert_int_equal(st, 422);
 	assert_int_equal(gs_kube_status_err(st), GS_ERR_INVALID);
 	json_decref(out);
@@ -182,9 +179,8 @@ static void error_answers_map_to_clear_errors(void **state)
 	gs_kube_destroy(k);
 	k = client(700);
 	gs_errbuf_init(&eb);
-	assert_int_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL,
-	                                 &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL, &eb), GS_OK);
 	assert_int_equal(st, 500);
 	assert_int_equal(gs_kube_status_err(st), GS_ERR_UNAVAILABLE);
 	assert_non_null(strstr(eb.msg, "HTTP 500"));
@@ -199,9 +195,9 @@ static void error_answers_map_to_clear_errors(void **state)
 	/* A transient 500 is retried away. */
 	k = client(5000);
 	control(k, "fail", json_pack("{s:i,s:i}", "status", 503, "count", 2));
-	assert_int_equal(gs_kube_request(k, "GET", RS "/err-0", NULL, NULL, &st,
-	                                 NULL, NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS "/err-0", NULL, NULL, &st, NULL, NULL),
+	    GS_OK);
 	assert_int_equal(st, 200);
 	assert_int_equal(gs_kube_request(k, "DELETE", RS "/err-0", NULL, NULL,
 	                                 &st, NULL, NULL),
@@ -219,9 +215,9 @@ static void a_server_that_does_not_answer_times_out(void **state)
 
 	control(k, "hang", json_pack("{s:i,s:i}", "count", 1, "seconds", 3));
 	int64_t t0 = now_ms();
-	assert_int_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL,
-	                                 &eb),
-	                 GS_ERR_TIMEOUT);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL, &eb),
+	    GS_ERR_TIMEOUT);
 	int64_t took = now_ms() - t0;
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(eb.msg, "no answer within 800 ms"));
@@ -240,9 +236,9 @@ static void an_unreachable_server_is_unavailable(void **state)
 	long st;
 	(void)state;
 	assert_int_equal(gs_kube_create(&cfg, &k, NULL), GS_OK);
-	assert_int_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL,
-	                                 &eb),
-	                 GS_ERR_UNAVAILABLE);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL, &eb),
+	    GS_ERR_UNAVAILABLE);
 	assert_non_null(strstr(eb.msg, "unreachable"));
 	gs_kube_destroy(k);
 }
@@ -268,7 +264,8 @@ static bool on_event(void *arg, const char *type, json_t *obj)
 		s->bookmarks++;
 	else if (strcmp(type, "ERROR") == 0) {
 		s->errors++;
-		s->error_code = (long)json_integer_value(json_object_get(obj, "code"));
+		s->error_code =
+		    (long)json_integer_value(json_object_get(obj, "code"));
 		return false;
 	}
 	return !(s->stop_after_bookmarks &&
@@ -284,22 +281,21 @@ static void watch_from_a_resource_version_sees_every_later_change(void **state)
 	struct seen seen = {.stop_after_bookmarks = 1};
 	(void)state;
 
-	assert_int_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st, &list,
-	                                 NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, &list, NULL), GS_OK);
 	const char *rv = json_string_value(json_object_get(
 	    json_object_get(list, "metadata"), "resourceVersion"));
 	snprintf(path, sizeof(path),
 	         RS "?watch=1&resourceVersion=%s&allowWatchBookmarks=true", rv);
 	json_decref(list);
 	/* Changes after the list: add, modify, delete. */
-	assert_int_equal(gs_kube_request(k, "POST", RS, s, NULL, &st, NULL, NULL),
-	                 GS_OK);
-	assert_int_equal(gs_kube_request(k, "PUT", RS "/w-0", s, NULL, &st, NULL,
-	                                 NULL),
-	                 GS_OK);
-	assert_int_equal(gs_kube_request(k, "DELETE", RS "/w-0", NULL, NULL, &st,
-	                                 NULL, NULL),
+	assert_int_equal(
+	    gs_kube_request(k, "POST", RS, s, NULL, &st, NULL, NULL), GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "PUT", RS "/w-0", s, NULL, &st, NULL, NULL),
+	    GS_OK);
+	assert_int_equal(gs_kube_request(k, "DELETE", RS "/w-0", NULL, NULL,
+	                                 &st, NULL, NULL),
 	                 GS_OK);
 	assert_int_equal(gs_kube_watch(k, path, on_event, &seen, NULL, NULL),
 	                 GS_OK);
@@ -323,16 +319,15 @@ static void watch_ends_when_the_server_closes_and_resumes_after_it(void **state)
 	assert_int_equal(gs_kube_watch(k, RS "?watch=1&timeoutSeconds=1",
 	                               on_event, &seen, NULL, NULL),
 	                 GS_OK);
-	assert_int_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st, &list,
-	                                 NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, &list, NULL), GS_OK);
 	snprintf(path, sizeof(path),
 	         RS "?watch=1&timeoutSeconds=1&resourceVersion=%s",
 	         json_string_value(json_object_get(
 	             json_object_get(list, "metadata"), "resourceVersion")));
 	json_decref(list);
-	assert_int_equal(gs_kube_request(k, "POST", RS, s, NULL, &st, NULL, NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "POST", RS, s, NULL, &st, NULL, NULL), GS_OK);
 	memset(&seen, 0, sizeof(seen));
 	assert_int_equal(gs_kube_watch(k, path, on_event, &seen, NULL, NULL),
 	                 GS_OK);
@@ -345,8 +340,8 @@ static void watch_ends_when_the_server_closes_and_resumes_after_it(void **state)
 	                 GS_OK);
 	assert_int_equal(seen.errors, 1);
 	assert_int_equal(seen.error_code, 410);
-	assert_int_equal(gs_kube_request(k, "DELETE", RS "/w-1", NULL, NULL, &st,
-	                                 NULL, NULL),
+	assert_int_equal(gs_kube_request(k, "DELETE", RS "/w-1", NULL, NULL,
+	                                 &st, NULL, NULL),
 	                 GS_OK);
 	json_decref(s);
 	gs_kube_destroy(k);
@@ -374,9 +369,9 @@ static void watch_stops_soon_after_the_stop_flag(void **state)
 	(void)state;
 	pthread_create(&t, NULL, stop_later, &sp);
 	int64_t t0 = now_ms();
-	assert_int_equal(gs_kube_watch(k, RS "?watch=1", on_event, &seen, &stop,
-	                               NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_watch(k, RS "?watch=1", on_event, &seen, &stop, NULL),
+	    GS_OK);
 	int64_t took = now_ms() - t0;
 	pthread_join(t, NULL);
 	assert_true(took >= 250);
@@ -395,9 +390,9 @@ static void watch_error_answer_is_a_clear_error(void **state)
 	(void)state;
 	/* No token: 401. */
 	assert_int_equal(gs_kube_create(&cfg, &k, NULL), GS_OK);
-	assert_int_equal(gs_kube_watch(k, RS "?watch=1", on_event, &seen, NULL,
-	                               &eb),
-	                 GS_ERR_PERM);
+	assert_int_equal(
+	    gs_kube_watch(k, RS "?watch=1", on_event, &seen, NULL, &eb),
+	    GS_ERR_PERM);
 	assert_non_null(strstr(eb.msg, "401"));
 	gs_kube_destroy(k);
 }
@@ -425,9 +420,8 @@ static void in_cluster_token_and_ca_from_the_service_account_dir(void **state)
 	if (err)
 		fail_msg("%s", gs_errbuf_msg(&eb, err));
 	assert_non_null(strstr(gs_kube_server(k), "https://127.0.0.1:"));
-	assert_int_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL,
-	                                 &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL, &eb), GS_OK);
 	assert_int_equal(st, 200);
 	gs_kube_destroy(k);
 	/* Without the CA the server's certificate is refused. */
@@ -436,9 +430,8 @@ static void in_cluster_token_and_ca_from_the_service_account_dir(void **state)
 	gs_errbuf_init(&eb);
 	cfg.timeout_ms = 600;
 	assert_int_equal(gs_kube_create(&cfg, &k, &eb), GS_OK);
-	assert_int_not_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st,
-	                                     NULL, &eb),
-	                     GS_OK);
+	assert_int_not_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL, &eb), GS_OK);
 	assert_true(eb.set);
 	gs_kube_destroy(k);
 	/* Outside a cluster with nothing configured: a clear error. */
@@ -484,9 +477,8 @@ static void kubeconfig_gives_server_token_and_ca(void **state)
 	gs_err err = gs_kube_create(&cfg, &k, &eb);
 	if (err)
 		fail_msg("%s", gs_errbuf_msg(&eb, err));
-	assert_int_equal(gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL,
-	                                 &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kube_request(k, "GET", RS, NULL, NULL, &st, NULL, &eb), GS_OK);
 	assert_int_equal(st, 200);
 	gs_kube_destroy(k);
 
@@ -531,11 +523,14 @@ int main(void)
 	    cmocka_unit_test(error_answers_map_to_clear_errors),
 	    cmocka_unit_test(a_server_that_does_not_answer_times_out),
 	    cmocka_unit_test(an_unreachable_server_is_unavailable),
-	    cmocka_unit_test(watch_from_a_resource_version_sees_every_later_change),
-	    cmocka_unit_test(watch_ends_when_the_server_closes_and_resumes_after_it),
+	    cmocka_unit_test(
+	        watch_from_a_resource_version_sees_every_later_change),
+	    cmocka_unit_test(
+	        watch_ends_when_the_server_closes_and_resumes_after_it),
 	    cmocka_unit_test(watch_stops_soon_after_the_stop_flag),
 	    cmocka_unit_test(watch_error_answer_is_a_clear_error),
-	    cmocka_unit_test(in_cluster_token_and_ca_from_the_service_account_dir),
+	    cmocka_unit_test(
+	        in_cluster_token_and_ca_from_the_service_account_dir),
 	    cmocka_unit_test(kubeconfig_gives_server_token_and_ca),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,8 +32,8 @@ int main(int argc, char **argv)
 		gs_sim_state_close(map);
 		return 1;
 	}
-	gs_sim_xid_post(st, (uint32_t)atoi(argv[2]), (uint32_t)atoi(argv[3]),
-	                0, 0, gs_sim_now_ns());
+	gs_sim_xid_post(st, (uint32_t)atoi(argv[2]), (uint32_t)atoi(argv[3]), 0,
+	                0, gs_sim_now_ns());
 	gs_sim_unlock(st);
 	gs_sim_state_close(map);
 	return 0;
