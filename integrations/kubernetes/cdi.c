@@ -6,11 +6,14 @@
 #include "cdi.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "gs/region.h"
 
 void gs_kcdi_device_id(const char *slice, char *buf, size_t len)
 {
@@ -49,7 +52,7 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	json_t *spec, *edits, *env, *nodes, *mounts;
 	const char *k, *pipe = NULL;
 	json_t *v;
-	char buf[64];
+	char buf[64], path[4096];
 
 	*out = NULL;
 	if (in->slice == NULL || in->run_dir == NULL || in->shim_path == NULL ||
@@ -83,8 +86,16 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 		add_node(nodes, buf);
 	}
 
+	/*
+	 * The region's two files, not the run directory: that also holds
+	 * gpusliced's API socket, which a container (root by SO_PEERCRED)
+	 * must not reach. The shim reads limits and writes usage.
+	 */
 	add_mount(mounts, in->shim_path, true);
-	add_mount(mounts, in->run_dir, false);
+	snprintf(path, sizeof(path), "%s/%s", in->run_dir, GS_REGION_LIMITS_FILE);
+	add_mount(mounts, path, true);
+	snprintf(path, sizeof(path), "%s/%s", in->run_dir, GS_REGION_USAGE_FILE);
+	add_mount(mounts, path, false);
 	if (pipe && pipe[0] == '/' && strcmp(pipe, in->run_dir) != 0)
 		add_mount(mounts, pipe, false);
 

@@ -11,9 +11,11 @@
  *   deviceNodes  /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools,
  *                /dev/nvidia<index> and, for a MIG device, its
  *                /dev/nvidia-caps/nvidia-cap<N> (GI and CI access)
- *   mounts       the shim (read-only), the run directory (the region), and
- *                the MPS pipe directory when the slice uses MPS, each at
- *                the same path inside the container, so the env holds
+ *   mounts       the shim and the region's limits file (read-only), its
+ *                usage file, and the MPS pipe directory when the slice
+ *                uses MPS, each at the same path inside the container, so
+ *                the env holds; never the whole run directory, which also
+ *                holds gpusliced's API socket
  *   annotations  none: the version stays as low as the fields allow.
  * cdiVersion is the lowest version that covers the fields used
  * (gs_kcdi_min_version).

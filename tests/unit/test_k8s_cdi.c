@@ -101,7 +101,12 @@ static void spec_carries_the_slice_env_preload_nodes_and_mounts(void **state)
 	assert_true(has_path(json_object_get(ed, "mounts"), "hostPath",
 	                     "/usr/lib/gpuslice/libgpuslice.so"));
 	assert_true(has_path(json_object_get(ed, "mounts"), "containerPath",
-	                     "/run/gpuslice"));
+	                     "/run/gpuslice/limits"));
+	assert_true(has_path(json_object_get(ed, "mounts"), "containerPath",
+	                     "/run/gpuslice/usage"));
+	/* Never the run directory itself: it holds gpusliced's socket. */
+	assert_false(has_path(json_object_get(ed, "mounts"), "hostPath",
+	                      "/run/gpuslice"));
 	gs_kcdi_device_id("k8s-abc", id, sizeof(id));
 	assert_string_equal(id, "gpuslice.io/slice=k8s-abc");
 	json_decref(spec);

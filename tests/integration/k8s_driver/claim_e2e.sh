@@ -37,6 +37,8 @@ spec=$CDI/gpuslice.io-slice_k8s-$UID1.json
 [ -f "$spec" ] || fail "no CDI spec at $spec"
 cdi_valid "$spec" || { rc=$?; [ $rc -eq 77 ] && exit 77; fail "CDI spec does not validate"; }
 jcheck "$(cat "$spec")" 'd["cdiVersion"] == "0.3.0" and d["kind"] == "gpuslice.io/slice"'
+# The container gets the region's files, never the run dir with the API socket.
+jcheck "$(cat "$spec")" 'sorted(m["hostPath"] for m in d["devices"][0]["containerEdits"]["mounts"]) == sorted(["'"$SHIM"'", "'"$RUNDIR"'/limits", "'"$RUNDIR"'/usage"])'
 cdi_env "k8s-$UID1" >"$WORK/env"
 grep -qx "LD_PRELOAD=$SHIM" "$WORK/env" || fail "no preload in the CDI env: $(cat "$WORK/env")"
 grep -qx "GPUSLICE_SLICE=k8s-$UID1" "$WORK/env" || fail "no GPUSLICE_SLICE in the CDI env"
