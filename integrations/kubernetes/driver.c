@@ -676,8 +676,15 @@ undo:
 		char path[128];
 
 		snprintf(path, sizeof(path), "/v1/slices/%s", plan.slice_name);
-		if (daemon_call(d, "DELETE", path, NULL, NULL, NULL) != GS_OK)
-			gs_warn(TAG, "slice=%s could not be deleted after a failed prepare; unprepare or the next prepare will", plan.slice_name);
+		if (daemon_call(d, "DELETE", path, NULL, NULL, NULL) != GS_OK) {
+			/* Keep the record ("preparing"): the kubelet's retry
+			 * adopts the slice or its unprepare deletes it. */
+			gs_warn(TAG, "slice=%s could not be deleted after a failed prepare; the record stays for the retry or unprepare", plan.slice_name);
+			json_object_set_new(entry, "state",
+			                    json_string("preparing"));
+			(void)save_ckpt(d, NULL);
+			recorded = false;
+		}
 	}
 	if (recorded) {
 		json_object_del(claims, c->uid);
