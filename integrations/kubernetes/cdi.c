@@ -58,11 +58,13 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	if (in->slice == NULL || in->run_dir == NULL || in->shim_path == NULL ||
 	    in->run_dir[0] != '/' || in->shim_path[0] != '/')
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "CDI spec needs the slice, an absolute run directory and an absolute shim path");
+		               "CDI spec needs the slice, an absolute run "
+		               "directory and an absolute shim path");
 	env = json_array();
 	nodes = json_array();
 	mounts = json_array();
-	json_object_foreach((json_t *)in->env, k, v) {
+	json_object_foreach((json_t *)in->env, k, v)
+	{
 		if (!json_is_string(v))
 			continue;
 		add_env(env, k, json_string_value(v));
@@ -92,9 +94,11 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	 * must not reach. The shim reads limits and writes usage.
 	 */
 	add_mount(mounts, in->shim_path, true);
-	snprintf(path, sizeof(path), "%s/%s", in->run_dir, GS_REGION_LIMITS_FILE);
+	snprintf(path, sizeof(path), "%s/%s", in->run_dir,
+	         GS_REGION_LIMITS_FILE);
 	add_mount(mounts, path, true);
-	snprintf(path, sizeof(path), "%s/%s", in->run_dir, GS_REGION_USAGE_FILE);
+	snprintf(path, sizeof(path), "%s/%s", in->run_dir,
+	         GS_REGION_USAGE_FILE);
 	add_mount(mounts, path, false);
 	if (pipe && pipe[0] == '/' && strcmp(pipe, in->run_dir) != 0)
 		add_mount(mounts, pipe, false);
@@ -105,7 +109,8 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	                 "kind", GS_KCDI_KIND, "devices", "name", in->slice,
 	                 "containerEdits", edits);
 	if (spec == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "out of memory building the CDI spec");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "out of memory building the CDI spec");
 	json_object_set_new(spec, "cdiVersion",
 	                    json_string(gs_kcdi_min_version(spec)));
 	*out = spec;
@@ -121,13 +126,16 @@ static int edits_version(const json_t *e)
 
 	if (json_object_get(e, "netDevices"))
 		v = 110;
-	if (json_object_get(e, "intelRdt") || json_object_get(e, "additionalGids"))
+	if (json_object_get(e, "intelRdt") ||
+	    json_object_get(e, "additionalGids"))
 		v = v > 70 ? v : 70;
-	json_array_foreach(json_object_get(e, "deviceNodes"), i, x) {
+	json_array_foreach(json_object_get(e, "deviceNodes"), i, x)
+	{
 		if (json_object_get(x, "hostPath"))
 			v = v > 50 ? v : 50;
 	}
-	json_array_foreach(json_object_get(e, "mounts"), i, x) {
+	json_array_foreach(json_object_get(e, "mounts"), i, x)
+	{
 		if (json_object_get(x, "type"))
 			v = v > 40 ? v : 40;
 	}
@@ -146,7 +154,8 @@ const char *gs_kcdi_min_version(const json_t *spec)
 		v = v > 60 ? v : 60;
 	if (slash && strchr(slash, '.'))
 		v = v > 60 ? v : 60;
-	json_array_foreach(json_object_get(spec, "devices"), i, d) {
+	json_array_foreach(json_object_get(spec, "devices"), i, d)
+	{
 		const char *n = json_string_value(json_object_get(d, "name"));
 		int dv = edits_version(json_object_get(d, "containerEdits"));
 
@@ -157,12 +166,18 @@ const char *gs_kcdi_min_version(const json_t *spec)
 			v = v > 50 ? v : 50;
 	}
 	switch (v) {
-	case 30: return "0.3.0";
-	case 40: return "0.4.0";
-	case 50: return "0.5.0";
-	case 60: return "0.6.0";
-	case 70: return "0.7.0";
-	default: return "1.1.0";
+	case 30:
+		return "0.3.0";
+	case 40:
+		return "0.4.0";
+	case 50:
+		return "0.5.0";
+	case 60:
+		return "0.6.0";
+	case 70:
+		return "0.7.0";
+	default:
+		return "1.1.0";
 	}
 }
 
@@ -175,7 +190,8 @@ gs_err gs_kcdi_write(const char *dir, const char *slice, const json_t *spec,
 	snprintf(name, sizeof(name), "gpuslice.io-slice_%s.json", slice);
 	text = json_dumps(spec, JSON_INDENT(2));
 	if (text == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "out of memory writing the CDI spec");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "out of memory writing the CDI spec");
 	err = gs_kfile_write_atomic(dir, name, text, strlen(text), eb);
 	free(text);
 	return err;
@@ -221,7 +237,7 @@ gs_err gs_kcdi_mig_minors(const char *path, int gpu, int gi, int ci,
 	fclose(f);
 	if (found != 3)
 		return gs_fail(eb, GS_ERR_NOT_FOUND,
-		               "%s has no access minors for gpu%d/gi%d/ci%d", path,
-		               gpu, gi, ci);
+		               "%s has no access minors for gpu%d/gi%d/ci%d",
+		               path, gpu, gi, ci);
 	return GS_OK;
 }

@@ -32,12 +32,12 @@
 #define GS_KCDI_KIND "gpuslice.io/slice"
 
 struct gs_kcdi_input {
-	const char *slice;      /* the slice name = CDI device name */
-	const json_t *env;      /* gpusliced's slice "env" object (borrowed) */
-	const char *run_dir;    /* the region directory */
-	const char *shim_path;  /* libgpuslice.so */
-	int gpu_index;          /* /dev/nvidia<index> */
-	const int *cap_minors;  /* MIG access caps (may be NULL) */
+	const char *slice;     /* the slice name = CDI device name */
+	const json_t *env;     /* gpusliced's slice "env" object (borrowed) */
+	const char *run_dir;   /* the region directory */
+	const char *shim_path; /* libgpuslice.so */
+	int gpu_index;         /* /dev/nvidia<index> */
+	const int *cap_minors; /* MIG access caps (may be NULL) */
 	int n_cap_minors;
 };
 
@@ -64,8 +64,7 @@ gs_err gs_kcdi_write(const char *dir, const char *slice, const json_t *spec,
                      struct gs_errbuf *eb);
 
 /* Removes the spec file; a missing file is success. */
-gs_err gs_kcdi_remove(const char *dir, const char *slice,
-                      struct gs_errbuf *eb);
+gs_err gs_kcdi_remove(const char *dir, const char *slice, struct gs_errbuf *eb);
 
 /*
  * The MIG access capability minors of GPU `gpu`, instance gi / ci, from a

@@ -37,8 +37,7 @@ static gs_err make_dir(const char *dir, struct gs_errbuf *eb)
 }
 
 gs_err gs_kfile_write_atomic(const char *dir, const char *name,
-                             const char *data, size_t len,
-                             struct gs_errbuf *eb)
+                             const char *data, size_t len, struct gs_errbuf *eb)
 {
 	char tmp[4096], path[4096];
 	size_t off = 0;
@@ -53,8 +52,9 @@ gs_err gs_kfile_write_atomic(const char *dir, const char *name,
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		e = errno;
-		return gs_fail(eb, GS_ERR_IO, "cannot create a temp file in %s: %s",
-		               dir, strerror(e));
+		return gs_fail(eb, GS_ERR_IO,
+		               "cannot create a temp file in %s: %s", dir,
+		               strerror(e));
 	}
 	while (off < len) {
 		ssize_t w = write(fd, data + off, len - off);
@@ -83,7 +83,8 @@ gs_err gs_kfile_write_atomic(const char *dir, const char *name,
 	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	if (dfd >= 0) {
-		(void)fsync(dfd); /* best effort: the rename is already visible */
+		(void)fsync(
+		    dfd); /* best effort: the rename is already visible */
 		close(dfd);
 	}
 	return GS_OK;
@@ -109,10 +110,12 @@ gs_err gs_kckpt_load(const char *dir, json_t **ck, struct gs_errbuf *eb)
 	}
 	o = json_load_file(path, 0, &je);
 	if (o == NULL)
-		return gs_fail(eb, GS_ERR_CORRUPT, "checkpoint %s: %s (line %d)",
-		               path, je.text, je.line);
+		return gs_fail(eb, GS_ERR_CORRUPT,
+		               "checkpoint %s: %s (line %d)", path, je.text,
+		               je.line);
 	v = json_object_get(o, "version");
-	if (!json_is_integer(v) || !json_is_object(json_object_get(o, "claims"))) {
+	if (!json_is_integer(v) ||
+	    !json_is_object(json_object_get(o, "claims"))) {
 		json_decref(o);
 		return gs_fail(eb, GS_ERR_CORRUPT,
 		               "checkpoint %s has no version or claims", path);
@@ -121,9 +124,10 @@ gs_err gs_kckpt_load(const char *dir, json_t **ck, struct gs_errbuf *eb)
 		long long ver = (long long)json_integer_value(v);
 
 		json_decref(o);
-		return gs_fail(eb, GS_ERR_VERSION,
-		               "checkpoint %s has version %lld, this driver reads %d",
-		               path, ver, GS_KCKPT_VERSION);
+		return gs_fail(
+		    eb, GS_ERR_VERSION,
+		    "checkpoint %s has version %lld, this driver reads %d",
+		    path, ver, GS_KCKPT_VERSION);
 	}
 	*ck = o;
 	return GS_OK;

@@ -25,7 +25,7 @@
 
 #include "gs/err.h"
 
-#define GS_KCKPT_FILE "checkpoint.json"
+#define GS_KCKPT_FILE    "checkpoint.json"
 #define GS_KCKPT_VERSION 1
 
 /*

@@ -49,7 +49,7 @@
 #include "prepare.h"
 #include "rslices.h"
 
-#define TAG "kdra"
+#define TAG             "kdra"
 #define MIG_MINORS_FILE "/proc/driver/nvidia-caps/mig-minors"
 
 struct gs_kdra {
@@ -147,19 +147,21 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 	d->shim = cfg->shim_path && cfg->shim_path[0] ? strdup(cfg->shim_path)
 	                                              : default_shim();
 	d->publish = cfg->publish;
-	d->interval_ms = cfg->publish_interval_ms > 0 ? cfg->publish_interval_ms
-	                                              : 1000;
+	d->interval_ms =
+	    cfg->publish_interval_ms > 0 ? cfg->publish_interval_ms : 1000;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->hmu, NULL);
 	pthread_cond_init(&d->hcond, NULL);
-	if (!d->node || !d->driver || !d->state_dir || !d->cdi_dir || !d->shim ||
+	if (!d->node || !d->driver || !d->state_dir || !d->cdi_dir ||
+	    !d->shim ||
 	    (cfg->daemon_socket && cfg->daemon_socket[0] && !d->socket)) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
 	if (d->shim[0] != '/') {
 		err = gs_fail(eb, GS_ERR_INVALID,
-		              "the shim path must be absolute, got '%s'", d->shim);
+		              "the shim path must be absolute, got '%s'",
+		              d->shim);
 		goto fail;
 	}
 	kc.kubeconfig = cfg->kubeconfig;
@@ -272,11 +274,14 @@ static gs_err daemon_call(struct gs_kdra *d, const char *method,
 	o = json_loadb(resp ? resp : "", len, 0, NULL);
 	free(resp);
 	if (status < 200 || status > 299) {
-		const char *name = json_string_value(json_object_get(o, "error"));
-		const char *msg = json_string_value(json_object_get(o, "message"));
+		const char *name =
+		    json_string_value(json_object_get(o, "error"));
+		const char *msg =
+		    json_string_value(json_object_get(o, "message"));
 
-		err = name ? gs_client_err_from_name(name)
-		           : status == 404 ? GS_ERR_NOT_FOUND : GS_ERR_INTERNAL;
+		err = name            ? gs_client_err_from_name(name)
+		      : status == 404 ? GS_ERR_NOT_FOUND
+		                      : GS_ERR_INTERNAL;
 		gs_fail(eb, err, "gpusliced %s %s: %s", method, path,
 		        msg ? msg : "refused");
 		json_decref(o);
@@ -341,9 +346,11 @@ static gs_err fill_devices(const json_t *entry, struct gs_kdra_prepared *out)
 	if (out->devices == NULL)
 		return GS_ERR_NOMEM;
 	gs_kcdi_device_id(slice ? slice : "", id, sizeof(id));
-	json_array_foreach(devs, i, v) {
+	json_array_foreach(devs, i, v)
+	{
 		struct gs_kdra_device *o = &out->devices[out->n_devices++];
-		const char *req = json_string_value(json_object_get(v, "request"));
+		const char *req =
+		    json_string_value(json_object_get(v, "request"));
 
 		o->request_names = calloc(1, sizeof(char *));
 		o->cdi_device_ids = calloc(1, sizeof(char *));
@@ -353,12 +360,12 @@ static gs_err fill_devices(const json_t *entry, struct gs_kdra_prepared *out)
 		o->n_request_names = 1;
 		o->cdi_device_ids[0] = strdup(id);
 		o->n_cdi_device_ids = 1;
-		o->pool_name = xstrdup(
-		    json_string_value(json_object_get(v, "pool")));
-		o->device_name = xstrdup(
-		    json_string_value(json_object_get(v, "device")));
-		o->share_id = xstrdup(
-		    json_string_value(json_object_get(v, "shareID")));
+		o->pool_name =
+		    xstrdup(json_string_value(json_object_get(v, "pool")));
+		o->device_name =
+		    xstrdup(json_string_value(json_object_get(v, "device")));
+		o->share_id =
+		    xstrdup(json_string_value(json_object_get(v, "shareID")));
 		if (!o->request_names[0] || !o->cdi_device_ids[0] ||
 		    !o->pool_name || !o->device_name)
 			return GS_ERR_NOMEM;
@@ -382,8 +389,8 @@ static gs_err get_claim(struct gs_kdra *d, const struct gs_kdra_claim_ref *c,
 	err = gs_kube_request(d->kube, "GET", path, NULL, NULL, &status, claim,
 	                      &e);
 	if (err != GS_OK)
-		return gs_fail(eb, err, "API server: GET claim %s/%s: %s", c->ns,
-		               c->name, gs_errbuf_msg(&e, err));
+		return gs_fail(eb, err, "API server: GET claim %s/%s: %s",
+		               c->ns, c->name, gs_errbuf_msg(&e, err));
 	if (status != 200 || *claim == NULL) {
 		err = gs_kube_status_err(status);
 		json_decref(*claim);
@@ -391,17 +398,18 @@ static gs_err get_claim(struct gs_kdra *d, const struct gs_kdra_claim_ref *c,
 		if (e.set) /* kube.c's message names the request and status */
 			return gs_fail(eb, err == GS_OK ? GS_ERR_PARSE : err,
 			               "%s", e.msg);
-		return gs_fail(eb, err == GS_OK ? GS_ERR_PARSE : err,
-		               "API server: GET claim %s/%s answered %ld without a claim",
-		               c->ns, c->name, status);
+		return gs_fail(
+		    eb, err == GS_OK ? GS_ERR_PARSE : err,
+		    "API server: GET claim %s/%s answered %ld without a claim",
+		    c->ns, c->name, status);
 	}
 	return GS_OK;
 }
 
 static bool same_limits(const json_t *s, const struct gs_kprep_plan *p)
 {
-	return (uint64_t)json_integer_value(json_object_get(s, "memory_bytes")) ==
-	           p->spec.memory_bytes &&
+	return (uint64_t)json_integer_value(json_object_get(
+	           s, "memory_bytes")) == p->spec.memory_bytes &&
 	       json_integer_value(json_object_get(s, "compute")) ==
 	           p->spec.compute_pct &&
 	       json_integer_value(json_object_get(json_object_get(s, "gpu"),
@@ -432,7 +440,8 @@ static gs_err make_slice(struct gs_kdra *d, const struct gs_kprep_plan *p,
 		json_decref(*slice);
 		*slice = NULL;
 		return gs_fail(eb, GS_ERR_EXISTS,
-		               "slice %s exists with other limits than the claim's allocation",
+		               "slice %s exists with other limits than the "
+		               "claim's allocation",
 		               p->slice_name);
 	}
 	gs_info(TAG, "slice=%s adopted (made by an interrupted prepare)",
@@ -449,10 +458,11 @@ static int mig_minors(const json_t *slice, const struct gs_kprep_plan *p,
 
 	if (!p->mig || !json_is_object(m))
 		return 0;
-	if (gs_kcdi_mig_minors(MIG_MINORS_FILE, p->gpu_index,
-	                       (int)json_integer_value(json_object_get(m, "gi")),
-	                       (int)json_integer_value(json_object_get(m, "ci")),
-	                       minors, &e) != GS_OK) {
+	if (gs_kcdi_mig_minors(
+	        MIG_MINORS_FILE, p->gpu_index,
+	        (int)json_integer_value(json_object_get(m, "gi")),
+	        (int)json_integer_value(json_object_get(m, "ci")), minors,
+	        &e) != GS_OK) {
 		gs_warn(TAG, "slice=%s no MIG capability device nodes: %s",
 		        p->slice_name, e.msg);
 		return 0;
@@ -478,18 +488,24 @@ static void check_mig_placement(struct gs_kdra *d, const json_t *slice,
 	if (!p->mig || uuid == NULL ||
 	    daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, NULL) != GS_OK)
 		return;
-	json_array_foreach(json_object_get(gpus, "gpus"), i, g) {
-		json_array_foreach(json_object_get(json_object_get(g, "mig"),
-		                                   "instances"),
-		                   k, inst) {
-			const char *u = json_string_value(
-			    json_object_get(inst, "uuid"));
+	json_array_foreach(json_object_get(gpus, "gpus"), i, g)
+	{
+		json_array_foreach(
+		    json_object_get(json_object_get(g, "mig"), "instances"), k,
+		    inst)
+		{
+			const char *u =
+			    json_string_value(json_object_get(inst, "uuid"));
 			int start = (int)json_integer_value(
 			    json_object_get(inst, "start"));
 
 			if (u && strcmp(u, uuid) == 0 && start != p->mig_start)
-				gs_warn(TAG, "slice=%s MIG instance %s is at start %d, the scheduler chose %d (gpusliced picks the placement)",
-				        p->slice_name, uuid, start, p->mig_start);
+				gs_warn(TAG,
+				        "slice=%s MIG instance %s is at start "
+				        "%d, the scheduler chose %d (gpusliced "
+				        "picks the placement)",
+				        p->slice_name, uuid, start,
+				        p->mig_start);
 		}
 	}
 	json_decref(gpus);
@@ -500,14 +516,13 @@ static json_t *entry_devices(const struct gs_kprep_plan *p)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < p->n_results; i++) {
-		json_t *o = json_pack("{s:s, s:s, s:s}", "request",
-		                      p->results[i].request, "pool",
-		                      p->results[i].pool, "device",
-		                      p->results[i].device);
+		json_t *o = json_pack(
+		    "{s:s, s:s, s:s}", "request", p->results[i].request, "pool",
+		    p->results[i].pool, "device", p->results[i].device);
 
 		if (p->results[i].share_id)
-			json_object_set_new(o, "shareID",
-			                    json_string(p->results[i].share_id));
+			json_object_set_new(
+			    o, "shareID", json_string(p->results[i].share_id));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -572,7 +587,9 @@ static bool still_prepared(struct gs_kdra *d, const json_t *entry)
 		return false;
 	snprintf(path, sizeof(path), "/v1/slices/%s", slice);
 	if (daemon_call(d, "GET", path, NULL, NULL, NULL) == GS_ERR_NOT_FOUND) {
-		gs_warn(TAG, "slice=%s of a prepared claim is gone from gpusliced; making it again",
+		gs_warn(TAG,
+		        "slice=%s of a prepared claim is gone from gpusliced; "
+		        "making it again",
 		        slice);
 		return false;
 	}
@@ -643,10 +660,11 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	check_mig_placement(d, slice, &plan);
 	ci.slice = plan.slice_name;
 	ci.env = json_object_get(slice, "env");
-	ci.run_dir = json_string_value(json_object_get(ci.env, "GPUSLICE_RUN_DIR"));
+	ci.run_dir =
+	    json_string_value(json_object_get(ci.env, "GPUSLICE_RUN_DIR"));
 	if (ci.run_dir == NULL)
-		ci.run_dir = json_string_value(json_object_get(
-		    json_object_get(slice, "region"), "dir"));
+		ci.run_dir = json_string_value(
+		    json_object_get(json_object_get(slice, "region"), "dir"));
 	ci.shim_path = d->shim;
 	ci.gpu_index = plan.gpu_index;
 	ci.cap_minors = minors;
@@ -679,7 +697,11 @@ undo:
 		if (daemon_call(d, "DELETE", path, NULL, NULL, NULL) != GS_OK) {
 			/* Keep the record ("preparing"): the kubelet's retry
 			 * adopts the slice or its unprepare deletes it. */
-			gs_warn(TAG, "slice=%s could not be deleted after a failed prepare; the record stays for the retry or unprepare", plan.slice_name);
+			gs_warn(TAG,
+			        "slice=%s could not be deleted after a failed "
+			        "prepare; the record stays for the retry or "
+			        "unprepare",
+			        plan.slice_name);
 			json_object_set_new(entry, "state",
 			                    json_string("preparing"));
 			(void)save_ckpt(d, NULL);
@@ -689,7 +711,10 @@ undo:
 	if (recorded) {
 		json_object_del(claims, c->uid);
 		if (save_ckpt(d, NULL) != GS_OK)
-			gs_warn(TAG, "uid=%s checkpoint not updated after a failed prepare", c->uid);
+			gs_warn(TAG,
+			        "uid=%s checkpoint not updated after a failed "
+			        "prepare",
+			        c->uid);
 	}
 out:
 	json_decref(spec);
@@ -709,7 +734,8 @@ void gs_kdra_prepare(struct gs_kdra *d, const struct gs_kdra_claim_ref *claim,
 	memset(out, 0, sizeof(*out));
 	if (claim == NULL || !claim->uid || !claim->ns || !claim->name ||
 	    !claim->uid[0] || !claim->ns[0] || !claim->name[0]) {
-		out->error = strdup("the claim needs a namespace, name and UID");
+		out->error =
+		    strdup("the claim needs a namespace, name and UID");
 		return;
 	}
 	pthread_mutex_lock(&d->mu);
@@ -764,8 +790,9 @@ char *gs_kdra_unprepare(struct gs_kdra *d,
 		return NULL;
 	}
 fail_nolock:
-	snprintf(buf, sizeof(buf), "claim %s/%s: %s", claim->ns ? claim->ns : "",
-	         claim->name ? claim->name : "", gs_errbuf_msg(&eb, err));
+	snprintf(buf, sizeof(buf), "claim %s/%s: %s",
+	         claim->ns ? claim->ns : "", claim->name ? claim->name : "",
+	         gs_errbuf_msg(&eb, err));
 	return strdup(buf);
 }
 
@@ -813,7 +840,8 @@ static gs_err health_fetch(struct gs_kdra *d, const struct gs_kdra_health *prev,
 	*n = 0;
 	err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
 	arr = err == GS_OK ? json_object_get(gpus, "gpus") : NULL;
-	*list = calloc((arr ? json_array_size(arr) : n_prev) + 1, sizeof(**list));
+	*list =
+	    calloc((arr ? json_array_size(arr) : n_prev) + 1, sizeof(**list));
 	if (*list == NULL) {
 		json_decref(gpus);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -832,18 +860,22 @@ static gs_err health_fetch(struct gs_kdra *d, const struct gs_kdra_health *prev,
 		*version = h;
 		return err;
 	}
-	json_array_foreach(arr, i, g) {
+	json_array_foreach(arr, i, g)
+	{
 		struct gs_kdra_health *o = &(*list)[(*n)++];
 		const json_t *own = json_object_get(g, "health");
-		const char *why = json_string_value(json_object_get(own, "reason"));
+		const char *why =
+		    json_string_value(json_object_get(own, "reason"));
 		bool bad = json_is_false(json_object_get(own, "healthy"));
 		char name[32];
 
-		snprintf(name, sizeof(name), "gpu-%lld",
-		         (long long)json_integer_value(json_object_get(g, "index")));
+		snprintf(
+		    name, sizeof(name), "gpu-%lld",
+		    (long long)json_integer_value(json_object_get(g, "index")));
 		o->pool_name = strdup(d->node);
 		o->device_name = strdup(name);
-		o->status = bad ? GS_KDRA_HEALTH_UNHEALTHY : GS_KDRA_HEALTH_HEALTHY;
+		o->status =
+		    bad ? GS_KDRA_HEALTH_UNHEALTHY : GS_KDRA_HEALTH_HEALTHY;
 		o->updated_unix = now;
 		if (bad)
 			o->message = strndup(why ? why : "unhealthy", 1024);
@@ -930,7 +962,8 @@ gs_err gs_kdra_health_snapshot(struct gs_kdra *d, struct gs_kdra_health **list,
 		*n = *list ? d->hn : 0;
 		*version = d->hversion;
 		pthread_mutex_unlock(&d->hmu);
-		return *list ? GS_OK : gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+		return *list ? GS_OK
+		             : gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
 	pthread_mutex_unlock(&d->hmu);
 	/* No poller (not started) or no round yet: ask the daemon now. */

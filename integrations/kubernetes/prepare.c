@@ -32,7 +32,8 @@ gs_err gs_kprep_slice_name(const char *uid, char *buf, size_t len,
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		      (c >= '0' && c <= '9') || c == '-'))
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "claim UID '%s' has a character outside [A-Za-z0-9-]",
+			               "claim UID '%s' has a character outside "
+			               "[A-Za-z0-9-]",
 			               uid);
 	}
 	snprintf(buf, len, "%s%s", GS_KPREP_SLICE_PREFIX, uid);
@@ -77,18 +78,21 @@ static bool selector_admits(const json_t *sel, const char *node)
 
 	if (!json_is_array(terms) || json_array_size(terms) == 0)
 		return true;
-	json_array_foreach(terms, i, t) {
+	json_array_foreach(terms, i, t)
+	{
 		bool ok = true, any = false;
 		const char *lists[] = {"matchFields", "matchExpressions"};
 
 		for (int l = 0; l < 2; l++) {
-			json_array_foreach(json_object_get(t, lists[l]), j, req) {
+			json_array_foreach(json_object_get(t, lists[l]), j, req)
+			{
 				const char *key = jstr(req, "key");
 				bool in = false;
 
 				if (key == NULL ||
 				    (strcmp(key, "metadata.name") != 0 &&
-				     strcmp(key, "kubernetes.io/hostname") != 0))
+				     strcmp(key, "kubernetes.io/hostname") !=
+				         0))
 					continue;
 				any = true;
 				if (jstr(req, "operator") == NULL ||
@@ -96,9 +100,12 @@ static bool selector_admits(const json_t *sel, const char *node)
 					ok = false;
 					continue;
 				}
-				json_array_foreach(json_object_get(req, "values"), k, v) {
+				json_array_foreach(
+				    json_object_get(req, "values"), k, v)
+				{
 					if (json_is_string(v) &&
-					    strcmp(json_string_value(v), node) == 0)
+					    strcmp(json_string_value(v),
+					           node) == 0)
 						in = true;
 				}
 				ok = ok && in;
@@ -132,7 +139,8 @@ static bool config_covers(const json_t *reqs, const char *request)
 	if (!json_is_array(reqs) || json_array_size(reqs) == 0)
 		return true;
 	plen = slash ? (size_t)(slash - request) : strlen(request);
-	json_array_foreach(reqs, i, r) {
+	json_array_foreach(reqs, i, r)
+	{
 		const char *s = json_string_value(r);
 
 		if (s == NULL)
@@ -155,10 +163,12 @@ static gs_err merge_configs(const json_t *configs, const char *driver,
 
 	gs_kslicecfg_init(c);
 	if (configs != NULL && !json_is_array(configs))
-		return gs_fail(eb, GS_ERR_INVALID,
-		               "status.allocation.devices.config is not a list");
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "status.allocation.devices.config is not a list");
 	for (int pass = 0; pass < 2; pass++) {
-		json_array_foreach(configs, i, e) {
+		json_array_foreach(configs, i, e)
+		{
 			const json_t *op = json_object_get(e, "opaque");
 			const char *src = jstr(e, "source");
 			bool from_class = src && strcmp(src, "FromClass") == 0;
@@ -166,7 +176,8 @@ static gs_err merge_configs(const json_t *configs, const char *driver,
 
 			if (op == NULL || jstr(op, "driver") == NULL ||
 			    strcmp(jstr(op, "driver"), driver) != 0)
-				continue; /* another driver's: not ours to read */
+				continue; /* another driver's: not ours to read
+				           */
 			if (from_class != (pass == 0))
 				continue;
 			if (!config_covers(json_object_get(e, "requests"),
@@ -190,7 +201,8 @@ static gs_err take_results(const json_t *results, const char *driver,
 	size_t i, n = 0;
 	const json_t *r;
 
-	json_array_foreach(results, i, r) {
+	json_array_foreach(results, i, r)
+	{
 		if (jstr(r, "driver") && strcmp(jstr(r, "driver"), driver) == 0)
 			n++;
 	}
@@ -201,10 +213,12 @@ static gs_err take_results(const json_t *results, const char *driver,
 	p->results = calloc(n, sizeof(*p->results));
 	if (p->results == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	json_array_foreach(results, i, r) {
+	json_array_foreach(results, i, r)
+	{
 		struct gs_kprep_result *o;
 
-		if (!jstr(r, "driver") || strcmp(jstr(r, "driver"), driver) != 0)
+		if (!jstr(r, "driver") ||
+		    strcmp(jstr(r, "driver"), driver) != 0)
 			continue;
 		o = &p->results[p->n_results++];
 		o->request = dup_or_null(jstr(r, "request"));
@@ -212,9 +226,11 @@ static gs_err take_results(const json_t *results, const char *driver,
 		o->device = dup_or_null(jstr(r, "device"));
 		o->share_id = dup_or_null(jstr(r, "shareID"));
 		if (o->request == NULL || o->pool == NULL || o->device == NULL)
-			return gs_fail(eb, GS_ERR_INVALID,
-			               "status.allocation.devices.results[%zu]: request, pool and device must be strings",
-			               i);
+			return gs_fail(
+			    eb, GS_ERR_INVALID,
+			    "status.allocation.devices.results[%zu]: request, "
+			    "pool and device must be strings",
+			    i);
 	}
 	return GS_OK;
 }
@@ -227,7 +243,8 @@ static gs_err gpu_capacity(const json_t *r, const json_t *gpu,
 	const json_t *cc = json_object_get(r, "consumedCapacity");
 	const char *mem = capacity(cc, driver, "memory");
 	const char *comp = capacity(cc, driver, "compute");
-	json_int_t total = json_integer_value(json_object_get(gpu, "memory_bytes"));
+	json_int_t total =
+	    json_integer_value(json_object_get(gpu, "memory_bytes"));
 	const char *dev = jstr(r, "device");
 	uint64_t v;
 	gs_err err;
@@ -244,7 +261,8 @@ static gs_err gpu_capacity(const json_t *r, const json_t *gpu,
 			               "consumedCapacity.memory is 0");
 		if (total > 0 && v > (uint64_t)total)
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "consumedCapacity.memory %s is more than device %s has (%lld bytes)",
+			               "consumedCapacity.memory %s is more "
+			               "than device %s has (%lld bytes)",
 			               mem, dev, (long long)total);
 		s->memory_bytes = v;
 	}
@@ -257,7 +275,8 @@ static gs_err gpu_capacity(const json_t *r, const json_t *gpu,
 			return err;
 		if (v < 1 || v > 100)
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "consumedCapacity.compute %s is outside 1..100 (percent of device %s)",
+			               "consumedCapacity.compute %s is outside "
+			               "1..100 (percent of device %s)",
 			               comp, dev);
 		s->compute_pct = (int)v;
 	}
@@ -296,8 +315,8 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
                      struct gs_kprep_plan *p, struct gs_errbuf *eb)
 {
 	const json_t *meta = json_object_get(claim, "metadata");
-	const json_t *alloc = json_object_get(
-	    json_object_get(claim, "status"), "allocation");
+	const json_t *alloc =
+	    json_object_get(json_object_get(claim, "status"), "allocation");
 	const json_t *devs = json_object_get(alloc, "devices");
 	const json_t *gpu = NULL, *r0 = NULL;
 	struct gs_kdev_name dn;
@@ -308,19 +327,24 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 
 	memset(p, 0, sizeof(*p));
 	if (!json_is_object(claim))
-		return gs_fail(eb, GS_ERR_PARSE, "the claim is not a JSON object");
-	err = gs_kprep_slice_name(uid, p->slice_name, sizeof(p->slice_name), eb);
+		return gs_fail(eb, GS_ERR_PARSE,
+		               "the claim is not a JSON object");
+	err =
+	    gs_kprep_slice_name(uid, p->slice_name, sizeof(p->slice_name), eb);
 	if (err != GS_OK)
 		return err;
 	if (jstr(meta, "uid") == NULL || strcmp(jstr(meta, "uid"), uid) != 0)
-		return gs_fail(eb, GS_ERR_INVALID,
-		               "claim %s/%s has UID %s, the kubelet asked for %s (deleted and recreated?)",
-		               jstr(meta, "namespace") ? jstr(meta, "namespace") : "?",
-		               jstr(meta, "name") ? jstr(meta, "name") : "?",
-		               jstr(meta, "uid") ? jstr(meta, "uid") : "(none)", uid);
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "claim %s/%s has UID %s, the kubelet asked for %s (deleted "
+		    "and recreated?)",
+		    jstr(meta, "namespace") ? jstr(meta, "namespace") : "?",
+		    jstr(meta, "name") ? jstr(meta, "name") : "?",
+		    jstr(meta, "uid") ? jstr(meta, "uid") : "(none)", uid);
 	if (!json_is_object(alloc))
-		return gs_fail(eb, GS_ERR_INVALID,
-		               "claim has no status.allocation (not allocated yet)");
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "claim has no status.allocation (not allocated yet)");
 	if (!json_is_array(json_object_get(devs, "results")))
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "status.allocation.devices.results is missing");
@@ -329,24 +353,28 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		goto fail;
 	if (p->n_results != 1) {
 		err = gs_fail(eb, GS_ERR_UNSUPPORTED,
-		              "the claim allocates %zu %s devices; a claim gets one slice on one device",
+		              "the claim allocates %zu %s devices; a claim "
+		              "gets one slice on one device",
 		              p->n_results, driver);
 		goto fail;
 	}
 	if (strcmp(p->results[0].pool, node) != 0) {
-		err = gs_fail(eb, GS_ERR_INVALID,
-		              "the claim's device %s is in pool %s, not on this node %s",
-		              p->results[0].device, p->results[0].pool, node);
+		err = gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "the claim's device %s is in pool %s, not on this node %s",
+		    p->results[0].device, p->results[0].pool, node);
 		goto fail;
 	}
 	if (json_object_get(alloc, "nodeSelector") &&
 	    !selector_admits(json_object_get(alloc, "nodeSelector"), node)) {
 		err = gs_fail(eb, GS_ERR_INVALID,
-		              "status.allocation.nodeSelector does not select this node %s",
+		              "status.allocation.nodeSelector does not select "
+		              "this node %s",
 		              node);
 		goto fail;
 	}
-	json_array_foreach(json_object_get(devs, "results"), i, r) {
+	json_array_foreach(json_object_get(devs, "results"), i, r)
+	{
 		if (jstr(r, "driver") && strcmp(jstr(r, "driver"), driver) == 0)
 			r0 = r;
 	}
@@ -369,7 +397,8 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		goto fail;
 	if (p->config.compute_mode == GS_KCOMPUTE_SHARE) {
 		err = gs_fail(eb, GS_ERR_UNSUPPORTED,
-		              "SliceConfig field 'computeMode': share is not supported through gpusliced yet (use strict)");
+		              "SliceConfig field 'computeMode': share is not "
+		              "supported through gpusliced yet (use strict)");
 		goto fail;
 	}
 
@@ -394,8 +423,8 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		 * layers another slice into it, as it may for mig+timeslice.
 		 */
 		{
-			const char *model = json_string_value(
-			    json_object_get(gpu, "model"));
+			const char *model =
+			    json_string_value(json_object_get(gpu, "model"));
 			const struct gs_gpu_model *m =
 			    gs_catalog_find(model ? model : "");
 			const struct gs_mig_profile *prof =
@@ -403,7 +432,8 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 
 			if (prof == NULL || prof->memory_mib == 0) {
 				err = gs_fail(eb, GS_ERR_NOT_FOUND,
-				              "device %s: profile %s is not in the catalog for model %s",
+				              "device %s: profile %s is not in "
+				              "the catalog for model %s",
 				              p->results[0].device, dn.profile,
 				              model ? model : "?");
 				goto fail;

@@ -4,13 +4,11 @@
  * 8589934592 to the byte and "0.1" * 1000 is 100, not 99.99.
  *
  * Grammar (as the API server writes and accepts it):
- *   quantity  = [sign] digits [ "." [digits] ] [suffix]  |  [sign] "." digits [suffix]
- *   suffix    = binarySI  Ki Mi Gi Ti Pi Ei
- *             | decimalSI n u m "" k M G T P E
- *             | decimalExponent  (e|E) [sign] digits
- * A parsed quantity is sign * mantissa * 10^exp10 * 2^exp2 with a mantissa
- * of at most 18 significant digits (more is GS_ERR_RANGE, never rounded
- * silently).
+ *   quantity  = [sign] digits [ "." [digits] ] [suffix]  |  [sign] "." digits
+ * [suffix] suffix    = binarySI  Ki Mi Gi Ti Pi Ei | decimalSI n u m "" k M G T
+ * P E | decimalExponent  (e|E) [sign] digits A parsed quantity is sign *
+ * mantissa * 10^exp10 * 2^exp2 with a mantissa of at most 18 significant digits
+ * (more is GS_ERR_RANGE, never rounded silently).
  *
  * Pure: no I/O, no allocation. Errors name the text and what is wrong.
  */

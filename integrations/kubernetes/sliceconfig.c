@@ -36,14 +36,15 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 	gs_err err;
 
 	if (!json_is_object(params))
-		return gs_fail(eb, GS_ERR_INVALID,
-		               "%s: parameters must be an object (a SliceConfig)",
-		               where);
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "%s: parameters must be an object (a SliceConfig)", where);
 	v = json_object_get(params, "apiVersion");
 	if (v == NULL)
-		return gs_fail(eb, GS_ERR_INVALID,
-		               "%s: SliceConfig field 'apiVersion' is missing (want %s)",
-		               where, GS_KSLICECFG_API_VERSION);
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "%s: SliceConfig field 'apiVersion' is missing (want %s)",
+		    where, GS_KSLICECFG_API_VERSION);
 	if (!json_is_string(v) ||
 	    strcmp(json_string_value(v), GS_KSLICECFG_API_VERSION) != 0)
 		return gs_fail(eb, GS_ERR_INVALID,
@@ -56,21 +57,25 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 		               "%s: field 'kind' must be %s", where,
 		               GS_KSLICECFG_KIND);
 
-	json_object_foreach((json_t *)params, key, v) {
+	json_object_foreach((json_t *)params, key, v)
+	{
 		if (strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0)
 			continue;
 		if (strcmp(key, "priority") == 0) {
 			if ((err = want_string(v, where, key, &s, eb)) != GS_OK)
 				return err;
 			if (gs_parse_priority(s, &n.priority, NULL) != GS_OK)
-				return gs_fail(eb, GS_ERR_INVALID,
-				               "%s: SliceConfig field 'priority' must be high, normal or low, got '%s'",
-				               where, s);
+				return gs_fail(
+				    eb, GS_ERR_INVALID,
+				    "%s: SliceConfig field 'priority' must be "
+				    "high, normal or low, got '%s'",
+				    where, s);
 		} else if (strcmp(key, "weight") == 0) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 			    json_integer_value(v) > GS_SPEC_WEIGHT_MAX)
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "%s: SliceConfig field 'weight' must be an integer 1..%d",
+				               "%s: SliceConfig field 'weight' "
+				               "must be an integer 1..%d",
 				               where, GS_SPEC_WEIGHT_MAX);
 			n.weight = (int)json_integer_value(v);
 		} else if (strcmp(key, "computeMode") == 0) {
@@ -81,16 +86,20 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 			else if (strcmp(s, "share") == 0)
 				n.compute_mode = GS_KCOMPUTE_SHARE;
 			else
-				return gs_fail(eb, GS_ERR_INVALID,
-				               "%s: SliceConfig field 'computeMode' must be strict or share, got '%s'",
-				               where, s);
+				return gs_fail(
+				    eb, GS_ERR_INVALID,
+				    "%s: SliceConfig field 'computeMode' must "
+				    "be strict or share, got '%s'",
+				    where, s);
 		} else if (strcmp(key, "isolation") == 0) {
 			if ((err = want_string(v, where, key, &s, eb)) != GS_OK)
 				return err;
 			if (gs_parse_isolation(s, &n.isolation, NULL) != GS_OK)
-				return gs_fail(eb, GS_ERR_INVALID,
-				               "%s: SliceConfig field 'isolation' must be none, memory, hard or exclusive, got '%s'",
-				               where, s);
+				return gs_fail(
+				    eb, GS_ERR_INVALID,
+				    "%s: SliceConfig field 'isolation' must be "
+				    "none, memory, hard or exclusive, got '%s'",
+				    where, s);
 		} else if (strcmp(key, "mode") == 0) {
 			if ((err = want_string(v, where, key, &s, eb)) != GS_OK)
 				return err;
@@ -99,13 +108,17 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 			else if (strcmp(s, "mps") == 0)
 				n.mps = true;
 			else
-				return gs_fail(eb, GS_ERR_INVALID,
-				               "%s: SliceConfig field 'mode' must be timeslice or mps, got '%s'",
-				               where, s);
+				return gs_fail(
+				    eb, GS_ERR_INVALID,
+				    "%s: SliceConfig field 'mode' must be "
+				    "timeslice or mps, got '%s'",
+				    where, s);
 		} else {
-			return gs_fail(eb, GS_ERR_INVALID,
-			               "%s: SliceConfig has an unknown field '%s' (known: priority, weight, computeMode, isolation, mode)",
-			               where, key);
+			return gs_fail(
+			    eb, GS_ERR_INVALID,
+			    "%s: SliceConfig has an unknown field '%s' (known: "
+			    "priority, weight, computeMode, isolation, mode)",
+			    where, key);
 		}
 	}
 	*c = n;

@@ -29,7 +29,7 @@
 #include "gs/spec.h"
 
 #define GS_KSLICECFG_API_VERSION "gpuslice.io/v1alpha1"
-#define GS_KSLICECFG_KIND "SliceConfig"
+#define GS_KSLICECFG_KIND        "SliceConfig"
 
 enum gs_kcompute_mode { GS_KCOMPUTE_STRICT = 0, GS_KCOMPUTE_SHARE };
 

@@ -43,7 +43,8 @@ static bool has_string(const json_t *arr, const char *s)
 	size_t i;
 	const json_t *v;
 
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
 			return true;
 	}
@@ -55,7 +56,8 @@ static bool has_path(const json_t *arr, const char *key, const char *s)
 	size_t i;
 	const json_t *v;
 
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		const char *p = json_string_value(json_object_get(v, key));
 		if (p && strcmp(p, s) == 0)
 			return true;
@@ -69,33 +71,40 @@ static void spec_carries_the_slice_env_preload_nodes_and_mounts(void **state)
 	                        "GPUSLICE_RUN_DIR", "/run/gpuslice",
 	                        "CUDA_VISIBLE_DEVICES", "GPU-1234");
 	int minors[2] = {12, 13};
-	struct gs_kcdi_input in = {
-	    .slice = "k8s-abc", .env = env, .run_dir = "/run/gpuslice",
-	    .shim_path = "/usr/lib/gpuslice/libgpuslice.so", .gpu_index = 1,
-	    .cap_minors = minors, .n_cap_minors = 2};
+	struct gs_kcdi_input in = {.slice = "k8s-abc",
+	                           .env = env,
+	                           .run_dir = "/run/gpuslice",
+	                           .shim_path =
+	                               "/usr/lib/gpuslice/libgpuslice.so",
+	                           .gpu_index = 1,
+	                           .cap_minors = minors,
+	                           .n_cap_minors = 2};
 	struct gs_errbuf eb = {0};
 	json_t *spec, *dev, *ed;
 	char id[128];
 
 	(void)state;
 	assert_int_equal(gs_kcdi_build(&in, &spec, &eb), GS_OK);
-	assert_string_equal(json_string_value(json_object_get(spec, "cdiVersion")),
-	                    "0.3.0");
+	assert_string_equal(
+	    json_string_value(json_object_get(spec, "cdiVersion")), "0.3.0");
 	assert_string_equal(json_string_value(json_object_get(spec, "kind")),
 	                    "gpuslice.io/slice");
 	dev = json_array_get(json_object_get(spec, "devices"), 0);
 	assert_string_equal(json_string_value(json_object_get(dev, "name")),
 	                    "k8s-abc");
 	ed = json_object_get(dev, "containerEdits");
-	assert_true(has_string(json_object_get(ed, "env"), "GPUSLICE_SLICE=k8s-abc"));
+	assert_true(
+	    has_string(json_object_get(ed, "env"), "GPUSLICE_SLICE=k8s-abc"));
 	assert_true(has_string(json_object_get(ed, "env"),
 	                       "GPUSLICE_RUN_DIR=/run/gpuslice"));
 	assert_true(has_string(json_object_get(ed, "env"),
 	                       "CUDA_VISIBLE_DEVICES=GPU-1234"));
 	assert_true(has_string(json_object_get(ed, "env"),
 	                       "LD_PRELOAD=/usr/lib/gpuslice/libgpuslice.so"));
-	assert_true(has_path(json_object_get(ed, "deviceNodes"), "path", "/dev/nvidia1"));
-	assert_true(has_path(json_object_get(ed, "deviceNodes"), "path", "/dev/nvidiactl"));
+	assert_true(has_path(json_object_get(ed, "deviceNodes"), "path",
+	                     "/dev/nvidia1"));
+	assert_true(has_path(json_object_get(ed, "deviceNodes"), "path",
+	                     "/dev/nvidiactl"));
 	assert_true(has_path(json_object_get(ed, "deviceNodes"), "path",
 	                     "/dev/nvidia-caps/nvidia-cap13"));
 	assert_true(has_path(json_object_get(ed, "mounts"), "hostPath",
@@ -124,14 +133,36 @@ static void version_is_the_lowest_that_covers_the_fields(void **state)
 		const char *json;
 		const char *version;
 	} rows[] = {
-	    {"{\"kind\":\"a.io/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":[\"A=1\"]}}]}", "0.3.0"},
-	    {"{\"kind\":\"a.io/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"mounts\":[{\"hostPath\":\"/a\",\"containerPath\":\"/a\",\"type\":\"bind\"}]}}]}", "0.4.0"},
-	    {"{\"kind\":\"a.io/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/a\",\"hostPath\":\"/dev/b\"}]}}]}", "0.5.0"},
-	    {"{\"kind\":\"a.io/b\",\"devices\":[{\"name\":\"0x\",\"containerEdits\":{}}]}", "0.5.0"},
-	    {"{\"kind\":\"a.io/b.c\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}]}", "0.6.0"},
-	    {"{\"kind\":\"a.io/b\",\"annotations\":{\"a\":\"b\"},\"devices\":[]}", "0.6.0"},
-	    {"{\"kind\":\"a.io/b\",\"containerEdits\":{\"additionalGids\":[5]},\"devices\":[]}", "0.7.0"},
-	    {"{\"kind\":\"a.io/b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"netDevices\":[]}}]}", "1.1.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"env\":["
+	     "\"A=1\"]}}]}",
+	     "0.3.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{\"mounts\":["
+	     "{\"hostPath\":\"/a\",\"containerPath\":\"/"
+	     "a\",\"type\":\"bind\"}]}}]}",
+	     "0.4.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{"
+	     "\"deviceNodes\":[{\"path\":\"/dev/a\",\"hostPath\":\"/dev/"
+	     "b\"}]}}]}",
+	     "0.5.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b\",\"devices\":[{\"name\":\"0x\",\"containerEdits\":{}}]}",
+	     "0.5.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b.c\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{}}]}",
+	     "0.6.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b\",\"annotations\":{\"a\":\"b\"},\"devices\":[]}",
+	     "0.6.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b\",\"containerEdits\":{\"additionalGids\":[5]},\"devices\":[]}",
+	     "0.7.0"},
+	    {"{\"kind\":\"a.io/"
+	     "b\",\"devices\":[{\"name\":\"x\",\"containerEdits\":{"
+	     "\"netDevices\":[]}}]}",
+	     "1.1.0"},
 	};
 
 	(void)state;
@@ -153,7 +184,8 @@ static int count_files(void)
 	int n = 0;
 
 	while (dp && (e = readdir(dp)) != NULL)
-		n += e->d_name[0] != '.' || strncmp(e->d_name, ".gpuslice", 9) == 0 ||
+		n += e->d_name[0] != '.' ||
+		     strncmp(e->d_name, ".gpuslice", 9) == 0 ||
 		     strncmp(e->d_name, ".checkpoint", 11) == 0;
 	if (dp)
 		closedir(dp);
@@ -231,13 +263,16 @@ static void mig_minors_come_from_the_caps_file(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s/mig-minors", dir);
 	f = fopen(path, "w");
-	fputs("config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\n"
-	      "gpu1/gi1/access 147\n", f);
+	fputs(
+	    "config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\n"
+	    "gpu1/gi1/access 147\n",
+	    f);
 	fclose(f);
 	assert_int_equal(gs_kcdi_mig_minors(path, 0, 1, 0, m, &eb), GS_OK);
 	assert_int_equal(m[0], 12);
 	assert_int_equal(m[1], 13);
-	assert_int_equal(gs_kcdi_mig_minors(path, 1, 1, 0, m, &eb), GS_ERR_NOT_FOUND);
+	assert_int_equal(gs_kcdi_mig_minors(path, 1, 1, 0, m, &eb),
+	                 GS_ERR_NOT_FOUND);
 	assert_int_equal(gs_kcdi_mig_minors("/nonexistent", 0, 1, 0, m, &eb),
 	                 GS_ERR_NOT_FOUND);
 }
@@ -245,10 +280,11 @@ static void mig_minors_come_from_the_caps_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(spec_carries_the_slice_env_preload_nodes_and_mounts),
+	    cmocka_unit_test(
+	        spec_carries_the_slice_env_preload_nodes_and_mounts),
 	    cmocka_unit_test(version_is_the_lowest_that_covers_the_fields),
-	    cmocka_unit_test_setup_teardown(spec_file_is_written_whole_and_removed,
-	                                    mkdir_tmp, rm_tmp),
+	    cmocka_unit_test_setup_teardown(
+	        spec_file_is_written_whole_and_removed, mkdir_tmp, rm_tmp),
 	    cmocka_unit_test_setup_teardown(
 	        checkpoint_round_trips_and_corrupt_ones_are_refused, mkdir_tmp,
 	        rm_tmp),

@@ -37,18 +37,19 @@ static json_t *claim(const char *uid, const char *driver, const char *pool,
 	json_t *j;
 	json_error_t je;
 
-	snprintf(buf, sizeof(buf),
-	         "{\"metadata\": {\"namespace\": \"ns\", \"name\": \"c\","
-	         " \"uid\": \"%s\"},"
-	         " \"status\": {\"allocation\": {\"devices\": {"
-	         "  \"results\": [{\"request\": \"gpu\", \"driver\": \"%s\","
-	         "   \"pool\": \"%s\", \"device\": \"%s\","
-	         "   \"shareID\": \"5e1d\", \"consumedCapacity\": %s}],"
-	         "  \"config\": %s},"
-	         " \"nodeSelector\": {\"nodeSelectorTerms\": [{\"matchFields\": ["
-	         "  {\"key\": \"metadata.name\", \"operator\": \"In\","
-	         "   \"values\": [\"node-a\"]}]}]}}}}",
-	         uid, driver, pool, device, cc, config);
+	snprintf(
+	    buf, sizeof(buf),
+	    "{\"metadata\": {\"namespace\": \"ns\", \"name\": \"c\","
+	    " \"uid\": \"%s\"},"
+	    " \"status\": {\"allocation\": {\"devices\": {"
+	    "  \"results\": [{\"request\": \"gpu\", \"driver\": \"%s\","
+	    "   \"pool\": \"%s\", \"device\": \"%s\","
+	    "   \"shareID\": \"5e1d\", \"consumedCapacity\": %s}],"
+	    "  \"config\": %s},"
+	    " \"nodeSelector\": {\"nodeSelectorTerms\": [{\"matchFields\": ["
+	    "  {\"key\": \"metadata.name\", \"operator\": \"In\","
+	    "   \"values\": [\"node-a\"]}]}]}}}}",
+	    uid, driver, pool, device, cc, config);
 	j = json_loads(buf, 0, &je);
 	if (j == NULL)
 		fail_msg("fixture: %s", je.text);
@@ -61,27 +62,38 @@ static json_t *gpus(void)
 }
 
 #define CFG(src, drv, params)                                                  \
-	"{\"source\": \"" src "\", \"requests\": [], \"opaque\": {\"driver\": \"" drv \
-	"\", \"parameters\": {\"apiVersion\": \"gpuslice.io/v1alpha1\","      \
+	"{\"source\": \"" src                                                  \
+	"\", \"requests\": [], \"opaque\": {\"driver\": \"" drv                \
+	"\", \"parameters\": {\"apiVersion\": \"gpuslice.io/v1alpha1\","       \
 	" \"kind\": \"SliceConfig\"" params "}}}"
 
-static void capacity_becomes_cap_and_share_and_configs_apply_in_order(void **state)
+static void
+capacity_becomes_cap_and_share_and_configs_apply_in_order(void **state)
 {
-	json_t *c = claim(UID, "gpuslice.io", "node-a", "gpu-1",
-	                  "{\"memory\": \"8Gi\", \"compute\": \"25\"}",
-	                  "[" CFG("FromClaim", "gpuslice.io", ", \"priority\": \"low\"")
-	                  "," CFG("FromClass", "gpuslice.io",
-	                          ", \"priority\": \"high\", \"weight\": 4")
-	                  ", {\"source\": \"FromClaim\", \"opaque\": {\"driver\":"
-	                  " \"gpu.nvidia.com\", \"parameters\": {\"x\": 1}}}]");
+	json_t *c = claim(
+	    UID, "gpuslice.io", "node-a", "gpu-1",
+	    "{\"memory\": \"8Gi\", \"compute\": \"25\"}",
+	    "[" CFG("FromClaim", "gpuslice.io",
+	            ", \"priority\": \"low\"") "," CFG("FromClass",
+	                                               "gpuslice.io",
+	                                               ", \"priority\": "
+	                                               "\"high\", \"weight\": "
+	                                               "4") ", {\"source\": "
+	                                                    "\"FromClaim\", "
+	                                                    "\"opaque\": "
+	                                                    "{\"driver\":"
+	                                                    " \"gpu.nvidia."
+	                                                    "com\", "
+	                                                    "\"parameters\": "
+	                                                    "{\"x\": 1}}}]");
 	json_t *g = gpus();
 	struct gs_kprep_plan p;
 	struct gs_errbuf eb = {0};
 	json_t *b;
 
 	(void)state;
-	assert_int_equal(gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
 	assert_string_equal(p.slice_name, "k8s-" UID);
 	assert_true(p.spec.memory_bytes == 8 * GIB);
 	assert_int_equal(p.spec.compute_pct, 25);
@@ -97,8 +109,8 @@ static void capacity_becomes_cap_and_share_and_configs_apply_in_order(void **sta
 	b = p.body;
 	assert_string_equal(json_string_value(json_object_get(b, "name")),
 	                    "k8s-" UID);
-	assert_true((uint64_t)json_integer_value(json_object_get(b, "memory")) ==
-	            8 * GIB);
+	assert_true((uint64_t)json_integer_value(
+	                json_object_get(b, "memory")) == 8 * GIB);
 	assert_int_equal(json_integer_value(json_object_get(b, "compute")), 25);
 	assert_int_equal(json_integer_value(json_object_get(b, "gpu")), 1);
 	assert_string_equal(json_string_value(json_object_get(b, "mode")),
@@ -112,24 +124,26 @@ static void capacity_becomes_cap_and_share_and_configs_apply_in_order(void **sta
 
 static void mig_device_becomes_a_mig_slice_of_its_profile(void **state)
 {
-	json_t *c = claim(UID, "gpuslice.io", "node-a", "gpu-0-mig-1g-10gb-3",
-	                  "{}", "[" CFG("FromClaim", "gpuslice.io",
-	                                ", \"mode\": \"mps\"") "]");
+	json_t *c = claim(
+	    UID, "gpuslice.io", "node-a", "gpu-0-mig-1g-10gb-3", "{}",
+	    "[" CFG("FromClaim", "gpuslice.io", ", \"mode\": \"mps\"") "]");
 	json_t *g = gpus();
 	struct gs_kprep_plan p;
 	struct gs_errbuf eb = {0};
 
 	(void)state;
-	assert_int_equal(gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
 	assert_true(p.mig);
 	assert_string_equal(p.mig_profile, "1g.10gb");
 	assert_int_equal(p.mig_start, 3);
 	assert_int_equal(p.spec.mode, GS_MODE_MIG_MPS);
 	assert_int_equal(p.spec.compute_pct, 100);
-	assert_true(p.spec.memory_bytes > 9 * GIB && p.spec.memory_bytes < 11 * GIB);
-	assert_string_equal(json_string_value(json_object_get(p.body, "mig-profile")),
-	                    "1g.10gb");
+	assert_true(p.spec.memory_bytes > 9 * GIB &&
+	            p.spec.memory_bytes < 11 * GIB);
+	assert_string_equal(
+	    json_string_value(json_object_get(p.body, "mig-profile")),
+	    "1g.10gb");
 	gs_kprep_plan_fini(&p);
 	json_decref(c);
 	json_decref(g);
@@ -143,8 +157,8 @@ static void whole_device_without_consumed_capacity_gets_all_of_it(void **state)
 	struct gs_errbuf eb = {0};
 
 	(void)state;
-	assert_int_equal(gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
 	assert_true(p.spec.memory_bytes == 80 * GIB);
 	assert_int_equal(p.spec.compute_pct, 100);
 	gs_kprep_plan_fini(&p);
@@ -159,8 +173,9 @@ static void bad_claims_are_refused_with_the_cause(void **state)
 		gs_err err;
 		const char *msg;
 	} rows[] = {
-	    {"other-uid", "gpuslice.io", "node-a", "gpu-0", "{}", "[]", "node-a",
-	     GS_ERR_INVALID, "has UID " UID ", the kubelet asked for other-uid"},
+	    {"other-uid", "gpuslice.io", "node-a", "gpu-0", "{}", "[]",
+	     "node-a", GS_ERR_INVALID,
+	     "has UID " UID ", the kubelet asked for other-uid"},
 	    {UID, "gpu.nvidia.com", "node-a", "gpu-0", "{}", "[]", "node-a",
 	     GS_ERR_INVALID, "allocates no device of driver gpuslice.io"},
 	    {UID, "gpuslice.io", "node-b", "gpu-0", "{}", "[]", "node-a",
@@ -173,42 +188,48 @@ static void bad_claims_are_refused_with_the_cause(void **state)
 	     GS_ERR_NOT_FOUND, "unknown device tpu-0"},
 	    {UID, "gpuslice.io", "node-a", "gpu-0-mig-1g-10gb-7", "{}", "[]",
 	     "node-a", GS_ERR_NOT_FOUND, "has no MIG placement 1g.10gb@7"},
-	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"memory\": \"100Gi\"}", "[]",
-	     "node-a", GS_ERR_RANGE,
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"memory\": \"100Gi\"}",
+	     "[]", "node-a", GS_ERR_RANGE,
 	     "consumedCapacity.memory 100Gi is more than device gpu-0 has"},
-	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"compute\": \"101\"}", "[]",
-	     "node-a", GS_ERR_RANGE, "consumedCapacity.compute 101 is outside 1..100"},
-	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"compute\": \"0.5\"}", "[]",
-	     "node-a", GS_ERR_RANGE, "consumedCapacity.compute: '0.5' is not a whole number"},
-	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"memory\": \"8 GB\"}", "[]",
-	     "node-a", GS_ERR_PARSE, "consumedCapacity.memory: quantity '8 GB'"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"compute\": \"101\"}",
+	     "[]", "node-a", GS_ERR_RANGE,
+	     "consumedCapacity.compute 101 is outside 1..100"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"compute\": \"0.5\"}",
+	     "[]", "node-a", GS_ERR_RANGE,
+	     "consumedCapacity.compute: '0.5' is not a whole number"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"memory\": \"8 GB\"}",
+	     "[]", "node-a", GS_ERR_PARSE,
+	     "consumedCapacity.memory: quantity '8 GB'"},
 	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
-	     "[" CFG("FromClaim", "gpuslice.io", ", \"weight\": 0") "]", "node-a",
-	     GS_ERR_INVALID,
-	     "claim config[0] (opaque.parameters): SliceConfig field 'weight' must be an integer 1..1000"},
+	     "[" CFG("FromClaim", "gpuslice.io", ", \"weight\": 0") "]",
+	     "node-a", GS_ERR_INVALID,
+	     "claim config[0] (opaque.parameters): SliceConfig field 'weight' "
+	     "must be an integer 1..1000"},
 	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
-	     "[" CFG("FromClaim", "gpuslice.io", ", \"computeMode\": \"share\"") "]",
+	     "[" CFG("FromClaim", "gpuslice.io",
+	             ", \"computeMode\": \"share\"") "]",
 	     "node-a", GS_ERR_UNSUPPORTED, "SliceConfig field 'computeMode'"},
 	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
-	     "[" CFG("FromClaim", "gpuslice.io", ", \"isolation\": \"hard\"") "]",
+	     "[" CFG("FromClaim", "gpuslice.io",
+	             ", \"isolation\": \"hard\"") "]",
 	     "node-a", GS_ERR_INVALID, "SliceConfig does not fit device gpu-0"},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		json_t *c = claim(UID, rows[i].driver, rows[i].pool, rows[i].device,
-		                  rows[i].cc, rows[i].config);
+		json_t *c = claim(UID, rows[i].driver, rows[i].pool,
+		                  rows[i].device, rows[i].cc, rows[i].config);
 		json_t *g = gpus();
 		struct gs_kprep_plan p;
 		struct gs_errbuf eb = {0};
 		gs_err err;
 
-		err = gs_kprep_plan(c, g, rows[i].uid, rows[i].node, "gpuslice.io",
-		                    &p, &eb);
+		err = gs_kprep_plan(c, g, rows[i].uid, rows[i].node,
+		                    "gpuslice.io", &p, &eb);
 		if (err != rows[i].err || strstr(eb.msg, rows[i].msg) == NULL)
 			fail_msg("row %zu: %s (%s), want %s with '%s'", i,
-			         gs_err_name(err), eb.msg, gs_err_name(rows[i].err),
-			         rows[i].msg);
+			         gs_err_name(err), eb.msg,
+			         gs_err_name(rows[i].err), rows[i].msg);
 		assert_null(p.body);
 		assert_null(p.results);
 		json_decref(c);
@@ -218,21 +239,23 @@ static void bad_claims_are_refused_with_the_cause(void **state)
 
 static void unallocated_claim_and_bad_uid_are_refused(void **state)
 {
-	json_t *c = json_loads("{\"metadata\": {\"uid\": \"" UID "\"}, \"status\": {}}",
-	                       0, NULL);
+	json_t *c = json_loads(
+	    "{\"metadata\": {\"uid\": \"" UID "\"}, \"status\": {}}", 0, NULL);
 	json_t *g = gpus();
 	struct gs_kprep_plan p;
 	struct gs_errbuf eb = {0};
 	char name[64];
 
 	(void)state;
-	assert_int_equal(gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb),
-	                 GS_ERR_INVALID);
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb),
+	    GS_ERR_INVALID);
 	assert_non_null(strstr(eb.msg, "no status.allocation"));
 	memset(&eb, 0, sizeof(eb));
 	assert_int_equal(gs_kprep_slice_name("a/b", name, sizeof(name), &eb),
 	                 GS_ERR_INVALID);
-	assert_int_equal(gs_kprep_slice_name(UID, name, sizeof(name), &eb), GS_OK);
+	assert_int_equal(gs_kprep_slice_name(UID, name, sizeof(name), &eb),
+	                 GS_OK);
 	assert_string_equal(name, "k8s-" UID);
 	json_decref(c);
 	json_decref(g);
@@ -241,9 +264,11 @@ static void unallocated_claim_and_bad_uid_are_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(capacity_becomes_cap_and_share_and_configs_apply_in_order),
+	    cmocka_unit_test(
+	        capacity_becomes_cap_and_share_and_configs_apply_in_order),
 	    cmocka_unit_test(mig_device_becomes_a_mig_slice_of_its_profile),
-	    cmocka_unit_test(whole_device_without_consumed_capacity_gets_all_of_it),
+	    cmocka_unit_test(
+	        whole_device_without_consumed_capacity_gets_all_of_it),
 	    cmocka_unit_test(bad_claims_are_refused_with_the_cause),
 	    cmocka_unit_test(unallocated_claim_and_bad_uid_are_refused),
 	};

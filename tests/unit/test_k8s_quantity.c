@@ -55,7 +55,8 @@ static void quantities_read_exactly_with_rounding_up(void **state)
 		struct gs_errbuf eb = {0};
 		int64_t v = 0;
 
-		assert_int_equal(gs_kquantity_parse(rows[i].text, &q, &eb), GS_OK);
+		assert_int_equal(gs_kquantity_parse(rows[i].text, &q, &eb),
+		                 GS_OK);
 		assert_int_equal(gs_kquantity_scaled(&q, 1, &v, &eb), GS_OK);
 		if (v != rows[i].value)
 			fail_msg("%s: value %lld, want %lld", rows[i].text,
@@ -130,15 +131,17 @@ static void parse_uint_names_the_field_and_refuses_fractions(void **state)
 	uint64_t v = 0;
 
 	(void)state;
-	assert_int_equal(gs_kquantity_parse_uint("8Gi", "memory", &v, &eb), GS_OK);
+	assert_int_equal(gs_kquantity_parse_uint("8Gi", "memory", &v, &eb),
+	                 GS_OK);
 	assert_true(v == 8589934592ULL);
-	assert_int_equal(gs_kquantity_parse_uint("0.5", "consumedCapacity.compute",
-	                                         &v, &eb),
-	                 GS_ERR_RANGE);
-	assert_string_equal(eb.msg,
-	                    "consumedCapacity.compute: '0.5' is not a whole number");
+	assert_int_equal(
+	    gs_kquantity_parse_uint("0.5", "consumedCapacity.compute", &v, &eb),
+	    GS_ERR_RANGE);
+	assert_string_equal(
+	    eb.msg, "consumedCapacity.compute: '0.5' is not a whole number");
 	memset(&eb, 0, sizeof(eb));
-	assert_int_equal(gs_kquantity_parse_uint("-1", "x", &v, &eb), GS_ERR_RANGE);
+	assert_int_equal(gs_kquantity_parse_uint("-1", "x", &v, &eb),
+	                 GS_ERR_RANGE);
 	assert_string_equal(eb.msg, "x: '-1' is negative");
 	memset(&eb, 0, sizeof(eb));
 	assert_int_equal(gs_kquantity_parse_uint("8q", "memory", &v, &eb),

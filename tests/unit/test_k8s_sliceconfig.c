@@ -14,28 +14,33 @@
 
 #include "sliceconfig.h"
 
-#define HEAD "\"apiVersion\": \"gpuslice.io/v1alpha1\", \"kind\": \"SliceConfig\""
+#define HEAD                                                                   \
+	"\"apiVersion\": \"gpuslice.io/v1alpha1\", \"kind\": \"SliceConfig\""
 
 static void every_field_applies_and_later_configs_override(void **state)
 {
 	struct gs_kslicecfg c;
 	struct gs_errbuf eb = {0};
-	json_t *a = json_loads("{" HEAD ", \"priority\": \"high\", \"weight\": 7,"
-	                       " \"computeMode\": \"share\", \"isolation\": \"memory\","
-	                       " \"mode\": \"mps\"}", 0, NULL);
+	json_t *a =
+	    json_loads("{" HEAD ", \"priority\": \"high\", \"weight\": 7,"
+	               " \"computeMode\": \"share\", \"isolation\": \"memory\","
+	               " \"mode\": \"mps\"}",
+	               0, NULL);
 	json_t *b = json_loads("{" HEAD ", \"priority\": \"low\"}", 0, NULL);
 
 	(void)state;
 	gs_kslicecfg_init(&c);
 	assert_int_equal(c.priority, GS_PRIORITY_NORMAL);
 	assert_int_equal(c.weight, 1);
-	assert_int_equal(gs_kslicecfg_apply(&c, a, "class config[0]", &eb), GS_OK);
+	assert_int_equal(gs_kslicecfg_apply(&c, a, "class config[0]", &eb),
+	                 GS_OK);
 	assert_int_equal(c.priority, GS_PRIORITY_HIGH);
 	assert_int_equal(c.weight, 7);
 	assert_int_equal(c.compute_mode, GS_KCOMPUTE_SHARE);
 	assert_int_equal(c.isolation, GS_ISOLATION_MEMORY);
 	assert_true(c.mps);
-	assert_int_equal(gs_kslicecfg_apply(&c, b, "claim config[1]", &eb), GS_OK);
+	assert_int_equal(gs_kslicecfg_apply(&c, b, "claim config[1]", &eb),
+	                 GS_OK);
 	assert_int_equal(c.priority, GS_PRIORITY_LOW);
 	assert_int_equal(c.weight, 7);
 	assert_true(c.mps);
@@ -54,10 +59,12 @@ static void bad_configs_name_the_field_and_change_nothing(void **state)
 	     "claim config[0]: SliceConfig field 'apiVersion' is missing"},
 	    {"{\"apiVersion\": \"gpuslice.io/v2\", \"kind\": \"SliceConfig\"}",
 	     "field 'apiVersion' must be gpuslice.io/v1alpha1"},
-	    {"{\"apiVersion\": \"gpuslice.io/v1alpha1\", \"kind\": \"GpuConfig\"}",
+	    {"{\"apiVersion\": \"gpuslice.io/v1alpha1\", \"kind\": "
+	     "\"GpuConfig\"}",
 	     "field 'kind' must be SliceConfig"},
 	    {"{" HEAD ", \"priority\": \"urgent\"}",
-	     "SliceConfig field 'priority' must be high, normal or low, got 'urgent'"},
+	     "SliceConfig field 'priority' must be high, normal or low, got "
+	     "'urgent'"},
 	    {"{" HEAD ", \"priority\": 3}",
 	     "SliceConfig field 'priority' must be a string"},
 	    {"{" HEAD ", \"weight\": 0}",
@@ -65,9 +72,11 @@ static void bad_configs_name_the_field_and_change_nothing(void **state)
 	    {"{" HEAD ", \"weight\": \"5\"}",
 	     "SliceConfig field 'weight' must be an integer 1..1000"},
 	    {"{" HEAD ", \"computeMode\": \"fast\"}",
-	     "SliceConfig field 'computeMode' must be strict or share, got 'fast'"},
+	     "SliceConfig field 'computeMode' must be strict or share, got "
+	     "'fast'"},
 	    {"{" HEAD ", \"isolation\": \"total\"}",
-	     "SliceConfig field 'isolation' must be none, memory, hard or exclusive"},
+	     "SliceConfig field 'isolation' must be none, memory, hard or "
+	     "exclusive"},
 	    {"{" HEAD ", \"mode\": \"mig\"}",
 	     "SliceConfig field 'mode' must be timeslice or mps, got 'mig'"},
 	    {"{" HEAD ", \"priority\": \"high\", \"memory\": \"8Gi\"}",
@@ -84,8 +93,9 @@ static void bad_configs_name_the_field_and_change_nothing(void **state)
 		gs_kslicecfg_init(&c);
 		c.weight = 3;
 		before = c;
-		assert_int_equal(gs_kslicecfg_apply(&c, j, "claim config[0]", &eb),
-		                 GS_ERR_INVALID);
+		assert_int_equal(
+		    gs_kslicecfg_apply(&c, j, "claim config[0]", &eb),
+		    GS_ERR_INVALID);
 		if (strstr(eb.msg, rows[i].msg) == NULL)
 			fail_msg("%s: message '%s' lacks '%s'", rows[i].json,
 			         eb.msg, rows[i].msg);

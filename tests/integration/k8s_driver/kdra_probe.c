@@ -54,23 +54,26 @@ static json_t *prepared_json(const struct gs_kdra_prepared *p, double ms)
 {
 	json_t *o = json_object(), *devs = json_array();
 
-	json_object_set_new(o, "error", p->error ? json_string(p->error)
-	                                         : json_null());
+	json_object_set_new(o, "error",
+	                    p->error ? json_string(p->error) : json_null());
 	for (size_t i = 0; i < p->n_devices; i++) {
 		const struct gs_kdra_device *d = &p->devices[i];
-		json_t *x = json_object(), *ids = json_array(), *reqs = json_array();
+		json_t *x = json_object(), *ids = json_array(),
+		       *reqs = json_array();
 
 		for (size_t k = 0; k < d->n_cdi_device_ids; k++)
-			json_array_append_new(ids, json_string(d->cdi_device_ids[k]));
+			json_array_append_new(
+			    ids, json_string(d->cdi_device_ids[k]));
 		for (size_t k = 0; k < d->n_request_names; k++)
-			json_array_append_new(reqs, json_string(d->request_names[k]));
+			json_array_append_new(reqs,
+			                      json_string(d->request_names[k]));
 		json_object_set_new(x, "requests", reqs);
 		json_object_set_new(x, "pool", json_string(d->pool_name));
 		json_object_set_new(x, "device", json_string(d->device_name));
 		json_object_set_new(x, "cdi", ids);
-		json_object_set_new(x, "share_id", d->share_id
-		                                       ? json_string(d->share_id)
-		                                       : json_null());
+		json_object_set_new(x, "share_id",
+		                    d->share_id ? json_string(d->share_id)
+		                                : json_null());
 		json_array_append_new(devs, x);
 	}
 	json_object_set_new(o, "devices", devs);
@@ -129,14 +132,22 @@ int main(int argc, char **argv)
 	for (i = 1; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
 		const char *k = argv[i] + 2, *v = argv[i + 1];
 
-		if (strcmp(k, "node") == 0) cfg.node_name = v;
-		else if (strcmp(k, "state") == 0) cfg.state_dir = v;
-		else if (strcmp(k, "cdi") == 0) cfg.cdi_dir = v;
-		else if (strcmp(k, "socket") == 0) cfg.daemon_socket = v;
-		else if (strcmp(k, "kubeconfig") == 0) cfg.kubeconfig = v;
-		else if (strcmp(k, "shim") == 0) cfg.shim_path = v;
-		else if (strcmp(k, "publish") == 0) cfg.publish = atoi(v);
-		else if (strcmp(k, "interval-ms") == 0) cfg.publish_interval_ms = atoi(v);
+		if (strcmp(k, "node") == 0)
+			cfg.node_name = v;
+		else if (strcmp(k, "state") == 0)
+			cfg.state_dir = v;
+		else if (strcmp(k, "cdi") == 0)
+			cfg.cdi_dir = v;
+		else if (strcmp(k, "socket") == 0)
+			cfg.daemon_socket = v;
+		else if (strcmp(k, "kubeconfig") == 0)
+			cfg.kubeconfig = v;
+		else if (strcmp(k, "shim") == 0)
+			cfg.shim_path = v;
+		else if (strcmp(k, "publish") == 0)
+			cfg.publish = atoi(v);
+		else if (strcmp(k, "interval-ms") == 0)
+			cfg.publish_interval_ms = atoi(v);
 		else {
 			fprintf(stderr, "unknown option --%s\n", k);
 			return 2;
@@ -151,7 +162,8 @@ int main(int argc, char **argv)
 		const char *cmd = argv[i];
 
 		if (strcmp(cmd, "prepare") == 0 && i + 3 < argc) {
-			struct gs_kdra_claim_ref r = {argv[i + 1], argv[i + 3], argv[i + 2]};
+			struct gs_kdra_claim_ref r = {argv[i + 1], argv[i + 3],
+			                              argv[i + 2]};
 			struct gs_kdra_prepared out;
 			double t0 = now_ms();
 
@@ -160,13 +172,15 @@ int main(int argc, char **argv)
 			gs_kdra_prepared_fini(&out);
 			i += 4;
 		} else if (strcmp(cmd, "unprepare") == 0 && i + 3 < argc) {
-			struct gs_kdra_claim_ref r = {argv[i + 1], argv[i + 3], argv[i + 2]};
+			struct gs_kdra_claim_ref r = {argv[i + 1], argv[i + 3],
+			                              argv[i + 2]};
 			double t0 = now_ms();
 			char *err = gs_kdra_unprepare(d, &r);
 
-			print_json(json_pack("{s:o, s:f}", "error",
-			                     err ? json_string(err) : json_null(),
-			                     "ms", now_ms() - t0));
+			print_json(
+			    json_pack("{s:o, s:f}", "error",
+			              err ? json_string(err) : json_null(),
+			              "ms", now_ms() - t0));
 			free(err);
 			i += 4;
 		} else if (strcmp(cmd, "twice") == 0 && i + 3 < argc) {
@@ -179,7 +193,8 @@ int main(int argc, char **argv)
 				a[k].ref.ns = argv[i + 1];
 				a[k].ref.name = argv[i + 2];
 				a[k].ref.uid = argv[i + 3];
-				pthread_create(&t[k], NULL, twice_thread, &a[k]);
+				pthread_create(&t[k], NULL, twice_thread,
+				               &a[k]);
 			}
 			for (int k = 0; k < 2; k++) {
 				pthread_join(t[k], NULL);
@@ -189,7 +204,8 @@ int main(int argc, char **argv)
 			i += 4;
 		} else if (strcmp(cmd, "bench") == 0 && i + 4 < argc) {
 			int n = atoi(argv[i + 1]), errors = 0;
-			struct gs_kdra_claim_ref r = {argv[i + 2], argv[i + 4], argv[i + 3]};
+			struct gs_kdra_claim_ref r = {argv[i + 2], argv[i + 4],
+			                              argv[i + 3]};
 			double *pp = calloc((size_t)n + 1, sizeof(double));
 			double *up = calloc((size_t)n + 1, sizeof(double));
 
@@ -202,7 +218,8 @@ int main(int argc, char **argv)
 				pp[k] = now_ms() - t0;
 				errors += out.error != NULL;
 				if (out.error)
-					fprintf(stderr, "prepare: %s\n", out.error);
+					fprintf(stderr, "prepare: %s\n",
+					        out.error);
 				gs_kdra_prepared_fini(&out);
 				t0 = now_ms();
 				err = gs_kdra_unprepare(d, &r);
@@ -212,11 +229,11 @@ int main(int argc, char **argv)
 			}
 			qsort(pp, (size_t)n, sizeof(double), cmp_double);
 			qsort(up, (size_t)n, sizeof(double), cmp_double);
-			print_json(json_pack("{s:i, s:f, s:f, s:f, s:i}", "n", n,
-			                     "prepare_p50_ms", pct(pp, n, 0.5),
-			                     "prepare_p99_ms", pct(pp, n, 0.99),
-			                     "unprepare_p99_ms", pct(up, n, 0.99),
-			                     "errors", errors));
+			print_json(json_pack(
+			    "{s:i, s:f, s:f, s:f, s:i}", "n", n,
+			    "prepare_p50_ms", pct(pp, n, 0.5), "prepare_p99_ms",
+			    pct(pp, n, 0.99), "unprepare_p99_ms",
+			    pct(up, n, 0.99), "errors", errors));
 			free(pp);
 			free(up);
 			i += 5;
@@ -234,7 +251,8 @@ int main(int argc, char **argv)
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += atoi(argv[i + 1]);
 			while (changes == seen &&
-			       pthread_cond_timedwait(&change_cv, &change_mu, &ts) == 0)
+			       pthread_cond_timedwait(&change_cv, &change_mu,
+			                              &ts) == 0)
 				;
 			got = changes != seen;
 			pthread_mutex_unlock(&change_mu);
@@ -246,16 +264,19 @@ int main(int argc, char **argv)
 			uint64_t ver = 0;
 			json_t *a = json_array();
 
-			if (gs_kdra_health_snapshot(d, &h, &n, &ver, &eb) == GS_OK) {
+			if (gs_kdra_health_snapshot(d, &h, &n, &ver, &eb) ==
+			    GS_OK) {
 				for (size_t k = 0; k < n; k++)
 					json_array_append_new(
-					    a, json_pack("{s:s, s:s, s:i}", "pool",
-					                 h[k].pool_name, "device",
-					                 h[k].device_name, "status",
-					                 (int)h[k].status));
+					    a, json_pack(
+					           "{s:s, s:s, s:i}", "pool",
+					           h[k].pool_name, "device",
+					           h[k].device_name, "status",
+					           (int)h[k].status));
 			}
 			gs_kdra_health_free(h, n);
-			print_json(json_pack("{s:o, s:I}", "devices", a, "version",
+			print_json(json_pack("{s:o, s:I}", "devices", a,
+			                     "version",
 			                     (json_int_t)(ver & 0x7fffffff)));
 			i += 1;
 		} else {
