@@ -2,7 +2,8 @@
  * rslices.c - the ResourceSlice publisher (rslices.h): one thread that
  * keeps this node's ResourceSlices equal to what gpusliced reports.
  *
- * Each round (every interval_ms, 250 by default, or at once when kicked):
+ * Each round (every 250 ms, or interval_ms when shorter, or at once when
+ * kicked; /v1/gpus itself is re-read every interval_ms):
  *
  *   poll gpusliced  GET /v1/gpus, GET /v1/events?after=<cursor>
  *        |          (Xid events -> per-GPU health; a GPU's own "health"
@@ -57,6 +58,7 @@
 #include "gs/log.h"
 
 #define GS_KRS_RESYNC_MS      30000
+#define GS_KRS_HEALTH_MS      250
 #define GS_KRS_MAX_BACKOFF_MS 5000
 #define GS_KRS_DAEMON_MAX     (8u * 1024 * 1024)
 #define GS_KRS_DEFAULT_SOCKET "/run/gpuslice/api.sock"
@@ -87,6 +89,7 @@ struct gs_krs {
 	                   unknown (re-list) */
 	int64_t generation;
 	int64_t last_list_ms;
+	int64_t gpus_ms;  /* when /v1/gpus was last read */
 	json_t *owner;    /* ownerReferences naming the Node, or NULL */
 	bool owner_tried; /* asked the API server for the Node once */
 };
@@ -550,31 +553,46 @@ out:
 
 /* ---- the thread ---- */
 
-static gs_err round_once(struct gs_krs *r, bool *daemon_down,
+/*
+ * One round. /v1/gpus is read every interval_ms (or when kicked); the
+ * events (GPU health) every round, at most GS_KRS_HEALTH_MS apart, so a
+ * health change reaches the API server well within a second whatever
+ * interval_ms is. Nothing is built or written when nothing changed.
+ */
+static gs_err round_once(struct gs_krs *r, bool kicked, bool *daemon_down,
                          struct gs_errbuf *eb)
 {
 	json_t *gpus;
-	bool changed;
+	bool changed, fresh = false;
 	gs_err err;
 
 	*daemon_down = false;
-	err = daemon_get(r, "/v1/gpus", &gpus, eb);
-	if (err == GS_OK && !json_is_array(json_object_get(gpus, "gpus"))) {
-		json_decref(gpus);
-		err = gs_fail(eb, GS_ERR_PARSE,
-		              "gpusliced /v1/gpus: no \"gpus\" array");
+	if (r->gpus == NULL || kicked ||
+	    now_ms() - r->gpus_ms >= r->interval_ms) {
+		err = daemon_get(r, "/v1/gpus", &gpus, eb);
+		if (err == GS_OK &&
+		    !json_is_array(json_object_get(gpus, "gpus"))) {
+			json_decref(gpus);
+			err = gs_fail(eb, GS_ERR_PARSE,
+			              "gpusliced /v1/gpus: no \"gpus\" array");
+		}
+		if (err) {
+			*daemon_down = true;
+			return err;
+		}
+		fresh = r->gpus == NULL || !json_equal(r->gpus, gpus);
+		json_decref(r->gpus);
+		r->gpus = gpus;
+		r->gpus_ms = now_ms();
 	}
-	if (err) {
-		*daemon_down = true;
-		return err;
-	}
-	json_decref(r->gpus);
-	r->gpus = gpus;
 	err = poll_events(r, &changed, eb);
 	if (err) {
 		*daemon_down = true;
 		return err;
 	}
+	if (!fresh && !changed && r->server &&
+	    now_ms() - r->last_list_ms < GS_KRS_RESYNC_MS)
+		return GS_OK;
 	return publish(r, eb);
 }
 
@@ -600,7 +618,7 @@ static void *thread_main(void *arg)
 			json_decref(r->server);
 			r->server = NULL;
 		}
-		err = round_once(r, &daemon_down, &eb);
+		err = round_once(r, kicked, &daemon_down, &eb);
 		if (err) {
 			if (!daemon_down) {
 				/* The server's state is unknown now. */
@@ -625,7 +643,10 @@ static void *thread_main(void *arg)
 			last_err[0] = '\0';
 			backoff = 0;
 		}
-		int64_t wait = backoff ? backoff : r->interval_ms;
+		int64_t wait = backoff ? backoff
+		               : r->interval_ms < GS_KRS_HEALTH_MS
+		                   ? r->interval_ms
+		                   : GS_KRS_HEALTH_MS;
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += wait / 1000;
@@ -802,7 +823,7 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 	r->driver = strdup(cfg->driver_name ? cfg->driver_name : "gpuslice.io");
 	r->socket = strdup(sock);
 	r->health = json_object();
-	r->interval_ms = cfg->interval_ms ? cfg->interval_ms : 250;
+	r->interval_ms = cfg->interval_ms ? cfg->interval_ms : 1000;
 	r->ev_cursor = -1;
 	if (!r->node || !r->driver || !r->socket || !r->health) {
 		gs_fail(eb, GS_ERR_NOMEM, "out of memory");

@@ -29,14 +29,17 @@ struct gs_krs_config {
 	const char *driver_name; /* NULL: "gpuslice.io" */
 	const char
 	    *daemon_socket; /* gpusliced API socket; NULL: client default */
-	int interval_ms;    /* daemon poll period; 0: 250, so that a
+	int interval_ms;    /* GPU list poll period; 0: 1000. GPU
+	                       health (gpusliced's events) is polled
+	                       every 250 ms whatever this is, so a
 	                       health change reaches the API server
 	                       well within 1 s */
 };
 
 /*
- * Starts the publisher thread (it publishes at once, then every
- * interval_ms and whenever kicked). OUT: *out. On error nothing is left.
+ * Starts the publisher thread (it publishes at once, then whenever the
+ * GPUs or their health change, and whenever kicked). OUT: *out. On error
+ * nothing is left.
  */
 gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
                      struct gs_krs **out, struct gs_errbuf *eb);

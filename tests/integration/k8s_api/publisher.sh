@@ -4,7 +4,7 @@
 # stand-in. Slices appear and validate; an Xid on a GPU becomes a taint
 # (the delay is measured and printed); the API server killed and restarted
 # (a GPU failing meanwhile) ends with exactly the right slices; a MIG mode
-# change reaches the slices.
+# change reaches the slices. GS_K8S_INTERVAL=MS sets the publisher's poll period.
 . "$(dirname "$0")/../daemon/lib.sh" "$1"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -43,7 +43,7 @@ put_slice node-1-gpuslice.io-0 node-1 7
 put_slice node-1-gpuslice.io-9 node-1 7
 put_slice node-2-gpuslice.io-0 node-2 7
 
-"$K" --server "$URL" --node node-1 --socket "$SOCK" --token-file "$WORK/token" \
+"$K" --server "$URL" --node node-1 --socket "$SOCK" --token-file "$WORK/token" ${GS_K8S_INTERVAL:+--interval "$GS_K8S_INTERVAL"} \
 	>"$WORK/krs.out" 2>"$WORK/krs.log" &
 KPID=$!
 PIDS+=($KPID)
