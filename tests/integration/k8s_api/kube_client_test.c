@@ -379,6 +379,46 @@ static void watch_stops_soon_after_the_stop_flag(void **state)
 	gs_kube_destroy(k);
 }
 
+static void *post_later(void *arg)
+{
+	struct gs_kube *k = arg;
+	json_t *s = slice("w-live", 1);
+	long st;
+	usleep(300000);
+	gs_kube_request(k, "POST", RS, s, NULL, &st, NULL, NULL);
+	json_decref(s);
+	return NULL;
+}
+
+static bool stop_on_added(void *arg, const char *type, json_t *obj)
+{
+	struct seen *s = arg;
+	(void)obj;
+	if (strcmp(type, "ADDED") == 0)
+		s->added++;
+	return s->added == 0;
+}
+
+static void watch_sees_a_change_made_while_it_waits(void **state)
+{
+	struct gs_kube *k = client(5000);
+	struct seen seen = {0};
+	pthread_t t;
+	long st;
+	(void)state;
+	pthread_create(&t, NULL, post_later, k);
+	assert_int_equal(gs_kube_watch(k, RS "?watch=1&timeoutSeconds=10",
+	                               stop_on_added, &seen, NULL, NULL),
+	                 GS_OK);
+	pthread_join(t, NULL);
+	assert_int_equal(seen.added, 1);
+	assert_int_equal(gs_kube_request(k, "DELETE", RS "/w-live", NULL, NULL,
+	                                 &st, NULL, NULL),
+	                 GS_OK);
+	assert_int_equal(st, 200);
+	gs_kube_destroy(k);
+}
+
 static void watch_error_answer_is_a_clear_error(void **state)
 {
 	struct gs_kube *k = NULL;
@@ -528,6 +568,7 @@ int main(void)
 	    cmocka_unit_test(
 	        watch_ends_when_the_server_closes_and_resumes_after_it),
 	    cmocka_unit_test(watch_stops_soon_after_the_stop_flag),
+	    cmocka_unit_test(watch_sees_a_change_made_while_it_waits),
 	    cmocka_unit_test(watch_error_answer_is_a_clear_error),
 	    cmocka_unit_test(
 	        in_cluster_token_and_ca_from_the_service_account_dir),
