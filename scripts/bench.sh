@@ -171,7 +171,48 @@ bench_placement() {
 	"$1/bin/gs-bench-placement" --policy spread
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim placement)
+# gpuslice-kubelet-plugin's memory (budget 16 MiB): peak RSS of the
+# transport with the fake driver of tests/integration/k8s_transport after
+# 2,000 claim calls from the kubelet stand-in (CPU only), then of the whole
+# binary (driver and ResourceSlice publisher) on the simulated node against
+# the API server stand-in (e2e_cluster.sh: publish, re-register, one claim).
+bench_kubelet_plugin() {
+	local src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== kubelet-plugin: RSS of gpuslice-kubelet-plugin (budget 16 MiB) =="
+	if [ -x "$1/tests/gs-kplugin-fake" ]; then
+		echo "-- transport, fake driver:"
+		GS_SRC=$src GS_BUILD=$1 python3 "$src/tests/integration/k8s_transport/kubelet.py" rss |
+			sed -e '/^ok: /d' -e 's/^/   /' || echo "   skipped (see above)"
+	else
+		echo "   skipped: $1/tests/gs-kplugin-fake is not built"
+	fi
+	if [ -x "$1/bin/gpuslice-kubelet-plugin" ]; then
+		echo "-- whole plugin on the sim node, publisher on (source: sim):"
+		GS_SRC=$src bash "$src/tests/integration/k8s_transport/e2e_cluster.sh" "$1" 2>&1 |
+			grep -E 'peak RSS|published:|SKIP|FAIL' | sed -e 's/^/   /' || true
+	else
+		echo "   skipped: $1/bin/gpuslice-kubelet-plugin is not built"
+	fi
+}
+
+# The DRA driver's NodePrepareResources latency on the sim: claim GET from
+# a loopback stand-in API server, slice creation in gpusliced, CDI spec and
+# checkpoint (tests/integration/k8s_driver/bench.sh). Target p99 <= 50 ms.
+bench_kubelet_prepare() {
+	local src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== kubelet-prepare: DRA driver NodePrepareResources latency (sim) =="
+	if [ ! -x "$1/tests/gs-kdra-probe" ]; then
+		echo "   skipped: $1/tests/gs-kdra-probe is not built"
+		return 0
+	fi
+	GS_SRC=$src bash "$src/tests/integration/k8s_driver/bench.sh" "$1" 200 ||
+		echo "   skipped or failed (see above)"
+}
+
+SECTIONS=(migplan sim trace trace_lists daemon shim placement kubelet_plugin
+          kubelet_prepare)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then

@@ -9,7 +9,8 @@ pkgs=(build-essential cmake pkg-config python3 clang libclang-rt-14-dev
       libyaml-dev sqlite3 curl procps gnuplot-nox
       slurmctld slurmd slurm-client munge libslurm-dev
       libzstd-dev liblz4-dev
-      libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
+      libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+      libcurl4-openssl-dev
       python3-grpcio python3-protobuf python3-jsonschema python3-yaml)
 
 missing=()

@@ -49,9 +49,11 @@ void gs_kdev_format_name(const struct gs_kdev_name *n, char *buf, size_t len);
  * The node's ResourceSlice objects (resource.k8s.io/v1), complete with
  * metadata.name/generateName-free stable names
  * "<node>-gpuslice.io-<k>", spec.driver, spec.nodeName, spec.pool
- * {name, generation, resourceSliceCount}: one slice with the shareable
+ * {name, generation, resourceSliceCount}: slices with the shareable
  * GPUs (and MIG devices, with perDeviceNodeSelection off and nodeName set),
- * counter sets in a slice of their own. `gpus` is gpusliced's /v1/gpus
+ * counter sets in a slice of their own. (Devices are cut into slices of at
+ * most 64, the API's cap when devices consume counters or carry taints,
+ * counter sets into slices of at most 8: k counts device slices first.) `gpus` is gpusliced's /v1/gpus
  * answer; `health` may be NULL or an object uuid -> {"healthy": bool,
  * "reason": str} used for device taints. `generation` is the pool
  * generation to write. OUT: *slices, a JSON array (caller decrefs).

@@ -50,6 +50,11 @@
 #define TAG "grpc"
 #define DEFAULT_MAX_MESSAGE (4u << 20)
 #define DEFAULT_MAX_CONNECTIONS 64
+/* Request bytes one connection may hold at once (all its streams), and
+ * response bytes one stream may have queued that the client has not read,
+ * in units of the message size cap. */
+#define CONN_INPUT_CAPS 2
+#define STREAM_OUTPUT_CAPS 2
 #define GRPC_HDR 5 /* compressed flag + 32-bit big-endian length */
 
 enum watch_kind { W_LISTENER, W_CONN, W_WAKE, W_EXTRA };
@@ -91,6 +96,7 @@ struct conn {
 	int fd;
 	nghttp2_session *h2;
 	bool want_out; /* EPOLLOUT registered */
+	size_t in_bytes; /* request buffer capacity held by its streams */
 	bool dead;
 	struct stream *streams;
 	struct conn *prev, *next; /* live list, or dead list when dead */
@@ -112,7 +118,7 @@ struct stream {
 	char *path;
 	uint8_t *in;
 	size_t in_len, in_cap;
-	bool too_big;
+	enum { IN_OK, IN_OVER_MESSAGE, IN_OVER_CONN } too_big;
 	bool dispatched;
 	struct gs_grpc_call *call;
 	/* response */
@@ -152,6 +158,7 @@ struct gs_grpc_server {
 	struct conn *conns, *dead;
 	int n_conns;
 	int tick_ms;
+	int64_t next_tick; /* 0: schedule from now */
 	void (*tick_fn)(void *arg);
 	void *tick_arg;
 	pthread_mutex_t mu; /* guards ops */
@@ -402,6 +409,17 @@ static void stream_send(struct stream *st, uint8_t *framed, size_t len)
 		              "response larger than the message size cap");
 		return;
 	}
+	if (st->out_len - st->out_off + len >
+	    STREAM_OUTPUT_CAPS * (s->max_message + GRPC_HDR)) {
+		/* A stream whose client stopped reading: end it rather than
+		 * queue without bound (the kubelet re-opens health streams). */
+		free(framed);
+		gs_warn(TAG, "stream=%d path=%s: the client is not reading; ending it",
+		        st->id, st->path ? st->path : "?");
+		stream_finish(st, GS_GRPC_RESOURCE_EXHAUSTED,
+		              "the client does not read the stream");
+		return;
+	}
 	if (st->out_len == 0) {
 		free(st->out);
 		st->out = framed;
@@ -485,10 +503,19 @@ static void stream_detach(struct stream *st)
 	call_unref(call); /* the stream's reference */
 }
 
+/* Frees the request buffer and gives its bytes back to the connection. */
+static void stream_drop_input(struct stream *st)
+{
+	st->c->in_bytes -= st->in_cap;
+	free(st->in);
+	st->in = NULL;
+	st->in_len = st->in_cap = 0;
+}
+
 static void stream_free(struct stream *st)
 {
+	stream_drop_input(st);
 	free(st->path);
-	free(st->in);
 	free(st->out);
 	free(st->message);
 	free(st);
@@ -518,9 +545,14 @@ static void dispatch(struct stream *st)
 		stream_finish(st, GS_GRPC_UNIMPLEMENTED, msg);
 		return;
 	}
-	if (st->too_big) {
+	if (st->too_big == IN_OVER_MESSAGE) {
 		stream_finish(st, GS_GRPC_RESOURCE_EXHAUSTED,
 		              "request larger than the message size cap");
+		return;
+	}
+	if (st->too_big == IN_OVER_CONN) {
+		stream_finish(st, GS_GRPC_RESOURCE_EXHAUSTED,
+		              "too much request data in flight on this connection");
 		return;
 	}
 	if (st->in_len < GRPC_HDR) {
@@ -557,6 +589,7 @@ static void dispatch(struct stream *st)
 	atomic_init(&call->done, false);
 	st->call = call;
 	m->fn(call, st->in + GRPC_HDR, len, m->arg);
+	stream_drop_input(st); /* the handler borrowed it for the call only */
 }
 
 static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f,
@@ -605,19 +638,24 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t sid,
 	if (!st || st->too_big)
 		return 0;
 	if (st->in_len + len > c->s->max_message + GRPC_HDR) {
-		st->too_big = true;
-		free(st->in);
-		st->in = NULL;
-		st->in_len = st->in_cap = 0;
+		st->too_big = IN_OVER_MESSAGE;
+		stream_drop_input(st);
 		return 0;
 	}
 	if (st->in_len + len > st->in_cap) {
 		size_t cap = st->in_cap ? st->in_cap * 2 : 256;
 		while (cap < st->in_len + len)
 			cap *= 2;
+		if (c->in_bytes - st->in_cap + cap >
+		    CONN_INPUT_CAPS * (c->s->max_message + GRPC_HDR)) {
+			st->too_big = IN_OVER_CONN;
+			stream_drop_input(st);
+			return 0;
+		}
 		uint8_t *n = realloc(st->in, cap);
 		if (!n)
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		c->in_bytes += cap - st->in_cap;
 		st->in = n;
 		st->in_cap = cap;
 	}
@@ -1061,6 +1099,7 @@ void gs_grpc_server_set_tick(struct gs_grpc_server *s, int ms,
 	s->tick_ms = fn ? ms : 0;
 	s->tick_fn = fn;
 	s->tick_arg = arg;
+	s->next_tick = 0; /* a new period counts from now */
 }
 
 gs_err gs_grpc_server_post(struct gs_grpc_server *s, void (*fn)(void *arg),
@@ -1089,13 +1128,12 @@ int gs_grpc_server_connections(const struct gs_grpc_server *s)
 
 gs_err gs_grpc_server_run(struct gs_grpc_server *s, struct gs_errbuf *eb)
 {
-	int64_t next_tick = s->tick_ms ? now_ms() + s->tick_ms : 0;
 	while (!atomic_load(&s->stop)) {
 		int timeout = -1;
 		if (s->tick_ms) {
-			if (!next_tick)
-				next_tick = now_ms() + s->tick_ms;
-			int64_t left = next_tick - now_ms();
+			if (!s->next_tick)
+				s->next_tick = now_ms() + s->tick_ms;
+			int64_t left = s->next_tick - now_ms();
 			timeout = left > 0 ? (int)left : 0;
 		}
 		struct epoll_event evs[32];
@@ -1134,8 +1172,8 @@ gs_err gs_grpc_server_run(struct gs_grpc_server *s, struct gs_errbuf *eb)
 			}
 		}
 		drain_ops(s);
-		if (s->tick_ms && now_ms() >= next_tick) {
-			next_tick = now_ms() + s->tick_ms;
+		if (s->tick_ms && s->next_tick && now_ms() >= s->next_tick) {
+			s->next_tick = now_ms() + s->tick_ms;
 			s->tick_fn(s->tick_arg);
 			drain_ops(s);
 		}

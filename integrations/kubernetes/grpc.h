@@ -21,6 +21,11 @@
  * a compressed message UNIMPLEMENTED, broken framing INTERNAL. Connections
  * beyond the cap are closed at accept.
  *
+ * Memory is bounded: one connection buffers at most twice the message cap
+ * of request data over all its streams (a stream beyond that is answered
+ * RESOURCE_EXHAUSTED), and a stream whose client stops reading is ended
+ * RESOURCE_EXHAUSTED once twice the message cap of responses is queued.
+ *
  * Threads: everything except the functions marked "any thread" must be
  * called on the loop thread (the one in gs_grpc_server_run).
  */

@@ -29,6 +29,10 @@ struct gs_kube_config {
 	const char *token_file; /* NULL: kubeconfig / service account token */
 	const char *ca_file;    /* NULL: kubeconfig / service account CA */
 	long timeout_ms;        /* per request, retries included; 0: 10000 */
+	/* Additions (kapi): */
+	const char *sa_dir;     /* in-cluster service account directory
+	                           (token, ca.crt, namespace); NULL:
+	                           /var/run/secrets/kubernetes.io/serviceaccount */
 };
 
 gs_err gs_kube_create(const struct gs_kube_config *cfg, struct gs_kube **out,
@@ -62,5 +66,16 @@ typedef bool (*gs_kube_event_fn)(void *arg, const char *type,
 gs_err gs_kube_watch(struct gs_kube *k, const char *path,
                      gs_kube_event_fn on_event, void *arg,
                      const volatile bool *stop, struct gs_errbuf *eb);
+
+/*
+ * The gs_err an HTTP status stands for: 2xx GS_OK, 400/422 GS_ERR_INVALID,
+ * 401/403 GS_ERR_PERM, 404 GS_ERR_NOT_FOUND, 409 GS_ERR_EXISTS (conflict
+ * or already exists), 410 GS_ERR_VERSION (resourceVersion too old: re-list),
+ * 429/5xx GS_ERR_UNAVAILABLE, 504 GS_ERR_TIMEOUT, 0 GS_ERR_UNAVAILABLE.
+ */
+gs_err gs_kube_status_err(long status);
+
+/* The server URL in use (lent; valid until destroy). */
+const char *gs_kube_server(const struct gs_kube *k);
 
 #endif

@@ -10,7 +10,8 @@
  * task for the worker pool; the claims of one request run in parallel and
  * the worker that finishes the last one builds and sends the response.
  * The driver's health listener runs on the driver's thread and only posts
- * a callback to the loop.
+ * a callback to the loop; health snapshots (which may call gpusliced) are
+ * taken on a worker too, one at a time, and delivered on the loop.
  *
  * Sockets:
  *   <registry_dir>/<driver>-reg.sock  Registration (GetInfo, Notify...),
@@ -20,11 +21,17 @@
  *       the directory plus a periodic check). Removed on SIGTERM/SIGINT:
  *       that is how the kubelet learns the plugin is gone.
  *   <plugin_dir>/dra.sock  DRAPlugin v1 + v1beta1, DRAResourceHealth v1 +
- *       v1alpha1; its path is PluginInfo.endpoint.
+ *       v1alpha1; its path is PluginInfo.endpoint. Re-created the same way.
+ * A starting instance replaces whatever sockets are there; an older
+ * instance that finds a live socket of someone else's on its path steps
+ * back rather than fight, takes the path again when it is free, and never
+ * removes a socket file that is not its own.
  *
- * Shutdown order: signal -> unlink the registration socket -> stop the
- * loop -> drain and join the workers (they complete their calls) -> end
- * the health streams -> free the server -> free the driver.
+ * Shutdown order: signal -> unlink the registration socket (the kubelet
+ * stops sending claims) -> keep serving until every claim request in
+ * flight has been answered (at most DRAIN_MS) -> end the health streams
+ * with UNAVAILABLE -> stop the loop -> join the workers -> free the server
+ * -> free the driver.
  */
 #include "plugin.h"
 
@@ -39,7 +46,10 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dra_v1.pb-c.h"
@@ -51,6 +61,10 @@
 #include "pluginregistration.pb-c.h"
 
 #define TAG "kplugin"
+/* How long a stopping plugin waits for claim requests in flight: well
+ * under the DaemonSet's terminationGracePeriodSeconds (30). */
+#define DRAIN_MS 10000
+#define DRAIN_TICK_MS 20
 
 /* PluginInfo.supported_versions, preferred first: the kubelet takes the
  * first one it knows, so v1 before v1beta1. The DRAResourceHealth labels
@@ -176,9 +190,13 @@ struct plugin {
 	int inotify_fd, inotify_wd;
 	int sig_fd;
 	bool registered;
-	bool stopping; /* loop stopped: posted callbacks do nothing */
+	bool stopping; /* draining or stopped: posted callbacks do nothing */
+	atomic_int inflight; /* claim requests not answered yet (batches) */
+	int64_t drain_deadline; /* CLOCK_MONOTONIC ms */
 	struct watcher *watchers;
-	uint64_t health_version;
+	uint64_t health_version; /* of the last list delivered */
+	atomic_bool health_busy; /* a snapshot in flight: health_request */
+	bool health_again;
 	atomic_bool health_posted;
 };
 
@@ -199,6 +217,7 @@ static void batch_free(struct batch *b)
 {
 	if (!b)
 		return;
+	atomic_fetch_sub(&b->p->inflight, 1);
 	for (size_t i = 0; i < b->n; i++) {
 		free((char *)b->claims[i].ns);
 		free((char *)b->claims[i].uid);
@@ -220,6 +239,7 @@ static struct batch *batch_new(struct plugin *p, struct gs_grpc_call *call,
 	if (!b)
 		return NULL;
 	b->p = p;
+	atomic_fetch_add(&p->inflight, 1); /* batch_free takes it back */
 	b->call = call;
 	b->unprepare = unprepare;
 	b->reply = reply;
@@ -323,52 +343,114 @@ struct watcher {
 	struct plugin *p;
 	struct gs_grpc_call *call;
 	health_packer pack;
+	bool primed; /* has been sent a list */
 	struct watcher *next;
 };
 
-/* Sends the current list to one watcher (or to all when w is NULL). */
-static void health_send(struct plugin *p, struct watcher *only)
+/*
+ * Health lists: the driver's snapshot may call gpusliced and block, so it
+ * is taken on a worker and delivered on the loop, which owns the watcher
+ * list. One snapshot is in flight at a time (p->health_busy); a request
+ * meanwhile sets p->health_again and a fresh one follows the delivery, so
+ * lists reach every stream in the order they were taken. A delivery goes
+ * to every stream when the list changed, and to new streams always.
+ */
+struct hsnap {
+	struct plugin *p;
+	struct gs_kdra_health *list;
+	size_t n;
+	uint64_t version;
+	bool ok;
+};
+
+static void health_request(struct plugin *p);
+
+/* Loop thread: sends the snapshot to the watchers it is for. */
+static void health_deliver(void *arg)
 {
-	struct gs_kdra_health *list = NULL;
-	size_t n = 0;
-	uint64_t version = 0;
-	struct gs_errbuf eb = {0};
-	gs_err err = gs_kdra_health_snapshot(p->d, &list, &n, &version, &eb);
-	if (err != GS_OK) {
-		gs_warn(TAG, "health snapshot: %s", gs_errbuf_msg(&eb, err));
-		return;
-	}
-	if (!only && version == p->health_version) {
-		gs_kdra_health_free(list, n);
-		return;
-	}
-	if (!only)
-		p->health_version = version;
+	struct hsnap *hs = arg;
+	struct plugin *p = hs->p;
+	atomic_store(&p->health_busy, false);
+	if (!hs->ok || p->stopping)
+		goto out;
+	bool changed = hs->version != p->health_version;
+	p->health_version = hs->version;
 	/* Each version's message is packed once per round. */
 	health_packer packed_by[2] = {NULL, NULL};
 	uint8_t *bufs[2] = {NULL, NULL};
 	size_t lens[2] = {0, 0};
+	int sent = 0;
 	for (struct watcher *w = p->watchers; w; w = w->next) {
-		if (only && w != only)
+		if (w->primed && !changed)
 			continue;
 		int k = packed_by[0] == w->pack ? 0
 		        : packed_by[1] == w->pack ? 1
 		        : !packed_by[0]           ? 0
 		                                  : 1;
 		if (!packed_by[k]) {
-			if (w->pack(list, n, &bufs[k], &lens[k]) != GS_OK) {
-				gs_error(TAG, "health list of %zu devices: out of memory", n);
+			if (w->pack(hs->list, hs->n, &bufs[k], &lens[k]) !=
+			    GS_OK) {
+				gs_error(TAG, "health list of %zu devices: out of memory",
+				         hs->n);
 				continue;
 			}
 			packed_by[k] = w->pack;
 		}
 		gs_grpc_call_send(w->call, bufs[k], lens[k]);
+		w->primed = true;
+		sent++;
 	}
-	gs_debug(TAG, "health list devices=%zu version=%llu sent", n,
-	         (unsigned long long)version);
+	if (sent)
+		gs_debug(TAG, "health list devices=%zu version=%llu sent to %d streams",
+		         hs->n, (unsigned long long)hs->version, sent);
 	free(bufs[0]);
 	free(bufs[1]);
-	gs_kdra_health_free(list, n);
+out:
+	gs_kdra_health_free(hs->list, hs->n);
+	free(hs);
+	if (p->health_again && !p->stopping) {
+		p->health_again = false;
+		health_request(p);
+	}
+}
+
+/* Worker thread: takes the snapshot and hands it to the loop. */
+static void health_task(void *arg, size_t i)
+{
+	struct hsnap *hs = arg;
+	struct gs_errbuf eb = {0};
+	gs_err err = gs_kdra_health_snapshot(hs->p->d, &hs->list, &hs->n,
+	                                     &hs->version, &eb);
+	hs->ok = err == GS_OK;
+	if (!hs->ok)
+		gs_warn(TAG, "health snapshot: %s", gs_errbuf_msg(&eb, err));
+	if (gs_grpc_server_post(hs->p->srv, health_deliver, hs) != GS_OK) {
+		/* The loop never learns of it: clear busy here, or no
+		 * snapshot would ever be taken again. */
+		gs_error(TAG, "health list dropped: out of memory");
+		struct plugin *p = hs->p;
+		gs_kdra_health_free(hs->list, hs->n);
+		free(hs);
+		atomic_store(&p->health_busy, false);
+	}
+}
+
+/* Loop thread: asks for a snapshot (or for one more after the current). */
+static void health_request(struct plugin *p)
+{
+	if (atomic_load(&p->health_busy)) {
+		p->health_again = true;
+		return;
+	}
+	struct hsnap *hs = calloc(1, sizeof(*hs));
+	if (hs)
+		hs->p = p;
+	atomic_store(&p->health_busy, true); /* before a worker can clear it */
+	if (!hs || pool_push(&p->pool, health_task, hs, 0) != GS_OK) {
+		free(hs);
+		atomic_store(&p->health_busy, false);
+		gs_error(TAG, "health list not sent: out of memory");
+	}
 }
 
 static void watcher_remove(struct plugin *p, struct watcher *w)
@@ -406,7 +488,7 @@ static void watcher_add(struct plugin *p, struct gs_grpc_call *call,
 	p->watchers = w;
 	gs_grpc_call_on_cancel(call, watcher_cancelled, w);
 	gs_info(TAG, "health stream opened path=%s", gs_grpc_call_path(call));
-	health_send(p, w);
+	health_request(p);
 }
 
 static void health_changed(void *arg)
@@ -414,7 +496,7 @@ static void health_changed(void *arg)
 	struct plugin *p = arg;
 	atomic_store(&p->health_posted, false);
 	if (!p->stopping)
-		health_send(p, NULL);
+		health_request(p);
 }
 
 /* Driver thread: only wakes the loop (one post in flight at most). */
@@ -594,65 +676,146 @@ static gs_err open_dra(struct plugin *p, struct gs_errbuf *eb)
 	return GS_OK;
 }
 
-/* Re-creates a socket that vanished (or was replaced by something that is
- * not our socket). The DRA socket first: the kubelet dials it right after
- * it sees the registration socket. */
+/* Whether something accepts connections on the socket at `path`. */
+static bool socket_is_live(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	int rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	int e = errno;
+	close(fd);
+	return rc == 0 || e == EAGAIN || e == EINPROGRESS;
+}
+
+/*
+ * Keeps one of our sockets present. `what` names it in the log. A socket
+ * of ours that vanished (kubelet restart, a wiped directory) or was
+ * replaced by a dead one is re-created. One replaced by a live socket
+ * belongs to a newer instance of the plugin (it replaced ours at its
+ * start): this one steps back instead of fighting over the path, and takes
+ * it again if that instance goes away.
+ */
+static void keep_socket(struct plugin *p, const char *what, const char *path,
+                        int *id, ino_t ino,
+                        gs_err (*open_fn)(struct plugin *, struct gs_errbuf *))
+{
+	struct gs_errbuf eb = {0};
+	ino_t cur = inode_of(path);
+	if (*id && cur == ino)
+		return;
+	bool other = cur != 0 && socket_is_live(path);
+	if (*id) {
+		if (other)
+			gs_warn(TAG, "%s socket path=%s taken over by another instance: stepping back",
+			        what, path);
+		else
+			gs_warn(TAG, "%s socket path=%s vanished (kubelet restart?): re-creating",
+			        what, path);
+		gs_grpc_server_unlisten(p->srv, *id, 0);
+		*id = 0;
+	}
+	if (other)
+		return;
+	gs_err err = open_fn(p, &eb);
+	if (err != GS_OK)
+		gs_error(TAG, "%s socket: %s", what, gs_errbuf_msg(&eb, err));
+}
+
+/* The periodic and inotify-driven check. The DRA socket first: the kubelet
+ * dials it right after it sees the registration socket. */
 static void check_sockets(void *arg)
 {
 	struct plugin *p = arg;
-	struct gs_errbuf eb = {0};
 	if (p->stopping)
 		return;
-	if (p->dra_id && inode_of(p->dra_path) != p->dra_ino) {
-		gs_warn(TAG, "DRA socket path=%s vanished: re-creating",
-		        p->dra_path);
-		gs_grpc_server_unlisten(p->srv, p->dra_id, 0);
-		p->dra_id = 0;
-	}
-	if (!p->dra_id) {
-		gs_err err = open_dra(p, &eb);
-		if (err != GS_OK) {
-			gs_error(TAG, "DRA socket: %s", gs_errbuf_msg(&eb, err));
-			return;
-		}
-	}
-	if (p->reg_id && inode_of(p->reg_path) != p->reg_ino) {
-		gs_warn(TAG, "registration socket path=%s vanished (kubelet restart?): re-creating",
-		        p->reg_path);
+	keep_socket(p, "DRA", p->dra_path, &p->dra_id, p->dra_ino, open_dra);
+	if (!p->dra_id && p->reg_id) {
+		/* No endpoint of ours: do not advertise one. */
 		gs_grpc_server_unlisten(p->srv, p->reg_id, 0);
 		p->reg_id = 0;
+	}
+	if (!p->dra_id)
+		return;
+	int had = p->reg_id;
+	keep_socket(p, "registration", p->reg_path, &p->reg_id, p->reg_ino,
+	            open_registration);
+	if (!p->reg_id || p->reg_id != had)
 		p->registered = false;
-	}
-	if (!p->reg_id) {
-		gs_err err = open_registration(p, &eb);
-		if (err != GS_OK)
-			gs_error(TAG, "registration socket: %s",
-			         gs_errbuf_msg(&eb, err));
-	}
+}
+
+/* Stops listening on a socket; removes its file only while it is ours. */
+static void close_socket(struct plugin *p, int *id, const char *path,
+                         ino_t ino)
+{
+	if (!*id)
+		return;
+	gs_grpc_server_unlisten(p->srv, *id, inode_of(path) == ino);
+	*id = 0;
 }
 
 static void on_inotify(int fd, void *arg)
 {
 	struct plugin *p = arg;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		/* Any deletion in the directory: check after this epoll
-		 * round (posted, so no listener is freed mid-round). */
-	}
+	/* Which deletion it was does not matter: drain the events, then
+	 * check after this epoll round (posted, so no listener is freed
+	 * mid-round). A failed post is covered by the periodic check. */
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
 	(void)gs_grpc_server_post(p->srv, check_sockets, p);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Ends every health stream with a status the kubelet can read. */
+static void end_watchers(struct plugin *p)
+{
+	while (p->watchers) {
+		struct watcher *w = p->watchers;
+		p->watchers = w->next;
+		gs_grpc_call_finish(w->call, GS_GRPC_UNAVAILABLE,
+		                    "plugin stopping");
+		free(w);
+	}
+}
+
+/* Loop tick while stopping: stop once every claim request in flight has
+ * been answered (their responses are queued before the batch is freed, and
+ * the loop flushes after this tick), or at the deadline. */
+static void drain_tick(void *arg)
+{
+	struct plugin *p = arg;
+	int left = atomic_load(&p->inflight);
+	if (left > 0 && mono_ms() < p->drain_deadline)
+		return;
+	if (left > 0)
+		gs_warn(TAG, "stopping with %d claim requests unanswered after %d ms (the kubelet retries them)",
+		        left, DRAIN_MS);
+	end_watchers(p);
+	gs_grpc_server_stop(p->srv);
 }
 
 /* Posted, so the listener is not freed in the middle of an epoll round. */
 static void shutdown_now(void *arg)
 {
 	struct plugin *p = arg;
-	if (p->reg_id) {
-		gs_grpc_server_unlisten(p->srv, p->reg_id, 1);
-		p->reg_id = 0;
-	}
+	if (p->stopping)
+		return;
+	close_socket(p, &p->reg_id, p->reg_path, p->reg_ino);
 	p->stopping = true;
-	gs_grpc_server_stop(p->srv);
+	p->drain_deadline = mono_ms() + DRAIN_MS;
+	gs_grpc_server_set_tick(p->srv, DRAIN_TICK_MS, drain_tick, p);
+	drain_tick(p);
 }
 
 static void on_signal(int fd, void *arg)
@@ -750,6 +913,8 @@ gs_err gs_kplugin_run(const struct gs_kplugin_config *cfg,
 	p->inotify_wd = -1;
 	p->sig_fd = -1;
 	atomic_init(&p->health_posted, false);
+	atomic_init(&p->health_busy, false);
+	atomic_init(&p->inflight, 0);
 	gs_err err = set_paths(p, cfg, eb);
 	if (err != GS_OK)
 		goto out_free;
@@ -810,27 +975,16 @@ gs_err gs_kplugin_run(const struct gs_kplugin_config *cfg,
 	                        check_sockets, p);
 
 	err = gs_grpc_server_run(p->srv, eb);
-	if (p->reg_id) {
-		gs_grpc_server_unlisten(p->srv, p->reg_id, 1);
-		p->reg_id = 0;
-	}
+	close_socket(p, &p->reg_id, p->reg_path, p->reg_ino);
 
 out_listener:
 	gs_kdra_set_health_listener(p->d, NULL, NULL);
 out_pool:
 	p->stopping = true;
-	if (p->reg_id)
-		gs_grpc_server_unlisten(p->srv, p->reg_id, 1);
-	if (p->dra_id)
-		gs_grpc_server_unlisten(p->srv, p->dra_id, 1);
+	close_socket(p, &p->reg_id, p->reg_path, p->reg_ino);
+	close_socket(p, &p->dra_id, p->dra_path, p->dra_ino);
 	pool_stop(&p->pool);
-	while (p->watchers) {
-		struct watcher *w = p->watchers;
-		p->watchers = w->next;
-		gs_grpc_call_finish(w->call, GS_GRPC_UNAVAILABLE,
-		                    "plugin stopping");
-		free(w);
-	}
+	end_watchers(p);
 	gs_kdra_destroy(p->d);
 out_server:
 	gs_grpc_server_destroy(p->srv);

@@ -35,7 +35,7 @@ static void DRA_V(prepare_reply)(struct batch *b)
 		DRA_F(node_prepare_resources_response__claims_entry__init)(
 			&entries[i]);
 		DRA_F(node_prepare_resource_response__init)(&vals[i]);
-		entries[i].key = b->claims[i].uid;
+		entries[i].key = (char *)b->claims[i].uid; /* only read */
 		entries[i].value = &vals[i];
 		eptr[i] = &entries[i];
 		if (r->error) {
@@ -117,7 +117,7 @@ static void DRA_V(unprepare_reply)(struct batch *b)
 			DRA_F(node_unprepare_resources_response__claims_entry__init)(
 				&entries[i]);
 			DRA_F(node_unprepare_resource_response__init)(&vals[i]);
-			entries[i].key = b->claims[i].uid;
+			entries[i].key = (char *)b->claims[i].uid; /* only read */
 			entries[i].value = &vals[i];
 			if (b->unprepare_errors[i])
 				vals[i].error = b->unprepare_errors[i];

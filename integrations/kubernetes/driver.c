@@ -1,0 +1,985 @@
+/*
+ * driver.c - the DRA driver behind gpuslice-kubelet-plugin (driver.h):
+ * prepare and unprepare claims, the checkpoint, device health, and the
+ * ResourceSlice publisher's lifetime.
+ *
+ * Prepare, in order (each step undone if a later one fails, so a failed
+ * prepare leaves nothing):
+ *   1. checkpoint says "prepared", its CDI spec is there and gpusliced
+ *      still has the slice: return the recorded devices (retries, a second
+ *      pod on the same claim)
+ *   2. GET the ResourceClaim from the API server; GET /v1/gpus and the
+ *      namespace's team from gpusliced; plan it (prepare.c, pure)
+ *   3. record the claim "preparing" (so a crash after 4 is recoverable)
+ *   4. POST /v1/slices; a slice of that name that already exists with the
+ *      same limits is ours from an interrupted attempt and is adopted
+ *   5. write the CDI spec from the slice's env and region
+ *   6. record "prepared" with the devices
+ * Unprepare deletes the slice (named from the UID, so it needs no record),
+ * the CDI spec, then the record. At start, temp files of writes a killed
+ * driver left are removed; a "preparing" record is finished by the
+ * kubelet's retry (adopting the slice) or cleared by its unprepare.
+ *
+ * Health: a thread started by gs_kdra_start polls gpusliced (see the
+ * health section below).
+ *
+ * One mutex serialises prepare/unprepare and guards the checkpoint: claims
+ * on one node are few and each call is a few milliseconds of daemon work.
+ * gpusliced is called on a fresh connection per request with the
+ * configured socket (no global client state), so the driver is
+ * thread-safe.
+ */
+#include "driver.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cdi.h"
+#include "checkpoint.h"
+#include "client.h"
+#include "gs/log.h"
+#include "kube.h"
+#include "prepare.h"
+#include "rslices.h"
+
+#define TAG             "kdra"
+#define MIG_MINORS_FILE "/proc/driver/nvidia-caps/mig-minors"
+
+struct gs_kdra {
+	char *node, *driver, *state_dir, *cdi_dir, *socket, *shim;
+	int publish, interval_ms;
+	struct gs_kube *kube;
+	struct gs_krs *krs;
+	pthread_mutex_t mu; /* prepare/unprepare and ckpt */
+	json_t *ckpt;
+	pthread_mutex_t hmu; /* the health fields below */
+	pthread_cond_t hcond;
+	pthread_t hthread;
+	bool hstarted, hstop, hvalid;
+	struct gs_kdra_health *hlist; /* last polled list (hn entries) */
+	size_t hn;
+	uint64_t hversion;
+	void (*listener)(void *);
+	void *listener_arg;
+};
+
+static void *health_main(void *arg);
+static void health_free_list(struct gs_kdra_health *list, size_t n);
+
+static char *dup_or(const char *s, const char *dflt)
+{
+	return strdup(s && s[0] ? s : dflt);
+}
+
+/* <dir of this executable>/../lib/libgpuslice.so when it exists. */
+static char *default_shim(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(path, sizeof(path), "%s/../lib/libgpuslice.so",
+			         exe);
+			if (access(path, R_OK) == 0 && realpath(path, exe))
+				return strdup(exe);
+		}
+	}
+	return strdup("/usr/lib/gpuslice/libgpuslice.so");
+}
+
+/*
+ * Removes temp files a killed driver left in `dir` (".<name>.XXXXXX" from
+ * gs_kfile_write_atomic): only names this driver writes.
+ */
+static void sweep_temp_files(const char *dir, const char *prefix)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+
+	if (dp == NULL)
+		return;
+	while ((e = readdir(dp)) != NULL) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) == 0)
+			gs_info(TAG, "removed %s, left by an interrupted write",
+			        path);
+	}
+	closedir(dp);
+}
+
+gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
+                      struct gs_errbuf *eb)
+{
+	struct gs_kube_config kc = {0};
+	struct gs_kdra *d;
+	char sdir[512];
+	gs_err err;
+
+	*out = NULL;
+	if (cfg == NULL || cfg->node_name == NULL || cfg->node_name[0] == '\0')
+		return gs_fail(eb, GS_ERR_INVALID, "the node name is required");
+	d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	d->node = strdup(cfg->node_name);
+	d->driver = dup_or(cfg->driver_name, GS_KDRA_DRIVER_NAME);
+	snprintf(sdir, sizeof(sdir), "/var/lib/kubelet/plugins/%s", d->driver);
+	d->state_dir = dup_or(cfg->state_dir, sdir);
+	d->cdi_dir = dup_or(cfg->cdi_dir, "/var/run/cdi");
+	d->socket = cfg->daemon_socket && cfg->daemon_socket[0]
+	                ? strdup(cfg->daemon_socket)
+	                : NULL;
+	d->shim = cfg->shim_path && cfg->shim_path[0] ? strdup(cfg->shim_path)
+	                                              : default_shim();
+	d->publish = cfg->publish;
+	d->interval_ms =
+	    cfg->publish_interval_ms > 0 ? cfg->publish_interval_ms : 1000;
+	pthread_mutex_init(&d->mu, NULL);
+	pthread_mutex_init(&d->hmu, NULL);
+	pthread_cond_init(&d->hcond, NULL);
+	if (!d->node || !d->driver || !d->state_dir || !d->cdi_dir ||
+	    !d->shim ||
+	    (cfg->daemon_socket && cfg->daemon_socket[0] && !d->socket)) {
+		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (d->shim[0] != '/') {
+		err = gs_fail(eb, GS_ERR_INVALID,
+		              "the shim path must be absolute, got '%s'",
+		              d->shim);
+		goto fail;
+	}
+	kc.kubeconfig = cfg->kubeconfig;
+	kc.server = cfg->api_server;
+	kc.timeout_ms = 10000;
+	err = gs_kube_create(&kc, &d->kube, eb);
+	if (err != GS_OK)
+		goto fail;
+	err = gs_kckpt_load(d->state_dir, &d->ckpt, eb);
+	if (err != GS_OK)
+		goto fail;
+	sweep_temp_files(d->state_dir, "." GS_KCKPT_FILE ".");
+	sweep_temp_files(d->cdi_dir, ".gpuslice.io-slice_");
+	gs_info(TAG, "driver=%s node=%s state=%s cdi=%s claims=%zu", d->driver,
+	        d->node, d->state_dir, d->cdi_dir,
+	        json_object_size(json_object_get(d->ckpt, "claims")));
+	*out = d;
+	return GS_OK;
+fail:
+	gs_kdra_destroy(d);
+	return err;
+}
+
+gs_err gs_kdra_start(struct gs_kdra *d, struct gs_errbuf *eb)
+{
+	struct gs_krs_config rc = {0};
+	int rc_thread;
+
+	if (!d->hstarted) {
+		rc_thread = pthread_create(&d->hthread, NULL, health_main, d);
+		if (rc_thread != 0)
+			return gs_fail(eb, GS_ERR_INTERNAL,
+			               "cannot start the health thread: %s",
+			               strerror(rc_thread));
+		d->hstarted = true;
+	}
+	if (!d->publish || d->krs)
+		return GS_OK;
+	rc.node_name = d->node;
+	rc.driver_name = d->driver;
+	rc.daemon_socket = d->socket;
+	rc.interval_ms = d->interval_ms;
+	return gs_krs_create(d->kube, &rc, &d->krs, eb);
+}
+
+void gs_kdra_republish(struct gs_kdra *d)
+{
+	if (d && d->krs)
+		gs_krs_kick(d->krs);
+}
+
+void gs_kdra_destroy(struct gs_kdra *d)
+{
+	if (d == NULL)
+		return;
+	if (d->hstarted) {
+		pthread_mutex_lock(&d->hmu);
+		d->hstop = true;
+		pthread_cond_broadcast(&d->hcond);
+		pthread_mutex_unlock(&d->hmu);
+		pthread_join(d->hthread, NULL);
+	}
+	health_free_list(d->hlist, d->hn);
+	gs_krs_destroy(d->krs);
+	gs_kube_destroy(d->kube);
+	json_decref(d->ckpt);
+	pthread_mutex_destroy(&d->mu);
+	pthread_mutex_destroy(&d->hmu);
+	pthread_cond_destroy(&d->hcond);
+	free(d->node);
+	free(d->driver);
+	free(d->state_dir);
+	free(d->cdi_dir);
+	free(d->socket);
+	free(d->shim);
+	free(d);
+}
+
+/* ---- gpusliced, on this driver's socket ---- */
+
+static gs_err daemon_call(struct gs_kdra *d, const char *method,
+                          const char *path, const json_t *body, json_t **out,
+                          struct gs_errbuf *eb)
+{
+	struct gs_client_conn c;
+	char *text = NULL, *resp = NULL;
+	size_t len = 0;
+	int status = 0;
+	json_t *o = NULL;
+	gs_err err;
+
+	if (out)
+		*out = NULL;
+	if (body) {
+		text = json_dumps(body, JSON_COMPACT);
+		if (text == NULL)
+			return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	err = gs_client_connect(&c, d->socket, eb);
+	if (err == GS_OK)
+		err = gs_client_roundtrip(&c, method, path, text,
+		                          text ? strlen(text) : 0, &status,
+		                          &resp, &len, eb);
+	gs_client_close(&c);
+	free(text);
+	if (err != GS_OK) {
+		free(resp);
+		return err;
+	}
+	o = json_loadb(resp ? resp : "", len, 0, NULL);
+	free(resp);
+	if (status < 200 || status > 299) {
+		const char *name =
+		    json_string_value(json_object_get(o, "error"));
+		const char *msg =
+		    json_string_value(json_object_get(o, "message"));
+
+		err = name            ? gs_client_err_from_name(name)
+		      : status == 404 ? GS_ERR_NOT_FOUND
+		                      : GS_ERR_INTERNAL;
+		gs_fail(eb, err, "gpusliced %s %s: %s", method, path,
+		        msg ? msg : "refused");
+		json_decref(o);
+		return err;
+	}
+	if (out)
+		*out = o;
+	else
+		json_decref(o);
+	return GS_OK;
+}
+
+/* ---- results ---- */
+
+static char *xstrdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void gs_kdra_prepared_fini(struct gs_kdra_prepared *p)
+{
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < p->n_devices; i++) {
+		struct gs_kdra_device *v = &p->devices[i];
+
+		for (size_t k = 0; k < v->n_request_names; k++)
+			free(v->request_names[k]);
+		free(v->request_names);
+		for (size_t k = 0; k < v->n_cdi_device_ids; k++)
+			free(v->cdi_device_ids[k]);
+		free(v->cdi_device_ids);
+		free(v->pool_name);
+		free(v->device_name);
+		free(v->share_id);
+	}
+	free(p->devices);
+	free(p->error);
+	memset(p, 0, sizeof(*p));
+}
+
+static void set_error(struct gs_kdra_prepared *out, const char *fmt,
+                      const char *a, const char *b, const char *msg)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), fmt, a, b, msg);
+	gs_kdra_prepared_fini(out);
+	out->error = strdup(buf);
+}
+
+/* The devices of a checkpoint entry into *out. */
+static gs_err fill_devices(const json_t *entry, struct gs_kdra_prepared *out)
+{
+	const json_t *devs = json_object_get(entry, "devices");
+	const char *slice = json_string_value(json_object_get(entry, "slice"));
+	size_t i, n = json_array_size(devs);
+	const json_t *v;
+	char id[256];
+
+	out->devices = calloc(n ? n : 1, sizeof(*out->devices));
+	if (out->devices == NULL)
+		return GS_ERR_NOMEM;
+	gs_kcdi_device_id(slice ? slice : "", id, sizeof(id));
+	json_array_foreach(devs, i, v)
+	{
+		struct gs_kdra_device *o = &out->devices[out->n_devices++];
+		const char *req =
+		    json_string_value(json_object_get(v, "request"));
+
+		o->request_names = calloc(1, sizeof(char *));
+		o->cdi_device_ids = calloc(1, sizeof(char *));
+		if (!o->request_names || !o->cdi_device_ids)
+			return GS_ERR_NOMEM;
+		o->request_names[0] = xstrdup(req ? req : "");
+		o->n_request_names = 1;
+		o->cdi_device_ids[0] = strdup(id);
+		o->n_cdi_device_ids = 1;
+		o->pool_name =
+		    xstrdup(json_string_value(json_object_get(v, "pool")));
+		o->device_name =
+		    xstrdup(json_string_value(json_object_get(v, "device")));
+		o->share_id =
+		    xstrdup(json_string_value(json_object_get(v, "shareID")));
+		if (!o->request_names[0] || !o->cdi_device_ids[0] ||
+		    !o->pool_name || !o->device_name)
+			return GS_ERR_NOMEM;
+	}
+	return GS_OK;
+}
+
+/* ---- prepare ---- */
+
+static gs_err get_claim(struct gs_kdra *d, const struct gs_kdra_claim_ref *c,
+                        json_t **claim, struct gs_errbuf *eb)
+{
+	char path[1024];
+	long status = 0;
+	struct gs_errbuf e = {0};
+	gs_err err;
+
+	snprintf(path, sizeof(path),
+	         "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+	         c->ns, c->name);
+	err = gs_kube_request(d->kube, "GET", path, NULL, NULL, &status, claim,
+	                      &e);
+	if (err != GS_OK)
+		return gs_fail(eb, err, "API server: GET claim %s/%s: %s",
+		               c->ns, c->name, gs_errbuf_msg(&e, err));
+	if (status != 200 || *claim == NULL) {
+		err = gs_kube_status_err(status);
+		json_decref(*claim);
+		*claim = NULL;
+		if (e.set) /* kube.c's message names the request and status */
+			return gs_fail(eb, err == GS_OK ? GS_ERR_PARSE : err,
+			               "%s", e.msg);
+		return gs_fail(
+		    eb, err == GS_OK ? GS_ERR_PARSE : err,
+		    "API server: GET claim %s/%s answered %ld without a claim",
+		    c->ns, c->name, status);
+	}
+	return GS_OK;
+}
+
+static bool same_limits(const json_t *s, const struct gs_kprep_plan *p)
+{
+	return (uint64_t)json_integer_value(json_object_get(
+	           s, "memory_bytes")) == p->spec.memory_bytes &&
+	       json_integer_value(json_object_get(s, "compute")) ==
+	           p->spec.compute_pct &&
+	       json_integer_value(json_object_get(json_object_get(s, "gpu"),
+	                                          "index")) == p->gpu_index;
+}
+
+/* Creates the slice, or adopts ours of the same name. OUT: *slice. */
+static gs_err make_slice(struct gs_kdra *d, const struct gs_kprep_plan *p,
+                         json_t **slice, bool *created, struct gs_errbuf *eb)
+{
+	char path[128];
+	struct gs_errbuf e = {0};
+	gs_err err;
+
+	*created = false;
+	err = daemon_call(d, "POST", "/v1/slices", p->body, slice, &e);
+	if (err == GS_OK) {
+		*created = true;
+		return GS_OK;
+	}
+	if (err != GS_ERR_EXISTS)
+		return gs_fail(eb, err, "%s", e.msg);
+	snprintf(path, sizeof(path), "/v1/slices/%s", p->slice_name);
+	err = daemon_call(d, "GET", path, NULL, slice, eb);
+	if (err != GS_OK)
+		return err;
+	if (!same_limits(*slice, p)) {
+		json_decref(*slice);
+		*slice = NULL;
+		return gs_fail(eb, GS_ERR_EXISTS,
+		               "slice %s exists with other limits than the "
+		               "claim's allocation",
+		               p->slice_name);
+	}
+	gs_info(TAG, "slice=%s adopted (made by an interrupted prepare)",
+	        p->slice_name);
+	return GS_OK;
+}
+
+/* The MIG access device nodes of a MIG slice (none on the sim). */
+static int mig_minors(const json_t *slice, const struct gs_kprep_plan *p,
+                      int minors[2])
+{
+	const json_t *m = json_object_get(slice, "mig");
+	struct gs_errbuf e = {0};
+
+	if (!p->mig || !json_is_object(m))
+		return 0;
+	if (gs_kcdi_mig_minors(
+	        MIG_MINORS_FILE, p->gpu_index,
+	        (int)json_integer_value(json_object_get(m, "gi")),
+	        (int)json_integer_value(json_object_get(m, "ci")), minors,
+	        &e) != GS_OK) {
+		gs_warn(TAG, "slice=%s no MIG capability device nodes: %s",
+		        p->slice_name, e.msg);
+		return 0;
+	}
+	return 2;
+}
+
+/*
+ * Checks the MIG instance the daemon chose against the scheduler's
+ * placement. gpusliced's API takes a profile, not a placement, so its
+ * planner may put a new instance elsewhere; the claim still gets its
+ * profile, and the difference is logged.
+ */
+static void check_mig_placement(struct gs_kdra *d, const json_t *slice,
+                                const struct gs_kprep_plan *p)
+{
+	const char *uuid = json_string_value(
+	    json_object_get(json_object_get(slice, "mig"), "uuid"));
+	json_t *gpus = NULL;
+	size_t i, k;
+	const json_t *g, *inst;
+
+	if (!p->mig || uuid == NULL ||
+	    daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, NULL) != GS_OK)
+		return;
+	json_array_foreach(json_object_get(gpus, "gpus"), i, g)
+	{
+		json_array_foreach(
+		    json_object_get(json_object_get(g, "mig"), "instances"), k,
+		    inst)
+		{
+			const char *u =
+			    json_string_value(json_object_get(inst, "uuid"));
+			int start = (int)json_integer_value(
+			    json_object_get(inst, "start"));
+
+			if (u && strcmp(u, uuid) == 0 && start != p->mig_start)
+				gs_warn(TAG,
+				        "slice=%s MIG instance %s is at start "
+				        "%d, the scheduler chose %d (gpusliced "
+				        "picks the placement)",
+				        p->slice_name, uuid, start,
+				        p->mig_start);
+		}
+	}
+	json_decref(gpus);
+}
+
+static json_t *entry_devices(const struct gs_kprep_plan *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->n_results; i++) {
+		json_t *o = json_pack(
+		    "{s:s, s:s, s:s}", "request", p->results[i].request, "pool",
+		    p->results[i].pool, "device", p->results[i].device);
+
+		if (p->results[i].share_id)
+			json_object_set_new(
+			    o, "shareID", json_string(p->results[i].share_id));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static gs_err save_ckpt(struct gs_kdra *d, struct gs_errbuf *eb)
+{
+	return gs_kckpt_save(d->state_dir, d->ckpt, eb);
+}
+
+/*
+ * Whether a prepared claim's CDI spec is still there: /var/run is a tmpfs,
+ * so after a node reboot the checkpoint and the slice remain but the spec
+ * is gone, and the kubelet's new prepare must write it again.
+ */
+static bool cdi_present(struct gs_kdra *d, const json_t *entry)
+{
+	const char *slice = json_string_value(json_object_get(entry, "slice"));
+	char path[4096];
+
+	if (slice == NULL)
+		return false;
+	gs_kcdi_path(d->cdi_dir, slice, path, sizeof(path));
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Whether gpusliced has a team named like the claim's namespace: the
+ * slice is then charged to it, so the ledger, quotas and the team label of
+ * /metrics follow namespaces. Without one the slice goes to the daemon's
+ * default team (gpusliced has no per-slice labels for namespace, pod and
+ * claim; the slice name carries the claim UID).
+ */
+static bool namespace_team(struct gs_kdra *d, const char *ns)
+{
+	char path[320], enc[300];
+	struct gs_errbuf e = {0};
+	gs_err err;
+
+	gs_client_urlencode(ns, enc, sizeof(enc));
+	snprintf(path, sizeof(path), "/v1/teams/%s", enc);
+	err = daemon_call(d, "GET", path, NULL, NULL, &e);
+	if (err != GS_OK && err != GS_ERR_NOT_FOUND)
+		gs_warn(TAG, "ns=%s team lookup failed, default team: %s", ns,
+		        e.msg);
+	return err == GS_OK;
+}
+
+/*
+ * Whether a prepared claim is still whole: its CDI spec is there and
+ * gpusliced still has its slice (a daemon that lost its state, or an
+ * admin's delete). Only a definite 404 counts as gone; a daemon that does
+ * not answer leaves the record standing.
+ */
+static bool still_prepared(struct gs_kdra *d, const json_t *entry)
+{
+	const char *slice = json_string_value(json_object_get(entry, "slice"));
+	const char *st = json_string_value(json_object_get(entry, "state"));
+	char path[128];
+
+	if (st == NULL || strcmp(st, "prepared") != 0 || !cdi_present(d, entry))
+		return false;
+	snprintf(path, sizeof(path), "/v1/slices/%s", slice);
+	if (daemon_call(d, "GET", path, NULL, NULL, NULL) == GS_ERR_NOT_FOUND) {
+		gs_warn(TAG,
+		        "slice=%s of a prepared claim is gone from gpusliced; "
+		        "making it again",
+		        slice);
+		return false;
+	}
+	return true;
+}
+
+/* Called with d->mu held; returns with it held (drops it while reading). */
+static gs_err prepare_locked(struct gs_kdra *d,
+                             const struct gs_kdra_claim_ref *c,
+                             struct gs_kdra_prepared *out, struct gs_errbuf *eb)
+{
+	json_t *claims = json_object_get(d->ckpt, "claims");
+	json_t *entry = json_object_get(claims, c->uid);
+	json_t *claim = NULL, *gpus = NULL, *slice = NULL, *spec = NULL;
+	struct gs_kprep_plan plan;
+	struct gs_kcdi_input ci = {0};
+	int minors[2];
+	bool created = false, recorded = false, cdi = false, team = false;
+	gs_err err;
+
+	memset(&plan, 0, sizeof(plan));
+	if (still_prepared(d, entry))
+		return fill_devices(entry, out);
+
+	/*
+	 * The reads (API server up to its deadline, gpusliced) run without
+	 * the lock so one slow claim does not hold up the others; the
+	 * record is looked at again afterwards (a second pod's prepare of
+	 * the same claim may have finished meanwhile).
+	 */
+	pthread_mutex_unlock(&d->mu);
+	err = get_claim(d, c, &claim, eb);
+	if (err == GS_OK)
+		err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
+	if (err == GS_OK)
+		team = namespace_team(d, c->ns);
+	pthread_mutex_lock(&d->mu);
+	if (err != GS_OK)
+		goto out;
+	claims = json_object_get(d->ckpt, "claims");
+	entry = json_object_get(claims, c->uid);
+	if (still_prepared(d, entry)) {
+		err = fill_devices(entry, out);
+		goto out;
+	}
+	err = gs_kprep_plan(claim, gpus, c->uid, d->node, d->driver, &plan, eb);
+	if (err != GS_OK)
+		goto out;
+	if (team)
+		json_object_set_new(plan.body, "team", json_string(c->ns));
+
+	if (entry == NULL) {
+		entry = json_pack("{s:s, s:s, s:s, s:s}", "namespace", c->ns,
+		                  "name", c->name, "slice", plan.slice_name,
+		                  "state", "preparing");
+		json_object_set_new(claims, c->uid, entry);
+		err = save_ckpt(d, eb);
+		if (err != GS_OK) {
+			json_object_del(claims, c->uid);
+			goto out;
+		}
+	}
+	recorded = true; /* ours to take back if this attempt fails */
+
+	err = make_slice(d, &plan, &slice, &created, eb);
+	if (err != GS_OK)
+		goto undo;
+	check_mig_placement(d, slice, &plan);
+	ci.slice = plan.slice_name;
+	ci.env = json_object_get(slice, "env");
+	ci.run_dir =
+	    json_string_value(json_object_get(ci.env, "GPUSLICE_RUN_DIR"));
+	if (ci.run_dir == NULL)
+		ci.run_dir = json_string_value(
+		    json_object_get(json_object_get(slice, "region"), "dir"));
+	ci.shim_path = d->shim;
+	ci.gpu_index = plan.gpu_index;
+	ci.cap_minors = minors;
+	ci.n_cap_minors = mig_minors(slice, &plan, minors);
+	err = gs_kcdi_build(&ci, &spec, eb);
+	if (err != GS_OK)
+		goto undo;
+	err = gs_kcdi_write(d->cdi_dir, plan.slice_name, spec, eb);
+	if (err != GS_OK)
+		goto undo;
+	cdi = true;
+
+	json_object_set_new(entry, "state", json_string("prepared"));
+	json_object_set_new(entry, "devices", entry_devices(&plan));
+	err = save_ckpt(d, eb);
+	if (err != GS_OK)
+		goto undo;
+	gs_info(TAG, "claim=%s/%s uid=%s slice=%s device=%s prepared", c->ns,
+	        c->name, c->uid, plan.slice_name, plan.results[0].device);
+	err = fill_devices(entry, out);
+	goto out;
+undo:
+	/* Nothing half-made: the slice (ours), the CDI spec, the record. */
+	if (cdi)
+		(void)gs_kcdi_remove(d->cdi_dir, plan.slice_name, NULL);
+	if (slice != NULL || created) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "/v1/slices/%s", plan.slice_name);
+		if (daemon_call(d, "DELETE", path, NULL, NULL, NULL) != GS_OK) {
+			/* Keep the record ("preparing"): the kubelet's retry
+			 * adopts the slice or its unprepare deletes it. */
+			gs_warn(TAG,
+			        "slice=%s could not be deleted after a failed "
+			        "prepare; the record stays for the retry or "
+			        "unprepare",
+			        plan.slice_name);
+			json_object_set_new(entry, "state",
+			                    json_string("preparing"));
+			(void)save_ckpt(d, NULL);
+			recorded = false;
+		}
+	}
+	if (recorded) {
+		json_object_del(claims, c->uid);
+		if (save_ckpt(d, NULL) != GS_OK)
+			gs_warn(TAG,
+			        "uid=%s checkpoint not updated after a failed "
+			        "prepare",
+			        c->uid);
+	}
+out:
+	json_decref(spec);
+	json_decref(slice);
+	json_decref(gpus);
+	json_decref(claim);
+	gs_kprep_plan_fini(&plan);
+	return err;
+}
+
+void gs_kdra_prepare(struct gs_kdra *d, const struct gs_kdra_claim_ref *claim,
+                     struct gs_kdra_prepared *out)
+{
+	struct gs_errbuf eb = {0};
+	gs_err err;
+
+	memset(out, 0, sizeof(*out));
+	if (claim == NULL || !claim->uid || !claim->ns || !claim->name ||
+	    !claim->uid[0] || !claim->ns[0] || !claim->name[0]) {
+		out->error =
+		    strdup("the claim needs a namespace, name and UID");
+		return;
+	}
+	pthread_mutex_lock(&d->mu);
+	err = prepare_locked(d, claim, out, &eb);
+	pthread_mutex_unlock(&d->mu);
+	if (err != GS_OK) {
+		gs_warn(TAG, "claim=%s/%s uid=%s not prepared: %s", claim->ns,
+		        claim->name, claim->uid, gs_errbuf_msg(&eb, err));
+		set_error(out, "claim %s/%s: %s", claim->ns, claim->name,
+		          gs_errbuf_msg(&eb, err));
+	}
+}
+
+/* ---- unprepare ---- */
+
+char *gs_kdra_unprepare(struct gs_kdra *d,
+                        const struct gs_kdra_claim_ref *claim)
+{
+	json_t *claims;
+	char name[GS_SPEC_NAME_MAX], path[128], buf[1024];
+	struct gs_errbuf eb = {0};
+	gs_err err;
+
+	if (claim == NULL || claim->uid == NULL)
+		return strdup("the claim needs a UID");
+	err = gs_kprep_slice_name(claim->uid, name, sizeof(name), &eb);
+	if (err != GS_OK)
+		goto fail_nolock;
+	pthread_mutex_lock(&d->mu);
+	claims = json_object_get(d->ckpt, "claims");
+	snprintf(path, sizeof(path), "/v1/slices/%s", name);
+	err = daemon_call(d, "DELETE", path, NULL, NULL, &eb);
+	if (err == GS_ERR_NOT_FOUND) {
+		err = GS_OK;
+		eb.set = false;
+		eb.msg[0] = '\0';
+	}
+	if (err == GS_OK)
+		err = gs_kcdi_remove(d->cdi_dir, name, &eb);
+	if (err == GS_OK && json_object_get(claims, claim->uid)) {
+		json_t *old = json_incref(json_object_get(claims, claim->uid));
+
+		json_object_del(claims, claim->uid);
+		err = save_ckpt(d, &eb);
+		if (err != GS_OK)
+			json_object_set(claims, claim->uid, old);
+		json_decref(old);
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (err == GS_OK) {
+		gs_info(TAG, "uid=%s slice=%s unprepared", claim->uid, name);
+		return NULL;
+	}
+fail_nolock:
+	snprintf(buf, sizeof(buf), "claim %s/%s: %s",
+	         claim->ns ? claim->ns : "", claim->name ? claim->name : "",
+	         gs_errbuf_msg(&eb, err));
+	return strdup(buf);
+}
+
+/* ---- health ---- */
+
+/*
+ * Health is polled from gpusliced (GET /v1/gpus every interval_ms) by a
+ * thread started in gs_kdra_start: each whole GPU is a device, healthy
+ * unless the GPU object carries "health": {"healthy": false, "reason"};
+ * while the daemon does not answer, the last known devices are UNKNOWN.
+ * The version is a hash of the list, so it changes exactly when the list
+ * does, and the listener is called (without locks held) on each change.
+ */
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static void health_free_list(struct gs_kdra_health *list, size_t n)
+{
+	for (size_t i = 0; list && i < n; i++) {
+		free(list[i].pool_name);
+		free(list[i].device_name);
+		free(list[i].message);
+	}
+	free(list);
+}
+
+/* A fresh list from the daemon (or UNKNOWN for `prev` when it is down). */
+static gs_err health_fetch(struct gs_kdra *d, const struct gs_kdra_health *prev,
+                           size_t n_prev, struct gs_kdra_health **list,
+                           size_t *n, uint64_t *version, struct gs_errbuf *eb)
+{
+	json_t *gpus = NULL, *arr;
+	size_t i;
+	const json_t *g;
+	uint64_t h = 14695981039346656037ULL;
+	int64_t now = (int64_t)time(NULL);
+	gs_err err;
+
+	*list = NULL;
+	*n = 0;
+	err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
+	arr = err == GS_OK ? json_object_get(gpus, "gpus") : NULL;
+	*list =
+	    calloc((arr ? json_array_size(arr) : n_prev) + 1, sizeof(**list));
+	if (*list == NULL) {
+		json_decref(gpus);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	if (err != GS_OK) {
+		for (i = 0; i < n_prev; i++) {
+			struct gs_kdra_health *o = &(*list)[(*n)++];
+
+			o->pool_name = strdup(prev[i].pool_name);
+			o->device_name = strdup(prev[i].device_name);
+			o->status = GS_KDRA_HEALTH_UNKNOWN;
+			o->updated_unix = now;
+			o->message = strdup("gpusliced does not answer");
+			h = fnv(fnv(h, prev[i].device_name), "unknown");
+		}
+		*version = h;
+		return err;
+	}
+	json_array_foreach(arr, i, g)
+	{
+		struct gs_kdra_health *o = &(*list)[(*n)++];
+		const json_t *own = json_object_get(g, "health");
+		const char *why =
+		    json_string_value(json_object_get(own, "reason"));
+		bool bad = json_is_false(json_object_get(own, "healthy"));
+		char name[32];
+
+		snprintf(
+		    name, sizeof(name), "gpu-%lld",
+		    (long long)json_integer_value(json_object_get(g, "index")));
+		o->pool_name = strdup(d->node);
+		o->device_name = strdup(name);
+		o->status =
+		    bad ? GS_KDRA_HEALTH_UNHEALTHY : GS_KDRA_HEALTH_HEALTHY;
+		o->updated_unix = now;
+		if (bad)
+			o->message = strndup(why ? why : "unhealthy", 1024);
+		h = fnv(fnv(fnv(h, name), bad ? "unhealthy" : "healthy"),
+		        bad && why ? why : "");
+	}
+	json_decref(gpus);
+	*version = h;
+	return GS_OK;
+}
+
+static void *health_main(void *arg)
+{
+	struct gs_kdra *d = arg;
+
+	pthread_mutex_lock(&d->hmu);
+	while (!d->hstop) {
+		struct gs_kdra_health *list, *old_list = d->hlist;
+		size_t n, old_n = d->hn;
+		uint64_t ver = 0;
+		void (*fn)(void *) = NULL;
+		void *fn_arg = NULL;
+		struct timespec ts;
+
+		/* The fetch reads only d's constant fields and the previous
+		 * list, which only this thread replaces. */
+		pthread_mutex_unlock(&d->hmu);
+		(void)health_fetch(d, old_list, old_n, &list, &n, &ver, NULL);
+		pthread_mutex_lock(&d->hmu);
+		if (list != NULL && (!d->hvalid || ver != d->hversion)) {
+			d->hlist = list;
+			d->hn = n;
+			d->hversion = ver;
+			d->hvalid = true;
+			fn = d->listener;
+			fn_arg = d->listener_arg;
+			list = old_list;
+			n = old_n;
+		}
+		pthread_mutex_unlock(&d->hmu);
+		health_free_list(list, n);
+		if (fn)
+			fn(fn_arg);
+		pthread_mutex_lock(&d->hmu);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += d->interval_ms / 1000;
+		ts.tv_nsec += (long)(d->interval_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		while (!d->hstop &&
+		       pthread_cond_timedwait(&d->hcond, &d->hmu, &ts) == 0)
+			;
+	}
+	pthread_mutex_unlock(&d->hmu);
+	return NULL;
+}
+
+static struct gs_kdra_health *health_copy(const struct gs_kdra_health *l,
+                                          size_t n)
+{
+	struct gs_kdra_health *c = calloc(n + 1, sizeof(*c));
+
+	for (size_t i = 0; c && i < n; i++) {
+		c[i] = l[i];
+		c[i].pool_name = strdup(l[i].pool_name);
+		c[i].device_name = strdup(l[i].device_name);
+		c[i].message = l[i].message ? strdup(l[i].message) : NULL;
+	}
+	return c;
+}
+
+gs_err gs_kdra_health_snapshot(struct gs_kdra *d, struct gs_kdra_health **list,
+                               size_t *n, uint64_t *version,
+                               struct gs_errbuf *eb)
+{
+	*list = NULL;
+	*n = 0;
+	*version = 0;
+	pthread_mutex_lock(&d->hmu);
+	if (d->hvalid) {
+		*list = health_copy(d->hlist, d->hn);
+		*n = *list ? d->hn : 0;
+		*version = d->hversion;
+		pthread_mutex_unlock(&d->hmu);
+		return *list ? GS_OK
+		             : gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	pthread_mutex_unlock(&d->hmu);
+	/* No poller (not started) or no round yet: ask the daemon now. */
+	return health_fetch(d, NULL, 0, list, n, version, eb);
+}
+
+void gs_kdra_health_free(struct gs_kdra_health *list, size_t n)
+{
+	health_free_list(list, n);
+}
+
+void gs_kdra_set_health_listener(struct gs_kdra *d, void (*fn)(void *arg),
+                                 void *arg)
+{
+	pthread_mutex_lock(&d->hmu);
+	d->listener = fn;
+	d->listener_arg = arg;
+	pthread_mutex_unlock(&d->hmu);
+}

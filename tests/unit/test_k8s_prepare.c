@@ -1,0 +1,276 @@
+/*
+ * test_k8s_prepare.c - a ResourceClaim to a slice plan (prepare.h), from
+ * fixtures, without a cluster or a daemon: capacity becomes the memory cap
+ * and compute share, opaque configs (class then claim, other drivers'
+ * ignored) become priority/weight/mode, a MIG device becomes a MIG slice,
+ * and every bad claim (UID, node, driver, device, capacity, config) is
+ * refused with a message naming the cause.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "prepare.h"
+
+#define UID "0b7c3f9e-1111-4a2b-9c3d-000000000001"
+#define GIB (1024ull * 1024 * 1024)
+
+static const char *GPUS =
+    "{\"source\": \"sim\", \"gpus\": ["
+    " {\"index\": 0, \"uuid\": \"GPU-a\", \"model\": \"H100-SXM5-80GB\","
+    "  \"memory_bytes\": 85899345920, \"mig\": {\"capable\": true,"
+    "  \"enabled\": false, \"instances\": []}},"
+    " {\"index\": 1, \"uuid\": \"GPU-b\", \"model\": \"H100-SXM5-80GB\","
+    "  \"memory_bytes\": 85899345920, \"mig\": {\"capable\": true,"
+    "  \"enabled\": false, \"instances\": []}}]}";
+
+/* A claim: uid, pool, device, consumedCapacity JSON, config JSON list. */
+static json_t *claim(const char *uid, const char *driver, const char *pool,
+                     const char *device, const char *cc, const char *config)
+{
+	char buf[4096];
+	json_t *j;
+	json_error_t je;
+
+	snprintf(
+	    buf, sizeof(buf),
+	    "{\"metadata\": {\"namespace\": \"ns\", \"name\": \"c\","
+	    " \"uid\": \"%s\"},"
+	    " \"status\": {\"allocation\": {\"devices\": {"
+	    "  \"results\": [{\"request\": \"gpu\", \"driver\": \"%s\","
+	    "   \"pool\": \"%s\", \"device\": \"%s\","
+	    "   \"shareID\": \"5e1d\", \"consumedCapacity\": %s}],"
+	    "  \"config\": %s},"
+	    " \"nodeSelector\": {\"nodeSelectorTerms\": [{\"matchFields\": ["
+	    "  {\"key\": \"metadata.name\", \"operator\": \"In\","
+	    "   \"values\": [\"node-a\"]}]}]}}}}",
+	    uid, driver, pool, device, cc, config);
+	j = json_loads(buf, 0, &je);
+	if (j == NULL)
+		fail_msg("fixture: %s", je.text);
+	return j;
+}
+
+static json_t *gpus(void)
+{
+	return json_loads(GPUS, 0, NULL);
+}
+
+#define CFG(src, drv, params)                                                  \
+	"{\"source\": \"" src                                                  \
+	"\", \"requests\": [], \"opaque\": {\"driver\": \"" drv                \
+	"\", \"parameters\": {\"apiVersion\": \"gpuslice.io/v1alpha1\","       \
+	" \"kind\": \"SliceConfig\"" params "}}}"
+
+static void
+capacity_becomes_cap_and_share_and_configs_apply_in_order(void **state)
+{
+	json_t *c = claim(
+	    UID, "gpuslice.io", "node-a", "gpu-1",
+	    "{\"memory\": \"8Gi\", \"compute\": \"25\"}",
+	    "[" CFG("FromClaim", "gpuslice.io",
+	            ", \"priority\": \"low\"") "," CFG("FromClass",
+	                                               "gpuslice.io",
+	                                               ", \"priority\": "
+	                                               "\"high\", \"weight\": "
+	                                               "4") ", {\"source\": "
+	                                                    "\"FromClaim\", "
+	                                                    "\"opaque\": "
+	                                                    "{\"driver\":"
+	                                                    " \"gpu.nvidia."
+	                                                    "com\", "
+	                                                    "\"parameters\": "
+	                                                    "{\"x\": 1}}}]");
+	json_t *g = gpus();
+	struct gs_kprep_plan p;
+	struct gs_errbuf eb = {0};
+	json_t *b;
+
+	(void)state;
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
+	assert_string_equal(p.slice_name, "k8s-" UID);
+	assert_true(p.spec.memory_bytes == 8 * GIB);
+	assert_int_equal(p.spec.compute_pct, 25);
+	/* The class says high, the claim (applied later) says low. */
+	assert_int_equal(p.spec.priority, GS_PRIORITY_LOW);
+	assert_int_equal(p.spec.weight, 4);
+	assert_int_equal(p.spec.mode, GS_MODE_TIMESLICE);
+	assert_int_equal(p.gpu_index, 1);
+	assert_false(p.mig);
+	assert_int_equal(p.n_results, 1);
+	assert_string_equal(p.results[0].share_id, "5e1d");
+	assert_string_equal(p.results[0].device, "gpu-1");
+	b = p.body;
+	assert_string_equal(json_string_value(json_object_get(b, "name")),
+	                    "k8s-" UID);
+	assert_true((uint64_t)json_integer_value(
+	                json_object_get(b, "memory")) == 8 * GIB);
+	assert_int_equal(json_integer_value(json_object_get(b, "compute")), 25);
+	assert_int_equal(json_integer_value(json_object_get(b, "gpu")), 1);
+	assert_string_equal(json_string_value(json_object_get(b, "mode")),
+	                    "timeslice");
+	assert_string_equal(json_string_value(json_object_get(b, "priority")),
+	                    "low");
+	gs_kprep_plan_fini(&p);
+	json_decref(c);
+	json_decref(g);
+}
+
+static void mig_device_becomes_a_mig_slice_of_its_profile(void **state)
+{
+	json_t *c = claim(
+	    UID, "gpuslice.io", "node-a", "gpu-0-mig-1g-10gb-3", "{}",
+	    "[" CFG("FromClaim", "gpuslice.io", ", \"mode\": \"mps\"") "]");
+	json_t *g = gpus();
+	struct gs_kprep_plan p;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
+	assert_true(p.mig);
+	assert_string_equal(p.mig_profile, "1g.10gb");
+	assert_int_equal(p.mig_start, 3);
+	assert_int_equal(p.spec.mode, GS_MODE_MIG_MPS);
+	assert_int_equal(p.spec.compute_pct, 100);
+	assert_true(p.spec.memory_bytes > 9 * GIB &&
+	            p.spec.memory_bytes < 11 * GIB);
+	assert_string_equal(
+	    json_string_value(json_object_get(p.body, "mig-profile")),
+	    "1g.10gb");
+	gs_kprep_plan_fini(&p);
+	json_decref(c);
+	json_decref(g);
+}
+
+static void whole_device_without_consumed_capacity_gets_all_of_it(void **state)
+{
+	json_t *c = claim(UID, "gpuslice.io", "node-a", "gpu-0", "{}", "[]");
+	json_t *g = gpus();
+	struct gs_kprep_plan p;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
+	assert_true(p.spec.memory_bytes == 80 * GIB);
+	assert_int_equal(p.spec.compute_pct, 100);
+	gs_kprep_plan_fini(&p);
+	json_decref(c);
+	json_decref(g);
+}
+
+static void bad_claims_are_refused_with_the_cause(void **state)
+{
+	static const struct {
+		const char *uid, *driver, *pool, *device, *cc, *config, *node;
+		gs_err err;
+		const char *msg;
+	} rows[] = {
+	    {"other-uid", "gpuslice.io", "node-a", "gpu-0", "{}", "[]",
+	     "node-a", GS_ERR_INVALID,
+	     "has UID " UID ", the kubelet asked for other-uid"},
+	    {UID, "gpu.nvidia.com", "node-a", "gpu-0", "{}", "[]", "node-a",
+	     GS_ERR_INVALID, "allocates no device of driver gpuslice.io"},
+	    {UID, "gpuslice.io", "node-b", "gpu-0", "{}", "[]", "node-a",
+	     GS_ERR_INVALID, "is in pool node-b, not on this node node-a"},
+	    {UID, "gpuslice.io", "node-b", "gpu-0", "{}", "[]", "node-b",
+	     GS_ERR_INVALID, "nodeSelector does not select this node node-b"},
+	    {UID, "gpuslice.io", "node-a", "gpu-7", "{}", "[]", "node-a",
+	     GS_ERR_NOT_FOUND, "device gpu-7 is not on this node"},
+	    {UID, "gpuslice.io", "node-a", "tpu-0", "{}", "[]", "node-a",
+	     GS_ERR_NOT_FOUND, "unknown device tpu-0"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0-mig-1g-10gb-7", "{}", "[]",
+	     "node-a", GS_ERR_NOT_FOUND, "has no MIG placement 1g.10gb@7"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"memory\": \"100Gi\"}",
+	     "[]", "node-a", GS_ERR_RANGE,
+	     "consumedCapacity.memory 100Gi is more than device gpu-0 has"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"compute\": \"101\"}",
+	     "[]", "node-a", GS_ERR_RANGE,
+	     "consumedCapacity.compute 101 is outside 1..100"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"compute\": \"0.5\"}",
+	     "[]", "node-a", GS_ERR_RANGE,
+	     "consumedCapacity.compute: '0.5' is not a whole number"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{\"memory\": \"8 GB\"}",
+	     "[]", "node-a", GS_ERR_PARSE,
+	     "consumedCapacity.memory: quantity '8 GB'"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
+	     "[" CFG("FromClaim", "gpuslice.io", ", \"weight\": 0") "]",
+	     "node-a", GS_ERR_INVALID,
+	     "claim config[0] (opaque.parameters): SliceConfig field 'weight' "
+	     "must be an integer 1..1000"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
+	     "[" CFG("FromClaim", "gpuslice.io",
+	             ", \"computeMode\": \"share\"") "]",
+	     "node-a", GS_ERR_UNSUPPORTED, "SliceConfig field 'computeMode'"},
+	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
+	     "[" CFG("FromClaim", "gpuslice.io",
+	             ", \"isolation\": \"hard\"") "]",
+	     "node-a", GS_ERR_INVALID, "SliceConfig does not fit device gpu-0"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *c = claim(UID, rows[i].driver, rows[i].pool,
+		                  rows[i].device, rows[i].cc, rows[i].config);
+		json_t *g = gpus();
+		struct gs_kprep_plan p;
+		struct gs_errbuf eb = {0};
+		gs_err err;
+
+		err = gs_kprep_plan(c, g, rows[i].uid, rows[i].node,
+		                    "gpuslice.io", &p, &eb);
+		if (err != rows[i].err || strstr(eb.msg, rows[i].msg) == NULL)
+			fail_msg("row %zu: %s (%s), want %s with '%s'", i,
+			         gs_err_name(err), eb.msg,
+			         gs_err_name(rows[i].err), rows[i].msg);
+		assert_null(p.body);
+		assert_null(p.results);
+		json_decref(c);
+		json_decref(g);
+	}
+}
+
+static void unallocated_claim_and_bad_uid_are_refused(void **state)
+{
+	json_t *c = json_loads(
+	    "{\"metadata\": {\"uid\": \"" UID "\"}, \"status\": {}}", 0, NULL);
+	json_t *g = gpus();
+	struct gs_kprep_plan p;
+	struct gs_errbuf eb = {0};
+	char name[64];
+
+	(void)state;
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb),
+	    GS_ERR_INVALID);
+	assert_non_null(strstr(eb.msg, "no status.allocation"));
+	memset(&eb, 0, sizeof(eb));
+	assert_int_equal(gs_kprep_slice_name("a/b", name, sizeof(name), &eb),
+	                 GS_ERR_INVALID);
+	assert_int_equal(gs_kprep_slice_name(UID, name, sizeof(name), &eb),
+	                 GS_OK);
+	assert_string_equal(name, "k8s-" UID);
+	json_decref(c);
+	json_decref(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(
+	        capacity_becomes_cap_and_share_and_configs_apply_in_order),
+	    cmocka_unit_test(mig_device_becomes_a_mig_slice_of_its_profile),
+	    cmocka_unit_test(
+	        whole_device_without_consumed_capacity_gets_all_of_it),
+	    cmocka_unit_test(bad_claims_are_refused_with_the_cause),
+	    cmocka_unit_test(unallocated_claim_and_bad_uid_are_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
