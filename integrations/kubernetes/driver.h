@@ -6,7 +6,7 @@
  *
  * The transport never looks inside a claim; the driver never sees gRPC.
  * A test build links the transport against a fake driver
- * (tests/integration/kubernetes/fake_driver.c) to test the protocol alone.
+ * (tests/integration/k8s_transport/fake_driver.c) to test the protocol alone.
  *
  * Threads: every function here is thread-safe. gs_kdra_prepare and
  * gs_kdra_unprepare may block (API server, gpusliced), each bounded by the
