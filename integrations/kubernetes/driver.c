@@ -877,8 +877,10 @@ static gs_err health_fetch(struct gs_kdra *d, const struct gs_kdra_health *prev,
 		o->status =
 		    bad ? GS_KDRA_HEALTH_UNHEALTHY : GS_KDRA_HEALTH_HEALTHY;
 		o->updated_unix = now;
-		if (bad)
-			o->message = strndup(why ? why : "unhealthy", 1024);
+		if (bad && why != NULL)
+			o->message = strndup(why, 1024);
+		else if (bad)
+			o->message = strdup("unhealthy");
 		h = fnv(fnv(fnv(h, name), bad ? "unhealthy" : "healthy"),
 		        bad && why ? why : "");
 	}

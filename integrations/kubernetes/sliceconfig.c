@@ -31,7 +31,7 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
                           const char *where, struct gs_errbuf *eb)
 {
 	struct gs_kslicecfg n = *c;
-	const char *key, *s;
+	const char *key, *s = NULL;
 	json_t *v;
 	gs_err err;
 
