@@ -2,8 +2,8 @@
  * cmd_import.c - `gpuslice import`: what an NVIDIA k8s device-plugin
  * config or a DRA GpuConfig/ResourceClaim would be in gpuslice.
  *
- *   gpuslice import device-plugin FILE [--gpu MODEL] [--gpus N] [--json]
- *   gpuslice import dra FILE [--json]
+ *   gpuslice import device-plugin FILE [--gpu MODEL] [--gpus N] [--json|--k8s]
+ *   gpuslice import dra FILE [--json|--k8s]
  *
  * Reading is here (the file, then YAML with libyaml through yamldoc.c);
  * the translation is core's (import.h). Nothing talks to the daemon: the
@@ -15,6 +15,7 @@
 
 #include "gs/catalog.h"
 #include "gs/import.h"
+#include "gs/k8s_claim.h"
 #include "gs/spec.h"
 #include "gs/spec_json.h"
 
@@ -30,8 +31,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: gpuslice import device-plugin FILE [--gpu MODEL] "
-	        "[--gpus N] [--json]\n"
-	        "       gpuslice import dra FILE [--json]\n"
+	        "[--gpus N] [--json|--k8s]\n"
+	        "       gpuslice import dra FILE [--json|--k8s]\n"
 	        "\n"
 	        "Translates an NVIDIA Kubernetes sharing config into the "
 	        "slices gpuslice\nwould create, and says what gpuslice does "
@@ -56,6 +57,15 @@ static void usage(FILE *f)
 	        "(H100, A100-40GB, ...)\n"
 	        "  --gpus N       GPUs per node, for slice counts\n"
 	        "  --json         machine-readable output\n"
+	        "  --k8s          print the gpuslice.io DRA objects instead "
+	        "(a v1 List, JSON,\n"
+	        "                 for kubectl apply -f -): a "
+	        "ResourceClaimTemplate per\n"
+	        "                 resource or claim, and for device-plugin "
+	        "resources a\n"
+	        "                 DeviceClass mapping the extended resource "
+	        "(whole GPUs:\n"
+	        "                 fractions need the claim template)\n"
 	        "  -h, --help     this text\n"
 	        "\n"
 	        "exit status: 0 translated, 2 bad arguments or a config the "
@@ -255,6 +265,34 @@ static void dp_print(const struct gs_dp_import *im,
 	}
 }
 
+/*
+ * --k8s: per resource a ResourceClaimTemplate (each pod naming it gets a
+ * slice of 1/replicas of a GPU) and a DeviceClass that maps the resource
+ * name, so unchanged pods keep working on gpuslice devices.
+ */
+static json_t *dp_k8s(const struct gs_dp_import *im)
+{
+	json_t *items = json_array();
+
+	for (int i = 0; i < im->n_configs; i++) {
+		const struct gs_dp_config *c = &im->config[i];
+
+		for (int r = 0; r < c->n_resources; r++) {
+			const struct gs_dp_resource *x = &c->res[r];
+			char label[64], cls[80];
+
+			gs_k8s_dns_label(x->name, label, sizeof(label));
+			snprintf(cls, sizeof(cls), "%s.gpuslice.io", label);
+			json_array_append_new(
+			    items,
+			    gs_k8s_claim_template(label, NULL, &x->slice, 1));
+			json_array_append_new(
+			    items, gs_k8s_device_class(cls, &x->slice, x->name));
+		}
+	}
+	return gs_k8s_list(items);
+}
+
 static int import_device_plugin(int argc, char **argv)
 {
 	struct gs_import_opts opts = {0};
@@ -262,13 +300,15 @@ static int import_device_plugin(int argc, char **argv)
 	struct gs_dp_import *im;
 	struct gs_errbuf eb = {0};
 	struct gs_doc *doc = NULL;
-	bool json = false;
+	bool json = false, k8s = false;
 	gs_err err;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
+		} else if (strcmp(argv[i], "--k8s") == 0) {
+			k8s = true;
 		} else if (strcmp(argv[i], "--gpu") == 0 && i + 1 < argc) {
 			opts.gpu = gs_catalog_find(argv[++i]);
 			if (opts.gpu == NULL) {
@@ -301,6 +341,10 @@ static int import_device_plugin(int argc, char **argv)
 		gs_cli_error(CMD, "device-plugin needs a FILE (see --help)");
 		return GS_EXIT_USAGE;
 	}
+	if (json && k8s) {
+		gs_cli_error(CMD, "--json and --k8s exclude each other");
+		return GS_EXIT_USAGE;
+	}
 	err = load(file, &doc, &eb);
 	if (err != GS_OK)
 		return gs_cli_fail(CMD, err, &eb);
@@ -313,6 +357,8 @@ static int import_device_plugin(int argc, char **argv)
 	err = gs_import_device_plugin(doc, &opts, im, &eb);
 	if (err != GS_OK) {
 		rc = gs_cli_fail(CMD, err, &eb);
+	} else if (k8s) {
+		rc = print_json(dp_k8s(im));
 	} else if (json) {
 		rc = print_json(dp_json(file, im));
 	} else {
@@ -489,19 +535,92 @@ static void dra_print(const struct gs_dra_import *im)
 	       "one claim-wide default cannot.\n");
 }
 
+/*
+ * --k8s: the claim as one gpuslice ResourceClaimTemplate: each request
+ * keeps its name and count, takes the slice of the first config that
+ * applies to it, MIG requests their profile.
+ */
+static json_t *dra_k8s(const char *file, const struct gs_dra_import *im)
+{
+	json_t *reqs = json_array(), *cfgs = json_array(), *t;
+	char name[64];
+	const char *base = strrchr(file, '/');
+
+	gs_k8s_dns_label(base ? base + 1 : file, name, sizeof(name));
+	for (int r = 0; r < im->n_requests; r++) {
+		const struct gs_dra_request *q = &im->request[r];
+		struct gs_slice_spec s;
+		bool found = false;
+
+		gs_spec_init(&s);
+		for (int c = 0; c < im->n_configs && !found; c++) {
+			const struct gs_dra_config *k = &im->config[c];
+
+			for (int a = 0; a < k->n_applies && !found; a++)
+				found = k->applies[a][0] == '\0' ||
+				        strcmp(k->applies[a], q->name) == 0;
+			if (k->n_applies == 0)
+				found = true;
+			if (found)
+				s = k->slice;
+		}
+		if (q->mig) {
+			s.mode = GS_MODE_MIG;
+			snprintf(s.mig_profile, sizeof(s.mig_profile), "%s",
+			         q->profile);
+		}
+		json_array_append_new(
+		    reqs, gs_k8s_device_request(q->name, &s,
+		                                q->count > 0 ? q->count : 1));
+		json_array_append_new(
+		    cfgs,
+		    json_pack("{s:[s], s:{s:s, s:o}}", "requests", q->name,
+		              "opaque", "driver", GS_K8S_DRIVER, "parameters",
+		              gs_k8s_slice_config(&s)));
+	}
+	t = json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:o, s:o}}}}",
+	              "apiVersion", "resource.k8s.io/v1", "kind",
+	              "ResourceClaimTemplate", "metadata", "name", name,
+	              "spec", "spec", "devices", "requests", reqs, "config",
+	              cfgs);
+	/* matchAttribute gpu.nvidia.com/parentUUID: gpuslice devices (whole
+	 * GPUs and MIG placements) carry their GPU's uuid. */
+	if (t != NULL && im->same_parent) {
+		json_t *on = json_array();
+
+		for (int r = 0; r < im->n_same_parent; r++)
+			json_array_append_new(
+			    on, json_string(im->same_parent_of[r]));
+		json_t *c = json_pack("{s:s}", "matchAttribute",
+		                      GS_K8S_DRIVER "/uuid");
+		if (json_array_size(on) > 0)
+			json_object_set_new(c, "requests", on);
+		else
+			json_decref(on);
+		json_object_set_new(
+		    json_object_get(json_object_get(json_object_get(t, "spec"),
+		                                    "spec"),
+		                    "devices"),
+		    "constraints", json_pack("[o]", c));
+	}
+	return gs_k8s_list(json_pack("[o]", t));
+}
+
 static int import_dra(int argc, char **argv)
 {
 	const char *file = NULL;
 	struct gs_dra_import *im;
 	struct gs_errbuf eb = {0};
 	struct gs_doc *doc = NULL;
-	bool json = false;
+	bool json = false, k8s = false;
 	gs_err err;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
+		} else if (strcmp(argv[i], "--k8s") == 0) {
+			k8s = true;
 		} else if (argv[i][0] == '-' || file != NULL) {
 			gs_cli_error(CMD,
 			             "unexpected argument '%s' (see "
@@ -516,6 +635,10 @@ static int import_dra(int argc, char **argv)
 		gs_cli_error(CMD, "dra needs a FILE (see --help)");
 		return GS_EXIT_USAGE;
 	}
+	if (json && k8s) {
+		gs_cli_error(CMD, "--json and --k8s exclude each other");
+		return GS_EXIT_USAGE;
+	}
 	err = load(file, &doc, &eb);
 	if (err != GS_OK)
 		return gs_cli_fail(CMD, err, &eb);
@@ -528,6 +651,8 @@ static int import_dra(int argc, char **argv)
 	err = gs_import_dra(doc, im, &eb);
 	if (err != GS_OK) {
 		rc = gs_cli_fail(CMD, err, &eb);
+	} else if (k8s) {
+		rc = print_json(dra_k8s(file, im));
 	} else if (json) {
 		rc = print_json(dra_json(file, im));
 	} else {

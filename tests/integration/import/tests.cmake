@@ -2,3 +2,7 @@
 # tests/data/import, exit statuses, FILE:LINE messages, JSON output.
 gs_add_shell_test(import_cli_translates_device_plugin_and_dra_configs
                   tests/integration/import/import_cli.sh LABELS asan TIMEOUT 120)
+# `gpuslice import ... --k8s`: the DRA objects pass the resource.k8s.io/v1
+# schema and carry SliceConfigs the gpuslice.io driver accepts.
+gs_add_shell_test(import_k8s_emits_valid_gpuslice_claims
+                  tests/integration/import/import_k8s.sh LABELS kubernetes TIMEOUT 120)
