@@ -33,6 +33,8 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/faults.sh TIMEOUT 180)
   gs_add_shell_test(daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
                     tests/integration/daemon/ledger_tcp.sh TIMEOUT 180)
+  gs_add_shell_test(daemon_refuses_to_start_without_a_gpu_unless_asked_for_sim
+                    tests/integration/daemon/no_sim_fallback.sh LABELS asan TIMEOUT 120)
   set_tests_properties(
     daemon_api_answers_every_endpoint_and_rejects_bad_requests
     daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
@@ -43,6 +45,7 @@ if(TARGET gpusliced AND TARGET gpuslice)
     daemon_restart_reconciles_slices_with_what_still_runs
     daemon_xid_faults_mark_the_culprit_and_mps_neighbours
     daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
+    daemon_refuses_to_start_without_a_gpu_unless_asked_for_sim
     PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
