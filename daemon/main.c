@@ -47,6 +47,9 @@
 #endif
 
 #define TICK_MS 100
+/* The longest the daemon waits for the region's usage mutex, which tenants
+ * share (see gs_region_set_lock_wait). */
+#define REGION_LOCK_WAIT_MS 100
 
 struct daemon {
 	struct gs_config cfg;
@@ -545,6 +548,8 @@ int main(int argc, char **argv)
 		         gs_errbuf_msg(&eb, err));
 		goto out_store;
 	}
+	/* Tenants share the usage mutex: never queue behind one for long. */
+	gs_region_set_lock_wait(d->region, REGION_LOCK_WAIT_MS);
 	{
 		struct gs_node_opts no = {
 		    .cfg = &d->cfg,

@@ -1718,27 +1718,30 @@ gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
                            struct gs_node_usage *out)
 {
 	struct gs__nslice *ns;
-	gs_err err = GS_ERR_NOT_FOUND;
+	struct gs_slice_ref ref;
+	struct gs_slice_usage u;
+	bool has_ref = false;
 
 	pthread_mutex_lock(&node->lock);
 	ns = gs__node_find_id(node, id);
-	if (ns) {
-		struct gs_slice_usage u;
-
-		*out = ns->live;
-		if (node->region && ns->has_ref &&
-		    gs_region_slice_usage(node->region, &ns->ref, &u) ==
-		        GS_OK) {
-			out->n_procs = u.n_procs;
-			out->mem_used = u.mem_used;
-			out->mem_peak = u.mem_peak;
-			out->busy_ns = u.busy_ns;
-			out->throttled_ns = u.throttled_ns;
-		}
-		err = GS_OK;
+	if (ns == NULL) {
+		pthread_mutex_unlock(&node->lock);
+		return GS_ERR_NOT_FOUND;
 	}
+	*out = ns->live;
+	has_ref = node->region && ns->has_ref;
+	ref = ns->ref;
 	pthread_mutex_unlock(&node->lock);
-	return err;
+	/* Off the node lock: the usage file's mutex is shared with tenants
+	 * (a stale ref reads GS_ERR_NOT_FOUND and keeps the last sample). */
+	if (has_ref && gs_region_slice_usage(node->region, &ref, &u) == GS_OK) {
+		out->n_procs = u.n_procs;
+		out->mem_used = u.mem_used;
+		out->mem_peak = u.mem_peak;
+		out->busy_ns = u.busy_ns;
+		out->throttled_ns = u.throttled_ns;
+	}
+	return GS_OK;
 }
 
 /* ---- recovery ---- */
@@ -1749,8 +1752,10 @@ static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 	for (int i = 0; i < ns->s.n_pids; i++)
 		if (pid_uid(ns->s.pids[i]) >= 0)
 			return true;
+	/* Not knowing (the usage lock timed out: < 0) counts as live, so a
+	 * tenant holding that lock cannot get a slice cleaned away. */
 	if (node->region && ns->has_ref &&
-	    gs_region_slice_nprocs(node->region, &ns->ref) > 0)
+	    gs_region_slice_nprocs(node->region, &ns->ref) != 0)
 		return true;
 	return false;
 }
@@ -1856,11 +1861,12 @@ int gs_node_housekeep(struct gs_node *node)
 	struct gs__wr *wr = gs__wr_new();
 	int n_cleaned = 0;
 
+	/* Off the node lock: reaping takes the tenants' usage mutex. */
+	if (node->region)
+		(void)gs_region_reap(node->region);
 	pthread_mutex_lock(&node->lock);
 	/* MIG layouts changed behind our back (nvidia-smi) show here. */
 	(void)gs_gpus_refresh(node->gpus, NULL);
-	if (node->region)
-		(void)gs_region_reap(node->region);
 	for (int i = 0; i < node->n;) {
 		struct gs__nslice *ns = node->v[i];
 		bool live;
