@@ -42,7 +42,10 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/no_sim_fallback.sh LABELS asan TIMEOUT 120)
   gs_add_shell_test(daemon_answers_while_a_tenant_holds_region_locks
                     tests/integration/daemon/freeze.sh TIMEOUT 120)
+  gs_add_shell_test(daemon_create_fails_closed_when_the_region_cannot_be_written
+                    tests/integration/daemon/create_fails_closed.sh TIMEOUT 120)
   set_tests_properties(
+    daemon_create_fails_closed_when_the_region_cannot_be_written
     daemon_answers_while_a_tenant_holds_region_locks
     daemon_api_answers_every_endpoint_and_rejects_bad_requests
     daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
