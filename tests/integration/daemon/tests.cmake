@@ -41,9 +41,9 @@ if(TARGET gpusliced AND TARGET gpuslice)
   gs_add_shell_test(daemon_refuses_to_start_without_a_gpu_unless_asked_for_sim
                     tests/integration/daemon/no_sim_fallback.sh LABELS asan TIMEOUT 120)
   gs_add_shell_test(daemon_answers_while_a_tenant_holds_region_locks
-                    tests/integration/daemon/freeze.sh TIMEOUT 120)
+                    tests/integration/daemon/freeze.sh LABELS asan TIMEOUT 120)
   gs_add_shell_test(daemon_create_fails_closed_when_the_region_cannot_be_written
-                    tests/integration/daemon/create_fails_closed.sh TIMEOUT 120)
+                    tests/integration/daemon/create_fails_closed.sh LABELS asan TIMEOUT 120)
   set_tests_properties(
     daemon_create_fails_closed_when_the_region_cannot_be_written
     daemon_answers_while_a_tenant_holds_region_locks
