@@ -382,6 +382,7 @@ static gs_err region_put(struct gs_node *node, struct gs__nslice *ns,
 	    gs_region_slice_ensure(node->region, &lim, &ns->ref, &created, &eb);
 	if (err) {
 		ns->has_ref = false;
+		ns->s.region_slot = -1; /* shown as pending until written */
 		gs_error("node", "slice=%s region write failed: %s", ns->s.name,
 		         gs_errbuf_msg(&eb, err));
 		if (out_eb)
