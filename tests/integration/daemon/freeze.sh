@@ -24,9 +24,16 @@ call() { # METHOD PATH [BODY]: succeeds on a 2xx answer within 5 s
 	curl "${args[@]}" "http://localhost$2"
 }
 
+# As root, the holder runs as an unprivileged user (nobody), as a hostile
+# tenant would; otherwise as this test's user.
+TENANT=()
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	TENANT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+
 # hold MODE PATH: starts a holder, waits until it holds, stops it.
 hold() {
-	"$HOLD" "$1" "$2" >"$WORK/hold.out" 2>&1 &
+	"${TENANT[@]}" "$HOLD" "$1" "$2" >"$WORK/hold.out" 2>&1 &
 	HPID=$!
 	PIDS+=("$HPID")
 	wait_until 5 grep -q held "$WORK/hold.out" || fail "holder did not take $1 on $2: $(cat "$WORK/hold.out")"
@@ -55,6 +62,13 @@ daemon_up
 api POST /v1/slices '{"name": "first", "memory": "1GiB"}' >/dev/null
 expect_status "create first" 201
 [ -f "$RUNDIR/limits" ] || fail "no region limits file in $RUNDIR"
+
+if [ ${#TENANT[@]} -gt 0 ]; then
+	# The lock the daemon's writers take is closed to tenants.
+	timeout 5 "${TENANT[@]}" "$HOLD" flock "$RUNDIR/limits.lock" >"$WORK/deny.out" 2>&1 &&
+		fail "a tenant could lock limits.lock"
+	grep -q "Permission denied" "$WORK/deny.out" || fail "limits.lock: $(cat "$WORK/deny.out")"
+fi
 
 hold flock "$RUNDIR/limits"
 exercise flock
