@@ -51,7 +51,7 @@ done
 gpus=$(curl -s --unix-socket "$SOCK" http://localhost/v1/gpus)
 source=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["source"])' "$gpus")
 if [ "$source" = sim ]; then
-	echo "No GPU found: gpusliced runs on its embedded default, a SIMULATED node"
+	echo "No GPU found: the demo runs gpusliced on a SIMULATED node (--gpus sim)"
 	echo "of 2 x H100-SXM5-80GB (numbers measure gpuslice's logic, not a GPU)."
 	simdir=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sim_dir"])' "$gpus")
 	eval "$("$B/bin/gpuslice" sim env --dir "$simdir")"
