@@ -288,8 +288,18 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	json_object_set_new(o, "weight", json_integer(s->spec.weight));
 	json_object_set_new(o, "isolation",
 	                    jstr(gs_isolation_name(s->spec.isolation)));
-	json_object_set_new(o, "state", jstr(gs_slice_state_name(s->state)));
-	json_object_set_new(o, "reason", jstr(s->reason));
+	/* Not in the shared region (a write failed; housekeeping retries):
+	 * not ready - a shim sent to it refuses GPU work. */
+	if (s->region_slot < 0) {
+		json_object_set_new(o, "state", jstr("pending"));
+		json_object_set_new(
+		    o, "reason",
+		    jstr("its limits are not in the shared region yet"));
+	} else {
+		json_object_set_new(o, "state",
+		                    jstr(gs_slice_state_name(s->state)));
+		json_object_set_new(o, "reason", jstr(s->reason));
+	}
 	json_object_set_new(
 	    o, "on_exit",
 	    jstr(s->on_exit == GS_ON_EXIT_DELETE ? "delete" : "keep"));

@@ -24,9 +24,9 @@
 #define GS_CONFIG_MAX_MEMBERS 256
 
 enum gs_gpu_source {
-	GS_GPUS_AUTO = 0, /* the real GPUs when NVML finds any, else the sim */
+	GS_GPUS_AUTO = 0, /* the real GPUs; none usable: refuse to start */
 	GS_GPUS_REAL = 1, /* the real GPUs or fail */
-	GS_GPUS_SIM = 2,  /* always the sim */
+	GS_GPUS_SIM = 2,  /* always the sim; the only way onto it */
 };
 
 enum gs_watchdog_action {

@@ -47,6 +47,9 @@
 #endif
 
 #define TICK_MS 100
+/* The longest the daemon waits for the region's usage mutex, which tenants
+ * share (see gs_region_set_lock_wait). */
+#define REGION_LOCK_WAIT_MS 100
 
 struct daemon {
 	struct gs_config cfg;
@@ -200,30 +203,37 @@ static gs_err use_sim(struct daemon *d, struct gs_errbuf *eb)
 	return gs_gpus_open(&d->gpus, lib, eb);
 }
 
+/*
+ * The GPUs the config asks for. `sim` is the only way onto the simulator:
+ * `auto` and `real` take what NVML finds, and when NVML fails (no driver,
+ * a driver/library mismatch after an upgrade, no GPU) or turns out to be
+ * the simulator's, gpusliced says so and does not start - a production
+ * node must never accept slices on a simulated GPU because its driver
+ * broke.
+ */
 static gs_err open_gpus(struct daemon *d, struct gs_errbuf *eb)
 {
 	struct gs_errbuf reb = {0};
 	gs_err err;
 
-	if (d->cfg.gpus != GS_GPUS_SIM) {
-		err = gs_gpus_open(&d->gpus, d->cfg.nvml_library, &reb);
-		if (!err) {
-			if (d->gpus.sim) {
-				const char *env = getenv("GPUSLICE_SIM_DIR");
-
-				snprintf(d->sim_dir, sizeof(d->sim_dir), "%s",
-				         env ? env : "");
-			}
-			return GS_OK;
-		}
-		if (d->cfg.gpus == GS_GPUS_REAL)
-			return gs_fail(eb, err, "%s", reb.msg);
-		gs_info("gpusliced",
-		        "no GPU found (%s): using a simulated "
-		        "node of %dx %s",
-		        reb.msg, d->cfg.sim_count, d->cfg.sim_model);
+	if (d->cfg.gpus == GS_GPUS_SIM)
+		return use_sim(d, eb);
+	err = gs_gpus_open(&d->gpus, d->cfg.nvml_library, &reb);
+	if (err)
+		return gs_fail(eb, err,
+		               "no usable GPU and no fallback to a simulated "
+		               "node (ask for one with node.gpus: sim or "
+		               "--gpus sim); NVML: %s",
+		               reb.msg);
+	if (d->gpus.sim) {
+		gs_gpus_close(&d->gpus);
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "NVML (%s) is the gpuslice simulator, not a "
+		               "GPU driver; set node.gpus: sim or --gpus sim "
+		               "to run on a simulated node",
+		               d->cfg.nvml_library);
 	}
-	return use_sim(d, eb);
+	return GS_OK;
 }
 
 static void say_gpus(const struct gs_gpus *g)
@@ -538,6 +548,8 @@ int main(int argc, char **argv)
 		         gs_errbuf_msg(&eb, err));
 		goto out_store;
 	}
+	/* Tenants share the usage mutex: never queue behind one for long. */
+	gs_region_set_lock_wait(d->region, REGION_LOCK_WAIT_MS);
 	{
 		struct gs_node_opts no = {
 		    .cfg = &d->cfg,

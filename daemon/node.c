@@ -360,8 +360,15 @@ static void limits_of(const struct gs_slice *s, struct gs_slice_limits *lim)
 	lim->mode = GS_REGION_COMPUTE_STRICT;
 }
 
-/* Makes the region hold `ns` with its limits. Lock held. */
-static void region_put(struct gs_node *node, struct gs__nslice *ns)
+/*
+ * Makes the region hold `ns` with its limits. Lock held: the only lock
+ * this waits on is the region's writers' lock, which no tenant can open,
+ * and that wait has a deadline. On failure (logged, in *eb when given)
+ * the slice has no region entry (has_ref false): a shim cannot join it,
+ * so it never runs without its limits.
+ */
+static gs_err region_put(struct gs_node *node, struct gs__nslice *ns,
+                         struct gs_errbuf *out_eb)
 {
 	struct gs_slice_limits lim, cur;
 	struct gs_errbuf eb = {0};
@@ -369,23 +376,37 @@ static void region_put(struct gs_node *node, struct gs__nslice *ns)
 	gs_err err;
 
 	if (node->region == NULL)
-		return;
+		return GS_OK;
 	limits_of(&ns->s, &lim);
 	err =
 	    gs_region_slice_ensure(node->region, &lim, &ns->ref, &created, &eb);
 	if (err) {
 		ns->has_ref = false;
+		ns->s.region_slot = -1; /* shown as pending until written */
 		gs_error("node", "slice=%s region write failed: %s", ns->s.name,
 		         gs_errbuf_msg(&eb, err));
-		return;
+		if (out_eb)
+			(void)gs_fail(out_eb, err, "%s",
+			              gs_errbuf_msg(&eb, err));
+		return err;
 	}
 	ns->has_ref = true;
 	ns->s.region_slot = ns->ref.slot;
 	ns->s.region_gen = (uint32_t)ns->ref.generation;
 	if (!created &&
 	    (gs_region_slice_limits(node->region, &ns->ref, &cur) != GS_OK ||
-	     memcmp(&cur, &lim, sizeof(lim)) != 0))
-		(void)gs_region_slice_update(node->region, &ns->ref, &lim, &eb);
+	     memcmp(&cur, &lim, sizeof(lim)) != 0)) {
+		err = gs_region_slice_update(node->region, &ns->ref, &lim, &eb);
+		if (err) {
+			gs_error("node", "slice=%s region update failed: %s",
+			         ns->s.name, gs_errbuf_msg(&eb, err));
+			if (out_eb)
+				(void)gs_fail(out_eb, err, "%s",
+				              gs_errbuf_msg(&eb, err));
+			return err;
+		}
+	}
+	return GS_OK;
 }
 
 static void region_del(struct gs_node *node, struct gs__nslice *ns)
@@ -1126,7 +1147,7 @@ void gs__node_resync(struct gs_node *node)
 				                             NULL);
 		}
 		for (int i = 0; i < node->n; i++)
-			region_put(node, node->v[i]);
+			(void)region_put(node, node->v[i], NULL);
 	}
 	gs_warn("node", "model reloaded from the store slices=%d", node->n);
 	pthread_mutex_unlock(&node->lock);
@@ -1548,7 +1569,38 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		goto out_free;
 	}
 	node->next_id++;
-	region_put(node, ns);
+	{
+		struct gs_errbuf reb = {0};
+
+		/*
+		 * Fail closed: a slice whose limits are not in the region is
+		 * not created (a shim could not enforce it). Nothing of it
+		 * stays: not in the model, the store or the region; the
+		 * event says why. Reclaim victims and MIG instances made for
+		 * it are already gone or stay idle, as when MIG fails.
+		 */
+		err = region_put(node, ns, &reb);
+		if (err) {
+			struct gs_slice failed = ns->s;
+
+			region_del(node, ns);
+			model_del(node, ns);
+			gs__wr_event(&wr, "slice.failed", &failed,
+			             "not created: its limits could not be "
+			             "written to the shared region: %s",
+			             gs_errbuf_msg(&reb, err));
+			node->ctr.rejects++;
+			wr_submit_announced(node, &wr, intent);
+			pthread_mutex_unlock(&node->lock);
+			(void)wr_wait(node, &wr, NULL);
+			err = gs_fail(eb, GS_ERR_UNAVAILABLE,
+			              "slice %s not created: its limits could "
+			              "not be published to the shared region "
+			              "(%s)",
+			              failed.name, gs_errbuf_msg(&reb, err));
+			goto out_free;
+		}
+	}
 	gs__wr_slice_put(&wr, &ns->s);
 	gs__wr_event(&wr, "slice.created", &ns->s,
 	             "mode=%s memory=%llu compute=%d priority=%s%s",
@@ -1718,27 +1770,30 @@ gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
                            struct gs_node_usage *out)
 {
 	struct gs__nslice *ns;
-	gs_err err = GS_ERR_NOT_FOUND;
+	struct gs_slice_ref ref;
+	struct gs_slice_usage u;
+	bool has_ref = false;
 
 	pthread_mutex_lock(&node->lock);
 	ns = gs__node_find_id(node, id);
-	if (ns) {
-		struct gs_slice_usage u;
-
-		*out = ns->live;
-		if (node->region && ns->has_ref &&
-		    gs_region_slice_usage(node->region, &ns->ref, &u) ==
-		        GS_OK) {
-			out->n_procs = u.n_procs;
-			out->mem_used = u.mem_used;
-			out->mem_peak = u.mem_peak;
-			out->busy_ns = u.busy_ns;
-			out->throttled_ns = u.throttled_ns;
-		}
-		err = GS_OK;
+	if (ns == NULL) {
+		pthread_mutex_unlock(&node->lock);
+		return GS_ERR_NOT_FOUND;
 	}
+	*out = ns->live;
+	has_ref = node->region && ns->has_ref;
+	ref = ns->ref;
 	pthread_mutex_unlock(&node->lock);
-	return err;
+	/* Off the node lock: the usage file's mutex is shared with tenants
+	 * (a stale ref reads GS_ERR_NOT_FOUND and keeps the last sample). */
+	if (has_ref && gs_region_slice_usage(node->region, &ref, &u) == GS_OK) {
+		out->n_procs = u.n_procs;
+		out->mem_used = u.mem_used;
+		out->mem_peak = u.mem_peak;
+		out->busy_ns = u.busy_ns;
+		out->throttled_ns = u.throttled_ns;
+	}
+	return GS_OK;
 }
 
 /* ---- recovery ---- */
@@ -1749,8 +1804,10 @@ static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 	for (int i = 0; i < ns->s.n_pids; i++)
 		if (pid_uid(ns->s.pids[i]) >= 0)
 			return true;
+	/* Not knowing (the usage lock timed out: < 0) counts as live, so a
+	 * tenant holding that lock cannot get a slice cleaned away. */
 	if (node->region && ns->has_ref &&
-	    gs_region_slice_nprocs(node->region, &ns->ref) > 0)
+	    gs_region_slice_nprocs(node->region, &ns->ref) != 0)
 		return true;
 	return false;
 }
@@ -1789,7 +1846,7 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 		struct gs__nslice *ns = node->v[i];
 		int g = gs_gpus_find(node->gpus, ns->s.gpu_uuid);
 
-		region_put(node, ns);
+		(void)region_put(node, ns, NULL);
 		if (g < 0) {
 			gs__node_remove(node, ns, &wr, "slice.cleaned",
 			                "its GPU is gone");
@@ -1856,17 +1913,18 @@ int gs_node_housekeep(struct gs_node *node)
 	struct gs__wr *wr = gs__wr_new();
 	int n_cleaned = 0;
 
+	/* Off the node lock: reaping takes the tenants' usage mutex. */
+	if (node->region)
+		(void)gs_region_reap(node->region);
 	pthread_mutex_lock(&node->lock);
 	/* MIG layouts changed behind our back (nvidia-smi) show here. */
 	(void)gs_gpus_refresh(node->gpus, NULL);
-	if (node->region)
-		(void)gs_region_reap(node->region);
 	for (int i = 0; i < node->n;) {
 		struct gs__nslice *ns = node->v[i];
 		bool live;
 
 		if (node->region && !ns->has_ref)
-			region_put(node, ns);
+			(void)region_put(node, ns, NULL);
 		live = slice_has_live_procs(node, ns);
 		if (live && !ns->s.had_procs) {
 			ns->s.had_procs = true;

@@ -3,8 +3,9 @@
  *
  * One libmicrohttpd daemon per listener. The Unix listener is a socket we
  * bind ourselves (so we control its mode) and hand to MHD. A connection's
- * peer is looked up once, when it starts (SO_PEERCRED plus the groups in
- * /proc/<pid>/status), and kept as the socket context. Each request's
+ * peer is looked up once, when it starts (SO_PEERCRED and SO_PEERGROUPS:
+ * the credentials the kernel recorded at connect(), never /proc after the
+ * fact), and kept as the socket context. Each request's
  * state (its body so far) lives in the request context and is freed by
  * the completion callback, whatever way the request ended.
  */
@@ -45,43 +46,62 @@ struct req_state {
 	bool answered;
 };
 
-static bool in_group_list(const char *line, gid_t gid)
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59 /* Linux 4.13+; asm-generic/socket.h */
+#endif
+#define PEER_GROUPS_MAX 65536 /* NGROUPS_MAX */
+
+/*
+ * Whether the peer on `fd` holds `gid` as a supplementary group, in the
+ * kernel's own record of the credentials it connected with
+ * (SO_PEERGROUPS): nothing read later from /proc, where the pid may
+ * already belong to another process. A kernel without SO_PEERGROUPS
+ * (before 4.13) answers ENOPROTOOPT; then the group database's list for
+ * the peer's uid is used (getgrouplist), which is what a login would give
+ * it. Any other failure: not a member.
+ */
+static bool peer_has_group(int fd, const struct ucred *cred, gid_t gid)
 {
-	char *end;
-
-	while (*line) {
-		unsigned long g = strtoul(line, &end, 10);
-
-		if (end == line)
-			break;
-		if ((gid_t)g == gid)
-			return true;
-		line = end;
-		while (*line == ' ' || *line == '\t')
-			line++;
-	}
-	return false;
-}
-
-/* Whether process `pid` holds `gid` as its real/effective or a supplementary
- * group. */
-static bool pid_has_group(int32_t pid, gid_t gid)
-{
-	char path[64], line[1024];
-	FILE *f;
+	gid_t small[64], *g = small;
+	socklen_t len = sizeof(small);
 	bool yes = false;
+	int n;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return false;
-	while (!yes && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "Groups:", 7) == 0)
-			yes = in_group_list(line + 7, gid);
-		else if (strncmp(line, "Gid:", 4) == 0)
-			yes = in_group_list(line + 4, gid);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) != 0) {
+		int e = errno;
+
+		if (e == ERANGE && len > sizeof(small) &&
+		    len <= PEER_GROUPS_MAX * sizeof(gid_t)) {
+			g = malloc(len);
+			if (g == NULL)
+				return false;
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g,
+			               &len) != 0)
+				len = 0;
+		} else if (e == ENOPROTOOPT || e == EINVAL) {
+			struct passwd pw, *res = NULL;
+			char buf[1024];
+
+			n = (int)(sizeof(small) / sizeof(small[0]));
+			if (getpwuid_r(cred->uid, &pw, buf, sizeof(buf),
+			               &res) != 0 ||
+			    res == NULL ||
+			    getgrouplist(pw.pw_name, cred->gid, small, &n) < 0)
+				return false;
+			len = (socklen_t)((size_t)n * sizeof(gid_t));
+		} else {
+			gs_warn("server",
+			        "pid=%d uid=%u SO_PEERGROUPS: %s; not an admin",
+			        (int)cred->pid, (unsigned)cred->uid,
+			        strerror(e));
+			return false;
+		}
 	}
-	fclose(f);
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (g[i] == gid)
+			yes = true;
+	if (g != small)
+		free(g);
 	return yes;
 }
 
@@ -103,7 +123,7 @@ gs_err gs_peer_from_fd(int fd, gid_t admin_gid, struct gs_peer *peer)
 	peer->admin =
 	    cred.uid == 0 ||
 	    (admin_gid != (gid_t)-1 &&
-	     (cred.gid == admin_gid || pid_has_group(cred.pid, admin_gid)));
+	     (cred.gid == admin_gid || peer_has_group(fd, &cred, admin_gid)));
 	if (getpwuid_r(cred.uid, &pw, buf, sizeof(buf), &res) == 0 && res)
 		snprintf(peer->user, sizeof(peer->user), "%s", pw.pw_name);
 	else

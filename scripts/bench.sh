@@ -115,7 +115,7 @@ bench_daemon() {
 	echo "== daemon: durable slice create+delete through the socket (ops/s, latency; GPUs: sim) =="
 	echo "   machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 	for sync in normal full; do
-		printf 'store:\n  synchronous: %s\n' "$sync" >"$tmp/$sync.yaml"
+		printf 'node:\n  gpus: sim\nstore:\n  synchronous: %s\n' "$sync" >"$tmp/$sync.yaml"
 		rm -rf "$tmp/state" "$tmp/run"
 		GPUSLICE_SIM_DIR=$tmp/sim "$b/bin/gpusliced" --config "$tmp/$sync.yaml" \
 			--state-dir "$tmp/state" --socket "$tmp/run/api.sock" \

@@ -33,8 +33,14 @@ trap cleanup EXIT
 unset GPUSLICE_SIM_DIR GPUSLICE_RUN_DIR CUDA_VISIBLE_DEVICES LD_PRELOAD \
 	LD_LIBRARY_PATH || true
 
+# gpusliced never falls back to the simulator by itself: the demo asks for
+# it when this machine has no working GPU driver.
+gpus_src=sim
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+	gpus_src=auto
+fi
 echo "== gpusliced: one node daemon, four slices, ${SECONDS_RUN} s of work =="
-"$B/bin/gpusliced" --state-dir "$WORK/state" --socket "$SOCK" \
+"$B/bin/gpusliced" --state-dir "$WORK/state" --socket "$SOCK" --gpus "$gpus_src" \
 	--log-file "$WORK/gpusliced.log" &
 DPID=$!
 for _ in $(seq 100); do
@@ -45,7 +51,7 @@ done
 gpus=$(curl -s --unix-socket "$SOCK" http://localhost/v1/gpus)
 source=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["source"])' "$gpus")
 if [ "$source" = sim ]; then
-	echo "No GPU found: gpusliced runs on its embedded default, a SIMULATED node"
+	echo "No GPU found: the demo runs gpusliced on a SIMULATED node (--gpus sim)"
 	echo "of 2 x H100-SXM5-80GB (numbers measure gpuslice's logic, not a GPU)."
 	simdir=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sim_dir"])' "$gpus")
 	eval "$("$B/bin/gpuslice" sim env --dir "$simdir")"

@@ -25,6 +25,7 @@
 #define GS_SHIM_HOOKS_H
 
 #define GS_CU_HOOKS(X)                                                         \
+	X(cuInit, cuInit, 2000, 0)                                             \
 	X(cuGetProcAddress, cuGetProcAddress, 11030, 0)                        \
 	X(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)                     \
 	/* memory */                                                           \

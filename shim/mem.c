@@ -193,7 +193,7 @@ static CUcontext current_ctx(void)
  * The allocation protocol around one driver call, for sizes known up
  * front. `call` performs the real allocation and returns the key.
  */
-#define GS__NOT_READY CUDA_ERROR_NOT_INITIALIZED
+#define GS__NOT_READY gs__not_ready()
 
 static bool tracked(int *dev, CUdevice *ord)
 {

@@ -7,12 +7,16 @@
  * the daemon and the CLI. Layout and invariants: region_int.h. Contract:
  * include/gs/region.h.
  *
- * Creation protocol. Creators (OWNER, RUNNER) hold flock(LOCK_EX) on the
- * limits file while they check and, if needed, (re)initialise both files;
- * readers hold LOCK_SH while they check. The usage file is written first
- * and each file's magic last, so a file with a valid magic is complete.
- * A region from an earlier boot (pids mean nothing any more) is
- * reinitialised by a creator.
+ * Creation protocol. Creators (OWNER, RUNNER) hold the writers' lock - an
+ * in-process mutex plus flock(LOCK_EX) on <dir>/limits.lock, a file only
+ * the creator's uid can open (0600) in a directory tenants cannot write -
+ * while they check and, if needed, build both files afresh and rename
+ * them into place (usage first). Readers (the shim) take no lock at all:
+ * what they open is always a complete pair, and they retry the moment
+ * between the two renames. So a tenant has no lock the daemon waits on;
+ * the one lock tenants share (the usage file's robust mutex) is only ever
+ * waited on with a deadline. A region from an earlier boot (pids mean
+ * nothing any more) is rebuilt by a creator.
  *
  * Nothing here writes to stdout or stderr, exits, or installs signal
  * handlers: the shim links it into other people's programs.
@@ -41,6 +45,10 @@ struct gs_region {
 	bool limits_writable;
 	int lfd; /* limits */
 	int ufd; /* usage */
+	int kfd; /* the writers' lock file (creators only), -1 otherwise */
+	pthread_mutex_t wmu; /* writers in this process */
+	unsigned wait_ms;    /* 0, or the bound of gs_region_set_lock_wait */
+	uint64_t busy_until; /* mono ns: the usage lock timed out lately */
 	struct gs_rl_file *rl;
 	struct gs_ru_file *ru;
 	uint64_t pidns;
@@ -419,73 +427,234 @@ static uint64_t fd_size(int fd)
 }
 
 /*
- * Creator path, flock(LOCK_EX) held on lfd: (re)initialise when the files
- * are empty, torn, from another boot, or (OWNER) not privileged or not
- * ours.
+ * Takes the writers' lock: the in-process mutex (flock does not exclude
+ * two threads sharing one descriptor), then flock on the private lock
+ * file, each within LOCK_TIMEOUT_S. Only the region's creator's uid can
+ * open that file, so no tenant can make a writer wait; the deadline
+ * bounds what a stuck writer of the same uid can cost.
+ */
+static gs_err wlock_take(struct gs_region *r, struct gs_errbuf *eb)
+{
+	struct timespec ts;
+	uint64_t until = gs__mono_ns() + LOCK_TIMEOUT_S * 1000000000ull;
+	int rc, e;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += LOCK_TIMEOUT_S;
+	rc = pthread_mutex_timedlock(&r->wmu, &ts);
+	if (rc != 0)
+		return gs_fail(eb, rc == ETIMEDOUT ? GS_ERR_TIMEOUT : GS_ERR_IO,
+		               "limits writer lock in %s: %s", r->dir,
+		               strerror(rc));
+	for (unsigned i = 0;; i++) {
+		if (flock(r->kfd, LOCK_EX | LOCK_NB) == 0)
+			return GS_OK;
+		e = errno;
+		if (e != EWOULDBLOCK && e != EINTR)
+			break;
+		if (gs__mono_ns() >= until) {
+			e = ETIMEDOUT;
+			break;
+		}
+		{
+			struct timespec nap = {0, i < 20 ? 100000L : 2000000L};
+
+			(void)nanosleep(&nap, NULL);
+		}
+	}
+	(void)pthread_mutex_unlock(&r->wmu);
+	return gs_fail(eb, e == ETIMEDOUT ? GS_ERR_TIMEOUT : GS_ERR_IO,
+	               "lock %s/%s: %s", r->dir, GS_REGION_LOCK_FILE,
+	               strerror(e));
+}
+
+static void wlock_drop(struct gs_region *r)
+{
+	(void)flock(r->kfd, LOCK_UN);
+	(void)pthread_mutex_unlock(&r->wmu);
+}
+
+/* Whether the open files are a complete region this creator may reuse. */
+static bool reusable(struct gs_region *r, struct gs_errbuf *eb, gs_err *err)
+{
+	bool owner = r->role == GS_REGION_OWNER;
+
+	*err = GS_OK;
+	if (fd_size(r->lfd) != sizeof(*r->rl) ||
+	    fd_size(r->ufd) != sizeof(*r->ru))
+		return false;
+	*err = map_files(r, true, eb);
+	if (*err != GS_OK)
+		return false;
+	*err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru), NULL);
+	if (*err == GS_ERR_VERSION) {
+		*err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru),
+		                eb);
+		return false;
+	}
+	*err = GS_OK;
+	if (validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru), NULL) ==
+	        GS_OK &&
+	    r->rl->h.boot_id == boot_id() &&
+	    (!owner || ((r->rl->h.flags & GS_RL_PRIVILEGED) &&
+	                r->rl->h.owner_uid == (uint32_t)geteuid())))
+		return true;
+	unmap_files(r);
+	return false;
+}
+
+/*
+ * Creator path, writers' lock held: reuse the region when complete, from
+ * this boot and (OWNER) privileged and ours; otherwise build both files
+ * afresh under temporary names and rename them into place, usage first,
+ * so that a reader (who takes no lock) opens either the old complete
+ * files or the new complete ones, and a process that still maps the old
+ * files keeps a valid (orphaned) copy instead of a truncated one.
  */
 static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 {
 	bool owner = r->role == GS_REGION_OWNER;
-	uint64_t boot = boot_id(), id;
+	char lp[GS_REGION_DIR_MAX + 32], up[GS_REGION_DIR_MAX + 32];
+	char ltmp[GS_REGION_DIR_MAX + 48], utmp[GS_REGION_DIR_MAX + 48];
+	uint64_t id;
 	gs_err err;
-	int e;
+	int e, lfd, ufd;
 
-	if (fd_size(r->lfd) == sizeof(*r->rl) &&
-	    fd_size(r->ufd) == sizeof(*r->ru)) {
-		err = map_files(r, true, eb);
-		if (err != GS_OK)
-			return err;
-		err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru),
-		               NULL);
-		if (err == GS_ERR_VERSION)
-			return validate(r->rl, sizeof(*r->rl), r->ru,
-			                sizeof(*r->ru), eb);
-		if (err == GS_OK && r->rl->h.boot_id == boot &&
-		    (!owner || ((r->rl->h.flags & GS_RL_PRIVILEGED) &&
-		                r->rl->h.owner_uid == (uint32_t)geteuid())))
-			return GS_OK;
-		unmap_files(r);
+	if (open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDWR, 0, &lfd, NULL) ==
+	    GS_OK) {
+		r->lfd = lfd;
+		if (open_file(r->dir, GS_REGION_USAGE_FILE, O_RDWR, 0, &ufd,
+		              NULL) == GS_OK) {
+			r->ufd = ufd;
+			if (reusable(r, eb, &err))
+				return GS_OK;
+			if (err != GS_OK)
+				return err;
+			(void)close(r->ufd);
+			r->ufd = -1;
+		}
+		(void)close(r->lfd);
+		r->lfd = -1;
 	}
-	/* Fresh files: truncating to zero first zeroes every byte. */
-	if (ftruncate(r->ufd, 0) != 0 ||
-	    ftruncate(r->ufd, (off_t)sizeof(*r->ru)) != 0 ||
-	    ftruncate(r->lfd, 0) != 0 ||
-	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0) {
-		e = errno;
-		return gs_fail(eb, GS_ERR_IO, "size region files: %s",
-		               strerror(e));
-	}
+	(void)snprintf(lp, sizeof(lp), "%s/%s", r->dir, GS_REGION_LIMITS_FILE);
+	(void)snprintf(up, sizeof(up), "%s/%s", r->dir, GS_REGION_USAGE_FILE);
+	(void)snprintf(ltmp, sizeof(ltmp), "%s.new", lp);
+	(void)snprintf(utmp, sizeof(utmp), "%s.new", up);
+	r->lfd = open(ltmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	              0600);
+	if (r->lfd < 0)
+		goto fail_errno;
+	r->ufd = open(utmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	              0600);
+	if (r->ufd < 0)
+		goto fail_errno;
+	if (ftruncate(r->ufd, (off_t)sizeof(*r->ru)) != 0 ||
+	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0)
+		goto fail_errno;
 	/* Modes regardless of umask: tenants write usage, read limits. */
-	(void)fchmod(r->ufd, 0666);
-	(void)fchmod(r->lfd, owner ? 0644 : 0600);
+	if (fchmod(r->ufd, 0666) != 0 || fchmod(r->lfd, owner ? 0644 : 0600))
+		goto fail_errno;
 	err = map_files(r, true, eb);
 	if (err != GS_OK)
 		return err;
 	id = random_u64();
-	err = init_usage(r->ru, id, boot, eb);
+	err = init_usage(r->ru, id, boot_id(), eb);
 	if (err != GS_OK)
 		return err;
-	init_limits(r->rl, id, boot, owner);
+	init_limits(r->rl, id, boot_id(), owner);
+	if (rename(utmp, up) != 0 || rename(ltmp, lp) != 0)
+		goto fail_errno;
 	return GS_OK;
+fail_errno:
+	e = errno;
+	(void)unlink(ltmp);
+	(void)unlink(utmp);
+	return gs_fail(eb, GS_ERR_IO, "create region files in %s: %s", r->dir,
+	               strerror(e));
 }
 
 /*
- * OWNER: a region whose limits file belongs to someone else (runners made
- * it before the daemon started) is replaced, so that the daemon's limits
- * file is its own and read-only to tenants. Processes that still map the
- * old files keep an orphaned copy.
+ * OWNER: a region whose files belong to someone else (runners made it
+ * before the daemon started) is replaced, so that the daemon's limits and
+ * lock files are its own, read-only (limits) or closed (lock) to tenants.
+ * Processes that still map the old files keep an orphaned copy.
  */
 static void unlink_foreign(const char *dir)
 {
-	char lp[GS_REGION_DIR_MAX + 32], up[GS_REGION_DIR_MAX + 32];
+	static const char *const names[] = {GS_REGION_LOCK_FILE,
+	                                    GS_REGION_LIMITS_FILE,
+	                                    GS_REGION_USAGE_FILE};
+	char p[GS_REGION_DIR_MAX + 32];
 	struct stat st;
+	bool foreign = false;
 
-	(void)snprintf(lp, sizeof(lp), "%s/%s", dir, GS_REGION_LIMITS_FILE);
-	(void)snprintf(up, sizeof(up), "%s/%s", dir, GS_REGION_USAGE_FILE);
-	if (lstat(lp, &st) != 0 || st.st_uid == geteuid())
+	for (int i = 0; i < 2; i++) {
+		(void)snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		if (lstat(p, &st) == 0 &&
+		    (st.st_uid != geteuid() || !S_ISREG(st.st_mode)))
+			foreign = true;
+	}
+	if (!foreign)
 		return;
-	(void)unlink(lp);
-	(void)unlink(up);
+	for (int i = 0; i < 3; i++) {
+		(void)snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		(void)unlink(p);
+	}
+}
+
+/*
+ * Reader path (TENANT, or a RUNNER in someone else's region): no lock. The
+ * files are published by rename, complete, so a pair that does not match
+ * (opened between the two renames) is retried a few times.
+ */
+static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
+{
+	gs_err err = GS_OK;
+
+	for (int tries = 0; tries < 20; tries++) {
+		if (tries > 0) {
+			struct timespec nap = {0, 5000000L};
+
+			unmap_files(r);
+			(void)close(r->lfd);
+			(void)close(r->ufd);
+			r->lfd = r->ufd = -1;
+			(void)nanosleep(&nap, NULL);
+		}
+		err = open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0,
+		                &r->lfd, eb);
+		if (err != GS_OK)
+			return err;
+		err = open_file(r->dir, GS_REGION_USAGE_FILE, O_RDWR, 0,
+		                &r->ufd, eb);
+		if (err != GS_OK)
+			return err;
+		if (fd_size(r->lfd) != sizeof(*r->rl) ||
+		    fd_size(r->ufd) != sizeof(*r->ru)) {
+			err = gs_fail(eb, GS_ERR_NOT_FOUND,
+			              "region in %s not initialised", r->dir);
+			continue;
+		}
+		err = map_files(r, false, eb);
+		if (err != GS_OK)
+			return err;
+		err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru),
+		               NULL);
+		if (err == GS_ERR_NOT_FOUND || err == GS_ERR_CORRUPT)
+			continue;
+		if (err != GS_OK)
+			return validate(r->rl, sizeof(*r->rl), r->ru,
+			                sizeof(*r->ru), eb);
+		if (r->rl->h.boot_id != boot_id())
+			return gs_fail(eb, GS_ERR_NOT_FOUND,
+			               "region in %s is from an earlier boot",
+			               r->dir);
+		return GS_OK;
+	}
+	return err == GS_ERR_NOT_FOUND
+	           ? gs_fail(eb, err, "region in %s not initialised", r->dir)
+	           : validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru),
+	                      eb);
 }
 
 gs_err gs_region_open(const char *dir, enum gs_region_role role,
@@ -503,8 +672,9 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 		return gs_fail(eb, GS_ERR_NOMEM, "region handle");
 	(void)snprintf(r->dir, sizeof(r->dir), "%s", dir);
 	r->role = role;
-	r->lfd = r->ufd = -1;
+	r->lfd = r->ufd = r->kfd = -1;
 	r->pidns = pidns_of(0);
+	(void)pthread_mutex_init(&r->wmu, NULL);
 
 	if (creator) {
 		err = mkdir_p(dir, role == GS_REGION_OWNER ? 0755 : 0700, eb);
@@ -512,53 +682,29 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 			goto fail;
 		if (role == GS_REGION_OWNER)
 			unlink_foreign(dir);
-		err = open_file(dir, GS_REGION_LIMITS_FILE, O_RDWR | O_CREAT,
-		                0600, &r->lfd, NULL);
+		err = open_file(dir, GS_REGION_LOCK_FILE, O_RDWR | O_CREAT,
+		                0600, &r->kfd, NULL);
 		if (err == GS_OK) {
+			(void)fchmod(r->kfd, 0600);
 			r->limits_writable = true;
-			err = open_file(dir, GS_REGION_USAGE_FILE,
-			                O_RDWR | O_CREAT, 0666, &r->ufd, eb);
+			err = wlock_take(r, eb);
 			if (err != GS_OK)
 				goto fail;
-			if (flock(r->lfd, LOCK_EX) != 0) {
-				err = gs_fail(eb, GS_ERR_IO, "flock limits");
-				goto fail;
-			}
 			err = create_locked(r, eb);
-			(void)flock(r->lfd, LOCK_UN);
+			wlock_drop(r);
 			if (err != GS_OK)
 				goto fail;
 			*out = r;
 			return GS_OK;
 		}
 		if (err != GS_ERR_PERM || role == GS_REGION_OWNER) {
-			err = gs_fail(eb, err, "cannot open limits in %s", dir);
+			err = gs_fail(eb, err, "cannot open the lock in %s",
+			              dir);
 			goto fail;
 		}
 		/* A RUNNER in someone else's (the daemon's) region: join. */
 	}
-	err = open_file(dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0, &r->lfd, eb);
-	if (err != GS_OK)
-		goto fail;
-	err = open_file(dir, GS_REGION_USAGE_FILE, O_RDWR, 0, &r->ufd, eb);
-	if (err != GS_OK)
-		goto fail;
-	(void)flock(r->lfd, LOCK_SH);
-	if (fd_size(r->lfd) != sizeof(*r->rl) ||
-	    fd_size(r->ufd) != sizeof(*r->ru)) {
-		(void)flock(r->lfd, LOCK_UN);
-		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-		              "region in %s not initialised", dir);
-		goto fail;
-	}
-	err = map_files(r, false, eb);
-	if (err == GS_OK)
-		err =
-		    validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru), eb);
-	if (err == GS_OK && r->rl->h.boot_id != boot_id())
-		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-		              "region in %s is from an earlier boot", dir);
-	(void)flock(r->lfd, LOCK_UN);
+	err = join_files(r, eb);
 	if (err != GS_OK)
 		goto fail;
 	*out = r;
@@ -577,6 +723,9 @@ void gs_region_close(struct gs_region *r)
 		(void)close(r->lfd);
 	if (r->ufd >= 0)
 		(void)close(r->ufd);
+	if (r->kfd >= 0)
+		(void)close(r->kfd);
+	(void)pthread_mutex_destroy(&r->wmu);
 	free(r);
 }
 
@@ -687,10 +836,23 @@ static void repair_locked(struct gs_region *r)
 gs_err gs__region_lock(struct gs_region *r)
 {
 	struct timespec ts;
+	uint64_t wait_ns = (uint64_t)LOCK_TIMEOUT_S * 1000000000ull, now = 0;
 	int rc;
 
+	if (r->wait_ms) {
+		/* Bounded handle: after a timeout, only try for a while. */
+		now = gs__mono_ns();
+		wait_ns = now < __atomic_load_n(&r->busy_until, __ATOMIC_RELAXED)
+		              ? 0
+		              : (uint64_t)r->wait_ms * 1000000ull;
+	}
 	(void)clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += LOCK_TIMEOUT_S;
+	ts.tv_sec += (time_t)(wait_ns / 1000000000ull);
+	ts.tv_nsec += (long)(wait_ns % 1000000000ull);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
 	rc = pthread_mutex_timedlock(&r->ru->h.lock.m, &ts);
 	if (rc == 0)
 		return GS_OK;
@@ -699,9 +861,19 @@ gs_err gs__region_lock(struct gs_region *r)
 		(void)pthread_mutex_consistent(&r->ru->h.lock.m);
 		return GS_OK;
 	}
-	if (rc == ETIMEDOUT)
+	if (rc == ETIMEDOUT) {
+		if (r->wait_ms)
+			__atomic_store_n(&r->busy_until,
+			                 gs__mono_ns() + 1000000000ull,
+			                 __ATOMIC_RELAXED);
 		return GS_ERR_TIMEOUT;
+	}
 	return GS_ERR_CORRUPT;
+}
+
+void gs_region_set_lock_wait(struct gs_region *r, unsigned wait_ms)
+{
+	r->wait_ms = wait_ms;
 }
 
 void gs__region_unlock(struct gs_region *r)
@@ -753,9 +925,12 @@ static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
 		               gs_region_is_privileged(r)
 		                   ? " (the daemon owns them)"
 		                   : "");
-	if (flock(r->lfd, LOCK_EX) != 0)
-		return gs_fail(eb, GS_ERR_IO, "flock limits: %s",
-		               strerror(errno));
+	{
+		gs_err err = wlock_take(r, eb);
+
+		if (err != GS_OK)
+			return err;
+	}
 	/* A writer that died inside left seq odd: writing below evens it. */
 	__atomic_store_n(&r->rl->h.seq, (r->rl->h.seq | 1), __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -788,7 +963,7 @@ static void wunlock(struct gs_region *r)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	r->rl->h.epoch++;
 	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
-	(void)flock(r->lfd, LOCK_UN);
+	wlock_drop(r);
 }
 
 static int find_locked(struct gs_region *r, const char *name)

@@ -8,7 +8,7 @@
  * checked below. A layout change bumps GS_REGION_VERSION; a reader that
  * finds another version refuses the file (GS_ERR_VERSION).
  *
- * limits (written under flock(LOCK_EX) on the file, read through seq):
+ * limits (written under the writers' lock, limits.lock, read through seq):
  *
  *   struct gs_rl_header        128 bytes
  *   struct gs_rl_slice[256]    128 bytes each

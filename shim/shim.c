@@ -7,8 +7,12 @@
  * Life of a process with the shim (LD_PRELOAD or /etc/ld.so.preload):
  *
  *   loaded --first hooked call--> gs__ready(): config, real driver,
- *     region, attach --> enforcing (or passing through when no slice
- *     was asked for, or the region/slice is missing: logged)
+ *     region, attach --> enforcing, or passing through when no slice was
+ *     asked for, or refusing (GPUSLICE_SLICE names a slice this process
+ *     cannot join: region missing, slice missing, table full): every
+ *     hooked call, cuInit first, answers CUDA_ERROR_NOT_PERMITTED and the
+ *     reason is logged - a workload never runs without the limits it was
+ *     sent to run under
  *   fork --child handler--> detached; the child attaches as itself on
  *     its next hooked call
  *   exit --destructor--> detach: the process's memory share goes back
@@ -369,6 +373,25 @@ uint64_t gs__mem_limit(void)
 }
 
 /* Attaches the calling process (gs__g.mu held). */
+/* Fails closed: no GPU work without the slice this process was sent to. */
+static void refuse(const char *what, const char *why)
+{
+	__atomic_store_n(&gs__g.refused, CUDA_ERROR_NOT_PERMITTED,
+	                 __ATOMIC_RELEASE);
+	gs_error(GS_SHIM_TAG,
+	         "slice=%s pid=%d %s: %s; refusing GPU work "
+	         "(CUDA_ERROR_NOT_PERMITTED), never running without its "
+	         "limits",
+	         gs__g.cfg.slice, (int)getpid(), what, why);
+}
+
+CUresult gs__not_ready(void)
+{
+	CUresult r = __atomic_load_n(&gs__g.refused, __ATOMIC_ACQUIRE);
+
+	return r != CUDA_SUCCESS ? r : CUDA_ERROR_NOT_INITIALIZED;
+}
+
 static void attach_locked(void)
 {
 	struct gs_slice_ref ref;
@@ -381,11 +404,12 @@ static void attach_locked(void)
 	if (err == GS_OK)
 		err = gs_region_proc_attach(gs__g.region, &ref, 0, &gs__g.proc,
 		                            &eb);
+	else
+		(void)gs_fail(&eb, err, "no slice of that name in the region %s",
+		              gs_region_dir(gs__g.region));
 	attached_pid = getpid(); /* tried by this process */
 	if (err != GS_OK) {
-		gs_error(GS_SHIM_TAG,
-		         "slice=%s cannot attach: %s; running without limits",
-		         gs__g.cfg.slice, gs_errbuf_msg(&eb, err));
+		refuse("cannot attach", gs_errbuf_msg(&eb, err));
 		return;
 	}
 	gs__g.attached = true;
@@ -465,11 +489,12 @@ static void init(void)
 		err = gs_region_open(gs__g.cfg.run_dir, GS_REGION_TENANT,
 		                     &gs__g.region, &eb);
 		if (err != GS_OK) {
-			gs_error(
-			    GS_SHIM_TAG,
-			    "slice=%s region %s: %s; running without limits",
-			    gs__g.cfg.slice, gs__g.cfg.run_dir,
-			    gs_errbuf_msg(&eb, err));
+			char why[GS_REGION_DIR_MAX + 320];
+
+			(void)snprintf(why, sizeof(why), "region %s: %s",
+			               gs__g.cfg.run_dir,
+			               gs_errbuf_msg(&eb, err));
+			refuse("cannot open its region", why);
 			gs__g.region = NULL;
 		} else {
 			(void)pthread_mutex_lock(&gs__g.mu);
@@ -493,10 +518,27 @@ void gs__init(void)
 
 bool gs__ready(void)
 {
-	if (GS_LIKELY(__atomic_load_n(&init_ok, __ATOMIC_ACQUIRE)))
+	if (GS_LIKELY(__atomic_load_n(&init_ok, __ATOMIC_ACQUIRE)) &&
+	    GS_LIKELY(__atomic_load_n(&gs__g.refused, __ATOMIC_RELAXED) ==
+	              CUDA_SUCCESS))
 		return true;
 	gs__init();
-	return init_ok;
+	return init_ok &&
+	       __atomic_load_n(&gs__g.refused, __ATOMIC_ACQUIRE) == CUDA_SUCCESS;
+}
+
+/* Whether the real driver is loaded (refused or not). */
+static bool driver_loaded(void)
+{
+	gs__init();
+	return __atomic_load_n(&init_ok, __ATOMIC_ACQUIRE);
+}
+
+CUresult cuInit(unsigned int flags)
+{
+	if (!gs__ready())
+		return gs__not_ready();
+	return gs__real.cuInit(flags);
 }
 
 /* ---- dlsym ------------------------------------------------------------ */
@@ -523,7 +565,8 @@ static __attribute__((noinline)) void *dlsym_hooked(void *handle,
 	         : hook_by_name(cu_hooks, N_CU_HOOKS, name);
 	if (h == NULL || p == h->wrap)
 		return p;
-	if (nvml ? !gs__nvml_ready() : !gs__ready())
+	/* A refused process gets the wrappers too: they refuse. */
+	if (nvml ? !gs__nvml_ready() : !driver_loaded())
 		return p;
 	/* The real library's own symbol: hand out the wrapper. */
 	return p == *h->real ? h->wrap : p;
@@ -600,7 +643,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 {
 	CUresult r;
 
-	if (!gs__ready() || gs__real.cuGetProcAddress_v2 == NULL)
+	if (!driver_loaded() || gs__real.cuGetProcAddress_v2 == NULL)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	r = gs__real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags,
 	                                 symbolStatus);
@@ -614,7 +657,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 {
 	CUresult r;
 
-	if (!gs__ready() || gs__real.cuGetProcAddress == NULL)
+	if (!driver_loaded() || gs__real.cuGetProcAddress == NULL)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	r = gs__real.cuGetProcAddress(symbol, pfn, cudaVersion, flags);
 	if (r == CUDA_SUCCESS && pfn != NULL)

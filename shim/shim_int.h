@@ -120,6 +120,10 @@ struct gs__shim {
 	const uint32_t *fast_gate;
 	uint32_t fast_mask;
 	int single_dev; /* the one device slot in use, or -1 */
+	/* CUDA_ERROR_NOT_PERMITTED when a slice was asked for (GPUSLICE_SLICE)
+	 * and this process could not join it: every GPU call is refused
+	 * rather than run without limits. CUDA_SUCCESS otherwise. */
+	CUresult refused;
 	struct gs__ordinal ord[GS_SHIM_MAX_ORDINALS];
 	pthread_mutex_t mu; /* guards ord[], single_dev, lim */
 };
@@ -135,8 +139,12 @@ extern struct gs__real_nvml gs__rnvml;
 
 /* Runs initialisation once (config, region, real driver). */
 void gs__init(void);
-/* gs__init(), then whether the real driver is usable. */
+/* gs__init(), then whether the real driver is usable and this process
+ * may use it (not refused: see gs__g.refused). */
 bool gs__ready(void);
+/* What a hook returns when !gs__ready(): gs__g.refused when set, else
+ * CUDA_ERROR_NOT_INITIALIZED. */
+CUresult gs__not_ready(void);
 /* Whether this process is attached to a slice (re-attaching after fork). */
 bool gs__enforcing(void);
 /* Loads real NVML once; true when usable. */

@@ -36,9 +36,13 @@
  *   TENANT  the shim. Never writes limits; attaches processes, keeps the
  *           books. The region must exist (GS_ERR_NOT_FOUND otherwise).
  *
- * Concurrency: limits are written under an flock(2) on the limits file
- * and read through a sequence counter (readers never block writers and
- * retry on a torn read). The usage file is guarded by one robust
+ * Concurrency: limits are written under the writers' lock (an in-process
+ * mutex plus flock(2) on <dir>/limits.lock, mode 0600, which only the
+ * region's creator can open, taken with a deadline) and read through a
+ * sequence counter with no lock at all (readers never block writers and
+ * retry on a torn read). Region files are published whole by rename, so
+ * opening a region takes no lock either: nothing a tenant can lock makes
+ * the daemon wait without a deadline. The usage file is guarded by one robust
  * process-shared mutex: a process that dies holding it costs the next
  * locker a repair (books recomputed from the process table), never a
  * hang; a lock that cannot be had within a few seconds (a holder stopped
@@ -80,6 +84,8 @@
 
 #define GS_REGION_LIMITS_FILE "limits"
 #define GS_REGION_USAGE_FILE  "usage"
+/* The writers' lock: mode 0600, the region creator's; tenants never see it. */
+#define GS_REGION_LOCK_FILE "limits.lock"
 
 enum gs_region_role {
 	GS_REGION_TENANT = 0,
@@ -206,6 +212,16 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
                       struct gs_region **out, struct gs_errbuf *eb);
 /* Unmaps and frees; NULL does nothing. Attached processes stay attached. */
 void gs_region_close(struct gs_region *r);
+/*
+ * Bounds every wait of this handle for the usage file's shared mutex (a
+ * lock every tenant can take) to `wait_ms`, and for a second after such a
+ * wait timed out, to no wait at all: calls that need it fail with
+ * GS_ERR_TIMEOUT (or report nothing) at once. The daemon sets this so
+ * that a tenant stopped while holding the mutex costs it one short wait a
+ * second, never a queue of multi-second ones. 0 (the default): waits of
+ * a few seconds.
+ */
+void gs_region_set_lock_wait(struct gs_region *r, unsigned wait_ms);
 /* Whether the daemon created this region (its limits are read-only here). */
 bool gs_region_is_privileged(const struct gs_region *r);
 /* Whether this handle may write limits. */

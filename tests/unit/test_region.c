@@ -19,9 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gs/region.h"
@@ -628,6 +630,140 @@ static void processes_are_listed_with_their_books(void **state)
 	assert_int_equal(gs_region_slice_nprocs(f->r, &s), 1);
 }
 
+/* Milliseconds of CLOCK_MONOTONIC. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A child that takes flock(LOCK_EX) on `path` (or, with `mutex`, the
+ * usage mutex of the region in `dir`), reports through the pipe, then
+ * sleeps until killed. Returns its pid once it holds the lock.
+ */
+static pid_t hold_lock(const char *path, const char *dir, bool mutex)
+{
+	int p[2];
+	char c = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (mutex) {
+			struct gs_region *r;
+
+			if (gs_region_open(dir, GS_REGION_TENANT, &r, NULL) !=
+			        GS_OK ||
+			    gs__region_lock(r) != GS_OK)
+				_exit(1);
+		} else {
+			int fd = open(path, O_RDONLY);
+
+			if (fd < 0 || flock(fd, LOCK_EX) != 0)
+				_exit(1);
+		}
+		(void)!write(p[1], "h", 1);
+		for (;;)
+			pause();
+	}
+	(void)close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	(void)close(p[0]);
+	return pid;
+}
+
+static void tenant_flock_on_limits_blocks_no_writer_and_no_reader(void **state)
+{
+	struct fx *f = *state;
+	struct gs_region *t;
+	struct gs_slice_ref s;
+	char path[128];
+	long long t0;
+	pid_t pid;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
+	               GS_REGION_LIMITS_FILE);
+	pid = hold_lock(path, NULL, false);
+	t0 = now_ms();
+	s = make_slice(f->r, "a", GiB);
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
+	                 GS_OK);
+	assert_int_equal(gs_region_slice_find(t, "a", &s), GS_OK);
+	assert_int_equal(gs_region_slice_delete(f->r, &s, NULL), GS_OK);
+	assert_true(now_ms() - t0 < 1000);
+	gs_region_close(t);
+	(void)kill(pid, SIGKILL);
+	(void)waitpid(pid, NULL, 0);
+}
+
+static void writers_lock_is_private_and_waited_on_with_a_deadline(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_limits lim;
+	struct gs_slice_ref ref;
+	struct gs_errbuf eb = {0};
+	struct stat st;
+	char path[128];
+	long long t0, dt;
+	pid_t pid;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
+	               GS_REGION_LOCK_FILE);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* Only the owner's uid can open it; one of those holding it costs
+	 * a writer its deadline, then GS_ERR_TIMEOUT. */
+	pid = hold_lock(path, NULL, false);
+	gs_slice_limits_init(&lim, "late");
+	t0 = now_ms();
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, &eb),
+	                 GS_ERR_TIMEOUT);
+	dt = now_ms() - t0;
+	assert_true(dt >= 2000 && dt < 10000);
+	assert_non_null(strstr(eb.msg, GS_REGION_LOCK_FILE));
+	(void)kill(pid, SIGKILL);
+	(void)waitpid(pid, NULL, 0);
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL), GS_OK);
+}
+
+static void bounded_handle_gives_up_on_a_held_usage_mutex(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s;
+	struct gs_slice_usage u;
+	long long t0;
+	pid_t pid;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	s = make_slice(f->r, "a", GiB);
+	gs_region_set_lock_wait(f->r, 100);
+	pid = hold_lock(NULL, f->dir, true);
+	(void)kill(pid, SIGSTOP);
+	t0 = now_ms();
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_ERR_TIMEOUT);
+	assert_true(now_ms() - t0 < 2000);
+	/* Within the next second: no wait at all, many times over. */
+	t0 = now_ms();
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(gs_region_slice_usage(f->r, &s, &u),
+		                 GS_ERR_TIMEOUT);
+	assert_true(now_ms() - t0 < 1000);
+	(void)kill(pid, SIGKILL);
+	(void)waitpid(pid, NULL, 0);
+	/* The holder died: the next locker repairs and goes on at once. */
+	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,6 +785,9 @@ int main(void)
 	    T(other_versions_are_refused),
 	    T(privileged_limits_are_read_only_for_tenants),
 	    T(processes_are_listed_with_their_books),
+	    T(tenant_flock_on_limits_blocks_no_writer_and_no_reader),
+	    T(writers_lock_is_private_and_waited_on_with_a_deadline),
+	    T(bounded_handle_gives_up_on_a_held_usage_mutex),
 #undef T
 	};
 

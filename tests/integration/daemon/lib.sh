@@ -78,9 +78,11 @@ healthy() {
 		>/dev/null 2>&1
 }
 
-# daemon_up [ARGS...]: starts gpusliced on this test's dirs, waits for it.
+# daemon_up [ARGS...]: starts gpusliced on this test's dirs, on the
+# simulated node (asked for explicitly: gpusliced never falls back to it),
+# waits for it.
 daemon_up() {
-	"$D" --state-dir "$STATE" --socket "$SOCK" "$@" \
+	"$D" --state-dir "$STATE" --socket "$SOCK" --gpus sim "$@" \
 		>>"$WORK/daemon.log" 2>&1 &
 	DPID=$!
 	local i

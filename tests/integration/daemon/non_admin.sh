@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Authorisation from SO_PEERCRED: a user who is not root and not in the
+# Authorisation from SO_PEERCRED and SO_PEERGROUPS: a user who is not root and not in the
 # admin group creates, sees and deletes only their own slices; another
 # user's slices are invisible (404, exit 3) and cannot be created on their
 # behalf (403, exit 4); members of the admin group administer everything.
@@ -80,6 +80,19 @@ as "$uc" "$G" list --json | python3 -c '
 import json, sys
 names = sorted(s["name"] for s in json.load(sys.stdin)["slices"])
 sys.exit(0 if names == ["a-1", "b-1"] else 1)' || fail "the admin group does not see all"
+# Membership is the kernel's record of the connecting process's groups
+# (SO_PEERGROUPS), not the group database nor /proc read afterwards: c
+# with the group dropped from its process is not an admin; a, whose
+# process holds the group though the database does not list a in it, is.
+gid_grp=$(getent group "$grp" | cut -d: -f3)
+names_as() { # SETPRIV-GROUP-ARGS USER: the slice names USER's process sees
+	setpriv --reuid="$2" --regid="$(id -g "$2")" $1 \
+		env GPUSLICE_SOCKET="$SOCK" HOME=/ "$G" list --json | python3 -c '
+import json, sys
+print(" ".join(sorted(s["name"] for s in json.load(sys.stdin)["slices"])))'
+}
+expect_eq "c without the group in its process sees" "$(names_as --clear-groups "$uc")" ""
+expect_eq "a with the group in its process sees" "$(names_as "--groups $gid_grp" "$ua")" "a-1 b-1"
 as "$uc" "$G" delete b-1 >/dev/null || fail "the admin group cannot delete"
 as "$ua" "$G" delete a-1 >/dev/null || fail "a cannot delete its own slice"
 out=$(api GET /v1/slices)

@@ -13,6 +13,11 @@ if(TARGET gpusliced)
   set_target_properties(gs-daemon-bypass PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(gs-daemon-bypass PRIVATE ${CMAKE_DL_LIBS})
+  add_executable(gs-daemon-lock-holder ${CMAKE_CURRENT_LIST_DIR}/lock_holder.c)
+  set_target_properties(gs-daemon-lock-holder PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(gs-daemon-lock-holder PRIVATE ${CMAKE_SOURCE_DIR}/shim)
+  target_link_libraries(gs-daemon-lock-holder PRIVATE Threads::Threads)
 endif()
 if(TARGET gpusliced AND TARGET gpuslice)
   gs_add_shell_test(daemon_api_answers_every_endpoint_and_rejects_bad_requests
@@ -33,7 +38,15 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/faults.sh TIMEOUT 180)
   gs_add_shell_test(daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
                     tests/integration/daemon/ledger_tcp.sh TIMEOUT 180)
+  gs_add_shell_test(daemon_refuses_to_start_without_a_gpu_unless_asked_for_sim
+                    tests/integration/daemon/no_sim_fallback.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_answers_while_a_tenant_holds_region_locks
+                    tests/integration/daemon/freeze.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_create_fails_closed_when_the_region_cannot_be_written
+                    tests/integration/daemon/create_fails_closed.sh LABELS asan TIMEOUT 120)
   set_tests_properties(
+    daemon_create_fails_closed_when_the_region_cannot_be_written
+    daemon_answers_while_a_tenant_holds_region_locks
     daemon_api_answers_every_endpoint_and_rejects_bad_requests
     daemon_restart_after_kill9_keeps_exactly_the_acknowledged_slices
     daemon_watchdog_catches_a_tenant_allocating_around_the_shim
@@ -43,6 +56,7 @@ if(TARGET gpusliced AND TARGET gpuslice)
     daemon_restart_reconciles_slices_with_what_still_runs
     daemon_xid_faults_mark_the_culprit_and_mps_neighbours
     daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
+    daemon_refuses_to_start_without_a_gpu_unless_asked_for_sim
     PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)

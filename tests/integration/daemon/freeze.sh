@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# A tenant cannot freeze gpusliced. While another process holds flock on
+# the region's limits file (every tenant can open it) or holds, stopped,
+# the usage file's shared mutex (every tenant can map it), slice creation,
+# listing, deletion and /healthz all still answer, each within 2 s.
+. "$(dirname "$0")/lib.sh" "$1"
+HOLD=$B/tests/gs-daemon-lock-holder
+[ -x "$HOLD" ] || { echo "SKIP: no gs-daemon-lock-holder"; exit 77; }
+
+# timed WHAT CMD...: CMD must succeed within 2 s (curl gives up at 5 s).
+timed() {
+	local what=$1 t0 t1 ms
+	shift
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1 || fail "$what failed (or timed out) while a tenant holds a lock"
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	[ "$ms" -le 2000 ] || fail "$what took ${ms} ms while a tenant holds a lock"
+}
+
+call() { # METHOD PATH [BODY]: succeeds on a 2xx answer within 5 s
+	local args=(-sf --max-time 5 --unix-socket "$SOCK" -X "$1" -o /dev/null)
+	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
+	curl "${args[@]}" "http://localhost$2"
+}
+
+# As root, the holder runs as an unprivileged user (nobody), as a hostile
+# tenant would; otherwise as this test's user.
+TENANT=()
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	TENANT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+
+# hold MODE PATH: starts a holder, waits until it holds, stops it.
+hold() {
+	"${TENANT[@]}" "$HOLD" "$1" "$2" >"$WORK/hold.out" 2>&1 &
+	HPID=$!
+	PIDS+=("$HPID")
+	wait_until 5 grep -q held "$WORK/hold.out" || fail "holder did not take $1 on $2: $(cat "$WORK/hold.out")"
+	kill -STOP "$HPID"
+}
+
+unhold() {
+	kill -9 "$HPID" 2>/dev/null || true
+	wait "$HPID" 2>/dev/null || true
+}
+
+# exercise TAG: three rounds over more than a housekeeping tick.
+exercise() {
+	local i
+	for i in 1 2 3; do
+		timed "healthz ($1 $i)" call GET /healthz
+		timed "create ($1 $i)" call POST /v1/slices "{\"name\": \"$1-$i\", \"memory\": \"1GiB\"}"
+		timed "list ($1 $i)" call GET /v1/slices
+		timed "get ($1 $i)" call GET "/v1/slices/$1-$i"
+		timed "delete ($1 $i)" call DELETE "/v1/slices/$1-$i"
+		sleep 0.7
+	done
+}
+
+daemon_up
+api POST /v1/slices '{"name": "first", "memory": "1GiB"}' >/dev/null
+expect_status "create first" 201
+[ -f "$RUNDIR/limits" ] || fail "no region limits file in $RUNDIR"
+
+if [ ${#TENANT[@]} -gt 0 ]; then
+	# The lock the daemon's writers take is closed to tenants.
+	timeout 5 "${TENANT[@]}" "$HOLD" flock "$RUNDIR/limits.lock" >"$WORK/deny.out" 2>&1 &&
+		fail "a tenant could lock limits.lock"
+	grep -q "Permission denied" "$WORK/deny.out" || fail "limits.lock: $(cat "$WORK/deny.out")"
+fi
+
+hold flock "$RUNDIR/limits"
+exercise flock
+unhold
+
+hold mutex "$RUNDIR/usage"
+exercise mutex
+unhold
+
+# And once the holder is gone, everything still works.
+timed "create after" call POST /v1/slices '{"name": "after", "memory": "1GiB"}'
+healthy || fail "daemon unhealthy after the holders left"
+echo "ok: create, list, get, delete and healthz answered within 2 s under both locks"
