@@ -330,6 +330,13 @@ static gs_err slice_args(const struct cell *c, struct gs_study_job *j,
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, slot == 0 ? "high" : "low");
 	} else {
+		/* What auto picks for a batch of trusted jobs: MPS-backed
+		 * fractions, whose kernels run at once; the burn row keeps
+		 * turns, its neighbours need their own fault domain. */
+		if (e == GS_OK && r == R_MATMUL)
+			e = gs_study_job_arg(j, "--mode");
+		if (e == GS_OK && r == R_MATMUL)
+			e = gs_study_job_arg(j, "mps");
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, "--compute");
 		if (e == GS_OK)
@@ -852,9 +859,12 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 			    n->shared.what, m);
 		else
 			snprintf(out, len,
-			         "all on %s under gpuslice run --memory "
+			         "all on %s under gpuslice run%s --memory "
 			         "%lluMiB --compute %d --compute-mode share",
-			         n->shared.what, m, 100 / c->share_n);
+			         n->shared.what,
+			         c->w == GS_STUDY_W_SMALL_BATCH ? " --mode mps"
+			                                        : "",
+			         m, 100 / c->share_n);
 		break;
 	}
 }
