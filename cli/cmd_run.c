@@ -28,7 +28,12 @@
  * used), the memory cap also CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (a second
  * line behind the shim's cap, which still holds and measures), a low
  * priority CUDA_MPS_CLIENT_PRIORITY=1. The shim does not take turns for
- * an MPS slice (its compute limit in the region is 0).
+ * an MPS slice (its compute limit in the region is 0). auto: seeds/004's
+ * decision tree (core/advisor.c) on what --isolation says: none (the
+ * tenants accept a shared fault domain: batch, notebooks, CI, trusted
+ * inference) gives mps, fault (the slice wants its own fault domain)
+ * gives turns, hard asks for MIG, which `run` refuses (a MIG instance is
+ * the daemon's to make). --report says which and why ("mode_why").
  *
  * --report prints the slice's usage as one JSON line on stderr when the
  * command ends:
@@ -54,6 +59,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "gs/advisor.h"
 #include "mps_server.h"
 #include "gs/region.h"
 #include "gs/spec.h"
@@ -76,7 +82,11 @@ static const char usage_text[] =
     "                         share: PCT is guaranteed, idle time is used\n"
     "  --mode MODE            turns (default): slices take turns on the GPU;\n"
     "                         mps: an MPS client of a gpuslice-owned MPS\n"
-    "                         daemon, kernels run alongside other slices'\n"
+    "                         daemon, kernels run alongside other slices';\n"
+    "                         auto: mps or turns from --isolation\n"
+    "  --isolation I          for --mode auto: none (default; shares a\n"
+    "                         fault domain) | fault (own fault domain:\n"
+    "                         turns) | hard (MIG: not made by run)\n"
     "  --priority P           high | normal (default) | low\n"
     "  --weight W             share of contended time among slices of equal\n"
     "                         priority, 1..1000 (default 1)\n"
@@ -103,7 +113,13 @@ struct run_opts {
 	const char *run_dir;
 	bool limits_given;
 	bool mps;
+	bool auto_mode;
+	int isolation; /* enum iso */
+	char why[160]; /* how auto chose */
 };
+
+/* --isolation for --mode auto */
+enum iso { ISO_NONE, ISO_FAULT, ISO_HARD };
 
 static volatile sig_atomic_t child_pid;
 
@@ -116,6 +132,53 @@ static void forward(int sig)
 static void on_chld(int sig)
 {
 	(void)sig;
+}
+
+/*
+ * --mode auto: walks seeds/004's tree (core/advisor.c) with the answers
+ * --isolation implies for one slice of a shared GPU whose MPS daemon
+ * gpuslice runs itself (so "own driver" and "SM-bound" are yes: sharing
+ * only pays when kernels leave SMs idle). Sets o->mps and o->why.
+ */
+static int pick_mode(struct run_opts *o)
+{
+	struct gs_advisor_answers a = {{GS_ANS_UNSET}};
+	struct gs_advice adv;
+	struct gs_errbuf eb = {0};
+
+	a.a[GS_ADVQ_HARD_ISOLATION] =
+	    o->isolation == ISO_HARD ? GS_ANS_YES : GS_ANS_NO;
+	a.a[GS_ADVQ_MIG_GPU] = GS_ANS_YES;
+	a.a[GS_ADVQ_WORKLOAD] = GS_ANS_BATCH;
+	a.a[GS_ADVQ_OWN_DRIVER] = GS_ANS_YES;
+	a.a[GS_ADVQ_SM_BOUND] = GS_ANS_YES;
+	a.a[GS_ADVQ_ACCEPT_FAULT_SHARING] =
+	    o->isolation == ISO_NONE ? GS_ANS_YES : GS_ANS_NO;
+	if (gs_advisor_walk(&a, &adv, &eb) != GS_OK || !adv.done) {
+		gs_cli_error(CMD, "--mode auto: %s",
+		             gs_errbuf_msg(&eb, GS_ERR_INTERNAL));
+		return GS_EXIT_FAILURE;
+	}
+	switch (adv.mechanism) {
+	case GS_ADVM_MPS:
+		o->mps = true;
+		(void)snprintf(o->why, sizeof(o->why),
+		               "mps: tenants accept a shared fault domain, so "
+		               "kernels of all slices may run at once");
+		return 0;
+	case GS_ADVM_MIG:
+		gs_cli_error(CMD,
+		             "--mode auto --isolation hard needs a MIG "
+		             "instance: ask the daemon for a mig slice, or "
+		             "name an existing instance with --gpu MIG-...");
+		return GS_EXIT_USAGE;
+	default:
+		o->mps = false;
+		(void)snprintf(o->why, sizeof(o->why),
+		               "turns: the slice wants its own fault domain, "
+		               "so it takes turns in a context of its own");
+		return 0;
+	}
 }
 
 static int parse(int argc, char **argv, struct run_opts *o, int *first)
@@ -131,6 +194,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 		O_REPORT,
 		O_DIR,
 		O_MODE,
+		O_ISO,
 		O_HELP
 	};
 	static const struct option lo[] = {
@@ -144,6 +208,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 	    {"report", no_argument, NULL, O_REPORT},
 	    {"run-dir", required_argument, NULL, O_DIR},
 	    {"mode", required_argument, NULL, O_MODE},
+	    {"isolation", required_argument, NULL, O_ISO},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -221,14 +286,30 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 			o->run_dir = optarg;
 			break;
 		case O_MODE:
+			o->auto_mode = strcmp(optarg, "auto") == 0;
 			if (strcmp(optarg, "mps") == 0)
 				o->mps = true;
-			else if (strcmp(optarg, "turns") == 0)
+			else if (strcmp(optarg, "turns") == 0 || o->auto_mode)
 				o->mps = false;
 			else {
 				gs_cli_error(CMD,
-				             "--mode must be turns or mps, got "
-				             "'%s'",
+				             "--mode must be turns, mps or auto, "
+				             "got '%s'",
+				             optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case O_ISO:
+			if (strcmp(optarg, "none") == 0)
+				o->isolation = ISO_NONE;
+			else if (strcmp(optarg, "fault") == 0)
+				o->isolation = ISO_FAULT;
+			else if (strcmp(optarg, "hard") == 0)
+				o->isolation = ISO_HARD;
+			else {
+				gs_cli_error(CMD,
+				             "--isolation must be none, fault or "
+				             "hard, got '%s'",
 				             optarg);
 				return GS_EXIT_USAGE;
 			}
@@ -249,7 +330,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 		return GS_EXIT_USAGE;
 	}
 	*first = optind;
-	return 0;
+	return o->auto_mode ? pick_mode(o) : 0;
 bad:
 	gs_cli_error(CMD, "%s", eb.msg);
 	return GS_EXIT_USAGE;
@@ -385,7 +466,8 @@ static int mps_env(const struct gs_mps_server *m,
 }
 
 static void report(struct gs_region *r, const struct gs_slice_ref *s,
-                   const char *name, bool mps, unsigned int sm_pct)
+                   const char *name, bool mps, unsigned int sm_pct,
+                   const char *why)
 {
 	double busy_s;
 
@@ -398,11 +480,13 @@ static void report(struct gs_region *r, const struct gs_slice_ref *s,
 	    stderr,
 	    "{\"slice\":\"%s\",\"gpu_busy_s\":%.6f,\"memory_peak_bytes\":%llu,"
 	    "\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu,"
-	    "\"mode\":\"%s\",\"sm_share\":%.2f,\"sm_time_s\":%.6f}\n",
+	    "\"mode\":\"%s\",\"sm_share\":%.2f,\"sm_time_s\":%.6f,"
+	    "\"mode_why\":\"%s\"}\n",
 	    name, busy_s, (unsigned long long)u.mem_peak,
 	    (double)u.throttled_ns / 1e9, u.mem_byte_s,
 	    (unsigned long long)u.launches, mps ? "mps" : "turns",
-	    (double)sm_pct / 100.0, busy_s * (double)sm_pct / 100.0);
+	    (double)sm_pct / 100.0, busy_s * (double)sm_pct / 100.0,
+	    why[0] ? why : (mps ? "mps: asked for" : "turns: asked for"));
 	fflush(stderr);
 }
 
@@ -609,7 +693,7 @@ int gs_cli_run(int argc, char **argv)
 	status = wait_child(r, pid);
 	child_pid = 0;
 	if (o.report)
-		report(r, &slice, o.lim.name, o.mps, sm_pct);
+		report(r, &slice, o.lim.name, o.mps, sm_pct, o.why);
 out:
 	gs_mps_server_leave(&mps);
 	(void)gs_region_slice_leave(r, &slice, &proc, NULL);
