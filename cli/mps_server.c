@@ -24,6 +24,7 @@
 #define START_LOCK ".gpuslice-start.lock"
 #define USERS_LOCK ".gpuslice-users.lock"
 #define STOP_WAIT_MS 5000
+#define FAULT_WAIT_MS 1500
 
 static void sleep_ms(long ms)
 {
@@ -61,22 +62,33 @@ static bool control_path(char *out, size_t n)
 /*
  * Runs the control program with `arg` (or none) and `input` on its stdin,
  * in the daemon's environment. Returns its exit status (-1: could not
- * run it). Stdout and stderr go to /dev/null: only the status matters.
+ * run it). Its stdout goes to `out` (len bytes, NUL-terminated) when
+ * given, else with stderr to /dev/null.
  */
-static int control_run(const char *prog, const char *pipe_dir,
-                       const char *visible, const char *arg,
-                       const char *input)
+static int control_run_out(const char *prog, const char *pipe_dir,
+                           const char *visible, const char *arg,
+                           const char *input, char *out, size_t len)
 {
-	int in[2], st;
+	int in[2], o[2] = {-1, -1}, st;
+	size_t got = 0;
 	pid_t pid;
 
 	if (pipe2(in, O_CLOEXEC) != 0)
 		return -1;
+	if (out != NULL && pipe2(o, O_CLOEXEC) != 0) {
+		(void)close(in[0]);
+		(void)close(in[1]);
+		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		(void)close(in[0]);
 		(void)close(in[1]);
+		if (out != NULL) {
+			(void)close(o[0]);
+			(void)close(o[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
@@ -84,7 +96,7 @@ static int control_run(const char *prog, const char *pipe_dir,
 
 		(void)dup2(in[0], 0);
 		if (null >= 0) {
-			(void)dup2(null, 1);
+			(void)dup2(out != NULL ? o[1] : null, 1);
 			(void)dup2(null, 2);
 		}
 		/* The daemon is no client of ours: no shim in it. */
@@ -101,10 +113,10 @@ static int control_run(const char *prog, const char *pipe_dir,
 	}
 	(void)close(in[0]);
 	if (input != NULL) {
-		size_t len = strlen(input), off = 0;
+		size_t n = strlen(input), off = 0;
 
-		while (off < len) {
-			ssize_t k = write(in[1], input + off, len - off);
+		while (off < n) {
+			ssize_t k = write(in[1], input + off, n - off);
 
 			if (k <= 0)
 				break;
@@ -112,10 +124,90 @@ static int control_run(const char *prog, const char *pipe_dir,
 		}
 	}
 	(void)close(in[1]);
+	if (out != NULL) {
+		ssize_t k;
+
+		(void)close(o[1]);
+		while (got + 1 < len &&
+		       ((k = read(o[0], out + got, len - 1 - got)) > 0 ||
+		        (k < 0 && errno == EINTR)))
+			if (k > 0)
+				got += (size_t)k;
+		out[got] = '\0';
+		(void)close(o[0]);
+	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool daemon_alive(const char *pipe_dir);
+
+static int control_run(const char *prog, const char *pipe_dir,
+                       const char *visible, const char *arg,
+                       const char *input)
+{
+	return control_run_out(prog, pipe_dir, visible, arg, input, NULL, 0);
+}
+
+/* Whether one of the daemon's servers is in FAULT (a client's fatal GPU
+ * error reached all of its clients, which have not all exited yet). */
+static bool server_faulted(const char *prog, const char *pipe_dir)
+{
+	char list[256], cmd[64], st[64];
+	char *save = NULL, *tok;
+
+	if (control_run_out(prog, pipe_dir, NULL, NULL, "get_server_list\n",
+	                    list, sizeof(list)) != 0)
+		return false;
+	for (tok = strtok_r(list, " \n", &save); tok != NULL;
+	     tok = strtok_r(NULL, " \n", &save)) {
+		(void)snprintf(cmd, sizeof(cmd), "get_server_status %.20s\n",
+		               tok);
+		if (control_run_out(prog, pipe_dir, NULL, NULL, cmd, st,
+		                    sizeof(st)) == 0 &&
+		    strncmp(st, "FAULT", 5) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A server in FAULT refuses new clients until its faulted ones are gone.
+ * Waits up to FAULT_WAIT_MS for that; then restarts the daemon (the
+ * faulted clients are lost anyway), so new work proceeds within ~2 s.
+ */
+static gs_err recover(const char *prog, const char *pipe_dir,
+                      const char *visible, struct gs_errbuf *eb)
+{
+	int rc;
+
+	if (!server_faulted(prog, pipe_dir))
+		return GS_OK;
+	fprintf(stderr,
+	        "gpuslice: the MPS server in %s is in FAULT (a client's fatal "
+	        "GPU error reached all its clients); waiting for it\n",
+	        pipe_dir);
+	for (int i = 0; i < FAULT_WAIT_MS / 50; i++) {
+		sleep_ms(50);
+		if (!daemon_alive(pipe_dir) || !server_faulted(prog, pipe_dir))
+			goto out_start;
+	}
+	fprintf(stderr, "gpuslice: restarting the MPS control daemon in %s\n",
+	        pipe_dir);
+	(void)control_run(prog, pipe_dir, NULL, NULL, "quit\n");
+	for (int i = 0; i < STOP_WAIT_MS / 50 && daemon_alive(pipe_dir); i++)
+		sleep_ms(50);
+out_start:
+	if (daemon_alive(pipe_dir))
+		return GS_OK;
+	rc = control_run(prog, pipe_dir, visible, "-d", NULL);
+	if (rc != 0)
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "%s -d failed (status %d; log in %s)", prog, rc,
+		               pipe_dir);
+	return GS_OK;
 }
 
 /* Whether the daemon whose pid file is in pipe_dir is alive. */
@@ -218,6 +310,10 @@ gs_err gs_mps_server_join(struct gs_mps_server *s, const char *run_dir,
 			goto out_close_users;
 		}
 		s->started = true;
+	} else {
+		err = recover(prog, s->pipe_dir, visible, eb);
+		if (err != GS_OK)
+			goto out_close_users;
 	}
 	(void)close(start_fd); /* drops the start lock */
 	return GS_OK;

@@ -3,7 +3,9 @@
 # as an error, not a hang: next to gs-fault (which stores through a bad
 # address after 300 ms), a burn meant to run 20 s in another MPS slice
 # exits non-zero within 10 s with a CUDA error, and the faulting one exits
-# with CUDA_ERROR_ILLEGAL_ADDRESS.
+# with CUDA_ERROR_ILLEGAL_ADDRESS. New work proceeds: a matmul in a new
+# MPS slice started right after the fault succeeds within 5 s (the run
+# waits for the faulted server to recover, or restarts the daemon).
 . "$(dirname "$0")/lib.sh" "$1"
 sim_up
 "${RUN[@]}" --mode mps -- "$B/bin/gs-burn" --seconds 20 --memory 256MiB \
@@ -15,6 +17,12 @@ sleep 0.3
 	fail "gs-fault did not fail"
 grep -q CUDA_ERROR_ILLEGAL_ADDRESS "$WORK/fault" ||
 	fail "gs-fault: $(cat "$WORK/fault")"
+t0=$(date +%s%N)
+timeout 20 "${RUN[@]}" --mode mps -- "$B/bin/gs-matmul" --n 128 --iterations 1000 \
+	>"$WORK/after" 2>&1 || fail "new work after the fault failed: $(cat "$WORK/after")"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -le 5000 ] || fail "new work after the fault took $ms ms"
+echo "new work after the fault: ok in $ms ms"
 for _ in $(seq 100); do
 	kill -0 "$burn" 2>/dev/null || break
 	sleep 0.1
