@@ -19,10 +19,30 @@
  * their memory comes back within a second. It exits with the command's
  * status (128 + signal when the command was killed).
  *
+ * --mode picks how the slice shares the GPU. turns (default): the shim
+ * gives slices turns on the GPU (time-slicing with limits). mps: the
+ * command is a client of an MPS control daemon gpuslice owns for the
+ * device (mps_server.c), so its kernels run alongside other slices'; the
+ * compute share becomes CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (strict: the
+ * share, so a slice alone stays within it; share: 100, idle SMs may be
+ * used), the memory cap also CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (a second
+ * line behind the shim's cap, which still holds and measures), a low
+ * priority CUDA_MPS_CLIENT_PRIORITY=1. The shim does not take turns for
+ * an MPS slice (its compute limit in the region is 0). auto: seeds/004's
+ * decision tree (core/advisor.c) on what --isolation says: none (the
+ * tenants accept a shared fault domain: batch, notebooks, CI, trusted
+ * inference) gives mps, fault (the slice wants its own fault domain)
+ * gives turns, hard asks for MIG, which `run` refuses (a MIG instance is
+ * the daemon's to make). --report says which and why ("mode_why").
+ *
  * --report prints the slice's usage as one JSON line on stderr when the
  * command ends:
  *   {"slice":"a","gpu_busy_s":1.25,"memory_peak_bytes":4294967296,
- *    "throttled_s":0.5,"memory_byte_s":...,"launches":...}
+ *    "throttled_s":0.5,"memory_byte_s":...,"launches":...,
+ *    "mode":"mps","sm_share":0.3,"sm_time_s":0.375}
+ * sm_time_s is the compute in SM-time: GPU-busy time x the share of the
+ * GPU's SMs the slice may use (1 for turns: a turn has the whole GPU), so
+ * MPS and time-sliced slices are billed on one scale.
  */
 #include "cli.h"
 
@@ -39,6 +59,8 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "gs/advisor.h"
+#include "mps_server.h"
 #include "gs/region.h"
 #include "gs/spec.h"
 
@@ -58,6 +80,13 @@ static const char usage_text[] =
     "  --compute PCT          compute limit, % of the GPU's time: 25 or 25%\n"
     "  --compute-mode MODE    strict (default): never above PCT;\n"
     "                         share: PCT is guaranteed, idle time is used\n"
+    "  --mode MODE            turns (default): slices take turns on the GPU;\n"
+    "                         mps: an MPS client of a gpuslice-owned MPS\n"
+    "                         daemon, kernels run alongside other slices';\n"
+    "                         auto: mps or turns from --isolation\n"
+    "  --isolation I          for --mode auto: none (default; shares a\n"
+    "                         fault domain) | fault (own fault domain:\n"
+    "                         turns) | hard (MIG: not made by run)\n"
     "  --priority P           high | normal (default) | low\n"
     "  --weight W             share of contended time among slices of equal\n"
     "                         priority, 1..1000 (default 1)\n"
@@ -83,7 +112,14 @@ struct run_opts {
 	const char *gpu;
 	const char *run_dir;
 	bool limits_given;
+	bool mps;
+	bool auto_mode;
+	int isolation; /* enum iso */
+	char why[160]; /* how auto chose */
 };
+
+/* --isolation for --mode auto */
+enum iso { ISO_NONE, ISO_FAULT, ISO_HARD };
 
 static volatile sig_atomic_t child_pid;
 
@@ -98,6 +134,53 @@ static void on_chld(int sig)
 	(void)sig;
 }
 
+/*
+ * --mode auto: walks seeds/004's tree (core/advisor.c) with the answers
+ * --isolation implies for one slice of a shared GPU whose MPS daemon
+ * gpuslice runs itself (so "own driver" and "SM-bound" are yes: sharing
+ * only pays when kernels leave SMs idle). Sets o->mps and o->why.
+ */
+static int pick_mode(struct run_opts *o)
+{
+	struct gs_advisor_answers a = {{GS_ANS_UNSET}};
+	struct gs_advice adv;
+	struct gs_errbuf eb = {0};
+
+	a.a[GS_ADVQ_HARD_ISOLATION] =
+	    o->isolation == ISO_HARD ? GS_ANS_YES : GS_ANS_NO;
+	a.a[GS_ADVQ_MIG_GPU] = GS_ANS_YES;
+	a.a[GS_ADVQ_WORKLOAD] = GS_ANS_BATCH;
+	a.a[GS_ADVQ_OWN_DRIVER] = GS_ANS_YES;
+	a.a[GS_ADVQ_SM_BOUND] = GS_ANS_YES;
+	a.a[GS_ADVQ_ACCEPT_FAULT_SHARING] =
+	    o->isolation == ISO_NONE ? GS_ANS_YES : GS_ANS_NO;
+	if (gs_advisor_walk(&a, &adv, &eb) != GS_OK || !adv.done) {
+		gs_cli_error(CMD, "--mode auto: %s",
+		             gs_errbuf_msg(&eb, GS_ERR_INTERNAL));
+		return GS_EXIT_FAILURE;
+	}
+	switch (adv.mechanism) {
+	case GS_ADVM_MPS:
+		o->mps = true;
+		(void)snprintf(o->why, sizeof(o->why),
+		               "mps: tenants accept a shared fault domain, so "
+		               "kernels of all slices may run at once");
+		return 0;
+	case GS_ADVM_MIG:
+		gs_cli_error(CMD,
+		             "--mode auto --isolation hard needs a MIG "
+		             "instance: ask the daemon for a mig slice, or "
+		             "name an existing instance with --gpu MIG-...");
+		return GS_EXIT_USAGE;
+	default:
+		o->mps = false;
+		(void)snprintf(o->why, sizeof(o->why),
+		               "turns: the slice wants its own fault domain, "
+		               "so it takes turns in a context of its own");
+		return 0;
+	}
+}
+
 static int parse(int argc, char **argv, struct run_opts *o, int *first)
 {
 	enum {
@@ -110,6 +193,8 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 		O_GPU,
 		O_REPORT,
 		O_DIR,
+		O_MODE,
+		O_ISO,
 		O_HELP
 	};
 	static const struct option lo[] = {
@@ -122,6 +207,8 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 	    {"gpu", required_argument, NULL, O_GPU},
 	    {"report", no_argument, NULL, O_REPORT},
 	    {"run-dir", required_argument, NULL, O_DIR},
+	    {"mode", required_argument, NULL, O_MODE},
+	    {"isolation", required_argument, NULL, O_ISO},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -198,6 +285,35 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 		case O_DIR:
 			o->run_dir = optarg;
 			break;
+		case O_MODE:
+			o->auto_mode = strcmp(optarg, "auto") == 0;
+			if (strcmp(optarg, "mps") == 0)
+				o->mps = true;
+			else if (strcmp(optarg, "turns") == 0 || o->auto_mode)
+				o->mps = false;
+			else {
+				gs_cli_error(CMD,
+				             "--mode must be turns, mps or auto, "
+				             "got '%s'",
+				             optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
+		case O_ISO:
+			if (strcmp(optarg, "none") == 0)
+				o->isolation = ISO_NONE;
+			else if (strcmp(optarg, "fault") == 0)
+				o->isolation = ISO_FAULT;
+			else if (strcmp(optarg, "hard") == 0)
+				o->isolation = ISO_HARD;
+			else {
+				gs_cli_error(CMD,
+				             "--isolation must be none, fault or "
+				             "hard, got '%s'",
+				             optarg);
+				return GS_EXIT_USAGE;
+			}
+			break;
 		case O_HELP:
 			fputs(usage_text, stdout);
 			return -1;
@@ -214,7 +330,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 		return GS_EXIT_USAGE;
 	}
 	*first = optind;
-	return 0;
+	return o->auto_mode ? pick_mode(o) : 0;
 bad:
 	gs_cli_error(CMD, "%s", eb.msg);
 	return GS_EXIT_USAGE;
@@ -319,20 +435,58 @@ static int child_env(const char *shim, const char *dir, const char *slice)
 	return 0;
 }
 
-static void report(struct gs_region *r, const struct gs_slice_ref *s,
-                   const char *name)
+/*
+ * The MPS client's environment: the daemon's pipe directory (its devices
+ * are numbered from 0, so CUDA_VISIBLE_DEVICES goes), the SM share, the
+ * memory cap in MiB for device 0, and a low priority as MPS's "below
+ * normal".
+ */
+static int mps_env(const struct gs_mps_server *m,
+                   const struct gs_slice_limits *lim, unsigned int sm_pct)
 {
+	char v[64];
+
+	if (setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1) != 0 ||
+	    unsetenv("CUDA_VISIBLE_DEVICES") != 0)
+		return -1;
+	(void)snprintf(v, sizeof(v), "%u", sm_pct);
+	if (setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", v, 1) != 0)
+		return -1;
+	if (lim->mem_limit > 0) {
+		unsigned long long mib = lim->mem_limit >> 20;
+
+		(void)snprintf(v, sizeof(v), "0=%lluM", mib ? mib : 1);
+		if (setenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", v, 1) != 0)
+			return -1;
+	}
+	if (lim->priority == GS_REGION_PRIO_LOW &&
+	    setenv("CUDA_MPS_CLIENT_PRIORITY", "1", 1) != 0)
+		return -1;
+	return 0;
+}
+
+static void report(struct gs_region *r, const struct gs_slice_ref *s,
+                   const char *name, bool mps, unsigned int sm_pct,
+                   const char *why)
+{
+	double busy_s;
+
 	struct gs_slice_usage u;
 
 	if (gs_region_slice_usage(r, s, &u) != GS_OK)
 		memset(&u, 0, sizeof(u));
+	busy_s = (double)u.busy_ns / 1e9;
 	fprintf(
 	    stderr,
 	    "{\"slice\":\"%s\",\"gpu_busy_s\":%.6f,\"memory_peak_bytes\":%llu,"
-	    "\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu}\n",
-	    name, (double)u.busy_ns / 1e9, (unsigned long long)u.mem_peak,
+	    "\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu,"
+	    "\"mode\":\"%s\",\"sm_share\":%.2f,\"sm_time_s\":%.6f,"
+	    "\"mode_why\":\"%s\"}\n",
+	    name, busy_s, (unsigned long long)u.mem_peak,
 	    (double)u.throttled_ns / 1e9, u.mem_byte_s,
-	    (unsigned long long)u.launches);
+	    (unsigned long long)u.launches, mps ? "mps" : "turns",
+	    (double)sm_pct / 100.0, busy_s * (double)sm_pct / 100.0,
+	    why[0] ? why : (mps ? "mps: asked for" : "turns: asked for"));
 	fflush(stderr);
 }
 
@@ -402,6 +556,8 @@ int gs_cli_run(int argc, char **argv)
 	char dir[GS_REGION_DIR_MAX], shim[PATH_MAX];
 	int first = 0, rc, status;
 	bool created = false, daemon_slice = false;
+	struct gs_mps_server mps = {.users_fd = -1};
+	unsigned int sm_pct = 100;
 	gs_err err;
 	pid_t pid;
 
@@ -418,6 +574,19 @@ int gs_cli_run(int argc, char **argv)
 		return GS_EXIT_USAGE;
 	if (o.named && o.run_dir == NULL)
 		daemon_slice = join_daemon_slice(o.lim.name, &o.run_dir);
+	if (o.mps && daemon_slice) {
+		gs_cli_error(CMD, "--mode mps: slice '%s' is the daemon's; "
+		                  "its mode is the daemon's to choose",
+		             o.lim.name);
+		return GS_EXIT_USAGE;
+	}
+	if (o.mps) {
+		/* MPS limits the SMs; the shim takes no turns for it. */
+		if (o.lim.mode == GS_REGION_COMPUTE_STRICT &&
+		    o.lim.compute_pct > 0)
+			sm_pct = o.lim.compute_pct;
+		o.lim.compute_pct = 0;
+	}
 	err = gs_region_dir_resolve(o.run_dir, dir, &eb);
 	if (err == GS_OK)
 		err = gs_region_open(dir, GS_REGION_RUNNER, &r, &eb);
@@ -435,7 +604,8 @@ int gs_cli_run(int argc, char **argv)
 		(void)snprintf(o.lim.name, sizeof(o.lim.name), "run-%d",
 		               (int)getpid());
 	}
-	o.lim.flags = GS_SLICE_EPHEMERAL | (o.report ? GS_SLICE_MEASURE : 0);
+	o.lim.flags = GS_SLICE_EPHEMERAL | (o.report ? GS_SLICE_MEASURE : 0) |
+	              (o.mps ? GS_SLICE_MPS : 0);
 	err = gs_region_slice_join(r, &o.lim, GS_PROC_RUNNER, &slice, &proc,
 	                           &created, &eb);
 	if (err != GS_OK) {
@@ -462,6 +632,20 @@ int gs_cli_run(int argc, char **argv)
 				(void)gs_region_slice_update(r, &slice, &cur,
 				                             NULL);
 			}
+		}
+	}
+	if (o.mps) {
+		err = gs_mps_server_join(&mps, dir,
+		                         getenv("CUDA_VISIBLE_DEVICES"), &eb);
+		if (err != GS_OK) {
+			status = gs_cli_fail(CMD, err, &eb);
+			goto out;
+		}
+		if (mps_env(&mps, &o.lim, sm_pct) != 0) {
+			gs_cli_error(CMD, "cannot set the environment: %s",
+			             strerror(errno));
+			status = GS_EXIT_FAILURE;
+			goto out;
 		}
 	}
 	if (child_env(shim, dir, o.lim.name) != 0) {
@@ -509,8 +693,9 @@ int gs_cli_run(int argc, char **argv)
 	status = wait_child(r, pid);
 	child_pid = 0;
 	if (o.report)
-		report(r, &slice, o.lim.name);
+		report(r, &slice, o.lim.name, o.mps, sm_pct, o.why);
 out:
+	gs_mps_server_leave(&mps);
 	(void)gs_region_slice_leave(r, &slice, &proc, NULL);
 	gs_region_close(r);
 	return status;

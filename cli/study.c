@@ -330,6 +330,17 @@ static gs_err slice_args(const struct cell *c, struct gs_study_job *j,
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, slot == 0 ? "high" : "low");
 	} else {
+		/* auto: a batch of trusted jobs shares a fault domain and
+		 * gets MPS-backed slices; the burn row's jobs (one of which
+		 * faults) ask for their own and get turns. */
+		if (e == GS_OK)
+			e = gs_study_job_arg(j, "--mode");
+		if (e == GS_OK)
+			e = gs_study_job_arg(j, "auto");
+		if (e == GS_OK && r != R_MATMUL)
+			e = gs_study_job_arg(j, "--isolation");
+		if (e == GS_OK && r != R_MATMUL)
+			e = gs_study_job_arg(j, "fault");
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, "--compute");
 		if (e == GS_OK)
@@ -852,9 +863,13 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 			    n->shared.what, m);
 		else
 			snprintf(out, len,
-			         "all on %s under gpuslice run --memory "
+			         "all on %s under gpuslice run%s --memory "
 			         "%lluMiB --compute %d --compute-mode share",
-			         n->shared.what, m, 100 / c->share_n);
+			         n->shared.what,
+			         c->w == GS_STUDY_W_SMALL_BATCH
+			             ? " --mode auto (mps)"
+			             : " --mode auto --isolation fault (turns)",
+			         m, 100 / c->share_n);
 		break;
 	}
 }

@@ -264,7 +264,11 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		}
 	}
 
-	/* 3. Turns among equals; lower priorities' work does not block. */
+	/* 3. Turns among equals; lower priorities' work does not block. An
+	 * MPS slice takes none: the MPS server runs its kernels alongside
+	 * the other clients' (the SM share is the server's to enforce). */
+	if (c->mps)
+		goto go;
 	for (int t = 0; t < v->n; t++) {
 		if (t == s || !valid(v, t) || v->cfg[t].prio != c->prio ||
 		    !busy(v, t, now))
@@ -304,6 +308,7 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 			d->holder_since_ns = now;
 	}
 
+go:
 	S->inflight++;
 	S->tokens_ns -= (int64_t)est_ns;
 	S->last_active_ns = now;

@@ -20,7 +20,8 @@
  *      SHARE (work-conserving): without tokens it may still submit when
  *      no other slice on the GPU is waiting for a turn; its debt is
  *      forgiven beyond `burst`.
- *   3. Turns. One slice at a time has work on the GPU: a slice waits
+ *   3. Turns (not for MPS slices, which run alongside each other on
+ *      the MPS server). One slice at a time has work on the GPU: a slice waits
  *      while another has work in flight or holds the turn. The holder
  *      keeps the turn for `quantum` when others wait, then hands it to
  *      the best waiting slice: highest priority, then lowest virtual
@@ -90,6 +91,7 @@ struct gs_sched_cfg {
 	uint32_t prio;   /* enum gs_region_priority */
 	uint32_t weight; /* >= 1 */
 	uint32_t mode;   /* enum gs_region_compute_mode */
+	bool mps;        /* an MPS slice: no turns (rule 3) for it */
 };
 
 /* Tunables, in ns. gs_sched_params_default() gives the documented ones. */

@@ -20,7 +20,10 @@
  *   bound  when our work in flight on the GPU is estimated above
  *          GS__INFLIGHT_NS, wait for our oldest launch (so a turn can
  *          change hands, and a higher priority get in, within about that)
- *   admit  gs_sched_admit() under the region lock. WAIT for a priority
+ *   admit  (skipped for an MPS slice while no slice on the GPU has a
+ *          limit or a priority: nobody to yield to, so no region lock per
+ *          launch; its launch is counted when it settles)
+ *          gs_sched_admit() under the region lock. WAIT for a priority
  *          or for tokens: sleep the retry time; WAIT for a turn: sleep on
  *          the GPU's futex word (woken by completions and hand-overs).
  *          Time waited is the slice's throttled time.
@@ -61,7 +64,8 @@ struct inflight {
 	int dev;
 	int32_t slice;
 	uint64_t est;
-	bool timed; /* start and end recorded */
+	bool timed;  /* start and end recorded */
+	bool booked; /* admitted under the region lock (see launch_begin) */
 };
 
 struct pooled {
@@ -73,6 +77,7 @@ struct done {
 	int dev;
 	int32_t slice;
 	uint64_t busy, est;
+	bool booked; /* false: an unadmitted MPS launch, counted at settling */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -221,17 +226,23 @@ static void settle_one(struct gs_ru_proc *pr, const struct done *d,
 	struct gs_ru_books *pb;
 
 	view_of(d->dev, &v);
-	gs_sched_complete(&v, d->slice, d->busy, d->est, now);
+	if (d->booked)
+		gs_sched_complete(&v, d->slice, d->busy, d->est, now);
 	gs_sched_gate_refresh(&v, now);
 	if (pr == NULL || pr->slice != d->slice)
 		return;
 	pb = gs__region_proc_books(gs__g.region, pr, d->dev);
-	if (pb->inflight > 0)
+	if (d->booked && pb->inflight > 0)
 		pb->inflight--;
+	if (!d->booked)
+		pb->launches++;
 	pb->busy_ns += d->busy;
 	us = &gs__region_usage(gs__g.region)->slice[d->slice];
-	if (us->generation == pr->slice_gen)
+	if (us->generation == pr->slice_gen) {
 		us->dev[d->dev].busy_ns += d->busy;
+		if (!d->booked)
+			us->dev[d->dev].launches++;
+	}
 }
 
 /* Charges settled launches; region lock not held. */
@@ -297,6 +308,7 @@ static int collect(CUcontext ctx, bool forget, struct done *out)
 		out[n].slice = f->slice;
 		out[n].busy = forget ? 0 : busy;
 		out[n].est = f->est;
+		out[n].booked = f->booked;
 		n++;
 		pool_put(f->ctx, f->start);
 		pool_put(f->ctx, f->end);
@@ -422,6 +434,7 @@ static bool drain_one(void)
 
 struct ticket {
 	bool admitted;
+	bool booked; /* admit() ran: the scheduler counts it in flight */
 	bool measure;
 	int dev;
 	int32_t slice;
@@ -553,6 +566,7 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 	uint32_t gate;
 
 	t->admitted = false;
+	t->booked = false;
 	t->start = t->end = NULL;
 	t->stream = stream;
 	t->pt = pt;
@@ -580,8 +594,18 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 	if (t->measure)
 		bound(t->dev);
 	t->est = est_ns[t->dev];
-	if (!admit(t))
+	if ((gs__g.lim.flags & GS_SLICE_MPS) && !(gate & GS_GATE_ENFORCED) &&
+	    gs__g.slice >= 0 && t->measure) {
+		/* An MPS slice with nobody to yield to (no slice on the GPU
+		 * has a limit or a priority): measured, not admitted, so no
+		 * region lock per launch. Settling books its GPU time. */
+		t->slice = gs__g.slice;
+		t->booked = false;
+	} else if (!admit(t)) {
 		goto out;
+	} else {
+		t->booked = true;
+	}
 	t->admitted = true;
 	if (!t->measure)
 		goto out_admitted;
@@ -621,6 +645,7 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 	d.slice = t->slice;
 	d.est = t->est;
 	d.busy = r == CUDA_SUCCESS ? t->est : 0; /* not launched: no charge */
+	d.booked = t->booked;
 	(void)pthread_mutex_lock(&mu);
 	if (r == CUDA_SUCCESS && tail - head < GS__RING) {
 		struct inflight *f = &ring[tail % GS__RING];
@@ -632,6 +657,7 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 		f->dev = t->dev;
 		f->slice = t->slice;
 		f->est = t->est;
+		f->booked = t->booked;
 		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
 		queued = true;
 	}

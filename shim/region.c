@@ -1262,6 +1262,7 @@ bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
 		c->prio = sl.lim.priority;
 		c->weight = sl.lim.weight ? sl.lim.weight : 1;
 		c->mode = sl.lim.mode;
+		c->mps = (sl.lim.flags & GS_SLICE_MPS) != 0;
 	}
 	*epoch = e ? e : 1;
 	return true;

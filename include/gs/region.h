@@ -118,6 +118,10 @@ enum gs_region_compute_mode {
  * --report and chargeback); without it, an unlimited slice's launches go
  * straight to the driver and its busy time is not known. */
 #define GS_SLICE_MEASURE 0x2u
+/* The slice's processes are clients of an MPS server: their kernels run
+ * alongside other MPS clients', so the scheduler gives them no turns
+ * (priority still holds), and their compute is billed in SM-time. */
+#define GS_SLICE_MPS 0x4u
 
 /* What a slice may use. The same caps apply on every GPU it uses. */
 struct gs_slice_limits {

@@ -290,6 +290,41 @@ static void equals_without_weights_alternate_fairly(void **state)
 	assert_in_range((int)(share(&m, 1, w) * 1000), 470, 530);
 }
 
+/* MPS slices take no turns: a second one is admitted while the first has
+ * work in flight (two time-sliced slices wait for each other), but a busy
+ * higher priority still holds a low-priority MPS slice back. */
+static void mps_slices_run_alongside_and_still_yield_to_priority(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_TURN);
+
+	model_init(&m, 2);
+	m.cfg[0].mps = m.cfg[1].mps = true;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+
+	model_init(&m, 2);
+	m.cfg[0].mps = m.cfg[1].mps = true;
+	m.cfg[0].prio = GS_REGION_PRIO_HIGH;
+	m.cfg[1].prio = GS_REGION_PRIO_LOW;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_PRIORITY);
+}
+
 static void high_priority_keeps_its_latency_next_to_a_batch_job(void **state)
 {
 	struct model alone, both;
@@ -463,6 +498,8 @@ int main(void)
 	    cmocka_unit_test(gate_announces_enforcing_slices_and_expires),
 	    cmocka_unit_test(a_replaced_slice_starts_with_fresh_state),
 	    cmocka_unit_test(enforcing_means_limit_priority_or_weight),
+	    cmocka_unit_test(
+	        mps_slices_run_alongside_and_still_yield_to_priority),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,7 +31,12 @@ if(TARGET gpuslice_shim)
             compute_limit_holds_through_getprocaddress
             compute_limit_covers_every_launch_api
             high_priority_keeps_its_latency_next_to_low_burn
-            refuses_gpu_work_without_its_slice)
+            refuses_gpu_work_without_its_slice
+            mps_slices_run_their_kernels_at_once
+            mps_slice_memory_cap_holds
+            mps_strict_slice_alone_stays_within_its_share
+            mps_fault_reaches_every_client_as_an_error
+            mode_auto_picks_mps_or_turns_and_says_why)
     gs_add_shell_test(shim_${t} tests/integration/shim/${t}.sh TIMEOUT 180)
     set_tests_properties(shim_${t} PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()

@@ -146,6 +146,9 @@ check(sb("mps")["completion_s"] < 0.95 * sb("time-slicing")["completion_s"],
       % (sb("mps")["completion_s"], sb("time-slicing")["completion_s"]))
 check(sb("time-slicing")["completion_s"] > 1.5 * sb("time-slicing")["completion_alone_s"],
       "small batch: 4 time-sliced jobs should take longer than one")
+check(sb("gpuslice")["completion_s"] < 0.8 * sb("time-slicing")["completion_s"],
+      "small batch: gpuslice's auto slices (MPS-backed, %.2f s) should beat time-slicing (%.2f s)"
+      % (sb("gpuslice")["completion_s"], sb("time-slicing")["completion_s"]))
 
 h = lambda s: C[("inference-heavy", s)]["servers"]
 a, b = h("gpuslice")
