@@ -1,0 +1,17 @@
+# lib.sh - shared by the cudart tests: the shim tests' helpers (a fresh
+# simulated node and run directory per test, `gpuslice run` as RUN), plus
+# CUDART_BINS, the nvcc-built programs of this build. Exits 77 (skipped)
+# when the build has no sim or nvcc was absent at build time. Source it
+# with the build dir in $1.
+. "$GS_SRC/tests/integration/shim/lib.sh" "$1"
+
+CUDART_BINS=()
+for kind in static shared static-sm90 shared-sm90; do
+	[ -x "$B/tests/cudart/gs-cudart-$kind" ] &&
+		CUDART_BINS+=("$B/tests/cudart/gs-cudart-$kind")
+done
+if [ "${#CUDART_BINS[@]}" -eq 0 ]; then
+	echo "SKIP: nvcc was not found at build time: no cudart programs"
+	exit 77
+fi
+[ "${#CUDART_BINS[@]}" -eq 4 ] || fail "only ${#CUDART_BINS[@]} of 4 cudart programs were built"
