@@ -15,3 +15,15 @@ if [ "${#CUDART_BINS[@]}" -eq 0 ]; then
 	exit 77
 fi
 [ "${#CUDART_BINS[@]}" -eq 4 ] || fail "only ${#CUDART_BINS[@]} of 4 cudart programs were built"
+
+# sim_only_up [GPUS]: like sim_up, for tests that need no shim.
+sim_only_up() {
+	local gpus=${1:-1xH100-SXM5-80GB}
+	if [ ! -e "$B/sim/libcuda.so.1" ]; then
+		echo "SKIP: this build has no simulated GPU"
+		exit 77
+	fi
+	"$B/bin/gpuslice" sim init --gpus "$gpus" --dir "$SIMDIR" >/dev/null ||
+		fail "gpuslice sim init --gpus $gpus failed"
+	eval "$("$B/bin/gpuslice" sim env --dir "$SIMDIR")"
+}

@@ -6,11 +6,11 @@
 # GPUs from two threads, cudaDeviceReset. In the ASan build the sanitizer
 # runtime is preloaded (the programs are not instrumented, the sim is).
 . "$(dirname "$0")/lib.sh" "$1"
-sim_up 2xH100-SXM5-80GB
+sim_only_up 2xH100-SXM5-80GB
 pre=()
 if [ -n "${GS_ASAN_PRELOAD:-}" ]; then
-	# cudart's own allocations at exit are not ours to judge
-	pre=(env LD_PRELOAD="$GS_ASAN_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
+	# the sanitizer runtime must come first in the process
+	pre=(env LD_PRELOAD="$GS_ASAN_PRELOAD")
 fi
 for prog in "${CUDART_BINS[@]}"; do
 	name=$(basename "$prog")
