@@ -35,6 +35,18 @@ if(GS_NVCC_CUDART)
       VERBATIM)
     list(APPEND GS_CUDART_BINS ${out})
   endforeach()
+  # The study's small batch job as a cudart program (gs-matmul's flags
+  # and output), static cudart as nvcc links by default.
+  set(out ${GS_CUDART_OUT}/gs-cudart-matmul)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${GS_CUDART_OUT}
+    COMMAND ${GS_NVCC_CUDART} -o ${out}
+            ${CMAKE_CURRENT_LIST_DIR}/cudart_matmul.cu
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cudart_matmul.cu
+    COMMENT "nvcc: cudart test program gs-cudart-matmul"
+    VERBATIM)
+  list(APPEND GS_CUDART_BINS ${out})
   add_custom_target(gs_cudart_programs ALL DEPENDS ${GS_CUDART_BINS})
 else()
   message(STATUS "nvcc not found under ${CUDA_HOME}/bin: the cudart tests "
@@ -54,11 +66,13 @@ if(TARGET cuda_sim)
   set_property(TEST cudart_programs_run_on_the_sim APPEND PROPERTY
                ENVIRONMENT "${GS_CUDART_ENV}")
   foreach(t memory_cap_holds_for_every_cudart_allocation
-            compute_shares_and_priority_hold_for_cudart_programs)
+            compute_shares_and_priority_hold_for_cudart_programs
+            study_small_batch_runs_as_a_cudart_program)
     gs_add_shell_test(cudart_${t} ${_t}/${t}.sh TIMEOUT 300)
   endforeach()
   set_tests_properties(cudart_programs_run_on_the_sim
     cudart_memory_cap_holds_for_every_cudart_allocation
     cudart_compute_shares_and_priority_hold_for_cudart_programs
+    cudart_study_small_batch_runs_as_a_cudart_program
     PROPERTIES SKIP_RETURN_CODE 77)
 endif()
