@@ -3,7 +3,8 @@
 # target and sm_90) runs all of cudart_probe's checks on a two-GPU sim:
 # cudaMalloc/Pitch/Managed/Async/pools/3D arrays, cudaMemGetInfo, kernels
 # through <<<>>> and cudaLaunchKernelEx, graphs, streams and events, two
-# GPUs from two threads, cudaDeviceReset. In the ASan build the sanitizer
+# GPUs from two threads, cudaDeviceReset; then (static and shared) with
+# GPU 0 split into two MIG instances. In the ASan build the sanitizer
 # runtime is preloaded (the programs are not instrumented, the sim is).
 . "$(dirname "$0")/lib.sh" "$1"
 sim_only_up 2xH100-SXM5-80GB
@@ -20,6 +21,19 @@ for prog in "${CUDART_BINS[@]}"; do
 	grep -q '^ok two_gpus_from_two_threads$' "$WORK/$name.out" ||
 		fail "$name: the two-GPU check did not run"
 	echo "$name: $(grep -c '^ok ' "$WORK/$name.out") checks ok"
+done
+# On MIG instances too: the runtime's integrity check covers each device's
+# GPU (v1) UUID, which a MIG device shares with its GPU.
+"$B/sim/nvidia-smi" -i 0 -mig 1 >/dev/null || fail "MIG mode"
+"$B/sim/nvidia-smi" mig -i 0 -cgi 1g.10gb,1g.10gb -C >/dev/null || fail "MIG instances"
+for prog in "${CUDART_BINS[0]}" "${CUDART_BINS[1]}"; do
+	name=$(basename "$prog")
+	"${pre[@]}" "$prog" all >"$WORK/$name.mig" 2>&1 ||
+		{ cat "$WORK/$name.mig"; fail "$name on MIG: checks failed"; }
+	grep -q '^device 0: .* MIG 1g.10gb' "$WORK/$name.mig" ||
+		{ cat "$WORK/$name.mig"; fail "$name: device 0 is not the MIG instance"; }
+	grep -q '^all ok$' "$WORK/$name.mig" || fail "$name on MIG: did not finish"
+	echo "$name on MIG: $(grep -c '^ok ' "$WORK/$name.mig") checks ok"
 done
 # The sim's books are back to zero once they have exited.
 [ "$(sim_mem_used)" = 0 ] || fail "memory left on the node: $(sim_mem_used)"
