@@ -8,6 +8,7 @@
 # down: checked as the control). Up to three alone/with pairs, as host
 # jitter moves p99 on a loaded machine.
 . "$(dirname "$0")/lib.sh" "$1"
+shim_needs_plain_build
 sim_up
 S=$B/tests/cudart/gs-cudart-static
 D=$B/tests/cudart/gs-cudart-shared

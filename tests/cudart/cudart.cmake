@@ -69,6 +69,8 @@ if(TARGET cuda_sim)
             compute_shares_and_priority_hold_for_cudart_programs
             study_small_batch_runs_as_a_cudart_program)
     gs_add_shell_test(cudart_${t} ${_t}/${t}.sh TIMEOUT 300)
+    set_property(TEST cudart_${t} APPEND PROPERTY ENVIRONMENT
+                 "${GS_CUDART_ENV}")
   endforeach()
   set_tests_properties(cudart_programs_run_on_the_sim
     cudart_memory_cap_holds_for_every_cudart_allocation

@@ -16,6 +16,16 @@ if [ "${#CUDART_BINS[@]}" -eq 0 ]; then
 fi
 [ "${#CUDART_BINS[@]}" -eq 4 ] || fail "only ${#CUDART_BINS[@]} of 4 cudart programs were built"
 
+# shim_needs_plain_build: the tests that preload the (uninstrumented) shim
+# into these uninstrumented programs cannot load an instrumented sim; in
+# the ASan build they are skipped (they run in the normal build).
+shim_needs_plain_build() {
+	if [ -n "${GS_ASAN_PRELOAD:-}" ]; then
+		echo "SKIP: ASan build: programs under the shim run in the normal build"
+		exit 77
+	fi
+}
+
 # sim_only_up [GPUS]: like sim_up, for tests that need no shim.
 sim_only_up() {
 	local gpus=${1:-1xH100-SXM5-80GB}

@@ -8,6 +8,7 @@
 # tests/integration/shim. cudaMemGetInfo shows the slice (total 4 GiB)
 # inside it and the whole GPU outside.
 . "$(dirname "$0")/lib.sh" "$1"
+shim_needs_plain_build
 sim_up
 G=$((1 << 30))
 chunk=$((256 << 20))

@@ -6,6 +6,7 @@
 # job's result says it ran on cudart, and the mechanisms show as with the
 # driver-API job: four jobs take longer than one alone.
 . "$(dirname "$0")/lib.sh" "$1"
+shim_needs_plain_build
 sim_up # only for its checks (sim and shim built); the study makes its own node
 [ -x "$B/tests/cudart/gs-cudart-matmul" ] || fail "gs-cudart-matmul was not built"
 P=$WORK/prefix
