@@ -3,7 +3,8 @@
 # target and sm_90) runs all of cudart_probe's checks on a two-GPU sim:
 # cudaMalloc/Pitch/Managed/Async/pools/3D arrays, cudaMemGetInfo, kernels
 # through <<<>>> and cudaLaunchKernelEx, graphs, streams and events, two
-# GPUs from two threads, cudaDeviceReset; then (static and shared) with
+# GPUs from two threads, cudaDeviceReset; with CUDA_MODULE_LOADING=EAGER;
+# then (static and shared) with
 # GPU 0 split into two MIG instances. In the ASan build the sanitizer
 # runtime is preloaded (the programs are not instrumented, the sim is).
 . "$(dirname "$0")/lib.sh" "$1"
@@ -22,6 +23,12 @@ for prog in "${CUDART_BINS[@]}"; do
 		fail "$name: the two-GPU check did not run"
 	echo "$name: $(grep -c '^ok ' "$WORK/$name.out") checks ok"
 done
+# Modules loaded eagerly (at the first context use) rather than lazily.
+CUDA_MODULE_LOADING=EAGER "${pre[@]}" "${CUDART_BINS[0]}" all >"$WORK/eager.out" 2>&1 ||
+	{ cat "$WORK/eager.out"; fail "CUDA_MODULE_LOADING=EAGER: checks failed"; }
+grep -q '^all ok$' "$WORK/eager.out" || fail "CUDA_MODULE_LOADING=EAGER: did not finish"
+echo "CUDA_MODULE_LOADING=EAGER: $(grep -c '^ok ' "$WORK/eager.out") checks ok"
+
 # On MIG instances too: the runtime's integrity check covers each device's
 # GPU (v1) UUID, which a MIG device shares with its GPU.
 "$B/sim/nvidia-smi" -i 0 -mig 1 >/dev/null || fail "MIG mode"
