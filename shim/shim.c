@@ -594,11 +594,42 @@ void *dlsym(void *handle, const char *name)
 /* ---- cuGetProcAddress ------------------------------------------------- */
 
 /*
+ * Whether `p`, the driver's answer for `symbol`, is the variant hook h was
+ * written for: asked again at h's version and stream flavour, the driver
+ * must give the same pointer. A newer driver's new variant of a hooked
+ * function (another signature, a version above h's) gives another one.
+ */
+static bool is_hooked_variant(const char *symbol, void *p,
+                              const struct gs__hook *h, cuuint64_t flags)
+{
+	cuuint64_t f = flags & ~(cuuint64_t)CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	void *q = NULL;
+	CUresult r;
+
+	if (h->per_thread)
+		f |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	if (gs__real.cuGetProcAddress_v2 != NULL &&
+	    (void *)gs__real.cuGetProcAddress_v2 != (void *)&missing_entry)
+		r = gs__real.cuGetProcAddress_v2(symbol, &q, h->version, f,
+		                                 NULL);
+	else if (gs__real.cuGetProcAddress != NULL &&
+	         (void *)gs__real.cuGetProcAddress != (void *)&missing_entry)
+		r = gs__real.cuGetProcAddress(symbol, &q, h->version, f);
+	else
+		return false;
+	return r == CUDA_SUCCESS && q == p;
+}
+
+/*
  * The driver answered `symbol` with `p`: the variant it chose for the
  * caller's version and flags. Hand out our wrapper of that variant. When
  * the driver's pointer is not one of its exports (a driver may hand out
  * internal entry points), fall back to the hook for the same base name,
- * stream flavour and the highest version not above the caller's.
+ * stream flavour and the highest version not above the caller's -- but
+ * only when the driver confirms that pointer is that hook's variant
+ * (is_hooked_variant): a future driver's new variant of a hooked function
+ * is passed through unwrapped rather than called with the wrong
+ * signature.
  */
 static void *gpa_wrap(const char *symbol, void *p, int version,
                       cuuint64_t flags)
@@ -630,6 +661,14 @@ static void *gpa_wrap(const char *symbol, void *p, int version,
 	}
 	if (best == NULL || *best->real == (void *)&missing_entry)
 		return p;
+	if (!is_hooked_variant(symbol, p, best, flags)) {
+		gs_debug(GS_SHIM_TAG,
+		         "cuGetProcAddress %s ver=%d flags=%llu: a variant "
+		         "newer than %s, passed through unhooked",
+		         symbol, version, (unsigned long long)flags,
+		         best->name);
+		return p;
+	}
 	gs_debug(GS_SHIM_TAG,
 	         "cuGetProcAddress %s ver=%d flags=%llu: unknown pointer, "
 	         "wrapping as %s",

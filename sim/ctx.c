@@ -11,6 +11,20 @@
  *   (none) --cuCtxCreate / cuDevicePrimaryCtxRetain--> live
  *   live --fault (gs_fault launch)--> sticky error, every call in it fails
  *   live/sticky --cuCtxDestroy / last PrimaryCtxRelease / Reset--> (none)
+ *
+ * A primary context's handle is made before it lives, as the CUDA runtime
+ * expects (it asks for the handle through an export table, makes it
+ * current, and only then retains it), and outlives every release and
+ * reset: the struct is never freed, only torn down (streams, events,
+ * memory, slot) and marked `destroyed`; the next retain brings it back
+ * with a new id, so module globals are made afresh. An unretained primary
+ * context holds no slot and charges no memory.
+ *
+ *   handle --gs__primary_get--> (unretained) --Retain--> live
+ *   live --last Release / Reset--> (unretained)
+ *
+ * Destroying or resetting a context first runs its context-local storage
+ * destructors (export.c), while it still works, with the lock dropped.
  */
 #include "cuda_int.h"
 
@@ -54,13 +68,26 @@ CUresult gs__ctx_error(struct gs__ctx *ctx)
 	return ctx->sticky;
 }
 
+struct gs__ctx *gs__ctx_top(void)
+{
+	struct gs__ctx *c;
+
+	if (tls_depth == 0)
+		return NULL;
+	c = tls_stack[tls_depth - 1];
+	return c != NULL && gs__h_is(c, GS__H_CTX) ? c : NULL;
+}
+
 CUresult gs__ctx_get(struct gs__ctx **ctx)
 {
 	struct gs__ctx *c = gs__ctx_current();
 
 	if (c == NULL) {
-		/* The thread's current context was destroyed, or none. */
-		return CUDA_ERROR_INVALID_CONTEXT;
+		c = gs__ctx_top();
+		/* An unretained primary context is current (as after
+		 * cudaDeviceReset), the thread's one was destroyed, or none. */
+		return c != NULL && c->primary ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+		                               : CUDA_ERROR_INVALID_CONTEXT;
 	}
 	*ctx = c;
 	return gs__ctx_error(c);
@@ -208,6 +235,79 @@ static void slot_leave(struct gs_sim_state *st, struct gs__dev *d)
 
 /* ---- create / destroy ------------------------------------------------ */
 
+/* What a context starts with; a primary context's handle, its storage
+ * and its place on thread stacks are kept. */
+static void ctx_fields_init(struct gs__ctx *c, int dev, unsigned int flags)
+{
+	c->dev = dev;
+	c->flags = flags;
+	c->sticky = CUDA_SUCCESS;
+	c->last = 0;
+	c->id = ++gs__drv.next_id;
+	memset(c->limits, 0, sizeof(c->limits));
+	c->limits[CU_LIMIT_STACK_SIZE] = 1024;
+	c->limits[CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20;
+	c->limits[CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20;
+	c->limits[CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2;
+	c->limits[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048;
+	c->limits[CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64;
+	c->cache_config = CU_FUNC_CACHE_PREFER_NONE;
+	memset(&c->legacy, 0, sizeof(c->legacy));
+	memset(&c->per_thread, 0, sizeof(c->per_thread));
+	c->legacy.ctx = c;
+	c->legacy.id = ++gs__drv.next_id;
+	c->per_thread.ctx = c;
+	c->per_thread.id = ++gs__drv.next_id;
+}
+
+struct gs__ctx *gs__primary_get(int dev)
+{
+	struct gs__dev *d = gs__dev_get(dev);
+	struct gs__ctx *c;
+
+	if (d == NULL)
+		return NULL;
+	if (d->primary != NULL)
+		return d->primary;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->dev = dev;
+	c->primary = true;
+	c->destroyed = true;
+	c->flags = d->primary_flags;
+	c->legacy.ctx = c;
+	c->per_thread.ctx = c;
+	if (!gs__h_add(c, GS__H_CTX)) {
+		free(c);
+		return NULL;
+	}
+	/* Owned by the device for the rest of the process. */
+	d->primary = c;
+	return c;
+}
+
+/* Retains an unretained primary context: joins the device's slot (its
+ * overhead is charged now, not when the handle was made). */
+static CUresult primary_activate(struct gs__ctx *c)
+{
+	struct gs__dev *d = &gs__drv.dev[c->dev];
+	struct gs_sim_state *st;
+	CUresult r;
+
+	st = gs__state_lock(d, &r);
+	if (st == NULL)
+		return r;
+	r = slot_join(st, d);
+	gs__state_unlock();
+	if (r != CUDA_SUCCESS)
+		return r;
+	ctx_fields_init(c, c->dev, d->primary_flags);
+	c->destroyed = false;
+	c->refs = 1;
+	return CUDA_SUCCESS;
+}
+
 CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
                         struct gs__ctx **out)
 {
@@ -228,20 +328,8 @@ CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
 	gs__state_unlock();
 	if (r != CUDA_SUCCESS)
 		goto out_free;
-	c->dev = dev;
 	c->primary = primary;
-	c->flags = flags;
-	c->id = ++gs__drv.next_id;
-	c->limits[CU_LIMIT_STACK_SIZE] = 1024;
-	c->limits[CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20;
-	c->limits[CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20;
-	c->limits[CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2;
-	c->limits[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048;
-	c->limits[CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64;
-	c->legacy.ctx = c;
-	c->legacy.id = ++gs__drv.next_id;
-	c->per_thread.ctx = c;
-	c->per_thread.id = ++gs__drv.next_id;
+	ctx_fields_init(c, dev, flags);
 	if (!gs__h_add(c, GS__H_CTX)) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_leave;
@@ -281,12 +369,17 @@ static void destroy_event(void *p, void *arg)
 	}
 }
 
+/*
+ * Lock held (dropped while context-local destructors run). A created
+ * context is freed; a primary one is torn down to its unretained handle.
+ */
 void gs__ctx_destroy(struct gs__ctx *ctx)
 {
 	struct gs__dev *d = &gs__drv.dev[ctx->dev];
 	struct gs_sim_state *st;
 	CUresult r;
 
+	gs__cls_flush(ctx);
 	gs__h_each(GS__H_STREAM, destroy_stream, ctx);
 	gs__h_each(GS__H_EVENT, destroy_event, ctx);
 	gs__module_ctx_gone(ctx);
@@ -296,12 +389,16 @@ void gs__ctx_destroy(struct gs__ctx *ctx)
 		slot_leave(st, d);
 		gs__state_unlock();
 	}
+	if (ctx->primary) {
+		ctx->destroyed = true;
+		ctx->refs = 0;
+		return;
+	}
 	gs__h_del(ctx);
 	for (int i = 0; i < tls_depth; i++)
 		if (tls_stack[i] == ctx)
 			tls_stack[i] = NULL;
-	if (d->primary == ctx)
-		d->primary = NULL;
+	free(ctx->cls);
 	free(ctx);
 }
 
@@ -373,7 +470,7 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	if (!gs__h_is(c, GS__H_CTX) || c->primary) {
+	if (!gs__h_is(c, GS__H_CTX) || c->primary || c->tearing) {
 		gs__unlock();
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
@@ -456,13 +553,19 @@ static CUresult ctx_or_current(CUcontext ctx, struct gs__ctx **out)
 	if (ctx == NULL) {
 		struct gs__ctx *c = gs__ctx_current();
 
-		if (c == NULL)
-			return CUDA_ERROR_INVALID_CONTEXT;
+		if (c == NULL) {
+			c = gs__ctx_top();
+			return c != NULL && c->primary
+			           ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+			           : CUDA_ERROR_INVALID_CONTEXT;
+		}
 		*out = c;
 		return CUDA_SUCCESS;
 	}
 	if (!gs__h_is(ctx, GS__H_CTX))
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (((struct gs__ctx *)ctx)->destroyed)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	*out = (struct gs__ctx *)ctx;
 	return CUDA_SUCCESS;
 }
@@ -718,10 +821,13 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	d = gs__dev_get(dev);
 	if (d == NULL) {
 		r = CUDA_ERROR_INVALID_DEVICE;
-	} else if (d->primary == NULL) {
-		r = gs__ctx_create(dev, d->primary_flags, true, &d->primary);
-		if (r == CUDA_SUCCESS)
-			d->primary->refs = 1;
+	} else if (gs__primary_get(dev) == NULL) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	} else if (d->primary->tearing) {
+		/* another thread is resetting it right now */
+		r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	} else if (d->primary->destroyed) {
+		r = primary_activate(d->primary);
 	} else {
 		d->primary->refs++;
 	}
@@ -741,7 +847,8 @@ CUresult gs__primary_release(CUdevice dev)
 	d = gs__dev_get(dev);
 	if (d == NULL)
 		r = CUDA_ERROR_INVALID_DEVICE;
-	else if (d->primary == NULL)
+	else if (d->primary == NULL || d->primary->destroyed ||
+	         d->primary->tearing)
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	else if (--d->primary->refs <= 0)
 		gs__ctx_destroy(d->primary);
@@ -759,8 +866,12 @@ CUresult gs__primary_reset(CUdevice dev)
 	d = gs__dev_get(dev);
 	if (d == NULL)
 		r = CUDA_ERROR_INVALID_DEVICE;
-	else if (d->primary != NULL)
+	else if (d->primary == NULL || d->primary->tearing)
+		; /* nothing retained, or being reset already */
+	else if (!d->primary->destroyed)
 		gs__ctx_destroy(d->primary);
+	else
+		gs__cls_flush(d->primary);
 	gs__unlock();
 	return r;
 }
@@ -814,7 +925,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 		r = CUDA_ERROR_INVALID_DEVICE;
 	} else {
 		*flags = d->primary_flags;
-		*active = d->primary != NULL;
+		*active = d->primary != NULL && !d->primary->destroyed;
 	}
 	gs__unlock();
 	return r;

@@ -29,6 +29,8 @@ add_library(cuda_sim SHARED
             ${CMAKE_CURRENT_LIST_DIR}/legacy.c
             ${CMAKE_CURRENT_LIST_DIR}/pt.c
             ${CMAKE_CURRENT_LIST_DIR}/procaddr.c
+            ${CMAKE_CURRENT_LIST_DIR}/export.c
+            ${CMAKE_CURRENT_LIST_DIR}/md2.c
             ${CMAKE_CURRENT_LIST_DIR}/stubs.c)
 add_dependencies(cuda_sim gs_cuda_map)
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/pt.c PROPERTIES

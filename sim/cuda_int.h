@@ -103,10 +103,25 @@ struct gs__stream {
 	unsigned long long capture_id;
 };
 
+/* One context-local storage entry (export.c): the runtime keeps its
+ * per-context state here; `dtor` runs when the context is destroyed or
+ * reset (before its resources go). */
+struct gs__cls {
+	void *key;
+	void *value;
+	void (*dtor)(CUcontext ctx, void *key, void *value);
+};
+
 struct gs__ctx {
 	int dev;
 	bool primary;
+	/* A primary context's handle exists from its first lookup to the end
+	 * of the process; `destroyed` says it is not retained (no slot, no
+	 * memory charged, no streams: calls in it fail). */
 	bool destroyed;
+	bool tearing; /* its context-local destructors are running */
+	struct gs__cls *cls; /* owned, n_cls of cap_cls used */
+	int n_cls, cap_cls;
 	unsigned int flags;
 	int refs;        /* primary: retain count */
 	CUresult sticky; /* set by a fault of this context */
@@ -319,9 +334,25 @@ struct gs_sim_proc *gs__slot(struct gs__dev *d);
 void gs__harvest(struct gs__dev *d, struct gs_sim_proc *p);
 
 /* ---- contexts (ctx.c) ---- */
+/* The device's primary context handle, made (unretained, costing no
+ * memory) on first use; it stays valid across release and reset. NULL
+ * only when out of host memory or dev is invalid. Lock held. */
+struct gs__ctx *gs__primary_get(int dev);
+/* The top of this thread's context stack, even an unretained primary
+ * context; NULL when none. Lock held. */
+struct gs__ctx *gs__ctx_top(void);
 CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
                         struct gs__ctx **out);
 void gs__ctx_destroy(struct gs__ctx *ctx);
+
+/* ---- export tables (export.c) ---- */
+/* Runs and drops ctx's context-local storage destructors. Lock held on
+ * entry and on return; dropped while each destructor runs (they call the
+ * driver), so ctx must not be freed meanwhile (ctx->tearing is set). */
+void gs__cls_flush(struct gs__ctx *ctx);
+/* The identity the integrity answer covers for one device: the GPU's (v1)
+ * UUID and PCI domain, bus and device (drv.c). Lock held. */
+void gs__dev_identity(const struct gs__dev *d, CUuuid *uuid, int pci[3]);
 
 /* ---- streams, execution (exec.c) ---- */
 /* Resolves a CUstream for a call in `ctx` (NULL ctx: the stream's own).

@@ -885,6 +885,16 @@ static int attr_value(const struct gs__dev *d, CUdevice_attribute a, bool *ok)
 	}
 }
 
+void gs__dev_identity(const struct gs__dev *d, CUuuid *uuid, int pci[3])
+{
+	bool ok;
+
+	uuid_bytes(d->gpu_uuid, uuid);
+	pci[0] = attr_value(d, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, &ok);
+	pci[1] = attr_value(d, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, &ok);
+	pci[2] = attr_value(d, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, &ok);
+}
+
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
                                       CUdevice dev)
 {

@@ -1,5 +1,5 @@
 /*
- * procaddr.c - cuGetProcAddress and cuGetExportTable.
+ * procaddr.c - cuGetProcAddress (cuGetExportTable is in export.c).
  *
  * The table is cuda_syms.def, the same list that makes the version script
  * (what the library exports) and the stubs, so a name is exported exactly
@@ -119,18 +119,4 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
                                   int cudaVersion, cuuint64_t flags)
 {
 	return lookup(symbol, pfn, cudaVersion, flags, NULL);
-}
-
-/*
- * The runtime's private tables are undocumented; the sim cannot provide
- * them, so programs built with the CUDA runtime (cudart) do not run on it
- * (see sim/README.md). Driver-API programs do not need them.
- */
-CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
-                                  const CUuuid *pExportTableId)
-{
-	if (ppExportTable != NULL)
-		*ppExportTable = NULL;
-	(void)pExportTableId;
-	return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -23,7 +23,22 @@ if(TARGET gpuslice_shim)
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(gs-region-probe PRIVATE gs_region)
 
+  # The getprocaddress guard: a fake newer driver over the sim.
+  add_library(gs-fake-newer-cuda SHARED
+              ${CMAKE_CURRENT_LIST_DIR}/fake_newer_driver.c)
+  set_target_properties(gs-fake-newer-cuda PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(gs-fake-newer-cuda PRIVATE ${GS_CUDA_INCLUDE})
+  target_link_libraries(gs-fake-newer-cuda PRIVATE -Wl,--no-as-needed
+                        cuda_sim ${CMAKE_DL_LIBS})
+  add_executable(gs-gpa-guard-probe ${CMAKE_CURRENT_LIST_DIR}/gpa_guard_probe.c)
+  set_target_properties(gs-gpa-guard-probe PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(gs-gpa-guard-probe PRIVATE ${GS_CUDA_INCLUDE})
+  target_link_libraries(gs-gpa-guard-probe PRIVATE ${CMAKE_DL_LIBS})
+
   foreach(t run_cli_contract shim_is_a_silent_guest
+            getprocaddress_passes_newer_variants_through
             memory_cap_holds_for_every_allocation_api
             killed_process_returns_its_share_within_a_second
             sixteen_processes_share_one_cap
