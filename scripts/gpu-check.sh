@@ -443,14 +443,13 @@ check_launch_cost() {
 # A CUDA runtime program (static cudart: cuGetProcAddress) under a cap.
 check_cudart() {
 	local nvcc cap=$((2 * GIB)) f=$TMP/cudart.json
+	# The sim backs allocations up to 256 MiB with host memory (larger
+	# ones read as zeros), and the check writes into a quarter of the cap.
+	[ "$SIM" = 1 ] && cap=$((1 * GIB))
 	nvcc=$(command -v nvcc || true)
 	[ -n "$nvcc" ] || [ ! -x /usr/local/cuda/bin/nvcc ] || nvcc=/usr/local/cuda/bin/nvcc
 	if [ -z "$nvcc" ]; then
 		result skip "nvcc is not installed"
-		return
-	fi
-	if [ "$SIM" = 1 ]; then
-		result skip "the CUDA runtime needs the driver's private export tables, which the sim does not have"
 		return
 	fi
 	if ! timeout -k 5 300 "$nvcc" -O2 -o "$TMP/cudart_check" "$SRC/tests/gpu/cudart_check.cu" >"$TMP/nvcc.log" 2>&1; then
@@ -475,7 +474,7 @@ check_cudart() {
 # PyTorch, where it is installed with CUDA.
 check_pytorch() {
 	if [ "$SIM" = 1 ]; then
-		result skip "PyTorch needs the CUDA runtime, which the sim cannot serve"
+		result skip "PyTorch's kernels ship as SASS (cuBLAS, cuDNN), which the sim cannot load"
 		return
 	fi
 	if ! timeout -k 5 120 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
