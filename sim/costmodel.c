@@ -73,7 +73,8 @@ struct reader {
 	int n_labels, cap_labels;
 };
 
-static const char *skip_ws(const char *p)
+/* PTX white space and comments (costmodel.h). */
+const char *gs__ptx_skip_ws(const char *p)
 {
 	for (;;) {
 		while (isspace((unsigned char)*p))
@@ -114,19 +115,19 @@ static void copy_trim(char *dst, size_t cap, const char *s, const char *e)
 /* Parameter names in order, from "( .param .u64 a, .param .b8 b[8] )". */
 static const char *read_params(struct reader *rd, const char *p)
 {
-	p = skip_ws(p);
+	p = gs__ptx_skip_ws(p);
 	if (*p != '(')
 		return p;
 	p++;
 	for (;;) {
 		const char *name = NULL, *name_end = NULL;
 
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (*p == ')' || *p == '\0')
 			break;
 		/* one parameter: tokens up to ',' or ')' */
 		while (*p && *p != ',' && *p != ')') {
-			p = skip_ws(p);
+			p = gs__ptx_skip_ws(p);
 			if (*p == '[') {
 				while (*p && *p != ']')
 					p++;
@@ -238,7 +239,7 @@ static bool read_body(struct reader *rd, const char *p)
 {
 	int depth = 0;
 
-	p = skip_ws(p);
+	p = gs__ptx_skip_ws(p);
 	while (*p != '\0' && *p != '{' && *p != ';')
 		p++;
 	if (*p != '{')
@@ -246,7 +247,7 @@ static bool read_body(struct reader *rd, const char *p)
 	for (;;) {
 		const char *s;
 
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (*p == '\0')
 			return true;
 		if (*p == '{') {
@@ -278,7 +279,7 @@ static bool read_body(struct reader *rd, const char *p)
 		}
 		if (*p == '/') {
 			/* comment inside a statement: drop to its end */
-			p = skip_ws(p);
+			p = gs__ptx_skip_ws(p);
 			continue;
 		}
 		if (!read_statement(rd, s, p))

@@ -52,6 +52,8 @@ struct gs__kcost;
  */
 CUresult gs__kcost_create(const char *text, struct gs__kcost **out);
 void gs__kcost_destroy(struct gs__kcost *k);
+/* Past PTX white space and line or block comments (also module.c). */
+const char *gs__ptx_skip_ws(const char *p);
 
 /* Instructions in the body (loops counted once). */
 uint32_t gs__kcost_static_insts(const struct gs__kcost *k);

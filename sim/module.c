@@ -32,23 +32,6 @@
 
 /* ---- PTX ------------------------------------------------------------- */
 
-static const char *skip_ws(const char *p)
-{
-	for (;;) {
-		while (isspace((unsigned char)*p))
-			p++;
-		if (p[0] == '/' && p[1] == '/') {
-			while (*p && *p != '\n')
-				p++;
-		} else if (p[0] == '/' && p[1] == '*') {
-			const char *e = strstr(p + 2, "*/");
-			p = e ? e + 2 : p + strlen(p);
-		} else {
-			return p;
-		}
-	}
-}
-
 static bool ident_char(char c)
 {
 	return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '.';
@@ -74,27 +57,27 @@ static const char *parse_params(const char *p, struct gs__entry *e)
 	uint32_t off = 0;
 
 	e->n_params = 0;
-	p = skip_ws(p);
+	p = gs__ptx_skip_ws(p);
 	if (*p == ')')
 		goto done;
 	for (;;) {
 		int size = 0, align = 0;
 		uint64_t count = 1;
 
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (strncmp(p, ".param", 6) != 0)
 			return NULL;
 		p += 6;
 		for (;;) {
 			const char *s;
-			p = skip_ws(p);
+			p = gs__ptx_skip_ws(p);
 			if (*p != '.')
 				break;
 			s = p;
 			while (ident_char(*p) && (p == s || *p != '.'))
 				p++;
 			if (strncmp(s, ".align", 6) == 0 && p - s == 6) {
-				p = skip_ws(p);
+				p = gs__ptx_skip_ws(p);
 				align = atoi(p);
 				while (isdigit((unsigned char)*p))
 					p++;
@@ -115,7 +98,7 @@ static const char *parse_params(const char *p, struct gs__entry *e)
 			p++;
 		while (ident_char(*p))
 			p++;
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (*p == '[') {
 			count = strtoull(p + 1, NULL, 10);
 			p = strchr(p, ']');
@@ -135,7 +118,7 @@ static const char *parse_params(const char *p, struct gs__entry *e)
 		if (off > GS__MAX_PARAM_BYTES)
 			return NULL;
 		e->n_params++;
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (*p == ',') {
 			p++;
 			continue;
@@ -168,12 +151,12 @@ static uint32_t entry_max_threads(const char *p)
 		for (int i = 0; i < 3; i++) {
 			unsigned long v;
 
-			p = skip_ws(p);
+			p = gs__ptx_skip_ws(p);
 			v = strtoul(p, &end, 10);
 			if (end == p)
 				break;
 			prod *= v;
-			p = skip_ws(end);
+			p = gs__ptx_skip_ws(end);
 			if (*p != ',')
 				break;
 			p++;
@@ -231,7 +214,7 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 			p += 6;
 			continue;
 		}
-		p = skip_ws(p + 6);
+		p = gs__ptx_skip_ws(p + 6);
 		name = p;
 		while (ident_char(*p))
 			p++;
@@ -253,7 +236,7 @@ static CUresult ptx_parse(const char *text, struct gs__entry **entries, int *n)
 		memset(e, 0, sizeof(*e));
 		memcpy(e->name, name, len);
 		e->ptx_version = ptx_version;
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (gs__kcost_create(p, &e->kcost) != CUDA_SUCCESS) {
 			entries_free(list, count);
 			return CUDA_ERROR_OUT_OF_MEMORY;
@@ -350,7 +333,7 @@ static bool global_read(const char *s, const char *end,
 	while (p < end) {
 		const char *t;
 
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (p >= end)
 			break;
 		if (*p == '=') {
@@ -376,7 +359,7 @@ static bool global_read(const char *s, const char *end,
 				g.managed = true;
 			else if ((size_t)(p - t) == 6 &&
 			         strncmp(t, ".align", 6) == 0) {
-				p = skip_ws(p);
+				p = gs__ptx_skip_ws(p);
 				while (p < end && isdigit((unsigned char)*p))
 					p++;
 			} else if ((size_t)(p - t) == 3 && t[1] == 'v' &&
@@ -405,7 +388,7 @@ static bool global_read(const char *s, const char *end,
 				char *e;
 				unsigned long long d = strtoull(p + 1, &e, 10);
 
-				if (*skip_ws(e) == ']' && e == p + 1)
+				if (*gs__ptx_skip_ws(e) == ']' && e == p + 1)
 					unsized = true;
 				else
 					count *= d;
@@ -545,7 +528,7 @@ static CUresult globals_parse(const char *text, struct gs__global **out,
 		const char *s, *q;
 		bool is_var = false, is_extern = false;
 
-		p = skip_ws(p);
+		p = gs__ptx_skip_ws(p);
 		if (*p == '\0')
 			break;
 		if (*p == '{') {
@@ -581,7 +564,7 @@ static CUresult globals_parse(const char *text, struct gs__global **out,
 		for (const char *t = s; t < q;) {
 			const char *w;
 
-			t = skip_ws(t);
+			t = gs__ptx_skip_ws(t);
 			if (t >= q || *t == '=')
 				break;
 			w = t;
@@ -603,7 +586,7 @@ static CUresult globals_parse(const char *text, struct gs__global **out,
 		if (*q == '{' && !is_var)
 			p = skip_block(q);
 		else if (q[0] == '/' && (q[1] == '/' || q[1] == '*'))
-			p = skip_ws(q);
+			p = gs__ptx_skip_ws(q);
 		else
 			p = *q ? q + 1 : q;
 	}
