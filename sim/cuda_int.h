@@ -391,7 +391,8 @@ void gs__dread(void *dst, uint64_t p, uint64_t len);
 CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
                     unsigned int esize, uint64_t width, uint64_t height);
 /* Module globals (module.c): allocates a backed device (or managed) range
- * in ctx tagged with `owner`; gs__mem_release frees it if it is still
+ * in ctx (NULL: a managed range no context owns, charged to no GPU)
+ * tagged with `owner`; gs__mem_release frees it if it is still
  * there and still `owner`'s. Lock held. */
 CUresult gs__mem_alloc(struct gs__ctx *ctx, uint64_t size, bool managed,
                        const void *owner, uint64_t *dptr);

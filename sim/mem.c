@@ -289,14 +289,51 @@ static void alloc_free(struct gs__alloc *a)
 
 /* ---- module globals (module.c) --------------------------------------- */
 
+/*
+ * A managed range no context owns: a library's __managed__ variable asked
+ * for before any context exists (the CUDA runtime does this at start-up).
+ * Like the real driver's managed memory it lives in host memory and is
+ * charged to no GPU; it goes with its library. Lock held.
+ */
+static CUresult managed_unowned(uint64_t size, CUdeviceptr *dptr)
+{
+	struct gs__alloc a = {0};
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (size == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (size > GS__BACKED_MAX)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a.backed = true;
+	a.map_len = round_up(size, (uint64_t)page);
+	p = map_range(a.map_len, true);
+	if (p == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a.base = (uint64_t)(uintptr_t)p;
+	a.size = size;
+	a.kind = GS__A_MANAGED;
+	a.dev = 0;
+	if (!alloc_insert(&a)) {
+		unmap_range(p, a.map_len, true);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*dptr = (CUdeviceptr)a.base;
+	return CUDA_SUCCESS;
+}
+
 CUresult gs__mem_alloc(struct gs__ctx *ctx, uint64_t size, bool managed,
                        const void *owner, uint64_t *dptr)
 {
 	CUdeviceptr p;
 	CUresult r;
 
-	r = dev_alloc(ctx, size, managed ? GS__A_MANAGED : GS__A_DEVICE, NULL,
-	              &p);
+	if (ctx == NULL && !managed)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	r = ctx == NULL ? managed_unowned(size, &p)
+	                : dev_alloc(ctx, size,
+	                            managed ? GS__A_MANAGED : GS__A_DEVICE,
+	                            NULL, &p);
 	if (r != CUDA_SUCCESS)
 		return r;
 	alloc_exact((uint64_t)p)->owner = owner;

@@ -609,7 +609,13 @@ static CUresult global_in(struct gs__global *g, struct gs__ctx *ctx,
 		struct gs__alloc *a;
 
 		in = &g->inst[i];
-		if (in->ctx != ctx || ctx->id != in->ctx_id)
+		/* A managed variable placed before any context existed keeps
+		 * that one address in every context (the runtime caches it). */
+		if (in->ctx == NULL && g->managed) {
+			*dptr = in->dptr;
+			return CUDA_SUCCESS;
+		}
+		if (ctx == NULL || in->ctx != ctx || ctx->id != in->ctx_id)
 			continue;
 		a = gs__alloc_find(in->dptr, g->size);
 		if (a != NULL && a->base == in->dptr && a->owner == g) {
@@ -633,7 +639,7 @@ static CUresult global_in(struct gs__global *g, struct gs__ctx *ctx,
 	else
 		(void)gs__memset(in->dptr, g->size, 0, 1, g->size, 1);
 	in->ctx = ctx;
-	in->ctx_id = ctx->id;
+	in->ctx_id = ctx != NULL ? ctx->id : 0;
 	g->n_inst++;
 	*dptr = in->dptr;
 	return CUDA_SUCCESS;
@@ -984,6 +990,12 @@ static CUresult global_get(struct gs__module *m, const char *name,
 		r = gs__ctx_error(ctx);
 	} else {
 		r = gs__ctx_get(&ctx);
+		/* A library's __managed__ variable needs no context: the
+		 * runtime asks for it before it makes one. */
+		if (r == CUDA_ERROR_INVALID_CONTEXT && want_managed) {
+			ctx = NULL;
+			r = CUDA_SUCCESS;
+		}
 	}
 	if (r != CUDA_SUCCESS)
 		return r;

@@ -18,7 +18,7 @@
  *   gs-cudart-* meminfo        cudaMemGetInfo as JSON
  *
  * The checks of `all`: allocations of every kind, a module global
- * (cudaMemcpyTo/FromSymbol), kernels through
+ * (cudaMemcpyTo/FromSymbol), a __managed__ variable, kernels through
  * <<<>>> and cudaLaunchKernelEx, streams, events, graphs, two GPUs from
  * two threads, cudaDeviceReset.
  *
@@ -65,11 +65,12 @@ __global__ void vec_add(float *c, const float *a, const float *b, int n)
 		c[i] = a[i] + b[i];
 }
 
-/* A module global: the runtime reaches it through cuLibraryGetGlobal.
- * (No __managed__ variable: with one, the runtime loads the module and
- * asks for it with cuLibraryGetManaged before any context is current,
- * which the sim does not support yet -- see README.md.) */
+/* A module global: the runtime reaches it through cuLibraryGetGlobal. */
 __device__ float g_dev[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+/* A __managed__ variable: with one, the runtime loads the module and asks
+ * for it with cuLibraryGetManaged before any context is current; the host
+ * reads and writes it directly. */
+__managed__ int g_managed = 7;
 
 static const char *cur = "start";
 
@@ -189,6 +190,22 @@ static void check_module_globals(void)
 	CHECK(cudaMemcpyToSymbol(g_dev, put, sizeof(put)));
 	CHECK(cudaMemcpyFromSymbol(h, g_dev, sizeof(h)));
 	EXPECT(h[0] == 9.0f && h[3] == 6.0f);
+	done();
+}
+
+static void check_managed_variable(void)
+{
+	int v = 0;
+
+	begin("managed_variable");
+	EXPECT(g_managed == 7);
+	g_managed = 11;
+	CHECK(cudaMemcpyFromSymbol(&v, g_managed, sizeof(v)));
+	EXPECT(v == 11);
+	v = 13;
+	CHECK(cudaMemcpyToSymbol(g_managed, &v, sizeof(v)));
+	CHECK(cudaDeviceSynchronize());
+	EXPECT(g_managed == 13);
 	done();
 }
 
@@ -357,6 +374,7 @@ static int run_all(void)
 	done();
 	check_allocations();
 	check_module_globals();
+	check_managed_variable();
 	check_kernels_streams_events_graphs();
 	check_two_gpus_two_threads();
 	check_device_reset();
