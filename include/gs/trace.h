@@ -259,4 +259,26 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
                        const struct gs_trace_replay_cfg *cfg,
                        struct gs_trace_result *out, struct gs_errbuf *eb);
 
+/* ---- Task list variants (core/trace_variant.c) ------------------------ */
+
+struct gs_trace_variant_cfg {
+	uint64_t seed;        /* the variant's own seed, not the replay's */
+	double constrain_pct; /* share of GPU tasks restricted to models, % */
+	unsigned max_models;  /* a constrained task accepts 1..this; 0 = 2 */
+	double gang_pct; /* share of 1-GPU/share tasks turned into 2/4/8 GPUs */
+};
+
+/*
+ * Rewrites `pods` in place into a variant of the list: first turns
+ * gang_pct % of the one-GPU tasks into multi-GPU tasks (sizes by the
+ * list's multi-GPU mix), then restricts constrain_pct % of the GPU tasks
+ * without a model restriction to 1..max_models models, drawn by the node
+ * list's GPU count per model among models that can host the task.
+ * Deterministic for a seed. GS_ERR_INVALID for shares outside 0..100.
+ */
+gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
+                              const struct gs_trace_node *nodes, size_t nn,
+                              const struct gs_trace_variant_cfg *cfg,
+                              struct gs_errbuf *eb);
+
 #endif
