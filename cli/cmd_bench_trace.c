@@ -56,8 +56,11 @@ static void usage(FILE *f)
 	    "  --jobs N              runs in parallel threads (default 1)\n"
 	    "  --constrain PCT       variant: restrict PCT %% of the GPU tasks to 1-2 GPU\n"
 	    "                        models, drawn by the node list's model mix\n"
+	    "  --constrain-models K  a constrained task accepts 1 to K models (default 2)\n"
 	    "  --gangs PCT           variant: turn PCT %% of the one-GPU tasks into 2/4/8\n"
 	    "                        whole-GPU tasks (the list's own multi-GPU mix)\n"
+	    "  --ablate T[,T]        switch off terms of the gpuslice policy: strand,\n"
+	    "                        model, gang, demand, reserve (docs/placement.md)\n"
 	    "  --variant-seed N      seed of the variant (default 1); the variant is\n"
 	    "                        the same for every replay seed\n"
 	    "  --out DIR             also write DIR/results.csv and DIR/unallocated.svg\n"
@@ -94,6 +97,7 @@ struct bench {
 	const char *out_dir;
 	bool json;
 	struct gs_trace_variant_cfg variant;
+	unsigned ablate; /* GS_TRACE_ABLATE_* for the gpuslice policy */
 
 	struct job *job;
 	size_t n_job;
@@ -295,6 +299,7 @@ static void *worker(void *arg)
 		gs_trace_replay_cfg_default(&cfg);
 		cfg.seed = j->seed;
 		cfg.tune = b->tune;
+		cfg.ablate = b->ablate;
 		pa.b = b;
 		pa.j = j;
 		cfg.progress = on_progress;
@@ -698,6 +703,46 @@ static int load(struct bench *b, const char *nodes_path, const char *pods_path)
 	return 0;
 }
 
+/* Parses "strand,model" into GS_TRACE_ABLATE_* bits; -1 on a bad name. */
+static int parse_ablate(const char *v, unsigned *out)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} terms[] = {
+	    {"strand", GS_TRACE_ABLATE_STRAND},
+	    {"model", GS_TRACE_ABLATE_MODEL},
+	    {"gang", GS_TRACE_ABLATE_GANG},
+	    {"demand", GS_TRACE_ABLATE_DEMAND},
+	    {"reserve", GS_TRACE_ABLATE_RESERVE},
+	};
+	const char *p = v;
+
+	*out = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+		for (size_t t = 0; t < sizeof(terms) / sizeof(terms[0]); t++) {
+			if (strlen(terms[t].name) == len &&
+			    strncmp(terms[t].name, p, len) == 0) {
+				*out |= terms[t].bit;
+				found = true;
+			}
+		}
+		if (!found) {
+			gs_cli_error(CMD,
+			             "--ablate '%s': unknown term '%.*s' "
+			             "(strand, model, gang, demand, reserve)",
+			             v, (int)len, p);
+			return -1;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
 /* The value of option `name` at argv[*i] ("--x v" or "--x=v"), or NULL. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name,
                              bool *matched)
@@ -815,6 +860,24 @@ int gs_cli_bench_trace(int argc, char **argv)
 				b.variant.gang_pct = x;
 			else
 				b.variant.constrain_pct = x;
+		} else if ((v = opt_value(argc, argv, &i, "--ablate", &m)) ||
+		           m) {
+			if (!v || parse_ablate(v, &b.ablate) != 0)
+				return GS_EXIT_USAGE;
+		} else if ((v = opt_value(argc, argv, &i, "--constrain-models",
+		                          &m)) ||
+		           m) {
+			uint64_t n;
+			if (!v)
+				return GS_EXIT_USAGE;
+			if (!parse_u64(v, &n) || n < 1 || n > 8) {
+				gs_cli_error(CMD,
+				             "--constrain-models '%s': expected 1 "
+				             "to 8",
+				             v);
+				return GS_EXIT_USAGE;
+			}
+			b.variant.max_models = (unsigned)n;
 		} else if ((v = opt_value(argc, argv, &i, "--variant-seed",
 		                          &m)) ||
 		           m) {
