@@ -1501,8 +1501,8 @@ static int64_t score_frag(const struct search *s)
 			g[n++] = 0;
 			continue;
 		}
-		mem = (int64_t)((st.total - (st.used < st.total ? st.used
-		                                                : st.total)) *
+		mem = (int64_t)((st.total -
+		                 (st.used < st.total ? st.used : st.total)) *
 		                GS_TRACE_MILLI / st.total);
 		c = (int64_t)(100 - st.c_used) * GS_TRACE_MILLI / 100;
 		if (c < 0)
@@ -1511,8 +1511,7 @@ static int64_t score_frag(const struct search *s)
 	}
 	/* Costs are non-negative: adding a half rounds. */
 	return (int64_t)(1000.0 * gs_trace_scorer_cost(s->p->scorer,
-	                                               INT64_MAX / 4, g, n,
-	                                               0) +
+	                                               INT64_MAX / 4, g, n, 0) +
 	                 0.5);
 }
 
@@ -2116,8 +2115,8 @@ static gs_err frag_scorer(const struct gs_place_inv *inv,
 	if (p->scorer != NULL || p->has_mig)
 		return GS_OK;
 	{
-		gs_err err = gs_trace_scorer_new(pods, (size_t)req->n, NULL, 0,
-		                                 own, eb);
+		gs_err err =
+		    gs_trace_scorer_new(pods, (size_t)req->n, NULL, 0, own, eb);
 		p->scorer = *own;
 		return err;
 	}

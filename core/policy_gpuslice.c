@@ -59,12 +59,12 @@ double gs_trace_scorer_score(const struct gs_trace_scorer *s, double before,
 
 	if (ngpu > GS_TRACE_MAX_DEVS)
 		ngpu = GS_TRACE_MAX_DEVS;
-	if (cpu < 0 || (pod->spec != 0 &&
-	                (model >= 32 || !((pod->spec >> model) & 1u))))
+	if (cpu < 0 ||
+	    (pod->spec != 0 && (model >= 32 || !((pod->spec >> model) & 1u))))
 		return -1;
 	if (isnan(before))
-		before = gs_trace_scorer_cost(s, cpu_free, gpu_free, ngpu,
-		                              model);
+		before =
+		    gs_trace_scorer_cost(s, cpu_free, gpu_free, ngpu, model);
 	for (unsigned d = 0; d < ngpu; d++)
 		g[d] = gpu_free[d];
 	if (pod->num_gpu == 1 && pod->gpu_milli < GS_TRACE_MILLI) {
@@ -83,8 +83,8 @@ double gs_trace_scorer_score(const struct gs_trace_scorer *s, double before,
 				continue;
 			left = (unsigned)gpu_free[d] - pod->gpu_milli;
 			g[d] -= pod->gpu_milli;
-			v = points(before,
-			           gs_trace_scorer_cost(s, cpu, g, ngpu, model)) -
+			v = points(before, gs_trace_scorer_cost(s, cpu, g, ngpu,
+			                                        model)) -
 			    (double)left / 1e6;
 			g[d] += pod->gpu_milli;
 			if (v > best) {
@@ -161,8 +161,8 @@ static double gsl_score(void *st, const struct gs__trace_run *run, size_t i,
 	const struct gs_trace_nstate *s = &run->cl.node[i];
 
 	if (f->gen[i] != s->gen) {
-		f->base[i] = gs_trace_scorer_cost(f->sc, s->cpu_free,
-		                                  s->gpu_free, s->gpus, s->model);
+		f->base[i] = gs_trace_scorer_cost(
+		    f->sc, s->cpu_free, s->gpu_free, s->gpus, s->model);
 		f->gen[i] = s->gen;
 	}
 	return gs_trace_scorer_score(f->sc, f->base[i], s->cpu_free,

@@ -59,12 +59,13 @@ gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
 
 	*out = NULL;
 	if (s == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "gpuslice scorer: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "gpuslice scorer: out of memory");
 	s->model_aware = !(ablate & GS_TRACE_ABLATE_MODEL);
 	if ((ablate & GS_TRACE_ABLATE_DEMAND) && count_target != NULL) {
 		/* Ablation: FGD's M (by count), with nothing reweighed. */
-		err = gs_trace_workload_init_classes(
-		    &s->m, count_target->cls, count_target->n, eb);
+		err = gs_trace_workload_init_classes(&s->m, count_target->cls,
+		                                     count_target->n, eb);
 	} else {
 		err = gs_trace_workload_init_demand(&dm, pods, n,
 		                                    GS_GSL_COVERAGE, eb);
@@ -90,7 +91,8 @@ gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
 	s->hs = calloc(s->m.n ? s->m.n : 1, sizeof(*s->hs));
 	if (s->hw == NULL || s->hr == NULL || s->hs == NULL) {
 		gs_trace_scorer_free(s);
-		return gs_fail(eb, GS_ERR_NOMEM, "gpuslice scorer: out of memory");
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "gpuslice scorer: out of memory");
 	}
 	if (ablate & GS_TRACE_ABLATE_STRAND) {
 		*out = s;
@@ -146,4 +148,3 @@ double gs_trace_scorer_cost(const struct gs_trace_scorer *s, int64_t cpu_free,
 	return gs_trace_frag(&s->m, cpu_free, gpu_free, ngpu, model) +
 	       stranded(s, total, (double)cpu_free, model);
 }
-

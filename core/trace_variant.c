@@ -31,8 +31,7 @@ static double uniform01(struct gs__trace_rng *r)
 /* Which models have a node with at least `ngpu` devices and enough CPU
  * and memory for `pod`; per model the GPU count it has in the list. */
 static uint32_t models_for(const struct gs_trace_node *nodes, size_t nn,
-                           const struct gs_trace_pod *pod,
-                           const double *weight)
+                           const struct gs_trace_pod *pod, const double *weight)
 {
 	uint32_t ok = 0;
 
@@ -113,7 +112,8 @@ gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
 		if (cap_cpu[g] == 0)
 			gang[g] = 0; /* no node can host it */
 
-	/* Separate streams so that one share does not shift the other's draws. */
+	/* Separate streams so that one share does not shift the other's draws.
+	 */
 	gs__trace_rng_seed(&r, cfg->seed * 2 + 1);
 	for (size_t i = 0; i < n && cfg->gang_pct > 0; i++) {
 		struct gs_trace_pod *p = &pods[i];

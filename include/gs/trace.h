@@ -234,11 +234,11 @@ struct gs_trace_replay_cfg {
 /* Terms of the gpuslice policy that an ablation switches off
  * (docs/placement.md, "Ablation"); 0 runs the policy as designed. */
 enum gs_trace_ablate {
-	GS_TRACE_ABLATE_STRAND = 1u << 0,     /* no CPU stranding term */
-	GS_TRACE_ABLATE_MODEL = 1u << 1,      /* stranding ignores models */
-	GS_TRACE_ABLATE_GANG = 1u << 2,       /* gangs at full demand weight */
-	GS_TRACE_ABLATE_DEMAND = 1u << 3,     /* FGD's target M, by count */
-	GS_TRACE_ABLATE_RESERVE = 1u << 4,    /* no CPU reserve (rho = mean) */
+	GS_TRACE_ABLATE_STRAND = 1u << 0,  /* no CPU stranding term */
+	GS_TRACE_ABLATE_MODEL = 1u << 1,   /* stranding ignores models */
+	GS_TRACE_ABLATE_GANG = 1u << 2,    /* gangs at full demand weight */
+	GS_TRACE_ABLATE_DEMAND = 1u << 3,  /* FGD's target M, by count */
+	GS_TRACE_ABLATE_RESERVE = 1u << 4, /* no CPU reserve (rho = mean) */
 };
 
 /* Sets the paper's settings: tune 1.3, shuffle, coverage 95, seed 42. */

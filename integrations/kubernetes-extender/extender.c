@@ -83,9 +83,9 @@ static gs_err parse_node(struct gs_ext_state *st, json_t *jn, size_t i,
 			           "0 <= memory_free_bytes <= total, "
 			           "compute_free_pct 0..100",
 			           i);
-		model = gs_trace_models_intern(&st->models,
-		                               json_string_value(m),
-		                               strlen(json_string_value(m)));
+		model =
+		    gs_trace_models_intern(&st->models, json_string_value(m),
+		                           strlen(json_string_value(m)));
 		if (model < 0)
 			return bad(eb, "bad or too many GPU model names", i);
 		share = mem < c / 100 ? mem : c / 100;
@@ -115,9 +115,10 @@ gs_err gs_ext_state_parse(const char *text, size_t len,
 	if (st == NULL || !json_is_array(nodes)) {
 		json_decref(root);
 		free(st);
-		return st == NULL ? gs_fail(eb, GS_ERR_NOMEM, "out of memory")
-		                  : gs_fail(eb, GS_ERR_PARSE,
-		                            "extender state: no \"nodes\" array");
+		return st == NULL
+		           ? gs_fail(eb, GS_ERR_NOMEM, "out of memory")
+		           : gs_fail(eb, GS_ERR_PARSE,
+		                     "extender state: no \"nodes\" array");
 	}
 	st->n = json_array_size(nodes);
 	st->node = calloc(st->n ? st->n : 1, sizeof(*st->node));
@@ -132,7 +133,8 @@ gs_err gs_ext_state_parse(const char *text, size_t len,
 		size_t total = 0;
 		json_array_foreach(demand, i, v)
 		{
-			json_int_t c = json_integer_value(json_object_get(v, "count"));
+			json_int_t c =
+			    json_integer_value(json_object_get(v, "count"));
 			total += c > 0 ? (size_t)c : 1;
 		}
 		st->demand = calloc(total ? total : 1, sizeof(*st->demand));
@@ -140,7 +142,8 @@ gs_err gs_ext_state_parse(const char *text, size_t len,
 			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 		json_array_foreach(demand, i, v)
 		{
-			json_int_t c = json_integer_value(json_object_get(v, "count"));
+			json_int_t c =
+			    json_integer_value(json_object_get(v, "count"));
 			struct gs_trace_pod p = {
 			    .cpu_milli = (uint32_t)json_integer_value(
 			        json_object_get(v, "cpu_milli")),
@@ -198,8 +201,8 @@ static int64_t quantity(json_t *q)
 /* The pod's request summed over its containers; false on bad input. */
 static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
 {
-	json_t *ctrs = json_object_get(json_object_get(pod, "spec"),
-	                               "containers");
+	json_t *ctrs =
+	    json_object_get(json_object_get(pod, "spec"), "containers");
 	json_t *c;
 	size_t i;
 	int64_t share = 0, whole = 0, cpu = 0;
@@ -211,19 +214,19 @@ static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
 	}
 	json_array_foreach(ctrs, i, c)
 	{
-		json_t *req = json_object_get(
-		    json_object_get(c, "resources"), "requests");
+		json_t *req = json_object_get(json_object_get(c, "resources"),
+		                              "requests");
 		json_t *v;
 		if (!json_is_object(req))
 			continue; /* no requests, or null */
 		if ((v = json_object_get(req, "cpu")) != NULL &&
 		    !json_is_null(v)) {
-			int64_t m = json_is_string(v)
-			                ? parse_cpu(json_string_value(v))
-			                : (json_is_number(v)
-			                       ? (int64_t)(json_number_value(v) *
-			                                   1000)
-			                       : -1);
+			int64_t m =
+			    json_is_string(v)
+			        ? parse_cpu(json_string_value(v))
+			        : (json_is_number(v)
+			               ? (int64_t)(json_number_value(v) * 1000)
+			               : -1);
 			if (m < 0) {
 				*why = "bad cpu request";
 				return false;
@@ -298,12 +301,11 @@ static json_t *candidates(json_t *args)
 		}
 		return out;
 	}
-	json_array_foreach(json_object_get(json_object_get(args, "Nodes"),
-	                                   "Items"),
-	                   i, it)
+	json_array_foreach(
+	    json_object_get(json_object_get(args, "Nodes"), "Items"), i, it)
 	{
-		json_t *n = json_object_get(json_object_get(it, "metadata"),
-		                            "name");
+		json_t *n =
+		    json_object_get(json_object_get(it, "metadata"), "name");
 		if (json_is_string(n))
 			json_array_append(out, n);
 	}
@@ -328,8 +330,9 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 	args = json_loadb(body, len, 0, &je);
 	if (!json_is_object(args)) {
 		json_decref(args);
-		return error_reply(status, 400, "body is not an ExtenderArgs "
-		                                "JSON object");
+		return error_reply(status, 400,
+		                   "body is not an ExtenderArgs "
+		                   "JSON object");
 	}
 	if (!pod_request(json_object_get(args, "Pod"), &pod, &why)) {
 		json_decref(args);
@@ -337,9 +340,8 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 	}
 	gs_errbuf_init(&eb);
 	if (pod.num_gpu > 0 &&
-	    gs_trace_scorer_new(st->nd ? st->demand : &pod,
-	                        st->nd ? st->nd : 1, NULL, 0, &sc,
-	                        &eb) != GS_OK) {
+	    gs_trace_scorer_new(st->nd ? st->demand : &pod, st->nd ? st->nd : 1,
+	                        NULL, 0, &sc, &eb) != GS_OK) {
 		json_decref(args);
 		return error_reply(status, 500, eb.msg);
 	}
@@ -348,16 +350,18 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		json_t *ok = json_array(), *failed = json_object();
 		json_array_foreach(names, i, n)
 		{
-			const struct ext_node *nd = find(st, json_string_value(n));
+			const struct ext_node *nd =
+			    find(st, json_string_value(n));
 			if (pod.num_gpu == 0)
 				json_array_append(ok, n);
 			else if (nd == NULL)
 				json_object_set_new(
 				    failed, json_string_value(n),
-				    json_string("gpuslice: node reports no GPU state"));
-			else if (gs_trace_scorer_score(sc, NAN, nd->cpu_free,
-			                               nd->free, nd->ngpu,
-			                               nd->model, &pod, NULL) < 0)
+				    json_string(
+				        "gpuslice: node reports no GPU state"));
+			else if (gs_trace_scorer_score(
+			             sc, NAN, nd->cpu_free, nd->free, nd->ngpu,
+			             nd->model, &pod, NULL) < 0)
 				json_object_set_new(
 				    failed, json_string_value(n),
 				    json_string("gpuslice: not enough free GPU "
@@ -371,12 +375,13 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		out = json_array();
 		json_array_foreach(names, i, n)
 		{
-			const struct ext_node *nd = find(st, json_string_value(n));
+			const struct ext_node *nd =
+			    find(st, json_string_value(n));
 			double v = 0;
 			if (pod.num_gpu > 0 && nd != NULL)
-				v = gs_trace_scorer_score(sc, NAN, nd->cpu_free,
-				                          nd->free, nd->ngpu,
-				                          nd->model, &pod, NULL);
+				v = gs_trace_scorer_score(
+				    sc, NAN, nd->cpu_free, nd->free, nd->ngpu,
+				    nd->model, &pod, NULL);
 			json_array_append_new(
 			    out, json_pack("{s:O,s:I}", "Host", n, "Score",
 			                   (json_int_t)(v > 0 ? floor(v / 10.0)

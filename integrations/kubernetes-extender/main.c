@@ -96,12 +96,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	if (strcmp(method, "POST") != 0)
 		return send_json(c, 405, strdup("{\"Error\":\"POST only\"}"));
 	if (k->too_big)
-		return send_json(c, 413, strdup("{\"Error\":\"body too big\"}"));
+		return send_json(c, 413,
+		                 strdup("{\"Error\":\"body too big\"}"));
 	gs_errbuf_init(&eb);
 	state = read_file(state_path, &slen);
 	if (state == NULL)
-		return send_json(c, 503,
-		                 strdup("{\"Error\":\"cannot read state file\"}"));
+		return send_json(
+		    c, 503, strdup("{\"Error\":\"cannot read state file\"}"));
 	if (gs_ext_state_parse(state, slen, &st, &eb) != GS_OK) {
 		free(state);
 		fprintf(stderr, "gs-k8s-extender: %s\n", eb.msg);
@@ -143,8 +144,9 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
 			port = (unsigned)strtoul(argv[++i], NULL, 10);
 		else {
-			fprintf(stderr,
-			        "usage: gs-k8s-extender --state FILE [--port N]\n");
+			fprintf(
+			    stderr,
+			    "usage: gs-k8s-extender --state FILE [--port N]\n");
 			return 2;
 		}
 	}
@@ -153,10 +155,9 @@ int main(int argc, char **argv)
 		        "usage: gs-k8s-extender --state FILE [--port N]\n");
 		return 2;
 	}
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port,
-	                     NULL, NULL, handle, NULL,
-	                     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-	                     MHD_OPTION_END);
+	d = MHD_start_daemon(
+	    MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handle,
+	    NULL, MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
 	if (d == NULL) {
 		fprintf(stderr, "gs-k8s-extender: cannot listen on port %u\n",
 		        port);

@@ -153,29 +153,29 @@ static void stranding_ignores_classes_the_model_cannot_run(void **st)
 	gs_trace_scorer_free(blind);
 }
 
-static void score_refuses_what_does_not_fit_and_prefers_the_tight_device(
-    void **st)
+static void
+score_refuses_what_does_not_fit_and_prefers_the_tight_device(void **st)
 {
 	struct gs_trace_scorer *s = model1_scorer(0);
 	uint16_t g[3] = {1000, 300, 600};
-	struct gs_trace_pod share = {.cpu_milli = 1000,
-	                             .memory_mib = 1,
-	                             .num_gpu = 1,
-	                             .gpu_milli = 250};
+	struct gs_trace_pod share = {
+	    .cpu_milli = 1000, .memory_mib = 1, .num_gpu = 1, .gpu_milli = 250};
 	struct gs_trace_pod only1 = share;
-	struct gs_trace_pod two = {
-	    .cpu_milli = 1000, .memory_mib = 1, .num_gpu = 2, .gpu_milli = 1000};
+	struct gs_trace_pod two = {.cpu_milli = 1000,
+	                           .memory_mib = 1,
+	                           .num_gpu = 2,
+	                           .gpu_milli = 1000};
 	int dev = -1;
 	double v;
 
 	(void)st;
 	only1.spec = 1u << 1;
-	assert_true(gs_trace_scorer_score(s, NAN, 64000, g, 3, 0, &only1,
-	                                  &dev) < 0);
-	assert_true(gs_trace_scorer_score(s, NAN, 500, g, 3, 1, &share,
-	                                  &dev) < 0);
-	assert_true(gs_trace_scorer_score(s, NAN, 64000, g, 3, 1, &two,
-	                                  NULL) < 0);
+	assert_true(
+	    gs_trace_scorer_score(s, NAN, 64000, g, 3, 0, &only1, &dev) < 0);
+	assert_true(gs_trace_scorer_score(s, NAN, 500, g, 3, 1, &share, &dev) <
+	            0);
+	assert_true(gs_trace_scorer_score(s, NAN, 64000, g, 3, 1, &two, NULL) <
+	            0);
 	v = gs_trace_scorer_score(s, NAN, 64000, g, 3, 1, &share, &dev);
 	assert_true(v >= 0 && v <= 100);
 	/* Leaving the whole GPU intact keeps the demand's class placeable. */
