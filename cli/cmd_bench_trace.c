@@ -54,6 +54,15 @@ static void usage(FILE *f)
 	    "  --tune X              inflate GPU demand to X times capacity (default 1.3;\n"
 	    "                        0 replays the list as it is)\n"
 	    "  --jobs N              runs in parallel threads (default 1)\n"
+	    "  --constrain PCT       variant: restrict PCT %% of the GPU tasks to 1-2 GPU\n"
+	    "                        models, drawn by the node list's model mix\n"
+	    "  --constrain-models K  a constrained task accepts 1 to K models (default 2)\n"
+	    "  --gangs PCT           variant: turn PCT %% of the one-GPU tasks into 2/4/8\n"
+	    "                        whole-GPU tasks (the list's own multi-GPU mix)\n"
+	    "  --ablate T[,T]        switch off terms of the gpuslice policy: strand,\n"
+	    "                        model, gang, demand, reserve (docs/placement.md)\n"
+	    "  --variant-seed N      seed of the variant (default 1); the variant is\n"
+	    "                        the same for every replay seed\n"
 	    "  --out DIR             also write DIR/results.csv and DIR/unallocated.svg\n"
 	    "  --json                print JSON: {\"results\":[{\"policy\",\"arrived_pct\",\n"
 	    "                        \"unallocated_pct_mean\",\"unallocated_pct_sd\",\n"
@@ -87,6 +96,8 @@ struct bench {
 	unsigned jobs_n;
 	const char *out_dir;
 	bool json;
+	struct gs_trace_variant_cfg variant;
+	unsigned ablate; /* GS_TRACE_ABLATE_* for the gpuslice policy */
 
 	struct job *job;
 	size_t n_job;
@@ -288,6 +299,7 @@ static void *worker(void *arg)
 		gs_trace_replay_cfg_default(&cfg);
 		cfg.seed = j->seed;
 		cfg.tune = b->tune;
+		cfg.ablate = b->ablate;
 		pa.b = b;
 		pa.j = j;
 		cfg.progress = on_progress;
@@ -675,6 +687,10 @@ static int load(struct bench *b, const char *nodes_path, const char *pods_path)
 		err = gs_trace_csv_parse_pods(buf, len, pods_path, &b->models,
 		                              &b->pods, &b->n_pods, &eb);
 	free(buf);
+	if (err == GS_OK &&
+	    (b->variant.constrain_pct > 0 || b->variant.gang_pct > 0))
+		err = gs_trace_variant_apply(b->pods, b->n_pods, b->nodes,
+		                             b->n_nodes, &b->variant, &eb);
 	if (err != GS_OK)
 		return gs_cli_fail(CMD, err, &eb);
 	for (size_t i = 0, g = 0; i < b->n_nodes; i++) {
@@ -683,6 +699,46 @@ static int load(struct bench *b, const char *nodes_path, const char *pods_path)
 			gs_cli_error(CMD, "%s: no node has a GPU", nodes_path);
 			return GS_EXIT_USAGE;
 		}
+	}
+	return 0;
+}
+
+/* Parses "strand,model" into GS_TRACE_ABLATE_* bits; -1 on a bad name. */
+static int parse_ablate(const char *v, unsigned *out)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} terms[] = {
+	    {"strand", GS_TRACE_ABLATE_STRAND},
+	    {"model", GS_TRACE_ABLATE_MODEL},
+	    {"gang", GS_TRACE_ABLATE_GANG},
+	    {"demand", GS_TRACE_ABLATE_DEMAND},
+	    {"reserve", GS_TRACE_ABLATE_RESERVE},
+	};
+	const char *p = v;
+
+	*out = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+		for (size_t t = 0; t < sizeof(terms) / sizeof(terms[0]); t++) {
+			if (strlen(terms[t].name) == len &&
+			    strncmp(terms[t].name, p, len) == 0) {
+				*out |= terms[t].bit;
+				found = true;
+			}
+		}
+		if (!found) {
+			gs_cli_error(CMD,
+			             "--ablate '%s': unknown term '%.*s' "
+			             "(strand, model, gang, demand, reserve)",
+			             v, (int)len, p);
+			return -1;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
 	}
 	return 0;
 }
@@ -723,13 +779,14 @@ int gs_cli_bench_trace(int argc, char **argv)
 	memset(&b, 0, sizeof(b));
 	b.tune = 1.3;
 	b.jobs_n = 1;
+	b.variant.seed = 1;
 	for (int k = 0; k < GS_TRACE_POLICY__COUNT; k++)
 		b.policies[b.n_policies++] = k;
 	for (uint64_t s = 42; s <= 51; s++)
 		b.seeds[b.n_seeds++] = s;
 
 	for (int i = 1; i < argc; i++) {
-		const char *v;
+		const char *v, *opt = argv[i];
 		bool m;
 
 		if (strcmp(argv[i], "--help") == 0 ||
@@ -782,6 +839,59 @@ int gs_cli_bench_trace(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			}
 			b.jobs_n = (unsigned)n;
+		} else if ((v = opt_value(argc, argv, &i, "--constrain", &m)) ||
+		           m || (v = opt_value(argc, argv, &i, "--gangs", &m)) ||
+		           m) {
+			bool gangs = strncmp(opt, "--gangs", 7) == 0;
+			char *end;
+			double x;
+			if (!v)
+				return GS_EXIT_USAGE;
+			errno = 0;
+			x = strtod(v, &end);
+			if (errno || *end || end == v || !(x >= 0) || x > 100) {
+				gs_cli_error(CMD,
+				             "%s '%s': expected a percentage "
+				             "from 0 to 100",
+				             gangs ? "--gangs" : "--constrain", v);
+				return GS_EXIT_USAGE;
+			}
+			if (gangs)
+				b.variant.gang_pct = x;
+			else
+				b.variant.constrain_pct = x;
+		} else if ((v = opt_value(argc, argv, &i, "--ablate", &m)) ||
+		           m) {
+			if (!v || parse_ablate(v, &b.ablate) != 0)
+				return GS_EXIT_USAGE;
+		} else if ((v = opt_value(argc, argv, &i, "--constrain-models",
+		                          &m)) ||
+		           m) {
+			uint64_t n;
+			if (!v)
+				return GS_EXIT_USAGE;
+			if (!parse_u64(v, &n) || n < 1 || n > 8) {
+				gs_cli_error(CMD,
+				             "--constrain-models '%s': expected 1 "
+				             "to 8",
+				             v);
+				return GS_EXIT_USAGE;
+			}
+			b.variant.max_models = (unsigned)n;
+		} else if ((v = opt_value(argc, argv, &i, "--variant-seed",
+		                          &m)) ||
+		           m) {
+			uint64_t n;
+			if (!v)
+				return GS_EXIT_USAGE;
+			if (!parse_u64(v, &n)) {
+				gs_cli_error(CMD,
+				             "--variant-seed '%s': expected a "
+				             "non-negative integer",
+				             v);
+				return GS_EXIT_USAGE;
+			}
+			b.variant.seed = n;
 		} else if ((v = opt_value(argc, argv, &i, "--out", &m)) || m) {
 			if (!v)
 				return GS_EXIT_USAGE;

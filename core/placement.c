@@ -42,6 +42,7 @@
  * against an exhaustive search.
  */
 #include "gs/placement.h"
+#include "gs/trace.h"
 
 #include "gs/migplan.h"
 
@@ -149,26 +150,26 @@ struct gs_place_inv {
 
 /* ---- names ------------------------------------------------------------ */
 
-static const char *const policy_names[] = {"binpack", "spread"};
+static const char *const policy_names[] = {"binpack", "spread", "frag"};
 static const char *const gang_names[] = {"same-node", "same-gpu",
                                          "same-parent"};
 
 const char *gs_place_policy_name(enum gs_place_policy p)
 {
-	return (unsigned)p < 2 ? policy_names[p] : "?";
+	return (unsigned)p < 3 ? policy_names[p] : "?";
 }
 
 gs_err gs_place_parse_policy(const char *text, enum gs_place_policy *p,
                              struct gs_errbuf *eb)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (text != NULL && strcasecmp(text, policy_names[i]) == 0) {
 			*p = (enum gs_place_policy)i;
 			return GS_OK;
 		}
 	return gs_fail(
 	    eb, GS_ERR_PARSE,
-	    "unknown placement policy '%s' (expected binpack|spread)",
+	    "unknown placement policy '%s' (expected binpack|spread|frag)",
 	    text ? text : "");
 }
 
@@ -981,6 +982,8 @@ struct prep {
 	struct pitem it[GS_PLACE_MAX_GANG];
 	enum gs_place_gang gang;
 	enum gs_place_policy policy;
+	const struct gs_trace_scorer *scorer; /* FRAG without MIG; borrowed */
+	bool has_mig;
 	const struct gs_gpu_selector *sel;
 	const struct gs_gpu_model *sel_model;
 	int n_whole;
@@ -1105,7 +1108,7 @@ static gs_err prepare(const struct gs_place_request *req, struct prep *p,
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "a request holds 1..%d slices, not %d",
 		               GS_PLACE_MAX_GANG, req->n);
-	if ((unsigned)req->policy > GS_PLACE_SPREAD ||
+	if ((unsigned)req->policy > GS_PLACE_FRAG ||
 	    (unsigned)req->gang > GS_GANG_SAME_PARENT)
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "unknown placement policy or gang constraint");
@@ -1279,6 +1282,7 @@ struct search {
 	long *budget; /* steps left for the whole request */
 	bool exhausted;
 	int deepest; /* items placed at the deepest point */
+	int node;    /* the node being solved */
 };
 
 /* A device's state: what is stored plus the deltas on it. */
@@ -1453,8 +1457,8 @@ static bool better(const struct search *s, int64_t score)
 {
 	if (!s->found)
 		return true;
-	return s->p->policy == GS_PLACE_BINPACK ? score < s->best_score
-	                                        : score > s->best_score;
+	return s->p->policy != GS_PLACE_SPREAD ? score < s->best_score
+	                                       : score > s->best_score;
 }
 
 static void push(struct search *s, int k, int gi, int ii)
@@ -1476,9 +1480,46 @@ static void push(struct search *s, int k, int gi, int ii)
 	s->cur[k][1] = ii;
 }
 
+/*
+ * FRAG: the node's cost after the deltas, in thousandths of a milli-GPU.
+ * A GPU taken whole has nothing free; otherwise its free share is the
+ * smaller of its free memory and free compute, in milli-GPU.
+ */
+static int64_t score_frag(const struct search *s)
+{
+	const struct pnode *nd = &s->inv->node[s->node];
+	uint16_t g[GS_TRACE_MAX_DEVS];
+	unsigned n = 0;
+
+	for (int gi = nd->first_gpu;
+	     gi < nd->first_gpu + nd->n_gpus && n < GS_TRACE_MAX_DEVS; gi++) {
+		struct dstate st;
+		int64_t mem, c;
+
+		gpu_state(s, gi, &st);
+		if (st.excl || st.total == 0) {
+			g[n++] = 0;
+			continue;
+		}
+		mem = (int64_t)((st.total -
+		                 (st.used < st.total ? st.used : st.total)) *
+		                GS_TRACE_MILLI / st.total);
+		c = (int64_t)(100 - st.c_used) * GS_TRACE_MILLI / 100;
+		if (c < 0)
+			c = 0;
+		g[n++] = (uint16_t)(mem < c ? mem : c);
+	}
+	/* Costs are non-negative: adding a half rounds. */
+	return (int64_t)(1000.0 * gs_trace_scorer_cost(s->p->scorer,
+	                                               INT64_MAX / 4, g, n, 0) +
+	                 0.5);
+}
+
 static void leaf(struct search *s)
 {
-	int64_t score = score_deltas(s);
+	int64_t score = s->p->scorer != NULL && !s->p->has_mig
+	                    ? score_frag(s)
+	                    : score_deltas(s);
 
 	if (!better(s, score))
 		return;
@@ -1802,6 +1843,7 @@ static void search_init(struct search *s, const struct gs_place_inv *inv,
 static void solve_node(struct search *s, int node)
 {
 	s->n_d = 0;
+	s->node = node;
 	if (s->p->n == 1)
 		scan_one(s, node);
 	else
@@ -1973,7 +2015,7 @@ static struct tentry tq_pop(struct tqueue *q, bool binpack)
 static void tree_search(struct tquery *q)
 {
 	const struct gs_place_inv *inv = q->inv;
-	bool binpack = q->p->policy == GS_PLACE_BINPACK;
+	bool binpack = q->p->policy != GS_PLACE_SPREAD;
 	int m = q->p->edge;
 	struct tentry e = {.t = 1, .lo = 0};
 	struct tqueue tq;
@@ -2036,10 +2078,55 @@ static gs_err no_fit_gave_up(const struct prep *p, struct gs_errbuf *eb)
 	               p->n_orig, GS_PLACE_SEARCH_BUDGET);
 }
 
+/*
+ * FRAG: the scorer of the request, or one built from the request's own
+ * slices (*own, the caller frees it) when it names none. A fraction
+ * counts as its compute share, or without one its memory share of the
+ * inventory's first GPU; a whole GPU as 1000 milli-GPU.
+ */
+static gs_err frag_scorer(const struct gs_place_inv *inv,
+                          const struct gs_place_request *req, struct prep *p,
+                          struct gs_trace_scorer **own, struct gs_errbuf *eb)
+{
+	struct gs_trace_pod pods[GS_PLACE_MAX_GANG];
+
+	for (int k = 0; k < req->n; k++) {
+		const struct gs_place_item *it = &req->item[k];
+		int64_t milli = GS_TRACE_MILLI;
+
+		if (it->kind == GS_PLACE_MIG)
+			p->has_mig = true;
+		if (it->kind == GS_PLACE_FRACTION) {
+			if (it->compute_pct > 0)
+				milli = (int64_t)it->compute_pct * 10;
+			else if (inv->n_gpus > 0 && inv->gpu[0].mem_total > 0)
+				milli = (int64_t)(it->memory_bytes *
+				                  GS_TRACE_MILLI /
+				                  inv->gpu[0].mem_total);
+			if (milli < 1)
+				milli = 1;
+			if (milli > GS_TRACE_MILLI)
+				milli = GS_TRACE_MILLI;
+		}
+		pods[k] = (struct gs_trace_pod){.gpu_milli = (uint16_t)milli,
+		                                .num_gpu = 1};
+	}
+	p->scorer = req->scorer;
+	if (p->scorer != NULL || p->has_mig)
+		return GS_OK;
+	{
+		gs_err err =
+		    gs_trace_scorer_new(pods, (size_t)req->n, NULL, 0, own, eb);
+		p->scorer = *own;
+		return err;
+	}
+}
+
 gs_err gs_place(const struct gs_place_inv *inv,
                 const struct gs_place_request *req, struct gs_place_result *out,
                 struct gs_errbuf *eb)
 {
+	struct gs_trace_scorer *own = NULL; /* FRAG's default scorer */
 	struct prep p;
 	int best_node = -1;
 	long budget = GS_PLACE_SEARCH_BUDGET;
@@ -2051,6 +2138,11 @@ gs_err gs_place(const struct gs_place_inv *inv,
 	err = prepare(req, &p, eb);
 	if (err != GS_OK)
 		return err;
+	if (p.policy == GS_PLACE_FRAG) {
+		err = frag_scorer(inv, req, &p, &own, eb);
+		if (err != GS_OK)
+			return err;
+	}
 	{
 		struct tquery q = {.inv = inv,
 		                   .p = &p,
@@ -2058,6 +2150,8 @@ gs_err gs_place(const struct gs_place_inv *inv,
 		                   .budget = &budget,
 		                   .out = out};
 		tree_search(&q);
+		gs_trace_scorer_free(own);
+		p.scorer = NULL; /* explain() scores as binpack */
 		if (q.nomem && q.best < 0)
 			return gs_fail(eb, GS_ERR_NOMEM,
 			               "no memory for the placement search");

@@ -84,6 +84,7 @@ struct gs__trace_run {
 	size_t n_pods;
 	struct gs__trace_rng rng;
 	uint32_t epoch; /* a policy bumps it to drop every cached score */
+	unsigned ablate; /* GS_TRACE_ABLATE_* from the replay's cfg */
 };
 
 enum gs__trace_policy_flags {

@@ -442,6 +442,7 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 	r->run.target = &r->target;
 	r->run.pods = pods;
 	r->run.n_pods = n_pods;
+	r->run.ablate = cfg->ablate;
 	r->run.epoch = 1;
 	gs__trace_rng_seed(&r->run.rng, cfg->seed);
 

@@ -84,7 +84,15 @@
 enum gs_place_policy {
 	GS_PLACE_BINPACK = 0,
 	GS_PLACE_SPREAD,
+	/* Nodes as binpack; within the node, the assignment that leaves the
+	 * least fragmentation of what the node could still host, by
+	 * gpuslice's scorer (gs_trace_scorer_cost, gs/trace.h) with each GPU's
+	 * free share = min(free memory, free compute) in milli-GPU. Requests
+	 * with MIG slices are placed as binpack. */
+	GS_PLACE_FRAG,
 };
+
+struct gs_trace_scorer;
 
 enum gs_place_gang {
 	GS_GANG_SAME_NODE = 0,
@@ -190,6 +198,10 @@ struct gs_place_request {
 	/* Which GPUs may be used; NULL or kind GS_GPU_ANY for all. An index
 	 * selects that GPU index on every node. */
 	const struct gs_gpu_selector *gpu;
+	/* GS_PLACE_FRAG: the demand seen (borrowed; gs_trace_scorer_new from
+	 * the slices the node was asked for). NULL: the request's own slices
+	 * stand for the demand. */
+	const struct gs_trace_scorer *scorer;
 };
 
 /* Where one slice goes: a GPU, and an instance of it (or -1). */

@@ -226,8 +226,19 @@ struct gs_trace_replay_cfg {
 	double coverage_pct; /* target workload coverage; 0 means 95 */
 	int stop_level;      /* stop once arrival passes this %; 0 = never */
 	bool no_cache;       /* rescore every node every time (tests) */
+	unsigned ablate;     /* GS_TRACE_ABLATE_*: switch off gpuslice terms */
 	gs_trace_progress_fn progress;
 	void *progress_arg;
+};
+
+/* Terms of the gpuslice policy that an ablation switches off
+ * (docs/placement.md, "Ablation"); 0 runs the policy as designed. */
+enum gs_trace_ablate {
+	GS_TRACE_ABLATE_STRAND = 1u << 0,  /* no CPU stranding term */
+	GS_TRACE_ABLATE_MODEL = 1u << 1,   /* stranding ignores models */
+	GS_TRACE_ABLATE_GANG = 1u << 2,    /* gangs at full demand weight */
+	GS_TRACE_ABLATE_DEMAND = 1u << 3,  /* FGD's target M, by count */
+	GS_TRACE_ABLATE_RESERVE = 1u << 4, /* no CPU reserve (rho = mean) */
 };
 
 /* Sets the paper's settings: tune 1.3, shuffle, coverage 95, seed 42. */
@@ -258,5 +269,63 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
                        enum gs_trace_policy policy,
                        const struct gs_trace_replay_cfg *cfg,
                        struct gs_trace_result *out, struct gs_errbuf *eb);
+
+/* ---- gpuslice's placement scoring on one node (policy_gpuslice.c) ----- */
+
+/*
+ * A scorer holds what gpuslice's scoring knows of the demand: the task
+ * classes seen (M_g) and their CPU per GPU. It scores ONE node's GPUs, so
+ * the replay, the node daemon and a scheduler extender share it.
+ */
+struct gs_trace_scorer;
+
+/*
+ * Builds a scorer from the tasks seen (`pods`, n >= 1). `count_target`
+ * (may be NULL) is FGD's count-weighted M, used only by the
+ * GS_TRACE_ABLATE_DEMAND ablation. On success *out is owned by the caller
+ * (gs_trace_scorer_free); on failure *out is NULL.
+ */
+gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
+                           const struct gs_trace_workload *count_target,
+                           unsigned ablate, struct gs_trace_scorer **out,
+                           struct gs_errbuf *eb);
+void gs_trace_scorer_free(struct gs_trace_scorer *s);
+/* Cost of a node state in milli-GPU: fragmentation plus stranded GPU. */
+double gs_trace_scorer_cost(const struct gs_trace_scorer *s, int64_t cpu_free,
+                            const uint16_t *gpu_free, unsigned ngpu,
+                            unsigned model);
+/*
+ * Score (higher is better, 0..100 less a best-fit fraction) of placing
+ * `pod` on a node with `cpu_free`, `ngpu` devices free `gpu_free` and
+ * model id `model`; -1 when it does not fit (CPU, model, devices; memory
+ * is the caller's). `before` is the node's current cost, or NAN to have it
+ * computed. For a share, *dev (may be NULL) gets the chosen device.
+ */
+double gs_trace_scorer_score(const struct gs_trace_scorer *s, double before,
+                             int64_t cpu_free, const uint16_t *gpu_free,
+                             unsigned ngpu, unsigned model,
+                             const struct gs_trace_pod *pod, int *dev);
+
+/* ---- Task list variants (core/trace_variant.c) ------------------------ */
+
+struct gs_trace_variant_cfg {
+	uint64_t seed;        /* the variant's own seed, not the replay's */
+	double constrain_pct; /* share of GPU tasks restricted to models, % */
+	unsigned max_models;  /* a constrained task accepts 1..this; 0 = 2 */
+	double gang_pct; /* share of 1-GPU/share tasks turned into 2/4/8 GPUs */
+};
+
+/*
+ * Rewrites `pods` in place into a variant of the list: first turns
+ * gang_pct % of the one-GPU tasks into multi-GPU tasks (sizes by the
+ * list's multi-GPU mix), then restricts constrain_pct % of the GPU tasks
+ * without a model restriction to 1..max_models models, drawn by the node
+ * list's GPU count per model among models that can host the task.
+ * Deterministic for a seed. GS_ERR_INVALID for shares outside 0..100.
+ */
+gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
+                              const struct gs_trace_node *nodes, size_t nn,
+                              const struct gs_trace_variant_cfg *cfg,
+                              struct gs_errbuf *eb);
 
 #endif

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "gs/placement.h"
+#include "gs/trace.h"
 
 #define GIB (1024ULL * 1024 * 1024)
 #define MIB (1024ULL * 1024)
@@ -149,6 +150,47 @@ static void binpack_fills_the_fullest_gpu_and_spread_the_emptiest(void **st)
 	                        GS_PLACE_SPREAD, &res, &eb),
 	                 GS_OK);
 	assert_int_equal(res.target[0].gpu, 0);
+	gs_place_inv_destroy(inv);
+}
+
+/* FRAG keeps what the demand needs placeable: with only the request to go
+ * by, room for another slice of its size; with whole GPUs in the demand,
+ * a whole free GPU. */
+static void frag_keeps_room_for_the_demand_it_has_seen(void **st)
+{
+	struct gs_place_inv *inv = gs_place_inv_create();
+	struct gs_place_request req = {.n = 1, .policy = GS_PLACE_FRAG};
+	struct gs_trace_pod whole_gpu = {
+	    .cpu_milli = 0, .memory_mib = 1, .num_gpu = 1, .gpu_milli = 1000};
+	struct gs_trace_scorer *sc = NULL;
+	struct gs_place_result res;
+	struct gs_errbuf eb = {0};
+	enum gs_place_policy pol;
+
+	(void)st;
+	add_node(inv, "n0");
+	add_gpu(inv, "H100", 0, false);
+	add_gpu(inv, "H100", 0, false);
+	occupy(inv, 1, -1, frac(GS_MODE_TIMESLICE, 40 * GIB, 40));
+	req.item[0] = frac(GS_MODE_TIMESLICE, 8 * GIB, 40);
+
+	/* binpack: the fuller GPU, though it leaves 20 % no slice can use */
+	assert_int_equal(place1(inv, req.item[0], GS_PLACE_BINPACK, &res, &eb),
+	                 GS_OK);
+	assert_int_equal(res.target[0].gpu, 1);
+	/* frag, demand = the request: both GPUs keep room for one more */
+	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_OK);
+	assert_int_equal(res.target[0].gpu, 0);
+	/* frag, demand = whole GPUs: keep GPU 0 whole */
+	assert_int_equal(gs_trace_scorer_new(&whole_gpu, 1, NULL, 0, &sc, &eb),
+	                 GS_OK);
+	req.scorer = sc;
+	assert_int_equal(gs_place(inv, &req, &res, &eb), GS_OK);
+	assert_int_equal(res.target[0].gpu, 1);
+	assert_int_equal(gs_place_parse_policy("frag", &pol, &eb), GS_OK);
+	assert_int_equal(pol, GS_PLACE_FRAG);
+	assert_string_equal(gs_place_policy_name(GS_PLACE_FRAG), "frag");
+	gs_trace_scorer_free(sc);
 	gs_place_inv_destroy(inv);
 }
 
@@ -1091,6 +1133,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(
 	        binpack_fills_the_fullest_gpu_and_spread_the_emptiest),
+	    cmocka_unit_test(frag_keeps_room_for_the_demand_it_has_seen),
 	    cmocka_unit_test(timeslice_and_mps_never_share_a_gpu),
 	    cmocka_unit_test(same_parent_gang_takes_instances_of_one_gpu),
 	    cmocka_unit_test(

@@ -61,6 +61,21 @@ expect 2 "unknown policy 'tetris'" -- --nodes "$nodes" --pods "$p" --policy fgd,
 expect 2 "--seeds '9-3'" -- --nodes "$nodes" --pods "$p" --seeds 9-3
 expect 2 "--tune 'x'" -- --nodes "$nodes" --pods "$p" --tune x
 expect 2 "unknown option '--frobnicate'" -- --nodes "$nodes" --pods "$p" --frobnicate
+expect 2 "--constrain '120'" -- --nodes "$nodes" --pods "$p" --constrain 120
+expect 2 "--gangs 'x'" -- --nodes "$nodes" --pods "$p" --gangs x
+expect 2 "--constrain-models '0'" -- --nodes "$nodes" --pods "$p" --constrain-models 0
+expect 2 "--ablate 'strand,foo': unknown term 'foo'" -- --nodes "$nodes" --pods "$p" --ablate strand,foo
+
+# A variant of a valid list runs and differs from the list only where it
+# should: the same variant seed gives the same figures.
+v1=$("$G" bench trace --nodes "$nodes" --pods "$p" --seeds 1 --json \
+	--constrain 35 --gangs 20 --variant-seed 5 --policy gpuslice 2>/dev/null)
+v2=$("$G" bench trace --nodes "$nodes" --pods "$p" --seeds 1 --json \
+	--constrain 35 --gangs 20 --variant-seed 5 --policy gpuslice 2>/dev/null)
+if [ -z "$v1" ] || [ "$v1" != "$v2" ]; then
+	echo "FAIL: a list variant did not run, or is not deterministic" >&2
+	fails=$((fails + 1))
+fi
 
 # The good file still runs.
 if ! "$G" bench trace --nodes "$nodes" --pods "$p" --seeds 1 --json >/dev/null 2>&1; then

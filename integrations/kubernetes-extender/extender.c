@@ -1,0 +1,395 @@
+/*
+ * extender.c - the extender's verbs (see extender.h). Pod requests are
+ * read from the containers' resource requests: "cpu" (cores or "NNNm"),
+ * "gpuslice.io/gpu-milli" (a share of one GPU, 1..999) and
+ * "nvidia.com/gpu" (whole GPUs). A node's GPU free share is the smaller
+ * of its free memory and free compute, in milli-GPU, as in core's `frag`
+ * placement policy.
+ */
+#include "extender.h"
+
+#include "gs/trace.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ext_node {
+	char name[256];
+	int64_t cpu_free;
+	unsigned ngpu;
+	uint16_t free[GS_TRACE_MAX_DEVS];
+	unsigned model;
+};
+
+struct gs_ext_state {
+	struct gs_trace_models models;
+	size_t n;
+	struct ext_node *node; /* owned */
+	size_t nd;
+	struct gs_trace_pod *demand; /* owned; nd tasks */
+};
+
+void gs_ext_state_free(struct gs_ext_state *st)
+{
+	if (st == NULL)
+		return;
+	free(st->node);
+	free(st->demand);
+	free(st);
+}
+
+static gs_err bad(struct gs_errbuf *eb, const char *what, size_t i)
+{
+	return gs_fail(eb, GS_ERR_PARSE, "extender state: %s (entry %zu)", what,
+	               i);
+}
+
+static gs_err parse_node(struct gs_ext_state *st, json_t *jn, size_t i,
+                         struct gs_errbuf *eb)
+{
+	struct ext_node *n = &st->node[i];
+	json_t *name = json_object_get(jn, "name");
+	json_t *gpus = json_object_get(jn, "gpus");
+	json_t *g;
+	size_t k;
+	int model = -1;
+
+	if (!json_is_string(name) ||
+	    strlen(json_string_value(name)) >= sizeof(n->name))
+		return bad(eb, "node without a name", i);
+	strcpy(n->name, json_string_value(name));
+	n->cpu_free = json_integer_value(json_object_get(jn, "cpu_free_milli"));
+	if (!json_is_integer(json_object_get(jn, "cpu_free_milli")))
+		n->cpu_free = INT64_MAX / 4; /* not reported: never binds */
+	if (!json_is_array(gpus) || json_array_size(gpus) > GS_TRACE_MAX_DEVS)
+		return bad(eb, "node needs a \"gpus\" array of at most 16", i);
+	json_array_foreach(gpus, k, g)
+	{
+		json_t *m = json_object_get(g, "model");
+		double tot = (double)json_integer_value(
+		    json_object_get(g, "memory_total_bytes"));
+		double fr = (double)json_integer_value(
+		    json_object_get(g, "memory_free_bytes"));
+		json_t *jc = json_object_get(g, "compute_free_pct");
+		double c = json_is_number(jc) ? json_number_value(jc) : 100;
+		double mem = tot > 0 ? fr / tot : 0, share;
+
+		if (!json_is_string(m) || tot <= 0 || fr < 0 || fr > tot ||
+		    c < 0 || c > 100)
+			return bad(eb,
+			           "GPU needs model, memory_total_bytes > 0, "
+			           "0 <= memory_free_bytes <= total, "
+			           "compute_free_pct 0..100",
+			           i);
+		model =
+		    gs_trace_models_intern(&st->models, json_string_value(m),
+		                           strlen(json_string_value(m)));
+		if (model < 0)
+			return bad(eb, "bad or too many GPU model names", i);
+		share = mem < c / 100 ? mem : c / 100;
+		n->free[n->ngpu++] = (uint16_t)floor(share * GS_TRACE_MILLI);
+	}
+	n->model = model < 0 ? 0 : (unsigned)model; /* one model per node */
+	return GS_OK;
+}
+
+gs_err gs_ext_state_parse(const char *text, size_t len,
+                          struct gs_ext_state **out, struct gs_errbuf *eb)
+{
+	json_error_t je;
+	json_t *root = json_loadb(text, len, 0, &je);
+	json_t *nodes, *demand, *v;
+	struct gs_ext_state *st;
+	size_t i;
+	gs_err err = GS_OK;
+
+	*out = NULL;
+	if (root == NULL)
+		return gs_fail(eb, GS_ERR_PARSE, "extender state: %s (line %d)",
+		               je.text, je.line);
+	nodes = json_object_get(root, "nodes");
+	demand = json_object_get(root, "demand");
+	st = calloc(1, sizeof(*st));
+	if (st == NULL || !json_is_array(nodes)) {
+		json_decref(root);
+		free(st);
+		return st == NULL
+		           ? gs_fail(eb, GS_ERR_NOMEM, "out of memory")
+		           : gs_fail(eb, GS_ERR_PARSE,
+		                     "extender state: no \"nodes\" array");
+	}
+	st->n = json_array_size(nodes);
+	st->node = calloc(st->n ? st->n : 1, sizeof(*st->node));
+	if (st->node == NULL)
+		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	json_array_foreach(nodes, i, v)
+	{
+		if (err == GS_OK)
+			err = parse_node(st, v, i, eb);
+	}
+	if (err == GS_OK && json_is_array(demand)) {
+		size_t total = 0;
+		json_array_foreach(demand, i, v)
+		{
+			json_int_t c =
+			    json_integer_value(json_object_get(v, "count"));
+			total += c > 0 ? (size_t)c : 1;
+		}
+		st->demand = calloc(total ? total : 1, sizeof(*st->demand));
+		if (st->demand == NULL)
+			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+		json_array_foreach(demand, i, v)
+		{
+			json_int_t c =
+			    json_integer_value(json_object_get(v, "count"));
+			struct gs_trace_pod p = {
+			    .cpu_milli = (uint32_t)json_integer_value(
+			        json_object_get(v, "cpu_milli")),
+			    .gpu_milli = (uint16_t)json_integer_value(
+			        json_object_get(v, "gpu_milli")),
+			    .num_gpu = (uint8_t)json_integer_value(
+			        json_object_get(v, "num_gpu")),
+			};
+			if (err != GS_OK)
+				break;
+			if (!gs_trace_pod_is_valid(&p)) {
+				err = bad(eb, "invalid demand entry", i);
+				break;
+			}
+			for (json_int_t r = 0; r < (c > 0 ? c : 1); r++)
+				st->demand[st->nd++] = p;
+		}
+	}
+	json_decref(root);
+	if (err != GS_OK) {
+		gs_ext_state_free(st);
+		return err;
+	}
+	*out = st;
+	return GS_OK;
+}
+
+/* "4", "1.5", "500m" -> millicores; -1 when malformed. */
+static int64_t parse_cpu(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -1;
+	if (*end == 'm' && end[1] == '\0')
+		return (int64_t)v;
+	if (*end != '\0')
+		return -1;
+	return (int64_t)(v * 1000);
+}
+
+static int64_t quantity(json_t *q)
+{
+	if (json_is_integer(q))
+		return json_integer_value(q);
+	if (json_is_string(q)) {
+		char *end;
+		long long v = strtoll(json_string_value(q), &end, 10);
+		return (*end == '\0' && end != json_string_value(q)) ? v : -1;
+	}
+	return -1;
+}
+
+/* The pod's request summed over its containers; false on bad input. */
+static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
+{
+	json_t *ctrs =
+	    json_object_get(json_object_get(pod, "spec"), "containers");
+	json_t *c;
+	size_t i;
+	int64_t share = 0, whole = 0, cpu = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!json_is_array(ctrs)) {
+		*why = "Pod.spec.containers missing";
+		return false;
+	}
+	json_array_foreach(ctrs, i, c)
+	{
+		json_t *req = json_object_get(json_object_get(c, "resources"),
+		                              "requests");
+		json_t *v;
+		if (!json_is_object(req))
+			continue; /* no requests, or null */
+		if ((v = json_object_get(req, "cpu")) != NULL &&
+		    !json_is_null(v)) {
+			int64_t m =
+			    json_is_string(v)
+			        ? parse_cpu(json_string_value(v))
+			        : (json_is_number(v)
+			               ? (int64_t)(json_number_value(v) * 1000)
+			               : -1);
+			if (m < 0) {
+				*why = "bad cpu request";
+				return false;
+			}
+			cpu += m;
+		}
+		if ((v = json_object_get(req, "gpuslice.io/gpu-milli")) &&
+		    !json_is_null(v)) {
+			int64_t m = quantity(v);
+			if (m < 1 || m > 999 || share > 0) {
+				*why = "gpuslice.io/gpu-milli must be 1..999, "
+				       "in one container";
+				return false;
+			}
+			share = m;
+		}
+		if ((v = json_object_get(req, "nvidia.com/gpu")) &&
+		    !json_is_null(v)) {
+			int64_t m = quantity(v);
+			if (m < 0 || whole + m > GS_TRACE_MAX_DEVS) {
+				*why = "bad nvidia.com/gpu request";
+				return false;
+			}
+			whole += m;
+		}
+	}
+	if (share > 0 && whole > 0) {
+		*why = "a pod asks for a GPU share or whole GPUs, not both";
+		return false;
+	}
+	p->cpu_milli = (uint32_t)cpu;
+	p->gpu_milli = (uint16_t)(share > 0 ? share : (whole > 0 ? 1000 : 0));
+	p->num_gpu = (uint8_t)(share > 0 ? 1 : whole);
+	return true;
+}
+
+static const struct ext_node *find(const struct gs_ext_state *st,
+                                   const char *name)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (strcmp(st->node[i].name, name) == 0)
+			return &st->node[i];
+	return NULL;
+}
+
+static char *reply(json_t *j, int *status, int code)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	*status = code;
+	return s;
+}
+
+static char *error_reply(int *status, int code, const char *msg)
+{
+	return reply(json_pack("{s:s}", "Error", msg), status, code);
+}
+
+/* The candidate names: NodeNames, else Nodes.Items[].metadata.name. */
+static json_t *candidates(json_t *args)
+{
+	json_t *names = json_object_get(args, "NodeNames");
+	json_t *out = json_array(), *it;
+	size_t i;
+
+	if (json_is_array(names)) {
+		json_array_foreach(names, i, it)
+		{
+			if (json_is_string(it))
+				json_array_append(out, it);
+		}
+		return out;
+	}
+	json_array_foreach(
+	    json_object_get(json_object_get(args, "Nodes"), "Items"), i, it)
+	{
+		json_t *n =
+		    json_object_get(json_object_get(it, "metadata"), "name");
+		if (json_is_string(n))
+			json_array_append(out, n);
+	}
+	return out;
+}
+
+char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
+                    const char *body, size_t len, int *status)
+{
+	json_error_t je;
+	json_t *args, *names, *n;
+	struct gs_trace_pod pod;
+	struct gs_trace_scorer *sc = NULL;
+	struct gs_errbuf eb;
+	const char *why = NULL;
+	bool filter = strcmp(verb, "filter") == 0;
+	json_t *out;
+	size_t i;
+
+	if (!filter && strcmp(verb, "prioritize") != 0)
+		return error_reply(status, 404, "unknown verb");
+	args = json_loadb(body, len, 0, &je);
+	if (!json_is_object(args)) {
+		json_decref(args);
+		return error_reply(status, 400,
+		                   "body is not an ExtenderArgs "
+		                   "JSON object");
+	}
+	if (!pod_request(json_object_get(args, "Pod"), &pod, &why)) {
+		json_decref(args);
+		return error_reply(status, 400, why);
+	}
+	gs_errbuf_init(&eb);
+	if (pod.num_gpu > 0 &&
+	    gs_trace_scorer_new(st->nd ? st->demand : &pod, st->nd ? st->nd : 1,
+	                        NULL, 0, &sc, &eb) != GS_OK) {
+		json_decref(args);
+		return error_reply(status, 500, eb.msg);
+	}
+	names = candidates(args);
+	if (filter) {
+		json_t *ok = json_array(), *failed = json_object();
+		json_array_foreach(names, i, n)
+		{
+			const struct ext_node *nd =
+			    find(st, json_string_value(n));
+			if (pod.num_gpu == 0)
+				json_array_append(ok, n);
+			else if (nd == NULL)
+				json_object_set_new(
+				    failed, json_string_value(n),
+				    json_string(
+				        "gpuslice: node reports no GPU state"));
+			else if (gs_trace_scorer_score(
+			             sc, NAN, nd->cpu_free, nd->free, nd->ngpu,
+			             nd->model, &pod, NULL) < 0)
+				json_object_set_new(
+				    failed, json_string_value(n),
+				    json_string("gpuslice: not enough free GPU "
+				                "memory/compute or CPU"));
+			else
+				json_array_append(ok, n);
+		}
+		out = json_pack("{s:n,s:o,s:o,s:s}", "Nodes", "NodeNames", ok,
+		                "FailedNodes", failed, "Error", "");
+	} else {
+		out = json_array();
+		json_array_foreach(names, i, n)
+		{
+			const struct ext_node *nd =
+			    find(st, json_string_value(n));
+			double v = 0;
+			if (pod.num_gpu > 0 && nd != NULL)
+				v = gs_trace_scorer_score(
+				    sc, NAN, nd->cpu_free, nd->free, nd->ngpu,
+				    nd->model, &pod, NULL);
+			json_array_append_new(
+			    out, json_pack("{s:O,s:I}", "Host", n, "Score",
+			                   (json_int_t)(v > 0 ? floor(v / 10.0)
+			                                      : 0)));
+		}
+	}
+	json_decref(names);
+	json_decref(args);
+	gs_trace_scorer_free(sc);
+	return reply(out, status, 200);
+}

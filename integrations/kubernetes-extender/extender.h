@@ -1,0 +1,41 @@
+/*
+ * extender.h - kube-scheduler extender logic for gpuslice (HTTP-free, so
+ * tests call it directly): answers the `filter` and `prioritize` verbs for
+ * an ExtenderArgs body by scoring each node with gpuslice's placement
+ * scorer (gs_trace_scorer_*, the function the trace replay measures).
+ *
+ * Node GPU state comes from a JSON document in the shape gpusliced's
+ * state export uses (docs/placement.md, "Scheduler extender"):
+ *   {"nodes":[{"name":"n1","cpu_free_milli":32000,
+ *              "gpus":[{"model":"A100","memory_total_bytes":N,
+ *                       "memory_free_bytes":N,"compute_free_pct":P}]}],
+ *    "demand":[{"cpu_milli":C,"gpu_milli":G,"num_gpu":K,"count":N}]}
+ * "demand" (optional) is the task mix seen; without it the pod being
+ * scheduled stands for the demand.
+ */
+#ifndef GS_K8S_EXTENDER_H
+#define GS_K8S_EXTENDER_H
+
+#include <stddef.h>
+
+#include "gs/err.h"
+
+struct gs_ext_state;
+
+/* Parses a state document; *out owned by the caller (gs_ext_state_free).
+ * GS_ERR_PARSE with a message naming the bad field on bad input. */
+gs_err gs_ext_state_parse(const char *text, size_t len,
+                          struct gs_ext_state **out, struct gs_errbuf *eb);
+void gs_ext_state_free(struct gs_ext_state *st);
+
+/*
+ * Answers verb "filter" (ExtenderFilterResult) or "prioritize"
+ * (HostPriorityList, scores 0..10) for the ExtenderArgs in `body`.
+ * Returns a malloc'd JSON string (the caller frees it) and sets *status to
+ * the HTTP status: 200, or 400 with {"Error": "..."} for a bad body, 404
+ * for an unknown verb. NULL only when memory runs out.
+ */
+char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
+                    const char *body, size_t len, int *status);
+
+#endif

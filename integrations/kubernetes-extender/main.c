@@ -1,0 +1,173 @@
+/*
+ * main.c - gs-k8s-extender: a kube-scheduler extender over HTTP
+ * (libmicrohttpd). POST /filter and POST /prioritize take ExtenderArgs and
+ * answer as extender.c computes; the node GPU state is re-read from
+ * --state FILE on every request (gpusliced's export, or any file in that
+ * shape), so a stale or broken file shows up as an error reply, never as
+ * a silently wrong answer.
+ *
+ * usage: gs-k8s-extender --state FILE [--port N]
+ */
+#include "extender.h"
+
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_BODY (8u << 20)
+
+struct conn {
+	char *buf; /* owned; the request body */
+	size_t len;
+	bool too_big;
+};
+
+static const char *state_path;
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+		*len = fread(buf, 1, (size_t)n, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, int status,
+                                 char *body)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (body == NULL)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(strlen(body), body,
+	                                    MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	ret = MHD_queue_response(c, (unsigned)status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+                              const char *url, const char *method,
+                              const char *version, const char *data,
+                              size_t *size, void **ctx)
+{
+	struct conn *k = *ctx;
+	struct gs_ext_state *st = NULL;
+	struct gs_errbuf eb;
+	char *state, *out;
+	size_t slen = 0;
+	int status = 500;
+
+	(void)cls;
+	(void)version;
+	if (k == NULL) {
+		k = calloc(1, sizeof(*k));
+		*ctx = k;
+		return k ? MHD_YES : MHD_NO;
+	}
+	if (*size > 0) {
+		if (k->len + *size > MAX_BODY) {
+			k->too_big = true;
+		} else {
+			char *nb = realloc(k->buf, k->len + *size + 1);
+			if (nb == NULL)
+				return MHD_NO;
+			k->buf = nb;
+			memcpy(k->buf + k->len, data, *size);
+			k->len += *size;
+		}
+		*size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, "POST") != 0)
+		return send_json(c, 405, strdup("{\"Error\":\"POST only\"}"));
+	if (k->too_big)
+		return send_json(c, 413,
+		                 strdup("{\"Error\":\"body too big\"}"));
+	gs_errbuf_init(&eb);
+	state = read_file(state_path, &slen);
+	if (state == NULL)
+		return send_json(
+		    c, 503, strdup("{\"Error\":\"cannot read state file\"}"));
+	if (gs_ext_state_parse(state, slen, &st, &eb) != GS_OK) {
+		free(state);
+		fprintf(stderr, "gs-k8s-extender: %s\n", eb.msg);
+		return send_json(c, 503,
+		                 strdup("{\"Error\":\"bad state file\"}"));
+	}
+	free(state);
+	out = gs_ext_handle(st, url[0] == '/' ? url + 1 : url,
+	                    k->buf ? k->buf : "", k->len, &status);
+	gs_ext_state_free(st);
+	return send_json(c, status, out);
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **ctx,
+                 enum MHD_RequestTerminationCode code)
+{
+	struct conn *k = *ctx;
+
+	(void)cls;
+	(void)c;
+	(void)code;
+	if (k != NULL) {
+		free(k->buf);
+		free(k);
+	}
+	*ctx = NULL;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned port = 8888;
+	struct MHD_Daemon *d;
+	sigset_t set;
+	int sig;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--state") == 0 && i + 1 < argc)
+			state_path = argv[++i];
+		else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
+			port = (unsigned)strtoul(argv[++i], NULL, 10);
+		else {
+			fprintf(
+			    stderr,
+			    "usage: gs-k8s-extender --state FILE [--port N]\n");
+			return 2;
+		}
+	}
+	if (state_path == NULL || port == 0 || port > 65535) {
+		fprintf(stderr,
+		        "usage: gs-k8s-extender --state FILE [--port N]\n");
+		return 2;
+	}
+	d = MHD_start_daemon(
+	    MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handle,
+	    NULL, MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_END);
+	if (d == NULL) {
+		fprintf(stderr, "gs-k8s-extender: cannot listen on port %u\n",
+		        port);
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigwait(&set, &sig);
+	MHD_stop_daemon(d);
+	return 0;
+}
