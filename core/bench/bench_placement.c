@@ -24,7 +24,7 @@
  * figure to hold against the target on a shared machine) and as wall
  * time; per-request percentiles are wall time.
  *
- *   gs-bench-placement [--nodes N] [--requests N] [--policy binpack|spread]
+ *   gs-bench-placement [--nodes N] [--requests N] [--policy binpack|spread|frag]
  *                      [--seed N] [--json]
  *
  * Prints the total time, per-request p50/p99/max, and how many fit.
@@ -310,7 +310,7 @@ static int cmp_double(const void *a, const void *b)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gs-bench-placement [--nodes N] [--requests N] "
-	           "[--policy binpack|spread] [--seed N] [--json]\n");
+	           "[--policy binpack|spread|frag] [--seed N] [--json]\n");
 }
 
 int main(int argc, char **argv)
