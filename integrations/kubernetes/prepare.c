@@ -303,6 +303,8 @@ static json_t *spec_body(const struct gs_kprep_plan *p)
 	if (s->mig_profile[0])
 		json_object_set_new(b, "mig-profile",
 		                    json_string(s->mig_profile));
+	if (s->has_mig_start)
+		json_object_set_new(b, "mig_start", json_integer(s->mig_start));
 	json_object_set_new(b, "isolation",
 	                    json_string(gs_isolation_name(s->isolation)));
 	json_object_set_new(b, "gpu", json_integer(p->gpu_index));
@@ -417,6 +419,10 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		         dn.profile);
 		snprintf(p->spec.mig_profile, sizeof(p->spec.mig_profile), "%s",
 		         dn.profile);
+		/* The scheduler's placement: gpusliced creates exactly it
+		 * (spec mig-start) or refuses. */
+		p->spec.has_mig_start = true;
+		p->spec.mig_start = dn.start;
 		/*
 		 * A DRA MIG device belongs to one claim, so the slice takes the
 		 * whole instance (all its memory, 100 %): gpusliced then never
