@@ -1524,6 +1524,8 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	s.owner_uid =
 	    req->owner_uid >= 0 ? (uint32_t)req->owner_uid : peer->uid;
 	s.on_exit = req->on_exit;
+	s.n_labels = req->n_labels;
+	memcpy(s.labels, req->labels, sizeof(s.labels));
 	s.gi_id = s.ci_id = -1;
 	s.region_slot = -1;
 	s.state = GS_SLICE_READY;
