@@ -541,7 +541,19 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 	else if (strcmp(key, "mig-start") == 0 ||
 	         strcmp(key, "mig_start") == 0)
 		err = parse_mig_start(value, &s, eb);
-	else if (strcmp(key, "isolation") == 0)
+	else if (strcmp(key, "compute-mode") == 0 ||
+	         strcmp(key, "compute_mode") == 0) {
+		if (strcasecmp(value, "strict") == 0)
+			s.compute_mode = GS_COMPUTE_STRICT;
+		else if (strcasecmp(value, "share") == 0)
+			s.compute_mode = GS_COMPUTE_SHARE;
+		else
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "unknown compute-mode '%s' (expected "
+			               "strict|share)",
+			               value);
+		err = GS_OK;
+	} else if (strcmp(key, "isolation") == 0)
 		err = gs_parse_isolation(value, &s.isolation, eb);
 	else if (strcmp(key, "gpu") == 0)
 		err = gs_parse_gpu_selector(value, &s.gpu, eb);
@@ -549,8 +561,8 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 		return gs_fail(
 		    eb, GS_ERR_INVALID,
 		    "unknown key '%s' (expected name|memory|compute|"
-		    "priority|weight|mode|mig-profile|mig-start|isolation|"
-		    "gpu)",
+		    "priority|weight|mode|mig-profile|mig-start|compute-mode|"
+		    "isolation|gpu)",
 		    key);
 	if (err != GS_OK)
 		return err;
@@ -623,6 +635,9 @@ gs_err gs_spec_validate(const struct gs_slice_spec *spec, struct gs_errbuf *eb)
 		               "mig-profile needs mode mig, mig+timeslice, "
 		               "mig+mps or auto, got mode %s",
 		               gs_mode_name(m));
+	if ((unsigned)spec->compute_mode >= GS_COMPUTE__COUNT)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "compute-mode must be strict or share");
 	if (spec->has_mig_start &&
 	    (spec->mig_start < 0 || spec->mig_start > GS_SPEC_MIG_START_MAX))
 		return gs_fail(eb, GS_ERR_RANGE, "mig-start must be 0..%d, got %d",
@@ -678,6 +693,8 @@ int gs_spec_format(const struct gs_slice_spec *spec, char *buf, size_t size)
 		PUT("mig-profile=%s ", spec->mig_profile);
 	if (spec->has_mig_start)
 		PUT("mig-start=%d ", spec->mig_start);
+	if (spec->compute_mode == GS_COMPUTE_SHARE)
+		PUT("compute-mode=share ");
 	PUT("isolation=%s", gs_isolation_name(spec->isolation));
 	if (spec->gpu.kind != GS_GPU_ANY) {
 		(void)gs_format_gpu_selector(&spec->gpu, gpu, sizeof(gpu));
@@ -696,6 +713,7 @@ bool gs_spec_equal(const struct gs_slice_spec *a, const struct gs_slice_spec *b)
 	    strcmp(a->mig_profile, b->mig_profile) != 0 ||
 	    a->has_mig_start != b->has_mig_start ||
 	    (a->has_mig_start && a->mig_start != b->mig_start) ||
+	    a->compute_mode != b->compute_mode ||
 	    a->isolation != b->isolation || a->gpu.kind != b->gpu.kind)
 		return false;
 	switch (a->gpu.kind) {

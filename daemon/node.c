@@ -357,7 +357,9 @@ static void limits_of(const struct gs_slice *s, struct gs_slice_limits *lim)
 	lim->compute_pct = (uint32_t)s->spec.compute_pct;
 	lim->priority = (uint32_t)s->spec.priority;
 	lim->weight = (uint32_t)s->spec.weight;
-	lim->mode = GS_REGION_COMPUTE_STRICT;
+	lim->mode = s->spec.compute_mode == GS_COMPUTE_SHARE
+	                ? GS_REGION_COMPUTE_SHARE
+	                : GS_REGION_COMPUTE_STRICT;
 }
 
 /*

@@ -136,6 +136,15 @@ json_t *gs_spec_to_json(const struct gs_slice_spec *spec)
 	    "isolation", gs_isolation_name(spec->isolation), "gpu",
 	    spec->gpu.kind == GS_GPU_INDEX ? json_integer(spec->gpu.index)
 	                                   : json_string(gpu));
+	if (o != NULL &&
+	    json_object_set_new(o, "compute_mode",
+	                        json_string(spec->compute_mode ==
+	                                            GS_COMPUTE_SHARE
+	                                        ? "share"
+	                                        : "strict")) != 0) {
+		json_decref(o);
+		return NULL;
+	}
 	if (o != NULL && spec->has_mig_start &&
 	    json_object_set_new(o, "mig_start",
 	                        json_integer(spec->mig_start)) != 0) {

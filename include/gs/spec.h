@@ -31,6 +31,9 @@
  *                     against the catalog's placements for the profile and
  *                     uses or creates exactly that placement, or refuses.
  *                     unset = the daemon picks
+ *   compute-mode=M    strict | share (default strict): strict never runs
+ *                     above compute, share may use time no other slice on
+ *                     the GPU wants (region.h's gs_region_compute_mode)
  *   isolation=I       none | memory | hard | exclusive (default none):
  *                     memory = a hard memory cap; hard = hardware memory,
  *                     compute and fault isolation (MIG only); exclusive =
@@ -91,6 +94,13 @@ enum gs_isolation {
 	GS_ISOLATION__COUNT
 };
 
+/* Values match enum gs_region_compute_mode. */
+enum gs_compute_mode {
+	GS_COMPUTE_STRICT = 0,
+	GS_COMPUTE_SHARE = 1,
+	GS_COMPUTE__COUNT
+};
+
 enum gs_gpu_sel_kind {
 	GS_GPU_ANY = 0,
 	GS_GPU_INDEX,
@@ -115,6 +125,7 @@ struct gs_slice_spec {
 	char mig_profile[GS_SPEC_PROFILE_MAX]; /* "" = unset */
 	bool has_mig_start;                    /* false = daemon picks */
 	int mig_start; /* 0..GS_SPEC_MIG_START_MAX when has_mig_start */
+	enum gs_compute_mode compute_mode;
 	enum gs_isolation isolation;
 	struct gs_gpu_selector gpu;
 };

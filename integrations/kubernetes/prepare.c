@@ -361,6 +361,10 @@ static json_t *spec_body(const struct gs_kprep_plan *p)
 		json_object_set_new(b, "mig_start", json_integer(s->mig_start));
 	json_object_set_new(b, "isolation",
 	                    json_string(gs_isolation_name(s->isolation)));
+	json_object_set_new(b, "compute_mode",
+	                    json_string(s->compute_mode == GS_COMPUTE_SHARE
+	                                    ? "share"
+	                                    : "strict"));
 	json_object_set_new(b, "gpu", json_integer(p->gpu_index));
 	json_object_set_new(b, "on_exit", json_string("keep"));
 	return b;
@@ -451,18 +455,14 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 	                    p->results[0].request, &p->config, eb);
 	if (err != GS_OK)
 		goto fail;
-	if (p->config.compute_mode == GS_KCOMPUTE_SHARE) {
-		err = gs_fail(eb, GS_ERR_UNSUPPORTED,
-		              "SliceConfig field 'computeMode': share is not "
-		              "supported through gpusliced yet (use strict)");
-		goto fail;
-	}
-
 	gs_spec_init(&p->spec);
 	snprintf(p->spec.name, sizeof(p->spec.name), "%s", p->slice_name);
 	p->spec.priority = p->config.priority;
 	p->spec.weight = p->config.weight;
 	p->spec.isolation = p->config.isolation;
+	p->spec.compute_mode = p->config.compute_mode == GS_KCOMPUTE_SHARE
+	                           ? GS_COMPUTE_SHARE
+	                           : GS_COMPUTE_STRICT;
 	p->spec.gpu.kind = GS_GPU_INDEX;
 	p->spec.gpu.index = dn.gpu_index;
 	p->gpu_index = dn.gpu_index;

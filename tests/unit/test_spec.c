@@ -171,6 +171,13 @@ static const struct {
      "priority=normal weight=1 mode=mig mig-profile=1g.10gb mig-start=6 "
      "isolation=none"},
     {"mig-start=8", GS_ERR_RANGE, "mig-start must be 0..7, got 8"},
+    {"compute=30 compute-mode=share", GS_OK,
+     "compute=30 priority=normal weight=1 mode=auto compute-mode=share "
+     "isolation=none"},
+    {"compute_mode=strict", GS_OK,
+     "priority=normal weight=1 mode=auto isolation=none"},
+    {"compute-mode=greedy", GS_ERR_PARSE,
+     "unknown compute-mode 'greedy' (expected strict|share)"},
     {"mig-start=x", GS_ERR_PARSE, "mig-start 'x' is not a whole number"},
     {"mig-profile=1g.5gb+me", GS_OK,
      "priority=normal weight=1 mode=auto mig-profile=1g.5gb+me "
@@ -196,7 +203,7 @@ static const struct {
      "unknown isolation 'total' (expected none|memory|hard|exclusive)"},
     {"colour=blue", GS_ERR_INVALID,
      "unknown key 'colour' (expected name|memory|compute|priority|weight|"
-     "mode|mig-profile|mig-start|isolation|gpu)"},
+     "mode|mig-profile|mig-start|compute-mode|isolation|gpu)"},
     {"memory", GS_ERR_PARSE, "expected key=value, got 'memory'"},
     {"=8G", GS_ERR_PARSE, "expected key=value, got '=8G'"},
     {"name=-x", GS_ERR_PARSE, "name '-x' must start with a letter or digit"},
@@ -300,7 +307,7 @@ static const struct {
      "integer)"},
     {"{\"size\":\"8G\"}", GS_ERR_INVALID,
      "unknown key 'size' (expected name|memory|compute|priority|weight|"
-     "mode|mig-profile|mig-start|isolation|gpu)"},
+     "mode|mig-profile|mig-start|compute-mode|isolation|gpu)"},
     {"{\"mig_profile\":\"1g.10gb\",\"mode\":\"mig\",\"mig_start\":3}", GS_OK,
      "priority=normal weight=1 mode=mig mig-profile=1g.10gb mig-start=3 "
      "isolation=none"},
