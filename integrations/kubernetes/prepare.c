@@ -325,11 +325,13 @@ static json_t *claim_labels(const json_t *claim)
 			continue;
 		if (first[0] == '\0')
 			snprintf(first, sizeof(first), "%s", name);
-		if (used + (used ? 1 : 0) + strlen(name) > LABEL_VALUE_MAX)
+		if (used + (used ? 1 : 0) + strlen(name) > LABEL_VALUE_MAX) {
 			too_long = true;
-		else
-			snprintf(pods + used, sizeof(pods) - used, "%s%s",
-			         used ? "," : "", name);
+		} else {
+			if (used)
+				pods[used++] = ',';
+			memcpy(pods + used, name, strlen(name) + 1);
+		}
 	}
 	if (first[0])
 		json_object_set_new(o, "k8s_pod",
