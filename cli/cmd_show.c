@@ -92,6 +92,17 @@ int gs_cli_show(int argc, char **argv)
 	       gs_client_int(s, "weight"));
 	printf("isolation:   %s\n", gs_client_str(s, "isolation"));
 	printf("on exit:     %s\n", gs_client_str(s, "on_exit"));
+	if (json_object_size(json_object_get(s, "labels")) > 0) {
+		const char *sep = "";
+
+		printf("labels:     ");
+		json_object_foreach(json_object_get(s, "labels"), key, val)
+		{
+			printf("%s %s=%s", sep, key, json_string_value(val));
+			sep = ",";
+		}
+		printf("\n");
+	}
 	printf("created:     %s\n", gs_client_str(s, "created"));
 	printf("gpu time:    %.2f s, throttled %.2f s\n",
 	       gs_client_num(u, "gpu_seconds"),

@@ -11,7 +11,9 @@
 
 #include "gs/catalog.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -494,6 +496,25 @@ void gs_spec_init(struct gs_slice_spec *spec)
 	spec->gpu.kind = GS_GPU_ANY;
 }
 
+static gs_err parse_mig_start(const char *value, struct gs_slice_spec *s,
+                              struct gs_errbuf *eb)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0)
+		return gs_fail(eb, GS_ERR_PARSE,
+		               "mig-start '%s' is not a whole number", value);
+	if (v < 0 || v > GS_SPEC_MIG_START_MAX)
+		return gs_fail(eb, GS_ERR_RANGE, "mig-start must be 0..%d, got %ld",
+		               GS_SPEC_MIG_START_MAX, v);
+	s->has_mig_start = true;
+	s->mig_start = (int)v;
+	return GS_OK;
+}
+
 gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
                    const char *value, struct gs_errbuf *eb)
 {
@@ -517,7 +538,22 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 	else if (strcmp(key, "mig-profile") == 0 ||
 	         strcmp(key, "mig_profile") == 0)
 		err = parse_profile(value, s.mig_profile, eb);
-	else if (strcmp(key, "isolation") == 0)
+	else if (strcmp(key, "mig-start") == 0 ||
+	         strcmp(key, "mig_start") == 0)
+		err = parse_mig_start(value, &s, eb);
+	else if (strcmp(key, "compute-mode") == 0 ||
+	         strcmp(key, "compute_mode") == 0) {
+		if (strcasecmp(value, "strict") == 0)
+			s.compute_mode = GS_COMPUTE_STRICT;
+		else if (strcasecmp(value, "share") == 0)
+			s.compute_mode = GS_COMPUTE_SHARE;
+		else
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "unknown compute-mode '%s' (expected "
+			               "strict|share)",
+			               value);
+		err = GS_OK;
+	} else if (strcmp(key, "isolation") == 0)
 		err = gs_parse_isolation(value, &s.isolation, eb);
 	else if (strcmp(key, "gpu") == 0)
 		err = gs_parse_gpu_selector(value, &s.gpu, eb);
@@ -525,7 +561,8 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 		return gs_fail(
 		    eb, GS_ERR_INVALID,
 		    "unknown key '%s' (expected name|memory|compute|"
-		    "priority|weight|mode|mig-profile|isolation|gpu)",
+		    "priority|weight|mode|mig-profile|mig-start|compute-mode|"
+		    "isolation|gpu)",
 		    key);
 	if (err != GS_OK)
 		return err;
@@ -598,6 +635,19 @@ gs_err gs_spec_validate(const struct gs_slice_spec *spec, struct gs_errbuf *eb)
 		               "mig-profile needs mode mig, mig+timeslice, "
 		               "mig+mps or auto, got mode %s",
 		               gs_mode_name(m));
+	if ((unsigned)spec->compute_mode >= GS_COMPUTE__COUNT)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "compute-mode must be strict or share");
+	if (spec->has_mig_start &&
+	    (spec->mig_start < 0 || spec->mig_start > GS_SPEC_MIG_START_MAX))
+		return gs_fail(eb, GS_ERR_RANGE, "mig-start must be 0..%d, got %d",
+		               GS_SPEC_MIG_START_MAX, spec->mig_start);
+	if (spec->has_mig_start && (!spec->mig_profile[0] || !gs_mode_is_mig(m)))
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "mig-start needs mig-profile and mode mig, "
+		               "mig+timeslice or mig+mps (got mode %s%s)",
+		               gs_mode_name(m),
+		               spec->mig_profile[0] ? "" : ", no mig-profile");
 	if (spec->isolation == GS_ISOLATION_HARD &&
 	    !(m == GS_MODE_AUTO || m == GS_MODE_MIG))
 		return gs_fail(eb, GS_ERR_INVALID,
@@ -641,6 +691,10 @@ int gs_spec_format(const struct gs_slice_spec *spec, char *buf, size_t size)
 	    spec->weight, gs_mode_name(spec->mode));
 	if (spec->mig_profile[0])
 		PUT("mig-profile=%s ", spec->mig_profile);
+	if (spec->has_mig_start)
+		PUT("mig-start=%d ", spec->mig_start);
+	if (spec->compute_mode == GS_COMPUTE_SHARE)
+		PUT("compute-mode=share ");
 	PUT("isolation=%s", gs_isolation_name(spec->isolation));
 	if (spec->gpu.kind != GS_GPU_ANY) {
 		(void)gs_format_gpu_selector(&spec->gpu, gpu, sizeof(gpu));
@@ -657,6 +711,9 @@ bool gs_spec_equal(const struct gs_slice_spec *a, const struct gs_slice_spec *b)
 	    a->compute_pct != b->compute_pct || a->priority != b->priority ||
 	    a->weight != b->weight || a->mode != b->mode ||
 	    strcmp(a->mig_profile, b->mig_profile) != 0 ||
+	    a->has_mig_start != b->has_mig_start ||
+	    (a->has_mig_start && a->mig_start != b->mig_start) ||
+	    a->compute_mode != b->compute_mode ||
 	    a->isolation != b->isolation || a->gpu.kind != b->gpu.kind)
 		return false;
 	switch (a->gpu.kind) {

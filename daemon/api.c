@@ -308,6 +308,8 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	json_object_set_new(o, "created", jstr(buf));
 	json_object_set_new(o, "created_ns", json_integer(s->created_ns));
 	json_object_set_new(o, "spec", gs_spec_to_json(&s->spec));
+	json_object_set_new(o, "labels",
+	                    gs_slice_labels_to_json(s->labels, s->n_labels));
 
 	g = json_object();
 	json_object_set_new(g, "index", json_integer(s->gpu_index));
@@ -430,6 +432,14 @@ static gs_err take_create_extras(json_t *body, struct gs_node_create_req *req,
 			               "owner must be a uid");
 		req->owner_uid = json_integer_value(v);
 		json_object_del(body, "owner");
+	}
+	if ((v = json_object_get(body, "labels"))) {
+		gs_err err = gs_slice_labels_from_json(v, req->labels,
+		                                       &req->n_labels, eb);
+
+		if (err)
+			return err;
+		json_object_del(body, "labels");
 	}
 	return GS_OK;
 }

@@ -188,7 +188,7 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 		    {"gpuslice_slice_state", "gauge",
 		     "1 for the slice's current state"},
 		    {"gpuslice_slice_info", "gauge",
-		     "1 per slice, with its mode and priority"},
+		     "1 per slice, with its mode, priority and labels"},
 		};
 		for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 			head(&b, fam[f].name, fam[f].type, fam[f].help);
@@ -245,14 +245,20 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 					    gs_slice_state_name(r->s.state));
 					continue;
 				case 12:
-					put(&b,
-					    "%s{%s,mode=\"%s\",priority=\"%s\"}"
-					    " "
-					    "1\n",
+					put(&b, "%s{%s,mode=\"%s\",priority=\"%s\"",
 					    fam[f].name, lab,
 					    gs_mode_name(r->s.mode),
 					    gs_priority_name(
 					        r->s.spec.priority));
+					for (int k = 0; k < r->s.n_labels; k++) {
+						char lv[2 * GS_SLICE_LABEL_VALUE_MAX];
+
+						put(&b, ",%s=\"%s\"",
+						    r->s.labels[k].key,
+						    esc(r->s.labels[k].value, lv,
+						        sizeof(lv)));
+					}
+					put(&b, "} 1\n");
 					continue;
 				}
 				put(&b, "%s{%s} %.17g\n", fam[f].name, lab, v);

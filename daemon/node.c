@@ -357,7 +357,9 @@ static void limits_of(const struct gs_slice *s, struct gs_slice_limits *lim)
 	lim->compute_pct = (uint32_t)s->spec.compute_pct;
 	lim->priority = (uint32_t)s->spec.priority;
 	lim->weight = (uint32_t)s->spec.weight;
-	lim->mode = GS_REGION_COMPUTE_STRICT;
+	lim->mode = s->spec.compute_mode == GS_COMPUTE_SHARE
+	                ? GS_REGION_COMPUTE_SHARE
+	                : GS_REGION_COMPUTE_STRICT;
 }
 
 /*
@@ -513,6 +515,7 @@ struct place {
 	const struct gs_mig_profile *profile; /* MIG modes */
 	bool need_create;                     /* make an instance first */
 	bool need_mig_off;                    /* turn the GPU's MIG off */
+	int mig_start; /* exact placement asked for (spec mig-start), or -1 */
 	uint64_t memory_bytes;                /* what it will hold */
 	int compute_pct;
 };
@@ -678,6 +681,149 @@ static const struct gs_gpu *first_selected(struct gs_node *node,
 static bool mig_room(struct gs_node *node, int g,
                      const struct gs_mig_profile *p, const bool *skip);
 
+/* The name of the slice holding MIG instance gi_id of GPU g, or NULL. */
+static const char *mig_holder(struct gs_node *node, int g, int gi_id,
+                              const bool *skip)
+{
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+
+		if ((skip && skip[i]) || s->gpu_index != g ||
+		    !gs_mode_is_mig(s->mode))
+			continue;
+		if (s->gi_id == gi_id)
+			return s->name;
+	}
+	return NULL;
+}
+
+static bool gpu_selected(struct gs_node *node,
+                         const struct gs_gpu_selector *sel, int i)
+{
+	const struct gs_gpu *g = &node->gpus->gpu[i];
+
+	switch (sel->kind) {
+	case GS_GPU_ANY:
+		return true;
+	case GS_GPU_INDEX:
+		return sel->index == i;
+	case GS_GPU_UUID:
+		return gs_gpus_find(node->gpus, sel->uuid) == i;
+	case GS_GPU_MODEL:
+		return strcasecmp(sel->model, g->model) == 0 ||
+		       (g->cat && gs_catalog_find(sel->model) == g->cat);
+	}
+	return false;
+}
+
+/*
+ * Whether GPU g can give a `p` instance at exactly placement `start`
+ * (spec mig-start): an idle instance already there is used (out->gi_id),
+ * otherwise the placement must be free or held only by idle instances,
+ * which mig_realise destroys (out->need_create). Instances in use are
+ * never touched. On refusal eb names the placement and what occupies it.
+ */
+static gs_err place_at_start_on(struct gs_node *node, int g,
+                                const struct gs_mig_profile *p, int start,
+                                const bool *skip, struct place *out,
+                                struct gs_errbuf *eb)
+{
+	const struct gs_gpu *gp = &node->gpus->gpu[g];
+	int size = 0;
+
+	if (gp->cat == NULL || !gp->mig_capable)
+		return gs_fail(eb, GS_ERR_NO_FIT, "gpu %d (%s) has no MIG", g,
+		               gp->model);
+	for (int k = 0; k < p->n_placements; k++)
+		if (p->placements[k].start == start)
+			size = p->placements[k].size;
+	if (size == 0)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "mig-start %d is not a placement of %s on %s",
+		               start, p->name, gp->model);
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+
+		if ((skip && skip[i]) || s->gpu_index != g ||
+		    gs_mode_is_mig(s->mode))
+			continue;
+		return gs_fail(eb, GS_ERR_NO_FIT,
+		               "placement %s@%d on gpu %d is taken: slice %s "
+		               "uses the whole GPU (mode %s)",
+		               p->name, start, g, s->name,
+		               gs_mode_name(s->mode));
+	}
+	if (!gp->mig_on && !may_change_mig(node))
+		return gs_fail(eb, GS_ERR_NO_FIT,
+		               "gpu %d has MIG off and the daemon may not "
+		               "switch it on",
+		               g);
+	out->gpu = g;
+	out->need_create = true;
+	for (int k = 0; gp->mig_on && k < gp->n_mig; k++) {
+		const struct gs_mig_dev *d = &gp->mig[k];
+		const char *who;
+
+		if (d->start + d->size <= start || start + size <= d->start)
+			continue;
+		who = mig_holder(node, g, d->gi_id, skip);
+		if (d->profile_id == p->profile_id && d->start == start &&
+		    who == NULL) {
+			out->gi_id = d->gi_id;
+			out->need_create = false;
+			return GS_OK;
+		}
+		if (who != NULL)
+			return gs_fail(eb, GS_ERR_NO_FIT,
+			               "placement %s@%d on gpu %d is taken: "
+			               "instance %s@%d is in use by slice %s",
+			               p->name, start, g, d->profile, d->start,
+			               who);
+	}
+	if (out->need_create && !may_change_mig(node))
+		return gs_fail(eb, GS_ERR_NO_FIT,
+		               "placement %s@%d on gpu %d does not exist and "
+		               "the daemon may not change the MIG layout",
+		               p->name, start, g);
+	return GS_OK;
+}
+
+static gs_err place_at_start(struct gs_node *node,
+                             const struct gs_slice_spec *spec,
+                             const bool *skip, struct place *out,
+                             struct gs_errbuf *eb)
+{
+	gs_err err = GS_ERR_NO_FIT;
+	bool any = false;
+
+	for (int i = 0; i < node->gpus->n; i++) {
+		const struct gs_gpu *gp = &node->gpus->gpu[i];
+		const struct gs_mig_profile *p;
+
+		if (!gpu_selected(node, &spec->gpu, i) || gp->cat == NULL)
+			continue;
+		p = gs_catalog_profile(gp->cat, spec->mig_profile);
+		if (p == NULL)
+			continue;
+		any = true;
+		out->profile = p;
+		eb->set = false;
+		err = place_at_start_on(node, i, p, spec->mig_start, skip, out,
+		                        eb);
+		if (err == GS_OK)
+			break;
+	}
+	if (!any)
+		return gs_fail(eb, GS_ERR_NO_FIT,
+		               "no selected GPU knows MIG profile %s",
+		               spec->mig_profile);
+	if (err)
+		return err;
+	if (out->memory_bytes == 0 && out->mode == GS_MODE_MIG)
+		out->memory_bytes = out->profile->memory_mib << 20;
+	return GS_OK;
+}
+
 static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
                     const bool *skip, struct place *out, struct gs_errbuf *eb)
 {
@@ -704,9 +850,14 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 	}
 	memset(out, 0, sizeof(*out));
 	out->gi_id = -1;
+	out->mig_start = -1;
 	out->mode = mode;
 	out->memory_bytes = spec->memory_bytes;
 	out->compute_pct = spec->compute_pct;
+	if (spec->has_mig_start && gs_mode_is_mig(mode)) {
+		out->mig_start = spec->mig_start;
+		return place_at_start(node, spec, skip, out, eb);
+	}
 
 	memset(&req, 0, sizeof(req));
 	req.n = 1;
@@ -906,6 +1057,61 @@ static bool mig_take(struct gs_node *node, struct gs_slice *s, int gi_id)
 }
 
 /*
+ * Creates the instance at exactly pl->mig_start (MIG already on): idle
+ * instances overlapping the placement are destroyed first (place checked
+ * that none is in use), then the instance is created and taken.
+ */
+static gs_err mig_realise_at(struct gs_node *node, struct gs_slice *s,
+                             const struct place *pl, const bool *skip,
+                             struct gs_errbuf *eb)
+{
+	struct gs_gpu *gp = &node->gpus->gpu[s->gpu_index];
+	const struct gs_mig_profile *p = pl->profile;
+	int start = pl->mig_start, size = p->memory_slices;
+	struct gs_mig_dev dev;
+	gs_err err;
+
+	for (int k = 0; k < p->n_placements; k++)
+		if (p->placements[k].start == start)
+			size = p->placements[k].size;
+	for (int m = 0; m < gp->n_mig;) {
+		const struct gs_mig_dev *d = &gp->mig[m];
+		int gi = d->gi_id, dstart = d->start;
+
+		if (d->start + d->size <= start || start + size <= d->start) {
+			m++;
+			continue;
+		}
+		if (mig_in_use(node, s->gpu_index, gi, skip))
+			return gs_fail(eb, GS_ERR_NO_FIT,
+			               "placement %s@%d on gpu %d is taken by "
+			               "instance %s@%d in use",
+			               p->name, start, s->gpu_index, d->profile,
+			               dstart);
+		err = gs_gpus_mig_destroy(node->gpus, s->gpu_index, gi, eb);
+		if (err)
+			return err;
+		gs_info("node", "gpu=%d MIG instance @%d destroyed (idle, "
+		        "overlaps %s@%d)", s->gpu_index, dstart, p->name, start);
+		m = 0; /* the list was rewritten */
+	}
+	err = gs_gpus_mig_create(node->gpus, s->gpu_index, p->profile_id,
+	                         start, &dev, eb);
+	if (err)
+		return err;
+	gs_info("node", "gpu=%d MIG instance %s@%d created", s->gpu_index,
+	        p->name, start);
+	for (int m = 0; m < gp->n_mig; m++)
+		if (gp->mig[m].profile_id == p->profile_id &&
+		    gp->mig[m].start == start &&
+		    mig_take(node, s, gp->mig[m].gi_id))
+			return GS_OK;
+	return gs_fail(eb, GS_ERR_DRIVER,
+	               "the %s@%d instance did not appear after creation",
+	               p->name, start);
+}
+
+/*
  * Gives a MIG-mode slice its instance (lock held): the one placement
  * chose, or a new one: MIG switched on if needed, the planner's steps run
  * (idle instances may be destroyed, in-use ones never are), then an idle
@@ -934,6 +1140,8 @@ static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
 			return err;
 		gs_info("node", "gpu=%d MIG mode on", s->gpu_index);
 	}
+	if (pl->mig_start >= 0)
+		return mig_realise_at(node, s, pl, skip, eb);
 	if (!mig_fits(node, s->gpu_index, p, skip, &plan))
 		return gs_fail(eb, GS_ERR_NO_FIT, "no room for a %s instance",
 		               p->name);
@@ -1318,6 +1526,8 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	s.owner_uid =
 	    req->owner_uid >= 0 ? (uint32_t)req->owner_uid : peer->uid;
 	s.on_exit = req->on_exit;
+	s.n_labels = req->n_labels;
+	memcpy(s.labels, req->labels, sizeof(s.labels));
 	s.gi_id = s.ci_id = -1;
 	s.region_slot = -1;
 	s.state = GS_SLICE_READY;

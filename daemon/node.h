@@ -74,6 +74,8 @@ struct gs_node_create_req {
 	char team[GS_NAME_MAX]; /* "" = the caller's team */
 	int on_exit;            /* enum gs_slice_on_exit */
 	int64_t owner_uid;      /* -1 = the caller */
+	int n_labels;           /* checked by the API layer */
+	struct gs_slice_label labels[GS_SLICE_MAX_LABELS];
 };
 
 #define GS_NODE_MAX_VICTIMS 16

@@ -22,6 +22,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include "gs/err.h"
 #include "gs/quota.h"
 #include "gs/spec.h"
 
@@ -39,6 +42,20 @@ enum gs_slice_on_exit {
 	GS_ON_EXIT_KEEP = 0, /* a slice outlives its processes */
 	GS_ON_EXIT_DELETE =
 	    1, /* deleted once it had processes and all are gone */
+};
+
+/*
+ * A slice label (API `labels`): key [a-z][a-z0-9_]{0,31}, value at most
+ * 253 bytes, at most GS_SLICE_MAX_LABELS per slice. Exported on
+ * gpuslice_slice_info, so keys that name its own labels are refused.
+ */
+#define GS_SLICE_MAX_LABELS      8
+#define GS_SLICE_LABEL_KEY_MAX   33  /* 32 chars + NUL */
+#define GS_SLICE_LABEL_VALUE_MAX 254 /* 253 chars + NUL */
+
+struct gs_slice_label {
+	char key[GS_SLICE_LABEL_KEY_MAX];
+	char value[GS_SLICE_LABEL_VALUE_MAX];
 };
 
 struct gs_slice {
@@ -66,6 +83,8 @@ struct gs_slice {
 	int n_pids;
 	int32_t
 	    pids[GS_SLICE_MAX_PIDS]; /* processes attached through the API */
+	int n_labels;
+	struct gs_slice_label labels[GS_SLICE_MAX_LABELS]; /* sorted by key */
 };
 
 /* A team: quota.h's guarantee and max (GS_QUOTA_UNLIMITED for none). */
@@ -108,5 +127,16 @@ const char *gs_slice_state_name(int state);
 /* Whether `s` is a valid slice or team name: [A-Za-z0-9][A-Za-z0-9._-]{0,62}.
  */
 bool gs_name_is_valid(const char *s);
+
+/*
+ * Reads slice labels from a JSON object of strings (API `labels`, the
+ * store's column) into out[GS_SLICE_MAX_LABELS], sorted by key, checking
+ * the rules above. GS_ERR_INVALID names the offending field
+ * ("labels.k8s pod: ..."); on error *n_out is 0. obj NULL = no labels.
+ */
+gs_err gs_slice_labels_from_json(const json_t *obj, struct gs_slice_label *out,
+                                 int *n_out, struct gs_errbuf *eb);
+/* The labels as a new JSON object (the caller decrefs); NULL on ENOMEM. */
+json_t *gs_slice_labels_to_json(const struct gs_slice_label *labels, int n);
 
 #endif

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "gs/log.h"
 
 #define GS_STORE_ID_BLOCK          1024
@@ -67,6 +69,8 @@ static const char *const migrations[] = {
     "CREATE INDEX events_slice ON events(slice, id);"
     "INSERT OR REPLACE INTO meta(key, value) VALUES('max_slice_id',"
     " (SELECT COALESCE(MAX(id), 0) FROM slices));",
+    /* 2 -> 3: slice labels, a JSON object of strings */
+    "ALTER TABLE slices ADD COLUMN labels TEXT NOT NULL DEFAULT '{}';",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -91,9 +95,9 @@ static const char *const stmt_sql[ST__COUNT] = {
         "INSERT OR REPLACE INTO slices(id, name, owner_uid, team, spec,"
         " mode, gpu_index, gpu_uuid, mig_profile, mig_uuid, gi_id,"
         " ci_id, region_slot, region_gen, state, on_exit, borrowed,"
-        " created_ns, updated_ns, reason, had_procs, pids)"
+        " created_ns, updated_ns, reason, had_procs, pids, labels)"
         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-        "?16,?17,?18,?19,?20,?21,?22)",
+        "?16,?17,?18,?19,?20,?21,?22,?23)",
     [ST_SLICE_DEL] = "DELETE FROM slices WHERE id = ?1",
     [ST_TEAM_PUT] =
         "INSERT OR REPLACE INTO teams(name, parent, g_memory, g_compute,"
@@ -688,6 +692,22 @@ gs_err gs_store_slice_put(struct gs_store *st, const struct gs_slice *v)
 	bind_text(s, 20, v->reason);
 	sqlite3_bind_int(s, 21, v->had_procs);
 	bind_text(s, 22, pids);
+	{
+		json_t *lj = gs_slice_labels_to_json(v->labels, v->n_labels);
+		char *lt = lj ? json_dumps(lj, JSON_COMPACT | JSON_SORT_KEYS)
+		              : NULL;
+
+		json_decref(lj);
+		if (lt == NULL) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			gs_error("store", "slice=%s labels: out of memory",
+			         v->name);
+			return GS_ERR_NOMEM;
+		}
+		sqlite3_bind_text(s, 23, lt, -1, SQLITE_TRANSIENT);
+		free(lt);
+	}
 	err = step_reset(st, s);
 	if (err || v->id <= st->id_reserved)
 		return err;
@@ -822,7 +842,7 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 	    "SELECT id, name, owner_uid, team, spec, mode, gpu_index,"
 	    " gpu_uuid, mig_profile, mig_uuid, gi_id, ci_id, region_slot,"
 	    " region_gen, state, on_exit, borrowed, created_ns, updated_ns,"
-	    " reason, had_procs, pids FROM slices ORDER BY id",
+	    " reason, had_procs, pids, labels FROM slices ORDER BY id",
 	    &s, eb);
 	if (err)
 		return err;
@@ -861,6 +881,20 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 		copy_col(v.reason, sizeof(v.reason), s, 19);
 		v.had_procs = sqlite3_column_int(s, 20) != 0;
 		pids_parse(&v, (const char *)sqlite3_column_text(s, 21));
+		{
+			const char *lt =
+			    (const char *)sqlite3_column_text(s, 22);
+			json_t *lj = json_loads(lt ? lt : "{}", 0, NULL);
+
+			if (lj == NULL ||
+			    gs_slice_labels_from_json(lj, v.labels, &v.n_labels,
+			                              &peb) != GS_OK)
+				gs_error("store",
+				         "slice=%s labels unreadable, dropped: %s",
+				         v.name,
+				         gs_errbuf_msg(&peb, GS_ERR_CORRUPT));
+			json_decref(lj);
+		}
 		cb(ctx, &v);
 	}
 	return read_end(st, s, rc, eb);

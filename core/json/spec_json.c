@@ -24,7 +24,9 @@ static gs_err set_from_value(struct gs_slice_spec *s, const char *key,
 		text = json_string_value(v);
 	} else if (json_is_integer(v) &&
 	           (strcmp(key, "memory") == 0 || strcmp(key, "compute") == 0 ||
-	            strcmp(key, "weight") == 0 || strcmp(key, "gpu") == 0)) {
+	            strcmp(key, "weight") == 0 || strcmp(key, "gpu") == 0 ||
+	            strcmp(key, "mig_start") == 0 ||
+	            strcmp(key, "mig-start") == 0)) {
 		json_int_t i = json_integer_value(v);
 
 		if (i < 0)
@@ -40,7 +42,9 @@ static gs_err set_from_value(struct gs_slice_spec *s, const char *key,
 		    "key '%s' has the wrong JSON type (expected %s)", key,
 		    (strcmp(key, "memory") == 0 ||
 		     strcmp(key, "compute") == 0 ||
-		     strcmp(key, "weight") == 0 || strcmp(key, "gpu") == 0)
+		     strcmp(key, "weight") == 0 || strcmp(key, "gpu") == 0 ||
+	            strcmp(key, "mig_start") == 0 ||
+	            strcmp(key, "mig-start") == 0)
 		        ? "a string or an integer"
 		        : "a string");
 	}
@@ -132,5 +136,20 @@ json_t *gs_spec_to_json(const struct gs_slice_spec *spec)
 	    "isolation", gs_isolation_name(spec->isolation), "gpu",
 	    spec->gpu.kind == GS_GPU_INDEX ? json_integer(spec->gpu.index)
 	                                   : json_string(gpu));
+	if (o != NULL &&
+	    json_object_set_new(o, "compute_mode",
+	                        json_string(spec->compute_mode ==
+	                                            GS_COMPUTE_SHARE
+	                                        ? "share"
+	                                        : "strict")) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o != NULL && spec->has_mig_start &&
+	    json_object_set_new(o, "mig_start",
+	                        json_integer(spec->mig_start)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }

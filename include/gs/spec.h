@@ -25,6 +25,15 @@
  *                     (default auto: the advisor picks from isolation and
  *                     the GPU)
  *   mig-profile=P     e.g. 1g.10gb; only with mode auto or mig*
+ *   mig-start=N       0..GS_SPEC_MIG_START_MAX: the placement start slot of
+ *                     the instance (as nvidia-smi -lgipp prints it); needs
+ *                     mig-profile and mode mig*. The daemon checks it
+ *                     against the catalog's placements for the profile and
+ *                     uses or creates exactly that placement, or refuses.
+ *                     unset = the daemon picks
+ *   compute-mode=M    strict | share (default strict): strict never runs
+ *                     above compute, share may use time no other slice on
+ *                     the GPU wants (region.h's gs_region_compute_mode)
  *   isolation=I       none | memory | hard | exclusive (default none):
  *                     memory = a hard memory cap; hard = hardware memory,
  *                     compute and fault isolation (MIG only); exclusive =
@@ -54,6 +63,7 @@
 #define GS_SPEC_UUID_MAX    96
 #define GS_SPEC_MODEL_MAX   64
 #define GS_SPEC_WEIGHT_MAX  1000
+#define GS_SPEC_MIG_START_MAX 7
 /* Longest gs_spec_format output, NUL included. */
 #define GS_SPEC_FORMAT_MAX 512
 
@@ -84,6 +94,13 @@ enum gs_isolation {
 	GS_ISOLATION__COUNT
 };
 
+/* Values match enum gs_region_compute_mode. */
+enum gs_compute_mode {
+	GS_COMPUTE_STRICT = 0,
+	GS_COMPUTE_SHARE = 1,
+	GS_COMPUTE__COUNT
+};
+
 enum gs_gpu_sel_kind {
 	GS_GPU_ANY = 0,
 	GS_GPU_INDEX,
@@ -106,6 +123,9 @@ struct gs_slice_spec {
 	int weight; /* 1..GS_SPEC_WEIGHT_MAX */
 	enum gs_slice_mode mode;
 	char mig_profile[GS_SPEC_PROFILE_MAX]; /* "" = unset */
+	bool has_mig_start;                    /* false = daemon picks */
+	int mig_start; /* 0..GS_SPEC_MIG_START_MAX when has_mig_start */
+	enum gs_compute_mode compute_mode;
 	enum gs_isolation isolation;
 	struct gs_gpu_selector gpu;
 };

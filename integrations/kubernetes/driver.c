@@ -471,10 +471,10 @@ static int mig_minors(const json_t *slice, const struct gs_kprep_plan *p,
 }
 
 /*
- * Checks the MIG instance the daemon chose against the scheduler's
- * placement. gpusliced's API takes a profile, not a placement, so its
- * planner may put a new instance elsewhere; the claim still gets its
- * profile, and the difference is logged.
+ * Checks the MIG instance the daemon gave against the scheduler's
+ * placement. The slice asks for it (spec mig_start) and gpusliced creates
+ * exactly that placement or refuses, so a difference here means a daemon
+ * that ignores mig_start (an older one); it is logged.
  */
 static void check_mig_placement(struct gs_kdra *d, const json_t *slice,
                                 const struct gs_kprep_plan *p)

@@ -283,6 +283,62 @@ static gs_err gpu_capacity(const json_t *r, const json_t *gpu,
 	return GS_OK;
 }
 
+/* The longest slice label value gpusliced takes (daemon/slice.h). */
+#define LABEL_VALUE_MAX 253
+
+/*
+ * The slice's labels for per-claim metrics: k8s_namespace, k8s_claim,
+ * k8s_claim_uid and, when status.reservedFor names pods, k8s_pod (their
+ * names joined with commas, or the first where that is too long). Values
+ * longer than gpusliced takes are left out. NULL on ENOMEM.
+ */
+static json_t *claim_labels(const json_t *claim)
+{
+	const json_t *meta = json_object_get(claim, "metadata");
+	const json_t *rf = json_object_get(json_object_get(claim, "status"),
+	                                   "reservedFor");
+	static const char *const keys[][2] = {{"k8s_namespace", "namespace"},
+	                                      {"k8s_claim", "name"},
+	                                      {"k8s_claim_uid", "uid"}};
+	char pods[LABEL_VALUE_MAX + 1] = "", first[LABEL_VALUE_MAX + 1] = "";
+	bool too_long = false;
+	json_t *o = json_object();
+	const json_t *r;
+	size_t i;
+
+	if (o == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = jstr(meta, keys[i][1]);
+
+		if (v && strlen(v) <= LABEL_VALUE_MAX)
+			json_object_set_new(o, keys[i][0], json_string(v));
+	}
+	json_array_foreach(rf, i, r)
+	{
+		const char *res = jstr(r, "resource");
+		const char *name = jstr(r, "name");
+		size_t used = strlen(pods);
+
+		if (res == NULL || strcmp(res, "pods") != 0 || name == NULL ||
+		    strlen(name) > LABEL_VALUE_MAX)
+			continue;
+		if (first[0] == '\0')
+			snprintf(first, sizeof(first), "%s", name);
+		if (used + (used ? 1 : 0) + strlen(name) > LABEL_VALUE_MAX) {
+			too_long = true;
+		} else {
+			if (used)
+				pods[used++] = ',';
+			memcpy(pods + used, name, strlen(name) + 1);
+		}
+	}
+	if (first[0])
+		json_object_set_new(o, "k8s_pod",
+		                    json_string(too_long ? first : pods));
+	return o;
+}
+
 static json_t *spec_body(const struct gs_kprep_plan *p)
 {
 	const struct gs_slice_spec *s = &p->spec;
@@ -303,8 +359,14 @@ static json_t *spec_body(const struct gs_kprep_plan *p)
 	if (s->mig_profile[0])
 		json_object_set_new(b, "mig-profile",
 		                    json_string(s->mig_profile));
+	if (s->has_mig_start)
+		json_object_set_new(b, "mig_start", json_integer(s->mig_start));
 	json_object_set_new(b, "isolation",
 	                    json_string(gs_isolation_name(s->isolation)));
+	json_object_set_new(b, "compute_mode",
+	                    json_string(s->compute_mode == GS_COMPUTE_SHARE
+	                                    ? "share"
+	                                    : "strict"));
 	json_object_set_new(b, "gpu", json_integer(p->gpu_index));
 	json_object_set_new(b, "on_exit", json_string("keep"));
 	return b;
@@ -395,18 +457,14 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 	                    p->results[0].request, &p->config, eb);
 	if (err != GS_OK)
 		goto fail;
-	if (p->config.compute_mode == GS_KCOMPUTE_SHARE) {
-		err = gs_fail(eb, GS_ERR_UNSUPPORTED,
-		              "SliceConfig field 'computeMode': share is not "
-		              "supported through gpusliced yet (use strict)");
-		goto fail;
-	}
-
 	gs_spec_init(&p->spec);
 	snprintf(p->spec.name, sizeof(p->spec.name), "%s", p->slice_name);
 	p->spec.priority = p->config.priority;
 	p->spec.weight = p->config.weight;
 	p->spec.isolation = p->config.isolation;
+	p->spec.compute_mode = p->config.compute_mode == GS_KCOMPUTE_SHARE
+	                           ? GS_COMPUTE_SHARE
+	                           : GS_COMPUTE_STRICT;
 	p->spec.gpu.kind = GS_GPU_INDEX;
 	p->spec.gpu.index = dn.gpu_index;
 	p->gpu_index = dn.gpu_index;
@@ -417,6 +475,10 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		         dn.profile);
 		snprintf(p->spec.mig_profile, sizeof(p->spec.mig_profile), "%s",
 		         dn.profile);
+		/* The scheduler's placement: gpusliced creates exactly it
+		 * (spec mig-start) or refuses. */
+		p->spec.has_mig_start = true;
+		p->spec.mig_start = dn.start;
 		/*
 		 * A DRA MIG device belongs to one claim, so the slice takes the
 		 * whole instance (all its memory, 100 %): gpusliced then never
@@ -455,6 +517,11 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		goto fail;
 	}
 	p->body = spec_body(p);
+	if (p->body != NULL &&
+	    json_object_set_new(p->body, "labels", claim_labels(claim)) != 0) {
+		json_decref(p->body);
+		p->body = NULL;
+	}
 	if (p->body == NULL) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 		goto fail;

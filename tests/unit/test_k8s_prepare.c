@@ -144,6 +144,9 @@ static void mig_device_becomes_a_mig_slice_of_its_profile(void **state)
 	assert_string_equal(
 	    json_string_value(json_object_get(p.body, "mig-profile")),
 	    "1g.10gb");
+	/* The scheduler's placement goes to gpusliced. */
+	assert_int_equal(
+	    json_integer_value(json_object_get(p.body, "mig_start")), 3);
 	gs_kprep_plan_fini(&p);
 	json_decref(c);
 	json_decref(g);
@@ -161,6 +164,28 @@ static void whole_device_without_consumed_capacity_gets_all_of_it(void **state)
 	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
 	assert_true(p.spec.memory_bytes == 80 * GIB);
 	assert_int_equal(p.spec.compute_pct, 100);
+	gs_kprep_plan_fini(&p);
+	json_decref(c);
+	json_decref(g);
+}
+
+static void compute_mode_share_goes_to_the_slice(void **state)
+{
+	json_t *c = claim(UID, "gpuslice.io", "node-a", "gpu-0",
+	                  "{\"compute\": \"25\"}",
+	                  "[" CFG("FromClaim", "gpuslice.io",
+	                          ", \"computeMode\": \"share\"") "]");
+	json_t *g = gpus();
+	struct gs_kprep_plan p;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
+	assert_int_equal(p.spec.compute_mode, GS_COMPUTE_SHARE);
+	assert_string_equal(
+	    json_string_value(json_object_get(p.body, "compute_mode")),
+	    "share");
 	gs_kprep_plan_fini(&p);
 	json_decref(c);
 	json_decref(g);
@@ -205,10 +230,6 @@ static void bad_claims_are_refused_with_the_cause(void **state)
 	     "node-a", GS_ERR_INVALID,
 	     "claim config[0] (opaque.parameters): SliceConfig field 'weight' "
 	     "must be an integer 1..1000"},
-	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
-	     "[" CFG("FromClaim", "gpuslice.io",
-	             ", \"computeMode\": \"share\"") "]",
-	     "node-a", GS_ERR_UNSUPPORTED, "SliceConfig field 'computeMode'"},
 	    {UID, "gpuslice.io", "node-a", "gpu-0", "{}",
 	     "[" CFG("FromClaim", "gpuslice.io",
 	             ", \"isolation\": \"hard\"") "]",
@@ -269,6 +290,7 @@ int main(void)
 	    cmocka_unit_test(mig_device_becomes_a_mig_slice_of_its_profile),
 	    cmocka_unit_test(
 	        whole_device_without_consumed_capacity_gets_all_of_it),
+	    cmocka_unit_test(compute_mode_share_goes_to_the_slice),
 	    cmocka_unit_test(bad_claims_are_refused_with_the_cause),
 	    cmocka_unit_test(unallocated_claim_and_bad_uid_are_refused),
 	};

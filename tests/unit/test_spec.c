@@ -167,6 +167,18 @@ static const struct {
     {"mig_profile=1c.3g.20gb mode=MIG+MPS", GS_OK,
      "priority=normal weight=1 mode=mig+mps mig-profile=1c.3g.20gb "
      "isolation=none"},
+    {"mode=mig mig-profile=1g.10gb mig_start=6", GS_OK,
+     "priority=normal weight=1 mode=mig mig-profile=1g.10gb mig-start=6 "
+     "isolation=none"},
+    {"mig-start=8", GS_ERR_RANGE, "mig-start must be 0..7, got 8"},
+    {"compute=30 compute-mode=share", GS_OK,
+     "compute=30 priority=normal weight=1 mode=auto compute-mode=share "
+     "isolation=none"},
+    {"compute_mode=strict", GS_OK,
+     "priority=normal weight=1 mode=auto isolation=none"},
+    {"compute-mode=greedy", GS_ERR_PARSE,
+     "unknown compute-mode 'greedy' (expected strict|share)"},
+    {"mig-start=x", GS_ERR_PARSE, "mig-start 'x' is not a whole number"},
     {"mig-profile=1g.5gb+me", GS_OK,
      "priority=normal weight=1 mode=auto mig-profile=1g.5gb+me "
      "isolation=none"},
@@ -191,7 +203,7 @@ static const struct {
      "unknown isolation 'total' (expected none|memory|hard|exclusive)"},
     {"colour=blue", GS_ERR_INVALID,
      "unknown key 'colour' (expected name|memory|compute|priority|weight|"
-     "mode|mig-profile|isolation|gpu)"},
+     "mode|mig-profile|mig-start|compute-mode|isolation|gpu)"},
     {"memory", GS_ERR_PARSE, "expected key=value, got 'memory'"},
     {"=8G", GS_ERR_PARSE, "expected key=value, got '=8G'"},
     {"name=-x", GS_ERR_PARSE, "name '-x' must start with a letter or digit"},
@@ -220,6 +232,9 @@ static const struct {
     {"mode=mps isolation=exclusive", GS_ERR_INVALID,
      "isolation exclusive takes a whole GPU (mode auto or timeslice), got "
      "mode mps"},
+    {"mode=timeslice mig-start=2", GS_ERR_INVALID,
+     "mig-start needs mig-profile and mode mig, mig+timeslice or mig+mps "
+     "(got mode timeslice, no mig-profile)"},
     {"isolation=exclusive mig-profile=7g.80gb", GS_ERR_INVALID,
      "isolation exclusive takes a whole GPU; drop mig-profile 7g.80gb"},
 };
@@ -292,7 +307,10 @@ static const struct {
      "integer)"},
     {"{\"size\":\"8G\"}", GS_ERR_INVALID,
      "unknown key 'size' (expected name|memory|compute|priority|weight|"
-     "mode|mig-profile|isolation|gpu)"},
+     "mode|mig-profile|mig-start|compute-mode|isolation|gpu)"},
+    {"{\"mig_profile\":\"1g.10gb\",\"mode\":\"mig\",\"mig_start\":3}", GS_OK,
+     "priority=normal weight=1 mode=mig mig-profile=1g.10gb mig-start=3 "
+     "isolation=none"},
     {"{\"memory\":\"1GiB\",\"memory_bytes\":5}", GS_ERR_INVALID,
      "memory and memory_bytes disagree"},
     {"[1]", GS_ERR_PARSE, "a slice spec must be a JSON object"},

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,7 +213,8 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int region_dump(const char *dir)
+/* with_limits: each line also holds compute=PCT mode=strict|share. */
+static int region_dump(const char *dir, bool with_limits)
 {
 	struct gs_region *r;
 	struct gs_errbuf eb = {0};
@@ -225,7 +227,14 @@ static int region_dump(const char *dir)
 	while (gs_region_slice_next(r, &it)) {
 		struct gs_slice_limits lim;
 
-		if (gs_region_slice_limits(r, &it, &lim) == GS_OK)
+		if (gs_region_slice_limits(r, &it, &lim) != GS_OK)
+			continue;
+		if (with_limits)
+			printf("%s compute=%u mode=%s\n", lim.name,
+			       lim.compute_pct,
+			       lim.mode == GS_REGION_COMPUTE_SHARE ? "share"
+			                                           : "strict");
+		else
 			printf("%s\n", lim.name);
 	}
 	gs_region_close(r);
@@ -237,7 +246,7 @@ static void usage(void)
 	fprintf(stderr,
 	        "usage: gs-daemon-loadgen bench|crash --socket S --clients N "
 	        "--ops M [--keep K] [--prefix P] [--out FILE]\n"
-	        "       gs-daemon-loadgen region DIR\n");
+	        "       gs-daemon-loadgen region|limits DIR\n");
 }
 
 int main(int argc, char **argv)
@@ -249,7 +258,9 @@ int main(int argc, char **argv)
 	long n_all = 0, errors = 0, in_doubt = 0;
 
 	if (argc >= 3 && strcmp(argv[1], "region") == 0)
-		return region_dump(argv[2]);
+		return region_dump(argv[2], false);
+	if (argc >= 3 && strcmp(argv[1], "limits") == 0)
+		return region_dump(argv[2], true);
 	if (argc < 2 ||
 	    (strcmp(argv[1], "bench") && strcmp(argv[1], "crash"))) {
 		usage();

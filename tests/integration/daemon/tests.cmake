@@ -44,7 +44,13 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/freeze.sh LABELS asan TIMEOUT 120)
   gs_add_shell_test(daemon_create_fails_closed_when_the_region_cannot_be_written
                     tests/integration/daemon/create_fails_closed.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_slice_labels_persist_across_restart_and_show_in_metrics
+                    tests/integration/daemon/labels.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_slice_compute_mode_share_reaches_the_region_limits
+                    tests/integration/daemon/compute_mode.sh LABELS asan TIMEOUT 120)
   set_tests_properties(
+    daemon_slice_compute_mode_share_reaches_the_region_limits
+    daemon_slice_labels_persist_across_restart_and_show_in_metrics
     daemon_create_fails_closed_when_the_region_cannot_be_written
     daemon_answers_while_a_tenant_holds_region_locks
     daemon_api_answers_every_endpoint_and_rejects_bad_requests

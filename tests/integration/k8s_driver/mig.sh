@@ -41,21 +41,28 @@ jcheck "$(api GET /v1/gpus)" 'sorted((i["profile"], i["start"]) for i in d["gpus
 
 # A placement gpusliced's planner would not pick (1g.10gb at 6): the claim
 # gets a 1g.10gb instance of its own (never m1's, though it has the same
-# profile); where it is not at 6, the driver says so
-# (gpusliced's API takes a profile, not a placement).
+# profile) at exactly start 6 (the slice carries mig_start), and the driver
+# has no placement difference to report.
 claim m3 "${U}03" gpu-0-mig-1g-10gb-6 '{}'
 jcheck "$(kdra prepare ns m3 "${U}03")" 'd["error"] is None'
 s3=$(api GET "/v1/slices/k8s-${U}03")
-jcheck "$s3" 'd["mig"]["profile"] == "1g.10gb" and d["mig"]["uuid"] != "'"$mig_uuid"'"'
+jcheck "$s3" 'd["mig"]["profile"] == "1g.10gb" and d["mig"]["uuid"] != "'"$mig_uuid"'" and d["spec"]["mig_start"] == 6'
 start3=$(api GET /v1/gpus | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print([i["start"] for i in d["gpus"][0]["mig"]["instances"] if i["uuid"] == sys.argv[1]][0])' "$(jq_py "$s3" 'd["mig"]["uuid"]')")
-echo "1g.10gb asked at 6, made at $start3"
-if [ "$start3" != 6 ]; then
-	grep -q "k8s-${U}03 MIG instance .* is at start $start3, the scheduler chose 6" "$WORK/probe.log" ||
-		fail "the driver did not report the placement difference"
+expect_eq "start of the 1g.10gb instance asked at 6" "$start3" 6
+if grep -q "the scheduler chose" "$WORK/probe.log"; then
+	fail "the driver reported a placement difference: $(grep 'the scheduler chose' "$WORK/probe.log")"
 fi
+
+# A placement held by another claim's instance: refused, naming the
+# placement and the slice using it; m1's instance is untouched.
+claim m4 "${U}04" gpu-0-mig-1g-10gb-0 '{}'
+out=$(kdra prepare ns m4 "${U}04")
+jcheck "$out" 'd["error"] is not None and "1g.10gb@0" in d["error"] and "k8s-'"${U}"'01" in d["error"]'
+jcheck "$(api GET "/v1/slices/k8s-${U}01")" 'd["mig"]["uuid"] == "'"$mig_uuid"'"'
+jcheck "$(api GET /v1/gpus)" 'any(i["uuid"] == "'"$mig_uuid"'" and i["start"] == 0 for i in d["gpus"][0]["mig"]["instances"])'
 
 out=$(kdra unprepare ns m1 "${U}01" unprepare ns m2 "${U}02" unprepare ns m3 "${U}03")
 [ "$(grep -c '"error":null' <<<"$out")" = 3 ] || fail "unprepare: $out"
