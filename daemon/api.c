@@ -652,6 +652,17 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 		}
 		json_object_set_new(mig, "instances", inst);
 		json_object_set_new(x, "mig", mig);
+		{
+			char why[96];
+			bool ok = gs_node_gpu_health(api->node, i, why,
+			                             sizeof(why));
+
+			json_object_set_new(
+			    x, "health",
+			    ok ? json_pack("{s:b}", "healthy", 1)
+			       : json_pack("{s:b, s:s}", "healthy", 0,
+			                   "reason", why));
+		}
 		gs_node_gpu_alloc(api->node, i, &mem, &comp, &ns);
 		{
 			json_t *al = json_object();

@@ -2384,6 +2384,54 @@ void gs_node_gpus(struct gs_node *node, struct gs_gpus *out)
 	pthread_mutex_unlock(&node->lock);
 }
 
+bool gs_xid_is_gpu_fault(unsigned long long xid)
+{
+	static const unsigned long long app[] = {13, 31, 43, 45, 68, 109};
+
+	for (size_t k = 0; k < sizeof(app) / sizeof(app[0]); k++)
+		if (xid == app[k])
+			return false;
+	return true;
+}
+
+bool gs_node_gpu_health(struct gs_node *node, int i, char *reason,
+                        size_t reason_len)
+{
+	bool ok = true;
+
+	if (reason_len > 0)
+		reason[0] = '\0';
+	if (i < 0 || i >= GS_GPUS_MAX)
+		return true;
+	pthread_mutex_lock(&node->lock);
+	if (node->health[i].unhealthy) {
+		ok = false;
+		if (reason_len > 0)
+			snprintf(reason, reason_len, "%s",
+			         node->health[i].reason);
+	}
+	pthread_mutex_unlock(&node->lock);
+	return ok;
+}
+
+bool gs_node_gpu_set_unhealthy(struct gs_node *node, int i,
+                               const char *reason)
+{
+	bool was_ok = false;
+
+	if (i < 0 || i >= GS_GPUS_MAX)
+		return false;
+	pthread_mutex_lock(&node->lock);
+	if (!node->health[i].unhealthy) {
+		was_ok = true;
+		node->health[i].unhealthy = true;
+		snprintf(node->health[i].reason,
+		         sizeof(node->health[i].reason), "%s", reason);
+	}
+	pthread_mutex_unlock(&node->lock);
+	return was_ok;
+}
+
 void gs_node_gpu_alloc(struct gs_node *node, int i, uint64_t *mem,
                        uint32_t *compute, int *n_slices)
 {

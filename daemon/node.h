@@ -161,6 +161,24 @@ const char *gs_node_mps_dir(const struct gs_node *node);
 /* A copy of the GPU inventory taken under the lock. */
 void gs_node_gpus(struct gs_node *node, struct gs_gpus *out);
 /* Memory and compute allocated to slices on GPU i. */
+/*
+ * GPU i's health: false with the reason (reason_len bytes, NUL-ended)
+ * once the watchdog saw an Xid that is not an application error on it;
+ * true otherwise. An i outside the node reads as healthy.
+ */
+bool gs_node_gpu_health(struct gs_node *node, int i, char *reason,
+                        size_t reason_len);
+/* Marks GPU i unhealthy (the first reason stays). Returns true when it
+ * was healthy until now. */
+bool gs_node_gpu_set_unhealthy(struct gs_node *node, int i,
+                               const char *reason);
+/*
+ * Whether an Xid says the GPU itself is at fault (double-bit ECC, fallen
+ * off the bus, ...) rather than the application that ran on it: NVIDIA's
+ * device plugin treats 13, 31, 43, 45, 68 and 109 as application errors
+ * and every other Xid as the GPU's.
+ */
+bool gs_xid_is_gpu_fault(unsigned long long xid);
 void gs_node_gpu_alloc(struct gs_node *node, int i, uint64_t *mem,
                        uint32_t *compute, int *n_slices);
 

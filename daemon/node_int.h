@@ -51,6 +51,13 @@ struct gs_node {
 	int64_t next_id;
 	struct gs_node_counters ctr;
 	pthread_mutex_t resync_lock;
+	/* GPU health as the watchdog saw it (gs_node_gpu_health): a GPU is
+	 * unhealthy from its first non-application Xid until the daemon
+	 * restarts. Under `lock`. */
+	struct {
+		bool unhealthy;
+		char reason[96];
+	} health[GS_GPUS_MAX];
 };
 
 /*

@@ -493,6 +493,19 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 	             ev->gpu, ev->xid, ev->gi_id, (int)pid);
 	gs__wr_submit_detached(node, wr);
 	pthread_mutex_unlock(&node->lock);
+	if (gs_xid_is_gpu_fault(ev->xid)) {
+		char reason[96];
+
+		snprintf(reason, sizeof(reason), "Xid %llu", ev->xid);
+		if (gs_node_gpu_set_unhealthy(node, ev->gpu, reason)) {
+			gs_warn("watchdog", "gpu=%d unhealthy: %s", ev->gpu,
+			        reason);
+			gs_node_event(node, "gpu.unhealthy", "", "", ev->gpu,
+			              "GPU %d unhealthy: %s (until gpusliced "
+			              "restarts)",
+			              ev->gpu, reason);
+		}
+	}
 	if (mps && w->rec) {
 		bool ok = gs_reconciler_mps_restart(w->rec, ev->gpu, mps_gi);
 

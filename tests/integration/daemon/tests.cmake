@@ -69,3 +69,11 @@ if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
   gs_add_shell_test(run_joins_a_daemon_slice_with_its_env_cap_and_attachment
                     tests/integration/daemon/run_joins_daemon_slice.sh TIMEOUT 120)
 endif()
+# Uses gs-k8s-xid (tests/integration/k8s_api) to post Xids; skipped (77)
+# in a build without it.
+if(TARGET gpusliced)
+  gs_add_shell_test(daemon_gpu_health_follows_gpu_xids_not_application_xids
+                    tests/integration/daemon/gpu_health.sh LABELS asan TIMEOUT 120)
+  set_tests_properties(daemon_gpu_health_follows_gpu_xids_not_application_xids
+                       PROPERTIES SKIP_RETURN_CODE 77)
+endif()
