@@ -320,6 +320,12 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 			put(&b,
 			    "gpuslice_gpu_utilization_percent{gpu=\"%d\"} %d\n",
 			    i, util[i]);
+	head(&b, "gpuslice_gpu_healthy", "gauge",
+	     "1 while the GPU is healthy, 0 after an Xid that is not an "
+	     "application error (until gpusliced restarts)");
+	for (int i = 0; i < g->n; i++)
+		put(&b, "gpuslice_gpu_healthy{gpu=\"%d\"} %d\n", i,
+		    gs_node_gpu_health(node, i, NULL, 0) ? 1 : 0);
 	head(&b, "gpuslice_gpu_mig_instances", "gauge",
 	     "MIG instances on the GPU");
 	for (int i = 0; i < g->n; i++)

@@ -30,6 +30,9 @@ expect_eq "gpu 0 after an application Xid" "$(health 0)" healthy
 wait_until 5 is_health 1 "Xid 79" || fail "gpu 1 not unhealthy after Xid 79: $(health 1)"
 expect_eq "gpu 0 next to a failed GPU" "$(health 0)" healthy
 api GET /v1/events | grep -q 'gpu.unhealthy' || fail "no gpu.unhealthy event"
+m=$(api GET /metrics)
+grep -q '^gpuslice_gpu_healthy{gpu="1"} 0$' <<<"$m" || fail "metrics: gpu 1 not 0"
+grep -q '^gpuslice_gpu_healthy{gpu="0"} 1$' <<<"$m" || fail "metrics: gpu 0 not 1"
 
 daemon_stop
 daemon_up
