@@ -932,7 +932,14 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 	return r;
 }
 
-CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
+/*
+ * The entry count of a module or library handle (`kind` says which), and
+ * its functions (CUfunction and CUkernel are both &funcs[i] here): the
+ * bodies of cuModuleGetFunctionCount/EnumerateFunctions and
+ * cuLibraryGetKernelCount/EnumerateKernels.
+ */
+static CUresult entry_count(const void *h, enum gs__htype kind,
+                            unsigned int *count)
 {
 	CUresult r;
 
@@ -940,33 +947,47 @@ CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	if (!gs__h_is(mod, GS__H_MODULE))
+	if (!gs__h_is(h, kind))
 		r = CUDA_ERROR_INVALID_HANDLE;
 	else
-		*count = (unsigned)((struct gs__module *)mod)->n_entries;
+		*count = (unsigned)((const struct gs__module *)h)->n_entries;
 	gs__unlock();
 	return r;
+}
+
+static CUresult entry_list(void *h, enum gs__htype kind, void *out,
+                           unsigned int n)
+{
+	struct gs__module *m = h;
+	CUresult r;
+
+	if (out == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (!gs__h_is(m, kind))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else
+		for (int i = 0; i < m->n_entries && (unsigned)i < n; i++)
+			if (kind == GS__H_MODULE)
+				((CUfunction *)out)[i] =
+				    (CUfunction)&m->funcs[i];
+			else
+				((CUkernel *)out)[i] = (CUkernel)&m->funcs[i];
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
+{
+	return entry_count(mod, GS__H_MODULE, count);
 }
 
 CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions,
                                             unsigned int numFunctions,
                                             CUmodule mod)
 {
-	struct gs__module *m = (struct gs__module *)mod;
-	CUresult r;
-
-	if (functions == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	if (!gs__h_is(m, GS__H_MODULE))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		for (int i = 0; i < m->n_entries && (unsigned)i < numFunctions;
-		     i++)
-			functions[i] = (CUfunction)&m->funcs[i];
-	gs__unlock();
-	return r;
+	return entry_list(mod, GS__H_MODULE, functions, numFunctions);
 }
 
 /*
@@ -1133,39 +1154,14 @@ CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 
 CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
-	CUresult r;
-
-	if (count == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	if (!gs__h_is(lib, GS__H_LIBRARY))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		*count = (unsigned)((struct gs__module *)lib)->n_entries;
-	gs__unlock();
-	return r;
+	return entry_count(lib, GS__H_LIBRARY, count);
 }
 
 CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels,
                                            unsigned int numKernels,
                                            CUlibrary lib)
 {
-	struct gs__module *m = (struct gs__module *)lib;
-	CUresult r;
-
-	if (kernels == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	if (!gs__h_is(m, GS__H_LIBRARY))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		for (int i = 0; i < m->n_entries && (unsigned)i < numKernels;
-		     i++)
-			kernels[i] = (CUkernel)&m->funcs[i];
-	gs__unlock();
-	return r;
+	return entry_list(lib, GS__H_LIBRARY, kernels, numKernels);
 }
 
 CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
