@@ -301,6 +301,35 @@ static void test_library_from_file_and_its_module(void **state)
 	                 CUDA_SUCCESS);
 	assert_int_equal(cuLibraryGetKernelCount(&count, lib), CUDA_SUCCESS);
 	assert_int_equal(count, 5);
+	{
+		/* both listings give every entry once, and no more than
+		 * asked for; a module handle is not a library */
+		CUkernel ks[8] = {0};
+		CUfunction fs[8] = {0};
+		unsigned fcount = 0;
+
+		assert_int_equal(cuLibraryEnumerateKernels(ks, 3, lib),
+		                 CUDA_SUCCESS);
+		assert_non_null(ks[2]);
+		assert_null(ks[3]);
+		assert_int_equal(cuLibraryEnumerateKernels(ks, 8, lib),
+		                 CUDA_SUCCESS);
+		assert_non_null(ks[4]);
+		assert_null(ks[5]);
+		assert_int_equal(cuLibraryGetModule(&mod, lib), CUDA_SUCCESS);
+		assert_int_equal(cuModuleGetFunctionCount(&fcount, mod),
+		                 CUDA_SUCCESS);
+		assert_int_equal(fcount, 5);
+		assert_int_equal(cuModuleEnumerateFunctions(fs, 8, mod),
+		                 CUDA_SUCCESS);
+		assert_non_null(fs[4]);
+		assert_null(fs[5]);
+		assert_int_equal(cuLibraryGetKernelCount(&fcount,
+		                                         (CUlibrary)mod),
+		                 CUDA_ERROR_INVALID_HANDLE);
+		assert_int_equal(cuModuleEnumerateFunctions(NULL, 8, mod),
+		                 CUDA_ERROR_INVALID_VALUE);
+	}
 	assert_int_equal(cuLibraryGetModule(&mod, lib), CUDA_SUCCESS);
 	assert_int_equal(cuModuleGetFunction(&f, mod, K_LOOP), CUDA_SUCCESS);
 	assert_int_equal(cuModuleGetGlobal(&p1, &s1, mod, "fb_dev"),
