@@ -102,7 +102,10 @@ check 1 || fail "an application Xid tainted a GPU"
 kill -9 "$SPID"
 wait "$SPID" 2>/dev/null || true
 "$X" "$GPUSLICE_SIM_DIR" 0 48
-sleep 2
+# The publisher must try (and fail) to publish the new taint while the API
+# server is down; on a loaded machine that can take a few seconds.
+wait_until 20 grep -q "publish failed" "$WORK/krs.log" ||
+	fail "no failed publish during the outage: $(tail -5 "$WORK/krs.log")"
 standin "$PORT"
 wait_until 20 check 0,1 || fail "after the outage: $(check 0,1 || true)"
 echo "after the outage: $(check 0,1 && echo exact)"
