@@ -522,14 +522,27 @@ static int wait_child(struct gs_region *r, pid_t pid)
  * slice of its own run directory. OUT: *run_dir points into the
  * environment (setenv's copy).
  */
-static bool join_daemon_slice(const char *name, const char **run_dir)
+/*
+ * Takes the daemon's environment for its slice `name`. True when joined;
+ * false when there is no daemon to ask (a run of its own, daemonless).
+ * *missing: the daemon answered that it has no such slice of the
+ * caller's (it shows nobody another user's slice), so the run must not
+ * quietly make a slice of the same name elsewhere.
+ */
+static bool join_daemon_slice(const char *name, const char **run_dir,
+                              bool *missing)
 {
 	struct gs_errbuf eb = {0};
 	json_t *js = NULL, *env;
 	const char *k;
 	json_t *v;
+	gs_err err;
 
-	if (gs_client_slice_get(name, &js, &eb) != GS_OK)
+	*missing = false;
+	err = gs_client_slice_get(name, &js, &eb);
+	if (err == GS_ERR_NOT_FOUND || err == GS_ERR_PERM)
+		*missing = true;
+	if (err != GS_OK)
 		return false;
 	env = json_object_get(js, "env");
 	json_object_foreach(env, k, v)
@@ -572,8 +585,20 @@ int gs_cli_run(int argc, char **argv)
 	}
 	if (o.gpu != NULL && set_gpu(o.gpu) != 0)
 		return GS_EXIT_USAGE;
-	if (o.named && o.run_dir == NULL)
-		daemon_slice = join_daemon_slice(o.lim.name, &o.run_dir);
+	if (o.named && o.run_dir == NULL) {
+		bool missing;
+
+		daemon_slice = join_daemon_slice(o.lim.name, &o.run_dir,
+		                                 &missing);
+		if (missing) {
+			gs_cli_error(CMD,
+			             "gpusliced has no slice '%s' of yours (create "
+			             "it with `gpuslice create`, or give --run-dir "
+			             "for a slice without the daemon)",
+			             o.lim.name);
+			return GS_EXIT_NOT_FOUND;
+		}
+	}
 	if (o.mps && daemon_slice) {
 		gs_cli_error(CMD, "--mode mps: slice '%s' is the daemon's; "
 		                  "its mode is the daemon's to choose",

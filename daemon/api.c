@@ -389,6 +389,10 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 			json_object_set_new(
 			    uo, "nvml_memory_bytes",
 			    json_integer((json_int_t)u.nvml_mem));
+			if (u.nvml_compute_pct >= 0)
+				json_object_set_new(
+				    uo, "nvml_compute_pct",
+				    json_real(u.nvml_compute_pct));
 		}
 		json_object_set_new(o, "usage", uo);
 	}

@@ -487,8 +487,20 @@ static gs_err k_wd_context(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return get_memory(c, v, key, &c->cfg->watchdog_context_bytes);
 }
 
+static gs_err k_wd_compute_grace(struct cfg_ctx *c, const char *key,
+                                 yaml_node_t *v, void *arg)
+{
+	long x;
+	gs_err err = get_int(c, v, key, 0, 100, &x);
+
+	(void)arg;
+	c->cfg->watchdog_compute_grace_pct = (int)x;
+	return err;
+}
+
 static const struct key_def watchdog_keys[] = {
     {"interval_ms", k_wd_interval},
+    {"compute_grace_pct", k_wd_compute_grace},
     {"action", k_wd_action},
     {"grace", k_wd_grace},
     {"context_allowance", k_wd_context},
@@ -995,6 +1007,7 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->watchdog_action = GS_WATCHDOG_FLAG;
 	cfg->watchdog_grace_bytes = 0;
 	cfg->watchdog_context_bytes = 512ull << 20;
+	cfg->watchdog_compute_grace_pct = 15;
 	cfg->ledger_interval_ms = 10000;
 	snprintf(cfg->mps_control, sizeof(cfg->mps_control),
 	         "nvidia-cuda-mps-control");

@@ -71,6 +71,9 @@ struct gs_config {
 	int watchdog_interval_ms;
 	enum gs_watchdog_action watchdog_action;
 	uint64_t watchdog_grace_bytes;
+	/* A strict slice is over its compute when NVML shows its processes
+	 * above its share by more than this many points over a sample. */
+	int watchdog_compute_grace_pct;
 	uint64_t
 	    watchdog_context_bytes; /* allowed per process for its context */
 

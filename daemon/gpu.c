@@ -61,6 +61,9 @@
 	X(nvmlComputeInstanceDestroy, (nvmlComputeInstance_t))                 \
 	X(nvmlDeviceGetComputeRunningProcesses_v3,                             \
 	  (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                 \
+	X(nvmlDeviceGetProcessUtilization,                                     \
+	  (nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,     \
+	   unsigned long long))                                                \
 	X(nvmlEventSetCreate, (nvmlEventSet_t *))                              \
 	X(nvmlDeviceRegisterEvents,                                            \
 	  (nvmlDevice_t, unsigned long long, nvmlEventSet_t))                  \
@@ -371,6 +374,55 @@ gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
 		                      : (int)info[k].computeInstanceId;
 		(*n)++;
 	}
+	return GS_OK;
+}
+
+gs_err gs_gpus_process_util(struct gs_gpus *g, int i, uint64_t *since_us,
+                            struct gs_gpu_util *out, int cap, int *n)
+{
+	struct nvml_fns *f = g->fn;
+	nvmlProcessUtilizationSample_t s[256];
+	unsigned int count = 256;
+	uint64_t newest = *since_us;
+	nvmlReturn_t rc;
+
+	*n = 0;
+	if (g->fake || f == NULL || !f->nvmlDeviceGetProcessUtilization)
+		return GS_ERR_UNSUPPORTED;
+	if (i < 0 || i >= g->n)
+		return GS_ERR_NOT_FOUND;
+	rc = f->nvmlDeviceGetProcessUtilization(g->gpu[i].handle, s, &count,
+	                                        *since_us);
+	if (rc == NVML_ERROR_NOT_FOUND)
+		return GS_OK; /* no samples since then */
+	if (rc == NVML_ERROR_NOT_SUPPORTED)
+		return GS_ERR_UNSUPPORTED;
+	if (rc != NVML_SUCCESS)
+		return GS_ERR_DRIVER;
+	if (count > 256)
+		count = 256;
+	/* Several samples of one process: their mean. */
+	for (unsigned int k = 0; k < count; k++) {
+		int j;
+
+		if (s[k].timeStamp <= *since_us)
+			continue;
+		if (s[k].timeStamp > newest)
+			newest = s[k].timeStamp;
+		for (j = 0; j < *n; j++)
+			if (out[j].pid == (int32_t)s[k].pid)
+				break;
+		if (j == *n) {
+			if (*n == cap)
+				continue;
+			out[j] = (struct gs_gpu_util){.pid = (int32_t)s[k].pid};
+			(*n)++;
+		}
+		out[j].sm_pct = (out[j].sm_pct * out[j].samples + s[k].smUtil) /
+		                (out[j].samples + 1);
+		out[j].samples++;
+	}
+	*since_us = newest;
 	return GS_OK;
 }
 

@@ -96,6 +96,22 @@ gs_err gs_gpus_refresh(struct gs_gpus *g, struct gs_errbuf *eb);
 gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
                          int cap, int *n);
 
+/* One process's share of a GPU's SMs, from NVML's samples. */
+struct gs_gpu_util {
+	int32_t pid;
+	double sm_pct;   /* mean of its samples, 0..100 */
+	unsigned samples;
+};
+
+/*
+ * Per-process SM utilisation of GPU `i` from the samples newer than
+ * *since_us (NVML's timestamps, microseconds), at most `cap` processes;
+ * advances *since_us to the newest sample. GS_ERR_UNSUPPORTED where NVML
+ * has no per-process samples (MIG, old drivers, a fake node).
+ */
+gs_err gs_gpus_process_util(struct gs_gpus *g, int i, uint64_t *since_us,
+                            struct gs_gpu_util *out, int cap, int *n);
+
 /* Waits up to `timeout_ms` for one Xid event. GS_ERR_TIMEOUT when none. */
 gs_err gs_gpus_next_event(struct gs_gpus *g, int timeout_ms,
                           struct gs_gpu_event *ev);

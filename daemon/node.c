@@ -25,6 +25,8 @@
 #include "gs/log.h"
 #include "gs/migplan.h"
 #include "gs/placement.h"
+#include "gs/proc.h"
+#include "watchdog.h"
 
 int64_t gs_now_ns(void)
 {
@@ -360,6 +362,8 @@ static void limits_of(const struct gs_slice *s, struct gs_slice_limits *lim)
 	lim->mode = s->spec.compute_mode == GS_COMPUTE_SHARE
 	                ? GS_REGION_COMPUTE_SHARE
 	                : GS_REGION_COMPUTE_STRICT;
+	/* Only the owner's processes (and root's) may join it. */
+	lim->owner_uid = s->owner_uid;
 }
 
 /*
@@ -1362,24 +1366,36 @@ void gs__node_resync(struct gs_node *node)
 	pthread_mutex_unlock(&node->resync_lock);
 }
 
-/* Sends `sig` to the processes of a slice (region table and API pids). */
+/*
+ * Sends `sig` to the processes of a slice: region entries the kernel
+ * confirms (gs_watchdog_entry_genuine: a forged entry naming someone
+ * else's process is skipped) and API-attached pids, each only while it
+ * runs as the slice's owner (any uid when root owns the slice), through a
+ * pidfd checked at the moment of the signal.
+ */
 static void signal_slice(struct gs_node *node, struct gs__nslice *ns, int sig)
 {
+	int64_t uid = ns->s.owner_uid != 0 ? (int64_t)ns->s.owner_uid : -1;
+
 	if (node->region && ns->has_ref) {
 		struct gs_proc_ref it = {.slot = -1};
 		struct gs_proc_info pi;
 
 		while (gs_region_proc_next(node->region, &it, &pi)) {
 			if (pi.slice.slot != ns->ref.slot ||
-			    pi.slice.generation != ns->ref.generation)
+			    pi.slice.generation != ns->ref.generation ||
+			    !pi.local || !gs_watchdog_entry_genuine(&pi, &ns->s))
 				continue;
-			if (gs_region_pid_alive(pi.pid, pi.start_time))
-				(void)kill(pi.pid, sig);
+			if (gs_proc_signal(pi.pid, pi.start_time, uid, sig) != 0)
+				gs_info("node", "slice=%s pid=%d not signalled: %s",
+				        ns->s.name, (int)pi.pid,
+				        strerror(errno));
 		}
 	}
 	for (int i = 0; i < ns->s.n_pids; i++)
-		if (ns->s.pids[i] > 1)
-			(void)kill(ns->s.pids[i], sig);
+		if (gs_proc_signal(ns->s.pids[i], 0, uid, sig) != 0)
+			gs_info("node", "slice=%s pid=%d not signalled: %s",
+			        ns->s.name, (int)ns->s.pids[i], strerror(errno));
 }
 
 void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,

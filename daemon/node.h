@@ -128,6 +128,8 @@ struct gs_node_usage {
 	uint64_t throttled_ns;
 	double compute_pct; /* achieved over the last ledger interval */
 	uint64_t nvml_mem;  /* what NVML sees for its processes */
+	double nvml_compute_pct; /* NVML's SM share of its processes (last
+	                            sample; -1 when NVML has none) */
 };
 gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
                            struct gs_node_usage *out);

@@ -28,6 +28,11 @@ struct gs__nslice {
 	int64_t rate_t_ns;
 	int n_nvml_procs;
 	int64_t over_since_ns; /* watchdog: first seen over its limit */
+	/* watchdog: NVML SM share integrated over the current window (at
+	 * least a second, so a token bucket's short burst is not "over") */
+	double wd_sm_acc; /* percent x seconds */
+	double wd_sm_t;   /* seconds */
+	bool wd_sm_over;  /* the last full window was over the share */
 	bool procs_seen;       /* some process was seen in it this run */
 	uint64_t watchdog_actions;
 	uint64_t faults;

@@ -7,12 +7,33 @@
  * rule catches a tenant that never loaded the shim but was started by
  * `gpuslice run`, whose runner process holds the slice.
  *
+ * The region's process table is writable by tenants, so an entry counts
+ * only when the kernel confirms it (ground truth, checked every tick and
+ * cached per slot): the process is alive with the start time recorded,
+ * runs as the slice's owner (or root; any uid for a slice an
+ * administrator made, owner 0), and asked for this slice itself - its
+ * environment names it (GPUSLICE_SLICE), or it is the `gpuslice` runner.
+ * Other entries are forged: they are evicted and reported, and never make
+ * anyone a target. Entries of another pid namespace are ignored (their
+ * pids mean other processes here).
+ *
+ * What is checked, every tick, from NVML: each slice's memory (its
+ * processes' sum against its cap), each strict slice's compute (its
+ * processes' SM utilisation against its share plus
+ * watchdog.compute_grace_pct), and processes on a GPU in no slice.
+ *
  * Episodes: a slice is acted on when it goes over (limit + grace), once;
  * it is acted on again only after it came back under. With action "flag"
- * coming back under clears the flag.
+ * coming back under clears the flag. With action "kill" the processes are
+ * SIGKILLed through a pidfd after checking, at that moment, that each is
+ * still the process NVML listed (start time) and runs as the slice's
+ * owner (any uid in a slice owned by root); a process of another uid is
+ * flagged, never signalled. A process in no slice is killed only when it
+ * is not root's.
  */
 #include "watchdog.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +41,7 @@
 #include <unistd.h>
 
 #include "gs/log.h"
+#include "gs/proc.h"
 #include "node_int.h"
 
 #ifdef GS_HAVE_SIM_STATE
@@ -32,6 +54,23 @@
 struct owner {
 	int32_t pid;
 	int64_t slice_id;
+};
+
+/* What the kernel said about a region slot's process, while the slot
+ * holds the same entry. */
+struct trust {
+	uint64_t generation; /* of the slot; 0 = not checked */
+	int32_t pid;
+	uint64_t start;
+	int64_t slice_id;
+	bool ok;
+};
+
+/* Processes on a GPU in no slice, reported once each. */
+#define WD_MAX_STRAYS 256
+struct stray {
+	int32_t pid;
+	uint64_t start;
 };
 
 struct gs_watchdog {
@@ -50,6 +89,14 @@ struct gs_watchdog {
 	 * before its Xid was read is still placed. A ring. */
 	struct owner recent[WD_MAX_OWNERS];
 	int n_recent, recent_next;
+	struct trust trust[GS_REGION_MAX_PROCS];
+	struct stray strays[WD_MAX_STRAYS];
+	int n_strays;
+	uint64_t util_since[GS_GPUS_MAX]; /* NVML sample timestamps, us */
+	int64_t last_tick_ns;             /* CLOCK_REALTIME of the last tick */
+	/* slices over their compute share now (ids), for episodes */
+	int n_cover;
+	int64_t cover[GS_REGION_MAX_SLICES * 4];
 };
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
@@ -95,32 +142,45 @@ void gs_watchdog_destroy(struct gs_watchdog *w)
 	free(w);
 }
 
-/* The parent of `pid` from /proc/<pid>/stat, or 0. */
+/* The parent of `pid`, or 0. */
 static int32_t parent_of(int32_t pid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
-	int ppid = 0;
+	int32_t ppid = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) == NULL) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	/* The command name may hold spaces and parentheses: skip to the
-	 * last ')'. */
-	p = strrchr(buf, ')');
-	if (p == NULL || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return (int32_t)ppid;
+	return gs_proc_stat(pid, NULL, &ppid, NULL) ? ppid : 0;
 }
 
-/* Lock held: who owns which pid, from the region and the API. */
-static void collect_owners(struct gs_watchdog *w)
+/*
+ * Whether region entry `pi` of slice `s` stands for a process that asked
+ * for this slice (see the top of this file). Reads /proc.
+ */
+bool gs_watchdog_entry_genuine(const struct gs_proc_info *pi,
+                               const struct gs_slice *s)
+{
+	uint64_t start = 0;
+	int64_t uid;
+	char exe[64];
+
+	if (!gs_proc_stat(pi->pid, NULL, NULL, &start) ||
+	    start != pi->start_time)
+		return false;
+	uid = gs_proc_uid(pi->pid);
+	if (uid < 0 || (s->owner_uid != 0 && uid != 0 &&
+	                uid != (int64_t)s->owner_uid))
+		return false;
+	if (pi->flags & GS_PROC_RUNNER)
+		return gs_proc_exe_base(pi->pid, exe, sizeof(exe)) &&
+		       strcmp(exe, "gpuslice") == 0;
+	return gs_proc_env_is(pi->pid, "GPUSLICE_SLICE", s->name);
+}
+
+/*
+ * Lock held: who owns which pid, from the region (entries the kernel
+ * confirms; forged ones are evicted, with an event in `wr` when given)
+ * and the API (pids attached by their owner or an administrator, while
+ * they still run as someone allowed in the slice).
+ */
+static void collect_owners(struct gs_watchdog *w, struct gs__wr *wr)
 {
 	struct gs_node *node = w->node;
 
@@ -130,18 +190,51 @@ static void collect_owners(struct gs_watchdog *w)
 		struct gs_proc_info *pi = malloc(sizeof(*pi));
 
 		while (pi && gs_region_proc_next(node->region, &it, pi)) {
-			for (int i = 0; i < node->n; i++) {
-				struct gs__nslice *ns = node->v[i];
+			struct gs__nslice *ns = NULL;
+			struct trust *t;
 
-				if (!ns->has_ref ||
-				    ns->ref.slot != pi->slice.slot ||
-				    ns->ref.generation != pi->slice.generation)
-					continue;
-				if (w->n_owners < WD_MAX_OWNERS)
-					w->owners[w->n_owners++] =
-					    (struct owner){pi->pid, ns->s.id};
-				break;
+			if (!pi->local || pi->ref.slot < 0 ||
+			    pi->ref.slot >= GS_REGION_MAX_PROCS)
+				continue;
+			for (int i = 0; i < node->n && ns == NULL; i++)
+				if (node->v[i]->has_ref &&
+				    node->v[i]->ref.slot == pi->slice.slot &&
+				    node->v[i]->ref.generation ==
+				        pi->slice.generation)
+					ns = node->v[i];
+			if (ns == NULL)
+				continue;
+			t = &w->trust[pi->ref.slot];
+			if (t->generation != pi->ref.generation ||
+			    t->pid != pi->pid || t->start != pi->start_time ||
+			    t->slice_id != ns->s.id) {
+				*t = (struct trust){
+				    .generation = pi->ref.generation,
+				    .pid = pi->pid,
+				    .start = pi->start_time,
+				    .slice_id = ns->s.id,
+				    .ok = gs_watchdog_entry_genuine(pi, &ns->s)};
+				if (!t->ok) {
+					(void)gs_region_proc_detach(
+					    node->region, &pi->ref);
+					node->ctr.watchdog_flags++;
+					gs_warn("watchdog",
+					        "slice=%s forged process "
+					        "entry pid=%d evicted",
+					        ns->s.name, (int)pi->pid);
+					if (wr)
+						gs__wr_event(
+						    wr, "watchdog.forged",
+						    &ns->s,
+						    "process entry for pid %d "
+						    "evicted: not a process "
+						    "that asked for this slice",
+						    (int)pi->pid);
+				}
 			}
+			if (t->ok && w->n_owners < WD_MAX_OWNERS)
+				w->owners[w->n_owners++] =
+				    (struct owner){pi->pid, ns->s.id};
 		}
 		free(pi);
 	}
@@ -149,9 +242,16 @@ static void collect_owners(struct gs_watchdog *w)
 		const struct gs_slice *s = &node->v[i]->s;
 
 		for (int k = 0; k < s->n_pids && w->n_owners < WD_MAX_OWNERS;
-		     k++)
+		     k++) {
+			int64_t uid = gs_proc_uid(s->pids[k]);
+
+			/* A pid reused by someone else's process. */
+			if (uid < 0 || (s->owner_uid != 0 && uid != 0 &&
+			                uid != (int64_t)s->owner_uid))
+				continue;
 			w->owners[w->n_owners++] =
 			    (struct owner){s->pids[k], s->id};
+		}
 	}
 }
 
@@ -230,42 +330,178 @@ static void live_rate(struct gs_node *node, struct gs__nslice *ns)
 struct tally {
 	int64_t id;
 	uint64_t mem;
+	double sm_pct; /* sum of its processes' NVML SM share; -1 = none */
 	int n;
 	int32_t pids[16];
+	uint64_t starts[16];
 };
+
+static bool in_list(const int64_t *v, int n, int64_t id)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * SIGKILLs the processes of tally `x` that may be: still the process
+ * NVML listed (start time), running as the slice's owner (any uid for a
+ * slice an administrator made, owner 0; so root's processes only there).
+ * Returns how many were signalled; names the others in `spared`.
+ */
+static int kill_tally(const struct tally *x, const struct gs_slice *s,
+                      char *spared, size_t n_spared)
+{
+	size_t off = 0;
+	int n = 0;
+
+	spared[0] = '\0';
+	for (int k = 0; k < x->n; k++) {
+		int64_t uid = gs_proc_uid(x->pids[k]);
+		bool allowed = uid >= 0 && (s->owner_uid == 0 ||
+		                            uid == (int64_t)s->owner_uid);
+
+		if (allowed && gs_proc_signal(x->pids[k], x->starts[k], uid,
+		                              SIGKILL) == 0) {
+			n++;
+			continue;
+		}
+		if (off + 12 < n_spared)
+			off += (size_t)snprintf(spared + off, n_spared - off,
+			                        "%s%d", off ? "," : "",
+			                        (int)x->pids[k]);
+	}
+	return n;
+}
+
+/* Lock held: acts on slice `ns` over a limit (what: "memory" or
+ * "compute"), once per episode. */
+static void act(struct gs_watchdog *w, struct gs__nslice *ns,
+                const struct tally *x, const char *what, const char *detail,
+                struct gs__wr *wr)
+{
+	struct gs_node *node = w->node;
+	char pids[128] = "", spared[128];
+	size_t off = 0;
+	bool kill_it = node->cfg->watchdog_action == GS_WATCHDOG_KILL;
+	int killed = 0;
+
+	for (int k = 0; k < x->n && off + 12 < sizeof(pids); k++)
+		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d",
+		                        k ? "," : "", (int)x->pids[k]);
+	if (kill_it)
+		killed = kill_tally(x, &ns->s, spared, sizeof(spared));
+	ns->s.state = GS_SLICE_FLAGGED;
+	snprintf(ns->s.reason, sizeof(ns->s.reason), "%s%s%s", detail,
+	         kill_it ? "; processes killed" : "",
+	         kill_it && spared[0] ? " (not those of another uid)" : "");
+	ns->s.updated_ns = gs_now_ns();
+	ns->watchdog_actions++;
+	if (kill_it && killed > 0)
+		node->ctr.watchdog_kills++;
+	else
+		node->ctr.watchdog_flags++;
+	gs__wr_slice_put(wr, &ns->s);
+	gs__wr_event(wr, kill_it ? "watchdog.kill" : "watchdog.flag", &ns->s,
+	             "over its %s: %s (pids %s%s%s)", what, detail, pids,
+	             kill_it && spared[0] ? "; spared " : "",
+	             kill_it ? spared : "");
+	gs_warn("watchdog", "slice=%s over its %s: %s pids=%s", ns->s.name,
+	        what, detail, pids);
+}
+
+/* Lock held: a process on GPU `g` in no slice (NVML shows it, nothing
+ * places it). Reported once; killed with action kill unless it is root's
+ * or gpuslice's own MPS server. */
+static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
+                  uint64_t mem, struct gs__wr *wr)
+{
+	struct gs_node *node = w->node;
+	char comm[32] = "";
+	int64_t uid;
+	bool kill_it;
+
+	for (int i = 0; i < w->n_strays; i++)
+		if (w->strays[i].pid == pid && w->strays[i].start == start)
+			return;
+	if (w->n_strays == WD_MAX_STRAYS)
+		w->n_strays = 0; /* forget the oldest reports: report again */
+	w->strays[w->n_strays++] = (struct stray){pid, start};
+	(void)gs_proc_comm(pid, comm, sizeof(comm));
+	if (strncmp(comm, "nvidia-cuda-mps", 15) == 0)
+		return; /* an MPS server: its clients are what counts */
+	uid = gs_proc_uid(pid);
+	kill_it = node->cfg->watchdog_action == GS_WATCHDOG_KILL && uid > 0 &&
+	          gs_proc_signal(pid, start, uid, SIGKILL) == 0;
+	if (kill_it)
+		node->ctr.watchdog_kills++;
+	else
+		node->ctr.watchdog_flags++;
+	gs__wr_event(wr, kill_it ? "watchdog.kill" : "watchdog.unsliced", NULL,
+	             "gpu %d: process %d (%s, uid %lld, %llu MiB) is in no "
+	             "slice%s",
+	             g, (int)pid, comm[0] ? comm : "?", (long long)uid,
+	             (unsigned long long)(mem >> 20),
+	             kill_it ? "; killed" : "");
+	gs_warn("watchdog", "gpu=%d pid=%d (%s uid=%lld) in no slice%s", g,
+	        (int)pid, comm, (long long)uid, kill_it ? ": killed" : "");
+}
 
 void gs_watchdog_tick(struct gs_watchdog *w)
 {
 	struct gs_node *node = w->node;
 	const struct gs_config *cfg = node->cfg;
 	struct gs_gpu_proc *procs;
+	struct gs_gpu_util *util;
 	struct tally *t;
-	int64_t *now_over;
-	int n_t = 0, n_now = 0;
+	int64_t *now_over, *now_cover;
+	int n_t = 0, n_now = 0, n_cnow = 0;
 	struct gs__wr *wr;
+	int64_t now_ns;
+	double dt;
 
 	procs = malloc(sizeof(*procs) * WD_MAX_PROCS);
+	util = malloc(sizeof(*util) * WD_MAX_PROCS);
 	t = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*t));
 	now_over = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*now_over));
+	now_cover = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*now_cover));
 	wr = gs__wr_new();
-	if (procs == NULL || t == NULL || now_over == NULL || wr == NULL)
+	if (procs == NULL || util == NULL || t == NULL || now_over == NULL ||
+	    now_cover == NULL || wr == NULL)
 		goto out;
 
 	pthread_mutex_lock(&node->lock);
-	collect_owners(w);
+	now_ns = gs_now_ns();
+	dt = w->last_tick_ns ? (double)(now_ns - w->last_tick_ns) / 1e9 : 0;
+	if (dt > 5)
+		dt = 5; /* a stalled tick does not weigh more than that */
+	w->last_tick_ns = now_ns;
+	collect_owners(w, wr);
 	remember(w);
 	for (int g = 0; g < node->gpus->n; g++) {
-		int n = 0;
+		int n = 0, n_u = 0;
+		bool have_util;
 
 		if (gs_gpus_processes(node->gpus, g, procs, WD_MAX_PROCS, &n) !=
 		    GS_OK)
 			continue;
+		have_util = g < GS_GPUS_MAX &&
+		            gs_gpus_process_util(node->gpus, g,
+		                                 &w->util_since[g], util,
+		                                 WD_MAX_PROCS, &n_u) == GS_OK;
 		for (int k = 0; k < n; k++) {
 			int64_t id = owner_of(w, procs[k].pid);
 			struct tally *x = NULL;
+			uint64_t start = 0;
 
-			if (id < 0)
+			if (!gs_proc_stat(procs[k].pid, NULL, NULL, &start))
+				continue; /* gone since NVML listed it */
+			if (id < 0) {
+				stray(w, g, procs[k].pid, start,
+				      procs[k].mem_bytes, wr);
 				continue;
+			}
 			for (int j = 0; j < n_t; j++)
 				if (t[j].id == id)
 					x = &t[j];
@@ -274,78 +510,96 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 					continue;
 				x = &t[n_t++];
 				x->id = id;
+				x->sm_pct = -1;
 			}
 			x->mem += procs[k].mem_bytes;
-			if (x->n < 16)
+			for (int j = 0; have_util && j < n_u; j++)
+				if (util[j].pid == procs[k].pid)
+					x->sm_pct = (x->sm_pct < 0 ? 0 : x->sm_pct) +
+					            util[j].sm_pct;
+			if (x->n < 16) {
+				x->starts[x->n] = start;
 				x->pids[x->n++] = procs[k].pid;
+			}
 		}
 	}
 	for (int i = 0; i < node->n; i++) {
 		struct gs__nslice *ns = node->v[i];
 		struct tally *x = NULL;
 		uint64_t limit = ns->s.spec.memory_bytes;
+		bool mem_over, cpu_over;
+		int pct = ns->s.spec.compute_pct;
+		char detail[160];
 
 		for (int j = 0; j < n_t; j++)
 			if (t[j].id == ns->s.id)
 				x = &t[j];
 		live_rate(node, ns);
 		ns->live.nvml_mem = x ? x->mem : 0;
+		if (x && x->sm_pct >= 0)
+			ns->live.nvml_compute_pct = x->sm_pct;
+		else if (x == NULL)
+			ns->live.nvml_compute_pct = 0;
 		ns->n_nvml_procs = x ? x->n : 0;
 		if (x && x->n)
 			ns->procs_seen = true;
 		/* NVML counts each process's CUDA context too; the shim's
 		 * cap does not. */
-		if (limit == 0 || x == NULL ||
-		    x->mem <=
-		        limit + cfg->watchdog_grace_bytes +
-		            (uint64_t)x->n * cfg->watchdog_context_bytes) {
-			if (was_over(w, ns->s.id) &&
+		mem_over = limit != 0 && x != NULL &&
+		           x->mem > limit + cfg->watchdog_grace_bytes +
+		                        (uint64_t)x->n *
+		                            cfg->watchdog_context_bytes;
+		/* Compute: strict time-sliced slices (an MPS client's SM
+		 * share is bounded by MPS itself; a share-mode slice may use
+		 * what is idle). */
+		if (x != NULL && x->sm_pct >= 0 && dt > 0) {
+			ns->wd_sm_acc += x->sm_pct * dt;
+			ns->wd_sm_t += dt;
+		}
+		if (ns->wd_sm_t >= 1.0) {
+			ns->wd_sm_over =
+			    pct > 0 && pct < 100 &&
+			    ns->s.spec.compute_mode != GS_COMPUTE_SHARE &&
+			    ns->s.mode != GS_MODE_MPS &&
+			    ns->s.mode != GS_MODE_MIG_MPS &&
+			    ns->wd_sm_acc / ns->wd_sm_t >
+			        (double)(pct + cfg->watchdog_compute_grace_pct);
+			if (ns->wd_sm_over && x != NULL)
+				x->sm_pct = ns->wd_sm_acc / ns->wd_sm_t;
+			ns->wd_sm_acc = ns->wd_sm_t = 0;
+		}
+		if (x == NULL)
+			ns->wd_sm_over = false;
+		cpu_over = ns->wd_sm_over && x != NULL;
+		if (mem_over)
+			now_over[n_now++] = ns->s.id;
+		if (cpu_over)
+			now_cover[n_cnow++] = ns->s.id;
+		if (!mem_over && !cpu_over) {
+			if ((was_over(w, ns->s.id) ||
+			     in_list(w->cover, w->n_cover, ns->s.id)) &&
 			    ns->s.state == GS_SLICE_FLAGGED &&
 			    cfg->watchdog_action == GS_WATCHDOG_FLAG) {
 				ns->s.state = GS_SLICE_READY;
 				ns->s.reason[0] = '\0';
 				gs__wr_slice_put(wr, &ns->s);
 				gs__wr_event(wr, "watchdog.cleared", &ns->s,
-				             "back within its memory limit");
+				             "back within its limits");
 			}
 			continue;
 		}
-		now_over[n_now++] = ns->s.id;
-		if (was_over(w, ns->s.id))
-			continue;
-		/* A new episode: act. */
-		{
-			char pids[128] = "";
-			size_t off = 0;
-			bool kill_it = cfg->watchdog_action == GS_WATCHDOG_KILL;
-
-			for (int k = 0; k < x->n && off + 12 < sizeof(pids);
-			     k++)
-				off += (size_t)snprintf(
-				    pids + off, sizeof(pids) - off, "%s%d",
-				    k ? "," : "", (int)x->pids[k]);
-			if (kill_it)
-				for (int k = 0; k < x->n; k++)
-					(void)kill(x->pids[k], SIGKILL);
-			ns->s.state = GS_SLICE_FLAGGED;
-			snprintf(ns->s.reason, sizeof(ns->s.reason),
-			         "NVML shows %llu MiB, limit %llu MiB%s",
+		if (mem_over && !was_over(w, ns->s.id)) {
+			snprintf(detail, sizeof(detail),
+			         "NVML shows %llu MiB, limit %llu MiB",
 			         (unsigned long long)(x->mem >> 20),
-			         (unsigned long long)(limit >> 20),
-			         kill_it ? "; processes killed" : "");
-			ns->s.updated_ns = gs_now_ns();
-			ns->watchdog_actions++;
-			if (kill_it)
-				node->ctr.watchdog_kills++;
-			else
-				node->ctr.watchdog_flags++;
-			gs__wr_slice_put(wr, &ns->s);
-			gs__wr_event(
-			    wr, kill_it ? "watchdog.kill" : "watchdog.flag",
-			    &ns->s, "%s (pids %s)", ns->s.reason, pids);
-			gs_warn("watchdog",
-			        "slice=%s over its memory limit: %s pids=%s",
-			        ns->s.name, ns->s.reason, pids);
+			         (unsigned long long)(limit >> 20));
+			act(w, ns, x, "memory limit", detail, wr);
+		}
+		if (cpu_over && !in_list(w->cover, w->n_cover, ns->s.id)) {
+			snprintf(detail, sizeof(detail),
+			         "NVML shows %.0f%% of the SMs, share %d%%",
+			         x->sm_pct, pct);
+			act(w, ns, x, "compute share", detail, wr);
 		}
 	}
 	gs__wr_submit_detached(node, wr);
@@ -353,20 +607,24 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	pthread_mutex_unlock(&node->lock);
 	memcpy(w->over, now_over, sizeof(*now_over) * (size_t)n_now);
 	w->n_over = n_now;
+	memcpy(w->cover, now_cover, sizeof(*now_cover) * (size_t)n_cnow);
+	w->n_cover = n_cnow;
 out:
 	if (wr) {
 		gs__wr_fini(wr);
 		free(wr);
 	}
 	free(procs);
+	free(util);
 	free(t);
 	free(now_over);
+	free(now_cover);
 }
 
 void gs_watchdog_remember(struct gs_watchdog *w)
 {
 	pthread_mutex_lock(&w->node->lock);
-	collect_owners(w);
+	collect_owners(w, NULL);
 	remember(w);
 	pthread_mutex_unlock(&w->node->lock);
 }
@@ -430,7 +688,7 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 	char why[128];
 
 	pthread_mutex_lock(&node->lock);
-	collect_owners(w);
+	collect_owners(w, wr);
 	if (pid > 0) {
 		culprit = owner_of(w, pid);
 		if (culprit < 0)

@@ -137,8 +137,21 @@ static CUresult reserve(int dev, uint64_t bytes)
 	gs_err err =
 	    gs_region_mem_reserve(gs__g.region, &gs__g.proc, dev, bytes);
 
-	if (err == GS_OK || err == GS_ERR_NOT_FOUND)
-		return CUDA_SUCCESS; /* NOT_FOUND: slice gone, no cap */
+	if (err == GS_OK)
+		return CUDA_SUCCESS;
+	if (err == GS_ERR_NOT_FOUND) {
+		/* Our entry or our slice is gone (deleted, reclaimed, or
+		 * tampered with): fail closed, never "no cap". */
+		static bool said;
+
+		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+			gs_warn(GS_SHIM_TAG,
+			        "slice=%s pid=%d: this process's slice entry "
+			        "is gone; no more GPU memory (allocations "
+			        "answer CUDA_ERROR_OUT_OF_MEMORY)",
+			        gs__g.cfg.slice, (int)getpid());
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	if (err == GS_ERR_QUOTA)
 		gs_debug(GS_SHIM_TAG,
 		         "slice=%s gpu=%d over the cap: %llu bytes refused",

@@ -216,6 +216,7 @@ void gs_slice_limits_init(struct gs_slice_limits *lim, const char *name)
 	lim->priority = GS_REGION_PRIO_NORMAL;
 	lim->weight = 1;
 	lim->mode = GS_REGION_COMPUTE_STRICT;
+	lim->owner_uid = (uint32_t)geteuid();
 }
 
 static gs_err limits_check(const struct gs_slice_limits *lim,
@@ -286,6 +287,39 @@ static gs_err mkdir_p(const char *dir, mode_t mode, struct gs_errbuf *eb)
 		e = errno;
 		return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp, strerror(e));
 	}
+	return GS_OK;
+}
+
+/*
+ * A run directory holds the files that set a tenant's limits, so only its
+ * user (or root) may own it and nobody else may write it: otherwise
+ * another user could pre-create /tmp/gpuslice-<uid> and set our cap.
+ */
+static gs_err dir_safe(const char *dir, struct gs_errbuf *eb)
+{
+	struct stat st;
+	uid_t me = geteuid();
+	int e;
+
+	if (stat(dir, &st) != 0) {
+		e = errno;
+		return gs_fail(eb, e == ENOENT ? GS_ERR_NOT_FOUND : GS_ERR_IO,
+		               "run directory %s: %s", dir, strerror(e));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "run directory %s is not a directory", dir);
+	if (st.st_uid != 0 && st.st_uid != me)
+		return gs_fail(eb, GS_ERR_PERM,
+		               "run directory %s belongs to uid %u, not to uid "
+		               "%u or root; refusing it (its owner could set "
+		               "this process's limits)",
+		               dir, (unsigned)st.st_uid, (unsigned)me);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+		return gs_fail(eb, GS_ERR_PERM,
+		               "run directory %s is writable by others (mode "
+		               "%03o); refusing it",
+		               dir, (unsigned)(st.st_mode & 0777));
 	return GS_OK;
 }
 
@@ -678,6 +712,8 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 
 	if (creator) {
 		err = mkdir_p(dir, role == GS_REGION_OWNER ? 0755 : 0700, eb);
+		if (err == GS_OK)
+			err = dir_safe(dir, eb);
 		if (err != GS_OK)
 			goto fail;
 		if (role == GS_REGION_OWNER)
@@ -703,6 +739,10 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 			goto fail;
 		}
 		/* A RUNNER in someone else's (the daemon's) region: join. */
+	} else {
+		err = dir_safe(dir, eb);
+		if (err != GS_OK && err != GS_ERR_NOT_FOUND)
+			goto fail;
 	}
 	err = join_files(r, eb);
 	if (err != GS_OK)
@@ -1388,6 +1428,65 @@ static void proc_free_locked(struct gs_region *r, int i)
 		                   __ATOMIC_RELEASE);
 }
 
+/*
+ * The uid a live process runs as (the owner of /proc/<pid>, its effective
+ * uid), or -1 when it is gone.
+ */
+static int64_t pid_uid(int32_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0)
+		return -1;
+	return (int64_t)st.st_uid;
+}
+
+/*
+ * Lock held: frees the process slots that stand for nothing - a process
+ * of this pid namespace that is gone, one whose uid may not be in its
+ * slice (an entry a tenant forged into the shared table, e.g. with a
+ * victim's pid), and a copy of an entry (same process, same slice). The
+ * usage file
+ * is writable by tenants; these checks rest on what the kernel says.
+ */
+static int reap_locked(struct gs_region *r)
+{
+	int n = 0;
+
+	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+		struct gs_ru_proc *p = &r->ru->proc[i];
+		bool bad;
+
+		if (p->state != GS_RU_PROC_LIVE || p->pidns != r->pidns)
+			continue;
+		bad = !gs_region_pid_alive(p->pid, p->start_time);
+		if (!bad && p->slice >= 0 && p->slice < GS_REGION_MAX_SLICES) {
+			const struct gs_rl_slice *sl = &r->rl->slice[p->slice];
+			int64_t uid = pid_uid(p->pid);
+
+			bad = sl->state == GS_RL_LIVE &&
+			      sl->generation == p->slice_gen &&
+			      sl->lim.owner_uid != 0 && uid != 0 &&
+			      uid != (int64_t)sl->lim.owner_uid;
+		}
+		for (int k = 0; !bad && k < i; k++)
+			bad = r->ru->proc[k].state == GS_RU_PROC_LIVE &&
+			      r->ru->proc[k].pid == p->pid &&
+			      r->ru->proc[k].start_time == p->start_time &&
+			      r->ru->proc[k].pidns == p->pidns &&
+			      r->ru->proc[k].slice == p->slice &&
+			      r->ru->proc[k].slice_gen == p->slice_gen;
+		if (!bad)
+			continue;
+		proc_free_locked(r, i);
+		r->ru->h.reaped_total++;
+		n++;
+	}
+	return n;
+}
+
 gs_err gs_region_proc_attach(struct gs_region *r,
                              const struct gs_slice_ref *slice, uint32_t flags,
                              struct gs_proc_ref *out, struct gs_errbuf *eb)
@@ -1407,6 +1506,21 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 		gs__region_unlock(r);
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
 	}
+	{
+		/* A slice is its owner's: another tenant cannot join it and
+		 * spend its budget. Root may (it can anyway). */
+		uint32_t owner = r->rl->slice[slice->slot].lim.owner_uid;
+		uint32_t me = (uint32_t)geteuid();
+
+		if (owner != 0 && me != 0 && me != owner) {
+			gs__region_unlock(r);
+			return gs_fail(eb, GS_ERR_PERM,
+			               "slice %s belongs to uid %u, not to "
+			               "uid %u",
+			               r->rl->slice[slice->slot].lim.name,
+			               (unsigned)owner, (unsigned)me);
+		}
+	}
 	books_sync(r, slice->slot);
 	i = proc_find_self(r, pid, start);
 	if (i >= 0 && (r->ru->proc[i].slice != slice->slot ||
@@ -1420,6 +1534,12 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 				free_slot = k;
 				break;
 			}
+		if (free_slot < 0 && reap_locked(r) > 0)
+			for (int k = 0; k < GS_REGION_MAX_PROCS; k++)
+				if (r->ru->proc[k].state == GS_RU_PROC_FREE) {
+					free_slot = k;
+					break;
+				}
 		if (free_slot < 0) {
 			gs__region_unlock(r);
 			return gs_fail(eb, GS_ERR_NO_FIT,
@@ -1486,24 +1606,6 @@ gs_err gs_region_proc_detach(struct gs_region *r, const struct gs_proc_ref *p)
 	return err;
 }
 
-static int reap_locked(struct gs_region *r)
-{
-	int n = 0;
-
-	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
-		struct gs_ru_proc *p = &r->ru->proc[i];
-
-		if (p->state != GS_RU_PROC_LIVE || p->pidns != r->pidns)
-			continue;
-		if (gs_region_pid_alive(p->pid, p->start_time))
-			continue;
-		proc_free_locked(r, i);
-		r->ru->h.reaped_total++;
-		n++;
-	}
-	return n;
-}
-
 int gs_region_reap(struct gs_region *r)
 {
 	gs_err err = gs__region_lock(r);
@@ -1556,6 +1658,7 @@ bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
 		out->flags = p->flags;
 		out->start_time = p->start_time;
 		out->attached_ns = p->attached_ns;
+		out->local = p->pidns == r->pidns;
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 			if (!r->ru->dev[d].in_use)
 				continue;

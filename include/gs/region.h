@@ -132,10 +132,15 @@ struct gs_slice_limits {
 	uint32_t weight;      /* 1..1000: share of turns among equals */
 	uint32_t mode;        /* enum gs_region_compute_mode */
 	uint32_t flags;       /* GS_SLICE_* */
-	uint32_t reserved;
+	/* Who may attach processes: this uid (and root). 0 = anyone the
+	 * slice's name is handed to (slices an administrator made for
+	 * others, e.g. Kubernetes pods). Written only by the region's
+	 * creator, in the limits file tenants cannot write. */
+	uint32_t owner_uid;
 };
 
-/* Fills `lim` with no caps, normal priority, weight 1, strict, `name`. */
+/* Fills `lim` with no caps, normal priority, weight 1, strict, `name`,
+ * owned by the caller's uid. */
 void gs_slice_limits_init(struct gs_slice_limits *lim, const char *name);
 
 /* A slice slot and the generation it was issued for. */
@@ -188,7 +193,8 @@ struct gs_proc_info {
 	uint64_t start_time;
 	uint64_t attached_ns; /* CLOCK_REALTIME */
 	uint32_t n_dev;
-	uint32_t reserved;
+	uint32_t local; /* 1: in the reader's pid namespace, so `pid` and
+	                   /proc/<pid> mean that process here */
 	struct gs_dev_usage dev[GS_REGION_MAX_DEVICES];
 };
 

@@ -1,0 +1,63 @@
+# lib.sh - shared by the hostile-tenant tests: `. lib.sh BUILD_DIR`.
+# On top of the daemon tests' harness (../daemon/lib.sh: a gpusliced on a
+# simulated node under $WORK), it acts as unprivileged users the way an
+# attacker would: two tenants, ALICE (65533) and MALLORY (65534, nobody),
+# each with only their own uid and no groups. Needs root (to become
+# them) and setpriv; skipped (77) otherwise.
+. "$(dirname "${BASH_SOURCE[0]}")/../daemon/lib.sh" "$1"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+	echo "SKIP: needs root and setpriv to act as unprivileged tenants"
+	exit 77
+fi
+ALICE=65533
+MALLORY=65534
+SHIM=$B/lib/libgpuslice.so
+ALLOC=$B/bin/gs-alloc
+BURN=$B/bin/gs-burn
+FORGE=$B/tests/gs-region-forge
+[ -e "$SHIM" ] && [ -x "$FORGE" ] && [ -x "$ALLOC" ] ||
+	{ echo "SKIP: no shim, gs-alloc or gs-region-forge in this build"; exit 77; }
+
+# as_uid UID CMD...: CMD as that uid, no groups, with the node's env.
+as_uid() {
+	local u=$1
+	shift
+	setpriv --reuid="$u" --regid="$u" --clear-groups \
+		env HOME=/ GPUSLICE_SOCKET="$SOCK" "$@"
+}
+
+# sim_node [GPUS]: a simulated node the tenants can use (on a real node the
+# device files are theirs to open; here the sim's state file must be).
+sim_node() {
+	"$G" sim init --gpus "${1:-1xH100-SXM5-80GB}" --dir "$GPUSLICE_SIM_DIR" >/dev/null
+	eval "$("$G" sim env --dir "$GPUSLICE_SIM_DIR")"
+	chmod 755 "$GPUSLICE_SIM_DIR"
+	chmod 666 "$GPUSLICE_SIM_DIR"/*
+}
+
+# tenant_api UID METHOD PATH [BODY]: the API as that tenant; body on
+# stdout, status in $WORK/status.
+tenant_api() {
+	local u=$1
+	shift
+	local args=(-s --max-time 30 --unix-socket "$SOCK" -X "$1" -w '%{http_code}'
+		    -o "$WORK/tbody.$u")
+	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
+	as_uid "$u" curl "${args[@]}" "http://localhost$2" >"$WORK/status" || true
+	cat "$WORK/tbody.$u"
+}
+
+# events_of SLICE TYPE: how many events of TYPE the slice has.
+events_of() {
+	api GET "/v1/events?slice=$1" | python3 -c '
+import json, sys
+print(sum(1 for e in json.load(sys.stdin)["events"] if e["type"] == sys.argv[1]))' "$2"
+}
+
+# node_events TYPE: how many node-wide events of TYPE there are.
+node_events() {
+	api GET "/v1/events?limit=1000" | python3 -c '
+import json, sys
+print(sum(1 for e in json.load(sys.stdin)["events"] if e["type"] == sys.argv[1]))' "$1"
+}

@@ -1,0 +1,17 @@
+# Hostile-tenant tests (issue #16): each attack an unprivileged local user
+# could try on a node with a root gpusliced, run as such users (setpriv);
+# skipped (77) when the tests are not run as root. gs-region-forge does
+# to the shared region what an attacker's own code could.
+if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
+  add_executable(gs-region-forge ${CMAKE_CURRENT_LIST_DIR}/forge.c)
+  set_target_properties(gs-region-forge PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(gs-region-forge PRIVATE ${CMAKE_SOURCE_DIR}/shim)
+  target_link_libraries(gs-region-forge PRIVATE Threads::Threads)
+  foreach(t
+      tenant_cannot_join_another_users_slice)
+    gs_add_shell_test(${t} tests/integration/security/${t}.sh
+                      LABELS security TIMEOUT 180)
+    set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
