@@ -1384,7 +1384,8 @@ static void signal_slice(struct gs_node *node, struct gs__nslice *ns, int sig)
 		while (gs_region_proc_next(node->region, &it, &pi)) {
 			if (pi.slice.slot != ns->ref.slot ||
 			    pi.slice.generation != ns->ref.generation ||
-			    !pi.local || !gs_watchdog_entry_genuine(&pi, &ns->s))
+			    !pi.local ||
+			    !gs_watchdog_entry_genuine(&pi, &ns->s, NULL))
 				continue;
 			if (gs_proc_signal(pi.pid, pi.start_time, uid, sig) != 0)
 				gs_info("node", "slice=%s pid=%d not signalled: %s",

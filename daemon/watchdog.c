@@ -155,23 +155,38 @@ static int32_t parent_of(int32_t pid)
  * for this slice (see the top of this file). Reads /proc.
  */
 bool gs_watchdog_entry_genuine(const struct gs_proc_info *pi,
-                               const struct gs_slice *s)
+                               const struct gs_slice *s, const char **why)
 {
 	uint64_t start = 0;
 	int64_t uid;
 	char exe[64];
+	const char *dummy;
 
+	if (why == NULL)
+		why = &dummy;
+	*why = "";
 	if (!gs_proc_stat(pi->pid, NULL, NULL, &start) ||
-	    start != pi->start_time)
+	    start != pi->start_time) {
+		*why = "no such process (pid and start time)";
 		return false;
+	}
 	uid = gs_proc_uid(pi->pid);
 	if (uid < 0 || (s->owner_uid != 0 && uid != 0 &&
-	                uid != (int64_t)s->owner_uid))
+	                uid != (int64_t)s->owner_uid)) {
+		*why = "the process runs as another uid than the slice's owner";
 		return false;
-	if (pi->flags & GS_PROC_RUNNER)
-		return gs_proc_exe_base(pi->pid, exe, sizeof(exe)) &&
-		       strcmp(exe, "gpuslice") == 0;
-	return gs_proc_env_is(pi->pid, "GPUSLICE_SLICE", s->name);
+	}
+	if (pi->flags & GS_PROC_RUNNER) {
+		if (gs_proc_exe_base(pi->pid, exe, sizeof(exe)) &&
+		    strcmp(exe, "gpuslice") == 0)
+			return true;
+		*why = "a runner entry for a process that is not gpuslice";
+		return false;
+	}
+	if (gs_proc_env_is(pi->pid, "GPUSLICE_SLICE", s->name))
+		return true;
+	*why = "the process did not ask for this slice (GPUSLICE_SLICE)";
+	return false;
 }
 
 /*
@@ -205,31 +220,35 @@ static void collect_owners(struct gs_watchdog *w, struct gs__wr *wr)
 			if (ns == NULL)
 				continue;
 			t = &w->trust[pi->ref.slot];
+			if (!gs_region_pid_alive(pi->pid, pi->start_time))
+				continue; /* gone: the region's reaping frees it */
 			if (t->generation != pi->ref.generation ||
 			    t->pid != pi->pid || t->start != pi->start_time ||
 			    t->slice_id != ns->s.id) {
+				const char *why = "";
+
 				*t = (struct trust){
 				    .generation = pi->ref.generation,
 				    .pid = pi->pid,
 				    .start = pi->start_time,
 				    .slice_id = ns->s.id,
-				    .ok = gs_watchdog_entry_genuine(pi, &ns->s)};
+				    .ok = gs_watchdog_entry_genuine(pi, &ns->s,
+				                                    &why)};
 				if (!t->ok) {
 					(void)gs_region_proc_detach(
 					    node->region, &pi->ref);
 					node->ctr.watchdog_flags++;
 					gs_warn("watchdog",
 					        "slice=%s forged process "
-					        "entry pid=%d evicted",
-					        ns->s.name, (int)pi->pid);
+					        "entry pid=%d evicted: %s",
+					        ns->s.name, (int)pi->pid, why);
 					if (wr)
 						gs__wr_event(
 						    wr, "watchdog.forged",
 						    &ns->s,
 						    "process entry for pid %d "
-						    "evicted: not a process "
-						    "that asked for this slice",
-						    (int)pi->pid);
+						    "evicted: %s",
+						    (int)pi->pid, why);
 				}
 			}
 			if (t->ok && w->n_owners < WD_MAX_OWNERS)
@@ -623,9 +642,12 @@ out:
 
 void gs_watchdog_remember(struct gs_watchdog *w)
 {
+	struct gs__wr *wr = gs__wr_new();
+
 	pthread_mutex_lock(&w->node->lock);
-	collect_owners(w, NULL);
+	collect_owners(w, wr);
 	remember(w);
+	gs__wr_submit_detached(w->node, wr);
 	pthread_mutex_unlock(&w->node->lock);
 }
 

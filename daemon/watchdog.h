@@ -47,9 +47,10 @@ void gs_watchdog_events(struct gs_watchdog *w, int timeout_ms);
  * slice's owner or root (any uid when the owner is root), and naming the
  * slice in its environment (GPUSLICE_SLICE) or being the `gpuslice`
  * runner. The region's process table is writable by tenants: only entries
- * that pass this are acted on. Reads /proc.
+ * that pass this are acted on. Reads /proc. OUT: *why (static text),
+ * when not genuine; `why` may be NULL.
  */
 bool gs_watchdog_entry_genuine(const struct gs_proc_info *pi,
-                               const struct gs_slice *s);
+                               const struct gs_slice *s, const char **why);
 
 #endif

@@ -39,13 +39,14 @@ sim_node() {
 # tenant_api UID METHOD PATH [BODY]: the API as that tenant; body on
 # stdout, status in $WORK/status.
 tenant_api() {
-	local u=$1
+	local u=$1 out
 	shift
-	local args=(-s --max-time 30 --unix-socket "$SOCK" -X "$1" -w '%{http_code}'
-		    -o "$WORK/tbody.$u")
+	local args=(-s --max-time 30 --unix-socket "$SOCK" -X "$1" -w '\n%{http_code}')
 	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
-	as_uid "$u" curl "${args[@]}" "http://localhost$2" >"$WORK/status" || true
-	cat "$WORK/tbody.$u"
+	out=$(as_uid "$u" curl "${args[@]}" "http://localhost$2" || true)
+	printf '%s\n' "${out##*$'\n'}" >"$WORK/status"
+	printf '%s\n' "${out%$'\n'*}" >"$WORK/body"
+	cat "$WORK/body"
 }
 
 # events_of SLICE TYPE: how many events of TYPE the slice has.

@@ -9,7 +9,9 @@ if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
   target_include_directories(gs-region-forge PRIVATE ${CMAKE_SOURCE_DIR}/shim)
   target_link_libraries(gs-region-forge PRIVATE Threads::Threads)
   foreach(t
-      tenant_cannot_join_another_users_slice)
+      tenant_cannot_join_another_users_slice
+      forged_process_entry_cannot_get_another_process_killed
+      shim_fails_closed_when_its_entry_is_tampered_or_its_slice_deleted)
     gs_add_shell_test(${t} tests/integration/security/${t}.sh
                       LABELS security TIMEOUT 180)
     set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The shim fails closed: once its own process entry no longer answers
+# (Mallory bumped its generation in the 0666 usage file, hoping the shim
+# treats "not found" as "no cap"), or its slice was deleted while it runs,
+# the next allocation answers CUDA_ERROR_OUT_OF_MEMORY (2) instead of
+# succeeding without a cap. Zeroing her own books does let the shim
+# allocate past the cap - the shim trusts the books - but the watchdog
+# sees the truth in NVML and kills the process (action kill).
+. "$(dirname "$0")/lib.sh" "$1"
+TENANT="$SRC/tests/integration/security/tenant.py"
+
+sim_node
+cat >"$WORK/kill.yaml" <<'YAML'
+watchdog:
+  action: kill
+  interval_ms: 300
+YAML
+daemon_up --config "$WORK/kill.yaml"
+chmod 755 "$RUNDIR"
+
+# start_tenant NAME SLICE: Mallory's interactive tenant in SLICE, fed by
+# fd TIN_NAME; its answers in $WORK/NAME.out.
+start_tenant() {
+	mkfifo -m 666 "$WORK/$1.in"
+	as_uid $MALLORY GPUSLICE_SLICE="$2" GPUSLICE_RUN_DIR="$RUNDIR" \
+		LD_PRELOAD="$SHIM" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
+		python3 "$TENANT" <"$WORK/$1.in" >"$WORK/$1.out" 2>"$WORK/$1.err" &
+	PIDS+=($!)
+	exec {TIN}>"$WORK/$1.in"
+	wait_until 10 grep -q '^pid ' "$WORK/$1.out" ||
+		fail "tenant $1 did not start: $(cat "$WORK/$1.out" "$WORK/$1.err")"
+	TPID=$(awk '/^pid /{print $2; exit}' "$WORK/$1.out")
+}
+
+# alloc NAME BYTES: the tenant's answer (the CUresult).
+alloc() {
+	local n
+	n=$(grep -c '^alloc ' "$WORK/$1.out" || true)
+	echo "alloc $2" >&$TIN
+	wait_until 10 eval '[ "$(grep -c "^alloc " "'"$WORK/$1.out"'")" -gt '"$n"' ]' ||
+		fail "tenant $1 did not answer: $(cat "$WORK/$1.err")"
+	grep '^alloc ' "$WORK/$1.out" | tail -1 | awk '{print $3}'
+}
+
+M256=$((256 << 20))
+# ---- a stale entry ----
+tenant_api $MALLORY POST /v1/slices '{"name": "m1", "memory": "1GiB"}' >/dev/null
+expect_status "create m1" 201
+start_tenant t1 m1
+expect_eq "first 256 MiB in m1" "$(alloc t1 $M256)" 0
+as_uid $MALLORY "$FORGE" bump "$RUNDIR" "$TPID" >/dev/null || fail "bump failed"
+expect_eq "256 MiB after the entry was tampered with" "$(alloc t1 $M256)" 2
+exec {TIN}>&-
+
+# ---- the slice deleted under a running process ----
+tenant_api $MALLORY POST /v1/slices '{"name": "m2", "memory": "1GiB"}' >/dev/null
+expect_status "create m2" 201
+start_tenant t2 m2
+expect_eq "first 256 MiB in m2" "$(alloc t2 $M256)" 0
+tenant_api $MALLORY DELETE /v1/slices/m2 >/dev/null
+expect_status "delete m2" 200
+expect_eq "256 MiB after its slice was deleted" "$(alloc t2 $M256)" 2
+exec {TIN}>&-
+
+# ---- zeroed books: past the shim, not past the watchdog ----
+tenant_api $MALLORY POST /v1/slices '{"name": "m3", "memory": "2GiB"}' >/dev/null
+expect_status "create m3" 201
+start_tenant t3 m3
+expect_eq "1 GiB in m3" "$(alloc t3 $((1 << 30)))" 0
+as_uid $MALLORY "$FORGE" zero "$RUNDIR" m3 >/dev/null || fail "zero failed"
+expect_eq "1.5 GiB more after zeroing the books (the shim trusts them)" \
+	"$(alloc t3 $((1536 << 20)))" 0
+wait_until 5 eval '! kill -0 '"$TPID"' 2>/dev/null' ||
+	fail "the watchdog did not stop a process over its cap by NVML"
+[ "$(events_of m3 watchdog.kill)" -ge 1 ] || fail "no watchdog.kill event on m3"
+echo "ok: stale entry and deleted slice get no memory; zeroed books caught by NVML"
