@@ -548,6 +548,12 @@ int main(int argc, char **argv)
 		         gs_errbuf_msg(&eb, err));
 		goto out_store;
 	}
+	if (gs_region_repaired_lock(d->region))
+		gs_warn("gpusliced",
+		        "region in %s: its shared lock was held past the "
+		        "deadline (a stopped or hostile process); made new "
+		        "region files (running processes keep their limits)",
+		        d->run_dir);
 	/* Tenants share the usage mutex: never queue behind one for long. */
 	gs_region_set_lock_wait(d->region, REGION_LOCK_WAIT_MS);
 	{

@@ -52,6 +52,8 @@ struct gs_region {
 	struct gs_rl_file *rl;
 	struct gs_ru_file *ru;
 	uint64_t pidns;
+	bool rebuilt_wedged; /* OWNER: replaced a usage file whose lock was
+	                        held past the deadline */
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -531,8 +533,23 @@ static bool reusable(struct gs_region *r, struct gs_errbuf *eb, gs_err *err)
 	        GS_OK &&
 	    r->rl->h.boot_id == boot_id() &&
 	    (!owner || ((r->rl->h.flags & GS_RL_PRIVILEGED) &&
-	                r->rl->h.owner_uid == (uint32_t)geteuid())))
-		return true;
+	                r->rl->h.owner_uid == (uint32_t)geteuid()))) {
+		gs_err lk;
+
+		if (!owner)
+			return true;
+		/* The usage file's mutex is shared with tenants: one may hold
+		 * it (stopped, or a forged owner thread id) to wedge every
+		 * run. The daemon repairs that at start: a lock it cannot take
+		 * within the deadline means new files (processes that map the
+		 * old ones keep an orphaned copy with their limits). */
+		lk = gs__region_lock(r);
+		if (lk == GS_OK) {
+			gs__region_unlock(r);
+			return true;
+		}
+		r->rebuilt_wedged = true;
+	}
 	unmap_files(r);
 	return false;
 }
@@ -772,6 +789,11 @@ void gs_region_close(struct gs_region *r)
 bool gs_region_is_privileged(const struct gs_region *r)
 {
 	return (r->rl->h.flags & GS_RL_PRIVILEGED) != 0;
+}
+
+bool gs_region_repaired_lock(const struct gs_region *r)
+{
+	return r->rebuilt_wedged;
 }
 
 bool gs_region_can_write_limits(const struct gs_region *r)

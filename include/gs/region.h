@@ -236,6 +236,10 @@ void gs_region_set_lock_wait(struct gs_region *r, unsigned wait_ms);
 bool gs_region_is_privileged(const struct gs_region *r);
 /* Whether this handle may write limits. */
 bool gs_region_can_write_limits(const struct gs_region *r);
+
+/* OWNER: whether open found the usage file's lock held past its deadline
+ * (a tenant wedging it) and replaced the files. */
+bool gs_region_repaired_lock(const struct gs_region *r);
 /* The directory the region lives in. */
 const char *gs_region_dir(const struct gs_region *r);
 
