@@ -1468,10 +1468,11 @@ static int64_t pid_uid(int32_t pid)
 /*
  * Lock held: frees the process slots that stand for nothing - a process
  * of this pid namespace that is gone, one whose uid may not be in its
- * slice (an entry a tenant forged into the shared table, e.g. with a
- * victim's pid), and a copy of an entry (same process, same slice). The
- * usage file
- * is writable by tenants; these checks rest on what the kernel says.
+ * slice or is not the uid it attached with (an entry a tenant forged
+ * into the shared table, e.g. with a victim's pid), and a copy of an
+ * entry (same process, same slice); and a uid's entries past
+ * GS_REGION_PROCS_PER_UID. The usage file is writable by tenants; these
+ * checks rest on what the kernel says.
  */
 static int reap_locked(struct gs_region *r)
 {
@@ -1488,10 +1489,11 @@ static int reap_locked(struct gs_region *r)
 			const struct gs_rl_slice *sl = &r->rl->slice[p->slice];
 			int64_t uid = pid_uid(p->pid);
 
-			bad = sl->state == GS_RL_LIVE &&
-			      sl->generation == p->slice_gen &&
-			      sl->lim.owner_uid != 0 && uid != 0 &&
-			      uid != (int64_t)sl->lim.owner_uid;
+			bad = (sl->state == GS_RL_LIVE &&
+			       sl->generation == p->slice_gen &&
+			       sl->lim.owner_uid != 0 && uid != 0 &&
+			       uid != (int64_t)sl->lim.owner_uid) ||
+			      (uid >= 0 && uid != (int64_t)p->uid);
 		}
 		for (int k = 0; !bad && k < i; k++)
 			bad = r->ru->proc[k].state == GS_RU_PROC_LIVE &&
@@ -1506,6 +1508,35 @@ static int reap_locked(struct gs_region *r)
 		r->ru->h.reaped_total++;
 		n++;
 	}
+	/* Entries written past the per-uid limit (attach refuses them; a
+	 * tenant writing the table by hand does not ask): the newest go. */
+	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+		struct gs_ru_proc *p = &r->ru->proc[i];
+		int before = 0;
+
+		if (p->state != GS_RU_PROC_LIVE || p->uid == 0)
+			continue;
+		for (int k = 0; k < i && before < GS_REGION_PROCS_PER_UID; k++)
+			before += r->ru->proc[k].state == GS_RU_PROC_LIVE &&
+			          r->ru->proc[k].uid == p->uid;
+		if (before < GS_REGION_PROCS_PER_UID)
+			continue;
+		proc_free_locked(r, i);
+		r->ru->h.reaped_total++;
+		n++;
+	}
+	return n;
+}
+
+/* Lock held: live process slots recorded for `uid`. */
+static int uid_slots(struct gs_region *r, uint32_t uid)
+{
+	int n = 0;
+
+	for (int k = 0; k < GS_REGION_MAX_PROCS; k++)
+		if (r->ru->proc[k].state == GS_RU_PROC_LIVE &&
+		    r->ru->proc[k].uid == uid)
+			n++;
 	return n;
 }
 
@@ -1550,6 +1581,16 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 		proc_free_locked(r, i); /* moving to another slice */
 		i = -1;
 	}
+	if (i < 0 && geteuid() != 0 &&
+	    (uid_slots(r, (uint32_t)geteuid()) >= GS_REGION_PROCS_PER_UID &&
+	     (reap_locked(r) == 0 ||
+	      uid_slots(r, (uint32_t)geteuid()) >= GS_REGION_PROCS_PER_UID))) {
+		gs__region_unlock(r);
+		return gs_fail(eb, GS_ERR_QUOTA,
+		               "uid %u already holds %d process slots (the most "
+		               "one user may)",
+		               (unsigned)geteuid(), GS_REGION_PROCS_PER_UID);
+	}
 	if (i < 0) {
 		for (int k = 0; k < GS_REGION_MAX_PROCS; k++)
 			if (r->ru->proc[k].state == GS_RU_PROC_FREE) {
@@ -1584,6 +1625,7 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 			p->slice_gen = slice->generation;
 			p->flags = flags;
 			p->attached_ns = gs__real_ns();
+			p->uid = (uint32_t)geteuid();
 			p->state = GS_RU_PROC_LIVE;
 			r->ru->slice[slice->slot].n_procs++;
 		}

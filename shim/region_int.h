@@ -159,7 +159,8 @@ struct gs_ru_proc {
 	uint32_t flags; /* GS_PROC_* */
 	uint64_t slice_gen;
 	uint64_t attached_ns; /* CLOCK_REALTIME */
-	uint8_t reserved[72];
+	uint32_t uid;         /* euid at attach (checked against /proc) */
+	uint8_t reserved[68];
 };
 static_assert(sizeof(struct gs_ru_proc) == 128, "gs_ru_proc layout");
 

@@ -74,10 +74,13 @@
 
 #include "gs/err.h"
 
-#define GS_REGION_VERSION     1u
+#define GS_REGION_VERSION     2u /* 2: owner_uid in limits, uid in process slots */
 #define GS_REGION_MAX_DEVICES 32
 #define GS_REGION_MAX_SLICES  256
 #define GS_REGION_MAX_PROCS   1024
+/* Process slots one uid other than root may hold, so that one tenant
+ * cannot take them all. */
+#define GS_REGION_PROCS_PER_UID 256
 #define GS_REGION_NAME_MAX    64 /* slice name, NUL included */
 #define GS_REGION_UUID_MAX    96 /* GPU or MIG UUID, NUL included */
 #define GS_REGION_DIR_MAX     256

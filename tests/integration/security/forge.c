@@ -3,9 +3,10 @@
  * region's usage file (mode 0666) with its own hands, for the tests that
  * check none of it decides enforcement.
  *
- *   gs-region-forge proc DIR SLICE PID   add a process entry for PID (any
- *                                        process, e.g. a victim's) to
- *                                        SLICE; prints "slot N"
+ *   gs-region-forge proc DIR SLICE PID...  add a process entry for each
+ *                                        PID (any process, e.g. a
+ *                                        victim's) to SLICE; prints
+ *                                        "slot N" for each
  *   gs-region-forge bump DIR PID         bump the generation of PID's
  *                                        entries (the shim's reference
  *                                        to its own entry goes stale)
@@ -105,18 +106,20 @@ int main(int argc, char **argv)
 	ru = map(argv[2], GS_REGION_USAGE_FILE, O_RDWR, &ul);
 	if (rl == NULL || ru == NULL)
 		return 1;
-	if (strcmp(argv[1], "proc") == 0 && argc == 5) {
-		int s = slice_index(rl, argv[3]), pid = atoi(argv[4]);
+	if (strcmp(argv[1], "proc") == 0 && argc >= 5) {
+		int s = slice_index(rl, argv[3]), a = 4, i = 0;
 
 		if (s < 0) {
 			fprintf(stderr, "no slice %s\n", argv[3]);
 			return 1;
 		}
-		for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+		for (; a < argc && i < GS_REGION_MAX_PROCS; i++) {
 			struct gs_ru_proc *p = &ru->proc[i];
+			int pid = atoi(argv[a]);
 
 			if (p->state != GS_RU_PROC_FREE)
 				continue;
+			a++;
 			p->generation++;
 			p->pid = pid;
 			p->start_time = start_time(pid);
@@ -124,13 +127,16 @@ int main(int argc, char **argv)
 			p->slice = s;
 			p->slice_gen = rl->slice[s].generation;
 			p->flags = 0;
+			p->uid = (uint32_t)geteuid();
 			p->state = GS_RU_PROC_LIVE;
 			ru->slice[s].n_procs++;
 			printf("slot %d\n", i);
-			return 0;
 		}
-		fprintf(stderr, "process table full\n");
-		return 1;
+		if (a < argc) {
+			fprintf(stderr, "process table full\n");
+			return 1;
+		}
+		return 0;
 	}
 	if (strcmp(argv[1], "bump") == 0) {
 		int pid = atoi(argv[3]), n = 0;

@@ -14,7 +14,8 @@ if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
       shim_fails_closed_when_its_entry_is_tampered_or_its_slice_deleted
       run_directory_of_another_user_is_refused
       watchdog_stops_processes_in_no_slice_or_over_their_share
-      a_wedged_region_lock_is_repaired_when_the_daemon_restarts)
+      a_wedged_region_lock_is_repaired_when_the_daemon_restarts
+      one_tenant_cannot_take_every_process_slot)
     gs_add_shell_test(${t} tests/integration/security/${t}.sh
                       LABELS security TIMEOUT 180)
     set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
