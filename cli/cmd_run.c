@@ -106,7 +106,8 @@ static const char usage_text[] =
     "set up, 3 when --slice names a daemon slice that does not exist.\n";
 
 struct run_opts {
-	struct gs_slice_limits lim;
+	struct gs_slice_spec spec; /* the limits as asked for (core/spec.c) */
+	struct gs_slice_limits lim; /* ... as the shim enforces them */
 	bool named;
 	bool report;
 	const char *gpu;
@@ -181,22 +182,40 @@ static int pick_mode(struct run_opts *o)
 	}
 }
 
+enum {
+	O_MEM = 1,
+	O_COMP,
+	O_CMODE,
+	O_PRIO,
+	O_WEIGHT,
+	O_SLICE,
+	O_GPU,
+	O_REPORT,
+	O_DIR,
+	O_MODE,
+	O_ISO,
+	O_HELP
+};
+
+/* The spec key of a limits option (also its long name). */
+static const char *spec_key(int opt)
+{
+	switch (opt) {
+	case O_MEM:
+		return "memory";
+	case O_COMP:
+		return "compute";
+	case O_CMODE:
+		return "compute-mode";
+	case O_PRIO:
+		return "priority";
+	default:
+		return "weight";
+	}
+}
+
 static int parse(int argc, char **argv, struct run_opts *o, int *first)
 {
-	enum {
-		O_MEM = 1,
-		O_COMP,
-		O_CMODE,
-		O_PRIO,
-		O_WEIGHT,
-		O_SLICE,
-		O_GPU,
-		O_REPORT,
-		O_DIR,
-		O_MODE,
-		O_ISO,
-		O_HELP
-	};
 	static const struct option lo[] = {
 	    {"memory", required_argument, NULL, O_MEM},
 	    {"compute", required_argument, NULL, O_COMP},
@@ -213,59 +232,28 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 	    {NULL, 0, NULL, 0},
 	};
 	struct gs_errbuf eb = {0};
-	int c, pct;
-	enum gs_priority prio;
-	char *end;
-	long w;
+	int c;
 
+	gs_spec_init(&o->spec);
 	gs_slice_limits_init(&o->lim, NULL);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
 		switch (c) {
 		case O_MEM:
-			if (gs_parse_memory(optarg, &o->lim.mem_limit, &eb) !=
-			    GS_OK)
-				goto bad;
-			o->limits_given = true;
-			break;
 		case O_COMP:
-			if (gs_parse_compute(optarg, &pct, &eb) != GS_OK)
-				goto bad;
-			o->lim.compute_pct = (uint32_t)pct;
-			o->limits_given = true;
-			break;
 		case O_CMODE:
-			if (strcmp(optarg, "strict") == 0)
-				o->lim.mode = GS_REGION_COMPUTE_STRICT;
-			else if (strcmp(optarg, "share") == 0)
-				o->lim.mode = GS_REGION_COMPUTE_SHARE;
-			else {
-				gs_cli_error(CMD,
-				             "--compute-mode must be strict or "
-				             "share, got '%s'",
-				             optarg);
-				return GS_EXIT_USAGE;
-			}
-			break;
 		case O_PRIO:
-			if (gs_parse_priority(optarg, &prio, &eb) != GS_OK)
-				goto bad;
-			o->lim.priority = (uint32_t)prio;
-			o->limits_given = true;
-			break;
 		case O_WEIGHT:
-			errno = 0;
-			w = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || w < 1 ||
-			    w > 1000) {
-				gs_cli_error(
-				    CMD, "--weight must be 1..1000, got '%s'",
-				    optarg);
+			/* The daemon's spec keys, ranges and messages. */
+			if (gs_spec_set(&o->spec, spec_key(c), optarg, &eb) !=
+			    GS_OK) {
+				gs_cli_error(CMD, "--%s: %s", spec_key(c),
+				             eb.msg);
 				return GS_EXIT_USAGE;
 			}
-			o->lim.weight = (uint32_t)w;
-			o->limits_given = true;
+			if (c != O_CMODE)
+				o->limits_given = true;
 			break;
 		case O_SLICE:
 			if (strlen(optarg) >= sizeof(o->lim.name)) {
@@ -324,6 +312,15 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 			    argv[optind - 1]);
 			return GS_EXIT_USAGE;
 		}
+	}
+	{
+		char name[sizeof(o->lim.name)];
+
+		(void)snprintf(name, sizeof(name), "%s", o->lim.name);
+		if (gs_spec_limits(&o->spec, &o->lim, &eb) != GS_OK)
+			goto bad;
+		(void)snprintf(o->lim.name, sizeof(o->lim.name), "%s", name);
+		o->lim.owner_uid = (uint32_t)geteuid();
 	}
 	if (optind >= argc) {
 		gs_cli_error(CMD, "no command to run (see --help)");

@@ -10,6 +10,7 @@
 #include "gs/spec.h"
 
 #include "gs/catalog.h"
+#include "gs/region.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -727,4 +728,33 @@ bool gs_spec_equal(const struct gs_slice_spec *a, const struct gs_slice_spec *b)
 		break;
 	}
 	return true;
+}
+
+gs_err gs_spec_limits(const struct gs_slice_spec *spec,
+                      struct gs_slice_limits *out, struct gs_errbuf *eb)
+{
+	struct gs_slice_limits l;
+
+	if (spec->compute_pct < 0 || spec->compute_pct > 100)
+		return gs_fail(eb, GS_ERR_RANGE, "compute %d%% is not 1..100",
+		               spec->compute_pct);
+	if (spec->weight < 1 || spec->weight > GS_SPEC_WEIGHT_MAX)
+		return gs_fail(eb, GS_ERR_RANGE, "weight %d is not 1..%d",
+		               spec->weight, GS_SPEC_WEIGHT_MAX);
+	if ((unsigned)spec->priority >= GS_PRIORITY__COUNT ||
+	    (unsigned)spec->compute_mode >= GS_COMPUTE__COUNT)
+		return gs_fail(eb, GS_ERR_RANGE, "priority or compute mode "
+		                                 "out of range");
+	memset(&l, 0, sizeof(l));
+	(void)snprintf(l.name, sizeof(l.name), "%s", spec->name);
+	l.mem_limit = spec->memory_bytes;
+	l.compute_pct = (uint32_t)spec->compute_pct;
+	/* One list: enum gs_region_priority is enum gs_priority. */
+	l.priority = (uint32_t)spec->priority;
+	l.weight = (uint32_t)spec->weight;
+	l.mode = spec->compute_mode == GS_COMPUTE_SHARE
+	             ? GS_REGION_COMPUTE_SHARE
+	             : GS_REGION_COMPUTE_STRICT;
+	*out = l;
+	return GS_OK;
 }

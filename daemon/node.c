@@ -354,14 +354,14 @@ static bool can_see(const struct gs_peer *peer, const struct gs_slice *s)
 
 static void limits_of(const struct gs_slice *s, struct gs_slice_limits *lim)
 {
-	gs_slice_limits_init(lim, s->name);
-	lim->mem_limit = s->spec.memory_bytes;
-	lim->compute_pct = (uint32_t)s->spec.compute_pct;
-	lim->priority = (uint32_t)s->spec.priority;
-	lim->weight = (uint32_t)s->spec.weight;
-	lim->mode = s->spec.compute_mode == GS_COMPUTE_SHARE
-	                ? GS_REGION_COMPUTE_SHARE
-	                : GS_REGION_COMPUTE_STRICT;
+	/* The spec was validated when the slice was made: the conversion
+	 * cannot fail here; if it did, the slice gets no limits entry at
+	 * all (region_put refuses an empty name), never wrong ones. */
+	if (gs_spec_limits(&s->spec, lim, NULL) != GS_OK) {
+		memset(lim, 0, sizeof(*lim));
+		return;
+	}
+	(void)snprintf(lim->name, sizeof(lim->name), "%s", s->name);
 	/* Only the owner's processes (and root's) may join it. */
 	lim->owner_uid = s->owner_uid;
 }

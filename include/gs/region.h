@@ -73,6 +73,7 @@
 #include <stdint.h>
 
 #include "gs/err.h"
+#include "gs/spec.h"
 
 #define GS_REGION_VERSION     2u /* 2: owner_uid in limits, uid in process slots */
 #define GS_REGION_MAX_DEVICES 32
@@ -96,11 +97,13 @@ enum gs_region_role {
 	GS_REGION_OWNER = 2,
 };
 
-/* struct gs_slice_limits.priority: a larger value is served first. */
+/* struct gs_slice_limits.priority: a larger value is served first. The
+ * one priority list is enum gs_priority (gs/spec.h); these are its names
+ * here. */
 enum gs_region_priority {
-	GS_REGION_PRIO_LOW = 0,
-	GS_REGION_PRIO_NORMAL = 1,
-	GS_REGION_PRIO_HIGH = 2,
+	GS_REGION_PRIO_LOW = GS_PRIORITY_LOW,
+	GS_REGION_PRIO_NORMAL = GS_PRIORITY_NORMAL,
+	GS_REGION_PRIO_HIGH = GS_PRIORITY_HIGH,
 };
 
 /*
@@ -111,8 +114,8 @@ enum gs_region_priority {
  *           slice on the GPU wants may be used beyond it.
  */
 enum gs_region_compute_mode {
-	GS_REGION_COMPUTE_STRICT = 0,
-	GS_REGION_COMPUTE_SHARE = 1,
+	GS_REGION_COMPUTE_STRICT = GS_COMPUTE_STRICT,
+	GS_REGION_COMPUTE_SHARE = GS_COMPUTE_SHARE,
 };
 
 /* struct gs_slice_limits.flags */

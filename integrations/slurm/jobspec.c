@@ -5,6 +5,7 @@
 #include "jobspec.h"
 
 #include <errno.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,12 +252,24 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
 	}
 	if (pct == 0 && rq->mem == 0 && rq->priority < 0)
 		return GS_OK;
-	gs_slice_limits_init(&l, NULL);
-	l.mem_limit = rq->mem;
-	l.compute_pct = (uint32_t)pct;
-	if (rq->priority >= 0)
-		l.priority = (uint32_t)rq->priority;
-	l.mode = c->compute_mode;
+	{
+		/* The one spec -> limits conversion (core/spec.c). */
+		struct gs_slice_spec spec;
+		gs_err err;
+
+		gs_spec_init(&spec);
+		spec.memory_bytes = rq->mem;
+		spec.compute_pct = pct;
+		if (rq->priority >= 0)
+			spec.priority = (enum gs_priority)rq->priority;
+		spec.compute_mode = c->compute_mode == GS_REGION_COMPUTE_SHARE
+		                        ? GS_COMPUTE_SHARE
+		                        : GS_COMPUTE_STRICT;
+		err = gs_spec_limits(&spec, &l, eb);
+		if (err != GS_OK)
+			return err;
+	}
+	l.owner_uid = (uint32_t)geteuid();
 	l.flags = GS_SLICE_EPHEMERAL;
 	*lim = l;
 	*wanted = true;

@@ -355,6 +355,7 @@ static int step_begin(spank_t sp, int ac, char **av)
 	}
 	if (!wanted)
 		return 0;
+	lim.owner_uid = w.uid; /* the job's tasks, and nobody else's */
 	if (find_shim(&c) != 0)
 		return -1;
 	err = gs_slurm_hold_acquire(&hold, &c, &w, &lim, &eb);

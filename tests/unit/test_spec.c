@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "gs/region.h"
 #include "gs/spec.h"
 #include "gs/spec_json.h"
 
@@ -358,6 +359,79 @@ static void malformed_json_is_a_parse_error(void **state)
 	assert_non_null(strstr(eb.msg, "slice spec JSON:"));
 }
 
+/* gs_spec_limits is the one spec -> region limits conversion. */
+static void spec_limits_carry_every_field_the_shim_enforces(void **state)
+{
+	struct gs_slice_spec sp;
+	struct gs_slice_limits l;
+
+	(void)state;
+	gs_spec_init(&sp);
+	assert_int_equal(gs_spec_parse_kvlist(&sp,
+	                                      "name=nb memory=2GiB compute=30 "
+	                                      "priority=high weight=7 "
+	                                      "compute-mode=share",
+	                                      NULL),
+	                 GS_OK);
+	assert_int_equal(gs_spec_limits(&sp, &l, NULL), GS_OK);
+	assert_string_equal(l.name, "nb");
+	assert_int_equal(l.mem_limit, 2ull << 30);
+	assert_int_equal(l.compute_pct, 30);
+	assert_int_equal(l.priority, GS_REGION_PRIO_HIGH);
+	assert_int_equal(l.weight, 7);
+	assert_int_equal(l.mode, GS_REGION_COMPUTE_SHARE);
+	assert_int_equal(l.flags, 0);
+	assert_int_equal(l.owner_uid, 0);
+
+	/* Defaults: no caps, normal priority, weight 1, strict. */
+	gs_spec_init(&sp);
+	assert_int_equal(gs_spec_limits(&sp, &l, NULL), GS_OK);
+	assert_int_equal(l.mem_limit, 0);
+	assert_int_equal(l.compute_pct, 0);
+	assert_int_equal(l.priority, GS_REGION_PRIO_NORMAL);
+	assert_int_equal(l.weight, 1);
+	assert_int_equal(l.mode, GS_REGION_COMPUTE_STRICT);
+}
+
+static void spec_limits_keep_one_priority_order(void **state)
+{
+	static const char *const names[] = {"low", "normal", "high"};
+	uint32_t prev = 0;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct gs_slice_spec sp;
+		struct gs_slice_limits l;
+
+		gs_spec_init(&sp);
+		assert_int_equal(gs_spec_set(&sp, "priority", names[i], NULL),
+		                 GS_OK);
+		assert_int_equal(gs_spec_limits(&sp, &l, NULL), GS_OK);
+		if (i > 0)
+			assert_true(l.priority > prev);
+		prev = l.priority;
+	}
+}
+
+static void spec_limits_refuse_out_of_range_fields(void **state)
+{
+	struct gs_slice_spec sp;
+	struct gs_slice_limits l;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	gs_spec_init(&sp);
+	sp.compute_pct = 101;
+	assert_int_equal(gs_spec_limits(&sp, &l, &eb), GS_ERR_RANGE);
+	assert_non_null(strstr(eb.msg, "compute"));
+	gs_spec_init(&sp);
+	sp.weight = 0;
+	assert_int_equal(gs_spec_limits(&sp, &l, NULL), GS_ERR_RANGE);
+	gs_spec_init(&sp);
+	sp.priority = GS_PRIORITY__COUNT;
+	assert_int_equal(gs_spec_limits(&sp, &l, NULL), GS_ERR_RANGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +442,9 @@ int main(void)
 	    cmocka_unit_test(failed_set_leaves_the_spec_unchanged),
 	    cmocka_unit_test(json_specs_parse_like_kvlists),
 	    cmocka_unit_test(malformed_json_is_a_parse_error),
+	    cmocka_unit_test(spec_limits_carry_every_field_the_shim_enforces),
+	    cmocka_unit_test(spec_limits_keep_one_priority_order),
+	    cmocka_unit_test(spec_limits_refuse_out_of_range_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
