@@ -498,8 +498,17 @@ static gs_err k_wd_compute_grace(struct cfg_ctx *c, const char *key,
 	return err;
 }
 
+static gs_err k_wd_kernel_log(struct cfg_ctx *c, const char *key,
+                              yaml_node_t *v, void *arg)
+{
+	(void)arg;
+	return get_str(c, v, key, c->cfg->watchdog_kernel_log,
+	                  sizeof(c->cfg->watchdog_kernel_log));
+}
+
 static const struct key_def watchdog_keys[] = {
     {"interval_ms", k_wd_interval},
+    {"kernel_log", k_wd_kernel_log},
     {"compute_grace_pct", k_wd_compute_grace},
     {"action", k_wd_action},
     {"grace", k_wd_grace},

@@ -74,6 +74,8 @@ struct gs_config {
 	/* A strict slice is over its compute when NVML shows its processes
 	 * above its share by more than this many points over a sample. */
 	int watchdog_compute_grace_pct;
+	/* where Xid lines are read ("" = /dev/kmsg, or the sim's log) */
+	char watchdog_kernel_log[256];
 	uint64_t
 	    watchdog_context_bytes; /* allowed per process for its context */
 

@@ -245,11 +245,19 @@ gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
 		if (f->nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS)
 			gp->memory_bytes = mem.total;
 		gp->cat = gs_catalog_find(gp->name);
-		if (gp->cat == NULL && f->nvmlDeviceGetPciInfo_v3) {
+		if (f->nvmlDeviceGetPciInfo_v3) {
 			nvmlPciInfo_t pci;
 
-			if (f->nvmlDeviceGetPciInfo_v3(h, &pci) == NVML_SUCCESS)
-				gp->cat = gs_catalog_find_pci(pci.pciDeviceId);
+			if (f->nvmlDeviceGetPciInfo_v3(h, &pci) ==
+			    NVML_SUCCESS) {
+				if (gp->cat == NULL)
+					gp->cat = gs_catalog_find_pci(
+					    pci.pciDeviceId);
+				gp->has_pci = true;
+				gp->pci_domain = pci.domain;
+				gp->pci_bus = pci.bus;
+				gp->pci_device = pci.device;
+			}
 		}
 		snprintf(gp->model, sizeof(gp->model), "%.47s",
 		         gp->cat ? gp->cat->name : gp->name);

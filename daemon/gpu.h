@@ -45,6 +45,10 @@ struct gs_gpu {
 	int n_mig;
 	struct gs_mig_dev mig[GS_GPU_MIG_MAX];
 	void *handle; /* nvmlDevice_t */
+	/* PCI location, to match the kernel log's Xid lines; has_pci false
+	 * when NVML did not say. */
+	bool has_pci;
+	uint32_t pci_domain, pci_bus, pci_device;
 };
 
 struct gs_gpu_proc {

@@ -585,10 +585,20 @@ int main(int argc, char **argv)
 	              d->gpus.sim ? "simulated" : "real", kept, cleaned);
 
 	err = gs_reconciler_create(d->node, &d->rec, &eb);
-	if (!err)
-		err = gs_watchdog_create(d->node, d->rec,
-		                         d->gpus.sim ? d->sim_dir : NULL,
-		                         &d->wd, &eb);
+	if (!err) {
+		char klog[300];
+
+		if (d->cfg.watchdog_kernel_log[0])
+			snprintf(klog, sizeof(klog), "%.255s",
+			         d->cfg.watchdog_kernel_log);
+		else if (d->gpus.sim)
+			/* The simulated driver logs its Xids there, in the
+			 * real driver's format. */
+			snprintf(klog, sizeof(klog), "%.250s/kmsg", d->sim_dir);
+		else
+			snprintf(klog, sizeof(klog), "/dev/kmsg");
+		err = gs_watchdog_create(d->node, d->rec, klog, &d->wd, &eb);
+	}
 	if (err) {
 		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
 		goto out_node;

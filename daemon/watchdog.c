@@ -44,9 +44,7 @@
 #include "gs/proc.h"
 #include "node_int.h"
 
-#ifdef GS_HAVE_SIM_STATE
-#include "sim/state.h"
-#endif
+#include "kmsg.h"
 
 #define WD_MAX_PROCS  512
 #define WD_MAX_OWNERS 2048
@@ -79,10 +77,7 @@ struct gs_watchdog {
 	/* slices that are over their limit now (ids), for episodes */
 	int n_over;
 	int64_t over[GS_REGION_MAX_SLICES * 4];
-#ifdef GS_HAVE_SIM_STATE
-	struct gs_sim_map *sim;
-	uint64_t xid_seen[GS_GPUS_MAX];
-#endif
+	struct gs_kmsg *kmsg; /* the kernel log's Xid lines, or NULL */
 	struct owner owners[WD_MAX_OWNERS];
 	int n_owners;
 	/* Owners seen lately, so that a process that faulted and exited
@@ -100,7 +95,7 @@ struct gs_watchdog {
 };
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
-                          const char *sim_dir, struct gs_watchdog **out,
+                          const char *kernel_log, struct gs_watchdog **out,
                           struct gs_errbuf *eb)
 {
 	struct gs_watchdog *w = calloc(1, sizeof(*w));
@@ -109,25 +104,20 @@ gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	w->node = node;
 	w->rec = rec;
-#ifdef GS_HAVE_SIM_STATE
-	if (sim_dir && sim_dir[0]) {
-		struct gs_errbuf seb = {0};
+	if (kernel_log && kernel_log[0]) {
+		struct gs_errbuf keb = {0};
+		gs_err err = gs_kmsg_open(kernel_log, &w->kmsg, &keb);
 
-		if (gs_sim_state_open(sim_dir, &w->sim, &seb) != GS_OK) {
-			gs_warn("watchdog", "sim state not readable: %s",
-			        seb.msg);
-			w->sim = NULL;
-		} else {
-			struct gs_sim_state *st = gs_sim_state_get(w->sim);
-
-			for (uint32_t i = 0; i < st->n_gpus && i < GS_GPUS_MAX;
-			     i++)
-				w->xid_seen[i] = st->gpus[i].xid_seq;
+		if (err != GS_OK) {
+			/* Faults are still seen (NVML), only not attributed
+			 * to a process: say so once. */
+			gs_warn("watchdog",
+			        "kernel log not readable (%s): Xid faults "
+			        "will not name their process",
+			        gs_errbuf_msg(&keb, err));
+			w->kmsg = NULL;
 		}
 	}
-#else
-	(void)sim_dir;
-#endif
 	*out = w;
 	return GS_OK;
 }
@@ -136,9 +126,7 @@ void gs_watchdog_destroy(struct gs_watchdog *w)
 {
 	if (w == NULL)
 		return;
-#ifdef GS_HAVE_SIM_STATE
-	gs_sim_state_close(w->sim);
-#endif
+	gs_kmsg_close(w->kmsg);
 	free(w);
 }
 
@@ -651,39 +639,26 @@ void gs_watchdog_remember(struct gs_watchdog *w)
 	pthread_mutex_unlock(&w->node->lock);
 }
 
-/* The pid the sim recorded for the newest unseen Xid on `gpu`, or 0. */
-static int32_t sim_xid_pid(struct gs_watchdog *w, int gpu)
+/*
+ * The process the kernel log names for this Xid on `gpu` (the driver's
+ * "NVRM: Xid (PCI:...): N, pid=P" line), or 0 when it names none. NVML's
+ * event carries no process; the log line and the event arrive
+ * independently, so this waits briefly for the line.
+ */
+static int32_t xid_pid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 {
-#ifdef GS_HAVE_SIM_STATE
-	struct gs_sim_state *st;
-	int32_t pid = 0;
+	const struct gs_gpu *g;
+	struct gs_xid_line x;
 
-	if (w->sim == NULL || gpu < 0 || gpu >= GS_GPUS_MAX)
+	if (w->kmsg == NULL || ev->gpu < 0 || ev->gpu >= w->node->gpus->n)
 		return 0;
-	st = gs_sim_state_get(w->sim);
-	if ((uint32_t)gpu >= st->n_gpus || gs_sim_lock(st) != GS_OK)
+	g = &w->node->gpus->gpu[ev->gpu];
+	if (!g->has_pci)
 		return 0;
-	{
-		struct gs_sim_gpu *g = &st->gpus[gpu];
-
-		while (w->xid_seen[gpu] < g->xid_seq) {
-			const struct gs_sim_xid *x =
-			    &g->xid[w->xid_seen[gpu] % GS_SIM_XID_RING];
-
-			w->xid_seen[gpu]++;
-			if (x->seq == w->xid_seen[gpu]) {
-				pid = x->pid;
-				break;
-			}
-		}
-	}
-	gs_sim_unlock(st);
-	return pid;
-#else
-	(void)w;
-	(void)gpu;
-	return 0;
-#endif
+	if (!gs_kmsg_take_xid(w->kmsg, g->pci_domain, g->pci_bus,
+	                      g->pci_device, ev->xid, 10000, 300, &x))
+		return 0;
+	return x.pid > 0 ? x.pid : 0;
 }
 
 static void fault_one(struct gs_watchdog *w, struct gs__nslice *ns,
@@ -703,7 +678,7 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 {
 	struct gs_node *node = w->node;
 	struct gs__wr *wr = gs__wr_new();
-	int32_t pid = sim_xid_pid(w, ev->gpu);
+	int32_t pid = xid_pid(w, ev);
 	int64_t culprit = -1;
 	bool mps = false;
 	int mps_gi = -1, n_active = 0;

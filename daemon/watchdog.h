@@ -20,9 +20,11 @@
 
 struct gs_watchdog;
 
-/* `sim_dir`: the sim's state directory (to name a faulting pid), or NULL. */
+/* `kernel_log`: where the driver's Xid lines are read from, to name a
+ * faulting process (/dev/kmsg; the simulated driver's <dir>/kmsg), or
+ * NULL/"" for none. */
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
-                          const char *sim_dir, struct gs_watchdog **out,
+                          const char *kernel_log, struct gs_watchdog **out,
                           struct gs_errbuf *eb);
 void gs_watchdog_destroy(struct gs_watchdog *w);
 

@@ -295,11 +295,19 @@ struct gs__drv {
 	int n_allocs, cap_allocs;
 	unsigned long long next_id;
 	char comm[32];
+	char dir[GS_SIM_PATH_LEN + 32]; /* the node state's directory */
 };
 
 extern struct gs__drv gs__drv;
 
 /* ---- common (drv.c) ---- */
+/*
+ * Appends the driver's kernel-log line for an Xid of this process on GPU
+ * `gpu` to <dir>/kmsg, in the real driver's format ("NVRM: Xid
+ * (PCI:0000:BB:00): N, pid=P, name=C, ..."): a real node's daemon reads
+ * /dev/kmsg to learn whose work faulted, the sim's reads this file.
+ */
+void gs__kmsg_xid(uint32_t gpu, uint32_t xid);
 void gs__lock(void);
 void gs__unlock(void);
 /* Takes gs__drv.mu and checks cuInit ran (CUDA_ERROR_NOT_INITIALIZED). On

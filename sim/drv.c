@@ -20,9 +20,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct gs__drv gs__drv = {
@@ -37,6 +39,29 @@ struct cfg {
 	uint32_t mps_pct; /* 0: not set */
 	char mps_limit[1024];
 };
+
+void gs__kmsg_xid(uint32_t gpu, uint32_t xid)
+{
+	char path[sizeof(gs__drv.dir) + 8], line[256];
+	int fd, n;
+
+	if (gs__drv.dir[0] == '\0')
+		return;
+	(void)snprintf(path, sizeof(path), "%s/kmsg", gs__drv.dir);
+	/* Bus numbers as nvmlDeviceGetPciInfo reports them. */
+	n = snprintf(line, sizeof(line),
+	             "NVRM: Xid (PCI:0000:%02x:00): %u, pid=%d, name=%.15s, "
+	             "Ch 00000008, simulated fault\n",
+	             gs_sim_pci_bus(gpu), xid, (int)gs__drv.pid,
+	             gs__drv.comm[0] ? gs__drv.comm : "<unknown>");
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return;
+	(void)fchmod(fd, 0666); /* every tenant's faults are logged here */
+	if (n > 0)
+		(void)!write(fd, line, (size_t)n); /* one write: appended whole */
+	(void)close(fd);
+}
 
 void gs__lock(void)
 {
@@ -449,6 +474,7 @@ static CUresult init_locked(void)
 	cfg_read(&cfg);
 	if (gs_sim_dir_resolve(NULL, dir, sizeof(dir), &eb) != GS_OK)
 		return CUDA_ERROR_NO_DEVICE;
+	(void)snprintf(gs__drv.dir, sizeof(gs__drv.dir), "%s", dir);
 	err = gs_sim_state_open(dir, &gs__drv.map, &eb);
 	if (err == GS_ERR_VERSION)
 		return CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;

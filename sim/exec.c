@@ -423,6 +423,7 @@ static void maybe_fault(struct gs__ctx *ctx, uint64_t p)
 		return;
 	now = gs_sim_now_ns();
 	gs_sim_xid_post(st, d->gpu, 31, d->engine, gs__drv.pid, now);
+	gs__kmsg_xid(d->gpu, 31);
 	me = gs__slot(d);
 	if (me != NULL && (me->flags & GS_SIM_PROC_MPS_CLIENT)) {
 		struct gs_sim_engine *e = &st->gpus[d->gpu].engine[d->engine];

@@ -349,8 +349,7 @@ bool gs__nvml_mps_live(const struct gs_sim_mps *mps)
 
 unsigned int gs__nvml_pci_bus(uint32_t gpu)
 {
-	/* Spread like a multi-socket server's slots: 0x18, 0x2a, ... */
-	return 0x18u + gpu * 0x12u;
+	return gs_sim_pci_bus(gpu);
 }
 
 /* ---- system ----------------------------------------------------------------

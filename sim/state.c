@@ -891,3 +891,8 @@ void gs_sim_unlock(struct gs_sim_state *st)
 {
 	(void)pthread_mutex_unlock(&st->lock.m);
 }
+
+uint32_t gs_sim_pci_bus(uint32_t gpu)
+{
+	return 0x18u + gpu * 0x12u;
+}

@@ -482,4 +482,9 @@ uint64_t gs_sim_pid_start_time(int32_t pid);
 /* Whether (pid, start_time) still names a running process. */
 bool gs_sim_pid_alive(int32_t pid, uint64_t start_time);
 
+/* The PCI bus number of simulated GPU `gpu` (domain 0, device 0), spread
+ * like a multi-socket server's slots: 0x18, 0x2a, ... NVML's PCI info and
+ * the driver's kernel-log lines both use it. */
+uint32_t gs_sim_pci_bus(uint32_t gpu);
+
 #endif
