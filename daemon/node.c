@@ -22,6 +22,7 @@
 
 #include "gs/advisor.h"
 #include "gs/catalog.h"
+#include "gs/faultinj.h"
 #include "gs/log.h"
 #include "gs/migplan.h"
 #include "gs/placement.h"
@@ -65,6 +66,10 @@ static struct gs__wr_item *wr_push(struct gs__wr *wr, enum gs__wr_kind kind)
 
 	if (wr == NULL)
 		return NULL;
+	if (gs_fault_hit("alloc.write")) {
+		wr->nomem = true;
+		return NULL;
+	}
 	if (wr->n == wr->cap) {
 		int cap = wr->cap ? wr->cap * 2 : 4;
 		struct gs__wr_item *ni = realloc(wr->items, sizeof(*ni) * cap);
@@ -170,6 +175,13 @@ static gs_err wr_apply(struct gs_store *st, struct gs_store_op *op)
 	struct gs__wr *wr = op->arg;
 	gs_err err = GS_OK;
 
+	/* A batch missing an item (out of memory while it was built) is not
+	 * written at all: the request that made it fails, whole. */
+	if (wr->nomem) {
+		gs_error("node", "a write batch is incomplete (out of memory): "
+		                 "not written");
+		return GS_ERR_NOMEM;
+	}
 	for (int i = 0; i < wr->n && !err; i++) {
 		struct gs__wr_item *it = &wr->items[i];
 
@@ -384,8 +396,11 @@ static gs_err region_put(struct gs_node *node, struct gs__nslice *ns,
 	if (node->region == NULL)
 		return GS_OK;
 	limits_of(&ns->s, &lim);
-	err =
-	    gs_region_slice_ensure(node->region, &lim, &ns->ref, &created, &eb);
+	if (gs_fault_hit("region.write"))
+		err = gs_fail(&eb, GS_ERR_IO, "region write failed (injected)");
+	else
+		err = gs_region_slice_ensure(node->region, &lim, &ns->ref,
+		                             &created, &eb);
 	if (err) {
 		ns->has_ref = false;
 		ns->s.region_slot = -1; /* shown as pending until written */
@@ -1490,6 +1505,30 @@ static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
 	}
 }
 
+/*
+ * Lock held: undoes the MIG instance a failed creation made for slice `s`
+ * (placement `pl` asked for a new one), so that a refused request leaves
+ * no instance behind. An instance it only took stays (it was there).
+ */
+static void mig_undo(struct gs_node *node, const struct gs_slice *s,
+                     const struct place *pl)
+{
+	struct gs_errbuf eb = {0};
+
+	if (!gs_mode_is_mig(pl->mode) || !pl->need_create || s->gi_id < 0)
+		return;
+	if (gs_gpus_mig_destroy(node->gpus, s->gpu_index, s->gi_id, &eb) !=
+	    GS_OK)
+		gs_warn("node",
+		        "slice=%s gpu=%d MIG instance %d made for it not "
+		        "destroyed: %s (it stays idle, for the next slice)",
+		        s->name, s->gpu_index, s->gi_id, eb.msg);
+	else
+		gs_info("node", "gpu=%d MIG instance %d made for %s destroyed "
+		        "(the slice was not created)",
+		        s->gpu_index, s->gi_id, s->name);
+}
+
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
                             const struct gs_node_create_req *req,
                             struct gs_node_create_res *res,
@@ -1790,6 +1829,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	ns = model_add(node, &s);
 	if (ns == NULL) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+		mig_undo(node, &s, &pl);
 		wr_submit_announced(node, &wr, intent);
 		pthread_mutex_unlock(&node->lock);
 		(void)wr_wait(node, &wr, NULL);
@@ -1812,6 +1852,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 
 			region_del(node, ns);
 			model_del(node, ns);
+			mig_undo(node, &failed, &pl);
 			gs__wr_event(&wr, "slice.failed", &failed,
 			             "not created: its limits could not be "
 			             "written to the shared region: %s",
@@ -1840,6 +1881,15 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	wr_submit_announced(node, &wr, intent);
 	pthread_mutex_unlock(&node->lock);
 	err = wr_wait(node, &wr, eb);
+	if (err && gs_mode_is_mig(pl.mode) && pl.need_create) {
+		/* Not saved: the model went back to the store's (resync);
+		 * the instance made for it goes too, unless the slice is
+		 * there after all. */
+		pthread_mutex_lock(&node->lock);
+		if (gs__node_find(node, s.name) == NULL)
+			mig_undo(node, &res->slice, &pl);
+		pthread_mutex_unlock(&node->lock);
+	}
 	goto out_free;
 
 out_unlock:

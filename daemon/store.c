@@ -12,6 +12,8 @@
  */
 #include "store.h"
 
+#include "gs/faultinj.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sqlite3.h>
@@ -158,6 +160,9 @@ static gs_err exec(sqlite3 *db, const char *sql, struct gs_errbuf *eb)
 	char *msg = NULL;
 	gs_err err;
 
+	if (gs_fault_hit("sqlite.exec"))
+		return gs_fail(eb, GS_ERR_IO,
+		               "disk I/O error (injected) running %.60s", sql);
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
 		return GS_OK;
 	err = sql_fail(eb, db, msg ? msg : sql);
@@ -618,13 +623,16 @@ void gs_store_stats(struct gs_store *st, uint64_t *batches, uint64_t *ops)
 
 static gs_err step_reset(struct gs_store *st, sqlite3_stmt *s)
 {
-	int rc = sqlite3_step(s);
+	bool injected = gs_fault_hit("sqlite.write");
+	int rc = injected ? SQLITE_IOERR : sqlite3_step(s);
 
 	(void)sqlite3_reset(s);
 	(void)sqlite3_clear_bindings(s);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return GS_OK;
-	gs_error("store", "write failed: %s", sqlite3_errmsg(st->wdb));
+	gs_error("store", "write failed: %s",
+	         injected ? "disk I/O error (injected)"
+	                  : sqlite3_errmsg(st->wdb));
 	return (rc & 0xff) == SQLITE_FULL         ? GS_ERR_IO
 	       : (rc & 0xff) == SQLITE_CONSTRAINT ? GS_ERR_EXISTS
 	                                          : GS_ERR_IO;

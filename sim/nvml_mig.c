@@ -28,6 +28,16 @@
  */
 #include "nvml_int.h"
 
+#include "gs/faultinj.h"
+
+/* Tests make the Nth call of a MIG function fail (GPUSLICE_FAULT,
+ * gs/faultinj.h), as a driver can: an unknown error, nothing changed. */
+#define GS__SIM_FAULT(name)                                                    \
+	do {                                                                   \
+		if (gs_fault_hit(name))                                        \
+			return NVML_ERROR_UNKNOWN;                             \
+	} while (0)
+
 #include <stdio.h>
 #include <string.h>
 
@@ -194,6 +204,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device,
 nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode,
                                   nvmlReturn_t *activationStatus)
 {
+	GS__SIM_FAULT("nvmlDeviceSetMigMode");
 	struct gs__dev d;
 	nvmlReturn_t r = enter_gpu(device, &d);
 	nvmlReturn_t act = NVML_SUCCESS;
@@ -546,6 +557,7 @@ nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device,
                                          unsigned int profileId,
                                          nvmlGpuInstance_t *gpuInstance)
 {
+	GS__SIM_FAULT("nvmlDeviceCreateGpuInstance");
 	return create_gi(device, profileId, -1, gpuInstance);
 }
 
@@ -553,6 +565,7 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(
     nvmlDevice_t device, unsigned int profileId,
     const nvmlGpuInstancePlacement_t *placement, nvmlGpuInstance_t *gpuInstance)
 {
+	GS__SIM_FAULT("nvmlDeviceCreateGpuInstanceWithPlacement");
 	struct gs_sim_state *st;
 	const struct gs_gpu_model *model;
 	const struct gs_mig_profile *p = NULL;
@@ -579,6 +592,7 @@ nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(
 
 nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance)
 {
+	GS__SIM_FAULT("nvmlGpuInstanceDestroy");
 	struct gs__dev d;
 	nvmlReturn_t r = enter_gi(gpuInstance, &d);
 
@@ -922,6 +936,7 @@ nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance,
                                      unsigned int profileId,
                                      nvmlComputeInstance_t *computeInstance)
 {
+	GS__SIM_FAULT("nvmlGpuInstanceCreateComputeInstance");
 	return create_ci(gpuInstance, profileId, -1, -1, computeInstance);
 }
 
@@ -930,6 +945,7 @@ nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(
     const nvmlComputeInstancePlacement_t *placement,
     nvmlComputeInstance_t *computeInstance)
 {
+	GS__SIM_FAULT("nvmlGpuInstanceCreateComputeInstanceWithPlacement");
 	if (placement == NULL || placement->start > 0xFFu ||
 	    placement->size > 0xFFu)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -939,6 +955,7 @@ nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(
 
 nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance)
 {
+	GS__SIM_FAULT("nvmlComputeInstanceDestroy");
 	struct gs__dev d;
 	nvmlReturn_t r = enter_ci(computeInstance, &d);
 
