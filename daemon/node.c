@@ -29,6 +29,8 @@
 #include "gs/proc.h"
 #include "watchdog.h"
 
+static void node_check(struct gs_node *node);
+
 int64_t gs_now_ns(void)
 {
 	struct timespec ts;
@@ -225,6 +227,7 @@ static void wr_after_detached(struct gs_store_op *op, gs_err result)
 
 void gs__wr_submit_detached(struct gs_node *node, struct gs__wr *wr)
 {
+	node_check(node);
 	if (wr == NULL)
 		return;
 	if (wr->n == 0) {
@@ -241,6 +244,7 @@ void gs__wr_submit_detached(struct gs_node *node, struct gs__wr *wr)
 /* Queues a waited batch; lock held. */
 static void wr_submit(struct gs_node *node, struct gs__wr *wr)
 {
+	node_check(node);
 	wr->op.apply = wr_apply;
 	wr->op.after = NULL;
 	wr->op.arg = wr;
@@ -458,6 +462,69 @@ static int team_index(struct gs_node *node, const char *name)
 		if (strcmp(node->teams[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+/*
+ * Lock held: checks the invariants at the top of this file and that every
+ * MIG slice holds an instance of its GPU no other slice holds; aborts on
+ * a violation, naming it. Runs after every mutation (each write batch)
+ * in builds without NDEBUG (the ASan build) and wherever
+ * GPUSLICE_CHECK_INVARIANTS is set (the fault-injection tests); a no-op
+ * otherwise.
+ */
+static void node_check(struct gs_node *node)
+{
+	static int on = -1;
+
+	if (on < 0) {
+#ifdef NDEBUG
+		on = getenv("GPUSLICE_CHECK_INVARIANTS") != NULL;
+#else
+		on = 1;
+#endif
+	}
+	if (!on)
+		return;
+	for (int i = 0; i < node->n; i++) {
+		const struct gs__nslice *ns = node->v[i];
+		const struct gs_slice *a = &ns->s;
+
+		if (i > 0 && node->v[i - 1]->s.id >= a->id)
+			gs__node_violated("slices not ordered by id", a->name);
+		for (int k = 0; k < i; k++) {
+			const struct gs_slice *b = &node->v[k]->s;
+
+			if (strcmp(a->name, b->name) == 0)
+				gs__node_violated("two slices share a name",
+				                  a->name);
+			if (gs_mode_is_mig(a->mode) && gs_mode_is_mig(b->mode) &&
+			    a->gpu_index == b->gpu_index && a->gi_id >= 0 &&
+			    a->gi_id == b->gi_id)
+				gs__node_violated("two slices hold one MIG "
+				                  "instance",
+				                  a->name);
+		}
+		if (team_index(node, a->team) < 0)
+			gs__node_violated("a slice's team is not known",
+			                  a->name);
+		if (node->region != NULL && ns->has_ref) {
+			struct gs_slice_limits want, have;
+
+			limits_of(a, &want);
+			if (gs_region_slice_limits(node->region, &ns->ref,
+			                           &have) != GS_OK ||
+			    memcmp(&want, &have, sizeof(want)) != 0)
+				gs__node_violated("the region's limits are not "
+				                  "the slice's",
+				                  a->name);
+		}
+	}
+}
+
+void gs__node_violated(const char *what, const char *slice)
+{
+	gs_error("node", "invariant violated: %s (slice %s)", what, slice);
+	abort();
 }
 
 /* Builds the quota tree for teams[0..n); OUT: *tree. */

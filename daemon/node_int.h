@@ -131,4 +131,8 @@ void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
 /* Reloads the model from the store after a failed commit. */
 void gs__node_resync(struct gs_node *node);
 
+/* Reports a broken invariant of the model (node.c) and aborts. */
+void gs__node_violated(const char *what, const char *slice)
+    __attribute__((noreturn));
+
 #endif

@@ -88,6 +88,8 @@ class Daemon:
         if fault:
             env["GPUSLICE_FAULT"] = fault
         env["GPUSLICE_SIM_DIR"] = os.path.join(run, "sim")
+        # The model's invariants checked after every mutation (aborts).
+        env["GPUSLICE_CHECK_INVARIANTS"] = "1"
         self.log = open(os.path.join(run, "daemon.log"), "ab")
         self.p = subprocess.Popen(
             [D, "--state-dir", os.path.join(run, "state"), "--socket",
