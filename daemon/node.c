@@ -2034,25 +2034,6 @@ gs_err gs_node_slice_list(struct gs_node *node, const struct gs_peer *peer,
 	return GS_OK;
 }
 
-/* The uid that owns process `pid`, or -1 when it is gone. */
-static int64_t pid_uid(int32_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	int64_t uid = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "Uid:", 4) == 0) {
-			uid = strtoll(line + 4, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return uid;
-}
 
 gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
                             const char *name, int32_t pid, struct gs_slice *out,
@@ -2065,7 +2046,7 @@ gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
 
 	if (pid <= 0)
 		return gs_fail(eb, GS_ERR_INVALID, "bad pid %d", (int)pid);
-	uid = pid_uid(pid);
+	uid = gs_proc_uid(pid);
 	if (uid < 0)
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "no process %d", (int)pid);
 	if (!peer->admin && (uint32_t)uid != peer->uid)
@@ -2085,7 +2066,7 @@ gs_err gs_node_slice_attach(struct gs_node *node, const struct gs_peer *peer,
 		int k = 0;
 
 		for (int i = 0; i < ns->s.n_pids; i++)
-			if (pid_uid(ns->s.pids[i]) >= 0)
+			if (gs_proc_uid(ns->s.pids[i]) >= 0)
 				ns->s.pids[k++] = ns->s.pids[i];
 		ns->s.n_pids = k;
 		if (ns->s.n_pids == GS_SLICE_MAX_PIDS) {
@@ -2146,7 +2127,7 @@ gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
 static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 {
 	for (int i = 0; i < ns->s.n_pids; i++)
-		if (pid_uid(ns->s.pids[i]) >= 0)
+		if (gs_proc_uid(ns->s.pids[i]) >= 0)
 			return true;
 	/* Not knowing (the usage lock timed out: < 0) counts as live, so a
 	 * tenant holding that lock cannot get a slice cleaned away. */
@@ -2228,7 +2209,7 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 			int k = 0;
 
 			for (int j = 0; j < ns->s.n_pids; j++)
-				if (pid_uid(ns->s.pids[j]) >= 0)
+				if (gs_proc_uid(ns->s.pids[j]) >= 0)
 					ns->s.pids[k++] = ns->s.pids[j];
 			if (k != ns->s.n_pids) {
 				ns->s.n_pids = k;
@@ -2257,9 +2238,19 @@ int gs_node_housekeep(struct gs_node *node)
 	struct gs__wr *wr = gs__wr_new();
 	int n_cleaned = 0;
 
-	/* Off the node lock: reaping takes the tenants' usage mutex. */
-	if (node->region)
-		(void)gs_region_reap(node->region);
+	/* Off the node lock: reaping takes the tenants' usage mutex. It
+	 * frees entries of dead processes and entries no process could have
+	 * written for itself (gs_region_reap). */
+	if (node->region) {
+		int reaped = gs_region_reap(node->region);
+
+		if (reaped > 0)
+			gs_info("node",
+			        "region: %d process entries reaped (gone, of "
+			        "another uid than recorded, copies, or past "
+			        "the per-user limit)",
+			        reaped);
+	}
 	pthread_mutex_lock(&node->lock);
 	/* MIG layouts changed behind our back (nvidia-smi) show here. */
 	(void)gs_gpus_refresh(node->gpus, NULL);

@@ -23,6 +23,8 @@
  */
 #include "region_int.h"
 
+#include "gs/proc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -128,43 +130,11 @@ static uint64_t pidns_of(int32_t pid)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-/*
- * Reads field 3 (state) and 22 (starttime) of /proc/<pid>/stat. The comm
- * field may hold spaces and parentheses, so parsing starts after the last
- * ')'. Returns false when the process is gone.
- */
+/* Field 3 (state) and 22 (start time) of /proc/<pid>/stat (gs/proc.h);
+ * false when the process is gone. */
 static bool pid_stat(int32_t pid, char *state, uint64_t *start)
 {
-	char path[64], buf[1024];
-	ssize_t n;
-	int fd;
-	char *p, *end;
-
-	if (pid <= 0)
-		return false;
-	(void)snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	(void)close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p == NULL || p[1] != ' ')
-		return false;
-	p += 2;
-	*state = *p;
-	/* p is at field 3; field 22 is 19 fields further. */
-	for (int f = 3; f < 22; f++) {
-		p = strchr(p, ' ');
-		if (p == NULL)
-			return false;
-		p++;
-	}
-	*start = strtoull(p, &end, 10);
-	return end != p;
+	return gs_proc_stat(pid, state, NULL, start);
 }
 
 uint64_t gs_region_pid_start_time(int32_t pid)

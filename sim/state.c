@@ -11,6 +11,8 @@
  */
 #include "state.h"
 
+#include "gs/proc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -204,40 +206,10 @@ void gs_sim_uuid_make(const char *prefix, char out[GS_SIM_UUID_LEN])
 	         b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-/*
- * Reads /proc/<pid>/stat: the state letter (field 3) and starttime
- * (field 22). The command name (field 2) may hold spaces and parentheses,
- * so fields are counted from the last ')'.
- */
+/* Field 3 (state) and 22 (start time) of /proc/<pid>/stat (gs/proc.h). */
 static bool read_proc_stat(int32_t pid, char *state, uint64_t *start)
 {
-	char path[64], buf[1024];
-	ssize_t n;
-	int fd;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	(void)close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p == NULL || p[1] != ' ')
-		return false;
-	p += 2;
-	*state = *p;
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p, ' ');
-		if (p == NULL)
-			return false;
-		p++;
-	}
-	*start = strtoull(p, NULL, 10);
-	return true;
+	return gs_proc_stat(pid, state, NULL, start);
 }
 
 uint64_t gs_sim_pid_start_time(int32_t pid)

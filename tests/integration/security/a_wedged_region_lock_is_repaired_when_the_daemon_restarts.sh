@@ -11,8 +11,7 @@ HOLD=$B/tests/gs-daemon-lock-holder
 [ -x "$HOLD" ] || { echo "SKIP: no gs-daemon-lock-holder"; exit 77; }
 
 sim_node
-daemon_up
-chmod 755 "$RUNDIR"
+node_up
 tenant_api $ALICE POST /v1/slices '{"name": "a1", "memory": "2GiB"}' >/dev/null
 expect_status "create a1" 201
 
@@ -26,11 +25,6 @@ daemon_stop
 daemon_up
 grep -q "made new region files" "$WORK/daemon.log" ||
 	fail "the daemon did not repair the wedged region"
-out=$(timeout 30 setpriv --reuid=$ALICE --regid=$ALICE --clear-groups \
-	env HOME=/ GPUSLICE_SOCKET="$SOCK" "$G" run --slice a1 -- \
-	"$ALLOC" --api plain --chunk 256MiB 2>"$WORK/a.err") ||
-	fail "Alice's run after the restart failed: $(cat "$WORK/a.err")"
-jcheck "$out" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and 0 < d["allocated_bytes"] <= 2 << 30' ||
-	fail "Alice's run after the restart: $out"
+capped_run $ALICE a1 2
 kill -0 "$HPID" || fail "the holder is gone: the test did not test a held lock"
 echo "ok: a held region lock is repaired by a daemon restart; the cap holds"

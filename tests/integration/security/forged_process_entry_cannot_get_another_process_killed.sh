@@ -11,13 +11,7 @@ BYPASS=$B/tests/gs-daemon-bypass
 [ -x "$BYPASS" ] || { echo "SKIP: no gs-daemon-bypass"; exit 77; }
 
 sim_node
-cat >"$WORK/kill.yaml" <<'YAML'
-watchdog:
-  action: kill
-  interval_ms: 300
-YAML
-daemon_up --config "$WORK/kill.yaml"
-chmod 755 "$RUNDIR"
+node_up kill
 api POST /v1/slices "{\"name\": \"alice\", \"memory\": \"4GiB\", \"owner\": $ALICE}" >/dev/null
 expect_status "create alice" 201
 tenant_api $MALLORY POST /v1/slices '{"name": "evil", "memory": "256MiB"}' >/dev/null
@@ -45,12 +39,15 @@ ALICEV=$(pgrep -u $ALICE -x gs-alloc | head -1)
 as_uid $MALLORY "$FORGE" proc "$RUNDIR" evil "$ROOTV" >/dev/null || fail "forging (root victim) failed"
 as_uid $MALLORY "$FORGE" proc "$RUNDIR" evil "$ALICEV" >/dev/null || fail "forging (Alice) failed"
 
-# Several watchdog ticks later both victims live and the forgeries are
-# gone: evicted by the watchdog (an event), or reaped by the region's own
-# housekeeping (an entry whose process runs as another uid than the
-# slice's owner), whichever looks first.
-wait_until 5 eval '[ "$(events_of evil watchdog.forged)" -ge 1 ]' ||
-	fail "the forged entries were not reported: $(api GET '/v1/events?slice=evil')"
+# The forgeries go: evicted by the watchdog (a watchdog.forged event) or
+# reaped by the region's own housekeeping (an entry whose process runs as
+# another uid than the one it claims), whichever looks first. Several
+# watchdog ticks later both victims live and nothing of hers is over.
+probe_n() {
+	"$B/tests/gs-region-probe" "$RUNDIR" evil | python3 -c 'import json,sys; print(json.load(sys.stdin)["n_procs"])'
+}
+wait_until 5 eval '[ "$(probe_n)" = 0 ]' ||
+	fail "the forged entries are still listed: $("$B/tests/gs-region-probe" "$RUNDIR" evil)"
 sleep 1.5
 kill -0 "$ROOTV" 2>/dev/null || fail "the watchdog killed a root process through a forged entry"
 kill -0 "$ALICEV" 2>/dev/null || fail "the watchdog killed Alice's process through a forged entry"
@@ -58,9 +55,7 @@ state=$(api GET /v1/slices/evil | python3 -c 'import json,sys; print(json.load(s
 expect_eq "evil's state (nothing of hers is over)" "$state" "ready"
 state=$(api GET /v1/slices/alice | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
 expect_eq "alice's state" "$state" "ready"
-# Mallory's forged entries are gone from the table (a probe sees none).
-n=$("$B/tests/gs-region-probe" "$RUNDIR" evil | python3 -c 'import json,sys; print(json.load(sys.stdin)["n_procs"])')
-expect_eq "processes listed in evil" "$n" "0"
+echo "forged entries reported by the watchdog: $(events_of evil watchdog.forged)"
 
 # Mallory's own process over her cap is still caught (and killed).
 mkfifo -m 666 "$WORK/m.go"

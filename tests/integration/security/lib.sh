@@ -62,3 +62,27 @@ node_events() {
 import json, sys
 print(sum(1 for e in json.load(sys.stdin)["events"] if e["type"] == sys.argv[1]))' "$1"
 }
+
+# node_up [watchdog-kill]: the daemon on the sim node, its run directory
+# open to tenants; with "kill", the watchdog kills (every 300 ms).
+node_up() {
+	if [ "${1:-}" = kill ]; then
+		printf 'watchdog:\n  action: kill\n  interval_ms: 300\n' >"$WORK/kill.yaml"
+		daemon_up --config "$WORK/kill.yaml"
+	else
+		daemon_up
+	fi
+	chmod 755 "$RUNDIR"
+}
+
+# capped_run UID SLICE GIB: UID runs gs-alloc in SLICE through `gpuslice
+# run --slice` (within 30 s) and must hit the cap at no more than GIB.
+capped_run() {
+	local out
+	out=$(timeout 30 setpriv --reuid="$1" --regid="$1" --clear-groups \
+		env HOME=/ GPUSLICE_SOCKET="$SOCK" "$G" run --slice "$2" -- \
+		"$ALLOC" --api plain --chunk 256MiB 2>"$WORK/capped.err") ||
+		fail "uid $1's run in $2 failed: $(cat "$WORK/capped.err")"
+	jcheck "$out" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and 0 < d["allocated_bytes"] <= '"$3"' << 30' ||
+		fail "uid $1's run in $2: $out"
+}

@@ -8,8 +8,7 @@
 . "$(dirname "$0")/lib.sh" "$1"
 
 sim_node
-daemon_up
-chmod 755 "$RUNDIR"
+node_up
 tenant_api $MALLORY POST /v1/slices '{"name": "m", "memory": "1GiB"}' >/dev/null
 expect_status "create m" 201
 tenant_api $ALICE POST /v1/slices '{"name": "a1", "memory": "2GiB"}' >/dev/null
@@ -25,12 +24,7 @@ as_uid $MALLORY "$FORGE" proc "$RUNDIR" m $(pgrep -u $MALLORY -x sleep) >"$WORK/
 n=$(grep -c '^slot ' "$WORK/forge.out" || true)
 [ "$n" -ge 1000 ] || fail "the forger wrote only $n entries: $(tail -2 "$WORK/forge.out")"
 
-out=$(timeout 30 setpriv --reuid=$ALICE --regid=$ALICE --clear-groups \
-	env HOME=/ GPUSLICE_SOCKET="$SOCK" "$G" run --slice a1 -- \
-	"$ALLOC" --api plain --chunk 256MiB 2>"$WORK/a.err") ||
-	fail "Alice could not start with the table filled by Mallory: $(cat "$WORK/a.err")"
-jcheck "$out" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and 0 < d["allocated_bytes"] <= 2 << 30' ||
-	fail "Alice's run: $out"
+capped_run $ALICE a1 2
 wait_until 5 eval '[ "$("$B/tests/gs-region-probe" "$RUNDIR" m | python3 -c "import json,sys; print(json.load(sys.stdin)[\"n_procs\"])")" -le 256 ]' ||
 	fail "Mallory still holds more than 256 slots: $("$B/tests/gs-region-probe" "$RUNDIR" m)"
 echo "ok: $n forged slots; Mallory is trimmed to 256, Alice runs"

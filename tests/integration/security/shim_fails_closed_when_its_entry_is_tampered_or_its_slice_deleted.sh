@@ -10,13 +10,7 @@
 TENANT="$SRC/tests/integration/security/tenant.py"
 
 sim_node
-cat >"$WORK/kill.yaml" <<'YAML'
-watchdog:
-  action: kill
-  interval_ms: 300
-YAML
-daemon_up --config "$WORK/kill.yaml"
-chmod 755 "$RUNDIR"
+node_up kill
 
 # start_tenant NAME SLICE: Mallory's interactive tenant in SLICE, fed by
 # fd TIN_NAME; its answers in $WORK/NAME.out.

@@ -6,8 +6,7 @@
 . "$(dirname "$0")/lib.sh" "$1"
 
 sim_node
-daemon_up
-chmod 755 "$RUNDIR"
+node_up
 api POST /v1/slices "{\"name\": \"alice\", \"memory\": \"2GiB\", \"owner\": $ALICE}" >/dev/null
 expect_status "create alice's slice" 201
 

@@ -11,13 +11,7 @@
 [ -x "$BURN" ] || { echo "SKIP: no gs-burn"; exit 77; }
 
 sim_node
-cat >"$WORK/kill.yaml" <<'YAML'
-watchdog:
-  action: kill
-  interval_ms: 300
-YAML
-daemon_up --config "$WORK/kill.yaml"
-chmod 755 "$RUNDIR"
+node_up kill
 
 # killed_within PID SECONDS: the process is gone within SECONDS.
 killed_within() {
