@@ -1,7 +1,8 @@
 /*
  * proc.h - what the kernel says about a process, from /proc: its parent,
- * start time, uid, command name, environment. One reader for the daemon
- * and the CLI (the shim keeps its own, allocation-free one in region.c).
+ * start time, uid, command name, environment. The one reader for the
+ * daemon, the CLI, the shim's region code and the sim (gs_proc_stat
+ * allocates nothing and writes nothing, so it is safe inside the shim).
  *
  * Every function returns "unknown" (-1, 0 or false) for a process that is
  * gone or cannot be read; none of them writes to stdout/stderr.
