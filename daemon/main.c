@@ -612,6 +612,8 @@ int main(int argc, char **argv)
 	so.admin_gid = gr ? gr->gr_gid : (gid_t)-1;
 	so.max_body = d->cfg.max_body_bytes;
 	so.max_connections = d->cfg.max_connections;
+	so.max_per_user = d->cfg.max_connections_per_user;
+	so.idle_timeout_s = d->cfg.idle_timeout_s;
 	so.handler = gs_api_handle;
 	so.ctx = &d->api;
 
