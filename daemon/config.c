@@ -413,8 +413,8 @@ static gs_err k_max_conn_user(struct cfg_ctx *c, const char *key,
 	return err;
 }
 
-static gs_err k_idle_timeout(struct cfg_ctx *c, const char *key,
-                             yaml_node_t *v, void *arg)
+static gs_err k_idle_timeout(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                             void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 3600, &x);

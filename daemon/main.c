@@ -409,15 +409,17 @@ static gs_err private_state_dir(struct daemon *d, struct gs_errbuf *eb)
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "state dir %s is not a directory", dir);
 	if (st.st_uid != geteuid())
-		return gs_fail(eb, GS_ERR_PERM,
-		               "state dir %s belongs to uid %u, not to this "
-		               "daemon's uid %u: it must be private to gpusliced",
-		               dir, (unsigned)st.st_uid, (unsigned)geteuid());
+		return gs_fail(
+		    eb, GS_ERR_PERM,
+		    "state dir %s belongs to uid %u, not to this "
+		    "daemon's uid %u: it must be private to gpusliced",
+		    dir, (unsigned)st.st_uid, (unsigned)geteuid());
 	if (st.st_mode & S_ISVTX)
-		return gs_fail(eb, GS_ERR_PERM,
-		               "state dir %s is a shared directory (sticky bit): "
-		               "give gpusliced a directory of its own",
-		               dir);
+		return gs_fail(
+		    eb, GS_ERR_PERM,
+		    "state dir %s is a shared directory (sticky bit): "
+		    "give gpusliced a directory of its own",
+		    dir);
 	if (d->gpus.sim && strncmp(d->sim_dir, dir, len) == 0 &&
 	    d->sim_dir[len] == '/')
 		want = 0711;
@@ -496,7 +498,7 @@ int main(int argc, char **argv)
 	char token[512] = "", db[PATH_MAX];
 	sigset_t sigs;
 	int opt, sig, lockfd = -1, runlockfd = -1, kept = 0, cleaned = 0,
-	    status = 1;
+	              status = 1;
 	struct group *gr;
 	gs_err err;
 

@@ -144,8 +144,7 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 		struct gs_slice_usage u;
 
 		rows[n].s = ns->s;
-		rows[n].shown =
-		    viewer->admin || ns->s.owner_uid == viewer->uid;
+		rows[n].shown = viewer->admin || ns->s.owner_uid == viewer->uid;
 		rows[n].u = ns->live;
 		rows[n].wd_actions = ns->watchdog_actions;
 		rows[n].faults = ns->faults;
@@ -377,9 +376,8 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 				char tm[140];
 				int64_t v;
 
-				if (!ok[i] ||
-				    !(viewer->admin ||
-				      team_shown(rows, n, t[i].name)))
+				if (!ok[i] || !(viewer->admin ||
+				                team_shown(rows, n, t[i].name)))
 					continue;
 				v = f == 0   ? t[i].guarantee.v[GS_QRES_MEMORY]
 				    : f == 1 ? use[i].v[GS_QRES_MEMORY]

@@ -1491,8 +1491,8 @@ static gs_err user_quota(struct gs_node *node, const struct gs_slice *s,
 		               "may (quota.default_user.max_slices)",
 		               (unsigned)s->owner_uid, n);
 	node_capacity(node, &cap);
-	limit = cap.v[GS_QRES_MEMORY] / 100 *
-	        node->cfg->user_max_memory_percent;
+	limit =
+	    cap.v[GS_QRES_MEMORY] / 100 * node->cfg->user_max_memory_percent;
 	if (mem > limit)
 		return gs_fail(eb, GS_ERR_QUOTA,
 		               "uid %u would hold %lld MiB of GPU memory, over "

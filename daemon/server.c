@@ -230,9 +230,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 			(void)shutdown(ci->connect_fd, SHUT_RDWR);
 		return;
 	}
-	if (ci == NULL ||
-	    gs_peer_from_fd(ci->connect_fd, srv->admin_gid, &cc->peer) !=
-	        GS_OK) {
+	if (ci == NULL || gs_peer_from_fd(ci->connect_fd, srv->admin_gid,
+	                                  &cc->peer) != GS_OK) {
 		/* Unknown peer: authed stays false, every request is 401. */
 		memset(&cc->peer, 0, sizeof(cc->peer));
 	} else if (!cc->peer.admin && srv->max_per_user > 0) {
@@ -574,8 +573,8 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	    srv->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)opts->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned int)opts->idle_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, srv,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	    on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+	    MHD_OPTION_END);
 	if (srv->unix_d == NULL) {
 		err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
 		              opts->socket_path);
@@ -588,9 +587,8 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 			              "(api.token_file)");
 			goto out_stop;
 		}
-		err =
-		    start_tcp(srv, opts->tcp, flags, opts->max_connections,
-		              opts->idle_timeout_s, eb);
+		err = start_tcp(srv, opts->tcp, flags, opts->max_connections,
+		                opts->idle_timeout_s, eb);
 		if (err)
 			goto out_stop;
 	}

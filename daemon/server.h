@@ -31,9 +31,9 @@ struct gs_server_opts {
 	const char *token;       /* bearer token for TCP; NULL = TCP refused */
 	gid_t admin_gid;         /* members administer; (gid_t)-1 = none */
 	uint32_t max_body;
-	int max_connections;     /* all listeners' connections, node-wide */
-	int max_per_user;        /* Unix connections per non-admin uid; 0: any */
-	int idle_timeout_s;      /* a connection idle this long is closed */
+	int max_connections; /* all listeners' connections, node-wide */
+	int max_per_user;    /* Unix connections per non-admin uid; 0: any */
+	int idle_timeout_s;  /* a connection idle this long is closed */
 	gs_http_handler handler;
 	void *ctx;
 };

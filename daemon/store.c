@@ -284,17 +284,18 @@ static gs_err check_file(const char *path, struct gs_errbuf *eb)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
-		return gs_fail(eb, GS_ERR_IO, "store: cannot open %s: %s",
-		               path, strerror(e));
+		return gs_fail(eb, GS_ERR_IO, "store: cannot open %s: %s", path,
+		               strerror(e));
 	}
 	close(fd);
 	snprintf(wal, sizeof(wal), "%s-wal", path);
 	if (st.st_size == 0 && (stat(wal, &wst) != 0 || wst.st_size == 0))
-		return gs_fail(eb, GS_ERR_CORRUPT,
-		               "store: %s is empty (0 bytes): refusing to start "
-		               "with no state; restore it, or remove it to "
-		               "start afresh",
-		               path);
+		return gs_fail(
+		    eb, GS_ERR_CORRUPT,
+		    "store: %s is empty (0 bytes): refusing to start "
+		    "with no state; restore it, or remove it to "
+		    "start afresh",
+		    path);
 	return GS_OK;
 }
 
@@ -305,8 +306,8 @@ static gs_err probe(sqlite3 *db, const char *path, struct gs_errbuf *eb)
 	sqlite3_stmt *s;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1,
-	                       &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &s,
+	                       NULL) != SQLITE_OK)
 		return sql_fail(eb, db, path);
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
@@ -346,8 +347,8 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 	/* SQLite falls back to read-only on a file it cannot write, and
 	 * reads lazily: find out now, not at the first commit. */
 	if (sqlite3_db_readonly(st->wdb, "main") == 1) {
-		err = gs_fail(eb, GS_ERR_IO, "store: %s cannot be written",
-		              path);
+		err =
+		    gs_fail(eb, GS_ERR_IO, "store: %s cannot be written", path);
 		goto out_close;
 	}
 	err = probe(st->wdb, path, eb);

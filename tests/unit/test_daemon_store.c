@@ -286,11 +286,12 @@ static void unreadable_slice_row_stops_the_load_naming_it(void **state)
 	gs_store_close(st);
 
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-	                              "UPDATE slices SET spec = 'no pairs here' "
-	                              "WHERE name = 'bad'",
-	                              NULL, NULL, NULL),
-	                 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db,
+	                 "UPDATE slices SET spec = 'no pairs here' "
+	                 "WHERE name = 'bad'",
+	                 NULL, NULL, NULL),
+	    SQLITE_OK);
 	sqlite3_close(db);
 
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
@@ -302,10 +303,10 @@ static void unreadable_slice_row_stops_the_load_naming_it(void **state)
 	/* The store still reads afterwards (its read lock was released). */
 	memset(&eb, 0, sizeof(eb));
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(
-	    sqlite3_exec(db, "DELETE FROM slices WHERE name = 'bad'", NULL,
-	                 NULL, NULL),
-	    SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "DELETE FROM slices WHERE name = 'bad'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
 	sqlite3_close(db);
 	memset(got, 0, sizeof(got));
 	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
