@@ -1334,18 +1334,25 @@ void gs__node_resync(struct gs_node *node)
 {
 	struct load_ctx lc;
 	struct gs_errbuf eb = {0};
+	bool whole = true;
 
 	pthread_mutex_lock(&node->resync_lock);
 	pthread_mutex_lock(&node->lock);
 	model_clear(node);
 	memset(&lc, 0, sizeof(lc));
 	lc.node = node;
-	if (gs_store_load_slices(node->store, load_slice, &lc, &eb) != GS_OK)
-		gs_error("node", "resync failed: %s", eb.msg);
+	if (gs_store_load_slices(node->store, load_slice, &lc, &eb) != GS_OK) {
+		/* A partial model must not take slices out of the region
+		 * (their tenants would lose their limits): only add. */
+		gs_error("node",
+		         "resync failed, region slices kept as they are: %s",
+		         eb.msg);
+		whole = false;
+	}
 	if (node->region) {
 		struct gs_slice_ref it = {.slot = -1};
 
-		while (gs_region_slice_next(node->region, &it)) {
+		while (whole && gs_region_slice_next(node->region, &it)) {
 			struct gs_slice_limits lim;
 
 			if (gs_region_slice_limits(node->region, &it, &lim) ==
