@@ -1351,13 +1351,14 @@ static void healthz(struct gs_api *api, struct gs_http_resp *resp)
 	set_json(resp, 200, o);
 }
 
-static void metrics_get(struct gs_api *api, struct gs_http_resp *resp)
+static void metrics_get(struct gs_api *api, const struct gs_http_req *req,
+                        struct gs_http_resp *resp)
 {
 	char *body = NULL;
 	size_t len = 0;
 
 	if (api->metrics)
-		api->metrics(api->metrics_ctx, &body, &len);
+		api->metrics(api->metrics_ctx, &req->peer, &body, &len);
 	if (body == NULL) {
 		body = strdup("");
 		len = 0;
@@ -1436,7 +1437,7 @@ void gs_api_handle(void *ctx, const struct gs_http_req *req,
 	}
 	if (n == 1 && strcmp(seg[0], "metrics") == 0) {
 		if (get)
-			metrics_get(api, resp);
+			metrics_get(api, req, resp);
 		else
 			method_not_allowed(resp, m);
 		return;

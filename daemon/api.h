@@ -17,7 +17,9 @@
 struct gs_api {
 	struct gs_node *node;
 	/* Optional extras the daemon wires in (NULL in tests). */
-	void (*metrics)(void *ctx, char **body, size_t *len);
+	/* The /metrics page as `viewer` may see it. */
+	void (*metrics)(void *ctx, const struct gs_peer *viewer, char **body,
+	                size_t *len);
 	void *metrics_ctx;
 	/* Extra fields for GET /v1/gpus: MPS state per GPU. */
 	void (*gpu_extra)(void *ctx, int gpu, void *json_obj);

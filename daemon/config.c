@@ -402,6 +402,28 @@ static gs_err k_max_conn(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
+static gs_err k_max_conn_user(struct cfg_ctx *c, const char *key,
+                              yaml_node_t *v, void *arg)
+{
+	long x;
+	gs_err err = get_int(c, v, key, 0, 4096, &x);
+
+	(void)arg;
+	c->cfg->max_connections_per_user = (int)x;
+	return err;
+}
+
+static gs_err k_idle_timeout(struct cfg_ctx *c, const char *key, yaml_node_t *v,
+                             void *arg)
+{
+	long x;
+	gs_err err = get_int(c, v, key, 1, 3600, &x);
+
+	(void)arg;
+	c->cfg->idle_timeout_s = (int)x;
+	return err;
+}
+
 static const struct key_def api_keys[] = {
     {"socket", k_socket},
     {"tcp", k_tcp},
@@ -409,6 +431,38 @@ static const struct key_def api_keys[] = {
     {"admin_group", k_admin_group},
     {"max_body_bytes", k_max_body},
     {"max_connections", k_max_conn},
+    {"max_connections_per_user", k_max_conn_user},
+    {"idle_timeout_s", k_idle_timeout},
+    {NULL, NULL},
+};
+
+/* ---- quota ---- */
+
+static gs_err k_user_max_slices(struct cfg_ctx *c, const char *key,
+                                yaml_node_t *v, void *arg)
+{
+	long x;
+	gs_err err = get_int(c, v, key, 1, 1000000, &x);
+
+	(void)arg;
+	c->cfg->user_max_slices = (int)x;
+	return err;
+}
+
+static gs_err k_user_max_memory(struct cfg_ctx *c, const char *key,
+                                yaml_node_t *v, void *arg)
+{
+	long x;
+	gs_err err = get_int(c, v, key, 1, 100, &x);
+
+	(void)arg;
+	c->cfg->user_max_memory_percent = (int)x;
+	return err;
+}
+
+static const struct key_def default_user_keys[] = {
+    {"max_slices", k_user_max_slices},
+    {"max_memory_percent", k_user_max_memory},
     {NULL, NULL},
 };
 
@@ -881,6 +935,13 @@ SECTION(top_ledger, ledger_keys)
 SECTION(top_mps, mps_keys)
 SECTION(top_log, log_keys)
 SECTION(top_prices, prices_keys)
+SECTION(quota_default_user, default_user_keys)
+
+static const struct key_def quota_keys[] = {
+    {"default_user", quota_default_user},
+    {NULL, NULL},
+};
+SECTION(top_quota, quota_keys)
 #undef SECTION
 
 static const struct key_def top_keys[] = {
@@ -888,7 +949,8 @@ static const struct key_def top_keys[] = {
     {"store", top_store},     {"watchdog", top_watchdog},
     {"ledger", top_ledger},   {"mps", top_mps},
     {"log", top_log},         {"prices", top_prices},
-    {"teams", teams_section}, {NULL, NULL},
+    {"teams", teams_section}, {"quota", top_quota},
+    {NULL, NULL},
 };
 
 static gs_err check_teams(struct cfg_ctx *c)
@@ -1010,6 +1072,10 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	snprintf(cfg->admin_group, sizeof(cfg->admin_group), "gpuslice");
 	cfg->max_body_bytes = 64 * 1024;
 	cfg->max_connections = 256;
+	cfg->max_connections_per_user = 16;
+	cfg->idle_timeout_s = 10;
+	cfg->user_max_slices = 64;
+	cfg->user_max_memory_percent = 100;
 	cfg->synchronous = GS_STORE_SYNC_NORMAL;
 	cfg->events_keep = 100000;
 	cfg->watchdog_interval_ms = 1000;

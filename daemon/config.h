@@ -61,6 +61,8 @@ struct gs_config {
 	char admin_group[32];
 	uint32_t max_body_bytes;
 	int max_connections;
+	int max_connections_per_user; /* non-admin uid, Unix socket; 0: any */
+	int idle_timeout_s;           /* idle connections are closed */
 
 	/* store */
 	char state_dir[GS_CONFIG_PATH_MAX];
@@ -92,6 +94,10 @@ struct gs_config {
 	/* prices (core's price table: per GPU-second, per GiB-second) */
 	char currency[8];
 	struct gs_price_table prices;
+
+	/* quota.default_user: what one non-admin user may hold at once */
+	int user_max_slices;
+	int user_max_memory_percent; /* of the node's GPU memory */
 
 	/* teams */
 	int n_teams;

@@ -12,7 +12,15 @@
  *          recovers them. kill -9 loses nothing acknowledged either.
  *
  * The run directory (socket, shared region, MPS pipes) is the socket's
- * directory, so one --socket keeps daemons on a machine apart.
+ * directory, so one --socket keeps daemons on a machine apart. Each of the
+ * state and run directories holds a gpusliced.lock (flock, 0600, the
+ * holder's pid) taken before anything else there is touched: a second
+ * daemon on either exits 1 and leaves the live one's region alone.
+ *
+ * Startup refuses rather than start empty: a state.db of 0 bytes, one that
+ * is not a database or cannot be written, or a slice row that does not
+ * parse is an error naming it (exit 1); only a missing state.db is a
+ * fresh start. The state directory is private (0700) and state.db 0600.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -332,6 +340,119 @@ static void *events_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Takes <dir>/<name> with flock, exclusively, without waiting, and writes
+ * this pid into it. The lock lasts as long as the process (the fd is
+ * never closed). OUT: *fd. Fails naming the holder's pid when another
+ * process holds it.
+ */
+static gs_err take_lock(const char *dir, const char *name, const char *what,
+                        int *fd, struct gs_errbuf *eb)
+{
+	char path[PATH_MAX], pid[32] = "";
+	ssize_t n;
+	int f, e;
+
+	snprintf(path, sizeof(path), "%.4000s/%s", dir, name);
+	f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (f < 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "cannot open %s: %s", path,
+		               strerror(e));
+	}
+	if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+		e = errno;
+		n = pread(f, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		close(f);
+		if (e == EWOULDBLOCK)
+			return gs_fail(eb, GS_ERR_BUSY,
+			               "another gpusliced (pid %s) uses %s %s; "
+			               "not starting a second one on it",
+			               pid[0] ? pid : "?", what, dir);
+		return gs_fail(eb, GS_ERR_IO, "flock %s: %s", path,
+		               strerror(e));
+	}
+	(void)fchmod(f, 0600);
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(f, 0) != 0 || pwrite(f, pid, (size_t)n, 0) != n) {
+		e = errno;
+		close(f);
+		return gs_fail(eb, GS_ERR_IO, "cannot write %s: %s", path,
+		               strerror(e));
+	}
+	*fd = f;
+	return GS_OK;
+}
+
+/*
+ * The state directory holds every tenant's slices, labels and usage: it
+ * must be ours and private. One owned by another user or shared (sticky,
+ * like /tmp) is refused; ours is made 0700, or 0711 when the simulator's
+ * state lives inside it (tenants' processes read that, never state.db).
+ */
+static gs_err private_state_dir(struct daemon *d, struct gs_errbuf *eb)
+{
+	const char *dir = d->cfg.state_dir;
+	size_t len = strlen(dir);
+	struct stat st;
+	mode_t want = 0700;
+	int e;
+
+	if (stat(dir, &st) != 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "state dir %s: %s", dir,
+		               strerror(e));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "state dir %s is not a directory", dir);
+	if (st.st_uid != geteuid())
+		return gs_fail(
+		    eb, GS_ERR_PERM,
+		    "state dir %s belongs to uid %u, not to this "
+		    "daemon's uid %u: it must be private to gpusliced",
+		    dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & S_ISVTX)
+		return gs_fail(
+		    eb, GS_ERR_PERM,
+		    "state dir %s is a shared directory (sticky bit): "
+		    "give gpusliced a directory of its own",
+		    dir);
+	if (d->gpus.sim && strncmp(d->sim_dir, dir, len) == 0 &&
+	    d->sim_dir[len] == '/')
+		want = 0711;
+	if ((st.st_mode & 07777) != want) {
+		if (chmod(dir, want) != 0) {
+			e = errno;
+			return gs_fail(eb, GS_ERR_IO, "chmod %s: %s", dir,
+			               strerror(e));
+		}
+		gs_info("gpusliced", "state dir %s was mode %04o, now %04o",
+		        dir, (unsigned)(st.st_mode & 07777), (unsigned)want);
+	}
+	return GS_OK;
+}
+
+/* state.db and its WAL and shared-memory files: 0600, whatever made them. */
+static gs_err private_db(const char *db, struct gs_errbuf *eb)
+{
+	static const char *const sfx[] = {"", "-wal", "-shm"};
+	char path[PATH_MAX + 8];
+	int e;
+
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", db, sfx[i]);
+		if (chmod(path, 0600) != 0 && errno != ENOENT) {
+			e = errno;
+			return gs_fail(eb, GS_ERR_IO, "chmod %s: %s", path,
+			               strerror(e));
+		}
+	}
+	return GS_OK;
+}
+
 static gs_err read_token(const char *path, char *out, size_t len,
                          struct gs_errbuf *eb)
 {
@@ -374,9 +495,10 @@ int main(int argc, char **argv)
 	           *gpus = NULL, *level = NULL, *log_file = NULL;
 	bool check = false;
 	struct gs_server_opts so;
-	char token[512] = "", db[PATH_MAX], lockpath[PATH_MAX];
+	char token[512] = "", db[PATH_MAX];
 	sigset_t sigs;
-	int opt, sig, lockfd, kept = 0, cleaned = 0, status = 1;
+	int opt, sig, lockfd = -1, runlockfd = -1, kept = 0, cleaned = 0,
+	              status = 1;
 	struct group *gr;
 	gs_err err;
 
@@ -489,17 +611,15 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (mkdir_p(d->cfg.state_dir, 0755) != 0) {
+	if (mkdir_p(d->cfg.state_dir, 0700) != 0) {
 		gs_error("gpusliced", "cannot create state dir %s: %s",
 		         d->cfg.state_dir, strerror(errno));
 		return 1;
 	}
-	snprintf(lockpath, sizeof(lockpath), "%.4000s/gpusliced.lock",
-	         d->cfg.state_dir);
-	lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
-		gs_error("gpusliced", "another gpusliced uses state dir %s",
-		         d->cfg.state_dir);
+	err = take_lock(d->cfg.state_dir, "gpusliced.lock", "state dir",
+	                &lockfd, &eb);
+	if (err) {
+		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
 		return 1;
 	}
 	snprintf(d->run_dir, sizeof(d->run_dir), "%.107s", d->cfg.socket);
@@ -517,6 +637,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	(void)chmod(d->run_dir, 0755);
+	/* Before anything in the run directory is touched: opening the
+	 * region as its owner resets it, which would empty a live daemon's. */
+	err = take_lock(d->run_dir, "gpusliced.lock", "run directory",
+	                &runlockfd, &eb);
+	if (err) {
+		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
+		return 1;
+	}
 	snprintf(d->mps_dir, sizeof(d->mps_dir), "%.250s/mps", d->run_dir);
 
 	err = open_gpus(d, &eb);
@@ -529,11 +657,25 @@ int main(int argc, char **argv)
 		         d->sim_dir);
 	say_gpus(&d->gpus);
 
+	err = private_state_dir(d, &eb);
 	snprintf(db, sizeof(db), "%.4000s/state.db", d->cfg.state_dir);
-	err = gs_store_open(db, (enum gs_store_sync)d->cfg.synchronous,
-	                    &d->store, &eb);
+	if (!err)
+		err = private_db(db, &eb);
 	if (err) {
-		gs_error("gpusliced", "store: %s", gs_errbuf_msg(&eb, err));
+		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
+		goto out_gpus;
+	}
+	{
+		/* What SQLite creates (the file, -wal, -shm) is 0600. */
+		mode_t old = umask(077);
+
+		err = gs_store_open(db, (enum gs_store_sync)d->cfg.synchronous,
+		                    &d->store, &eb);
+		(void)umask(old);
+	}
+	if (err) {
+		/* The store's messages name it and the file. */
+		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
 		goto out_gpus;
 	}
 	/* Concurrent requests share commits (group commit). */
@@ -628,6 +770,8 @@ int main(int argc, char **argv)
 	so.admin_gid = gr ? gr->gr_gid : (gid_t)-1;
 	so.max_body = d->cfg.max_body_bytes;
 	so.max_connections = d->cfg.max_connections;
+	so.max_per_user = d->cfg.max_connections_per_user;
+	so.idle_timeout_s = d->cfg.idle_timeout_s;
 	so.handler = gs_api_handle;
 	so.ctx = &d->api;
 

@@ -5,6 +5,12 @@
  * most a few hundred slices; 4 MiB is far above that). Label values are
  * escaped as the format requires (backslash, double quote, newline).
  * Everything is read under the node lock once, then formatted.
+ *
+ * The page is filtered for whoever asks: an administrator sees every
+ * series; another local user sees the per-slice series of the slices they
+ * own, the team series of those slices' teams, and the node-level
+ * aggregates (per GPU and daemon-wide), which name no slice, team, label
+ * or tenant. Other tenants' slices count in the aggregates only.
  */
 #include "metrics.h"
 
@@ -100,9 +106,19 @@ struct srow {
 	struct gs_node_usage u;
 	uint64_t wd_actions, faults;
 	uint64_t launches;
+	bool shown; /* the viewer may see this slice's own series */
 };
 
-void gs_metrics_render(void *ctx, char **body, size_t *len)
+static bool team_shown(const struct srow *rows, int n, const char *team)
+{
+	for (int i = 0; i < n; i++)
+		if (rows[i].shown && strcmp(rows[i].s.team, team) == 0)
+			return true;
+	return false;
+}
+
+void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
+                       size_t *len)
 {
 	struct gs_metrics_ctx *mc = ctx;
 	struct gs_node *node = mc->node;
@@ -128,6 +144,7 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 		struct gs_slice_usage u;
 
 		rows[n].s = ns->s;
+		rows[n].shown = viewer->admin || ns->s.owner_uid == viewer->uid;
 		rows[n].u = ns->live;
 		rows[n].wd_actions = ns->watchdog_actions;
 		rows[n].faults = ns->faults;
@@ -197,6 +214,8 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 				char sl[140], tm[140], lab[400];
 				double v = 0;
 
+				if (!r->shown)
+					continue;
 				snprintf(lab, sizeof(lab),
 				         "gpu=\"%d\",slice=\"%s\",team=\"%s\"",
 				         r->s.gpu_index,
@@ -357,7 +376,8 @@ void gs_metrics_render(void *ctx, char **body, size_t *len)
 				char tm[140];
 				int64_t v;
 
-				if (!ok[i])
+				if (!ok[i] || !(viewer->admin ||
+				                team_shown(rows, n, t[i].name)))
 					continue;
 				v = f == 0   ? t[i].guarantee.v[GS_QRES_MEMORY]
 				    : f == 1 ? use[i].v[GS_QRES_MEMORY]

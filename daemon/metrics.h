@@ -16,7 +16,13 @@ struct gs_metrics_ctx {
 	struct gs_reconciler *rec; /* may be NULL */
 };
 
-/* Renders the page (api metrics hook). OUT: *body (malloc'd), *len. */
-void gs_metrics_render(void *ctx, char **body, size_t *len);
+/*
+ * Renders the page as `viewer` may see it (api metrics hook): everything
+ * for an administrator; for anyone else only their own slices' series,
+ * their teams' and the node-level aggregates. OUT: *body (malloc'd),
+ * *len.
+ */
+void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
+                       size_t *len);
 
 #endif

@@ -1420,18 +1420,25 @@ void gs__node_resync(struct gs_node *node)
 {
 	struct load_ctx lc;
 	struct gs_errbuf eb = {0};
+	bool whole = true;
 
 	pthread_mutex_lock(&node->resync_lock);
 	pthread_mutex_lock(&node->lock);
 	model_clear(node);
 	memset(&lc, 0, sizeof(lc));
 	lc.node = node;
-	if (gs_store_load_slices(node->store, load_slice, &lc, &eb) != GS_OK)
-		gs_error("node", "resync failed: %s", eb.msg);
+	if (gs_store_load_slices(node->store, load_slice, &lc, &eb) != GS_OK) {
+		/* A partial model must not take slices out of the region
+		 * (their tenants would lose their limits): only add. */
+		gs_error("node",
+		         "resync failed, region slices kept as they are: %s",
+		         eb.msg);
+		whole = false;
+	}
 	if (node->region) {
 		struct gs_slice_ref it = {.slot = -1};
 
-		while (gs_region_slice_next(node->region, &it)) {
+		while (whole && gs_region_slice_next(node->region, &it)) {
 			struct gs_slice_limits lim;
 
 			if (gs_region_slice_limits(node->region, &it, &lim) ==
@@ -1560,6 +1567,48 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
                            const struct gs_node_create_req *req,
                            struct gs_node_create_res *res, bool *intent,
                            struct gs_errbuf *eb);
+
+/*
+ * quota.default_user: one non-admin user may hold at most user_max_slices
+ * slices and user_max_memory_percent of the node's GPU memory at once,
+ * whatever their team allows, so that no single tenant takes every slot
+ * or all memory. `s` is the slice about to be created (owner and spec
+ * set). Lock held.
+ */
+static gs_err user_quota(struct gs_node *node, const struct gs_slice *s,
+                         struct gs_errbuf *eb)
+{
+	struct gs_qvec cap, use;
+	int64_t mem = (int64_t)s->spec.memory_bytes, limit;
+	int n = 0;
+
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *o = &node->v[i]->s;
+
+		if (o->owner_uid != s->owner_uid)
+			continue;
+		n++;
+		slice_use(node, o, &use);
+		mem += use.v[GS_QRES_MEMORY];
+	}
+	if (n >= node->cfg->user_max_slices)
+		return gs_fail(eb, GS_ERR_QUOTA,
+		               "uid %u holds %d slices, the most one user "
+		               "may (quota.default_user.max_slices)",
+		               (unsigned)s->owner_uid, n);
+	node_capacity(node, &cap);
+	limit =
+	    cap.v[GS_QRES_MEMORY] / 100 * node->cfg->user_max_memory_percent;
+	if (mem > limit)
+		return gs_fail(eb, GS_ERR_QUOTA,
+		               "uid %u would hold %lld MiB of GPU memory, over "
+		               "the %d%% of the node's %lld MiB one user may "
+		               "(quota.default_user.max_memory_percent)",
+		               (unsigned)s->owner_uid, (long long)(mem >> 20),
+		               node->cfg->user_max_memory_percent,
+		               (long long)(cap.v[GS_QRES_MEMORY] >> 20));
+	return GS_OK;
+}
 
 /* Submits a batch that was announced with gs_store_intent (lock held). */
 static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
@@ -1690,6 +1739,13 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 			err = gs_fail(eb, GS_ERR_NO_FIT,
 			              "the node holds its maximum of %d slices",
 			              max);
+			goto out_unlock;
+		}
+	}
+	if (!peer->admin) {
+		err = user_quota(node, &s, eb);
+		if (err) {
+			node->ctr.rejects++;
 			goto out_unlock;
 		}
 	}

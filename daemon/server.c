@@ -8,6 +8,14 @@
  * fact), and kept as the socket context. Each request's
  * state (its body so far) lives in the request context and is freed by
  * the completion callback, whatever way the request ended.
+ *
+ * No one user can take the API away from the others: MHD's connection
+ * limit is node-wide, so each non-admin uid may hold at most
+ * max_per_user of the Unix listener's connections at once (`users`
+ * counts them; a connection past the limit is shut down as it starts,
+ * before it is read), and a connection idle for idle_timeout_s is closed.
+ * Administrators (root, the admin group) are not counted: the node's
+ * operators must always get in.
  */
 #include "server.h"
 
@@ -16,6 +24,7 @@
 #include <grp.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +36,19 @@
 
 #include "gs/log.h"
 
+/* Open Unix connections of one uid (only uids with at least one). */
+struct user_conns {
+	uint32_t uid;
+	int n;
+	bool warned; /* refused one since n was last 0 */
+};
+
+/* The socket context of a Unix connection. */
+struct conn_ctx {
+	struct gs_peer peer;
+	bool counted; /* holds one of users[]'s counts for peer.uid */
+};
+
 struct gs_server {
 	struct MHD_Daemon *unix_d;
 	struct MHD_Daemon *tcp_d;
@@ -37,6 +59,10 @@ struct gs_server {
 	uint32_t max_body;
 	gs_http_handler handler;
 	void *ctx;
+	int max_per_user; /* 0 = no per-user limit */
+	pthread_mutex_t ulock;
+	struct user_conns *users; /* max_connections entries */
+	int n_users, cap_users;
 };
 
 struct req_state {
@@ -132,29 +158,99 @@ gs_err gs_peer_from_fd(int fd, gid_t admin_gid, struct gs_peer *peer)
 	return GS_OK;
 }
 
+/*
+ * Counts a connection against its uid. False when the uid already holds
+ * its limit (nothing counted then); *warn is set the first time that
+ * happens since the uid last held none, so the log says it once.
+ */
+static bool user_take(struct gs_server *srv, uint32_t uid, bool *warn)
+{
+	struct user_conns *u = NULL;
+	bool ok = true;
+
+	*warn = false;
+	pthread_mutex_lock(&srv->ulock);
+	for (int i = 0; i < srv->n_users; i++)
+		if (srv->users[i].uid == uid)
+			u = &srv->users[i];
+	if (u == NULL && srv->n_users < srv->cap_users) {
+		u = &srv->users[srv->n_users++];
+		memset(u, 0, sizeof(*u));
+		u->uid = uid;
+	}
+	if (u == NULL || u->n >= srv->max_per_user) {
+		/* u == NULL: more uids than MHD lets connect; cannot be. */
+		ok = false;
+		if (u && !u->warned) {
+			u->warned = true;
+			*warn = true;
+		}
+	} else {
+		u->n++;
+	}
+	pthread_mutex_unlock(&srv->ulock);
+	return ok;
+}
+
+static void user_drop(struct gs_server *srv, uint32_t uid)
+{
+	pthread_mutex_lock(&srv->ulock);
+	for (int i = 0; i < srv->n_users; i++) {
+		if (srv->users[i].uid != uid)
+			continue;
+		if (--srv->users[i].n <= 0)
+			srv->users[i] = srv->users[--srv->n_users];
+		break;
+	}
+	pthread_mutex_unlock(&srv->ulock);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
 	struct gs_server *srv = cls;
 	const union MHD_ConnectionInfo *ci;
-	struct gs_peer *peer;
+	struct conn_ctx *cc;
+	bool warn;
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-		free(*socket_context);
+		cc = *socket_context;
+		if (cc && cc->counted)
+			user_drop(srv, cc->peer.uid);
+		free(cc);
 		*socket_context = NULL;
 		return;
 	}
-	peer = calloc(1, sizeof(*peer));
-	if (peer == NULL)
-		return;
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	if (ci == NULL ||
-	    gs_peer_from_fd(ci->connect_fd, srv->admin_gid, peer) != GS_OK) {
-		/* Unknown peer: authed stays false, every request is 401. */
-		memset(peer, 0, sizeof(*peer));
+	cc = calloc(1, sizeof(*cc));
+	if (cc == NULL) {
+		/* No context: every request would be 401; close it now. */
+		if (ci)
+			(void)shutdown(ci->connect_fd, SHUT_RDWR);
+		return;
 	}
-	*socket_context = peer;
+	if (ci == NULL || gs_peer_from_fd(ci->connect_fd, srv->admin_gid,
+	                                  &cc->peer) != GS_OK) {
+		/* Unknown peer: authed stays false, every request is 401. */
+		memset(&cc->peer, 0, sizeof(cc->peer));
+	} else if (!cc->peer.admin && srv->max_per_user > 0) {
+		if (user_take(srv, cc->peer.uid, &warn)) {
+			cc->counted = true;
+		} else {
+			if (warn)
+				gs_warn("server",
+				        "uid=%u pid=%d holds its limit of %d "
+				        "API connections; closing new ones "
+				        "(api.max_connections_per_user)",
+				        (unsigned)cc->peer.uid,
+				        (int)cc->peer.pid, srv->max_per_user);
+			/* Closed before anything is read: MHD sees EOF. */
+			cc->peer.authed = false;
+			(void)shutdown(ci->connect_fd, SHUT_RDWR);
+		}
+	}
+	*socket_context = cc;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -319,7 +415,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		ci = MHD_get_connection_info(
 		    conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		if (ci && ci->socket_context)
-			req.peer = *(struct gs_peer *)ci->socket_context;
+			req.peer =
+			    ((struct conn_ctx *)ci->socket_context)->peer;
 	}
 	memset(&resp, 0, sizeof(resp));
 	srv->handler(srv->ctx, &req, &resp);
@@ -403,7 +500,8 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 }
 
 static gs_err start_tcp(struct gs_server *srv, const char *spec,
-                        unsigned int flags, int max_conn, struct gs_errbuf *eb)
+                        unsigned int flags, int max_conn, int idle_s,
+                        struct gs_errbuf *eb)
 {
 	char host[64];
 	const char *colon = strrchr(spec, ':');
@@ -427,7 +525,7 @@ static gs_err start_tcp(struct gs_server *srv, const char *spec,
 	srv->tcp_d = MHD_start_daemon(
 	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
 	    ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)max_conn,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)idle_s,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (srv->tcp_d == NULL)
@@ -448,6 +546,14 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	if (srv == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "server: out of memory");
 	srv->unix_fd = -1;
+	pthread_mutex_init(&srv->ulock, NULL);
+	srv->max_per_user = opts->max_per_user;
+	srv->cap_users = opts->max_connections;
+	srv->users = calloc((size_t)srv->cap_users + 1, sizeof(*srv->users));
+	if (srv->users == NULL) {
+		err = gs_fail(eb, GS_ERR_NOMEM, "server: out of memory");
+		goto out_free;
+	}
 	srv->admin_gid = opts->admin_gid;
 	srv->max_body = opts->max_body;
 	srv->handler = opts->handler;
@@ -466,8 +572,9 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
 	    srv->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)opts->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned int)120, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	    (unsigned int)opts->idle_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+	    MHD_OPTION_END);
 	if (srv->unix_d == NULL) {
 		err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
 		              opts->socket_path);
@@ -480,8 +587,8 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 			              "(api.token_file)");
 			goto out_stop;
 		}
-		err =
-		    start_tcp(srv, opts->tcp, flags, opts->max_connections, eb);
+		err = start_tcp(srv, opts->tcp, flags, opts->max_connections,
+		                opts->idle_timeout_s, eb);
 		if (err)
 			goto out_stop;
 	}
@@ -495,6 +602,8 @@ out_close:
 	(void)unlink(srv->socket_path);
 out_free:
 	free(srv->token);
+	free(srv->users);
+	pthread_mutex_destroy(&srv->ulock);
 	free(srv);
 	return err;
 }
@@ -511,5 +620,7 @@ void gs_server_stop(struct gs_server *srv)
 		close(srv->unix_fd);
 	(void)unlink(srv->socket_path);
 	free(srv->token);
+	free(srv->users);
+	pthread_mutex_destroy(&srv->ulock);
 	free(srv);
 }

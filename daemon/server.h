@@ -6,6 +6,10 @@
  *
  * Bodies are bounded: a request whose Content-Length or upload exceeds
  * max_body gets 413 and never reaches the handler.
+ *
+ * Connections are bounded too: max_connections in all, max_per_user at
+ * once for each non-admin uid on the Unix socket (more are closed as they
+ * start, unread), and any connection idle for idle_timeout_s is closed.
  */
 #ifndef GS_DAEMON_SERVER_H
 #define GS_DAEMON_SERVER_H
@@ -27,7 +31,9 @@ struct gs_server_opts {
 	const char *token;       /* bearer token for TCP; NULL = TCP refused */
 	gid_t admin_gid;         /* members administer; (gid_t)-1 = none */
 	uint32_t max_body;
-	int max_connections;
+	int max_connections; /* all listeners' connections, node-wide */
+	int max_per_user;    /* Unix connections per non-admin uid; 0: any */
+	int idle_timeout_s;  /* a connection idle this long is closed */
 	gs_http_handler handler;
 	void *ctx;
 };

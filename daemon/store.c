@@ -12,19 +12,21 @@
  */
 #include "store.h"
 
-#include "gs/faultinj.h"
-
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "gs/faultinj.h"
 #include "gs/log.h"
 
 #define GS_STORE_ID_BLOCK          1024
@@ -259,6 +261,65 @@ static gs_err open_conn(const char *path, sqlite3 **db, int flags,
 
 static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames);
 
+/*
+ * What is at `path` before SQLite sees it. No file is a fresh start. A
+ * file of 0 bytes is not: SQLite would take it for an empty database and
+ * the daemon would start with no slices while tenants still hold some
+ * (a truncated or lost database), so it is refused - unless a WAL beside
+ * it holds the data, as after a crash before the first checkpoint. A
+ * file that cannot be opened for reading and writing is refused too.
+ */
+static gs_err check_file(const char *path, struct gs_errbuf *eb)
+{
+	char wal[4200];
+	struct stat st, wst;
+	int fd, e;
+
+	if (stat(path, &st) != 0) {
+		e = errno;
+		if (e == ENOENT)
+			return GS_OK;
+		return gs_fail(eb, GS_ERR_IO, "store: %s: %s", path,
+		               strerror(e));
+	}
+	if (!S_ISREG(st.st_mode))
+		return gs_fail(eb, GS_ERR_CORRUPT,
+		               "store: %s is not a regular file", path);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "store: cannot open %s: %s", path,
+		               strerror(e));
+	}
+	close(fd);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (st.st_size == 0 && (stat(wal, &wst) != 0 || wst.st_size == 0))
+		return gs_fail(
+		    eb, GS_ERR_CORRUPT,
+		    "store: %s is empty (0 bytes): refusing to start "
+		    "with no state; restore it, or remove it to "
+		    "start afresh",
+		    path);
+	return GS_OK;
+}
+
+/* Reads the schema once, so that a file that is not a database (or is
+ * damaged there) is an error naming it. */
+static gs_err probe(sqlite3 *db, const char *path, struct gs_errbuf *eb)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &s,
+	                       NULL) != SQLITE_OK)
+		return sql_fail(eb, db, path);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return sql_fail(eb, db, path);
+	return GS_OK;
+}
+
 gs_err gs_store_open(const char *path, enum gs_store_sync sync,
                      struct gs_store **out, struct gs_errbuf *eb)
 {
@@ -280,10 +341,23 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 	pthread_mutex_init(&st->clock, NULL);
 
 	st->sync_full = sync == GS_STORE_SYNC_FULL;
+	err = check_file(path, eb);
+	if (err)
+		goto out_free;
 	err = open_conn(path, &st->wdb,
 	                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, eb);
 	if (err)
 		goto out_free;
+	/* SQLite falls back to read-only on a file it cannot write, and
+	 * reads lazily: find out now, not at the first commit. */
+	if (sqlite3_db_readonly(st->wdb, "main") == 1) {
+		err =
+		    gs_fail(eb, GS_ERR_IO, "store: %s cannot be written", path);
+		goto out_close;
+	}
+	err = probe(st->wdb, path, eb);
+	if (err)
+		goto out_close;
 	/* Small pages: a commit writes a few rows into a few pages, and in
 	 * WAL mode every touched page is written whole. Only takes effect on
 	 * a new file. */
@@ -838,12 +912,28 @@ static gs_err read_end(struct gs_store *st, sqlite3_stmt *s, int rc,
 	return err;
 }
 
+/*
+ * A slice row that does not parse. Loading stops there: skipping it would
+ * start the daemon without a slice a tenant holds (its limits gone from
+ * the region, its memory free for another), so the operator decides.
+ */
+static gs_err unreadable(struct gs_errbuf *eb, const struct gs_slice *v,
+                         const char *what, struct gs_errbuf *peb)
+{
+	return gs_fail(eb, GS_ERR_CORRUPT,
+	               "store: slice row id=%lld name='%s' is unreadable "
+	               "(%s: %s); not starting without it: repair or delete "
+	               "that row in state.db",
+	               (long long)v->id, v->name, what,
+	               gs_errbuf_msg(peb, GS_ERR_CORRUPT));
+}
+
 gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
                             void *ctx, struct gs_errbuf *eb)
 {
 	sqlite3_stmt *s;
 	int rc;
-	gs_err err;
+	gs_err err, bad = GS_OK;
 
 	err = read_begin(
 	    st,
@@ -869,9 +959,8 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 		if (gs_spec_parse_kvlist(&v.spec, txt ? txt : "", &peb) ||
 		    gs_parse_mode((const char *)sqlite3_column_text(s, 5),
 		                  &v.mode, &peb)) {
-			gs_error("store", "slice=%s unreadable, skipped: %s",
-			         v.name, gs_errbuf_msg(&peb, GS_ERR_CORRUPT));
-			continue;
+			bad = unreadable(eb, &v, "spec or mode", &peb);
+			break;
 		}
 		v.gpu_index = sqlite3_column_int(s, 6);
 		copy_col(v.gpu_uuid, sizeof(v.gpu_uuid), s, 7);
@@ -894,16 +983,24 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 			    (const char *)sqlite3_column_text(s, 22);
 			json_t *lj = json_loads(lt ? lt : "{}", 0, NULL);
 
+			if (lj == NULL)
+				(void)gs_fail(&peb, GS_ERR_CORRUPT,
+				              "not JSON: '%.60s'", lt);
 			if (lj == NULL ||
 			    gs_slice_labels_from_json(lj, v.labels, &v.n_labels,
-			                              &peb) != GS_OK)
-				gs_error("store",
-				         "slice=%s labels unreadable, dropped: %s",
-				         v.name,
-				         gs_errbuf_msg(&peb, GS_ERR_CORRUPT));
+			                              &peb) != GS_OK) {
+				json_decref(lj);
+				bad = unreadable(eb, &v, "labels", &peb);
+				break;
+			}
 			json_decref(lj);
 		}
 		cb(ctx, &v);
+	}
+	if (bad) {
+		sqlite3_finalize(s);
+		pthread_mutex_unlock(&st->rlock);
+		return bad;
 	}
 	return read_end(st, s, rc, eb);
 }

@@ -68,7 +68,10 @@ struct gs_store_op {
  * Opens (creating if needed) the database at `path`, migrates it to
  * GS_STORE_SCHEMA_VERSION, and returns it in *out. Fails with GS_ERR_VERSION
  * when the file's schema is newer than this build, GS_ERR_CORRUPT when it is
- * not a gpuslice database. On failure nothing is left open.
+ * not a gpuslice database, is empty (0 bytes and no WAL: a lost database
+ * is not a fresh start, only a missing one is) or not a database at all,
+ * GS_ERR_IO when it cannot be opened for writing. The errbuf names the
+ * file. On failure nothing is left open.
  */
 gs_err gs_store_open(const char *path, enum gs_store_sync sync,
                      struct gs_store **out, struct gs_errbuf *eb);
@@ -125,6 +128,11 @@ typedef void (*gs_store_team_cb)(void *ctx, const struct gs_team *t);
 typedef void (*gs_store_event_cb)(void *ctx, const struct gs_event *e);
 typedef void (*gs_store_usage_cb)(void *ctx, const struct gs_usage_row *r);
 
+/*
+ * Calls cb for each slice, by id. A row that does not parse (spec, mode,
+ * labels) stops the load with GS_ERR_CORRUPT naming its id and name: a
+ * slice is never dropped silently.
+ */
 gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
                             void *ctx, struct gs_errbuf *eb);
 gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb, void *ctx,

@@ -60,6 +60,12 @@ static void every_section_is_read(void **state)
 	    "  admin_group: ops\n"
 	    "  max_body_bytes: 4096\n"
 	    "  max_connections: 64\n"
+	    "  max_connections_per_user: 4\n"
+	    "  idle_timeout_s: 30\n"
+	    "quota:\n"
+	    "  default_user:\n"
+	    "    max_slices: 8\n"
+	    "    max_memory_percent: 25\n"
 	    "store:\n"
 	    "  synchronous: full\n"
 	    "  events_keep: 5000\n"
@@ -108,6 +114,10 @@ static void every_section_is_read(void **state)
 	assert_string_equal(cfg.admin_group, "ops");
 	assert_int_equal(cfg.max_body_bytes, 4096);
 	assert_int_equal(cfg.max_connections, 64);
+	assert_int_equal(cfg.max_connections_per_user, 4);
+	assert_int_equal(cfg.idle_timeout_s, 30);
+	assert_int_equal(cfg.user_max_slices, 8);
+	assert_int_equal(cfg.user_max_memory_percent, 25);
 	assert_int_equal(cfg.synchronous, GS_STORE_SYNC_FULL);
 	assert_int_equal(cfg.events_keep, 5000);
 	assert_int_equal(cfg.watchdog_interval_ms, 250);
@@ -167,6 +177,15 @@ static const struct {
     {"api:\n  tcp: nowhere\n", GS_ERR_INVALID, "host:port"},
     {"api:\n  max_body_bytes: 12\n", GS_ERR_RANGE, "test.yaml:2"},
     {"api:\n  socket: [a]\n", GS_ERR_PARSE, "single value"},
+    {"api:\n  max_connections_per_user: -1\n", GS_ERR_RANGE,
+     "test.yaml:2: max_connections_per_user must be 0..4096"},
+    {"api:\n  idle_timeout_s: 0\n", GS_ERR_RANGE,
+     "test.yaml:2: idle_timeout_s must be 1..3600"},
+    {"quota:\n  default_user:\n    max_slices: many\n", GS_ERR_PARSE,
+     "test.yaml:3: max_slices: 'many' is not a whole number"},
+    {"quota:\n  default_user:\n    max_memory_percent: 0\n", GS_ERR_RANGE,
+     "max_memory_percent must be 1..100"},
+    {"quota:\n  users: {}\n", GS_ERR_INVALID, "unknown key 'users'"},
     {"store:\n  synchronous: off\n", GS_ERR_INVALID, "full|normal"},
     {"watchdog:\n  action: shoot\n", GS_ERR_INVALID, "flag|kill"},
     {"watchdog:\n  grace: lots\n", GS_ERR_PARSE, "grace"},

@@ -1,7 +1,8 @@
 /*
  * test_daemon_store.c - the daemon's SQLite store: schema migrations,
  * round trips of slices and teams, group commit under concurrency, and
- * refusing files that are not ours or too new.
+ * refusing files that are not ours, too new, empty or not databases, and
+ * slice rows that do not parse.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -228,6 +229,93 @@ static void foreign_database_is_refused_as_corrupt(void **state)
 	                 GS_ERR_CORRUPT);
 }
 
+static void empty_file_is_refused_not_started_empty(void **state)
+{
+	struct gs_store *st = NULL;
+	struct gs_errbuf eb = {0};
+	FILE *f;
+
+	(void)state;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_ERR_CORRUPT);
+	assert_null(st);
+	assert_non_null(strstr(eb.msg, "empty (0 bytes)"));
+	assert_non_null(strstr(eb.msg, path));
+}
+
+static void file_that_is_not_a_database_is_refused_naming_it(void **state)
+{
+	struct gs_store *st = NULL;
+	struct gs_errbuf eb = {0};
+	FILE *f;
+
+	(void)state;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 512; i++)
+		fputs("this is no database, only text pretending. ", f);
+	fclose(f);
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_ERR_CORRUPT);
+	assert_null(st);
+	assert_non_null(strstr(eb.msg, path));
+}
+
+static void unreadable_slice_row_stops_the_load_naming_it(void **state)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct put_arg a;
+	struct gs_store_op op = {.apply = apply_put, .arg = &a};
+	struct gs_slice got[2];
+	sqlite3 *db;
+
+	(void)state;
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	a.del = false;
+	make_slice(&a.s, 1, "good");
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	make_slice(&a.s, 2, "bad");
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	gs_store_close(st);
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db,
+	                 "UPDATE slices SET spec = 'no pairs here' "
+	                 "WHERE name = 'bad'",
+	                 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
+	                 GS_ERR_CORRUPT);
+	assert_non_null(strstr(eb.msg, "id=2 name='bad'"));
+	/* The store still reads afterwards (its read lock was released). */
+	memset(&eb, 0, sizeof(eb));
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	                              "DELETE FROM slices WHERE name = 'bad'",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	sqlite3_close(db);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
+	                 GS_OK);
+	assert_int_equal(got[0].id, 1);
+	assert_string_equal(got[1].name, "good");
+	gs_store_close(st);
+}
+
 #define THREADS    6
 #define PER_THREAD 300
 
@@ -396,6 +484,13 @@ int main(void)
 	        newer_schema_is_refused_with_version_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        foreign_database_is_refused_as_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        empty_file_is_refused_not_started_empty, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        file_that_is_not_a_database_is_refused_naming_it, setup,
+	        teardown),
+	    cmocka_unit_test_setup_teardown(
+	        unreadable_slice_row_stops_the_load_naming_it, setup, teardown),
 	    cmocka_unit_test_setup_teardown(concurrent_writers_share_commits,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -48,7 +48,19 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/labels.sh LABELS asan TIMEOUT 120)
   gs_add_shell_test(daemon_slice_compute_mode_share_reaches_the_region_limits
                     tests/integration/daemon/compute_mode.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_one_user_cannot_hold_the_api_with_idle_connections
+                    tests/integration/daemon/conn_flood.sh TIMEOUT 180)
+  gs_add_shell_test(daemon_default_user_quota_caps_one_users_slices_and_memory
+                    tests/integration/daemon/user_quota.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_state_db_is_private_and_tenant_metrics_show_only_their_slices
+                    tests/integration/daemon/privacy.sh TIMEOUT 120)
+  gs_add_shell_test(daemon_refuses_a_second_daemon_an_empty_or_foreign_db_and_a_bad_row
+                    tests/integration/daemon/startup_safety.sh LABELS asan TIMEOUT 180)
   set_tests_properties(
+    daemon_state_db_is_private_and_tenant_metrics_show_only_their_slices
+    daemon_refuses_a_second_daemon_an_empty_or_foreign_db_and_a_bad_row
+    daemon_one_user_cannot_hold_the_api_with_idle_connections
+    daemon_default_user_quota_caps_one_users_slices_and_memory
     daemon_slice_compute_mode_share_reaches_the_region_limits
     daemon_slice_labels_persist_across_restart_and_show_in_metrics
     daemon_create_fails_closed_when_the_region_cannot_be_written
