@@ -26,7 +26,7 @@ TARGETS=(
 	"fuzz_trace_csv|cli/trace_csv.c|"
 	"fuzz_import_device_plugin|cli/yamldoc.c|-lyaml"
 	"fuzz_import_dra|cli/yamldoc.c|-lyaml"
-	"fuzz_api|core/json/spec_json.c daemon/api.c daemon/config.c daemon/gpu.c daemon/metrics.c daemon/node.c daemon/reconcile.c daemon/server.c daemon/slice.c daemon/store.c daemon/watchdog.c shim/region.c|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
+	"fuzz_api|core/json/spec_json.c daemon/api.c daemon/config.c daemon/gpu.c daemon/kmsg.c daemon/metrics.c daemon/node.c daemon/reconcile.c daemon/server.c daemon/slice.c daemon/store.c daemon/watchdog.c shim/region.c|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
 )
 
 root=$(cd "$(dirname "$0")/.." && pwd)
