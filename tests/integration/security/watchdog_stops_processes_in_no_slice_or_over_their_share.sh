@@ -53,6 +53,7 @@ api GET "/v1/events?slice=c20" | grep -q "compute share" || fail "the event does
 tenant_api $MALLORY POST /v1/slices '{"name": "ok20", "compute": 20}' >/dev/null
 expect_status "create ok20" 201
 as_uid $MALLORY "$G" run --slice ok20 -- "$BURN" --seconds 4 --memory 256MiB \
-	>"$WORK/ok.out" 2>"$WORK/ok.err" || fail "the slice within its share was stopped: $(cat "$WORK/ok.err")"
+	>"$WORK/ok.out" 2>"$WORK/ok.err" ||
+	fail "the slice within its share was stopped: $(cat "$WORK/ok.err") $(api GET '/v1/events?limit=50' | tail -c 1500)"
 [ "$(events_of ok20 watchdog.kill)" = 0 ] || fail "the watchdog acted on a slice within its share"
 echo "ok: in no slice killed after ${note_ms} ms (root's reported only); over its share killed after ${ms} ms; within its share untouched"
