@@ -329,6 +329,7 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 	    "PRAGMA synchronous = OFF",
 	};
 	struct gs_store *st;
+	bool fresh;
 	gs_err err;
 
 	st = calloc(1, sizeof(*st));
@@ -341,6 +342,7 @@ gs_err gs_store_open(const char *path, enum gs_store_sync sync,
 	pthread_mutex_init(&st->clock, NULL);
 
 	st->sync_full = sync == GS_STORE_SYNC_FULL;
+	fresh = access(path, F_OK) != 0 && errno == ENOENT;
 	err = check_file(path, eb);
 	if (err)
 		goto out_free;
@@ -405,6 +407,17 @@ out_close:
 	for (int i = 0; i < ST__COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
 	sqlite3_close(st->wdb);
+	if (fresh) {
+		/* A first start that failed leaves no file behind: an empty
+		 * one would be refused by the next start (check_file). */
+		char side[4200];
+
+		(void)unlink(path);
+		snprintf(side, sizeof(side), "%s-wal", path);
+		(void)unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		(void)unlink(side);
+	}
 out_free:
 	pthread_mutex_destroy(&st->qlock);
 	pthread_cond_destroy(&st->qcond);
