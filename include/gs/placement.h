@@ -122,6 +122,16 @@ struct gs_place_item {
 	char mig_profile[GS_SPEC_PROFILE_MAX]; /* MIG; layered: "" = any */
 };
 
+/*
+ * The share of one GPU with `gpu_memory_bytes` that a slice takes, in
+ * milli-GPU as the FRAG policy's scorer counts it (the larger of its
+ * compute share and its memory share, rounded down, 1..1000; a whole GPU
+ * 1000), or -1 for a MIG slice, which is not a share of a free GPU. With
+ * gpu_memory_bytes 0 only the compute share counts.
+ */
+int gs_place_item_milli(const struct gs_place_item *it,
+                        uint64_t gpu_memory_bytes);
+
 /* ---- inventory -------------------------------------------------------- */
 
 struct gs_place_inv;
