@@ -1515,10 +1515,15 @@ static int64_t score_frag(const struct search *s)
 	                 0.5);
 }
 
+/* FRAG's cost is the first key; equal costs (several assignments leave
+ * everything the demand needs placeable, say) go to binpack's leftover,
+ * which is below FRAG_TIE (16 devices x 2,000,000 at most). */
+#define FRAG_TIE 33000000LL
+
 static void leaf(struct search *s)
 {
 	int64_t score = s->p->scorer != NULL && !s->p->has_mig
-	                    ? score_frag(s)
+	                    ? score_frag(s) * FRAG_TIE + score_deltas(s)
 	                    : score_deltas(s);
 
 	if (!better(s, score))

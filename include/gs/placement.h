@@ -87,8 +87,9 @@ enum gs_place_policy {
 	/* Nodes as binpack; within the node, the assignment that leaves the
 	 * least fragmentation of what the node could still host, by
 	 * gpuslice's scorer (gs_trace_scorer_cost, gs/trace.h) with each GPU's
-	 * free share = min(free memory, free compute) in milli-GPU. Requests
-	 * with MIG slices are placed as binpack. */
+	 * free share = min(free memory, free compute) in milli-GPU; equal
+	 * costs go to binpack's least leftover. Requests with MIG slices are
+	 * placed as binpack. */
 	GS_PLACE_FRAG,
 };
 

@@ -19,6 +19,21 @@ free_port() {
 pa=$(free_port)
 pb=$(free_port)
 pe=$(free_port)
+while [ "$pb" = "$pa" ]; do pb=$(free_port); done
+while [ "$pe" = "$pa" ] || [ "$pe" = "$pb" ]; do pe=$(free_port); done
+# What the extender and node-b logged, for failure messages.
+logs() {
+	echo
+	echo "--- extender log ---"
+	tail -20 "$WORK/ext.log" 2>/dev/null
+	echo "--- node-b log ---"
+	tail -20 "$WORK/daemon-b.log" 2>/dev/null
+}
+fail() {
+	echo "FAIL: $*" >&2
+	logs >&2
+	exit 1
+}
 printf 'token-a-%s\n' "$RANDOM$RANDOM" >"$WORK/token-a"
 printf 'token-b-%s\n' "$RANDOM$RANDOM" >"$WORK/token-b"
 for n in a b; do
@@ -42,7 +57,7 @@ GPUSLICE_SIM_DIR=$WORK/sim-b "$D" --state-dir "$WORK/state-b" \
 DPID_B=$!
 PIDS+=("$DPID_B")
 wait_until 10 curl -sf "http://127.0.0.1:$pb/healthz" ||
-	fail "node-b's gpusliced did not answer: $(tail -5 "$WORK/daemon-b.log")"
+	fail "node-b's gpusliced did not answer:"
 wait_until 10 curl -sf "http://127.0.0.1:$pa/healthz" || fail "node-a's TCP listener"
 
 cat >"$WORK/nodes.json" <<JSON
@@ -51,12 +66,13 @@ cat >"$WORK/nodes.json" <<JSON
            {"name": "node-b", "url": "http://127.0.0.1:$pb/", "token_file": "$WORK/token-b"}]}
 JSON
 "$EXT" --nodes "$WORK/nodes.json" --port "$pe" >>"$WORK/ext.log" 2>&1 &
-PIDS+=($!)
+EPID=$!
+PIDS+=("$EPID")
 ext() { # VERB FILE: the answer on stdout
 	curl -s --max-time 10 -X POST -H 'Content-Type: application/json' \
 		--data-binary "@$TD/$2" "http://127.0.0.1:$pe/$1"
 }
-wait_until 10 ext filter filter_live.json || fail "the extender did not answer: $(cat "$WORK/ext.log")"
+wait_until 10 ext filter filter_live.json || fail "the extender did not answer:"
 
 # ---- both empty: both pass, both score ----
 out=$(ext filter filter_live.json)
@@ -100,4 +116,8 @@ jcheck "$out" '"unavailable" in d["FailedNodes"]["node-b"] and "/v1/gpus" in d["
 out=$(ext prioritize prioritize_live.json)
 jcheck "$out" 'all(h["Score"] == 0 for h in d)'
 grep -q "node node-b" "$WORK/ext.log" || fail "the extender did not log node-b's failure"
+kill -TERM "$EPID"
+rc=0
+wait "$EPID" || rc=$?
+expect_eq "the extender's exit status on SIGTERM" "$rc" 0
 echo "ok: live nodes"
