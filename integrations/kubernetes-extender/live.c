@@ -32,6 +32,7 @@ static gs_err read_token(const char *cfg_path, size_t i, const char *path,
 {
 	FILE *f = fopen(path, "r");
 	size_t n, a = 0;
+	bool more;
 	int e;
 
 	if (f == NULL) {
@@ -40,6 +41,7 @@ static gs_err read_token(const char *cfg_path, size_t i, const char *path,
 		               cfg_path, i, path, strerror(e));
 	}
 	n = fread(out, 1, len - 1, f);
+	more = n == len - 1 && fgetc(f) != EOF;
 	fclose(f);
 	out[n] = '\0';
 	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' ||
@@ -48,11 +50,11 @@ static gs_err read_token(const char *cfg_path, size_t i, const char *path,
 	while (out[a] == ' ' || out[a] == '\t')
 		a++;
 	memmove(out, out + a, n - a + 1);
-	if (out[0] == '\0' || n + 1 >= len)
+	if (out[0] == '\0' || more)
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "%s: node %zu: token file %s is empty or longer "
 		               "than %zu bytes",
-		               cfg_path, i, path, len - 2);
+		               cfg_path, i, path, len - 1);
 	return GS_OK;
 }
 
@@ -377,8 +379,11 @@ static void poll_once(struct gs_ext_live *l)
 	char(*why)[300] = calloc(l->cfg.n, sizeof(*why));
 	char *doc = NULL;
 
-	if (r == NULL || why == NULL)
+	if (r == NULL || why == NULL) {
+		fprintf(stderr, "gs-k8s-extender: out of memory polling the "
+		                "nodes; keeping the previous state\n");
 		goto out;
+	}
 	for (size_t i = 0; i < l->cfg.n; i++) {
 		const struct gs_ext_live_node *nd = &l->cfg.node[i];
 		char dwhy[300];
