@@ -1515,10 +1515,15 @@ static int64_t score_frag(const struct search *s)
 	                 0.5);
 }
 
+/* FRAG's cost is the first key; equal costs (several assignments leave
+ * everything the demand needs placeable, say) go to binpack's leftover,
+ * which is below FRAG_TIE (16 devices x 2,000,000 at most). */
+#define FRAG_TIE 33000000LL
+
 static void leaf(struct search *s)
 {
 	int64_t score = s->p->scorer != NULL && !s->p->has_mig
-	                    ? score_frag(s)
+	                    ? score_frag(s) * FRAG_TIE + score_deltas(s)
 	                    : score_deltas(s);
 
 	if (!better(s, score))
@@ -2078,11 +2083,43 @@ static gs_err no_fit_gave_up(const struct prep *p, struct gs_errbuf *eb)
 	               p->n_orig, GS_PLACE_SEARCH_BUDGET);
 }
 
+int gs_place_item_milli(const struct gs_place_item *it,
+                        uint64_t gpu_memory_bytes)
+{
+	int64_t milli = 0;
+
+	switch (it->kind) {
+	case GS_PLACE_WHOLE:
+		return GS_TRACE_MILLI;
+	case GS_PLACE_MIG:
+		return -1;
+	case GS_PLACE_FRACTION:
+		break;
+	}
+	if (it->compute_pct > 0)
+		milli = (int64_t)it->compute_pct * 10;
+	if (gpu_memory_bytes > 0) {
+		/* Rounded down, as score_frag rounds a GPU's free share:
+		 * whatever fits in bytes fits in milli-GPU. */
+		uint64_t m = it->memory_bytes > gpu_memory_bytes
+		                 ? gpu_memory_bytes
+		                 : it->memory_bytes;
+		int64_t mem = (int64_t)(m * GS_TRACE_MILLI / gpu_memory_bytes);
+
+		if (mem > milli)
+			milli = mem;
+	}
+	if (milli < 1)
+		milli = 1;
+	if (milli > GS_TRACE_MILLI)
+		milli = GS_TRACE_MILLI;
+	return (int)milli;
+}
+
 /*
  * FRAG: the scorer of the request, or one built from the request's own
- * slices (*own, the caller frees it) when it names none. A fraction
- * counts as its compute share, or without one its memory share of the
- * inventory's first GPU; a whole GPU as 1000 milli-GPU.
+ * slices (*own, the caller frees it) when it names none, each counted by
+ * gs_place_item_milli on the inventory's first GPU.
  */
 static gs_err frag_scorer(const struct gs_place_inv *inv,
                           const struct gs_place_request *req, struct prep *p,
@@ -2092,24 +2129,14 @@ static gs_err frag_scorer(const struct gs_place_inv *inv,
 
 	for (int k = 0; k < req->n; k++) {
 		const struct gs_place_item *it = &req->item[k];
-		int64_t milli = GS_TRACE_MILLI;
+		int milli = gs_place_item_milli(
+		    it, inv->n_gpus > 0 ? inv->gpu[0].mem_total : 0);
 
 		if (it->kind == GS_PLACE_MIG)
 			p->has_mig = true;
-		if (it->kind == GS_PLACE_FRACTION) {
-			if (it->compute_pct > 0)
-				milli = (int64_t)it->compute_pct * 10;
-			else if (inv->n_gpus > 0 && inv->gpu[0].mem_total > 0)
-				milli = (int64_t)(it->memory_bytes *
-				                  GS_TRACE_MILLI /
-				                  inv->gpu[0].mem_total);
-			if (milli < 1)
-				milli = 1;
-			if (milli > GS_TRACE_MILLI)
-				milli = GS_TRACE_MILLI;
-		}
-		pods[k] = (struct gs_trace_pod){.gpu_milli = (uint16_t)milli,
-		                                .num_gpu = 1};
+		pods[k] = (struct gs_trace_pod){
+		    .gpu_milli = (uint16_t)(milli > 0 ? milli : GS_TRACE_MILLI),
+		    .num_gpu = 1};
 	}
 	p->scorer = req->scorer;
 	if (p->scorer != NULL || p->has_mig)

@@ -34,14 +34,15 @@ static int class_cmp_tuple(const struct gs_trace_class *a,
 	return 0;
 }
 
-/* Most popular first; equal counts: the larger tuple first (the Go
+/* Most popular first (the weight being built sits in p: a task count,
+ * or a decayed weight); equal weights: the larger tuple first (the Go
  * simulator's sort.Reverse over (count, tuple)). */
 static int class_cmp_popular(const void *pa, const void *pb)
 {
 	const struct gs_trace_class *a = pa, *b = pb;
 
-	if (a->count != b->count)
-		return a->count > b->count ? -1 : 1;
+	if (a->p != b->p)
+		return a->p > b->p ? -1 : 1;
 	return -class_cmp_tuple(a, b);
 }
 
@@ -123,10 +124,10 @@ gs_err gs_trace_workload_init_classes(struct gs_trace_workload *w,
 	return err;
 }
 
-/* Weight of a class when M is built by GPU demand. */
+/* Weight of a class when M is built by GPU demand (p: its weight). */
 static double class_demand(const struct gs_trace_class *c)
 {
-	return (double)c->count * c->num_gpu * c->gpu_milli;
+	return c->p * c->num_gpu * c->gpu_milli;
 }
 
 static int class_cmp_demand(const void *pa, const void *pb)
@@ -139,15 +140,58 @@ static int class_cmp_demand(const void *pa, const void *pb)
 	return -class_cmp_tuple(a, b);
 }
 
+/*
+ * Builds M from `all` (n classes, each weighing its `p`; taken over: on
+ * success it becomes w->cls, on failure it is freed). Equal tuples are
+ * merged, weights and counts added.
+ */
 static gs_err workload_build(struct gs_trace_workload *w,
-                             const struct gs_trace_pod *pods, size_t n,
+                             struct gs_trace_class *all, size_t n,
                              double coverage_pct, bool by_demand,
                              struct gs_errbuf *eb)
 {
-	struct gs_trace_class *all;
 	size_t nc = 0, take = 0;
 	double cum = 0, need, total = 0;
 	gs_err err;
+
+	/* Group equal tuples: sort, then fold runs. */
+	qsort(all, n, sizeof(*all), class_cmp_tuple_q);
+	for (size_t i = 0; i < n; i++) {
+		if (nc > 0 && class_cmp_tuple(&all[nc - 1], &all[i]) == 0) {
+			all[nc - 1].count += all[i].count;
+			all[nc - 1].p += all[i].p;
+		} else {
+			all[nc++] = all[i];
+		}
+	}
+	for (size_t i = 0; i < nc; i++)
+		total += class_demand(&all[i]);
+	if (total == 0) /* no GPU demand at all: by count */
+		by_demand = false;
+	total = 0;
+	for (size_t i = 0; i < nc; i++)
+		total += by_demand ? class_demand(&all[i]) : all[i].p;
+	qsort(all, nc, sizeof(*all),
+	      by_demand ? class_cmp_demand : class_cmp_popular);
+	need = coverage_pct * total / 100.0;
+	for (; take < nc && cum < need; take++)
+		cum += by_demand ? class_demand(&all[take]) : all[take].p;
+	for (size_t i = 0; i < take; i++)
+		all[i].p = (by_demand ? class_demand(&all[i]) : all[i].p) / cum;
+	w->cls = all;
+	w->n = take;
+	err = build_lookup(w, eb);
+	if (err != GS_OK)
+		gs_trace_workload_fini(w);
+	return err;
+}
+
+static gs_err workload_from_pods(struct gs_trace_workload *w,
+                                 const struct gs_trace_pod *pods, size_t n,
+                                 double coverage_pct, bool by_demand,
+                                 struct gs_errbuf *eb)
+{
+	struct gs_trace_class *all;
 
 	memset(w, 0, sizeof(*w));
 	if (n == 0)
@@ -163,50 +207,62 @@ static gs_err workload_build(struct gs_trace_workload *w,
 		    .num_gpu = pods[i].num_gpu,
 		    .spec = pods[i].spec,
 		    .count = 1,
+		    .p = 1,
 		};
 	}
-	/* Group equal tuples: sort, then fold runs. */
-	qsort(all, n, sizeof(*all), class_cmp_tuple_q);
+	return workload_build(w, all, n, coverage_pct, by_demand, eb);
+}
+
+gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
+                                       const struct gs_trace_class *cls,
+                                       size_t n, double coverage_pct,
+                                       struct gs_errbuf *eb)
+{
+	struct gs_trace_class *all;
+	size_t k = 0;
+
+	memset(w, 0, sizeof(*w));
+	all = malloc(sizeof(*all) * (n ? n : 1));
+	if (all == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "target workload: out of memory");
 	for (size_t i = 0; i < n; i++) {
-		if (nc > 0 && class_cmp_tuple(&all[nc - 1], &all[i]) == 0)
-			all[nc - 1].count++;
-		else
-			all[nc++] = all[i];
+		const struct gs_trace_class *c = &cls[i];
+		struct gs_trace_pod pod = {.cpu_milli = c->cpu_milli,
+		                           .gpu_milli = c->gpu_milli,
+		                           .num_gpu = c->num_gpu,
+		                           .spec = c->spec};
+
+		if (!(c->p >= 0) || !gs_trace_pod_is_valid(&pod)) {
+			free(all);
+			return gs_fail(eb, GS_ERR_INVALID,
+			               "target workload: class %zu is not a "
+			               "valid task shape with a weight >= 0",
+			               i);
+		}
+		if (c->p > 0)
+			all[k++] = *c;
 	}
-	for (size_t i = 0; i < nc; i++)
-		total += by_demand ? class_demand(&all[i]) : all[i].count;
-	if (by_demand && total == 0) { /* no GPU demand at all: by count */
+	if (k == 0) {
 		free(all);
-		return workload_build(w, pods, n, coverage_pct, false, eb);
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "target workload: no class with a weight");
 	}
-	qsort(all, nc, sizeof(*all),
-	      by_demand ? class_cmp_demand : class_cmp_popular);
-	need = coverage_pct * total / 100.0;
-	for (; take < nc && cum < need; take++)
-		cum += by_demand ? class_demand(&all[take]) : all[take].count;
-	for (size_t i = 0; i < take; i++)
-		all[i].p =
-		    (by_demand ? class_demand(&all[i]) : all[i].count) / cum;
-	w->cls = all;
-	w->n = take;
-	err = build_lookup(w, eb);
-	if (err != GS_OK)
-		gs_trace_workload_fini(w);
-	return err;
+	return workload_build(w, all, k, coverage_pct, true, eb);
 }
 
 gs_err gs_trace_workload_init(struct gs_trace_workload *w,
                               const struct gs_trace_pod *pods, size_t n,
                               double coverage_pct, struct gs_errbuf *eb)
 {
-	return workload_build(w, pods, n, coverage_pct, false, eb);
+	return workload_from_pods(w, pods, n, coverage_pct, false, eb);
 }
 
 gs_err gs_trace_workload_init_demand(struct gs_trace_workload *w,
                                      const struct gs_trace_pod *pods, size_t n,
                                      double coverage_pct, struct gs_errbuf *eb)
 {
-	return workload_build(w, pods, n, coverage_pct, true, eb);
+	return workload_from_pods(w, pods, n, coverage_pct, true, eb);
 }
 
 double gs_trace_frag(const struct gs_trace_workload *w, int64_t cpu_free,

@@ -44,48 +44,16 @@ static bool is_gang(const struct gs_trace_class *c)
 	return c->num_gpu >= 2;
 }
 
-gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
-                           const struct gs_trace_workload *count_target,
-                           unsigned ablate, struct gs_trace_scorer **out,
-                           struct gs_errbuf *eb)
+/* Finishes a scorer whose M_g is set: the stranding classes. On failure
+ * `s` is freed. */
+static gs_err scorer_finish_strand(struct gs_trace_scorer *s, unsigned ablate,
+                                   struct gs_trace_scorer **out,
+                                   struct gs_errbuf *eb)
 {
-	struct gs_trace_scorer *s = calloc(1, sizeof(*s));
-	struct gs_trace_workload dm;
-	double gw = (ablate & GS_TRACE_ABLATE_GANG) ? 1.0 : GS_GSL_GANG_WEIGHT;
 	double reserve =
 	    (ablate & GS_TRACE_ABLATE_RESERVE) ? 1.0 : GS_GSL_CPU_RESERVE;
-	double tot = 0, demand = 0;
-	gs_err err;
+	double demand = 0;
 
-	*out = NULL;
-	if (s == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM,
-		               "gpuslice scorer: out of memory");
-	s->model_aware = !(ablate & GS_TRACE_ABLATE_MODEL);
-	if ((ablate & GS_TRACE_ABLATE_DEMAND) && count_target != NULL) {
-		/* Ablation: FGD's M (by count), with nothing reweighed. */
-		err = gs_trace_workload_init_classes(&s->m, count_target->cls,
-		                                     count_target->n, eb);
-	} else {
-		err = gs_trace_workload_init_demand(&dm, pods, n,
-		                                    GS_GSL_COVERAGE, eb);
-		if (err == GS_OK) {
-			for (size_t g = 0; g < dm.n; g++) {
-				if (is_gang(&dm.cls[g]))
-					dm.cls[g].p *= gw;
-				tot += dm.cls[g].p;
-			}
-			for (size_t g = 0; g < dm.n && tot > 0; g++)
-				dm.cls[g].p /= tot;
-			err = gs_trace_workload_init_classes(&s->m, dm.cls,
-			                                     dm.n, eb);
-			gs_trace_workload_fini(&dm);
-		}
-	}
-	if (err != GS_OK) {
-		free(s);
-		return err;
-	}
 	s->hw = calloc(s->m.n ? s->m.n : 1, sizeof(*s->hw));
 	s->hr = calloc(s->m.n ? s->m.n : 1, sizeof(*s->hr));
 	s->hs = calloc(s->m.n ? s->m.n : 1, sizeof(*s->hs));
@@ -116,6 +84,88 @@ gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
 	}
 	*out = s;
 	return GS_OK;
+}
+
+/*
+ * Finishes a scorer from its demand workload `dm` (taken over: freed
+ * here): gangs reweighed into M_g, then the stranding classes. On
+ * failure `s` is freed.
+ */
+static gs_err scorer_finish(struct gs_trace_scorer *s,
+                            struct gs_trace_workload *dm, unsigned ablate,
+                            struct gs_trace_scorer **out, struct gs_errbuf *eb)
+{
+	double gw = (ablate & GS_TRACE_ABLATE_GANG) ? 1.0 : GS_GSL_GANG_WEIGHT;
+	double tot = 0;
+	gs_err err;
+
+	for (size_t g = 0; g < dm->n; g++) {
+		if (is_gang(&dm->cls[g]))
+			dm->cls[g].p *= gw;
+		tot += dm->cls[g].p;
+	}
+	for (size_t g = 0; g < dm->n && tot > 0; g++)
+		dm->cls[g].p /= tot;
+	err = gs_trace_workload_init_classes(&s->m, dm->cls, dm->n, eb);
+	gs_trace_workload_fini(dm);
+	if (err != GS_OK) {
+		free(s);
+		return err;
+	}
+	return scorer_finish_strand(s, ablate, out, eb);
+}
+
+gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
+                           const struct gs_trace_workload *count_target,
+                           unsigned ablate, struct gs_trace_scorer **out,
+                           struct gs_errbuf *eb)
+{
+	struct gs_trace_scorer *s = calloc(1, sizeof(*s));
+	struct gs_trace_workload dm;
+	gs_err err;
+
+	*out = NULL;
+	if (s == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "gpuslice scorer: out of memory");
+	s->model_aware = !(ablate & GS_TRACE_ABLATE_MODEL);
+	if ((ablate & GS_TRACE_ABLATE_DEMAND) && count_target != NULL) {
+		/* Ablation: FGD's M (by count), with nothing reweighed. */
+		err = gs_trace_workload_init_classes(&s->m, count_target->cls,
+		                                     count_target->n, eb);
+		if (err != GS_OK) {
+			free(s);
+			return err;
+		}
+		return scorer_finish_strand(s, ablate, out, eb);
+	}
+	err = gs_trace_workload_init_demand(&dm, pods, n, GS_GSL_COVERAGE, eb);
+	if (err != GS_OK) {
+		free(s);
+		return err;
+	}
+	return scorer_finish(s, &dm, ablate, out, eb);
+}
+
+gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls,
+                                    size_t n, struct gs_trace_scorer **out,
+                                    struct gs_errbuf *eb)
+{
+	struct gs_trace_scorer *s = calloc(1, sizeof(*s));
+	struct gs_trace_workload dm;
+	gs_err err;
+
+	*out = NULL;
+	if (s == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM,
+		               "gpuslice scorer: out of memory");
+	s->model_aware = true;
+	err = gs_trace_workload_init_weighted(&dm, cls, n, GS_GSL_COVERAGE, eb);
+	if (err != GS_OK) {
+		free(s);
+		return err;
+	}
+	return scorer_finish(s, &dm, 0, out, eb);
 }
 
 /* S: free GPU (milli) that would be left without CPU. */

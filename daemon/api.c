@@ -16,6 +16,7 @@
  *   POST   /v1/plan                        MIG plan
  * ({"gpu"|"model","current","demand","apply"}) GET
  * /v1/events?since&after&slice&limit    {"events":[...],"last_id":N}
+ *   GET    /v1/demand                      the demand seen, by weight
  *
  * Nothing a client sends reaches the model unchecked: bodies are JSON
  * objects with known keys only, names follow gs_name_is_valid, numbers
@@ -31,6 +32,7 @@
 #include <time.h>
 
 #include "gs/catalog.h"
+#include "gs/demand.h"
 #include "gs/migplan.h"
 #include "gs/spec_json.h"
 #include "node_int.h"
@@ -682,6 +684,91 @@ static void gpus_get(struct gs_api *api, const struct gs_http_req *req,
 	}
 	free(g);
 	json_object_set_new(o, "gpus", a);
+	set_json(resp, 200, o);
+}
+
+/* ---- demand ---- */
+
+/*
+ * The demand seen: its classes by weight now, each with the milli-GPU it
+ * counts as in the `frag` scorer on this node's first GPU (null for MIG
+ * classes, which do not enter it).
+ */
+static void demand_get(struct gs_api *api, struct gs_http_resp *resp)
+{
+	struct gs_demand *d = malloc(sizeof(*d));
+	struct gs_gpus *g = malloc(sizeof(*g));
+	int64_t now = gs_now_ns();
+	uint64_t gpu_mem = 0;
+	int order[GS_DEMAND_MAX_CLASSES];
+	json_t *o, *a;
+
+	if (d == NULL || g == NULL) {
+		free(d);
+		free(g);
+		fail(resp, GS_ERR_NOMEM, "out of memory%s", "");
+		return;
+	}
+	gs_node_demand(api->node, d);
+	gs_node_gpus(api->node, g);
+	if (g->n > 0)
+		gpu_mem = g->gpu[0].memory_bytes;
+	free(g);
+	/* Heaviest first (insertion sort: at most 32). */
+	for (int i = 0; i < d->n; i++) {
+		int j = i;
+
+		while (j > 0 && gs_demand_weight(d, order[j - 1], now) <
+		                    gs_demand_weight(d, i, now)) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	a = json_array();
+	for (int k = 0; k < d->n; k++) {
+		const struct gs_demand_class *c = &d->cls[order[k]];
+		struct gs_place_item it = {.kind = c->shape.kind,
+		                           .memory_bytes = c->shape.memory_bytes,
+		                           .compute_pct = c->shape.compute_pct};
+		int milli = gs_place_item_milli(&it, gpu_mem);
+		char when[40];
+		json_t *x = json_object();
+
+		json_object_set_new(x, "kind",
+		                    jstr(gs_demand_kind_name(c->shape.kind)));
+		if (c->shape.kind == GS_PLACE_FRACTION) {
+			mem_field(x, "memory", c->shape.memory_bytes);
+			json_object_set_new(x, "compute",
+			                    json_integer(c->shape.compute_pct));
+		}
+		if (c->shape.kind == GS_PLACE_MIG)
+			json_object_set_new(x, "mig_profile",
+			                    jstr(c->shape.mig_profile));
+		json_object_set_new(x, "gpu_milli",
+		                    milli > 0 ? json_integer(milli)
+		                              : json_null());
+		json_object_set_new(x, "num_gpu", json_integer(1));
+		json_object_set_new(
+		    x, "weight",
+		    json_real(gs_demand_weight(d, order[k], now)));
+		iso_time(c->t_ns, when, sizeof(when));
+		json_object_set_new(x, "last_seen", jstr(when));
+		json_array_append_new(a, x);
+	}
+	o = json_object();
+	json_object_set_new(
+	    o, "placement",
+	    jstr(gs_place_policy_name(gs_node_config(api->node)->placement)));
+	json_object_set_new(
+	    o, "half_life_seconds",
+	    json_integer(gs_node_config(api->node)->demand_half_life_s));
+	json_object_set_new(o, "gpu_memory_bytes",
+	                    json_integer((json_int_t)gpu_mem));
+	json_object_set_new(o, "total_weight",
+	                    json_real(gs_demand_total(d, now)));
+	json_object_set_new(o, "classes", a);
+	free(d);
 	set_json(resp, 200, o);
 }
 
@@ -1475,6 +1562,13 @@ void gs_api_handle(void *ctx, const struct gs_http_req *req,
 	if (n == 2 && strcmp(seg[1], "gpus") == 0) {
 		if (get)
 			gpus_get(api, req, resp);
+		else
+			method_not_allowed(resp, m);
+		return;
+	}
+	if (n == 2 && strcmp(seg[1], "demand") == 0) {
+		if (get)
+			demand_get(api, resp);
 		else
 			method_not_allowed(resp, m);
 		return;

@@ -330,13 +330,25 @@ static gs_err k_max_slices(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
+static gs_err k_demand_half_life(struct cfg_ctx *c, const char *key,
+                                 yaml_node_t *v, void *arg)
+{
+	long x;
+	gs_err err = get_int(c, v, key, 0, 10L * 365 * 86400, &x);
+
+	(void)arg;
+	c->cfg->demand_half_life_s = x;
+	return err;
+}
+
 static const struct key_def node_keys[] = {
     {"default_mode", k_default_mode}, {"timeslice", k_timeslice},
     {"placement", k_placement},       {"gpus", k_gpus},
     {"sim_model", k_sim_model},       {"sim_count", k_sim_count},
     {"sim_dir", k_sim_dir},           {"mig_on_real_gpu", k_mig_real},
     {"nvml_library", k_nvml},         {"default_team", k_default_team},
-    {"max_slices", k_max_slices},     {NULL, NULL},
+    {"max_slices", k_max_slices},     {"demand_half_life_s", k_demand_half_life},
+    {NULL, NULL},
 };
 
 /* ---- api ---- */
@@ -1045,7 +1057,8 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->default_mode = GS_MODE_AUTO;
 	cfg->timeslice_level = 0;
 	cfg->timeslice_set = false;
-	cfg->placement = GS_PLACE_BINPACK;
+	cfg->placement = GS_PLACE_FRAG;
+	cfg->demand_half_life_s = 86400;
 	cfg->gpus = GS_GPUS_AUTO;
 	snprintf(cfg->sim_model, sizeof(cfg->sim_model), "H100-SXM5-80GB");
 	cfg->sim_count = 2;

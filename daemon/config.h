@@ -47,6 +47,7 @@ struct gs_config {
 	int timeslice_level; /* 0 default, 1 short, 2 medium, 3 long */
 	bool timeslice_set;  /* apply it (else leave the GPU alone) */
 	enum gs_place_policy placement;
+	int64_t demand_half_life_s; /* the demand seen halves; 0: never */
 	enum gs_gpu_source gpus;
 	char sim_model[48]; /* the sim's GPUs when it is used */
 	int sim_count;

@@ -27,6 +27,7 @@
 #include "gs/migplan.h"
 #include "gs/placement.h"
 #include "gs/proc.h"
+#include "gs/trace.h"
 #include "watchdog.h"
 
 static void node_check(struct gs_node *node);
@@ -138,6 +139,24 @@ void gs__wr_trim(struct gs__wr *wr, int keep)
 		it->u.keep = keep;
 }
 
+void gs__wr_demand_put(struct gs__wr *wr, const struct gs_demand_class *c)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_DEMAND_PUT);
+
+	if (it)
+		it->u.demand = *c;
+}
+
+void gs__wr_demand_del(struct gs__wr *wr, const struct gs_demand_shape *s)
+{
+	struct gs__wr_item *it = wr_push(wr, GS__WR_DEMAND_DEL);
+
+	if (it) {
+		memset(&it->u.demand, 0, sizeof(it->u.demand));
+		it->u.demand.shape = *s;
+	}
+}
+
 static void wr_vevent(struct gs__wr *wr, const char *type, const char *slice,
                       const char *team, int gpu, int64_t owner, const char *fmt,
                       va_list ap)
@@ -208,6 +227,12 @@ static gs_err wr_apply(struct gs_store *st, struct gs_store_op *op)
 			break;
 		case GS__WR_TRIM:
 			err = gs_store_events_trim(st, it->u.keep);
+			break;
+		case GS__WR_DEMAND_PUT:
+			err = gs_store_demand_put(st, &it->u.demand);
+			break;
+		case GS__WR_DEMAND_DEL:
+			err = gs_store_demand_delete(st, &it->u.demand.shape);
 			break;
 		}
 	}
@@ -919,6 +944,7 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 	struct gs_place_inv *inv;
 	struct inv_map *map;
 	struct gs_place_item *it = &req.item[0];
+	struct gs_trace_scorer *sc = NULL;
 	enum gs_slice_mode mode = spec->mode;
 	gs_err err;
 
@@ -976,17 +1002,30 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 				         spec->mig_profile);
 		}
 	}
+	if (req.policy == GS_PLACE_FRAG) {
+		/* The demand seen, on the model that answers (a node has one
+		 * model in practice); none yet: the request stands for it. */
+		err = gs_demand_scorer(&node->demand, gs_now_ns(),
+		                       first->memory_bytes, &sc, eb);
+		if (err)
+			return err;
+		req.scorer = sc;
+	}
 	map = malloc(sizeof(*map));
-	if (map == NULL)
+	if (map == NULL) {
+		gs_trace_scorer_free(sc);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
 	inv = build_inv(node, skip, map);
 	if (inv == NULL) {
+		gs_trace_scorer_free(sc);
 		free(map);
 		return gs_fail(eb, GS_ERR_NOMEM, "placement inventory");
 	}
 	memset(&res, 0, sizeof(res));
 	err = gs_place(inv, &req, &res, eb);
 	gs_place_inv_destroy(inv);
+	gs_trace_scorer_free(sc);
 	if (err == GS_OK) {
 		out->gpu = res.target[0].gpu; /* one node: local index */
 		if (res.target[0].inst >= 0 && res.target[0].inst < map->n)
@@ -1339,6 +1378,50 @@ static gs_err merge_teams(struct gs_node *node, const struct gs_team *stored,
 	return GS_OK;
 }
 
+static void load_demand_class(void *ctx, const struct gs_demand_class *c)
+{
+	struct gs_node *node = ctx;
+	struct gs_errbuf eb = {0};
+
+	if (gs_demand_put(&node->demand, c, gs_now_ns(), &eb) != GS_OK)
+		gs_warn("node", "demand row skipped: %s", eb.msg);
+}
+
+/*
+ * The demand seen, from the store, decayed to now; classes that decayed
+ * away (or did not fit the table) are deleted there.
+ */
+static gs_err load_demand(struct gs_node *node, struct gs_errbuf *eb)
+{
+	const struct gs_config *cfg = node->cfg;
+	struct gs_demand_shape gone[GS_DEMAND_MAX_CLASSES];
+	struct gs__wr wr;
+	int n_gone;
+	gs_err err;
+
+	gs_demand_init(&node->demand,
+	               (int64_t)cfg->demand_half_life_s * 1000000000ll);
+	err = gs_store_load_demand(node->store, load_demand_class, node, eb);
+	if (err)
+		return err;
+	n_gone = gs_demand_prune(&node->demand, gs_now_ns(), gone);
+	if (n_gone == 0)
+		goto out;
+	gs__wr_init(&wr);
+	for (int k = 0; k < n_gone; k++)
+		gs__wr_demand_del(&wr, &gone[k]);
+	wr_submit(node, &wr);
+	err = gs_store_wait(node->store, &wr.op);
+	gs__wr_fini(&wr);
+	if (err)
+		return gs_fail(eb, err, "cannot forget old demand");
+out:
+	gs_info("node", "demand classes=%d weight=%.1f half_life_s=%lld",
+	        node->demand.n, gs_demand_total(&node->demand, gs_now_ns()),
+	        (long long)cfg->demand_half_life_s);
+	return GS_OK;
+}
+
 gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
                       struct gs_errbuf *eb)
 {
@@ -1388,6 +1471,9 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	err = gs_store_load_slices(node->store, load_slice, &lc, eb);
 	if (!err && lc.err)
 		err = gs_fail(eb, lc.err, "out of memory loading slices");
+	if (err)
+		goto out_free;
+	err = load_demand(node, eb);
 	if (err)
 		goto out_free;
 	(void)gs_store_max_slice_id(node->store, &maxid);
@@ -1645,6 +1731,68 @@ static void mig_undo(struct gs_node *node, const struct gs_slice *s,
 		        s->gpu_index, s->gi_id, s->name);
 }
 
+/*
+ * The shape a create asks for, as asked (mode auto unresolved): a whole
+ * GPU for isolation exclusive outside MIG, a MIG instance of its profile
+ * ("" when the daemon picks it) for mode mig, else a fraction.
+ */
+static void spec_shape(const struct gs_slice_spec *spec,
+                       struct gs_demand_shape *out)
+{
+	struct gs_place_item it;
+
+	memset(&it, 0, sizeof(it));
+	if (spec->mode == GS_MODE_MIG) {
+		it.kind = GS_PLACE_MIG;
+		snprintf(it.mig_profile, sizeof(it.mig_profile), "%s",
+		         spec->mig_profile);
+	} else if (spec->isolation == GS_ISOLATION_EXCLUSIVE &&
+	           !gs_mode_is_mig(spec->mode)) {
+		it.kind = GS_PLACE_WHOLE;
+	} else {
+		it.kind = GS_PLACE_FRACTION;
+		it.memory_bytes = spec->memory_bytes;
+		it.compute_pct = spec->compute_pct;
+	}
+	gs_demand_shape_of(&it, out);
+}
+
+/*
+ * Adds a request to the demand seen and queues its store rows (detached:
+ * the create does not wait on them; a lost write costs history, not a
+ * slice, and is logged by the batch). Lock held.
+ */
+static void record_demand(struct gs_node *node,
+                          const struct gs_slice_spec *spec)
+{
+	struct gs_demand_shape shape, gone[GS_DEMAND_MAX_CLASSES], evicted;
+	struct gs__wr *wr = gs__wr_new();
+	int64_t now = gs_now_ns();
+	bool did_evict;
+	int i, n_gone;
+
+	if (wr == NULL) {
+		gs_error("node", "demand: out of memory; request not recorded");
+		return;
+	}
+	spec_shape(spec, &shape);
+	n_gone = gs_demand_prune(&node->demand, now, gone);
+	for (int k = 0; k < n_gone; k++)
+		gs__wr_demand_del(wr, &gone[k]);
+	gs_demand_add(&node->demand, &shape, now, &i, &evicted, &did_evict);
+	if (did_evict)
+		gs__wr_demand_del(wr, &evicted);
+	gs__wr_demand_put(wr, &node->demand.cls[i]);
+	gs__wr_submit_detached(node, wr);
+}
+
+void gs_node_demand(struct gs_node *node, struct gs_demand *out)
+{
+	pthread_mutex_lock(&node->lock);
+	*out = node->demand;
+	pthread_mutex_unlock(&node->lock);
+}
+
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
                             const struct gs_node_create_req *req,
                             struct gs_node_create_res *res,
@@ -1760,6 +1908,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		goto out_unlock;
 	}
 
+	record_demand(node, &s.spec);
 	/*
 	 * Where it would go with everything as it is (mode auto needs a
 	 * GPU), then quotas. Which error wins: a team over its max is

@@ -184,6 +184,9 @@ bool gs_xid_is_gpu_fault(unsigned long long xid);
 void gs_node_gpu_alloc(struct gs_node *node, int i, uint64_t *mem,
                        uint32_t *compute, int *n_slices);
 
+/* A copy of the demand seen (gs/demand.h), taken under the lock. */
+void gs_node_demand(struct gs_node *node, struct gs_demand *out);
+
 /* Counters for metrics. */
 struct gs_node_counters {
 	uint64_t creates, deletes, rejects, reclaims;

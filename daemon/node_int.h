@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 
+#include "gs/demand.h"
 #include "gs/quota.h"
 #include "gs/region.h"
 #include "node.h"
@@ -63,6 +64,9 @@ struct gs_node {
 		bool unhealthy;
 		char reason[96];
 	} health[GS_GPUS_MAX];
+	/* The slice shapes asked for (gs/demand.h), mirrored in the store's
+	 * demand table; the `frag` policy's scorer. Under `lock`. */
+	struct gs_demand demand;
 };
 
 /*
@@ -78,6 +82,8 @@ enum gs__wr_kind {
 	GS__WR_TEAM_PUT,
 	GS__WR_TEAM_DEL,
 	GS__WR_TRIM,
+	GS__WR_DEMAND_PUT,
+	GS__WR_DEMAND_DEL,
 };
 
 struct gs__wr_item {
@@ -89,6 +95,7 @@ struct gs__wr_item {
 		struct gs_usage_row usage;
 		struct gs_team team;
 		int keep;
+		struct gs_demand_class demand; /* DEL: only the shape */
 	} u;
 };
 
@@ -109,6 +116,8 @@ void gs__wr_team_put(struct gs__wr *wr, const struct gs_team *t);
 void gs__wr_team_del(struct gs__wr *wr, const char *name);
 void gs__wr_usage(struct gs__wr *wr, const struct gs_usage_row *r);
 void gs__wr_trim(struct gs__wr *wr, int keep);
+void gs__wr_demand_put(struct gs__wr *wr, const struct gs_demand_class *c);
+void gs__wr_demand_del(struct gs__wr *wr, const struct gs_demand_shape *s);
 /* An event about slice `s` (NULL: about the node). */
 void gs__wr_event(struct gs__wr *wr, const char *type, const struct gs_slice *s,
                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -75,6 +75,13 @@ static const char *const migrations[] = {
     " (SELECT COALESCE(MAX(id), 0) FROM slices));",
     /* 2 -> 3: slice labels, a JSON object of strings */
     "ALTER TABLE slices ADD COLUMN labels TEXT NOT NULL DEFAULT '{}';",
+    /* 3 -> 4: the demand seen, one row per slice shape (gs/demand.h):
+     * its weight at t_ns */
+    "CREATE TABLE demand("
+    " kind TEXT NOT NULL, memory_bytes INTEGER NOT NULL,"
+    " compute_pct INTEGER NOT NULL, mig_profile TEXT NOT NULL,"
+    " weight REAL NOT NULL, t_ns INTEGER NOT NULL,"
+    " PRIMARY KEY(kind, memory_bytes, compute_pct, mig_profile));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -89,6 +96,8 @@ enum stmt_id {
 	ST_USAGE_ADD,
 	ST_EVENT_ADD,
 	ST_MAXID,
+	ST_DEMAND_PUT,
+	ST_DEMAND_DEL,
 	ST_BEGIN,
 	ST_COMMIT,
 	ST__COUNT
@@ -117,6 +126,12 @@ static const char *const stmt_sql[ST__COUNT] = {
                      " message, owner_uid) VALUES(?1,?2,?3,?4,?5,?6,?7)",
     [ST_MAXID] = "UPDATE meta SET value = ?1 WHERE key = 'max_slice_id'"
                  " AND CAST(value AS INTEGER) < ?1",
+    [ST_DEMAND_PUT] =
+        "INSERT OR REPLACE INTO demand(kind, memory_bytes, compute_pct,"
+        " mig_profile, weight, t_ns) VALUES(?1,?2,?3,?4,?5,?6)",
+    [ST_DEMAND_DEL] = "DELETE FROM demand WHERE kind = ?1 AND"
+                      " memory_bytes = ?2 AND compute_pct = ?3 AND"
+                      " mig_profile = ?4",
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
 };
@@ -846,6 +861,34 @@ gs_err gs_store_team_delete(struct gs_store *st, const char *name)
 	return step_reset(st, s);
 }
 
+static void bind_shape(sqlite3_stmt *s, const struct gs_demand_shape *sh)
+{
+	bind_text(s, 1, gs_demand_kind_name(sh->kind));
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)sh->memory_bytes);
+	sqlite3_bind_int(s, 3, sh->compute_pct);
+	bind_text(s, 4, sh->mig_profile);
+}
+
+gs_err gs_store_demand_put(struct gs_store *st,
+                           const struct gs_demand_class *c)
+{
+	sqlite3_stmt *s = st->stmt[ST_DEMAND_PUT];
+
+	bind_shape(s, &c->shape);
+	sqlite3_bind_double(s, 5, c->weight);
+	sqlite3_bind_int64(s, 6, c->t_ns);
+	return step_reset(st, s);
+}
+
+gs_err gs_store_demand_delete(struct gs_store *st,
+                              const struct gs_demand_shape *shape)
+{
+	sqlite3_stmt *s = st->stmt[ST_DEMAND_DEL];
+
+	bind_shape(s, shape);
+	return step_reset(st, s);
+}
+
 gs_err gs_store_usage_add(struct gs_store *st, const struct gs_usage_row *r)
 {
 	sqlite3_stmt *s = st->stmt[ST_USAGE_ADD];
@@ -1044,6 +1087,41 @@ gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb, void *ctx,
 		}
 		t.from_config = sqlite3_column_int(s, 8) != 0;
 		cb(ctx, &t);
+	}
+	return read_end(st, s, rc, eb);
+}
+
+gs_err gs_store_load_demand(struct gs_store *st, gs_store_demand_cb cb,
+                            void *ctx, struct gs_errbuf *eb)
+{
+	sqlite3_stmt *s;
+	int rc;
+	gs_err err;
+
+	err = read_begin(st,
+	                 "SELECT kind, memory_bytes, compute_pct, mig_profile,"
+	                 " weight, t_ns FROM demand ORDER BY t_ns",
+	                 &s, eb);
+	if (err)
+		return err;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct gs_demand_class c;
+		const unsigned char *kind = sqlite3_column_text(s, 0);
+
+		memset(&c, 0, sizeof(c));
+		if (kind == NULL ||
+		    gs_demand_parse_kind((const char *)kind, &c.shape.kind)) {
+			gs_warn("store", "demand row of unknown kind '%s' "
+			        "skipped", kind ? (const char *)kind : "");
+			continue;
+		}
+		c.shape.memory_bytes = (uint64_t)sqlite3_column_int64(s, 1);
+		c.shape.compute_pct = sqlite3_column_int(s, 2);
+		copy_col(c.shape.mig_profile, sizeof(c.shape.mig_profile), s,
+		         3);
+		c.weight = sqlite3_column_double(s, 4);
+		c.t_ns = sqlite3_column_int64(s, 5);
+		cb(ctx, &c);
 	}
 	return read_end(st, s, rc, eb);
 }

@@ -1,6 +1,7 @@
 /*
  * store.h - the daemon's durable state in SQLite: slices, teams and quotas,
- * the usage ledger and events, under a versioned schema with migrations.
+ * the usage ledger and events, the demand seen (gs/demand.h), under a
+ * versioned schema with migrations.
  *
  * Writes go through one queue and are committed in batches (group commit):
  * a thread submits an op while it holds the node model's lock, so the
@@ -28,13 +29,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gs/demand.h"
 #include "gs/err.h"
 #include "slice.h"
 
 struct gs_store;
 
 /* Latest schema version this build writes; older files are migrated. */
-#define GS_STORE_SCHEMA_VERSION 3
+#define GS_STORE_SCHEMA_VERSION 4
 
 enum gs_store_sync {
 	GS_STORE_SYNC_FULL = 0,   /* fsync each commit: survives power loss */
@@ -121,6 +123,11 @@ gs_err gs_store_team_put(struct gs_store *st, const struct gs_team *t);
 gs_err gs_store_team_delete(struct gs_store *st, const char *name);
 gs_err gs_store_usage_add(struct gs_store *st, const struct gs_usage_row *r);
 gs_err gs_store_event_add(struct gs_store *st, const struct gs_event *e);
+/* The demand history's class for its shape, as it is now / forgotten. */
+gs_err gs_store_demand_put(struct gs_store *st,
+                           const struct gs_demand_class *c);
+gs_err gs_store_demand_delete(struct gs_store *st,
+                              const struct gs_demand_shape *shape);
 
 /* ---- reads (own connection; safe from any thread) ---- */
 typedef void (*gs_store_slice_cb)(void *ctx, const struct gs_slice *s);
@@ -137,6 +144,11 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
                             void *ctx, struct gs_errbuf *eb);
 gs_err gs_store_load_teams(struct gs_store *st, gs_store_team_cb cb, void *ctx,
                            struct gs_errbuf *eb);
+/* The stored demand classes (a row of an unknown kind is logged and
+ * skipped). */
+typedef void (*gs_store_demand_cb)(void *ctx, const struct gs_demand_class *c);
+gs_err gs_store_load_demand(struct gs_store *st, gs_store_demand_cb cb,
+                            void *ctx, struct gs_errbuf *eb);
 /* Largest slice id ever given (ids are never reused). */
 gs_err gs_store_max_slice_id(struct gs_store *st, int64_t *out);
 /*

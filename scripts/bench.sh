@@ -171,6 +171,14 @@ bench_placement() {
 	"$1/bin/gs-bench-placement" --policy spread
 }
 
+# Placement on one node under churn: requests refused per policy, and what
+# the demand history buys `frag` (pure CPU; core/bench/bench_demand.c).
+bench_placement_demand() {
+	echo "== placement_demand: refused requests on one node, 8 x 80 GiB (CPU only) =="
+	"$1/bin/gs-bench-demand" --load 1.2
+	"$1/bin/gs-bench-demand" --load 1.2 --mix 25:60,45:30,0:10
+}
+
 # gpuslice-kubelet-plugin's memory (budget 16 MiB): peak RSS of the
 # transport with the fake driver of tests/integration/k8s_transport after
 # 2,000 claim calls from the kubelet stand-in (CPU only), then of the whole
@@ -211,8 +219,8 @@ bench_kubelet_prepare() {
 		echo "   skipped or failed (see above)"
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim placement kubelet_plugin
-          kubelet_prepare)
+SECTIONS=(migplan sim trace trace_lists daemon shim placement placement_demand
+          kubelet_plugin kubelet_prepare)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then

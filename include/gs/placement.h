@@ -87,8 +87,9 @@ enum gs_place_policy {
 	/* Nodes as binpack; within the node, the assignment that leaves the
 	 * least fragmentation of what the node could still host, by
 	 * gpuslice's scorer (gs_trace_scorer_cost, gs/trace.h) with each GPU's
-	 * free share = min(free memory, free compute) in milli-GPU. Requests
-	 * with MIG slices are placed as binpack. */
+	 * free share = min(free memory, free compute) in milli-GPU; equal
+	 * costs go to binpack's least leftover. Requests with MIG slices are
+	 * placed as binpack. */
 	GS_PLACE_FRAG,
 };
 
@@ -121,6 +122,16 @@ struct gs_place_item {
 	int compute_pct;         /* FRACTION: 0..100 */
 	char mig_profile[GS_SPEC_PROFILE_MAX]; /* MIG; layered: "" = any */
 };
+
+/*
+ * The share of one GPU with `gpu_memory_bytes` that a slice takes, in
+ * milli-GPU as the FRAG policy's scorer counts it (the larger of its
+ * compute share and its memory share, rounded down, 1..1000; a whole GPU
+ * 1000), or -1 for a MIG slice, which is not a share of a free GPU. With
+ * gpu_memory_bytes 0 only the compute share counts.
+ */
+int gs_place_item_milli(const struct gs_place_item *it,
+                        uint64_t gpu_memory_bytes);
 
 /* ---- inventory -------------------------------------------------------- */
 

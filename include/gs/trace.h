@@ -119,6 +119,17 @@ gs_err gs_trace_workload_init(struct gs_trace_workload *w,
 gs_err gs_trace_workload_init_demand(struct gs_trace_workload *w,
                                      const struct gs_trace_pod *pods, size_t n,
                                      double coverage_pct, struct gs_errbuf *eb);
+/*
+ * The same as gs_trace_workload_init_demand, but from classes that carry
+ * a weight each in `p` (a decayed count of requests, say; `count` is only
+ * carried along): equal tuples are merged, classes of weight 0 dropped.
+ * GS_ERR_INVALID for a class that is not a valid task shape, a negative
+ * weight, or no class with a weight.
+ */
+gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
+                                       const struct gs_trace_class *cls,
+                                       size_t n, double coverage_pct,
+                                       struct gs_errbuf *eb);
 /* Copies `n` classes and uses their `p` as given (no renormalisation). */
 gs_err gs_trace_workload_init_classes(struct gs_trace_workload *w,
                                       const struct gs_trace_class *cls,
@@ -289,6 +300,15 @@ gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
                            const struct gs_trace_workload *count_target,
                            unsigned ablate, struct gs_trace_scorer **out,
                            struct gs_errbuf *eb);
+/*
+ * The same from task classes weighed by their `p` (see
+ * gs_trace_workload_init_weighted): what a node daemon's decayed demand
+ * history (gs/demand.h) or a scheduler's demand list gives. Classes with
+ * weights equal to task counts build the same scorer as the tasks.
+ */
+gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls,
+                                    size_t n, struct gs_trace_scorer **out,
+                                    struct gs_errbuf *eb);
 void gs_trace_scorer_free(struct gs_trace_scorer *s);
 /* Cost of a node state in milli-GPU: fragmentation plus stranded GPU. */
 double gs_trace_scorer_cost(const struct gs_trace_scorer *s, int64_t cpu_free,

@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@ struct ext_node {
 	unsigned ngpu;
 	uint16_t free[GS_TRACE_MAX_DEVS];
 	unsigned model;
+	char unreachable[256]; /* "" when its state is known */
 };
 
 struct gs_ext_state {
@@ -28,7 +31,7 @@ struct gs_ext_state {
 	size_t n;
 	struct ext_node *node; /* owned */
 	size_t nd;
-	struct gs_trace_pod *demand; /* owned; nd tasks */
+	struct gs_trace_class *demand; /* owned; nd classes, weight in p */
 };
 
 void gs_ext_state_free(struct gs_ext_state *st)
@@ -60,6 +63,15 @@ static gs_err parse_node(struct gs_ext_state *st, json_t *jn, size_t i,
 	    strlen(json_string_value(name)) >= sizeof(n->name))
 		return bad(eb, "node without a name", i);
 	strcpy(n->name, json_string_value(name));
+	if (json_is_string(json_object_get(jn, "unreachable"))) {
+		/* A node the live source could not read: no GPU state. */
+		snprintf(n->unreachable, sizeof(n->unreachable), "%s",
+		         json_string_value(json_object_get(jn, "unreachable")));
+		if (n->unreachable[0] == '\0')
+			snprintf(n->unreachable, sizeof(n->unreachable),
+			         "unreachable");
+		return GS_OK;
+	}
 	n->cpu_free = json_integer_value(json_object_get(jn, "cpu_free_milli"));
 	if (!json_is_integer(json_object_get(jn, "cpu_free_milli")))
 		n->cpu_free = INT64_MAX / 4; /* not reported: never binds */
@@ -92,6 +104,51 @@ static gs_err parse_node(struct gs_ext_state *st, json_t *jn, size_t i,
 		n->free[n->ngpu++] = (uint16_t)floor(share * GS_TRACE_MILLI);
 	}
 	n->model = model < 0 ? 0 : (unsigned)model; /* one model per node */
+	return GS_OK;
+}
+
+/*
+ * One demand entry: a task shape and either "count" (tasks, default 1) or
+ * "weight" (a decayed count, as gpusliced's GET /v1/demand gives). An
+ * entry with "gpu_milli": null (a MIG shape) is skipped.
+ */
+static gs_err parse_demand(struct gs_ext_state *st, json_t *v, size_t i,
+                           struct gs_errbuf *eb)
+{
+	json_t *jc = json_object_get(v, "count");
+	json_t *jw = json_object_get(v, "weight");
+	json_t *jg = json_object_get(v, "gpu_milli");
+	struct gs_trace_pod p;
+	double w = 1;
+
+	if (json_is_null(jg))
+		return GS_OK;
+	p = (struct gs_trace_pod){
+	    .cpu_milli =
+	        (uint32_t)json_integer_value(json_object_get(v, "cpu_milli")),
+	    .gpu_milli = (uint16_t)json_integer_value(jg),
+	    .num_gpu =
+	        (uint8_t)json_integer_value(json_object_get(v, "num_gpu")),
+	};
+	if (json_is_number(jw))
+		w = json_number_value(jw);
+	else if (json_is_integer(jc))
+		w = (double)json_integer_value(jc);
+	if (!json_is_integer(jg) || json_integer_value(jg) < 0 ||
+	    json_integer_value(jg) > GS_TRACE_MILLI ||
+	    !gs_trace_pod_is_valid(&p) || !(w >= 0) || w > 1e12)
+		return bad(
+		    eb,
+		    "invalid demand entry (cpu_milli, gpu_milli 0..1000, "
+		    "num_gpu, count or weight >= 0)",
+		    i);
+	st->demand[st->nd++] = (struct gs_trace_class){
+	    .cpu_milli = p.cpu_milli,
+	    .gpu_milli = p.gpu_milli,
+	    .num_gpu = p.num_gpu,
+	    .count = (uint32_t)(w + 0.5),
+	    .p = w,
+	};
 	return GS_OK;
 }
 
@@ -130,36 +187,15 @@ gs_err gs_ext_state_parse(const char *text, size_t len,
 			err = parse_node(st, v, i, eb);
 	}
 	if (err == GS_OK && json_is_array(demand)) {
-		size_t total = 0;
-		json_array_foreach(demand, i, v)
-		{
-			json_int_t c =
-			    json_integer_value(json_object_get(v, "count"));
-			total += c > 0 ? (size_t)c : 1;
-		}
-		st->demand = calloc(total ? total : 1, sizeof(*st->demand));
+		st->demand =
+		    calloc(json_array_size(demand) + 1, sizeof(*st->demand));
 		if (st->demand == NULL)
 			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 		json_array_foreach(demand, i, v)
 		{
-			json_int_t c =
-			    json_integer_value(json_object_get(v, "count"));
-			struct gs_trace_pod p = {
-			    .cpu_milli = (uint32_t)json_integer_value(
-			        json_object_get(v, "cpu_milli")),
-			    .gpu_milli = (uint16_t)json_integer_value(
-			        json_object_get(v, "gpu_milli")),
-			    .num_gpu = (uint8_t)json_integer_value(
-			        json_object_get(v, "num_gpu")),
-			};
 			if (err != GS_OK)
 				break;
-			if (!gs_trace_pod_is_valid(&p)) {
-				err = bad(eb, "invalid demand entry", i);
-				break;
-			}
-			for (json_int_t r = 0; r < (c > 0 ? c : 1); r++)
-				st->demand[st->nd++] = p;
+			err = parse_demand(st, v, i, eb);
 		}
 	}
 	json_decref(root);
@@ -312,6 +348,15 @@ static json_t *candidates(json_t *args)
 	return out;
 }
 
+/* Whether the demand has a class with weight: else the pod stands for it. */
+static bool has_weight(const struct gs_ext_state *st)
+{
+	for (size_t i = 0; i < st->nd; i++)
+		if (st->demand[i].p > 0)
+			return true;
+	return false;
+}
+
 char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
                     const char *body, size_t len, int *status)
 {
@@ -339,9 +384,14 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		return error_reply(status, 400, why);
 	}
 	gs_errbuf_init(&eb);
-	if (pod.num_gpu > 0 &&
-	    gs_trace_scorer_new(st->nd ? st->demand : &pod, st->nd ? st->nd : 1,
-	                        NULL, 0, &sc, &eb) != GS_OK) {
+	if (pod.num_gpu > 0 && has_weight(st) &&
+	    gs_trace_scorer_new_weighted(st->demand, st->nd, &sc, &eb) !=
+	        GS_OK) {
+		json_decref(args);
+		return error_reply(status, 500, eb.msg);
+	}
+	if (pod.num_gpu > 0 && sc == NULL &&
+	    gs_trace_scorer_new(&pod, 1, NULL, 0, &sc, &eb) != GS_OK) {
 		json_decref(args);
 		return error_reply(status, 500, eb.msg);
 	}
@@ -359,9 +409,20 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 				    failed, json_string_value(n),
 				    json_string(
 				        "gpuslice: node reports no GPU state"));
-			else if (gs_trace_scorer_score(
-			             sc, NAN, nd->cpu_free, nd->free, nd->ngpu,
-			             nd->model, &pod, NULL) < 0)
+			else if (nd->unreachable[0]) {
+				char reason[320];
+
+				snprintf(
+				    reason, sizeof(reason),
+				    "gpuslice: node GPU state unavailable: "
+				    "%s",
+				    nd->unreachable);
+				json_object_set_new(failed,
+				                    json_string_value(n),
+				                    json_string(reason));
+			} else if (gs_trace_scorer_score(
+			               sc, NAN, nd->cpu_free, nd->free,
+			               nd->ngpu, nd->model, &pod, NULL) < 0)
 				json_object_set_new(
 				    failed, json_string_value(n),
 				    json_string("gpuslice: not enough free GPU "
@@ -378,7 +439,8 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 			const struct ext_node *nd =
 			    find(st, json_string_value(n));
 			double v = 0;
-			if (pod.num_gpu > 0 && nd != NULL)
+			if (pod.num_gpu > 0 && nd != NULL &&
+			    !nd->unreachable[0])
 				v = gs_trace_scorer_score(
 				    sc, NAN, nd->cpu_free, nd->free, nd->ngpu,
 				    nd->model, &pod, NULL);

@@ -11,7 +11,12 @@
  *                       "memory_free_bytes":N,"compute_free_pct":P}]}],
  *    "demand":[{"cpu_milli":C,"gpu_milli":G,"num_gpu":K,"count":N}]}
  * "demand" (optional) is the task mix seen; without it the pod being
- * scheduled stands for the demand.
+ * scheduled stands for the demand. An entry carries "count" (tasks) or
+ * "weight" (a decayed count, as gpusliced's GET /v1/demand gives); one
+ * with "gpu_milli": null (a MIG shape) is skipped. A node may carry
+ * "unreachable": "why" instead of its GPUs (the live source, live.h, could
+ * not read it): filter fails it with that reason, prioritize scores it 0;
+ * it is never scored as an empty node.
  */
 #ifndef GS_K8S_EXTENDER_H
 #define GS_K8S_EXTENDER_H

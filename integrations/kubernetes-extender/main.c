@@ -1,15 +1,20 @@
 /*
  * main.c - gs-k8s-extender: a kube-scheduler extender over HTTP
  * (libmicrohttpd). POST /filter and POST /prioritize take ExtenderArgs and
- * answer as extender.c computes; the node GPU state is re-read from
- * --state FILE on every request (gpusliced's export, or any file in that
- * shape), so a stale or broken file shows up as an error reply, never as
- * a silently wrong answer.
+ * answer as extender.c computes. The node GPU state comes from one of:
+ *   --state FILE  re-read on every request (any file in extender.h's
+ *                 shape), so a stale or broken file shows up as an error
+ *                 reply, never as a silently wrong answer;
+ *   --nodes FILE  the live source (live.h): each node's gpusliced polled
+ *                 over TCP; a node that does not answer is filtered out
+ *                 with the reason.
  *
- * usage: gs-k8s-extender --state FILE [--port N]
+ * usage: gs-k8s-extender (--state FILE | --nodes FILE) [--port N]
  */
 #include "extender.h"
+#include "live.h"
 
+#include <curl/curl.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,7 +30,11 @@ struct conn {
 	bool too_big;
 };
 
+#define USAGE                                                                  \
+	"usage: gs-k8s-extender (--state FILE | --nodes FILE) [--port N]\n"
+
 static const char *state_path;
+static struct gs_ext_live *live; /* --nodes */
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -99,15 +108,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		return send_json(c, 413,
 		                 strdup("{\"Error\":\"body too big\"}"));
 	gs_errbuf_init(&eb);
-	state = read_file(state_path, &slen);
+	state = live ? gs_ext_live_state(live, &slen)
+	             : read_file(state_path, &slen);
 	if (state == NULL)
 		return send_json(
-		    c, 503, strdup("{\"Error\":\"cannot read state file\"}"));
+		    c, 503,
+		    strdup(live ? "{\"Error\":\"out of memory\"}"
+		                : "{\"Error\":\"cannot read state file\"}"));
 	if (gs_ext_state_parse(state, slen, &st, &eb) != GS_OK) {
 		free(state);
 		fprintf(stderr, "gs-k8s-extender: %s\n", eb.msg);
 		return send_json(c, 503,
-		                 strdup("{\"Error\":\"bad state file\"}"));
+		                 strdup("{\"Error\":\"bad node state\"}"));
 	}
 	free(state);
 	out = gs_ext_handle(st, url[0] == '/' ? url + 1 : url,
@@ -134,6 +146,9 @@ static void done(void *cls, struct MHD_Connection *c, void **ctx,
 int main(int argc, char **argv)
 {
 	unsigned port = 8888;
+	const char *nodes_path = NULL;
+	struct gs_ext_live_cfg lcfg;
+	struct gs_errbuf eb;
 	struct MHD_Daemon *d;
 	sigset_t set;
 	int sig;
@@ -141,19 +156,40 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--state") == 0 && i + 1 < argc)
 			state_path = argv[++i];
+		else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
+			nodes_path = argv[++i];
 		else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
 			port = (unsigned)strtoul(argv[++i], NULL, 10);
 		else {
-			fprintf(
-			    stderr,
-			    "usage: gs-k8s-extender --state FILE [--port N]\n");
+			fprintf(stderr, USAGE);
 			return 2;
 		}
 	}
-	if (state_path == NULL || port == 0 || port > 65535) {
-		fprintf(stderr,
-		        "usage: gs-k8s-extender --state FILE [--port N]\n");
+	if ((state_path == NULL) == (nodes_path == NULL) || port == 0 ||
+	    port > 65535) {
+		fprintf(stderr, USAGE);
 		return 2;
+	}
+	/* Signals are blocked before any thread starts, so that only
+	 * sigwait below takes them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (nodes_path != NULL) {
+		gs_errbuf_init(&eb);
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			fprintf(stderr,
+			        "gs-k8s-extender: libcurl init failed\n");
+			return 1;
+		}
+		if (gs_ext_live_cfg_load(nodes_path, &lcfg, &eb) != GS_OK ||
+		    gs_ext_live_start(&lcfg, &live, &eb) != GS_OK) {
+			fprintf(stderr, "gs-k8s-extender: %s\n", eb.msg);
+			gs_ext_live_cfg_fini(&lcfg);
+			return 1;
+		}
+		gs_ext_live_cfg_fini(&lcfg);
 	}
 	d = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handle,
@@ -161,13 +197,13 @@ int main(int argc, char **argv)
 	if (d == NULL) {
 		fprintf(stderr, "gs-k8s-extender: cannot listen on port %u\n",
 		        port);
+		gs_ext_live_stop(live);
 		return 1;
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, NULL);
 	sigwait(&set, &sig);
 	MHD_stop_daemon(d);
+	gs_ext_live_stop(live);
+	if (nodes_path != NULL)
+		curl_global_cleanup();
 	return 0;
 }

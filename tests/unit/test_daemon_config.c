@@ -28,7 +28,8 @@ static void defaults_are_documented_values(void **state)
 	gs_config_defaults(&cfg, true, NULL, NULL);
 	assert_string_equal(cfg.socket, "/run/gpuslice/api.sock");
 	assert_int_equal(cfg.default_mode, GS_MODE_AUTO);
-	assert_int_equal(cfg.placement, GS_PLACE_BINPACK);
+	assert_int_equal(cfg.placement, GS_PLACE_FRAG);
+	assert_int_equal(cfg.demand_half_life_s, 86400);
 	assert_int_equal(cfg.watchdog_action, GS_WATCHDOG_FLAG);
 	assert_int_equal(cfg.watchdog_interval_ms, 1000);
 	assert_int_equal(cfg.synchronous, GS_STORE_SYNC_NORMAL);
@@ -47,6 +48,7 @@ static void every_section_is_read(void **state)
 	    "  default_mode: mps\n"
 	    "  timeslice: long\n"
 	    "  placement: spread\n"
+	    "  demand_half_life_s: 3600\n"
 	    "  gpus: sim\n"
 	    "  sim_model: A100-40GB\n"
 	    "  sim_count: 4\n"
@@ -103,6 +105,7 @@ static void every_section_is_read(void **state)
 	assert_true(cfg.timeslice_set);
 	assert_int_equal(cfg.timeslice_level, 3);
 	assert_int_equal(cfg.placement, GS_PLACE_SPREAD);
+	assert_int_equal(cfg.demand_half_life_s, 3600);
 	assert_int_equal(cfg.gpus, GS_GPUS_SIM);
 	assert_string_equal(cfg.sim_model, "A100-SXM4-40GB");
 	assert_int_equal(cfg.sim_count, 4);

@@ -1,8 +1,8 @@
 /*
  * test_daemon_store.c - the daemon's SQLite store: schema migrations,
- * round trips of slices and teams, group commit under concurrency, and
- * refusing files that are not ours, too new, empty or not databases, and
- * slice rows that do not parse.
+ * round trips of slices, teams and demand classes, group commit under
+ * concurrency, and refusing files that are not ours, too new, empty or not
+ * databases, and slice rows that do not parse.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,6 +125,92 @@ static void new_file_is_migrated_to_latest_and_reopens(void **state)
 		assert_int_equal(gs_store_max_slice_id(st, &after), GS_OK);
 		assert_int_equal(after, maxid);
 	}
+	gs_store_close(st);
+}
+
+struct demand_arg {
+	struct gs_demand_class put[2];
+	int n_put;
+	struct gs_demand_shape del;
+	bool has_del;
+};
+
+static gs_err apply_demand(struct gs_store *st, struct gs_store_op *op)
+{
+	struct demand_arg *a = op->arg;
+	gs_err err = GS_OK;
+
+	for (int i = 0; i < a->n_put && !err; i++)
+		err = gs_store_demand_put(st, &a->put[i]);
+	if (!err && a->has_del)
+		err = gs_store_demand_delete(st, &a->del);
+	return err;
+}
+
+static void add_class(void *ctx, const struct gs_demand_class *c)
+{
+	struct demand_arg *got = ctx;
+
+	if (got->n_put < 2)
+		got->put[got->n_put] = *c;
+	got->n_put++;
+}
+
+/* The demand table: a class per shape, replaced in place, deleted by
+ * shape, read back as written. */
+static void demand_classes_round_trip_by_shape(void **state)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct demand_arg a, got;
+	struct gs_store_op op = {.apply = apply_demand, .arg = &a};
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.put[0].shape.kind = GS_PLACE_FRACTION;
+	a.put[0].shape.memory_bytes = 40ull << 30;
+	a.put[0].weight = 3.5;
+	a.put[0].t_ns = 1000;
+	a.put[1].shape.kind = GS_PLACE_MIG;
+	snprintf(a.put[1].shape.mig_profile,
+	         sizeof(a.put[1].shape.mig_profile), "1g.10gb");
+	a.put[1].weight = 1;
+	a.put[1].t_ns = 2000;
+	a.n_put = 2;
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	/* the same shape again replaces its row */
+	a.put[0].weight = 4.5;
+	a.put[0].t_ns = 3000;
+	a.n_put = 1;
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	gs_store_close(st);
+
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_demand(st, add_class, &got, &eb), GS_OK);
+	assert_int_equal(got.n_put, 2);
+	/* oldest first: the MIG class (2000), then the fraction (3000) */
+	assert_int_equal(got.put[0].shape.kind, GS_PLACE_MIG);
+	assert_string_equal(got.put[0].shape.mig_profile, "1g.10gb");
+	assert_int_equal(got.put[1].shape.kind, GS_PLACE_FRACTION);
+	assert_true(got.put[1].shape.memory_bytes == 40ull << 30);
+	assert_true(got.put[1].weight == 4.5);
+	assert_int_equal(got.put[1].t_ns, 3000);
+	/* deleting the MIG shape leaves the fraction */
+	a.n_put = 0;
+	a.has_del = true;
+	a.del = got.put[0].shape;
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_demand(st, add_class, &got, &eb), GS_OK);
+	assert_int_equal(got.n_put, 1);
+	assert_int_equal(got.put[0].shape.kind, GS_PLACE_FRACTION);
 	gs_store_close(st);
 }
 
@@ -482,6 +568,8 @@ int main(void)
 	        version_one_file_is_migrated_keeping_its_rows, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        newer_schema_is_refused_with_version_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(demand_classes_round_trip_by_shape,
+	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        foreign_database_is_refused_as_corrupt, setup, teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "extender.h"
+#include "live.h"
 
 static char *slurp(const char *name, size_t *len)
 {
@@ -132,12 +133,148 @@ static void bad_bodies_and_verbs_get_error_replies(void **unused)
 	gs_ext_state_free(st);
 }
 
+/*
+ * The live source's document from gpusliced's answers: free memory and
+ * compute from what slices hold, an unhealthy GPU as full, demand weights
+ * merged over nodes (MIG shapes left out), and a node without an answer
+ * (or with one that does not parse) filtered with the reason.
+ */
+static void live_doc_follows_the_daemons_answers(void **unused)
+{
+	static const char gpus_a[] =
+	    "{\"source\":\"sim\",\"gpus\":["
+	    "{\"index\":0,\"model\":\"H100-SXM5-80GB\","
+	    "\"memory_bytes\":85899345920,\"health\":{\"healthy\":true},"
+	    "\"allocated\":{\"memory_bytes\":75161927680,\"compute\":0,"
+	    "\"slices\":1}},"
+	    "{\"index\":1,\"model\":\"H100-SXM5-80GB\","
+	    "\"memory_bytes\":85899345920,"
+	    "\"health\":{\"healthy\":false,\"reason\":\"Xid 79\"},"
+	    "\"allocated\":{\"memory_bytes\":0,\"compute\":0,"
+	    "\"slices\":0}}]}";
+	static const char gpus_b[] =
+	    "{\"gpus\":[{\"model\":\"H100-SXM5-80GB\","
+	    "\"memory_bytes\":85899345920,\"allocated\":{\"memory_bytes\":"
+	    "21474836480,\"compute\":30,\"slices\":1}}]}";
+	static const char demand[] =
+	    "{\"classes\":[{\"kind\":\"fraction\",\"gpu_milli\":500,"
+	    "\"num_gpu\":1,\"weight\":2.5},{\"kind\":\"mig\","
+	    "\"gpu_milli\":null,\"num_gpu\":1,\"weight\":9}]}";
+	const struct gs_ext_live_read reads[] = {
+	    {.name = "node-a", .gpus = gpus_a, .demand = demand},
+	    {.name = "node-b", .gpus = gpus_b, .demand = demand},
+	    {.name = "node-c", .why = "GET http://x/v1/gpus: Couldn't connect"},
+	    {.name = "node-d", .gpus = "<html>"},
+	};
+	const char *pod = "{\"Pod\":{\"spec\":{\"containers\":[{\"resources\":"
+	                  "{\"requests\":{\"gpuslice.io/gpu-milli\":\"500\"},"
+	                  "\"limits\":null}}]}},\"Nodes\":null,\"NodeNames\":"
+	                  "[\"node-a\",\"node-b\",\"node-c\",\"node-d\"]}";
+	char *doc = gs_ext_live_doc(reads, 4), *out;
+	json_t *j, *d, *failed;
+	struct gs_ext_state *st = NULL;
+	struct gs_errbuf eb = {0};
+	int status = 0;
+
+	(void)unused;
+	assert_non_null(doc);
+	j = json_loads(doc, 0, NULL);
+	assert_non_null(j);
+	d = json_object_get(j, "demand");
+	assert_int_equal(json_array_size(d), 1);
+	assert_int_equal(json_integer_value(json_object_get(
+	                     json_array_get(d, 0), "gpu_milli")),
+	                 500);
+	assert_true(json_real_value(json_object_get(json_array_get(d, 0),
+	                                            "weight")) == 5.0);
+	{
+		json_t *b = json_array_get(json_object_get(j, "nodes"), 1);
+		json_t *g = json_array_get(json_object_get(b, "gpus"), 0);
+
+		assert_int_equal(
+		    json_integer_value(json_object_get(g, "memory_free_bytes")),
+		    85899345920 - 21474836480);
+		assert_int_equal(
+		    json_integer_value(json_object_get(g, "compute_free_pct")),
+		    70);
+	}
+	json_decref(j);
+	assert_int_equal(gs_ext_state_parse(doc, strlen(doc), &st, &eb), GS_OK);
+	free(doc);
+	out = gs_ext_handle(st, "filter", pod, strlen(pod), &status);
+	assert_int_equal(status, 200);
+	j = json_loads(out, 0, NULL);
+	free(out);
+	/* node-a: 10 GiB free on GPU 0, GPU 1 unhealthy; node-b: room */
+	assert_int_equal(json_array_size(json_object_get(j, "NodeNames")), 1);
+	assert_string_equal(json_string_value(json_array_get(
+	                        json_object_get(j, "NodeNames"), 0)),
+	                    "node-b");
+	failed = json_object_get(j, "FailedNodes");
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(failed, "node-a")),
+	           "not enough"));
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(failed, "node-c")),
+	           "Couldn't connect"));
+	assert_non_null(strstr(
+	    json_string_value(json_object_get(failed, "node-d")), "/v1/gpus"));
+	json_decref(j);
+	gs_ext_state_free(st);
+}
+
+/* Demand given as weights scores as the same demand given as counts. */
+static void demand_weights_score_like_counts(void **unused)
+{
+	const char *counts =
+	    "{\"nodes\":[{\"name\":\"n\",\"gpus\":[{\"model\":\"A\","
+	    "\"memory_total_bytes\":100,\"memory_free_bytes\":60,"
+	    "\"compute_free_pct\":100},{\"model\":\"A\","
+	    "\"memory_total_bytes\":100,\"memory_free_bytes\":100}]}],"
+	    "\"demand\":[{\"cpu_milli\":0,\"gpu_milli\":500,\"num_gpu\":1,"
+	    "\"count\":8},{\"cpu_milli\":0,\"gpu_milli\":1000,"
+	    "\"num_gpu\":1,\"count\":4}]}";
+	char weights[1024];
+	const char *pod =
+	    "{\"Pod\":{\"spec\":{\"containers\":[{\"resources\":"
+	    "{\"requests\":{\"gpuslice.io/gpu-milli\":\"300\"}}}]}},"
+	    "\"NodeNames\":[\"n\"]}";
+	struct gs_ext_state *a = NULL, *b = NULL;
+	struct gs_errbuf eb = {0};
+	char *x, *y;
+	int status;
+
+	(void)unused;
+	snprintf(weights, sizeof(weights), "%s", counts);
+	/* "count":8 -> "weight":8.0, "count":4 -> "weight":4.0 */
+	for (char *p; (p = strstr(weights, "\"count\":")) != NULL;) {
+		char tail[1024];
+
+		snprintf(tail, sizeof(tail), "%s", p + 8);
+		snprintf(p, sizeof(weights) - (size_t)(p - weights),
+		         "\"weight\":%s", tail);
+	}
+	assert_int_equal(gs_ext_state_parse(counts, strlen(counts), &a, &eb),
+	                 GS_OK);
+	assert_int_equal(gs_ext_state_parse(weights, strlen(weights), &b, &eb),
+	                 GS_OK);
+	x = gs_ext_handle(a, "prioritize", pod, strlen(pod), &status);
+	y = gs_ext_handle(b, "prioritize", pod, strlen(pod), &status);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	gs_ext_state_free(a);
+	gs_ext_state_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(filter_drops_nodes_without_room_or_state),
 	    cmocka_unit_test(prioritize_prefers_the_node_that_keeps_whole_gpus),
 	    cmocka_unit_test(bad_bodies_and_verbs_get_error_replies),
+	    cmocka_unit_test(live_doc_follows_the_daemons_answers),
+	    cmocka_unit_test(demand_weights_score_like_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,6 +137,16 @@ expect("gpus shape", d["source"] == "sim" and len(d["gpus"]) == 2 and d["sim_dir
        and sum(g["allocated"]["slices"] for g in d["gpus"]) == 2, repr(d))
 status("DELETE gpus", "DELETE", "/v1/gpus", 405)
 
+# ---- the demand seen (every create so far, placed or not) ----
+d = status("demand", "GET", "/v1/demand", 200)
+expect("demand shape", d["placement"] in ("frag", "binpack", "spread")
+       and d["classes"] and d["total_weight"] >= 2
+       and all(c["kind"] in ("fraction", "whole", "mig") and c["weight"] > 0
+               and c["num_gpu"] == 1 for c in d["classes"])
+       and [c["weight"] for c in d["classes"]] == sorted((c["weight"] for c in d["classes"]), reverse=True),
+       repr(d))
+status("POST demand", "POST", "/v1/demand", 405, {})
+
 # ---- teams and quotas ----
 d = status("teams", "GET", "/v1/teams", 200)
 expect("default team", "default" in [t["name"] for t in d["teams"]], repr(d))

@@ -5,7 +5,12 @@
 # newest) is preempted, and only as many as make room.
 . "$(dirname "$0")/lib.sh" "$1"
 
+# binpack: the preemptions below depend on r1 and r2 sharing GPU 0 (under
+# frag, which keeps room for the 30 GiB shape seen, they would not, and p1
+# would need both r3 and r2 gone); placement_demand.sh tests placement.
 cat >"$WORK/teams.yaml" <<'YAML'
+node:
+  placement: binpack
 teams:
   research:
     guarantee: {memory: 40GiB, compute: 100}

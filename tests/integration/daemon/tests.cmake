@@ -89,3 +89,9 @@ if(TARGET gpusliced)
   set_tests_properties(daemon_gpu_health_follows_gpu_xids_not_application_xids
                        PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+if(TARGET gpusliced AND TARGET gpuslice)
+  gs_add_shell_test(daemon_frag_placement_keeps_room_for_the_demand_seen
+                    tests/integration/daemon/placement_demand.sh LABELS asan TIMEOUT 180)
+  set_tests_properties(daemon_frag_placement_keeps_room_for_the_demand_seen
+                       PROPERTIES SKIP_RETURN_CODE 77)
+endif()

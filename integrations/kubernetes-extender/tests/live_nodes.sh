@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# gs-k8s-extender --nodes: the node state comes live from two gpusliced on
+# simulated nodes (TCP listeners on their own ports, with their own
+# tokens). Recorded-style kube-scheduler requests (capitalised keys,
+# nulls; filter_live.json, prioritize_live.json) get answers that follow
+# the daemons' free GPUs: with both nodes empty both pass; once node-a's
+# GPUs are filled through its API it is filtered out and ranked below
+# node-b; once node-b's daemon stops it is filtered out with the reason,
+# never scored as an empty node.
+. "$(dirname "$0")/../../../tests/integration/daemon/lib.sh" "$1"
+
+EXT=$B/bin/gs-k8s-extender
+[ -x "$EXT" ] || { echo "SKIP: no gs-k8s-extender in this build"; exit 77; }
+TD=$(cd "$(dirname "$0")" && pwd)
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+pa=$(free_port)
+pb=$(free_port)
+pe=$(free_port)
+while [ "$pb" = "$pa" ]; do pb=$(free_port); done
+while [ "$pe" = "$pa" ] || [ "$pe" = "$pb" ]; do pe=$(free_port); done
+# What the extender and node-b logged, for failure messages.
+logs() {
+	echo
+	echo "--- extender log ---"
+	tail -20 "$WORK/ext.log" 2>/dev/null
+	echo "--- node-b log ---"
+	tail -20 "$WORK/daemon-b.log" 2>/dev/null
+}
+fail() {
+	echo "FAIL: $*" >&2
+	logs >&2
+	exit 1
+}
+printf 'token-a-%s\n' "$RANDOM$RANDOM" >"$WORK/token-a"
+printf 'token-b-%s\n' "$RANDOM$RANDOM" >"$WORK/token-b"
+for n in a b; do
+	port=$pa
+	[ $n = b ] && port=$pb
+	cat >"$WORK/cfg-$n.yaml" <<YAML
+api:
+  tcp: 127.0.0.1:$port
+  token_file: $WORK/token-$n
+YAML
+done
+
+# node-a: lib.sh's daemon; node-b: a second one with its own dirs.
+"$G" sim init --gpus 2xH100-SXM5-80GB --dir "$GPUSLICE_SIM_DIR" >/dev/null
+"$G" sim init --gpus 2xH100-SXM5-80GB --dir "$WORK/sim-b" >/dev/null
+daemon_up --config "$WORK/cfg-a.yaml"
+mkdir -p "$WORK/run-b"
+GPUSLICE_SIM_DIR=$WORK/sim-b "$D" --state-dir "$WORK/state-b" \
+	--socket "$WORK/run-b/api.sock" --gpus sim --config "$WORK/cfg-b.yaml" \
+	>>"$WORK/daemon-b.log" 2>&1 &
+DPID_B=$!
+PIDS+=("$DPID_B")
+wait_until 10 curl -sf "http://127.0.0.1:$pb/healthz" ||
+	fail "node-b's gpusliced did not answer:"
+wait_until 10 curl -sf "http://127.0.0.1:$pa/healthz" || fail "node-a's TCP listener"
+
+cat >"$WORK/nodes.json" <<JSON
+{"poll_interval_ms": 200, "timeout_ms": 1000,
+ "nodes": [{"name": "node-a", "url": "http://127.0.0.1:$pa", "token_file": "$WORK/token-a"},
+           {"name": "node-b", "url": "http://127.0.0.1:$pb/", "token_file": "$WORK/token-b"}]}
+JSON
+"$EXT" --nodes "$WORK/nodes.json" --port "$pe" >>"$WORK/ext.log" 2>&1 &
+EPID=$!
+PIDS+=("$EPID")
+ext() { # VERB FILE: the answer on stdout
+	curl -s --max-time 10 -X POST -H 'Content-Type: application/json' \
+		--data-binary "@$TD/$2" "http://127.0.0.1:$pe/$1"
+}
+wait_until 10 ext filter filter_live.json || fail "the extender did not answer:"
+
+# ---- both empty: both pass, both score ----
+out=$(ext filter filter_live.json)
+jcheck "$out" 'd["NodeNames"] == ["node-a", "node-b"] and d["FailedNodes"] == {} and d["Nodes"] is None'
+out=$(ext prioritize prioritize_live.json)
+jcheck "$out" '[h["Host"] for h in d] == ["node-a", "node-b"] and all(h["Score"] > 0 for h in d)'
+
+# ---- fill node-a's GPUs through its API (70 GiB on each) ----
+tok_a=$(cat "$WORK/token-a")
+for g in 0 1; do
+	st=$(curl -s -o "$WORK/body" -w '%{http_code}' -H "Authorization: Bearer $tok_a" \
+		-X POST -d "{\"name\": \"fill-$g\", \"memory\": \"70GiB\", \"gpu\": $g}" \
+		"http://127.0.0.1:$pa/v1/slices")
+	expect_eq "fill node-a GPU $g (body $(cat "$WORK/body"))" "$st" 201
+done
+a_filtered() {
+	ext filter filter_live.json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d["NodeNames"] == ["node-b"] and "node-a" in d["FailedNodes"] else 1)'
+}
+wait_until 10 a_filtered || fail "node-a not filtered once full: $(ext filter filter_live.json)"
+out=$(ext filter filter_live.json)
+jcheck "$out" '"not enough free GPU" in d["FailedNodes"]["node-a"]'
+out=$(ext prioritize prioritize_live.json)
+jcheck "$out" '{h["Host"]: h["Score"] for h in d}["node-a"] < {h["Host"]: h["Score"] for h in d}["node-b"]'
+jcheck "$out" '{h["Host"]: h["Score"] for h in d}["node-a"] == 0'
+
+# ---- node-b's daemon stops: filtered with the reason, scored 0 ----
+kill -TERM "$DPID_B"
+wait "$DPID_B" 2>/dev/null || true
+b_gone() {
+	ext filter filter_live.json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d["NodeNames"] == [] and "node-b" in d["FailedNodes"] else 1)'
+}
+wait_until 10 b_gone || fail "node-b not filtered once its daemon stopped: $(ext filter filter_live.json)"
+out=$(ext filter filter_live.json)
+jcheck "$out" '"unavailable" in d["FailedNodes"]["node-b"] and "/v1/gpus" in d["FailedNodes"]["node-b"]'
+out=$(ext prioritize prioritize_live.json)
+jcheck "$out" 'all(h["Score"] == 0 for h in d)'
+grep -q "node node-b" "$WORK/ext.log" || fail "the extender did not log node-b's failure"
+kill -TERM "$EPID"
+rc=0
+wait "$EPID" || rc=$?
+expect_eq "the extender's exit status on SIGTERM" "$rc" 0
+echo "ok: live nodes"
