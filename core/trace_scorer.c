@@ -115,16 +115,22 @@ static gs_err scorer_finish(struct gs_trace_scorer *s,
 	return scorer_finish_strand(s, ablate, out, eb);
 }
 
+/* A zeroed scorer, *out cleared first; NULL when memory runs out. */
+static struct gs_trace_scorer *scorer_alloc(struct gs_trace_scorer **out)
+{
+	*out = NULL;
+	return calloc(1, sizeof(struct gs_trace_scorer));
+}
+
 gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
                            const struct gs_trace_workload *count_target,
                            unsigned ablate, struct gs_trace_scorer **out,
                            struct gs_errbuf *eb)
 {
-	struct gs_trace_scorer *s = calloc(1, sizeof(*s));
+	struct gs_trace_scorer *s = scorer_alloc(out);
 	struct gs_trace_workload dm;
 	gs_err err;
 
-	*out = NULL;
 	if (s == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM,
 		               "gpuslice scorer: out of memory");
@@ -151,11 +157,10 @@ gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls,
                                     size_t n, struct gs_trace_scorer **out,
                                     struct gs_errbuf *eb)
 {
-	struct gs_trace_scorer *s = calloc(1, sizeof(*s));
+	struct gs_trace_scorer *s = scorer_alloc(out);
 	struct gs_trace_workload dm;
 	gs_err err;
 
-	*out = NULL;
 	if (s == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM,
 		               "gpuslice scorer: out of memory");

@@ -20,22 +20,7 @@ PY=/usr/bin/python3
 # Where the tenant writes its report.
 mkdir -m 1777 "$WORK/tenant"
 
-# timed WHAT CMD...: CMD must succeed within 2 s.
-timed() {
-	local what=$1 t0 t1 ms
-	shift
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1 || fail "$what failed (or timed out) during the flood"
-	t1=$(date +%s%N)
-	ms=$(((t1 - t0) / 1000000))
-	[ "$ms" -le 2000 ] || fail "$what took ${ms} ms during the flood"
-}
-
-call() { # METHOD PATH [BODY]: succeeds on a 2xx answer within 5 s
-	local args=(-sf --max-time 5 --unix-socket "$SOCK" -X "$1" -o /dev/null)
-	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
-	curl "${args[@]}" "http://localhost$2"
-}
+DURING="during the flood"
 
 # The defaults (the flood and the checks take well under the 10 s idle
 # timeout, so the tenant's connections are not closed by it meanwhile).

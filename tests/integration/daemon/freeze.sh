@@ -7,22 +7,7 @@
 HOLD=$B/tests/gs-daemon-lock-holder
 [ -x "$HOLD" ] || { echo "SKIP: no gs-daemon-lock-holder"; exit 77; }
 
-# timed WHAT CMD...: CMD must succeed within 2 s (curl gives up at 5 s).
-timed() {
-	local what=$1 t0 t1 ms
-	shift
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1 || fail "$what failed (or timed out) while a tenant holds a lock"
-	t1=$(date +%s%N)
-	ms=$(((t1 - t0) / 1000000))
-	[ "$ms" -le 2000 ] || fail "$what took ${ms} ms while a tenant holds a lock"
-}
-
-call() { # METHOD PATH [BODY]: succeeds on a 2xx answer within 5 s
-	local args=(-sf --max-time 5 --unix-socket "$SOCK" -X "$1" -o /dev/null)
-	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
-	curl "${args[@]}" "http://localhost$2"
-}
+DURING="while a tenant holds a lock"
 
 # As root, the holder runs as an unprivileged user (nobody), as a hostile
 # tenant would; otherwise as this test's user.

@@ -162,3 +162,23 @@ wait_until() {
 	done
 	return 1
 }
+
+# timed WHAT CMD...: CMD must succeed within 2 s; failures name WHAT and
+# $DURING (what the test is doing to the daemon meanwhile).
+DURING=${DURING:-}
+timed() {
+	local what=$1 t0 t1 ms
+	shift
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1 || fail "$what failed (or timed out) $DURING"
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	[ "$ms" -le 2000 ] || fail "$what took ${ms} ms $DURING"
+}
+
+# call METHOD PATH [BODY]: succeeds on a 2xx answer within 5 s.
+call() {
+	local args=(-sf --max-time 5 --unix-socket "$SOCK" -X "$1" -o /dev/null)
+	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
+	curl "${args[@]}" "http://localhost$2"
+}
