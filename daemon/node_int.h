@@ -33,7 +33,8 @@ struct gs__nslice {
 	 * least a second, so a token bucket's short burst is not "over") */
 	double wd_sm_acc; /* percent x seconds */
 	double wd_sm_t;   /* seconds */
-	bool wd_sm_over;  /* the last full window was over the share */
+	int wd_sm_streak; /* full windows over the share, in a row */
+	bool wd_sm_over;  /* two windows running were over the share */
 	bool procs_seen;       /* some process was seen in it this run */
 	uint64_t watchdog_actions;
 	uint64_t faults;
