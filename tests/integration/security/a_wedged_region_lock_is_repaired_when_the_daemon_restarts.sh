@@ -16,9 +16,12 @@ tenant_api $ALICE POST /v1/slices '{"name": "a1", "memory": "2GiB"}' >/dev/null
 expect_status "create a1" 201
 
 as_uid $MALLORY "$HOLD" mutex "$RUNDIR/usage" >"$WORK/hold.out" 2>&1 &
-HPID=$!
-PIDS+=("$HPID")
+PIDS+=($!)
 wait_until 5 grep -q held "$WORK/hold.out" || fail "the holder did not take the lock: $(cat "$WORK/hold.out")"
+# $! is the subshell that runs as_uid; the holder is its child.
+HPID=$(pgrep -u $MALLORY -f "gs-daemon-lock-holder mutex $RUNDIR/usage" | head -1)
+[ -n "$HPID" ] || fail "no holder process"
+PIDS+=("$HPID")
 kill -STOP "$HPID"
 
 daemon_stop

@@ -34,6 +34,7 @@ wait_until 10 grep -q allocated_bytes "$WORK/alice.out" ||
 	fail "Alice's process did not start: $(cat "$WORK/alice.out" "$WORK/alice.err")"
 ALICEV=$(pgrep -u $ALICE -x gs-alloc | head -1)
 [ -n "$ALICEV" ] || fail "no Alice process found"
+PIDS+=("$ALICEV") # $! above is the subshell running as_uid
 
 # Mallory forges both into her slice.
 as_uid $MALLORY "$FORGE" proc "$RUNDIR" evil "$ROOTV" >/dev/null || fail "forging (root victim) failed"

@@ -42,6 +42,7 @@ as_uid $MALLORY "$G" run --slice c20 -- env -u LD_PRELOAD "$BURN" --seconds 30 \
 PIDS+=($!)
 wait_until 5 pgrep -u $MALLORY -x gs-burn >/dev/null || fail "the burn did not start: $(cat "$WORK/c20.err")"
 CB=$(pgrep -u $MALLORY -x gs-burn | head -1)
+PIDS+=("$CB")
 t0=$(date +%s%N)
 killed_within "$CB" 6 || fail "a process at ~100 % in a 20 % slice was not killed: $(api GET /v1/slices/c20)"
 ms=$((($(date +%s%N) - t0) / 1000000))
