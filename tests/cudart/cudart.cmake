@@ -77,4 +77,8 @@ if(TARGET cuda_sim)
     cudart_compute_shares_and_priority_hold_for_cudart_programs
     cudart_study_small_batch_runs_as_a_cudart_program
     PROPERTIES SKIP_RETURN_CODE 77)
+  # A share and latency measurement: run alone on the CI's 2 cores.
+  set_tests_properties(
+    cudart_compute_shares_and_priority_hold_for_cudart_programs
+    PROPERTIES RUN_SERIAL TRUE)
 endif()
