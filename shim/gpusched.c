@@ -186,6 +186,7 @@ static void give_turn(const struct gs_sched_view *v, int t, uint64_t now)
 	if (t >= 0 && v->sl[t].vtime > d->vclock)
 		d->vclock = v->sl[t].vtime;
 	__atomic_add_fetch(&d->seq, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&d->want, 1, __ATOMIC_RELEASE);
 }
 
 void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now)
@@ -214,6 +215,7 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	const struct gs_sched_cfg *c = &v->cfg[s];
 	struct gs_sched_slice *S = &v->sl[s];
 	int h, e;
+	bool was_active;
 
 	*retry_ns = 0;
 	*why = GS_SCHED_WHY_NONE;
@@ -221,7 +223,8 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		return GS_SCHED_GO;
 	fresh(v, s);
 	refill(v, s, now);
-	if (!active(v, s, now) && S->vtime < d->vclock)
+	was_active = active(v, s, now);
+	if (!was_active && S->vtime < d->vclock)
 		S->vtime = d->vclock; /* no credit for time spent idle */
 	if (gs_sched_cfg_enforcing(c))
 		d->enforced_ns = now;
@@ -309,6 +312,8 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	}
 
 go:
+	if (!was_active)
+		__atomic_add_fetch(&d->want, 1, __ATOMIC_RELEASE);
 	S->inflight++;
 	S->tokens_ns -= (int64_t)est_ns;
 	S->last_active_ns = now;
@@ -323,6 +328,7 @@ void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now)
 		return;
 	fresh(v, s);
 	v->sl[s].waiting++;
+	__atomic_add_fetch(&v->dev->want, 1, __ATOMIC_RELEASE);
 	(void)now;
 }
 

@@ -32,6 +32,13 @@
  *      honest: on a time-sliced GPU a kernel's measured duration would
  *      otherwise include the slices that other contexts ran.
  *
+ *   LEASES: a process may be admitted for several launches at once (the
+ *   estimate of all of them is charged); it launches them without asking
+ *   again while gs_sched_dev.want is unchanged. want changes whenever a
+ *   slice starts waiting, is given the turn, or becomes active after being
+ *   idle, so a lease never delays a higher priority or a turn hand-over
+ *   by more than the lease's own launches.
+ *
  *   GATE: gs_sched_dev.gate is the word the launch fast path reads
  *   without a lock. GS_GATE_ALWAYS is always set; GS_GATE_ENFORCED is set
  *   while some slice that needs the scheduler (a compute limit, a
@@ -60,7 +67,9 @@ struct gs_sched_dev {
 	uint32_t gate;  /* GS_GATE_* (atomic) */
 	uint32_t seq;   /* bumped on every change waiters care about */
 	int32_t holder; /* slice slot holding the turn, -1 none */
-	uint32_t reserved0;
+	uint32_t want;  /* bumped when a slice starts waiting, is given the
+	                   turn, or becomes active: a process holding a lease
+	                   of launches (shim/launch.c) gives it up (atomic) */
 	uint64_t holder_gen; /* its generation */
 	uint64_t holder_since_ns;
 	uint64_t vclock;      /* virtual time of the last turn given */

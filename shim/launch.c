@@ -50,22 +50,29 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GS__RING        64 /* launches in flight per process, at most */
+#define GS__RING        64 /* closed batches in flight per process, at most */
 #define GS__INFLIGHT_NS 2000000ULL
 #define GS__POOL_MAX    128
+#define GS__LEASE_MAX   64         /* launches in one batch, at most */
+#define GS__LEASE_NS    500000ULL  /* estimated GPU work of a batch, at most */
+#define GS__SPAN_NS     2000000ULL /* host time a batch stays open, at most */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__LDECL)
 #undef GS__LDECL
 
+/* A closed batch whose end event has not been looked at yet. */
 struct inflight {
 	CUcontext ctx;
 	CUevent start, end;
 	int dev;
 	int32_t slice;
-	uint64_t est;
-	bool timed;  /* start and end recorded */
-	bool booked; /* admitted under the region lock (see launch_begin) */
+	uint32_t n;       /* launches in it */
+	uint64_t est;     /* their estimated GPU time */
+	uint64_t charged; /* what admission charged for the batch */
+	uint64_t idle;    /* predicted GPU idle time between its two events */
+	bool timed;       /* start and end recorded */
+	bool booked;      /* admitted and counted in flight by the scheduler */
 };
 
 struct pooled {
@@ -73,19 +80,59 @@ struct pooled {
 	CUevent ev;
 };
 
+/* One batch's result, charged under the region lock (settle()). */
 struct done {
 	int dev;
 	int32_t slice;
-	uint64_t busy, est;
-	bool booked; /* false: an unadmitted MPS launch, counted at settling */
+	uint32_t n;
+	uint64_t busy, charged;
+	bool booked; /* gs_sched_complete() is owed */
 };
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * One thread's open batch: launches on one stream admitted together
+ * (one lease) and timed by one pair of events. Only its thread opens,
+ * joins and closes it; gs__launch_ctx_gone() may forget it from another
+ * thread. mu is held from a launch's begin to its end.
+ */
+struct batch {
+	pthread_mutex_t mu;
+	struct batch *next; /* every thread's batch: reg_mu */
+	bool open;
+	bool timed;   /* start recorded */
+	bool booked;  /* admitted under the region lock */
+	bool measure; /* timed and charged (else only counted) */
+	bool pt;
+	CUcontext ctx;
+	CUstream stream;
+	int dev;
+	int32_t slice;
+	uint32_t n;     /* launches so far */
+	uint32_t lease; /* launches admitted */
+	uint32_t want;  /* gs_sched_dev.want at admission */
+	uint64_t each;  /* estimated GPU time per launch */
+	uint64_t charged;
+	uint64_t lim_epoch; /* limits epoch at admission */
+	uint64_t opened;    /* host time of its first launch */
+	uint64_t pred;      /* predicted end of our work queued on stream */
+	uint64_t idle;      /* predicted GPU idle within it */
+	CUevent start;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* ring, pool, est */
 static struct inflight ring[GS__RING]; /* [head, tail) in flight */
 static uint32_t head, tail;            /* tail read without mu */
 static struct pooled pool[GS__POOL_MAX];
 static int n_pool;
-static uint64_t est_ns[GS_REGION_MAX_DEVICES]; /* EWMA per device slot */
+static uint64_t est_ns[GS_REGION_MAX_DEVICES];  /* EWMA per launch */
+static bool est_known[GS_REGION_MAX_DEVICES];   /* measured at least once */
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct batch *batches; /* reg_mu */
+static pthread_key_t batch_key;
+static pthread_once_t batch_once = PTHREAD_ONCE_INIT;
+static __thread struct batch *my_batch
+    __attribute__((tls_model("initial-exec")));
 
 /* Scheduler config cache and parameters: under the region lock. */
 static struct gs_sched_cfg cfg[GS_REGION_MAX_SLICES];
@@ -93,6 +140,8 @@ static uint64_t cfg_epoch;
 static int cfg_n; /* highest live slot + 1 */
 static struct gs_sched_params par;
 static pthread_once_t par_once = PTHREAD_ONCE_INIT;
+
+static void close_batch(struct batch *b, uint64_t now);
 
 static void par_init(void)
 {
@@ -182,6 +231,27 @@ static bool elapsed_ns(CUevent a, CUevent b, uint64_t *ns)
 	return true;
 }
 
+static CUresult record(CUevent ev, CUstream stream, bool pt)
+{
+	if (pt)
+		return gs__real.cuEventRecord_ptsz(ev, stream);
+	return gs__real.cuEventRecord(ev, stream);
+}
+
+/* Whether `stream` is being captured into a graph (events recorded there
+ * would become part of the graph). */
+static bool capturing(CUstream stream, bool pt)
+{
+	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+	__typeof__(&cuStreamIsCapturing) fn =
+		pt ? gs__real.cuStreamIsCapturing_ptsz
+		   : gs__real.cuStreamIsCapturing;
+
+	if (fn == NULL || fn(stream, &cs) != CUDA_SUCCESS)
+		return false;
+	return cs != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /* ---- region side ------------------------------------------------------ */
 
 static void futex_wake(uint32_t *w)
@@ -217,7 +287,7 @@ static void view_of(int dev, struct gs_sched_view *v)
 	v->par = &par;
 }
 
-/* Region lock held: charges one settled launch. */
+/* Region lock held: charges one settled batch. */
 static void settle_one(struct gs_ru_proc *pr, const struct done *d,
                        uint64_t now)
 {
@@ -227,25 +297,23 @@ static void settle_one(struct gs_ru_proc *pr, const struct done *d,
 
 	view_of(d->dev, &v);
 	if (d->booked)
-		gs_sched_complete(&v, d->slice, d->busy, d->est, now);
+		gs_sched_complete(&v, d->slice, d->busy, d->charged, now);
 	gs_sched_gate_refresh(&v, now);
 	if (pr == NULL || pr->slice != d->slice)
 		return;
 	pb = gs__region_proc_books(gs__g.region, pr, d->dev);
 	if (d->booked && pb->inflight > 0)
 		pb->inflight--;
-	if (!d->booked)
-		pb->launches++;
+	pb->launches += d->n;
 	pb->busy_ns += d->busy;
 	us = &gs__region_usage(gs__g.region)->slice[d->slice];
 	if (us->generation == pr->slice_gen) {
 		us->dev[d->dev].busy_ns += d->busy;
-		if (!d->booked)
-			us->dev[d->dev].launches++;
+		us->dev[d->dev].launches += d->n;
 	}
 }
 
-/* Charges settled launches; region lock not held. */
+/* Charges settled batches; region lock not held. */
 static void settle(const struct done *d, int n)
 {
 	struct gs_ru_proc *pr;
@@ -269,17 +337,22 @@ static void settle(const struct done *d, int n)
 
 /* ---- settling --------------------------------------------------------- */
 
-static void ewma(int dev, uint64_t busy)
+/* mu held: folds a batch's GPU time per launch into the estimate. */
+static void ewma(int dev, uint64_t busy, uint32_t n)
 {
-	uint64_t e = est_ns[dev];
+	uint64_t e = est_ns[dev], x = n ? busy / n : busy;
 
-	est_ns[dev] = e == 0 ? busy : (e * 7 + busy) / 8;
+	__atomic_store_n(&est_ns[dev], est_known[dev] ? (e * 7 + x) / 8 : x,
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&est_known[dev], true, __ATOMIC_RELAXED);
 }
 
 /*
- * Takes the launches that completed off the ring, oldest first, stopping
+ * Takes the batches that completed off the ring, oldest first, stopping
  * at the first one still running (with `forget`, taking everything of
  * `ctx`, or of every context when NULL, complete or not). mu held.
+ * A batch's GPU time is the time between its events less the idle time
+ * predicted between its launches (see close_batch).
  * OUT: out[] (GS__RING entries), returns the count.
  */
 static int collect(CUcontext ctx, bool forget, struct done *out)
@@ -291,7 +364,7 @@ static int collect(CUcontext ctx, bool forget, struct done *out)
 		struct inflight *f = &ring[i % GS__RING];
 		bool mine = ctx == NULL || f->ctx == ctx;
 		CUresult q = CUDA_SUCCESS;
-		uint64_t busy = f->est;
+		uint64_t busy = f->est, span;
 
 		if (mine && f->timed && !forget)
 			q = gs__real.cuEventQuery(f->end);
@@ -302,12 +375,15 @@ static int collect(CUcontext ctx, bool forget, struct done *out)
 			continue;
 		}
 		if (q == CUDA_SUCCESS && f->timed && !forget &&
-		    elapsed_ns(f->start, f->end, &busy))
-			ewma(f->dev, busy);
+		    elapsed_ns(f->start, f->end, &span)) {
+			busy = span > f->idle ? span - f->idle : 0;
+			ewma(f->dev, busy, f->n);
+		}
 		out[n].dev = f->dev;
 		out[n].slice = f->slice;
+		out[n].n = f->n;
 		out[n].busy = forget ? 0 : busy;
-		out[n].est = f->est;
+		out[n].charged = f->charged;
 		out[n].booked = f->booked;
 		n++;
 		pool_put(f->ctx, f->start);
@@ -337,14 +413,53 @@ void gs__launch_harvest(CUcontext ctx, bool wait_all)
 	settle(d, n);
 }
 
+/*
+ * Forgets `b` if it is open in `ctx` (NULL: any): its launches are
+ * counted, nothing measured (the context is going away). b->mu held.
+ * OUT: *d when it returns true.
+ */
+static bool forget_batch(struct batch *b, CUcontext ctx, struct done *d)
+{
+	if (!b->open || (ctx != NULL && b->ctx != ctx))
+		return false;
+	b->open = false;
+	d->dev = b->dev;
+	d->slice = b->slice;
+	d->n = b->n;
+	d->busy = 0;
+	d->charged = b->charged;
+	d->booked = b->booked && b->measure;
+	if (b->start != NULL)
+		(void)gs__real.cuEventDestroy_v2(b->start);
+	b->start = NULL;
+	return true;
+}
+
 void gs__launch_ctx_gone(CUcontext ctx)
 {
 	struct done d[GS__RING];
-	int n;
+	struct done od[64];
+	int n, no = 0;
 
 	if (ctx == NULL || gs__g.region == NULL)
 		return;
 	gs__launch_harvest(NULL, false);
+	(void)pthread_mutex_lock(&reg_mu);
+	for (struct batch *b = batches; b != NULL; b = b->next) {
+		(void)pthread_mutex_lock(&b->mu);
+		if (forget_batch(b, ctx, &od[no])) {
+			no++;
+			if (no == 64) {
+				(void)pthread_mutex_unlock(&b->mu);
+				settle(od, no);
+				no = 0;
+				continue;
+			}
+		}
+		(void)pthread_mutex_unlock(&b->mu);
+	}
+	(void)pthread_mutex_unlock(&reg_mu);
+	settle(od, no);
 	(void)pthread_mutex_lock(&mu);
 	n = collect(ctx, true, d);
 	for (int i = n_pool - 1; i >= 0; i--) {
@@ -359,7 +474,7 @@ void gs__launch_ctx_gone(CUcontext ctx)
 
 /*
  * Our work in flight on `dev` (-1: any): estimated GPU time. OUT: the
- * oldest end event on it, the launches on it, the launches in the ring.
+ * oldest end event on it, the batches on it, the batches in the ring.
  */
 static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
                      uint32_t *all)
@@ -384,8 +499,8 @@ static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
 	return ns;
 }
 
-/* Whether our queue on a GPU is short enough to add a launch: two
- * launches, or GS__INFLIGHT_NS of estimated work, whichever is more. */
+/* Whether our queue on a GPU is short enough to add a batch: two
+ * batches, or GS__INFLIGHT_NS of estimated work, whichever is more. */
 static bool short_queue(uint64_t ns, uint32_t on_dev, uint32_t all)
 {
 	return all < GS__RING - 2 && (on_dev < 2 || ns < GS__INFLIGHT_NS);
@@ -412,7 +527,7 @@ static void bound(int dev)
 }
 
 /*
- * Before sleeping in admission: wait for our oldest launch still in flight
+ * Before sleeping in admission: wait for our oldest batch still in flight
  * and settle it, so that others (waiting for our turn to end) see it the
  * moment it completes. False when there was none.
  */
@@ -430,27 +545,197 @@ static bool drain_one(void)
 	return true;
 }
 
+/* ---- batches ---------------------------------------------------------- */
+
+/*
+ * Closes `b` (b->mu held) at host time `now`: records its end event and
+ * puts it in the ring, or settles it at once when it was not timed.
+ *
+ * Idle time: the events bracket every launch of the batch, and the GPU
+ * may have run out of our work between two of them (the host was slower
+ * than the kernels). b->pred is where our queued work was predicted to
+ * end (launch times plus the per-launch estimate); a launch or the end
+ * record that comes later than that finds the stream idle, and the gap
+ * is taken off the measured span. With the estimate right, the result is
+ * exact; it is a fixed point of the estimate (busy / launches), so a
+ * wrong estimate corrects itself within a few batches.
+ */
+static void close_batch(struct batch *b, uint64_t now)
+{
+	struct done d;
+	CUevent end = NULL;
+	bool queued = false, timed;
+
+	if (!b->open)
+		return;
+	b->open = false;
+	d.dev = b->dev;
+	d.slice = b->slice;
+	d.n = b->n;
+	d.charged = b->charged;
+	d.booked = b->booked && b->measure;
+	d.busy = b->measure ? b->n * b->each : 0;
+	if (!b->measure) {
+		settle(&d, 1); /* counted only: admission completed it */
+		return;
+	}
+	if (now > b->pred)
+		b->idle += now - b->pred;
+	timed = b->timed && b->n > 0 && !capturing(b->stream, b->pt);
+	(void)pthread_mutex_lock(&mu);
+	if (timed)
+		end = pool_get(b->ctx);
+	timed = end != NULL && record(end, b->stream, b->pt) == CUDA_SUCCESS;
+	if (tail - head < GS__RING) {
+		struct inflight *f = &ring[tail % GS__RING];
+
+		f->ctx = b->ctx;
+		f->start = timed ? b->start : NULL;
+		f->end = timed ? end : NULL;
+		f->timed = timed;
+		f->dev = b->dev;
+		f->slice = b->slice;
+		f->n = b->n;
+		f->est = d.busy;
+		f->charged = b->charged;
+		f->idle = b->idle;
+		f->booked = d.booked;
+		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
+		queued = true;
+	}
+	if (!timed || !queued) {
+		pool_put(b->ctx, b->start);
+		pool_put(b->ctx, end);
+	}
+	b->start = NULL;
+	(void)pthread_mutex_unlock(&mu);
+	if (!queued)
+		settle(&d, 1);
+}
+
+static void batch_exit(void *p)
+{
+	struct batch *b = p;
+
+	(void)pthread_mutex_lock(&b->mu);
+	close_batch(b, gs__now());
+	(void)pthread_mutex_unlock(&b->mu);
+	(void)pthread_mutex_lock(&reg_mu);
+	for (struct batch **pp = &batches; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	}
+	(void)pthread_mutex_unlock(&reg_mu);
+	(void)pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+static void batch_key_init(void)
+{
+	(void)pthread_key_create(&batch_key, batch_exit);
+}
+
+/* The calling thread's batch, made on first use; NULL without memory. */
+static struct batch *batch_self(void)
+{
+	struct batch *b = my_batch;
+
+	if (GS_LIKELY(b != NULL))
+		return b;
+	(void)pthread_once(&batch_once, batch_key_init);
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return NULL;
+	(void)pthread_mutex_init(&b->mu, NULL);
+	(void)pthread_mutex_lock(&reg_mu);
+	b->next = batches;
+	batches = b;
+	(void)pthread_mutex_unlock(&reg_mu);
+	(void)pthread_setspecific(batch_key, b);
+	my_batch = b;
+	return b;
+}
+
+void gs__launch_close_mine(void)
+{
+	struct batch *b = my_batch;
+	int saved = errno;
+
+	if (b == NULL || !b->open)
+		return;
+	(void)pthread_mutex_lock(&b->mu);
+	close_batch(b, gs__now());
+	(void)pthread_mutex_unlock(&b->mu);
+	errno = saved;
+}
+
+/* One more launch of the open batch at host time `now`. */
+static void batch_add(struct batch *b, uint64_t now)
+{
+	b->n++;
+	if (!b->measure)
+		return;
+	if (now > b->pred) {
+		if (b->n > 1)
+			b->idle += now - b->pred;
+		b->pred = now;
+	}
+	b->pred += b->each;
+}
+
+/*
+ * Whether the next launch, on `stream` of `ctx` at `now`, joins the open
+ * batch: same stream, lease not used up, not open too long, our limits
+ * unchanged, and nobody on the GPU wanting in since it was admitted.
+ */
+static bool join(struct batch *b, CUcontext ctx, CUstream stream, bool pt,
+                 uint64_t now)
+{
+	const struct gs_sched_dev *sd;
+	uint32_t gate;
+
+	if (!b->open || b->ctx != ctx || b->stream != stream || b->pt != pt ||
+	    b->n >= b->lease || now - b->opened >= GS__SPAN_NS)
+		return false;
+	if (__atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
+	                    __ATOMIC_ACQUIRE) != b->lim_epoch)
+		return false;
+	sd = &gs__region_usage(gs__g.region)->dev[b->dev].sched;
+	gate = __atomic_load_n(&sd->gate, __ATOMIC_ACQUIRE);
+	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED))
+		return false; /* nobody to yield to any more: fast path */
+	if (b->booked ? __atomic_load_n(&sd->want, __ATOMIC_ACQUIRE) != b->want
+	              : (gate & GS_GATE_ENFORCED) != 0)
+		return false;
+	batch_add(b, now);
+	return true;
+}
+
+/* Launches one lease admits: GS__LEASE_NS of estimated work, at least one,
+ * and one only until the GPU's per-launch time has been measured. */
+static uint32_t lease_for(int dev, uint64_t each, bool measure)
+{
+	if (!measure)
+		return GS__LEASE_MAX;
+	if (!__atomic_load_n(&est_known[dev], __ATOMIC_RELAXED))
+		return 1;
+	if (each == 0 || GS__LEASE_NS / each >= GS__LEASE_MAX)
+		return GS__LEASE_MAX;
+	return GS__LEASE_NS / each ? (uint32_t)(GS__LEASE_NS / each) : 1;
+}
+
 /* ---- admission -------------------------------------------------------- */
 
 struct ticket {
-	bool admitted;
-	bool booked; /* admit() ran: the scheduler counts it in flight */
+	struct batch *b; /* the launch is in b (b->mu held); NULL: unscheduled */
 	bool measure;
 	int dev;
 	int32_t slice;
-	uint64_t est;
-	CUcontext ctx;
-	CUevent start, end;
-	bool pt;
-	CUstream stream;
+	uint64_t est; /* charged for the lease */
+	uint32_t want;
 };
-
-static CUresult record(const struct ticket *t, CUevent ev)
-{
-	if (t->pt)
-		return gs__real.cuEventRecord_ptsz(ev, t->stream);
-	return gs__real.cuEventRecord(ev, t->stream);
-}
 
 /* Whether launches of a slice with these limits are measured. */
 static bool measured(const struct gs_slice_limits *l)
@@ -460,21 +745,7 @@ static bool measured(const struct gs_slice_limits *l)
 	       l->priority != GS_REGION_PRIO_HIGH;
 }
 
-/* Whether `stream` is being captured into a graph (events recorded there
- * would become part of the graph). */
-static bool capturing(CUstream stream, bool pt)
-{
-	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-	__typeof__(&cuStreamIsCapturing) fn =
-		pt ? gs__real.cuStreamIsCapturing_ptsz
-		   : gs__real.cuStreamIsCapturing;
-
-	if (fn == NULL || fn(stream, &cs) != CUDA_SUCCESS)
-		return false;
-	return cs != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-/* Admission of one launch; false when it runs unscheduled. */
+/* Admission of one lease; false when it runs unscheduled. */
 static bool admit(struct ticket *t)
 {
 	struct gs_sched_view v;
@@ -541,15 +812,13 @@ static bool admit(struct ticket *t)
 		if (us->generation == pr->slice_gen)
 			us->dev[t->dev].throttled_ns += now - t0;
 	}
-	pb->launches++;
-	if (us->generation == pr->slice_gen)
-		us->dev[t->dev].launches++;
 	if (t->measure) {
 		pb->inflight++;
 	} else {
 		/* Activity is all that counts: done as soon as admitted. */
 		gs_sched_complete(&v, t->slice, 0, 0, now);
 	}
+	t->want = __atomic_load_n(&v.dev->want, __ATOMIC_ACQUIRE);
 	gs__region_unlock(gs__g.region);
 	if (waited || !t->measure)
 		futex_wake(seq);
@@ -557,25 +826,24 @@ static bool admit(struct ticket *t)
 }
 
 /*
- * Slow path before a launch on `stream`. Returns false when the launch
- * goes to the driver unscheduled (nothing to undo afterwards).
+ * Opens a batch for this launch (b->mu held, the previous one closed):
+ * the slow path's decisions, the bound on our queue, admission of a lease.
+ * False when the launch goes to the driver unscheduled.
  */
-static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
+static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
+                       CUstream stream, bool pt, uint64_t *now)
 {
-	int saved = errno, single;
-	uint32_t gate;
+	uint64_t epoch, each;
+	uint32_t gate, lease;
+	bool same_stream;
+	int single;
 
-	t->admitted = false;
-	t->booked = false;
-	t->start = t->end = NULL;
-	t->stream = stream;
-	t->pt = pt;
-	if (!gs__enforcing())
-		goto out_fast;
+	epoch = __atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
+	                        __ATOMIC_ACQUIRE);
 	gs__limits_refresh();
 	t->dev = gs__dev_current(NULL);
 	if (t->dev < 0)
-		goto out;
+		return false;
 	single = __atomic_load_n(&gs__g.single_dev, __ATOMIC_RELAXED);
 	if (single == -1 || (single >= 0 && single != t->dev)) {
 		__atomic_store_n(&gs__g.single_dev, single == -1 ? t->dev : -2,
@@ -585,89 +853,119 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 	gate = __atomic_load_n(
 	    &gs__region_usage(gs__g.region)->dev[t->dev].sched.gate,
 	    __ATOMIC_ACQUIRE);
-	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED))
-		goto out_fast;
+	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED)) {
+		gs__launch_fast_update();
+		return false;
+	}
 	if (capturing(stream, pt))
-		goto out; /* recorded into a graph, not run: its launch counts */
+		return false; /* recorded into a graph, not run: its launch
+		                 counts */
 	t->measure = measured(&gs__g.lim);
-	(void)gs__real.cuCtxGetCurrent(&t->ctx);
 	if (t->measure)
 		bound(t->dev);
-	t->est = est_ns[t->dev];
+	each = __atomic_load_n(&est_ns[t->dev], __ATOMIC_RELAXED);
+	lease = lease_for(t->dev, each, t->measure);
+	t->est = t->measure ? each * lease : 0;
 	if ((gs__g.lim.flags & GS_SLICE_MPS) && !(gate & GS_GATE_ENFORCED) &&
 	    gs__g.slice >= 0 && t->measure) {
 		/* An MPS slice with nobody to yield to (no slice on the GPU
 		 * has a limit or a priority): measured, not admitted, so no
-		 * region lock per launch. Settling books its GPU time. */
+		 * region lock per lease. Settling books its GPU time. */
 		t->slice = gs__g.slice;
-		t->booked = false;
+		b->booked = false;
 	} else if (!admit(t)) {
-		goto out;
+		return false;
 	} else {
-		t->booked = true;
+		b->booked = true;
+		b->want = t->want;
 	}
-	t->admitted = true;
-	if (!t->measure)
-		goto out_admitted;
-	(void)pthread_mutex_lock(&mu);
-	t->start = pool_get(t->ctx);
-	t->end = pool_get(t->ctx);
-	(void)pthread_mutex_unlock(&mu);
-	if (t->start != NULL && record(t, t->start) != CUDA_SUCCESS) {
+	*now = gs__now();
+	same_stream = b->ctx == ctx && b->stream == stream && b->pt == pt;
+	b->open = true;
+	b->measure = t->measure;
+	b->pt = pt;
+	b->ctx = ctx;
+	b->stream = stream;
+	b->dev = t->dev;
+	b->slice = t->slice;
+	b->n = 0;
+	b->lease = lease;
+	b->each = each;
+	b->charged = t->est;
+	b->lim_epoch = epoch;
+	b->opened = *now;
+	b->idle = 0;
+	if (!same_stream || b->pred < *now)
+		b->pred = *now;
+	b->start = NULL;
+	b->timed = false;
+	if (t->measure) {
 		(void)pthread_mutex_lock(&mu);
-		pool_put(t->ctx, t->start);
-		pool_put(t->ctx, t->end);
+		b->start = pool_get(ctx);
 		(void)pthread_mutex_unlock(&mu);
-		t->start = t->end = NULL;
+		if (b->start != NULL &&
+		    record(b->start, stream, pt) != CUDA_SUCCESS) {
+			(void)pthread_mutex_lock(&mu);
+			pool_put(ctx, b->start);
+			(void)pthread_mutex_unlock(&mu);
+			b->start = NULL;
+		}
+		b->timed = b->start != NULL;
 	}
-out_admitted:
-	errno = saved;
 	return true;
-out_fast:
-	gs__launch_fast_update();
+}
+
+/*
+ * Slow path before a launch on `stream`. Returns false when the launch
+ * goes to the driver unscheduled (nothing to do afterwards); true with
+ * t->b locked, to be released by launch_end().
+ */
+static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
+{
+	int saved = errno;
+	struct batch *b;
+	CUcontext ctx = NULL;
+	uint64_t now;
+
+	t->b = NULL;
+	if (!gs__enforcing()) {
+		gs__launch_fast_update();
+		goto out;
+	}
+	b = batch_self();
+	if (b == NULL)
+		goto out;
+	(void)gs__real.cuCtxGetCurrent(&ctx);
+	now = gs__now();
+	(void)pthread_mutex_lock(&b->mu);
+	if (!join(b, ctx, stream, pt, now)) {
+		close_batch(b, now);
+		if (!open_batch(b, t, ctx, stream, pt, &now)) {
+			(void)pthread_mutex_unlock(&b->mu);
+			goto out;
+		}
+		batch_add(b, now);
+	}
+	t->b = b;
 out:
 	errno = saved;
-	return false;
+	return t->b != NULL;
 }
 
 /* Slow path after the launch returned `r`. */
 static CUresult launch_end(struct ticket *t, CUresult r)
 {
 	int saved = errno;
-	struct done d;
-	bool timed, queued = false;
+	struct batch *b = t->b;
 
-	if (!t->admitted || !t->measure)
+	if (b == NULL)
 		return r;
-	timed = r == CUDA_SUCCESS && t->start != NULL && t->end != NULL &&
-	        record(t, t->end) == CUDA_SUCCESS;
-	d.dev = t->dev;
-	d.slice = t->slice;
-	d.est = t->est;
-	d.busy = r == CUDA_SUCCESS ? t->est : 0; /* not launched: no charge */
-	d.booked = t->booked;
-	(void)pthread_mutex_lock(&mu);
-	if (r == CUDA_SUCCESS && tail - head < GS__RING) {
-		struct inflight *f = &ring[tail % GS__RING];
-
-		f->ctx = t->ctx;
-		f->start = timed ? t->start : NULL;
-		f->end = timed ? t->end : NULL;
-		f->timed = timed;
-		f->dev = t->dev;
-		f->slice = t->slice;
-		f->est = t->est;
-		f->booked = t->booked;
-		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
-		queued = true;
+	if (r != CUDA_SUCCESS && b->open && b->n > 0) {
+		b->n--; /* not launched: no charge */
+		if (b->measure && b->pred >= b->each)
+			b->pred -= b->each;
 	}
-	if (!timed || !queued) {
-		pool_put(t->ctx, t->start);
-		pool_put(t->ctx, t->end);
-	}
-	(void)pthread_mutex_unlock(&mu);
-	if (!queued)
-		settle(&d, 1);
+	(void)pthread_mutex_unlock(&b->mu);
 	errno = saved;
 	return r;
 }
@@ -675,9 +973,14 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 void gs__launch_atfork_child(void)
 {
 	(void)pthread_mutex_init(&mu, NULL);
+	(void)pthread_mutex_init(&reg_mu, NULL);
 	head = tail = 0;
 	n_pool = 0;
 	cfg_epoch = 0;
+	batches = NULL; /* the parent's contexts are not ours */
+	my_batch = NULL;
+	if (pthread_once(&batch_once, batch_key_init) == 0)
+		(void)pthread_setspecific(batch_key, NULL);
 }
 
 /* ---- hooks ------------------------------------------------------------ */
@@ -936,6 +1239,7 @@ CUresult cuStreamSynchronize(CUstream hStream)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__launch_close_mine();
 	r = gs__real.cuStreamSynchronize(hStream);
 	after_sync(r);
 	return r;
@@ -947,6 +1251,7 @@ CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__launch_close_mine();
 	r = gs__real.cuStreamSynchronize_ptsz(hStream);
 	after_sync(r);
 	return r;
@@ -958,6 +1263,7 @@ CUresult cuCtxSynchronize(void)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__launch_close_mine();
 	r = gs__real.cuCtxSynchronize();
 	after_sync(r);
 	return r;
@@ -969,6 +1275,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__launch_close_mine();
 	r = gs__real.cuCtxSynchronize_v2(ctx);
 	after_sync(r);
 	return r;
@@ -980,6 +1287,7 @@ CUresult cuEventSynchronize(CUevent hEvent)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__launch_close_mine();
 	r = gs__real.cuEventSynchronize(hEvent);
 	after_sync(r);
 	return r;

@@ -172,6 +172,9 @@ int gs__dev_from_uuid(const char *uuid);
 
 /* Measures completed launches; `ctx` NULL = all contexts. */
 void gs__launch_harvest(CUcontext ctx, bool wait_all);
+/* Closes the calling thread's open batch of launches (before the host
+ * waits: its end event is then among what the wait covers). */
+void gs__launch_close_mine(void);
 /* Forgets in-flight launches and pooled events of a context going away. */
 void gs__launch_ctx_gone(CUcontext ctx);
 /* Recomputes gs__g.fast_gate / fast_mask after a change. */
