@@ -28,7 +28,10 @@ void gs_sched_params_default(struct gs_sched_params *p)
 	 * of waiting, small against a 10 s window (1 point of a 10 % share). */
 	p->burst = 100 * MS;
 	p->idle = 1 * MS;
-	p->presence = 1000 * MS;
+	/* Plain slices go back to the fast path this long after the last
+	 * slice with a limit or priority was active: twice `linger`, so
+	 * they stay scheduled while a high priority lingers. */
+	p->presence = 100 * MS;
 	p->stale = 50 * MS;
 }
 
@@ -254,6 +257,14 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		if (!borrow) {
 			uint64_t need = (uint64_t)(-S->tokens_ns) + 1;
 
+			/* Out of tokens, we hold no turn: the best waiting
+			 * slice gets it now rather than at its next retry. */
+			if (d->holder == s && !c->mps) {
+				int b = best_waiting(v, c->prio, s, now, &e);
+
+				give_turn(v, b, now);
+			}
+
 			*retry_ns =
 			    clamp(need * 100 / c->pct, 50 * US, 10 * MS);
 			/* A borrower asks again as soon as the others may
@@ -289,8 +300,11 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	    now - v->sl[h].last_active_ns < v->par->idle &&
 	    eligibility(v, h) >= (eligibility(v, s) ? eligibility(v, s) : 1)) {
 		/* The holder is between two launches and no less entitled
-		 * than we are: let it go on. */
-		*retry_ns = 500 * US;
+		 * than we are: let it go on. Ask again when it has been
+		 * quiet for `idle`; if it comes back first and its quantum
+		 * is over, it hands us the turn and wakes us. */
+		*retry_ns = clamp(v->sl[h].last_active_ns + v->par->idle - now,
+		                  20 * US, v->par->idle);
 		*why = GS_SCHED_WHY_TURN;
 		return GS_SCHED_WAIT;
 	}
@@ -339,7 +353,7 @@ void gs_sched_wait_end(const struct gs_sched_view *v, int s)
 	v->sl[s].waiting--;
 }
 
-void gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
+bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
                        uint64_t est_ns, uint64_t now)
 {
 	struct gs_sched_slice *S;
@@ -347,11 +361,11 @@ void gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 	int64_t burst = (int64_t)v->par->burst;
 
 	if (s < 0 || s >= v->n)
-		return;
+		return false;
 	S = &v->sl[s];
 	c = &v->cfg[s];
 	if (S->generation != c->generation)
-		return; /* the slice was replaced meanwhile */
+		return true; /* the slice was replaced meanwhile */
 	if (S->inflight > 0)
 		S->inflight--;
 	refill(v, s, now);
@@ -367,6 +381,12 @@ void gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 	if (gs_sched_cfg_enforcing(c))
 		v->dev->enforced_ns = now;
 	__atomic_add_fetch(&v->dev->seq, 1, __ATOMIC_RELEASE);
+	/* Only the end of our work can let a waiter go, and not while we
+	 * hold the turn with quantum left (waiters ask again once we have
+	 * been quiet for `idle`; we wake them if we hand the turn over). */
+	return S->inflight == 0 &&
+	       (v->dev->holder != s || c->mps || broke(v, s) ||
+	        now - v->dev->holder_since_ns >= v->par->quantum);
 }
 
 void gs_sched_forget(const struct gs_sched_view *v, int s, uint32_t n)

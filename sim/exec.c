@@ -26,15 +26,21 @@
 #include "cuda_int.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "gs/kernels.h"
 
-/* Shortest and longest sleep of a waiter (ns). */
+/* Shortest and longest sleep of a waiter (ns). A waiter sleeps until
+ * WAIT_SPIN_NS before the work's ETA and yields the CPU in a loop from
+ * there: a sleeping thread wakes tens of microseconds late (timer slack,
+ * the scheduler), which on the real GPU, where a synchronising thread
+ * spins by default, would be idle time that does not exist. */
 #define WAIT_MIN_NS 20000ULL
 #define WAIT_MAX_NS 100000000ULL
+#define WAIT_SPIN_NS 200000ULL
 
 /* ---- streams: resolve -------------------------------------------------- */
 
@@ -166,16 +172,25 @@ CUresult gs__wait(struct gs__ctx *ctx, uint64_t target)
 			return r;
 
 		now = gs_sim_now_ns();
-		if (eta < now + WAIT_MIN_NS)
-			eta = now + WAIT_MIN_NS;
-		if (eta > now + WAIT_MAX_NS)
-			eta = now + WAIT_MAX_NS;
-		ts.tv_sec = (time_t)(eta / 1000000000ULL);
-		ts.tv_nsec = (long)(eta % 1000000000ULL);
 		gs__unlock();
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-		                       NULL) != 0)
-			;
+		if (eta > now && eta <= now + WAIT_SPIN_NS) {
+			/* The last stretch: yield until the ETA, like the
+			 * real driver's default (CU_CTX_SCHED_AUTO) spins. */
+			while (gs_sim_now_ns() < eta)
+				sched_yield();
+		} else {
+			if (eta <= now)
+				eta = now + WAIT_MIN_NS;
+			else
+				eta -= WAIT_SPIN_NS;
+			if (eta > now + WAIT_MAX_NS)
+				eta = now + WAIT_MAX_NS;
+			ts.tv_sec = (time_t)(eta / 1000000000ULL);
+			ts.tv_nsec = (long)(eta % 1000000000ULL);
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+			                       &ts, NULL) != 0)
+				;
+		}
 		gs__lock();
 		if (!gs__h_is(ctx, GS__H_CTX))
 			return CUDA_ERROR_CONTEXT_IS_DESTROYED;

@@ -7,9 +7,10 @@
  * another in admission order; a completed kernel is reported with its
  * exact length after a small host turnaround. Time jumps from event to
  * event (completions and the retry times the scheduler asks for), so ten
- * simulated seconds take milliseconds. As in the shim, a change of the
- * GPU's wake-up word (dev.seq) wakes the processes waiting for a turn at
- * once; those waiting for a priority or for tokens sleep their retry time.
+ * simulated seconds take milliseconds. As in the shim, waiters are woken
+ * (after m->wake_lat, a host's wake-up latency) when a completion says a
+ * waiter may now go or when an admission handed the turn over; those
+ * waiting for a priority sleep their retry time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,6 +51,9 @@ struct model {
 	int n;
 	uint64_t now;
 	uint64_t gpu_free; /* when the GPU finishes what it was given */
+	uint64_t wake_lat; /* a woken waiter asks again this much later */
+	bool wake;         /* wake the waiters (set by complete / admit) */
+	uint64_t gpu_busy; /* GPU time inside the window, all slices */
 };
 
 static void model_init(struct model *m, int n)
@@ -79,10 +83,14 @@ static void try_submit(struct model *m, int i)
 	struct proc *p = &m->p[i];
 	uint64_t retry, start;
 
+	uint32_t seq = m->dev.seq;
+
 	if (p->asked == 0)
 		p->asked = m->now;
 	if (gs_sched_admit(&m->v, i, p->est, m->now, &retry, &p->why) ==
 	    GS_SCHED_WAIT) {
+		if (m->dev.seq != seq)
+			m->wake = true; /* it gave the turn away */
 		assert_true(p->why != GS_SCHED_WHY_NONE);
 		if (!p->waiting) {
 			gs_sched_wait_begin(&m->v, i, m->now);
@@ -108,7 +116,6 @@ static void run(struct model *m, uint64_t from, uint64_t until)
 {
 	while (m->now < until) {
 		uint64_t next = until;
-		uint32_t seq = m->dev.seq;
 
 		for (int i = 0; i < m->n; i++) {
 			struct proc *p = &m->p[i];
@@ -119,10 +126,13 @@ static void run(struct model *m, uint64_t from, uint64_t until)
 				uint64_t s = p->end - p->kernel;
 				uint64_t a = s > from ? s : from;
 
-				if (p->end > a)
+				if (p->end > a) {
 					p->busy += p->end - a;
-				gs_sched_complete(&m->v, i, p->kernel, p->est,
-				                  m->now);
+					m->gpu_busy += p->end - a;
+				}
+				if (gs_sched_complete(&m->v, i, p->kernel,
+				                      p->est, m->now))
+					m->wake = true;
 				p->est = p->kernel;
 				if (p->end - p->asked > p->lat_max)
 					p->lat_max = p->end - p->asked;
@@ -138,12 +148,15 @@ static void run(struct model *m, uint64_t from, uint64_t until)
 			if (p->end == 0 && p->next_try < next)
 				next = p->next_try;
 		}
-		if (m->dev.seq != seq) {
-			/* futex wake-up: turn waiters look again at once */
+		if (m->wake) {
+			/* futex wake-up: waiters look again (a priority
+			 * waiter sleeps on) */
+			m->wake = false;
 			for (int i = 0; i < m->n; i++)
 				if (m->p[i].waiting &&
-				    m->p[i].why == GS_SCHED_WHY_TURN)
-					m->p[i].next_try = m->now;
+				    m->p[i].why != GS_SCHED_WHY_PRIORITY &&
+				    m->p[i].next_try > m->now + m->wake_lat)
+					m->p[i].next_try = m->now + m->wake_lat;
 			continue;
 		}
 		if (next <= m->now)
@@ -474,6 +487,96 @@ static void enforcing_means_limit_priority_or_weight(void **state)
 	assert_true(gs_sched_cfg_enforcing(&c));
 }
 
+/* Short kernels (1 ms) from three saturating slices of 20/30/50 %, each
+ * host answering 20 us after a completion and a woken waiter running
+ * 100 us after its wake-up (a loaded host): the shares hold and the GPU
+ * stays busy, because waiters are woken exactly when they may go (a
+ * turn handed over, a holder out of tokens or past its quantum) and
+ * otherwise ask again when the holder has been quiet for `idle`. */
+static void short_kernels_keep_the_gpu_busy_with_late_wake_ups(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+
+	(void)state;
+	model_init(&m, 3);
+	m.wake_lat = 100 * US;
+	m.cfg[0].pct = 20;
+	m.cfg[1].pct = 30;
+	m.cfg[2].pct = 50;
+	for (int i = 0; i < 3; i++)
+		m.p[i].kernel = 1 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	assert_in_range((int)(share(&m, 0, w) * 1000), 190, 205);
+	assert_in_range((int)(share(&m, 1, w) * 1000), 290, 305);
+	assert_in_range((int)(share(&m, 2, w) * 1000), 485, 505);
+	assert_true((double)m.gpu_busy / (double)w > 0.985);
+}
+
+/* The end of a slice's work wakes waiters only when one of them may go:
+ * not while the slice holds the turn with quantum left (they would find
+ * it "between two launches" and sleep again), but once the quantum is
+ * over or when another slice holds the turn. */
+static void completion_wakes_waiters_only_when_one_may_go(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(m.dev.holder, 0);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	gs_sched_wait_begin(&m.v, 1, m.now);
+	m.now += 1 * MS;
+	assert_false(gs_sched_complete(&m.v, 0, 1 * MS, 1 * MS, m.now));
+	/* slice 1 asks again once 0 has been quiet for `idle`, no sooner */
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_TURN);
+	assert_int_equal(retry, m.par.idle);
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	m.now += m.par.quantum;
+	assert_true(gs_sched_complete(&m.v, 0, 1 * MS, 1 * MS, m.now));
+}
+
+/* A holder out of tokens hands the turn to the best waiting slice at
+ * once (and its caller wakes it): the GPU does not wait for the waiter's
+ * next retry. */
+static void a_holder_out_of_tokens_hands_the_turn_over(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+	uint32_t seq;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].pct = 20;
+	m.sl[0].tokens_ns = 10 * (int64_t)MS;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	gs_sched_wait_begin(&m.v, 1, m.now);
+	m.sl[0].tokens_ns = -2 * (int64_t)MS;
+	m.now += 1 * MS;
+	(void)gs_sched_complete(&m.v, 0, 1 * MS, 1 * MS, m.now);
+	seq = m.dev.seq;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_LIMIT);
+	assert_int_equal(m.dev.holder, 1);
+	assert_true(m.dev.seq != seq);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +603,10 @@ int main(void)
 	    cmocka_unit_test(enforcing_means_limit_priority_or_weight),
 	    cmocka_unit_test(
 	        mps_slices_run_alongside_and_still_yield_to_priority),
+	    cmocka_unit_test(
+	        short_kernels_keep_the_gpu_busy_with_late_wake_ups),
+	    cmocka_unit_test(completion_wakes_waiters_only_when_one_may_go),
+	    cmocka_unit_test(a_holder_out_of_tokens_hands_the_turn_over),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

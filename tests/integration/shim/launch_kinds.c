@@ -1,11 +1,13 @@
 /*
  * launch_kinds.c - gs-shim-launcher --api ex|coop|graph|plain --seconds S
- * --ns N: keeps the GPU busy with N-nanosecond gs_spin kernels launched
- * through one launch API (cuLaunchKernelEx, cuLaunchCooperativeKernel,
- * cuGraphLaunch of a one-node graph, or cuLaunchKernel), two in flight,
- * for S seconds. Loads the driver with dlopen, so under the shim its
+ * --ns N [--per-sync K] [--gap-us G]: keeps the GPU busy with N-nanosecond
+ * gs_spin kernels launched through one launch API (cuLaunchKernelEx,
+ * cuLaunchCooperativeKernel, cuGraphLaunch of a one-node graph, or
+ * cuLaunchKernel), K launches (default 2) between stream synchronisations,
+ * the host sleeping G microseconds (default 0) after each launch, for S
+ * seconds. Loads the driver with dlopen, so under the shim its
  * entry points come through the dlsym hook. Prints one JSON line:
- * {"api":...,"launches":...,"wall_s":...,"error":null|"CUDA_ERROR_..."}.
+ * {"api":...,"pid":...,"launches":...,"wall_s":...,"error":null|"CUDA_ERROR_..."}.
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char ptx[] =
 	".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -44,6 +47,8 @@ int main(int argc, char **argv)
 	const char *api = "plain";
 	double seconds = 5, t0 = now();
 	unsigned long long ns = 1000000;
+	int per_sync = 2;
+	long gap_us = 0;
 	CUresult r = CUDA_SUCCESS;
 	CUdevice dev;
 	CUcontext ctx;
@@ -63,6 +68,10 @@ int main(int argc, char **argv)
 			seconds = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "--ns") == 0)
 			ns = strtoull(argv[i + 1], NULL, 10);
+		else if (strcmp(argv[i], "--per-sync") == 0)
+			per_sync = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--gap-us") == 0)
+			gap_us = atol(argv[i + 1]);
 	}
 	cu = dlopen("libcuda.so.1", RTLD_NOW);
 	if (cu == NULL) {
@@ -104,7 +113,7 @@ int main(int argc, char **argv)
 	}
 	t0 = now();
 	while (now() - t0 < seconds) {
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < per_sync; k++) {
 			if (strcmp(api, "ex") == 0) {
 				CUlaunchConfig c;
 
@@ -136,6 +145,13 @@ int main(int argc, char **argv)
 			if (r)
 				goto out;
 			n++;
+			if (gap_us > 0) {
+				struct timespec gap = {
+				    .tv_sec = gap_us / 1000000,
+				    .tv_nsec = (gap_us % 1000000) * 1000};
+
+				nanosleep(&gap, NULL);
+			}
 		}
 		if ((r = F(CUresult(*)(CUstream), "cuStreamSynchronize")(st)))
 			goto out;
@@ -144,8 +160,8 @@ out:
 	if (r)
 		F(CUresult(*)(CUresult, const char **), "cuGetErrorName")(r,
 									  &name);
-	printf("{\"api\":\"%s\",\"launches\":%ld,\"wall_s\":%.3f,\"error\":%s%s%s}\n",
-	       api, n, now() - t0, r ? "\"" : "", r ? (name ? name : "?") : "null",
+	printf("{\"api\":\"%s\",\"pid\":%d,\"launches\":%ld,\"wall_s\":%.3f,\"error\":%s%s%s}\n",
+	       api, (int)getpid(), n, now() - t0, r ? "\"" : "", r ? (name ? name : "?") : "null",
 	       r ? "\"" : "");
 	return r ? 1 : 0;
 }

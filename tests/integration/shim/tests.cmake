@@ -43,6 +43,9 @@ if(TARGET gpuslice_shim)
             killed_process_returns_its_share_within_a_second
             sixteen_processes_share_one_cap
             compute_shares_follow_20_30_50
+            short_kernel_shares_keep_the_gpu_busy
+            limited_launches_are_charged_the_gpu_time_they_use
+            plain_slice_leaves_the_scheduler_once_limits_are_gone
             compute_limit_holds_through_getprocaddress
             compute_limit_covers_every_launch_api
             high_priority_keeps_its_latency_next_to_low_burn
@@ -59,9 +62,13 @@ if(TARGET gpuslice_shim)
   # 2 cores of CI while they measure (a starved launcher under-uses its
   # share; that is the host, not the shim).
   set_tests_properties(shim_compute_shares_follow_20_30_50
+    shim_short_kernel_shares_keep_the_gpu_busy
+    shim_limited_launches_are_charged_the_gpu_time_they_use
     shim_compute_limit_holds_through_getprocaddress
     shim_compute_limit_covers_every_launch_api
     shim_high_priority_keeps_its_latency_next_to_low_burn
     shim_mps_strict_slice_alone_stays_within_its_share
+    shim_mps_slices_run_their_kernels_at_once
+    shim_plain_slice_leaves_the_scheduler_once_limits_are_gone
     PROPERTIES RUN_SERIAL TRUE)
 endif()
