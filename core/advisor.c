@@ -35,6 +35,7 @@
  */
 #include "gs/advisor.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -331,6 +332,32 @@ gs_err gs_advisor_walk(const struct gs_advisor_answers *ans,
 		q = (enum gs_advisor_question)e.to;
 	}
 	return gs_fail(eb, GS_ERR_INTERNAL, "advisor tree has a cycle");
+}
+
+size_t gs_advisor_explain(const struct gs_advice *adv, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len == 0)
+		return 0;
+	buf[0] = '\0';
+	for (int i = 0; i < adv->n_path && n < len; i++) {
+		int w = snprintf(buf + n, len - n, "%s%s=%s", i ? ", " : "",
+		                 gs_advisor_question_flag(adv->path[i]),
+		                 gs_advisor_answer_name(adv->path_answer[i]));
+
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	if (adv->done && n < len) {
+		int w = snprintf(buf + n, len - n, " -> %s",
+		                 gs_advisor_mechanism_name(adv->mechanism));
+
+		if (w > 0)
+			n += (size_t)w;
+	}
+	return n < len ? n : len - 1;
 }
 
 enum gs_advisor_answer gs_advisor_mig_answer(const struct gs_gpu_model *m)

@@ -629,6 +629,7 @@ struct place {
 	int mig_start; /* exact placement asked for (spec mig-start), or -1 */
 	uint64_t memory_bytes;                /* what it will hold */
 	int compute_pct;
+	char why[200]; /* how mode auto chose, "" when it was asked for */
 };
 
 struct inv_map {
@@ -946,21 +947,30 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 	struct gs_place_item *it = &req.item[0];
 	struct gs_trace_scorer *sc = NULL;
 	enum gs_slice_mode mode = spec->mode;
+	struct gs_advice adv;
+	char why[sizeof(out->why)] = "";
 	gs_err err;
 
 	if (first == NULL)
 		return gs_fail(eb, GS_ERR_NO_FIT,
 		               "no GPU matches the gpu selector");
-	if (mode == GS_MODE_AUTO)
+	if (mode == GS_MODE_AUTO) {
 		mode = node->cfg->default_mode;
+		if (mode != GS_MODE_AUTO)
+			(void)snprintf(why, sizeof(why),
+			               "auto: the daemon's default mode");
+	}
 	if (mode == GS_MODE_AUTO) {
 		err = gs_advisor_auto_mode(
-		    spec, first->mig_capable ? first->cat : NULL, &mode, NULL,
+		    spec, first->mig_capable ? first->cat : NULL, &mode, &adv,
 		    eb);
 		if (err)
 			return err;
+		memcpy(why, "auto: ", 7);
+		(void)gs_advisor_explain(&adv, why + 6, sizeof(why) - 6);
 	}
 	memset(out, 0, sizeof(*out));
+	memcpy(out->why, why, sizeof(why));
 	out->gi_id = -1;
 	out->mig_start = -1;
 	out->mode = mode;
@@ -2143,11 +2153,12 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	}
 	gs__wr_slice_put(&wr, &ns->s);
 	gs__wr_event(&wr, "slice.created", &ns->s,
-	             "mode=%s memory=%llu compute=%d priority=%s%s",
+	             "mode=%s memory=%llu compute=%d priority=%s%s%s%s%s",
 	             gs_mode_name(s.mode),
 	             (unsigned long long)s.spec.memory_bytes,
 	             s.spec.compute_pct, gs_priority_name(s.spec.priority),
-	             s.borrowed ? " borrowed" : "");
+	             s.borrowed ? " borrowed" : "", pl.why[0] ? " (" : "",
+	             pl.why, pl.why[0] ? ")" : "");
 	node->ctr.creates++;
 	res->slice = ns->s;
 	wr_submit_announced(node, &wr, intent);

@@ -25,6 +25,7 @@
 #define GS_ADVISOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "gs/catalog.h"
 #include "gs/err.h"
@@ -124,6 +125,14 @@ struct gs_advice {
  */
 gs_err gs_advisor_walk(const struct gs_advisor_answers *ans,
                        struct gs_advice *out, struct gs_errbuf *eb);
+
+/*
+ * The path a walk took, as text: "hard-isolation=no, mig-gpu=yes, ...
+ * -> mps" (flag=answer per question, then the leaf's mechanism when one
+ * was reached). Always NUL-terminated; truncated to fit. Returns the
+ * length written.
+ */
+size_t gs_advisor_explain(const struct gs_advice *adv, char *buf, size_t len);
 
 /* Question texts and names; NULL for an out-of-range value. */
 const char *gs_advisor_question_flag(enum gs_advisor_question q);
