@@ -4,8 +4,8 @@
 # 0.3 SM-seconds per GPU-busy second; a time-sliced slice has the whole GPU
 # in its turns (share 1, SM-seconds = GPU seconds). Checked where the
 # daemon reports usage: /metrics (with NVML's SM utilisation beside it),
-# the ledger (/v1/usage, whose cost says its basis), the slice's JSON and
-# `gpuslice top`.
+# the ledger (/v1/usage, whose cost says its basis; `gpuslice usage`), the
+# slice's JSON (`gpuslice show`) and `gpuslice top`.
 . "$(dirname "$0")/lib.sh" "$1"
 
 BURN=$B/bin/gs-burn
@@ -81,6 +81,20 @@ for k in ("gpu_seconds", "gib_seconds", "throttled_seconds", "reserved_gpu_secon
 print("ledger: mps30 %.2f GPU-s %.2f SM-s, turns %.2f GPU-s %.2f SM-s"
       % (m["gpu_seconds"], m["sm_seconds"], t["gpu_seconds"], t["sm_seconds"]))
 PY
+
+# ---- the CLI's views of the ledger and of a slice ----
+"$G" usage --since 10m --by slice >"$WORK/u.txt"
+grep -q 'SM-SECONDS' "$WORK/u.txt" && grep -q 'priced on gpu_seconds' "$WORK/u.txt" ||
+	fail "usage table: $(cat "$WORK/u.txt")"
+"$G" usage --since 10m --by slice --format csv >"$WORK/u.csv"
+python3 - "$WORK/u.csv" <<'PY' || fail "usage csv: $(cat "$WORK/u.csv")"
+import csv, sys
+r = {x["slice"]: x for x in csv.DictReader(open(sys.argv[1]))}
+m = r["mps30"]
+assert abs(float(m["sm_seconds"]) - 0.3 * float(m["gpu_seconds"])) <= 0.03 * float(m["gpu_seconds"]) + 0.002, m
+PY
+"$G" show mps30 | grep -Eq '^sm time: +[0-9.]+ s \(SM share 0\.30\)' ||
+	fail "show: $("$G" show mps30)"
 
 # ---- the slice's live usage and `gpuslice top` ----
 out=$(api GET /v1/slices/mps30)
