@@ -107,6 +107,8 @@ int gs_cli_show(int argc, char **argv)
 	printf("gpu time:    %.2f s, throttled %.2f s\n",
 	       gs_client_num(u, "gpu_seconds"),
 	       gs_client_num(u, "throttled_seconds"));
+	printf("sm time:     %.2f s (SM share %.2f)\n",
+	       gs_client_num(u, "sm_seconds"), gs_client_num(s, "sm_share"));
 	printf("processes:   %lld", gs_client_int(u, "processes"));
 	pids = json_object_get(s, "pids");
 	for (size_t i = 0; i < json_array_size(pids); i++)

@@ -1,8 +1,11 @@
 /*
  * cmd_top.c - `gpuslice top`: a live per-GPU, per-slice view of the node,
  * redrawn every interval (like nvtop): GPU utilisation and memory, then
- * each slice's memory used against its cap and compute achieved against
- * its share. --once prints one frame for scripts; --json one snapshot.
+ * each slice's memory used against its cap, compute achieved against its
+ * share, and its SM-time (GPU-busy seconds x the share of the SMs it may
+ * use: 1 for turns and MIG, the MPS active thread percentage / 100). --once
+ * prints one frame for scripts; --json one snapshot (each slice's
+ * "sm_share" and usage "sm_seconds" included).
  *
  * The terminal is put in non-canonical mode only while a tty is attached,
  * and restored on every way out (q, Ctrl-C, an error).
@@ -54,8 +57,11 @@ static void usage(FILE *f)
 	           "[--json]\n"
 	           "\n"
 	           "Live view of the node: per GPU, then per slice (memory "
-	           "used/cap, compute\nachieved/share, processes, state). "
-	           "Press q to quit.\n"
+	           "used/cap, compute\nachieved/share, SM-time and SM share, "
+	           "processes, state). Press q to quit.\n"
+	           "SM-time is GPU-busy time x the share of the SMs the "
+	           "slice may use (1 for turns\nand MIG, the MPS active "
+	           "thread percentage / 100).\n"
 	           "\n"
 	           "  --once         print one frame and exit (for scripts)\n"
 	           "  --interval S   seconds between frames (default 1)\n"
@@ -162,16 +168,17 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			           : "",
 			       mpsbuf);
 		}
-		printf("  %-18s %-10s %-14s %-6s %-31s %-26s %5s %s\n", "SLICE",
-		       "TEAM", "MODE", "PRIO", "MEMORY used/cap",
-		       "COMPUTE got/share", "PROCS", "STATE");
+		printf("  %-18s %-10s %-13s %-6s %-31s %-26s %-15s %5s %s\n",
+		       "SLICE", "TEAM", "MODE", "PRIO", "MEMORY used/cap",
+		       "COMPUTE got/share", "SM-TIME x SHARE", "PROCS",
+		       "STATE");
 		for (size_t k = 0; k < json_array_size(sa); k++) {
 			const json_t *s = json_array_get(sa, k);
 			const json_t *u = json_object_get(s, "usage");
 			long long cap = gs_client_int(s, "memory_bytes");
 			long long share = gs_client_int(s, "compute");
 			double got = gs_client_num(u, "compute_achieved");
-			char mem[96], comp[96];
+			char mem[96], comp[96], smt[48];
 
 			if (gs_client_int(json_object_get(s, "gpu"), "index") !=
 			    (long long)i)
@@ -195,12 +202,15 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			else
 				snprintf(comp, sizeof(comp), "%s %5.1f/-", b2,
 				         got);
-			printf("  %-18.18s %-10.10s %-14.14s %-6s %-31s %-26s "
-			       "%5lld %s\n",
+			snprintf(smt, sizeof(smt), "%8.1fs x%.2f",
+			         gs_client_num(u, "sm_seconds"),
+			         gs_client_num(s, "sm_share"));
+			printf("  %-18.18s %-10.10s %-13.13s %-6s %-31s %-26s "
+			       "%-15s %5lld %s\n",
 			       gs_client_str(s, "name"),
 			       gs_client_str(s, "team"),
 			       gs_client_str(s, "mode"),
-			       gs_client_str(s, "priority"), mem, comp,
+			       gs_client_str(s, "priority"), mem, comp, smt,
 			       gs_client_int(u, "processes"),
 			       gs_client_str(s, "state"));
 		}

@@ -17,9 +17,12 @@ static void usage(FILE *f)
 	           "table|csv|json] [--json]\n"
 	           "\n"
 	           "What slices used, from the daemon's ledger: GPU-seconds "
-	           "(measured GPU\ntime), GiB-seconds (memory held over time), "
-	           "throttled seconds, reserved\nGPU-seconds (compute share x "
-	           "wall time) and cost (price table).\n"
+	           "(measured GPU\ntime), SM-seconds (GPU time x the share of "
+	           "the SMs the slice may use:\n1 for turns and MIG, the MPS "
+	           "active thread percentage / 100), GiB-seconds\n(memory held "
+	           "over time), throttled seconds, reserved GPU-seconds "
+	           "(compute\nshare x wall time) and cost (price table, on "
+	           "GPU-seconds).\n"
 	           "\n"
 	           "  --since T   24h, 30m, 7d, Unix seconds or "
 	           "2024-05-01T00:00:00Z (default 24h)\n"
@@ -136,46 +139,56 @@ int gs_cli_usage(int argc, char **argv)
 	rows = json_object_get(out, "rows");
 	tot = json_object_get(out, "total");
 	if (strcmp(format, "csv") == 0) {
+		/* sm_seconds last: columns that were there keep their
+		 * places */
 		printf("%s,gpu_seconds,gib_seconds,throttled_seconds,"
-		       "reserved_gpu_seconds,cost,currency\n",
+		       "reserved_gpu_seconds,cost,currency,sm_seconds\n",
 		       by);
 		for (size_t i = 0; i < json_array_size(rows); i++) {
 			json_t *r = json_array_get(rows, i);
 
 			print_csv_field(gs_client_str(r, by));
-			printf(",%.3f,%.3f,%.3f,%.3f,%.6f,%s\n",
+			printf(",%.3f,%.3f,%.3f,%.3f,%.6f,%s,%.3f\n",
 			       gs_client_num(r, "gpu_seconds"),
 			       gs_client_num(r, "gib_seconds"),
 			       gs_client_num(r, "throttled_seconds"),
 			       gs_client_num(r, "reserved_gpu_seconds"),
 			       gs_client_num(r, "cost"),
-			       gs_client_str(out, "currency"));
+			       gs_client_str(out, "currency"),
+			       gs_client_num(r, "sm_seconds"));
 		}
 		json_decref(out);
 		return GS_EXIT_OK;
 	}
 	printf("usage from %s to %s, by %s\n", gs_client_str(out, "since"),
 	       gs_client_str(out, "until"), by);
-	printf("%-20s %12s %12s %12s %12s %12s\n",
+	printf("%-20s %12s %12s %12s %12s %12s %12s\n",
 	       strcmp(by, "team") ? "SLICE" : "TEAM", "GPU-SECONDS",
-	       "GIB-SECONDS", "THROTTLED-S", "RESERVED-S", "COST");
+	       "SM-SECONDS", "GIB-SECONDS", "THROTTLED-S", "RESERVED-S",
+	       "COST");
 	for (size_t i = 0; i < json_array_size(rows); i++) {
 		json_t *r = json_array_get(rows, i);
 
-		printf("%-20s %12.1f %12.1f %12.1f %12.1f %8.4f %s\n",
+		printf("%-20s %12.1f %12.1f %12.1f %12.1f %12.1f %8.4f %s\n",
 		       gs_client_str(r, by), gs_client_num(r, "gpu_seconds"),
+		       gs_client_num(r, "sm_seconds"),
 		       gs_client_num(r, "gib_seconds"),
 		       gs_client_num(r, "throttled_seconds"),
 		       gs_client_num(r, "reserved_gpu_seconds"),
 		       gs_client_num(r, "cost"),
 		       gs_client_str(out, "currency"));
 	}
-	printf("%-20s %12.1f %12.1f %12.1f %12.1f %8.4f %s\n", "total",
+	printf("%-20s %12.1f %12.1f %12.1f %12.1f %12.1f %8.4f %s\n", "total",
 	       gs_client_num(tot, "gpu_seconds"),
+	       gs_client_num(tot, "sm_seconds"),
 	       gs_client_num(tot, "gib_seconds"),
 	       gs_client_num(tot, "throttled_seconds"),
 	       gs_client_num(tot, "reserved_gpu_seconds"),
 	       gs_client_num(tot, "cost"), gs_client_str(out, "currency"));
+	if (gs_client_int(out, "sm_unknown_rows") > 0)
+		printf("(%lld rows from before schema 5 have no SM-seconds)\n",
+		       gs_client_int(out, "sm_unknown_rows"));
+	printf("costs are priced on %s\n", gs_client_str(out, "cost_basis"));
 	json_decref(out);
 	return GS_EXIT_OK;
 }

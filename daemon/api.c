@@ -285,6 +285,7 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	                    jstr(gs_mode_name(s->spec.mode)));
 	mem_field(o, "memory", s->spec.memory_bytes);
 	json_object_set_new(o, "compute", json_integer(s->spec.compute_pct));
+	json_object_set_new(o, "sm_share", json_real(gs_slice_sm_share(s)));
 	json_object_set_new(o, "priority",
 	                    jstr(gs_priority_name(s->spec.priority)));
 	json_object_set_new(o, "weight", json_integer(s->spec.weight));
@@ -351,8 +352,8 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	if (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS) {
 		mps_pipe_dir(node, s, buf, sizeof(buf));
 		json_object_set_new(env, "CUDA_MPS_PIPE_DIRECTORY", jstr(buf));
-		if (s->spec.compute_pct > 0) {
-			snprintf(buf, sizeof(buf), "%d", s->spec.compute_pct);
+		if (gs_slice_mps_atp(s) > 0) {
+			snprintf(buf, sizeof(buf), "%d", gs_slice_mps_atp(s));
 			json_object_set_new(env,
 			                    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
 			                    jstr(buf));
@@ -383,6 +384,8 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 			mem_field(uo, "memory_peak", u.mem_peak);
 			json_object_set_new(uo, "gpu_seconds",
 			                    json_real((double)u.busy_ns / 1e9));
+			json_object_set_new(uo, "sm_seconds",
+			                    json_real(u.sm_seconds));
 			json_object_set_new(
 			    uo, "throttled_seconds",
 			    json_real((double)u.throttled_ns / 1e9));
@@ -1005,7 +1008,7 @@ static void team_one(struct gs_api *api, const struct gs_http_req *req,
 struct usage_group {
 	char key[GS_NAME_MAX];
 	char team[GS_NAME_MAX];
-	double gpu_s, gib_s, thr_s, alloc_s, cost;
+	double gpu_s, gib_s, thr_s, alloc_s, sm_s, cost;
 };
 
 struct usage_ctx {
@@ -1015,7 +1018,8 @@ struct usage_ctx {
 	int n, cap;
 	struct usage_group *g;
 	bool nomem;
-	int unpriced; /* rows no price rule matched (cost 0) */
+	int unpriced;   /* rows no price rule matched (cost 0) */
+	int sm_unknown; /* rows whose SM-time is not known (not in sm_s) */
 };
 
 static void usage_row(void *ctx, const struct gs_usage_row *r)
@@ -1065,6 +1069,10 @@ static void usage_row(void *ctx, const struct gs_usage_row *r)
 	g->gib_s += f * r->gib_seconds;
 	g->thr_s += f * r->throttled_seconds;
 	g->alloc_s += f * r->alloc_seconds;
+	if (r->sm_seconds >= 0)
+		g->sm_s += f * r->sm_seconds;
+	else
+		uc->sm_unknown++;
 	g->cost += f * cost;
 }
 
@@ -1080,7 +1088,8 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 	const char *slice = gs_http_arg(req, "slice");
 	int64_t now = gs_now_ns();
 	json_t *o, *a, *tot;
-	double t_gpu = 0, t_gib = 0, t_thr = 0, t_alloc = 0, t_cost = 0;
+	double t_gpu = 0, t_gib = 0, t_thr = 0, t_alloc = 0, t_sm = 0;
+	double t_cost = 0;
 	char buf[40];
 	gs_err err;
 
@@ -1134,6 +1143,9 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 	json_object_set_new(o, "until", jstr(buf));
 	json_object_set_new(o, "by", jstr(uc.by_slice ? "slice" : "team"));
 	json_object_set_new(o, "currency", jstr(uc.cfg->currency));
+	/* What cost prices compute by: GPU seconds (plus memory by GiB
+	 * seconds), not SM-seconds, which are reported beside it. */
+	json_object_set_new(o, "cost_basis", jstr("gpu_seconds"));
 	a = json_array();
 	for (int i = 0; i < uc.n; i++) {
 		json_t *r = json_object();
@@ -1143,6 +1155,7 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 		if (uc.by_slice)
 			json_object_set_new(r, "team", jstr(uc.g[i].team));
 		json_object_set_new(r, "gpu_seconds", json_real(uc.g[i].gpu_s));
+		json_object_set_new(r, "sm_seconds", json_real(uc.g[i].sm_s));
 		json_object_set_new(r, "gib_seconds", json_real(uc.g[i].gib_s));
 		json_object_set_new(r, "throttled_seconds",
 		                    json_real(uc.g[i].thr_s));
@@ -1154,18 +1167,21 @@ static void usage_get(struct gs_api *api, const struct gs_http_req *req,
 		t_gib += uc.g[i].gib_s;
 		t_thr += uc.g[i].thr_s;
 		t_alloc += uc.g[i].alloc_s;
+		t_sm += uc.g[i].sm_s;
 		t_cost += uc.g[i].cost;
 	}
 	free(uc.g);
 	json_object_set_new(o, "rows", a);
 	tot = json_object();
 	json_object_set_new(tot, "gpu_seconds", json_real(t_gpu));
+	json_object_set_new(tot, "sm_seconds", json_real(t_sm));
 	json_object_set_new(tot, "gib_seconds", json_real(t_gib));
 	json_object_set_new(tot, "throttled_seconds", json_real(t_thr));
 	json_object_set_new(tot, "reserved_gpu_seconds", json_real(t_alloc));
 	json_object_set_new(tot, "cost", json_real(t_cost));
 	json_object_set_new(o, "total", tot);
 	json_object_set_new(o, "unpriced_rows", json_integer(uc.unpriced));
+	json_object_set_new(o, "sm_unknown_rows", json_integer(uc.sm_unknown));
 	set_json(resp, 200, o);
 }
 

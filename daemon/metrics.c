@@ -155,6 +155,8 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 			rows[n].u.mem_used = u.mem_used;
 			rows[n].u.busy_ns = u.busy_ns;
 			rows[n].u.throttled_ns = u.throttled_ns;
+			rows[n].u.sm_seconds =
+			    gs__node_sm_seconds(ns, u.busy_ns);
 			rows[n].launches = u.launches;
 		}
 		n++;
@@ -186,8 +188,19 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 		     "second or so"},
 		    {"gpuslice_slice_compute_limit_percent", "gauge",
 		     "compute share the slice may use (0: no limit)"},
+		    {"gpuslice_slice_compute_nvml_percent", "gauge",
+		     "SM utilisation NVML reports for the slice's processes "
+		     "(the watchdog's last window; to compare with the "
+		     "shim's figures)"},
 		    {"gpuslice_slice_gpu_seconds_total", "counter",
 		     "GPU time the slice's kernels ran"},
+		    {"gpuslice_slice_sm_share", "gauge",
+		     "share of its device's SMs the slice's kernels may use "
+		     "(MPS active thread percentage / 100; 1 for turns and "
+		     "MIG)"},
+		    {"gpuslice_slice_sm_seconds_total", "counter",
+		     "SM-time: GPU time x SM share, charged per interval "
+		     "(MPS and time-sliced slices on one scale)"},
 		    {"gpuslice_slice_throttled_seconds_total", "counter",
 		     "time the slice's launches waited for the scheduler "
 		     "(turns, priority, compute limit)"},
@@ -238,32 +251,43 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 					v = r->s.spec.compute_pct;
 					break;
 				case 5:
-					v = (double)r->u.busy_ns / 1e9;
+					if (r->u.nvml_compute_pct < 0)
+						continue; /* NVML has none */
+					v = r->u.nvml_compute_pct;
 					break;
 				case 6:
-					v = (double)r->u.throttled_ns / 1e9;
+					v = (double)r->u.busy_ns / 1e9;
 					break;
 				case 7:
+					v = r->u.sm_share;
+					break;
+				case 8:
+					v = r->u.sm_seconds;
+					break;
+				case 9:
+					v = (double)r->u.throttled_ns / 1e9;
+					break;
+				case 10:
 					v = r->launches
 					        ? (double)r->u.throttled_ns /
 					              1e9 / (double)r->launches
 					        : 0;
 					break;
-				case 8:
+				case 11:
 					v = r->u.n_procs;
 					break;
-				case 9:
+				case 12:
 					v = (double)r->faults;
 					break;
-				case 10:
+				case 13:
 					v = (double)r->wd_actions;
 					break;
-				case 11:
+				case 14:
 					put(&b, "%s{%s,state=\"%s\"} 1\n",
 					    fam[f].name, lab,
 					    gs_slice_state_name(r->s.state));
 					continue;
-				case 12:
+				case 15:
 					put(&b, "%s{%s,mode=\"%s\",priority=\"%s\"",
 					    fam[f].name, lab,
 					    gs_mode_name(r->s.mode),

@@ -359,6 +359,7 @@ static struct gs__nslice *model_add(struct gs_node *node,
 		return NULL;
 	ns->s = *s;
 	ns->led_t_ns = gs_now_ns();
+	ns->live.sm_share = gs_slice_sm_share(s);
 	for (at = node->n; at > 0 && node->v[at - 1]->s.id > s->id; at--)
 		node->v[at] = node->v[at - 1];
 	node->v[at] = ns;
@@ -1584,6 +1585,22 @@ static void signal_slice(struct gs_node *node, struct gs__nslice *ns, int sig)
 			        ns->s.name, (int)ns->s.pids[i], strerror(errno));
 }
 
+double gs__node_sm_seconds(const struct gs__nslice *ns, uint64_t busy_ns)
+{
+	if (busy_ns < ns->sm_busy_ns)
+		return ns->sm_s;
+	return ns->sm_s + (double)(busy_ns - ns->sm_busy_ns) / 1e9 *
+	                      gs_slice_sm_share(&ns->s);
+}
+
+void gs__node_sm_advance(struct gs__nslice *ns, uint64_t busy_ns)
+{
+	ns->sm_s = gs__node_sm_seconds(ns, busy_ns);
+	ns->sm_busy_ns = busy_ns;
+	ns->live.sm_share = gs_slice_sm_share(&ns->s);
+	ns->live.sm_seconds = ns->sm_s;
+}
+
 void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
                      struct gs__wr *wr, int64_t now)
 {
@@ -1615,7 +1632,10 @@ void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
 		ns->live.mem_peak = u.mem_peak;
 		ns->live.busy_ns = u.busy_ns;
 		ns->live.throttled_ns = u.throttled_ns;
+		gs__node_sm_advance(ns, u.busy_ns);
 	}
+	/* SM-time at the share of this interval (sm_advance's rate). */
+	r.sm_seconds = r.gpu_seconds * gs_slice_sm_share(&ns->s);
 	/* Memory is charged as reserved: a cap held is a cap others lack. */
 	if (ns->s.spec.memory_bytes)
 		r.gib_seconds = (double)ns->s.spec.memory_bytes /
@@ -2333,6 +2353,13 @@ gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
 		out->mem_peak = u.mem_peak;
 		out->busy_ns = u.busy_ns;
 		out->throttled_ns = u.throttled_ns;
+		/* Charged since the last tick at the share now; the slice
+		 * may be gone meanwhile (then the last tick's figure stays). */
+		pthread_mutex_lock(&node->lock);
+		ns = gs__node_find_id(node, id);
+		if (ns != NULL)
+			out->sm_seconds = gs__node_sm_seconds(ns, u.busy_ns);
+		pthread_mutex_unlock(&node->lock);
 	}
 	return GS_OK;
 }

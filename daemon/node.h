@@ -130,6 +130,8 @@ struct gs_node_usage {
 	uint64_t nvml_mem;  /* what NVML sees for its processes */
 	double nvml_compute_pct; /* NVML's SM share of its processes (last
 	                            sample; -1 when NVML has none) */
+	double sm_share;   /* gs_slice_sm_share: SMs its kernels may use */
+	double sm_seconds; /* busy time x sm_share, charged per interval */
 };
 gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
                            struct gs_node_usage *out);

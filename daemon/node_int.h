@@ -23,6 +23,11 @@ struct gs__nslice {
 	uint64_t led_busy_ns;
 	uint64_t led_throttled_ns;
 	double led_mem_byte_s;
+	/* SM-time (busy time x the SM share), accumulated per interval so
+	 * that a share that changes is charged at the rate of each interval:
+	 * sm_s covers the region's busy time up to sm_busy_ns */
+	double sm_s;
+	uint64_t sm_busy_ns;
 	/* live view, refreshed by the ledger/watchdog ticks */
 	struct gs_node_usage live;
 	uint64_t rate_busy_ns; /* busy_ns at rate_t_ns (compute achieved) */
@@ -135,6 +140,15 @@ struct gs__nslice *gs__node_find_id(struct gs_node *node, int64_t id);
  */
 void gs__node_remove(struct gs_node *node, struct gs__nslice *ns,
                      struct gs__wr *wr, const char *type, const char *why);
+/*
+ * Charges the busy time since the last call (busy_ns is the region's
+ * counter) at the slice's SM share now, and refreshes ns->live's
+ * sm_seconds and sm_share. A counter that went back (a new region) moves
+ * the cursor without charging. Lock held.
+ */
+void gs__node_sm_advance(struct gs__nslice *ns, uint64_t busy_ns);
+/* SM-seconds up to busy_ns without charging them (read-only view). */
+double gs__node_sm_seconds(const struct gs__nslice *ns, uint64_t busy_ns);
 /* Appends a ledger row for what `ns` used since its last sample. */
 void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
                      struct gs__wr *wr, int64_t now);

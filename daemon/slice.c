@@ -1,6 +1,7 @@
 /*
  * slice.c - names for the slice record's enums and the name rule shared by
- * slices and teams, and slice labels' rules and JSON form (see slice.h).
+ * slices and teams, slice labels' rules and JSON form, and a slice's MPS
+ * active thread percentage and SM share (see slice.h).
  */
 #include "slice.h"
 
@@ -18,6 +19,20 @@ const char *gs_slice_state_name(int state)
 		return "faulted";
 	}
 	return "unknown";
+}
+
+int gs_slice_mps_atp(const struct gs_slice *s)
+{
+	if (s->mode != GS_MODE_MPS && s->mode != GS_MODE_MIG_MPS)
+		return 0;
+	return s->spec.compute_pct > 0 ? s->spec.compute_pct : 0;
+}
+
+double gs_slice_sm_share(const struct gs_slice *s)
+{
+	int atp = gs_slice_mps_atp(s);
+
+	return atp > 0 ? (double)atp / 100.0 : 1.0;
 }
 
 static bool name_char(char c, bool first)

@@ -110,6 +110,11 @@ struct gs_usage_row {
 	                             use when the slice has no cap) */
 	double throttled_seconds; /* time the limiter held it back */
 	double alloc_seconds;     /* wall time x compute share reserved */
+	double sm_seconds;        /* gpu_seconds x the slice's SM share
+	                             (gs_slice_sm_share) over the row; -1
+	                             when not known (rows of MPS slices
+	                             written before schema 5 that cannot be
+	                             recovered) */
 };
 
 struct gs_event {
@@ -124,6 +129,22 @@ struct gs_event {
 };
 
 const char *gs_slice_state_name(int state);
+
+/*
+ * The CUDA_MPS_ACTIVE_THREAD_PERCENTAGE an MPS client of the slice gets
+ * (mode mps or mig+mps with a compute share: the share), or 0 when the
+ * slice sets none (not MPS, or no compute share: MPS's default, all SMs).
+ * The one place the daemon derives it; the API's "env" prints it.
+ */
+int gs_slice_mps_atp(const struct gs_slice *s);
+/*
+ * The share of its device's SMs the slice's kernels may use while they
+ * run: ATP / 100 for an MPS slice with an active thread percentage, 1.0
+ * otherwise (a turn has the whole GPU; a MIG instance is the slice's whole
+ * device). SM-seconds = GPU-busy seconds x this, so MPS and time-sliced
+ * slices are billed on one scale (as `gpuslice run --report`'s sm_time_s).
+ */
+double gs_slice_sm_share(const struct gs_slice *s);
 /* Whether `s` is a valid slice or team name: [A-Za-z0-9][A-Za-z0-9._-]{0,62}.
  */
 bool gs_name_is_valid(const char *s);

@@ -82,6 +82,17 @@ static const char *const migrations[] = {
     " compute_pct INTEGER NOT NULL, mig_profile TEXT NOT NULL,"
     " weight REAL NOT NULL, t_ns INTEGER NOT NULL,"
     " PRIMARY KEY(kind, memory_bytes, compute_pct, mig_profile));",
+    /* 4 -> 5: SM-time per ledger row (gpu_seconds x the slice's SM share,
+     * slice.h). Old rows are filled in: a turns or MIG row's share is 1;
+     * an MPS row's is its compute share, which alloc_seconds holds (wall
+     * time x share, or x 1 without one: MPS's default, all SMs). A row
+     * it cannot be recovered from stays NULL (not known). */
+    "ALTER TABLE usage ADD COLUMN sm_seconds REAL;"
+    "UPDATE usage SET sm_seconds = CASE"
+    " WHEN mode NOT IN ('mps', 'mig+mps') THEN gpu_seconds"
+    " WHEN t1_ns > t0_ns AND alloc_seconds > 0 THEN gpu_seconds *"
+    "  MIN(1.0, alloc_seconds * 1e9 / (t1_ns - t0_ns))"
+    " ELSE NULL END;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -120,8 +131,8 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_USAGE_ADD] =
         "INSERT INTO usage(slice_id, slice, team, gpu_model, t0_ns,"
         " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
-        " alloc_seconds, owner_uid, mode)"
-        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+        " alloc_seconds, owner_uid, mode, sm_seconds)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
     [ST_EVENT_ADD] = "INSERT INTO events(ts_ns, type, slice, team, gpu,"
                      " message, owner_uid) VALUES(?1,?2,?3,?4,?5,?6,?7)",
     [ST_MAXID] = "UPDATE meta SET value = ?1 WHERE key = 'max_slice_id'"
@@ -905,6 +916,10 @@ gs_err gs_store_usage_add(struct gs_store *st, const struct gs_usage_row *r)
 	sqlite3_bind_double(s, 10, r->alloc_seconds);
 	sqlite3_bind_int64(s, 11, r->owner_uid);
 	bind_text(s, 12, r->mode[0] ? r->mode : "timeslice");
+	if (r->sm_seconds >= 0)
+		sqlite3_bind_double(s, 13, r->sm_seconds);
+	else
+		sqlite3_bind_null(s, 13);
 	return step_reset(st, s);
 }
 
@@ -1206,7 +1221,8 @@ gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
 	err = read_begin(st,
 	                 "SELECT slice_id, slice, team, gpu_model, t0_ns,"
 	                 " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
-	                 " alloc_seconds, owner_uid, mode FROM usage"
+	                 " alloc_seconds, owner_uid, mode, sm_seconds"
+	                 " FROM usage"
 	                 " WHERE t1_ns > ?1 AND t0_ns < ?2"
 	                 " AND (?3 = '' OR team = ?3)"
 	                 " AND (?4 = '' OR slice = ?4)"
@@ -1235,6 +1251,9 @@ gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
 		r.alloc_seconds = sqlite3_column_double(s, 9);
 		r.owner_uid = sqlite3_column_int64(s, 10);
 		copy_col(r.mode, sizeof(r.mode), s, 11);
+		r.sm_seconds = sqlite3_column_type(s, 12) == SQLITE_NULL
+		                   ? -1
+		                   : sqlite3_column_double(s, 12);
 		cb(ctx, &r);
 	}
 	return read_end(st, s, rc, eb);

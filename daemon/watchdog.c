@@ -323,6 +323,7 @@ static void live_rate(struct gs_node *node, struct gs__nslice *ns)
 	ns->live.mem_peak = u.mem_peak;
 	ns->live.busy_ns = u.busy_ns;
 	ns->live.throttled_ns = u.throttled_ns;
+	gs__node_sm_advance(ns, u.busy_ns);
 	if (ns->rate_t_ns && now - ns->rate_t_ns >= 500000000 &&
 	    u.busy_ns >= ns->rate_busy_ns)
 		ns->live.compute_pct = 100.0 *

@@ -1,5 +1,6 @@
 /*
- * test_daemon_store.c - the daemon's SQLite store: schema migrations,
+ * test_daemon_store.c - the daemon's SQLite store: schema migrations
+ * (a version 4 ledger gaining SM-seconds among them),
  * round trips of slices, teams and demand classes, group commit under
  * concurrency, and refusing files that are not ours, too new, empty or not
  * databases, and slice rows that do not parse.
@@ -214,6 +215,38 @@ static void demand_classes_round_trip_by_shape(void **state)
 	gs_store_close(st);
 }
 
+/* The schema as version 1 wrote it. */
+#define V1_SCHEMA                                                              \
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT "                  \
+	"NOT NULL);"                                                           \
+	"CREATE TABLE slices(id INTEGER PRIMARY KEY, name TEXT "               \
+	"NOT NULL UNIQUE, owner_uid INTEGER NOT NULL, team TEXT "              \
+	"NOT NULL, spec TEXT NOT NULL, mode TEXT NOT NULL, "                   \
+	"gpu_index INTEGER NOT NULL, gpu_uuid TEXT NOT NULL, "                 \
+	"mig_profile TEXT NOT NULL, mig_uuid TEXT NOT NULL, "                  \
+	"gi_id INTEGER NOT NULL, ci_id INTEGER NOT NULL, "                     \
+	"region_slot INTEGER NOT NULL, region_gen INTEGER NOT "                \
+	"NULL, state INTEGER NOT NULL, on_exit INTEGER NOT "                   \
+	"NULL, borrowed INTEGER NOT NULL, created_ns INTEGER "                 \
+	"NOT NULL, updated_ns INTEGER NOT NULL, reason TEXT NOT "              \
+	"NULL);"                                                               \
+	"CREATE TABLE teams(name TEXT PRIMARY KEY, parent TEXT "               \
+	"NOT NULL, g_memory INTEGER NOT NULL, g_compute INTEGER "              \
+	"NOT NULL, g_mig INTEGER NOT NULL, max_memory INTEGER "                \
+	"NOT NULL, max_compute INTEGER NOT NULL, max_mig "                     \
+	"INTEGER NOT NULL, from_config INTEGER NOT NULL);"                     \
+	"CREATE TABLE usage(id INTEGER PRIMARY KEY, slice_id "                 \
+	"INTEGER NOT NULL, slice TEXT NOT NULL, team TEXT NOT "                \
+	"NULL, gpu_model TEXT NOT NULL, t0_ns INTEGER NOT NULL, "              \
+	"t1_ns INTEGER NOT NULL, gpu_seconds REAL NOT NULL, "                  \
+	"gib_seconds REAL NOT NULL, throttled_seconds REAL NOT "               \
+	"NULL);"                                                               \
+	"CREATE INDEX usage_t1 ON usage(t1_ns);"                               \
+	"CREATE TABLE events(id INTEGER PRIMARY KEY, ts_ns "                   \
+	"INTEGER NOT NULL, type TEXT NOT NULL, slice TEXT NOT "                \
+	"NULL, team TEXT NOT NULL, gpu INTEGER NOT NULL, "                     \
+	"message TEXT NOT NULL);"
+
 static void version_one_file_is_migrated_keeping_its_rows(void **state)
 {
 	sqlite3 *db;
@@ -228,35 +261,7 @@ static void version_one_file_is_migrated_keeping_its_rows(void **state)
 	assert_int_equal(
 	    sqlite3_exec(
 	        db,
-	        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT "
-	        "NOT NULL);"
-	        "CREATE TABLE slices(id INTEGER PRIMARY KEY, name TEXT "
-	        "NOT NULL UNIQUE, owner_uid INTEGER NOT NULL, team TEXT "
-	        "NOT NULL, spec TEXT NOT NULL, mode TEXT NOT NULL, "
-	        "gpu_index INTEGER NOT NULL, gpu_uuid TEXT NOT NULL, "
-	        "mig_profile TEXT NOT NULL, mig_uuid TEXT NOT NULL, "
-	        "gi_id INTEGER NOT NULL, ci_id INTEGER NOT NULL, "
-	        "region_slot INTEGER NOT NULL, region_gen INTEGER NOT "
-	        "NULL, state INTEGER NOT NULL, on_exit INTEGER NOT "
-	        "NULL, borrowed INTEGER NOT NULL, created_ns INTEGER "
-	        "NOT NULL, updated_ns INTEGER NOT NULL, reason TEXT NOT "
-	        "NULL);"
-	        "CREATE TABLE teams(name TEXT PRIMARY KEY, parent TEXT "
-	        "NOT NULL, g_memory INTEGER NOT NULL, g_compute INTEGER "
-	        "NOT NULL, g_mig INTEGER NOT NULL, max_memory INTEGER "
-	        "NOT NULL, max_compute INTEGER NOT NULL, max_mig "
-	        "INTEGER NOT NULL, from_config INTEGER NOT NULL);"
-	        "CREATE TABLE usage(id INTEGER PRIMARY KEY, slice_id "
-	        "INTEGER NOT NULL, slice TEXT NOT NULL, team TEXT NOT "
-	        "NULL, gpu_model TEXT NOT NULL, t0_ns INTEGER NOT NULL, "
-	        "t1_ns INTEGER NOT NULL, gpu_seconds REAL NOT NULL, "
-	        "gib_seconds REAL NOT NULL, throttled_seconds REAL NOT "
-	        "NULL);"
-	        "CREATE INDEX usage_t1 ON usage(t1_ns);"
-	        "CREATE TABLE events(id INTEGER PRIMARY KEY, ts_ns "
-	        "INTEGER NOT NULL, type TEXT NOT NULL, slice TEXT NOT "
-	        "NULL, team TEXT NOT NULL, gpu INTEGER NOT NULL, "
-	        "message TEXT NOT NULL);"
+	        V1_SCHEMA
 	        "INSERT INTO slices VALUES(42,'old',0,'t','name=old "
 	        "memory=1GiB compute=10 priority=low weight=1 mode=mps "
 	        "isolation=none','mps',0,'GPU-x','','',-1,-1,3,1,0,0,0,"
@@ -279,6 +284,127 @@ static void version_one_file_is_migrated_keeping_its_rows(void **state)
 	assert_int_equal(got[1].n_pids, 0);
 	assert_int_equal(gs_store_max_slice_id(st, &maxid), GS_OK);
 	assert_int_equal(maxid, 42);
+	gs_store_close(st);
+}
+
+struct usage_got {
+	int n;
+	struct gs_usage_row r[8];
+};
+
+static void collect_usage(void *ctx, const struct gs_usage_row *r)
+{
+	struct usage_got *g = ctx;
+
+	if (g->n < 8)
+		g->r[g->n] = *r;
+	g->n++;
+}
+
+static const struct gs_usage_row *usage_of(const struct usage_got *g,
+                                           const char *slice)
+{
+	for (int i = 0; i < g->n && i < 8; i++)
+		if (strcmp(g->r[i].slice, slice) == 0)
+			return &g->r[i];
+	fail_msg("no ledger row for %s", slice);
+	return NULL;
+}
+
+static gs_err apply_usage(struct gs_store *st, struct gs_store_op *op)
+{
+	return gs_store_usage_add(st, op->arg);
+}
+
+/*
+ * A version 4 ledger gains sm_seconds: turns and MIG rows at share 1, MPS
+ * rows at the compute share their alloc_seconds hold; a row that does not
+ * say stays unknown. New rows keep what they are given.
+ */
+static void version_four_ledger_is_migrated_with_sm_seconds(void **state)
+{
+	sqlite3 *db;
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct usage_got got;
+	struct gs_usage_row nr;
+	struct gs_store_op op = {.apply = apply_usage, .arg = &nr};
+	const struct gs_usage_row *r;
+
+	(void)state;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(
+	        db,
+	        V1_SCHEMA
+	        /* 1 -> 2, 2 -> 3, 3 -> 4 as the store ran them */
+	        "ALTER TABLE slices ADD COLUMN had_procs INTEGER NOT NULL "
+	        "DEFAULT 0;"
+	        "ALTER TABLE slices ADD COLUMN pids TEXT NOT NULL DEFAULT '';"
+	        "ALTER TABLE usage ADD COLUMN alloc_seconds REAL NOT NULL "
+	        "DEFAULT 0;"
+	        "ALTER TABLE usage ADD COLUMN owner_uid INTEGER NOT NULL "
+	        "DEFAULT -1;"
+	        "ALTER TABLE usage ADD COLUMN mode TEXT NOT NULL DEFAULT "
+	        "'timeslice';"
+	        "ALTER TABLE events ADD COLUMN owner_uid INTEGER NOT NULL "
+	        "DEFAULT -1;"
+	        "CREATE INDEX events_slice ON events(slice, id);"
+	        "INSERT INTO meta(key, value) VALUES('max_slice_id', '0');"
+	        "ALTER TABLE slices ADD COLUMN labels TEXT NOT NULL DEFAULT "
+	        "'{}';"
+	        "CREATE TABLE demand(kind TEXT NOT NULL, memory_bytes "
+	        "INTEGER NOT NULL, compute_pct INTEGER NOT NULL, "
+	        "mig_profile TEXT NOT NULL, weight REAL NOT NULL, t_ns "
+	        "INTEGER NOT NULL, PRIMARY KEY(kind, memory_bytes, "
+	        "compute_pct, mig_profile));"
+	        /* 10 s rows: turns, MPS at 30 %, MPS without a share,
+	         * MIG, and an MPS row that cannot tell its share */
+	        "INSERT INTO usage(slice_id, slice, team, gpu_model, t0_ns,"
+	        " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
+	        " alloc_seconds, owner_uid, mode) VALUES"
+	        "(1,'turns','t','m',0,10000000000,4.0,0,0,2.5,0,'timeslice'),"
+	        "(2,'mps30','t','m',0,10000000000,4.0,0,0,3.0,0,'mps'),"
+	        "(3,'mps','t','m',0,10000000000,4.0,0,0,10.0,0,'mig+mps'),"
+	        "(4,'mig','t','m',0,10000000000,4.0,0,0,4.2,0,'mig'),"
+	        "(5,'lost','t','m',5,5,4.0,0,0,0,0,'mps');"
+	        "PRAGMA user_version = 4;",
+	        NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
+	memset(&nr, 0, sizeof(nr));
+	nr.slice_id = 6;
+	snprintf(nr.slice, sizeof(nr.slice), "new");
+	snprintf(nr.mode, sizeof(nr.mode), "mps");
+	nr.t0_ns = 0;
+	nr.t1_ns = 10000000000;
+	nr.gpu_seconds = 2.0;
+	nr.sm_seconds = 0.5;
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(gs_store_usage(st, 0, 20000000000, NULL, NULL, -1,
+	                                collect_usage, &got, &eb),
+	                 GS_OK);
+	assert_int_equal(got.n, 6);
+	r = usage_of(&got, "turns");
+	assert_float_equal(r->sm_seconds, 4.0, 1e-9);
+	r = usage_of(&got, "mps30");
+	assert_float_equal(r->sm_seconds, 4.0 * 0.3, 1e-9);
+	assert_float_equal(r->gpu_seconds, 4.0, 1e-9);
+	r = usage_of(&got, "mps");
+	assert_float_equal(r->sm_seconds, 4.0, 1e-9);
+	r = usage_of(&got, "mig");
+	assert_float_equal(r->sm_seconds, 4.0, 1e-9);
+	r = usage_of(&got, "lost");
+	assert_true(r->sm_seconds < 0);
+	r = usage_of(&got, "new");
+	assert_float_equal(r->sm_seconds, 0.5, 1e-9);
 	gs_store_close(st);
 }
 
@@ -566,6 +692,9 @@ int main(void)
 	        new_file_is_migrated_to_latest_and_reopens, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        version_one_file_is_migrated_keeping_its_rows, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        version_four_ledger_is_migrated_with_sm_seconds, setup,
+	        teardown),
 	    cmocka_unit_test_setup_teardown(
 	        newer_schema_is_refused_with_version_error, setup, teardown),
 	    cmocka_unit_test_setup_teardown(demand_classes_round_trip_by_shape,

@@ -98,3 +98,10 @@ if(TARGET gpusliced AND TARGET gpuslice)
   set_tests_properties(daemon_frag_placement_keeps_room_for_the_demand_seen
                        PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+# Needs gs-burn, the shim and the simulated libcuda; skipped (77) without.
+if(TARGET gpusliced AND TARGET gpuslice)
+  gs_add_shell_test(daemon_mps_slice_is_billed_in_sm_time
+                    tests/integration/daemon/mps_sm_time.sh TIMEOUT 180)
+  set_tests_properties(daemon_mps_slice_is_billed_in_sm_time
+                       PROPERTIES SKIP_RETURN_CODE 77)
+endif()
