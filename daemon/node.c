@@ -1433,6 +1433,41 @@ out:
 	return GS_OK;
 }
 
+/*
+ * A daemon that starts again picks the ledger up where it stopped: the
+ * cursors of each slice it loads are what its rows already hold (the
+ * region's books of a slice that outlived the daemon keep counting from
+ * the slice's creation), and its next row starts where the last one ended
+ * (the slice was held while the daemon was down). Without rows: from now
+ * and from zero.
+ */
+static void ledger_resume(struct gs_node *node)
+{
+	for (int i = 0; i < node->n; i++) {
+		struct gs__nslice *ns = node->v[i];
+		struct gs_store_ledger_sum sum;
+		struct gs_errbuf eb = {0};
+
+		if (gs_store_ledger_sum(node->store, ns->s.id, &sum, &eb) !=
+		    GS_OK) {
+			gs_warn("node",
+			        "slice=%s ledger not resumed (its next row may "
+			        "count earlier usage again): %s",
+			        ns->s.name, eb.msg);
+			continue;
+		}
+		if (sum.t1_ns == 0)
+			continue;
+		ns->led_busy_ns = (uint64_t)(sum.gpu_seconds * 1e9);
+		ns->led_throttled_ns = (uint64_t)(sum.throttled_seconds * 1e9);
+		if (ns->s.spec.memory_bytes == 0)
+			ns->led_mem_byte_s =
+			    sum.gib_seconds * 1024.0 * 1024.0 * 1024.0;
+		if (sum.t1_ns < ns->led_t_ns)
+			ns->led_t_ns = sum.t1_ns;
+	}
+}
+
 gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
                       struct gs_errbuf *eb)
 {
@@ -1484,6 +1519,7 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 		err = gs_fail(eb, lc.err, "out of memory loading slices");
 	if (err)
 		goto out_free;
+	ledger_resume(node);
 	err = load_demand(node, eb);
 	if (err)
 		goto out_free;
@@ -1519,8 +1555,26 @@ void gs__node_resync(struct gs_node *node)
 	struct gs_errbuf eb = {0};
 	bool whole = true;
 
+	struct cursor {
+		int64_t id, t;
+		uint64_t busy, thr, sm_busy;
+		double mem, sm;
+	} *keep;
+	int n_keep = 0;
+
 	pthread_mutex_lock(&node->resync_lock);
 	pthread_mutex_lock(&node->lock);
+	/* The ledger's cursors outlive the reload (or the next row would
+	 * count the slice's whole usage again). */
+	keep = calloc((size_t)node->n + 1, sizeof(*keep));
+	for (int i = 0; keep != NULL && i < node->n; i++) {
+		const struct gs__nslice *o = node->v[i];
+
+		keep[n_keep++] = (struct cursor){
+		    o->s.id,          o->led_t_ns, o->led_busy_ns,
+		    o->led_throttled_ns, o->sm_busy_ns, o->led_mem_byte_s,
+		    o->sm_s};
+	}
 	model_clear(node);
 	memset(&lc, 0, sizeof(lc));
 	lc.node = node;
@@ -1532,6 +1586,24 @@ void gs__node_resync(struct gs_node *node)
 		         eb.msg);
 		whole = false;
 	}
+	for (int i = 0; i < node->n; i++) {
+		struct gs__nslice *ns = node->v[i];
+
+		for (int k = 0; k < n_keep; k++) {
+			if (keep[k].id != ns->s.id)
+				continue;
+			ns->led_t_ns = keep[k].t;
+			ns->led_busy_ns = keep[k].busy;
+			ns->led_throttled_ns = keep[k].thr;
+			ns->led_mem_byte_s = keep[k].mem;
+			ns->sm_busy_ns = keep[k].sm_busy;
+			ns->sm_s = keep[k].sm;
+			break;
+		}
+	}
+	if (keep == NULL)
+		ledger_resume(node); /* no memory to keep them: the store's */
+	free(keep);
 	if (node->region) {
 		struct gs_slice_ref it = {.slot = -1};
 

@@ -1210,6 +1210,34 @@ gs_err gs_store_events(struct gs_store *st, int64_t after_id, int64_t since_ns,
 	return read_end(st, s, rc, eb);
 }
 
+gs_err gs_store_ledger_sum(struct gs_store *st, int64_t slice_id,
+                           struct gs_store_ledger_sum *out,
+                           struct gs_errbuf *eb)
+{
+	sqlite3_stmt *s;
+	int rc;
+	gs_err err;
+
+	memset(out, 0, sizeof(*out));
+	err = read_begin(st,
+	                 "SELECT TOTAL(gpu_seconds), TOTAL(throttled_seconds),"
+	                 " TOTAL(gib_seconds), COALESCE(MAX(t1_ns), 0)"
+	                 " FROM usage WHERE slice_id = ?1",
+	                 &s, eb);
+	if (err)
+		return err;
+	sqlite3_bind_int64(s, 1, slice_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		out->gpu_seconds = sqlite3_column_double(s, 0);
+		out->throttled_seconds = sqlite3_column_double(s, 1);
+		out->gib_seconds = sqlite3_column_double(s, 2);
+		out->t1_ns = sqlite3_column_int64(s, 3);
+		rc = sqlite3_step(s);
+	}
+	return read_end(st, s, rc, eb);
+}
+
 gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
                       const char *team, const char *slice, int64_t owner,
                       gs_store_usage_cb cb, void *ctx, struct gs_errbuf *eb)

@@ -166,6 +166,16 @@ gs_err gs_store_events(struct gs_store *st, int64_t after_id, int64_t since_ns,
 gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
                       const char *team, const char *slice, int64_t owner,
                       gs_store_usage_cb cb, void *ctx, struct gs_errbuf *eb);
+
+/* What the ledger already holds for one slice: the sums of its rows and
+ * the end of its last one (t1_ns 0: no rows). */
+struct gs_store_ledger_sum {
+	double gpu_seconds, throttled_seconds, gib_seconds;
+	int64_t t1_ns;
+};
+gs_err gs_store_ledger_sum(struct gs_store *st, int64_t slice_id,
+                           struct gs_store_ledger_sum *out,
+                           struct gs_errbuf *eb);
 /* A meta value into buf ("" when absent). */
 gs_err gs_store_meta_get(struct gs_store *st, const char *key, char *buf,
                          size_t len);

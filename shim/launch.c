@@ -72,6 +72,8 @@
 #define GS__LEASE_NS    500000ULL  /* estimated GPU work of a batch, at most */
 #define GS__SPAN_NS     2000000ULL /* host time a batch stays open, at most */
 #define GS__PROBE_EVERY 8          /* one batch in so many is a probe */
+#define GS__PROBE_HOST_NS 50000ULL /* a probe's records this far apart:
+                                      the host stalled between them */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__LDECL)
@@ -90,6 +92,8 @@ struct inflight {
 	bool timed;       /* start and end recorded */
 	bool booked;      /* admitted and counted in flight by the scheduler */
 	bool probe;       /* one launch, its end recorded right after it */
+	uint64_t host;    /* host time from before its start record to
+	                     after its end record */
 };
 
 struct pooled {
@@ -135,6 +139,7 @@ struct batch {
 	uint64_t opened;    /* host time of its first launch */
 	uint64_t pred;      /* predicted end of our work queued on stream */
 	uint64_t idle;      /* predicted GPU idle within it */
+	uint64_t rec0;      /* host time before its start event's record */
 	CUevent start;
 };
 
@@ -399,7 +404,17 @@ static int collect(CUcontext ctx, bool forget, struct done *out)
 		if (q == CUDA_SUCCESS && f->timed && !forget &&
 		    elapsed_ns(f->start, f->end, &span)) {
 			busy = span > f->idle ? span - f->idle : 0;
-			ewma(f->dev, busy, f->n, f->probe);
+			if (f->probe && f->host > GS__PROBE_HOST_NS &&
+			    span <= f->host) {
+				/* The host stalled between the probe's two
+				 * records and the span may be that stall, not
+				 * the kernel: no lesson, the estimate's charge
+				 * at most. */
+				if (busy > f->est)
+					busy = f->est;
+			} else if (f->probe) {
+				ewma(f->dev, busy, f->n, f->probe);
+			}
 		}
 		out[n].dev = f->dev;
 		out[n].slice = f->slice;
@@ -604,13 +619,18 @@ static void close_batch(struct batch *b, uint64_t now)
 		settle(&d, 1); /* counted only: admission completed it */
 		return;
 	}
-	if (now > b->pred)
-		b->idle += now - b->pred;
 	timed = b->timed && b->n > 0 && !capturing(b->stream, b->pt);
 	(void)pthread_mutex_lock(&mu);
 	if (timed)
 		end = pool_get(b->ctx);
 	timed = end != NULL && record(end, b->stream, b->pt) == CUDA_SUCCESS;
+	/* Idle up to after the end record: an end event on a drained stream
+	 * takes the time of its record, so a host stalled before it must not
+	 * count as GPU time. */
+	if (timed)
+		now = gs__now();
+	if (now > b->pred)
+		b->idle += now - b->pred;
 	if (tail - head < GS__RING) {
 		struct inflight *f = &ring[tail % GS__RING];
 
@@ -626,6 +646,7 @@ static void close_batch(struct batch *b, uint64_t now)
 		f->idle = b->probe ? 0 : b->idle;
 		f->booked = d.booked;
 		f->probe = b->probe;
+		f->host = gs__now() - b->rec0;
 		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
 		queued = true;
 	}
@@ -704,8 +725,7 @@ static void batch_add(struct batch *b, uint64_t now)
 	if (!b->measure)
 		return;
 	if (now > b->pred) {
-		if (b->n > 1)
-			b->idle += now - b->pred;
+		b->idle += now - b->pred;
 		b->pred = now;
 	}
 	b->pred += b->each;
@@ -938,6 +958,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 		(void)pthread_mutex_lock(&mu);
 		b->start = pool_get(ctx);
 		(void)pthread_mutex_unlock(&mu);
+		b->rec0 = gs__now();
 		if (b->start != NULL &&
 		    record(b->start, stream, pt) != CUDA_SUCCESS) {
 			(void)pthread_mutex_lock(&mu);
@@ -946,6 +967,14 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 			b->start = NULL;
 		}
 		b->timed = b->start != NULL;
+		if (b->timed) {
+			/* A start event on a drained stream takes the time of
+			 * its record: the stream is idle from there. */
+			uint64_t t1 = gs__now();
+
+			if (b->pred < t1)
+				b->pred = t1;
+		}
 	}
 	return true;
 }
