@@ -48,6 +48,8 @@ if(TARGET gpusliced AND TARGET gpuslice)
                     tests/integration/daemon/labels.sh LABELS asan TIMEOUT 120)
   gs_add_shell_test(daemon_slice_compute_mode_share_reaches_the_region_limits
                     tests/integration/daemon/compute_mode.sh LABELS asan TIMEOUT 120)
+  gs_add_shell_test(daemon_ledger_resumes_after_a_restart_without_counting_twice
+                    tests/integration/daemon/ledger_restart.sh TIMEOUT 120)
   gs_add_shell_test(daemon_auto_mode_says_how_it_chose
                     tests/integration/daemon/auto_mode_why.sh LABELS asan TIMEOUT 120)
   gs_add_shell_test(daemon_one_user_cannot_hold_the_api_with_idle_connections
@@ -65,6 +67,7 @@ if(TARGET gpusliced AND TARGET gpuslice)
     daemon_default_user_quota_caps_one_users_slices_and_memory
     daemon_slice_compute_mode_share_reaches_the_region_limits
     daemon_auto_mode_says_how_it_chose
+    daemon_ledger_resumes_after_a_restart_without_counting_twice
     daemon_slice_labels_persist_across_restart_and_show_in_metrics
     daemon_create_fails_closed_when_the_region_cannot_be_written
     daemon_answers_while_a_tenant_holds_region_locks
