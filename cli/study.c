@@ -325,6 +325,13 @@ static gs_err slice_args(const struct cell *c, struct gs_study_job *j,
 		    j, "%lluMiB",
 		    (unsigned long long)mib(d->memory_bytes / c->share_n));
 	if (r == R_INFER_LIGHT || r == R_INFER_HEAVY) {
+		/* auto: trusted inference servers share a fault domain and
+		 * get MPS-backed slices; A's priority makes B a below-normal
+		 * client of the server. */
+		if (e == GS_OK)
+			e = gs_study_job_arg(j, "--mode");
+		if (e == GS_OK)
+			e = gs_study_job_arg(j, "auto");
 		if (e == GS_OK)
 			e = gs_study_job_arg(j, "--priority");
 		if (e == GS_OK)
@@ -858,8 +865,9 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 		    c->w == GS_STUDY_W_INFER_HEAVY)
 			snprintf(
 			    out, len,
-			    "all on %s under gpuslice run --memory %lluMiB; "
-			    "server A --priority high, server B --priority low",
+			    "all on %s under gpuslice run --mode auto (mps) "
+			    "--memory %lluMiB; server A --priority high, "
+			    "server B --priority low",
 			    n->shared.what, m);
 		else
 			snprintf(out, len,

@@ -366,6 +366,10 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 			json_object_set_new(
 			    env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", jstr(buf));
 		}
+		/* Low priority: a below-normal client of the server. */
+		if (s->spec.priority == GS_PRIORITY_LOW)
+			json_object_set_new(env, "CUDA_MPS_CLIENT_PRIORITY",
+			                    jstr("1"));
 	} else {
 		json_object_set_new(
 		    env, "CUDA_VISIBLE_DEVICES",

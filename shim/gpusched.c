@@ -233,10 +233,16 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		d->enforced_ns = now;
 	gs_sched_gate_refresh(v, now);
 
-	/* 1. A higher priority that is active keeps the GPU. */
+	/* 1. A higher priority that is active keeps the GPU. Between two
+	 * MPS slices the server runs both at once and gives the SMs to the
+	 * client of normal priority first (a low one is a below-normal
+	 * client): the lower one only holds back while the higher one has
+	 * a process waiting to submit. */
 	for (int t = 0; t < v->n; t++) {
 		if (t == s || !valid(v, t) || v->cfg[t].prio <= c->prio ||
 		    !active(v, t, now))
+			continue;
+		if (c->mps && v->cfg[t].mps && v->sl[t].waiting == 0)
 			continue;
 		/* Sleep through its burst: nothing changes for us before it
 		 * has been quiet for `linger`. */

@@ -12,7 +12,10 @@
  *      is active there: it has work in flight, a process waiting to
  *      submit, or was active less than `linger` ago (so a latency-bound
  *      server that sends a request every few hundred microseconds keeps
- *      the GPU between requests).
+ *      the GPU between requests). Between two MPS slices only a process
+ *      waiting counts: the MPS server runs both and gives the SMs to the
+ *      normal-priority client first (the low slice is a below-normal
+ *      client, CUDA_MPS_CLIENT_PRIORITY=1).
  *   2. Compute limit. A slice with a limit holds a token bucket in GPU
  *      nanoseconds, refilled at pct% of wall time and capped at `burst`.
  *      Admission charges an estimate, completion corrects it with the

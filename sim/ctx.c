@@ -179,6 +179,8 @@ static CUresult slot_join(struct gs_sim_state *st, struct gs__dev *d)
 			    (lim == 0 || d->mps_mem_limit < lim))
 				lim = d->mps_mem_limit;
 			p->flags |= GS_SIM_PROC_MPS_CLIENT;
+			if (d->mps_below)
+				p->flags |= GS_SIM_PROC_MPS_BELOW;
 			p->mps_active_thread_pct = d->mps_pct;
 			p->mps_pinned_mem_limit = lim;
 		}

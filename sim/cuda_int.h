@@ -78,6 +78,7 @@ struct gs__dev {
 	uint32_t cc_major, cc_minor;
 	bool mps_client;        /* MPS running there and our pipe dir matches */
 	uint32_t mps_pct;       /* active thread % asked by our environment */
+	bool mps_below;         /* client priority below normal (1) */
 	uint64_t mps_mem_limit; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for it */
 	/* our slot in the node state (shared by our contexts on it) */
 	int slot; /* -1 when we hold none */

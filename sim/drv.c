@@ -37,6 +37,7 @@ struct cfg {
 	bool visible_set;
 	char mps_pipe[GS_SIM_PATH_LEN];
 	uint32_t mps_pct; /* 0: not set */
+	int mps_prio;     /* CUDA_MPS_CLIENT_PRIORITY, -1: not set */
 	char mps_limit[1024];
 };
 
@@ -182,6 +183,12 @@ static void cfg_read(struct cfg *c)
 	v = getenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
 	if (v != NULL)
 		snprintf(c->mps_limit, sizeof(c->mps_limit), "%s", v);
+	/* 0 normal, 1 below normal; anything else is ignored, as by the
+	 * real server (the control daemon's default applies). */
+	v = getenv("CUDA_MPS_CLIENT_PRIORITY");
+	c->mps_prio = v != NULL && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)
+	                  ? v[0] - '0'
+	                  : -1;
 }
 
 /* "10G", "4096M", "512MB", "1GiB", plain bytes. 0 on malformed input. */
@@ -414,12 +421,16 @@ void gs__dev_mps_refresh(struct gs__dev *d)
 	d->engine_sms = e->sm_count;
 	d->sm_count = e->sm_count;
 	d->mps_pct = 0;
+	d->mps_below = false;
 	if (d->mps_client) {
 		uint32_t pct = gs__mps_server_pct(&e->mps);
 
 		if (cfg.mps_pct != 0 && cfg.mps_pct < pct)
 			pct = cfg.mps_pct;
 		d->mps_pct = pct;
+		d->mps_below = cfg.mps_prio >= 0
+		                   ? cfg.mps_prio == 1
+		                   : e->mps.default_client_priority == 1;
 		d->sm_count = e->sm_count * pct / 100;
 		if (d->sm_count == 0)
 			d->sm_count = 1;

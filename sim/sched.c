@@ -45,6 +45,8 @@ uint64_t gs_sim_timeslice_ns(uint32_t level)
 struct runner {
 	int slot;
 	bool mps;
+	bool below; /* MPS client priority below normal */
+	uint64_t num, den; /* this step's rate: k * num / den SM-ns per ns */
 };
 
 static struct gs_sim_op *head_op(struct gs_sim_proc *p)
@@ -147,6 +149,7 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 				continue;
 			act[n].slot = i;
 			act[n].mps = (p->flags & GS_SIM_PROC_MPS_CLIENT) != 0;
+			act[n].below = (p->flags & GS_SIM_PROC_MPS_BELOW) != 0;
 			n++;
 		}
 	}
@@ -194,20 +197,20 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 		bool contended = group_after(act, n, (int)e->rr_next - 1,
 		                             owner) != GS_SIM_OWNER_NONE;
 
-		/* Who runs and how fast. */
-		uint64_t want = 0;
+		/* Who runs and how fast. Under MPS, clients of normal
+		 * priority get the SMs they ask for first; those below
+		 * normal (CUDA_MPS_CLIENT_PRIORITY=1) share what is left.
+		 * Within a class, an oversubscribed engine slows all alike. */
+		uint64_t want[2] = {0, 0};
 		for (int i = 0; i < n; i++)
 			if (group_of(&act[i]) == owner)
-				want +=
-				    st->procs[act[i].slot]
-				        .ring[st->procs[act[i].slot].ring_head %
-				              GS_SIM_RING]
-				        .sms;
-		/* rate of a runner with k SMs: k * num / den SM-ns per ns */
-		uint64_t num = 1, den = 1;
-		if (owner == GS_SIM_OWNER_MPS && want > n_sm) {
-			num = n_sm;
-			den = want;
+				want[act[i].below && owner == GS_SIM_OWNER_MPS] +=
+				    head_op(&st->procs[act[i].slot])->sms;
+		uint64_t got[2] = {want[0], want[1]};
+		if (owner == GS_SIM_OWNER_MPS && want[0] + want[1] > n_sm) {
+			got[0] = want[0] < n_sm ? want[0] : n_sm;
+			got[1] = n_sm - got[0] < want[1] ? n_sm - got[0]
+			                                 : want[1];
 		}
 		uint64_t t_next = now_ns;
 		if (contended && e->slice_end < t_next)
@@ -215,14 +218,19 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 		for (int i = 0; i < n; i++) {
 			struct gs_sim_proc *p = &st->procs[act[i].slot];
 			uint64_t k = head_op(p)->sms ? head_op(p)->sms : 1;
+			int c = act[i].below && owner == GS_SIM_OWNER_MPS;
 
 			if (group_of(&act[i]) != owner)
 				continue;
+			act[i].num = got[c] < want[c] ? got[c] : 1;
+			act[i].den = got[c] < want[c] ? want[c] : 1;
+			if (act[i].num == 0)
+				continue; /* waits for SMs */
 			/* ceil(rem / (k * num / den)) */
 			unsigned __int128 need =
-			    ((unsigned __int128)p->head_rem * den +
-			     (unsigned __int128)k * num - 1) /
-			    ((unsigned __int128)k * num);
+			    ((unsigned __int128)p->head_rem * act[i].den +
+			     (unsigned __int128)k * act[i].num - 1) /
+			    ((unsigned __int128)k * act[i].num);
 			if (need < t_next - t)
 				t_next = t + (uint64_t)need;
 		}
@@ -234,16 +242,16 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 			struct gs_sim_proc *p = &st->procs[act[i].slot];
 			uint64_t k = head_op(p)->sms ? head_op(p)->sms : 1;
 
-			if (group_of(&act[i]) != owner)
+			if (group_of(&act[i]) != owner || act[i].num == 0)
 				continue;
-			unsigned __int128 prog =
-			    (unsigned __int128)dt * k * num / den;
-			uint64_t got =
+			unsigned __int128 prog = (unsigned __int128)dt * k *
+			                         act[i].num / act[i].den;
+			uint64_t adv =
 			    prog >= p->head_rem ? p->head_rem : (uint64_t)prog;
 			p->busy_ns += dt;
-			p->sm_busy_ns += got;
-			e->sm_busy_ns += got;
-			p->head_rem -= got;
+			p->sm_busy_ns += adv;
+			e->sm_busy_ns += adv;
+			p->head_rem -= adv;
 		}
 		e->busy_ns += dt;
 		t = t_next;

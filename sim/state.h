@@ -82,6 +82,7 @@ enum gs_sim_proc_state {
 /* proc.flags */
 #define GS_SIM_PROC_MPS_CLIENT 0x1u /* runs inside the engine's MPS server */
 #define GS_SIM_PROC_MPS_SERVER 0x2u /* the MPS server process itself (NVML) */
+#define GS_SIM_PROC_MPS_BELOW  0x4u /* client priority below normal (1) */
 
 /* mps.state */
 enum gs_sim_mps_state {

@@ -304,9 +304,8 @@ static void equals_without_weights_alternate_fairly(void **state)
 }
 
 /* MPS slices take no turns: a second one is admitted while the first has
- * work in flight (two time-sliced slices wait for each other), but a busy
- * higher priority still holds a low-priority MPS slice back. */
-static void mps_slices_run_alongside_and_still_yield_to_priority(void **state)
+ * work in flight (two time-sliced slices wait for each other). */
+static void mps_slices_run_alongside_and_yield_to_a_waiting_priority(void **state)
 {
 	struct model m;
 	uint64_t retry;
@@ -327,8 +326,26 @@ static void mps_slices_run_alongside_and_still_yield_to_priority(void **state)
 	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
 	                 GS_SCHED_GO);
 
+	/* Two MPS slices of different priorities: the server gives the
+	 * SMs to the higher one first (the lower is a below-normal client),
+	 * so the lower one is admitted alongside its work in flight and
+	 * holds back only while the higher one has a process waiting. */
 	model_init(&m, 2);
 	m.cfg[0].mps = m.cfg[1].mps = true;
+	m.cfg[0].prio = GS_REGION_PRIO_HIGH;
+	m.cfg[1].prio = GS_REGION_PRIO_LOW;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	gs_sched_wait_begin(&m.v, 0, m.now);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_PRIORITY);
+
+	/* A time-sliced low slice still yields to an MPS high one. */
+	model_init(&m, 2);
+	m.cfg[0].mps = true;
 	m.cfg[0].prio = GS_REGION_PRIO_HIGH;
 	m.cfg[1].prio = GS_REGION_PRIO_LOW;
 	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
@@ -602,7 +619,7 @@ int main(void)
 	    cmocka_unit_test(a_replaced_slice_starts_with_fresh_state),
 	    cmocka_unit_test(enforcing_means_limit_priority_or_weight),
 	    cmocka_unit_test(
-	        mps_slices_run_alongside_and_still_yield_to_priority),
+	        mps_slices_run_alongside_and_yield_to_a_waiting_priority),
 	    cmocka_unit_test(
 	        short_kernels_keep_the_gpu_busy_with_late_wake_ups),
 	    cmocka_unit_test(completion_wakes_waiters_only_when_one_may_go),

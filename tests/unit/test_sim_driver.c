@@ -453,6 +453,38 @@ static void mps_clients_on_half_the_sms_each_run_side_by_side(void **state)
 		assert_true(F->sh->v[i] > 499.0 && F->sh->v[i] < 560.0);
 }
 
+static void child_mps_prio(struct child *c, int slot)
+{
+	if (slot == 1)
+		setenv("CUDA_MPS_CLIENT_PRIORITY", "1", 1);
+	child_mps_spin(c, slot);
+}
+
+/* CUDA_MPS_CLIENT_PRIORITY=1 (below normal): a client of normal priority
+ * asking for every SM gets them all; the one below normal runs on what is
+ * left (here nothing) and finishes after it. Without priorities both
+ * would take twice as long. */
+static void mps_client_below_normal_priority_yields_the_sms(void **state)
+{
+	struct child a, b;
+
+	(void)state;
+	mps_start(1, 100);
+	start(&a, child_mps_prio, 0);
+	start(&b, child_mps_prio, 1);
+	wait_ready(&a);
+	wait_ready(&b);
+	go(&a);
+	go(&b);
+	assert_int_equal(finish(&a), 0);
+	assert_int_equal(finish(&b), 0);
+	print_message("MPS 100%%, normal / below normal: %.1f ms and %.1f ms "
+	              "for 500 ms of work each\n",
+	              F->sh->v[0], F->sh->v[1]);
+	assert_true(F->sh->v[0] > 499.0 && F->sh->v[0] < 600.0);
+	assert_true(F->sh->v[1] > 900.0 && F->sh->v[1] < 1150.0);
+}
+
 static void child_mps_limits(struct child *c, int arg)
 {
 	char pipe_dir[128];
@@ -931,6 +963,7 @@ int main(void)
 	    T(one_process_alone_runs_at_full_speed),
 	    T(two_time_sliced_processes_each_take_twice_as_long),
 	    T(mps_clients_on_half_the_sms_each_run_side_by_side),
+	    T(mps_client_below_normal_priority_yields_the_sms),
 	    T(mps_client_limits_come_from_its_environment),
 	    T(a_time_sliced_fault_hits_only_its_process),
 	    T(an_mps_fault_hits_every_client_until_they_are_gone),
