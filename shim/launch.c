@@ -412,7 +412,10 @@ static int collect(CUcontext ctx, bool forget, struct done *out)
 				 * at most. */
 				if (busy > f->est)
 					busy = f->est;
-			} else if (f->probe) {
+			} else if (f->probe || f->n == 1) {
+				/* A batch of several launches teaches nothing:
+				 * idle hidden behind an estimate too high would
+				 * raise the estimate further. */
 				ewma(f->dev, busy, f->n, f->probe);
 			}
 		}

@@ -53,7 +53,21 @@ start_tenant t2 m2
 expect_eq "first 256 MiB in m2" "$(alloc t2 $M256)" 0
 tenant_api $MALLORY DELETE /v1/slices/m2 >/dev/null
 expect_status "delete m2" 200
-expect_eq "256 MiB after its slice was deleted" "$(alloc t2 $M256)" 2
+# The process is now in no slice: its next allocation gets no memory, or
+# the watchdog (action kill) stops it first - either way it gets none.
+n=$(grep -c '^alloc ' "$WORK/t2.out" || true)
+(echo "alloc $M256" >&$TIN) 2>/dev/null || true # SIGPIPE: already stopped
+wait_until 10 eval '[ "$(grep -c "^alloc " "'"$WORK/t2.out"'")" -gt '"$n"' ] ||
+	! kill -0 '"$TPID"' 2>/dev/null' ||
+	fail "tenant t2 neither answered nor was stopped: $(cat "$WORK/t2.err")"
+if [ "$(grep -c '^alloc ' "$WORK/t2.out")" -gt "$n" ]; then
+	expect_eq "256 MiB after its slice was deleted" \
+		"$(grep '^alloc ' "$WORK/t2.out" | tail -1 | awk '{print $3}')" 2
+else
+	grep -q "pid=$TPID .*in no slice: killed" "$WORK/daemon.log" ||
+		fail "t2 died after its slice was deleted, not by the watchdog"
+	echo "t2 was stopped by the watchdog (in no slice) before it allocated"
+fi
 exec {TIN}>&-
 
 # ---- zeroed books: past the shim, not past the watchdog ----

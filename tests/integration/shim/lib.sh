@@ -103,6 +103,50 @@ for pid, b in seen.items():
 PY
 }
 
+# burn_shares WINDOW TOLERANCE MIN_BUSY [GS-BURN ARGS...]: three saturating
+# gs-burn in slices of 20, 30 and 50 % on one GPU; from 2 s in, for
+# WINDOW seconds, each one's share of the GPU by the sim's own accounting
+# (busy seconds per process). Prints them and the GPU's total busy share;
+# fails when a share is off by more than TOLERANCE points or the total is
+# under MIN_BUSY %.
+burn_shares() {
+	local window=$1 tol=$2 min_busy=$3 pct t1 t1b t2 t2b
+	shift 3
+	for pct in 20 30 50; do
+		"${RUN[@]}" --compute "$pct" --slice "s$pct" -- "$B/bin/gs-burn" \
+			--seconds "$(("$window" + 4))" "$@" >"$WORK/burn$pct" &
+		PIDS+=($!)
+		echo $! >"$WORK/runner$pct"
+	done
+	sleep 2
+	for pct in 20 30 50; do
+		child_of "$(cat "$WORK/runner$pct")" >"$WORK/pid$pct"
+	done
+	t1=$(date +%s.%N); sim_busy >"$WORK/b1"; t1b=$(date +%s.%N)
+	sleep "$window"
+	t2=$(date +%s.%N); sim_busy >"$WORK/b2"; t2b=$(date +%s.%N)
+	wait
+	"$PY" - "$WORK" "$t1" "$t1b" "$t2" "$t2b" "$tol" "$min_busy" <<'PY' ||
+import sys
+w, t1, t1b, t2, t2b, tol, min_busy = sys.argv[1], *map(float, sys.argv[2:])
+def load(f):
+    return {int(a): float(b) for a, b in (l.split() for l in open(f))}
+b1, b2 = load(w + "/b1"), load(w + "/b2")
+window = (t2 + t2b) / 2 - (t1 + t1b) / 2
+bad, total = [], 0.0
+for pct in (20, 30, 50):
+    pid = int(open(f"{w}/pid{pct}").read())
+    share = (b2[pid] - b1[pid]) / window * 100
+    total += share
+    print(f"slice {pct}%: {share:.2f}% of the GPU over {window:.2f} s (sim)")
+    if abs(share - pct) > tol:
+        bad.append(pct)
+print(f"GPU busy: {total:.2f}%")
+sys.exit(1 if bad or total < min_busy else 0)
+PY
+		fail "a share off by more than $tol points, or the GPU under $min_busy % busy"
+}
+
 # sim_mem_used: bytes in use by all processes on the node (the sim's own
 # per-process books, summed).
 sim_mem_used() {
