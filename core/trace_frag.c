@@ -15,7 +15,7 @@
  * amounts with that table gives, for every request size at once, how many
  * devices fit it and how much sits on the ones that do not.
  */
-#include "trace_int.h"
+#include "gs/trace.h"
 
 #include <stdlib.h>
 #include <string.h>

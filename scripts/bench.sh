@@ -172,7 +172,7 @@ bench_placement() {
 }
 
 # Placement on one node under churn: requests refused per policy, and what
-# the demand history buys `frag` (pure CPU; core/bench/bench_demand.c).
+# the demand history buys `frag` (pure CPU; bench/bench_demand.c).
 bench_placement_demand() {
 	echo "== placement_demand: refused requests on one node, 8 x 80 GiB (CPU only) =="
 	"$1/bin/gs-bench-demand" --load 1.2

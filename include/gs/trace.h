@@ -16,7 +16,13 @@
  *
  * Everything declared here is pure (no I/O, no clock, no globals) and
  * reentrant: separate runs may go on in separate threads. Reading the CSV
- * files is the CLI's job (cli/trace_csv.h).
+ * files is bench/trace_csv.h's job.
+ *
+ * Where it lives: the model table, the task rule, the target workload and
+ * fragmentation measure and gpuslice's scorer are product code in core/
+ * (gs_core: gpusliced's `frag` placement and the Kubernetes scheduler
+ * extender use them); the cluster state, the policies, the replay and the
+ * task list variants are benchmark code in bench/ (gs_bench).
  */
 #ifndef GS_TRACE_H
 #define GS_TRACE_H
@@ -144,7 +150,7 @@ void gs_trace_workload_fini(struct gs_trace_workload *w);
 double gs_trace_frag(const struct gs_trace_workload *w, int64_t cpu_free,
                      const uint16_t *gpu_free, unsigned ngpu, unsigned model);
 
-/* ---- Cluster state --------------------------------------------------- */
+/* ---- Cluster state (bench/trace_cluster.c) ---------------------------- */
 
 struct gs_trace_nstate {
 	int64_t cpu_free;
@@ -197,7 +203,7 @@ bool gs_trace_cluster_fits(const struct gs_trace_cluster *c, size_t i,
 void gs_trace_cluster_bind(struct gs_trace_cluster *c, size_t i,
                            const struct gs_trace_pod *pod, const uint8_t *devs);
 
-/* ---- Policies -------------------------------------------------------- */
+/* ---- Policies (bench/trace_policy.c, bench/policy_*.c) ---------------- */
 
 /* X(ID, cli name as a token, display name) */
 #define GS_TRACE_POLICY_MAP(X)                                                 \
@@ -225,7 +231,7 @@ const char *gs_trace_policy_display(enum gs_trace_policy p);
 /* The policy named `name` (cli name, case-insensitive), or -1. */
 int gs_trace_policy_parse(const char *name);
 
-/* ---- Replay --------------------------------------------------------- */
+/* ---- Replay (bench/trace_replay.c) ----------------------------------- */
 
 /* Called now and then during a run with the tasks done and the total. */
 typedef void (*gs_trace_progress_fn)(void *arg, size_t done, size_t total);
@@ -281,7 +287,7 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
                        const struct gs_trace_replay_cfg *cfg,
                        struct gs_trace_result *out, struct gs_errbuf *eb);
 
-/* ---- gpuslice's placement scoring on one node (policy_gpuslice.c) ----- */
+/* ---- gpuslice's placement scoring on one node (core/trace_scorer*.c) -- */
 
 /*
  * A scorer holds what gpuslice's scoring knows of the demand: the task
@@ -326,7 +332,7 @@ double gs_trace_scorer_score(const struct gs_trace_scorer *s, double before,
                              unsigned ngpu, unsigned model,
                              const struct gs_trace_pod *pod, int *dev);
 
-/* ---- Task list variants (core/trace_variant.c) ------------------------ */
+/* ---- Task list variants (bench/trace_variant.c) ----------------------- */
 
 struct gs_trace_variant_cfg {
 	uint64_t seed;        /* the variant's own seed, not the replay's */

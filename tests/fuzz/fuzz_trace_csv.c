@@ -1,18 +1,18 @@
 /*
  * fuzz_trace_csv.c - libFuzzer target for the trace CSV reader
- * (cli/trace_csv.c) and, on what it accepts, a short replay.
+ * (bench/trace_csv.c) and, on what it accepts, a short replay.
  *
  * Input: two control bytes (seed/tune, policy), then either a node list,
  * "\n---\n" and a task list, or a task list alone (replayed on a fixed
  * two-node list). Whatever parses and is small is replayed with the
  * chosen policy, so odd but valid values (16-GPU nodes, zero CPU, model
- * restrictions, lists without GPU demand) reach the core too.
+ * restrictions, lists without GPU demand) reach the replay too.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cli/trace_csv.h"
+#include "../../bench/trace_csv.h"
 #include "gs/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

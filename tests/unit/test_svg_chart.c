@@ -1,5 +1,5 @@
 /*
- * test_svg_chart.c - the study's bar charts (cli/svg_chart.c): axis steps
+ * test_svg_chart.c - the study's bar charts (bench/svg_chart.c): axis steps
  * from a table, a chart that is well-formed SVG with its title, source,
  * escaped labels, one bar per value and "n/a" for a missing one, and
  * clean refusals of charts that cannot be drawn.

@@ -1,5 +1,5 @@
 /*
- * test_trace_csv.c - the trace CSV reader (cli/trace_csv.c), from tables:
+ * test_trace_csv.c - the trace CSV reader (bench/trace_csv.c), from tables:
  * each input either parses to the expected values or fails with the
  * expected code and a message naming the file and line.
  */

@@ -1,7 +1,7 @@
 /*
  * test_trace_scorer.c - gpuslice's one-node placement scorer
- * (gs_trace_scorer_*, core/policy_gpuslice.c) and the task-list variants
- * used to evaluate it (gs_trace_variant_apply, core/trace_variant.c).
+ * (gs_trace_scorer_*, core/trace_scorer*.c) and the task-list variants
+ * used to evaluate it (gs_trace_variant_apply, bench/trace_variant.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
  * trace_replay.c - one replay of a task list on a node list with one
  * policy, as the FGD paper's simulator runs it (docs/placement.md):
  *
- *   1. M, the target workload, from the original list (trace_frag.c).
+ *   1. M, the target workload, from the original list (core/trace_frag.c).
  *   2. Order: the list shuffled with the seed, then inflated: clones drawn
  *      uniformly with replacement from the original list are appended
  *      while the GPU demand stays within tune x capacity (the check uses

@@ -1,6 +1,6 @@
 /*
  * trace_int.h - what the trace replay (trace_replay.c) and the placement
- * policies (policy_*.c) share inside core. Not a public header.
+ * policies (policy_*.c) share inside bench/. Not a public header.
  *
  * A policy is a table of callbacks. For every arriving task the replay
  * asks the policy to score each node the task fits on (higher wins; ties

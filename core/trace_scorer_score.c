@@ -1,7 +1,9 @@
 /*
- * policy_gpuslice.c - gpuslice's own placement scoring: FGD's gradient
- * step on a cost closer to what a filling cluster loses, and the trace
- * replay policy built on it.
+ * trace_scorer_score.c - gpuslice's own placement scoring: FGD's gradient
+ * step on a cost closer to what a filling cluster loses
+ * (gs_trace_scorer_score). The trace replay policy built on it is
+ * bench/policy_gpuslice.c; the Kubernetes scheduler extender scores nodes
+ * with it too.
  *
  * The scoring lives in a scorer (struct gs_trace_scorer, gs/trace.h) built
  * from the task demand seen so far, and works on ONE node's GPUs: the
@@ -37,10 +39,9 @@
  * device's left-over in millionths of a point (best fit inside a bucket;
  * never outranks a better bucket). A share tries each device that fits.
  */
-#include "trace_int.h"
+#include "gs/trace.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 static double points(double before, double after)
 {
@@ -105,74 +106,3 @@ double gs_trace_scorer_score(const struct gs_trace_scorer *s, double before,
 		return -1;
 	return points(before, gs_trace_scorer_cost(s, cpu, g, ngpu, model));
 }
-
-/* ---- The replay policy ----------------------------------------------- */
-
-struct gsl {
-	size_t n;
-	uint32_t *gen; /* per node: the gen `base` was computed for */
-	double *base;  /* per node: cost of the current state */
-	struct gs_trace_scorer *sc; /* owned */
-};
-
-static void gsl_fini(void *st)
-{
-	struct gsl *f = st;
-
-	if (f == NULL)
-		return;
-	free(f->gen);
-	free(f->base);
-	gs_trace_scorer_free(f->sc);
-	free(f);
-}
-
-static gs_err gsl_init(void **st, struct gs__trace_run *run,
-                       struct gs_errbuf *eb)
-{
-	struct gsl *f = calloc(1, sizeof(*f));
-	gs_err err;
-
-	if (f == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM,
-		               "gpuslice policy: out of memory");
-	err = gs_trace_scorer_new(run->pods, run->n_pods, run->target,
-	                          run->ablate, &f->sc, eb);
-	if (err != GS_OK) {
-		free(f);
-		return err;
-	}
-	f->n = run->cl.n;
-	f->gen = calloc(f->n ? f->n : 1, sizeof(*f->gen));
-	f->base = calloc(f->n ? f->n : 1, sizeof(*f->base));
-	if (f->gen == NULL || f->base == NULL) {
-		gsl_fini(f);
-		return gs_fail(eb, GS_ERR_NOMEM,
-		               "gpuslice policy: out of memory");
-	}
-	*st = f;
-	return GS_OK;
-}
-
-static double gsl_score(void *st, const struct gs__trace_run *run, size_t i,
-                        const struct gs_trace_pod *pod, int *dev)
-{
-	struct gsl *f = st;
-	const struct gs_trace_nstate *s = &run->cl.node[i];
-
-	if (f->gen[i] != s->gen) {
-		f->base[i] = gs_trace_scorer_cost(
-		    f->sc, s->cpu_free, s->gpu_free, s->gpus, s->model);
-		f->gen[i] = s->gen;
-	}
-	return gs_trace_scorer_score(f->sc, f->base[i], s->cpu_free,
-	                             s->gpu_free, s->gpus, s->model, pod, dev);
-}
-
-const struct gs__trace_policy_ops gs__trace_policy_gpuslice = {
-    .flags = GS__TP_CACHE,
-    .devsel = GS__DEV_OWN,
-    .init = gsl_init,
-    .fini = gsl_fini,
-    .score = gsl_score,
-};

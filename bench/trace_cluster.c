@@ -7,49 +7,14 @@
  * and mem_free never go below 0 because gs_trace_cluster_bind() is only
  * called for a task that fits; `gen` changes on every bind so that score
  * caches keyed by it go stale exactly when the node changes.
+ *
+ * The model table and the task validity rule that the product uses too
+ * (gs_trace_models_*, gs_trace_pod_is_valid) are in core/trace_pod.c.
  */
 #include "trace_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int gs_trace_models_find(const struct gs_trace_models *m, const char *name,
-                         size_t len)
-{
-	for (unsigned i = 0; i < m->count; i++) {
-		if (strlen(m->name[i]) == len &&
-		    memcmp(m->name[i], name, len) == 0)
-			return (int)i;
-	}
-	return -1;
-}
-
-int gs_trace_models_intern(struct gs_trace_models *m, const char *name,
-                           size_t len)
-{
-	int id;
-
-	if (len == 0 || len >= GS_TRACE_MODEL_NAME_MAX || memchr(name, 0, len))
-		return -1;
-	id = gs_trace_models_find(m, name, len);
-	if (id >= 0)
-		return id;
-	if (m->count >= GS_TRACE_MAX_MODELS)
-		return -1;
-	memcpy(m->name[m->count], name, len);
-	m->name[m->count][len] = '\0';
-	return (int)m->count++;
-}
-
-bool gs_trace_pod_is_valid(const struct gs_trace_pod *pod)
-{
-	if (pod->num_gpu == 0)
-		return pod->gpu_milli == 0;
-	if (pod->num_gpu > GS_TRACE_MAX_DEVS || pod->gpu_milli == 0 ||
-	    pod->gpu_milli > GS_TRACE_MILLI)
-		return false;
-	return pod->gpu_milli == GS_TRACE_MILLI || pod->num_gpu == 1;
-}
 
 unsigned gs_trace_pod_tag(const struct gs_trace_pod *pod)
 {
