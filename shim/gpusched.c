@@ -244,6 +244,11 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 			continue;
 		if (c->mps && v->cfg[t].mps && v->sl[t].waiting == 0)
 			continue;
+		/* Out of tokens with nothing in flight, it cannot use the
+		 * GPU before its refill: the time is ours meanwhile. */
+		refill(v, t, now);
+		if (broke(v, t) && !busy(v, t, now))
+			continue;
 		/* Sleep through its burst: nothing changes for us before it
 		 * has been quiet for `linger`. */
 		*retry_ns = 10 * MS;
@@ -251,6 +256,8 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 			*retry_ns = clamp(v->sl[t].last_active_ns +
 			                      v->par->linger - now,
 			                  50 * US, 10 * MS);
+		if (v->cfg[t].pct > 0 && *retry_ns > 1 * MS)
+			*retry_ns = 1 * MS; /* it may soon be out of tokens */
 		*why = GS_SCHED_WHY_PRIORITY;
 		return GS_SCHED_WAIT;
 	}

@@ -284,20 +284,20 @@ static void futex_wake(uint32_t *w)
 	(void)syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
-{
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
-	                      .tv_nsec = (long)(ns % 1000000000ULL)};
-
-	(void)syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
-}
-
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
 	                      .tv_nsec = (long)(ns % 1000000000ULL)};
 
 	(void)nanosleep(&ts, NULL);
+}
+
+static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ULL),
+	                      .tv_nsec = (long)(ns % 1000000000ULL)};
+
+	(void)syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
 static void view_of(int dev, struct gs_sched_view *v)
@@ -843,7 +843,8 @@ static bool admit(struct ticket *t)
 			futex_wait(seq, s0, retry); /* a turn given to us
 			                               wakes us early */
 		else
-			sleep_ns(retry);
+			sleep_ns(retry); /* not woken by every change of a
+			                    busy higher priority */
 		if (gs__region_lock(gs__g.region) != GS_OK)
 			return false; /* a wedged region must not wedge us */
 		cfg_refresh();

@@ -594,6 +594,29 @@ static void a_holder_out_of_tokens_hands_the_turn_over(void **state)
 	                 GS_SCHED_GO);
 }
 
+/* A high-priority slice held at its limit leaves the rest of the GPU to
+ * lower priorities: out of tokens with nothing in flight it cannot use
+ * the time anyway (a saturating 40 % server next to a low batch job: the
+ * job gets the other 60 %, not nothing). */
+static void a_high_priority_at_its_limit_leaves_the_rest_to_lower_ones(
+    void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].prio = GS_REGION_PRIO_HIGH;
+	m.cfg[0].pct = 40;
+	m.cfg[1].prio = GS_REGION_PRIO_LOW;
+	m.p[0].kernel = 1 * MS;
+	m.p[1].kernel = 1 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	assert_in_range((int)(share(&m, 0, w) * 1000), 390, 410);
+	assert_true(share(&m, 1, w) > 0.55);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -624,6 +647,8 @@ int main(void)
 	        short_kernels_keep_the_gpu_busy_with_late_wake_ups),
 	    cmocka_unit_test(completion_wakes_waiters_only_when_one_may_go),
 	    cmocka_unit_test(a_holder_out_of_tokens_hands_the_turn_over),
+	    cmocka_unit_test(
+	        a_high_priority_at_its_limit_leaves_the_rest_to_lower_ones),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
