@@ -240,6 +240,39 @@ auto_mode_keeps_an_explicit_mode_and_refuses_mig_without_mig(void **s)
 	                    "mig-profile 1g.5gb needs a MIG-capable GPU");
 }
 
+/* The path as text: flag=answer per question in order, then the leaf; a
+ * small buffer truncates and stays terminated; an unfinished walk names
+ * no leaf. */
+static void explain_names_the_answers_and_the_leaf(void **s)
+{
+	struct gs_slice_spec spec;
+	struct gs_advice adv;
+	enum gs_slice_mode mode;
+	char buf[200], small[12];
+	size_t n;
+
+	(void)s;
+	gs_spec_init(&spec);
+	assert_int_equal(gs_spec_parse_kvlist(&spec, "isolation=hard", NULL),
+	                 GS_OK);
+	assert_int_equal(gs_advisor_auto_mode(&spec, gs_catalog_find("H100"),
+	                                      &mode, &adv, NULL),
+	                 GS_OK);
+	n = gs_advisor_explain(&adv, buf, sizeof(buf));
+	assert_string_equal(buf, "hard-isolation=yes, gpu=yes -> mig");
+	assert_int_equal(n, strlen(buf));
+	n = gs_advisor_explain(&adv, small, sizeof(small));
+	assert_int_equal(n, sizeof(small) - 1);
+	assert_string_equal(small, "hard-isolat");
+
+	memset(&adv, 0, sizeof(adv));
+	adv.n_path = 1;
+	adv.path[0] = GS_ADVQ_HARD_ISOLATION;
+	adv.path_answer[0] = GS_ANS_NO;
+	(void)gs_advisor_explain(&adv, buf, sizeof(buf));
+	assert_string_equal(buf, "hard-isolation=no");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +285,7 @@ int main(void)
 	    cmocka_unit_test(
 	        walk_matches_a_naive_tree_for_every_answer_combination),
 	    cmocka_unit_test(auto_mode_follows_the_spec_isolation_and_the_gpu),
+	    cmocka_unit_test(explain_names_the_answers_and_the_leaf),
 	    cmocka_unit_test(
 	        auto_mode_keeps_an_explicit_mode_and_refuses_mig_without_mig),
 	};
