@@ -432,20 +432,27 @@ static void child_mps_spin(struct child *c, int slot)
 	F->sh->v[slot + 4] = k.sms;
 }
 
-static void mps_clients_on_half_the_sms_each_run_side_by_side(void **state)
+/* Two MPS clients (slots 0 and 1) started together on a server whose
+ * default active thread percentage is `pct`; both must finish cleanly. */
+static void two_mps_clients(uint32_t pct, void (*fn)(struct child *, int))
 {
 	struct child a, b;
 
-	(void)state;
-	mps_start(1, 50);
-	start(&a, child_mps_spin, 0);
-	start(&b, child_mps_spin, 1);
+	mps_start(1, pct);
+	start(&a, fn, 0);
+	start(&b, fn, 1);
 	wait_ready(&a);
 	wait_ready(&b);
 	go(&a);
 	go(&b);
 	assert_int_equal(finish(&a), 0);
 	assert_int_equal(finish(&b), 0);
+}
+
+static void mps_clients_on_half_the_sms_each_run_side_by_side(void **state)
+{
+	(void)state;
+	two_mps_clients(50, child_mps_spin);
 	print_message("MPS 50%%: %.1f ms and %.1f ms for 500 ms of work each\n",
 	              F->sh->v[0], F->sh->v[1]);
 	assert_int_equal((int)F->sh->v[4], 66);
@@ -466,18 +473,8 @@ static void child_mps_prio(struct child *c, int slot)
  * would take twice as long. */
 static void mps_client_below_normal_priority_yields_the_sms(void **state)
 {
-	struct child a, b;
-
 	(void)state;
-	mps_start(1, 100);
-	start(&a, child_mps_prio, 0);
-	start(&b, child_mps_prio, 1);
-	wait_ready(&a);
-	wait_ready(&b);
-	go(&a);
-	go(&b);
-	assert_int_equal(finish(&a), 0);
-	assert_int_equal(finish(&b), 0);
+	two_mps_clients(100, child_mps_prio);
 	print_message("MPS 100%%, normal / below normal: %.1f ms and %.1f ms "
 	              "for 500 ms of work each\n",
 	              F->sh->v[0], F->sh->v[1]);
