@@ -162,6 +162,27 @@ bench_shim() {
 	rm -rf "$tmp"
 }
 
+# Compute shares (#12 item 6): three saturating gs-burn in slices of
+# 20/30/50 % on one simulated GPU, by the sim's own accounting, with the
+# default ~65 ms kernels (10 s) and with ~1 ms kernels (16 s, three runs):
+# each slice's share and the GPU's busy share. Wall-clock on the sim:
+# about 1.5 minutes, and the host's load moves the figures.
+bench_shares() {
+	local b=$1 src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== shares: 20/30/50 % slices of saturating gs-burn (source: sim) =="
+	(
+		. "$src/tests/integration/shim/lib.sh" "$b"
+		sim_up
+		echo "-- ~65 ms kernels, 10 s window --"
+		burn_shares 10 100 0
+		for i in 1 2 3; do
+			echo "-- ~1 ms kernels, 16 s window, run $i --"
+			burn_shares 16 100 0 --memory 64MiB --iters 64
+		done
+	)
+}
+
 # Placement: 100k mixed requests (fractions, whole GPUs, MIG profiles,
 # gangs) on a simulated cluster of 1000 nodes x 8 GPUs, both policies
 # (pure CPU: gs_place on an in-memory inventory; no GPU or sim involved).
@@ -219,8 +240,8 @@ bench_kubelet_prepare() {
 		echo "   skipped or failed (see above)"
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim placement placement_demand
-          kubelet_plugin kubelet_prepare)
+SECTIONS=(migplan sim trace trace_lists daemon shim shares placement
+          placement_demand kubelet_plugin kubelet_prepare)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then
