@@ -7,4 +7,4 @@ gs_add_unit_test(test_shim_sched
 gs_add_unit_test(test_region
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region.c
                  LIBS gs_region)
-target_include_directories(test_region PRIVATE ${CMAKE_SOURCE_DIR}/shim)
+target_include_directories(test_region PRIVATE ${CMAKE_SOURCE_DIR}/region)

@@ -1,5 +1,5 @@
 /*
- * test_shim_sched.c - the compute scheduler's decisions (shim/gpusched.c)
+ * test_shim_sched.c - the compute scheduler's decisions (region/gpusched.c)
  * driven by a fake clock and a model GPU.
  *
  * The model: each slice has one saturating process that keeps one kernel

@@ -16,7 +16,7 @@ if(TARGET gpusliced)
   add_executable(gs-daemon-lock-holder ${CMAKE_CURRENT_LIST_DIR}/lock_holder.c)
   set_target_properties(gs-daemon-lock-holder PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  target_include_directories(gs-daemon-lock-holder PRIVATE ${CMAKE_SOURCE_DIR}/shim)
+  target_include_directories(gs-daemon-lock-holder PRIVATE ${CMAKE_SOURCE_DIR}/region)
   target_link_libraries(gs-daemon-lock-holder PRIVATE Threads::Threads)
 endif()
 if(TARGET gpusliced AND TARGET gpuslice)

@@ -6,7 +6,7 @@ if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
   add_executable(gs-region-forge ${CMAKE_CURRENT_LIST_DIR}/forge.c)
   set_target_properties(gs-region-forge PROPERTIES
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  target_include_directories(gs-region-forge PRIVATE ${CMAKE_SOURCE_DIR}/shim)
+  target_include_directories(gs-region-forge PRIVATE ${CMAKE_SOURCE_DIR}/region)
   target_link_libraries(gs-region-forge PRIVATE Threads::Threads)
   foreach(t
       tenant_cannot_join_another_users_slice

@@ -1,6 +1,6 @@
 /*
- * region_int.h - the shared region's file layout (private to shim/ and
- * region.c; other components use include/gs/region.h).
+ * region_int.h - the shared region's file layout (private to region/, the
+ * shim and tests that forge entries; others use include/gs/region.h).
  *
  * Both files start with magic, version, header size and total size, and
  * carry the same random region_id, so a usage file is never paired with
