@@ -162,6 +162,15 @@ static int pick_mode(struct run_opts *o)
 	}
 	switch (adv.mechanism) {
 	case GS_ADVM_MPS:
+		if (!gs_mps_server_control_found()) {
+			o->mps = false;
+			(void)snprintf(o->why, sizeof(o->why),
+			               "turns: tenants accept a shared fault "
+			               "domain, but there is no MPS control "
+			               "program here (nvidia-cuda-mps-control), "
+			               "so the slice takes turns");
+			return 0;
+		}
 		o->mps = true;
 		(void)snprintf(o->why, sizeof(o->why),
 		               "mps: tenants accept a shared fault domain, so "

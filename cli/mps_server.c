@@ -6,6 +6,7 @@
  * directory says whether it is alive.
  */
 #include "mps_server.h"
+#include "gs/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,26 +38,19 @@ static void sleep_ms(long ms)
 static bool control_path(char *out, size_t n)
 {
 	const char *env = getenv("GPUSLICE_MPS_CONTROL");
-	const char *path = getenv("PATH");
-	const char *p, *colon;
 
 	if (env != NULL && env[0] != '\0') {
 		(void)snprintf(out, n, "%s", env);
 		return access(out, X_OK) == 0;
 	}
-	for (p = path; p != NULL && *p != '\0'; p = colon ? colon + 1 : NULL) {
-		int len;
+	return gs_find_program(CONTROL, out, n);
+}
 
-		colon = strchr(p, ':');
-		len = colon ? (int)(colon - p) : (int)strlen(p);
-		if (len == 0)
-			continue;
-		if (snprintf(out, n, "%.*s/" CONTROL, len, p) >= (int)n)
-			continue;
-		if (access(out, X_OK) == 0)
-			return true;
-	}
-	return false;
+bool gs_mps_server_control_found(void)
+{
+	char prog[4096];
+
+	return control_path(prog, sizeof(prog));
 }
 
 /*

@@ -38,4 +38,8 @@ gs_err gs_mps_server_join(struct gs_mps_server *s, const char *run_dir,
  * (users_fd -1). */
 void gs_mps_server_leave(struct gs_mps_server *s);
 
+/* Whether an MPS control program can be found ($GPUSLICE_MPS_CONTROL, else
+ * nvidia-cuda-mps-control on PATH): `--mode auto` picks MPS only then. */
+bool gs_mps_server_control_found(void);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -197,4 +198,42 @@ int gs_proc_signal(int32_t pid, uint64_t start, int64_t uid, int sig)
 	(void)close(fd);
 	errno = e;
 	return rc;
+}
+
+/* An executable regular file (a directory is "executable" too). */
+static bool is_program(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
+bool gs_find_program(const char *cmd, char *out, size_t n)
+{
+	const char *path = getenv("PATH");
+	char full[4096];
+
+	if (cmd == NULL || cmd[0] == '\0')
+		return false;
+	if (strchr(cmd, '/')) {
+		if (!is_program(cmd))
+			return false;
+		return out == NULL || (size_t)snprintf(out, n, "%s", cmd) < n;
+	}
+	if (path == NULL)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		int k = snprintf(full, sizeof(full), "%.*s/%s", (int)len,
+		                 len ? path : ".", cmd);
+
+		if (k > 0 && (size_t)k < sizeof(full) && is_program(full))
+			return out == NULL ||
+			       (size_t)snprintf(out, n, "%s", full) < n;
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return false;
 }

@@ -357,6 +357,14 @@ size_t gs_advisor_explain(const struct gs_advice *adv, char *buf, size_t len)
 		if (w > 0)
 			n += (size_t)w;
 	}
+	if (adv->done && adv->mps_missing && n < len) {
+		int w = snprintf(buf + n, len - n,
+		                 "; no MPS control daemon here -> %s",
+		                 gs_mode_name(GS_MODE_TIMESLICE));
+
+		if (w > 0)
+			n += (size_t)w;
+	}
 	return n < len ? n : len - 1;
 }
 
@@ -366,7 +374,7 @@ enum gs_advisor_answer gs_advisor_mig_answer(const struct gs_gpu_model *m)
 }
 
 gs_err gs_advisor_auto_mode(const struct gs_slice_spec *spec,
-                            const struct gs_gpu_model *model,
+                            const struct gs_gpu_model *model, bool mps,
                             enum gs_slice_mode *mode, struct gs_advice *advice,
                             struct gs_errbuf *eb)
 {
@@ -399,7 +407,8 @@ gs_err gs_advisor_auto_mode(const struct gs_slice_spec *spec,
 		a.a[GS_ADVQ_HARD_ISOLATION] = GS_ANS_NO;
 		a.a[GS_ADVQ_WORKLOAD] = GS_ANS_BATCH;
 		a.a[GS_ADVQ_OWN_DRIVER] = GS_ANS_YES;
-		a.a[GS_ADVQ_SM_BOUND] = GS_ANS_NO;
+		a.a[GS_ADVQ_SM_BOUND] = GS_ANS_YES;
+		a.a[GS_ADVQ_ACCEPT_FAULT_SHARING] = GS_ANS_YES;
 		break;
 	}
 	/* A MIG profile named with mode=auto is a request for MIG. */
@@ -422,5 +431,9 @@ gs_err gs_advisor_auto_mode(const struct gs_slice_spec *spec,
 		               "advisor needs --%s for mode auto",
 		               questions[adv->need].flag);
 	*mode = gs_advisor_mode(adv->mechanism);
+	if (*mode == GS_MODE_MPS && !mps) {
+		adv->mps_missing = true;
+		*mode = GS_MODE_TIMESLICE;
+	}
 	return GS_OK;
 }

@@ -28,6 +28,7 @@
 #include "gs/placement.h"
 #include "gs/proc.h"
 #include "gs/trace.h"
+#include "reconcile.h"
 #include "watchdog.h"
 
 static void node_check(struct gs_node *node);
@@ -937,19 +938,26 @@ static gs_err place_at_start(struct gs_node *node,
 	return GS_OK;
 }
 
+static gs_err place_in_mode(struct gs_node *node,
+                            const struct gs_slice_spec *spec, const bool *skip,
+                            enum gs_slice_mode mode, const char *why,
+                            struct place *out, struct gs_errbuf *eb);
+
+/*
+ * Where a slice goes: its mode (auto resolved by the advisor, see
+ * gs_advisor_auto_mode), then its GPU. A slice that auto sent to MPS but
+ * that no GPU can take as an MPS client now (e.g. every GPU with room
+ * runs turns) takes turns instead: it accepted a shared fault domain, and
+ * a context of its own is stricter. out->why says so.
+ */
 static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
                     const bool *skip, struct place *out, struct gs_errbuf *eb)
 {
 	const struct gs_gpu *first = first_selected(node, &spec->gpu);
-	struct gs_place_request req;
-	struct gs_place_result res;
-	struct gs_place_inv *inv;
-	struct inv_map *map;
-	struct gs_place_item *it = &req.item[0];
-	struct gs_trace_scorer *sc = NULL;
 	enum gs_slice_mode mode = spec->mode;
 	struct gs_advice adv;
 	char why[sizeof(out->why)] = "";
+	size_t n;
 	gs_err err;
 
 	if (first == NULL)
@@ -961,17 +969,44 @@ static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
 			(void)snprintf(why, sizeof(why),
 			               "auto: the daemon's default mode");
 	}
-	if (mode == GS_MODE_AUTO) {
-		err = gs_advisor_auto_mode(
-		    spec, first->mig_capable ? first->cat : NULL, &mode, &adv,
-		    eb);
-		if (err)
-			return err;
-		memcpy(why, "auto: ", 7);
-		(void)gs_advisor_explain(&adv, why + 6, sizeof(why) - 6);
-	}
+	if (mode != GS_MODE_AUTO)
+		return place_in_mode(node, spec, skip, mode, why, out, eb);
+	err = gs_advisor_auto_mode(spec,
+	                           first->mig_capable ? first->cat : NULL,
+	                           node->mps_found, &mode, &adv, eb);
+	if (err)
+		return err;
+	memcpy(why, "auto: ", 7);
+	n = 6 + gs_advisor_explain(&adv, why + 6, sizeof(why) - 6);
+	err = place_in_mode(node, spec, skip, mode, why, out, eb);
+	if (err != GS_ERR_NO_FIT || mode != GS_MODE_MPS)
+		return err;
+	gs_debug("node", "auto: no GPU takes an MPS client now (%s); turns",
+	         eb->msg);
+	eb->set = false;
+	(void)snprintf(why + n, sizeof(why) - n,
+	               "; no GPU takes an MPS client now -> %s",
+	               gs_mode_name(GS_MODE_TIMESLICE));
+	return place_in_mode(node, spec, skip, GS_MODE_TIMESLICE, why, out,
+	                     eb);
+}
+
+static gs_err place_in_mode(struct gs_node *node,
+                            const struct gs_slice_spec *spec, const bool *skip,
+                            enum gs_slice_mode mode, const char *why,
+                            struct place *out, struct gs_errbuf *eb)
+{
+	const struct gs_gpu *first = first_selected(node, &spec->gpu);
+	struct gs_place_request req;
+	struct gs_place_result res;
+	struct gs_place_inv *inv;
+	struct inv_map *map;
+	struct gs_place_item *it = &req.item[0];
+	struct gs_trace_scorer *sc = NULL;
+	gs_err err;
+
 	memset(out, 0, sizeof(*out));
-	memcpy(out->why, why, sizeof(why));
+	(void)snprintf(out->why, sizeof(out->why), "%s", why);
 	out->gi_id = -1;
 	out->mig_start = -1;
 	out->mode = mode;
@@ -1496,6 +1531,14 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	snprintf(node->mps_dir, sizeof(node->mps_dir), "%s",
 	         opts->mps_dir ? opts->mps_dir : "");
 	node->ctr.started_ns = gs_now_ns();
+	node->mps_found = gs_mps_control_found(node->cfg->mps_control);
+	if (!node->mps_found)
+		gs_warn("node",
+		        "MPS control daemon '%s' not found: mode auto gives "
+		        "slices that accept a shared fault domain turns "
+		        "(time-slicing) instead of MPS; mode mps slices "
+		        "will not start",
+		        node->cfg->mps_control);
 
 	memset(&lc, 0, sizeof(lc));
 	lc.node = node;

@@ -73,6 +73,9 @@ struct gs_node {
 	/* The slice shapes asked for (gs/demand.h), mirrored in the store's
 	 * demand table; the `frag` policy's scorer. Under `lock`. */
 	struct gs_demand demand;
+	/* Whether the config's MPS control daemon binary exists (checked at
+	 * start): mode auto picks MPS only where it does. */
+	bool mps_found;
 };
 
 /*

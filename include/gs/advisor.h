@@ -115,6 +115,7 @@ struct gs_advice {
 	int n_path;                          /* questions answered, in order */
 	enum gs_advisor_question path[GS_ADVISOR_MAX_PATH];
 	enum gs_advisor_answer path_answer[GS_ADVISOR_MAX_PATH];
+	bool mps_missing; /* auto reached MPS on a node without MPS: turns */
 };
 
 /*
@@ -130,7 +131,8 @@ gs_err gs_advisor_walk(const struct gs_advisor_answers *ans,
  * The path a walk took, as text: "hard-isolation=no, mig-gpu=yes, ...
  * -> mps" (flag=answer per question, then the leaf's mechanism when one
  * was reached). Always NUL-terminated; truncated to fit. Returns the
- * length written.
+ * length written. With mps_missing the text ends "-> mps; no MPS control
+ * daemon here -> timeslice".
  */
 size_t gs_advisor_explain(const struct gs_advice *adv, char *buf, size_t len);
 
@@ -166,14 +168,18 @@ enum gs_advisor_answer gs_advisor_mig_answer(const struct gs_gpu_model *m);
  * What `mode=auto` resolves to for a spec on a GPU (model NULL when the
  * GPU is not MIG-capable). The spec's isolation need answers the tree:
  *   exclusive -> single-tenant;  hard -> hard isolation (MIG or none);
- *   memory    -> latency, memory isolation, soft compute ok (fractions);
- *   none      -> batch, own driver (gpuslice runs on the node), not
- *                SM-bound (time-slicing with gpuslice's shim).
- * A spec with a mode other than auto keeps it. OUT: *mode, and *advice
- * (may be NULL) with the path taken.
+ *   memory    -> latency, memory isolation, soft compute ok (fractions:
+ *                gpuslice's turns, a fault domain of its own);
+ *   none      -> batch, own driver (gpuslice runs on the node), SM-bound
+ *                (a fraction leaves SMs idle for others) and tenants
+ *                accept a shared fault domain: MPS-backed fractions.
+ * `mps` says whether the node can run MPS (an MPS control daemon binary
+ * was found): without it the MPS leaf falls back to time-slicing (turns),
+ * and advice->mps_missing says so. A spec with a mode other than auto
+ * keeps it. OUT: *mode, and *advice (may be NULL) with the path taken.
  */
 gs_err gs_advisor_auto_mode(const struct gs_slice_spec *spec,
-                            const struct gs_gpu_model *model,
+                            const struct gs_gpu_model *model, bool mps,
                             enum gs_slice_mode *mode, struct gs_advice *advice,
                             struct gs_errbuf *eb);
 

@@ -3,6 +3,7 @@
  * start time, uid, command name, environment. The one reader for the
  * daemon, the CLI, the shim's region code and the sim (gs_proc_stat
  * allocates nothing and writes nothing, so it is safe inside the shim).
+ * Also: where a program named on PATH would be run from (gs_find_program).
  *
  * Every function returns "unknown" (-1, 0 or false) for a process that is
  * gone or cannot be read; none of them writes to stdout/stderr.
@@ -41,5 +42,13 @@ bool gs_proc_exe_base(int32_t pid, char *out, size_t n);
  * process, EPERM: another uid).
  */
 int gs_proc_signal(int32_t pid, uint64_t start, int64_t uid, int sig);
+
+/*
+ * Where `cmd` would be run from, as posix_spawnp/execvp find it: `cmd`
+ * itself when it holds a '/', else the first executable regular file
+ * "<dir>/cmd" along PATH (/usr/bin:/bin when PATH is unset). Written to
+ * out (may be NULL); false when there is none or it does not fit.
+ */
+bool gs_find_program(const char *cmd, char *out, size_t n);
 
 #endif

@@ -192,8 +192,8 @@ static void auto_mode_follows_the_spec_isolation_and_the_gpu(void **s)
 		enum gs_slice_mode mode;
 		enum gs_advisor_mechanism mech;
 	} rows[] = {
-	    {"isolation=none", "H100", GS_MODE_TIMESLICE,
-	     GS_ADVM_TIMESLICE_OPERATOR},
+	    {"isolation=none", "H100", GS_MODE_MPS, GS_ADVM_MPS},
+	    {"isolation=none", NULL, GS_MODE_MPS, GS_ADVM_MPS},
 	    {"isolation=memory", "H100", GS_MODE_TIMESLICE, GS_ADVM_FRACTIONS},
 	    {"isolation=hard", "H100", GS_MODE_MIG, GS_ADVM_MIG},
 	    {"isolation=hard", NULL, GS_MODE_TIMESLICE, GS_ADVM_NONE},
@@ -212,7 +212,7 @@ static void auto_mode_follows_the_spec_isolation_and_the_gpu(void **s)
 		assert_int_equal(gs_spec_parse_kvlist(&spec, rows[i].kv, NULL),
 		                 GS_OK);
 		assert_int_equal(
-		    gs_advisor_auto_mode(&spec, m, &mode, &adv, NULL), GS_OK);
+		    gs_advisor_auto_mode(&spec, m, true, &mode, &adv, NULL), GS_OK);
 		assert_int_equal(mode, rows[i].mode);
 		assert_true(adv.done);
 		assert_int_equal(adv.mechanism, rows[i].mech);
@@ -228,16 +228,58 @@ auto_mode_keeps_an_explicit_mode_and_refuses_mig_without_mig(void **s)
 
 	gs_spec_init(&spec);
 	assert_int_equal(gs_spec_parse_kvlist(&spec, "mode=mps", NULL), GS_OK);
-	assert_int_equal(gs_advisor_auto_mode(&spec, NULL, &mode, NULL, NULL),
+	assert_int_equal(gs_advisor_auto_mode(&spec, NULL, true, &mode, NULL, NULL),
 	                 GS_OK);
 	assert_int_equal(mode, GS_MODE_MPS);
 	gs_spec_init(&spec);
 	assert_int_equal(
 	    gs_spec_parse_kvlist(&spec, "mig-profile=1g.5gb", NULL), GS_OK);
-	assert_int_equal(gs_advisor_auto_mode(&spec, NULL, &mode, NULL, &eb),
+	assert_int_equal(gs_advisor_auto_mode(&spec, NULL, true, &mode, NULL, &eb),
 	                 GS_ERR_UNSUPPORTED);
 	assert_string_equal(eb.msg,
 	                    "mig-profile 1g.5gb needs a MIG-capable GPU");
+}
+
+/* A slice that accepts a shared fault domain gets MPS where the node has
+ * an MPS control daemon, and turns (time-slicing) where it has none; the
+ * explanation says which and why. Other isolation needs never reach MPS,
+ * so they do not depend on it. */
+static void auto_mode_falls_back_to_turns_without_mps(void **s)
+{
+	struct gs_slice_spec spec;
+	struct gs_advice adv;
+	enum gs_slice_mode mode;
+	char buf[200];
+
+	(void)s;
+	gs_spec_init(&spec);
+	assert_int_equal(gs_advisor_auto_mode(&spec, gs_catalog_find("H100"),
+	                                      true, &mode, &adv, NULL),
+	                 GS_OK);
+	assert_int_equal(mode, GS_MODE_MPS);
+	assert_false(adv.mps_missing);
+	(void)gs_advisor_explain(&adv, buf, sizeof(buf));
+	assert_string_equal(buf, "hard-isolation=no, workload=batch, "
+	                         "own-driver=yes, sm-bound=yes, "
+	                         "accept-fault-sharing=yes -> mps");
+
+	assert_int_equal(gs_advisor_auto_mode(&spec, gs_catalog_find("H100"),
+	                                      false, &mode, &adv, NULL),
+	                 GS_OK);
+	assert_int_equal(mode, GS_MODE_TIMESLICE);
+	assert_true(adv.mps_missing);
+	(void)gs_advisor_explain(&adv, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "-> mps; no MPS control daemon here -> "
+	                            "timeslice"));
+
+	gs_spec_init(&spec);
+	assert_int_equal(
+	    gs_spec_parse_kvlist(&spec, "isolation=memory", NULL), GS_OK);
+	assert_int_equal(
+	    gs_advisor_auto_mode(&spec, NULL, false, &mode, &adv, NULL),
+	    GS_OK);
+	assert_int_equal(mode, GS_MODE_TIMESLICE);
+	assert_false(adv.mps_missing);
 }
 
 /* The path as text: flag=answer per question in order, then the leaf; a
@@ -256,7 +298,7 @@ static void explain_names_the_answers_and_the_leaf(void **s)
 	assert_int_equal(gs_spec_parse_kvlist(&spec, "isolation=hard", NULL),
 	                 GS_OK);
 	assert_int_equal(gs_advisor_auto_mode(&spec, gs_catalog_find("H100"),
-	                                      &mode, &adv, NULL),
+	                                      true, &mode, &adv, NULL),
 	                 GS_OK);
 	n = gs_advisor_explain(&adv, buf, sizeof(buf));
 	assert_string_equal(buf, "hard-isolation=yes, gpu=yes -> mig");
@@ -278,6 +320,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(
 	        every_leaf_is_reached_with_only_the_answers_on_its_path),
+	    cmocka_unit_test(auto_mode_falls_back_to_turns_without_mps),
 	    cmocka_unit_test(every_leaf_has_text_and_a_mode),
 	    cmocka_unit_test(
 	        walk_stops_at_the_first_missing_answer_on_the_path),

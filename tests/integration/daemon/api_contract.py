@@ -97,7 +97,7 @@ status("does not fit", "POST", "/v1/slices", 409, {"name": "huge", "memory": "50
 
 # ---- slices: life cycle ----
 d = status("create", "POST", "/v1/slices", 201,
-           {"name": "nb-1", "memory": "4GiB", "compute": 25, "priority": "high"})
+           {"name": "nb-1", "memory": "4GiB", "compute": 25, "priority": "high", "mode": "timeslice"})
 expect("create shape", d["name"] == "nb-1" and d["memory_bytes"] == 4 << 30 and d["compute"] == 25
        and d["priority"] == "high" and d["mode"] == "timeslice" and d["state"] == "ready", repr(d))
 expect("create placement", d["gpu"]["uuid"].startswith("GPU-") and d["env"]["GPUSLICE_SLICE"] == "nb-1"

@@ -21,9 +21,9 @@ print(" ".join("%s=%s" % (k, shlex.quote(v)) for k, v in json.load(sys.stdin)["e
 }
 
 # ---- time-sliced GPU 0: only the culprit ----
-api POST /v1/slices '{"name": "bad", "memory": "4GiB", "gpu": 0}' >/dev/null
+api POST /v1/slices '{"name": "bad", "mode": "timeslice", "memory": "4GiB", "gpu": 0}' >/dev/null
 expect_status "bad" 201
-api POST /v1/slices '{"name": "good", "memory": "4GiB", "gpu": 0}' >/dev/null
+api POST /v1/slices '{"name": "good", "mode": "timeslice", "memory": "4GiB", "gpu": 0}' >/dev/null
 sleep 300 & good_pid=$!; PIDS+=($good_pid); disown $good_pid
 api POST /v1/slices/good/attach "{\"pid\": $good_pid}" >/dev/null
 rc=0

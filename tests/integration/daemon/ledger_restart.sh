@@ -13,7 +13,7 @@ ledger:
 YAML
 daemon_up --config "$WORK/cfg.yaml"
 eval "$("$G" sim env --dir "$GPUSLICE_SIM_DIR")"
-out=$(api POST /v1/slices '{"name": "lr", "memory": "2GiB", "compute": 50}')
+out=$(api POST /v1/slices '{"name": "lr", "mode": "timeslice", "memory": "2GiB", "compute": 50}')
 expect_status "lr" 201
 dev=$(jq_py "$out" 'd["env"]["CUDA_VISIBLE_DEVICES"]')
 CUDA_VISIBLE_DEVICES=$dev "$G" run --slice lr --run-dir "$RUNDIR" -- \

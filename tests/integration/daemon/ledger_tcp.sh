@@ -51,7 +51,7 @@ st=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" \
 expect_eq "tcp create with the token (an administrator)" "$st" 201
 
 # ---- the ledger ----
-out=$(api POST /v1/slices '{"name": "led", "memory": "2GiB", "compute": 50, "team": "lab"}')
+out=$(api POST /v1/slices '{"name": "led", "mode": "timeslice", "memory": "2GiB", "compute": 50, "team": "lab"}')
 expect_status "led" 201
 dev=$(jq_py "$out" 'd["env"]["CUDA_VISIBLE_DEVICES"]')
 CUDA_VISIBLE_DEVICES=$dev "$G" run --slice led --run-dir "$RUNDIR" -- \

@@ -27,7 +27,7 @@ print(" ".join("%s=%s" % (k, shlex.quote(v)) for k, v in json.load(sys.stdin)["e
 out=$(api POST /v1/slices '{"name": "mps30", "mode": "mps", "memory": "2GiB", "compute": 30, "gpu": 1}')
 expect_status "mps30" 201
 jcheck "$out" 'd["env"]["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "30" and d["sm_share"] == 0.3'
-out=$(api POST /v1/slices '{"name": "turns", "memory": "2GiB", "compute": 50, "gpu": 0}')
+out=$(api POST /v1/slices '{"name": "turns", "mode": "timeslice", "memory": "2GiB", "compute": 50, "gpu": 0}')
 expect_status "turns" 201
 jcheck "$out" 'd["mode"] == "timeslice" and d["sm_share"] == 1'
 

@@ -7,11 +7,11 @@
 . "$(dirname "$0")/lib.sh" "$1"
 
 daemon_up
-api POST /v1/slices '{"name": "keep", "memory": "1GiB", "on_exit": "keep"}' >/dev/null
+api POST /v1/slices '{"name": "keep", "mode": "timeslice", "memory": "1GiB", "on_exit": "keep"}' >/dev/null
 expect_status "keep" 201
-api POST /v1/slices '{"name": "live", "memory": "1GiB", "on_exit": "delete"}' >/dev/null
-api POST /v1/slices '{"name": "dead", "memory": "1GiB", "on_exit": "delete"}' >/dev/null
-api POST /v1/slices '{"name": "gone", "memory": "1GiB", "on_exit": "delete"}' >/dev/null
+api POST /v1/slices '{"name": "live", "mode": "timeslice", "memory": "1GiB", "on_exit": "delete"}' >/dev/null
+api POST /v1/slices '{"name": "dead", "mode": "timeslice", "memory": "1GiB", "on_exit": "delete"}' >/dev/null
+api POST /v1/slices '{"name": "gone", "mode": "timeslice", "memory": "1GiB", "on_exit": "delete"}' >/dev/null
 # MIG: an idle instance left by a deleted slice is reused, not duplicated.
 out=$(api POST /v1/slices '{"name": "mig", "mode": "mig", "mig-profile": "1g.10gb", "gpu": 1}')
 expect_status "mig" 201

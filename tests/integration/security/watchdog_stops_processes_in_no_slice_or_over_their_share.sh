@@ -35,7 +35,7 @@ wait "$RB" || fail "root's process in no slice was killed (or failed): $(cat "$W
 [ "$ms" -le 2500 ] || fail "Mallory's process in no slice lived ${ms} ms"
 
 # ---- over its compute share, the shim removed ----
-tenant_api $MALLORY POST /v1/slices '{"name": "c20", "compute": 20}' >/dev/null
+tenant_api $MALLORY POST /v1/slices '{"name": "c20", "mode": "timeslice", "compute": 20}' >/dev/null
 expect_status "create c20" 201
 as_uid $MALLORY "$G" run --slice c20 -- env -u LD_PRELOAD "$BURN" --seconds 30 \
 	--memory 256MiB >/dev/null 2>"$WORK/c20.err" &
@@ -51,7 +51,7 @@ api GET "/v1/events?slice=c20" | grep -q "compute share" || fail "the event does
 [ "$ms" -le 3000 ] || fail "the process over its share lived ${ms} ms"
 
 # ---- within its share under the shim: left alone ----
-tenant_api $MALLORY POST /v1/slices '{"name": "ok20", "compute": 20}' >/dev/null
+tenant_api $MALLORY POST /v1/slices '{"name": "ok20", "mode": "timeslice", "compute": 20}' >/dev/null
 expect_status "create ok20" 201
 as_uid $MALLORY "$G" run --slice ok20 -- "$BURN" --seconds 4 --memory 256MiB \
 	>"$WORK/ok.out" 2>"$WORK/ok.err" ||
