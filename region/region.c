@@ -40,6 +40,8 @@
 
 #define LOCK_TIMEOUT_S 3
 #define SEQ_READ_TRIES 100000
+/* Reads of the limits under the usage lock (gs__region_cfg_refresh). */
+#define CFG_READ_TRIES 256
 
 struct gs_region {
 	char dir[GS_REGION_DIR_MAX];
@@ -926,11 +928,13 @@ static void rl_copy_slot(const struct gs_rl_slice *src, struct gs_rl_slice *dst)
 }
 
 /* A consistent copy of slot s. GS_ERR_BUSY when a writer never finishes. */
-static gs_err rl_read(struct gs_region *r, int s, struct gs_rl_slice *out)
+static gs_err rl_read_tries(struct gs_region *r, int s,
+                            struct gs_rl_slice *out, int tries)
 {
 	const uint64_t *seq = &r->rl->h.seq;
 
-	for (int i = 0; i < SEQ_READ_TRIES; i++) {
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < tries; i++) {
 		uint64_t a = __atomic_load_n(seq, __ATOMIC_ACQUIRE), b;
 
 		if (a & 1) {
@@ -949,6 +953,35 @@ static gs_err rl_read(struct gs_region *r, int s, struct gs_rl_slice *out)
 	return GS_ERR_BUSY;
 }
 
+static gs_err rl_read(struct gs_region *r, int s, struct gs_rl_slice *out)
+{
+	return rl_read_tries(r, s, out, SEQ_READ_TRIES);
+}
+
+/*
+ * The writers' protocol. The limits lock (wlock_take/wlock_drop) orders
+ * writers; the odd sequence number (wseq_open/wseq_close) only covers the
+ * stores into slots, so that readers retry. Nothing may take the usage
+ * lock between wseq_open and wseq_close: shims read the limits while
+ * holding the usage lock (cfg_refresh), so a writer waiting for the usage
+ * lock with the sequence odd would make every one of them spin. Usage
+ * work a writer does (attach, detach, reap) goes under the limits lock
+ * with the sequence even.
+ */
+static void wseq_open(struct gs_region *r)
+{
+	/* A writer that died inside left seq odd: this keeps it odd. */
+	__atomic_store_n(&r->rl->h.seq, (r->rl->h.seq | 1), __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void wseq_close(struct gs_region *r)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	r->rl->h.epoch++;
+	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
+}
+
 static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
 {
 	if (!r->limits_writable)
@@ -963,9 +996,7 @@ static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
 		if (err != GS_OK)
 			return err;
 	}
-	/* A writer that died inside left seq odd: writing below evens it. */
-	__atomic_store_n(&r->rl->h.seq, (r->rl->h.seq | 1), __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	wseq_open(r);
 	return GS_OK;
 }
 
@@ -992,9 +1023,7 @@ static void poke_gates(struct gs_region *r)
 
 static void wunlock(struct gs_region *r)
 {
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	r->rl->h.epoch++;
-	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
+	wseq_close(r);
 	wlock_drop(r);
 }
 
@@ -1121,6 +1150,9 @@ gs_err gs_region_slice_join(struct gs_region *r,
 			if (err == GS_OK && created != NULL)
 				*created = true;
 		}
+		/* Published before attaching (see wseq_open); the limits
+		 * lock, still held, keeps a leaving run from deleting it. */
+		wseq_close(r);
 	} else if (gs_region_slice_find(r, lim->name, slice) != GS_OK) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
 		              "slice '%s' does not exist and limits in %s are "
@@ -1130,7 +1162,7 @@ gs_err gs_region_slice_join(struct gs_region *r,
 	if (err == GS_OK)
 		err = gs_region_proc_attach(r, slice, proc_flags, proc, eb);
 	if (locked)
-		wunlock(r);
+		wlock_drop(r);
 	return err;
 }
 
@@ -1150,7 +1182,9 @@ gs_err gs_region_slice_leave(struct gs_region *r,
 	}
 	if (!ref_ok(slice))
 		return GS_ERR_NOT_FOUND;
-	err = wlock(r, NULL);
+	/* The limits lock, not the odd sequence, around the usage work
+	 * (see wseq_open): no writer can add a process meanwhile. */
+	err = wlock_take(r, NULL);
 	if (err != GS_OK)
 		return err;
 	(void)gs_region_proc_detach(r, proc);
@@ -1159,12 +1193,14 @@ gs_err gs_region_slice_leave(struct gs_region *r,
 	n = gs_region_slice_nprocs(r, slice);
 	if (sl->state == GS_RL_LIVE && sl->generation == slice->generation &&
 	    (sl->lim.flags & GS_SLICE_EPHEMERAL) && n == 0) {
+		wseq_open(r);
 		sl->state = GS_RL_FREE;
 		sl->generation++;
+		wseq_close(r);
 		if (deleted != NULL)
 			*deleted = true;
 	}
-	wunlock(r);
+	wlock_drop(r);
 	return GS_OK;
 }
 
@@ -1278,15 +1314,22 @@ bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
                             uint64_t *epoch)
 {
 	uint64_t e = __atomic_load_n(&r->rl->h.epoch, __ATOMIC_ACQUIRE);
+	struct gs_sched_cfg tmp[GS_REGION_MAX_SLICES]; /* 8 KiB of stack */
 	struct gs_rl_slice sl;
 
 	if (e == *epoch && *epoch != 0)
 		return false;
+	/* Called under the usage lock: a short bounded read, and a slot
+	 * caught mid-write keeps the cache as it was (asked again on the
+	 * next call) - never "not live", which would fail the slice's own
+	 * processes closed. */
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
-		struct gs_sched_cfg *c = &cfg[s];
+		struct gs_sched_cfg *c = &tmp[s];
 
 		memset(c, 0, sizeof(*c));
-		if (rl_read(r, s, &sl) != GS_OK || sl.state != GS_RL_LIVE)
+		if (rl_read_tries(r, s, &sl, CFG_READ_TRIES) != GS_OK)
+			return false;
+		if (sl.state != GS_RL_LIVE)
 			continue;
 		c->generation = sl.generation;
 		c->live = true;
@@ -1296,6 +1339,7 @@ bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
 		c->mode = sl.lim.mode;
 		c->mps = (sl.lim.flags & GS_SLICE_MPS) != 0;
 	}
+	memcpy(cfg, tmp, sizeof(tmp));
 	*epoch = e ? e : 1;
 	return true;
 }

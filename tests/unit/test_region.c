@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -735,6 +736,98 @@ static void writers_lock_is_private_and_waited_on_with_a_deadline(void **state)
 	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL), GS_OK);
 }
 
+/*
+ * The scheduler's view of the limits is read under the usage lock: a slot
+ * caught mid-write (the sequence odd) must neither make it spin nor make
+ * a live slice look deleted (its processes would fail closed); the old
+ * view stays until the write is published.
+ */
+static void limits_caught_mid_write_keep_the_schedulers_view(void **state)
+{
+	struct fx *f = *state;
+	struct gs_sched_cfg cfg[GS_REGION_MAX_SLICES];
+	struct gs_slice_ref ref;
+	struct gs_slice_limits lim;
+	struct gs_rl_file *rl;
+	uint64_t epoch = 0;
+	struct timespec t0, t1;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+	                 GS_OK);
+	ref = make_slice(f->r, "seen", GiB);
+	gs_slice_limits_init(&lim, "seen");
+	lim.mem_limit = GiB;
+	lim.compute_pct = 30;
+	assert_int_equal(gs_region_slice_update(f->r, &ref, &lim, NULL), GS_OK);
+	assert_true(gs__region_cfg_refresh(f->r, cfg, &epoch));
+	assert_true(cfg[ref.slot].live);
+	assert_int_equal(cfg[ref.slot].pct, 30);
+
+	lim.compute_pct = 60;
+	assert_int_equal(gs_region_slice_update(f->r, &ref, &lim, NULL), GS_OK);
+	rl = gs__region_limits(f->r);
+	rl->h.seq |= 1; /* a writer inside */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_false(gs__region_cfg_refresh(f->r, cfg, &epoch));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(cfg[ref.slot].live);
+	assert_int_equal(cfg[ref.slot].pct, 30);
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000000000L +
+	                (t1.tv_nsec - t0.tv_nsec) <
+	            500000000L);
+	rl->h.seq++; /* published */
+	assert_true(gs__region_cfg_refresh(f->r, cfg, &epoch));
+	assert_true(cfg[ref.slot].live);
+	assert_int_equal(cfg[ref.slot].pct, 60);
+}
+
+struct joiner {
+	struct gs_region *r;
+	gs_err err;
+};
+
+static void *join_thread(void *arg)
+{
+	struct joiner *j = arg;
+	struct gs_slice_limits lim;
+	struct gs_slice_ref ref;
+	struct gs_proc_ref proc;
+
+	gs_slice_limits_init(&lim, "joined");
+	lim.mem_limit = GiB;
+	lim.flags |= GS_SLICE_EPHEMERAL;
+	j->err = gs_region_slice_join(j->r, &lim, 0, &ref, &proc, NULL, NULL);
+	return NULL;
+}
+
+/*
+ * A run joining a slice waits for the usage lock (to attach) with the
+ * limits published: readers that hold the usage lock while reading the
+ * limits would otherwise spin on the odd sequence until their deadline,
+ * and the joiner would time out behind them.
+ */
+static void join_waits_for_the_usage_lock_with_the_limits_published(
+    void **state)
+{
+	struct fx *f = *state;
+	struct joiner j = {0};
+	pthread_t t;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+	                 GS_OK);
+	j.r = f->r;
+	assert_int_equal(gs__region_lock(f->r), GS_OK);
+	assert_int_equal(pthread_create(&t, NULL, join_thread, &j), 0);
+	usleep(200000); /* the joiner is waiting for the usage lock */
+	assert_int_equal(__atomic_load_n(&gs__region_limits(f->r)->h.seq,
+	                                 __ATOMIC_ACQUIRE) &
+	                     1,
+	                 0);
+	gs__region_unlock(f->r);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(j.err, GS_OK);
+}
+
 static void bounded_handle_gives_up_on_a_held_usage_mutex(void **state)
 {
 	struct fx *f = *state;
@@ -788,6 +881,8 @@ int main(void)
 	    T(tenant_flock_on_limits_blocks_no_writer_and_no_reader),
 	    T(writers_lock_is_private_and_waited_on_with_a_deadline),
 	    T(bounded_handle_gives_up_on_a_held_usage_mutex),
+	    T(limits_caught_mid_write_keep_the_schedulers_view),
+	    T(join_waits_for_the_usage_lock_with_the_limits_published),
 #undef T
 	};
 
