@@ -5,3 +5,7 @@ gs_add_unit_test(test_daemon_config
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_config.c LIBS gs_daemon)
 target_compile_definitions(test_daemon_config PRIVATE
   GS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+# The create path on a real node model (fake GPUs, scratch store):
+# carrying out core's admission decision, refusals, reclaim, failed MIG.
+gs_add_unit_test(test_daemon_admission
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_admission.c LIBS gs_daemon)
