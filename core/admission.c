@@ -924,10 +924,11 @@ gs_err gs_admit(const struct gs_adm_snapshot *sn,
 	             eb);
 	if (err)
 		goto out;
+	/* A MIG plan that fails is the node's trouble, not a rejection. */
+	out->counted = false;
 	err = plan_mig(sn, &pl, skip, out, eb);
 	if (err)
 		goto out;
-	out->counted = false;
 	out->mode = pl.mode;
 	memcpy(out->mode_why, pl.why, sizeof(out->mode_why));
 	out->gpu = pl.gpu;
