@@ -1,6 +1,12 @@
 /*
- * node.c - the node model (see node.h): slices, teams, quotas, placement,
- * MIG instances for MIG slices, and the region kept in step with them.
+ * node.c - the node model (see node.h): slices, teams, quotas, MIG
+ * instances for MIG slices, and the region kept in step with them.
+ *
+ * A create is decided by core (gs_admit, gs/admission.h: limits, mode,
+ * placement, quotas, reclaim victims, MIG steps) on a snapshot of the
+ * model built under the lock (adm_snapshot); slice_create then carries
+ * the decision out: victims preempted, MIG steps run (mig_apply), the
+ * slice added and its limits published, one write batch saving it all.
  *
  * Invariants, all under node->lock:
  *   - v[0..n) holds every live slice, ordered by id; names are unique;
@@ -20,14 +26,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "gs/advisor.h"
+#include "gs/admission.h"
 #include "gs/catalog.h"
 #include "gs/faultinj.h"
 #include "gs/log.h"
-#include "gs/migplan.h"
-#include "gs/placement.h"
 #include "gs/proc.h"
-#include "gs/trace.h"
 #include "reconcile.h"
 #include "watchdog.h"
 
@@ -577,632 +580,119 @@ static void default_team(struct gs_team *t, const char *name)
 		t->max.v[r] = GS_QUOTA_UNLIMITED;
 }
 
+/* ---- admission: the snapshot core decides on, and acting on it ----
+ *
+ * gs_admit (gs/admission.h) decides; these build its snapshot from the
+ * GPUs and the live slices (lent pointers into the model: valid while the
+ * lock is held) and carry out what it decided.
+ */
+
+static void adm_gpu_of(const struct gs_gpu *g, struct gs_adm_gpu *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->uuid = g->uuid;
+	out->model = g->model;
+	out->cat = g->cat;
+	out->memory_bytes = g->memory_bytes;
+	out->mig_capable = g->mig_capable;
+	out->mig_on = g->mig_on;
+	for (int k = 0; k < g->n_mig && k < GS_ADM_MIG_MAX; k++) {
+		struct gs_adm_mig *m = &out->mig[out->n_mig++];
+
+		m->uuid = g->mig[k].uuid;
+		m->profile_name = g->mig[k].profile;
+		m->profile =
+		    g->cat
+		        ? gs_catalog_profile_by_id(g->cat, g->mig[k].profile_id)
+		        : NULL;
+		m->gi_id = g->mig[k].gi_id;
+		m->start = g->mig[k].start;
+		m->size = g->mig[k].size;
+		m->memory_bytes = g->mig[k].memory_bytes;
+	}
+}
+
+static void adm_slice_of(struct gs_node *node, const struct gs_slice *s,
+                         struct gs_adm_slice *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = s->id;
+	out->name = s->name;
+	out->owner_uid = s->owner_uid;
+	out->team = team_index(node, s->team);
+	out->created_ns = s->created_ns;
+	out->priority = s->spec.priority;
+	out->mode = s->mode;
+	out->gpu = s->gpu_index;
+	out->gi_id = s->gi_id;
+	out->mig_profile = s->mig_profile;
+	out->memory_bytes = s->spec.memory_bytes;
+	out->compute_pct = s->spec.compute_pct;
+	out->isolation = s->spec.isolation;
+}
+
 /* What a slice holds, as quotas count it. */
 static void slice_use(struct gs_node *node, const struct gs_slice *s,
                       struct gs_qvec *v)
 {
-	memset(v, 0, sizeof(*v));
-	if (s->mode == GS_MODE_MIG) {
-		const struct gs_gpu *g =
-		    s->gpu_index >= 0 && s->gpu_index < node->gpus->n
-		        ? &node->gpus->gpu[s->gpu_index]
-		        : NULL;
-		const struct gs_mig_profile *p =
-		    g && g->cat ? gs_catalog_profile(g->cat, s->mig_profile)
-		                : NULL;
+	struct gs_adm_slice as;
+	struct gs_adm_gpu g;
+	bool known = s->gpu_index >= 0 && s->gpu_index < node->gpus->n;
 
-		v->v[GS_QRES_MIG] = p ? p->compute_slices : 1;
-		v->v[GS_QRES_MEMORY] = p ? (int64_t)(p->memory_mib << 20)
-		                         : (int64_t)s->spec.memory_bytes;
-		return;
-	}
-	v->v[GS_QRES_MEMORY] = (int64_t)s->spec.memory_bytes;
-	v->v[GS_QRES_COMPUTE] = s->spec.compute_pct;
-}
-
-static void node_capacity(struct gs_node *node, struct gs_qvec *cap)
-{
-	memset(cap, 0, sizeof(*cap));
-	for (int i = 0; i < node->gpus->n; i++) {
-		const struct gs_gpu *g = &node->gpus->gpu[i];
-
-		cap->v[GS_QRES_MEMORY] += (int64_t)g->memory_bytes;
-		cap->v[GS_QRES_COMPUTE] += 100;
-		if (g->cat && g->mig_capable)
-			cap->v[GS_QRES_MIG] += g->cat->compute_slices;
-	}
-}
-
-/* ---- placement ----
- *
- * Core's placement (placement.h) decides; this builds its inventory from
- * the GPUs and the live slices each time (a node holds at most a few
- * hundred slices, so that costs microseconds) and turns its answer into a
- * GPU and, for MIG modes, an instance to use or to create.
- */
-
-struct place {
-	int gpu;
-	int gi_id; /* instance to use, or -1 */
-	enum gs_slice_mode mode;
-	const struct gs_mig_profile *profile; /* MIG modes */
-	bool need_create;                     /* make an instance first */
-	bool need_mig_off;                    /* turn the GPU's MIG off */
-	int mig_start; /* exact placement asked for (spec mig-start), or -1 */
-	uint64_t memory_bytes;                /* what it will hold */
-	int compute_pct;
-	char why[200]; /* how mode auto chose, "" when it was asked for */
-};
-
-struct inv_map {
-	int n;
-	int gpu[GS_GPUS_MAX * GS_GPU_MIG_MAX];
-	int gi[GS_GPUS_MAX * GS_GPU_MIG_MAX];
-};
-
-static bool may_change_mig(struct gs_node *node)
-{
-	return node->gpus->sim || node->cfg->mig_on_real_gpu;
-}
-
-/* The smallest plain profile of `m` that holds the request. */
-static const struct gs_mig_profile *
-pick_profile(const struct gs_gpu_model *m, const struct gs_slice_spec *spec)
-{
-	const struct gs_mig_profile *best = NULL;
-
-	if (m == NULL)
-		return NULL;
-	if (spec->mig_profile[0])
-		return gs_catalog_profile(m, spec->mig_profile);
-	for (int i = 0; i < m->n_profiles; i++) {
-		const struct gs_mig_profile *p = &m->profiles[i];
-
-		if (p->attributes && p->attributes[0])
-			continue;
-		if ((p->memory_mib << 20) < spec->memory_bytes)
-			continue;
-		if (p->compute_slices * 100 <
-		    spec->compute_pct * m->compute_slices)
-			continue;
-		if (best == NULL || p->memory_slices < best->memory_slices ||
-		    (p->memory_slices == best->memory_slices &&
-		     p->compute_slices < best->compute_slices))
-			best = p;
-	}
-	return best;
-}
-
-static void item_of(const struct gs_slice *s, struct gs_place_item *it)
-{
-	memset(it, 0, sizeof(*it));
-	it->mode = s->mode;
-	if (s->mode == GS_MODE_MIG) {
-		it->kind = GS_PLACE_MIG;
-		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
-		         s->mig_profile);
-		return;
-	}
-	if (s->spec.isolation == GS_ISOLATION_EXCLUSIVE &&
-	    !gs_mode_is_mig(s->mode)) {
-		it->kind = GS_PLACE_WHOLE;
-		return;
-	}
-	it->kind = GS_PLACE_FRACTION;
-	it->memory_bytes = s->spec.memory_bytes;
-	it->compute_pct = s->spec.compute_pct;
-	if (gs_mode_is_mig(s->mode))
-		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
-		         s->mig_profile);
-}
-
-/* The inventory: GPUs, MIG instances and the live slices but `skip`. */
-static struct gs_place_inv *build_inv(struct gs_node *node, const bool *skip,
-                                      struct inv_map *map)
-{
-	struct gs_place_inv *inv = gs_place_inv_create();
-	struct gs_errbuf eb = {0};
-	int nd, idx;
-
-	map->n = 0;
-	if (inv == NULL || gs_place_inv_add_node(inv, "local", &nd, &eb))
-		goto fail;
-	for (int i = 0; i < node->gpus->n; i++) {
-		const struct gs_gpu *g = &node->gpus->gpu[i];
-		struct gs_place_gpu_desc gd = {
-		    .uuid = g->uuid,
-		    .model = g->cat,
-		    .model_name = g->model,
-		    .memory_bytes = g->memory_bytes,
-		    .mig_enabled = g->mig_on && g->cat != NULL,
-		};
-
-		if (gs_place_inv_add_gpu(inv, &gd, &idx, &eb))
-			goto fail;
-		for (int k = 0; gd.mig_enabled && k < g->n_mig; k++) {
-			struct gs_place_mig_desc md = {
-			    .uuid = g->mig[k].uuid,
-			    .profile = gs_catalog_profile_by_id(
-			        g->cat, g->mig[k].profile_id),
-			    .start = g->mig[k].start,
-			    .memory_bytes = g->mig[k].memory_bytes,
-			};
-
-			if (md.profile == NULL ||
-			    gs_place_inv_add_mig(inv, &md, &idx, &eb))
-				continue;
-			map->gpu[idx] = i;
-			map->gi[idx] = g->mig[k].gi_id;
-			if (idx + 1 > map->n)
-				map->n = idx + 1;
-		}
-	}
-	for (int i = 0; i < node->n; i++) {
-		const struct gs_slice *s = &node->v[i]->s;
-		struct gs_place_target t = {
-		    .node = nd, .gpu = s->gpu_index, .inst = -1};
-		struct gs_place_item it;
-
-		if ((skip && skip[i]) || s->gpu_index < 0 ||
-		    s->gpu_index >= node->gpus->n)
-			continue;
-		for (int k = 0; s->gi_id >= 0 && k < map->n; k++)
-			if (map->gpu[k] == s->gpu_index &&
-			    map->gi[k] == s->gi_id)
-				t.inst = k;
-		item_of(s, &it);
-		eb.set = false;
-		if (gs_place_occupy(inv, &t, &it, &eb) != GS_OK)
-			gs_warn("node", "slice=%s does not fit its own GPU: %s",
-			        s->name, eb.msg);
-	}
-	return inv;
-fail:
-	gs_error("node", "placement inventory: %s", eb.msg);
-	gs_place_inv_destroy(inv);
-	return NULL;
-}
-
-/* The model that answers mode auto: the first selected GPU's. */
-static const struct gs_gpu *first_selected(struct gs_node *node,
-                                           const struct gs_gpu_selector *sel)
-{
-	for (int i = 0; i < node->gpus->n; i++) {
-		const struct gs_gpu *g = &node->gpus->gpu[i];
-
-		switch (sel->kind) {
-		case GS_GPU_ANY:
-			return g;
-		case GS_GPU_INDEX:
-			if (sel->index == i)
-				return g;
-			break;
-		case GS_GPU_UUID:
-			if (gs_gpus_find(node->gpus, sel->uuid) == i)
-				return g;
-			break;
-		case GS_GPU_MODEL:
-			if (strcasecmp(sel->model, g->model) == 0 ||
-			    (g->cat && gs_catalog_find(sel->model) == g->cat))
-				return g;
-			break;
-		}
-	}
-	return NULL;
-}
-
-/* Whether GPU g could host a new `p` instance (planner, no changes). */
-static bool mig_room(struct gs_node *node, int g,
-                     const struct gs_mig_profile *p, const bool *skip);
-
-/* The name of the slice holding MIG instance gi_id of GPU g, or NULL. */
-static const char *mig_holder(struct gs_node *node, int g, int gi_id,
-                              const bool *skip)
-{
-	for (int i = 0; i < node->n; i++) {
-		const struct gs_slice *s = &node->v[i]->s;
-
-		if ((skip && skip[i]) || s->gpu_index != g ||
-		    !gs_mode_is_mig(s->mode))
-			continue;
-		if (s->gi_id == gi_id)
-			return s->name;
-	}
-	return NULL;
-}
-
-static bool gpu_selected(struct gs_node *node,
-                         const struct gs_gpu_selector *sel, int i)
-{
-	const struct gs_gpu *g = &node->gpus->gpu[i];
-
-	switch (sel->kind) {
-	case GS_GPU_ANY:
-		return true;
-	case GS_GPU_INDEX:
-		return sel->index == i;
-	case GS_GPU_UUID:
-		return gs_gpus_find(node->gpus, sel->uuid) == i;
-	case GS_GPU_MODEL:
-		return strcasecmp(sel->model, g->model) == 0 ||
-		       (g->cat && gs_catalog_find(sel->model) == g->cat);
-	}
-	return false;
+	adm_slice_of(node, s, &as);
+	if (known)
+		adm_gpu_of(&node->gpus->gpu[s->gpu_index], &g);
+	gs_adm_slice_use(known ? &g : NULL, &as, v);
 }
 
 /*
- * Whether GPU g can give a `p` instance at exactly placement `start`
- * (spec mig-start): an idle instance already there is used (out->gi_id),
- * otherwise the placement must be free or held only by idle instances,
- * which mig_realise destroys (out->need_create). Instances in use are
- * never touched. On refusal eb names the placement and what occupies it.
+ * The snapshot of the node as it is (lock held). OUT: *sn, and *slices,
+ * which the caller frees (sn->slices points into it). GS_ERR_NOMEM.
  */
-static gs_err place_at_start_on(struct gs_node *node, int g,
-                                const struct gs_mig_profile *p, int start,
-                                const bool *skip, struct place *out,
-                                struct gs_errbuf *eb)
+static gs_err adm_snapshot(struct gs_node *node, struct gs_adm_snapshot *sn,
+                           struct gs_adm_slice **slices)
 {
-	const struct gs_gpu *gp = &node->gpus->gpu[g];
-	int size = 0;
+	int max = node->cfg->max_slices;
 
-	if (gp->cat == NULL || !gp->mig_capable)
-		return gs_fail(eb, GS_ERR_NO_FIT, "gpu %d (%s) has no MIG", g,
-		               gp->model);
-	for (int k = 0; k < p->n_placements; k++)
-		if (p->placements[k].start == start)
-			size = p->placements[k].size;
-	if (size == 0)
-		return gs_fail(eb, GS_ERR_INVALID,
-		               "mig-start %d is not a placement of %s on %s",
-		               start, p->name, gp->model);
-	for (int i = 0; i < node->n; i++) {
-		const struct gs_slice *s = &node->v[i]->s;
-
-		if ((skip && skip[i]) || s->gpu_index != g ||
-		    gs_mode_is_mig(s->mode))
-			continue;
-		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "placement %s@%d on gpu %d is taken: slice %s "
-		               "uses the whole GPU (mode %s)",
-		               p->name, start, g, s->name,
-		               gs_mode_name(s->mode));
-	}
-	if (!gp->mig_on && !may_change_mig(node))
-		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "gpu %d has MIG off and the daemon may not "
-		               "switch it on",
-		               g);
-	out->gpu = g;
-	out->need_create = true;
-	for (int k = 0; gp->mig_on && k < gp->n_mig; k++) {
-		const struct gs_mig_dev *d = &gp->mig[k];
-		const char *who;
-
-		if (d->start + d->size <= start || start + size <= d->start)
-			continue;
-		who = mig_holder(node, g, d->gi_id, skip);
-		if (d->profile_id == p->profile_id && d->start == start &&
-		    who == NULL) {
-			out->gi_id = d->gi_id;
-			out->need_create = false;
-			return GS_OK;
-		}
-		if (who != NULL)
-			return gs_fail(eb, GS_ERR_NO_FIT,
-			               "placement %s@%d on gpu %d is taken: "
-			               "instance %s@%d is in use by slice %s",
-			               p->name, start, g, d->profile, d->start,
-			               who);
-	}
-	if (out->need_create && !may_change_mig(node))
-		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "placement %s@%d on gpu %d does not exist and "
-		               "the daemon may not change the MIG layout",
-		               p->name, start, g);
+	memset(sn, 0, sizeof(*sn));
+	*slices = calloc((size_t)node->n + 1, sizeof(**slices));
+	if (*slices == NULL)
+		return GS_ERR_NOMEM;
+	for (int i = 0; i < node->gpus->n && i < GS_ADM_GPUS_MAX; i++)
+		adm_gpu_of(&node->gpus->gpu[i], &sn->gpu[sn->n_gpus++]);
+	for (int i = 0; i < node->n; i++)
+		adm_slice_of(node, &node->v[i]->s, &(*slices)[i]);
+	if (node->region && max > GS_REGION_MAX_SLICES)
+		max = GS_REGION_MAX_SLICES;
+	sn->n_slices = node->n;
+	sn->slices = *slices;
+	sn->teams = node->qtree;
+	sn->demand = &node->demand;
+	sn->now_ns = gs_now_ns();
+	sn->cfg.placement = node->cfg->placement;
+	sn->cfg.default_mode = node->cfg->default_mode;
+	sn->cfg.max_slices = max;
+	sn->cfg.may_change_mig = node->gpus->sim || node->cfg->mig_on_real_gpu;
+	sn->cfg.mps = node->mps_found;
+	sn->cfg.user_max_slices = node->cfg->user_max_slices;
+	sn->cfg.user_max_memory_percent = node->cfg->user_max_memory_percent;
+	sn->cfg.default_team = team_index(node, node->cfg->default_team);
 	return GS_OK;
-}
-
-static gs_err place_at_start(struct gs_node *node,
-                             const struct gs_slice_spec *spec,
-                             const bool *skip, struct place *out,
-                             struct gs_errbuf *eb)
-{
-	gs_err err = GS_ERR_NO_FIT;
-	bool any = false;
-
-	for (int i = 0; i < node->gpus->n; i++) {
-		const struct gs_gpu *gp = &node->gpus->gpu[i];
-		const struct gs_mig_profile *p;
-
-		if (!gpu_selected(node, &spec->gpu, i) || gp->cat == NULL)
-			continue;
-		p = gs_catalog_profile(gp->cat, spec->mig_profile);
-		if (p == NULL)
-			continue;
-		any = true;
-		out->profile = p;
-		eb->set = false;
-		err = place_at_start_on(node, i, p, spec->mig_start, skip, out,
-		                        eb);
-		if (err == GS_OK)
-			break;
-	}
-	if (!any)
-		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "no selected GPU knows MIG profile %s",
-		               spec->mig_profile);
-	if (err)
-		return err;
-	if (out->memory_bytes == 0 && out->mode == GS_MODE_MIG)
-		out->memory_bytes = out->profile->memory_mib << 20;
-	return GS_OK;
-}
-
-static gs_err place_in_mode(struct gs_node *node,
-                            const struct gs_slice_spec *spec, const bool *skip,
-                            enum gs_slice_mode mode, const char *why,
-                            struct place *out, struct gs_errbuf *eb);
-
-/*
- * Where a slice goes: its mode (auto resolved by the advisor, see
- * gs_advisor_auto_mode), then its GPU. A slice that auto sent to MPS but
- * that no GPU can take as an MPS client now (e.g. every GPU with room
- * runs turns) takes turns instead: it accepted a shared fault domain, and
- * a context of its own is stricter. out->why says so.
- */
-static gs_err place(struct gs_node *node, const struct gs_slice_spec *spec,
-                    const bool *skip, struct place *out, struct gs_errbuf *eb)
-{
-	const struct gs_gpu *first = first_selected(node, &spec->gpu);
-	enum gs_slice_mode mode = spec->mode;
-	struct gs_advice adv;
-	char why[sizeof(out->why)] = "";
-	size_t n;
-	gs_err err;
-
-	if (first == NULL)
-		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "no GPU matches the gpu selector");
-	if (mode == GS_MODE_AUTO) {
-		mode = node->cfg->default_mode;
-		if (mode != GS_MODE_AUTO)
-			(void)snprintf(why, sizeof(why),
-			               "auto: the daemon's default mode");
-	}
-	if (mode != GS_MODE_AUTO)
-		return place_in_mode(node, spec, skip, mode, why, out, eb);
-	err = gs_advisor_auto_mode(spec,
-	                           first->mig_capable ? first->cat : NULL,
-	                           node->mps_found, &mode, &adv, eb);
-	if (err)
-		return err;
-	memcpy(why, "auto: ", 7);
-	n = 6 + gs_advisor_explain(&adv, why + 6, sizeof(why) - 6);
-	err = place_in_mode(node, spec, skip, mode, why, out, eb);
-	if (err != GS_ERR_NO_FIT || mode != GS_MODE_MPS)
-		return err;
-	gs_debug("node", "auto: no GPU takes an MPS client now (%s); turns",
-	         eb->msg);
-	eb->set = false;
-	(void)snprintf(why + n, sizeof(why) - n,
-	               "; no GPU takes an MPS client now -> %s",
-	               gs_mode_name(GS_MODE_TIMESLICE));
-	return place_in_mode(node, spec, skip, GS_MODE_TIMESLICE, why, out,
-	                     eb);
-}
-
-static gs_err place_in_mode(struct gs_node *node,
-                            const struct gs_slice_spec *spec, const bool *skip,
-                            enum gs_slice_mode mode, const char *why,
-                            struct place *out, struct gs_errbuf *eb)
-{
-	const struct gs_gpu *first = first_selected(node, &spec->gpu);
-	struct gs_place_request req;
-	struct gs_place_result res;
-	struct gs_place_inv *inv;
-	struct inv_map *map;
-	struct gs_place_item *it = &req.item[0];
-	struct gs_trace_scorer *sc = NULL;
-	gs_err err;
-
-	memset(out, 0, sizeof(*out));
-	(void)snprintf(out->why, sizeof(out->why), "%s", why);
-	out->gi_id = -1;
-	out->mig_start = -1;
-	out->mode = mode;
-	out->memory_bytes = spec->memory_bytes;
-	out->compute_pct = spec->compute_pct;
-	if (spec->has_mig_start && gs_mode_is_mig(mode)) {
-		out->mig_start = spec->mig_start;
-		return place_at_start(node, spec, skip, out, eb);
-	}
-
-	memset(&req, 0, sizeof(req));
-	req.n = 1;
-	req.gang = GS_GANG_SAME_NODE;
-	req.policy = node->cfg->placement;
-	req.gpu = &spec->gpu;
-	it->mode = mode;
-	if (spec->isolation == GS_ISOLATION_EXCLUSIVE &&
-	    !gs_mode_is_mig(mode)) {
-		it->kind = GS_PLACE_WHOLE;
-	} else if (mode == GS_MODE_MIG) {
-		out->profile = pick_profile(first->cat, spec);
-		if (out->profile == NULL)
-			return gs_fail(eb, GS_ERR_NO_FIT,
-			               "no MIG profile of %s holds %d%% "
-			               "compute and the memory asked for",
-			               first->model, spec->compute_pct);
-		it->kind = GS_PLACE_MIG;
-		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",
-		         out->profile->name);
-	} else {
-		it->kind = GS_PLACE_FRACTION;
-		it->memory_bytes = spec->memory_bytes;
-		it->compute_pct = spec->compute_pct;
-		if (gs_mode_is_mig(mode)) {
-			out->profile = pick_profile(first->cat, spec);
-			if (spec->mig_profile[0])
-				snprintf(it->mig_profile,
-				         sizeof(it->mig_profile), "%s",
-				         spec->mig_profile);
-		}
-	}
-	if (req.policy == GS_PLACE_FRAG) {
-		/* The demand seen, on the model that answers (a node has one
-		 * model in practice); none yet: the request stands for it. */
-		err = gs_demand_scorer(&node->demand, gs_now_ns(),
-		                       first->memory_bytes, &sc, eb);
-		if (err)
-			return err;
-		req.scorer = sc;
-	}
-	map = malloc(sizeof(*map));
-	if (map == NULL) {
-		gs_trace_scorer_free(sc);
-		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	}
-	inv = build_inv(node, skip, map);
-	if (inv == NULL) {
-		gs_trace_scorer_free(sc);
-		free(map);
-		return gs_fail(eb, GS_ERR_NOMEM, "placement inventory");
-	}
-	memset(&res, 0, sizeof(res));
-	err = gs_place(inv, &req, &res, eb);
-	gs_place_inv_destroy(inv);
-	gs_trace_scorer_free(sc);
-	if (err == GS_OK) {
-		out->gpu = res.target[0].gpu; /* one node: local index */
-		if (res.target[0].inst >= 0 && res.target[0].inst < map->n)
-			out->gi_id = map->gi[res.target[0].inst];
-		if (it->kind == GS_PLACE_WHOLE) {
-			out->memory_bytes =
-			    node->gpus->gpu[out->gpu].memory_bytes;
-			out->compute_pct = 100;
-		}
-		if (mode == GS_MODE_MIG && out->memory_bytes == 0)
-			out->memory_bytes = out->profile->memory_mib << 20;
-		free(map);
-		return GS_OK;
-	}
-	free(map);
-	if (err == GS_ERR_NO_FIT && !gs_mode_is_mig(mode) &&
-	    may_change_mig(node)) {
-		/* A GPU in MIG mode whose instances nobody uses can go back
-		 * to whole-GPU sharing. */
-		for (int i = 0; i < node->gpus->n; i++) {
-			const struct gs_gpu *g = &node->gpus->gpu[i];
-			bool used = false;
-
-			if (!g->mig_on ||
-			    first_selected(node, &spec->gpu) == NULL)
-				continue;
-			if (spec->gpu.kind != GS_GPU_ANY &&
-			    first_selected(node, &spec->gpu) != g)
-				continue;
-			for (int k = 0; k < node->n && !used; k++)
-				used = (!skip || !skip[k]) &&
-				       node->v[k]->s.gpu_index == i;
-			if (used || spec->memory_bytes > g->memory_bytes)
-				continue;
-			out->gpu = i;
-			out->need_mig_off = true;
-			if (it->kind == GS_PLACE_WHOLE) {
-				out->memory_bytes = g->memory_bytes;
-				out->compute_pct = 100;
-			}
-			eb->set = false;
-			return GS_OK;
-		}
-	}
-	if (err != GS_ERR_NO_FIT || !gs_mode_is_mig(mode) ||
-	    out->profile == NULL || !may_change_mig(node))
-		return err;
-	/* A MIG slice without a free instance: a GPU whose layout can
-	 * change to make one (the planner decides in mig_realise). */
-	{
-		int cand = it->kind == GS_PLACE_MIG ? res.repartition_gpu : -1;
-
-		for (int i = 0; cand < 0 && i < node->gpus->n; i++)
-			if (first_selected(node, &spec->gpu) &&
-			    node->gpus->gpu[i].cat == first->cat &&
-			    mig_room(node, i, out->profile, skip))
-				cand = i;
-		if (cand < 0)
-			return err;
-		out->gpu = cand;
-		out->need_create = true;
-		if (out->memory_bytes == 0 && mode == GS_MODE_MIG)
-			out->memory_bytes = out->profile->memory_mib << 20;
-		eb->set = false;
-		return GS_OK;
-	}
 }
 
 /* Whether a MIG instance at gi_id of GPU g is held by a slice. */
-static bool mig_in_use(struct gs_node *node, int g, int gi_id, const bool *skip)
+static bool mig_in_use(struct gs_node *node, int g, int gi_id)
 {
 	for (int i = 0; i < node->n; i++) {
 		const struct gs_slice *s = &node->v[i]->s;
 
-		if ((skip && skip[i]) || s->gpu_index != g ||
-		    !gs_mode_is_mig(s->mode))
+		if (s->gpu_index != g || !gs_mode_is_mig(s->mode))
 			continue;
 		if (s->gi_id == gi_id)
 			return true;
 	}
 	return false;
 }
-
-/*
- * Plans a new `p` instance on GPU g (without touching the GPU); the GPU
- * must hold no non-MIG slices. OUT: *plan.
- */
-static bool mig_fits(struct gs_node *node, int g,
-                     const struct gs_mig_profile *p, const bool *skip,
-                     struct gs_mig_plan *plan)
-{
-	const struct gs_gpu *gp = &node->gpus->gpu[g];
-	struct gs_mig_instance cur[GS_MIGPLAN_MAX_INSTANCES];
-	struct gs_mig_demand d = {.profile = p, .count = 1};
-	int n = 0;
-
-	if (gp->cat == NULL || !gp->mig_capable)
-		return false;
-	for (int i = 0; i < node->n; i++) {
-		const struct gs_slice *s = &node->v[i]->s;
-
-		if ((skip && skip[i]) || s->gpu_index != g)
-			continue;
-		if (!gs_mode_is_mig(s->mode))
-			return false;
-	}
-	for (int k = 0;
-	     gp->mig_on && k < gp->n_mig && n < GS_MIGPLAN_MAX_INSTANCES; k++) {
-		const struct gs_mig_profile *cp =
-		    gs_catalog_profile_by_id(gp->cat, gp->mig[k].profile_id);
-
-		if (cp == NULL)
-			continue;
-		cur[n].profile = cp;
-		cur[n].start = gp->mig[k].start;
-		cur[n].in_use = mig_in_use(node, g, gp->mig[k].gi_id, skip);
-		n++;
-	}
-	if (gs_migplan_solve(gp->cat, cur, n, &d, 1, plan, NULL) != GS_OK)
-		return false;
-	return plan->n_unmet == 0;
-}
-
-static bool mig_room(struct gs_node *node, int g,
-                     const struct gs_mig_profile *p, const bool *skip)
-{
-	struct gs_mig_plan plan;
-
-	return mig_fits(node, g, p, skip, &plan);
-}
-
 /* Fills the slice's MIG fields from instance gi_id of its GPU. */
 static bool mig_take(struct gs_node *node, struct gs_slice *s, int gi_id)
 {
@@ -1228,136 +718,79 @@ static bool mig_take(struct gs_node *node, struct gs_slice *s, int gi_id)
 }
 
 /*
- * Creates the instance at exactly pl->mig_start (MIG already on): idle
- * instances overlapping the placement are destroyed first (place checked
- * that none is in use), then the instance is created and taken.
+ * Carries out the MIG part of decision `d` for slice `s` (lock held; the
+ * victims are out of the model already): MIG on, the steps in order
+ * (destroys name idle instances, creates a profile at a placement), MIG
+ * off; then a MIG-mode slice takes its instance. OUT: s->mig_uuid,
+ * mig_profile, gi_id, ci_id. On failure the steps done stay done (the
+ * instances made are idle: the next slice of their profile takes them).
  */
-static gs_err mig_realise_at(struct gs_node *node, struct gs_slice *s,
-                             const struct place *pl, const bool *skip,
-                             struct gs_errbuf *eb)
+static gs_err mig_apply(struct gs_node *node, struct gs_slice *s,
+                        const struct gs_adm_decision *d, struct gs_errbuf *eb)
 {
-	struct gs_gpu *gp = &node->gpus->gpu[s->gpu_index];
-	const struct gs_mig_profile *p = pl->profile;
-	int start = pl->mig_start, size = p->memory_slices;
-	struct gs_mig_dev dev;
+	int g = s->gpu_index;
+	struct gs_gpu *gp = &node->gpus->gpu[g];
 	gs_err err;
 
-	for (int k = 0; k < p->n_placements; k++)
-		if (p->placements[k].start == start)
-			size = p->placements[k].size;
-	for (int m = 0; m < gp->n_mig;) {
-		const struct gs_mig_dev *d = &gp->mig[m];
-		int gi = d->gi_id, dstart = d->start;
-
-		if (d->start + d->size <= start || start + size <= d->start) {
-			m++;
-			continue;
-		}
-		if (mig_in_use(node, s->gpu_index, gi, skip))
-			return gs_fail(eb, GS_ERR_NO_FIT,
-			               "placement %s@%d on gpu %d is taken by "
-			               "instance %s@%d in use",
-			               p->name, start, s->gpu_index, d->profile,
-			               dstart);
-		err = gs_gpus_mig_destroy(node->gpus, s->gpu_index, gi, eb);
+	if (d->mig_on) {
+		err = gs_gpus_set_mig(node->gpus, g, true, eb);
 		if (err)
 			return err;
-		gs_info("node", "gpu=%d MIG instance @%d destroyed (idle, "
-		        "overlaps %s@%d)", s->gpu_index, dstart, p->name, start);
-		m = 0; /* the list was rewritten */
+		gs_info("node", "gpu=%d MIG mode on", g);
 	}
-	err = gs_gpus_mig_create(node->gpus, s->gpu_index, p->profile_id,
-	                         start, &dev, eb);
-	if (err)
-		return err;
-	gs_info("node", "gpu=%d MIG instance %s@%d created", s->gpu_index,
-	        p->name, start);
-	for (int m = 0; m < gp->n_mig; m++)
-		if (gp->mig[m].profile_id == p->profile_id &&
-		    gp->mig[m].start == start &&
-		    mig_take(node, s, gp->mig[m].gi_id))
-			return GS_OK;
-	return gs_fail(eb, GS_ERR_DRIVER,
-	               "the %s@%d instance did not appear after creation",
-	               p->name, start);
-}
-
-/*
- * Gives a MIG-mode slice its instance (lock held): the one placement
- * chose, or a new one: MIG switched on if needed, the planner's steps run
- * (idle instances may be destroyed, in-use ones never are), then an idle
- * instance of the profile taken. OUT: s->mig_uuid, mig_profile, gi_id,
- * ci_id.
- */
-static gs_err mig_realise(struct gs_node *node, struct gs_slice *s,
-                          const struct place *pl, const bool *skip,
-                          struct gs_errbuf *eb)
-{
-	struct gs_gpu *gp = &node->gpus->gpu[s->gpu_index];
-	const struct gs_mig_profile *p = pl->profile;
-	struct gs_mig_plan plan;
-	gs_err err;
-
-	if (!pl->need_create) {
-		if (!mig_take(node, s, pl->gi_id))
-			return gs_fail(eb, GS_ERR_INTERNAL,
-			               "MIG instance %d of gpu %d vanished",
-			               pl->gi_id, s->gpu_index);
-		return GS_OK;
-	}
-	if (!gp->mig_on) {
-		err = gs_gpus_set_mig(node->gpus, s->gpu_index, true, eb);
-		if (err)
-			return err;
-		gs_info("node", "gpu=%d MIG mode on", s->gpu_index);
-	}
-	if (pl->mig_start >= 0)
-		return mig_realise_at(node, s, pl, skip, eb);
-	if (!mig_fits(node, s->gpu_index, p, skip, &plan))
-		return gs_fail(eb, GS_ERR_NO_FIT, "no room for a %s instance",
-		               p->name);
-	for (int k = 0; k < plan.n_steps; k++) {
-		const struct gs_mig_step *st = &plan.steps[k];
+	for (int k = 0; k < d->n_steps; k++) {
+		const struct gs_adm_step *st = &d->steps[k];
+		const char *pname = st->profile ? st->profile->name : "?";
+		struct gs_mig_dev dev;
 
 		if (st->op == GS_MIG_DESTROY) {
-			for (int m = 0; m < gp->n_mig; m++)
-				if (gp->mig[m].start == st->start &&
-				    gp->mig[m].profile_id ==
-				        st->profile->profile_id) {
-					err = gs_gpus_mig_destroy(
-					    node->gpus, s->gpu_index,
-					    gp->mig[m].gi_id, eb);
-					if (err)
-						return err;
-					gs_info("node",
-					        "gpu=%d MIG instance %s@%d "
-					        "destroyed (idle)",
-					        s->gpu_index, st->profile->name,
-					        st->start);
-					break;
-				}
-		} else {
-			struct gs_mig_dev dev;
-
-			err = gs_gpus_mig_create(node->gpus, s->gpu_index,
-			                         st->profile->profile_id,
-			                         st->start, &dev, eb);
+			err = gs_gpus_mig_destroy(node->gpus, g, st->gi_id, eb);
 			if (err)
 				return err;
-			gs_info("node", "gpu=%d MIG instance %s@%d created",
-			        s->gpu_index, st->profile->name, st->start);
+			gs_info("node",
+			        "gpu=%d MIG instance %s@%d destroyed (idle)", g,
+			        pname, st->start);
+			continue;
 		}
+		err = gs_gpus_mig_create(node->gpus, g, st->profile->profile_id,
+		                         st->start, &dev, eb);
+		if (err)
+			return err;
+		gs_info("node", "gpu=%d MIG instance %s@%d created", g, pname,
+		        st->start);
+	}
+	if (d->mig_off) {
+		err = gs_gpus_set_mig(node->gpus, g, false, eb);
+		if (err)
+			return err;
+		gs_info("node",
+		        "gpu=%d MIG mode off (no slice used its instances)", g);
+	}
+	if (!gs_mode_is_mig(d->mode))
+		return GS_OK;
+	if (d->gi_id >= 0) {
+		if (!mig_take(node, s, d->gi_id))
+			return gs_fail(eb, GS_ERR_INTERNAL,
+			               "MIG instance %d of gpu %d vanished",
+			               d->gi_id, g);
+		return GS_OK;
 	}
 	for (int m = 0; m < gp->n_mig; m++) {
-		if (gp->mig[m].profile_id != p->profile_id ||
-		    mig_in_use(node, s->gpu_index, gp->mig[m].gi_id, skip))
+		if (gp->mig[m].profile_id != d->profile->profile_id ||
+		    (d->take_start >= 0 && gp->mig[m].start != d->take_start) ||
+		    mig_in_use(node, g, gp->mig[m].gi_id))
 			continue;
 		if (mig_take(node, s, gp->mig[m].gi_id))
 			return GS_OK;
 	}
+	if (d->take_start >= 0)
+		return gs_fail(eb, GS_ERR_DRIVER,
+		               "the %s@%d instance did not appear after "
+		               "creation",
+		               d->profile->name, d->take_start);
 	return gs_fail(eb, GS_ERR_DRIVER,
 	               "the %s instance did not appear after creation",
-	               p->name);
+	               d->profile->name);
 }
 
 /* ---- life cycle ---- */
@@ -1799,48 +1232,6 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
                            struct gs_node_create_res *res, bool *intent,
                            struct gs_errbuf *eb);
 
-/*
- * quota.default_user: one non-admin user may hold at most user_max_slices
- * slices and user_max_memory_percent of the node's GPU memory at once,
- * whatever their team allows, so that no single tenant takes every slot
- * or all memory. `s` is the slice about to be created (owner and spec
- * set). Lock held.
- */
-static gs_err user_quota(struct gs_node *node, const struct gs_slice *s,
-                         struct gs_errbuf *eb)
-{
-	struct gs_qvec cap, use;
-	int64_t mem = (int64_t)s->spec.memory_bytes, limit;
-	int n = 0;
-
-	for (int i = 0; i < node->n; i++) {
-		const struct gs_slice *o = &node->v[i]->s;
-
-		if (o->owner_uid != s->owner_uid)
-			continue;
-		n++;
-		slice_use(node, o, &use);
-		mem += use.v[GS_QRES_MEMORY];
-	}
-	if (n >= node->cfg->user_max_slices)
-		return gs_fail(eb, GS_ERR_QUOTA,
-		               "uid %u holds %d slices, the most one user "
-		               "may (quota.default_user.max_slices)",
-		               (unsigned)s->owner_uid, n);
-	node_capacity(node, &cap);
-	limit =
-	    cap.v[GS_QRES_MEMORY] / 100 * node->cfg->user_max_memory_percent;
-	if (mem > limit)
-		return gs_fail(eb, GS_ERR_QUOTA,
-		               "uid %u would hold %lld MiB of GPU memory, over "
-		               "the %d%% of the node's %lld MiB one user may "
-		               "(quota.default_user.max_memory_percent)",
-		               (unsigned)s->owner_uid, (long long)(mem >> 20),
-		               node->cfg->user_max_memory_percent,
-		               (long long)(cap.v[GS_QRES_MEMORY] >> 20));
-	return GS_OK;
-}
-
 /* Submits a batch that was announced with gs_store_intent (lock held). */
 static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
                                 bool *intent)
@@ -1854,15 +1245,15 @@ static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
 
 /*
  * Lock held: undoes the MIG instance a failed creation made for slice `s`
- * (placement `pl` asked for a new one), so that a refused request leaves
+ * (decision `d` asked for a new one), so that a refused request leaves
  * no instance behind. An instance it only took stays (it was there).
  */
 static void mig_undo(struct gs_node *node, const struct gs_slice *s,
-                     const struct place *pl)
+                     const struct gs_adm_decision *d)
 {
 	struct gs_errbuf eb = {0};
 
-	if (!gs_mode_is_mig(pl->mode) || !pl->need_create || s->gi_id < 0)
+	if (!gs_mode_is_mig(d->mode) || d->gi_id >= 0 || s->gi_id < 0)
 		return;
 	if (gs_gpus_mig_destroy(node->gpus, s->gpu_index, s->gi_id, &eb) !=
 	    GS_OK)
@@ -1874,32 +1265,6 @@ static void mig_undo(struct gs_node *node, const struct gs_slice *s,
 		gs_info("node", "gpu=%d MIG instance %d made for %s destroyed "
 		        "(the slice was not created)",
 		        s->gpu_index, s->gi_id, s->name);
-}
-
-/*
- * The shape a create asks for, as asked (mode auto unresolved): a whole
- * GPU for isolation exclusive outside MIG, a MIG instance of its profile
- * ("" when the daemon picks it) for mode mig, else a fraction.
- */
-static void spec_shape(const struct gs_slice_spec *spec,
-                       struct gs_demand_shape *out)
-{
-	struct gs_place_item it;
-
-	memset(&it, 0, sizeof(it));
-	if (spec->mode == GS_MODE_MIG) {
-		it.kind = GS_PLACE_MIG;
-		snprintf(it.mig_profile, sizeof(it.mig_profile), "%s",
-		         spec->mig_profile);
-	} else if (spec->isolation == GS_ISOLATION_EXCLUSIVE &&
-	           !gs_mode_is_mig(spec->mode)) {
-		it.kind = GS_PLACE_WHOLE;
-	} else {
-		it.kind = GS_PLACE_FRACTION;
-		it.memory_bytes = spec->memory_bytes;
-		it.compute_pct = spec->compute_pct;
-	}
-	gs_demand_shape_of(&it, out);
 }
 
 /*
@@ -1920,7 +1285,7 @@ static void record_demand(struct gs_node *node,
 		gs_error("node", "demand: out of memory; request not recorded");
 		return;
 	}
-	spec_shape(spec, &shape);
+	gs_adm_demand_shape(spec, &shape);
 	n_gone = gs_demand_prune(&node->demand, now, gone);
 	for (int k = 0; k < n_gone; k++)
 		gs__wr_demand_del(wr, &gone[k]);
@@ -1959,15 +1324,12 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
                            struct gs_errbuf *eb)
 {
 	struct gs_slice s;
-	struct gs_quota_slice *qs = NULL;
-	struct gs_quota_request qr;
-	struct gs_quota_decision dec;
-	struct gs_qvec cap;
-	struct place pl;
-	bool *skip = NULL;
+	struct gs_adm_snapshot *sn;
+	struct gs_adm_slice *snap_slices = NULL;
+	struct gs_adm_request areq;
+	struct gs_adm_decision dec;
 	struct gs__wr wr;
 	struct gs__nslice *ns;
-	int team;
 	gs_err err;
 
 	memset(res, 0, sizeof(*res));
@@ -1985,6 +1347,9 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		return gs_fail(eb, GS_ERR_PERM,
 		               "only an administrator may create a slice for "
 		               "another user");
+	sn = malloc(sizeof(*sn));
+	if (sn == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 
 	memset(&s, 0, sizeof(s));
 	s.spec = req->spec;
@@ -2013,8 +1378,9 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	} else {
 		peer_team(node, peer, s.team, sizeof(s.team));
 	}
-	team = team_index(node, s.team);
-	if (team < 0) {
+	memset(&areq, 0, sizeof(areq));
+	areq.team = team_index(node, s.team);
+	if (areq.team < 0) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND, "no team '%s'", s.team);
 		goto out_unlock;
 	}
@@ -2022,25 +1388,6 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
 		              s.spec.name);
 		goto out_unlock;
-	}
-	{
-		int max = node->cfg->max_slices;
-
-		if (node->region && max > GS_REGION_MAX_SLICES)
-			max = GS_REGION_MAX_SLICES;
-		if (node->n >= max) {
-			err = gs_fail(eb, GS_ERR_NO_FIT,
-			              "the node holds its maximum of %d slices",
-			              max);
-			goto out_unlock;
-		}
-	}
-	if (!peer->admin) {
-		err = user_quota(node, &s, eb);
-		if (err) {
-			node->ctr.rejects++;
-			goto out_unlock;
-		}
 	}
 	s.id = node->next_id;
 	if (!s.spec.name[0])
@@ -2053,137 +1400,34 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		goto out_unlock;
 	}
 
-	record_demand(node, &s.spec);
-	/*
-	 * Where it would go with everything as it is (mode auto needs a
-	 * GPU), then quotas. Which error wins: a team over its max is
-	 * QUOTA; a request the node has no room for is NO_FIT, unless
-	 * reclaiming borrowed slices makes the room.
-	 */
-	{
-		struct gs_errbuf peb = {0}, qeb = {0}, meb = {0};
-		struct gs_qvec huge;
-		gs_err perr, qerr;
-
-		perr = place(node, &s.spec, NULL, &pl, &peb);
-		if (perr && perr != GS_ERR_NO_FIT) {
-			err =
-			    gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
-			goto out_unlock;
-		}
-		qs = calloc((size_t)node->n + 1, sizeof(*qs));
-		skip = calloc((size_t)node->n + 1, sizeof(*skip));
-		if (qs == NULL || skip == NULL) {
-			err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-			goto out_unlock;
-		}
-		for (int i = 0; i < node->n; i++) {
-			const struct gs_slice *o = &node->v[i]->s;
-
-			qs[i].id = (uint64_t)o->id;
-			qs[i].team = team_index(node, o->team);
-			if (qs[i].team < 0)
-				qs[i].team =
-				    team_index(node, node->cfg->default_team);
-			qs[i].priority = o->spec.priority;
-			qs[i].created = o->created_ns;
-			slice_use(node, o, &qs[i].use);
-		}
-		{
-			struct gs_slice probe = s;
-
-			probe.mode = perr ? (gs_mode_is_mig(s.spec.mode)
-			                         ? s.spec.mode
-			                         : GS_MODE_TIMESLICE)
-			                  : pl.mode;
-			probe.gpu_index = perr ? -1 : pl.gpu;
-			if (!perr && pl.profile && pl.mode == GS_MODE_MIG)
-				snprintf(probe.mig_profile,
-				         sizeof(probe.mig_profile), "%s",
-				         pl.profile->name);
-			if (!perr) {
-				probe.spec.memory_bytes = pl.memory_bytes;
-				probe.spec.compute_pct = pl.compute_pct;
-			}
-			slice_use(node, &probe, &qr.use);
-		}
-		qr.team = team;
-		qr.priority = s.spec.priority;
-		/* Max first: with unbounded capacity only a max can refuse. */
-		for (int r = 0; r < GS_QRES__COUNT; r++)
-			huge.v[r] = INT64_MAX / 4;
-		qerr = gs_quota_admit(node->qtree, &huge, qs, (size_t)node->n,
-		                      &qr, &dec, &meb);
-		gs_quota_decision_fini(&dec);
-		memset(&dec, 0, sizeof(dec));
-		if (qerr) {
-			node->ctr.rejects++;
-			err =
-			    gs_fail(eb, qerr, "%s", gs_errbuf_msg(&meb, qerr));
-			goto out_unlock;
-		}
-		/*
-		 * With room on some GPU, quotas decide on the node's idle
-		 * capacity. Without (no GPU has room even if the node has in
-		 * total), they decide as if nothing were idle: the requester
-		 * may then reclaim borrowed slices, and no one else's.
-		 */
-		node_capacity(node, &cap);
-		if (perr) {
-			memset(&cap, 0, sizeof(cap));
-			for (int i = 0; i < node->n; i++)
-				for (int r = 0; r < GS_QRES__COUNT; r++)
-					cap.v[r] += qs[i].use.v[r];
-		}
-		qerr = gs_quota_admit(node->qtree, &cap, qs, (size_t)node->n,
-		                      &qr, &dec, &qeb);
-		if (qerr && perr) {
-			node->ctr.rejects++;
-			err =
-			    gs_fail(eb, perr, "%s", gs_errbuf_msg(&peb, perr));
-			goto out_unlock;
-		}
-		if (qerr) {
-			node->ctr.rejects++;
-			err =
-			    gs_fail(eb, qerr, "%s", gs_errbuf_msg(&qeb, qerr));
-			goto out_unlock;
-		}
-		err = perr;
-		if (dec.verdict == GS_QUOTA_ADMIT_RECLAIM) {
-			/* The shortest prefix of the preemption order that
-			 * makes room on a GPU. */
-			size_t k;
-
-			for (k = 0; k < dec.n_victims; k++) {
-				skip[dec.victims[k]] = true;
-				peb.set = false;
-				err = place(node, &s.spec, skip, &pl, &peb);
-				if (!err)
-					break;
-			}
-			if (!err)
-				dec.n_victims = k + 1;
-		}
-		if (err) {
-			node->ctr.rejects++;
-			err = gs_fail(eb, err, "%s", gs_errbuf_msg(&peb, err));
-			goto out_unlock;
-		}
+	/* Decide (core, pure) on a snapshot of the model as it is. */
+	if (adm_snapshot(node, sn, &snap_slices) != GS_OK) {
+		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+		goto out_unlock;
 	}
-	s.mode = pl.mode;
-	s.gpu_index = pl.gpu;
+	areq.spec = s.spec;
+	areq.owner_uid = s.owner_uid;
+	areq.admin = peer->admin;
+	err = gs_admit(sn, &areq, &dec, eb);
+	if (dec.demand_seen)
+		record_demand(node, &s.spec);
+	if (err) {
+		if (dec.counted)
+			node->ctr.rejects++;
+		goto out_unlock;
+	}
+	s.mode = dec.mode;
+	s.gpu_index = dec.gpu;
 	snprintf(s.gpu_uuid, sizeof(s.gpu_uuid), "%s",
-	         node->gpus->gpu[pl.gpu].uuid);
-	s.spec.memory_bytes = pl.memory_bytes;
-	s.spec.compute_pct = pl.compute_pct;
-	for (int r = 0; r < GS_QRES__COUNT; r++)
-		if (dec.borrowed.v[r] > 0)
-			s.borrowed = true;
+	         node->gpus->gpu[dec.gpu].uuid);
+	s.spec.memory_bytes = dec.memory_bytes;
+	s.spec.compute_pct = dec.compute_pct;
+	s.borrowed = dec.borrowed;
 
+	/* Act. Preempt the victims first: their room is what this slice
+	 * takes. */
 	gs__wr_init(&wr);
-	/* Preempt the victims first: their room is what this slice takes. */
-	if (dec.verdict == GS_QUOTA_ADMIT_RECLAIM) {
+	if (dec.n_victims > 0) {
 		struct gs__nslice **victims =
 		    calloc(dec.n_victims, sizeof(*victims));
 
@@ -2213,40 +1457,22 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		}
 		free(victims);
 	}
-	if (pl.need_mig_off) {
-		struct gs_gpu *gp = &node->gpus->gpu[pl.gpu];
-
-		while (err == GS_OK && gp->n_mig > 0)
-			err = gs_gpus_mig_destroy(node->gpus, pl.gpu,
-			                          gp->mig[0].gi_id, eb);
-		if (!err)
-			err = gs_gpus_set_mig(node->gpus, pl.gpu, false, eb);
-		if (err) {
-			wr_submit_announced(node, &wr, intent);
-			pthread_mutex_unlock(&node->lock);
-			(void)wr_wait(node, &wr, NULL);
-			goto out_free;
-		}
-		gs_info("node",
-		        "gpu=%d MIG mode off (no slice used its "
-		        "instances)",
-		        pl.gpu);
-	}
-	if (gs_mode_is_mig(pl.mode)) {
-		/* Victims are out of the model already: no skip list. */
-		err = mig_realise(node, &s, &pl, NULL, eb);
-		if (err) {
-			/* Victims are gone already: save that much. */
-			wr_submit_announced(node, &wr, intent);
-			pthread_mutex_unlock(&node->lock);
-			(void)wr_wait(node, &wr, NULL);
-			goto out_free;
-		}
+	err = mig_apply(node, &s, &dec, eb);
+	if (err) {
+		/* Victims are gone already: save that much, and why the slice
+		 * they made room for is not there. */
+		gs__wr_event(&wr, "slice.failed", &s,
+		             "not created: its MIG change failed: %s",
+		             gs_errbuf_msg(eb, err));
+		wr_submit_announced(node, &wr, intent);
+		pthread_mutex_unlock(&node->lock);
+		(void)wr_wait(node, &wr, NULL);
+		goto out_free;
 	}
 	ns = model_add(node, &s);
 	if (ns == NULL) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-		mig_undo(node, &s, &pl);
+		mig_undo(node, &s, &dec);
 		wr_submit_announced(node, &wr, intent);
 		pthread_mutex_unlock(&node->lock);
 		(void)wr_wait(node, &wr, NULL);
@@ -2269,7 +1495,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 
 			region_del(node, ns);
 			model_del(node, ns);
-			mig_undo(node, &failed, &pl);
+			mig_undo(node, &failed, &dec);
 			gs__wr_event(&wr, "slice.failed", &failed,
 			             "not created: its limits could not be "
 			             "written to the shared region: %s",
@@ -2292,20 +1518,21 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	             gs_mode_name(s.mode),
 	             (unsigned long long)s.spec.memory_bytes,
 	             s.spec.compute_pct, gs_priority_name(s.spec.priority),
-	             s.borrowed ? " borrowed" : "", pl.why[0] ? " (" : "",
-	             pl.why, pl.why[0] ? ")" : "");
+	             s.borrowed ? " borrowed" : "",
+	             dec.mode_why[0] ? " (" : "", dec.mode_why,
+	             dec.mode_why[0] ? ")" : "");
 	node->ctr.creates++;
 	res->slice = ns->s;
 	wr_submit_announced(node, &wr, intent);
 	pthread_mutex_unlock(&node->lock);
 	err = wr_wait(node, &wr, eb);
-	if (err && gs_mode_is_mig(pl.mode) && pl.need_create) {
+	if (err && gs_mode_is_mig(dec.mode) && dec.gi_id < 0) {
 		/* Not saved: the model went back to the store's (resync);
 		 * the instance made for it goes too, unless the slice is
 		 * there after all. */
 		pthread_mutex_lock(&node->lock);
 		if (gs__node_find(node, s.name) == NULL)
-			mig_undo(node, &res->slice, &pl);
+			mig_undo(node, &res->slice, &dec);
 		pthread_mutex_unlock(&node->lock);
 	}
 	goto out_free;
@@ -2313,9 +1540,9 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 out_unlock:
 	pthread_mutex_unlock(&node->lock);
 out_free:
-	gs_quota_decision_fini(&dec);
-	free(qs);
-	free(skip);
+	gs_adm_decision_fini(&dec);
+	free(snap_slices);
+	free(sn);
 	return err;
 }
 

@@ -3,11 +3,12 @@
  * and every change to them. The API, the watchdog, the ledger and the
  * reconciler all go through here.
  *
- * One lock guards the model. A change is decided and applied to the model
- * and to the shared region under the lock, queued to the store in the same
- * critical section (so the store's order is the model's order), and
- * acknowledged only once its batch is committed (gs_store_wait, outside the
- * lock). If a commit fails the model is reloaded from disk (node_resync).
+ * One lock guards the model. A change is decided (a create by core's
+ * admission, gs/admission.h, on a snapshot of the model) and applied to
+ * the model and to the shared region under the lock, queued to the store
+ * in the same critical section (so the store's order is the model's
+ * order), and acknowledged only once its batch is committed
+ * (gs_store_wait, outside the lock). If a commit fails the model is reloaded from disk (node_resync).
  * The region is written before the commit, so a tenant may see a slice one
  * commit before it is durable; a crash in between is undone at the next
  * start (gs_node_recover drops region slices the store does not hold).

@@ -5,3 +5,10 @@ gs_add_unit_test(test_daemon_config
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_config.c LIBS gs_daemon)
 target_compile_definitions(test_daemon_config PRIVATE
   GS_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+# The create path on a real node model (fake GPUs, scratch store):
+# carrying out core's admission decision, refusals, reclaim, failed MIG.
+gs_add_unit_test(test_daemon_admission
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_admission.c LIBS gs_daemon)
+# The reconciler on a real node model with a stand-in MPS control program.
+gs_add_unit_test(test_daemon_reconcile
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_reconcile.c LIBS gs_daemon)

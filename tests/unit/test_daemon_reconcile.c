@@ -1,0 +1,269 @@
+/*
+ * test_daemon_reconcile.c - the reconciler (daemon/reconcile.c) on a real
+ * node model (fake H100s, scratch store) with a stand-in MPS control
+ * program: a shell script (config mps.control) that, for `-d`, starts a
+ * `sleep` as "the control daemon", writes its pid file and logs the
+ * device it was given; for `quit` on stdin, stops it. Checks that ticks
+ * are level-triggered: one control daemon per GPU that holds MPS slices,
+ * none for time-sliced ones, stopped with the last MPS slice, a failed
+ * start retried only after its back-off; and gs_run_cmd's contract.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../daemon/config.h"
+#include "../../daemon/gpu.h"
+#include "../../daemon/node.h"
+#include "../../daemon/reconcile.h"
+#include "../../daemon/store.h"
+#include "gs/log.h"
+
+#define GIB (1024ULL * 1024 * 1024)
+
+struct env {
+	char dir[64];
+	char log[96];
+	struct gs_config cfg;
+	struct gs_gpus gpus;
+	struct gs_store *store;
+	struct gs_node *node;
+	struct gs_reconciler *rec;
+	struct gs_peer admin;
+};
+
+static const char script[] =
+    "#!/bin/sh\n"
+    "pidf=\"$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid\"\n"
+    "if [ \"$1\" = -d ]; then\n"
+    "  [ -e \"$0.fail\" ] && { echo fail >> \"$0.log\"; exit 1; }\n"
+    "  echo \"start $CUDA_VISIBLE_DEVICES\" >> \"$0.log\"\n"
+    "  sleep 60 </dev/null >/dev/null 2>&1 &\n"
+    "  echo $! > \"$pidf\"\n"
+    "  exit 0\n"
+    "fi\n"
+    "read cmd\n"
+    "echo \"$cmd\" >> \"$0.log\"\n"
+    "kill \"$(cat \"$pidf\")\" 2>/dev/null\n"
+    "rm -f \"$pidf\"\n";
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct gs_node_opts no = {0};
+	struct gs_errbuf eb = {0};
+	char path[160];
+	FILE *f;
+
+	assert_non_null(e);
+	gs_log_silence();
+	snprintf(e->dir, sizeof(e->dir), "/tmp/gs-test-rec-XXXXXX");
+	assert_non_null(mkdtemp(e->dir));
+	gs_config_defaults(&e->cfg, true, NULL, NULL);
+	e->cfg.max_slices = 64;
+	e->cfg.placement = GS_PLACE_BINPACK;
+	snprintf(e->cfg.mps_control, sizeof(e->cfg.mps_control),
+	         "%s/mps-control", e->dir);
+	snprintf(e->log, sizeof(e->log), "%s/mps-control.log", e->dir);
+	f = fopen(e->cfg.mps_control, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(script, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(e->cfg.mps_control, 0755), 0);
+	snprintf(path, sizeof(path), "%s/state.db", e->dir);
+	assert_int_equal(gs_gpus_fake(&e->gpus, "H100-SXM5-80GB", 2, &eb),
+	                 GS_OK);
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_OFF, &e->store, &eb),
+	                 GS_OK);
+	snprintf(path, sizeof(path), "%s/mps", e->dir);
+	no.cfg = &e->cfg;
+	no.store = e->store;
+	no.gpus = &e->gpus;
+	no.mps_dir = path;
+	if (gs_node_create(&no, &e->node, &eb) != GS_OK)
+		fail_msg("node: %s", eb.msg);
+	assert_int_equal(gs_reconciler_create(e->node, &e->rec, &eb), GS_OK);
+	e->admin.local = e->admin.admin = e->admin.authed = true;
+	snprintf(e->admin.user, sizeof(e->admin.user), "root");
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	char cmd[160];
+
+	/* Stops whatever control daemon is left: no slices, one tick. */
+	{
+		struct gs_slice *list = NULL;
+		int n = 0;
+
+		if (gs_node_slice_list(e->node, &e->admin, NULL, &list, &n) ==
+		    GS_OK)
+			for (int i = 0; i < n; i++)
+				(void)gs_node_slice_delete(e->node, &e->admin,
+				                           list[i].name, NULL);
+		free(list);
+		gs_reconciler_tick(e->rec);
+	}
+	gs_reconciler_destroy(e->rec);
+	gs_node_destroy(e->node);
+	gs_store_close(e->store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+	(void)system(cmd);
+	free(e);
+	return 0;
+}
+
+static void create(struct env *e, const char *name, enum gs_slice_mode mode,
+                   int gpu)
+{
+	struct gs_node_create_req req;
+	struct gs_node_create_res res;
+	struct gs_errbuf eb = {0};
+
+	memset(&req, 0, sizeof(req));
+	gs_spec_init(&req.spec);
+	snprintf(req.spec.name, sizeof(req.spec.name), "%s", name);
+	req.spec.mode = mode;
+	req.spec.memory_bytes = 4 * GIB;
+	req.spec.compute_pct = 20;
+	req.spec.gpu.kind = GS_GPU_INDEX;
+	req.spec.gpu.index = gpu;
+	req.owner_uid = -1;
+	if (gs_node_slice_create(e->node, &e->admin, &req, &res, &eb) != GS_OK)
+		fail_msg("create %s: %s", name, eb.msg);
+}
+
+/* How many lines of the script's log start with `what`. */
+static int logged(struct env *e, const char *what)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen(e->log, "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strncmp(line, what, strlen(what)) == 0;
+	fclose(f);
+	return n;
+}
+
+static void one_control_daemon_per_gpu_with_mps_slices(void **state)
+{
+	struct env *e = *state;
+	struct gs_gpus g;
+
+	create(e, "turns", GS_MODE_TIMESLICE, 1);
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 0);
+	assert_int_equal(logged(e, "start"), 0);
+
+	create(e, "m1", GS_MODE_MPS, 0);
+	create(e, "m2", GS_MODE_MPS, 0);
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
+	assert_int_equal(logged(e, "start"), 1);
+	/* it was given GPU 0, by UUID */
+	gs_node_gpus(e->node, &g);
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "start %s", g.gpu[0].uuid);
+		assert_int_equal(logged(e, want), 1);
+	}
+	/* level-triggered: another tick changes nothing */
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
+	assert_int_equal(logged(e, "start"), 1);
+}
+
+static void control_daemon_stops_with_the_last_mps_slice(void **state)
+{
+	struct env *e = *state;
+
+	create(e, "m1", GS_MODE_MPS, 0);
+	create(e, "m2", GS_MODE_MPS, 0);
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
+
+	assert_int_equal(gs_node_slice_delete(e->node, &e->admin, "m1", NULL),
+	                 GS_OK);
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
+	assert_int_equal(logged(e, "quit"), 0);
+
+	assert_int_equal(gs_node_slice_delete(e->node, &e->admin, "m2", NULL),
+	                 GS_OK);
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 0);
+	assert_int_equal(logged(e, "quit"), 1);
+}
+
+static void failed_start_is_retried_only_after_its_back_off(void **state)
+{
+	struct env *e = *state;
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mps-control.fail", e->dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	create(e, "m", GS_MODE_MPS, 1);
+	gs_reconciler_tick(e->rec);
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 0);
+	assert_int_equal(logged(e, "fail"), 1);
+	assert_int_equal(unlink(path), 0);
+	/* Within 10 s of the failure: still not retried. */
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(logged(e, "start"), 0);
+}
+
+static void run_cmd_returns_status_and_output_and_times_out(void **state)
+{
+	char out[64];
+	char *echo[] = {"sh", "-c", "printf \"$GS_X\"; exit 3", NULL};
+	char *env[] = {"GS_X=hello", NULL};
+	char *cat[] = {"cat", NULL};
+	char *slow[] = {"sleep", "5", NULL};
+	char *none[] = {"gs-no-such-program-here", NULL};
+
+	(void)state;
+	assert_int_equal(gs_run_cmd(echo, env, NULL, out, sizeof(out), 5000),
+	                 3);
+	assert_string_equal(out, "hello");
+	assert_int_equal(
+	    gs_run_cmd(cat, NULL, "quit\n", out, sizeof(out), 5000), 0);
+	assert_string_equal(out, "quit\n");
+	assert_int_equal(gs_run_cmd(slow, NULL, NULL, NULL, 0, 200), -1);
+	assert_int_not_equal(gs_run_cmd(none, NULL, NULL, NULL, 0, 2000), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+	        one_control_daemon_per_gpu_with_mps_slices, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        control_daemon_stops_with_the_last_mps_slice, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        failed_start_is_retried_only_after_its_back_off, setup,
+	        teardown),
+	    cmocka_unit_test(run_cmd_returns_status_and_output_and_times_out),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
