@@ -22,7 +22,7 @@ set -euo pipefail
 
 TARGETS=(
 	"fuzz_spec|core/json/spec_json.c|-ljansson"
-	"fuzz_migparted|core/yaml/migparted.c|-lyaml"
+	"fuzz_migparted|core/yaml/migparted.c core/yaml/yamldoc.c|-lyaml"
 	"fuzz_trace_csv|bench/trace_csv.c bench/trace_cluster.c bench/trace_policy.c bench/trace_replay.c bench/trace_variant.c bench/policy_bestfit.c bench/policy_clustering.c bench/policy_dotprod.c bench/policy_fgd.c bench/policy_gpuslice.c bench/policy_packing.c bench/policy_random.c|"
 	"fuzz_import_device_plugin|core/yaml/yamldoc.c|-lyaml"
 	"fuzz_import_dra|core/yaml/yamldoc.c|-lyaml"
