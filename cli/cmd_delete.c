@@ -50,7 +50,8 @@ int gs_cli_delete(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++) {
 		struct gs_errbuf eb = {0};
-		gs_err err = gs_client_slice_delete(gs_cli_socket, argv[i], &eb);
+		gs_err err =
+		    gs_client_slice_delete(gs_cli_socket, argv[i], &eb);
 
 		if (err) {
 			int r = gs_cli_fail("delete", err, &eb);

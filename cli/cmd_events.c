@@ -111,7 +111,8 @@ int gs_cli_events(int argc, char **argv)
 			snprintf(path + strlen(path),
 			         sizeof(path) - strlen(path), "&after=%lld",
 			         after);
-		err = gs_client_call(gs_cli_socket, "GET", path, NULL, &out, &eb);
+		err =
+		    gs_client_call(gs_cli_socket, "GET", path, NULL, &out, &eb);
 		if (err)
 			return gs_cli_fail("events", err, &eb);
 		a = json_object_get(out, "events");

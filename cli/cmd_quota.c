@@ -42,8 +42,8 @@ static void amount(const json_t *q, const char *key, char *buf, size_t len)
 	if (v == NULL || json_is_null(v))
 		snprintf(buf, len, "-");
 	else if (strcmp(key, "memory_bytes") == 0)
-		gs_cli_fmt_bytes((unsigned long long)json_integer_value(v),
-		                    buf, len);
+		gs_cli_fmt_bytes((unsigned long long)json_integer_value(v), buf,
+		                 len);
 	else if (strcmp(key, "compute") == 0)
 		snprintf(buf, len, "%lld%%", (long long)json_integer_value(v));
 	else
@@ -286,7 +286,8 @@ int gs_cli_quota(int argc, char **argv)
 		gs_err err;
 
 		gs_client_urlencode(argv[1], path, sizeof(path));
-		err = gs_client_call(gs_cli_socket, "DELETE", path, NULL, NULL, &eb);
+		err = gs_client_call(gs_cli_socket, "DELETE", path, NULL, NULL,
+		                     &eb);
 		rc = err ? gs_cli_fail("quota", err, &eb) : GS_EXIT_OK;
 		if (!err)
 			printf("deleted team %s\n", argv[1]);

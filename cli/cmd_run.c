@@ -700,8 +700,8 @@ int gs_cli_run(int argc, char **argv)
 		struct gs_errbuf aeb = {0};
 
 		/* The daemon's watchdog and on_exit policy follow the pid. */
-		err = gs_client_slice_attach(gs_cli_socket, o.lim.name, (int32_t)pid, NULL,
-		                             &aeb);
+		err = gs_client_slice_attach(gs_cli_socket, o.lim.name,
+		                             (int32_t)pid, NULL, &aeb);
 		if (err != GS_OK)
 			gs_cli_error(CMD, "slice '%s': cannot attach pid %d: %s",
 			             o.lim.name, (int)pid,

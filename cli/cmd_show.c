@@ -80,8 +80,8 @@ int gs_cli_show(int argc, char **argv)
 	gs_cli_fmt_bytes(
 	    (unsigned long long)gs_client_int(u, "memory_used_bytes"), a,
 	    sizeof(a));
-	gs_cli_fmt_bytes(
-	    (unsigned long long)gs_client_int(s, "memory_bytes"), b, sizeof(b));
+	gs_cli_fmt_bytes((unsigned long long)gs_client_int(s, "memory_bytes"),
+	                 b, sizeof(b));
 	printf("memory:      %s used of %s\n", a,
 	       gs_client_int(s, "memory_bytes") ? b : "no cap");
 	printf("compute:     %.1f%% achieved of %s%lld%%\n",

@@ -87,11 +87,13 @@ static void bar(char *out, int w, double frac)
 
 static gs_err fetch(json_t **gpus, json_t **slices, struct gs_errbuf *eb)
 {
-	gs_err err = gs_client_call(gs_cli_socket, "GET", "/v1/gpus", NULL, gpus, eb);
+	gs_err err =
+	    gs_client_call(gs_cli_socket, "GET", "/v1/gpus", NULL, gpus, eb);
 
 	if (err)
 		return err;
-	err = gs_client_call(gs_cli_socket, "GET", "/v1/slices?usage=1", NULL, slices, eb);
+	err = gs_client_call(gs_cli_socket, "GET", "/v1/slices?usage=1", NULL,
+	                     slices, eb);
 	if (err) {
 		json_decref(*gpus);
 		*gpus = NULL;
@@ -184,10 +186,10 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			    (long long)i)
 				continue;
 			gs_cli_fmt_bytes((unsigned long long)gs_client_int(
-			                        u, "memory_used_bytes"),
-			                    m1, sizeof(m1));
+			                     u, "memory_used_bytes"),
+			                 m1, sizeof(m1));
 			gs_cli_fmt_bytes((unsigned long long)cap, m2,
-			                    sizeof(m2));
+			                 sizeof(m2));
 			bar(b1, 8,
 			    cap ? (double)gs_client_int(u,
 			                                "memory_used_bytes") /

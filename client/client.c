@@ -4,8 +4,8 @@
  *
  * Just enough HTTP: requests carry Content-Length; responses are read up
  * to the end of the headers, then Content-Length bytes (gpusliced always
- * sends it). A response larger than CLIENT_MAX_RESPONSE is an error, not
- * an allocation without end.
+ * sends it). A response larger than the connection's max_response is an
+ * error, not an allocation without end.
  */
 #include "gs/client.h"
 
@@ -19,9 +19,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#define CLIENT_MAX_RESPONSE (64u << 20)
-#define CLIENT_TIMEOUT_MS   60000
 
 const char *gs_client_default_socket(void)
 {
@@ -48,6 +45,8 @@ gs_err gs_client_connect(struct gs_client_conn *c, const char *sock,
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->timeout_ms = GS_CLIENT_TIMEOUT_MS;
+	c->max_response = GS_CLIENT_MAX_RESPONSE;
 	if (strlen(p) >= sizeof(sa.sun_path))
 		return gs_fail(eb, GS_ERR_INVALID, "socket path too long: %s",
 		               p);
@@ -114,7 +113,7 @@ static gs_err fill(struct gs_client_conn *c, struct gs_errbuf *eb)
 		size_t cap = c->cap ? c->cap * 2 : 8192;
 		char *nb;
 
-		if (cap > CLIENT_MAX_RESPONSE + 65536)
+		if (cap > c->max_response + 65536)
 			return gs_fail(eb, GS_ERR_RANGE,
 			               "response from gpusliced too large");
 		nb = realloc(c->buf, cap);
@@ -124,7 +123,7 @@ static gs_err fill(struct gs_client_conn *c, struct gs_errbuf *eb)
 		c->cap = cap;
 	}
 	do
-		rc = poll(&pfd, 1, CLIENT_TIMEOUT_MS);
+		rc = poll(&pfd, 1, c->timeout_ms);
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0)
 		return gs_fail(eb, GS_ERR_TIMEOUT,
@@ -182,7 +181,7 @@ gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
 			break;
 		}
 	}
-	if (clen > CLIENT_MAX_RESPONSE)
+	if (clen > c->max_response)
 		return gs_fail(eb, GS_ERR_RANGE,
 		               "response from gpusliced too large");
 	while (c->len < hlen + clen) {
@@ -259,9 +258,9 @@ static gs_err answer_error(int status, const char *body, struct gs_errbuf *eb)
 	return err;
 }
 
-static gs_err call_raw(const char *sock, const char *method,
-                       const char *path, const json_t *body, char **resp,
-                       size_t *resp_len, int *status, struct gs_errbuf *eb)
+static gs_err call_raw(const char *sock, const char *method, const char *path,
+                       const json_t *body, char **resp, size_t *resp_len,
+                       int *status, struct gs_errbuf *eb)
 {
 	struct gs_client_conn c;
 	char *text = NULL;
@@ -282,9 +281,8 @@ static gs_err call_raw(const char *sock, const char *method,
 	return err;
 }
 
-gs_err gs_client_call(const char *sock, const char *method,
-                      const char *path, const json_t *body, json_t **out,
-                      struct gs_errbuf *eb)
+gs_err gs_client_call(const char *sock, const char *method, const char *path,
+                      const json_t *body, json_t **out, struct gs_errbuf *eb)
 {
 	char *resp = NULL;
 	size_t len = 0;
@@ -354,8 +352,8 @@ gs_err gs_client_exchange(const char *sock, const char *method,
 	return err;
 }
 
-gs_err gs_client_slice_get(const char *sock, const char *name,
-                           json_t **slice, struct gs_errbuf *eb)
+gs_err gs_client_slice_get(const char *sock, const char *name, json_t **slice,
+                           struct gs_errbuf *eb)
 {
 	char path[256] = "/v1/slices/";
 
@@ -363,9 +361,8 @@ gs_err gs_client_slice_get(const char *sock, const char *name,
 	return gs_client_call(sock, "GET", path, NULL, slice, eb);
 }
 
-gs_err gs_client_slice_attach(const char *sock, const char *name,
-                              int32_t pid, json_t **slice,
-                              struct gs_errbuf *eb)
+gs_err gs_client_slice_attach(const char *sock, const char *name, int32_t pid,
+                              json_t **slice, struct gs_errbuf *eb)
 {
 	char path[256] = "/v1/slices/";
 	json_t *body = json_object();

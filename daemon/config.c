@@ -40,8 +40,8 @@ static gs_err bad(struct cfg_ctx *c, const struct gs_doc_node *n, gs_err code,
 	return gs_fail(c->eb, code, "%s:%d: %s", c->file, line_of(n), msg);
 }
 
-static gs_err scalar(struct cfg_ctx *c, const struct gs_doc_node *n, const char *key,
-                     const char **out)
+static gs_err scalar(struct cfg_ctx *c, const struct gs_doc_node *n,
+                     const char *key, const char **out)
 {
 	*out = "";
 	if (n->kind != GS_DOC_SCALAR)
@@ -51,8 +51,8 @@ static gs_err scalar(struct cfg_ctx *c, const struct gs_doc_node *n, const char 
 	return GS_OK;
 }
 
-static gs_err get_str(struct cfg_ctx *c, const struct gs_doc_node *n, const char *key,
-                      char *buf, size_t len)
+static gs_err get_str(struct cfg_ctx *c, const struct gs_doc_node *n,
+                      const char *key, char *buf, size_t len)
 {
 	const char *v;
 	gs_err err = scalar(c, n, key, &v);
@@ -65,8 +65,8 @@ static gs_err get_str(struct cfg_ctx *c, const struct gs_doc_node *n, const char
 	return GS_OK;
 }
 
-static gs_err get_int(struct cfg_ctx *c, const struct gs_doc_node *n, const char *key,
-                      long lo, long hi, long *out)
+static gs_err get_int(struct cfg_ctx *c, const struct gs_doc_node *n,
+                      const char *key, long lo, long hi, long *out)
 {
 	const char *v;
 	char *end;
@@ -89,8 +89,8 @@ static gs_err get_int(struct cfg_ctx *c, const struct gs_doc_node *n, const char
 	return GS_OK;
 }
 
-static gs_err get_bool(struct cfg_ctx *c, const struct gs_doc_node *n, const char *key,
-                       bool *out)
+static gs_err get_bool(struct cfg_ctx *c, const struct gs_doc_node *n,
+                       const char *key, bool *out)
 {
 	const char *v;
 	gs_err err = scalar(c, n, key, &v);
@@ -108,8 +108,8 @@ static gs_err get_bool(struct cfg_ctx *c, const struct gs_doc_node *n, const cha
 }
 
 /* One of `names` (NULL-terminated); OUT: its index. */
-static gs_err get_enum(struct cfg_ctx *c, const struct gs_doc_node *n, const char *key,
-                       const char *const *names, int *out)
+static gs_err get_enum(struct cfg_ctx *c, const struct gs_doc_node *n,
+                       const char *key, const char *const *names, int *out)
 {
 	const char *v;
 	char list[160] = "";
@@ -148,8 +148,8 @@ static gs_err get_memory(struct cfg_ctx *c, const struct gs_doc_node *n,
 	return GS_OK;
 }
 
-typedef gs_err (*key_fn)(struct cfg_ctx *c, const char *key, const struct gs_doc_node *val,
-                         void *arg);
+typedef gs_err (*key_fn)(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *val, void *arg);
 
 struct key_def {
 	const char *name;
@@ -157,8 +157,8 @@ struct key_def {
 };
 
 /* Calls the handler of each key in `map`; unknown keys are errors. */
-static gs_err walk(struct cfg_ctx *c, const struct gs_doc_node *map, const char *section,
-                   const struct key_def *keys, void *arg)
+static gs_err walk(struct cfg_ctx *c, const struct gs_doc_node *map,
+                   const char *section, const struct key_def *keys, void *arg)
 {
 	if (map->kind != GS_DOC_MAP)
 		return bad(c, map, GS_ERR_PARSE, "%s must be a mapping%s",
@@ -188,8 +188,8 @@ static gs_err walk(struct cfg_ctx *c, const struct gs_doc_node *map, const char 
 
 /* ---- node ---- */
 
-static gs_err k_default_mode(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                             void *arg)
+static gs_err k_default_mode(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
 {
 	const char *s;
 	struct gs_errbuf peb = {0};
@@ -204,8 +204,8 @@ static gs_err k_default_mode(struct cfg_ctx *c, const char *key, const struct gs
 	return GS_OK;
 }
 
-static gs_err k_timeslice(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_timeslice(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"default", "short", "medium",
 	                                    "long",    "unset", NULL};
@@ -220,8 +220,8 @@ static gs_err k_timeslice(struct cfg_ctx *c, const char *key, const struct gs_do
 	return GS_OK;
 }
 
-static gs_err k_placement(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_placement(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	const char *s;
 	struct gs_errbuf peb = {0};
@@ -236,8 +236,8 @@ static gs_err k_placement(struct cfg_ctx *c, const char *key, const struct gs_do
 	return GS_OK;
 }
 
-static gs_err k_gpus(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                     void *arg)
+static gs_err k_gpus(struct cfg_ctx *c, const char *key,
+                     const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"auto", "real", "sim", NULL};
 	int i;
@@ -248,8 +248,8 @@ static gs_err k_gpus(struct cfg_ctx *c, const char *key, const struct gs_doc_nod
 	return err;
 }
 
-static gs_err k_sim_model(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_sim_model(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	const struct gs_gpu_model *m;
 	gs_err err =
@@ -267,8 +267,8 @@ static gs_err k_sim_model(struct cfg_ctx *c, const char *key, const struct gs_do
 	return GS_OK;
 }
 
-static gs_err k_sim_count(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_sim_count(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 16, &x);
@@ -278,30 +278,30 @@ static gs_err k_sim_count(struct cfg_ctx *c, const char *key, const struct gs_do
 	return err;
 }
 
-static gs_err k_sim_dir(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                        void *arg)
+static gs_err k_sim_dir(struct cfg_ctx *c, const char *key,
+                        const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->sim_dir, sizeof(c->cfg->sim_dir));
 }
 
-static gs_err k_mig_real(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_mig_real(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_bool(c, v, key, &c->cfg->mig_on_real_gpu);
 }
 
-static gs_err k_nvml(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                     void *arg)
+static gs_err k_nvml(struct cfg_ctx *c, const char *key,
+                     const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->nvml_library,
 	               sizeof(c->cfg->nvml_library));
 }
 
-static gs_err k_default_team(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                             void *arg)
+static gs_err k_default_team(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
 {
 	gs_err err = get_str(c, v, key, c->cfg->default_team,
 	                     sizeof(c->cfg->default_team));
@@ -313,8 +313,8 @@ static gs_err k_default_team(struct cfg_ctx *c, const char *key, const struct gs
 	return err;
 }
 
-static gs_err k_max_slices(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                           void *arg)
+static gs_err k_max_slices(struct cfg_ctx *c, const char *key,
+                           const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 1000000, &x);
@@ -347,15 +347,15 @@ static const struct key_def node_keys[] = {
 
 /* ---- api ---- */
 
-static gs_err k_socket(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                       void *arg)
+static gs_err k_socket(struct cfg_ctx *c, const char *key,
+                       const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->socket, sizeof(c->cfg->socket));
 }
 
-static gs_err k_tcp(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                    void *arg)
+static gs_err k_tcp(struct cfg_ctx *c, const char *key,
+                    const struct gs_doc_node *v, void *arg)
 {
 	gs_err err = get_str(c, v, key, c->cfg->tcp, sizeof(c->cfg->tcp));
 	const char *colon;
@@ -370,24 +370,24 @@ static gs_err k_tcp(struct cfg_ctx *c, const char *key, const struct gs_doc_node
 	return GS_OK;
 }
 
-static gs_err k_token_file(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                           void *arg)
+static gs_err k_token_file(struct cfg_ctx *c, const char *key,
+                           const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->token_file,
 	               sizeof(c->cfg->token_file));
 }
 
-static gs_err k_admin_group(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                            void *arg)
+static gs_err k_admin_group(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->admin_group,
 	               sizeof(c->cfg->admin_group));
 }
 
-static gs_err k_max_body(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_max_body(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1024, 16 << 20, &x);
@@ -397,8 +397,8 @@ static gs_err k_max_body(struct cfg_ctx *c, const char *key, const struct gs_doc
 	return err;
 }
 
-static gs_err k_max_conn(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_max_conn(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 4, 4096, &x);
@@ -419,8 +419,8 @@ static gs_err k_max_conn_user(struct cfg_ctx *c, const char *key,
 	return err;
 }
 
-static gs_err k_idle_timeout(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                             void *arg)
+static gs_err k_idle_timeout(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 3600, &x);
@@ -474,15 +474,15 @@ static const struct key_def default_user_keys[] = {
 
 /* ---- store ---- */
 
-static gs_err k_state_dir(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_state_dir(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->state_dir, sizeof(c->cfg->state_dir));
 }
 
-static gs_err k_sync(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                     void *arg)
+static gs_err k_sync(struct cfg_ctx *c, const char *key,
+                     const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"full", "normal", NULL};
 
@@ -490,8 +490,8 @@ static gs_err k_sync(struct cfg_ctx *c, const char *key, const struct gs_doc_nod
 	return get_enum(c, v, key, names, &c->cfg->synchronous);
 }
 
-static gs_err k_events_keep(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                            void *arg)
+static gs_err k_events_keep(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 100, 100000000, &x);
@@ -510,8 +510,8 @@ static const struct key_def store_keys[] = {
 
 /* ---- watchdog, ledger, mps, log ---- */
 
-static gs_err k_wd_interval(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                            void *arg)
+static gs_err k_wd_interval(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 50, 60000, &x);
@@ -521,8 +521,8 @@ static gs_err k_wd_interval(struct cfg_ctx *c, const char *key, const struct gs_
 	return err;
 }
 
-static gs_err k_wd_action(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_wd_action(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"flag", "kill", NULL};
 	int i;
@@ -533,15 +533,15 @@ static gs_err k_wd_action(struct cfg_ctx *c, const char *key, const struct gs_do
 	return err;
 }
 
-static gs_err k_wd_grace(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_wd_grace(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_memory(c, v, key, &c->cfg->watchdog_grace_bytes);
 }
 
-static gs_err k_wd_context(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                           void *arg)
+static gs_err k_wd_context(struct cfg_ctx *c, const char *key,
+                           const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_memory(c, v, key, &c->cfg->watchdog_context_bytes);
@@ -592,8 +592,8 @@ static const struct key_def ledger_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_mps_control(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                            void *arg)
+static gs_err k_mps_control(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->mps_control,
@@ -605,8 +605,8 @@ static const struct key_def mps_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_log_level(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_log_level(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"debug", "info", "warn",
 	                                    "error", "off",  NULL};
@@ -615,8 +615,8 @@ static gs_err k_log_level(struct cfg_ctx *c, const char *key, const struct gs_do
 	return get_enum(c, v, key, names, &c->cfg->log_level);
 }
 
-static gs_err k_log_file(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_log_file(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->log_file, sizeof(c->cfg->log_file));
@@ -641,32 +641,32 @@ struct rule_ctx {
 	char gib[32];
 };
 
-static gs_err k_r_model(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                        void *arg)
+static gs_err k_r_model(struct cfg_ctx *c, const char *key,
+                        const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
 	return get_str(c, v, key, r->model, sizeof(r->model));
 }
 
-static gs_err k_r_mode(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                       void *arg)
+static gs_err k_r_mode(struct cfg_ctx *c, const char *key,
+                       const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
 	return get_str(c, v, key, r->mode, sizeof(r->mode));
 }
 
-static gs_err k_r_gpu(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                      void *arg)
+static gs_err k_r_gpu(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
 	return get_str(c, v, key, r->gpu, sizeof(r->gpu));
 }
 
-static gs_err k_r_gib(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                      void *arg)
+static gs_err k_r_gib(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
@@ -681,15 +681,15 @@ static const struct key_def rule_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_currency(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_currency(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->currency, sizeof(c->cfg->currency));
 }
 
-static gs_err k_rules(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                      void *arg)
+static gs_err k_rules(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	if (v->kind != GS_DOC_SEQ)
@@ -735,8 +735,8 @@ struct team_ctx {
 	struct gs_qvec *vec;
 };
 
-static gs_err k_q_memory(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_q_memory(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 	const char *s;
@@ -756,8 +756,8 @@ static gs_err k_q_memory(struct cfg_ctx *c, const char *key, const struct gs_doc
 	return err;
 }
 
-static gs_err q_count(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                      int64_t *out, bool pct)
+static gs_err q_count(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, int64_t *out, bool pct)
 {
 	const char *s;
 	char buf[32];
@@ -783,16 +783,16 @@ static gs_err q_count(struct cfg_ctx *c, const char *key, const struct gs_doc_no
 	return err;
 }
 
-static gs_err k_q_compute(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_q_compute(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
 	return q_count(c, key, v, &tc->vec->v[GS_QRES_COMPUTE], true);
 }
 
-static gs_err k_q_mig(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                      void *arg)
+static gs_err k_q_mig(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -806,16 +806,16 @@ static const struct key_def qvec_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_t_parent(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                         void *arg)
+static gs_err k_t_parent(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
 	return get_str(c, v, key, tc->t->parent, sizeof(tc->t->parent));
 }
 
-static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                            void *arg)
+static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -824,8 +824,8 @@ static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key, const struct gs_
 	return walk(c, v, "teams.guarantee", qvec_keys, tc);
 }
 
-static gs_err k_t_max(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                      void *arg)
+static gs_err k_t_max(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -834,8 +834,8 @@ static gs_err k_t_max(struct cfg_ctx *c, const char *key, const struct gs_doc_no
 	return walk(c, v, "teams.max", qvec_keys, tc);
 }
 
-static gs_err k_t_members(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                          void *arg)
+static gs_err k_t_members(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -866,8 +866,8 @@ static const struct key_def team_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err teams_section(struct cfg_ctx *c, const char *key, const struct gs_doc_node *v,
-                            void *arg)
+static gs_err teams_section(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	if (v->kind != GS_DOC_MAP)
@@ -918,8 +918,8 @@ static gs_err teams_section(struct cfg_ctx *c, const char *key, const struct gs_
 /* ---- top level ---- */
 
 #define SECTION(fn, keys)                                                      \
-	static gs_err fn(struct cfg_ctx *c, const char *k, const struct gs_doc_node *v,     \
-	                 void *a)                                              \
+	static gs_err fn(struct cfg_ctx *c, const char *k,                     \
+	                 const struct gs_doc_node *v, void *a)                 \
 	{                                                                      \
 		(void)a;                                                       \
 		return walk(c, v, k, keys, NULL);                              \

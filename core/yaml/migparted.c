@@ -206,7 +206,7 @@ static gs_err parse_devices(struct walk *w, const struct gs_doc_node *v,
 			    "indices 0..1023, got '%s'",
 			    d ? line_of(d) : line_of(v),
 			    d && d->kind == GS_DOC_SCALAR ? scalar(d)
-			                                     : "a non-scalar");
+			                                  : "a non-scalar");
 		if (e->n_devices >= GS_MIGPARTED_MAX_DEVICES)
 			return gs_fail(w->eb, GS_ERR_RANGE,
 			               "line %d: more than %d devices",
@@ -296,8 +296,8 @@ static gs_err parse_migdevices(struct walk *w, const struct gs_doc_node *v,
 static gs_err parse_entry(struct walk *w, const struct gs_doc_node *n,
                           struct gs_migparted_entry *e)
 {
-	const struct gs_doc_node *devices = NULL, *enabled = NULL, *migdev = NULL,
-	                  *filter = NULL;
+	const struct gs_doc_node *devices = NULL, *enabled = NULL,
+	                         *migdev = NULL, *filter = NULL;
 	gs_err err;
 
 	memset(e, 0, sizeof(*e));
@@ -373,7 +373,8 @@ static gs_err parse_entry(struct walk *w, const struct gs_doc_node *n,
 }
 
 static gs_err parse_config(struct walk *w, const struct gs_doc_node *k,
-                           const struct gs_doc_node *v, struct gs_migparted_config *c)
+                           const struct gs_doc_node *v,
+                           struct gs_migparted_config *c)
 {
 	const char *name = key_text(w, k);
 	int n;
@@ -518,8 +519,8 @@ gs_err gs_migparted_parse(const char *text, size_t len,
 		gs_doc_destroy(doc);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
-	err = parse_root(&w, gs_doc_count(doc) ? gs_doc_root(doc, 0) : NULL,
-	                 cfg);
+	err =
+	    parse_root(&w, gs_doc_count(doc) ? gs_doc_root(doc, 0) : NULL, cfg);
 	gs_doc_destroy(doc);
 	if (err != GS_OK) {
 		gs_migparted_destroy(cfg);

@@ -42,12 +42,11 @@ struct reader {
 };
 
 /* Fails with "NAME:LINE: what" (or "line LINE: what" without a name). */
-static gs_err fail_at(struct reader *r, gs_err code, int line,
-                      const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static gs_err fail_at(struct reader *r, gs_err code, int line, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
 
-static gs_err fail_at(struct reader *r, gs_err code, int line,
-                      const char *fmt, ...)
+static gs_err fail_at(struct reader *r, gs_err code, int line, const char *fmt,
+                      ...)
 {
 	char what[200];
 	va_list ap;
@@ -115,10 +114,11 @@ static gs_err remember(struct reader *r, const char *name,
 			return GS_OK;
 		}
 	if (r->n_anchors == GS_YAMLDOC_MAX_ANCHORS)
-		return fail_at(r, GS_ERR_RANGE, n->line,
-		               "more than %d anchors", GS_YAMLDOC_MAX_ANCHORS);
+		return fail_at(r, GS_ERR_RANGE, n->line, "more than %d anchors",
+		               GS_YAMLDOC_MAX_ANCHORS);
 	if (r->anchors == NULL) {
-		r->anchors = calloc(GS_YAMLDOC_MAX_ANCHORS, sizeof(*r->anchors));
+		r->anchors =
+		    calloc(GS_YAMLDOC_MAX_ANCHORS, sizeof(*r->anchors));
 		if (r->anchors == NULL)
 			return fail_at(r, GS_ERR_NOMEM, n->line,
 			               "out of memory");
@@ -185,8 +185,7 @@ static gs_err scalar(struct reader *r, const yaml_event_t *ev, int line,
                      int col)
 {
 	struct gs_doc_node *n = gs_doc_scalar(
-	    r->doc, (const char *)ev->data.scalar.value,
-	    ev->data.scalar.length,
+	    r->doc, (const char *)ev->data.scalar.value, ev->data.scalar.length,
 	    ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE, line, col);
 	gs_err err = attach(r, n, line);
 
@@ -274,12 +273,12 @@ gs_err gs_yamldoc_read(const char *buf, size_t len, const char *name,
 		yaml_event_t ev;
 
 		if (!yaml_parser_parse(&parser, &ev)) {
-			err = fail_at(&r, GS_ERR_PARSE,
-			              (int)parser.problem_mark.line + 1, "%s%s%s",
-			              parser.problem ? parser.problem
-			                             : "not YAML",
-			              parser.context ? " " : "",
-			              parser.context ? parser.context : "");
+			err = fail_at(
+			    &r, GS_ERR_PARSE, (int)parser.problem_mark.line + 1,
+			    "%s%s%s",
+			    parser.problem ? parser.problem : "not YAML",
+			    parser.context ? " " : "",
+			    parser.context ? parser.context : "");
 			break;
 		}
 		err = on_event(&r, &ev, &done);

@@ -7,7 +7,7 @@
  * load generator (tests/integration/daemon/loadgen.c).
  *
  * The calls block: each connects, sends, and waits for the whole answer
- * (up to 60 s without a byte, then GS_ERR_TIMEOUT). No global state: the
+ * (up to GS_CLIENT_TIMEOUT_MS without a byte, then GS_ERR_TIMEOUT). No global state: the
  * socket is an argument of every call, and NULL means the default,
  * gs_client_default_socket(). The kube-scheduler extender is not a user:
  * it polls gpusliced on *other* nodes over TCP with a bearer token
@@ -19,6 +19,7 @@
  *   GS_ERR_UNAVAILABLE  the daemon cannot be reached, or hung up (exit 6)
  *   GS_ERR_TIMEOUT      it did not answer in time
  *   GS_ERR_RANGE        a request path over 1 KiB, an answer over 64 MiB
+ *                       (GS_CLIENT_MAX_RESPONSE)
  *   GS_ERR_PARSE        not HTTP, or not the JSON the call expects
  *   anything else       the API's own error: its "error" name mapped back
  *                       (gs_client_err_from_name), the daemon's "message"
@@ -49,8 +50,18 @@ const char *gs_client_default_socket(void);
 
 /* ---- one connection, several requests (keep-alive) ---- */
 
+#define GS_CLIENT_TIMEOUT_MS   60000       /* longest wait for a byte */
+#define GS_CLIENT_MAX_RESPONSE (64u << 20) /* largest answer body */
+
+/*
+ * gs_client_connect() sets timeout_ms and max_response to the defaults
+ * above; a caller may lower them before its requests (the DRA driver's
+ * ResourceSlice publisher waits 5 s, not 60).
+ */
 struct gs_client_conn {
 	int fd;
+	int timeout_ms;
+	size_t max_response;
 	char path[108];
 	char *buf; /* read buffer (bytes past the last response) */
 	size_t len, cap;
@@ -83,9 +94,8 @@ gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
  * it). A non-2xx answer becomes the error it names, with the daemon's
  * message.
  */
-gs_err gs_client_call(const char *sock, const char *method,
-                      const char *path, const json_t *body, json_t **out,
-                      struct gs_errbuf *eb);
+gs_err gs_client_call(const char *sock, const char *method, const char *path,
+                      const json_t *body, json_t **out, struct gs_errbuf *eb);
 /* The same for a text answer (/metrics). OUT: *text (malloc'd). */
 gs_err gs_client_get_text(const char *sock, const char *path, char **text,
                           struct gs_errbuf *eb);
@@ -126,17 +136,16 @@ void gs_client_urlencode(const char *s, char *out, size_t len);
  *   usage {...}.
  * GS_ERR_NOT_FOUND when it does not exist or belongs to another user.
  */
-gs_err gs_client_slice_get(const char *sock, const char *name,
-                           json_t **slice, struct gs_errbuf *eb);
+gs_err gs_client_slice_get(const char *sock, const char *name, json_t **slice,
+                           struct gs_errbuf *eb);
 /*
  * POST /v1/slices/NAME/attach: records process `pid` (0: the caller) as a
  * member of the slice, for the watchdog and on_exit=delete. Call it from
  * the process that will exec the workload (the daemon checks who asks
  * through SO_PEERCRED). OUT: *slice as above (`slice` may be NULL).
  */
-gs_err gs_client_slice_attach(const char *sock, const char *name,
-                              int32_t pid, json_t **slice,
-                              struct gs_errbuf *eb);
+gs_err gs_client_slice_attach(const char *sock, const char *name, int32_t pid,
+                              json_t **slice, struct gs_errbuf *eb);
 /* POST /v1/slices with a spec object (spec.h keys + team, on_exit). */
 gs_err gs_client_slice_create(const char *sock, const json_t *spec,
                               json_t **slice, struct gs_errbuf *eb);

@@ -2,12 +2,13 @@
 # gpusliced: the API server client (kube.c: libcurl + jansson, kubeconfig
 # through core's YAML reader, gs_core_yaml), the device model (devmodel.c:
 # GPUs -> ResourceSlices, pure) and the ResourceSlice publisher
-# (rslices.c).
+# (rslices.c: gpusliced through the client library, gs_client).
 add_library(gs_kube_api STATIC
   ${CMAKE_CURRENT_LIST_DIR}/kube.c
   ${CMAKE_CURRENT_LIST_DIR}/devmodel.c
   ${CMAKE_CURRENT_LIST_DIR}/rslices.c)
 set_target_properties(gs_kube_api PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_include_directories(gs_kube_api PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(gs_kube_api PUBLIC gs_core gs_core_yaml gs_common
-                      PkgConfig::CURL PkgConfig::JANSSON Threads::Threads)
+target_link_libraries(gs_kube_api PUBLIC gs_client gs_core gs_core_yaml
+                      gs_common PkgConfig::CURL PkgConfig::JANSSON
+                      Threads::Threads)

@@ -252,8 +252,8 @@ static gs_err daemon_call(struct gs_kdra *d, const char *method,
 
 	if (out)
 		*out = NULL;
-	err = gs_client_exchange(d->socket, method, path, body, &status, &o,
-	                         eb);
+	err =
+	    gs_client_exchange(d->socket, method, path, body, &status, &o, eb);
 	if (err != GS_OK)
 		return err;
 	if (status < 200 || status > 299) {
@@ -536,7 +536,7 @@ static bool cdi_present(struct gs_kdra *d, const json_t *entry)
  */
 static bool namespace_team(struct gs_kdra *d, const char *ns)
 {
-	char path[320], enc[300];
+	char path[320], enc[300] = "";
 	struct gs_errbuf e = {0};
 	gs_err err;
 

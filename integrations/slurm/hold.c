@@ -409,8 +409,8 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 	{
 		struct gs_errbuf e = {0};
 
-		err = gs_client_slice_attach(h->socket, name,
-		                             (int32_t)getpid(), &s, &e);
+		err = gs_client_slice_attach(h->socket, name, (int32_t)getpid(),
+		                             &s, &e);
 		if (err != GS_OK) {
 			(void)gs_client_slice_delete(h->socket, name, NULL);
 			return gs_fail(eb, err, "gpusliced: attach to %s: %s",

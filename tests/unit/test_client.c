@@ -222,8 +222,8 @@ static void exchange_hands_back_status_and_body_unjudged(void **state)
 
 	answer(f, "422 Unprocessable Entity",
 	       "{\"error\":\"QUOTA\",\"message\":\"team ml is over\"}");
-	assert_int_equal(gs_client_exchange(f->sock, "POST", "/v1/slices",
-	                                     NULL, &status, &a, NULL),
+	assert_int_equal(gs_client_exchange(f->sock, "POST", "/v1/slices", NULL,
+	                                    &status, &a, NULL),
 	                 GS_OK);
 	assert_int_equal(status, 422);
 	assert_int_equal(gs_client_answer_err(status, a), GS_ERR_QUOTA);
@@ -232,7 +232,7 @@ static void exchange_hands_back_status_and_body_unjudged(void **state)
 
 	answer(f, "200 OK", "");
 	assert_int_equal(gs_client_exchange(f->sock, "GET", "/healthz", NULL,
-	                                     &status, &a, NULL),
+	                                    &status, &a, NULL),
 	                 GS_OK);
 	assert_int_equal(status, 200);
 	assert_null(a);
@@ -358,8 +358,8 @@ static void urlencode_escapes_all_but_unreserved_characters(void **state)
 
 static void readers_give_zero_values_for_missing_keys(void **state)
 {
-	json_t *o = json_pack("{s:s, s:f, s:i}", "name", "web", "gpu", 1.75,
-	                      "n", 3);
+	json_t *o =
+	    json_pack("{s:s, s:f, s:i}", "name", "web", "gpu", 1.75, "n", 3);
 
 	(void)state;
 	assert_string_equal(gs_client_str(o, "name"), "web");

@@ -63,8 +63,8 @@ static void tree_keeps_kinds_places_and_quoting(void **state)
 	gs_doc_destroy(doc);
 }
 
-static void each_document_is_a_root_and_comment_only_ones_are_skipped(
-    void **state)
+static void
+each_document_is_a_root_and_comment_only_ones_are_skipped(void **state)
 {
 	struct gs_doc *doc =
 	    read_ok("# head\n---\na: 1\n---\n# only a comment\n---\n- 2\n", 0);
