@@ -3,8 +3,9 @@
  * gpusliced's API as HTTP/1.1 + JSON over the daemon's Unix socket, small
  * on purpose (no libcurl). Every local program that talks to gpusliced
  * uses it: the CLI, the Slurm plugin (integrations/slurm/hold.c), the
- * Kubernetes DRA driver (integrations/kubernetes/driver.c) and the test
- * load generator (tests/integration/daemon/loadgen.c).
+ * Kubernetes DRA driver (integrations/kubernetes/driver.c, and its
+ * ResourceSlice publisher, rslices.c) and the test load generator
+ * (tests/integration/daemon/loadgen.c).
  *
  * The calls block: each connects, sends, and waits for the whole answer
  * (up to GS_CLIENT_TIMEOUT_MS without a byte, then GS_ERR_TIMEOUT). No global state: the

@@ -316,6 +316,35 @@ static void answer_over_the_cap_is_refused_before_reading_it(void **state)
 	    GS_ERR_RANGE);
 }
 
+static void connection_limits_bound_the_wait_and_the_answer(void **state)
+{
+	struct fake *f = *state;
+	struct gs_client_conn c;
+	struct gs_errbuf eb = {0};
+	char *resp = NULL;
+	size_t len = 0;
+	int status = 0;
+
+	f->answer[0] = '\0'; /* a daemon that never answers */
+	assert_int_equal(gs_client_connect(&c, f->sock, NULL), GS_OK);
+	assert_int_equal(c.timeout_ms, GS_CLIENT_TIMEOUT_MS);
+	c.timeout_ms = 100;
+	assert_int_equal(gs_client_roundtrip(&c, "GET", "/healthz", NULL, 0,
+	                                     &status, &resp, &len, &eb),
+	                 GS_ERR_TIMEOUT);
+	assert_null(resp);
+	assert_non_null(strstr(eb.msg, "did not answer"));
+	gs_client_close(&c);
+
+	answer(f, "200 OK", "{\"a\": \"more than 16 bytes\"}");
+	assert_int_equal(gs_client_connect(&c, f->sock, NULL), GS_OK);
+	c.max_response = 16;
+	assert_int_equal(gs_client_roundtrip(&c, "GET", "/v1/gpus", NULL, 0,
+	                                     &status, &resp, &len, NULL),
+	                 GS_ERR_RANGE);
+	gs_client_close(&c);
+}
+
 static void missing_daemon_is_unavailable_and_says_where(void **state)
 {
 	struct fake *f = *state;
@@ -388,6 +417,7 @@ int main(void)
 	    T(bad_json_in_a_2xx_answer_is_a_parse_error),
 	    T(daemon_hanging_up_mid_answer_is_unavailable),
 	    T(answer_over_the_cap_is_refused_before_reading_it),
+	    T(connection_limits_bound_the_wait_and_the_answer),
 	    T(missing_daemon_is_unavailable_and_says_where),
 	    T(null_socket_means_the_default_from_the_environment),
 	    cmocka_unit_test(urlencode_escapes_all_but_unreserved_characters),
