@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gs/proc.h"
+
 extern char **environ;
 
 static volatile sig_atomic_t interrupted;
@@ -450,24 +452,12 @@ gs_err gs_study_phase_run(struct gs_study_job *jobs, int n,
 	return err;
 }
 
-/* The parent pid of `pid` from /proc/<pid>/stat, or -1. */
+/* The parent pid of `pid` (common's /proc reader), or -1. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512];
-	const char *rp;
-	FILE *f;
-	int ppid = -1;
-	size_t r;
+	int32_t ppid = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	r = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[r] = '\0';
-	rp = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (rp == NULL || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+	if (!gs_proc_stat((int32_t)pid, NULL, &ppid, NULL))
 		return -1;
 	return (pid_t)ppid;
 }

@@ -17,6 +17,9 @@
 #ifndef GS_CLI_H
 #define GS_CLI_H
 
+#include <jansson.h>
+#include <stddef.h>
+
 #include "gs/err.h"
 
 enum gs_cli_exit {
@@ -34,6 +37,19 @@ void gs_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Prints the errbuf's message (or the code's) and returns its exit status. */
 int gs_cli_fail(const char *cmd, gs_err err, const struct gs_errbuf *eb);
+
+/*
+ * gpusliced's socket from `gpuslice --socket S <command>` (set by main.c),
+ * NULL when not given: the client library then uses its default
+ * (gs_client_default_socket(): $GPUSLICE_SOCKET, ...). Every command
+ * passes it to the gs_client_* calls.
+ */
+extern const char *gs_cli_socket;
+
+/* "512MiB", "4.0GiB", "80GiB": short, for tables (view.c). */
+void gs_cli_fmt_bytes(unsigned long long bytes, char *buf, size_t len);
+/* Prints `j` on stdout, indented, in key order, with a newline. */
+void gs_cli_print_json(const json_t *j);
 
 /* Subcommand entry points (each defined in its own cmd_*.c). */
 #define GS_CLI_COMMANDS(X)                                                     \

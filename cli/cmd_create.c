@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 #include "gs/spec.h"
 
 static void usage(FILE *f)
@@ -136,19 +136,19 @@ int gs_cli_create(int argc, char **argv)
 	}
 	err = gs_spec_validate(&spec, &eb);
 	if (!err)
-		err = gs_client_slice_create(body, &out, &eb);
+		err = gs_client_slice_create(gs_cli_socket, body, &out, &eb);
 	json_decref(body);
 	if (err)
 		return gs_cli_fail("create", err, &eb);
 	if (as_json) {
-		gs_client_print_json(out);
+		gs_cli_print_json(out);
 	} else {
 		char mem[32];
 		json_t *gpu = json_object_get(out, "gpu");
 		json_t *mig = json_object_get(out, "mig");
 		json_t *pre = json_object_get(out, "preempted");
 
-		gs_client_fmt_bytes(
+		gs_cli_fmt_bytes(
 		    (unsigned long long)gs_client_int(out, "memory_bytes"), mem,
 		    sizeof(mem));
 		printf(

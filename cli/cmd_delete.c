@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 
 static void usage(FILE *f)
 {
@@ -50,7 +50,8 @@ int gs_cli_delete(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++) {
 		struct gs_errbuf eb = {0};
-		gs_err err = gs_client_slice_delete(argv[i], &eb);
+		gs_err err =
+		    gs_client_slice_delete(gs_cli_socket, argv[i], &eb);
 
 		if (err) {
 			int r = gs_cli_fail("delete", err, &eb);
@@ -67,7 +68,7 @@ int gs_cli_delete(int argc, char **argv)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "deleted", done);
-		gs_client_print_json(o);
+		gs_cli_print_json(o);
 		json_decref(o);
 	} else {
 		json_decref(done);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 
 static void usage(FILE *f)
 {
@@ -111,12 +111,13 @@ int gs_cli_events(int argc, char **argv)
 			snprintf(path + strlen(path),
 			         sizeof(path) - strlen(path), "&after=%lld",
 			         after);
-		err = gs_client_call("GET", path, NULL, &out, &eb);
+		err =
+		    gs_client_call(gs_cli_socket, "GET", path, NULL, &out, &eb);
 		if (err)
 			return gs_cli_fail("events", err, &eb);
 		a = json_object_get(out, "events");
 		if (as_json && !follow) {
-			gs_client_print_json(out);
+			gs_cli_print_json(out);
 		} else {
 			for (size_t i = 0; i < json_array_size(a); i++)
 				print_event(json_array_get(a, i), as_json);

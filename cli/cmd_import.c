@@ -5,19 +5,19 @@
  *   gpuslice import device-plugin FILE [--gpu MODEL] [--gpus N] [--json|--k8s]
  *   gpuslice import dra FILE [--json|--k8s]
  *
- * Reading is here (the file, then YAML with libyaml through yamldoc.c);
+ * Reading is here (the file, then YAML through gs/yamldoc.h, libyaml);
  * the translation is core's (import.h). Nothing talks to the daemon: the
  * output is the slices gpuslice would create, to be created with
  * `gpuslice create` or written into a config. Errors name FILE:LINE.
  */
 #include "cli.h"
-#include "yamldoc.h"
 
 #include "gs/catalog.h"
 #include "gs/import.h"
 #include "gs/k8s_claim.h"
 #include "gs/spec.h"
 #include "gs/spec_json.h"
+#include "gs/yamldoc.h"
 
 #include <errno.h>
 #include <jansson.h>

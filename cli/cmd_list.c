@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 
 static void usage(FILE *f)
 {
@@ -61,11 +61,11 @@ int gs_cli_list(int argc, char **argv)
 		strcat(path, "?team=");
 		gs_client_urlencode(team, path, sizeof(path));
 	}
-	err = gs_client_call("GET", path, NULL, &out, &eb);
+	err = gs_client_call(gs_cli_socket, "GET", path, NULL, &out, &eb);
 	if (err)
 		return gs_cli_fail("list", err, &eb);
 	if (as_json) {
-		gs_client_print_json(out);
+		gs_cli_print_json(out);
 		json_decref(out);
 		return GS_EXIT_OK;
 	}
@@ -77,7 +77,7 @@ int gs_cli_list(int argc, char **argv)
 		char mem[32], comp[16], mode[40];
 		json_t *mig = json_object_get(s, "mig");
 
-		gs_client_fmt_bytes(
+		gs_cli_fmt_bytes(
 		    (unsigned long long)gs_client_int(s, "memory_bytes"), mem,
 		    sizeof(mem));
 		if (gs_client_int(s, "compute"))

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 #include "gs/spec.h"
 
 static void usage(FILE *f)
@@ -42,8 +42,8 @@ static void amount(const json_t *q, const char *key, char *buf, size_t len)
 	if (v == NULL || json_is_null(v))
 		snprintf(buf, len, "-");
 	else if (strcmp(key, "memory_bytes") == 0)
-		gs_client_fmt_bytes((unsigned long long)json_integer_value(v),
-		                    buf, len);
+		gs_cli_fmt_bytes((unsigned long long)json_integer_value(v), buf,
+		                 len);
 	else if (strcmp(key, "compute") == 0)
 		snprintf(buf, len, "%lld%%", (long long)json_integer_value(v));
 	else
@@ -83,11 +83,11 @@ static int show(int argc, char **argv, bool as_json)
 		strcat(path, "/");
 		gs_client_urlencode(argv[1], path, sizeof(path));
 	}
-	err = gs_client_call("GET", path, NULL, &out, &eb);
+	err = gs_client_call(gs_cli_socket, "GET", path, NULL, &out, &eb);
 	if (err)
 		return gs_cli_fail("quota", err, &eb);
 	if (as_json) {
-		gs_client_print_json(out);
+		gs_cli_print_json(out);
 	} else {
 		json_t *a = json_object_get(out, "teams");
 
@@ -134,7 +134,7 @@ static int set(int argc, char **argv, bool as_json, json_t *guar, json_t *max,
 		return GS_EXIT_USAGE;
 	}
 	gs_client_urlencode(argv[1], path, sizeof(path));
-	err = gs_client_call("GET", path, NULL, &cur, &eb);
+	err = gs_client_call(gs_cli_socket, "GET", path, NULL, &cur, &eb);
 	if (err && err != GS_ERR_NOT_FOUND)
 		return gs_cli_fail("quota", err, &eb);
 	eb.set = false;
@@ -151,12 +151,12 @@ static int set(int argc, char **argv, bool as_json, json_t *guar, json_t *max,
 	else if (cur && json_is_string(json_object_get(cur, "parent")))
 		json_object_set(body, "parent", json_object_get(cur, "parent"));
 	json_decref(cur);
-	err = gs_client_call("PUT", path, body, &out, &eb);
+	err = gs_client_call(gs_cli_socket, "PUT", path, body, &out, &eb);
 	json_decref(body);
 	if (err)
 		return gs_cli_fail("quota", err, &eb);
 	if (as_json) {
-		gs_client_print_json(out);
+		gs_cli_print_json(out);
 	} else {
 		printf("%-16s %-12s %-29s %-23s %s\n", "TEAM", "PARENT",
 		       "MEMORY used/guar/max", "COMPUTE used/guar/max",
@@ -286,7 +286,8 @@ int gs_cli_quota(int argc, char **argv)
 		gs_err err;
 
 		gs_client_urlencode(argv[1], path, sizeof(path));
-		err = gs_client_call("DELETE", path, NULL, NULL, &eb);
+		err = gs_client_call(gs_cli_socket, "DELETE", path, NULL, NULL,
+		                     &eb);
 		rc = err ? gs_cli_fail("quota", err, &eb) : GS_EXIT_OK;
 		if (!err)
 			printf("deleted team %s\n", argv[1]);

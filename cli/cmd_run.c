@@ -58,7 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "gs/client.h"
 #include "gs/advisor.h"
 #include "mps_server.h"
 #include "gs/region.h"
@@ -545,7 +545,7 @@ static bool join_daemon_slice(const char *name, const char **run_dir,
 	gs_err err;
 
 	*missing = false;
-	err = gs_client_slice_get(name, &js, &eb);
+	err = gs_client_slice_get(gs_cli_socket, name, &js, &eb);
 	if (err == GS_ERR_NOT_FOUND || err == GS_ERR_PERM)
 		*missing = true;
 	if (err != GS_OK)
@@ -709,8 +709,8 @@ int gs_cli_run(int argc, char **argv)
 		struct gs_errbuf aeb = {0};
 
 		/* The daemon's watchdog and on_exit policy follow the pid. */
-		err = gs_client_slice_attach(o.lim.name, (int32_t)pid, NULL,
-		                             &aeb);
+		err = gs_client_slice_attach(gs_cli_socket, o.lim.name,
+		                             (int32_t)pid, NULL, &aeb);
 		if (err != GS_OK)
 			gs_cli_error(CMD, "slice '%s': cannot attach pid %d: %s",
 			             o.lim.name, (int)pid,

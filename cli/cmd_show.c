@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 
 static void usage(FILE *f)
 {
@@ -51,11 +51,11 @@ int gs_cli_show(int argc, char **argv)
 		usage(stderr);
 		return GS_EXIT_USAGE;
 	}
-	err = gs_client_slice_get(argv[optind], &s, &eb);
+	err = gs_client_slice_get(gs_cli_socket, argv[optind], &s, &eb);
 	if (err)
 		return gs_cli_fail("show", err, &eb);
 	if (as_json) {
-		gs_client_print_json(s);
+		gs_cli_print_json(s);
 		json_decref(s);
 		return GS_EXIT_OK;
 	}
@@ -77,11 +77,11 @@ int gs_cli_show(int argc, char **argv)
 		       gs_client_str(mig, "profile"),
 		       gs_client_str(mig, "uuid"), gs_client_int(mig, "gi"),
 		       gs_client_int(mig, "ci"));
-	gs_client_fmt_bytes(
+	gs_cli_fmt_bytes(
 	    (unsigned long long)gs_client_int(u, "memory_used_bytes"), a,
 	    sizeof(a));
-	gs_client_fmt_bytes(
-	    (unsigned long long)gs_client_int(s, "memory_bytes"), b, sizeof(b));
+	gs_cli_fmt_bytes((unsigned long long)gs_client_int(s, "memory_bytes"),
+	                 b, sizeof(b));
 	printf("memory:      %s used of %s\n", a,
 	       gs_client_int(s, "memory_bytes") ? b : "no cap");
 	printf("compute:     %.1f%% achieved of %s%lld%%\n",

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 
 static volatile sig_atomic_t stop;
 static struct termios saved;
@@ -87,11 +87,13 @@ static void bar(char *out, int w, double frac)
 
 static gs_err fetch(json_t **gpus, json_t **slices, struct gs_errbuf *eb)
 {
-	gs_err err = gs_client_call("GET", "/v1/gpus", NULL, gpus, eb);
+	gs_err err =
+	    gs_client_call(gs_cli_socket, "GET", "/v1/gpus", NULL, gpus, eb);
 
 	if (err)
 		return err;
-	err = gs_client_call("GET", "/v1/slices?usage=1", NULL, slices, eb);
+	err = gs_client_call(gs_cli_socket, "GET", "/v1/slices?usage=1", NULL,
+	                     slices, eb);
 	if (err) {
 		json_decref(*gpus);
 		*gpus = NULL;
@@ -142,9 +144,9 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			util += gs_client_num(u, "compute_achieved");
 			n++;
 		}
-		gs_client_fmt_bytes(used, m1, sizeof(m1));
-		gs_client_fmt_bytes((unsigned long long)total, m2, sizeof(m2));
-		gs_client_fmt_bytes(
+		gs_cli_fmt_bytes(used, m1, sizeof(m1));
+		gs_cli_fmt_bytes((unsigned long long)total, m2, sizeof(m2));
+		gs_cli_fmt_bytes(
 		    (unsigned long long)gs_client_int(al, "memory_bytes"), m3,
 		    sizeof(m3));
 		bar(b1, 20, util / 100.0);
@@ -183,11 +185,11 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			if (gs_client_int(json_object_get(s, "gpu"), "index") !=
 			    (long long)i)
 				continue;
-			gs_client_fmt_bytes((unsigned long long)gs_client_int(
-			                        u, "memory_used_bytes"),
-			                    m1, sizeof(m1));
-			gs_client_fmt_bytes((unsigned long long)cap, m2,
-			                    sizeof(m2));
+			gs_cli_fmt_bytes((unsigned long long)gs_client_int(
+			                     u, "memory_used_bytes"),
+			                 m1, sizeof(m1));
+			gs_cli_fmt_bytes((unsigned long long)cap, m2,
+			                 sizeof(m2));
 			bar(b1, 8,
 			    cap ? (double)gs_client_int(u,
 			                                "memory_used_bytes") /
@@ -290,7 +292,7 @@ int gs_cli_top(int argc, char **argv)
 			                json_object_get(gpus, "source"));
 			json_object_set(o, "slices",
 			                json_object_get(slices, "slices"));
-			gs_client_print_json(o);
+			gs_cli_print_json(o);
 			json_decref(o);
 		} else {
 			frame(gpus, slices, !once);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "client.h"
+#include "gs/client.h"
 
 static void usage(FILE *f)
 {
@@ -128,11 +128,11 @@ int gs_cli_usage(int argc, char **argv)
 		strcat(path, "&slice=");
 		gs_client_urlencode(slice, path, sizeof(path));
 	}
-	err = gs_client_call("GET", path, NULL, &out, &eb);
+	err = gs_client_call(gs_cli_socket, "GET", path, NULL, &out, &eb);
 	if (err)
 		return gs_cli_fail("usage", err, &eb);
 	if (strcmp(format, "json") == 0) {
-		gs_client_print_json(out);
+		gs_cli_print_json(out);
 		json_decref(out);
 		return GS_EXIT_OK;
 	}

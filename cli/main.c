@@ -1,21 +1,15 @@
 /*
- * main.c - `gpuslice`: dispatches to one subcommand per cli/cmd_*.c.
- *
- * Subcommand entry points are declared weak so that a tree in which a
- * component has not landed yet still links; such a subcommand reports
- * "not built in this tree" with exit status 1 instead of crashing.
+ * main.c - `gpuslice`: the global --socket option, then one subcommand
+ * per cli/cmd_*.c (GS_CLI_COMMANDS in cli.h lists them all; every one is
+ * built).
  */
 #include "cli.h"
-#include "client.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#define GS__CLI_WEAK(name, help)                                               \
-	int gs_cli_##name(int argc, char **argv) __attribute__((weak));
-GS_CLI_COMMANDS(GS__CLI_WEAK)
-#undef GS__CLI_WEAK
+const char *gs_cli_socket;
 
 struct cli_cmd {
 	const char *name;
@@ -68,11 +62,11 @@ int main(int argc, char **argv)
 	/* Global options before the command: --socket S (gpusliced's API). */
 	while (argc >= 2 && strncmp(argv[1], "--socket", 8) == 0) {
 		if (argv[1][8] == '=') {
-			gs_client_socket_opt = argv[1] + 9;
+			gs_cli_socket = argv[1] + 9;
 			argc -= 1;
 			argv += 1;
 		} else if (argv[1][8] == '\0' && argc >= 3) {
-			gs_client_socket_opt = argv[2];
+			gs_cli_socket = argv[2];
 			argc -= 2;
 			argv += 2;
 		} else {
@@ -92,10 +86,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
-		if (commands[i].fn == NULL) {
-			gs_cli_error(argv[1], "not built in this tree");
-			return GS_EXIT_FAILURE;
-		}
 		return commands[i].fn(argc - 1, argv + 1);
 	}
 	gs_cli_error(argv[1], "unknown command (see `gpuslice --help`)");

@@ -1,8 +1,8 @@
 /*
  * config.c - the YAML configuration file (see config.h, docs/config.md).
  *
- * libyaml's document API gives a tree whose nodes carry their line, so
- * every error can name FILE:LINE. Each section is a table of keys with a
+ * The one YAML reader (gs/yamldoc.h) gives core's document tree, whose
+ * nodes carry their line, so every error can name FILE:LINE. Each section is a table of keys with a
  * handler; a key that is not in the table is an error, never ignored.
  */
 #include "config.h"
@@ -12,27 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "gs/catalog.h"
 #include "gs/log.h"
+#include "gs/yamldoc.h"
 #include "store.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
 
 struct cfg_ctx {
-	yaml_document_t *doc;
 	const char *file;
 	struct gs_config *cfg;
 	struct gs_errbuf *eb;
 };
 
-static int line_of(const yaml_node_t *n)
+static int line_of(const struct gs_doc_node *n)
 {
-	return (int)n->start_mark.line + 1;
+	return n->line;
 }
 
-static gs_err bad(struct cfg_ctx *c, const yaml_node_t *n, gs_err code,
+static gs_err bad(struct cfg_ctx *c, const struct gs_doc_node *n, gs_err code,
                   const char *fmt, const char *a, const char *b)
 {
 	char msg[200];
@@ -41,19 +40,19 @@ static gs_err bad(struct cfg_ctx *c, const yaml_node_t *n, gs_err code,
 	return gs_fail(c->eb, code, "%s:%d: %s", c->file, line_of(n), msg);
 }
 
-static gs_err scalar(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
-                     const char **out)
+static gs_err scalar(struct cfg_ctx *c, const struct gs_doc_node *n,
+                     const char *key, const char **out)
 {
 	*out = "";
-	if (n->type != YAML_SCALAR_NODE)
+	if (n->kind != GS_DOC_SCALAR)
 		return bad(c, n, GS_ERR_PARSE, "%s must be a single value%s",
 		           key, "");
-	*out = (const char *)n->data.scalar.value;
+	*out = n->value;
 	return GS_OK;
 }
 
-static gs_err get_str(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
-                      char *buf, size_t len)
+static gs_err get_str(struct cfg_ctx *c, const struct gs_doc_node *n,
+                      const char *key, char *buf, size_t len)
 {
 	const char *v;
 	gs_err err = scalar(c, n, key, &v);
@@ -66,8 +65,8 @@ static gs_err get_str(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
 	return GS_OK;
 }
 
-static gs_err get_int(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
-                      long lo, long hi, long *out)
+static gs_err get_int(struct cfg_ctx *c, const struct gs_doc_node *n,
+                      const char *key, long lo, long hi, long *out)
 {
 	const char *v;
 	char *end;
@@ -90,8 +89,8 @@ static gs_err get_int(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
 	return GS_OK;
 }
 
-static gs_err get_bool(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
-                       bool *out)
+static gs_err get_bool(struct cfg_ctx *c, const struct gs_doc_node *n,
+                       const char *key, bool *out)
 {
 	const char *v;
 	gs_err err = scalar(c, n, key, &v);
@@ -109,8 +108,8 @@ static gs_err get_bool(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
 }
 
 /* One of `names` (NULL-terminated); OUT: its index. */
-static gs_err get_enum(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
-                       const char *const *names, int *out)
+static gs_err get_enum(struct cfg_ctx *c, const struct gs_doc_node *n,
+                       const char *key, const char *const *names, int *out)
 {
 	const char *v;
 	char list[160] = "";
@@ -130,7 +129,7 @@ static gs_err get_enum(struct cfg_ctx *c, const yaml_node_t *n, const char *key,
 	               c->file, line_of(n), key, list, v);
 }
 
-static gs_err get_memory(struct cfg_ctx *c, const yaml_node_t *n,
+static gs_err get_memory(struct cfg_ctx *c, const struct gs_doc_node *n,
                          const char *key, uint64_t *out)
 {
 	const char *v;
@@ -149,8 +148,8 @@ static gs_err get_memory(struct cfg_ctx *c, const yaml_node_t *n,
 	return GS_OK;
 }
 
-typedef gs_err (*key_fn)(struct cfg_ctx *c, const char *key, yaml_node_t *val,
-                         void *arg);
+typedef gs_err (*key_fn)(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *val, void *arg);
 
 struct key_def {
 	const char *name;
@@ -158,33 +157,28 @@ struct key_def {
 };
 
 /* Calls the handler of each key in `map`; unknown keys are errors. */
-static gs_err walk(struct cfg_ctx *c, yaml_node_t *map, const char *section,
-                   const struct key_def *keys, void *arg)
+static gs_err walk(struct cfg_ctx *c, const struct gs_doc_node *map,
+                   const char *section, const struct key_def *keys, void *arg)
 {
-	yaml_node_pair_t *p;
-
-	if (map->type != YAML_MAPPING_NODE)
+	if (map->kind != GS_DOC_MAP)
 		return bad(c, map, GS_ERR_PARSE, "%s must be a mapping%s",
 		           section, "");
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-		yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+	for (int i = 0; i < map->n; i++) {
+		const struct gs_doc_node *k = gs_doc_key(map, i);
+		const struct gs_doc_node *v = gs_doc_value(map, i);
 		const struct key_def *d;
 		gs_err err;
 
-		if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE)
+		if (k == NULL || v == NULL || k->kind != GS_DOC_SCALAR)
 			return bad(c, map, GS_ERR_PARSE,
 			           "%s: keys must be plain words%s", section,
 			           "");
 		for (d = keys; d->name; d++)
-			if (strcmp(d->name,
-			           (const char *)k->data.scalar.value) == 0)
+			if (strcmp(d->name, k->value) == 0)
 				break;
 		if (d->name == NULL)
 			return bad(c, k, GS_ERR_INVALID,
-			           "unknown key '%s' in %s",
-			           (const char *)k->data.scalar.value, section);
+			           "unknown key '%s' in %s", k->value, section);
 		err = d->fn(c, d->name, v, arg);
 		if (err)
 			return err;
@@ -194,8 +188,8 @@ static gs_err walk(struct cfg_ctx *c, yaml_node_t *map, const char *section,
 
 /* ---- node ---- */
 
-static gs_err k_default_mode(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                             void *arg)
+static gs_err k_default_mode(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
 {
 	const char *s;
 	struct gs_errbuf peb = {0};
@@ -210,8 +204,8 @@ static gs_err k_default_mode(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return GS_OK;
 }
 
-static gs_err k_timeslice(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_timeslice(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"default", "short", "medium",
 	                                    "long",    "unset", NULL};
@@ -226,8 +220,8 @@ static gs_err k_timeslice(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return GS_OK;
 }
 
-static gs_err k_placement(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_placement(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	const char *s;
 	struct gs_errbuf peb = {0};
@@ -242,8 +236,8 @@ static gs_err k_placement(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return GS_OK;
 }
 
-static gs_err k_gpus(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                     void *arg)
+static gs_err k_gpus(struct cfg_ctx *c, const char *key,
+                     const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"auto", "real", "sim", NULL};
 	int i;
@@ -254,8 +248,8 @@ static gs_err k_gpus(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
-static gs_err k_sim_model(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_sim_model(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	const struct gs_gpu_model *m;
 	gs_err err =
@@ -273,8 +267,8 @@ static gs_err k_sim_model(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return GS_OK;
 }
 
-static gs_err k_sim_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_sim_count(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 16, &x);
@@ -284,30 +278,30 @@ static gs_err k_sim_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
-static gs_err k_sim_dir(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                        void *arg)
+static gs_err k_sim_dir(struct cfg_ctx *c, const char *key,
+                        const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->sim_dir, sizeof(c->cfg->sim_dir));
 }
 
-static gs_err k_mig_real(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_mig_real(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_bool(c, v, key, &c->cfg->mig_on_real_gpu);
 }
 
-static gs_err k_nvml(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                     void *arg)
+static gs_err k_nvml(struct cfg_ctx *c, const char *key,
+                     const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->nvml_library,
 	               sizeof(c->cfg->nvml_library));
 }
 
-static gs_err k_default_team(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                             void *arg)
+static gs_err k_default_team(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
 {
 	gs_err err = get_str(c, v, key, c->cfg->default_team,
 	                     sizeof(c->cfg->default_team));
@@ -319,8 +313,8 @@ static gs_err k_default_team(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
-static gs_err k_max_slices(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                           void *arg)
+static gs_err k_max_slices(struct cfg_ctx *c, const char *key,
+                           const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 1000000, &x);
@@ -331,7 +325,7 @@ static gs_err k_max_slices(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_demand_half_life(struct cfg_ctx *c, const char *key,
-                                 yaml_node_t *v, void *arg)
+                                 const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 0, 10L * 365 * 86400, &x);
@@ -353,15 +347,15 @@ static const struct key_def node_keys[] = {
 
 /* ---- api ---- */
 
-static gs_err k_socket(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                       void *arg)
+static gs_err k_socket(struct cfg_ctx *c, const char *key,
+                       const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->socket, sizeof(c->cfg->socket));
 }
 
-static gs_err k_tcp(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                    void *arg)
+static gs_err k_tcp(struct cfg_ctx *c, const char *key,
+                    const struct gs_doc_node *v, void *arg)
 {
 	gs_err err = get_str(c, v, key, c->cfg->tcp, sizeof(c->cfg->tcp));
 	const char *colon;
@@ -376,24 +370,24 @@ static gs_err k_tcp(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return GS_OK;
 }
 
-static gs_err k_token_file(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                           void *arg)
+static gs_err k_token_file(struct cfg_ctx *c, const char *key,
+                           const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->token_file,
 	               sizeof(c->cfg->token_file));
 }
 
-static gs_err k_admin_group(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                            void *arg)
+static gs_err k_admin_group(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->admin_group,
 	               sizeof(c->cfg->admin_group));
 }
 
-static gs_err k_max_body(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_max_body(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1024, 16 << 20, &x);
@@ -403,8 +397,8 @@ static gs_err k_max_body(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
-static gs_err k_max_conn(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_max_conn(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 4, 4096, &x);
@@ -415,7 +409,7 @@ static gs_err k_max_conn(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 }
 
 static gs_err k_max_conn_user(struct cfg_ctx *c, const char *key,
-                              yaml_node_t *v, void *arg)
+                              const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 0, 4096, &x);
@@ -425,8 +419,8 @@ static gs_err k_max_conn_user(struct cfg_ctx *c, const char *key,
 	return err;
 }
 
-static gs_err k_idle_timeout(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                             void *arg)
+static gs_err k_idle_timeout(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 3600, &x);
@@ -451,7 +445,7 @@ static const struct key_def api_keys[] = {
 /* ---- quota ---- */
 
 static gs_err k_user_max_slices(struct cfg_ctx *c, const char *key,
-                                yaml_node_t *v, void *arg)
+                                const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 1000000, &x);
@@ -462,7 +456,7 @@ static gs_err k_user_max_slices(struct cfg_ctx *c, const char *key,
 }
 
 static gs_err k_user_max_memory(struct cfg_ctx *c, const char *key,
-                                yaml_node_t *v, void *arg)
+                                const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 1, 100, &x);
@@ -480,15 +474,15 @@ static const struct key_def default_user_keys[] = {
 
 /* ---- store ---- */
 
-static gs_err k_state_dir(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_state_dir(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->state_dir, sizeof(c->cfg->state_dir));
 }
 
-static gs_err k_sync(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                     void *arg)
+static gs_err k_sync(struct cfg_ctx *c, const char *key,
+                     const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"full", "normal", NULL};
 
@@ -496,8 +490,8 @@ static gs_err k_sync(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return get_enum(c, v, key, names, &c->cfg->synchronous);
 }
 
-static gs_err k_events_keep(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                            void *arg)
+static gs_err k_events_keep(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 100, 100000000, &x);
@@ -516,8 +510,8 @@ static const struct key_def store_keys[] = {
 
 /* ---- watchdog, ledger, mps, log ---- */
 
-static gs_err k_wd_interval(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                            void *arg)
+static gs_err k_wd_interval(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 50, 60000, &x);
@@ -527,8 +521,8 @@ static gs_err k_wd_interval(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
-static gs_err k_wd_action(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_wd_action(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"flag", "kill", NULL};
 	int i;
@@ -539,22 +533,22 @@ static gs_err k_wd_action(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
-static gs_err k_wd_grace(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_wd_grace(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_memory(c, v, key, &c->cfg->watchdog_grace_bytes);
 }
 
-static gs_err k_wd_context(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                           void *arg)
+static gs_err k_wd_context(struct cfg_ctx *c, const char *key,
+                           const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_memory(c, v, key, &c->cfg->watchdog_context_bytes);
 }
 
 static gs_err k_wd_compute_grace(struct cfg_ctx *c, const char *key,
-                                 yaml_node_t *v, void *arg)
+                                 const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 0, 100, &x);
@@ -565,7 +559,7 @@ static gs_err k_wd_compute_grace(struct cfg_ctx *c, const char *key,
 }
 
 static gs_err k_wd_kernel_log(struct cfg_ctx *c, const char *key,
-                              yaml_node_t *v, void *arg)
+                              const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->watchdog_kernel_log,
@@ -583,7 +577,7 @@ static const struct key_def watchdog_keys[] = {
 };
 
 static gs_err k_ledger_interval(struct cfg_ctx *c, const char *key,
-                                yaml_node_t *v, void *arg)
+                                const struct gs_doc_node *v, void *arg)
 {
 	long x;
 	gs_err err = get_int(c, v, key, 100, 3600000, &x);
@@ -598,8 +592,8 @@ static const struct key_def ledger_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_mps_control(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                            void *arg)
+static gs_err k_mps_control(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->mps_control,
@@ -611,8 +605,8 @@ static const struct key_def mps_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_log_level(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_log_level(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	static const char *const names[] = {"debug", "info", "warn",
 	                                    "error", "off",  NULL};
@@ -621,8 +615,8 @@ static gs_err k_log_level(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return get_enum(c, v, key, names, &c->cfg->log_level);
 }
 
-static gs_err k_log_file(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_log_file(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->log_file, sizeof(c->cfg->log_file));
@@ -647,32 +641,32 @@ struct rule_ctx {
 	char gib[32];
 };
 
-static gs_err k_r_model(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                        void *arg)
+static gs_err k_r_model(struct cfg_ctx *c, const char *key,
+                        const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
 	return get_str(c, v, key, r->model, sizeof(r->model));
 }
 
-static gs_err k_r_mode(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                       void *arg)
+static gs_err k_r_mode(struct cfg_ctx *c, const char *key,
+                       const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
 	return get_str(c, v, key, r->mode, sizeof(r->mode));
 }
 
-static gs_err k_r_gpu(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                      void *arg)
+static gs_err k_r_gpu(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
 	return get_str(c, v, key, r->gpu, sizeof(r->gpu));
 }
 
-static gs_err k_r_gib(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                      void *arg)
+static gs_err k_r_gib(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct rule_ctx *r = arg;
 
@@ -687,26 +681,23 @@ static const struct key_def rule_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_currency(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_currency(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	(void)arg;
 	return get_str(c, v, key, c->cfg->currency, sizeof(c->cfg->currency));
 }
 
-static gs_err k_rules(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                      void *arg)
+static gs_err k_rules(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
-	yaml_node_item_t *it;
-
 	(void)arg;
-	if (v->type != YAML_SEQUENCE_NODE)
+	if (v->kind != GS_DOC_SEQ)
 		return bad(c, v, GS_ERR_PARSE, "%s must be a list of rules%s",
 		           key, "");
 	gs_price_table_init(&c->cfg->prices);
-	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
-	     it++) {
-		yaml_node_t *rn = yaml_document_get_node(c->doc, *it);
+	for (int i = 0; i < v->n; i++) {
+		const struct gs_doc_node *rn = v->kids[i];
 		struct rule_ctx r = {
 		    .model = "*", .mode = "*", .gpu = "0", .gib = "0"};
 		struct gs_errbuf peb = {0};
@@ -744,8 +735,8 @@ struct team_ctx {
 	struct gs_qvec *vec;
 };
 
-static gs_err k_q_memory(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_q_memory(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 	const char *s;
@@ -765,8 +756,8 @@ static gs_err k_q_memory(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return err;
 }
 
-static gs_err q_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                      int64_t *out, bool pct)
+static gs_err q_count(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, int64_t *out, bool pct)
 {
 	const char *s;
 	char buf[32];
@@ -783,25 +774,25 @@ static gs_err q_count(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	if (pct && buf[0] && buf[strlen(buf) - 1] == '%')
 		buf[strlen(buf) - 1] = '\0';
 	{
-		yaml_node_t tmp = *v;
+		struct gs_doc_node tmp = *v;
 
-		tmp.data.scalar.value = (yaml_char_t *)buf;
+		tmp.value = buf;
 		err = get_int(c, &tmp, key, 0, 1000000, &x);
 	}
 	*out = x;
 	return err;
 }
 
-static gs_err k_q_compute(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_q_compute(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
 	return q_count(c, key, v, &tc->vec->v[GS_QRES_COMPUTE], true);
 }
 
-static gs_err k_q_mig(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                      void *arg)
+static gs_err k_q_mig(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -815,16 +806,16 @@ static const struct key_def qvec_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err k_t_parent(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                         void *arg)
+static gs_err k_t_parent(struct cfg_ctx *c, const char *key,
+                         const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
 	return get_str(c, v, key, tc->t->parent, sizeof(tc->t->parent));
 }
 
-static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                            void *arg)
+static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -833,8 +824,8 @@ static gs_err k_t_guarantee(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return walk(c, v, "teams.guarantee", qvec_keys, tc);
 }
 
-static gs_err k_t_max(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                      void *arg)
+static gs_err k_t_max(struct cfg_ctx *c, const char *key,
+                      const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
 
@@ -843,18 +834,16 @@ static gs_err k_t_max(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 	return walk(c, v, "teams.max", qvec_keys, tc);
 }
 
-static gs_err k_t_members(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                          void *arg)
+static gs_err k_t_members(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
 {
 	struct team_ctx *tc = arg;
-	yaml_node_item_t *it;
 
-	if (v->type != YAML_SEQUENCE_NODE)
+	if (v->kind != GS_DOC_SEQ)
 		return bad(c, v, GS_ERR_PARSE, "%s must be a list of users%s",
 		           key, "");
-	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
-	     it++) {
-		yaml_node_t *u = yaml_document_get_node(c->doc, *it);
+	for (int i = 0; i < v->n; i++) {
+		const struct gs_doc_node *u = v->kids[i];
 		struct gs_config_member *m;
 		gs_err err;
 
@@ -877,20 +866,17 @@ static const struct key_def team_keys[] = {
     {NULL, NULL},
 };
 
-static gs_err teams_section(struct cfg_ctx *c, const char *key, yaml_node_t *v,
-                            void *arg)
+static gs_err teams_section(struct cfg_ctx *c, const char *key,
+                            const struct gs_doc_node *v, void *arg)
 {
-	yaml_node_pair_t *p;
-
 	(void)arg;
-	if (v->type != YAML_MAPPING_NODE)
+	if (v->kind != GS_DOC_MAP)
 		return bad(c, v, GS_ERR_PARSE, "%s must be a mapping%s", key,
 		           "");
 	c->cfg->n_teams = 0;
-	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-		yaml_node_t *val = yaml_document_get_node(c->doc, p->value);
+	for (int pi = 0; pi < v->n; pi++) {
+		const struct gs_doc_node *k = gs_doc_key(v, pi);
+		const struct gs_doc_node *val = gs_doc_value(v, pi);
 		struct team_ctx tc;
 		struct gs_team *t;
 		gs_err err;
@@ -917,8 +903,7 @@ static gs_err teams_section(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 				           t->name, "");
 		tc.t = t;
 		tc.vec = NULL;
-		if (val->type == YAML_SCALAR_NODE &&
-		    val->data.scalar.length == 0) {
+		if (val->kind == GS_DOC_SCALAR && val->value[0] == '\0') {
 			c->cfg->n_teams++;
 			continue;
 		}
@@ -933,8 +918,8 @@ static gs_err teams_section(struct cfg_ctx *c, const char *key, yaml_node_t *v,
 /* ---- top level ---- */
 
 #define SECTION(fn, keys)                                                      \
-	static gs_err fn(struct cfg_ctx *c, const char *k, yaml_node_t *v,     \
-	                 void *a)                                              \
+	static gs_err fn(struct cfg_ctx *c, const char *k,                     \
+	                 const struct gs_doc_node *v, void *a)                 \
 	{                                                                      \
 		(void)a;                                                       \
 		return walk(c, v, k, keys, NULL);                              \
@@ -985,33 +970,22 @@ static gs_err check_teams(struct cfg_ctx *c)
 gs_err gs_config_load_text(struct gs_config *cfg, const char *name,
                            const char *text, size_t len, struct gs_errbuf *eb)
 {
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	struct cfg_ctx c = {.doc = &doc, .file = name, .cfg = cfg, .eb = eb};
-	yaml_node_t *root;
-	gs_err err = GS_OK;
+	struct cfg_ctx c = {.file = name, .cfg = cfg, .eb = eb};
+	struct gs_doc *doc = NULL;
+	gs_err err;
 
-	if (!yaml_parser_initialize(&parser))
-		return gs_fail(eb, GS_ERR_NOMEM, "%s: out of memory", name);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		err =
-		    gs_fail(eb, GS_ERR_PARSE, "%s:%d: %s", name,
-		            (int)parser.problem_mark.line + 1,
-		            parser.problem ? parser.problem : "malformed YAML");
-		yaml_parser_delete(&parser);
+	/* Aliases as libyaml's loader took them before: shared nodes, and
+	 * every list the walk reads is capped. */
+	err = gs_yamldoc_read(text, len, name, GS_YAMLDOC_ALIASES, &doc, eb);
+	if (err)
 		return err;
+	if (gs_doc_count(doc) > 0) { /* else an empty file: all defaults */
+		err = walk(&c, gs_doc_root(doc, 0), "the top level", top_keys,
+		           NULL);
+		if (!err)
+			err = check_teams(&c);
 	}
-	root = yaml_document_get_root_node(&doc);
-	if (root == NULL ||
-	    (root->type == YAML_SCALAR_NODE && root->data.scalar.length == 0))
-		goto out; /* an empty file: all defaults */
-	err = walk(&c, root, "the top level", top_keys, NULL);
-	if (!err)
-		err = check_teams(&c);
-out:
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	gs_doc_destroy(doc);
 	return err;
 }
 

@@ -50,9 +50,7 @@
 #include "store.h"
 #include "watchdog.h"
 
-#ifdef GS_HAVE_SIM_STATE
 #include "sim/state.h"
-#endif
 
 #define TICK_MS 100
 /* The longest the daemon waits for the region's usage mutex, which tenants
@@ -183,7 +181,6 @@ static gs_err use_sim(struct daemon *d, struct gs_errbuf *eb)
 	(void)setenv("GPUSLICE_SIM_DIR", d->sim_dir, 1);
 	snprintf(state, sizeof(state), "%s/node.state", d->sim_dir);
 	if (stat(state, &st) != 0) {
-#ifdef GS_HAVE_SIM_STATE
 		struct gs_sim_gpu_init init[GS_SIM_MAX_GPUS];
 		char spec[80];
 		int n = 0;
@@ -199,12 +196,6 @@ static gs_err use_sim(struct daemon *d, struct gs_errbuf *eb)
 			return err;
 		gs_info("gpusliced", "simulated node created dir=%s gpus=%s",
 		        d->sim_dir, spec);
-#else
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "no simulated node at %s (run `gpuslice sim "
-		               "init`)",
-		               d->sim_dir);
-#endif
 	}
 	path_prepend(simbin);
 	snprintf(lib, sizeof(lib), "%s/libnvidia-ml.so.1", simbin);

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "gs/err.h"
+#include "gs/proc.h"
 
 /* Versions this library reports (numeric, so version parsers still work). */
 #define SIM_DRIVER_VERSION      "580.00.00"
@@ -386,8 +387,7 @@ nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name,
 {
 	struct gs_sim_state *st;
 	nvmlReturn_t r = gs__nvml_enter(&st);
-	char path[64], comm[64] = "";
-	FILE *f;
+	char comm[64] = "";
 
 	if (r != NVML_SUCCESS)
 		return r;
@@ -395,14 +395,8 @@ nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name,
 		gs__nvml_leave(st);
 		return NVML_ERROR_INVALID_ARGUMENT;
 	}
-	(void)snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	f = fopen(path, "re");
-	if (f != NULL) {
-		if (fgets(comm, sizeof(comm), f) == NULL)
-			comm[0] = '\0';
-		(void)fclose(f);
-		comm[strcspn(comm, "\n")] = '\0';
-	}
+	if (pid > INT32_MAX || !gs_proc_comm((int32_t)pid, comm, sizeof(comm)))
+		comm[0] = '\0';
 	if (comm[0] == '\0' && st != NULL) {
 		for (int i = 0; i < GS_SIM_MAX_PROCS; i++) {
 			const struct gs_sim_proc *p = &st->procs[i];

@@ -35,7 +35,6 @@ target_link_libraries(gs_sim_nvml PRIVATE gs_sim_nvml_rules gs_sim_state
 target_link_options(gs_sim_nvml PRIVATE
   -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/nvml.map -Wl,--no-undefined)
 
-if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/smi.c)
 add_executable(gs_sim_smi ${CMAKE_CURRENT_LIST_DIR}/smi.c)
 set_target_properties(gs_sim_smi PROPERTIES
   OUTPUT_NAME nvidia-smi
@@ -44,9 +43,7 @@ set_target_properties(gs_sim_smi PROPERTIES
 target_include_directories(gs_sim_smi PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(gs_sim_smi PRIVATE gs_sim_nvml gs_sim_nvml_rules
                       gs_sim_state gs_core gs_common)
-endif()
 
-if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/mps_control.c)
 add_executable(gs_sim_mps_control ${CMAKE_CURRENT_LIST_DIR}/mps_control.c)
 set_target_properties(gs_sim_mps_control PROPERTIES
   OUTPUT_NAME nvidia-cuda-mps-control
@@ -54,4 +51,3 @@ set_target_properties(gs_sim_mps_control PROPERTIES
 target_include_directories(gs_sim_mps_control PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(gs_sim_mps_control PRIVATE gs_sim_nvml_rules
                       gs_sim_state gs_core gs_common)
-endif()

@@ -1,9 +1,10 @@
 /*
- * migparted.c - nvidia-mig-parted config files: parse (libyaml) and check
- * against a GPU model (see migparted.h).
+ * migparted.c - nvidia-mig-parted config files: parse and check against a
+ * GPU model (see migparted.h).
  *
- * The YAML is loaded as a document (libyaml resolves anchors and aliases
- * to shared nodes, it never copies them) and walked once with the shape
+ * The YAML is read into core's document tree by the one YAML reader
+ * (gs/yamldoc.h, with aliases: the reader resolves them to shared nodes,
+ * it never copies them) and walked once with the shape
  * mig-parted's JSON decoder expects. Scalars are typed as YAML 1.1 does it
  * (mig-parted reads YAML through a 1.1 parser): a plain `true`/`yes`/`on`
  * is a bool, a plain run of digits an integer, a quoted one a string.
@@ -13,58 +14,50 @@
 #include "gs/migparted.h"
 
 #include "gs/spec.h"
+#include "gs/yamldoc.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <yaml.h>
 
 struct walk {
-	yaml_document_t *doc;
 	struct gs_errbuf *eb;
 };
 
-static int line_of(const yaml_node_t *n)
+static int line_of(const struct gs_doc_node *n)
 {
-	return (int)n->start_mark.line + 1;
+	return n->line;
 }
 
-static yaml_node_t *node(struct walk *w, int id)
+static const char *scalar(const struct gs_doc_node *n)
 {
-	return yaml_document_get_node(w->doc, id);
+	return n->value;
 }
 
-static const char *scalar(const yaml_node_t *n)
+static bool is_plain(const struct gs_doc_node *n)
 {
-	return (const char *)n->data.scalar.value;
+	return n->kind == GS_DOC_SCALAR && !n->quoted;
 }
 
-static bool is_plain(const yaml_node_t *n)
+static const char *type_name(const struct gs_doc_node *n)
 {
-	return n->type == YAML_SCALAR_NODE &&
-	       n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-}
-
-static const char *type_name(const yaml_node_t *n)
-{
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
+	switch (n->kind) {
+	case GS_DOC_SCALAR:
 		return "a scalar";
-	case YAML_SEQUENCE_NODE:
+	case GS_DOC_SEQ:
 		return "a list";
-	case YAML_MAPPING_NODE:
+	case GS_DOC_MAP:
 		return "a mapping";
-	default:
-		return "nothing";
 	}
+	return "nothing";
 }
 
 /* A key node must be a scalar; returns its text or NULL after failing. */
-static const char *key_text(struct walk *w, const yaml_node_t *k)
+static const char *key_text(struct walk *w, const struct gs_doc_node *k)
 {
-	if (k == NULL || k->type != YAML_SCALAR_NODE) {
+	if (k == NULL || k->kind != GS_DOC_SCALAR) {
 		(void)gs_fail(w->eb, GS_ERR_PARSE,
 		              "line %d: keys must be scalars",
 		              k ? line_of(k) : 0);
@@ -73,7 +66,7 @@ static const char *key_text(struct walk *w, const yaml_node_t *k)
 	return scalar(k);
 }
 
-static bool parse_bool(const yaml_node_t *n, bool *out)
+static bool parse_bool(const struct gs_doc_node *n, bool *out)
 {
 	static const char *const yes[] = {"true", "yes", "on", "y"};
 	static const char *const no[] = {"false", "no", "off", "n"};
@@ -95,7 +88,7 @@ static bool parse_bool(const yaml_node_t *n, bool *out)
 
 /* A plain non-negative decimal integer up to `max`; -1 when not one, -2
  * when larger than max. */
-static long parse_uint(const yaml_node_t *n, long max)
+static long parse_uint(const struct gs_doc_node *n, long max)
 {
 	const char *s;
 	long v = 0;
@@ -117,14 +110,14 @@ static long parse_uint(const yaml_node_t *n, long max)
 	return v;
 }
 
-static gs_err parse_filter_text(struct walk *w, const yaml_node_t *n,
+static gs_err parse_filter_text(struct walk *w, const struct gs_doc_node *n,
                                 struct gs_migparted_filter *f)
 {
 	char buf[64];
 	char *colon, *end;
 	unsigned long long v;
 
-	if (n->type != YAML_SCALAR_NODE || strlen(scalar(n)) >= sizeof(buf))
+	if (n->kind != GS_DOC_SCALAR || strlen(scalar(n)) >= sizeof(buf))
 		goto bad;
 	memcpy(buf, scalar(n), strlen(scalar(n)) + 1);
 	memset(f, 0, sizeof(*f));
@@ -152,29 +145,28 @@ bad:
 	               "line %d: device-filter '%s' is not a PCI id (expected "
 	               "0xDDDDVVVV or 0xDDDDVVVV:0xSSSSssss)",
 	               line_of(n),
-	               n->type == YAML_SCALAR_NODE ? scalar(n) : type_name(n));
+	               n->kind == GS_DOC_SCALAR ? scalar(n) : type_name(n));
 }
 
-static gs_err parse_filters(struct walk *w, const yaml_node_t *v,
+static gs_err parse_filters(struct walk *w, const struct gs_doc_node *v,
                             struct gs_migparted_entry *e)
 {
-	if (v->type == YAML_SCALAR_NODE) {
+	if (v->kind == GS_DOC_SCALAR) {
 		if (scalar(v)[0] == '\0')
 			return GS_OK; /* empty = no restriction */
 		e->n_filters = 1;
 		return parse_filter_text(w, v, &e->filters[0]);
 	}
-	if (v->type != YAML_SEQUENCE_NODE)
+	if (v->kind != GS_DOC_SEQ)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: device-filter must be a string or a "
 		               "list of strings, got %s",
 		               line_of(v), type_name(v));
-	for (yaml_node_item_t *it = v->data.sequence.items.start;
-	     it < v->data.sequence.items.top; it++) {
-		yaml_node_t *f = node(w, *it);
+	for (int ii = 0; ii < v->n; ii++) {
+		const struct gs_doc_node *f = v->kids[ii];
 		gs_err err;
 
-		if (f == NULL || f->type != YAML_SCALAR_NODE)
+		if (f == NULL || f->kind != GS_DOC_SCALAR)
 			return gs_fail(w->eb, GS_ERR_PARSE,
 			               "line %d: device-filter list items must "
 			               "be strings",
@@ -191,21 +183,20 @@ static gs_err parse_filters(struct walk *w, const yaml_node_t *v,
 	return GS_OK;
 }
 
-static gs_err parse_devices(struct walk *w, const yaml_node_t *v,
+static gs_err parse_devices(struct walk *w, const struct gs_doc_node *v,
                             struct gs_migparted_entry *e)
 {
-	if (v->type == YAML_SCALAR_NODE) {
+	if (v->kind == GS_DOC_SCALAR) {
 		if (strcmp(scalar(v), "all") == 0) {
 			e->devices_all = true;
 			return GS_OK;
 		}
 		goto bad;
 	}
-	if (v->type != YAML_SEQUENCE_NODE)
+	if (v->kind != GS_DOC_SEQ)
 		goto bad;
-	for (yaml_node_item_t *it = v->data.sequence.items.start;
-	     it < v->data.sequence.items.top; it++) {
-		yaml_node_t *d = node(w, *it);
+	for (int ii = 0; ii < v->n; ii++) {
+		const struct gs_doc_node *d = v->kids[ii];
 		long idx = d ? parse_uint(d, 1023) : -1;
 
 		if (idx < 0)
@@ -214,8 +205,8 @@ static gs_err parse_devices(struct walk *w, const yaml_node_t *v,
 			    "line %d: devices list items must be GPU "
 			    "indices 0..1023, got '%s'",
 			    d ? line_of(d) : line_of(v),
-			    d && d->type == YAML_SCALAR_NODE ? scalar(d)
-			                                     : "a non-scalar");
+			    d && d->kind == GS_DOC_SCALAR ? scalar(d)
+			                                  : "a non-scalar");
 		if (e->n_devices >= GS_MIGPARTED_MAX_DEVICES)
 			return gs_fail(w->eb, GS_ERR_RANGE,
 			               "line %d: more than %d devices",
@@ -230,23 +221,23 @@ bad:
 	               line_of(v));
 }
 
-static gs_err parse_migdevices(struct walk *w, const yaml_node_t *v,
+static gs_err parse_migdevices(struct walk *w, const struct gs_doc_node *v,
                                struct gs_migparted_entry *e)
 {
 	bool any = false;
 
-	if (v->type == YAML_SCALAR_NODE && is_plain(v) &&
+	if (v->kind == GS_DOC_SCALAR && is_plain(v) &&
 	    (scalar(v)[0] == '\0' || strcmp(scalar(v), "null") == 0 ||
 	     strcmp(scalar(v), "~") == 0))
 		return GS_OK; /* `mig-devices:` with nothing = empty */
-	if (v->type != YAML_MAPPING_NODE)
+	if (v->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: mig-devices must be a mapping of "
 		               "profile to count, got %s",
 		               line_of(v), type_name(v));
-	for (yaml_node_pair_t *p = v->data.mapping.pairs.start;
-	     p < v->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(w, p->key), *c = node(w, p->value);
+	for (int pi = 0; pi < v->n; pi++) {
+		const struct gs_doc_node *k = gs_doc_key(v, pi),
+		                         *c = gs_doc_value(v, pi);
 		const char *name = key_text(w, k);
 		struct gs_slice_spec tmp;
 		struct gs_errbuf eb2 = {0};
@@ -274,7 +265,7 @@ static gs_err parse_migdevices(struct walk *w, const yaml_node_t *v,
 			               "line %d: count for %s must be a "
 			               "whole number >= 0, got '%s'",
 			               c ? line_of(c) : line_of(k), name,
-			               c && c->type == YAML_SCALAR_NODE
+			               c && c->kind == GS_DOC_SCALAR
 			                   ? scalar(c)
 			                   : "a non-scalar");
 		for (int i = 0; i < e->n_migdev; i++)
@@ -302,25 +293,25 @@ static gs_err parse_migdevices(struct walk *w, const yaml_node_t *v,
 	return GS_OK;
 }
 
-static gs_err parse_entry(struct walk *w, const yaml_node_t *n,
+static gs_err parse_entry(struct walk *w, const struct gs_doc_node *n,
                           struct gs_migparted_entry *e)
 {
-	const yaml_node_t *devices = NULL, *enabled = NULL, *migdev = NULL,
-	                  *filter = NULL;
+	const struct gs_doc_node *devices = NULL, *enabled = NULL,
+	                         *migdev = NULL, *filter = NULL;
 	gs_err err;
 
 	memset(e, 0, sizeof(*e));
 	e->line = line_of(n);
-	if (n->type != YAML_MAPPING_NODE)
+	if (n->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: a config entry must be a mapping, got "
 		               "%s",
 		               line_of(n), type_name(n));
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-	     p < n->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(w, p->key), *v = node(w, p->value);
+	for (int pi = 0; pi < n->n; pi++) {
+		const struct gs_doc_node *k = gs_doc_key(n, pi),
+		                         *v = gs_doc_value(n, pi);
 		const char *key = key_text(w, k);
-		const yaml_node_t **slot;
+		const struct gs_doc_node **slot;
 
 		if (key == NULL)
 			return GS_ERR_PARSE;
@@ -381,8 +372,9 @@ static gs_err parse_entry(struct walk *w, const yaml_node_t *n,
 	return GS_OK;
 }
 
-static gs_err parse_config(struct walk *w, const yaml_node_t *k,
-                           const yaml_node_t *v, struct gs_migparted_config *c)
+static gs_err parse_config(struct walk *w, const struct gs_doc_node *k,
+                           const struct gs_doc_node *v,
+                           struct gs_migparted_config *c)
 {
 	const char *name = key_text(w, k);
 	int n;
@@ -396,11 +388,11 @@ static gs_err parse_config(struct walk *w, const yaml_node_t *k,
 		    line_of(k), sizeof(c->name) - 1);
 	(void)snprintf(c->name, sizeof(c->name), "%s", name);
 	c->line = line_of(k);
-	if (v == NULL || v->type != YAML_SEQUENCE_NODE)
+	if (v == NULL || v->kind != GS_DOC_SEQ)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: config '%s' must be a list of entries",
 		               line_of(k), name);
-	n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+	n = v->n;
 	if (n == 0)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: config '%s' has no entries",
@@ -413,7 +405,7 @@ static gs_err parse_config(struct walk *w, const yaml_node_t *k,
 	if (c->entries == NULL)
 		return gs_fail(w->eb, GS_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < n; i++) {
-		yaml_node_t *en = node(w, v->data.sequence.items.start[i]);
+		const struct gs_doc_node *en = v->kids[i];
 		gs_err err;
 
 		if (en == NULL)
@@ -427,22 +419,22 @@ static gs_err parse_config(struct walk *w, const yaml_node_t *k,
 	return GS_OK;
 }
 
-static gs_err parse_root(struct walk *w, yaml_node_t *root,
+static gs_err parse_root(struct walk *w, const struct gs_doc_node *root,
                          struct gs_migparted *cfg)
 {
-	const yaml_node_t *version = NULL, *configs = NULL;
+	const struct gs_doc_node *version = NULL, *configs = NULL;
 	int n;
 
 	if (root == NULL)
 		return gs_fail(w->eb, GS_ERR_PARSE, "the file is empty");
-	if (root->type != YAML_MAPPING_NODE)
+	if (root->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: the file must be a mapping with "
 		               "version and mig-configs",
 		               line_of(root));
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-	     p < root->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(w, p->key), *v = node(w, p->value);
+	for (int pi = 0; pi < root->n; pi++) {
+		const struct gs_doc_node *k = gs_doc_key(root, pi),
+		                         *v = gs_doc_value(root, pi);
 		const char *key = key_text(w, k);
 
 		if (key == NULL)
@@ -460,23 +452,22 @@ static gs_err parse_root(struct walk *w, yaml_node_t *root,
 	if (version == NULL)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "missing 'version' (must be v1)");
-	if (version->type != YAML_SCALAR_NODE ||
+	if (version->kind != GS_DOC_SCALAR ||
 	    strcmp(scalar(version), "v1") != 0)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: unknown version '%s' (must be v1)",
 		               line_of(version),
-		               version->type == YAML_SCALAR_NODE
+		               version->kind == GS_DOC_SCALAR
 		                   ? scalar(version)
 		                   : type_name(version));
 	if (configs == NULL)
 		return gs_fail(w->eb, GS_ERR_PARSE, "missing 'mig-configs'");
-	if (configs->type != YAML_MAPPING_NODE)
+	if (configs->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: mig-configs must be a mapping of "
 		               "config names to entries",
 		               line_of(configs));
-	n = (int)(configs->data.mapping.pairs.top -
-	          configs->data.mapping.pairs.start);
+	n = configs->n;
 	if (n == 0)
 		return gs_fail(w->eb, GS_ERR_PARSE,
 		               "line %d: mig-configs holds no config",
@@ -488,13 +479,13 @@ static gs_err parse_root(struct walk *w, yaml_node_t *root,
 	if (cfg->configs == NULL)
 		return gs_fail(w->eb, GS_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < n; i++) {
-		yaml_node_pair_t *p = &configs->data.mapping.pairs.start[i];
 		struct gs_migparted_config *c = &cfg->configs[i];
 		gs_err err;
 
 		/* Counted first so destroy frees a half-built config. */
 		cfg->n_configs++;
-		err = parse_config(w, node(w, p->key), node(w, p->value), c);
+		err = parse_config(w, gs_doc_key(configs, i),
+		                   gs_doc_value(configs, i), c);
 		if (err != GS_OK)
 			return err;
 		for (int k = 0; k < i; k++)
@@ -510,10 +501,9 @@ static gs_err parse_root(struct walk *w, yaml_node_t *root,
 gs_err gs_migparted_parse(const char *text, size_t len,
                           struct gs_migparted **out, struct gs_errbuf *eb)
 {
-	yaml_parser_t parser;
-	yaml_document_t doc;
+	struct gs_doc *doc = NULL;
 	struct gs_migparted *cfg;
-	struct walk w = {.doc = &doc, .eb = eb};
+	struct walk w = {.eb = eb};
 	gs_err err;
 
 	*out = NULL;
@@ -521,24 +511,17 @@ gs_err gs_migparted_parse(const char *text, size_t len,
 		return gs_fail(eb, GS_ERR_RANGE,
 		               "mig-parted config is larger than %d bytes",
 		               GS_MIGPARTED_MAX_BYTES);
+	err = gs_yamldoc_read(text, len, NULL, GS_YAMLDOC_ALIASES, &doc, eb);
+	if (err != GS_OK)
+		return err;
 	cfg = calloc(1, sizeof(*cfg));
-	if (cfg == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	if (!yaml_parser_initialize(&parser)) {
-		free(cfg);
+	if (cfg == NULL) {
+		gs_doc_destroy(doc);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		err = gs_fail(eb, GS_ERR_PARSE, "line %zu: not YAML: %s",
-		              parser.problem_mark.line + 1,
-		              parser.problem ? parser.problem : "syntax error");
-		goto out_parser;
-	}
-	err = parse_root(&w, yaml_document_get_root_node(&doc), cfg);
-	yaml_document_delete(&doc);
-out_parser:
-	yaml_parser_delete(&parser);
+	err =
+	    parse_root(&w, gs_doc_count(doc) ? gs_doc_root(doc, 0) : NULL, cfg);
+	gs_doc_destroy(doc);
 	if (err != GS_OK) {
 		gs_migparted_destroy(cfg);
 		return err;

@@ -3,10 +3,12 @@
  * with the line and column each came from.
  *
  * The importers (import.h) translate documents without knowing the file
- * format; a reader builds the tree (the CLI's YAML reader does it with
- * libyaml, tests build trees by hand). One struct gs_doc holds every
- * document of a file (YAML's `---` separates them) and owns every node
- * and string in it: gs_doc_destroy() frees them all; nodes are lent.
+ * format; a reader builds the tree (the one YAML reader, gs/yamldoc.h,
+ * does it with libyaml; tests build trees by hand). One struct gs_doc
+ * holds every document of a file (YAML's `---` separates them) and owns
+ * every node and string in it: gs_doc_destroy() frees them all; nodes are
+ * lent. A node may be reachable twice (a YAML alias read with
+ * GS_YAMLDOC_ALIASES): walkers bound their loops.
  *
  * Caps keep a hostile file from using unbounded memory: at most
  * GS_DOC_MAX_NODES nodes and GS_DOC_MAX_BYTES of scalar text per doc

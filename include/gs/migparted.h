@@ -9,8 +9,8 @@
  * when not) and an optional `device-filter` (0xDDDDVVVV[:0xSSSSssss], one
  * string or a list). Unknown keys anywhere are errors, as in mig-parted.
  *
- * Parsing works on a buffer (the caller reads the file), with libyaml;
- * built as gs_core_yaml outside the pure core. Inputs are capped (size,
+ * Parsing works on a buffer (the caller reads the file), through the one
+ * YAML reader (gs/yamldoc.h); built as gs_core_yaml outside the pure core. Inputs are capped (size,
  * configs, entries, devices, filters, profiles) and every message names
  * the line.
  *

@@ -43,7 +43,7 @@
 
 #include "cdi.h"
 #include "checkpoint.h"
-#include "client.h"
+#include "gs/client.h"
 #include "gs/log.h"
 #include "kube.h"
 #include "prepare.h"
@@ -246,42 +246,20 @@ static gs_err daemon_call(struct gs_kdra *d, const char *method,
                           const char *path, const json_t *body, json_t **out,
                           struct gs_errbuf *eb)
 {
-	struct gs_client_conn c;
-	char *text = NULL, *resp = NULL;
-	size_t len = 0;
-	int status = 0;
 	json_t *o = NULL;
+	int status = 0;
 	gs_err err;
 
 	if (out)
 		*out = NULL;
-	if (body) {
-		text = json_dumps(body, JSON_COMPACT);
-		if (text == NULL)
-			return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	}
-	err = gs_client_connect(&c, d->socket, eb);
-	if (err == GS_OK)
-		err = gs_client_roundtrip(&c, method, path, text,
-		                          text ? strlen(text) : 0, &status,
-		                          &resp, &len, eb);
-	gs_client_close(&c);
-	free(text);
-	if (err != GS_OK) {
-		free(resp);
+	err =
+	    gs_client_exchange(d->socket, method, path, body, &status, &o, eb);
+	if (err != GS_OK)
 		return err;
-	}
-	o = json_loadb(resp ? resp : "", len, 0, NULL);
-	free(resp);
 	if (status < 200 || status > 299) {
-		const char *name =
-		    json_string_value(json_object_get(o, "error"));
-		const char *msg =
-		    json_string_value(json_object_get(o, "message"));
+		const char *msg = gs_client_answer_message(o);
 
-		err = name            ? gs_client_err_from_name(name)
-		      : status == 404 ? GS_ERR_NOT_FOUND
-		                      : GS_ERR_INTERNAL;
+		err = gs_client_answer_err(status, o);
 		gs_fail(eb, err, "gpusliced %s %s: %s", method, path,
 		        msg ? msg : "refused");
 		json_decref(o);
@@ -558,7 +536,7 @@ static bool cdi_present(struct gs_kdra *d, const json_t *entry)
  */
 static bool namespace_team(struct gs_kdra *d, const char *ns)
 {
-	char path[320], enc[300];
+	char path[320], enc[300] = "";
 	struct gs_errbuf e = {0};
 	gs_err err;
 

@@ -5,10 +5,8 @@
 #                        checkpoint and atomic files (checkpoint.c)
 #   gs_kube_driver       static: driver.c (prepare/unprepare effects,
 #                        health) and prepare.c (claim -> slice plan, pure),
-#                        with gpusliced's client (cli/client.c) and
-#                        gs_kube_api (kube.c, devmodel.c, rslices.c).
-#                        Defined only once gs_kube_api exists (api.cmake is
-#                        included before this file).
+#                        with the client library for gpusliced (gs_client)
+#                        and gs_kube_api (kube.c, devmodel.c, rslices.c).
 add_library(gs_kube_driver_core STATIC
             ${CMAKE_CURRENT_LIST_DIR}/quantity.c
             ${CMAKE_CURRENT_LIST_DIR}/sliceconfig.c
@@ -18,15 +16,10 @@ target_include_directories(gs_kube_driver_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(gs_kube_driver_core PUBLIC gs_core gs_common
                       PkgConfig::JANSSON)
 
-if(TARGET gs_kube_api)
-  add_library(gs_kube_driver STATIC
-              ${CMAKE_CURRENT_LIST_DIR}/driver.c
-              ${CMAKE_CURRENT_LIST_DIR}/prepare.c
-              ${CMAKE_SOURCE_DIR}/cli/client.c)
-  target_include_directories(gs_kube_driver PUBLIC ${CMAKE_CURRENT_LIST_DIR}
-                             PRIVATE ${CMAKE_SOURCE_DIR}/cli)
-  target_link_libraries(gs_kube_driver PUBLIC gs_kube_driver_core gs_kube_api
-                        gs_core gs_common PkgConfig::JANSSON Threads::Threads)
-else()
-  message(STATUS "kubernetes driver: gs_kube_api not defined yet (api.cmake); only gs_kube_driver_core is built")
-endif()
+add_library(gs_kube_driver STATIC
+            ${CMAKE_CURRENT_LIST_DIR}/driver.c
+            ${CMAKE_CURRENT_LIST_DIR}/prepare.c)
+target_include_directories(gs_kube_driver PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(gs_kube_driver PUBLIC gs_kube_driver_core gs_kube_api
+                      gs_client gs_core gs_common PkgConfig::JANSSON
+                      Threads::Threads)

@@ -1,6 +1,6 @@
 /*
  * kube.c - the Kubernetes API server client behind kube.h: libcurl for
- * HTTP(S), jansson for bodies, libyaml (through cli/yamldoc.c) for
+ * HTTP(S), jansson for bodies, core's YAML reader (gs/yamldoc.h) for
  * kubeconfig files.
  *
  * Credentials are read once, at create: from the kubeconfig's current
@@ -35,7 +35,7 @@
 
 #include "gs/doc.h"
 #include "gs/log.h"
-#include "yamldoc.h"
+#include "gs/yamldoc.h"
 
 #define GS_KUBE_MAX_BODY (64u * 1024 * 1024)
 #define GS_KUBE_MAX_LINE (16u * 1024 * 1024)

@@ -45,7 +45,6 @@
  */
 #include "rslices.h"
 
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -55,15 +54,17 @@
 #include <unistd.h>
 
 #include "devmodel.h"
+#include "gs/client.h"
 #include "gs/log.h"
 
-#define GS_KRS_RESYNC_MS      30000
-#define GS_KRS_HEALTH_MS      250
-#define GS_KRS_MAX_BACKOFF_MS 5000
-#define GS_KRS_DAEMON_MAX     (8u * 1024 * 1024)
-#define GS_KRS_DEFAULT_SOCKET "/run/gpuslice/api.sock"
-#define RS_PATH               "/apis/resource.k8s.io/v1/resourceslices"
-#define GS_KRS_OWN_RVS        64
+#define GS_KRS_RESYNC_MS         30000
+#define GS_KRS_HEALTH_MS         250
+#define GS_KRS_MAX_BACKOFF_MS    5000
+#define GS_KRS_DAEMON_MAX        (8u * 1024 * 1024)
+#define GS_KRS_DAEMON_TIMEOUT_MS 5000
+#define GS_KRS_DEFAULT_SOCKET    "/run/gpuslice/api.sock"
+#define RS_PATH                  "/apis/resource.k8s.io/v1/resourceslices"
+#define GS_KRS_OWN_RVS           64
 
 struct gs_krs {
 	struct gs_kube *kube; /* borrowed */
@@ -103,72 +104,45 @@ static int64_t now_ms(void)
 
 /* ---- gpusliced ---- */
 
-struct dbuf {
-	char *p;
-	size_t len;
-	bool toobig;
-};
-
-static size_t dbuf_write(char *p, size_t size, size_t n, void *arg)
-{
-	struct dbuf *b = arg;
-	size_t add = size * n;
-	char *np;
-
-	if (b->len + add + 1 > GS_KRS_DAEMON_MAX) {
-		b->toobig = true;
-		return 0;
-	}
-	np = realloc(b->p, b->len + add + 1);
-	if (np == NULL)
-		return 0;
-	b->p = np;
-	memcpy(b->p + b->len, p, add);
-	b->len += add;
-	b->p[b->len] = '\0';
-	return add;
-}
-
-/* GET `path` from gpusliced. OUT: *out (the caller decrefs). */
+/*
+ * GET `path` from gpusliced through the client library, on a connection
+ * that waits GS_KRS_DAEMON_TIMEOUT_MS for an answer of at most
+ * GS_KRS_DAEMON_MAX bytes. OUT: *out (the caller decrefs).
+ */
 static gs_err daemon_get(struct gs_krs *r, const char *path, json_t **out,
                          struct gs_errbuf *eb)
 {
-	char url[512];
-	struct dbuf b = {0};
-	long st = 0;
-	CURLcode rc;
-	CURL *c = curl_easy_init();
+	struct gs_client_conn c;
+	struct gs_errbuf ce = {0};
+	char *resp = NULL;
+	size_t len = 0;
+	int st = 0;
+	gs_err err;
 
 	*out = NULL;
-	if (c == NULL)
-		return gs_fail(eb, GS_ERR_NOMEM, "curl_easy_init failed");
-	snprintf(url, sizeof(url), "http://localhost%s", path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, r->socket);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, dbuf_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	rc = curl_easy_perform(c);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st);
-	curl_easy_cleanup(c);
-	if (rc != CURLE_OK || st != 200) {
-		gs_err e = rc != CURLE_OK ? GS_ERR_UNAVAILABLE : GS_ERR_IO;
-		if (rc != CURLE_OK)
-			gs_fail(eb, e, "gpusliced at %s: GET %s: %s", r->socket,
-			        path,
-			        b.toobig ? "answer too large"
-			                 : curl_easy_strerror(rc));
-		else
-			gs_fail(eb, e,
-			        "gpusliced at %s: GET %s: HTTP %ld: %.120s",
-			        r->socket, path, st, b.p ? b.p : "");
-		free(b.p);
-		return e;
+	err = gs_client_connect(&c, r->socket, &ce);
+	if (err == GS_OK) {
+		c.timeout_ms = GS_KRS_DAEMON_TIMEOUT_MS;
+		c.max_response = GS_KRS_DAEMON_MAX;
+		err = gs_client_roundtrip(&c, "GET", path, NULL, 0, &st, &resp,
+		                          &len, &ce);
 	}
-	*out = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
-	free(b.p);
+	gs_client_close(&c);
+	if (err != GS_OK) {
+		free(resp);
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "gpusliced at %s: GET %s: %s", r->socket, path,
+		               gs_errbuf_msg(&ce, err));
+	}
+	if (st != 200) {
+		err = gs_fail(eb, GS_ERR_IO,
+		              "gpusliced at %s: GET %s: HTTP %d: %.120s",
+		              r->socket, path, st, resp);
+		free(resp);
+		return err;
+	}
+	*out = json_loadb(resp, len, 0, NULL);
+	free(resp);
 	if (*out == NULL)
 		return gs_fail(eb, GS_ERR_PARSE,
 		               "gpusliced: GET %s: answer is not JSON", path);

@@ -7,18 +7,9 @@
 #                  driver through driver.h and leaves those symbols to the
 #                  executable that links it.
 #   gpuslice-kubelet-plugin   build/bin/: plugin_main.c + gs_kube_grpc +
-#                  gs_kube_driver (driver.cmake). Not built while
-#                  gs_kube_driver does not exist.
+#                  gs_kube_driver (driver.cmake).
 # The test build of the plugin against a fake driver is in
 # tests/integration/k8s_transport/tests.cmake.
-pkg_check_modules(NGHTTP2 IMPORTED_TARGET libnghttp2)
-pkg_check_modules(PROTOBUFC IMPORTED_TARGET libprotobuf-c)
-find_program(GS_PROTOC_C NAMES protoc-c)
-
-if(NOT NGHTTP2_FOUND OR NOT PROTOBUFC_FOUND OR NOT GS_PROTOC_C)
-  message(STATUS "kubernetes transport: libnghttp2-dev, libprotobuf-c-dev or protoc-c missing (scripts/deps.sh installs them); gs_kube_grpc and gpuslice-kubelet-plugin are not built")
-  return()
-endif()
 
 set(GS_KUBE_PROTO_DIR ${CMAKE_CURRENT_LIST_DIR}/proto)
 set(GS_KUBE_PROTO_OUT ${CMAKE_CURRENT_BINARY_DIR}/proto)
@@ -56,11 +47,7 @@ target_link_libraries(gs_kube_grpc PUBLIC gs_common PkgConfig::NGHTTP2
                       PkgConfig::PROTOBUFC Threads::Threads)
 add_dependencies(gs_kube_grpc gs_kube_protos)
 
-if(TARGET gs_kube_driver)
-  add_executable(gpuslice-kubelet-plugin
-                 ${CMAKE_CURRENT_LIST_DIR}/plugin_main.c)
-  target_link_libraries(gpuslice-kubelet-plugin PRIVATE gs_kube_grpc
-                        gs_kube_driver)
-else()
-  message(STATUS "kubernetes transport: gs_kube_driver not defined yet (driver.cmake); gpuslice-kubelet-plugin is not built, only its fake-driver test build")
-endif()
+add_executable(gpuslice-kubelet-plugin
+               ${CMAKE_CURRENT_LIST_DIR}/plugin_main.c)
+target_link_libraries(gpuslice-kubelet-plugin PRIVATE gs_kube_grpc
+                      gs_kube_driver)

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "gs/client.h"
 #include "gs/spec.h"
 
 #define ACQUIRE_TRIES 4
@@ -311,14 +311,15 @@ static bool daemon_other_holder(const json_t *s)
 }
 
 /* Makes team `name` (no guarantee, no max) so the ledger can bill it. */
-static gs_err daemon_team_put(const char *name, struct gs_errbuf *eb)
+static gs_err daemon_team_put(const char *socket, const char *name,
+                              struct gs_errbuf *eb)
 {
 	char path[200] = "/v1/teams/";
 	json_t *body = json_object();
 	gs_err err;
 
 	gs_client_urlencode(name, path, sizeof(path));
-	err = gs_client_call("PUT", path, body, NULL, eb);
+	err = gs_client_call(socket, "PUT", path, body, NULL, eb);
 	json_decref(body);
 	return err;
 }
@@ -356,14 +357,14 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 		struct gs_errbuf e = {0};
 		json_t *spec = spec_json(name, lim, w, with_team);
 
-		err = gs_client_slice_create(spec, &s, &e);
+		err = gs_client_slice_create(h->socket, spec, &s, &e);
 		json_decref(spec);
 		if (err == GS_OK)
 			break;
 		if (err == GS_ERR_NOT_FOUND && with_team && !team_made) {
 			/* The account is not a team yet. */
 			team_made = true;
-			err = daemon_team_put(w->account, &e);
+			err = daemon_team_put(h->socket, w->account, &e);
 			if (err != GS_OK)
 				return gs_fail(
 				    eb, err, "gpusliced: team %s: %s",
@@ -373,7 +374,7 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 		if (err != GS_ERR_EXISTS)
 			return gs_fail(eb, err, "gpusliced: slice %s: %s", name,
 			               gs_errbuf_msg(&e, err));
-		err = gs_client_slice_get(name, &s, &e);
+		err = gs_client_slice_get(h->socket, name, &s, &e);
 		if (err == GS_ERR_NOT_FOUND)
 			continue; /* deleted in between */
 		if (err != GS_OK)
@@ -383,7 +384,7 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 			/* A leftover: make it again with our limits. */
 			json_decref(s);
 			s = NULL;
-			(void)gs_client_slice_delete(name, NULL);
+			(void)gs_client_slice_delete(h->socket, name, NULL);
 			continue;
 		}
 		if (daemon_same(s, lim))
@@ -408,9 +409,10 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 	{
 		struct gs_errbuf e = {0};
 
-		err = gs_client_slice_attach(name, (int32_t)getpid(), &s, &e);
+		err = gs_client_slice_attach(h->socket, name, (int32_t)getpid(),
+		                             &s, &e);
 		if (err != GS_OK) {
-			(void)gs_client_slice_delete(name, NULL);
+			(void)gs_client_slice_delete(h->socket, name, NULL);
 			return gs_fail(eb, err, "gpusliced: attach to %s: %s",
 			               name, gs_errbuf_msg(&e, err));
 		}
@@ -428,7 +430,7 @@ static void daemon_release(struct gs_slurm_hold *h, struct gs_errbuf *eb)
 	json_t *s = NULL;
 	gs_err err;
 
-	err = gs_client_slice_get(h->name, &s, NULL);
+	err = gs_client_slice_get(h->socket, h->name, &s, NULL);
 	if (err == GS_ERR_NOT_FOUND)
 		return;
 	if (err == GS_OK && daemon_other_holder(s)) {
@@ -436,19 +438,20 @@ static void daemon_release(struct gs_slurm_hold *h, struct gs_errbuf *eb)
 		return; /* the last step of the job deletes it */
 	}
 	json_decref(s);
-	err = gs_client_slice_delete(h->name, eb);
+	err = gs_client_slice_delete(h->socket, h->name, eb);
 	if (err != GS_OK && err != GS_ERR_NOT_FOUND)
 		(void)gs_fail(eb, err, "gpusliced: cannot delete slice %s",
 		              h->name);
 }
 
-static gs_err daemon_sweep(uint32_t job, int *deleted, struct gs_errbuf *eb)
+static gs_err daemon_sweep(const char *socket, uint32_t job, int *deleted,
+                           struct gs_errbuf *eb)
 {
 	json_t *o = NULL, *a, *s;
 	size_t i;
 	gs_err err;
 
-	err = gs_client_call("GET", "/v1/slices", NULL, &o, eb);
+	err = gs_client_call(socket, "GET", "/v1/slices", NULL, &o, eb);
 	if (err != GS_OK)
 		return err;
 	a = json_object_get(o, "slices");
@@ -457,7 +460,7 @@ static gs_err daemon_sweep(uint32_t job, int *deleted, struct gs_errbuf *eb)
 		const char *name = gs_client_str(s, "name");
 
 		if (gs_slurm_slice_is_of_job(name, job) &&
-		    gs_client_slice_delete(name, NULL) == GS_OK)
+		    gs_client_slice_delete(socket, name, NULL) == GS_OK)
 			(*deleted)++;
 	}
 	json_decref(o);
@@ -482,8 +485,6 @@ gs_err gs_slurm_hold_acquire(struct gs_slurm_hold *h,
 	(void)snprintf(h->socket, sizeof(h->socket), "%s", c->socket);
 	if (!daemon)
 		return region_acquire(h, c, w, lim, eb);
-	/* The client's socket: the hold's copy, which lives as long. */
-	gs_client_socket_opt = h->socket;
 	return daemon_acquire(h, w, lim, eb);
 }
 
@@ -492,20 +493,17 @@ gs_err gs_slurm_hold_add_task(struct gs_slurm_hold *h, int32_t pid,
 {
 	if (!h->held || !h->via_daemon)
 		return GS_OK;
-	gs_client_socket_opt = h->socket;
-	return gs_client_slice_attach(h->name, pid, NULL, eb);
+	return gs_client_slice_attach(h->socket, h->name, pid, NULL, eb);
 }
 
 void gs_slurm_hold_release(struct gs_slurm_hold *h, struct gs_errbuf *eb)
 {
 	if (!h->held)
 		return;
-	if (h->via_daemon) {
-		gs_client_socket_opt = h->socket;
+	if (h->via_daemon)
 		daemon_release(h, eb);
-	} else {
+	else
 		region_release(h, eb);
-	}
 	h->held = false;
 }
 
@@ -515,11 +513,8 @@ gs_err gs_slurm_sweep(const struct gs_slurm_conf *c, uint32_t job, int *deleted,
 	int n = 0;
 	gs_err err = GS_OK;
 
-	if (c->daemon != GS_SLURM_DAEMON_OFF && daemon_answers(c->socket)) {
-		gs_client_socket_opt = c->socket;
-		err = daemon_sweep(job, &n, eb);
-		gs_client_socket_opt = NULL;
-	}
+	if (c->daemon != GS_SLURM_DAEMON_OFF && daemon_answers(c->socket))
+		err = daemon_sweep(c->socket, job, &n, eb);
 	if (err == GS_OK)
 		err = region_sweep(c->run_dir, job, &n, eb);
 	if (deleted != NULL)

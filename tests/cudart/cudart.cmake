@@ -53,32 +53,30 @@ else()
                  "(tests/cudart) will be reported as skipped")
 endif()
 
-if(TARGET cuda_sim)
-  set(GS_CUDART_ENV "")
+set(GS_CUDART_ENV "")
   if(GS_SANITIZE)
-    execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
-                    OUTPUT_VARIABLE _asan OUTPUT_STRIP_TRAILING_WHITESPACE)
-    set(GS_CUDART_ENV "GS_ASAN_PRELOAD=${_asan}")
-  endif()
-  set(_t tests/cudart)
-  gs_add_shell_test(cudart_programs_run_on_the_sim
-                    ${_t}/programs_run_on_the_sim.sh LABELS asan TIMEOUT 300)
-  set_property(TEST cudart_programs_run_on_the_sim APPEND PROPERTY
-               ENVIRONMENT "${GS_CUDART_ENV}")
-  foreach(t memory_cap_holds_for_every_cudart_allocation
-            compute_shares_and_priority_hold_for_cudart_programs
-            study_small_batch_runs_as_a_cudart_program)
-    gs_add_shell_test(cudart_${t} ${_t}/${t}.sh TIMEOUT 300)
-    set_property(TEST cudart_${t} APPEND PROPERTY ENVIRONMENT
-                 "${GS_CUDART_ENV}")
-  endforeach()
-  set_tests_properties(cudart_programs_run_on_the_sim
-    cudart_memory_cap_holds_for_every_cudart_allocation
-    cudart_compute_shares_and_priority_hold_for_cudart_programs
-    cudart_study_small_batch_runs_as_a_cudart_program
-    PROPERTIES SKIP_RETURN_CODE 77)
-  # A share and latency measurement: run alone on the CI's 2 cores.
-  set_tests_properties(
-    cudart_compute_shares_and_priority_hold_for_cudart_programs
-    PROPERTIES RUN_SERIAL TRUE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE _asan OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(GS_CUDART_ENV "GS_ASAN_PRELOAD=${_asan}")
 endif()
+set(_t tests/cudart)
+gs_add_shell_test(cudart_programs_run_on_the_sim
+                  ${_t}/programs_run_on_the_sim.sh LABELS asan TIMEOUT 300)
+set_property(TEST cudart_programs_run_on_the_sim APPEND PROPERTY
+             ENVIRONMENT "${GS_CUDART_ENV}")
+foreach(t memory_cap_holds_for_every_cudart_allocation
+          compute_shares_and_priority_hold_for_cudart_programs
+          study_small_batch_runs_as_a_cudart_program)
+  gs_add_shell_test(cudart_${t} ${_t}/${t}.sh TIMEOUT 300)
+  set_property(TEST cudart_${t} APPEND PROPERTY ENVIRONMENT
+               "${GS_CUDART_ENV}")
+endforeach()
+set_tests_properties(cudart_programs_run_on_the_sim
+  cudart_memory_cap_holds_for_every_cudart_allocation
+  cudart_compute_shares_and_priority_hold_for_cudart_programs
+  cudart_study_small_batch_runs_as_a_cudart_program
+  PROPERTIES SKIP_RETURN_CODE 77)
+# A share and latency measurement: run alone on the CI's 2 cores.
+set_tests_properties(
+  cudart_compute_shares_and_priority_hold_for_cudart_programs
+  PROPERTIES RUN_SERIAL TRUE)

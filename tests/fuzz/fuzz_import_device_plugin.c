@@ -4,7 +4,7 @@
  * device-plugin --gpu H100 --gpus 8` reads them. Must never crash, leak or
  * read out of bounds; errors are fine. Seeds: tests/fuzz/corpus/<name>/.
  */
-#include "../../cli/yamldoc.h"
+#include "gs/yamldoc.h"
 #include "gs/import.h"
 
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * as `gpuslice import dra` reads them. Must never crash, leak or read out
  * of bounds; errors are fine. Seeds: tests/fuzz/corpus/<name>/.
  */
-#include "../../cli/yamldoc.h"
+#include "gs/yamldoc.h"
 #include "gs/import.h"
 
 #include <stdint.h>

@@ -4,17 +4,15 @@
 gs_add_unit_test(test_sim_state
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_state.c
                  LIBS gs_sim_state)
-if(TARGET cuda_sim)
-  gs_add_unit_test(test_sim_procaddr
-                   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_procaddr.c
-                   LIBS cuda_sim ${CMAKE_DL_LIBS})
-  target_include_directories(test_sim_procaddr PRIVATE ${GS_CUDA_INCLUDE}
-                             ${CMAKE_SOURCE_DIR}/sim)
-  target_compile_definitions(test_sim_procaddr PRIVATE
-    GS_TEST_DATA_DIR="${CMAKE_SOURCE_DIR}/tests/data")
-  gs_add_unit_test(test_sim_driver
-                   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_driver.c
-                   LIBS cuda_sim gs_sim_state)
-  target_include_directories(test_sim_driver PRIVATE ${GS_CUDA_INCLUDE})
-  set_tests_properties(test_sim_driver PROPERTIES TIMEOUT 300)
-endif()
+gs_add_unit_test(test_sim_procaddr
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_procaddr.c
+                 LIBS cuda_sim ${CMAKE_DL_LIBS})
+target_include_directories(test_sim_procaddr PRIVATE ${GS_CUDA_INCLUDE}
+                           ${CMAKE_SOURCE_DIR}/sim)
+target_compile_definitions(test_sim_procaddr PRIVATE
+  GS_TEST_DATA_DIR="${CMAKE_SOURCE_DIR}/tests/data")
+gs_add_unit_test(test_sim_driver
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_driver.c
+                 LIBS cuda_sim gs_sim_state)
+target_include_directories(test_sim_driver PRIVATE ${GS_CUDA_INCLUDE})
+set_tests_properties(test_sim_driver PROPERTIES TIMEOUT 300)

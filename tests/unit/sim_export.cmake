@@ -7,11 +7,9 @@ gs_add_unit_test(test_sim_md2
                          ${CMAKE_SOURCE_DIR}/sim/md2.c)
 target_include_directories(test_sim_md2 PRIVATE ${CMAKE_SOURCE_DIR}/sim)
 
-if(TARGET cuda_sim)
-  gs_add_unit_test(test_sim_primary_ctx
-                   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_primary_ctx.c
-                           ${CMAKE_SOURCE_DIR}/sim/md2.c
-                   LIBS cuda_sim gs_sim_state Threads::Threads)
-  target_include_directories(test_sim_primary_ctx PRIVATE ${GS_CUDA_INCLUDE}
-                             ${CMAKE_SOURCE_DIR}/sim)
-endif()
+gs_add_unit_test(test_sim_primary_ctx
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_primary_ctx.c
+                         ${CMAKE_SOURCE_DIR}/sim/md2.c
+                 LIBS cuda_sim gs_sim_state Threads::Threads)
+target_include_directories(test_sim_primary_ctx PRIVATE ${GS_CUDA_INCLUDE}
+                           ${CMAKE_SOURCE_DIR}/sim)

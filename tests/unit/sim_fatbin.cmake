@@ -62,14 +62,12 @@ target_include_directories(test_sim_costmodel PRIVATE ${GS_CUDA_INCLUDE}
 target_compile_definitions(test_sim_costmodel PRIVATE
   GS_KERNELS_PTX="${CMAKE_SOURCE_DIR}/workloads/kernels.ptx")
 
-if(TARGET cuda_sim)
-  gs_add_unit_test(test_sim_fatbin_load
-                   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_fatbin_load.c
-                   LIBS cuda_sim gs_sim_state)
-  target_include_directories(test_sim_fatbin_load PRIVATE ${GS_CUDA_INCLUDE})
-  target_compile_definitions(test_sim_fatbin_load PRIVATE ${GS_FATBIN_DEF})
-  set_tests_properties(test_sim_fatbin_load PROPERTIES SKIP_RETURN_CODE 77)
+gs_add_unit_test(test_sim_fatbin_load
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_fatbin_load.c
+                 LIBS cuda_sim gs_sim_state)
+target_include_directories(test_sim_fatbin_load PRIVATE ${GS_CUDA_INCLUDE})
+target_compile_definitions(test_sim_fatbin_load PRIVATE ${GS_FATBIN_DEF})
+set_tests_properties(test_sim_fatbin_load PROPERTIES SKIP_RETURN_CODE 77)
   if(GS_NVCC_FATBIN)
-    add_dependencies(test_sim_fatbin_load gs_test_fatbins)
-  endif()
+  add_dependencies(test_sim_fatbin_load gs_test_fatbins)
 endif()

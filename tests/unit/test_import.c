@@ -1,6 +1,6 @@
 /*
  * test_import.c - the device-plugin and DRA importers, from YAML text
- * through the CLI's libyaml reader (cli/yamldoc.c) to the translation,
+ * through core's YAML reader (gs/yamldoc.h, libyaml) to the translation,
  * and the reader and the quantity parser on their own. Errors are tested
  * from tables: the text, the code, the exact message with its line.
  * GS_IMPORT_DATA is tests/data/import (passed by CMake).
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "gs/import.h"
-#include "yamldoc.h"
+#include "gs/yamldoc.h"
 
 #define MIB (1024ULL * 1024)
 #define GIB (1024ULL * MIB)

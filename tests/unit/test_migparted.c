@@ -142,7 +142,7 @@ static const struct {
      "or 0xDDDDVVVV:0xSSSSssss)"},
     {HDR "  a:\n    - devices: all\n      mig-enabled: false\n"
          "  a:\n    - devices: all\n      mig-enabled: false\n",
-     NULL, NULL, GS_ERR_PARSE, "line 6: config 'a' defined twice"},
+     NULL, NULL, GS_ERR_PARSE, "line 6: key 'a' appears twice"},
     {"version: v1\nmig-configs: [\n", NULL, NULL, GS_ERR_PARSE, NULL},
     {"", NULL, NULL, GS_ERR_PARSE, "the file is empty"},
     {"- 1\n", NULL, NULL, GS_ERR_PARSE,

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gs/catalog.h"
+#include "gs/proc.h"
 #include "sim/state.h"
 
 #define MS 1000000ULL
@@ -277,18 +278,11 @@ static pid_t dead_child(bool wait_for_it)
 	} else {
 		/* let it become a zombie */
 		for (int i = 0; i < 200; i++) {
-			char path[64], buf[256] = {0};
-			FILE *fp;
+			char state = '?';
 
-			snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-			fp = fopen(path, "r");
-			if (fp != NULL) {
-				size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
-				fclose(fp);
-				(void)n;
-				if (strstr(buf, ") Z ") != NULL)
-					break;
-			}
+			if (gs_proc_stat((int32_t)pid, &state, NULL, NULL) &&
+			    state == 'Z')
+				break;
 			usleep(5000);
 		}
 	}

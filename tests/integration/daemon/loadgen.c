@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "gs/client.h"
 #include "gs/region.h"
 
 struct opts {

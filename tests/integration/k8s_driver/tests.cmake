@@ -2,34 +2,30 @@
 # unprepare, CDI specs, checkpoint) on the simulated node: gpusliced on a
 # sim, a ResourceClaim stand-in for the API server (claims_standin.py),
 # and gs-kdra-probe calling the driver as the kubelet plugin would.
-if(TARGET gs_kube_driver)
-  add_executable(gs-kdra-probe ${CMAKE_CURRENT_LIST_DIR}/kdra_probe.c)
-  set_target_properties(gs-kdra-probe PROPERTIES
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  target_link_libraries(gs-kdra-probe PRIVATE gs_kube_driver
-                        PkgConfig::JANSSON Threads::Threads)
-endif()
+add_executable(gs-kdra-probe ${CMAKE_CURRENT_LIST_DIR}/kdra_probe.c)
+set_target_properties(gs-kdra-probe PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_link_libraries(gs-kdra-probe PRIVATE gs_kube_driver
+                      PkgConfig::JANSSON Threads::Threads)
 # Tests that preload the shim (not instrumented) into a workload are not
 # labelled asan; the others run the instrumented driver and daemon too.
-if(TARGET gs_kube_driver AND TARGET gpusliced AND TARGET gpuslice)
-  set(GS_KDRA_TESTS
-      k8s_claim_prepares_a_capped_slice_and_unprepare_frees_it:claim_e2e.sh:
-      k8s_bad_claims_and_api_errors_leave_nothing_behind:bad_input.sh:asan
-      k8s_restart_mid_prepare_neither_loses_nor_duplicates:restart.sh:asan
-      k8s_mig_claim_creates_its_instance:mig.sh:
-      k8s_device_health_follows_the_daemon:health.sh:asan
-      k8s_mps_claim_gets_the_mps_client_env_and_pipe:mps.sh:)
-  foreach(t ${GS_KDRA_TESTS})
-    string(REPLACE ":" ";" parts "${t}")
-    list(GET parts 0 name)
-    list(GET parts 1 script)
-    list(LENGTH parts n)
-    set(extra "")
+set(GS_KDRA_TESTS
+    k8s_claim_prepares_a_capped_slice_and_unprepare_frees_it:claim_e2e.sh:
+    k8s_bad_claims_and_api_errors_leave_nothing_behind:bad_input.sh:asan
+    k8s_restart_mid_prepare_neither_loses_nor_duplicates:restart.sh:asan
+    k8s_mig_claim_creates_its_instance:mig.sh:
+    k8s_device_health_follows_the_daemon:health.sh:asan
+    k8s_mps_claim_gets_the_mps_client_env_and_pipe:mps.sh:)
+foreach(t ${GS_KDRA_TESTS})
+  string(REPLACE ":" ";" parts "${t}")
+  list(GET parts 0 name)
+  list(GET parts 1 script)
+  list(LENGTH parts n)
+  set(extra "")
     if(n GREATER 2)
-      list(GET parts 2 extra)
-    endif()
-    gs_add_shell_test(${name} tests/integration/k8s_driver/${script}
-                      LABELS kubernetes ${extra} TIMEOUT 240)
-    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
-  endforeach()
-endif()
+    list(GET parts 2 extra)
+  endif()
+  gs_add_shell_test(${name} tests/integration/k8s_driver/${script}
+                    LABELS kubernetes ${extra} TIMEOUT 240)
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()

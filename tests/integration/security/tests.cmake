@@ -2,22 +2,20 @@
 # could try on a node with a root gpusliced, run as such users (setpriv);
 # skipped (77) when the tests are not run as root. gs-region-forge does
 # to the shared region what an attacker's own code could.
-if(TARGET gpusliced AND TARGET gpuslice AND TARGET gpuslice_shim)
-  add_executable(gs-region-forge ${CMAKE_CURRENT_LIST_DIR}/forge.c)
-  set_target_properties(gs-region-forge PROPERTIES
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  target_include_directories(gs-region-forge PRIVATE ${CMAKE_SOURCE_DIR}/region)
-  target_link_libraries(gs-region-forge PRIVATE Threads::Threads)
-  foreach(t
-      tenant_cannot_join_another_users_slice
-      forged_process_entry_cannot_get_another_process_killed
-      shim_fails_closed_when_its_entry_is_tampered_or_its_slice_deleted
-      run_directory_of_another_user_is_refused
-      watchdog_stops_processes_in_no_slice_or_over_their_share
-      a_wedged_region_lock_is_repaired_when_the_daemon_restarts
-      one_tenant_cannot_take_every_process_slot)
-    gs_add_shell_test(${t} tests/integration/security/${t}.sh
-                      LABELS security TIMEOUT 180)
-    set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
-  endforeach()
-endif()
+add_executable(gs-region-forge ${CMAKE_CURRENT_LIST_DIR}/forge.c)
+set_target_properties(gs-region-forge PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-region-forge PRIVATE ${CMAKE_SOURCE_DIR}/region)
+target_link_libraries(gs-region-forge PRIVATE Threads::Threads)
+foreach(t
+    tenant_cannot_join_another_users_slice
+    forged_process_entry_cannot_get_another_process_killed
+    shim_fails_closed_when_its_entry_is_tampered_or_its_slice_deleted
+    run_directory_of_another_user_is_refused
+    watchdog_stops_processes_in_no_slice_or_over_their_share
+    a_wedged_region_lock_is_repaired_when_the_daemon_restarts
+    one_tenant_cannot_take_every_process_slot)
+  gs_add_shell_test(${t} tests/integration/security/${t}.sh
+                    LABELS security TIMEOUT 180)
+  set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()

@@ -3,12 +3,10 @@
 # directly, and `ctest -L slurm` here. It prints "SKIP: ..." and passes
 # where Slurm cannot run at all (not root, not installed).
 # gs-slurm-slices lists a region's slices with their limits for the cases.
-if(TARGET gs_region)
-  add_executable(gs-slurm-slices ${CMAKE_CURRENT_LIST_DIR}/slices_probe.c)
-  set_target_properties(gs-slurm-slices PROPERTIES
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  target_link_libraries(gs-slurm-slices PRIVATE gs_region)
-endif()
+add_executable(gs-slurm-slices ${CMAKE_CURRENT_LIST_DIR}/slices_probe.c)
+set_target_properties(gs-slurm-slices PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_link_libraries(gs-slurm-slices PRIVATE gs_region)
 if(TARGET spank_gpuslice)
   gs_add_shell_test(slurm_jobs_run_in_enforced_slices
                     tests/integration/slurm/run.sh LABELS slurm TIMEOUT 600)

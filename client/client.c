@@ -1,12 +1,13 @@
 /*
- * client.c - HTTP/1.1 over a Unix socket for the CLI (see client.h).
+ * client.c - gpuslice's client library: HTTP/1.1 over gpusliced's Unix
+ * socket (see gs/client.h).
  *
  * Just enough HTTP: requests carry Content-Length; responses are read up
  * to the end of the headers, then Content-Length bytes (gpusliced always
- * sends it). A response larger than CLIENT_MAX_RESPONSE is an error, not
- * an allocation without end.
+ * sends it). A response larger than the connection's max_response is an
+ * error, not an allocation without end.
  */
-#include "client.h"
+#include "gs/client.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -19,20 +20,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define CLIENT_MAX_RESPONSE (64u << 20)
-#define CLIENT_TIMEOUT_MS   60000
-
-const char *gs_client_socket_opt;
-
-const char *gs_client_socket(void)
+const char *gs_client_default_socket(void)
 {
 	static char path[108];
 	const char *env = getenv("GPUSLICE_SOCKET");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
 
-	if (gs_client_socket_opt && gs_client_socket_opt[0])
-		return gs_client_socket_opt;
 	if (env && env[0])
 		return env;
 	if (getuid() == 0 || stat("/run/gpuslice/api.sock", &st) == 0 ||
@@ -42,15 +36,17 @@ const char *gs_client_socket(void)
 	return path;
 }
 
-gs_err gs_client_connect(struct gs_client_conn *c, const char *socket_path,
+gs_err gs_client_connect(struct gs_client_conn *c, const char *sock,
                          struct gs_errbuf *eb)
 {
 	struct sockaddr_un sa;
-	const char *p = socket_path ? socket_path : gs_client_socket();
+	const char *p = sock ? sock : gs_client_default_socket();
 	int e;
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->timeout_ms = GS_CLIENT_TIMEOUT_MS;
+	c->max_response = GS_CLIENT_MAX_RESPONSE;
 	if (strlen(p) >= sizeof(sa.sun_path))
 		return gs_fail(eb, GS_ERR_INVALID, "socket path too long: %s",
 		               p);
@@ -117,7 +113,7 @@ static gs_err fill(struct gs_client_conn *c, struct gs_errbuf *eb)
 		size_t cap = c->cap ? c->cap * 2 : 8192;
 		char *nb;
 
-		if (cap > CLIENT_MAX_RESPONSE + 65536)
+		if (cap > c->max_response + 65536)
 			return gs_fail(eb, GS_ERR_RANGE,
 			               "response from gpusliced too large");
 		nb = realloc(c->buf, cap);
@@ -127,7 +123,7 @@ static gs_err fill(struct gs_client_conn *c, struct gs_errbuf *eb)
 		c->cap = cap;
 	}
 	do
-		rc = poll(&pfd, 1, CLIENT_TIMEOUT_MS);
+		rc = poll(&pfd, 1, c->timeout_ms);
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0)
 		return gs_fail(eb, GS_ERR_TIMEOUT,
@@ -185,7 +181,7 @@ gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
 			break;
 		}
 	}
-	if (clen > CLIENT_MAX_RESPONSE)
+	if (clen > c->max_response)
 		return gs_fail(eb, GS_ERR_RANGE,
 		               "response from gpusliced too large");
 	while (c->len < hlen + clen) {
@@ -234,30 +230,37 @@ void gs_client_urlencode(const char *s, char *out, size_t len)
 	out[o] = '\0';
 }
 
+gs_err gs_client_answer_err(int status, const json_t *answer)
+{
+	const char *name = json_string_value(json_object_get(answer, "error"));
+
+	return name                             ? gs_client_err_from_name(name)
+	       : status == 404                  ? GS_ERR_NOT_FOUND
+	       : status == 403 || status == 401 ? GS_ERR_PERM
+	       : status >= 500                  ? GS_ERR_INTERNAL
+	                                        : GS_ERR_INVALID;
+}
+
+const char *gs_client_answer_message(const json_t *answer)
+{
+	return json_string_value(json_object_get(answer, "message"));
+}
+
 /* Turns a non-2xx answer into its gs_err with the daemon's message. */
 static gs_err answer_error(int status, const char *body, struct gs_errbuf *eb)
 {
 	json_t *o = json_loads(body, 0, NULL);
-	const char *name = NULL, *msg = NULL;
-	gs_err err;
+	const char *msg = gs_client_answer_message(o);
+	gs_err err = gs_client_answer_err(status, o);
 
-	if (o) {
-		name = json_string_value(json_object_get(o, "error"));
-		msg = json_string_value(json_object_get(o, "message"));
-	}
-	err = name                             ? gs_client_err_from_name(name)
-	      : status == 404                  ? GS_ERR_NOT_FOUND
-	      : status == 403 || status == 401 ? GS_ERR_PERM
-	      : status >= 500                  ? GS_ERR_INTERNAL
-	                                       : GS_ERR_INVALID;
 	gs_fail(eb, err, "%s", msg ? msg : "gpusliced refused the request");
 	json_decref(o);
 	return err;
 }
 
-static gs_err call_raw(const char *method, const char *path, json_t *body,
-                       char **resp, size_t *resp_len, int *status,
-                       struct gs_errbuf *eb)
+static gs_err call_raw(const char *sock, const char *method, const char *path,
+                       const json_t *body, char **resp, size_t *resp_len,
+                       int *status, struct gs_errbuf *eb)
 {
 	struct gs_client_conn c;
 	char *text = NULL;
@@ -268,7 +271,7 @@ static gs_err call_raw(const char *method, const char *path, json_t *body,
 		if (text == NULL)
 			return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
-	err = gs_client_connect(&c, NULL, eb);
+	err = gs_client_connect(&c, sock, eb);
 	if (!err)
 		err = gs_client_roundtrip(&c, method, path, text,
 		                          text ? strlen(text) : 0, status, resp,
@@ -278,8 +281,8 @@ static gs_err call_raw(const char *method, const char *path, json_t *body,
 	return err;
 }
 
-gs_err gs_client_call(const char *method, const char *path, json_t *body,
-                      json_t **out, struct gs_errbuf *eb)
+gs_err gs_client_call(const char *sock, const char *method, const char *path,
+                      const json_t *body, json_t **out, struct gs_errbuf *eb)
 {
 	char *resp = NULL;
 	size_t len = 0;
@@ -288,7 +291,7 @@ gs_err gs_client_call(const char *method, const char *path, json_t *body,
 
 	if (out)
 		*out = NULL;
-	err = call_raw(method, path, body, &resp, &len, &status, eb);
+	err = call_raw(sock, method, path, body, &resp, &len, &status, eb);
 	if (err) {
 		free(resp);
 		return err;
@@ -313,14 +316,15 @@ gs_err gs_client_call(const char *method, const char *path, json_t *body,
 	return GS_OK;
 }
 
-gs_err gs_client_get_text(const char *path, char **text, struct gs_errbuf *eb)
+gs_err gs_client_get_text(const char *sock, const char *path, char **text,
+                          struct gs_errbuf *eb)
 {
 	size_t len = 0;
 	int status = 0;
 	gs_err err;
 
 	*text = NULL;
-	err = call_raw("GET", path, NULL, text, &len, &status, eb);
+	err = call_raw(sock, "GET", path, NULL, text, &len, &status, eb);
 	if (err)
 		return err;
 	if (status < 200 || status > 299) {
@@ -331,17 +335,34 @@ gs_err gs_client_get_text(const char *path, char **text, struct gs_errbuf *eb)
 	return err;
 }
 
-gs_err gs_client_slice_get(const char *name, json_t **slice,
+gs_err gs_client_exchange(const char *sock, const char *method,
+                          const char *path, const json_t *body, int *status,
+                          json_t **answer, struct gs_errbuf *eb)
+{
+	char *resp = NULL;
+	size_t len = 0;
+	gs_err err;
+
+	*status = 0;
+	*answer = NULL;
+	err = call_raw(sock, method, path, body, &resp, &len, status, eb);
+	if (err == GS_OK)
+		*answer = json_loadb(resp ? resp : "", len, 0, NULL);
+	free(resp);
+	return err;
+}
+
+gs_err gs_client_slice_get(const char *sock, const char *name, json_t **slice,
                            struct gs_errbuf *eb)
 {
 	char path[256] = "/v1/slices/";
 
 	gs_client_urlencode(name, path, sizeof(path));
-	return gs_client_call("GET", path, NULL, slice, eb);
+	return gs_client_call(sock, "GET", path, NULL, slice, eb);
 }
 
-gs_err gs_client_slice_attach(const char *name, int32_t pid, json_t **slice,
-                              struct gs_errbuf *eb)
+gs_err gs_client_slice_attach(const char *sock, const char *name, int32_t pid,
+                              json_t **slice, struct gs_errbuf *eb)
 {
 	char path[256] = "/v1/slices/";
 	json_t *body = json_object();
@@ -351,23 +372,24 @@ gs_err gs_client_slice_attach(const char *name, int32_t pid, json_t **slice,
 	strncat(path, "/attach", sizeof(path) - strlen(path) - 1);
 	if (pid > 0)
 		json_object_set_new(body, "pid", json_integer(pid));
-	err = gs_client_call("POST", path, body, slice, eb);
+	err = gs_client_call(sock, "POST", path, body, slice, eb);
 	json_decref(body);
 	return err;
 }
 
-gs_err gs_client_slice_create(json_t *spec, json_t **slice,
-                              struct gs_errbuf *eb)
+gs_err gs_client_slice_create(const char *sock, const json_t *spec,
+                              json_t **slice, struct gs_errbuf *eb)
 {
-	return gs_client_call("POST", "/v1/slices", spec, slice, eb);
+	return gs_client_call(sock, "POST", "/v1/slices", spec, slice, eb);
 }
 
-gs_err gs_client_slice_delete(const char *name, struct gs_errbuf *eb)
+gs_err gs_client_slice_delete(const char *sock, const char *name,
+                              struct gs_errbuf *eb)
 {
 	char path[256] = "/v1/slices/";
 
 	gs_client_urlencode(name, path, sizeof(path));
-	return gs_client_call("DELETE", path, NULL, NULL, eb);
+	return gs_client_call(sock, "DELETE", path, NULL, NULL, eb);
 }
 
 const char *gs_client_str(const json_t *o, const char *key)
@@ -393,31 +415,4 @@ double gs_client_num(const json_t *o, const char *key)
 	json_t *v = json_object_get(o, key);
 
 	return json_is_number(v) ? json_number_value(v) : 0.0;
-}
-
-void gs_client_fmt_bytes(unsigned long long bytes, char *buf, size_t len)
-{
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)bytes;
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0 || v >= 100 || v == (double)(long long)v)
-		snprintf(buf, len, "%.0f%s", v, unit[u]);
-	else
-		snprintf(buf, len, "%.1f%s", v, unit[u]);
-}
-
-void gs_client_print_json(const json_t *j)
-{
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-	if (s) {
-		fputs(s, stdout);
-		fputc('\n', stdout);
-		free(s);
-	}
 }
