@@ -36,6 +36,8 @@ enum gs_slice_state {
 	GS_SLICE_READY = 0,
 	GS_SLICE_FLAGGED = 1, /* the watchdog saw it over its memory limit */
 	GS_SLICE_FAULTED = 2, /* an Xid or MPS fault hit it */
+	GS_SLICE_PENDING = 3, /* being created: share held, not yet usable */
+	GS_SLICE_FAILED = 4,  /* its creation failed; removed at once */
 };
 
 enum gs_slice_on_exit {
