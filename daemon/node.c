@@ -4,16 +4,36 @@
  *
  * A create is decided by core (gs_admit, gs/admission.h: limits, mode,
  * placement, quotas, reclaim victims, MIG steps) on a snapshot of the
- * model built under the lock (adm_snapshot); slice_create then carries
- * the decision out: victims preempted, MIG steps run (mig_apply), the
- * slice added and its limits published, one write batch saving it all.
+ * model built under the lock (adm_snapshot), and carried out in two
+ * phases:
+ *
+ *   phase A, node->lock held (slice_create): decide; victims preempted;
+ *     MIG steps run (mig_apply); the slice joins the model PENDING with
+ *     its GPU, amounts and MIG instance, so the next snapshot counts its
+ *     share; one batch saves the victims' removal and the pending row.
+ *   between, no lock (create_finish): wait for that commit; write the
+ *     slice's limits into the region (region_write: it may wait up to
+ *     the region writers' lock deadline).
+ *   phase B, node->lock held: find the slice again by id; READY and its
+ *     slice.created event, or, the region write failed, FAILED and gone
+ *     with a slice.failed event (create_fail); deleted meanwhile: the
+ *     region entry and MIG instance made for it go, the create answers
+ *     GS_ERR_BUSY.
+ *
+ * NVML MIG changes still run under node->lock (phase A): gpu.c refreshes
+ * node->gpus with them, which everyone reads under the lock.
+ * A PENDING slice belongs to its create: housekeeping, the watchdog and
+ * the ledger leave it alone, resync does not write its region entry, and
+ * gs_node_recover fails one found at start (a crash between the phases).
  *
  * Invariants, all under node->lock:
- *   - v[0..n) holds every live slice, ordered by id; names are unique;
+ *   - v[0..n) holds every live or pending slice, ordered by id; names are
+ *     unique;
  *   - every slice in v has been queued to the store (maybe not committed);
- *   - the region holds exactly the slices in v (when a region is open),
- *     with the limits their specs give, except for a failed region write
- *     that gs_node_recover / gs_node_housekeep repair;
+ *   - the region holds exactly the non-pending slices in v (when a region
+ *     is open), with the limits their specs give, except for a failed
+ *     region write that gs_node_recover / gs_node_housekeep repair; a
+ *     pending slice's entry may exist (written, not yet recorded);
  *   - teams[i] is quota tree index i, and every slice's team is in it.
  */
 #include "node_int.h"
@@ -1411,10 +1431,16 @@ static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
 		/* Deleted while pending (or lost to a resync). The entry
 		 * written goes unless a slice of that name now holds it (a
 		 * new one of the same name may have taken it over). */
+		struct gs__wr *dw = gs__wr_new();
+
 		if (has_ref && !region_ref_held(node, &ref) &&
 		    gs__node_find(node, s->name) == NULL)
 			(void)gs_region_slice_delete(node->region, &ref, NULL);
 		mig_undo(node, s, dec);
+		/* A resync that ran before phase A's row was committed lost
+		 * the slice from the model but not from the store. */
+		gs__wr_slice_del(dw, s->id);
+		gs__wr_submit_detached(node, dw);
 		pthread_mutex_unlock(&node->lock);
 		gs_store_intent_drop(node->store);
 		gs_info("node", "slice=%s deleted while it was being created",
@@ -1867,6 +1893,38 @@ static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 	return false;
 }
 
+/*
+ * Destroys MIG instance `uuid` of GPU g unless a slice of the model names
+ * it (by uuid: gi ids of slices not yet recovered may be stale): the
+ * instance a create that never finished made or took. Lock held.
+ */
+static void mig_drop_unheld(struct gs_node *node, int g, const char *uuid)
+{
+	const struct gs_gpu *gp = &node->gpus->gpu[g];
+	struct gs_errbuf eb = {0};
+	int gi = -1;
+
+	for (int i = 0; i < node->n; i++)
+		if (gs_mode_is_mig(node->v[i]->s.mode) &&
+		    strcmp(node->v[i]->s.mig_uuid, uuid) == 0)
+			return;
+	for (int k = 0; k < gp->n_mig; k++)
+		if (strcmp(gp->mig[k].uuid, uuid) == 0)
+			gi = gp->mig[k].gi_id;
+	if (gi < 0)
+		return;
+	if (gs_gpus_mig_destroy(node->gpus, g, gi, &eb) != GS_OK)
+		gs_warn("node",
+		        "gpu=%d MIG instance %d of a slice that was never "
+		        "created not destroyed: %s (it stays idle)",
+		        g, gi, eb.msg);
+	else
+		gs_info("node",
+		        "gpu=%d MIG instance %d of a slice that was never "
+		        "created destroyed",
+		        g, gi);
+}
+
 gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
                        struct gs_errbuf *eb)
 {
@@ -1905,9 +1963,13 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 		 * phases. The create was never answered; it never comes
 		 * back as a ready slice (its MIG instance stays, idle). */
 		if (ns->s.state == GS_SLICE_PENDING) {
+			struct gs_slice failed = ns->s;
+
 			create_fail(node, ns, NULL, &wr,
 			            "not created: gpusliced stopped while it "
 			            "was being created");
+			if (g >= 0 && gs_mode_is_mig(failed.mode))
+				mig_drop_unheld(node, g, failed.mig_uuid);
 			n_cleaned++;
 			continue;
 		}
