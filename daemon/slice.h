@@ -7,11 +7,19 @@
  *
  * A slice's life:
  *
- *    create (node_slice_create)        watchdog / Xid        delete
- *   ----------------------------> READY ------------> FAULTED ------+
- *                                   |  ------------> FLAGGED ------+--> gone
- *                                   +--------------------------------+
+ *   slice_create (phase A)    create_finish (phase B)
+ *   ---------------------> PENDING ---------> READY ---+
+ *                           |   |               |      | watchdog / Xid
+ *                           |   |               |      +--> FLAGGED --+
+ *                           |   |               |      +--> FAULTED --+
+ *                           |   |               +-- delete ------------+--> gone
+ *                           |   +-- delete (the create answers 409) -----> gone
+ *                           +-- region write failed, or found at start
+ *                               (gs_node_recover) -> FAILED, slice.failed --> gone
  *
+ * PENDING holds its GPU share in the model and the store while its
+ * limits are written to the region off the node lock; no process can
+ * join it. FAILED is never kept: the slice goes in the same step.
  * READY, FLAGGED and FAULTED are all "live": the slice keeps its GPU share
  * until it is deleted (by a user, by reclaim, or, for on_exit=delete, when
  * its last process is gone).
