@@ -291,9 +291,13 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 	json_object_set_new(o, "weight", json_integer(s->spec.weight));
 	json_object_set_new(o, "isolation",
 	                    jstr(gs_isolation_name(s->spec.isolation)));
-	/* Not in the shared region (a write failed; housekeeping retries):
-	 * not ready - a shim sent to it refuses GPU work. */
-	if (s->region_slot < 0) {
+	/* Being created (its region entry is being written), or no longer
+	 * in the shared region (a write failed; housekeeping retries): not
+	 * ready - a shim sent to it refuses GPU work. */
+	if (s->state == GS_SLICE_PENDING) {
+		json_object_set_new(o, "state", jstr("pending"));
+		json_object_set_new(o, "reason", jstr("being created"));
+	} else if (s->region_slot < 0) {
 		json_object_set_new(o, "state", jstr("pending"));
 		json_object_set_new(
 		    o, "reason",

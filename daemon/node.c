@@ -4,16 +4,36 @@
  *
  * A create is decided by core (gs_admit, gs/admission.h: limits, mode,
  * placement, quotas, reclaim victims, MIG steps) on a snapshot of the
- * model built under the lock (adm_snapshot); slice_create then carries
- * the decision out: victims preempted, MIG steps run (mig_apply), the
- * slice added and its limits published, one write batch saving it all.
+ * model built under the lock (adm_snapshot), and carried out in two
+ * phases:
+ *
+ *   phase A, node->lock held (slice_create): decide; victims preempted;
+ *     MIG steps run (mig_apply); the slice joins the model PENDING with
+ *     its GPU, amounts and MIG instance, so the next snapshot counts its
+ *     share; one batch saves the victims' removal and the pending row.
+ *   between, no lock (create_finish): wait for that commit; write the
+ *     slice's limits into the region (region_write: it may wait up to
+ *     the region writers' lock deadline).
+ *   phase B, node->lock held: find the slice again by id; READY and its
+ *     slice.created event, or, the region write failed, FAILED and gone
+ *     with a slice.failed event (create_fail); deleted meanwhile: the
+ *     region entry and MIG instance made for it go, the create answers
+ *     GS_ERR_BUSY.
+ *
+ * NVML MIG changes still run under node->lock (phase A): gpu.c refreshes
+ * node->gpus with them, which everyone reads under the lock.
+ * A PENDING slice belongs to its create: housekeeping, the watchdog and
+ * the ledger leave it alone, resync does not write its region entry, and
+ * gs_node_recover fails one found at start (a crash between the phases).
  *
  * Invariants, all under node->lock:
- *   - v[0..n) holds every live slice, ordered by id; names are unique;
+ *   - v[0..n) holds every live or pending slice, ordered by id; names are
+ *     unique;
  *   - every slice in v has been queued to the store (maybe not committed);
- *   - the region holds exactly the slices in v (when a region is open),
- *     with the limits their specs give, except for a failed region write
- *     that gs_node_recover / gs_node_housekeep repair;
+ *   - the region holds exactly the non-pending slices in v (when a region
+ *     is open), with the limits their specs give, except for a failed
+ *     region write that gs_node_recover / gs_node_housekeep repair; a
+ *     pending slice's entry may exist (written, not yet recorded);
  *   - teams[i] is quota tree index i, and every slice's team is in it.
  */
 #include "node_int.h"
@@ -413,48 +433,45 @@ static void limits_of(const struct gs_slice *s, struct gs_slice_limits *lim)
 }
 
 /*
- * Makes the region hold `ns` with its limits. Lock held: the only lock
- * this waits on is the region's writers' lock, which no tenant can open,
- * and that wait has a deadline. On failure (logged, in *eb when given)
- * the slice has no region entry (has_ref false): a shim cannot join it,
- * so it never runs without its limits.
+ * Makes `region` hold slice `s` with its limits; OUT: *ref, *has_ref
+ * (whether *ref names its entry, set even when a later update failed).
+ * Needs no node lock: the only lock this waits on is the region's
+ * writers' lock, which no tenant can open, and that wait has a deadline.
+ * slice_create calls it off the node lock for a PENDING slice (nothing
+ * else writes a pending slice's entry); on failure (logged, in *eb when
+ * given) a shim cannot join the slice, so it never runs without limits.
  */
-static gs_err region_put(struct gs_node *node, struct gs__nslice *ns,
-                         struct gs_errbuf *out_eb)
+static gs_err region_write(struct gs_region *region, const struct gs_slice *s,
+                           struct gs_slice_ref *ref, bool *has_ref,
+                           struct gs_errbuf *out_eb)
 {
 	struct gs_slice_limits lim, cur;
 	struct gs_errbuf eb = {0};
 	bool created = false;
 	gs_err err;
 
-	if (node->region == NULL)
-		return GS_OK;
-	limits_of(&ns->s, &lim);
+	*has_ref = false;
+	limits_of(s, &lim);
 	if (gs_fault_hit("region.write"))
 		err = gs_fail(&eb, GS_ERR_IO, "region write failed (injected)");
 	else
-		err = gs_region_slice_ensure(node->region, &lim, &ns->ref,
-		                             &created, &eb);
+		err = gs_region_slice_ensure(region, &lim, ref, &created, &eb);
 	if (err) {
-		ns->has_ref = false;
-		ns->s.region_slot = -1; /* shown as pending until written */
-		gs_error("node", "slice=%s region write failed: %s", ns->s.name,
+		gs_error("node", "slice=%s region write failed: %s", s->name,
 		         gs_errbuf_msg(&eb, err));
 		if (out_eb)
 			(void)gs_fail(out_eb, err, "%s",
 			              gs_errbuf_msg(&eb, err));
 		return err;
 	}
-	ns->has_ref = true;
-	ns->s.region_slot = ns->ref.slot;
-	ns->s.region_gen = (uint32_t)ns->ref.generation;
+	*has_ref = true;
 	if (!created &&
-	    (gs_region_slice_limits(node->region, &ns->ref, &cur) != GS_OK ||
+	    (gs_region_slice_limits(region, ref, &cur) != GS_OK ||
 	     memcmp(&cur, &lim, sizeof(lim)) != 0)) {
-		err = gs_region_slice_update(node->region, &ns->ref, &lim, &eb);
+		err = gs_region_slice_update(region, ref, &lim, &eb);
 		if (err) {
 			gs_error("node", "slice=%s region update failed: %s",
-			         ns->s.name, gs_errbuf_msg(&eb, err));
+			         s->name, gs_errbuf_msg(&eb, err));
 			if (out_eb)
 				(void)gs_fail(out_eb, err, "%s",
 				              gs_errbuf_msg(&eb, err));
@@ -462,6 +479,39 @@ static gs_err region_put(struct gs_node *node, struct gs__nslice *ns,
 		}
 	}
 	return GS_OK;
+}
+
+/* Records in `ns` where region_write put it (lock held). */
+static void region_took(struct gs__nslice *ns, const struct gs_slice_ref *ref,
+                        bool has_ref)
+{
+	ns->has_ref = has_ref;
+	if (!has_ref) {
+		ns->s.region_slot = -1; /* shown as pending until written */
+		return;
+	}
+	ns->ref = *ref;
+	ns->s.region_slot = ref->slot;
+	ns->s.region_gen = (uint32_t)ref->generation;
+}
+
+/*
+ * Makes the region hold `ns` with its limits (lock held; see
+ * region_write). On failure the slice may have no region entry
+ * (has_ref false): housekeeping retries.
+ */
+static gs_err region_put(struct gs_node *node, struct gs__nslice *ns,
+                         struct gs_errbuf *out_eb)
+{
+	struct gs_slice_ref ref = ns->ref;
+	bool has_ref;
+	gs_err err;
+
+	if (node->region == NULL)
+		return GS_OK;
+	err = region_write(node->region, &ns->s, &ref, &has_ref, out_eb);
+	region_took(ns, &ref, has_ref);
+	return err;
 }
 
 static void region_del(struct gs_node *node, struct gs__nslice *ns)
@@ -1092,8 +1142,10 @@ void gs__node_resync(struct gs_node *node)
 				(void)gs_region_slice_delete(node->region, &it,
 				                             NULL);
 		}
+		/* A PENDING slice's entry is its create's to write. */
 		for (int i = 0; i < node->n; i++)
-			(void)region_put(node, node->v[i], NULL);
+			if (node->v[i]->s.state != GS_SLICE_PENDING)
+				(void)region_put(node, node->v[i], NULL);
 	}
 	gs_warn("node", "model reloaded from the store slices=%d", node->n);
 	pthread_mutex_unlock(&node->lock);
@@ -1156,7 +1208,9 @@ void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
 	struct gs_slice_usage u;
 	double dt = (double)(now - ns->led_t_ns) / 1e9;
 
-	if (dt <= 0)
+	/* A slice being created holds nothing anyone could use yet. */
+	if (dt <= 0 || ns->s.state == GS_SLICE_PENDING ||
+	    ns->s.state == GS_SLICE_FAILED)
 		return;
 	memset(&r, 0, sizeof(r));
 	if (node->region && ns->has_ref &&
@@ -1245,15 +1299,17 @@ static void wr_submit_announced(struct gs_node *node, struct gs__wr *wr,
 
 /*
  * Lock held: undoes the MIG instance a failed creation made for slice `s`
- * (decision `d` asked for a new one), so that a refused request leaves
- * no instance behind. An instance it only took stays (it was there).
+ * (decision `d` asked for a new one; `s` is out of the model), so that a
+ * refused request leaves no instance behind. An instance it only took
+ * stays (it was there), as does one another slice holds by now.
  */
 static void mig_undo(struct gs_node *node, const struct gs_slice *s,
                      const struct gs_adm_decision *d)
 {
 	struct gs_errbuf eb = {0};
 
-	if (!gs_mode_is_mig(d->mode) || d->gi_id >= 0 || s->gi_id < 0)
+	if (!gs_mode_is_mig(d->mode) || d->gi_id >= 0 || s->gi_id < 0 ||
+	    mig_in_use(node, s->gpu_index, s->gi_id))
 		return;
 	if (gs_gpus_mig_destroy(node->gpus, s->gpu_index, s->gi_id, &eb) !=
 	    GS_OK)
@@ -1296,11 +1352,164 @@ static void record_demand(struct gs_node *node,
 	gs__wr_submit_detached(node, wr);
 }
 
+void gs_node_set_create_hook(struct gs_node *node,
+                             void (*fn)(void *arg, const char *slice),
+                             void *arg)
+{
+	node->create_hook = fn;
+	node->create_hook_arg = arg;
+}
+
 void gs_node_demand(struct gs_node *node, struct gs_demand *out)
 {
 	pthread_mutex_lock(&node->lock);
 	*out = node->demand;
 	pthread_mutex_unlock(&node->lock);
+}
+
+/* Whether a slice of the model holds region entry `ref`. Lock held. */
+static bool region_ref_held(struct gs_node *node,
+                            const struct gs_slice_ref *ref)
+{
+	for (int i = 0; i < node->n; i++)
+		if (node->v[i]->has_ref && node->v[i]->ref.slot == ref->slot &&
+		    node->v[i]->ref.generation == ref->generation)
+			return true;
+	return false;
+}
+
+/*
+ * A slice left PENDING by a create that cannot finish (lock held): it
+ * becomes FAILED and goes, with a slice.failed event saying `why`, and the
+ * MIG instance made for it goes too (decision `d`; NULL: it stays idle).
+ */
+static void create_fail(struct gs_node *node, struct gs__nslice *ns,
+                        const struct gs_adm_decision *d, struct gs__wr *wr,
+                        const char *why)
+{
+	struct gs_slice failed;
+
+	ns->s.state = GS_SLICE_FAILED;
+	failed = ns->s;
+	gs_warn("node", "slice=%s failed: %s", failed.name, why);
+	gs__node_remove(node, ns, wr, "slice.failed", why);
+	if (d)
+		mig_undo(node, &failed, d);
+}
+
+/*
+ * Phase B of a create; the lock is NOT held on entry. `s` is the slice as
+ * phase A saved it (PENDING, its MIG instance taken). Writes its limits
+ * to the region off the lock (region_write may wait on the region's
+ * writers' lock), then, under the lock, finds the slice again by id and
+ * makes it READY, saved with its slice.created event; or, when the
+ * region write failed, FAILED and gone (create_fail). A slice deleted
+ * meanwhile stays deleted: the region entry and MIG instance made for it
+ * go, and the create answers GS_ERR_BUSY. OUT: res->slice.
+ */
+static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
+                            const struct gs_adm_decision *dec,
+                            struct gs_node_create_res *res,
+                            struct gs_errbuf *eb)
+{
+	struct gs_slice_ref ref = {.slot = -1};
+	struct gs_errbuf reb = {0};
+	struct gs__nslice *ns;
+	struct gs__wr wr;
+	bool has_ref = false, intent = true;
+	gs_err rerr = GS_OK, err;
+
+	if (node->create_hook)
+		node->create_hook(node->create_hook_arg, s->name);
+	if (node->region)
+		rerr = region_write(node->region, s, &ref, &has_ref, &reb);
+
+	gs_store_intent(node->store);
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find_id(node, s->id);
+	if (ns == NULL) {
+		/* Deleted while pending (or lost to a resync). The entry
+		 * written goes unless a slice of that name now holds it (a
+		 * new one of the same name may have taken it over). */
+		struct gs__wr *dw = gs__wr_new();
+
+		if (has_ref && !region_ref_held(node, &ref) &&
+		    gs__node_find(node, s->name) == NULL)
+			(void)gs_region_slice_delete(node->region, &ref, NULL);
+		mig_undo(node, s, dec);
+		/* A resync that ran before phase A's row was committed lost
+		 * the slice from the model but not from the store. */
+		gs__wr_slice_del(dw, s->id);
+		gs__wr_submit_detached(node, dw);
+		pthread_mutex_unlock(&node->lock);
+		gs_store_intent_drop(node->store);
+		gs_info("node", "slice=%s deleted while it was being created",
+		        s->name);
+		return gs_fail(eb, GS_ERR_BUSY,
+		               "slice %s was deleted while it was being "
+		               "created",
+		               s->name);
+	}
+	gs__wr_init(&wr);
+	region_took(ns, &ref, has_ref);
+	if (rerr) {
+		char why[256];
+
+		/*
+		 * Fail closed: a slice whose limits are not in the region is
+		 * not created (a shim could not enforce it). Nothing of it
+		 * stays: not in the model, the store or the region; the
+		 * event says why. Reclaim victims stay gone.
+		 */
+		snprintf(why, sizeof(why),
+		         "not created: its limits could not be written to the "
+		         "shared region: %s",
+		         gs_errbuf_msg(&reb, rerr));
+		create_fail(node, ns, dec, &wr, why);
+		node->ctr.rejects++;
+		wr_submit_announced(node, &wr, &intent);
+		pthread_mutex_unlock(&node->lock);
+		(void)wr_wait(node, &wr, NULL);
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "slice %s not created: its limits could not be "
+		               "published to the shared region (%s)",
+		               s->name, gs_errbuf_msg(&reb, rerr));
+	}
+	ns->s.state = GS_SLICE_READY;
+	ns->s.updated_ns = gs_now_ns();
+	ns->led_t_ns = ns->s.updated_ns; /* the ledger skipped it till now */
+	gs__wr_slice_put(&wr, &ns->s);
+	gs__wr_event(&wr, "slice.created", &ns->s,
+	             "mode=%s memory=%llu compute=%d priority=%s%s%s%s%s",
+	             gs_mode_name(s->mode),
+	             (unsigned long long)s->spec.memory_bytes,
+	             s->spec.compute_pct, gs_priority_name(s->spec.priority),
+	             s->borrowed ? " borrowed" : "",
+	             dec->mode_why[0] ? " (" : "", dec->mode_why,
+	             dec->mode_why[0] ? ")" : "");
+	node->ctr.creates++;
+	res->slice = ns->s;
+	wr_submit_announced(node, &wr, &intent);
+	pthread_mutex_unlock(&node->lock);
+	err = wr_wait(node, &wr, eb);
+	if (err) {
+		/* Not saved: the model went back to the store's (resync),
+		 * where the slice is still PENDING, and no one would finish
+		 * it: it fails, and the instance made for it goes. */
+		struct gs__wr *fw = gs__wr_new();
+
+		pthread_mutex_lock(&node->lock);
+		ns = gs__node_find_id(node, s->id);
+		if (ns != NULL && ns->s.state == GS_SLICE_PENDING)
+			create_fail(node, ns, NULL, fw,
+			            "not created: it could not be saved as "
+			            "ready");
+		if (gs__node_find_id(node, s->id) == NULL)
+			mig_undo(node, s, dec);
+		gs__wr_submit_detached(node, fw);
+		pthread_mutex_unlock(&node->lock);
+	}
+	return err;
 }
 
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
@@ -1469,6 +1678,10 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		(void)wr_wait(node, &wr, NULL);
 		goto out_free;
 	}
+	/* The end of phase A: the slice joins the model PENDING (the next
+	 * snapshot counts its share, so nobody else is admitted into it)
+	 * and is saved so in the batch that saves the victims' removal. */
+	s.state = GS_SLICE_PENDING;
 	ns = model_add(node, &s);
 	if (ns == NULL) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -1479,62 +1692,20 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		goto out_free;
 	}
 	node->next_id++;
-	{
-		struct gs_errbuf reb = {0};
-
-		/*
-		 * Fail closed: a slice whose limits are not in the region is
-		 * not created (a shim could not enforce it). Nothing of it
-		 * stays: not in the model, the store or the region; the
-		 * event says why. Reclaim victims and MIG instances made for
-		 * it are already gone or stay idle, as when MIG fails.
-		 */
-		err = region_put(node, ns, &reb);
-		if (err) {
-			struct gs_slice failed = ns->s;
-
-			region_del(node, ns);
-			model_del(node, ns);
-			mig_undo(node, &failed, &dec);
-			gs__wr_event(&wr, "slice.failed", &failed,
-			             "not created: its limits could not be "
-			             "written to the shared region: %s",
-			             gs_errbuf_msg(&reb, err));
-			node->ctr.rejects++;
-			wr_submit_announced(node, &wr, intent);
-			pthread_mutex_unlock(&node->lock);
-			(void)wr_wait(node, &wr, NULL);
-			err = gs_fail(eb, GS_ERR_UNAVAILABLE,
-			              "slice %s not created: its limits could "
-			              "not be published to the shared region "
-			              "(%s)",
-			              failed.name, gs_errbuf_msg(&reb, err));
-			goto out_free;
-		}
-	}
 	gs__wr_slice_put(&wr, &ns->s);
-	gs__wr_event(&wr, "slice.created", &ns->s,
-	             "mode=%s memory=%llu compute=%d priority=%s%s%s%s%s",
-	             gs_mode_name(s.mode),
-	             (unsigned long long)s.spec.memory_bytes,
-	             s.spec.compute_pct, gs_priority_name(s.spec.priority),
-	             s.borrowed ? " borrowed" : "",
-	             dec.mode_why[0] ? " (" : "", dec.mode_why,
-	             dec.mode_why[0] ? ")" : "");
-	node->ctr.creates++;
-	res->slice = ns->s;
 	wr_submit_announced(node, &wr, intent);
 	pthread_mutex_unlock(&node->lock);
 	err = wr_wait(node, &wr, eb);
-	if (err && gs_mode_is_mig(dec.mode) && dec.gi_id < 0) {
+	if (err) {
 		/* Not saved: the model went back to the store's (resync);
-		 * the instance made for it goes too, unless the slice is
-		 * there after all. */
+		 * the instance made for it goes too. */
 		pthread_mutex_lock(&node->lock);
-		if (gs__node_find(node, s.name) == NULL)
-			mig_undo(node, &res->slice, &dec);
+		if (gs__node_find_id(node, s.id) == NULL)
+			mig_undo(node, &s, &dec);
 		pthread_mutex_unlock(&node->lock);
+		goto out_free;
 	}
+	err = create_finish(node, &s, &dec, res, eb);
 	goto out_free;
 
 out_unlock:
@@ -1722,6 +1893,38 @@ static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 	return false;
 }
 
+/*
+ * Destroys MIG instance `uuid` of GPU g unless a slice of the model names
+ * it (by uuid: gi ids of slices not yet recovered may be stale): the
+ * instance a create that never finished made or took. Lock held.
+ */
+static void mig_drop_unheld(struct gs_node *node, int g, const char *uuid)
+{
+	const struct gs_gpu *gp = &node->gpus->gpu[g];
+	struct gs_errbuf eb = {0};
+	int gi = -1;
+
+	for (int i = 0; i < node->n; i++)
+		if (gs_mode_is_mig(node->v[i]->s.mode) &&
+		    strcmp(node->v[i]->s.mig_uuid, uuid) == 0)
+			return;
+	for (int k = 0; k < gp->n_mig; k++)
+		if (strcmp(gp->mig[k].uuid, uuid) == 0)
+			gi = gp->mig[k].gi_id;
+	if (gi < 0)
+		return;
+	if (gs_gpus_mig_destroy(node->gpus, g, gi, &eb) != GS_OK)
+		gs_warn("node",
+		        "gpu=%d MIG instance %d of a slice that was never "
+		        "created not destroyed: %s (it stays idle)",
+		        g, gi, eb.msg);
+	else
+		gs_info("node",
+		        "gpu=%d MIG instance %d of a slice that was never "
+		        "created destroyed",
+		        g, gi);
+}
+
 gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
                        struct gs_errbuf *eb)
 {
@@ -1756,6 +1959,20 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 		struct gs__nslice *ns = node->v[i];
 		int g = gs_gpus_find(node->gpus, ns->s.gpu_uuid);
 
+		/* Saved PENDING: gpusliced stopped between a create's
+		 * phases. The create was never answered; it never comes
+		 * back as a ready slice (its MIG instance stays, idle). */
+		if (ns->s.state == GS_SLICE_PENDING) {
+			struct gs_slice failed = ns->s;
+
+			create_fail(node, ns, NULL, &wr,
+			            "not created: gpusliced stopped while it "
+			            "was being created");
+			if (g >= 0 && gs_mode_is_mig(failed.mode))
+				mig_drop_unheld(node, g, failed.mig_uuid);
+			n_cleaned++;
+			continue;
+		}
 		(void)region_put(node, ns, NULL);
 		if (g < 0) {
 			gs__node_remove(node, ns, &wr, "slice.cleaned",
@@ -1843,6 +2060,11 @@ int gs_node_housekeep(struct gs_node *node)
 		struct gs__nslice *ns = node->v[i];
 		bool live;
 
+		/* Its create (phase B) finishes or fails it. */
+		if (ns->s.state == GS_SLICE_PENDING) {
+			i++;
+			continue;
+		}
 		if (node->region && !ns->has_ref)
 			(void)region_put(node, ns, NULL);
 		live = slice_has_live_procs(node, ns);

@@ -90,10 +90,14 @@ struct gs_node_create_res {
 /*
  * Creates a slice: validates the spec, resolves mode auto (advisor), picks
  * a GPU (placement policy), admits it against the team's quota (possibly
- * preempting borrowed slices), writes its limits to the region and waits
- * for the commit. Errors: GS_ERR_INVALID/PARSE/RANGE (spec), GS_ERR_EXISTS
- * (name taken), GS_ERR_PERM, GS_ERR_NOT_FOUND (team), GS_ERR_QUOTA,
- * GS_ERR_NO_FIT, GS_ERR_IO (commit failed). OUT: *res.
+ * preempting borrowed slices), then, in two phases: the slice is saved
+ * PENDING (its share held), its limits are written to the region off the
+ * node lock, and it is saved READY. Errors: GS_ERR_INVALID/PARSE/RANGE
+ * (spec), GS_ERR_EXISTS (name taken), GS_ERR_PERM, GS_ERR_NOT_FOUND (team),
+ * GS_ERR_QUOTA, GS_ERR_NO_FIT, GS_ERR_IO (commit failed),
+ * GS_ERR_UNAVAILABLE (region write failed: the slice is gone, a
+ * slice.failed event says why), GS_ERR_BUSY (deleted while pending).
+ * OUT: *res.
  */
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
                             const struct gs_node_create_req *req,
@@ -198,6 +202,15 @@ struct gs_node_counters {
 	int64_t started_ns;
 };
 void gs_node_counters(struct gs_node *node, struct gs_node_counters *out);
+
+/*
+ * Tests only: `fn` runs in every create between its two phases, off the
+ * node lock, with the pending slice's name (NULL fn: none). Set it before
+ * any create runs.
+ */
+void gs_node_set_create_hook(struct gs_node *node,
+                             void (*fn)(void *arg, const char *slice),
+                             void *arg);
 
 /* Nanoseconds of CLOCK_REALTIME. */
 int64_t gs_now_ns(void);

@@ -76,6 +76,9 @@ struct gs_node {
 	/* Whether the config's MPS control daemon binary exists (checked at
 	 * start): mode auto picks MPS only where it does. */
 	bool mps_found;
+	/* gs_node_set_create_hook (tests): set before any create. */
+	void (*create_hook)(void *arg, const char *slice);
+	void *create_hook_arg;
 };
 
 /*

@@ -17,6 +17,10 @@ const char *gs_slice_state_name(int state)
 		return "flagged";
 	case GS_SLICE_FAULTED:
 		return "faulted";
+	case GS_SLICE_PENDING:
+		return "pending";
+	case GS_SLICE_FAILED:
+		return "failed";
 	}
 	return "unknown";
 }

@@ -7,11 +7,19 @@
  *
  * A slice's life:
  *
- *    create (node_slice_create)        watchdog / Xid        delete
- *   ----------------------------> READY ------------> FAULTED ------+
- *                                   |  ------------> FLAGGED ------+--> gone
- *                                   +--------------------------------+
+ *   slice_create (phase A)    create_finish (phase B)
+ *   ---------------------> PENDING ---------> READY ---+
+ *                           |   |               |      | watchdog / Xid
+ *                           |   |               |      +--> FLAGGED --+
+ *                           |   |               |      +--> FAULTED --+
+ *                           |   |               +-- delete ------------+--> gone
+ *                           |   +-- delete (the create answers 409) -----> gone
+ *                           +-- region write failed, or found at start
+ *                               (gs_node_recover) -> FAILED, slice.failed --> gone
  *
+ * PENDING holds its GPU share in the model and the store while its
+ * limits are written to the region off the node lock; no process can
+ * join it. FAILED is never kept: the slice goes in the same step.
  * READY, FLAGGED and FAULTED are all "live": the slice keeps its GPU share
  * until it is deleted (by a user, by reclaim, or, for on_exit=delete, when
  * its last process is gone).
@@ -36,6 +44,8 @@ enum gs_slice_state {
 	GS_SLICE_READY = 0,
 	GS_SLICE_FLAGGED = 1, /* the watchdog saw it over its memory limit */
 	GS_SLICE_FAULTED = 2, /* an Xid or MPS fault hit it */
+	GS_SLICE_PENDING = 3, /* being created: share held, not yet usable */
+	GS_SLICE_FAILED = 4,  /* its creation failed; removed at once */
 };
 
 enum gs_slice_on_exit {

@@ -539,6 +539,10 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		int pct = ns->s.spec.compute_pct;
 		char detail[160];
 
+		/* Being created: no process of it runs yet, and its create
+		 * owns its state until it is READY. */
+		if (ns->s.state == GS_SLICE_PENDING)
+			continue;
 		for (int j = 0; j < n_t; j++)
 			if (t[j].id == ns->s.id)
 				x = &t[j];
@@ -725,7 +729,8 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 		struct gs__nslice *ns = node->v[i];
 		bool hit;
 
-		if (ns->s.gpu_index != ev->gpu)
+		if (ns->s.gpu_index != ev->gpu ||
+		    ns->s.state == GS_SLICE_PENDING)
 			continue;
 		if (ev->gi_id >= 0 && ns->s.gi_id != ev->gi_id)
 			continue;

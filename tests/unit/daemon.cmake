@@ -12,3 +12,7 @@ gs_add_unit_test(test_daemon_admission
 # The reconciler on a real node model with a stand-in MPS control program.
 gs_add_unit_test(test_daemon_reconcile
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_reconcile.c LIBS gs_daemon)
+# The two-phase create: pending slices, delete while pending, recovery of
+# a pending row after a crash.
+gs_add_unit_test(test_daemon_create
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_create.c LIBS gs_daemon)

@@ -1,0 +1,371 @@
+/*
+ * test_daemon_create.c - gpusliced's two-phase create (daemon/node.c,
+ * slice_create / create_finish) on a real node model: a scratch SQLite
+ * store, library-less H100s (gs_gpus_fake), no region. A test hook
+ * (gs_node_set_create_hook) runs between the phases, off the node lock,
+ * where the slice is PENDING: saved, its share held, not yet usable.
+ * Checks that the model answers while a create is between its phases,
+ * that a pending slice holds its share against other creates, that a
+ * delete while pending wins (the create answers GS_ERR_BUSY, 409), and
+ * that a PENDING row a crash left in the store never comes back as a
+ * ready slice (gs_node_recover fails it, with a slice.failed event).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../daemon/config.h"
+#include "../../daemon/gpu.h"
+#include "../../daemon/node.h"
+#include "../../daemon/store.h"
+#include "gs/log.h"
+
+#define GIB (1024ULL * 1024 * 1024)
+
+struct env {
+	char dir[64];
+	struct gs_config cfg;
+	struct gs_gpus gpus;
+	struct gs_store *store;
+	struct gs_node *node;
+	struct gs_peer admin;
+	/* the hook: what it does for the slice named `hold` */
+	const char *hold;
+	void (*during)(struct env *e, const char *slice);
+	struct gs_slice seen;     /* "hold" as listed between the phases */
+	struct gs_slice stored;   /* its store row between the phases */
+	bool listed, was_stored;
+	/* a hook that parks the create until `go` */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool parked, go;
+};
+
+static struct gs_node *new_node(struct env *e)
+{
+	struct gs_node_opts no = {0};
+	struct gs_errbuf eb = {0};
+	struct gs_node *node = NULL;
+
+	no.cfg = &e->cfg;
+	no.store = e->store;
+	no.gpus = &e->gpus;
+	if (gs_node_create(&no, &node, &eb) != GS_OK)
+		fail_msg("node: %s", eb.msg);
+	return node;
+}
+
+static void hook(void *arg, const char *slice)
+{
+	struct env *e = arg;
+
+	if (e->during && e->hold && strcmp(slice, e->hold) == 0)
+		e->during(e, slice);
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct gs_errbuf eb = {0};
+	char path[96];
+
+	assert_non_null(e);
+	gs_log_silence();
+	snprintf(e->dir, sizeof(e->dir), "/tmp/gs-test-create-XXXXXX");
+	assert_non_null(mkdtemp(e->dir));
+	snprintf(path, sizeof(path), "%s/state.db", e->dir);
+	gs_config_defaults(&e->cfg, true, NULL, NULL);
+	e->cfg.max_slices = 64;
+	e->cfg.placement = GS_PLACE_BINPACK;
+	e->cfg.default_mode = GS_MODE_TIMESLICE;
+	assert_int_equal(gs_gpus_fake(&e->gpus, "H100-SXM5-80GB", 2, &eb),
+	                 GS_OK);
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_OFF, &e->store, &eb),
+	                 GS_OK);
+	e->node = new_node(e);
+	gs_node_set_create_hook(e->node, hook, e);
+	e->admin.local = e->admin.admin = e->admin.authed = true;
+	snprintf(e->admin.user, sizeof(e->admin.user), "root");
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_cond_init(&e->cv, NULL);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	static const char *const files[] = {"state.db", "state.db-wal",
+	                                    "state.db-shm"};
+	char path[96];
+
+	gs_node_destroy(e->node);
+	gs_store_close(e->store);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", e->dir, files[i]);
+		(void)unlink(path);
+	}
+	(void)rmdir(e->dir);
+	pthread_cond_destroy(&e->cv);
+	pthread_mutex_destroy(&e->mu);
+	free(e);
+	return 0;
+}
+
+static gs_err create(struct env *e, const char *name, uint64_t mem,
+                     struct gs_node_create_res *res, struct gs_errbuf *eb)
+{
+	struct gs_node_create_req req;
+
+	memset(&req, 0, sizeof(req));
+	gs_spec_init(&req.spec);
+	snprintf(req.spec.name, sizeof(req.spec.name), "%s", name);
+	req.spec.mode = GS_MODE_TIMESLICE;
+	req.spec.memory_bytes = mem;
+	req.spec.compute_pct = 10;
+	req.owner_uid = -1;
+	return gs_node_slice_create(e->node, &e->admin, &req, res, eb);
+}
+
+static void find_row(void *ctx, const struct gs_slice *s)
+{
+	struct env *e = ctx;
+
+	if (strcmp(s->name, e->hold) == 0) {
+		e->stored = *s;
+		e->was_stored = true;
+	}
+}
+
+static void count_row(void *ctx, const struct gs_slice *s)
+{
+	(void)s;
+	(*(int *)ctx)++;
+}
+
+static void last_event(void *ctx, const struct gs_event *ev)
+{
+	*(struct gs_event *)ctx = *ev;
+}
+
+static int stored_slices(struct env *e)
+{
+	int n = 0;
+
+	assert_int_equal(gs_store_load_slices(e->store, count_row, &n, NULL),
+	                 GS_OK);
+	return n;
+}
+
+/* ---- between the phases, from another thread ---- */
+
+struct creator {
+	struct env *e;
+	const char *name;
+	uint64_t mem;
+	gs_err err;
+	struct gs_node_create_res res;
+	struct gs_errbuf eb;
+};
+
+static void *creator_main(void *arg)
+{
+	struct creator *c = arg;
+
+	c->err = create(c->e, c->name, c->mem, &c->res, &c->eb);
+	return NULL;
+}
+
+static void park(struct env *e, const char *slice)
+{
+	(void)slice;
+	pthread_mutex_lock(&e->mu);
+	e->parked = true;
+	pthread_cond_broadcast(&e->cv);
+	while (!e->go)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+}
+
+static void model_answers_and_holds_the_share_while_a_create_is_pending(
+    void **state)
+{
+	struct env *e = *state;
+	struct creator c = {.e = e, .name = "a", .mem = 70 * GIB};
+	struct gs_node_create_res res;
+	struct gs_errbuf eb = {0};
+	struct gs_slice *v = NULL, got;
+	pthread_t t;
+	int n = 0, b_gpu;
+
+	e->hold = "a";
+	e->during = park;
+	assert_int_equal(pthread_create(&t, NULL, creator_main, &c), 0);
+	pthread_mutex_lock(&e->mu);
+	while (!e->parked)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+
+	/* The create is parked off the node lock: the model answers. */
+	assert_int_equal(gs_node_slice_list(e->node, &e->admin, NULL, &v, &n),
+	                 GS_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].name, "a");
+	assert_int_equal(v[0].state, GS_SLICE_PENDING);
+	free(v);
+	/* Saved as pending already. */
+	e->was_stored = false;
+	assert_int_equal(gs_store_load_slices(e->store, find_row, e, NULL),
+	                 GS_OK);
+	assert_true(e->was_stored);
+	assert_int_equal(e->stored.state, GS_SLICE_PENDING);
+	/* Its share is held: one more 70 GiB slice fits (the other GPU),
+	 * a second does not. */
+	assert_int_equal(create(e, "b", 70 * GIB, &res, &eb), GS_OK);
+	b_gpu = res.slice.gpu_index;
+	assert_int_equal(create(e, "c", 70 * GIB, &res, &eb), GS_ERR_NO_FIT);
+
+	pthread_mutex_lock(&e->mu);
+	e->go = true;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.err, GS_OK);
+	assert_int_equal(c.res.slice.state, GS_SLICE_READY);
+	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "a", &got),
+	                 GS_OK);
+	assert_int_equal(got.state, GS_SLICE_READY);
+	assert_int_not_equal(got.gpu_index, b_gpu);
+	e->was_stored = false;
+	assert_int_equal(gs_store_load_slices(e->store, find_row, e, NULL),
+	                 GS_OK);
+	assert_true(e->was_stored);
+	assert_int_equal(e->stored.state, GS_SLICE_READY);
+}
+
+/* ---- delete while pending ---- */
+
+static void delete_it(struct env *e, const char *slice)
+{
+	struct gs_errbuf eb = {0};
+
+	/* In the creating thread itself: the lock is not held here. */
+	assert_int_equal(gs_node_slice_delete(e->node, &e->admin, slice, &eb),
+	                 GS_OK);
+}
+
+static void delete_while_pending_wins_and_the_create_answers_busy(
+    void **state)
+{
+	struct env *e = *state;
+	struct gs_node_create_res res;
+	struct gs_node_counters ctr;
+	struct gs_errbuf eb = {0};
+	struct gs_event ev;
+
+	e->hold = "a";
+	e->during = delete_it;
+	assert_int_equal(create(e, "a", 10 * GIB, &res, &eb), GS_ERR_BUSY);
+	assert_non_null(strstr(eb.msg, "deleted while it was being created"));
+	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "a",
+	                                   &res.slice),
+	                 GS_ERR_NOT_FOUND);
+	assert_int_equal(stored_slices(e), 0);
+	memset(&ev, 0, sizeof(ev));
+	assert_int_equal(gs_store_events(e->store, 0, 0, "a", -1, 100,
+	                                 last_event, &ev, NULL),
+	                 GS_OK);
+	assert_string_equal(ev.type, "slice.deleted");
+	gs_node_counters(e->node, &ctr);
+	assert_int_equal(ctr.creates, 0);
+	/* The name is free again, and the room. */
+	e->during = NULL;
+	eb.set = false;
+	assert_int_equal(create(e, "a", 70 * GIB, &res, &eb), GS_OK);
+	assert_int_equal(create(e, "b", 70 * GIB, &res, &eb), GS_OK);
+}
+
+/* ---- a crash between the phases ---- */
+
+static void remember_row(struct env *e, const char *slice)
+{
+	(void)slice;
+	e->was_stored = false;
+	assert_int_equal(gs_store_load_slices(e->store, find_row, e, NULL),
+	                 GS_OK);
+}
+
+static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)
+{
+	return gs_store_slice_put(st, op->arg);
+}
+
+static void pending_row_after_a_crash_fails_at_recovery(void **state)
+{
+	struct env *e = *state;
+	struct gs_node_create_res res;
+	struct gs_store_op op = {.apply = apply_put};
+	struct gs_errbuf eb = {0};
+	struct gs_event ev;
+	int kept = -1, cleaned = -1;
+
+	/* The store as a kill -9 between the phases leaves it: the row
+	 * phase A saved (taken between the phases), put back over the
+	 * READY one phase B wrote. */
+	e->hold = "a";
+	e->during = remember_row;
+	assert_int_equal(create(e, "keep", 1 * GIB, &res, &eb), GS_OK);
+	assert_int_equal(create(e, "a", 10 * GIB, &res, &eb), GS_OK);
+	assert_true(e->was_stored);
+	assert_int_equal(e->stored.state, GS_SLICE_PENDING);
+	gs_node_destroy(e->node);
+	op.arg = &e->stored;
+	gs_store_submit(e->store, &op);
+	assert_int_equal(gs_store_wait(e->store, &op), GS_OK);
+
+	/* gpusliced starts again. */
+	e->node = new_node(e);
+	assert_int_equal(gs_node_recover(e->node, &kept, &cleaned, &eb), GS_OK);
+	assert_int_equal(kept, 1);
+	assert_int_equal(cleaned, 1);
+	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "a",
+	                                   &res.slice),
+	                 GS_ERR_NOT_FOUND);
+	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "keep",
+	                                   &res.slice),
+	                 GS_OK);
+	assert_int_equal(stored_slices(e), 1);
+	memset(&ev, 0, sizeof(ev));
+	assert_int_equal(gs_store_events(e->store, 0, 0, "a", -1, 100,
+	                                 last_event, &ev, NULL),
+	                 GS_OK);
+	assert_string_equal(ev.type, "slice.failed");
+	assert_non_null(strstr(ev.message, "stopped while it was being"));
+	/* Its share is free. */
+	assert_int_equal(create(e, "b", 70 * GIB, &res, &eb), GS_OK);
+	assert_int_equal(create(e, "c", 70 * GIB, &res, &eb), GS_OK);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+	        model_answers_and_holds_the_share_while_a_create_is_pending,
+	        setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        delete_while_pending_wins_and_the_create_answers_busy, setup,
+	        teardown),
+	    cmocka_unit_test_setup_teardown(
+	        pending_row_after_a_crash_fails_at_recovery, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
