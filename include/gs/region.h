@@ -75,7 +75,9 @@
 #include "gs/err.h"
 #include "gs/spec.h"
 
-#define GS_REGION_VERSION     2u /* 2: owner_uid in limits, uid in process slots */
+#define GS_REGION_VERSION     3u /* 2: owner_uid in limits, uid in process slots;
+                                      3: books, buckets and processes in
+                                      per-owner files (usage.<uid>) */
 #define GS_REGION_MAX_DEVICES 32
 #define GS_REGION_MAX_SLICES  256
 #define GS_REGION_MAX_PROCS   1024

@@ -447,7 +447,7 @@ static void killed_process_share_returns_when_reaped(void **state)
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
 	assert_true(u.mem_used == 3 * GiB);
 	assert_int_equal(u.n_procs, 1);
-	assert_true(gs__region_usage(f->r)->h.reaped_total == 1);
+	assert_true(gs__region_own(f->r)->h.reaped_total == 1);
 }
 
 static void reused_pid_is_not_taken_for_the_old_process(void **state)
@@ -466,7 +466,7 @@ static void reused_pid_is_not_taken_for_the_old_process(void **state)
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
 	/* Pretend the slot was written by an earlier process with our pid. */
-	pr = &gs__region_usage(f->r)->proc[p.slot];
+	pr = &gs__region_own(f->r)->proc[p.slot % GS_REGION_MAX_PROCS];
 	pr->start_time -= 1;
 	assert_int_equal(gs_region_reap(f->r), 1);
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
@@ -494,19 +494,22 @@ static void lock_holder_death_is_repaired_not_hung(void **state)
 	pid = fork();
 	if (pid == 0) {
 		struct gs_region *r;
+		struct gs_ro_file *ro;
 
 		if (gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL) ||
-		    gs__region_lock(r) != GS_OK)
+		    (ro = gs__region_owner_file(r, (uint32_t)geteuid())) ==
+		        NULL ||
+		    pthread_mutex_lock(&ro->h.lock.m) != 0)
 			_exit(2);
 		/* Half an update, then death while holding the lock. */
-		gs__region_usage(r)->slice[s.slot].dev[dev].mem_used += 7;
+		ro->slice[s.slot].dev[dev].mem_used += 7;
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
 	assert_true(u.mem_used == GiB); /* recomputed from the proc table */
-	assert_true(gs__region_usage(f->r)->h.lock_recoveries == 1);
+	assert_true(gs__region_own(f->r)->h.lock_recoveries == 1);
 }
 
 static void region_from_an_earlier_boot_is_recreated(void **state)
@@ -641,7 +644,8 @@ static long long now_ms(void)
 
 /*
  * A child that takes flock(LOCK_EX) on `path` (or, with `mutex`, the
- * usage mutex of the region in `dir`), reports through the pipe, then
+ * mutexes of the caller's owner file and of the shared usage file of the
+ * region in `dir`), reports through the pipe, then
  * sleeps until killed. Returns its pid once it holds the lock.
  */
 static pid_t hold_lock(const char *path, const char *dir, bool mutex)
@@ -656,9 +660,14 @@ static pid_t hold_lock(const char *path, const char *dir, bool mutex)
 	if (pid == 0) {
 		if (mutex) {
 			struct gs_region *r;
+			struct gs_ro_file *ro;
 
+			/* The caller's books' lock, then the shared one. */
 			if (gs_region_open(dir, GS_REGION_TENANT, &r, NULL) !=
 			        GS_OK ||
+			    (ro = gs__region_owner_file(
+			         r, (uint32_t)geteuid())) == NULL ||
+			    pthread_mutex_lock(&ro->h.lock.m) != 0 ||
 			    gs__region_lock(r) != GS_OK)
 				_exit(1);
 		} else {
