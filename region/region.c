@@ -47,6 +47,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +83,12 @@ struct gs_region {
 	int n_own;           /* entries of own[] published (atomic) */
 	int me;              /* own[] index of our attached process, -1 */
 	struct gs_own own[MAX_OWNERS];
+	int n_view; /* views of the limits this writer keeps (wlock) */
+	struct {
+		uint32_t uid;
+		int fd;
+		struct gs_rl_file *rl;
+	} view[MAX_OWNERS + 1];
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -597,8 +604,9 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	if (ftruncate(r->ufd, (off_t)sizeof(*r->ru)) != 0 ||
 	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0)
 		goto fail_errno;
-	/* Modes regardless of umask: tenants write usage, read limits. */
-	if (fchmod(r->ufd, 0666) != 0 || fchmod(r->lfd, owner ? 0644 : 0600))
+	/* Modes regardless of umask: tenants write usage and read limits
+	 * through their views (views_publish). */
+	if (fchmod(r->ufd, 0666) != 0 || fchmod(r->lfd, 0600))
 		goto fail_errno;
 	err = map_files(r, true, eb);
 	if (err != GS_OK)
@@ -649,6 +657,39 @@ static void unlink_foreign(const char *dir)
 }
 
 /*
+ * A reader's limits: its own view (limits.<euid>), else the public one,
+ * else the writer's file (root; a region `gpuslice run` made, whose
+ * limits are its creator's). A tenant that may open none of them has no
+ * slice here (GS_ERR_NOT_FOUND).
+ */
+static gs_err open_limits(struct gs_region *r, struct gs_errbuf *eb)
+{
+	char name[GS_RO_NAME_MAX];
+	gs_err err;
+
+	if (geteuid() != 0) {
+		(void)snprintf(name, sizeof(name), "%s.%u",
+		               GS_REGION_LIMITS_FILE, (unsigned)geteuid());
+		if (open_file(r->dir, name, O_RDONLY, 0, &r->lfd, NULL) ==
+		        GS_OK ||
+		    open_file(r->dir, GS_RL_VIEW_PUBLIC_FILE, O_RDONLY, 0,
+		              &r->lfd, NULL) == GS_OK)
+			return GS_OK;
+	}
+	err = open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0, &r->lfd,
+	                NULL);
+	if (err == GS_ERR_PERM)
+		return gs_fail(eb, GS_ERR_NOT_FOUND,
+		               "no limits in %s readable by uid %u (it has no "
+		               "slice there)",
+		               r->dir, (unsigned)geteuid());
+	if (err != GS_OK)
+		return open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0,
+		                 &r->lfd, eb);
+	return GS_OK;
+}
+
+/*
  * Reader path (TENANT, or a RUNNER in someone else's region): no lock. The
  * files are published by rename, complete, so a pair that does not match
  * (opened between the two renames) is retried a few times.
@@ -667,8 +708,7 @@ static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
 			r->lfd = r->ufd = -1;
 			(void)nanosleep(&nap, NULL);
 		}
-		err = open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0,
-		                &r->lfd, eb);
+		err = open_limits(r, eb);
 		if (err != GS_OK)
 			return err;
 		err = open_file(r->dir, GS_REGION_USAGE_FILE, O_RDWR, 0,
@@ -776,6 +816,10 @@ void gs_region_close(struct gs_region *r)
 	for (int i = 0; i < r->n_own; i++) {
 		(void)munmap(r->own[i].ro, sizeof(*r->own[i].ro));
 		(void)close(r->own[i].fd);
+	}
+	for (int i = 0; i < r->n_view; i++) {
+		(void)munmap(r->view[i].rl, sizeof(*r->view[i].rl));
+		(void)close(r->view[i].fd);
 	}
 	if (r->lfd >= 0)
 		(void)close(r->lfd);
@@ -1291,6 +1335,186 @@ void gs__region_unlock(struct gs_region *r)
 		own_unlock(&r->own[r->me]);
 }
 
+/* ---- views of the limits (privileged regions) ------------------------- */
+
+static void view_path(const struct gs_region *r, uint32_t uid, char *out,
+                      size_t n)
+{
+	if (uid == GS_RL_VIEW_PUBLIC)
+		(void)snprintf(out, n, "%s/%s", r->dir, GS_RL_VIEW_PUBLIC_FILE);
+	else
+		(void)snprintf(out, n, "%s/%s.%u", r->dir,
+		               GS_REGION_LIMITS_FILE, (unsigned)uid);
+}
+
+/*
+ * Read access for `uid` alone, besides the file's owner: mode 0640 with
+ * the access ACL user::rw-, user:<uid>:r--, group::---, mask::r--,
+ * other::--- (the kernel's xattr form, entries in tag order). -1 where
+ * the filesystem keeps no ACLs.
+ */
+static int acl_user_read(int fd, uint32_t uid)
+{
+	struct {
+		uint32_t version;
+		struct {
+			uint16_t tag, perm;
+			uint32_t id;
+		} e[5];
+	} a = {2,
+	       {{0x01, 6, UINT32_MAX},
+	        {0x02, 4, uid},
+	        {0x04, 0, UINT32_MAX},
+	        {0x10, 4, UINT32_MAX},
+	        {0x20, 0, UINT32_MAX}}};
+
+	static_assert(sizeof(a) == 4 + 5 * 8, "posix_acl xattr layout");
+	return fsetxattr(fd, "system.posix_acl_access", &a, sizeof(a), 0);
+}
+
+/* Whether a mapped view is this region's view for `uid`. */
+static bool view_valid(const struct gs_region *r, const struct gs_rl_file *v,
+                       uint32_t uid)
+{
+	return __atomic_load_n(&v->h.magic, __ATOMIC_ACQUIRE) == GS_RL_MAGIC &&
+	       v->h.version == GS_REGION_VERSION &&
+	       v->h.size == sizeof(*v) && (v->h.flags & GS_RL_VIEW) &&
+	       v->h.view_uid == uid && v->h.region_id == r->rl->h.region_id &&
+	       v->h.boot_id == r->rl->h.boot_id;
+}
+
+/*
+ * Writers' lock held: the view[] index of `uid`'s view, mapped, made
+ * afresh (and renamed into place) when missing or not this region's.
+ * -1 when it cannot be had (eb says why).
+ */
+static int view_find(struct gs_region *r, uint32_t uid, struct gs_errbuf *eb)
+{
+	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	char tmp[GS_REGION_DIR_MAX + GS_RO_NAME_MAX + 8];
+	struct gs_rl_file *v;
+	struct stat st;
+	void *p;
+	int fd, e, k;
+
+	for (k = 0; k < r->n_view; k++)
+		if (r->view[k].uid == uid)
+			return k;
+	if (r->n_view >= MAX_OWNERS + 1) {
+		(void)gs_fail(eb, GS_ERR_NO_FIT, "too many limits views");
+		return -1;
+	}
+	view_path(r, uid, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid() && (uint64_t)st.st_size == sizeof(*v)) {
+		p = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE, MAP_SHARED,
+		         fd, 0);
+		if (p != MAP_FAILED && view_valid(r, p, uid))
+			goto keep;
+		if (p != MAP_FAILED)
+			(void)munmap(p, sizeof(*v));
+	}
+	if (fd >= 0)
+		(void)close(fd);
+	(void)snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	          0600);
+	if (fd < 0)
+		goto fail_errno;
+	if (ftruncate(fd, (off_t)sizeof(*v)) != 0 || fchmod(fd, 0600) != 0)
+		goto fail_errno_fd;
+	p = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail_errno_fd;
+	v = p;
+	v->h = r->rl->h;
+	v->h.magic = 0;
+	v->h.flags |= GS_RL_VIEW;
+	v->h.view_uid = uid;
+	v->h.seq = 0;
+	__atomic_store_n(&v->h.magic, GS_RL_MAGIC, __ATOMIC_RELEASE);
+	/* Only `uid` (and the writer) may read it; the public view, and
+	 * any view on a filesystem without ACLs, all may. */
+	if ((uid == GS_RL_VIEW_PUBLIC || acl_user_read(fd, uid) != 0) &&
+	    fchmod(fd, 0644) != 0)
+		goto fail_errno_unmap;
+	if (rename(tmp, path) != 0)
+		goto fail_errno_unmap;
+keep:
+	k = r->n_view++;
+	r->view[k].uid = uid;
+	r->view[k].fd = fd;
+	r->view[k].rl = p;
+	return k;
+fail_errno_unmap:
+	e = errno;
+	(void)munmap(p, sizeof(*v));
+	goto fail;
+fail_errno_fd:
+	e = errno;
+fail:
+	(void)close(fd);
+	(void)unlink(tmp);
+	(void)gs_fail(eb, GS_ERR_IO, "limits view %s: %s", path, strerror(e));
+	return -1;
+fail_errno:
+	e = errno;
+	(void)gs_fail(eb, GS_ERR_IO, "limits view %s: %s", path, strerror(e));
+	return -1;
+}
+
+/* Slot `src` as the view of `uid` shows it. */
+static void view_copy(const struct gs_rl_slice *src, struct gs_rl_slice *dst,
+                      uint32_t uid)
+{
+	if (src->state != GS_RL_LIVE || src->lim.owner_uid == uid ||
+	    src->lim.owner_uid == 0) {
+		*dst = *src;
+		return;
+	}
+	memset(dst, 0, sizeof(*dst));
+	dst->generation = src->generation;
+	dst->state = src->state;
+	dst->lim.compute_pct = src->lim.compute_pct;
+	dst->lim.priority = src->lim.priority;
+	dst->lim.weight = src->lim.weight;
+	dst->lim.mode = src->lim.mode;
+	dst->lim.flags = src->lim.flags & GS_SLICE_MPS;
+	dst->lim.owner_uid = GS_RL_VIEW_PUBLIC;
+}
+
+/*
+ * Writers' lock held, the limits changed (their seq still odd): makes
+ * the views every owner of a live slice needs and republishes them all,
+ * each under its own seq. A view that cannot be made leaves its uid
+ * reading limits.public: fewer slices, never another's.
+ */
+static void views_publish(struct gs_region *r)
+{
+	uint64_t epoch = r->rl->h.epoch;
+
+	if (!(r->rl->h.flags & GS_RL_PRIVILEGED) || !r->limits_writable)
+		return;
+	(void)view_find(r, GS_RL_VIEW_PUBLIC, NULL);
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
+		if (r->rl->slice[s].state == GS_RL_LIVE &&
+		    r->rl->slice[s].lim.owner_uid != 0)
+			(void)view_find(r, r->rl->slice[s].lim.owner_uid,
+			                NULL);
+	for (int k = 0; k < r->n_view; k++) {
+		struct gs_rl_file *v = r->view[k].rl;
+
+		__atomic_store_n(&v->h.seq, v->h.seq | 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
+			view_copy(&r->rl->slice[s], &v->slice[s],
+			          r->view[k].uid);
+		v->h.epoch = epoch;
+		__atomic_store_n(&v->h.seq, v->h.seq + 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* ---- limits: seqlock readers, flock writers --------------------------- */
 
 static void rl_copy_slot(const struct gs_rl_slice *src, struct gs_rl_slice *dst)
@@ -1372,6 +1596,7 @@ static void wunlock(struct gs_region *r)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	r->rl->h.epoch++;
+	views_publish(r);
 	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
 	wlock_drop(r);
 }

@@ -13,6 +13,17 @@
  *   struct gs_rl_header        128 bytes
  *   struct gs_rl_slice[256]    128 bytes each
  *
+ * Views (privileged regions only): the daemon's `limits` is 0600, and
+ * each uid that owns slices reads limits.<uid> instead - the same layout,
+ * owned by the daemon, mode 0640 with a POSIX ACL granting only that uid
+ * read access (0644 where the filesystem has no ACLs). A view holds the
+ * uid's own slices and uid 0's (any uid the name is handed to may join
+ * those) whole; of every other slice only what the scheduler needs
+ * (generation, compute %, priority, weight, mode, the MPS flag): no name,
+ * no memory cap, owner GS_RL_VIEW_PUBLIC. limits.public (0644) is the
+ * view of a uid with no slices. The writer republishes every view, under
+ * the view's own seq, each time it changes the limits.
+ *
  * usage (shared by every tenant, mode 0666; under the robust mutex in its
  * header, except the atomics noted). Only what slices of different owners
  * must see of each other to take turns on a GPU - nothing that sets a
@@ -68,6 +79,12 @@
 
 /* gs_rl_header.flags */
 #define GS_RL_PRIVILEGED 0x1u
+/* A per-owner view of a privileged region's limits (see "views" above). */
+#define GS_RL_VIEW 0x2u
+/* gs_rl_header.view_uid of the public view, and the owner_uid a view
+ * shows for a slice that is not its reader's. */
+#define GS_RL_VIEW_PUBLIC 0xffffffffu
+#define GS_RL_VIEW_PUBLIC_FILE "limits.public"
 
 enum gs_rl_state { GS_RL_FREE = 0, GS_RL_LIVE = 1 };
 enum gs_ru_proc_state { GS_RU_PROC_FREE = 0, GS_RU_PROC_LIVE = 1 };
@@ -83,7 +100,7 @@ struct gs_rl_header {
 	uint32_t flags;      /* GS_RL_* */
 	uint32_t owner_uid;
 	uint32_t max_slices;
-	uint32_t reserved0;
+	uint32_t view_uid; /* GS_RL_VIEW: whose view (GS_RL_VIEW_PUBLIC) */
 	uint64_t seq;   /* odd while a writer is inside */
 	uint64_t epoch; /* bumped by every change of any slice */
 	uint8_t reserved[48];

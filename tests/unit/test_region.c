@@ -558,11 +558,28 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 	                 GS_OK);
 	assert_true(gs_region_is_privileged(f->r));
 	s = make_slice(f->r, "daemon-made", GiB);
+	{
+		struct gs_slice_limits lim;
+		struct gs_slice_ref ref;
+
+		gs_slice_limits_init(&lim, "for-65534");
+		lim.owner_uid = 65534;
+		assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
+		                 GS_OK);
+		gs_slice_limits_init(&lim, "for-65533");
+		lim.owner_uid = 65533;
+		assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
+		                 GS_OK);
+	}
 	(void)snprintf(lpath, sizeof(lpath), "%s/%s", f->dir,
 	               GS_REGION_LIMITS_FILE);
 	assert_int_equal(stat(lpath, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(st.st_mode & 0777, 0600); /* tenants read views */
 	assert_int_equal(st.st_uid, geteuid());
+	(void)snprintf(path, sizeof(path), "%s/limits.65533", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, geteuid());
+	assert_true((st.st_mode & 0777) == 0640 || (st.st_mode & 0777) == 0644);
 	(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
 	               GS_REGION_USAGE_FILE);
 	assert_int_equal(stat(path, &st), 0);
@@ -585,6 +602,8 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 		/* A runner joins; it cannot create or change. */
 		if (gs_region_open(f->dir, GS_REGION_RUNNER, &r, NULL))
 			_exit(11);
+		(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
+		               GS_REGION_USAGE_FILE);
 		if (gs_region_can_write_limits(r))
 			_exit(12);
 		gs_slice_limits_init(&lim, "mine");
@@ -595,10 +614,25 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 			_exit(14);
 		if (gs_region_proc_attach(r, &s, 0, &p, NULL) != GS_OK)
 			_exit(15);
-		if (open(lpath, O_RDWR) >= 0 || errno != EACCES)
-			_exit(16); /* limits: read-only to us */
+		if (open(lpath, O_RDONLY) >= 0 || errno != EACCES)
+			_exit(16); /* the writer's limits: closed to us */
 		if (open(path, O_RDWR) < 0)
 			_exit(17); /* usage: writable */
+		/* Our view names our slices and uid 0's, not 65533's. */
+		if (gs_region_slice_find(r, "for-65534", &ref) != GS_OK ||
+		    gs_region_slice_find(r, "daemon-made", &ref) != GS_OK)
+			_exit(18);
+		if (gs_region_slice_find(r, "for-65533", &ref) !=
+		    GS_ERR_NOT_FOUND)
+			_exit(19);
+		(void)snprintf(path, sizeof(path), "%s/limits.65533", f->dir);
+		if (open(path, O_RDONLY) >= 0) {
+			struct stat vs;
+
+			/* Readable only where the filesystem has no ACLs. */
+			if (stat(path, &vs) != 0 || (vs.st_mode & 0777) != 0644)
+				_exit(20);
+		}
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -14,11 +14,18 @@
  *   gs-region-forge drain DIR SLICE SEC  for SEC seconds, keep SLICE's
  *                                        token buckets empty (and, from
  *                                        layout 3, tell the others it
- *                                        has no tokens)
+ *                                        has no tokens); SLICE "*": every
+ *                                        slice not the caller's
  *   gs-region-forge refill DIR SLICE SEC for SEC seconds, keep SLICE's
  *                                        token buckets full
  *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
  *                                        N") and memory in use ("mem N")
+ *   gs-region-forge slot DIR SLICE       print SLICE's slot number
+ *
+ * SLICE is looked up in the limits this user can read (from layout 3 a
+ * tenant's view names only its own slices and uid 0's); "#N" names slot
+ * N, whose owner file, when the view does not say whose it is, is
+ * looked for among all of them.
  *
  * Writes without taking any region lock, as an attacker would. Builds
  * against either layout (GS_REGION_VERSION 2: one shared usage file;
@@ -61,8 +68,27 @@ static void *map(const char *dir, const char *name, int flags)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The limits as this user reads them: its own view, the public one, or
+ * (root, or layout 2) the writer's file. */
+static struct gs_rl_file *map_limits(const char *dir)
+{
+	char name[64], path[4096];
+
+	snprintf(name, sizeof(name), "%s.%u", GS_REGION_LIMITS_FILE,
+	         (unsigned)geteuid());
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (geteuid() != 0 && access(path, R_OK) == 0)
+		return map(dir, name, O_RDONLY);
+	snprintf(path, sizeof(path), "%s/limits.public", dir);
+	if (geteuid() != 0 && access(path, R_OK) == 0)
+		return map(dir, "limits.public", O_RDONLY);
+	return map(dir, GS_REGION_LIMITS_FILE, O_RDONLY);
+}
+
 static int slice_index(const struct gs_rl_file *rl, const char *name)
 {
+	if (name[0] == '#')
+		return atoi(name + 1); /* a slot, for a slice not named to us */
 	for (int i = 0; i < GS_REGION_MAX_SLICES; i++)
 		if (rl->slice[i].state == GS_RL_LIVE &&
 		    strcmp(rl->slice[i].lim.name, name) == 0)
@@ -127,11 +153,27 @@ static int books_of(const char *dir, const struct gs_rl_file *rl, int s,
 {
 #if GS_REGION_VERSION >= 3
 	char name[64];
-	struct gs_ro_file *ro;
+	struct gs_ro_file *ro = NULL;
+	uint32_t owner = rl->slice[s].lim.owner_uid;
 
-	snprintf(name, sizeof(name), "%s.%u", GS_REGION_USAGE_FILE,
-	         (unsigned)rl->slice[s].lim.owner_uid);
-	ro = map(dir, name, flags);
+	if (owner == GS_RL_VIEW_PUBLIC) {
+		/* Not ours: its owner is not shown. Try every owner file. */
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (ro == NULL && d != NULL && (de = readdir(d)) != NULL)
+			if (strncmp(de->d_name, "usage.", 6) == 0 &&
+			    strchr(de->d_name + 6, '.') == NULL &&
+			    atoi(de->d_name + 6) != 0 &&
+			    (unsigned)atoi(de->d_name + 6) != geteuid())
+				ro = map(dir, de->d_name, flags);
+		if (d != NULL)
+			closedir(d);
+	} else {
+		snprintf(name, sizeof(name), "%s.%u", GS_REGION_USAGE_FILE,
+		         (unsigned)owner);
+		ro = map(dir, name, flags);
+	}
 	if (ro == NULL)
 		return 1;
 	b->slice = ro->slice;
@@ -158,6 +200,25 @@ static int hold_tokens(const char *dir, const struct gs_rl_file *rl, int s,
                        int64_t tokens, double sec)
 {
 	struct books b;
+
+	if (s < 0) {
+		/* Every slot: a drain aimed at slices whose names are not
+		 * shown to us (layout 2 kept every bucket in one file). */
+		int rc = 0;
+		uint64_t end = mono_ns() + (uint64_t)(sec * 1e9);
+
+		while (mono_ns() < end) {
+			rc = 0;
+			for (int t = 0; t < GS_REGION_MAX_SLICES; t++)
+				if (rl->slice[t].state == GS_RL_LIVE &&
+				    (uint64_t)rl->slice[t].lim.owner_uid !=
+				        (uint64_t)geteuid())
+					rc |= hold_tokens(dir, rl, t, tokens,
+					                  0.05);
+		}
+		return rc;
+	}
+
 	uint64_t end = mono_ns() + (uint64_t)(sec * 1e9);
 #if GS_REGION_VERSION >= 3
 	struct gs_ru_file *ru = map(dir, GS_REGION_USAGE_FILE, O_RDWR);
@@ -252,19 +313,27 @@ int main(int argc, char **argv)
 		        "refill DIR SLICE SEC | peek DIR SLICE\n");
 		return 2;
 	}
-	rl = map(argv[2], GS_REGION_LIMITS_FILE, O_RDONLY);
+	rl = map_limits(argv[2]);
 	if (rl == NULL)
 		return 1;
 	if (strcmp(argv[1], "bump") == 0)
 		return bump(argv[2], atoi(argv[3]));
-	s = slice_index(rl, argv[3]);
+	s = strcmp(argv[3], "*") == 0 ? 0 : slice_index(rl, argv[3]);
 	if (s < 0)
 		return 1;
+	if (strcmp(argv[1], "drain") == 0 && argc >= 5 &&
+	    strcmp(argv[3], "*") == 0)
+		return hold_tokens(argv[2], rl, -1, -10000000000LL,
+		                   atof(argv[4]));
 	if (strcmp(argv[1], "drain") == 0 && argc >= 5)
 		return hold_tokens(argv[2], rl, s, -10000000000LL,
 		                   atof(argv[4]));
 	if (strcmp(argv[1], "refill") == 0 && argc >= 5)
 		return hold_tokens(argv[2], rl, s, 100000000LL, atof(argv[4]));
+	if (strcmp(argv[1], "slot") == 0) {
+		printf("%d\n", s);
+		return 0;
+	}
 	if (strcmp(argv[1], "peek") == 0) {
 		uint64_t mem = 0;
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Alice's slice has a strict 50 % share. Mallory keeps trying to empty its
-# token bucket (gs-region-forge drain: what her own code could write). The
-# bucket lives in Alice's owner file (usage.<alice>, hers, mode 0600), out
-# of Mallory's reach; all she can write is the shared scheduler record,
-# where a claim that Alice has no tokens gives her none and takes none
-# away. So Alice's burn keeps its share: its throughput under attack stays
+# Alice's slice has a strict 50 % share. Mallory keeps trying to empty the
+# token bucket of every slice but hers (gs-region-forge drain '*': what
+# her own code could write; she does not even see Alice's slice's name).
+# The bucket lives in Alice's owner file (usage.<alice>, hers, mode 0600),
+# out of Mallory's reach; all she can write is the shared scheduler
+# record, where a claim that Alice has no tokens gives her none and takes
+# none away. So Alice's burn keeps its share: its throughput under attack stays
 # within 30 % of what it gets alone. (Before owner files the bucket was in
 # the 0666 usage file, and the same attack took Alice's share to 0.)
 . "$(dirname "$0")/lib.sh" "$1"
@@ -28,15 +29,15 @@ gflops() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read(
 burn "$WORK/alone.json"
 alone=$(gflops "$WORK/alone.json")
 
-as_uid $MALLORY "$FORGE" drain "$RUNDIR" a50 8 >"$WORK/drain.out" 2>"$WORK/drain.err" &
+as_uid $MALLORY "$FORGE" drain "$RUNDIR" '*' 8 >"$WORK/drain.out" 2>"$WORK/drain.err" &
 DRAIN=$!
 PIDS+=("$DRAIN")
 sleep 0.5
 burn "$WORK/attacked.json"
 attacked=$(gflops "$WORK/attacked.json")
-wait "$DRAIN" && fail "Mallory reached Alice's bucket: $(cat "$WORK/drain.out")"
-grep -q "Permission denied" "$WORK/drain.err" ||
-	fail "the drain did not fail on permissions: $(cat "$WORK/drain.err")"
+wait "$DRAIN" && fail "Mallory reached Alice's bucket: $(head -3 "$WORK/drain.out")"
+grep -q "bucket out of reach" "$WORK/drain.out" && grep -q "Permission denied" "$WORK/drain.err" ||
+	fail "the drain did not fail on permissions: $(head -3 "$WORK/drain.out" "$WORK/drain.err")"
 
 python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if a > 0 and b >= 0.7 * a else 1)' \
 	"$alone" "$attacked" ||
