@@ -28,16 +28,6 @@ echo "alloc $((256 << 20))" >&$TIN
 wait_until 10 grep -q '^alloc ' "$WORK/a.out" || fail "Alice's tenant did not allocate"
 expect_eq "Alice's 256 MiB" "$(awk '/^alloc /{print $3}' "$WORK/a.out")" 0
 
-f="$RUNDIR/usage.$ALICE"
-[ -f "$f" ] || fail "no owner file $f: $(ls -l "$RUNDIR")"
-expect_eq "owner and mode of $f" "$(stat -c '%u %a' "$f")" "$ALICE 600"
-
-# Alice sees her own.
-out=$(as_uid $ALICE "$FORGE" peek "$RUNDIR" alice-secret) || fail "Alice cannot read her own books"
-grep -qx "pid $APID" <<<"$out" || fail "Alice's books do not list her process: $out"
-mem=$(awk '/^mem /{print $2}' <<<"$out")
-[ "${mem:-0}" -ge $((256 << 20)) ] || fail "Alice's books do not show her 256 MiB (and context): $out"
-
 # Mallory sees and touches nothing of it: not by name (her view of the
 # limits does not show it), not by slot.
 SLOT=$("$FORGE" slot "$RUNDIR" alice-secret) || fail "root cannot find Alice's slot"
@@ -57,6 +47,18 @@ as_uid $MALLORY cat "$RUNDIR/limits" >/dev/null 2>&1 && fail "Mallory read the d
 as_uid $MALLORY "$FORGE" zero "$RUNDIR" "#$SLOT" >/dev/null 2>&1 && fail "Mallory zeroed Alice's books"
 as_uid $MALLORY "$FORGE" proc "$RUNDIR" "#$SLOT" $$ >/dev/null 2>&1 &&
 	fail "Mallory forged an entry into Alice's slice"
+
+# Her owner file is hers alone.
+f="$RUNDIR/usage.$ALICE"
+[ -f "$f" ] || fail "no owner file $f: $(ls -l "$RUNDIR")"
+expect_eq "owner and mode of $f" "$(stat -c '%u %a' "$f")" "$ALICE 600"
+
+# Alice sees her own.
+out=$(as_uid $ALICE "$FORGE" peek "$RUNDIR" alice-secret) || fail "Alice cannot read her own books"
+grep -qx "pid $APID" <<<"$out" || fail "Alice's books do not list her process: $out"
+mem=$(awk '/^mem /{print $2}' <<<"$out")
+[ "${mem:-0}" -ge $((256 << 20)) ] || fail "Alice's books do not show her 256 MiB (and context): $out"
+
 # The shared file names no process and holds no books: no live process
 # entry (state 1, then the pid) with Alice's pid is in it.
 python3 - "$RUNDIR/usage" "$APID" <<'PY' || fail "Alice's pid is in the shared usage file"
