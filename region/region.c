@@ -1079,9 +1079,10 @@ static int owner_find(struct gs_region *r, uint32_t uid, bool create,
 }
 
 /*
- * Maps every owner file in the directory this process may open (the
- * daemon: all of them), so that listings and reaping see processes of
- * slices already deleted too. A tenant's handle keeps to its own.
+ * Maps every owner file in the directory this process may open (root:
+ * all of them; another uid: its own and uid 0's), so that listings and
+ * reaping see processes of slices already deleted too. The shim never
+ * lists or reaps beyond its own file, so it maps no other.
  */
 static void owners_scan(struct gs_region *r)
 {
@@ -1089,8 +1090,6 @@ static void owners_scan(struct gs_region *r)
 	struct dirent *de;
 	size_t pre = strlen(GS_REGION_USAGE_FILE);
 
-	if (r->role == GS_REGION_TENANT)
-		return;
 	d = opendir(r->dir);
 	if (d == NULL)
 		return;
