@@ -64,6 +64,13 @@ struct gs_own {
 	struct gs_ro_file *ro;
 };
 
+/* One view of the limits a writer keeps up to date (views_publish). */
+struct gs_view {
+	uint32_t uid; /* GS_RL_VIEW_PUBLIC for limits.public */
+	int fd;
+	struct gs_rl_file *rl;
+};
+
 struct gs_region {
 	char dir[GS_REGION_DIR_MAX];
 	enum gs_region_role role;
@@ -84,12 +91,10 @@ struct gs_region {
 	int me;              /* own[] index of our attached process, -1 */
 	struct gs_own own[MAX_OWNERS];
 	int n_view; /* views of the limits this writer keeps (wlock) */
-	struct {
-		uint32_t uid;
-		int fd;
-		struct gs_rl_file *rl;
-	} view[MAX_OWNERS + 1];
+	struct gs_view view[MAX_OWNERS + 1];
 };
+
+static void views_publish(struct gs_region *r);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -781,6 +786,9 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 			if (err != GS_OK)
 				goto fail;
 			err = create_locked(r, eb);
+			if (err == GS_OK)
+				views_publish(r); /* views of a reused region
+				                     may be missing or torn */
 			wlock_drop(r);
 			if (err != GS_OK)
 				goto fail;
