@@ -7,9 +7,10 @@
  * (bk[s], private to its owner) is the only token state read or written;
  * every other slice is judged from its shared record (sl[t]), which any
  * tenant can write, so each value read from there is checked first
- * (times in the future, stale waiters, work in flight too far ahead and
- * a turn held past two quanta count for nothing). A forged record can
- * reorder turns on its GPU; it cannot give tokens or lift a limit.
+ * (times in the future, stale waiters and work in flight too far ahead
+ * count for nothing; a holder idle for `idle` loses its turn). A forged
+ * record rewritten without pause can reorder turns on its GPU; it cannot
+ * give tokens or lift a limit.
  *
  * Costs: admission scans the slices of one GPU (at most
  * GS_REGION_MAX_SLICES small records) a few times; it runs only on the
@@ -360,13 +361,12 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		return GS_SCHED_WAIT;
 	}
 	h = d->holder;
-	/* A holder that kept the turn past two quanta without handing it
-	 * over (its own admission hands it over after one) is not one
-	 * following these rules: its hold counts for nothing. */
+	/* A holder keeps the turn only while it launches (a dead or forged
+	 * one is idle within `idle`), and hands it over itself once its
+	 * quantum is over. */
 	if (h >= 0 && h != s && valid(v, h) &&
 	    d->holder_gen == v->cfg[h].generation &&
-	    v->cfg[h].prio == c->prio && d->holder_since_ns <= now &&
-	    now - d->holder_since_ns < 2 * v->par->quantum &&
+	    v->cfg[h].prio == c->prio &&
 	    v->sl[h].last_active_ns <= now &&
 	    now - v->sl[h].last_active_ns < v->par->idle &&
 	    eligibility(v, h, s, now) >=

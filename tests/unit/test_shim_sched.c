@@ -644,8 +644,9 @@ static void the_shared_record_cannot_give_tokens(void **state)
 	assert_true(m.bk[1].tokens_ns == 0); /* nobody else's bucket */
 }
 
-/* A waiter that stopped asking, and a turn held past two quanta without
- * handing over (what a forged record looks like), hold nobody back. */
+/* What a record forged once looks like - a waiter that stopped asking, a
+ * holder that launches no more or is stamped in the future, work "in
+ * flight" too far ahead - holds nobody back. */
 static void forged_waiters_and_turn_holds_expire(void **state)
 {
 	struct model m;
@@ -665,7 +666,7 @@ static void forged_waiters_and_turn_holds_expire(void **state)
 	                 GS_SCHED_GO);
 	(void)gs_sched_complete(&m.v, 0, 1 * MS, 1 * MS, m.now + 1 * MS);
 
-	/* An equal that "holds the turn" and looks active forever. */
+	/* An equal written in once as holding the turn, active "now". */
 	model_init(&m, 2);
 	m.dev.holder = 1;
 	m.dev.holder_gen = 1;
@@ -673,11 +674,19 @@ static void forged_waiters_and_turn_holds_expire(void **state)
 	m.sl[1].last_active_ns = m.now;
 	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
 	                 GS_SCHED_WAIT);
-	m.now += 2 * m.par.quantum;
-	m.sl[1].last_active_ns = m.now;
+	m.now += m.par.idle;
 	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
 	                 GS_SCHED_GO);
 	assert_int_equal(m.dev.holder, 0);
+
+	/* A holder stamped in the future is no holder. */
+	model_init(&m, 2);
+	m.dev.holder = 1;
+	m.dev.holder_gen = 1;
+	m.dev.holder_since_ns = m.now;
+	m.sl[1].last_active_ns = m.now + 1000 * MS;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
 
 	/* Work "in flight" further ahead than any shim queues. */
 	model_init(&m, 2);
