@@ -3,6 +3,15 @@
  * and the slot state machine). Pure: every function works on the structs
  * it is given and the `now` it is passed; the caller holds the region lock.
  *
+ * Trust: a call acts for one slice `s` (the caller's own). Its bucket
+ * (bk[s], private to its owner) is the only token state read or written;
+ * every other slice is judged from its shared record (sl[t]), which any
+ * tenant can write, so each value read from there is checked first
+ * (times in the future, stale waiters and work in flight too far ahead
+ * count for nothing; a holder idle for `idle` loses its turn). A forged
+ * record rewritten without pause can reorder turns on its GPU; it cannot
+ * give tokens or lift a limit.
+ *
  * Costs: admission scans the slices of one GPU (at most
  * GS_REGION_MAX_SLICES small records) a few times; it runs only on the
  * launch slow path, for slices that need scheduling.
@@ -33,6 +42,11 @@ void gs_sched_params_default(struct gs_sched_params *p)
 	 * they stay scheduled while a high priority lingers. */
 	p->presence = 100 * MS;
 	p->stale = 50 * MS;
+	/* Waiters ask again within 10 ms; one silent for 1 s is gone. */
+	p->wait_seen = 1000 * MS;
+	/* Queues are kept to a few ms of work (shim/launch.c): a record
+	 * claiming 10 s ahead is not one a shim wrote. */
+	p->busy_max = 10000 * MS;
 }
 
 bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c)
@@ -49,67 +63,110 @@ static bool valid(const struct gs_sched_view *v, int t)
 	       v->sl[t].generation == v->cfg[t].generation;
 }
 
-/* Brings slot t's state to its config's generation (a new slice). */
+/* Brings slot t's state (and, for the acting slice, its bucket) to its
+ * config's generation (a new slice). */
 static void fresh(const struct gs_sched_view *v, int t)
 {
 	struct gs_sched_slice *S = &v->sl[t];
+	struct gs_sched_bucket *B = &v->bk[t];
 
-	if (S->generation == v->cfg[t].generation)
-		return;
-	*S = (struct gs_sched_slice){0};
-	S->generation = v->cfg[t].generation;
+	if (S->generation != v->cfg[t].generation) {
+		*S = (struct gs_sched_slice){0};
+		S->generation = v->cfg[t].generation;
+	}
+	if (B->generation != v->cfg[t].generation) {
+		*B = (struct gs_sched_bucket){0};
+		B->generation = v->cfg[t].generation;
+	}
 }
 
-static void refill(const struct gs_sched_view *v, int t, uint64_t now)
+/* Publishes when the acting slice s will have tokens again. */
+static void publish(const struct gs_sched_view *v, int s, uint64_t now)
 {
-	struct gs_sched_slice *S = &v->sl[t];
-	const struct gs_sched_cfg *c = &v->cfg[t];
+	const struct gs_sched_bucket *B = &v->bk[s];
+	uint32_t pct = v->cfg[s].pct;
+
+	v->sl[s].broke_until_ns =
+	    pct == 0 || B->tokens_ns > 0
+	        ? 0
+	        : now + ((uint64_t)(-B->tokens_ns) + 1) * 100 / pct;
+}
+
+/* Refills the acting slice s's own bucket. */
+static void refill(const struct gs_sched_view *v, int s, uint64_t now)
+{
+	struct gs_sched_bucket *B = &v->bk[s];
+	const struct gs_sched_cfg *c = &v->cfg[s];
 	int64_t burst = (int64_t)v->par->burst;
 
 	if (c->pct == 0) {
-		S->refill_ns = now;
+		B->refill_ns = now;
 		return;
 	}
-	if (S->refill_ns == 0 || now < S->refill_ns) {
-		S->refill_ns = now;
+	if (B->refill_ns == 0 || now < B->refill_ns) {
+		B->refill_ns = now;
 		return;
 	}
-	S->tokens_ns += (int64_t)((now - S->refill_ns) * c->pct / 100);
-	if (S->tokens_ns > burst)
-		S->tokens_ns = burst;
-	S->refill_ns = now;
+	B->tokens_ns += (int64_t)((now - B->refill_ns) * c->pct / 100);
+	if (B->tokens_ns > burst)
+		B->tokens_ns = burst;
+	B->refill_ns = now;
+	publish(v, s, now);
 }
 
-/* Work in flight that still counts (not stale past its estimate). */
+/* Work in flight that still counts (not stale past its estimate, and not
+ * further ahead than any shim queues). */
 static bool busy(const struct gs_sched_view *v, int t, uint64_t now)
 {
 	const struct gs_sched_slice *S = &v->sl[t];
 
-	return S->inflight > 0 && now < S->busy_until_ns + v->par->stale;
+	return S->inflight > 0 && now < S->busy_until_ns + v->par->stale &&
+	       S->busy_until_ns < now + v->par->busy_max;
+}
+
+/* Processes of t waiting, if it asked lately (else: dead or forged). */
+static bool waits(const struct gs_sched_view *v, int t, uint64_t now)
+{
+	const struct gs_sched_slice *S = &v->sl[t];
+
+	return S->waiting > 0 && S->seen_ns <= now &&
+	       now - S->seen_ns < v->par->wait_seen;
 }
 
 static bool active(const struct gs_sched_view *v, int t, uint64_t now)
 {
 	const struct gs_sched_slice *S = &v->sl[t];
 
-	return busy(v, t, now) || S->waiting > 0 ||
-	       (S->last_active_ns != 0 &&
+	return busy(v, t, now) || waits(v, t, now) ||
+	       (S->last_active_ns != 0 && S->last_active_ns <= now &&
 	        now - S->last_active_ns < v->par->linger);
 }
 
-/* Out of tokens under a limit (needs refill first). */
-static bool broke(const struct gs_sched_view *v, int t)
+/*
+ * Out of tokens under a limit. The acting slice s reads its own bucket
+ * (refilled first); another slice is judged by the time it published,
+ * which no refill could put further away than burst at 1 %.
+ */
+static bool broke(const struct gs_sched_view *v, int t, int s, uint64_t now)
 {
-	return v->cfg[t].pct > 0 && v->sl[t].tokens_ns <= 0;
+	uint64_t until;
+
+	if (v->cfg[t].pct == 0)
+		return false;
+	if (t == s)
+		return v->bk[s].tokens_ns <= 0;
+	until = v->sl[t].broke_until_ns;
+	return until > now && until - now <= v->par->burst * 100 + v->par->burst;
 }
 
 /*
  * Whether waiting slot t may be given a turn: 2 = yes, 1 = only if nobody
  * with 2 waits (SHARE mode out of tokens), 0 = no.
  */
-static int eligibility(const struct gs_sched_view *v, int t)
+static int eligibility(const struct gs_sched_view *v, int t, int s,
+                       uint64_t now)
 {
-	if (!broke(v, t))
+	if (!broke(v, t, s, now))
 		return 2;
 	return v->cfg[t].mode == GS_REGION_COMPUTE_SHARE ? 1 : 0;
 }
@@ -135,10 +192,9 @@ static int best_waiting(const struct gs_sched_view *v, uint32_t prio, int skip,
 		int e;
 
 		if (t == skip || !valid(v, t) || v->cfg[t].prio != prio ||
-		    v->sl[t].waiting == 0)
+		    !waits(v, t, now))
 			continue;
-		refill(v, t, now);
-		e = eligibility(v, t);
+		e = eligibility(v, t, skip, now);
 		if (e == 0)
 			continue;
 		if (best < 0 || e > be ||
@@ -153,9 +209,10 @@ static int best_waiting(const struct gs_sched_view *v, uint32_t prio, int skip,
 }
 
 /* Whether waiting slot b (eligibility e) should go before slot s. */
-static bool prefer(const struct gs_sched_view *v, int b, int e, int s)
+static bool prefer(const struct gs_sched_view *v, int b, int e, int s,
+                   uint64_t now)
 {
-	int es = eligibility(v, s);
+	int es = eligibility(v, s, s, now);
 
 	if (es == 0)
 		es = 1; /* s got past the limit check: it may borrow */
@@ -170,10 +227,9 @@ static bool any_entitled_waiting(const struct gs_sched_view *v, int s,
                                  uint64_t now)
 {
 	for (int t = 0; t < v->n; t++) {
-		if (t == s || !valid(v, t) || v->sl[t].waiting == 0)
+		if (t == s || !valid(v, t) || !waits(v, t, now))
 			continue;
-		refill(v, t, now);
-		if (eligibility(v, t) == 2)
+		if (eligibility(v, t, s, now) == 2)
 			return true;
 	}
 	return false;
@@ -226,6 +282,7 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		return GS_SCHED_GO;
 	fresh(v, s);
 	refill(v, s, now);
+	S->seen_ns = now;
 	was_active = active(v, s, now);
 	if (!was_active && S->vtime < d->vclock)
 		S->vtime = d->vclock; /* no credit for time spent idle */
@@ -242,17 +299,16 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		if (t == s || !valid(v, t) || v->cfg[t].prio <= c->prio ||
 		    !active(v, t, now))
 			continue;
-		if (c->mps && v->cfg[t].mps && v->sl[t].waiting == 0)
+		if (c->mps && v->cfg[t].mps && !waits(v, t, now))
 			continue;
 		/* Out of tokens with nothing in flight, it cannot use the
 		 * GPU before its refill: the time is ours meanwhile. */
-		refill(v, t, now);
-		if (broke(v, t) && !busy(v, t, now))
+		if (broke(v, t, s, now) && !busy(v, t, now))
 			continue;
 		/* Sleep through its burst: nothing changes for us before it
 		 * has been quiet for `linger`. */
 		*retry_ns = 10 * MS;
-		if (!busy(v, t, now) && v->sl[t].waiting == 0)
+		if (!busy(v, t, now) && !waits(v, t, now))
 			*retry_ns = clamp(v->sl[t].last_active_ns +
 			                      v->par->linger - now,
 			                  50 * US, 10 * MS);
@@ -263,12 +319,12 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	}
 
 	/* 2. The compute limit. */
-	if (broke(v, s)) {
+	if (broke(v, s, s, now)) {
 		bool borrow = c->mode == GS_REGION_COMPUTE_SHARE &&
 		              !any_entitled_waiting(v, s, now);
 
 		if (!borrow) {
-			uint64_t need = (uint64_t)(-S->tokens_ns) + 1;
+			uint64_t need = (uint64_t)(-v->bk[s].tokens_ns) + 1;
 
 			/* Out of tokens, we hold no turn: the best waiting
 			 * slice gets it now rather than at its next retry. */
@@ -305,13 +361,16 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		return GS_SCHED_WAIT;
 	}
 	h = d->holder;
-	if (h >= 0 && h != s && valid(v, h))
-		refill(v, h, now);
+	/* A holder keeps the turn only while it launches (a dead or forged
+	 * one is idle within `idle`), and hands it over itself once its
+	 * quantum is over. */
 	if (h >= 0 && h != s && valid(v, h) &&
 	    d->holder_gen == v->cfg[h].generation &&
 	    v->cfg[h].prio == c->prio &&
+	    v->sl[h].last_active_ns <= now &&
 	    now - v->sl[h].last_active_ns < v->par->idle &&
-	    eligibility(v, h) >= (eligibility(v, s) ? eligibility(v, s) : 1)) {
+	    eligibility(v, h, s, now) >=
+	        (eligibility(v, s, s, now) ? eligibility(v, s, s, now) : 1)) {
 		/* The holder is between two launches and no less entitled
 		 * than we are: let it go on. Ask again when it has been
 		 * quiet for `idle`; if it comes back first and its quantum
@@ -321,12 +380,13 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		*why = GS_SCHED_WHY_TURN;
 		return GS_SCHED_WAIT;
 	}
-	if (h != s || now - d->holder_since_ns >= v->par->quantum) {
+	if (h != s || d->holder_since_ns > now ||
+	    now - d->holder_since_ns >= v->par->quantum) {
 		/* A free turn, or ours for a full quantum: whoever is most
 		 * behind (lowest virtual time) among those waiting goes. */
 		int b = best_waiting(v, c->prio, s, now, &e);
 
-		if (b >= 0 && prefer(v, b, e, s)) {
+		if (b >= 0 && prefer(v, b, e, s, now)) {
 			give_turn(v, b, now);
 			*retry_ns = 500 * US;
 			*why = GS_SCHED_WHY_TURN;
@@ -342,7 +402,8 @@ go:
 	if (!was_active)
 		__atomic_add_fetch(&d->want, 1, __ATOMIC_RELEASE);
 	S->inflight++;
-	S->tokens_ns -= (int64_t)est_ns;
+	v->bk[s].tokens_ns -= (int64_t)est_ns;
+	publish(v, s, now);
 	S->last_active_ns = now;
 	S->busy_until_ns =
 	    (S->busy_until_ns > now ? S->busy_until_ns : now) + est_ns;
@@ -355,8 +416,8 @@ void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now)
 		return;
 	fresh(v, s);
 	v->sl[s].waiting++;
+	v->sl[s].seen_ns = now;
 	__atomic_add_fetch(&v->dev->want, 1, __ATOMIC_RELEASE);
-	(void)now;
 }
 
 void gs_sched_wait_end(const struct gs_sched_view *v, int s)
@@ -370,23 +431,26 @@ bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
                        uint64_t est_ns, uint64_t now)
 {
 	struct gs_sched_slice *S;
+	struct gs_sched_bucket *B;
 	const struct gs_sched_cfg *c;
 	int64_t burst = (int64_t)v->par->burst;
 
 	if (s < 0 || s >= v->n)
 		return false;
 	S = &v->sl[s];
+	B = &v->bk[s];
 	c = &v->cfg[s];
-	if (S->generation != c->generation)
+	if (S->generation != c->generation || B->generation != c->generation)
 		return true; /* the slice was replaced meanwhile */
 	if (S->inflight > 0)
 		S->inflight--;
 	refill(v, s, now);
-	S->tokens_ns += (int64_t)est_ns - (int64_t)busy_ns;
-	if (S->tokens_ns > burst)
-		S->tokens_ns = burst;
-	if (c->mode == GS_REGION_COMPUTE_SHARE && S->tokens_ns < -burst)
-		S->tokens_ns = -burst; /* borrowed time is forgiven */
+	B->tokens_ns += (int64_t)est_ns - (int64_t)busy_ns;
+	if (B->tokens_ns > burst)
+		B->tokens_ns = burst;
+	if (c->mode == GS_REGION_COMPUTE_SHARE && B->tokens_ns < -burst)
+		B->tokens_ns = -burst; /* borrowed time is forgiven */
+	publish(v, s, now);
 	S->vtime += busy_ns * 1000 / w_eff(c);
 	S->last_active_ns = now;
 	if (S->inflight == 0)
@@ -398,7 +462,7 @@ bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 	 * hold the turn with quantum left (waiters ask again once we have
 	 * been quiet for `idle`; we wake them if we hand the turn over). */
 	return S->inflight == 0 &&
-	       (v->dev->holder != s || c->mps || broke(v, s) ||
+	       (v->dev->holder != s || c->mps || broke(v, s, s, now) ||
 	        now - v->dev->holder_since_ns >= v->par->quantum);
 }
 

@@ -18,6 +18,9 @@
  *      client, CUDA_MPS_CLIENT_PRIORITY=1).
  *   2. Compute limit. A slice with a limit holds a token bucket in GPU
  *      nanoseconds, refilled at pct% of wall time and capped at `burst`.
+ *      The bucket lives in the owner's private file and only the
+ *      slice's own processes refill or charge it; the others see when it
+ *      will have tokens again (broke_until_ns) in the shared record.
  *      Admission charges an estimate, completion corrects it with the
  *      measured GPU time (closed loop). STRICT: no tokens, no submission.
  *      SHARE (work-conserving): without tokens it may still submit when
@@ -81,12 +84,22 @@ struct gs_sched_dev {
 };
 static_assert(sizeof(struct gs_sched_dev) == 64, "gs_sched_dev layout");
 
-/* Per slice and GPU, in the usage file. */
+/*
+ * Per slice and GPU, in the shared usage file: what the other slices of
+ * the GPU must see to arbitrate (priority, turns), written by the slice's
+ * own processes and readable and writable by every tenant. Nothing here
+ * gives tokens or lifts a limit: the bucket is struct gs_sched_bucket, in
+ * the slice owner's file. gpusched reads other slices' records as
+ * untrusted: a time in the future, a waiter not seen lately, work in
+ * flight past `busy_max` or a "broke" past what a refill can take are
+ * ignored.
+ */
 struct gs_sched_slice {
-	uint64_t generation; /* slice generation this state belongs to */
-	int64_t tokens_ns;   /* GPU ns the slice may still use */
-	uint64_t refill_ns;  /* when tokens were last refilled */
-	uint64_t vtime;      /* weighted GPU time */
+	uint64_t generation;     /* slice generation this state belongs to */
+	uint64_t broke_until_ns; /* out of tokens until then (published by
+	                            the owner from its bucket); 0 = has some */
+	uint64_t seen_ns;        /* last admission asked by the slice */
+	uint64_t vtime;          /* weighted GPU time */
 	uint64_t last_active_ns;
 	uint64_t busy_until_ns; /* estimated end of its work in flight */
 	uint32_t inflight;      /* launches admitted and not completed */
@@ -94,6 +107,16 @@ struct gs_sched_slice {
 	uint64_t reserved;
 };
 static_assert(sizeof(struct gs_sched_slice) == 64, "gs_sched_slice layout");
+
+/* Per slice and GPU, in the slice owner's usage file (mode 0600): the
+ * token bucket. Only the acting slice's own bucket is ever touched. */
+struct gs_sched_bucket {
+	uint64_t generation; /* slice generation this bucket belongs to */
+	int64_t tokens_ns;   /* GPU ns the slice may still use */
+	uint64_t refill_ns;  /* when tokens were last refilled */
+	uint64_t reserved;
+};
+static_assert(sizeof(struct gs_sched_bucket) == 32, "gs_sched_bucket layout");
 
 /* A slice's limits as the scheduler sees them (process-local copy). */
 struct gs_sched_cfg {
@@ -116,14 +139,25 @@ struct gs_sched_params {
 	uint64_t stale;    /* in-flight work past its estimate by this much
 	                      no longer blocks others (its owner is busy
 	                      elsewhere and has not looked) */
+	uint64_t wait_seen; /* a waiter not heard from for this long (it
+	                       asks again every 10 ms at most) no longer
+	                       counts: a dead or forged one */
+	uint64_t busy_max;  /* another slice's work "in flight" further
+	                       ahead than this is a forgery: ignored */
 };
 
 void gs_sched_params_default(struct gs_sched_params *p);
 
-/* One GPU's scheduler state plus the slices' configs (indexed by slot). */
+/*
+ * One GPU's scheduler state plus the slices' configs (indexed by slot).
+ * bk[s] is read and written only for the slice `s` a call acts for (the
+ * caller's own slice: the shim maps only its owner's buckets); other
+ * slices' token state is seen through sl[t].broke_until_ns.
+ */
 struct gs_sched_view {
 	struct gs_sched_dev *dev;
 	struct gs_sched_slice *sl;      /* [n] */
+	struct gs_sched_bucket *bk;     /* [n] */
 	const struct gs_sched_cfg *cfg; /* [n] */
 	int n;
 	const struct gs_sched_params *par;

@@ -18,6 +18,17 @@
  * waited on with a deadline. A region from an earlier boot (pids mean
  * nothing any more) is rebuilt by a creator.
  *
+ * Owner files. Books, token buckets and process entries of the slices
+ * of one uid live in usage.<uid>, which that uid owns with mode 0600
+ * (region_int.h): one tenant can neither read nor write another's. A
+ * creator makes it with the first slice of that owner (create_in_wlock,
+ * chown'ed to the owner when the creator is root); the shim opens only
+ * the one of its slice's owner, and checks that the file is that uid's
+ * or the region creator's and belongs to this region. A handle keeps
+ * the owner files it mapped in own[], in the order it mapped them, and
+ * a process reference's slot is own index x GS_REGION_MAX_PROCS + the
+ * slot in that file.
+ *
  * Nothing here writes to stdout or stderr, exits, or installs signal
  * handlers: the shim links it into other people's programs.
  */
@@ -25,6 +36,7 @@
 
 #include "gs/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,6 +47,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +55,23 @@
 #define SEQ_READ_TRIES 100000
 /* Reads of the limits under the usage lock (gs__region_cfg_refresh). */
 #define CFG_READ_TRIES 256
+/* Owner files one handle maps: every slice may have its own owner, and
+ * files of owners whose slices are gone stay listed. */
+#define MAX_OWNERS (GS_REGION_MAX_SLICES + 64)
+
+/* One mapped owner file. */
+struct gs_own {
+	uint32_t uid;
+	int fd;
+	struct gs_ro_file *ro;
+};
+
+/* One view of the limits a writer keeps up to date (views_publish). */
+struct gs_view {
+	uint32_t uid; /* GS_RL_VIEW_PUBLIC for limits.public */
+	int fd;
+	struct gs_rl_file *rl;
+};
 
 struct gs_region {
 	char dir[GS_REGION_DIR_MAX];
@@ -58,7 +88,15 @@ struct gs_region {
 	uint64_t pidns;
 	bool rebuilt_wedged; /* OWNER: replaced a usage file whose lock was
 	                        held past the deadline */
+	pthread_mutex_t omu; /* own[] grows under it */
+	int n_own;           /* entries of own[] published (atomic) */
+	int me;              /* own[] index of our attached process, -1 */
+	struct gs_own own[MAX_OWNERS];
+	int n_view; /* views of the limits this writer keeps (wlock) */
+	struct gs_view view[MAX_OWNERS + 1];
 };
+
+static void views_publish(struct gs_region *r);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -314,7 +352,7 @@ static gs_err init_usage(struct gs_ru_file *ru, uint64_t region_id,
 	ru->h.created_ns = gs__real_ns();
 	ru->h.max_devices = GS_REGION_MAX_DEVICES;
 	ru->h.max_slices = GS_REGION_MAX_SLICES;
-	ru->h.max_procs = GS_REGION_MAX_PROCS;
+	ru->h.max_procs = 0; /* processes live in the owner files */
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 		ru->dev[d].sched.holder = -1;
 		ru->dev[d].sched.gate = GS_GATE_ALWAYS;
@@ -369,8 +407,7 @@ static gs_err validate(const struct gs_rl_file *rl, uint64_t lsize,
 	    ru->h.header_size != sizeof(ru->h) ||
 	    rl->h.max_slices != GS_REGION_MAX_SLICES ||
 	    ru->h.max_slices != GS_REGION_MAX_SLICES ||
-	    ru->h.max_devices != GS_REGION_MAX_DEVICES ||
-	    ru->h.max_procs != GS_REGION_MAX_PROCS)
+	    ru->h.max_devices != GS_REGION_MAX_DEVICES || ru->h.max_procs != 0)
 		return gs_fail(eb, GS_ERR_CORRUPT, "region sizes do not match");
 	if (rl->h.region_id != ru->h.region_id)
 		return gs_fail(eb, GS_ERR_CORRUPT,
@@ -574,8 +611,9 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	if (ftruncate(r->ufd, (off_t)sizeof(*r->ru)) != 0 ||
 	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0)
 		goto fail_errno;
-	/* Modes regardless of umask: tenants write usage, read limits. */
-	if (fchmod(r->ufd, 0666) != 0 || fchmod(r->lfd, owner ? 0644 : 0600))
+	/* Modes regardless of umask: tenants write usage and read limits
+	 * through their views (views_publish). */
+	if (fchmod(r->ufd, 0666) != 0 || fchmod(r->lfd, 0600))
 		goto fail_errno;
 	err = map_files(r, true, eb);
 	if (err != GS_OK)
@@ -626,6 +664,39 @@ static void unlink_foreign(const char *dir)
 }
 
 /*
+ * A reader's limits: its own view (limits.<euid>), else the public one,
+ * else the writer's file (root; a region `gpuslice run` made, whose
+ * limits are its creator's). A tenant that may open none of them has no
+ * slice here (GS_ERR_NOT_FOUND).
+ */
+static gs_err open_limits(struct gs_region *r, struct gs_errbuf *eb)
+{
+	char name[GS_RO_NAME_MAX];
+	gs_err err;
+
+	if (geteuid() != 0) {
+		(void)snprintf(name, sizeof(name), "%s.%u",
+		               GS_REGION_LIMITS_FILE, (unsigned)geteuid());
+		if (open_file(r->dir, name, O_RDONLY, 0, &r->lfd, NULL) ==
+		        GS_OK ||
+		    open_file(r->dir, GS_RL_VIEW_PUBLIC_FILE, O_RDONLY, 0,
+		              &r->lfd, NULL) == GS_OK)
+			return GS_OK;
+	}
+	err = open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0, &r->lfd,
+	                NULL);
+	if (err == GS_ERR_PERM)
+		return gs_fail(eb, GS_ERR_NOT_FOUND,
+		               "no limits in %s readable by uid %u (it has no "
+		               "slice there)",
+		               r->dir, (unsigned)geteuid());
+	if (err != GS_OK)
+		return open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0,
+		                 &r->lfd, eb);
+	return GS_OK;
+}
+
+/*
  * Reader path (TENANT, or a RUNNER in someone else's region): no lock. The
  * files are published by rename, complete, so a pair that does not match
  * (opened between the two renames) is retried a few times.
@@ -644,8 +715,7 @@ static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
 			r->lfd = r->ufd = -1;
 			(void)nanosleep(&nap, NULL);
 		}
-		err = open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0,
-		                &r->lfd, eb);
+		err = open_limits(r, eb);
 		if (err != GS_OK)
 			return err;
 		err = open_file(r->dir, GS_REGION_USAGE_FILE, O_RDWR, 0,
@@ -696,8 +766,10 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 	(void)snprintf(r->dir, sizeof(r->dir), "%s", dir);
 	r->role = role;
 	r->lfd = r->ufd = r->kfd = -1;
+	r->me = -1;
 	r->pidns = pidns_of(0);
 	(void)pthread_mutex_init(&r->wmu, NULL);
+	(void)pthread_mutex_init(&r->omu, NULL);
 
 	if (creator) {
 		err = mkdir_p(dir, role == GS_REGION_OWNER ? 0755 : 0700, eb);
@@ -716,6 +788,9 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 			if (err != GS_OK)
 				goto fail;
 			err = create_locked(r, eb);
+			if (err == GS_OK)
+				views_publish(r); /* views of a reused region
+				                     may be missing or torn */
 			wlock_drop(r);
 			if (err != GS_OK)
 				goto fail;
@@ -748,6 +823,14 @@ void gs_region_close(struct gs_region *r)
 	if (r == NULL)
 		return;
 	unmap_files(r);
+	for (int i = 0; i < r->n_own; i++) {
+		(void)munmap(r->own[i].ro, sizeof(*r->own[i].ro));
+		(void)close(r->own[i].fd);
+	}
+	for (int i = 0; i < r->n_view; i++) {
+		(void)munmap(r->view[i].rl, sizeof(*r->view[i].rl));
+		(void)close(r->view[i].fd);
+	}
 	if (r->lfd >= 0)
 		(void)close(r->lfd);
 	if (r->ufd >= 0)
@@ -755,6 +838,7 @@ void gs_region_close(struct gs_region *r)
 	if (r->kfd >= 0)
 		(void)close(r->kfd);
 	(void)pthread_mutex_destroy(&r->wmu);
+	(void)pthread_mutex_destroy(&r->omu);
 	free(r);
 }
 
@@ -788,7 +872,268 @@ struct gs_ru_file *gs__region_usage(struct gs_region *r)
 	return r->ru;
 }
 
-/* ---- the usage lock --------------------------------------------------- */
+/* ---- owner files -------------------------------------------------------- */
+
+static gs_err init_owner(struct gs_ro_file *ro, uint32_t uid,
+                         uint64_t region_id, uint64_t boot,
+                         struct gs_errbuf *eb)
+{
+	pthread_mutexattr_t a;
+	int rc;
+
+	memset(ro, 0, sizeof(*ro));
+	ro->h.version = GS_REGION_VERSION;
+	ro->h.header_size = sizeof(ro->h);
+	ro->h.size = sizeof(*ro);
+	ro->h.region_id = region_id;
+	ro->h.boot_id = boot;
+	ro->h.created_ns = gs__real_ns();
+	ro->h.owner_uid = uid;
+	ro->h.max_devices = GS_REGION_MAX_DEVICES;
+	ro->h.max_slices = GS_REGION_MAX_SLICES;
+	ro->h.max_procs = GS_REGION_MAX_PROCS;
+	if ((rc = pthread_mutexattr_init(&a)) != 0)
+		goto fail;
+	(void)pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	(void)pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	rc = pthread_mutex_init(&ro->h.lock.m, &a);
+	(void)pthread_mutexattr_destroy(&a);
+	if (rc != 0)
+		goto fail;
+	__atomic_store_n(&ro->h.magic, GS_RO_MAGIC, __ATOMIC_RELEASE);
+	return GS_OK;
+fail:
+	return gs_fail(eb, GS_ERR_INTERNAL, "mutex init: %s", strerror(rc));
+}
+
+/* Whether a mapped owner file is `uid`'s, of this region and boot. */
+static bool owner_valid(const struct gs_region *r, const struct gs_ro_file *ro,
+                        uint32_t uid)
+{
+	return __atomic_load_n(&ro->h.magic, __ATOMIC_ACQUIRE) == GS_RO_MAGIC &&
+	       ro->h.version == GS_REGION_VERSION &&
+	       ro->h.header_size == sizeof(ro->h) &&
+	       ro->h.size == sizeof(*ro) && ro->h.owner_uid == uid &&
+	       ro->h.max_devices == GS_REGION_MAX_DEVICES &&
+	       ro->h.max_slices == GS_REGION_MAX_SLICES &&
+	       ro->h.max_procs == GS_REGION_MAX_PROCS &&
+	       ro->h.region_id == r->rl->h.region_id &&
+	       ro->h.boot_id == r->rl->h.boot_id;
+}
+
+static void owner_path(const struct gs_region *r, uint32_t uid, char *out,
+                       size_t n)
+{
+	(void)snprintf(out, n, "%s/%s.%u", r->dir, GS_REGION_USAGE_FILE,
+	               (unsigned)uid);
+}
+
+/*
+ * Creator, writers' lock held: makes usage.<uid> afresh and renames it
+ * into place. It is given to `uid` with mode 0600 when this process may
+ * (root, or uid is ours); uid 0's file (slices any uid the name is handed
+ * to may join) and one that cannot be given away are 0666, as every
+ * book was before per-owner files.
+ */
+static gs_err owner_create(struct gs_region *r, uint32_t uid,
+                           struct gs_errbuf *eb)
+{
+	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	char tmp[GS_REGION_DIR_MAX + GS_RO_NAME_MAX + 8];
+	struct gs_ro_file *ro;
+	mode_t mode = 0600;
+	gs_err err;
+	void *p;
+	int fd, e;
+
+	owner_path(r, uid, path, sizeof(path));
+	(void)snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	          0600);
+	if (fd < 0)
+		goto fail_errno;
+	if (ftruncate(fd, (off_t)sizeof(*ro)) != 0)
+		goto fail_errno_fd;
+	p = mmap(NULL, sizeof(*ro), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail_errno_fd;
+	ro = p;
+	err = init_owner(ro, uid, r->rl->h.region_id, r->rl->h.boot_id, eb);
+	(void)munmap(p, sizeof(*ro));
+	if (err != GS_OK) {
+		(void)close(fd);
+		(void)unlink(tmp);
+		return err;
+	}
+	if (uid == 0)
+		mode = 0666;
+	else if (uid != (uint32_t)geteuid() &&
+	         fchown(fd, (uid_t)uid, (gid_t)-1) != 0)
+		mode = 0666;
+	if (fchmod(fd, mode) != 0 || rename(tmp, path) != 0)
+		goto fail_errno_fd;
+	(void)close(fd);
+	return GS_OK;
+fail_errno_fd:
+	e = errno;
+	(void)close(fd);
+	(void)unlink(tmp);
+	return gs_fail(eb, GS_ERR_IO, "create %s: %s", path, strerror(e));
+fail_errno:
+	e = errno;
+	return gs_fail(eb, GS_ERR_IO, "create %s: %s", path, strerror(e));
+}
+
+/*
+ * omu held: maps usage.<uid> into own[] (with `create`, under the
+ * writers' lock, making it when missing or not this region's). A file
+ * that is neither uid's nor the region creator's is refused: a tenant
+ * must not hand another one books it controls. Returns the own[] index,
+ * or -1 (eb says why).
+ */
+static int owner_map(struct gs_region *r, uint32_t uid, bool create,
+                     struct gs_errbuf *eb)
+{
+	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	struct stat st;
+	gs_err err;
+	void *p;
+	int fd, e, k;
+
+	if (r->n_own >= MAX_OWNERS) {
+		return -(int)gs_fail(eb, GS_ERR_NO_FIT, "too many slice owners (%d)",
+		              MAX_OWNERS);
+	}
+	owner_path(r, uid, path, sizeof(path));
+	for (int tries = 0; tries < 2; tries++) {
+		bool again = create && tries == 0;
+
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			e = errno;
+			if (e == ENOENT && again) {
+				err = owner_create(r, uid, eb);
+				if (err != GS_OK)
+					return -(int)err;
+				continue;
+			}
+			return -(int)gs_fail(eb,
+			              e == ENOENT  ? GS_ERR_NOT_FOUND
+			              : e == EACCES ? GS_ERR_PERM
+			                            : GS_ERR_IO,
+			              "%s: %s", path, strerror(e));
+		}
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size != sizeof(struct gs_ro_file) ||
+		    (st.st_uid != (uid_t)uid &&
+		     st.st_uid != (uid_t)r->rl->h.owner_uid)) {
+			(void)close(fd);
+			if (again) {
+				err = owner_create(r, uid, eb);
+				if (err != GS_OK)
+					return -(int)err;
+				continue;
+			}
+			return -(int)gs_fail(eb, GS_ERR_CORRUPT,
+			              "%s: not a usage file of uid %u", path,
+			              (unsigned)uid);
+		}
+		p = mmap(NULL, sizeof(struct gs_ro_file),
+		         PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			e = errno;
+			(void)close(fd);
+			return -(int)gs_fail(eb, GS_ERR_IO, "mmap %s: %s", path,
+			              strerror(e));
+		}
+		if (!owner_valid(r, p, uid)) {
+			(void)munmap(p, sizeof(struct gs_ro_file));
+			(void)close(fd);
+			if (again) {
+				err = owner_create(r, uid, eb);
+				if (err != GS_OK)
+					return -(int)err;
+				continue;
+			}
+			return -(int)gs_fail(eb, GS_ERR_CORRUPT,
+			              "%s belongs to another region", path);
+		}
+		k = r->n_own;
+		r->own[k].uid = uid;
+		r->own[k].fd = fd;
+		r->own[k].ro = p;
+		__atomic_store_n(&r->n_own, k + 1, __ATOMIC_RELEASE);
+		return k;
+	}
+	return -(int)gs_fail(eb, GS_ERR_CORRUPT, "%s cannot be made", path);
+}
+
+/* The own[] index of uid's owner file, mapping it on first use; a
+ * negative gs_err when it cannot be had. */
+static int owner_find(struct gs_region *r, uint32_t uid, bool create,
+                      struct gs_errbuf *eb)
+{
+	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE), k;
+
+	for (k = 0; k < n; k++)
+		if (r->own[k].uid == uid)
+			return k;
+	(void)pthread_mutex_lock(&r->omu);
+	for (k = 0; k < r->n_own; k++)
+		if (r->own[k].uid == uid)
+			break;
+	if (k == r->n_own)
+		k = owner_map(r, uid, create, eb);
+	(void)pthread_mutex_unlock(&r->omu);
+	return k;
+}
+
+/*
+ * Maps every owner file in the directory this process may open (root:
+ * all of them; another uid: its own and uid 0's), so that listings and
+ * reaping see processes of slices already deleted too. The shim never
+ * lists or reaps beyond its own file, so it maps no other.
+ */
+static void owners_scan(struct gs_region *r)
+{
+	DIR *d;
+	struct dirent *de;
+	size_t pre = strlen(GS_REGION_USAGE_FILE);
+
+	d = opendir(r->dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name;
+		char *end;
+		unsigned long uid;
+
+		if (strncmp(n, GS_REGION_USAGE_FILE, pre) != 0 ||
+		    n[pre] != '.' || n[pre + 1] < '0' || n[pre + 1] > '9')
+			continue;
+		uid = strtoul(n + pre + 1, &end, 10);
+		if (*end != '\0' || uid > UINT32_MAX)
+			continue;
+		if (geteuid() != 0 && uid != geteuid() && uid != 0)
+			continue; /* not ours to open */
+		(void)owner_find(r, (uint32_t)uid, false, NULL);
+	}
+	(void)closedir(d);
+}
+
+struct gs_ro_file *gs__region_own(struct gs_region *r)
+{
+	return r->me >= 0 ? r->own[r->me].ro : NULL;
+}
+
+struct gs_ro_file *gs__region_owner_file(struct gs_region *r, uint32_t uid)
+{
+	int k = owner_find(r, uid, false, NULL);
+
+	return k >= 0 ? r->own[k].ro : NULL;
+}
+
+/* ---- the usage locks ---------------------------------------------------- */
 
 void gs__books_tick(struct gs_ru_books *b, uint64_t now)
 {
@@ -804,10 +1149,11 @@ static bool proc_in_slice(const struct gs_ru_proc *p, int s, uint64_t gen)
 	       p->slice_gen == gen;
 }
 
-/* Lock held: brings slice s's books to the limits generation. */
-static void books_sync(struct gs_region *r, int s)
+/* Owner lock held: brings slice s's books in `o` to the limits
+ * generation. */
+static void books_sync(struct gs_region *r, struct gs_own *o, int s)
 {
-	struct gs_ru_slice *us = &r->ru->slice[s];
+	struct gs_ru_slice *us = &o->ro->slice[s];
 	uint64_t gen =
 	    __atomic_load_n(&r->rl->slice[s].generation, __ATOMIC_ACQUIRE);
 
@@ -815,43 +1161,70 @@ static void books_sync(struct gs_region *r, int s)
 		return;
 	memset(us, 0, sizeof(*us));
 	us->generation = gen;
-	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
-		memset(&r->ru->sched[d][s], 0, sizeof(r->ru->sched[d][s]));
-		r->ru->sched[d][s].generation = gen;
-	}
 }
 
 /*
- * Lock held, after a holder died: recompute every slice's derived
- * counters from the process table (the process slots are the truth; a
- * holder killed between updating its slot and its slice left them apart).
+ * Owner lock held, after a holder died: recompute every slice's derived
+ * counters in `o` from its process table (the process slots are the
+ * truth; a holder killed between updating its slot and its slice left
+ * them apart).
  */
-static void repair_locked(struct gs_region *r)
+static void own_repair(struct gs_region *r, struct gs_own *o)
 {
-	struct gs_ru_file *ru = r->ru;
+	struct gs_ro_file *ro = o->ro;
 
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
-		struct gs_ru_slice *us = &ru->slice[s];
+		struct gs_ru_slice *us = &ro->slice[s];
 
-		books_sync(r, s);
+		books_sync(r, o, s);
 		us->n_procs = 0;
-		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 			us->dev[d].mem_used = 0;
+		for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+			if (!proc_in_slice(&ro->proc[i], s, us->generation))
+				continue;
+			us->n_procs++;
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+				us->dev[d].mem_used +=
+				    ro->proc_dev[i][d].mem_used;
+		}
+	}
+	ro->h.lock_recoveries++;
+}
+
+/*
+ * Shared lock held, after a holder died: nobody holds a turn, and the
+ * in-flight and waiting counts of slices whose owner files this handle
+ * maps are recomputed from their process books (others' go stale on
+ * their own: gpusched ignores old work and silent waiters).
+ */
+static void shared_repair(struct gs_region *r)
+{
+	struct gs_ru_file *ru = r->ru;
+	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
+
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
+		uint32_t owner = r->rl->slice[s].lim.owner_uid;
+		uint64_t gen = r->rl->slice[s].generation;
+		const struct gs_ro_file *ro = NULL;
+
+		for (int k = 0; k < n && ro == NULL; k++)
+			if (r->own[k].uid == owner)
+				ro = r->own[k].ro;
+		if (ro == NULL || r->rl->slice[s].state != GS_RL_LIVE)
+			continue;
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 			ru->sched[d][s].inflight = 0;
 			ru->sched[d][s].waiting = 0;
 		}
 		for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
-			struct gs_ru_proc *p = &ru->proc[i];
-
-			if (!proc_in_slice(p, s, us->generation))
+			if (!proc_in_slice(&ro->proc[i], s, gen))
 				continue;
-			us->n_procs++;
 			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
-				struct gs_ru_books *pb = &ru->proc_dev[i][d];
-
-				us->dev[d].mem_used += pb->mem_used;
-				ru->sched[d][s].inflight += pb->inflight;
-				ru->sched[d][s].waiting += pb->waiting;
+				ru->sched[d][s].inflight +=
+				    ro->proc_dev[i][d].inflight;
+				ru->sched[d][s].waiting +=
+				    ro->proc_dev[i][d].waiting;
 			}
 		}
 	}
@@ -867,12 +1240,17 @@ static void repair_locked(struct gs_region *r)
 	ru->h.lock_recoveries++;
 }
 
-gs_err gs__region_lock(struct gs_region *r)
+/*
+ * Takes a robust mutex within this handle's deadline. OUT: *dead when
+ * its last holder died (the caller repairs, then marks it consistent).
+ */
+static gs_err mutex_take(struct gs_region *r, pthread_mutex_t *m, bool *dead)
 {
 	struct timespec ts;
 	uint64_t wait_ns = (uint64_t)LOCK_TIMEOUT_S * 1000000000ull, now = 0;
 	int rc;
 
+	*dead = false;
 	if (r->wait_ms) {
 		/* Bounded handle: after a timeout, only try for a while. */
 		now = gs__mono_ns();
@@ -887,12 +1265,11 @@ gs_err gs__region_lock(struct gs_region *r)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	rc = pthread_mutex_timedlock(&r->ru->h.lock.m, &ts);
+	rc = pthread_mutex_timedlock(m, &ts);
 	if (rc == 0)
 		return GS_OK;
 	if (rc == EOWNERDEAD) {
-		repair_locked(r);
-		(void)pthread_mutex_consistent(&r->ru->h.lock.m);
+		*dead = true;
 		return GS_OK;
 	}
 	if (rc == ETIMEDOUT) {
@@ -905,6 +1282,56 @@ gs_err gs__region_lock(struct gs_region *r)
 	return GS_ERR_CORRUPT;
 }
 
+static gs_err own_lock(struct gs_region *r, struct gs_own *o)
+{
+	bool dead;
+	gs_err err = mutex_take(r, &o->ro->h.lock.m, &dead);
+
+	if (err == GS_OK && dead) {
+		own_repair(r, o);
+		(void)pthread_mutex_consistent(&o->ro->h.lock.m);
+	}
+	return err;
+}
+
+static void own_unlock(struct gs_own *o)
+{
+	(void)pthread_mutex_unlock(&o->ro->h.lock.m);
+}
+
+static gs_err shared_lock(struct gs_region *r)
+{
+	bool dead;
+	gs_err err = mutex_take(r, &r->ru->h.lock.m, &dead);
+
+	if (err == GS_OK && dead) {
+		shared_repair(r);
+		(void)pthread_mutex_consistent(&r->ru->h.lock.m);
+	}
+	return err;
+}
+
+static void shared_unlock(struct gs_region *r)
+{
+	(void)pthread_mutex_unlock(&r->ru->h.lock.m);
+}
+
+gs_err gs__region_lock(struct gs_region *r)
+{
+	int me = r->me;
+	gs_err err;
+
+	if (me >= 0) {
+		err = own_lock(r, &r->own[me]);
+		if (err != GS_OK)
+			return err;
+	}
+	err = shared_lock(r);
+	if (err != GS_OK && me >= 0)
+		own_unlock(&r->own[me]);
+	return err;
+}
+
 void gs_region_set_lock_wait(struct gs_region *r, unsigned wait_ms)
 {
 	r->wait_ms = wait_ms;
@@ -912,7 +1339,189 @@ void gs_region_set_lock_wait(struct gs_region *r, unsigned wait_ms)
 
 void gs__region_unlock(struct gs_region *r)
 {
-	(void)pthread_mutex_unlock(&r->ru->h.lock.m);
+	shared_unlock(r);
+	if (r->me >= 0)
+		own_unlock(&r->own[r->me]);
+}
+
+/* ---- views of the limits (privileged regions) ------------------------- */
+
+static void view_path(const struct gs_region *r, uint32_t uid, char *out,
+                      size_t n)
+{
+	if (uid == GS_RL_VIEW_PUBLIC)
+		(void)snprintf(out, n, "%s/%s", r->dir, GS_RL_VIEW_PUBLIC_FILE);
+	else
+		(void)snprintf(out, n, "%s/%s.%u", r->dir,
+		               GS_REGION_LIMITS_FILE, (unsigned)uid);
+}
+
+/*
+ * Read access for `uid` alone, besides the file's owner: mode 0640 with
+ * the access ACL user::rw-, user:<uid>:r--, group::---, mask::r--,
+ * other::--- (the kernel's xattr form, entries in tag order). -1 where
+ * the filesystem keeps no ACLs.
+ */
+static int acl_user_read(int fd, uint32_t uid)
+{
+	struct {
+		uint32_t version;
+		struct {
+			uint16_t tag, perm;
+			uint32_t id;
+		} e[5];
+	} a = {2,
+	       {{0x01, 6, UINT32_MAX},
+	        {0x02, 4, uid},
+	        {0x04, 0, UINT32_MAX},
+	        {0x10, 4, UINT32_MAX},
+	        {0x20, 0, UINT32_MAX}}};
+
+	static_assert(sizeof(a) == 4 + 5 * 8, "posix_acl xattr layout");
+	return fsetxattr(fd, "system.posix_acl_access", &a, sizeof(a), 0);
+}
+
+/* Whether a mapped view is this region's view for `uid`. */
+static bool view_valid(const struct gs_region *r, const struct gs_rl_file *v,
+                       uint32_t uid)
+{
+	return __atomic_load_n(&v->h.magic, __ATOMIC_ACQUIRE) == GS_RL_MAGIC &&
+	       v->h.version == GS_REGION_VERSION &&
+	       v->h.size == sizeof(*v) && (v->h.flags & GS_RL_VIEW) &&
+	       v->h.view_uid == uid && v->h.region_id == r->rl->h.region_id &&
+	       v->h.boot_id == r->rl->h.boot_id;
+}
+
+/*
+ * Writers' lock held: the view[] index of `uid`'s view, mapped, made
+ * afresh (and renamed into place) when missing or not this region's.
+ * -1 when it cannot be had (eb says why).
+ */
+static int view_find(struct gs_region *r, uint32_t uid, struct gs_errbuf *eb)
+{
+	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	char tmp[GS_REGION_DIR_MAX + GS_RO_NAME_MAX + 8];
+	struct gs_rl_file *v;
+	struct stat st;
+	void *p;
+	int fd, e, k;
+
+	for (k = 0; k < r->n_view; k++)
+		if (r->view[k].uid == uid)
+			return k;
+	if (r->n_view >= MAX_OWNERS + 1) {
+		(void)gs_fail(eb, GS_ERR_NO_FIT, "too many limits views");
+		return -1;
+	}
+	view_path(r, uid, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid() && (uint64_t)st.st_size == sizeof(*v)) {
+		p = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE, MAP_SHARED,
+		         fd, 0);
+		if (p != MAP_FAILED && view_valid(r, p, uid))
+			goto keep;
+		if (p != MAP_FAILED)
+			(void)munmap(p, sizeof(*v));
+	}
+	if (fd >= 0)
+		(void)close(fd);
+	(void)snprintf(tmp, sizeof(tmp), "%s.new", path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	          0600);
+	if (fd < 0)
+		goto fail_errno;
+	if (ftruncate(fd, (off_t)sizeof(*v)) != 0 || fchmod(fd, 0600) != 0)
+		goto fail_errno_fd;
+	p = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail_errno_fd;
+	v = p;
+	v->h = r->rl->h;
+	v->h.magic = 0;
+	v->h.flags |= GS_RL_VIEW;
+	v->h.view_uid = uid;
+	v->h.seq = 0;
+	__atomic_store_n(&v->h.magic, GS_RL_MAGIC, __ATOMIC_RELEASE);
+	/* Only `uid` (and the writer) may read it; the public view, and
+	 * any view on a filesystem without ACLs, all may. */
+	if ((uid == GS_RL_VIEW_PUBLIC || acl_user_read(fd, uid) != 0) &&
+	    fchmod(fd, 0644) != 0)
+		goto fail_errno_unmap;
+	if (rename(tmp, path) != 0)
+		goto fail_errno_unmap;
+keep:
+	k = r->n_view++;
+	r->view[k].uid = uid;
+	r->view[k].fd = fd;
+	r->view[k].rl = p;
+	return k;
+fail_errno_unmap:
+	e = errno;
+	(void)munmap(p, sizeof(*v));
+	goto fail;
+fail_errno_fd:
+	e = errno;
+fail:
+	(void)close(fd);
+	(void)unlink(tmp);
+	(void)gs_fail(eb, GS_ERR_IO, "limits view %s: %s", path, strerror(e));
+	return -1;
+fail_errno:
+	e = errno;
+	(void)gs_fail(eb, GS_ERR_IO, "limits view %s: %s", path, strerror(e));
+	return -1;
+}
+
+/* Slot `src` as the view of `uid` shows it. */
+static void view_copy(const struct gs_rl_slice *src, struct gs_rl_slice *dst,
+                      uint32_t uid)
+{
+	if (src->state != GS_RL_LIVE || src->lim.owner_uid == uid ||
+	    src->lim.owner_uid == 0) {
+		*dst = *src;
+		return;
+	}
+	memset(dst, 0, sizeof(*dst));
+	dst->generation = src->generation;
+	dst->state = src->state;
+	dst->lim.compute_pct = src->lim.compute_pct;
+	dst->lim.priority = src->lim.priority;
+	dst->lim.weight = src->lim.weight;
+	dst->lim.mode = src->lim.mode;
+	dst->lim.flags = src->lim.flags & GS_SLICE_MPS;
+	dst->lim.owner_uid = GS_RL_VIEW_PUBLIC;
+}
+
+/*
+ * Writers' lock held, the limits changed (their seq still odd): makes
+ * the views every owner of a live slice needs and republishes them all,
+ * each under its own seq. A view that cannot be made leaves its uid
+ * reading limits.public: fewer slices, never another's.
+ */
+static void views_publish(struct gs_region *r)
+{
+	uint64_t epoch = r->rl->h.epoch;
+
+	if (!(r->rl->h.flags & GS_RL_PRIVILEGED) || !r->limits_writable)
+		return;
+	(void)view_find(r, GS_RL_VIEW_PUBLIC, NULL);
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
+		if (r->rl->slice[s].state == GS_RL_LIVE &&
+		    r->rl->slice[s].lim.owner_uid != 0)
+			(void)view_find(r, r->rl->slice[s].lim.owner_uid,
+			                NULL);
+	for (int k = 0; k < r->n_view; k++) {
+		struct gs_rl_file *v = r->view[k].rl;
+
+		__atomic_store_n(&v->h.seq, v->h.seq | 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
+			view_copy(&r->rl->slice[s], &v->slice[s],
+			          r->view[k].uid);
+		v->h.epoch = epoch;
+		__atomic_store_n(&v->h.seq, v->h.seq + 1, __ATOMIC_RELEASE);
+	}
 }
 
 /* ---- limits: seqlock readers, flock writers --------------------------- */
@@ -979,6 +1588,7 @@ static void wseq_close(struct gs_region *r)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	r->rl->h.epoch++;
+	views_publish(r);
 	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
 }
 
@@ -1043,6 +1653,11 @@ static gs_err create_in_wlock(struct gs_region *r,
                               const struct gs_slice_limits *lim,
                               struct gs_slice_ref *out, struct gs_errbuf *eb)
 {
+	/* The owner's books first: a slice without them cannot be joined. */
+	int k = owner_find(r, lim->owner_uid, true, eb);
+
+	if (k < 0)
+		return (gs_err)-k;
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
 		struct gs_rl_slice *sl = &r->rl->slice[s];
 
@@ -1241,6 +1856,10 @@ gs_err gs_region_slice_update(struct gs_region *r,
 	sl = &r->rl->slice[ref->slot];
 	if (sl->state != GS_RL_LIVE || sl->generation != ref->generation) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
+	} else if (lim->owner_uid != sl->lim.owner_uid &&
+	           owner_find(r, lim->owner_uid, true, eb) < 0) {
+		err = gs_fail(eb, GS_ERR_IO, "no usage file for uid %u",
+		              (unsigned)lim->owner_uid);
 	} else {
 		char name[GS_REGION_NAME_MAX];
 
@@ -1366,11 +1985,23 @@ static bool books_any(const struct gs_ru_books *b)
 	       b->launches;
 }
 
+/* The owner file of slice `s`'s owner (not created), or NULL: none yet,
+ * or not ours to open. */
+static struct gs_own *slice_owner(struct gs_region *r, int s)
+{
+	uint32_t uid =
+	    __atomic_load_n(&r->rl->slice[s].lim.owner_uid, __ATOMIC_ACQUIRE);
+	int k = owner_find(r, uid, false, NULL);
+
+	return k >= 0 ? &r->own[k] : NULL;
+}
+
 gs_err gs_region_slice_usage(struct gs_region *r,
                              const struct gs_slice_ref *ref,
                              struct gs_slice_usage *out)
 {
 	struct gs_ru_slice *us;
+	struct gs_own *o;
 	uint64_t now = gs__mono_ns();
 	gs_err err;
 
@@ -1380,11 +2011,14 @@ gs_err gs_region_slice_usage(struct gs_region *r,
 	if (__atomic_load_n(&r->rl->slice[ref->slot].generation,
 	                    __ATOMIC_ACQUIRE) != ref->generation)
 		return GS_ERR_NOT_FOUND;
-	err = gs__region_lock(r);
+	o = slice_owner(r, ref->slot);
+	if (o == NULL)
+		return GS_OK; /* no books yet, or not ours to read: none */
+	err = own_lock(r, o);
 	if (err != GS_OK)
 		return err;
-	books_sync(r, ref->slot);
-	us = &r->ru->slice[ref->slot];
+	books_sync(r, o, ref->slot);
+	us = &o->ro->slice[ref->slot];
 	out->n_procs = us->n_procs;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 		struct gs_ru_books *b = &us->dev[d];
@@ -1403,15 +2037,16 @@ gs_err gs_region_slice_usage(struct gs_region *r,
 		out->throttled_ns += b->throttled_ns;
 		out->launches += b->launches;
 	}
-	gs__region_unlock(r);
+	own_unlock(o);
 	return GS_OK;
 }
 
-/* Lock held: the slot of the calling process, if attached. */
-static int proc_find_self(struct gs_region *r, int32_t pid, uint64_t start)
+/* Owner lock held: the slot of the calling process in `o`, if attached. */
+static int proc_find_self(struct gs_region *r, struct gs_own *o, int32_t pid,
+                          uint64_t start)
 {
 	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
-		struct gs_ru_proc *p = &r->ru->proc[i];
+		struct gs_ru_proc *p = &o->ro->proc[i];
 
 		if (p->state == GS_RU_PROC_LIVE && p->pid == pid &&
 		    p->start_time == start && p->pidns == r->pidns)
@@ -1420,23 +2055,30 @@ static int proc_find_self(struct gs_region *r, int32_t pid, uint64_t start)
 	return -1;
 }
 
-/* Lock held: frees proc slot i, giving its share back to its slice. */
-static void proc_free_locked(struct gs_region *r, int i)
+/*
+ * Owner lock held: frees proc slot i of `o`, giving its share back to its
+ * slice: memory in the owner's books, its work in flight and waits in
+ * the shared scheduler records (under the shared lock, taken after the
+ * owner's; skipped when it cannot be had - gpusched lets those counts
+ * go stale).
+ */
+static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 {
-	struct gs_ru_proc *p = &r->ru->proc[i];
+	struct gs_ro_file *ro = o->ro;
+	struct gs_ru_proc *p = &ro->proc[i];
 	int s = p->slice;
 
 	if (s >= 0 && s < GS_REGION_MAX_SLICES) {
-		struct gs_ru_slice *us = &r->ru->slice[s];
+		struct gs_ru_slice *us = &ro->slice[s];
 
-		books_sync(r, s);
+		books_sync(r, o, s);
 		if (us->generation == p->slice_gen) {
 			uint64_t now = gs__mono_ns();
+			bool sched = false;
 
 			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 				struct gs_ru_books *b = &us->dev[d];
-				struct gs_ru_books *pb = &r->ru->proc_dev[i][d];
-				struct gs_sched_slice *ss = &r->ru->sched[d][s];
+				struct gs_ru_books *pb = &ro->proc_dev[i][d];
 
 				if (pb->mem_used) {
 					gs__books_tick(b, now);
@@ -1445,18 +2087,30 @@ static void proc_free_locked(struct gs_region *r, int i)
 					        ? pb->mem_used
 					        : b->mem_used;
 				}
-				ss->inflight -= pb->inflight <= ss->inflight
-				                    ? pb->inflight
-				                    : ss->inflight;
-				ss->waiting -= pb->waiting <= ss->waiting
-				                   ? pb->waiting
-				                   : ss->waiting;
+				sched = sched || pb->inflight || pb->waiting;
+			}
+			if (sched && shared_lock(r) == GS_OK) {
+				for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+					struct gs_ru_books *pb =
+					    &ro->proc_dev[i][d];
+					struct gs_sched_slice *ss =
+					    &r->ru->sched[d][s];
+
+					ss->inflight -=
+					    pb->inflight <= ss->inflight
+					        ? pb->inflight
+					        : ss->inflight;
+					ss->waiting -= pb->waiting <= ss->waiting
+					                   ? pb->waiting
+					                   : ss->waiting;
+				}
+				shared_unlock(r);
 			}
 			if (us->n_procs > 0)
 				us->n_procs--;
 		}
 	}
-	memset(r->ru->proc_dev[i], 0, sizeof(r->ru->proc_dev[i]));
+	memset(ro->proc_dev[i], 0, sizeof(ro->proc_dev[i]));
 	p->state = GS_RU_PROC_FREE;
 	p->generation++;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
@@ -1480,20 +2134,22 @@ static int64_t pid_uid(int32_t pid)
 }
 
 /*
- * Lock held: frees the process slots that stand for nothing - a process
- * of this pid namespace that is gone, one whose uid may not be in its
- * slice or is not the uid it attached with (an entry a tenant forged
- * into the shared table, e.g. with a victim's pid), and a copy of an
- * entry (same process, same slice); and a uid's entries past
- * GS_REGION_PROCS_PER_UID. The usage file is writable by tenants; these
- * checks rest on what the kernel says.
+ * Owner lock held: frees the process slots of `o` that stand for nothing
+ * - a process of this pid namespace that is gone, one whose uid may not
+ * be in its slice or is not the uid it attached with (an entry forged
+ * with a victim's pid), one in a slice of another owner than the file's,
+ * and a copy of an entry (same process, same slice); and a uid's entries
+ * past GS_REGION_PROCS_PER_UID. The file is writable by its owner's
+ * processes (and, for uid 0's, by everyone); these checks rest on what
+ * the kernel says.
  */
-static int reap_locked(struct gs_region *r)
+static int reap_locked(struct gs_region *r, struct gs_own *o)
 {
+	struct gs_ro_file *ro = o->ro;
 	int n = 0;
 
 	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
-		struct gs_ru_proc *p = &r->ru->proc[i];
+		struct gs_ru_proc *p = &ro->proc[i];
 		bool bad;
 
 		if (p->state != GS_RU_PROC_LIVE || p->pidns != r->pidns)
@@ -1501,57 +2157,86 @@ static int reap_locked(struct gs_region *r)
 		bad = !gs_region_pid_alive(p->pid, p->start_time);
 		if (!bad && p->slice >= 0 && p->slice < GS_REGION_MAX_SLICES) {
 			const struct gs_rl_slice *sl = &r->rl->slice[p->slice];
+			bool live = sl->state == GS_RL_LIVE &&
+			            sl->generation == p->slice_gen;
 			int64_t uid = pid_uid(p->pid);
 
-			bad = (sl->state == GS_RL_LIVE &&
-			       sl->generation == p->slice_gen &&
-			       sl->lim.owner_uid != 0 && uid != 0 &&
+			bad = (live && sl->lim.owner_uid != o->uid) ||
+			      (live && sl->lim.owner_uid != 0 && uid != 0 &&
 			       uid != (int64_t)sl->lim.owner_uid) ||
 			      (uid >= 0 && uid != (int64_t)p->uid);
 		}
 		for (int k = 0; !bad && k < i; k++)
-			bad = r->ru->proc[k].state == GS_RU_PROC_LIVE &&
-			      r->ru->proc[k].pid == p->pid &&
-			      r->ru->proc[k].start_time == p->start_time &&
-			      r->ru->proc[k].pidns == p->pidns &&
-			      r->ru->proc[k].slice == p->slice &&
-			      r->ru->proc[k].slice_gen == p->slice_gen;
+			bad = ro->proc[k].state == GS_RU_PROC_LIVE &&
+			      ro->proc[k].pid == p->pid &&
+			      ro->proc[k].start_time == p->start_time &&
+			      ro->proc[k].pidns == p->pidns &&
+			      ro->proc[k].slice == p->slice &&
+			      ro->proc[k].slice_gen == p->slice_gen;
 		if (!bad)
 			continue;
-		proc_free_locked(r, i);
-		r->ru->h.reaped_total++;
+		proc_free_locked(r, o, i);
+		ro->h.reaped_total++;
 		n++;
 	}
 	/* Entries written past the per-uid limit (attach refuses them; a
 	 * tenant writing the table by hand does not ask): the newest go. */
 	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
-		struct gs_ru_proc *p = &r->ru->proc[i];
+		struct gs_ru_proc *p = &ro->proc[i];
 		int before = 0;
 
 		if (p->state != GS_RU_PROC_LIVE || p->uid == 0)
 			continue;
 		for (int k = 0; k < i && before < GS_REGION_PROCS_PER_UID; k++)
-			before += r->ru->proc[k].state == GS_RU_PROC_LIVE &&
-			          r->ru->proc[k].uid == p->uid;
+			before += ro->proc[k].state == GS_RU_PROC_LIVE &&
+			          ro->proc[k].uid == p->uid;
 		if (before < GS_REGION_PROCS_PER_UID)
 			continue;
-		proc_free_locked(r, i);
-		r->ru->h.reaped_total++;
+		proc_free_locked(r, o, i);
+		ro->h.reaped_total++;
 		n++;
 	}
 	return n;
 }
 
-/* Lock held: live process slots recorded for `uid`. */
-static int uid_slots(struct gs_region *r, uint32_t uid)
+/* Owner lock held: live process slots of `o` recorded for `uid`. */
+static int uid_slots(const struct gs_own *o, uint32_t uid)
 {
 	int n = 0;
 
 	for (int k = 0; k < GS_REGION_MAX_PROCS; k++)
-		if (r->ru->proc[k].state == GS_RU_PROC_LIVE &&
-		    r->ru->proc[k].uid == uid)
+		if (o->ro->proc[k].state == GS_RU_PROC_LIVE &&
+		    o->ro->proc[k].uid == uid)
 			n++;
 	return n;
+}
+
+/* The own[] index and slot a process reference names; -1 when none. */
+static int ref_own(struct gs_region *r, const struct gs_proc_ref *p, int *i)
+{
+	int k;
+
+	if (p == NULL || p->slot < 0)
+		return -1;
+	k = p->slot / GS_REGION_MAX_PROCS;
+	*i = p->slot % GS_REGION_MAX_PROCS;
+	return k < __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE) ? k : -1;
+}
+
+/* Drops the calling process's entry from owner file k (it moves to a
+ * slice of another owner). */
+static void leave_owner(struct gs_region *r, int k, int32_t pid,
+                        uint64_t start)
+{
+	struct gs_own *o = &r->own[k];
+	int i;
+
+	if (own_lock(r, o) != GS_OK)
+		return;
+	i = proc_find_self(r, o, pid, start);
+	if (i >= 0)
+		proc_free_locked(r, o, i);
+	own_unlock(o);
 }
 
 gs_err gs_region_proc_attach(struct gs_region *r,
@@ -1560,77 +2245,86 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 {
 	int32_t pid = (int32_t)getpid();
 	uint64_t start = gs_region_pid_start_time(pid);
-	int i, free_slot = -1;
+	uint32_t me = (uint32_t)geteuid(), owner;
+	struct gs_rl_slice *sl;
+	struct gs_ro_file *ro;
+	struct gs_own *o;
+	int i, k, free_slot = -1;
 	gs_err err;
 
 	if (!ref_ok(slice))
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "no such slice");
-	err = gs__region_lock(r);
+	sl = &r->rl->slice[slice->slot];
+	owner = __atomic_load_n(&sl->lim.owner_uid, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
+	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
+	        slice->generation)
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
+	/* A slice is its owner's: another tenant cannot join it and spend
+	 * its budget. Root may (it can anyway). */
+	if (owner != 0 && me != 0 && me != owner)
+		return gs_fail(eb, GS_ERR_PERM,
+		               "slice %s belongs to uid %u, not to uid %u",
+		               sl->lim.name, (unsigned)owner, (unsigned)me);
+	k = owner_find(r, owner, false, eb);
+	if (k < 0)
+		return gs_fail(eb, GS_ERR_NOT_FOUND,
+		               "no usage file for uid %u in %s", (unsigned)owner,
+		               r->dir);
+	if (r->me >= 0 && r->me != k)
+		leave_owner(r, r->me, pid, start);
+	o = &r->own[k];
+	ro = o->ro;
+	err = own_lock(r, o);
 	if (err != GS_OK)
 		return gs_fail(eb, err, "region lock: %s", gs_strerror(err));
-	if (r->rl->slice[slice->slot].state != GS_RL_LIVE ||
-	    r->rl->slice[slice->slot].generation != slice->generation) {
-		gs__region_unlock(r);
+	if (sl->state != GS_RL_LIVE || sl->generation != slice->generation ||
+	    sl->lim.owner_uid != owner) {
+		own_unlock(o);
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
 	}
-	{
-		/* A slice is its owner's: another tenant cannot join it and
-		 * spend its budget. Root may (it can anyway). */
-		uint32_t owner = r->rl->slice[slice->slot].lim.owner_uid;
-		uint32_t me = (uint32_t)geteuid();
-
-		if (owner != 0 && me != 0 && me != owner) {
-			gs__region_unlock(r);
-			return gs_fail(eb, GS_ERR_PERM,
-			               "slice %s belongs to uid %u, not to "
-			               "uid %u",
-			               r->rl->slice[slice->slot].lim.name,
-			               (unsigned)owner, (unsigned)me);
-		}
-	}
-	books_sync(r, slice->slot);
-	i = proc_find_self(r, pid, start);
-	if (i >= 0 && (r->ru->proc[i].slice != slice->slot ||
-	               r->ru->proc[i].slice_gen != slice->generation)) {
-		proc_free_locked(r, i); /* moving to another slice */
+	books_sync(r, o, slice->slot);
+	i = proc_find_self(r, o, pid, start);
+	if (i >= 0 && (ro->proc[i].slice != slice->slot ||
+	               ro->proc[i].slice_gen != slice->generation)) {
+		proc_free_locked(r, o, i); /* moving to another slice */
 		i = -1;
 	}
-	if (i < 0 && geteuid() != 0 &&
-	    (uid_slots(r, (uint32_t)geteuid()) >= GS_REGION_PROCS_PER_UID &&
-	     (reap_locked(r) == 0 ||
-	      uid_slots(r, (uint32_t)geteuid()) >= GS_REGION_PROCS_PER_UID))) {
-		gs__region_unlock(r);
+	if (i < 0 && me != 0 &&
+	    (uid_slots(o, me) >= GS_REGION_PROCS_PER_UID &&
+	     (reap_locked(r, o) == 0 ||
+	      uid_slots(o, me) >= GS_REGION_PROCS_PER_UID))) {
+		own_unlock(o);
 		return gs_fail(eb, GS_ERR_QUOTA,
 		               "uid %u already holds %d process slots (the most "
 		               "one user may)",
-		               (unsigned)geteuid(), GS_REGION_PROCS_PER_UID);
+		               (unsigned)me, GS_REGION_PROCS_PER_UID);
 	}
 	if (i < 0) {
-		for (int k = 0; k < GS_REGION_MAX_PROCS; k++)
-			if (r->ru->proc[k].state == GS_RU_PROC_FREE) {
-				free_slot = k;
+		for (int q = 0; q < GS_REGION_MAX_PROCS; q++)
+			if (ro->proc[q].state == GS_RU_PROC_FREE) {
+				free_slot = q;
 				break;
 			}
-		if (free_slot < 0 && reap_locked(r) > 0)
-			for (int k = 0; k < GS_REGION_MAX_PROCS; k++)
-				if (r->ru->proc[k].state == GS_RU_PROC_FREE) {
-					free_slot = k;
+		if (free_slot < 0 && reap_locked(r, o) > 0)
+			for (int q = 0; q < GS_REGION_MAX_PROCS; q++)
+				if (ro->proc[q].state == GS_RU_PROC_FREE) {
+					free_slot = q;
 					break;
 				}
 		if (free_slot < 0) {
-			gs__region_unlock(r);
+			own_unlock(o);
 			return gs_fail(eb, GS_ERR_NO_FIT,
 			               "process table full (%d)",
 			               GS_REGION_MAX_PROCS);
 		}
 		i = free_slot;
 		{
-			struct gs_ru_proc *p = &r->ru->proc[i];
+			struct gs_ru_proc *p = &ro->proc[i];
 			uint64_t gen = p->generation + 1;
 
 			memset(p, 0, sizeof(*p));
-			memset(r->ru->proc_dev[i], 0,
-			       sizeof(r->ru->proc_dev[i]));
+			memset(ro->proc_dev[i], 0, sizeof(ro->proc_dev[i]));
 			p->generation = gen;
 			p->pid = pid;
 			p->start_time = start;
@@ -1639,32 +2333,36 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 			p->slice_gen = slice->generation;
 			p->flags = flags;
 			p->attached_ns = gs__real_ns();
-			p->uid = (uint32_t)geteuid();
+			p->uid = me;
 			p->state = GS_RU_PROC_LIVE;
-			r->ru->slice[slice->slot].n_procs++;
+			ro->slice[slice->slot].n_procs++;
 		}
 	}
-	out->slot = i;
+	out->slot = k * GS_REGION_MAX_PROCS + i;
 	out->reserved = 0;
-	out->generation = r->ru->proc[i].generation;
-	gs__region_unlock(r);
+	out->generation = ro->proc[i].generation;
+	r->me = k;
+	own_unlock(o);
 	return GS_OK;
 }
 
 struct gs_ru_books *gs__region_proc_books(struct gs_region *r,
                                           const struct gs_ru_proc *pr, int dev)
 {
-	return &r->ru->proc_dev[pr - r->ru->proc][dev];
+	struct gs_ro_file *ro = r->own[r->me].ro;
+
+	return &ro->proc_dev[pr - ro->proc][dev];
 }
 
 struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
                                        const struct gs_proc_ref *p)
 {
 	struct gs_ru_proc *pr;
+	int i, k = ref_own(r, p, &i);
 
-	if (p == NULL || p->slot < 0 || p->slot >= GS_REGION_MAX_PROCS)
+	if (k < 0 || k != r->me)
 		return NULL;
-	pr = &r->ru->proc[p->slot];
+	pr = &r->own[k].ro->proc[i];
 	if (pr->state != GS_RU_PROC_LIVE || pr->generation != p->generation)
 		return NULL;
 	return pr;
@@ -1672,84 +2370,120 @@ struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
 
 gs_err gs_region_proc_detach(struct gs_region *r, const struct gs_proc_ref *p)
 {
-	gs_err err = gs__region_lock(r);
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	int i, k = ref_own(r, p, &i);
+	gs_err err;
 
+	if (k < 0)
+		return GS_ERR_NOT_FOUND;
+	o = &r->own[k];
+	err = own_lock(r, o);
 	if (err != GS_OK)
 		return err;
-	if (gs__region_proc_get(r, p) == NULL)
+	pr = &o->ro->proc[i];
+	if (pr->state != GS_RU_PROC_LIVE || pr->generation != p->generation)
 		err = GS_ERR_NOT_FOUND;
 	else
-		proc_free_locked(r, p->slot);
-	gs__region_unlock(r);
+		proc_free_locked(r, o, i);
+	own_unlock(o);
 	return err;
 }
 
 int gs_region_reap(struct gs_region *r)
 {
-	gs_err err = gs__region_lock(r);
-	int n;
+	int n = 0, nown;
+	gs_err first = GS_OK;
 
-	if (err != GS_OK)
-		return -(int)err;
-	n = reap_locked(r);
-	gs__region_unlock(r);
-	return n;
+	owners_scan(r);
+	nown = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
+	for (int k = 0; k < nown; k++) {
+		gs_err err = own_lock(r, &r->own[k]);
+
+		if (err != GS_OK) {
+			if (first == GS_OK)
+				first = err;
+			continue;
+		}
+		n += reap_locked(r, &r->own[k]);
+		own_unlock(&r->own[k]);
+	}
+	return n == 0 && first != GS_OK ? -(int)first : n;
 }
 
 int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s)
 {
+	struct gs_own *o;
 	gs_err err;
 	int n = 0;
 
 	if (!ref_ok(s))
 		return 0;
-	err = gs__region_lock(r);
+	o = slice_owner(r, s->slot);
+	if (o == NULL)
+		return 0;
+	err = own_lock(r, o);
 	if (err != GS_OK)
 		return -(int)err;
 	for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
-		if (proc_in_slice(&r->ru->proc[i], s->slot, s->generation))
+		if (proc_in_slice(&o->ro->proc[i], s->slot, s->generation))
 			n++;
-	gs__region_unlock(r);
+	own_unlock(o);
 	return n;
 }
 
 bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
                          struct gs_proc_info *out)
 {
-	bool found = false;
 	uint64_t now = gs__mono_ns();
+	int next = it->slot + 1, nown;
 
-	if (gs__region_lock(r) != GS_OK)
-		return false;
-	for (int i = it->slot + 1; i < GS_REGION_MAX_PROCS && !found; i++) {
-		struct gs_ru_proc *p = &r->ru->proc[i];
-
-		if (p->state != GS_RU_PROC_LIVE)
-			continue;
-		memset(out, 0, sizeof(*out));
-		it->slot = i;
-		it->generation = p->generation;
-		out->ref = *it;
-		out->slice.slot = p->slice;
-		out->slice.generation = p->slice_gen;
-		out->pid = p->pid;
-		out->flags = p->flags;
-		out->start_time = p->start_time;
-		out->attached_ns = p->attached_ns;
-		out->local = p->pidns == r->pidns;
-		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
-			if (!r->ru->dev[d].in_use)
-				continue;
-			struct gs_ru_books *pb = &r->ru->proc_dev[i][d];
-
-			gs__books_tick(pb, now);
-			if (books_any(pb))
-				books_export(r, d, pb, &out->dev[out->n_dev++]);
-		}
-		found = true;
+	if (it->slot < 0) {
+		owners_scan(r);
+		next = 0;
 	}
-	gs__region_unlock(r);
-	return found;
+	nown = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
+	for (int k = next / GS_REGION_MAX_PROCS; k < nown; k++) {
+		struct gs_own *o = &r->own[k];
+		int i0 = k == next / GS_REGION_MAX_PROCS
+		             ? next % GS_REGION_MAX_PROCS
+		             : 0;
+
+		if (own_lock(r, o) != GS_OK)
+			continue;
+		for (int i = i0; i < GS_REGION_MAX_PROCS; i++) {
+			struct gs_ru_proc *p = &o->ro->proc[i];
+
+			if (p->state != GS_RU_PROC_LIVE)
+				continue;
+			memset(out, 0, sizeof(*out));
+			it->slot = k * GS_REGION_MAX_PROCS + i;
+			it->reserved = 0;
+			it->generation = p->generation;
+			out->ref = *it;
+			out->slice.slot = p->slice;
+			out->slice.generation = p->slice_gen;
+			out->pid = p->pid;
+			out->flags = p->flags;
+			out->start_time = p->start_time;
+			out->attached_ns = p->attached_ns;
+			out->local = p->pidns == r->pidns;
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				struct gs_ru_books *pb = &o->ro->proc_dev[i][d];
+
+				if (!r->ru->dev[d].in_use)
+					continue;
+				gs__books_tick(pb, now);
+				if (books_any(pb))
+					books_export(r, d, pb,
+					             &out->dev[out->n_dev++]);
+			}
+			own_unlock(o);
+			return true;
+		}
+		own_unlock(o);
+	}
+	return false;
 }
 
 /* ---- devices and memory books ----------------------------------------- */
@@ -1783,7 +2517,7 @@ int gs_region_device(struct gs_region *r, const char *uuid,
 		    uuid_same(dv->uuid, uuid))
 			return d;
 	}
-	err = gs__region_lock(r);
+	err = shared_lock(r);
 	if (err != GS_OK)
 		return -(int)err;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
@@ -1805,7 +2539,7 @@ int gs_region_device(struct gs_region *r, const char *uuid,
 		slot = d;
 		break;
 	}
-	gs__region_unlock(r);
+	shared_unlock(r);
 	return slot;
 }
 
@@ -1818,38 +2552,56 @@ const char *gs_region_device_uuid(struct gs_region *r, int dev)
 }
 
 /*
- * Lock held: the live proc for `p` and its live slice's books on `dev`.
- * OUT: *limit (the slice's cap). NULL when the proc or its slice is gone.
+ * Owner lock of r->me held: the live proc for `p` and its live slice's
+ * books on `dev`. OUT: *limit (the slice's cap). NULL when the proc or
+ * its slice is gone, or the slice is no longer this file's owner's (the
+ * caller fails closed).
  */
 static struct gs_ru_proc *books_of(struct gs_region *r,
                                    const struct gs_proc_ref *p, int dev,
                                    struct gs_ru_books **sb, uint64_t *limit)
 {
 	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
+	struct gs_own *o;
 	struct gs_rl_slice *sl;
 
 	if (pr == NULL || dev < 0 || dev >= GS_REGION_MAX_DEVICES ||
 	    pr->slice < 0 || pr->slice >= GS_REGION_MAX_SLICES)
 		return NULL;
+	o = &r->own[r->me];
 	sl = &r->rl->slice[pr->slice];
 	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
-	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) != pr->slice_gen)
+	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
+	        pr->slice_gen ||
+	    __atomic_load_n(&sl->lim.owner_uid, __ATOMIC_ACQUIRE) != o->uid)
 		return NULL;
-	books_sync(r, pr->slice);
-	*sb = &r->ru->slice[pr->slice].dev[dev];
+	books_sync(r, o, pr->slice);
+	*sb = &o->ro->slice[pr->slice].dev[dev];
 	if (limit != NULL)
 		*limit = __atomic_load_n(&sl->lim.mem_limit, __ATOMIC_ACQUIRE);
 	return pr;
 }
 
+/* The owner file `p` lives in, when it is this handle's own; NULL. */
+static struct gs_own *own_of(struct gs_region *r, const struct gs_proc_ref *p)
+{
+	int i, k = ref_own(r, p, &i);
+
+	return k >= 0 && k == r->me ? &r->own[k] : NULL;
+}
+
 gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
                              int dev, uint64_t bytes)
 {
+	struct gs_own *o = own_of(r, p);
 	struct gs_ru_books *sb;
 	struct gs_ru_proc *pr;
 	uint64_t limit, now = gs__mono_ns();
-	gs_err err = gs__region_lock(r);
+	gs_err err;
 
+	if (o == NULL)
+		return GS_ERR_NOT_FOUND;
+	err = own_lock(r, o);
 	if (err != GS_OK)
 		return err;
 	for (int attempt = 0;; attempt++) {
@@ -1875,23 +2627,24 @@ gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
 			break;
 		}
 		/* Over the cap: a dead process may still hold a share. */
-		if (attempt > 0 || reap_locked(r) == 0) {
+		if (attempt > 0 || reap_locked(r, o) == 0) {
 			err = GS_ERR_QUOTA;
 			break;
 		}
 	}
-	gs__region_unlock(r);
+	own_unlock(o);
 	return err;
 }
 
 void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
                            int dev, uint64_t bytes)
 {
+	struct gs_own *o = own_of(r, p);
 	struct gs_ru_books *sb;
 	struct gs_ru_proc *pr;
 	uint64_t now = gs__mono_ns();
 
-	if (gs__region_lock(r) != GS_OK)
+	if (o == NULL || own_lock(r, o) != GS_OK)
 		return;
 	pr = books_of(r, p, dev, &sb, NULL);
 	if (pr != NULL) {
@@ -1904,22 +2657,26 @@ void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
 		pb->mem_used -= bytes;
 		sb->mem_used -= bytes <= sb->mem_used ? bytes : sb->mem_used;
 	}
-	gs__region_unlock(r);
+	own_unlock(o);
 }
 
 gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
                           int dev, uint64_t *used, uint64_t *limit)
 {
+	struct gs_own *o = own_of(r, p);
 	struct gs_ru_books *sb;
-	gs_err err = gs__region_lock(r);
+	gs_err err;
 
+	if (o == NULL)
+		return GS_ERR_NOT_FOUND;
+	err = own_lock(r, o);
 	if (err != GS_OK)
 		return err;
 	if (books_of(r, p, dev, &sb, limit) == NULL)
 		err = GS_ERR_NOT_FOUND;
 	else
 		*used = sb->mem_used;
-	gs__region_unlock(r);
+	own_unlock(o);
 	return err;
 }
 
@@ -1928,10 +2685,11 @@ gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
 {
 	struct gs_ru_proc *pr;
 	struct gs_slice_ref ref;
+	int i, k = ref_own(r, p, &i);
 
-	if (p == NULL || p->slot < 0 || p->slot >= GS_REGION_MAX_PROCS)
+	if (k < 0 || k != r->me)
 		return GS_ERR_NOT_FOUND;
-	pr = &r->ru->proc[p->slot];
+	pr = &r->own[k].ro->proc[i];
 	if (__atomic_load_n(&pr->generation, __ATOMIC_ACQUIRE) != p->generation)
 		return GS_ERR_NOT_FOUND;
 	ref.slot = pr->slice;

@@ -13,22 +13,52 @@
  *   struct gs_rl_header        128 bytes
  *   struct gs_rl_slice[256]    128 bytes each
  *
- * usage (under the robust mutex in its header, except the atomics noted):
+ * Views (privileged regions only): the daemon's `limits` is 0600, and
+ * each uid that owns slices reads limits.<uid> instead - the same layout,
+ * owned by the daemon, mode 0640 with a POSIX ACL granting only that uid
+ * read access (0644 where the filesystem has no ACLs). A view holds the
+ * uid's own slices and uid 0's (any uid the name is handed to may join
+ * those) whole; of every other slice only what the scheduler needs
+ * (generation, compute %, priority, weight, mode, the MPS flag): no name,
+ * no memory cap, owner GS_RL_VIEW_PUBLIC. limits.public (0644) is the
+ * view of a uid with no slices. The writer republishes every view, under
+ * the view's own seq, each time it changes the limits.
+ *
+ * usage (shared by every tenant, mode 0666; under the robust mutex in its
+ * header, except the atomics noted). Only what slices of different owners
+ * must see of each other to take turns on a GPU - nothing that sets a
+ * limit, gives tokens or names a process:
  *
  *   struct gs_ru_header                      256
- *   struct gs_ru_device[32]                  256 each (UUID, view, sched)
- *   struct gs_ru_slice[256]                  64 + 32 x 64 (books per GPU)
+ *   struct gs_ru_device[32]                  208 each (UUID, view, sched)
  *   struct gs_sched_slice[32][256]           64 each (device-major, so
  *                                            one GPU's slices are one
  *                                            array for the scheduler)
+ *
+ * usage.<uid> (one per slice owner: created by the daemon - or by
+ * `gpuslice run` in its own region - owned by that uid, mode 0600, so
+ * only the owner's processes and root can read or write it; 0666 for
+ * uid 0, whose slices any uid the name is handed to may join). Under the
+ * robust mutex in its own header:
+ *
+ *   struct gs_ro_header                      256
+ *   struct gs_ru_slice[256]                  64 + 32 x 64 (books per GPU,
+ *                                            used for this uid's slices)
+ *   struct gs_sched_bucket[32][256]          32 each (token buckets)
  *   struct gs_ru_proc[1024]                  128 each (who)
  *   struct gs_ru_books[1024][32]             64 each (each process's
  *                                            books per GPU)
  *
+ * Locks: an owner file's mutex guards its books, buckets and processes;
+ * the shared mutex the scheduler records. A holder of both took the
+ * owner's first (gs__region_lock).
+ *
  * Invariant (restored by repair after a holder died): for every live
  * slice s and device d, slice[s].dev[d].mem_used == sum of
  * proc[p].dev[d].mem_used over live procs p attached to s (same
- * generation), and likewise sched[d][s].inflight / waiting.
+ * generation) in s's owner file, and likewise sched[d][s].inflight /
+ * waiting in the shared file (repaired from the owner files the repairer
+ * can read).
  */
 #ifndef GS_SHIM_REGION_INT_H
 #define GS_SHIM_REGION_INT_H
@@ -43,9 +73,18 @@
 
 #define GS_RL_MAGIC 0x31544d4c53524753ULL /* "SGRSLMT1" */
 #define GS_RU_MAGIC 0x31474155535247ULL   /* "GRSUAG1" */
+#define GS_RO_MAGIC 0x314e574f53524753ULL /* "SGRSOWN1" */
+/* The owner file of `uid` is GS_REGION_USAGE_FILE "." uid. */
+#define GS_RO_NAME_MAX 32
 
 /* gs_rl_header.flags */
 #define GS_RL_PRIVILEGED 0x1u
+/* A per-owner view of a privileged region's limits (see "views" above). */
+#define GS_RL_VIEW 0x2u
+/* gs_rl_header.view_uid of the public view, and the owner_uid a view
+ * shows for a slice that is not its reader's. */
+#define GS_RL_VIEW_PUBLIC 0xffffffffu
+#define GS_RL_VIEW_PUBLIC_FILE "limits.public"
 
 enum gs_rl_state { GS_RL_FREE = 0, GS_RL_LIVE = 1 };
 enum gs_ru_proc_state { GS_RU_PROC_FREE = 0, GS_RU_PROC_LIVE = 1 };
@@ -61,7 +100,7 @@ struct gs_rl_header {
 	uint32_t flags;      /* GS_RL_* */
 	uint32_t owner_uid;
 	uint32_t max_slices;
-	uint32_t reserved0;
+	uint32_t view_uid; /* GS_RL_VIEW: whose view (GS_RL_VIEW_PUBLIC) */
 	uint64_t seq;   /* odd while a writer is inside */
 	uint64_t epoch; /* bumped by every change of any slice */
 	uint8_t reserved[48];
@@ -113,6 +152,7 @@ struct gs_ru_header {
 static_assert(sizeof(struct gs_ru_header) == 256, "gs_ru_header layout");
 static_assert(offsetof(struct gs_ru_header, lock) == 128, "lock offset");
 
+/* One GPU, in the shared usage file. */
 struct gs_ru_device {
 	char uuid[GS_REGION_UUID_MAX];
 	uint32_t in_use;
@@ -167,30 +207,73 @@ static_assert(sizeof(struct gs_ru_proc) == 128, "gs_ru_proc layout");
 struct gs_ru_file {
 	struct gs_ru_header h;
 	struct gs_ru_device dev[GS_REGION_MAX_DEVICES];
-	struct gs_ru_slice slice[GS_REGION_MAX_SLICES];
 	struct gs_sched_slice sched[GS_REGION_MAX_DEVICES]
 	                           [GS_REGION_MAX_SLICES];
+};
+static_assert(offsetof(struct gs_ru_file, dev) == 256, "usage devices");
+static_assert(sizeof(struct gs_ru_file) ==
+                  256 + 208 * GS_REGION_MAX_DEVICES +
+                      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES,
+              "gs_ru_file layout");
+
+/* An owner file's header. */
+struct gs_ro_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t header_size;
+	uint64_t size;
+	uint64_t region_id; /* the region's: a file of another is refused */
+	uint64_t boot_id;
+	uint64_t created_ns;
+	uint32_t owner_uid; /* whose slices' books it holds */
+	uint32_t max_devices;
+	uint32_t max_slices;
+	uint32_t max_procs;
+	uint64_t reaped_total;    /* process slots reaped */
+	uint64_t lock_recoveries; /* EOWNERDEAD repairs */
+	uint8_t reserved1[48];
+	union gs_ru_mutex lock; /* at 128 */
+	uint8_t reserved2[64];
+};
+static_assert(sizeof(struct gs_ro_header) == 256, "gs_ro_header layout");
+static_assert(offsetof(struct gs_ro_header, lock) == 128, "owner lock offset");
+
+struct gs_ro_file {
+	struct gs_ro_header h;
+	struct gs_ru_slice slice[GS_REGION_MAX_SLICES];
+	struct gs_sched_bucket bucket[GS_REGION_MAX_DEVICES]
+	                             [GS_REGION_MAX_SLICES];
 	struct gs_ru_proc proc[GS_REGION_MAX_PROCS];
 	/* Apart from proc[], so that scanning the process table touches
 	 * 128 KiB, not every page of every process's books. */
 	struct gs_ru_books proc_dev[GS_REGION_MAX_PROCS][GS_REGION_MAX_DEVICES];
 };
-static_assert(offsetof(struct gs_ru_file, dev) == 256, "usage devices");
-static_assert(sizeof(struct gs_ru_file) ==
-                  256 + 208 * GS_REGION_MAX_DEVICES +
+static_assert(offsetof(struct gs_ro_file, slice) == 256, "owner slices");
+static_assert(sizeof(struct gs_ro_file) ==
+                  256 +
                       (64 + 64 * GS_REGION_MAX_DEVICES) * GS_REGION_MAX_SLICES +
-                      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES +
+                      32 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES +
                       128 * GS_REGION_MAX_PROCS +
                       64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_PROCS,
-              "gs_ru_file layout");
+              "gs_ro_file layout");
 
 /* ---- For the shim's modules: direct access under the lock ----------- */
 
 /* The mapped files. */
 struct gs_rl_file *gs__region_limits(struct gs_region *r);
 struct gs_ru_file *gs__region_usage(struct gs_region *r);
+/* The owner file this handle's own process is attached in (the shim's
+ * slice owner's), or NULL before attaching. */
+struct gs_ro_file *gs__region_own(struct gs_region *r);
+/* The owner file of `uid`, mapped on first use (creators create it);
+ * NULL when it does not exist or may not be opened here. */
+struct gs_ro_file *gs__region_owner_file(struct gs_region *r, uint32_t uid);
 
-/* Takes the usage lock (repairing after a dead holder). GS_ERR_TIMEOUT. */
+/*
+ * Takes the shared usage lock, and first the lock of this handle's own
+ * owner file when it has one (repairing after a dead holder).
+ * GS_ERR_TIMEOUT.
+ */
 gs_err gs__region_lock(struct gs_region *r);
 void gs__region_unlock(struct gs_region *r);
 
@@ -206,7 +289,8 @@ bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
 gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
                               struct gs_slice_limits *out, int32_t *slice);
 
-/* Lock held: the live proc slot for `p`, or NULL when stale. */
+/* Lock held: the live proc slot for `p` (in the handle's own owner file),
+ * or NULL when stale. */
 struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
                                        const struct gs_proc_ref *p);
 /* The books of proc slot `pr` on device slot `dev`. */

@@ -300,6 +300,8 @@ static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
 	(void)syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
+/* Region lock held, attached (so our owner file is mapped): the view of
+ * GPU `dev`, with our owner's token buckets. */
 static void view_of(int dev, struct gs_sched_view *v)
 {
 	struct gs_ru_file *ru = gs__region_usage(gs__g.region);
@@ -307,6 +309,7 @@ static void view_of(int dev, struct gs_sched_view *v)
 	(void)pthread_once(&par_once, par_init);
 	v->dev = &ru->dev[dev].sched;
 	v->sl = ru->sched[dev];
+	v->bk = gs__region_own(gs__g.region)->bucket[dev];
 	v->cfg = cfg;
 	v->n = cfg_n;
 	v->par = &par;
@@ -332,7 +335,7 @@ static void settle_one(struct gs_ru_proc *pr, const struct done *d,
 		pb->inflight--;
 	pb->launches += d->n;
 	pb->busy_ns += d->busy;
-	us = &gs__region_usage(gs__g.region)->slice[d->slice];
+	us = &gs__region_own(gs__g.region)->slice[d->slice];
 	if (us->generation == pr->slice_gen) {
 		us->dev[d->dev].busy_ns += d->busy;
 		us->dev[d->dev].launches += d->n;
@@ -346,7 +349,8 @@ static void settle(const struct done *d, int n)
 	uint64_t now = gs__now();
 	bool wake[GS_REGION_MAX_DEVICES] = {false};
 
-	if (n == 0 || gs__region_lock(gs__g.region) != GS_OK)
+	if (n == 0 || gs__region_own(gs__g.region) == NULL ||
+	    gs__region_lock(gs__g.region) != GS_OK)
 		return;
 	cfg_refresh();
 	pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
@@ -806,7 +810,8 @@ static bool admit(struct ticket *t)
 	bool waited = false;
 	uint32_t *seq;
 
-	if (gs__region_lock(gs__g.region) != GS_OK)
+	if (gs__region_own(gs__g.region) == NULL ||
+	    gs__region_lock(gs__g.region) != GS_OK)
 		return false;
 	cfg_refresh();
 	pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
@@ -856,7 +861,7 @@ static bool admit(struct ticket *t)
 			return false;
 		}
 	}
-	us = &gs__region_usage(gs__g.region)->slice[t->slice];
+	us = &gs__region_own(gs__g.region)->slice[t->slice];
 	pb = gs__region_proc_books(gs__g.region, pr, t->dev);
 	if (waited) {
 		gs_sched_wait_end(&v, t->slice);

@@ -2,20 +2,27 @@
  * region.h - the shared region: what the node daemon, `gpuslice run` and
  * libgpuslice.so (the shim inside each workload) share about slices.
  *
- * A region is a run directory holding two memory-mapped files:
+ * A region is a run directory holding memory-mapped files (layout and
+ * modes: region/README.md):
  *
  *   <dir>/limits   what each slice may use: name, memory cap per GPU,
- *                  compute limit, priority, weight, mode. Written only by
- *                  the region's owner; the shim maps it read-only. When
- *                  the daemon creates the region (GS_REGION_OWNER) the
- *                  file is owned by the daemon with mode 0644, so a tenant
- *                  cannot raise its own limits.
- *   <dir>/usage    what each slice and each process uses: memory in use
- *                  per GPU (the books the cap is enforced against), the
- *                  high-water mark, byte-seconds, GPU busy time, time
- *                  throttled; the compute scheduler's state per GPU; the
- *                  table of attached processes; the table of GPUs, keyed
- *                  by UUID. Every tenant writes it (mode 0666).
+ *                  compute limit, priority, weight, mode, owner. Written
+ *                  only by the region's creator, mode 0600. In a region
+ *                  the daemon made, each slice owner reads its own view,
+ *                  limits.<uid> (the daemon's, readable by that uid
+ *                  alone): its slices whole, others' only as far as the
+ *                  scheduler needs them; a tenant can neither raise its
+ *                  limits nor read another's names and caps.
+ *   <dir>/usage.<uid>  what the slices of owner <uid> and their processes
+ *                  use: memory in use per GPU (the books the cap is
+ *                  enforced against), the high-water mark, byte-seconds,
+ *                  GPU busy time, time throttled; their token buckets;
+ *                  the table of their attached processes. Owned by <uid>,
+ *                  mode 0600 (uid 0's: 0666).
+ *   <dir>/usage    the table of GPUs, keyed by UUID, and the compute
+ *                  scheduler's shared records per GPU and slice. Every
+ *                  tenant writes it (mode 0666); nothing in it sets a
+ *                  limit or gives tokens.
  *
  * Slices and processes live in stable slots. A slot is reused with a new
  * generation, and every reference (struct gs_slice_ref, gs_proc_ref)
@@ -42,11 +49,11 @@
  * sequence counter with no lock at all (readers never block writers and
  * retry on a torn read). Region files are published whole by rename, so
  * opening a region takes no lock either: nothing a tenant can lock makes
- * the daemon wait without a deadline. The usage file is guarded by one robust
- * process-shared mutex: a process that dies holding it costs the next
- * locker a repair (books recomputed from the process table), never a
- * hang; a lock that cannot be had within a few seconds (a holder stopped
- * with SIGSTOP) is GS_ERR_TIMEOUT, never a wait forever.
+ * the daemon wait without a deadline. Each usage file is guarded by its
+ * own robust process-shared mutex: a process that dies holding one costs
+ * the next locker a repair (books recomputed from the process table),
+ * never a hang; a lock that cannot be had within a few seconds (a holder
+ * stopped with SIGSTOP) is GS_ERR_TIMEOUT, never a wait forever.
  *
  * Memory books: gs_region_mem_reserve() adds to a slice's usage on one GPU
  * only if the result stays within the cap, atomically across processes;
@@ -75,7 +82,9 @@
 #include "gs/err.h"
 #include "gs/spec.h"
 
-#define GS_REGION_VERSION     2u /* 2: owner_uid in limits, uid in process slots */
+#define GS_REGION_VERSION     3u /* 2: owner_uid in limits, uid in process slots;
+                                      3: books, buckets and processes in
+                                      per-owner files (usage.<uid>) */
 #define GS_REGION_MAX_DEVICES 32
 #define GS_REGION_MAX_SLICES  256
 #define GS_REGION_MAX_PROCS   1024

@@ -448,7 +448,7 @@ static void killed_process_share_returns_when_reaped(void **state)
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
 	assert_true(u.mem_used == 3 * GiB);
 	assert_int_equal(u.n_procs, 1);
-	assert_true(gs__region_usage(f->r)->h.reaped_total == 1);
+	assert_true(gs__region_own(f->r)->h.reaped_total == 1);
 }
 
 static void reused_pid_is_not_taken_for_the_old_process(void **state)
@@ -467,7 +467,7 @@ static void reused_pid_is_not_taken_for_the_old_process(void **state)
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
 	/* Pretend the slot was written by an earlier process with our pid. */
-	pr = &gs__region_usage(f->r)->proc[p.slot];
+	pr = &gs__region_own(f->r)->proc[p.slot % GS_REGION_MAX_PROCS];
 	pr->start_time -= 1;
 	assert_int_equal(gs_region_reap(f->r), 1);
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
@@ -495,19 +495,22 @@ static void lock_holder_death_is_repaired_not_hung(void **state)
 	pid = fork();
 	if (pid == 0) {
 		struct gs_region *r;
+		struct gs_ro_file *ro;
 
 		if (gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL) ||
-		    gs__region_lock(r) != GS_OK)
+		    (ro = gs__region_owner_file(r, (uint32_t)geteuid())) ==
+		        NULL ||
+		    pthread_mutex_lock(&ro->h.lock.m) != 0)
 			_exit(2);
 		/* Half an update, then death while holding the lock. */
-		gs__region_usage(r)->slice[s.slot].dev[dev].mem_used += 7;
+		ro->slice[s.slot].dev[dev].mem_used += 7;
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
 	assert_true(u.mem_used == GiB); /* recomputed from the proc table */
-	assert_true(gs__region_usage(f->r)->h.lock_recoveries == 1);
+	assert_true(gs__region_own(f->r)->h.lock_recoveries == 1);
 }
 
 static void region_from_an_earlier_boot_is_recreated(void **state)
@@ -556,11 +559,28 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 	                 GS_OK);
 	assert_true(gs_region_is_privileged(f->r));
 	s = make_slice(f->r, "daemon-made", GiB);
+	{
+		struct gs_slice_limits lim;
+		struct gs_slice_ref ref;
+
+		gs_slice_limits_init(&lim, "for-65534");
+		lim.owner_uid = 65534;
+		assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
+		                 GS_OK);
+		gs_slice_limits_init(&lim, "for-65533");
+		lim.owner_uid = 65533;
+		assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
+		                 GS_OK);
+	}
 	(void)snprintf(lpath, sizeof(lpath), "%s/%s", f->dir,
 	               GS_REGION_LIMITS_FILE);
 	assert_int_equal(stat(lpath, &st), 0);
-	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(st.st_mode & 0777, 0600); /* tenants read views */
 	assert_int_equal(st.st_uid, geteuid());
+	(void)snprintf(path, sizeof(path), "%s/limits.65533", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, geteuid());
+	assert_true((st.st_mode & 0777) == 0640 || (st.st_mode & 0777) == 0644);
 	(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
 	               GS_REGION_USAGE_FILE);
 	assert_int_equal(stat(path, &st), 0);
@@ -583,6 +603,8 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 		/* A runner joins; it cannot create or change. */
 		if (gs_region_open(f->dir, GS_REGION_RUNNER, &r, NULL))
 			_exit(11);
+		(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
+		               GS_REGION_USAGE_FILE);
 		if (gs_region_can_write_limits(r))
 			_exit(12);
 		gs_slice_limits_init(&lim, "mine");
@@ -593,10 +615,25 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 			_exit(14);
 		if (gs_region_proc_attach(r, &s, 0, &p, NULL) != GS_OK)
 			_exit(15);
-		if (open(lpath, O_RDWR) >= 0 || errno != EACCES)
-			_exit(16); /* limits: read-only to us */
+		if (open(lpath, O_RDONLY) >= 0 || errno != EACCES)
+			_exit(16); /* the writer's limits: closed to us */
 		if (open(path, O_RDWR) < 0)
 			_exit(17); /* usage: writable */
+		/* Our view names our slices and uid 0's, not 65533's. */
+		if (gs_region_slice_find(r, "for-65534", &ref) != GS_OK ||
+		    gs_region_slice_find(r, "daemon-made", &ref) != GS_OK)
+			_exit(18);
+		if (gs_region_slice_find(r, "for-65533", &ref) !=
+		    GS_ERR_NOT_FOUND)
+			_exit(19);
+		(void)snprintf(path, sizeof(path), "%s/limits.65533", f->dir);
+		if (open(path, O_RDONLY) >= 0) {
+			struct stat vs;
+
+			/* Readable only where the filesystem has no ACLs. */
+			if (stat(path, &vs) != 0 || (vs.st_mode & 0777) != 0644)
+				_exit(20);
+		}
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -642,7 +679,8 @@ static long long now_ms(void)
 
 /*
  * A child that takes flock(LOCK_EX) on `path` (or, with `mutex`, the
- * usage mutex of the region in `dir`), reports through the pipe, then
+ * mutexes of the caller's owner file and of the shared usage file of the
+ * region in `dir`), reports through the pipe, then
  * sleeps until killed. Returns its pid once it holds the lock.
  */
 static pid_t hold_lock(const char *path, const char *dir, bool mutex)
@@ -657,9 +695,14 @@ static pid_t hold_lock(const char *path, const char *dir, bool mutex)
 	if (pid == 0) {
 		if (mutex) {
 			struct gs_region *r;
+			struct gs_ro_file *ro;
 
+			/* The caller's books' lock, then the shared one. */
 			if (gs_region_open(dir, GS_REGION_TENANT, &r, NULL) !=
 			        GS_OK ||
+			    (ro = gs__region_owner_file(
+			         r, (uint32_t)geteuid())) == NULL ||
+			    pthread_mutex_lock(&ro->h.lock.m) != 0 ||
 			    gs__region_lock(r) != GS_OK)
 				_exit(1);
 		} else {

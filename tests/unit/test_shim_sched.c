@@ -44,6 +44,7 @@ struct proc {
 struct model {
 	struct gs_sched_dev dev;
 	struct gs_sched_slice sl[NS_MAX];
+	struct gs_sched_bucket bk[NS_MAX];
 	struct gs_sched_cfg cfg[NS_MAX];
 	struct gs_sched_params par;
 	struct gs_sched_view v;
@@ -69,9 +70,11 @@ static void model_init(struct model *m, int n)
 		m->cfg[i].weight = 1;
 		m->cfg[i].prio = GS_REGION_PRIO_NORMAL;
 		m->sl[i].generation = 1;
+		m->bk[i].generation = 1;
 	}
 	m->v.dev = &m->dev;
 	m->v.sl = m->sl;
+	m->v.bk = m->bk;
 	m->v.cfg = m->cfg;
 	m->v.n = n;
 	m->v.par = &m->par;
@@ -473,7 +476,7 @@ static void a_replaced_slice_starts_with_fresh_state(void **state)
 
 	(void)state;
 	model_init(&m, 1);
-	m.sl[0].tokens_ns = -5000 * (int64_t)MS; /* deep in debt */
+	m.bk[0].tokens_ns = -5000 * (int64_t)MS; /* deep in debt */
 	m.sl[0].inflight = 3;
 	m.cfg[0].generation = 2; /* slot reused by a new slice */
 	assert_int_equal(gs_sched_admit(&m.v, 0, 0, m.now, &retry, &why),
@@ -575,13 +578,13 @@ static void a_holder_out_of_tokens_hands_the_turn_over(void **state)
 	(void)state;
 	model_init(&m, 2);
 	m.cfg[0].pct = 20;
-	m.sl[0].tokens_ns = 10 * (int64_t)MS;
+	m.bk[0].tokens_ns = 10 * (int64_t)MS;
 	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
 	                 GS_SCHED_GO);
 	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, m.now, &retry, &why),
 	                 GS_SCHED_WAIT);
 	gs_sched_wait_begin(&m.v, 1, m.now);
-	m.sl[0].tokens_ns = -2 * (int64_t)MS;
+	m.bk[0].tokens_ns = -2 * (int64_t)MS;
 	m.now += 1 * MS;
 	(void)gs_sched_complete(&m.v, 0, 1 * MS, 1 * MS, m.now);
 	seq = m.dev.seq;
@@ -617,6 +620,82 @@ static void a_high_priority_at_its_limit_leaves_the_rest_to_lower_ones(
 	assert_true(share(&m, 1, w) > 0.55);
 }
 
+/* The shared record is anyone's to write: claiming there that a slice has
+ * tokens gives it none (its bucket is its owner's), and a forged claim
+ * that a neighbour is out of tokens is bounded. */
+static void the_shared_record_cannot_give_tokens(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[0].pct = 20;
+	m.bk[0].tokens_ns = -50 * (int64_t)MS;
+	m.bk[0].refill_ns = m.now;
+	m.sl[0].broke_until_ns = 0; /* "it has tokens" */
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_LIMIT);
+	/* Admission published when it will have tokens again. */
+	assert_true(m.sl[0].broke_until_ns > m.now);
+	assert_true(m.sl[0].broke_until_ns <= m.now + 251 * MS);
+	assert_true(m.bk[1].tokens_ns == 0); /* nobody else's bucket */
+}
+
+/* What a record forged once looks like - a waiter that stopped asking, a
+ * holder that launches no more or is stamped in the future, work "in
+ * flight" too far ahead - holds nobody back. */
+static void forged_waiters_and_turn_holds_expire(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	m.cfg[1].prio = GS_REGION_PRIO_HIGH;
+	m.sl[1].waiting = 1;
+	m.sl[1].seen_ns = m.now;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_PRIORITY);
+	m.now += m.par.wait_seen + m.par.linger;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	(void)gs_sched_complete(&m.v, 0, 1 * MS, 1 * MS, m.now + 1 * MS);
+
+	/* An equal written in once as holding the turn, active "now". */
+	model_init(&m, 2);
+	m.dev.holder = 1;
+	m.dev.holder_gen = 1;
+	m.dev.holder_since_ns = m.now;
+	m.sl[1].last_active_ns = m.now;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_WAIT);
+	m.now += m.par.idle;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(m.dev.holder, 0);
+
+	/* A holder stamped in the future is no holder. */
+	model_init(&m, 2);
+	m.dev.holder = 1;
+	m.dev.holder_gen = 1;
+	m.dev.holder_since_ns = m.now;
+	m.sl[1].last_active_ns = m.now + 1000 * MS;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+
+	/* Work "in flight" further ahead than any shim queues. */
+	model_init(&m, 2);
+	m.sl[1].inflight = 1;
+	m.sl[1].busy_until_ns = m.now + 2 * m.par.busy_max;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, m.now, &retry, &why),
+	                 GS_SCHED_GO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,6 +728,8 @@ int main(void)
 	    cmocka_unit_test(a_holder_out_of_tokens_hands_the_turn_over),
 	    cmocka_unit_test(
 	        a_high_priority_at_its_limit_leaves_the_rest_to_lower_ones),
+	    cmocka_unit_test(the_shared_record_cannot_give_tokens),
+	    cmocka_unit_test(forged_waiters_and_turn_holds_expire),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

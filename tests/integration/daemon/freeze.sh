@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A tenant cannot freeze gpusliced. While another process holds flock on
-# the region's limits file (every tenant can open it) or holds, stopped,
-# the usage file's shared mutex (every tenant can map it), slice creation,
+# the limits a tenant can open (limits.public, its view; the daemon's own
+# limits and limits.lock are closed to tenants) or holds, stopped, the
+# usage file's shared mutex (every tenant can map it), slice creation,
 # listing, deletion and /healthz all still answer, each within 2 s.
 . "$(dirname "$0")/lib.sh" "$1"
 HOLD=$B/tests/gs-daemon-lock-holder
@@ -53,9 +54,12 @@ if [ ${#TENANT[@]} -gt 0 ]; then
 	timeout 5 "${TENANT[@]}" "$HOLD" flock "$RUNDIR/limits.lock" >"$WORK/deny.out" 2>&1 &&
 		fail "a tenant could lock limits.lock"
 	grep -q "Permission denied" "$WORK/deny.out" || fail "limits.lock: $(cat "$WORK/deny.out")"
+	timeout 5 "${TENANT[@]}" "$HOLD" flock "$RUNDIR/limits" >"$WORK/deny.out" 2>&1 &&
+		fail "a tenant could open the daemon's limits"
+	grep -q "Permission denied" "$WORK/deny.out" || fail "limits: $(cat "$WORK/deny.out")"
 fi
 
-hold flock "$RUNDIR/limits"
+hold flock "$RUNDIR/limits.public"
 exercise flock
 unhold
 

@@ -1,7 +1,7 @@
 /*
  * forge.c - gs-region-forge: what a hostile tenant can do to the shared
- * region's usage file (mode 0666) with its own hands, for the tests that
- * check none of it decides enforcement.
+ * region's files with its own hands, for the tests that check none of it
+ * decides enforcement over anyone else.
  *
  *   gs-region-forge proc DIR SLICE PID...  add a process entry for each
  *                                        PID (any process, e.g. a
@@ -11,21 +11,43 @@
  *                                        entries (the shim's reference
  *                                        to its own entry goes stale)
  *   gs-region-forge zero DIR SLICE       zero SLICE's memory books
+ *   gs-region-forge drain DIR SLICE SEC  for SEC seconds, keep SLICE's
+ *                                        token buckets empty (and, from
+ *                                        layout 3, tell the others it
+ *                                        has no tokens); SLICE "*": every
+ *                                        slice not the caller's
+ *   gs-region-forge refill DIR SLICE SEC for SEC seconds, keep SLICE's
+ *                                        token buckets full
+ *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
+ *                                        N") and memory in use ("mem N")
+ *   gs-region-forge slot DIR SLICE       print SLICE's slot number
  *
- * Writes without taking the region lock, as an attacker would. Exit 0 on
- * success, 1 when the region or the slice is not there, 2 on usage.
+ * SLICE is looked up in the limits this user can read (from layout 3 a
+ * tenant's view names only its own slices and uid 0's); "#N" names slot
+ * N, whose owner file, when the view does not say whose it is, is
+ * looked for among all of them.
+ *
+ * Writes without taking any region lock, as an attacker would. Builds
+ * against either layout (GS_REGION_VERSION 2: one shared usage file;
+ * 3: books, buckets and processes in usage.<owner uid>), so the tests
+ * can be run against the code before and after the split. Exit 0 on
+ * success, 1 when a file, the slice or the entry cannot be had (the
+ * message says why, e.g. "Permission denied"), 2 on usage.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "region_int.h"
 
-static void *map(const char *dir, const char *name, int flags, size_t *len)
+static void *map(const char *dir, const char *name, int flags)
 {
 	char path[4096];
 	struct stat st;
@@ -38,8 +60,7 @@ static void *map(const char *dir, const char *name, int flags, size_t *len)
 		perror(path);
 		return NULL;
 	}
-	*len = (size_t)st.st_size;
-	p = mmap(NULL, *len,
+	p = mmap(NULL, (size_t)st.st_size,
 	         (flags & O_ACCMODE) == O_RDWR ? PROT_READ | PROT_WRITE
 	                                       : PROT_READ,
 	         MAP_SHARED, fd, 0);
@@ -47,12 +68,32 @@ static void *map(const char *dir, const char *name, int flags, size_t *len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The limits as this user reads them: its own view, the public one, or
+ * (root, or layout 2) the writer's file. */
+static struct gs_rl_file *map_limits(const char *dir)
+{
+	char name[64], path[4096];
+
+	snprintf(name, sizeof(name), "%s.%u", GS_REGION_LIMITS_FILE,
+	         (unsigned)geteuid());
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (geteuid() != 0 && access(path, R_OK) == 0)
+		return map(dir, name, O_RDONLY);
+	snprintf(path, sizeof(path), "%s/limits.public", dir);
+	if (geteuid() != 0 && access(path, R_OK) == 0)
+		return map(dir, "limits.public", O_RDONLY);
+	return map(dir, GS_REGION_LIMITS_FILE, O_RDONLY);
+}
+
 static int slice_index(const struct gs_rl_file *rl, const char *name)
 {
+	if (name[0] == '#')
+		return atoi(name + 1); /* a slot, for a slice not named to us */
 	for (int i = 0; i < GS_REGION_MAX_SLICES; i++)
 		if (rl->slice[i].state == GS_RL_LIVE &&
 		    strcmp(rl->slice[i].lim.name, name) == 0)
 			return i;
+	fprintf(stderr, "no slice %s\n", name);
 	return -1;
 }
 
@@ -91,30 +132,229 @@ static unsigned long long my_pidns(void)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Where one slice's books, buckets and processes are, in either layout. */
+struct books {
+	struct gs_ru_slice *slice; /* [GS_REGION_MAX_SLICES] */
+	struct gs_ru_proc *proc;   /* [GS_REGION_MAX_PROCS] */
+	struct gs_ru_books (*proc_dev)[GS_REGION_MAX_DEVICES];
+	int64_t *tokens[GS_REGION_MAX_DEVICES]; /* slice s's, per GPU */
+};
+
+static int books_of(const char *dir, const struct gs_rl_file *rl, int s,
+                    int flags, struct books *b)
+{
+#if GS_REGION_VERSION >= 3
+	char name[64];
+	struct gs_ro_file *ro = NULL;
+	uint32_t owner = rl->slice[s].lim.owner_uid;
+
+	if (owner == GS_RL_VIEW_PUBLIC) {
+		/* Not ours: its owner is not shown. Try every owner file. */
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (ro == NULL && d != NULL && (de = readdir(d)) != NULL)
+			if (strncmp(de->d_name, "usage.", 6) == 0 &&
+			    strchr(de->d_name + 6, '.') == NULL &&
+			    atoi(de->d_name + 6) != 0 &&
+			    (unsigned)atoi(de->d_name + 6) != geteuid())
+				ro = map(dir, de->d_name, flags);
+		if (d != NULL)
+			closedir(d);
+	} else {
+		snprintf(name, sizeof(name), "%s.%u", GS_REGION_USAGE_FILE,
+		         (unsigned)owner);
+		ro = map(dir, name, flags);
+	}
+	if (ro == NULL)
+		return 1;
+	b->slice = ro->slice;
+	b->proc = ro->proc;
+	b->proc_dev = ro->proc_dev;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+		b->tokens[d] = &ro->bucket[d][s].tokens_ns;
+#else
+	struct gs_ru_file *ru = map(dir, GS_REGION_USAGE_FILE, flags);
+
+	if (ru == NULL)
+		return 1;
+	b->slice = ru->slice;
+	b->proc = ru->proc;
+	b->proc_dev = ru->proc_dev;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+		b->tokens[d] = &ru->sched[d][s].tokens_ns;
+#endif
+	return 0;
+}
+
+/* drain / refill: keeps slice s's tokens at `tokens` for `sec` seconds. */
+static int hold_tokens(const char *dir, const struct gs_rl_file *rl, int s,
+                       int64_t tokens, double sec)
+{
+	struct books b;
+
+	if (s < 0) {
+		/* Every slot: a drain aimed at slices whose names are not
+		 * shown to us (layout 2 kept every bucket in one file). */
+		int rc = 0;
+		uint64_t end = mono_ns() + (uint64_t)(sec * 1e9);
+
+		while (mono_ns() < end) {
+			rc = 0;
+			for (int t = 0; t < GS_REGION_MAX_SLICES; t++)
+				if (rl->slice[t].state == GS_RL_LIVE &&
+				    (uint64_t)rl->slice[t].lim.owner_uid !=
+				        (uint64_t)geteuid())
+					rc |= hold_tokens(dir, rl, t, tokens,
+					                  0.05);
+		}
+		return rc;
+	}
+
+	uint64_t end = mono_ns() + (uint64_t)(sec * 1e9);
+#if GS_REGION_VERSION >= 3
+	struct gs_ru_file *ru = map(dir, GS_REGION_USAGE_FILE, O_RDWR);
+#endif
+	int rc = books_of(dir, rl, s, O_RDWR, &b);
+
+#if GS_REGION_VERSION >= 3
+	if (rc != 0 && tokens < 0 && ru != NULL) {
+		/* The bucket is out of reach: lie about it where the
+		 * others look instead. */
+		printf("bucket out of reach; forging the shared record\n");
+		fflush(stdout);
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 200000L};
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				ru->sched[d][s].broke_until_ns =
+				    mono_ns() + 10000000000ULL;
+				ru->sched[d][s].waiting = 0;
+			}
+			nanosleep(&nap, NULL);
+		}
+		return 1;
+	}
+#endif
+	if (rc != 0)
+		return 1;
+	printf("holding tokens at %lld\n", (long long)tokens);
+	fflush(stdout);
+	while (mono_ns() < end) {
+		struct timespec nap = {0, 200000L};
+
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+			*b.tokens[d] = tokens;
+		nanosleep(&nap, NULL);
+	}
+	return 0;
+}
+
+/* bump: every owner file this user can write (layout 3), or usage. */
+static int bump(const char *dir, int pid)
+{
+	int n = 0;
+#if GS_REGION_VERSION >= 3
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		struct gs_ro_file *ro;
+		char path[4096];
+
+		if (strncmp(de->d_name, "usage.", 6) != 0 ||
+		    strchr(de->d_name + 6, '.') != NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (access(path, W_OK) != 0)
+			continue;
+		ro = map(dir, de->d_name, O_RDWR);
+		for (int i = 0; ro != NULL && i < GS_REGION_MAX_PROCS; i++)
+			if (ro->proc[i].state == GS_RU_PROC_LIVE &&
+			    ro->proc[i].pid == pid) {
+				ro->proc[i].generation += 2;
+				n++;
+			}
+	}
+	if (d != NULL)
+		closedir(d);
+#else
+	struct gs_ru_file *ru = map(dir, GS_REGION_USAGE_FILE, O_RDWR);
+
+	for (int i = 0; ru != NULL && i < GS_REGION_MAX_PROCS; i++)
+		if (ru->proc[i].state == GS_RU_PROC_LIVE &&
+		    ru->proc[i].pid == pid) {
+			ru->proc[i].generation += 2;
+			n++;
+		}
+#endif
+	printf("bumped %d\n", n);
+	return n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct gs_rl_file *rl;
-	struct gs_ru_file *ru;
-	size_t ll, ul;
+	struct books b;
+	int s;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: gs-region-forge proc DIR SLICE PID | "
-		                "bump DIR PID | zero DIR SLICE\n");
+		fprintf(stderr,
+		        "usage: gs-region-forge proc DIR SLICE PID... | bump "
+		        "DIR PID | zero DIR SLICE | drain DIR SLICE SEC | "
+		        "refill DIR SLICE SEC | peek DIR SLICE\n");
 		return 2;
 	}
-	rl = map(argv[2], GS_REGION_LIMITS_FILE, O_RDONLY, &ll);
-	ru = map(argv[2], GS_REGION_USAGE_FILE, O_RDWR, &ul);
-	if (rl == NULL || ru == NULL)
+	rl = map_limits(argv[2]);
+	if (rl == NULL)
+		return 1;
+	if (strcmp(argv[1], "bump") == 0)
+		return bump(argv[2], atoi(argv[3]));
+	s = strcmp(argv[3], "*") == 0 ? 0 : slice_index(rl, argv[3]);
+	if (s < 0)
+		return 1;
+	if (strcmp(argv[1], "drain") == 0 && argc >= 5 &&
+	    strcmp(argv[3], "*") == 0)
+		return hold_tokens(argv[2], rl, -1, -10000000000LL,
+		                   atof(argv[4]));
+	if (strcmp(argv[1], "drain") == 0 && argc >= 5)
+		return hold_tokens(argv[2], rl, s, -10000000000LL,
+		                   atof(argv[4]));
+	if (strcmp(argv[1], "refill") == 0 && argc >= 5)
+		return hold_tokens(argv[2], rl, s, 100000000LL, atof(argv[4]));
+	if (strcmp(argv[1], "slot") == 0) {
+		printf("%d\n", s);
+		return 0;
+	}
+	if (strcmp(argv[1], "peek") == 0) {
+		uint64_t mem = 0;
+
+		if (books_of(argv[2], rl, s, O_RDONLY, &b) != 0)
+			return 1;
+		for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
+			if (b.proc[i].state == GS_RU_PROC_LIVE &&
+			    b.proc[i].slice == s)
+				printf("pid %d\n", b.proc[i].pid);
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+			mem += b.slice[s].dev[d].mem_used;
+		printf("mem %llu\n", (unsigned long long)mem);
+		return 0;
+	}
+	if (books_of(argv[2], rl, s, O_RDWR, &b) != 0)
 		return 1;
 	if (strcmp(argv[1], "proc") == 0 && argc >= 5) {
-		int s = slice_index(rl, argv[3]), a = 4, i = 0;
+		int a = 4, i = 0;
 
-		if (s < 0) {
-			fprintf(stderr, "no slice %s\n", argv[3]);
-			return 1;
-		}
 		for (; a < argc && i < GS_REGION_MAX_PROCS; i++) {
-			struct gs_ru_proc *p = &ru->proc[i];
+			struct gs_ru_proc *p = &b.proc[i];
 			int pid = atoi(argv[a]);
 
 			if (p->state != GS_RU_PROC_FREE)
@@ -129,7 +369,7 @@ int main(int argc, char **argv)
 			p->flags = 0;
 			p->uid = (uint32_t)geteuid();
 			p->state = GS_RU_PROC_LIVE;
-			ru->slice[s].n_procs++;
+			b.slice[s].n_procs++;
 			printf("slot %d\n", i);
 		}
 		if (a < argc) {
@@ -138,30 +378,14 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (strcmp(argv[1], "bump") == 0) {
-		int pid = atoi(argv[3]), n = 0;
-
-		for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
-			if (ru->proc[i].state == GS_RU_PROC_LIVE &&
-			    ru->proc[i].pid == pid) {
-				ru->proc[i].generation += 2;
-				n++;
-			}
-		printf("bumped %d\n", n);
-		return n ? 0 : 1;
-	}
 	if (strcmp(argv[1], "zero") == 0) {
-		int s = slice_index(rl, argv[3]);
-
-		if (s < 0)
-			return 1;
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
-			ru->slice[s].dev[d].mem_used = 0;
+			b.slice[s].dev[d].mem_used = 0;
 		for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
-			if (ru->proc[i].state == GS_RU_PROC_LIVE &&
-			    ru->proc[i].slice == s)
+			if (b.proc[i].state == GS_RU_PROC_LIVE &&
+			    b.proc[i].slice == s)
 				for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
-					ru->proc_dev[i][d].mem_used = 0;
+					b.proc_dev[i][d].mem_used = 0;
 		printf("zeroed\n");
 		return 0;
 	}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A tenant cannot join another user's slice and spend its budget: naming
-# it in GPUSLICE_SLICE (the shim refuses GPU work, saying whose slice it
-# is) or with `gpuslice run --slice` (the API does not show it) both fail;
-# the owner joins it as before.
+# it in GPUSLICE_SLICE (the shim refuses GPU work: Mallory's view of the
+# limits does not even show a slice of that name) or with `gpuslice run
+# --slice` (the API does not show it) both fail; the owner joins it as
+# before.
 . "$(dirname "$0")/lib.sh" "$1"
 
 sim_node
@@ -17,8 +18,8 @@ out=$(as_uid $MALLORY GPUSLICE_SLICE=alice GPUSLICE_RUN_DIR="$RUNDIR" \
 	2>"$WORK/m.err" || true)
 jcheck "$out" 'd.get("allocated_bytes", 0) == 0 and d["error"] == "CUDA_ERROR_NOT_PERMITTED"' ||
 	fail "Mallory used Alice's slice through GPUSLICE_SLICE: $out $(cat "$WORK/m.err")"
-grep -q "belongs to uid $ALICE.*refusing GPU work" "$WORK/m.log" ||
-	fail "the refusal does not say whose slice it is: $(cat "$WORK/m.log")"
+grep -q "cannot attach: no slice of that name.*refusing GPU work" "$WORK/m.log" ||
+	fail "the refusal is not that Mallory sees no such slice: $(cat "$WORK/m.log")"
 u=$(api GET /v1/slices/alice | python3 -c 'import json,sys; print(json.load(sys.stdin)["usage"]["processes"])' 2>/dev/null || echo "?")
 [ "$u" = "0" ] || [ "$u" = "?" ] || fail "Mallory's process is attached to alice: $u"
 

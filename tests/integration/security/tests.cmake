@@ -14,7 +14,10 @@ foreach(t
     run_directory_of_another_user_is_refused
     watchdog_stops_processes_in_no_slice_or_over_their_share
     a_wedged_region_lock_is_repaired_when_the_daemon_restarts
-    one_tenant_cannot_take_every_process_slot)
+    one_tenant_cannot_take_every_process_slot
+    tenant_cannot_drain_a_neighbours_token_bucket
+    tenant_cannot_read_or_write_another_tenants_books
+    lies_about_ones_own_books_or_bucket_are_stopped_by_the_watchdog)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
