@@ -94,11 +94,21 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	 * must not reach. The shim reads limits and writes usage.
 	 */
 	add_mount(mounts, in->shim_path, true);
+	/* Limits: root in the container reads `limits`, any other uid the
+	 * public view (where uid 0's slices, as the driver's are, stand
+	 * whole). Books: the shared scheduler records and the owner's
+	 * file (region/README.md). */
 	snprintf(path, sizeof(path), "%s/%s", in->run_dir,
+	         GS_REGION_LIMITS_FILE);
+	add_mount(mounts, path, true);
+	snprintf(path, sizeof(path), "%s/%s.public", in->run_dir,
 	         GS_REGION_LIMITS_FILE);
 	add_mount(mounts, path, true);
 	snprintf(path, sizeof(path), "%s/%s", in->run_dir,
 	         GS_REGION_USAGE_FILE);
+	add_mount(mounts, path, false);
+	snprintf(path, sizeof(path), "%s/%s.%u", in->run_dir,
+	         GS_REGION_USAGE_FILE, in->owner_uid);
 	add_mount(mounts, path, false);
 	if (pipe && pipe[0] == '/' && strcmp(pipe, in->run_dir) != 0)
 		add_mount(mounts, pipe, false);

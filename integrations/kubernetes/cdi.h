@@ -35,6 +35,7 @@ struct gs_kcdi_input {
 	const char *slice;     /* the slice name = CDI device name */
 	const json_t *env;     /* gpusliced's slice "env" object (borrowed) */
 	const char *run_dir;   /* the region directory */
+	unsigned owner_uid;    /* the slice's owner: its books' file */
 	const char *shim_path; /* libgpuslice.so */
 	int gpu_index;         /* /dev/nvidia<index> */
 	const int *cap_minors; /* MIG access caps (may be NULL) */

@@ -643,6 +643,8 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	if (ci.run_dir == NULL)
 		ci.run_dir = json_string_value(
 		    json_object_get(json_object_get(slice, "region"), "dir"));
+	ci.owner_uid = (unsigned)json_integer_value(
+	    json_object_get(slice, "owner_uid"));
 	ci.shim_path = d->shim;
 	ci.gpu_index = plan.gpu_index;
 	ci.cap_minors = minors;

@@ -113,6 +113,11 @@ static void spec_carries_the_slice_env_preload_nodes_and_mounts(void **state)
 	                     "/run/gpuslice/limits"));
 	assert_true(has_path(json_object_get(ed, "mounts"), "containerPath",
 	                     "/run/gpuslice/usage"));
+	/* The public view (any uid's limits) and the owner's books. */
+	assert_true(has_path(json_object_get(ed, "mounts"), "containerPath",
+	                     "/run/gpuslice/limits.public"));
+	assert_true(has_path(json_object_get(ed, "mounts"), "containerPath",
+	                     "/run/gpuslice/usage.0"));
 	/* Never the run directory itself: it holds gpusliced's socket. */
 	assert_false(has_path(json_object_get(ed, "mounts"), "hostPath",
 	                      "/run/gpuslice"));

@@ -42,7 +42,7 @@ spec=$CDI/gpuslice.io-slice_k8s-$UID1.json
 cdi_valid "$spec" || { rc=$?; [ $rc -eq 77 ] && exit 77; fail "CDI spec does not validate"; }
 jcheck "$(cat "$spec")" 'd["cdiVersion"] == "0.3.0" and d["kind"] == "gpuslice.io/slice"'
 # The container gets the region's files, never the run dir with the API socket.
-jcheck "$(cat "$spec")" 'sorted(m["hostPath"] for m in d["devices"][0]["containerEdits"]["mounts"]) == sorted(["'"$SHIM"'", "'"$RUNDIR"'/limits", "'"$RUNDIR"'/usage"])'
+jcheck "$(cat "$spec")" 'sorted(m["hostPath"] for m in d["devices"][0]["containerEdits"]["mounts"]) == sorted(["'"$SHIM"'", "'"$RUNDIR"'/limits", "'"$RUNDIR"'/limits.public", "'"$RUNDIR"'/usage", "'"$RUNDIR"'/usage.0"])'
 cdi_env "k8s-$UID1" >"$WORK/env"
 grep -qx "LD_PRELOAD=$SHIM" "$WORK/env" || fail "no preload in the CDI env: $(cat "$WORK/env")"
 grep -qx "GPUSLICE_SLICE=k8s-$UID1" "$WORK/env" || fail "no GPUSLICE_SLICE in the CDI env"
@@ -54,6 +54,33 @@ SIMENV=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH" GPUSLICE_SIM_DIR="$GPUSLICE_SIM_DIR" 
 res=$(env -i "${SIMENV[@]}" "${CENV[@]}" "$B/bin/gs-alloc" --api plain --chunk 256MiB)
 jcheck "$res" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and 7 * 2**30 <= d["allocated_bytes"] <= 8 * 2**30'
 echo "memory: $(jq_py "$res" 'd["allocated_bytes"] / 2**30') GiB allocated before CUDA_ERROR_OUT_OF_MEMORY"
+
+# What the container sees: only the mounted files in its run directory
+# (hard links stand in for the bind mounts). The shim joins its slice
+# from them alone, as root and as an unprivileged uid (the public view).
+CTR=$WORK/ctr-run
+mkdir -p "$CTR"
+chmod 755 "$CTR"
+python3 -c '
+import json, os, sys
+spec, run, ctr = sys.argv[1:]
+for m in json.load(open(spec))["devices"][0]["containerEdits"]["mounts"]:
+    if os.path.dirname(m["hostPath"]) == run:
+        os.link(m["hostPath"], os.path.join(ctr, os.path.basename(m["containerPath"])))
+' "$spec" "$RUNDIR" "$CTR"
+res=$(env -i "${SIMENV[@]}" "${CENV[@]}" GPUSLICE_RUN_DIR="$CTR" \
+	"$B/bin/gs-alloc" --api plain --chunk 256MiB)
+jcheck "$res" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and 7 * 2**30 <= d["allocated_bytes"] <= 8 * 2**30'
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	# The node's GPUs are the sim's files: open them to that uid too.
+	chmod 755 "$WORK" "$GPUSLICE_SIM_DIR"
+	chmod 666 "$GPUSLICE_SIM_DIR"/*
+	res=$(env -i "${SIMENV[@]}" "${CENV[@]}" GPUSLICE_RUN_DIR="$CTR" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups \
+		"$B/bin/gs-alloc" --api plain --chunk 256MiB 2>&1) || true
+	jcheck "$res" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and 7 * 2**30 <= d["allocated_bytes"] <= 8 * 2**30'
+	echo "container files only: capped as root and as uid 65534"
+fi
 
 env -i "${SIMENV[@]}" "${CENV[@]}" "$B/bin/gs-burn" --seconds 12 --memory 256MiB \
 	>"$WORK/burn.out" 2>&1 &
