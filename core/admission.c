@@ -23,6 +23,9 @@
 #include "gs/advisor.h"
 #include "gs/trace.h"
 
+/* The refusal for a request that only a busy GPU could take. */
+#define BUSY_FMT "gpu %d is changing its MIG layout; try again"
+
 /* Where one try puts the slice (the decision's placement part). */
 struct place {
 	int gpu;
@@ -273,8 +276,21 @@ static struct gs_place_inv *build_inv(const struct gs_adm_snapshot *sn,
 		    .mig_enabled = g->mig_on && g->cat != NULL,
 		};
 
+		if (g->busy)
+			gd.mig_enabled = false;
 		if (gs_place_inv_add_gpu(inv, &gd, &idx, &eb))
 			goto fail;
+		if (g->busy) {
+			/* Taken whole, so that nothing is placed there. */
+			struct gs_place_target t = {
+			    .node = nd, .gpu = i, .inst = -1};
+			struct gs_place_item it = {.kind = GS_PLACE_WHOLE,
+			                           .mode = GS_MODE_TIMESLICE};
+
+			if (gs_place_occupy(inv, &t, &it, &eb))
+				goto fail;
+			continue;
+		}
 		for (int k = 0; gd.mig_enabled && k < g->n_mig; k++) {
 			struct gs_place_mig_desc md = {
 			    .uuid = g->mig[k].uuid,
@@ -298,7 +314,8 @@ static struct gs_place_inv *build_inv(const struct gs_adm_snapshot *sn,
 		    .node = nd, .gpu = s->gpu, .inst = -1};
 		struct gs_place_item it;
 
-		if (skipped(skip, i) || s->gpu < 0 || s->gpu >= sn->n_gpus)
+		if (skipped(skip, i) || s->gpu < 0 || s->gpu >= sn->n_gpus ||
+		    sn->gpu[s->gpu].busy)
 			continue;
 		for (int k = 0; s->gi_id >= 0 && k < map->n; k++)
 			if (map->gpu[k] == s->gpu && map->gi[k] == s->gi_id)
@@ -324,7 +341,7 @@ static bool mig_fits(const struct gs_adm_snapshot *sn, int g,
 	struct gs_mig_demand d = {.profile = p, .count = 1};
 	int n = 0;
 
-	if (gp->cat == NULL || !gp->mig_capable)
+	if (gp->cat == NULL || !gp->mig_capable || gp->busy)
 		return false;
 	for (int i = 0; i < sn->n_slices; i++) {
 		const struct gs_adm_slice *s = &sn->slices[i];
@@ -367,6 +384,8 @@ static gs_err place_at_start_on(const struct gs_adm_snapshot *sn, int g,
 	if (gp->cat == NULL || !gp->mig_capable)
 		return gs_fail(eb, GS_ERR_NO_FIT, "gpu %d (%s) has no MIG", g,
 		               gp->model);
+	if (gp->busy)
+		return gs_fail(eb, GS_ERR_NO_FIT, BUSY_FMT, g);
 	for (int k = 0; k < p->n_placements; k++)
 		if (p->placements[k].start == start)
 			size = p->placements[k].size;
@@ -498,7 +517,7 @@ static bool place_mig_off(const struct gs_adm_snapshot *sn,
 		const struct gs_adm_gpu *g = &sn->gpu[i];
 		bool used = false;
 
-		if (!g->mig_on)
+		if (!g->mig_on || g->busy)
 			continue;
 		if (spec->gpu.kind != GS_GPU_ANY && first != g)
 			continue;
@@ -669,6 +688,9 @@ static gs_err place_in_mode(const struct gs_adm_snapshot *sn,
 	{
 		int cand = it->kind == GS_PLACE_MIG ? res.repartition_gpu : -1;
 		struct gs_mig_plan plan;
+
+		if (cand >= 0 && (cand >= sn->n_gpus || sn->gpu[cand].busy))
+			cand = -1;
 
 		for (int i = 0; cand < 0 && i < sn->n_gpus; i++)
 			if (sn->gpu[i].cat == first->cat &&
@@ -914,6 +936,55 @@ out:
 	return err;
 }
 
+/*
+ * A NO_FIT while some GPU is busy: when the request would fit with the
+ * busy GPUs free, the refusal says it is transient (BUSY_FMT) instead.
+ * Returns `err` (eb rewritten or as it was), or GS_ERR_NOMEM.
+ */
+static gs_err busy_refusal(const struct gs_adm_snapshot *sn,
+                           const struct gs_adm_request *req,
+                           const struct gs_demand *demand, gs_err err,
+                           struct gs_errbuf *eb)
+{
+	struct gs_adm_snapshot *free_sn;
+	struct gs_quota_decision qd;
+	struct gs_adm_decision d;
+	struct gs_errbuf feb = {0};
+	struct place pl;
+	bool *skip;
+	int busy = -1;
+	gs_err ferr;
+
+	for (int i = 0; i < sn->n_gpus && busy < 0; i++)
+		if (sn->gpu[i].busy)
+			busy = i;
+	if (busy < 0)
+		return err;
+	free_sn = malloc(sizeof(*free_sn));
+	skip = calloc((size_t)sn->n_slices + 1, sizeof(*skip));
+	if (free_sn == NULL || skip == NULL) {
+		free(free_sn);
+		free(skip);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	*free_sn = *sn;
+	for (int i = 0; i < free_sn->n_gpus; i++)
+		free_sn->gpu[i].busy = false;
+	memset(&d, 0, sizeof(d));
+	memset(&qd, 0, sizeof(qd));
+	ferr = decide(free_sn, req, demand, &pl, skip, &qd, &d, &feb);
+	gs_quota_decision_fini(&qd);
+	free(skip);
+	free(free_sn);
+	if (ferr != GS_OK)
+		return err;
+	if (pl.gpu >= 0 && pl.gpu < sn->n_gpus && sn->gpu[pl.gpu].busy)
+		busy = pl.gpu;
+	if (eb)
+		eb->set = false;
+	return gs_fail(eb, GS_ERR_NO_FIT, BUSY_FMT, busy);
+}
+
 gs_err gs_admit(const struct gs_adm_snapshot *sn,
                 const struct gs_adm_request *req, struct gs_adm_decision *out,
                 struct gs_errbuf *eb)
@@ -958,6 +1029,9 @@ gs_err gs_admit(const struct gs_adm_snapshot *sn,
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	err = decide(sn, req, sn->demand ? &demand : NULL, &pl, skip, &dec, out,
 	             eb);
+	if (err == GS_ERR_NO_FIT)
+		err =
+		    busy_refusal(sn, req, sn->demand ? &demand : NULL, err, eb);
 	if (err)
 		goto out;
 	/* A MIG plan that fails is the node's trouble, not a rejection. */

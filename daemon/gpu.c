@@ -80,7 +80,7 @@ struct nvml_fns {
 
 static const char *nv_err(struct nvml_fns *f, nvmlReturn_t rc)
 {
-	static char buf[32];
+	static _Thread_local char buf[32]; /* MIG steps run off the lock */
 
 	if (f && f->nvmlErrorString)
 		return f->nvmlErrorString(rc);

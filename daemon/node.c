@@ -8,9 +8,16 @@
  * phases:
  *
  *   phase A, node->lock held (slice_create): decide; victims preempted;
- *     MIG steps run (mig_apply); the slice joins the model PENDING with
- *     its GPU, amounts and MIG instance, so the next snapshot counts its
- *     share; one batch saves the victims' removal and the pending row.
+ *     the slice joins the model PENDING with its GPU and amounts (and
+ *     an idle MIG instance it takes as is), so the next snapshot counts
+ *     its share; one batch saves the victims' removal and the pending
+ *     row. A decision with MIG work (MIG on, steps, MIG off) marks its
+ *     GPU busy (node->mig_busy) and copies the inventory instead.
+ *   MIG, no node->lock (create_mig): the NVML steps run on that private
+ *     copy (it shares the NVML handles; gpu.c's calls touch only the
+ *     gs_gpus given) under node->mig_lock; then, under node->lock, the
+ *     GPU's refreshed entry is copied back, busy cleared, and the slice
+ *     takes its instance (mig_claim), or fails and goes (slice.failed).
  *   between, no lock (create_finish): wait for that commit; write the
  *     slice's limits into the region (region_write: it may wait up to
  *     the region writers' lock deadline).
@@ -20,8 +27,18 @@
  *     region entry and MIG instance made for it go, the create answers
  *     GS_ERR_BUSY.
  *
- * NVML MIG changes still run under node->lock (phase A): gpu.c refreshes
- * node->gpus with them, which everyone reads under the lock.
+ * Lock rules for MIG changes:
+ *   - node->gpus changes only under node->lock (a create's MIG steps
+ *     work on a copy and write back only their GPU's entry), so its
+ *     readers under the lock see a consistent inventory;
+ *   - node->mig_lock serialises NVML MIG changes. Order: node->lock,
+ *     then mig_lock. mig_undo and mig_drop_unheld take it with node->lock
+ *     held (rare failure paths: they may wait out a change); a create's
+ *     MIG steps hold it alone and release it before taking node->lock;
+ *   - mig_busy[g], under node->lock, from phase A to the copy back:
+ *     admission places nothing on g (gs_adm_gpu.busy), and mig_undo /
+ *     mig_drop_unheld leave g's instances be (they stay idle), since
+ *     the copy written back would not show their change.
  * A PENDING slice belongs to its create: housekeeping, the watchdog and
  * the ledger leave it alone, resync does not write its region entry, and
  * gs_node_recover fails one found at start (a crash between the phases).
@@ -708,8 +725,10 @@ static gs_err adm_snapshot(struct gs_node *node, struct gs_adm_snapshot *sn,
 	*slices = calloc((size_t)node->n + 1, sizeof(**slices));
 	if (*slices == NULL)
 		return GS_ERR_NOMEM;
-	for (int i = 0; i < node->gpus->n && i < GS_ADM_GPUS_MAX; i++)
-		adm_gpu_of(&node->gpus->gpu[i], &sn->gpu[sn->n_gpus++]);
+	for (int i = 0; i < node->gpus->n && i < GS_ADM_GPUS_MAX; i++) {
+		adm_gpu_of(&node->gpus->gpu[i], &sn->gpu[sn->n_gpus]);
+		sn->gpu[sn->n_gpus++].busy = node->mig_busy[i];
+	}
 	for (int i = 0; i < node->n; i++)
 		adm_slice_of(node, &node->v[i]->s, &(*slices)[i]);
 	if (node->region && max > GS_REGION_MAX_SLICES)
@@ -767,23 +786,27 @@ static bool mig_take(struct gs_node *node, struct gs_slice *s, int gi_id)
 	return false;
 }
 
+/* Whether decision `d` changes its GPU's MIG mode or layout. */
+static bool mig_has_work(const struct gs_adm_decision *d)
+{
+	return d->mig_on || d->n_steps > 0 || d->mig_off;
+}
+
 /*
- * Carries out the MIG part of decision `d` for slice `s` (lock held; the
- * victims are out of the model already): MIG on, the steps in order
- * (destroys name idle instances, creates a profile at a placement), MIG
- * off; then a MIG-mode slice takes its instance. OUT: s->mig_uuid,
- * mig_profile, gi_id, ci_id. On failure the steps done stay done (the
- * instances made are idle: the next slice of their profile takes them).
+ * The NVML part of decision `d` on GPU g of `gpus` (node->mig_lock held;
+ * node->lock not needed when `gpus` is a private copy): MIG on, the
+ * steps in order (destroys name idle instances, creates a profile at a
+ * placement), MIG off. gpus->gpu[g] is refreshed as it goes. On failure
+ * the steps done stay done (the instances made are idle: the next slice
+ * of their profile takes them).
  */
-static gs_err mig_apply(struct gs_node *node, struct gs_slice *s,
+static gs_err mig_steps(struct gs_gpus *gpus, int g,
                         const struct gs_adm_decision *d, struct gs_errbuf *eb)
 {
-	int g = s->gpu_index;
-	struct gs_gpu *gp = &node->gpus->gpu[g];
 	gs_err err;
 
 	if (d->mig_on) {
-		err = gs_gpus_set_mig(node->gpus, g, true, eb);
+		err = gs_gpus_set_mig(gpus, g, true, eb);
 		if (err)
 			return err;
 		gs_info("node", "gpu=%d MIG mode on", g);
@@ -794,7 +817,7 @@ static gs_err mig_apply(struct gs_node *node, struct gs_slice *s,
 		struct gs_mig_dev dev;
 
 		if (st->op == GS_MIG_DESTROY) {
-			err = gs_gpus_mig_destroy(node->gpus, g, st->gi_id, eb);
+			err = gs_gpus_mig_destroy(gpus, g, st->gi_id, eb);
 			if (err)
 				return err;
 			gs_info("node",
@@ -802,7 +825,7 @@ static gs_err mig_apply(struct gs_node *node, struct gs_slice *s,
 			        pname, st->start);
 			continue;
 		}
-		err = gs_gpus_mig_create(node->gpus, g, st->profile->profile_id,
+		err = gs_gpus_mig_create(gpus, g, st->profile->profile_id,
 		                         st->start, &dev, eb);
 		if (err)
 			return err;
@@ -810,12 +833,26 @@ static gs_err mig_apply(struct gs_node *node, struct gs_slice *s,
 		        st->start);
 	}
 	if (d->mig_off) {
-		err = gs_gpus_set_mig(node->gpus, g, false, eb);
+		err = gs_gpus_set_mig(gpus, g, false, eb);
 		if (err)
 			return err;
 		gs_info("node",
 		        "gpu=%d MIG mode off (no slice used its instances)", g);
 	}
+	return GS_OK;
+}
+
+/*
+ * Lock held, the MIG steps done: a MIG-mode slice `s` takes the instance
+ * decision `d` names, or the first idle one of its profile (at
+ * d->take_start when >= 0). OUT: s->mig_uuid, mig_profile, gi_id, ci_id.
+ */
+static gs_err mig_claim(struct gs_node *node, struct gs_slice *s,
+                        const struct gs_adm_decision *d, struct gs_errbuf *eb)
+{
+	int g = s->gpu_index;
+	const struct gs_gpu *gp = &node->gpus->gpu[g];
+
 	if (!gs_mode_is_mig(d->mode))
 		return GS_OK;
 	if (d->gi_id >= 0) {
@@ -1005,6 +1042,7 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	}
 	pthread_mutex_init(&node->lock, NULL);
 	pthread_mutex_init(&node->resync_lock, NULL);
+	pthread_mutex_init(&node->mig_lock, NULL);
 	node->cfg = opts->cfg;
 	node->store = opts->store;
 	node->gpus = opts->gpus;
@@ -1072,6 +1110,7 @@ void gs_node_destroy(struct gs_node *node)
 	gs_quota_tree_destroy(node->qtree);
 	pthread_mutex_destroy(&node->lock);
 	pthread_mutex_destroy(&node->resync_lock);
+	pthread_mutex_destroy(&node->mig_lock);
 	free(node);
 }
 
@@ -1308,11 +1347,22 @@ static void mig_undo(struct gs_node *node, const struct gs_slice *s,
 {
 	struct gs_errbuf eb = {0};
 
+	gs_err err;
+
 	if (!gs_mode_is_mig(d->mode) || d->gi_id >= 0 || s->gi_id < 0 ||
 	    mig_in_use(node, s->gpu_index, s->gi_id))
 		return;
-	if (gs_gpus_mig_destroy(node->gpus, s->gpu_index, s->gi_id, &eb) !=
-	    GS_OK)
+	if (node->mig_busy[s->gpu_index]) {
+		gs_info("node",
+		        "gpu=%d MIG instance %d made for %s stays idle (the GPU's "
+		        "layout is changing)",
+		        s->gpu_index, s->gi_id, s->name);
+		return;
+	}
+	pthread_mutex_lock(&node->mig_lock);
+	err = gs_gpus_mig_destroy(node->gpus, s->gpu_index, s->gi_id, &eb);
+	pthread_mutex_unlock(&node->mig_lock);
+	if (err != GS_OK)
 		gs_warn("node",
 		        "slice=%s gpu=%d MIG instance %d made for it not "
 		        "destroyed: %s (it stays idle, for the next slice)",
@@ -1358,6 +1408,14 @@ void gs_node_set_create_hook(struct gs_node *node,
 {
 	node->create_hook = fn;
 	node->create_hook_arg = arg;
+}
+
+void gs_node_set_mig_hook(struct gs_node *node,
+                          void (*fn)(void *arg, const char *slice),
+                          void *arg)
+{
+	node->mig_hook = fn;
+	node->mig_hook_arg = arg;
 }
 
 void gs_node_demand(struct gs_node *node, struct gs_demand *out)
@@ -1512,6 +1570,80 @@ static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
 	return err;
 }
 
+/*
+ * The MIG part of a create whose decision `d` has MIG work; node->lock
+ * NOT held. Phase A marked GPU g busy, added `s` PENDING without an
+ * instance, copied the inventory into `priv` and submitted its batch
+ * `wr`. Runs the NVML steps on `priv` under node->mig_lock (fast readers
+ * go on meanwhile), then under node->lock copies gpu[g] back, clears
+ * busy and lets the slice take its instance (OUT: s's MIG fields, as in
+ * the model); waits for `wr`. On failure the slice becomes FAILED and
+ * goes with a slice.failed event (the steps done stay done, idle); a
+ * slice deleted meanwhile answers GS_ERR_BUSY.
+ */
+static gs_err create_mig(struct gs_node *node, struct gs_slice *s,
+                         const struct gs_adm_decision *d, struct gs_gpus *priv,
+                         struct gs__wr *wr, struct gs_errbuf *eb)
+{
+	int g = s->gpu_index;
+	struct gs__nslice *ns;
+	struct gs__wr fw;
+	bool failed = false;
+	gs_err err, werr;
+
+	pthread_mutex_lock(&node->mig_lock);
+	if (node->mig_hook)
+		node->mig_hook(node->mig_hook_arg, s->name);
+	err = mig_steps(priv, g, d, eb);
+	pthread_mutex_unlock(&node->mig_lock);
+
+	gs__wr_init(&fw);
+	pthread_mutex_lock(&node->lock);
+	node->gpus->gpu[g] = priv->gpu[g];
+	node->mig_busy[g] = false;
+	ns = gs__node_find_id(node, s->id);
+	if (ns != NULL && err == GS_OK) {
+		err = mig_claim(node, &ns->s, d, eb);
+		if (err == GS_OK)
+			*s = ns->s;
+	}
+	if (ns != NULL && err) {
+		char why[256];
+
+		snprintf(why, sizeof(why),
+		         "not created: its MIG change failed: %s",
+		         gs_errbuf_msg(eb, err));
+		create_fail(node, ns, NULL, &fw, why);
+		wr_submit(node, &fw);
+		failed = true;
+	}
+	pthread_mutex_unlock(&node->lock);
+	werr = wr_wait(node, wr, err ? NULL : eb);
+	if (failed)
+		(void)wr_wait(node, &fw, NULL);
+	if (err)
+		return err;
+	if (ns == NULL) {
+		if (werr)
+			return werr;
+		gs_info("node", "slice=%s deleted while it was being created",
+		        s->name);
+		return gs_fail(eb, GS_ERR_BUSY,
+		               "slice %s was deleted while it was being "
+		               "created",
+		               s->name);
+	}
+	if (werr) {
+		/* Not saved: the model went back to the store's (resync);
+		 * the instance made for it goes too. */
+		pthread_mutex_lock(&node->lock);
+		if (gs__node_find_id(node, s->id) == NULL)
+			mig_undo(node, s, d);
+		pthread_mutex_unlock(&node->lock);
+	}
+	return werr;
+}
+
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
                             const struct gs_node_create_req *req,
                             struct gs_node_create_res *res,
@@ -1539,6 +1671,8 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	struct gs_adm_decision dec;
 	struct gs__wr wr;
 	struct gs__nslice *ns;
+	struct gs_gpus *priv = NULL;
+	bool mig_work;
 	gs_err err;
 
 	memset(res, 0, sizeof(*res));
@@ -1666,7 +1800,19 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		}
 		free(victims);
 	}
-	err = mig_apply(node, &s, &dec, eb);
+	mig_work = mig_has_work(&dec);
+	if (mig_work) {
+		/* The NVML steps run off the lock (create_mig), on a copy. */
+		priv = malloc(sizeof(*priv));
+		err = priv ? GS_OK
+		           : gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+		if (priv) {
+			*priv = *node->gpus;
+			node->mig_busy[s.gpu_index] = true;
+		}
+	} else {
+		err = mig_claim(node, &s, &dec, eb);
+	}
 	if (err) {
 		/* Victims are gone already: save that much, and why the slice
 		 * they made room for is not there. */
@@ -1685,7 +1831,10 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	ns = model_add(node, &s);
 	if (ns == NULL) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-		mig_undo(node, &s, &dec);
+		if (mig_work)
+			node->mig_busy[s.gpu_index] = false;
+		else
+			mig_undo(node, &s, &dec);
 		wr_submit_announced(node, &wr, intent);
 		pthread_mutex_unlock(&node->lock);
 		(void)wr_wait(node, &wr, NULL);
@@ -1695,6 +1844,13 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	gs__wr_slice_put(&wr, &ns->s);
 	wr_submit_announced(node, &wr, intent);
 	pthread_mutex_unlock(&node->lock);
+	if (mig_work) {
+		err = create_mig(node, &s, &dec, priv, &wr, eb);
+		if (err)
+			goto out_free;
+		err = create_finish(node, &s, &dec, res, eb);
+		goto out_free;
+	}
 	err = wr_wait(node, &wr, eb);
 	if (err) {
 		/* Not saved: the model went back to the store's (resync);
@@ -1711,6 +1867,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 out_unlock:
 	pthread_mutex_unlock(&node->lock);
 out_free:
+	free(priv);
 	gs_adm_decision_fini(&dec);
 	free(snap_slices);
 	free(sn);
@@ -1903,6 +2060,7 @@ static void mig_drop_unheld(struct gs_node *node, int g, const char *uuid)
 	const struct gs_gpu *gp = &node->gpus->gpu[g];
 	struct gs_errbuf eb = {0};
 	int gi = -1;
+	gs_err err;
 
 	for (int i = 0; i < node->n; i++)
 		if (gs_mode_is_mig(node->v[i]->s.mode) &&
@@ -1911,9 +2069,12 @@ static void mig_drop_unheld(struct gs_node *node, int g, const char *uuid)
 	for (int k = 0; k < gp->n_mig; k++)
 		if (strcmp(gp->mig[k].uuid, uuid) == 0)
 			gi = gp->mig[k].gi_id;
-	if (gi < 0)
+	if (gi < 0 || node->mig_busy[g])
 		return;
-	if (gs_gpus_mig_destroy(node->gpus, g, gi, &eb) != GS_OK)
+	pthread_mutex_lock(&node->mig_lock);
+	err = gs_gpus_mig_destroy(node->gpus, g, gi, &eb);
+	pthread_mutex_unlock(&node->mig_lock);
+	if (err != GS_OK)
 		gs_warn("node",
 		        "gpu=%d MIG instance %d of a slice that was never "
 		        "created not destroyed: %s (it stays idle)",

@@ -212,6 +212,15 @@ void gs_node_set_create_hook(struct gs_node *node,
                              void (*fn)(void *arg, const char *slice),
                              void *arg);
 
+/*
+ * Tests only: `fn` runs in every create that changes a GPU's MIG layout,
+ * off the node lock with the MIG lock held, before the NVML steps, with
+ * the pending slice's name (NULL fn: none). Set it before any create.
+ */
+void gs_node_set_mig_hook(struct gs_node *node,
+                          void (*fn)(void *arg, const char *slice),
+                          void *arg);
+
 /* Nanoseconds of CLOCK_REALTIME. */
 int64_t gs_now_ns(void);
 

@@ -79,6 +79,15 @@ struct gs_node {
 	/* gs_node_set_create_hook (tests): set before any create. */
 	void (*create_hook)(void *arg, const char *slice);
 	void *create_hook_arg;
+	/* NVML MIG changes, one at a time (node.c's lock rules): taken
+	 * alone by a create's MIG steps, or with `lock` held, after it. */
+	pthread_mutex_t mig_lock;
+	/* GPU i's MIG layout is changing off the lock: admission places
+	 * nothing there. Under `lock`. */
+	bool mig_busy[GS_GPUS_MAX];
+	/* gs_node_set_mig_hook (tests): set before any create. */
+	void (*mig_hook)(void *arg, const char *slice);
+	void *mig_hook_arg;
 };
 
 /*

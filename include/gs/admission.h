@@ -33,6 +33,11 @@
  *   7. Reclaim: the shortest prefix of quota's preemption order (lowest
  *      priority first, then the newest) after which step 4 finds room.
  *
+ * A busy GPU (gpu.busy: another create is changing its MIG layout) takes
+ * nothing: no fraction, whole GPU, instance, MIG switch or new layout.
+ * A request that only it could take is NO_FIT, "gpu N is changing its
+ * MIG layout; try again" (transient).
+ *
  * What a refusal of rules 2 and 5-7 counts as: a rejected request
  * (decision.counted). Whether the request got past rules 1-2: demand the
  * node should remember (decision.demand_seen), as it counted in step 4.
@@ -77,6 +82,7 @@ struct gs_adm_gpu {
 	uint64_t memory_bytes;
 	bool mig_capable;
 	bool mig_on;
+	bool busy; /* its MIG layout is changing: no placement goes there */
 	int n_mig;
 	struct gs_adm_mig mig[GS_ADM_MIG_MAX];
 };

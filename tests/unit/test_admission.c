@@ -591,6 +591,93 @@ static void exclusive_isolation_takes_a_whole_empty_gpu(void **state)
 	fixture_fini(&f);
 }
 
+/* Each kind of placement, on a node whose GPU 0 is busy (another create
+ * is changing its MIG layout): GPU 0 is never chosen; what only it could
+ * take is refused as transient. */
+static void busy_gpu_is_never_chosen(void **state)
+{
+	static const struct {
+		enum gs_slice_mode mode;
+		const char *profile; /* MIG: the profile */
+		int start;           /* mig-start, -1: none */
+		bool exclusive;
+	} reqs[] = {
+	    {GS_MODE_TIMESLICE, NULL, -1, false},
+	    {GS_MODE_TIMESLICE, NULL, -1, true},
+	    {GS_MODE_MIG, "1g.10gb", -1, false},
+	    {GS_MODE_MIG, "3g.40gb", -1, false},
+	    {GS_MODE_MIG, "1g.10gb", 6, false},
+	};
+	struct fixture f;
+	struct gs_adm_request r;
+	struct gs_adm_decision d;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(reqs) / sizeof(reqs[0]); k++) {
+		node(&f, 2);
+		f.sn.cfg.may_change_mig = true;
+		/* GPU 0 is the better place for every request: an idle
+		 * instance of each profile, and binpack prefers it. */
+		add_mig(&f, 0, "3g.40gb", 0, 1);
+		add_mig(&f, 0, "1g.10gb", 6, 2);
+		f.sn.gpu[0].busy = true;
+		r = request(0, reqs[k].mode, reqs[k].profile ? 0 : 8 * GIB,
+		            reqs[k].profile ? 0 : 30);
+		if (reqs[k].profile)
+			snprintf(r.spec.mig_profile, sizeof(r.spec.mig_profile),
+			         "%s", reqs[k].profile);
+		if (reqs[k].start >= 0) {
+			r.spec.has_mig_start = true;
+			r.spec.mig_start = reqs[k].start;
+		}
+		if (reqs[k].exclusive)
+			r.spec.isolation = GS_ISOLATION_EXCLUSIVE;
+		eb.set = false;
+		if (gs_admit(&f.sn, &r, &d, &eb) != GS_OK)
+			fail_msg("request %zu refused: %s", k, eb.msg);
+		assert_int_equal(d.gpu, 1);
+		gs_adm_decision_fini(&d);
+
+		/* GPU 1 full: only the busy GPU could take it. */
+		add(&f, 0, 1, GS_MODE_TIMESLICE, 80 * GIB, 100,
+		    GS_PRIORITY_NORMAL);
+		f.slices[f.sn.n_slices - 1].isolation = GS_ISOLATION_EXCLUSIVE;
+		eb.set = false;
+		assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_NO_FIT);
+		assert_string_equal(
+		    eb.msg, "gpu 0 is changing its MIG layout; try again");
+		gs_adm_decision_fini(&d);
+
+		/* No longer busy: GPU 0 takes it. */
+		f.sn.gpu[0].busy = false;
+		eb.set = false;
+		if (gs_admit(&f.sn, &r, &d, &eb) != GS_OK)
+			fail_msg("request %zu refused: %s", k, eb.msg);
+		assert_int_equal(d.gpu, 0);
+		gs_adm_decision_fini(&d);
+		fixture_fini(&f);
+	}
+}
+
+/* A request that fits nowhere, busy GPU or not, keeps its own reason. */
+static void busy_gpu_does_not_hide_a_real_refusal(void **state)
+{
+	struct fixture f;
+	struct gs_adm_request r;
+	struct gs_adm_decision d;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	node(&f, 1);
+	f.sn.gpu[0].busy = true;
+	r = request(0, GS_MODE_TIMESLICE, 90 * GIB, 30);
+	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_NO_FIT);
+	assert_null(strstr(eb.msg, "changing its MIG layout"));
+	gs_adm_decision_fini(&d);
+	fixture_fini(&f);
+}
+
 /* ---- brute-force references ---- */
 
 static unsigned rng_state = 12345;
@@ -881,6 +968,8 @@ int main(void)
 	    cmocka_unit_test(
 	        auto_gives_mps_and_falls_back_to_turns_where_mps_cannot_go),
 	    cmocka_unit_test(exclusive_isolation_takes_a_whole_empty_gpu),
+	    cmocka_unit_test(busy_gpu_is_never_chosen),
+	    cmocka_unit_test(busy_gpu_does_not_hide_a_real_refusal),
 	    cmocka_unit_test(placement_matches_a_brute_force_reference),
 	    cmocka_unit_test(reclaim_matches_a_brute_force_reference),
 	};

@@ -9,6 +9,12 @@
  * delete while pending wins (the create answers GS_ERR_BUSY, 409), and
  * that a PENDING row a crash left in the store never comes back as a
  * ready slice (gs_node_recover fails it, with a slice.failed event).
+ *
+ * A create that changes a GPU's MIG layout runs the NVML steps off the
+ * node lock (gs_node_set_mig_hook parks it there): the model answers, the
+ * GPU is busy for other creates meanwhile. The fake GPUs refuse every
+ * MIG change, so such a create ends failed here (the sim's integration
+ * tests carry real MIG steps through).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +104,16 @@ static int setup(void **state)
 	pthread_cond_init(&e->cv, NULL);
 	*state = e;
 	return 0;
+}
+
+/* As setup, with MIG changes allowed on the (fake) GPUs. */
+static int setup_mig(void **state)
+{
+	int rc = setup(state);
+	struct env *e = *state;
+
+	e->cfg.mig_on_real_gpu = true;
+	return rc;
 }
 
 static int teardown(void **state)
@@ -293,6 +309,101 @@ static void delete_while_pending_wins_and_the_create_answers_busy(
 	assert_int_equal(create(e, "b", 70 * GIB, &res, &eb), GS_OK);
 }
 
+/* ---- MIG steps off the lock ---- */
+
+static gs_err create_mig_slice(struct env *e, const char *name,
+                               struct gs_node_create_res *res,
+                               struct gs_errbuf *eb)
+{
+	struct gs_node_create_req req;
+
+	memset(&req, 0, sizeof(req));
+	gs_spec_init(&req.spec);
+	snprintf(req.spec.name, sizeof(req.spec.name), "%s", name);
+	req.spec.mode = GS_MODE_MIG;
+	snprintf(req.spec.mig_profile, sizeof(req.spec.mig_profile),
+	         "1g.10gb");
+	req.spec.gpu.kind = GS_GPU_INDEX;
+	req.spec.gpu.index = 0;
+	req.owner_uid = -1;
+	return gs_node_slice_create(e->node, &e->admin, &req, res, eb);
+}
+
+static void *mig_creator_main(void *arg)
+{
+	struct creator *c = arg;
+
+	c->err = create_mig_slice(c->e, c->name, &c->res, &c->eb);
+	return NULL;
+}
+
+static void model_answers_while_a_create_changes_mig(void **state)
+{
+	struct env *e = *state;
+	struct creator c = {.e = e, .name = "m"};
+	struct gs_node_create_res res;
+	struct gs_errbuf eb = {0};
+	struct gs_slice *v = NULL, got;
+	struct gs_event ev;
+	pthread_t t;
+	int n = 0;
+
+	/* The hook is the MIG one, in the NVML section. */
+	gs_node_set_create_hook(e->node, NULL, NULL);
+	gs_node_set_mig_hook(e->node, hook, e);
+	e->hold = "m";
+	e->during = park;
+	assert_int_equal(pthread_create(&t, NULL, mig_creator_main, &c), 0);
+	pthread_mutex_lock(&e->mu);
+	while (!e->parked)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+
+	/* The MIG change is in flight, off the node lock: list and get
+	 * answer, the slice pending without an instance yet. */
+	assert_int_equal(gs_node_slice_list(e->node, &e->admin, NULL, &v, &n),
+	                 GS_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].name, "m");
+	assert_int_equal(v[0].state, GS_SLICE_PENDING);
+	free(v);
+	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "m", &got),
+	                 GS_OK);
+	assert_int_equal(got.state, GS_SLICE_PENDING);
+	assert_int_equal(got.gpu_index, 0);
+	assert_int_equal(got.gi_id, -1);
+	/* GPU 0 is busy: what fits elsewhere goes there; what only it
+	 * could take (GPU 1 now holds a whole-GPU-mode slice, so no MIG
+	 * there) is refused, for now. */
+	assert_int_equal(create(e, "t", 70 * GIB, &res, &eb), GS_OK);
+	assert_int_equal(res.slice.gpu_index, 1);
+	assert_int_equal(create_mig_slice(e, "m2", &res, &eb), GS_ERR_NO_FIT);
+	assert_string_equal(eb.msg,
+	                    "gpu 0 is changing its MIG layout; try again");
+
+	pthread_mutex_lock(&e->mu);
+	e->go = true;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	/* The fake refuses the change: the slice fails and is gone. */
+	assert_int_equal(c.err, GS_ERR_UNSUPPORTED);
+	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "m", &got),
+	                 GS_ERR_NOT_FOUND);
+	assert_int_equal(stored_slices(e), 1);
+	memset(&ev, 0, sizeof(ev));
+	assert_int_equal(gs_store_events(e->store, 0, 0, "m", -1, 100,
+	                                 last_event, &ev, NULL),
+	                 GS_OK);
+	assert_string_equal(ev.type, "slice.failed");
+	assert_non_null(strstr(ev.message, "its MIG change failed"));
+	/* GPU 0 is no longer busy. */
+	e->during = NULL;
+	eb.set = false;
+	assert_int_equal(create(e, "u", 70 * GIB, &res, &eb), GS_OK);
+	assert_int_equal(res.slice.gpu_index, 0);
+}
+
 /* ---- a crash between the phases ---- */
 
 static void remember_row(struct env *e, const char *slice)
@@ -365,6 +476,9 @@ int main(void)
 	        teardown),
 	    cmocka_unit_test_setup_teardown(
 	        pending_row_after_a_crash_fails_at_recovery, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        model_answers_while_a_create_changes_mig, setup_mig,
+	        teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
