@@ -689,11 +689,14 @@ static gs_err place_in_mode(const struct gs_adm_snapshot *sn,
 		int cand = it->kind == GS_PLACE_MIG ? res.repartition_gpu : -1;
 		struct gs_mig_plan plan;
 
-		if (cand >= 0 && (cand >= sn->n_gpus || sn->gpu[cand].busy))
+		if (cand >= 0 &&
+		    (cand >= sn->n_gpus || sn->gpu[cand].busy ||
+		     !gpu_selected(sn, &spec->gpu, cand)))
 			cand = -1;
 
 		for (int i = 0; cand < 0 && i < sn->n_gpus; i++)
-			if (sn->gpu[i].cat == first->cat &&
+			if (gpu_selected(sn, &spec->gpu, i) &&
+			    sn->gpu[i].cat == first->cat &&
 			    mig_fits(sn, i, out->profile, skip, &plan))
 				cand = i;
 		if (cand < 0)

@@ -433,6 +433,34 @@ mig_slice_on_a_gpu_with_mig_off_plans_mig_on_and_a_create(void **state)
 	fixture_fini(&f);
 }
 
+/* A MIG slice pinned to a GPU is never made by changing another GPU's
+ * layout; unpinned, the other GPU is fine. */
+static void mig_create_keeps_to_the_gpu_selector(void **state)
+{
+	struct fixture f;
+	struct gs_adm_request r;
+	struct gs_adm_decision d;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	node(&f, 2);
+	f.sn.cfg.may_change_mig = true;
+	(void)add(&f, 0, 0, GS_MODE_TIMESLICE, 8 * GIB, 30, GS_PRIORITY_NORMAL);
+	r = request(0, GS_MODE_MIG, 0, 0);
+	snprintf(r.spec.mig_profile, sizeof(r.spec.mig_profile), "2g.20gb");
+	r.spec.gpu.kind = GS_GPU_INDEX;
+	r.spec.gpu.index = 0;
+	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_NO_FIT);
+	gs_adm_decision_fini(&d);
+
+	r.spec.gpu.kind = GS_GPU_ANY;
+	eb.set = false;
+	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_OK);
+	assert_int_equal(d.gpu, 1);
+	gs_adm_decision_fini(&d);
+	fixture_fini(&f);
+}
+
 static void mig_start_destroys_the_idle_instance_in_its_way(void **state)
 {
 	struct fixture f;
@@ -965,6 +993,7 @@ int main(void)
 	    cmocka_unit_test(mig_start_destroys_the_idle_instance_in_its_way),
 	    cmocka_unit_test(non_mig_slice_switches_an_unused_mig_gpu_off),
 	    cmocka_unit_test(mode_auto_takes_the_default_mode_and_says_so),
+	    cmocka_unit_test(mig_create_keeps_to_the_gpu_selector),
 	    cmocka_unit_test(
 	        auto_gives_mps_and_falls_back_to_turns_where_mps_cannot_go),
 	    cmocka_unit_test(exclusive_isolation_takes_a_whole_empty_gpu),
