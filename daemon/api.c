@@ -374,11 +374,12 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 		if (s->spec.priority == GS_PRIORITY_LOW)
 			json_object_set_new(env, "CUDA_MPS_CLIENT_PRIORITY",
 			                    jstr("1"));
-	} else {
-		json_object_set_new(
-		    env, "CUDA_VISIBLE_DEVICES",
-		    jstr(s->mig_uuid[0] ? s->mig_uuid : s->gpu_uuid));
 	}
+	/* An MPS client sees the server's devices, and this names the
+	 * slice's among them; a process started before the reconciler has
+	 * the server up still lands on the slice's GPU, not device 0. */
+	json_object_set_new(env, "CUDA_VISIBLE_DEVICES",
+	                    jstr(s->mig_uuid[0] ? s->mig_uuid : s->gpu_uuid));
 	json_object_set_new(o, "env", env);
 
 	if (with_usage) {

@@ -17,7 +17,7 @@ node_up kill
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # ---- zeroed books ----
-tenant_api $MALLORY POST /v1/slices '{"name": "m2", "memory": "2GiB"}' >/dev/null
+tenant_api $MALLORY POST /v1/slices '{"name": "m2", "mode": "timeslice", "memory": "2GiB"}' >/dev/null
 expect_status "create m2" 201
 mkfifo -m 666 "$WORK/m.in"
 as_uid $MALLORY GPUSLICE_SLICE=m2 GPUSLICE_RUN_DIR="$RUNDIR" \
@@ -53,7 +53,7 @@ exec {TIN}>&-
 [ "$zms" -le 2500 ] || fail "the process over its cap lived ${zms} ms"
 
 # ---- a refilled bucket ----
-tenant_api $MALLORY POST /v1/slices '{"name": "c20", "compute": 20}' >/dev/null
+tenant_api $MALLORY POST /v1/slices '{"name": "c20", "mode": "timeslice", "compute": 20}' >/dev/null
 expect_status "create c20" 201
 as_uid $MALLORY "$G" run --slice c20 -- "$BURN" --seconds 30 --memory 256MiB \
 	>/dev/null 2>"$WORK/c20.err" &
