@@ -68,7 +68,6 @@
 #include "gs/faultinj.h"
 #include "gs/log.h"
 #include "gs/proc.h"
-#include "reconcile.h"
 #include "watchdog.h"
 
 static void node_check(struct gs_node *node);
@@ -1052,7 +1051,7 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	snprintf(node->mps_dir, sizeof(node->mps_dir), "%s",
 	         opts->mps_dir ? opts->mps_dir : "");
 	node->ctr.started_ns = gs_now_ns();
-	node->mps_found = gs_mps_control_found(node->cfg->mps_control);
+	node->mps_found = gs_find_program(node->cfg->mps_control, NULL, 0);
 	if (!node->mps_found)
 		gs_warn("node",
 		        "MPS control daemon '%s' not found: mode auto gives "

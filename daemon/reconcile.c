@@ -24,7 +24,6 @@
 #include <jansson.h>
 
 #include "gs/log.h"
-#include "gs/proc.h"
 #include "node_int.h"
 
 extern char **environ;
@@ -56,11 +55,6 @@ static int64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-bool gs_mps_control_found(const char *cmd)
-{
-	return gs_find_program(cmd, NULL, 0);
 }
 
 int gs_run_cmd(char *const argv[], char *const env[], const char *input,

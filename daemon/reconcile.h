@@ -44,13 +44,6 @@ void gs_reconciler_gpu_json(void *r, int gpu, void *json_obj);
 int gs_reconciler_mps_running(struct gs_reconciler *r);
 
 /*
- * Whether `cmd` (the config's mps.control: a path, or a name looked up in
- * PATH as posix_spawnp would) names an executable file. A node without it
- * cannot run MPS-backed slices, so mode auto gives them turns instead.
- */
-bool gs_mps_control_found(const char *cmd);
-
-/*
  * Runs `argv[0]` from PATH with extra environment `env` ("K=V", NULL-
  * terminated, may be NULL), `input` on stdin (may be NULL), at most
  * `timeout_ms`; its stdout (at most len-1 bytes) into out (may be NULL).
