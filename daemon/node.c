@@ -18,7 +18,9 @@
  *     gs_gpus given) under node->mig_lock; then, under node->lock, the
  *     GPU's refreshed entry is copied back, busy cleared, and the slice
  *     takes its instance (mig_claim), or fails and goes (slice.failed).
- *   between, no lock (create_finish): wait for that commit; write the
+ *   between, no lock (create_finish): wait for that commit; an MPS
+ *     slice's control daemon is brought up (node->mps_starter: the
+ *     reconciler's; one that cannot start fails the slice); write the
  *     slice's limits into the region (region_write: it may wait up to
  *     the region writers' lock deadline).
  *   phase B, node->lock held: find the slice again by id; READY and its
@@ -1417,6 +1419,15 @@ void gs_node_set_mig_hook(struct gs_node *node,
 	node->mig_hook_arg = arg;
 }
 
+void gs_node_set_mps_starter(struct gs_node *node,
+                             bool (*fn)(void *arg, const struct gs_slice *s,
+                                        struct gs_errbuf *eb),
+                             void *arg)
+{
+	node->mps_starter = fn;
+	node->mps_starter_arg = arg;
+}
+
 void gs_node_demand(struct gs_node *node, struct gs_demand *out)
 {
 	pthread_mutex_lock(&node->lock);
@@ -1470,15 +1481,22 @@ static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
                             struct gs_errbuf *eb)
 {
 	struct gs_slice_ref ref = {.slot = -1};
-	struct gs_errbuf reb = {0};
+	struct gs_errbuf reb = {0}, meb = {0};
 	struct gs__nslice *ns;
 	struct gs__wr wr;
-	bool has_ref = false, intent = true;
+	bool has_ref = false, intent = true, mps_down = false;
 	gs_err rerr = GS_OK, err;
 
 	if (node->create_hook)
 		node->create_hook(node->create_hook_arg, s->name);
-	if (node->region)
+	/* An MPS slice is ready once its server is: a process started in
+	 * it before then would run as a context of its own, not held by
+	 * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
+	if (node->mps_starter &&
+	    (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS) &&
+	    !node->mps_starter(node->mps_starter_arg, s, &meb))
+		mps_down = true;
+	if (node->region && !mps_down)
 		rerr = region_write(node->region, s, &ref, &has_ref, &reb);
 
 	gs_store_intent(node->store);
@@ -1509,6 +1527,23 @@ static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
 	}
 	gs__wr_init(&wr);
 	region_took(ns, &ref, has_ref);
+	if (mps_down) {
+		char why[256];
+
+		/* Fail closed: an MPS slice without its server would hold
+		 * nobody to its compute share. */
+		snprintf(why, sizeof(why),
+		         "not created: its MPS control daemon could not start: "
+		         "%s",
+		         gs_errbuf_msg(&meb, GS_ERR_UNAVAILABLE));
+		create_fail(node, ns, dec, &wr, why);
+		node->ctr.rejects++;
+		wr_submit_announced(node, &wr, &intent);
+		pthread_mutex_unlock(&node->lock);
+		(void)wr_wait(node, &wr, NULL);
+		return gs_fail(eb, GS_ERR_UNAVAILABLE, "slice %s %s", s->name,
+		               why);
+	}
 	if (rerr) {
 		char why[256];
 

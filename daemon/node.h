@@ -221,6 +221,21 @@ void gs_node_set_mig_hook(struct gs_node *node,
                           void (*fn)(void *arg, const char *slice),
                           void *arg);
 
+/*
+ * `fn` brings up the MPS control daemon that MPS slice `s` (its GPU, MIG
+ * instance and UUID) will be a client of, and returns whether it runs
+ * (false: why in eb). Every create of an MPS slice calls it between its
+ * two phases, off the node lock, so the slice is ready only once a
+ * process started in it becomes an MPS client; one that cannot start
+ * fails the create (slice.failed). NULL fn: MPS slices are ready at once
+ * (the reconciler starts their daemon on its next tick). The reconciler
+ * sets it (gs_reconciler_create); set it before the API serves.
+ */
+void gs_node_set_mps_starter(struct gs_node *node,
+                             bool (*fn)(void *arg, const struct gs_slice *s,
+                                        struct gs_errbuf *eb),
+                             void *arg);
+
 /* Nanoseconds of CLOCK_REALTIME. */
 int64_t gs_now_ns(void);
 

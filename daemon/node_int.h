@@ -88,6 +88,10 @@ struct gs_node {
 	/* gs_node_set_mig_hook (tests): set before any create. */
 	void (*mig_hook)(void *arg, const char *slice);
 	void *mig_hook_arg;
+	/* gs_node_set_mps_starter: set before the API serves. */
+	bool (*mps_starter)(void *arg, const struct gs_slice *s,
+	                    struct gs_errbuf *eb);
+	void *mps_starter_arg;
 };
 
 /*

@@ -40,6 +40,7 @@ struct mps_dev {
 	int32_t pid;
 	int restarts;
 	int64_t last_start_ns;
+	bool start_failed; /* the last start did not bring one up */
 };
 
 struct gs_reconciler {
@@ -156,6 +157,9 @@ out:
 	return status;
 }
 
+static bool mps_ensure(void *arg, const struct gs_slice *s,
+                       struct gs_errbuf *eb);
+
 gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
                             struct gs_errbuf *eb)
 {
@@ -165,6 +169,7 @@ gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	r->node = node;
 	pthread_mutex_init(&r->lock, NULL);
+	gs_node_set_mps_starter(node, mps_ensure, r);
 	*out = r;
 	return GS_OK;
 }
@@ -173,6 +178,7 @@ void gs_reconciler_destroy(struct gs_reconciler *r)
 {
 	if (r == NULL)
 		return;
+	gs_node_set_mps_starter(r->node, NULL, NULL);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -268,12 +274,14 @@ static bool mps_start(struct gs_reconciler *r, struct mps_dev *d)
 		gs_error("reconcile",
 		         "gpu=%d gi=%d cannot start %s -d (status %d)", d->gpu,
 		         d->gi, argv[0], rc);
+		d->start_failed = true;
 		return false;
 	}
 	/* -d returns once the daemon is up; its pid file says who it is. */
 	for (int i = 0; i < 50 && (d->pid = mps_alive(d)) == 0; i++)
 		usleep(20000);
 	d->running = d->pid != 0;
+	d->start_failed = !d->running;
 	gs_info("reconcile", "gpu=%d gi=%d MPS control daemon %s pid=%d dir=%s",
 	        d->gpu, d->gi, d->running ? "started" : "did not start",
 	        (int)d->pid, d->dir);
@@ -295,6 +303,57 @@ static void mps_stop(struct gs_reconciler *r, struct mps_dev *d)
 		usleep(20000);
 	d->running = false;
 	d->pid = 0;
+}
+
+/*
+ * The node's MPS starter (gs_node_set_mps_starter): a create of MPS slice
+ * `s` brings up the control daemon it will be a client of, so the slice is
+ * ready only once that runs. A start that failed less than 10 s ago is not
+ * tried again (the tick's back-off): the create fails at once.
+ */
+static bool mps_ensure(void *arg, const struct gs_slice *s,
+                       struct gs_errbuf *eb)
+{
+	struct gs_reconciler *r = arg;
+	int gi = s->mode == GS_MODE_MIG_MPS ? s->gi_id : -1;
+	struct mps_dev *d;
+	bool ok = false;
+	int64_t ago = 0;
+
+	pthread_mutex_lock(&r->lock);
+	d = mps_get(r, s->gpu_index, gi);
+	if (d == NULL) {
+		pthread_mutex_unlock(&r->lock);
+		gs_fail(eb, GS_ERR_UNAVAILABLE,
+		        "no room for another MPS control daemon (%d)", MPS_MAX);
+		return false;
+	}
+	snprintf(d->uuid, sizeof(d->uuid), "%s",
+	         gi >= 0 ? s->mig_uuid : s->gpu_uuid);
+	d->want = true;
+	d->pid = mps_alive(d);
+	d->running = d->pid != 0;
+	if (d->running)
+		ok = true;
+	else if (d->start_failed &&
+	         (ago = gs_now_ns() - d->last_start_ns) < 10000000000LL)
+		ok = false;
+	else
+		ok = mps_start(r, d);
+	pthread_mutex_unlock(&r->lock);
+	if (!ok && ago > 0)
+		gs_fail(eb, GS_ERR_UNAVAILABLE,
+		        "gpu %d%s: the last start failed %.1f s ago (gpusliced's "
+		        "log says why); try again in %.0f s",
+		        s->gpu_index, gi >= 0 ? " (MIG)" : "", (double)ago / 1e9,
+		        (10000000000.0 - (double)ago) / 1e9 + 0.5);
+	else if (!ok)
+		gs_fail(eb, GS_ERR_UNAVAILABLE,
+		        "gpu %d%s: %s -d did not start a daemon (gpusliced's log "
+		        "says why)",
+		        s->gpu_index, gi >= 0 ? " (MIG)" : "",
+		        gs_node_config(r->node)->mps_control);
+	return ok;
 }
 
 void gs_reconciler_tick(struct gs_reconciler *r)

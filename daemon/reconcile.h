@@ -5,7 +5,10 @@
  *
  *   - one MPS control daemon per GPU (or MIG device) that holds MPS slices,
  *     started with `nvidia-cuda-mps-control -d` from PATH with its own pipe
- *     and log directories under <mps_dir>/gpu<i>[-gi<g>]/, and stopped
+ *     and log directories under <mps_dir>/gpu<i>[-gi<g>]/ - by the create
+ *     of the first such slice (the node's MPS starter, so the slice is
+ *     ready only once its server runs), and by a tick where one died -
+ *     and stopped
  *     (`quit`) when its last MPS slice is gone. Clients get their pipe
  *     directory and per-client limits (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE,
  *     CUDA_MPS_PINNED_DEVICE_MEM_LIMIT) in the slice's "env";

@@ -47,6 +47,8 @@ gs_add_shell_test(daemon_ledger_resumes_after_a_restart_without_counting_twice
                   tests/integration/daemon/ledger_restart.sh TIMEOUT 120)
 gs_add_shell_test(daemon_auto_mode_says_how_it_chose
                   tests/integration/daemon/auto_mode_why.sh LABELS asan TIMEOUT 120)
+gs_add_shell_test(daemon_mps_slice_is_ready_once_its_server_runs
+                  tests/integration/daemon/mps_ready.sh LABELS asan TIMEOUT 120)
 gs_add_shell_test(daemon_one_user_cannot_hold_the_api_with_idle_connections
                   tests/integration/daemon/conn_flood.sh TIMEOUT 180)
 gs_add_shell_test(daemon_default_user_quota_caps_one_users_slices_and_memory
@@ -62,6 +64,7 @@ set_tests_properties(
   daemon_default_user_quota_caps_one_users_slices_and_memory
   daemon_slice_compute_mode_share_reaches_the_region_limits
   daemon_auto_mode_says_how_it_chose
+  daemon_mps_slice_is_ready_once_its_server_runs
   daemon_ledger_resumes_after_a_restart_without_counting_twice
   daemon_slice_labels_persist_across_restart_and_show_in_metrics
   daemon_create_fails_closed_when_the_region_cannot_be_written
