@@ -136,59 +136,53 @@ static void on_chld(int sig)
 }
 
 /*
- * --mode auto: walks seeds/004's tree (core/advisor.c) with the answers
- * --isolation implies for one slice of a shared GPU whose MPS daemon
- * gpuslice runs itself (so "own driver" and "SM-bound" are yes: sharing
- * only pays when kernels leave SMs idle). Sets o->mps and o->why.
+ * --mode auto: the daemon's choice (core's gs_advisor_auto_mode, seeds/004's
+ * tree) for the isolation --isolation names, on a node where gpuslice runs
+ * the MPS control daemon itself when the program is there; hard needs a
+ * MIG instance, which `gpuslice run` cannot make. Sets o->mps and o->why.
  */
 static int pick_mode(struct run_opts *o)
 {
-	struct gs_advisor_answers a = {{GS_ANS_UNSET}};
+	struct gs_slice_spec spec;
 	struct gs_advice adv;
+	enum gs_slice_mode mode;
 	struct gs_errbuf eb = {0};
 
-	a.a[GS_ADVQ_HARD_ISOLATION] =
-	    o->isolation == ISO_HARD ? GS_ANS_YES : GS_ANS_NO;
-	a.a[GS_ADVQ_MIG_GPU] = GS_ANS_YES;
-	a.a[GS_ADVQ_WORKLOAD] = GS_ANS_BATCH;
-	a.a[GS_ADVQ_OWN_DRIVER] = GS_ANS_YES;
-	a.a[GS_ADVQ_SM_BOUND] = GS_ANS_YES;
-	a.a[GS_ADVQ_ACCEPT_FAULT_SHARING] =
-	    o->isolation == ISO_NONE ? GS_ANS_YES : GS_ANS_NO;
-	if (gs_advisor_walk(&a, &adv, &eb) != GS_OK || !adv.done) {
-		gs_cli_error(CMD, "--mode auto: %s",
-		             gs_errbuf_msg(&eb, GS_ERR_INTERNAL));
-		return GS_EXIT_FAILURE;
-	}
-	switch (adv.mechanism) {
-	case GS_ADVM_MPS:
-		if (!gs_mps_server_control_found()) {
-			o->mps = false;
-			(void)snprintf(o->why, sizeof(o->why),
-			               "turns: tenants accept a shared fault "
-			               "domain, but there is no MPS control "
-			               "program here (nvidia-cuda-mps-control), "
-			               "so the slice takes turns");
-			return 0;
-		}
-		o->mps = true;
-		(void)snprintf(o->why, sizeof(o->why),
-		               "mps: tenants accept a shared fault domain, so "
-		               "kernels of all slices may run at once");
-		return 0;
-	case GS_ADVM_MIG:
+	if (o->isolation == ISO_HARD) {
 		gs_cli_error(CMD,
 		             "--mode auto --isolation hard needs a MIG "
 		             "instance: ask the daemon for a mig slice, or "
 		             "name an existing instance with --gpu MIG-...");
 		return GS_EXIT_USAGE;
-	default:
-		o->mps = false;
+	}
+	/* The daemon's walk (core's gs_advisor_auto_mode): none is a shared
+	 * fault domain (MPS), fault one of its own (software fractions). */
+	gs_spec_init(&spec);
+	spec.mode = GS_MODE_AUTO;
+	spec.isolation = o->isolation == ISO_NONE ? GS_ISOLATION_NONE
+	                                          : GS_ISOLATION_MEMORY;
+	if (gs_advisor_auto_mode(&spec, NULL, gs_mps_server_control_found(),
+	                         &mode, &adv, &eb) != GS_OK) {
+		gs_cli_error(CMD, "--mode auto: %s",
+		             gs_errbuf_msg(&eb, GS_ERR_INTERNAL));
+		return GS_EXIT_FAILURE;
+	}
+	o->mps = mode == GS_MODE_MPS;
+	if (o->mps)
+		(void)snprintf(o->why, sizeof(o->why),
+		               "mps: tenants accept a shared fault domain, so "
+		               "kernels of all slices may run at once");
+	else if (adv.mps_missing)
+		(void)snprintf(o->why, sizeof(o->why),
+		               "turns: tenants accept a shared fault "
+		               "domain, but there is no MPS control "
+		               "program here (nvidia-cuda-mps-control), "
+		               "so the slice takes turns");
+	else
 		(void)snprintf(o->why, sizeof(o->why),
 		               "turns: the slice wants its own fault domain, "
 		               "so it takes turns in a context of its own");
-		return 0;
-	}
+	return 0;
 }
 
 enum {
