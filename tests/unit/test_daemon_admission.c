@@ -20,50 +20,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../daemon/config.h"
-#include "../../daemon/gpu.h"
-#include "../../daemon/node.h"
-#include "../../daemon/store.h"
-#include "gs/log.h"
+#include "daemon_fixture.h"
 
 #define GIB (1024ULL * 1024 * 1024)
 
 struct env {
-	char dir[64];
-	struct gs_config cfg;
-	struct gs_gpus gpus;
-	struct gs_store *store;
-	struct gs_node *node;
-	struct gs_peer admin;
+	struct daemon_fixture f;
 };
 
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	struct gs_node_opts no = {0};
-	struct gs_errbuf eb = {0};
-	char path[96];
 
 	assert_non_null(e);
-	gs_log_silence();
-	snprintf(e->dir, sizeof(e->dir), "/tmp/gs-test-adm-XXXXXX");
-	assert_non_null(mkdtemp(e->dir));
-	snprintf(path, sizeof(path), "%s/state.db", e->dir);
-	gs_config_defaults(&e->cfg, true, NULL, NULL);
-	e->cfg.max_slices = 64;
-	e->cfg.placement = GS_PLACE_BINPACK;
-	e->cfg.default_mode = GS_MODE_TIMESLICE;
-	assert_int_equal(gs_gpus_fake(&e->gpus, "H100-SXM5-80GB", 2, &eb),
-	                 GS_OK);
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_OFF, &e->store, &eb),
-	                 GS_OK);
-	no.cfg = &e->cfg;
-	no.store = e->store;
-	no.gpus = &e->gpus;
-	if (gs_node_create(&no, &e->node, &eb) != GS_OK)
-		fail_msg("node: %s", eb.msg);
-	e->admin.local = e->admin.admin = e->admin.authed = true;
-	snprintf(e->admin.user, sizeof(e->admin.user), "root");
+	daemon_fixture_open(&e->f, "adm");
 	*state = e;
 	return 0;
 }
@@ -71,17 +41,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct env *e = *state;
-	static const char *const files[] = {"state.db", "state.db-wal",
-	                                    "state.db-shm"};
-	char path[96];
 
-	gs_node_destroy(e->node);
-	gs_store_close(e->store);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", e->dir, files[i]);
-		(void)unlink(path);
-	}
-	(void)rmdir(e->dir);
+	daemon_fixture_close(&e->f);
 	free(e);
 	return 0;
 }
@@ -102,7 +63,7 @@ static gs_err create(struct env *e, const char *name, const char *team,
 	req.spec.priority = prio;
 	snprintf(req.team, sizeof(req.team), "%s", team ? team : "");
 	req.owner_uid = -1;
-	return gs_node_slice_create(e->node, &e->admin, &req, res, eb);
+	return gs_node_slice_create(e->f.node, &e->f.admin, &req, res, eb);
 }
 
 static void team(struct env *e, const char *name, uint64_t guarantee)
@@ -115,7 +76,7 @@ static void team(struct env *e, const char *name, uint64_t guarantee)
 	for (int r = 0; r < GS_QRES__COUNT; r++)
 		t.max.v[r] = GS_QUOTA_UNLIMITED;
 	t.guarantee.v[GS_QRES_MEMORY] = (int64_t)guarantee;
-	if (gs_node_team_put(e->node, &e->admin, &t, &eb) != GS_OK)
+	if (gs_node_team_put(e->f.node, &e->f.admin, &t, &eb) != GS_OK)
 		fail_msg("team %s: %s", name, eb.msg);
 }
 
@@ -123,7 +84,7 @@ static bool exists(struct env *e, const char *name)
 {
 	struct gs_slice s;
 
-	return gs_node_slice_get(e->node, &e->admin, name, &s) == GS_OK;
+	return gs_node_slice_get(e->f.node, &e->f.admin, name, &s) == GS_OK;
 }
 
 static void create_puts_the_slice_where_admission_decides(void **state)
@@ -143,7 +104,7 @@ static void create_puts_the_slice_where_admission_decides(void **state)
 	                 GS_OK);
 	assert_int_equal(res.slice.gpu_index, 0);
 	assert_int_equal(res.slice.state, GS_SLICE_READY);
-	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "small", &s),
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "small", &s),
 	                 GS_OK);
 	assert_int_equal(s.spec.memory_bytes, 8 * GIB);
 	assert_int_equal(s.mode, GS_MODE_TIMESLICE);
@@ -164,16 +125,16 @@ static void refused_create_changes_nothing_and_counts_a_reject(void **state)
 	assert_int_equal(create(e, "b", NULL, GS_MODE_TIMESLICE, 70 * GIB, 10,
 	                        GS_PRIORITY_NORMAL, &res, &eb),
 	                 GS_OK);
-	gs_node_counters(e->node, &before);
+	gs_node_counters(e->f.node, &before);
 	assert_int_equal(create(e, "c", NULL, GS_MODE_TIMESLICE, 20 * GIB, 10,
 	                        GS_PRIORITY_NORMAL, &res, &eb),
 	                 GS_ERR_NO_FIT);
 	assert_non_null(strstr(eb.msg, "no GPU has"));
-	gs_node_counters(e->node, &after);
+	gs_node_counters(e->f.node, &after);
 	assert_int_equal(after.rejects, before.rejects + 1);
 	assert_int_equal(after.creates, before.creates);
 	assert_int_equal(
-	    gs_node_slice_list(e->node, &e->admin, NULL, &list, &n), GS_OK);
+	    gs_node_slice_list(e->f.node, &e->f.admin, NULL, &list, &n), GS_OK);
 	assert_int_equal(n, 2);
 	free(list);
 
@@ -226,8 +187,8 @@ static void failed_mig_change_leaves_no_slice_behind(void **state)
 	struct gs_event ev;
 	struct gs_errbuf eb = {0};
 
-	e->cfg.mig_on_real_gpu = true; /* the fake node may try MIG */
-	gs_node_counters(e->node, &before);
+	e->f.cfg.mig_on_real_gpu = true; /* the fake node may try MIG */
+	gs_node_counters(e->f.node, &before);
 	memset(&req, 0, sizeof(req));
 	gs_spec_init(&req.spec);
 	snprintf(req.spec.name, sizeof(req.spec.name), "m");
@@ -235,19 +196,19 @@ static void failed_mig_change_leaves_no_slice_behind(void **state)
 	snprintf(req.spec.mig_profile, sizeof(req.spec.mig_profile), "1g.10gb");
 	req.owner_uid = -1;
 	assert_int_equal(
-	    gs_node_slice_create(e->node, &e->admin, &req, &res, &eb),
+	    gs_node_slice_create(e->f.node, &e->f.admin, &req, &res, &eb),
 	    GS_ERR_UNSUPPORTED);
 	assert_false(exists(e, "m"));
 	memset(&ev, 0, sizeof(ev));
-	assert_int_equal(gs_store_events(e->store, 0, 0, "m", -1, 100,
+	assert_int_equal(gs_store_events(e->f.store, 0, 0, "m", -1, 100,
 	                                 last_event, &ev, NULL),
 	                 GS_OK);
 	assert_string_equal(ev.type, "slice.failed");
 	assert_non_null(strstr(ev.message, "MIG change failed"));
-	gs_node_counters(e->node, &after);
+	gs_node_counters(e->f.node, &after);
 	assert_int_equal(after.creates, before.creates);
 	/* the node still takes what fits */
-	e->cfg.mig_on_real_gpu = false;
+	e->f.cfg.mig_on_real_gpu = false;
 	eb.set = false;
 	assert_int_equal(create(e, "t", NULL, GS_MODE_TIMESLICE, 1 * GIB, 1,
 	                        GS_PRIORITY_NORMAL, &res, &eb),

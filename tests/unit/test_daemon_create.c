@@ -28,21 +28,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../daemon/config.h"
-#include "../../daemon/gpu.h"
-#include "../../daemon/node.h"
-#include "../../daemon/store.h"
-#include "gs/log.h"
+#include "daemon_fixture.h"
 
 #define GIB (1024ULL * 1024 * 1024)
 
 struct env {
-	char dir[64];
-	struct gs_config cfg;
-	struct gs_gpus gpus;
-	struct gs_store *store;
-	struct gs_node *node;
-	struct gs_peer admin;
+	struct daemon_fixture f;
 	/* the hook: what it does for the slice named `hold` */
 	const char *hold;
 	void (*during)(struct env *e, const char *slice);
@@ -55,20 +46,6 @@ struct env {
 	bool parked, go;
 };
 
-static struct gs_node *new_node(struct env *e)
-{
-	struct gs_node_opts no = {0};
-	struct gs_errbuf eb = {0};
-	struct gs_node *node = NULL;
-
-	no.cfg = &e->cfg;
-	no.store = e->store;
-	no.gpus = &e->gpus;
-	if (gs_node_create(&no, &node, &eb) != GS_OK)
-		fail_msg("node: %s", eb.msg);
-	return node;
-}
-
 static void hook(void *arg, const char *slice)
 {
 	struct env *e = arg;
@@ -80,26 +57,10 @@ static void hook(void *arg, const char *slice)
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	struct gs_errbuf eb = {0};
-	char path[96];
 
 	assert_non_null(e);
-	gs_log_silence();
-	snprintf(e->dir, sizeof(e->dir), "/tmp/gs-test-create-XXXXXX");
-	assert_non_null(mkdtemp(e->dir));
-	snprintf(path, sizeof(path), "%s/state.db", e->dir);
-	gs_config_defaults(&e->cfg, true, NULL, NULL);
-	e->cfg.max_slices = 64;
-	e->cfg.placement = GS_PLACE_BINPACK;
-	e->cfg.default_mode = GS_MODE_TIMESLICE;
-	assert_int_equal(gs_gpus_fake(&e->gpus, "H100-SXM5-80GB", 2, &eb),
-	                 GS_OK);
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_OFF, &e->store, &eb),
-	                 GS_OK);
-	e->node = new_node(e);
-	gs_node_set_create_hook(e->node, hook, e);
-	e->admin.local = e->admin.admin = e->admin.authed = true;
-	snprintf(e->admin.user, sizeof(e->admin.user), "root");
+	daemon_fixture_open(&e->f, "create");
+	gs_node_set_create_hook(e->f.node, hook, e);
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	*state = e;
@@ -112,24 +73,15 @@ static int setup_mig(void **state)
 	int rc = setup(state);
 	struct env *e = *state;
 
-	e->cfg.mig_on_real_gpu = true;
+	e->f.cfg.mig_on_real_gpu = true;
 	return rc;
 }
 
 static int teardown(void **state)
 {
 	struct env *e = *state;
-	static const char *const files[] = {"state.db", "state.db-wal",
-	                                    "state.db-shm"};
-	char path[96];
 
-	gs_node_destroy(e->node);
-	gs_store_close(e->store);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", e->dir, files[i]);
-		(void)unlink(path);
-	}
-	(void)rmdir(e->dir);
+	daemon_fixture_close(&e->f);
 	pthread_cond_destroy(&e->cv);
 	pthread_mutex_destroy(&e->mu);
 	free(e);
@@ -148,7 +100,7 @@ static gs_err create(struct env *e, const char *name, uint64_t mem,
 	req.spec.memory_bytes = mem;
 	req.spec.compute_pct = 10;
 	req.owner_uid = -1;
-	return gs_node_slice_create(e->node, &e->admin, &req, res, eb);
+	return gs_node_slice_create(e->f.node, &e->f.admin, &req, res, eb);
 }
 
 static void find_row(void *ctx, const struct gs_slice *s)
@@ -176,7 +128,7 @@ static int stored_slices(struct env *e)
 {
 	int n = 0;
 
-	assert_int_equal(gs_store_load_slices(e->store, count_row, &n, NULL),
+	assert_int_equal(gs_store_load_slices(e->f.store, count_row, &n, NULL),
 	                 GS_OK);
 	return n;
 }
@@ -231,7 +183,7 @@ static void model_answers_and_holds_the_share_while_a_create_is_pending(
 	pthread_mutex_unlock(&e->mu);
 
 	/* The create is parked off the node lock: the model answers. */
-	assert_int_equal(gs_node_slice_list(e->node, &e->admin, NULL, &v, &n),
+	assert_int_equal(gs_node_slice_list(e->f.node, &e->f.admin, NULL, &v, &n),
 	                 GS_OK);
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0].name, "a");
@@ -239,7 +191,7 @@ static void model_answers_and_holds_the_share_while_a_create_is_pending(
 	free(v);
 	/* Saved as pending already. */
 	e->was_stored = false;
-	assert_int_equal(gs_store_load_slices(e->store, find_row, e, NULL),
+	assert_int_equal(gs_store_load_slices(e->f.store, find_row, e, NULL),
 	                 GS_OK);
 	assert_true(e->was_stored);
 	assert_int_equal(e->stored.state, GS_SLICE_PENDING);
@@ -256,12 +208,12 @@ static void model_answers_and_holds_the_share_while_a_create_is_pending(
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(c.err, GS_OK);
 	assert_int_equal(c.res.slice.state, GS_SLICE_READY);
-	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "a", &got),
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "a", &got),
 	                 GS_OK);
 	assert_int_equal(got.state, GS_SLICE_READY);
 	assert_int_not_equal(got.gpu_index, b_gpu);
 	e->was_stored = false;
-	assert_int_equal(gs_store_load_slices(e->store, find_row, e, NULL),
+	assert_int_equal(gs_store_load_slices(e->f.store, find_row, e, NULL),
 	                 GS_OK);
 	assert_true(e->was_stored);
 	assert_int_equal(e->stored.state, GS_SLICE_READY);
@@ -274,7 +226,7 @@ static void delete_it(struct env *e, const char *slice)
 	struct gs_errbuf eb = {0};
 
 	/* In the creating thread itself: the lock is not held here. */
-	assert_int_equal(gs_node_slice_delete(e->node, &e->admin, slice, &eb),
+	assert_int_equal(gs_node_slice_delete(e->f.node, &e->f.admin, slice, &eb),
 	                 GS_OK);
 }
 
@@ -291,16 +243,16 @@ static void delete_while_pending_wins_and_the_create_answers_busy(
 	e->during = delete_it;
 	assert_int_equal(create(e, "a", 10 * GIB, &res, &eb), GS_ERR_BUSY);
 	assert_non_null(strstr(eb.msg, "deleted while it was being created"));
-	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "a",
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "a",
 	                                   &res.slice),
 	                 GS_ERR_NOT_FOUND);
 	assert_int_equal(stored_slices(e), 0);
 	memset(&ev, 0, sizeof(ev));
-	assert_int_equal(gs_store_events(e->store, 0, 0, "a", -1, 100,
+	assert_int_equal(gs_store_events(e->f.store, 0, 0, "a", -1, 100,
 	                                 last_event, &ev, NULL),
 	                 GS_OK);
 	assert_string_equal(ev.type, "slice.deleted");
-	gs_node_counters(e->node, &ctr);
+	gs_node_counters(e->f.node, &ctr);
 	assert_int_equal(ctr.creates, 0);
 	/* The name is free again, and the room. */
 	e->during = NULL;
@@ -326,7 +278,7 @@ static gs_err create_mig_slice(struct env *e, const char *name,
 	req.spec.gpu.kind = GS_GPU_INDEX;
 	req.spec.gpu.index = 0;
 	req.owner_uid = -1;
-	return gs_node_slice_create(e->node, &e->admin, &req, res, eb);
+	return gs_node_slice_create(e->f.node, &e->f.admin, &req, res, eb);
 }
 
 static void *mig_creator_main(void *arg)
@@ -349,8 +301,8 @@ static void model_answers_while_a_create_changes_mig(void **state)
 	int n = 0;
 
 	/* The hook is the MIG one, in the NVML section. */
-	gs_node_set_create_hook(e->node, NULL, NULL);
-	gs_node_set_mig_hook(e->node, hook, e);
+	gs_node_set_create_hook(e->f.node, NULL, NULL);
+	gs_node_set_mig_hook(e->f.node, hook, e);
 	e->hold = "m";
 	e->during = park;
 	assert_int_equal(pthread_create(&t, NULL, mig_creator_main, &c), 0);
@@ -361,13 +313,13 @@ static void model_answers_while_a_create_changes_mig(void **state)
 
 	/* The MIG change is in flight, off the node lock: list and get
 	 * answer, the slice pending without an instance yet. */
-	assert_int_equal(gs_node_slice_list(e->node, &e->admin, NULL, &v, &n),
+	assert_int_equal(gs_node_slice_list(e->f.node, &e->f.admin, NULL, &v, &n),
 	                 GS_OK);
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0].name, "m");
 	assert_int_equal(v[0].state, GS_SLICE_PENDING);
 	free(v);
-	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "m", &got),
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "m", &got),
 	                 GS_OK);
 	assert_int_equal(got.state, GS_SLICE_PENDING);
 	assert_int_equal(got.gpu_index, 0);
@@ -388,11 +340,11 @@ static void model_answers_while_a_create_changes_mig(void **state)
 	assert_int_equal(pthread_join(t, NULL), 0);
 	/* The fake refuses the change: the slice fails and is gone. */
 	assert_int_equal(c.err, GS_ERR_UNSUPPORTED);
-	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "m", &got),
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "m", &got),
 	                 GS_ERR_NOT_FOUND);
 	assert_int_equal(stored_slices(e), 1);
 	memset(&ev, 0, sizeof(ev));
-	assert_int_equal(gs_store_events(e->store, 0, 0, "m", -1, 100,
+	assert_int_equal(gs_store_events(e->f.store, 0, 0, "m", -1, 100,
 	                                 last_event, &ev, NULL),
 	                 GS_OK);
 	assert_string_equal(ev.type, "slice.failed");
@@ -410,7 +362,7 @@ static void remember_row(struct env *e, const char *slice)
 {
 	(void)slice;
 	e->was_stored = false;
-	assert_int_equal(gs_store_load_slices(e->store, find_row, e, NULL),
+	assert_int_equal(gs_store_load_slices(e->f.store, find_row, e, NULL),
 	                 GS_OK);
 }
 
@@ -437,25 +389,25 @@ static void pending_row_after_a_crash_fails_at_recovery(void **state)
 	assert_int_equal(create(e, "a", 10 * GIB, &res, &eb), GS_OK);
 	assert_true(e->was_stored);
 	assert_int_equal(e->stored.state, GS_SLICE_PENDING);
-	gs_node_destroy(e->node);
+	gs_node_destroy(e->f.node);
 	op.arg = &e->stored;
-	gs_store_submit(e->store, &op);
-	assert_int_equal(gs_store_wait(e->store, &op), GS_OK);
+	gs_store_submit(e->f.store, &op);
+	assert_int_equal(gs_store_wait(e->f.store, &op), GS_OK);
 
 	/* gpusliced starts again. */
-	e->node = new_node(e);
-	assert_int_equal(gs_node_recover(e->node, &kept, &cleaned, &eb), GS_OK);
+	e->f.node = daemon_fixture_node(&e->f);
+	assert_int_equal(gs_node_recover(e->f.node, &kept, &cleaned, &eb), GS_OK);
 	assert_int_equal(kept, 1);
 	assert_int_equal(cleaned, 1);
-	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "a",
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "a",
 	                                   &res.slice),
 	                 GS_ERR_NOT_FOUND);
-	assert_int_equal(gs_node_slice_get(e->node, &e->admin, "keep",
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "keep",
 	                                   &res.slice),
 	                 GS_OK);
 	assert_int_equal(stored_slices(e), 1);
 	memset(&ev, 0, sizeof(ev));
-	assert_int_equal(gs_store_events(e->store, 0, 0, "a", -1, 100,
+	assert_int_equal(gs_store_events(e->f.store, 0, 0, "a", -1, 100,
 	                                 last_event, &ev, NULL),
 	                 GS_OK);
 	assert_string_equal(ev.type, "slice.failed");
