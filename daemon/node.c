@@ -2230,11 +2230,59 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
  * slots that a failed write left missing, and delete on_exit=delete slices
  * whose processes are all gone. Returns the number deleted.
  */
+/*
+ * Region files a tenant cut short (gs_region_truncated): the daemon lives
+ * on (its pages there read as zeros), says so once per file, and builds
+ * the shared file afresh (once per housekeeping tick at most).
+ */
+static void report_cut_files(struct gs_node *node)
+{
+	uint32_t uids[16];
+	bool shared;
+	int n = gs_region_truncated(node->region, &shared, uids, 16);
+
+	if (shared) {
+		gs_error("node", "region: the shared usage file was cut short "
+		                 "(a tenant truncated it)");
+		struct gs_errbuf eb = {0};
+		gs_err err = gs_region_rebuild_usage(node->region, &eb);
+
+		if (err != GS_OK)
+			gs_error("node", "region: the shared usage file cannot be "
+			                 "rebuilt: %s (new processes cannot open "
+			                 "the region until gpusliced restarts)",
+			         gs_errbuf_msg(&eb, err));
+		else
+			gs_info("node", "region: the shared usage file was "
+			                "rebuilt; new processes take turns again");
+		gs_node_event(node, "region.truncated", "", "", -1,
+		              "the shared usage file was cut short (a tenant "
+		              "truncated it); %s",
+		              err == GS_OK
+		                  ? "rebuilt: processes started from now on "
+		                    "take turns again, running ones keep their "
+		                    "caps but lose turns and priorities"
+		                  : "it could not be rebuilt");
+	}
+	for (int i = 0; i < n; i++) {
+		gs_error("node",
+		         "region: usage.%u was cut short (by uid %u, its "
+		         "owner); the books of its slices read as zeros here",
+		         (unsigned)uids[i], (unsigned)uids[i]);
+		gs_node_event(node, "region.truncated", "", "", -1,
+		              "usage.%u was cut short by its owner; the books "
+		              "of uid %u's slices are lost",
+		              (unsigned)uids[i], (unsigned)uids[i]);
+	}
+}
+
 int gs_node_housekeep(struct gs_node *node)
 {
 	struct gs__wr *wr = gs__wr_new();
 	int n_cleaned = 0;
 
+	if (node->region)
+		report_cut_files(node);
 	/* Off the node lock: reaping takes the tenants' usage mutex. It
 	 * frees entries of dead processes and entries no process could have
 	 * written for itself (gs_region_reap). */

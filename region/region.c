@@ -32,6 +32,7 @@
  * Nothing here writes to stdout or stderr, exits, or installs signal
  * handlers: the shim links it into other people's programs.
  */
+#include "guard.h"
 #include "region_int.h"
 
 #include "gs/proc.h"
@@ -63,7 +64,8 @@
 struct gs_own {
 	uint32_t uid;
 	int fd;
-	struct gs_ro_file *ro;
+	struct gs_ro_file *ro; /* guarded (guard.h): its owner may cut it */
+	bool cut;              /* reported cut short (gs_region_truncated) */
 };
 
 /* One view of the limits a writer keeps up to date (views_publish). */
@@ -84,7 +86,14 @@ struct gs_region {
 	unsigned wait_ms;    /* 0, or the bound of gs_region_set_lock_wait */
 	uint64_t busy_until; /* mono ns: the usage lock timed out lately */
 	struct gs_rl_file *rl;
-	struct gs_ru_file *ru;
+	struct gs_ru_file *ru; /* guarded (guard.h): any tenant may cut it */
+	bool ru_cut;           /* reported cut short (gs_region_truncated) */
+	/* Creators: the GPU table as they wrote it (gs_region_device), for
+	 * gs_region_rebuild_usage; and the mapping a rebuild replaced, kept
+	 * (guarded) until the next one, since other threads may still be
+	 * reading it. */
+	struct gs_ru_device dev_copy[GS_REGION_MAX_DEVICES];
+	struct gs_ru_file *ru_old;
 	uint64_t pidns;
 	bool rebuilt_wedged; /* OWNER: replaced a usage file whose lock was
 	                        held past the deadline */
@@ -448,6 +457,7 @@ static gs_err map_files(struct gs_region *r, bool lw, struct gs_errbuf *eb)
 	if (p == MAP_FAILED)
 		goto fail;
 	r->ru = p;
+	(void)gs__guard_add(p, sizeof(*r->ru));
 	return GS_OK;
 fail:
 	e = errno;
@@ -458,8 +468,10 @@ static void unmap_files(struct gs_region *r)
 {
 	if (r->rl != NULL)
 		(void)munmap(r->rl, sizeof(*r->rl));
-	if (r->ru != NULL)
+	if (r->ru != NULL) {
+		gs__guard_del(r->ru);
 		(void)munmap(r->ru, sizeof(*r->ru));
+	}
 	r->rl = NULL;
 	r->ru = NULL;
 }
@@ -788,9 +800,12 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 			if (err != GS_OK)
 				goto fail;
 			err = create_locked(r, eb);
-			if (err == GS_OK)
+			if (err == GS_OK) {
 				views_publish(r); /* views of a reused region
 				                     may be missing or torn */
+				memcpy(r->dev_copy, r->ru->dev,
+				       sizeof(r->dev_copy));
+			}
 			wlock_drop(r);
 			if (err != GS_OK)
 				goto fail;
@@ -823,7 +838,12 @@ void gs_region_close(struct gs_region *r)
 	if (r == NULL)
 		return;
 	unmap_files(r);
+	if (r->ru_old != NULL) {
+		gs__guard_del(r->ru_old);
+		(void)munmap(r->ru_old, sizeof(*r->ru_old));
+	}
 	for (int i = 0; i < r->n_own; i++) {
+		gs__guard_del(r->own[i].ro);
 		(void)munmap(r->own[i].ro, sizeof(*r->own[i].ro));
 		(void)close(r->own[i].fd);
 	}
@@ -850,6 +870,96 @@ bool gs_region_is_privileged(const struct gs_region *r)
 bool gs_region_repaired_lock(const struct gs_region *r)
 {
 	return r->rebuilt_wedged;
+}
+
+gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
+{
+	char up[GS_REGION_DIR_MAX + 32], utmp[GS_REGION_DIR_MAX + 48];
+	struct gs_ru_file *nu, *old;
+	void *p = MAP_FAILED;
+	gs_err err;
+	int fd = -1, e;
+
+	if (!r->limits_writable || r->kfd < 0)
+		return gs_fail(eb, GS_ERR_PERM,
+		               "only the region's creator rebuilds its usage "
+		               "file");
+	err = wlock_take(r, eb);
+	if (err != GS_OK)
+		return err;
+	(void)snprintf(up, sizeof(up), "%s/%s", r->dir, GS_REGION_USAGE_FILE);
+	(void)snprintf(utmp, sizeof(utmp), "%s.new", up);
+	fd = open(utmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	          0600);
+	if (fd < 0 || ftruncate(fd, (off_t)sizeof(*nu)) != 0 ||
+	    fchmod(fd, 0666) != 0)
+		goto fail_errno;
+	p = mmap(NULL, sizeof(*nu), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail_errno;
+	nu = p;
+	err = init_usage(nu, r->rl->h.region_id, r->rl->h.boot_id, eb);
+	if (err != GS_OK)
+		goto fail;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		const struct gs_ru_device *c = &r->dev_copy[d];
+
+		if (!c->in_use)
+			continue;
+		memcpy(nu->dev[d].uuid, c->uuid, sizeof(c->uuid));
+		nu->dev[d].total_bytes = c->total_bytes;
+		nu->dev[d].ctx_overhead = c->ctx_overhead;
+		nu->dev[d].in_use = 1;
+	}
+	if (rename(utmp, up) != 0)
+		goto fail_errno;
+	(void)gs__guard_add(p, sizeof(*nu));
+	if (r->ru_old != NULL) {
+		gs__guard_del(r->ru_old);
+		(void)munmap(r->ru_old, sizeof(*r->ru_old));
+	}
+	old = r->ru;
+	__atomic_store_n(&r->ru, nu, __ATOMIC_RELEASE);
+	r->ru_old = old;
+	(void)close(r->ufd);
+	r->ufd = fd;
+	r->ru_cut = false;
+	wlock_drop(r);
+	return GS_OK;
+fail_errno:
+	e = errno;
+	err = gs_fail(eb, GS_ERR_IO, "rebuild %s: %s", up, strerror(e));
+fail:
+	if (p != MAP_FAILED)
+		(void)munmap(p, sizeof(*nu));
+	if (fd >= 0)
+		(void)close(fd);
+	(void)unlink(utmp);
+	wlock_drop(r);
+	return err;
+}
+
+int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
+                        int max)
+{
+	int n = 0, n_own = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
+
+	*shared = false;
+	if (r->ru != NULL && !r->ru_cut &&
+	    (gs__guard_tripped(r->ru) || fd_size(r->ufd) < sizeof(*r->ru))) {
+		r->ru_cut = true;
+		*shared = true;
+	}
+	for (int i = 0; i < n_own && n < max; i++) {
+		struct gs_own *o = &r->own[i];
+
+		if (o->cut || (!gs__guard_tripped(o->ro) &&
+		               fd_size(o->fd) >= sizeof(*o->ro)))
+			continue;
+		o->cut = true;
+		uids[n++] = o->uid;
+	}
+	return n;
 }
 
 bool gs_region_can_write_limits(const struct gs_region *r)
@@ -1046,7 +1156,9 @@ static int owner_map(struct gs_region *r, uint32_t uid, bool create,
 			return -(int)gs_fail(eb, GS_ERR_IO, "mmap %s: %s", path,
 			              strerror(e));
 		}
+		(void)gs__guard_add(p, sizeof(struct gs_ro_file));
 		if (!owner_valid(r, p, uid)) {
+			gs__guard_del(p);
 			(void)munmap(p, sizeof(struct gs_ro_file));
 			(void)close(fd);
 			if (again) {
@@ -1062,6 +1174,7 @@ static int owner_map(struct gs_region *r, uint32_t uid, bool create,
 		r->own[k].uid = uid;
 		r->own[k].fd = fd;
 		r->own[k].ro = p;
+		r->own[k].cut = false;
 		__atomic_store_n(&r->n_own, k + 1, __ATOMIC_RELEASE);
 		return k;
 	}
@@ -2536,6 +2649,7 @@ int gs_region_device(struct gs_region *r, const char *uuid,
 		__atomic_store_n(&dv->sched.gate, GS_GATE_ALWAYS,
 		                 __ATOMIC_RELEASE);
 		__atomic_store_n(&dv->in_use, 1, __ATOMIC_RELEASE);
+		r->dev_copy[d] = *dv;
 		slot = d;
 		break;
 	}

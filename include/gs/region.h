@@ -255,6 +255,27 @@ bool gs_region_can_write_limits(const struct gs_region *r);
 /* OWNER: whether open found the usage file's lock held past its deadline
  * (a tenant wedging it) and replaced the files. */
 bool gs_region_repaired_lock(const struct gs_region *r);
+/*
+ * Region files this handle maps that were cut short (ftruncate: any tenant
+ * may do it to the shared usage file, an owner to its owner file) and not
+ * reported before: *shared for the shared usage file, and the uids of
+ * owner files in uids[0..return value). Found from the file's size, or
+ * from a fault the region's SIGBUS guard caught: instead of killing the
+ * process, the pages past the new end read as zeros in it from then on
+ * (scheduler records, or that owner's books, are lost to it). One caller
+ * thread (the daemon's housekeeping).
+ */
+int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
+                        int max);
+/*
+ * Creator: replaces the shared usage file with a fresh one (same region,
+ * the GPU table this handle wrote; scheduler records start empty), for
+ * one a tenant cut short, so that new processes can open the region.
+ * Processes that map the old file keep it. The mapping replaced stays
+ * mapped in this process until the next rebuild (other threads may still
+ * read it): rebuild at most once a second.
+ */
+gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb);
 /* The directory the region lives in. */
 const char *gs_region_dir(const struct gs_region *r);
 

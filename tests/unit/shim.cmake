@@ -8,3 +8,9 @@ gs_add_unit_test(test_region
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region.c
                  LIBS gs_region)
 target_include_directories(test_region PRIVATE ${CMAKE_SOURCE_DIR}/region)
+# Region files cut short under a live mapping: the SIGBUS guard, the
+# report, the shared file's rebuild.
+gs_add_unit_test(test_region_guard
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region_guard.c
+                 LIBS gs_region)
+target_include_directories(test_region_guard PRIVATE ${CMAKE_SOURCE_DIR}/region)
