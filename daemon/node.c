@@ -2281,8 +2281,24 @@ int gs_node_housekeep(struct gs_node *node)
 	struct gs__wr *wr = gs__wr_new();
 	int n_cleaned = 0;
 
-	if (node->region)
+	if (node->region) {
+		struct gs_errbuf eb = {0};
+		bool rebuilt = false;
+
 		report_cut_files(node);
+		if (gs_region_repair_shared(node->region, &rebuilt, &eb) !=
+		    GS_OK)
+			gs_warn("node", "region: %s", eb.msg);
+		if (rebuilt) {
+			gs_error("node", "region: the shared usage lock was out "
+			                 "of reach for 3 s (a tenant holds it); "
+			                 "the file was rebuilt");
+			gs_node_event(node, "region.repaired", "", "", -1,
+			              "the shared usage lock was out of reach "
+			              "for 3 s (a tenant holds it); the file was "
+			              "rebuilt and running processes move to it");
+		}
+	}
 	/* Off the node lock: reaping takes the tenants' usage mutex. It
 	 * frees entries of dead processes and entries no process could have
 	 * written for itself (gs_region_reap). */

@@ -388,7 +388,7 @@ void gs_reconciler_tick(struct gs_reconciler *r)
 		d->running = d->pid != 0;
 		if (d->want && !d->running) {
 			/* Back off a failing start to once per 10 s. */
-			if (d->last_start_ns &&
+			if (d->start_failed &&
 			    gs_now_ns() - d->last_start_ns < 10000000000LL)
 				continue;
 			(void)mps_start(r, d);

@@ -94,6 +94,13 @@ struct gs_region {
 	 * reading it. */
 	struct gs_ru_device dev_copy[GS_REGION_MAX_DEVICES];
 	struct gs_ru_file *ru_old;
+	/* Joiners: the shared file replaced under us (ru_follow), under
+	 * `fmu`; mappings followed away from stay mapped (never unmapped:
+	 * a thread of ours may still be in them). */
+	pthread_mutex_t fmu;
+	/* Creators: since when (mono ns) the shared lock cannot be had
+	 * (gs_region_repair_shared); 0 when it can. */
+	uint64_t wedged_since;
 	uint64_t pidns;
 	bool rebuilt_wedged; /* OWNER: replaced a usage file whose lock was
 	                        held past the deadline */
@@ -106,6 +113,8 @@ struct gs_region {
 };
 
 static void views_publish(struct gs_region *r);
+static gs_err shared_lock(struct gs_region *r);
+static void shared_unlock(struct gs_region *r);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -782,6 +791,7 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 	r->pidns = pidns_of(0);
 	(void)pthread_mutex_init(&r->wmu, NULL);
 	(void)pthread_mutex_init(&r->omu, NULL);
+	(void)pthread_mutex_init(&r->fmu, NULL);
 
 	if (creator) {
 		err = mkdir_p(dir, role == GS_REGION_OWNER ? 0755 : 0700, eb);
@@ -859,6 +869,7 @@ void gs_region_close(struct gs_region *r)
 		(void)close(r->kfd);
 	(void)pthread_mutex_destroy(&r->wmu);
 	(void)pthread_mutex_destroy(&r->omu);
+	(void)pthread_mutex_destroy(&r->fmu);
 	free(r);
 }
 
@@ -937,6 +948,39 @@ fail:
 	(void)unlink(utmp);
 	wlock_drop(r);
 	return err;
+}
+
+gs_err gs_region_repair_shared(struct gs_region *r, bool *rebuilt,
+                               struct gs_errbuf *eb)
+{
+	uint64_t now = gs__mono_ns();
+	gs_err err;
+
+	*rebuilt = false;
+	if (!r->limits_writable || r->kfd < 0)
+		return GS_OK;
+	err = shared_lock(r);
+	if (err == GS_OK) {
+		shared_unlock(r);
+		r->wedged_since = 0;
+		return GS_OK;
+	}
+	if (err != GS_ERR_TIMEOUT)
+		return gs_fail(eb, err, "the shared usage lock cannot be taken "
+		                        "(%s)",
+		               gs_err_name(err));
+	if (r->wedged_since == 0) {
+		r->wedged_since = now;
+		return GS_OK;
+	}
+	if (now - r->wedged_since < LOCK_TIMEOUT_S * 1000000000ull)
+		return GS_OK;
+	err = gs_region_rebuild_usage(r, eb);
+	if (err != GS_OK)
+		return err;
+	r->wedged_since = 0;
+	*rebuilt = true;
+	return GS_OK;
 }
 
 int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
@@ -1412,21 +1456,94 @@ static void own_unlock(struct gs_own *o)
 	(void)pthread_mutex_unlock(&o->ro->h.lock.m);
 }
 
+/*
+ * A joiner whose shared usage file was cut short or wedged: when the
+ * region's creator has replaced it (gs_region_rebuild_usage: a new file
+ * under the same name, of the same region), maps the new one and uses it
+ * from now on. The old mapping stays (another thread may be in it).
+ * Whether it moved to a new file.
+ */
+static bool ru_follow(struct gs_region *r)
+{
+	char path[GS_REGION_DIR_MAX + 32];
+	struct stat now, was;
+	struct gs_ru_file *nu;
+	bool moved = false;
+	void *p;
+	int fd;
+
+	if (r->limits_writable)
+		return false; /* the creator rebuilds; it never follows */
+	(void)snprintf(path, sizeof(path), "%s/%s", r->dir,
+	               GS_REGION_USAGE_FILE);
+	pthread_mutex_lock(&r->fmu);
+	if (stat(path, &now) != 0 || fstat(r->ufd, &was) != 0 ||
+	    (now.st_ino == was.st_ino && now.st_dev == was.st_dev))
+		goto out;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		goto out;
+	if (fd_size(fd) != sizeof(*nu)) {
+		(void)close(fd);
+		goto out;
+	}
+	p = mmap(NULL, sizeof(*nu), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		(void)close(fd);
+		goto out;
+	}
+	nu = p;
+	(void)gs__guard_add(p, sizeof(*nu));
+	if (validate(r->rl, sizeof(*r->rl), nu, sizeof(*nu), NULL) != GS_OK) {
+		gs__guard_del(p);
+		(void)munmap(p, sizeof(*nu));
+		(void)close(fd);
+		goto out;
+	}
+	__atomic_store_n(&r->ru, nu, __ATOMIC_RELEASE);
+	(void)close(r->ufd);
+	r->ufd = fd;
+	r->ru_cut = false;
+	moved = true;
+out:
+	pthread_mutex_unlock(&r->fmu);
+	return moved;
+}
+
+/* The shared file a thread locked, for its unlock (ru_follow may have
+ * moved r->ru meanwhile). */
+static __thread struct gs_ru_file *ru_locked;
+
 static gs_err shared_lock(struct gs_region *r)
 {
+	struct gs_ru_file *ru;
 	bool dead;
-	gs_err err = mutex_take(r, &r->ru->h.lock.m, &dead);
+	gs_err err;
 
-	if (err == GS_OK && dead) {
-		shared_repair(r);
-		(void)pthread_mutex_consistent(&r->ru->h.lock.m);
+	if (gs__guard_caught() != 0 && gs__guard_tripped(r->ru))
+		(void)ru_follow(r);
+	ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
+	err = mutex_take(r, &ru->h.lock.m, &dead);
+	if (err == GS_ERR_TIMEOUT && ru_follow(r)) {
+		ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
+		err = mutex_take(r, &ru->h.lock.m, &dead);
 	}
-	return err;
+	if (err != GS_OK)
+		return err;
+	ru_locked = ru;
+	if (dead) {
+		shared_repair(r);
+		(void)pthread_mutex_consistent(&ru->h.lock.m);
+	}
+	return GS_OK;
 }
 
 static void shared_unlock(struct gs_region *r)
 {
-	(void)pthread_mutex_unlock(&r->ru->h.lock.m);
+	struct gs_ru_file *ru = ru_locked ? ru_locked : r->ru;
+
+	ru_locked = NULL;
+	(void)pthread_mutex_unlock(&ru->h.lock.m);
 }
 
 gs_err gs__region_lock(struct gs_region *r)

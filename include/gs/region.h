@@ -270,12 +270,22 @@ int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
 /*
  * Creator: replaces the shared usage file with a fresh one (same region,
  * the GPU table this handle wrote; scheduler records start empty), for
- * one a tenant cut short, so that new processes can open the region.
- * Processes that map the old file keep it. The mapping replaced stays
+ * one a tenant cut short or wedged, so that new processes can open the
+ * region; running ones move to it when they find theirs cut short or its
+ * lock out of reach. The mapping replaced stays
  * mapped in this process until the next rebuild (other threads may still
  * read it): rebuild at most once a second.
  */
 gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb);
+/*
+ * Creator, called about once a second: when the shared usage lock has
+ * been out of reach for LOCK_TIMEOUT_S (3 s: a tenant holds it, stopped,
+ * or wrote a thread id into it), rebuilds the file (*rebuilt). Processes
+ * that find their shared lock out of reach, or their file cut short,
+ * move to the new file by themselves. Otherwise does nothing.
+ */
+gs_err gs_region_repair_shared(struct gs_region *r, bool *rebuilt,
+                               struct gs_errbuf *eb);
 /* The directory the region lives in. */
 const char *gs_region_dir(const struct gs_region *r);
 

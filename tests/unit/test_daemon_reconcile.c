@@ -6,7 +6,9 @@
  * device it was given; for `quit` on stdin, stops it. Checks that ticks
  * are level-triggered: one control daemon per GPU that holds MPS slices,
  * none for time-sliced ones, stopped with the last MPS slice, a failed
- * start retried only after its back-off; and gs_run_cmd's contract.
+ * start retried only after its back-off; that the create of an MPS slice
+ * brings its control daemon up (the node's MPS starter) and fails closed
+ * when it cannot; and gs_run_cmd's contract.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,12 +127,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void create(struct env *e, const char *name, enum gs_slice_mode mode,
-                   int gpu)
+static gs_err try_create(struct env *e, const char *name,
+                         enum gs_slice_mode mode, int gpu,
+                         struct gs_errbuf *eb)
 {
 	struct gs_node_create_req req;
 	struct gs_node_create_res res;
-	struct gs_errbuf eb = {0};
 
 	memset(&req, 0, sizeof(req));
 	gs_spec_init(&req.spec);
@@ -141,7 +143,15 @@ static void create(struct env *e, const char *name, enum gs_slice_mode mode,
 	req.spec.gpu.kind = GS_GPU_INDEX;
 	req.spec.gpu.index = gpu;
 	req.owner_uid = -1;
-	if (gs_node_slice_create(e->node, &e->admin, &req, &res, &eb) != GS_OK)
+	return gs_node_slice_create(e->node, &e->admin, &req, &res, eb);
+}
+
+static void create(struct env *e, const char *name, enum gs_slice_mode mode,
+                   int gpu)
+{
+	struct gs_errbuf eb = {0};
+
+	if (try_create(e, name, mode, gpu, &eb) != GS_OK)
 		fail_msg("create %s: %s", name, eb.msg);
 }
 
@@ -211,25 +221,81 @@ static void control_daemon_stops_with_the_last_mps_slice(void **state)
 	assert_int_equal(logged(e, "quit"), 1);
 }
 
-static void failed_start_is_retried_only_after_its_back_off(void **state)
+/* Creates (or removes) the marker that makes the control program fail. */
+static void control_fails(struct env *e, bool fail)
 {
-	struct env *e = *state;
 	char path[128];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/mps-control.fail", e->dir);
+	if (!fail) {
+		assert_int_equal(unlink(path), 0);
+		return;
+	}
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fclose(f);
+}
+
+static void failed_start_is_retried_only_after_its_back_off(void **state)
+{
+	struct env *e = *state;
+	char path[160], buf[32] = "";
+	FILE *f;
+	pid_t pid;
+
 	create(e, "m", GS_MODE_MPS, 1);
+	assert_int_equal(logged(e, "start"), 1);
+	/* Its control daemon dies, and the program now fails to start one. */
+	snprintf(path, sizeof(path),
+	         "%s/mps/gpu1/pipe/nvidia-cuda-mps-control.pid", e->dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	pid = (pid_t)atoi(buf);
+	assert_true(pid > 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
+		usleep(10000);
+	control_fails(e, true);
 	gs_reconciler_tick(e->rec);
 	gs_reconciler_tick(e->rec);
 	assert_int_equal(gs_reconciler_mps_running(e->rec), 0);
 	assert_int_equal(logged(e, "fail"), 1);
-	assert_int_equal(unlink(path), 0);
+	control_fails(e, false);
 	/* Within 10 s of the failure: still not retried. */
 	gs_reconciler_tick(e->rec);
+	assert_int_equal(logged(e, "start"), 1);
+}
+
+static void mps_slice_is_not_created_without_its_control_daemon(void **state)
+{
+	struct env *e = *state;
+	struct gs_errbuf eb = {0};
+	struct gs_slice *list = NULL;
+	int n = -1;
+
+	control_fails(e, true);
+	assert_int_equal(try_create(e, "m", GS_MODE_MPS, 1, &eb),
+	                 GS_ERR_UNAVAILABLE);
+	assert_non_null(strstr(eb.msg, "MPS control daemon could not start"));
+	assert_int_equal(logged(e, "fail"), 1);
+	/* A create within the back-off fails at once, without a try. */
+	control_fails(e, false);
+	gs_errbuf_init(&eb);
+	assert_int_equal(try_create(e, "m", GS_MODE_MPS, 1, &eb),
+	                 GS_ERR_UNAVAILABLE);
+	if (strstr(eb.msg, "try again") == NULL)
+		fail_msg("no \"try again\" in: %s", eb.msg);
+	assert_int_equal(logged(e, "fail"), 1);
 	assert_int_equal(logged(e, "start"), 0);
+	assert_int_equal(gs_node_slice_list(e->node, &e->admin, NULL, &list, &n),
+	                 GS_OK);
+	assert_int_equal(n, 0);
+	free(list);
+	/* Turns need none. */
+	create(e, "t", GS_MODE_TIMESLICE, 1);
 }
 
 static void run_cmd_returns_status_and_output_and_times_out(void **state)
@@ -261,6 +327,9 @@ int main(void)
 	        control_daemon_stops_with_the_last_mps_slice, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 	        failed_start_is_retried_only_after_its_back_off, setup,
+	        teardown),
+	    cmocka_unit_test_setup_teardown(
+	        mps_slice_is_not_created_without_its_control_daemon, setup,
 	        teardown),
 	    cmocka_unit_test(run_cmd_returns_status_and_output_and_times_out),
 	};
