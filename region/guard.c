@@ -38,7 +38,8 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
 	uintptr_t a = (uintptr_t)si->si_addr;
 
 	for (int i = 0; i < GUARD_MAX; i++) {
-		uintptr_t s = __atomic_load_n(&ranges[i].start, __ATOMIC_ACQUIRE);
+		uintptr_t s =
+		    __atomic_load_n(&ranges[i].start, __ATOMIC_ACQUIRE);
 		size_t n;
 
 		if (s == 0 || a < s)
@@ -127,8 +128,7 @@ void gs__guard_del(void *p)
 	for (int i = 0; i < GUARD_MAX; i++)
 		if (__atomic_load_n(&ranges[i].start, __ATOMIC_RELAXED) ==
 		    (uintptr_t)p) {
-			__atomic_store_n(&ranges[i].start, 0,
-			                 __ATOMIC_RELEASE);
+			__atomic_store_n(&ranges[i].start, 0, __ATOMIC_RELEASE);
 			break;
 		}
 	pthread_mutex_unlock(&mu);

@@ -1,10 +1,11 @@
 /*
  * daemon_fixture.h - the node the daemon's create-path unit tests run on
- * (test_daemon_admission.c, test_daemon_create.c): a scratch SQLite store
+ * (test_daemon_admission.c, test_daemon_create.c, test_daemon_reconcile.c):
+ * a scratch SQLite store
  * in a fresh /tmp directory, two library-less H100s (gs_gpus_fake: every
  * NVML change fails with GS_ERR_UNSUPPORTED), no region, binpack
  * placement, turns by default, and an admin peer to act as. Header-only
- * (static functions): each test program includes it once.
+ * (static inline functions): each test program includes it once.
  *
  * Ownership: the fixture owns its directory, store and node;
  * daemon_fixture_close frees them and removes the directory.
@@ -31,8 +32,10 @@ struct daemon_fixture {
 	struct gs_peer admin;
 };
 
-/* A node model over f's config, store and GPUs (fails the test if not). */
-static struct gs_node *daemon_fixture_node(struct daemon_fixture *f)
+/* A node model over f's config, store and GPUs, its MPS directories under
+ * mps_dir (NULL: the default); fails the test if it cannot be made. */
+static inline struct gs_node *daemon_fixture_node_in(struct daemon_fixture *f,
+                                                     const char *mps_dir)
 {
 	struct gs_node_opts no = {0};
 	struct gs_errbuf eb = {0};
@@ -41,13 +44,21 @@ static struct gs_node *daemon_fixture_node(struct daemon_fixture *f)
 	no.cfg = &f->cfg;
 	no.store = f->store;
 	no.gpus = &f->gpus;
+	no.mps_dir = mps_dir;
 	if (gs_node_create(&no, &node, &eb) != GS_OK)
 		fail_msg("node: %s", eb.msg);
 	return node;
 }
 
-/* Sets f up in /tmp/gs-test-<tag>-XXXXXX, its node in f->node. */
-static void daemon_fixture_open(struct daemon_fixture *f, const char *tag)
+static inline struct gs_node *daemon_fixture_node(struct daemon_fixture *f)
+{
+	return daemon_fixture_node_in(f, NULL);
+}
+
+/* Everything but the node: f->dir made, f->cfg (change it before the
+ * node is made), the GPUs, the store, the admin peer. */
+static inline void daemon_fixture_prepare(struct daemon_fixture *f,
+                                          const char *tag)
 {
 	struct gs_errbuf eb = {0};
 	char path[96];
@@ -64,12 +75,19 @@ static void daemon_fixture_open(struct daemon_fixture *f, const char *tag)
 	                 GS_OK);
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_OFF, &f->store, &eb),
 	                 GS_OK);
-	f->node = daemon_fixture_node(f);
 	f->admin.local = f->admin.admin = f->admin.authed = true;
 	snprintf(f->admin.user, sizeof(f->admin.user), "root");
 }
 
-static void daemon_fixture_close(struct daemon_fixture *f)
+/* Sets f up in /tmp/gs-test-<tag>-XXXXXX, its node in f->node. */
+static inline void daemon_fixture_open(struct daemon_fixture *f,
+                                       const char *tag)
+{
+	daemon_fixture_prepare(f, tag);
+	f->node = daemon_fixture_node(f);
+}
+
+static inline void daemon_fixture_close(struct daemon_fixture *f)
 {
 	static const char *const files[] = {"state.db", "state.db-wal",
 	                                    "state.db-shm"};
@@ -81,7 +99,7 @@ static void daemon_fixture_close(struct daemon_fixture *f)
 		snprintf(path, sizeof(path), "%s/%s", f->dir, files[i]);
 		(void)unlink(path);
 	}
-	(void)rmdir(f->dir);
+	(void)rmdir(f->dir); /* fails, leaving it, if the test left more */
 }
 
 #endif

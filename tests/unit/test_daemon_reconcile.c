@@ -23,24 +23,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../daemon/config.h"
-#include "../../daemon/gpu.h"
-#include "../../daemon/node.h"
 #include "../../daemon/reconcile.h"
-#include "../../daemon/store.h"
-#include "gs/log.h"
+#include "daemon_fixture.h"
 
 #define GIB (1024ULL * 1024 * 1024)
 
 struct env {
-	char dir[64];
+	struct daemon_fixture f;
 	char log[96];
-	struct gs_config cfg;
-	struct gs_gpus gpus;
-	struct gs_store *store;
-	struct gs_node *node;
 	struct gs_reconciler *rec;
-	struct gs_peer admin;
 };
 
 static const char script[] =
@@ -61,41 +52,24 @@ static const char script[] =
 static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	struct gs_node_opts no = {0};
 	struct gs_errbuf eb = {0};
 	char path[160];
 	FILE *f;
 
 	assert_non_null(e);
-	gs_log_silence();
-	snprintf(e->dir, sizeof(e->dir), "/tmp/gs-test-rec-XXXXXX");
-	assert_non_null(mkdtemp(e->dir));
-	gs_config_defaults(&e->cfg, true, NULL, NULL);
-	e->cfg.max_slices = 64;
-	e->cfg.placement = GS_PLACE_BINPACK;
-	snprintf(e->cfg.mps_control, sizeof(e->cfg.mps_control),
-	         "%s/mps-control", e->dir);
-	snprintf(e->log, sizeof(e->log), "%s/mps-control.log", e->dir);
-	f = fopen(e->cfg.mps_control, "w");
+	daemon_fixture_prepare(&e->f, "rec");
+	e->f.cfg.default_mode = GS_MODE_AUTO;
+	snprintf(e->f.cfg.mps_control, sizeof(e->f.cfg.mps_control),
+	         "%s/mps-control", e->f.dir);
+	snprintf(e->log, sizeof(e->log), "%s/mps-control.log", e->f.dir);
+	f = fopen(e->f.cfg.mps_control, "w");
 	assert_non_null(f);
 	assert_int_equal(fputs(script, f) >= 0, 1);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(e->cfg.mps_control, 0755), 0);
-	snprintf(path, sizeof(path), "%s/state.db", e->dir);
-	assert_int_equal(gs_gpus_fake(&e->gpus, "H100-SXM5-80GB", 2, &eb),
-	                 GS_OK);
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_OFF, &e->store, &eb),
-	                 GS_OK);
-	snprintf(path, sizeof(path), "%s/mps", e->dir);
-	no.cfg = &e->cfg;
-	no.store = e->store;
-	no.gpus = &e->gpus;
-	no.mps_dir = path;
-	if (gs_node_create(&no, &e->node, &eb) != GS_OK)
-		fail_msg("node: %s", eb.msg);
-	assert_int_equal(gs_reconciler_create(e->node, &e->rec, &eb), GS_OK);
-	e->admin.local = e->admin.admin = e->admin.authed = true;
-	snprintf(e->admin.user, sizeof(e->admin.user), "root");
+	assert_int_equal(chmod(e->f.cfg.mps_control, 0755), 0);
+	snprintf(path, sizeof(path), "%s/mps", e->f.dir);
+	e->f.node = daemon_fixture_node_in(&e->f, path);
+	assert_int_equal(gs_reconciler_create(e->f.node, &e->rec, &eb), GS_OK);
 	*state = e;
 	return 0;
 }
@@ -110,26 +84,25 @@ static int teardown(void **state)
 		struct gs_slice *list = NULL;
 		int n = 0;
 
-		if (gs_node_slice_list(e->node, &e->admin, NULL, &list, &n) ==
-		    GS_OK)
+		if (gs_node_slice_list(e->f.node, &e->f.admin, NULL, &list,
+		                       &n) == GS_OK)
 			for (int i = 0; i < n; i++)
-				(void)gs_node_slice_delete(e->node, &e->admin,
-				                           list[i].name, NULL);
+				(void)gs_node_slice_delete(
+				    e->f.node, &e->f.admin, list[i].name, NULL);
 		free(list);
 		gs_reconciler_tick(e->rec);
 	}
 	gs_reconciler_destroy(e->rec);
-	gs_node_destroy(e->node);
-	gs_store_close(e->store);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/mps' '%s'/mps-control*",
+	         e->f.dir, e->f.dir);
 	(void)system(cmd);
+	daemon_fixture_close(&e->f);
 	free(e);
 	return 0;
 }
 
 static gs_err try_create(struct env *e, const char *name,
-                         enum gs_slice_mode mode, int gpu,
-                         struct gs_errbuf *eb)
+                         enum gs_slice_mode mode, int gpu, struct gs_errbuf *eb)
 {
 	struct gs_node_create_req req;
 	struct gs_node_create_res res;
@@ -143,7 +116,7 @@ static gs_err try_create(struct env *e, const char *name,
 	req.spec.gpu.kind = GS_GPU_INDEX;
 	req.spec.gpu.index = gpu;
 	req.owner_uid = -1;
-	return gs_node_slice_create(e->node, &e->admin, &req, &res, eb);
+	return gs_node_slice_create(e->f.node, &e->f.admin, &req, &res, eb);
 }
 
 static void create(struct env *e, const char *name, enum gs_slice_mode mode,
@@ -186,7 +159,7 @@ static void one_control_daemon_per_gpu_with_mps_slices(void **state)
 	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
 	assert_int_equal(logged(e, "start"), 1);
 	/* it was given GPU 0, by UUID */
-	gs_node_gpus(e->node, &g);
+	gs_node_gpus(e->f.node, &g);
 	{
 		char want[128];
 
@@ -208,14 +181,14 @@ static void control_daemon_stops_with_the_last_mps_slice(void **state)
 	gs_reconciler_tick(e->rec);
 	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
 
-	assert_int_equal(gs_node_slice_delete(e->node, &e->admin, "m1", NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_node_slice_delete(e->f.node, &e->f.admin, "m1", NULL), GS_OK);
 	gs_reconciler_tick(e->rec);
 	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
 	assert_int_equal(logged(e, "quit"), 0);
 
-	assert_int_equal(gs_node_slice_delete(e->node, &e->admin, "m2", NULL),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_node_slice_delete(e->f.node, &e->f.admin, "m2", NULL), GS_OK);
 	gs_reconciler_tick(e->rec);
 	assert_int_equal(gs_reconciler_mps_running(e->rec), 0);
 	assert_int_equal(logged(e, "quit"), 1);
@@ -227,7 +200,7 @@ static void control_fails(struct env *e, bool fail)
 	char path[128];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/mps-control.fail", e->dir);
+	snprintf(path, sizeof(path), "%s/mps-control.fail", e->f.dir);
 	if (!fail) {
 		assert_int_equal(unlink(path), 0);
 		return;
@@ -248,7 +221,7 @@ static void failed_start_is_retried_only_after_its_back_off(void **state)
 	assert_int_equal(logged(e, "start"), 1);
 	/* Its control daemon dies, and the program now fails to start one. */
 	snprintf(path, sizeof(path),
-	         "%s/mps/gpu1/pipe/nvidia-cuda-mps-control.pid", e->dir);
+	         "%s/mps/gpu1/pipe/nvidia-cuda-mps-control.pid", e->f.dir);
 	f = fopen(path, "r");
 	assert_non_null(f);
 	assert_non_null(fgets(buf, sizeof(buf), f));
@@ -290,8 +263,8 @@ static void mps_slice_is_not_created_without_its_control_daemon(void **state)
 		fail_msg("no \"try again\" in: %s", eb.msg);
 	assert_int_equal(logged(e, "fail"), 1);
 	assert_int_equal(logged(e, "start"), 0);
-	assert_int_equal(gs_node_slice_list(e->node, &e->admin, NULL, &list, &n),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_node_slice_list(e->f.node, &e->f.admin, NULL, &list, &n), GS_OK);
 	assert_int_equal(n, 0);
 	free(list);
 	/* Turns need none. */

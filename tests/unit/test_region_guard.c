@@ -61,7 +61,7 @@ static void guarded_mapping_of_a_cut_file_reads_zeros(void **state)
 	assert_int_equal(ftruncate(fd, 4096), 0); /* the first page stays */
 	assert_int_equal(p[0], 0x5a);
 	assert_int_equal(p[LEN - 1], 0); /* was SIGBUS */
-	p[LEN - 2] = 7;                   /* writes land in the zero page */
+	p[LEN - 2] = 7;                  /* writes land in the zero page */
 	assert_int_equal(p[LEN - 2], 7);
 	assert_true(gs__guard_tripped(p));
 	assert_true(gs__guard_caught() >= 1);
@@ -112,8 +112,8 @@ static void fault_outside_the_guarded_ranges_still_kills(void **state)
 	unlink(path2);
 }
 
-static void cut_shared_usage_is_reported_once_and_rebuilt_with_its_gpus(
-    void **state)
+static void
+cut_shared_usage_is_reported_once_and_rebuilt_with_its_gpus(void **state)
 {
 	char dir[] = "/tmp/gs-test-guard-dir-XXXXXX", path[96], cmd[128];
 	const char *uuid = "GPU-12345678-1234-1234-1234-123456789abc";
