@@ -19,6 +19,11 @@
  *                  GPU busy time, time throttled; their token buckets;
  *                  the table of their attached processes. Owned by <uid>,
  *                  mode 0600 (uid 0's: 0666).
+ *   <dir>/books/usage.0.<slot>  the same for one slice of uid 0 in a
+ *                  region the daemon made (GS_SLICE_PRIVATE_BOOKS): in
+ *                  root's directory (0700), so on the host only root
+ *                  reaches it; a pod gets its own slice's file mounted
+ *                  at <dir>/usage.0 and no other.
  *   <dir>/usage    the table of GPUs, keyed by UUID, and the compute
  *                  scheduler's shared records per GPU and slice. Every
  *                  tenant writes it (mode 0666); nothing in it sets a
@@ -77,14 +82,18 @@
 #define GS_REGION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gs/err.h"
 #include "gs/spec.h"
 
-#define GS_REGION_VERSION     3u /* 2: owner_uid in limits, uid in process slots;
+#define GS_REGION_VERSION     4u /* 2: owner_uid in limits, uid in process slots;
                                       3: books, buckets and processes in
-                                      per-owner files (usage.<uid>) */
+                                      per-owner files (usage.<uid>);
+                                      4: uid 0's slices of a privileged
+                                      region keep theirs in a file of
+                                      their own (books/usage.0.<slot>) */
 #define GS_REGION_MAX_DEVICES 32
 #define GS_REGION_MAX_SLICES  256
 #define GS_REGION_MAX_PROCS   1024
@@ -97,6 +106,9 @@
 
 #define GS_REGION_LIMITS_FILE "limits"
 #define GS_REGION_USAGE_FILE  "usage"
+/* Where the private books of uid 0's slices of a privileged region live
+ * (GS_SLICE_PRIVATE_BOOKS): root's, mode 0700. */
+#define GS_REGION_BOOKS_DIR "books"
 /* The writers' lock: mode 0600, the region creator's; tenants never see it. */
 #define GS_REGION_LOCK_FILE "limits.lock"
 
@@ -137,6 +149,14 @@ enum gs_region_compute_mode {
  * alongside other MPS clients', so the scheduler gives them no turns
  * (priority still holds), and their compute is billed in SM-time. */
 #define GS_SLICE_MPS 0x4u
+/* The slice's books, token buckets and process entries are in a file of
+ * its own, <dir>/books/usage.0.<slot> (root's directory, 0700), not in
+ * the shared usage.0: uid 0's slices of a privileged region (those an
+ * administrator made for others, e.g. Kubernetes pods). The region sets
+ * and clears it itself (gs_region_books_private); callers' value is
+ * ignored. In a container the file is bind-mounted at <dir>/usage.0, so
+ * one pod holds its own slice's books and no other's. */
+#define GS_SLICE_PRIVATE_BOOKS 0x8u
 
 /* What a slice may use. The same caps apply on every GPU it uses. */
 struct gs_slice_limits {
@@ -153,6 +173,19 @@ struct gs_slice_limits {
 	 * creator, in the limits file tenants cannot write. */
 	uint32_t owner_uid;
 };
+
+/* Whether a slice owned by `owner_uid` in a region that is (or is not)
+ * privileged keeps private books (GS_SLICE_PRIVATE_BOOKS). */
+bool gs_region_books_private(bool privileged, uint32_t owner_uid);
+/*
+ * The host path of the file holding the books of the slice in `slot`
+ * owned by `owner_uid`, in the region in `dir`: <dir>/books/usage.0.<slot>
+ * for private books, else <dir>/usage.<owner_uid>. OUT: out. GS_ERR_RANGE
+ * when it does not fit.
+ */
+gs_err gs_region_books_path(const char *dir, bool privileged,
+                            uint32_t owner_uid, int32_t slot, char *out,
+                            size_t n);
 
 /* Fills `lim` with no caps, normal priority, weight 1, strict, `name`,
  * owned by the caller's uid. */
