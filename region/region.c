@@ -2799,13 +2799,21 @@ bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
 		int i0 = k == next / GS_REGION_MAX_PROCS
 		             ? next % GS_REGION_MAX_PROCS
 		             : 0;
+		uint64_t gen;
 
 		if (own_lock(r, o) != GS_OK)
 			continue;
+		gen = __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE);
 		for (int i = i0; i < GS_REGION_MAX_PROCS; i++) {
 			struct gs_ru_proc *p = &o->ro->proc[i];
 
 			if (p->state != GS_RU_PROC_LIVE)
+				continue;
+			/* A slice's private books name only its processes:
+			 * an entry for another slice was written by hand by
+			 * the pod that holds the file. */
+			if (o->slot >= 0 &&
+			    (p->slice != o->slot || p->slice_gen != gen))
 				continue;
 			memset(out, 0, sizeof(*out));
 			it->slot = k * GS_REGION_MAX_PROCS + i;

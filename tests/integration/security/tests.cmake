@@ -17,7 +17,8 @@ foreach(t
     one_tenant_cannot_take_every_process_slot
     tenant_cannot_drain_a_neighbours_token_bucket
     tenant_cannot_read_or_write_another_tenants_books
-    lies_about_ones_own_books_or_bucket_are_stopped_by_the_watchdog)
+    lies_about_ones_own_books_or_bucket_are_stopped_by_the_watchdog
+    pod_cannot_touch_another_pods_books)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
