@@ -1871,7 +1871,10 @@ static void wseq_close(struct gs_region *r)
 	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
 }
 
-static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
+/* The writers' lock, for a handle that may write limits; the sequence
+ * stays even (file work - making usage files - goes here, not inside
+ * wseq_open: a writer killed there would leave it odd). */
+static gs_err wlock_even(struct gs_region *r, struct gs_errbuf *eb)
 {
 	if (!r->limits_writable)
 		return gs_fail(eb, GS_ERR_PERM,
@@ -1879,14 +1882,16 @@ static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
 		               gs_region_is_privileged(r)
 		                   ? " (the daemon owns them)"
 		                   : "");
-	{
-		gs_err err = wlock_take(r, eb);
+	return wlock_take(r, eb);
+}
 
-		if (err != GS_OK)
-			return err;
-	}
-	wseq_open(r);
-	return GS_OK;
+static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
+{
+	gs_err err = wlock_even(r, eb);
+
+	if (err == GS_OK)
+		wseq_open(r);
+	return err;
 }
 
 /*
@@ -1908,12 +1913,6 @@ static void poke_gates(struct gs_region *r)
 		__atomic_or_fetch(&sd->gate, GS_GATE_ENFORCED,
 		                  __ATOMIC_RELEASE);
 	}
-}
-
-static void wunlock(struct gs_region *r)
-{
-	wseq_close(r);
-	wlock_drop(r);
 }
 
 static int find_locked(struct gs_region *r, const char *name)
@@ -1939,44 +1938,48 @@ static uint32_t flags_of(const struct gs_region *r, uint32_t flags,
 	return flags;
 }
 
+/*
+ * Writers' lock held, sequence even: makes the slice in a free slot and
+ * publishes it (its own wseq_open .. wseq_close). Its books come first,
+ * with the sequence still even: a slice without them cannot be joined.
+ */
 static gs_err create_in_wlock(struct gs_region *r,
                               const struct gs_slice_limits *lim,
                               struct gs_slice_ref *out, struct gs_errbuf *eb)
 {
 	uint32_t flags = flags_of(r, lim->flags, lim->owner_uid);
-	int k;
+	struct gs_rl_slice *sl = NULL;
+	struct own_key key = {lim->owner_uid, -1, 0};
+	int s, k;
 
-	/* The owner's books first: a slice without them cannot be joined. */
-	if (!(flags & GS_SLICE_PRIVATE_BOOKS) &&
-	    (k = owner_find(r, lim->owner_uid, true, eb)) < 0)
-		return (gs_err)-k;
-	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
-		struct gs_rl_slice *sl = &r->rl->slice[s];
-
-		if (sl->state != GS_RL_FREE)
-			continue;
-		if (flags & GS_SLICE_PRIVATE_BOOKS) {
-			/* A file of its own, made for this generation. */
-			struct own_key key = {lim->owner_uid, s,
-			                      sl->generation + 1};
-
-			k = owner_find_key(r, &key, true, eb);
-			if (k < 0)
-				return (gs_err)-k;
-		}
-		sl->lim = *lim;
-		sl->lim.flags = flags;
-		sl->lim.name[GS_REGION_NAME_MAX - 1] = '\0';
-		sl->created_ns = gs__real_ns();
-		sl->generation++;
-		sl->state = GS_RL_LIVE;
-		out->slot = s;
-		out->reserved = 0;
-		out->generation = sl->generation;
-		return GS_OK;
+	for (s = 0; s < GS_REGION_MAX_SLICES && sl == NULL; s++)
+		if (r->rl->slice[s].state == GS_RL_FREE)
+			sl = &r->rl->slice[s];
+	if (sl == NULL)
+		return gs_fail(eb, GS_ERR_NO_FIT,
+		               "slice table full (%d slices)",
+		               GS_REGION_MAX_SLICES);
+	s--;
+	if (flags & GS_SLICE_PRIVATE_BOOKS) {
+		/* A file of its own, made for this generation. */
+		key.slot = s;
+		key.gen = sl->generation + 1;
 	}
-	return gs_fail(eb, GS_ERR_NO_FIT, "slice table full (%d slices)",
-	               GS_REGION_MAX_SLICES);
+	k = owner_find_key(r, &key, true, eb);
+	if (k < 0)
+		return (gs_err)-k;
+	wseq_open(r);
+	sl->lim = *lim;
+	sl->lim.flags = flags;
+	sl->lim.name[GS_REGION_NAME_MAX - 1] = '\0';
+	sl->created_ns = gs__real_ns();
+	sl->generation++;
+	sl->state = GS_RL_LIVE;
+	wseq_close(r);
+	out->slot = s;
+	out->reserved = 0;
+	out->generation = sl->generation;
+	return GS_OK;
 }
 
 gs_err gs_region_slice_create(struct gs_region *r,
@@ -1987,7 +1990,7 @@ gs_err gs_region_slice_create(struct gs_region *r,
 
 	if (err != GS_OK)
 		return err;
-	err = wlock(r, eb);
+	err = wlock_even(r, eb);
 	if (err != GS_OK)
 		return err;
 	if (find_locked(r, lim->name) >= 0)
@@ -1995,7 +1998,7 @@ gs_err gs_region_slice_create(struct gs_region *r,
 		              lim->name);
 	else
 		err = create_in_wlock(r, lim, out, eb);
-	wunlock(r);
+	wlock_drop(r);
 	return err;
 }
 
@@ -2020,7 +2023,7 @@ gs_err gs_region_slice_ensure(struct gs_region *r,
 			               lim->name, r->dir);
 		return err;
 	}
-	err = wlock(r, eb);
+	err = wlock_even(r, eb);
 	if (err != GS_OK)
 		return err;
 	s = find_locked(r, lim->name);
@@ -2033,7 +2036,7 @@ gs_err gs_region_slice_ensure(struct gs_region *r,
 		if (err == GS_OK && created != NULL)
 			*created = true;
 	}
-	wunlock(r);
+	wlock_drop(r);
 	return err;
 }
 
@@ -2053,7 +2056,7 @@ gs_err gs_region_slice_join(struct gs_region *r,
 	if (err != GS_OK)
 		return err;
 	if (r->limits_writable) {
-		err = wlock(r, eb);
+		err = wlock_even(r, eb);
 		if (err != GS_OK)
 			return err;
 		locked = true;
@@ -2063,13 +2066,13 @@ gs_err gs_region_slice_join(struct gs_region *r,
 			slice->reserved = 0;
 			slice->generation = r->rl->slice[s].generation;
 		} else {
+			/* Published before attaching (see wseq_open); the
+			 * limits lock, still held, keeps a leaving run from
+			 * deleting it. */
 			err = create_in_wlock(r, lim, slice, eb);
 			if (err == GS_OK && created != NULL)
 				*created = true;
 		}
-		/* Published before attaching (see wseq_open); the limits
-		 * lock, still held, keeps a leaving run from deleting it. */
-		wseq_close(r);
 	} else if (gs_region_slice_find(r, lim->name, slice) != GS_OK) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
 		              "slice '%s' does not exist and limits in %s are "
@@ -2155,7 +2158,7 @@ gs_err gs_region_slice_update(struct gs_region *r,
 	err = limits_check(lim, eb);
 	if (err != GS_OK)
 		return err;
-	err = wlock(r, eb);
+	err = wlock_even(r, eb);
 	if (err != GS_OK)
 		return err;
 	sl = &r->rl->slice[ref->slot];
@@ -2168,6 +2171,7 @@ gs_err gs_region_slice_update(struct gs_region *r,
 	if (sl->state != GS_RL_LIVE || sl->generation != ref->generation) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
 	} else if (owner_find_key(r, &key, true, eb) < 0) {
+		/* (its books made with the sequence even: see wlock_even) */
 		err = gs_fail(eb, GS_ERR_IO, "no usage file for uid %u",
 		              (unsigned)lim->owner_uid);
 	} else {
@@ -2176,10 +2180,13 @@ gs_err gs_region_slice_update(struct gs_region *r,
 		memcpy(now.name, sl->lim.name, sizeof(now.name));
 		now.flags = flags;
 		changed = memcmp(&now, &sl->lim, sizeof(now)) != 0;
-		if (changed)
+		if (changed) {
+			wseq_open(r);
 			sl->lim = now;
+			wseq_close(r);
+		}
 	}
-	wunlock(r);
+	wlock_drop(r);
 	if (err == GS_OK && changed)
 		poke_gates(r);
 	return err;
@@ -2206,9 +2213,11 @@ gs_err gs_region_slice_delete(struct gs_region *r,
 		sl->state = GS_RL_FREE;
 		sl->generation++;
 	}
+	wseq_close(r);
 	if (private_books) {
 		/* Its books go with it (under the writers' lock, so never
-		 * the file of a slice made in the slot next): a pod still
+		 * the file of a slice made in the slot next; the sequence
+		 * even again): a pod still
 		 * holding this one holds nothing anybody reads; this handle
 		 * keeps its mapping for listings until the slot's next file
 		 * replaces it. */
@@ -2218,7 +2227,7 @@ gs_err gs_region_slice_delete(struct gs_region *r,
 		                           sizeof(path));
 		(void)unlink(path);
 	}
-	wunlock(r);
+	wlock_drop(r);
 	return err;
 }
 
@@ -2237,7 +2246,19 @@ gs_err gs_region_slice_limits(struct gs_region *r,
 	if (sl.state != GS_RL_LIVE || sl.generation != ref->generation)
 		return GS_ERR_NOT_FOUND;
 	*out = sl.lim;
+	/* The region's own decision, not part of what the creator set. */
+	out->flags &= ~GS_SLICE_PRIVATE_BOOKS;
 	return GS_OK;
+}
+
+bool gs_region_slice_private_books(struct gs_region *r,
+                                   const struct gs_slice_ref *ref)
+{
+	struct gs_rl_slice sl;
+
+	return ref_ok(ref) && rl_read(r, ref->slot, &sl) == GS_OK &&
+	       sl.state == GS_RL_LIVE && sl.generation == ref->generation &&
+	       (sl.lim.flags & GS_SLICE_PRIVATE_BOOKS) != 0;
 }
 
 bool gs_region_slice_next(struct gs_region *r, struct gs_slice_ref *it)

@@ -154,8 +154,10 @@ enum gs_region_compute_mode {
  * the shared usage.0: uid 0's slices of a privileged region (those an
  * administrator made for others, e.g. Kubernetes pods). The region sets
  * and clears it itself (gs_region_books_private); callers' value is
- * ignored. In a container the file is bind-mounted at <dir>/usage.0, so
- * one pod holds its own slice's books and no other's. */
+ * ignored, and gs_region_slice_limits() leaves it out (it returns what
+ * the creator set; gs_region_slice_private_books() says). In a container
+ * the file is bind-mounted at <dir>/usage.0, so one pod holds its own
+ * slice's books and no other's. */
 #define GS_SLICE_PRIVATE_BOOKS 0x8u
 
 /* What a slice may use. The same caps apply on every GPU it uses. */
@@ -347,10 +349,14 @@ gs_err gs_region_slice_join(struct gs_region *r,
 gs_err gs_region_slice_leave(struct gs_region *r,
                              const struct gs_slice_ref *slice,
                              const struct gs_proc_ref *proc, bool *deleted);
-/* A consistent copy of a slice's limits. OUT: *out. */
+/* A consistent copy of a slice's limits, as its creator set them (without
+ * GS_SLICE_PRIVATE_BOOKS). OUT: *out. */
 gs_err gs_region_slice_limits(struct gs_region *r,
                               const struct gs_slice_ref *ref,
                               struct gs_slice_limits *out);
+/* Whether a live slice keeps private books (GS_SLICE_PRIVATE_BOOKS). */
+bool gs_region_slice_private_books(struct gs_region *r,
+                                   const struct gs_slice_ref *ref);
 /* A snapshot of a slice's usage. OUT: *out. */
 gs_err gs_region_slice_usage(struct gs_region *r,
                              const struct gs_slice_ref *ref,
