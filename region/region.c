@@ -29,6 +29,15 @@
  * a process reference's slot is own index x GS_REGION_MAX_PROCS + the
  * slot in that file.
  *
+ * Private books. A slice of uid 0 in a privileged region (one the daemon
+ * made for others: a Kubernetes claim's) keeps its books in a file of
+ * its own, books/usage.0.<slot> (GS_SLICE_PRIVATE_BOOKS, GS_RO_PRIVATE),
+ * made afresh for each slice generation and unlinked with the slice, so
+ * that no pod reaches another's. An owner file is named by (uid, slot,
+ * generation) (struct own_key); an OWNER handle maps a slot's next file
+ * over the same own[] entry (owner_install) under the remap rwlock,
+ * which every use of an owner file in an OWNER handle holds shared.
+ *
  * Nothing here writes to stdout or stderr, exits, or installs signal
  * handlers: the shim links it into other people's programs.
  */
