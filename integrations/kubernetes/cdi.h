@@ -35,10 +35,10 @@
 #define GS_KCDI_KIND "gpuslice.io/slice"
 
 struct gs_kcdi_input {
-	const char *slice;     /* the slice name = CDI device name */
-	const json_t *env;     /* gpusliced's slice "env" object (borrowed) */
-	const char *run_dir;   /* the region directory */
-	unsigned owner_uid;    /* the slice's owner: its books' file */
+	const char *slice;   /* the slice name = CDI device name */
+	const json_t *env;   /* gpusliced's slice "env" object (borrowed) */
+	const char *run_dir; /* the region directory */
+	unsigned owner_uid;  /* the slice's owner: its books' file */
 	/* The host path of the slice's books (the daemon's region.books:
 	 * <run_dir>/books/usage.0.<slot> for a uid-0 slice's private
 	 * books), mounted at <run_dir>/usage.<owner_uid>, where the shim

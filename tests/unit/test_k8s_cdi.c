@@ -148,8 +148,8 @@ static const json_t *mount_at(const json_t *mounts, const char *path)
 	return NULL;
 }
 
-static void a_uid0_slices_private_books_are_mounted_where_the_shim_looks(
-    void **state)
+static void
+a_uid0_slices_private_books_are_mounted_where_the_shim_looks(void **state)
 {
 	json_t *env = json_pack("{s:s}", "GPUSLICE_SLICE", "k8s-abc");
 	struct gs_kcdi_input in = {

@@ -181,8 +181,8 @@ static int books_of(const char *dir, const struct gs_rl_file *rl, int s,
 		snprintf(name, sizeof(name), "%s/%s.0.%d", GS_REGION_BOOKS_DIR,
 		         GS_REGION_USAGE_FILE, s);
 		snprintf(path, sizeof(path), "%s/%s", dir, name);
-		if (owner == 0 && (rl->slice[s].lim.flags &
-		                   GS_SLICE_PRIVATE_BOOKS) &&
+		if (owner == 0 &&
+		    (rl->slice[s].lim.flags & GS_SLICE_PRIVATE_BOOKS) &&
 		    access(path, F_OK) == 0)
 			ro = map(dir, name, flags);
 		if (ro == NULL)
