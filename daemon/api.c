@@ -34,6 +34,7 @@
 #include "gs/catalog.h"
 #include "gs/demand.h"
 #include "gs/migplan.h"
+#include "gs/region.h"
 #include "gs/spec_json.h"
 #include "node_int.h"
 
@@ -340,6 +341,14 @@ static json_t *slice_json(struct gs_node *node, const struct gs_slice *s,
 		json_object_set_new(r, "slot", json_integer(s->region_slot));
 		json_object_set_new(r, "generation",
 		                    json_integer(s->region_gen));
+		/* The file its books are in (the daemon's region is
+		 * privileged: uid 0's slices keep private books), for the
+		 * Kubernetes driver to mount into the slice's pods. */
+		if (s->region_slot >= 0 && gs_node_region_dir(node)[0] &&
+		    gs_region_books_path(gs_node_region_dir(node), true,
+		                         s->owner_uid, s->region_slot, buf,
+		                         sizeof(buf)) == GS_OK)
+			json_object_set_new(r, "books", jstr(buf));
 		json_object_set_new(o, "region", r);
 	}
 	pids = json_array();

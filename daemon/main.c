@@ -687,6 +687,13 @@ int main(int argc, char **argv)
 		        "deadline (a stopped or hostile process); made new "
 		        "region files (running processes keep their limits)",
 		        d->run_dir);
+	if (gs_region_replaced_version(d->region))
+		gs_warn("gpusliced",
+		        "region in %s: its files were of another layout "
+		        "version (an upgrade); made new region files (slices "
+		        "come back from the store; running processes keep the "
+		        "old files until they restart)",
+		        d->run_dir);
 	/* Tenants share the usage mutex: never queue behind one for long. */
 	gs_region_set_lock_wait(d->region, REGION_LOCK_WAIT_MS);
 	{

@@ -2237,9 +2237,9 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
  */
 static void report_cut_files(struct gs_node *node)
 {
-	uint32_t uids[16];
+	struct gs_region_cut cut[16];
 	bool shared;
-	int n = gs_region_truncated(node->region, &shared, uids, 16);
+	int n = gs_region_truncated(node->region, &shared, cut, 16);
 
 	if (shared) {
 		gs_error("node", "region: the shared usage file was cut short "
@@ -2265,14 +2265,23 @@ static void report_cut_files(struct gs_node *node)
 		                  : "it could not be rebuilt");
 	}
 	for (int i = 0; i < n; i++) {
+		char name[48];
+
+		if (cut[i].slot >= 0)
+			snprintf(name, sizeof(name), "the private books of slot %d",
+			         (int)cut[i].slot);
+		else
+			snprintf(name, sizeof(name), "usage.%u",
+			         (unsigned)cut[i].uid);
 		gs_error("node",
-		         "region: usage.%u was cut short (by uid %u, its "
-		         "owner); the books of its slices read as zeros here",
-		         (unsigned)uids[i], (unsigned)uids[i]);
+		         "region: %s was cut short (by its owner, uid %u, or "
+		         "the pod it is mounted in); its slices' books read as "
+		         "zeros here",
+		         name, (unsigned)cut[i].uid);
 		gs_node_event(node, "region.truncated", "", "", -1,
-		              "usage.%u was cut short by its owner; the books "
-		              "of uid %u's slices are lost",
-		              (unsigned)uids[i], (unsigned)uids[i]);
+		              "%s was cut short by its owner; the books of its "
+		              "slices are lost",
+		              name);
 	}
 }
 

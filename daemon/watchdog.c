@@ -55,8 +55,13 @@ struct owner {
 };
 
 /* What the kernel said about a region slot's process, while the slot
- * holds the same entry. */
+ * holds the same entry. A cache, direct-mapped by the process reference's
+ * slot (which names the usage file and the slot in it: every owner's
+ * file and every private-books slice's file has its own), so a
+ * collision costs only checking an entry again. */
+#define WD_TRUST_BITS 12
 struct trust {
+	int32_t slot;        /* the process reference's */
 	uint64_t generation; /* of the slot; 0 = not checked */
 	int32_t pid;
 	uint64_t start;
@@ -84,7 +89,7 @@ struct gs_watchdog {
 	 * before its Xid was read is still placed. A ring. */
 	struct owner recent[WD_MAX_OWNERS];
 	int n_recent, recent_next;
-	struct trust trust[GS_REGION_MAX_PROCS];
+	struct trust trust[1u << WD_TRUST_BITS];
 	struct stray strays[WD_MAX_STRAYS];
 	int n_strays;
 	uint64_t util_since[GS_GPUS_MAX]; /* NVML sample timestamps, us */
@@ -196,8 +201,7 @@ static void collect_owners(struct gs_watchdog *w, struct gs__wr *wr)
 			struct gs__nslice *ns = NULL;
 			struct trust *t;
 
-			if (!pi->local || pi->ref.slot < 0 ||
-			    pi->ref.slot >= GS_REGION_MAX_PROCS)
+			if (!pi->local || pi->ref.slot < 0)
 				continue;
 			for (int i = 0; i < node->n && ns == NULL; i++)
 				if (node->v[i]->has_ref &&
@@ -207,15 +211,18 @@ static void collect_owners(struct gs_watchdog *w, struct gs__wr *wr)
 					ns = node->v[i];
 			if (ns == NULL)
 				continue;
-			t = &w->trust[pi->ref.slot];
+			t = &w->trust[((uint32_t)pi->ref.slot * 2654435761u) >>
+			              (32 - WD_TRUST_BITS)];
 			if (!gs_region_pid_alive(pi->pid, pi->start_time))
 				continue; /* gone: the region's reaping frees it */
-			if (t->generation != pi->ref.generation ||
+			if (t->slot != pi->ref.slot ||
+			    t->generation != pi->ref.generation ||
 			    t->pid != pi->pid || t->start != pi->start_time ||
 			    t->slice_id != ns->s.id) {
 				const char *why = "";
 
 				*t = (struct trust){
+				    .slot = pi->ref.slot,
 				    .generation = pi->ref.generation,
 				    .pid = pi->pid,
 				    .start = pi->start_time,

@@ -29,6 +29,15 @@
  * a process reference's slot is own index x GS_REGION_MAX_PROCS + the
  * slot in that file.
  *
+ * Private books. A slice of uid 0 in a privileged region (one the daemon
+ * made for others: a Kubernetes claim's) keeps its books in a file of
+ * its own, books/usage.0.<slot> (GS_SLICE_PRIVATE_BOOKS, GS_RO_PRIVATE),
+ * made afresh for each slice generation and unlinked with the slice, so
+ * that no pod reaches another's. An owner file is named by (uid, slot,
+ * generation) (struct own_key); an OWNER handle maps a slot's next file
+ * over the same own[] entry (owner_install) under the remap rwlock,
+ * which every use of an owner file in an OWNER handle holds shared.
+ *
  * Nothing here writes to stdout or stderr, exits, or installs signal
  * handlers: the shim links it into other people's programs.
  */
@@ -56,13 +65,17 @@
 #define SEQ_READ_TRIES 100000
 /* Reads of the limits under the usage lock (gs__region_cfg_refresh). */
 #define CFG_READ_TRIES 256
-/* Owner files one handle maps: every slice may have its own owner, and
- * files of owners whose slices are gone stay listed. */
-#define MAX_OWNERS (GS_REGION_MAX_SLICES + 64)
+/* Owner files one handle maps: every slice may have its own owner or
+ * its own private books, and files whose slices are gone stay listed. */
+#define MAX_OWNERS (2 * GS_REGION_MAX_SLICES + 64)
 
-/* One mapped owner file. */
+/* One mapped owner file: usage.<uid> (slot -1), or the private books of
+ * the slice in `slot` at generation `gen` (books/usage.0.<slot>). An
+ * OWNER handle maps a slot's next file over the same entry (remap). */
 struct gs_own {
 	uint32_t uid;
+	int32_t slot;
+	uint64_t gen; /* atomic: a remap changes it */
 	int fd;
 	struct gs_ro_file *ro; /* guarded (guard.h): its owner may cut it */
 	bool cut;              /* reported cut short (gs_region_truncated) */
@@ -104,7 +117,12 @@ struct gs_region {
 	uint64_t pidns;
 	bool rebuilt_wedged; /* OWNER: replaced a usage file whose lock was
 	                        held past the deadline */
+	bool replaced_version; /* OWNER: replaced files of another layout */
 	pthread_mutex_t omu; /* own[] grows under it */
+	/* OWNER handles only: held shared by every use of an own[] mapping
+	 * (own_lock .. own_unlock, shared_repair), exclusively by a remap,
+	 * which unmaps a private-books file its slice no longer uses. */
+	pthread_rwlock_t remap;
 	int n_own;           /* entries of own[] published (atomic) */
 	int me;              /* own[] index of our attached process, -1 */
 	struct gs_own own[MAX_OWNERS];
@@ -115,6 +133,8 @@ struct gs_region {
 static void views_publish(struct gs_region *r);
 static gs_err shared_lock(struct gs_region *r);
 static void shared_unlock(struct gs_region *r);
+static void own_use(struct gs_region *r);
+static void own_unuse(struct gs_region *r);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -553,6 +573,15 @@ static bool reusable(struct gs_region *r, struct gs_errbuf *eb, gs_err *err)
 	if (*err != GS_OK)
 		return false;
 	*err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru), NULL);
+	if (*err == GS_ERR_VERSION && owner) {
+		/* The daemon after an upgrade: its slices are in its store
+		 * and go back into new files (recovery); processes of the
+		 * old version keep the old ones. */
+		r->replaced_version = true;
+		*err = GS_OK;
+		unmap_files(r);
+		return false;
+	}
 	if (*err == GS_ERR_VERSION) {
 		*err = validate(r->rl, sizeof(*r->rl), r->ru, sizeof(*r->ru),
 		                eb);
@@ -792,6 +821,7 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 	(void)pthread_mutex_init(&r->wmu, NULL);
 	(void)pthread_mutex_init(&r->omu, NULL);
 	(void)pthread_mutex_init(&r->fmu, NULL);
+	(void)pthread_rwlock_init(&r->remap, NULL);
 
 	if (creator) {
 		err = mkdir_p(dir, role == GS_REGION_OWNER ? 0755 : 0700, eb);
@@ -870,6 +900,7 @@ void gs_region_close(struct gs_region *r)
 	(void)pthread_mutex_destroy(&r->wmu);
 	(void)pthread_mutex_destroy(&r->omu);
 	(void)pthread_mutex_destroy(&r->fmu);
+	(void)pthread_rwlock_destroy(&r->remap);
 	free(r);
 }
 
@@ -881,6 +912,11 @@ bool gs_region_is_privileged(const struct gs_region *r)
 bool gs_region_repaired_lock(const struct gs_region *r)
 {
 	return r->rebuilt_wedged;
+}
+
+bool gs_region_replaced_version(const struct gs_region *r)
+{
+	return r->replaced_version;
 }
 
 gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
@@ -983,8 +1019,8 @@ gs_err gs_region_repair_shared(struct gs_region *r, bool *rebuilt,
 	return GS_OK;
 }
 
-int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
-                        int max)
+int gs_region_truncated(struct gs_region *r, bool *shared,
+                        struct gs_region_cut *cut, int max)
 {
 	int n = 0, n_own = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
 
@@ -994,6 +1030,7 @@ int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
 		r->ru_cut = true;
 		*shared = true;
 	}
+	own_use(r); /* a remap may replace a private books file */
 	for (int i = 0; i < n_own && n < max; i++) {
 		struct gs_own *o = &r->own[i];
 
@@ -1001,8 +1038,11 @@ int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
 		               fd_size(o->fd) >= sizeof(*o->ro)))
 			continue;
 		o->cut = true;
-		uids[n++] = o->uid;
+		cut[n].uid = o->uid;
+		cut[n].slot = o->slot;
+		n++;
 	}
+	own_unuse(r);
 	return n;
 }
 
@@ -1028,7 +1068,36 @@ struct gs_ru_file *gs__region_usage(struct gs_region *r)
 
 /* ---- owner files -------------------------------------------------------- */
 
-static gs_err init_owner(struct gs_ro_file *ro, uint32_t uid,
+/* What names an owner file: usage.<uid> (slot -1, gen 0), or the private
+ * books of the slice in `slot` at generation `gen` (0 in a lookup: any). */
+struct own_key {
+	uint32_t uid;
+	int32_t slot;
+	uint64_t gen;
+};
+
+bool gs_region_books_private(bool privileged, uint32_t owner_uid)
+{
+	return privileged && owner_uid == 0;
+}
+
+gs_err gs_region_books_path(const char *dir, bool privileged,
+                            uint32_t owner_uid, int32_t slot, char *out,
+                            size_t n)
+{
+	int k;
+
+	if (gs_region_books_private(privileged, owner_uid))
+		k = snprintf(out, n, "%s/%s/%s.%u.%d", dir, GS_REGION_BOOKS_DIR,
+		             GS_REGION_USAGE_FILE, (unsigned)owner_uid,
+		             (int)slot);
+	else
+		k = snprintf(out, n, "%s/%s.%u", dir, GS_REGION_USAGE_FILE,
+		             (unsigned)owner_uid);
+	return k < 0 || (size_t)k >= n ? GS_ERR_RANGE : GS_OK;
+}
+
+static gs_err init_owner(struct gs_ro_file *ro, const struct own_key *key,
                          uint64_t region_id, uint64_t boot,
                          struct gs_errbuf *eb)
 {
@@ -1042,10 +1111,21 @@ static gs_err init_owner(struct gs_ro_file *ro, uint32_t uid,
 	ro->h.region_id = region_id;
 	ro->h.boot_id = boot;
 	ro->h.created_ns = gs__real_ns();
-	ro->h.owner_uid = uid;
+	ro->h.owner_uid = key->uid;
 	ro->h.max_devices = GS_REGION_MAX_DEVICES;
 	ro->h.max_slices = GS_REGION_MAX_SLICES;
 	ro->h.max_procs = GS_REGION_MAX_PROCS;
+	ro->h.slot = -1;
+	if (key->slot >= 0) {
+		ro->h.flags = GS_RO_PRIVATE;
+		ro->h.slot = key->slot;
+		ro->h.slice_gen = key->gen;
+		/* Process generations the slot's earlier files never issued,
+		 * so a reference into one of them never names an entry here
+		 * (an OWNER handle maps this file over the same own[] entry). */
+		for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
+			ro->proc[i].generation = key->gen << 32;
+	}
 	if ((rc = pthread_mutexattr_init(&a)) != 0)
 		goto fail;
 	(void)pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
@@ -1060,9 +1140,10 @@ fail:
 	return gs_fail(eb, GS_ERR_INTERNAL, "mutex init: %s", strerror(rc));
 }
 
-/* Whether a mapped owner file is `uid`'s, of this region and boot. */
-static bool owner_valid(const struct gs_region *r, const struct gs_ro_file *ro,
-                        uint32_t uid)
+/* Whether a mapped owner file is `uid`'s, of this region and boot (shared
+ * or private alike). */
+static bool owner_base_valid(const struct gs_region *r,
+                             const struct gs_ro_file *ro, uint32_t uid)
 {
 	return __atomic_load_n(&ro->h.magic, __ATOMIC_ACQUIRE) == GS_RO_MAGIC &&
 	       ro->h.version == GS_REGION_VERSION &&
@@ -1075,21 +1156,66 @@ static bool owner_valid(const struct gs_region *r, const struct gs_ro_file *ro,
 	       ro->h.boot_id == r->rl->h.boot_id;
 }
 
-static void owner_path(const struct gs_region *r, uint32_t uid, char *out,
-                       size_t n)
+/* Whether a mapped owner file is the one `key` names. */
+static bool owner_valid(const struct gs_region *r, const struct gs_ro_file *ro,
+                        const struct own_key *key)
 {
-	(void)snprintf(out, n, "%s/%s.%u", r->dir, GS_REGION_USAGE_FILE,
-	               (unsigned)uid);
+	if (!owner_base_valid(r, ro, key->uid))
+		return false;
+	if (key->slot < 0)
+		return (ro->h.flags & GS_RO_PRIVATE) == 0;
+	return (ro->h.flags & GS_RO_PRIVATE) && ro->h.slot == key->slot &&
+	       (key->gen == 0 || ro->h.slice_gen == key->gen);
+}
+
+static void owner_path(const struct gs_region *r, const struct own_key *key,
+                       char *out, size_t n)
+{
+	(void)gs_region_books_path(r->dir, key->slot >= 0, key->uid,
+	                           key->slot, out, n);
+}
+
+/* Creator: <dir>/books, ours and closed to everyone else (0700). */
+static gs_err books_dir_make(const struct gs_region *r, struct gs_errbuf *eb)
+{
+	char path[GS_REGION_DIR_MAX + 16];
+	struct stat st;
+	int e;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", r->dir,
+	               GS_REGION_BOOKS_DIR);
+	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", path,
+		               strerror(e));
+	}
+	if (lstat(path, &st) != 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		return gs_fail(eb, GS_ERR_PERM,
+		               "%s is not a directory of uid %u; refusing it "
+		               "(the slices' private books go there)",
+		               path, (unsigned)geteuid());
+	if ((st.st_mode & 0777) != 0700 && chmod(path, 0700) != 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "chmod %s: %s", path,
+		               strerror(e));
+	}
+	return GS_OK;
 }
 
 /*
- * Creator, writers' lock held: makes usage.<uid> afresh and renames it
- * into place. It is given to `uid` with mode 0600 when this process may
- * (root, or uid is ours); uid 0's file (slices any uid the name is handed
- * to may join) and one that cannot be given away are 0666, as every
- * book was before per-owner files.
+ * Creator, writers' lock held: makes the file `key` names afresh (a new
+ * inode: whoever had the old one open keeps an orphan) and renames it
+ * into place. usage.<uid> is given to `uid` with mode 0600 when this
+ * process may (root, or uid is ours); uid 0's files (slices any uid the
+ * name is handed to may join; private books, behind books/ on the host,
+ * for whichever uid the pod runs as) and one that cannot be given away
+ * are 0666.
  */
-static gs_err owner_create(struct gs_region *r, uint32_t uid,
+static gs_err owner_create(struct gs_region *r, const struct own_key *key,
                            struct gs_errbuf *eb)
 {
 	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
@@ -1100,7 +1226,9 @@ static gs_err owner_create(struct gs_region *r, uint32_t uid,
 	void *p;
 	int fd, e;
 
-	owner_path(r, uid, path, sizeof(path));
+	if (key->slot >= 0 && (err = books_dir_make(r, eb)) != GS_OK)
+		return err;
+	owner_path(r, key, path, sizeof(path));
 	(void)snprintf(tmp, sizeof(tmp), "%s.new", path);
 	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 	          0600);
@@ -1112,17 +1240,17 @@ static gs_err owner_create(struct gs_region *r, uint32_t uid,
 	if (p == MAP_FAILED)
 		goto fail_errno_fd;
 	ro = p;
-	err = init_owner(ro, uid, r->rl->h.region_id, r->rl->h.boot_id, eb);
+	err = init_owner(ro, key, r->rl->h.region_id, r->rl->h.boot_id, eb);
 	(void)munmap(p, sizeof(*ro));
 	if (err != GS_OK) {
 		(void)close(fd);
 		(void)unlink(tmp);
 		return err;
 	}
-	if (uid == 0)
+	if (key->uid == 0)
 		mode = 0666;
-	else if (uid != (uint32_t)geteuid() &&
-	         fchown(fd, (uid_t)uid, (gid_t)-1) != 0)
+	else if (key->uid != (uint32_t)geteuid() &&
+	         fchown(fd, (uid_t)key->uid, (gid_t)-1) != 0)
 		mode = 0666;
 	if (fchmod(fd, mode) != 0 || rename(tmp, path) != 0)
 		goto fail_errno_fd;
@@ -1139,117 +1267,276 @@ fail_errno:
 }
 
 /*
- * omu held: maps usage.<uid> into own[] (with `create`, under the
- * writers' lock, making it when missing or not this region's). A file
- * that is neither uid's nor the region creator's is refused: a tenant
- * must not hand another one books it controls. Returns the own[] index,
- * or -1 (eb says why).
+ * Opens and maps `path` as the file `key` names. A file that is neither
+ * uid's nor the region creator's is refused: a tenant must not hand
+ * another one books it controls. OUT: *fd, *ro (on GS_OK).
  */
-static int owner_map(struct gs_region *r, uint32_t uid, bool create,
-                     struct gs_errbuf *eb)
+static gs_err owner_open(struct gs_region *r, const char *path,
+                         const struct own_key *key, int *fd,
+                         struct gs_ro_file **ro, struct gs_errbuf *eb)
 {
-	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	const struct gs_ro_file *f;
 	struct stat st;
-	gs_err err;
 	void *p;
-	int fd, e, k;
+	gs_err err;
+	int e;
 
-	if (r->n_own >= MAX_OWNERS) {
-		return -(int)gs_fail(eb, GS_ERR_NO_FIT, "too many slice owners (%d)",
-		              MAX_OWNERS);
+	*fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (*fd < 0) {
+		e = errno;
+		return gs_fail(eb,
+		               e == ENOENT ? GS_ERR_NOT_FOUND
+		               : e == EACCES || e == EPERM ? GS_ERR_PERM
+		                                           : GS_ERR_IO,
+		               "%s: %s", path, strerror(e));
 	}
-	owner_path(r, uid, path, sizeof(path));
-	for (int tries = 0; tries < 2; tries++) {
-		bool again = create && tries == 0;
-
-		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0) {
-			e = errno;
-			if (e == ENOENT && again) {
-				err = owner_create(r, uid, eb);
-				if (err != GS_OK)
-					return -(int)err;
-				continue;
-			}
-			return -(int)gs_fail(eb,
-			              e == ENOENT  ? GS_ERR_NOT_FOUND
-			              : e == EACCES ? GS_ERR_PERM
-			                            : GS_ERR_IO,
-			              "%s: %s", path, strerror(e));
-		}
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    (uint64_t)st.st_size != sizeof(struct gs_ro_file) ||
-		    (st.st_uid != (uid_t)uid &&
-		     st.st_uid != (uid_t)r->rl->h.owner_uid)) {
-			(void)close(fd);
-			if (again) {
-				err = owner_create(r, uid, eb);
-				if (err != GS_OK)
-					return -(int)err;
-				continue;
-			}
-			return -(int)gs_fail(eb, GS_ERR_CORRUPT,
-			              "%s: not a usage file of uid %u", path,
-			              (unsigned)uid);
-		}
-		p = mmap(NULL, sizeof(struct gs_ro_file),
-		         PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED) {
-			e = errno;
-			(void)close(fd);
-			return -(int)gs_fail(eb, GS_ERR_IO, "mmap %s: %s", path,
-			              strerror(e));
-		}
-		(void)gs__guard_add(p, sizeof(struct gs_ro_file));
-		if (!owner_valid(r, p, uid)) {
-			gs__guard_del(p);
-			(void)munmap(p, sizeof(struct gs_ro_file));
-			(void)close(fd);
-			if (again) {
-				err = owner_create(r, uid, eb);
-				if (err != GS_OK)
-					return -(int)err;
-				continue;
-			}
-			return -(int)gs_fail(eb, GS_ERR_CORRUPT,
-			              "%s belongs to another region", path);
-		}
-		k = r->n_own;
-		r->own[k].uid = uid;
-		r->own[k].fd = fd;
-		r->own[k].ro = p;
-		r->own[k].cut = false;
-		__atomic_store_n(&r->n_own, k + 1, __ATOMIC_RELEASE);
-		return k;
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != sizeof(struct gs_ro_file) ||
+	    (st.st_uid != (uid_t)key->uid &&
+	     st.st_uid != (uid_t)r->rl->h.owner_uid)) {
+		(void)close(*fd);
+		return gs_fail(eb, GS_ERR_CORRUPT,
+		               "%s: not a usage file of uid %u", path,
+		               (unsigned)key->uid);
 	}
-	return -(int)gs_fail(eb, GS_ERR_CORRUPT, "%s cannot be made", path);
+	p = mmap(NULL, sizeof(struct gs_ro_file), PROT_READ | PROT_WRITE,
+	         MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED) {
+		e = errno;
+		(void)close(*fd);
+		return gs_fail(eb, GS_ERR_IO, "mmap %s: %s", path,
+		               strerror(e));
+	}
+	(void)gs__guard_add(p, sizeof(struct gs_ro_file));
+	f = p;
+	if (owner_valid(r, f, key)) {
+		*ro = p;
+		return GS_OK;
+	}
+	if (!owner_base_valid(r, f, key->uid))
+		err = gs_fail(eb, GS_ERR_CORRUPT,
+		              "%s belongs to another region", path);
+	else if (key->slot < 0)
+		err = gs_fail(eb, GS_ERR_CORRUPT,
+		              "%s holds one slice's private books, not uid "
+		              "%u's",
+		              path, (unsigned)key->uid);
+	else if (!(f->h.flags & GS_RO_PRIVATE))
+		err = gs_fail(eb, GS_ERR_NOT_FOUND,
+		              "%s is uid %u's shared usage file, not the "
+		              "private books of slice slot %d",
+		              path, (unsigned)key->uid, (int)key->slot);
+	else if (f->h.slot != key->slot)
+		err = gs_fail(eb, GS_ERR_PERM,
+		              "%s holds the books of slice slot %d, not of "
+		              "slot %d: a pod is given only its own slice's "
+		              "books (GPUSLICE_SLICE names another pod's "
+		              "slice?)",
+		              path, (int)f->h.slot, (int)key->slot);
+	else
+		err = gs_fail(eb, GS_ERR_NOT_FOUND,
+		              "%s holds the books of another slice that had "
+		              "slot %d",
+		              path, (int)key->slot);
+	gs__guard_del(p);
+	(void)munmap(p, sizeof(struct gs_ro_file));
+	(void)close(*fd);
+	return err;
 }
 
-/* The own[] index of uid's owner file, mapping it on first use; a
- * negative gs_err when it cannot be had. */
-static int owner_find(struct gs_region *r, uint32_t uid, bool create,
-                      struct gs_errbuf *eb)
+/* omu held: puts a mapped file into own[] - over the entry of the same
+ * slot's earlier private books in an OWNER handle (under the remap
+ * lock: nothing of this process is using that mapping then), else as a
+ * new entry. Returns the index, or a negative gs_err. */
+static int owner_install(struct gs_region *r, const struct own_key *key,
+                         int fd, struct gs_ro_file *ro, struct gs_errbuf *eb)
 {
-	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE), k;
+	uint64_t gen = key->slot >= 0 ? ro->h.slice_gen : 0;
+	int k;
 
-	for (k = 0; k < n; k++)
-		if (r->own[k].uid == uid)
+	if (key->slot >= 0 && r->role == GS_REGION_OWNER) {
+		for (k = 0; k < r->n_own; k++) {
+			struct gs_own *o = &r->own[k];
+
+			if (o->uid != key->uid || o->slot != key->slot)
+				continue;
+			(void)pthread_rwlock_wrlock(&r->remap);
+			gs__guard_del(o->ro);
+			(void)munmap(o->ro, sizeof(*o->ro));
+			(void)close(o->fd);
+			o->fd = fd;
+			o->ro = ro;
+			o->cut = false;
+			__atomic_store_n(&o->gen, gen, __ATOMIC_RELEASE);
+			if (r->me == k)
+				r->me = -1; /* its process's slice is gone */
+			(void)pthread_rwlock_unlock(&r->remap);
 			return k;
-	(void)pthread_mutex_lock(&r->omu);
-	for (k = 0; k < r->n_own; k++)
-		if (r->own[k].uid == uid)
-			break;
-	if (k == r->n_own)
-		k = owner_map(r, uid, create, eb);
-	(void)pthread_mutex_unlock(&r->omu);
+		}
+	}
+	if (r->n_own >= MAX_OWNERS) {
+		gs__guard_del(ro);
+		(void)munmap(ro, sizeof(*ro));
+		(void)close(fd);
+		return -(int)gs_fail(eb, GS_ERR_NO_FIT,
+		                     "too many usage files (%d)", MAX_OWNERS);
+	}
+	k = r->n_own;
+	r->own[k].uid = key->uid;
+	r->own[k].slot = key->slot;
+	r->own[k].gen = gen;
+	r->own[k].fd = fd;
+	r->own[k].ro = ro;
+	r->own[k].cut = false;
+	__atomic_store_n(&r->n_own, k + 1, __ATOMIC_RELEASE);
 	return k;
 }
 
 /*
+ * omu held: maps the file `key` names into own[] (with `create`, under
+ * the writers' lock, making it when missing or not the one asked for).
+ * Private books are looked for in books/ (root, on the host) and then
+ * at usage.<uid> (0), where a pod has its own slice's file mounted; a
+ * creator looks only in books/. Returns the own[] index, or a negative
+ * gs_err (eb says why).
+ */
+static int owner_map(struct gs_region *r, const struct own_key *key,
+                     bool create, struct gs_errbuf *eb)
+{
+	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	struct gs_ro_file *ro;
+	gs_err err;
+	int fd;
+
+	owner_path(r, key, path, sizeof(path));
+	for (int tries = 0; tries < 2; tries++) {
+		struct gs_errbuf e1 = {0}, e2 = {0};
+		gs_err err2;
+		char mnt[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+
+		err = owner_open(r, path, key, &fd, &ro, &e1);
+		if (err == GS_OK)
+			return owner_install(r, key, fd, ro, eb);
+		if (create && tries == 0) {
+			err = owner_create(r, key, eb);
+			if (err != GS_OK)
+				return -(int)err;
+			continue;
+		}
+		if (key->slot < 0 || create)
+			return -(int)gs_fail(eb, err, "%s", e1.msg);
+		/* A pod's view: its slice's file mounted at usage.0. */
+		(void)gs_region_books_path(r->dir, false, key->uid, -1, mnt,
+		                           sizeof(mnt));
+		err2 = owner_open(r, mnt, key, &fd, &ro, &e2);
+		if (err2 == GS_OK)
+			return owner_install(r, key, fd, ro, eb);
+		if (err2 == GS_ERR_PERM)
+			return -(int)gs_fail(eb, err2, "%s", e2.msg);
+		if (err == GS_ERR_PERM)
+			return -(int)gs_fail(
+			    eb, err,
+			    "slice slot %d keeps its books in %s, which only "
+			    "root and the pod the slice was made for may open "
+			    "(%s)",
+			    (int)key->slot, path, e1.msg);
+		return -(int)gs_fail(eb, err == GS_ERR_NOT_FOUND ? err2 : err,
+		                     "%s; %s", e1.msg, e2.msg);
+	}
+	return -(int)gs_fail(eb, GS_ERR_CORRUPT, "%s cannot be made", path);
+}
+
+/* Whether own[k] is the file `key` names (gen 0: any of the slot). */
+static bool own_is(struct gs_region *r, int k, const struct own_key *key)
+{
+	const struct gs_own *o = &r->own[k];
+
+	return o->uid == key->uid && o->slot == key->slot &&
+	       (key->gen == 0 ||
+	        __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE) == key->gen);
+}
+
+/* The own[] index of the file `key` names, mapping it on first use; a
+ * negative gs_err when it cannot be had. */
+static int owner_find_key(struct gs_region *r, const struct own_key *key,
+                          bool create, struct gs_errbuf *eb)
+{
+	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE), k;
+
+	for (k = 0; k < n; k++)
+		if (own_is(r, k, key))
+			return k;
+	(void)pthread_mutex_lock(&r->omu);
+	for (k = 0; k < r->n_own; k++)
+		if (own_is(r, k, key))
+			break;
+	if (k == r->n_own)
+		k = owner_map(r, key, create, eb);
+	(void)pthread_mutex_unlock(&r->omu);
+	return k;
+}
+
+/* The own[] index of uid's shared owner file (usage.<uid>). */
+static int owner_find(struct gs_region *r, uint32_t uid, bool create,
+                      struct gs_errbuf *eb)
+{
+	struct own_key key = {uid, -1, 0};
+
+	return owner_find_key(r, &key, create, eb);
+}
+
+/* The key of the books of the slice in slot s as `sl` describes it. */
+static struct own_key slice_key(const struct gs_rl_slice *sl, int s)
+{
+	struct own_key key = {
+	    __atomic_load_n(&sl->lim.owner_uid, __ATOMIC_ACQUIRE), -1, 0};
+
+	if (__atomic_load_n(&sl->lim.flags, __ATOMIC_ACQUIRE) &
+	    GS_SLICE_PRIVATE_BOOKS) {
+		key.slot = s;
+		key.gen = __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE);
+	}
+	return key;
+}
+
+/* Maps the private books in <dir>/books that this process may open
+ * (root), whatever slice generation they are for. */
+static void books_scan(struct gs_region *r)
+{
+	char path[GS_REGION_DIR_MAX + 16];
+	size_t pre = strlen(GS_REGION_USAGE_FILE);
+	struct dirent *de;
+	DIR *d;
+
+	(void)snprintf(path, sizeof(path), "%s/%s", r->dir,
+	               GS_REGION_BOOKS_DIR);
+	d = opendir(path);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name;
+		struct own_key key = {0, -1, 0};
+		char *end;
+		long slot;
+
+		if (strncmp(n, GS_REGION_USAGE_FILE, pre) != 0 ||
+		    strncmp(n + pre, ".0.", 3) != 0 || n[pre + 3] < '0' ||
+		    n[pre + 3] > '9')
+			continue;
+		slot = strtol(n + pre + 3, &end, 10);
+		if (*end != '\0' || slot >= GS_REGION_MAX_SLICES)
+			continue;
+		key.slot = (int32_t)slot;
+		(void)owner_find_key(r, &key, false, NULL);
+	}
+	(void)closedir(d);
+}
+
+/*
  * Maps every owner file in the directory this process may open (root:
- * all of them; another uid: its own and uid 0's), so that listings and
- * reaping see processes of slices already deleted too. The shim never
- * lists or reaps beyond its own file, so it maps no other.
+ * all of them, private books too; another uid: its own and uid 0's), so
+ * that listings and reaping see processes of slices already deleted too.
+ * The shim never lists or reaps beyond its own file, so it maps no other.
  */
 static void owners_scan(struct gs_region *r)
 {
@@ -1276,6 +1563,8 @@ static void owners_scan(struct gs_region *r)
 		(void)owner_find(r, (uint32_t)uid, false, NULL);
 	}
 	(void)closedir(d);
+	if (geteuid() == 0)
+		books_scan(r);
 }
 
 struct gs_ro_file *gs__region_own(struct gs_region *r)
@@ -1360,13 +1649,14 @@ static void shared_repair(struct gs_region *r)
 	struct gs_ru_file *ru = r->ru;
 	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
 
+	own_use(r);
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
-		uint32_t owner = r->rl->slice[s].lim.owner_uid;
+		struct own_key key = slice_key(&r->rl->slice[s], s);
 		uint64_t gen = r->rl->slice[s].generation;
 		const struct gs_ro_file *ro = NULL;
 
 		for (int k = 0; k < n && ro == NULL; k++)
-			if (r->own[k].uid == owner)
+			if (own_is(r, k, &key))
 				ro = r->own[k].ro;
 		if (ro == NULL || r->rl->slice[s].state != GS_RL_LIVE)
 			continue;
@@ -1385,6 +1675,7 @@ static void shared_repair(struct gs_region *r)
 			}
 		}
 	}
+	own_unuse(r);
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 		struct gs_sched_dev *sd = &ru->dev[d].sched;
 
@@ -1439,21 +1730,40 @@ static gs_err mutex_take(struct gs_region *r, pthread_mutex_t *m, bool *dead)
 	return GS_ERR_CORRUPT;
 }
 
+/* OWNER handles: a use of own[] mappings begins and ends (remap lock,
+ * shared: no remap meanwhile). Others never remap. */
+static void own_use(struct gs_region *r)
+{
+	if (r->role == GS_REGION_OWNER)
+		(void)pthread_rwlock_rdlock(&r->remap);
+}
+
+static void own_unuse(struct gs_region *r)
+{
+	if (r->role == GS_REGION_OWNER)
+		(void)pthread_rwlock_unlock(&r->remap);
+}
+
 static gs_err own_lock(struct gs_region *r, struct gs_own *o)
 {
 	bool dead;
-	gs_err err = mutex_take(r, &o->ro->h.lock.m, &dead);
+	gs_err err;
 
+	own_use(r);
+	err = mutex_take(r, &o->ro->h.lock.m, &dead);
 	if (err == GS_OK && dead) {
 		own_repair(r, o);
 		(void)pthread_mutex_consistent(&o->ro->h.lock.m);
 	}
+	if (err != GS_OK)
+		own_unuse(r);
 	return err;
 }
 
-static void own_unlock(struct gs_own *o)
+static void own_unlock(struct gs_region *r, struct gs_own *o)
 {
 	(void)pthread_mutex_unlock(&o->ro->h.lock.m);
+	own_unuse(r);
 }
 
 /*
@@ -1558,7 +1868,7 @@ gs_err gs__region_lock(struct gs_region *r)
 	}
 	err = shared_lock(r);
 	if (err != GS_OK && me >= 0)
-		own_unlock(&r->own[me]);
+		own_unlock(r, &r->own[me]);
 	return err;
 }
 
@@ -1571,7 +1881,7 @@ void gs__region_unlock(struct gs_region *r)
 {
 	shared_unlock(r);
 	if (r->me >= 0)
-		own_unlock(&r->own[r->me]);
+		own_unlock(r, &r->own[r->me]);
 }
 
 /* ---- views of the limits (privileged regions) ------------------------- */
@@ -1822,7 +2132,10 @@ static void wseq_close(struct gs_region *r)
 	__atomic_store_n(&r->rl->h.seq, r->rl->h.seq + 1, __ATOMIC_RELEASE);
 }
 
-static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
+/* The writers' lock, for a handle that may write limits; the sequence
+ * stays even (file work - making usage files - goes here, not inside
+ * wseq_open: a writer killed there would leave it odd). */
+static gs_err wlock_even(struct gs_region *r, struct gs_errbuf *eb)
 {
 	if (!r->limits_writable)
 		return gs_fail(eb, GS_ERR_PERM,
@@ -1830,14 +2143,16 @@ static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
 		               gs_region_is_privileged(r)
 		                   ? " (the daemon owns them)"
 		                   : "");
-	{
-		gs_err err = wlock_take(r, eb);
+	return wlock_take(r, eb);
+}
 
-		if (err != GS_OK)
-			return err;
-	}
-	wseq_open(r);
-	return GS_OK;
+static gs_err wlock(struct gs_region *r, struct gs_errbuf *eb)
+{
+	gs_err err = wlock_even(r, eb);
+
+	if (err == GS_OK)
+		wseq_open(r);
+	return err;
 }
 
 /*
@@ -1861,12 +2176,6 @@ static void poke_gates(struct gs_region *r)
 	}
 }
 
-static void wunlock(struct gs_region *r)
-{
-	wseq_close(r);
-	wlock_drop(r);
-}
-
 static int find_locked(struct gs_region *r, const char *name)
 {
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
@@ -1879,32 +2188,59 @@ static int find_locked(struct gs_region *r, const char *name)
 	return -1;
 }
 
+/* The flags the region decides itself: private books for uid 0's slices
+ * of a privileged region. */
+static uint32_t flags_of(const struct gs_region *r, uint32_t flags,
+                         uint32_t owner_uid)
+{
+	flags &= ~GS_SLICE_PRIVATE_BOOKS;
+	if (gs_region_books_private(gs_region_is_privileged(r), owner_uid))
+		flags |= GS_SLICE_PRIVATE_BOOKS;
+	return flags;
+}
+
+/*
+ * Writers' lock held, sequence even: makes the slice in a free slot and
+ * publishes it (its own wseq_open .. wseq_close). Its books come first,
+ * with the sequence still even: a slice without them cannot be joined.
+ */
 static gs_err create_in_wlock(struct gs_region *r,
                               const struct gs_slice_limits *lim,
                               struct gs_slice_ref *out, struct gs_errbuf *eb)
 {
-	/* The owner's books first: a slice without them cannot be joined. */
-	int k = owner_find(r, lim->owner_uid, true, eb);
+	uint32_t flags = flags_of(r, lim->flags, lim->owner_uid);
+	struct gs_rl_slice *sl = NULL;
+	struct own_key key = {lim->owner_uid, -1, 0};
+	int s, k;
 
+	for (s = 0; s < GS_REGION_MAX_SLICES && sl == NULL; s++)
+		if (r->rl->slice[s].state == GS_RL_FREE)
+			sl = &r->rl->slice[s];
+	if (sl == NULL)
+		return gs_fail(eb, GS_ERR_NO_FIT,
+		               "slice table full (%d slices)",
+		               GS_REGION_MAX_SLICES);
+	s--;
+	if (flags & GS_SLICE_PRIVATE_BOOKS) {
+		/* A file of its own, made for this generation. */
+		key.slot = s;
+		key.gen = sl->generation + 1;
+	}
+	k = owner_find_key(r, &key, true, eb);
 	if (k < 0)
 		return (gs_err)-k;
-	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
-		struct gs_rl_slice *sl = &r->rl->slice[s];
-
-		if (sl->state != GS_RL_FREE)
-			continue;
-		sl->lim = *lim;
-		sl->lim.name[GS_REGION_NAME_MAX - 1] = '\0';
-		sl->created_ns = gs__real_ns();
-		sl->generation++;
-		sl->state = GS_RL_LIVE;
-		out->slot = s;
-		out->reserved = 0;
-		out->generation = sl->generation;
-		return GS_OK;
-	}
-	return gs_fail(eb, GS_ERR_NO_FIT, "slice table full (%d slices)",
-	               GS_REGION_MAX_SLICES);
+	wseq_open(r);
+	sl->lim = *lim;
+	sl->lim.flags = flags;
+	sl->lim.name[GS_REGION_NAME_MAX - 1] = '\0';
+	sl->created_ns = gs__real_ns();
+	sl->generation++;
+	sl->state = GS_RL_LIVE;
+	wseq_close(r);
+	out->slot = s;
+	out->reserved = 0;
+	out->generation = sl->generation;
+	return GS_OK;
 }
 
 gs_err gs_region_slice_create(struct gs_region *r,
@@ -1915,7 +2251,7 @@ gs_err gs_region_slice_create(struct gs_region *r,
 
 	if (err != GS_OK)
 		return err;
-	err = wlock(r, eb);
+	err = wlock_even(r, eb);
 	if (err != GS_OK)
 		return err;
 	if (find_locked(r, lim->name) >= 0)
@@ -1923,7 +2259,7 @@ gs_err gs_region_slice_create(struct gs_region *r,
 		              lim->name);
 	else
 		err = create_in_wlock(r, lim, out, eb);
-	wunlock(r);
+	wlock_drop(r);
 	return err;
 }
 
@@ -1948,7 +2284,7 @@ gs_err gs_region_slice_ensure(struct gs_region *r,
 			               lim->name, r->dir);
 		return err;
 	}
-	err = wlock(r, eb);
+	err = wlock_even(r, eb);
 	if (err != GS_OK)
 		return err;
 	s = find_locked(r, lim->name);
@@ -1961,7 +2297,7 @@ gs_err gs_region_slice_ensure(struct gs_region *r,
 		if (err == GS_OK && created != NULL)
 			*created = true;
 	}
-	wunlock(r);
+	wlock_drop(r);
 	return err;
 }
 
@@ -1981,7 +2317,7 @@ gs_err gs_region_slice_join(struct gs_region *r,
 	if (err != GS_OK)
 		return err;
 	if (r->limits_writable) {
-		err = wlock(r, eb);
+		err = wlock_even(r, eb);
 		if (err != GS_OK)
 			return err;
 		locked = true;
@@ -1991,13 +2327,13 @@ gs_err gs_region_slice_join(struct gs_region *r,
 			slice->reserved = 0;
 			slice->generation = r->rl->slice[s].generation;
 		} else {
+			/* Published before attaching (see wseq_open); the
+			 * limits lock, still held, keeps a leaving run from
+			 * deleting it. */
 			err = create_in_wlock(r, lim, slice, eb);
 			if (err == GS_OK && created != NULL)
 				*created = true;
 		}
-		/* Published before attaching (see wseq_open); the limits
-		 * lock, still held, keeps a leaving run from deleting it. */
-		wseq_close(r);
 	} else if (gs_region_slice_find(r, lim->name, slice) != GS_OK) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
 		              "slice '%s' does not exist and limits in %s are "
@@ -2073,6 +2409,9 @@ gs_err gs_region_slice_update(struct gs_region *r,
                               struct gs_errbuf *eb)
 {
 	struct gs_rl_slice *sl;
+	struct own_key key = {0, -1, 0};
+	bool changed = false;
+	uint32_t flags;
 	gs_err err;
 
 	if (!ref_ok(ref))
@@ -2080,25 +2419,36 @@ gs_err gs_region_slice_update(struct gs_region *r,
 	err = limits_check(lim, eb);
 	if (err != GS_OK)
 		return err;
-	err = wlock(r, eb);
+	err = wlock_even(r, eb);
 	if (err != GS_OK)
 		return err;
 	sl = &r->rl->slice[ref->slot];
+	flags = flags_of(r, lim->flags, lim->owner_uid);
+	key.uid = lim->owner_uid;
+	if (flags & GS_SLICE_PRIVATE_BOOKS) {
+		key.slot = ref->slot;
+		key.gen = ref->generation;
+	}
 	if (sl->state != GS_RL_LIVE || sl->generation != ref->generation) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
-	} else if (lim->owner_uid != sl->lim.owner_uid &&
-	           owner_find(r, lim->owner_uid, true, eb) < 0) {
+	} else if (owner_find_key(r, &key, true, eb) < 0) {
+		/* (its books made with the sequence even: see wlock_even) */
 		err = gs_fail(eb, GS_ERR_IO, "no usage file for uid %u",
 		              (unsigned)lim->owner_uid);
 	} else {
-		char name[GS_REGION_NAME_MAX];
+		struct gs_slice_limits now = *lim;
 
-		memcpy(name, sl->lim.name, sizeof(name));
-		sl->lim = *lim;
-		memcpy(sl->lim.name, name, sizeof(name));
+		memcpy(now.name, sl->lim.name, sizeof(now.name));
+		now.flags = flags;
+		changed = memcmp(&now, &sl->lim, sizeof(now)) != 0;
+		if (changed) {
+			wseq_open(r);
+			sl->lim = now;
+			wseq_close(r);
+		}
 	}
-	wunlock(r);
-	if (err == GS_OK)
+	wlock_drop(r);
+	if (err == GS_OK && changed)
 		poke_gates(r);
 	return err;
 }
@@ -2108,6 +2458,7 @@ gs_err gs_region_slice_delete(struct gs_region *r,
                               struct gs_errbuf *eb)
 {
 	struct gs_rl_slice *sl;
+	bool private_books = false;
 	gs_err err;
 
 	if (!ref_ok(ref))
@@ -2119,10 +2470,25 @@ gs_err gs_region_slice_delete(struct gs_region *r,
 	if (sl->state != GS_RL_LIVE || sl->generation != ref->generation) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
 	} else {
+		private_books = (sl->lim.flags & GS_SLICE_PRIVATE_BOOKS) != 0;
 		sl->state = GS_RL_FREE;
 		sl->generation++;
 	}
-	wunlock(r);
+	wseq_close(r);
+	if (private_books) {
+		/* Its books go with it (under the writers' lock, so never
+		 * the file of a slice made in the slot next; the sequence
+		 * even again): a pod still
+		 * holding this one holds nothing anybody reads; this handle
+		 * keeps its mapping for listings until the slot's next file
+		 * replaces it. */
+		char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+
+		(void)gs_region_books_path(r->dir, true, 0, ref->slot, path,
+		                           sizeof(path));
+		(void)unlink(path);
+	}
+	wlock_drop(r);
 	return err;
 }
 
@@ -2141,7 +2507,19 @@ gs_err gs_region_slice_limits(struct gs_region *r,
 	if (sl.state != GS_RL_LIVE || sl.generation != ref->generation)
 		return GS_ERR_NOT_FOUND;
 	*out = sl.lim;
+	/* The region's own decision, not part of what the creator set. */
+	out->flags &= ~GS_SLICE_PRIVATE_BOOKS;
 	return GS_OK;
+}
+
+bool gs_region_slice_private_books(struct gs_region *r,
+                                   const struct gs_slice_ref *ref)
+{
+	struct gs_rl_slice sl;
+
+	return ref_ok(ref) && rl_read(r, ref->slot, &sl) == GS_OK &&
+	       sl.state == GS_RL_LIVE && sl.generation == ref->generation &&
+	       (sl.lim.flags & GS_SLICE_PRIVATE_BOOKS) != 0;
 }
 
 bool gs_region_slice_next(struct gs_region *r, struct gs_slice_ref *it)
@@ -2215,14 +2593,17 @@ static bool books_any(const struct gs_ru_books *b)
 	       b->launches;
 }
 
-/* The owner file of slice `s`'s owner (not created), or NULL: none yet,
- * or not ours to open. */
-static struct gs_own *slice_owner(struct gs_region *r, int s)
+/* The file holding the books of slice `ref` (not created), or NULL: none
+ * yet, or not ours to open. */
+static struct gs_own *slice_owner(struct gs_region *r,
+                                  const struct gs_slice_ref *ref)
 {
-	uint32_t uid =
-	    __atomic_load_n(&r->rl->slice[s].lim.owner_uid, __ATOMIC_ACQUIRE);
-	int k = owner_find(r, uid, false, NULL);
+	struct own_key key = slice_key(&r->rl->slice[ref->slot], ref->slot);
+	int k;
 
+	if (key.slot >= 0)
+		key.gen = ref->generation;
+	k = owner_find_key(r, &key, false, NULL);
 	return k >= 0 ? &r->own[k] : NULL;
 }
 
@@ -2241,7 +2622,7 @@ gs_err gs_region_slice_usage(struct gs_region *r,
 	if (__atomic_load_n(&r->rl->slice[ref->slot].generation,
 	                    __ATOMIC_ACQUIRE) != ref->generation)
 		return GS_ERR_NOT_FOUND;
-	o = slice_owner(r, ref->slot);
+	o = slice_owner(r, ref);
 	if (o == NULL)
 		return GS_OK; /* no books yet, or not ours to read: none */
 	err = own_lock(r, o);
@@ -2267,7 +2648,7 @@ gs_err gs_region_slice_usage(struct gs_region *r,
 		out->throttled_ns += b->throttled_ns;
 		out->launches += b->launches;
 	}
-	own_unlock(o);
+	own_unlock(r, o);
 	return GS_OK;
 }
 
@@ -2348,6 +2729,17 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 		                   __ATOMIC_RELEASE);
 }
 
+/* Whether `o` is the file that holds the books of slice `sl` (slot s). */
+static bool own_serves(const struct gs_own *o, const struct gs_rl_slice *sl,
+                       int s)
+{
+	struct own_key key = slice_key(sl, s);
+
+	return o->uid == key.uid && o->slot == key.slot &&
+	       (key.slot < 0 ||
+	        __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE) == key.gen);
+}
+
 /*
  * The uid a live process runs as (the owner of /proc/<pid>, its effective
  * uid), or -1 when it is gone.
@@ -2384,14 +2776,18 @@ static int reap_locked(struct gs_region *r, struct gs_own *o)
 
 		if (p->state != GS_RU_PROC_LIVE || p->pidns != r->pidns)
 			continue;
-		bad = !gs_region_pid_alive(p->pid, p->start_time);
+		bad = !gs_region_pid_alive(p->pid, p->start_time) ||
+		      (o->slot >= 0 &&
+		       (p->slice != o->slot ||
+		        p->slice_gen !=
+		            __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE)));
 		if (!bad && p->slice >= 0 && p->slice < GS_REGION_MAX_SLICES) {
 			const struct gs_rl_slice *sl = &r->rl->slice[p->slice];
 			bool live = sl->state == GS_RL_LIVE &&
 			            sl->generation == p->slice_gen;
 			int64_t uid = pid_uid(p->pid);
 
-			bad = (live && sl->lim.owner_uid != o->uid) ||
+			bad = (live && !own_serves(o, sl, p->slice)) ||
 			      (live && sl->lim.owner_uid != 0 && uid != 0 &&
 			       uid != (int64_t)sl->lim.owner_uid) ||
 			      (uid >= 0 && uid != (int64_t)p->uid);
@@ -2466,7 +2862,7 @@ static void leave_owner(struct gs_region *r, int k, int32_t pid,
 	i = proc_find_self(r, o, pid, start);
 	if (i >= 0)
 		proc_free_locked(r, o, i);
-	own_unlock(o);
+	own_unlock(r, o);
 }
 
 gs_err gs_region_proc_attach(struct gs_region *r,
@@ -2479,13 +2875,15 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 	struct gs_rl_slice *sl;
 	struct gs_ro_file *ro;
 	struct gs_own *o;
+	struct own_key key;
 	int i, k, free_slot = -1;
 	gs_err err;
 
 	if (!ref_ok(slice))
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "no such slice");
 	sl = &r->rl->slice[slice->slot];
-	owner = __atomic_load_n(&sl->lim.owner_uid, __ATOMIC_ACQUIRE);
+	key = slice_key(sl, slice->slot);
+	owner = key.uid;
 	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
 	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
 	        slice->generation)
@@ -2496,11 +2894,16 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 		return gs_fail(eb, GS_ERR_PERM,
 		               "slice %s belongs to uid %u, not to uid %u",
 		               sl->lim.name, (unsigned)owner, (unsigned)me);
-	k = owner_find(r, owner, false, eb);
+	if (key.slot >= 0 && key.gen != slice->generation)
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
+	/* Its books: the owner's file, or (private books) the slice's own,
+	 * which on the host only root may open, and in a pod only the
+	 * pod's own slice's is mounted. */
+	k = owner_find_key(r, &key, false, eb);
 	if (k < 0)
-		return gs_fail(eb, GS_ERR_NOT_FOUND,
-		               "no usage file for uid %u in %s", (unsigned)owner,
-		               r->dir);
+		return gs_fail(eb, (gs_err)-k,
+		               "no usage file for slice %s (uid %u) in %s",
+		               sl->lim.name, (unsigned)owner, r->dir);
 	if (r->me >= 0 && r->me != k)
 		leave_owner(r, r->me, pid, start);
 	o = &r->own[k];
@@ -2509,8 +2912,8 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 	if (err != GS_OK)
 		return gs_fail(eb, err, "region lock: %s", gs_strerror(err));
 	if (sl->state != GS_RL_LIVE || sl->generation != slice->generation ||
-	    sl->lim.owner_uid != owner) {
-		own_unlock(o);
+	    !own_serves(o, sl, slice->slot)) {
+		own_unlock(r, o);
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
 	}
 	books_sync(r, o, slice->slot);
@@ -2524,7 +2927,7 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 	    (uid_slots(o, me) >= GS_REGION_PROCS_PER_UID &&
 	     (reap_locked(r, o) == 0 ||
 	      uid_slots(o, me) >= GS_REGION_PROCS_PER_UID))) {
-		own_unlock(o);
+		own_unlock(r, o);
 		return gs_fail(eb, GS_ERR_QUOTA,
 		               "uid %u already holds %d process slots (the most "
 		               "one user may)",
@@ -2543,7 +2946,7 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 					break;
 				}
 		if (free_slot < 0) {
-			own_unlock(o);
+			own_unlock(r, o);
 			return gs_fail(eb, GS_ERR_NO_FIT,
 			               "process table full (%d)",
 			               GS_REGION_MAX_PROCS);
@@ -2572,7 +2975,7 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 	out->reserved = 0;
 	out->generation = ro->proc[i].generation;
 	r->me = k;
-	own_unlock(o);
+	own_unlock(r, o);
 	return GS_OK;
 }
 
@@ -2616,7 +3019,7 @@ gs_err gs_region_proc_detach(struct gs_region *r, const struct gs_proc_ref *p)
 		err = GS_ERR_NOT_FOUND;
 	else
 		proc_free_locked(r, o, i);
-	own_unlock(o);
+	own_unlock(r, o);
 	return err;
 }
 
@@ -2636,7 +3039,7 @@ int gs_region_reap(struct gs_region *r)
 			continue;
 		}
 		n += reap_locked(r, &r->own[k]);
-		own_unlock(&r->own[k]);
+		own_unlock(r, &r->own[k]);
 	}
 	return n == 0 && first != GS_OK ? -(int)first : n;
 }
@@ -2649,7 +3052,7 @@ int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s)
 
 	if (!ref_ok(s))
 		return 0;
-	o = slice_owner(r, s->slot);
+	o = slice_owner(r, s);
 	if (o == NULL)
 		return 0;
 	err = own_lock(r, o);
@@ -2658,7 +3061,7 @@ int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s)
 	for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
 		if (proc_in_slice(&o->ro->proc[i], s->slot, s->generation))
 			n++;
-	own_unlock(o);
+	own_unlock(r, o);
 	return n;
 }
 
@@ -2678,13 +3081,21 @@ bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
 		int i0 = k == next / GS_REGION_MAX_PROCS
 		             ? next % GS_REGION_MAX_PROCS
 		             : 0;
+		uint64_t gen;
 
 		if (own_lock(r, o) != GS_OK)
 			continue;
+		gen = __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE);
 		for (int i = i0; i < GS_REGION_MAX_PROCS; i++) {
 			struct gs_ru_proc *p = &o->ro->proc[i];
 
 			if (p->state != GS_RU_PROC_LIVE)
+				continue;
+			/* A slice's private books name only its processes:
+			 * an entry for another slice was written by hand by
+			 * the pod that holds the file. */
+			if (o->slot >= 0 &&
+			    (p->slice != o->slot || p->slice_gen != gen))
 				continue;
 			memset(out, 0, sizeof(*out));
 			it->slot = k * GS_REGION_MAX_PROCS + i;
@@ -2708,10 +3119,10 @@ bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
 					books_export(r, d, pb,
 					             &out->dev[out->n_dev++]);
 			}
-			own_unlock(o);
+			own_unlock(r, o);
 			return true;
 		}
-		own_unlock(o);
+		own_unlock(r, o);
 	}
 	return false;
 }
@@ -2804,7 +3215,7 @@ static struct gs_ru_proc *books_of(struct gs_region *r,
 	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
 	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
 	        pr->slice_gen ||
-	    __atomic_load_n(&sl->lim.owner_uid, __ATOMIC_ACQUIRE) != o->uid)
+	    !own_serves(o, sl, pr->slice))
 		return NULL;
 	books_sync(r, o, pr->slice);
 	*sb = &o->ro->slice[pr->slice].dev[dev];
@@ -2863,7 +3274,7 @@ gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
 			break;
 		}
 	}
-	own_unlock(o);
+	own_unlock(r, o);
 	return err;
 }
 
@@ -2888,7 +3299,7 @@ void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
 		pb->mem_used -= bytes;
 		sb->mem_used -= bytes <= sb->mem_used ? bytes : sb->mem_used;
 	}
-	own_unlock(o);
+	own_unlock(r, o);
 }
 
 gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
@@ -2907,7 +3318,7 @@ gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
 		err = GS_ERR_NOT_FOUND;
 	else
 		*used = sb->mem_used;
-	own_unlock(o);
+	own_unlock(r, o);
 	return err;
 }
 

@@ -38,8 +38,13 @@
  * usage.<uid> (one per slice owner: created by the daemon - or by
  * `gpuslice run` in its own region - owned by that uid, mode 0600, so
  * only the owner's processes and root can read or write it; 0666 for
- * uid 0, whose slices any uid the name is handed to may join). Under the
- * robust mutex in its own header:
+ * uid 0, whose slices any uid the name is handed to may join), and
+ * books/usage.0.<slot> (layout 4: one per uid-0 slice of a privileged
+ * region, GS_SLICE_PRIVATE_BOOKS; header flags GS_RO_PRIVATE, slot and
+ * slice generation; in <dir>/books, root's, 0700; the file 0666, for
+ * the pod it is bind-mounted into at <dir>/usage.0; made afresh - a new
+ * inode - for every slice generation, unlinked when the slice is
+ * deleted). Under the robust mutex in its own header:
  *
  *   struct gs_ro_header                      256
  *   struct gs_ru_slice[256]                  64 + 32 x 64 (books per GPU,
@@ -76,6 +81,10 @@
 #define GS_RO_MAGIC 0x314e574f53524753ULL /* "SGRSOWN1" */
 /* The owner file of `uid` is GS_REGION_USAGE_FILE "." uid. */
 #define GS_RO_NAME_MAX 32
+
+/* gs_ro_header.flags: the private books of one slice (slot, slice_gen),
+ * books/usage.0.<slot>, not an owner's shared file. */
+#define GS_RO_PRIVATE 0x1u
 
 /* gs_rl_header.flags */
 #define GS_RL_PRIVILEGED 0x1u
@@ -231,7 +240,10 @@ struct gs_ro_header {
 	uint32_t max_procs;
 	uint64_t reaped_total;    /* process slots reaped */
 	uint64_t lock_recoveries; /* EOWNERDEAD repairs */
-	uint8_t reserved1[48];
+	uint32_t flags;           /* GS_RO_* */
+	int32_t slot;       /* GS_RO_PRIVATE: the one slice slot it serves */
+	uint64_t slice_gen; /* GS_RO_PRIVATE: that slice's generation */
+	uint8_t reserved1[32];
 	union gs_ru_mutex lock; /* at 128 */
 	uint8_t reserved2[64];
 };
@@ -265,8 +277,9 @@ struct gs_ru_file *gs__region_usage(struct gs_region *r);
 /* The owner file this handle's own process is attached in (the shim's
  * slice owner's), or NULL before attaching. */
 struct gs_ro_file *gs__region_own(struct gs_region *r);
-/* The owner file of `uid`, mapped on first use (creators create it);
- * NULL when it does not exist or may not be opened here. */
+/* The shared owner file of `uid` (usage.<uid>, never private books),
+ * mapped on first use; NULL when it does not exist or may not be opened
+ * here. */
 struct gs_ro_file *gs__region_owner_file(struct gs_region *r, uint32_t uid);
 
 /*

@@ -19,6 +19,11 @@
  *                  GPU busy time, time throttled; their token buckets;
  *                  the table of their attached processes. Owned by <uid>,
  *                  mode 0600 (uid 0's: 0666).
+ *   <dir>/books/usage.0.<slot>  the same for one slice of uid 0 in a
+ *                  region the daemon made (GS_SLICE_PRIVATE_BOOKS): in
+ *                  root's directory (0700), so on the host only root
+ *                  reaches it; a pod gets its own slice's file mounted
+ *                  at <dir>/usage.0 and no other.
  *   <dir>/usage    the table of GPUs, keyed by UUID, and the compute
  *                  scheduler's shared records per GPU and slice. Every
  *                  tenant writes it (mode 0666); nothing in it sets a
@@ -77,14 +82,18 @@
 #define GS_REGION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gs/err.h"
 #include "gs/spec.h"
 
-#define GS_REGION_VERSION     3u /* 2: owner_uid in limits, uid in process slots;
+#define GS_REGION_VERSION     4u /* 2: owner_uid in limits, uid in process slots;
                                       3: books, buckets and processes in
-                                      per-owner files (usage.<uid>) */
+                                      per-owner files (usage.<uid>);
+                                      4: uid 0's slices of a privileged
+                                      region keep theirs in a file of
+                                      their own (books/usage.0.<slot>) */
 #define GS_REGION_MAX_DEVICES 32
 #define GS_REGION_MAX_SLICES  256
 #define GS_REGION_MAX_PROCS   1024
@@ -97,6 +106,9 @@
 
 #define GS_REGION_LIMITS_FILE "limits"
 #define GS_REGION_USAGE_FILE  "usage"
+/* Where the private books of uid 0's slices of a privileged region live
+ * (GS_SLICE_PRIVATE_BOOKS): root's, mode 0700. */
+#define GS_REGION_BOOKS_DIR "books"
 /* The writers' lock: mode 0600, the region creator's; tenants never see it. */
 #define GS_REGION_LOCK_FILE "limits.lock"
 
@@ -137,6 +149,16 @@ enum gs_region_compute_mode {
  * alongside other MPS clients', so the scheduler gives them no turns
  * (priority still holds), and their compute is billed in SM-time. */
 #define GS_SLICE_MPS 0x4u
+/* The slice's books, token buckets and process entries are in a file of
+ * its own, <dir>/books/usage.0.<slot> (root's directory, 0700), not in
+ * the shared usage.0: uid 0's slices of a privileged region (those an
+ * administrator made for others, e.g. Kubernetes pods). The region sets
+ * and clears it itself (gs_region_books_private); callers' value is
+ * ignored, and gs_region_slice_limits() leaves it out (it returns what
+ * the creator set; gs_region_slice_private_books() says). In a container
+ * the file is bind-mounted at <dir>/usage.0, so one pod holds its own
+ * slice's books and no other's. */
+#define GS_SLICE_PRIVATE_BOOKS 0x8u
 
 /* What a slice may use. The same caps apply on every GPU it uses. */
 struct gs_slice_limits {
@@ -153,6 +175,19 @@ struct gs_slice_limits {
 	 * creator, in the limits file tenants cannot write. */
 	uint32_t owner_uid;
 };
+
+/* Whether a slice owned by `owner_uid` in a region that is (or is not)
+ * privileged keeps private books (GS_SLICE_PRIVATE_BOOKS). */
+bool gs_region_books_private(bool privileged, uint32_t owner_uid);
+/*
+ * The host path of the file holding the books of the slice in `slot`
+ * owned by `owner_uid`, in the region in `dir`: <dir>/books/usage.0.<slot>
+ * for private books, else <dir>/usage.<owner_uid>. OUT: out. GS_ERR_RANGE
+ * when it does not fit.
+ */
+gs_err gs_region_books_path(const char *dir, bool privileged,
+                            uint32_t owner_uid, int32_t slot, char *out,
+                            size_t n);
 
 /* Fills `lim` with no caps, normal priority, weight 1, strict, `name`,
  * owned by the caller's uid. */
@@ -255,18 +290,30 @@ bool gs_region_can_write_limits(const struct gs_region *r);
 /* OWNER: whether open found the usage file's lock held past its deadline
  * (a tenant wedging it) and replaced the files. */
 bool gs_region_repaired_lock(const struct gs_region *r);
+/* OWNER: whether open found files of another layout version (a gpuslice
+ * upgrade) and replaced them (slices come back from the daemon's store;
+ * running processes keep the old files). Other roles refuse such files
+ * (GS_ERR_VERSION). */
+bool gs_region_replaced_version(const struct gs_region *r);
+/* An owner file found cut short: usage.<uid>, or (slot >= 0) the private
+ * books of that slot (gs_region_books_path). */
+struct gs_region_cut {
+	uint32_t uid;
+	int32_t slot;
+};
+
 /*
  * Region files this handle maps that were cut short (ftruncate: any tenant
- * may do it to the shared usage file, an owner to its owner file) and not
- * reported before: *shared for the shared usage file, and the uids of
- * owner files in uids[0..return value). Found from the file's size, or
- * from a fault the region's SIGBUS guard caught: instead of killing the
- * process, the pages past the new end read as zeros in it from then on
- * (scheduler records, or that owner's books, are lost to it). One caller
- * thread (the daemon's housekeeping).
+ * may do it to the shared usage file, an owner to its owner file, a pod to
+ * its private books) and not reported before: *shared for the shared
+ * usage file, and owner files in cut[0..return value). Found from the
+ * file's size, or from a fault the region's SIGBUS guard caught: instead
+ * of killing the process, the pages past the new end read as zeros in it
+ * from then on (scheduler records, or that owner's books, are lost to
+ * it). One caller thread (the daemon's housekeeping).
  */
-int gs_region_truncated(struct gs_region *r, bool *shared, uint32_t *uids,
-                        int max);
+int gs_region_truncated(struct gs_region *r, bool *shared,
+                        struct gs_region_cut *cut, int max);
 /*
  * Creator: replaces the shared usage file with a fresh one (same region,
  * the GPU table this handle wrote; scheduler records start empty), for
@@ -345,10 +392,14 @@ gs_err gs_region_slice_join(struct gs_region *r,
 gs_err gs_region_slice_leave(struct gs_region *r,
                              const struct gs_slice_ref *slice,
                              const struct gs_proc_ref *proc, bool *deleted);
-/* A consistent copy of a slice's limits. OUT: *out. */
+/* A consistent copy of a slice's limits, as its creator set them (without
+ * GS_SLICE_PRIVATE_BOOKS). OUT: *out. */
 gs_err gs_region_slice_limits(struct gs_region *r,
                               const struct gs_slice_ref *ref,
                               struct gs_slice_limits *out);
+/* Whether a live slice keeps private books (GS_SLICE_PRIVATE_BOOKS). */
+bool gs_region_slice_private_books(struct gs_region *r,
+                                   const struct gs_slice_ref *ref);
 /* A snapshot of a slice's usage. OUT: *out. */
 gs_err gs_region_slice_usage(struct gs_region *r,
                              const struct gs_slice_ref *ref,

@@ -38,12 +38,18 @@ static void add_node(json_t *nodes, const char *path)
 	json_array_append_new(nodes, json_pack("{s:s}", "path", path));
 }
 
-static void add_mount(json_t *mounts, const char *path, bool ro)
+static void add_mount_at(json_t *mounts, const char *host,
+                         const char *container, bool ro)
 {
 	json_array_append_new(
-	    mounts, json_pack("{s:s, s:s, s:[s,s,s,s]}", "hostPath", path,
-	                      "containerPath", path, "options",
+	    mounts, json_pack("{s:s, s:s, s:[s,s,s,s]}", "hostPath", host,
+	                      "containerPath", container, "options",
 	                      ro ? "ro" : "rw", "nosuid", "nodev", "bind"));
+}
+
+static void add_mount(json_t *mounts, const char *path, bool ro)
+{
+	add_mount_at(mounts, path, path, ro);
 }
 
 gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
@@ -96,8 +102,10 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	add_mount(mounts, in->shim_path, true);
 	/* Limits: root in the container reads `limits`, any other uid the
 	 * public view (where uid 0's slices, as the driver's are, stand
-	 * whole). Books: the shared scheduler records and the owner's
-	 * file (region/README.md). */
+	 * whole). Books: the shared scheduler records and the slice's
+	 * books where the shim looks, usage.<owner>: for a uid-0 slice its
+	 * own file (books/usage.0.<slot>), so that no pod reaches another
+	 * pod's books (region/README.md). */
 	snprintf(path, sizeof(path), "%s/%s", in->run_dir,
 	         GS_REGION_LIMITS_FILE);
 	add_mount(mounts, path, true);
@@ -109,7 +117,10 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	add_mount(mounts, path, false);
 	snprintf(path, sizeof(path), "%s/%s.%u", in->run_dir,
 	         GS_REGION_USAGE_FILE, in->owner_uid);
-	add_mount(mounts, path, false);
+	if (in->books_path != NULL && in->books_path[0] == '/')
+		add_mount_at(mounts, in->books_path, path, false);
+	else
+		add_mount(mounts, path, false);
 	if (pipe && pipe[0] == '/' && strcmp(pipe, in->run_dir) != 0)
 		add_mount(mounts, pipe, false);
 

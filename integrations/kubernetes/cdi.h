@@ -11,10 +11,13 @@
  *   deviceNodes  /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools,
  *                /dev/nvidia<index> and, for a MIG device, its
  *                /dev/nvidia-caps/nvidia-cap<N> (GI and CI access)
- *   mounts       the shim and the region's limits file (read-only), its
- *                usage file, and the MPS pipe directory when the slice
- *                uses MPS, each at the same path inside the container, so
- *                the env holds; never the whole run directory, which also
+ *   mounts       the shim and the region's limits files (read-only), its
+ *                shared usage file, the slice's books (its private file,
+ *                books/usage.0.<slot>, at <run>/usage.0 for a uid-0
+ *                slice: the pod gets its own slice's books and no other
+ *                pod's), and the MPS pipe directory when the slice uses
+ *                MPS, each at the same path inside the container, so the
+ *                env holds; never the whole run directory, which also
  *                holds gpusliced's API socket
  *   annotations  none: the version stays as low as the fields allow.
  * cdiVersion is the lowest version that covers the fields used
@@ -32,10 +35,15 @@
 #define GS_KCDI_KIND "gpuslice.io/slice"
 
 struct gs_kcdi_input {
-	const char *slice;     /* the slice name = CDI device name */
-	const json_t *env;     /* gpusliced's slice "env" object (borrowed) */
-	const char *run_dir;   /* the region directory */
-	unsigned owner_uid;    /* the slice's owner: its books' file */
+	const char *slice;   /* the slice name = CDI device name */
+	const json_t *env;   /* gpusliced's slice "env" object (borrowed) */
+	const char *run_dir; /* the region directory */
+	unsigned owner_uid;  /* the slice's owner: its books' file */
+	/* The host path of the slice's books (the daemon's region.books:
+	 * <run_dir>/books/usage.0.<slot> for a uid-0 slice's private
+	 * books), mounted at <run_dir>/usage.<owner_uid>, where the shim
+	 * looks; NULL: <run_dir>/usage.<owner_uid> itself. */
+	const char *books_path;
 	const char *shim_path; /* libgpuslice.so */
 	int gpu_index;         /* /dev/nvidia<index> */
 	const int *cap_minors; /* MIG access caps (may be NULL) */

@@ -645,6 +645,10 @@ static gs_err prepare_locked(struct gs_kdra *d,
 		    json_object_get(json_object_get(slice, "region"), "dir"));
 	ci.owner_uid = (unsigned)json_integer_value(
 	    json_object_get(slice, "owner_uid"));
+	/* The slice's books (a uid-0 slice's private file); a daemon that
+	 * does not say has them in usage.<owner_uid>. */
+	ci.books_path = json_string_value(
+	    json_object_get(json_object_get(slice, "region"), "books"));
 	ci.shim_path = d->shim;
 	ci.gpu_index = plan.gpu_index;
 	ci.cap_minors = minors;

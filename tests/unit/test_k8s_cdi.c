@@ -132,6 +132,57 @@ static void spec_carries_the_slice_env_preload_nodes_and_mounts(void **state)
 	json_decref(env);
 }
 
+/* The mount whose containerPath is `path`, or NULL. */
+static const json_t *mount_at(const json_t *mounts, const char *path)
+{
+	size_t i;
+	const json_t *v;
+
+	json_array_foreach(mounts, i, v)
+	{
+		const char *p =
+		    json_string_value(json_object_get(v, "containerPath"));
+		if (p && strcmp(p, path) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+static void
+a_uid0_slices_private_books_are_mounted_where_the_shim_looks(void **state)
+{
+	json_t *env = json_pack("{s:s}", "GPUSLICE_SLICE", "k8s-abc");
+	struct gs_kcdi_input in = {
+	    .slice = "k8s-abc",
+	    .env = env,
+	    .run_dir = "/run/gpuslice",
+	    .owner_uid = 0,
+	    .books_path = "/run/gpuslice/books/usage.0.7",
+	    .shim_path = "/usr/lib/gpuslice/libgpuslice.so",
+	    .gpu_index = 0};
+	struct gs_errbuf eb = {0};
+	const json_t *m, *mounts;
+	json_t *spec;
+
+	(void)state;
+	assert_int_equal(gs_kcdi_build(&in, &spec, &eb), GS_OK);
+	mounts = json_object_get(
+	    json_object_get(json_array_get(json_object_get(spec, "devices"), 0),
+	                    "containerEdits"),
+	    "mounts");
+	m = mount_at(mounts, "/run/gpuslice/usage.0");
+	assert_non_null(m);
+	assert_string_equal(json_string_value(json_object_get(m, "hostPath")),
+	                    "/run/gpuslice/books/usage.0.7");
+	/* Never the shared usage.0 (every pod's), nor the books directory. */
+	assert_false(has_path(mounts, "hostPath", "/run/gpuslice/usage.0"));
+	assert_false(has_path(mounts, "hostPath", "/run/gpuslice/books"));
+	assert_string_equal(
+	    json_string_value(json_object_get(spec, "cdiVersion")), "0.3.0");
+	json_decref(spec);
+	json_decref(env);
+}
+
 static void version_is_the_lowest_that_covers_the_fields(void **state)
 {
 	static const struct {
@@ -287,6 +338,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(
 	        spec_carries_the_slice_env_preload_nodes_and_mounts),
+	    cmocka_unit_test(
+	        a_uid0_slices_private_books_are_mounted_where_the_shim_looks),
 	    cmocka_unit_test(version_is_the_lowest_that_covers_the_fields),
 	    cmocka_unit_test_setup_teardown(
 	        spec_file_is_written_whole_and_removed, mkdir_tmp, rm_tmp),

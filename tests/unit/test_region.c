@@ -2,8 +2,9 @@
  * test_region.c - the shared region (region/region.c): creating and opening
  * it in each role, slices and their generations, the memory books and
  * their cap under concurrent processes, reaping dead processes (killed,
- * zombie, pid reused), a lock holder that dies, and the tenant's
- * read-only limits in a privileged region.
+ * zombie, pid reused), a lock holder that dies, the tenant's
+ * read-only limits in a privileged region, and the private books of
+ * uid 0's slices there (one file per slice: a pod reaches only its own).
  *
  * Each test works in its own fresh directory under /tmp.
  */
@@ -546,6 +547,32 @@ static void other_versions_are_refused(void **state)
 	assert_non_null(strstr(eb.msg, "version"));
 }
 
+static void owner_replaces_files_of_another_version(void **state)
+{
+	struct fx *f = *state;
+	struct gs_region *o = NULL, *t = NULL;
+	struct gs_errbuf eb = {0};
+	struct gs_slice_ref ref;
+
+	/* A daemon's region, left by an older gpuslice (another layout). */
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	(void)make_slice(f->r, "before", GiB);
+	gs__region_usage(f->r)->h.version = GS_REGION_VERSION - 1;
+	gs_region_close(f->r);
+	f->r = NULL;
+	/* The upgraded daemon starts: new files, nothing of the old. */
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &o, &eb),
+	                 GS_OK);
+	assert_true(gs_region_replaced_version(o));
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, &eb),
+	                 GS_OK);
+	assert_int_equal(gs_region_slice_find(t, "before", &ref),
+	                 GS_ERR_NOT_FOUND);
+	gs_region_close(t);
+	f->r = o;
+}
+
 static void privileged_limits_are_read_only_for_tenants(void **state)
 {
 	struct fx *f = *state;
@@ -613,8 +640,13 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 			_exit(13);
 		if (gs_region_slice_update(r, &s, &lim, NULL) != GS_ERR_PERM)
 			_exit(14);
-		if (gs_region_proc_attach(r, &s, 0, &p, NULL) != GS_OK)
+		/* uid 0's slice keeps private books on the host only root
+		 * reaches; its own slice it joins. */
+		if (gs_region_proc_attach(r, &s, 0, &p, NULL) != GS_ERR_PERM)
 			_exit(15);
+		if (gs_region_slice_find(r, "for-65534", &ref) != GS_OK ||
+		    gs_region_proc_attach(r, &ref, 0, &p, NULL) != GS_OK)
+			_exit(21);
 		if (open(lpath, O_RDONLY) >= 0 || errno != EACCES)
 			_exit(16); /* the writer's limits: closed to us */
 		if (open(path, O_RDWR) < 0)
@@ -679,7 +711,7 @@ static long long now_ms(void)
 
 /*
  * A child that takes flock(LOCK_EX) on `path` (or, with `mutex`, the
- * mutexes of the caller's owner file and of the shared usage file of the
+ * mutexes of the owner file `path` and of the shared usage file of the
  * region in `dir`), reports through the pipe, then
  * sleeps until killed. Returns its pid once it holds the lock.
  */
@@ -696,12 +728,15 @@ static pid_t hold_lock(const char *path, const char *dir, bool mutex)
 		if (mutex) {
 			struct gs_region *r;
 			struct gs_ro_file *ro;
+			int fd = open(path, O_RDWR);
 
-			/* The caller's books' lock, then the shared one. */
-			if (gs_region_open(dir, GS_REGION_TENANT, &r, NULL) !=
+			/* The slice's books' lock, then the shared one. */
+			if (fd < 0 ||
+			    (ro = mmap(NULL, sizeof(*ro),
+			               PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			               0)) == MAP_FAILED ||
+			    gs_region_open(dir, GS_REGION_TENANT, &r, NULL) !=
 			        GS_OK ||
-			    (ro = gs__region_owner_file(
-			         r, (uint32_t)geteuid())) == NULL ||
 			    pthread_mutex_lock(&ro->h.lock.m) != 0 ||
 			    gs__region_lock(r) != GS_OK)
 				_exit(1);
@@ -876,6 +911,7 @@ static void bounded_handle_gives_up_on_a_held_usage_mutex(void **state)
 	struct fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_slice_usage u;
+	char path[256];
 	long long t0;
 	pid_t pid;
 
@@ -883,7 +919,10 @@ static void bounded_handle_gives_up_on_a_held_usage_mutex(void **state)
 	                 GS_OK);
 	s = make_slice(f->r, "a", GiB);
 	gs_region_set_lock_wait(f->r, 100);
-	pid = hold_lock(NULL, f->dir, true);
+	assert_int_equal(gs_region_books_path(f->dir, true, (uint32_t)geteuid(),
+	                                      s.slot, path, sizeof(path)),
+	                 GS_OK);
+	pid = hold_lock(path, f->dir, true);
 	(void)kill(pid, SIGSTOP);
 	t0 = now_ms();
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_ERR_TIMEOUT);
@@ -898,6 +937,175 @@ static void bounded_handle_gives_up_on_a_held_usage_mutex(void **state)
 	(void)waitpid(pid, NULL, 0);
 	/* The holder died: the next locker repairs and goes on at once. */
 	assert_int_equal(gs_region_slice_usage(f->r, &s, &u), GS_OK);
+}
+
+/* The path of the private books of slot `slot` in `dir`. */
+static void books_path(const char *dir, int slot, char *out, size_t n)
+{
+	assert_int_equal(gs_region_books_path(dir, true, 0, slot, out, n),
+	                 GS_OK);
+}
+
+/* An OWNER (the daemon) region with two slices of uid 0 (made for
+ * others, as the Kubernetes driver's are). */
+static void two_uid0_slices(struct fx *f, struct gs_slice_ref *a,
+                            struct gs_slice_ref *b)
+{
+	struct gs_slice_limits lim;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	gs_slice_limits_init(&lim, "pod-a");
+	lim.owner_uid = 0;
+	lim.mem_limit = GiB;
+	assert_int_equal(gs_region_slice_create(f->r, &lim, a, NULL), GS_OK);
+	gs_slice_limits_init(&lim, "pod-b");
+	lim.owner_uid = 0;
+	lim.mem_limit = GiB;
+	assert_int_equal(gs_region_slice_create(f->r, &lim, b, NULL), GS_OK);
+}
+
+static void uid0_slices_of_a_privileged_region_keep_books_of_their_own(
+    void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref a, b;
+	struct gs_slice_limits lim;
+	struct gs_slice_usage u;
+	struct gs_proc_ref p;
+	char path[256];
+	struct stat st;
+	int dev;
+
+	two_uid0_slices(f, &a, &b);
+	assert_true(gs_region_slice_private_books(f->r, &a));
+	/* What the creator set, as it set it (the daemon compares). */
+	assert_int_equal(gs_region_slice_limits(f->r, &a, &lim), GS_OK);
+	assert_int_equal(lim.flags & GS_SLICE_PRIVATE_BOOKS, 0);
+	(void)snprintf(path, sizeof(path), "%s/%s", f->dir,
+	               GS_REGION_BOOKS_DIR);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	books_path(f->dir, a.slot, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0666);
+	books_path(f->dir, b.slot, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	/* No shared file for uid 0: nothing every pod could write. */
+	(void)snprintf(path, sizeof(path), "%s/%s.0", f->dir,
+	               GS_REGION_USAGE_FILE);
+	assert_int_equal(stat(path, &st), -1);
+
+	assert_int_equal(gs_region_proc_attach(f->r, &a, 0, &p, NULL), GS_OK);
+	dev = gs_region_device(f->r, "GPU-priv", 0);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 512 * MiB),
+	                 GS_OK);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 600 * MiB),
+	                 GS_ERR_QUOTA);
+	assert_int_equal(gs_region_slice_usage(f->r, &a, &u), GS_OK);
+	assert_true(u.mem_used == 512 * MiB && u.n_procs == 1);
+	assert_int_equal(gs_region_slice_usage(f->r, &b, &u), GS_OK);
+	assert_true(u.mem_used == 0 && u.n_procs == 0);
+	assert_int_equal(gs_region_slice_nprocs(f->r, &a), 1);
+
+	/* A slice of another owner stays in that owner's shared file. */
+	gs_slice_limits_init(&lim, "user");
+	lim.owner_uid = 65534;
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &b, NULL), GS_OK);
+	assert_false(gs_region_slice_private_books(f->r, &b));
+}
+
+/* A directory standing for a pod's run directory: the files a CDI spec
+ * mounts (hard links stand in for the bind mounts), its slice's private
+ * books at usage.0. */
+static void pod_dir(const struct fx *f, const char *pod, int slot,
+                    char *out, size_t n)
+{
+	static const char *const names[] = {"limits", "limits.public",
+	                                    "usage"};
+	char from[256], to[320];
+
+	(void)snprintf(out, n, "%s/%s", f->dir, pod);
+	assert_int_equal(mkdir(out, 0755), 0);
+	for (int i = 0; i < 3; i++) {
+		(void)snprintf(from, sizeof(from), "%s/%s", f->dir, names[i]);
+		(void)snprintf(to, sizeof(to), "%s/%s", out, names[i]);
+		assert_int_equal(link(from, to), 0);
+	}
+	books_path(f->dir, slot, from, sizeof(from));
+	(void)snprintf(to, sizeof(to), "%s/usage.0", out);
+	assert_int_equal(link(from, to), 0);
+}
+
+static void a_pod_joins_its_own_slice_and_no_other_pods(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref a, b, ref;
+	struct gs_slice_usage u;
+	struct gs_proc_ref p;
+	struct gs_region *t;
+	struct gs_errbuf eb = {0};
+	char ctr[128];
+	int dev;
+
+	two_uid0_slices(f, &a, &b);
+	pod_dir(f, "pod-a", a.slot, ctr, sizeof(ctr));
+	assert_int_equal(gs_region_open(ctr, GS_REGION_TENANT, &t, NULL),
+	                 GS_OK);
+	/* Another pod's slice, named: refused, nothing charged to it. */
+	assert_int_equal(gs_region_slice_find(t, "pod-b", &ref), GS_OK);
+	assert_int_equal(gs_region_proc_attach(t, &ref, 0, &p, &eb),
+	                 GS_ERR_PERM);
+	assert_non_null(strstr(eb.msg, "another pod"));
+	/* Its own: joined, and the books are the ones the daemon reads. */
+	assert_int_equal(gs_region_slice_find(t, "pod-a", &ref), GS_OK);
+	assert_int_equal(gs_region_proc_attach(t, &ref, 0, &p, NULL), GS_OK);
+	dev = gs_region_device(t, "GPU-pod", 0);
+	assert_int_equal(gs_region_mem_reserve(t, &p, dev, 256 * MiB), GS_OK);
+	assert_int_equal(gs_region_slice_usage(f->r, &a, &u), GS_OK);
+	assert_true(u.mem_used == 256 * MiB);
+	assert_int_equal(gs_region_slice_usage(f->r, &b, &u), GS_OK);
+	assert_true(u.mem_used == 0);
+	gs_region_close(t);
+}
+
+static void a_reused_slot_gets_books_of_its_own(void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref a, b, c;
+	struct gs_slice_limits lim;
+	struct gs_slice_usage u;
+	struct gs_proc_ref p, it = {.slot = -1};
+	struct gs_proc_info info;
+	struct stat st1, st2;
+	char path[256];
+	int dev;
+
+	two_uid0_slices(f, &a, &b);
+	assert_int_equal(gs_region_proc_attach(f->r, &a, 0, &p, NULL), GS_OK);
+	dev = gs_region_device(f->r, "GPU-reuse", 0);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 256 * MiB),
+	                 GS_OK);
+	books_path(f->dir, a.slot, path, sizeof(path));
+	assert_int_equal(stat(path, &st1), 0);
+	assert_int_equal(gs_region_slice_delete(f->r, &a, NULL), GS_OK);
+	assert_int_equal(stat(path, &st2), -1); /* its books went with it */
+
+	gs_slice_limits_init(&lim, "pod-c");
+	lim.owner_uid = 0;
+	assert_int_equal(gs_region_slice_create(f->r, &lim, &c, NULL), GS_OK);
+	assert_int_equal(c.slot, a.slot);
+	assert_int_equal(stat(path, &st2), 0);
+	assert_true(st1.st_ino != st2.st_ino); /* a new file, not the old */
+	assert_int_equal(gs_region_slice_usage(f->r, &c, &u), GS_OK);
+	assert_true(u.mem_used == 0 && u.n_procs == 0);
+	/* The old slice's process reference names nothing in the new one. */
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, MiB),
+	                 GS_ERR_NOT_FOUND);
+	while (gs_region_proc_next(f->r, &it, &info))
+		assert_true(info.slice.slot != c.slot);
+	assert_int_equal(gs_region_slice_nprocs(f->r, &c), 0);
 }
 
 int main(void)
@@ -919,6 +1127,7 @@ int main(void)
 	    T(lock_holder_death_is_repaired_not_hung),
 	    T(region_from_an_earlier_boot_is_recreated),
 	    T(other_versions_are_refused),
+	    T(owner_replaces_files_of_another_version),
 	    T(privileged_limits_are_read_only_for_tenants),
 	    T(processes_are_listed_with_their_books),
 	    T(tenant_flock_on_limits_blocks_no_writer_and_no_reader),
@@ -926,6 +1135,9 @@ int main(void)
 	    T(bounded_handle_gives_up_on_a_held_usage_mutex),
 	    T(limits_caught_mid_write_keep_the_schedulers_view),
 	    T(join_waits_for_the_usage_lock_with_the_limits_published),
+	    T(uid0_slices_of_a_privileged_region_keep_books_of_their_own),
+	    T(a_pod_joins_its_own_slice_and_no_other_pods),
+	    T(a_reused_slot_gets_books_of_its_own),
 #undef T
 	};
 

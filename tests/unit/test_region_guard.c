@@ -119,7 +119,7 @@ cut_shared_usage_is_reported_once_and_rebuilt_with_its_gpus(void **state)
 	const char *uuid = "GPU-12345678-1234-1234-1234-123456789abc";
 	struct gs_region *r = NULL, *t = NULL;
 	struct gs_errbuf eb = {0};
-	uint32_t uids[4];
+	struct gs_region_cut uids[4];
 	bool shared = false;
 	int dev;
 

@@ -41,8 +41,14 @@ spec=$CDI/gpuslice.io-slice_k8s-$UID1.json
 [ -f "$spec" ] || fail "no CDI spec at $spec"
 cdi_valid "$spec" || { rc=$?; [ $rc -eq 77 ] && exit 77; fail "CDI spec does not validate"; }
 jcheck "$(cat "$spec")" 'd["cdiVersion"] == "0.3.0" and d["kind"] == "gpuslice.io/slice"'
-# The container gets the region's files, never the run dir with the API socket.
-jcheck "$(cat "$spec")" 'sorted(m["hostPath"] for m in d["devices"][0]["containerEdits"]["mounts"]) == sorted(["'"$SHIM"'", "'"$RUNDIR"'/limits", "'"$RUNDIR"'/limits.public", "'"$RUNDIR"'/usage", "'"$RUNDIR"'/usage.0"])'
+# The container gets the region's files, never the run dir with the API
+# socket; its books are its slice's own file (a uid-0 slice's private
+# books), where the shim looks for them, never the books of other pods.
+slot=$(jq_py "$s" 'd["region"]["slot"]')
+jcheck "$s" 'd["region"]["books"] == "'"$RUNDIR/books/usage.0.$slot"'"'
+jcheck "$(cat "$spec")" 'sorted(m["hostPath"] for m in d["devices"][0]["containerEdits"]["mounts"]) == sorted(["'"$SHIM"'", "'"$RUNDIR"'/limits", "'"$RUNDIR"'/limits.public", "'"$RUNDIR"'/usage", "'"$RUNDIR"'/books/usage.0.'"$slot"'"])'
+jcheck "$(cat "$spec")" '[m["containerPath"] for m in d["devices"][0]["containerEdits"]["mounts"] if m["hostPath"].endswith("/books/usage.0.'"$slot"'")] == ["'"$RUNDIR"'/usage.0"]'
+[ "$(stat -c %a "$RUNDIR/books")" = 700 ] || fail "the books directory is not root's alone: $(stat -c %a "$RUNDIR/books")"
 cdi_env "k8s-$UID1" >"$WORK/env"
 grep -qx "LD_PRELOAD=$SHIM" "$WORK/env" || fail "no preload in the CDI env: $(cat "$WORK/env")"
 grep -qx "GPUSLICE_SLICE=k8s-$UID1" "$WORK/env" || fail "no GPUSLICE_SLICE in the CDI env"
@@ -65,7 +71,7 @@ python3 -c '
 import json, os, sys
 spec, run, ctr = sys.argv[1:]
 for m in json.load(open(spec))["devices"][0]["containerEdits"]["mounts"]:
-    if os.path.dirname(m["hostPath"]) == run:
+    if os.path.dirname(m["containerPath"]) == run:
         os.link(m["hostPath"], os.path.join(ctr, os.path.basename(m["containerPath"])))
 ' "$spec" "$RUNDIR" "$CTR"
 res=$(env -i "${SIMENV[@]}" "${CENV[@]}" GPUSLICE_RUN_DIR="$CTR" \

@@ -25,7 +25,9 @@
  * SLICE is looked up in the limits this user can read (from layout 3 a
  * tenant's view names only its own slices and uid 0's); "#N" names slot
  * N, whose owner file, when the view does not say whose it is, is
- * looked for among all of them.
+ * looked for among all of them. A uid-0 slice's books (layout 4: its
+ * private file) are looked for in DIR/books/usage.0.<slot>, then, as in
+ * a pod, at DIR/usage.0 - whatever file is mounted there.
  *
  * Writes without taking any region lock, as an attacker would. Builds
  * against either layout (GS_REGION_VERSION 2: one shared usage file;
@@ -170,9 +172,26 @@ static int books_of(const char *dir, const struct gs_rl_file *rl, int s,
 		if (d != NULL)
 			closedir(d);
 	} else {
-		snprintf(name, sizeof(name), "%s.%u", GS_REGION_USAGE_FILE,
-		         (unsigned)owner);
-		ro = map(dir, name, flags);
+#ifdef GS_REGION_BOOKS_DIR
+		/* Layout 4: a uid-0 slice's private books, in root's
+		 * directory on the host; in a pod, its own slice's file is
+		 * mounted at usage.0 (and books/ is not there at all). */
+		char path[4096];
+
+		snprintf(name, sizeof(name), "%s/%s.0.%d", GS_REGION_BOOKS_DIR,
+		         GS_REGION_USAGE_FILE, s);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		if (owner == 0 &&
+		    (rl->slice[s].lim.flags & GS_SLICE_PRIVATE_BOOKS) &&
+		    access(path, F_OK) == 0)
+			ro = map(dir, name, flags);
+		if (ro == NULL)
+#endif
+		{
+			snprintf(name, sizeof(name), "%s.%u",
+			         GS_REGION_USAGE_FILE, (unsigned)owner);
+			ro = map(dir, name, flags);
+		}
 	}
 	if (ro == NULL)
 		return 1;
