@@ -1527,15 +1527,27 @@ static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
 	}
 	gs__wr_init(&wr);
 	region_took(ns, &ref, has_ref);
-	if (mps_down) {
+	if (mps_down || rerr) {
 		char why[256];
 
-		/* Fail closed: an MPS slice without its server would hold
-		 * nobody to its compute share. */
-		snprintf(why, sizeof(why),
-		         "not created: its MPS control daemon could not start: "
-		         "%s",
-		         gs_errbuf_msg(&meb, GS_ERR_UNAVAILABLE));
+		/*
+		 * Fail closed: a slice whose limits are not in the region (a
+		 * shim could not enforce it), or an MPS slice without its
+		 * server (nothing would hold it to its compute share), is not
+		 * created. Nothing of it stays: not in the model, the store
+		 * or the region; the event says why. Reclaim victims stay
+		 * gone.
+		 */
+		if (mps_down)
+			snprintf(why, sizeof(why),
+			         "not created: its MPS control daemon could not "
+			         "start: %s",
+			         gs_errbuf_msg(&meb, GS_ERR_UNAVAILABLE));
+		else
+			snprintf(why, sizeof(why),
+			         "not created: its limits could not be written "
+			         "to the shared region: %s",
+			         gs_errbuf_msg(&reb, rerr));
 		create_fail(node, ns, dec, &wr, why);
 		node->ctr.rejects++;
 		wr_submit_announced(node, &wr, &intent);
@@ -1543,29 +1555,6 @@ static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
 		(void)wr_wait(node, &wr, NULL);
 		return gs_fail(eb, GS_ERR_UNAVAILABLE, "slice %s %s", s->name,
 		               why);
-	}
-	if (rerr) {
-		char why[256];
-
-		/*
-		 * Fail closed: a slice whose limits are not in the region is
-		 * not created (a shim could not enforce it). Nothing of it
-		 * stays: not in the model, the store or the region; the
-		 * event says why. Reclaim victims stay gone.
-		 */
-		snprintf(why, sizeof(why),
-		         "not created: its limits could not be written to the "
-		         "shared region: %s",
-		         gs_errbuf_msg(&reb, rerr));
-		create_fail(node, ns, dec, &wr, why);
-		node->ctr.rejects++;
-		wr_submit_announced(node, &wr, &intent);
-		pthread_mutex_unlock(&node->lock);
-		(void)wr_wait(node, &wr, NULL);
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "slice %s not created: its limits could not be "
-		               "published to the shared region (%s)",
-		               s->name, gs_errbuf_msg(&reb, rerr));
 	}
 	ns->s.state = GS_SLICE_READY;
 	ns->s.updated_ns = gs_now_ns();

@@ -7,22 +7,13 @@
 # region files, and new work in the slices runs again, capped, while the
 # holder is still stopped.
 . "$(dirname "$0")/lib.sh" "$1"
-HOLD=$B/tests/gs-daemon-lock-holder
-[ -x "$HOLD" ] || { echo "SKIP: no gs-daemon-lock-holder"; exit 77; }
 
 sim_node
 node_up
 tenant_api $ALICE POST /v1/slices '{"name": "a1", "memory": "2GiB"}' >/dev/null
 expect_status "create a1" 201
 
-as_uid $MALLORY "$HOLD" mutex "$RUNDIR/usage" >"$WORK/hold.out" 2>&1 &
-PIDS+=($!)
-wait_until 5 grep -q held "$WORK/hold.out" || fail "the holder did not take the lock: $(cat "$WORK/hold.out")"
-# $! is the subshell that runs as_uid; the holder is its child.
-HPID=$(pgrep -u $MALLORY -f "gs-daemon-lock-holder mutex $RUNDIR/usage" | head -1)
-[ -n "$HPID" ] || fail "no holder process"
-PIDS+=("$HPID")
-kill -STOP "$HPID"
+hold_usage_lock
 
 daemon_stop
 daemon_up

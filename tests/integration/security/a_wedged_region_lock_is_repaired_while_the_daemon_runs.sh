@@ -9,9 +9,7 @@
 # launches again at its share. (Before, every scheduled launch on the
 # node waited 3 s for the lock until gpusliced restarted.)
 . "$(dirname "$0")/lib.sh" "$1"
-HOLD=$B/tests/gs-daemon-lock-holder
-TENANT="$SRC/tests/integration/security/tenant.py"
-[ -x "$HOLD" ] && [ -x "$BURN" ] || { echo "SKIP: no gs-daemon-lock-holder or gs-burn"; exit 77; }
+[ -x "$BURN" ] || { echo "SKIP: no gs-burn"; exit 77; }
 
 sim_node
 node_up
@@ -33,23 +31,9 @@ burn 10 "$WORK/wedged.json" &
 BPID=$!
 PIDS+=($BPID)
 sleep 1
-mkfifo -m 666 "$WORK/a.in"
-as_uid $ALICE GPUSLICE_SLICE=a1 GPUSLICE_RUN_DIR="$RUNDIR" \
-	LD_PRELOAD="$SHIM" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
-	python3 "$TENANT" <"$WORK/a.in" >"$WORK/a.out" 2>"$WORK/a.err" &
-APID=$!
-PIDS+=($APID)
-exec {TIN}>"$WORK/a.in"
-wait_until 10 grep -q '^pid ' "$WORK/a.out" ||
-	fail "Alice's tenant did not start: $(cat "$WORK/a.out" "$WORK/a.err")"
+tenant_start $ALICE a a1
 
-as_uid $MALLORY "$HOLD" mutex "$RUNDIR/usage" >"$WORK/hold.out" 2>&1 &
-PIDS+=($!)
-wait_until 5 grep -q held "$WORK/hold.out" || fail "the holder did not take the lock: $(cat "$WORK/hold.out")"
-HPID=$(pgrep -u $MALLORY -f "gs-daemon-lock-holder mutex $RUNDIR/usage" | head -1)
-[ -n "$HPID" ] || fail "no holder process"
-PIDS+=("$HPID")
-kill -STOP "$HPID"
+hold_usage_lock
 
 wait_until 10 eval '[ "$(node_events region.repaired)" -ge 1 ]' ||
 	fail "the daemon did not repair the wedged lock: $(grep region "$WORK/daemon.log")"

@@ -9,7 +9,6 @@
 # daemon builds a fresh shared file so that new processes start (before,
 # every later start on the node failed until the daemon restarted).
 . "$(dirname "$0")/lib.sh" "$1"
-TENANT="$SRC/tests/integration/security/tenant.py"
 
 sim_node
 node_up
@@ -18,15 +17,7 @@ tenant_api $ALICE POST /v1/slices '{"name": "a1", "memory": "1GiB", "mode": "tim
 expect_status "create a1" 201
 tenant_api $MALLORY POST /v1/slices '{"name": "m1", "memory": "1GiB", "mode": "timeslice"}' >/dev/null
 expect_status "create m1" 201
-mkfifo -m 666 "$WORK/a.in"
-as_uid $ALICE GPUSLICE_SLICE=a1 GPUSLICE_RUN_DIR="$RUNDIR" \
-	LD_PRELOAD="$SHIM" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
-	python3 "$TENANT" <"$WORK/a.in" >"$WORK/a.out" 2>"$WORK/a.err" &
-APID=$!
-PIDS+=($APID)
-exec {TIN}>"$WORK/a.in"
-wait_until 10 grep -q '^pid ' "$WORK/a.out" ||
-	fail "Alice's tenant did not start: $(cat "$WORK/a.out" "$WORK/a.err")"
+tenant_start $ALICE a a1
 echo "alloc $((256 << 20))" >&$TIN
 wait_until 10 grep -q "^alloc $((256 << 20)) 0" "$WORK/a.out" || fail "Alice's first 256 MiB: $(cat "$WORK/a.out")"
 
@@ -47,14 +38,14 @@ wait_until 10 grep -q "^alloc $((256 << 20)) 0" <(sed -n 2p "$WORK/a.out") ||
 	fail "Alice's second 256 MiB after the attack: $(cat "$WORK/a.out" "$WORK/a.err")"
 echo "alloc $((1 << 30))" >&$TIN
 wait_until 10 eval '[ "$(wc -l <"$WORK/a.out")" -ge 4 ]' || fail "Alice's process did not answer: $(cat "$WORK/a.out" "$WORK/a.err")"
-kill -0 $APID 2>/dev/null || fail "Alice's process died: $(cat "$WORK/a.err")"
+kill -0 $TPID 2>/dev/null || fail "Alice's process died: $(cat "$WORK/a.err")"
 last=$(tail -1 "$WORK/a.out")
 [ "$last" = "alloc $((1 << 30)) 2" ] || fail "Alice's 1 GiB past her 1 GiB cap was not refused with OUT_OF_MEMORY: $last"
 
 # New processes start: the daemon built a fresh shared usage file.
 echo quit >&$TIN
 exec {TIN}>&-
-wait $APID || fail "Alice's process did not end cleanly: $(cat "$WORK/a.err")"
+wait $TJOB || fail "Alice's process did not end cleanly: $(cat "$WORK/a.err")"
 wait_until 5 eval '[ "$(stat -c %s "$RUNDIR/usage")" -gt 0 ]' || fail "the shared usage file stays cut"
 capped_run $ALICE a1 1
 echo "ok: cut region files: the daemon answers and reports them, Alice's process keeps its cap, new runs start"

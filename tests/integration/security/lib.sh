@@ -86,3 +86,35 @@ capped_run() {
 	jcheck "$out" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and 0 < d["allocated_bytes"] <= '"$3"' << 30' ||
 		fail "uid $1's run in $2: $out"
 }
+
+# tenant_start UID NAME SLICE: an interactive tenant (tenant.py, under the
+# shim) of UID in SLICE, fed one command per line through fd $TIN; its
+# answers in $WORK/NAME.out. OUT: TPID (its pid), TJOB (the job to wait).
+TENANT="$SRC/tests/integration/security/tenant.py"
+tenant_start() {
+	mkfifo -m 666 "$WORK/$2.in"
+	as_uid "$1" GPUSLICE_SLICE="$3" GPUSLICE_RUN_DIR="$RUNDIR" \
+		LD_PRELOAD="$SHIM" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
+		python3 "$TENANT" <"$WORK/$2.in" >"$WORK/$2.out" 2>"$WORK/$2.err" &
+	TJOB=$!
+	PIDS+=($TJOB)
+	exec {TIN}>"$WORK/$2.in"
+	wait_until 10 grep -q '^pid ' "$WORK/$2.out" ||
+		fail "tenant $2 of uid $1 did not start: $(cat "$WORK/$2.out" "$WORK/$2.err")"
+	TPID=$(awk '/^pid /{print $2; exit}' "$WORK/$2.out")
+}
+
+# hold_usage_lock: Mallory takes the shared usage file's mutex and is
+# stopped holding it. OUT: HPID.
+HOLD=$B/tests/gs-daemon-lock-holder
+hold_usage_lock() {
+	[ -x "$HOLD" ] || { echo "SKIP: no gs-daemon-lock-holder"; exit 77; }
+	as_uid $MALLORY "$HOLD" mutex "$RUNDIR/usage" >"$WORK/hold.out" 2>&1 &
+	PIDS+=($!)
+	wait_until 5 grep -q held "$WORK/hold.out" || fail "the holder did not take the lock: $(cat "$WORK/hold.out")"
+	# $! is the subshell that runs as_uid; the holder is its child.
+	HPID=$(pgrep -u $MALLORY -f "gs-daemon-lock-holder mutex $RUNDIR/usage" | head -1)
+	[ -n "$HPID" ] || fail "no holder process"
+	PIDS+=("$HPID")
+	kill -STOP "$HPID"
+}

@@ -8,7 +8,6 @@
 #    20 % slice; it is killed within ~3 s (compute is judged over two
 #    windows of at least 0.8 s).
 . "$(dirname "$0")/lib.sh" "$1"
-TENANT="$SRC/tests/integration/security/tenant.py"
 [ -x "$BURN" ] || { echo "SKIP: no gs-burn"; exit 77; }
 
 sim_node
@@ -19,15 +18,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # ---- zeroed books ----
 tenant_api $MALLORY POST /v1/slices '{"name": "m2", "mode": "timeslice", "memory": "2GiB"}' >/dev/null
 expect_status "create m2" 201
-mkfifo -m 666 "$WORK/m.in"
-as_uid $MALLORY GPUSLICE_SLICE=m2 GPUSLICE_RUN_DIR="$RUNDIR" \
-	LD_PRELOAD="$SHIM" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
-	python3 "$TENANT" <"$WORK/m.in" >"$WORK/m.out" 2>"$WORK/m.err" &
-PIDS+=($!)
-exec {TIN}>"$WORK/m.in"
-wait_until 10 grep -q '^pid ' "$WORK/m.out" ||
-	fail "Mallory's tenant did not start: $(cat "$WORK/m.out" "$WORK/m.err")"
-TPID=$(awk '/^pid /{print $2; exit}' "$WORK/m.out")
+tenant_start $MALLORY m m2
 over=0 t0=0 total=0
 for i in 1 2 3 4 5 6 7; do
 	kill -0 "$TPID" 2>/dev/null || break

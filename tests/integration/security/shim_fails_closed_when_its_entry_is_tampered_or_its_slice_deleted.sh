@@ -7,24 +7,12 @@
 # allocate past the cap - the shim trusts the books - but the watchdog
 # sees the truth in NVML and kills the process (action kill).
 . "$(dirname "$0")/lib.sh" "$1"
-TENANT="$SRC/tests/integration/security/tenant.py"
 
 sim_node
 node_up kill
 
-# start_tenant NAME SLICE: Mallory's interactive tenant in SLICE, fed by
-# fd TIN_NAME; its answers in $WORK/NAME.out.
-start_tenant() {
-	mkfifo -m 666 "$WORK/$1.in"
-	as_uid $MALLORY GPUSLICE_SLICE="$2" GPUSLICE_RUN_DIR="$RUNDIR" \
-		LD_PRELOAD="$SHIM" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
-		python3 "$TENANT" <"$WORK/$1.in" >"$WORK/$1.out" 2>"$WORK/$1.err" &
-	PIDS+=($!)
-	exec {TIN}>"$WORK/$1.in"
-	wait_until 10 grep -q '^pid ' "$WORK/$1.out" ||
-		fail "tenant $1 did not start: $(cat "$WORK/$1.out" "$WORK/$1.err")"
-	TPID=$(awk '/^pid /{print $2; exit}' "$WORK/$1.out")
-}
+# start_tenant NAME SLICE: Mallory's interactive tenant (tenant_start).
+start_tenant() { tenant_start $MALLORY "$1" "$2"; }
 
 # alloc NAME BYTES: the tenant's answer (the CUresult).
 alloc() {

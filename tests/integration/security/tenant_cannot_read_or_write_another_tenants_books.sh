@@ -8,22 +8,14 @@
 # reads her own; the daemon (root) still sees her usage. (Before, all of
 # this was in the 0666 usage file and the 0644 limits file.)
 . "$(dirname "$0")/lib.sh" "$1"
-TENANT="$SRC/tests/integration/security/tenant.py"
 
 sim_node
 node_up
 
 tenant_api $ALICE POST /v1/slices '{"name": "alice-secret", "memory": "1GiB"}' >/dev/null
 expect_status "create alice-secret" 201
-mkfifo -m 666 "$WORK/a.in"
-as_uid $ALICE GPUSLICE_SLICE=alice-secret GPUSLICE_RUN_DIR="$RUNDIR" \
-	LD_PRELOAD="$SHIM" LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
-	python3 "$TENANT" <"$WORK/a.in" >"$WORK/a.out" 2>"$WORK/a.err" &
-PIDS+=($!)
-exec {TIN}>"$WORK/a.in"
-wait_until 10 grep -q '^pid ' "$WORK/a.out" ||
-	fail "Alice's tenant did not start: $(cat "$WORK/a.out" "$WORK/a.err")"
-APID=$(awk '/^pid /{print $2; exit}' "$WORK/a.out")
+tenant_start $ALICE a alice-secret
+APID=$TPID
 echo "alloc $((256 << 20))" >&$TIN
 wait_until 10 grep -q '^alloc ' "$WORK/a.out" || fail "Alice's tenant did not allocate"
 expect_eq "Alice's 256 MiB" "$(awk '/^alloc /{print $3}' "$WORK/a.out")" 0

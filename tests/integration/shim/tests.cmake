@@ -69,4 +69,5 @@ set_tests_properties(shim_compute_shares_follow_20_30_50
   shim_mps_strict_slice_alone_stays_within_its_share
   shim_mps_slices_run_their_kernels_at_once
   shim_plain_slice_leaves_the_scheduler_once_limits_are_gone
+  shim_mode_auto_picks_mps_or_turns_and_says_why
   PROPERTIES RUN_SERIAL TRUE)
