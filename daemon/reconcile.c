@@ -305,6 +305,45 @@ static void mps_stop(struct gs_reconciler *r, struct mps_dev *d)
 	d->pid = 0;
 }
 
+/* A failed start is not tried again for this long. */
+#define MPS_BACKOFF_NS 10000000000LL
+
+/* Lock held: the control daemon MPS slice `s` is a client of, marked
+ * wanted, with the device it serves; NULL when there is no room. */
+static struct mps_dev *mps_want(struct gs_reconciler *r,
+                                const struct gs_slice *s)
+{
+	int gi = s->mode == GS_MODE_MIG_MPS ? s->gi_id : -1;
+	struct mps_dev *d = mps_get(r, s->gpu_index, gi);
+
+	if (d == NULL)
+		return NULL;
+	d->want = true;
+	snprintf(d->uuid, sizeof(d->uuid), "%s",
+	         gi >= 0 ? s->mig_uuid : s->gpu_uuid);
+	return d;
+}
+
+/* Lock held: whether `d` runs, starting it unless its last start failed
+ * less than MPS_BACKOFF_NS ago (then *ago, may be NULL, says how long). */
+static bool mps_bring_up(struct gs_reconciler *r, struct mps_dev *d,
+                         int64_t *ago)
+{
+	int64_t since;
+
+	d->pid = mps_alive(d);
+	d->running = d->pid != 0;
+	if (d->running)
+		return true;
+	since = gs_now_ns() - d->last_start_ns;
+	if (d->start_failed && since < MPS_BACKOFF_NS) {
+		if (ago)
+			*ago = since;
+		return false;
+	}
+	return mps_start(r, d);
+}
+
 /*
  * The node's MPS starter (gs_node_set_mps_starter): a create of MPS slice
  * `s` brings up the control daemon it will be a client of, so the slice is
@@ -315,44 +354,29 @@ static bool mps_ensure(void *arg, const struct gs_slice *s,
                        struct gs_errbuf *eb)
 {
 	struct gs_reconciler *r = arg;
-	int gi = s->mode == GS_MODE_MIG_MPS ? s->gi_id : -1;
+	const char *mig = s->mode == GS_MODE_MIG_MPS ? " (MIG)" : "";
 	struct mps_dev *d;
-	bool ok = false;
+	bool ok;
 	int64_t ago = 0;
 
 	pthread_mutex_lock(&r->lock);
-	d = mps_get(r, s->gpu_index, gi);
-	if (d == NULL) {
-		pthread_mutex_unlock(&r->lock);
+	d = mps_want(r, s);
+	ok = d != NULL && mps_bring_up(r, d, &ago);
+	pthread_mutex_unlock(&r->lock);
+	if (d == NULL)
 		gs_fail(eb, GS_ERR_UNAVAILABLE,
 		        "no room for another MPS control daemon (%d)", MPS_MAX);
-		return false;
-	}
-	snprintf(d->uuid, sizeof(d->uuid), "%s",
-	         gi >= 0 ? s->mig_uuid : s->gpu_uuid);
-	d->want = true;
-	d->pid = mps_alive(d);
-	d->running = d->pid != 0;
-	if (d->running)
-		ok = true;
-	else if (d->start_failed &&
-	         (ago = gs_now_ns() - d->last_start_ns) < 10000000000LL)
-		ok = false;
-	else
-		ok = mps_start(r, d);
-	pthread_mutex_unlock(&r->lock);
-	if (!ok && ago > 0)
+	else if (!ok && ago > 0)
 		gs_fail(eb, GS_ERR_UNAVAILABLE,
 		        "gpu %d%s: the last start failed %.1f s ago (gpusliced's "
 		        "log says why); try again in %.0f s",
-		        s->gpu_index, gi >= 0 ? " (MIG)" : "", (double)ago / 1e9,
-		        (10000000000.0 - (double)ago) / 1e9 + 0.5);
+		        s->gpu_index, mig, (double)ago / 1e9,
+		        (double)(MPS_BACKOFF_NS - ago) / 1e9 + 0.5);
 	else if (!ok)
 		gs_fail(eb, GS_ERR_UNAVAILABLE,
 		        "gpu %d%s: %s -d did not start a daemon (gpusliced's log "
 		        "says why)",
-		        s->gpu_index, gi >= 0 ? " (MIG)" : "",
-		        gs_node_config(r->node)->mps_control);
+		        s->gpu_index, mig, gs_node_config(r->node)->mps_control);
 	return ok;
 }
 
@@ -366,35 +390,23 @@ void gs_reconciler_tick(struct gs_reconciler *r)
 	pthread_mutex_lock(&node->lock);
 	for (int i = 0; i < node->n; i++) {
 		const struct gs_slice *s = &node->v[i]->s;
-		struct mps_dev *d;
 
-		if (s->mode != GS_MODE_MPS && s->mode != GS_MODE_MIG_MPS)
-			continue;
-		d = mps_get(r, s->gpu_index,
-		            s->mode == GS_MODE_MIG_MPS ? s->gi_id : -1);
-		if (d == NULL)
-			continue;
-		d->want = true;
-		snprintf(d->uuid, sizeof(d->uuid), "%s",
-		         s->mode == GS_MODE_MIG_MPS ? s->mig_uuid
-		                                    : s->gpu_uuid);
+		if (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS)
+			(void)mps_want(r, s);
 	}
 	pthread_mutex_unlock(&node->lock);
 
 	for (int i = 0; i < r->n; i++) {
 		struct mps_dev *d = &r->dev[i];
 
+		if (d->want) {
+			(void)mps_bring_up(r, d, NULL);
+			continue;
+		}
 		d->pid = mps_alive(d);
 		d->running = d->pid != 0;
-		if (d->want && !d->running) {
-			/* Back off a failing start to once per 10 s. */
-			if (d->start_failed &&
-			    gs_now_ns() - d->last_start_ns < 10000000000LL)
-				continue;
-			(void)mps_start(r, d);
-		} else if (!d->want && d->running) {
+		if (d->running)
 			mps_stop(r, d);
-		}
 	}
 	pthread_mutex_unlock(&r->lock);
 }
