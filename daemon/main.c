@@ -73,6 +73,7 @@ struct daemon {
 	char sim_dir[256];
 	pthread_t tick;
 	pthread_t events;
+	pthread_t arbiter;
 	pthread_mutex_t tlock;
 	pthread_cond_t tcond;
 	bool stopping;
@@ -310,6 +311,24 @@ static void *tick_main(void *arg)
 		(void)pthread_cond_timedwait(&d->tcond, &d->tlock, &ts);
 	}
 	pthread_mutex_unlock(&d->tlock);
+	return NULL;
+}
+
+/* The scheduler's arbiter (gs_region_arbitrate): gives the turns on each
+ * GPU, woken by the processes' bell or its own deadline. */
+static void *arbiter_main(void *arg)
+{
+	struct daemon *d = arg;
+
+	while (!__atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE)) {
+		uint64_t next = 100000000ull;
+
+		if (gs_region_arbitrate(d->region, &next) != GS_OK)
+			next = 10000000ull; /* the lock was out of reach */
+		if (next > 100000000ull)
+			next = 100000000ull;
+		gs_region_arbiter_wait(d->region, next);
+	}
 	return NULL;
 }
 
@@ -779,10 +798,12 @@ int main(int argc, char **argv)
 		gs_error("gpusliced", "cannot start the tick thread");
 		goto out_wd;
 	}
-	if (pthread_create(&d->events, NULL, events_main, d) != 0) {
-		gs_error("gpusliced", "cannot start the events thread");
+	if (pthread_create(&d->events, NULL, events_main, d) != 0 ||
+	    pthread_create(&d->arbiter, NULL, arbiter_main, d) != 0) {
+		gs_error("gpusliced", "cannot start the events and arbiter "
+		                      "threads");
 		pthread_mutex_lock(&d->tlock);
-		d->stopping = true;
+		__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
 		pthread_cond_signal(&d->tcond);
 		pthread_mutex_unlock(&d->tlock);
 		pthread_join(d->tick, NULL);
@@ -813,11 +834,12 @@ int main(int argc, char **argv)
 	gs_server_stop(d->srv);
 out_tick:
 	pthread_mutex_lock(&d->tlock);
-	d->stopping = true;
+	__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_signal(&d->tcond);
 	pthread_mutex_unlock(&d->tlock);
 	pthread_join(d->tick, NULL);
 	pthread_join(d->events, NULL);
+	pthread_join(d->arbiter, NULL);
 	gs_node_ledger_sample(d->node);
 	(void)gs_store_flush(d->store);
 out_wd:

@@ -1053,6 +1053,7 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	snprintf(node->mps_dir, sizeof(node->mps_dir), "%s",
 	         opts->mps_dir ? opts->mps_dir : "");
 	node->ctr.started_ns = gs_now_ns();
+	gs__node_register_devices(node);
 	node->mps_found = gs_find_program(node->cfg->mps_control, NULL, 0);
 	if (!node->mps_found)
 		gs_warn("node",
@@ -2274,6 +2275,32 @@ static void report_cut_files(struct gs_node *node)
 	}
 }
 
+/*
+ * Node lock held: every GPU and MIG instance of the inventory has its
+ * entry in the region's GPU table. In the daemon's region tenants cannot
+ * write that table (the shared file is the daemon's), so the daemon fills
+ * it: at start and on every housekeeping pass.
+ */
+void gs__node_register_devices(struct gs_node *node)
+{
+	const struct gs_gpus *g = node->gpus;
+
+	if (node->region == NULL || g == NULL)
+		return;
+	for (int i = 0; i < g->n; i++) {
+		const struct gs_gpu *u = &g->gpu[i];
+
+		if (gs_region_device(node->region, u->uuid, u->memory_bytes) <
+		    0)
+			gs_warn("node", "gpu=%s: no room in the region's GPU "
+			                "table",
+			        u->uuid);
+		for (int m = 0; m < u->n_mig; m++)
+			(void)gs_region_device(node->region, u->mig[m].uuid,
+			                       u->mig[m].memory_bytes);
+	}
+}
+
 int gs_node_housekeep(struct gs_node *node)
 {
 	struct gs__wr *wr = gs__wr_new();
@@ -2313,6 +2340,7 @@ int gs_node_housekeep(struct gs_node *node)
 	pthread_mutex_lock(&node->lock);
 	/* MIG layouts changed behind our back (nvidia-smi) show here. */
 	(void)gs_gpus_refresh(node->gpus, NULL);
+	gs__node_register_devices(node);
 	for (int i = 0; i < node->n;) {
 		struct gs__nslice *ns = node->v[i];
 		bool live;

@@ -171,6 +171,9 @@ double gs__node_sm_seconds(const struct gs__nslice *ns, uint64_t busy_ns);
 /* Appends a ledger row for what `ns` used since its last sample. */
 void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
                      struct gs__wr *wr, int64_t now);
+/* Registers the inventory's GPUs and MIG instances in the region's GPU
+ * table (the daemon's to write). Lock held. */
+void gs__node_register_devices(struct gs_node *node);
 /* Reloads the model from the store after a failed commit. */
 void gs__node_resync(struct gs_node *node);
 

@@ -47,6 +47,10 @@ void gs_sched_params_default(struct gs_sched_params *p)
 	/* Queues are kept to a few ms of work (shim/launch.c): a record
 	 * claiming 10 s ahead is not one a shim wrote. */
 	p->busy_max = 10000 * MS;
+	/* Under the arbiter, a slice's work still in flight holds the next
+	 * holder back this long at most after it lost the turn (queues are
+	 * a few ms; a longer kernel then shares the GPU for its rest). */
+	p->drain = 10 * MS;
 }
 
 bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c)
@@ -57,17 +61,35 @@ bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c)
 
 /* ---- per-slice helpers ------------------------------------------------ */
 
+/* Slot t's record: the acting slice's own one under an arbiter, else the
+ * shared one. */
+static struct gs_sched_slice *R(const struct gs_sched_view *v, int t)
+{
+	return v->mine != NULL && t == v->self ? v->mine : &v->sl[t];
+}
+
+static bool arbitrated(const struct gs_sched_view *v)
+{
+	return v->mine != NULL;
+}
+
+static void ring(const struct gs_sched_view *v)
+{
+	if (v->bell != NULL)
+		*v->bell = true;
+}
+
 static bool valid(const struct gs_sched_view *v, int t)
 {
 	return t >= 0 && t < v->n && v->cfg[t].live &&
-	       v->sl[t].generation == v->cfg[t].generation;
+	       R(v, t)->generation == v->cfg[t].generation;
 }
 
 /* Brings slot t's state (and, for the acting slice, its bucket) to its
  * config's generation (a new slice). */
 static void fresh(const struct gs_sched_view *v, int t)
 {
-	struct gs_sched_slice *S = &v->sl[t];
+	struct gs_sched_slice *S = R(v, t);
 	struct gs_sched_bucket *B = &v->bk[t];
 
 	if (S->generation != v->cfg[t].generation) {
@@ -86,7 +108,7 @@ static void publish(const struct gs_sched_view *v, int s, uint64_t now)
 	const struct gs_sched_bucket *B = &v->bk[s];
 	uint32_t pct = v->cfg[s].pct;
 
-	v->sl[s].broke_until_ns =
+	R(v, s)->broke_until_ns =
 	    pct == 0 || B->tokens_ns > 0
 	        ? 0
 	        : now + ((uint64_t)(-B->tokens_ns) + 1) * 100 / pct;
@@ -118,7 +140,7 @@ static void refill(const struct gs_sched_view *v, int s, uint64_t now)
  * further ahead than any shim queues). */
 static bool busy(const struct gs_sched_view *v, int t, uint64_t now)
 {
-	const struct gs_sched_slice *S = &v->sl[t];
+	const struct gs_sched_slice *S = R(v, t);
 
 	return S->inflight > 0 && now < S->busy_until_ns + v->par->stale &&
 	       S->busy_until_ns < now + v->par->busy_max;
@@ -127,7 +149,7 @@ static bool busy(const struct gs_sched_view *v, int t, uint64_t now)
 /* Processes of t waiting, if it asked lately (else: dead or forged). */
 static bool waits(const struct gs_sched_view *v, int t, uint64_t now)
 {
-	const struct gs_sched_slice *S = &v->sl[t];
+	const struct gs_sched_slice *S = R(v, t);
 
 	return S->waiting > 0 && S->seen_ns <= now &&
 	       now - S->seen_ns < v->par->wait_seen;
@@ -135,7 +157,7 @@ static bool waits(const struct gs_sched_view *v, int t, uint64_t now)
 
 static bool active(const struct gs_sched_view *v, int t, uint64_t now)
 {
-	const struct gs_sched_slice *S = &v->sl[t];
+	const struct gs_sched_slice *S = R(v, t);
 
 	return busy(v, t, now) || waits(v, t, now) ||
 	       (S->last_active_ns != 0 && S->last_active_ns <= now &&
@@ -155,7 +177,7 @@ static bool broke(const struct gs_sched_view *v, int t, int s, uint64_t now)
 		return false;
 	if (t == s)
 		return v->bk[s].tokens_ns <= 0;
-	until = v->sl[t].broke_until_ns;
+	until = R(v, t)->broke_until_ns;
 	return until > now && until - now <= v->par->burst * 100 + v->par->burst;
 }
 
@@ -198,7 +220,7 @@ static int best_waiting(const struct gs_sched_view *v, uint32_t prio, int skip,
 		if (e == 0)
 			continue;
 		if (best < 0 || e > be ||
-		    (e == be && v->sl[t].vtime < v->sl[best].vtime)) {
+		    (e == be && R(v, t)->vtime < R(v, best)->vtime)) {
 			best = t;
 			be = e;
 		}
@@ -216,7 +238,7 @@ static bool prefer(const struct gs_sched_view *v, int b, int e, int s,
 
 	if (es == 0)
 		es = 1; /* s got past the limit check: it may borrow */
-	return e > es || (e == es && v->sl[b].vtime < v->sl[s].vtime);
+	return e > es || (e == es && R(v, b)->vtime < R(v, s)->vtime);
 }
 
 /*
@@ -242,8 +264,8 @@ static void give_turn(const struct gs_sched_view *v, int t, uint64_t now)
 	d->holder = t;
 	d->holder_gen = t >= 0 ? v->cfg[t].generation : 0;
 	d->holder_since_ns = now;
-	if (t >= 0 && v->sl[t].vtime > d->vclock)
-		d->vclock = v->sl[t].vtime;
+	if (t >= 0 && R(v, t)->vtime > d->vclock)
+		d->vclock = R(v, t)->vtime;
 	__atomic_add_fetch(&d->seq, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&d->want, 1, __ATOMIC_RELEASE);
 }
@@ -251,9 +273,13 @@ static void give_turn(const struct gs_sched_view *v, int t, uint64_t now)
 void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now)
 {
 	struct gs_sched_dev *d = v->dev;
-	bool on =
-	    d->enforced_ns != 0 && now - d->enforced_ns < v->par->presence;
-	uint32_t g = GS_GATE_ALWAYS | (on ? GS_GATE_ENFORCED : 0);
+	bool on;
+	uint32_t g;
+
+	if (arbitrated(v))
+		return; /* the arbiter's */
+	on = d->enforced_ns != 0 && now - d->enforced_ns < v->par->presence;
+	g = GS_GATE_ALWAYS | (on ? GS_GATE_ENFORCED : 0);
 
 	if (__atomic_load_n(&d->gate, __ATOMIC_RELAXED) != g)
 		__atomic_store_n(&d->gate, g, __ATOMIC_RELEASE);
@@ -271,24 +297,28 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
                                      uint64_t *retry_ns, enum gs_sched_why *why)
 {
 	struct gs_sched_dev *d = v->dev;
-	const struct gs_sched_cfg *c = &v->cfg[s];
-	struct gs_sched_slice *S = &v->sl[s];
+	const struct gs_sched_cfg *c;
+	struct gs_sched_slice *S;
 	int h, e;
 	bool was_active;
 
 	*retry_ns = 0;
 	*why = GS_SCHED_WHY_NONE;
-	if (s < 0 || s >= v->n || !c->live)
+	if (s < 0 || s >= v->n || !v->cfg[s].live)
 		return GS_SCHED_GO;
+	c = &v->cfg[s];
+	S = R(v, s);
 	fresh(v, s);
 	refill(v, s, now);
 	S->seen_ns = now;
 	was_active = active(v, s, now);
 	if (!was_active && S->vtime < d->vclock)
 		S->vtime = d->vclock; /* no credit for time spent idle */
-	if (gs_sched_cfg_enforcing(c))
+	if (gs_sched_cfg_enforcing(c) && !arbitrated(v))
 		d->enforced_ns = now;
 	gs_sched_gate_refresh(v, now);
+	if (!was_active)
+		ring(v); /* the others must hear we are active */
 
 	/* 1. A higher priority that is active keeps the GPU. Between two
 	 * MPS slices the server runs both at once and gives the SMs to the
@@ -309,7 +339,7 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 		 * has been quiet for `linger`. */
 		*retry_ns = 10 * MS;
 		if (!busy(v, t, now) && !waits(v, t, now))
-			*retry_ns = clamp(v->sl[t].last_active_ns +
+			*retry_ns = clamp(R(v, t)->last_active_ns +
 			                      v->par->linger - now,
 			                  50 * US, 10 * MS);
 		if (v->cfg[t].pct > 0 && *retry_ns > 1 * MS)
@@ -328,7 +358,9 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 
 			/* Out of tokens, we hold no turn: the best waiting
 			 * slice gets it now rather than at its next retry. */
-			if (d->holder == s && !c->mps) {
+			if (arbitrated(v)) {
+				ring(v); /* the arbiter hands the turn on */
+			} else if (d->holder == s && !c->mps) {
 				int b = best_waiting(v, c->prio, s, now, &e);
 
 				give_turn(v, b, now);
@@ -358,24 +390,47 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 			continue;
 		*retry_ns = 500 * US;
 		*why = GS_SCHED_WHY_TURN;
+		ring(v);
 		return GS_SCHED_WAIT;
 	}
 	h = d->holder;
+	if (arbitrated(v)) {
+		/* The arbiter gives the turns: ours, or another's of our
+		 * priority (wait), or nobody's - then go alone only while
+		 * no other slice of our priority is active, else ask. */
+		bool other = h >= 0 && h != s && valid(v, h) &&
+		             d->holder_gen == v->cfg[h].generation &&
+		             v->cfg[h].prio == c->prio && !v->cfg[h].mps;
+
+		if (h == s && d->holder_gen == c->generation)
+			goto go;
+		for (int t = 0; t < v->n && !other; t++)
+			other = t != s && valid(v, t) &&
+			        v->cfg[t].prio == c->prio && !v->cfg[t].mps &&
+			        active(v, t, now);
+		if (other) {
+			*retry_ns = 1 * MS; /* woken when it changes */
+			*why = GS_SCHED_WHY_TURN;
+			ring(v);
+			return GS_SCHED_WAIT;
+		}
+		goto go;
+	}
 	/* A holder keeps the turn only while it launches (a dead or forged
 	 * one is idle within `idle`), and hands it over itself once its
 	 * quantum is over. */
 	if (h >= 0 && h != s && valid(v, h) &&
 	    d->holder_gen == v->cfg[h].generation &&
 	    v->cfg[h].prio == c->prio &&
-	    v->sl[h].last_active_ns <= now &&
-	    now - v->sl[h].last_active_ns < v->par->idle &&
+	    R(v, h)->last_active_ns <= now &&
+	    now - R(v, h)->last_active_ns < v->par->idle &&
 	    eligibility(v, h, s, now) >=
 	        (eligibility(v, s, s, now) ? eligibility(v, s, s, now) : 1)) {
 		/* The holder is between two launches and no less entitled
 		 * than we are: let it go on. Ask again when it has been
 		 * quiet for `idle`; if it comes back first and its quantum
 		 * is over, it hands us the turn and wakes us. */
-		*retry_ns = clamp(v->sl[h].last_active_ns + v->par->idle - now,
+		*retry_ns = clamp(R(v, h)->last_active_ns + v->par->idle - now,
 		                  20 * US, v->par->idle);
 		*why = GS_SCHED_WHY_TURN;
 		return GS_SCHED_WAIT;
@@ -399,7 +454,7 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	}
 
 go:
-	if (!was_active)
+	if (!was_active && !arbitrated(v))
 		__atomic_add_fetch(&d->want, 1, __ATOMIC_RELEASE);
 	S->inflight++;
 	v->bk[s].tokens_ns -= (int64_t)est_ns;
@@ -415,16 +470,19 @@ void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now)
 	if (s < 0 || s >= v->n)
 		return;
 	fresh(v, s);
-	v->sl[s].waiting++;
-	v->sl[s].seen_ns = now;
-	__atomic_add_fetch(&v->dev->want, 1, __ATOMIC_RELEASE);
+	R(v, s)->waiting++;
+	R(v, s)->seen_ns = now;
+	if (arbitrated(v))
+		ring(v);
+	else
+		__atomic_add_fetch(&v->dev->want, 1, __ATOMIC_RELEASE);
 }
 
 void gs_sched_wait_end(const struct gs_sched_view *v, int s)
 {
-	if (s < 0 || s >= v->n || v->sl[s].waiting == 0)
+	if (s < 0 || s >= v->n || R(v, s)->waiting == 0)
 		return;
-	v->sl[s].waiting--;
+	R(v, s)->waiting--;
 }
 
 bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
@@ -437,7 +495,7 @@ bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 
 	if (s < 0 || s >= v->n)
 		return false;
-	S = &v->sl[s];
+	S = R(v, s);
 	B = &v->bk[s];
 	c = &v->cfg[s];
 	if (S->generation != c->generation || B->generation != c->generation)
@@ -455,6 +513,12 @@ bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 	S->last_active_ns = now;
 	if (S->inflight == 0)
 		S->busy_until_ns = now;
+	if (arbitrated(v)) {
+		/* The arbiter wakes the waiters (and hands the turn on). */
+		if (S->inflight == 0)
+			ring(v);
+		return false;
+	}
 	if (gs_sched_cfg_enforcing(c))
 		v->dev->enforced_ns = now;
 	__atomic_add_fetch(&v->dev->seq, 1, __ATOMIC_RELEASE);
@@ -472,7 +536,229 @@ void gs_sched_forget(const struct gs_sched_view *v, int s, uint32_t n)
 
 	if (s < 0 || s >= v->n)
 		return;
-	S = &v->sl[s];
+	S = R(v, s);
 	S->inflight -= n <= S->inflight ? n : S->inflight;
-	__atomic_add_fetch(&v->dev->seq, 1, __ATOMIC_RELEASE);
+	if (arbitrated(v))
+		ring(v);
+	else
+		__atomic_add_fetch(&v->dev->seq, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- the arbiter -------------------------------------------------------- */
+
+/*
+ * The arbiter works on a view whose records are the published ones (pub),
+ * with every check of the shim's side (valid, busy, waits, active,
+ * eligibility, best_waiting) reading them; `self` is -1 so that no bucket
+ * is ever read (broke() of any slice goes through its published time).
+ */
+static void arb_view(const struct gs_sched_arb *a, struct gs_sched_view *v)
+{
+	*v = (struct gs_sched_view){
+	    .dev = a->dev,
+	    .sl = a->pub,
+	    .bk = NULL,
+	    .cfg = a->cfg,
+	    .n = a->n,
+	    .par = a->par,
+	    .mine = NULL,
+	    .self = -1,
+	    .bell = NULL,
+	};
+}
+
+/* A time read from an ask: one in the future is a forgery (now). */
+static uint64_t past(uint64_t t, uint64_t now)
+{
+	return t > now ? now : t;
+}
+
+/* Copies slot t's ask into its published record, checked. OUT: whether
+ * it started waiting or went from idle to active (leases must end). */
+static void publish_ask(const struct gs_sched_arb *a, const struct gs_sched_view *v,
+                        int t, uint64_t now, bool *wanted)
+{
+	struct gs_sched_slice *P = &a->pub[t];
+	const struct gs_sched_slice *A = a->ask[t];
+	const struct gs_sched_cfg *c = &a->cfg[t];
+	bool was_active, was_waiting;
+	struct gs_sched_slice q;
+
+	if (!c->live || A == NULL) {
+		if (P->generation != 0 || P->inflight || P->waiting)
+			*P = (struct gs_sched_slice){0};
+		return;
+	}
+	q = *A; /* one read of memory a tenant may be rewriting */
+	if (P->generation != c->generation) {
+		*P = (struct gs_sched_slice){0};
+		P->generation = c->generation;
+		P->vtime = a->dev->vclock; /* a new slice starts level */
+	}
+	if (q.generation != c->generation) {
+		P->inflight = P->waiting = 0;
+		return;
+	}
+	was_active = active(v, t, now);
+	was_waiting = P->waiting > 0;
+	P->broke_until_ns = q.broke_until_ns;
+	P->seen_ns = past(q.seen_ns, now);
+	P->last_active_ns = past(q.last_active_ns, now);
+	P->busy_until_ns = q.busy_until_ns;
+	P->waiting = q.waiting;
+	P->inflight = q.inflight;
+	/* Work in flight of a slice that has not held the turn lately does
+	 * not hold anyone back (an MPS slice holds none: its work runs
+	 * alongside the others' on the MPS server). */
+	if (t != a->dev->holder &&
+	    (c->mps || P->held_ns == 0 || now - P->held_ns > a->par->drain))
+		P->inflight = 0;
+	/* Its own measure of its virtual time only ever raises ours. */
+	if (q.vtime > P->vtime && q.vtime - P->vtime < a->par->burst * 1000)
+		P->vtime = q.vtime;
+	if (!was_active && active(v, t, now) && P->vtime < a->dev->vclock)
+		P->vtime = a->dev->vclock; /* no credit for time idle */
+	if ((!was_waiting && waits(v, t, now)) ||
+	    (!was_active && active(v, t, now)))
+		*wanted = true;
+}
+
+bool gs_sched_arbitrate(const struct gs_sched_arb *a, uint64_t now,
+                        uint64_t *next_ns)
+{
+	struct gs_sched_dev *d = a->dev;
+	struct gs_sched_view v;
+	int h = d->holder, top = -1, b, e, old = d->holder;
+	uint64_t last = d->arb_ns;
+	bool wanted = false, any = false, wake = false, contended;
+	uint32_t inflight_before[GS_REGION_MAX_SLICES];
+
+	arb_view(a, &v);
+	for (int t = 0; t < a->n; t++) {
+		inflight_before[t] = a->pub[t].inflight;
+		publish_ask(a, &v, t, now, &wanted);
+	}
+
+	/* The priority that has the GPU: the highest with a slice active. */
+	for (int t = 0; t < a->n; t++) {
+		if (!valid(&v, t) || !active(&v, t, now))
+			continue;
+		any = true;
+		if (gs_sched_cfg_enforcing(&a->cfg[t]))
+			d->enforced_ns = now;
+		if (!a->cfg[t].mps && (int)a->cfg[t].prio > top)
+			top = (int)a->cfg[t].prio;
+	}
+
+	/* Charge the holder for the time it held the turn while others of
+	 * its priority waited: what it used, whatever it says. */
+	if (h >= 0 && h < a->n && valid(&v, h) &&
+	    d->holder_gen == a->cfg[h].generation && last != 0 && now > last) {
+		contended = false;
+		for (int t = 0; t < a->n && !contended; t++)
+			contended = t != h && valid(&v, t) &&
+			            a->cfg[t].prio == a->cfg[h].prio &&
+			            waits(&v, t, now);
+		/* Not while others' work held it back (drained_ns). */
+		if (contended && d->drained_ns < last)
+			a->pub[h].vtime += (now - last) * 1000 / w_eff(&a->cfg[h]);
+		a->pub[h].held_ns = now;
+	}
+
+	/* The turn. */
+	if (h >= 0 && (h >= a->n || !valid(&v, h) ||
+	               d->holder_gen != a->cfg[h].generation ||
+	               a->cfg[h].mps || (int)a->cfg[h].prio != top))
+		h = -1; /* gone, replaced, or of a priority that waits */
+	if (h >= 0) {
+		const struct gs_sched_slice *H = &a->pub[h];
+		uint64_t since;
+		bool idle;
+
+		/* Held back by work still in flight of a previous holder,
+		 * it could not launch: that time is not idleness. */
+		for (int t = 0; t < a->n; t++)
+			if (t != h && valid(&v, t) &&
+			    a->cfg[t].prio == a->cfg[h].prio && busy(&v, t, now))
+				d->drained_ns = now;
+		/* Its quantum starts once it can use the GPU. */
+		if (d->drained_ns > d->holder_since_ns)
+			d->holder_since_ns = d->drained_ns;
+		since = H->last_active_ns > d->holder_since_ns
+		            ? H->last_active_ns
+		            : d->holder_since_ns;
+		if (d->drained_ns > since)
+			since = d->drained_ns;
+		/* Idle: no work, and nothing launched for `idle` since it
+		 * got the turn and could use it. */
+		idle = !busy(&v, h, now) && since <= now &&
+		       now - since >= a->par->idle;
+		bool over = d->holder_since_ns > now ||
+		            now - d->holder_since_ns >= a->par->quantum;
+		bool spent = broke(&v, h, -1, now) &&
+		             a->cfg[h].mode != GS_REGION_COMPUTE_SHARE;
+
+		b = best_waiting(&v, (uint32_t)top, h, now, &e);
+		/* Out of tokens, a SHARE holder borrows only while nobody
+		 * entitled waits. */
+		if (broke(&v, h, -1, now) && e == 2)
+			spent = true;
+		if (b >= 0 && (idle || spent)) {
+			give_turn(&v, b, now);
+		} else if (b >= 0 && over) {
+			int eh = eligibility(&v, h, -1, now);
+
+			if (e > eh || (e == eh && a->pub[b].vtime <
+			                              a->pub[h].vtime))
+				give_turn(&v, b, now);
+			else
+				d->holder_since_ns = now; /* still behind */
+		} else if (b < 0 && idle && !waits(&v, h, now)) {
+			d->holder = -1; /* nobody wants it */
+		}
+	} else if (top >= 0) {
+		b = best_waiting(&v, (uint32_t)top, -1, now, &e);
+		if (b < 0) /* someone runs without a turn: it is theirs */
+			for (int t = 0; t < a->n && b < 0; t++)
+				if (valid(&v, t) && !a->cfg[t].mps &&
+				    (int)a->cfg[t].prio == top &&
+				    a->ask[t] != NULL && a->ask[t]->inflight > 0)
+					b = t;
+		if (b >= 0)
+			give_turn(&v, b, now);
+		else
+			d->holder = -1;
+	} else {
+		d->holder = -1;
+	}
+	if (d->holder >= 0 && d->holder < a->n)
+		a->pub[d->holder].held_ns = now;
+	/* A new holder's turn: its work in flight counts again. */
+	if (d->holder >= 0 && d->holder != old && a->ask[d->holder] != NULL &&
+	    a->ask[d->holder]->generation == a->cfg[d->holder].generation)
+		a->pub[d->holder].inflight = a->ask[d->holder]->inflight;
+
+	for (int t = 0; t < a->n; t++)
+		if (inflight_before[t] > 0 && a->pub[t].inflight == 0)
+			wake = true; /* waiters on its work may go */
+	if (d->holder != old)
+		wake = true; /* give_turn moved seq and want */
+	else if (wanted)
+		__atomic_add_fetch(&d->want, 1, __ATOMIC_RELEASE);
+	if (wake && d->holder == old)
+		__atomic_add_fetch(&d->seq, 1, __ATOMIC_RELEASE);
+	{
+		bool on = d->enforced_ns != 0 &&
+		          now - d->enforced_ns < a->par->presence;
+		uint32_t g = GS_GATE_ALWAYS | (on ? GS_GATE_ENFORCED : 0);
+
+		if (__atomic_load_n(&d->gate, __ATOMIC_RELAXED) != g)
+			__atomic_store_n(&d->gate, g, __ATOMIC_RELEASE);
+		if (on && !any)
+			*next_ns = d->enforced_ns + a->par->presence - now;
+		else
+			*next_ns = any ? 1 * MS : 100 * MS;
+	}
+	d->arb_ns = now;
+	return wake;
 }

@@ -80,7 +80,9 @@ struct gs_sched_dev {
 	uint64_t holder_since_ns;
 	uint64_t vclock;      /* virtual time of the last turn given */
 	uint64_t enforced_ns; /* last activity of an enforcing slice */
-	uint64_t reserved[2];
+	uint64_t arb_ns;      /* the arbiter's last pass (0: no arbiter) */
+	uint64_t drained_ns;  /* the arbiter's: when the holder was last held
+	                         back by others' work in flight */
 };
 static_assert(sizeof(struct gs_sched_dev) == 64, "gs_sched_dev layout");
 
@@ -104,7 +106,8 @@ struct gs_sched_slice {
 	uint64_t busy_until_ns; /* estimated end of its work in flight */
 	uint32_t inflight;      /* launches admitted and not completed */
 	uint32_t waiting;       /* processes waiting to submit */
-	uint64_t reserved;
+	uint64_t held_ns; /* published records: when it last held the turn
+	                     (the arbiter's) */
 };
 static_assert(sizeof(struct gs_sched_slice) == 64, "gs_sched_slice layout");
 
@@ -144,6 +147,8 @@ struct gs_sched_params {
 	                       counts: a dead or forged one */
 	uint64_t busy_max;  /* another slice's work "in flight" further
 	                       ahead than this is a forgery: ignored */
+	uint64_t drain;     /* arbiter: how long after losing the turn a
+	                       slice's work in flight still holds others */
 };
 
 void gs_sched_params_default(struct gs_sched_params *p);
@@ -161,6 +166,18 @@ struct gs_sched_view {
 	const struct gs_sched_cfg *cfg; /* [n] */
 	int n;
 	const struct gs_sched_params *par;
+	/*
+	 * ARBITRATED regions (a daemon's: see gs_sched_arbitrate): dev and
+	 * sl[] are what the arbiter published, and a call never writes them;
+	 * the acting slice `self` keeps its own record in `mine` (in its
+	 * owner's file), and a call sets *bell when the arbiter should look
+	 * now (the caller wakes it). Without an arbiter (NULL mine): the
+	 * slices arbitrate among themselves in dev and sl[] (one uid's
+	 * region, whose processes trust each other).
+	 */
+	struct gs_sched_slice *mine;
+	int self;
+	bool *bell;
 };
 
 /* Whether a slice with these limits needs the scheduler on every launch. */
@@ -215,5 +232,46 @@ void gs_sched_forget(const struct gs_sched_view *v, int s, uint32_t n);
 
 /* Refreshes GS_GATE_ENFORCED from activity (called on the slow path). */
 void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now);
+
+/*
+ * THE ARBITER (daemon regions). There the shared file is the daemon's
+ * alone: each slice's processes write their own record (`ask`, in their
+ * owner's file, which no other tenant can open) and the arbiter - a
+ * thread of gpusliced - reads every ask, publishes a checked copy (pub[])
+ * and decides the turns (dev). The shims only read pub[] and dev. So a
+ * tenant can lie about its own slice only, and what it gains is bounded:
+ *   - turns are given and taken back by the arbiter: a holder keeps the
+ *     turn for `quantum` at most while others wait, whatever it claims;
+ *   - the virtual time that orders turns is charged by the arbiter for
+ *     the wall time a slice held the turn while others waited (never
+ *     less than what the slice itself reports), so claiming to have used
+ *     nothing wins no extra turn;
+ *   - work "in flight" of a slice that has not held the turn for `drain`
+ *     is not published (it cannot hold back the holder for longer), and
+ *     a holder's quantum starts once such work no longer holds it back;
+ *   - everything else read from an ask gets the same checks as before
+ *     (times in the future, silent waiters, work too far ahead).
+ * A lying slice therefore gets about the turns an honest busy one would:
+ * its neighbours keep their share. Its own limit is its bucket's, which
+ * it can also lie about; the NVML watchdog catches that (docs/security.md).
+ */
+struct gs_sched_arb {
+	struct gs_sched_dev *dev;   /* written */
+	struct gs_sched_slice *pub; /* [n] written */
+	/* [n] each slice's own record, NULL when none may be read; never
+	 * trusted */
+	const struct gs_sched_slice *const *ask;
+	const struct gs_sched_cfg *cfg; /* [n] */
+	int n;
+	const struct gs_sched_params *par;
+};
+
+/*
+ * One pass of the arbiter over one GPU at `now`. True when waiters should
+ * be woken (dev->seq moved). OUT: *next_ns, how soon it wants to look
+ * again without being asked.
+ */
+bool gs_sched_arbitrate(const struct gs_sched_arb *a, uint64_t now,
+                        uint64_t *next_ns);
 
 #endif

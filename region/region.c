@@ -50,6 +50,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +103,16 @@ struct gs_region {
 	struct gs_rl_file *rl;
 	struct gs_ru_file *ru; /* guarded (guard.h): any tenant may cut it */
 	bool ru_cut;           /* reported cut short (gs_region_truncated) */
+	/* Joiners of a GS_RU_ARBITER region: the shared file is the
+	 * creator's, mapped read-only; scheduler records go to the owner
+	 * file (ask) and the arbiter is woken through the bell. */
+	bool arb_client;
+	/* Creators of a GS_RU_ARBITER region (gs_region_arbitrate): the
+	 * slices' configs as last read from the limits. */
+	struct gs_sched_cfg *arb_cfg;
+	uint64_t arb_epoch;
+	/* [GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES]: each slice's ask */
+	const struct gs_sched_slice *(*arb_ask)[GS_REGION_MAX_SLICES];
 	/* Creators: the GPU table as they wrote it (gs_region_device), for
 	 * gs_region_rebuild_usage; and the mapping a rebuild replaced, kept
 	 * (guarded) until the next one, since other threads may still be
@@ -471,6 +483,15 @@ static gs_err open_file(const char *dir, const char *name, int flags,
 	return gs_fail(eb, GS_ERR_IO, "%s: %s", path, strerror(e));
 }
 
+/* Whether fd was opened for writing (a tenant opens a daemon's shared
+ * file read-only). */
+static bool usage_writable(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_ACCMODE) == O_RDWR;
+}
+
 static gs_err map_files(struct gs_region *r, bool lw, struct gs_errbuf *eb)
 {
 	void *p;
@@ -481,8 +502,9 @@ static gs_err map_files(struct gs_region *r, bool lw, struct gs_errbuf *eb)
 	if (p == MAP_FAILED)
 		goto fail;
 	r->rl = p;
-	p = mmap(NULL, sizeof(*r->ru), PROT_READ | PROT_WRITE, MAP_SHARED,
-	         r->ufd, 0);
+	p = mmap(NULL, sizeof(*r->ru),
+	         PROT_READ | (usage_writable(r->ufd) ? PROT_WRITE : 0),
+	         MAP_SHARED, r->ufd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
 	r->ru = p;
@@ -661,9 +683,10 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	if (ftruncate(r->ufd, (off_t)sizeof(*r->ru)) != 0 ||
 	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0)
 		goto fail_errno;
-	/* Modes regardless of umask: tenants write usage and read limits
-	 * through their views (views_publish). */
-	if (fchmod(r->ufd, 0666) != 0 || fchmod(r->lfd, 0600))
+	/* Modes regardless of umask: tenants read limits through their
+	 * views (views_publish); usage is the daemon's to write (arbiter)
+	 * or, in a region a runner made, its processes'. */
+	if (fchmod(r->ufd, owner ? 0644 : 0666) != 0 || fchmod(r->lfd, 0600))
 		goto fail_errno;
 	err = map_files(r, true, eb);
 	if (err != GS_OK)
@@ -672,6 +695,8 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	err = init_usage(r->ru, id, boot_id(), eb);
 	if (err != GS_OK)
 		return err;
+	if (owner)
+		r->ru->h.flags |= GS_RU_ARBITER;
 	init_limits(r->rl, id, boot_id(), owner);
 	if (rename(utmp, up) != 0 || rename(ltmp, lp) != 0)
 		goto fail_errno;
@@ -769,9 +794,13 @@ static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
 		if (err != GS_OK)
 			return err;
 		err = open_file(r->dir, GS_REGION_USAGE_FILE, O_RDWR, 0,
-		                &r->ufd, eb);
+		                &r->ufd, NULL);
+		if (err == GS_ERR_PERM) /* a daemon's: read, never written */
+			err = open_file(r->dir, GS_REGION_USAGE_FILE, O_RDONLY,
+			                0, &r->ufd, NULL);
 		if (err != GS_OK)
-			return err;
+			return open_file(r->dir, GS_REGION_USAGE_FILE, O_RDWR,
+			                 0, &r->ufd, eb);
 		if (fd_size(r->lfd) != sizeof(*r->rl) ||
 		    fd_size(r->ufd) != sizeof(*r->ru)) {
 			err = gs_fail(eb, GS_ERR_NOT_FOUND,
@@ -792,6 +821,12 @@ static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
 			return gs_fail(eb, GS_ERR_NOT_FOUND,
 			               "region in %s is from an earlier boot",
 			               r->dir);
+		r->arb_client = (r->ru->h.flags & GS_RU_ARBITER) != 0;
+		if (!r->arb_client && !usage_writable(r->ufd))
+			return gs_fail(eb, GS_ERR_PERM,
+			               "%s/%s: not writable, and no daemon "
+			               "arbitrates it",
+			               r->dir, GS_REGION_USAGE_FILE);
 		return GS_OK;
 	}
 	return err == GS_ERR_NOT_FOUND
@@ -901,6 +936,8 @@ void gs_region_close(struct gs_region *r)
 	(void)pthread_mutex_destroy(&r->omu);
 	(void)pthread_mutex_destroy(&r->fmu);
 	(void)pthread_rwlock_destroy(&r->remap);
+	free(r->arb_cfg);
+	free(r->arb_ask);
 	free(r);
 }
 
@@ -939,7 +976,7 @@ gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
 	fd = open(utmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 	          0600);
 	if (fd < 0 || ftruncate(fd, (off_t)sizeof(*nu)) != 0 ||
-	    fchmod(fd, 0666) != 0)
+	    fchmod(fd, (r->ru->h.flags & GS_RU_ARBITER) ? 0644 : 0666) != 0)
 		goto fail_errno;
 	p = mmap(NULL, sizeof(*nu), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
@@ -948,6 +985,7 @@ gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
 	err = init_usage(nu, r->rl->h.region_id, r->rl->h.boot_id, eb);
 	if (err != GS_OK)
 		goto fail;
+	nu->h.flags = r->ru->h.flags & GS_RU_ARBITER;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 		const struct gs_ru_device *c = &r->dev_copy[d];
 
@@ -1790,14 +1828,18 @@ static bool ru_follow(struct gs_region *r)
 	if (stat(path, &now) != 0 || fstat(r->ufd, &was) != 0 ||
 	    (now.st_ino == was.st_ino && now.st_dev == was.st_dev))
 		goto out;
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path,
+	          (usage_writable(r->ufd) ? O_RDWR : O_RDONLY) | O_CLOEXEC |
+	              O_NOFOLLOW);
 	if (fd < 0)
 		goto out;
 	if (fd_size(fd) != sizeof(*nu)) {
 		(void)close(fd);
 		goto out;
 	}
-	p = mmap(NULL, sizeof(*nu), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, sizeof(*nu),
+	         PROT_READ | (usage_writable(fd) ? PROT_WRITE : 0), MAP_SHARED,
+	         fd, 0);
 	if (p == MAP_FAILED) {
 		(void)close(fd);
 		goto out;
@@ -1866,6 +1908,8 @@ gs_err gs__region_lock(struct gs_region *r)
 		if (err != GS_OK)
 			return err;
 	}
+	if (r->arb_client)
+		return GS_OK; /* nothing shared to write: the arbiter's */
 	err = shared_lock(r);
 	if (err != GS_OK && me >= 0)
 		own_unlock(r, &r->own[me]);
@@ -1879,7 +1923,8 @@ void gs_region_set_lock_wait(struct gs_region *r, unsigned wait_ms)
 
 void gs__region_unlock(struct gs_region *r)
 {
-	shared_unlock(r);
+	if (!r->arb_client)
+		shared_unlock(r);
 	if (r->me >= 0)
 		own_unlock(r, &r->own[r->me]);
 }
@@ -2571,6 +2616,109 @@ bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
 	return true;
 }
 
+/* ---- the arbiter (GS_RU_ARBITER regions) ------------------------------ */
+
+static bool arbitrated(const struct gs_region *r)
+{
+	return (__atomic_load_n(&r->ru, __ATOMIC_ACQUIRE)->h.flags &
+	        GS_RU_ARBITER) != 0;
+}
+
+bool gs__region_arb_client(const struct gs_region *r)
+{
+	return r->arb_client;
+}
+
+void gs__region_bell(struct gs_region *r)
+{
+	struct gs_ru_file *ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
+
+	(void)syscall(SYS_futex, &ru->h.bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
+{
+	const struct gs_sched_slice *(*ask)[GS_REGION_MAX_SLICES];
+	struct gs_sched_params par;
+	bool wake[GS_REGION_MAX_DEVICES] = {false};
+	uint64_t now, next = 100000000ull;
+	struct gs_ru_file *ru;
+	int n = 0;
+	gs_err err;
+
+	*next_ns = next;
+	if (!r->limits_writable || !arbitrated(r))
+		return GS_ERR_PERM;
+	if (r->arb_cfg == NULL) {
+		r->arb_cfg = calloc(GS_REGION_MAX_SLICES, sizeof(*r->arb_cfg));
+		r->arb_ask = calloc(GS_REGION_MAX_DEVICES, sizeof(*ask));
+		if (r->arb_cfg == NULL || r->arb_ask == NULL)
+			return GS_ERR_NOMEM;
+	}
+	ask = r->arb_ask;
+	gs_sched_params_default(&par);
+	err = shared_lock(r);
+	if (err != GS_OK)
+		return err;
+	ru = ru_locked;
+	(void)gs__region_cfg_refresh(r, r->arb_cfg, &r->arb_epoch);
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
+		if (r->arb_cfg[s].live)
+			n = s + 1;
+	own_use(r);
+	for (int s = 0; s < n; s++) {
+		struct own_key key;
+		int k;
+
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+			ask[d][s] = NULL;
+		if (!r->arb_cfg[s].live)
+			continue;
+		key = slice_key(&r->rl->slice[s], s);
+		k = owner_find_key(r, &key, false, NULL);
+		if (k < 0)
+			continue;
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+			ask[d][s] = &r->own[k].ro->ask[d][s];
+	}
+	now = gs__mono_ns();
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_sched_arb a = {
+		    .dev = &ru->dev[d].sched,
+		    .pub = ru->sched[d],
+		    .ask = ask[d],
+		    .cfg = r->arb_cfg,
+		    .n = n,
+		    .par = &par,
+		};
+		uint64_t nx;
+
+		if (!__atomic_load_n(&ru->dev[d].in_use, __ATOMIC_ACQUIRE))
+			continue;
+		wake[d] = gs_sched_arbitrate(&a, now, &nx);
+		if (nx < next)
+			next = nx;
+	}
+	own_unuse(r);
+	shared_unlock(r);
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+		if (wake[d])
+			(void)syscall(SYS_futex, &ru->dev[d].sched.seq,
+			              FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	*next_ns = next;
+	return GS_OK;
+}
+
+void gs_region_arbiter_wait(struct gs_region *r, uint64_t ns)
+{
+	struct gs_ru_file *ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+	                      .tv_nsec = (long)(ns % 1000000000ull)};
+	uint32_t v = __atomic_load_n(&ru->h.bell, __ATOMIC_ACQUIRE);
+
+	(void)syscall(SYS_futex, &ru->h.bell, FUTEX_WAIT, v, &ts, NULL, 0);
+}
+
 /* ---- usage ------------------------------------------------------------ */
 
 static void books_export(struct gs_region *r, int d,
@@ -2666,6 +2814,15 @@ static int proc_find_self(struct gs_region *r, struct gs_own *o, int32_t pid,
 	return -1;
 }
 
+/* A process's work in flight and waits, taken off its slice's record. */
+static void sched_give_back(struct gs_sched_slice *ss,
+                            const struct gs_ru_books *pb)
+{
+	ss->inflight -= pb->inflight <= ss->inflight ? pb->inflight
+	                                             : ss->inflight;
+	ss->waiting -= pb->waiting <= ss->waiting ? pb->waiting : ss->waiting;
+}
+
 /*
  * Owner lock held: frees proc slot i of `o`, giving its share back to its
  * slice: memory in the owner's books, its work in flight and waits in
@@ -2700,21 +2857,17 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 				}
 				sched = sched || pb->inflight || pb->waiting;
 			}
-			if (sched && shared_lock(r) == GS_OK) {
-				for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
-					struct gs_ru_books *pb =
-					    &ro->proc_dev[i][d];
-					struct gs_sched_slice *ss =
-					    &r->ru->sched[d][s];
-
-					ss->inflight -=
-					    pb->inflight <= ss->inflight
-					        ? pb->inflight
-					        : ss->inflight;
-					ss->waiting -= pb->waiting <= ss->waiting
-					                   ? pb->waiting
-					                   : ss->waiting;
-				}
+			if (sched && arbitrated(r)) {
+				/* The slice's own record; the arbiter
+				 * publishes it. */
+				for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+					sched_give_back(&ro->ask[d][s],
+					                &ro->proc_dev[i][d]);
+				gs__region_bell(r);
+			} else if (sched && shared_lock(r) == GS_OK) {
+				for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+					sched_give_back(&r->ru->sched[d][s],
+					                &ro->proc_dev[i][d]);
 				shared_unlock(r);
 			}
 			if (us->n_procs > 0)
@@ -2724,6 +2877,8 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 	memset(ro->proc_dev[i], 0, sizeof(ro->proc_dev[i]));
 	p->state = GS_RU_PROC_FREE;
 	p->generation++;
+	if (r->arb_client)
+		return; /* the arbiter wakes whom it concerns */
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 		__atomic_add_fetch(&r->ru->dev[d].sched.seq, 1,
 		                   __ATOMIC_RELEASE);
@@ -3158,6 +3313,8 @@ int gs_region_device(struct gs_region *r, const char *uuid,
 		    uuid_same(dv->uuid, uuid))
 			return d;
 	}
+	if (r->arb_client)
+		return -(int)GS_ERR_NOT_FOUND; /* the daemon registers GPUs */
 	err = shared_lock(r);
 	if (err != GS_OK)
 		return -(int)err;

@@ -24,10 +24,14 @@
  * view of a uid with no slices. The writer republishes every view, under
  * the view's own seq, each time it changes the limits.
  *
- * usage (shared by every tenant, mode 0666; under the robust mutex in its
- * header, except the atomics noted). Only what slices of different owners
- * must see of each other to take turns on a GPU - nothing that sets a
- * limit, gives tokens or names a process:
+ * usage (under the robust mutex in its header, except the atomics noted).
+ * Only what slices of different owners must see of each other to take
+ * turns on a GPU - nothing that sets a limit, gives tokens or names a
+ * process. In a daemon's region (GS_RU_ARBITER) it is the daemon's, mode
+ * 0644: the scheduler records are what its arbiter published, and no
+ * tenant can write, lock or cut the file. In a region `gpuslice run` made
+ * for its own user (no arbiter) that user's processes write them, mode
+ * 0666 in a root-made one:
  *
  *   struct gs_ru_header                      256
  *   struct gs_ru_device[32]                  208 each (UUID, view, sched)
@@ -53,6 +57,9 @@
  *   struct gs_ru_proc[1024]                  128 each (who)
  *   struct gs_ru_books[1024][32]             64 each (each process's
  *                                            books per GPU)
+ *   struct gs_sched_slice[32][256]           64 each (layout 5, arbiter
+ *                                            regions: this owner's slices'
+ *                                            own scheduler records)
  *
  * Locks: an owner file's mutex guards its books, buckets and processes;
  * the shared mutex the scheduler records. A holder of both took the
@@ -85,6 +92,12 @@
 /* gs_ro_header.flags: the private books of one slice (slot, slice_gen),
  * books/usage.0.<slot>, not an owner's shared file. */
 #define GS_RO_PRIVATE 0x1u
+
+/* gs_ru_header.flags: the shared file is written by its creator alone (a
+ * daemon's region, mode 0644): the scheduler records in it are the
+ * arbiter's (gs_sched_arbitrate), each slice's processes write theirs in
+ * their owner file (gs_ro_file.ask) and ring `bell`. */
+#define GS_RU_ARBITER 0x1u
 
 /* gs_rl_header.flags */
 #define GS_RL_PRIVILEGED 0x1u
@@ -154,7 +167,10 @@ struct gs_ru_header {
 	uint32_t reserved0;
 	uint64_t reaped_total;    /* process slots reaped */
 	uint64_t lock_recoveries; /* EOWNERDEAD repairs */
-	uint8_t reserved1[48];
+	uint32_t flags;           /* GS_RU_* */
+	uint32_t bell; /* GS_RU_ARBITER: the arbiter sleeps on it; processes
+	                  wake it (FUTEX_WAKE needs no write access) */
+	uint8_t reserved1[40];
 	union gs_ru_mutex lock; /* at 128 */
 	uint8_t reserved2[64];
 };
@@ -259,6 +275,9 @@ struct gs_ro_file {
 	/* Apart from proc[], so that scanning the process table touches
 	 * 128 KiB, not every page of every process's books. */
 	struct gs_ru_books proc_dev[GS_REGION_MAX_PROCS][GS_REGION_MAX_DEVICES];
+	/* GS_RU_ARBITER regions: this owner's slices' own scheduler records
+	 * per GPU, which the arbiter reads (and never trusts). */
+	struct gs_sched_slice ask[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
 };
 static_assert(offsetof(struct gs_ro_file, slice) == 256, "owner slices");
 static_assert(sizeof(struct gs_ro_file) ==
@@ -266,7 +285,8 @@ static_assert(sizeof(struct gs_ro_file) ==
                       (64 + 64 * GS_REGION_MAX_DEVICES) * GS_REGION_MAX_SLICES +
                       32 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES +
                       128 * GS_REGION_MAX_PROCS +
-                      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_PROCS,
+                      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_PROCS +
+                      64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES,
               "gs_ro_file layout");
 
 /* ---- For the shim's modules: direct access under the lock ----------- */
@@ -282,10 +302,18 @@ struct gs_ro_file *gs__region_own(struct gs_region *r);
  * here. */
 struct gs_ro_file *gs__region_owner_file(struct gs_region *r, uint32_t uid);
 
+/* Whether this handle is a process of a GS_RU_ARBITER region other than
+ * its creator: the shared file is read-only to it, its slice's scheduler
+ * records are its owner file's `ask`, and it rings the bell when the
+ * arbiter should look. */
+bool gs__region_arb_client(const struct gs_region *r);
+/* Wakes the region's arbiter (no write needed). */
+void gs__region_bell(struct gs_region *r);
+
 /*
  * Takes the shared usage lock, and first the lock of this handle's own
  * owner file when it has one (repairing after a dead holder).
- * GS_ERR_TIMEOUT.
+ * GS_ERR_TIMEOUT. An arbiter's client takes its owner file's lock only.
  */
 gs_err gs__region_lock(struct gs_region *r);
 void gs__region_unlock(struct gs_region *r);

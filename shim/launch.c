@@ -301,29 +301,38 @@ static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
 }
 
 /* Region lock held, attached (so our owner file is mapped): the view of
- * GPU `dev`, with our owner's token buckets. */
-static void view_of(int dev, struct gs_sched_view *v)
+ * GPU `dev` for our slice `s`, with our owner's token buckets; in a
+ * daemon's region, with our slice's own record and the arbiter's bell
+ * (*bell set when it should be rung). */
+static void view_of(int dev, int s, struct gs_sched_view *v, bool *bell)
 {
 	struct gs_ru_file *ru = gs__region_usage(gs__g.region);
+	struct gs_ro_file *own = gs__region_own(gs__g.region);
 
 	(void)pthread_once(&par_once, par_init);
 	v->dev = &ru->dev[dev].sched;
 	v->sl = ru->sched[dev];
-	v->bk = gs__region_own(gs__g.region)->bucket[dev];
+	v->bk = own->bucket[dev];
 	v->cfg = cfg;
 	v->n = cfg_n;
 	v->par = &par;
+	v->mine = NULL;
+	v->self = s;
+	v->bell = bell;
+	if (gs__region_arb_client(gs__g.region) && s >= 0 &&
+	    s < GS_REGION_MAX_SLICES)
+		v->mine = &own->ask[dev][s];
 }
 
 /* Region lock held: charges one settled batch. */
 static void settle_one(struct gs_ru_proc *pr, const struct done *d,
-                       uint64_t now, bool *wake)
+                       uint64_t now, bool *wake, bool *bell)
 {
 	struct gs_sched_view v;
 	struct gs_ru_slice *us;
 	struct gs_ru_books *pb;
 
-	view_of(d->dev, &v);
+	view_of(d->dev, d->slice, &v, bell);
 	if (d->booked && gs_sched_complete(&v, d->slice, d->busy, d->charged,
 	                                   now))
 		*wake = true;
@@ -347,7 +356,7 @@ static void settle(const struct done *d, int n)
 {
 	struct gs_ru_proc *pr;
 	uint64_t now = gs__now();
-	bool wake[GS_REGION_MAX_DEVICES] = {false};
+	bool wake[GS_REGION_MAX_DEVICES] = {false}, bell = false;
 
 	if (n == 0 || gs__region_own(gs__g.region) == NULL ||
 	    gs__region_lock(gs__g.region) != GS_OK)
@@ -355,9 +364,11 @@ static void settle(const struct done *d, int n)
 	cfg_refresh();
 	pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
 	for (int i = 0; i < n; i++) {
-		settle_one(pr, &d[i], now, &wake[d[i].dev]);
+		settle_one(pr, &d[i], now, &wake[d[i].dev], &bell);
 	}
 	gs__region_unlock(gs__g.region);
+	if (bell)
+		gs__region_bell(gs__g.region);
 	for (int k = 0; k < GS_REGION_MAX_DEVICES; k++)
 		if (wake[k])
 			futex_wake(
@@ -807,7 +818,7 @@ static bool admit(struct ticket *t)
 	struct gs_ru_books *pb;
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
-	bool waited = false;
+	bool waited = false, bell = false;
 	uint32_t *seq;
 
 	if (gs__region_own(gs__g.region) == NULL ||
@@ -821,7 +832,7 @@ static bool admit(struct ticket *t)
 		return false;
 	}
 	t->slice = pr->slice;
-	view_of(t->dev, &v);
+	view_of(t->dev, t->slice, &v, &bell);
 	seq = &v.dev->seq;
 	now = gs__now();
 	for (;;) {
@@ -839,6 +850,10 @@ static bool admit(struct ticket *t)
 		}
 		s0 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 		gs__region_unlock(gs__g.region);
+		if (bell) {
+			bell = false;
+			gs__region_bell(gs__g.region);
+		}
 		if (s0 != before)
 			futex_wake(seq); /* we gave the turn away: its new
 			                    holder sleeps until told */
@@ -853,7 +868,7 @@ static bool admit(struct ticket *t)
 		if (gs__region_lock(gs__g.region) != GS_OK)
 			return false; /* a wedged region must not wedge us */
 		cfg_refresh();
-		view_of(t->dev, &v);
+		view_of(t->dev, t->slice, &v, &bell);
 		now = gs__now();
 		pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
 		if (pr == NULL || !cfg[t->slice].live) {
@@ -879,6 +894,8 @@ static bool admit(struct ticket *t)
 	}
 	t->want = __atomic_load_n(&v.dev->want, __ATOMIC_ACQUIRE);
 	gs__region_unlock(gs__g.region);
+	if (bell)
+		gs__region_bell(gs__g.region);
 	if (waited || !t->measure)
 		futex_wake(seq);
 	return true;

@@ -101,7 +101,15 @@ int gs__dev_slot(CUdevice ord, uint64_t *total)
 	slot = gs_region_device(gs__g.region, uuid, bytes);
 	(void)pthread_mutex_lock(&gs__g.mu);
 	o->total = bytes;
-	__atomic_store_n(&o->slot, slot >= 0 ? slot : -2, __ATOMIC_RELEASE);
+	/* A daemon registers its GPUs itself: one it has not yet (a MIG
+	 * instance just made) is asked for again later. */
+	__atomic_store_n(&o->slot,
+	                 slot >= 0 ? slot
+	                 : slot == -(int)GS_ERR_NOT_FOUND &&
+	                         gs__region_arb_client(gs__g.region)
+	                     ? -1
+	                     : -2,
+	                 __ATOMIC_RELEASE);
 	(void)pthread_mutex_unlock(&gs__g.mu);
 	if (slot < 0)
 		gs_error(GS_SHIM_TAG, "gpu=%s no region slot (%d)", uuid, slot);
@@ -834,9 +842,13 @@ static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
 	if (c->measured && nvml_self_used(c->dev, &after) &&
 	    after > c->before) {
 		act = after - c->before;
-		__atomic_store_n(
-		    &gs__region_usage(gs__g.region)->dev[c->dev].ctx_overhead,
-		    act, __ATOMIC_RELAXED);
+		/* Learned for the others, where the shared file is ours to
+		 * write (not a daemon's). */
+		if (!gs__region_arb_client(gs__g.region))
+			__atomic_store_n(&gs__region_usage(gs__g.region)
+			                      ->dev[c->dev]
+			                      .ctx_overhead,
+			                 act, __ATOMIC_RELAXED);
 	}
 	if (!adjust(c->dev, c->est, act)) {
 		(void)undo(ctx, c->ord);

@@ -88,12 +88,15 @@
 #include "gs/err.h"
 #include "gs/spec.h"
 
-#define GS_REGION_VERSION     4u /* 2: owner_uid in limits, uid in process slots;
+#define GS_REGION_VERSION     5u /* 2: owner_uid in limits, uid in process slots;
                                       3: books, buckets and processes in
                                       per-owner files (usage.<uid>);
                                       4: uid 0's slices of a privileged
                                       region keep theirs in a file of
-                                      their own (books/usage.0.<slot>) */
+                                      their own (books/usage.0.<slot>);
+                                      5: each slice's scheduler record
+                                      in its owner file, the shared
+                                      file the daemon's (arbiter) */
 #define GS_REGION_MAX_DEVICES 32
 #define GS_REGION_MAX_SLICES  256
 #define GS_REGION_MAX_PROCS   1024
@@ -333,6 +336,18 @@ gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb);
  */
 gs_err gs_region_repair_shared(struct gs_region *r, bool *rebuilt,
                                struct gs_errbuf *eb);
+/*
+ * The arbiter of a daemon's region (the OWNER's; GS_ERR_PERM for any
+ * other handle). One pass over every GPU in use: reads each slice's own
+ * scheduler record from its owner file, publishes a checked copy in the
+ * shared file, gives and takes back the turns, keeps the launch gate,
+ * and wakes the processes that waited on a change. OUT: *next_ns, when
+ * it wants the next pass (1 ms while slices are active, else up to
+ * 100 ms). One thread calls it, between gs_region_arbiter_wait()s.
+ */
+gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns);
+/* Sleeps up to `ns`, or until a process rings the region's bell. */
+void gs_region_arbiter_wait(struct gs_region *r, uint64_t ns);
 /* The directory the region lives in. */
 const char *gs_region_dir(const struct gs_region *r);
 

@@ -11,6 +11,11 @@
  * (after m->wake_lat, a host's wake-up latency) when a completion says a
  * waiter may now go or when an admission handed the turn over; those
  * waiting for a priority sleep their retry time.
+ *
+ * Arbitrated (g_arb, the daemon's regions): each slice keeps its own
+ * record (ask[]), the processes see only what the arbiter published
+ * (sl[], dev), and the arbiter runs when a process rings and at the
+ * deadline it asked for, after m->arb_lat (the daemon thread's wake-up).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +30,8 @@
 #define MS     1000000ULL
 #define US     1000ULL
 #define NS_MAX 8
+
+static bool g_arb; /* model_init makes arbitrated models */
 
 struct proc {
 	uint64_t kernel;   /* kernel length; 0 = this slice sends nothing */
@@ -44,6 +51,13 @@ struct proc {
 struct model {
 	struct gs_sched_dev dev;
 	struct gs_sched_slice sl[NS_MAX];
+	struct gs_sched_slice ask[NS_MAX]; /* arbitrated: each slice's own */
+	struct gs_sched_view vs[NS_MAX];   /* arbitrated: each slice's view */
+	const struct gs_sched_slice *askp[NS_MAX];
+	bool arb, bell;
+	int liar; /* >= 0: that slice rewrites its record without pause */
+	uint64_t arb_at;  /* next arbiter pass */
+	uint64_t arb_lat; /* a rung arbiter runs this much later */
 	struct gs_sched_bucket bk[NS_MAX];
 	struct gs_sched_cfg cfg[NS_MAX];
 	struct gs_sched_params par;
@@ -79,6 +93,51 @@ static void model_init(struct model *m, int n)
 	m->v.n = n;
 	m->v.par = &m->par;
 	m->now = 1000 * MS;
+	m->arb = g_arb;
+	m->liar = -1;
+	m->arb_lat = 30 * US;
+	m->arb_at = m->now;
+	for (int i = 0; i < n; i++) {
+		m->ask[i].generation = 1;
+		m->askp[i] = &m->ask[i];
+		m->vs[i] = m->v;
+		m->vs[i].mine = &m->ask[i];
+		m->vs[i].self = i;
+		m->vs[i].bell = &m->bell;
+	}
+}
+
+/* The view slice i's processes act through. */
+static const struct gs_sched_view *V(struct model *m, int i)
+{
+	return m->arb ? &m->vs[i] : &m->v;
+}
+
+/* Arbitrated: the arbiter's pass when it is due (rung, or its deadline). */
+static void arbiter(struct model *m)
+{
+	struct gs_sched_arb a = {
+	    .dev = &m->dev,
+	    .pub = m->sl,
+	    .ask = m->askp,
+	    .cfg = m->cfg,
+	    .n = m->n,
+	    .par = &m->par,
+	};
+	uint64_t next;
+
+	if (!m->arb)
+		return;
+	if (m->bell) {
+		m->bell = false;
+		if (m->arb_at > m->now + m->arb_lat)
+			m->arb_at = m->now + m->arb_lat;
+	}
+	if (m->arb_at > m->now)
+		return;
+	if (gs_sched_arbitrate(&a, m->now, &next))
+		m->wake = true;
+	m->arb_at = m->now + next;
 }
 
 static void try_submit(struct model *m, int i)
@@ -90,13 +149,13 @@ static void try_submit(struct model *m, int i)
 
 	if (p->asked == 0)
 		p->asked = m->now;
-	if (gs_sched_admit(&m->v, i, p->est, m->now, &retry, &p->why) ==
+	if (gs_sched_admit(V(m, i), i, p->est, m->now, &retry, &p->why) ==
 	    GS_SCHED_WAIT) {
 		if (m->dev.seq != seq)
 			m->wake = true; /* it gave the turn away */
 		assert_true(p->why != GS_SCHED_WHY_NONE);
 		if (!p->waiting) {
-			gs_sched_wait_begin(&m->v, i, m->now);
+			gs_sched_wait_begin(V(m, i), i, m->now);
 			p->waiting = true;
 		}
 		assert_true(retry > 0);
@@ -104,7 +163,7 @@ static void try_submit(struct model *m, int i)
 		return;
 	}
 	if (p->waiting) {
-		gs_sched_wait_end(&m->v, i);
+		gs_sched_wait_end(V(m, i), i);
 		p->waiting = false;
 	}
 	start = m->gpu_free > m->now ? m->gpu_free : m->now;
@@ -114,12 +173,38 @@ static void try_submit(struct model *m, int i)
 	p->next_try = 0;
 }
 
+/*
+ * Slice i claims, in every record it can write, to be waiting, busy for
+ * seconds, to hold the turn and to have used nothing. Without an arbiter
+ * it writes the shared records (and the turn); with one, only its own.
+ */
+static void lie(struct model *m, int i)
+{
+	struct gs_sched_slice *S = m->arb ? &m->ask[i] : &m->sl[i];
+
+	S->generation = m->cfg[i].generation;
+	S->waiting = 1;
+	S->seen_ns = m->now;
+	S->last_active_ns = m->now;
+	S->inflight = 1;
+	S->busy_until_ns = m->now + 5000 * MS;
+	S->vtime = 0;
+	S->broke_until_ns = 0;
+	if (!m->arb) {
+		m->dev.holder = i;
+		m->dev.holder_gen = m->cfg[i].generation;
+		m->dev.holder_since_ns = m->now;
+	}
+}
+
 /* Runs the model until `until`, counting busy time from `from`. */
 static void run(struct model *m, uint64_t from, uint64_t until)
 {
 	while (m->now < until) {
 		uint64_t next = until;
 
+		if (m->liar >= 0)
+			lie(m, m->liar);
 		for (int i = 0; i < m->n; i++) {
 			struct proc *p = &m->p[i];
 
@@ -133,7 +218,7 @@ static void run(struct model *m, uint64_t from, uint64_t until)
 					p->busy += p->end - a;
 					m->gpu_busy += p->end - a;
 				}
-				if (gs_sched_complete(&m->v, i, p->kernel,
+				if (gs_sched_complete(V(m, i), i, p->kernel,
 				                      p->est, m->now))
 					m->wake = true;
 				p->est = p->kernel;
@@ -151,6 +236,11 @@ static void run(struct model *m, uint64_t from, uint64_t until)
 			if (p->end == 0 && p->next_try < next)
 				next = p->next_try;
 		}
+		arbiter(m);
+		if (m->arb && m->bell && m->arb_at > m->now + m->arb_lat)
+			m->arb_at = m->now + m->arb_lat;
+		if (m->arb && m->arb_at < next)
+			next = m->arb_at;
 		if (m->wake) {
 			/* futex wake-up: waiters look again (a priority
 			 * waiter sleeps on) */
@@ -531,7 +621,8 @@ static void short_kernels_keep_the_gpu_busy_with_late_wake_ups(void **state)
 	assert_in_range((int)(share(&m, 0, w) * 1000), 190, 205);
 	assert_in_range((int)(share(&m, 1, w) * 1000), 290, 305);
 	assert_in_range((int)(share(&m, 2, w) * 1000), 485, 505);
-	assert_true((double)m.gpu_busy / (double)w > 0.985);
+	/* Under the arbiter each hand-over also waits for its wake-up. */
+	assert_true((double)m.gpu_busy / (double)w > (m.arb ? 0.975 : 0.985));
 }
 
 /* The end of a slice's work wakes waiters only when one of them may go:
@@ -696,6 +787,146 @@ static void forged_waiters_and_turn_holds_expire(void **state)
 	                 GS_SCHED_GO);
 }
 
+/* The behaviour tests above, arbitrated: the same shares and latencies
+ * when the daemon's arbiter gives the turns. */
+#define ARBITRATED(fn)                                                         \
+	static void fn##_when_arbitrated(void **state)                         \
+	{                                                                      \
+		g_arb = true;                                                  \
+		fn(state);                                                     \
+		g_arb = false;                                                 \
+	}
+ARBITRATED(strict_limit_alone_gets_its_share)
+ARBITRATED(slices_of_20_30_50_share_a_saturated_gpu_in_that_ratio)
+ARBITRATED(share_mode_uses_time_nobody_else_wants)
+ARBITRATED(share_mode_keeps_its_guarantee_next_to_a_strict_slice)
+ARBITRATED(weights_divide_contended_time_among_equals)
+ARBITRATED(equals_without_weights_alternate_fairly)
+ARBITRATED(high_priority_keeps_its_latency_next_to_a_batch_job)
+ARBITRATED(lower_priority_runs_once_the_higher_one_goes_quiet)
+ARBITRATED(short_kernels_keep_the_gpu_busy_with_late_wake_ups)
+
+/*
+ * A tenant that rewrites its slice's records without pause (waiting, busy
+ * for seconds, holding the turn, no time used). Where it can write the
+ * shared records and the turn (no arbiter) its equal neighbour is starved;
+ * under the arbiter it writes only its own, and the neighbour keeps its
+ * half of the turns, less the `drain` (10 ms) its claimed work in flight
+ * may hold the next holder back after each of its 20 ms turns: 20 / 50.
+ */
+static void a_liar_cannot_starve_its_neighbour_under_the_arbiter(void **state)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+
+	(void)state;
+	g_arb = false;
+	model_init(&m, 2);
+	m.liar = 1;
+	m.p[0].kernel = 1 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	assert_true(share(&m, 0, w) < 0.10); /* what the arbiter prevents */
+
+	g_arb = true;
+	model_init(&m, 2);
+	m.liar = 1;
+	m.p[0].kernel = 1 * MS;
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	g_arb = false;
+	assert_true(share(&m, 0, w) > 0.38);
+	/* The shared records are the arbiter's: the liar's claims of work
+	 * in flight are not published while it has no turn. */
+	assert_true(m.dev.holder == 0 || m.dev.holder == 1);
+}
+
+/* The arbiter publishes a slice's record, never takes it on trust: times
+ * in the future are now, and a stranger's work in flight is not shown. */
+static void the_arbiter_checks_what_it_publishes(void **state)
+{
+	struct model m;
+	uint64_t next;
+	struct gs_sched_arb a;
+
+	(void)state;
+	g_arb = true;
+	model_init(&m, 2);
+	g_arb = false;
+	a = (struct gs_sched_arb){.dev = &m.dev, .pub = m.sl, .ask = m.askp,
+	                          .cfg = m.cfg, .n = 2, .par = &m.par};
+	m.ask[1].last_active_ns = m.now + 1000 * MS;
+	m.ask[1].seen_ns = m.now + 1000 * MS;
+	m.ask[0].inflight = 3;
+	m.ask[0].busy_until_ns = m.now + 1 * MS;
+	m.ask[1].inflight = 2;
+	m.ask[1].busy_until_ns = m.now + 1 * MS;
+	(void)gs_sched_arbitrate(&a, m.now, &next);
+	assert_true(m.sl[1].last_active_ns <= m.now);
+	assert_true(m.sl[1].seen_ns <= m.now);
+	/* One of them got the turn; the other's work is not published. */
+	assert_true(m.dev.holder == 0 || m.dev.holder == 1);
+	assert_int_equal(m.sl[1 - m.dev.holder].inflight, 0);
+	assert_true(m.sl[m.dev.holder].inflight > 0);
+	assert_int_equal(next, 1 * MS);
+	/* A slice gone from the limits is gone from what is published. */
+	m.cfg[1].live = false;
+	(void)gs_sched_arbitrate(&a, m.now + 1 * MS, &next);
+	assert_int_equal(m.sl[1].generation, 0);
+	assert_int_equal(m.sl[1].inflight, 0);
+}
+
+/* Under the arbiter a process writes only its own record: admission,
+ * waits and completion leave the published records and the turn alone,
+ * and ring the bell when the arbiter should look. */
+static void a_process_of_an_arbitrated_region_writes_only_its_own_record(
+    void **state)
+{
+	struct model m;
+	struct gs_sched_dev before;
+	struct gs_sched_slice pub[2];
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	g_arb = true;
+	model_init(&m, 2);
+	g_arb = false;
+	m.cfg[0].prio = GS_REGION_PRIO_LOW;
+	m.cfg[1].prio = GS_REGION_PRIO_LOW;
+	before = m.dev;
+	memcpy(pub, m.sl, sizeof(pub));
+	assert_int_equal(
+	    gs_sched_admit(&m.vs[0], 0, 1 * MS, m.now, &retry, &why),
+	    GS_SCHED_GO); /* alone: it goes without a turn */
+	assert_true(m.bell); /* it became active */
+	m.bell = false;
+	gs_sched_wait_begin(&m.vs[0], 0, m.now);
+	assert_true(m.bell);
+	gs_sched_wait_end(&m.vs[0], 0);
+	m.bell = false;
+	assert_false(gs_sched_complete(&m.vs[0], 0, 1 * MS, 1 * MS,
+	                               m.now + 1 * MS));
+	assert_true(m.bell); /* nothing left in flight */
+	assert_memory_equal(&before, &m.dev, sizeof(before));
+	assert_memory_equal(pub, m.sl, sizeof(pub));
+	assert_int_equal(m.ask[0].inflight, 0);
+	assert_true(m.ask[0].last_active_ns == m.now + 1 * MS);
+
+	/* Another slice of its priority active (as published): it asks. */
+	m.sl[1].last_active_ns = m.now + 1 * MS;
+	assert_int_equal(gs_sched_admit(&m.vs[0], 0, 1 * MS, m.now + 2 * MS,
+	                                &retry, &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_TURN);
+	/* Given the turn by the arbiter, it goes. */
+	m.dev.holder = 0;
+	m.dev.holder_gen = 1;
+	assert_int_equal(gs_sched_admit(&m.vs[0], 0, 1 * MS, m.now + 2 * MS,
+	                                &retry, &why),
+	                 GS_SCHED_GO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -730,6 +961,27 @@ int main(void)
 	        a_high_priority_at_its_limit_leaves_the_rest_to_lower_ones),
 	    cmocka_unit_test(the_shared_record_cannot_give_tokens),
 	    cmocka_unit_test(forged_waiters_and_turn_holds_expire),
+	    cmocka_unit_test(strict_limit_alone_gets_its_share_when_arbitrated),
+	    cmocka_unit_test(
+	        slices_of_20_30_50_share_a_saturated_gpu_in_that_ratio_when_arbitrated),
+	    cmocka_unit_test(
+	        share_mode_uses_time_nobody_else_wants_when_arbitrated),
+	    cmocka_unit_test(
+	        share_mode_keeps_its_guarantee_next_to_a_strict_slice_when_arbitrated),
+	    cmocka_unit_test(
+	        weights_divide_contended_time_among_equals_when_arbitrated),
+	    cmocka_unit_test(
+	        equals_without_weights_alternate_fairly_when_arbitrated),
+	    cmocka_unit_test(
+	        high_priority_keeps_its_latency_next_to_a_batch_job_when_arbitrated),
+	    cmocka_unit_test(
+	        lower_priority_runs_once_the_higher_one_goes_quiet_when_arbitrated),
+	    cmocka_unit_test(
+	        short_kernels_keep_the_gpu_busy_with_late_wake_ups_when_arbitrated),
+	    cmocka_unit_test(a_liar_cannot_starve_its_neighbour_under_the_arbiter),
+	    cmocka_unit_test(the_arbiter_checks_what_it_publishes),
+	    cmocka_unit_test(
+	        a_process_of_an_arbitrated_region_writes_only_its_own_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
