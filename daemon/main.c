@@ -6,7 +6,9 @@
  *   run:   the API's threads serve requests; one tick thread runs the
  *          watchdog (every watchdog.interval_ms), Xid events (every
  *          100 ms), housekeeping and the reconciler (every second) and
- *          the ledger (every ledger.interval_ms)
+ *          the ledger (every ledger.interval_ms); the arbiter thread
+ *          gives the compute turns on every GPU (gs_region_arbitrate,
+ *          woken by the processes' bell, at least every 100 ms)
  *   stop:  SIGTERM/SIGINT: stop serving, a last ledger row, flush, close.
  *          Slices, MPS daemons and tenants keep running; the next start
  *          recovers them. kill -9 loses nothing acknowledged either.

@@ -48,9 +48,9 @@ void gs_sched_params_default(struct gs_sched_params *p)
 	 * claiming 10 s ahead is not one a shim wrote. */
 	p->busy_max = 10000 * MS;
 	/* Under the arbiter, a slice's work still in flight holds the next
-	 * holder back this long at most after it lost the turn (queues are
-	 * a few ms; a longer kernel then shares the GPU for its rest). */
-	p->drain = 10 * MS;
+	 * holder back this long at most after it lost the turn (charged to
+	 * it meanwhile; a longer kernel then shares the GPU for its rest). */
+	p->drain = 100 * MS;
 }
 
 bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c)
@@ -514,9 +514,16 @@ bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 	if (S->inflight == 0)
 		S->busy_until_ns = now;
 	if (arbitrated(v)) {
-		/* The arbiter wakes the waiters (and hands the turn on). */
-		if (S->inflight == 0)
-			ring(v);
+		/* The arbiter wakes the waiters (and hands the turn on): it
+		 * is rung when one of our priority waits for a turn (those
+		 * waiting for a priority sleep their time; a process of ours
+		 * that waits takes our next admission). */
+		for (int t = 0; t < v->n && S->inflight == 0; t++)
+			if (t != s && valid(v, t) && v->cfg[t].prio == c->prio &&
+			    waits(v, t, now)) {
+				ring(v);
+				break;
+			}
 		return false;
 	}
 	if (gs_sched_cfg_enforcing(c))
@@ -630,7 +637,8 @@ bool gs_sched_arbitrate(const struct gs_sched_arb *a, uint64_t now,
 	struct gs_sched_view v;
 	int h = d->holder, top = -1, b, e, old = d->holder;
 	uint64_t last = d->arb_ns;
-	bool wanted = false, any = false, wake = false, contended;
+	bool wanted = false, any = false, wake = false, turns = false,
+	     contended;
 	uint32_t inflight_before[GS_REGION_MAX_SLICES];
 
 	arb_view(a, &v);
@@ -643,6 +651,12 @@ bool gs_sched_arbitrate(const struct gs_sched_arb *a, uint64_t now,
 	for (int t = 0; t < a->n; t++) {
 		if (!valid(&v, t) || !active(&v, t, now))
 			continue;
+		/* Turns are contended when a slice waits while another of
+		 * its priority is active: then look every `idle`. */
+		for (int u = 0; u < a->n && !turns; u++)
+			turns = u != t && valid(&v, u) && !a->cfg[t].mps &&
+			        a->cfg[u].prio == a->cfg[t].prio &&
+			        waits(&v, t, now) && active(&v, u, now);
 		any = true;
 		if (gs_sched_cfg_enforcing(&a->cfg[t]))
 			d->enforced_ns = now;
@@ -676,11 +690,17 @@ bool gs_sched_arbitrate(const struct gs_sched_arb *a, uint64_t now,
 		bool idle;
 
 		/* Held back by work still in flight of a previous holder,
-		 * it could not launch: that time is not idleness. */
-		for (int t = 0; t < a->n; t++)
-			if (t != h && valid(&v, t) &&
-			    a->cfg[t].prio == a->cfg[h].prio && busy(&v, t, now))
-				d->drained_ns = now;
+		 * it could not launch: that time is not idleness, and the
+		 * GPU was the other's: charged to it. */
+		for (int t = 0; t < a->n; t++) {
+			if (t == h || !valid(&v, t) ||
+			    a->cfg[t].prio != a->cfg[h].prio || !busy(&v, t, now))
+				continue;
+			d->drained_ns = now;
+			if (last != 0 && now > last)
+				a->pub[t].vtime +=
+				    (now - last) * 1000 / w_eff(&a->cfg[t]);
+		}
 		/* Its quantum starts once it can use the GPU. */
 		if (d->drained_ns > d->holder_since_ns)
 			d->holder_since_ns = d->drained_ns;
@@ -754,10 +774,17 @@ bool gs_sched_arbitrate(const struct gs_sched_arb *a, uint64_t now,
 
 		if (__atomic_load_n(&d->gate, __ATOMIC_RELAXED) != g)
 			__atomic_store_n(&d->gate, g, __ATOMIC_RELEASE);
-		if (on && !any)
+		/* Contended turns: every `idle` (a holder gone quiet, a
+		 * quantum over). Activity alone: often enough that what is
+		 * published (a priority's linger) stays fresh. */
+		if (turns)
+			*next_ns = a->par->idle;
+		else if (any)
+			*next_ns = a->par->linger / 4;
+		else if (on)
 			*next_ns = d->enforced_ns + a->par->presence - now;
 		else
-			*next_ns = any ? 1 * MS : 100 * MS;
+			*next_ns = 100 * MS;
 	}
 	d->arb_ns = now;
 	return wake;

@@ -243,9 +243,12 @@ void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now);
  *   - turns are given and taken back by the arbiter: a holder keeps the
  *     turn for `quantum` at most while others wait, whatever it claims;
  *   - the virtual time that orders turns is charged by the arbiter for
- *     the wall time a slice held the turn while others waited (never
- *     less than what the slice itself reports), so claiming to have used
- *     nothing wins no extra turn;
+ *     the wall time the GPU was a slice's while others waited: the time
+ *     it held the turn, and the time its work still in flight held the
+ *     next holder back (never less than what the slice itself reports),
+ *     so claiming to have used nothing, or to be busy, wins no extra
+ *     time: a liar gets the share of the GPU its weight gives, and wastes
+ *     it;
  *   - work "in flight" of a slice that has not held the turn for `drain`
  *     is not published (it cannot hold back the holder for longer), and
  *     a holder's quantum starts once such work no longer holds it back;

@@ -107,6 +107,8 @@ struct gs_region {
 	 * creator's, mapped read-only; scheduler records go to the owner
 	 * file (ask) and the arbiter is woken through the bell. */
 	bool arb_client;
+	uint64_t follow_ns; /* arb_client: when it last looked for a new
+	                       shared file (mono ns, atomic) */
 	/* Creators of a GS_RU_ARBITER region (gs_region_arbitrate): the
 	 * slices' configs as last read from the limits. */
 	struct gs_sched_cfg *arb_cfg;
@@ -1908,8 +1910,21 @@ gs_err gs__region_lock(struct gs_region *r)
 		if (err != GS_OK)
 			return err;
 	}
-	if (r->arb_client)
-		return GS_OK; /* nothing shared to write: the arbiter's */
+	if (r->arb_client) {
+		/* Nothing shared to write: the arbiter's. One that has not
+		 * passed for a second may have moved to a new file (a
+		 * repaired one): follow it, looking at most every 100 ms. */
+		uint64_t now = gs__mono_ns(),
+		         beat = __atomic_load_n(&r->ru->h.arb_beat_ns,
+		                                __ATOMIC_ACQUIRE),
+		         last = __atomic_load_n(&r->follow_ns, __ATOMIC_RELAXED);
+
+		if (now > beat + 1000000000ull && now > last + 100000000ull) {
+			__atomic_store_n(&r->follow_ns, now, __ATOMIC_RELAXED);
+			(void)ru_follow(r);
+		}
+		return GS_OK;
+	}
 	err = shared_lock(r);
 	if (err != GS_OK && me >= 0)
 		own_unlock(r, &r->own[me]);
@@ -2699,6 +2714,7 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 		if (nx < next)
 			next = nx;
 	}
+	__atomic_store_n(&ru->h.arb_beat_ns, now, __ATOMIC_RELEASE);
 	own_unuse(r);
 	shared_unlock(r);
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)

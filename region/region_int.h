@@ -170,7 +170,8 @@ struct gs_ru_header {
 	uint32_t flags;           /* GS_RU_* */
 	uint32_t bell; /* GS_RU_ARBITER: the arbiter sleeps on it; processes
 	                  wake it (FUTEX_WAKE needs no write access) */
-	uint8_t reserved1[40];
+	uint64_t arb_beat_ns; /* the arbiter's last pass (mono ns) */
+	uint8_t reserved1[32];
 	union gs_ru_mutex lock; /* at 128 */
 	uint8_t reserved2[64];
 };

@@ -1063,7 +1063,13 @@ static void a_pod_joins_its_own_slice_and_no_other_pods(void **state)
 	/* Its own: joined, and the books are the ones the daemon reads. */
 	assert_int_equal(gs_region_slice_find(t, "pod-a", &ref), GS_OK);
 	assert_int_equal(gs_region_proc_attach(t, &ref, 0, &p, NULL), GS_OK);
-	dev = gs_region_device(t, "GPU-pod", 0);
+	/* The GPU table is the daemon's: a pod finds the GPUs it listed and
+	 * adds none. */
+	dev = gs_region_device(f->r, "GPU-pod", 0);
+	assert_true(dev >= 0);
+	assert_int_equal(gs_region_device(t, "GPU-pod", 0), dev);
+	assert_int_equal(gs_region_device(t, "GPU-unknown", 0),
+	                 -(int)GS_ERR_NOT_FOUND);
 	assert_int_equal(gs_region_mem_reserve(t, &p, dev, 256 * MiB), GS_OK);
 	assert_int_equal(gs_region_slice_usage(f->r, &a, &u), GS_OK);
 	assert_true(u.mem_used == 256 * MiB);

@@ -2,8 +2,9 @@
 # A tenant cannot freeze gpusliced. While another process holds flock on
 # the limits a tenant can open (limits.public, its view; the daemon's own
 # limits and limits.lock are closed to tenants) or holds, stopped, the
-# usage file's shared mutex (every tenant can map it), slice creation,
-# listing, deletion and /healthz all still answer, each within 2 s.
+# usage file's shared mutex (the daemon's, 0644: closed to tenants too,
+# so only a root process can), slice creation, listing, deletion and
+# /healthz all still answer, each within 2 s.
 . "$(dirname "$0")/lib.sh" "$1"
 HOLD=$B/tests/gs-daemon-lock-holder
 [ -x "$HOLD" ] || { echo "SKIP: no gs-daemon-lock-holder"; exit 77; }
@@ -17,9 +18,12 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	TENANT=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 fi
 
-# hold MODE PATH: starts a holder, waits until it holds, stops it.
+# hold MODE PATH [root]: starts a holder (a tenant, or root), waits until
+# it holds, stops it.
 hold() {
-	"${TENANT[@]}" "$HOLD" "$1" "$2" >"$WORK/hold.out" 2>&1 &
+	local who=("${TENANT[@]}")
+	[ "${3:-}" = root ] && who=()
+	"${who[@]}" "$HOLD" "$1" "$2" >"$WORK/hold.out" 2>&1 &
 	HPID=$!
 	PIDS+=("$HPID")
 	wait_until 5 grep -q held "$WORK/hold.out" || fail "holder did not take $1 on $2: $(cat "$WORK/hold.out")"
@@ -57,13 +61,16 @@ if [ ${#TENANT[@]} -gt 0 ]; then
 	timeout 5 "${TENANT[@]}" "$HOLD" flock "$RUNDIR/limits" >"$WORK/deny.out" 2>&1 &&
 		fail "a tenant could open the daemon's limits"
 	grep -q "Permission denied" "$WORK/deny.out" || fail "limits: $(cat "$WORK/deny.out")"
+	timeout 5 "${TENANT[@]}" "$HOLD" mutex "$RUNDIR/usage" >"$WORK/deny.out" 2>&1 &&
+		fail "a tenant could take the shared usage mutex"
+	grep -q "Permission denied" "$WORK/deny.out" || fail "usage: $(cat "$WORK/deny.out")"
 fi
 
 hold flock "$RUNDIR/limits.public"
 exercise flock
 unhold
 
-hold mutex "$RUNDIR/usage"
+hold mutex "$RUNDIR/usage" root
 exercise mutex
 unhold
 

@@ -57,7 +57,12 @@ gs_add_shell_test(daemon_state_db_is_private_and_tenant_metrics_show_only_their_
                   tests/integration/daemon/privacy.sh TIMEOUT 120)
 gs_add_shell_test(daemon_refuses_a_second_daemon_an_empty_or_foreign_db_and_a_bad_row
                   tests/integration/daemon/startup_safety.sh LABELS asan TIMEOUT 180)
+gs_add_shell_test(daemon_turns_follow_weights_and_priority_under_the_arbiter
+                  tests/integration/daemon/arbiter.sh TIMEOUT 180)
+set_tests_properties(daemon_turns_follow_weights_and_priority_under_the_arbiter
+                     PROPERTIES RUN_SERIAL TRUE)
 set_tests_properties(
+  daemon_turns_follow_weights_and_priority_under_the_arbiter
   daemon_state_db_is_private_and_tenant_metrics_show_only_their_slices
   daemon_refuses_a_second_daemon_an_empty_or_foreign_db_and_a_bad_row
   daemon_one_user_cannot_hold_the_api_with_idle_connections

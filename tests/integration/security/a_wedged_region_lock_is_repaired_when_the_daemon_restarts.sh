@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Every tenant can map the region's usage file and take its shared mutex.
-# Mallory takes it and stops (a holder that never lets go, like a forged
-# owner thread id). Waits on it have deadlines, so the daemon keeps
-# answering (freeze.sh); and when the daemon restarts it repairs the
-# region: it cannot take the lock within the deadline, so it makes new
-# region files, and new work in the slices runs again, capped, while the
-# holder is still stopped.
+# The region's shared mutex is closed to tenants (the usage file is the
+# daemon's, 0644: Mallory is refused it). A root process stopped holding
+# it - a holder that never lets go - is what is left. Waits on it have
+# deadlines, so the daemon keeps answering (freeze.sh); and when the
+# daemon restarts it repairs the region: it cannot take the lock within
+# the deadline, so it makes new region files, and new work in the slices
+# runs again, capped, while the holder is still stopped.
 . "$(dirname "$0")/lib.sh" "$1"
 
 sim_node

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Mallory takes the shared usage file's mutex (every tenant can map that
-# file) and stops, with Alice's processes running: one holding memory,
-# one burning in a 50 % slice (its launches take the shared lock). Without
-# a restart, the daemon finds the lock out of reach for 3 s and builds a
-# fresh shared file (region.repaired event); new runs start, capped, and
-# the running processes move to the new file when they find their lock
-# out of reach: the memory holder allocates under its cap, the burn
-# launches again at its share. (Before, every scheduled launch on the
-# node waited 3 s for the lock until gpusliced restarted.)
+# The shared usage file's mutex is the daemon's arbiter's (the file is the
+# daemon's, 0644: Mallory is refused it, on permissions). A root process
+# stopped holding it - the one way left to wedge it - with Alice's
+# processes running: one holding memory, one burning in a 50 % slice.
+# Without a restart, the daemon finds the lock out of reach for 3 s and
+# builds a fresh shared file (region.repaired event); new runs start,
+# capped, and the running processes move to the new file once its
+# arbiter has been silent for a second: the memory holder allocates under
+# its cap, the burn launches again at its share. (Before layout 5 any
+# tenant could take this lock, and before the repair every scheduled
+# launch on the node waited for it until gpusliced restarted.)
 . "$(dirname "$0")/lib.sh" "$1"
 [ -x "$BURN" ] || { echo "SKIP: no gs-burn"; exit 77; }
 

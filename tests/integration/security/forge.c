@@ -18,6 +18,15 @@
  *                                        slice not the caller's
  *   gs-region-forge refill DIR SLICE SEC for SEC seconds, keep SLICE's
  *                                        token buckets full
+ *   gs-region-forge turns DIR SLICE SEC  for SEC seconds, claim the turn
+ *                                        on every GPU for SLICE (the
+ *                                        caller's) and tell the others
+ *                                        nobody else waits or has tokens,
+ *                                        in the shared file when it can
+ *                                        write it, and in SLICE's own
+ *                                        scheduler records (layout 5:
+ *                                        the only ones a tenant can);
+ *                                        prints what it could write
  *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
  *                                        N") and memory in use ("mem N")
  *   gs-region-forge slot DIR SLICE       print SLICE's slot number
@@ -245,6 +254,11 @@ static int hold_tokens(const char *dir, const struct gs_rl_file *rl, int s,
 	int rc = books_of(dir, rl, s, O_RDWR, &b);
 
 #if GS_REGION_VERSION >= 3
+	if (rc != 0 && tokens < 0 && ru == NULL) {
+		/* Layout 5: the shared file is the daemon's too. */
+		printf("bucket out of reach; shared record out of reach\n");
+		return 1;
+	}
 	if (rc != 0 && tokens < 0 && ru != NULL) {
 		/* The bucket is out of reach: lie about it where the
 		 * others look instead. */
@@ -275,6 +289,72 @@ static int hold_tokens(const char *dir, const struct gs_rl_file *rl, int s,
 		nanosleep(&nap, NULL);
 	}
 	return 0;
+}
+
+/* One slice's scheduler record, claiming everything. */
+static void claim(struct gs_sched_slice *S, uint64_t gen, uint64_t now)
+{
+	S->generation = gen;
+	S->waiting = 1;
+	S->seen_ns = now;
+	S->last_active_ns = now;
+	S->inflight = 1;
+	S->busy_until_ns = now + 5000000000ULL;
+	S->vtime = 0;
+	S->broke_until_ns = 0;
+}
+
+/* turns: slice s (ours) takes the turns, the others are told to wait. */
+static int turns(const char *dir, const struct gs_rl_file *rl, int s,
+                 double sec)
+{
+	uint64_t end = mono_ns() + (uint64_t)(sec * 1e9);
+	uint64_t gen = rl->slice[s].generation;
+	struct gs_ru_file *ru = map(dir, GS_REGION_USAGE_FILE, O_RDWR);
+	struct gs_sched_slice (*own)[GS_REGION_MAX_SLICES] = NULL;
+
+#if GS_REGION_VERSION >= 5
+	{
+		char name[64];
+		struct gs_ro_file *ro;
+
+		snprintf(name, sizeof(name), "%s.%u", GS_REGION_USAGE_FILE,
+		         (unsigned)geteuid());
+		ro = map(dir, name, O_RDWR);
+		if (ro != NULL)
+			own = ro->ask;
+	}
+#endif
+	printf("shared file %s; own records %s\n",
+	       ru ? "written" : "out of reach", own ? "written" : "none");
+	fflush(stdout);
+	if (ru == NULL && own == NULL)
+		return 1;
+	while (mono_ns() < end) {
+		struct timespec nap = {0, 100000L};
+		uint64_t now = mono_ns();
+
+		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+			if (own != NULL)
+				claim(&own[d][s], gen, now);
+			if (ru == NULL)
+				continue;
+			claim(&ru->sched[d][s], gen, now);
+			ru->dev[d].sched.holder = s;
+			ru->dev[d].sched.holder_gen = gen;
+			ru->dev[d].sched.holder_since_ns = now;
+			for (int t = 0; t < GS_REGION_MAX_SLICES; t++) {
+				if (t == s)
+					continue;
+				ru->sched[d][t].waiting = 0;
+				ru->sched[d][t].inflight = 0;
+				ru->sched[d][t].broke_until_ns =
+				    now + 5000000000ULL;
+			}
+		}
+		nanosleep(&nap, NULL);
+	}
+	return ru != NULL ? 0 : 3;
 }
 
 /* bump: every owner file this user can write (layout 3), or usage. */
@@ -329,7 +409,8 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "usage: gs-region-forge proc DIR SLICE PID... | bump "
 		        "DIR PID | zero DIR SLICE | drain DIR SLICE SEC | "
-		        "refill DIR SLICE SEC | peek DIR SLICE\n");
+		        "refill DIR SLICE SEC | turns DIR SLICE SEC | peek DIR "
+		        "SLICE\n");
 		return 2;
 	}
 	rl = map_limits(argv[2]);
@@ -349,6 +430,8 @@ int main(int argc, char **argv)
 		                   atof(argv[4]));
 	if (strcmp(argv[1], "refill") == 0 && argc >= 5)
 		return hold_tokens(argv[2], rl, s, 100000000LL, atof(argv[4]));
+	if (strcmp(argv[1], "turns") == 0 && argc >= 5)
+		return turns(argv[2], rl, s, atof(argv[4]));
 	if (strcmp(argv[1], "slot") == 0) {
 		printf("%d\n", s);
 		return 0;

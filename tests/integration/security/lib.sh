@@ -104,17 +104,21 @@ tenant_start() {
 	TPID=$(awk '/^pid /{print $2; exit}' "$WORK/$2.out")
 }
 
-# hold_usage_lock: Mallory takes the shared usage file's mutex and is
-# stopped holding it. OUT: HPID.
+# hold_usage_lock: the shared usage file's mutex is held by a stopped
+# process. No tenant can take it (the file is the daemon's, 0644: Mallory
+# is refused first, on permissions); what is left is a root process, such
+# as a debugger or a crashed tool, stopped holding it. OUT: HPID.
 HOLD=$B/tests/gs-daemon-lock-holder
 hold_usage_lock() {
 	[ -x "$HOLD" ] || { echo "SKIP: no gs-daemon-lock-holder"; exit 77; }
-	as_uid $MALLORY "$HOLD" mutex "$RUNDIR/usage" >"$WORK/hold.out" 2>&1 &
-	PIDS+=($!)
+	timeout 5 setpriv --reuid=$MALLORY --regid=$MALLORY --clear-groups \
+		"$HOLD" mutex "$RUNDIR/usage" >"$WORK/deny.out" 2>&1 &&
+		fail "Mallory took the shared usage mutex"
+	grep -q "Permission denied" "$WORK/deny.out" ||
+		fail "Mallory was not refused the shared usage file: $(cat "$WORK/deny.out")"
+	"$HOLD" mutex "$RUNDIR/usage" >"$WORK/hold.out" 2>&1 &
+	HPID=$!
+	PIDS+=($HPID)
 	wait_until 5 grep -q held "$WORK/hold.out" || fail "the holder did not take the lock: $(cat "$WORK/hold.out")"
-	# $! is the subshell that runs as_uid; the holder is its child.
-	HPID=$(pgrep -u $MALLORY -f "gs-daemon-lock-holder mutex $RUNDIR/usage" | head -1)
-	[ -n "$HPID" ] || fail "no holder process"
-	PIDS+=("$HPID")
 	kill -STOP "$HPID"
 }

@@ -20,7 +20,8 @@ foreach(t
     lies_about_ones_own_books_or_bucket_are_stopped_by_the_watchdog
     cutting_region_files_short_stops_neither_the_daemon_nor_a_neighbour
     a_wedged_region_lock_is_repaired_while_the_daemon_runs
-    pod_cannot_touch_another_pods_books)
+    pod_cannot_touch_another_pods_books
+    a_tenant_cannot_reorder_turns_on_its_gpu)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
