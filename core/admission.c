@@ -50,26 +50,21 @@ struct inv_map {
 /* ---- the snapshot ---- */
 
 /* GPU index by index text or UUID (a GPU's or one of its instances'). */
+/* The UUID of the snapshot's GPU i (k -1) or of its k-th MIG instance. */
+static const char *adm_uuid(const void *ctx, int i, int k)
+{
+	const struct gs_adm_gpu *g = &((const struct gs_adm_snapshot *)ctx)->gpu[i];
+
+	if (k < 0)
+		return g->uuid ? g->uuid : "";
+	if (k >= g->n_mig)
+		return NULL;
+	return g->mig[k].uuid ? g->mig[k].uuid : "";
+}
+
 static int gpu_find(const struct gs_adm_snapshot *sn, const char *sel)
 {
-	char *end;
-	long v;
-
-	if (sel == NULL || sel[0] == '\0')
-		return -1;
-	v = strtol(sel, &end, 10);
-	if (*end == '\0' && end != sel)
-		return v >= 0 && v < sn->n_gpus ? (int)v : -1;
-	for (int i = 0; i < sn->n_gpus; i++) {
-		const struct gs_adm_gpu *g = &sn->gpu[i];
-
-		if (g->uuid && strcmp(g->uuid, sel) == 0)
-			return i;
-		for (int k = 0; k < g->n_mig; k++)
-			if (g->mig[k].uuid && strcmp(g->mig[k].uuid, sel) == 0)
-				return i;
-	}
-	return -1;
+	return gs_gpu_index_of(sel, sn->n_gpus, adm_uuid, sn);
 }
 
 static bool gpu_selected(const struct gs_adm_snapshot *sn,

@@ -322,6 +322,30 @@ bool gs_mode_is_mig(enum gs_slice_mode mode)
 	       mode == GS_MODE_MIG_MPS;
 }
 
+int gs_gpu_index_of(const char *sel, int n,
+                    const char *(*uuid_of)(const void *ctx, int i, int k),
+                    const void *ctx)
+{
+	const char *u;
+	char *end;
+	long v;
+
+	if (sel == NULL || sel[0] == '\0')
+		return -1;
+	v = strtol(sel, &end, 10);
+	if (*end == '\0' && end != sel)
+		return v >= 0 && v < n ? (int)v : -1;
+	for (int i = 0; i < n; i++) {
+		u = uuid_of(ctx, i, -1);
+		if (u != NULL && strcmp(u, sel) == 0)
+			return i;
+		for (int k = 0; (u = uuid_of(ctx, i, k)) != NULL; k++)
+			if (strcmp(u, sel) == 0)
+				return i;
+	}
+	return -1;
+}
+
 /* ---- names, profiles, GPU selectors */
 
 static gs_err parse_name(const char *text, char *out, struct gs_errbuf *eb)

@@ -17,6 +17,7 @@
 
 #include "gs/log.h"
 #include "gs/nvml.h"
+#include "gs/spec.h"
 
 #define NVML_FNS(X)                                                            \
 	X(nvmlInit_v2, (void))                                                 \
@@ -617,22 +618,17 @@ uint64_t gs_gpus_memory_used(struct gs_gpus *g, int i)
 	return m.used;
 }
 
+/* The UUID of GPU i (k -1) or of its k-th MIG instance. */
+static const char *inv_uuid(const void *ctx, int i, int k)
+{
+	const struct gs_gpu *u = &((const struct gs_gpus *)ctx)->gpu[i];
+
+	if (k < 0)
+		return u->uuid;
+	return k < u->n_mig ? u->mig[k].uuid : NULL;
+}
+
 int gs_gpus_find(const struct gs_gpus *g, const char *sel)
 {
-	char *end;
-	long v;
-
-	if (sel == NULL || sel[0] == '\0')
-		return -1;
-	v = strtol(sel, &end, 10);
-	if (*end == '\0' && end != sel)
-		return v >= 0 && v < g->n ? (int)v : -1;
-	for (int i = 0; i < g->n; i++) {
-		if (strcmp(g->gpu[i].uuid, sel) == 0)
-			return i;
-		for (int k = 0; k < g->gpu[i].n_mig; k++)
-			if (strcmp(g->gpu[i].mig[k].uuid, sel) == 0)
-				return i;
-	}
-	return -1;
+	return gs_gpu_index_of(sel, g->n, inv_uuid, g);
 }

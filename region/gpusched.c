@@ -5,12 +5,15 @@
  *
  * Trust: a call acts for one slice `s` (the caller's own). Its bucket
  * (bk[s], private to its owner) is the only token state read or written;
- * every other slice is judged from its shared record (sl[t]), which any
- * tenant can write, so each value read from there is checked first
- * (times in the future, stale waiters and work in flight too far ahead
- * count for nothing; a holder idle for `idle` loses its turn). A forged
- * record rewritten without pause can reorder turns on its GPU; it cannot
- * give tokens or lift a limit.
+ * every other slice is judged from its record (sl[t]), so each value read
+ * from there is checked first (times in the future, stale waiters and
+ * work in flight too far ahead count for nothing; a holder idle for
+ * `idle` loses its turn). In a daemon's region those records, and the
+ * turn, are what the arbiter (below) published from each slice's own
+ * record, which it checks and charges the same way: a tenant can only
+ * lie about its own slice, and gains by it no more GPU time than its
+ * weight gives. In a region without a daemon (one user's processes) the
+ * slices write the shared records themselves.
  *
  * Costs: admission scans the slices of one GPU (at most
  * GS_REGION_MAX_SLICES small records) a few times; it runs only on the

@@ -68,7 +68,8 @@
 #define GS_GATE_ALWAYS   0x80000000u
 #define GS_GATE_ENFORCED 0x1u
 
-/* Per GPU, in the usage file. gate and seq are read without the lock. */
+/* Per GPU, in the usage file (the arbiter's in a daemon's region). gate
+ * and seq are read without the lock. */
 struct gs_sched_dev {
 	uint32_t gate;  /* GS_GATE_* (atomic) */
 	uint32_t seq;   /* bumped on every change waiters care about */
@@ -87,14 +88,16 @@ struct gs_sched_dev {
 static_assert(sizeof(struct gs_sched_dev) == 64, "gs_sched_dev layout");
 
 /*
- * Per slice and GPU, in the shared usage file: what the other slices of
- * the GPU must see to arbitrate (priority, turns), written by the slice's
- * own processes and readable and writable by every tenant. Nothing here
- * gives tokens or lifts a limit: the bucket is struct gs_sched_bucket, in
- * the slice owner's file. gpusched reads other slices' records as
- * untrusted: a time in the future, a waiter not seen lately, work in
- * flight past `busy_max` or a "broke" past what a refill can take are
- * ignored.
+ * Per slice and GPU: what the other slices of the GPU must see to
+ * arbitrate (priority, turns). In a daemon's region each slice's
+ * processes write theirs in their owner's file (gs_ro_file.ask) and the
+ * arbiter publishes a checked copy in the shared usage file, which only
+ * the daemon writes; in a region without a daemon the slices write the
+ * shared copy themselves. Nothing here gives tokens or lifts a limit:
+ * the bucket is struct gs_sched_bucket, in the slice owner's file.
+ * gpusched reads other slices' records as untrusted: a time in the
+ * future, a waiter not seen lately, work in flight past `busy_max` or a
+ * "broke" past what a refill can take are ignored.
  */
 struct gs_sched_slice {
 	uint64_t generation;     /* slice generation this state belongs to */

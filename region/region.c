@@ -145,6 +145,7 @@ struct gs_region {
 };
 
 static void views_publish(struct gs_region *r);
+static bool arbitrated(const struct gs_region *r);
 static gs_err shared_lock(struct gs_region *r);
 static void shared_unlock(struct gs_region *r);
 static void own_use(struct gs_region *r);
@@ -389,8 +390,9 @@ static gs_err dir_safe(const char *dir, struct gs_errbuf *eb)
 
 /* ---- creation and validation ------------------------------------------ */
 
+/* Initialises a usage file (flags: GS_RU_*). */
 static gs_err init_usage(struct gs_ru_file *ru, uint64_t region_id,
-                         uint64_t boot, struct gs_errbuf *eb)
+                         uint64_t boot, uint32_t flags, struct gs_errbuf *eb)
 {
 	pthread_mutexattr_t a;
 	int rc;
@@ -405,6 +407,7 @@ static gs_err init_usage(struct gs_ru_file *ru, uint64_t region_id,
 	ru->h.max_devices = GS_REGION_MAX_DEVICES;
 	ru->h.max_slices = GS_REGION_MAX_SLICES;
 	ru->h.max_procs = 0; /* processes live in the owner files */
+	ru->h.flags = flags;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 		ru->dev[d].sched.holder = -1;
 		ru->dev[d].sched.gate = GS_GATE_ALWAYS;
@@ -437,6 +440,29 @@ static void init_limits(struct gs_rl_file *rl, uint64_t region_id,
 	rl->h.owner_uid = (uint32_t)geteuid();
 	rl->h.max_slices = GS_REGION_MAX_SLICES;
 	__atomic_store_n(&rl->h.magic, GS_RL_MAGIC, __ATOMIC_RELEASE);
+}
+
+/*
+ * Opens a new usage file at `tmp` (truncating one left there), sized, in
+ * the mode its writers need whatever the umask: the daemon's alone
+ * (arbiter: 0644), or every process's of a runner's region (0666). The
+ * descriptor, or -1 with errno set.
+ */
+static int usage_tmp_open(const char *tmp, bool arbiter)
+{
+	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	              0600), e;
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)sizeof(struct gs_ru_file)) != 0 ||
+	    fchmod(fd, arbiter ? 0644 : 0666) != 0) {
+		e = errno;
+		(void)close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 /* Checks a pair of mapped files. GS_ERR_NOT_FOUND when uninitialised. */
@@ -678,27 +704,21 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	              0600);
 	if (r->lfd < 0)
 		goto fail_errno;
-	r->ufd = open(utmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	              0600);
+	/* The daemon's region has an arbiter (the shared file is its). */
+	r->ufd = usage_tmp_open(utmp, owner);
 	if (r->ufd < 0)
 		goto fail_errno;
-	if (ftruncate(r->ufd, (off_t)sizeof(*r->ru)) != 0 ||
-	    ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0)
-		goto fail_errno;
-	/* Modes regardless of umask: tenants read limits through their
-	 * views (views_publish); usage is the daemon's to write (arbiter)
-	 * or, in a region a runner made, its processes'. */
-	if (fchmod(r->ufd, owner ? 0644 : 0666) != 0 || fchmod(r->lfd, 0600))
+	/* Tenants read limits through their views (views_publish). */
+	if (ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0 ||
+	    fchmod(r->lfd, 0600))
 		goto fail_errno;
 	err = map_files(r, true, eb);
 	if (err != GS_OK)
 		return err;
 	id = random_u64();
-	err = init_usage(r->ru, id, boot_id(), eb);
+	err = init_usage(r->ru, id, boot_id(), owner ? GS_RU_ARBITER : 0, eb);
 	if (err != GS_OK)
 		return err;
-	if (owner)
-		r->ru->h.flags |= GS_RU_ARBITER;
 	init_limits(r->rl, id, boot_id(), owner);
 	if (rename(utmp, up) != 0 || rename(ltmp, lp) != 0)
 		goto fail_errno;
@@ -878,6 +898,17 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 				goto fail;
 			err = create_locked(r, eb);
 			if (err == GS_OK) {
+				/* A writer killed between wseq_open and
+				 * wseq_close left the sequence odd: every
+				 * reader would spin on it. Its slot may be
+				 * torn; the creator rewrites what it holds
+				 * (gpusliced's recovery from its store). */
+				if (r->rl->h.seq & 1) {
+					r->rl->h.epoch++;
+					__atomic_store_n(&r->rl->h.seq,
+					                 r->rl->h.seq + 1,
+					                 __ATOMIC_RELEASE);
+				}
 				views_publish(r); /* views of a reused region
 				                     may be missing or torn */
 				memcpy(r->dev_copy, r->ru->dev,
@@ -975,19 +1006,17 @@ gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
 		return err;
 	(void)snprintf(up, sizeof(up), "%s/%s", r->dir, GS_REGION_USAGE_FILE);
 	(void)snprintf(utmp, sizeof(utmp), "%s.new", up);
-	fd = open(utmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	          0600);
-	if (fd < 0 || ftruncate(fd, (off_t)sizeof(*nu)) != 0 ||
-	    fchmod(fd, (r->ru->h.flags & GS_RU_ARBITER) ? 0644 : 0666) != 0)
+	fd = usage_tmp_open(utmp, arbitrated(r));
+	if (fd < 0)
 		goto fail_errno;
 	p = mmap(NULL, sizeof(*nu), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	nu = p;
-	err = init_usage(nu, r->rl->h.region_id, r->rl->h.boot_id, eb);
+	err = init_usage(nu, r->rl->h.region_id, r->rl->h.boot_id,
+	                 r->ru->h.flags & GS_RU_ARBITER, eb);
 	if (err != GS_OK)
 		goto fail;
-	nu->h.flags = r->ru->h.flags & GS_RU_ARBITER;
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 		const struct gs_ru_device *c = &r->dev_copy[d];
 

@@ -191,6 +191,16 @@ gs_err gs_parse_gpu_selector(const char *text, struct gs_gpu_selector *sel,
 bool gs_mode_is_mig(enum gs_slice_mode mode);
 
 /*
+ * Which of `n` GPUs `sel` names: an index ("1"), or the UUID of a GPU or
+ * of one of its MIG instances. uuid_of(ctx, i, k) is GPU i's UUID (k -1)
+ * or its k-th MIG instance's ("" when unknown), NULL past the last.
+ * -1 when none. Shared by admission (core) and the daemon's inventory.
+ */
+int gs_gpu_index_of(const char *sel, int n,
+                    const char *(*uuid_of)(const void *ctx, int i, int k),
+                    const void *ctx);
+
+/*
  * The one way from a spec to what the shim enforces (struct
  * gs_slice_limits, include/gs/region.h): gpuslice run, gpusliced and the
  * Slurm plugin all call it, so ranges, defaults and the meaning of every

@@ -168,6 +168,26 @@ static struct gs_adm_request request(int team, enum gs_slice_mode mode,
 	return r;
 }
 
+/*
+ * Admits `r` on `f` and expects a refusal: `code`, a message holding
+ * `msg`, and whether the request was counted against quotas and its
+ * demand seen.
+ */
+static void assert_refused(struct fixture *f, const struct gs_adm_request *r,
+                           gs_err code, const char *msg, bool counted,
+                           bool demand_seen)
+{
+	struct gs_adm_decision d;
+	struct gs_errbuf eb = {0};
+
+	assert_int_equal(gs_admit(&f->sn, r, &d, &eb), code);
+	if (strstr(eb.msg, msg) == NULL)
+		fail_msg("refusal '%s' does not say '%s'", eb.msg, msg);
+	assert_int_equal(d.counted, counted);
+	assert_int_equal(d.demand_seen, demand_seen);
+	gs_adm_decision_fini(&d);
+}
+
 /* ---- behaviour ---- */
 
 static void admits_a_fraction_where_binpack_leaves_least(void **state)
@@ -202,18 +222,12 @@ static void refuses_with_the_placement_reason_when_no_gpu_has_room(void **state)
 {
 	struct fixture f;
 	struct gs_adm_request r;
-	struct gs_adm_decision d;
-	struct gs_errbuf eb = {0};
 
 	(void)state;
 	node(&f, 1);
 	add(&f, 0, 0, GS_MODE_TIMESLICE, 70 * GIB, 50, GS_PRIORITY_NORMAL);
 	r = request(0, GS_MODE_TIMESLICE, 20 * GIB, 20);
-	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_NO_FIT);
-	assert_non_null(strstr(eb.msg, "no GPU has"));
-	assert_true(d.counted);
-	assert_true(d.demand_seen);
-	gs_adm_decision_fini(&d);
+	assert_refused(&f, &r, GS_ERR_NO_FIT, "no GPU has", true, true);
 	fixture_fini(&f);
 }
 
@@ -221,19 +235,14 @@ static void refuses_at_the_slot_limit_before_anything_else(void **state)
 {
 	struct fixture f;
 	struct gs_adm_request r;
-	struct gs_adm_decision d;
-	struct gs_errbuf eb = {0};
 
 	(void)state;
 	node(&f, 1);
 	f.sn.cfg.max_slices = 1;
 	add(&f, 0, 0, GS_MODE_TIMESLICE, 1 * GIB, 10, GS_PRIORITY_NORMAL);
 	r = request(0, GS_MODE_TIMESLICE, 1 * GIB, 10);
-	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_NO_FIT);
-	assert_string_equal(eb.msg, "the node holds its maximum of 1 slices");
-	assert_false(d.counted);
-	assert_false(d.demand_seen);
-	gs_adm_decision_fini(&d);
+	assert_refused(&f, &r, GS_ERR_NO_FIT,
+	               "the node holds its maximum of 1 slices", false, false);
 	fixture_fini(&f);
 }
 
@@ -251,19 +260,16 @@ refuses_a_user_over_the_per_user_limits_but_not_an_admin(void **state)
 	add(&f, 0, 0, GS_MODE_TIMESLICE, 30 * GIB, 10, GS_PRIORITY_NORMAL);
 	r = request(0, GS_MODE_TIMESLICE, 20 * GIB, 10);
 	r.admin = false;
-	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_QUOTA);
-	assert_non_null(strstr(eb.msg, "uid 1000 would hold 51200 MiB"));
-	assert_non_null(strstr(eb.msg, "max_memory_percent"));
-	assert_true(d.counted);
-	assert_false(d.demand_seen);
-	gs_adm_decision_fini(&d);
+	assert_refused(&f, &r, GS_ERR_QUOTA,
+	               "uid 1000 would hold 51200 MiB of GPU memory, over the "
+	               "25% of the node's 163840 MiB one user may "
+	               "(quota.default_user.max_memory_percent)",
+	               true, false);
 
 	f.sn.cfg.user_max_memory_percent = 100;
 	f.sn.cfg.user_max_slices = 1;
-	eb.set = false;
-	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_QUOTA);
-	assert_non_null(strstr(eb.msg, "uid 1000 holds 1 slices"));
-	gs_adm_decision_fini(&d);
+	assert_refused(&f, &r, GS_ERR_QUOTA, "uid 1000 holds 1 slices", true,
+	               false);
 
 	r.admin = true;
 	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_OK);
@@ -276,8 +282,6 @@ static void refuses_a_team_over_its_max(void **state)
 	struct fixture f;
 	struct gs_quota_team_def def;
 	struct gs_adm_request r;
-	struct gs_adm_decision d;
-	struct gs_errbuf eb = {0};
 
 	(void)state;
 	node(&f, 1);
@@ -291,10 +295,7 @@ static void refuses_a_team_over_its_max(void **state)
 	f.sn.teams = f.tree;
 	add(&f, 0, 0, GS_MODE_TIMESLICE, 10 * GIB, 10, GS_PRIORITY_NORMAL);
 	r = request(0, GS_MODE_TIMESLICE, 10 * GIB, 10);
-	assert_int_equal(gs_admit(&f.sn, &r, &d, &eb), GS_ERR_QUOTA);
-	assert_non_null(strstr(eb.msg, "team a"));
-	assert_true(d.counted);
-	gs_adm_decision_fini(&d);
+	assert_refused(&f, &r, GS_ERR_QUOTA, "team a", true, true);
 	fixture_fini(&f);
 }
 

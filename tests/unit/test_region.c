@@ -514,6 +514,30 @@ static void lock_holder_death_is_repaired_not_hung(void **state)
 	assert_true(gs__region_own(f->r)->h.lock_recoveries == 1);
 }
 
+/* A writer killed between wseq_open and wseq_close leaves the limits'
+ * sequence odd; the next creator (the restarted daemon) makes it even
+ * again, so its readers - recovery first - do not spin on it. */
+static void a_writer_killed_mid_write_does_not_hang_the_next_creator(
+    void **state)
+{
+	struct fx *f = *state;
+	struct gs_slice_ref s, it = {.slot = -1};
+	int n = 0;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	(void)make_slice(f->r, "kept", GiB);
+	gs__region_limits(f->r)->h.seq |= 1; /* killed inside */
+	gs_region_close(f->r);
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	assert_int_equal(gs__region_limits(f->r)->h.seq & 1, 0);
+	while (gs_region_slice_next(f->r, &it))
+		n++;
+	assert_int_equal(n, 1);
+	assert_int_equal(gs_region_slice_find(f->r, "kept", &s), GS_OK);
+}
+
 static void region_from_an_earlier_boot_is_recreated(void **state)
 {
 	struct fx *f = *state;
@@ -1133,6 +1157,7 @@ int main(void)
 	    T(killed_process_share_returns_when_reaped),
 	    T(reused_pid_is_not_taken_for_the_old_process),
 	    T(lock_holder_death_is_repaired_not_hung),
+	    T(a_writer_killed_mid_write_does_not_hang_the_next_creator),
 	    T(region_from_an_earlier_boot_is_recreated),
 	    T(other_versions_are_refused),
 	    T(owner_replaces_files_of_another_version),

@@ -432,6 +432,33 @@ static void spec_limits_refuse_out_of_range_fields(void **state)
 	assert_int_equal(gs_spec_limits(&sp, &l, NULL), GS_ERR_RANGE);
 }
 
+/* Two GPUs; the second has two MIG instances, the first's UUID unknown. */
+static const char *two_gpus(const void *ctx, int i, int k)
+{
+	static const char *const mig[] = {"MIG-b-0", "MIG-b-1"};
+
+	(void)ctx;
+	if (i == 0)
+		return k < 0 ? "" : NULL;
+	if (k < 0)
+		return "GPU-b";
+	return k < 2 ? mig[k] : NULL;
+}
+
+static void gpu_index_of_takes_an_index_or_a_gpu_or_instance_uuid(void **state)
+{
+	(void)state;
+	assert_int_equal(gs_gpu_index_of("1", 2, two_gpus, NULL), 1);
+	assert_int_equal(gs_gpu_index_of("0", 2, two_gpus, NULL), 0);
+	assert_int_equal(gs_gpu_index_of("2", 2, two_gpus, NULL), -1);
+	assert_int_equal(gs_gpu_index_of("-1", 2, two_gpus, NULL), -1);
+	assert_int_equal(gs_gpu_index_of("GPU-b", 2, two_gpus, NULL), 1);
+	assert_int_equal(gs_gpu_index_of("MIG-b-1", 2, two_gpus, NULL), 1);
+	assert_int_equal(gs_gpu_index_of("MIG-b-2", 2, two_gpus, NULL), -1);
+	assert_int_equal(gs_gpu_index_of("", 2, two_gpus, NULL), -1);
+	assert_int_equal(gs_gpu_index_of(NULL, 2, two_gpus, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +472,8 @@ int main(void)
 	    cmocka_unit_test(spec_limits_carry_every_field_the_shim_enforces),
 	    cmocka_unit_test(spec_limits_keep_one_priority_order),
 	    cmocka_unit_test(spec_limits_refuse_out_of_range_fields),
+	    cmocka_unit_test(
+	        gpu_index_of_takes_an_index_or_a_gpu_or_instance_uuid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

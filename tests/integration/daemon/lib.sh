@@ -91,6 +91,10 @@ daemon_up() {
 		kill -0 "$DPID" 2>/dev/null || fail "gpusliced exited at start"
 		sleep 0.05
 	done
+	# Where it is stuck, for the failure report.
+	command -v gdb >/dev/null &&
+		timeout 30 gdb -p "$DPID" -batch -ex 'thread apply all bt' 2>&1 |
+		grep -E '^(Thread|#)' >&2
 	fail "gpusliced did not answer within 10 s"
 }
 

@@ -3,7 +3,8 @@
  * --ns N [--per-sync K] [--gap-us G]: keeps the GPU busy with N-nanosecond
  * gs_spin kernels launched through one launch API (cuLaunchKernelEx,
  * cuLaunchCooperativeKernel, cuGraphLaunch of a one-node graph, or
- * cuLaunchKernel), K launches (default 2) between stream synchronisations,
+ * cuLaunchKernel), K launches (default 2) between stream synchronisations
+ * (0: none at all, fire and forget: it exits with work still queued),
  * the host sleeping G microseconds (default 0) after each launch, for S
  * seconds. Loads the driver with dlopen, so under the shim its
  * entry points come through the dlsym hook. Prints one JSON line:
@@ -113,7 +114,9 @@ int main(int argc, char **argv)
 	}
 	t0 = now();
 	while (now() - t0 < seconds) {
-		for (int k = 0; k < per_sync; k++) {
+		for (int k = 0; per_sync == 0 || k < per_sync; k++) {
+			if (per_sync == 0 && now() - t0 >= seconds)
+				break;
 			if (strcmp(api, "ex") == 0) {
 				CUlaunchConfig c;
 
@@ -153,7 +156,8 @@ int main(int argc, char **argv)
 				nanosleep(&gap, NULL);
 			}
 		}
-		if ((r = F(CUresult(*)(CUstream), "cuStreamSynchronize")(st)))
+		if (per_sync > 0 &&
+		    (r = F(CUresult(*)(CUstream), "cuStreamSynchronize")(st)))
 			goto out;
 	}
 out:

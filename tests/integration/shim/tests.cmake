@@ -48,6 +48,7 @@ foreach(t run_cli_contract shim_is_a_silent_guest
           compute_limit_holds_through_getprocaddress
           compute_limit_covers_every_launch_api
           high_priority_keeps_its_latency_next_to_low_burn
+          fire_and_forget_launches_are_throttled_and_billed
           refuses_gpu_work_without_its_slice
           mps_slices_run_their_kernels_at_once
           mps_slice_memory_cap_holds
@@ -66,6 +67,7 @@ set_tests_properties(shim_compute_shares_follow_20_30_50
   shim_compute_limit_holds_through_getprocaddress
   shim_compute_limit_covers_every_launch_api
   shim_high_priority_keeps_its_latency_next_to_low_burn
+  shim_fire_and_forget_launches_are_throttled_and_billed
   shim_mps_strict_slice_alone_stays_within_its_share
   shim_mps_slices_run_their_kernels_at_once
   shim_plain_slice_leaves_the_scheduler_once_limits_are_gone
