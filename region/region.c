@@ -1768,6 +1768,14 @@ static gs_err mutex_take(struct gs_region *r, pthread_mutex_t *m, bool *dead)
 	int rc;
 
 	*dead = false;
+	/* Uncontended (nearly always): no deadline to compute. */
+	rc = pthread_mutex_trylock(m);
+	if (rc == 0)
+		return GS_OK;
+	if (rc == EOWNERDEAD) {
+		*dead = true;
+		return GS_OK;
+	}
 	if (r->wait_ms) {
 		/* Bounded handle: after a timeout, only try for a while. */
 		now = gs__mono_ns();
