@@ -107,6 +107,26 @@ static void model_init(struct model *m, int n)
 	}
 }
 
+/* A model whose turns the arbiter gives (whatever g_arb says). */
+static void model_init_arbitrated(struct model *m, int n)
+{
+	model_init(m, n);
+	m->arb = true;
+}
+
+/* The arbiter's view of the model. */
+static struct gs_sched_arb arb_of(struct model *m)
+{
+	return (struct gs_sched_arb){
+	    .dev = &m->dev,
+	    .pub = m->sl,
+	    .ask = m->askp,
+	    .cfg = m->cfg,
+	    .n = m->n,
+	    .par = &m->par,
+	};
+}
+
 /* The view slice i's processes act through. */
 static const struct gs_sched_view *V(struct model *m, int i)
 {
@@ -116,14 +136,7 @@ static const struct gs_sched_view *V(struct model *m, int i)
 /* Arbitrated: the arbiter's pass when it is due (rung, or its deadline). */
 static void arbiter(struct model *m)
 {
-	struct gs_sched_arb a = {
-	    .dev = &m->dev,
-	    .pub = m->sl,
-	    .ask = m->askp,
-	    .cfg = m->cfg,
-	    .n = m->n,
-	    .par = &m->par,
-	};
+	struct gs_sched_arb a = arb_of(m);
 	uint64_t next;
 
 	if (!m->arb)
@@ -828,13 +841,11 @@ static void a_liar_cannot_starve_its_neighbour_under_the_arbiter(void **state)
 	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
 	assert_true(share(&m, 0, w) < 0.10); /* what the arbiter prevents */
 
-	g_arb = true;
-	model_init(&m, 2);
+	model_init_arbitrated(&m, 2);
 	m.liar = 1;
 	m.p[0].kernel = 1 * MS;
 	t0 = m.now;
 	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
-	g_arb = false;
 	assert_true(share(&m, 0, w) > 0.45);
 	/* The shared records are the arbiter's: the liar's claims of work
 	 * in flight are not published while it has no turn. */
@@ -850,11 +861,8 @@ static void the_arbiter_checks_what_it_publishes(void **state)
 	struct gs_sched_arb a;
 
 	(void)state;
-	g_arb = true;
-	model_init(&m, 2);
-	g_arb = false;
-	a = (struct gs_sched_arb){.dev = &m.dev, .pub = m.sl, .ask = m.askp,
-	                          .cfg = m.cfg, .n = 2, .par = &m.par};
+	model_init_arbitrated(&m, 2);
+	a = arb_of(&m);
 	m.ask[1].last_active_ns = m.now + 1000 * MS;
 	m.ask[1].seen_ns = m.now + 1000 * MS;
 	m.ask[0].inflight = 3;
@@ -896,9 +904,7 @@ static void a_process_of_an_arbitrated_region_writes_only_its_own_record(
 	enum gs_sched_why why;
 
 	(void)state;
-	g_arb = true;
-	model_init(&m, 2);
-	g_arb = false;
+	model_init_arbitrated(&m, 2);
 	m.cfg[0].prio = GS_REGION_PRIO_LOW;
 	m.cfg[1].prio = GS_REGION_PRIO_LOW;
 	before = m.dev;

@@ -28,28 +28,16 @@ grep -q '"mode": *"timeslice"' "$WORK/a4.json" || fail "a4 is not time-sliced: $
 tenant_api $MALLORY POST /v1/slices '{"name": "m1", "mode": "timeslice"}' >/dev/null
 expect_status "create m1" 201
 
-# burn OUT: Alice's 3 s burn in a4; its JSON line in OUT, the whole run's
-# wall time (ms) in $took.
-burn() {
-	local t0=$(date +%s%N)
-	timeout 40 setpriv --reuid=$ALICE --regid=$ALICE --clear-groups \
-		env HOME=/ GPUSLICE_SOCKET="$SOCK" "$G" run --slice a4 -- \
-		"$BURN" --seconds 3 --memory 256MiB >"$1" 2>"$1.err" ||
-		fail "Alice's burn failed: $(cat "$1.err")"
-	took=$((($(date +%s%N) - t0) / 1000000))
-}
-gflops() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["gflops"])' "$1"; }
-
-burn "$WORK/alone.json"
-alone=$(gflops "$WORK/alone.json")
+alice_burn a4 3 "$WORK/alone.json"
+alone=$(burn_field "$WORK/alone.json" gflops)
 took_alone=$took
 
 as_uid $MALLORY "$FORGE" turns "$RUNDIR" m1 8 >"$WORK/turns.out" 2>"$WORK/turns.err" &
 FPID=$!
 PIDS+=("$FPID")
 wait_until 5 grep -q "own records" "$WORK/turns.out" || fail "the forger did not start: $(cat "$WORK/turns.out" "$WORK/turns.err")"
-burn "$WORK/attacked.json"
-attacked=$(gflops "$WORK/attacked.json")
+alice_burn a4 3 "$WORK/attacked.json"
+attacked=$(burn_field "$WORK/attacked.json" gflops)
 echo "Alice's burn: ${alone} GFLOP/s in ${took_alone} ms alone, ${attacked} in ${took} ms under attack"
 
 grep -q "shared file out of reach" "$WORK/turns.out" && grep -q "Permission denied" "$WORK/turns.err" ||

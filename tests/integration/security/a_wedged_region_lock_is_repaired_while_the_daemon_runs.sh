@@ -19,17 +19,9 @@ tenant_api $ALICE POST /v1/slices '{"name": "a1", "memory": "2GiB", "mode": "tim
 expect_status "create a1" 201
 tenant_api $ALICE POST /v1/slices '{"name": "a50", "memory": "2GiB", "compute": 50, "mode": "timeslice"}' >/dev/null
 expect_status "create a50" 201
-# burn SECONDS OUT: Alice's burn in a50.
-burn() {
-	timeout 60 setpriv --reuid=$ALICE --regid=$ALICE --clear-groups \
-		env HOME=/ GPUSLICE_SOCKET="$SOCK" "$G" run --slice a50 -- \
-		"$BURN" --seconds "$1" --memory 256MiB >"$2" 2>"$2.err" ||
-		fail "Alice's burn failed: $(cat "$2.err")"
-}
-kernels() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["kernels"])' "$1"; }
-burn 4 "$WORK/alone.json"
-alone=$(kernels "$WORK/alone.json")
-burn 10 "$WORK/wedged.json" &
+alice_burn a50 4 "$WORK/alone.json"
+alone=$(burn_field "$WORK/alone.json" kernels)
+alice_burn a50 10 "$WORK/wedged.json" &
 BPID=$!
 PIDS+=($BPID)
 sleep 1
@@ -49,7 +41,7 @@ echo "alloc $((2 << 30))" >&$TIN
 wait_until 15 eval '[ "$(grep -c "^alloc " "$WORK/a.out")" -ge 2 ]' || fail "Alice's process did not answer"
 grep -q "^alloc $((2 << 30)) 2$" "$WORK/a.out" || fail "Alice's 2 GiB more past her cap was not refused: $(cat "$WORK/a.out")"
 wait $BPID || fail "Alice's burn failed"
-wedged=$(kernels "$WORK/wedged.json")
+wedged=$(burn_field "$WORK/wedged.json" kernels)
 echo "Alice's 50 % burn: $alone kernels in 4 s alone, $wedged in 10 s with the lock held from 1 s on"
 # About 5 of the 10 s run after the repair: at least half of 4 s alone.
 [ "$wedged" -ge $((alone / 2)) ] || fail "Alice's burn did not launch again after the repair: $wedged kernels against $alone in 4 s alone"

@@ -87,6 +87,24 @@ capped_run() {
 		fail "uid $1's run in $2: $out"
 }
 
+# alice_burn SLICE SECONDS OUT: Alice's gs-burn (256 MiB) in SLICE through
+# `gpuslice run`; its JSON line in OUT; the whole run's wall time in $took
+# (ms: a burn held back at its first launch reports its rate only from
+# there). Fails the test when the burn fails.
+alice_burn() {
+	local t0=$(date +%s%N)
+	timeout $(($2 + 40)) setpriv --reuid=$ALICE --regid=$ALICE --clear-groups \
+		env HOME=/ GPUSLICE_SOCKET="$SOCK" "$G" run --slice "$1" -- \
+		"$BURN" --seconds "$2" --memory 256MiB >"$3" 2>"$3.err" ||
+		fail "Alice's burn in $1 failed: $(cat "$3.err")"
+	took=$((($(date +%s%N) - t0) / 1000000))
+}
+
+# burn_field OUT FIELD: a field of a burn's JSON line (gflops, kernels).
+burn_field() {
+	python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])[sys.argv[2]])' "$1" "$2"
+}
+
 # tenant_start UID NAME SLICE: an interactive tenant (tenant.py, under the
 # shim) of UID in SLICE, fed one command per line through fd $TIN; its
 # answers in $WORK/NAME.out. OUT: TPID (its pid), TJOB (the job to wait).

@@ -18,29 +18,16 @@ tenant_api $ALICE POST /v1/slices '{"name": "a50", "compute": 50, "mode": "times
 grep -q '"mode": *"timeslice"' "$WORK/a50.json" || fail "a50 is not time-sliced: $(cat "$WORK/a50.json")"
 expect_status "create a50" 201
 
-# burn OUT: Alice's 3 s burn in a50; its JSON line in OUT, how long the
-# whole run took (ms: a burn held back at its first launch reports its
-# GPU rate only from there) in $took.
-burn() {
-	local t0=$(date +%s%N)
-	timeout 40 setpriv --reuid=$ALICE --regid=$ALICE --clear-groups \
-		env HOME=/ GPUSLICE_SOCKET="$SOCK" "$G" run --slice a50 -- \
-		"$BURN" --seconds 3 --memory 256MiB >"$1" 2>"$1.err" ||
-		fail "Alice's burn failed: $(cat "$1.err")"
-	took=$((($(date +%s%N) - t0) / 1000000))
-}
-gflops() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["gflops"])' "$1"; }
-
-burn "$WORK/alone.json"
-alone=$(gflops "$WORK/alone.json")
+alice_burn a50 3 "$WORK/alone.json"
+alone=$(burn_field "$WORK/alone.json" gflops)
 took_alone=$took
 
 as_uid $MALLORY "$FORGE" drain "$RUNDIR" '*' 8 >"$WORK/drain.out" 2>"$WORK/drain.err" &
 DRAIN=$!
 PIDS+=("$DRAIN")
 sleep 0.5
-burn "$WORK/attacked.json"
-attacked=$(gflops "$WORK/attacked.json")
+alice_burn a50 3 "$WORK/attacked.json"
+attacked=$(burn_field "$WORK/attacked.json" gflops)
 echo "Alice's burn: ${alone} GFLOP/s in ${took_alone} ms alone, ${attacked} in ${took} ms under attack"
 
 python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if a > 0 and b >= 0.7 * a else 1)' \

@@ -103,6 +103,26 @@ for pid, b in seen.items():
 PY
 }
 
+# run_figures OUT REP BUSY: from a gs-shim-launcher's JSON line (OUT),
+# `gpuslice run --report`'s (REP) and sim_busy's output taken after it
+# (BUSY), one line: LAUNCHES WALL_S USED_S CHARGED_S BOOKED ERROR - what
+# the sim says the process used, what the shim charged and the launches
+# it booked.
+run_figures() {
+	"$PY" - "$@" <<'PY'
+import json, sys
+out, rep, busy = sys.argv[1:]
+o = json.load(open(out))
+r = {}
+for line in open(rep):
+    if line.startswith("{") and "gpu_busy_s" in line:
+        r = json.loads(line)
+sim = {int(a): float(b) for a, b in (l.split() for l in open(busy))}
+print(o["launches"], o["wall_s"], sim.get(o["pid"], 0.0),
+      r.get("gpu_busy_s", 0.0), r.get("launches", -1), o["error"] or "none")
+PY
+}
+
 # burn_shares WINDOW TOLERANCE MIN_BUSY [GS-BURN ARGS...]: three saturating
 # gs-burn in slices of 20, 30 and 50 % on one GPU; from 2 s in, for
 # WINDOW seconds, each one's share of the GPU by the sim's own accounting

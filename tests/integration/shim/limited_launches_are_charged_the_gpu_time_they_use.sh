@@ -25,20 +25,14 @@ for c in "tight 2000 0 500" "sparse 50000 200 50" "mixed 20000 30 100" \
 		--gap-us "$3" --per-sync "$4" >"$WORK/out$n" 2>"$WORK/rep$n" ||
 		fail "$1: the launcher failed: $(cat "$WORK/out$n" "$WORK/rep$n")"
 	sim_busy >"$WORK/busy$n"
-	"$PY" - "$1" "$WORK/out$n" "$WORK/rep$n" "$WORK/busy$n" <<'PY' ||
-import json, sys
-name, out, rep, busy = sys.argv[1:]
-o = json.load(open(out))
-r = None
-for line in open(rep):
-    if line.startswith("{") and "gpu_busy_s" in line:
-        r = json.loads(line)
-sim = {int(a): float(b) for a, b in (l.split() for l in open(busy))}
-true = sim[o["pid"]]
-ratio = r["gpu_busy_s"] / true if true > 0 else 0
-print(f"{name:7s} {o['launches']:7d} launches: charged {r['gpu_busy_s']:.3f} s, "
-      f"sim {true:.3f} s (x{ratio:.3f}), {r['launches']} launches booked")
-sys.exit(0 if 0.92 <= ratio <= 1.08 and r["launches"] == o["launches"] else 1)
+	"$PY" - "$1" $(run_figures "$WORK/out$n" "$WORK/rep$n" "$WORK/busy$n") <<'PY' ||
+import sys
+name, launches, wall, used, charged, booked, err = sys.argv[1:]
+launches, used, charged, booked = int(launches), float(used), float(charged), int(booked)
+ratio = charged / used if used > 0 else 0
+print(f"{name:7s} {launches:7d} launches: charged {charged:.3f} s, "
+      f"sim {used:.3f} s (x{ratio:.3f}), {booked} launches booked")
+sys.exit(0 if 0.92 <= ratio <= 1.08 and booked == launches else 1)
 PY
 		fail "$1: charged GPU time or launches off"
 done
