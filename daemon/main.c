@@ -36,7 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -334,6 +336,12 @@ static void *arbiter_main(void *arg)
 {
 	struct daemon *d = arg;
 	uint64_t last = 0;
+
+	/* Every hand-over of a turn waits for this thread: ahead of the
+	 * host's batch work (best effort; gpusliced runs as root). */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10) != 0)
+		gs_warn("gpusliced", "arbiter thread priority: %s",
+		        strerror(errno));
 
 	while (!__atomic_load_n(&d->stopping, __ATOMIC_ACQUIRE)) {
 		uint64_t next = 100000000ull, now = mono_ns();

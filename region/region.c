@@ -1760,8 +1760,15 @@ static void shared_repair(struct gs_region *r)
 /*
  * Takes a robust mutex within this handle's deadline. OUT: *dead when
  * its last holder died (the caller repairs, then marks it consistent).
+ * `tenants`: a lock a tenant can hold (an owner file's; the shared one
+ * where no arbiter keeps it), whose timeout makes a bounded handle stop
+ * waiting for any such lock for a second; the arbiter's shared lock is
+ * held only by the daemon's own threads (or root), and a timeout there -
+ * a thread of ours preempted on a loaded host - must not fail the
+ * daemon's other work.
  */
-static gs_err mutex_take(struct gs_region *r, pthread_mutex_t *m, bool *dead)
+static gs_err mutex_take(struct gs_region *r, pthread_mutex_t *m,
+                         bool tenants, bool *dead)
 {
 	struct timespec ts;
 	uint64_t wait_ns = (uint64_t)LOCK_TIMEOUT_S * 1000000000ull, now = 0;
@@ -1779,7 +1786,8 @@ static gs_err mutex_take(struct gs_region *r, pthread_mutex_t *m, bool *dead)
 	if (r->wait_ms) {
 		/* Bounded handle: after a timeout, only try for a while. */
 		now = gs__mono_ns();
-		wait_ns = now < __atomic_load_n(&r->busy_until, __ATOMIC_RELAXED)
+		wait_ns = tenants && now < __atomic_load_n(&r->busy_until,
+		                                           __ATOMIC_RELAXED)
 		              ? 0
 		              : (uint64_t)r->wait_ms * 1000000ull;
 	}
@@ -1798,7 +1806,7 @@ static gs_err mutex_take(struct gs_region *r, pthread_mutex_t *m, bool *dead)
 		return GS_OK;
 	}
 	if (rc == ETIMEDOUT) {
-		if (r->wait_ms)
+		if (r->wait_ms && tenants)
 			__atomic_store_n(&r->busy_until,
 			                 gs__mono_ns() + 1000000000ull,
 			                 __ATOMIC_RELAXED);
@@ -1827,7 +1835,7 @@ static gs_err own_lock(struct gs_region *r, struct gs_own *o)
 	gs_err err;
 
 	own_use(r);
-	err = mutex_take(r, &o->ro->h.lock.m, &dead);
+	err = mutex_take(r, &o->ro->h.lock.m, true, &dead);
 	if (err == GS_OK && dead) {
 		own_repair(r, o);
 		(void)pthread_mutex_consistent(&o->ro->h.lock.m);
@@ -1914,10 +1922,10 @@ static gs_err shared_lock(struct gs_region *r)
 	if (gs__guard_caught() != 0 && gs__guard_tripped(r->ru))
 		(void)ru_follow(r);
 	ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
-	err = mutex_take(r, &ru->h.lock.m, &dead);
+	err = mutex_take(r, &ru->h.lock.m, !arbitrated(r), &dead);
 	if (err == GS_ERR_TIMEOUT && ru_follow(r)) {
 		ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
-		err = mutex_take(r, &ru->h.lock.m, &dead);
+		err = mutex_take(r, &ru->h.lock.m, !arbitrated(r), &dead);
 	}
 	if (err != GS_OK)
 		return err;
@@ -2709,27 +2717,43 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 	}
 	ask = r->arb_ask;
 	gs_sched_params_default(&par);
+	/* The owner files of the live slices, mapped first, with no lock
+	 * held: mapping a slot's new private books remaps under the remap
+	 * lock, which own_use below holds shared. */
+	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
+		struct own_key key;
+
+		if (__atomic_load_n(&r->rl->slice[s].state, __ATOMIC_ACQUIRE) !=
+		    GS_RL_LIVE)
+			continue;
+		key = slice_key(&r->rl->slice[s], s);
+		(void)owner_find_key(r, &key, false, NULL);
+	}
+	/* The documented order: the remap lock, then the shared lock. */
+	own_use(r);
 	err = shared_lock(r);
-	if (err != GS_OK)
+	if (err != GS_OK) {
+		own_unuse(r);
 		return err;
+	}
 	ru = ru_locked;
 	(void)gs__region_cfg_refresh(r, r->arb_cfg, &r->arb_epoch);
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
 		if (r->arb_cfg[s].live)
 			n = s + 1;
-	own_use(r);
 	for (int s = 0; s < n; s++) {
+		int nk = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE), k;
 		struct own_key key;
-		int k;
 
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 			ask[d][s] = NULL;
 		if (!r->arb_cfg[s].live)
 			continue;
 		key = slice_key(&r->rl->slice[s], s);
-		k = owner_find_key(r, &key, false, NULL);
-		if (k < 0)
-			continue;
+		for (k = 0; k < nk && !own_is(r, k, &key); k++)
+			;
+		if (k == nk)
+			continue; /* not mapped (yet): nothing it says is seen */
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 			ask[d][s] = &r->own[k].ro->ask[d][s];
 	}
@@ -2752,8 +2776,8 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 			next = nx;
 	}
 	__atomic_store_n(&ru->h.arb_beat_ns, now, __ATOMIC_RELEASE);
-	own_unuse(r);
 	shared_unlock(r);
+	own_unuse(r);
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 		if (wake[d])
 			(void)syscall(SYS_futex, &ru->dev[d].sched.seq,

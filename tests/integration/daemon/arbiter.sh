@@ -6,11 +6,11 @@
 #    the GPU 25 / 75 (within 6 points, by the sim's own per-process busy
 #    time over 8 s), and the GPU stays over 90 % busy;
 #  - gs-infer (GPU-bound requests) at high priority next to a saturating
-#    burn at low priority keeps its p99 within 1.6x of its p99 alone, where
-#    unprotected it is 2.6x (up
+#    burn at low priority keeps its p99 within 1.6x of its p99 alone (up
 #    to five alone/with pairs: host jitter on a 2-core machine moves p99
 #    by a third from run to run, in a region without a daemon too), where
-#    without the shim the burn doubles its median latency (the control).
+#    without the shim the burn makes it 2.6x and doubles its median
+#    latency (the control).
 . "$(dirname "$0")/lib.sh" "$1"
 PY=python3
 "$G" sim init --gpus 1xH100-SXM5-80GB --dir "$GPUSLICE_SIM_DIR" >/dev/null
