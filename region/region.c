@@ -107,6 +107,7 @@ struct gs_region {
 	 * creator's, mapped read-only; scheduler records go to the owner
 	 * file (ask) and the arbiter is woken through the bell. */
 	bool arb_client;
+	bool arbiter; /* OWNER: its region's turns are its arbiter's */
 	uint64_t follow_ns; /* arb_client: when it last looked for a new
 	                       shared file (mono ns, atomic) */
 	/* Creators of a GS_RU_ARBITER region (gs_region_arbitrate): the
@@ -647,6 +648,12 @@ static bool reusable(struct gs_region *r, struct gs_errbuf *eb, gs_err *err)
 
 		if (!owner)
 			return true;
+		/* A region of the other kind (the daemon's, found by the
+		 * Slurm plugin on its own, or the reverse) is replaced. */
+		if (((r->ru->h.flags & GS_RU_ARBITER) != 0) != r->arbiter) {
+			unmap_files(r);
+			return false;
+		}
 		/* The usage file's mutex is shared with tenants: one may hold
 		 * it (stopped, or a forged owner thread id) to wedge every
 		 * run. The daemon repairs that at start: a lock it cannot take
@@ -705,7 +712,7 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	if (r->lfd < 0)
 		goto fail_errno;
 	/* The daemon's region has an arbiter (the shared file is its). */
-	r->ufd = usage_tmp_open(utmp, owner);
+	r->ufd = usage_tmp_open(utmp, r->arbiter);
 	if (r->ufd < 0)
 		goto fail_errno;
 	/* Tenants read limits through their views (views_publish). */
@@ -716,7 +723,8 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	if (err != GS_OK)
 		return err;
 	id = random_u64();
-	err = init_usage(r->ru, id, boot_id(), owner ? GS_RU_ARBITER : 0, eb);
+	err = init_usage(r->ru, id, boot_id(), r->arbiter ? GS_RU_ARBITER : 0,
+	                 eb);
 	if (err != GS_OK)
 		return err;
 	init_limits(r->rl, id, boot_id(), owner);
@@ -857,8 +865,25 @@ static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
 	                      eb);
 }
 
+static gs_err region_open(const char *dir, enum gs_region_role role,
+                          bool arbiter, struct gs_region **out,
+                          struct gs_errbuf *eb);
+
 gs_err gs_region_open(const char *dir, enum gs_region_role role,
                       struct gs_region **out, struct gs_errbuf *eb)
+{
+	return region_open(dir, role, role == GS_REGION_OWNER, out, eb);
+}
+
+gs_err gs_region_open_owner(const char *dir, bool arbiter,
+                            struct gs_region **out, struct gs_errbuf *eb)
+{
+	return region_open(dir, GS_REGION_OWNER, arbiter, out, eb);
+}
+
+static gs_err region_open(const char *dir, enum gs_region_role role,
+                          bool arbiter, struct gs_region **out,
+                          struct gs_errbuf *eb)
 {
 	struct gs_region *r;
 	bool creator = role != GS_REGION_TENANT;
@@ -872,6 +897,7 @@ gs_err gs_region_open(const char *dir, enum gs_region_role role,
 		return gs_fail(eb, GS_ERR_NOMEM, "region handle");
 	(void)snprintf(r->dir, sizeof(r->dir), "%s", dir);
 	r->role = role;
+	r->arbiter = arbiter && role == GS_REGION_OWNER;
 	r->lfd = r->ufd = r->kfd = -1;
 	r->me = -1;
 	r->pidns = pidns_of(0);

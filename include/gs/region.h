@@ -273,6 +273,16 @@ gs_err gs_region_dir_resolve(const char *explicit_dir,
  */
 gs_err gs_region_open(const char *dir, enum gs_region_role role,
                       struct gs_region **out, struct gs_errbuf *eb);
+/*
+ * An OWNER's open with the choice of arbiter: gs_region_open(OWNER) makes
+ * (or keeps) a region whose turns its creator's arbiter gives (gpusliced:
+ * the shared file is the creator's, GS_RU_ARBITER). An owner that runs no
+ * arbiter (the Slurm plugin on its own) passes false: its jobs' processes
+ * take turns among themselves, as in a runner's region. A region of the
+ * other kind is replaced.
+ */
+gs_err gs_region_open_owner(const char *dir, bool arbiter,
+                            struct gs_region **out, struct gs_errbuf *eb);
 /* Unmaps and frees; NULL does nothing. Attached processes stay attached. */
 void gs_region_close(struct gs_region *r);
 /*

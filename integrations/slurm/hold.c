@@ -166,7 +166,8 @@ static gs_err region_acquire(struct gs_slurm_hold *h,
 		    "the region in %s belongs to uid %u, not to this "
 		    "slurmstepd (is gpusliced down? its socket is %s)",
 		    c->run_dir, uid, c->socket);
-	err = gs_region_open(c->run_dir, GS_REGION_OWNER, &h->region, eb);
+	/* No gpusliced: no arbiter; the jobs take turns among themselves. */
+	err = gs_region_open_owner(c->run_dir, false, &h->region, eb);
 	if (err != GS_OK)
 		return err;
 	(void)gs_region_reap(h->region);
@@ -241,7 +242,7 @@ static gs_err region_sweep(const char *dir, uint32_t job, int *deleted,
 	(void)snprintf(path, sizeof(path), "%s/%s", dir, GS_REGION_LIMITS_FILE);
 	if (stat(path, &st) != 0 || region_is_foreign(dir, &uid))
 		return GS_OK;
-	err = gs_region_open(dir, GS_REGION_OWNER, &r, eb);
+	err = gs_region_open_owner(dir, false, &r, eb);
 	if (err != GS_OK)
 		return err;
 	while (gs_region_slice_next(r, &it)) {
