@@ -10,6 +10,9 @@
  * Explicit --threads/--batch override a preset whatever their order.
  * The run lasts --seconds (default 5) or until --requests have completed.
  * Each thread first sends one warm-up request that is not counted.
+ * --warmup S sends requests for S seconds more before counting any (what
+ * arrives next to work already on the GPU is then out of the figures);
+ * the worst of them is reported as warmup_max_ms.
  *
  * Threads share the weights (K matrices W x W, read-only) and the primary
  * context; each owns its stream and activation buffers, and its samples
@@ -29,7 +32,7 @@
 static const char usage[] =
     "usage: gs-infer [--light|--heavy] [--threads N] [--batch B]\n"
     "                [--width W] [--layers K] [--seconds S|--requests N]\n"
-    "                [--device N]\n"
+    "                [--warmup S] [--device N]\n"
     "\n"
     "An inference-like server: N client threads, each sending requests of\n"
     "a batch of B inputs through K dense layers of width W (HtoD copy, K\n"
@@ -45,13 +48,17 @@ static const char usage[] =
     "  --layers K           layers per request, 1..1024 (default 16)\n"
     "  --seconds S          run time (default 5)\n"
     "  --requests N         stop after N requests in all "
-    "instead\n" GS_KIT_COMMON_USAGE;
+    "instead\n"
+    "  --warmup S           send requests for S seconds first without\n"
+    "                       counting them (default 0); their worst\n"
+    "                       latency is warmup_max_ms\n" GS_KIT_COMMON_USAGE;
 
 struct infer {
 	struct gs_kit *k;
 	int batch, width, layers;
 	CUdeviceptr weights; /* layers x width x width floats */
 	double deadline;     /* gs_kit_now() at which to stop, or 0 */
+	double counted_from; /* gs_kit_now() from which requests count */
 	long max_requests;   /* 0 for no limit */
 	atomic_long claimed; /* requests handed out (with max_requests) */
 };
@@ -64,6 +71,8 @@ struct client {
 	float *host_in, *host_out;
 	double *samples;
 	size_t n, cap;
+	long warm_n;    /* requests sent during --warmup */
+	double warm_max; /* their worst latency, ms */
 	bool stopped_full;
 };
 
@@ -134,12 +143,22 @@ static void *client_main(void *arg)
 
 	if (gs_kit_check(in->k, gs_kit_bind_thread(in->k), "cuCtxSetCurrent"))
 		return NULL;
-	while (!gs_kit_failed(in->k) && claim(in)) {
-		double t0 = gs_kit_now();
+	while (!gs_kit_failed(in->k)) {
+		double t0 = gs_kit_now(), ms;
+		bool warm = t0 < in->counted_from;
 
+		if (!warm && !claim(in))
+			break;
 		if (request(cl) != CUDA_SUCCESS)
 			break;
-		if (keep(cl, (gs_kit_now() - t0) * 1e3) != 0) {
+		ms = (gs_kit_now() - t0) * 1e3;
+		if (warm) {
+			cl->warm_n++;
+			if (ms > cl->warm_max)
+				cl->warm_max = ms;
+			continue;
+		}
+		if (keep(cl, ms) != 0) {
 			cl->stopped_full = true;
 			break;
 		}
@@ -217,6 +236,7 @@ enum {
 	F_LAYERS,
 	F_SECONDS,
 	F_REQUESTS,
+	F_WARMUP,
 	F_COMMON,
 };
 
@@ -225,7 +245,8 @@ int main(int argc, char **argv)
 	struct gs_kit_common c = {0, false};
 	bool light = false, heavy = false;
 	long threads = 1, batch = 1, width = 1024, layers = 16, requests = 0;
-	double seconds = 5.0;
+	double seconds = 5.0, warmup = 0.0, warm_max = 0.0;
+	long warm_n = 0;
 	struct gs_flag flags[] = {
 	    [F_LIGHT] = {"light", GS_FLAG_BOOL, &light, 0, 0, NULL, false},
 	    [F_HEAVY] = {"heavy", GS_FLAG_BOOL, &heavy, 0, 0, NULL, false},
@@ -238,6 +259,8 @@ int main(int argc, char **argv)
 	                   false},
 	    [F_REQUESTS] = {"requests", GS_FLAG_INT, &requests, 1, 1000000000,
 	                    NULL, false},
+	    [F_WARMUP] = {"warmup", GS_FLAG_SECONDS, &warmup, 0, 0, NULL,
+	                  false},
 	    [F_COMMON] = GS_KIT_COMMON_FLAGS(&c),
 	};
 	struct client *cls = NULL;
@@ -299,8 +322,8 @@ int main(int argc, char **argv)
 			goto out;
 	}
 
-	t0 = gs_kit_now();
-	in.deadline = t0 + seconds;
+	in.counted_from = gs_kit_now() + warmup;
+	in.deadline = in.counted_from + seconds;
 	for (started = 0; started < threads; started++) {
 		if (pthread_create(&cls[started].tid, NULL, client_main,
 		                   &cls[started]) != 0) {
@@ -312,6 +335,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(cls[i].tid, NULL);
+	t0 = in.counted_from;
 	wall = gs_kit_now() - t0;
 	if (gs_kit_failed(&k))
 		goto out;
@@ -319,6 +343,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < threads; i++) {
 		total += cls[i].n;
 		full = full || cls[i].stopped_full;
+		warm_n += cls[i].warm_n;
+		if (cls[i].warm_max > warm_max)
+			warm_max = cls[i].warm_max;
 	}
 	all = malloc((total ? total : 1) * sizeof(*all));
 	if (!all) {
@@ -347,6 +374,9 @@ int main(int argc, char **argv)
 	gs_jline_int(&j, "width", width);
 	gs_jline_int(&j, "layers", layers);
 	gs_jline_num(&j, "wall_s", wall);
+	gs_jline_num(&j, "warmup_s", warmup);
+	gs_jline_int(&j, "warmup_requests", warm_n);
+	gs_jline_num(&j, "warmup_max_ms", warm_max);
 	gs_jline_bool(&j, "samples_capped", full);
 	gs_kit_put_error(&k, &j);
 	status = gs_jline_print(&j, stdout) == 0 ? GS_KIT_EXIT_OK

@@ -6,11 +6,11 @@
 #    the GPU 25 / 75 (within 6 points, by the sim's own per-process busy
 #    time over 8 s), and the GPU stays over 90 % busy;
 #  - gs-infer (GPU-bound requests) at high priority next to a saturating
-#    burn at low priority keeps its p99 within 1.6x of its p99 alone (up
-#    to five alone/with pairs: host jitter on a 2-core machine moves p99
-#    by a third from run to run, in a region without a daemon too), where
-#    without the shim the burn makes it 2.6x and doubles its median
-#    latency (the control).
+#    burn at low priority keeps its p99 within 1.25x of its p99 alone
+#    once it runs (latency_pairs.sh: its first 0.5 s, when it shares the
+#    GPU with the low kernel already running, are not counted; up to five
+#    alone/with pairs for host jitter), where without the shim the burn
+#    makes it 2.6x and doubles its median latency (the control).
 . "$(dirname "$0")/lib.sh" "$1"
 PY=python3
 "$G" sim init --gpus 1xH100-SXM5-80GB --dir "$GPUSLICE_SIM_DIR" >/dev/null
@@ -80,7 +80,7 @@ high_infer() { "$G" run --slice hi -- "${INFER[@]}"; }
 low_burn() { "$G" run --slice lo -- "$B/bin/gs-burn" --seconds 7; }
 # Control: without the shim the burn slows the server down.
 unprotected
-latency_pairs 1.6 || fail "p99 next to the burn above 1.6x alone in every attempt"
+latency_pairs 1.25 || fail "p99 next to the burn above 1.25x alone in every attempt"
 jcheck "$bare" "d['p50_ms'] > 1.5 * $(json_field "$alone" p50_ms)" ||
 	fail "the control did not slow down without the shim"
 echo "ok: the arbiter's turns follow weights and priority"
