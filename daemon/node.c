@@ -1625,6 +1625,10 @@ static gs_err create_mig(struct gs_node *node, struct gs_slice *s,
 	pthread_mutex_lock(&node->lock);
 	node->gpus->gpu[g] = priv->gpu[g];
 	node->mig_busy[g] = false;
+	/* Its processes may start the moment the create answers: the new
+	 * instance must be in the region's GPU table by then (a shim makes
+	 * no context on a GPU its daemon does not know). */
+	gs__node_register_devices(node);
 	ns = gs__node_find_id(node, s->id);
 	if (ns != NULL && err == GS_OK) {
 		err = mig_claim(node, &ns->s, d, eb);

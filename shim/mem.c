@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define GS_ALLOC_ALIGN 512ULL
@@ -78,6 +79,7 @@ int gs__dev_slot(CUdevice ord, uint64_t *total)
 	CUuuid u;
 	size_t bytes = 0;
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+	bool foreign;
 	int slot;
 
 	if (ord < 0 || ord >= GS_SHIM_MAX_ORDINALS || gs__g.region == NULL)
@@ -99,23 +101,62 @@ int gs__dev_slot(CUdevice ord, uint64_t *total)
 	if (gs__real.cuDeviceTotalMem_v2 != NULL)
 		(void)gs__real.cuDeviceTotalMem_v2(&bytes, ord);
 	slot = gs_region_device(gs__g.region, uuid, bytes);
+	foreign = slot == -(int)GS_ERR_NOT_FOUND &&
+	          gs__region_arb_client(gs__g.region);
 	(void)pthread_mutex_lock(&gs__g.mu);
 	o->total = bytes;
-	/* A daemon registers its GPUs itself: one it has not yet (a MIG
-	 * instance just made) is asked for again later. */
-	__atomic_store_n(&o->slot,
-	                 slot >= 0 ? slot
-	                 : slot == -(int)GS_ERR_NOT_FOUND &&
-	                         gs__region_arb_client(gs__g.region)
-	                     ? -1
-	                     : -2,
+	/* A daemon registers its GPUs itself: one it has not (a MIG
+	 * instance made behind its back, until its next pass) is asked for
+	 * again later, and no context is made on it meanwhile
+	 * (gs__dev_refused). */
+	o->foreign = foreign;
+	__atomic_store_n(&o->slot, slot >= 0 ? slot : foreign ? -1 : -2,
 	                 __ATOMIC_RELEASE);
 	(void)pthread_mutex_unlock(&gs__g.mu);
-	if (slot < 0)
+	if (slot < 0 && !foreign)
 		gs_error(GS_SHIM_TAG, "gpu=%s no region slot (%d)", uuid, slot);
 	if (total != NULL)
 		*total = bytes;
 	return slot >= 0 ? slot : -1;
+}
+
+/*
+ * Whether a process of a slice must not use GPU `ord`: the daemon's region
+ * has no such GPU, so nothing of it could be counted or capped there (a
+ * GPU the daemon does not manage). Fails closed: never "no cap". A MIG
+ * instance made behind the daemon's back is registered on its next
+ * housekeeping pass, so this waits up to GS_DEV_REGISTER_WAIT_MS for it.
+ */
+#define GS_DEV_REGISTER_WAIT_MS 1500
+
+bool gs__dev_refused(CUdevice ord)
+{
+	static bool said;
+
+	if (ord < 0 || ord >= GS_SHIM_MAX_ORDINALS || !gs__enforcing())
+		return false;
+	for (int waited = 0;; waited += 50) {
+		if (gs__dev_slot(ord, NULL) >= 0 ||
+		    !__atomic_load_n(&gs__g.ord[ord].foreign, __ATOMIC_RELAXED)) {
+			if (waited > 0)
+				gs_warn(GS_SHIM_TAG,
+				        "device %d was unknown to gpusliced for "
+				        "%d ms (a MIG instance made behind its "
+				        "back?)",
+				        (int)ord, waited);
+			return false;
+		}
+		if (waited >= GS_DEV_REGISTER_WAIT_MS)
+			break;
+		(void)nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	}
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		gs_error(GS_SHIM_TAG,
+		         "slice=%s pid=%d: device %d is not a GPU gpusliced "
+		         "manages; no context on it (CUDA_ERROR_DEVICE_"
+		         "UNAVAILABLE)",
+		         gs__g.cfg.slice, (int)getpid(), (int)ord);
+	return true;
 }
 
 int gs__dev_current(CUdevice *ord)
@@ -461,6 +502,10 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 	    prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
 	    gs__enforcing())
 		dev = gs__dev_slot(prop->location.id, NULL);
+	if (dev < 0 && gs__enforcing() && prop != NULL &&
+	    prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+	    gs__dev_refused(prop->location.id))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (dev < 0)
 		return gs__real.cuMemCreate(handle, size, prop, flags);
 	r = reserve(dev, bytes);
@@ -810,7 +855,8 @@ static CUresult ctx_begin(CUdevice ord, struct ctx_charge *c)
 	c->ord = ord;
 	c->dev = gs__enforcing() ? gs__dev_slot(ord, NULL) : -1;
 	if (c->dev < 0)
-		return CUDA_SUCCESS;
+		return gs__dev_refused(ord) ? CUDA_ERROR_DEVICE_UNAVAILABLE
+		                            : CUDA_SUCCESS;
 	c->est = ctx_estimate(c->dev);
 	r = reserve(c->dev, c->est);
 	if (r != CUDA_SUCCESS) {

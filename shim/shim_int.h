@@ -96,6 +96,7 @@ struct gs__real_nvml {
 /* Per CUDA device ordinal: its region slot and what was learned of it. */
 struct gs__ordinal {
 	int slot;             /* region device slot; -1 unknown, -2 failed */
+	bool foreign;         /* a daemon's region has no such GPU (yet) */
 	uint64_t total;       /* physical memory */
 	bool primary_charged; /* we charged the primary context's overhead */
 	uint64_t primary_charge;
@@ -163,6 +164,11 @@ uint64_t gs__now(void);
  * OUT: *total (physical memory), may be NULL.
  */
 int gs__dev_slot(CUdevice ord, uint64_t *total);
+/*
+ * True when this process of a slice must not use GPU `ord`: a daemon's
+ * region has no such GPU (waits a moment for the daemon to register it).
+ */
+bool gs__dev_refused(CUdevice ord);
 /* The region device slot of the current context's device, or -1. */
 int gs__dev_current(CUdevice *ord);
 /* The region slot of an NVML device handle, or -1. */

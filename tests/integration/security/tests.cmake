@@ -21,7 +21,8 @@ foreach(t
     cutting_region_files_short_stops_neither_the_daemon_nor_a_neighbour
     a_wedged_region_lock_is_repaired_while_the_daemon_runs
     pod_cannot_touch_another_pods_books
-    a_tenant_cannot_reorder_turns_on_its_gpu)
+    a_tenant_cannot_reorder_turns_on_its_gpu
+    a_gpu_the_daemon_does_not_manage_is_refused_to_a_slice)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
