@@ -1551,16 +1551,27 @@ static bool own_is(struct gs_region *r, int k, const struct own_key *key)
 	        __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE) == key->gen);
 }
 
+/* The own[] index of the file `key` names if it is mapped already, else
+ * -1 (no lock: own[] only grows, published through n_own). */
+static int owner_lookup(struct gs_region *r, const struct own_key *key)
+{
+	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
+
+	for (int k = 0; k < n; k++)
+		if (own_is(r, k, key))
+			return k;
+	return -1;
+}
+
 /* The own[] index of the file `key` names, mapping it on first use; a
  * negative gs_err when it cannot be had. */
 static int owner_find_key(struct gs_region *r, const struct own_key *key,
                           bool create, struct gs_errbuf *eb)
 {
-	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE), k;
+	int k = owner_lookup(r, key);
 
-	for (k = 0; k < n; k++)
-		if (own_is(r, k, key))
-			return k;
+	if (k >= 0)
+		return k;
 	(void)pthread_mutex_lock(&r->omu);
 	for (k = 0; k < r->n_own; k++)
 		if (own_is(r, k, key))
@@ -1742,17 +1753,14 @@ static void own_repair(struct gs_region *r, struct gs_own *o)
 static void shared_repair(struct gs_region *r)
 {
 	struct gs_ru_file *ru = r->ru;
-	int n = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
 
 	own_use(r);
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
 		struct own_key key = slice_key(&r->rl->slice[s], s);
 		uint64_t gen = r->rl->slice[s].generation;
-		const struct gs_ro_file *ro = NULL;
+		int k = owner_lookup(r, &key);
+		const struct gs_ro_file *ro = k >= 0 ? r->own[k].ro : NULL;
 
-		for (int k = 0; k < n && ro == NULL; k++)
-			if (own_is(r, k, &key))
-				ro = r->own[k].ro;
 		if (ro == NULL || r->rl->slice[s].state != GS_RL_LIVE)
 			continue;
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
@@ -2768,17 +2776,16 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 		if (r->arb_cfg[s].live)
 			n = s + 1;
 	for (int s = 0; s < n; s++) {
-		int nk = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE), k;
 		struct own_key key;
+		int k;
 
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 			ask[d][s] = NULL;
 		if (!r->arb_cfg[s].live)
 			continue;
 		key = slice_key(&r->rl->slice[s], s);
-		for (k = 0; k < nk && !own_is(r, k, &key); k++)
-			;
-		if (k == nk)
+		k = owner_lookup(r, &key);
+		if (k < 0)
 			continue; /* not mapped (yet): nothing it says is seen */
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 			ask[d][s] = &r->own[k].ro->ask[d][s];
