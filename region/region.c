@@ -1192,6 +1192,21 @@ gs_err gs_region_books_path(const char *dir, bool privileged,
 	return k < 0 || (size_t)k >= n ? GS_ERR_RANGE : GS_OK;
 }
 
+/*
+ * The generation a process entry of `ro` issues next. A slot's private
+ * books issue generations its earlier files never did (from slice_gen <<
+ * 32), so a reference into one of them never names an entry here (an
+ * OWNER handle maps the new file over the same own[] entry).
+ */
+static uint64_t proc_gen_next(const struct gs_ro_file *ro,
+                              const struct gs_ru_proc *p)
+{
+	uint64_t floor = (ro->h.flags & GS_RO_PRIVATE) ? ro->h.slice_gen << 32
+	                                                : 0;
+
+	return (p->generation > floor ? p->generation : floor) + 1;
+}
+
 static gs_err init_owner(struct gs_ro_file *ro, const struct own_key *key,
                          uint64_t region_id, uint64_t boot,
                          struct gs_errbuf *eb)
@@ -1199,7 +1214,10 @@ static gs_err init_owner(struct gs_ro_file *ro, const struct own_key *key,
 	pthread_mutexattr_t a;
 	int rc;
 
-	memset(ro, 0, sizeof(*ro));
+	/* `ro` maps a file just truncated to size: all zeros already, and
+	 * left sparse (a slot's private books are megabytes, of which a
+	 * slice uses a few pages: writing them all cost each create ~10 ms
+	 * and their write-back). */
 	ro->h.version = GS_REGION_VERSION;
 	ro->h.header_size = sizeof(ro->h);
 	ro->h.size = sizeof(*ro);
@@ -1215,11 +1233,8 @@ static gs_err init_owner(struct gs_ro_file *ro, const struct own_key *key,
 		ro->h.flags = GS_RO_PRIVATE;
 		ro->h.slot = key->slot;
 		ro->h.slice_gen = key->gen;
-		/* Process generations the slot's earlier files never issued,
-		 * so a reference into one of them never names an entry here
-		 * (an OWNER handle maps this file over the same own[] entry). */
-		for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
-			ro->proc[i].generation = key->gen << 32;
+		/* Its process entries issue generations from slice_gen << 32
+		 * (proc_gen_next). */
 	}
 	if ((rc = pthread_mutexattr_init(&a)) != 0)
 		goto fail;
@@ -1308,9 +1323,11 @@ static gs_err books_dir_make(const struct gs_region *r, struct gs_errbuf *eb)
  * process may (root, or uid is ours); uid 0's files (slices any uid the
  * name is handed to may join; private books, behind books/ on the host,
  * for whichever uid the pod runs as) and one that cannot be given away
- * are 0666.
+ * are 0666. OUT (GS_OK): *fdp and *rop, the file open and mapped, as
+ * owner_open gives them.
  */
 static gs_err owner_create(struct gs_region *r, const struct own_key *key,
+                           int *fdp, struct gs_ro_file **rop,
                            struct gs_errbuf *eb)
 {
 	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
@@ -1334,10 +1351,11 @@ static gs_err owner_create(struct gs_region *r, const struct own_key *key,
 	p = mmap(NULL, sizeof(*ro), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail_errno_fd;
+	(void)madvise(p, sizeof(*ro), MADV_RANDOM); /* see owner_open */
 	ro = p;
 	err = init_owner(ro, key, r->rl->h.region_id, r->rl->h.boot_id, eb);
-	(void)munmap(p, sizeof(*ro));
 	if (err != GS_OK) {
+		(void)munmap(p, sizeof(*ro));
 		(void)close(fd);
 		(void)unlink(tmp);
 		return err;
@@ -1347,9 +1365,15 @@ static gs_err owner_create(struct gs_region *r, const struct own_key *key,
 	else if (key->uid != (uint32_t)geteuid() &&
 	         fchown(fd, (uid_t)key->uid, (gid_t)-1) != 0)
 		mode = 0666;
-	if (fchmod(fd, mode) != 0 || rename(tmp, path) != 0)
+	if (fchmod(fd, mode) != 0 || rename(tmp, path) != 0) {
+		(void)munmap(p, sizeof(*ro));
 		goto fail_errno_fd;
-	(void)close(fd);
+	}
+	/* Kept mapped: mapping it again cost a second mmap and munmap (a
+	 * TLB shootdown in every thread) per create. */
+	(void)gs__guard_add(p, sizeof(*ro));
+	*fdp = fd;
+	*rop = ro;
 	return GS_OK;
 fail_errno_fd:
 	e = errno;
@@ -1402,6 +1426,10 @@ static gs_err owner_open(struct gs_region *r, const char *path,
 		return gs_fail(eb, GS_ERR_IO, "mmap %s: %s", path,
 		               strerror(e));
 	}
+	/* Megabytes, mostly holes, of which a slice uses a few pages: no
+	 * read-ahead (it zero-filled the whole file into the page cache on
+	 * the first touch: a create took ~5x longer). */
+	(void)madvise(p, sizeof(struct gs_ro_file), MADV_RANDOM);
 	(void)gs__guard_add(p, sizeof(struct gs_ro_file));
 	f = p;
 	if (owner_valid(r, f, key)) {
@@ -1499,46 +1527,39 @@ static int owner_map(struct gs_region *r, const struct own_key *key,
                      bool create, struct gs_errbuf *eb)
 {
 	char path[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	char mnt[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
+	struct gs_errbuf e1 = {0}, e2 = {0};
 	struct gs_ro_file *ro;
-	gs_err err;
+	gs_err err, err2;
 	int fd;
 
 	owner_path(r, key, path, sizeof(path));
-	for (int tries = 0; tries < 2; tries++) {
-		struct gs_errbuf e1 = {0}, e2 = {0};
-		gs_err err2;
-		char mnt[GS_REGION_DIR_MAX + GS_RO_NAME_MAX];
-
-		err = owner_open(r, path, key, &fd, &ro, &e1);
-		if (err == GS_OK)
-			return owner_install(r, key, fd, ro, eb);
-		if (create && tries == 0) {
-			err = owner_create(r, key, eb);
-			if (err != GS_OK)
-				return -(int)err;
-			continue;
-		}
-		if (key->slot < 0 || create)
-			return -(int)gs_fail(eb, err, "%s", e1.msg);
-		/* A pod's view: its slice's file mounted at usage.0. */
-		(void)gs_region_books_path(r->dir, false, key->uid, -1, mnt,
-		                           sizeof(mnt));
-		err2 = owner_open(r, mnt, key, &fd, &ro, &e2);
-		if (err2 == GS_OK)
-			return owner_install(r, key, fd, ro, eb);
-		if (err2 == GS_ERR_PERM)
-			return -(int)gs_fail(eb, err2, "%s", e2.msg);
-		if (err == GS_ERR_PERM)
-			return -(int)gs_fail(
-			    eb, err,
-			    "slice slot %d keeps its books in %s, which only "
-			    "root and the pod the slice was made for may open "
-			    "(%s)",
-			    (int)key->slot, path, e1.msg);
-		return -(int)gs_fail(eb, err == GS_ERR_NOT_FOUND ? err2 : err,
-		                     "%s; %s", e1.msg, e2.msg);
+	err = owner_open(r, path, key, &fd, &ro, &e1);
+	if (err == GS_OK)
+		return owner_install(r, key, fd, ro, eb);
+	if (create) {
+		err = owner_create(r, key, &fd, &ro, eb);
+		return err == GS_OK ? owner_install(r, key, fd, ro, eb)
+		                    : -(int)err;
 	}
-	return -(int)gs_fail(eb, GS_ERR_CORRUPT, "%s cannot be made", path);
+	if (key->slot < 0)
+		return -(int)gs_fail(eb, err, "%s", e1.msg);
+	/* A pod's view: its slice's file mounted at usage.0. */
+	(void)gs_region_books_path(r->dir, false, key->uid, -1, mnt,
+	                           sizeof(mnt));
+	err2 = owner_open(r, mnt, key, &fd, &ro, &e2);
+	if (err2 == GS_OK)
+		return owner_install(r, key, fd, ro, eb);
+	if (err2 == GS_ERR_PERM)
+		return -(int)gs_fail(eb, err2, "%s", e2.msg);
+	if (err == GS_ERR_PERM)
+		return -(int)gs_fail(
+		    eb, err,
+		    "slice slot %d keeps its books in %s, which only root and "
+		    "the pod the slice was made for may open (%s)",
+		    (int)key->slot, path, e1.msg);
+	return -(int)gs_fail(eb, err == GS_ERR_NOT_FOUND ? err2 : err, "%s; %s",
+	                     e1.msg, e2.msg);
 }
 
 /* Whether own[k] is the file `key` names (gen 0: any of the slot). */
@@ -3219,7 +3240,7 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 		i = free_slot;
 		{
 			struct gs_ru_proc *p = &ro->proc[i];
-			uint64_t gen = p->generation + 1;
+			uint64_t gen = proc_gen_next(ro, p);
 
 			memset(p, 0, sizeof(*p));
 			memset(ro->proc_dev[i], 0, sizeof(ro->proc_dev[i]));
