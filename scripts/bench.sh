@@ -141,6 +141,12 @@ print("   synchronous=%-6s clients=%-3d %6.0f ops/s  p50 %.2f ms  p99 %.2f ms  m
 			     END {if (c) printf "   synchronous=%-6s %d writes in %d commits (%.1f per commit)\n", "'"$sync"'", w, c, w / c}'
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
+		# The MPS control daemons it started outlive it (so that their
+		# clients keep running across a restart): stop them, or the
+		# next daemon's MPS slices could not start theirs.
+		for f in "$tmp"/run/mps/*/pipe/nvidia-cuda-mps-control.pid; do
+			[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true
+		done
 	done
 	rm -rf "$tmp"
 }
