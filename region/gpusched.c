@@ -531,6 +531,13 @@ bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 	}
 	if (gs_sched_cfg_enforcing(c))
 		v->dev->enforced_ns = now;
+	/* The clock follows the holder: a slice that arrives (or comes back
+	 * from idle) starts level with the one using the GPU, not with
+	 * where that one stood when it got the turn (which would credit the
+	 * newcomer with all the time the holder ran alone). */
+	if (v->dev->holder == s && v->dev->holder_gen == c->generation &&
+	    S->vtime > v->dev->vclock)
+		v->dev->vclock = S->vtime;
 	__atomic_add_fetch(&v->dev->seq, 1, __ATOMIC_RELEASE);
 	/* Only the end of our work can let a waiter go, and not while we
 	 * hold the turn with quantum left (waiters ask again once we have
@@ -754,8 +761,12 @@ bool gs_sched_arbitrate(const struct gs_sched_arb *a, uint64_t now,
 	} else {
 		d->holder = -1;
 	}
-	if (d->holder >= 0 && d->holder < a->n)
+	if (d->holder >= 0 && d->holder < a->n) {
 		a->pub[d->holder].held_ns = now;
+		/* The clock follows the holder (see gs_sched_complete). */
+		if (a->pub[d->holder].vtime > d->vclock)
+			d->vclock = a->pub[d->holder].vtime;
+	}
 	/* A new holder's turn: its work in flight counts again. */
 	if (d->holder >= 0 && d->holder != old && a->ask[d->holder] != NULL &&
 	    a->ask[d->holder]->generation == a->cfg[d->holder].generation)

@@ -79,7 +79,8 @@ struct gs_sched_dev {
 	                   of launches (shim/launch.c) gives it up (atomic) */
 	uint64_t holder_gen; /* its generation */
 	uint64_t holder_since_ns;
-	uint64_t vclock;      /* virtual time of the last turn given */
+	uint64_t vclock;      /* the holder's virtual time: where a
+	                         slice that arrives or comes back starts */
 	uint64_t enforced_ns; /* last activity of an enforcing slice */
 	uint64_t arb_ns;      /* the arbiter's last pass (0: no arbiter) */
 	uint64_t drained_ns;  /* the arbiter's: when the holder was last held
