@@ -1317,6 +1317,22 @@ static gs_err books_dir_make(const struct gs_region *r, struct gs_errbuf *eb)
 }
 
 /*
+ * Maps an owner file (read-write, shared). Megabytes, mostly holes, of
+ * which a slice uses a few pages: no read-ahead (it zero-filled the whole
+ * file into the page cache on the first touch: a create took ~5x longer).
+ * MAP_FAILED (errno) when it cannot.
+ */
+static void *owner_mmap(int fd)
+{
+	void *p = mmap(NULL, sizeof(struct gs_ro_file), PROT_READ | PROT_WRITE,
+	               MAP_SHARED, fd, 0);
+
+	if (p != MAP_FAILED)
+		(void)madvise(p, sizeof(struct gs_ro_file), MADV_RANDOM);
+	return p;
+}
+
+/*
  * Creator, writers' lock held: makes the file `key` names afresh (a new
  * inode: whoever had the old one open keeps an orphan) and renames it
  * into place. usage.<uid> is given to `uid` with mode 0600 when this
@@ -1348,10 +1364,9 @@ static gs_err owner_create(struct gs_region *r, const struct own_key *key,
 		goto fail_errno;
 	if (ftruncate(fd, (off_t)sizeof(*ro)) != 0)
 		goto fail_errno_fd;
-	p = mmap(NULL, sizeof(*ro), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = owner_mmap(fd);
 	if (p == MAP_FAILED)
 		goto fail_errno_fd;
-	(void)madvise(p, sizeof(*ro), MADV_RANDOM); /* see owner_open */
 	ro = p;
 	err = init_owner(ro, key, r->rl->h.region_id, r->rl->h.boot_id, eb);
 	if (err != GS_OK) {
@@ -1418,18 +1433,13 @@ static gs_err owner_open(struct gs_region *r, const char *path,
 		               "%s: not a usage file of uid %u", path,
 		               (unsigned)key->uid);
 	}
-	p = mmap(NULL, sizeof(struct gs_ro_file), PROT_READ | PROT_WRITE,
-	         MAP_SHARED, *fd, 0);
+	p = owner_mmap(*fd);
 	if (p == MAP_FAILED) {
 		e = errno;
 		(void)close(*fd);
 		return gs_fail(eb, GS_ERR_IO, "mmap %s: %s", path,
 		               strerror(e));
 	}
-	/* Megabytes, mostly holes, of which a slice uses a few pages: no
-	 * read-ahead (it zero-filled the whole file into the page cache on
-	 * the first touch: a create took ~5x longer). */
-	(void)madvise(p, sizeof(struct gs_ro_file), MADV_RANDOM);
 	(void)gs__guard_add(p, sizeof(struct gs_ro_file));
 	f = p;
 	if (owner_valid(r, f, key)) {

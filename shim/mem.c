@@ -494,17 +494,17 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
 	int saved = errno, dev = -1;
 	uint64_t bytes = size;
+	bool on_dev;
 	CUresult r;
 
 	if (!gs__ready())
 		return GS__NOT_READY;
-	if (size != 0 && prop != NULL &&
-	    prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
-	    gs__enforcing())
+	on_dev = prop != NULL &&
+	         prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+	         gs__enforcing();
+	if (size != 0 && on_dev)
 		dev = gs__dev_slot(prop->location.id, NULL);
-	if (dev < 0 && gs__enforcing() && prop != NULL &&
-	    prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
-	    gs__dev_refused(prop->location.id))
+	if (dev < 0 && on_dev && gs__dev_refused(prop->location.id))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (dev < 0)
 		return gs__real.cuMemCreate(handle, size, prop, flags);
