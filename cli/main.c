@@ -5,11 +5,8 @@
  */
 #include "cli.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-const char *gs_cli_socket;
 
 struct cli_cmd {
 	const char *name;
@@ -22,23 +19,6 @@ static const struct cli_cmd commands[] = {
 	GS_CLI_COMMANDS(GS__CLI_ENTRY)
 #undef GS__CLI_ENTRY
 };
-
-void gs_cli_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "gpuslice %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int gs_cli_fail(const char *cmd, gs_err err, const struct gs_errbuf *eb)
-{
-	gs_cli_error(cmd, "%s", gs_errbuf_msg(eb, err));
-	return gs_err_exit_code(err);
-}
 
 static void usage(FILE *f)
 {

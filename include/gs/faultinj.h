@@ -7,7 +7,7 @@
  *
  * "site:N" fails the Nth call of that site (1 = the first), "site:N+" the
  * Nth and every later one. Sites are the names the code passes to
- * gs_fault_hit(): in gpusliced "sqlite.exec", "sqlite.step",
+ * gs_fault_hit(): in gpusliced "sqlite.exec", "sqlite.write",
  * "region.write", "alloc.write"; in the simulated NVML the function names
  * of its MIG calls (e.g. "nvmlDeviceCreateGpuInstanceWithPlacement").
  * docs/testing.md lists them. Unset (production), gs_fault_hit() is one
