@@ -98,6 +98,11 @@ def main(argv):
         return 2
     build = os.path.abspath(argv[1])
     src_root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+    cache = os.path.join(build, "CMakeCache.txt")
+    if os.path.exists(cache):
+        for ln in open(cache, encoding="utf-8", errors="replace"):
+            if ln.startswith("CMAKE_HOME_DIRECTORY:"):
+                src_root = ln.split("=", 1)[1].strip()
     defs_by_file = collections.defaultdict(set)
     uses_by_file = collections.defaultdict(set)
     for obj in objects(build):
