@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 /* Driver version reported by cuDriverGetVersion and used by lookups. */
 #define GS__DRIVER_VERSION 13000

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "md2.h"
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define MIB      (1ULL << 20)
 #define OVERHEAD (500 * MIB)

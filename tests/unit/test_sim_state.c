@@ -22,7 +22,7 @@
 
 #include "gs/catalog.h"
 #include "gs/proc.h"
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define MS 1000000ULL
 
