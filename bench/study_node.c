@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "gs/nvml.h"
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define SIM_GPUS      "6xH100-SXM5-80GB"
 #define SIM_EXCL      4 /* GPUs 0..3 whole */

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 static const char *const CMD = "sim";
 

@@ -54,7 +54,7 @@
 #include "store.h"
 #include "watchdog.h"
 
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define TICK_MS 100
 /* The longest the daemon waits for the region's usage mutex, which tenants

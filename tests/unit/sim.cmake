@@ -8,7 +8,7 @@ gs_add_unit_test(test_sim_procaddr
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_procaddr.c
                  LIBS cuda_sim ${CMAKE_DL_LIBS})
 target_include_directories(test_sim_procaddr PRIVATE ${GS_CUDA_INCLUDE}
-                           ${CMAKE_SOURCE_DIR}/sim)
+                           ${CMAKE_SOURCE_DIR}/sim/cuda)
 target_compile_definitions(test_sim_procaddr PRIVATE
   GS_TEST_DATA_DIR="${CMAKE_SOURCE_DIR}/tests/data")
 gs_add_unit_test(test_sim_driver

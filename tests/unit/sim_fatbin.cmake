@@ -1,6 +1,6 @@
-# Unit tests of the sim's fatbinary reader (sim/fatbin.c), its cost model
-# of unknown kernels (sim/costmodel.c) and loading nvcc-built fatbins
-# through the sim's libcuda (sim/module.c). The fatbins are made at build
+# Unit tests of the sim's fatbinary reader (sim/cuda/fatbin.c), its cost model
+# of unknown kernels (sim/cuda/costmodel.c) and loading nvcc-built fatbins
+# through the sim's libcuda (sim/cuda/module.c). The fatbins are made at build
 # time by nvcc from sim_fatbin_kernels.cu: default (zstd PTX + sm_75
 # SASS), --compress-mode=speed (LZ4), =none, two PTX versions, SASS only.
 # Without nvcc the build says so and the fatbin tests exit 77 (skipped).
@@ -43,10 +43,10 @@ endif()
 
 gs_add_unit_test(test_sim_fatbin
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_fatbin.c
-                         ${CMAKE_SOURCE_DIR}/sim/fatbin.c
+                         ${CMAKE_SOURCE_DIR}/sim/cuda/fatbin.c
                  LIBS PkgConfig::ZSTD PkgConfig::LZ4)
 target_include_directories(test_sim_fatbin PRIVATE ${GS_CUDA_INCLUDE}
-                           ${CMAKE_SOURCE_DIR}/sim)
+                           ${CMAKE_SOURCE_DIR}/sim/cuda)
 target_compile_definitions(test_sim_fatbin PRIVATE ${GS_FATBIN_DEF})
 set_tests_properties(test_sim_fatbin PROPERTIES SKIP_RETURN_CODE 77)
 if(GS_NVCC_FATBIN)
@@ -55,10 +55,10 @@ endif()
 
 gs_add_unit_test(test_sim_costmodel
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_costmodel.c
-                         ${CMAKE_SOURCE_DIR}/sim/costmodel.c
+                         ${CMAKE_SOURCE_DIR}/sim/cuda/costmodel.c
                  LIBS m)
 target_include_directories(test_sim_costmodel PRIVATE ${GS_CUDA_INCLUDE}
-                           ${CMAKE_SOURCE_DIR}/sim)
+                           ${CMAKE_SOURCE_DIR}/sim/cuda)
 target_compile_definitions(test_sim_costmodel PRIVATE
   GS_KERNELS_PTX="${CMAKE_SOURCE_DIR}/workloads/kernels.ptx")
 

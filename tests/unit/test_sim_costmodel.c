@@ -1,6 +1,6 @@
 /*
  * test_sim_costmodel.c - the cost model of kernels the sim does not know
- * (sim/costmodel.c), read from real nvcc output: the workload kit's
+ * (sim/cuda/costmodel.c), read from real nvcc output: the workload kit's
  * kernels (workloads/kernels.ptx, compiled by nvcc 13) and small
  * hand-written PTX.
  *

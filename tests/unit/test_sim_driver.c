@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define GIB      (1ULL << 30)
 #define MIB      (1ULL << 20)

@@ -1,5 +1,5 @@
 /*
- * test_sim_fatbin.c - the sim's fatbinary reader (sim/fatbin.c) on
+ * test_sim_fatbin.c - the sim's fatbinary reader (sim/cuda/fatbin.c) on
  * fatbins nvcc made at build time from sim_fatbin_kernels.cu: entry
  * kinds, zstd / LZ4 / plain entries, the best PTX for a compute
  * capability, SASS-only images, the wrapper, damaged images.

@@ -31,7 +31,7 @@
 
 #include <cuda.h>
 
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define K_ADD  "_Z6fb_addPfPKfi"
 #define K_LOOP "_Z7fb_loopPfii"

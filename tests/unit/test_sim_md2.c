@@ -1,5 +1,5 @@
 /*
- * test_sim_md2.c - the sim's MD2 (sim/md2.c) against the test suite of
+ * test_sim_md2.c - the sim's MD2 (sim/cuda/md2.c) against the test suite of
  * RFC 1319 (appendix A.5), fed whole and in odd-sized pieces, and its
  * HMAC-MD2 against answers from an independent implementation (Python's
  * hmac module over a separate MD2), with a short and a long key.

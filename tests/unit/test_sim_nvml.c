@@ -19,7 +19,7 @@
 
 #include "gs/catalog.h"
 #include "gs/nvml.h"
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 /* Legacy unversioned symbols the library also exports (16-byte entries). */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,

@@ -1,5 +1,5 @@
 /*
- * test_sim_nvml_place.c - the sim's MIG placement rules (sim/nvml_place.c)
+ * test_sim_nvml_place.c - the sim's MIG placement rules (sim/nvml/nvml_place.c)
  * on every catalog model, checked against a naive reference: a bit array
  * of memory slices and an exhaustive search for "how many more fit".
  */

@@ -1,7 +1,7 @@
 /*
  * test_sim_primary_ctx.c - what the CUDA runtime gets from the sim's
- * libcuda.so.1 beyond the public API (sim/export.c), and primary contexts
- * as the runtime uses them (sim/ctx.c): the six tables it needs are
+ * libcuda.so.1 beyond the public API (sim/cuda/export.c), and primary contexts
+ * as the runtime uses them (sim/cuda/ctx.c): the six tables it needs are
  * offered and the optional one refused; a device's primary context handle
  * exists before it is retained, costs no device memory until then, and
  * stays the same handle across release and cuDevicePrimaryCtxReset;
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "md2.h"
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define MIB      (1ULL << 20)
 #define OVERHEAD (500 * MIB)

@@ -1,6 +1,6 @@
 /*
- * test_sim_state.c - the sim's node state file (sim/state.c) and its
- * execution timeline (sim/sched.c): layout and validation, the GPU list
+ * test_sim_state.c - the sim's node state file (sim/state/state.c) and its
+ * execution timeline (sim/state/sched.c): layout and validation, the GPU list
  * parser, reaping of dead processes (pid + start time, zombies), recovery
  * of the robust lock from a holder killed mid-update, and the schedule the
  * timeline computes (time-slicing, MPS concurrency, slice lengths).
@@ -22,7 +22,7 @@
 
 #include "gs/catalog.h"
 #include "gs/proc.h"
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define MS 1000000ULL
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 int main(int argc, char **argv)
 {

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "gs/nvml.h"
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 static struct gs_sim_map *map;
 

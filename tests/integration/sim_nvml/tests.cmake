@@ -1,5 +1,5 @@
 # Integration tests of the sim's NVML, MPS control and nvidia-smi
-# stand-ins (sim/nvml.cmake), driven from the shell (lib.sh). Two helper
+# stand-ins (sim/nvml/, sim/tools/), driven from the shell (lib.sh). Two helper
 # programs: gs-sim-nvml-probe reads and pokes the node state,
 # gs-sim-nvml-alloc holds an allocation through the sim's libcuda.
 add_executable(gs-sim-nvml-probe ${CMAKE_CURRENT_LIST_DIR}/probe.c)

@@ -57,7 +57,7 @@
 #include <unistd.h>
 
 #include "mps_cmd.h"
-#include "state.h"
+#include "gs_sim/state.h"
 
 #define PROG                             "nvidia-cuda-mps-control"
 #define DEFAULT_PIPE_DIR                 "/tmp/nvidia-mps"

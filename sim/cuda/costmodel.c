@@ -3,7 +3,7 @@
  * static reading of their PTX (instructions, loops, counted-loop bounds).
  * The model and its limits are in costmodel.h. Pure: no driver state, so
  * tests link it alone. A gs__kcost is owned by whoever created it (the
- * module's entry, sim/module.c) and freed with gs__kcost_destroy.
+ * module's entry, sim/cuda/ptx.c) and freed with gs__kcost_destroy.
  */
 #include "costmodel.h"
 

@@ -52,7 +52,7 @@ struct gs__kcost;
  */
 CUresult gs__kcost_create(const char *text, struct gs__kcost **out);
 void gs__kcost_destroy(struct gs__kcost *k);
-/* Past PTX white space and line or block comments (also module.c). */
+/* Past PTX white space and line or block comments (also ptx.c). */
 const char *gs__ptx_skip_ws(const char *p);
 
 /* Instructions in the body (loops counted once). */

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "state.h"
+#include "gs_sim/state.h"
 
 /* Driver version reported by cuDriverGetVersion and used by lookups. */
 #define GS__DRIVER_VERSION 13000
@@ -314,6 +314,10 @@ void gs__unlock(void);
 /* Takes gs__drv.mu and checks cuInit ran (CUDA_ERROR_NOT_INITIALIZED). On
  * success the lock is held; on failure it is not. */
 CUresult gs__enter(void);
+/* A device by ordinal, or NULL. */
+struct gs__dev *gs__dev_get(CUdevice d);
+
+/* ---- the thread's current contexts (current.c) ---- */
 /* Current context of this thread (validated), or NULL. Lock held. */
 struct gs__ctx *gs__ctx_current(void);
 /* The context a call works on: current, with its sticky error. OUT: *ctx.
@@ -321,8 +325,19 @@ struct gs__ctx *gs__ctx_current(void);
 CUresult gs__ctx_get(struct gs__ctx **ctx);
 /* The sticky error a context has (its own fault, or its MPS server's). */
 CUresult gs__ctx_error(struct gs__ctx *ctx);
-/* A device by ordinal, or NULL. */
-struct gs__dev *gs__dev_get(CUdevice d);
+/* The device's primary context handle, made (unretained, costing no
+ * memory) on first use; it stays valid across release and reset. NULL
+ * only when out of host memory or dev is invalid. Lock held. */
+struct gs__ctx *gs__primary_get(int dev);
+/* The top of this thread's context stack, even an unretained primary
+ * context; NULL when none. Lock held. */
+struct gs__ctx *gs__ctx_top(void);
+/* Makes c current on this thread (pushes it). */
+void gs__ctx_push(struct gs__ctx *c);
+/* Clears a context being freed from this thread's stack, and drops the
+ * holes that leaves on top. */
+void gs__ctx_unstack(const struct gs__ctx *ctx);
+void gs__ctx_stack_trim(void);
 
 /* ---- handles (handle.c) ---- */
 bool gs__h_add(const void *p, enum gs__htype t);
@@ -342,14 +357,7 @@ struct gs_sim_proc *gs__slot(struct gs__dev *d);
 /* Shared + local locks held: reads the end times of completed markers. */
 void gs__harvest(struct gs__dev *d, struct gs_sim_proc *p);
 
-/* ---- contexts (ctx.c) ---- */
-/* The device's primary context handle, made (unretained, costing no
- * memory) on first use; it stays valid across release and reset. NULL
- * only when out of host memory or dev is invalid. Lock held. */
-struct gs__ctx *gs__primary_get(int dev);
-/* The top of this thread's context stack, even an unretained primary
- * context; NULL when none. Lock held. */
-struct gs__ctx *gs__ctx_top(void);
+/* ---- contexts: create and tear down (ctx.c) ---- */
 CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
                         struct gs__ctx **out);
 void gs__ctx_destroy(struct gs__ctx *ctx);
@@ -363,7 +371,7 @@ void gs__cls_flush(struct gs__ctx *ctx);
  * UUID and PCI domain, bus and device (drv.c). Lock held. */
 void gs__dev_identity(const struct gs__dev *d, CUuuid *uuid, int pci[3]);
 
-/* ---- streams, execution (exec.c) ---- */
+/* ---- the timeline (timeline.c) ---- */
 /* Resolves a CUstream for a call in `ctx` (NULL ctx: the stream's own).
  * per_thread: the NULL stream means the per-thread stream. */
 CUresult gs__stream_get(CUstream s, bool per_thread, struct gs__ctx **ctx,
@@ -376,6 +384,11 @@ CUresult gs__push(struct gs__ctx *ctx, uint64_t work, uint32_t sms,
 CUresult gs__wait(struct gs__ctx *ctx, uint64_t target);
 /* Whether op count `target` is done (advancing the timeline). */
 CUresult gs__done(struct gs__ctx *ctx, uint64_t target, bool *done);
+/* The op count a stream is done at: the legacy stream waits for all of
+ * its context's work. */
+uint64_t gs__stream_target(const struct gs__stream *s);
+
+/* ---- launches (launch.c), streams (stream.c), graphs (graph.c) ---- */
 /* Runs or records one launch on a stream. */
 CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
                     struct gs__ctx *ctx);
@@ -385,29 +398,35 @@ CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
                           void **params, void **extra, struct gs__launch *out);
 void gs__launch_free(struct gs__launch *l);
 void gs__graph_node_free(struct gs__node *n);
+/* Adds node n to graph g (a capturing stream's, or cuGraphAdd*Node). */
+CUresult gs__capture_add(struct gs__graph *g, struct gs__node *n);
+/* Resolves a stream for a query (takes the lock; on success it is held).
+ * OUT: *ctx, *s. */
+CUresult gs__stream_peek(CUstream h, bool pt, struct gs__ctx **ctx,
+                         struct gs__stream **s);
 
-/* ---- memory (mem.c) ---- */
+/* ---- device memory: the address space (addr.c) ---- */
 /* Allocation containing [p, p + len), or NULL. Lock held. */
 struct gs__alloc *gs__alloc_find(uint64_t p, uint64_t len);
 /* Charges / gives back device bytes on dev (OOM, MPS limit). */
 CUresult gs__charge(int dev, uint64_t bytes);
 void gs__uncharge(int dev, uint64_t bytes);
-/* Frees every allocation, array and VMM mapping a context owns. */
+/* Frees every allocation, array and VMM mapping a context owns (mem.c). */
 void gs__mem_ctx_gone(struct gs__ctx *ctx);
 /* Writes `len` bytes at device address p (skipped where unbacked). */
 void gs__dwrite(uint64_t p, const void *src, uint64_t len);
 void gs__dread(void *dst, uint64_t p, uint64_t len);
 CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
                     unsigned int esize, uint64_t width, uint64_t height);
-/* Module globals (module.c): allocates a backed device (or managed) range
- * in ctx (NULL: a managed range no context owns, charged to no GPU)
- * tagged with `owner`; gs__mem_release frees it if it is still
- * there and still `owner`'s. Lock held. */
+/* Module globals' memory (for module.c): allocates a backed device (or
+ * managed) range in ctx (NULL: a managed range no context owns, charged
+ * to no GPU) tagged with `owner`; gs__mem_release frees it if it is
+ * still there and still `owner`'s. Lock held. */
 CUresult gs__mem_alloc(struct gs__ctx *ctx, uint64_t size, bool managed,
                        const void *owner, uint64_t *dptr);
 void gs__mem_release(uint64_t dptr, const void *owner);
 
-/* Copies and memsets (mem.c). */
+/* Copies and memsets (copy.c), stream-ordered allocation (mem.c). */
 enum xfer_kind { X_HTOD, X_DTOH, X_DTOD, X_ANY };
 CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
                   CUstream hStream, bool sync, bool pt);
@@ -420,8 +439,8 @@ CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt);
 
 /*
  * The bodies behind every default/_ptsz/_ptds pair and every legacy
- * version (exec.c, ctx.c, drv.c): `pt` makes the NULL stream mean the
- * per-thread default stream.
+ * version (launch.c, stream.c, graph.c, copy.c, mem.c, ctx.c, drv.c):
+ * `pt` makes the NULL stream mean the per-thread default stream.
  */
 CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
                            unsigned int gz, unsigned int bx, unsigned int by,
@@ -470,7 +489,19 @@ CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
                                 CUexecAffinityParam *paramsArray, int numParams,
                                 unsigned int flags, CUdevice dev);
 
-/* ---- modules (module.c) ---- */
+/* ---- PTX text (ptx.c) ---- */
+/* Reads every .entry of a PTX text. OUT: *entries (malloc'ed, caller
+ * frees with gs__entries_free), *n. CUDA_ERROR_INVALID_PTX when the text
+ * is not PTX or an entry cannot be read. */
+CUresult gs__ptx_parse(const char *text, struct gs__entry **entries, int *n);
+void gs__entries_free(struct gs__entry *list, int n);
+/* Reads the module-scope .global and .const variables of a PTX text (not
+ * .extern ones). OUT: *out (the caller's, gs__globals_free), *n. */
+CUresult gs__globals_parse(const char *text, struct gs__global **out,
+                           int *n);
+void gs__globals_free(struct gs__global *list, int n);
+
+/* ---- modules (module.c), functions (func.c) ---- */
 CUresult gs__func_get(CUfunction f, struct gs__func **out);
 void gs__module_ctx_gone(struct gs__ctx *ctx);
 /* Duration (ns) and SMs of a launch of a kernel the sim does not know,

@@ -27,7 +27,7 @@
  * sm_busy_ns by the SM-ns it got. engine busy_ns counts time with any op
  * running (utilization).
  */
-#include "state.h"
+#include "gs_sim/state.h"
 
 #include <string.h>
 

@@ -27,7 +27,7 @@
 #include <strings.h>
 
 #include "gs/nvml.h"
-#include "state.h"
+#include "gs_sim/state.h"
 
 #define EXIT_INVALID       2
 #define EXIT_NOT_SUPPORTED 3

@@ -1,7 +1,10 @@
 /*
- * ctx.c - contexts: the per-thread stack of current contexts, primary
- * contexts (retain/release/reset), cuCtxCreate in all its versions, and
- * the binding of a context to the process's slot in the node state.
+ * ctx.c - contexts, the top of the sim driver: primary contexts
+ * (retain/release/reset), cuCtxCreate in all its versions, the binding
+ * of a context to the process's slot in the node state, and tearing a
+ * context down (its context-local storage, streams, events, modules and
+ * memory, through export.c, stream.c, module.c and mem.c). The thread's
+ * stack of current contexts and the lookups are current.c's.
  *
  * A process holds one slot per device it has contexts on; the first
  * context creates the slot (checking compute mode and MPS admission), each
@@ -31,67 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static __thread struct gs__ctx *tls_stack[GS__CTX_STACK];
-static __thread int tls_depth;
-
-struct gs__ctx *gs__ctx_current(void)
-{
-	struct gs__ctx *c;
-
-	if (tls_depth == 0)
-		return NULL;
-	c = tls_stack[tls_depth - 1];
-	if (c == NULL || !gs__h_is(c, GS__H_CTX) || c->destroyed)
-		return NULL;
-	return c;
-}
-
-CUresult gs__ctx_error(struct gs__ctx *ctx)
-{
-	struct gs__dev *d = &gs__drv.dev[ctx->dev];
-
-	if (ctx->sticky != CUDA_SUCCESS)
-		return ctx->sticky;
-	if (d->slot >= 0) {
-		const struct gs_sim_proc *p = &gs__drv.st->procs[d->slot];
-		int32_t e = __atomic_load_n(&p->sticky_error, __ATOMIC_RELAXED);
-		uint64_t gen =
-		    __atomic_load_n(&p->generation, __ATOMIC_RELAXED);
-
-		if (gen != d->slot_gen)
-			/* `gpuslice sim reset` or a reap took our slot */
-			ctx->sticky = CUDA_ERROR_DEVICE_UNAVAILABLE;
-		else if (e != 0)
-			ctx->sticky = (CUresult)e;
-	}
-	return ctx->sticky;
-}
-
-struct gs__ctx *gs__ctx_top(void)
-{
-	struct gs__ctx *c;
-
-	if (tls_depth == 0)
-		return NULL;
-	c = tls_stack[tls_depth - 1];
-	return c != NULL && gs__h_is(c, GS__H_CTX) ? c : NULL;
-}
-
-CUresult gs__ctx_get(struct gs__ctx **ctx)
-{
-	struct gs__ctx *c = gs__ctx_current();
-
-	if (c == NULL) {
-		c = gs__ctx_top();
-		/* An unretained primary context is current (as after
-		 * cudaDeviceReset), the thread's one was destroyed, or none. */
-		return c != NULL && c->primary ? CUDA_ERROR_CONTEXT_IS_DESTROYED
-		                               : CUDA_ERROR_INVALID_CONTEXT;
-	}
-	*ctx = c;
-	return gs__ctx_error(c);
-}
 
 /* ---- slot ------------------------------------------------------------ */
 
@@ -262,33 +204,6 @@ static void ctx_fields_init(struct gs__ctx *c, int dev, unsigned int flags)
 	c->per_thread.id = ++gs__drv.next_id;
 }
 
-struct gs__ctx *gs__primary_get(int dev)
-{
-	struct gs__dev *d = gs__dev_get(dev);
-	struct gs__ctx *c;
-
-	if (d == NULL)
-		return NULL;
-	if (d->primary != NULL)
-		return d->primary;
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return NULL;
-	c->dev = dev;
-	c->primary = true;
-	c->destroyed = true;
-	c->flags = d->primary_flags;
-	c->legacy.ctx = c;
-	c->per_thread.ctx = c;
-	if (!gs__h_add(c, GS__H_CTX)) {
-		free(c);
-		return NULL;
-	}
-	/* Owned by the device for the rest of the process. */
-	d->primary = c;
-	return c;
-}
-
 /* Retains an unretained primary context: joins the device's slot (its
  * overhead is charged now, not when the handle was made). */
 static CUresult primary_activate(struct gs__ctx *c)
@@ -397,22 +312,9 @@ void gs__ctx_destroy(struct gs__ctx *ctx)
 		return;
 	}
 	gs__h_del(ctx);
-	for (int i = 0; i < tls_depth; i++)
-		if (tls_stack[i] == ctx)
-			tls_stack[i] = NULL;
+	gs__ctx_unstack(ctx);
 	free(ctx->cls);
 	free(ctx);
-}
-
-static void push(struct gs__ctx *c)
-{
-	if (tls_depth < GS__CTX_STACK) {
-		tls_stack[tls_depth++] = c;
-	} else {
-		memmove(tls_stack, tls_stack + 1,
-		        sizeof(tls_stack[0]) * (GS__CTX_STACK - 1));
-		tls_stack[GS__CTX_STACK - 1] = c;
-	}
 }
 
 static CUresult ctx_create_common(CUcontext *pctx, unsigned int flags,
@@ -427,7 +329,7 @@ static CUresult ctx_create_common(CUcontext *pctx, unsigned int flags,
 		return r;
 	r = gs__ctx_create(dev, flags, false, &c);
 	if (r == CUDA_SUCCESS) {
-		push(c);
+		gs__ctx_push(c);
 		*pctx = (CUcontext)c;
 	}
 	gs__unlock();
@@ -478,76 +380,11 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 	}
 	gs__ctx_destroy(c);
 	/* drop the holes destroy left on this thread's stack */
-	while (tls_depth > 0 && tls_stack[tls_depth - 1] == NULL)
-		tls_depth--;
+	gs__ctx_stack_trim();
 	gs__unlock();
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
-{
-	CUresult r;
-
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	if (!gs__h_is(ctx, GS__H_CTX))
-		r = CUDA_ERROR_INVALID_CONTEXT;
-	else
-		push((struct gs__ctx *)ctx);
-	gs__unlock();
-	return r;
-}
-
-CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
-{
-	CUresult r;
-
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	if (tls_depth == 0) {
-		r = CUDA_ERROR_INVALID_CONTEXT;
-	} else {
-		struct gs__ctx *c = tls_stack[--tls_depth];
-
-		if (pctx != NULL)
-			*pctx = gs__h_is(c, GS__H_CTX) ? (CUcontext)c : NULL;
-	}
-	gs__unlock();
-	return r;
-}
-
-CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
-{
-	CUresult r;
-
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	if (ctx == NULL) {
-		if (tls_depth > 0)
-			tls_depth--;
-	} else if (!gs__h_is(ctx, GS__H_CTX)) {
-		r = CUDA_ERROR_INVALID_CONTEXT;
-	} else if (tls_depth == 0) {
-		push((struct gs__ctx *)ctx);
-	} else {
-		tls_stack[tls_depth - 1] = (struct gs__ctx *)ctx;
-	}
-	gs__unlock();
-	return r;
-}
-
-CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
-{
-	CUresult r;
-
-	if (pctx == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((r = gs__enter()) != CUDA_SUCCESS)
-		return r;
-	*pctx = (CUcontext)gs__ctx_current();
-	gs__unlock();
-	return CUDA_SUCCESS;
-}
 
 /* The context a ctx-taking call names: `ctx`, or the current one. */
 static CUresult ctx_or_current(CUcontext ctx, struct gs__ctx **out)
@@ -932,3 +769,4 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 	gs__unlock();
 	return r;
 }
+

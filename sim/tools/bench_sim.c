@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim/state.h"
+#include "gs_sim/state.h"
 
 #define LAUNCHES 200000
 #define ALLOCS   20000

@@ -31,7 +31,7 @@
 
 #include "gs/catalog.h"
 #include "gs/nvml.h"
-#include "state.h"
+#include "gs_sim/state.h"
 
 #define GS__NVML_NO_ID 0xFFFFFFFFu
 

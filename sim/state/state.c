@@ -9,7 +9,7 @@
  * A holder that dies can break the first (it updates the slot and the
  * engine one after the other); gs_sim_state_repair recomputes it.
  */
-#include "state.h"
+#include "gs_sim/state.h"
 
 #include "gs/proc.h"
 
