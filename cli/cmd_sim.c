@@ -1,6 +1,6 @@
 /*
  * cmd_sim.c - `gpuslice sim`: create, inspect and reset the simulated GPU
- * node (sim/state.h) that the sim's libcuda.so.1 and libnvidia-ml.so.1
+ * node (gs_sim/state.h) that the sim's libcuda.so.1 and libnvidia-ml.so.1
  * share.
  *
  *   gpuslice sim init --gpus 2xH100-SXM5-80GB[,1xA100-SXM4-40GB] [--dir D]

@@ -5,7 +5,7 @@
  * sim recognises these entry points by name and derives each launch's
  * duration and SM demand from its parameters and grid, as listed here.
  * Kernels the sim does not know are timed by its cost model of their
- * grid, block and PTX (sim/costmodel.h) and leave memory as it was;
+ * grid, block and PTX (sim/cuda/costmodel.h) and leave memory as it was;
  * GS_SIM_DEFAULT_KERNEL_NS is only the fallback when the PTX is unreadable.
  *
  * All kernels are extern "C" (unmangled). Parameters are listed in order;
