@@ -2,7 +2,7 @@
  * trace_scorer.c - gpuslice's placement cost on one node's GPUs (the
  * scorer of gs/trace.h): building it from the demand seen, and the cost
  * F_n(M_g) + S_n of a node state. trace_scorer_score.c documents the
- * terms and turns cost changes into scores; core/placement.c's `frag`
+ * terms and turns cost changes into scores; core/place/search.c's `frag`
  * policy ranks a node's assignments by this cost. No libm here on purpose:
  * the placement engine links it without the math library.
  */
