@@ -54,7 +54,7 @@
 #define GS_PLACE_INT_H
 
 #include "gs/placement.h"
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 #include <stdbool.h>
 #include <stdint.h>
