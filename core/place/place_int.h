@@ -17,33 +17,33 @@
  * GPU also keeps what it adds to its node's load (memory used, compute
  * used in basis points of the GPU, 10000 = all of it).
  *
- * Summaries. After every change to a node, gs__place_summarise() recomputes the
- * node's load and bounds (struct nsum, one cache line: largest and total
- * free memory and compute per sharing class, empty GPUs, shareable
- * instances; free instances per MIG profile key in a byte array, a key
- * being catalog model index x GS_CATALOG_MAX_PROFILES + profile index) and
- * the node's leaf in a tournament tree, then the path up to the root
- * (stopping where nothing changed). A tree node holds the largest of each
- * bound over its subtree, the profile keys with free instances (a
- * bitmask), the (memory, compute) staircase of struct qmap, and per
- * "edge" (a kind of room a request may need) the range of loads of the
+ * Summaries (inventory.c). After every change to a node,
+ * gs__place_summarise() recomputes the node's load and bounds (struct nsum,
+ * one cache line: largest and total free memory and compute per sharing
+ * class, empty GPUs, shareable instances; free instances per MIG profile key
+ * in a byte array, a key being catalog model index x GS_CATALOG_MAX_PROFILES
+ * + profile index) and the node's leaf in a tournament tree, then the path
+ * up to the root (stopping where nothing changed). A tree node holds the
+ * largest of each bound over its subtree, the profile keys with free
+ * instances (a bitmask), the (memory, compute) staircase of struct qmap, and
+ * per "edge" (a kind of room a request may need) the range of loads of the
  * nodes that have it.
  *
- * Search. gs_place() prepares the request (resolved profile keys, the
- * bounds it implies, its edge), then tree_search() takes subtrees from a
- * priority queue best edge load first, pushing only children whose
- * bounds could fit. The first leaf whose node really fits (node_may_fit,
- * then solve_node: a scan for one slice, a depth-first search for a
- * gang) is the answer, because every node that beats it on load or index
- * came out of the queue before it. The search never copies state: a
- * partial assignment is a short list of deltas, and a device's state is
- * its stored usage plus the deltas on it.
+ * Search (place.c, search.c). gs_place() prepares the request (prepare.c:
+ * resolved profile keys, the bounds it implies, its edge), then
+ * tree_search() takes subtrees from a priority queue best edge load first,
+ * pushing only children whose bounds could fit. The first leaf whose node
+ * really fits (node_may_fit, then gs__place_solve_node: a scan for one
+ * slice, a depth-first search for a gang) is the answer, because every node
+ * that beats it on load or index came out of the queue before it. The search
+ * never copies state: a partial assignment is a short list of deltas, and a
+ * device's state is its stored usage plus the deltas on it.
  *
- * Why. When nothing fits, explain_*() walks the inventory once more and
- * applies the filters one at a time (selector, device type, sharing mode,
- * memory, compute), reporting the first filter that leaves no candidate
- * and the best candidate before it; node summaries let it skip nodes that
- * cannot hold a better candidate.
+ * Why (explain.c). When nothing fits, explain_*() walks the inventory once
+ * more and applies the filters one at a time (selector, device type, sharing
+ * mode, memory, compute), reporting the first filter that leaves no
+ * candidate and the best candidate before it; node summaries let it skip
+ * nodes that cannot hold a better candidate.
  *
  * Invariants: every bound in a summary or the tree is a necessary
  * condition (free amounts round up, request amounts round down), so
