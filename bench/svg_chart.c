@@ -1,7 +1,8 @@
 /*
- * svg_chart.c - grouped bar charts as standalone SVG (see svg_chart.h).
+ * svg_chart.c - the one SVG writer: grouped bar charts and line charts as
+ * standalone SVG (see svg_chart.h).
  *
- * Layout, in user units of a fixed 880 x 470 canvas:
+ * Bar chart layout, in user units of a fixed 880 x 470 canvas:
  *
  *   title, subtitle (source)                        top margin
  *   y axis with "nice" ticks | groups of bars       plot area
@@ -10,6 +11,9 @@
  * The y axis starts at 0 and ends at the first tick above the largest
  * value, so bars of different charts read the same way. Bars narrower
  * than a label carry their value rotated upright.
+ *
+ * Line chart layout, on a fixed 760 x 460 canvas: the title on top, the
+ * plot area with a light grid, the legend in the right margin.
  */
 #include "svg_chart.h"
 
@@ -281,6 +285,142 @@ gs_err gs_svg_bars_write(FILE *f, const struct gs_svg_bars *c,
 	axis(f, c, top_v, step);
 	bars(f, c, top_v);
 	legend(f, c);
+	fputs("</svg>\n", f);
+	if (ferror(f))
+		return gs_fail(eb, GS_ERR_IO, "cannot write the chart '%s'",
+		               c->title);
+	return GS_OK;
+}
+
+/* ---- Line charts ------------------------------------------------------ */
+
+#define LN_W 760.0
+#define LN_H 460.0
+#define LN_L 70.0
+#define LN_R 170.0
+#define LN_T 50.0
+#define LN_B 60.0
+
+static gs_err check_lines(const struct gs_svg_lines *c, struct gs_errbuf *eb)
+{
+	if (c->n_lines < 1 || c->n_lines > GS_SVG_MAX_SERIES)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "chart needs 1..%d lines, got %d",
+		               GS_SVG_MAX_SERIES, c->n_lines);
+	if (c->x1 <= c->x0 || c->x_step < 1)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "chart x axis %d..%d step %d is empty", c->x0,
+		               c->x1, c->x_step);
+	if (c->title == NULL || c->x_label == NULL || c->y_label == NULL ||
+	    c->lines == NULL)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "chart without title, axis labels or lines");
+	for (int s = 0; s < c->n_lines; s++)
+		if (c->lines[s].name == NULL || c->lines[s].color == NULL ||
+		    c->lines[s].y == NULL)
+			return gs_fail(
+			    eb, GS_ERR_INVALID,
+			    "chart line %d has no name, color or values", s);
+	return GS_OK;
+}
+
+gs_err gs_svg_lines_write(FILE *f, const struct gs_svg_lines *c,
+                          struct gs_errbuf *eb)
+{
+	const int x0 = c->x0, x1 = c->x1;
+	double ymax = 5;
+	gs_err err = check_lines(c, eb);
+
+	if (err != GS_OK)
+		return err;
+	for (int s = 0; s < c->n_lines; s++) {
+		for (int a = x0; a <= x1; a++) {
+			double v = c->lines[s].y[a - x0];
+			if (!isnan(v) && v > ymax)
+				ymax = v;
+		}
+	}
+	ymax = ceil(ymax / 5.0) * 5.0;
+#define PX(a)                                                                  \
+	(LN_L + ((double)(a)-x0) * (LN_W - LN_L - LN_R) / (double)(x1 - x0))
+#define PY(v) (LN_H - LN_B - (v) * (LN_H - LN_T - LN_B) / ymax)
+	fprintf(
+	    f,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n"
+	    "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+	    LN_W, LN_H, LN_W, LN_H);
+	fprintf(
+	    f,
+	    "<text x=\"%.0f\" y=\"28\" font-size=\"15\" text-anchor=\"middle\">",
+	    (LN_L + LN_W - LN_R) / 2);
+	esc(f, c->title);
+	fputs("</text>\n", f);
+	for (double v = 0; v <= ymax + 1e-9; v += ymax > 20   ? 5
+	                                          : ymax > 10 ? 2
+	                                                      : 1) {
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
+		    LN_L, PY(v), LN_W - LN_R, PY(v));
+		fprintf(
+		    f,
+		    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+		    LN_L - 6, PY(v) + 4, v);
+	}
+	for (int a = x0; a <= x1; a += c->x_step) {
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
+		    PX(a), LN_T, PX(a), LN_H - LN_B);
+		fprintf(
+		    f,
+		    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n",
+		    PX(a), LN_H - LN_B + 18, a);
+	}
+	fprintf(
+	    f,
+	    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n",
+	    LN_L, LN_T, LN_W - LN_L - LN_R, LN_H - LN_T - LN_B);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+	        (LN_L + LN_W - LN_R) / 2, LN_H - 18);
+	esc(f, c->x_label);
+	fputs("</text>\n", f);
+	fprintf(
+	    f,
+	    "<text transform=\"translate(20 %.1f) rotate(-90)\" text-anchor=\"middle\">",
+	    (LN_T + LN_H - LN_B) / 2);
+	esc(f, c->y_label);
+	fputs("</text>\n", f);
+	for (int s = 0; s < c->n_lines; s++) {
+		const char *col = c->lines[s].color;
+		bool open = false;
+		for (int a = x0; a <= x1; a++) {
+			double v = c->lines[s].y[a - x0];
+			if (isnan(v))
+				continue;
+			fprintf(
+			    f, "%s%.1f,%.1f",
+			    open
+			        ? " "
+			        : "<polyline fill=\"none\" stroke-width=\"2\" points=\"",
+			    PX(a), PY(v));
+			open = true;
+		}
+		if (open)
+			fprintf(f, "\" stroke=\"%s\"/>\n", col);
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+		    LN_W - LN_R + 14, LN_T + 10 + 20.0 * (double)s,
+		    LN_W - LN_R + 38, LN_T + 10 + 20.0 * (double)s, col);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", LN_W - LN_R + 44,
+		        LN_T + 14 + 20.0 * (double)s);
+		esc(f, c->lines[s].name);
+		fputs("</text>\n", f);
+	}
+#undef PX
+#undef PY
 	fputs("</svg>\n", f);
 	if (ferror(f))
 		return gs_fail(eb, GS_ERR_IO, "cannot write the chart '%s'",

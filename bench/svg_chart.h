@@ -1,9 +1,14 @@
 /*
- * svg_chart.h - grouped bar charts written as standalone SVG, with no
- * runtime dependency (no gnuplot): one group of bars per category on the
+ * svg_chart.h - the one SVG writer of bench/ and the CLI: charts written
+ * as standalone SVG, with no runtime dependency (no gnuplot).
+ *
+ * Bar charts (the seed study): one group of bars per category on the
  * x axis (e.g. a sharing strategy), one bar per series in each group
  * (e.g. p50 and p99), a value label on every bar, a legend, and a
  * subtitle line that says where the figures come from.
+ *
+ * Line charts (the trace replay): one line per series over integer x
+ * values, a grid, axis labels and a legend on the right.
  *
  * A value that is NaN is drawn as "n/a" in place of its bar, so a chart
  * can show a cell that was skipped without inventing a number. All text
@@ -42,6 +47,33 @@ struct gs_svg_bars {
  */
 gs_err gs_svg_bars_write(FILE *f, const struct gs_svg_bars *c,
                          struct gs_errbuf *eb);
+
+/* One line of a line chart: y[x - x0] for every x of the axis. */
+struct gs_svg_line {
+	const char *name;  /* legend text */
+	const char *color; /* an SVG color, e.g. "#1f77b4" */
+	const double *y;   /* x1 - x0 + 1 values; NaN = no point there */
+};
+
+struct gs_svg_lines {
+	const char *title;
+	const char *x_label;
+	const char *y_label;
+	int x0, x1, x_step; /* the x axis: x0..x1, a grid line every x_step */
+	int n_lines;
+	const struct gs_svg_line *lines;
+};
+
+/*
+ * Writes the line chart to `f` on a fixed 760 x 460 canvas. The y axis
+ * starts at 0 and ends at the first multiple of 5 at or above the largest
+ * value (at least 5). A line is drawn through its points in x order (a
+ * NaN leaves a point out). GS_ERR_INVALID for counts out of range or a
+ * missing label, GS_ERR_IO when writing fails; `f` may then hold part of
+ * a chart.
+ */
+gs_err gs_svg_lines_write(FILE *f, const struct gs_svg_lines *c,
+                          struct gs_errbuf *eb);
 
 /*
  * The "nice" axis step for values up to `max` with about `ticks` ticks:

@@ -21,7 +21,7 @@
 #include <strings.h>
 
 #include "gs/advisor.h"
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 /* The refusal for a request that only a busy GPU could take. */
 #define BUSY_FMT "gpu %d is changing its MIG layout; try again"

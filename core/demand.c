@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 static const char *const kind_names[] = {
     [GS_PLACE_FRACTION] = "fraction",

@@ -10,7 +10,7 @@
 #include "gs/spec.h"
 
 #include "gs/catalog.h"
-#include "gs/region.h"
+#include "gs/slice_limits.h"
 
 #include <errno.h>
 #include <stdio.h>

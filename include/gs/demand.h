@@ -1,7 +1,7 @@
 /*
  * demand.h - the demand a node has seen: a bounded, decayed history of
  * the slice shapes it was asked for, and the placement scorer built from
- * it (gs/trace.h), which the `frag` placement policy (gs/placement.h)
+ * it (gs/frag.h), which the `frag` placement policy (gs/placement.h)
  * ranks a node's GPUs by.
  *
  * A shape is what one request asked for: a fraction of a GPU (memory and

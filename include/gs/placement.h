@@ -86,7 +86,7 @@ enum gs_place_policy {
 	GS_PLACE_SPREAD,
 	/* Nodes as binpack; within the node, the assignment that leaves the
 	 * least fragmentation of what the node could still host, by
-	 * gpuslice's scorer (gs_trace_scorer_cost, gs/trace.h) with each GPU's
+	 * gpuslice's scorer (gs_trace_scorer_cost, gs/frag.h) with each GPU's
 	 * free share = min(free memory, free compute) in milli-GPU; equal
 	 * costs go to binpack's least leftover. Requests with MIG slices are
 	 * placed as binpack. */

@@ -202,12 +202,13 @@ int gs_gpu_index_of(const char *sel, int n,
 
 /*
  * The one way from a spec to what the shim enforces (struct
- * gs_slice_limits, include/gs/region.h): gpuslice run, gpusliced and the
- * Slurm plugin all call it, so ranges, defaults and the meaning of every
- * field are the ones checked here. Fills out with the spec's name (may
- * be ""), memory cap, compute share, priority, weight and compute mode;
- * flags 0 and owner_uid 0 (the caller sets both). GS_ERR_RANGE for a
- * field out of range (a spec that did not come through gs_spec_set).
+ * gs_slice_limits, include/gs/slice_limits.h): gpuslice run, gpusliced
+ * and the Slurm plugin all call it, so ranges, defaults and the meaning
+ * of every field are the ones checked here. Fills out with the spec's
+ * name (may be ""), memory cap, compute share, priority, weight and
+ * compute mode; flags 0 and owner_uid 0 (the caller sets both).
+ * GS_ERR_RANGE for a field out of range (a spec that did not come
+ * through gs_spec_set).
  */
 struct gs_slice_limits;
 gs_err gs_spec_limits(const struct gs_slice_spec *spec,

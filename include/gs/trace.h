@@ -9,20 +9,18 @@
  * procedure, the metrics and our own policy.
  *
  * Model of a node: CPU (millicores), host memory (MiB), a GPU model and up
- * to GS_TRACE_MAX_DEVS devices, each with a free amount in milli-GPU
- * (0..1000). A task asks for CPU, memory, and either nothing on the GPU, a
- * share of ONE device (gpu_milli < 1000, num_gpu == 1), or num_gpu fully
- * free devices (gpu_milli == 1000). It may restrict the GPU model.
+ * to GS_TRACE_MAX_DEVS devices; tasks, models, the target workload, the
+ * fragmentation measure and gpuslice's scorer are gs/frag.h's (included
+ * here).
  *
  * Everything declared here is pure (no I/O, no clock, no globals) and
  * reentrant: separate runs may go on in separate threads. Reading the CSV
  * files is bench/trace_csv.h's job.
  *
- * Where it lives: the model table, the task rule, the target workload and
- * fragmentation measure and gpuslice's scorer are product code in core/
- * (gs_core: gpusliced's `frag` placement and the Kubernetes scheduler
- * extender use them); the cluster state, the policies, the replay and the
- * task list variants are benchmark code in bench/ (gs_bench).
+ * Where it lives: everything declared here is benchmark code in bench/
+ * (gs_bench): the cluster state, the policies, the replay and the task
+ * list variants. What the product uses (gpusliced's `frag` placement, the
+ * Kubernetes scheduler extender) is in gs/frag.h and core/frag/ (gs_core).
  */
 #ifndef GS_TRACE_H
 #define GS_TRACE_H
@@ -32,31 +30,11 @@
 #include <stdint.h>
 
 #include "gs/err.h"
+#include "gs/frag.h"
 
-#define GS_TRACE_MILLI          1000 /* one whole GPU in milli-GPU */
-#define GS_TRACE_MAX_DEVS       16   /* devices per node */
-#define GS_TRACE_MAX_MODELS     32 /* distinct GPU models (a spec is a bitmask) */
-#define GS_TRACE_MODEL_NAME_MAX 32
-#define GS_TRACE_MAX_LEVEL      130 /* highest arrival level reported, % */
+#define GS_TRACE_MAX_LEVEL 130 /* highest arrival level reported, % */
 
-/* ---- GPU models ------------------------------------------------------ */
-
-/* A small table of model names; a model's id is its index. Zero it to
- * start empty. */
-struct gs_trace_models {
-	unsigned count;
-	char name[GS_TRACE_MAX_MODELS][GS_TRACE_MODEL_NAME_MAX];
-};
-
-/* The id of `name` (`len` bytes, not NUL-terminated), adding it when it is
- * new. Returns -1 when the name is empty or too long or the table is full. */
-int gs_trace_models_intern(struct gs_trace_models *m, const char *name,
-                           size_t len);
-/* The id of `name`, or -1 when it is not in the table. */
-int gs_trace_models_find(const struct gs_trace_models *m, const char *name,
-                         size_t len);
-
-/* ---- Nodes and tasks ------------------------------------------------- */
+/* ---- Nodes ----------------------------------------------------------- */
 
 struct gs_trace_node {
 	uint32_t cpu_milli;  /* capacity, millicores */
@@ -64,91 +42,6 @@ struct gs_trace_node {
 	uint8_t gpus;        /* 0..GS_TRACE_MAX_DEVS */
 	uint8_t model;       /* model id; meaningless when gpus == 0 */
 };
-
-struct gs_trace_pod {
-	uint32_t cpu_milli;
-	uint64_t memory_mib;
-	uint16_t
-	    gpu_milli;   /* per GPU: 0 CPU-only, 1..999 a share, 1000 whole */
-	uint8_t num_gpu; /* 0 CPU-only, 1 for a share, 1.. for whole GPUs */
-	uint32_t spec;   /* allowed models as a bitmask of ids; 0 = any */
-};
-
-/* Whether a task is well formed: gpu_milli 0 exactly when num_gpu is 0, a
- * share only on one GPU, at most GS_TRACE_MAX_DEVS GPUs. */
-bool gs_trace_pod_is_valid(const struct gs_trace_pod *pod);
-
-/* ---- Target workload and the fragmentation measure -------------------- */
-
-/* One task class of the target workload M. */
-struct gs_trace_class {
-	uint32_t cpu_milli;
-	uint16_t gpu_milli;
-	uint8_t num_gpu;
-	uint32_t spec; /* 0 = any model */
-	uint32_t count;
-	double p; /* popularity */
-};
-
-/*
- * The target workload M: the task classes a node's idle GPU is measured
- * against. Built from a task list (the most popular classes covering a
- * share of the tasks, renormalised) or from classes given as they are.
- * Initialise with one of the two init functions; gs_trace_workload_fini()
- * frees what they allocated. A failed init leaves nothing to free.
- */
-struct gs_trace_workload {
-	size_t n;
-	struct gs_trace_class *cls; /* n classes, most popular first */
-	/* Lookup tables for gs_trace_frag(): the distinct per-GPU requests. */
-	size_t nr;
-	uint16_t *r;    /* nr distinct gpu_milli > 0, ascending */
-	uint8_t *cls_r; /* per class: index into r (unused when gpu_milli 0) */
-};
-
-/*
- * Groups `pods` by (CPU, per-GPU milli, GPU count, model spec), sorts the
- * classes by count (ties: the larger tuple first) and takes classes until
- * they cover at least `coverage_pct` percent of all tasks (CPU-only tasks
- * included); probabilities are renormalised over the classes taken.
- */
-gs_err gs_trace_workload_init(struct gs_trace_workload *w,
-                              const struct gs_trace_pod *pods, size_t n,
-                              double coverage_pct, struct gs_errbuf *eb);
-/*
- * The same, but classes are weighed by the GPU they ask for (count x
- * num_gpu x gpu_milli) instead of by count: they are sorted by that,
- * taken until they cover `coverage_pct` percent of the list's GPU demand,
- * and p is each one's share of the demand taken. CPU-only classes weigh
- * nothing. A list without GPU demand falls back to counting tasks.
- */
-gs_err gs_trace_workload_init_demand(struct gs_trace_workload *w,
-                                     const struct gs_trace_pod *pods, size_t n,
-                                     double coverage_pct, struct gs_errbuf *eb);
-/*
- * The same as gs_trace_workload_init_demand, but from classes that carry
- * a weight each in `p` (a decayed count of requests, say; `count` is only
- * carried along): equal tuples are merged, classes of weight 0 dropped.
- * GS_ERR_INVALID for a class that is not a valid task shape, a negative
- * weight, or no class with a weight.
- */
-gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
-                                       const struct gs_trace_class *cls,
-                                       size_t n, double coverage_pct,
-                                       struct gs_errbuf *eb);
-/* Copies `n` classes and uses their `p` as given (no renormalisation). */
-gs_err gs_trace_workload_init_classes(struct gs_trace_workload *w,
-                                      const struct gs_trace_class *cls,
-                                      size_t n, struct gs_errbuf *eb);
-void gs_trace_workload_fini(struct gs_trace_workload *w);
-
-/*
- * F_n(M): the expected amount of a node's idle GPU, in milli-GPU, that a
- * task drawn from M could not use. `gpu_free` holds `ngpu`
- * device free amounts; `model` is the node's model id.
- */
-double gs_trace_frag(const struct gs_trace_workload *w, int64_t cpu_free,
-                     const uint16_t *gpu_free, unsigned ngpu, unsigned model);
 
 /* ---- Cluster state (bench/trace_cluster.c) ---------------------------- */
 
@@ -248,16 +141,6 @@ struct gs_trace_replay_cfg {
 	void *progress_arg;
 };
 
-/* Terms of the gpuslice policy that an ablation switches off
- * (docs/placement.md, "Ablation"); 0 runs the policy as designed. */
-enum gs_trace_ablate {
-	GS_TRACE_ABLATE_STRAND = 1u << 0,  /* no CPU stranding term */
-	GS_TRACE_ABLATE_MODEL = 1u << 1,   /* stranding ignores models */
-	GS_TRACE_ABLATE_GANG = 1u << 2,    /* gangs at full demand weight */
-	GS_TRACE_ABLATE_DEMAND = 1u << 3,  /* FGD's target M, by count */
-	GS_TRACE_ABLATE_RESERVE = 1u << 4, /* no CPU reserve (rho = mean) */
-};
-
 /* Sets the paper's settings: tune 1.3, shuffle, coverage 95, seed 42. */
 void gs_trace_replay_cfg_default(struct gs_trace_replay_cfg *cfg);
 
@@ -286,51 +169,6 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
                        enum gs_trace_policy policy,
                        const struct gs_trace_replay_cfg *cfg,
                        struct gs_trace_result *out, struct gs_errbuf *eb);
-
-/* ---- gpuslice's placement scoring on one node (core/trace_scorer*.c) -- */
-
-/*
- * A scorer holds what gpuslice's scoring knows of the demand: the task
- * classes seen (M_g) and their CPU per GPU. It scores ONE node's GPUs, so
- * the replay, the node daemon and a scheduler extender share it.
- */
-struct gs_trace_scorer;
-
-/*
- * Builds a scorer from the tasks seen (`pods`, n >= 1). `count_target`
- * (may be NULL) is FGD's count-weighted M, used only by the
- * GS_TRACE_ABLATE_DEMAND ablation. On success *out is owned by the caller
- * (gs_trace_scorer_free); on failure *out is NULL.
- */
-gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
-                           const struct gs_trace_workload *count_target,
-                           unsigned ablate, struct gs_trace_scorer **out,
-                           struct gs_errbuf *eb);
-/*
- * The same from task classes weighed by their `p` (see
- * gs_trace_workload_init_weighted): what a node daemon's decayed demand
- * history (gs/demand.h) or a scheduler's demand list gives. Classes with
- * weights equal to task counts build the same scorer as the tasks.
- */
-gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls,
-                                    size_t n, struct gs_trace_scorer **out,
-                                    struct gs_errbuf *eb);
-void gs_trace_scorer_free(struct gs_trace_scorer *s);
-/* Cost of a node state in milli-GPU: fragmentation plus stranded GPU. */
-double gs_trace_scorer_cost(const struct gs_trace_scorer *s, int64_t cpu_free,
-                            const uint16_t *gpu_free, unsigned ngpu,
-                            unsigned model);
-/*
- * Score (higher is better, 0..100 less a best-fit fraction) of placing
- * `pod` on a node with `cpu_free`, `ngpu` devices free `gpu_free` and
- * model id `model`; -1 when it does not fit (CPU, model, devices; memory
- * is the caller's). `before` is the node's current cost, or NAN to have it
- * computed. For a share, *dev (may be NULL) gets the chosen device.
- */
-double gs_trace_scorer_score(const struct gs_trace_scorer *s, double before,
-                             int64_t cpu_free, const uint16_t *gpu_free,
-                             unsigned ngpu, unsigned model,
-                             const struct gs_trace_pod *pod, int *dev);
 
 /* ---- Task list variants (bench/trace_variant.c) ----------------------- */
 

@@ -8,7 +8,7 @@
  */
 #include "extender.h"
 
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 #include <jansson.h>
 #include <math.h>

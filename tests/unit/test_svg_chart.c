@@ -1,8 +1,10 @@
 /*
- * test_svg_chart.c - the study's bar charts (bench/svg_chart.c): axis steps
- * from a table, a chart that is well-formed SVG with its title, source,
- * escaped labels, one bar per value and "n/a" for a missing one, and
- * clean refusals of charts that cannot be drawn.
+ * test_svg_chart.c - the one SVG writer (bench/svg_chart.c): axis steps
+ * from a table; the study's bar charts: well-formed SVG with its title,
+ * source, escaped labels, one bar per value and "n/a" for a missing one,
+ * and clean refusals of charts that cannot be drawn; the trace replay's
+ * line charts: one line per series through its points, escaped labels,
+ * a y axis rounded up to a multiple of 5, and refusals.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,12 +127,107 @@ static void chart_refuses_bad_counts_and_missing_labels(void **state)
 	free(svg);
 }
 
+static char *draw_lines(const struct gs_svg_lines *c, gs_err *err)
+{
+	struct gs_errbuf eb = {0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	*err = gs_svg_lines_write(f, c, &eb);
+	fclose(f);
+	return buf;
+}
+
+static void line_chart_draws_a_line_per_series_through_its_points(void **state)
+{
+	const double a[] = {1, NAN, 3}, b[] = {NAN, NAN, NAN},
+	             c2[] = {7, 8, 22};
+	const struct gs_svg_line l[] = {{"A & <b>", "#111111", a},
+	                                {"none", "#222222", b},
+	                                {"C", "#333333", c2}};
+	const struct gs_svg_lines c = {
+	    .title = "Unallocated",
+	    .x_label = "arrived (% of capacity)",
+	    .y_label = "unallocated",
+	    .x0 = 10,
+	    .x1 = 12,
+	    .x_step = 1,
+	    .n_lines = 3,
+	    .lines = l,
+	};
+	gs_err err;
+	char *svg = draw_lines(&c, &err);
+
+	(void)state;
+	assert_int_equal(err, GS_OK);
+	assert_non_null(
+	    strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	assert_non_null(strstr(svg, ">Unallocated</text>"));
+	assert_non_null(strstr(svg, ">arrived (% of capacity)</text>"));
+	assert_non_null(strstr(svg, ">A &amp; &lt;b&gt;</text>"));
+	assert_null(strstr(svg, "<b>"));
+	/* a line for each series with a point; a legend entry for each */
+	assert_int_equal(count(svg, "<polyline"), 2);
+	assert_int_equal(count(svg, "stroke-width=\"3\""), 3);
+	/* the largest value, 22, makes the y axis end at 25 */
+	assert_non_null(strstr(svg, "text-anchor=\"end\">25</text>"));
+	assert_null(strstr(svg, "text-anchor=\"end\">30</text>"));
+	assert_non_null(strstr(svg, "</svg>\n"));
+	free(svg);
+}
+
+static void line_chart_refuses_bad_counts_and_missing_labels(void **state)
+{
+	const double v[] = {1, 2};
+	struct gs_svg_line l[] = {{"x", "#000000", v}};
+	struct gs_svg_lines c = {
+	    .title = "t",
+	    .x_label = "x",
+	    .y_label = "y",
+	    .x0 = 0,
+	    .x1 = 1,
+	    .x_step = 1,
+	    .n_lines = 0,
+	    .lines = l,
+	};
+	gs_err err;
+	char *svg;
+
+	(void)state;
+	svg = draw_lines(&c, &err);
+	assert_int_equal(err, GS_ERR_INVALID);
+	free(svg);
+	c.n_lines = GS_SVG_MAX_SERIES + 1;
+	svg = draw_lines(&c, &err);
+	assert_int_equal(err, GS_ERR_INVALID);
+	free(svg);
+	c.n_lines = 1;
+	c.x1 = 0; /* an empty x axis */
+	svg = draw_lines(&c, &err);
+	assert_int_equal(err, GS_ERR_INVALID);
+	free(svg);
+	c.x1 = 1;
+	l[0].color = NULL;
+	svg = draw_lines(&c, &err);
+	assert_int_equal(err, GS_ERR_INVALID);
+	free(svg);
+	l[0].color = "#000000";
+	svg = draw_lines(&c, &err);
+	assert_int_equal(err, GS_OK);
+	free(svg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(nice_step_is_1_2_or_5_times_a_power_of_ten),
 	    cmocka_unit_test(chart_has_title_source_bars_and_na_for_missing),
 	    cmocka_unit_test(chart_refuses_bad_counts_and_missing_labels),
+	    cmocka_unit_test(
+	        line_chart_draws_a_line_per_series_through_its_points),
+	    cmocka_unit_test(line_chart_refuses_bad_counts_and_missing_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

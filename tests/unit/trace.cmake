@@ -1,5 +1,5 @@
 # Unit tests for the trace replay (bench/trace_*.c, bench/policy_*.c), its
-# CSV reader (bench/trace_csv.c) and gpuslice's scorer (core/trace_scorer*.c).
+# CSV reader (bench/trace_csv.c) and gpuslice's scorer (core/frag/).
 # Reference data: tests/data/trace/ (see its README.md).
 foreach(t test_trace test_trace_csv test_trace_policies test_trace_scorer)
   gs_add_unit_test(${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${t}.c

@@ -1,11 +1,11 @@
 /*
- * trace_pod.c - the trace types' model-name table (gs_trace_models_find,
+ * task.c - the fragmentation types' model-name table (gs_trace_models_find,
  * gs_trace_models_intern) and the rule for a well-formed task
  * (gs_trace_pod_is_valid): no GPU, whole GPUs, or a share of one GPU.
- * Shared by the fragmentation measure (trace_frag.c), the Kubernetes
+ * Shared by the fragmentation measure (workload.c), the Kubernetes
  * scheduler extender and the trace replay (bench/).
  */
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 #include <string.h>
 

@@ -1,11 +1,11 @@
 /*
- * trace_scorer_score.c - gpuslice's own placement scoring: FGD's gradient
+ * score.c - gpuslice's own placement scoring: FGD's gradient
  * step on a cost closer to what a filling cluster loses
  * (gs_trace_scorer_score). The trace replay policy built on it is
  * bench/policy_gpuslice.c; the Kubernetes scheduler extender scores nodes
  * with it too.
  *
- * The scoring lives in a scorer (struct gs_trace_scorer, gs/trace.h) built
+ * The scoring lives in a scorer (struct gs_trace_scorer, gs/frag.h) built
  * from the task demand seen so far, and works on ONE node's GPUs: the
  * replay calls it per node, and so can a node daemon or a cluster
  * scheduler extender, so that the replay's figures describe what they do.
@@ -16,7 +16,7 @@
  *   carry GS_GSL_COVERAGE % of the GPU demand, each weighed by its share
  *   of that demand; multi-GPU (gang) classes at GS_GSL_GANG_WEIGHT of it
  *   (a gang that cannot be placed leaves its GPUs to smaller tasks), then
- *   renormalised. F_n is the FGD fragment measure (trace_frag.c), which
+ *   renormalised. F_n is the FGD fragment measure (workload.c), which
  *   already counts a class's fragment per model: a class that cannot run
  *   on the node's model sees all its idle GPU as lost to it.
  *
@@ -28,7 +28,7 @@
  *   there strands nothing there. rho_m is GS_GSL_CPU_RESERVE times the
  *   class's CPU per GPU (requests vary; the next tasks are not the mean).
  *
- * The scorer itself (construction and cost) is in trace_scorer.c.
+ * The scorer itself (construction and cost) is in scorer.c.
  *
  * Every constant was chosen on the tuning split of docs/placement.md
  * ("Evaluation protocol") and reported on the other split.
@@ -39,7 +39,7 @@
  * device's left-over in millionths of a point (best fit inside a bucket;
  * never outranks a better bucket). A share tries each device that fits.
  */
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 #include <math.h>
 

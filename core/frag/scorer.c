@@ -1,12 +1,12 @@
 /*
- * trace_scorer.c - gpuslice's placement cost on one node's GPUs (the
- * scorer of gs/trace.h): building it from the demand seen, and the cost
- * F_n(M_g) + S_n of a node state. trace_scorer_score.c documents the
- * terms and turns cost changes into scores; core/placement.c's `frag`
+ * scorer.c - gpuslice's placement cost on one node's GPUs (the
+ * scorer of gs/frag.h): building it from the demand seen, and the cost
+ * F_n(M_g) + S_n of a node state. score.c documents the
+ * terms and turns cost changes into scores; core/place/search.c's `frag`
  * policy ranks a node's assignments by this cost. No libm here on purpose:
  * the placement engine links it without the math library.
  */
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 #include <stdlib.h>
 
@@ -153,8 +153,8 @@ gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
 	return scorer_finish(s, &dm, ablate, out, eb);
 }
 
-gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls,
-                                    size_t n, struct gs_trace_scorer **out,
+gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls, size_t n,
+                                    struct gs_trace_scorer **out,
                                     struct gs_errbuf *eb)
 {
 	struct gs_trace_scorer *s = scorer_alloc(out);

@@ -1,5 +1,5 @@
 /*
- * trace_frag.c - the target workload M and the fragmentation measure of
+ * workload.c - the target workload M and the fragmentation measure of
  * the FGD paper (docs/placement.md, "How a replay works").
  *
  * M is the set of task classes that make up most of a task list, with
@@ -15,7 +15,7 @@
  * amounts with that table gives, for every request size at once, how many
  * devices fit it and how much sits on the ones that do not.
  */
-#include "gs/trace.h"
+#include "gs/frag.h"
 
 #include <stdlib.h>
 #include <string.h>
