@@ -1,5 +1,5 @@
 /*
- * test_region.c - the shared region (region/region.c): creating and opening
+ * test_region.c - the shared region (region/): creating and opening
  * it in each role, slices and their generations, the memory books and
  * their cap under concurrent processes, reaping dead processes (killed,
  * zombie, pid reused), a lock holder that dies, the tenant's
