@@ -70,7 +70,7 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 		return err;
 	}
 	ru = gs__ru_locked;
-	(void)gs__region_cfg_refresh(r, r->arb_cfg, &r->arb_epoch);
+	(void)gs_region_sched_cfg(r, r->arb_cfg, &r->arb_epoch);
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
 		if (r->arb_cfg[s].live)
 			n = s + 1;

@@ -224,7 +224,7 @@ gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
 	return err;
 }
 
-gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
+gs_err gs_region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
                               struct gs_slice_limits *out, int32_t *slice)
 {
 	struct gs_ru_proc *pr;

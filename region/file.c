@@ -89,9 +89,9 @@ static bool reusable(struct gs_region *r, struct gs_errbuf *eb, gs_err *err)
 		 * run. The daemon repairs that at start: a lock it cannot take
 		 * within the deadline means new files (processes that map the
 		 * old ones keep an orphaned copy with their limits). */
-		lk = gs__region_lock(r);
+		lk = gs_region_lock(r);
 		if (lk == GS_OK) {
-			gs__region_unlock(r);
+			gs_region_unlock(r);
 			return true;
 		}
 		r->rebuilt_wedged = true;

@@ -2,7 +2,7 @@
  * limits.c - slices in the limits file: seqlock reads (no lock; retried
  * on a torn read), and the writers' operations under the writers' lock
  * (create, ensure, join, leave, update, delete), the scheduler's config
- * copied out for the shim and the arbiter (gs__region_cfg_refresh), and
+ * copied out for the shim and the arbiter (gs_region_sched_cfg), and
  * the gates poked when limits change.
  *
  * Calls lock.c, owner.c, usage.c (a slice's processes, for join and
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #define SEQ_READ_TRIES 100000
-/* Reads of the limits under the usage lock (gs__region_cfg_refresh). */
+/* Reads of the limits under the usage lock (gs_region_sched_cfg). */
 #define CFG_READ_TRIES 256
 
 /* ---- limits: seqlock readers, flock writers --------------------------- */
@@ -459,7 +459,7 @@ bool gs_region_slice_next(struct gs_region *r, struct gs_slice_ref *it)
 	return false;
 }
 
-bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
+bool gs_region_sched_cfg(struct gs_region *r, struct gs_sched_cfg *cfg,
                             uint64_t *epoch)
 {
 	uint64_t e = __atomic_load_n(&r->rl->h.epoch, __ATOMIC_ACQUIRE);

@@ -7,7 +7,7 @@
  * bell.
  *
  * Lock order: a holder of an owner file's mutex and the shared one took
- * the owner's first (gs__region_lock). Calls layout.c, owner.c, view.c
+ * the owner's first (gs_region_lock). Calls layout.c, owner.c, view.c
  * and util.c.
  */
 #include "guard.h"
@@ -360,7 +360,7 @@ void gs__shared_unlock(struct gs_region *r)
 	(void)pthread_mutex_unlock(&ru->h.lock.m);
 }
 
-gs_err gs__region_lock(struct gs_region *r)
+gs_err gs_region_lock(struct gs_region *r)
 {
 	int me = r->me;
 	gs_err err;
@@ -397,7 +397,7 @@ void gs_region_set_lock_wait(struct gs_region *r, unsigned wait_ms)
 	r->wait_ms = wait_ms;
 }
 
-void gs__region_unlock(struct gs_region *r)
+void gs_region_unlock(struct gs_region *r)
 {
 	if (!r->arb_client)
 		gs__shared_unlock(r);
@@ -461,12 +461,12 @@ bool gs__arbitrated(const struct gs_region *r)
 	        GS_RU_ARBITER) != 0;
 }
 
-bool gs__region_arb_client(const struct gs_region *r)
+bool gs_region_arb_client(const struct gs_region *r)
 {
 	return r->arb_client;
 }
 
-void gs__region_bell(struct gs_region *r)
+void gs_region_bell(struct gs_region *r)
 {
 	struct gs_ru_file *ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
 

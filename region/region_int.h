@@ -1,6 +1,7 @@
 /*
- * region_int.h - the shared region's file layout (private to region/, the
- * shim and tests that forge entries; others use include/gs/region.h).
+ * region_int.h - the shared region's file layout and the handle (private
+ * to region/ and tests that forge entries; others use include/gs/region.h,
+ * the shim also gs/region_launch.h).
  *
  * Both files start with magic, version, header size and total size, and
  * carry the same random region_id, so a usage file is never paired with
@@ -63,7 +64,7 @@
  *
  * Locks: an owner file's mutex guards its books, buckets and processes;
  * the shared mutex the scheduler records. A holder of both took the
- * owner's first (gs__region_lock).
+ * owner's first (gs_region_lock).
  *
  * Invariant (restored by repair after a holder died): for every live
  * slice s and device d, slice[s].dev[d].mem_used == sum of
@@ -83,7 +84,8 @@
 #include <sys/types.h>
 
 #include "gs/region.h"
-#include "gpusched.h"
+#include "gs/region_launch.h"
+#include "gs/region_sched.h"
 
 #define GS_RL_MAGIC 0x31544d4c53524753ULL /* "SGRSLMT1" */
 #define GS_RU_MAGIC 0x31474155535247ULL   /* "GRSUAG1" */
@@ -444,7 +446,7 @@ bool gs__own_serves(const struct gs_own *o, const struct gs_rl_slice *sl,
 int gs__reap_locked(struct gs_region *r, struct gs_own *o);
 int gs__ref_own(struct gs_region *r, const struct gs_proc_ref *p, int *i);
 
-/* ---- For the shim's modules: direct access under the lock ----------- */
+/* ---- Direct access: region/'s files and tests that forge entries ---- */
 
 /* The mapped files. */
 struct gs_rl_file *gs__region_limits(struct gs_region *r);
@@ -456,34 +458,6 @@ struct gs_ro_file *gs__region_own(struct gs_region *r);
  * mapped on first use; NULL when it does not exist or may not be opened
  * here. */
 struct gs_ro_file *gs__region_owner_file(struct gs_region *r, uint32_t uid);
-
-/* Whether this handle is a process of a GS_RU_ARBITER region other than
- * its creator: the shared file is read-only to it, its slice's scheduler
- * records are its owner file's `ask`, and it rings the bell when the
- * arbiter should look. */
-bool gs__region_arb_client(const struct gs_region *r);
-/* Wakes the region's arbiter (no write needed). */
-void gs__region_bell(struct gs_region *r);
-
-/*
- * Takes the shared usage lock, and first the lock of this handle's own
- * owner file when it has one (repairing after a dead holder).
- * GS_ERR_TIMEOUT. An arbiter's client takes its owner file's lock only.
- */
-gs_err gs__region_lock(struct gs_region *r);
-void gs__region_unlock(struct gs_region *r);
-
-/*
- * Copies every slice's scheduler config (generation, limits) into cfg[]
- * (GS_REGION_MAX_SLICES entries) when the limits changed since *epoch;
- * returns true when it copied. OUT: cfg, *epoch.
- */
-bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
-                            uint64_t *epoch);
-
-/* The limits of the slice of proc `p` (seqlock read). */
-gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
-                              struct gs_slice_limits *out, int32_t *slice);
 
 /* Lock held: the live proc slot for `p` (in the handle's own owner file),
  * or NULL when stale. */

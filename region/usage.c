@@ -171,7 +171,7 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 				for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 					sched_give_back(&ro->ask[d][s],
 					                &ro->proc_dev[i][d]);
-				gs__region_bell(r);
+				gs_region_bell(r);
 			} else if (sched && gs__shared_lock(r) == GS_OK) {
 				for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 					sched_give_back(&r->ru->sched[d][s],

@@ -21,7 +21,7 @@
 set -euo pipefail
 
 # region/'s files, for targets that link the region (fuzz_api, fuzz_region_*).
-REGION_SRC="region/util.c region/layout.c region/owner.c region/view.c region/lock.c region/limits.c region/usage.c region/books.c region/arbiter.c region/file.c region/guard.c region/gpusched.c"
+REGION_SRC="region/util.c region/layout.c region/owner.c region/view.c region/lock.c region/limits.c region/usage.c region/books.c region/arbiter.c region/file.c region/launch.c region/guard.c region/gpusched.c"
 
 TARGETS=(
 	"fuzz_spec|core/json/spec_json.c|-ljansson"

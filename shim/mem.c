@@ -102,7 +102,7 @@ int gs__dev_slot(CUdevice ord, uint64_t *total)
 		(void)gs__real.cuDeviceTotalMem_v2(&bytes, ord);
 	slot = gs_region_device(gs__g.region, uuid, bytes);
 	foreign = slot == -(int)GS_ERR_NOT_FOUND &&
-	          gs__region_arb_client(gs__g.region);
+	          gs_region_arb_client(gs__g.region);
 	(void)pthread_mutex_lock(&gs__g.mu);
 	o->total = bytes;
 	/* A daemon registers its GPUs itself: one it has not (a MIG
@@ -829,9 +829,7 @@ static bool nvml_self_used(int dev, uint64_t *used)
 
 static uint64_t ctx_estimate(int dev)
 {
-	uint64_t learned = __atomic_load_n(
-	    &gs__region_usage(gs__g.region)->dev[dev].ctx_overhead,
-	    __ATOMIC_RELAXED);
+	uint64_t learned = gs_region_ctx_overhead(gs__g.region, dev);
 
 	if (learned != 0)
 		return learned;
@@ -890,11 +888,7 @@ static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
 		act = after - c->before;
 		/* Learned for the others, where the shared file is ours to
 		 * write (not a daemon's). */
-		if (!gs__region_arb_client(gs__g.region))
-			__atomic_store_n(&gs__region_usage(gs__g.region)
-			                      ->dev[c->dev]
-			                      .ctx_overhead,
-			                 act, __ATOMIC_RELAXED);
+		gs_region_ctx_overhead_learn(gs__g.region, c->dev, act);
 	}
 	if (!adjust(c->dev, c->est, act)) {
 		(void)undo(ctx, c->ord);

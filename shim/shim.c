@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const uint32_t gs__gate_slow = GS_GATE_ALWAYS;
@@ -91,7 +92,10 @@ static pthread_mutex_t nvml_mu = PTHREAD_MUTEX_INITIALIZER;
 
 uint64_t gs__now(void)
 {
-	return gs__mono_ns();
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- configuration ---------------------------------------------------- */
@@ -331,11 +335,10 @@ static void limits_refresh_locked(void)
 
 	if (gs__g.region == NULL || !gs__g.attached)
 		return;
-	e = __atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
-	                    __ATOMIC_ACQUIRE);
+	e = gs_region_limits_epoch(gs__g.region);
 	if (e == gs__g.lim_epoch && gs__g.lim_epoch != 0)
 		return;
-	if (gs__region_proc_limits(gs__g.region, &gs__g.proc, &lim, &slot) ==
+	if (gs_region_proc_limits(gs__g.region, &gs__g.proc, &lim, &slot) ==
 	    GS_OK) {
 		struct gs_sched_cfg c = {.live = true,
 		                         .pct = lim.compute_pct,

@@ -12,8 +12,9 @@
  *   launch.c  launches, measurement with events, the compute scheduler
  *   nvml.c    NVML memory views
  *   ptrmap.c  the table of this process's tracked allocations
- *   region.c  the shared region (also the static library gs_region)
- *   gpusched.c   the scheduler's decisions (pure)
+ * and, compiled in from region/ (also the static library gs_region), the
+ * shared region, used only through gs/region.h and gs/region_launch.h,
+ * and the scheduler's pure decisions (gs/region_sched.h).
  *
  * Threading: gs__g is written during init (under pthread_once) and by the
  * fork child handler; afterwards its fields are read-only except those
@@ -32,8 +33,8 @@
 #include "gs/log.h"
 #include "gs/nvml.h"
 #include "gs/region.h"
+#include "gs/region_launch.h"
 #include "hooks.h"
-#include "region_int.h"
 
 #define GS_EXPORT      __attribute__((visibility("default")))
 #define GS_LIKELY(x)   __builtin_expect(!!(x), 1)
