@@ -183,22 +183,6 @@ static void cfg_refresh(void)
 			cfg_n = s + 1;
 }
 
-void gs__launch_fast_update(void)
-{
-	const uint32_t *gate = &gs__gate_slow;
-	uint32_t mask = GS_GATE_ALWAYS;
-	int d = __atomic_load_n(&gs__g.single_dev, __ATOMIC_RELAXED);
-
-	if (!gs__g.attached || gs__g.region == NULL) {
-		gate = &gs__gate_open;
-	} else if (!gs__g.slow && d >= 0) {
-		gate = &gs_region_sched_dev(gs__g.region, d)->gate;
-		mask = GS_GATE_ENFORCED;
-	}
-	__atomic_store_n(&gs__g.fast_mask, mask, __ATOMIC_RELAXED);
-	__atomic_store_n(&gs__g.fast_gate, gate, __ATOMIC_RELEASE);
-}
-
 static inline bool fast(void)
 {
 	const uint32_t *g = __atomic_load_n(&gs__g.fast_gate, __ATOMIC_ACQUIRE);
@@ -892,12 +876,12 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	if (single == -1 || (single >= 0 && single != t->dev)) {
 		__atomic_store_n(&gs__g.single_dev, single == -1 ? t->dev : -2,
 		                 __ATOMIC_RELAXED);
-		gs__launch_fast_update();
+		gs__fast_update();
 	}
 	gate = __atomic_load_n(&gs_region_sched_dev(gs__g.region, t->dev)->gate,
 	                       __ATOMIC_ACQUIRE);
 	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED)) {
-		gs__launch_fast_update();
+		gs__fast_update();
 		return false;
 	}
 	if (capturing(stream, pt))
@@ -986,7 +970,7 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 
 	t->b = NULL;
 	if (!gs__enforcing()) {
-		gs__launch_fast_update();
+		gs__fast_update();
 		goto out;
 	}
 	b = batch_self();
@@ -1029,7 +1013,8 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 	return r;
 }
 
-void gs__launch_atfork_child(void)
+/* After fork, in the child (registered with shim.c at load). */
+static void atfork_child(void)
 {
 	(void)pthread_mutex_init(&mu, NULL);
 	(void)pthread_mutex_init(&reg_mu, NULL);
@@ -1040,6 +1025,11 @@ void gs__launch_atfork_child(void)
 	my_batch = NULL;
 	if (pthread_once(&batch_once, batch_key_init) == 0)
 		(void)pthread_setspecific(batch_key, NULL);
+}
+
+__attribute__((constructor)) static void launch_register(void)
+{
+	gs__on_fork_child(atfork_child);
 }
 
 /* ---- hooks ------------------------------------------------------------ */
