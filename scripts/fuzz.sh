@@ -30,6 +30,9 @@ TARGETS=(
 	"fuzz_import_device_plugin|core/yaml/yamldoc.c|-lyaml"
 	"fuzz_import_dra|core/yaml/yamldoc.c|-lyaml"
 	"fuzz_api|core/json/spec_json.c core/yaml/yamldoc.c daemon/api.c daemon/config.c daemon/gpu.c daemon/kmsg.c daemon/metrics.c daemon/node.c daemon/reconcile.c daemon/server.c daemon/slice.c daemon/store.c daemon/watchdog.c $REGION_SRC|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
+	"fuzz_region_owner|$REGION_SRC|-ldl -lpthread"
+	"fuzz_region_books|$REGION_SRC|-ldl -lpthread"
+	"fuzz_region_usage|$REGION_SRC|-ldl -lpthread"
 )
 
 root=$(cd "$(dirname "$0")/.." && pwd)
