@@ -7,26 +7,12 @@
  * Calls limits.c, lock.c, owner.c and util.c; nothing in region/ calls
  * it.
  */
-#include "guard.h"
 #include "region_int.h"
 
-#include "gs/proc.h"
-
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/file.h>
-#include <sys/mman.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
-#include <time.h>
 #include <unistd.h>
 
 gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
