@@ -6,9 +6,10 @@
  *
  * Set up once per process, in a fresh temporary directory: a daemon's
  * region (OWNER, arbiter) with a slice of uid 1000, or of the caller
- * when it is not root (its owner file usage.<uid>), and a slice of uid 0 (its private books,
- * books/usage.0.<slot>), and a region `gpuslice run` made (RUNNER, no
- * arbiter: its shared `usage` is written by every tenant) with one slice;
+ * when it is not root (its owner file usage.<uid>), and a slice of uid 0
+ * (its private books, books/usage.0.<slot>), and a region `gpuslice run`
+ * made (RUNNER, no arbiter: its shared `usage` is written by every
+ * tenant) with one slice;
  * a GPU in each, and this process attached to every slice (so the
  * process tables hold a live entry). The target file's bytes are then
  * kept as its pristine image.
