@@ -167,8 +167,9 @@ fail_errno:
  */
 static void unlink_foreign(const char *dir)
 {
-	static const char *const names[] = {
-	    GS_REGION_LOCK_FILE, GS_REGION_LIMITS_FILE, GS_REGION_USAGE_FILE};
+	static const char *const names[] = {GS_REGION_LOCK_FILE,
+	                                    GS_REGION_LIMITS_FILE,
+	                                    GS_REGION_USAGE_FILE};
 	char p[GS_REGION_DIR_MAX + 32];
 	struct stat st;
 	bool foreign = false;
