@@ -1,7 +1,8 @@
 /*
- * gpusched.c - the compute scheduler's decisions (see gpusched.h for the rules
- * and the slot state machine). Pure: every function works on the structs
- * it is given and the `now` it is passed; the caller holds the region lock.
+ * gpusched.c - the compute scheduler's decisions (see gs/region_sched.h for
+ * the rules and the slot state machine). Pure: every function works on the
+ * structs it is given and the `now` it is passed; the caller holds the
+ * region lock.
  *
  * Trust: a call acts for one slice `s` (the caller's own). Its bucket
  * (bk[s], private to its owner) is the only token state read or written;
@@ -19,7 +20,7 @@
  * GS_REGION_MAX_SLICES small records) a few times; it runs only on the
  * launch slow path, for slices that need scheduling.
  */
-#include "gpusched.h"
+#include "gs/region_sched.h"
 
 #include <stddef.h>
 

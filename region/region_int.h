@@ -1,6 +1,7 @@
 /*
- * region_int.h - the shared region's file layout (private to region/, the
- * shim and tests that forge entries; others use include/gs/region.h).
+ * region_int.h - the shared region's file layout and the handle (private
+ * to region/ and tests that forge entries; others use include/gs/region.h,
+ * the shim also gs/region_launch.h).
  *
  * Both files start with magic, version, header size and total size, and
  * carry the same random region_id, so a usage file is never paired with
@@ -63,7 +64,7 @@
  *
  * Locks: an owner file's mutex guards its books, buckets and processes;
  * the shared mutex the scheduler records. A holder of both took the
- * owner's first (gs__region_lock).
+ * owner's first (gs_region_lock).
  *
  * Invariant (restored by repair after a holder died): for every live
  * slice s and device d, slice[s].dev[d].mem_used == sum of
@@ -78,10 +79,13 @@
 #include <assert.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gs/region.h"
-#include "gpusched.h"
+#include "gs/region_launch.h"
+#include "gs/region_sched.h"
 
 #define GS_RL_MAGIC 0x31544d4c53524753ULL /* "SGRSLMT1" */
 #define GS_RU_MAGIC 0x31474155535247ULL   /* "GRSUAG1" */
@@ -290,7 +294,159 @@ static_assert(sizeof(struct gs_ro_file) ==
                       64 * GS_REGION_MAX_DEVICES * GS_REGION_MAX_SLICES,
               "gs_ro_file layout");
 
-/* ---- For the shim's modules: direct access under the lock ----------- */
+/* ---- The handle (region/ only) --------------------------------------- */
+
+#define LOCK_TIMEOUT_S 3
+/* Owner files one handle maps: every slice may have its own owner or
+ * its own private books, and files whose slices are gone stay listed. */
+#define MAX_OWNERS (2 * GS_REGION_MAX_SLICES + 64)
+
+/* One mapped owner file: usage.<uid> (slot -1), or the private books of
+ * the slice in `slot` at generation `gen` (books/usage.0.<slot>). An
+ * OWNER handle maps a slot's next file over the same entry (remap). */
+struct gs_own {
+	uint32_t uid;
+	int32_t slot;
+	uint64_t gen; /* atomic: a remap changes it */
+	int fd;
+	struct gs_ro_file *ro; /* guarded (guard.h): its owner may cut it */
+	bool cut;              /* reported cut short (gs_region_truncated) */
+};
+
+/* One view of the limits a writer keeps up to date (views_publish). */
+struct gs_view {
+	uint32_t uid; /* GS_RL_VIEW_PUBLIC for limits.public */
+	int fd;
+	struct gs_rl_file *rl;
+};
+
+struct gs_region {
+	char dir[GS_REGION_DIR_MAX];
+	enum gs_region_role role;
+	bool limits_writable;
+	int lfd; /* limits */
+	int ufd; /* usage */
+	int kfd; /* the writers' lock file (creators only), -1 otherwise */
+	pthread_mutex_t wmu; /* writers in this process */
+	unsigned wait_ms;    /* 0, or the bound of gs_region_set_lock_wait */
+	uint64_t busy_until; /* mono ns: the usage lock timed out lately */
+	struct gs_rl_file *rl;
+	struct gs_ru_file *ru; /* guarded (guard.h): any tenant may cut it */
+	bool ru_cut;           /* reported cut short (gs_region_truncated) */
+	/* Joiners of a GS_RU_ARBITER region: the shared file is the
+	 * creator's, mapped read-only; scheduler records go to the owner
+	 * file (ask) and the arbiter is woken through the bell. */
+	bool arb_client;
+	bool arbiter;       /* OWNER: its region's turns are its arbiter's */
+	uint64_t follow_ns; /* arb_client: when it last looked for a new
+	                       shared file (mono ns, atomic) */
+	/* Creators of a GS_RU_ARBITER region (gs_region_arbitrate): the
+	 * slices' configs as last read from the limits. */
+	struct gs_sched_cfg *arb_cfg;
+	uint64_t arb_epoch;
+	/* [GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES]: each slice's ask */
+	const struct gs_sched_slice *(*arb_ask)[GS_REGION_MAX_SLICES];
+	/* Creators: the GPU table as they wrote it (gs_region_device), for
+	 * gs_region_rebuild_usage; and the mapping a rebuild replaced, kept
+	 * (guarded) until the next one, since other threads may still be
+	 * reading it. */
+	struct gs_ru_device dev_copy[GS_REGION_MAX_DEVICES];
+	struct gs_ru_file *ru_old;
+	/* Joiners: the shared file replaced under us (ru_follow), under
+	 * `fmu`; mappings followed away from stay mapped (never unmapped:
+	 * a thread of ours may still be in them). */
+	pthread_mutex_t fmu;
+	/* Creators: since when (mono ns) the shared lock cannot be had
+	 * (gs_region_repair_shared); 0 when it can. */
+	uint64_t wedged_since;
+	uint64_t pidns;
+	bool rebuilt_wedged;   /* OWNER: replaced a usage file whose lock was
+	                        held past the deadline */
+	bool replaced_version; /* OWNER: replaced files of another layout */
+	pthread_mutex_t omu;   /* own[] grows under it */
+	/* OWNER handles only: held shared by every use of an own[] mapping
+	 * (own_lock .. own_unlock, shared_repair), exclusively by a remap,
+	 * which unmaps a private-books file its slice no longer uses. */
+	pthread_rwlock_t remap;
+	int n_own; /* entries of own[] published (atomic) */
+	int me;    /* own[] index of our attached process, -1 */
+	struct gs_own own[MAX_OWNERS];
+	int n_view; /* views of the limits this writer keeps (wlock) */
+	struct gs_view view[MAX_OWNERS + 1];
+};
+
+/* What names an owner file: usage.<uid> (slot -1, gen 0), or the private
+ * books of the slice in `slot` at generation `gen` (0 in a lookup: any). */
+struct own_key {
+	uint32_t uid;
+	int32_t slot;
+	uint64_t gen;
+};
+
+/* ---- Helpers shared by region/'s files (region/ only) ---------------- */
+
+/* util.c */
+uint64_t gs__boot_id(void);
+uint64_t gs__random_u64(void);
+uint64_t gs__pidns_of(int32_t pid);
+bool gs__ref_ok(const struct gs_slice_ref *ref);
+gs_err gs__limits_check(const struct gs_slice_limits *lim,
+                        struct gs_errbuf *eb);
+
+/* layout.c */
+gs_err gs__mkdir_p(const char *dir, mode_t mode, struct gs_errbuf *eb);
+gs_err gs__dir_safe(const char *dir, struct gs_errbuf *eb);
+gs_err gs__init_usage(struct gs_ru_file *ru, uint64_t region_id, uint64_t boot,
+                      uint32_t flags, struct gs_errbuf *eb);
+void gs__init_limits(struct gs_rl_file *rl, uint64_t region_id, uint64_t boot,
+                     bool privileged);
+int gs__usage_tmp_open(const char *tmp, bool arbiter);
+gs_err gs__validate(const struct gs_rl_file *rl, uint64_t lsize,
+                    const struct gs_ru_file *ru, uint64_t usize,
+                    struct gs_errbuf *eb);
+gs_err gs__open_file(const char *dir, const char *name, int flags, mode_t mode,
+                     int *fd, struct gs_errbuf *eb);
+bool gs__usage_writable(int fd);
+gs_err gs__map_files(struct gs_region *r, bool lw, struct gs_errbuf *eb);
+void gs__unmap_files(struct gs_region *r);
+uint64_t gs__fd_size(int fd);
+/* owner.c */
+uint64_t gs__proc_gen_next(const struct gs_ro_file *ro,
+                           const struct gs_ru_proc *p);
+int gs__owner_lookup(struct gs_region *r, const struct own_key *key);
+int gs__owner_find_key(struct gs_region *r, const struct own_key *key,
+                       bool create, struct gs_errbuf *eb);
+struct own_key gs__slice_key(const struct gs_rl_slice *sl, int s);
+void gs__owners_scan(struct gs_region *r);
+void gs__own_use(struct gs_region *r);
+void gs__own_unuse(struct gs_region *r);
+/* view.c */
+void gs__views_publish(struct gs_region *r);
+
+/* lock.c */
+gs_err gs__wlock_take(struct gs_region *r, struct gs_errbuf *eb);
+void gs__wlock_drop(struct gs_region *r);
+bool gs__proc_in_slice(const struct gs_ru_proc *p, int s, uint64_t gen);
+void gs__books_sync(struct gs_region *r, struct gs_own *o, int s);
+gs_err gs__own_lock(struct gs_region *r, struct gs_own *o);
+void gs__own_unlock(struct gs_region *r, struct gs_own *o);
+gs_err gs__shared_lock(struct gs_region *r);
+void gs__shared_unlock(struct gs_region *r);
+void gs__wseq_open(struct gs_region *r);
+void gs__wseq_close(struct gs_region *r);
+gs_err gs__wlock_even(struct gs_region *r, struct gs_errbuf *eb);
+gs_err gs__wlock(struct gs_region *r, struct gs_errbuf *eb);
+bool gs__arbitrated(const struct gs_region *r);
+/* The shared file this thread locked, for its unlock (ru_follow may
+ * have moved r->ru meanwhile); NULL when it holds none. */
+extern __thread struct gs_ru_file *gs__ru_locked;
+/* usage.c */
+bool gs__own_serves(const struct gs_own *o, const struct gs_rl_slice *sl,
+                    int s);
+int gs__reap_locked(struct gs_region *r, struct gs_own *o);
+int gs__ref_own(struct gs_region *r, const struct gs_proc_ref *p, int *i);
+
+/* ---- Direct access: region/'s files and tests that forge entries ---- */
 
 /* The mapped files. */
 struct gs_rl_file *gs__region_limits(struct gs_region *r);
@@ -302,34 +458,6 @@ struct gs_ro_file *gs__region_own(struct gs_region *r);
  * mapped on first use; NULL when it does not exist or may not be opened
  * here. */
 struct gs_ro_file *gs__region_owner_file(struct gs_region *r, uint32_t uid);
-
-/* Whether this handle is a process of a GS_RU_ARBITER region other than
- * its creator: the shared file is read-only to it, its slice's scheduler
- * records are its owner file's `ask`, and it rings the bell when the
- * arbiter should look. */
-bool gs__region_arb_client(const struct gs_region *r);
-/* Wakes the region's arbiter (no write needed). */
-void gs__region_bell(struct gs_region *r);
-
-/*
- * Takes the shared usage lock, and first the lock of this handle's own
- * owner file when it has one (repairing after a dead holder).
- * GS_ERR_TIMEOUT. An arbiter's client takes its owner file's lock only.
- */
-gs_err gs__region_lock(struct gs_region *r);
-void gs__region_unlock(struct gs_region *r);
-
-/*
- * Copies every slice's scheduler config (generation, limits) into cfg[]
- * (GS_REGION_MAX_SLICES entries) when the limits changed since *epoch;
- * returns true when it copied. OUT: cfg, *epoch.
- */
-bool gs__region_cfg_refresh(struct gs_region *r, struct gs_sched_cfg *cfg,
-                            uint64_t *epoch);
-
-/* The limits of the slice of proc `p` (seqlock read). */
-gs_err gs__region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
-                              struct gs_slice_limits *out, int32_t *slice);
 
 /* Lock held: the live proc slot for `p` (in the handle's own owner file),
  * or NULL when stale. */

@@ -20,13 +20,19 @@
 # Every target links all of core/*.c, the generated catalog and common/.
 set -euo pipefail
 
+# region/'s files, for targets that link the region (fuzz_api, fuzz_region_*).
+REGION_SRC="region/util.c region/layout.c region/owner.c region/view.c region/lock.c region/limits.c region/usage.c region/books.c region/arbiter.c region/file.c region/launch.c region/guard.c region/gpusched.c"
+
 TARGETS=(
 	"fuzz_spec|core/json/spec_json.c|-ljansson"
 	"fuzz_migparted|core/yaml/migparted.c core/yaml/yamldoc.c|-lyaml"
 	"fuzz_trace_csv|bench/trace_csv.c bench/trace_cluster.c bench/trace_policy.c bench/trace_replay.c bench/trace_variant.c bench/policy_bestfit.c bench/policy_clustering.c bench/policy_dotprod.c bench/policy_fgd.c bench/policy_gpuslice.c bench/policy_packing.c bench/policy_random.c|"
 	"fuzz_import_device_plugin|core/yaml/yamldoc.c|-lyaml"
 	"fuzz_import_dra|core/yaml/yamldoc.c|-lyaml"
-	"fuzz_api|core/json/spec_json.c core/yaml/yamldoc.c daemon/api.c daemon/config.c daemon/gpu.c daemon/kmsg.c daemon/metrics.c daemon/node.c daemon/reconcile.c daemon/server.c daemon/slice.c daemon/store.c daemon/watchdog.c region/region.c region/guard.c region/gpusched.c|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
+	"fuzz_api|core/json/spec_json.c core/yaml/yamldoc.c daemon/api.c daemon/config.c daemon/gpu.c daemon/kmsg.c daemon/metrics.c daemon/node.c daemon/reconcile.c daemon/server.c daemon/slice.c daemon/store.c daemon/watchdog.c $REGION_SRC|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
+	"fuzz_region_owner|$REGION_SRC|-ldl -lpthread"
+	"fuzz_region_books|$REGION_SRC|-ldl -lpthread"
+	"fuzz_region_usage|$REGION_SRC|-ldl -lpthread"
 )
 
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -175,28 +175,12 @@ static void par_init(void)
 /* Region lock held: refreshes the config cache. */
 static void cfg_refresh(void)
 {
-	if (!gs__region_cfg_refresh(gs__g.region, cfg, &cfg_epoch))
+	if (!gs_region_sched_cfg(gs__g.region, cfg, &cfg_epoch))
 		return;
 	cfg_n = 0;
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++)
 		if (cfg[s].live)
 			cfg_n = s + 1;
-}
-
-void gs__launch_fast_update(void)
-{
-	const uint32_t *gate = &gs__gate_slow;
-	uint32_t mask = GS_GATE_ALWAYS;
-	int d = __atomic_load_n(&gs__g.single_dev, __ATOMIC_RELAXED);
-
-	if (!gs__g.attached || gs__g.region == NULL) {
-		gate = &gs__gate_open;
-	} else if (!gs__g.slow && d >= 0) {
-		gate = &gs__region_usage(gs__g.region)->dev[d].sched.gate;
-		mask = GS_GATE_ENFORCED;
-	}
-	__atomic_store_n(&gs__g.fast_mask, mask, __ATOMIC_RELAXED);
-	__atomic_store_n(&gs__g.fast_gate, gate, __ATOMIC_RELEASE);
 }
 
 static inline bool fast(void)
@@ -306,73 +290,55 @@ static void futex_wait(uint32_t *w, uint32_t val, uint64_t ns)
  * (*bell set when it should be rung). */
 static void view_of(int dev, int s, struct gs_sched_view *v, bool *bell)
 {
-	struct gs_ru_file *ru = gs__region_usage(gs__g.region);
-	struct gs_ro_file *own = gs__region_own(gs__g.region);
-
 	(void)pthread_once(&par_once, par_init);
-	v->dev = &ru->dev[dev].sched;
-	v->sl = ru->sched[dev];
-	v->bk = own->bucket[dev];
+	gs_region_sched_view(gs__g.region, dev, s, v);
 	v->cfg = cfg;
 	v->n = cfg_n;
 	v->par = &par;
-	v->mine = NULL;
 	v->self = s;
 	v->bell = bell;
-	if (gs__region_arb_client(gs__g.region) && s >= 0 &&
-	    s < GS_REGION_MAX_SLICES)
-		v->mine = &own->ask[dev][s];
 }
 
 /* Region lock held: charges one settled batch. */
-static void settle_one(struct gs_ru_proc *pr, const struct done *d,
+static void settle_one(const struct gs_region_entry *e, const struct done *d,
                        uint64_t now, bool *wake, bool *bell)
 {
 	struct gs_sched_view v;
-	struct gs_ru_slice *us;
-	struct gs_ru_books *pb;
 
 	view_of(d->dev, d->slice, &v, bell);
 	if (d->booked && gs_sched_complete(&v, d->slice, d->busy, d->charged,
 	                                   now))
 		*wake = true;
 	gs_sched_gate_refresh(&v, now);
-	if (pr == NULL || pr->slice != d->slice)
+	if (e == NULL || e->slice != d->slice)
 		return;
-	pb = gs__region_proc_books(gs__g.region, pr, d->dev);
-	if (d->booked && pb->inflight > 0)
-		pb->inflight--;
-	pb->launches += d->n;
-	pb->busy_ns += d->busy;
-	us = &gs__region_own(gs__g.region)->slice[d->slice];
-	if (us->generation == pr->slice_gen) {
-		us->dev[d->dev].busy_ns += d->busy;
-		us->dev[d->dev].launches += d->n;
-	}
+	gs_region_books_settled(gs__g.region, e, d->dev, d->n, d->busy,
+	                        d->booked);
 }
 
 /* Charges settled batches; region lock not held. */
 static void settle(const struct done *d, int n)
 {
-	struct gs_ru_proc *pr;
+	struct gs_region_entry e;
+	bool have;
 	uint64_t now = gs__now();
 	bool wake[GS_REGION_MAX_DEVICES] = {false}, bell = false;
 
-	if (n == 0 || gs__region_own(gs__g.region) == NULL ||
-	    gs__region_lock(gs__g.region) != GS_OK)
+	if (n == 0 || !gs_region_attached(gs__g.region) ||
+	    gs_region_lock(gs__g.region) != GS_OK)
 		return;
 	cfg_refresh();
-	pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
+	have = gs_region_proc_entry(gs__g.region, &gs__g.proc, &e);
 	for (int i = 0; i < n; i++) {
-		settle_one(pr, &d[i], now, &wake[d[i].dev], &bell);
+		settle_one(have ? &e : NULL, &d[i], now, &wake[d[i].dev],
+		           &bell);
 	}
-	gs__region_unlock(gs__g.region);
+	gs_region_unlock(gs__g.region);
 	if (bell)
-		gs__region_bell(gs__g.region);
+		gs_region_bell(gs__g.region);
 	for (int k = 0; k < GS_REGION_MAX_DEVICES; k++)
 		if (wake[k])
-			futex_wake(
-			    &gs__region_usage(gs__g.region)->dev[k].sched.seq);
+			futex_wake(&gs_region_sched_dev(gs__g.region, k)->seq);
 }
 
 /* ---- settling --------------------------------------------------------- */
@@ -763,10 +729,9 @@ static bool join(struct batch *b, CUcontext ctx, CUstream stream, bool pt,
 	if (!b->open || b->ctx != ctx || b->stream != stream || b->pt != pt ||
 	    b->n >= b->lease || now - b->opened >= GS__SPAN_NS)
 		return false;
-	if (__atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
-	                    __ATOMIC_ACQUIRE) != b->lim_epoch)
+	if (gs_region_limits_epoch(gs__g.region) != b->lim_epoch)
 		return false;
-	sd = &gs__region_usage(gs__g.region)->dev[b->dev].sched;
+	sd = gs_region_sched_dev(gs__g.region, b->dev);
 	gate = __atomic_load_n(&sd->gate, __ATOMIC_ACQUIRE);
 	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED))
 		return false; /* nobody to yield to any more: fast path */
@@ -813,25 +778,22 @@ static bool measured(const struct gs_slice_limits *l)
 static bool admit(struct ticket *t)
 {
 	struct gs_sched_view v;
-	struct gs_ru_proc *pr;
-	struct gs_ru_slice *us;
-	struct gs_ru_books *pb;
+	struct gs_region_entry e;
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
 	bool waited = false, bell = false;
 	uint32_t *seq;
 
-	if (gs__region_own(gs__g.region) == NULL ||
-	    gs__region_lock(gs__g.region) != GS_OK)
+	if (!gs_region_attached(gs__g.region) ||
+	    gs_region_lock(gs__g.region) != GS_OK)
 		return false;
 	cfg_refresh();
-	pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
-	if (pr == NULL || !cfg[pr->slice].live ||
-	    cfg[pr->slice].generation != pr->slice_gen) {
-		gs__region_unlock(gs__g.region);
+	if (!gs_region_proc_entry(gs__g.region, &gs__g.proc, &e) ||
+	    !cfg[e.slice].live || cfg[e.slice].generation != e.slice_gen) {
+		gs_region_unlock(gs__g.region);
 		return false;
 	}
-	t->slice = pr->slice;
+	t->slice = e.slice;
 	view_of(t->dev, t->slice, &v, &bell);
 	seq = &v.dev->seq;
 	now = gs__now();
@@ -843,16 +805,15 @@ static bool admit(struct ticket *t)
 			break;
 		if (!waited) {
 			gs_sched_wait_begin(&v, t->slice, now);
-			gs__region_proc_books(gs__g.region, pr, t->dev)
-			    ->waiting++;
+			gs_region_books_waiting(gs__g.region, &e, t->dev);
 			waited = true;
 			t0 = now;
 		}
 		s0 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
-		gs__region_unlock(gs__g.region);
+		gs_region_unlock(gs__g.region);
 		if (bell) {
 			bell = false;
-			gs__region_bell(gs__g.region);
+			gs_region_bell(gs__g.region);
 		}
 		if (s0 != before)
 			futex_wake(seq); /* we gave the turn away: its new
@@ -865,37 +826,29 @@ static bool admit(struct ticket *t)
 		else
 			sleep_ns(retry); /* not woken by every change of a
 			                    busy higher priority */
-		if (gs__region_lock(gs__g.region) != GS_OK)
+		if (gs_region_lock(gs__g.region) != GS_OK)
 			return false; /* a wedged region must not wedge us */
 		cfg_refresh();
 		view_of(t->dev, t->slice, &v, &bell);
 		now = gs__now();
-		pr = gs__region_proc_get(gs__g.region, &gs__g.proc);
-		if (pr == NULL || !cfg[t->slice].live) {
-			gs__region_unlock(gs__g.region);
+		if (!gs_region_proc_entry(gs__g.region, &gs__g.proc, &e) ||
+		    !cfg[t->slice].live) {
+			gs_region_unlock(gs__g.region);
 			return false;
 		}
 	}
-	us = &gs__region_own(gs__g.region)->slice[t->slice];
-	pb = gs__region_proc_books(gs__g.region, pr, t->dev);
-	if (waited) {
+	if (waited)
 		gs_sched_wait_end(&v, t->slice);
-		if (pb->waiting > 0)
-			pb->waiting--;
-		pb->throttled_ns += now - t0;
-		if (us->generation == pr->slice_gen)
-			us->dev[t->dev].throttled_ns += now - t0;
-	}
-	if (t->measure) {
-		pb->inflight++;
-	} else {
+	gs_region_books_admitted(gs__g.region, &e, t->dev, waited, now - t0,
+	                         t->measure);
+	if (!t->measure) {
 		/* Activity is all that counts: done as soon as admitted. */
 		(void)gs_sched_complete(&v, t->slice, 0, 0, now);
 	}
 	t->want = __atomic_load_n(&v.dev->want, __ATOMIC_ACQUIRE);
-	gs__region_unlock(gs__g.region);
+	gs_region_unlock(gs__g.region);
 	if (bell)
-		gs__region_bell(gs__g.region);
+		gs_region_bell(gs__g.region);
 	if (waited || !t->measure)
 		futex_wake(seq);
 	return true;
@@ -914,8 +867,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	bool same_stream;
 	int single;
 
-	epoch = __atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
-	                        __ATOMIC_ACQUIRE);
+	epoch = gs_region_limits_epoch(gs__g.region);
 	gs__limits_refresh();
 	t->dev = gs__dev_current(NULL);
 	if (t->dev < 0)
@@ -924,13 +876,12 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	if (single == -1 || (single >= 0 && single != t->dev)) {
 		__atomic_store_n(&gs__g.single_dev, single == -1 ? t->dev : -2,
 		                 __ATOMIC_RELAXED);
-		gs__launch_fast_update();
+		gs__fast_update();
 	}
-	gate = __atomic_load_n(
-	    &gs__region_usage(gs__g.region)->dev[t->dev].sched.gate,
-	    __ATOMIC_ACQUIRE);
+	gate = __atomic_load_n(&gs_region_sched_dev(gs__g.region, t->dev)->gate,
+	                       __ATOMIC_ACQUIRE);
 	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED)) {
-		gs__launch_fast_update();
+		gs__fast_update();
 		return false;
 	}
 	if (capturing(stream, pt))
@@ -1019,7 +970,7 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 
 	t->b = NULL;
 	if (!gs__enforcing()) {
-		gs__launch_fast_update();
+		gs__fast_update();
 		goto out;
 	}
 	b = batch_self();
@@ -1062,7 +1013,8 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 	return r;
 }
 
-void gs__launch_atfork_child(void)
+/* After fork, in the child (registered with shim.c at load). */
+static void atfork_child(void)
 {
 	(void)pthread_mutex_init(&mu, NULL);
 	(void)pthread_mutex_init(&reg_mu, NULL);
@@ -1073,6 +1025,11 @@ void gs__launch_atfork_child(void)
 	my_batch = NULL;
 	if (pthread_once(&batch_once, batch_key_init) == 0)
 		(void)pthread_setspecific(batch_key, NULL);
+}
+
+__attribute__((constructor)) static void launch_register(void)
+{
+	gs__on_fork_child(atfork_child);
 }
 
 /* ---- hooks ------------------------------------------------------------ */

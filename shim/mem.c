@@ -59,125 +59,6 @@ static uint64_t round_up(uint64_t n, uint64_t a)
 	return (n + a - 1) / a * a;
 }
 
-/* ---- devices ---------------------------------------------------------- */
-
-static void uuid_format(const CUuuid *u, char *out, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)u->bytes;
-
-	(void)snprintf(out, n,
-	               "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-	               "%02x%02x%02x%02x%02x%02x",
-	               b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
-	               b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-}
-
-int gs__dev_slot(CUdevice ord, uint64_t *total)
-{
-	struct gs__ordinal *o;
-	char uuid[GS_REGION_UUID_MAX];
-	CUuuid u;
-	size_t bytes = 0;
-	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-	bool foreign;
-	int slot;
-
-	if (ord < 0 || ord >= GS_SHIM_MAX_ORDINALS || gs__g.region == NULL)
-		return -1;
-	o = &gs__g.ord[ord];
-	slot = __atomic_load_n(&o->slot, __ATOMIC_ACQUIRE);
-	if (slot >= 0 || slot == -2) {
-		if (total != NULL)
-			*total = o->total;
-		return slot >= 0 ? slot : -1;
-	}
-	if (gs__real.cuDeviceGetUuid_v2 != NULL)
-		r = gs__real.cuDeviceGetUuid_v2(&u, ord);
-	if (r != CUDA_SUCCESS && gs__real.cuDeviceGetUuid != NULL)
-		r = gs__real.cuDeviceGetUuid(&u, ord);
-	if (r != CUDA_SUCCESS)
-		return -1; /* maybe not initialised yet: try again later */
-	uuid_format(&u, uuid, sizeof(uuid));
-	if (gs__real.cuDeviceTotalMem_v2 != NULL)
-		(void)gs__real.cuDeviceTotalMem_v2(&bytes, ord);
-	slot = gs_region_device(gs__g.region, uuid, bytes);
-	foreign = slot == -(int)GS_ERR_NOT_FOUND &&
-	          gs__region_arb_client(gs__g.region);
-	(void)pthread_mutex_lock(&gs__g.mu);
-	o->total = bytes;
-	/* A daemon registers its GPUs itself: one it has not (a MIG
-	 * instance made behind its back, until its next pass) is asked for
-	 * again later, and no context is made on it meanwhile
-	 * (gs__dev_refused). */
-	o->foreign = foreign;
-	__atomic_store_n(&o->slot, slot >= 0 ? slot : foreign ? -1 : -2,
-	                 __ATOMIC_RELEASE);
-	(void)pthread_mutex_unlock(&gs__g.mu);
-	if (slot < 0 && !foreign)
-		gs_error(GS_SHIM_TAG, "gpu=%s no region slot (%d)", uuid, slot);
-	if (total != NULL)
-		*total = bytes;
-	return slot >= 0 ? slot : -1;
-}
-
-/*
- * Whether a process of a slice must not use GPU `ord`: the daemon's region
- * has no such GPU, so nothing of it could be counted or capped there (a
- * GPU the daemon does not manage). Fails closed: never "no cap". A MIG
- * instance made behind the daemon's back is registered on its next
- * housekeeping pass, so this waits up to GS_DEV_REGISTER_WAIT_MS for it.
- */
-#define GS_DEV_REGISTER_WAIT_MS 1500
-
-bool gs__dev_refused(CUdevice ord)
-{
-	static bool said;
-
-	if (ord < 0 || ord >= GS_SHIM_MAX_ORDINALS || !gs__enforcing())
-		return false;
-	for (int waited = 0;; waited += 50) {
-		if (gs__dev_slot(ord, NULL) >= 0 ||
-		    !__atomic_load_n(&gs__g.ord[ord].foreign, __ATOMIC_RELAXED)) {
-			if (waited > 0)
-				gs_warn(GS_SHIM_TAG,
-				        "device %d was unknown to gpusliced for "
-				        "%d ms (a MIG instance made behind its "
-				        "back?)",
-				        (int)ord, waited);
-			return false;
-		}
-		if (waited >= GS_DEV_REGISTER_WAIT_MS)
-			break;
-		(void)nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-	}
-	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
-		gs_error(GS_SHIM_TAG,
-		         "slice=%s pid=%d: device %d is not a GPU gpusliced "
-		         "manages; no context on it (CUDA_ERROR_DEVICE_"
-		         "UNAVAILABLE)",
-		         gs__g.cfg.slice, (int)getpid(), (int)ord);
-	return true;
-}
-
-int gs__dev_current(CUdevice *ord)
-{
-	CUdevice d;
-
-	if (gs__real.cuCtxGetDevice == NULL ||
-	    gs__real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
-		return -1;
-	if (ord != NULL)
-		*ord = d;
-	return gs__dev_slot(d, NULL);
-}
-
-int gs__dev_from_uuid(const char *uuid)
-{
-	if (gs__g.region == NULL)
-		return -1;
-	return gs_region_device(gs__g.region, uuid, 0);
-}
-
 /* ---- the protocol ----------------------------------------------------- */
 
 /* Reserves; CUDA_SUCCESS, or the error the caller returns. */
@@ -829,9 +710,7 @@ static bool nvml_self_used(int dev, uint64_t *used)
 
 static uint64_t ctx_estimate(int dev)
 {
-	uint64_t learned = __atomic_load_n(
-	    &gs__region_usage(gs__g.region)->dev[dev].ctx_overhead,
-	    __ATOMIC_RELAXED);
+	uint64_t learned = gs_region_ctx_overhead(gs__g.region, dev);
 
 	if (learned != 0)
 		return learned;
@@ -890,11 +769,7 @@ static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
 		act = after - c->before;
 		/* Learned for the others, where the shared file is ours to
 		 * write (not a daemon's). */
-		if (!gs__region_arb_client(gs__g.region))
-			__atomic_store_n(&gs__region_usage(gs__g.region)
-			                      ->dev[c->dev]
-			                      .ctx_overhead,
-			                 act, __ATOMIC_RELAXED);
+		gs_region_ctx_overhead_learn(gs__g.region, c->dev, act);
 	}
 	if (!adjust(c->dev, c->est, act)) {
 		(void)undo(ctx, c->ord);
@@ -1142,11 +1017,17 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	return primary_reset(gs__real.cuDevicePrimaryCtxReset_v2, dev);
 }
 
-void gs__mem_atfork_child(void)
+/* After fork, in the child (registered with shim.c at load). */
+static void atfork_child(void)
 {
 	gs__ptrmap_reset();
 	for (int i = 0; i < GS_SHIM_MAX_ORDINALS; i++) {
 		primary_refs[i] = 0;
 		primary_ctx[i] = NULL;
 	}
+}
+
+__attribute__((constructor)) static void mem_register(void)
+{
+	gs__on_fork_child(atfork_child);
 }

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const uint32_t gs__gate_slow = GS_GATE_ALWAYS;
@@ -88,10 +89,19 @@ static bool init_ok; /* the real driver is usable */
 static __thread int tls_in_init;
 static pid_t attached_pid;
 static pthread_mutex_t nvml_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The other modules' child-side fork handlers (gs__on_fork_child), run
+ * after shim.c's own: registered by their constructors, so that shim.c
+ * names none of them. */
+#define GS__FORK_CHILD_MAX 4
+static void (*fork_child[GS__FORK_CHILD_MAX])(void);
+static int n_fork_child;
 
 uint64_t gs__now(void)
 {
-	return gs__mono_ns();
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- configuration ---------------------------------------------------- */
@@ -331,11 +341,10 @@ static void limits_refresh_locked(void)
 
 	if (gs__g.region == NULL || !gs__g.attached)
 		return;
-	e = __atomic_load_n(&gs__region_limits(gs__g.region)->h.epoch,
-	                    __ATOMIC_ACQUIRE);
+	e = gs_region_limits_epoch(gs__g.region);
 	if (e == gs__g.lim_epoch && gs__g.lim_epoch != 0)
 		return;
-	if (gs__region_proc_limits(gs__g.region, &gs__g.proc, &lim, &slot) ==
+	if (gs_region_proc_limits(gs__g.region, &gs__g.proc, &lim, &slot) ==
 	    GS_OK) {
 		struct gs_sched_cfg c = {.live = true,
 		                         .pct = lim.compute_pct,
@@ -425,6 +434,22 @@ static void attach_locked(void)
 	        gs__g.lim.priority, gs__g.lim.weight);
 }
 
+void gs__fast_update(void)
+{
+	const uint32_t *gate = &gs__gate_slow;
+	uint32_t mask = GS_GATE_ALWAYS;
+	int d = __atomic_load_n(&gs__g.single_dev, __ATOMIC_RELAXED);
+
+	if (!gs__g.attached || gs__g.region == NULL) {
+		gate = &gs__gate_open;
+	} else if (!gs__g.slow && d >= 0) {
+		gate = &gs_region_sched_dev(gs__g.region, d)->gate;
+		mask = GS_GATE_ENFORCED;
+	}
+	__atomic_store_n(&gs__g.fast_mask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&gs__g.fast_gate, gate, __ATOMIC_RELEASE);
+}
+
 bool gs__enforcing(void)
 {
 	bool on;
@@ -439,8 +464,14 @@ bool gs__enforcing(void)
 	on = gs__g.attached;
 	(void)pthread_mutex_unlock(&gs__g.mu);
 	if (on)
-		gs__launch_fast_update();
+		gs__fast_update();
 	return on;
+}
+
+void gs__on_fork_child(void (*fn)(void))
+{
+	if (n_fork_child < GS__FORK_CHILD_MAX)
+		fork_child[n_fork_child++] = fn;
 }
 
 static void atfork_child(void)
@@ -457,8 +488,8 @@ static void atfork_child(void)
 		gs__g.ord[i].primary_charged = false;
 		gs__g.ord[i].primary_charge = 0;
 	}
-	gs__mem_atfork_child();
-	gs__launch_atfork_child();
+	for (int i = 0; i < n_fork_child; i++)
+		fork_child[i]();
 }
 
 __attribute__((destructor)) static void shim_fini(void)
@@ -504,7 +535,7 @@ static void init(void)
 	}
 	(void)pthread_atfork(NULL, NULL, atfork_child);
 	if (init_ok)
-		gs__launch_fast_update();
+		gs__fast_update();
 	__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
 	tls_in_init--;
 	errno = saved;

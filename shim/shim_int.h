@@ -9,11 +9,13 @@
  *   shim.c    configuration, finding the real driver and NVML, dlsym(),
  *             cuGetProcAddress(), attaching to the slice, fork and exit
  *   mem.c     every allocation path, the memory views, context overhead
+ *   dev.c     CUDA ordinals as the region's GPU slots
  *   launch.c  launches, measurement with events, the compute scheduler
  *   nvml.c    NVML memory views
  *   ptrmap.c  the table of this process's tracked allocations
- *   region.c  the shared region (also the static library gs_region)
- *   gpusched.c   the scheduler's decisions (pure)
+ * and, compiled in from region/ (also the static library gs_region), the
+ * shared region, used only through gs/region.h and gs/region_launch.h,
+ * and the scheduler's pure decisions (gs/region_sched.h).
  *
  * Threading: gs__g is written during init (under pthread_once) and by the
  * fork child handler; afterwards its fields are read-only except those
@@ -32,8 +34,8 @@
 #include "gs/log.h"
 #include "gs/nvml.h"
 #include "gs/region.h"
+#include "gs/region_launch.h"
 #include "hooks.h"
-#include "region_int.h"
 
 #define GS_EXPORT      __attribute__((visibility("default")))
 #define GS_LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -156,8 +158,14 @@ void gs__limits_refresh(void);
 uint64_t gs__mem_limit(void);
 /* CLOCK_MONOTONIC ns. */
 uint64_t gs__now(void);
+/* Recomputes gs__g.fast_gate / fast_mask after a change. */
+void gs__fast_update(void);
+/* Adds a child-side fork handler, run after shim.c's own in the order
+ * added (at most four; called from the modules' constructors, before any
+ * thread or fork). */
+void gs__on_fork_child(void (*fn)(void));
 
-/* ---- devices (mem.c) ---- */
+/* ---- dev.c: devices ---- */
 
 /*
  * The region device slot of CUDA ordinal `ord` (registering it), or -1.
@@ -183,16 +191,11 @@ void gs__launch_harvest(CUcontext ctx, bool wait_all);
 void gs__launch_close_mine(void);
 /* Forgets in-flight launches and pooled events of a context going away. */
 void gs__launch_ctx_gone(CUcontext ctx);
-/* Recomputes gs__g.fast_gate / fast_mask after a change. */
-void gs__launch_fast_update(void);
-/* After fork in the child. */
-void gs__launch_atfork_child(void);
 
 /* ---- mem.c ---- */
 
 /* Releases the books of allocations that died with context `ctx`. */
 void gs__mem_ctx_gone(CUcontext ctx);
-void gs__mem_atfork_child(void);
 
 /* ---- ptrmap.c: this process's allocations ---- */
 

@@ -1,5 +1,5 @@
 /*
- * test_region.c - the shared region (region/region.c): creating and opening
+ * test_region.c - the shared region (region/): creating and opening
  * it in each role, slices and their generations, the memory books and
  * their cap under concurrent processes, reaping dead processes (killed,
  * zombie, pid reused), a lock holder that dies, the tenant's
@@ -764,7 +764,7 @@ static pid_t hold_lock(const char *path, const char *dir, bool mutex)
 			    gs_region_open(dir, GS_REGION_TENANT, &r, NULL) !=
 			        GS_OK ||
 			    pthread_mutex_lock(&ro->h.lock.m) != 0 ||
-			    gs__region_lock(r) != GS_OK)
+			    gs_region_lock(r) != GS_OK)
 				_exit(1);
 		} else {
 			int fd = open(path, O_RDONLY);
@@ -863,7 +863,7 @@ static void limits_caught_mid_write_keep_the_schedulers_view(void **state)
 	lim.mem_limit = GiB;
 	lim.compute_pct = 30;
 	assert_int_equal(gs_region_slice_update(f->r, &ref, &lim, NULL), GS_OK);
-	assert_true(gs__region_cfg_refresh(f->r, cfg, &epoch));
+	assert_true(gs_region_sched_cfg(f->r, cfg, &epoch));
 	assert_true(cfg[ref.slot].live);
 	assert_int_equal(cfg[ref.slot].pct, 30);
 
@@ -872,7 +872,7 @@ static void limits_caught_mid_write_keep_the_schedulers_view(void **state)
 	rl = gs__region_limits(f->r);
 	rl->h.seq |= 1; /* a writer inside */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_false(gs__region_cfg_refresh(f->r, cfg, &epoch));
+	assert_false(gs_region_sched_cfg(f->r, cfg, &epoch));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_true(cfg[ref.slot].live);
 	assert_int_equal(cfg[ref.slot].pct, 30);
@@ -880,7 +880,7 @@ static void limits_caught_mid_write_keep_the_schedulers_view(void **state)
 	                (t1.tv_nsec - t0.tv_nsec) <
 	            500000000L);
 	rl->h.seq++; /* published */
-	assert_true(gs__region_cfg_refresh(f->r, cfg, &epoch));
+	assert_true(gs_region_sched_cfg(f->r, cfg, &epoch));
 	assert_true(cfg[ref.slot].live);
 	assert_int_equal(cfg[ref.slot].pct, 60);
 }
@@ -920,14 +920,14 @@ static void join_waits_for_the_usage_lock_with_the_limits_published(
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
 	j.r = f->r;
-	assert_int_equal(gs__region_lock(f->r), GS_OK);
+	assert_int_equal(gs_region_lock(f->r), GS_OK);
 	assert_int_equal(pthread_create(&t, NULL, join_thread, &j), 0);
 	usleep(200000); /* the joiner is waiting for the usage lock */
 	assert_int_equal(__atomic_load_n(&gs__region_limits(f->r)->h.seq,
 	                                 __ATOMIC_ACQUIRE) &
 	                     1,
 	                 0);
-	gs__region_unlock(f->r);
+	gs_region_unlock(f->r);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(j.err, GS_OK);
 }

@@ -24,7 +24,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "gpusched.h"
+#include "gs/region_sched.h"
 #include "gs/region.h"
 
 #define MS     1000000ULL

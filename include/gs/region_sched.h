@@ -1,10 +1,11 @@
 /*
- * gpusched.h - the compute scheduler's decisions, as pure functions over the
- * state that lives in the shared region (one struct gs_sched_dev per GPU,
- * one struct gs_sched_slice per slice and GPU). No clock, no I/O, no
- * locks: the caller (shim/launch.c) holds the region lock, passes `now`
- * (CLOCK_MONOTONIC ns) and sleeps when told to wait. The unit tests drive
- * it with a fake clock.
+ * region_sched.h - the compute scheduler's decisions (region/gpusched.c),
+ * as pure functions over the state that lives in the shared region (one
+ * struct gs_sched_dev per GPU, one struct gs_sched_slice per slice and
+ * GPU). No clock, no I/O, no locks: the caller (shim/launch.c) holds the
+ * region lock, passes `now` (CLOCK_MONOTONIC ns) and sleeps when told to
+ * wait; include/gs/region_launch.h hands it the records. The unit tests
+ * drive it with a fake clock.
  *
  * What it enforces on one GPU, in this order:
  *
@@ -58,8 +59,8 @@
  *      ^  \--admit:WAIT--> waiting --admit:GO--/                |
  *      +------------------------- linger passed ----------------+
  */
-#ifndef GS_SHIM_GPUSCHED_H
-#define GS_SHIM_GPUSCHED_H
+#ifndef GS_REGION_SCHED_H
+#define GS_REGION_SCHED_H
 
 #include <assert.h>
 #include <stdbool.h>

@@ -1,0 +1,228 @@
+/*
+ * books.c - the GPU table (devices keyed by UUID in the shared file) and
+ * the memory books: reserving, releasing and viewing a process's memory
+ * on a GPU against its slice's cap, atomically across processes.
+ *
+ * Calls limits.c, lock.c, usage.c and util.c.
+ */
+#include "region_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- devices and memory books ----------------------------------------- */
+
+/* The UUID without its "GPU-"/"MIG-" prefix. */
+static const char *uuid_core(const char *u)
+{
+	if (strncmp(u, "GPU-", 4) == 0 || strncmp(u, "MIG-", 4) == 0)
+		return u + 4;
+	return u;
+}
+
+static bool uuid_same(const char *a, const char *b)
+{
+	return strncmp(uuid_core(a), uuid_core(b), GS_REGION_UUID_MAX) == 0;
+}
+
+int gs_region_device(struct gs_region *r, const char *uuid,
+                     uint64_t total_bytes)
+{
+	int slot = -(int)GS_ERR_NO_FIT;
+	gs_err err;
+
+	if (uuid == NULL || uuid[0] == '\0' ||
+	    strlen(uuid) >= GS_REGION_UUID_MAX)
+		return -(int)GS_ERR_INVALID;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_ru_device *dv = &r->ru->dev[d];
+
+		if (__atomic_load_n(&dv->in_use, __ATOMIC_ACQUIRE) &&
+		    uuid_same(dv->uuid, uuid))
+			return d;
+	}
+	if (r->arb_client)
+		return -(int)GS_ERR_NOT_FOUND; /* the daemon registers GPUs */
+	err = gs__shared_lock(r);
+	if (err != GS_OK)
+		return -(int)err;
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_ru_device *dv = &r->ru->dev[d];
+
+		if (dv->in_use) {
+			if (uuid_same(dv->uuid, uuid)) {
+				slot = d;
+				break;
+			}
+			continue;
+		}
+		(void)snprintf(dv->uuid, sizeof(dv->uuid), "%s", uuid);
+		dv->total_bytes = total_bytes;
+		dv->sched.holder = -1;
+		__atomic_store_n(&dv->sched.gate, GS_GATE_ALWAYS,
+		                 __ATOMIC_RELEASE);
+		__atomic_store_n(&dv->in_use, 1, __ATOMIC_RELEASE);
+		r->dev_copy[d] = *dv;
+		slot = d;
+		break;
+	}
+	gs__shared_unlock(r);
+	return slot;
+}
+
+const char *gs_region_device_uuid(struct gs_region *r, int dev)
+{
+	if (dev < 0 || dev >= GS_REGION_MAX_DEVICES ||
+	    !__atomic_load_n(&r->ru->dev[dev].in_use, __ATOMIC_ACQUIRE))
+		return NULL;
+	return r->ru->dev[dev].uuid;
+}
+
+/*
+ * Owner lock of r->me held: the live proc for `p` and its live slice's
+ * books on `dev`. OUT: *limit (the slice's cap). NULL when the proc or
+ * its slice is gone, or the slice is no longer this file's owner's (the
+ * caller fails closed).
+ */
+static struct gs_ru_proc *books_of(struct gs_region *r,
+                                   const struct gs_proc_ref *p, int dev,
+                                   struct gs_ru_books **sb, uint64_t *limit)
+{
+	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
+	struct gs_own *o;
+	struct gs_rl_slice *sl;
+
+	if (pr == NULL || dev < 0 || dev >= GS_REGION_MAX_DEVICES ||
+	    pr->slice < 0 || pr->slice >= GS_REGION_MAX_SLICES)
+		return NULL;
+	o = &r->own[r->me];
+	sl = &r->rl->slice[pr->slice];
+	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
+	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
+	        pr->slice_gen ||
+	    !gs__own_serves(o, sl, pr->slice))
+		return NULL;
+	gs__books_sync(r, o, pr->slice);
+	*sb = &o->ro->slice[pr->slice].dev[dev];
+	if (limit != NULL)
+		*limit = __atomic_load_n(&sl->lim.mem_limit, __ATOMIC_ACQUIRE);
+	return pr;
+}
+
+/* The owner file `p` lives in, when it is this handle's own; NULL. */
+static struct gs_own *own_of(struct gs_region *r, const struct gs_proc_ref *p)
+{
+	int i, k = gs__ref_own(r, p, &i);
+
+	return k >= 0 && k == r->me ? &r->own[k] : NULL;
+}
+
+gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
+                             int dev, uint64_t bytes)
+{
+	struct gs_own *o = own_of(r, p);
+	struct gs_ru_books *sb;
+	struct gs_ru_proc *pr;
+	uint64_t limit, now = gs__mono_ns();
+	gs_err err;
+
+	if (o == NULL)
+		return GS_ERR_NOT_FOUND;
+	err = gs__own_lock(r, o);
+	if (err != GS_OK)
+		return err;
+	for (int attempt = 0;; attempt++) {
+		pr = books_of(r, p, dev, &sb, &limit);
+		if (pr == NULL) {
+			err = GS_ERR_NOT_FOUND;
+			break;
+		}
+		if (limit == 0 ||
+		    (bytes <= limit && sb->mem_used <= limit - bytes)) {
+			struct gs_ru_books *pb =
+			    gs__region_proc_books(r, pr, dev);
+
+			gs__books_tick(sb, now);
+			gs__books_tick(pb, now);
+			sb->mem_used += bytes;
+			pb->mem_used += bytes;
+			if (sb->mem_used > sb->mem_peak)
+				sb->mem_peak = sb->mem_used;
+			if (pb->mem_used > pb->mem_peak)
+				pb->mem_peak = pb->mem_used;
+			err = GS_OK;
+			break;
+		}
+		/* Over the cap: a dead process may still hold a share. */
+		if (attempt > 0 || gs__reap_locked(r, o) == 0) {
+			err = GS_ERR_QUOTA;
+			break;
+		}
+	}
+	gs__own_unlock(r, o);
+	return err;
+}
+
+void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
+                           int dev, uint64_t bytes)
+{
+	struct gs_own *o = own_of(r, p);
+	struct gs_ru_books *sb;
+	struct gs_ru_proc *pr;
+	uint64_t now = gs__mono_ns();
+
+	if (o == NULL || gs__own_lock(r, o) != GS_OK)
+		return;
+	pr = books_of(r, p, dev, &sb, NULL);
+	if (pr != NULL) {
+		struct gs_ru_books *pb = gs__region_proc_books(r, pr, dev);
+
+		if (bytes > pb->mem_used)
+			bytes = pb->mem_used;
+		gs__books_tick(sb, now);
+		gs__books_tick(pb, now);
+		pb->mem_used -= bytes;
+		sb->mem_used -= bytes <= sb->mem_used ? bytes : sb->mem_used;
+	}
+	gs__own_unlock(r, o);
+}
+
+gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
+                          int dev, uint64_t *used, uint64_t *limit)
+{
+	struct gs_own *o = own_of(r, p);
+	struct gs_ru_books *sb;
+	gs_err err;
+
+	if (o == NULL)
+		return GS_ERR_NOT_FOUND;
+	err = gs__own_lock(r, o);
+	if (err != GS_OK)
+		return err;
+	if (books_of(r, p, dev, &sb, limit) == NULL)
+		err = GS_ERR_NOT_FOUND;
+	else
+		*used = sb->mem_used;
+	gs__own_unlock(r, o);
+	return err;
+}
+
+gs_err gs_region_proc_limits(struct gs_region *r, const struct gs_proc_ref *p,
+                              struct gs_slice_limits *out, int32_t *slice)
+{
+	struct gs_ru_proc *pr;
+	struct gs_slice_ref ref;
+	int i, k = gs__ref_own(r, p, &i);
+
+	if (k < 0 || k != r->me)
+		return GS_ERR_NOT_FOUND;
+	pr = &r->own[k].ro->proc[i];
+	if (__atomic_load_n(&pr->generation, __ATOMIC_ACQUIRE) != p->generation)
+		return GS_ERR_NOT_FOUND;
+	ref.slot = pr->slice;
+	ref.reserved = 0;
+	ref.generation = pr->slice_gen;
+	if (slice != NULL)
+		*slice = pr->slice;
+	return gs_region_slice_limits(r, &ref, out);
+}
