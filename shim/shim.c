@@ -1,8 +1,10 @@
 /*
  * shim.c - the frame of libgpuslice.so: configuration, finding the real
- * CUDA driver and NVML, the dlsym() and cuGetProcAddress() interception
- * that makes every hook reachable however a program resolves the driver,
- * attaching the process to its slice, and what happens at fork and exit.
+ * CUDA driver and NVML (and their real entry points), attaching the
+ * process to its slice, and what happens at fork and exit. The bottom of
+ * the shim: the hook modules call it, it calls none of them (procaddr.c
+ * holds the table of hooks and the dlsym()/cuGetProcAddress()
+ * interception on top).
  *
  * Life of a process with the shim (LD_PRELOAD or /etc/ld.so.preload):
  *
@@ -48,45 +50,10 @@ struct gs__shim gs__g = {
 struct gs__real gs__real;
 struct gs__real_nvml gs__rnvml;
 
-/* The exported wrappers, declared with the real types (a mismatch is a
- * compile error). */
-#define GS__DECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
-GS_CU_HOOKS(GS__DECL)
-#undef GS__DECL
-#define GS__NDECL(sym) GS_EXPORT __typeof__(sym) sym;
-GS_NVML_HOOKS(GS__NDECL)
-#undef GS__NDECL
-GS_EXPORT void *dlsym(void *handle, const char *name);
-
-struct gs__hook {
-	const char *name;
-	const char *base;
-	int version;
-	int per_thread;
-	void *wrap;
-	void **real;
-};
-
-static const struct gs__hook cu_hooks[] = {
-#define GS__ROW(sym, base, ver, pt)                                            \
-	{#sym, #base, ver, pt, (void *)&sym, (void **)&gs__real.sym},
-    GS_CU_HOOKS(GS__ROW)
-#undef GS__ROW
-};
-
-static const struct gs__hook nvml_hooks[] = {
-#define GS__NROW(sym) {#sym, #sym, 0, 0, (void *)&sym, (void **)&gs__rnvml.sym},
-    GS_NVML_HOOKS(GS__NROW)
-#undef GS__NROW
-};
-
-#define N_CU_HOOKS   (sizeof(cu_hooks) / sizeof(cu_hooks[0]))
-#define N_NVML_HOOKS (sizeof(nvml_hooks) / sizeof(nvml_hooks[0]))
-
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static bool init_done;
 static bool init_ok; /* the real driver is usable */
-static __thread int tls_in_init;
+__thread int gs__tls_in_init;
 static pid_t attached_pid;
 static pthread_mutex_t nvml_mu = PTHREAD_MUTEX_INITIALIZER;
 /* The other modules' child-side fork handlers (gs__on_fork_child), run
@@ -189,26 +156,26 @@ static void config_read(struct gs__config *c)
 
 /* ---- finding the real libraries --------------------------------------- */
 
-static void *(*real_dlsym_fn)(void *, const char *);
+void *(*gs__real_dlsym_fn)(void *, const char *);
 
-static void *(*load_real_dlsym(void))(void *, const char *)
+void *(*gs__load_real_dlsym(void))(void *, const char *)
 {
 	void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
 
 	if (p == NULL)
 		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-	__atomic_store_n(&real_dlsym_fn, (void *(*)(void *, const char *))p,
+	__atomic_store_n(&gs__real_dlsym_fn, (void *(*)(void *, const char *))p,
 	                 __ATOMIC_RELEASE);
 	return (void *(*)(void *, const char *))p;
 }
 
-static void *rdlsym(void *h, const char *name)
+void *gs__rdlsym(void *h, const char *name)
 {
 	void *(*rd)(void *, const char *) =
-	    __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
+	    __atomic_load_n(&gs__real_dlsym_fn, __ATOMIC_ACQUIRE);
 
 	if (rd == NULL)
-		rd = load_real_dlsym();
+		rd = gs__load_real_dlsym();
 	return rd ? rd(h, name) : NULL;
 }
 
@@ -237,7 +204,7 @@ static void *open_real(const char *configured, const char *soname,
 		        configured[0] ? configured : soname, dlerror());
 		return NULL;
 	}
-	if (is_ours(rdlsym(h, probe))) {
+	if (is_ours(gs__rdlsym(h, probe))) {
 		gs_error(GS_SHIM_TAG,
 		         "%s resolves to libgpuslice itself; set "
 		         "GPUSLICE_REAL_LIBCUDA/GPUSLICE_REAL_LIBNVML to the "
@@ -255,7 +222,7 @@ static void *open_real(const char *configured, const char *soname,
  * is called through the entry point's own type; on the platform ABI the
  * extra arguments are ignored.)
  */
-static CUresult missing_entry(void)
+CUresult gs__missing_entry(void)
 {
 	return CUDA_ERROR_NOT_FOUND;
 }
@@ -267,12 +234,13 @@ static bool load_cuda(void)
 	if (h == NULL)
 		return false;
 	gs__g.cuda = h;
-	for (size_t i = 0; i < N_CU_HOOKS; i++) {
-		*cu_hooks[i].real = rdlsym(h, cu_hooks[i].name);
-		if (*cu_hooks[i].real == NULL)
-			*cu_hooks[i].real = (void *)&missing_entry;
-	}
-#define GS__LOAD(f) gs__real.f = (__typeof__(gs__real.f))rdlsym(h, #f)
+#define GS__REAL(sym, base, ver, pt)                                           \
+	gs__real.sym = (__typeof__(gs__real.sym))gs__rdlsym(h, #sym);              \
+	if (gs__real.sym == NULL)                                              \
+		gs__real.sym = (__typeof__(gs__real.sym))(void *)&gs__missing_entry;
+	GS_CU_HOOKS(GS__REAL)
+#undef GS__REAL
+#define GS__LOAD(f) gs__real.f = (__typeof__(gs__real.f))gs__rdlsym(h, #f)
 	GS__LOAD(cuCtxGetCurrent);
 	GS__LOAD(cuCtxSetCurrent);
 	GS__LOAD(cuCtxGetDevice);
@@ -304,22 +272,23 @@ bool gs__nvml_ready(void)
 		void *h;
 
 		gs__g.nvml_tried = true;
-		tls_in_init++;
+		gs__tls_in_init++;
 		h = open_real(gs__g.cfg.real_libnvml, "libnvidia-ml.so.1",
 		              "nvmlInit_v2");
-		tls_in_init--;
+		gs__tls_in_init--;
 		if (h != NULL) {
-			gs__rnvml.nvmlInit_v2 = rdlsym(h, "nvmlInit_v2");
+			gs__rnvml.nvmlInit_v2 = gs__rdlsym(h, "nvmlInit_v2");
 			gs__rnvml.nvmlDeviceGetUUID =
-			    rdlsym(h, "nvmlDeviceGetUUID");
+			    gs__rdlsym(h, "nvmlDeviceGetUUID");
 			gs__rnvml.nvmlDeviceGetHandleByUUID =
-			    rdlsym(h, "nvmlDeviceGetHandleByUUID");
+			    gs__rdlsym(h, "nvmlDeviceGetHandleByUUID");
 			gs__rnvml.nvmlDeviceGetComputeRunningProcesses_v3 =
-			    rdlsym(h,
+			    gs__rdlsym(h,
 			           "nvmlDeviceGetComputeRunningProcesses_v3");
-			for (size_t i = 0; i < N_NVML_HOOKS; i++)
-				*nvml_hooks[i].real =
-				    rdlsym(h, nvml_hooks[i].name);
+#define GS__NREAL(sym)                                                         \
+	gs__rnvml.sym = (__typeof__(gs__rnvml.sym))gs__rdlsym(h, #sym);
+			GS_NVML_HOOKS(GS__NREAL)
+#undef GS__NREAL
 			if (gs__rnvml.nvmlInit_v2 != NULL &&
 			    gs__rnvml.nvmlInit_v2() == NVML_SUCCESS)
 				gs__g.nvml = h;
@@ -507,7 +476,7 @@ static void init(void)
 	struct gs_errbuf eb = {0};
 	gs_err err;
 
-	tls_in_init++;
+	gs__tls_in_init++;
 	gs_log_silence();
 	config_read(&gs__g.cfg);
 	if (gs__g.cfg.log_path[0] != '\0' &&
@@ -537,7 +506,7 @@ static void init(void)
 	if (init_ok)
 		gs__fast_update();
 	__atomic_store_n(&init_done, true, __ATOMIC_RELEASE);
-	tls_in_init--;
+	gs__tls_in_init--;
 	errno = saved;
 }
 
@@ -559,7 +528,7 @@ bool gs__ready(void)
 }
 
 /* Whether the real driver is loaded (refused or not). */
-static bool driver_loaded(void)
+bool gs__driver_loaded(void)
 {
 	gs__init();
 	return __atomic_load_n(&init_ok, __ATOMIC_ACQUIRE);
@@ -570,167 +539,4 @@ CUresult cuInit(unsigned int flags)
 	if (!gs__ready())
 		return gs__not_ready();
 	return gs__real.cuInit(flags);
-}
-
-/* ---- dlsym ------------------------------------------------------------ */
-
-static const struct gs__hook *hook_by_name(const struct gs__hook *t, size_t n,
-                                           const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(t[i].name, name) == 0)
-			return &t[i];
-	return NULL;
-}
-
-static __attribute__((noinline)) void *dlsym_hooked(void *handle,
-                                                    const char *name)
-{
-	void *p = rdlsym(handle, name);
-	const struct gs__hook *h;
-	bool nvml = name[0] == 'n';
-
-	if (p == NULL)
-		return NULL;
-	h = nvml ? hook_by_name(nvml_hooks, N_NVML_HOOKS, name)
-	         : hook_by_name(cu_hooks, N_CU_HOOKS, name);
-	if (h == NULL || p == h->wrap)
-		return p;
-	/* A refused process gets the wrappers too: they refuse. */
-	if (nvml ? !gs__nvml_ready() : !driver_loaded())
-		return p;
-	/* The real library's own symbol: hand out the wrapper. */
-	return p == *h->real ? h->wrap : p;
-}
-
-/*
- * Interposes dlsym so that dlopen("libcuda.so.1") + dlsym() reaches the
- * hooks. Names that are not hooked, and RTLD_NEXT lookups, go straight to
- * the real dlsym as a tail call, so it sees the caller's return address
- * (RTLD_NEXT is relative to the caller).
- */
-void *dlsym(void *handle, const char *name)
-{
-	if (handle != RTLD_NEXT && tls_in_init == 0 &&
-	    ((name[0] == 'c' && name[1] == 'u') ||
-	     (name[0] == 'n' && name[1] == 'v' && name[2] == 'm')))
-		return dlsym_hooked(handle, name);
-	void *(*rd)(void *, const char *) =
-	    __atomic_load_n(&real_dlsym_fn, __ATOMIC_ACQUIRE);
-	if (GS_UNLIKELY(rd == NULL))
-		rd = load_real_dlsym();
-	return rd(handle, name);
-}
-
-/* ---- cuGetProcAddress ------------------------------------------------- */
-
-/*
- * Whether `p`, the driver's answer for `symbol`, is the variant hook h was
- * written for: asked again at h's version and stream flavour, the driver
- * must give the same pointer. A newer driver's new variant of a hooked
- * function (another signature, a version above h's) gives another one.
- */
-static bool is_hooked_variant(const char *symbol, void *p,
-                              const struct gs__hook *h, cuuint64_t flags)
-{
-	cuuint64_t f = flags & ~(cuuint64_t)CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-	void *q = NULL;
-	CUresult r;
-
-	if (h->per_thread)
-		f |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-	if (gs__real.cuGetProcAddress_v2 != NULL &&
-	    (void *)gs__real.cuGetProcAddress_v2 != (void *)&missing_entry)
-		r = gs__real.cuGetProcAddress_v2(symbol, &q, h->version, f,
-		                                 NULL);
-	else if (gs__real.cuGetProcAddress != NULL &&
-	         (void *)gs__real.cuGetProcAddress != (void *)&missing_entry)
-		r = gs__real.cuGetProcAddress(symbol, &q, h->version, f);
-	else
-		return false;
-	return r == CUDA_SUCCESS && q == p;
-}
-
-/*
- * The driver answered `symbol` with `p`: the variant it chose for the
- * caller's version and flags. Hand out our wrapper of that variant. When
- * the driver's pointer is not one of its exports (a driver may hand out
- * internal entry points), fall back to the hook for the same base name,
- * stream flavour and the highest version not above the caller's -- but
- * only when the driver confirms that pointer is that hook's variant
- * (is_hooked_variant): a future driver's new variant of a hooked function
- * is passed through unwrapped rather than called with the wrong
- * signature.
- */
-static void *gpa_wrap(const char *symbol, void *p, int version,
-                      cuuint64_t flags)
-{
-	int pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-	const struct gs__hook *best = NULL;
-
-	if (p == NULL || symbol == NULL)
-		return p;
-	for (size_t i = 0; i < N_CU_HOOKS; i++)
-		if (*cu_hooks[i].real == p)
-			return cu_hooks[i].wrap;
-	/* Same stream flavour first; a base without per-thread variants
-	 * answers per-thread callers with its legacy one. */
-	for (int pass = 0; pass < 2 && best == NULL; pass++) {
-		int want = pass == 0 ? pt : 0;
-
-		if (pass == 1 && !pt)
-			break;
-		for (size_t i = 0; i < N_CU_HOOKS; i++) {
-			const struct gs__hook *h = &cu_hooks[i];
-
-			if (strcmp(h->base, symbol) != 0 ||
-			    h->version > version || h->per_thread != want)
-				continue;
-			if (best == NULL || h->version > best->version)
-				best = h;
-		}
-	}
-	if (best == NULL || *best->real == (void *)&missing_entry)
-		return p;
-	if (!is_hooked_variant(symbol, p, best, flags)) {
-		gs_debug(GS_SHIM_TAG,
-		         "cuGetProcAddress %s ver=%d flags=%llu: a variant "
-		         "newer than %s, passed through unhooked",
-		         symbol, version, (unsigned long long)flags,
-		         best->name);
-		return p;
-	}
-	gs_debug(GS_SHIM_TAG,
-	         "cuGetProcAddress %s ver=%d flags=%llu: unknown pointer, "
-	         "wrapping as %s",
-	         symbol, version, (unsigned long long)flags, best->name);
-	return best->wrap;
-}
-
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-                             cuuint64_t flags,
-                             CUdriverProcAddressQueryResult *symbolStatus)
-{
-	CUresult r;
-
-	if (!driver_loaded() || gs__real.cuGetProcAddress_v2 == NULL)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	r = gs__real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags,
-	                                 symbolStatus);
-	if (r == CUDA_SUCCESS && pfn != NULL)
-		*pfn = gpa_wrap(symbol, *pfn, cudaVersion, flags);
-	return r;
-}
-
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                          cuuint64_t flags)
-{
-	CUresult r;
-
-	if (!driver_loaded() || gs__real.cuGetProcAddress == NULL)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	r = gs__real.cuGetProcAddress(symbol, pfn, cudaVersion, flags);
-	if (r == CUDA_SUCCESS && pfn != NULL)
-		*pfn = gpa_wrap(symbol, *pfn, cudaVersion, flags);
-	return r;
 }

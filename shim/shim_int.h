@@ -138,6 +138,16 @@ extern const uint32_t gs__gate_open;
 extern struct gs__real gs__real;
 extern struct gs__real_nvml gs__rnvml;
 
+/* The exported wrappers, declared with the real types (a mismatch is a
+ * compile error). */
+#define GS__DECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
+GS_CU_HOOKS(GS__DECL)
+#undef GS__DECL
+#define GS__NDECL(sym) GS_EXPORT __typeof__(sym) sym;
+GS_NVML_HOOKS(GS__NDECL)
+#undef GS__NDECL
+GS_EXPORT void *dlsym(void *handle, const char *name);
+
 /* ---- shim.c ---- */
 
 /* Runs initialisation once (config, region, real driver). */
@@ -152,6 +162,18 @@ CUresult gs__not_ready(void);
 bool gs__enforcing(void);
 /* Loads real NVML once; true when usable. */
 bool gs__nvml_ready(void);
+/* gs__init(), then whether the real driver is loaded (refused or not). */
+bool gs__driver_loaded(void);
+/* The real dlsym (glibc's, found with dlvsym) on a library handle. */
+void *gs__rdlsym(void *h, const char *name);
+/* Finds glibc's dlsym and publishes it in gs__real_dlsym_fn. */
+void *(*gs__load_real_dlsym(void))(void *, const char *);
+extern void *(*gs__real_dlsym_fn)(void *, const char *);
+/* Non-zero while this thread runs the shim's own initialisation: its
+ * dlsym calls go straight to the real one. */
+extern __thread int gs__tls_in_init;
+/* Stands in for an entry point the real driver lacks (a "not found"). */
+CUresult gs__missing_entry(void);
 /* Refreshes gs__g.lim and gs__g.slow when the limits changed. */
 void gs__limits_refresh(void);
 /* Refreshes gs__g.lim when the limits changed; returns the cap or 0. */
