@@ -8,7 +8,8 @@
  * the model and to the shared region under the lock, queued to the store
  * in the same critical section (so the store's order is the model's
  * order), and acknowledged only once its batch is committed
- * (gs_store_wait, outside the lock). If a commit fails the model is reloaded from disk (node_resync).
+ * (gs_store_wait, outside the lock). If a commit fails the model is
+ * reloaded from the store (gs__node_resync, lifecycle.c).
  * The region is written before the commit, so a tenant may see a slice one
  * commit before it is durable; a crash in between is undone at the next
  * start (gs_node_recover drops region slices the store does not hold).
