@@ -142,6 +142,25 @@ struct gs_node_usage {
 gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
                            struct gs_node_usage *out);
 
+/*
+ * A slice's runtime contract: where its processes find the shared region
+ * and its books, and the environment `gpuslice run --slice` gives them
+ * (the MPS pipe and client limits of an MPS slice, the device it sees).
+ * The node computes it (gs_node_slice_runtime); the API only renders it.
+ */
+#define GS_NODE_ENV_MAX 8
+struct gs_node_runtime {
+	char region_dir[256]; /* "" without a region */
+	char books[512];      /* the file its books are in, or "" */
+	int n_env;
+	struct {
+		char key[40];
+		char value[320];
+	} env[GS_NODE_ENV_MAX]; /* in the order they are set */
+};
+void gs_node_slice_runtime(struct gs_node *node, const struct gs_slice *s,
+                           struct gs_node_runtime *out);
+
 /* ---- teams ---- */
 
 /* Copies of all teams. OUT: *out (malloc'd), *n. */

@@ -72,7 +72,7 @@ struct gs_node {
 	/* gs_node_set_create_hook (tests): set before any create. */
 	void (*create_hook)(void *arg, const char *slice);
 	void *create_hook_arg;
-	/* NVML MIG changes, one at a time (node.c's lock rules): taken
+	/* NVML MIG changes, one at a time (mig.c's lock rules): taken
 	 * alone by a create's MIG steps, or with `lock` held, after it. */
 	pthread_mutex_t mig_lock;
 	/* GPU i's MIG layout is changing off the lock: admission places
