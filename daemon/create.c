@@ -1,54 +1,36 @@
 /*
- * create.c - a slice's creation: decided by core over a snapshot
- * (snapshot.c), then carried out (victims preempted, MIG work, MPS
- * server, region entry) and recorded READY or FAILED. Owns the create's
- * test hooks, the MPS starter the reconciler registers, and the demand
- * seen (node->demand).
+ * create.c - a slice's creation, decided: core decides (gs_admit,
+ * gs/admission.h: limits, mode, placement, quotas, reclaim victims, MIG
+ * steps) on a snapshot of the model (snapshot.c), and the decision is
+ * recorded under ONE node-lock acquisition (slice_create): victims
+ * preempted; the slice joins the model PENDING with its GPU and amounts
+ * (and an idle MIG instance it takes as is), so the next snapshot counts
+ * its share; one batch saves the victims' removal and the pending row; a
+ * decision with MIG work (MIG on, steps, MIG off) marks its GPU busy
+ * (node->mig_busy) and copies the inventory; the plan goes to the actor
+ * (actor.c), which carries it out off the lock (MIG steps, MPS server,
+ * region entry) and makes the slice READY or FAILED. The create waits
+ * for its batch, then on its plan (with a deadline), and answers with the
+ * outcome: 201 means ready and saved.
  *
- * A create is decided by core (gs_admit, gs/admission.h: limits, mode,
- * placement, quotas, reclaim victims, MIG steps) on a snapshot of the
- * model built under the lock (gs__node_snapshot), and carried out in two
- * phases:
+ * Owns the create's test hooks, the MPS starter the reconciler
+ * registers, and the demand seen (node->demand). MIG lock rules: mig.c.
  *
- *   phase A, node->lock held (slice_create): decide; victims preempted;
- *     the slice joins the model PENDING with its GPU and amounts (and
- *     an idle MIG instance it takes as is), so the next snapshot counts
- *     its share; one batch saves the victims' removal and the pending
- *     row. A decision with MIG work (MIG on, steps, MIG off) marks its
- *     GPU busy (node->mig_busy) and copies the inventory instead.
- *   MIG, no node->lock (create_mig): the NVML steps run on that private
- *     copy (it shares the NVML handles; gpu.c's calls touch only the
- *     gs_gpus given) under node->mig_lock; then, under node->lock, the
- *     GPU's refreshed entry is copied back, busy cleared, and the slice
- *     takes its instance (gs__mig_claim), or fails and goes (slice.failed).
- *   between, no lock (create_finish): wait for that commit; an MPS
- *     slice's control daemon is brought up (node->mps_starter: the
- *     reconciler's; one that cannot start fails the slice); write the
- *     slice's limits into the region (gs__slot_write: it may wait up to
- *     the region writers' lock deadline).
- *   phase B, node->lock held: find the slice again by id; READY and its
- *     slice.created event, or, the region write failed, FAILED and gone
- *     with a slice.failed event (gs__node_fail); deleted meanwhile: the
- *     region entry and MIG instance made for it go, the create answers
- *     GS_ERR_BUSY.
- *
- * MIG lock rules: mig.c.
- *
- * A PENDING slice belongs to its create: housekeeping, the watchdog and
- * the ledger leave it alone, resync does not write its region entry, and
- * gs_node_recover fails one found at start (a crash between the phases).
+ * A PENDING slice belongs to its plan: housekeeping, the watchdog and the
+ * ledger leave it alone, resync does not write its region entry, and
+ * gs_node_recover resumes one found at start (a daemon that stopped
+ * while it was being created).
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "actor.h"
 #include "gs/log.h"
-#include "ledger.h"
-#include "lifecycle.h"
+#include "remove.h"
 #include "mig.h"
 #include "node_int.h"
-#include "slots.h"
 #include "snapshot.h"
 #include "trust.h"
 
@@ -126,213 +108,6 @@ void gs_node_demand(struct gs_node *node, struct gs_demand *out)
 	pthread_mutex_unlock(&node->lock);
 }
 
-/*
- * Phase B of a create; the lock is NOT held on entry. `s` is the slice as
- * phase A saved it (PENDING, its MIG instance taken). Writes its limits
- * to the region off the lock (gs__slot_write may wait on the region's
- * writers' lock), then, under the lock, finds the slice again by id and
- * makes it READY, saved with its slice.created event; or, when the
- * region write failed, FAILED and gone (gs__node_fail). A slice deleted
- * meanwhile stays deleted: the region entry and MIG instance made for it
- * go, and the create answers GS_ERR_BUSY. OUT: res->slice.
- */
-static gs_err create_finish(struct gs_node *node, const struct gs_slice *s,
-                            const struct gs_adm_decision *dec,
-                            struct gs_node_create_res *res,
-                            struct gs_errbuf *eb)
-{
-	struct gs_slice_ref ref = {.slot = -1};
-	struct gs_errbuf reb = {0}, meb = {0};
-	struct gs__nslice *ns;
-	struct gs__wr wr;
-	bool has_ref = false, intent = true, mps_down = false;
-	gs_err rerr = GS_OK, err;
-
-	if (node->create_hook)
-		node->create_hook(node->create_hook_arg, s->name);
-	/* An MPS slice is ready once its server is: a process started in
-	 * it before then would run as a context of its own, not held by
-	 * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
-	if (node->mps_starter &&
-	    (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS) &&
-	    !node->mps_starter(node->mps_starter_arg, s, &meb))
-		mps_down = true;
-	if (node->region && !mps_down)
-		rerr = gs__slot_write(node->region, s, &ref, &has_ref, &reb);
-
-	gs_store_intent(node->store);
-	pthread_mutex_lock(&node->lock);
-	ns = gs__node_find_id(node, s->id);
-	if (ns == NULL) {
-		/* Deleted while pending (or lost to a resync). The entry
-		 * written goes unless a slice of that name now holds it (a
-		 * new one of the same name may have taken it over). */
-		struct gs__wr *dw = gs__wr_new();
-
-		if (has_ref && !gs__slot_held(node, &ref) &&
-		    gs__node_find(node, s->name) == NULL)
-			(void)gs_region_slice_delete(node->region, &ref, NULL);
-		gs__mig_undo(node, s, dec);
-		/* A resync that ran before phase A's row was committed lost
-		 * the slice from the model but not from the store. */
-		gs__wr_slice_del(dw, s->id);
-		gs__node_submit_detached(node, dw);
-		pthread_mutex_unlock(&node->lock);
-		gs_store_intent_drop(node->store);
-		gs_info("node", "slice=%s deleted while it was being created",
-		        s->name);
-		return gs_fail(eb, GS_ERR_BUSY,
-		               "slice %s was deleted while it was being "
-		               "created",
-		               s->name);
-	}
-	gs__wr_init(&wr);
-	gs__slot_took(ns, &ref, has_ref);
-	if (mps_down || rerr) {
-		char why[256];
-
-		/*
-		 * Fail closed: a slice whose limits are not in the region (a
-		 * shim could not enforce it), or an MPS slice without its
-		 * server (nothing would hold it to its compute share), is not
-		 * created. Nothing of it stays: not in the model, the store
-		 * or the region; the event says why. Reclaim victims stay
-		 * gone.
-		 */
-		if (mps_down)
-			snprintf(
-			    why, sizeof(why),
-			    "not created: its MPS control daemon could not "
-			    "start: %s",
-			    gs_errbuf_msg(&meb, GS_ERR_UNAVAILABLE));
-		else
-			snprintf(why, sizeof(why),
-			         "not created: its limits could not be written "
-			         "to the shared region: %s",
-			         gs_errbuf_msg(&reb, rerr));
-		gs__node_fail(node, ns, dec, &wr, why);
-		node->ctr.rejects++;
-		gs__node_submit_announced(node, &wr, &intent);
-		pthread_mutex_unlock(&node->lock);
-		(void)gs__node_wait(node, &wr, NULL);
-		return gs_fail(eb, GS_ERR_UNAVAILABLE, "slice %s %s", s->name,
-		               why);
-	}
-	ns->s.state = GS_SLICE_READY;
-	ns->s.updated_ns = gs_now_ns();
-	/* the ledger skipped it till now */
-	gs__ledger_start(node, ns->s.id, ns->s.updated_ns);
-	gs__wr_slice_put(&wr, &ns->s);
-	gs__wr_event(
-	    &wr, "slice.created", &ns->s,
-	    "mode=%s memory=%llu compute=%d priority=%s%s%s%s%s",
-	    gs_mode_name(s->mode), (unsigned long long)s->spec.memory_bytes,
-	    s->spec.compute_pct, gs_priority_name(s->spec.priority),
-	    s->borrowed ? " borrowed" : "", dec->mode_why[0] ? " (" : "",
-	    dec->mode_why, dec->mode_why[0] ? ")" : "");
-	node->ctr.creates++;
-	res->slice = ns->s;
-	gs__node_submit_announced(node, &wr, &intent);
-	pthread_mutex_unlock(&node->lock);
-	err = gs__node_wait(node, &wr, eb);
-	if (err) {
-		/* Not saved: the model went back to the store's (resync),
-		 * where the slice is still PENDING, and no one would finish
-		 * it: it fails, and the instance made for it goes. */
-		struct gs__wr *fw = gs__wr_new();
-
-		pthread_mutex_lock(&node->lock);
-		ns = gs__node_find_id(node, s->id);
-		if (ns != NULL && ns->s.state == GS_SLICE_PENDING)
-			gs__node_fail(node, ns, NULL, fw,
-			              "not created: it could not be saved as "
-			              "ready");
-		if (gs__node_find_id(node, s->id) == NULL)
-			gs__mig_undo(node, s, dec);
-		gs__node_submit_detached(node, fw);
-		pthread_mutex_unlock(&node->lock);
-	}
-	return err;
-}
-
-/*
- * The MIG part of a create whose decision `d` has MIG work; node->lock
- * NOT held. Phase A marked GPU g busy, added `s` PENDING without an
- * instance, copied the inventory into `priv` and submitted its batch
- * `wr`. Runs the NVML steps on `priv` under node->mig_lock (fast readers
- * go on meanwhile), then under node->lock copies gpu[g] back, clears
- * busy and lets the slice take its instance (OUT: s's MIG fields, as in
- * the model); waits for `wr`. On failure the slice becomes FAILED and
- * goes with a slice.failed event (the steps done stay done, idle); a
- * slice deleted meanwhile answers GS_ERR_BUSY.
- */
-static gs_err create_mig(struct gs_node *node, struct gs_slice *s,
-                         const struct gs_adm_decision *d, struct gs_gpus *priv,
-                         struct gs__wr *wr, struct gs_errbuf *eb)
-{
-	int g = s->gpu_index;
-	struct gs__nslice *ns;
-	struct gs__wr fw;
-	bool failed = false;
-	gs_err err, werr;
-
-	pthread_mutex_lock(&node->mig_lock);
-	if (node->mig_hook)
-		node->mig_hook(node->mig_hook_arg, s->name);
-	err = gs__mig_steps(priv, g, d, eb);
-	pthread_mutex_unlock(&node->mig_lock);
-
-	gs__wr_init(&fw);
-	pthread_mutex_lock(&node->lock);
-	node->gpus->gpu[g] = priv->gpu[g];
-	node->mig_busy[g] = false;
-	/* Its processes may start the moment the create answers: the new
-	 * instance must be in the region's GPU table by then (a shim makes
-	 * no context on a GPU its daemon does not know). */
-	gs__slot_register_devices(node);
-	ns = gs__node_find_id(node, s->id);
-	if (ns != NULL && err == GS_OK) {
-		err = gs__mig_claim(node, &ns->s, d, eb);
-		if (err == GS_OK)
-			*s = ns->s;
-	}
-	if (ns != NULL && err) {
-		char why[256];
-
-		snprintf(why, sizeof(why),
-		         "not created: its MIG change failed: %s",
-		         gs_errbuf_msg(eb, err));
-		gs__node_fail(node, ns, NULL, &fw, why);
-		gs__node_submit(node, &fw);
-		failed = true;
-	}
-	pthread_mutex_unlock(&node->lock);
-	werr = gs__node_wait(node, wr, err ? NULL : eb);
-	if (failed)
-		(void)gs__node_wait(node, &fw, NULL);
-	if (err)
-		return err;
-	if (ns == NULL) {
-		if (werr)
-			return werr;
-		gs_info("node", "slice=%s deleted while it was being created",
-		        s->name);
-		return gs_fail(eb, GS_ERR_BUSY,
-		               "slice %s was deleted while it was being "
-		               "created",
-		               s->name);
-	}
-	if (werr) {
-		/* Not saved: the model went back to the store's (resync);
-		 * the instance made for it goes too. */
-		pthread_mutex_lock(&node->lock);
-		if (gs__node_find_id(node, s->id) == NULL)
-			gs__mig_undo(node, s, d);
-		pthread_mutex_unlock(&node->lock);
-	}
-	return werr;
-}
-
 gs_err gs_node_slice_create(struct gs_node *node, const struct gs_peer *peer,
                             const struct gs_node_create_req *req,
                             struct gs_node_create_res *res,
@@ -361,6 +136,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	struct gs__wr wr;
 	struct gs__nslice *ns;
 	struct gs_gpus *priv = NULL;
+	struct gs__plan *plan = NULL;
 	bool mig_work;
 	gs_err err;
 
@@ -380,8 +156,12 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		               "only an administrator may create a slice for "
 		               "another user");
 	sn = malloc(sizeof(*sn));
-	if (sn == NULL)
+	plan = gs__plan_new();
+	if (sn == NULL || plan == NULL) {
+		free(sn);
+		gs__plan_free(plan);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
 
 	memset(&s, 0, sizeof(s));
 	s.spec = req->spec;
@@ -531,30 +311,19 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	node->next_id++;
 	gs__wr_slice_put(&wr, &ns->s);
 	gs__node_submit_announced(node, &wr, intent);
+	/* The decision is recorded: the actor carries it out. */
+	gs__actor_queue(node, plan, &s, &dec, priv);
+	priv = NULL;
 	pthread_mutex_unlock(&node->lock);
-	if (mig_work) {
-		err = create_mig(node, &s, &dec, priv, &wr, eb);
-		if (err)
-			goto out_free;
-		err = create_finish(node, &s, &dec, res, eb);
-		goto out_free;
-	}
 	err = gs__node_wait(node, &wr, eb);
-	if (err) {
-		/* Not saved: the model went back to the store's (resync);
-		 * the instance made for it goes too. */
-		pthread_mutex_lock(&node->lock);
-		if (gs__node_find_id(node, s.id) == NULL)
-			gs__mig_undo(node, &s, &dec);
-		pthread_mutex_unlock(&node->lock);
-		goto out_free;
-	}
-	err = create_finish(node, &s, &dec, res, eb);
+	err = gs__actor_await(node, plan, err, res, eb);
+	plan = NULL;
 	goto out_free;
 
 out_unlock:
 	pthread_mutex_unlock(&node->lock);
 out_free:
+	gs__plan_free(plan);
 	free(priv);
 	gs_adm_decision_fini(&dec);
 	free(snap_slices);

@@ -224,9 +224,10 @@ struct gs_node_counters {
 void gs_node_counters(struct gs_node *node, struct gs_node_counters *out);
 
 /*
- * Tests only: `fn` runs in every create between its two phases, off the
- * node lock, with the pending slice's name (NULL fn: none). Set it before
- * any create runs.
+ * Tests only: `fn` runs for every create between its two phases (in the
+ * actor's thread, actor.c, once the pending row is saved), off the node
+ * lock, with the pending slice's name (NULL fn: none). Set it before any
+ * create runs.
  */
 void gs_node_set_create_hook(struct gs_node *node,
                              void (*fn)(void *arg, const char *slice),
@@ -245,11 +246,12 @@ void gs_node_set_mig_hook(struct gs_node *node,
  * `fn` brings up the MPS control daemon that MPS slice `s` (its GPU, MIG
  * instance and UUID) will be a client of, and returns whether it runs
  * (false: why in eb). Every create of an MPS slice calls it between its
- * two phases, off the node lock, so the slice is ready only once a
- * process started in it becomes an MPS client; one that cannot start
- * fails the create (slice.failed). NULL fn: MPS slices are ready at once
- * (the reconciler starts their daemon on its next tick). The reconciler
- * sets it (gs_reconciler_create); set it before the API serves.
+ * two phases (in the actor's thread), off the node lock, so the slice is
+ * ready only once a process started in it becomes an MPS client; one
+ * that cannot start fails the create (slice.failed). NULL fn: MPS slices
+ * are ready at once (the reconciler starts their daemon on its next
+ * tick). The reconciler sets it (gs_reconciler_create); set it before
+ * the API serves and before gs_node_recover resumes pending creates.
  */
 void gs_node_set_mps_starter(struct gs_node *node,
                              bool (*fn)(void *arg, const struct gs_slice *s,

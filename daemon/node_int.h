@@ -2,7 +2,7 @@
  * node_int.h - the node model's insides, shared by the daemon modules that
  * work on it under its lock: node.c (the model, lookups, teams,
  * invariants, commits), batch.c, slots.c, ledger.c, mig.c, trust.c,
- * snapshot.c, lifecycle.c, create.c, recovery.c, and above them
+ * snapshot.c, lifecycle.c, actor.c, create.c, recovery.c, and above them
  * reconcile.c, watchdog.c, metrics.c and the API. Nothing outside daemon/
  * includes this.
  *
@@ -85,6 +85,8 @@ struct gs_node {
 	bool (*mps_starter)(void *arg, const struct gs_slice *s,
 	                    struct gs_errbuf *eb);
 	void *mps_starter_arg;
+	/* The actor (actor.c): the plans creates recorded, its workers. */
+	struct gs__actor *actor;
 	/* The ledger's cursors, by slice id (ledger.c). Under `lock`. */
 	struct gs__ledger *ledger;
 	/* Reloads the model from the store after a failed commit

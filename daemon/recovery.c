@@ -1,7 +1,8 @@
 /*
  * recovery.c - bringing the node back in line with what it finds: at
  * start (gs_node_recover: region slices the store does not hold, slices
- * whose GPU or MIG instance is gone, creates a stop cut short, on_exit=
+ * whose GPU or MIG instance is gone, creates a stop cut short - resumed
+ * by the actor, or failed where their MIG work is not known - on_exit=
  * delete slices whose processes are gone), and once a second
  * (gs_node_housekeep: region files a tenant cut short or whose lock it
  * holds, dead tenants' process entries, region slots a failed write left
@@ -11,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actor.h"
 #include "gs/log.h"
 #include "gs/proc.h"
-#include "lifecycle.h"
+#include "remove.h"
 #include "mig.h"
 #include "node_int.h"
 #include "slots.h"
@@ -30,6 +32,34 @@ static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 	    gs_region_slice_nprocs(node->region, &ns->ref) != 0)
 		return true;
 	return false;
+}
+
+/*
+ * Whether PENDING slice `ns` can be carried on with GPU g (lock held):
+ * anything but a MIG slice whose instance is unknown (its MIG steps were
+ * under way: what they left is not known). Moves it to g, and a MIG
+ * slice to its instance's current ids.
+ */
+static bool pending_resumable(struct gs_node *node, struct gs__nslice *ns,
+                              int g)
+{
+	const struct gs_gpu *gp = &node->gpus->gpu[g];
+
+	if (gs_mode_is_mig(ns->s.mode)) {
+		int k;
+
+		if (!ns->s.mig_uuid[0])
+			return false;
+		for (k = 0; k < gp->n_mig; k++)
+			if (strcmp(gp->mig[k].uuid, ns->s.mig_uuid) == 0)
+				break;
+		if (k == gp->n_mig)
+			return false;
+		ns->s.gi_id = gp->mig[k].gi_id;
+		ns->s.ci_id = gp->mig[k].ci_id;
+	}
+	ns->s.gpu_index = g;
+	return true;
 }
 
 gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
@@ -66,12 +96,20 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 		struct gs__nslice *ns = node->v[i];
 		int g = gs_gpus_find(node->gpus, ns->s.gpu_uuid);
 
-		/* Saved PENDING: gpusliced stopped between a create's
-		 * phases. The create was never answered; it never comes
-		 * back as a ready slice (its MIG instance stays, idle). */
+		/* Saved PENDING: gpusliced stopped while it was being
+		 * created (its create was never answered). Its plan resumes
+		 * where the GPU (and a MIG slice's instance) is still there;
+		 * otherwise it never comes back as a ready slice (its MIG
+		 * instance stays, idle). */
 		if (ns->s.state == GS_SLICE_PENDING) {
 			struct gs_slice failed = ns->s;
 
+			if (g >= 0 && pending_resumable(node, ns, g) &&
+			    gs__actor_resume(node, ns)) {
+				n_kept++;
+				i++;
+				continue;
+			}
 			gs__node_fail(node, ns, NULL, &wr,
 			              "not created: gpusliced stopped while it "
 			              "was being created");
@@ -246,7 +284,7 @@ int gs_node_housekeep(struct gs_node *node)
 		struct gs__nslice *ns = node->v[i];
 		bool live;
 
-		/* Its create (phase B) finishes or fails it. */
+		/* Its plan (actor.c) finishes or fails it. */
 		if (ns->s.state == GS_SLICE_PENDING) {
 			i++;
 			continue;
