@@ -5,13 +5,14 @@
  * to the store, waited for off the lock); reading the model (get, list,
  * attach, teams, GPUs, counters).
  *
- * The rest of a slice's life lives beside it, each file on one thing,
- * calling into this one and never back up (node_int.h has the order):
- * batch.c (write batches), slots.c (region entries), snapshot.c (what
- * admission decides on), mig.c (MIG instances), trust.c (process
- * confirmation), ledger.c (usage rows), lifecycle.c (load, reload,
- * removal), create.c (decide and carry out a create), recovery.c (start
- * and housekeeping).
+ * The rest of a slice's life lives beside it, each file on one thing
+ * (node_int.h has the layers): batch.c (write batches), slots.c (region
+ * entries), trust.c (process confirmation), mig.c (MIG instances) below;
+ * above, ledger.c (usage rows), snapshot.c (what admission decides on),
+ * runtime.c (a slice's runtime contract), remove.c (a slice's way out),
+ * actor.c (carrying out the plans creates record), lifecycle.c (load,
+ * reload), create.c (decide a create), recovery.c (start and
+ * housekeeping).
  *
  * Invariants, all under node->lock:
  *   - v[0..n) holds every live or pending slice, ordered by id; names are

@@ -1,14 +1,22 @@
 /*
  * node_int.h - the node model's insides, shared by the daemon modules that
- * work on it under its lock: node.c (the model, lookups, teams,
- * invariants, commits), batch.c, slots.c, ledger.c, mig.c, trust.c,
- * snapshot.c, lifecycle.c, actor.c, create.c, recovery.c, and above them
- * reconcile.c, watchdog.c, metrics.c and the API. Nothing outside daemon/
- * includes this.
+ * work on it under its lock. Nothing outside daemon/ includes this.
  *
- * Calls go down this list, never up: node.c reaches the store reload
- * (lifecycle.c) only through node->resync, and the MPS starter
- * (reconcile.c) only through node->mps_starter, both set at start.
+ * The files, in layers; each calls only into layers below it (checked
+ * with nm on the objects: no two files call each other, directly or
+ * around a loop):
+ *
+ *   api/, reconcile.c, watchdog.c, metrics.c    (main.c on top)
+ *   create.c (decide)  recovery.c (start, housekeeping)  lifecycle.c
+ *   actor.c (carry out the plans)
+ *   remove.c (a slice's way out)
+ *   ledger.c  snapshot.c  runtime.c
+ *   node.c (the model, lookups, teams, invariants, commits)
+ *   batch.c  slots.c  trust.c  mig.c
+ *
+ * Upward calls are callbacks set at start: node.c reaches the reload
+ * (lifecycle.c) through node->resync, and the actor reaches the MPS
+ * starter (reconcile.c) through node->mps_starter.
  */
 #ifndef GS_DAEMON_NODE_INT_H
 #define GS_DAEMON_NODE_INT_H
