@@ -1,6 +1,6 @@
 /*
  * api.h - the HTTP/JSON API, version 1 (docs/api.md is the contract; the
- * routes are listed at the top of api.c). The handler is
+ * routes are listed at the top of api/api.c). The handler is
  * transport-free: it takes a parsed request and fills a response, so the
  * libFuzzer target drives it directly.
  *

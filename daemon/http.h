@@ -1,6 +1,6 @@
 /*
  * http.h - one API request and its response, as the transport (server.c,
- * libmicrohttpd) hands them to the handler (api.c) and the fuzzer builds
+ * libmicrohttpd) hands them to the handler (api/api.c) and the fuzzer builds
  * them. Nothing here knows about sockets, so the handler can be driven
  * without a server.
  */

@@ -1,8 +1,9 @@
 /*
  * main.c - gpusliced: the node daemon's start, run and stop.
  *
- *   start: config -> GPUs (NVML; the simulator when none) -> store ->
- *          region -> model -> recover -> reconciler, watchdog -> API
+ *   start: config -> GPUs (NVML, or the simulator where the config or
+ *          --gpus asks for it) -> store -> region -> model (and its
+ *          actor) -> reconciler -> recover -> watchdog -> API
  *   run:   the API's threads serve requests; one tick thread runs the
  *          watchdog (every watchdog.interval_ms), Xid events (every
  *          100 ms), housekeeping and the reconciler (every second) and
@@ -761,10 +762,17 @@ int main(int argc, char **argv)
 		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
 		goto out_region;
 	}
+	/* The reconciler first: a create that recovery resumes may need
+	 * its MPS starter. */
+	err = gs_reconciler_create(d->node, &d->rec, &eb);
+	if (err) {
+		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
+		goto out_node;
+	}
 	err = gs_node_recover(d->node, &kept, &cleaned, &eb);
 	if (err) {
 		gs_error("gpusliced", "recovery: %s", gs_errbuf_msg(&eb, err));
-		goto out_node;
+		goto out_wd;
 	}
 	gs_info("gpusliced", "recovered slices kept=%d cleaned=%d", kept,
 	        cleaned);
@@ -773,8 +781,7 @@ int main(int argc, char **argv)
 	              (int)getpid(), d->gpus.n, d->gpus.n == 1 ? "" : "s",
 	              d->gpus.sim ? "simulated" : "real", kept, cleaned);
 
-	err = gs_reconciler_create(d->node, &d->rec, &eb);
-	if (!err) {
+	{
 		char klog[300];
 
 		if (d->cfg.watchdog_kernel_log[0])
@@ -790,7 +797,7 @@ int main(int argc, char **argv)
 	}
 	if (err) {
 		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
-		goto out_node;
+		goto out_wd;
 	}
 	gs_reconciler_timeslice(d->rec);
 	gs_reconciler_tick(d->rec);

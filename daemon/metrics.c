@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger.h"
 #include "node_int.h"
 
 #define METRICS_CAP (4u << 20)
@@ -156,7 +157,7 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 			rows[n].u.busy_ns = u.busy_ns;
 			rows[n].u.throttled_ns = u.throttled_ns;
 			rows[n].u.sm_seconds =
-			    gs__node_sm_seconds(ns, u.busy_ns);
+			    gs__ledger_sm_seconds(node, ns, u.busy_ns);
 			rows[n].launches = u.launches;
 		}
 		n++;

@@ -8,7 +8,8 @@
  * the model and to the shared region under the lock, queued to the store
  * in the same critical section (so the store's order is the model's
  * order), and acknowledged only once its batch is committed
- * (gs_store_wait, outside the lock). If a commit fails the model is reloaded from disk (node_resync).
+ * (gs_store_wait, outside the lock). If a commit fails the model is
+ * reloaded from the store (gs__node_resync, lifecycle.c).
  * The region is written before the commit, so a tenant may see a slice one
  * commit before it is durable; a crash in between is undone at the next
  * start (gs_node_recover drops region slices the store does not hold).
@@ -141,6 +142,25 @@ struct gs_node_usage {
 gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
                            struct gs_node_usage *out);
 
+/*
+ * A slice's runtime contract: where its processes find the shared region
+ * and its books, and the environment `gpuslice run --slice` gives them
+ * (the MPS pipe and client limits of an MPS slice, the device it sees).
+ * The node computes it (gs_node_slice_runtime); the API only renders it.
+ */
+#define GS_NODE_ENV_MAX 8
+struct gs_node_runtime {
+	char region_dir[256]; /* "" without a region */
+	char books[512];      /* the file its books are in, or "" */
+	int n_env;
+	struct {
+		char key[40];
+		char value[320];
+	} env[GS_NODE_ENV_MAX]; /* in the order they are set */
+};
+void gs_node_slice_runtime(struct gs_node *node, const struct gs_slice *s,
+                           struct gs_node_runtime *out);
+
 /* ---- teams ---- */
 
 /* Copies of all teams. OUT: *out (malloc'd), *n. */
@@ -204,9 +224,10 @@ struct gs_node_counters {
 void gs_node_counters(struct gs_node *node, struct gs_node_counters *out);
 
 /*
- * Tests only: `fn` runs in every create between its two phases, off the
- * node lock, with the pending slice's name (NULL fn: none). Set it before
- * any create runs.
+ * Tests only: `fn` runs for every create between its two phases (in the
+ * actor's thread, actor.c, once the pending row is saved), off the node
+ * lock, with the pending slice's name (NULL fn: none). Set it before any
+ * create runs.
  */
 void gs_node_set_create_hook(struct gs_node *node,
                              void (*fn)(void *arg, const char *slice),
@@ -225,11 +246,12 @@ void gs_node_set_mig_hook(struct gs_node *node,
  * `fn` brings up the MPS control daemon that MPS slice `s` (its GPU, MIG
  * instance and UUID) will be a client of, and returns whether it runs
  * (false: why in eb). Every create of an MPS slice calls it between its
- * two phases, off the node lock, so the slice is ready only once a
- * process started in it becomes an MPS client; one that cannot start
- * fails the create (slice.failed). NULL fn: MPS slices are ready at once
- * (the reconciler starts their daemon on its next tick). The reconciler
- * sets it (gs_reconciler_create); set it before the API serves.
+ * two phases (in the actor's thread), off the node lock, so the slice is
+ * ready only once a process started in it becomes an MPS client; one
+ * that cannot start fails the create (slice.failed). NULL fn: MPS slices
+ * are ready at once (the reconciler starts their daemon on its next
+ * tick). The reconciler sets it (gs_reconciler_create); set it before
+ * the API serves and before gs_node_recover resumes pending creates.
  */
 void gs_node_set_mps_starter(struct gs_node *node,
                              bool (*fn)(void *arg, const struct gs_slice *s,

@@ -1,7 +1,22 @@
 /*
  * node_int.h - the node model's insides, shared by the daemon modules that
- * work on it under its lock (node.c, reconcile.c, watchdog.c, ledger.c,
- * metrics.c). Nothing outside daemon/ includes this.
+ * work on it under its lock. Nothing outside daemon/ includes this.
+ *
+ * The files, in layers; each calls only into layers below it (checked
+ * with nm on the objects: no two files call each other, directly or
+ * around a loop):
+ *
+ *   api/, reconcile.c, watchdog.c, metrics.c    (main.c on top)
+ *   create.c (decide)  recovery.c (start, housekeeping)  lifecycle.c
+ *   actor.c (carry out the plans)
+ *   remove.c (a slice's way out)
+ *   ledger.c  snapshot.c  runtime.c
+ *   node.c (the model, lookups, teams, invariants, commits)
+ *   batch.c  slots.c  trust.c  mig.c
+ *
+ * Upward calls are callbacks set at start: node.c reaches the reload
+ * (lifecycle.c) through node->resync, and the actor reaches the MPS
+ * starter (reconcile.c) through node->mps_starter.
  */
 #ifndef GS_DAEMON_NODE_INT_H
 #define GS_DAEMON_NODE_INT_H
@@ -10,37 +25,23 @@
 
 #include "gs/demand.h"
 #include "gs/quota.h"
+#include "gs/admission.h"
 #include "gs/region.h"
+#include "batch.h"
 #include "node.h"
 
-/* A slice in the model, with what the daemon tracks about it at run time. */
+/*
+ * A slice in the model, with what the daemon tracks about it at run time.
+ * The ledger's cursors (ledger.c) and the watchdog's windows (watchdog.c)
+ * are kept by those modules, by slice id.
+ */
 struct gs__nslice {
 	struct gs_slice s;
 	struct gs_slice_ref ref; /* its region slot */
 	bool has_ref;
-	/* ledger cursor: usage counters at the last sample */
-	int64_t led_t_ns;
-	uint64_t led_busy_ns;
-	uint64_t led_throttled_ns;
-	double led_mem_byte_s;
-	/* SM-time (busy time x the SM share), accumulated per interval so
-	 * that a share that changes is charged at the rate of each interval:
-	 * sm_s covers the region's busy time up to sm_busy_ns */
-	double sm_s;
-	uint64_t sm_busy_ns;
 	/* live view, refreshed by the ledger/watchdog ticks */
 	struct gs_node_usage live;
-	uint64_t rate_busy_ns; /* busy_ns at rate_t_ns (compute achieved) */
-	int64_t rate_t_ns;
-	int n_nvml_procs;
-	int64_t over_since_ns; /* watchdog: first seen over its limit */
-	/* watchdog: NVML SM share integrated over the current window (at
-	 * least a second, so a token bucket's short burst is not "over") */
-	double wd_sm_acc; /* percent x seconds */
-	double wd_sm_t;   /* seconds */
-	int wd_sm_streak; /* full windows over the share, in a row */
-	bool wd_sm_over;  /* two windows running were over the share */
-	bool procs_seen;       /* some process was seen in it this run */
+	bool procs_seen; /* some process was seen in it this run */
 	uint64_t watchdog_actions;
 	uint64_t faults;
 };
@@ -79,7 +80,7 @@ struct gs_node {
 	/* gs_node_set_create_hook (tests): set before any create. */
 	void (*create_hook)(void *arg, const char *slice);
 	void *create_hook_arg;
-	/* NVML MIG changes, one at a time (node.c's lock rules): taken
+	/* NVML MIG changes, one at a time (mig.c's lock rules): taken
 	 * alone by a create's MIG steps, or with `lock` held, after it. */
 	pthread_mutex_t mig_lock;
 	/* GPU i's MIG layout is changing off the lock: admission places
@@ -92,91 +93,64 @@ struct gs_node {
 	bool (*mps_starter)(void *arg, const struct gs_slice *s,
 	                    struct gs_errbuf *eb);
 	void *mps_starter_arg;
+	/* The actor (actor.c): the plans creates recorded, its workers. */
+	struct gs__actor *actor;
+	/* The ledger's cursors, by slice id (ledger.c). Under `lock`. */
+	struct gs__ledger *ledger;
+	/* Reloads the model from the store after a failed commit
+	 * (lifecycle.c's gs__node_resync, set by gs_node_create). */
+	void (*resync)(struct gs_node *node);
 };
-
-/*
- * A list of store writes that commit together (one gs_store_op). Build it
- * under the node lock and submit it in the same critical section; then
- * either wait (gs__wr_wait, outside the lock) or hand it over detached.
- */
-enum gs__wr_kind {
-	GS__WR_SLICE_PUT,
-	GS__WR_SLICE_DEL,
-	GS__WR_EVENT,
-	GS__WR_USAGE,
-	GS__WR_TEAM_PUT,
-	GS__WR_TEAM_DEL,
-	GS__WR_TRIM,
-	GS__WR_DEMAND_PUT,
-	GS__WR_DEMAND_DEL,
-};
-
-struct gs__wr_item {
-	enum gs__wr_kind kind;
-	union {
-		struct gs_slice slice;
-		int64_t id;
-		struct gs_event ev;
-		struct gs_usage_row usage;
-		struct gs_team team;
-		int keep;
-		struct gs_demand_class demand; /* DEL: only the shape */
-	} u;
-};
-
-struct gs__wr {
-	struct gs_store_op op;
-	int n, cap;
-	struct gs__wr_item *items;
-	bool nomem; /* an append failed: the batch is incomplete */
-};
-
-/* Heap-allocated, for detached submission (freed after its commit). */
-struct gs__wr *gs__wr_new(void);
-void gs__wr_init(struct gs__wr *wr);
-void gs__wr_fini(struct gs__wr *wr);
-void gs__wr_slice_put(struct gs__wr *wr, const struct gs_slice *s);
-void gs__wr_slice_del(struct gs__wr *wr, int64_t id);
-void gs__wr_team_put(struct gs__wr *wr, const struct gs_team *t);
-void gs__wr_team_del(struct gs__wr *wr, const char *name);
-void gs__wr_usage(struct gs__wr *wr, const struct gs_usage_row *r);
-void gs__wr_trim(struct gs__wr *wr, int keep);
-void gs__wr_demand_put(struct gs__wr *wr, const struct gs_demand_class *c);
-void gs__wr_demand_del(struct gs__wr *wr, const struct gs_demand_shape *s);
-/* An event about slice `s` (NULL: about the node). */
-void gs__wr_event(struct gs__wr *wr, const char *type, const struct gs_slice *s,
-                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* Submits a gs__wr_new() batch detached (lock held); NULL-safe, empty ok. */
-void gs__wr_submit_detached(struct gs_node *node, struct gs__wr *wr);
 
 /* The slice with `name` / `id`, or NULL. Lock held. */
 struct gs__nslice *gs__node_find(struct gs_node *node, const char *name);
 struct gs__nslice *gs__node_find_id(struct gs_node *node, int64_t id);
-/*
- * Removes slice `ns` from the model and the region (and frees it),
- * appending the store delete, its last ledger row and an event of `type`
- * to `wr`. Lock held.
- */
-void gs__node_remove(struct gs_node *node, struct gs__nslice *ns,
-                     struct gs__wr *wr, const char *type, const char *why);
-/*
- * Charges the busy time since the last call (busy_ns is the region's
- * counter) at the slice's SM share now, and refreshes ns->live's
- * sm_seconds and sm_share. A counter that went back (a new region) moves
- * the cursor without charging. Lock held.
- */
-void gs__node_sm_advance(struct gs__nslice *ns, uint64_t busy_ns);
-/* SM-seconds up to busy_ns without charging them (read-only view). */
-double gs__node_sm_seconds(const struct gs__nslice *ns, uint64_t busy_ns);
-/* Appends a ledger row for what `ns` used since its last sample. */
-void gs__node_sample(struct gs_node *node, struct gs__nslice *ns,
-                     struct gs__wr *wr, int64_t now);
-/* Registers the inventory's GPUs and MIG instances in the region's GPU
- * table (the daemon's to write). Lock held. */
-void gs__node_register_devices(struct gs_node *node);
-/* Reloads the model from the store after a failed commit. */
-void gs__node_resync(struct gs_node *node);
+/* Index of team `name` in node->teams (and the quota tree), or -1. */
+int gs__node_team_index(struct gs_node *node, const char *name);
+/* Whether `peer` may see slice `s` (its owner or an administrator). */
+bool gs__node_can_see(const struct gs_peer *peer, const struct gs_slice *s);
 
+/*
+ * Model storage (lock held): add a copy of `s` in id order (NULL: out of
+ * memory), take `ns` out and free it, empty the model.
+ */
+struct gs__nslice *gs__node_add(struct gs_node *node, const struct gs_slice *s);
+void gs__node_del(struct gs_node *node, struct gs__nslice *ns);
+void gs__node_clear(struct gs_node *node);
+
+/*
+ * The teams: the config's, then the API's from the store that the config
+ * does not name, then the default team when nobody defined it; the store
+ * writes that reconcile it with the config go into `wr`.
+ */
+gs_err gs__node_merge_teams(struct gs_node *node, const struct gs_team *stored,
+                            int n_stored, struct gs__wr *wr,
+                            struct gs_errbuf *eb);
+
+/* A GPU / slice of the model as core's admission sees it (lent
+ * pointers into the model: valid while the lock is held). */
+void gs__node_adm_gpu(const struct gs_gpu *g, struct gs_adm_gpu *out);
+void gs__node_adm_slice(struct gs_node *node, const struct gs_slice *s,
+                        struct gs_adm_slice *out);
+
+/*
+ * Commits. gs__node_submit queues a batch (lock held; the invariants are
+ * checked first); gs__node_wait waits for it with the lock NOT held (a
+ * failed commit counts, reloads the model, node->resync, and answers
+ * GS_ERR_IO); gs__node_submit_detached hands a gs__wr_new() batch over
+ * (lock held; NULL-safe, empty ok; freed after its commit).
+ */
+void gs__node_submit(struct gs_node *node, struct gs__wr *wr);
+gs_err gs__node_wait(struct gs_node *node, struct gs__wr *wr,
+                     struct gs_errbuf *eb);
+void gs__node_submit_detached(struct gs_node *node, struct gs__wr *wr);
+/* gs__node_submit for a batch announced with gs_store_intent: drops the
+ * announcement (*intent true) once the batch is queued. */
+void gs__node_submit_announced(struct gs_node *node, struct gs__wr *wr,
+                               bool *intent);
+
+/* Lock held: checks the model's invariants (node.c's top comment). */
+void gs__node_check(struct gs_node *node);
 /* Reports a broken invariant of the model (node.c) and aborts. */
 void gs__node_violated(const char *what, const char *slice)
     __attribute__((noreturn));

@@ -7,19 +7,21 @@
  *
  * A slice's life:
  *
- *   slice_create (phase A)    create_finish (phase B)
+ *   slice_create (create.c)   plan_finish (actor.c)
  *   ---------------------> PENDING ---------> READY ---+
  *                           |   |               |      | watchdog / Xid
  *                           |   |               |      +--> FLAGGED --+
  *                           |   |               |      +--> FAULTED --+
- *                           |   |               +-- delete ------------+--> gone
- *                           |   +-- delete (the create answers 409) -----> gone
- *                           +-- region write failed, or found at start
- *                               (gs_node_recover) -> FAILED, slice.failed --> gone
+ *                           |   |               +-- delete -----------+-> gone
+ *                           |   +-- delete (the create answers 409) ----> gone
+ *                           +-- MIG change, MPS start or region write
+ *                               failed (plan_fail) -> FAILED,
+ *                               slice.failed --> gone
  *
- * PENDING holds its GPU share in the model and the store while its
- * limits are written to the region off the node lock; no process can
- * join it. FAILED is never kept: the slice goes in the same step.
+ * PENDING holds its GPU share in the model and the store while the actor
+ * carries its plan out off the node lock; no process can join it. One
+ * found at start is resumed (gs_node_recover). FAILED is never kept: the
+ * slice goes in the same step.
  * READY, FLAGGED and FAULTED are all "live": the slice keeps its GPU share
  * until it is deleted (by a user, by reclaim, or, for on_exit=delete, when
  * its last process is gone).

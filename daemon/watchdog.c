@@ -14,8 +14,8 @@
  * administrator made, owner 0), and asked for this slice itself - its
  * environment names it (GPUSLICE_SLICE), or it is the `gpuslice` runner.
  * Other entries are forged: they are evicted and reported, and never make
- * anyone a target. Entries of another pid namespace are ignored (their
- * pids mean other processes here).
+ * anyone a target (trust.c confirms them). Entries of another pid
+ * namespace are ignored (their pids mean other processes here).
  *
  * What is checked, every tick, from NVML: each slice's memory (its
  * processes' sum against its cap), each strict slice's compute (its
@@ -42,7 +42,9 @@
 
 #include "gs/log.h"
 #include "gs/proc.h"
+#include "ledger.h"
 #include "node_int.h"
+#include "trust.h"
 
 #include "kmsg.h"
 
@@ -76,8 +78,25 @@ struct stray {
 	uint64_t start;
 };
 
+/* What the watchdog keeps about one slice between ticks. */
+struct wd_slice {
+	int64_t id;
+	uint64_t rate_busy_ns; /* busy_ns at rate_t_ns (compute achieved) */
+	int64_t rate_t_ns;
+	int n_nvml_procs;
+	/* NVML SM share integrated over the current window (at least a
+	 * second, so a token bucket's short burst is not "over") */
+	double sm_acc; /* percent x seconds */
+	double sm_t;   /* seconds */
+	int sm_streak; /* full windows over the share, in a row */
+	bool sm_over;  /* two windows running were over the share */
+};
+
 struct gs_watchdog {
 	struct gs_node *node;
+	/* one per slice of the model at the last tick, ordered by id */
+	struct wd_slice *ws;
+	int n_ws;
 	struct gs_reconciler *rec;
 	/* slices that are over their limit now (ids), for episodes */
 	int n_over;
@@ -132,6 +151,7 @@ void gs_watchdog_destroy(struct gs_watchdog *w)
 	if (w == NULL)
 		return;
 	gs_kmsg_close(w->kmsg);
+	free(w->ws);
 	free(w);
 }
 
@@ -143,43 +163,47 @@ static int32_t parent_of(int32_t pid)
 	return gs_proc_stat(pid, NULL, &ppid, NULL) ? ppid : 0;
 }
 
-/*
- * Whether region entry `pi` of slice `s` stands for a process that asked
- * for this slice (see the top of this file). Reads /proc.
- */
-bool gs_watchdog_entry_genuine(const struct gs_proc_info *pi,
-                               const struct gs_slice *s, const char **why)
+/* Slice `id`'s state, or NULL (a slice the last tick did not see). */
+static struct wd_slice *wd_of(struct gs_watchdog *w, int64_t id)
 {
-	uint64_t start = 0;
-	int64_t uid;
-	char exe[64];
-	const char *dummy;
+	int lo = 0, hi = w->n_ws - 1;
 
-	if (why == NULL)
-		why = &dummy;
-	*why = "";
-	if (!gs_proc_stat(pi->pid, NULL, NULL, &start) ||
-	    start != pi->start_time) {
-		*why = "no such process (pid and start time)";
-		return false;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (w->ws[mid].id == id)
+			return &w->ws[mid];
+		if (w->ws[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
 	}
-	uid = gs_proc_uid(pi->pid);
-	if (uid < 0 || (s->owner_uid != 0 && uid != 0 &&
-	                uid != (int64_t)s->owner_uid)) {
-		*why = "the process runs as another uid than the slice's owner";
+	return NULL;
+}
+
+/*
+ * Lock held: one state per slice of the model, in its order (by id); a
+ * slice's state stays while it does, a new one starts from zero, a gone
+ * one's goes. False: out of memory (the states stay as they were).
+ */
+static bool wd_sync(struct gs_watchdog *w)
+{
+	struct gs_node *node = w->node;
+	struct wd_slice *nv = calloc((size_t)node->n + 1, sizeof(*nv));
+
+	if (nv == NULL)
 		return false;
+	for (int i = 0; i < node->n; i++) {
+		const struct wd_slice *o = wd_of(w, node->v[i]->s.id);
+
+		if (o != NULL)
+			nv[i] = *o;
+		nv[i].id = node->v[i]->s.id;
 	}
-	if (pi->flags & GS_PROC_RUNNER) {
-		if (gs_proc_exe_base(pi->pid, exe, sizeof(exe)) &&
-		    strcmp(exe, "gpuslice") == 0)
-			return true;
-		*why = "a runner entry for a process that is not gpuslice";
-		return false;
-	}
-	if (gs_proc_env_is(pi->pid, "GPUSLICE_SLICE", s->name))
-		return true;
-	*why = "the process did not ask for this slice (GPUSLICE_SLICE)";
-	return false;
+	free(w->ws);
+	w->ws = nv;
+	w->n_ws = node->n;
+	return true;
 }
 
 /*
@@ -227,8 +251,8 @@ static void collect_owners(struct gs_watchdog *w, struct gs__wr *wr)
 				    .pid = pi->pid,
 				    .start = pi->start_time,
 				    .slice_id = ns->s.id,
-				    .ok = gs_watchdog_entry_genuine(pi, &ns->s,
-				                                    &why)};
+				    .ok = gs__trust_entry_genuine(pi, &ns->s,
+				                                  &why)};
 				if (!t->ok) {
 					(void)gs_region_proc_detach(
 					    node->region, &pi->ref);
@@ -317,7 +341,8 @@ static bool was_over(struct gs_watchdog *w, int64_t id)
  * Compute achieved over the last second or so, from the region's GPU time
  * (the ledger's figure covers its longer interval). Lock held.
  */
-static void live_rate(struct gs_node *node, struct gs__nslice *ns)
+static void live_rate(struct gs_node *node, struct gs__nslice *ns,
+                      struct wd_slice *ws)
 {
 	struct gs_slice_usage u;
 	int64_t now = gs_now_ns();
@@ -330,15 +355,15 @@ static void live_rate(struct gs_node *node, struct gs__nslice *ns)
 	ns->live.mem_peak = u.mem_peak;
 	ns->live.busy_ns = u.busy_ns;
 	ns->live.throttled_ns = u.throttled_ns;
-	gs__node_sm_advance(ns, u.busy_ns);
-	if (ns->rate_t_ns && now - ns->rate_t_ns >= 500000000 &&
-	    u.busy_ns >= ns->rate_busy_ns)
+	gs__ledger_sm_advance(node, ns, u.busy_ns);
+	if (ws->rate_t_ns && now - ws->rate_t_ns >= 500000000 &&
+	    u.busy_ns >= ws->rate_busy_ns)
 		ns->live.compute_pct = 100.0 *
-		                       (double)(u.busy_ns - ns->rate_busy_ns) /
-		                       (double)(now - ns->rate_t_ns);
-	if (ns->rate_t_ns == 0 || now - ns->rate_t_ns >= 500000000) {
-		ns->rate_busy_ns = u.busy_ns;
-		ns->rate_t_ns = now;
+		                       (double)(u.busy_ns - ws->rate_busy_ns) /
+		                       (double)(now - ws->rate_t_ns);
+	if (ws->rate_t_ns == 0 || now - ws->rate_t_ns >= 500000000) {
+		ws->rate_busy_ns = u.busy_ns;
+		ws->rate_t_ns = now;
 	}
 }
 
@@ -487,6 +512,11 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		goto out;
 
 	pthread_mutex_lock(&node->lock);
+	if (!wd_sync(w)) {
+		pthread_mutex_unlock(&node->lock);
+		gs_error("watchdog", "out of memory: tick skipped");
+		goto out;
+	}
 	now_ns = gs_now_ns();
 	dt = w->last_tick_ns ? (double)(now_ns - w->last_tick_ns) / 1e9 : 0;
 	if (dt > 5)
@@ -501,10 +531,10 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		if (gs_gpus_processes(node->gpus, g, procs, WD_MAX_PROCS, &n) !=
 		    GS_OK)
 			continue;
-		have_util = g < GS_GPUS_MAX &&
-		            gs_gpus_process_util(node->gpus, g,
-		                                 &w->util_since[g], util,
-		                                 WD_MAX_PROCS, &n_u) == GS_OK;
+		have_util =
+		    g < GS_GPUS_MAX &&
+		    gs_gpus_process_util(node->gpus, g, &w->util_since[g], util,
+		                         WD_MAX_PROCS, &n_u) == GS_OK;
 		for (int k = 0; k < n; k++) {
 			int64_t id = owner_of(w, procs[k].pid);
 			struct tally *x = NULL;
@@ -530,8 +560,9 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			x->mem += procs[k].mem_bytes;
 			for (int j = 0; have_util && j < n_u; j++)
 				if (util[j].pid == procs[k].pid)
-					x->sm_pct = (x->sm_pct < 0 ? 0 : x->sm_pct) +
-					            util[j].sm_pct;
+					x->sm_pct =
+					    (x->sm_pct < 0 ? 0 : x->sm_pct) +
+					    util[j].sm_pct;
 			if (x->n < 16) {
 				x->starts[x->n] = start;
 				x->pids[x->n++] = procs[k].pid;
@@ -540,6 +571,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	}
 	for (int i = 0; i < node->n; i++) {
 		struct gs__nslice *ns = node->v[i];
+		struct wd_slice *ws = &w->ws[i];
 		struct tally *x = NULL;
 		uint64_t limit = ns->s.spec.memory_bytes;
 		bool mem_over, cpu_over;
@@ -553,51 +585,51 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		for (int j = 0; j < n_t; j++)
 			if (t[j].id == ns->s.id)
 				x = &t[j];
-		live_rate(node, ns);
+		live_rate(node, ns, ws);
 		ns->live.nvml_mem = x ? x->mem : 0;
 		if (x && x->sm_pct >= 0)
 			ns->live.nvml_compute_pct = x->sm_pct;
 		else if (x == NULL)
 			ns->live.nvml_compute_pct = 0;
-		ns->n_nvml_procs = x ? x->n : 0;
+		ws->n_nvml_procs = x ? x->n : 0;
 		if (x && x->n)
 			ns->procs_seen = true;
 		/* NVML counts each process's CUDA context too; the shim's
 		 * cap does not. */
-		mem_over = limit != 0 && x != NULL &&
-		           x->mem > limit + cfg->watchdog_grace_bytes +
-		                        (uint64_t)x->n *
-		                            cfg->watchdog_context_bytes;
+		mem_over =
+		    limit != 0 && x != NULL &&
+		    x->mem > limit + cfg->watchdog_grace_bytes +
+		                 (uint64_t)x->n * cfg->watchdog_context_bytes;
 		/* Compute: strict time-sliced slices (an MPS client's SM
 		 * share is bounded by MPS itself; a share-mode slice may use
 		 * what is idle). */
 		if (x != NULL && x->sm_pct >= 0 && dt > 0) {
-			ns->wd_sm_acc += x->sm_pct * dt;
-			ns->wd_sm_t += dt;
+			ws->sm_acc += x->sm_pct * dt;
+			ws->sm_t += dt;
 		}
-		if (ns->wd_sm_t >= 0.8) {
+		if (ws->sm_t >= 0.8) {
 			bool over =
 			    pct > 0 && pct < 100 &&
 			    ns->s.spec.compute_mode != GS_COMPUTE_SHARE &&
 			    ns->s.mode != GS_MODE_MPS &&
 			    ns->s.mode != GS_MODE_MIG_MPS &&
-			    ns->wd_sm_acc / ns->wd_sm_t >
+			    ws->sm_acc / ws->sm_t >
 			        (double)(pct + cfg->watchdog_compute_grace_pct);
 
 			/* Over in two windows running: one window can catch
 			 * a process's last burst as it exits (measured in the
 			 * demo: 32 % in a 15 % slice for one second). */
-			ns->wd_sm_streak = over ? ns->wd_sm_streak + 1 : 0;
-			ns->wd_sm_over = ns->wd_sm_streak >= 2;
-			if (ns->wd_sm_over && x != NULL)
-				x->sm_pct = ns->wd_sm_acc / ns->wd_sm_t;
-			ns->wd_sm_acc = ns->wd_sm_t = 0;
+			ws->sm_streak = over ? ws->sm_streak + 1 : 0;
+			ws->sm_over = ws->sm_streak >= 2;
+			if (ws->sm_over && x != NULL)
+				x->sm_pct = ws->sm_acc / ws->sm_t;
+			ws->sm_acc = ws->sm_t = 0;
 		}
 		if (x == NULL) {
-			ns->wd_sm_over = false;
-			ns->wd_sm_streak = 0;
+			ws->sm_over = false;
+			ws->sm_streak = 0;
 		}
-		cpu_over = ns->wd_sm_over && x != NULL;
+		cpu_over = ws->sm_over && x != NULL;
 		if (mem_over)
 			now_over[n_now++] = ns->s.id;
 		if (cpu_over)
@@ -629,7 +661,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			act(w, ns, x, "compute share", detail, wr);
 		}
 	}
-	gs__wr_submit_detached(node, wr);
+	gs__node_submit_detached(node, wr);
 	wr = NULL;
 	pthread_mutex_unlock(&node->lock);
 	memcpy(w->over, now_over, sizeof(*now_over) * (size_t)n_now);
@@ -655,7 +687,7 @@ void gs_watchdog_remember(struct gs_watchdog *w)
 	pthread_mutex_lock(&w->node->lock);
 	collect_owners(w, wr);
 	remember(w);
-	gs__wr_submit_detached(w->node, wr);
+	gs__node_submit_detached(w->node, wr);
 	pthread_mutex_unlock(&w->node->lock);
 }
 
@@ -675,8 +707,8 @@ static int32_t xid_pid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 	g = &w->node->gpus->gpu[ev->gpu];
 	if (!g->has_pci)
 		return 0;
-	if (!gs_kmsg_take_xid(w->kmsg, g->pci_domain, g->pci_bus,
-	                      g->pci_device, ev->xid, 10000, 300, &x))
+	if (!gs_kmsg_take_xid(w->kmsg, g->pci_domain, g->pci_bus, g->pci_device,
+	                      ev->xid, 10000, 300, &x))
 		return 0;
 	return x.pid > 0 ? x.pid : 0;
 }
@@ -716,6 +748,8 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 	remember(w);
 	for (int i = 0; i < node->n; i++) {
 		struct gs__nslice *ns = node->v[i];
+		const struct wd_slice *ws = wd_of(w, ns->s.id);
+		int n_nvml = ws ? ws->n_nvml_procs : 0;
 
 		if (ns->s.gpu_index != ev->gpu)
 			continue;
@@ -727,13 +761,15 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			mps_gi =
 			    ns->s.mode == GS_MODE_MIG_MPS ? ns->s.gi_id : -1;
 		}
-		if (ns->n_nvml_procs || ns->live.n_procs || ns->s.n_pids)
+		if (n_nvml || ns->live.n_procs || ns->s.n_pids)
 			n_active++;
 	}
 	snprintf(why, sizeof(why), "Xid %llu on gpu %d%s", ev->xid, ev->gpu,
 	         pid > 0 ? "" : " (culprit unknown)");
 	for (int i = 0; i < node->n; i++) {
 		struct gs__nslice *ns = node->v[i];
+		const struct wd_slice *ws = wd_of(w, ns->s.id);
+		int n_nvml = ws ? ws->n_nvml_procs : 0;
 		bool hit;
 
 		if (ns->s.gpu_index != ev->gpu ||
@@ -745,7 +781,7 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 		            ns->s.mode == GS_MODE_MIG_MPS))
 			/* An MPS fault reaches every client of the server:
 			 * every slice with a process on it. */
-			hit = ns->s.id == culprit || ns->n_nvml_procs ||
+			hit = ns->s.id == culprit || n_nvml ||
 			      ns->live.n_procs || ns->s.n_pids;
 		else if (culprit >= 0)
 			hit = ns->s.id == culprit;
@@ -755,8 +791,7 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			/* The driver named a process in no slice. */
 			hit = false;
 		else
-			hit = n_active <= 1 || ns->n_nvml_procs ||
-			      ns->live.n_procs;
+			hit = n_active <= 1 || n_nvml || ns->live.n_procs;
 		if (!hit)
 			continue;
 		if (mps && ns->s.id != culprit && culprit >= 0)
@@ -767,7 +802,7 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 	}
 	gs__wr_event(wr, "gpu.xid", NULL, "gpu %d xid %llu gi %d pid %d",
 	             ev->gpu, ev->xid, ev->gi_id, (int)pid);
-	gs__wr_submit_detached(node, wr);
+	gs__node_submit_detached(node, wr);
 	pthread_mutex_unlock(&node->lock);
 	if (gs_xid_is_gpu_fault(ev->xid)) {
 		char reason[96];

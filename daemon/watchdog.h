@@ -43,16 +43,4 @@ void gs_watchdog_remember(struct gs_watchdog *w);
  */
 void gs_watchdog_events(struct gs_watchdog *w, int timeout_ms);
 
-/*
- * Whether region entry `pi` of slice `s` stands for a process that asked
- * for this slice: alive with the recorded start time, running as the
- * slice's owner or root (any uid when the owner is root), and naming the
- * slice in its environment (GPUSLICE_SLICE) or being the `gpuslice`
- * runner. The region's process table is writable by tenants: only entries
- * that pass this are acted on. Reads /proc. OUT: *why (static text),
- * when not genuine; `why` may be NULL.
- */
-bool gs_watchdog_entry_genuine(const struct gs_proc_info *pi,
-                               const struct gs_slice *s, const char **why);
-
 #endif

@@ -29,7 +29,7 @@ TARGETS=(
 	"fuzz_trace_csv|bench/trace_csv.c bench/trace_cluster.c bench/trace_policy.c bench/trace_replay.c bench/trace_variant.c bench/policy_bestfit.c bench/policy_clustering.c bench/policy_dotprod.c bench/policy_fgd.c bench/policy_gpuslice.c bench/policy_packing.c bench/policy_random.c|"
 	"fuzz_import_device_plugin|core/yaml/yamldoc.c|-lyaml"
 	"fuzz_import_dra|core/yaml/yamldoc.c|-lyaml"
-	"fuzz_api|core/json/spec_json.c core/yaml/yamldoc.c daemon/api.c daemon/config.c daemon/gpu.c daemon/kmsg.c daemon/metrics.c daemon/node.c daemon/reconcile.c daemon/server.c daemon/slice.c daemon/store.c daemon/watchdog.c $REGION_SRC|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
+	"fuzz_api|core/json/spec_json.c core/yaml/yamldoc.c daemon/api/api.c daemon/api/events.c daemon/api/gpus.c daemon/api/json.c daemon/api/plan.c daemon/api/query.c daemon/api/slices.c daemon/api/teams.c daemon/api/usage.c daemon/actor.c daemon/batch.c daemon/config.c daemon/create.c daemon/gpu.c daemon/kmsg.c daemon/ledger.c daemon/lifecycle.c daemon/metrics.c daemon/mig.c daemon/node.c daemon/reconcile.c daemon/recovery.c daemon/remove.c daemon/runtime.c daemon/server.c daemon/slice.c daemon/slots.c daemon/snapshot.c daemon/store.c daemon/trust.c daemon/watchdog.c $REGION_SRC|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
 	"fuzz_region_owner|$REGION_SRC|-ldl -lpthread"
 	"fuzz_region_books|$REGION_SRC|-ldl -lpthread"
 	"fuzz_region_usage|$REGION_SRC|-ldl -lpthread"

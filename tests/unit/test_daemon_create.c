@@ -1,14 +1,14 @@
 /*
- * test_daemon_create.c - gpusliced's two-phase create (daemon/node.c,
- * slice_create / create_finish) on a real node model: a scratch SQLite
+ * test_daemon_create.c - gpusliced's create (daemon/create.c decides,
+ * daemon/actor.c carries the plan out) on a real node model: a scratch SQLite
  * store, library-less H100s (gs_gpus_fake), no region. A test hook
  * (gs_node_set_create_hook) runs between the phases, off the node lock,
  * where the slice is PENDING: saved, its share held, not yet usable.
  * Checks that the model answers while a create is between its phases,
  * that a pending slice holds its share against other creates, that a
  * delete while pending wins (the create answers GS_ERR_BUSY, 409), and
- * that a PENDING row a crash left in the store never comes back as a
- * ready slice (gs_node_recover fails it, with a slice.failed event).
+ * that a PENDING row a crash left in the store is carried on at the next
+ * start (gs_node_recover resumes its plan: the slice becomes READY).
  *
  * A create that changes a GPU's MIG layout runs the NVML steps off the
  * node lock (gs_node_set_mig_hook parks it there): the model answers, the
@@ -371,13 +371,14 @@ static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)
 	return gs_store_slice_put(st, op->arg);
 }
 
-static void pending_row_after_a_crash_fails_at_recovery(void **state)
+static void pending_row_after_a_crash_is_resumed_at_recovery(void **state)
 {
 	struct env *e = *state;
 	struct gs_node_create_res res;
 	struct gs_store_op op = {.apply = apply_put};
 	struct gs_errbuf eb = {0};
 	struct gs_event ev;
+	struct gs_slice got;
 	int kept = -1, cleaned = -1;
 
 	/* The store as a kill -9 between the phases leaves it: the row
@@ -389,32 +390,47 @@ static void pending_row_after_a_crash_fails_at_recovery(void **state)
 	assert_int_equal(create(e, "a", 10 * GIB, &res, &eb), GS_OK);
 	assert_true(e->was_stored);
 	assert_int_equal(e->stored.state, GS_SLICE_PENDING);
+	e->during = NULL;
 	gs_node_destroy(e->f.node);
 	op.arg = &e->stored;
 	gs_store_submit(e->f.store, &op);
 	assert_int_equal(gs_store_wait(e->f.store, &op), GS_OK);
 
-	/* gpusliced starts again. */
+	/* gpusliced starts again: the plan resumes, no create waits. */
 	e->f.node = daemon_fixture_node(&e->f);
+	gs_node_set_create_hook(e->f.node, hook, e);
 	assert_int_equal(gs_node_recover(e->f.node, &kept, &cleaned, &eb), GS_OK);
-	assert_int_equal(kept, 1);
-	assert_int_equal(cleaned, 1);
-	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "a",
-	                                   &res.slice),
-	                 GS_ERR_NOT_FOUND);
-	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "keep",
-	                                   &res.slice),
-	                 GS_OK);
-	assert_int_equal(stored_slices(e), 1);
+	assert_int_equal(kept, 2);
+	assert_int_equal(cleaned, 0);
+	for (int i = 0; i < 500; i++) {
+		assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "a",
+		                                   &got),
+		                 GS_OK);
+		if (got.state != GS_SLICE_PENDING)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(got.state, GS_SLICE_READY);
+	assert_int_equal(got.gpu_index, e->stored.gpu_index);
+	/* Saved so (its READY row follows the resume's event). */
+	for (int i = 0; i < 500; i++) {
+		e->was_stored = false;
+		assert_int_equal(
+		    gs_store_load_slices(e->f.store, find_row, e, NULL), GS_OK);
+		if (e->was_stored && e->stored.state == GS_SLICE_READY)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(e->stored.state, GS_SLICE_READY);
+	assert_int_equal(stored_slices(e), 2);
 	memset(&ev, 0, sizeof(ev));
 	assert_int_equal(gs_store_events(e->f.store, 0, 0, "a", -1, 100,
 	                                 last_event, &ev, NULL),
 	                 GS_OK);
-	assert_string_equal(ev.type, "slice.failed");
-	assert_non_null(strstr(ev.message, "stopped while it was being"));
-	/* Its share is free. */
+	assert_string_equal(ev.type, "slice.created");
+	/* Creates go on as before. */
 	assert_int_equal(create(e, "b", 70 * GIB, &res, &eb), GS_OK);
-	assert_int_equal(create(e, "c", 70 * GIB, &res, &eb), GS_OK);
+	assert_int_equal(res.slice.state, GS_SLICE_READY);
 }
 
 int main(void)
@@ -427,7 +443,8 @@ int main(void)
 	        delete_while_pending_wins_and_the_create_answers_busy, setup,
 	        teardown),
 	    cmocka_unit_test_setup_teardown(
-	        pending_row_after_a_crash_fails_at_recovery, setup, teardown),
+	        pending_row_after_a_crash_is_resumed_at_recovery, setup,
+	        teardown),
 	    cmocka_unit_test_setup_teardown(
 	        model_answers_while_a_create_changes_mig, setup_mig,
 	        teardown),

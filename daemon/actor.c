@@ -1,0 +1,541 @@
+/*
+ * actor.c - the node's actor: what a create decided (create.c, under one
+ * node-lock acquisition: the slice PENDING in the model and the store,
+ * its decision in a plan) is carried out here, off the node lock, by one
+ * worker thread per GPU, so one GPU's slow MIG change or MPS start never
+ * holds up another's creates. A plan's steps:
+ *
+ *   MIG work (plan_mig) ---> phase A saved? ---> hook, MPS server, region
+ *   (NVML steps on a copy,     (the create        entry (plan_finish) --->
+ *    then the instance)         reports it)       READY or FAILED
+ *
+ * Every step that fails ends in plan_fail: the slice becomes FAILED and
+ * goes with a slice.failed event saying why, and what was made for it
+ * (a MIG instance) goes too; a slice deleted meanwhile stays deleted and
+ * what was made for it goes (plan_gone). The create waits on its plan
+ * with a deadline (gs__actor_await) and answers with the outcome; the
+ * plan's last batch is committed before the answer (201 means ready, and
+ * saved). A daemon that stopped with plans pending resumes them at start
+ * (gs__actor_resume, from gs_node_recover).
+ *
+ * Owns node->actor: the queue of plans (in order, under node->lock), the
+ * workers, and one condition variable (with node->lock) for work queued,
+ * phase A reported, a plan done, and stop. A plan is the create's and
+ * the actor's until both let go (plan->creator says whether the create
+ * still waits; the last to let go frees it).
+ */
+#include "actor.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gs/log.h"
+#include "ledger.h"
+#include "remove.h"
+#include "mig.h"
+#include "node_int.h"
+#include "slots.h"
+
+/* How long a create waits for its slice to be ready. */
+#define ACTOR_DEADLINE_S 120
+
+enum a_state { A_UNKNOWN, A_SAVED, A_LOST };
+
+struct gs__plan {
+	struct gs__plan *next;
+	struct gs_slice s; /* as phase A saved it; MIG fields once claimed */
+	struct gs_adm_decision dec;
+	struct gs_gpus *priv; /* MIG work: the inventory copy, else NULL */
+	bool creator;         /* a create waits on it */
+	enum a_state a;       /* how phase A's batch committed */
+	bool done;
+	gs_err err;
+	struct gs_errbuf eb;
+	struct gs_slice result;
+	/* the last batch (READY or FAILED), queued; its waiter is the
+	 * create when it still waits, else the actor */
+	struct gs__wr wr;
+	bool has_wr, wr_ready;
+};
+
+struct worker {
+	struct gs_node *node;
+	int gpu;
+	pthread_t t;
+};
+
+struct gs__actor {
+	pthread_cond_t cv;
+	bool stop;
+	struct gs__plan *head, *tail;
+	int n;
+	struct worker w[GS_GPUS_MAX];
+};
+
+struct gs__plan *gs__plan_new(void)
+{
+	struct gs__plan *p = calloc(1, sizeof(*p));
+
+	if (p != NULL)
+		gs__wr_init(&p->wr);
+	return p;
+}
+
+void gs__plan_free(struct gs__plan *p)
+{
+	if (p == NULL)
+		return;
+	gs_adm_decision_fini(&p->dec);
+	gs__wr_fini(&p->wr);
+	free(p->priv);
+	free(p);
+}
+
+static int worker_of(const struct gs__actor *a, int gpu)
+{
+	return gpu >= 0 ? gpu % a->n : 0;
+}
+
+void gs__actor_queue(struct gs_node *node, struct gs__plan *p,
+                     const struct gs_slice *s, struct gs_adm_decision *dec,
+                     struct gs_gpus *priv)
+{
+	struct gs__actor *a = node->actor;
+
+	p->s = *s;
+	p->dec = *dec;
+	memset(dec, 0, sizeof(*dec));
+	p->priv = priv;
+	p->creator = true;
+	p->next = NULL;
+	if (a->tail)
+		a->tail->next = p;
+	else
+		a->head = p;
+	a->tail = p;
+	pthread_cond_broadcast(&a->cv);
+}
+
+bool gs__actor_resume(struct gs_node *node, struct gs__nslice *ns)
+{
+	struct gs__plan *p = gs__plan_new();
+	struct gs_adm_decision dec;
+
+	if (p == NULL)
+		return false;
+	/* What is left of a create that was decided and saved: no MIG
+	 * steps (an instance it holds stays as it is), its MPS server and
+	 * region entry. */
+	memset(&dec, 0, sizeof(dec));
+	dec.mode = ns->s.mode;
+	dec.gpu = ns->s.gpu_index;
+	dec.gi_id = ns->s.gi_id;
+	gs__actor_queue(node, p, &ns->s, &dec, NULL);
+	p->creator = false;
+	p->a = A_SAVED;
+	gs_info("node", "slice=%s pending since the last start: resumed",
+	        ns->s.name);
+	return true;
+}
+
+/* Lock held: the next plan of worker `w`'s GPU, taken off the queue. */
+static struct gs__plan *take(struct gs__actor *a, const struct worker *w)
+{
+	struct gs__plan **pp, *prev = NULL;
+
+	for (pp = &a->head; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct gs__plan *p = *pp;
+
+		if (worker_of(a, p->s.gpu_index) != w->gpu)
+			continue;
+		*pp = p->next;
+		if (a->tail == p)
+			a->tail = prev;
+		p->next = NULL;
+		return p;
+	}
+	return NULL;
+}
+
+/*
+ * Lock held: the plan is carried out (err, and its last batch queued when
+ * has_wr). The create that waits takes over; without one the actor waits
+ * for the batch and frees the plan (lock released and taken again).
+ */
+static void plan_done(struct gs_node *node, struct gs__plan *p, gs_err err)
+{
+	p->done = true;
+	p->err = err;
+	pthread_cond_broadcast(&node->actor->cv);
+	if (p->creator)
+		return;
+	pthread_mutex_unlock(&node->lock);
+	if (p->has_wr && gs__node_wait(node, &p->wr, NULL) != GS_OK &&
+	    p->wr_ready)
+		gs_warn("node", "slice=%s could not be saved as ready",
+		        p->s.name);
+	gs__plan_free(p);
+	pthread_mutex_lock(&node->lock);
+}
+
+/*
+ * Lock held: the one way a plan fails. Slice `ns` (still PENDING) becomes
+ * FAILED and goes with a slice.failed event saying `why`; the MIG
+ * instance the plan made for it goes too (`undo_mig`). The batch is the
+ * plan's last (announced with gs_store_intent when *intent).
+ */
+static void plan_fail(struct gs_node *node, struct gs__plan *p,
+                      struct gs__nslice *ns, bool undo_mig, const char *why,
+                      bool *intent)
+{
+	gs__node_fail(node, ns, undo_mig ? &p->dec : NULL, &p->wr, why);
+	gs__node_submit_announced(node, &p->wr, intent);
+	p->has_wr = true;
+}
+
+/*
+ * Lock held: the slice is no longer in the model (deleted while pending,
+ * or lost to a resync after phase A's batch failed). What was made for
+ * it goes: region entry `ref` (unless a slice of that name holds it now)
+ * and the MIG instance.
+ */
+static void plan_gone(struct gs_node *node, struct gs__plan *p,
+                      const struct gs_slice_ref *ref, bool has_ref)
+{
+	struct gs__wr *dw = gs__wr_new();
+
+	if (has_ref && !gs__slot_held(node, ref) &&
+	    gs__node_find(node, p->s.name) == NULL)
+		(void)gs_region_slice_delete(node->region, ref, NULL);
+	gs__mig_undo(node, &p->s, &p->dec);
+	/* A resync that ran before phase A's row was committed lost the
+	 * slice from the model but not from the store. */
+	gs__wr_slice_del(dw, p->s.id);
+	gs__node_submit_detached(node, dw);
+	gs_info("node", "slice=%s deleted while it was being created",
+	        p->s.name);
+	(void)gs_fail(&p->eb, GS_ERR_BUSY,
+	              "slice %s was deleted while it was being created",
+	              p->s.name);
+}
+
+/*
+ * The MIG part of plan `p` (its decision has MIG work); lock NOT held.
+ * Phase A marked GPU g busy and copied the inventory into p->priv: the
+ * NVML steps run on it under node->mig_lock (readers go on meanwhile),
+ * then, under node->lock, gpu[g] is copied back, busy cleared and the
+ * slice takes its instance. Returns with the lock held: true to go on,
+ * false when the plan ended here (failed, or the slice is gone).
+ */
+static bool plan_mig(struct gs_node *node, struct gs__plan *p)
+{
+	int g = p->s.gpu_index;
+	struct gs_errbuf eb = {0};
+	struct gs__nslice *ns;
+	gs_err err;
+
+	pthread_mutex_lock(&node->mig_lock);
+	if (node->mig_hook)
+		node->mig_hook(node->mig_hook_arg, p->s.name);
+	err = gs__mig_steps(p->priv, g, &p->dec, &eb);
+	pthread_mutex_unlock(&node->mig_lock);
+
+	pthread_mutex_lock(&node->lock);
+	node->gpus->gpu[g] = p->priv->gpu[g];
+	node->mig_busy[g] = false;
+	/* Its processes may start the moment the create answers: the new
+	 * instance must be in the region's GPU table by then (a shim makes
+	 * no context on a GPU its daemon does not know). */
+	gs__slot_register_devices(node);
+	ns = gs__node_find_id(node, p->s.id);
+	if (ns == NULL) {
+		plan_gone(node, p, NULL, false);
+		plan_done(node, p, GS_ERR_BUSY);
+		return false;
+	}
+	if (err == GS_OK) {
+		err = gs__mig_claim(node, &ns->s, &p->dec, &eb);
+		if (err == GS_OK)
+			p->s = ns->s;
+	}
+	if (err) {
+		char why[256];
+		bool intent = false;
+
+		snprintf(why, sizeof(why),
+		         "not created: its MIG change failed: %s",
+		         gs_errbuf_msg(&eb, err));
+		/* The steps done stay done (their instances idle). */
+		plan_fail(node, p, ns, false, why, &intent);
+		p->eb = eb;
+		plan_done(node, p, err);
+		return false;
+	}
+	return true;
+}
+
+/* Lock held: waits until the create reports how phase A committed. */
+static bool phase_a_saved(struct gs_node *node, struct gs__plan *p)
+{
+	while (p->a == A_UNKNOWN)
+		pthread_cond_wait(&node->actor->cv, &node->lock);
+	return p->a == A_SAVED;
+}
+
+/*
+ * Phase B of plan `p`; the lock is NOT held on entry, and is on return.
+ * Brings up an MPS slice's server and writes the slice's limits to the
+ * region off the lock (gs__slot_write may wait on the region's writers'
+ * lock), then, under the lock, finds the slice again by id and makes it
+ * READY, saved with its slice.created event; or FAILED and gone.
+ */
+static void plan_finish(struct gs_node *node, struct gs__plan *p)
+{
+	const struct gs_slice *s = &p->s;
+	const struct gs_adm_decision *dec = &p->dec;
+	struct gs_slice_ref ref = {.slot = -1};
+	struct gs_errbuf reb = {0}, meb = {0};
+	struct gs__nslice *ns;
+	bool has_ref = false, intent = true, mps_down = false;
+	gs_err rerr = GS_OK;
+
+	if (node->create_hook)
+		node->create_hook(node->create_hook_arg, s->name);
+	/* An MPS slice is ready once its server is: a process started in
+	 * it before then would run as a context of its own, not held by
+	 * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
+	if (node->mps_starter &&
+	    (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS) &&
+	    !node->mps_starter(node->mps_starter_arg, s, &meb))
+		mps_down = true;
+	if (node->region && !mps_down)
+		rerr = gs__slot_write(node->region, s, &ref, &has_ref, &reb);
+
+	gs_store_intent(node->store);
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find_id(node, s->id);
+	if (ns == NULL) {
+		gs_store_intent_drop(node->store);
+		plan_gone(node, p, has_ref ? &ref : NULL, has_ref);
+		plan_done(node, p, GS_ERR_BUSY);
+		return;
+	}
+	gs__slot_took(ns, &ref, has_ref);
+	if (mps_down || rerr) {
+		char why[256];
+
+		/*
+		 * Fail closed: a slice whose limits are not in the region (a
+		 * shim could not enforce it), or an MPS slice without its
+		 * server (nothing would hold it to its compute share), is not
+		 * created. Nothing of it stays: not in the model, the store
+		 * or the region; the event says why. Reclaim victims stay
+		 * gone.
+		 */
+		if (mps_down)
+			snprintf(
+			    why, sizeof(why),
+			    "not created: its MPS control daemon could not "
+			    "start: %s",
+			    gs_errbuf_msg(&meb, GS_ERR_UNAVAILABLE));
+		else
+			snprintf(why, sizeof(why),
+			         "not created: its limits could not be written "
+			         "to the shared region: %s",
+			         gs_errbuf_msg(&reb, rerr));
+		plan_fail(node, p, ns, true, why, &intent);
+		(void)gs_fail(&p->eb, GS_ERR_UNAVAILABLE, "slice %s %s",
+		              s->name, why);
+		node->ctr.rejects++;
+		plan_done(node, p, GS_ERR_UNAVAILABLE);
+		return;
+	}
+	ns->s.state = GS_SLICE_READY;
+	ns->s.updated_ns = gs_now_ns();
+	/* the ledger skipped it till now */
+	gs__ledger_start(node, ns->s.id, ns->s.updated_ns);
+	gs__wr_slice_put(&p->wr, &ns->s);
+	gs__wr_event(
+	    &p->wr, "slice.created", &ns->s,
+	    "mode=%s memory=%llu compute=%d priority=%s%s%s%s%s",
+	    gs_mode_name(s->mode), (unsigned long long)s->spec.memory_bytes,
+	    s->spec.compute_pct, gs_priority_name(s->spec.priority),
+	    s->borrowed ? " borrowed" : "", dec->mode_why[0] ? " (" : "",
+	    dec->mode_why, dec->mode_why[0] ? ")" : "");
+	node->ctr.creates++;
+	p->result = ns->s;
+	gs__node_submit_announced(node, &p->wr, &intent);
+	p->has_wr = true;
+	p->wr_ready = true;
+	plan_done(node, p, GS_OK);
+}
+
+/* Carries out plan `p`; lock NOT held on entry, held on return. */
+static void plan_run(struct gs_node *node, struct gs__plan *p)
+{
+	if (p->priv != NULL && !plan_mig(node, p))
+		return;
+	if (p->priv == NULL)
+		pthread_mutex_lock(&node->lock);
+	if (!phase_a_saved(node, p)) {
+		/* The create answered its commit's error; the model went
+		 * back to the store's. */
+		if (gs__node_find_id(node, p->s.id) == NULL)
+			gs__mig_undo(node, &p->s, &p->dec);
+		plan_done(node, p, GS_ERR_IO);
+		return;
+	}
+	pthread_mutex_unlock(&node->lock);
+	plan_finish(node, p);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct gs_node *node = w->node;
+	struct gs__actor *a = node->actor;
+
+	pthread_mutex_lock(&node->lock);
+	while (!a->stop) {
+		struct gs__plan *p = take(a, w);
+
+		if (p == NULL) {
+			pthread_cond_wait(&a->cv, &node->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&node->lock);
+		plan_run(node, p);
+	}
+	pthread_mutex_unlock(&node->lock);
+	return NULL;
+}
+
+gs_err gs__actor_start(struct gs_node *node, struct gs_errbuf *eb)
+{
+	struct gs__actor *a = calloc(1, sizeof(*a));
+	int n = node->gpus && node->gpus->n > 0 ? node->gpus->n : 1;
+
+	if (a == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	pthread_cond_init(&a->cv, NULL);
+	node->actor = a;
+	for (int i = 0; i < n && i < GS_GPUS_MAX; i++) {
+		a->w[i].node = node;
+		a->w[i].gpu = i;
+		if (pthread_create(&a->w[i].t, NULL, worker_main, &a->w[i]) !=
+		    0) {
+			gs__actor_stop(node);
+			return gs_fail(eb, GS_ERR_NOMEM,
+			               "cannot start the actor's threads");
+		}
+		a->n = i + 1;
+	}
+	return GS_OK;
+}
+
+void gs__actor_stop(struct gs_node *node)
+{
+	struct gs__actor *a = node->actor;
+
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&node->lock);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&node->lock);
+	for (int i = 0; i < a->n; i++)
+		pthread_join(a->w[i].t, NULL);
+	while (a->head) {
+		struct gs__plan *p = a->head;
+
+		a->head = p->next;
+		gs__plan_free(p);
+	}
+	pthread_cond_destroy(&a->cv);
+	free(a);
+	node->actor = NULL;
+}
+
+/*
+ * The create's wait for its last batch; lock NOT held. A READY row that
+ * could not be saved: the model went back to the store's (resync), where
+ * the slice is still PENDING and no one would finish it: it fails, and
+ * the instance made for it goes.
+ */
+static gs_err await_saved(struct gs_node *node, struct gs__plan *p,
+                          struct gs_errbuf *eb)
+{
+	gs_err err = gs__node_wait(node, &p->wr, p->wr_ready ? eb : NULL);
+	struct gs__nslice *ns;
+	struct gs__wr *fw;
+
+	if (err == GS_OK || !p->wr_ready)
+		return err;
+	fw = gs__wr_new();
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find_id(node, p->s.id);
+	if (ns != NULL && ns->s.state == GS_SLICE_PENDING)
+		gs__node_fail(node, ns, NULL, fw,
+		              "not created: it could not be saved as ready");
+	if (gs__node_find_id(node, p->s.id) == NULL)
+		gs__mig_undo(node, &p->s, &p->dec);
+	gs__node_submit_detached(node, fw);
+	pthread_mutex_unlock(&node->lock);
+	return err;
+}
+
+gs_err gs__actor_await(struct gs_node *node, struct gs__plan *p, gs_err a_err,
+                       struct gs_node_create_res *res, struct gs_errbuf *eb)
+{
+	struct gs__actor *a = node->actor;
+	struct timespec until;
+	gs_err err;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ACTOR_DEADLINE_S;
+	pthread_mutex_lock(&node->lock);
+	p->a = a_err ? A_LOST : A_SAVED;
+	pthread_cond_broadcast(&a->cv);
+	if (a_err && !p->done) {
+		/* The create answers its commit's error; the actor undoes. */
+		p->creator = false;
+		pthread_mutex_unlock(&node->lock);
+		return a_err;
+	}
+	while (!p->done && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&a->cv, &node->lock, &until);
+	if (!p->done) {
+		p->creator = false;
+		pthread_mutex_unlock(&node->lock);
+		return gs_fail(eb, GS_ERR_TIMEOUT,
+		               "slice %s is not ready after %d s; it shows as "
+		               "pending until it is created or fails",
+		               p->s.name, ACTOR_DEADLINE_S);
+	}
+	pthread_mutex_unlock(&node->lock);
+	if (a_err) {
+		/* Done before phase A's error was known (a failed MIG step,
+		 * the slice lost to the resync): the commit's error wins. */
+		if (p->has_wr)
+			(void)gs__node_wait(node, &p->wr, NULL);
+		gs__plan_free(p);
+		return a_err;
+	}
+	err = p->err;
+	if (err && p->eb.set)
+		(void)gs_fail(eb, err, "%s", p->eb.msg);
+	if (p->has_wr) {
+		gs_err werr = await_saved(node, p, err ? NULL : eb);
+
+		if (!err)
+			err = werr;
+	}
+	if (!err)
+		res->slice = p->result;
+	gs__plan_free(p);
+	return err;
+}

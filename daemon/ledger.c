@@ -1,0 +1,337 @@
+/*
+ * ledger.c - the usage ledger: a cursor per slice (the region's usage
+ * counters at its last row, and the SM-time charged so far) and the rows
+ * the ledger tick appends for what each slice used since. Owns the
+ * cursors (node->ledger, by slice id, under the node lock): they outlive
+ * a reload of the model from the store, and a daemon that starts again
+ * picks them up from the rows already written (gs__ledger_resume).
+ *
+ * SM-time (busy time x the SM share) is accumulated per interval so that
+ * a share that changes is charged at the rate of each interval: sm_s
+ * covers the region's busy time up to sm_busy_ns.
+ */
+#include "ledger.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs/log.h"
+#include "node_int.h"
+
+struct cursor {
+	int64_t id;
+	int64_t t_ns; /* the end of the last row */
+	uint64_t busy_ns;
+	uint64_t throttled_ns;
+	double mem_byte_s;
+	double sm_s;
+	uint64_t sm_busy_ns;
+};
+
+/* The cursors, ordered by slice id. */
+struct gs__ledger {
+	int n, cap;
+	struct cursor *v;
+};
+
+struct gs__ledger *gs__ledger_create(void)
+{
+	return calloc(1, sizeof(struct gs__ledger));
+}
+
+void gs__ledger_destroy(struct gs__ledger *led)
+{
+	if (led == NULL)
+		return;
+	free(led->v);
+	free(led);
+}
+
+/* Index of slice `id`'s cursor, or where it would go (*found false). */
+static int cursor_at(const struct gs__ledger *led, int64_t id, bool *found)
+{
+	int lo = 0, hi = led->n - 1;
+
+	*found = false;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (led->v[mid].id == id) {
+			*found = true;
+			return mid;
+		}
+		if (led->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+static struct cursor *cursor_of(struct gs__ledger *led, int64_t id)
+{
+	bool found;
+	int at;
+
+	if (led == NULL)
+		return NULL;
+	at = cursor_at(led, id, &found);
+	return found ? &led->v[at] : NULL;
+}
+
+/* Slice `id`'s cursor, made from `now` when it had none (NULL: out of
+ * memory; the slice goes without rows until a cursor can be made). */
+static struct cursor *cursor_add(struct gs__ledger *led, int64_t id,
+                                 int64_t now)
+{
+	bool found;
+	int at;
+
+	if (led == NULL)
+		return NULL;
+	at = cursor_at(led, id, &found);
+	if (found)
+		return &led->v[at];
+	if (led->n == led->cap) {
+		int cap = led->cap ? led->cap * 2 : 64;
+		struct cursor *nv = realloc(led->v, sizeof(*nv) * (size_t)cap);
+
+		if (nv == NULL) {
+			gs_error("ledger",
+			         "slice id=%lld: out of memory for its "
+			         "cursor; no rows until there is",
+			         (long long)id);
+			return NULL;
+		}
+		led->v = nv;
+		led->cap = cap;
+	}
+	memmove(&led->v[at + 1], &led->v[at],
+	        sizeof(led->v[0]) * (size_t)(led->n - at));
+	led->n++;
+	memset(&led->v[at], 0, sizeof(led->v[at]));
+	led->v[at].id = id;
+	led->v[at].t_ns = now;
+	return &led->v[at];
+}
+
+static struct cursor *cursor_get(struct gs_node *node, int64_t id)
+{
+	return cursor_add(node->ledger, id, gs_now_ns());
+}
+
+void gs__ledger_sync(struct gs_node *node, int64_t now)
+{
+	struct gs__ledger *led = node->ledger;
+	int k = 0;
+
+	if (led == NULL)
+		return;
+	for (int i = 0; i < led->n; i++)
+		if (gs__node_find_id(node, led->v[i].id) != NULL)
+			led->v[k++] = led->v[i];
+	led->n = k;
+	for (int i = 0; i < node->n; i++)
+		(void)cursor_add(led, node->v[i]->s.id, now);
+}
+
+void gs__ledger_start(struct gs_node *node, int64_t id, int64_t t_ns)
+{
+	struct cursor *c = cursor_add(node->ledger, id, t_ns);
+
+	if (c != NULL)
+		c->t_ns = t_ns;
+}
+
+void gs__ledger_forget(struct gs_node *node, int64_t id)
+{
+	struct gs__ledger *led = node->ledger;
+	bool found;
+	int at;
+
+	if (led == NULL)
+		return;
+	at = cursor_at(led, id, &found);
+	if (!found)
+		return;
+	memmove(&led->v[at], &led->v[at + 1],
+	        sizeof(led->v[0]) * (size_t)(led->n - at - 1));
+	led->n--;
+}
+
+/*
+ * A daemon that starts again picks the ledger up where it stopped: the
+ * cursors of each slice it loads are what its rows already hold (the
+ * region's books of a slice that outlived the daemon keep counting from
+ * the slice's creation), and its next row starts where the last one ended
+ * (the slice was held while the daemon was down). Without rows: from now
+ * and from zero.
+ */
+void gs__ledger_resume(struct gs_node *node)
+{
+	for (int i = 0; i < node->n; i++) {
+		struct gs__nslice *ns = node->v[i];
+		struct cursor *c = cursor_of(node->ledger, ns->s.id);
+		struct gs_store_ledger_sum sum;
+		struct gs_errbuf eb = {0};
+
+		if (gs_store_ledger_sum(node->store, ns->s.id, &sum, &eb) !=
+		    GS_OK) {
+			gs_warn("node",
+			        "slice=%s ledger not resumed (its next row may "
+			        "count earlier usage again): %s",
+			        ns->s.name, eb.msg);
+			continue;
+		}
+		if (sum.t1_ns == 0 || c == NULL)
+			continue;
+		c->busy_ns = (uint64_t)(sum.gpu_seconds * 1e9);
+		c->throttled_ns = (uint64_t)(sum.throttled_seconds * 1e9);
+		if (ns->s.spec.memory_bytes == 0)
+			c->mem_byte_s =
+			    sum.gib_seconds * 1024.0 * 1024.0 * 1024.0;
+		if (sum.t1_ns < c->t_ns)
+			c->t_ns = sum.t1_ns;
+	}
+}
+
+double gs__ledger_sm_seconds(struct gs_node *node, const struct gs__nslice *ns,
+                             uint64_t busy_ns)
+{
+	const struct cursor *c = cursor_of(node->ledger, ns->s.id);
+	double sm_s = c ? c->sm_s : 0;
+	uint64_t sm_busy_ns = c ? c->sm_busy_ns : 0;
+
+	if (busy_ns < sm_busy_ns)
+		return sm_s;
+	return sm_s +
+	       (double)(busy_ns - sm_busy_ns) / 1e9 * gs_slice_sm_share(&ns->s);
+}
+
+void gs__ledger_sm_advance(struct gs_node *node, struct gs__nslice *ns,
+                           uint64_t busy_ns)
+{
+	struct cursor *c = cursor_get(node, ns->s.id);
+	double sm_s = gs__ledger_sm_seconds(node, ns, busy_ns);
+
+	if (c != NULL) {
+		c->sm_s = sm_s;
+		c->sm_busy_ns = busy_ns;
+	}
+	ns->live.sm_share = gs_slice_sm_share(&ns->s);
+	ns->live.sm_seconds = sm_s;
+}
+
+void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
+                       struct gs__wr *wr, int64_t now)
+{
+	struct gs_usage_row r;
+	struct gs_slice_usage u;
+	struct cursor *c = cursor_get(node, ns->s.id);
+	double dt;
+
+	/* A slice being created holds nothing anyone could use yet. */
+	if (c == NULL)
+		return;
+	dt = (double)(now - c->t_ns) / 1e9;
+	if (dt <= 0 || ns->s.state == GS_SLICE_PENDING ||
+	    ns->s.state == GS_SLICE_FAILED)
+		return;
+	memset(&r, 0, sizeof(r));
+	if (node->region && ns->has_ref &&
+	    gs_region_slice_usage(node->region, &ns->ref, &u) == GS_OK) {
+		if (u.busy_ns >= c->busy_ns)
+			r.gpu_seconds = (double)(u.busy_ns - c->busy_ns) / 1e9;
+		if (u.throttled_ns >= c->throttled_ns)
+			r.throttled_seconds =
+			    (double)(u.throttled_ns - c->throttled_ns) / 1e9;
+		if (ns->s.spec.memory_bytes == 0 &&
+		    u.mem_byte_s >= c->mem_byte_s)
+			r.gib_seconds = (u.mem_byte_s - c->mem_byte_s) /
+			                (1024.0 * 1024.0 * 1024.0);
+		c->busy_ns = u.busy_ns;
+		c->throttled_ns = u.throttled_ns;
+		c->mem_byte_s = u.mem_byte_s;
+		ns->live.n_procs = u.n_procs;
+		ns->live.mem_used = u.mem_used;
+		ns->live.mem_peak = u.mem_peak;
+		ns->live.busy_ns = u.busy_ns;
+		ns->live.throttled_ns = u.throttled_ns;
+		gs__ledger_sm_advance(node, ns, u.busy_ns);
+	}
+	/* SM-time at the share of this interval (sm_advance's rate). */
+	r.sm_seconds = r.gpu_seconds * gs_slice_sm_share(&ns->s);
+	/* Memory is charged as reserved: a cap held is a cap others lack. */
+	if (ns->s.spec.memory_bytes)
+		r.gib_seconds = (double)ns->s.spec.memory_bytes /
+		                (1024.0 * 1024.0 * 1024.0) * dt;
+	snprintf(r.mode, sizeof(r.mode), "%s", gs_mode_name(ns->s.mode));
+	r.alloc_seconds =
+	    dt * (ns->s.spec.compute_pct ? ns->s.spec.compute_pct : 100) /
+	    100.0;
+	r.slice_id = ns->s.id;
+	r.owner_uid = ns->s.owner_uid;
+	snprintf(r.slice, sizeof(r.slice), "%s", ns->s.name);
+	snprintf(r.team, sizeof(r.team), "%s", ns->s.team);
+	if (ns->s.gpu_index >= 0 && ns->s.gpu_index < node->gpus->n)
+		snprintf(r.gpu_model, sizeof(r.gpu_model), "%s",
+		         node->gpus->gpu[ns->s.gpu_index].model);
+	r.t0_ns = c->t_ns;
+	r.t1_ns = now;
+	c->t_ns = now;
+	gs__wr_usage(wr, &r);
+}
+
+/* Writes a ledger row for every slice (the ledger tick). */
+void gs_node_ledger_sample(struct gs_node *node)
+{
+	struct gs__wr *wr = gs__wr_new();
+	int64_t now = gs_now_ns();
+
+	pthread_mutex_lock(&node->lock);
+	for (int i = 0; i < node->n; i++)
+		gs__ledger_sample(node, node->v[i], wr, now);
+	if (node->cfg->events_keep > 0)
+		gs__wr_trim(wr, node->cfg->events_keep);
+	gs__node_submit_detached(node, wr);
+	pthread_mutex_unlock(&node->lock);
+}
+
+gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
+                           struct gs_node_usage *out)
+{
+	struct gs__nslice *ns;
+	struct gs_slice_ref ref;
+	struct gs_slice_usage u;
+	bool has_ref = false;
+
+	pthread_mutex_lock(&node->lock);
+	ns = gs__node_find_id(node, id);
+	if (ns == NULL) {
+		pthread_mutex_unlock(&node->lock);
+		return GS_ERR_NOT_FOUND;
+	}
+	*out = ns->live;
+	has_ref = node->region && ns->has_ref;
+	ref = ns->ref;
+	pthread_mutex_unlock(&node->lock);
+	/* Off the node lock: the usage file's mutex is shared with tenants
+	 * (a stale ref reads GS_ERR_NOT_FOUND and keeps the last sample). */
+	if (has_ref && gs_region_slice_usage(node->region, &ref, &u) == GS_OK) {
+		out->n_procs = u.n_procs;
+		out->mem_used = u.mem_used;
+		out->mem_peak = u.mem_peak;
+		out->busy_ns = u.busy_ns;
+		out->throttled_ns = u.throttled_ns;
+		/* Charged since the last tick at the share now; the slice
+		 * may be gone meanwhile (then the last tick's figure stays). */
+		pthread_mutex_lock(&node->lock);
+		ns = gs__node_find_id(node, id);
+		if (ns != NULL)
+			out->sm_seconds =
+			    gs__ledger_sm_seconds(node, ns, u.busy_ns);
+		pthread_mutex_unlock(&node->lock);
+	}
+	return GS_OK;
+}

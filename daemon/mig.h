@@ -1,0 +1,32 @@
+/*
+ * mig.h - a create's and a recovery's MIG instance work (mig.c).
+ */
+#ifndef GS_DAEMON_MIG_H
+#define GS_DAEMON_MIG_H
+
+#include <stdbool.h>
+
+#include "gs/admission.h"
+#include "gpu.h"
+#include "slice.h"
+
+struct gs_node;
+struct gs_errbuf;
+
+/* Whether a MIG instance at gi_id of GPU g is held by a slice. Lock held. */
+bool gs__mig_in_use(struct gs_node *node, int g, int gi_id);
+/* Whether decision `d` changes its GPU's MIG mode or layout. */
+bool gs__mig_has_work(const struct gs_adm_decision *d);
+/* The NVML part of decision `d` on GPU g of `gpus` (node->mig_lock held). */
+gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
+                     const struct gs_adm_decision *d, struct gs_errbuf *eb);
+/* Lock held, the steps done: MIG slice `s` takes its instance. */
+gs_err gs__mig_claim(struct gs_node *node, struct gs_slice *s,
+                     const struct gs_adm_decision *d, struct gs_errbuf *eb);
+/* Lock held: undoes the instance a failed creation made for `s`. */
+void gs__mig_undo(struct gs_node *node, const struct gs_slice *s,
+                  const struct gs_adm_decision *d);
+/* Lock held: destroys instance `uuid` of GPU g unless a slice names it. */
+void gs__mig_drop_unheld(struct gs_node *node, int g, const char *uuid);
+
+#endif
