@@ -17,7 +17,8 @@
 # To add a target: write tests/fuzz/<name>.c with LLVMFuzzerTestOneInput,
 # give it seeds in tests/fuzz/corpus/<name>/, and add one line to TARGETS:
 # "name|extra sources (space-separated, from the repo root)|extra libs".
-# Every target links all of core/*.c, the generated catalog and common/.
+# Every target links all of core/ (but its json/ and yaml/ readers, named
+# per target), the generated catalog and common/.
 set -euo pipefail
 
 # region/'s files, for targets that link the region (fuzz_api, fuzz_region_*).
@@ -64,15 +65,19 @@ mkdir -p "$out/obj"
 gen="$out/catalog_data.c"
 python3 "$root/core/gen_catalog.py" "$root/data/mig-profiles.json" "$gen"
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+# daemon/: daemon/api/ includes the daemon's headers by name, as its CMake
+# target does.
 cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE "${san[@]}" -I"$root/include"
-	-I"$root/core")
+	-I"$root/core" -I"$root/daemon")
 
 # The shared part (core, the generated catalog, common) is compiled once,
 # instrumented for the fuzzer but without its main.
 echo "fuzz: building core" >&2
 objs=()
-for f in "$root"/core/*.c "$gen" "$root"/common/*.c; do
-	o="$out/obj/$(basename "${f%.c}").o"
+for f in "$root"/core/*.c "$root"/core/place/*.c "$root"/core/frag/*.c \
+	"$gen" "$root"/common/*.c; do
+	rel=${f#"$root"/}
+	o="$out/obj/$(echo "${rel%.c}" | tr / _).o"
 	if ! "$cc" "${cflags[@]}" -fsanitize=fuzzer-no-link -c "$f" -o "$o" \
 		2>>"$out/obj/build.log"; then
 		echo "fuzz: $f failed to build (see $out/obj/build.log)" >&2
