@@ -98,8 +98,8 @@ static ssize_t read_some(int fd, char *out, size_t len, size_t *used)
 	ssize_t k = read(fd, buf, sizeof(buf));
 
 	if (k > 0 && out != NULL && *used + 1 < len) {
-		size_t c = (size_t)k < len - 1 - *used ? (size_t)k
-		                                       : len - 1 - *used;
+		size_t c =
+		    (size_t)k < len - 1 - *used ? (size_t)k : len - 1 - *used;
 
 		memcpy(out + *used, buf, c);
 		*used += c;
@@ -107,9 +107,8 @@ static ssize_t read_some(int fd, char *out, size_t len, size_t *used)
 	return k;
 }
 
-int gs_cmd_run(char *const argv[], const char *const env[],
-               const char *input, char *out, size_t len, int timeout_ms,
-               unsigned int flags)
+int gs_cmd_run(char *const argv[], const char *const env[], const char *input,
+               char *out, size_t len, int timeout_ms, unsigned int flags)
 {
 	posix_spawn_file_actions_t fa;
 	int in[2] = {-1, -1}, outp[2] = {-1, -1};
@@ -177,8 +176,7 @@ int gs_cmd_run(char *const argv[], const char *const env[],
 			wait_ms = (int)left;
 		if (outp[0] >= 0) {
 			rc = poll(&pfd, 1, wait_ms);
-			if (rc > 0 &&
-			    read_some(outp[0], out, len, &used) <= 0)
+			if (rc > 0 && read_some(outp[0], out, len, &used) <= 0)
 				close_fd(&outp[0]); /* EOF: all of it */
 		} else if (!exited) {
 			struct timespec ts = {0, 5 * 1000000L};

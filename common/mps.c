@@ -119,8 +119,8 @@ bool gs_mps_is_faulted(const struct gs_mps_ctl *c)
 	char *save = NULL, *tok;
 
 	q.visible = NULL;
-	if (gs_mps_control(&q, NULL, "get_server_list\n", list,
-	                   sizeof(list)) != 0)
+	if (gs_mps_control(&q, NULL, "get_server_list\n", list, sizeof(list)) !=
+	    0)
 		return false;
 	for (tok = strtok_r(list, " \n", &save); tok != NULL;
 	     tok = strtok_r(NULL, " \n", &save)) {

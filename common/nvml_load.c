@@ -24,8 +24,7 @@ gs_err gs_nvml_load(const char *library, struct gs_nvml **out,
 		free(n);
 		return err;
 	}
-#define GS__NVML_FN_LOAD(name, args)                                           \
-	*(void **)&n->name = dlsym(n->lib, #name);
+#define GS__NVML_FN_LOAD(name, args) *(void **)&n->name = dlsym(n->lib, #name);
 	GS_NVML_FNS(GS__NVML_FN_LOAD)
 #undef GS__NVML_FN_LOAD
 	*(void **)&n->nvmlErrorString = dlsym(n->lib, "nvmlErrorString");

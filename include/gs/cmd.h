@@ -28,8 +28,7 @@
  * Returns its exit status, or -1 when it could not run, was killed by a
  * signal or timed out.
  */
-int gs_cmd_run(char *const argv[], const char *const env[],
-               const char *input, char *out, size_t len, int timeout_ms,
-               unsigned int flags);
+int gs_cmd_run(char *const argv[], const char *const env[], const char *input,
+               char *out, size_t len, int timeout_ms, unsigned int flags);
 
 #endif

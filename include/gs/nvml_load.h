@@ -17,7 +17,7 @@
 
 /* The entry points: X(name, (argument types)), all returning
  * nvmlReturn_t. Add one here, never in a caller. */
-#define GS_NVML_FNS(X)                                                            \
+#define GS_NVML_FNS(X)                                                         \
 	X(nvmlInit_v2, (void))                                                 \
 	X(nvmlShutdown, (void))                                                \
 	X(nvmlSystemGetDriverVersion, (char *, unsigned int))                  \
