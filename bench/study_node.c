@@ -23,6 +23,7 @@
 
 #include "gs/mps.h"
 #include "gs/nvml.h"
+#include "gs/proc.h"
 #include "sim/state.h"
 
 #define SIM_GPUS      "6xH100-SXM5-80GB"
@@ -42,13 +43,11 @@ static bool is_file(const char *path)
 static gs_err find_dirs(struct gs_study_node *node, struct gs_errbuf *eb)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
-	if (n <= 0)
+	if (!gs_proc_self_exe(exe, sizeof(exe)))
 		return gs_fail(eb, GS_ERR_IO,
 		               "cannot find the gpuslice binary");
-	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash == NULL)
 		return gs_fail(eb, GS_ERR_IO, "odd binary path %s", exe);
