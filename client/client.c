@@ -149,10 +149,10 @@ static gs_err curl_fail(struct gs_client_conn *c, CURLcode rc,
 	case CURLE_COULDNT_RESOLVE_HOST:
 		curl_easy_getinfo(c->curl, CURLINFO_OS_ERRNO, &oe);
 		e = (int)oe;
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "cannot reach gpusliced at %s: %s (is it running? see --socket / GPUSLICE_SOCKET)",
-		               c->where,
-		               e != 0 ? strerror(e) : curl_easy_strerror(rc));
+		return gs_fail(
+		    eb, GS_ERR_UNAVAILABLE,
+		    "cannot reach gpusliced at %s: %s (is it running? see --socket / GPUSLICE_SOCKET)",
+		    c->where, e != 0 ? strerror(e) : curl_easy_strerror(rc));
 	case CURLE_OPERATION_TIMEDOUT:
 		return gs_fail(eb, GS_ERR_TIMEOUT,
 		               "gpusliced at %s did not answer", c->where);
@@ -215,8 +215,8 @@ gs_err gs_client_connect(struct gs_client_conn *c, const char *sock,
 {
 	gs_err err;
 
-	err = conn_init(c, sock ? sock : gs_client_default_socket(), NULL,
-	                NULL, eb);
+	err = conn_init(c, sock ? sock : gs_client_default_socket(), NULL, NULL,
+	                eb);
 	if (err == GS_OK)
 		err = probe(c, eb);
 	if (err != GS_OK)

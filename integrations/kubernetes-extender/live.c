@@ -314,8 +314,8 @@ struct gs_ext_live {
 /* GET url+path from node i with its token. The body on 200, else NULL and
  * `why` filled. A failed request drops the node's connection; the next
  * poll connects again. */
-static char *get(struct gs_ext_live *l, size_t i, const char *path,
-                 char *why, size_t why_len)
+static char *get(struct gs_ext_live *l, size_t i, const char *path, char *why,
+                 size_t why_len)
 {
 	const struct gs_ext_live_node *nd = &l->cfg.node[i];
 	struct gs_client_conn *c = &l->conn[i];
