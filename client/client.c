@@ -126,8 +126,14 @@ static gs_err conn_init(struct gs_client_conn *c, const char *sock,
 		gs_client_close(c);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
-	if (c->path[0] != '\0')
+	/* Over the Unix socket no proxy applies: "" also spares libcurl the
+	 * look at the proxy variables on every request. */
+	if (c->path[0] != '\0') {
 		curl_easy_setopt(c->curl, CURLOPT_UNIX_SOCKET_PATH, c->path);
+		curl_easy_setopt(c->curl, CURLOPT_PROXY, "");
+	}
+	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
+	                 (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
