@@ -21,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gs/mps.h"
 #include "gs/nvml.h"
+#include "gs/proc.h"
 #include "gs_sim/state.h"
 
 #define SIM_GPUS      "6xH100-SXM5-80GB"
@@ -41,13 +43,11 @@ static bool is_file(const char *path)
 static gs_err find_dirs(struct gs_study_node *node, struct gs_errbuf *eb)
 {
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
-	if (n <= 0)
+	if (!gs_proc_self_exe(exe, sizeof(exe)))
 		return gs_fail(eb, GS_ERR_IO,
 		               "cannot find the gpuslice binary");
-	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash == NULL)
 		return gs_fail(eb, GS_ERR_IO, "odd binary path %s", exe);
@@ -411,37 +411,23 @@ void gs_study_node_close(struct gs_study_node *node)
 
 /* ---- MPS ------------------------------------------------------------- */
 
-/* Runs the control program once (with `input` on stdin). */
+/* Runs the control program once (with `input` on stdin), in the jobs'
+ * base environment; answer: what it wrote (stdout and stderr). */
 static bool mps_ctl(struct gs_study_node *node, const char *pipe_dir,
                     const char *visible, const char *arg, const char *input,
                     char *answer, size_t len)
 {
-	struct gs_study_job j;
-	struct gs_errbuf eb = {0};
-	double wall;
-	bool ok;
+	struct gs_mps_ctl c = {
+	    .prog = node->mps_control,
+	    .pipe_dir = pipe_dir,
+	    .log_dir = pipe_dir,
+	    .visible = visible,
+	    .env = node->base_env,
+	    .timeout_ms = (int)(MPS_TIMEOUT_S * 1000),
+	    .flags = GS_CMD_ERR_OUT,
+	};
 
-	gs_study_job_init(&j, "mps-control", MPS_TIMEOUT_S);
-	j.input = input;
-	j.detach = arg != NULL;
-	if (gs_study_job_arg(&j, "%s", node->mps_control) != GS_OK ||
-	    (arg != NULL && gs_study_job_arg(&j, "%s", arg) != GS_OK) ||
-	    gs_study_job_env(&j, "CUDA_MPS_PIPE_DIRECTORY=%s", pipe_dir) !=
-	        GS_OK ||
-	    gs_study_job_env(&j, "CUDA_MPS_LOG_DIRECTORY=%s", pipe_dir) !=
-	        GS_OK ||
-	    (visible != NULL && gs_study_job_env(&j, "CUDA_VISIBLE_DEVICES=%s",
-	                                         visible) != GS_OK)) {
-		gs_study_job_fini(&j);
-		return false;
-	}
-	(void)gs_study_phase_run(&j, 1, node->base_env, NULL, NULL, &wall, &eb);
-	ok = gs_study_job_ok(&j);
-	if (answer != NULL && len > 0)
-		snprintf(answer, len, "%s",
-		         ok ? (j.out ? j.out : "") : (j.err ? j.err : ""));
-	gs_study_job_fini(&j);
-	return ok;
+	return gs_mps_control(&c, arg, input, answer, len) == 0;
 }
 
 gs_err gs_study_mps_start(struct gs_study_node *node,
@@ -476,13 +462,8 @@ gs_err gs_study_mps_start(struct gs_study_node *node,
 
 void gs_study_mps_stop(struct gs_study_node *node, const char *pipe_dir)
 {
-	char pidfile[PATH_MAX + 40];
-
 	(void)mps_ctl(node, pipe_dir, NULL, NULL, "quit\n", NULL, 0);
-	snprintf(pidfile, sizeof(pidfile), "%s/nvidia-cuda-mps-control.pid",
-	         pipe_dir);
-	for (int i = 0; i < 100 && access(pidfile, F_OK) == 0; i++)
-		usleep(50 * 1000);
+	(void)gs_mps_wait_gone(pipe_dir, 5000, 50);
 }
 
 /* ---- probe ----------------------------------------------------------- */

@@ -1,67 +1,30 @@
 /*
  * study_nvml.c - NVML through dlopen for the seed study (study_nvml.h).
  *
- * Entry points come from one X-macro list, resolved with dlsym; the ones
- * the study cannot do without are checked at open, the rest are optional
- * and a missing one reads as "not supported". Only the sim may be
- * changed (MIG instances): the check is the serial number, which the
+ * Entry points come from the one NVML loader (include/gs/nvml_load.h);
+ * the ones the study cannot do without are checked at open, the rest are
+ * optional and a missing one reads as "not supported". Only the sim may
+ * be changed (MIG instances): the check is the serial number, which the
  * sim's NVML writes as "SIM..." and a real board never does.
  */
 #include "study_nvml.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gs/nvml.h"
-
-#define NVML_FNS(X)                                                            \
-	X(nvmlInit_v2, (void))                                                 \
-	X(nvmlShutdown, (void))                                                \
-	X(nvmlSystemGetDriverVersion, (char *, unsigned int))                  \
-	X(nvmlDeviceGetCount_v2, (unsigned int *))                             \
-	X(nvmlDeviceGetHandleByIndex_v2, (unsigned int, nvmlDevice_t *))       \
-	X(nvmlDeviceGetHandleByUUID, (const char *, nvmlDevice_t *))           \
-	X(nvmlDeviceGetName, (nvmlDevice_t, char *, unsigned int))             \
-	X(nvmlDeviceGetUUID, (nvmlDevice_t, char *, unsigned int))             \
-	X(nvmlDeviceGetSerial, (nvmlDevice_t, char *, unsigned int))           \
-	X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t, nvmlMemory_t *))             \
-	X(nvmlDeviceGetComputeMode, (nvmlDevice_t, nvmlComputeMode_t *))       \
-	X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t, nvmlUtilization_t *))  \
-	X(nvmlDeviceGetComputeRunningProcesses_v3,                             \
-	  (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                 \
-	X(nvmlDeviceGetMigMode,                                                \
-	  (nvmlDevice_t, unsigned int *, unsigned int *))                      \
-	X(nvmlDeviceSetMigMode, (nvmlDevice_t, unsigned int, nvmlReturn_t *))  \
-	X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t, unsigned int *))      \
-	X(nvmlDeviceGetMigDeviceHandleByIndex,                                 \
-	  (nvmlDevice_t, unsigned int, nvmlDevice_t *))                        \
-	X(nvmlDeviceGetAttributes_v2,                                          \
-	  (nvmlDevice_t, nvmlDeviceAttributes_t *))                            \
-	X(nvmlDeviceGetGpuInstanceProfileInfo,                                 \
-	  (nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t *))        \
-	X(nvmlDeviceCreateGpuInstance,                                         \
-	  (nvmlDevice_t, unsigned int, nvmlGpuInstance_t *))                   \
-	X(nvmlGpuInstanceGetComputeInstanceProfileInfo,                        \
-	  (nvmlGpuInstance_t, unsigned int, unsigned int,                      \
-	   nvmlComputeInstanceProfileInfo_t *))                                \
-	X(nvmlGpuInstanceCreateComputeInstance,                                \
-	  (nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *))
+#include "gs/nvml_load.h"
 
 struct gs_study_nvml {
-	void *lib;
+	struct gs_nvml *nv; /* the library and its entry points */
 	bool sim;
 	unsigned int count;
 	char driver[80];
-#define GS__FN_FIELD(name, args) nvmlReturn_t(*name) args;
-	NVML_FNS(GS__FN_FIELD)
-#undef GS__FN_FIELD
-	const char *(*nvmlErrorString)(nvmlReturn_t);
 };
 
 static const char *nv_str(const struct gs_study_nvml *n, nvmlReturn_t rc)
 {
-	return n->nvmlErrorString != NULL ? n->nvmlErrorString(rc)
+	return n->nv->nvmlErrorString != NULL ? n->nv->nvmlErrorString(rc)
 	                                  : "NVML error";
 }
 
@@ -76,47 +39,40 @@ gs_err gs_study_nvml_open(const char *library, struct gs_study_nvml **out,
 	n = calloc(1, sizeof(*n));
 	if (n == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	n->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-	if (n->lib == NULL) {
-		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "cannot load %s: %s",
-		              library, dlerror());
+	err = gs_nvml_load(library, &n->nv, eb);
+	if (err != GS_OK)
 		goto out_free;
-	}
-#define GS__FN_LOAD(name, args) *(void **)&n->name = dlsym(n->lib, #name);
-	NVML_FNS(GS__FN_LOAD)
-#undef GS__FN_LOAD
-	*(void **)&n->nvmlErrorString = dlsym(n->lib, "nvmlErrorString");
-	if (!n->nvmlInit_v2 || !n->nvmlShutdown || !n->nvmlDeviceGetCount_v2 ||
-	    !n->nvmlDeviceGetHandleByIndex_v2 || !n->nvmlDeviceGetName ||
-	    !n->nvmlDeviceGetUUID || !n->nvmlDeviceGetMemoryInfo) {
+	if (!n->nv->nvmlInit_v2 || !n->nv->nvmlShutdown || !n->nv->nvmlDeviceGetCount_v2 ||
+	    !n->nv->nvmlDeviceGetHandleByIndex_v2 || !n->nv->nvmlDeviceGetName ||
+	    !n->nv->nvmlDeviceGetUUID || !n->nv->nvmlDeviceGetMemoryInfo) {
 		err = gs_fail(eb, GS_ERR_UNAVAILABLE,
 		              "%s lacks NVML entry points the study needs",
 		              library);
 		goto out_close;
 	}
-	rc = n->nvmlInit_v2();
+	rc = n->nv->nvmlInit_v2();
 	if (rc != NVML_SUCCESS) {
 		err = gs_fail(eb, GS_ERR_UNAVAILABLE, "nvmlInit: %s",
 		              nv_str(n, rc));
 		goto out_close;
 	}
-	if (n->nvmlSystemGetDriverVersion != NULL)
-		(void)n->nvmlSystemGetDriverVersion(n->driver,
+	if (n->nv->nvmlSystemGetDriverVersion != NULL)
+		(void)n->nv->nvmlSystemGetDriverVersion(n->driver,
 		                                    sizeof(n->driver));
-	rc = n->nvmlDeviceGetCount_v2(&n->count);
+	rc = n->nv->nvmlDeviceGetCount_v2(&n->count);
 	if (rc != NVML_SUCCESS || n->count == 0) {
 		err =
 		    gs_fail(eb, GS_ERR_UNAVAILABLE, "NVML sees no GPU (%s)",
 		            rc == NVML_SUCCESS ? "count is 0" : nv_str(n, rc));
 		goto out_shutdown;
 	}
-	n->sim = n->nvmlDeviceGetSerial != NULL;
+	n->sim = n->nv->nvmlDeviceGetSerial != NULL;
 	for (unsigned int i = 0; i < n->count && n->sim; i++) {
 		char serial[64] = "";
 		nvmlDevice_t h;
 
-		if (n->nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS ||
-		    n->nvmlDeviceGetSerial(h, serial, sizeof(serial)) !=
+		if (n->nv->nvmlDeviceGetHandleByIndex_v2(i, &h) != NVML_SUCCESS ||
+		    n->nv->nvmlDeviceGetSerial(h, serial, sizeof(serial)) !=
 		        NVML_SUCCESS ||
 		    strncmp(serial, "SIM", 3) != 0)
 			n->sim = false;
@@ -125,9 +81,9 @@ gs_err gs_study_nvml_open(const char *library, struct gs_study_nvml **out,
 	return GS_OK;
 
 out_shutdown:
-	(void)n->nvmlShutdown();
+	(void)n->nv->nvmlShutdown();
 out_close:
-	dlclose(n->lib);
+	gs_nvml_unload(n->nv);
 out_free:
 	free(n);
 	return err;
@@ -137,8 +93,8 @@ void gs_study_nvml_close(struct gs_study_nvml *n)
 {
 	if (n == NULL)
 		return;
-	(void)n->nvmlShutdown();
-	dlclose(n->lib);
+	(void)n->nv->nvmlShutdown();
+	gs_nvml_unload(n->nv);
 	free(n);
 }
 
@@ -164,14 +120,14 @@ static void read_migs(struct gs_study_nvml *n, nvmlDevice_t h,
 
 	out->mig_on = false;
 	out->n_mig = 0;
-	if (n->nvmlDeviceGetMigMode == NULL ||
-	    n->nvmlDeviceGetMigMode(h, &cur, &pend) != NVML_SUCCESS ||
+	if (n->nv->nvmlDeviceGetMigMode == NULL ||
+	    n->nv->nvmlDeviceGetMigMode(h, &cur, &pend) != NVML_SUCCESS ||
 	    cur != NVML_DEVICE_MIG_ENABLE)
 		return;
 	out->mig_on = true;
-	if (n->nvmlDeviceGetMaxMigDeviceCount == NULL ||
-	    n->nvmlDeviceGetMigDeviceHandleByIndex == NULL ||
-	    n->nvmlDeviceGetMaxMigDeviceCount(h, &max) != NVML_SUCCESS)
+	if (n->nv->nvmlDeviceGetMaxMigDeviceCount == NULL ||
+	    n->nv->nvmlDeviceGetMigDeviceHandleByIndex == NULL ||
+	    n->nv->nvmlDeviceGetMaxMigDeviceCount(h, &max) != NVML_SUCCESS)
 		return;
 	for (unsigned int i = 0; i < max && out->n_mig < GS_STUDY_MAX_MIG;
 	     i++) {
@@ -180,17 +136,17 @@ static void read_migs(struct gs_study_nvml *n, nvmlDevice_t h,
 		nvmlMemory_t mem;
 		nvmlDevice_t md;
 
-		if (n->nvmlDeviceGetMigDeviceHandleByIndex(h, i, &md) !=
+		if (n->nv->nvmlDeviceGetMigDeviceHandleByIndex(h, i, &md) !=
 		    NVML_SUCCESS)
 			continue;
 		memset(m, 0, sizeof(*m));
-		if (n->nvmlDeviceGetUUID(md, m->uuid, sizeof(m->uuid)) !=
+		if (n->nv->nvmlDeviceGetUUID(md, m->uuid, sizeof(m->uuid)) !=
 		    NVML_SUCCESS)
 			continue;
-		if (n->nvmlDeviceGetMemoryInfo(md, &mem) == NVML_SUCCESS)
+		if (n->nv->nvmlDeviceGetMemoryInfo(md, &mem) == NVML_SUCCESS)
 			m->memory_bytes = mem.total;
-		if (n->nvmlDeviceGetAttributes_v2 != NULL &&
-		    n->nvmlDeviceGetAttributes_v2(md, &at) == NVML_SUCCESS)
+		if (n->nv->nvmlDeviceGetAttributes_v2 != NULL &&
+		    n->nv->nvmlDeviceGetAttributes_v2(md, &at) == NVML_SUCCESS)
 			m->sm_count = at.multiprocessorCount;
 		out->n_mig++;
 	}
@@ -208,21 +164,21 @@ gs_err gs_study_nvml_gpu(struct gs_study_nvml *n, unsigned int index,
 	if (index >= n->count)
 		return gs_fail(eb, GS_ERR_NOT_FOUND, "no GPU %u (NVML sees %u)",
 		               index, n->count);
-	rc = n->nvmlDeviceGetHandleByIndex_v2(index, &h);
+	rc = n->nv->nvmlDeviceGetHandleByIndex_v2(index, &h);
 	if (rc != NVML_SUCCESS)
 		return gs_fail(eb, GS_ERR_DRIVER, "GPU %u: %s", index,
 		               nv_str(n, rc));
 	out->index = index;
-	(void)n->nvmlDeviceGetName(h, out->name, sizeof(out->name));
-	rc = n->nvmlDeviceGetUUID(h, out->uuid, sizeof(out->uuid));
+	(void)n->nv->nvmlDeviceGetName(h, out->name, sizeof(out->name));
+	rc = n->nv->nvmlDeviceGetUUID(h, out->uuid, sizeof(out->uuid));
 	if (rc != NVML_SUCCESS)
 		return gs_fail(eb, GS_ERR_DRIVER, "GPU %u UUID: %s", index,
 		               nv_str(n, rc));
-	if (n->nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS)
+	if (n->nv->nvmlDeviceGetMemoryInfo(h, &mem) == NVML_SUCCESS)
 		out->memory_bytes = mem.total;
 	out->compute_mode = -1;
-	if (n->nvmlDeviceGetComputeMode != NULL &&
-	    n->nvmlDeviceGetComputeMode(h, &cm) == NVML_SUCCESS)
+	if (n->nv->nvmlDeviceGetComputeMode != NULL &&
+	    n->nv->nvmlDeviceGetComputeMode(h, &cm) == NVML_SUCCESS)
 		out->compute_mode = (int)cm;
 	read_migs(n, h, out);
 	return GS_OK;
@@ -230,9 +186,9 @@ gs_err gs_study_nvml_gpu(struct gs_study_nvml *n, unsigned int index,
 
 static gs_err handle(struct gs_study_nvml *n, const char *uuid, nvmlDevice_t *h)
 {
-	if (n->nvmlDeviceGetHandleByUUID == NULL)
+	if (n->nv->nvmlDeviceGetHandleByUUID == NULL)
 		return GS_ERR_UNSUPPORTED;
-	return n->nvmlDeviceGetHandleByUUID(uuid, h) == NVML_SUCCESS
+	return n->nv->nvmlDeviceGetHandleByUUID(uuid, h) == NVML_SUCCESS
 	           ? GS_OK
 	           : GS_ERR_NOT_FOUND;
 }
@@ -246,8 +202,8 @@ gs_err gs_study_nvml_util(struct gs_study_nvml *n, const char *uuid,
 
 	if (err != GS_OK)
 		return err;
-	if (n->nvmlDeviceGetUtilizationRates == NULL ||
-	    n->nvmlDeviceGetUtilizationRates(h, &u) != NVML_SUCCESS)
+	if (n->nv->nvmlDeviceGetUtilizationRates == NULL ||
+	    n->nv->nvmlDeviceGetUtilizationRates(h, &u) != NVML_SUCCESS)
 		return GS_ERR_UNSUPPORTED;
 	*pct = u.gpu;
 	return GS_OK;
@@ -260,7 +216,7 @@ static void procs_of(struct gs_study_nvml *n, nvmlDevice_t h,
 	nvmlProcessInfo_t info[64];
 	unsigned int k = 64;
 
-	if (n->nvmlDeviceGetComputeRunningProcesses_v3(h, &k, info) !=
+	if (n->nv->nvmlDeviceGetComputeRunningProcesses_v3(h, &k, info) !=
 	    NVML_SUCCESS)
 		return;
 	for (unsigned int i = 0; i < k && *count < cap; i++) {
@@ -280,20 +236,20 @@ gs_err gs_study_nvml_procs(struct gs_study_nvml *n, const char *uuid,
 	*count = 0;
 	if (err != GS_OK)
 		return err;
-	if (n->nvmlDeviceGetComputeRunningProcesses_v3 == NULL)
+	if (n->nv->nvmlDeviceGetComputeRunningProcesses_v3 == NULL)
 		return GS_ERR_UNSUPPORTED;
 	procs_of(n, h, procs, cap, count);
 	/* A MIG-enabled GPU: its MIG devices hold the processes. */
-	if (*count == 0 && n->nvmlDeviceGetMigMode != NULL &&
-	    n->nvmlDeviceGetMigMode(h, &cur, &pend) == NVML_SUCCESS &&
+	if (*count == 0 && n->nv->nvmlDeviceGetMigMode != NULL &&
+	    n->nv->nvmlDeviceGetMigMode(h, &cur, &pend) == NVML_SUCCESS &&
 	    cur == NVML_DEVICE_MIG_ENABLE &&
-	    n->nvmlDeviceGetMaxMigDeviceCount != NULL &&
-	    n->nvmlDeviceGetMigDeviceHandleByIndex != NULL &&
-	    n->nvmlDeviceGetMaxMigDeviceCount(h, &max) == NVML_SUCCESS)
+	    n->nv->nvmlDeviceGetMaxMigDeviceCount != NULL &&
+	    n->nv->nvmlDeviceGetMigDeviceHandleByIndex != NULL &&
+	    n->nv->nvmlDeviceGetMaxMigDeviceCount(h, &max) == NVML_SUCCESS)
 		for (unsigned int i = 0; i < max; i++) {
 			nvmlDevice_t md;
 
-			if (n->nvmlDeviceGetMigDeviceHandleByIndex(h, i, &md) ==
+			if (n->nv->nvmlDeviceGetMigDeviceHandleByIndex(h, i, &md) ==
 			    NVML_SUCCESS)
 				procs_of(n, md, procs, cap, count);
 		}
@@ -322,23 +278,23 @@ gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
 		return gs_fail(eb, GS_ERR_PERM,
 		               "refusing to change MIG on a GPU that is not "
 		               "the simulator's");
-	if (!n->nvmlDeviceGetMigMode || !n->nvmlDeviceSetMigMode ||
-	    !n->nvmlDeviceGetGpuInstanceProfileInfo ||
-	    !n->nvmlDeviceCreateGpuInstance ||
-	    !n->nvmlGpuInstanceGetComputeInstanceProfileInfo ||
-	    !n->nvmlGpuInstanceCreateComputeInstance)
+	if (!n->nv->nvmlDeviceGetMigMode || !n->nv->nvmlDeviceSetMigMode ||
+	    !n->nv->nvmlDeviceGetGpuInstanceProfileInfo ||
+	    !n->nv->nvmlDeviceCreateGpuInstance ||
+	    !n->nv->nvmlGpuInstanceGetComputeInstanceProfileInfo ||
+	    !n->nv->nvmlGpuInstanceCreateComputeInstance)
 		return gs_fail(eb, GS_ERR_UNSUPPORTED,
 		               "the sim's NVML lacks the MIG calls");
-	rc = n->nvmlDeviceGetHandleByIndex_v2(index, &h);
+	rc = n->nv->nvmlDeviceGetHandleByIndex_v2(index, &h);
 	if (rc == NVML_SUCCESS)
-		rc = n->nvmlDeviceGetMigMode(h, &cur, &pend);
+		rc = n->nv->nvmlDeviceGetMigMode(h, &cur, &pend);
 	if (rc == NVML_SUCCESS && cur != NVML_DEVICE_MIG_ENABLE)
-		rc = n->nvmlDeviceSetMigMode(h, NVML_DEVICE_MIG_ENABLE, &act);
+		rc = n->nv->nvmlDeviceSetMigMode(h, NVML_DEVICE_MIG_ENABLE, &act);
 	if (rc != NVML_SUCCESS)
 		return gs_fail(eb, GS_ERR_DRIVER, "sim GPU %u: MIG mode: %s",
 		               index, nv_str(n, rc));
 	for (k = 0; k < sizeof(gi_profiles) / sizeof(gi_profiles[0]); k++)
-		if (n->nvmlDeviceGetGpuInstanceProfileInfo(
+		if (n->nv->nvmlDeviceGetGpuInstanceProfileInfo(
 		        h, gi_profiles[k][0], &pi) == NVML_SUCCESS &&
 		    pi.instanceCount >= (unsigned int)count)
 			break;
@@ -351,13 +307,13 @@ gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
 		nvmlGpuInstance_t gi;
 		nvmlComputeInstance_t cinst;
 
-		rc = n->nvmlDeviceCreateGpuInstance(h, pi.id, &gi);
+		rc = n->nv->nvmlDeviceCreateGpuInstance(h, pi.id, &gi);
 		if (rc == NVML_SUCCESS)
-			rc = n->nvmlGpuInstanceGetComputeInstanceProfileInfo(
+			rc = n->nv->nvmlGpuInstanceGetComputeInstanceProfileInfo(
 			    gi, gi_profiles[k][1],
 			    NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &ci);
 		if (rc == NVML_SUCCESS)
-			rc = n->nvmlGpuInstanceCreateComputeInstance(gi, ci.id,
+			rc = n->nv->nvmlGpuInstanceCreateComputeInstance(gi, ci.id,
 			                                             &cinst);
 		if (rc != NVML_SUCCESS)
 			return gs_fail(eb, GS_ERR_DRIVER,

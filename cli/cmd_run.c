@@ -62,6 +62,7 @@
 #include "gs/advisor.h"
 #include "mps_server.h"
 #include "gs/region.h"
+#include "gs/proc.h"
 #include "gs/spec.h"
 
 #define CMD              "run"
@@ -349,10 +350,8 @@ static int shim_path(char *out, size_t n)
 		k = snprintf(out, n, "%s", env);
 		return k > 0 && (size_t)k < n && stat(out, &st) == 0 ? 0 : -1;
 	}
-	k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (k <= 0)
+	if (!gs_proc_self_exe(exe, sizeof(exe)))
 		return -1;
-	exe[k] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash == NULL)
 		return -1;

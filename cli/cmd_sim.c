@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gs/proc.h"
 #include "gs_sim/state.h"
 
 static const char *const CMD = "sim";
@@ -180,7 +181,6 @@ static int cmd_env(const struct opts *o)
 	char dir[GS_SIM_PATH_LEN], abs[PATH_MAX], exe[PATH_MAX];
 	char simdir[PATH_MAX + 16];
 	const char *d = dir;
-	ssize_t n;
 	gs_err err;
 
 	err = gs_sim_dir_resolve(o->dir, dir, sizeof(dir), &eb);
@@ -189,13 +189,11 @@ static int cmd_env(const struct opts *o)
 	if (realpath(dir, abs) != NULL)
 		d = abs;
 	/* <build>/bin/gpuslice -> <build>/sim */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
+	if (!gs_proc_self_exe(exe, sizeof(exe))) {
 		gs_cli_error(CMD,
 		             "cannot find the gpuslice binary's directory");
 		return GS_EXIT_FAILURE;
 	}
-	exe[n] = '\0';
 	for (int up = 0; up < 2; up++) {
 		char *slash = strrchr(exe, '/');
 		if (slash != NULL)

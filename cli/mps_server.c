@@ -3,9 +3,12 @@
  * mps_server.h for the life cycle). The daemon is driven through its own
  * command line, as an administrator would: `nvidia-cuda-mps-control -d`
  * to start it, `quit` on its stdin to stop it; its pid file in the pipe
- * directory says whether it is alive.
+ * directory says whether it is alive (the driver: include/gs/mps.h). This
+ * file owns the policy: the directory per device set, its locks, FAULT
+ * recovery.
  */
 #include "mps_server.h"
+#include "gs/mps.h"
 #include "gs/proc.h"
 
 #include <errno.h>
@@ -20,8 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CONTROL    "nvidia-cuda-mps-control"
-#define PID_FILE   CONTROL ".pid"
+#define CONTROL    GS_MPS_CONTROL
 #define START_LOCK ".gpuslice-start.lock"
 #define USERS_LOCK ".gpuslice-users.lock"
 #define STOP_WAIT_MS 5000
@@ -53,118 +55,30 @@ bool gs_mps_server_control_found(void)
 	return control_path(prog, sizeof(prog));
 }
 
-/*
- * Runs the control program with `arg` (or none) and `input` on its stdin,
- * in the daemon's environment. Returns its exit status (-1: could not
- * run it). Its stdout goes to `out` (len bytes, NUL-terminated) when
- * given, else with stderr to /dev/null.
- */
-static int control_run_out(const char *prog, const char *pipe_dir,
-                           const char *visible, const char *arg,
-                           const char *input, char *out, size_t len)
+/* The daemon is no client of ours: no shim in it. */
+static const char *const control_env[] = {"LD_PRELOAD", NULL};
+
+/* How to reach the daemon in pipe_dir (its log goes there too); NULL or
+ * "" visible: CUDA_VISIBLE_DEVICES unset. Its output goes to /dev/null. */
+static struct gs_mps_ctl ctl_of(const char *prog, const char *pipe_dir,
+                                const char *visible)
 {
-	int in[2], o[2] = {-1, -1}, st;
-	size_t got = 0;
-	pid_t pid;
+	struct gs_mps_ctl c = {
+	    .prog = prog,
+	    .pipe_dir = pipe_dir,
+	    .log_dir = pipe_dir,
+	    .visible = visible != NULL && visible[0] != '\0' ? visible : NULL,
+	    .env = control_env,
+	    .flags = GS_CMD_ERR_NULL,
+	};
 
-	if (pipe2(in, O_CLOEXEC) != 0)
-		return -1;
-	if (out != NULL && pipe2(o, O_CLOEXEC) != 0) {
-		(void)close(in[0]);
-		(void)close(in[1]);
-		return -1;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		(void)close(in[0]);
-		(void)close(in[1]);
-		if (out != NULL) {
-			(void)close(o[0]);
-			(void)close(o[1]);
-		}
-		return -1;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		(void)dup2(in[0], 0);
-		if (null >= 0) {
-			(void)dup2(out != NULL ? o[1] : null, 1);
-			(void)dup2(null, 2);
-		}
-		/* The daemon is no client of ours: no shim in it. */
-		(void)unsetenv("LD_PRELOAD");
-		if (setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir, 1) != 0 ||
-		    setenv("CUDA_MPS_LOG_DIRECTORY", pipe_dir, 1) != 0)
-			_exit(126);
-		if (visible != NULL && visible[0] != '\0')
-			(void)setenv("CUDA_VISIBLE_DEVICES", visible, 1);
-		else
-			(void)unsetenv("CUDA_VISIBLE_DEVICES");
-		execl(prog, prog, arg, (char *)NULL);
-		_exit(127);
-	}
-	(void)close(in[0]);
-	if (input != NULL) {
-		size_t n = strlen(input), off = 0;
-
-		while (off < n) {
-			ssize_t k = write(in[1], input + off, n - off);
-
-			if (k <= 0)
-				break;
-			off += (size_t)k;
-		}
-	}
-	(void)close(in[1]);
-	if (out != NULL) {
-		ssize_t k;
-
-		(void)close(o[1]);
-		while (got + 1 < len &&
-		       ((k = read(o[0], out + got, len - 1 - got)) > 0 ||
-		        (k < 0 && errno == EINTR)))
-			if (k > 0)
-				got += (size_t)k;
-		out[got] = '\0';
-		(void)close(o[0]);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return c;
 }
 
-static bool daemon_alive(const char *pipe_dir);
-
-static int control_run(const char *prog, const char *pipe_dir,
-                       const char *visible, const char *arg,
-                       const char *input)
+/* Whether the daemon whose pid file is in pipe_dir is alive. */
+static bool daemon_alive(const char *pipe_dir)
 {
-	return control_run_out(prog, pipe_dir, visible, arg, input, NULL, 0);
-}
-
-/* Whether one of the daemon's servers is in FAULT (a client's fatal GPU
- * error reached all of its clients, which have not all exited yet). */
-static bool server_faulted(const char *prog, const char *pipe_dir)
-{
-	char list[256], cmd[64], st[64];
-	char *save = NULL, *tok;
-
-	if (control_run_out(prog, pipe_dir, NULL, NULL, "get_server_list\n",
-	                    list, sizeof(list)) != 0)
-		return false;
-	for (tok = strtok_r(list, " \n", &save); tok != NULL;
-	     tok = strtok_r(NULL, " \n", &save)) {
-		(void)snprintf(cmd, sizeof(cmd), "get_server_status %.20s\n",
-		               tok);
-		if (control_run_out(prog, pipe_dir, NULL, NULL, cmd, st,
-		                    sizeof(st)) == 0 &&
-		    strncmp(st, "FAULT", 5) == 0)
-			return true;
-	}
-	return false;
+	return gs_mps_pid(pipe_dir) != 0;
 }
 
 /*
@@ -175,9 +89,10 @@ static bool server_faulted(const char *prog, const char *pipe_dir)
 static gs_err recover(const char *prog, const char *pipe_dir,
                       const char *visible, struct gs_errbuf *eb)
 {
+	struct gs_mps_ctl c = ctl_of(prog, pipe_dir, visible);
 	int rc;
 
-	if (!server_faulted(prog, pipe_dir))
+	if (!gs_mps_is_faulted(&c))
 		return GS_OK;
 	fprintf(stderr,
 	        "gpuslice: the MPS server in %s is in FAULT (a client's fatal "
@@ -185,40 +100,24 @@ static gs_err recover(const char *prog, const char *pipe_dir,
 	        pipe_dir);
 	for (int i = 0; i < FAULT_WAIT_MS / 50; i++) {
 		sleep_ms(50);
-		if (!daemon_alive(pipe_dir) || !server_faulted(prog, pipe_dir))
+		if (!daemon_alive(pipe_dir) || !gs_mps_is_faulted(&c))
 			goto out_start;
 	}
 	fprintf(stderr, "gpuslice: restarting the MPS control daemon in %s\n",
 	        pipe_dir);
-	(void)control_run(prog, pipe_dir, NULL, NULL, "quit\n");
-	for (int i = 0; i < STOP_WAIT_MS / 50 && daemon_alive(pipe_dir); i++)
-		sleep_ms(50);
+	c.visible = NULL;
+	(void)gs_mps_quit(&c);
+	(void)gs_mps_wait_gone(pipe_dir, STOP_WAIT_MS, 50);
+	c.visible = visible != NULL && visible[0] != '\0' ? visible : NULL;
 out_start:
 	if (daemon_alive(pipe_dir))
 		return GS_OK;
-	rc = control_run(prog, pipe_dir, visible, "-d", NULL);
+	rc = gs_mps_start(&c, NULL, 0);
 	if (rc != 0)
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
 		               "%s -d failed (status %d; log in %s)", prog, rc,
 		               pipe_dir);
 	return GS_OK;
-}
-
-/* Whether the daemon whose pid file is in pipe_dir is alive. */
-static bool daemon_alive(const char *pipe_dir)
-{
-	char path[PATH_MAX + 64];
-	FILE *f;
-	long pid = 0;
-
-	(void)snprintf(path, sizeof(path), "%s/" PID_FILE, pipe_dir);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return false;
-	if (fscanf(f, "%ld", &pid) != 1)
-		pid = 0;
-	(void)fclose(f);
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
 static int lock_open(const char *dir, const char *name)
@@ -296,7 +195,9 @@ gs_err gs_mps_server_join(struct gs_mps_server *s, const char *run_dir,
 		goto out_close_users;
 	}
 	if (!daemon_alive(s->pipe_dir)) {
-		rc = control_run(prog, s->pipe_dir, visible, "-d", NULL);
+		struct gs_mps_ctl c = ctl_of(prog, s->pipe_dir, visible);
+
+		rc = gs_mps_start(&c, NULL, 0);
 		if (rc != 0) {
 			err = gs_fail(eb, GS_ERR_UNAVAILABLE,
 			              "%s -d failed (status %d; log in %s)",
@@ -335,15 +236,14 @@ void gs_mps_server_leave(struct gs_mps_server *s)
 	/* Last one out: nobody else holds the users lock. */
 	if (flock(s->users_fd, LOCK_EX | LOCK_NB) == 0 &&
 	    daemon_alive(s->pipe_dir) && control_path(prog, sizeof(prog))) {
-		if (control_run(prog, s->pipe_dir, NULL, NULL, "quit\n") != 0)
+		struct gs_mps_ctl c = ctl_of(prog, s->pipe_dir, NULL);
+
+		if (gs_mps_quit(&c) != 0)
 			fprintf(stderr,
 			        "gpuslice: the MPS control daemon in %s did not "
 			        "take 'quit'\n",
 			        s->pipe_dir);
-		for (int i = 0; i < STOP_WAIT_MS / 50 &&
-		                daemon_alive(s->pipe_dir);
-		     i++)
-			sleep_ms(50);
+		(void)gs_mps_wait_gone(s->pipe_dir, STOP_WAIT_MS, 50);
 	}
 	(void)close(s->users_fd);
 	s->users_fd = -1;

@@ -1,24 +1,27 @@
 /*
- * client.c - gpuslice's client library: HTTP/1.1 over gpusliced's Unix
- * socket (see gs/client.h).
+ * client.c - gpuslice's client library: HTTP/1.1 to gpusliced on libcurl,
+ * over its Unix socket (CURLOPT_UNIX_SOCKET_PATH) or TCP with a bearer
+ * token (see gs/client.h).
  *
- * Just enough HTTP: requests carry Content-Length; responses are read up
- * to the end of the headers, then Content-Length bytes (gpusliced always
- * sends it). A response larger than the connection's max_response is an
- * error, not an allocation without end.
+ * One easy handle per connection: libcurl keeps its connection open
+ * between requests, which is what the load generator's create+delete
+ * throughput rests on. An answer is collected in the connection's buffer,
+ * capped at max_response (Content-Length is checked before the body is
+ * read); libcurl's errors are turned into the gs_err the callers and the
+ * CLI's exit statuses expect.
  */
 #include "gs/client.h"
 
+#include <curl/curl.h>
 #include <errno.h>
-#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
+
+#define PATH_MAX_REQ 1000 /* longest request path */
 
 const char *gs_client_default_socket(void)
 {
@@ -36,108 +39,220 @@ const char *gs_client_default_socket(void)
 	return path;
 }
 
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+/* libcurl's global state, once per process and never torn down: a host
+ * process (slurmd) may hold other handles. */
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* Collects the answer into c->buf, up to c->max_response bytes. */
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+	struct gs_client_conn *c = arg;
+	size_t add = size * n;
+
+	if (c->len + add > c->max_response) {
+		c->too_big = 1;
+		return 0;
+	}
+	if (c->len + add + 1 > c->cap) {
+		size_t cap = c->cap ? c->cap : 8192;
+		char *nb;
+
+		while (cap < c->len + add + 1)
+			cap *= 2;
+		nb = realloc(c->buf, cap);
+		if (nb == NULL)
+			return 0;
+		c->buf = nb;
+		c->cap = cap;
+	}
+	memcpy(c->buf + c->len, p, add);
+	c->len += add;
+	c->buf[c->len] = '\0';
+	return add;
+}
+
+/* The handle and the headers every request carries; nothing sent yet. */
+static gs_err conn_init(struct gs_client_conn *c, const char *sock,
+                        const char *url, const char *token,
+                        struct gs_errbuf *eb)
+{
+	struct curl_slist *h = NULL, *t;
+	char auth[600];
+
+	memset(c, 0, sizeof(*c));
+	c->timeout_ms = GS_CLIENT_TIMEOUT_MS;
+	c->max_response = GS_CLIENT_MAX_RESPONSE;
+	if (sock != NULL) {
+		if (strlen(sock) >= sizeof(c->path))
+			return gs_fail(eb, GS_ERR_INVALID,
+			               "socket path too long: %s", sock);
+		snprintf(c->path, sizeof(c->path), "%s", sock);
+		snprintf(c->where, sizeof(c->where), "%s", sock);
+		snprintf(c->base, sizeof(c->base), "http://localhost");
+	} else {
+		size_t n = strlen(url);
+
+		while (n > 0 && url[n - 1] == '/')
+			n--;
+		if (n >= sizeof(c->base))
+			return gs_fail(eb, GS_ERR_INVALID, "URL too long: %s",
+			               url);
+		snprintf(c->base, sizeof(c->base), "%.*s", (int)n, url);
+		snprintf(c->where, sizeof(c->where), "%s", c->base);
+	}
+	if (pthread_once(&curl_once, curl_init) != 0 ||
+	    curl_init_rc != CURLE_OK)
+		return gs_fail(eb, GS_ERR_INTERNAL, "libcurl init failed");
+	t = curl_slist_append(h, "Content-Type: application/json");
+	if (t != NULL)
+		t = curl_slist_append(h = t, "Expect:");
+	if (t != NULL && token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+		t = curl_slist_append(h = t, auth);
+	}
+	if (t == NULL) {
+		curl_slist_free_all(h);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	c->headers = t;
+	c->curl = curl_easy_init();
+	if (c->curl == NULL) {
+		gs_client_close(c);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
+	/* Over the Unix socket no proxy applies: "" also spares libcurl the
+	 * look at the proxy variables on every request. */
+	if (c->path[0] != '\0') {
+		curl_easy_setopt(c->curl, CURLOPT_UNIX_SOCKET_PATH, c->path);
+		curl_easy_setopt(c->curl, CURLOPT_PROXY, "");
+	}
+	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
+	                 (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(c->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_TCP_NODELAY, 1L);
+	return GS_OK;
+}
+
+/* The gs_err for a transfer that failed with `rc`. */
+static gs_err curl_fail(struct gs_client_conn *c, CURLcode rc,
+                        struct gs_errbuf *eb)
+{
+	long oe = 0;
+	int e;
+
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+		curl_easy_getinfo(c->curl, CURLINFO_OS_ERRNO, &oe);
+		e = (int)oe;
+		return gs_fail(
+		    eb, GS_ERR_UNAVAILABLE,
+		    "cannot reach gpusliced at %s: %s (is it running? see --socket / GPUSLICE_SOCKET)",
+		    c->where, e != 0 ? strerror(e) : curl_easy_strerror(rc));
+	case CURLE_OPERATION_TIMEDOUT:
+		return gs_fail(eb, GS_ERR_TIMEOUT,
+		               "gpusliced at %s did not answer", c->where);
+	case CURLE_FILESIZE_EXCEEDED:
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "response from gpusliced too large");
+	case CURLE_WRITE_ERROR:
+		if (c->too_big)
+			return gs_fail(eb, GS_ERR_RANGE,
+			               "response from gpusliced too large");
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	case CURLE_OUT_OF_MEMORY:
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	case CURLE_PARTIAL_FILE:
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "gpusliced at %s closed the connection",
+		               c->where);
+	case CURLE_SEND_ERROR:
+		curl_easy_getinfo(c->curl, CURLINFO_OS_ERRNO, &oe);
+		e = (int)oe;
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "lost gpusliced at %s: %s", c->where,
+		               e != 0 ? strerror(e) : curl_easy_strerror(rc));
+	case CURLE_WEIRD_SERVER_REPLY:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		return gs_fail(eb, GS_ERR_PARSE, "bad response from gpusliced");
+	default:
+		return gs_fail(eb, GS_ERR_UNAVAILABLE, "gpusliced at %s: %s",
+		               c->where, curl_easy_strerror(rc));
+	}
+}
+
+/*
+ * Whether anybody listens: a connection made and dropped on a handle of
+ * its own (a CONNECT_ONLY connection cannot carry requests afterwards).
+ */
+static gs_err probe(struct gs_client_conn *c, struct gs_errbuf *eb)
+{
+	CURL *main = c->curl, *p = curl_easy_duphandle(main);
+	CURLcode rc;
+	gs_err err;
+
+	if (p == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	curl_easy_setopt(p, CURLOPT_URL, c->base);
+	curl_easy_setopt(p, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(p, CURLOPT_CONNECTTIMEOUT_MS, (long)c->timeout_ms);
+	rc = curl_easy_perform(p);
+	c->curl = p; /* for curl_fail's getinfo */
+	err = rc == CURLE_OK ? GS_OK : curl_fail(c, rc, eb);
+	c->curl = main;
+	curl_easy_cleanup(p);
+	return err;
+}
+
 gs_err gs_client_connect(struct gs_client_conn *c, const char *sock,
                          struct gs_errbuf *eb)
 {
-	struct sockaddr_un sa;
-	const char *p = sock ? sock : gs_client_default_socket();
-	int e;
+	gs_err err;
 
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-	c->timeout_ms = GS_CLIENT_TIMEOUT_MS;
-	c->max_response = GS_CLIENT_MAX_RESPONSE;
-	if (strlen(p) >= sizeof(sa.sun_path))
-		return gs_fail(eb, GS_ERR_INVALID, "socket path too long: %s",
-		               p);
-	snprintf(c->path, sizeof(c->path), "%s", p);
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, p, strlen(p) + 1);
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0) {
-		e = errno;
-		return gs_fail(eb, GS_ERR_IO, "socket: %s", strerror(e));
-	}
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		e = errno;
-		close(c->fd);
-		c->fd = -1;
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "cannot reach gpusliced at %s: %s (is it "
-		               "running? see --socket / GPUSLICE_SOCKET)",
-		               p, strerror(e));
-	}
-	return GS_OK;
+	err = conn_init(c, sock ? sock : gs_client_default_socket(), NULL, NULL,
+	                eb);
+	if (err == GS_OK)
+		err = probe(c, eb);
+	if (err != GS_OK)
+		gs_client_close(c);
+	return err;
+}
+
+gs_err gs_client_connect_url(struct gs_client_conn *c, const char *url,
+                             const char *token, struct gs_errbuf *eb)
+{
+	gs_err err;
+
+	err = conn_init(c, NULL, url, token, eb);
+	if (err == GS_OK)
+		err = probe(c, eb);
+	if (err != GS_OK)
+		gs_client_close(c);
+	return err;
 }
 
 void gs_client_close(struct gs_client_conn *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	if (c->curl != NULL)
+		curl_easy_cleanup(c->curl);
+	c->curl = NULL;
+	curl_slist_free_all(c->headers);
+	c->headers = NULL;
 	free(c->buf);
 	c->buf = NULL;
 	c->len = c->cap = 0;
-}
-
-static gs_err send_all(struct gs_client_conn *c, const char *p, size_t n,
-                       struct gs_errbuf *eb)
-{
-	while (n) {
-		ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
-
-		if (k < 0) {
-			int e = errno;
-
-			if (e == EINTR)
-				continue;
-			return gs_fail(eb, GS_ERR_UNAVAILABLE,
-			               "lost gpusliced at %s: %s", c->path,
-			               strerror(e));
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return GS_OK;
-}
-
-/* Reads more into c->buf; GS_ERR_UNAVAILABLE on EOF or error. */
-static gs_err fill(struct gs_client_conn *c, struct gs_errbuf *eb)
-{
-	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
-	ssize_t k;
-	int rc;
-
-	if (c->cap - c->len < 4096) {
-		size_t cap = c->cap ? c->cap * 2 : 8192;
-		char *nb;
-
-		if (cap > c->max_response + 65536)
-			return gs_fail(eb, GS_ERR_RANGE,
-			               "response from gpusliced too large");
-		nb = realloc(c->buf, cap);
-		if (nb == NULL)
-			return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-		c->buf = nb;
-		c->cap = cap;
-	}
-	do
-		rc = poll(&pfd, 1, c->timeout_ms);
-	while (rc < 0 && errno == EINTR);
-	if (rc == 0)
-		return gs_fail(eb, GS_ERR_TIMEOUT,
-		               "gpusliced at %s did not answer", c->path);
-	do
-		k = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
-	while (k < 0 && errno == EINTR);
-	if (k <= 0)
-		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "gpusliced at %s closed the connection",
-		               c->path);
-	c->len += (size_t)k;
-	c->buf[c->len] = '\0';
-	return GS_OK;
 }
 
 gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
@@ -145,59 +260,52 @@ gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
                            int *status, char **resp, size_t *resp_len,
                            struct gs_errbuf *eb)
 {
-	char head[1024];
-	char *end, *cl;
-	size_t hlen, clen = 0;
-	int n;
-	gs_err err;
+	char url[sizeof(c->base) + PATH_MAX_REQ + 8];
+	long code = 0, secs;
+	CURLcode rc;
+	CURL *h = c->curl;
 
 	*resp = NULL;
 	*resp_len = 0;
-	n = snprintf(head, sizeof(head),
-	             "%s %s HTTP/1.1\r\nHost: localhost\r\n"
-	             "Content-Type: application/json\r\n"
-	             "Content-Length: %zu\r\n\r\n",
-	             method, path, body ? body_len : 0);
-	if (n < 0 || (size_t)n >= sizeof(head))
+	if (h == NULL)
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "not connected to gpusliced at %s", c->where);
+	if (strlen(path) + strlen(method) > PATH_MAX_REQ)
 		return gs_fail(eb, GS_ERR_RANGE, "request path too long");
-	err = send_all(c, head, (size_t)n, eb);
-	if (!err && body && body_len)
-		err = send_all(c, body, body_len, eb);
-	if (err)
-		return err;
-	while ((end = c->buf ? strstr(c->buf, "\r\n\r\n") : NULL) == NULL) {
-		err = fill(c, eb);
-		if (err)
-			return err;
+	snprintf(url, sizeof(url), "%s%s", c->base, path);
+	c->len = 0;
+	c->too_big = 0;
+	secs = c->timeout_ms > 0 ? (c->timeout_ms + 999) / 1000 : 0;
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, secs);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
+	                 (curl_off_t)c->max_response);
+	if (body == NULL && strcmp(method, "GET") == 0) {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, NULL);
+	} else {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+		                 (curl_off_t)(body ? body_len : 0));
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+		                 strcmp(method, "POST") == 0 ? NULL : method);
 	}
-	hlen = (size_t)(end - c->buf) + 4;
-	if (sscanf(c->buf, "HTTP/1.%*d %d", status) != 1)
+	rc = curl_easy_perform(h);
+	if (rc != CURLE_OK)
+		return curl_fail(c, rc, eb);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 100 || code > 999)
 		return gs_fail(eb, GS_ERR_PARSE, "bad response from gpusliced");
-	*end = '\0';
-	for (cl = c->buf; (cl = strchr(cl, '\n')) != NULL;) {
-		cl++;
-		if (strncasecmp(cl, "Content-Length:", 15) == 0) {
-			clen = strtoull(cl + 15, NULL, 10);
-			break;
-		}
-	}
-	if (clen > c->max_response)
-		return gs_fail(eb, GS_ERR_RANGE,
-		               "response from gpusliced too large");
-	while (c->len < hlen + clen) {
-		err = fill(c, eb);
-		if (err)
-			return err;
-	}
-	*resp = malloc(clen + 1);
+	*resp = malloc(c->len + 1);
 	if (*resp == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	memcpy(*resp, c->buf + hlen, clen);
-	(*resp)[clen] = '\0';
-	*resp_len = clen;
-	memmove(c->buf, c->buf + hlen + clen, c->len - hlen - clen);
-	c->len -= hlen + clen;
-	c->buf[c->len] = '\0';
+	if (c->len > 0)
+		memcpy(*resp, c->buf, c->len);
+	(*resp)[c->len] = '\0';
+	*resp_len = c->len;
+	*status = (int)code;
+	c->len = 0;
 	return GS_OK;
 }
 
@@ -258,6 +366,7 @@ static gs_err answer_error(int status, const char *body, struct gs_errbuf *eb)
 	return err;
 }
 
+/* One request on a connection of its own (made by the request itself). */
 static gs_err call_raw(const char *sock, const char *method, const char *path,
                        const json_t *body, char **resp, size_t *resp_len,
                        int *status, struct gs_errbuf *eb)
@@ -271,7 +380,8 @@ static gs_err call_raw(const char *sock, const char *method, const char *path,
 		if (text == NULL)
 			return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
-	err = gs_client_connect(&c, sock, eb);
+	err = conn_init(&c, sock ? sock : gs_client_default_socket(), NULL,
+	                NULL, eb);
 	if (!err)
 		err = gs_client_roundtrip(&c, method, path, text,
 		                          text ? strlen(text) : 0, status, resp,

@@ -201,6 +201,21 @@ int gs_proc_signal(int32_t pid, uint64_t start, int64_t uid, int sig)
 }
 
 /* An executable regular file (a directory is "executable" too). */
+bool gs_proc_self_exe(char *out, size_t n)
+{
+	ssize_t k;
+
+	if (n == 0)
+		return false;
+	k = readlink("/proc/self/exe", out, n);
+	if (k <= 0 || (size_t)k >= n) {
+		out[0] = '\0';
+		return false;
+	}
+	out[k] = '\0';
+	return true;
+}
+
 static bool is_program(const char *path)
 {
 	struct stat st;

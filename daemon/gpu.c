@@ -1,7 +1,7 @@
 /*
  * gpu.c - NVML through dlopen (see gpu.h).
  *
- * The entry points are resolved once into `struct nvml_fns`; a missing one
+ * The entry points are resolved once into `struct gs_nvml`; a missing one
  * makes gs_gpus_open fail only when discovery needs it, so an older driver
  * still serves whatever it has. Every NVML call here is made with the node
  * lock held by the caller, so the library is never entered from two of our
@@ -10,76 +10,16 @@
  */
 #include "gpu.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gs/log.h"
 #include "gs/nvml.h"
+#include "gs/nvml_load.h"
 #include "gs/spec.h"
 
-#define NVML_FNS(X)                                                            \
-	X(nvmlInit_v2, (void))                                                 \
-	X(nvmlShutdown, (void))                                                \
-	X(nvmlSystemGetDriverVersion, (char *, unsigned int))                  \
-	X(nvmlDeviceGetCount_v2, (unsigned int *))                             \
-	X(nvmlDeviceGetHandleByIndex_v2, (unsigned int, nvmlDevice_t *))       \
-	X(nvmlDeviceGetName, (nvmlDevice_t, char *, unsigned int))             \
-	X(nvmlDeviceGetUUID, (nvmlDevice_t, char *, unsigned int))             \
-	X(nvmlDeviceGetSerial, (nvmlDevice_t, char *, unsigned int))           \
-	X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t, nvmlMemory_t *))             \
-	X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t, nvmlPciInfo_t *))            \
-	X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t, nvmlUtilization_t *))  \
-	X(nvmlDeviceGetMigMode,                                                \
-	  (nvmlDevice_t, unsigned int *, unsigned int *))                      \
-	X(nvmlDeviceSetMigMode, (nvmlDevice_t, unsigned int, nvmlReturn_t *))  \
-	X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t, unsigned int *))      \
-	X(nvmlDeviceGetMigDeviceHandleByIndex,                                 \
-	  (nvmlDevice_t, unsigned int, nvmlDevice_t *))                        \
-	X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t, unsigned int *))          \
-	X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t, unsigned int *))      \
-	X(nvmlDeviceGetAttributes_v2,                                          \
-	  (nvmlDevice_t, nvmlDeviceAttributes_t *))                            \
-	X(nvmlDeviceGetGpuInstanceById,                                        \
-	  (nvmlDevice_t, unsigned int, nvmlGpuInstance_t *))                   \
-	X(nvmlGpuInstanceGetInfo,                                              \
-	  (nvmlGpuInstance_t, nvmlGpuInstanceInfo_t *))                        \
-	X(nvmlDeviceCreateGpuInstance,                                         \
-	  (nvmlDevice_t, unsigned int, nvmlGpuInstance_t *))                   \
-	X(nvmlDeviceCreateGpuInstanceWithPlacement,                            \
-	  (nvmlDevice_t, unsigned int, const nvmlGpuInstancePlacement_t *,     \
-	   nvmlGpuInstance_t *))                                               \
-	X(nvmlGpuInstanceDestroy, (nvmlGpuInstance_t))                         \
-	X(nvmlGpuInstanceGetComputeInstanceProfileInfo,                        \
-	  (nvmlGpuInstance_t, unsigned int, unsigned int,                      \
-	   nvmlComputeInstanceProfileInfo_t *))                                \
-	X(nvmlGpuInstanceCreateComputeInstance,                                \
-	  (nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *))          \
-	X(nvmlGpuInstanceGetComputeInstances,                                  \
-	  (nvmlGpuInstance_t, unsigned int, nvmlComputeInstance_t *,           \
-	   unsigned int *))                                                    \
-	X(nvmlComputeInstanceDestroy, (nvmlComputeInstance_t))                 \
-	X(nvmlDeviceGetComputeRunningProcesses_v3,                             \
-	  (nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *))                 \
-	X(nvmlDeviceGetProcessUtilization,                                     \
-	  (nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,     \
-	   unsigned long long))                                                \
-	X(nvmlEventSetCreate, (nvmlEventSet_t *))                              \
-	X(nvmlDeviceRegisterEvents,                                            \
-	  (nvmlDevice_t, unsigned long long, nvmlEventSet_t))                  \
-	X(nvmlEventSetWait_v2,                                                 \
-	  (nvmlEventSet_t, nvmlEventData_t *, unsigned int))                   \
-	X(nvmlEventSetFree, (nvmlEventSet_t))
-
-struct nvml_fns {
-#define GS__FN_PTR(name, args) nvmlReturn_t(*name) args;
-	NVML_FNS(GS__FN_PTR)
-#undef GS__FN_PTR
-	const char *(*nvmlErrorString)(nvmlReturn_t);
-};
-
-static const char *nv_err(struct nvml_fns *f, nvmlReturn_t rc)
+static const char *nv_err(struct gs_nvml *f, nvmlReturn_t rc)
 {
 	static _Thread_local char buf[32]; /* MIG steps run off the lock */
 
@@ -105,7 +45,7 @@ static gs_err nv_fail(struct gs_gpus *g, struct gs_errbuf *eb, nvmlReturn_t rc,
 /* Reads the MIG devices of GPU `gp`. */
 static void read_mig(struct gs_gpus *g, struct gs_gpu *gp)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	unsigned int cur = 0, pend = 0, max = 0;
 
 	gp->n_mig = 0;
@@ -171,36 +111,21 @@ static void read_mig(struct gs_gpus *g, struct gs_gpu *gp)
 	}
 }
 
-static void *load(void *lib, const char *name)
-{
-	return dlsym(lib, name);
-}
-
 gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
                     struct gs_errbuf *eb)
 {
-	struct nvml_fns *f;
+	struct gs_nvml *f;
 	unsigned int n = 0;
 	nvmlReturn_t rc;
 	gs_err err;
 
 	memset(g, 0, sizeof(*g));
-	g->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-	if (g->lib == NULL)
-		return gs_fail(eb, GS_ERR_UNAVAILABLE, "cannot load %s: %s",
-		               library, dlerror());
+	err = gs_nvml_load(library, &f, eb);
+	if (err != GS_OK)
+		return err;
 	snprintf(g->library, sizeof(g->library), "%s", library);
-	f = calloc(1, sizeof(*f));
-	if (f == NULL) {
-		dlclose(g->lib);
-		g->lib = NULL;
-		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	}
+	g->lib = f->lib;
 	g->fn = f;
-#define GS__FN_LOAD(name, args) *(void **)&f->name = load(g->lib, #name);
-	NVML_FNS(GS__FN_LOAD)
-#undef GS__FN_LOAD
-	*(void **)&f->nvmlErrorString = load(g->lib, "nvmlErrorString");
 	if (!f->nvmlInit_v2 || !f->nvmlDeviceGetCount_v2 ||
 	    !f->nvmlDeviceGetHandleByIndex_v2 || !f->nvmlDeviceGetName ||
 	    !f->nvmlDeviceGetUUID || !f->nvmlDeviceGetMemoryInfo) {
@@ -288,15 +213,14 @@ gs_err gs_gpus_open(struct gs_gpus *g, const char *library,
 out_shutdown:
 	f->nvmlShutdown();
 out_close:
-	free(f);
-	dlclose(g->lib);
+	gs_nvml_unload(f);
 	memset(g, 0, sizeof(*g));
 	return err;
 }
 
 void gs_gpus_close(struct gs_gpus *g)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 
 	if (g->fake || f == NULL)
 		return;
@@ -304,9 +228,7 @@ void gs_gpus_close(struct gs_gpus *g)
 		(void)f->nvmlEventSetFree(g->events);
 	if (f->nvmlShutdown)
 		(void)f->nvmlShutdown();
-	free(f);
-	if (g->lib)
-		dlclose(g->lib);
+	gs_nvml_unload(f);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -356,7 +278,7 @@ gs_err gs_gpus_refresh(struct gs_gpus *g, struct gs_errbuf *eb)
 gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
                          int cap, int *n)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlProcessInfo_t info[256];
 	unsigned int count = 256;
 	nvmlReturn_t rc;
@@ -389,7 +311,7 @@ gs_err gs_gpus_processes(struct gs_gpus *g, int i, struct gs_gpu_proc *procs,
 gs_err gs_gpus_process_util(struct gs_gpus *g, int i, uint64_t *since_us,
                             struct gs_gpu_util *out, int cap, int *n)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlProcessUtilizationSample_t s[256];
 	unsigned int count = 256;
 	uint64_t newest = *since_us;
@@ -438,7 +360,7 @@ gs_err gs_gpus_process_util(struct gs_gpus *g, int i, uint64_t *since_us,
 gs_err gs_gpus_next_event(struct gs_gpus *g, int timeout_ms,
                           struct gs_gpu_event *ev)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlEventData_t d;
 	nvmlReturn_t rc;
 
@@ -471,7 +393,7 @@ gs_err gs_gpus_next_event(struct gs_gpus *g, int timeout_ms,
 
 gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on, struct gs_errbuf *eb)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlReturn_t act = NVML_SUCCESS, rc;
 
 	if (g->fake || f == NULL || !f->nvmlDeviceSetMigMode)
@@ -490,7 +412,7 @@ gs_err gs_gpus_set_mig(struct gs_gpus *g, int i, bool on, struct gs_errbuf *eb)
 gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
                           struct gs_mig_dev *dev, struct gs_errbuf *eb)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlGpuInstance_t gi;
 	nvmlComputeInstance_t ci;
 	nvmlComputeInstanceProfileInfo_t cip;
@@ -560,7 +482,7 @@ gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
 gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
                            struct gs_errbuf *eb)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlGpuInstance_t gi;
 	nvmlComputeInstance_t cis[8];
 	unsigned int n = 8;
@@ -594,7 +516,7 @@ gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
 
 int gs_gpus_utilization(struct gs_gpus *g, int i)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlUtilization_t u;
 
 	if (g->fake || f == NULL || !f->nvmlDeviceGetUtilizationRates ||
@@ -608,7 +530,7 @@ int gs_gpus_utilization(struct gs_gpus *g, int i)
 
 uint64_t gs_gpus_memory_used(struct gs_gpus *g, int i)
 {
-	struct nvml_fns *f = g->fn;
+	struct gs_nvml *f = g->fn;
 	nvmlMemory_t m;
 
 	if (g->fake || f == NULL || i < 0 || i >= g->n)

@@ -47,6 +47,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "gs/log.h"
+#include "gs/proc.h"
 #include "gs/region.h"
 #include "metrics.h"
 #include "node.h"
@@ -141,13 +142,11 @@ static int mkdir_p(const char *path, mode_t mode)
 static void exe_dir(char *out, size_t len)
 {
 	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 
-	if (n <= 0) {
+	if (!gs_proc_self_exe(buf, sizeof(buf))) {
 		snprintf(out, len, ".");
 		return;
 	}
-	buf[n] = '\0';
 	snprintf(out, len, "%s", dirname(buf));
 }
 

@@ -9,27 +9,22 @@
 #include "reconcile.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "gs/cmd.h"
 #include "gs/log.h"
+#include "gs/mps.h"
 #include "node_int.h"
 
-extern char **environ;
-
 #define MPS_MAX      (GS_GPUS_MAX * (GS_GPU_MIG_MAX + 1))
-#define MPS_PID_FILE "nvidia-cuda-mps-control.pid"
 
 struct mps_dev {
 	int gpu, gi;
@@ -50,111 +45,11 @@ struct gs_reconciler {
 	struct mps_dev dev[MPS_MAX];
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int gs_run_cmd(char *const argv[], char *const env[], const char *input,
                char *out, size_t len, int timeout_ms)
 {
-	posix_spawn_file_actions_t fa;
-	int in[2] = {-1, -1}, outp[2] = {-1, -1};
-	char **envp = NULL;
-	size_t n_env = 0, n_extra = 0, used = 0;
-	int64_t deadline = mono_ms() + timeout_ms;
-	pid_t pid;
-	int status = -1, rc;
-
-	for (char **e = environ; e && *e; e++)
-		n_env++;
-	for (char *const *e = env; e && *e; e++)
-		n_extra++;
-	envp = calloc(n_env + n_extra + 1, sizeof(*envp));
-	if (envp == NULL)
-		return -1;
-	{
-		size_t k = 0;
-
-		for (char *const *e = env; e && *e; e++)
-			envp[k++] = *e;
-		/* Keep the rest of our environment, minus what env overrides.
-		 */
-		for (char **e = environ; e && *e; e++) {
-			const char *eq = strchr(*e, '=');
-			bool dup = false;
-
-			for (char *const *x = env; eq && x && *x; x++)
-				if (strncmp(*x, *e, (size_t)(eq - *e) + 1) == 0)
-					dup = true;
-			if (!dup)
-				envp[k++] = *e;
-		}
-	}
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(outp, O_CLOEXEC) != 0)
-		goto out;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	close(in[0]);
-	in[0] = -1;
-	close(outp[1]);
-	outp[1] = -1;
-	if (rc != 0)
-		goto out;
-	if (input)
-		(void)!write(in[1], input, strlen(input));
-	close(in[1]);
-	in[1] = -1;
-	for (;;) {
-		struct pollfd pfd = {.fd = outp[0], .events = POLLIN};
-		int64_t left = deadline - mono_ms();
-		char buf[512];
-		ssize_t k;
-
-		if (left <= 0) {
-			(void)kill(pid, SIGKILL);
-			(void)waitpid(pid, NULL, 0);
-			status = -1;
-			goto out;
-		}
-		rc = poll(&pfd, 1, (int)left);
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc <= 0)
-			continue;
-		k = read(outp[0], buf, sizeof(buf));
-		if (k <= 0)
-			break;
-		if (out && used + 1 < len) {
-			size_t c = (size_t)k < len - 1 - used ? (size_t)k
-			                                      : len - 1 - used;
-
-			memcpy(out + used, buf, c);
-			used += c;
-		}
-	}
-	if (out && len)
-		out[used] = '\0';
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-out:
-	if (in[0] >= 0)
-		close(in[0]);
-	if (in[1] >= 0)
-		close(in[1]);
-	if (outp[0] >= 0)
-		close(outp[0]);
-	if (outp[1] >= 0)
-		close(outp[1]);
-	free(envp);
-	return status;
+	return gs_cmd_run(argv, (const char *const *)env, input, out, len,
+	                  timeout_ms, 0);
 }
 
 static bool mps_ensure(void *arg, const struct gs_slice *s,
@@ -228,58 +123,48 @@ static void mkdirs(const char *path)
 /* The control daemon's pid from its pid file, when it is alive. */
 static int32_t mps_alive(const struct mps_dev *d)
 {
-	char path[320], buf[32];
-	int fd;
-	ssize_t k;
-	long pid;
+	char pipe[300];
 
-	snprintf(path, sizeof(path), "%s/pipe/%s", d->dir, MPS_PID_FILE);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	k = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (k <= 0)
-		return 0;
-	buf[k] = '\0';
-	pid = strtol(buf, NULL, 10);
-	if (pid <= 1 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-		return 0;
-	return (int32_t)pid;
+	snprintf(pipe, sizeof(pipe), "%s/pipe", d->dir);
+	return gs_mps_pid(pipe);
 }
 
-static void mps_env(const struct mps_dev *d, char env[3][320])
+/* How to reach d's control daemon; dirs[0] pipe, dirs[1] log. */
+static struct gs_mps_ctl mps_ctl(struct gs_reconciler *r,
+                                 const struct mps_dev *d, char dirs[2][300])
 {
-	snprintf(env[0], 320, "CUDA_MPS_PIPE_DIRECTORY=%s/pipe", d->dir);
-	snprintf(env[1], 320, "CUDA_MPS_LOG_DIRECTORY=%s/log", d->dir);
-	snprintf(env[2], 320, "CUDA_VISIBLE_DEVICES=%s", d->uuid);
+	struct gs_mps_ctl c = {
+	    .prog = gs_node_config(r->node)->mps_control,
+	    .pipe_dir = dirs[0],
+	    .log_dir = dirs[1],
+	    .visible = d->uuid,
+	    .timeout_ms = 10000,
+	};
+
+	snprintf(dirs[0], 300, "%s/pipe", d->dir);
+	snprintf(dirs[1], 300, "%s/log", d->dir);
+	return c;
 }
 
 static bool mps_start(struct gs_reconciler *r, struct mps_dev *d)
 {
-	char envs[3][320], path[300];
-	char *env[4] = {envs[0], envs[1], envs[2], NULL};
-	char *argv[] = {(char *)gs_node_config(r->node)->mps_control, "-d",
-	                NULL};
+	char dirs[2][300];
+	struct gs_mps_ctl c = mps_ctl(r, d, dirs);
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/pipe", d->dir);
-	mkdirs(path);
-	snprintf(path, sizeof(path), "%s/log", d->dir);
-	mkdirs(path);
-	mps_env(d, envs);
-	rc = gs_run_cmd(argv, env, NULL, NULL, 0, 10000);
+	mkdirs(dirs[0]);
+	mkdirs(dirs[1]);
+	rc = gs_mps_start(&c, NULL, 0);
 	d->last_start_ns = gs_now_ns();
 	if (rc != 0) {
 		gs_error("reconcile",
 		         "gpu=%d gi=%d cannot start %s -d (status %d)", d->gpu,
-		         d->gi, argv[0], rc);
+		         d->gi, c.prog, rc);
 		d->start_failed = true;
 		return false;
 	}
 	/* -d returns once the daemon is up; its pid file says who it is. */
-	for (int i = 0; i < 50 && (d->pid = mps_alive(d)) == 0; i++)
-		usleep(20000);
+	d->pid = gs_mps_wait_up(dirs[0], 1000, 20);
 	d->running = d->pid != 0;
 	d->start_failed = !d->running;
 	gs_info("reconcile", "gpu=%d gi=%d MPS control daemon %s pid=%d dir=%s",
@@ -290,17 +175,14 @@ static bool mps_start(struct gs_reconciler *r, struct mps_dev *d)
 
 static void mps_stop(struct gs_reconciler *r, struct mps_dev *d)
 {
-	char envs[3][320];
-	char *env[4] = {envs[0], envs[1], envs[2], NULL};
-	char *argv[] = {(char *)gs_node_config(r->node)->mps_control, NULL};
+	char dirs[2][300];
+	struct gs_mps_ctl c = mps_ctl(r, d, dirs);
 	int rc;
 
-	mps_env(d, envs);
-	rc = gs_run_cmd(argv, env, "quit\n", NULL, 0, 10000);
+	rc = gs_mps_quit(&c);
 	gs_info("reconcile", "gpu=%d gi=%d MPS control daemon quit status=%d",
 	        d->gpu, d->gi, rc);
-	for (int i = 0; i < 50 && mps_alive(d); i++)
-		usleep(20000);
+	(void)gs_mps_wait_gone(dirs[0], 1000, 20);
 	d->running = false;
 	d->pid = 0;
 }

@@ -1,19 +1,20 @@
 /*
  * client.h - gpuslice's client library (client/, static PIC gs_client):
- * gpusliced's API as HTTP/1.1 + JSON over the daemon's Unix socket, small
- * on purpose (no libcurl). Every local program that talks to gpusliced
- * uses it: the CLI, the Slurm plugin (integrations/slurm/hold.c), the
- * Kubernetes DRA driver (integrations/kubernetes/driver.c, and its
- * ResourceSlice publisher, rslices.c) and the test load generator
- * (tests/integration/daemon/loadgen.c).
+ * gpusliced's API as HTTP/1.1 + JSON on libcurl, over the daemon's Unix
+ * socket or over TCP with a bearer token. Every program that talks to
+ * gpusliced uses it: the CLI, the Slurm plugin
+ * (integrations/slurm/hold.c), the Kubernetes DRA driver
+ * (integrations/kubernetes/driver.c, and its ResourceSlice publisher,
+ * rslices.c), the kube-scheduler extender, which polls gpusliced on other
+ * nodes over TCP (integrations/kubernetes-extender/live.c), and the test
+ * load generator (tests/integration/daemon/loadgen.c).
  *
- * The calls block: each connects, sends, and waits for the whole answer
- * (up to GS_CLIENT_TIMEOUT_MS without a byte, then GS_ERR_TIMEOUT). No global state: the
- * socket is an argument of every call, and NULL means the default,
- * gs_client_default_socket(). The kube-scheduler extender is not a user:
- * it polls gpusliced on *other* nodes over TCP with a bearer token
- * (libcurl, integrations/kubernetes-extender/live.c), which this library
- * does not speak.
+ * The calls block: each sends and waits for the whole answer (up to
+ * GS_CLIENT_TIMEOUT_MS without a byte, then GS_ERR_TIMEOUT). No global
+ * state of ours (libcurl's global init is done once, on first use, and
+ * never undone): the socket is an argument of every call, and NULL means
+ * the default, gs_client_default_socket(). Nothing is written to
+ * stdout/stderr, so the library can live inside a host process (slurmd).
  *
  * Errors come back as a gs_err with the message in the caller's errbuf
  * (first message wins):
@@ -57,30 +58,47 @@ const char *gs_client_default_socket(void);
 /*
  * gs_client_connect() sets timeout_ms and max_response to the defaults
  * above; a caller may lower them before its requests (the DRA driver's
- * ResourceSlice publisher waits 5 s, not 60).
+ * ResourceSlice publisher waits 5 s, not 60). timeout_ms is kept to whole
+ * seconds (rounded up), libcurl's low-speed limit. The rest is the
+ * library's.
  */
 struct gs_client_conn {
-	int fd;
 	int timeout_ms;
 	size_t max_response;
-	char path[108];
-	char *buf; /* read buffer (bytes past the last response) */
+	void *curl;      /* the libcurl easy handle: its connection is kept
+	                    between requests */
+	void *headers;   /* struct curl_slist: the headers every request
+	                    carries */
+	char path[108];  /* the Unix socket; "" over TCP */
+	char where[300]; /* the socket or the URL, for messages */
+	char base[256];  /* the URL requests' paths are appended to */
+	char *buf;       /* the answer being read */
 	size_t len, cap;
+	int too_big;
 };
 
 /*
- * Connects to `sock` (NULL: the default). On error *c holds nothing to
- * free, and gs_client_close(c) is still safe.
+ * Connects to `sock` (NULL: the default): GS_ERR_UNAVAILABLE when nobody
+ * listens there. The connection is kept for the requests that follow
+ * (keep-alive) and made again when the daemon closed it. On error *c
+ * holds nothing to free, and gs_client_close(c) is still safe.
  */
 gs_err gs_client_connect(struct gs_client_conn *c, const char *sock,
                          struct gs_errbuf *eb);
+/*
+ * The same over TCP: `url` is "http://host:port" or "https://..." (a
+ * trailing '/' is dropped), and every request carries
+ * "Authorization: Bearer <token>" when `token` is not NULL.
+ */
+gs_err gs_client_connect_url(struct gs_client_conn *c, const char *url,
+                             const char *token, struct gs_errbuf *eb);
 /* Closes and frees what the connection holds; safe twice. */
 void gs_client_close(struct gs_client_conn *c);
 
 /*
  * One request on an open connection. `body` may be NULL. OUT: *status and
  * *resp (malloc'd, NUL-terminated; the caller frees), *resp_len. After an
- * error the connection is not usable for another request.
+ * error the next request connects again.
  */
 gs_err gs_client_roundtrip(struct gs_client_conn *c, const char *method,
                            const char *path, const char *body, size_t body_len,

@@ -1,6 +1,7 @@
 /*
  * proc.h - what the kernel says about a process, from /proc: its parent,
- * start time, uid, command name, environment. The one reader for the
+ * start time, uid, command name, environment, and this process's own
+ * executable (gs_proc_self_exe). The one reader for the
  * daemon, the CLI, the shim's region code and the sim (gs_proc_stat
  * allocates nothing and writes nothing, so it is safe inside the shim).
  * Also: where a program named on PATH would be run from (gs_find_program).
@@ -42,6 +43,10 @@ bool gs_proc_exe_base(int32_t pid, char *out, size_t n);
  * process, EPERM: another uid).
  */
 int gs_proc_signal(int32_t pid, uint64_t start, int64_t uid, int sig);
+
+/* The path of this process's executable (readlink of /proc/self/exe)
+ * into out; false when unknown or it does not fit in n bytes. */
+bool gs_proc_self_exe(char *out, size_t n);
 
 /*
  * Where `cmd` would be run from, as posix_spawnp/execvp find it: `cmd`

@@ -1,11 +1,12 @@
 /*
  * live.c - the extender's live node state (see live.h): reading the nodes
- * file, polling each gpusliced with libcurl from one thread, and turning
- * the answers into the extender's state document.
+ * file, polling each gpusliced through the client library (gs/client.h,
+ * over TCP with the node's bearer token, one kept connection per node)
+ * from one thread, and turning the answers into the extender's state
+ * document.
  */
 #include "live.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "gs/client.h"
 
 #define LIVE_MAX_BODY (4u << 20)
 
@@ -293,12 +296,6 @@ char *gs_ext_live_doc(const struct gs_ext_live_read *reads, size_t n)
 
 /* ---- polling ---- */
 
-struct body {
-	char *buf;
-	size_t len;
-	bool too_big;
-};
-
 struct gs_ext_live {
 	struct gs_ext_live_cfg cfg; /* own copy of the nodes */
 	pthread_t thread;
@@ -308,68 +305,50 @@ struct gs_ext_live {
 	bool stop;
 	char *doc; /* under lock */
 	size_t doc_len;
-	CURL *curl;
+	/* Per node, the poller thread's only: its connection, and whether
+	 * it is open. */
+	struct gs_client_conn *conn;
+	bool *open;
 };
 
-static size_t on_data(char *p, size_t size, size_t n, void *arg)
+/* GET url+path from node i with its token. The body on 200, else NULL and
+ * `why` filled. A failed request drops the node's connection; the next
+ * poll connects again. */
+static char *get(struct gs_ext_live *l, size_t i, const char *path, char *why,
+                 size_t why_len)
 {
-	struct body *b = arg;
-	size_t add = size * n;
-	char *nb;
+	const struct gs_ext_live_node *nd = &l->cfg.node[i];
+	struct gs_client_conn *c = &l->conn[i];
+	struct gs_errbuf eb = {0};
+	char *resp = NULL;
+	size_t len = 0;
+	int code = 0;
+	gs_err err = GS_OK;
 
-	if (b->len + add > LIVE_MAX_BODY) {
-		b->too_big = true;
-		return 0;
+	if (!l->open[i]) {
+		err = gs_client_connect_url(c, nd->url, nd->token, &eb);
+		l->open[i] = err == GS_OK;
+		c->timeout_ms = l->cfg.timeout_ms;
+		c->max_response = LIVE_MAX_BODY;
 	}
-	nb = realloc(b->buf, b->len + add + 1);
-	if (nb == NULL)
-		return 0;
-	b->buf = nb;
-	memcpy(b->buf + b->len, p, add);
-	b->len += add;
-	b->buf[b->len] = '\0';
-	return add;
-}
-
-/* GET url+path with the node's token. The body on 200, else NULL and
- * `why` filled. */
-static char *get(struct gs_ext_live *l, const struct gs_ext_live_node *nd,
-                 const char *path, char *why, size_t why_len)
-{
-	char url[300], auth[560];
-	struct body b = {0};
-	struct curl_slist *h = NULL;
-	long code = 0;
-	CURLcode rc;
-
-	snprintf(url, sizeof(url), "%s%s", nd->url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", nd->token);
-	h = curl_slist_append(h, auth);
-	curl_easy_reset(l->curl);
-	curl_easy_setopt(l->curl, CURLOPT_URL, url);
-	curl_easy_setopt(l->curl, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(l->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(l->curl, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(l->curl, CURLOPT_TIMEOUT_MS, (long)l->cfg.timeout_ms);
-	curl_easy_setopt(l->curl, CURLOPT_CONNECTTIMEOUT_MS,
-	                 (long)l->cfg.timeout_ms);
-	curl_easy_setopt(l->curl, CURLOPT_NOSIGNAL, 1L);
-	rc = curl_easy_perform(l->curl);
-	curl_slist_free_all(h);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(l->curl, CURLINFO_RESPONSE_CODE, &code);
-	if (rc != CURLE_OK || code != 200 || b.buf == NULL) {
-		if (rc != CURLE_OK)
-			snprintf(why, why_len, "GET %.200s: %s", url,
-			         b.too_big ? "answer too big"
-			                   : curl_easy_strerror(rc));
-		else
-			snprintf(why, why_len, "GET %.200s: HTTP %ld", url,
-			         code);
-		free(b.buf);
+	if (err == GS_OK)
+		err = gs_client_roundtrip(c, "GET", path, NULL, 0, &code, &resp,
+		                          &len, &eb);
+	if (err != GS_OK) {
+		snprintf(why, why_len, "GET %.200s%s: %s", nd->url, path,
+		         gs_errbuf_msg(&eb, err));
+		gs_client_close(c);
+		l->open[i] = false;
+		free(resp);
 		return NULL;
 	}
-	return b.buf;
+	if (code != 200 || len == 0) {
+		snprintf(why, why_len, "GET %.200s%s: HTTP %d", nd->url, path,
+		         code);
+		free(resp);
+		return NULL;
+	}
+	return resp;
 }
 
 /* One round over every node; the new document replaces the old one. */
@@ -390,10 +369,10 @@ static void poll_once(struct gs_ext_live *l)
 
 		r[i].name = nd->name;
 		r[i].why = why[i];
-		r[i].gpus = get(l, nd, "/v1/gpus", why[i], sizeof(why[i]));
+		r[i].gpus = get(l, i, "/v1/gpus", why[i], sizeof(why[i]));
 		if (r[i].gpus != NULL) {
 			r[i].demand =
-			    get(l, nd, "/v1/demand", dwhy, sizeof(dwhy));
+			    get(l, i, "/v1/demand", dwhy, sizeof(dwhy));
 			if (r[i].demand == NULL)
 				fprintf(stderr,
 				        "gs-k8s-extender: node %s: %s (its "
@@ -462,10 +441,11 @@ gs_err gs_ext_live_start(const struct gs_ext_live_cfg *cfg,
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	l->cfg = *cfg;
 	l->cfg.node = calloc(cfg->n ? cfg->n : 1, sizeof(*l->cfg.node));
-	l->curl = curl_easy_init();
-	if (l->cfg.node == NULL || l->curl == NULL) {
-		if (l->curl)
-			curl_easy_cleanup(l->curl);
+	l->conn = calloc(cfg->n ? cfg->n : 1, sizeof(*l->conn));
+	l->open = calloc(cfg->n ? cfg->n : 1, sizeof(*l->open));
+	if (l->cfg.node == NULL || l->conn == NULL || l->open == NULL) {
+		free(l->open);
+		free(l->conn);
 		free(l->cfg.node);
 		free(l);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
@@ -512,7 +492,11 @@ void gs_ext_live_stop(struct gs_ext_live *l)
 		pthread_mutex_unlock(&l->lock);
 		pthread_join(l->thread, NULL);
 	}
-	curl_easy_cleanup(l->curl);
+	for (size_t i = 0; i < l->cfg.n; i++)
+		if (l->open[i])
+			gs_client_close(&l->conn[i]);
+	free(l->open);
+	free(l->conn);
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->cond);
 	free(l->doc);

@@ -14,7 +14,6 @@
 #include "extender.h"
 #include "live.h"
 
-#include <curl/curl.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -178,11 +177,6 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (nodes_path != NULL) {
 		gs_errbuf_init(&eb);
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			fprintf(stderr,
-			        "gs-k8s-extender: libcurl init failed\n");
-			return 1;
-		}
 		if (gs_ext_live_cfg_load(nodes_path, &lcfg, &eb) != GS_OK ||
 		    gs_ext_live_start(&lcfg, &live, &eb) != GS_OK) {
 			fprintf(stderr, "gs-k8s-extender: %s\n", eb.msg);
@@ -203,7 +197,5 @@ int main(int argc, char **argv)
 	sigwait(&set, &sig);
 	MHD_stop_daemon(d);
 	gs_ext_live_stop(live);
-	if (nodes_path != NULL)
-		curl_global_cleanup();
 	return 0;
 }

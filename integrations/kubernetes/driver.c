@@ -45,6 +45,7 @@
 #include "checkpoint.h"
 #include "gs/client.h"
 #include "gs/log.h"
+#include "gs/proc.h"
 #include "kube.h"
 #include "prepare.h"
 #include "rslices.h"
@@ -82,11 +83,9 @@ static char *dup_or(const char *s, const char *dflt)
 static char *default_shim(void)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
-	if (n > 0) {
-		exe[n] = '\0';
+	if (gs_proc_self_exe(exe, sizeof(exe))) {
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';

@@ -3,7 +3,8 @@
  * gpusliced: a thread on a Unix socket in a scratch directory that reads
  * HTTP requests, remembers the last one, and answers each with the bytes
  * the test scripted (an HTTP answer, a truncated one, or nothing). It
- * serves one connection at a time, several requests per connection.
+ * serves one connection at a time, several requests per connection. The
+ * same fake listens on TCP (127.0.0.1) for the bearer-token calls.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -32,7 +35,9 @@ struct fake {
 	/* the last request seen */
 	pthread_mutex_t mu;
 	char method[16], path[256], body[4096];
+	char auth[256]; /* the Authorization header's value, "" if none */
 	int requests;
+	int port; /* TCP fakes (setup_tcp) */
 };
 
 /* Reads one request from fd into f; false on EOF. */
@@ -61,6 +66,10 @@ static bool read_request(struct fake *f, int fd, char *buf, size_t cap,
 		*len += (size_t)k;
 	}
 	pthread_mutex_lock(&f->mu);
+	f->auth[0] = '\0';
+	for (char *p = buf; p < end; p++)
+		if (strncasecmp(p, "\nAuthorization: ", 16) == 0)
+			(void)sscanf(p + 16, "%255[^\r\n]", f->auth);
 	(void)sscanf(buf, "%15s %255s", f->method, f->path);
 	memcpy(f->body, buf + hlen, clen);
 	f->body[clen] = '\0';
@@ -106,6 +115,29 @@ static int setup(void **state)
 	f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
 	assert_true(f->lfd >= 0);
 	assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(f->lfd, 8), 0);
+	pthread_mutex_init(&f->mu, NULL);
+	assert_int_equal(pthread_create(&f->thr, NULL, serve, f), 0);
+	*state = f;
+	return 0;
+}
+
+/* The fake on a TCP port of 127.0.0.1 instead of a Unix socket. */
+static int setup_tcp(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+
+	assert_non_null(f);
+	(void)snprintf(f->dir, sizeof(f->dir), "/tmp/gs-client-test.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(f->lfd >= 0);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&sa, &sl), 0);
+	f->port = ntohs(sa.sin_port);
 	assert_int_equal(listen(f->lfd, 8), 0);
 	pthread_mutex_init(&f->mu, NULL);
 	assert_int_equal(pthread_create(&f->thr, NULL, serve, f), 0);
@@ -372,6 +404,47 @@ static void null_socket_means_the_default_from_the_environment(void **state)
 	assert_int_equal(unsetenv("GPUSLICE_SOCKET"), 0);
 }
 
+static void tcp_connection_carries_the_bearer_token(void **state)
+{
+	struct fake *f = *state;
+	struct gs_client_conn c;
+	char url[64], *resp = NULL;
+	size_t len = 0;
+	int status = 0;
+
+	answer(f, "200 OK", "{\"gpus\":[]}");
+	(void)snprintf(url, sizeof(url), "http://127.0.0.1:%d/", f->port);
+	assert_int_equal(gs_client_connect_url(&c, url, "tok-1", NULL), GS_OK);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(gs_client_roundtrip(&c, "GET", "/v1/gpus",
+		                                     NULL, 0, &status, &resp,
+		                                     &len, NULL),
+		                 GS_OK);
+		assert_int_equal(status, 200);
+		assert_string_equal(resp, "{\"gpus\":[]}");
+		free(resp);
+	}
+	gs_client_close(&c);
+	assert_string_equal(f->path, "/v1/gpus");
+	assert_string_equal(f->auth, "Bearer tok-1");
+	assert_int_equal(f->requests, 2);
+}
+
+static void tcp_daemon_not_listening_is_unavailable(void **state)
+{
+	struct fake *f = *state;
+	struct gs_client_conn c;
+	struct gs_errbuf eb = {0};
+	char url[64];
+
+	(void)snprintf(url, sizeof(url), "http://127.0.0.1:%d", f->port);
+	shutdown(f->lfd, SHUT_RDWR); /* nobody listens any more */
+	assert_int_equal(gs_client_connect_url(&c, url, NULL, &eb),
+	                 GS_ERR_UNAVAILABLE);
+	assert_non_null(strstr(eb.msg, url));
+	gs_client_close(&c);
+}
+
 static void urlencode_escapes_all_but_unreserved_characters(void **state)
 {
 	char out[64] = "/v1/slices/";
@@ -420,6 +493,10 @@ int main(void)
 	    T(connection_limits_bound_the_wait_and_the_answer),
 	    T(missing_daemon_is_unavailable_and_says_where),
 	    T(null_socket_means_the_default_from_the_environment),
+	    cmocka_unit_test_setup_teardown(
+	        tcp_connection_carries_the_bearer_token, setup_tcp, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        tcp_daemon_not_listening_is_unavailable, setup_tcp, teardown),
 	    cmocka_unit_test(urlencode_escapes_all_but_unreserved_characters),
 	    cmocka_unit_test(readers_give_zero_values_for_missing_keys),
 	};
