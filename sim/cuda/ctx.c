@@ -30,6 +30,7 @@
  * destructors (export.c), while it still works, with the lock dropped.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,7 +236,7 @@ CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
 
 	if (d == NULL)
 		return CUDA_ERROR_INVALID_DEVICE;
-	c = calloc(1, sizeof(*c));
+	c = gs__calloc(1, sizeof(*c));
 	if (c == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	st = gs__state_lock(d, &r);
