@@ -59,11 +59,19 @@ PROGRAMS = [
     ("gs-matmul", prog("gs-matmul", "--iterations", "3", "--n", "64"), True),
     ("gs-infer", prog("gs-infer", "--light", "--requests", "2",
                       "--layers", "2"), True),
+    ("gs-infer-heavy", prog("gs-infer", "--heavy", "--requests", "10",
+                            "--layers", "2"), True),
     ("gs-alloc-vmm", prog("gs-alloc", "--api", "vmm", "--chunk", "64MiB",
                           "--limit", "256MiB"), False),
     ("gs-alloc-pool", prog("gs-alloc", "--api", "pool", "--chunk", "64MiB",
                            "--limit", "256MiB"), False),
     ("gs-alloc-array", prog("gs-alloc", "--api", "array", "--chunk",
+                            "64MiB", "--limit", "256MiB"), False),
+    ("gs-alloc-async", prog("gs-alloc", "--api", "async", "--chunk",
+                            "64MiB", "--limit", "256MiB"), False),
+    ("gs-alloc-managed", prog("gs-alloc", "--api", "managed", "--chunk",
+                              "64MiB", "--limit", "256MiB"), False),
+    ("gs-alloc-pitch", prog("gs-alloc", "--api", "pitch", "--chunk",
                             "64MiB", "--limit", "256MiB"), False),
 ]
 # The parts of the driver the kit does not reach (a created context, a
@@ -251,7 +259,7 @@ def sweep_direct():
                      % (label, site, n - 1, calls[site]))
             if not one(label, argv, strict, env, site, site + ":1+"):
                 fail("%s %s:1+: the fault never fired" % (label, site))
-        print("%-15s %s, %d runs in %.1fs" % (
+        print("%-16s %s, %d runs in %.1fs" % (
             label, " ".join("%s=%d" % (s, calls[s]) for s in SITES
                             if calls.get(s)), runs - n_runs,
             time.time() - t0), flush=True)
