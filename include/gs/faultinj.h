@@ -8,8 +8,9 @@
  * "site:N" fails the Nth call of that site (1 = the first), "site:N+" the
  * Nth and every later one. Sites are the names the code passes to
  * gs_fault_hit(): gpusliced's store and region writes, the simulated
- * NVML's MIG calls, the simulated CUDA driver's allocation and I/O sites
- * ("sim.malloc", "sim.dev_alloc", ...); docs/testing.md lists them all.
+ * NVML's MIG calls and state file, the simulated CUDA driver's
+ * allocation and I/O sites ("sim.malloc", "sim.dev_alloc", ...);
+ * docs/testing.md lists them all.
  *
  *   GPUSLICE_FAULT_COUNTS=FILE
  *

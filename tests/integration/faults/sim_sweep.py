@@ -3,7 +3,8 @@
 sites (GPUSLICE_FAULT, include/gs/faultinj.h; the sites are listed in
 docs/testing.md), curl-memdebug / SQLite-fault style.
 
-For each program of the workload kit below, one run on a fresh sim node
+For each program of the workload kit below (and gs-sim-tour, sim_tour.c,
+for what the kit does not reach), one run on a fresh sim node
 with GPUSLICE_FAULT_COUNTS counts the calls of every sim.* site; then for
 each site it reached and N = 1, 2, ... (until a run no longer reaches the
 Nth call), and once with "site:1+" (every call fails), a run whose Nth
@@ -76,15 +77,9 @@ PROGRAMS = [
 ]
 # The parts of the driver the kit does not reach (a created context, a
 # module and a library read from a file, graphs, events, pinned memory,
-# arrays): sim_tour.py, through ctypes. Not in sanitizer builds (python3
-# would need the sanitizer runtime preloaded).
-SANITIZED = b"libasan" in subprocess.run(
-    ["ldd", os.path.join(B, "sim", "libcuda.so.1")],
-    capture_output=True).stdout
-if not SANITIZED:
-    PROGRAMS.append(("sim_tour", [sys.executable,
-                     os.path.join(HERE, "sim_tour.py"),
-                     os.path.join(SRC, "workloads", "kernels.ptx")], True))
+# arrays, a context destroyed with objects still in it): gs-sim-tour.
+PROGRAMS.append(("gs-sim-tour", [os.path.join(B, "tests", "gs-sim-tour"),
+                 os.path.join(SRC, "workloads", "kernels.ptx")], True))
 # Threads allocating and freeing while one call fails (gs-alloc --stress):
 # whatever a failed call charged must come back (free_bytes_after).
 STRESS_APIS = ["plain", "pitch", "managed", "async", "pool", "vmm", "array"]
@@ -266,8 +261,33 @@ def sweep_direct():
     missed = [s for s in SITES if s not in reached]
     if missed:
         print("not reached by these programs: " + " ".join(missed))
-    if SANITIZED:
-        print("(sanitizer build: sim_tour.py not run)")
+
+
+def nvml():
+    """The simulated NVML's state file open failing: nvidia-smi says so."""
+    fresh_node()
+    env = sim_env()
+    smi = os.path.join(B, "sim", "nvidia-smi")
+    for spec in ("sim.nvml_state_open:1", "sim.nvml_state_open:1+"):
+        try:
+            p = subprocess.run([smi, "-L"], env=dict(env, GPUSLICE_FAULT=spec),
+                               capture_output=True, text=True,
+                               timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            fail("nvidia-smi %s: hang" % spec)
+            continue
+        if p.returncode <= 0 or SAN_RE.search(p.stderr) or \
+                "couldn't communicate with the NVIDIA driver" not in \
+                p.stdout + p.stderr:
+            fail("nvidia-smi GPUSLICE_FAULT=%s: exit %d, %s %s" % (
+                spec, p.returncode, p.stdout[-300:], p.stderr[-300:]))
+        bad = sane(env)
+        if bad:
+            fail("nvidia-smi %s: node not sane after: %s" % (spec, bad))
+    p = subprocess.run([smi, "-L"], env=env, capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT)
+    if p.returncode != 0:
+        fail("nvidia-smi -L without faults: exit %d" % p.returncode)
 
 
 def under_stress():
@@ -362,6 +382,7 @@ def under_run():
 
 t_start = time.time()
 sweep_direct()
+nvml()
 under_stress()
 under_run()
 if absorbed:
