@@ -175,8 +175,8 @@ static bool add_label(struct reader *rd, const char *s, const char *e)
 {
 	if (rd->n_labels == rd->cap_labels) {
 		int cap = rd->cap_labels ? rd->cap_labels * 2 : 16;
-		void *n = gs__realloc(rd->labels,
-		                      sizeof(*rd->labels) * (size_t)cap);
+		void *n =
+		    gs__realloc(rd->labels, sizeof(*rd->labels) * (size_t)cap);
 
 		if (n == NULL)
 			return false;

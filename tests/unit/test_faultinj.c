@@ -34,7 +34,8 @@ static int in_child(const char *fault, const char *counts, int (*fn)(void))
 			(void)setenv("GPUSLICE_FAULT_COUNTS", counts, 1);
 		else
 			(void)unsetenv("GPUSLICE_FAULT_COUNTS");
-		exit(fn()); /* exit, not _exit: the counts are written at exit */
+		/* exit, not _exit: the counts are written at exit */
+		exit(fn());
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));

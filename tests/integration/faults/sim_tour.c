@@ -70,8 +70,9 @@ static struct {
 
 static void die(const char *error, const char *call)
 {
-	printf("{\"program\":\"gs-sim-tour\",\"error\":\"%s\",\"call\":\"%s\"}\n",
-	       error, call);
+	printf(
+	    "{\"program\":\"gs-sim-tour\",\"error\":\"%s\",\"call\":\"%s\"}\n",
+	    error, call);
 	exit(1);
 }
 
