@@ -78,7 +78,9 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 	v->dev = prop->location.id;
 	v->size = size;
 	v->prop = *prop;
-	v->fd = memfd_create("gpuslice-sim-vmm", MFD_CLOEXEC);
+	v->fd = gs_fault_hit("sim.dev_map")
+	            ? -1
+	            : memfd_create("gpuslice-sim-vmm", MFD_CLOEXEC);
 	if (v->fd < 0 || ftruncate(v->fd, (off_t)size) != 0) {
 		if (v->fd >= 0)
 			(void)close(v->fd);
