@@ -2,7 +2,8 @@
  * sim_tour.c - gs-sim-tour: a small CUDA driver API program for the parts
  * of the simulated driver the workload kit does not reach, for
  * sim_sweep.py to fail each sim fault site under: a created (not primary)
- * context; a module and a library read from a PTX file; streams, events,
+ * context; a module and a library read from a PTX file; a fatbinary
+ * (that PTX stored in a container, as nvcc embeds it); streams, events,
  * a launch, a stream capture instantiated and launched as a graph, pinned
  * host memory, an array; and a context destroyed with a stream, an event,
  * a module, an array and device memory still in it, after which the
@@ -18,6 +19,7 @@
  */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,8 @@
 	X(cuCtxDestroy)                                                        \
 	X(cuMemGetInfo)                                                        \
 	X(cuModuleLoad)                                                        \
+	X(cuModuleLoadData)                                                    \
+	X(cuModuleLoadFatBinary)                                               \
 	X(cuModuleUnload)                                                      \
 	X(cuModuleGetFunction)                                                 \
 	X(cuLibraryLoadFromFile)                                               \
@@ -90,6 +94,53 @@ static void check(CUresult r, const char *call)
 /* Calls a driver function and reports its name when it fails. */
 #define CALL(fn, ...) check(cu.fn(__VA_ARGS__), STR(fn))
 
+static void put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/*
+ * A fatbinary container (sim/cuda/fatbin.h's layout, little-endian hosts)
+ * holding the PTX file's text as one stored sm_90 PTX entry. The caller
+ * frees it.
+ */
+static uint8_t *fatbin_of(const char *path)
+{
+	enum { CONTAINER = 16, ENTRY = 64 };
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	long len;
+
+	if (f == NULL)
+		die("OS_ERROR", "fopen");
+	if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) <= 0 ||
+	    fseek(f, 0, SEEK_SET) != 0 ||
+	    (b = calloc(1, CONTAINER + ENTRY + (size_t)len + 1)) == NULL ||
+	    fread(b + CONTAINER + ENTRY, 1, (size_t)len, f) != (size_t)len)
+		die("OS_ERROR", "fread");
+	(void)fclose(f);
+	put32(b, 0xba55ed50u);                    /* container magic */
+	put16(b + 4, 1);                          /* version */
+	put16(b + 6, CONTAINER);                  /* header size */
+	put64(b + 8, ENTRY + (uint64_t)len);      /* entries' size */
+	put16(b + CONTAINER, 1);                  /* kind: PTX */
+	put32(b + CONTAINER + 4, ENTRY);          /* entry header size */
+	put64(b + CONTAINER + 8, (uint64_t)len);  /* payload size */
+	put32(b + CONTAINER + 28, 90);            /* sm_90 */
+	put64(b + CONTAINER + 56, (uint64_t)len); /* uncompressed size */
+	return b;
+}
+
 static size_t free_bytes(void)
 {
 	size_t fr = 0, total = 0;
@@ -103,7 +154,7 @@ int main(int argc, char **argv)
 	void *h = dlopen("libcuda.so.1", RTLD_NOW);
 	CUDA_ARRAY_DESCRIPTOR desc = {256, 256, CU_AD_FORMAT_FLOAT, 1};
 	CUcontext pctx, ctx;
-	CUmodule mod, mod2;
+	CUmodule mod, mod2, fmod;
 	CUlibrary lib;
 	CUfunction fn, fn2;
 	CUstream st, st2;
@@ -116,6 +167,7 @@ int main(int argc, char **argv)
 	unsigned long long n = 1024;
 	float val = 1.5f;
 	size_t free0;
+	uint8_t *fat;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: gs-sim-tour KERNELS.PTX\n");
@@ -139,6 +191,12 @@ int main(int argc, char **argv)
 	CALL(cuModuleGetFunction, &fn, mod, "gs_fill");
 	CALL(cuLibraryLoadFromFile, &lib, argv[1], NULL, NULL, 0, NULL, NULL,
 	     0);
+	fat = fatbin_of(argv[1]);
+	CALL(cuModuleLoadData, &fmod, fat);
+	CALL(cuModuleUnload, fmod);
+	CALL(cuModuleLoadFatBinary, &fmod, fat);
+	CALL(cuModuleUnload, fmod);
+	free(fat);
 	CALL(cuStreamCreate, &st, CU_STREAM_NON_BLOCKING);
 	CALL(cuEventCreate, &ev0, 0);
 	CALL(cuEventCreate, &ev1, 0);
