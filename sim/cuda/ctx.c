@@ -128,6 +128,9 @@ static CUresult slot_join(struct gs_sim_state *st, struct gs__dev *d)
 			p->mps_pinned_mem_limit = lim;
 		}
 	}
+	/* Fault site: no room for the context's own memory. */
+	if (gs_fault_hit("sim.dev_alloc"))
+		goto out_oom;
 	if (p->mps_pinned_mem_limit != 0 &&
 	    p->mem_used + GS__CTX_OVERHEAD > p->mps_pinned_mem_limit)
 		goto out_oom;
