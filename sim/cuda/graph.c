@@ -244,7 +244,7 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 	x = gs__calloc(1, sizeof(*x));
 	if (x != NULL)
 		x->nodes = gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1),
-		                  sizeof(*x->nodes));
+		                      sizeof(*x->nodes));
 	if (x == NULL || x->nodes == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;

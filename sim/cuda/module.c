@@ -166,7 +166,7 @@ static CUresult module_load(const void *image, size_t len,
 		goto out_free;
 	}
 	m->funcs = gs__calloc((size_t)(m->n_entries ? m->n_entries : 1),
-	                  sizeof(*m->funcs));
+	                      sizeof(*m->funcs));
 	if (m->funcs == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;
