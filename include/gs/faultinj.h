@@ -7,11 +7,17 @@
  *
  * "site:N" fails the Nth call of that site (1 = the first), "site:N+" the
  * Nth and every later one. Sites are the names the code passes to
- * gs_fault_hit(): in gpusliced "sqlite.exec", "sqlite.write",
- * "region.write", "alloc.write"; in the simulated NVML the function names
- * of its MIG calls (e.g. "nvmlDeviceCreateGpuInstanceWithPlacement").
- * docs/testing.md lists them. Unset (production), gs_fault_hit() is one
- * load and a branch.
+ * gs_fault_hit(): gpusliced's store and region writes, the simulated
+ * NVML's MIG calls and state file, the simulated CUDA driver's
+ * allocation and I/O sites ("sim.malloc", "sim.dev_alloc", ...);
+ * docs/testing.md lists them all.
+ *
+ *   GPUSLICE_FAULT_COUNTS=FILE
+ *
+ * appends "SITE CALLS" lines to FILE at exit, one per site the process
+ * passed through (with or without rules), so a sweep can tell which
+ * sites a run reaches and how often. Unset (production), gs_fault_hit()
+ * is one load and a branch.
  */
 #ifndef GS_FAULTINJ_H
 #define GS_FAULTINJ_H

@@ -26,6 +26,7 @@
  * Copies take no simulated GPU time; a synchronous copy waits for the work
  */
 #include "cuda_int.h"
+#include "halloc.h"
 #include "mem_int.h"
 
 #include <errno.h>
@@ -87,7 +88,7 @@ bool gs__alloc_insert(const struct gs__alloc *a)
 	if (gs__drv.n_allocs == gs__drv.cap_allocs) {
 		int ncap = gs__drv.cap_allocs ? gs__drv.cap_allocs * 2 : 64;
 		struct gs__alloc *n =
-		    realloc(gs__drv.allocs, sizeof(*n) * (size_t)ncap);
+		    gs__realloc(gs__drv.allocs, sizeof(*n) * (size_t)ncap);
 
 		if (n == NULL)
 			return false;
@@ -128,6 +129,11 @@ CUresult gs__charge(int dev, uint64_t bytes)
 	p = gs__slot(d);
 	if (p == NULL) {
 		r = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		goto out;
+	}
+	/* Fault site: the engine refuses as if it were full. */
+	if (gs_fault_hit("sim.dev_alloc")) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
 	if (p->mps_pinned_mem_limit != 0 &&
@@ -206,6 +212,8 @@ void *gs__map_range(uint64_t len, bool backed)
 				map_cached_bytes -= len;
 				return p;
 			}
+	if (gs_fault_hit("sim.dev_map"))
+		return NULL;
 	p = mmap(NULL, (size_t)len, backed ? PROT_READ | PROT_WRITE : PROT_NONE,
 	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;

@@ -4,6 +4,7 @@
  * freeing those a context leaves behind (gs__array_ctx_gone).
  */
 #include "cuda_int.h"
+#include "halloc.h"
 #include "mem_int.h"
 
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static CUresult array_create(const CUDA_ARRAY3D_DESCRIPTOR *desc,
 	r = gs__ctx_get(&ctx);
 	if (r != CUDA_SUCCESS)
 		goto out;
-	a = calloc(1, sizeof(*a));
+	a = gs__calloc(1, sizeof(*a));
 	if (a == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;

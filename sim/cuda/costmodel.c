@@ -6,6 +6,7 @@
  * module's entry, sim/cuda/ptx.c) and freed with gs__kcost_destroy.
  */
 #include "costmodel.h"
+#include "halloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -159,7 +160,7 @@ static bool add_ins(struct reader *rd, const struct ins *in)
 {
 	if (rd->n_ins == rd->cap_ins) {
 		int cap = rd->cap_ins ? rd->cap_ins * 2 : 64;
-		struct ins *n = realloc(rd->ins, sizeof(*n) * (size_t)cap);
+		struct ins *n = gs__realloc(rd->ins, sizeof(*n) * (size_t)cap);
 
 		if (n == NULL)
 			return false;
@@ -174,7 +175,8 @@ static bool add_label(struct reader *rd, const char *s, const char *e)
 {
 	if (rd->n_labels == rd->cap_labels) {
 		int cap = rd->cap_labels ? rd->cap_labels * 2 : 16;
-		void *n = realloc(rd->labels, sizeof(*rd->labels) * (size_t)cap);
+		void *n =
+		    gs__realloc(rd->labels, sizeof(*rd->labels) * (size_t)cap);
 
 		if (n == NULL)
 			return false;
@@ -558,7 +560,7 @@ static void read_trip(const struct reader *rd, struct loop *l)
 static bool find_loops(const struct reader *rd, struct gs__kcost *k)
 {
 	/* prefix[i]: issue slots of instructions 0 .. i-1 */
-	double *prefix = malloc(sizeof(double) * (size_t)(rd->n_ins + 1));
+	double *prefix = gs__malloc(sizeof(double) * (size_t)(rd->n_ins + 1));
 
 	if (prefix == NULL)
 		return false;
@@ -627,8 +629,8 @@ CUresult gs__kcost_create(const char *text, struct gs__kcost **out)
 	CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
 
 	memset(&rd, 0, sizeof(rd));
-	rd.pnames = calloc(MAX_PARAMS, sizeof(*rd.pnames));
-	k = calloc(1, sizeof(*k));
+	rd.pnames = gs__calloc(MAX_PARAMS, sizeof(*rd.pnames));
+	k = gs__calloc(1, sizeof(*k));
 	if (rd.pnames == NULL || k == NULL)
 		goto out;
 	p = read_params(&rd, text);

@@ -30,6 +30,7 @@
  * destructors (export.c), while it still works, with the lock dropped.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,9 @@ static CUresult slot_join(struct gs_sim_state *st, struct gs__dev *d)
 			p->mps_pinned_mem_limit = lim;
 		}
 	}
+	/* Fault site: no room for the context's own memory. */
+	if (gs_fault_hit("sim.dev_alloc"))
+		goto out_oom;
 	if (p->mps_pinned_mem_limit != 0 &&
 	    p->mem_used + GS__CTX_OVERHEAD > p->mps_pinned_mem_limit)
 		goto out_oom;
@@ -235,7 +239,7 @@ CUresult gs__ctx_create(int dev, unsigned int flags, bool primary,
 
 	if (d == NULL)
 		return CUDA_ERROR_INVALID_DEVICE;
-	c = calloc(1, sizeof(*c));
+	c = gs__calloc(1, sizeof(*c));
 	if (c == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	st = gs__state_lock(d, &r);

@@ -7,6 +7,7 @@
  * contexts down is ctx.c's, which stands on this file.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,7 @@ struct gs__ctx *gs__primary_get(int dev)
 		return NULL;
 	if (d->primary != NULL)
 		return d->primary;
-	c = calloc(1, sizeof(*c));
+	c = gs__calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	c->dev = dev;

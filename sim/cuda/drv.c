@@ -15,6 +15,7 @@
  * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <cudaProfiler.h>
 
@@ -486,7 +487,10 @@ static CUresult init_locked(void)
 	if (gs_sim_dir_resolve(NULL, dir, sizeof(dir), &eb) != GS_OK)
 		return CUDA_ERROR_NO_DEVICE;
 	(void)snprintf(gs__drv.dir, sizeof(gs__drv.dir), "%s", dir);
-	err = gs_sim_state_open(dir, &gs__drv.map, &eb);
+	/* Fault site: the state file (the device nodes) cannot be opened. */
+	err = gs_fault_hit("sim.state_open")
+	          ? GS_ERR_IO
+	          : gs_sim_state_open(dir, &gs__drv.map, &eb);
 	if (err == GS_ERR_VERSION)
 		return CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
 	if (err == GS_ERR_CORRUPT)
@@ -1033,7 +1037,7 @@ CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 	if ((r = dev_enter(dev, &d)) != CUDA_SUCCESS)
 		return r;
 	if (d->default_pool == NULL) {
-		struct gs__pool *p = calloc(1, sizeof(*p));
+		struct gs__pool *p = gs__calloc(1, sizeof(*p));
 
 		if (p == NULL || !gs__h_add(p, GS__H_POOL)) {
 			free(p);

@@ -31,6 +31,7 @@
  * resources go, so the runtime can still free what it holds.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -179,7 +180,7 @@ static CUresult cls_put(CUcontext ctx, void *key, void *value,
 				r = CUDA_ERROR_OUT_OF_MEMORY;
 				goto out;
 			}
-			p = realloc(c->cls, sizeof(*p) * (size_t)cap);
+			p = gs__realloc(c->cls, sizeof(*p) * (size_t)cap);
 			if (p == NULL) {
 				r = CUDA_ERROR_OUT_OF_MEMORY;
 				goto out;

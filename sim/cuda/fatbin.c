@@ -6,6 +6,7 @@
  * tests link it alone.
  */
 #include "fatbin.h"
+#include "halloc.h"
 
 #include <lz4.h>
 #include <stdlib.h>
@@ -152,7 +153,7 @@ CUresult gs__fatbin_extract(const struct gs__fatbin_entry *e, uint8_t **data,
 
 	if (e->size > GS__FATBIN_MAX_ENTRY)
 		return CUDA_ERROR_INVALID_IMAGE;
-	buf = malloc(n + 1);
+	buf = gs__malloc(n + 1);
 	if (buf == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (e->flags & GS__FATBIN_FLAG_ZSTD) {
@@ -192,7 +193,7 @@ static CUresult one_ptx(const void *image, size_t len, int sm, char **ptx,
 	size_t size;
 	CUresult r;
 
-	list = malloc(sizeof(*list) * MAX_ENTRIES);
+	list = gs__malloc(sizeof(*list) * MAX_ENTRIES);
 	if (list == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	r = gs__fatbin_entries(image, len, list, MAX_ENTRIES, &n);
@@ -258,7 +259,7 @@ static CUresult prelinked_ptx(const uint8_t *wrapper, int sm, char **ptx,
 		if (r != CUDA_SUCCESS)
 			break;
 		n = strlen(one);
-		grown = realloc(all, used + n + 2);
+		grown = gs__realloc(all, used + n + 2);
 		if (grown == NULL) {
 			free(one);
 			r = CUDA_ERROR_OUT_OF_MEMORY;

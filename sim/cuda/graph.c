@@ -5,6 +5,7 @@
  * capture, which records a stream's launches into a graph.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <math.h>
 #include <sched.h>
@@ -24,7 +25,7 @@ static void graph_free(struct gs__graph *g)
 
 static struct gs__graph *graph_new(void)
 {
-	struct gs__graph *g = calloc(1, sizeof(*g));
+	struct gs__graph *g = gs__calloc(1, sizeof(*g));
 
 	if (g != NULL && !gs__h_add(g, GS__H_GRAPH)) {
 		free(g);
@@ -93,7 +94,7 @@ CUresult CUDAAPI cuGraphAddKernelNode_v2(
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	n = calloc(1, sizeof(*n));
+	n = gs__calloc(1, sizeof(*n));
 	if (n == NULL) {
 		gs__unlock();
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -135,7 +136,7 @@ CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	n = calloc(1, sizeof(*n));
+	n = gs__calloc(1, sizeof(*n));
 	if (n == NULL)
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	else {
@@ -163,7 +164,7 @@ cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	n = calloc(1, sizeof(*n));
+	n = gs__calloc(1, sizeof(*n));
 	if (n == NULL)
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	else {
@@ -240,10 +241,10 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 		gs__unlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	x = calloc(1, sizeof(*x));
+	x = gs__calloc(1, sizeof(*x));
 	if (x != NULL)
-		x->nodes = calloc((size_t)(g->n_nodes ? g->n_nodes : 1),
-		                  sizeof(*x->nodes));
+		x->nodes = gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1),
+		                      sizeof(*x->nodes));
 	if (x == NULL || x->nodes == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;
@@ -255,7 +256,7 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 		*dst = *src;
 		dst->launch.args = NULL;
 		if (src->kind == GS__N_KERNEL) {
-			dst->launch.args = malloc(
+			dst->launch.args = gs__malloc(
 			    src->launch.args_size ? src->launch.args_size : 1);
 			if (dst->launch.args == NULL) {
 				r = CUDA_ERROR_OUT_OF_MEMORY;

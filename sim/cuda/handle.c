@@ -6,6 +6,7 @@
  * _CONTEXT) rather than a crash. Guarded by gs__drv.mu.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <stdlib.h>
 
@@ -30,7 +31,7 @@ static size_t hash(uintptr_t k)
 static bool grow(void)
 {
 	size_t ncap = cap ? cap * 2 : 256;
-	struct slot *n = calloc(ncap, sizeof(*n));
+	struct slot *n = gs__calloc(ncap, sizeof(*n));
 
 	if (n == NULL)
 		return false;
@@ -100,26 +101,56 @@ void gs__h_del(const void *p)
 		s->key = TOMB;
 }
 
+/*
+ * Calls fn on every live handle of type t by walking the table in place,
+ * starting over whenever fn made it rehash (an add). For gs__h_each when
+ * its list cannot be allocated: fn is then called again on handles it
+ * has seen, which the callbacks here allow (each one deletes what it
+ * handles, or leaves alone what is not its concern).
+ */
+static void each_in_place(enum gs__htype t, void (*fn)(void *p, void *arg),
+                          void *arg)
+{
+	const struct slot *at = tab;
+
+	for (size_t i = 0; i < cap; i++) {
+		if (tab[i].key == 0 || tab[i].key == TOMB || tab[i].type != t)
+			continue;
+		fn((void *)tab[i].key, arg);
+		if (tab != at) {
+			at = tab;
+			i = (size_t)-1;
+		}
+	}
+}
+
 void gs__h_each(enum gs__htype t, void (*fn)(void *p, void *arg), void *arg)
 {
 	/* Collect first: fn may delete (turning slots into tombstones) or
-	 * add (which may rehash the table). */
+	 * add (which may rehash the table). Teardown runs through here and
+	 * must not stop for want of memory: a few handles are collected on
+	 * the stack, and without memory for more the table is walked in
+	 * place. */
+	void *small[64], **list = small;
 	size_t n = 0, k = 0;
-	void **list;
 
 	for (size_t i = 0; i < cap; i++)
 		if (tab[i].key != 0 && tab[i].key != TOMB && tab[i].type == t)
 			n++;
 	if (n == 0)
 		return;
-	list = malloc(n * sizeof(*list));
-	if (list == NULL)
+	if (n > sizeof(small) / sizeof(small[0]))
+		list = gs__malloc(n * sizeof(*list));
+	if (list == NULL) {
+		each_in_place(t, fn, arg);
 		return;
+	}
 	for (size_t i = 0; i < cap; i++)
 		if (tab[i].key != 0 && tab[i].key != TOMB && tab[i].type == t)
 			list[k++] = (void *)tab[i].key;
 	for (size_t i = 0; i < k; i++)
 		if (gs__h_is(list[i], t))
 			fn(list[i], arg);
-	free(list);
+	if (list != small)
+		free(list);
 }

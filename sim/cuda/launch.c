@@ -12,6 +12,7 @@
  * when the real GPU would have produced them too.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <math.h>
 #include <sched.h>
@@ -322,7 +323,7 @@ CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
 	memcpy(out->block, block, sizeof(out->block));
 	out->smem = smem;
 	out->args_size = e->args_size;
-	out->args = calloc(1, e->args_size ? e->args_size : 1);
+	out->args = gs__calloc(1, e->args_size ? e->args_size : 1);
 	if (out->args == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (params != NULL) {
@@ -372,13 +373,13 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 	CUresult r;
 
 	if (s->capture != NULL) {
-		struct gs__node *n = calloc(1, sizeof(*n));
+		struct gs__node *n = gs__calloc(1, sizeof(*n));
 
 		if (n == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		n->kind = GS__N_KERNEL;
 		n->launch = *l;
-		n->launch.args = malloc(l->args_size ? l->args_size : 1);
+		n->launch.args = gs__malloc(l->args_size ? l->args_size : 1);
 		if (n->launch.args == NULL) {
 			free(n);
 			return CUDA_ERROR_OUT_OF_MEMORY;
@@ -533,7 +534,7 @@ CUresult gs__capture_add(struct gs__graph *g, struct gs__node *n)
 	if (g->n_nodes == g->cap) {
 		int ncap = g->cap ? g->cap * 2 : 16;
 		struct gs__node **nn =
-		    realloc(g->nodes, sizeof(*nn) * (size_t)ncap);
+		    gs__realloc(g->nodes, sizeof(*nn) * (size_t)ncap);
 
 		if (nn == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;

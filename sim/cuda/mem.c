@@ -24,6 +24,7 @@
  * Copies take no simulated GPU time; a synchronous copy waits for the work
  */
 #include "cuda_int.h"
+#include "halloc.h"
 #include "mem_int.h"
 
 #include <errno.h>
@@ -435,7 +436,7 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool,
 		gs__unlock();
 		return CUDA_ERROR_INVALID_DEVICE;
 	}
-	p = calloc(1, sizeof(*p));
+	p = gs__calloc(1, sizeof(*p));
 	if (p == NULL || !gs__h_add(p, GS__H_POOL)) {
 		free(p);
 		gs__unlock();

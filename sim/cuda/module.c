@@ -19,6 +19,7 @@
  * CUDA_ERROR_NO_BINARY_FOR_GPU.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include "costmodel.h"
 #include "fatbin.h"
@@ -62,7 +63,7 @@ static CUresult global_in(struct gs__global *g, struct gs__ctx *ctx,
 		g->inst[i] = g->inst[--g->n_inst];
 		break;
 	}
-	in = realloc(g->inst, sizeof(*in) * (size_t)(g->n_inst + 1));
+	in = gs__realloc(g->inst, sizeof(*in) * (size_t)(g->n_inst + 1));
 	if (in == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	g->inst = in;
@@ -137,7 +138,7 @@ static CUresult module_load(const void *image, size_t len,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
 		return CUDA_ERROR_NOT_SUPPORTED; /* a cubin: machine code */
-	m = calloc(1, sizeof(*m));
+	m = gs__calloc(1, sizeof(*m));
 	if (m == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (gs__fatbin_is(image)) {
@@ -147,7 +148,7 @@ static CUresult module_load(const void *image, size_t len,
 			return r;
 		}
 	} else {
-		m->image = strdup(image);
+		m->image = gs__strdup(image);
 		if (m->image == NULL) {
 			free(m);
 			return CUDA_ERROR_OUT_OF_MEMORY;
@@ -159,8 +160,13 @@ static CUresult module_load(const void *image, size_t len,
 	r = gs__globals_parse(m->image, &m->globals, &m->n_globals);
 	if (r != CUDA_SUCCESS)
 		goto out_free;
-	m->funcs = calloc((size_t)(m->n_entries ? m->n_entries : 1),
-	                  sizeof(*m->funcs));
+	/* Fault site: the image is refused after it was read and parsed. */
+	if (gs_fault_hit("sim.module_load")) {
+		r = CUDA_ERROR_INVALID_IMAGE;
+		goto out_free;
+	}
+	m->funcs = gs__calloc((size_t)(m->n_entries ? m->n_entries : 1),
+	                      sizeof(*m->funcs));
 	if (m->funcs == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;
@@ -288,15 +294,18 @@ CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 /* Reads a whole file (NUL-terminated). OUT: *len. NULL when it cannot. */
 static char *read_file(const char *path, size_t *len_out)
 {
-	FILE *f = fopen(path, "rbe");
+	FILE *f;
 	char *buf = NULL;
 	long len;
 
+	if (gs_fault_hit("sim.file_read"))
+		return NULL;
+	f = fopen(path, "rbe");
 	if (f == NULL)
 		return NULL;
 	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
 	    len < (64L << 20) && fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc((size_t)len + 1);
+		buf = gs__malloc((size_t)len + 1);
 		if (buf != NULL &&
 		    fread(buf, 1, (size_t)len, f) != (size_t)len) {
 			free(buf);

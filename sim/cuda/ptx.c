@@ -7,6 +7,7 @@
  * The sim never compiles or runs the code.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include "costmodel.h"
 #include "fatbin.h"
@@ -212,7 +213,7 @@ CUresult gs__ptx_parse(const char *text, struct gs__entry **entries,
 		if (count == cap) {
 			int ncap = cap ? cap * 2 : 8;
 			struct gs__entry *nl =
-			    realloc(list, sizeof(*nl) * (size_t)ncap);
+			    gs__realloc(list, sizeof(*nl) * (size_t)ncap);
 			if (nl == NULL) {
 				gs__entries_free(list, count);
 				return CUDA_ERROR_OUT_OF_MEMORY;
@@ -412,7 +413,7 @@ static bool global_read(const char *s, const char *end,
 		const char *q = init;
 		uint64_t i = 0;
 
-		g.init = calloc(1, (size_t)g.size);
+		g.init = gs__calloc(1, (size_t)g.size);
 		if (g.init == NULL)
 			return false;
 		while (q < end) {
@@ -432,7 +433,8 @@ static bool global_read(const char *s, const char *end,
 	}
 	if (*n == *cap) {
 		int ncap = *cap ? *cap * 2 : 8;
-		struct gs__global *nl = realloc(*list, sizeof(*nl) * (size_t)ncap);
+		struct gs__global *nl =
+		    gs__realloc(*list, sizeof(*nl) * (size_t)ncap);
 
 		if (nl == NULL) {
 			free(g.init);

@@ -12,6 +12,7 @@
  * op; it is done when the slot's ring_head has passed it.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 
 #include <math.h>
 #include <sched.h>
@@ -35,7 +36,7 @@ CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
 	r = gs__ctx_get(&ctx);
 	if (r != CUDA_SUCCESS)
 		goto out;
-	s = calloc(1, sizeof(*s));
+	s = gs__calloc(1, sizeof(*s));
 	if (s == NULL || !gs__h_add(s, GS__H_STREAM)) {
 		free(s);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -303,7 +304,7 @@ CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	r = gs__ctx_get(&ctx);
 	if (r != CUDA_SUCCESS)
 		goto out;
-	ev = calloc(1, sizeof(*ev));
+	ev = gs__calloc(1, sizeof(*ev));
 	if (ev == NULL || !gs__h_add(ev, GS__H_EVENT)) {
 		free(ev);
 		r = CUDA_ERROR_OUT_OF_MEMORY;

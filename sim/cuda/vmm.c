@@ -6,6 +6,7 @@
  * rows of the address table (addr.c) like any allocation.
  */
 #include "cuda_int.h"
+#include "halloc.h"
 #include "mem_int.h"
 
 #include <errno.h>
@@ -69,7 +70,7 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 		r = CUDA_ERROR_INVALID_CONTEXT;
 		goto out;
 	}
-	v = calloc(1, sizeof(*v));
+	v = gs__calloc(1, sizeof(*v));
 	if (v == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
@@ -77,7 +78,9 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 	v->dev = prop->location.id;
 	v->size = size;
 	v->prop = *prop;
-	v->fd = memfd_create("gpuslice-sim-vmm", MFD_CLOEXEC);
+	v->fd = gs_fault_hit("sim.dev_map")
+	            ? -1
+	            : memfd_create("gpuslice-sim-vmm", MFD_CLOEXEC);
 	if (v->fd < 0 || ftruncate(v->fd, (off_t)size) != 0) {
 		if (v->fd >= 0)
 			(void)close(v->fd);
@@ -247,8 +250,10 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 			goto out;
 		}
 	}
-	p = mmap((void *)(uintptr_t)ptr, size, PROT_READ | PROT_WRITE,
-	         MAP_SHARED | MAP_FIXED, v->fd, (off_t)offset);
+	p = gs_fault_hit("sim.dev_map")
+	        ? MAP_FAILED
+	        : mmap((void *)(uintptr_t)ptr, size, PROT_READ | PROT_WRITE,
+	               MAP_SHARED | MAP_FIXED, v->fd, (off_t)offset);
 	if (p == MAP_FAILED) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "gs/err.h"
+#include "gs/faultinj.h"
 #include "gs/proc.h"
 
 /* Versions this library reports (numeric, so version parsers still work). */
@@ -125,7 +126,10 @@ static nvmlReturn_t map_state(unsigned int flags)
 
 	if (gs_sim_dir_resolve(NULL, dir, sizeof(dir), &eb) != GS_OK)
 		return NVML_ERROR_DRIVER_NOT_LOADED;
-	err = gs_sim_state_open(dir, &lib.map, &eb);
+	/* Fault site: the state file (the device nodes) cannot be opened. */
+	err = gs_fault_hit("sim.nvml_state_open")
+	          ? GS_ERR_IO
+	          : gs_sim_state_open(dir, &lib.map, &eb);
 	if (err == GS_ERR_NOT_FOUND && (flags & NVML_INIT_FLAG_NO_GPUS)) {
 		lib.map = NULL;
 		lib.st = NULL;

@@ -44,7 +44,7 @@ endif()
 gs_add_unit_test(test_sim_fatbin
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_fatbin.c
                          ${CMAKE_SOURCE_DIR}/sim/cuda/fatbin.c
-                 LIBS PkgConfig::ZSTD PkgConfig::LZ4)
+                 LIBS PkgConfig::ZSTD PkgConfig::LZ4 gs_common)
 target_include_directories(test_sim_fatbin PRIVATE ${GS_CUDA_INCLUDE}
                            ${CMAKE_SOURCE_DIR}/sim/cuda)
 target_compile_definitions(test_sim_fatbin PRIVATE ${GS_FATBIN_DEF})
@@ -56,7 +56,7 @@ endif()
 gs_add_unit_test(test_sim_costmodel
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_costmodel.c
                          ${CMAKE_SOURCE_DIR}/sim/cuda/costmodel.c
-                 LIBS m)
+                 LIBS m gs_common)
 target_include_directories(test_sim_costmodel PRIVATE ${GS_CUDA_INCLUDE}
                            ${CMAKE_SOURCE_DIR}/sim/cuda)
 target_compile_definitions(test_sim_costmodel PRIVATE

@@ -7,3 +7,23 @@ gs_add_shell_test(daemon_state_is_exactly_what_was_acknowledged_under_injected_f
 set_tests_properties(
   daemon_state_is_exactly_what_was_acknowledged_under_injected_faults
   PROPERTIES SKIP_RETURN_CODE 77)
+
+# gs-sim-tour: the parts of the simulated CUDA driver the workload kit
+# does not reach (sim_tour.c), for sim_sweep.py.
+add_executable(gs-sim-tour ${CMAKE_CURRENT_LIST_DIR}/sim_tour.c)
+set_target_properties(gs-sim-tour PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-sim-tour PRIVATE ${GS_CUDA_INCLUDE})
+target_link_libraries(gs-sim-tour PRIVATE ${CMAKE_DL_LIBS})
+
+# The simulated CUDA driver's allocation and I/O sites ("sim.malloc",
+# "sim.dev_alloc", "sim.dev_map", "sim.state_open", "sim.module_load",
+# "sim.file_read", the NVML's "sim.nvml_state_open"; docs/testing.md), failed one call at a time under
+# workload-kit programs, alone, under threads and under `gpuslice run
+# --memory 1GiB`: each failure a clean CUDA error or the normal result,
+# and the sim node left holding nothing (sim_sweep.py).
+gs_add_shell_test(sim_driver_fails_cleanly_and_holds_nothing_under_injected_faults
+                  tests/integration/faults/sim_sweep.sh LABELS faults TIMEOUT 300)
+set_tests_properties(
+  sim_driver_fails_cleanly_and_holds_nothing_under_injected_faults
+  PROPERTIES SKIP_RETURN_CODE 77)
