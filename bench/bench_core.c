@@ -119,8 +119,8 @@ int main(int argc, char **argv)
 		return strcmp(argv[1], "--help") == 0 ? 0 : 2;
 	}
 	if (!json)
-		printf("MIG planner, time per gs_migplan_solve call at each "
-		       "model's hardest input found\n%-16s %10s %10s %7s  %s\n",
+		printf("MIG planner, time per gs_migplan_solve call at each model's hardest input found\n"
+		       "%-16s %10s %10s %7s  %s\n",
 		       "model", "mean_us", "best_us", "nodes", "input");
 	for (int mi = 0; mi < gs_catalog_count(); mi++) {
 		const struct gs_gpu_model *m = gs_catalog_get(mi);
@@ -154,9 +154,7 @@ int main(int argc, char **argv)
 			worst_all = mean;
 		if (json)
 			printf(
-			    "{\"bench\":\"migplan\",\"model\":\"%s\","
-			    "\"mean_us\":%.2f,\"best_us\":%.2f,"
-			    "\"input\":\"%s\",\"current\":%d,\"nodes\":%ld}\n",
+			    "{\"bench\":\"migplan\",\"model\":\"%s\",\"mean_us\":%.2f,\"best_us\":%.2f,\"input\":\"%s\",\"current\":%d,\"nodes\":%ld}\n",
 			    m->name, mean * 1e6, best * 1e6, hard.kind,
 			    hard.ncur, hard_n);
 		else

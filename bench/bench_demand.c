@@ -238,16 +238,13 @@ int main(int argc, char **argv)
 			i++;
 		else {
 			fprintf(stderr,
-			        "usage: gs-bench-demand [--requests N] "
-			        "[--load X] [--seeds N] [--mix GIB:PCT,...] "
-			        "[--json]\n");
+			        "usage: gs-bench-demand [--requests N] [--load X] [--seeds N] [--mix GIB:PCT,...] [--json]\n");
 			return 2;
 		}
 	}
 	if (n_req < 100 || n_req > 100000000 || !(load > 0) || load > 10 ||
 	    seeds < 1 || seeds > 64) {
-		fprintf(stderr, "gs-bench-demand: --requests 100.., --load "
-		                "0..10, --seeds 1..64\n");
+		fprintf(stderr, "gs-bench-demand: --requests 100.., --load 0..10, --seeds 1..64\n");
 		return 2;
 	}
 	for (int p = 0; p < NPOL; p++)
@@ -258,13 +255,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 	if (!json)
-		printf("one node, 8 x 80 GiB; %ld requests, load %.2f, %d "
-		       "seeds\n%-12s %18s %22s\n",
+		printf("one node, 8 x 80 GiB; %ld requests, load %.2f, %d seeds\n"
+		       "%-12s %18s %22s\n",
 		       n_req, load, seeds, "policy", "refused requests %",
 		       "refused GPU demand %");
 	else
-		printf("{\"requests\":%ld,\"load\":%.2f,\"seeds\":%d,"
-		       "\"policies\":[",
+		printf("{\"requests\":%ld,\"load\":%.2f,\"seeds\":%d,\"policies\":[",
 		       n_req, load, seeds);
 	for (int p = 0; p < NPOL; p++) {
 		double m1 = 0, m2 = 0, s1 = 0, s2 = 0;
@@ -280,9 +276,7 @@ int main(int argc, char **argv)
 		s1 = seeds > 1 ? sqrt(s1 / (seeds - 1)) : 0;
 		s2 = seeds > 1 ? sqrt(s2 / (seeds - 1)) : 0;
 		if (json)
-			printf("%s{\"policy\":\"%s\",\"refused_pct\":%.3f,"
-			       "\"refused_pct_sd\":%.3f,\"refused_gpu_pct\":"
-			       "%.3f,\"refused_gpu_pct_sd\":%.3f}",
+			printf("%s{\"policy\":\"%s\",\"refused_pct\":%.3f,\"refused_pct_sd\":%.3f,\"refused_gpu_pct\":%.3f,\"refused_gpu_pct_sd\":%.3f}",
 			       p ? "," : "", pol_name[p], m1, s1, m2, s2);
 		else
 			printf("%-12s %11.2f ± %4.2f %15.2f ± %4.2f\n",

@@ -309,8 +309,7 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gs-bench-placement [--nodes N] [--requests N] "
-	           "[--policy binpack|spread|frag] [--seed N] [--json]\n");
+	fprintf(f, "usage: gs-bench-placement [--nodes N] [--requests N] [--policy binpack|spread|frag] [--seed N] [--json]\n");
 }
 
 int main(int argc, char **argv)
@@ -420,12 +419,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < K__COUNT; k++)
 			all_fit += fit[k];
 		if (json) {
-			printf("{\"bench\":\"placement\",\"policy\":\"%s\","
-			       "\"nodes\":%d,\"gpus\":%d,\"requests\":%d,"
-			       "\"fit\":%d,\"total_s\":%.3f,\"cpu_s\":%.3f,"
-			       "\"p50_us\":%.2f,"
-			       "\"p99_us\":%.2f,\"max_us\":%.2f,"
-			       "\"build_s\":%.3f,\"exhausted\":%s",
+			printf("{\"bench\":\"placement\",\"policy\":\"%s\",\"nodes\":%d,\"gpus\":%d,\"requests\":%d,\"fit\":%d,\"total_s\":%.3f,\"cpu_s\":%.3f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"max_us\":%.2f,\"build_s\":%.3f,\"exhausted\":%s",
 			       gs_place_policy_name(policy), nodes,
 			       gs_place_inv_gpu_count(inv), n_req, all_fit,
 			       total, total_cpu, p50, p99, max, build_s,
@@ -435,20 +429,16 @@ int main(int argc, char **argv)
 				       asked[k]);
 			printf("}\n");
 		} else {
-			printf("placement (%s): %d requests on %d nodes x 8 "
-			       "GPUs (%d GPUs, %d MIG instances)\n",
+			printf("placement (%s): %d requests on %d nodes x 8 GPUs (%d GPUs, %d MIG instances)\n",
 			       gs_place_policy_name(policy), n_req, nodes,
 			       gs_place_inv_gpu_count(inv),
 			       gs_place_inv_mig_count(inv));
-			printf("  total %.3f s CPU (target < 2 s on one core), "
-			       "%.3f s wall\n",
+			printf("  total %.3f s CPU (target < 2 s on one core), %.3f s wall\n",
 			       total_cpu, total);
 			printf(
-			    "  per request (wall): p50 %.1f us, p99 %.1f us, "
-			    "max %.1f us\n",
+			    "  per request (wall): p50 %.1f us, p99 %.1f us, max %.1f us\n",
 			    p50, p99, max);
-			printf("  fit %d of %d; released %ld; inventory built "
-			       "in %.3f s%s\n",
+			printf("  fit %d of %d; released %ld; inventory built in %.3f s%s\n",
 			       all_fit, n_req, released, build_s,
 			       exhausted ? "; a gang search hit its budget"
 			                 : "");

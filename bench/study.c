@@ -761,8 +761,7 @@ static void intensive_cell(struct cell *c)
 	    c->j, "completion_basis",
 	    json_string(
 	        c->s->burn_ref_kernels > 0
-	            ? "work of the exclusive job in the burn time, at this "
-	              "job's measured rate"
+	            ? "work of the exclusive job in the burn time, at this job's measured rate"
 	            : "work of this cell's alone job, at the measured rate"));
 	json_object_set_new(c->j, "throughput", num(gflops));
 	json_object_set_new(c->j, "throughput_unit", json_string("GFLOP/s"));
@@ -801,8 +800,7 @@ static const char *skip_reason(const struct cell *c, char *buf, size_t len)
 		snprintf(buf, len, "%s/../lib/libgpuslice.so", n->bin_dir);
 		if (access(buf, R_OK) != 0 && getenv("GPUSLICE_SHIM") == NULL) {
 			snprintf(buf, len,
-			         "libgpuslice.so is not built (no "
-			         "%.200s/../lib/libgpuslice.so)",
+			         "libgpuslice.so is not built (no %.200s/../lib/libgpuslice.so)",
 			         n->bin_dir);
 			return buf;
 		}
@@ -820,8 +818,7 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 	    "2 x gs-infer --light",
 	    "2 x gs-infer --heavy",
 	    "gs-matmul --n 128: 1 alone, then 4 at once",
-	    "gs-burn: 1 alone, then 2 at once; then a greedy job + a neighbour "
-	    "needing 1/4 of the memory; then gs-fault + a neighbour",
+	    "gs-burn: 1 alone, then 2 at once; then a greedy job + a neighbour needing 1/4 of the memory; then gs-fault + a neighbour",
 	};
 	unsigned long long m = mib(d->memory_bytes / (unsigned)c->share_n);
 	int k;
@@ -851,9 +848,7 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 		break;
 	case GS_STUDY_S_MPS_LIMITS:
 		snprintf(out, len,
-		         "MPS on %s; each client "
-		         "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d, "
-		         "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%lluM",
+		         "MPS on %s; each client CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%d, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=%lluM",
 		         n->shared.what, 100 / c->share_n, m);
 		break;
 	case GS_STUDY_S_MIG:
@@ -865,14 +860,11 @@ static void setup_text(const struct cell *c, char *out, size_t len)
 		    c->w == GS_STUDY_W_INFER_HEAVY)
 			snprintf(
 			    out, len,
-			    "all on %s under gpuslice run --mode auto (mps) "
-			    "--memory %lluMiB; server A --priority high, "
-			    "server B --priority low",
+			    "all on %s under gpuslice run --mode auto (mps) --memory %lluMiB; server A --priority high, server B --priority low",
 			    n->shared.what, m);
 		else
 			snprintf(out, len,
-			         "all on %s under gpuslice run%s --memory "
-			         "%lluMiB --compute %d --compute-mode share",
+			         "all on %s under gpuslice run%s --memory %lluMiB --compute %d --compute-mode share",
 			         n->shared.what,
 			         c->w == GS_STUDY_W_SMALL_BATCH
 			             ? " --mode auto (mps)"
@@ -999,8 +991,7 @@ gs_err gs_study_run(struct gs_study_node *node,
 				                    json_string("interrupted"));
 				json_object_set_new(
 				    cell, "reason",
-				    json_string("the study was interrupted "
-				                "while this cell ran"));
+				    json_string("the study was interrupted while this cell ran"));
 				json_array_append_new(all, cell);
 				goto out_interrupted;
 			}

@@ -239,8 +239,7 @@ gs_err gs_study_node_open_sim(struct gs_study_node *node, struct gs_errbuf *eb)
 	}
 	snprintf(node->source, sizeof(node->source), "sim");
 	snprintf(node->label, sizeof(node->label),
-	         "source: gpuslice sim, simulated %s (measures gpuslice's "
-	         "logic, not a GPU)",
+	         "source: gpuslice sim, simulated %s (measures gpuslice's logic, not a GPU)",
 	         gpus[0].name);
 	return GS_OK;
 
@@ -304,8 +303,7 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 	if (gs_study_nvml_is_sim(node->nvml)) {
 		snprintf(node->source, sizeof(node->source), "sim");
 		snprintf(node->label, sizeof(node->label),
-		         "source: gpuslice sim found on the library path, %s "
-		         "(measures gpuslice's logic, not a GPU)",
+		         "source: gpuslice sim found on the library path, %s (measures gpuslice's logic, not a GPU)",
 		         g.name);
 	} else {
 		snprintf(node->source, sizeof(node->source), "%s, driver %s",
@@ -324,8 +322,7 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 		node->whole_ok = false;
 		node->multi_ok = false;
 		snprintf(node->whole_why, sizeof(node->whole_why),
-		         "MIG is on for GPU %u: whole-GPU strategies need it "
-		         "off, and gpuslice never changes MIG mode",
+		         "MIG is on for GPU %u: whole-GPU strategies need it off, and gpuslice never changes MIG mode",
 		         g.index);
 		snprintf(node->multi_why, sizeof(node->multi_why), "%s",
 		         node->whole_why);
@@ -337,29 +334,25 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 		}
 		if (g.n_mig < 4)
 			snprintf(node->mig_why, sizeof(node->mig_why),
-			         "GPU %u has %d MIG instance%s; the study uses "
-			         "the ones there and creates none",
+			         "GPU %u has %d MIG instance%s; the study uses the ones there and creates none",
 			         g.index, g.n_mig, g.n_mig == 1 ? "" : "s");
 	} else {
 		snprintf(
 		    node->mig_why, sizeof(node->mig_why),
-		    "MIG is off on GPU %u and gpuslice never turns it on "
-		    "(enable it and create instances first to include MIG)",
+		    "MIG is off on GPU %u and gpuslice never turns it on (enable it and create instances first to include MIG)",
 		    g.index);
 	}
 	if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED) {
 		node->whole_ok = false;
 		snprintf(node->whole_why, sizeof(node->whole_why),
-		         "GPU %u's compute mode is PROHIBITED; gpuslice never "
-		         "changes it",
+		         "GPU %u's compute mode is PROHIBITED; gpuslice never changes it",
 		         g.index);
 	}
 	if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED ||
 	    g.compute_mode == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS) {
 		node->multi_ok = false;
 		snprintf(node->multi_why, sizeof(node->multi_why),
-		         "GPU %u's compute mode is %s, which lets no two "
-		         "processes share it; gpuslice never changes it",
+		         "GPU %u's compute mode is %s, which lets no two processes share it; gpuslice never changes it",
 		         g.index,
 		         g.compute_mode == NVML_COMPUTEMODE_PROHIBITED
 		             ? "PROHIBITED"
@@ -370,8 +363,7 @@ gs_err gs_study_node_open_real(struct gs_study_node *node, unsigned int index,
 		         "nvidia-cuda-mps-control is not on PATH");
 	else if (g.mig_on)
 		snprintf(node->mps_why, sizeof(node->mps_why),
-		         "MIG is on for GPU %u (MPS per MIG device is not part "
-		         "of the study)",
+		         "MIG is on for GPU %u (MPS per MIG device is not part of the study)",
 		         g.index);
 	else if (g.compute_mode == NVML_COMPUTEMODE_PROHIBITED)
 		snprintf(node->mps_why, sizeof(node->mps_why),

@@ -276,8 +276,7 @@ gs_err gs_study_nvml_sim_mig(struct gs_study_nvml *n, unsigned int index,
 
 	if (!n->sim)
 		return gs_fail(eb, GS_ERR_PERM,
-		               "refusing to change MIG on a GPU that is not "
-		               "the simulator's");
+		               "refusing to change MIG on a GPU that is not the simulator's");
 	if (!n->nv->nvmlDeviceGetMigMode || !n->nv->nvmlDeviceSetMigMode ||
 	    !n->nv->nvmlDeviceGetGpuInstanceProfileInfo ||
 	    !n->nv->nvmlDeviceCreateGpuInstance ||

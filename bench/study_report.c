@@ -154,8 +154,7 @@ static void grid_cell(FILE *f, json_t *c, int w, int *note, json_t *notes)
 		    nested(c, "neighbour_on_fault", "neighbour", "outcome");
 
 		fprintf(f,
-		        " 2 jobs %s s (1 alone %s s); OOM: neighbour %s; "
-		        "fault: neighbour %s |",
+		        " 2 jobs %s s (1 alone %s s); OOM: neighbour %s; fault: neighbour %s |",
 		        f2(fig(c, "completion_s"), "%.2f", a, sizeof(a)),
 		        f2(fig(c, "completion_alone_s"), "%.2f", b, sizeof(b)),
 		        oom != NULL ? oom : "n/a", flt != NULL ? flt : "n/a");
@@ -205,8 +204,7 @@ static void infer_table(FILE *f, json_t *cells, int w)
 	char b[7][32];
 
 	fprintf(f, "\n### %s\n\n", gs_study_workload_title(w));
-	fputs("| strategy | A p50 ms | A p99 ms | A req/s | B p50 ms | B p99 "
-	      "ms | B req/s | GPU util % | memory per job |\n",
+	fputs("| strategy | A p50 ms | A p99 ms | A req/s | B p50 ms | B p99 ms | B req/s | GPU util % | memory per job |\n",
 	      f);
 	fputs("|---|---|---|---|---|---|---|---|---|\n", f);
 	for (int s = 0; s < GS_STUDY_S__COUNT; s++) {
@@ -235,8 +233,7 @@ static void small_table(FILE *f, json_t *cells)
 
 	fprintf(f, "\n### %s\n\n",
 	        gs_study_workload_title(GS_STUDY_W_SMALL_BATCH));
-	fputs("| strategy | 1 job alone s | 4 at once s | slowdown | matmul/s "
-	      "(all 4) | GPU util % | SM util % | memory per job |\n",
+	fputs("| strategy | 1 job alone s | 4 at once s | slowdown | matmul/s (all 4) | GPU util % | SM util % | memory per job |\n",
 	      f);
 	fputs("|---|---|---|---|---|---|---|---|\n", f);
 	for (int s = 0; s < GS_STUDY_S__COUNT; s++) {
@@ -264,9 +261,7 @@ static void intensive_table(FILE *f, json_t *cells)
 
 	fprintf(f, "\n### %s\n\n",
 	        gs_study_workload_title(GS_STUDY_W_GPU_INTENSIVE));
-	fputs("| strategy | 1 alone s | 2 at once s | slowdown | GFLOP/s "
-	      "(both) | GPU util % | memory per job | greedy job got | its "
-	      "neighbour | neighbour of a fault |\n",
+	fputs("| strategy | 1 alone s | 2 at once s | slowdown | GFLOP/s (both) | GPU util % | memory per job | greedy job got | its neighbour | neighbour of a fault |\n",
 	      f);
 	fputs("|---|---|---|---|---|---|---|---|---|---|\n", f);
 	for (int s = 0; s < GS_STUDY_S__COUNT; s++) {
@@ -337,11 +332,8 @@ static gs_err write_md(const char *path, json_t *cells, const char *label,
 	fprintf(f, "%s.\n\n", label);
 	fprintf(
 	    f,
-	    "Run: `gpuslice bench study%s` (%s). The workloads and strategies "
-	    "of NVIDIA's KubeCon study (seeds/003), measured with gpuslice's "
-	    "workload kit; `gpuslice` is the shim's slices. Latencies are per "
-	    "server (A, B); completion times are per job; \"util\" is the "
-	    "share of time the GPU(s) had a kernel running.\n\n",
+	    "Run: `gpuslice bench study%s` (%s). The workloads and strategies of NVIDIA's KubeCon study (seeds/003), measured with gpuslice's workload kit; `gpuslice` is the shim's slices. Latencies are per server (A, B); completion times are per job; \"util\" is the share of time the GPU(s) had a kernel running.\n"
+	    "\n",
 	    quick ? " --quick" : "",
 	    quick ? "quick: each run a few seconds" : "full length runs");
 	fputs("## Which GPU sharing strategy is right? (measured)\n\n", f);

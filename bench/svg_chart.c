@@ -137,27 +137,22 @@ static void axis(FILE *f, const struct gs_svg_bars *c, double top_v,
 		double y = y0 - span * v / top_v;
 
 		fprintf(f,
-		        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-		        "stroke=\"#ddd\"/>\n",
+		        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
 		        LEFT, y, W - RIGHT, y);
 		fmt_tick(v, step, buf, sizeof(buf));
 		fprintf(f,
-		        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
-		        "font-size=\"11\">%s</text>\n",
+		        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
 		        LEFT - 6, y + 4, buf);
 	}
 	fprintf(f,
-	        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-	        "stroke=\"#333\"/>\n",
+	        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
 	        LEFT, TOP, LEFT, y0);
 	fprintf(f,
-	        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-	        "stroke=\"#333\"/>\n",
+	        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n",
 	        LEFT, y0, W - RIGHT, y0);
 	if (c->y_label != NULL) {
 		fprintf(f,
-		        "<text transform=\"translate(18 %.1f) rotate(-90)\" "
-		        "text-anchor=\"middle\" font-size=\"12\">",
+		        "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">",
 		        TOP + span / 2);
 		esc(f, c->y_label);
 		fputs("</text>\n", f);
@@ -182,17 +177,14 @@ static void bars(FILE *f, const struct gs_svg_bars *c, double top_v)
 			if (isnan(v)) {
 				fprintf(
 				    f,
-				    "<text x=\"%.1f\" y=\"%.1f\" "
-				    "text-anchor=\"middle\" font-size=\"9\" "
-				    "fill=\"#888\">n/a</text>\n",
+				    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\" fill=\"#888\">n/a</text>\n",
 				    cx, y0 - 4);
 				continue;
 			}
 			h = v > 0 ? span * v / top_v : 0;
 			y = y0 - h;
 			fprintf(f,
-			        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-			        "height=\"%.1f\" fill=\"%s\"><title>",
+			        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
 			        x + 1, y, bw - 2, h, palette[s]);
 			esc(f, c->groups[g]);
 			fputs(" / ", f);
@@ -201,20 +193,15 @@ static void bars(FILE *f, const struct gs_svg_bars *c, double top_v)
 			fprintf(f, ": %s</title></rect>\n", buf);
 			if (upright)
 				fprintf(f,
-				        "<text transform=\"translate(%.1f "
-				        "%.1f) rotate(-90)\" "
-				        "font-size=\"10\">%s</text>\n",
+				        "<text transform=\"translate(%.1f %.1f) rotate(-90)\" font-size=\"10\">%s</text>\n",
 				        cx + 3.5, y - 3, buf);
 			else
 				fprintf(f,
-				        "<text x=\"%.1f\" y=\"%.1f\" "
-				        "text-anchor=\"middle\" "
-				        "font-size=\"10\">%s</text>\n",
+				        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">%s</text>\n",
 				        cx, y - 3, buf);
 		}
 		fprintf(f,
-		        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-		        "font-size=\"12\">",
+		        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">",
 		        LEFT + g * gw + gw / 2, y0 + 18);
 		esc(f, c->groups[g]);
 		fputs("</text>\n", f);
@@ -233,8 +220,7 @@ static void legend(FILE *f, const struct gs_svg_bars *c)
 			y += 20;
 		}
 		fprintf(f,
-		        "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
-		        "height=\"12\" fill=\"%s\"/>\n",
+		        "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n",
 		        x, y - 10, palette[s]);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">",
 		        x + 16, y);
@@ -266,19 +252,16 @@ gs_err gs_svg_bars_write(FILE *f, const struct gs_svg_bars *c,
 
 	fprintf(f,
 	        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-	        "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-	        "font-family=\"sans-serif\">\n",
+	        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n",
 	        W, H, W, H);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	fprintf(f,
-	        "<text x=\"%.1f\" y=\"26\" text-anchor=\"middle\" "
-	        "font-size=\"17\" font-weight=\"bold\">",
+	        "<text x=\"%.1f\" y=\"26\" text-anchor=\"middle\" font-size=\"17\" font-weight=\"bold\">",
 	        W / 2);
 	esc(f, c->title);
 	fprintf(f,
-	        "</text>\n<text x=\"%.1f\" y=\"48\" text-anchor=\"middle\" "
-	        "font-size=\"12\" fill=\"#444\">",
+	        "</text>\n"
+	        "<text x=\"%.1f\" y=\"48\" text-anchor=\"middle\" font-size=\"12\" fill=\"#444\">",
 	        W / 2);
 	esc(f, c->subtitle);
 	fputs("</text>\n", f);

@@ -27,38 +27,28 @@ static void usage(FILE *f)
 	    f,
 	    "usage: gpuslice advise [options] [--json]\n"
 	    "\n"
-	    "Walks the GPU-sharing decision tree and names the mechanism "
-	    "that fits,\nthe trade-off it carries and the slice mode "
-	    "`auto` would pick.\nQuestions the answers do not reach are "
-	    "never asked. Missing answers are\nasked interactively when "
-	    "stdin is a terminal; otherwise they are an error.\n"
+	    "Walks the GPU-sharing decision tree and names the mechanism that fits,\n"
+	    "the trade-off it carries and the slice mode `auto` would pick.\n"
+	    "Questions the answers do not reach are never asked. Missing answers are\n"
+	    "asked interactively when stdin is a terminal; otherwise they are an error.\n"
 	    "\n"
 	    "options:\n"
 	    "  --hard-isolation yes|no|single-tenant\n"
-	    "                         hard isolation required (multi-org, "
-	    "compliance),\n"
+	    "                         hard isolation required (multi-org, compliance),\n"
 	    "                         sharing fine, or one tenant per GPU\n"
-	    "  --gpu MODEL            GPU model (H100, A100-40GB, T4, ...); "
-	    "MIG-capable\n"
+	    "  --gpu MODEL            GPU model (H100, A100-40GB, T4, ...); MIG-capable\n"
 	    "                         when it is in gpuslice's catalog\n"
 	    "  --workload batch|latency\n"
 	    "  --memory-isolation yes|no   each tenant needs bounded memory\n"
-	    "  --own-driver yes|no    the platform manages the GPU driver "
-	    "(not a cloud)\n"
-	    "  --sm-bound yes|no      SM use is the bottleneck (many small "
-	    "kernels)\n"
-	    "  --soft-compute-ok yes|no    a rate-limited compute share is "
-	    "acceptable\n"
+	    "  --own-driver yes|no    the platform manages the GPU driver (not a cloud)\n"
+	    "  --sm-bound yes|no      SM use is the bottleneck (many small kernels)\n"
+	    "  --soft-compute-ok yes|no    a rate-limited compute share is acceptable\n"
 	    "  --accept-fault-sharing yes|no\n"
-	    "                         a fatal error in one tenant may reach "
-	    "others\n"
-	    "  --json                 print "
-	    "{\"mechanism\",\"tradeoff\",\"mode\","
-	    "\"path\",...}\n"
+	    "                         a fatal error in one tenant may reach others\n"
+	    "  --json                 print {\"mechanism\",\"tradeoff\",\"mode\",\"path\",...}\n"
 	    "  -h, --help             this text\n"
 	    "\n"
-	    "mechanisms: none, mig, mps, fractions, timeslice-operator, "
-	    "timeslice-plugin\n"
+	    "mechanisms: none, mig, mps, fractions, timeslice-operator, timeslice-plugin\n"
 	    "exit status: 0 advice given, 2 bad or missing answer\n");
 }
 
@@ -109,8 +99,8 @@ static int ask(struct advise_state *st, enum gs_advisor_question q)
 
 		if (q == GS_ADVQ_MIG_GPU)
 			fprintf(stderr,
-			        "%s\n  GPU model (e.g. H100, A100-40GB, "
-			        "T4): ",
+			        "%s\n"
+			        "  GPU model (e.g. H100, A100-40GB, T4): ",
 			        gs_advisor_question_text(q));
 		else
 			fprintf(stderr,
@@ -128,9 +118,7 @@ static int ask(struct advise_state *st, enum gs_advisor_question q)
 			(void)set_gpu(st, line);
 			if (st->model == NULL)
 				fprintf(stderr,
-				        "  '%s' is not a MIG-capable "
-				        "model in the catalog: "
-				        "treated as no MIG\n",
+				        "  '%s' is not a MIG-capable model in the catalog: treated as no MIG\n",
 				        line);
 			return GS_EXIT_OK;
 		}
@@ -243,8 +231,7 @@ int gs_cli_advise(int argc, char **argv)
 		}
 		if (strncmp(arg, "--", 2) != 0) {
 			gs_cli_error(CMD,
-			             "unexpected argument '%s' (see "
-			             "`gpuslice advise --help`)",
+			             "unexpected argument '%s' (see `gpuslice advise --help`)",
 			             arg);
 			return GS_EXIT_USAGE;
 		}
@@ -256,8 +243,7 @@ int gs_cli_advise(int argc, char **argv)
 		q = find_question(flag);
 		if (q < 0) {
 			gs_cli_error(CMD,
-			             "unknown option '--%s' (see "
-			             "`gpuslice advise --help`)",
+			             "unknown option '--%s' (see `gpuslice advise --help`)",
 			             flag);
 			return GS_EXIT_USAGE;
 		}
@@ -295,8 +281,7 @@ int gs_cli_advise(int argc, char **argv)
 		if (!tty) {
 			gs_cli_error(
 			    CMD,
-			    "needs --%s %s (stdin is not a terminal "
-			    "to ask)",
+			    "needs --%s %s (stdin is not a terminal to ask)",
 			    gs_advisor_question_flag(adv.need),
 			    adv.need == GS_ADVQ_MIG_GPU
 			        ? "MODEL"

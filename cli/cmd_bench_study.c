@@ -25,68 +25,43 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: gpuslice bench study [--sim | --gpu INDEX] [--quick] "
-	    "[--out DIR]\n"
-	    "                            [--workloads LIST] [--strategies "
-	    "LIST] [--json]\n"
+	    "usage: gpuslice bench study [--sim | --gpu INDEX] [--quick] [--out DIR]\n"
+	    "                            [--workloads LIST] [--strategies LIST] [--json]\n"
 	    "\n"
-	    "Runs NVIDIA's GPU sharing study (KubeCon: \"Which GPU sharing "
-	    "strategy is\n"
-	    "right for you?\") with gpuslice's workloads: two inference "
-	    "servers (light,\n"
-	    "heavy load), a small matmul batch job (1 alone vs 4 at once) and "
-	    "a\n"
-	    "GPU-intensive burn (1 alone vs 2 at once, a neighbour of a job "
-	    "that takes\n"
-	    "the memory, a neighbour of a faulting job), under exclusive "
-	    "GPUs,\n"
-	    "time-slicing, MPS without and with limits, MIG and gpuslice "
-	    "slices.\n"
+	    "Runs NVIDIA's GPU sharing study (KubeCon: \"Which GPU sharing strategy is\n"
+	    "right for you?\") with gpuslice's workloads: two inference servers (light,\n"
+	    "heavy load), a small matmul batch job (1 alone vs 4 at once) and a\n"
+	    "GPU-intensive burn (1 alone vs 2 at once, a neighbour of a job that takes\n"
+	    "the memory, a neighbour of a faulting job), under exclusive GPUs,\n"
+	    "time-slicing, MPS without and with limits, MIG and gpuslice slices.\n"
 	    "\n"
 	    "options:\n"
-	    "  --sim               run on a private simulated node (6 x H100, "
-	    "created in\n"
-	    "                      a temporary directory and removed "
-	    "afterwards)\n"
-	    "  --gpu INDEX         the real GPU to use (default 0). Nothing on "
-	    "it is\n"
-	    "                      changed: MIG only if already on, MPS only "
-	    "through a\n"
-	    "                      private control daemon where that needs no "
-	    "setting\n"
-	    "  --quick             runs of a few seconds each (about 2 minutes "
-	    "on the sim)\n"
+	    "  --sim               run on a private simulated node (6 x H100, created in\n"
+	    "                      a temporary directory and removed afterwards)\n"
+	    "  --gpu INDEX         the real GPU to use (default 0). Nothing on it is\n"
+	    "                      changed: MIG only if already on, MPS only through a\n"
+	    "                      private control daemon where that needs no setting\n"
+	    "  --quick             runs of a few seconds each (about 2 minutes on the sim)\n"
 	    "  --out DIR           where the outputs go (default ./" DEFAULT_OUT
 	    ")\n"
-	    "  --workloads LIST    "
-	    "inference-light,inference-heavy,small-batch,\n"
+	    "  --workloads LIST    inference-light,inference-heavy,small-batch,\n"
 	    "                      gpu-intensive or all (default all)\n"
-	    "  --strategies LIST   "
-	    "exclusive,time-slicing,mps,mps-limits,mig,gpuslice\n"
+	    "  --strategies LIST   exclusive,time-slicing,mps,mps-limits,mig,gpuslice\n"
 	    "                      or all (default all)\n"
 	    "  --json              print the cells (study.json) on stdout\n"
 	    "  -h, --help          this text\n"
 	    "\n"
-	    "Writes DIR/study.json (one object per workload x strategy: "
-	    "latency_p50_ms,\n"
-	    "latency_p99_ms, throughput, completion_s, gpu_util_pct, "
-	    "memory_per_job_bytes,\n"
-	    "neighbour_on_oom, neighbour_on_fault, source, ...), DIR/study.md "
-	    "(the\n"
-	    "study's summary grid with the measured figures) and charts "
-	    "DIR/latency.svg,\n"
-	    "throughput.svg, completion.svg, utilization.svg. Every figure "
-	    "names its\n"
-	    "source: the sim (which measures gpuslice's logic, not a GPU) or "
-	    "the GPU and\n"
+	    "Writes DIR/study.json (one object per workload x strategy: latency_p50_ms,\n"
+	    "latency_p99_ms, throughput, completion_s, gpu_util_pct, memory_per_job_bytes,\n"
+	    "neighbour_on_oom, neighbour_on_fault, source, ...), DIR/study.md (the\n"
+	    "study's summary grid with the measured figures) and charts DIR/latency.svg,\n"
+	    "throughput.svg, completion.svg, utilization.svg. Every figure names its\n"
+	    "source: the sim (which measures gpuslice's logic, not a GPU) or the GPU and\n"
 	    "driver.\n"
 	    "\n"
-	    "Exit status: 0 the study ran and its outputs are written (cells "
-	    "that\n"
-	    "could not run say why); 1 no GPU, the sim missing, or outputs "
-	    "not\n"
-	    "written; 2 usage; 130 interrupted (outputs hold the cells "
-	    "done).\n");
+	    "Exit status: 0 the study ran and its outputs are written (cells that\n"
+	    "could not run say why); 1 no GPU, the sim missing, or outputs not\n"
+	    "written; 2 usage; 130 interrupted (outputs hold the cells done).\n");
 }
 
 struct opts {
@@ -176,8 +151,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			return -1;
 		default:
 			gs_cli_error(CMD,
-			             "unknown or incomplete option '%s' (see "
-			             "`gpuslice bench study --help`)",
+			             "unknown or incomplete option '%s' (see `gpuslice bench study --help`)",
 			             argv[optind - 1]);
 			return GS_EXIT_USAGE;
 		}
@@ -187,8 +161,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		return GS_EXIT_USAGE;
 	}
 	if (o->sim && o->gpu_given) {
-		gs_cli_error(CMD, "--gpu selects a real GPU; it cannot be "
-		                  "combined with --sim");
+		gs_cli_error(CMD, "--gpu selects a real GPU; it cannot be combined with --sim");
 		return GS_EXIT_USAGE;
 	}
 	o->study.quick = o->quick;
@@ -205,9 +178,7 @@ static void on_signal(int sig)
 static void list_outputs(const char *dir)
 {
 	fprintf(stderr,
-	        "gpuslice bench study: wrote %s/study.json, %s/study.md, "
-	        "%s/latency.svg, %s/throughput.svg, %s/completion.svg, "
-	        "%s/utilization.svg\n",
+	        "gpuslice bench study: wrote %s/study.json, %s/study.md, %s/latency.svg, %s/throughput.svg, %s/completion.svg, %s/utilization.svg\n",
 	        dir, dir, dir, dir, dir, dir);
 }
 
@@ -281,8 +252,7 @@ int gs_cli_bench_study(int argc, char **argv)
 	}
 	if (failed > 0)
 		fprintf(stderr,
-		        "gpuslice bench study: %zu cell%s failed; study.md and "
-		        "study.json say why\n",
+		        "gpuslice bench study: %zu cell%s failed; study.md and study.json say why\n",
 		        failed, failed == 1 ? "" : "s");
 	json_decref(cells);
 	if (run_err == GS_ERR_BUSY) {

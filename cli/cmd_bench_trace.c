@@ -250,8 +250,7 @@ static int parse_ablate(const char *v, unsigned *out)
 		}
 		if (!found) {
 			gs_cli_error(CMD,
-			             "--ablate '%s': unknown term '%.*s' "
-			             "(strand, model, gang, demand, reserve)",
+			             "--ablate '%s': unknown term '%.*s' (strand, model, gang, demand, reserve)",
 			             v, (int)len, p);
 			return -1;
 		}
@@ -375,8 +374,7 @@ int gs_cli_bench_trace(int argc, char **argv)
 			x = strtod(v, &end);
 			if (errno || *end || end == v || !(x >= 0) || x > 100) {
 				gs_cli_error(CMD,
-				             "%s '%s': expected a percentage "
-				             "from 0 to 100",
+				             "%s '%s': expected a percentage from 0 to 100",
 				             gangs ? "--gangs" : "--constrain",
 				             v);
 				return GS_EXIT_USAGE;
@@ -398,8 +396,7 @@ int gs_cli_bench_trace(int argc, char **argv)
 			if (!parse_u64(v, &n) || n < 1 || n > 8) {
 				gs_cli_error(
 				    CMD,
-				    "--constrain-models '%s': expected 1 "
-				    "to 8",
+				    "--constrain-models '%s': expected 1 to 8",
 				    v);
 				return GS_EXIT_USAGE;
 			}
@@ -412,8 +409,7 @@ int gs_cli_bench_trace(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			if (!parse_u64(v, &n)) {
 				gs_cli_error(CMD,
-				             "--variant-seed '%s': expected a "
-				             "non-negative integer",
+				             "--variant-seed '%s': expected a non-negative integer",
 				             v);
 				return GS_EXIT_USAGE;
 			}

@@ -21,26 +21,22 @@ static void usage(FILE *f)
 	        "\n"
 	        "Creates a slice on the node daemon and prints where it went.\n"
 	        "\n"
-	        "  --name NAME         slice name (default: the daemon picks "
-	        "slice-N)\n"
-	        "  --memory QTY        memory cap: 512MiB, 8GiB, 8G (GiB), "
-	        "bytes\n"
+	        "  --name NAME         slice name (default: the daemon picks slice-N)\n"
+	        "  --memory QTY        memory cap: 512MiB, 8GiB, 8G (GiB), bytes\n"
 	        "  --compute PCT       compute share of the GPU, 1..100\n"
 	        "  --priority P        high | normal | low (default normal)\n"
 	        "  --weight N          share of turns among equals, 1..1000\n"
-	        "  --mode M            auto | timeslice | mps | mig | "
-	        "mig+timeslice | mig+mps\n"
+	        "  --mode M            auto | timeslice | mps | mig | mig+timeslice | mig+mps\n"
 	        "  --mig-profile P     e.g. 1g.10gb (MIG modes)\n"
 	        "  --isolation I       none | memory | hard | exclusive\n"
 	        "  --gpu SEL           index, UUID, model or any\n"
 	        "  --team T            charge it to team T (default: yours)\n"
-	        "  --on-exit WHAT      keep (default) | delete: delete once "
-	        "its processes end\n"
+	        "  --on-exit WHAT      keep (default) | delete: delete once its processes end\n"
 	        "  --owner UID         create it for another user (admins)\n"
 	        "  --json              print the daemon's JSON for the slice\n"
 	        "\n"
-	        "exit status: 0 created, 2 bad spec, 4 not allowed, 5 does not "
-	        "fit or over\nquota, 6 daemon unreachable\n");
+	        "exit status: 0 created, 2 bad spec, 4 not allowed, 5 does not fit or over\n"
+	        "quota, 6 daemon unreachable\n");
 }
 
 int gs_cli_create(int argc, char **argv)
@@ -152,8 +148,7 @@ int gs_cli_create(int argc, char **argv)
 		    (unsigned long long)gs_client_int(out, "memory_bytes"), mem,
 		    sizeof(mem));
 		printf(
-		    "created slice %s on gpu %lld (%s%s%s, memory %s, "
-		    "compute %lld%%, priority %s, team %s)\n",
+		    "created slice %s on gpu %lld (%s%s%s, memory %s, compute %lld%%, priority %s, team %s)\n",
 		    gs_client_str(out, "name"), gs_client_int(gpu, "index"),
 		    gs_client_str(out, "mode"), json_is_object(mig) ? " " : "",
 		    json_is_object(mig) ? gs_client_str(mig, "profile") : "",

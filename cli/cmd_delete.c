@@ -12,8 +12,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice [--socket S] delete NAME... [--json]\n"
 	           "\n"
-	           "Deletes slices. Their processes keep running but lose "
-	           "the slice's\nshare (their next allocation fails).\n");
+	           "Deletes slices. Their processes keep running but lose the slice's\n"
+	           "share (their next allocation fails).\n");
 }
 
 int gs_cli_delete(int argc, char **argv)

@@ -16,16 +16,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: gpuslice [--socket S] events [--since T] [--slice S] "
-	        "[--limit N]\n"
+	        "usage: gpuslice [--socket S] events [--since T] [--slice S] [--limit N]\n"
 	        "                [--follow] [--json]\n"
 	        "\n"
 	        "  --since T   24h, 30m, Unix seconds or RFC 3339 time\n"
 	        "  --slice S   only events about slice S\n"
 	        "  --limit N   at most N events (default 100, at most 10000)\n"
 	        "  --follow    keep printing new events (Ctrl-C to stop)\n"
-	        "  --json      {\"events\": [...], \"last_id\": N}; with "
-	        "--follow one event per line\n");
+	        "  --json      {\"events\": [...], \"last_id\": N}; with --follow one event per line\n");
 }
 
 static void print_event(const json_t *e, bool as_json)

@@ -30,48 +30,34 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: gpuslice import device-plugin FILE [--gpu MODEL] "
-	        "[--gpus N] [--json|--k8s]\n"
+	        "usage: gpuslice import device-plugin FILE [--gpu MODEL] [--gpus N] [--json|--k8s]\n"
 	        "       gpuslice import dra FILE [--json|--k8s]\n"
 	        "\n"
-	        "Translates an NVIDIA Kubernetes sharing config into the "
-	        "slices gpuslice\nwould create, and says what gpuslice does "
-	        "that the config cannot.\n"
+	        "Translates an NVIDIA Kubernetes sharing config into the slices gpuslice\n"
+	        "would create, and says what gpuslice does that the config cannot.\n"
 	        "\n"
-	        "device-plugin  the k8s-device-plugin config file (version "
-	        "v1; every YAML\n"
-	        "               document in FILE is one config): "
-	        "sharing.timeSlicing and\n"
-	        "               sharing.mps resources, with the plugin's "
-	        "replica arithmetic\n"
-	        "               (MPS: 100/replicas %% of the threads, "
-	        "memory/replicas pinned)\n"
-	        "dra            a DRA driver GpuConfig or MigDeviceConfig, "
-	        "alone or inside a\n"
-	        "               ResourceClaim / ResourceClaimTemplate "
-	        "(requests, configs,\n"
+	        "device-plugin  the k8s-device-plugin config file (version v1; every YAML\n"
+	        "               document in FILE is one config): sharing.timeSlicing and\n"
+	        "               sharing.mps resources, with the plugin's replica arithmetic\n"
+	        "               (MPS: 100/replicas %% of the threads, memory/replicas pinned)\n"
+	        "dra            a DRA driver GpuConfig or MigDeviceConfig, alone or inside a\n"
+	        "               ResourceClaim / ResourceClaimTemplate (requests, configs,\n"
 	        "               matchAttribute: gpu.nvidia.com/parentUUID)\n"
 	        "\n"
 	        "options:\n"
-	        "  --gpu MODEL    the node's GPU model, for memory sizes "
-	        "(H100, A100-40GB, ...)\n"
+	        "  --gpu MODEL    the node's GPU model, for memory sizes (H100, A100-40GB, ...)\n"
 	        "  --gpus N       GPUs per node, for slice counts\n"
 	        "  --json         machine-readable output\n"
-	        "  --k8s          print the gpuslice.io DRA objects instead "
-	        "(a v1 List, JSON,\n"
-	        "                 for kubectl apply -f -): a "
-	        "ResourceClaimTemplate per\n"
-	        "                 resource or claim, and for device-plugin "
-	        "resources a\n"
-	        "                 DeviceClass mapping the extended resource "
-	        "(whole GPUs:\n"
+	        "  --k8s          print the gpuslice.io DRA objects instead (a v1 List, JSON,\n"
+	        "                 for kubectl apply -f -): a ResourceClaimTemplate per\n"
+	        "                 resource or claim, and for device-plugin resources a\n"
+	        "                 DeviceClass mapping the extended resource (whole GPUs:\n"
 	        "                 fractions need the claim template)\n"
 	        "  -h, --help     this text\n"
 	        "\n"
-	        "exit status: 0 translated, 2 bad arguments or a config the "
-	        "tool would refuse\n(unknown field, bad value; the message "
-	        "names FILE:LINE), 3 nothing to import,\n1 the file cannot be "
-	        "read.\n");
+	        "exit status: 0 translated, 2 bad arguments or a config the tool would refuse\n"
+	        "(unknown field, bad value; the message names FILE:LINE), 3 nothing to import,\n"
+	        "1 the file cannot be read.\n");
 }
 
 static gs_err read_file(const char *path, char **buf, size_t *len,
@@ -230,8 +216,7 @@ static void dp_print(const struct gs_dp_import *im,
 			printf(": %d replicas per %s\n", x->replicas,
 			       x->mig ? "MIG device" : "GPU");
 			if (c->strategy == GS_DP_MPS) {
-				printf("    the plugin: %d%% of the threads "
-				       "(100/%d), ",
+				printf("    the plugin: %d%% of the threads (100/%d), ",
 				       x->slice.compute_pct, x->replicas);
 				if (x->slice.memory_bytes)
 					printf(
@@ -243,12 +228,10 @@ static void dp_print(const struct gs_dp_import *im,
 					        opts->gpu->memory_mib,
 					    x->replicas);
 				else
-					printf("total memory / %d pinned "
-					       "(give --gpu for the figure)\n",
+					printf("total memory / %d pinned (give --gpu for the figure)\n",
 					       x->replicas);
 			} else {
-				printf("    the plugin: the same device %d "
-				       "times, no memory or compute limit\n",
+				printf("    the plugin: the same device %d times, no memory or compute limit\n",
 				       x->replicas);
 			}
 			printf("    gpuslice: gpuslice create %s", spec);
@@ -329,8 +312,7 @@ static int import_device_plugin(int argc, char **argv)
 			opts.gpus = (int)n;
 		} else if (argv[i][0] == '-' || file != NULL) {
 			gs_cli_error(CMD,
-			             "unexpected argument '%s' (see "
-			             "--help)",
+			             "unexpected argument '%s' (see --help)",
 			             argv[i]);
 			return GS_EXIT_USAGE;
 		} else {
@@ -477,8 +459,7 @@ static void dra_print(const struct gs_dra_import *im)
 			       r->count > 1 || r->all ? "s" : "");
 	}
 	if (im->same_parent)
-		printf("  constraint: %s on the same parent GPU "
-		       "(matchAttribute parentUUID)\n",
+		printf("  constraint: %s on the same parent GPU (matchAttribute parentUUID)\n",
 		       im->n_same_parent ? "named requests" : "all devices");
 	for (int i = 0; i < im->n_configs; i++) {
 		const struct gs_dra_config *c = &im->config[i];
@@ -497,13 +478,10 @@ static void dra_print(const struct gs_dra_import *im)
 		}
 		printf("\n");
 		if (c->strategy == GS_DRA_TIME_SLICING && !c->mig)
-			printf("    the driver: time-slice interval %s "
-			       "(nvidia-smi compute-policy --set-timeslice "
-			       "%d on the GPU)\n",
+			printf("    the driver: time-slice interval %s (nvidia-smi compute-policy --set-timeslice %d on the GPU)\n",
 			       gs_dra_interval_name(c->interval), c->interval);
 		else if (c->strategy == GS_DRA_TIME_SLICING)
-			printf("    the driver: default time-slicing inside "
-			       "the MIG device\n");
+			printf("    the driver: default time-slicing inside the MIG device\n");
 		if (c->strategy == GS_DRA_MPS) {
 			printf("    the driver: one MPS daemon for the claim");
 			if (c->thread_pct >= 0)
@@ -516,8 +494,7 @@ static void dra_print(const struct gs_dra_import *im)
 				       c->limit[l].device);
 			printf("\n");
 		}
-		printf("    gpuslice: each workload sharing the device: "
-		       "gpuslice create %s\n",
+		printf("    gpuslice: each workload sharing the device: gpuslice create %s\n",
 		       spec);
 	}
 	if (im->has_place) {
@@ -530,9 +507,8 @@ static void dra_print(const struct gs_dra_import *im)
 	}
 	for (int n = 0; n < im->notes.n; n++)
 		printf("  note: %s\n", im->notes.text[n]);
-	printf("  gpuslice also gives each workload its own memory cap and "
-	       "compute share\n  (unequal if wanted) and priorities, which "
-	       "one claim-wide default cannot.\n");
+	printf("  gpuslice also gives each workload its own memory cap and compute share\n"
+	       "  (unequal if wanted) and priorities, which one claim-wide default cannot.\n");
 }
 
 /*
@@ -623,8 +599,7 @@ static int import_dra(int argc, char **argv)
 			k8s = true;
 		} else if (argv[i][0] == '-' || file != NULL) {
 			gs_cli_error(CMD,
-			             "unexpected argument '%s' (see "
-			             "--help)",
+			             "unexpected argument '%s' (see --help)",
 			             argv[i]);
 			return GS_EXIT_USAGE;
 		} else {

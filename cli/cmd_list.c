@@ -13,8 +13,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice [--socket S] list [--team T] [--json]\n"
 	           "\n"
-	           "Lists slices on the node daemon (yours, or all for "
-	           "administrators).\n"
+	           "Lists slices on the node daemon (yours, or all for administrators).\n"
 	           "\n"
 	           "  --team T   only team T's slices\n"
 	           "  --json     the daemon's JSON: {\"slices\": [...]}\n");

@@ -27,38 +27,30 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: gpuslice plan --gpu MODEL [--in-use P@S,...] "
-	        "[--existing P@S,...]\n"
+	        "usage: gpuslice plan --gpu MODEL [--in-use P@S,...] [--existing P@S,...]\n"
 	        "                     [--demand P=N,...] [--json]\n"
-	        "       gpuslice plan --mig-parted FILE --config NAME --gpu "
-	        "MODEL [--json]\n"
+	        "       gpuslice plan --mig-parted FILE --config NAME --gpu MODEL [--json]\n"
 	        "\n"
-	        "Plans a MIG layout for one GPU: keeps every in-use instance, "
-	        "serves the\nmost pending demand (weighted by memory slices) "
-	        "with valid placements,\nand among those changes the fewest "
-	        "instances. Prints the layout, the\ndestroy/create steps "
-	        "(destroys first) and the demand left unmet.\n"
-	        "With --mig-parted, checks one config of an nvidia-mig-parted "
-	        "file against\nthe model and prints its layout, or what is "
-	        "wrong with it.\n"
+	        "Plans a MIG layout for one GPU: keeps every in-use instance, serves the\n"
+	        "most pending demand (weighted by memory slices) with valid placements,\n"
+	        "and among those changes the fewest instances. Prints the layout, the\n"
+	        "destroy/create steps (destroys first) and the demand left unmet.\n"
+	        "With --mig-parted, checks one config of an nvidia-mig-parted file against\n"
+	        "the model and prints its layout, or what is wrong with it.\n"
 	        "\n"
 	        "options:\n"
-	        "  --gpu MODEL          H100-SXM5-80GB, H100, A100-40GB, A30, "
-	        "... (required)\n"
-	        "  --in-use LIST        instances in use, kept as they are: "
-	        "3g.40gb@0,1g.10gb@6\n"
-	        "  --existing LIST      idle instances (may be destroyed or "
-	        "reused)\n"
+	        "  --gpu MODEL          H100-SXM5-80GB, H100, A100-40GB, A30, ... (required)\n"
+	        "  --in-use LIST        instances in use, kept as they are: 3g.40gb@0,1g.10gb@6\n"
+	        "  --existing LIST      idle instances (may be destroyed or reused)\n"
 	        "  --demand LIST        instances wanted: 1g.10gb=4,2g.20gb=1\n"
-	        "  --mig-parted FILE    an nvidia-mig-parted config file "
-	        "(YAML or JSON)\n"
+	        "  --mig-parted FILE    an nvidia-mig-parted config file (YAML or JSON)\n"
 	        "  --config NAME        the config in FILE to check\n"
 	        "  --json               machine-readable output\n"
 	        "  -h, --help           this text\n"
 	        "\n"
 	        "START is a memory-slice index (0-7; 0-3 on A30).\n"
-	        "exit status: 0 planned/valid, 2 bad input, 3 config or model "
-	        "entry not\nfound, 5 the config's instances do not fit\n");
+	        "exit status: 0 planned/valid, 2 bad input, 3 config or model entry not\n"
+	        "found, 5 the config's instances do not fit\n");
 }
 
 struct plan_args {
@@ -96,8 +88,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 				o = k;
 		if (o < 0) {
 			gs_cli_error(CMD,
-			             "unknown option '%s' (see `gpuslice "
-			             "plan --help`)",
+			             "unknown option '%s' (see `gpuslice plan --help`)",
 			             arg);
 			return GS_EXIT_USAGE;
 		}
@@ -451,8 +442,7 @@ int gs_cli_plan(int argc, char **argv)
 	if (rc != GS_EXIT_OK)
 		return rc;
 	if (a.gpu == NULL) {
-		gs_cli_error(CMD, "needs --gpu MODEL (see `gpuslice plan "
-		                  "--help`)");
+		gs_cli_error(CMD, "needs --gpu MODEL (see `gpuslice plan --help`)");
 		return GS_EXIT_USAGE;
 	}
 	m = gs_catalog_find(a.gpu);
@@ -467,16 +457,14 @@ int gs_cli_plan(int argc, char **argv)
 			              "%s%s", i ? ", " : "",
 			              gs_catalog_get(i)->name);
 		gs_cli_error(CMD,
-		             "unknown GPU model '%s' (MIG-capable models: "
-		             "%s)",
+		             "unknown GPU model '%s' (MIG-capable models: %s)",
 		             a.gpu, names);
 		return GS_EXIT_USAGE;
 	}
 	if (a.mig_parted) {
 		if (a.n_in_use || a.n_existing || a.n_demand) {
 			gs_cli_error(CMD,
-			             "--mig-parted does not take --in-use, "
-			             "--existing or --demand");
+			             "--mig-parted does not take --in-use, --existing or --demand");
 			return GS_EXIT_USAGE;
 		}
 		return run_migparted(&a, m);

@@ -151,9 +151,7 @@ static int pick_mode(struct run_opts *o)
 
 	if (o->isolation == ISO_HARD) {
 		gs_cli_error(CMD,
-		             "--mode auto --isolation hard needs a MIG "
-		             "instance: ask the daemon for a mig slice, or "
-		             "name an existing instance with --gpu MIG-...");
+		             "--mode auto --isolation hard needs a MIG instance: ask the daemon for a mig slice, or name an existing instance with --gpu MIG-...");
 		return GS_EXIT_USAGE;
 	}
 	/* The daemon's walk (core's gs_advisor_auto_mode): none is a shared
@@ -171,18 +169,13 @@ static int pick_mode(struct run_opts *o)
 	o->mps = mode == GS_MODE_MPS;
 	if (o->mps)
 		(void)snprintf(o->why, sizeof(o->why),
-		               "mps: tenants accept a shared fault domain, so "
-		               "kernels of all slices may run at once");
+		               "mps: tenants accept a shared fault domain, so kernels of all slices may run at once");
 	else if (adv.mps_missing)
 		(void)snprintf(o->why, sizeof(o->why),
-		               "turns: tenants accept a shared fault "
-		               "domain, but there is no MPS control "
-		               "program here (nvidia-cuda-mps-control), "
-		               "so the slice takes turns");
+		               "turns: tenants accept a shared fault domain, but there is no MPS control program here (nvidia-cuda-mps-control), so the slice takes turns");
 	else
 		(void)snprintf(o->why, sizeof(o->why),
-		               "turns: the slice wants its own fault domain, "
-		               "so it takes turns in a context of its own");
+		               "turns: the slice wants its own fault domain, so it takes turns in a context of its own");
 	return 0;
 }
 
@@ -285,8 +278,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 				o->mps = false;
 			else {
 				gs_cli_error(CMD,
-				             "--mode must be turns, mps or auto, "
-				             "got '%s'",
+				             "--mode must be turns, mps or auto, got '%s'",
 				             optarg);
 				return GS_EXIT_USAGE;
 			}
@@ -300,8 +292,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 				o->isolation = ISO_HARD;
 			else {
 				gs_cli_error(CMD,
-				             "--isolation must be none, fault or "
-				             "hard, got '%s'",
+				             "--isolation must be none, fault or hard, got '%s'",
 				             optarg);
 				return GS_EXIT_USAGE;
 			}
@@ -477,10 +468,7 @@ static void report(struct gs_region *r, const struct gs_slice_ref *s,
 	busy_s = (double)u.busy_ns / 1e9;
 	fprintf(
 	    stderr,
-	    "{\"slice\":\"%s\",\"gpu_busy_s\":%.6f,\"memory_peak_bytes\":%llu,"
-	    "\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu,"
-	    "\"mode\":\"%s\",\"sm_share\":%.2f,\"sm_time_s\":%.6f,"
-	    "\"mode_why\":\"%s\"}\n",
+	    "{\"slice\":\"%s\",\"gpu_busy_s\":%.6f,\"memory_peak_bytes\":%llu,\"throttled_s\":%.6f,\"memory_byte_s\":%.0f,\"launches\":%llu,\"mode\":\"%s\",\"sm_share\":%.2f,\"sm_time_s\":%.6f,\"mode_why\":\"%s\"}\n",
 	    name, busy_s, (unsigned long long)u.mem_peak,
 	    (double)u.throttled_ns / 1e9, u.mem_byte_s,
 	    (unsigned long long)u.launches, mps ? "mps" : "turns",
@@ -591,16 +579,13 @@ int gs_cli_run(int argc, char **argv)
 		                                 &missing);
 		if (missing) {
 			gs_cli_error(CMD,
-			             "gpusliced has no slice '%s' of yours (create "
-			             "it with `gpuslice create`, or give --run-dir "
-			             "for a slice without the daemon)",
+			             "gpusliced has no slice '%s' of yours (create it with `gpuslice create`, or give --run-dir for a slice without the daemon)",
 			             o.lim.name);
 			return GS_EXIT_NOT_FOUND;
 		}
 	}
 	if (o.mps && daemon_slice) {
-		gs_cli_error(CMD, "--mode mps: slice '%s' is the daemon's; "
-		                  "its mode is the daemon's to choose",
+		gs_cli_error(CMD, "--mode mps: slice '%s' is the daemon's; its mode is the daemon's to choose",
 		             o.lim.name);
 		return GS_EXIT_USAGE;
 	}

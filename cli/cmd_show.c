@@ -13,8 +13,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice [--socket S] show NAME [--json]\n"
 	           "\n"
-	           "Shows one slice: what it asked for, where it runs, what "
-	           "it uses now.\n");
+	           "Shows one slice: what it asked for, where it runs, what it uses now.\n");
 }
 
 int gs_cli_show(int argc, char **argv)

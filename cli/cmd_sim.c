@@ -35,34 +35,24 @@ static void usage(FILE *f)
 	    f,
 	    "usage: gpuslice sim <init|env|status|reset> [options]\n"
 	    "\n"
-	    "The simulated GPU node: one state file shared by every process "
-	    "that\n"
-	    "loads the sim's libcuda.so.1 / libnvidia-ml.so.1. Its figures "
-	    "measure\n"
+	    "The simulated GPU node: one state file shared by every process that\n"
+	    "loads the sim's libcuda.so.1 / libnvidia-ml.so.1. Its figures measure\n"
 	    "gpuslice's logic, not a GPU.\n"
 	    "\n"
-	    "  init --gpus LIST [--force]  create the node; LIST is "
-	    "COUNTxMODEL[,...],\n"
-	    "                              e.g. "
-	    "2xH100-SXM5-80GB,1xA100-SXM4-40GB\n"
-	    "  env                         print the exports that point "
-	    "programs at the sim\n"
-	    "  status [--json]             GPUs, MIG instances, MPS, "
-	    "processes, busy time\n"
-	    "  reset                       drop all processes, MIG instances "
-	    "and MPS state\n"
+	    "  init --gpus LIST [--force]  create the node; LIST is COUNTxMODEL[,...],\n"
+	    "                              e.g. 2xH100-SXM5-80GB,1xA100-SXM4-40GB\n"
+	    "  env                         print the exports that point programs at the sim\n"
+	    "  status [--json]             GPUs, MIG instances, MPS, processes, busy time\n"
+	    "  reset                       drop all processes, MIG instances and MPS state\n"
 	    "\n"
 	    "options:\n"
 	    "  --dir D      state directory (default: $GPUSLICE_SIM_DIR, else\n"
-	    "               $XDG_RUNTIME_DIR/gpuslice-sim, else "
-	    "/tmp/gpuslice-sim-$UID)\n"
+	    "               $XDG_RUNTIME_DIR/gpuslice-sim, else /tmp/gpuslice-sim-$UID)\n"
 	    "  --json       machine-readable status\n"
 	    "  -h, --help   this text\n"
 	    "\n"
-	    "Exit status: 0 ok, 1 failure (bad or incompatible state file), 2 "
-	    "usage\n"
-	    "or bad input (malformed --gpus, unknown model), 3 no state "
-	    "file.\n");
+	    "Exit status: 0 ok, 1 failure (bad or incompatible state file), 2 usage\n"
+	    "or bad input (malformed --gpus, unknown model), 3 no state file.\n");
 }
 
 struct opts {
@@ -106,8 +96,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			return -1;
 		default:
 			gs_cli_error(CMD,
-			             "unknown or incomplete option '%s' (see "
-			             "`gpuslice sim --help`)",
+			             "unknown or incomplete option '%s' (see `gpuslice sim --help`)",
 			             argv[optind - 1]);
 			return GS_EXIT_USAGE;
 		}
@@ -362,8 +351,7 @@ static json_t *status_json(const struct gs_sim_state *st, const char *dir,
 			json_array_append_new(
 			    migs,
 			    json_pack(
-			        "{s:i, s:i, s:s, s:s, s:i, s:i, s:I, s:I, s:f, "
-			        "s:o}",
+			        "{s:i, s:i, s:s, s:s, s:i, s:i, s:I, s:I, s:f, s:o}",
 			        "gi_id", (int)mi->gi_id, "profile_id",
 			        (int)mi->profile_id, "profile",
 			        mi->profile_name, "uuid", mi->uuid,

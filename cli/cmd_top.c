@@ -53,15 +53,12 @@ static void raw_mode(bool on)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpuslice [--socket S] top [--once] [--interval S] "
-	           "[--json]\n"
+	fprintf(f, "usage: gpuslice [--socket S] top [--once] [--interval S] [--json]\n"
 	           "\n"
-	           "Live view of the node: per GPU, then per slice (memory "
-	           "used/cap, compute\nachieved/share, SM-time and SM share, "
-	           "processes, state). Press q to quit.\n"
-	           "SM-time is GPU-busy time x the share of the SMs the "
-	           "slice may use (1 for turns\nand MIG, the MPS active "
-	           "thread percentage / 100).\n"
+	           "Live view of the node: per GPU, then per slice (memory used/cap, compute\n"
+	           "achieved/share, SM-time and SM share, processes, state). Press q to quit.\n"
+	           "SM-time is GPU-busy time x the share of the SMs the slice may use (1 for turns\n"
+	           "and MIG, the MPS active thread percentage / 100).\n"
 	           "\n"
 	           "  --once         print one frame and exit (for scripts)\n"
 	           "  --interval S   seconds between frames (default 1)\n"
@@ -161,8 +158,7 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 				         ", MPS daemon pid %lld",
 				         gs_client_int(json_array_get(mps, 0),
 				                       "pid"));
-			printf("       promised: %s, %lld%% compute, %d "
-			       "slice%s%s%s\n",
+			printf("       promised: %s, %lld%% compute, %d slice%s%s%s\n",
 			       m3, gs_client_int(al, "compute"), n,
 			       n == 1 ? "" : "s",
 			       json_is_true(json_object_get(mig, "enabled"))
@@ -207,8 +203,7 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			snprintf(smt, sizeof(smt), "%8.1fs x%.2f",
 			         gs_client_num(u, "sm_seconds"),
 			         gs_client_num(s, "sm_share"));
-			printf("  %-18.18s %-10.10s %-13.13s %-6s %-31s %-26s "
-			       "%-15s %5lld %s\n",
+			printf("  %-18.18s %-10.10s %-13.13s %-6s %-31s %-26s %-15s %5lld %s\n",
 			       gs_client_str(s, "name"),
 			       gs_client_str(s, "team"),
 			       gs_client_str(s, "mode"),

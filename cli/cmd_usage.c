@@ -11,21 +11,16 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpuslice [--socket S] usage [--since T] [--until T] "
-	           "[--by team|slice]\n"
-	           "                [--team T] [--slice S] [--format "
-	           "table|csv|json] [--json]\n"
+	fprintf(f, "usage: gpuslice [--socket S] usage [--since T] [--until T] [--by team|slice]\n"
+	           "                [--team T] [--slice S] [--format table|csv|json] [--json]\n"
 	           "\n"
-	           "What slices used, from the daemon's ledger: GPU-seconds "
-	           "(measured GPU\ntime), SM-seconds (GPU time x the share of "
-	           "the SMs the slice may use:\n1 for turns and MIG, the MPS "
-	           "active thread percentage / 100), GiB-seconds\n(memory held "
-	           "over time), throttled seconds, reserved GPU-seconds "
-	           "(compute\nshare x wall time) and cost (price table, on "
-	           "GPU-seconds).\n"
+	           "What slices used, from the daemon's ledger: GPU-seconds (measured GPU\n"
+	           "time), SM-seconds (GPU time x the share of the SMs the slice may use:\n"
+	           "1 for turns and MIG, the MPS active thread percentage / 100), GiB-seconds\n"
+	           "(memory held over time), throttled seconds, reserved GPU-seconds (compute\n"
+	           "share x wall time) and cost (price table, on GPU-seconds).\n"
 	           "\n"
-	           "  --since T   24h, 30m, 7d, Unix seconds or "
-	           "2024-05-01T00:00:00Z (default 24h)\n"
+	           "  --since T   24h, 30m, 7d, Unix seconds or 2024-05-01T00:00:00Z (default 24h)\n"
 	           "  --until T   as --since (default now)\n"
 	           "  --by K      group by team (default) or slice\n");
 }
@@ -141,8 +136,7 @@ int gs_cli_usage(int argc, char **argv)
 	if (strcmp(format, "csv") == 0) {
 		/* sm_seconds last: columns that were there keep their
 		 * places */
-		printf("%s,gpu_seconds,gib_seconds,throttled_seconds,"
-		       "reserved_gpu_seconds,cost,currency,sm_seconds\n",
+		printf("%s,gpu_seconds,gib_seconds,throttled_seconds,reserved_gpu_seconds,cost,currency,sm_seconds\n",
 		       by);
 		for (size_t i = 0; i < json_array_size(rows); i++) {
 			json_t *r = json_array_get(rows, i);

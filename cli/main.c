@@ -23,18 +23,18 @@ static const struct cli_cmd commands[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gpuslice <command> [options]\n\n"
-		   "GPU sharing: enforced fractions, time-slicing, MPS and "
-		   "MIG under one allocator.\n\ncommands:\n");
+		   "GPU sharing: enforced fractions, time-slicing, MPS and MIG under one allocator.\n"
+		   "\n"
+		   "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f,
-		"\nglobal option: --socket PATH  gpusliced's API socket "
-		"(else $GPUSLICE_SOCKET)\n"
+		"\n"
+		"global option: --socket PATH  gpusliced's API socket (else $GPUSLICE_SOCKET)\n"
 		"\n`gpuslice <command> --help` describes each command.\n"
-		"Exit status: 0 ok, 1 failure, 2 usage or bad input, 3 not "
-		"found,\n4 permission denied, 5 does not fit or over quota, "
-		"6 daemon unreachable;\n`run` exits with its command's "
-		"status.\n");
+		"Exit status: 0 ok, 1 failure, 2 usage or bad input, 3 not found,\n"
+		"4 permission denied, 5 does not fit or over quota, 6 daemon unreachable;\n"
+		"`run` exits with its command's status.\n");
 }
 
 int main(int argc, char **argv)

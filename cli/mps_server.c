@@ -95,8 +95,7 @@ static gs_err recover(const char *prog, const char *pipe_dir,
 	if (!gs_mps_is_faulted(&c))
 		return GS_OK;
 	fprintf(stderr,
-	        "gpuslice: the MPS server in %s is in FAULT (a client's fatal "
-	        "GPU error reached all its clients); waiting for it\n",
+	        "gpuslice: the MPS server in %s is in FAULT (a client's fatal GPU error reached all its clients); waiting for it\n",
 	        pipe_dir);
 	for (int i = 0; i < FAULT_WAIT_MS / 50; i++) {
 		sleep_ms(50);
@@ -240,8 +239,7 @@ void gs_mps_server_leave(struct gs_mps_server *s)
 
 		if (gs_mps_quit(&c) != 0)
 			fprintf(stderr,
-			        "gpuslice: the MPS control daemon in %s did not "
-			        "take 'quit'\n",
+			        "gpuslice: the MPS control daemon in %s did not take 'quit'\n",
 			        s->pipe_dir);
 		(void)gs_mps_wait_gone(s->pipe_dir, STOP_WAIT_MS, 50);
 	}

@@ -177,16 +177,13 @@ static gs_err user_limits(const struct gs_adm_snapshot *sn,
 	}
 	if (n >= sn->cfg.user_max_slices)
 		return gs_fail(eb, GS_ERR_QUOTA,
-		               "uid %u holds %d slices, the most one user "
-		               "may (quota.default_user.max_slices)",
+		               "uid %u holds %d slices, the most one user may (quota.default_user.max_slices)",
 		               (unsigned)req->owner_uid, n);
 	node_capacity(sn, &cap);
 	limit = cap.v[GS_QRES_MEMORY] / 100 * sn->cfg.user_max_memory_percent;
 	if (mem > limit)
 		return gs_fail(eb, GS_ERR_QUOTA,
-		               "uid %u would hold %lld MiB of GPU memory, over "
-		               "the %d%% of the node's %lld MiB one user may "
-		               "(quota.default_user.max_memory_percent)",
+		               "uid %u would hold %lld MiB of GPU memory, over the %d%% of the node's %lld MiB one user may (quota.default_user.max_memory_percent)",
 		               (unsigned)req->owner_uid, (long long)(mem >> 20),
 		               sn->cfg.user_max_memory_percent,
 		               (long long)(cap.v[GS_QRES_MEMORY] >> 20));
@@ -394,15 +391,13 @@ static gs_err place_at_start_on(const struct gs_adm_snapshot *sn, int g,
 		if (skipped(skip, i) || s->gpu != g || gs_mode_is_mig(s->mode))
 			continue;
 		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "placement %s@%d on gpu %d is taken: slice %s "
-		               "uses the whole GPU (mode %s)",
+		               "placement %s@%d on gpu %d is taken: slice %s uses the whole GPU (mode %s)",
 		               p->name, start, g, s->name,
 		               gs_mode_name(s->mode));
 	}
 	if (!gp->mig_on && !sn->cfg.may_change_mig)
 		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "gpu %d has MIG off and the daemon may not "
-		               "switch it on",
+		               "gpu %d has MIG off and the daemon may not switch it on",
 		               g);
 	out->gpu = g;
 	out->need_create = true;
@@ -420,15 +415,13 @@ static gs_err place_at_start_on(const struct gs_adm_snapshot *sn, int g,
 		}
 		if (who != NULL)
 			return gs_fail(eb, GS_ERR_NO_FIT,
-			               "placement %s@%d on gpu %d is taken: "
-			               "instance %s@%d is in use by slice %s",
+			               "placement %s@%d on gpu %d is taken: instance %s@%d is in use by slice %s",
 			               p->name, start, g, d->profile_name,
 			               d->start, who->name);
 	}
 	if (out->need_create && !sn->cfg.may_change_mig)
 		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "placement %s@%d on gpu %d does not exist and "
-		               "the daemon may not change the MIG layout",
+		               "placement %s@%d on gpu %d does not exist and the daemon may not change the MIG layout",
 		               p->name, start, g);
 	return GS_OK;
 }
@@ -614,8 +607,7 @@ static gs_err place_in_mode(const struct gs_adm_snapshot *sn,
 		out->profile = pick_profile(first->cat, spec);
 		if (out->profile == NULL)
 			return gs_fail(eb, GS_ERR_NO_FIT,
-			               "no MIG profile of %s holds %d%% "
-			               "compute and the memory asked for",
+			               "no MIG profile of %s holds %d%% compute and the memory asked for",
 			               first->model, spec->compute_pct);
 		it->kind = GS_PLACE_MIG;
 		snprintf(it->mig_profile, sizeof(it->mig_profile), "%s",

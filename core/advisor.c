@@ -79,13 +79,11 @@ const char *gs_advisor_mechanism_title(enum gs_advisor_mechanism m)
 	case GS_ADVM_MPS:
 		return "MPS: concurrent kernels through one server per GPU";
 	case GS_ADVM_FRACTIONS:
-		return "Enforced fractions: hard memory cap, soft compute "
-		       "share";
+		return "Enforced fractions: hard memory cap, soft compute share";
 	case GS_ADVM_TIMESLICE_OPERATOR:
 		return "Time-slicing, run with the platform's own driver stack";
 	case GS_ADVM_TIMESLICE_PLUGIN:
-		return "Time-slicing through the device plugin alone "
-		       "(cloud-managed driver)";
+		return "Time-slicing through the device plugin alone (cloud-managed driver)";
 	case GS_ADVM__COUNT:
 		break;
 	}
@@ -96,45 +94,17 @@ const char *gs_advisor_tradeoff(enum gs_advisor_mechanism m)
 {
 	switch (m) {
 	case GS_ADVM_NONE:
-		return "The GPU is reserved for one tenant whether or not it "
-		       "is "
-		       "busy: you pay in idle capacity, and in return no "
-		       "neighbour can slow, starve or crash the workload. "
-		       "Where hard isolation is required but the GPU cannot "
-		       "do MIG, this is the only safe answer.";
+		return "The GPU is reserved for one tenant whether or not it is busy: you pay in idle capacity, and in return no neighbour can slow, starve or crash the workload. Where hard isolation is required but the GPU cannot do MIG, this is the only safe answer.";
 	case GS_ADVM_MIG:
-		return "Memory, compute, cache and faults are isolated in "
-		       "hardware, but only in the fixed profile sizes the GPU "
-		       "offers; changing the layout means emptying the "
-		       "instances being replaced, so sizes have to be planned.";
+		return "Memory, compute, cache and faults are isolated in hardware, but only in the fixed profile sizes the GPU offers; changing the layout means emptying the instances being replaced, so sizes have to be planned.";
 	case GS_ADVM_MPS:
-		return "Kernels from several processes run side by side, which "
-		       "lifts SM use for small-kernel work, but a fatal error "
-		       "in one client can take down the others on the same "
-		       "server, and a control daemon per GPU has to be run and "
-		       "upgraded with the driver.";
+		return "Kernels from several processes run side by side, which lifts SM use for small-kernel work, but a fatal error in one client can take down the others on the same server, and a control daemon per GPU has to be run and upgraded with the driver.";
 	case GS_ADVM_FRACTIONS:
-		return "Each tenant gets a hard memory cap enforced at the "
-		       "CUDA "
-		       "API, but compute is a rate limit: a burst of kernels "
-		       "can "
-		       "overshoot its share until the limiter catches up, and "
-		       "there is no fault isolation between tenants.";
+		return "Each tenant gets a hard memory cap enforced at the CUDA API, but compute is a rate limit: a burst of kernels can overshoot its share until the limiter catches up, and there is no fault isolation between tenants.";
 	case GS_ADVM_TIMESLICE_OPERATOR:
-		return "Simple and fair turns for many tenants, but nothing is "
-		       "isolated by the hardware: one tenant's crash or memory "
-		       "hog reaches the others, context switches add latency, "
-		       "and the driver stack is coupled to the cluster "
-		       "tooling, "
-		       "so upgrades need coordinated drains.";
+		return "Simple and fair turns for many tenants, but nothing is isolated by the hardware: one tenant's crash or memory hog reaches the others, context switches add latency, and the driver stack is coupled to the cluster tooling, so upgrades need coordinated drains.";
 	case GS_ADVM_TIMESLICE_PLUGIN:
-		return "Works on a driver the platform does not own, but gives "
-		       "no "
-		       "isolation of any kind, adds context-switch latency, "
-		       "and "
-		       "GPU telemetry is not bundled: it has to be deployed "
-		       "and "
-		       "wired to monitoring separately.";
+		return "Works on a driver the platform does not own, but gives no isolation of any kind, adds context-switch latency, and GPU telemetry is not bundled: it has to be deployed and wired to monitoring separately.";
 	case GS_ADVM__COUNT:
 		break;
 	}
@@ -145,24 +115,16 @@ const char *gs_advisor_mode_note(enum gs_advisor_mechanism m)
 {
 	switch (m) {
 	case GS_ADVM_NONE:
-		return "auto gives the slice the whole GPU (all memory, 100% "
-		       "compute) and admits no other slice on it.";
+		return "auto gives the slice the whole GPU (all memory, 100% compute) and admits no other slice on it.";
 	case GS_ADVM_MIG:
-		return "auto asks the MIG planner for the smallest profile "
-		       "that "
-		       "holds the slice's memory and compute.";
+		return "auto asks the MIG planner for the smallest profile that holds the slice's memory and compute.";
 	case GS_ADVM_MPS:
-		return "auto runs the slice as an MPS client with an "
-		       "active-thread "
-		       "limit from its compute share and a pinned-memory limit "
-		       "plus the shim's cap from its memory.";
+		return "auto runs the slice as an MPS client with an active-thread limit from its compute share and a pinned-memory limit plus the shim's cap from its memory.";
 	case GS_ADVM_FRACTIONS:
-		return "auto runs the slice time-sliced with the shim's hard "
-		       "memory cap and its GPU-time compute limiter.";
+		return "auto runs the slice time-sliced with the shim's hard memory cap and its GPU-time compute limiter.";
 	case GS_ADVM_TIMESLICE_OPERATOR:
 	case GS_ADVM_TIMESLICE_PLUGIN:
-		return "auto runs the slice time-sliced; gpuslice's shim still "
-		       "caps memory and weights turns by priority.";
+		return "auto runs the slice time-sliced; gpuslice's shim still caps memory and weights turns by priority.";
 	case GS_ADVM__COUNT:
 		break;
 	}

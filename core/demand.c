@@ -173,8 +173,7 @@ gs_err gs_demand_put(struct gs_demand *d, const struct gs_demand_class *c,
 
 	if (!(c->weight >= 0) || c->weight > 1e300)
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "demand class weight %g is not a finite "
-		               "number >= 0",
+		               "demand class weight %g is not a finite number >= 0",
 		               c->weight);
 	i = find(d, &c->shape);
 	if (i >= 0) {

@@ -218,9 +218,7 @@ static gs_err read_top_resources(const struct gs__ictx *c,
 	}
 	if (err == GS_OK)
 		gs__imp_note(&cfg->notes,
-		             "line %d: top-level 'resources' is ignored by the "
-		             "plugin (\"not yet supported\"): resource names "
-		             "stay the defaults",
+		             "line %d: top-level 'resources' is ignored by the plugin (\"not yet supported\"): resource names stay the defaults",
 		             m->line);
 	return err;
 }
@@ -294,9 +292,7 @@ static gs_err resource_name(const struct gs__ictx *c,
 		if (!dns_char(*p))
 			return gs__imp_fail(
 			    c, n, GS_ERR_INVALID,
-			    "%s: '%.70s' is not a valid resource "
-			    "name (lowercase letters, digits, "
-			    "'-' and '.')",
+			    "%s: '%.70s' is not a valid resource name (lowercase letters, digits, '-' and '.')",
 			    path, full);
 	profile[0] = '\0';
 	if (strcmp(local, "gpu") == 0)
@@ -311,8 +307,7 @@ static gs_err resource_name(const struct gs__ictx *c,
 		return GS_OK;
 	}
 	return gs__imp_fail(c, n, GS_ERR_INVALID,
-	                    "%s: unknown resource '%.70s' (expected "
-	                    "nvidia.com/gpu or nvidia.com/mig-<profile>)",
+	                    "%s: unknown resource '%.70s' (expected nvidia.com/gpu or nvidia.com/mig-<profile>)",
 	                    path, full);
 }
 
@@ -337,8 +332,7 @@ static gs_err read_devices(const struct gs__ictx *c,
 		if (err != GS_OK)
 			return gs__imp_fail(
 			    c, v, GS_ERR_INVALID,
-			    "%s must be 'all', a positive count "
-			    "or a list of devices, got '%.40s'",
+			    "%s must be 'all', a positive count or a list of devices, got '%.40s'",
 			    path, v->value);
 		return GS_OK;
 	}
@@ -393,8 +387,7 @@ static gs_err read_resource(const struct gs__ictx *c,
 		return err;
 	if (replicas < 2)
 		return gs__imp_fail(c, reps, GS_ERR_RANGE,
-		                    "%s must be at least 2, got %ld (the "
-		                    "plugin refuses fewer)",
+		                    "%s must be at least 2, got %ld (the plugin refuses fewer)",
 		                    p, replicas);
 	r->replicas = (int)replicas;
 	for (int i = 0; i < m->n; i++) {
@@ -409,17 +402,13 @@ static gs_err read_resource(const struct gs__ictx *c,
 			if (err == GS_OK && s[0] != '\0')
 				gs__imp_note(
 				    &cfg->notes,
-				    "line %d: %s '%s' is ignored by the "
-				    "plugin; only renameByDefault "
-				    "renames",
+				    "line %d: %s '%s' is ignored by the plugin; only renameByDefault renames",
 				    v->line, p, s);
 		} else if (strcmp(k, "devices") == 0) {
 			err = read_devices(c, v, p, &all);
 			if (err == GS_OK && !all)
 				gs__imp_note(&cfg->notes,
-				             "line %d: %s is reset to 'all' by "
-				             "the plugin: sharing applies to "
-				             "every device of the resource",
+				             "line %d: %s is reset to 'all' by the plugin: sharing applies to every device of the resource",
 				             v->line, p);
 		}
 		if (err != GS_OK)
@@ -512,8 +501,7 @@ static gs_err make_template(const struct gs__ictx *c,
 		if (m != NULL && gs_catalog_profile(m, profile) == NULL)
 			return gs__imp_fail(
 			    c, at, GS_ERR_INVALID,
-			    "%s has no MIG profile %s (resource "
-			    "%s)",
+			    "%s has no MIG profile %s (resource %s)",
 			    m->name, profile, r->configured);
 	}
 	if (cfg->strategy == GS_DP_TIME_SLICING) {
@@ -526,18 +514,14 @@ static gs_err make_template(const struct gs__ictx *c,
 		if (r->mig)
 			return gs__imp_fail(
 			    c, at, GS_ERR_INVALID,
-			    "sharing using MPS is not supported "
-			    "for MIG devices (%s); gpuslice can "
-			    "do it with mode mig+mps",
+			    "sharing using MPS is not supported for MIG devices (%s); gpuslice can do it with mode mig+mps",
 			    r->configured);
 		if (r->replicas > limit)
 			return gs__imp_fail(c, at, GS_ERR_RANGE,
-			                    "%s: %d MPS replicas per GPU, more "
-			                    "than the plugin allows (%d%s)",
+			                    "%s: %d MPS replicas per GPU, more than the plugin allows (%d%s)",
 			                    r->configured, r->replicas, limit,
 			                    m ? ""
-			                      : "; 16 before compute "
-			                        "capability 7.5");
+			                      : "; 16 before compute capability 7.5");
 		s->mode = GS_MODE_MPS;
 		s->compute_pct = 100 / r->replicas;
 		if (m != NULL && m->memory_mib > 0)
@@ -553,17 +537,10 @@ static void add_better(struct gs_dp_config *cfg)
 {
 	if (cfg->strategy == GS_DP_TIME_SLICING)
 		gs__imp_note(&cfg->notes,
-		             "gpuslice: time-slicing replicas get no memory "
-		             "limit here (any pod can fill the GPU); gpuslice "
-		             "enforces a memory cap per slice, and shares "
-		             "need not be equal (weight=N, priority=high)");
+		             "gpuslice: time-slicing replicas get no memory limit here (any pod can fill the GPU); gpuslice enforces a memory cap per slice, and shares need not be equal (weight=N, priority=high)");
 	else if (cfg->strategy == GS_DP_MPS)
 		gs__imp_note(&cfg->notes,
-		             "gpuslice: MPS replicas here are all equal; "
-		             "gpuslice sets compute and memory per slice, "
-		             "also enforces the memory cap in its shim (so "
-		             "memory queries show it), adds priorities, and "
-		             "shares MIG devices with MPS too (mig+mps)");
+		             "gpuslice: MPS replicas here are all equal; gpuslice sets compute and memory per slice, also enforces the memory cap in its shim (so memory queries show it), adds priorities, and shares MIG devices with MPS too (mig+mps)");
 }
 
 static gs_err read_sharing(const struct gs__ictx *c,
@@ -600,19 +577,14 @@ static gs_err read_sharing(const struct gs__ictx *c,
 		cfg->strategy = GS_DP_MPS;
 		if (n_ts > 0)
 			gs__imp_note(&cfg->notes,
-			             "line %d: sharing.timeSlicing is ignored: "
-			             "MPS and time-slicing are exclusive and "
-			             "MPS wins",
+			             "line %d: sharing.timeSlicing is ignored: MPS and time-slicing are exclusive and MPS wins",
 			             ts->line);
 		if (!has_mps_root)
 			return gs__imp_fail(c, mps, GS_ERR_INVALID,
-			                    "MPS sharing needs flags.mpsRoot "
-			                    "(the plugin refuses to start "
-			                    "without it)");
+			                    "MPS sharing needs flags.mpsRoot (the plugin refuses to start without it)");
 		if (strcmp(cfg->mig_strategy, "mixed") == 0)
 			return gs__imp_fail(c, mps, GS_ERR_INVALID,
-			                    "MPS sharing cannot be combined "
-			                    "with migStrategy mixed");
+			                    "MPS sharing cannot be combined with migStrategy mixed");
 		/* unset means true for MPS */
 		cfg->fail_requests_greater_than_one = fail_gt != 0;
 	} else if (n_ts > 0) {
@@ -637,8 +609,7 @@ static gs_err read_sharing(const struct gs__ictx *c,
 			return err;
 		if (cfg->res[i].mig && strcmp(cfg->mig_strategy, "mixed") != 0)
 			gs__imp_note(&cfg->notes,
-			             "line %d: %s is only advertised with "
-			             "migStrategy mixed (this config has %s)",
+			             "line %d: %s is only advertised with migStrategy mixed (this config has %s)",
 			             entry->line, cfg->res[i].configured,
 			             cfg->mig_strategy);
 	}
@@ -672,8 +643,7 @@ static gs_err read_config(const struct gs__ictx *c,
 		err = gs__imp_str(c, v, "version", &s);
 		if (err == GS_OK && strcmp(s, "v1") != 0)
 			err = gs__imp_fail(c, v, GS_ERR_INVALID,
-			                   "unsupported version '%.40s' (the "
-			                   "plugin reads v1)",
+			                   "unsupported version '%.40s' (the plugin reads v1)",
 			                   s);
 	}
 	v = gs_doc_get(root, "flags");

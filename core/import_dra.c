@@ -92,8 +92,7 @@ gs_err gs_parse_k8s_quantity(const char *text, uint64_t *bytes,
 	v = strtod(num, &end);
 	if (n == 0 || *end != '\0' || end == num || !isfinite(v))
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "'%.40s' is not a Kubernetes quantity (e.g. "
-		               "10Gi, 512Mi, 1G)",
+		               "'%.40s' is not a Kubernetes quantity (e.g. 10Gi, 512Mi, 1G)",
 		               text);
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(p, units[i].suffix) != 0)
@@ -110,8 +109,7 @@ gs_err gs_parse_k8s_quantity(const char *text, uint64_t *bytes,
 	}
 	return gs_fail(
 	    eb, GS_ERR_PARSE,
-	    "'%.40s' has an unknown suffix '%.8s' (Ki Mi Gi Ti Pi Ei, "
-	    "k M G T P E)",
+	    "'%.40s' has an unknown suffix '%.8s' (Ki Mi Gi Ti Pi Ei, k M G T P E)",
 	    text, p);
 }
 
@@ -134,8 +132,7 @@ static gs_err read_quantity(const struct gs__ictx *c,
 		return gs__imp_fail(c, v, err, "%s: %s", path, qeb.msg);
 	if (*bytes / MIB == 0)
 		return gs__imp_fail(c, v, GS_ERR_RANGE,
-		                    "%s: %.40s is below 1 MiB (the driver "
-		                    "refuses it: \"value set too low\")",
+		                    "%s: %.40s is below 1 MiB (the driver refuses it: \"value set too low\")",
 		                    path, s);
 	if (*bytes / MIB > 2147483647ULL)
 		return gs__imp_fail(c, v, GS_ERR_RANGE,
@@ -199,9 +196,7 @@ static gs_err read_mps(const struct gs__ictx *c, const struct gs_doc_node *m,
 				if (!device_key(l->device))
 					return gs__imp_fail(
 					    c, gs_doc_key(v, j), GS_ERR_INVALID,
-					    "%s: invalid device '%.40s' (a "
-					    "GPU-/MIG- UUID or an index "
-					    "into the claim's devices)",
+					    "%s: invalid device '%.40s' (a GPU-/MIG- UUID or an index into the claim's devices)",
 					    p, l->device);
 				err = read_quantity(c, gs_doc_value(v, j), q,
 				                    &l->bytes, &l->mib);
@@ -231,9 +226,7 @@ static gs_err read_sharing(const struct gs__ictx *c,
 	err = gs__imp_expect(c, m, GS_DOC_MAP, path);
 	if (err == GS_OK && cfg->mig && ts != NULL)
 		return gs__imp_fail(c, gs_doc_key(m, 0), GS_ERR_PARSE,
-		                    "%s: MigDeviceConfig has no "
-		                    "timeSlicingConfig (the time-slice "
-		                    "interval cannot be set on a MIG device)",
+		                    "%s: MigDeviceConfig has no timeSlicingConfig (the time-slice interval cannot be set on a MIG device)",
 		                    path);
 	if (err == GS_OK)
 		err = gs__imp_keys(c, m, path, cfg->mig ? mig_keys : gpu_keys);
@@ -249,14 +242,12 @@ static gs_err read_sharing(const struct gs__ictx *c,
 	cfg->strategy = x == 1 ? GS_DRA_MPS : GS_DRA_TIME_SLICING;
 	if (cfg->strategy == GS_DRA_MPS && ts != NULL && !gs__imp_is_null(ts))
 		return gs__imp_fail(c, ts, GS_ERR_INVALID,
-		                    "%s: timeSlicingConfig goes with strategy "
-		                    "TimeSlicing, not MPS",
+		                    "%s: timeSlicingConfig goes with strategy TimeSlicing, not MPS",
 		                    path);
 	if (cfg->strategy == GS_DRA_TIME_SLICING && mps != NULL &&
 	    !gs__imp_is_null(mps))
 		return gs__imp_fail(c, mps, GS_ERR_INVALID,
-		                    "%s: mpsConfig goes with strategy MPS, not "
-		                    "TimeSlicing",
+		                    "%s: mpsConfig goes with strategy MPS, not TimeSlicing",
 		                    path);
 	if (ts != NULL && !gs__imp_is_null(ts)) {
 		static const char *const ts_keys[] = {"interval", NULL};
@@ -326,8 +317,7 @@ static gs_err read_config(const struct gs__ictx *c, const struct gs_doc_node *m,
 	gs__imp_path(p, path, "kind", 0);
 	if (err == GS_OK && kind == NULL)
 		err = gs__imp_fail(c, m, GS_ERR_INVALID,
-		                   "%s is required (GpuConfig or "
-		                   "MigDeviceConfig)",
+		                   "%s is required (GpuConfig or MigDeviceConfig)",
 		                   p);
 	if (err == GS_OK)
 		err = gs__imp_choice(c, kind, p, kinds, &x);
@@ -341,9 +331,7 @@ static gs_err read_config(const struct gs__ictx *c, const struct gs_doc_node *m,
 			return err;
 		if (x == 1)
 			gs__imp_note(notes,
-			             "line %d: %s is the old API group; the "
-			             "current driver reads "
-			             "resource.nvidia.com/v1beta1",
+			             "line %d: %s is the old API group; the current driver reads resource.nvidia.com/v1beta1",
 			             api->line, apis[1]);
 	}
 	if (sh != NULL && !gs__imp_is_null(sh)) {
@@ -355,14 +343,11 @@ static gs_err read_config(const struct gs__ictx *c, const struct gs_doc_node *m,
 	}
 	if (cfg->strategy == GS_DRA_MPS)
 		gs__imp_note(notes,
-		             "line %d: strategy MPS needs the driver's "
-		             "MPSSupport feature gate (alpha, off by default)",
+		             "line %d: strategy MPS needs the driver's MPSSupport feature gate (alpha, off by default)",
 		             cfg->line);
 	else
 		gs__imp_note(notes,
-		             "line %d: %s needs the driver's "
-		             "TimeSlicingSettings feature gate (alpha, off by "
-		             "default)",
+		             "line %d: %s needs the driver's TimeSlicingSettings feature gate (alpha, off by default)",
 		             cfg->line,
 		             cfg->sharing_given ? "strategy TimeSlicing"
 		                                : "the default (TimeSlicing)");
@@ -446,8 +431,7 @@ static gs_err read_selectors(const struct gs__ictx *c,
 		if (err == GS_OK &&
 		    !cel_profile(text, r->profile, sizeof(r->profile)))
 			gs__imp_note(notes,
-			             "line %d: selector not translated (only "
-			             "`...profile == '<profile>'` is): %.80s",
+			             "line %d: selector not translated (only `...profile == '<profile>'` is): %.80s",
 			             ex->line, text);
 	}
 	return err;
@@ -480,10 +464,7 @@ static gs_err read_request_body(const struct gs__ictx *c,
 			    strcmp(v->value, "mig.nvidia.com") != 0)
 				return gs__imp_fail(
 				    c, v, GS_ERR_INVALID,
-				    "%s: unknown device class "
-				    "'%.40s' (the NVIDIA DRA "
-				    "driver ships gpu.nvidia.com "
-				    "and mig.nvidia.com)",
+				    "%s: unknown device class '%.40s' (the NVIDIA DRA driver ships gpu.nvidia.com and mig.nvidia.com)",
 				    p, v->value);
 			err = gs__imp_choice(c, v, p, classes, &x);
 			r->mig = x == 1;
@@ -500,9 +481,7 @@ static gs_err read_request_body(const struct gs__ictx *c,
 			err = gs__imp_bool(c, v, p, &b);
 			if (err == GS_OK && b)
 				gs__imp_note(notes,
-				             "line %d: adminAccess: the claim "
-				             "watches devices without taking "
-				             "them",
+				             "line %d: adminAccess: the claim watches devices without taking them",
 				             v->line);
 		} else if (strcmp(k, "tolerations") == 0 ||
 		           strcmp(k, "capacity") == 0) {
@@ -515,13 +494,11 @@ static gs_err read_request_body(const struct gs__ictx *c,
 		                   "%s.deviceClassName is required", path);
 	if (err == GS_OK && r->mig && r->profile[0] == '\0')
 		gs__imp_note(notes,
-		             "line %d: request %s takes any MIG device: name a "
-		             "profile (a selector on .profile) to place it",
+		             "line %d: request %s takes any MIG device: name a profile (a selector on .profile) to place it",
 		             m->line, r->name);
 	if (err == GS_OK && !r->mig && r->profile[0] != '\0')
 		err = gs__imp_fail(c, m, GS_ERR_INVALID,
-		                   "%s selects MIG profile %s on class "
-		                   "gpu.nvidia.com (use mig.nvidia.com)",
+		                   "%s selects MIG profile %s on class gpu.nvidia.com (use mig.nvidia.com)",
 		                   path, r->profile);
 	return err;
 }
@@ -588,9 +565,7 @@ static gs_err read_request(const struct gs__ictx *c,
 			err = read_request_body(c, first->kids[0], q, r, notes);
 		if (err == GS_OK && first->n > 1)
 			gs__imp_note(notes,
-			             "line %d: request %s: only the first of "
-			             "its %d alternatives (firstAvailable) is "
-			             "translated",
+			             "line %d: request %s: only the first of its %d alternatives (firstAvailable) is translated",
 			             first->line, r->name, first->n);
 		return err;
 	}
@@ -633,8 +608,7 @@ static gs_err read_names(const struct gs__ictx *c, const struct gs_doc_node *v,
 			if (find_request(out, base) < 0)
 				return gs__imp_fail(c, v->kids[i],
 				                    GS_ERR_INVALID,
-				                    "%s: the claim has no "
-				                    "request '%.60s'",
+				                    "%s: the claim has no request '%.60s'",
 				                    p, s);
 			snprintf(names[(*n)++], GS_IMPORT_NAME_MAX, "%s", base);
 		}
@@ -674,8 +648,7 @@ static gs_err read_constraints(const struct gs__ictx *c,
 			attr = gs_doc_get(m, "distinctAttribute");
 			if (attr != NULL)
 				gs__imp_note(&out->notes,
-				             "line %d: distinctAttribute is "
-				             "not translated",
+				             "line %d: distinctAttribute is not translated",
 				             attr->line);
 			continue;
 		}
@@ -685,8 +658,7 @@ static gs_err read_constraints(const struct gs__ictx *c,
 			break;
 		if (strcmp(s, PARENT_UUID) != 0) {
 			gs__imp_note(&out->notes,
-			             "line %d: matchAttribute %.60s is not "
-			             "translated (only %s is)",
+			             "line %d: matchAttribute %.60s is not translated (only %s is)",
 			             attr->line, s, PARENT_UUID);
 			continue;
 		}
@@ -792,8 +764,7 @@ static gs_err read_claim_configs(const struct gs__ictx *c,
 			if (applies && out->request[r].mig != cfg->mig)
 				return gs__imp_fail(
 				    c, par, GS_ERR_INVALID,
-				    "%s: a %s applies to request %s, whose "
-				    "devices are %s",
+				    "%s: a %s applies to request %s, whose devices are %s",
 				    q,
 				    cfg->mig ? "MigDeviceConfig" : "GpuConfig",
 				    out->request[r].name,
@@ -821,8 +792,7 @@ static void claim_place(struct gs_dra_import *out)
 		if (r->all || (r->mig && r->profile[0] == '\0') ||
 		    pr->n + r->count > GS_PLACE_MAX_GANG) {
 			gs__imp_note(&out->notes,
-			             "line %d: no placement: request %s takes "
-			             "%s",
+			             "line %d: no placement: request %s takes %s",
 			             r->line, r->name,
 			             r->all ? "all matching devices of a node"
 			             : r->mig && r->profile[0] == '\0'
@@ -902,8 +872,7 @@ static gs_err read_claim(const struct gs__ictx *c,
 			    find_request(out, out->request[i].name) >= 0)
 				err = gs__imp_fail(c, reqs->kids[i],
 				                   GS_ERR_INVALID,
-				                   "%s: request name %s is "
-				                   "used twice",
+				                   "%s: request name %s is used twice",
 				                   r, out->request[i].name);
 			if (err == GS_OK)
 				out->n_requests++;
@@ -982,8 +951,7 @@ gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
 
 		if (k == NULL) {
 			gs__imp_note(&out->notes,
-			             "line %d: document %d has no kind; "
-			             "skipped",
+			             "line %d: document %d has no kind; skipped",
 			             root->line, i + 1);
 			continue;
 		}
@@ -995,8 +963,7 @@ gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
 		if (done >= 0) {
 			gs__imp_note(
 			    &out->notes,
-			    "line %d: only the first %s is translated; "
-			    "import this %.40s on its own",
+			    "line %d: only the first %s is translated; import this %.40s on its own",
 			    root->line, out->kind, k);
 			continue;
 		}
@@ -1015,8 +982,6 @@ gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
 	}
 	if (err == GS_OK && done < 0)
 		return gs__imp_fail(&c, NULL, GS_ERR_NOT_FOUND,
-		                    "no GpuConfig, MigDeviceConfig, "
-		                    "ResourceClaim or ResourceClaimTemplate "
-		                    "in the file");
+		                    "no GpuConfig, MigDeviceConfig, ResourceClaim or ResourceClaimTemplate in the file");
 	return err;
 }

@@ -113,8 +113,7 @@ gs_err gs__imp_keys(const struct gs__ictx *c, const struct gs_doc_node *map,
 		if (close != NULL)
 			return gs__imp_fail(
 			    c, k, GS_ERR_PARSE,
-			    "unknown field '%.40s' in %s (did "
-			    "you mean %s?)",
+			    "unknown field '%.40s' in %s (did you mean %s?)",
 			    k->value, path[0] ? path : "the document", close);
 		list[0] = '\0';
 		for (int a = 0; allowed[a] != NULL; a++) {

@@ -220,8 +220,7 @@ gs_err gs_migplan_check_layout(const struct gs_gpu_model *m,
 			               m->name);
 		if (!gs_catalog_placement_valid(p, layout[i].start))
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "%s cannot start at memory slice %d on "
-			               "%s",
+			               "%s cannot start at memory slice %d on %s",
 			               p->name, layout[i].start, m->name);
 		mask = ((1u << p->memory_slices) - 1u) << layout[i].start;
 		if (used & mask)
@@ -232,8 +231,7 @@ gs_err gs_migplan_check_layout(const struct gs_gpu_model *m,
 		compute += p->compute_slices;
 		if (++count[pi] > p->max_instances)
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "%d instances of %s, %s holds at most "
-			               "%d",
+			               "%d instances of %s, %s holds at most %d",
 			               count[pi], p->name, m->name,
 			               p->max_instances);
 	}
@@ -285,8 +283,7 @@ gs_err gs_migplan_solve(const struct gs_gpu_model *m,
 		return gs_fail(eb, GS_ERR_UNKNOWN_MODEL, "no GPU model");
 	if (m->memory_slices > MAX_SLICES || m->n_profiles > NPROF)
 		return gs_fail(eb, GS_ERR_UNSUPPORTED,
-		               "%s has more memory slices than the planner "
-		               "handles",
+		               "%s has more memory slices than the planner handles",
 		               m->name);
 	if (n_current < 0 || n_demand < 0)
 		return gs_fail(eb, GS_ERR_INVALID, "negative list length");
@@ -349,8 +346,7 @@ gs_err gs_migplan_solve(const struct gs_gpu_model *m,
 		if (s.demand[p] > m->profiles[p].max_instances)
 			return gs_fail(
 			    eb, GS_ERR_RANGE,
-			    "demand %s=%d can never fit: %s holds at "
-			    "most %d of it",
+			    "demand %s=%d can never fit: %s holds at most %d of it",
 			    m->profiles[p].name, s.demand[p], m->name,
 			    m->profiles[p].max_instances);
 		s.rem += s.demand[p] * s.weight[p];
@@ -523,20 +519,17 @@ gs_err gs_migplan_parse_instances(const struct gs_gpu_model *m,
 			               sizeof(item) - 1);
 		if (item[0] == '\0')
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "empty instance in '%s' (expected "
-			               "PROFILE@START,...)",
+			               "empty instance in '%s' (expected PROFILE@START,...)",
 			               text);
 		at = strchr(item, '@');
 		if (at == NULL)
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "instance '%s' needs @START (e.g. "
-			               "3g.40gb@0)",
+			               "instance '%s' needs @START (e.g. 3g.40gb@0)",
 			               item);
 		*at = '\0';
 		if (!parse_small_int(at + 1, 99, &start))
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "instance '%s@%s': start must be a "
-			               "memory-slice number",
+			               "instance '%s@%s': start must be a memory-slice number",
 			               item, at + 1);
 		pr = gs_catalog_profile(m, item);
 		if (pr == NULL)
@@ -574,20 +567,17 @@ gs_err gs_migplan_parse_demand(const struct gs_gpu_model *m, const char *text,
 			               sizeof(item) - 1);
 		if (item[0] == '\0')
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "empty demand in '%s' (expected "
-			               "PROFILE=COUNT,...)",
+			               "empty demand in '%s' (expected PROFILE=COUNT,...)",
 			               text);
 		eq = strchr(item, '=');
 		if (eq == NULL)
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "demand '%s' needs =COUNT (e.g. "
-			               "1g.10gb=4)",
+			               "demand '%s' needs =COUNT (e.g. 1g.10gb=4)",
 			               item);
 		*eq = '\0';
 		if (!parse_small_int(eq + 1, GS_MIGPLAN_MAX_DEMAND, &count))
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "demand '%s=%s': count must be a whole "
-			               "number",
+			               "demand '%s=%s': count must be a whole number",
 			               item, eq + 1);
 		if (count > GS_MIGPLAN_MAX_DEMAND)
 			return gs_fail(eb, GS_ERR_RANGE,

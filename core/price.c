@@ -95,8 +95,7 @@ gs_err gs_price_table_add(struct gs_price_table *t, const char *model,
 			any_mode = true;
 	if (!any_mode)
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "price mode '%s' matches no mode (auto, "
-		               "timeslice, mps, mig, mig+timeslice, mig+mps)",
+		               "price mode '%s' matches no mode (auto, timeslice, mps, mig, mig+timeslice, mig+mps)",
 		               mode);
 	memset(&r, 0, sizeof(r));
 	if (!has_wildcard(model) && gs_catalog_find(model) != NULL)
@@ -147,8 +146,7 @@ static gs_err parse_price(const char *f, size_t len, int line, double *out,
 			break;
 		default:
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "line %d: price '%s' must end in /s, "
-			               "/m or /h",
+			               "line %d: price '%s' must end in /s, /m or /h",
 			               line, buf);
 		}
 		buf[len - 2] = '\0';
@@ -189,14 +187,11 @@ gs_err gs_price_table_parse(struct gs_price_table *t, const char *text,
 			continue;
 		if (n != 4)
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "line %d: expected 4 fields (model "
-			               "mode per-GPU-second per-GiB-second), "
-			               "got %s",
+			               "line %d: expected 4 fields (model mode per-GPU-second per-GiB-second), got %s",
 			               line, n < 4 ? "fewer" : "more");
 		if (len[0] >= sizeof(model) || len[1] >= sizeof(mode))
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "line %d: pattern longer than %d "
-			               "characters",
+			               "line %d: pattern longer than %d characters",
 			               line, GS_PRICE_PATTERN_MAX - 1);
 		memcpy(model, f[0], len[0]);
 		model[len[0]] = '\0';
@@ -209,14 +204,11 @@ gs_err gs_price_table_parse(struct gs_price_table *t, const char *text,
 			return err;
 		if (t->n >= GS_PRICE_MAX_RULES)
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "line %d: the price table is full (%d "
-			               "rules)",
+			               "line %d: the price table is full (%d rules)",
 			               line, GS_PRICE_MAX_RULES);
 		if (gs_price_table_add(t, model, mode, gpu, gib, NULL) != GS_OK)
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "line %d: price mode '%s' matches no "
-			               "mode (auto, timeslice, mps, mig, "
-			               "mig+timeslice, mig+mps)",
+			               "line %d: price mode '%s' matches no mode (auto, timeslice, mps, mig, mig+timeslice, mig+mps)",
 			               line, mode);
 	}
 	return GS_OK;
@@ -266,8 +258,7 @@ gs_err gs_price_cost(const struct gs_price_table *t,
 	r = gs_price_lookup(t, rec->model, rec->mode);
 	if (r == NULL)
 		return gs_fail(eb, GS_ERR_NOT_FOUND,
-		               "no price for %s in mode %s (add a rule, or a "
-		               "'* *' default)",
+		               "no price for %s in mode %s (add a rule, or a '* *' default)",
 		               rec->model ? rec->model : "(no model)",
 		               gs_mode_name(rec->mode));
 	*cost = rec->gpu_seconds * r->per_gpu_second +

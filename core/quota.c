@@ -101,8 +101,7 @@ static gs_err check_names(const struct gs_quota_team_def *defs, int n,
 			               "team %d has an empty name", i);
 		if (strlen(name) >= GS_QUOTA_NAME_MAX)
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "team name '%.20s...' is longer than %d "
-			               "characters",
+			               "team name '%.20s...' is longer than %d characters",
 			               name, GS_QUOTA_NAME_MAX - 1);
 		if (find_name(defs, i, name) >= 0)
 			return gs_fail(eb, GS_ERR_EXISTS,
@@ -174,16 +173,14 @@ static gs_err check_amounts(struct gs_quota_tree *t, struct gs_errbuf *eb)
 		for (int r = 0; r < GS_QRES__COUNT; r++) {
 			if (q->guarantee.v[r] < 0 || q->max.v[r] < 0)
 				return gs_fail(eb, GS_ERR_RANGE,
-				               "team %s: %s amounts must not "
-				               "be negative",
+				               "team %s: %s amounts must not be negative",
 				               q->name, qres_names[r]);
 			if (q->guarantee.v[r] > q->max.v[r]) {
 				gs_qres_format(r, q->guarantee.v[r], a,
 				               sizeof(a));
 				gs_qres_format(r, q->max.v[r], b, sizeof(b));
 				return gs_fail(eb, GS_ERR_RANGE,
-				               "team %s: guaranteed %s %s "
-				               "exceeds its max %s",
+				               "team %s: guaranteed %s %s exceeds its max %s",
 				               q->name, a, qres_names[r], b);
 			}
 		}
@@ -213,8 +210,7 @@ static gs_err check_amounts(struct gs_quota_tree *t, struct gs_errbuf *eb)
 			gs_qres_format(r, sum, a, sizeof(a));
 			gs_qres_format(r, q->guarantee.v[r], b, sizeof(b));
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "team %s: its children guarantee %s %s "
-			               "in total, more than its own %s",
+			               "team %s: its children guarantee %s %s in total, more than its own %s",
 			               q->name, a, qres_names[r], b);
 		}
 	}
@@ -340,8 +336,7 @@ gs_err gs_quota_tree_check_capacity(const struct gs_quota_tree *tree,
 			gs_qres_format(r, sum, a, sizeof(a));
 			gs_qres_format(r, capacity->v[r], b, sizeof(b));
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "top-level teams guarantee %s %s in "
-			               "total, more than the cluster's %s",
+			               "top-level teams guarantee %s %s in total, more than the cluster's %s",
 			               a, qres_names[r], b);
 		}
 	}
@@ -373,8 +368,7 @@ static gs_err sum_usage(const struct gs_quota_tree *t,
 
 		if (sl->team < 0 || sl->team >= t->n)
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "slice %llu names team %d, which does "
-			               "not exist",
+			               "slice %llu names team %d, which does not exist",
 			               (unsigned long long)sl->id, sl->team);
 		err = check_vec(&sl->use, "a slice", eb);
 		if (err != GS_OK)
@@ -547,8 +541,7 @@ static bool over_max(const struct admit *ad, struct gs_quota_decision *out)
 				        t->team[j].name, a, qres_names[r], b);
 			else
 				set_why(out,
-				        "team %s (an ancestor of %s) would "
-				        "use %s %s, max %s",
+				        "team %s (an ancestor of %s) would use %s %s, max %s",
 				        t->team[j].name,
 				        t->team[ad->req->team].name, a,
 				        qres_names[r], b);
@@ -575,8 +568,7 @@ static bool entitled(const struct admit *ad, struct gs_quota_decision *out)
 		gs_qres_format(r, q->guarantee.v[r], b, sizeof(b));
 		gs_qres_format(r, idle, c, sizeof(c));
 		set_why(out,
-		        "team %s would use %s %s, above its guarantee %s, "
-		        "and only %s is idle to borrow",
+		        "team %s would use %s %s, above its guarantee %s, and only %s is idle to borrow",
 		        q->name, a, qres_names[r], b, c);
 		return false;
 	}
@@ -592,8 +584,7 @@ static void describe_admit(const struct admit *ad,
 
 	if (out->verdict == GS_QUOTA_ADMIT_RECLAIM) {
 		set_why(out,
-		        "team %s takes back its guarantee: %zu borrowed "
-		        "slice%s to preempt",
+		        "team %s takes back its guarantee: %zu borrowed slice%s to preempt",
 		        name, out->n_victims, out->n_victims == 1 ? "" : "s");
 		return;
 	}
@@ -660,8 +651,7 @@ gs_err gs_quota_admit(const struct gs_quota_tree *tree,
 	out->verdict = GS_QUOTA_REJECT;
 	if (req->team < 0 || req->team >= tree->n)
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "the request names team %d, which does not "
-		               "exist",
+		               "the request names team %d, which does not exist",
 		               req->team);
 	err = check_vec(&req->use, "the request", eb);
 	if (err != GS_OK)
@@ -715,8 +705,7 @@ gs_err gs_quota_admit(const struct gs_quota_tree *tree,
 		gs_qres_format(r, req->use.v[r] - need, a, sizeof(a));
 		gs_qres_format(r, req->use.v[r], b, sizeof(b));
 		set_why(out,
-		        "team %s is within its guarantee, but idle and "
-		        "borrowed %s add up to only %s of the %s it asks for",
+		        "team %s is within its guarantee, but idle and borrowed %s add up to only %s of the %s it asks for",
 		        q->name, qres_names[r], a, b);
 		out->n_victims = 0;
 		err = reject(out, eb);

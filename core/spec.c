@@ -102,8 +102,7 @@ static const struct mem_unit mem_units[] = {
 static gs_err mem_not_understood(struct gs_errbuf *eb, const char *text)
 {
 	return gs_fail(eb, GS_ERR_PARSE,
-	               "memory '%s' not understood (expected e.g. 512MiB, "
-	               "8GiB, 8G, 1.5GiB or a number of bytes)",
+	               "memory '%s' not understood (expected e.g. 512MiB, 8GiB, 8G, 1.5GiB or a number of bytes)",
 	               text);
 }
 
@@ -160,8 +159,7 @@ gs_err gs_parse_memory(const char *text, uint64_t *bytes, struct gs_errbuf *eb)
 
 		if (f % scale != 0)
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "memory '%s' is not a whole number of "
-			               "bytes",
+			               "memory '%s' is not a whole number of bytes",
 			               text);
 		total += f / scale;
 	}
@@ -205,8 +203,7 @@ gs_err gs_parse_compute(const char *text, int *pct, struct gs_errbuf *eb)
 	if (n == 0 ||
 	    !(text[n] == '\0' || (text[n] == '%' && text[n + 1] == '\0')))
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "compute '%s' not understood (expected a whole "
-		               "percentage such as 25 or 25%%)",
+		               "compute '%s' not understood (expected a whole percentage such as 25 or 25%%)",
 		               text);
 	if (v < 1 || v > 100) {
 		if (v > 1000000)
@@ -227,8 +224,7 @@ static gs_err parse_weight(const char *text, int *weight, struct gs_errbuf *eb)
 
 	if (n == 0 || text[n] != '\0')
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "weight '%s' not understood (expected a whole "
-		               "number 1..%d)",
+		               "weight '%s' not understood (expected a whole number 1..%d)",
 		               text, GS_SPEC_WEIGHT_MAX);
 	if (v < 1 || v > GS_SPEC_WEIGHT_MAX) {
 		if (v > 1000000)
@@ -267,8 +263,7 @@ gs_err gs_parse_mode(const char *text, enum gs_slice_mode *mode,
 
 	if (i < 0)
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "unknown mode '%s' (expected auto|timeslice|"
-		               "mps|mig|mig+timeslice|mig+mps)",
+		               "unknown mode '%s' (expected auto|timeslice|mps|mig|mig+timeslice|mig+mps)",
 		               text ? text : "");
 	*mode = (enum gs_slice_mode)i;
 	return GS_OK;
@@ -288,8 +283,7 @@ gs_err gs_parse_priority(const char *text, enum gs_priority *prio,
 
 	if (i < 0)
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "unknown priority '%s' (expected "
-		               "high|normal|low)",
+		               "unknown priority '%s' (expected high|normal|low)",
 		               text ? text : "");
 	*prio = (enum gs_priority)i;
 	return GS_OK;
@@ -309,8 +303,7 @@ gs_err gs_parse_isolation(const char *text, enum gs_isolation *iso,
 
 	if (i < 0)
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "unknown isolation '%s' (expected "
-		               "none|memory|hard|exclusive)",
+		               "unknown isolation '%s' (expected none|memory|hard|exclusive)",
 		               text ? text : "");
 	*iso = (enum gs_isolation)i;
 	return GS_OK;
@@ -364,8 +357,7 @@ static gs_err parse_name(const char *text, char *out, struct gs_errbuf *eb)
 		if (!is_alnum(text[i]) && text[i] != '.' && text[i] != '_' &&
 		    text[i] != '-')
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "name '%s' may hold only letters, "
-			               "digits, '.', '_' and '-'",
+			               "name '%s' may hold only letters, digits, '.', '_' and '-'",
 			               text);
 	memcpy(out, text, n + 1);
 	return GS_OK;
@@ -437,8 +429,7 @@ static gs_err parse_profile(const char *text, char *out, struct gs_errbuf *eb)
 	return GS_OK;
 bad:
 	return gs_fail(eb, GS_ERR_PARSE,
-	               "mig-profile '%s' not understood (expected e.g. "
-	               "1g.10gb, 3g.40gb, 1g.10gb+me)",
+	               "mig-profile '%s' not understood (expected e.g. 1g.10gb, 3g.40gb, 1g.10gb+me)",
 	               text);
 }
 
@@ -471,8 +462,7 @@ gs_err gs_parse_gpu_selector(const char *text, struct gs_gpu_selector *sel,
 		if ((unsigned char)text[i] <= ' ' || text[i] == ',' ||
 		    text[i] == '=' || (unsigned char)text[i] >= 0x7f)
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "gpu '%s' may not hold spaces, ',' or "
-			               "'=' (write a model as e.g. H100-80GB)",
+			               "gpu '%s' may not hold spaces, ',' or '=' (write a model as e.g. H100-80GB)",
 			               text);
 	if (strcasecmp(text, "any") == 0) {
 		*sel = s;
@@ -574,8 +564,7 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 			s.compute_mode = GS_COMPUTE_SHARE;
 		else
 			return gs_fail(eb, GS_ERR_PARSE,
-			               "unknown compute-mode '%s' (expected "
-			               "strict|share)",
+			               "unknown compute-mode '%s' (expected strict|share)",
 			               value);
 		err = GS_OK;
 	} else if (strcmp(key, "isolation") == 0)
@@ -585,9 +574,7 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 	else
 		return gs_fail(
 		    eb, GS_ERR_INVALID,
-		    "unknown key '%s' (expected name|memory|compute|"
-		    "priority|weight|mode|mig-profile|mig-start|compute-mode|"
-		    "isolation|gpu)",
+		    "unknown key '%s' (expected name|memory|compute|priority|weight|mode|mig-profile|mig-start|compute-mode|isolation|gpu)",
 		    key);
 	if (err != GS_OK)
 		return err;
@@ -621,8 +608,7 @@ gs_err gs_spec_parse_kvlist(struct gs_slice_spec *spec, const char *text,
 			n++;
 		if (n >= sizeof(tok))
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "key=value pair longer than %zu "
-			               "characters",
+			               "key=value pair longer than %zu characters",
 			               sizeof(tok) - 1);
 		memcpy(tok, p, n);
 		tok[n] = '\0';
@@ -657,8 +643,7 @@ gs_err gs_spec_validate(const struct gs_slice_spec *spec, struct gs_errbuf *eb)
 		               GS_SPEC_WEIGHT_MAX, spec->weight);
 	if (spec->mig_profile[0] && !(m == GS_MODE_AUTO || gs_mode_is_mig(m)))
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "mig-profile needs mode mig, mig+timeslice, "
-		               "mig+mps or auto, got mode %s",
+		               "mig-profile needs mode mig, mig+timeslice, mig+mps or auto, got mode %s",
 		               gs_mode_name(m));
 	if ((unsigned)spec->compute_mode >= GS_COMPUTE__COUNT)
 		return gs_fail(eb, GS_ERR_INVALID,
@@ -669,26 +654,22 @@ gs_err gs_spec_validate(const struct gs_slice_spec *spec, struct gs_errbuf *eb)
 		               GS_SPEC_MIG_START_MAX, spec->mig_start);
 	if (spec->has_mig_start && (!spec->mig_profile[0] || !gs_mode_is_mig(m)))
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "mig-start needs mig-profile and mode mig, "
-		               "mig+timeslice or mig+mps (got mode %s%s)",
+		               "mig-start needs mig-profile and mode mig, mig+timeslice or mig+mps (got mode %s%s)",
 		               gs_mode_name(m),
 		               spec->mig_profile[0] ? "" : ", no mig-profile");
 	if (spec->isolation == GS_ISOLATION_HARD &&
 	    !(m == GS_MODE_AUTO || m == GS_MODE_MIG))
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "isolation hard needs a MIG instance of its own "
-		               "(mode mig or auto), got mode %s",
+		               "isolation hard needs a MIG instance of its own (mode mig or auto), got mode %s",
 		               gs_mode_name(m));
 	if (spec->isolation == GS_ISOLATION_EXCLUSIVE &&
 	    !(m == GS_MODE_AUTO || m == GS_MODE_TIMESLICE))
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "isolation exclusive takes a whole GPU (mode "
-		               "auto or timeslice), got mode %s",
+		               "isolation exclusive takes a whole GPU (mode auto or timeslice), got mode %s",
 		               gs_mode_name(m));
 	if (spec->isolation == GS_ISOLATION_EXCLUSIVE && spec->mig_profile[0])
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "isolation exclusive takes a whole GPU; drop "
-		               "mig-profile %s",
+		               "isolation exclusive takes a whole GPU; drop mig-profile %s",
 		               spec->mig_profile);
 	return GS_OK;
 }
@@ -767,8 +748,7 @@ gs_err gs_spec_limits(const struct gs_slice_spec *spec,
 		               spec->weight, GS_SPEC_WEIGHT_MAX);
 	if ((unsigned)spec->priority >= GS_PRIORITY__COUNT ||
 	    (unsigned)spec->compute_mode >= GS_COMPUTE__COUNT)
-		return gs_fail(eb, GS_ERR_RANGE, "priority or compute mode "
-		                                 "out of range");
+		return gs_fail(eb, GS_ERR_RANGE, "priority or compute mode out of range");
 	memset(&l, 0, sizeof(l));
 	(void)snprintf(l.name, sizeof(l.name), "%s", spec->name);
 	l.mem_limit = spec->memory_bytes;

@@ -338,13 +338,11 @@ static void plan_finish(struct gs_node *node, struct gs__plan *p)
 		if (mps_down)
 			snprintf(
 			    why, sizeof(why),
-			    "not created: its MPS control daemon could not "
-			    "start: %s",
+			    "not created: its MPS control daemon could not start: %s",
 			    gs_errbuf_msg(&meb, GS_ERR_UNAVAILABLE));
 		else
 			snprintf(why, sizeof(why),
-			         "not created: its limits could not be written "
-			         "to the shared region: %s",
+			         "not created: its limits could not be written to the shared region: %s",
 			         gs_errbuf_msg(&reb, rerr));
 		plan_fail(node, p, ns, true, why, &intent);
 		(void)gs_fail(&p->eb, GS_ERR_UNAVAILABLE, "slice %s %s",
@@ -512,8 +510,7 @@ gs_err gs__actor_await(struct gs_node *node, struct gs__plan *p, gs_err a_err,
 		p->creator = false;
 		pthread_mutex_unlock(&node->lock);
 		return gs_fail(eb, GS_ERR_TIMEOUT,
-		               "slice %s is not ready after %d s; it shows as "
-		               "pending until it is created or fails",
+		               "slice %s is not ready after %d s; it shows as pending until it is created or fails",
 		               p->s.name, ACTOR_DEADLINE_S);
 	}
 	pthread_mutex_unlock(&node->lock);

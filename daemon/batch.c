@@ -181,8 +181,7 @@ static gs_err wr_apply(struct gs_store *st, struct gs_store_op *op)
 	/* A batch missing an item (out of memory while it was built) is not
 	 * written at all: the request that made it fails, whole. */
 	if (wr->nomem) {
-		gs_error("node", "a write batch is incomplete (out of memory): "
-		                 "not written");
+		gs_error("node", "a write batch is incomplete (out of memory): not written");
 		return GS_ERR_NOMEM;
 	}
 	for (int i = 0; i < wr->n && !err; i++) {

@@ -959,8 +959,7 @@ static gs_err check_teams(struct cfg_ctx *c)
 			if (strcmp(cfg->members[i].user,
 			           cfg->members[j].user) == 0)
 				return gs_fail(c->eb, GS_ERR_INVALID,
-				               "%s: user '%s' is a member of "
-				               "both '%s' and '%s'",
+				               "%s: user '%s' is a member of both '%s' and '%s'",
 				               c->file, cfg->members[i].user,
 				               cfg->members[j].team,
 				               cfg->members[i].team);

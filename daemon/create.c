@@ -153,8 +153,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 	if (req->owner_uid >= 0 && !peer->admin &&
 	    (uint32_t)req->owner_uid != peer->uid)
 		return gs_fail(eb, GS_ERR_PERM,
-		               "only an administrator may create a slice for "
-		               "another user");
+		               "only an administrator may create a slice for another user");
 	sn = malloc(sizeof(*sn));
 	plan = gs__plan_new();
 	if (sn == NULL || plan == NULL) {
@@ -254,8 +253,7 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 			char why[200];
 
 			snprintf(why, sizeof(why),
-			         "preempted: team %s reclaimed its guarantee "
-			         "for slice %s",
+			         "preempted: team %s reclaimed its guarantee for slice %s",
 			         s.team, s.name);
 			if (res->n_victims < GS_NODE_MAX_VICTIMS)
 				snprintf(res->victims[res->n_victims++],

@@ -99,8 +99,7 @@ static struct cursor *cursor_add(struct gs__ledger *led, int64_t id,
 
 		if (nv == NULL) {
 			gs_error("ledger",
-			         "slice id=%lld: out of memory for its "
-			         "cursor; no rows until there is",
+			         "slice id=%lld: out of memory for its cursor; no rows until there is",
 			         (long long)id);
 			return NULL;
 		}
@@ -179,8 +178,7 @@ void gs__ledger_resume(struct gs_node *node)
 		if (gs_store_ledger_sum(node->store, ns->s.id, &sum, &eb) !=
 		    GS_OK) {
 			gs_warn("node",
-			        "slice=%s ledger not resumed (its next row may "
-			        "count earlier usage again): %s",
+			        "slice=%s ledger not resumed (its next row may count earlier usage again): %s",
 			        ns->s.name, eb.msg);
 			continue;
 		}

@@ -125,10 +125,7 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	node->mps_found = gs_find_program(node->cfg->mps_control, NULL, 0);
 	if (!node->mps_found)
 		gs_warn("node",
-		        "MPS control daemon '%s' not found: mode auto gives "
-		        "slices that accept a shared fault domain turns "
-		        "(time-slicing) instead of MPS; mode mps slices "
-		        "will not start",
+		        "MPS control daemon '%s' not found: mode auto gives slices that accept a shared fault domain turns (time-slicing) instead of MPS; mode mps slices will not start",
 		        node->cfg->mps_control);
 
 	memset(&lc, 0, sizeof(lc));

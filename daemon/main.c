@@ -91,16 +91,14 @@ static void usage(FILE *f)
 	    f,
 	    "usage: gpusliced [options]\n"
 	    "\n"
-	    "The gpuslice node daemon: keeps slices, teams, quotas and "
-	    "the usage ledger,\nserves the API on a Unix socket, "
-	    "enforces limits (region, MPS, MIG) and\nwatches what NVML "
-	    "sees. Runs in the foreground; stop it with SIGTERM.\n"
+	    "The gpuslice node daemon: keeps slices, teams, quotas and the usage ledger,\n"
+	    "serves the API on a Unix socket, enforces limits (region, MPS, MIG) and\n"
+	    "watches what NVML sees. Runs in the foreground; stop it with SIGTERM.\n"
 	    "\n"
 	    "options:\n"
 	    "  --config FILE      YAML configuration (docs/config.md)\n"
 	    "  --state-dir DIR    where the database lives (store.state_dir)\n"
-	    "  --socket PATH      API socket (api.socket); its directory "
-	    "is the run\n"
+	    "  --socket PATH      API socket (api.socket); its directory is the run\n"
 	    "                     directory (shared region, MPS pipes)\n"
 	    "  --gpus auto|real|sim  which GPUs to use (node.gpus)\n"
 	    "  --log-level LEVEL  debug, info, warn, error (log.level)\n"
@@ -108,8 +106,7 @@ static void usage(FILE *f)
 	    "  --check-config     read the configuration, report, exit\n"
 	    "  -h, --help         this text\n"
 	    "\n"
-	    "exit status: 0 stopped cleanly, 1 failed to start, 2 bad "
-	    "options or config\n");
+	    "exit status: 0 stopped cleanly, 1 failed to start, 2 bad options or config\n");
 }
 
 static int64_t mono_ms(void)
@@ -225,16 +222,12 @@ static gs_err open_gpus(struct daemon *d, struct gs_errbuf *eb)
 	err = gs_gpus_open(&d->gpus, d->cfg.nvml_library, &reb);
 	if (err)
 		return gs_fail(eb, err,
-		               "no usable GPU and no fallback to a simulated "
-		               "node (ask for one with node.gpus: sim or "
-		               "--gpus sim); NVML: %s",
+		               "no usable GPU and no fallback to a simulated node (ask for one with node.gpus: sim or --gpus sim); NVML: %s",
 		               reb.msg);
 	if (d->gpus.sim) {
 		gs_gpus_close(&d->gpus);
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "NVML (%s) is the gpuslice simulator, not a "
-		               "GPU driver; set node.gpus: sim or --gpus sim "
-		               "to run on a simulated node",
+		               "NVML (%s) is the gpuslice simulator, not a GPU driver; set node.gpus: sim or --gpus sim to run on a simulated node",
 		               d->cfg.nvml_library);
 	}
 	return GS_OK;
@@ -249,8 +242,7 @@ static void say_gpus(const struct gs_gpus *g)
 	        g->driver);
 	for (int i = 0; i < g->n; i++)
 		gs_info("gpusliced",
-		        "gpu=%d %s model=%s uuid=%s memory=%lluMiB "
-		        "mig=%s",
+		        "gpu=%d %s model=%s uuid=%s memory=%lluMiB mig=%s",
 		        i, g->gpu[i].name, g->gpu[i].model, g->gpu[i].uuid,
 		        (unsigned long long)(g->gpu[i].memory_bytes >> 20),
 		        g->gpu[i].mig_on        ? "on"
@@ -408,8 +400,7 @@ static gs_err take_lock(const char *dir, const char *name, const char *what,
 		close(f);
 		if (e == EWOULDBLOCK)
 			return gs_fail(eb, GS_ERR_BUSY,
-			               "another gpusliced (pid %s) uses %s %s; "
-			               "not starting a second one on it",
+			               "another gpusliced (pid %s) uses %s %s; not starting a second one on it",
 			               pid[0] ? pid : "?", what, dir);
 		return gs_fail(eb, GS_ERR_IO, "flock %s: %s", path,
 		               strerror(e));
@@ -451,14 +442,12 @@ static gs_err private_state_dir(struct daemon *d, struct gs_errbuf *eb)
 	if (st.st_uid != geteuid())
 		return gs_fail(
 		    eb, GS_ERR_PERM,
-		    "state dir %s belongs to uid %u, not to this "
-		    "daemon's uid %u: it must be private to gpusliced",
+		    "state dir %s belongs to uid %u, not to this daemon's uid %u: it must be private to gpusliced",
 		    dir, (unsigned)st.st_uid, (unsigned)geteuid());
 	if (st.st_mode & S_ISVTX)
 		return gs_fail(
 		    eb, GS_ERR_PERM,
-		    "state dir %s is a shared directory (sticky bit): "
-		    "give gpusliced a directory of its own",
+		    "state dir %s is a shared directory (sticky bit): give gpusliced a directory of its own",
 		    dir);
 	if (d->gpus.sim && strncmp(d->sim_dir, dir, len) == 0 &&
 	    d->sim_dir[len] == '/')
@@ -606,8 +595,7 @@ int main(int argc, char **argv)
 		else if (strcmp(gpus, "sim") == 0)
 			d->cfg.gpus = GS_GPUS_SIM;
 		else {
-			fprintf(stderr, "gpusliced: --gpus must be auto, real "
-			                "or sim\n");
+			fprintf(stderr, "gpusliced: --gpus must be auto, real or sim\n");
 			return 2;
 		}
 	}
@@ -732,16 +720,11 @@ int main(int argc, char **argv)
 	}
 	if (gs_region_repaired_lock(d->region))
 		gs_warn("gpusliced",
-		        "region in %s: its shared lock was held past the "
-		        "deadline (a stopped or hostile process); made new "
-		        "region files (running processes keep their limits)",
+		        "region in %s: its shared lock was held past the deadline (a stopped or hostile process); made new region files (running processes keep their limits)",
 		        d->run_dir);
 	if (gs_region_replaced_version(d->region))
 		gs_warn("gpusliced",
-		        "region in %s: its files were of another layout "
-		        "version (an upgrade); made new region files (slices "
-		        "come back from the store; running processes keep the "
-		        "old files until they restart)",
+		        "region in %s: its files were of another layout version (an upgrade); made new region files (slices come back from the store; running processes keep the old files until they restart)",
 		        d->run_dir);
 	/* Tenants share the usage mutex: never queue behind one for long. */
 	gs_region_set_lock_wait(d->region, REGION_LOCK_WAIT_MS);
@@ -836,8 +819,7 @@ int main(int argc, char **argv)
 	}
 	if (pthread_create(&d->events, NULL, events_main, d) != 0 ||
 	    pthread_create(&d->arbiter, NULL, arbiter_main, d) != 0) {
-		gs_error("gpusliced", "cannot start the events and arbiter "
-		                      "threads");
+		gs_error("gpusliced", "cannot start the events and arbiter threads");
 		pthread_mutex_lock(&d->tlock);
 		__atomic_store_n(&d->stopping, true, __ATOMIC_RELEASE);
 		pthread_cond_signal(&d->tcond);
@@ -858,9 +840,7 @@ int main(int argc, char **argv)
 		if (sigwait(&sigs, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
-			gs_info("gpusliced", "SIGHUP: the config is read at "
-			                     "start only; restart to apply "
-			                     "changes");
+			gs_info("gpusliced", "SIGHUP: the config is read at start only; restart to apply changes");
 			continue;
 		}
 		break;

@@ -177,45 +177,33 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 			const char *name, *type, *help;
 		} fam[] = {
 		    {"gpuslice_slice_memory_used_bytes", "gauge",
-		     "GPU memory the slice's processes hold, by the shim's "
-		     "books"},
+		     "GPU memory the slice's processes hold, by the shim's books"},
 		    {"gpuslice_slice_memory_limit_bytes", "gauge",
 		     "GPU memory cap of the slice (0: no cap)"},
 		    {"gpuslice_slice_memory_nvml_bytes", "gauge",
-		     "GPU memory NVML reports for the slice's processes "
-		     "(the watchdog's view)"},
+		     "GPU memory NVML reports for the slice's processes (the watchdog's view)"},
 		    {"gpuslice_slice_compute_achieved_percent", "gauge",
-		     "share of the GPU's time the slice used over the last "
-		     "second or so"},
+		     "share of the GPU's time the slice used over the last second or so"},
 		    {"gpuslice_slice_compute_limit_percent", "gauge",
 		     "compute share the slice may use (0: no limit)"},
 		    {"gpuslice_slice_compute_nvml_percent", "gauge",
-		     "SM utilisation NVML reports for the slice's processes "
-		     "(the watchdog's last window; to compare with the "
-		     "shim's figures)"},
+		     "SM utilisation NVML reports for the slice's processes (the watchdog's last window; to compare with the shim's figures)"},
 		    {"gpuslice_slice_gpu_seconds_total", "counter",
 		     "GPU time the slice's kernels ran"},
 		    {"gpuslice_slice_sm_share", "gauge",
-		     "share of its device's SMs the slice's kernels may use "
-		     "(MPS active thread percentage / 100; 1 for turns and "
-		     "MIG)"},
+		     "share of its device's SMs the slice's kernels may use (MPS active thread percentage / 100; 1 for turns and MIG)"},
 		    {"gpuslice_slice_sm_seconds_total", "counter",
-		     "SM-time: GPU time x SM share, charged per interval "
-		     "(MPS and time-sliced slices on one scale)"},
+		     "SM-time: GPU time x SM share, charged per interval (MPS and time-sliced slices on one scale)"},
 		    {"gpuslice_slice_throttled_seconds_total", "counter",
-		     "time the slice's launches waited for the scheduler "
-		     "(turns, priority, compute limit)"},
+		     "time the slice's launches waited for the scheduler (turns, priority, compute limit)"},
 		    {"gpuslice_slice_queue_wait_seconds", "gauge",
-		     "mean wait per kernel launch (throttled time / "
-		     "launches)"},
+		     "mean wait per kernel launch (throttled time / launches)"},
 		    {"gpuslice_slice_processes", "gauge",
 		     "processes attached to the slice"},
 		    {"gpuslice_slice_faults_total", "counter",
-		     "GPU faults (Xid, MPS) that hit the slice since the "
-		     "daemon started"},
+		     "GPU faults (Xid, MPS) that hit the slice since the daemon started"},
 		    {"gpuslice_slice_watchdog_actions_total", "counter",
-		     "watchdog actions taken on the slice since the daemon "
-		     "started"},
+		     "watchdog actions taken on the slice since the daemon started"},
 		    {"gpuslice_slice_state", "gauge",
 		     "1 for the slice's current state"},
 		    {"gpuslice_slice_info", "gauge",
@@ -317,8 +305,7 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 		char m[120];
 
 		put(&b,
-		    "gpuslice_gpu_memory_total_bytes{gpu=\"%d\",model=\"%s\"} "
-		    "%llu\n",
+		    "gpuslice_gpu_memory_total_bytes{gpu=\"%d\",model=\"%s\"} %llu\n",
 		    i, esc(g->gpu[i].model, m, sizeof(m)),
 		    (unsigned long long)g->gpu[i].memory_bytes);
 	}
@@ -365,8 +352,7 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 			    "gpuslice_gpu_utilization_percent{gpu=\"%d\"} %d\n",
 			    i, util[i]);
 	head(&b, "gpuslice_gpu_healthy", "gauge",
-	     "1 while the GPU is healthy, 0 after an Xid that is not an "
-	     "application error (until gpusliced restarts)");
+	     "1 while the GPU is healthy, 0 after an Xid that is not an application error (until gpusliced restarts)");
 	for (int i = 0; i < g->n; i++)
 		put(&b, "gpuslice_gpu_healthy{gpu=\"%d\"} %d\n", i,
 		    gs_node_gpu_health(node, i, NULL, 0) ? 1 : 0);
@@ -465,8 +451,7 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 	put(&b, "gpuslice_daemon_start_time_seconds %.3f\n",
 	    (double)c.started_ns / 1e9);
 	head(&b, "gpuslice_simulated", "gauge",
-	     "1 when the GPUs are the simulator's (numbers measure gpuslice's "
-	     "logic, not a GPU)");
+	     "1 when the GPUs are the simulator's (numbers measure gpuslice's logic, not a GPU)");
 	put(&b, "gpuslice_simulated %d\n", g->sim ? 1 : 0);
 
 	free(rows);

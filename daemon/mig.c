@@ -151,8 +151,7 @@ gs_err gs__mig_claim(struct gs_node *node, struct gs_slice *s,
 	}
 	if (d->take_start >= 0)
 		return gs_fail(eb, GS_ERR_DRIVER,
-		               "the %s@%d instance did not appear after "
-		               "creation",
+		               "the %s@%d instance did not appear after creation",
 		               d->profile->name, d->take_start);
 	return gs_fail(eb, GS_ERR_DRIVER,
 	               "the %s instance did not appear after creation",
@@ -178,8 +177,7 @@ void gs__mig_undo(struct gs_node *node, const struct gs_slice *s,
 	if (node->mig_busy[s->gpu_index]) {
 		gs_info(
 		    "node",
-		    "gpu=%d MIG instance %d made for %s stays idle (the GPU's "
-		    "layout is changing)",
+		    "gpu=%d MIG instance %d made for %s stays idle (the GPU's layout is changing)",
 		    s->gpu_index, s->gi_id, s->name);
 		return;
 	}
@@ -188,13 +186,11 @@ void gs__mig_undo(struct gs_node *node, const struct gs_slice *s,
 	pthread_mutex_unlock(&node->mig_lock);
 	if (err != GS_OK)
 		gs_warn("node",
-		        "slice=%s gpu=%d MIG instance %d made for it not "
-		        "destroyed: %s (it stays idle, for the next slice)",
+		        "slice=%s gpu=%d MIG instance %d made for it not destroyed: %s (it stays idle, for the next slice)",
 		        s->name, s->gpu_index, s->gi_id, eb.msg);
 	else
 		gs_info("node",
-		        "gpu=%d MIG instance %d made for %s destroyed "
-		        "(the slice was not created)",
+		        "gpu=%d MIG instance %d made for %s destroyed (the slice was not created)",
 		        s->gpu_index, s->gi_id, s->name);
 }
 
@@ -224,12 +220,10 @@ void gs__mig_drop_unheld(struct gs_node *node, int g, const char *uuid)
 	pthread_mutex_unlock(&node->mig_lock);
 	if (err != GS_OK)
 		gs_warn("node",
-		        "gpu=%d MIG instance %d of a slice that was never "
-		        "created not destroyed: %s (it stays idle)",
+		        "gpu=%d MIG instance %d of a slice that was never created not destroyed: %s (it stays idle)",
 		        g, gi, eb.msg);
 	else
 		gs_info("node",
-		        "gpu=%d MIG instance %d of a slice that was never "
-		        "created destroyed",
+		        "gpu=%d MIG instance %d of a slice that was never created destroyed",
 		        g, gi);
 }

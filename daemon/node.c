@@ -76,8 +76,7 @@ gs_err gs__node_wait(struct gs_node *node, struct gs__wr *wr,
 		if (node->resync)
 			node->resync(node);
 		return gs_fail(eb, GS_ERR_IO,
-		               "the change could not be saved (%s); nothing "
-		               "was changed",
+		               "the change could not be saved (%s); nothing was changed",
 		               gs_strerror(err));
 	}
 	return GS_OK;
@@ -224,8 +223,7 @@ void gs__node_check(struct gs_node *node)
 			    gs_mode_is_mig(b->mode) &&
 			    a->gpu_index == b->gpu_index && a->gi_id >= 0 &&
 			    a->gi_id == b->gi_id)
-				gs__node_violated("two slices hold one MIG "
-				                  "instance",
+				gs__node_violated("two slices hold one MIG instance",
 				                  a->name);
 		}
 		if (gs__node_team_index(node, a->team) < 0)
@@ -238,8 +236,7 @@ void gs__node_check(struct gs_node *node)
 			if (gs_region_slice_limits(node->region, &ns->ref,
 			                           &have) != GS_OK ||
 			    memcmp(&want, &have, sizeof(want)) != 0)
-				gs__node_violated("the region's limits are not "
-				                  "the slice's",
+				gs__node_violated("the region's limits are not the slice's",
 				                  a->name);
 		}
 	}

@@ -250,14 +250,12 @@ static bool mps_ensure(void *arg, const struct gs_slice *s,
 		        "no room for another MPS control daemon (%d)", MPS_MAX);
 	else if (!ok && ago > 0)
 		gs_fail(eb, GS_ERR_UNAVAILABLE,
-		        "gpu %d%s: the last start failed %.1f s ago (gpusliced's "
-		        "log says why); try again in %.0f s",
+		        "gpu %d%s: the last start failed %.1f s ago (gpusliced's log says why); try again in %.0f s",
 		        s->gpu_index, mig, (double)ago / 1e9,
 		        (double)(MPS_BACKOFF_NS - ago) / 1e9 + 0.5);
 	else if (!ok)
 		gs_fail(eb, GS_ERR_UNAVAILABLE,
-		        "gpu %d%s: %s -d did not start a daemon (gpusliced's log "
-		        "says why)",
+		        "gpu %d%s: %s -d did not start a daemon (gpusliced's log says why)",
 		        s->gpu_index, mig, gs_node_config(r->node)->mps_control);
 	return ok;
 }
@@ -338,8 +336,7 @@ void gs_reconciler_timeslice(struct gs_reconciler *r)
 			        i, cfg->timeslice_level);
 		else
 			gs_warn("reconcile",
-			        "gpu=%d nvidia-smi compute-policy "
-			        "--set-timeslice %d failed (status %d)",
+			        "gpu=%d nvidia-smi compute-policy --set-timeslice %d failed (status %d)",
 			        i, cfg->timeslice_level, rc);
 	}
 	free(g);

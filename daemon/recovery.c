@@ -86,8 +86,7 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 				(void)gs_region_slice_delete(node->region, &it,
 				                             NULL);
 				gs_info("node",
-				        "slice=%s dropped from the region: "
-				        "not in the store",
+				        "slice=%s dropped from the region: not in the store",
 				        lim.name);
 			}
 		}
@@ -111,8 +110,7 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 				continue;
 			}
 			gs__node_fail(node, ns, NULL, &wr,
-			              "not created: gpusliced stopped while it "
-			              "was being created");
+			              "not created: gpusliced stopped while it was being created");
 			if (g >= 0 && gs_mode_is_mig(failed.mode))
 				gs__mig_drop_unheld(node, g, failed.mig_uuid);
 			n_cleaned++;
@@ -187,28 +185,21 @@ static void report_cut_files(struct gs_node *node)
 	int n = gs_region_truncated(node->region, &shared, cut, 16);
 
 	if (shared) {
-		gs_error("node", "region: the shared usage file was cut short "
-		                 "(a tenant truncated it)");
+		gs_error("node", "region: the shared usage file was cut short (a tenant truncated it)");
 		struct gs_errbuf eb = {0};
 		gs_err err = gs_region_rebuild_usage(node->region, &eb);
 
 		if (err != GS_OK)
 			gs_error("node",
-			         "region: the shared usage file cannot be "
-			         "rebuilt: %s (new processes cannot open "
-			         "the region until gpusliced restarts)",
+			         "region: the shared usage file cannot be rebuilt: %s (new processes cannot open the region until gpusliced restarts)",
 			         gs_errbuf_msg(&eb, err));
 		else
 			gs_info("node",
-			        "region: the shared usage file was "
-			        "rebuilt; new processes take turns again");
+			        "region: the shared usage file was rebuilt; new processes take turns again");
 		gs_node_event(node, "region.truncated", "", "", -1,
-		              "the shared usage file was cut short (a tenant "
-		              "truncated it); %s",
+		              "the shared usage file was cut short (a tenant truncated it); %s",
 		              err == GS_OK
-		                  ? "rebuilt: processes started from now on "
-		                    "take turns again, running ones keep their "
-		                    "caps but lose turns and priorities"
+		                  ? "rebuilt: processes started from now on take turns again, running ones keep their caps but lose turns and priorities"
 		                  : "it could not be rebuilt");
 	}
 	for (int i = 0; i < n; i++) {
@@ -222,13 +213,10 @@ static void report_cut_files(struct gs_node *node)
 			snprintf(name, sizeof(name), "usage.%u",
 			         (unsigned)cut[i].uid);
 		gs_error("node",
-		         "region: %s was cut short (by its owner, uid %u, or "
-		         "the pod it is mounted in); its slices' books read as "
-		         "zeros here",
+		         "region: %s was cut short (by its owner, uid %u, or the pod it is mounted in); its slices' books read as zeros here",
 		         name, (unsigned)cut[i].uid);
 		gs_node_event(node, "region.truncated", "", "", -1,
-		              "%s was cut short by its owner; the books of its "
-		              "slices are lost",
+		              "%s was cut short by its owner; the books of its slices are lost",
 		              name);
 	}
 }
@@ -253,14 +241,10 @@ int gs_node_housekeep(struct gs_node *node)
 			gs_warn("node", "region: %s", eb.msg);
 		if (rebuilt) {
 			gs_error("node",
-			         "region: the shared usage lock was out "
-			         "of reach for 3 s (a tenant holds it); "
-			         "the file was rebuilt");
+			         "region: the shared usage lock was out of reach for 3 s (a tenant holds it); the file was rebuilt");
 			gs_node_event(
 			    node, "region.repaired", "", "", -1,
-			    "the shared usage lock was out of reach "
-			    "for 3 s (a tenant holds it); the file was "
-			    "rebuilt and running processes move to it");
+			    "the shared usage lock was out of reach for 3 s (a tenant holds it); the file was rebuilt and running processes move to it");
 		}
 	}
 	/* Off the node lock: reaping takes the tenants' usage mutex. It
@@ -271,9 +255,7 @@ int gs_node_housekeep(struct gs_node *node)
 
 		if (reaped > 0)
 			gs_info("node",
-			        "region: %d process entries reaped (gone, of "
-			        "another uid than recorded, copies, or past "
-			        "the per-user limit)",
+			        "region: %d process entries reaped (gone, of another uid than recorded, copies, or past the per-user limit)",
 			        reaped);
 	}
 	pthread_mutex_lock(&node->lock);

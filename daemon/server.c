@@ -240,9 +240,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		} else {
 			if (warn)
 				gs_warn("server",
-				        "uid=%u pid=%d holds its limit of %d "
-				        "API connections; closing new ones "
-				        "(api.max_connections_per_user)",
+				        "uid=%u pid=%d holds its limit of %d API connections; closing new ones (api.max_connections_per_user)",
 				        (unsigned)cc->peer.uid,
 				        (int)cc->peer.pid, srv->max_per_user);
 			/* Closed before anything is read: MHD sees EOF. */
@@ -583,8 +581,7 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	if (opts->tcp && opts->tcp[0]) {
 		if (srv->token == NULL) {
 			err = gs_fail(eb, GS_ERR_INVALID,
-			              "tcp listener needs a token "
-			              "(api.token_file)");
+			              "tcp listener needs a token (api.token_file)");
 			goto out_stop;
 		}
 		err = start_tcp(srv, opts->tcp, flags, opts->max_connections,

@@ -94,15 +94,13 @@ gs_err gs_slice_labels_from_json(const json_t *obj, struct gs_slice_label *out,
 		    key[0] < 'a' || key[0] > 'z' ||
 		    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_") != klen)
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "labels: key '%.40s' must match "
-			               "[a-z][a-z0-9_]{0,31}",
+			               "labels: key '%.40s' must match [a-z][a-z0-9_]{0,31}",
 			               key);
 		for (size_t r = 0;
 		     r < sizeof(reserved_keys) / sizeof(reserved_keys[0]); r++)
 			if (strcmp(key, reserved_keys[r]) == 0)
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "labels: key '%s' is reserved "
-				               "(gpuslice_slice_info has it)",
+				               "labels: key '%s' is reserved (gpuslice_slice_info has it)",
 				               key);
 		if (!json_is_string(v))
 			return gs_fail(eb, GS_ERR_INVALID,
@@ -111,8 +109,7 @@ gs_err gs_slice_labels_from_json(const json_t *obj, struct gs_slice_label *out,
 		if (vlen >= GS_SLICE_LABEL_VALUE_MAX ||
 		    vlen != json_string_length(v))
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "labels.%s must be at most %d bytes "
-			               "without NUL, got %zu",
+			               "labels.%s must be at most %d bytes without NUL, got %zu",
 			               key, GS_SLICE_LABEL_VALUE_MAX - 1,
 			               json_string_length(v));
 		memcpy(out[n].key, key, klen + 1);

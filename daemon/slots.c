@@ -160,8 +160,7 @@ void gs__slot_register_devices(struct gs_node *node)
 		if (gs_region_device(node->region, u->uuid, u->memory_bytes) <
 		    0)
 			gs_warn("node",
-			        "gpu=%s: no room in the region's GPU "
-			        "table",
+			        "gpu=%s: no room in the region's GPU table",
 			        u->uuid);
 		for (int m = 0; m < u->n_mig; m++)
 			(void)gs_region_device(node->region, u->mig[m].uuid,

@@ -226,8 +226,7 @@ static gs_err migrate(struct gs_store *st, const char *path,
 		return err;
 	if (v > GS_STORE_SCHEMA_VERSION)
 		return gs_fail(eb, GS_ERR_VERSION,
-		               "store: %s has schema version %d; this build "
-		               "knows up to %d",
+		               "store: %s has schema version %d; this build knows up to %d",
 		               path, v, GS_STORE_SCHEMA_VERSION);
 	if (v == 0) {
 		/* A non-empty file at version 0 is not ours. */
@@ -243,8 +242,7 @@ static gs_err migrate(struct gs_store *st, const char *path,
 		sqlite3_finalize(s);
 		if (n != 0)
 			return gs_fail(eb, GS_ERR_CORRUPT,
-			               "store: %s holds tables but no gpuslice "
-			               "schema version",
+			               "store: %s holds tables but no gpuslice schema version",
 			               path);
 	}
 	for (; v < GS_STORE_SCHEMA_VERSION; v++) {
@@ -322,9 +320,7 @@ static gs_err check_file(const char *path, struct gs_errbuf *eb)
 	if (st.st_size == 0 && (stat(wal, &wst) != 0 || wst.st_size == 0))
 		return gs_fail(
 		    eb, GS_ERR_CORRUPT,
-		    "store: %s is empty (0 bytes): refusing to start "
-		    "with no state; restore it, or remove it to "
-		    "start afresh",
+		    "store: %s is empty (0 bytes): refusing to start with no state; restore it, or remove it to start afresh",
 		    path);
 	return GS_OK;
 }
@@ -992,9 +988,7 @@ static gs_err unreadable(struct gs_errbuf *eb, const struct gs_slice *v,
                          const char *what, struct gs_errbuf *peb)
 {
 	return gs_fail(eb, GS_ERR_CORRUPT,
-	               "store: slice row id=%lld name='%s' is unreadable "
-	               "(%s: %s); not starting without it: repair or delete "
-	               "that row in state.db",
+	               "store: slice row id=%lld name='%s' is unreadable (%s: %s); not starting without it: repair or delete that row in state.db",
 	               (long long)v->id, v->name, what,
 	               gs_errbuf_msg(peb, GS_ERR_CORRUPT));
 }
@@ -1126,8 +1120,7 @@ gs_err gs_store_load_demand(struct gs_store *st, gs_store_demand_cb cb,
 		memset(&c, 0, sizeof(c));
 		if (kind == NULL ||
 		    gs_demand_parse_kind((const char *)kind, &c.shape.kind)) {
-			gs_warn("store", "demand row of unknown kind '%s' "
-			        "skipped", kind ? (const char *)kind : "");
+			gs_warn("store", "demand row of unknown kind '%s' skipped", kind ? (const char *)kind : "");
 			continue;
 		}
 		c.shape.memory_bytes = (uint64_t)sqlite3_column_int64(s, 1);

@@ -136,8 +136,7 @@ gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
 			/* Faults are still seen (NVML), only not attributed
 			 * to a process: say so once. */
 			gs_warn("watchdog",
-			        "kernel log not readable (%s): Xid faults "
-			        "will not name their process",
+			        "kernel log not readable (%s): Xid faults will not name their process",
 			        gs_errbuf_msg(&keb, err));
 			w->kmsg = NULL;
 		}
@@ -258,15 +257,13 @@ static void collect_owners(struct gs_watchdog *w, struct gs__wr *wr)
 					    node->region, &pi->ref);
 					node->ctr.watchdog_flags++;
 					gs_warn("watchdog",
-					        "slice=%s forged process "
-					        "entry pid=%d evicted: %s",
+					        "slice=%s forged process entry pid=%d evicted: %s",
 					        ns->s.name, (int)pi->pid, why);
 					if (wr)
 						gs__wr_event(
 						    wr, "watchdog.forged",
 						    &ns->s,
-						    "process entry for pid %d "
-						    "evicted: %s",
+						    "process entry for pid %d evicted: %s",
 						    (int)pi->pid, why);
 				}
 			}
@@ -479,8 +476,7 @@ static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
 	else
 		node->ctr.watchdog_flags++;
 	gs__wr_event(wr, kill_it ? "watchdog.kill" : "watchdog.unsliced", NULL,
-	             "gpu %d: process %d (%s, uid %lld, %llu MiB) is in no "
-	             "slice%s",
+	             "gpu %d: process %d (%s, uid %lld, %llu MiB) is in no slice%s",
 	             g, (int)pid, comm[0] ? comm : "?", (long long)uid,
 	             (unsigned long long)(mem >> 20),
 	             kill_it ? "; killed" : "");
@@ -812,8 +808,7 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			gs_warn("watchdog", "gpu=%d unhealthy: %s", ev->gpu,
 			        reason);
 			gs_node_event(node, "gpu.unhealthy", "", "", ev->gpu,
-			              "GPU %d unhealthy: %s (until gpusliced "
-			              "restarts)",
+			              "GPU %d unhealthy: %s (until gpusliced restarts)",
 			              ev->gpu, reason);
 		}
 	}

@@ -212,8 +212,7 @@ static gs_err open_limits(struct gs_region *r, struct gs_errbuf *eb)
 	                    NULL);
 	if (err == GS_ERR_PERM)
 		return gs_fail(eb, GS_ERR_NOT_FOUND,
-		               "no limits in %s readable by uid %u (it has no "
-		               "slice there)",
+		               "no limits in %s readable by uid %u (it has no slice there)",
 		               r->dir, (unsigned)geteuid());
 	if (err != GS_OK)
 		return gs__open_file(r->dir, GS_REGION_LIMITS_FILE, O_RDONLY, 0,
@@ -274,8 +273,7 @@ static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
 		r->arb_client = (r->ru->h.flags & GS_RU_ARBITER) != 0;
 		if (!r->arb_client && !gs__usage_writable(r->ufd))
 			return gs_fail(eb, GS_ERR_PERM,
-			               "%s/%s: not writable, and no daemon "
-			               "arbitrates it",
+			               "%s/%s: not writable, and no daemon arbitrates it",
 			               r->dir, GS_REGION_USAGE_FILE);
 		return GS_OK;
 	}
@@ -442,8 +440,7 @@ gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
 
 	if (!r->limits_writable || r->kfd < 0)
 		return gs_fail(eb, GS_ERR_PERM,
-		               "only the region's creator rebuilds its usage "
-		               "file");
+		               "only the region's creator rebuilds its usage file");
 	err = gs__wlock_take(r, eb);
 	if (err != GS_OK)
 		return err;
@@ -515,8 +512,7 @@ gs_err gs_region_repair_shared(struct gs_region *r, bool *rebuilt,
 	}
 	if (err != GS_ERR_TIMEOUT)
 		return gs_fail(eb, err,
-		               "the shared usage lock cannot be taken "
-		               "(%s)",
+		               "the shared usage lock cannot be taken (%s)",
 		               gs_err_name(err));
 	if (r->wedged_since == 0) {
 		r->wedged_since = now;

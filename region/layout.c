@@ -89,14 +89,11 @@ gs_err gs__dir_safe(const char *dir, struct gs_errbuf *eb)
 		               "run directory %s is not a directory", dir);
 	if (st.st_uid != 0 && st.st_uid != me)
 		return gs_fail(eb, GS_ERR_PERM,
-		               "run directory %s belongs to uid %u, not to uid "
-		               "%u or root; refusing it (its owner could set "
-		               "this process's limits)",
+		               "run directory %s belongs to uid %u, not to uid %u or root; refusing it (its owner could set this process's limits)",
 		               dir, (unsigned)st.st_uid, (unsigned)me);
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
 		return gs_fail(eb, GS_ERR_PERM,
-		               "run directory %s is writable by others (mode "
-		               "%03o); refusing it",
+		               "run directory %s is writable by others (mode %03o); refusing it",
 		               dir, (unsigned)(st.st_mode & 0777));
 	return GS_OK;
 }

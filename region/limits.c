@@ -184,8 +184,7 @@ gs_err gs_region_slice_ensure(struct gs_region *r,
 		err = gs_region_slice_find(r, lim->name, out);
 		if (err == GS_ERR_NOT_FOUND)
 			return gs_fail(eb, GS_ERR_NOT_FOUND,
-			               "slice '%s' does not exist and limits "
-			               "in %s are read-only here",
+			               "slice '%s' does not exist and limits in %s are read-only here",
 			               lim->name, r->dir);
 		return err;
 	}
@@ -241,8 +240,7 @@ gs_err gs_region_slice_join(struct gs_region *r,
 		}
 	} else if (gs_region_slice_find(r, lim->name, slice) != GS_OK) {
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-		              "slice '%s' does not exist and limits in %s are "
-		              "read-only here",
+		              "slice '%s' does not exist and limits in %s are read-only here",
 		              lim->name, r->dir);
 	}
 	if (err == GS_OK)

@@ -175,8 +175,7 @@ static gs_err books_dir_make(const struct gs_region *r, struct gs_errbuf *eb)
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 		return gs_fail(eb, GS_ERR_PERM,
-		               "%s is not a directory of uid %u; refusing it "
-		               "(the slices' private books go there)",
+		               "%s is not a directory of uid %u; refusing it (the slices' private books go there)",
 		               path, (unsigned)geteuid());
 	if ((st.st_mode & 0777) != 0700 && chmod(path, 0700) != 0) {
 		e = errno;
@@ -320,25 +319,19 @@ static gs_err owner_open(struct gs_region *r, const char *path,
 		              "%s belongs to another region", path);
 	else if (key->slot < 0)
 		err = gs_fail(eb, GS_ERR_CORRUPT,
-		              "%s holds one slice's private books, not uid "
-		              "%u's",
+		              "%s holds one slice's private books, not uid %u's",
 		              path, (unsigned)key->uid);
 	else if (!(f->h.flags & GS_RO_PRIVATE))
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-		              "%s is uid %u's shared usage file, not the "
-		              "private books of slice slot %d",
+		              "%s is uid %u's shared usage file, not the private books of slice slot %d",
 		              path, (unsigned)key->uid, (int)key->slot);
 	else if (f->h.slot != key->slot)
 		err = gs_fail(eb, GS_ERR_PERM,
-		              "%s holds the books of slice slot %d, not of "
-		              "slot %d: a pod is given only its own slice's "
-		              "books (GPUSLICE_SLICE names another pod's "
-		              "slice?)",
+		              "%s holds the books of slice slot %d, not of slot %d: a pod is given only its own slice's books (GPUSLICE_SLICE names another pod's slice?)",
 		              path, (int)f->h.slot, (int)key->slot);
 	else
 		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-		              "%s holds the books of another slice that had "
-		              "slot %d",
+		              "%s holds the books of another slice that had slot %d",
 		              path, (int)key->slot);
 	gs__guard_del(p);
 	(void)munmap(p, sizeof(struct gs_ro_file));
@@ -434,8 +427,7 @@ static int owner_map(struct gs_region *r, const struct own_key *key,
 	if (err == GS_ERR_PERM)
 		return -(int)gs_fail(
 		    eb, err,
-		    "slice slot %d keeps its books in %s, which only root and "
-		    "the pod the slice was made for may open (%s)",
+		    "slice slot %d keeps its books in %s, which only root and the pod the slice was made for may open (%s)",
 		    (int)key->slot, path, e1.msg);
 	return -(int)gs_fail(eb, err == GS_ERR_NOT_FOUND ? err2 : err, "%s; %s",
 	                     e1.msg, e2.msg);

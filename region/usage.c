@@ -376,8 +376,7 @@ gs_err gs_region_proc_attach(struct gs_region *r,
 		gs__own_unlock(r, o);
 		return gs_fail(
 		    eb, GS_ERR_QUOTA,
-		    "uid %u already holds %d process slots (the most "
-		    "one user may)",
+		    "uid %u already holds %d process slots (the most one user may)",
 		    (unsigned)me, GS_REGION_PROCS_PER_UID);
 	}
 	if (i < 0) {

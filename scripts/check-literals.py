@@ -10,7 +10,8 @@ by a line whose first token is a string literal.
 
 Literals that end in "\\n" are allowed to continue on the next line: each
 source line is then one line of output (usage texts, tables).
-Data that is not a message (SQL schemas, embedded programs) may be fenced:
+A run whose first literal is an SQL statement is data, not a message, and
+is left as it is; other data (embedded programs, tables) may be fenced:
     /* literals: off */ ... /* literals: on */
 
 Usage:
@@ -24,6 +25,8 @@ import sys
 
 FENCE_OFF = "/* literals: off */"
 FENCE_ON = "/* literals: on */"
+# an SQL statement: data, not a message
+SQL = re.compile(r'(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|PRAGMA)\b')
 # an escaped newline inside a literal, not at its end, not in a char
 NEWLINE_INSIDE = re.compile(r'(?<!\\)\\n(?![\"\'])')
 
@@ -44,50 +47,58 @@ def ends_inside_run(line):
     return not (t.startswith(("#", "//", "*", "/*")))
 
 
+def starts_sql(line):
+    """Whether the line's first literal is an SQL statement (data)."""
+    q = line.find('"')
+    return q >= 0 and SQL.match(line, q + 1) is not None
+
+
 def scan(lines):
-    """Yield the indexes i where line i and line i+1 form a split literal."""
+    """The indexes i where line i and line i+1 form a split literal."""
+    hits = []
     fenced = False
+    sql_run = False
     for i in range(len(lines) - 1):
         if FENCE_OFF in lines[i]:
             fenced = True
         if FENCE_ON in lines[i]:
             fenced = False
             continue
-        if fenced:
+        cont = ends_inside_run(lines[i]) and \
+            lines[i + 1].lstrip().startswith('"')
+        if not (i - 1 in hits or sql_run):
+            sql_run = starts_sql(lines[i])
+        if fenced or not cont:
+            sql_run = sql_run and cont
             continue
-        if ends_inside_run(lines[i]) and lines[i + 1].lstrip().startswith('"'):
-            yield i
+        if not sql_run:
+            hits.append(i)
+    return hits
 
 
-def fix_file(path):
+def fix_file(path, hits):
+    """Joins each split literal; an inner \\n then starts a new source
+    line, so each source line is one line of output."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
-    fenced = False
-    out = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if FENCE_OFF in line:
-            fenced = True
-        if FENCE_ON in line:
-            fenced = False
-        joined = False
-        indent = ""
-        while (not fenced and i + 1 < len(lines) and ends_inside_run(line)
-               and lines[i + 1].lstrip().startswith('"')):
-            nxt = lines[i + 1]
-            indent = nxt[:len(nxt) - len(nxt.lstrip())]
-            line = line.rstrip()[:-1] + nxt.lstrip()[1:]
-            joined = True
-            i += 1
-        if joined:
-            # one line of output per source line: break after an inner \n
-            line = NEWLINE_INSIDE.sub(lambda m: '\\n"\n' + indent + '"',
-                                      line)
-        out.extend(line.split("\n"))
-        i += 1
+    hit = set(hits)
+    runs = []  # (head, number of joins)
+    for i in hits:
+        if i - 1 in hit:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((i, 1))
+    # bottom-up, so that the lines of the runs above keep their indexes
+    for head, k in reversed(runs):
+        nxt = lines[head + 1]
+        ind = nxt[:len(nxt) - len(nxt.lstrip())]
+        line = lines[head]
+        for j in range(head + 1, head + k + 1):
+            line = line.rstrip()[:-1] + lines[j].lstrip()[1:]
+        lines[head:head + k + 1] = NEWLINE_INSIDE.sub(
+            lambda m: '\\n"\n' + ind + '"', line).split("\n")
     with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(out))
+        f.write("\n".join(lines))
 
 
 def main(argv):
@@ -99,11 +110,11 @@ def main(argv):
         path = os.path.join(root, rel)
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().split("\n")
-        hits = list(scan(lines))
+        hits = scan(lines)
         if not hits:
             continue
         if do_fix:
-            fix_file(path)
+            fix_file(path, hits)
             print(f"{rel}: joined {len(hits)}")
             continue
         for i in hits:

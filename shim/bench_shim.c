@@ -168,8 +168,7 @@ static void measure(const struct drv *r, const struct drv *s, CUfunction fn,
 
 static void line(const char *what, const struct fig *f)
 {
-	printf("  %-34s direct %7.1f ns  shim %7.1f ns  added %+7.1f ns (x%.2f)"
-	       "  [medians %.0f / %.0f]\n",
+	printf("  %-34s direct %7.1f ns  shim %7.1f ns  added %+7.1f ns (x%.2f)  [medians %.0f / %.0f]\n",
 	       what, f->direct, f->shim, f->shim - f->direct,
 	       f->direct > 0 ? f->shim / f->direct : 0, f->direct_med,
 	       f->shim_med);
@@ -247,22 +246,14 @@ int main(int argc, char **argv)
 	(void)launches(&s, fn);
 	measure(&r, &s, fn, &l1, &a1);
 
-	printf("  CPU time per call, fastest of %d rounds [medians direct / "
-	       "shim]\n",
+	printf("  CPU time per call, fastest of %d rounds [medians direct / shim]\n",
 	       ROUNDS);
 	line("cuLaunchKernel, no compute limit", &l0);
 	line("cuLaunchKernel, compute limit set", &l1);
 	line("cuMemAlloc+cuMemFree, no limit", &a0);
 	line("cuMemAlloc+cuMemFree, limit set", &a1);
 	printf("  resident memory added by the shim: %ld KiB\n", rss1 - rss0);
-	printf("{\"bench\":\"shim\",\"launch_direct_ns\":%.1f,"
-	       "\"launch_shim_ns\":%.1f,\"launch_added_ns\":%.1f,"
-	       "\"launch_limited_direct_ns\":%.1f,"
-	       "\"launch_limited_shim_ns\":%.1f,"
-	       "\"launch_limited_added_ns\":%.1f,"
-	       "\"alloc_free_direct_ns\":%.1f,\"alloc_free_shim_ns\":%.1f,"
-	       "\"alloc_free_added_ns\":%.1f,"
-	       "\"alloc_free_limited_added_ns\":%.1f,\"rss_added_kib\":%ld}\n",
+	printf("{\"bench\":\"shim\",\"launch_direct_ns\":%.1f,\"launch_shim_ns\":%.1f,\"launch_added_ns\":%.1f,\"launch_limited_direct_ns\":%.1f,\"launch_limited_shim_ns\":%.1f,\"launch_limited_added_ns\":%.1f,\"alloc_free_direct_ns\":%.1f,\"alloc_free_shim_ns\":%.1f,\"alloc_free_added_ns\":%.1f,\"alloc_free_limited_added_ns\":%.1f,\"rss_added_kib\":%ld}\n",
 	       l0.direct, l0.shim, l0.shim - l0.direct, l1.direct, l1.shim,
 	       l1.shim - l1.direct, a0.direct, a0.shim, a0.shim - a0.direct,
 	       a1.shim - a1.direct, rss1 - rss0);

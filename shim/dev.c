@@ -16,8 +16,7 @@ static void uuid_format(const CUuuid *u, char *out, size_t n)
 	const unsigned char *b = (const unsigned char *)u->bytes;
 
 	(void)snprintf(out, n,
-	               "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-	               "%02x%02x%02x%02x%02x%02x",
+	               "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 	               b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
 	               b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
@@ -90,9 +89,7 @@ bool gs__dev_refused(CUdevice ord)
 		    !__atomic_load_n(&gs__g.ord[ord].foreign, __ATOMIC_RELAXED)) {
 			if (waited > 0)
 				gs_warn(GS_SHIM_TAG,
-				        "device %d was unknown to gpusliced for "
-				        "%d ms (a MIG instance made behind its "
-				        "back?)",
+				        "device %d was unknown to gpusliced for %d ms (a MIG instance made behind its back?)",
 				        (int)ord, waited);
 			return false;
 		}
@@ -102,9 +99,7 @@ bool gs__dev_refused(CUdevice ord)
 	}
 	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 		gs_error(GS_SHIM_TAG,
-		         "slice=%s pid=%d: device %d is not a GPU gpusliced "
-		         "manages; no context on it (CUDA_ERROR_DEVICE_"
-		         "UNAVAILABLE)",
+		         "slice=%s pid=%d: device %d is not a GPU gpusliced manages; no context on it (CUDA_ERROR_DEVICE_UNAVAILABLE)",
 		         gs__g.cfg.slice, (int)getpid(), (int)ord);
 	return true;
 }

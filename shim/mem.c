@@ -76,9 +76,7 @@ static CUresult reserve(int dev, uint64_t bytes)
 
 		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 			gs_warn(GS_SHIM_TAG,
-			        "slice=%s pid=%d: this process's slice entry "
-			        "is gone; no more GPU memory (allocations "
-			        "answer CUDA_ERROR_OUT_OF_MEMORY)",
+			        "slice=%s pid=%d: this process's slice entry is gone; no more GPU memory (allocations answer CUDA_ERROR_OUT_OF_MEMORY)",
 			        gs__g.cfg.slice, (int)getpid());
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -109,8 +107,7 @@ static void commit(uint8_t kind, uint64_t key, uint64_t bytes, int dev,
 
 	if (!gs__ptrmap_put(&a))
 		gs_warn(GS_SHIM_TAG,
-		        "slice=%s allocation table full: %llu bytes stay "
-		        "charged until exit",
+		        "slice=%s allocation table full: %llu bytes stay charged until exit",
 		        gs__g.cfg.slice, (unsigned long long)bytes);
 }
 

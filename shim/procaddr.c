@@ -161,15 +161,13 @@ static void *gpa_wrap(const char *symbol, void *p, int version,
 		return p;
 	if (!is_hooked_variant(symbol, p, best, flags)) {
 		gs_debug(GS_SHIM_TAG,
-		         "cuGetProcAddress %s ver=%d flags=%llu: a variant "
-		         "newer than %s, passed through unhooked",
+		         "cuGetProcAddress %s ver=%d flags=%llu: a variant newer than %s, passed through unhooked",
 		         symbol, version, (unsigned long long)flags,
 		         best->name);
 		return p;
 	}
 	gs_debug(GS_SHIM_TAG,
-	         "cuGetProcAddress %s ver=%d flags=%llu: unknown pointer, "
-	         "wrapping as %s",
+	         "cuGetProcAddress %s ver=%d flags=%llu: unknown pointer, wrapping as %s",
 	         symbol, version, (unsigned long long)flags, best->name);
 	return best->wrap;
 }

@@ -206,9 +206,7 @@ static void *open_real(const char *configured, const char *soname,
 	}
 	if (is_ours(gs__rdlsym(h, probe))) {
 		gs_error(GS_SHIM_TAG,
-		         "%s resolves to libgpuslice itself; set "
-		         "GPUSLICE_REAL_LIBCUDA/GPUSLICE_REAL_LIBNVML to the "
-		         "real library",
+		         "%s resolves to libgpuslice itself; set GPUSLICE_REAL_LIBCUDA/GPUSLICE_REAL_LIBNVML to the real library",
 		         configured[0] ? configured : soname);
 		(void)dlclose(h);
 		return NULL;
@@ -357,9 +355,7 @@ static void refuse(const char *what, const char *why)
 	__atomic_store_n(&gs__g.refused, CUDA_ERROR_NOT_PERMITTED,
 	                 __ATOMIC_RELEASE);
 	gs_error(GS_SHIM_TAG,
-	         "slice=%s pid=%d %s: %s; refusing GPU work "
-	         "(CUDA_ERROR_NOT_PERMITTED), never running without its "
-	         "limits",
+	         "slice=%s pid=%d %s: %s; refusing GPU work (CUDA_ERROR_NOT_PERMITTED), never running without its limits",
 	         gs__g.cfg.slice, (int)getpid(), what, why);
 }
 
@@ -396,8 +392,7 @@ static void attach_locked(void)
 	gs__g.lim_epoch = 0;
 	limits_refresh_locked();
 	gs_info(GS_SHIM_TAG,
-	        "slice=%s pid=%d attached: memory=%llu compute=%u%% "
-	        "priority=%u weight=%u",
+	        "slice=%s pid=%d attached: memory=%llu compute=%u%% priority=%u weight=%u",
 	        gs__g.cfg.slice, (int)attached_pid,
 	        (unsigned long long)gs__g.lim.mem_limit, gs__g.lim.compute_pct,
 	        gs__g.lim.priority, gs__g.lim.weight);

@@ -92,8 +92,7 @@ int gs_cu_load(enum gs_cu_resolve how, char *why, size_t whylen)
 		if (rc != 0 && e->required) {
 			if (gpa)
 				snprintf(why, whylen,
-				         "cuGetProcAddress_v2 does not resolve "
-				         "%s (version %d)",
+				         "cuGetProcAddress_v2 does not resolve %s (version %d)",
 				         e->base, e->version);
 			else
 				snprintf(why, whylen, "libcuda.so.1 has no %s",

@@ -137,8 +137,7 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 	case GS_FLAG_INT:
 		if (gs_flags_parse_int(val, f->min, f->max, &iv) != 0) {
 			snprintf(why, whylen,
-			         "--%s needs an integer from %lld to %lld, got "
-			         "'%s'",
+			         "--%s needs an integer from %lld to %lld, got '%s'",
 			         f->name, f->min, f->max, val);
 			return -1;
 		}
@@ -148,8 +147,7 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 		if (gs_flags_parse_size(val, &sz) != 0 ||
 		    sz < (uint64_t)f->min || sz > (uint64_t)f->max) {
 			snprintf(why, whylen,
-			         "--%s needs a size such as 512MiB or 8GiB "
-			         "(%lld to %lld bytes), got '%s'",
+			         "--%s needs a size such as 512MiB or 8GiB (%lld to %lld bytes), got '%s'",
 			         f->name, f->min, f->max, val);
 			return -1;
 		}
@@ -158,8 +156,7 @@ static int set_value(struct gs_flag *f, const char *val, char *why,
 	case GS_FLAG_SECONDS:
 		if (gs_flags_parse_seconds(val, &sec) != 0) {
 			snprintf(why, whylen,
-			         "--%s needs seconds such as 5 or 0.5, got "
-			         "'%s'",
+			         "--%s needs seconds such as 5 or 0.5, got '%s'",
 			         f->name, val);
 			return -1;
 		}

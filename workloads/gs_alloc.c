@@ -65,8 +65,7 @@ static const char usage[] =
     "chunks, api, error (null when the limit was reached first), ...\n"
     "\n"
     "  --api API            plain|pitch|managed|async|pool|vmm|array\n"
-    "  --chunk SIZE         bytes per allocation, e.g. 256MiB (default "
-    "256MiB)\n"
+    "  --chunk SIZE         bytes per allocation, e.g. 256MiB (default 256MiB)\n"
     "  --limit SIZE         stop before passing this total (managed: default\n"
     "                       the device's memory; others: no limit)\n"
     "  --stress THREADS     instead, THREADS threads allocate and free a\n"
@@ -561,8 +560,7 @@ int main(int argc, char **argv)
 		return GS_KIT_EXIT_USAGE;
 	}
 	if (stress && flags[2].given) {
-		fprintf(stderr, "gs-alloc: --limit applies to growth, not to "
-		                "--stress (see --help)\n");
+		fprintf(stderr, "gs-alloc: --limit applies to growth, not to --stress (see --help)\n");
 		return GS_KIT_EXIT_USAGE;
 	}
 	has_limit = flags[2].given;

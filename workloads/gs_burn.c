@@ -26,8 +26,7 @@ static const char usage[] =
     "\n"
     "  --seconds S          how long to burn (default 10)\n"
     "  --memory SIZE        buffer size, e.g. 512MiB, 8GiB, 8G (default 1GiB)\n"
-    "  --iters K            FMAs per element per kernel (default "
-    "256)\n" GS_KIT_COMMON_USAGE;
+    "  --iters K            FMAs per element per kernel (default 256)\n" GS_KIT_COMMON_USAGE;
 
 int main(int argc, char **argv)
 {

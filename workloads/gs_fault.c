@@ -26,8 +26,7 @@ static const char usage[] =
     "Exits 1 with one JSON line carrying the error, normally\n"
     "CUDA_ERROR_ILLEGAL_ADDRESS.\n"
     "\n"
-    "  --after-ms N         run normally this long first (default "
-    "0)\n" GS_KIT_COMMON_USAGE;
+    "  --after-ms N         run normally this long first (default 0)\n" GS_KIT_COMMON_USAGE;
 
 int main(int argc, char **argv)
 {

@@ -47,8 +47,7 @@ static const char usage[] =
     "  --width W            layer width, 1..16384 (default 1024)\n"
     "  --layers K           layers per request, 1..1024 (default 16)\n"
     "  --seconds S          run time (default 5)\n"
-    "  --requests N         stop after N requests in all "
-    "instead\n"
+    "  --requests N         stop after N requests in all instead\n"
     "  --warmup S           send requests for S seconds first without\n"
     "                       counting them (default 0); their worst\n"
     "                       latency is warmup_max_ms\n" GS_KIT_COMMON_USAGE;
@@ -277,13 +276,11 @@ int main(int argc, char **argv)
 	                 sizeof(flags) / sizeof(flags[0]), &status))
 		return status;
 	if (light && heavy) {
-		fprintf(stderr, "gs-infer: --light and --heavy exclude each "
-		                "other (see --help)\n");
+		fprintf(stderr, "gs-infer: --light and --heavy exclude each other (see --help)\n");
 		return GS_KIT_EXIT_USAGE;
 	}
 	if (flags[F_SECONDS].given && flags[F_REQUESTS].given) {
-		fprintf(stderr, "gs-infer: give --seconds or --requests, not "
-		                "both (see --help)\n");
+		fprintf(stderr, "gs-infer: give --seconds or --requests, not both (see --help)\n");
 		return GS_KIT_EXIT_USAGE;
 	}
 	if (light || heavy) {

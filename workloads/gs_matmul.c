@@ -20,8 +20,7 @@ static const char usage[] =
     "one JSON line: wall_s, iterations, n, gflops, ms_per_iter.\n"
     "\n"
     "  --iterations N       multiplications to run (default 1000)\n"
-    "  --n N                matrix order, 16..8192 (default "
-    "256)\n" GS_KIT_COMMON_USAGE;
+    "  --n N                matrix order, 16..8192 (default 256)\n" GS_KIT_COMMON_USAGE;
 
 /* Launch shape of gs_fill: grid-stride, so a few blocks per SM suffice. */
 static unsigned fill_blocks(const struct gs_kit *k, uint64_t n)

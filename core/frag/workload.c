@@ -236,8 +236,7 @@ gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
 		if (!(c->p >= 0) || !gs_trace_pod_is_valid(&pod)) {
 			free(all);
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "target workload: class %zu is not a "
-			               "valid task shape with a weight >= 0",
+			               "target workload: class %zu is not a valid task shape with a weight >= 0",
 			               i);
 		}
 		if (c->p > 0)

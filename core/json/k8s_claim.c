@@ -166,16 +166,13 @@ json_t *gs_k8s_device_class(const char *name, const struct gs_slice_spec *s,
 
 	if (is_mig(s->mode) && s->mig_profile[0] != '\0')
 		snprintf(cel, sizeof(cel),
-		         "device.driver == \"" GS_K8S_DRIVER "\" && "
-		         "device.attributes[\"" GS_K8S_DRIVER
-		         "\"].type == \"mig\" && "
-		         "device.attributes[\"" GS_K8S_DRIVER
+		         "device.driver == \"" GS_K8S_DRIVER "\" && device.attributes[\"" GS_K8S_DRIVER
+		         "\"].type == \"mig\" && device.attributes[\"" GS_K8S_DRIVER
 		         "\"].profile == \"%s\"",
 		         s->mig_profile);
 	else
 		snprintf(cel, sizeof(cel),
-		         "device.driver == \"" GS_K8S_DRIVER "\" && "
-		         "device.attributes[\"" GS_K8S_DRIVER
+		         "device.driver == \"" GS_K8S_DRIVER "\" && device.attributes[\"" GS_K8S_DRIVER
 		         "\"].type == \"%s\"",
 		         type);
 	c = json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:{s:s}}], s:[o]}}",

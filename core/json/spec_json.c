@@ -31,8 +31,7 @@ static gs_err set_from_value(struct gs_slice_spec *s, const char *key,
 
 		if (i < 0)
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "%s must not be negative, got "
-			               "%" JSON_INTEGER_FORMAT,
+			               "%s must not be negative, got %" JSON_INTEGER_FORMAT,
 			               key, i);
 		(void)snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, i);
 		text = buf;
@@ -73,8 +72,7 @@ gs_err gs_spec_from_json(struct gs_slice_spec *spec, const json_t *obj,
 			if (!json_is_integer(v) || json_integer_value(v) <= 0)
 				return gs_fail(
 				    eb, GS_ERR_PARSE,
-				    "memory_bytes must be a positive "
-				    "integer");
+				    "memory_bytes must be a positive integer");
 			mem_bytes_key = (uint64_t)json_integer_value(v);
 			continue;
 		}

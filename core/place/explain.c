@@ -219,14 +219,12 @@ static gs_err explain_fraction(const struct gs_place_inv *inv,
 		return no_gpu_selected(inv, p, noun, eb);
 	if (f.n_dev == 0)
 		return no_fit(eb,
-		              "every GPU%s is in MIG mode: a %s slice needs a "
-		              "GPU without MIG (or mode mig+%s)",
+		              "every GPU%s is in MIG mode: a %s slice needs a GPU without MIG (or mode mig+%s)",
 		              p->sel ? " selected" : "", gs_mode_name(it->mode),
 		              gs_mode_name(it->mode));
 	if (f.n_ok == 0)
 		return no_fit(eb,
-		              "no %s can take a %s slice: %d %s, %d running %s "
-		              "slices",
+		              "no %s can take a %s slice: %d %s, %d running %s slices",
 		              noun, gs_mode_name(it->mode), f.n_excl,
 		              it->layered ? "held by MIG slices" : "held whole",
 		              f.n_other, other_mode(it->mode));
@@ -244,13 +242,11 @@ static gs_err explain_fraction(const struct gs_place_inv *inv,
 		                   sizeof(dev));
 		if (it->mem == 0)
 			return no_fit(eb,
-			              "no %s has %d%% free compute%s (best: "
-			              "%s with %d%%)",
+			              "no %s has %d%% free compute%s (best: %s with %d%%)",
 			              noun, it->c, subject, dev, f.best_c);
 		fmt_mem(it->mem, a, sizeof(a));
 		return no_fit(eb,
-		              "no %s with %s free memory has %d%% free "
-		              "compute%s (best: %s with %d%%)",
+		              "no %s with %s free memory has %d%% free compute%s (best: %s with %d%%)",
 		              noun, a, it->c, subject, dev, f.best_c);
 	}
 	return gs_fail(eb, GS_ERR_INTERNAL,
@@ -295,13 +291,11 @@ static gs_err explain_whole(const struct gs_place_inv *inv,
 		return no_gpu_selected(inv, p, "GPU", eb);
 	if (n_plain == 0)
 		return no_fit(eb,
-		              "every GPU%s is in MIG mode: a whole-GPU slice "
-		              "needs a GPU without MIG",
+		              "every GPU%s is in MIG mode: a whole-GPU slice needs a GPU without MIG",
 		              p->sel ? " selected" : "");
 	gs__place_dev_name(inv, least, -1, dev, sizeof(dev));
 	return no_fit(eb,
-	              "no GPU is free for a whole-GPU slice (all %d are in "
-	              "use; least used: %s with %d slice%s)",
+	              "no GPU is free for a whole-GPU slice (all %d are in use; least used: %s with %d slice%s)",
 	              n_plain, dev, inv->gpu[least].n_slices,
 	              inv->gpu[least].n_slices == 1 ? "" : "s");
 }
@@ -397,8 +391,7 @@ static void repartition_hint(const struct gs_place_inv *inv,
 		gs__place_dev_name(inv, gi, -1, dev, sizeof(dev));
 		if (g->mig)
 			snprintf(buf, size,
-			         "; a re-partition of %s could make %s "
-			         "(gpuslice plan)",
+			         "; a re-partition of %s could make %s (gpuslice plan)",
 			         dev, what);
 		else
 			snprintf(buf, size,
@@ -408,8 +401,7 @@ static void repartition_hint(const struct gs_place_inv *inv,
 	}
 	if (capped)
 		snprintf(buf, size,
-		         "; none of the first %d GPUs checked could make %s by "
-		         "re-partitioning",
+		         "; none of the first %d GPUs checked could make %s by re-partitioning",
 		         HINT_PLANNER_CALLS, what);
 	else
 		snprintf(buf, size,
@@ -478,8 +470,7 @@ static gs_err explain_mig(const struct gs_place_inv *inv, const struct prep *p,
 	if (n_models == 0) {
 		if (p->n_groups == 1)
 			return no_fit(eb,
-			              "no GPU%s has MIG profile %s (it is a "
-			              "profile of %s)",
+			              "no GPU%s has MIG profile %s (it is a profile of %s)",
 			              p->sel ? " selected" : " here",
 			              p->group_name[0],
 			              model_with_profile(p->group_name[0]));
@@ -498,8 +489,7 @@ static gs_err explain_mig(const struct gs_place_inv *inv, const struct prep *p,
 	fmt_groups(p, best_have, miss, sizeof(miss));
 	gs__place_dev_name(inv, best, -1, dev, sizeof(dev));
 	return no_fit(eb,
-	              "no GPU has free MIG instances for %s (best: %s, missing "
-	              "%s)%s",
+	              "no GPU has free MIG instances for %s (best: %s, missing %s)%s",
 	              want, dev, miss, hint);
 }
 
@@ -626,8 +616,7 @@ static gs_err explain_gang(const struct gs_place_inv *inv, const struct prep *p,
 		snprintf(node, sizeof(node), "node %s",
 		         inv->node[best_whole].name);
 		return no_fit(eb,
-		              "no node has %d free GPUs for the whole-GPU "
-		              "slices (best: %s with %d)",
+		              "no node has %d free GPUs for the whole-GPU slices (best: %s with %d)",
 		              p->n_whole, node, best_whole_v);
 	}
 	if (n_frac > 0 && best_mem_v < need_mem) {
@@ -636,29 +625,22 @@ static gs_err explain_gang(const struct gs_place_inv *inv, const struct prep *p,
 		snprintf(node, sizeof(node), "node %s",
 		         inv->node[best_mem].name);
 		return no_fit(eb,
-		              "no node has %s free memory for the %d "
-		              "fractional slices together (best: %s with "
-		              "%s%s)",
+		              "no node has %s free memory for the %d fractional slices together (best: %s with %s%s)",
 		              a, n_frac, node, b, besides);
 	}
 	if (n_frac > 0 && best_c_v < need_c) {
 		snprintf(node, sizeof(node), "node %s", inv->node[best_c].name);
 		return no_fit(eb,
-		              "no node has %d%% free compute for the %d "
-		              "fractional slices together (best: %s with "
-		              "%d%%%s)",
+		              "no node has %d%% free compute for the %d fractional slices together (best: %s with %d%%%s)",
 		              need_c, n_frac, node, best_c_v, besides);
 	}
 	if (roomy < 0)
 		return no_fit(eb,
-		              "no node has free MIG instances and room for "
-		              "all %d slices together",
+		              "no node has free MIG instances and room for all %d slices together",
 		              p->n);
 	snprintf(node, sizeof(node), "node %s", inv->node[roomy].name);
 	return no_fit(eb,
-	              "the %d slices do not pack onto any node, although %s "
-	              "has enough free GPUs, memory and compute in total "
-	              "(each slice must fit on one device)",
+	              "the %d slices do not pack onto any node, although %s has enough free GPUs, memory and compute in total (each slice must fit on one device)",
 	              p->n, node);
 }
 

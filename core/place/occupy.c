@@ -53,8 +53,7 @@ gs_err gs_place_occupy(struct gs_place_inv *inv,
 		if (p.it[0].kind == GS_PLACE_WHOLE ||
 		    (p.it[0].kind == GS_PLACE_FRACTION && !p.it[0].layered))
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "%s: only MIG and mig+* slices go in a "
-			               "MIG instance",
+			               "%s: only MIG and mig+* slices go in a MIG instance",
 			               dev);
 		fits = gs__place_inst_fits(&s, target->inst, &p.it[0], &st);
 	} else {

@@ -230,9 +230,7 @@ static void tree_search(struct tquery *q)
 static gs_err no_fit_gave_up(const struct prep *p, struct gs_errbuf *eb)
 {
 	return gs_fail(eb, GS_ERR_NO_FIT,
-	               "no placement found for the %d slices within the "
-	               "search budget (%d steps); the gang may fit in a way "
-	               "the search did not reach",
+	               "no placement found for the %d slices within the search budget (%d steps); the gang may fit in a way the search did not reach",
 	               p->n_orig, GS_PLACE_SEARCH_BUDGET);
 }
 

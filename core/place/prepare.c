@@ -50,8 +50,7 @@ gs_err gs_place_parse_gang(const char *text, enum gs_place_gang *g,
 			return GS_OK;
 		}
 	return gs_fail(eb, GS_ERR_PARSE,
-	               "unknown gang constraint '%s' (expected same-node|"
-	               "same-gpu|same-parent)",
+	               "unknown gang constraint '%s' (expected same-node|same-gpu|same-parent)",
 	               text ? text : "");
 }
 
@@ -182,14 +181,11 @@ gs_err gs__place_prepare(const struct gs_place_request *req, struct prep *p,
 			    !is_layered_mode(in->mode))
 				return gs_fail(
 				    eb, GS_ERR_INVALID,
-				    "slice %d: a fractional slice "
-				    "needs mode timeslice, mps, "
-				    "mig+timeslice or mig+mps, not %s",
+				    "slice %d: a fractional slice needs mode timeslice, mps, mig+timeslice or mig+mps, not %s",
 				    k + 1, gs_mode_name(in->mode));
 			if (in->compute_pct < 0 || in->compute_pct > 100)
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "slice %d: compute must be "
-				               "0..100, got %d",
+				               "slice %d: compute must be 0..100, got %d",
 				               k + 1, in->compute_pct);
 			it->layered = is_layered_mode(in->mode);
 			it->mem = in->memory_bytes;
@@ -197,8 +193,7 @@ gs_err gs__place_prepare(const struct gs_place_request *req, struct prep *p,
 			if (!it->layered && in->mig_profile[0] != '\0')
 				return gs_fail(
 				    eb, GS_ERR_INVALID,
-				    "slice %d: a MIG profile needs a "
-				    "MIG mode, not %s",
+				    "slice %d: a MIG profile needs a MIG mode, not %s",
 				    k + 1, gs_mode_name(in->mode));
 			if (it->layered && in->mig_profile[0] != '\0') {
 				err = resolve_keys(it, in->mig_profile, eb);
@@ -209,8 +204,7 @@ gs_err gs__place_prepare(const struct gs_place_request *req, struct prep *p,
 		case GS_PLACE_MIG:
 			if (in->mig_profile[0] == '\0')
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "slice %d: a MIG slice needs a "
-				               "profile",
+				               "slice %d: a MIG slice needs a profile",
 				               k + 1);
 			err = resolve_keys(it, in->mig_profile, eb);
 			if (err != GS_OK)
@@ -238,15 +232,11 @@ gs_err gs__place_prepare(const struct gs_place_request *req, struct prep *p,
 		for (int k = 0; k < req->n; k++) {
 			if (p->it[k].kind != GS_PLACE_FRACTION)
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "a same-gpu gang shares one "
-				               "device: whole-GPU and MIG "
-				               "slices cannot be in it");
+				               "a same-gpu gang shares one device: whole-GPU and MIG slices cannot be in it");
 			if (p->it[k].mode != sum.mode ||
 			    strcmp(p->it[k].profile, sum.profile) != 0)
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "a same-gpu gang shares one "
-				               "device: its slices need one "
-				               "mode (and MIG profile)");
+				               "a same-gpu gang shares one device: its slices need one mode (and MIG profile)");
 			if (k > 0) {
 				sum.mem += p->it[k].mem;
 				sum.c += p->it[k].c;
@@ -259,8 +249,7 @@ gs_err gs__place_prepare(const struct gs_place_request *req, struct prep *p,
 		for (int k = 0; k < req->n; k++)
 			if (p->it[k].kind != GS_PLACE_MIG)
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "a same-parent gang takes MIG "
-				               "slices only (slice %d is not)",
+				               "a same-parent gang takes MIG slices only (slice %d is not)",
 				               k + 1);
 	gs__place_prep_bounds(p);
 	return GS_OK;

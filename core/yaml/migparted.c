@@ -142,8 +142,7 @@ static gs_err parse_filter_text(struct walk *w, const struct gs_doc_node *n,
 	return GS_OK;
 bad:
 	return gs_fail(w->eb, GS_ERR_PARSE,
-	               "line %d: device-filter '%s' is not a PCI id (expected "
-	               "0xDDDDVVVV or 0xDDDDVVVV:0xSSSSssss)",
+	               "line %d: device-filter '%s' is not a PCI id (expected 0xDDDDVVVV or 0xDDDDVVVV:0xSSSSssss)",
 	               line_of(n),
 	               n->kind == GS_DOC_SCALAR ? scalar(n) : type_name(n));
 }
@@ -159,8 +158,7 @@ static gs_err parse_filters(struct walk *w, const struct gs_doc_node *v,
 	}
 	if (v->kind != GS_DOC_SEQ)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: device-filter must be a string or a "
-		               "list of strings, got %s",
+		               "line %d: device-filter must be a string or a list of strings, got %s",
 		               line_of(v), type_name(v));
 	for (int ii = 0; ii < v->n; ii++) {
 		const struct gs_doc_node *f = v->kids[ii];
@@ -168,8 +166,7 @@ static gs_err parse_filters(struct walk *w, const struct gs_doc_node *v,
 
 		if (f == NULL || f->kind != GS_DOC_SCALAR)
 			return gs_fail(w->eb, GS_ERR_PARSE,
-			               "line %d: device-filter list items must "
-			               "be strings",
+			               "line %d: device-filter list items must be strings",
 			               line_of(v));
 		if (e->n_filters >= GS_MIGPARTED_MAX_FILTERS)
 			return gs_fail(w->eb, GS_ERR_RANGE,
@@ -202,8 +199,7 @@ static gs_err parse_devices(struct walk *w, const struct gs_doc_node *v,
 		if (idx < 0)
 			return gs_fail(
 			    w->eb, GS_ERR_PARSE,
-			    "line %d: devices list items must be GPU "
-			    "indices 0..1023, got '%s'",
+			    "line %d: devices list items must be GPU indices 0..1023, got '%s'",
 			    d ? line_of(d) : line_of(v),
 			    d && d->kind == GS_DOC_SCALAR ? scalar(d)
 			                                  : "a non-scalar");
@@ -216,8 +212,7 @@ static gs_err parse_devices(struct walk *w, const struct gs_doc_node *v,
 	return GS_OK;
 bad:
 	return gs_fail(w->eb, GS_ERR_PARSE,
-	               "line %d: devices must be 'all' or a list of GPU "
-	               "indices",
+	               "line %d: devices must be 'all' or a list of GPU indices",
 	               line_of(v));
 }
 
@@ -232,8 +227,7 @@ static gs_err parse_migdevices(struct walk *w, const struct gs_doc_node *v,
 		return GS_OK; /* `mig-devices:` with nothing = empty */
 	if (v->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: mig-devices must be a mapping of "
-		               "profile to count, got %s",
+		               "line %d: mig-devices must be a mapping of profile to count, got %s",
 		               line_of(v), type_name(v));
 	for (int pi = 0; pi < v->n; pi++) {
 		const struct gs_doc_node *k = gs_doc_key(v, pi),
@@ -251,9 +245,7 @@ static gs_err parse_migdevices(struct walk *w, const struct gs_doc_node *v,
 		if (strlen(name) >= GS_MIGPARTED_PROFILE_MAX ||
 		    gs_spec_set(&tmp, "mig-profile", name, &eb2) != GS_OK)
 			return gs_fail(w->eb, GS_ERR_PARSE,
-			               "line %d: '%s' is not a MIG profile "
-			               "(expected e.g. 1g.10gb, 1c.3g.20gb, "
-			               "1g.5gb+me)",
+			               "line %d: '%s' is not a MIG profile (expected e.g. 1g.10gb, 1c.3g.20gb, 1g.5gb+me)",
 			               line_of(k), name);
 		count = c ? parse_uint(c, 1000000) : -1;
 		if (count == -2)
@@ -262,8 +254,7 @@ static gs_err parse_migdevices(struct walk *w, const struct gs_doc_node *v,
 			               line_of(c), name);
 		if (count < 0)
 			return gs_fail(w->eb, GS_ERR_PARSE,
-			               "line %d: count for %s must be a "
-			               "whole number >= 0, got '%s'",
+			               "line %d: count for %s must be a whole number >= 0, got '%s'",
 			               c ? line_of(c) : line_of(k), name,
 			               c && c->kind == GS_DOC_SCALAR
 			                   ? scalar(c)
@@ -271,8 +262,7 @@ static gs_err parse_migdevices(struct walk *w, const struct gs_doc_node *v,
 		for (int i = 0; i < e->n_migdev; i++)
 			if (strcmp(e->migdev[i].profile, tmp.mig_profile) == 0)
 				return gs_fail(w->eb, GS_ERR_PARSE,
-				               "line %d: profile %s listed "
-				               "twice",
+				               "line %d: profile %s listed twice",
 				               line_of(k), name);
 		if (e->n_migdev >= GS_MIGPARTED_MAX_MIGDEV)
 			return gs_fail(w->eb, GS_ERR_RANGE,
@@ -287,8 +277,7 @@ static gs_err parse_migdevices(struct walk *w, const struct gs_doc_node *v,
 	}
 	if (e->n_migdev > 0 && !any)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: mig-devices needs at least one count "
-		               "above 0 (or write {})",
+		               "line %d: mig-devices needs at least one count above 0 (or write {})",
 		               line_of(v));
 	return GS_OK;
 }
@@ -304,8 +293,7 @@ static gs_err parse_entry(struct walk *w, const struct gs_doc_node *n,
 	e->line = line_of(n);
 	if (n->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: a config entry must be a mapping, got "
-		               "%s",
+		               "line %d: a config entry must be a mapping, got %s",
 		               line_of(n), type_name(n));
 	for (int pi = 0; pi < n->n; pi++) {
 		const struct gs_doc_node *k = gs_doc_key(n, pi),
@@ -325,10 +313,7 @@ static gs_err parse_entry(struct walk *w, const struct gs_doc_node *n,
 			slot = &filter;
 		else
 			return gs_fail(w->eb, GS_ERR_PARSE,
-			               "line %d: unexpected field '%s' in a "
-			               "config entry (expected devices, "
-			               "mig-enabled, mig-devices, "
-			               "device-filter)",
+			               "line %d: unexpected field '%s' in a config entry (expected devices, mig-enabled, mig-devices, device-filter)",
 			               line_of(k), key);
 		if (*slot != NULL)
 			return gs_fail(w->eb, GS_ERR_PARSE,
@@ -361,13 +346,11 @@ static gs_err parse_entry(struct walk *w, const struct gs_doc_node *n,
 		return err;
 	if (e->mig_enabled && migdev == NULL)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: mig-enabled is true but mig-devices "
-		               "is missing (write {} for no instances)",
+		               "line %d: mig-enabled is true but mig-devices is missing (write {} for no instances)",
 		               e->line);
 	if (!e->mig_enabled && e->n_migdev > 0)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: mig-enabled is false but mig-devices "
-		               "lists instances",
+		               "line %d: mig-enabled is false but mig-devices lists instances",
 		               line_of(migdev));
 	return GS_OK;
 }
@@ -429,8 +412,7 @@ static gs_err parse_root(struct walk *w, const struct gs_doc_node *root,
 		return gs_fail(w->eb, GS_ERR_PARSE, "the file is empty");
 	if (root->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: the file must be a mapping with "
-		               "version and mig-configs",
+		               "line %d: the file must be a mapping with version and mig-configs",
 		               line_of(root));
 	for (int pi = 0; pi < root->n; pi++) {
 		const struct gs_doc_node *k = gs_doc_key(root, pi),
@@ -445,8 +427,7 @@ static gs_err parse_root(struct walk *w, const struct gs_doc_node *root,
 			configs = v;
 		else
 			return gs_fail(w->eb, GS_ERR_PARSE,
-			               "line %d: unexpected field '%s' at the "
-			               "top (expected version, mig-configs)",
+			               "line %d: unexpected field '%s' at the top (expected version, mig-configs)",
 			               line_of(k), key);
 	}
 	if (version == NULL)
@@ -464,8 +445,7 @@ static gs_err parse_root(struct walk *w, const struct gs_doc_node *root,
 		return gs_fail(w->eb, GS_ERR_PARSE, "missing 'mig-configs'");
 	if (configs->kind != GS_DOC_MAP)
 		return gs_fail(w->eb, GS_ERR_PARSE,
-		               "line %d: mig-configs must be a mapping of "
-		               "config names to entries",
+		               "line %d: mig-configs must be a mapping of config names to entries",
 		               line_of(configs));
 	n = configs->n;
 	if (n == 0)
@@ -491,8 +471,7 @@ static gs_err parse_root(struct walk *w, const struct gs_doc_node *root,
 		for (int k = 0; k < i; k++)
 			if (strcmp(cfg->configs[k].name, c->name) == 0)
 				return gs_fail(w->eb, GS_ERR_PARSE,
-				               "line %d: config '%s' defined "
-				               "twice",
+				               "line %d: config '%s' defined twice",
 				               c->line, c->name);
 	}
 	return GS_OK;
@@ -612,15 +591,12 @@ static gs_err resolve_entry(const struct gs_migparted_config *c, int idx,
 			continue;
 		if (!split_ci(md->profile, gi, sizeof(gi), &per_gi))
 			return gs_fail(eb, GS_ERR_UNKNOWN_PROFILE,
-			               "config '%s' entry %d (line %d): %s: "
-			               "the compute instance is larger than "
-			               "its GPU instance",
+			               "config '%s' entry %d (line %d): %s: the compute instance is larger than its GPU instance",
 			               c->name, idx + 1, md->line, md->profile);
 		p = gs_catalog_profile(m, gi);
 		if (p == NULL)
 			return gs_fail(eb, GS_ERR_UNKNOWN_PROFILE,
-			               "config '%s' entry %d (line %d): "
-			               "profile '%s' is not on %s",
+			               "config '%s' entry %d (line %d): profile '%s' is not on %s",
 			               c->name, idx + 1, md->line, md->profile,
 			               m->name);
 		count = (md->count + per_gi - 1) / per_gi;
@@ -641,17 +617,14 @@ static gs_err resolve_entry(const struct gs_migparted_config *c, int idx,
 		total += d[k].count;
 		if (d[k].count > d[k].profile->max_instances)
 			return gs_fail(eb, GS_ERR_NO_FIT,
-			               "config '%s' entry %d (line %d): too "
-			               "many instances: %s x%d, %s holds at "
-			               "most %d",
+			               "config '%s' entry %d (line %d): too many instances: %s x%d, %s holds at most %d",
 			               c->name, idx + 1, e->line,
 			               d[k].profile->name, d[k].count, m->name,
 			               d[k].profile->max_instances);
 	}
 	if (total > m->max_gpu_instances)
 		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "config '%s' entry %d (line %d): too many "
-		               "instances: %d in all, %s holds at most %d",
+		               "config '%s' entry %d (line %d): too many instances: %d in all, %s holds at most %d",
 		               c->name, idx + 1, e->line, total, m->name,
 		               m->max_gpu_instances);
 	err = gs_migplan_solve(m, NULL, 0, d, nd, &r->plan, eb);
@@ -659,8 +632,7 @@ static gs_err resolve_entry(const struct gs_migparted_config *c, int idx,
 		return err;
 	if (r->plan.n_unmet > 0)
 		return gs_fail(eb, GS_ERR_NO_FIT,
-		               "config '%s' entry %d (line %d): no valid "
-		               "placement for %s on %s",
+		               "config '%s' entry %d (line %d): no valid placement for %s on %s",
 		               c->name, idx + 1, e->line, want, m->name);
 	return GS_OK;
 }
@@ -685,8 +657,7 @@ gs_err gs_migparted_resolve(const struct gs_migparted_config *c,
 	}
 	if (*n == 0)
 		return gs_fail(eb, GS_ERR_NOT_FOUND,
-		               "config '%s' has no entry for %s (every entry's "
-		               "device-filter leaves it out)",
+		               "config '%s' has no entry for %s (every entry's device-filter leaves it out)",
 		               c->name, m->name);
 	return GS_OK;
 }

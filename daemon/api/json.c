@@ -79,8 +79,7 @@ void gs__api_set_json(struct gs_http_resp *resp, int status, json_t *obj)
 	json_decref(obj);
 	if (s == NULL) {
 		resp->status = 500;
-		resp->body = strdup("{\"error\":\"NOMEM\",\"message\":\"out of "
-		                    "memory\"}\n");
+		resp->body = strdup("{\"error\":\"NOMEM\",\"message\":\"out of memory\"}\n");
 		resp->len = resp->body ? strlen(resp->body) : 0;
 		return;
 	}

@@ -48,8 +48,7 @@ void gs__api_plan_post(struct gs_api *api, const struct gs_http_req *req,
 		if (!json_is_string(v) ||
 		    (m = gs_catalog_find(json_string_value(v))) == NULL) {
 			err = gs_fail(&eb, GS_ERR_UNKNOWN_MODEL,
-			              "model: not a MIG-capable model in the "
-			              "catalog");
+			              "model: not a MIG-capable model in the catalog");
 			goto out;
 		}
 	}
@@ -76,8 +75,7 @@ void gs__api_plan_post(struct gs_api *api, const struct gs_http_req *req,
 	if ((v = json_object_get(body, "current"))) {
 		if (!json_is_string(v)) {
 			err = gs_fail(&eb, GS_ERR_PARSE,
-			              "current must be a string like "
-			              "\"3g.40gb@0,1g.10gb@6\"");
+			              "current must be a string like \"3g.40gb@0,1g.10gb@6\"");
 			goto out;
 		}
 		err = gs_migplan_parse_instances(m, json_string_value(v), true,
@@ -104,8 +102,7 @@ void gs__api_plan_post(struct gs_api *api, const struct gs_http_req *req,
 	v = json_object_get(body, "demand");
 	if (v == NULL || !json_is_string(v)) {
 		err = gs_fail(&eb, GS_ERR_PARSE,
-		              "demand must be a string like "
-		              "\"1g.10gb=4,2g.20gb=1\"");
+		              "demand must be a string like \"1g.10gb=4,2g.20gb=1\"");
 		goto out;
 	}
 	err = gs_migplan_parse_demand(m, json_string_value(v), dem,

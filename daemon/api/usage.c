@@ -103,8 +103,7 @@ void gs__api_usage_get(struct gs_api *api, const struct gs_http_req *req,
 	if (since && gs_api_parse_time(since, now, &uc.since) != GS_OK) {
 		gs__api_fail(
 		    resp, GS_ERR_PARSE,
-		    "since: '%.40s' is not a duration (24h), Unix time or "
-		    "RFC 3339 time",
+		    "since: '%.40s' is not a duration (24h), Unix time or RFC 3339 time",
 		    since);
 		return;
 	}

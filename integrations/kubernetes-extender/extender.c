@@ -91,9 +91,7 @@ static gs_err parse_node(struct gs_ext_state *st, json_t *jn, size_t i,
 		if (!json_is_string(m) || tot <= 0 || fr < 0 || fr > tot ||
 		    c < 0 || c > 100)
 			return bad(eb,
-			           "GPU needs model, memory_total_bytes > 0, "
-			           "0 <= memory_free_bytes <= total, "
-			           "compute_free_pct 0..100",
+			           "GPU needs model, memory_total_bytes > 0, 0 <= memory_free_bytes <= total, compute_free_pct 0..100",
 			           i);
 		model =
 		    gs_trace_models_intern(&st->models, json_string_value(m),
@@ -139,8 +137,7 @@ static gs_err parse_demand(struct gs_ext_state *st, json_t *v, size_t i,
 	    !gs_trace_pod_is_valid(&p) || !(w >= 0) || w > 1e12)
 		return bad(
 		    eb,
-		    "invalid demand entry (cpu_milli, gpu_milli 0..1000, "
-		    "num_gpu, count or weight >= 0)",
+		    "invalid demand entry (cpu_milli, gpu_milli 0..1000, num_gpu, count or weight >= 0)",
 		    i);
 	st->demand[st->nd++] = (struct gs_trace_class){
 	    .cpu_milli = p.cpu_milli,
@@ -376,8 +373,7 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 	if (!json_is_object(args)) {
 		json_decref(args);
 		return error_reply(status, 400,
-		                   "body is not an ExtenderArgs "
-		                   "JSON object");
+		                   "body is not an ExtenderArgs JSON object");
 	}
 	if (!pod_request(json_object_get(args, "Pod"), &pod, &why)) {
 		json_decref(args);
@@ -414,8 +410,7 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 
 				snprintf(
 				    reason, sizeof(reason),
-				    "gpuslice: node GPU state unavailable: "
-				    "%s",
+				    "gpuslice: node GPU state unavailable: %s",
 				    nd->unreachable);
 				json_object_set_new(failed,
 				                    json_string_value(n),
@@ -425,8 +420,7 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 			               nd->ngpu, nd->model, &pod, NULL) < 0)
 				json_object_set_new(
 				    failed, json_string_value(n),
-				    json_string("gpuslice: not enough free GPU "
-				                "memory/compute or CPU"));
+				    json_string("gpuslice: not enough free GPU memory/compute or CPU"));
 			else
 				json_array_append(ok, n);
 		}

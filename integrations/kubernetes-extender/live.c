@@ -55,8 +55,7 @@ static gs_err read_token(const char *cfg_path, size_t i, const char *path,
 	memmove(out, out + a, n - a + 1);
 	if (out[0] == '\0' || more)
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "%s: node %zu: token file %s is empty or longer "
-		               "than %zu bytes",
+		               "%s: node %zu: token file %s is empty or longer than %zu bytes",
 		               cfg_path, i, path, len - 1);
 	return GS_OK;
 }
@@ -140,8 +139,7 @@ gs_err gs_ext_live_cfg_load(const char *path, struct gs_ext_live_cfg *out,
 		     strncmp(url, "https://", 8) != 0)) {
 			err =
 			    gs_fail(eb, GS_ERR_INVALID,
-			            "%s: node %zu needs \"name\", \"url\" "
-			            "(http:// or https://) and \"token_file\"",
+			            "%s: node %zu needs \"name\", \"url\" (http:// or https://) and \"token_file\"",
 			            path, i);
 			goto out;
 		}
@@ -202,8 +200,7 @@ static json_t *node_from_gpus(const char *name, const char *body,
 			json_decref(arr);
 			json_decref(root);
 			*why =
-			    "GET /v1/gpus: a GPU without model, memory_bytes "
-			    "or allocated";
+			    "GET /v1/gpus: a GPU without model, memory_bytes or allocated";
 			return NULL;
 		}
 		if (fr < 0 || !healthy)
@@ -359,8 +356,7 @@ static void poll_once(struct gs_ext_live *l)
 	char *doc = NULL;
 
 	if (r == NULL || why == NULL) {
-		fprintf(stderr, "gs-k8s-extender: out of memory polling the "
-		                "nodes; keeping the previous state\n");
+		fprintf(stderr, "gs-k8s-extender: out of memory polling the nodes; keeping the previous state\n");
 		goto out;
 	}
 	for (size_t i = 0; i < l->cfg.n; i++) {
@@ -375,8 +371,7 @@ static void poll_once(struct gs_ext_live *l)
 			    get(l, i, "/v1/demand", dwhy, sizeof(dwhy));
 			if (r[i].demand == NULL)
 				fprintf(stderr,
-				        "gs-k8s-extender: node %s: %s (its "
-				        "demand is left out)\n",
+				        "gs-k8s-extender: node %s: %s (its demand is left out)\n",
 				        nd->name, dwhy);
 		} else {
 			fprintf(stderr, "gs-k8s-extender: node %s: %s\n",
@@ -385,8 +380,7 @@ static void poll_once(struct gs_ext_live *l)
 	}
 	doc = gs_ext_live_doc(r, l->cfg.n);
 	if (doc == NULL)
-		fprintf(stderr, "gs-k8s-extender: out of memory building the "
-		                "node state; keeping the previous one\n");
+		fprintf(stderr, "gs-k8s-extender: out of memory building the node state; keeping the previous one\n");
 	for (size_t i = 0; i < l->cfg.n; i++) {
 		free((char *)r[i].gpus);
 		free((char *)r[i].demand);

@@ -64,8 +64,7 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	if (in->slice == NULL || in->run_dir == NULL || in->shim_path == NULL ||
 	    in->run_dir[0] != '/' || in->shim_path[0] != '/')
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "CDI spec needs the slice, an absolute run "
-		               "directory and an absolute shim path");
+		               "CDI spec needs the slice, an absolute run directory and an absolute shim path");
 	env = json_array();
 	nodes = json_array();
 	mounts = json_array();

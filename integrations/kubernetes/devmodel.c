@@ -513,8 +513,7 @@ gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
 	if (!node || !dns_label_ok(node, 253 - 24) || !driver ||
 	    !dns_label_ok(driver, 63))
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "node name '%s' or driver '%s' is not a DNS "
-		               "subdomain short enough for slice names",
+		               "node name '%s' or driver '%s' is not a DNS subdomain short enough for slice names",
 		               node ? node : "", driver ? driver : "");
 	if (generation < 1)
 		return gs_fail(eb, GS_ERR_RANGE,

@@ -417,8 +417,7 @@ static gs_err make_slice(struct gs_kdra *d, const struct gs_kprep_plan *p,
 		json_decref(*slice);
 		*slice = NULL;
 		return gs_fail(eb, GS_ERR_EXISTS,
-		               "slice %s exists with other limits than the "
-		               "claim's allocation",
+		               "slice %s exists with other limits than the claim's allocation",
 		               p->slice_name);
 	}
 	gs_info(TAG, "slice=%s adopted (made by an interrupted prepare)",
@@ -478,9 +477,7 @@ static void check_mig_placement(struct gs_kdra *d, const json_t *slice,
 
 			if (u && strcmp(u, uuid) == 0 && start != p->mig_start)
 				gs_warn(TAG,
-				        "slice=%s MIG instance %s is at start "
-				        "%d, the scheduler chose %d (gpusliced "
-				        "picks the placement)",
+				        "slice=%s MIG instance %s is at start %d, the scheduler chose %d (gpusliced picks the placement)",
 				        p->slice_name, uuid, start,
 				        p->mig_start);
 		}
@@ -565,8 +562,7 @@ static bool still_prepared(struct gs_kdra *d, const json_t *entry)
 	snprintf(path, sizeof(path), "/v1/slices/%s", slice);
 	if (daemon_call(d, "GET", path, NULL, NULL, NULL) == GS_ERR_NOT_FOUND) {
 		gs_warn(TAG,
-		        "slice=%s of a prepared claim is gone from gpusliced; "
-		        "making it again",
+		        "slice=%s of a prepared claim is gone from gpusliced; making it again",
 		        slice);
 		return false;
 	}
@@ -681,9 +677,7 @@ undo:
 			/* Keep the record ("preparing"): the kubelet's retry
 			 * adopts the slice or its unprepare deletes it. */
 			gs_warn(TAG,
-			        "slice=%s could not be deleted after a failed "
-			        "prepare; the record stays for the retry or "
-			        "unprepare",
+			        "slice=%s could not be deleted after a failed prepare; the record stays for the retry or unprepare",
 			        plan.slice_name);
 			json_object_set_new(entry, "state",
 			                    json_string("preparing"));
@@ -695,8 +689,7 @@ undo:
 		json_object_del(claims, c->uid);
 		if (save_ckpt(d, NULL) != GS_OK)
 			gs_warn(TAG,
-			        "uid=%s checkpoint not updated after a failed "
-			        "prepare",
+			        "uid=%s checkpoint not updated after a failed prepare",
 			        c->uid);
 	}
 out:

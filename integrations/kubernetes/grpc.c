@@ -570,8 +570,7 @@ static void dispatch(struct stream *st)
 	}
 	if ((size_t)len + GRPC_HDR != st->in_len) {
 		stream_finish(st, GS_GRPC_INTERNAL,
-		              "gRPC message length does not match the data "
-		              "(one request message expected)");
+		              "gRPC message length does not match the data (one request message expected)");
 		return;
 	}
 	struct gs_grpc_call *call = calloc(1, sizeof(*call));

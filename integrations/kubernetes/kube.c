@@ -312,8 +312,7 @@ static gs_err load_kubeconfig(struct gs_kube *k, const char *path,
 	cl = cname ? named(root, "clusters", cname, "cluster") : NULL;
 	if (cl == NULL) {
 		err = gs_fail(eb, GS_ERR_INVALID,
-		              "%s: context '%s' names cluster '%s', which is "
-		              "not in clusters",
+		              "%s: context '%s' names cluster '%s', which is not in clusters",
 		              path, cur, cname ? cname : "");
 		goto out;
 	}
@@ -337,8 +336,7 @@ static gs_err load_kubeconfig(struct gs_kube *k, const char *path,
 	user = uname ? named(root, "users", uname, "user") : NULL;
 	if (uname && user == NULL) {
 		err = gs_fail(eb, GS_ERR_INVALID,
-		              "%s: context '%s' names user '%s', which is not "
-		              "in users",
+		              "%s: context '%s' names user '%s', which is not in users",
 		              path, cur, uname);
 		goto out;
 	}
@@ -347,9 +345,7 @@ static gs_err load_kubeconfig(struct gs_kube *k, const char *path,
 		    gs_doc_get(user, "auth-provider")) {
 			err = gs_fail(
 			    eb, GS_ERR_UNSUPPORTED,
-			    "%s: user '%s' uses an exec or auth-provider "
-			    "plugin; give a token, tokenFile or client "
-			    "certificate",
+			    "%s: user '%s' uses an exec or auth-provider plugin; give a token, tokenFile or client certificate",
 			    path, uname);
 			goto out;
 		}
@@ -387,8 +383,7 @@ static gs_err load_in_cluster(struct gs_kube *k, const char *sa_dir,
 		if (host == NULL || !*host)
 			return gs_fail(
 			    eb, GS_ERR_INVALID,
-			    "not in a cluster (KUBERNETES_SERVICE_HOST "
-			    "is unset) and no kubeconfig given");
+			    "not in a cluster (KUBERNETES_SERVICE_HOST is unset) and no kubeconfig given");
 		char url[512];
 		/* An IPv6 service address needs brackets in a URL. */
 		snprintf(url, sizeof(url),
@@ -699,13 +694,11 @@ gs_err gs_kube_request(struct gs_kube *k, const char *method, const char *path,
 		if (b.toobig)
 			return gs_fail(
 			    eb, GS_ERR_RANGE,
-			    "API server: %s %s: answer larger than %u "
-			    "bytes",
+			    "API server: %s %s: answer larger than %u bytes",
 			    method, path, GS_KUBE_MAX_BODY);
 		if (last == CURLE_OPERATION_TIMEDOUT || last == CURLE_OK)
 			return gs_fail(eb, GS_ERR_TIMEOUT,
-			               "API server %s: %s %s: no answer within "
-			               "%ld ms",
+			               "API server %s: %s %s: no answer within %ld ms",
 			               k->server, method, path, k->timeout_ms);
 		return gs_fail(
 		    eb, GS_ERR_UNAVAILABLE,

@@ -32,8 +32,7 @@ gs_err gs_kprep_slice_name(const char *uid, char *buf, size_t len,
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		      (c >= '0' && c <= '9') || c == '-'))
 			return gs_fail(eb, GS_ERR_INVALID,
-			               "claim UID '%s' has a character outside "
-			               "[A-Za-z0-9-]",
+			               "claim UID '%s' has a character outside [A-Za-z0-9-]",
 			               uid);
 	}
 	snprintf(buf, len, "%s%s", GS_KPREP_SLICE_PREFIX, uid);
@@ -228,8 +227,7 @@ static gs_err take_results(const json_t *results, const char *driver,
 		if (o->request == NULL || o->pool == NULL || o->device == NULL)
 			return gs_fail(
 			    eb, GS_ERR_INVALID,
-			    "status.allocation.devices.results[%zu]: request, "
-			    "pool and device must be strings",
+			    "status.allocation.devices.results[%zu]: request, pool and device must be strings",
 			    i);
 	}
 	return GS_OK;
@@ -261,8 +259,7 @@ static gs_err gpu_capacity(const json_t *r, const json_t *gpu,
 			               "consumedCapacity.memory is 0");
 		if (total > 0 && v > (uint64_t)total)
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "consumedCapacity.memory %s is more "
-			               "than device %s has (%lld bytes)",
+			               "consumedCapacity.memory %s is more than device %s has (%lld bytes)",
 			               mem, dev, (long long)total);
 		s->memory_bytes = v;
 	}
@@ -275,8 +272,7 @@ static gs_err gpu_capacity(const json_t *r, const json_t *gpu,
 			return err;
 		if (v < 1 || v > 100)
 			return gs_fail(eb, GS_ERR_RANGE,
-			               "consumedCapacity.compute %s is outside "
-			               "1..100 (percent of device %s)",
+			               "consumedCapacity.compute %s is outside 1..100 (percent of device %s)",
 			               comp, dev);
 		s->compute_pct = (int)v;
 	}
@@ -398,8 +394,7 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 	if (jstr(meta, "uid") == NULL || strcmp(jstr(meta, "uid"), uid) != 0)
 		return gs_fail(
 		    eb, GS_ERR_INVALID,
-		    "claim %s/%s has UID %s, the kubelet asked for %s (deleted "
-		    "and recreated?)",
+		    "claim %s/%s has UID %s, the kubelet asked for %s (deleted and recreated?)",
 		    jstr(meta, "namespace") ? jstr(meta, "namespace") : "?",
 		    jstr(meta, "name") ? jstr(meta, "name") : "?",
 		    jstr(meta, "uid") ? jstr(meta, "uid") : "(none)", uid);
@@ -415,8 +410,7 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 		goto fail;
 	if (p->n_results != 1) {
 		err = gs_fail(eb, GS_ERR_UNSUPPORTED,
-		              "the claim allocates %zu %s devices; a claim "
-		              "gets one slice on one device",
+		              "the claim allocates %zu %s devices; a claim gets one slice on one device",
 		              p->n_results, driver);
 		goto fail;
 	}
@@ -430,8 +424,7 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 	if (json_object_get(alloc, "nodeSelector") &&
 	    !selector_admits(json_object_get(alloc, "nodeSelector"), node)) {
 		err = gs_fail(eb, GS_ERR_INVALID,
-		              "status.allocation.nodeSelector does not select "
-		              "this node %s",
+		              "status.allocation.nodeSelector does not select this node %s",
 		              node);
 		goto fail;
 	}
@@ -494,8 +487,7 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 
 			if (prof == NULL || prof->memory_mib == 0) {
 				err = gs_fail(eb, GS_ERR_NOT_FOUND,
-				              "device %s: profile %s is not in "
-				              "the catalog for model %s",
+				              "device %s: profile %s is not in the catalog for model %s",
 				              p->results[0].device, dn.profile,
 				              model ? model : "?");
 				goto fail;

@@ -86,8 +86,7 @@ gs_err gs_kquantity_parse(const char *text, struct gs_kquantity *q,
 		for (int i = 0; i <= pending; i++) {
 			if (m >= MANTISSA_LIMIT / 10)
 				return gs_fail(eb, GS_ERR_RANGE,
-				               "quantity '%s' has more than 18 "
-				               "significant digits",
+				               "quantity '%s' has more than 18 significant digits",
 				               text);
 			m *= 10;
 		}
@@ -96,13 +95,11 @@ gs_err gs_kquantity_parse(const char *text, struct gs_kquantity *q,
 	}
 	if (ndigits == 0)
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "quantity '%s' has no digits (want e.g. 8Gi, "
-		               "500M, 25, 0.5)",
+		               "quantity '%s' has no digits (want e.g. 8Gi, 500M, 25, 0.5)",
 		               text);
 	if (!parse_suffix(p, &sexp10, &sexp2))
 		return gs_fail(eb, GS_ERR_PARSE,
-		               "quantity '%s' has an unknown suffix '%s' (want "
-		               "Ki..Ei, n, u, m, k, M..E or an exponent)",
+		               "quantity '%s' has an unknown suffix '%s' (want Ki..Ei, n, u, m, k, M..E or an exponent)",
 		               text, p);
 	q->negative = neg && m != 0;
 	q->mantissa = m;

@@ -198,8 +198,7 @@ static gs_err poll_events(struct gs_krs *r, bool *changed, struct gs_errbuf *eb)
 	json_decref(h);
 	if (r->ev_cursor >= 0 && llabs(start - r->daemon_start) > 2) {
 		gs_info("rslices",
-		        "node=%s gpusliced restarted: GPU health "
-		        "starts clean",
+		        "node=%s gpusliced restarted: GPU health starts clean",
 		        r->node);
 		json_object_clear(r->health);
 		r->ev_cursor = -1;
@@ -369,8 +368,7 @@ static gs_err write_slice(struct gs_krs *r, const char *method, json_t *s,
 	} else {
 		json_decref(ans);
 		return st < 300 ? gs_fail(eb, GS_ERR_PARSE,
-		                          "API server: %s %s: answer is not an "
-		                          "object",
+		                          "API server: %s %s: answer is not an object",
 		                          method, path)
 		                : gs_kube_status_err(st);
 	}
@@ -675,8 +673,7 @@ static bool on_watch_event(void *arg, const char *type, json_t *obj)
 		 * write's answer recorded its resourceVersion (then the kick
 		 * costs one list and no write). */
 		gs_debug("rslices",
-		         "node=%s slice=%s %s by someone else: "
-		         "re-publishing",
+		         "node=%s slice=%s %s by someone else: re-publishing",
 		         w->r->node,
 		         json_string_value(json_object_get(
 		             json_object_get(obj, "metadata"), "name")),
@@ -715,15 +712,13 @@ static void *watch_main(void *arg)
 				snprintf(w.rv, sizeof(w.rv), "%s", rv);
 			else if (err == GS_OK)
 				err = gs_fail(&eb, GS_ERR_PARSE,
-				              "API server: list without a "
-				              "resourceVersion");
+				              "API server: list without a resourceVersion");
 			json_decref(ans);
 		}
 		if (err == GS_OK) {
 			snprintf(path, sizeof(path),
 			         RS_PATH
-			         "?watch=1&allowWatchBookmarks=true"
-			         "&timeoutSeconds=300&resourceVersion=%s&%s",
+			         "?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=%s&%s",
 			         w.rv, sel);
 			err = gs_kube_watch(r->kube, path, on_watch_event, &w,
 			                    &r->wstop, &eb);
@@ -779,8 +774,7 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 	*out = NULL;
 	if (kube == NULL || cfg->node_name == NULL || !*cfg->node_name)
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "ResourceSlice publisher: needs an API client "
-		               "and a node name");
+		               "ResourceSlice publisher: needs an API client and a node name");
 	if (cfg->interval_ms < 0)
 		return gs_fail(eb, GS_ERR_RANGE,
 		               "ResourceSlice publisher: interval %d ms < 0",
@@ -820,8 +814,7 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 		gs_krs_destroy(r);
 		return gs_fail(
 		    eb, GS_ERR_INTERNAL,
-		    "ResourceSlice publisher: cannot start the watch "
-		    "thread: %s",
+		    "ResourceSlice publisher: cannot start the watch thread: %s",
 		    strerror(e));
 	}
 	r->wthread_started = true;

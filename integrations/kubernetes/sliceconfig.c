@@ -67,15 +67,13 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 			if (gs_parse_priority(s, &n.priority, NULL) != GS_OK)
 				return gs_fail(
 				    eb, GS_ERR_INVALID,
-				    "%s: SliceConfig field 'priority' must be "
-				    "high, normal or low, got '%s'",
+				    "%s: SliceConfig field 'priority' must be high, normal or low, got '%s'",
 				    where, s);
 		} else if (strcmp(key, "weight") == 0) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 			    json_integer_value(v) > GS_SPEC_WEIGHT_MAX)
 				return gs_fail(eb, GS_ERR_INVALID,
-				               "%s: SliceConfig field 'weight' "
-				               "must be an integer 1..%d",
+				               "%s: SliceConfig field 'weight' must be an integer 1..%d",
 				               where, GS_SPEC_WEIGHT_MAX);
 			n.weight = (int)json_integer_value(v);
 		} else if (strcmp(key, "computeMode") == 0) {
@@ -88,8 +86,7 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 			else
 				return gs_fail(
 				    eb, GS_ERR_INVALID,
-				    "%s: SliceConfig field 'computeMode' must "
-				    "be strict or share, got '%s'",
+				    "%s: SliceConfig field 'computeMode' must be strict or share, got '%s'",
 				    where, s);
 		} else if (strcmp(key, "isolation") == 0) {
 			if ((err = want_string(v, where, key, &s, eb)) != GS_OK)
@@ -97,8 +94,7 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 			if (gs_parse_isolation(s, &n.isolation, NULL) != GS_OK)
 				return gs_fail(
 				    eb, GS_ERR_INVALID,
-				    "%s: SliceConfig field 'isolation' must be "
-				    "none, memory, hard or exclusive, got '%s'",
+				    "%s: SliceConfig field 'isolation' must be none, memory, hard or exclusive, got '%s'",
 				    where, s);
 		} else if (strcmp(key, "mode") == 0) {
 			if ((err = want_string(v, where, key, &s, eb)) != GS_OK)
@@ -110,14 +106,12 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 			else
 				return gs_fail(
 				    eb, GS_ERR_INVALID,
-				    "%s: SliceConfig field 'mode' must be "
-				    "timeslice or mps, got '%s'",
+				    "%s: SliceConfig field 'mode' must be timeslice or mps, got '%s'",
 				    where, s);
 		} else {
 			return gs_fail(
 			    eb, GS_ERR_INVALID,
-			    "%s: SliceConfig has an unknown field '%s' (known: "
-			    "priority, weight, computeMode, isolation, mode)",
+			    "%s: SliceConfig has an unknown field '%s' (known: priority, weight, computeMode, isolation, mode)",
 			    where, key);
 		}
 	}

@@ -297,8 +297,7 @@ gs_err gs_gresconf_shards_per_gpu(const char *text, const char *node,
 			    lineno);
 		if (sl.file == NULL)
 			return gs_fail(eb, GS_ERR_UNSUPPORTED,
-			               "gres.conf line %d: shards without "
-			               "File= are not tied to a GPU",
+			               "gres.conf line %d: shards without File= are not tied to a GPU",
 			               lineno);
 		files = strcmp(sl.file, "one") == 0
 		            ? 1
@@ -310,15 +309,13 @@ gs_err gs_gresconf_shards_per_gpu(const char *text, const char *node,
 			    sl.file);
 		if (count % files != 0)
 			return gs_fail(eb, GS_ERR_UNSUPPORTED,
-			               "gres.conf line %d: Count=%ld does not "
-			               "split evenly over %d GPUs",
+			               "gres.conf line %d: Count=%ld does not split evenly over %d GPUs",
 			               lineno, count, files);
 		per = count / files;
 		if (found != 0 && per != found)
 			return gs_fail(
 			    eb, GS_ERR_UNSUPPORTED,
-			    "gres.conf line %d: %ld shards per GPU where an "
-			    "earlier line has %d; set shards_per_gpu",
+			    "gres.conf line %d: %ld shards per GPU where an earlier line has %d; set shards_per_gpu",
 			    lineno, per, found);
 		found = (int)per;
 	}

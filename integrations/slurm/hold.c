@@ -62,8 +62,7 @@ static gs_err pick_way(const struct gs_slurm_conf *c, bool *daemon,
 	*daemon = daemon_answers(c->socket);
 	if (!*daemon && c->daemon == GS_SLURM_DAEMON_REQUIRED)
 		return gs_fail(eb, GS_ERR_UNAVAILABLE,
-		               "gpusliced does not answer on %s (plugstack "
-		               "daemon=required)",
+		               "gpusliced does not answer on %s (plugstack daemon=required)",
 		               c->socket);
 	return GS_OK;
 }
@@ -163,8 +162,7 @@ static gs_err region_acquire(struct gs_slurm_hold *h,
 	if (region_is_foreign(c->run_dir, &uid))
 		return gs_fail(
 		    eb, GS_ERR_PERM,
-		    "the region in %s belongs to uid %u, not to this "
-		    "slurmstepd (is gpusliced down? its socket is %s)",
+		    "the region in %s belongs to uid %u, not to this slurmstepd (is gpusliced down? its socket is %s)",
 		    c->run_dir, uid, c->socket);
 	/* No gpusliced: no arbiter; the jobs take turns among themselves. */
 	err = gs_region_open_owner(c->run_dir, false, &h->region, eb);
@@ -191,8 +189,7 @@ static gs_err region_acquire(struct gs_slurm_hold *h,
 			(void)gs_region_slice_leave(h->region, &h->slice,
 			                            &h->proc, NULL);
 			err = gs_fail(eb, GS_ERR_EXISTS,
-			              "slice %s is held by another slurmstepd "
-			              "with other limits",
+			              "slice %s is held by another slurmstepd with other limits",
 			              want.name);
 			goto out_close;
 		}

@@ -85,8 +85,7 @@ gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc, char *const *argv,
 			    n > 1000000)
 				return gs_fail(
 				    eb, GS_ERR_RANGE,
-				    "plugstack argument shards_per_gpu must be "
-				    "1..1000000, got '%s'",
+				    "plugstack argument shards_per_gpu must be 1..1000000, got '%s'",
 				    v);
 			c->shards_per_gpu = (int)n;
 		} else if (KEY_IS("daemon")) {
@@ -99,8 +98,7 @@ gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc, char *const *argv,
 			else
 				return gs_fail(
 				    eb, GS_ERR_PARSE,
-				    "plugstack argument daemon must be auto, "
-				    "off or required, got '%s'",
+				    "plugstack argument daemon must be auto, off or required, got '%s'",
 				    v);
 		} else if (KEY_IS("compute_mode")) {
 			if (strcmp(v, "strict") == 0)
@@ -110,8 +108,7 @@ gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc, char *const *argv,
 			else
 				return gs_fail(
 				    eb, GS_ERR_PARSE,
-				    "plugstack argument compute_mode must be "
-				    "strict or share, got '%s'",
+				    "plugstack argument compute_mode must be strict or share, got '%s'",
 				    v);
 		} else {
 			return gs_fail(eb, GS_ERR_INVALID,
@@ -237,10 +234,7 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
 		if (g->shards_per_gpu <= 0)
 			return gs_fail(
 			    eb, GS_ERR_INVALID,
-			    "the step holds %d shard(s) but the shards per GPU "
-			    "are not known: give the plugin shards_per_gpu=N "
-			    "in plugstack.conf or Name=shard lines with File= "
-			    "in gres.conf",
+			    "the step holds %d shard(s) but the shards per GPU are not known: give the plugin shards_per_gpu=N in plugstack.conf or Name=shard lines with File= in gres.conf",
 			    g->shards_held);
 		total = (long long)g->shards_per_gpu *
 		        (g->n_gpus > 0 ? g->n_gpus : 1);

@@ -96,8 +96,7 @@ static struct spank_option options[] = {
      "GPU memory cap per GPU for the tasks (gpuslice): 8G, 512MiB, ...", 1,
      GS_SLURM_OPT_MEM, option_cb},
     {"gpu-compute", "PCT",
-     "share of the GPU's time, 1..100 (gpuslice; default with gres/shard: "
-     "the shards' share)",
+     "share of the GPU's time, 1..100 (gpuslice; default with gres/shard: the shards' share)",
      1, GS_SLURM_OPT_COMPUTE, option_cb},
     {"gpu-priority", "high|normal|low",
      "priority of the tasks' GPU work next to other slices (gpuslice)", 1,
@@ -194,8 +193,7 @@ static int find_shim(const struct gs_slurm_conf *c)
 		if (dladdr((void *)&find_shim, &info) == 0 ||
 		    info.dli_fname == NULL ||
 		    (slash = strrchr(info.dli_fname, '/')) == NULL) {
-			(void)step_fail("cannot tell where the plugin lives; "
-			                "give shim= in plugstack.conf");
+			(void)step_fail("cannot tell where the plugin lives; give shim= in plugstack.conf");
 			return -1;
 		}
 		(void)snprintf(shim_path, sizeof(shim_path),
@@ -374,8 +372,7 @@ static int step_begin(spank_t sp, int ac, char **av)
 		(void)gs_format_memory(lim.mem_limit, mem, sizeof(mem));
 	else
 		(void)snprintf(mem, sizeof(mem), "-");
-	slurm_info(TAG ": job %u step %s: slice %s (memory %s, compute %u%%, "
-	               "priority %u, %s)",
+	slurm_info(TAG ": job %u step %s: slice %s (memory %s, compute %u%%, priority %u, %s)",
 	           w.job_id, gs_slurm_step_name(w.step_id, step, sizeof(step)),
 	           hold.name, mem, lim.compute_pct, lim.priority,
 	           hold.via_daemon ? "through gpusliced" : "standalone");

@@ -52,8 +52,7 @@ void gs__kmsg_xid(uint32_t gpu, uint32_t xid)
 	(void)snprintf(path, sizeof(path), "%s/kmsg", gs__drv.dir);
 	/* Bus numbers as nvmlDeviceGetPciInfo reports them. */
 	n = snprintf(line, sizeof(line),
-	             "NVRM: Xid (PCI:0000:%02x:00): %u, pid=%d, name=%.15s, "
-	             "Ch 00000008, simulated fault\n",
+	             "NVRM: Xid (PCI:0000:%02x:00): %u, pid=%d, name=%.15s, Ch 00000008, simulated fault\n",
 	             gs_sim_pci_bus(gpu), xid, (int)gs__drv.pid,
 	             gs__drv.comm[0] ? gs__drv.comm : "<unknown>");
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);

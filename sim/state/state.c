@@ -200,8 +200,7 @@ void gs_sim_uuid_make(const char *prefix, char out[GS_SIM_UUID_LEN])
 		}
 	}
 	snprintf(out, GS_SIM_UUID_LEN,
-	         "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%"
-	         "02x%02x%02x",
+	         "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 	         prefix, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
 	         b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
@@ -651,8 +650,7 @@ gs_err gs_sim_state_validate(const struct gs_sim_state *st, uint64_t file_size,
 		               "not a gpuslice sim state file (bad magic)");
 	if (st->version != GS_SIM_STATE_VERSION)
 		return gs_fail(eb, GS_ERR_VERSION,
-		               "state file has version %u, this build reads "
-		               "version %u (run `gpuslice sim init --force`)",
+		               "state file has version %u, this build reads version %u (run `gpuslice sim init --force`)",
 		               st->version, GS_SIM_STATE_VERSION);
 	if (st->size != sizeof(*st) || file_size != sizeof(*st) ||
 	    st->header_size != offsetof(struct gs_sim_state, exited))
@@ -747,8 +745,7 @@ gs_err gs_sim_state_check(const struct gs_sim_state *st, struct gs_errbuf *eb)
 			     memcmp(st->gpus[i].engine[e].slot_mask, mask[i][e],
 			            sizeof(mask[i][e])) != 0))
 				return gs_fail(eb, GS_ERR_CORRUPT,
-				               "state file GPU %u engine %d "
-				               "disagrees with its processes",
+				               "state file GPU %u engine %d disagrees with its processes",
 				               i, e);
 	return GS_OK;
 }

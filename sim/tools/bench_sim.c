@@ -116,9 +116,7 @@ int main(void)
 	    alloc_ns);
 	printf("sim event rec+query: %8.0f ns per cuEventRecord+cuEventQuery\n",
 	       event_ns);
-	printf("{\"bench\":\"sim_driver_overhead\",\"source\":\"sim\","
-	       "\"launch_ns\":%.0f,\"alloc_free_ns\":%.0f,"
-	       "\"event_record_query_ns\":%.0f}\n",
+	printf("{\"bench\":\"sim_driver_overhead\",\"source\":\"sim\",\"launch_ns\":%.0f,\"alloc_free_ns\":%.0f,\"event_record_query_ns\":%.0f}\n",
 	       launch_ns, alloc_ns, event_ns);
 	rc = 0;
 	(void)cuDevicePrimaryCtxRelease(0);

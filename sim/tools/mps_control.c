@@ -276,8 +276,7 @@ static int resolve_devices(char *err, size_t errlen)
 			}
 			if (d.n_devs == before) {
 				(void)snprintf(err, errlen,
-				               "CUDA_VISIBLE_DEVICES: no such "
-				               "device '%s'",
+				               "CUDA_VISIBLE_DEVICES: no such device '%s'",
 				               tok);
 				return -1;
 			}
@@ -376,14 +375,11 @@ static int claim(char *err, size_t errlen)
 			continue;
 		if (strcmp(m->pipe_dir, d.cfg.pipe_dir) == 0)
 			(void)snprintf(err, errlen,
-			               "An instance of this daemon is already "
-			               "running (pid %d)",
+			               "An instance of this daemon is already running (pid %d)",
 			               (int)m->control_pid);
 		else
 			(void)snprintf(err, errlen,
-			               "%s is already served by the MPS "
-			               "control daemon pid %d (pipe directory "
-			               "%s)",
+			               "%s is already served by the MPS control daemon pid %d (pipe directory %s)",
 			               uuid_of(&d.devs[i]), (int)m->control_pid,
 			               m->pipe_dir);
 		return -1;
@@ -460,8 +456,7 @@ static int server_start(uint32_t uid, char *err, size_t errlen)
 		if (d.server_uid == uid)
 			return 0;
 		(void)snprintf(err, errlen,
-		               "a server for uid %u is running (pid %d); MPS "
-		               "serves one user at a time",
+		               "a server for uid %u is running (pid %d); MPS serves one user at a time",
 		               d.server_uid, (int)d.server);
 		return -1;
 	}
@@ -1142,8 +1137,7 @@ static int client(void)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&su, sizeof(su)) != 0) {
 		fprintf(stderr,
-		        PROG ": Cannot find MPS control daemon process "
-		             "(pipe directory %s)\n",
+		        PROG ": Cannot find MPS control daemon process (pipe directory %s)\n",
 		        d.cfg.pipe_dir);
 		if (fd >= 0)
 			(void)close(fd);
@@ -1195,15 +1189,12 @@ static void usage(FILE *f)
 	        "  -d  start the MPS control daemon in the background\n"
 	        "  -f  run the MPS control daemon in the foreground\n"
 	        "  -h  print this help\n"
-	        "Without options, reads commands from stdin and sends them to "
-	        "the running daemon:\n");
+	        "Without options, reads commands from stdin and sends them to the running daemon:\n");
 	for (int op = 0; op < GS_MPS__COUNT; op++)
 		fprintf(f, "  %s\n", gs__mps_cmd_name((enum gs__mps_op)op));
 	fprintf(f,
-	        "Environment: CUDA_MPS_PIPE_DIRECTORY (default %s), "
-	        "CUDA_MPS_LOG_DIRECTORY (default %s), CUDA_VISIBLE_DEVICES.\n"
-	        "gpuslice's MPS control stand-in (simulated): it serves the "
-	        "simulated GPUs only.\n",
+	        "Environment: CUDA_MPS_PIPE_DIRECTORY (default %s), CUDA_MPS_LOG_DIRECTORY (default %s), CUDA_VISIBLE_DEVICES.\n"
+	        "gpuslice's MPS control stand-in (simulated): it serves the simulated GPUs only.\n",
 	        DEFAULT_PIPE_DIR, DEFAULT_LOG_DIR);
 }
 

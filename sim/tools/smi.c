@@ -477,13 +477,10 @@ static int summary(void)
 
 	(void)nvmlSystemGetDriverVersion(ver, sizeof(ver));
 	(void)nvmlDeviceGetCount_v2(&count);
-	printf("+-----------------------------------------------------------"
-	       "------------------+\n");
-	printf("| NVIDIA-SMI (simulated by gpuslice)   Driver Version: %-10s"
-	       "             |\n",
+	printf("+-----------------------------------------------------------------------------+\n");
+	printf("| NVIDIA-SMI (simulated by gpuslice)   Driver Version: %-10s             |\n",
 	       ver);
-	printf("+-------------------------------+----------------------+---"
-	       "-------------------+\n");
+	printf("+-------------------------------+----------------------+----------------------+\n");
 	for (unsigned int i = 0; i < count; i++) {
 		char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], bus[64];
 		struct target t = {.gpu = i};
@@ -499,15 +496,12 @@ static int summary(void)
 		printf("| %3u  %-25.25s| %-20s | MIG %-8s %5s   |\n", i, name,
 		       bus, cur ? "Enabled" : "Disabled",
 		       cur != pend ? "(pend)" : "");
-		printf("|                               | %5lluMiB / %6lluMiB "
-		       "|                      |\n",
+		printf("|                               | %5lluMiB / %6lluMiB |                      |\n",
 		       mem.used >> 20, mem.total >> 20);
 		printf(
-		    "+-------------------------------+----------------------+"
-		    "----------------------+\n");
+		    "+-------------------------------+----------------------+----------------------+\n");
 	}
-	printf("(simulated) numbers come from gpuslice's GPU simulator, "
-	       "not from a GPU.\n");
+	printf("(simulated) numbers come from gpuslice's GPU simulator, not from a GPU.\n");
 	return 0;
 }
 
@@ -547,8 +541,7 @@ static int set_compute_mode(const char *ids, const char *arg)
 		bus_id(t[i].dev, bus, sizeof(bus));
 		if (r != NVML_SUCCESS) {
 			fprintf(stderr,
-			        "Unable to set the compute mode for GPU %s: "
-			        "%s\n",
+			        "Unable to set the compute mode for GPU %s: %s\n",
 			        bus, nvmlErrorString(r));
 			return exit_for(r);
 		}
@@ -594,12 +587,10 @@ static int set_mig_mode(const char *ids, const char *arg)
 			printf("%s MIG Mode for GPU %s\n",
 			       mode ? "Enabled" : "Disabled", bus);
 		} else {
-			printf("Warning: MIG mode is in pending %s state for "
-			       "GPU %s:%s\n",
+			printf("Warning: MIG mode is in pending %s state for GPU %s:%s\n",
 			       mode ? "enable" : "disable", bus,
 			       nvmlErrorString(act));
-			printf("Reset the GPU (nvidia-smi -i %u -r) to make "
-			       "MIG mode effective on GPU %s (simulated)\n",
+			printf("Reset the GPU (nvidia-smi -i %u -r) to make MIG mode effective on GPU %s (simulated)\n",
 			       t[i].gpu, bus);
 		}
 	}
@@ -645,8 +636,7 @@ static int gpu_reset(const char *ids)
 				busy = true;
 		if (busy) {
 			fprintf(stderr,
-			        "Unable to reset GPU %s because it's being "
-			        "used by some other process.\n",
+			        "Unable to reset GPU %s because it's being used by some other process.\n",
 			        bus[i]);
 			rc = 1;
 			break;
@@ -685,13 +675,11 @@ static int compute_policy(int argc, char **argv)
 			level = argv[i] + 16;
 		else if (strcmp(argv[i], "-h") == 0 ||
 		         strcmp(argv[i], "--help") == 0) {
-			printf("nvidia-smi compute-policy [-i ID] "
-			       "--set-timeslice N (simulated)\n"
+			printf("nvidia-smi compute-policy [-i ID] --set-timeslice N (simulated)\n"
 			       "    N: 0=DEFAULT, 1=SHORT, 2=MEDIUM, 3=LONG\n");
 			return 0;
 		} else {
-			return invalid("Invalid combination of input "
-			               "arguments.");
+			return invalid("Invalid combination of input arguments.");
 		}
 	}
 	if (level == NULL)
@@ -699,15 +687,13 @@ static int compute_policy(int argc, char **argv)
 	v = strtoul(level, &end, 10);
 	if (level[0] < '0' || level[0] > '9' || *end != '\0' ||
 	    v >= GS_SIM_TIMESLICE_LEVELS)
-		return invalid("Invalid timeslice value: use 0 (DEFAULT), 1 "
-		               "(SHORT), 2 (MEDIUM) or 3 (LONG).");
+		return invalid("Invalid timeslice value: use 0 (DEFAULT), 1 (SHORT), 2 (MEDIUM) or 3 (LONG).");
 	rc = targets(ids, t, &n);
 	if (rc != 0)
 		return rc;
 	for (int i = 0; i < n; i++)
 		if (t[i].mig) {
-			fprintf(stderr, "Setting the timeslice is not "
-			                "supported on MIG devices.\n");
+			fprintf(stderr, "Setting the timeslice is not supported on MIG devices.\n");
 			return EXIT_NOT_SUPPORTED;
 		}
 	st = state_open(&map);
@@ -763,16 +749,11 @@ static int mig_list_profiles(struct target *t, int n, bool placements)
 
 	if (!placements) {
 		printf(
-		    "+---------------------------------------------------------"
-		    "--------------------+\n"
-		    "| GPU instance profiles: (simulated)                      "
-		    "                    |\n"
-		    "| GPU   Name               ID    Instances   Memory     "
-		    "P2P    SM    DEC   ENC |\n"
-		    "|                                Free/Total   GiB        "
-		    "      CE    JPEG  OFA |\n"
-		    "|========================================================="
-		    "====================|\n");
+		    "+-----------------------------------------------------------------------------+\n"
+		    "| GPU instance profiles: (simulated)                                          |\n"
+		    "| GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC |\n"
+		    "|                                Free/Total   GiB              CE    JPEG  OFA |\n"
+		    "|=============================================================================|\n");
 	}
 	for (int i = 0; i < n; i++) {
 		if (t[i].mig || !mig_on(&t[i]))
@@ -801,8 +782,7 @@ static int mig_list_profiles(struct target *t, int n, bool placements)
 			}
 			(void)nvmlDeviceGetGpuInstanceRemainingCapacity(
 			    t[i].dev, info.id, &free_n);
-			printf("|  %2u  %-18s %3u    %2u/%-2u      %6.2f     "
-			       "%-3s  %4u  %4u  %4u |\n",
+			printf("|  %2u  %-18s %3u    %2u/%-2u      %6.2f     %-3s  %4u  %4u  %4u |\n",
 			       t[i].gpu, info.name, info.id, free_n,
 			       info.instanceCount,
 			       (double)info.memorySizeMB / 1024.0,
@@ -810,13 +790,11 @@ static int mig_list_profiles(struct target *t, int n, bool placements)
 			       info.multiprocessorCount, info.decoderCount,
 			       info.encoderCount);
 			printf(
-			    "|                                                 "
-			    "             %4u  %4u  %4u |\n",
+			    "|                                                              %4u  %4u  %4u |\n",
 			    info.copyEngineCount, info.jpegCount,
 			    info.ofaCount);
 			printf(
-			    "+-------------------------------------------------"
-			    "----------------------------+\n");
+			    "+-----------------------------------------------------------------------------+\n");
 		}
 	}
 	if (!any) {
@@ -906,9 +884,7 @@ static int mig_create_gi(struct target *t, int n, const char *list,
 			                  NVML_SUCCESS) {
 				fprintf(
 				    stderr,
-				    "Unable to create a GPU instance on GPU "
-				    "%2u using profile %s: Invalid "
-				    "Argument\n",
+				    "Unable to create a GPU instance on GPU %2u using profile %s: Invalid Argument\n",
 				    t[i].gpu, tok);
 				return EXIT_INVALID;
 			}
@@ -937,15 +913,13 @@ static int mig_create_gi(struct target *t, int n, const char *list,
 			if (r != NVML_SUCCESS) {
 				fprintf(
 				    stderr,
-				    "Unable to create a GPU instance on GPU "
-				    "%2u using profile %u: %s\n",
+				    "Unable to create a GPU instance on GPU %2u using profile %u: %s\n",
 				    t[i].gpu, info.id, nvmlErrorString(r));
 				return exit_for(r);
 			}
 			(void)nvmlGpuInstanceGetInfo(gi, &gi_info);
 			printf(
-			    "Successfully created GPU instance ID %2u on GPU "
-			    "%2u using profile %s (ID %2u)\n",
+			    "Successfully created GPU instance ID %2u on GPU %2u using profile %s (ID %2u)\n",
 			    gi_info.id, t[i].gpu, info.name, info.id);
 			if (with_ci) {
 				nvmlComputeInstanceProfileInfo_v2_t ci_info;
@@ -955,17 +929,13 @@ static int mig_create_gi(struct target *t, int n, const char *list,
 				r = create_default_ci(gi, &ci, &ci_info);
 				if (r != NVML_SUCCESS) {
 					fprintf(stderr,
-					        "Unable to create a compute "
-					        "instance on GPU %2u GPU "
-					        "instance ID %2u: %s\n",
+					        "Unable to create a compute instance on GPU %2u GPU instance ID %2u: %s\n",
 					        t[i].gpu, gi_info.id,
 					        nvmlErrorString(r));
 					return exit_for(r);
 				}
 				(void)nvmlComputeInstanceGetInfo_v2(ci, &cinfo);
-				printf("Successfully created compute instance "
-				       "ID %2u on GPU %2u GPU instance ID %2u "
-				       "using profile %s (ID %2u)\n",
+				printf("Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using profile %s (ID %2u)\n",
 				       cinfo.id, t[i].gpu, gi_info.id,
 				       ci_info.name, ci_info.id);
 			}
@@ -1034,12 +1004,11 @@ static int mig_walk(struct target *t, int n, const char *op, const char *gi_ids,
 
 	if (strcmp(op, "-lgi") == 0 || strcmp(op, "-lci") == 0)
 		printf(
-		    "+------------------------------------------------------"
-		    "-+\n| %s instances: (simulated)%*s|\n"
-		    "| GPU   Name               Profile  Instance  Placement "
-		    "|\n|                            ID       ID     "
-		    "Start:Size |\n+-----------------------------"
-		    "--------------------------+\n",
+		    "+-------------------------------------------------------+\n"
+		    "| %s instances: (simulated)%*s|\n"
+		    "| GPU   Name               Profile  Instance  Placement |\n"
+		    "|                            ID       ID     Start:Size |\n"
+		    "+-------------------------------------------------------+\n",
 		    op[2] == 'g' ? "GPU" : "Compute", op[2] == 'g' ? 28 : 24,
 		    "");
 	for (int i = 0; i < n; i++) {
@@ -1076,8 +1045,7 @@ static int mig_walk(struct target *t, int n, const char *op, const char *gi_ids,
 				       gi.placement.start, gi.placement.size);
 			} else if (strcmp(op, "-lci") == 0) {
 				if (has_ci && id_selected(ci_ids, cinfo.id))
-					printf("|  %2u  GI %-3u %-11s %5u %9u "
-					       "%9u:%-4u|\n",
+					printf("|  %2u  GI %-3u %-11s %5u %9u %9u:%-4u|\n",
 					       t[i].gpu, gi.id, info.name + 4,
 					       cinfo.profileId, cinfo.id,
 					       cinfo.placement.start,
@@ -1088,18 +1056,14 @@ static int mig_walk(struct target *t, int n, const char *op, const char *gi_ids,
 				r = create_default_ci(gis[k], &ci, &ci_info);
 				if (r != NVML_SUCCESS) {
 					fprintf(stderr,
-					        "Unable to create a compute "
-					        "instance on GPU %2u GPU "
-					        "instance ID %2u: %s\n",
+					        "Unable to create a compute instance on GPU %2u GPU instance ID %2u: %s\n",
 					        t[i].gpu, gi.id,
 					        nvmlErrorString(r));
 					rc = exit_for(r);
 					continue;
 				}
 				(void)nvmlComputeInstanceGetInfo_v2(ci, &cinfo);
-				printf("Successfully created compute instance "
-				       "ID %2u on GPU %2u GPU instance ID %2u "
-				       "using profile %s (ID %2u)\n",
+				printf("Successfully created compute instance ID %2u on GPU %2u GPU instance ID %2u using profile %s (ID %2u)\n",
 				       cinfo.id, t[i].gpu, gi.id, ci_info.name,
 				       ci_info.id);
 			} else if (strcmp(op, "-dci") == 0) {
@@ -1108,33 +1072,27 @@ static int mig_walk(struct target *t, int n, const char *op, const char *gi_ids,
 				r = nvmlComputeInstanceDestroy(ci);
 				if (r != NVML_SUCCESS) {
 					fprintf(stderr,
-					        "Unable to destroy compute "
-					        "instance ID %2u from GPU %2u "
-					        "GPU instance ID %2u: %s\n",
+					        "Unable to destroy compute instance ID %2u from GPU %2u GPU instance ID %2u: %s\n",
 					        cinfo.id, t[i].gpu, gi.id,
 					        nvmlErrorString(r));
 					rc = exit_for(r);
 					continue;
 				}
 				printf(
-				    "Successfully destroyed compute instance "
-				    "ID %2u from GPU %2u GPU instance ID "
-				    "%2u\n",
+				    "Successfully destroyed compute instance ID %2u from GPU %2u GPU instance ID %2u\n",
 				    cinfo.id, t[i].gpu, gi.id);
 			} else {
 				r = nvmlGpuInstanceDestroy(gis[k]);
 				if (r != NVML_SUCCESS) {
 					fprintf(
 					    stderr,
-					    "Unable to destroy GPU instance "
-					    "ID %2u from GPU %2u: %s\n",
+					    "Unable to destroy GPU instance ID %2u from GPU %2u: %s\n",
 					    gi.id, t[i].gpu,
 					    nvmlErrorString(r));
 					rc = exit_for(r);
 					continue;
 				}
-				printf("Successfully destroyed GPU instance ID "
-				       "%2u from GPU %2u\n",
+				printf("Successfully destroyed GPU instance ID %2u from GPU %2u\n",
 				       gi.id, t[i].gpu);
 			}
 		}
@@ -1179,16 +1137,11 @@ static int mig(int argc, char **argv, const char *ids)
 		         i + 1 < argc)
 			ci_ids = argv[++i];
 		else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("nvidia-smi mig [-i ID] -lgip | -lgipp | -lgi | "
-			       "-lci | -cgi LIST [-C] | -cci [-gi IDS] | -dci "
-			       "[-gi IDS] [-ci IDS] | -dgi [-gi IDS] "
-			       "(simulated)\n"
-			       "  LIST: profile IDs or names, each optionally "
-			       "with :START (placement), comma-separated\n");
+			printf("nvidia-smi mig [-i ID] -lgip | -lgipp | -lgi | -lci | -cgi LIST [-C] | -cci [-gi IDS] | -dci [-gi IDS] [-ci IDS] | -dgi [-gi IDS] (simulated)\n"
+			       "  LIST: profile IDs or names, each optionally with :START (placement), comma-separated\n");
 			return 0;
 		} else
-			return invalid("Invalid combination of input "
-			               "arguments.");
+			return invalid("Invalid combination of input arguments.");
 	}
 	if (op == NULL)
 		return invalid("Invalid combination of input arguments.");
@@ -1209,27 +1162,20 @@ static int mig(int argc, char **argv, const char *ids)
 
 static void usage(void)
 {
-	printf("nvidia-smi (simulated by gpuslice) - the subset gpuslice "
-	       "uses, on the simulated node\n\n"
+	printf("nvidia-smi (simulated by gpuslice) - the subset gpuslice uses, on the simulated node\n"
+	       "\n"
 	       "  nvidia-smi                          summary\n"
-	       "  nvidia-smi -L                       list GPUs and MIG "
-	       "devices\n"
-	       "  nvidia-smi [-i ID] --query-gpu=F,... --format=csv"
-	       "[,noheader][,nounits]\n"
-	       "      F: index count uuid name pci.bus_id driver_version "
-	       "memory.total memory.used\n"
-	       "         memory.free utilization.gpu compute_mode "
-	       "mig.mode.current mig.mode.pending\n"
-	       "  nvidia-smi [-i ID] --query-compute-apps=F,... "
-	       "--format=csv[,noheader][,nounits]\n"
+	       "  nvidia-smi -L                       list GPUs and MIG devices\n"
+	       "  nvidia-smi [-i ID] --query-gpu=F,... --format=csv[,noheader][,nounits]\n"
+	       "      F: index count uuid name pci.bus_id driver_version memory.total memory.used\n"
+	       "         memory.free utilization.gpu compute_mode mig.mode.current mig.mode.pending\n"
+	       "  nvidia-smi [-i ID] --query-compute-apps=F,... --format=csv[,noheader][,nounits]\n"
 	       "      F: pid process_name used_memory gpu_uuid gpu_bus_id\n"
 	       "  nvidia-smi -i ID -c DEFAULT|PROHIBITED|EXCLUSIVE_PROCESS\n"
 	       "  nvidia-smi -i ID -mig 0|1\n"
-	       "  nvidia-smi -i ID -r                 reset: applies a "
-	       "pending MIG mode\n"
+	       "  nvidia-smi -i ID -r                 reset: applies a pending MIG mode\n"
 	       "  nvidia-smi compute-policy [-i ID] --set-timeslice 0|1|2|3\n"
-	       "  nvidia-smi mig [-i ID] -lgip|-lgipp|-lgi|-lci|-cgi LIST "
-	       "[-C]|-cci|-dci|-dgi\n"
+	       "  nvidia-smi mig [-i ID] -lgip|-lgipp|-lgi|-lci|-cgi LIST [-C]|-cci|-dci|-dgi\n"
 	       "ID: index, UUID or PCI bus id (comma-separated list).\n");
 }
 
@@ -1252,9 +1198,7 @@ int main(int argc, char **argv)
 	r = nvmlInit_v2();
 	if (r != NVML_SUCCESS) {
 		fprintf(stderr,
-		        "NVIDIA-SMI has failed because it couldn't communicate "
-		        "with the NVIDIA driver (simulated: %s; run `gpuslice "
-		        "sim init`).\n",
+		        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver (simulated: %s; run `gpuslice sim init`).\n",
 		        nvmlErrorString(r));
 		return EXIT_NO_NVML;
 	}
@@ -1303,15 +1247,13 @@ int main(int argc, char **argv)
 		struct csv c;
 
 		if (format == NULL || parse_format(format, &c) != 0) {
-			rc = invalid("Invalid format: use --format=csv"
-			             "[,noheader][,nounits].");
+			rc = invalid("Invalid format: use --format=csv[,noheader][,nounits].");
 			goto out;
 		}
 		rc = query != NULL ? query_gpu(query, ids, &c)
 		                   : query_apps(apps, ids, &c);
 	} else if (format != NULL) {
-		rc = invalid("--format needs --query-gpu or "
-		             "--query-compute-apps.");
+		rc = invalid("--format needs --query-gpu or --query-compute-apps.");
 	} else if (list) {
 		rc = list_gpus();
 	} else if (cmode != NULL) {
