@@ -9,10 +9,19 @@
  *   (NVML steps on a copy,     (the create        entry (plan_finish) --->
  *    then the instance)         reports it)       READY or FAILED
  *
- * Every step that fails ends in plan_fail: the slice becomes FAILED and
- * goes with a slice.failed event saying why, and what was made for it
- * (a MIG instance) goes too; a slice deleted meanwhile stays deleted and
- * what was made for it goes (plan_gone). The create waits on its plan
+ * Each step runs in one retry-or-fail loop: a step that fails for a
+ * passing reason (err_is_transient: NVML's "in use", an MPS control
+ * daemon started but not up yet, a lock that timed out) is tried again
+ * after a back-off (50 ms doubling to 2 s) while the plan's deadline
+ * allows (retry_ok, retry_sleep); the MIG steps are idempotent
+ * (gs__mig_steps), so trying again carries on where they stopped. A
+ * step that fails for good, or past the deadline, ends in plan_fail,
+ * once: the slice becomes FAILED and goes with a slice.failed event
+ * saying why, and what was made for it goes too (its region entry, the
+ * MIG instances its steps made: plan_undo_mig); a slice deleted
+ * meanwhile stays deleted and what was made for it goes (plan_gone). An
+ * actor stopping between tries leaves the plan (plan_abandon): its slice
+ * stays PENDING for the next start. The create waits on its plan
  * with a deadline (gs__actor_await) and answers with the outcome; the
  * plan's last batch is committed before the answer (201 means ready, and
  * saved). A daemon that stopped with plans pending resumes them at start
@@ -41,6 +50,12 @@
 
 /* How long a create waits for its slice to be ready. */
 #define ACTOR_DEADLINE_S 120
+/* A plan stops trying again this long before its create's deadline, so
+ * that the create answers with the failure rather than a timeout. */
+#define ACTOR_SLACK_S 10
+/* The back-off between tries of a step: doubling from the first. */
+#define RETRY_FIRST_MS 50
+#define RETRY_MAX_MS   2000
 
 enum a_state { A_UNKNOWN, A_SAVED, A_LOST };
 
@@ -48,9 +63,11 @@ struct gs__plan {
 	struct gs__plan *next;
 	struct gs_slice s; /* as phase A saved it; MIG fields once claimed */
 	struct gs_adm_decision dec;
-	struct gs_gpus *priv; /* MIG work: the inventory copy, else NULL */
-	bool creator;         /* a create waits on it */
-	enum a_state a;       /* how phase A's batch committed */
+	struct gs_gpus *priv;     /* MIG work: the inventory copy, else NULL */
+	bool creator;             /* a create waits on it */
+	int64_t deadline_ns;      /* no try starts after this */
+	struct gs__mig_made made; /* the instances its MIG steps made */
+	enum a_state a;           /* how phase A's batch committed */
 	bool done;
 	gs_err err;
 	struct gs_errbuf eb;
@@ -110,6 +127,9 @@ void gs__actor_queue(struct gs_node *node, struct gs__plan *p,
 	memset(dec, 0, sizeof(*dec));
 	p->priv = priv;
 	p->creator = true;
+	p->deadline_ns =
+	    gs_now_ns() +
+	    (int64_t)(ACTOR_DEADLINE_S - ACTOR_SLACK_S) * 1000000000;
 	p->next = NULL;
 	if (a->tail)
 		a->tail->next = p;
@@ -119,25 +139,42 @@ void gs__actor_queue(struct gs_node *node, struct gs__plan *p,
 	pthread_cond_broadcast(&a->cv);
 }
 
-bool gs__actor_resume(struct gs_node *node, struct gs__nslice *ns)
+bool gs__actor_resume(struct gs_node *node, struct gs__nslice *ns,
+                      const struct gs_adm_decision *mig)
 {
 	struct gs__plan *p = gs__plan_new();
+	struct gs_gpus *priv = NULL;
 	struct gs_adm_decision dec;
+	int g = ns->s.gpu_index;
 
 	if (p == NULL)
 		return false;
-	/* What is left of a create that was decided and saved: no MIG
-	 * steps (an instance it holds stays as it is), its MPS server and
-	 * region entry. */
-	memset(&dec, 0, sizeof(dec));
+	if (mig != NULL) {
+		/* Its MIG change, carried out again: the steps are
+		 * idempotent (those done are skipped, an instance they made
+		 * is found and taken), on a copy as a create's are. */
+		priv = malloc(sizeof(*priv));
+		if (priv == NULL) {
+			gs__plan_free(p);
+			return false;
+		}
+		*priv = *node->gpus;
+		node->mig_busy[g] = true;
+		dec = *mig;
+	} else {
+		/* What is left of a create that was decided and saved: no
+		 * MIG steps (an instance it holds stays as it is), its MPS
+		 * server and region entry. */
+		memset(&dec, 0, sizeof(dec));
+		dec.gi_id = ns->s.gi_id;
+	}
 	dec.mode = ns->s.mode;
-	dec.gpu = ns->s.gpu_index;
-	dec.gi_id = ns->s.gi_id;
-	gs__actor_queue(node, p, &ns->s, &dec, NULL);
+	dec.gpu = g;
+	gs__actor_queue(node, p, &ns->s, &dec, priv);
 	p->creator = false;
 	p->a = A_SAVED;
-	gs_info("node", "slice=%s pending since the last start: resumed",
-	        ns->s.name);
+	gs_info("node", "slice=%s pending since the last start: resumed%s",
+	        ns->s.name, mig ? " with its MIG change" : "");
 	return true;
 }
 
@@ -182,18 +219,108 @@ static void plan_done(struct gs_node *node, struct gs__plan *p, gs_err err)
 }
 
 /*
- * Lock held: the one way a plan fails. Slice `ns` (still PENDING) becomes
- * FAILED and goes with a slice.failed event saying `why`; the MIG
- * instance the plan made for it goes too (`undo_mig`). The batch is the
- * plan's last (announced with gs_store_intent when *intent).
+ * Whether a step that failed with `err` may succeed when tried again: what
+ * it waits for is busy or slow, not wrong. GS_ERR_BUSY: NVML's "in use"
+ * on a MIG change, an MPS control daemon started and not up yet (the
+ * starter), a lock held; GS_ERR_TIMEOUT: the region writers' lock or
+ * NVML timed out. Anything else (a driver error, no permission, no room,
+ * an I/O error, an MPS start within its back-off) fails the slice at
+ * once.
+ */
+static bool err_is_transient(gs_err err)
+{
+	return err == GS_ERR_BUSY || err == GS_ERR_TIMEOUT;
+}
+
+/* Lock held: whether plan `p`'s step that failed with `err` is tried
+ * again after a back-off of wait_ms (logged so). */
+static bool retry_ok(struct gs_node *node, const struct gs__plan *p, gs_err err,
+                     const struct gs_errbuf *eb, int wait_ms)
+{
+	if (!err_is_transient(err) || node->actor->stop ||
+	    gs_now_ns() + (int64_t)wait_ms * 1000000 >= p->deadline_ns)
+		return false;
+	gs_info("node", "slice=%s %s; trying again in %d ms", p->s.name,
+	        gs_errbuf_msg(eb, err), wait_ms);
+	return true;
+}
+
+/*
+ * Lock held (released while it waits): the back-off *wait_ms, doubled
+ * for the next try. False: the actor is stopping (plan_abandon).
+ */
+static bool retry_sleep(struct gs_node *node, int *wait_ms)
+{
+	struct gs__actor *a = node->actor;
+	struct timespec until;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += *wait_ms / 1000;
+	until.tv_nsec += (long)(*wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	while (!a->stop && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&a->cv, &node->lock, &until);
+	*wait_ms = *wait_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : *wait_ms * 2;
+	return !a->stop;
+}
+
+/*
+ * Lock held: the actor stops between two tries of plan `p`. Its slice
+ * stays PENDING, in the store too: the next start resumes the plan (the
+ * MIG steps, idempotent, find what they made). A create still waiting
+ * answers that gpusliced is stopping.
+ */
+static void plan_abandon(struct gs_node *node, struct gs__plan *p)
+{
+	gs_info("node", "slice=%s left pending: gpusliced is stopping",
+	        p->s.name);
+	(void)gs_fail(&p->eb, GS_ERR_UNAVAILABLE,
+	              "slice %s is not ready: gpusliced is stopping; it shows as pending until it is created or fails",
+	              p->s.name);
+	plan_done(node, p, GS_ERR_UNAVAILABLE);
+}
+
+/*
+ * Lock held: undoes the MIG instances plan `p` made for slice `s` (out
+ * of the model by now): those its create steps made or found made; for a
+ * plan without MIG steps, the one gs__mig_undo names. An instance a
+ * slice holds stays, as do the idle instances its destroy steps removed
+ * (gone) and a MIG mode it turned on (the planner turns it off again).
+ */
+static void plan_undo_mig(struct gs_node *node, struct gs__plan *p,
+                          const struct gs_slice *s)
+{
+	if (p->made.n == 0) {
+		gs__mig_undo(node, s, &p->dec);
+		return;
+	}
+	for (int k = 0; k < p->made.n; k++)
+		gs__mig_drop_unheld(node, s->gpu_index, p->made.uuid[k]);
+}
+
+/*
+ * Lock held: the one way a plan fails, once, its compensation in one
+ * place. Slice `ns` (still PENDING) becomes FAILED and goes with a
+ * slice.failed event saying `why` (out of the model and the store; its
+ * region entry, gs__node_remove); the MIG instances the plan made go
+ * too. The batch is the plan's last (announced with gs_store_intent when
+ * *intent); the create that waits answers `err`, with p->eb.
  */
 static void plan_fail(struct gs_node *node, struct gs__plan *p,
-                      struct gs__nslice *ns, bool undo_mig, const char *why,
+                      struct gs__nslice *ns, gs_err err, const char *why,
                       bool *intent)
 {
-	gs__node_fail(node, ns, undo_mig ? &p->dec : NULL, &p->wr, why);
+	struct gs_slice failed = ns->s;
+
+	gs__node_fail(node, ns, NULL, &p->wr, why);
+	plan_undo_mig(node, p, &failed);
 	gs__node_submit_announced(node, &p->wr, intent);
 	p->has_wr = true;
+	plan_done(node, p, err);
 }
 
 /*
@@ -210,7 +337,7 @@ static void plan_gone(struct gs_node *node, struct gs__plan *p,
 	if (has_ref && !gs__slot_held(node, ref) &&
 	    gs__node_find(node, p->s.name) == NULL)
 		(void)gs_region_slice_delete(node->region, ref, NULL);
-	gs__mig_undo(node, &p->s, &p->dec);
+	plan_undo_mig(node, p, &p->s);
 	/* A resync that ran before phase A's row was committed lost the
 	 * slice from the model but not from the store. */
 	gs__wr_slice_del(dw, p->s.id);
@@ -226,24 +353,37 @@ static void plan_gone(struct gs_node *node, struct gs__plan *p,
  * The MIG part of plan `p` (its decision has MIG work); lock NOT held.
  * Phase A marked GPU g busy and copied the inventory into p->priv: the
  * NVML steps run on it under node->mig_lock (readers go on meanwhile),
- * then, under node->lock, gpu[g] is copied back, busy cleared and the
- * slice takes its instance. Returns with the lock held: true to go on,
- * false when the plan ended here (failed, or the slice is gone).
+ * tried again while they fail for a passing reason; then, under
+ * node->lock, gpu[g] is copied back, busy cleared and the slice takes
+ * its instance. Returns with the lock held: true to go on, false when
+ * the plan ended here (failed, left, or the slice is gone).
  */
 static bool plan_mig(struct gs_node *node, struct gs__plan *p)
 {
-	int g = p->s.gpu_index;
-	struct gs_errbuf eb = {0};
+	int g = p->s.gpu_index, wait_ms = RETRY_FIRST_MS;
+	struct gs_errbuf eb;
 	struct gs__nslice *ns;
+	bool stopping = false;
 	gs_err err;
 
-	pthread_mutex_lock(&node->mig_lock);
-	if (node->mig_hook)
-		node->mig_hook(node->mig_hook_arg, p->s.name);
-	err = gs__mig_steps(p->priv, g, &p->dec, &eb);
-	pthread_mutex_unlock(&node->mig_lock);
+	for (int tries = 0;; tries++) {
+		gs_errbuf_init(&eb);
+		pthread_mutex_lock(&node->mig_lock);
+		if (tries == 0 && node->mig_hook)
+			node->mig_hook(node->mig_hook_arg, p->s.name);
+		err = gs__mig_steps(p->priv, g, &p->dec, &p->made, &eb);
+		pthread_mutex_unlock(&node->mig_lock);
+		pthread_mutex_lock(&node->lock);
+		if (err == GS_OK || gs__node_find_id(node, p->s.id) == NULL ||
+		    !retry_ok(node, p, err, &eb, wait_ms))
+			break;
+		if (!retry_sleep(node, &wait_ms)) {
+			stopping = true;
+			break;
+		}
+		pthread_mutex_unlock(&node->lock);
+	}
 
-	pthread_mutex_lock(&node->lock);
 	node->gpus->gpu[g] = p->priv->gpu[g];
 	node->mig_busy[g] = false;
 	/* Its processes may start the moment the create answers: the new
@@ -254,6 +394,10 @@ static bool plan_mig(struct gs_node *node, struct gs__plan *p)
 	if (ns == NULL) {
 		plan_gone(node, p, NULL, false);
 		plan_done(node, p, GS_ERR_BUSY);
+		return false;
+	}
+	if (stopping) {
+		plan_abandon(node, p);
 		return false;
 	}
 	if (err == GS_OK) {
@@ -268,10 +412,8 @@ static bool plan_mig(struct gs_node *node, struct gs__plan *p)
 		snprintf(why, sizeof(why),
 		         "not created: its MIG change failed: %s",
 		         gs_errbuf_msg(&eb, err));
-		/* The steps done stay done (their instances idle). */
-		plan_fail(node, p, ns, false, why, &intent);
 		p->eb = eb;
-		plan_done(node, p, err);
+		plan_fail(node, p, ns, err, why, &intent);
 		return false;
 	}
 	return true;
@@ -290,41 +432,64 @@ static bool phase_a_saved(struct gs_node *node, struct gs__plan *p)
  * Brings up an MPS slice's server and writes the slice's limits to the
  * region off the lock (gs__slot_write may wait on the region's writers'
  * lock), then, under the lock, finds the slice again by id and makes it
- * READY, saved with its slice.created event; or FAILED and gone.
+ * READY, saved with its slice.created event. A step that fails for a
+ * passing reason is tried again (both are idempotent); one that fails
+ * for good makes the slice FAILED, and it goes.
  */
 static void plan_finish(struct gs_node *node, struct gs__plan *p)
 {
 	const struct gs_slice *s = &p->s;
 	const struct gs_adm_decision *dec = &p->dec;
 	struct gs_slice_ref ref = {.slot = -1};
-	struct gs_errbuf reb = {0}, meb = {0};
+	struct gs_errbuf eb;
 	struct gs__nslice *ns;
-	bool has_ref = false, intent = true, mps_down = false;
-	gs_err rerr = GS_OK;
+	bool has_ref = false, intent, mps_down;
+	bool mps = node->mps_starter &&
+	           (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS);
+	int wait_ms = RETRY_FIRST_MS;
+	gs_err err;
 
 	if (node->create_hook)
 		node->create_hook(node->create_hook_arg, s->name);
-	/* An MPS slice is ready once its server is: a process started in
-	 * it before then would run as a context of its own, not held by
-	 * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
-	if (node->mps_starter &&
-	    (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS) &&
-	    !node->mps_starter(node->mps_starter_arg, s, &meb))
-		mps_down = true;
-	if (node->region && !mps_down)
-		rerr = gs__slot_write(node->region, s, &ref, &has_ref, &reb);
+	for (;;) {
+		gs_errbuf_init(&eb);
+		/* An MPS slice is ready once its server is: a process started
+		 * in it before then would run as a context of its own, not
+		 * held by CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
+		err = mps ? node->mps_starter(node->mps_starter_arg, s, &eb)
+		          : GS_OK;
+		mps_down = err != GS_OK;
+		if (err == GS_OK && node->region) {
+			struct gs_slice_ref r = ref;
+			bool has = false;
 
-	gs_store_intent(node->store);
-	pthread_mutex_lock(&node->lock);
-	ns = gs__node_find_id(node, s->id);
-	if (ns == NULL) {
+			err = gs__slot_write(node->region, s, &r, &has, &eb);
+			if (has) {
+				ref = r;
+				has_ref = true;
+			}
+		}
+		gs_store_intent(node->store);
+		intent = true;
+		pthread_mutex_lock(&node->lock);
+		ns = gs__node_find_id(node, s->id);
+		if (ns == NULL) {
+			gs_store_intent_drop(node->store);
+			plan_gone(node, p, has_ref ? &ref : NULL, has_ref);
+			plan_done(node, p, GS_ERR_BUSY);
+			return;
+		}
+		if (err == GS_OK || !retry_ok(node, p, err, &eb, wait_ms))
+			break;
 		gs_store_intent_drop(node->store);
-		plan_gone(node, p, has_ref ? &ref : NULL, has_ref);
-		plan_done(node, p, GS_ERR_BUSY);
-		return;
+		if (!retry_sleep(node, &wait_ms)) {
+			plan_abandon(node, p);
+			return;
+		}
+		pthread_mutex_unlock(&node->lock);
 	}
 	gs__slot_took(ns, &ref, has_ref);
-	if (mps_down || rerr) {
+	if (err) {
 		char why[256];
 
 		/*
@@ -339,16 +504,15 @@ static void plan_finish(struct gs_node *node, struct gs__plan *p)
 			snprintf(
 			    why, sizeof(why),
 			    "not created: its MPS control daemon could not start: %s",
-			    gs_errbuf_msg(&meb, GS_ERR_UNAVAILABLE));
+			    gs_errbuf_msg(&eb, GS_ERR_UNAVAILABLE));
 		else
 			snprintf(why, sizeof(why),
 			         "not created: its limits could not be written to the shared region: %s",
-			         gs_errbuf_msg(&reb, rerr));
-		plan_fail(node, p, ns, true, why, &intent);
+			         gs_errbuf_msg(&eb, err));
 		(void)gs_fail(&p->eb, GS_ERR_UNAVAILABLE, "slice %s %s",
 		              s->name, why);
 		node->ctr.rejects++;
-		plan_done(node, p, GS_ERR_UNAVAILABLE);
+		plan_fail(node, p, ns, GS_ERR_UNAVAILABLE, why, &intent);
 		return;
 	}
 	ns->s.state = GS_SLICE_READY;
@@ -382,7 +546,7 @@ static void plan_run(struct gs_node *node, struct gs__plan *p)
 		/* The create answered its commit's error; the model went
 		 * back to the store's. */
 		if (gs__node_find_id(node, p->s.id) == NULL)
-			gs__mig_undo(node, &p->s, &p->dec);
+			plan_undo_mig(node, p, &p->s);
 		plan_done(node, p, GS_ERR_IO);
 		return;
 	}
@@ -479,7 +643,7 @@ static gs_err await_saved(struct gs_node *node, struct gs__plan *p,
 		gs__node_fail(node, ns, NULL, fw,
 		              "not created: it could not be saved as ready");
 	if (gs__node_find_id(node, p->s.id) == NULL)
-		gs__mig_undo(node, &p->s, &p->dec);
+		plan_undo_mig(node, p, &p->s);
 	gs__node_submit_detached(node, fw);
 	pthread_mutex_unlock(&node->lock);
 	return err;

@@ -44,8 +44,11 @@ gs_err gs__actor_await(struct gs_node *node, struct gs__plan *p, gs_err a_err,
 /*
  * Lock held, at start (gs_node_recover): queues the plan of slice `ns`,
  * left PENDING by a daemon that stopped, to be carried out with no create
- * waiting. False: out of memory.
+ * waiting: its MIG change `mig` (its saved decision, gs__mig_plan_parse;
+ * NULL: none left to make), then its MPS server and region entry. False:
+ * out of memory.
  */
-bool gs__actor_resume(struct gs_node *node, struct gs__nslice *ns);
+bool gs__actor_resume(struct gs_node *node, struct gs__nslice *ns,
+                      const struct gs_adm_decision *mig);
 
 #endif

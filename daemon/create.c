@@ -93,8 +93,8 @@ void gs_node_set_mig_hook(struct gs_node *node,
 }
 
 void gs_node_set_mps_starter(struct gs_node *node,
-                             bool (*fn)(void *arg, const struct gs_slice *s,
-                                        struct gs_errbuf *eb),
+                             gs_err (*fn)(void *arg, const struct gs_slice *s,
+                                          struct gs_errbuf *eb),
                              void *arg)
 {
 	node->mps_starter = fn;

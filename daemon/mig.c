@@ -71,20 +71,46 @@ bool gs__mig_has_work(const struct gs_adm_decision *d)
 	return d->mig_on || d->n_steps > 0 || d->mig_off;
 }
 
+/* The instance of profile `profile_id` at `start` on gp, or NULL. */
+static const struct gs_mig_dev *mig_at(const struct gs_gpu *gp, int profile_id,
+                                       int start)
+{
+	for (int m = 0; m < gp->n_mig; m++)
+		if (gp->mig[m].profile_id == profile_id &&
+		    gp->mig[m].start == start)
+			return &gp->mig[m];
+	return NULL;
+}
+
+static void made_add(struct gs__mig_made *made, const char *uuid)
+{
+	if (made == NULL || !uuid[0] || made->n >= GS_ADM_MAX_STEPS)
+		return;
+	for (int k = 0; k < made->n; k++)
+		if (strcmp(made->uuid[k], uuid) == 0)
+			return;
+	snprintf(made->uuid[made->n++], sizeof(made->uuid[0]), "%s", uuid);
+}
+
 /*
  * The NVML part of decision `d` on GPU g of `gpus` (node->mig_lock held;
  * node->lock not needed when `gpus` is a private copy): MIG on, the
  * steps in order (destroys name idle instances, creates a profile at a
- * placement), MIG off. gpus->gpu[g] is refreshed as it goes. On failure
- * the steps done stay done (the instances made are idle: the next slice
- * of their profile takes them).
+ * placement), MIG off. gpus->gpu[g] is refreshed as it goes. Each step
+ * looks first whether its effect holds (MIG already on or off, the
+ * instance to destroy gone, one of the profile at the placement there),
+ * so running the steps again after a failure or a restart carries on
+ * where they stopped. On failure the steps done stay done; *made names
+ * the instances the create steps made (or found), for the caller to undo.
  */
 gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
-                     const struct gs_adm_decision *d, struct gs_errbuf *eb)
+                     const struct gs_adm_decision *d, struct gs__mig_made *made,
+                     struct gs_errbuf *eb)
 {
+	struct gs_gpu *gp = &gpus->gpu[g];
 	gs_err err;
 
-	if (d->mig_on) {
+	if (d->mig_on && !gp->mig_on) {
 		err = gs_gpus_set_mig(gpus, g, true, eb);
 		if (err)
 			return err;
@@ -93,9 +119,17 @@ gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
 	for (int k = 0; k < d->n_steps; k++) {
 		const struct gs_adm_step *st = &d->steps[k];
 		const char *pname = st->profile ? st->profile->name : "?";
+		const struct gs_mig_dev *have;
 		struct gs_mig_dev dev;
 
 		if (st->op == GS_MIG_DESTROY) {
+			bool there = false;
+
+			for (int m = 0; m < gp->n_mig; m++)
+				there |= gp->mig[m].gi_id == st->gi_id &&
+				         gp->mig[m].start == st->start;
+			if (!there)
+				continue;
 			err = gs_gpus_mig_destroy(gpus, g, st->gi_id, eb);
 			if (err)
 				return err;
@@ -104,14 +138,21 @@ gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
 			        pname, st->start);
 			continue;
 		}
+		have = mig_at(gp, st->profile->profile_id, st->start);
+		if (have != NULL) {
+			made_add(made, have->uuid);
+			continue;
+		}
 		err = gs_gpus_mig_create(gpus, g, st->profile->profile_id,
 		                         st->start, &dev, eb);
 		if (err)
 			return err;
+		have = mig_at(gp, st->profile->profile_id, st->start);
+		made_add(made, have ? have->uuid : dev.uuid);
 		gs_info("node", "gpu=%d MIG instance %s@%d created", g, pname,
 		        st->start);
 	}
-	if (d->mig_off) {
+	if (d->mig_off && gp->mig_on) {
 		err = gs_gpus_set_mig(gpus, g, false, eb);
 		if (err)
 			return err;

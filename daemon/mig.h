@@ -17,9 +17,21 @@ struct gs_errbuf;
 bool gs__mig_in_use(struct gs_node *node, int g, int gi_id);
 /* Whether decision `d` changes its GPU's MIG mode or layout. */
 bool gs__mig_has_work(const struct gs_adm_decision *d);
-/* The NVML part of decision `d` on GPU g of `gpus` (node->mig_lock held). */
+/* The instances a plan's create steps made (or found made: a retry, a
+ * restart), by uuid: what a plan that fails destroys again. */
+struct gs__mig_made {
+	int n;
+	char uuid[GS_ADM_MAX_STEPS][96];
+};
+
+/*
+ * The NVML part of decision `d` on GPU g of `gpus` (node->mig_lock held),
+ * idempotent: a step whose effect already holds is skipped, so a retry
+ * or a restart runs the same steps again. OUT: *made (may be NULL).
+ */
 gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
-                     const struct gs_adm_decision *d, struct gs_errbuf *eb);
+                     const struct gs_adm_decision *d, struct gs__mig_made *made,
+                     struct gs_errbuf *eb);
 /* Lock held, the steps done: MIG slice `s` takes its instance. */
 gs_err gs__mig_claim(struct gs_node *node, struct gs_slice *s,
                      const struct gs_adm_decision *d, struct gs_errbuf *eb);

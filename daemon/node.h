@@ -244,18 +244,21 @@ void gs_node_set_mig_hook(struct gs_node *node,
 
 /*
  * `fn` brings up the MPS control daemon that MPS slice `s` (its GPU, MIG
- * instance and UUID) will be a client of, and returns whether it runs
- * (false: why in eb). Every create of an MPS slice calls it between its
- * two phases (in the actor's thread), off the node lock, so the slice is
- * ready only once a process started in it becomes an MPS client; one
- * that cannot start fails the create (slice.failed). NULL fn: MPS slices
- * are ready at once (the reconciler starts their daemon on its next
- * tick). The reconciler sets it (gs_reconciler_create); set it before
- * the API serves and before gs_node_recover resumes pending creates.
+ * instance and UUID) will be a client of, and returns GS_OK once it runs,
+ * else why in eb: GS_ERR_BUSY while one it started is not up yet (the
+ * actor tries again after a back-off), another code when it cannot run
+ * (the create fails at once). Every create of an MPS slice calls it
+ * between its two phases (in the actor's thread), off the node lock, so
+ * the slice is ready only once a process started in it becomes an MPS
+ * client; one that cannot start fails the create (slice.failed). NULL
+ * fn: MPS slices are ready at once (the reconciler starts their daemon on
+ * its next tick). The reconciler sets it (gs_reconciler_create); set it
+ * before the API serves and before gs_node_recover resumes pending
+ * creates.
  */
 void gs_node_set_mps_starter(struct gs_node *node,
-                             bool (*fn)(void *arg, const struct gs_slice *s,
-                                        struct gs_errbuf *eb),
+                             gs_err (*fn)(void *arg, const struct gs_slice *s,
+                                          struct gs_errbuf *eb),
                              void *arg);
 
 /* Nanoseconds of CLOCK_REALTIME. */

@@ -90,8 +90,8 @@ struct gs_node {
 	void (*mig_hook)(void *arg, const char *slice);
 	void *mig_hook_arg;
 	/* gs_node_set_mps_starter: set before the API serves. */
-	bool (*mps_starter)(void *arg, const struct gs_slice *s,
-	                    struct gs_errbuf *eb);
+	gs_err (*mps_starter)(void *arg, const struct gs_slice *s,
+	                      struct gs_errbuf *eb);
 	void *mps_starter_arg;
 	/* The actor (actor.c): the plans creates recorded, its workers. */
 	struct gs__actor *actor;

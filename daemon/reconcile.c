@@ -36,6 +36,7 @@ struct mps_dev {
 	int restarts;
 	int64_t last_start_ns;
 	bool start_failed; /* the last start did not bring one up */
+	bool starting;     /* ... but -d succeeded: it may still come up */
 };
 
 struct gs_reconciler {
@@ -52,8 +53,8 @@ int gs_run_cmd(char *const argv[], char *const env[], const char *input,
 	                  timeout_ms, 0);
 }
 
-static bool mps_ensure(void *arg, const struct gs_slice *s,
-                       struct gs_errbuf *eb);
+static gs_err mps_ensure(void *arg, const struct gs_slice *s,
+                         struct gs_errbuf *eb);
 
 gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
                             struct gs_errbuf *eb)
@@ -161,12 +162,14 @@ static bool mps_start(struct gs_reconciler *r, struct mps_dev *d)
 		         "gpu=%d gi=%d cannot start %s -d (status %d)", d->gpu,
 		         d->gi, c.prog, rc);
 		d->start_failed = true;
+		d->starting = false;
 		return false;
 	}
 	/* -d returns once the daemon is up; its pid file says who it is. */
 	d->pid = gs_mps_wait_up(dirs[0], 1000, 20);
 	d->running = d->pid != 0;
 	d->start_failed = !d->running;
+	d->starting = !d->running;
 	gs_info("reconcile", "gpu=%d gi=%d MPS control daemon %s pid=%d dir=%s",
 	        d->gpu, d->gi, d->running ? "started" : "did not start",
 	        (int)d->pid, d->dir);
@@ -189,6 +192,10 @@ static void mps_stop(struct gs_reconciler *r, struct mps_dev *d)
 
 /* A failed start is not tried again for this long. */
 #define MPS_BACKOFF_NS 10000000000LL
+/* A daemon whose `-d` succeeded but whose pid file is not there yet may
+ * come up for this long: a create waits for it (GS_ERR_BUSY, the actor
+ * tries again); after that it counts as a failed start. */
+#define MPS_COMING_NS 5000000000LL
 
 /* Lock held: the control daemon MPS slice `s` is a client of, marked
  * wanted, with the device it serves; NULL when there is no room. */
@@ -206,58 +213,88 @@ static struct mps_dev *mps_want(struct gs_reconciler *r,
 	return d;
 }
 
-/* Lock held: whether `d` runs, starting it unless its last start failed
- * less than MPS_BACKOFF_NS ago (then *ago, may be NULL, says how long). */
-static bool mps_bring_up(struct gs_reconciler *r, struct mps_dev *d,
-                         int64_t *ago)
+/* How a start of a control daemon stands (mps_bring_up). */
+enum mps_up { MPS_UP, MPS_COMING, MPS_NOT_UP, MPS_BACKING_OFF, MPS_DOWN };
+
+/*
+ * Lock held: whether `d` runs, starting it unless its last start failed
+ * less than MPS_BACKOFF_NS ago (then *ago, may be NULL, says how long)
+ * or a daemon it started may still come up (MPS_COMING; MPS_NOT_UP once
+ * MPS_COMING_NS passed without it).
+ */
+static enum mps_up mps_bring_up(struct gs_reconciler *r, struct mps_dev *d,
+                                int64_t *ago)
 {
 	int64_t since;
 
 	d->pid = mps_alive(d);
 	d->running = d->pid != 0;
-	if (d->running)
-		return true;
+	if (d->running) {
+		d->starting = false;
+		return MPS_UP;
+	}
 	since = gs_now_ns() - d->last_start_ns;
+	if (d->starting) {
+		if (since < MPS_COMING_NS)
+			return MPS_COMING;
+		d->starting = false;
+		return MPS_NOT_UP;
+	}
 	if (d->start_failed && since < MPS_BACKOFF_NS) {
 		if (ago)
 			*ago = since;
-		return false;
+		return MPS_BACKING_OFF;
 	}
-	return mps_start(r, d);
+	if (mps_start(r, d))
+		return MPS_UP;
+	return d->starting ? MPS_COMING : MPS_DOWN;
 }
 
 /*
  * The node's MPS starter (gs_node_set_mps_starter): a create of MPS slice
  * `s` brings up the control daemon it will be a client of, so the slice is
  * ready only once that runs. A start that failed less than 10 s ago is not
- * tried again (the tick's back-off): the create fails at once.
+ * tried again (the tick's back-off): the create fails at once. A daemon
+ * started but not up yet answers GS_ERR_BUSY (the actor asks again).
  */
-static bool mps_ensure(void *arg, const struct gs_slice *s,
-                       struct gs_errbuf *eb)
+static gs_err mps_ensure(void *arg, const struct gs_slice *s,
+                         struct gs_errbuf *eb)
 {
 	struct gs_reconciler *r = arg;
 	const char *mig = s->mode == GS_MODE_MIG_MPS ? " (MIG)" : "";
 	struct mps_dev *d;
-	bool ok;
+	enum mps_up up = MPS_DOWN;
 	int64_t ago = 0;
 
 	pthread_mutex_lock(&r->lock);
 	d = mps_want(r, s);
-	ok = d != NULL && mps_bring_up(r, d, &ago);
+	if (d != NULL)
+		up = mps_bring_up(r, d, &ago);
 	pthread_mutex_unlock(&r->lock);
 	if (d == NULL)
-		gs_fail(eb, GS_ERR_UNAVAILABLE,
-		        "no room for another MPS control daemon (%d)", MPS_MAX);
-	else if (!ok && ago > 0)
-		gs_fail(eb, GS_ERR_UNAVAILABLE,
-		        "gpu %d%s: the last start failed %.1f s ago (gpusliced's log says why); try again in %.0f s",
-		        s->gpu_index, mig, (double)ago / 1e9,
-		        (double)(MPS_BACKOFF_NS - ago) / 1e9 + 0.5);
-	else if (!ok)
-		gs_fail(eb, GS_ERR_UNAVAILABLE,
-		        "gpu %d%s: %s -d did not start a daemon (gpusliced's log says why)",
-		        s->gpu_index, mig, gs_node_config(r->node)->mps_control);
-	return ok;
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "no room for another MPS control daemon (%d)",
+		               MPS_MAX);
+	switch (up) {
+	case MPS_UP:
+		return GS_OK;
+	case MPS_COMING:
+		return gs_fail(eb, GS_ERR_BUSY,
+		               "gpu %d%s: the MPS control daemon %s -d started is not up yet",
+		               s->gpu_index, mig,
+		               gs_node_config(r->node)->mps_control);
+	case MPS_BACKING_OFF:
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "gpu %d%s: the last start failed %.1f s ago (gpusliced's log says why); try again in %.0f s",
+		               s->gpu_index, mig, (double)ago / 1e9,
+		               (double)(MPS_BACKOFF_NS - ago) / 1e9 + 0.5);
+	case MPS_NOT_UP:
+	case MPS_DOWN:
+		break;
+	}
+	return gs_fail(eb, GS_ERR_UNAVAILABLE,
+	               "gpu %d%s: %s -d did not start a daemon (gpusliced's log says why)",
+	               s->gpu_index, mig, gs_node_config(r->node)->mps_control);
 }
 
 void gs_reconciler_tick(struct gs_reconciler *r)

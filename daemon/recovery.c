@@ -104,7 +104,7 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 			struct gs_slice failed = ns->s;
 
 			if (g >= 0 && pending_resumable(node, ns, g) &&
-			    gs__actor_resume(node, ns)) {
+			    gs__actor_resume(node, ns, NULL)) {
 				n_kept++;
 				i++;
 				continue;

@@ -8,7 +8,10 @@
  * none for time-sliced ones, stopped with the last MPS slice, a failed
  * start retried only after its back-off; that the create of an MPS slice
  * brings its control daemon up (the node's MPS starter) and fails closed
- * when it cannot; and gs_run_cmd's contract.
+ * when it cannot; that the actor's retry-or-fail loop waits for a control
+ * daemon still coming up (`-d` succeeded, its pid file late: a passing
+ * failure, tried again) and fails a slice whose daemon cannot start once,
+ * with one event and nothing left behind; and gs_run_cmd's contract.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +44,12 @@ static const char script[] =
     "  [ -e \"$0.fail\" ] && { echo fail >> \"$0.log\"; exit 1; }\n"
     "  echo \"start $CUDA_VISIBLE_DEVICES\" >> \"$0.log\"\n"
     "  sleep 60 </dev/null >/dev/null 2>&1 &\n"
-    "  echo $! > \"$pidf\"\n"
+    "  pid=$!\n"
+    "  if [ -e \"$0.slow\" ]; then\n"
+    "    (sleep 1.5; echo $pid > \"$pidf\") </dev/null >/dev/null 2>&1 &\n"
+    "    exit 0\n"
+    "  fi\n"
+    "  echo $pid > \"$pidf\"\n"
     "  exit 0\n"
     "fi\n"
     "read cmd\n"
@@ -271,6 +279,114 @@ static void mps_slice_is_not_created_without_its_control_daemon(void **state)
 	create(e, "t", GS_MODE_TIMESLICE, 1);
 }
 
+/* ---- the actor's retry-or-fail loop ---- */
+
+/* Creates the marker that makes the control program's daemon late: its
+ * pid file appears 1.5 s after `-d` returned (the starter waits 1 s). */
+static void control_slow(struct env *e)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mps-control.slow", e->f.dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
+struct ev_count {
+	int created, failed, other;
+};
+
+static void count_event(void *ctx, const struct gs_event *ev)
+{
+	struct ev_count *c = ctx;
+
+	if (strcmp(ev->type, "slice.created") == 0)
+		c->created++;
+	else if (strcmp(ev->type, "slice.failed") == 0)
+		c->failed++;
+	else
+		c->other++;
+}
+
+static struct ev_count events_of(struct env *e, const char *slice)
+{
+	struct ev_count c = {0};
+
+	assert_int_equal(gs_store_events(e->f.store, 0, 0, slice, -1, 100,
+	                                 count_event, &c, NULL),
+	                 GS_OK);
+	return c;
+}
+
+static void count_row(void *ctx, const struct gs_slice *s)
+{
+	(void)s;
+	(*(int *)ctx)++;
+}
+
+static void mps_slice_waits_for_a_control_daemon_coming_up_then_is_ready(
+    void **state)
+{
+	struct env *e = *state;
+	struct gs_errbuf eb = {0};
+	struct gs_slice got;
+	struct ev_count ev;
+
+	/* The first try finds the daemon started but not up (a passing
+	 * failure): the actor tries again until its pid file is there. */
+	control_slow(e);
+	if (try_create(e, "m", GS_MODE_MPS, 1, &eb) != GS_OK)
+		fail_msg("create m: %s", eb.msg);
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "m", &got),
+	                 GS_OK);
+	assert_int_equal(got.state, GS_SLICE_READY);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 1);
+	/* Started once, waited for, not started again. */
+	assert_int_equal(logged(e, "start"), 1);
+	assert_int_equal(logged(e, "fail"), 0);
+	ev = events_of(e, "m");
+	assert_int_equal(ev.created, 1);
+	assert_int_equal(ev.failed, 0);
+}
+
+static void mps_slice_that_cannot_start_fails_once_and_leaves_nothing(
+    void **state)
+{
+	struct env *e = *state;
+	struct gs_node_counters ctr;
+	struct gs_errbuf eb = {0};
+	struct gs_slice got;
+	struct ev_count ev;
+	int rows = 0;
+
+	/* `-d` fails: not a passing failure, so no second try. */
+	control_fails(e, true);
+	assert_int_equal(try_create(e, "m", GS_MODE_MPS, 1, &eb),
+	                 GS_ERR_UNAVAILABLE);
+	assert_non_null(strstr(eb.msg, "MPS control daemon could not start"));
+	assert_int_equal(logged(e, "fail"), 1);
+	ev = events_of(e, "m");
+	assert_int_equal(ev.failed, 1);
+	assert_int_equal(ev.created, 0);
+	gs_node_counters(e->f.node, &ctr);
+	assert_int_equal(ctr.creates, 0);
+	assert_int_equal(ctr.rejects, 1);
+	/* Nothing of it left: not in the model, the store, nor a control
+	 * daemon wanted for it. */
+	assert_int_equal(gs_node_slice_get(e->f.node, &e->f.admin, "m", &got),
+	                 GS_ERR_NOT_FOUND);
+	assert_int_equal(gs_store_load_slices(e->f.store, count_row, &rows,
+	                                      NULL),
+	                 GS_OK);
+	assert_int_equal(rows, 0);
+	control_fails(e, false);
+	gs_reconciler_tick(e->rec);
+	assert_int_equal(gs_reconciler_mps_running(e->rec), 0);
+	assert_int_equal(logged(e, "start"), 0);
+}
+
 static void run_cmd_returns_status_and_output_and_times_out(void **state)
 {
 	char out[64];
@@ -304,6 +420,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(
 	        mps_slice_is_not_created_without_its_control_daemon, setup,
 	        teardown),
+	    cmocka_unit_test_setup_teardown(
+	        mps_slice_waits_for_a_control_daemon_coming_up_then_is_ready,
+	        setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+	        mps_slice_that_cannot_start_fails_once_and_leaves_nothing,
+	        setup, teardown),
 	    cmocka_unit_test(run_cmd_returns_status_and_output_and_times_out),
 	};
 
