@@ -517,6 +517,7 @@ static void plan_finish(struct gs_node *node, struct gs__plan *p)
 	}
 	ns->s.state = GS_SLICE_READY;
 	ns->s.updated_ns = gs_now_ns();
+	ns->s.mig_plan[0] = '\0'; /* carried out */
 	/* the ledger skipped it till now */
 	gs__ledger_start(node, ns->s.id, ns->s.updated_ns);
 	gs__wr_slice_put(&p->wr, &ns->s);

@@ -275,6 +275,10 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		if (priv) {
 			*priv = *node->gpus;
 			node->mig_busy[s.gpu_index] = true;
+			/* Saved with the pending row: a daemon that stops
+			 * during the change carries it on at its start. */
+			gs__mig_plan_format(&dec, s.mig_plan,
+			                    sizeof(s.mig_plan));
 		}
 	} else {
 		err = gs__mig_claim(node, &s, &dec, eb);

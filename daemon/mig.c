@@ -162,6 +162,86 @@ gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
 	return GS_OK;
 }
 
+void gs__mig_plan_format(const struct gs_adm_decision *d, char *out,
+                         size_t len)
+{
+	size_t off;
+	int n;
+
+	n = snprintf(out, len, "v1 on=%d off=%d prof=%d gi=%d take=%d;",
+	             d->mig_on ? 1 : 0, d->mig_off ? 1 : 0,
+	             d->profile ? d->profile->profile_id : -1, d->gi_id,
+	             d->take_start);
+	off = n > 0 ? (size_t)n : 0;
+	for (int k = 0; k < d->n_steps && off < len; k++) {
+		const struct gs_adm_step *st = &d->steps[k];
+		int pid = st->profile ? st->profile->profile_id : -1;
+
+		if (st->op == GS_MIG_DESTROY)
+			n = snprintf(out + off, len - off, "d%d:%d@%d;",
+			             st->gi_id, pid, st->start);
+		else
+			n = snprintf(out + off, len - off, "c%d@%d;", pid,
+			             st->start);
+		off += n > 0 ? (size_t)n : 0;
+	}
+	/* Cut short: unreadable, so a restart fails the slice rather than
+	 * carry out part of its plan. */
+	if (off >= len)
+		out[0] = '\0';
+}
+
+bool gs__mig_plan_parse(const char *text, const struct gs_gpu *gp,
+                        struct gs_adm_decision *d)
+{
+	int on, off, prof, gi, take, used = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->gi_id = -1;
+	if (gp->cat == NULL ||
+	    sscanf(text, "v1 on=%d off=%d prof=%d gi=%d take=%d;%n", &on,
+	           &off, &prof, &gi, &take, &used) != 5 ||
+	    used == 0)
+		return false;
+	d->mig_on = on != 0;
+	d->mig_off = off != 0;
+	d->gi_id = gi;
+	d->take_start = take;
+	d->profile = prof >= 0 ? gs_catalog_profile_by_id(gp->cat, prof)
+	                       : NULL;
+	if (prof >= 0 && d->profile == NULL)
+		return false;
+	text += used;
+	while (*text) {
+		struct gs_adm_step *st;
+		int a, b, c;
+
+		if (d->n_steps == GS_ADM_MAX_STEPS)
+			return false;
+		st = &d->steps[d->n_steps];
+		used = 0;
+		if (sscanf(text, "d%d:%d@%d;%n", &a, &b, &c, &used) == 3 &&
+		    used > 0) {
+			st->op = GS_MIG_DESTROY;
+			st->gi_id = a;
+		} else if (sscanf(text, "c%d@%d;%n", &b, &c, &used) == 2 &&
+		           used > 0) {
+			st->op = GS_MIG_CREATE;
+			st->gi_id = -1;
+		} else {
+			return false;
+		}
+		st->start = c;
+		st->profile =
+		    b >= 0 ? gs_catalog_profile_by_id(gp->cat, b) : NULL;
+		if (st->op == GS_MIG_CREATE && st->profile == NULL)
+			return false;
+		d->n_steps++;
+		text += used;
+	}
+	return true;
+}
+
 /*
  * Lock held, the MIG steps done: a MIG-mode slice `s` takes the instance
  * decision `d` names, or the first idle one of its profile (at

@@ -32,6 +32,18 @@ struct gs__mig_made {
 gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
                      const struct gs_adm_decision *d, struct gs__mig_made *made,
                      struct gs_errbuf *eb);
+/*
+ * A decision's MIG part as text, for the PENDING row (gs_slice.mig_plan):
+ * "v1 on=O off=F prof=P gi=G take=T;", then per step "cP@S;" (create
+ * profile id P at placement S) or "dG:P@S;" (destroy idle instance G,
+ * profile P, at S); "" when it does not fit. gs__mig_plan_parse reads it
+ * back for GPU `gp` (profiles from its catalog) into `d` (zeroed first):
+ * false when it does not parse or names a profile the GPU does not know.
+ */
+void gs__mig_plan_format(const struct gs_adm_decision *d, char *out,
+                         size_t len);
+bool gs__mig_plan_parse(const char *text, const struct gs_gpu *gp,
+                        struct gs_adm_decision *d);
 /* Lock held, the steps done: MIG slice `s` takes its instance. */
 gs_err gs__mig_claim(struct gs_node *node, struct gs_slice *s,
                      const struct gs_adm_decision *d, struct gs_errbuf *eb);

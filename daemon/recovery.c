@@ -2,7 +2,8 @@
  * recovery.c - bringing the node back in line with what it finds: at
  * start (gs_node_recover: region slices the store does not hold, slices
  * whose GPU or MIG instance is gone, creates a stop cut short - resumed
- * by the actor, or failed where their MIG work is not known - on_exit=
+ * by the actor, a MIG change cut short carried on from its saved plan,
+ * or failed where their GPU is gone or their plan unknown - on_exit=
  * delete slices whose processes are gone), and once a second
  * (gs_node_housekeep: region files a tenant cut short or whose lock it
  * holds, dead tenants' process entries, region slots a failed write left
@@ -35,31 +36,37 @@ static bool slice_has_live_procs(struct gs_node *node, struct gs__nslice *ns)
 }
 
 /*
- * Whether PENDING slice `ns` can be carried on with GPU g (lock held):
- * anything but a MIG slice whose instance is unknown (its MIG steps were
- * under way: what they left is not known). Moves it to g, and a MIG
- * slice to its instance's current ids.
+ * Lock held: resumes PENDING slice `ns` on GPU g (the actor carries its
+ * plan on), or answers false (it fails). A MIG slice whose instance is
+ * there (taken in phase A, by uuid) moves to its current ids; one whose
+ * MIG change was under way (its saved plan, gs_slice.mig_plan) has it
+ * carried out again: the steps are idempotent, so the instance the
+ * change made is found and taken, a step not done is done, and a plan
+ * that fails now undoes what it made. A MIG slice with neither (a row
+ * from before the plans were saved) fails.
  */
-static bool pending_resumable(struct gs_node *node, struct gs__nslice *ns,
-                              int g)
+static bool pending_resume(struct gs_node *node, struct gs__nslice *ns, int g)
 {
 	const struct gs_gpu *gp = &node->gpus->gpu[g];
+	struct gs_adm_decision dec;
 
-	if (gs_mode_is_mig(ns->s.mode)) {
-		int k;
-
-		if (!ns->s.mig_uuid[0])
-			return false;
-		for (k = 0; k < gp->n_mig; k++)
-			if (strcmp(gp->mig[k].uuid, ns->s.mig_uuid) == 0)
-				break;
-		if (k == gp->n_mig)
-			return false;
-		ns->s.gi_id = gp->mig[k].gi_id;
-		ns->s.ci_id = gp->mig[k].ci_id;
-	}
 	ns->s.gpu_index = g;
-	return true;
+	if (!gs_mode_is_mig(ns->s.mode))
+		return gs__actor_resume(node, ns, NULL);
+	if (ns->s.mig_uuid[0]) {
+		for (int k = 0; k < gp->n_mig; k++)
+			if (strcmp(gp->mig[k].uuid, ns->s.mig_uuid) == 0) {
+				ns->s.gi_id = gp->mig[k].gi_id;
+				ns->s.ci_id = gp->mig[k].ci_id;
+				return gs__actor_resume(node, ns, NULL);
+			}
+		return false;
+	}
+	if (!ns->s.mig_plan[0] || node->mig_busy[g] ||
+	    !gs__mig_plan_parse(ns->s.mig_plan, gp, &dec))
+		return false;
+	ns->s.gi_id = ns->s.ci_id = -1;
+	return gs__actor_resume(node, ns, &dec);
 }
 
 gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
@@ -97,14 +104,13 @@ gs_err gs_node_recover(struct gs_node *node, int *kept, int *cleaned,
 
 		/* Saved PENDING: gpusliced stopped while it was being
 		 * created (its create was never answered). Its plan resumes
-		 * where the GPU (and a MIG slice's instance) is still there;
-		 * otherwise it never comes back as a ready slice (its MIG
-		 * instance stays, idle). */
+		 * where the GPU is still there (pending_resume); otherwise it
+		 * never comes back as a ready slice (an instance it took
+		 * goes, unless another slice holds it). */
 		if (ns->s.state == GS_SLICE_PENDING) {
 			struct gs_slice failed = ns->s;
 
-			if (g >= 0 && pending_resumable(node, ns, g) &&
-			    gs__actor_resume(node, ns, NULL)) {
+			if (g >= 0 && pending_resume(node, ns, g)) {
 				n_kept++;
 				i++;
 				continue;

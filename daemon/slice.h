@@ -70,6 +70,9 @@ struct gs_slice_label {
 	char value[GS_SLICE_LABEL_VALUE_MAX];
 };
 
+/* A PENDING MIG slice's MIG decision as text (gs__mig_plan_format). */
+#define GS_SLICE_MIG_PLAN_MAX 400
+
 struct gs_slice {
 	int64_t id; /* stable, never reused */
 	char name[GS_NAME_MAX];
@@ -97,6 +100,10 @@ struct gs_slice {
 	    pids[GS_SLICE_MAX_PIDS]; /* processes attached through the API */
 	int n_labels;
 	struct gs_slice_label labels[GS_SLICE_MAX_LABELS]; /* sorted by key */
+	/* While PENDING with MIG steps to carry out: the decision (MIG on,
+	 * steps, MIG off, the instance to take), saved with the row so that
+	 * a restarted daemon carries it on (gs_node_recover); "" otherwise. */
+	char mig_plan[GS_SLICE_MIG_PLAN_MAX];
 };
 
 /* A team: quota.h's guarantee and max (GS_QUOTA_UNLIMITED for none). */

@@ -93,6 +93,9 @@ static const char *const migrations[] = {
     " WHEN t1_ns > t0_ns AND alloc_seconds > 0 THEN gpu_seconds *"
     "  MIN(1.0, alloc_seconds * 1e9 / (t1_ns - t0_ns))"
     " ELSE NULL END;",
+    /* 5 -> 6: a PENDING MIG slice's MIG decision (gs_slice.mig_plan), so
+     * that a restarted daemon carries its MIG change on */
+    "ALTER TABLE slices ADD COLUMN mig_plan TEXT NOT NULL DEFAULT '';",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -119,9 +122,10 @@ static const char *const stmt_sql[ST__COUNT] = {
         "INSERT OR REPLACE INTO slices(id, name, owner_uid, team, spec,"
         " mode, gpu_index, gpu_uuid, mig_profile, mig_uuid, gi_id,"
         " ci_id, region_slot, region_gen, state, on_exit, borrowed,"
-        " created_ns, updated_ns, reason, had_procs, pids, labels)"
+        " created_ns, updated_ns, reason, had_procs, pids, labels,"
+        " mig_plan)"
         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-        "?16,?17,?18,?19,?20,?21,?22,?23)",
+        "?16,?17,?18,?19,?20,?21,?22,?23,?24)",
     [ST_SLICE_DEL] = "DELETE FROM slices WHERE id = ?1",
     [ST_TEAM_PUT] =
         "INSERT OR REPLACE INTO teams(name, parent, g_memory, g_compute,"
@@ -809,6 +813,7 @@ gs_err gs_store_slice_put(struct gs_store *st, const struct gs_slice *v)
 	bind_text(s, 20, v->reason);
 	sqlite3_bind_int(s, 21, v->had_procs);
 	bind_text(s, 22, pids);
+	bind_text(s, 24, v->mig_plan);
 	{
 		json_t *lj = gs_slice_labels_to_json(v->labels, v->n_labels);
 		char *lt = lj ? json_dumps(lj, JSON_COMPACT | JSON_SORT_KEYS)
@@ -1005,7 +1010,8 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 	    "SELECT id, name, owner_uid, team, spec, mode, gpu_index,"
 	    " gpu_uuid, mig_profile, mig_uuid, gi_id, ci_id, region_slot,"
 	    " region_gen, state, on_exit, borrowed, created_ns, updated_ns,"
-	    " reason, had_procs, pids, labels FROM slices ORDER BY id",
+	    " reason, had_procs, pids, labels, mig_plan FROM slices"
+	    " ORDER BY id",
 	    &s, eb);
 	if (err)
 		return err;
@@ -1043,6 +1049,7 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 		copy_col(v.reason, sizeof(v.reason), s, 19);
 		v.had_procs = sqlite3_column_int(s, 20) != 0;
 		pids_parse(&v, (const char *)sqlite3_column_text(s, 21));
+		copy_col(v.mig_plan, sizeof(v.mig_plan), s, 23);
 		{
 			const char *lt =
 			    (const char *)sqlite3_column_text(s, 22);

@@ -29,6 +29,8 @@ gs_add_shell_test(daemon_users_see_and_change_only_their_own_slices
                   tests/integration/daemon/non_admin.sh TIMEOUT 120)
 gs_add_shell_test(daemon_restart_reconciles_slices_with_what_still_runs
                   tests/integration/daemon/recovery.sh TIMEOUT 180)
+gs_add_shell_test(daemon_restart_carries_on_a_mig_create_cut_short
+                  tests/integration/daemon/mig_resume.sh TIMEOUT 120)
 gs_add_shell_test(daemon_xid_faults_mark_the_culprit_and_mps_neighbours
                   tests/integration/daemon/faults.sh TIMEOUT 180)
 gs_add_shell_test(daemon_ledger_reports_usage_and_costs_timeslice_and_tcp
