@@ -129,6 +129,40 @@ static void new_file_is_migrated_to_latest_and_reopens(void **state)
 	gs_store_close(st);
 }
 
+/* A PENDING MIG slice's plan (gs_slice.mig_plan, schema 6) is saved and
+ * read back with its row, so a restart can carry its MIG change on. */
+static void pending_row_keeps_its_mig_plan(void **state)
+{
+	static const char plan[] = "v1 on=1 off=0 prof=19 gi=-1 take=0;c19@0;";
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct put_arg a;
+	struct gs_store_op op = {.apply = apply_put, .arg = &a};
+	struct gs_slice got[2];
+
+	(void)state;
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	make_slice(&a.s, 3, "mig-1");
+	a.s.mode = GS_MODE_MIG;
+	a.s.state = GS_SLICE_PENDING;
+	snprintf(a.s.mig_plan, sizeof(a.s.mig_plan), "%s", plan);
+	a.del = false;
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	gs_store_close(st);
+
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
+	                 GS_OK);
+	assert_int_equal(got[0].id, 1);
+	assert_int_equal(got[1].state, GS_SLICE_PENDING);
+	assert_string_equal(got[1].mig_plan, plan);
+	gs_store_close(st);
+}
+
 struct demand_arg {
 	struct gs_demand_class put[2];
 	int n_put;
@@ -697,6 +731,8 @@ int main(void)
 	        teardown),
 	    cmocka_unit_test_setup_teardown(
 	        newer_schema_is_refused_with_version_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(pending_row_keeps_its_mig_plan,
+	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(demand_classes_round_trip_by_shape,
 	                                    setup, teardown),
 	    cmocka_unit_test_setup_teardown(
