@@ -11,9 +11,9 @@
  *
  * Each step runs in one retry-or-fail loop: a step that fails for a
  * passing reason (err_is_transient: NVML's "in use", an MPS control
- * daemon started but not up yet, a lock that timed out) is tried again
- * after a back-off (50 ms doubling to 2 s) while the plan's deadline
- * allows (retry_ok, retry_sleep); the MIG steps are idempotent
+ * daemon started but not up yet) is tried again after a back-off (50 ms
+ * doubling to 2 s) while the plan's deadline allows (retry_ok,
+ * retry_sleep); the MIG steps are idempotent
  * (gs__mig_steps), so trying again carries on where they stopped. A
  * step that fails for good, or past the deadline, ends in plan_fail,
  * once: the slice becomes FAILED and goes with a slice.failed event
@@ -220,16 +220,16 @@ static void plan_done(struct gs_node *node, struct gs__plan *p, gs_err err)
 
 /*
  * Whether a step that failed with `err` may succeed when tried again: what
- * it waits for is busy or slow, not wrong. GS_ERR_BUSY: NVML's "in use"
- * on a MIG change, an MPS control daemon started and not up yet (the
- * starter), a lock held; GS_ERR_TIMEOUT: the region writers' lock or
- * NVML timed out. Anything else (a driver error, no permission, no room,
- * an I/O error, an MPS start within its back-off) fails the slice at
- * once.
+ * it waits for is busy, not wrong. GS_ERR_BUSY: NVML's "in use" on a MIG
+ * change, an MPS control daemon started and not up yet (the starter).
+ * Anything else fails the slice at once: a driver error, no permission,
+ * no room, an I/O error, an MPS start within its back-off, and a timeout
+ * (the region writers' lock held past its own deadline: the wait was the
+ * retry; create_fails_closed.sh expects the 503 then).
  */
 static bool err_is_transient(gs_err err)
 {
-	return err == GS_ERR_BUSY || err == GS_ERR_TIMEOUT;
+	return err == GS_ERR_BUSY;
 }
 
 /* Lock held: whether plan `p`'s step that failed with `err` is tried

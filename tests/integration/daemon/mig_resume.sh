@@ -63,7 +63,9 @@ out=$(api GET /v1/slices/m)
 expect_status "m after the restart" 200
 jcheck "$out" 'd["state"] == "ready" and d["mig"]["uuid"] == "'"$uuid"'"'
 expect_eq "instances" "$(n_instances)" 1
-expect_eq "m's last event" "$(last_event m)" "slice.created"
+# (the event's batch commits just after the model shows it)
+wait_until 5 eval '[ "$(last_event m)" = slice.created ]' ||
+	fail "m's last event is $(last_event m), not slice.created"
 grep -q 'slice=m pending since the last start: resumed with its MIG change' "$WORK/daemon.log" ||
 	fail "the log does not say m's MIG change was resumed"
 daemon_stop
@@ -91,7 +93,8 @@ GPUSLICE_FAULT='region.write:1+' daemon_up
 wait_until 10 settled m || fail "m is still pending after the third restart"
 api GET /v1/slices/m >/dev/null
 expect_status "m after its plan failed" 404
-expect_eq "m's last event" "$(last_event m)" "slice.failed"
+wait_until 5 eval '[ "$(last_event m)" = slice.failed ]' ||
+	fail "m's last event is $(last_event m), not slice.failed"
 wait_until 5 eval '[ "$(n_instances)" = 0 ]' ||
 	fail "the instance made for m stays: $(instances)"
 daemon_stop
