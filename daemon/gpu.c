@@ -514,6 +514,51 @@ gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
 	return GS_OK;
 }
 
+/* The compute instances of GPU instance `gi` (all CI profiles). */
+static unsigned int gi_cis(struct gs_nvml *f, nvmlGpuInstance_t gi)
+{
+	nvmlComputeInstance_t cis[8];
+	unsigned int total = 0, n;
+
+	for (unsigned int prof = 0; prof < NVML_COMPUTE_INSTANCE_PROFILE_COUNT;
+	     prof++) {
+		n = 8;
+		if (f->nvmlGpuInstanceGetComputeInstances(gi, prof, cis, &n) ==
+		    NVML_SUCCESS)
+			total += n;
+	}
+	return total;
+}
+
+bool gs_gpus_mig_drop_half(struct gs_gpus *g, int i, int profile_id,
+                           int start)
+{
+	struct gs_nvml *f = g->fn;
+
+	if (g->fake || f == NULL || !f->nvmlDeviceGetGpuInstanceById ||
+	    !f->nvmlGpuInstanceGetInfo ||
+	    !f->nvmlGpuInstanceGetComputeInstances ||
+	    !f->nvmlGpuInstanceDestroy)
+		return false;
+	/* GPU instance ids are small (the driver's are below 16). */
+	for (unsigned int id = 0; id < 32; id++) {
+		nvmlGpuInstance_t gi;
+		nvmlGpuInstanceInfo_t info;
+
+		if (f->nvmlDeviceGetGpuInstanceById(g->gpu[i].handle, id,
+		                                    &gi) != NVML_SUCCESS ||
+		    f->nvmlGpuInstanceGetInfo(gi, &info) != NVML_SUCCESS ||
+		    (int)info.profileId != profile_id ||
+		    (int)info.placement.start != start || gi_cis(f, gi) != 0)
+			continue;
+		if (f->nvmlGpuInstanceDestroy(gi) != NVML_SUCCESS)
+			return false;
+		read_mig(g, &g->gpu[i]);
+		return true;
+	}
+	return false;
+}
+
 int gs_gpus_utilization(struct gs_gpus *g, int i)
 {
 	struct gs_nvml *f = g->fn;

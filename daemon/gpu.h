@@ -131,6 +131,14 @@ gs_err gs_gpus_mig_create(struct gs_gpus *g, int i, int profile_id, int start,
 /* Destroys the compute and GPU instance `gi_id`. */
 gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
                            struct gs_errbuf *eb);
+/*
+ * Destroys the GPU instance of `profile_id` at `start` on GPU i that has
+ * no compute instance: a create cut short between its two NVML calls (a
+ * daemon killed there), which no MIG device shows and which holds the
+ * placement. Returns whether there was one (and it is gone).
+ */
+bool gs_gpus_mig_drop_half(struct gs_gpus *g, int i, int profile_id,
+                           int start);
 
 /* Utilisation (% of time busy) of GPU `i`; -1 when unknown. */
 int gs_gpus_utilization(struct gs_gpus *g, int i);

@@ -120,6 +120,7 @@ gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
 		const struct gs_adm_step *st = &d->steps[k];
 		const char *pname = st->profile ? st->profile->name : "?";
 		const struct gs_mig_dev *have;
+		struct gs_errbuf ceb = {0};
 		struct gs_mig_dev dev;
 
 		if (st->op == GS_MIG_DESTROY) {
@@ -144,9 +145,23 @@ gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
 			continue;
 		}
 		err = gs_gpus_mig_create(gpus, g, st->profile->profile_id,
-		                         st->start, &dev, eb);
+		                         st->start, &dev, &ceb);
+		/* The placement may be held by a GPU instance without a
+		 * compute instance: this create, cut short by a kill -9
+		 * between its two NVML calls. Undone, then made again. */
+		if (err && st->start >= 0 &&
+		    gs_gpus_mig_drop_half(gpus, g, st->profile->profile_id,
+		                          st->start)) {
+			gs_info("node",
+			        "gpu=%d MIG instance %s@%d without a compute instance (a create cut short) destroyed",
+			        g, pname, st->start);
+			gs_errbuf_init(&ceb);
+			err = gs_gpus_mig_create(gpus, g,
+			                         st->profile->profile_id,
+			                         st->start, &dev, &ceb);
+		}
 		if (err)
-			return err;
+			return gs_fail(eb, err, "%s", gs_errbuf_msg(&ceb, err));
 		have = mig_at(gp, st->profile->profile_id, st->start);
 		made_add(made, have ? have->uuid : dev.uuid);
 		gs_info("node", "gpu=%d MIG instance %s@%d created", g, pname,

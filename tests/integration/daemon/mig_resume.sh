@@ -2,8 +2,9 @@
 # A MIG create that gpusliced stopped in the middle of is carried on at the
 # next start from the decision saved with its PENDING row (slices.mig_plan,
 # daemon/recovery.c): the instance the change made is found and taken, or
-# the change is made again where it was not; one that cannot be carried
-# on now fails (slice.failed) and undoes the instance it made. The slice
+# the change is made again where it was not (a half-made instance, a GPU
+# instance without its compute instance, undone first); one that cannot be
+# carried on now fails (slice.failed) and undoes the instance it made. The slice
 # ends ready or gone, never pending, and no instance stays that no slice
 # holds. A kill -9 inside the change is staged on the store a clean stop
 # leaves: the row put back as the create saved it before its MIG steps
@@ -85,12 +86,35 @@ jcheck "$out" 'd["mig"]["uuid"] == "'"$u"'"'
 expect_eq "instances" "$(n_instances)" 1
 daemon_stop
 
-# 3. Killed after the instance was made, and the rest of the plan fails
+# 3. Killed inside the instance's making, between its GPU instance and
+# its compute instance: the half-made instance holds the placement; the
+# restart destroys it and makes the instance again.
+"$SMI" mig -i 1 -dci -gi "$gi" >/dev/null
+"$SMI" mig -i 1 -dgi -gi "$gi" >/dev/null
+"$SMI" mig -i 1 -cgi "$prof" >/dev/null
+read -r _ _ hstart _ <<<"$("$G" sim status --json --dir "$GPUSLICE_SIM_DIR" | python3 -c '
+import json, sys
+for m in json.load(sys.stdin)["gpus"][1]["mig_instances"] or []:
+    print(m["uuid"] or "-", m["profile_id"], m["placement_start"], m["gi_id"])')"
+expect_eq "the half-made instance's placement" "$hstart" "$start"
+crash_before_ready m "$plan"
+daemon_up
+wait_until 10 settled m || fail "m is still pending after the third restart"
+out=$(api GET /v1/slices/m)
+expect_status "m after the half-made instance" 200
+read -r u _ _ gi <<<"$(instances)"
+jcheck "$out" 'd["state"] == "ready" and d["mig"]["uuid"] == "'"$u"'" and d["mig"]["uuid"].startswith("MIG-")'
+expect_eq "instances" "$(n_instances)" 1
+grep -q 'without a compute instance (a create cut short) destroyed' "$WORK/daemon.log" ||
+	fail "the log does not say the half-made instance was destroyed"
+daemon_stop
+
+# 4. Killed after the instance was made, and the rest of the plan fails
 # for good at the restart (its limits cannot be written to the region):
 # the slice fails, and the instance its change made goes with it.
 crash_before_ready m "$plan"
 GPUSLICE_FAULT='region.write:1+' daemon_up
-wait_until 10 settled m || fail "m is still pending after the third restart"
+wait_until 10 settled m || fail "m is still pending after the fourth restart"
 api GET /v1/slices/m >/dev/null
 expect_status "m after its plan failed" 404
 wait_until 5 eval '[ "$(last_event m)" = slice.failed ]' ||
@@ -103,4 +127,4 @@ api GET /v1/slices/m >/dev/null
 expect_status "m after a clean restart" 404
 expect_eq "instances after a clean restart" "$(n_instances)" 0
 healthy || fail "daemon unhealthy"
-echo "ok: a MIG create cut short takes the instance it made, makes it again, or fails and undoes it"
+echo "ok: a MIG create cut short takes the instance it made, makes it again (undoing a half-made one), or fails and undoes it"
