@@ -14,7 +14,8 @@
  * node lock (gs_node_set_mig_hook parks it there): the model answers, the
  * GPU is busy for other creates meanwhile. The fake GPUs refuse every
  * MIG change, so such a create ends failed here (the sim's integration
- * tests carry real MIG steps through).
+ * tests carry real MIG steps through). The MIG decision a pending row
+ * saves (gs_slice.mig_plan) reads back as it was, for the GPU's catalog.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../daemon/mig.h"
 #include "daemon_fixture.h"
 
 #define GIB (1024ULL * 1024 * 1024)
@@ -433,6 +435,56 @@ static void pending_row_after_a_crash_is_resumed_at_recovery(void **state)
 	assert_int_equal(res.slice.state, GS_SLICE_READY);
 }
 
+/* ---- the MIG decision saved with a pending row ---- */
+
+static void mig_plan_reads_back_as_it_was_saved(void **state)
+{
+	struct env *e = *state;
+	const struct gs_gpu *gp = &e->f.gpus.gpu[0];
+	struct gs_adm_decision d, got;
+	char text[GS_SLICE_MIG_PLAN_MAX];
+
+	assert_non_null(gp->cat);
+	assert_true(gp->cat->n_profiles >= 2);
+	memset(&d, 0, sizeof(d));
+	d.mig_on = true;
+	d.profile = &gp->cat->profiles[0];
+	d.gi_id = -1;
+	d.take_start = 4;
+	d.n_steps = 2;
+	d.steps[0].op = GS_MIG_DESTROY;
+	d.steps[0].profile = &gp->cat->profiles[1];
+	d.steps[0].gi_id = 7;
+	d.steps[0].start = 4;
+	d.steps[1].op = GS_MIG_CREATE;
+	d.steps[1].profile = &gp->cat->profiles[0];
+	d.steps[1].gi_id = -1;
+	d.steps[1].start = 4;
+	gs__mig_plan_format(&d, text, sizeof(text));
+	assert_true(text[0] != '\0');
+	assert_true(gs__mig_plan_parse(text, gp, &got));
+	assert_true(got.mig_on);
+	assert_false(got.mig_off);
+	assert_int_equal(got.gi_id, -1);
+	assert_int_equal(got.take_start, 4);
+	assert_int_equal(got.profile->profile_id, d.profile->profile_id);
+	assert_int_equal(got.n_steps, 2);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(got.steps[k].op, d.steps[k].op);
+		assert_int_equal(got.steps[k].start, d.steps[k].start);
+		assert_int_equal(got.steps[k].profile->profile_id,
+		                 d.steps[k].profile->profile_id);
+	}
+	assert_int_equal(got.steps[0].gi_id, 7);
+	/* What does not parse, or names a profile the GPU does not know,
+	 * is refused: the restart fails such a slice. */
+	assert_false(gs__mig_plan_parse("", gp, &got));
+	assert_false(gs__mig_plan_parse("v1 on=1 off=0 prof=9999 gi=-1 take=0;",
+	                                gp, &got));
+	assert_false(gs__mig_plan_parse("v1 on=1 off=0 prof=-1 gi=-1 take=0;x",
+	                                gp, &got));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +500,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(
 	        model_answers_while_a_create_changes_mig, setup_mig,
 	        teardown),
+	    cmocka_unit_test_setup_teardown(mig_plan_reads_back_as_it_was_saved,
+	                                    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
