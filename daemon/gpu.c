@@ -530,8 +530,7 @@ static unsigned int gi_cis(struct gs_nvml *f, nvmlGpuInstance_t gi)
 	return total;
 }
 
-bool gs_gpus_mig_drop_half(struct gs_gpus *g, int i, int profile_id,
-                           int start)
+bool gs_gpus_mig_drop_half(struct gs_gpus *g, int i, int profile_id, int start)
 {
 	struct gs_nvml *f = g->fn;
 

@@ -137,8 +137,7 @@ gs_err gs_gpus_mig_destroy(struct gs_gpus *g, int i, int gi_id,
  * daemon killed there), which no MIG device shows and which holds the
  * placement. Returns whether there was one (and it is gone).
  */
-bool gs_gpus_mig_drop_half(struct gs_gpus *g, int i, int profile_id,
-                           int start);
+bool gs_gpus_mig_drop_half(struct gs_gpus *g, int i, int profile_id, int start);
 
 /* Utilisation (% of time busy) of GPU `i`; -1 when unknown. */
 int gs_gpus_utilization(struct gs_gpus *g, int i);

@@ -156,9 +156,9 @@ gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
 			        "gpu=%d MIG instance %s@%d without a compute instance (a create cut short) destroyed",
 			        g, pname, st->start);
 			gs_errbuf_init(&ceb);
-			err = gs_gpus_mig_create(gpus, g,
-			                         st->profile->profile_id,
-			                         st->start, &dev, &ceb);
+			err =
+			    gs_gpus_mig_create(gpus, g, st->profile->profile_id,
+			                       st->start, &dev, &ceb);
 		}
 		if (err)
 			return gs_fail(eb, err, "%s", gs_errbuf_msg(&ceb, err));
@@ -177,8 +177,7 @@ gs_err gs__mig_steps(struct gs_gpus *gpus, int g,
 	return GS_OK;
 }
 
-void gs__mig_plan_format(const struct gs_adm_decision *d, char *out,
-                         size_t len)
+void gs__mig_plan_format(const struct gs_adm_decision *d, char *out, size_t len)
 {
 	size_t off;
 	int n;
@@ -214,8 +213,8 @@ bool gs__mig_plan_parse(const char *text, const struct gs_gpu *gp,
 	memset(d, 0, sizeof(*d));
 	d->gi_id = -1;
 	if (gp->cat == NULL ||
-	    sscanf(text, "v1 on=%d off=%d prof=%d gi=%d take=%d;%n", &on,
-	           &off, &prof, &gi, &take, &used) != 5 ||
+	    sscanf(text, "v1 on=%d off=%d prof=%d gi=%d take=%d;%n", &on, &off,
+	           &prof, &gi, &take, &used) != 5 ||
 	    used == 0)
 		return false;
 	d->mig_on = on != 0;
