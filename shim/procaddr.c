@@ -64,10 +64,14 @@ static __attribute__((noinline)) void *dlsym_hooked(void *handle,
 	if (h == NULL || p == h->wrap)
 		return p;
 	/* A refused process gets the wrappers too: they refuse. */
-	if (nvml ? !gs__nvml_ready() : !gs__driver_loaded())
-		return p;
-	/* The real library's own symbol: hand out the wrapper. */
-	return p == *h->real ? h->wrap : p;
+	if (nvml ? gs__nvml_ready() : gs__driver_loaded())
+		/* The real library's own symbol: hand out the wrapper. */
+		return p == *h->real ? h->wrap : p;
+	/* The shim could not load that library itself. A process sent to a
+	 * slice gets the wrapper anyway, which answers an error: never the
+	 * real library without the slice's limits. */
+	gs__init();
+	return gs__g.cfg.slice[0] != '\0' ? h->wrap : p;
 }
 
 /*
@@ -179,7 +183,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 	CUresult r;
 
 	if (!gs__driver_loaded() || gs__real.cuGetProcAddress_v2 == NULL)
-		return CUDA_ERROR_NOT_INITIALIZED;
+		return gs__not_ready();
 	r = gs__real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags,
 	                                 symbolStatus);
 	if (r == CUDA_SUCCESS && pfn != NULL)
@@ -193,7 +197,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 	CUresult r;
 
 	if (!gs__driver_loaded() || gs__real.cuGetProcAddress == NULL)
-		return CUDA_ERROR_NOT_INITIALIZED;
+		return gs__not_ready();
 	r = gs__real.cuGetProcAddress(symbol, pfn, cudaVersion, flags);
 	if (r == CUDA_SUCCESS && pfn != NULL)
 		*pfn = gpa_wrap(symbol, *pfn, cudaVersion, flags);
