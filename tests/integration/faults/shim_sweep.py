@@ -31,7 +31,7 @@ no process and none reaped, and a run without faults in the same run
 directory (whatever the faulted run left there) must succeed, capped,
 with the baseline's result.
 
-usage: shim_sweep.py BUILD_DIR WORK_DIR
+usage: shim_sweep.py BUILD_DIR WORK_DIR [SITE...]  (default: every site)
 """
 import json
 import os
@@ -55,7 +55,7 @@ SHIM_SITES = ["shim.dlopen", "shim.region_open", "shim.malloc",
               "shim.event"]
 REGION_SITES = ["region.malloc", "region.open", "region.create",
                 "region.truncate", "region.map", "region.publish"]
-SITES = SHIM_SITES + REGION_SITES
+SITES = sys.argv[3:] or SHIM_SITES + REGION_SITES
 
 
 def prog(name, *args):
