@@ -82,23 +82,18 @@ int gs__dev_slot(CUdevice ord, uint64_t *total)
 bool gs__dev_refused(CUdevice ord)
 {
 	static bool said;
-	bool foreign = true;
 
 	if (ord < 0 || ord >= GS_SHIM_MAX_ORDINALS || !gs__enforcing())
 		return false;
 	for (int waited = 0;; waited += 50) {
-		if (gs__dev_slot(ord, NULL) >= 0)
-			foreign = false;
-		else if (!__atomic_load_n(&gs__g.ord[ord].foreign,
-		                          __ATOMIC_RELAXED))
-			foreign = false;
-		/* A GPU whose slot could not be had (-2: the table full,
-		 * its lock out of reach) is refused at once: nothing on it
-		 * could be charged. */
-		if (!foreign && __atomic_load_n(&gs__g.ord[ord].slot,
-		                                __ATOMIC_ACQUIRE) == -2)
-			break;
-		if (!foreign) {
+		if (gs__dev_slot(ord, NULL) >= 0 ||
+		    !__atomic_load_n(&gs__g.ord[ord].foreign, __ATOMIC_RELAXED)) {
+			/* A GPU that could not be given a slot (-2: the table
+			 * full, its lock out of reach) is refused: nothing on
+			 * it could be charged. */
+			if (__atomic_load_n(&gs__g.ord[ord].slot,
+			                    __ATOMIC_ACQUIRE) == -2)
+				break;
 			if (waited > 0)
 				gs_warn(GS_SHIM_TAG,
 				        "device %d was unknown to gpusliced for %d ms (a MIG instance made behind its back?)",
