@@ -42,3 +42,17 @@ gs_add_shell_test(shim_and_region_fail_closed_under_injected_faults
 set_tests_properties(
   shim_and_region_fail_closed_under_injected_faults
   PROPERTIES SKIP_RETURN_CODE 77)
+
+# gs-fill-gpu-table: fills a region's GPU table (fill_gpu_table.c), so a
+# slice's process meets a GPU that can be given no slot: refused, never
+# run uncharged.
+add_executable(gs-fill-gpu-table ${CMAKE_CURRENT_LIST_DIR}/fill_gpu_table.c)
+set_target_properties(gs-fill-gpu-table PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_link_libraries(gs-fill-gpu-table PRIVATE gs_region)
+gs_add_shell_test(a_gpu_without_a_region_slot_is_refused_to_a_slice
+                  tests/integration/faults/a_gpu_without_a_region_slot_is_refused_to_a_slice.sh
+                  LABELS faults TIMEOUT 120)
+set_tests_properties(
+  a_gpu_without_a_region_slot_is_refused_to_a_slice
+  PROPERTIES SKIP_RETURN_CODE 77)
