@@ -50,6 +50,20 @@ static const struct gs__hook *hook_by_name(const struct gs__hook *t, size_t n,
 	return NULL;
 }
 
+/*
+ * Whether `handle` is a library of the program's own link-map namespace
+ * (or RTLD_DEFAULT). One dlmopen()ed into another namespace is beyond the
+ * shim either way (the daemon's watchdog sees its memory through NVML).
+ */
+static bool base_namespace(void *handle)
+{
+	Lmid_t id = LM_ID_BASE;
+
+	if (handle == RTLD_DEFAULT)
+		return true;
+	return dlinfo(handle, RTLD_DI_LMID, &id) != 0 || id == LM_ID_BASE;
+}
+
 static __attribute__((noinline)) void *dlsym_hooked(void *handle,
                                                     const char *name)
 {
@@ -71,7 +85,8 @@ static __attribute__((noinline)) void *dlsym_hooked(void *handle,
 	 * slice gets the wrapper anyway, which answers an error: never the
 	 * real library without the slice's limits. */
 	gs__init();
-	return gs__g.cfg.slice[0] != '\0' ? h->wrap : p;
+	return gs__g.cfg.slice[0] != '\0' && base_namespace(handle) ? h->wrap
+	                                                              : p;
 }
 
 /*
