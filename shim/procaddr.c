@@ -86,7 +86,7 @@ static __attribute__((noinline)) void *dlsym_hooked(void *handle,
 	 * real library without the slice's limits. */
 	gs__init();
 	return gs__g.cfg.slice[0] != '\0' && base_namespace(handle) ? h->wrap
-	                                                              : p;
+	                                                            : p;
 }
 
 /*
