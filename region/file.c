@@ -22,6 +22,8 @@
 #include "guard.h"
 #include "region_int.h"
 
+#include "gs/faultinj.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +129,8 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	(void)snprintf(up, sizeof(up), "%s/%s", r->dir, GS_REGION_USAGE_FILE);
 	(void)snprintf(ltmp, sizeof(ltmp), "%s.new", lp);
 	(void)snprintf(utmp, sizeof(utmp), "%s.new", up);
-	r->lfd = open(ltmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	              0600);
+	r->lfd = gs__file_open(
+	    ltmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (r->lfd < 0)
 		goto fail_errno;
 	/* The daemon's region has an arbiter (the shared file is its). */
@@ -136,27 +138,31 @@ static gs_err create_locked(struct gs_region *r, struct gs_errbuf *eb)
 	if (r->ufd < 0)
 		goto fail_errno;
 	/* Tenants read limits through their views (views_publish). */
-	if (ftruncate(r->lfd, (off_t)sizeof(*r->rl)) != 0 ||
+	if (gs__file_truncate(r->lfd, (off_t)sizeof(*r->rl)) != 0 ||
 	    fchmod(r->lfd, 0600))
 		goto fail_errno;
 	err = gs__map_files(r, true, eb);
 	if (err != GS_OK)
-		return err;
+		goto fail;
 	id = gs__random_u64();
 	err = gs__init_usage(r->ru, id, gs__boot_id(),
 	                     r->arbiter ? GS_RU_ARBITER : 0, eb);
 	if (err != GS_OK)
-		return err;
+		goto fail;
 	gs__init_limits(r->rl, id, gs__boot_id(), owner);
-	if (rename(utmp, up) != 0 || rename(ltmp, lp) != 0)
+	if (gs__file_publish(utmp, up) != 0 || gs__file_publish(ltmp, lp) != 0)
 		goto fail_errno;
 	return GS_OK;
 fail_errno:
 	e = errno;
+	err = gs_fail(eb, GS_ERR_IO, "create region files in %s: %s", r->dir,
+	              strerror(e));
+fail:
+	/* Nothing half-made stays behind (a new usage file renamed into
+	 * place without its limits is another region's: not trusted). */
 	(void)unlink(ltmp);
 	(void)unlink(utmp);
-	return gs_fail(eb, GS_ERR_IO, "create region files in %s: %s", r->dir,
-	               strerror(e));
+	return err;
 }
 
 /*
@@ -247,9 +253,12 @@ static gs_err join_files(struct gs_region *r, struct gs_errbuf *eb)
 		if (err == GS_ERR_PERM) /* a daemon's: read, never written */
 			err = gs__open_file(r->dir, GS_REGION_USAGE_FILE,
 			                    O_RDONLY, 0, &r->ufd, NULL);
-		if (err != GS_OK)
-			return gs__open_file(r->dir, GS_REGION_USAGE_FILE,
-			                     O_RDWR, 0, &r->ufd, eb);
+		/* Opened again for the message; should that one succeed, the
+		 * file is taken through the checks below like the first. */
+		if (err != GS_OK &&
+		    (err = gs__open_file(r->dir, GS_REGION_USAGE_FILE, O_RDWR,
+		                         0, &r->ufd, eb)) != GS_OK)
+			return err;
 		if (gs__fd_size(r->lfd) != sizeof(*r->rl) ||
 		    gs__fd_size(r->ufd) != sizeof(*r->ru)) {
 			err = gs_fail(eb, GS_ERR_NOT_FOUND,
@@ -310,7 +319,7 @@ static gs_err region_open(const char *dir, enum gs_region_role role,
 	*out = NULL;
 	if (strlen(dir) >= GS_REGION_DIR_MAX)
 		return gs_fail(eb, GS_ERR_RANGE, "run directory path too long");
-	r = calloc(1, sizeof(*r));
+	r = gs_fault_hit("region.malloc") ? NULL : calloc(1, sizeof(*r));
 	if (r == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "region handle");
 	(void)snprintf(r->dir, sizeof(r->dir), "%s", dir);
@@ -449,7 +458,7 @@ gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
 	fd = gs__usage_tmp_open(utmp, gs__arbitrated(r));
 	if (fd < 0)
 		goto fail_errno;
-	p = mmap(NULL, sizeof(*nu), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = gs__file_map(sizeof(*nu), PROT_READ | PROT_WRITE, fd);
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	nu = p;
@@ -467,7 +476,7 @@ gs_err gs_region_rebuild_usage(struct gs_region *r, struct gs_errbuf *eb)
 		nu->dev[d].ctx_overhead = c->ctx_overhead;
 		nu->dev[d].in_use = 1;
 	}
-	if (rename(utmp, up) != 0)
+	if (gs__file_publish(utmp, up) != 0)
 		goto fail_errno;
 	(void)gs__guard_add(p, sizeof(*nu));
 	if (r->ru_old != NULL) {

@@ -54,14 +54,14 @@ gs_err gs__mkdir_p(const char *dir, mode_t mode, struct gs_errbuf *eb)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+		if (gs__file_mkdir(tmp, 0755) != 0 && errno != EEXIST) {
 			e = errno;
 			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp,
 			               strerror(e));
 		}
 		*p = '/';
 	}
-	if (mkdir(tmp, mode) != 0 && errno != EEXIST) {
+	if (gs__file_mkdir(tmp, mode) != 0 && errno != EEXIST) {
 		e = errno;
 		return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", tmp, strerror(e));
 	}
@@ -160,16 +160,17 @@ void gs__init_limits(struct gs_rl_file *rl, uint64_t region_id, uint64_t boot,
  */
 int gs__usage_tmp_open(const char *tmp, bool arbiter)
 {
-	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	              0600),
+	int fd = gs__file_open(
+	        tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
 	    e;
 
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)sizeof(struct gs_ru_file)) != 0 ||
+	if (gs__file_truncate(fd, (off_t)sizeof(struct gs_ru_file)) != 0 ||
 	    fchmod(fd, arbiter ? 0644 : 0666) != 0) {
 		e = errno;
 		(void)close(fd);
+		(void)unlink(tmp);
 		errno = e;
 		return -1;
 	}
@@ -211,7 +212,7 @@ gs_err gs__open_file(const char *dir, const char *name, int flags, mode_t mode,
 	int e;
 
 	(void)snprintf(path, sizeof(path), "%s/%s", dir, name);
-	*fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+	*fd = gs__file_open(path, flags | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (*fd >= 0)
 		return GS_OK;
 	e = errno;
@@ -236,14 +237,14 @@ gs_err gs__map_files(struct gs_region *r, bool lw, struct gs_errbuf *eb)
 	void *p;
 	int e;
 
-	p = mmap(NULL, sizeof(*r->rl), PROT_READ | (lw ? PROT_WRITE : 0),
-	         MAP_SHARED, r->lfd, 0);
+	p = gs__file_map(sizeof(*r->rl), PROT_READ | (lw ? PROT_WRITE : 0),
+	                 r->lfd);
 	if (p == MAP_FAILED)
 		goto fail;
 	r->rl = p;
-	p = mmap(NULL, sizeof(*r->ru),
-	         PROT_READ | (gs__usage_writable(r->ufd) ? PROT_WRITE : 0),
-	         MAP_SHARED, r->ufd, 0);
+	p = gs__file_map(
+	    sizeof(*r->ru),
+	    PROT_READ | (gs__usage_writable(r->ufd) ? PROT_WRITE : 0), r->ufd);
 	if (p == MAP_FAILED)
 		goto fail;
 	r->ru = p;

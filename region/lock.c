@@ -281,17 +281,19 @@ static bool ru_follow(struct gs_region *r)
 	if (stat(path, &now) != 0 || fstat(r->ufd, &was) != 0 ||
 	    (now.st_ino == was.st_ino && now.st_dev == was.st_dev))
 		goto out;
-	fd = open(path, (gs__usage_writable(r->ufd) ? O_RDWR : O_RDONLY) |
-	                    O_CLOEXEC | O_NOFOLLOW);
+	fd = gs__file_open(path,
+	                   (gs__usage_writable(r->ufd) ? O_RDWR : O_RDONLY) |
+	                       O_CLOEXEC | O_NOFOLLOW,
+	                   0);
 	if (fd < 0)
 		goto out;
 	if (gs__fd_size(fd) != sizeof(*nu)) {
 		(void)close(fd);
 		goto out;
 	}
-	p = mmap(NULL, sizeof(*nu),
-	         PROT_READ | (gs__usage_writable(fd) ? PROT_WRITE : 0),
-	         MAP_SHARED, fd, 0);
+	p = gs__file_map(sizeof(*nu),
+	                 PROT_READ | (gs__usage_writable(fd) ? PROT_WRITE : 0),
+	                 fd);
 	if (p == MAP_FAILED) {
 		(void)close(fd);
 		goto out;

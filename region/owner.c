@@ -164,7 +164,7 @@ static gs_err books_dir_make(const struct gs_region *r, struct gs_errbuf *eb)
 
 	(void)snprintf(path, sizeof(path), "%s/%s", r->dir,
 	               GS_REGION_BOOKS_DIR);
-	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+	if (gs__file_mkdir(path, 0700) != 0 && errno != EEXIST) {
 		e = errno;
 		return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", path,
 		               strerror(e));
@@ -193,8 +193,8 @@ static gs_err books_dir_make(const struct gs_region *r, struct gs_errbuf *eb)
  */
 static void *owner_mmap(int fd)
 {
-	void *p = mmap(NULL, sizeof(struct gs_ro_file), PROT_READ | PROT_WRITE,
-	               MAP_SHARED, fd, 0);
+	void *p =
+	    gs__file_map(sizeof(struct gs_ro_file), PROT_READ | PROT_WRITE, fd);
 
 	if (p != MAP_FAILED)
 		(void)madvise(p, sizeof(struct gs_ro_file), MADV_RANDOM);
@@ -227,11 +227,11 @@ static gs_err owner_create(struct gs_region *r, const struct own_key *key,
 		return err;
 	owner_path(r, key, path, sizeof(path));
 	(void)snprintf(tmp, sizeof(tmp), "%s.new", path);
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	          0600);
+	fd = gs__file_open(
+	    tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		goto fail_errno;
-	if (ftruncate(fd, (off_t)sizeof(*ro)) != 0)
+	if (gs__file_truncate(fd, (off_t)sizeof(*ro)) != 0)
 		goto fail_errno_fd;
 	p = owner_mmap(fd);
 	if (p == MAP_FAILED)
@@ -249,7 +249,7 @@ static gs_err owner_create(struct gs_region *r, const struct own_key *key,
 	else if (key->uid != (uint32_t)geteuid() &&
 	         fchown(fd, (uid_t)key->uid, (gid_t)-1) != 0)
 		mode = 0666;
-	if (fchmod(fd, mode) != 0 || rename(tmp, path) != 0) {
+	if (fchmod(fd, mode) != 0 || gs__file_publish(tmp, path) != 0) {
 		(void)munmap(p, sizeof(*ro));
 		goto fail_errno_fd;
 	}
@@ -284,7 +284,7 @@ static gs_err owner_open(struct gs_region *r, const char *path,
 	gs_err err;
 	int e;
 
-	*fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	*fd = gs__file_open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (*fd < 0) {
 		e = errno;
 		return gs_fail(eb,

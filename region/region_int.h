@@ -386,6 +386,16 @@ struct own_key {
 /* ---- Helpers shared by region/'s files (region/ only) ---------------- */
 
 /* util.c */
+/* open(2), mkdir(2), ftruncate(2), mmap(2) (MAP_SHARED, whole file from
+ * offset 0) and rename(2) of region/'s files, each a fault-injection site
+ * ("region.open", or "region.create" with O_CREAT and for mkdir;
+ * "region.truncate", "region.map", "region.publish"): an injected fault
+ * fails as the call would, errno set. */
+int gs__file_open(const char *path, int flags, mode_t mode);
+int gs__file_mkdir(const char *path, mode_t mode);
+int gs__file_truncate(int fd, off_t size);
+void *gs__file_map(size_t size, int prot, int fd);
+int gs__file_publish(const char *from, const char *to);
 uint64_t gs__boot_id(void);
 uint64_t gs__random_u64(void);
 uint64_t gs__pidns_of(int32_t pid);

@@ -1,7 +1,10 @@
 /*
  * util.c - the region's small helpers: clocks, the boot id, random ids,
- * a process's start time and pid namespace, and the checks of slice
- * names, references and limits every entry point makes.
+ * a process's start time and pid namespace, the checks of slice names,
+ * references and limits every entry point makes, and the file calls
+ * region/ makes its files with (each a fault-injection site, see
+ * include/gs/faultinj.h: "region.open", "region.create",
+ * "region.truncate", "region.map", "region.publish").
  *
  * The bottom of region/: calls nothing else here. Nothing in region/
  * writes to stdout or stderr, exits, or installs signal handlers: the
@@ -9,14 +12,67 @@
  */
 #include "region_int.h"
 
+#include "gs/faultinj.h"
 #include "gs/proc.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- the file calls, each a fault-injection site ----------------------- */
+
+int gs__file_open(const char *path, int flags, mode_t mode)
+{
+	const char *site = flags & O_CREAT ? "region.create" : "region.open";
+
+	if (gs_fault_hit(site)) {
+		errno = EIO;
+		return -1;
+	}
+	return open(path, flags, mode);
+}
+
+int gs__file_mkdir(const char *path, mode_t mode)
+{
+	if (gs_fault_hit("region.create")) {
+		errno = EIO;
+		return -1;
+	}
+	return mkdir(path, mode);
+}
+
+int gs__file_truncate(int fd, off_t size)
+{
+	if (gs_fault_hit("region.truncate")) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return ftruncate(fd, size);
+}
+
+void *gs__file_map(size_t size, int prot, int fd)
+{
+	if (gs_fault_hit("region.map")) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return mmap(NULL, size, prot, MAP_SHARED, fd, 0);
+}
+
+int gs__file_publish(const char *from, const char *to)
+{
+	if (gs_fault_hit("region.publish")) {
+		errno = EIO;
+		return -1;
+	}
+	return rename(from, to);
+}
 
 uint64_t gs__mono_ns(void)
 {

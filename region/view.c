@@ -87,11 +87,10 @@ static int view_find(struct gs_region *r, uint32_t uid, struct gs_errbuf *eb)
 		return -1;
 	}
 	view_path(r, uid, path, sizeof(path));
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	fd = gs__file_open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid() && (uint64_t)st.st_size == sizeof(*v)) {
-		p = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE, MAP_SHARED,
-		         fd, 0);
+		p = gs__file_map(sizeof(*v), PROT_READ | PROT_WRITE, fd);
 		if (p != MAP_FAILED && view_valid(r, p, uid))
 			goto keep;
 		if (p != MAP_FAILED)
@@ -100,13 +99,14 @@ static int view_find(struct gs_region *r, uint32_t uid, struct gs_errbuf *eb)
 	if (fd >= 0)
 		(void)close(fd);
 	(void)snprintf(tmp, sizeof(tmp), "%s.new", path);
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	          0600);
+	fd = gs__file_open(
+	    tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		goto fail_errno;
-	if (ftruncate(fd, (off_t)sizeof(*v)) != 0 || fchmod(fd, 0600) != 0)
+	if (gs__file_truncate(fd, (off_t)sizeof(*v)) != 0 ||
+	    fchmod(fd, 0600) != 0)
 		goto fail_errno_fd;
-	p = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = gs__file_map(sizeof(*v), PROT_READ | PROT_WRITE, fd);
 	if (p == MAP_FAILED)
 		goto fail_errno_fd;
 	v = p;
@@ -121,7 +121,7 @@ static int view_find(struct gs_region *r, uint32_t uid, struct gs_errbuf *eb)
 	if ((uid == GS_RL_VIEW_PUBLIC || acl_user_read(fd, uid) != 0) &&
 	    fchmod(fd, 0644) != 0)
 		goto fail_errno_unmap;
-	if (rename(tmp, path) != 0)
+	if (gs__file_publish(tmp, path) != 0)
 		goto fail_errno_unmap;
 keep:
 	k = r->n_view++;

@@ -72,7 +72,8 @@ int gs__dev_slot(CUdevice ord, uint64_t *total)
 /*
  * Whether a process of a slice must not use GPU `ord`: the daemon's region
  * has no such GPU, so nothing of it could be counted or capped there (a
- * GPU the daemon does not manage). Fails closed: never "no cap". A MIG
+ * GPU the daemon does not manage), or the GPU could not be given a slot
+ * in the region's GPU table at all. Fails closed: never "no cap". A MIG
  * instance made behind the daemon's back is registered on its next
  * housekeeping pass, so this waits up to GS_DEV_REGISTER_WAIT_MS for it.
  */
@@ -87,6 +88,12 @@ bool gs__dev_refused(CUdevice ord)
 	for (int waited = 0;; waited += 50) {
 		if (gs__dev_slot(ord, NULL) >= 0 ||
 		    !__atomic_load_n(&gs__g.ord[ord].foreign, __ATOMIC_RELAXED)) {
+			/* A GPU that could not be given a slot (-2: the table
+			 * full, its lock out of reach) is refused: nothing on
+			 * it could be charged. */
+			if (__atomic_load_n(&gs__g.ord[ord].slot,
+			                    __ATOMIC_ACQUIRE) == -2)
+				break;
 			if (waited > 0)
 				gs_warn(GS_SHIM_TAG,
 				        "device %d was unknown to gpusliced for %d ms (a MIG instance made behind its back?)",
@@ -99,7 +106,7 @@ bool gs__dev_refused(CUdevice ord)
 	}
 	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 		gs_error(GS_SHIM_TAG,
-		         "slice=%s pid=%d: device %d is not a GPU gpusliced manages; no context on it (CUDA_ERROR_DEVICE_UNAVAILABLE)",
+		         "slice=%s pid=%d: device %d is not a GPU gpusliced manages, or has no slot in the region; no context on it (CUDA_ERROR_DEVICE_UNAVAILABLE)",
 		         gs__g.cfg.slice, (int)getpid(), (int)ord);
 	return true;
 }

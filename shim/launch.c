@@ -57,6 +57,8 @@
  */
 #include "shim_int.h"
 
+#include "gs/faultinj.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -205,7 +207,10 @@ static CUevent pool_get(CUcontext ctx)
 		pool[i] = pool[--n_pool];
 		return ev;
 	}
-	if (gs__real.cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC) != CUDA_SUCCESS)
+	/* "shim.event" (tests): no event, so the batch is charged its
+	 * estimate instead of its measured time. */
+	if (gs_fault_hit("shim.event") ||
+	    gs__real.cuEventCreate(&ev, CU_EVENT_BLOCKING_SYNC) != CUDA_SUCCESS)
 		return NULL;
 	return ev;
 }
@@ -676,7 +681,8 @@ static struct batch *batch_self(void)
 	if (GS_LIKELY(b != NULL))
 		return b;
 	(void)pthread_once(&batch_once, batch_key_init);
-	b = calloc(1, sizeof(*b));
+	/* "shim.malloc" (tests): out of host memory. */
+	b = gs_fault_hit("shim.malloc") ? NULL : calloc(1, sizeof(*b));
 	if (b == NULL)
 		return NULL;
 	(void)pthread_mutex_init(&b->mu, NULL);
@@ -759,6 +765,8 @@ static uint32_t lease_for(int dev, uint64_t each, bool measure)
 
 struct ticket {
 	struct batch *b; /* the launch is in b (b->mu held); NULL: unscheduled */
+	CUresult refused; /* with b NULL: the launch must not run (no batch
+	                     to schedule it: out of host memory) */
 	bool measure;
 	int dev;
 	int32_t slice;
@@ -969,13 +977,20 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 	uint64_t now;
 
 	t->b = NULL;
+	t->refused = CUDA_SUCCESS;
 	if (!gs__enforcing()) {
 		gs__fast_update();
 		goto out;
 	}
 	b = batch_self();
-	if (b == NULL)
+	if (b == NULL) {
+		/* Fails closed: never a launch around the limiter. */
+		gs_warn(GS_SHIM_TAG,
+		        "slice=%s pid=%d: no memory for this thread's launch batch; launch refused (CUDA_ERROR_OUT_OF_MEMORY)",
+		        gs__g.cfg.slice, (int)getpid());
+		t->refused = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
+	}
 	(void)gs__real.cuCtxGetCurrent(&ctx);
 	now = gs__now();
 	(void)pthread_mutex_lock(&b->mu);
@@ -1051,9 +1066,12 @@ cuLaunchKernel_slow(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, false))
-		return gs__real.cuLaunchKernel(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuLaunchKernel(
+		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
+		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
+		                 kernelParams, extra);
 	return launch_end(&t, gs__real.cuLaunchKernel(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
 	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
@@ -1085,9 +1103,12 @@ cuLaunchKernel_ptsz_slow(CUfunction f, unsigned int gridDimX,
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, true))
-		return gs__real.cuLaunchKernel_ptsz(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuLaunchKernel_ptsz(
+		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
+		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
+		                 kernelParams, extra);
 	return launch_end(&t, gs__real.cuLaunchKernel_ptsz(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
 	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
@@ -1118,8 +1139,10 @@ cuLaunchKernelEx_slow(const CUlaunchConfig *config, CUfunction f,
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (config == NULL || !launch_begin(&t, config->hStream, false))
-		return gs__real.cuLaunchKernelEx(config, f, kernelParams,
-		                                 extra);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuLaunchKernelEx(config, f, kernelParams,
+		                                       extra);
 	return launch_end(
 	    &t, gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
 }
@@ -1143,8 +1166,10 @@ cuLaunchKernelEx_ptsz_slow(const CUlaunchConfig *config, CUfunction f,
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (config == NULL || !launch_begin(&t, config->hStream, true))
-		return gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams,
-		                                      extra);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuLaunchKernelEx_ptsz(
+		                 config, f, kernelParams, extra);
 	return launch_end(
 	    &t, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams, extra));
 }
@@ -1170,9 +1195,12 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_slow(
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, false))
-		return gs__real.cuLaunchCooperativeKernel(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuLaunchCooperativeKernel(
+		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
+		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
+		                 kernelParams);
 	return launch_end(&t, gs__real.cuLaunchCooperativeKernel(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
 	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
@@ -1206,9 +1234,12 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_ptsz_slow(
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, true))
-		return gs__real.cuLaunchCooperativeKernel_ptsz(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuLaunchCooperativeKernel_ptsz(
+		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
+		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
+		                 kernelParams);
 	return launch_end(&t, gs__real.cuLaunchCooperativeKernel_ptsz(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
 	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
@@ -1237,7 +1268,9 @@ cuGraphLaunch_slow(CUgraphExec hGraphExec, CUstream hStream)
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, false))
-		return gs__real.cuGraphLaunch(hGraphExec, hStream);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuGraphLaunch(hGraphExec, hStream);
 	return launch_end(&t, gs__real.cuGraphLaunch(hGraphExec, hStream));
 }
 
@@ -1257,7 +1290,9 @@ cuGraphLaunch_ptsz_slow(CUgraphExec hGraphExec, CUstream hStream)
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, true))
-		return gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream);
+		return t.refused != CUDA_SUCCESS
+		           ? t.refused
+		           : gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream);
 	return launch_end(&t, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
 }
 

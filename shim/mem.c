@@ -107,7 +107,7 @@ static void commit(uint8_t kind, uint64_t key, uint64_t bytes, int dev,
 
 	if (!gs__ptrmap_put(&a))
 		gs_warn(GS_SHIM_TAG,
-		        "slice=%s allocation table full: %llu bytes stay charged until exit",
+		        "slice=%s allocation table full (or out of host memory): %llu bytes stay charged until exit",
 		        gs__g.cfg.slice, (unsigned long long)bytes);
 }
 

@@ -50,6 +50,20 @@ static const struct gs__hook *hook_by_name(const struct gs__hook *t, size_t n,
 	return NULL;
 }
 
+/*
+ * Whether `handle` is a library of the program's own link-map namespace
+ * (or RTLD_DEFAULT). One dlmopen()ed into another namespace is beyond the
+ * shim either way (the daemon's watchdog sees its memory through NVML).
+ */
+static bool base_namespace(void *handle)
+{
+	Lmid_t id = LM_ID_BASE;
+
+	if (handle == RTLD_DEFAULT)
+		return true;
+	return dlinfo(handle, RTLD_DI_LMID, &id) != 0 || id == LM_ID_BASE;
+}
+
 static __attribute__((noinline)) void *dlsym_hooked(void *handle,
                                                     const char *name)
 {
@@ -64,10 +78,15 @@ static __attribute__((noinline)) void *dlsym_hooked(void *handle,
 	if (h == NULL || p == h->wrap)
 		return p;
 	/* A refused process gets the wrappers too: they refuse. */
-	if (nvml ? !gs__nvml_ready() : !gs__driver_loaded())
-		return p;
-	/* The real library's own symbol: hand out the wrapper. */
-	return p == *h->real ? h->wrap : p;
+	if (nvml ? gs__nvml_ready() : gs__driver_loaded())
+		/* The real library's own symbol: hand out the wrapper. */
+		return p == *h->real ? h->wrap : p;
+	/* The shim could not load that library itself. A process sent to a
+	 * slice gets the wrapper anyway, which answers an error: never the
+	 * real library without the slice's limits. */
+	gs__init();
+	return gs__g.cfg.slice[0] != '\0' && base_namespace(handle) ? h->wrap
+	                                                            : p;
 }
 
 /*
@@ -179,7 +198,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 	CUresult r;
 
 	if (!gs__driver_loaded() || gs__real.cuGetProcAddress_v2 == NULL)
-		return CUDA_ERROR_NOT_INITIALIZED;
+		return gs__not_ready();
 	r = gs__real.cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags,
 	                                 symbolStatus);
 	if (r == CUDA_SUCCESS && pfn != NULL)
@@ -193,7 +212,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 	CUresult r;
 
 	if (!gs__driver_loaded() || gs__real.cuGetProcAddress == NULL)
-		return CUDA_ERROR_NOT_INITIALIZED;
+		return gs__not_ready();
 	r = gs__real.cuGetProcAddress(symbol, pfn, cudaVersion, flags);
 	if (r == CUDA_SUCCESS && pfn != NULL)
 		*pfn = gpa_wrap(symbol, *pfn, cudaVersion, flags);

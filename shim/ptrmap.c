@@ -6,11 +6,14 @@
  *
  * An open-addressing hash table (linear probing, backward-shift delete)
  * keyed by (kind, key), grown by doubling at 50 % load, capped at
- * GS__PTRMAP_MAX entries (past that an allocation stays charged until its
- * process exits: the books err on the side of the cap). One mutex; the
+ * GS__PTRMAP_MAX entries (past that, or when it cannot grow for want of
+ * host memory, an allocation stays charged until its process exits: the
+ * books err on the side of the cap). One mutex; the
  * allocation path is not hot enough to need more.
  */
 #include "shim_int.h"
+
+#include "gs/faultinj.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +43,8 @@ static bool grow(void)
 
 	if (ncap > GS__PTRMAP_MAX)
 		return false;
-	nt = calloc(ncap, sizeof(*nt));
+	/* "shim.malloc" (tests): out of host memory. */
+	nt = gs_fault_hit("shim.malloc") ? NULL : calloc(ncap, sizeof(*nt));
 	if (nt == NULL)
 		return false;
 	tab = nt;

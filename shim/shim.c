@@ -30,6 +30,8 @@
  */
 #include "shim_int.h"
 
+#include "gs/faultinj.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -193,15 +195,21 @@ static bool is_ours(void *p)
 static void *open_real(const char *configured, const char *soname,
                        const char *probe)
 {
+	const char *why;
 	void *h;
 
-	if (configured[0] != '\0')
+	/* "shim.dlopen" (tests): as if the library were not there. */
+	if (gs_fault_hit("shim.dlopen"))
+		h = NULL;
+	else if (configured[0] != '\0')
 		h = dlopen(configured, RTLD_NOW | RTLD_LOCAL);
 	else
 		h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
+		why = dlerror();
 		gs_warn(GS_SHIM_TAG, "cannot load %s: %s",
-		        configured[0] ? configured : soname, dlerror());
+		        configured[0] ? configured : soname,
+		        why ? why : "fault injected");
 		return NULL;
 	}
 	if (is_ours(gs__rdlsym(h, probe))) {
@@ -374,8 +382,12 @@ static void attach_locked(void)
 
 	if (gs__g.region == NULL)
 		return;
-	err = gs_region_slice_find(gs__g.region, gs__g.cfg.slice, &ref);
-	if (err == GS_OK)
+	/* "shim.region_open" (tests): its slice's books cannot be mapped. */
+	if (gs_fault_hit("shim.region_open"))
+		err = gs_fail(&eb, GS_ERR_IO,
+		              "cannot map its slice's books (fault injected)");
+	else if ((err = gs_region_slice_find(gs__g.region, gs__g.cfg.slice,
+	                                     &ref)) == GS_OK)
 		err = gs_region_proc_attach(gs__g.region, &ref, 0, &gs__g.proc,
 		                            &eb);
 	else
@@ -480,9 +492,17 @@ static void init(void)
 	for (int i = 0; i < GS_SHIM_MAX_ORDINALS; i++)
 		gs__g.ord[i].slot = -1;
 	init_ok = load_cuda();
-	if (gs__g.cfg.slice[0] != '\0') {
-		err = gs_region_open(gs__g.cfg.run_dir, GS_REGION_TENANT,
-		                     &gs__g.region, &eb);
+	if (gs__g.cfg.slice[0] != '\0' && !init_ok) {
+		/* Nothing could be enforced: refused, not run around. */
+		refuse("cannot load the real driver",
+		       gs__g.cfg.real_libcuda[0] ? gs__g.cfg.real_libcuda
+		                                 : "libcuda.so.1");
+	} else if (gs__g.cfg.slice[0] != '\0') {
+		/* "shim.region_open" (tests): the region cannot be opened. */
+		err = gs_fault_hit("shim.region_open")
+		          ? gs_fail(&eb, GS_ERR_IO, "fault injected")
+		          : gs_region_open(gs__g.cfg.run_dir, GS_REGION_TENANT,
+		                           &gs__g.region, &eb);
 		if (err != GS_OK) {
 			char why[GS_REGION_DIR_MAX + 320];
 

@@ -9,8 +9,9 @@
  * Nth and every later one. Sites are the names the code passes to
  * gs_fault_hit(): gpusliced's store and region writes, the simulated
  * NVML's MIG calls and state file, the simulated CUDA driver's
- * allocation and I/O sites ("sim.malloc", "sim.dev_alloc", ...);
- * docs/testing.md lists them all.
+ * allocation and I/O sites ("sim.malloc", "sim.dev_alloc", ...), the
+ * shim's ("shim.malloc", "shim.dlopen", ...) and the region's files
+ * ("region.open", "region.map", ...); docs/testing.md lists them all.
  *
  *   GPUSLICE_FAULT_COUNTS=FILE
  *
