@@ -28,8 +28,11 @@
  * (gs__actor_resume, from gs_node_recover).
  *
  * Owns node->actor: the queue of plans (in order, under node->lock), the
- * workers, and one condition variable (with node->lock) for work queued,
- * phase A reported, a plan done, and stop. A plan is the create's and
+ * workers; condition variables (all with node->lock): each worker's for
+ * work queued for it, each plan's for phase A reported and the plan
+ * done (only its create waits there: no herd of creates woken for each
+ * other's plans), and the actor's for stop (back-offs wait on it). A
+ * plan is the create's and
  * the actor's until both let go (plan->creator says whether the create
  * still waits; the last to let go frees it).
  */
@@ -76,12 +79,14 @@ struct gs__plan {
 	 * create when it still waits, else the actor */
 	struct gs__wr wr;
 	bool has_wr, wr_ready;
+	pthread_cond_t cv; /* phase A reported, plan done (with node->lock) */
 };
 
 struct worker {
 	struct gs_node *node;
 	int gpu;
 	pthread_t t;
+	pthread_cond_t cv; /* work queued for this worker, stop */
 };
 
 struct gs__actor {
@@ -96,8 +101,10 @@ struct gs__plan *gs__plan_new(void)
 {
 	struct gs__plan *p = calloc(1, sizeof(*p));
 
-	if (p != NULL)
+	if (p != NULL) {
 		gs__wr_init(&p->wr);
+		pthread_cond_init(&p->cv, NULL);
+	}
 	return p;
 }
 
@@ -107,6 +114,7 @@ void gs__plan_free(struct gs__plan *p)
 		return;
 	gs_adm_decision_fini(&p->dec);
 	gs__wr_fini(&p->wr);
+	pthread_cond_destroy(&p->cv);
 	free(p->priv);
 	free(p);
 }
@@ -136,7 +144,8 @@ void gs__actor_queue(struct gs_node *node, struct gs__plan *p,
 	else
 		a->head = p;
 	a->tail = p;
-	pthread_cond_broadcast(&a->cv);
+	if (a->n > 0)
+		pthread_cond_signal(&a->w[worker_of(a, p->s.gpu_index)].cv);
 }
 
 bool gs__actor_resume(struct gs_node *node, struct gs__nslice *ns,
@@ -206,7 +215,7 @@ static void plan_done(struct gs_node *node, struct gs__plan *p, gs_err err)
 {
 	p->done = true;
 	p->err = err;
-	pthread_cond_broadcast(&node->actor->cv);
+	pthread_cond_broadcast(&p->cv);
 	if (p->creator)
 		return;
 	pthread_mutex_unlock(&node->lock);
@@ -423,7 +432,7 @@ static bool plan_mig(struct gs_node *node, struct gs__plan *p)
 static bool phase_a_saved(struct gs_node *node, struct gs__plan *p)
 {
 	while (p->a == A_UNKNOWN)
-		pthread_cond_wait(&node->actor->cv, &node->lock);
+		pthread_cond_wait(&p->cv, &node->lock);
 	return p->a == A_SAVED;
 }
 
@@ -566,7 +575,7 @@ static void *worker_main(void *arg)
 		struct gs__plan *p = take(a, w);
 
 		if (p == NULL) {
-			pthread_cond_wait(&a->cv, &node->lock);
+			pthread_cond_wait(&w->cv, &node->lock);
 			continue;
 		}
 		pthread_mutex_unlock(&node->lock);
@@ -588,6 +597,7 @@ gs_err gs__actor_start(struct gs_node *node, struct gs_errbuf *eb)
 	for (int i = 0; i < n && i < GS_GPUS_MAX; i++) {
 		a->w[i].node = node;
 		a->w[i].gpu = i;
+		pthread_cond_init(&a->w[i].cv, NULL);
 		if (pthread_create(&a->w[i].t, NULL, worker_main, &a->w[i]) !=
 		    0) {
 			gs__actor_stop(node);
@@ -608,9 +618,13 @@ void gs__actor_stop(struct gs_node *node)
 	pthread_mutex_lock(&node->lock);
 	a->stop = true;
 	pthread_cond_broadcast(&a->cv);
-	pthread_mutex_unlock(&node->lock);
 	for (int i = 0; i < a->n; i++)
+		pthread_cond_broadcast(&a->w[i].cv);
+	pthread_mutex_unlock(&node->lock);
+	for (int i = 0; i < a->n; i++) {
 		pthread_join(a->w[i].t, NULL);
+		pthread_cond_destroy(&a->w[i].cv);
+	}
 	while (a->head) {
 		struct gs__plan *p = a->head;
 
@@ -653,7 +667,6 @@ static gs_err await_saved(struct gs_node *node, struct gs__plan *p,
 gs_err gs__actor_await(struct gs_node *node, struct gs__plan *p, gs_err a_err,
                        struct gs_node_create_res *res, struct gs_errbuf *eb)
 {
-	struct gs__actor *a = node->actor;
 	struct timespec until;
 	gs_err err;
 	int rc = 0;
@@ -662,7 +675,7 @@ gs_err gs__actor_await(struct gs_node *node, struct gs__plan *p, gs_err a_err,
 	until.tv_sec += ACTOR_DEADLINE_S;
 	pthread_mutex_lock(&node->lock);
 	p->a = a_err ? A_LOST : A_SAVED;
-	pthread_cond_broadcast(&a->cv);
+	pthread_cond_broadcast(&p->cv);
 	if (a_err && !p->done) {
 		/* The create answers its commit's error; the actor undoes. */
 		p->creator = false;
@@ -670,7 +683,7 @@ gs_err gs__actor_await(struct gs_node *node, struct gs__plan *p, gs_err a_err,
 		return a_err;
 	}
 	while (!p->done && rc != ETIMEDOUT)
-		rc = pthread_cond_timedwait(&a->cv, &node->lock, &until);
+		rc = pthread_cond_timedwait(&p->cv, &node->lock, &until);
 	if (!p->done) {
 		p->creator = false;
 		pthread_mutex_unlock(&node->lock);
