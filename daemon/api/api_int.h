@@ -25,6 +25,9 @@ void gs__api_set_json(struct gs_http_resp *resp, int status, json_t *obj);
 /* The error reply {"error","message"} for `err`, the message from `eb`. */
 void gs__api_set_error(struct gs_http_resp *resp, gs_err err,
                        const struct gs_errbuf *eb);
+/* A DELETE's answer: {"deleted": name}, or err's error object. */
+void gs__api_set_deleted(struct gs_http_resp *resp, gs_err err,
+                         const struct gs_errbuf *eb, const char *name);
 /* The error reply for `err` with a message made from `fmt`. */
 void gs__api_fail(struct gs_http_resp *resp, gs_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -100,6 +100,20 @@ void gs__api_set_error(struct gs_http_resp *resp, gs_err err,
 	gs__api_set_json(resp, gs_api_status(err), o);
 }
 
+void gs__api_set_deleted(struct gs_http_resp *resp, gs_err err,
+                         const struct gs_errbuf *eb, const char *name)
+{
+	json_t *o;
+
+	if (err) {
+		gs__api_set_error(resp, err, eb);
+		return;
+	}
+	o = json_object();
+	json_object_set_new(o, "deleted", gs__api_jstr(name));
+	gs__api_set_json(resp, 200, o);
+}
+
 void gs__api_fail(struct gs_http_resp *resp, gs_err err, const char *fmt, ...)
 {
 	struct gs_errbuf eb = {0};

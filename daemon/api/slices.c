@@ -210,16 +210,8 @@ void gs__api_slice_one(struct gs_api *api, const struct gs_http_req *req,
 		}
 		gs__api_set_json(resp, 200, slice_out(api->node, &s, true));
 	} else if (strcmp(req->method, "DELETE") == 0) {
-		json_t *o;
-
 		err = gs_node_slice_delete(api->node, &req->peer, name, &eb);
-		if (err) {
-			gs__api_set_error(resp, err, &eb);
-			return;
-		}
-		o = json_object();
-		json_object_set_new(o, "deleted", gs__api_jstr(name));
-		gs__api_set_json(resp, 200, o);
+		gs__api_set_deleted(resp, err, &eb, name);
 	} else {
 		gs__api_method_not_allowed(resp, req->method);
 	}

@@ -41,9 +41,13 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweeplib import Node, report  # noqa: E402
+
 B, WORK = sys.argv[1], sys.argv[2]
-G = os.path.join(B, "bin", "gpuslice")
-SIM_DIR = os.path.join(WORK, "sim")
+NODE = Node(B, WORK)
+G = NODE.gpuslice
+SIM_DIR = NODE.sim_dir
 RUN_DIR = os.path.join(WORK, "run")
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -56,8 +60,7 @@ SITES = ["sim.state_open", "sim.malloc", "sim.dev_alloc", "sim.dev_map",
 ALLOC_SITES = ["sim.malloc", "sim.dev_alloc", "sim.dev_map"]
 
 
-def prog(name, *args):
-    return [os.path.join(B, "bin", name)] + list(args)
+prog = NODE.prog
 
 
 # (label, argv, strict): strict programs must exit 1 on a CUDA error;
@@ -104,29 +107,11 @@ runs = 0
 
 
 def sim_env():
-    out = subprocess.run([G, "sim", "env", "--dir", SIM_DIR], check=True,
-                         capture_output=True, text=True).stdout
-    env = dict(os.environ)
-    for line in out.splitlines():
-        m = re.match(r"export (\w+)='([^']*)'(.*)$", line)
-        if m:
-            val = m.group(2)
-            if m.group(3).startswith("${LD_LIBRARY_PATH"):
-                val += (":" + env["LD_LIBRARY_PATH"]
-                        if env.get("LD_LIBRARY_PATH") else "")
-            elif m.group(3).startswith(":$PATH"):
-                val += ":" + env.get("PATH", "")
-            env[m.group(1)] = val
-    for k in ("GPUSLICE_FAULT", "GPUSLICE_FAULT_COUNTS"):
-        env.pop(k, None)
-    return env
+    return NODE.env(drop=("GPUSLICE_FAULT", "GPUSLICE_FAULT_COUNTS"))
 
 
 def fresh_node():
-    subprocess.run([G, "sim", "init", "--gpus", "1xH100-SXM5-80GB",
-                    "--force", "--dir", SIM_DIR], check=True,
-                   capture_output=True)
-
+    NODE.fresh()
 
 def run(argv, env, fault=None, counts=None):
     """Runs argv; returns (rc, json line or None, stderr text)."""
@@ -159,28 +144,7 @@ def run(argv, env, fault=None, counts=None):
 
 def sane(env):
     """None when the node holds nothing, else what it holds."""
-    try:
-        p = subprocess.run([G, "sim", "status", "--json", "--dir", SIM_DIR],
-                           env=env, capture_output=True, text=True,
-                           timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return "sim status hangs (the state lock left held?)"
-    if p.returncode != 0:
-        return "sim status failed: " + p.stderr.strip()
-    st = json.loads(p.stdout)
-    for g in st["gpus"]:
-        if g["memory_used_bytes"] != 0:
-            return "gpu %d: %d bytes still charged" % (
-                g["index"], g["memory_used_bytes"])
-        if g["processes"]:
-            return "gpu %d: processes left %s" % (g["index"], g["processes"])
-        for mi in g.get("mig_instances") or []:
-            if mi.get("memory_used_bytes"):
-                return "a MIG instance still holds memory"
-    if st.get("reaped_total"):
-        return "%d process slot(s) had to be reaped" % st["reaped_total"]
-    return None
-
+    return NODE.leftovers(env, RUN_TIMEOUT)
 
 def judge(label, fault, strict, rc, doc, err):
     """None when a faulted run ended cleanly, else why not."""
@@ -204,9 +168,7 @@ def judge(label, fault, strict, rc, doc, err):
 
 
 def fail(what):
-    failures.append(what)
-    print("FAIL: " + what, flush=True)
-
+    report(failures, what)
 
 def counts_of(argv, env, tag, strict=True):
     path = os.path.join(WORK, "counts." + tag)
