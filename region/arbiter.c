@@ -33,12 +33,14 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 	if (r->arb_cfg == NULL || r->arb_ask == NULL) {
 		/* Each made once ("region.malloc" in tests); one that could
 		 * not be is asked for again on the next pass. */
-		if (r->arb_cfg == NULL && !gs_fault_hit("region.malloc"))
-			r->arb_cfg =
-			    calloc(GS_REGION_MAX_SLICES, sizeof(*r->arb_cfg));
-		if (r->arb_ask == NULL && !gs_fault_hit("region.malloc"))
-			r->arb_ask =
-			    calloc(GS_REGION_MAX_DEVICES, sizeof(*ask));
+		if (r->arb_cfg == NULL)
+			r->arb_cfg = gs_fault_calloc(
+			    "region.malloc", GS_REGION_MAX_SLICES,
+			    sizeof(*r->arb_cfg));
+		if (r->arb_ask == NULL)
+			r->arb_ask = gs_fault_calloc("region.malloc",
+			                             GS_REGION_MAX_DEVICES,
+			                             sizeof(*ask));
 		if (r->arb_cfg == NULL || r->arb_ask == NULL)
 			return GS_ERR_NOMEM;
 	}

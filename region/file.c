@@ -319,7 +319,7 @@ static gs_err region_open(const char *dir, enum gs_region_role role,
 	*out = NULL;
 	if (strlen(dir) >= GS_REGION_DIR_MAX)
 		return gs_fail(eb, GS_ERR_RANGE, "run directory path too long");
-	r = gs_fault_hit("region.malloc") ? NULL : calloc(1, sizeof(*r));
+	r = gs_fault_calloc("region.malloc", 1, sizeof(*r));
 	if (r == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "region handle");
 	(void)snprintf(r->dir, sizeof(r->dir), "%s", dir);

@@ -682,7 +682,7 @@ static struct batch *batch_self(void)
 		return b;
 	(void)pthread_once(&batch_once, batch_key_init);
 	/* "shim.malloc" (tests): out of host memory. */
-	b = gs_fault_hit("shim.malloc") ? NULL : calloc(1, sizeof(*b));
+	b = gs_fault_calloc("shim.malloc", 1, sizeof(*b));
 	if (b == NULL)
 		return NULL;
 	(void)pthread_mutex_init(&b->mu, NULL);

@@ -44,7 +44,7 @@ static bool grow(void)
 	if (ncap > GS__PTRMAP_MAX)
 		return false;
 	/* "shim.malloc" (tests): out of host memory. */
-	nt = gs_fault_hit("shim.malloc") ? NULL : calloc(ncap, sizeof(*nt));
+	nt = gs_fault_calloc("shim.malloc", ncap, sizeof(*nt));
 	if (nt == NULL)
 		return false;
 	tab = nt;

@@ -24,8 +24,21 @@
 #define GS_FAULTINJ_H
 
 #include <stdbool.h>
+#include <stdlib.h>
 
 /* Counts a call of `site`; true when this call must fail. Thread-safe. */
 bool gs_fault_hit(const char *site);
+
+/* An allocation that is also the fault site `site`: NULL, as when out of
+ * memory, when the site fails this call. */
+static inline void *gs_fault_malloc(const char *site, size_t n)
+{
+	return gs_fault_hit(site) ? NULL : malloc(n);
+}
+
+static inline void *gs_fault_calloc(const char *site, size_t n, size_t size)
+{
+	return gs_fault_hit(site) ? NULL : calloc(n, size);
+}
 
 #endif

@@ -18,12 +18,12 @@
 
 static inline void *gs__malloc(size_t n)
 {
-	return gs_fault_hit("sim.malloc") ? NULL : malloc(n);
+	return gs_fault_malloc("sim.malloc", n);
 }
 
 static inline void *gs__calloc(size_t n, size_t size)
 {
-	return gs_fault_hit("sim.malloc") ? NULL : calloc(n, size);
+	return gs_fault_calloc("sim.malloc", n, size);
 }
 
 /* Like realloc: on failure `p` is left as it was. */
