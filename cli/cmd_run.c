@@ -11,8 +11,9 @@
  * here) and a run without --slice is refused (ask the daemon for a slice).
  *
  * The command runs with libgpuslice.so preloaded (LD_PRELOAD, prepended to
- * any the caller set) and GPUSLICE_SLICE / GPUSLICE_RUN_DIR naming its
- * slice. `gpuslice run` itself stays attached to the slice while the
+ * any the caller set; libgpuslice-musl.so when the program's ELF
+ * interpreter is musl's, see gs/elfinfo.h) and GPUSLICE_SLICE /
+ * GPUSLICE_RUN_DIR naming its slice. `gpuslice run` itself stays attached to the slice while the
  * command runs (so an ephemeral slice outlives a command that forks and
  * exits), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT to it, and every 200 ms
  * reaps the slice's processes that died without detaching (kill -9), so
@@ -60,6 +61,7 @@
 
 #include "gs/client.h"
 #include "gs/advisor.h"
+#include "gs/elfinfo.h"
 #include "mps_server.h"
 #include "gs/region.h"
 #include "gs/proc.h"
@@ -101,7 +103,8 @@ static const char usage_text[] =
     "                         $GPUSLICE_RUN_DIR, /run/gpuslice, ...)\n"
     "  --help                 this text\n"
     "\n"
-    "environment: GPUSLICE_SHIM overrides the path of libgpuslice.so;\n"
+    "environment: GPUSLICE_SHIM overrides the path of libgpuslice.so (a\n"
+    "program on musl gets libgpuslice-musl.so from the same folder);\n"
     "GPUSLICE_LOG=[level:]FILE makes the shim log to FILE.\n"
     "Exit status: CMD's; 2 for a usage error, 1 when the slice cannot be\n"
     "set up, 3 when --slice names a daemon slice that does not exist.\n";
@@ -354,6 +357,56 @@ static int shim_path(char *out, size_t n)
 	return k > 0 && (size_t)k < n && stat(out, &st) == 0 ? 0 : -1;
 }
 
+/* The file execvp would run for `cmd` (PATH searched as it does). */
+static bool program_file(const char *cmd, char *out, size_t n)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	int k;
+
+	if (strchr(cmd, '/') != NULL)
+		return snprintf(out, n, "%s", cmd) < (int)n;
+	for (p = path != NULL ? path : "/usr/local/bin:/bin:/usr/bin"; *p;
+	     p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		k = snprintf(out, n, "%.*s%s%s", (int)(end - p), p,
+		             end > p ? "/" : "", cmd);
+		if (k > 0 && (size_t)k < n && access(out, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A program whose ELF interpreter is musl's gets libgpuslice-musl.so,
+ * from the folder of `shim` (the glibc build, which musl's loader cannot
+ * load). Fails when that build is missing: the program would run without
+ * its limits. A program that cannot be read keeps `shim` (exec reports
+ * what is wrong with it).
+ */
+static int shim_for_libc(char *shim, size_t n, const char *cmd)
+{
+	struct gs_elf_info info;
+	char file[PATH_MAX], musl[PATH_MAX];
+	const char *slash = strrchr(shim, '/');
+	struct stat st;
+	int k;
+
+	if (!program_file(cmd, file, sizeof(file)) ||
+	    gs_elf_read(file, &info, NULL) != GS_OK ||
+	    info.libc != GS_ELF_LIBC_MUSL)
+		return 0;
+	k = snprintf(musl, sizeof(musl), "%.*slibgpuslice-musl.so",
+	             slash != NULL ? (int)(slash - shim + 1) : 0, shim);
+	if (k <= 0 || (size_t)k >= sizeof(musl) || (size_t)k >= n ||
+	    stat(musl, &st) != 0) {
+		gs_cli_error(CMD, "%s runs on musl (%s) and %s is missing: it would run without its limits",
+		             file, info.interp, musl);
+		return -1;
+	}
+	memcpy(shim, musl, (size_t)k + 1);
+	return 0;
+}
+
 /* The entry `index` of a CUDA_VISIBLE_DEVICES list, or NULL. */
 static char *visible_entry(const char *list, long index)
 {
@@ -570,6 +623,8 @@ int gs_cli_run(int argc, char **argv)
 		             "libgpuslice.so not found (set GPUSLICE_SHIM)");
 		return GS_EXIT_FAILURE;
 	}
+	if (shim_for_libc(shim, sizeof(shim), argv[first]) != 0)
+		return GS_EXIT_FAILURE;
 	if (o.gpu != NULL && set_gpu(o.gpu) != 0)
 		return GS_EXIT_USAGE;
 	if (o.named && o.run_dir == NULL) {
