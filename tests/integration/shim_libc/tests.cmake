@@ -80,3 +80,32 @@ gs_add_shell_test(musl_program_keeps_its_cap
                   tests/integration/shim_libc/musl_program_keeps_its_cap.sh
                   LABELS shim_libc TIMEOUT 120)
 set_tests_properties(musl_program_keeps_its_cap PROPERTIES SKIP_RETURN_CODE 77)
+
+# One robust shared mutex taken by glibc and musl processes: gs-mutex-cross
+# (glibc's pthread) and gs-mutex-cross-musl (shim/musl_mutex.c, as the
+# shim's musl build takes the region's locks).
+add_executable(gs-mutex-cross ${CMAKE_CURRENT_LIST_DIR}/mutex_cross.c)
+set_target_properties(gs-mutex-cross PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_link_libraries(gs-mutex-cross PRIVATE Threads::Threads)
+if(GS_MUSL_GCC)
+  set(GS_MUSL_MUTEX ${CMAKE_BINARY_DIR}/tests/gs-mutex-cross-musl)
+  add_custom_command(
+    OUTPUT ${GS_MUSL_MUTEX}
+    COMMAND ${GS_MUSL_GCC} -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror
+            -include ${CMAKE_SOURCE_DIR}/shim/libc_compat.h
+            -isystem ${CMAKE_BINARY_DIR}/shim/musl-uapi
+            ${CMAKE_CURRENT_LIST_DIR}/mutex_cross.c
+            ${CMAKE_SOURCE_DIR}/shim/musl_mutex.c -o ${GS_MUSL_MUTEX}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/mutex_cross.c
+            ${CMAKE_SOURCE_DIR}/shim/musl_mutex.c
+            ${CMAKE_SOURCE_DIR}/shim/libc_compat.h
+    COMMENT "Building gs-mutex-cross-musl with musl-gcc"
+    VERBATIM)
+  add_custom_target(gs_mutex_cross_musl ALL DEPENDS ${GS_MUSL_MUTEX})
+endif()
+gs_add_shell_test(region_lock_excludes_across_glibc_and_musl
+                  tests/integration/shim_libc/region_lock_excludes_across_glibc_and_musl.sh
+                  LABELS shim_libc TIMEOUT 120)
+set_tests_properties(region_lock_excludes_across_glibc_and_musl PROPERTIES
+                     SKIP_RETURN_CODE 77)
