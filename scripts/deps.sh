@@ -11,6 +11,7 @@ pkgs=(build-essential cmake pkg-config python3 clang libclang-rt-14-dev
       libzstd-dev liblz4-dev
       libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
       libcurl4-openssl-dev
+      musl-tools mmdebstrap
       python3-grpcio python3-protobuf python3-jsonschema python3-yaml)
 
 missing=()

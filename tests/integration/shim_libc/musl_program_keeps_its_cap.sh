@@ -47,6 +47,23 @@ out=$("${RUN[@]}" --memory 1GiB -- "$PROBE" "$CHUNK" "$LIMIT" 2>"$WORK/err") ||
 jcheck "$out" "d['total'] == $CAP and d['error'] == 2 and 0 < d['allocated'] <= $CAP"
 echo "ok: a musl program under the shim stopped at $(jget "$out" allocated) of a $CAP-byte cap"
 
+# One slice, two libcs: a glibc gs-alloc holds 768 MiB while the musl
+# program grows; together they stay within the slice's cap.
+"${RUN[@]}" --memory 2GiB --slice mixed -- "$B/bin/gs-alloc" --api plain \
+	--chunk 256MiB --limit 768MiB --hold 20 >"$WORK/glibc.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 200); do
+	grep -q '^{' "$WORK/glibc.out" 2>/dev/null && break
+	sleep 0.05
+done
+g=$(last_json "$WORK/glibc.out")
+[ -n "$g" ] || fail "the glibc gs-alloc did not report: $(cat "$WORK/glibc.out")"
+jcheck "$g" "d['allocated_bytes'] == 768 << 20"
+out=$("${RUN[@]}" --slice mixed -- "$PROBE" "$CHUNK" "$LIMIT" 2>"$WORK/err3") ||
+	fail "the musl program in the shared slice failed: $(cat "$WORK/err3")"
+jcheck "$out" "d['error'] == 2 and 0 < d['allocated'] and d['allocated'] + (768 << 20) <= 2 * $CAP"
+echo "ok: glibc (768 MiB) and musl ($(jget "$out" allocated) bytes) processes share one 2 GiB cap"
+
 # A shim folder without the musl build: refused, not run unlimited.
 mkdir -p "$WORK/glibc-only"
 cp "$B/lib/libgpuslice.so" "$WORK/glibc-only/"
