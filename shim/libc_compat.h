@@ -5,8 +5,8 @@
  * The musl build force-includes this header (-include) into every source
  * it compiles, so no .c file needs an #ifdef: musl's headers do not pull
  * <fcntl.h> in transitively as glibc's do, and musl has no link-map
- * namespaces (Lmid_t, RTLD_DI_LMID: dlinfo() answers -1 for the request,
- * which the shim reads as "the base namespace") and no dlvsym()
+ * namespaces (Lmid_t, RTLD_DI_LMID: answered here, LM_ID_BASE, without
+ * asking musl's dlinfo(), which would set dlerror()) and no dlvsym()
  * (libc_compat.c provides one for the one use the shim has: finding the C
  * library's own dlsym); and its pthread_mutex_t, the same size as glibc's,
  * has another layout, so every pthread_mutex call is renamed to
@@ -27,6 +27,21 @@ typedef long Lmid_t;
 #define LM_ID_BASE   0
 #define RTLD_DI_LMID 1
 #endif
+
+/*
+ * musl's dlinfo() knows only RTLD_DI_LINKMAP and sets the thread's
+ * dlerror() for anything else, which the program would then read as its
+ * own error. musl has one namespace: RTLD_DI_LMID is answered here.
+ */
+static inline int gs__musl_dlinfo(void *handle, int request, void *arg)
+{
+	if (request == RTLD_DI_LMID) {
+		*(Lmid_t *)arg = LM_ID_BASE;
+		return 0;
+	}
+	return dlinfo(handle, request, arg);
+}
+#define dlinfo gs__musl_dlinfo
 
 /*
  * The C library's exported symbol `name`, whatever `handle` and `version`
