@@ -55,7 +55,8 @@
 
 struct gs_kdra {
 	char *node, *driver, *state_dir, *cdi_dir, *socket, *shim;
-	int publish, interval_ms;
+	int publish, interval_ms, partitions;
+	char *metrics_file;
 	struct gs_kube *kube;
 	struct gs_krs *krs;
 	pthread_mutex_t mu; /* prepare/unprepare and ckpt */
@@ -148,11 +149,18 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 	d->publish = cfg->publish;
 	d->interval_ms =
 	    cfg->publish_interval_ms > 0 ? cfg->publish_interval_ms : 1000;
+	d->partitions = cfg->partitions;
+	{
+		char mpath[640];
+		snprintf(mpath, sizeof(mpath), "%s/metrics.prom",
+		         d->state_dir ? d->state_dir : ".");
+		d->metrics_file = dup_or(cfg->metrics_file, mpath);
+	}
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->hmu, NULL);
 	pthread_cond_init(&d->hcond, NULL);
 	if (!d->node || !d->driver || !d->state_dir || !d->cdi_dir ||
-	    !d->shim ||
+	    !d->shim || !d->metrics_file ||
 	    (cfg->daemon_socket && cfg->daemon_socket[0] && !d->socket)) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 		goto fail;
@@ -203,6 +211,8 @@ gs_err gs_kdra_start(struct gs_kdra *d, struct gs_errbuf *eb)
 	rc.driver_name = d->driver;
 	rc.daemon_socket = d->socket;
 	rc.interval_ms = d->interval_ms;
+	rc.partitions = d->partitions;
+	rc.metrics_file = d->metrics_file;
 	return gs_krs_create(d->kube, &rc, &d->krs, eb);
 }
 
@@ -236,6 +246,7 @@ void gs_kdra_destroy(struct gs_kdra *d)
 	free(d->cdi_dir);
 	free(d->socket);
 	free(d->shim);
+	free(d->metrics_file);
 	free(d);
 }
 

@@ -39,6 +39,11 @@ struct gs_kdra_config {
 	const char *shim_path;     /* libgpuslice.so to preload; NULL: installed path */
 	int publish_interval_ms;   /* gpusliced poll period for ResourceSlices; 0: 1000 */
 	int publish;               /* 0: do not publish ResourceSlices (tests) */
+	int partitions;            /* partition devices per GPU where the API
+	                              server has no consumable capacity
+	                              (1..32); 0: 4 */
+	const char *metrics_file;  /* the publisher's Prometheus text file;
+	                              NULL: <state_dir>/metrics.prom */
 };
 
 /*
