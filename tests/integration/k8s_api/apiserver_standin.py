@@ -70,6 +70,7 @@ class Store:
         self.log = []
         self.violations = []
         self.written = []
+        self.dry_refusals = []
         self.fail = []    # pending injected failures
         self.state = state
         if state and os.path.exists(state):
@@ -307,7 +308,8 @@ class Handler(BaseHTTPRequestHandler):
             probs.append("kind %r on %s" % (obj.get("kind"), res))
         if probs:
             with st.lock:
-                st.violations.extend(probs)
+                # A dry run's refusal is an answer, not a refused write.
+                (st.dry_refusals if "dryRun=All" in path else st.violations).extend(probs)
                 st.log.append({"method": method, "path": path, "name": name, "status": 422})
             self.send_json(422, status(422, "Invalid", "; ".join(probs)[:2000]))
             return False
