@@ -595,7 +595,7 @@ void gs_kdev_layout_name(const struct gs_kdev_layout *l, char *buf,
 		snprintf(parts, sizeof(parts), "partitions%d", l->partitions);
 	snprintf(buf, len, "%s+%s+%s", parts,
 	         !l->partitionable        ? "nomig"
-	         : l->shared_no_counters ? "mig-inline-exclusive"
+	         : l->shared_no_counters && l->consumable ? "mig-inline-exclusive"
 	         : l->counters_inline    ? "mig-inline"
 	                                 : "mig",
 	         l->taints ? "taints" : "withdraw");

@@ -107,7 +107,7 @@ gs_err gs_kprobe_run(struct gs_kube *kube, const char *node,
 	bool inline_set = true;
 	gs_err err;
 
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, sizeof(*out)); /* on error: the version, if any */
 	gs_kdev_layout_default(&out->layout);
 	out->layout.partitions = partitions > 0 ? partitions : 4;
 	read_version(kube, out);

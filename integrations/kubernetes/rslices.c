@@ -315,7 +315,7 @@ static gs_err probe(struct gs_krs *r, struct gs_errbuf *eb)
 		gs_warn("rslices",
 		        "node=%s cannot tell which DRA fields the API server keeps (%s): publishing partitions without counters or taints",
 		        r->node, gs_errbuf_msg(&pe, err));
-		memset(&pr, 0, sizeof(pr));
+		memset(&pr.layout, 0, sizeof(pr.layout));
 		pr.layout.partitions = k;
 	}
 	gs_kdev_layout_name(&pr.layout, after, sizeof(after));

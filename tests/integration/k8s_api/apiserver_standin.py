@@ -302,7 +302,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, status(400, "BadRequest", "body is not a JSON object"))
             return False
         self.server.version.prepare(res, obj, old)
-        probs = validate.problems([obj], pool=False)
+        probs = validate.problems([obj], pool=False, minor=self.server.version.minor)
         probs += self.server.version.problems(res, obj)
         if obj.get("kind") != KINDS[res]:
             probs.append("kind %r on %s" % (obj.get("kind"), res))
