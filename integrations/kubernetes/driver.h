@@ -44,6 +44,10 @@ struct gs_kdra_config {
 	                              (1..32); 0: 4 */
 	const char *metrics_file;  /* the publisher's Prometheus text file;
 	                              NULL: <state_dir>/metrics.prom */
+	const char *driver_dirs;   /* ':' list of directories holding the
+	                              NVIDIA driver's libraries and binaries
+	                              for CDI specs; NULL: the ldconfig cache
+	                              and the usual bin dirs (driverfiles.h) */
 };
 
 /*

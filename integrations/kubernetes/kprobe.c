@@ -48,9 +48,7 @@ static json_t *probe_slice(const char *node, const char *driver, bool inline_set
 	snprintf(name, sizeof(name), "%s-%s-probe", node, driver);
 	snprintf(pool, sizeof(pool), "%s-probe", node);
 	s = json_pack(
-	    "{s:s,s:s,s:{s:s},s:{s:s,s:s,s:{s:s,s:i,s:i},s:[{s:s,s:b,"
-	    "s:{s:{s:s,s:{s:s,s:{s:s,s:s,s:s}}}},"
-	    "s:[{s:s,s:{s:{s:s}}}],s:[{s:s,s:s,s:s}]}]}}",
+	    "{s:s,s:s,s:{s:s},s:{s:s,s:s,s:{s:s,s:i,s:i},s:[{s:s,s:b,s:{s:{s:s,s:{s:s,s:{s:s,s:s,s:s}}}},s:[{s:s,s:{s:{s:s}}}],s:[{s:s,s:s,s:s}]}]}}",
 	    "apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice",
 	    "metadata", "name", name, "spec", "driver", driver, "nodeName",
 	    node, "pool", "name", pool, "generation", 1, "resourceSliceCount",

@@ -40,6 +40,8 @@ static const char usage[] =
 	"                        consumable capacity (1..32, default: 4)\n"
 	"  --metrics-file PATH   publisher metrics, Prometheus text (default:\n"
 	"                        <state dir>/metrics.prom)\n"
+	"  --driver-dirs D1:D2   where the NVIDIA driver's libraries and\n"
+	"                        binaries are (default: the ldconfig cache)\n"
 	"  --workers N           driver calls run in parallel (default: 16)\n"
 	"  --max-connections N   open gRPC connections at most (default: 64)\n"
 	"  --check-interval-ms N socket presence check (default: 1000)\n"
@@ -113,6 +115,8 @@ int main(int argc, char **argv)
 			ip = &cfg.driver.partitions;
 		else if (IS("--metrics-file"))
 			sp = &cfg.driver.metrics_file;
+		else if (IS("--driver-dirs"))
+			sp = &cfg.driver.driver_dirs;
 		else if (IS("--workers"))
 			ip = &cfg.workers;
 		else if (IS("--max-connections"))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "devmodel.h"
+#include "driverfiles.h"
 #include "prepare.h"
 #include "slicecmp.h"
 
@@ -316,6 +317,34 @@ static void a_claim_of_partitions_is_one_slice_of_their_sum(void **state)
 	json_decref(g);
 }
 
+static void driver_libraries_come_from_the_ldconfig_cache_like_nvidia_ctk(
+    void **state)
+{
+	const char *text =
+	    "1234 libs found in cache `/etc/ld.so.cache'\n"
+	    "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1\n"
+	    "\tlibnvidia-ml.so (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-ml.so\n"
+	    "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+	    "\tlibcuda.so.1 (libc6) => /usr/lib/i386-linux-gnu/libcuda.so.1\n"
+	    "\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1\n"
+	    "\tlibnvidia-glcore.so.580.65.06 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-glcore.so.580.65.06\n"
+	    "\tlibc.so.6 (libc6,x86-64, OS ABI: Linux 3.2.0) => /lib/x86_64-linux-gnu/libc.so.6\n";
+	struct gs_kdrv_files f = {0};
+	(void)state;
+
+	assert_int_equal(gs_kdrv_from_ldcache(text, &f, NULL), GS_OK);
+	/* 64-bit compute libraries by soname; not the dev link, the
+	 * 32-bit copy, graphics or libc. */
+	assert_int_equal(f.n_libs, 3);
+	assert_string_equal(f.libs[0],
+	                    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
+	assert_string_equal(f.libs[1], "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+	assert_string_equal(
+	    f.libs[2],
+	    "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1");
+	gs_kdrv_files_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +360,8 @@ int main(void)
 	    cmocka_unit_test(
 	        partition_names_round_trip_and_bad_ones_are_refused),
 	    cmocka_unit_test(a_claim_of_partitions_is_one_slice_of_their_sum),
+	    cmocka_unit_test(
+	        driver_libraries_come_from_the_ldconfig_cache_like_nvidia_ctk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
