@@ -160,7 +160,8 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 	}
 	{
 		struct gs_errbuf de = {0};
-		if (gs_kdrv_find(cfg->driver_dirs, &d->drv, &de) != GS_OK)
+		if (gs_kdrv_find(cfg->driver_dirs, cfg->driver_root, &d->drv,
+		                 &de) != GS_OK)
 			gs_warn(TAG,
 			        "CDI specs carry no driver libraries (%s): containers need the NVIDIA container runtime or NVIDIA's CDI spec",
 			        de.msg);

@@ -48,6 +48,8 @@ struct gs_kdra_config {
 	                              NVIDIA driver's libraries and binaries
 	                              for CDI specs; NULL: the ldconfig cache
 	                              and the usual bin dirs (driverfiles.h) */
+	const char *driver_root;   /* where the host's / is mounted when the
+	                              plugin runs in a container; NULL: / */
 };
 
 /*

@@ -7,8 +7,8 @@
  */
 #include "driverfiles.h"
 
+#include <ctype.h>
 #include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,34 +88,45 @@ static bool is_file(const char *path, bool exec)
 	       (!exec || access(path, X_OK) == 0);
 }
 
-/* Every wanted library and binary in one directory. */
-static gs_err scan_dir(const char *dir, struct gs_kdrv_files *out,
-                       bool libs, struct gs_errbuf *eb)
+/* "" for this filesystem, else the root without a trailing '/'. */
+static const char *root_of(const char *root)
 {
-	DIR *dp = opendir(dir);
+	return root && strcmp(root, "/") != 0 ? root : "";
+}
+
+/* Every wanted library and binary in one (host) directory. */
+static gs_err scan_dir(const char *root, const char *dir,
+                       struct gs_kdrv_files *out, bool libs,
+                       struct gs_errbuf *eb)
+{
+	char here[2048], path[2560], host[2560];
+	DIR *dp;
 	struct dirent *e;
-	char path[4096];
 	gs_err err = GS_OK;
 
+	snprintf(here, sizeof(here), "%s%s", root, dir);
+	dp = opendir(here);
 	if (dp == NULL)
 		return GS_OK; /* an absent directory holds nothing */
 	while (err == GS_OK && (e = readdir(dp)) != NULL) {
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", here, e->d_name);
+		snprintf(host, sizeof(host), "%s/%s", dir, e->d_name);
 		if (libs && wanted_lib(e->d_name) && is_file(path, false)) {
-			err = add(out->libs, &out->n_libs, path, eb);
+			err = add(out->libs, &out->n_libs, host, eb);
 			continue;
 		}
 		for (int i = 0; BINS[i] && err == GS_OK; i++)
 			if (strcmp(e->d_name, BINS[i]) == 0 &&
 			    is_file(path, true))
-				err = add(out->bins, &out->n_bins, path, eb);
+				err = add(out->bins, &out->n_bins, host, eb);
 	}
 	closedir(dp);
 	return err;
 }
 
-static gs_err scan_list(const char *list, struct gs_kdrv_files *out,
-                        bool libs, struct gs_errbuf *eb)
+static gs_err scan_list(const char *root, const char *list,
+                        struct gs_kdrv_files *out, bool libs,
+                        struct gs_errbuf *eb)
 {
 	char *copy = strdup(list), *save = NULL, *d;
 	gs_err err = GS_OK;
@@ -125,25 +136,37 @@ static gs_err scan_list(const char *list, struct gs_kdrv_files *out,
 	for (d = strtok_r(copy, ":", &save); d && err == GS_OK;
 	     d = strtok_r(NULL, ":", &save))
 		if (d[0] == '/')
-			err = scan_dir(d, out, libs, eb);
+			err = scan_dir(root, d, out, libs, eb);
 	free(copy);
 	return err;
 }
 
-static gs_err read_ldcache(struct gs_kdrv_files *out, struct gs_errbuf *eb)
+static gs_err read_ldcache(const char *root, struct gs_kdrv_files *out,
+                           struct gs_errbuf *eb)
 {
 	const char *cands[] = {"/sbin/ldconfig", "/usr/sbin/ldconfig",
 	                       "/sbin/ldconfig.real", NULL};
-	char cmd[64], *text = NULL;
+	char cmd[4200], *text = NULL;
 	size_t cap = 0, len = 0, n;
 	char chunk[4096];
 	FILE *p = NULL;
 	gs_err err;
 
+	/* The root goes into a shell command: plain path characters only. */
+	for (const char *c = root; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("/_.-", *c))
+			return gs_fail(eb, GS_ERR_INVALID,
+			               "driver root '%s' has characters outside [A-Za-z0-9/_.-]",
+			               root);
 	for (int i = 0; cands[i] && p == NULL; i++) {
 		if (access(cands[i], X_OK) != 0)
 			continue;
-		snprintf(cmd, sizeof(cmd), "%s -p 2>/dev/null", cands[i]);
+		if (root[0])
+			snprintf(cmd, sizeof(cmd),
+			         "%s -p -C %s/etc/ld.so.cache 2>/dev/null", cands[i],
+			         root);
+		else
+			snprintf(cmd, sizeof(cmd), "%s -p 2>/dev/null", cands[i]);
 		p = popen(cmd, "r");
 	}
 	if (p == NULL)
@@ -181,18 +204,32 @@ static gs_err read_ldcache(struct gs_kdrv_files *out, struct gs_errbuf *eb)
 	return err;
 }
 
-gs_err gs_kdrv_find(const char *dirs, struct gs_kdrv_files *out,
-                    struct gs_errbuf *eb)
+gs_err gs_kdrv_find(const char *dirs, const char *root,
+                    struct gs_kdrv_files *out, struct gs_errbuf *eb)
 {
+	const char *r = root_of(root);
 	gs_err err;
 
 	memset(out, 0, sizeof(*out));
 	if (dirs && dirs[0])
-		err = scan_list(dirs, out, true, eb);
+		err = scan_list(r, dirs, out, true, eb);
 	else
-		err = read_ldcache(out, eb);
+		err = read_ldcache(r, out, eb);
+	if (err == GS_OK && r[0]) {
+		/* The cache names host paths: keep those present under root. */
+		size_t k = 0;
+		for (size_t i = 0; i < out->n_libs; i++) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s%s", r, out->libs[i]);
+			if (is_file(path, false))
+				out->libs[k++] = out->libs[i];
+			else
+				free(out->libs[i]);
+		}
+		out->n_libs = k;
+	}
 	if (err == GS_OK && !(dirs && dirs[0]))
-		err = scan_list(BIN_DIRS, out, false, eb);
+		err = scan_list(r, BIN_DIRS, out, false, eb);
 	if (err == GS_OK) {
 		bool cuda = false;
 		for (size_t i = 0; i < out->n_libs; i++)

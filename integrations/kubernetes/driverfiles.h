@@ -38,10 +38,14 @@ gs_err gs_kdrv_from_ldcache(const char *text, struct gs_kdrv_files *out,
 /*
  * Finds the files: `dirs` (a ':' list) when not NULL/empty, else the
  * ldconfig cache (runs `ldconfig -p`) and the standard binary dirs.
+ * `root` (NULL or "/": this filesystem) is where the host's filesystem is
+ * mounted when the plugin runs in a container ("/host"): the cache is
+ * <root>/etc/ld.so.cache, files are looked for under <root>, and the paths
+ * returned are the host's (without <root>), as the runtime sees them.
  * GS_ERR_NOT_FOUND when no libcuda is found (no driver). OUT: *out.
  */
-gs_err gs_kdrv_find(const char *dirs, struct gs_kdrv_files *out,
-                    struct gs_errbuf *eb);
+gs_err gs_kdrv_find(const char *dirs, const char *root,
+                    struct gs_kdrv_files *out, struct gs_errbuf *eb);
 void gs_kdrv_files_fini(struct gs_kdrv_files *f);
 
 /*

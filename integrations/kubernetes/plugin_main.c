@@ -42,6 +42,8 @@ static const char usage[] =
 	"                        <state dir>/metrics.prom)\n"
 	"  --driver-dirs D1:D2   where the NVIDIA driver's libraries and\n"
 	"                        binaries are (default: the ldconfig cache)\n"
+	"  --driver-root DIR     the host's / as mounted in the plugin's\n"
+	"                        container (default: /)\n"
 	"  --workers N           driver calls run in parallel (default: 16)\n"
 	"  --max-connections N   open gRPC connections at most (default: 64)\n"
 	"  --check-interval-ms N socket presence check (default: 1000)\n"
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
 			sp = &cfg.driver.metrics_file;
 		else if (IS("--driver-dirs"))
 			sp = &cfg.driver.driver_dirs;
+		else if (IS("--driver-root"))
+			sp = &cfg.driver.driver_root;
 		else if (IS("--workers"))
 			ip = &cfg.workers;
 		else if (IS("--max-connections"))

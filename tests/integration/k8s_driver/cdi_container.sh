@@ -66,6 +66,30 @@ claim c2 "$UID2" gpu-0 '{"memory": "2Gi", "compute": "10"}'
 out=$(kdra --driver-dirs "$SIMLIB" prepare ns c2 "$UID2")
 jcheck "$out" 'd["error"] is None and d["devices"][0]["cdi"] == ["gpuslice.io/slice=k8s-'"$UID2"'", "nvidia.com/gpu='"$uuid"'"]'
 jcheck "$(cat "$CDI/gpuslice.io-slice_k8s-$UID2.json")" 'not any(m["hostPath"].startswith("'"$SIMLIB"'/") for m in d["devices"][0]["containerEdits"]["mounts"])'
+rm "$CDI/nvidia.yaml"
+
+# The plugin in a container sees the host's / at --driver-root: the host's
+# ldconfig cache (built here for a fake host root holding the sim's
+# libcuda as a versioned driver library) names host paths, and the spec
+# mounts those.
+HR=$WORK/hostroot
+mkdir -p "$HR/usr/lib/x86_64-linux-gnu" "$HR/usr/bin" "$HR/etc"
+cp "$SIMLIB/libcuda.so.1" "$HR/usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06"
+cp "$SIMLIB/nvidia-smi" "$HR/usr/bin/"
+echo /usr/lib/x86_64-linux-gnu >"$HR/etc/ld.so.conf"
+if ldconfig -r "$HR" 2>/dev/null; then
+	UID3=4f1c2a9e-0000-4000-8000-0000000000c3
+	claim c3 "$UID3" gpu-1 '{"memory": "1Gi", "compute": "10"}'
+	out=$(kdra --driver-root "$HR" prepare ns c3 "$UID3")
+	jcheck "$out" 'd["error"] is None'
+	m=$(cat "$CDI/gpuslice.io-slice_k8s-$UID3.json")
+	jcheck "$m" '{(x["hostPath"], x["containerPath"]) for x in d["devices"][0]["containerEdits"]["mounts"]} >= {("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"), ("/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi")}'
+	out=$(kdra unprepare ns c3 "$UID3")
+	jcheck "$out" 'd["error"] is None'
+	echo "--driver-root: the host's ldconfig cache gives host paths"
+else
+	echo "SKIP (part): ldconfig -r cannot build a cache for a fake root here"
+fi
 out=$(kdra unprepare ns c1 "$UID1" unprepare ns c2 "$UID2")
 [ "$(grep -c '"error":null' <<<"$out")" = 2 ] || fail "unprepare: $out"
 echo ok
