@@ -6,7 +6,8 @@
 # (no write refused, no field dropped), a claim on the published devices
 # (memory 8Gi + compute 25 on a shareable GPU, or one partition of 4 where
 # the server has no consumable capacity) is prepared into a slice of those
-# limits, and a GPU fault becomes taints where the server keeps them, or
+# limits that stops a workload at its memory (CUDA_ERROR_OUT_OF_MEMORY),
+# and a GPU fault becomes taints where the server keeps them, or
 # withdraws the GPU's devices where it does not, at most one write per
 # slice. Cells: "VERSION GATES" lines below.
 . "$(dirname "$0")/lib.sh" "$1"
@@ -149,6 +150,15 @@ KC
 	jcheck "$out" 'd["error"] is None and d["devices"][0]["device"] == "'"$dev"'"'
 	s=$(api GET "/v1/slices/k8s-$uid")
 	jcheck "$s" 'd["memory_bytes"] == '"$mem"' and d["compute"] == '"$comp"' and d["gpu"]["index"] == 1'
+	# The claim's container environment caps the workload at its memory
+	# (its compute share is measured in claim_e2e.sh, on the same path).
+	mapfile -t CENV < <(python3 -c '
+import json, sys
+for e in json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"]:
+    print(e)' "$d/cdi/gpuslice.io-slice_k8s-$uid.json")
+	res=$(env -i LD_LIBRARY_PATH="$LD_LIBRARY_PATH" GPUSLICE_SIM_DIR="$GPUSLICE_SIM_DIR" PATH="$PATH" \
+		"${CENV[@]}" "$B/bin/gs-alloc" --api plain --chunk 512MiB)
+	jcheck "$res" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and '"$mem"' - 2**30 <= d["allocated_bytes"] <= '"$mem"
 	out=$("$PROBE" --node "$NODE" --state "$d/kstate" --cdi "$d/cdi" --socket "$SOCK" \
 		--kubeconfig "$d/kubeconfig" --shim "$SHIM" unprepare ns "$name" "$uid" 2>>"$d/probe.log")
 	jcheck "$out" 'd["error"] is None'

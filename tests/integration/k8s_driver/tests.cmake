@@ -31,3 +31,6 @@ foreach(t ${GS_KDRA_TESTS})
                     LABELS kubernetes ${extra} TIMEOUT 240)
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+# Nine API server cells, each with its own publisher, claim and fault.
+set_tests_properties(k8s_each_server_version_and_gate_gets_a_layout_it_accepts
+                     PROPERTIES TIMEOUT 480)
