@@ -162,6 +162,28 @@ for e in json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"]:
 	out=$("$PROBE" --node "$NODE" --state "$d/kstate" --cdi "$d/cdi" --socket "$SOCK" \
 		--kubeconfig "$d/kubeconfig" --shim "$SHIM" unprepare ns "$name" "$uid" 2>>"$d/probe.log")
 	jcheck "$out" 'd["error"] is None'
+	if ! $cc; then
+		# Two partitions of GPU 0 in one claim: one slice of their sum.
+		python3 - "$CLAIMS/ns/p$uid.json" "$NODE" <<'PY'
+import json, sys
+r = [{"request": "gpu", "driver": "gpuslice.io", "pool": sys.argv[2], "device": "gpu-0-part-%d-of-4" % k}
+     for k in (1, 2)]
+json.dump({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+           "metadata": {"namespace": "ns", "name": "pp", "uid": "x"},
+           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+               "deviceClassName": "partition.gpuslice.io", "allocationMode": "ExactCount", "count": 2}}]}},
+           "status": {"allocation": {"devices": {"results": r}}}}, open(sys.argv[1], "w"))
+PY
+		local puid
+		puid=$(python3 "$WORK/post_claim.py" "$url" "$CLAIMS/ns/p$uid.json") || fail "$ver $gates: the 2-partition claim was refused"
+		out=$("$PROBE" --node "$NODE" --state "$d/kstate" --cdi "$d/cdi" --socket "$SOCK" \
+			--kubeconfig "$d/kubeconfig" --shim "$SHIM" prepare ns pp "$puid" 2>>"$d/probe.log")
+		jcheck "$out" 'd["error"] is None and [x["device"] for x in d["devices"]] == ["gpu-0-part-1-of-4", "gpu-0-part-2-of-4"]'
+		jcheck "$(api GET "/v1/slices/k8s-$puid")" 'd["memory_bytes"] == 2 * '"$mem"' and d["compute"] == 50 and d["gpu"]["index"] == 0'
+		out=$("$PROBE" --node "$NODE" --state "$d/kstate" --cdi "$d/cdi" --socket "$SOCK" \
+			--kubeconfig "$d/kubeconfig" --shim "$SHIM" unprepare ns pp "$puid" 2>>"$d/probe.log")
+		jcheck "$out" 'd["error"] is None'
+	fi
 
 	# A GPU fault: taints where kept, else the GPU's devices withdrawn.
 	sleep 1.5
