@@ -44,3 +44,15 @@ if [ ! -f "$cuda/include/cuda.h" ]; then
 	echo "deps: CUDA headers not found at $cuda/include/cuda.h (install the CUDA 13 toolkit or set CUDA_HOME)" >&2
 	exit 1
 fi
+
+# Kubernetes tests: node and npm check what the DRA plugin writes against
+# validators generated from the upstream OpenAPI (the npm package
+# kubernetes-models, which tests/integration/k8s_api/km_check.sh installs
+# into ~/.cache/gpuslice on first use; without network that check alone
+# is skipped, with its reason).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	if [ "$(id -u)" -eq 0 ]; then ksudo=(); else ksudo=(sudo); fi
+	"${ksudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends nodejs npm >&2 ||
+		echo "deps: could not install nodejs and npm: the upstream OpenAPI check of the Kubernetes tests will be skipped" >&2
+fi

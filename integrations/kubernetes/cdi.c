@@ -81,6 +81,38 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 	if (json_object_get(in->env, "GPUSLICE_RUN_DIR") == NULL)
 		add_env(env, "GPUSLICE_RUN_DIR", in->run_dir);
 	add_env(env, "LD_PRELOAD", in->shim_path);
+	/* The claim's edits carry the driver; an NVIDIA runtime must add
+	 * nothing (with "all", as CUDA images set, every GPU's nodes). */
+	add_env(env, "NVIDIA_VISIBLE_DEVICES", "void");
+	if (in->n_driver_libs > 0) {
+		char dirs[2048] = "";
+		size_t o = 0;
+		for (size_t i = 0; i < in->n_driver_libs; i++) {
+			const char *l = in->driver_libs[i];
+			const char *slash = strrchr(l, '/');
+			size_t dl = slash ? (size_t)(slash - l) : 0;
+			char dir[1024];
+			if (dl == 0 || dl >= sizeof(dir))
+				continue;
+			memcpy(dir, l, dl);
+			dir[dl] = '\0';
+			/* Each directory once, in the order found. */
+			bool seen = false;
+			for (const char *p = dirs; *p && !seen;) {
+				const char *c = strchr(p, ':');
+				size_t pl = c ? (size_t)(c - p) : strlen(p);
+				seen = pl == dl && strncmp(p, dir, dl) == 0;
+				p = c ? c + 1 : p + pl;
+			}
+			if (!seen && o + dl + 2 < sizeof(dirs))
+				o += (size_t)snprintf(dirs + o, sizeof(dirs) - o,
+				                      "%s%s", o ? ":" : "", dir);
+		}
+		char ld[sizeof(dirs) + 48];
+		snprintf(ld, sizeof(ld),
+		         "%s:/usr/local/nvidia/lib:/usr/local/nvidia/lib64", dirs);
+		add_env(env, "LD_LIBRARY_PATH", ld);
+	}
 
 	add_node(nodes, "/dev/nvidiactl");
 	add_node(nodes, "/dev/nvidia-uvm");
@@ -122,6 +154,17 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 		add_mount(mounts, path, false);
 	if (pipe && pipe[0] == '/' && strcmp(pipe, in->run_dir) != 0)
 		add_mount(mounts, pipe, false);
+	for (size_t i = 0; i < in->n_driver_libs; i++)
+		if (in->driver_libs[i][0] == '/')
+			add_mount(mounts, in->driver_libs[i], true);
+	for (size_t i = 0; i < in->n_driver_bins; i++) {
+		const char *b = in->driver_bins[i];
+		const char *slash = strrchr(b, '/');
+		if (b[0] != '/' || slash == NULL)
+			continue;
+		snprintf(path, sizeof(path), "/usr/bin/%s", slash + 1);
+		add_mount_at(mounts, b, path, true);
+	}
 
 	edits = json_pack("{s:o, s:o, s:o}", "env", env, "deviceNodes", nodes,
 	                  "mounts", mounts);

@@ -6,8 +6,13 @@
  * after the slice; the DRA CDI device ID is "gpuslice.io/slice=<slice>".
  * Its containerEdits carry what `gpuslice run --slice` gives a process:
  *   env          the slice's env from gpusliced (GPUSLICE_SLICE,
- *                GPUSLICE_RUN_DIR, CUDA_VISIBLE_DEVICES or CUDA_MPS_*) and
- *                LD_PRELOAD=<shim>
+ *                GPUSLICE_RUN_DIR, CUDA_VISIBLE_DEVICES or CUDA_MPS_*),
+ *                LD_PRELOAD=<shim>, NVIDIA_VISIBLE_DEVICES=void (so an
+ *                NVIDIA container runtime, if there, adds nothing: no
+ *                other GPU's nodes) and, with driver libraries,
+ *                LD_LIBRARY_PATH=<their directories>:/usr/local/nvidia/lib:
+ *                /usr/local/nvidia/lib64 (the last two: where CUDA images
+ *                look)
  *   deviceNodes  /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools,
  *                /dev/nvidia<index> and, for a MIG device, its
  *                /dev/nvidia-caps/nvidia-cap<N> (GI and CI access)
@@ -18,7 +23,10 @@
  *                pod's), and the MPS pipe directory when the slice uses
  *                MPS, each at the same path inside the container, so the
  *                env holds; never the whole run directory, which also
- *                holds gpusliced's API socket
+ *                holds gpusliced's API socket. The driver's user-space
+ *                libraries (driverfiles.h) at their host paths and its
+ *                binaries at /usr/bin/<name>, read-only, unless the claim
+ *                references NVIDIA's own CDI device for the GPU
  *   annotations  none: the version stays as low as the fields allow.
  * cdiVersion is the lowest version that covers the fields used
  * (gs_kcdi_min_version).
@@ -48,6 +56,11 @@ struct gs_kcdi_input {
 	int gpu_index;         /* /dev/nvidia<index> */
 	const int *cap_minors; /* MIG access caps (may be NULL) */
 	int n_cap_minors;
+	/* The driver's files to mount (absolute host paths; may be none). */
+	char *const *driver_libs;
+	size_t n_driver_libs;
+	char *const *driver_bins;
+	size_t n_driver_bins;
 };
 
 /* Builds the spec. OUT: *spec. */

@@ -29,6 +29,21 @@
  *
  * Health: an unhealthy GPU's devices (whole and MIG) carry the taint
  * gpuslice.io/unhealthy=<reason> with effect NoSchedule.
+ *
+ * Layouts (struct gs_kdev_layout: what the API server keeps):
+ *   consumable off   gpu-<i>-part-<k>, k < K, replace gpu-<i>: plain
+ *                    devices of 1/K memory (MiB-floored) and 100/K compute;
+ *                    with counters on a MIG-capable GPU each consumes 1/K
+ *                    (in milli-units) of every memory-slice counter, so K
+ *                    partitions fit together and none fits beside a MIG
+ *                    placement or the whole GPU
+ *   partitionable off  no MIG placements and no counter sets
+ *   taints off       an unhealthy GPU's devices are left out
+ *   counters_inline  (1.34) a MIG-capable GPU's devices and its counter
+ *                    set share one slice (at most 64 devices, 32 counters)
+ *   shared_no_counters  (1.34) a MIG-capable GPU publishes gpu-<i>
+ *                    without counters when MIG is off, its placements when
+ *                    MIG is on, never both
  */
 #include "devmodel.h"
 
@@ -53,6 +68,11 @@ void gs_kdev_format_name(const struct gs_kdev_name *n, char *buf, size_t len)
 
 	if (n->kind == GS_KDEV_GPU) {
 		snprintf(buf, len, "gpu-%d", n->gpu_index);
+		return;
+	}
+	if (n->kind == GS_KDEV_PART) {
+		snprintf(buf, len, "gpu-%d-part-%d-of-%d", n->gpu_index,
+		         n->start, n->parts);
 		return;
 	}
 	/* "1g.10gb+me" -> "1g-10gb-me": the one '.' and any '+' become '-';
@@ -93,6 +113,25 @@ gs_err gs_kdev_parse_name(const char *name, struct gs_kdev_name *out,
 		               "device name '%s' is not gpuslice's (gpu-N...)",
 		               name ? name : "(null)");
 	p = name + 4;
+	{
+		const char *part = strstr(p, "-part-");
+		if (part && !strstr(p, "-mig-")) {
+			const char *of = strstr(part + 6, "-of-");
+			idx = small_uint(p, (size_t)(part - p));
+			out->start = of ? small_uint(part + 6,
+			                             (size_t)(of - part - 6))
+			                : -1;
+			out->parts = of ? small_uint(of + 4, strlen(of + 4)) : -1;
+			if (idx < 0 || out->start < 0 || out->parts < 1 ||
+			    out->parts > 32 || out->start >= out->parts)
+				return gs_fail(eb, GS_ERR_PARSE,
+				               "device name '%s': expected gpu-N-part-K-of-P (K < P <= 32)",
+				               name);
+			out->kind = GS_KDEV_PART;
+			out->gpu_index = idx;
+			return GS_OK;
+		}
+	}
 	mig = strstr(p, "-mig-");
 	idx = small_uint(p, mig ? (size_t)(mig - p) : strlen(p));
 	if (idx < 0)
@@ -337,7 +376,8 @@ static bool has_me(const struct gs_gpu_model *m)
 }
 
 static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
-                          int idx, const char *drv, bool mig_ok, json_t *taints)
+                          int idx, const char *drv, bool mig_ok,
+                          bool counters, json_t *taints)
 {
 	char name[64];
 	struct gs_kdev_name n = {.kind = GS_KDEV_GPU, .gpu_index = idx};
@@ -362,7 +402,7 @@ static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
 	json_t *d =
 	    json_pack("{s:s,s:o,s:o,s:b}", "name", name, "attributes", attrs,
 	              "capacity", cap, "allowMultipleAllocations", 1);
-	if (mig_ok) {
+	if (counters) {
 		/* The whole GPU takes every counter of its set. */
 		json_t *c = json_object();
 		char k[32];
@@ -494,15 +534,148 @@ static bool dns_label_ok(const char *s, size_t max)
 	return isalnum((unsigned char)s[0]) && isalnum((unsigned char)s[n - 1]);
 }
 
+/*
+ * Partition k of K of a GPU: 1/K of its memory and compute, a plain
+ * (not shareable) device. With `counters` it consumes 1/K of each
+ * memory-slice counter of the GPU's set (milli-units), so partitions
+ * exclude MIG placements and the whole GPU, and K of them fit.
+ */
+static json_t *part_device(const json_t *gpu, const struct gs_gpu_model *m,
+                           int idx, int k, int K, const char *drv,
+                           bool counters, json_t *taints)
+{
+	struct gs_kdev_name n = {
+	    .kind = GS_KDEV_PART, .gpu_index = idx, .start = k, .parts = K};
+	char name[64], set[32], key[32], milli[32];
+	json_t *attrs = json_object();
+	int64_t mem = gpu_memory(gpu, m) / MIB / K * MIB;
+
+	gs_kdev_format_name(&n, name, sizeof(name));
+	common_attrs(attrs, gpu, m, idx, drv);
+	attr_str(attrs, "type", "partition");
+	attr_int(attrs, "partition", k);
+	attr_int(attrs, "partitions", K);
+	json_t *d = json_pack("{s:s,s:o,s:{s:{s:o},s:{s:o}}}", "name", name,
+	                      "attributes", attrs, "capacity", "memory",
+	                      "value", quantity(mem), "compute", "value",
+	                      quantity(100 / K));
+	if (counters) {
+		json_t *c = json_object();
+		snprintf(milli, sizeof(milli), "%dm", 1000 / K);
+		for (int s = 0; s < m->memory_slices; s++) {
+			snprintf(key, sizeof(key), "memory-slice-%d", s);
+			json_object_set_new(c, key,
+			                    json_pack("{s:s}", "value", milli));
+		}
+		snprintf(set, sizeof(set), "gpu-%d", idx);
+		json_object_set_new(d, "consumesCounters",
+		                    json_pack("[{s:s,s:o}]", "counterSet", set,
+		                              "counters", c));
+	}
+	if (taints)
+		json_object_set(d, "taints", taints);
+	return d;
+}
+
+void gs_kdev_layout_default(struct gs_kdev_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->consumable = true;
+	l->partitionable = true;
+	l->taints = true;
+	l->partitions = 4;
+}
+
+void gs_kdev_layout_name(const struct gs_kdev_layout *l, char *buf,
+                         size_t len)
+{
+	char parts[32] = "shared";
+
+	if (!l->consumable)
+		snprintf(parts, sizeof(parts), "partitions%d", l->partitions);
+	snprintf(buf, len, "%s+%s+%s", parts,
+	         !l->partitionable        ? "nomig"
+	         : l->shared_no_counters && l->consumable ? "mig-inline-exclusive"
+	         : l->counters_inline    ? "mig-inline"
+	                                 : "mig",
+	         l->taints ? "taints" : "withdraw");
+}
+
+static json_t *slice_of(const char *node, const char *driver, int k,
+                        int64_t generation, json_t *devs, json_t *sets)
+{
+	json_t *o = slice_obj(node, driver, k, generation, devs, "devices");
+	if (sets)
+		json_object_set_new(json_object_get(o, "spec"),
+		                    "sharedCounters", sets);
+	return o;
+}
+
+/* One GPU's devices (appended to devs) and counter set (NULL: none). */
+static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
+                        int idx, const char *drv,
+                        const struct gs_kdev_layout *l, json_t *taints,
+                        json_t *devs, json_t **set)
+{
+	bool mig_ok = mig_capable(g, m);
+	bool mig_on = json_is_true(
+	    json_object_get(json_object_get(g, "mig"), "enabled"));
+	bool counters = mig_ok && l->partitionable;
+	bool whole = true, placements = counters;
+
+	*set = NULL;
+	if (counters && l->consumable && l->shared_no_counters) {
+		whole = !mig_on;
+		placements = mig_on;
+	}
+	if (l->consumable && whole) {
+		json_array_append_new(
+		    devs, gpu_device(g, m, idx, drv, mig_ok,
+		                     counters && !l->shared_no_counters,
+		                     taints));
+	} else if (!l->consumable) {
+		for (int k = 0; k < l->partitions; k++)
+			json_array_append_new(
+			    devs, part_device(g, m, idx, k, l->partitions,
+			                      drv, counters, taints));
+	}
+	if (!counters)
+		return;
+	*set = counter_set(g, m, idx);
+	if (!placements)
+		return;
+	for (int p = 0; p < m->n_profiles; p++) {
+		const struct gs_mig_profile *pr = &m->profiles[p];
+		for (int s = 0; s < pr->n_placements; s++)
+			json_array_append_new(
+			    devs, mig_device(g, m, pr, pr->placements[s].start,
+			                     idx, drv, taints));
+	}
+}
+
 gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
                             const char *node, const char *driver,
                             int64_t generation, json_t **slices,
                             struct gs_errbuf *eb)
 {
+	struct gs_kdev_layout l;
+
+	gs_kdev_layout_default(&l);
+	return gs_kdev_build_slices_for(gpus, health, node, driver, generation,
+	                                &l, slices, eb);
+}
+
+gs_err gs_kdev_build_slices_for(const json_t *gpus, const json_t *health,
+                                const char *node, const char *driver,
+                                int64_t generation,
+                                const struct gs_kdev_layout *l,
+                                json_t **slices, struct gs_errbuf *eb)
+{
 	json_t *arr = json_object_get(gpus, "gpus"), *g;
-	json_t *devs, *sets, *out;
+	json_t *devs, *sets, *out = NULL;
 	const char *drv = str_of(gpus, "driver");
 	size_t i;
+	int k = 0;
 	gs_err err = GS_OK;
 
 	*slices = NULL;
@@ -519,14 +692,18 @@ gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
 		return gs_fail(eb, GS_ERR_RANGE,
 		               "pool generation %" PRId64 " must be >= 1",
 		               generation);
+	if (l->partitions < 1 || l->partitions > 32)
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "partitions per GPU %d is outside 1..32",
+		               l->partitions);
 	devs = json_array();
 	sets = json_array();
+	out = json_array();
 	json_array_foreach(arr, i, g)
 	{
 		int idx;
 		const struct gs_gpu_model *m = model_of(g);
-		bool mig_ok = mig_capable(g, m);
-		json_t *taints;
+		json_t *taints, *set, *own;
 
 		err = gpu_index(g, &idx, eb);
 		if (err)
@@ -538,29 +715,30 @@ gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
 			goto out;
 		}
 		taints = taints_for(health, str_of(g, "uuid"));
-		json_array_append_new(
-		    devs, gpu_device(g, m, idx, drv, mig_ok, taints));
-		if (mig_ok) {
-			json_array_append_new(sets, counter_set(g, m, idx));
-			for (int p = 0; p < m->n_profiles; p++) {
-				const struct gs_mig_profile *pr =
-				    &m->profiles[p];
-				for (int s = 0; s < pr->n_placements; s++)
-					json_array_append_new(
-					    devs,
-					    mig_device(g, m, pr,
-					               pr->placements[s].start,
-					               idx, drv, taints));
-			}
+		if (taints && !l->taints) {
+			/* The server drops taints: withdraw the devices. */
+			json_decref(taints);
+			continue;
 		}
+		own = l->counters_inline ? json_array() : devs;
+		gpu_devices(g, m, idx, drv, l, taints, own, &set);
 		json_decref(taints);
+		if (l->counters_inline && set) {
+			/* 1.34: the set in the slice of its devices. */
+			json_array_append_new(
+			    out, slice_of(node, driver, k++, generation, own,
+			                  json_pack("[o]", set)));
+		} else if (l->counters_inline) {
+			json_array_extend(devs, own);
+			json_decref(own);
+		} else if (set) {
+			json_array_append_new(sets, set);
+		}
 	}
 
 	/* Cut into slices: devices first, then counter sets. */
-	out = json_array();
 	size_t nd = json_array_size(devs), ns = json_array_size(sets);
-	int k = 0;
-	for (size_t a = 0; a < nd || (nd == 0 && a == 0 && ns == 0);
+	for (size_t a = 0; a < nd || (nd == 0 && a == 0 && ns == 0 && k == 0);
 	     a += GS_KDEV_MAX_DEVICES) {
 		json_t *chunk = json_array();
 		for (size_t b = a; b < nd && b < a + GS_KDEV_MAX_DEVICES; b++)
@@ -585,7 +763,9 @@ gs_err gs_kdev_build_slices(const json_t *gpus, const json_t *health,
 		                    json_integer((json_int_t)k));
 	}
 	*slices = out;
+	out = NULL;
 out:
+	json_decref(out);
 	json_decref(devs);
 	json_decref(sets);
 	return err;

@@ -43,6 +43,7 @@
 
 #include "cdi.h"
 #include "checkpoint.h"
+#include "driverfiles.h"
 #include "gs/client.h"
 #include "gs/log.h"
 #include "gs/proc.h"
@@ -55,7 +56,9 @@
 
 struct gs_kdra {
 	char *node, *driver, *state_dir, *cdi_dir, *socket, *shim;
-	int publish, interval_ms;
+	int publish, interval_ms, partitions;
+	char *metrics_file;
+	struct gs_kdrv_files drv; /* driver files for CDI specs (may be none) */
 	struct gs_kube *kube;
 	struct gs_krs *krs;
 	pthread_mutex_t mu; /* prepare/unprepare and ckpt */
@@ -148,11 +151,30 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 	d->publish = cfg->publish;
 	d->interval_ms =
 	    cfg->publish_interval_ms > 0 ? cfg->publish_interval_ms : 1000;
+	d->partitions = cfg->partitions;
+	{
+		char mpath[640];
+		snprintf(mpath, sizeof(mpath), "%s/metrics.prom",
+		         d->state_dir ? d->state_dir : ".");
+		d->metrics_file = dup_or(cfg->metrics_file, mpath);
+	}
+	{
+		struct gs_errbuf de = {0};
+		if (gs_kdrv_find(cfg->driver_dirs, cfg->driver_root, &d->drv,
+		                 &de) != GS_OK)
+			gs_warn(TAG,
+			        "CDI specs carry no driver libraries (%s): containers need the NVIDIA container runtime or NVIDIA's CDI spec",
+			        de.msg);
+		else
+			gs_info(TAG,
+			        "CDI specs carry %zu driver libraries and %zu binaries",
+			        d->drv.n_libs, d->drv.n_bins);
+	}
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_mutex_init(&d->hmu, NULL);
 	pthread_cond_init(&d->hcond, NULL);
 	if (!d->node || !d->driver || !d->state_dir || !d->cdi_dir ||
-	    !d->shim ||
+	    !d->shim || !d->metrics_file ||
 	    (cfg->daemon_socket && cfg->daemon_socket[0] && !d->socket)) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 		goto fail;
@@ -203,6 +225,8 @@ gs_err gs_kdra_start(struct gs_kdra *d, struct gs_errbuf *eb)
 	rc.driver_name = d->driver;
 	rc.daemon_socket = d->socket;
 	rc.interval_ms = d->interval_ms;
+	rc.partitions = d->partitions;
+	rc.metrics_file = d->metrics_file;
 	return gs_krs_create(d->kube, &rc, &d->krs, eb);
 }
 
@@ -236,6 +260,8 @@ void gs_kdra_destroy(struct gs_kdra *d)
 	free(d->cdi_dir);
 	free(d->socket);
 	free(d->shim);
+	free(d->metrics_file);
+	gs_kdrv_files_fini(&d->drv);
 	free(d);
 }
 
@@ -315,6 +341,8 @@ static gs_err fill_devices(const json_t *entry, struct gs_kdra_prepared *out)
 {
 	const json_t *devs = json_object_get(entry, "devices");
 	const char *slice = json_string_value(json_object_get(entry, "slice"));
+	const char *nv =
+	    json_string_value(json_object_get(entry, "nvidia_cdi"));
 	size_t i, n = json_array_size(devs);
 	const json_t *v;
 	char id[256];
@@ -330,13 +358,20 @@ static gs_err fill_devices(const json_t *entry, struct gs_kdra_prepared *out)
 		    json_string_value(json_object_get(v, "request"));
 
 		o->request_names = calloc(1, sizeof(char *));
-		o->cdi_device_ids = calloc(1, sizeof(char *));
+		o->cdi_device_ids = calloc(2, sizeof(char *));
 		if (!o->request_names || !o->cdi_device_ids)
 			return GS_ERR_NOMEM;
 		o->request_names[0] = xstrdup(req ? req : "");
 		o->n_request_names = 1;
 		o->cdi_device_ids[0] = strdup(id);
 		o->n_cdi_device_ids = 1;
+		if (nv) {
+			/* NVIDIA's own CDI device brings the driver's files. */
+			o->cdi_device_ids[1] = strdup(nv);
+			if (o->cdi_device_ids[1] == NULL)
+				return GS_ERR_NOMEM;
+			o->n_cdi_device_ids = 2;
+		}
 		o->pool_name =
 		    xstrdup(json_string_value(json_object_get(v, "pool")));
 		o->device_name =
@@ -648,6 +683,24 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	ci.gpu_index = plan.gpu_index;
 	ci.cap_minors = minors;
 	ci.n_cap_minors = mig_minors(slice, &plan, minors);
+	{
+		/* NVIDIA's CDI device for a whole GPU when its spec is there
+		 * (never for MIG: it would bring the whole GPU's node). */
+		char nv[256], dirs[4200];
+		const char *uuid = json_string_value(json_object_get(
+		    json_object_get(slice, "gpu"), "uuid"));
+		snprintf(dirs, sizeof(dirs), "%s:/etc/cdi:/var/run/cdi",
+		         d->cdi_dir);
+		if (!plan.mig && gs_kdrv_nvidia_cdi(dirs, uuid, nv, sizeof(nv))) {
+			json_object_set_new(entry, "nvidia_cdi", json_string(nv));
+		} else {
+			json_object_del(entry, "nvidia_cdi");
+			ci.driver_libs = d->drv.libs;
+			ci.n_driver_libs = d->drv.n_libs;
+			ci.driver_bins = d->drv.bins;
+			ci.n_driver_bins = d->drv.n_bins;
+		}
+	}
 	err = gs_kcdi_build(&ci, &spec, eb);
 	if (err != GS_OK)
 		goto undo;

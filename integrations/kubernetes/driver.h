@@ -39,6 +39,17 @@ struct gs_kdra_config {
 	const char *shim_path;     /* libgpuslice.so to preload; NULL: installed path */
 	int publish_interval_ms;   /* gpusliced poll period for ResourceSlices; 0: 1000 */
 	int publish;               /* 0: do not publish ResourceSlices (tests) */
+	int partitions;            /* partition devices per GPU where the API
+	                              server has no consumable capacity
+	                              (1..32); 0: 4 */
+	const char *metrics_file;  /* the publisher's Prometheus text file;
+	                              NULL: <state_dir>/metrics.prom */
+	const char *driver_dirs;   /* ':' list of directories holding the
+	                              NVIDIA driver's libraries and binaries
+	                              for CDI specs; NULL: the ldconfig cache
+	                              and the usual bin dirs (driverfiles.h) */
+	const char *driver_root;   /* where the host's / is mounted when the
+	                              plugin runs in a container; NULL: / */
 };
 
 /*

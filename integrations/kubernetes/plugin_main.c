@@ -36,6 +36,14 @@ static const char usage[] =
 	"                        or the in-cluster environment)\n"
 	"  --no-publish          do not publish ResourceSlices\n"
 	"  --publish-interval-ms N  gpusliced poll period (default: 1000)\n"
+	"  --partitions K        devices per GPU where the API server has no\n"
+	"                        consumable capacity (1..32, default: 4)\n"
+	"  --metrics-file PATH   publisher metrics, Prometheus text (default:\n"
+	"                        <state dir>/metrics.prom)\n"
+	"  --driver-dirs D1:D2   where the NVIDIA driver's libraries and\n"
+	"                        binaries are (default: the ldconfig cache)\n"
+	"  --driver-root DIR     the host's / as mounted in the plugin's\n"
+	"                        container (default: /)\n"
 	"  --workers N           driver calls run in parallel (default: 16)\n"
 	"  --max-connections N   open gRPC connections at most (default: 64)\n"
 	"  --check-interval-ms N socket presence check (default: 1000)\n"
@@ -105,6 +113,14 @@ int main(int argc, char **argv)
 			sp = NULL;
 		else if (IS("--publish-interval-ms"))
 			ip = &cfg.driver.publish_interval_ms;
+		else if (IS("--partitions"))
+			ip = &cfg.driver.partitions;
+		else if (IS("--metrics-file"))
+			sp = &cfg.driver.metrics_file;
+		else if (IS("--driver-dirs"))
+			sp = &cfg.driver.driver_dirs;
+		else if (IS("--driver-root"))
+			sp = &cfg.driver.driver_root;
 		else if (IS("--workers"))
 			ip = &cfg.workers;
 		else if (IS("--max-connections"))

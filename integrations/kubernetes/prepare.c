@@ -279,6 +279,50 @@ static gs_err gpu_capacity(const json_t *r, const json_t *gpu,
 	return GS_OK;
 }
 
+#define MIB (1024ll * 1024ll)
+
+static int64_t gpu_total_memory(const json_t *gpu)
+{
+	return json_integer_value(json_object_get(gpu, "memory_bytes"));
+}
+
+/*
+ * One slice per claim: one device, or several partitions of one GPU
+ * (gpu-N-part-K-of-P, each at most once; a partitioned GPU's claim asks
+ * for `count`), which become one slice of their summed share.
+ */
+static gs_err check_partitions(const struct gs_kprep_plan *p,
+                               const char *driver, struct gs_errbuf *eb)
+{
+	struct gs_kdev_name first, n;
+
+	if (p->n_results == 1)
+		return GS_OK;
+	if (gs_kdev_parse_name(p->results[0].device, &first, NULL) != GS_OK ||
+	    first.kind != GS_KDEV_PART)
+		return gs_fail(eb, GS_ERR_UNSUPPORTED,
+		               "the claim allocates %zu %s devices; a claim gets one slice on one device (or partitions of one GPU)",
+		               p->n_results, driver);
+	for (size_t i = 1; i < p->n_results; i++) {
+		if (gs_kdev_parse_name(p->results[i].device, &n, NULL) !=
+		        GS_OK ||
+		    n.kind != GS_KDEV_PART || n.gpu_index != first.gpu_index ||
+		    n.parts != first.parts ||
+		    strcmp(p->results[i].pool, p->results[0].pool) != 0)
+			return gs_fail(eb, GS_ERR_UNSUPPORTED,
+			               "the claim allocates %s and %s: partitions of one GPU only make one slice",
+			               p->results[0].device,
+			               p->results[i].device);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->results[i].device,
+			           p->results[j].device) == 0)
+				return gs_fail(eb, GS_ERR_INVALID,
+				               "the claim allocates %s twice",
+				               p->results[i].device);
+	}
+	return GS_OK;
+}
+
 /* The longest slice label value gpusliced takes (daemon/slice.h). */
 #define LABEL_VALUE_MAX 253
 
@@ -408,12 +452,9 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 	err = take_results(json_object_get(devs, "results"), driver, p, eb);
 	if (err != GS_OK)
 		goto fail;
-	if (p->n_results != 1) {
-		err = gs_fail(eb, GS_ERR_UNSUPPORTED,
-		              "the claim allocates %zu %s devices; a claim gets one slice on one device",
-		              p->n_results, driver);
+	err = check_partitions(p, driver, eb);
+	if (err != GS_OK)
 		goto fail;
-	}
 	if (strcmp(p->results[0].pool, node) != 0) {
 		err = gs_fail(
 		    eb, GS_ERR_INVALID,
@@ -496,6 +537,18 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 			p->spec.compute_pct = 100;
 		}
 		p->spec.mode = p->config.mps ? GS_MODE_MIG_MPS : GS_MODE_MIG;
+	} else if (dn.kind == GS_KDEV_PART) {
+		/* The claim's partitions of one GPU, summed. */
+		int64_t mem = gpu_total_memory(gpu) / MIB / dn.parts * MIB;
+		p->spec.mode = p->config.mps ? GS_MODE_MPS : GS_MODE_TIMESLICE;
+		p->spec.memory_bytes = (uint64_t)mem * p->n_results;
+		p->spec.compute_pct = (int)(100 / dn.parts * (int)p->n_results);
+		if (mem <= 0) {
+			err = gs_fail(eb, GS_ERR_NOT_FOUND,
+			              "device %s: gpusliced reports no memory for GPU %d",
+			              p->results[0].device, dn.gpu_index);
+			goto fail;
+		}
 	} else {
 		p->spec.mode = p->config.mps ? GS_MODE_MPS : GS_MODE_TIMESLICE;
 		err = gpu_capacity(r0, gpu, driver, &p->spec, eb);

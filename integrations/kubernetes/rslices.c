@@ -13,14 +13,24 @@
  *        |
  *        v
  *   relist?         after start, a kick, any failed write, or every
- *        |          GS_KRS_RESYNC_MS: LIST this node's and driver's slices
+ *        |          resync_ms: probe the server (kprobe.h: version and the
+ *        |          DRA fields it keeps -> the layout to build) and LIST
+ *        |          this node's and driver's slices
  *        v
- *   diff + write    desired vs. the server's view: POST missing, PUT
+ *   diff + write    desired vs. the server's view, by meaning (slicecmp.h:
+ *                   server-set timeAdded, canonical quantities and
+ *                   defaults are no difference): POST missing, PUT
  *                   changed (with the server's resourceVersion), DELETE
  *                   stale. When anything must change and the server holds
  *                   slices of the pool at the current generation or newer,
  *                   the generation is bumped first, so new content always
  *                   carries a newer generation than anything seen.
+ *
+ * Write budget: a token bucket per pool (write_budget writes a minute,
+ * refilled continuously). A round that would write with no token left
+ * writes nothing, counts `deferred`, logs once and retries next round: a
+ * server that keeps changing what we write costs a bounded stream of
+ * writes, never a storm.
  *
  * Why nothing is lost or duplicated while the API server is away: names
  * are deterministic (<node>-<driver>-<k>), so a retried POST is at worst a
@@ -53,9 +63,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "devmodel.h"
 #include "gs/client.h"
 #include "gs/log.h"
+#include "kprobe.h"
+#include "slicecmp.h"
 
 #define GS_KRS_RESYNC_MS         30000
 #define GS_KRS_HEALTH_MS         250
@@ -69,7 +82,8 @@
 struct gs_krs {
 	struct gs_kube *kube; /* borrowed */
 	char *node, *driver, *socket;
-	int interval_ms;
+	int interval_ms, resync_ms, budget_cfg;
+	char *metrics_file;
 	pthread_t thread, wthread;
 	bool wthread_started;
 	volatile bool wstop; /* tells the watch to end */
@@ -93,6 +107,12 @@ struct gs_krs {
 	int64_t gpus_ms;  /* when /v1/gpus was last read */
 	json_t *owner;    /* ownerReferences naming the Node, or NULL */
 	bool owner_tried; /* asked the API server for the Node once */
+	struct gs_kdev_layout layout; /* what the server accepts */
+	bool probed;                  /* layout learned at least once */
+	double tokens;                /* write budget left */
+	int64_t tokens_ms;            /* when tokens were last refilled */
+	bool budget_logged;
+	char metrics_said[512]; /* the figures last written to the file */
 };
 
 static int64_t now_ms(void)
@@ -273,6 +293,52 @@ static json_t *merged_health(struct gs_krs *r)
 
 /* ---- API server ---- */
 
+/*
+ * Learns the server's layout. A server that answers but refuses both
+ * probes gets the most conservative layout (partitions, no counters, no
+ * taints): fields it may not know are never written.
+ */
+static gs_err probe(struct gs_krs *r, struct gs_errbuf *eb)
+{
+	struct gs_kprobe_result pr;
+	struct gs_errbuf pe = {0};
+	char before[64], after[64];
+	gs_err err;
+
+	gs_kdev_layout_name(&r->layout, before, sizeof(before));
+	err = gs_kprobe_run(r->kube, r->node, r->driver, r->layout.partitions,
+	                    &pr, &pe);
+	if (err == GS_ERR_UNAVAILABLE || err == GS_ERR_TIMEOUT)
+		return gs_fail(eb, err, "%s", gs_errbuf_msg(&pe, err));
+	if (err) {
+		int k = r->layout.partitions;
+		gs_warn("rslices",
+		        "node=%s cannot tell which DRA fields the API server keeps (%s): publishing partitions without counters or taints",
+		        r->node, gs_errbuf_msg(&pe, err));
+		memset(&pr.layout, 0, sizeof(pr.layout));
+		pr.layout.partitions = k;
+	}
+	gs_kdev_layout_name(&pr.layout, after, sizeof(after));
+	if (!r->probed || strcmp(before, after) != 0)
+		gs_info("rslices",
+		        "node=%s API server %s (1.%d): consumable capacity %s, partitionable devices %s (%s), device taints %s: layout %s",
+		        r->node, pr.git_version[0] ? pr.git_version : "?",
+		        pr.minor, pr.layout.consumable ? "on" : "off",
+		        pr.layout.partitionable ? "on" : "off",
+		        pr.layout.counters_inline ? "counters in the devices' slice"
+		                                  : "counters in slices of their own",
+		        pr.layout.taints ? "on" : "off", after);
+	r->layout = pr.layout;
+	r->probed = true;
+	pthread_mutex_lock(&r->lock);
+	if (err == GS_OK)
+		r->stats.probes++;
+	r->stats.server_minor = pr.minor;
+	snprintf(r->stats.layout, sizeof(r->stats.layout), "%s", after);
+	pthread_mutex_unlock(&r->lock);
+	return GS_OK;
+}
+
 static gs_err relist(struct gs_krs *r, struct gs_errbuf *eb)
 {
 	char path[768];
@@ -280,6 +346,10 @@ static gs_err relist(struct gs_krs *r, struct gs_errbuf *eb)
 	long st;
 	size_t i;
 	gs_err err;
+
+	err = probe(r, eb);
+	if (err)
+		return err;
 
 	snprintf(path, sizeof(path),
 	         RS_PATH
@@ -327,7 +397,24 @@ static const char *slice_name(const json_t *s)
 	    json_object_get(json_object_get(s, "metadata"), "name"));
 }
 
-/* Whether the server's view equals `want` (same names, same specs). */
+/* Whether the stored slice `have` says what `want` says (slicecmp.h). */
+static bool slice_same(struct gs_krs *r, const json_t *want,
+                       const json_t *have)
+{
+	char where[256];
+
+	if (have == NULL)
+		return false;
+	if (gs_kslice_same(json_object_get(want, "spec"),
+	                   json_object_get(have, "spec"), where,
+	                   sizeof(where)))
+		return true;
+	gs_debug("rslices", "node=%s slice=%s differs at spec.%s", r->node,
+	         slice_name(want), where);
+	return false;
+}
+
+/* Whether the server's view means `want` (same names, same specs). */
 static bool server_matches(struct gs_krs *r, json_t *want)
 {
 	json_t *s;
@@ -337,11 +424,50 @@ static bool server_matches(struct gs_krs *r, json_t *want)
 		return false;
 	json_array_foreach(want, i, s)
 	{
-		json_t *have = json_object_get(r->server, slice_name(s));
-		if (!have || !json_equal(json_object_get(have, "spec"),
-		                         json_object_get(s, "spec")))
+		if (!slice_same(r, s, json_object_get(r->server, slice_name(s))))
 			return false;
 	}
+	return true;
+}
+
+/* The pool's write budget a minute. */
+static double budget_of(struct gs_krs *r, size_t nslices)
+{
+	double b = r->budget_cfg > 0 ? r->budget_cfg : 30.0;
+	if (r->budget_cfg <= 0 && 3.0 * (double)nslices > b)
+		b = 3.0 * (double)nslices;
+	return b;
+}
+
+/*
+ * Takes `n` write tokens, or none: false when fewer are left (the round
+ * then writes nothing). Refills at budget/min, up to budget.
+ */
+static bool budget_take(struct gs_krs *r, size_t n, size_t nslices)
+{
+	double cap = budget_of(r, nslices);
+	int64_t now = now_ms();
+
+	if (r->tokens_ms == 0)
+		r->tokens = cap;
+	else
+		r->tokens += (double)(now - r->tokens_ms) * cap / 60000.0;
+	if (r->tokens > cap)
+		r->tokens = cap;
+	r->tokens_ms = now;
+	if ((double)n > r->tokens) {
+		pthread_mutex_lock(&r->lock);
+		r->stats.deferred++;
+		pthread_mutex_unlock(&r->lock);
+		if (!r->budget_logged)
+			gs_warn("rslices",
+			        "node=%s write budget spent (%.0f writes a minute): %zu writes wait",
+			        r->node, cap, n);
+		r->budget_logged = true;
+		return false;
+	}
+	r->budget_logged = false;
+	r->tokens -= (double)n;
 	return true;
 }
 
@@ -439,8 +565,7 @@ static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 	size_t i;
 	gs_err err;
 
-	if (r->server == NULL ||
-	    now_ms() - r->last_list_ms >= GS_KRS_RESYNC_MS) {
+	if (r->server == NULL || now_ms() - r->last_list_ms >= r->resync_ms) {
 		err = relist(r, eb);
 		if (err)
 			return err;
@@ -456,8 +581,8 @@ static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 			find_owner(r);
 	}
 	health = merged_health(r);
-	err = gs_kdev_build_slices(r->gpus, health, r->node, r->driver,
-	                           r->generation, &want, eb);
+	err = gs_kdev_build_slices_for(r->gpus, health, r->node, r->driver,
+	                               r->generation, &r->layout, &want, eb);
 	if (err == GS_OK && !server_matches(r, want)) {
 		bool at_gen = false;
 		json_object_foreach(r->server, key, val)
@@ -469,22 +594,43 @@ static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 			json_decref(want);
 			want = NULL;
 			r->generation++;
-			err = gs_kdev_build_slices(r->gpus, health, r->node,
-			                           r->driver, r->generation,
-			                           &want, eb);
+			err = gs_kdev_build_slices_for(
+			    r->gpus, health, r->node, r->driver, r->generation,
+			    &r->layout, &want, eb);
 		}
 	}
 	json_decref(health);
 	if (err)
 		return err;
 	set_owner(r, want);
+	{
+		/* Count the writes this round needs against the budget. */
+		size_t n = 0;
+		json_array_foreach(want, i, s)
+		{
+			if (!slice_same(r, s,
+			                json_object_get(r->server, slice_name(s))))
+				n++;
+		}
+		json_object_foreach(r->server, key, val)
+		{
+			bool wanted = false;
+			json_array_foreach(want, i, s)
+			{
+				if (strcmp(slice_name(s), key) == 0)
+					wanted = true;
+			}
+			n += !wanted;
+		}
+		if (n > 0 && !budget_take(r, n, json_array_size(want)))
+			goto out;
+	}
 	json_array_foreach(want, i, s)
 	{
 		const char *name = slice_name(s);
 		json_t *have = json_object_get(r->server, name);
 
-		if (have && json_equal(json_object_get(have, "spec"),
-		                       json_object_get(s, "spec")))
+		if (slice_same(r, s, have))
 			continue;
 		if (have) {
 			json_t *rv =
@@ -521,6 +667,68 @@ static gs_err publish(struct gs_krs *r, struct gs_errbuf *eb)
 out:
 	json_decref(want);
 	return err;
+}
+
+/*
+ * Rewrites the metrics file when a figure changed (atomically: the
+ * collector never reads half a file). A failure is logged once per
+ * message and retried next round.
+ */
+static void write_metrics(struct gs_krs *r)
+{
+	struct gs_krs_stats st;
+	char said[512], text[2048], fname[256], dir[4096];
+	struct gs_errbuf eb = {0};
+	const char *slash;
+
+	if (r->metrics_file == NULL)
+		return;
+	gs_krs_get_stats(r, &st);
+	snprintf(said, sizeof(said), "%llu %llu %llu %lld %d %s",
+	         (unsigned long long)st.writes, (unsigned long long)st.failures,
+	         (unsigned long long)st.deferred, (long long)st.generation,
+	         st.server_minor, st.layout);
+	if (strcmp(said, r->metrics_said) == 0)
+		return;
+	snprintf(
+	    text, sizeof(text),
+	    "# HELP gpuslice_k8s_slice_writes_total ResourceSlice writes (create, update, delete) that succeeded.\n"
+	    "# TYPE gpuslice_k8s_slice_writes_total counter\n"
+	    "gpuslice_k8s_slice_writes_total{node=\"%s\"} %llu\n"
+	    "# HELP gpuslice_k8s_slice_write_deferred_total Publish rounds held back by the write budget.\n"
+	    "# TYPE gpuslice_k8s_slice_write_deferred_total counter\n"
+	    "gpuslice_k8s_slice_write_deferred_total{node=\"%s\"} %llu\n"
+	    "# HELP gpuslice_k8s_publish_failures_total Publish rounds that failed.\n"
+	    "# TYPE gpuslice_k8s_publish_failures_total counter\n"
+	    "gpuslice_k8s_publish_failures_total{node=\"%s\"} %llu\n"
+	    "# HELP gpuslice_k8s_pool_generation The pool generation last written.\n"
+	    "# TYPE gpuslice_k8s_pool_generation gauge\n"
+	    "gpuslice_k8s_pool_generation{node=\"%s\"} %lld\n"
+	    "# HELP gpuslice_k8s_slice_layout_info The device layout published, from what the API server accepts.\n"
+	    "# TYPE gpuslice_k8s_slice_layout_info gauge\n"
+	    "gpuslice_k8s_slice_layout_info{node=\"%s\",server_minor=\"%d\",layout=\"%s\"} 1\n",
+	    r->node, (unsigned long long)st.writes, r->node,
+	    (unsigned long long)st.deferred, r->node,
+	    (unsigned long long)st.failures, r->node,
+	    (long long)st.generation, r->node, st.server_minor, st.layout);
+	slash = strrchr(r->metrics_file, '/');
+	if (slash == NULL) {
+		snprintf(dir, sizeof(dir), ".");
+		snprintf(fname, sizeof(fname), "%s", r->metrics_file);
+	} else {
+		snprintf(dir, sizeof(dir), "%.*s",
+		         (int)(slash - r->metrics_file), r->metrics_file);
+		snprintf(fname, sizeof(fname), "%s", slash + 1);
+	}
+	if (gs_kfile_write_atomic(dir[0] ? dir : "/", fname, text,
+	                          strlen(text), &eb) != GS_OK) {
+		if (r->metrics_said[0] != '!')
+			gs_warn("rslices", "node=%s metrics file: %s", r->node,
+			        eb.msg);
+		snprintf(r->metrics_said, sizeof(r->metrics_said), "!");
+		return;
+	}
+	snprintf(r->metrics_said, sizeof(r->metrics_said), "%s", said);
 }
 
 /* ---- the thread ---- */
@@ -563,7 +771,7 @@ static gs_err round_once(struct gs_krs *r, bool kicked, bool *daemon_down,
 		return err;
 	}
 	if (!fresh && !changed && r->server &&
-	    now_ms() - r->last_list_ms < GS_KRS_RESYNC_MS)
+	    now_ms() - r->last_list_ms < r->resync_ms && !r->budget_logged)
 		return GS_OK;
 	return publish(r, eb);
 }
@@ -615,6 +823,7 @@ static void *thread_main(void *arg)
 			last_err[0] = '\0';
 			backoff = 0;
 		}
+		write_metrics(r);
 		int64_t wait = backoff ? backoff
 		               : r->interval_ms < GS_KRS_HEALTH_MS
 		                   ? r->interval_ms
@@ -757,6 +966,7 @@ void gs_krs_destroy(struct gs_krs *r)
 	json_decref(r->health);
 	json_decref(r->server);
 	json_decref(r->owner);
+	free(r->metrics_file);
 	free(r->node);
 	free(r->driver);
 	free(r->socket);
@@ -779,6 +989,10 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 		return gs_fail(eb, GS_ERR_RANGE,
 		               "ResourceSlice publisher: interval %d ms < 0",
 		               cfg->interval_ms);
+	if (cfg->partitions < 0 || cfg->partitions > 32)
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "ResourceSlice publisher: %d partitions per GPU is outside 1..32",
+		               cfg->partitions);
 	if (sock == NULL || !*sock)
 		sock = getenv("GPUSLICE_SOCKET");
 	if (sock == NULL || !*sock)
@@ -792,8 +1006,15 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 	r->socket = strdup(sock);
 	r->health = json_object();
 	r->interval_ms = cfg->interval_ms ? cfg->interval_ms : 1000;
+	r->resync_ms = cfg->resync_ms > 0 ? cfg->resync_ms : GS_KRS_RESYNC_MS;
+	r->budget_cfg = cfg->write_budget;
+	gs_kdev_layout_default(&r->layout);
+	r->layout.partitions = cfg->partitions ? cfg->partitions : 4;
+	if (cfg->metrics_file && cfg->metrics_file[0])
+		r->metrics_file = strdup(cfg->metrics_file);
 	r->ev_cursor = -1;
-	if (!r->node || !r->driver || !r->socket || !r->health) {
+	if (!r->node || !r->driver || !r->socket || !r->health ||
+	    (cfg->metrics_file && cfg->metrics_file[0] && !r->metrics_file)) {
 		gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 		goto out_free;
 	}
@@ -822,6 +1043,7 @@ gs_err gs_krs_create(struct gs_kube *kube, const struct gs_krs_config *cfg,
 	return GS_OK;
 out_free:
 	json_decref(r->health);
+	free(r->metrics_file);
 	free(r->node);
 	free(r->driver);
 	free(r->socket);

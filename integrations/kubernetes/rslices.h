@@ -1,10 +1,11 @@
 /*
  * rslices.h - the ResourceSlice publisher: a thread that polls gpusliced
  * (GET /v1/gpus on its Unix socket) and keeps this node's ResourceSlices
- * (resource.k8s.io/v1, built by devmodel.h) on the API server exactly
- * equal to what the daemon reports: creates the missing ones, updates the
+ * (resource.k8s.io/v1, built by devmodel.h) on the API server equal in
+ * meaning (slicecmp.h) to what the daemon reports, in the layout the
+ * server accepts (kprobe.h): creates the missing ones, updates the
  * changed ones (bumping the pool generation), deletes stale ones of this
- * node and driver. Survives the API server or the daemon going away: it
+ * node and driver. Writes are held to a budget per pool. Survives the API server or the daemon going away: it
  * retries with backoff and re-lists the server's slices before writing, so
  * nothing is lost or duplicated.
  *
@@ -34,6 +35,16 @@ struct gs_krs_config {
 	                       every 250 ms whatever this is, so a
 	                       health change reaches the API server
 	                       well within 1 s */
+	int partitions;     /* K partitions per GPU where the server has no
+	                       consumable capacity; 0: 4 */
+	int write_budget;   /* writes per minute to the pool at most;
+	                       0: 30, or 3 per slice when more */
+	int resync_ms;      /* full re-list (and server probe) period;
+	                       0: 30000 */
+	const char *metrics_file; /* Prometheus text file rewritten after
+	                             each round that changed a figure (the
+	                             node exporter's textfile collector reads
+	                             it); NULL: none */
 };
 
 /*
@@ -54,6 +65,10 @@ struct gs_krs_stats {
 	uint64_t writes;    /* POST/PUT/DELETE that succeeded */
 	uint64_t failures;  /* rounds that failed (daemon or API server) */
 	int64_t generation; /* pool generation last written */
+	uint64_t deferred;  /* rounds that stopped at the write budget */
+	uint64_t probes;    /* server probes that answered */
+	int server_minor;   /* 1.<minor> of the API server; 0: unknown */
+	char layout[64];    /* gs_kdev_layout_name of what is published */
 };
 void gs_krs_get_stats(struct gs_krs *r, struct gs_krs_stats *out);
 

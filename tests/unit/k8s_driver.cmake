@@ -17,3 +17,7 @@ gs_add_unit_test(test_k8s_prepare
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_k8s_prepare.c
                  LIBS gs_kube_driver)
 set_property(TEST test_k8s_prepare APPEND PROPERTY LABELS kubernetes)
+gs_add_unit_test(test_k8s_layout
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_k8s_layout.c
+                 LIBS gs_kube_driver)
+set_property(TEST test_k8s_layout APPEND PROPERTY LABELS kubernetes)

@@ -15,12 +15,21 @@ PUT (optimistic concurrency on metadata.resourceVersion), DELETE. Answers
 errors as metav1.Status. Every object written is checked with validate.py
 (resource_v1_schema.json): an invalid one is refused with 422 and recorded.
 
+Behaves as the API server of one release (--k8s-version 1.34|1.35|1.36 or
+$STANDIN_K8S_VERSION, default 1.36) with its default DRA feature gates,
+overridden by --feature-gates / $STANDIN_FEATURE_GATES ("DRADeviceTaints=
+true,..."): see apiserver_versions.py (fields of disabled gates dropped,
+taints[].timeAdded defaulted, quantities canonicalised, that release's
+ResourceSlice validation). GET /version answers that release;
+?dryRun=All on POST/PUT answers what would be stored and stores nothing.
+
 Test controls (not Kubernetes):
   POST /standin/fail   {"status": 500, "count": N}  next N API requests answer it
   POST /standin/hang   {"count": N, "seconds": S}   next N API requests stall S s
   GET  /api/v1/nodes/NAME  a Node (--node NAME), for owner references
   GET  /standin/log    every write: [{"method","path","name","status"}]
   GET  /standin/violations   schema problems of refused writes
+  GET  /standin/writes       every object stored by a write, as stored
   POST /standin/compact      forget watch history (next old watch gets 410)
 
 usage: apiserver_standin.py [--port P] [--port-file F] [--token T]
@@ -40,6 +49,7 @@ from urllib.parse import parse_qs, urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import validate  # noqa: E402
+import apiserver_versions  # noqa: E402
 
 GROUP = "/apis/resource.k8s.io/v1"
 KINDS = {"resourceslices": "ResourceSlice", "deviceclasses": "DeviceClass",
@@ -59,6 +69,8 @@ class Store:
         self.oldest = 1   # watches from before this get 410
         self.log = []
         self.violations = []
+        self.written = []
+        self.dry_refusals = []
         self.fail = []    # pending injected failures
         self.state = state
         if state and os.path.exists(state):
@@ -149,6 +161,8 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in u.path.split("/") if p]
         if u.path.startswith("/standin/"):
             return ("control", parts[1], None, None, None, q)
+        if u.path == "/version":
+            return ("version", None, None, None, None, q)
         if len(parts) == 4 and parts[:3] == ["api", "v1", "nodes"]:
             return ("node", parts[3], None, None, None, q)
         if not u.path.startswith(GROUP + "/"):
@@ -200,6 +214,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
         if r[0] == "control":
             return self.control(method, r[1])
+        if r[0] == "version":
+            return self.send_json(200, self.server.version.version_info())
         if r[0] == "node":
             if not self.authorized():
                 return
@@ -243,6 +259,9 @@ class Handler(BaseHTTPRequestHandler):
         if what == "log":
             with st.lock:
                 return self.send_json(200, list(st.log))
+        if what == "writes":
+            with st.lock:
+                return self.send_json(200, list(st.written))
         if what == "violations":
             with st.lock:
                 return self.send_json(200, list(st.violations))
@@ -275,17 +294,22 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, {"kind": KINDS[res] + "List", "apiVersion": "resource.k8s.io/v1",
                              "metadata": {"resourceVersion": rv}, "items": items})
 
-    def check(self, res, obj, method, path, name):
+    def check(self, res, obj, method, path, name, old=None):
+        """Applies the release's write behaviour (apiserver_versions.py)
+        to obj in place, then validates it: False (answered) if invalid."""
         st = self.server.store
         if obj is ValueError or not isinstance(obj, dict):
             self.send_json(400, status(400, "BadRequest", "body is not a JSON object"))
             return False
-        probs = validate.problems([obj], pool=False)
+        self.server.version.prepare(res, obj, old)
+        probs = validate.problems([obj], pool=False, minor=self.server.version.minor)
+        probs += self.server.version.problems(res, obj)
         if obj.get("kind") != KINDS[res]:
             probs.append("kind %r on %s" % (obj.get("kind"), res))
         if probs:
             with st.lock:
-                st.violations.extend(probs)
+                # A dry run's refusal is an answer, not a refused write.
+                (st.dry_refusals if "dryRun=All" in path else st.violations).extend(probs)
                 st.log.append({"method": method, "path": path, "name": name, "status": 422})
             self.send_json(422, status(422, "Invalid", "; ".join(probs)[:2000]))
             return False
@@ -304,6 +328,11 @@ class Handler(BaseHTTPRequestHandler):
         if ns:
             md["namespace"] = ns
         k = self.key(res, ns, md["name"])
+        if q.get("dryRun") == "All":
+            md["uid"] = str(uuid.uuid4())
+            md["creationTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            md["generation"] = 1
+            return self.send_json(201, obj)
         with st.lock:
             if k in st.objs:
                 st.log.append({"method": "POST", "path": self.path, "name": md["name"], "status": 409})
@@ -313,6 +342,7 @@ class Handler(BaseHTTPRequestHandler):
             md["generation"] = 1
             st.objs[k] = obj
             st.bump(res, ns, "ADDED", obj)
+            st.written.append(json.loads(json.dumps(obj)))
             st.log.append({"method": "POST", "path": self.path, "name": md["name"], "status": 201})
             out = json.loads(json.dumps(obj))
         self.send_json(201, out)
@@ -322,7 +352,9 @@ class Handler(BaseHTTPRequestHandler):
         obj = self.body()
         if not name:
             return self.send_json(405, status(405, "MethodNotAllowed", "PUT needs a name"))
-        if not self.check(res, obj, "PUT", self.path, name):
+        with st.lock:
+            old = json.loads(json.dumps(st.objs.get(self.key(res, ns, name))))
+        if not self.check(res, obj, "PUT", self.path, name, old):
             return
         md = obj["metadata"]
         if md.get("name") != name:
@@ -348,8 +380,11 @@ class Handler(BaseHTTPRequestHandler):
                         new["metadata"][f] = md[f]
                 if new["spec"] != cur.get("spec"):
                     new["metadata"]["generation"] = cur["metadata"].get("generation", 1) + 1
+            if q.get("dryRun") == "All":
+                return self.send_json(200, new)
             st.objs[k] = new
             st.bump(res, ns, "MODIFIED", new)
+            st.written.append(json.loads(json.dumps(new)))
             st.log.append({"method": "PUT", "path": self.path, "name": name, "status": 200})
             out = json.loads(json.dumps(new))
         self.send_json(200, out)
@@ -434,7 +469,16 @@ def main():
     ap.add_argument("--load", action="append", default=[])
     ap.add_argument("--bookmark-ms", type=int, default=1000)
     ap.add_argument("--node", action="append", default=[], help="serve a Node object of this name")
+    ap.add_argument("--k8s-version", default=os.environ.get("STANDIN_K8S_VERSION") or "1.36",
+                    help="behave as this release: 1.34, 1.35 or 1.36")
+    ap.add_argument("--feature-gates", default=os.environ.get("STANDIN_FEATURE_GATES", ""),
+                    help="GATE=true|false,... over the release's defaults")
     a = ap.parse_args()
+    try:
+        version = apiserver_versions.Version(a.k8s_version, a.feature_gates)
+    except ValueError as e:
+        print("standin: %s" % e, file=sys.stderr)
+        return 2
     store = Store(a.state)
     for path in a.load:
         with open(path) as f:
@@ -452,6 +496,7 @@ def main():
             store.bump(res, md.get("namespace"), "ADDED", o)
     srv = Server(("127.0.0.1", a.port), Handler)
     srv.store = store
+    srv.version = version
     srv.token = a.token
     srv.bookmark_ms = a.bookmark_ms
     srv.nodes = {n: {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "uid": str(uuid.uuid4())}}

@@ -3,7 +3,8 @@
  * against an API server and gpusliced until SIGTERM/SIGINT, then prints
  * its counters as JSON. For the publisher's end-to-end tests.
  *   gs-krs-run --server URL --node NAME --socket SOCK [--token-file F]
- *              [--interval MS]
+ *              [--interval MS] [--partitions K] [--write-budget N]
+ *              [--resync-ms MS] [--metrics-file F]
  */
 #include <getopt.h>
 #include <signal.h>
@@ -31,6 +32,10 @@ int main(int argc, char **argv)
 	    {"socket", required_argument, NULL, 'S'},
 	    {"token-file", required_argument, NULL, 't'},
 	    {"interval", required_argument, NULL, 'i'},
+	    {"partitions", required_argument, NULL, 'k'},
+	    {"write-budget", required_argument, NULL, 'b'},
+	    {"resync-ms", required_argument, NULL, 'r'},
+	    {"metrics-file", required_argument, NULL, 'm'},
 	    {NULL, 0, NULL, 0}};
 	struct gs_kube_config kc = {.timeout_ms = 3000};
 	struct gs_krs_config rc = {0};
@@ -57,6 +62,18 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			rc.interval_ms = atoi(optarg);
+			break;
+		case 'k':
+			rc.partitions = atoi(optarg);
+			break;
+		case 'b':
+			rc.write_budget = atoi(optarg);
+			break;
+		case 'r':
+			rc.resync_ms = atoi(optarg);
+			break;
+		case 'm':
+			rc.metrics_file = optarg;
 			break;
 		default:
 			fprintf(
@@ -85,8 +102,11 @@ int main(int argc, char **argv)
 	gs_krs_destroy(krs);
 	gs_kube_destroy(kube);
 	printf("{\"publishes\": %llu, \"writes\": %llu, \"failures\": %llu, "
-	       "\"generation\": %lld}\n",
+	       "\"generation\": %lld, \"deferred\": %llu, \"probes\": %llu, "
+	       "\"server_minor\": %d, \"layout\": \"%s\"}\n",
 	       (unsigned long long)s.publishes, (unsigned long long)s.writes,
-	       (unsigned long long)s.failures, (long long)s.generation);
+	       (unsigned long long)s.failures, (long long)s.generation,
+	       (unsigned long long)s.deferred, (unsigned long long)s.probes,
+	       s.server_minor, s.layout);
 	return 0;
 }

@@ -34,3 +34,8 @@ gs_add_shell_test(k8s_publisher_keeps_slices_exact_through_health_changes_and_ap
 set_tests_properties(
   k8s_publisher_keeps_slices_exact_through_health_changes_and_api_outages
   PROPERTIES SKIP_RETURN_CODE 77)
+gs_add_shell_test(k8s_publisher_writes_each_slice_once_per_gpu_fault_on_a_real_servers_defaults
+  tests/integration/k8s_api/publisher_converges.sh LABELS kubernetes TIMEOUT 120)
+set_tests_properties(
+  k8s_publisher_writes_each_slice_once_per_gpu_fault_on_a_real_servers_defaults
+  PROPERTIES SKIP_RETURN_CODE 77)

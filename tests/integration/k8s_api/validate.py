@@ -17,9 +17,19 @@ with open(os.path.join(HERE, "resource_v1_schema.json")) as f:
     SCHEMA = json.load(f)
 
 
-def _validator(kind):
-    sub = dict(SCHEMA)
-    sub = {"$ref": "#/definitions/" + kind, "definitions": SCHEMA["definitions"]}
+def _before_135(defs):
+    """The definitions as 1.34 has them: a slice may hold devices and the
+    counter sets they consume (1.35 made them separate slices)."""
+    defs = json.loads(json.dumps(defs))
+    for d in defs.values():
+        if isinstance(d, dict) and d.get("not") == {"required": ["devices", "sharedCounters"]}:
+            del d["not"]
+    return defs
+
+
+def _validator(kind, minor=36):
+    defs = SCHEMA["definitions"] if minor >= 35 else _before_135(SCHEMA["definitions"])
+    sub = {"$ref": "#/definitions/" + kind, "definitions": defs}
     return jsonschema.Draft7Validator(sub)
 
 
@@ -71,9 +81,10 @@ def pool_problems(slices):
     return out
 
 
-def problems(objs, pool=True):
+def problems(objs, pool=True, minor=36):
     """Schema problems of each object, and with `pool` the rules across
-    the slices of a pool (a single write is checked without them)."""
+    the slices of a pool (a single write is checked without them);
+    `minor` picks the release's rules where they differ (1.34: 34)."""
     out = []
     for o in objs:
         kind = o.get("kind") if isinstance(o, dict) else None
@@ -81,7 +92,7 @@ def problems(objs, pool=True):
             out.append("object of unknown kind %r" % (kind,))
             continue
         name = o.get("metadata", {}).get("name", "?")
-        for e in sorted(_validator(kind).iter_errors(o), key=lambda e: list(e.path)):
+        for e in sorted(_validator(kind, minor).iter_errors(o), key=lambda e: list(e.path)):
             path = "/".join(str(p) for p in e.path)
             out.append("%s %s: %s: %s" % (kind, name, path or "(top)", e.message[:200]))
     if pool:

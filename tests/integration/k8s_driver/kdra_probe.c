@@ -3,7 +3,7 @@
  * plugin does, for the end-to-end tests and the benchmark:
  *
  *   gs-kdra-probe --node N --state DIR --cdi DIR --socket S
- *                 --kubeconfig K --shim P  CMD [CMD...]
+ *                 --kubeconfig K --shim P [--driver-dirs D] [--driver-root R] CMD [CMD...]
  *   CMD: prepare NS NAME UID     one JSON line: {"error": null|msg,
  *                                "devices": [{request, pool, device,
  *                                "cdi": [...], "share_id"}], "ms": T}
@@ -148,6 +148,10 @@ int main(int argc, char **argv)
 			cfg.publish = atoi(v);
 		else if (strcmp(k, "interval-ms") == 0)
 			cfg.publish_interval_ms = atoi(v);
+		else if (strcmp(k, "driver-dirs") == 0)
+			cfg.driver_dirs = v;
+		else if (strcmp(k, "driver-root") == 0)
+			cfg.driver_root = v;
 		else {
 			fprintf(stderr, "unknown option --%s\n", k);
 			return 2;

@@ -15,7 +15,9 @@ set(GS_KDRA_TESTS
     k8s_restart_mid_prepare_neither_loses_nor_duplicates:restart.sh:asan
     k8s_mig_claim_creates_its_instance:mig.sh:
     k8s_device_health_follows_the_daemon:health.sh:asan
-    k8s_mps_claim_gets_the_mps_client_env_and_pipe:mps.sh:)
+    k8s_mps_claim_gets_the_mps_client_env_and_pipe:mps.sh:
+    k8s_each_server_version_and_gate_gets_a_layout_it_accepts:matrix.sh:
+    k8s_a_container_from_the_cdi_spec_alone_runs_on_the_sim:cdi_container.sh:)
 foreach(t ${GS_KDRA_TESTS})
   string(REPLACE ":" ";" parts "${t}")
   list(GET parts 0 name)
@@ -29,3 +31,6 @@ foreach(t ${GS_KDRA_TESTS})
                     LABELS kubernetes ${extra} TIMEOUT 240)
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+# Nine API server cells, each with its own publisher, claim and fault.
+set_tests_properties(k8s_each_server_version_and_gate_gets_a_layout_it_accepts
+                     PROPERTIES TIMEOUT 480)
