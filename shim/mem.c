@@ -796,7 +796,9 @@ CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = gs__real.cuCtxCreate(pctx, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
@@ -810,7 +812,9 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
@@ -825,7 +829,9 @@ CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
@@ -840,7 +846,9 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 static void release_alloc(const struct gs__alloc *a, void *arg)

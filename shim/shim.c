@@ -248,7 +248,6 @@ static bool load_cuda(void)
 #undef GS__REAL
 #define GS__LOAD(f) gs__real.f = (__typeof__(gs__real.f))gs__rdlsym(h, #f)
 	GS__LOAD(cuCtxGetCurrent);
-	GS__LOAD(cuCtxSetCurrent);
 	GS__LOAD(cuCtxGetDevice);
 	GS__LOAD(cuDeviceGetUuid);
 	GS__LOAD(cuDeviceGetUuid_v2);

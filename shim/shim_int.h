@@ -11,6 +11,7 @@
  *   mem.c     every allocation path, the memory views, context overhead
  *   dev.c     CUDA ordinals as the region's GPU slots
  *   launch.c  launches, measurement with events, the compute scheduler
+ *   sync.c    the current context's hooks, synchronising calls
  *   nvml.c    NVML memory views
  *   ptrmap.c  the table of this process's tracked allocations
  * and, compiled in from region/ (also the static library gs_region), the
@@ -63,7 +64,6 @@ struct gs__real {
 	GS_CU_HOOKS(GS__REAL_FIELD)
 #undef GS__REAL_FIELD
 	__typeof__(&cuCtxGetCurrent) cuCtxGetCurrent;
-	__typeof__(&cuCtxSetCurrent) cuCtxSetCurrent;
 	__typeof__(&cuCtxGetDevice) cuCtxGetDevice;
 	__typeof__(&cuDeviceGetUuid) cuDeviceGetUuid;
 	__typeof__(&cuDeviceGetUuid_v2) cuDeviceGetUuid_v2;
@@ -211,8 +211,14 @@ void gs__launch_harvest(CUcontext ctx, bool wait_all);
 /* Closes the calling thread's open batch of launches (before the host
  * waits: its end event is then among what the wait covers). */
 void gs__launch_close_mine(void);
-/* Forgets in-flight launches and pooled events of a context going away. */
+/* Forgets in-flight launches and pooled events of a context going away
+ * (and every thread's cached current context). */
 void gs__launch_ctx_gone(CUcontext ctx);
+/* The calling thread's current context changed to `ctx` (NULL: unknown,
+ * asked of the driver at the next launch that needs it). */
+void gs__launch_ctx_current(CUcontext ctx);
+/* After a synchronising call returned `r`: measures what completed. */
+void gs__launch_after_sync(CUresult r);
 
 /* ---- mem.c ---- */
 
