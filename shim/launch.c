@@ -100,6 +100,8 @@ struct inflight {
 	bool timed;       /* start and end recorded */
 	bool booked;      /* admitted and counted in flight by the scheduler */
 	bool probe;       /* one launch, its end recorded right after it */
+	bool idle_start;  /* a probe's: our work had drained when it opened */
+	bool known;       /* the estimate was learned when it opened */
 	/* Host times around its records (see charge_of): */
 	uint64_t lead;   /* the start record's call */
 	uint64_t issue;  /* from after the start record to before the end's */
@@ -136,6 +138,8 @@ struct batch {
 	bool booked;  /* admitted under the region lock */
 	bool measure; /* timed and charged (else only counted) */
 	bool probe;   /* one launch, closed right after it (see close_batch) */
+	bool idle_start; /* a probe opened with none of our work in flight */
+	bool known;      /* the per-launch estimate was learned at opening */
 	bool pt;
 	CUcontext ctx;
 	CUstream stream;
@@ -373,6 +377,19 @@ static void settle(const struct done *d, int n)
 
 /* ---- settling --------------------------------------------------------- */
 
+/* mu held: whether none of our work is in flight (the newest batch in the
+ * ring completed, or there is none). Asks the driver: batches of one
+ * only (long kernels, and probes). */
+static bool drained(void)
+{
+	const struct inflight *f;
+
+	if (tail == head)
+		return true;
+	f = &ring[(tail - 1) % GS__RING];
+	return f->timed && gs__real.cuEventQuery(f->end) == CUDA_SUCCESS;
+}
+
 /* mu held: folds a batch's GPU time per launch into the estimate; a
  * probe's, which is measured without prediction, weighs more. */
 static void ewma(int dev, uint64_t busy, uint32_t n, bool probe)
@@ -403,23 +420,27 @@ static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
  *            returned, so our work was still queued then. A probe (and
  *            a batch of one) ran its kernel from right after its start
  *            record: the span less the host's delay between that record
- *            and the launch call. (Whether the GPU stamps a start event
- *            on an idle stream when it sees it, or when the next work
- *            starts, as the sim does, the rest of the launch call cannot
- *            be told apart: it is charged.) Several launches, issued
+ *            and the launch call, and, when our work had drained before
+ *            it (drained()), half the start record's call and half the
+ *            launch call (the start event took the time of its record,
+ *            the kernel started inside its launch call). Several
+ *            launches, issued
  *            faster than their estimated GPU time: the queue never ran
  *            dry, the span. Issued slower: idle can only hide while the
  *            host issued them, so the GPU time lies in [span - issue,
  *            span]; the estimate, clamped there.
- *   drained  otherwise: the stream ran dry before the end record. A
- *            probe's kernel is what the host's calls do not explain
- *            (span - lead - issue, at least 0: a kernel shorter than the
- *            launch call is charged what outlasted the call, empty ones
- *            nothing), when those calls were quick; slow calls (a
- *            loaded host) could hide a longer kernel, and such a probe
- *            is charged like a batch and teaches nothing. Several
- *            launches: the estimate, clamped to [span - lead - issue,
- *            span].
+ *   drained  otherwise: the stream ran dry before the end record, and
+ *            the span is the host's (the events took the times of their
+ *            records). A probe's kernel was shorter than the rest of its
+ *            launch call and the end record: it is charged and teaches
+ *            0, when those calls were quick; slow calls (a loaded host)
+ *            could hide a longer kernel, and such a probe is charged
+ *            like a batch and teaches nothing. Several launches: the
+ *            estimate, at most the span. (So a kernel shorter than the
+ *            launch call that follows it goes free on a stream that
+ *            drains after each: its slice pays a launch call of CPU for
+ *            each, so uses the GPU less than half the time; the NVML
+ *            watchdog sees the rest.)
  *
  * Only probes and backed batches of one teach: a batch of several would
  * teach its idle time back to the estimate it was clamped with.
@@ -427,15 +448,22 @@ static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
 static uint64_t charge_of(const struct inflight *f, uint64_t span,
                           bool *lesson)
 {
-	uint64_t host = f->lead + f->issue;
-
 	*lesson = false;
 	if (f->probe && (win_min[f->dev] == 0 || f->window < win_min[f->dev]))
 		win_min[f->dev] = f->window;
 	if (span > f->window) {
 		if (f->probe || f->n == 1) {
+			uint64_t front = f->delay;
+
+			/* On a drained stream the start event took the time
+			 * of its record, and the kernel started inside its
+			 * launch call: half of each, at a guess (of the launch
+			 * call when known: a probe's). */
+			if (f->idle_start)
+				front += f->lead / 2 +
+				         (f->probe ? (f->issue - f->delay) / 2 : 0);
 			*lesson = true;
-			return span > f->delay ? span - f->delay : 0;
+			return span > front ? span - front : 0;
 		}
 		if (f->issue <= f->est)
 			return span;
@@ -443,28 +471,38 @@ static uint64_t charge_of(const struct inflight *f, uint64_t span,
 		             span);
 	}
 	if (f->probe) {
-		uint64_t lo = span > host ? span - host : 0;
-
 		/* Host calls slower than this GPU's quickest probe (a loaded
 		 * host, a contended driver) could hide a kernel as long as
 		 * they were: no lesson from such a probe. */
 		*lesson = f->window <= 2 * win_min[f->dev] + GS__PROBE_SLACK_NS;
-		return *lesson ? lo : clamp(f->est, lo, span);
+		if (*lesson)
+			return 0;
+		return f->known ? clamp(f->est, 0, span) : span;
 	}
-	return clamp(f->est, span > host ? span - host : 0, span);
+	return clamp(f->est, 0, span);
 }
+
+/* What collect() takes off the ring. */
+enum reap {
+	REAP_DONE,   /* the batches that completed, up to the first running */
+	REAP_FORGET, /* every batch of the context, uncharged */
+	REAP_EXIT,   /* every batch: those still queued at exit are charged
+	                their estimate (the GPU will run them) */
+};
 
 /*
  * Takes the batches that completed off the ring, oldest first, stopping
- * at the first one still running (with `forget`, taking everything of
- * `ctx`, or of every context when NULL, complete or not). mu held.
+ * at the first one still running (REAP_FORGET: taking everything of
+ * `ctx`, or of every context when NULL, complete or not; REAP_EXIT:
+ * everything). mu held.
  * A batch's GPU time is charge_of() its events' span.
  * OUT: out[] (GS__RING entries), returns the count.
  */
-static int collect(CUcontext ctx, bool forget, struct done *out)
+static int collect(CUcontext ctx, enum reap how, struct done *out)
 {
 	int n = 0;
 	uint32_t i, keep = head;
+	bool forget = how == REAP_FORGET;
 
 	for (i = head; i != tail; i++) {
 		struct inflight *f = &ring[i % GS__RING];
@@ -474,6 +512,8 @@ static int collect(CUcontext ctx, bool forget, struct done *out)
 
 		if (mine && f->timed && !forget)
 			q = gs__real.cuEventQuery(f->end);
+		if (how == REAP_EXIT && q == CUDA_ERROR_NOT_READY)
+			q = CUDA_ERROR_NOT_FOUND; /* charged its estimate */
 		if (!mine || q == CUDA_ERROR_NOT_READY) {
 			if (!forget)
 				break;
@@ -517,7 +557,7 @@ void gs__launch_harvest(CUcontext ctx, bool wait_all)
 	    gs__g.region == NULL)
 		return;
 	(void)pthread_mutex_lock(&mu);
-	n = collect(NULL, false, d);
+	n = collect(NULL, REAP_DONE, d);
 	(void)pthread_mutex_unlock(&mu);
 	settle(d, n);
 }
@@ -573,7 +613,7 @@ void gs__launch_ctx_gone(CUcontext ctx)
 	(void)pthread_mutex_unlock(&reg_mu);
 	settle(od, no);
 	(void)pthread_mutex_lock(&mu);
-	n = collect(ctx, true, d);
+	n = collect(ctx, REAP_FORGET, d);
 	for (int i = n_pool - 1; i >= 0; i--) {
 		if (pool[i].ctx != ctx)
 			continue;
@@ -713,10 +753,12 @@ static void close_batch(struct batch *b)
 		f->charged = b->charged;
 		f->booked = d.booked;
 		f->probe = b->probe;
+		f->idle_start = b->idle_start;
+		f->known = b->known;
 		f->lead = b->rec1 - b->rec0;
 		f->issue = e0 > b->rec1 ? e0 - b->rec1 : 0;
 		f->window = e1 - b->rec0;
-		f->delay = b->probe && b->launch0 > b->rec1
+		f->delay = b->lease == 1 && b->launch0 > b->rec1
 		               ? b->launch0 - b->rec1
 		               : 0;
 		if (f->delay > f->issue)
@@ -984,9 +1026,9 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 		bound(t->dev);
 	each = __atomic_load_n(&est_ns[t->dev], __ATOMIC_RELAXED);
 	lease = lease_for(t->dev, each, t->measure);
+	b->known = __atomic_load_n(&est_known[t->dev], __ATOMIC_RELAXED);
 	b->probe = t->measure &&
-	           (!__atomic_load_n(&est_known[t->dev], __ATOMIC_RELAXED) ||
-	            ++b->opens % GS__PROBE_EVERY == 0);
+	           (!b->known || ++b->opens % GS__PROBE_EVERY == 0);
 	if (b->probe)
 		lease = 1;
 	t->est = t->measure ? each * lease : 0;
@@ -1033,6 +1075,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	if (t->measure) {
 		(void)pthread_mutex_lock(&mu);
 		b->start = pool_get(ctx);
+		b->idle_start = lease == 1 && drained();
 		(void)pthread_mutex_unlock(&mu);
 		b->rec0 = gs__now();
 		if (b->start != NULL &&
@@ -1088,10 +1131,8 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 	}
 	b->n = 1;
 	b->left = b->lease - 1;
-	if (b->probe) {
-		b->left = 0;
-		b->launch0 = gs__now();
-	}
+	if (b->lease == 1)
+		b->launch0 = gs__now(); /* a batch of one: charge_of's delay */
 	t->b = b;
 out:
 	errno = saved;
@@ -1117,6 +1158,23 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 	return r;
 }
 
+/* At exit, before shim.c detaches the process (registered with shim.c at
+ * load): the work a fire-and-forget program left queued is charged its
+ * estimate, without waiting for it. */
+static void launch_exit(void)
+{
+	struct done d[GS__RING];
+	int n;
+
+	if (gs__g.region == NULL)
+		return;
+	gs__launch_close_mine();
+	(void)pthread_mutex_lock(&mu);
+	n = collect(NULL, REAP_EXIT, d);
+	(void)pthread_mutex_unlock(&mu);
+	settle(d, n);
+}
+
 /* After fork, in the child (registered with shim.c at load). */
 static void atfork_child(void)
 {
@@ -1134,6 +1192,7 @@ static void atfork_child(void)
 __attribute__((constructor)) static void launch_register(void)
 {
 	gs__on_fork_child(atfork_child);
+	gs__on_exit(launch_exit);
 }
 
 /* ---- hooks ------------------------------------------------------------ */
@@ -1431,6 +1490,14 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 }
 
 /* ---- what sync.c calls ----------------------------------------------- */
+
+void gs__launch_ctx_leaving(CUcontext next)
+{
+	struct batch *b = my_batch;
+
+	if (b != NULL && b->open && (next == NULL || b->ctx != next))
+		gs__launch_close_mine();
+}
 
 void gs__launch_ctx_current(CUcontext ctx)
 {

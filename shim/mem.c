@@ -795,6 +795,7 @@ CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate(pctx, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
@@ -811,6 +812,7 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
@@ -828,6 +830,7 @@ CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
@@ -845,6 +848,7 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);

@@ -186,6 +186,9 @@ void gs__fast_update(void);
  * added (at most four; called from the modules' constructors, before any
  * thread or fork). */
 void gs__on_fork_child(void (*fn)(void));
+/* Adds an exit handler, run by shim.c's destructor before it detaches an
+ * attached process (at most four, added like gs__on_fork_child's). */
+void gs__on_exit(void (*fn)(void));
 
 /* ---- dev.c: devices ---- */
 
@@ -214,6 +217,10 @@ void gs__launch_close_mine(void);
 /* Forgets in-flight launches and pooled events of a context going away
  * (and every thread's cached current context). */
 void gs__launch_ctx_gone(CUcontext ctx);
+/* The calling thread's current context is about to change to `next`
+ * (NULL: unknown): its open batch is closed while its context, whose
+ * stream its end event goes on, is still current. */
+void gs__launch_ctx_leaving(CUcontext next);
 /* The calling thread's current context changed to `ctx` (NULL: unknown,
  * asked of the driver at the next launch that needs it). */
 void gs__launch_ctx_current(CUcontext ctx);

@@ -25,6 +25,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 
 	if (!gs__ready())
 		return gs__not_ready();
+	gs__launch_ctx_leaving(ctx);
 	r = gs__real.cuCtxSetCurrent(ctx);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? ctx : NULL);
 	return r;
@@ -36,6 +37,7 @@ CUresult cuCtxPushCurrent_v2(CUcontext ctx)
 
 	if (!gs__ready())
 		return gs__not_ready();
+	gs__launch_ctx_leaving(ctx);
 	r = gs__real.cuCtxPushCurrent_v2(ctx);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? ctx : NULL);
 	return r;
@@ -47,6 +49,7 @@ CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
 
 	if (!gs__ready())
 		return gs__not_ready();
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxPopCurrent_v2(pctx);
 	gs__launch_ctx_current(NULL); /* the one below: asked when needed */
 	return r;
