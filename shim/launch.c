@@ -591,6 +591,7 @@ void gs__launch_ctx_gone(CUcontext ctx)
 	struct done od[64];
 	int n, no = 0;
 
+	gs__dev_ctx_gone();
 	if (ctx == NULL || gs__g.region == NULL)
 		return;
 	gs__launch_harvest(NULL, false);
@@ -1503,6 +1504,7 @@ void gs__launch_ctx_current(CUcontext ctx)
 {
 	struct batch *b = my_batch;
 
+	gs__dev_ctx_changed();
 	if (b != NULL)
 		b->cur = ctx != NULL ? ctx : GS__CTX_UNKNOWN;
 }

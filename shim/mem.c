@@ -122,11 +122,7 @@ static bool adjust(int dev, uint64_t reserved, uint64_t actual)
 
 static CUcontext current_ctx(void)
 {
-	CUcontext c = NULL;
-
-	if (gs__real.cuCtxGetCurrent != NULL)
-		(void)gs__real.cuCtxGetCurrent(&c);
-	return c;
+	return gs__dev_current_ctx();
 }
 
 /*
@@ -874,6 +870,7 @@ static CUresult ctx_destroy(__typeof__(&cuCtxDestroy) fn, CUcontext ctx)
 
 	gs__launch_ctx_gone(ctx);
 	r = fn(ctx);
+	gs__dev_ctx_gone(); /* the current context may have been it */
 	if (r == CUDA_SUCCESS)
 		gs__mem_ctx_gone(ctx);
 	errno = saved;
@@ -946,6 +943,7 @@ static void primary_gone(CUdevice dev)
 {
 	CUcontext ctx = primary_ctx[dev];
 
+	gs__dev_ctx_gone();
 	gs__mem_ctx_gone(ctx);
 	gs__g.ord[dev].primary_charged = false;
 	primary_ctx[dev] = NULL;

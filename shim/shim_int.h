@@ -202,8 +202,14 @@ int gs__dev_slot(CUdevice ord, uint64_t *total);
  * region has no such GPU (waits a moment for the daemon to register it).
  */
 bool gs__dev_refused(CUdevice ord);
-/* The region device slot of the current context's device, or -1. */
+/* The region device slot of the current context's device, or -1; the
+ * current context (NULL: none). Both cached per thread (see below). */
 int gs__dev_current(CUdevice *ord);
+CUcontext gs__dev_current_ctx(void);
+/* The calling thread's current context changed; some context went away
+ * (every thread's cache is dropped). */
+void gs__dev_ctx_changed(void);
+void gs__dev_ctx_gone(void);
 /* The region slot of an NVML device handle, or -1. */
 int gs__dev_from_uuid(const char *uuid);
 
