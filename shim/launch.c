@@ -486,8 +486,8 @@ static uint64_t charge_of(const struct inflight *f, uint64_t span,
 enum reap {
 	REAP_DONE,   /* the batches that completed, up to the first running */
 	REAP_FORGET, /* every batch of the context, uncharged */
-	REAP_EXIT,   /* every batch: those still queued at exit are charged
-	                their estimate (the GPU will run them) */
+	REAP_EXIT,   /* every batch, charged its estimate without asking
+	                the driver (at exit it may be gone already) */
 };
 
 /*
@@ -510,10 +510,10 @@ static int collect(CUcontext ctx, enum reap how, struct done *out)
 		CUresult q = CUDA_SUCCESS;
 		uint64_t busy = f->est, span;
 
-		if (mine && f->timed && !forget)
+		if (how == REAP_EXIT)
+			q = CUDA_ERROR_NOT_FOUND; /* not asked: its estimate */
+		else if (mine && f->timed && !forget)
 			q = gs__real.cuEventQuery(f->end);
-		if (how == REAP_EXIT && q == CUDA_ERROR_NOT_READY)
-			q = CUDA_ERROR_NOT_FOUND; /* charged its estimate */
 		if (!mine || q == CUDA_ERROR_NOT_READY) {
 			if (!forget)
 				break;
@@ -1160,18 +1160,34 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 }
 
 /* At exit, before shim.c detaches the process (registered with shim.c at
- * load): the work a fire-and-forget program left queued is charged its
- * estimate, without waiting for it. */
+ * load): the work a fire-and-forget program left queued, and what was
+ * not harvested yet, is charged its estimate, without waiting for it and
+ * without a call into the driver (whose own teardown may have run). */
 static void launch_exit(void)
 {
-	struct done d[GS__RING];
-	int n;
+	struct done d[GS__RING + 1];
+	struct batch *b = my_batch;
+	int n = 0;
 
 	if (gs__g.region == NULL)
 		return;
-	gs__launch_close_mine();
+	if (b != NULL) {
+		(void)pthread_mutex_lock(&b->mu);
+		if (b->open) {
+			b->open = false;
+			b->left = 0;
+			d[0].dev = b->dev;
+			d[0].slice = b->slice;
+			d[0].n = b->n;
+			d[0].busy = b->measure ? b->n * b->each : 0;
+			d[0].charged = b->charged;
+			d[0].booked = b->booked && b->measure;
+			n = 1;
+		}
+		(void)pthread_mutex_unlock(&b->mu);
+	}
 	(void)pthread_mutex_lock(&mu);
-	n = collect(NULL, REAP_EXIT, d);
+	n += collect(NULL, REAP_EXIT, d + n);
 	(void)pthread_mutex_unlock(&mu);
 	settle(d, n);
 }
