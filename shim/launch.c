@@ -33,7 +33,7 @@
  *          shared words, a decrement (#30: +7 ns per limited launch on
  *          the sim, against +56 ns with a clock read, a context query and
  *          a lock per launch). No clock read: a batch is charged from the
- *          host times around its two records (charge_of).
+ *          host times around its two records (gs__charge_of).
  *   close  otherwise the open batch is closed (end event recorded, batch
  *          put in the in-flight ring), and a new one is opened:
  *   bound  when our work in flight on the GPU is estimated above
@@ -80,8 +80,6 @@
 #define GS__LEASE_NS    500000ULL  /* estimated GPU work of a batch, at most */
 #define GS__SPAN_NS     2000000ULL /* host time a batch stays open, at most */
 #define GS__SPAN_EVERY  64 /* the lease path reads the clock so seldom */
-#define GS__PROBE_SLACK_NS 1000ULL /* a probe's host window this much over
-                                      twice the quickest is a slow one */
 #define GS__PROBE_EVERY 8          /* one batch in so many is a probe */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
@@ -94,20 +92,10 @@ struct inflight {
 	CUevent start, end;
 	int dev;
 	int32_t slice;
-	uint32_t n;       /* launches in it */
-	uint64_t est;     /* their estimated GPU time */
 	uint64_t charged; /* what admission charged for the batch */
 	bool timed;       /* start and end recorded */
 	bool booked;      /* admitted and counted in flight by the scheduler */
-	bool probe;       /* one launch, its end recorded right after it */
-	bool idle_start;  /* a probe's: our work had drained when it opened */
-	bool known;       /* the estimate was learned when it opened */
-	/* Host times around its records (see charge_of): */
-	uint64_t lead;   /* the start record's call */
-	uint64_t issue;  /* from after the start record to before the end's */
-	uint64_t window; /* from before the start record to after the end's */
-	uint64_t delay;  /* a probe's: from after the start record to its
-	                    launch's call */
+	struct gs__span_rec rec; /* its launches and host times (charge.c) */
 };
 
 struct pooled {
@@ -180,7 +168,7 @@ static int n_pool;
 static uint64_t est_ns[GS_REGION_MAX_DEVICES];  /* EWMA per launch */
 static bool est_known[GS_REGION_MAX_DEVICES];   /* measured at least once */
 static uint64_t win_min[GS_REGION_MAX_DEVICES]; /* quickest probe's host
-                                                   window (charge_of) */
+                                                   window (charge.c) */
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches; /* reg_mu */
@@ -402,86 +390,6 @@ static void ewma(int dev, uint64_t busy, uint32_t n, bool probe)
 	__atomic_store_n(&est_known[dev], true, __ATOMIC_RELAXED);
 }
 
-static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
-/*
- * The GPU time of a batch whose events are `span` apart. OUT: *lesson,
- * whether it teaches the per-launch estimate.
- *
- * The span is the batch's kernels plus the time its stream sat idle
- * waiting for the host: an event on a drained stream takes the time it
- * was recorded. What the host did around the records tells them apart
- * without a clock read per launch:
- *
- *   backed   span > window: the end event completed after its record
- *            returned, so our work was still queued then. A probe (and
- *            a batch of one) ran its kernel from right after its start
- *            record: the span less the host's delay between that record
- *            and the launch call, and, when our work had drained before
- *            it (drained()), half the start record's call and half the
- *            launch call (the start event took the time of its record,
- *            the kernel started inside its launch call). Several
- *            launches, issued
- *            faster than their estimated GPU time: the queue never ran
- *            dry, the span. Issued slower: idle can only hide while the
- *            host issued them, so the GPU time lies in [span - issue,
- *            span]; the estimate, clamped there.
- *   drained  otherwise: the stream ran dry before the end record, and
- *            the span is the host's (the events took the times of their
- *            records). A probe's kernel was shorter than the rest of its
- *            launch call and the end record: it is charged and teaches
- *            0, when those calls were quick; slow calls (a loaded host)
- *            could hide a longer kernel, and such a probe is charged
- *            like a batch and teaches nothing. Several launches: the
- *            estimate, at most the span. (So a kernel shorter than the
- *            launch call that follows it goes free on a stream that
- *            drains after each: its slice pays a launch call of CPU for
- *            each, so uses the GPU less than half the time; the NVML
- *            watchdog sees the rest.)
- *
- * Only probes and backed batches of one teach: a batch of several would
- * teach its idle time back to the estimate it was clamped with.
- */
-static uint64_t charge_of(const struct inflight *f, uint64_t span,
-                          bool *lesson)
-{
-	*lesson = false;
-	if (f->probe && (win_min[f->dev] == 0 || f->window < win_min[f->dev]))
-		win_min[f->dev] = f->window;
-	if (span > f->window) {
-		if (f->probe || f->n == 1) {
-			uint64_t front = f->delay;
-
-			/* On a drained stream the start event took the time
-			 * of its record, and the kernel started inside its
-			 * launch call: half of each, at a guess (of the launch
-			 * call when known: a probe's). */
-			if (f->idle_start)
-				front += f->lead / 2 +
-				         (f->probe ? (f->issue - f->delay) / 2 : 0);
-			*lesson = true;
-			return span > front ? span - front : 0;
-		}
-		if (f->issue <= f->est)
-			return span;
-		return clamp(f->est, span > f->issue ? span - f->issue : 0,
-		             span);
-	}
-	if (f->probe) {
-		/* Host calls slower than this GPU's quickest probe (a loaded
-		 * host, a contended driver) could hide a kernel as long as
-		 * they were: no lesson from such a probe. */
-		*lesson = f->window <= 2 * win_min[f->dev] + GS__PROBE_SLACK_NS;
-		if (*lesson)
-			return 0;
-		return f->known ? clamp(f->est, 0, span) : span;
-	}
-	return clamp(f->est, 0, span);
-}
-
 /* What collect() takes off the ring. */
 enum reap {
 	REAP_DONE,   /* the batches that completed, up to the first running */
@@ -495,7 +403,7 @@ enum reap {
  * at the first one still running (REAP_FORGET: taking everything of
  * `ctx`, or of every context when NULL, complete or not; REAP_EXIT:
  * everything). mu held.
- * A batch's GPU time is charge_of() its events' span.
+ * A batch's GPU time is gs__charge_of() its events' span.
  * OUT: out[] (GS__RING entries), returns the count.
  */
 static int collect(CUcontext ctx, enum reap how, struct done *out)
@@ -508,7 +416,7 @@ static int collect(CUcontext ctx, enum reap how, struct done *out)
 		struct inflight *f = &ring[i % GS__RING];
 		bool mine = ctx == NULL || f->ctx == ctx;
 		CUresult q = CUDA_SUCCESS;
-		uint64_t busy = f->est, span;
+		uint64_t busy = f->rec.est, span;
 
 		if (how == REAP_EXIT)
 			q = CUDA_ERROR_NOT_FOUND; /* not asked: its estimate */
@@ -524,13 +432,14 @@ static int collect(CUcontext ctx, enum reap how, struct done *out)
 		    elapsed_ns(f->start, f->end, &span)) {
 			bool lesson;
 
-			busy = charge_of(f, span, &lesson);
+			busy = gs__charge_of(&f->rec, span, &win_min[f->dev],
+			                     &lesson);
 			if (lesson)
-				ewma(f->dev, busy, f->n, f->probe);
+				ewma(f->dev, busy, f->rec.n, f->rec.probe);
 		}
 		out[n].dev = f->dev;
 		out[n].slice = f->slice;
-		out[n].n = f->n;
+		out[n].n = f->rec.n;
 		out[n].busy = forget ? 0 : busy;
 		out[n].charged = f->charged;
 		out[n].booked = f->booked;
@@ -643,7 +552,7 @@ static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
 
 		if (dev >= 0 && f->dev != dev)
 			continue;
-		ns += f->est;
+		ns += f->rec.est;
 		(*on_dev)++;
 		if (*oldest_end == NULL && f->timed)
 			*oldest_end = f->end;
@@ -702,9 +611,9 @@ static bool drain_one(void)
 
 /*
  * Closes `b` (b->mu held): records its end event and puts it in the ring
- * (charged when it completes, charge_of()), or settles it at once when
+ * (charged when it completes, gs__charge_of()), or settles it at once when
  * it was not timed. The host times around its two records are what
- * charge_of() needs to tell the GPU's time from the host's; no launch
+ * gs__charge_of() needs to tell the GPU's time from the host's; no launch
  * in between read the clock.
  *
  * Probes: the first batch and one in GS__PROBE_EVERY hold one launch
@@ -749,21 +658,21 @@ static void close_batch(struct batch *b)
 		f->timed = timed;
 		f->dev = b->dev;
 		f->slice = b->slice;
-		f->n = b->n;
-		f->est = d.busy;
+		f->rec.n = b->n;
+		f->rec.est = d.busy;
 		f->charged = b->charged;
 		f->booked = d.booked;
-		f->probe = b->probe;
-		f->idle_start = b->idle_start;
-		f->known = b->known;
-		f->lead = b->rec1 - b->rec0;
-		f->issue = e0 > b->rec1 ? e0 - b->rec1 : 0;
-		f->window = e1 - b->rec0;
-		f->delay = b->lease == 1 && b->launch0 > b->rec1
+		f->rec.probe = b->probe;
+		f->rec.idle_start = b->idle_start;
+		f->rec.known = b->known;
+		f->rec.lead = b->rec1 - b->rec0;
+		f->rec.issue = e0 > b->rec1 ? e0 - b->rec1 : 0;
+		f->rec.window = e1 - b->rec0;
+		f->rec.delay = b->lease == 1 && b->launch0 > b->rec1
 		               ? b->launch0 - b->rec1
 		               : 0;
-		if (f->delay > f->issue)
-			f->delay = f->issue;
+		if (f->rec.delay > f->rec.issue)
+			f->rec.delay = f->rec.issue;
 		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
 		queued = true;
 	}

@@ -12,6 +12,7 @@
  *   dev.c     CUDA ordinals as the region's GPU slots
  *   launch.c  launches, measurement with events, the compute scheduler
  *   sync.c    the current context's hooks, synchronising calls
+ *   charge.c  what a batch of launches is charged (pure)
  *   nvml.c    NVML memory views
  *   ptrmap.c  the table of this process's tracked allocations
  * and, compiled in from region/ (also the static library gs_region), the
@@ -232,6 +233,28 @@ void gs__launch_ctx_leaving(CUcontext next);
 void gs__launch_ctx_current(CUcontext ctx);
 /* After a synchronising call returned `r`: measures what completed. */
 void gs__launch_after_sync(CUresult r);
+
+/* ---- charge.c: what a batch of launches is charged ---- */
+
+/* A closed batch: its launches and the host times around its records. */
+struct gs__span_rec {
+	uint32_t n;      /* launches in it */
+	uint64_t est;    /* their estimated GPU time */
+	bool probe;      /* one launch, its end recorded right after it */
+	bool idle_start; /* a batch of one: our work had drained before it */
+	bool known;      /* the estimate was learned when it opened */
+	uint64_t lead;   /* host time of the start record's call */
+	uint64_t issue;  /* from after the start record to before the end's */
+	uint64_t window; /* from before the start record to after the end's */
+	uint64_t delay;  /* a batch of one: from after the start record to
+	                    its launch's call */
+};
+
+/* The GPU time to charge for batch `f` whose events are `span` apart;
+ * *win_min: the quickest probe's window on its GPU (updated). OUT:
+ * *lesson, whether the result teaches the per-launch estimate. */
+uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
+                       uint64_t *win_min, bool *lesson);
 
 /* ---- mem.c ---- */
 
