@@ -30,9 +30,9 @@
  *          holds up a turn or a higher priority by more than its own
  *          launches); every GS__SPAN_EVERY launches, also younger than
  *          GS__SPAN_NS. Cost: thread-local loads, two plain loads of
- *          shared words, a decrement (#30: +7 ns per limited launch on
- *          the sim, against +56 ns with a clock read, a context query and
- *          a lock per launch). No clock read: a batch is charged from the
+ *          shared words, a decrement (#30: +8 to +14 ns per limited
+ *          launch on the sim, against +54 to +60 ns with a clock read, a
+ *          context query and a lock per launch). No clock read: a batch is charged from the
  *          host times around its two records (gs__charge_of).
  *   close  otherwise the open batch is closed (end event recorded, batch
  *          put in the in-flight ring), and a new one is opened:
@@ -79,7 +79,7 @@
 #define GS__LEASE_MAX   1024       /* launches in one batch, at most */
 #define GS__LEASE_NS    500000ULL  /* estimated GPU work of a batch, at most */
 #define GS__SPAN_NS     2000000ULL /* host time a batch stays open, at most */
-#define GS__SPAN_EVERY  64 /* the lease path reads the clock so seldom */
+#define GS__SPAN_EVERY  16 /* the lease path reads the clock so seldom */
 #define GS__PROBE_EVERY 8          /* one batch in so many is a probe */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
