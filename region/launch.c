@@ -25,6 +25,11 @@ uint64_t gs_region_limits_epoch(struct gs_region *r)
 	return __atomic_load_n(&r->rl->h.epoch, __ATOMIC_ACQUIRE);
 }
 
+const uint64_t *gs_region_limits_epoch_word(struct gs_region *r)
+{
+	return &r->rl->h.epoch;
+}
+
 struct gs_sched_dev *gs_region_sched_dev(struct gs_region *r, int dev)
 {
 	return &r->ru->dev[dev].sched;

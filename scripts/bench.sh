@@ -168,25 +168,126 @@ bench_shim() {
 	rm -rf "$tmp"
 }
 
-# Compute shares (#12 item 6): three saturating gs-burn in slices of
-# 20/30/50 % on one simulated GPU, by the sim's own accounting, with the
-# default ~65 ms kernels (10 s) and with ~1 ms kernels (16 s, three runs):
-# each slice's share and the GPU's busy share. Wall-clock on the sim:
-# about 1.5 minutes, and the host's load moves the figures.
+# The shim's added CPU time per call, measured by a program that shares
+# no code with it (bench/bench_calls.c: raw dlsym'd driver calls) over a
+# private simulated node: per cuLaunchKernel of an empty kernel straight on
+# the driver (direct), through the shim in a slice without a limit, and in
+# slices at --compute 100 and 50 (the lease path: an empty kernel is
+# charged nothing, so neither ever waits; sleeping is not CPU time anyway),
+# and per cuMemAlloc+cuMemFree pair of 1 MiB direct and in a slice with a
+# memory cap. Each configuration is its own process; GS_CALLS_PASSES
+# passes (default 5) run them in rotated order, 41 rounds each. Prints
+# min and median ns per call over all rounds, and what each adds to
+# direct (min vs min, median vs median).
+bench_calls() {
+	local b=$1 tmp passes i k n cfg
+	passes=${GS_CALLS_PASSES:-5}
+	tmp=$(mktemp -d)
+	echo "== calls: the shim's added CPU time per call, one process per configuration (source: sim) =="
+	"$b/bin/gpuslice" sim init --gpus 1xH100-SXM5-80GB --dir "$tmp/sim" >/dev/null
+	local cfgs=(direct unlimited compute100 compute50 alloc_direct alloc_capped)
+	(
+		eval "$("$b/bin/gpuslice" sim env --dir "$tmp/sim")"
+		export GPUSLICE_RUN_DIR=$tmp/run
+		n=${#cfgs[@]}
+		for i in $(seq 0 $((passes - 1))); do
+			for k in $(seq 0 $((n - 1))); do
+				cfg=${cfgs[$(((i + k) % n))]}
+				case $cfg in
+				direct) "$b/bin/gs-bench-calls" launch ;;
+				unlimited) "$b/bin/gpuslice" run --slice "u$i" -- "$b/bin/gs-bench-calls" launch ;;
+				compute100) "$b/bin/gpuslice" run --compute 100 --slice "c100-$i" -- "$b/bin/gs-bench-calls" launch ;;
+				compute50) "$b/bin/gpuslice" run --compute 50 --slice "c50-$i" -- "$b/bin/gs-bench-calls" launch ;;
+				alloc_direct) "$b/bin/gs-bench-calls" alloc ;;
+				alloc_capped) "$b/bin/gpuslice" run --memory 4GiB --slice "m$i" -- "$b/bin/gs-bench-calls" alloc ;;
+				esac | sed "s/^/$cfg /" >>"$tmp/res"
+			done
+		done
+	)
+	python3 - "$tmp/res" <<'PY'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    cfg, js = line.split(" ", 1)
+    runs.setdefault(cfg, []).extend(json.loads(js)["ns"])
+def fig(cfg):
+    v = runs.get(cfg, [])
+    return (min(v), statistics.median(v)) if v else (float("nan"),) * 2
+print("   %-34s %9s %9s %11s %11s" % ("configuration", "min ns", "median ns", "added min", "added med"))
+for cfg, base, what in (("direct", "direct", "cuLaunchKernel, direct"),
+                        ("unlimited", "direct", "cuLaunchKernel, slice without limit"),
+                        ("compute100", "direct", "cuLaunchKernel, --compute 100"),
+                        ("compute50", "direct", "cuLaunchKernel, --compute 50"),
+                        ("alloc_direct", "alloc_direct", "alloc+free 1 MiB, direct"),
+                        ("alloc_capped", "alloc_direct", "alloc+free 1 MiB, --memory 4GiB")):
+    m, d = fig(cfg)
+    bm, bd = fig(base)
+    add = "" if cfg == base else "%+11.1f %+11.1f" % (m - bm, d - bd)
+    print("   %-34s %9.1f %9.1f %s" % (what, m, d, add))
+PY
+	rm -rf "$tmp"
+}
+
+# Compute shares (#12 item 6, #30 item 4): three saturating gs-burn in
+# slices of 20/30/50 % on one simulated GPU, by the sim's own accounting,
+# with the default ~65 ms kernels (10 s window; goal: the GPU >= 99 %
+# busy) and with ~1 ms kernels (16 s window, GS_SHARES_RUNS runs, default
+# ten; goal: every share within 2 points and the GPU >= 97 % busy in
+# every run): each slice's share and the GPU's busy share per run, then
+# the worst run's. Wall-clock on the sim: about 4 minutes, and the host's
+# load moves the figures (the load average is printed).
 bench_shares() {
-	local b=$1 src
+	local b=$1 src runs i out
 	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	runs=${GS_SHARES_RUNS:-10}
+	out=$(mktemp)
 	echo "== shares: 20/30/50 % slices of saturating gs-burn (source: sim) =="
+	echo "   machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before the runs"
 	(
 		. "$src/tests/integration/shim/lib.sh" "$b"
 		sim_up
 		echo "-- ~65 ms kernels, 10 s window --"
 		burn_shares 10 100 0
-		for i in 1 2 3; do
+		for i in $(seq "$runs"); do
 			echo "-- ~1 ms kernels, 16 s window, run $i --"
 			burn_shares 16 100 0 --memory 64MiB --iters 64
 		done
-	)
+	) >"$out" 2>&1 || true
+	cat "$out"
+	python3 -c '
+import re, sys
+runs, cur = [], None
+for line in sys.stdin:
+    if "~1 ms kernels" in line:
+        cur = {"off": 0.0, "busy": None}
+        runs.append(cur)
+    elif cur is not None:
+        m = re.match(r"slice (\d+)%: ([\d.]+)%", line)
+        if m:
+            cur["off"] = max(cur["off"], abs(float(m.group(2)) - int(m.group(1))))
+        m = re.match(r"GPU busy: ([\d.]+)%", line)
+        if m:
+            cur["busy"] = float(m.group(1))
+done = [r for r in runs if r["busy"] is not None]
+if done:
+    print("-- ~1 ms kernels over %d runs: worst share off by %.2f points, least busy %.2f %%; runs within 2 points at >= 97 %% busy: %d of %d" % (
+        len(done), max(r["off"] for r in done), min(r["busy"] for r in done),
+        sum(1 for r in done if r["off"] <= 2 and r["busy"] >= 97), len(done)))
+' <"$out"
+	rm -f "$out"
+}
+
+# Charging (#30 item 3): the GPU time charged to a 50 % slice against the
+# sim's own count, for empty, 2 us, 50 us and 5 ms kernels launched back
+# to back, sparsely and fire-and-forget (the test
+# any_kernel_length_is_charged_its_gpu_time, whose bounds are looser than
+# the 2 % goal; its lines are the figures).
+bench_charge() {
+	local b=$1 src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== charge: GPU time charged / the sim's count per kernel length and rhythm (source: sim) =="
+	bash "$src/tests/integration/shim/any_kernel_length_is_charged_its_gpu_time.sh" "$b" 2>&1 |
+		sed -e 's/^/   /' || true
 }
 
 # Placement: 100k mixed requests (fractions, whole GPUs, MIG profiles,
@@ -246,7 +347,7 @@ bench_kubelet_prepare() {
 		echo "   skipped or failed (see above)"
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim shares placement
+SECTIONS=(migplan sim trace trace_lists daemon shim calls charge shares placement
           placement_demand kubelet_plugin kubelet_prepare)
 
 build=${1:-}

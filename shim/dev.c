@@ -111,16 +111,99 @@ bool gs__dev_refused(CUdevice ord)
 	return true;
 }
 
+/*
+ * The calling thread's current context, its device and that device's
+ * slot, cached: asked of the driver once, then again only after the
+ * thread changed its current context (gs__dev_ctx_changed, from the
+ * hooks that do) or some context went away (gs__dev_ctx_gone: any
+ * thread's cache may name it). gen 0 is never current.
+ */
+struct cur_cache {
+	CUcontext ctx;
+	CUdevice ord;
+	int slot;
+	uint64_t gen;
+};
+static __thread struct cur_cache cur
+    __attribute__((tls_model("initial-exec")));
+static uint64_t cur_gen = 1;
+
+void gs__dev_ctx_changed(void)
+{
+	cur.gen = 0;
+}
+
+void gs__dev_ctx_gone(void)
+{
+	__atomic_add_fetch(&cur_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* Fills the cache; false when there is no current context or device. */
+static bool cur_fill(void)
+{
+	uint64_t gen = __atomic_load_n(&cur_gen, __ATOMIC_ACQUIRE);
+	CUcontext c = NULL;
+	CUdevice d;
+	int slot;
+
+	if (gs__real.cuCtxGetCurrent == NULL ||
+	    gs__real.cuCtxGetCurrent(&c) != CUDA_SUCCESS || c == NULL ||
+	    gs__real.cuCtxGetDevice == NULL ||
+	    gs__real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
+		return false;
+	slot = gs__dev_slot(d, NULL);
+	if (slot < 0)
+		return false; /* asked again next time */
+	cur.ctx = c;
+	cur.ord = d;
+	cur.slot = slot;
+	cur.gen = gen;
+	return true;
+}
+
+static inline bool cur_valid(void)
+{
+	return GS_LIKELY(cur.gen ==
+	                 __atomic_load_n(&cur_gen, __ATOMIC_ACQUIRE)) ||
+	       cur_fill();
+}
+
 int gs__dev_current(CUdevice *ord)
 {
 	CUdevice d;
 
+	if (cur_valid()) {
+		if (ord != NULL)
+			*ord = cur.ord;
+		return cur.slot;
+	}
 	if (gs__real.cuCtxGetDevice == NULL ||
 	    gs__real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
 		return -1;
 	if (ord != NULL)
 		*ord = d;
 	return gs__dev_slot(d, NULL);
+}
+
+CUcontext gs__dev_current_ctx(void)
+{
+	CUcontext c = NULL;
+
+	if (cur_valid())
+		return cur.ctx;
+	if (gs__real.cuCtxGetCurrent != NULL)
+		(void)gs__real.cuCtxGetCurrent(&c);
+	return c;
+}
+
+static void dev_atfork_child(void)
+{
+	gs__dev_ctx_gone();
+}
+
+__attribute__((constructor)) static void dev_register(void)
+{
+	gs__on_fork_child(dev_atfork_child);
 }
 
 int gs__dev_from_uuid(const char *uuid)

@@ -61,6 +61,10 @@
 	X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, 0)   \
 	X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, 0)           \
 	X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, 0)       \
+	/* the current context: cached per thread for the launch path */       \
+	X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, 0)                           \
+	X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, 0)                      \
+	X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, 0)                        \
 	/* launches: the compute limiter and the scheduler */                  \
 	X(cuLaunchKernel, cuLaunchKernel, 4000, 0)                             \
 	X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1)                        \

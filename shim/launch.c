@@ -18,16 +18,22 @@
  * Slow path: launches go in batches, one open batch per thread. A batch
  * holds launches on one stream admitted together (a lease) and timed by
  * one pair of events, so the region lock and the two event records are
- * paid once per batch, not per launch (#12 item 5: +55 ns per limited
- * launch on the sim, against +500 ns with a lock and two events each).
+ * paid once per batch, not per launch.
  *
- *   join   the launch joins the thread's open batch when it is on the same
- *          stream, the lease is not used up, the batch is younger than
- *          GS__SPAN_NS, the slice's limits did not change, and the GPU's
- *          `want` word did not move since admission (nobody started
- *          waiting, got the turn, or became active: a lease never holds
- *          up a turn or a higher priority by more than its own launches).
- *          Cost: a clock read, a context query and an uncontended lock.
+ *   lease  the launch is one more of the thread's open lease
+ *          (lease_take) when it is on the same stream, in the context
+ *          the thread had current at admission (cached per thread: sync.c
+ *          and mem.c's context hooks tell launch.c when it changes), the
+ *          lease is not used up, the slice's limits did not change, and
+ *          the GPU's `want` word did not move since admission (nobody
+ *          started waiting, got the turn, or became active: a lease never
+ *          holds up a turn or a higher priority by more than its own
+ *          launches); every GS__SPAN_EVERY launches, also younger than
+ *          GS__SPAN_NS. Cost: thread-local loads, two plain loads of
+ *          shared words, a decrement (#30: +8 to +14 ns per limited
+ *          launch on the sim, against +54 to +60 ns with a clock read, a
+ *          context query and a lock per launch). No clock read: a batch is charged from the
+ *          host times around its two records (gs__charge_of).
  *   close  otherwise the open batch is closed (end event recorded, batch
  *          put in the in-flight ring), and a new one is opened:
  *   bound  when our work in flight on the GPU is estimated above
@@ -45,8 +51,8 @@
  *   open   record the start event.
  *   settle when a batch's end event has completed (looked at when the
  *          bound is hit, when the host synchronises, while waiting), its
- *          GPU time (events' span less the idle time predicted inside it,
- *          see close_batch) goes to gs_sched_complete() and to the
+ *          GPU time (charge_of its events' span) goes to
+ *          gs_sched_complete() and to the
  *          slice's and process's books, with its launches.
  *
  * The host's synchronising calls close the calling thread's batch first,
@@ -70,12 +76,11 @@
 #define GS__RING        64 /* closed batches in flight per process, at most */
 #define GS__INFLIGHT_NS 2000000ULL
 #define GS__POOL_MAX    128
-#define GS__LEASE_MAX   64         /* launches in one batch, at most */
+#define GS__LEASE_MAX   1024       /* launches in one batch, at most */
 #define GS__LEASE_NS    500000ULL  /* estimated GPU work of a batch, at most */
 #define GS__SPAN_NS     2000000ULL /* host time a batch stays open, at most */
+#define GS__SPAN_EVERY  16 /* the lease path reads the clock so seldom */
 #define GS__PROBE_EVERY 8          /* one batch in so many is a probe */
-#define GS__PROBE_HOST_NS 50000ULL /* a probe's records this far apart:
-                                      the host stalled between them */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__LDECL)
@@ -87,15 +92,10 @@ struct inflight {
 	CUevent start, end;
 	int dev;
 	int32_t slice;
-	uint32_t n;       /* launches in it */
-	uint64_t est;     /* their estimated GPU time */
 	uint64_t charged; /* what admission charged for the batch */
-	uint64_t idle;    /* predicted GPU idle time between its two events */
 	bool timed;       /* start and end recorded */
 	bool booked;      /* admitted and counted in flight by the scheduler */
-	bool probe;       /* one launch, its end recorded right after it */
-	uint64_t host;    /* host time from before its start record to
-	                     after its end record */
+	struct gs__span_rec rec; /* its launches and host times (charge.c) */
 };
 
 struct pooled {
@@ -126,9 +126,21 @@ struct batch {
 	bool booked;  /* admitted under the region lock */
 	bool measure; /* timed and charged (else only counted) */
 	bool probe;   /* one launch, closed right after it (see close_batch) */
+	bool idle_start; /* a probe opened with none of our work in flight */
+	bool known;      /* the per-launch estimate was learned at opening */
 	bool pt;
 	CUcontext ctx;
 	CUstream stream;
+	/* The lease path (lease_take) reads these, and only its thread
+	 * writes them, without b->mu: */
+	uint32_t left; /* launches of the lease not yet made; 0: none open */
+	CUcontext cur; /* the thread's current context, GS__CTX_UNKNOWN when
+	                  it must be asked of the driver */
+	const uint32_t *watch; /* a word of the GPU's scheduler record: the
+	                          lease ends when (*watch & watch_mask) !=
+	                          watch_val (want moved, or the gate) */
+	uint32_t watch_mask, watch_val;
+	const uint64_t *epoch_p; /* the region's limits epoch word */
 	int dev;
 	int32_t slice;
 	uint32_t n;     /* launches so far */
@@ -138,12 +150,15 @@ struct batch {
 	uint64_t each;  /* estimated GPU time per launch */
 	uint64_t charged;
 	uint64_t lim_epoch; /* limits epoch at admission */
-	uint64_t opened;    /* host time of its first launch */
-	uint64_t pred;      /* predicted end of our work queued on stream */
-	uint64_t idle;      /* predicted GPU idle within it */
+	uint64_t opened;    /* host time it was opened */
 	uint64_t rec0;      /* host time before its start event's record */
+	uint64_t rec1;      /* and after it */
+	uint64_t launch0;   /* a probe's: host time before its launch */
 	CUevent start;
 };
+
+/* A current context no launch is in: the lease path asks again. */
+#define GS__CTX_UNKNOWN ((CUcontext)(uintptr_t)1)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* ring, pool, est */
 static struct inflight ring[GS__RING]; /* [head, tail) in flight */
@@ -152,6 +167,8 @@ static struct pooled pool[GS__POOL_MAX];
 static int n_pool;
 static uint64_t est_ns[GS_REGION_MAX_DEVICES];  /* EWMA per launch */
 static bool est_known[GS_REGION_MAX_DEVICES];   /* measured at least once */
+static uint64_t win_min[GS_REGION_MAX_DEVICES]; /* quickest probe's host
+                                                   window (charge.c) */
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches; /* reg_mu */
@@ -167,7 +184,7 @@ static int cfg_n; /* highest live slot + 1 */
 static struct gs_sched_params par;
 static pthread_once_t par_once = PTHREAD_ONCE_INIT;
 
-static void close_batch(struct batch *b, uint64_t now);
+static void close_batch(struct batch *b);
 
 static void par_init(void)
 {
@@ -348,6 +365,19 @@ static void settle(const struct done *d, int n)
 
 /* ---- settling --------------------------------------------------------- */
 
+/* mu held: whether none of our work is in flight (the newest batch in the
+ * ring completed, or there is none). Asks the driver: batches of one
+ * only (long kernels, and probes). */
+static bool drained(void)
+{
+	const struct inflight *f;
+
+	if (tail == head)
+		return true;
+	f = &ring[(tail - 1) % GS__RING];
+	return f->timed && gs__real.cuEventQuery(f->end) == CUDA_SUCCESS;
+}
+
 /* mu held: folds a batch's GPU time per launch into the estimate; a
  * probe's, which is measured without prediction, weighs more. */
 static void ewma(int dev, uint64_t busy, uint32_t n, bool probe)
@@ -360,26 +390,37 @@ static void ewma(int dev, uint64_t busy, uint32_t n, bool probe)
 	__atomic_store_n(&est_known[dev], true, __ATOMIC_RELAXED);
 }
 
+/* What collect() takes off the ring. */
+enum reap {
+	REAP_DONE,   /* the batches that completed, up to the first running */
+	REAP_FORGET, /* every batch of the context, uncharged */
+	REAP_EXIT,   /* every batch, charged its estimate without asking
+	                the driver (at exit it may be gone already) */
+};
+
 /*
  * Takes the batches that completed off the ring, oldest first, stopping
- * at the first one still running (with `forget`, taking everything of
- * `ctx`, or of every context when NULL, complete or not). mu held.
- * A batch's GPU time is the time between its events less the idle time
- * predicted between its launches (see close_batch).
+ * at the first one still running (REAP_FORGET: taking everything of
+ * `ctx`, or of every context when NULL, complete or not; REAP_EXIT:
+ * everything). mu held.
+ * A batch's GPU time is gs__charge_of() its events' span.
  * OUT: out[] (GS__RING entries), returns the count.
  */
-static int collect(CUcontext ctx, bool forget, struct done *out)
+static int collect(CUcontext ctx, enum reap how, struct done *out)
 {
 	int n = 0;
 	uint32_t i, keep = head;
+	bool forget = how == REAP_FORGET;
 
 	for (i = head; i != tail; i++) {
 		struct inflight *f = &ring[i % GS__RING];
 		bool mine = ctx == NULL || f->ctx == ctx;
 		CUresult q = CUDA_SUCCESS;
-		uint64_t busy = f->est, span;
+		uint64_t busy = f->rec.est, span;
 
-		if (mine && f->timed && !forget)
+		if (how == REAP_EXIT)
+			q = CUDA_ERROR_NOT_FOUND; /* not asked: its estimate */
+		else if (mine && f->timed && !forget)
 			q = gs__real.cuEventQuery(f->end);
 		if (!mine || q == CUDA_ERROR_NOT_READY) {
 			if (!forget)
@@ -389,25 +430,16 @@ static int collect(CUcontext ctx, bool forget, struct done *out)
 		}
 		if (q == CUDA_SUCCESS && f->timed && !forget &&
 		    elapsed_ns(f->start, f->end, &span)) {
-			busy = span > f->idle ? span - f->idle : 0;
-			if (f->probe && f->host > GS__PROBE_HOST_NS &&
-			    span <= f->host) {
-				/* The host stalled between the probe's two
-				 * records and the span may be that stall, not
-				 * the kernel: no lesson, the estimate's charge
-				 * at most. */
-				if (busy > f->est)
-					busy = f->est;
-			} else if (f->probe || f->n == 1) {
-				/* A batch of several launches teaches nothing:
-				 * idle hidden behind an estimate too high would
-				 * raise the estimate further. */
-				ewma(f->dev, busy, f->n, f->probe);
-			}
+			bool lesson;
+
+			busy = gs__charge_of(&f->rec, span, &win_min[f->dev],
+			                     &lesson);
+			if (lesson)
+				ewma(f->dev, busy, f->rec.n, f->rec.probe);
 		}
 		out[n].dev = f->dev;
 		out[n].slice = f->slice;
-		out[n].n = f->n;
+		out[n].n = f->rec.n;
 		out[n].busy = forget ? 0 : busy;
 		out[n].charged = f->charged;
 		out[n].booked = f->booked;
@@ -434,7 +466,7 @@ void gs__launch_harvest(CUcontext ctx, bool wait_all)
 	    gs__g.region == NULL)
 		return;
 	(void)pthread_mutex_lock(&mu);
-	n = collect(NULL, false, d);
+	n = collect(NULL, REAP_DONE, d);
 	(void)pthread_mutex_unlock(&mu);
 	settle(d, n);
 }
@@ -449,6 +481,7 @@ static bool forget_batch(struct batch *b, CUcontext ctx, struct done *d)
 	if (!b->open || (ctx != NULL && b->ctx != ctx))
 		return false;
 	b->open = false;
+	b->left = 0;
 	d->dev = b->dev;
 	d->slice = b->slice;
 	d->n = b->n;
@@ -467,12 +500,15 @@ void gs__launch_ctx_gone(CUcontext ctx)
 	struct done od[64];
 	int n, no = 0;
 
+	gs__dev_ctx_gone();
 	if (ctx == NULL || gs__g.region == NULL)
 		return;
 	gs__launch_harvest(NULL, false);
 	(void)pthread_mutex_lock(&reg_mu);
 	for (struct batch *b = batches; b != NULL; b = b->next) {
 		(void)pthread_mutex_lock(&b->mu);
+		/* Whichever thread had it current no longer has it. */
+		b->cur = GS__CTX_UNKNOWN;
 		if (forget_batch(b, ctx, &od[no])) {
 			no++;
 			if (no == 64) {
@@ -487,7 +523,7 @@ void gs__launch_ctx_gone(CUcontext ctx)
 	(void)pthread_mutex_unlock(&reg_mu);
 	settle(od, no);
 	(void)pthread_mutex_lock(&mu);
-	n = collect(ctx, true, d);
+	n = collect(ctx, REAP_FORGET, d);
 	for (int i = n_pool - 1; i >= 0; i--) {
 		if (pool[i].ctx != ctx)
 			continue;
@@ -516,7 +552,7 @@ static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
 
 		if (dev >= 0 && f->dev != dev)
 			continue;
-		ns += f->est;
+		ns += f->rec.est;
 		(*on_dev)++;
 		if (*oldest_end == NULL && f->timed)
 			*oldest_end = f->end;
@@ -574,30 +610,28 @@ static bool drain_one(void)
 /* ---- batches ---------------------------------------------------------- */
 
 /*
- * Closes `b` (b->mu held) at host time `now`: records its end event and
- * puts it in the ring, or settles it at once when it was not timed.
+ * Closes `b` (b->mu held): records its end event and puts it in the ring
+ * (charged when it completes, gs__charge_of()), or settles it at once when
+ * it was not timed. The host times around its two records are what
+ * gs__charge_of() needs to tell the GPU's time from the host's; no launch
+ * in between read the clock.
  *
- * Idle time: the events bracket every launch of the batch, and the GPU
- * may have run out of our work between two of them (the host was slower
- * than the kernels). b->pred is where our queued work was predicted to
- * end (launch times plus the per-launch estimate); a launch or the end
- * record that comes later than that finds the stream idle, and the gap
- * is taken off the measured span. With the estimate right, the result is
- * exact. But where the stream ran dry before every launch, the result is
- * the estimate itself, so the estimate also learns from probes: the
- * first batch and one in GS__PROBE_EVERY hold one launch whose end event
- * is recorded right after it (launch_end), while the kernel is still
- * queued or running: its span is exactly its GPU time.
+ * Probes: the first batch and one in GS__PROBE_EVERY hold one launch
+ * whose end event is recorded right after it (launch_end), while the
+ * kernel is still queued or running, so the estimate per launch is
+ * learned from spans that hold one kernel and nothing else.
  */
-static void close_batch(struct batch *b, uint64_t now)
+static void close_batch(struct batch *b)
 {
 	struct done d;
 	CUevent end = NULL;
 	bool queued = false, timed;
+	uint64_t e0, e1;
 
 	if (!b->open)
 		return;
 	b->open = false;
+	b->left = 0;
 	d.dev = b->dev;
 	d.slice = b->slice;
 	d.n = b->n;
@@ -612,14 +646,9 @@ static void close_batch(struct batch *b, uint64_t now)
 	(void)pthread_mutex_lock(&mu);
 	if (timed)
 		end = pool_get(b->ctx);
+	e0 = gs__now();
 	timed = end != NULL && record(end, b->stream, b->pt) == CUDA_SUCCESS;
-	/* Idle up to after the end record: an end event on a drained stream
-	 * takes the time of its record, so a host stalled before it must not
-	 * count as GPU time. */
-	if (timed)
-		now = gs__now();
-	if (now > b->pred)
-		b->idle += now - b->pred;
+	e1 = gs__now();
 	if (tail - head < GS__RING) {
 		struct inflight *f = &ring[tail % GS__RING];
 
@@ -629,13 +658,21 @@ static void close_batch(struct batch *b, uint64_t now)
 		f->timed = timed;
 		f->dev = b->dev;
 		f->slice = b->slice;
-		f->n = b->n;
-		f->est = d.busy;
+		f->rec.n = b->n;
+		f->rec.est = d.busy;
 		f->charged = b->charged;
-		f->idle = b->probe ? 0 : b->idle;
 		f->booked = d.booked;
-		f->probe = b->probe;
-		f->host = gs__now() - b->rec0;
+		f->rec.probe = b->probe;
+		f->rec.idle_start = b->idle_start;
+		f->rec.known = b->known;
+		f->rec.lead = b->rec1 - b->rec0;
+		f->rec.issue = e0 > b->rec1 ? e0 - b->rec1 : 0;
+		f->rec.window = e1 - b->rec0;
+		f->rec.delay = b->lease == 1 && b->launch0 > b->rec1
+		               ? b->launch0 - b->rec1
+		               : 0;
+		if (f->rec.delay > f->rec.issue)
+			f->rec.delay = f->rec.issue;
 		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
 		queued = true;
 	}
@@ -654,7 +691,7 @@ static void batch_exit(void *p)
 	struct batch *b = p;
 
 	(void)pthread_mutex_lock(&b->mu);
-	close_batch(b, gs__now());
+	close_batch(b);
 	(void)pthread_mutex_unlock(&b->mu);
 	(void)pthread_mutex_lock(&reg_mu);
 	for (struct batch **pp = &batches; *pp != NULL; pp = &(*pp)->next) {
@@ -686,6 +723,7 @@ static struct batch *batch_self(void)
 	if (b == NULL)
 		return NULL;
 	(void)pthread_mutex_init(&b->mu, NULL);
+	b->cur = GS__CTX_UNKNOWN;
 	(void)pthread_mutex_lock(&reg_mu);
 	b->next = batches;
 	batches = b;
@@ -703,49 +741,47 @@ void gs__launch_close_mine(void)
 	if (b == NULL || !b->open)
 		return;
 	(void)pthread_mutex_lock(&b->mu);
-	close_batch(b, gs__now());
+	close_batch(b);
 	(void)pthread_mutex_unlock(&b->mu);
 	errno = saved;
 }
 
-/* One more launch of the open batch at host time `now`. */
-static void batch_add(struct batch *b, uint64_t now)
+/*
+ * The lease path: whether this launch, on `stream`, is one more of the
+ * calling thread's open lease, taken if so. Thread-local loads and a
+ * decrement; the two shared words it compares (the GPU's want or gate,
+ * the limits epoch) are plain loads of lines nobody writes while the
+ * lease stands. The lease ends when it is used up, the thread's current
+ * context changed, someone on the GPU wants in (want moved) or the
+ * limits changed; and, looked at once every GS__SPAN_EVERY launches, when
+ * it has been open GS__SPAN_NS (a slow launcher's lease must not keep
+ * its turn's work "in flight" for long).
+ */
+static inline bool lease_take(struct batch *b, CUstream stream, bool pt)
 {
+	if (b == NULL || b->left == 0 || b->stream != stream || b->pt != pt ||
+	    b->cur != b->ctx)
+		return false;
+	if ((__atomic_load_n(b->watch, __ATOMIC_RELAXED) & b->watch_mask) !=
+	        b->watch_val ||
+	    __atomic_load_n(b->epoch_p, __ATOMIC_RELAXED) != b->lim_epoch)
+		return false;
+	if (GS_UNLIKELY(b->n % GS__SPAN_EVERY == 0) &&
+	    gs__now() - b->opened >= GS__SPAN_NS)
+		return false;
+	b->left--;
 	b->n++;
-	if (!b->measure)
-		return;
-	if (now > b->pred) {
-		b->idle += now - b->pred;
-		b->pred = now;
-	}
-	b->pred += b->each;
+	return true;
 }
 
-/*
- * Whether the next launch, on `stream` of `ctx` at `now`, joins the open
- * batch: same stream, lease not used up, not open too long, our limits
- * unchanged, and nobody on the GPU wanting in since it was admitted.
- */
-static bool join(struct batch *b, CUcontext ctx, CUstream stream, bool pt,
-                 uint64_t now)
+/* The lease path's launch failed: not launched, not charged. */
+static inline CUresult lease_undo(struct batch *b, CUresult r)
 {
-	const struct gs_sched_dev *sd;
-	uint32_t gate;
-
-	if (!b->open || b->ctx != ctx || b->stream != stream || b->pt != pt ||
-	    b->n >= b->lease || now - b->opened >= GS__SPAN_NS)
-		return false;
-	if (gs_region_limits_epoch(gs__g.region) != b->lim_epoch)
-		return false;
-	sd = gs_region_sched_dev(gs__g.region, b->dev);
-	gate = __atomic_load_n(&sd->gate, __ATOMIC_ACQUIRE);
-	if (!gs__g.slow && !(gate & GS_GATE_ENFORCED))
-		return false; /* nobody to yield to any more: fast path */
-	if (b->booked ? __atomic_load_n(&sd->want, __ATOMIC_ACQUIRE) != b->want
-	              : (gate & GS_GATE_ENFORCED) != 0)
-		return false;
-	batch_add(b, now);
-	return true;
+	if (GS_UNLIKELY(r != CUDA_SUCCESS)) {
+		b->left++;
+		b->n--;
+	}
+	return r;
 }
 
 /* Launches one lease admits: GS__LEASE_NS of estimated work, at least one,
@@ -872,7 +908,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 {
 	uint64_t epoch, each;
 	uint32_t gate, lease;
-	bool same_stream;
+	struct gs_sched_dev *sd;
 	int single;
 
 	epoch = gs_region_limits_epoch(gs__g.region);
@@ -900,9 +936,9 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 		bound(t->dev);
 	each = __atomic_load_n(&est_ns[t->dev], __ATOMIC_RELAXED);
 	lease = lease_for(t->dev, each, t->measure);
+	b->known = __atomic_load_n(&est_known[t->dev], __ATOMIC_RELAXED);
 	b->probe = t->measure &&
-	           (!__atomic_load_n(&est_known[t->dev], __ATOMIC_RELAXED) ||
-	            ++b->opens % GS__PROBE_EVERY == 0);
+	           (!b->known || ++b->opens % GS__PROBE_EVERY == 0);
 	if (b->probe)
 		lease = 1;
 	t->est = t->measure ? each * lease : 0;
@@ -919,8 +955,18 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 		b->booked = true;
 		b->want = t->want;
 	}
+	sd = gs_region_sched_dev(gs__g.region, t->dev);
+	if (b->booked) {
+		b->watch = &sd->want;
+		b->watch_mask = UINT32_MAX;
+		b->watch_val = b->want;
+	} else {
+		b->watch = &sd->gate;
+		b->watch_mask = GS_GATE_ENFORCED;
+		b->watch_val = 0;
+	}
+	b->epoch_p = gs_region_limits_epoch_word(gs__g.region);
 	*now = gs__now();
-	same_stream = b->ctx == ctx && b->stream == stream && b->pt == pt;
 	b->open = true;
 	b->measure = t->measure;
 	b->pt = pt;
@@ -934,14 +980,12 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	b->charged = t->est;
 	b->lim_epoch = epoch;
 	b->opened = *now;
-	b->idle = 0;
-	if (!same_stream || b->pred < *now)
-		b->pred = *now;
 	b->start = NULL;
 	b->timed = false;
 	if (t->measure) {
 		(void)pthread_mutex_lock(&mu);
 		b->start = pool_get(ctx);
+		b->idle_start = lease == 1 && drained();
 		(void)pthread_mutex_unlock(&mu);
 		b->rec0 = gs__now();
 		if (b->start != NULL &&
@@ -952,14 +996,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 			b->start = NULL;
 		}
 		b->timed = b->start != NULL;
-		if (b->timed) {
-			/* A start event on a drained stream takes the time of
-			 * its record: the stream is idle from there. */
-			uint64_t t1 = gs__now();
-
-			if (b->pred < t1)
-				b->pred = t1;
-		}
+		b->rec1 = gs__now();
 	}
 	return true;
 }
@@ -991,17 +1028,21 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 		t->refused = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	(void)gs__real.cuCtxGetCurrent(&ctx);
-	now = gs__now();
-	(void)pthread_mutex_lock(&b->mu);
-	if (!join(b, ctx, stream, pt, now)) {
-		close_batch(b, now);
-		if (!open_batch(b, t, ctx, stream, pt, &now)) {
-			(void)pthread_mutex_unlock(&b->mu);
-			goto out;
-		}
-		batch_add(b, now);
+	if (b->cur == GS__CTX_UNKNOWN || b->cur == NULL) {
+		(void)gs__real.cuCtxGetCurrent(&ctx);
+		b->cur = ctx;
 	}
+	ctx = b->cur;
+	(void)pthread_mutex_lock(&b->mu);
+	close_batch(b);
+	if (!open_batch(b, t, ctx, stream, pt, &now)) {
+		(void)pthread_mutex_unlock(&b->mu);
+		goto out;
+	}
+	b->n = 1;
+	b->left = b->lease - 1;
+	if (b->lease == 1)
+		b->launch0 = gs__now(); /* a batch of one: charge_of's delay */
 	t->b = b;
 out:
 	errno = saved;
@@ -1018,14 +1059,46 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 		return r;
 	if (r != CUDA_SUCCESS && b->open && b->n > 0) {
 		b->n--; /* not launched: no charge */
-		if (b->measure && b->pred >= b->each)
-			b->pred -= b->each;
+		b->left++;
 	}
 	if (b->open && b->probe)
-		close_batch(b, gs__now());
+		close_batch(b);
 	(void)pthread_mutex_unlock(&b->mu);
 	errno = saved;
 	return r;
+}
+
+/* At exit, before shim.c detaches the process (registered with shim.c at
+ * load): the work a fire-and-forget program left queued, and what was
+ * not harvested yet, is charged its estimate, without waiting for it and
+ * without a call into the driver (whose own teardown may have run). */
+static void launch_exit(void)
+{
+	struct done d[GS__RING + 1];
+	struct batch *b = my_batch;
+	int n = 0;
+
+	if (gs__g.region == NULL)
+		return;
+	if (b != NULL) {
+		(void)pthread_mutex_lock(&b->mu);
+		if (b->open) {
+			b->open = false;
+			b->left = 0;
+			d[0].dev = b->dev;
+			d[0].slice = b->slice;
+			d[0].n = b->n;
+			d[0].busy = b->measure ? b->n * b->each : 0;
+			d[0].charged = b->charged;
+			d[0].booked = b->booked && b->measure;
+			n = 1;
+		}
+		(void)pthread_mutex_unlock(&b->mu);
+	}
+	(void)pthread_mutex_lock(&mu);
+	n += collect(NULL, REAP_EXIT, d + n);
+	(void)pthread_mutex_unlock(&mu);
+	settle(d, n);
 }
 
 /* After fork, in the child (registered with shim.c at load). */
@@ -1045,6 +1118,7 @@ static void atfork_child(void)
 __attribute__((constructor)) static void launch_register(void)
 {
 	gs__on_fork_child(atfork_child);
+	gs__on_exit(launch_exit);
 }
 
 /* ---- hooks ------------------------------------------------------------ */
@@ -1061,8 +1135,14 @@ cuLaunchKernel_slow(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                     unsigned int sharedMemBytes, CUstream hStream,
                     void **kernelParams, void **extra)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(lease_take(lb, hStream, false)))
+		return lease_undo(lb, gs__real.cuLaunchKernel(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams, extra));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, false))
@@ -1098,8 +1178,14 @@ cuLaunchKernel_ptsz_slow(CUfunction f, unsigned int gridDimX,
                          unsigned int blockDimZ, unsigned int sharedMemBytes,
                          CUstream hStream, void **kernelParams, void **extra)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(lease_take(lb, hStream, true)))
+		return lease_undo(lb, gs__real.cuLaunchKernel_ptsz(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams, extra));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, true))
@@ -1134,8 +1220,11 @@ static __attribute__((noinline)) CUresult
 cuLaunchKernelEx_slow(const CUlaunchConfig *config, CUfunction f,
                       void **kernelParams, void **extra)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(config != NULL && lease_take(lb, config->hStream, false)))
+		return lease_undo(lb, gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (config == NULL || !launch_begin(&t, config->hStream, false))
@@ -1161,8 +1250,11 @@ static __attribute__((noinline)) CUresult
 cuLaunchKernelEx_ptsz_slow(const CUlaunchConfig *config, CUfunction f,
                            void **kernelParams, void **extra)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(config != NULL && lease_take(lb, config->hStream, true)))
+		return lease_undo(lb, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams, extra));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (config == NULL || !launch_begin(&t, config->hStream, true))
@@ -1190,8 +1282,14 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_slow(
     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
     void **kernelParams)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(lease_take(lb, hStream, false)))
+		return lease_undo(lb, gs__real.cuLaunchCooperativeKernel(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, false))
@@ -1229,8 +1327,14 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_ptsz_slow(
     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
     void **kernelParams)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(lease_take(lb, hStream, true)))
+		return lease_undo(lb, gs__real.cuLaunchCooperativeKernel_ptsz(
+	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                          kernelParams));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, true))
@@ -1263,8 +1367,11 @@ CUresult cuLaunchCooperativeKernel_ptsz(
 static __attribute__((noinline)) CUresult
 cuGraphLaunch_slow(CUgraphExec hGraphExec, CUstream hStream)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(lease_take(lb, hStream, false)))
+		return lease_undo(lb, gs__real.cuGraphLaunch(hGraphExec, hStream));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, false))
@@ -1285,8 +1392,11 @@ CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 static __attribute__((noinline)) CUresult
 cuGraphLaunch_ptsz_slow(CUgraphExec hGraphExec, CUstream hStream)
 {
-	struct ticket t;
+	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
+	struct batch *lb = my_batch;
 
+	if (GS_LIKELY(lease_take(lb, hStream, true)))
+		return lease_undo(lb, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!launch_begin(&t, hStream, true))
@@ -1305,9 +1415,26 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 	return fn(hGraphExec, hStream);
 }
 
-/* ---- synchronisation: the host waited, so measure what finished ------- */
+/* ---- what sync.c calls ----------------------------------------------- */
 
-static void after_sync(CUresult r)
+void gs__launch_ctx_leaving(CUcontext next)
+{
+	struct batch *b = my_batch;
+
+	if (b != NULL && b->open && (next == NULL || b->ctx != next))
+		gs__launch_close_mine();
+}
+
+void gs__launch_ctx_current(CUcontext ctx)
+{
+	struct batch *b = my_batch;
+
+	gs__dev_ctx_changed();
+	if (b != NULL)
+		b->cur = ctx != NULL ? ctx : GS__CTX_UNKNOWN;
+}
+
+void gs__launch_after_sync(CUresult r)
 {
 	int saved = errno;
 
@@ -1315,64 +1442,4 @@ static void after_sync(CUresult r)
 	    __atomic_load_n(&tail, __ATOMIC_ACQUIRE) != head)
 		gs__launch_harvest(NULL, false);
 	errno = saved;
-}
-
-CUresult cuStreamSynchronize(CUstream hStream)
-{
-	CUresult r;
-
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	gs__launch_close_mine();
-	r = gs__real.cuStreamSynchronize(hStream);
-	after_sync(r);
-	return r;
-}
-
-CUresult cuStreamSynchronize_ptsz(CUstream hStream)
-{
-	CUresult r;
-
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	gs__launch_close_mine();
-	r = gs__real.cuStreamSynchronize_ptsz(hStream);
-	after_sync(r);
-	return r;
-}
-
-CUresult cuCtxSynchronize(void)
-{
-	CUresult r;
-
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	gs__launch_close_mine();
-	r = gs__real.cuCtxSynchronize();
-	after_sync(r);
-	return r;
-}
-
-CUresult cuCtxSynchronize_v2(CUcontext ctx)
-{
-	CUresult r;
-
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	gs__launch_close_mine();
-	r = gs__real.cuCtxSynchronize_v2(ctx);
-	after_sync(r);
-	return r;
-}
-
-CUresult cuEventSynchronize(CUevent hEvent)
-{
-	CUresult r;
-
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	gs__launch_close_mine();
-	r = gs__real.cuEventSynchronize(hEvent);
-	after_sync(r);
-	return r;
 }

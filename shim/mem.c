@@ -122,11 +122,7 @@ static bool adjust(int dev, uint64_t reserved, uint64_t actual)
 
 static CUcontext current_ctx(void)
 {
-	CUcontext c = NULL;
-
-	if (gs__real.cuCtxGetCurrent != NULL)
-		(void)gs__real.cuCtxGetCurrent(&c);
-	return c;
+	return gs__dev_current_ctx();
 }
 
 /*
@@ -795,8 +791,11 @@ CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate(pctx, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
@@ -809,8 +808,11 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
@@ -824,8 +826,11 @@ CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
@@ -839,8 +844,11 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 	r = ctx_begin(dev, &c);
 	if (r != CUDA_SUCCESS)
 		return r;
+	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
-	return ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
+	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
+	return r;
 }
 
 static void release_alloc(const struct gs__alloc *a, void *arg)
@@ -862,6 +870,7 @@ static CUresult ctx_destroy(__typeof__(&cuCtxDestroy) fn, CUcontext ctx)
 
 	gs__launch_ctx_gone(ctx);
 	r = fn(ctx);
+	gs__dev_ctx_gone(); /* the current context may have been it */
 	if (r == CUDA_SUCCESS)
 		gs__mem_ctx_gone(ctx);
 	errno = saved;
@@ -934,6 +943,7 @@ static void primary_gone(CUdevice dev)
 {
 	CUcontext ctx = primary_ctx[dev];
 
+	gs__dev_ctx_gone();
 	gs__mem_ctx_gone(ctx);
 	gs__g.ord[dev].primary_charged = false;
 	primary_ctx[dev] = NULL;

@@ -64,6 +64,9 @@ static pthread_mutex_t nvml_mu = PTHREAD_MUTEX_INITIALIZER;
 #define GS__FORK_CHILD_MAX 4
 static void (*fork_child[GS__FORK_CHILD_MAX])(void);
 static int n_fork_child;
+/* And their exit handlers (gs__on_exit), run before the detach. */
+static void (*on_exit_fn[GS__FORK_CHILD_MAX])(void);
+static int n_on_exit;
 
 uint64_t gs__now(void)
 {
@@ -248,7 +251,6 @@ static bool load_cuda(void)
 #undef GS__REAL
 #define GS__LOAD(f) gs__real.f = (__typeof__(gs__real.f))gs__rdlsym(h, #f)
 	GS__LOAD(cuCtxGetCurrent);
-	GS__LOAD(cuCtxSetCurrent);
 	GS__LOAD(cuCtxGetDevice);
 	GS__LOAD(cuDeviceGetUuid);
 	GS__LOAD(cuDeviceGetUuid_v2);
@@ -444,6 +446,12 @@ bool gs__enforcing(void)
 	return on;
 }
 
+void gs__on_exit(void (*fn)(void))
+{
+	if (n_on_exit < GS__FORK_CHILD_MAX)
+		on_exit_fn[n_on_exit++] = fn;
+}
+
 void gs__on_fork_child(void (*fn)(void))
 {
 	if (n_fork_child < GS__FORK_CHILD_MAX)
@@ -472,8 +480,11 @@ __attribute__((destructor)) static void shim_fini(void)
 {
 	int saved = errno;
 
-	if (gs__g.attached && gs__g.region != NULL && attached_pid == getpid())
+	if (gs__g.attached && gs__g.region != NULL && attached_pid == getpid()) {
+		for (int i = 0; i < n_on_exit; i++)
+			on_exit_fn[i]();
 		(void)gs_region_proc_detach(gs__g.region, &gs__g.proc);
+	}
 	errno = saved;
 }
 

@@ -11,6 +11,8 @@
  *   mem.c     every allocation path, the memory views, context overhead
  *   dev.c     CUDA ordinals as the region's GPU slots
  *   launch.c  launches, measurement with events, the compute scheduler
+ *   sync.c    the current context's hooks, synchronising calls
+ *   charge.c  what a batch of launches is charged (pure)
  *   nvml.c    NVML memory views
  *   ptrmap.c  the table of this process's tracked allocations
  * and, compiled in from region/ (also the static library gs_region), the
@@ -63,7 +65,6 @@ struct gs__real {
 	GS_CU_HOOKS(GS__REAL_FIELD)
 #undef GS__REAL_FIELD
 	__typeof__(&cuCtxGetCurrent) cuCtxGetCurrent;
-	__typeof__(&cuCtxSetCurrent) cuCtxSetCurrent;
 	__typeof__(&cuCtxGetDevice) cuCtxGetDevice;
 	__typeof__(&cuDeviceGetUuid) cuDeviceGetUuid;
 	__typeof__(&cuDeviceGetUuid_v2) cuDeviceGetUuid_v2;
@@ -186,6 +187,9 @@ void gs__fast_update(void);
  * added (at most four; called from the modules' constructors, before any
  * thread or fork). */
 void gs__on_fork_child(void (*fn)(void));
+/* Adds an exit handler, run by shim.c's destructor before it detaches an
+ * attached process (at most four, added like gs__on_fork_child's). */
+void gs__on_exit(void (*fn)(void));
 
 /* ---- dev.c: devices ---- */
 
@@ -199,8 +203,14 @@ int gs__dev_slot(CUdevice ord, uint64_t *total);
  * region has no such GPU (waits a moment for the daemon to register it).
  */
 bool gs__dev_refused(CUdevice ord);
-/* The region device slot of the current context's device, or -1. */
+/* The region device slot of the current context's device, or -1; the
+ * current context (NULL: none). Both cached per thread (see below). */
 int gs__dev_current(CUdevice *ord);
+CUcontext gs__dev_current_ctx(void);
+/* The calling thread's current context changed; some context went away
+ * (every thread's cache is dropped). */
+void gs__dev_ctx_changed(void);
+void gs__dev_ctx_gone(void);
 /* The region slot of an NVML device handle, or -1. */
 int gs__dev_from_uuid(const char *uuid);
 
@@ -211,8 +221,40 @@ void gs__launch_harvest(CUcontext ctx, bool wait_all);
 /* Closes the calling thread's open batch of launches (before the host
  * waits: its end event is then among what the wait covers). */
 void gs__launch_close_mine(void);
-/* Forgets in-flight launches and pooled events of a context going away. */
+/* Forgets in-flight launches and pooled events of a context going away
+ * (and every thread's cached current context). */
 void gs__launch_ctx_gone(CUcontext ctx);
+/* The calling thread's current context is about to change to `next`
+ * (NULL: unknown): its open batch is closed while its context, whose
+ * stream its end event goes on, is still current. */
+void gs__launch_ctx_leaving(CUcontext next);
+/* The calling thread's current context changed to `ctx` (NULL: unknown,
+ * asked of the driver at the next launch that needs it). */
+void gs__launch_ctx_current(CUcontext ctx);
+/* After a synchronising call returned `r`: measures what completed. */
+void gs__launch_after_sync(CUresult r);
+
+/* ---- charge.c: what a batch of launches is charged ---- */
+
+/* A closed batch: its launches and the host times around its records. */
+struct gs__span_rec {
+	uint32_t n;      /* launches in it */
+	uint64_t est;    /* their estimated GPU time */
+	bool probe;      /* one launch, its end recorded right after it */
+	bool idle_start; /* a batch of one: our work had drained before it */
+	bool known;      /* the estimate was learned when it opened */
+	uint64_t lead;   /* host time of the start record's call */
+	uint64_t issue;  /* from after the start record to before the end's */
+	uint64_t window; /* from before the start record to after the end's */
+	uint64_t delay;  /* a batch of one: from after the start record to
+	                    its launch's call */
+};
+
+/* The GPU time to charge for batch `f` whose events are `span` apart;
+ * *win_min: the quickest probe's window on its GPU (updated). OUT:
+ * *lesson, whether the result teaches the per-launch estimate. */
+uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
+                       uint64_t *win_min, bool *lesson);
 
 /* ---- mem.c ---- */
 

@@ -54,6 +54,10 @@ void gs_region_bell(struct gs_region *r);
 /* The limits' epoch, bumped by every change of any slice (acquire load,
  * no lock). */
 uint64_t gs_region_limits_epoch(struct gs_region *r);
+/* The word behind gs_region_limits_epoch(), for a caller that keeps the
+ * pointer and compares it without a call (the launch lease path); valid
+ * while the region is open. */
+const uint64_t *gs_region_limits_epoch_word(struct gs_region *r);
 
 /* The limits of the slice of process `p` (seqlock read, no lock). OUT:
  * out, *slice. GS_ERR_NOT_FOUND when `p` or its slice is stale. */

@@ -14,3 +14,9 @@ gs_add_unit_test(test_region_guard
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region_guard.c
                  LIBS gs_region)
 target_include_directories(test_region_guard PRIVATE ${CMAKE_SOURCE_DIR}/region)
+# What a batch of launches is charged (shim/charge.c, pure).
+gs_add_unit_test(test_shim_charge
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shim_charge.c
+                         ${CMAKE_SOURCE_DIR}/shim/charge.c)
+target_include_directories(test_shim_charge PRIVATE ${CMAKE_SOURCE_DIR}/shim
+                           ${GS_CUDA_INCLUDE})

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A compute-limited slice's launches are admitted in leases and timed in
-# batches (one pair of events for up to 64 launches), with the GPU idle
-# time between them predicted and taken off. Whatever the rhythm, the GPU
+# batches (one pair of events for up to 1024 launches), the GPU idle time
+# between them told apart from the host times around the two records
+# (shim/charge.c). Whatever the rhythm, the GPU
 # time the shim charges (`gpuslice run --report`, gpu_busy_s) is within
 # 8 % of what the sim's own accounting says the process used:
 #   tight    2 us kernels launched back to back, 500 per sync;

@@ -17,6 +17,12 @@ set_target_properties(gs-shim-launcher PROPERTIES
 target_include_directories(gs-shim-launcher PRIVATE ${GS_CUDA_INCLUDE})
 target_link_libraries(gs-shim-launcher PRIVATE ${CMAKE_DL_LIBS})
 
+add_executable(gs-shim-ctxswitch ${CMAKE_CURRENT_LIST_DIR}/ctx_switch.c)
+set_target_properties(gs-shim-ctxswitch PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-shim-ctxswitch PRIVATE ${GS_CUDA_INCLUDE})
+target_link_libraries(gs-shim-ctxswitch PRIVATE ${CMAKE_DL_LIBS})
+
 add_executable(gs-region-probe ${CMAKE_CURRENT_LIST_DIR}/region_probe.c)
 set_target_properties(gs-region-probe PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
@@ -54,7 +60,9 @@ foreach(t run_cli_contract shim_is_a_silent_guest
           mps_slice_memory_cap_holds
           mps_strict_slice_alone_stays_within_its_share
           mps_fault_reaches_every_client_as_an_error
-          mode_auto_picks_mps_or_turns_and_says_why)
+          mode_auto_picks_mps_or_turns_and_says_why
+          any_kernel_length_is_charged_its_gpu_time
+          a_context_switch_ends_the_launch_lease)
   gs_add_shell_test(shim_${t} tests/integration/shim/${t}.sh TIMEOUT 180)
   set_tests_properties(shim_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
@@ -64,6 +72,7 @@ endforeach()
 set_tests_properties(shim_compute_shares_follow_20_30_50
   shim_short_kernel_shares_keep_the_gpu_busy
   shim_limited_launches_are_charged_the_gpu_time_they_use
+  shim_any_kernel_length_is_charged_its_gpu_time
   shim_compute_limit_holds_through_getprocaddress
   shim_compute_limit_covers_every_launch_api
   shim_high_priority_keeps_its_latency_next_to_low_burn
