@@ -730,7 +730,24 @@ static json_t *dra_k8s_object(const char *file, const struct gs_dra_import *im)
 			snprintf(s.mig_profile, sizeof(s.mig_profile), "%s",
 			         q->profile);
 		}
-		json_array_append_new(reqs, gs_k8s_device_request(rname, &s, 1));
+		{
+			json_t *rq = gs_k8s_device_request(rname, &s, 1);
+			json_t *ex = json_object_get(rq, "exactly");
+
+			for (int k = 0; q != NULL && ex != NULL && k < q->n_cel;
+			     k++) {
+				json_t *sel = json_object_get(ex, "selectors");
+
+				if (sel == NULL) {
+					sel = json_array();
+					json_object_set_new(ex, "selectors", sel);
+				}
+				json_array_append_new(
+				    sel, json_pack("{s:{s:s}}", "cel",
+				                   "expression", q->cel[k]));
+			}
+			json_array_append_new(reqs, rq);
+		}
 		json_array_append_new(
 		    cfgs,
 		    json_pack("{s:[s], s:{s:s, s:o}}", "requests", rname,

@@ -398,6 +398,84 @@ static bool cel_profile(const char *expr, char *out, size_t size)
 	return *q == '\0';
 }
 
+/*
+ * A selector on NVIDIA's attributes as one on gpuslice.io's: every
+ * mention of the driver must be `device.attributes['gpu.nvidia.com'].A`
+ * (either quote) with A one of the attributes both drivers publish with
+ * the same meaning, or `device.driver == 'gpu.nvidia.com'`; capacity and
+ * other attributes (uuid, index, pcieBusID, ... differ or are absent)
+ * make it untranslatable. false: *out is unspecified.
+ */
+static bool cel_rewrite(const char *expr, char *out, size_t size)
+{
+	static const char *const same[] = {
+	    "type",         "profile",          "productName",
+	    "architecture", "cudaComputeCapability", "driverVersion", NULL};
+	static const char *const forms[] = {"device.attributes['gpu.nvidia.com']",
+	                                    "device.attributes[\"gpu.nvidia.com\"]",
+	                                    NULL};
+	const char *p = expr;
+	size_t n = 0;
+
+	if (strstr(expr, "device.capacity") != NULL)
+		return false;
+	while (*p != '\0') {
+		const char *rest = NULL;
+		const char *put = NULL;
+
+		for (int f = 0; forms[f] != NULL && rest == NULL; f++) {
+			size_t l = strlen(forms[f]);
+
+			if (strncmp(p, forms[f], l) != 0 || p[l] != '.')
+				continue;
+			for (int a = 0; same[a] != NULL; a++) {
+				size_t al = strlen(same[a]);
+				char after = p[l + 1 + al];
+
+				if (strncmp(p + l + 1, same[a], al) == 0 &&
+				    !(after == '_' || (after >= 'a' && after <= 'z') ||
+				      (after >= 'A' && after <= 'Z') ||
+				      (after >= '0' && after <= '9'))) {
+					rest = p + l;
+					put = "device.attributes[\"gpuslice.io\"]";
+					break;
+				}
+			}
+			if (rest == NULL)
+				return false;
+		}
+		if (rest == NULL && (strncmp(p, "'gpu.nvidia.com'", 16) == 0 ||
+		                     strncmp(p, "\"gpu.nvidia.com\"", 16) == 0)) {
+			/* only as device.driver's value */
+			const char *q = p;
+
+			while (q > expr && (q[-1] == ' ' || q[-1] == '='))
+				q--;
+			if (q - expr < 13 || strncmp(q - 13, "device.driver", 13))
+				return false;
+			rest = p + 16;
+			put = "\"gpuslice.io\"";
+		}
+		if (rest == NULL && strncmp(p, "gpu.nvidia.com", 14) == 0)
+			return false; /* any other mention */
+		if (rest != NULL) {
+			size_t l = strlen(put);
+
+			if (n + l >= size)
+				return false;
+			memcpy(out + n, put, l);
+			n += l;
+			p = rest;
+			continue;
+		}
+		if (n + 1 >= size)
+			return false;
+		out[n++] = *p++;
+	}
+	out[n] = '\0';
+	return true;
+}
+
 static gs_err read_selectors(const struct gs__ictx *c,
                              const struct gs_doc_node *v, const char *path,
                              struct gs_dra_request *r,
@@ -436,12 +514,19 @@ static gs_err read_selectors(const struct gs__ictx *c,
 			                    "%s is required", x);
 		err = gs__imp_str(c, ex, x, &text);
 		if (err == GS_OK &&
-		    !cel_profile(text, r->profile, sizeof(r->profile))) {
+		    cel_profile(text, r->profile, sizeof(r->profile)))
+			continue;
+		if (err == GS_OK && r->n_cel < GS_IMPORT_MAX_CEL &&
+		    cel_rewrite(text, r->cel[r->n_cel], sizeof(r->cel[0]))) {
+			r->n_cel++;
+			continue;
+		}
+		if (err == GS_OK) {
 			gs__imp_note(notes,
 			             "line %d: selector not translated (only `...profile == '<profile>'` is): %.80s",
 			             ex->line, text);
 			gs__imp_block(c, blk, ex,
-			              "%s: selector not translated (only `...profile == '<profile>'` is): %.80s",
+			              "%s: selector not translated (a profile, or type, productName, architecture, cudaComputeCapability, driverVersion and device.driver are): %.80s",
 			              x, text);
 		}
 	}

@@ -169,11 +169,20 @@ struct gs_dra_config {
 	struct gs_slice_spec slice;
 };
 
+#define GS_IMPORT_MAX_CEL 4
+#define GS_IMPORT_CEL_MAX 320
+
 struct gs_dra_request {
 	char name[GS_IMPORT_NAME_MAX];
 	int line;
 	bool mig;                          /* device class mig.nvidia.com */
 	char profile[GS_SPEC_PROFILE_MAX]; /* from a CEL selector, or "" */
+	/* Other CEL selectors, rewritten for gpuslice.io devices: only ones
+	 * on attributes both drivers publish with one meaning (type,
+	 * profile, productName, architecture, cudaComputeCapability,
+	 * driverVersion) and device.driver; any other is a block. */
+	int n_cel;
+	char cel[GS_IMPORT_MAX_CEL][GS_IMPORT_CEL_MAX];
 	int count;                         /* 1 unless allocationMode/count */
 	bool all;                          /* allocationMode: All */
 };

@@ -105,14 +105,22 @@ ex = requests(load("dra-mig-any.k8s.json")["items"][0])[0][0]["exactly"]
 if ex["deviceClassName"] != "mig.gpuslice.io":
     fails.append("dra-mig-any: a MIG request of any profile became %s" % ex)
 
-# 4. Per-client MPS limits with one client: the claim's capacity.
+# 4. Selectors on attributes both drivers publish, kept for gpuslice.io.
+ex = requests(load("dra-cel-common.k8s.json")["items"][0])[0][0]["exactly"]
+exprs = [x["cel"]["expression"] for x in ex.get("selectors", [])]
+if len(exprs) != 2 or any("gpu.nvidia.com" in e for e in exprs) or \
+        'device.attributes["gpuslice.io"].productName == \'NVIDIA H100 80GB HBM3\'' not in exprs or \
+        not exprs[1].startswith('device.driver == "gpuslice.io" && device.attributes["gpuslice.io"].cudaComputeCapability'):
+    fails.append("dra-cel-common: selectors became %s" % exprs)
+
+# 5. Per-client MPS limits with one client: the claim's capacity.
 t = load("dra-mps-one-client.k8s.json")["items"][0]
 reqs, cfgs = requests(t)
 caps = reqs[0]["exactly"].get("capacity", {}).get("requests", {})
 if caps != {"compute": "50", "memory": "10Gi"} or cfgs[0]["opaque"]["parameters"].get("mode") != "mps":
     fails.append("dra-mps-one-client: want compute 50, memory 10Gi, mode mps; got %s %s" % (caps, cfgs))
 
-# 5. The schema, when python3-jsonschema is there.
+# 6. The schema, when python3-jsonschema is there.
 try:
     import validate
 except ImportError:

@@ -9,6 +9,8 @@
 #     error inside one names the file's own line;
 #   - a ResourceClaim stays one shared claim with its name and namespace,
 #     every template of a file is kept, MIG requests stay MIG;
+#   - CEL selectors on attributes both drivers publish are kept (on
+#     gpuslice.io's domain);
 #   - what a gpuslice.io claim cannot carry (other CEL selectors, several
 #     devices in a claim, per-client MPS limits for several clients, shared
 #     MIG devices) fails with exit 2 and FILE:LINE: FIELD.
@@ -50,7 +52,8 @@ for f in dp-timeslicing-10 dp-timeslicing-renamed dp-mps-no-root \
 	"$gs" import device-plugin "$fx/$f.yaml" --gpu H100 --k8s \
 		>"$f.k8s.json" 2>"$f.err" || fail "$f: --k8s: $(cat "$f.err")"
 done
-for f in dra-shared-claim dra-two-templates dra-mig-any dra-mps-one-client; do
+for f in dra-shared-claim dra-two-templates dra-mig-any dra-mps-one-client \
+	dra-cel-common; do
 	"$gs" import dra "$fx/$f.yaml" --k8s >"$f.k8s.json" 2>"$f.err" ||
 		fail "$f: --k8s: $(cat "$f.err")"
 done
@@ -65,7 +68,7 @@ refuse "replicas without a GPU model" \
 	"dp-timeslicing-10.yaml:9: sharing.timeSlicing.resources\[0\].replicas: --k8s needs --gpu" \
 	import device-plugin "$fx/dp-timeslicing-10.yaml" --k8s
 refuse "a CEL selector on another attribute" \
-	"dra-cel-other.yaml:15: spec.spec.devices.requests\[0\].exactly.selectors\[0\].cel.expression: selector not translated" \
+	"dra-cel-other.yaml:16: spec.spec.devices.requests\[0\].exactly.selectors\[0\].cel.expression: selector not translated" \
 	import dra "$fx/dra-cel-other.yaml" --k8s
 refuse "two devices in one claim" \
 	"dra-two-gpus.yaml:10: spec.spec.devices.requests\[0\].count: 2 devices in one claim" \
