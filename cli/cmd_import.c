@@ -280,17 +280,19 @@ static int dp_k8s(const char *file, const struct gs_dp_import *im,
 			char label[64];
 
 			if (x->mig) {
-				gs_cli_error(CMD,
-				             "%s:%d: %s[%d].replicas: %d replicas of MIG device %s cannot be expressed: a gpuslice MIG device belongs to one claim (use a whole-GPU resource, or mig+timeslice slices through gpusliced)",
-				             file, x->line, where, r, x->replicas,
-				             x->configured);
+				gs_cli_error(
+				    CMD,
+				    "%s:%d: %s[%d].replicas: %d replicas of MIG device %s cannot be expressed: a gpuslice MIG device belongs to one claim (use a whole-GPU resource, or mig+timeslice slices through gpusliced)",
+				    file, x->line, where, r, x->replicas,
+				    x->configured);
 				json_decref(items);
 				return GS_EXIT_USAGE;
 			}
 			if (opts->gpu == NULL || opts->gpu->memory_mib == 0) {
-				gs_cli_error(CMD,
-				             "%s:%d: %s[%d].replicas: --k8s needs --gpu MODEL to turn %d replicas into a memory request per pod",
-				             file, x->line, where, r, x->replicas);
+				gs_cli_error(
+				    CMD,
+				    "%s:%d: %s[%d].replicas: --k8s needs --gpu MODEL to turn %d replicas into a memory request per pod",
+				    file, x->line, where, r, x->replicas);
 				json_decref(items);
 				return GS_EXIT_USAGE;
 			}
@@ -306,16 +308,17 @@ static int dp_k8s(const char *file, const struct gs_dp_import *im,
 
 				gs_k8s_dns_label(x->name, res, sizeof(res));
 				if (c->source[0])
-					snprintf(name, sizeof(name), "%.30s-%.32s",
-					         label, res);
+					snprintf(name, sizeof(name),
+					         "%.30s-%.32s", label, res);
 				else
 					snprintf(name, sizeof(name), "%s", res);
 				json_array_append_new(
 				    items,
 				    gs_k8s_claim_template(name, NULL, &s, 1));
-				fprintf(stderr,
-				        "gpuslice %s: note: pods asking for %s must name the ResourceClaimTemplate %s (an extended resource maps to whole devices, not to %d replicas)\n",
-				        CMD, x->name, name, x->replicas);
+				fprintf(
+				    stderr,
+				    "gpuslice %s: note: pods asking for %s must name the ResourceClaimTemplate %s (an extended resource maps to whole devices, not to %d replicas)\n",
+				    CMD, x->name, name, x->replicas);
 			}
 		}
 	}
@@ -387,9 +390,10 @@ static gs_err dp_import_embedded(const char *file, const struct gs_doc *doc,
 			continue;
 		*found = true;
 		if (m->kind != GS_DOC_MAP || m == gs_doc_root(doc, d)) {
-			err = gs_fail(eb, GS_ERR_PARSE,
-			              "%s:%d: %s must be a mapping of names to configs",
-			              file, m->line, what);
+			err = gs_fail(
+			    eb, GS_ERR_PARSE,
+			    "%s:%d: %s must be a mapping of names to configs",
+			    file, m->line, what);
 			break;
 		}
 		for (int i = 0; i < m->n && err == GS_OK; i++) {
@@ -398,9 +402,10 @@ static gs_err dp_import_embedded(const char *file, const struct gs_doc *doc,
 			struct gs_doc *inner = NULL;
 
 			if (v->kind != GS_DOC_SCALAR) {
-				err = gs_fail(eb, GS_ERR_PARSE,
-				              "%s:%d: %s.%s must be the config as a string (key: |)",
-				              file, v->line, what, key);
+				err = gs_fail(
+				    eb, GS_ERR_PARSE,
+				    "%s:%d: %s.%s must be the config as a string (key: |)",
+				    file, v->line, what, key);
 				break;
 			}
 			err = gs_yamldoc_read_at(v->value, strlen(v->value),
@@ -413,29 +418,28 @@ static gs_err dp_import_embedded(const char *file, const struct gs_doc *doc,
 				err = gs_import_device_plugin(inner, opts, one,
 				                              eb);
 			gs_doc_destroy(inner);
-			if (err == GS_OK &&
-			    im->n_configs + one->n_configs >
-			        GS_IMPORT_MAX_CONFIGS)
-				err = gs_fail(eb, GS_ERR_RANGE,
-				              "%s:%d: more than %d configs in one file",
-				              file, v->line,
-				              GS_IMPORT_MAX_CONFIGS);
+			if (err == GS_OK && im->n_configs + one->n_configs >
+			                        GS_IMPORT_MAX_CONFIGS)
+				err = gs_fail(
+				    eb, GS_ERR_RANGE,
+				    "%s:%d: more than %d configs in one file",
+				    file, v->line, GS_IMPORT_MAX_CONFIGS);
 			for (int c = 0; err == GS_OK && c < one->n_configs;
 			     c++) {
 				struct gs_dp_config *to =
 				    &im->config[im->n_configs++];
 
 				*to = one->config[c];
-				snprintf(to->source, sizeof(to->source),
-				         "%.*s", GS_IMPORT_SOURCE_MAX - 1, key);
+				snprintf(to->source, sizeof(to->source), "%.*s",
+				         GS_IMPORT_SOURCE_MAX - 1, key);
 			}
 		}
 	}
 	free(one);
 	if (err == GS_OK && *found && im->n_configs == 0)
-		err = gs_fail(eb, GS_ERR_NOT_FOUND,
-		              "%s: the ConfigMap or values hold no config",
-		              file);
+		err =
+		    gs_fail(eb, GS_ERR_NOT_FOUND,
+		            "%s: the ConfigMap or values hold no config", file);
 	return err;
 }
 
@@ -502,8 +506,7 @@ static int import_device_plugin(int argc, char **argv)
 	{
 		bool embedded = false;
 
-		err = dp_import_embedded(file, doc, &opts, im, &embedded,
-		                         &eb);
+		err = dp_import_embedded(file, doc, &opts, im, &embedded, &eb);
 		if (err == GS_OK && !embedded)
 			err = gs_import_device_plugin(doc, &opts, im, &eb);
 	}
@@ -700,8 +703,10 @@ static json_t *dra_k8s_object(const char *file, const struct gs_dra_import *im)
 	const char *base = strrchr(file, '/');
 	bool tmpl = strcmp(im->kind, "ResourceClaim") != 0;
 
-	gs_k8s_dns_label(im->name[0] ? im->name : base ? base + 1 : file, name,
-	                 sizeof(name));
+	gs_k8s_dns_label(im->name[0] ? im->name
+	                 : base      ? base + 1
+	                             : file,
+	                 name, sizeof(name));
 	if (im->name[0] && strlen(im->name) < sizeof(name))
 		snprintf(name, sizeof(name), "%s", im->name);
 	for (int r = 0; r < im->n_requests || (r == 0 && im->n_requests == 0);
@@ -740,7 +745,8 @@ static json_t *dra_k8s_object(const char *file, const struct gs_dra_import *im)
 
 				if (sel == NULL) {
 					sel = json_array();
-					json_object_set_new(ex, "selectors", sel);
+					json_object_set_new(ex, "selectors",
+					                    sel);
 				}
 				json_array_append_new(
 				    sel, json_pack("{s:{s:s}}", "cel",
@@ -749,10 +755,9 @@ static json_t *dra_k8s_object(const char *file, const struct gs_dra_import *im)
 			json_array_append_new(reqs, rq);
 		}
 		json_array_append_new(
-		    cfgs,
-		    json_pack("{s:[s], s:{s:s, s:o}}", "requests", rname,
-		              "opaque", "driver", GS_K8S_DRIVER, "parameters",
-		              gs_k8s_slice_config(&s)));
+		    cfgs, json_pack("{s:[s], s:{s:s, s:o}}", "requests", rname,
+		                    "opaque", "driver", GS_K8S_DRIVER,
+		                    "parameters", gs_k8s_slice_config(&s)));
 	}
 	meta = json_pack("{s:s}", "name", name);
 	if (meta != NULL && im->ns[0])
@@ -776,8 +781,7 @@ static json_t *dra_k8s_object(const char *file, const struct gs_dra_import *im)
 		for (int r = 0; r < im->n_same_parent; r++)
 			json_array_append_new(
 			    on, json_string(im->same_parent_of[r]));
-		c = json_pack("{s:s}", "matchAttribute",
-		              GS_K8S_DRIVER "/uuid");
+		c = json_pack("{s:s}", "matchAttribute", GS_K8S_DRIVER "/uuid");
 		if (json_array_size(on) > 0)
 			json_object_set_new(c, "requests", on);
 		else

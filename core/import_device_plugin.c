@@ -582,9 +582,10 @@ static gs_err read_sharing(const struct gs__ictx *c,
 		/* The plugin takes the root from --mps-root / MPS_ROOT too,
 		 * which its Helm chart (and the GPU operator's) always sets. */
 		if (!has_mps_root)
-			gs__imp_note(&cfg->notes,
-			             "line %d: flags.mpsRoot is not set: the plugin then takes --mps-root / MPS_ROOT, which its Helm chart and the GPU operator set to %s",
-			             mps->line, GS_DP_MPS_ROOT_DEFAULT);
+			gs__imp_note(
+			    &cfg->notes,
+			    "line %d: flags.mpsRoot is not set: the plugin then takes --mps-root / MPS_ROOT, which its Helm chart and the GPU operator set to %s",
+			    mps->line, GS_DP_MPS_ROOT_DEFAULT);
 		if (strcmp(cfg->mig_strategy, "mixed") == 0)
 			return gs__imp_fail(c, mps, GS_ERR_INVALID,
 			                    "MPS sharing cannot be combined with migStrategy mixed");

@@ -408,12 +408,16 @@ static bool cel_profile(const char *expr, char *out, size_t size)
  */
 static bool cel_rewrite(const char *expr, char *out, size_t size)
 {
-	static const char *const same[] = {
-	    "type",         "profile",          "productName",
-	    "architecture", "cudaComputeCapability", "driverVersion", NULL};
-	static const char *const forms[] = {"device.attributes['gpu.nvidia.com']",
-	                                    "device.attributes[\"gpu.nvidia.com\"]",
-	                                    NULL};
+	static const char *const same[] = {"type",
+	                                   "profile",
+	                                   "productName",
+	                                   "architecture",
+	                                   "cudaComputeCapability",
+	                                   "driverVersion",
+	                                   NULL};
+	static const char *const forms[] = {
+	    "device.attributes['gpu.nvidia.com']",
+	    "device.attributes[\"gpu.nvidia.com\"]", NULL};
 	const char *p = expr;
 	size_t n = 0;
 
@@ -433,25 +437,29 @@ static bool cel_rewrite(const char *expr, char *out, size_t size)
 				char after = p[l + 1 + al];
 
 				if (strncmp(p + l + 1, same[a], al) == 0 &&
-				    !(after == '_' || (after >= 'a' && after <= 'z') ||
+				    !(after == '_' ||
+				      (after >= 'a' && after <= 'z') ||
 				      (after >= 'A' && after <= 'Z') ||
 				      (after >= '0' && after <= '9'))) {
 					rest = p + l;
-					put = "device.attributes[\"gpuslice.io\"]";
+					put =
+					    "device.attributes[\"gpuslice.io\"]";
 					break;
 				}
 			}
 			if (rest == NULL)
 				return false;
 		}
-		if (rest == NULL && (strncmp(p, "'gpu.nvidia.com'", 16) == 0 ||
-		                     strncmp(p, "\"gpu.nvidia.com\"", 16) == 0)) {
+		if (rest == NULL &&
+		    (strncmp(p, "'gpu.nvidia.com'", 16) == 0 ||
+		     strncmp(p, "\"gpu.nvidia.com\"", 16) == 0)) {
 			/* only as device.driver's value */
 			const char *q = p;
 
 			while (q > expr && (q[-1] == ' ' || q[-1] == '='))
 				q--;
-			if (q - expr < 13 || strncmp(q - 13, "device.driver", 13))
+			if (q - expr < 13 ||
+			    strncmp(q - 13, "device.driver", 13))
 				return false;
 			rest = p + 16;
 			put = "\"gpuslice.io\"";
@@ -525,9 +533,10 @@ static gs_err read_selectors(const struct gs__ictx *c,
 			gs__imp_note(notes,
 			             "line %d: selector not translated (only `...profile == '<profile>'` is): %.80s",
 			             ex->line, text);
-			gs__imp_block(c, blk, ex,
-			              "%s: selector not translated (a profile, or type, productName, architecture, cudaComputeCapability, driverVersion and device.driver are): %.80s",
-			              x, text);
+			gs__imp_block(
+			    c, blk, ex,
+			    "%s: selector not translated (a profile, or type, productName, architecture, cudaComputeCapability, driverVersion and device.driver are): %.80s",
+			    x, text);
 		}
 	}
 	return err;
@@ -668,9 +677,10 @@ static gs_err read_request(const struct gs__ictx *c,
 			gs__imp_note(notes,
 			             "line %d: request %s: only the first of its %d alternatives (firstAvailable) is translated",
 			             first->line, r->name, first->n);
-			gs__imp_block(c, blk, first,
-			              "%s: %d alternatives; gpuslice translates one request per claim",
-			              p, first->n);
+			gs__imp_block(
+			    c, blk, first,
+			    "%s: %d alternatives; gpuslice translates one request per claim",
+			    p, first->n);
 		}
 		return err;
 	}
@@ -755,9 +765,10 @@ static gs_err read_constraints(const struct gs__ictx *c,
 				gs__imp_note(&out->notes,
 				             "line %d: distinctAttribute is not translated",
 				             attr->line);
-				gs__imp_block(c, &out->k8s, attr,
-				              "%s.distinctAttribute is not translated to gpuslice",
-				              p);
+				gs__imp_block(
+				    c, &out->k8s, attr,
+				    "%s.distinctAttribute is not translated to gpuslice",
+				    p);
 			}
 			continue;
 		}
@@ -769,9 +780,10 @@ static gs_err read_constraints(const struct gs__ictx *c,
 			gs__imp_note(&out->notes,
 			             "line %d: matchAttribute %.60s is not translated (only %s is)",
 			             attr->line, s, PARENT_UUID);
-			gs__imp_block(c, &out->k8s, attr,
-			              "%s: matchAttribute %.60s is not translated (only %s is)",
-			              q, s, PARENT_UUID);
+			gs__imp_block(
+			    c, &out->k8s, attr,
+			    "%s: matchAttribute %.60s is not translated (only %s is)",
+			    q, s, PARENT_UUID);
 			continue;
 		}
 		out->same_parent = true;
@@ -818,31 +830,35 @@ static void mps_per_client(const struct gs__ictx *c,
                            const struct gs_dra_config *cfg,
                            struct gs_dra_import *out)
 {
-	bool limits = cfg->thread_pct > 0 || cfg->pinned_mib > 0 ||
-	              cfg->n_limits > 0;
+	bool limits =
+	    cfg->thread_pct > 0 || cfg->pinned_mib > 0 || cfg->n_limits > 0;
 	bool claim = strcmp(out->kind, "ResourceClaim") == 0;
 
 	if (cfg->strategy != GS_DRA_MPS || !limits)
 		return;
 	if (cfg->mig) {
-		gs__imp_block(c, &out->k8s, par,
-		              "%s.sharing.mpsConfig: MPS limits inside a MIG device cannot be carried: a gpuslice.io MIG device is one claim's whole instance",
-		              path);
+		gs__imp_block(
+		    c, &out->k8s, par,
+		    "%s.sharing.mpsConfig: MPS limits inside a MIG device cannot be carried: a gpuslice.io MIG device is one claim's whole instance",
+		    path);
 		return;
 	}
 	for (int i = 0; i < cfg->n_limits; i++)
 		if (strcmp(cfg->limit[i].device, "0") != 0)
-			gs__imp_block(c, &out->k8s, par,
-			              "%s.sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit: device %.40s is not the claim's one device (0)",
-			              path, cfg->limit[i].device);
+			gs__imp_block(
+			    c, &out->k8s, par,
+			    "%s.sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit: device %.40s is not the claim's one device (0)",
+			    path, cfg->limit[i].device);
 	if (out->clients > 1)
-		gs__imp_block(c, &out->k8s, par,
-		              "%s.sharing.mpsConfig: the driver's limits hold per MPS client and %d containers use this claim; one gpuslice claim would hold them to one limit together (give each container its own claim)",
-		              path, out->clients);
+		gs__imp_block(
+		    c, &out->k8s, par,
+		    "%s.sharing.mpsConfig: the driver's limits hold per MPS client and %d containers use this claim; one gpuslice claim would hold them to one limit together (give each container its own claim)",
+		    path, out->clients);
 	else if (claim && out->clients == 0)
-		gs__imp_block(c, &out->k8s, par,
-		              "%s.sharing.mpsConfig: the driver's limits hold per MPS client, and no Pod in the file says how many clients share this ResourceClaim (add its Pods to the file, or use a ResourceClaimTemplate)",
-		              path);
+		gs__imp_block(
+		    c, &out->k8s, par,
+		    "%s.sharing.mpsConfig: the driver's limits hold per MPS client, and no Pod in the file says how many clients share this ResourceClaim (add its Pods to the file, or use a ResourceClaimTemplate)",
+		    path);
 }
 
 static gs_err read_claim_configs(const struct gs__ictx *c,
@@ -1021,21 +1037,24 @@ static gs_err read_claim(const struct gs__ictx *c,
 			char r[GS__PATH_MAX];
 
 			gs__imp_path(r, q, NULL, i);
-			err = read_request(c, reqs->kids[i], r,
-			                   &out->request[i], &out->notes,
-			                   &out->k8s);
+			err =
+			    read_request(c, reqs->kids[i], r, &out->request[i],
+			                 &out->notes, &out->k8s);
 			if (err == GS_OK && i == 1)
-				gs__imp_block(c, &out->k8s, reqs->kids[i],
-				              "%s: a gpuslice.io claim allocates one device and this claim has %d requests (give each its own claim)",
-				              r, reqs->n);
+				gs__imp_block(
+				    c, &out->k8s, reqs->kids[i],
+				    "%s: a gpuslice.io claim allocates one device and this claim has %d requests (give each its own claim)",
+				    r, reqs->n);
 			if (err == GS_OK && out->request[i].all)
-				gs__imp_block(c, &out->k8s, reqs->kids[i],
-				              "%s.allocationMode: All devices of a node in one claim; a gpuslice.io claim allocates one device",
-				              r);
+				gs__imp_block(
+				    c, &out->k8s, reqs->kids[i],
+				    "%s.allocationMode: All devices of a node in one claim; a gpuslice.io claim allocates one device",
+				    r);
 			if (err == GS_OK && out->request[i].count > 1)
-				gs__imp_block(c, &out->k8s, reqs->kids[i],
-				              "%s.count: %d devices in one claim; a gpuslice.io claim allocates one device (give each its own claim)",
-				              r, out->request[i].count);
+				gs__imp_block(
+				    c, &out->k8s, reqs->kids[i],
+				    "%s.count: %d devices in one claim; a gpuslice.io claim allocates one device (give each its own claim)",
+				    r, out->request[i].count);
 			if (err == GS_OK &&
 			    find_request(out, out->request[i].name) >= 0)
 				err = gs__imp_fail(c, reqs->kids[i],
@@ -1132,9 +1151,8 @@ static int containers_using(const struct gs_doc_node *spec, const char *ref)
 	for (int l = 0; l < 2; l++) {
 		const struct gs_doc_node *cs = gs_doc_get(spec, lists[l]);
 
-		for (int i = 0; cs != NULL && cs->kind == GS_DOC_SEQ &&
-		                i < cs->n;
-		     i++) {
+		for (int i = 0;
+		     cs != NULL && cs->kind == GS_DOC_SEQ && i < cs->n; i++) {
 			const struct gs_doc_node *res =
 			    map_at(cs->kids[i], "resources");
 			const struct gs_doc_node *cl =
@@ -1181,16 +1199,15 @@ static int count_clients(const struct gs_doc *doc, const char *name,
 			else if (strcmp(k, "DaemonSet") == 0)
 				replicas = 2; /* a pod per node: several */
 			else if (str_at(w, "parallelism")[0] != '\0')
-				replicas = strtol(str_at(w, "parallelism"),
-				                  NULL, 10);
+				replicas =
+				    strtol(str_at(w, "parallelism"), NULL, 10);
 			spec = map_at(map_at(w, "template"), "spec");
 		}
 		if (spec == NULL || strcmp(pns, ns) != 0)
 			continue;
 		rc = gs_doc_get(spec, "resourceClaims");
-		for (int i = 0; rc != NULL && rc->kind == GS_DOC_SEQ &&
-		                i < rc->n;
-		     i++) {
+		for (int i = 0;
+		     rc != NULL && rc->kind == GS_DOC_SEQ && i < rc->n; i++) {
 			const char *want = str_at(
 			    rc->kids[i], tmpl ? "resourceClaimTemplateName"
 			                      : "resourceClaimName");
@@ -1225,11 +1242,9 @@ static gs_err import_one(const struct gs__ictx *c, int i,
 		return err;
 	}
 	snprintf(out->name, sizeof(out->name), "%s", str_at(meta, "name"));
-	snprintf(out->ns, sizeof(out->ns), "%.63s",
-	         str_at(meta, "namespace"));
-	out->clients =
-	    count_clients(c->doc, out->name, out->ns,
-	                  strcmp(k, "ResourceClaimTemplate") == 0);
+	snprintf(out->ns, sizeof(out->ns), "%.63s", str_at(meta, "namespace"));
+	out->clients = count_clients(c->doc, out->name, out->ns,
+	                             strcmp(k, "ResourceClaimTemplate") == 0);
 	return read_claim_doc(c, root, strcmp(k, "ResourceClaim") != 0, out);
 }
 
@@ -1264,9 +1279,10 @@ gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
 		const char *k = kind_of(root);
 
 		if (k == NULL) {
-			gs__imp_note(&skipped,
-			             "line %d: document %d has no kind; skipped",
-			             root->line, i + 1);
+			gs__imp_note(
+			    &skipped,
+			    "line %d: document %d has no kind; skipped",
+			    root->line, i + 1);
 			continue;
 		}
 		if (!importable(k)) {

@@ -277,8 +277,7 @@ gs_err gs_yamldoc_read_at(const char *buf, size_t len, const char *name,
 		if (!yaml_parser_parse(&parser, &ev)) {
 			err = fail_at(
 			    &r, GS_ERR_PARSE,
-			    (int)parser.problem_mark.line + 1 + line0,
-			    "%s%s%s",
+			    (int)parser.problem_mark.line + 1 + line0, "%s%s%s",
 			    parser.problem ? parser.problem : "not YAML",
 			    parser.context ? " " : "",
 			    parser.context ? parser.context : "");

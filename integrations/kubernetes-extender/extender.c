@@ -313,12 +313,13 @@ static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
 	/* init containers in order: sidecars add up from where they start */
 	json_array_foreach(inits, i, c)
 	{
-		const char *rp = json_string_value(
-		    json_object_get(c, "restartPolicy"));
+		const char *rp =
+		    json_string_value(json_object_get(c, "restartPolicy"));
 
-		if (!ctr_request(json_object_get(json_object_get(c, "resources"),
-		                                 "requests"),
-		                 &r, why))
+		if (!ctr_request(
+		        json_object_get(json_object_get(c, "resources"),
+		                        "requests"),
+		        &r, why))
 			return false;
 		if (rp != NULL && strcmp(rp, "Always") == 0) {
 			if (r.share > 0 && side.share > 0) {
@@ -333,7 +334,8 @@ static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
 			r.cpu += side.cpu;
 			r.whole += side.whole;
 			if (r.share > 0 && side.share > 0) {
-				*why = "gpuslice.io/gpu-milli in an init container and a sidecar";
+				*why =
+				    "gpuslice.io/gpu-milli in an init container and a sidecar";
 				return false;
 			}
 			r.share += side.share;
@@ -345,9 +347,10 @@ static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
 	app = side;
 	json_array_foreach(ctrs, i, c)
 	{
-		if (!ctr_request(json_object_get(json_object_get(c, "resources"),
-		                                 "requests"),
-		                 &r, why))
+		if (!ctr_request(
+		        json_object_get(json_object_get(c, "resources"),
+		                        "requests"),
+		        &r, why))
 			return false;
 		if (r.share > 0 && app.share > 0) {
 			*why = "gpuslice.io/gpu-milli must be 1..999, "
@@ -529,16 +532,16 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 			json_array_foreach(ok, i, n)
 			{
 				json_array_append(
-				    items,
-				    json_object_get(objs, json_string_value(n)));
+				    items, json_object_get(
+				               objs, json_string_value(n)));
 			}
 			json_decref(ok);
-			out = json_pack("{s:{s:s,s:s,s:{},s:o},s:n,s:o,s:o,s:s}",
-			                "Nodes", "apiVersion", "v1", "kind",
-			                "NodeList", "metadata", "items", items,
-			                "NodeNames", "FailedNodes", failed,
-			                "FailedAndUnresolvableNodes",
-			                json_object(), "Error", "");
+			out = json_pack(
+			    "{s:{s:s,s:s,s:{},s:o},s:n,s:o,s:o,s:s}", "Nodes",
+			    "apiVersion", "v1", "kind", "NodeList", "metadata",
+			    "items", items, "NodeNames", "FailedNodes", failed,
+			    "FailedAndUnresolvableNodes", json_object(),
+			    "Error", "");
 		}
 	} else {
 		out = json_array();

@@ -292,10 +292,10 @@ static void filter_without_node_cache_answers_a_node_list(void **unused)
 	        json_object_get(json_object_get(a, "metadata"), "labels"),
 	        "zone")),
 	    "a");
-	assert_non_null(json_object_get(json_object_get(r, "FailedNodes"),
-	                                "node-c"));
-	assert_true(json_is_object(
-	    json_object_get(r, "FailedAndUnresolvableNodes")));
+	assert_non_null(
+	    json_object_get(json_object_get(r, "FailedNodes"), "node-c"));
+	assert_true(
+	    json_is_object(json_object_get(r, "FailedAndUnresolvableNodes")));
 	json_decref(r);
 	gs_ext_state_free(st);
 }
