@@ -9,6 +9,9 @@
  * the translation is core's (import.h). Nothing talks to the daemon: the
  * output is the slices gpuslice would create, to be created with
  * `gpuslice create` or written into a config. Errors name FILE:LINE.
+ * Device-plugin configs are also read out of the ConfigMaps and Helm
+ * values that carry them (dp_embedding), each parsed with its block
+ * scalar's line as line 0 so messages name the file's own lines.
  */
 #include "cli.h"
 
@@ -37,22 +40,28 @@ static void usage(FILE *f)
 	        "would create, and says what gpuslice does that the config cannot.\n"
 	        "\n"
 	        "device-plugin  the k8s-device-plugin config file (version v1; every YAML\n"
-	        "               document in FILE is one config): sharing.timeSlicing and\n"
+	        "               document in FILE is one config), or configs embedded in a\n"
+	        "               ConfigMap (data.<name>), the plugin chart's values\n"
+	        "               (config.map.<name>) or the GPU operator's values\n"
+	        "               (devicePlugin.config.data.<name>): sharing.timeSlicing and\n"
 	        "               sharing.mps resources, with the plugin's replica arithmetic\n"
 	        "               (MPS: 100/replicas %% of the threads, memory/replicas pinned)\n"
-	        "dra            a DRA driver GpuConfig or MigDeviceConfig, alone or inside a\n"
-	        "               ResourceClaim / ResourceClaimTemplate (requests, configs,\n"
-	        "               matchAttribute: gpu.nvidia.com/parentUUID)\n"
+	        "dra            DRA driver GpuConfigs / MigDeviceConfigs, alone or inside\n"
+	        "               ResourceClaims / ResourceClaimTemplates (requests, configs,\n"
+	        "               CEL selectors, matchAttribute: gpu.nvidia.com/parentUUID);\n"
+	        "               the file's Pods say how many clients share a claim\n"
 	        "\n"
 	        "options:\n"
 	        "  --gpu MODEL    the node's GPU model, for memory sizes (H100, A100-40GB, ...)\n"
 	        "  --gpus N       GPUs per node, for slice counts\n"
 	        "  --json         machine-readable output\n"
 	        "  --k8s          print the gpuslice.io DRA objects instead (a v1 List, JSON,\n"
-	        "                 for kubectl apply -f -): a ResourceClaimTemplate per\n"
-	        "                 resource or claim, and for device-plugin resources a\n"
-	        "                 DeviceClass mapping the extended resource (whole GPUs:\n"
-	        "                 fractions need the claim template)\n"
+	        "                 for kubectl apply -f -) meaning what the input meant:\n"
+	        "                 device-plugin: a ResourceClaimTemplate per shared resource\n"
+	        "                 asking for 1/replicas of a GPU as capacity (needs --gpu);\n"
+	        "                 dra: every claim and template of FILE with its name and\n"
+	        "                 namespace (a ResourceClaim stays shared). What a\n"
+	        "                 gpuslice.io claim cannot carry fails with FILE:LINE: FIELD\n"
 	        "  -h, --help     this text\n"
 	        "\n"
 	        "exit status: 0 translated, 2 bad arguments or a config the tool would refuse\n"
