@@ -331,6 +331,10 @@ static int dp_k8s(const char *file, const struct gs_dp_import *im,
 			}
 		}
 	}
+	for (int i = 0; i < im->n_configs; i++)
+		for (int n = 0; n < im->config[i].notes.n; n++)
+			fprintf(stderr, "gpuslice %s: note: %s: %s\n", CMD, file,
+			        im->config[i].notes.text[n]);
 	return print_json(gs_k8s_list(items));
 }
 
