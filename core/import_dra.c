@@ -434,10 +434,14 @@ static bool cel_rewrite(const char *expr, char *out, size_t size)
 				continue;
 			for (int a = 0; same[a] != NULL; a++) {
 				size_t al = strlen(same[a]);
-				char after = p[l + 1 + al];
+				char after;
 
-				if (strncmp(p + l + 1, same[a], al) == 0 &&
-				    !(after == '_' ||
+				/* read past the name only once it matched:
+				 * the text may end inside it */
+				if (strncmp(p + l + 1, same[a], al) != 0)
+					continue;
+				after = p[l + 1 + al];
+				if (!(after == '_' ||
 				      (after >= 'a' && after <= 'z') ||
 				      (after >= 'A' && after <= 'Z') ||
 				      (after >= '0' && after <= '9'))) {

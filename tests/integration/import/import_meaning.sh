@@ -76,6 +76,16 @@ refuse "two devices in one claim" \
 refuse "per-client MPS limits, two clients" \
 	"dra-mps-two-clients.yaml:20: spec.spec.devices.config\[0\].opaque.parameters.sharing.mpsConfig: .*2 containers use this claim" \
 	import dra "$fx/dra-mps-two-clients.yaml" --k8s
+# mig-parted configs inside the GPU operator's ConfigMap: planned, and an
+# error names the ConfigMap's own line.
+"$gs" plan --mig-parted "$fx/migparted-configmap.yaml" --config halves \
+	--gpu A100-40GB >plan.txt 2>&1 || fail "mig-parted ConfigMap: $(cat plan.txt)"
+grep -q "3g.20gb@0 3g.20gb@4" plan.txt || fail "mig-parted ConfigMap: halves became $(cat plan.txt)"
+rc=0
+"$gs" plan --mig-parted "$fx/migparted-configmap.yaml" --config wrong \
+	--gpu A100-40GB >plan.txt 2>&1 || rc=$?
+grep -q "(line 22)" plan.txt || fail "mig-parted ConfigMap: the error does not name the file's line (exit $rc): $(cat plan.txt)"
+
 # Without --k8s the same files are described, not refused.
 for f in dra-cel-other dra-two-gpus dra-mps-two-clients; do
 	"$gs" import dra "$fx/$f.yaml" >/dev/null || fail "$f: plain import"
