@@ -213,6 +213,10 @@ static void selectors_move_to_gpuslice_domain_or_block(void **state)
 	     "quantity('40Gi')) >= 0",
 	     NULL},
 	    {"'gpu.nvidia.com' in device.attributes", NULL},
+	    /* ends inside an attribute name (fuzz_import_dra found a read
+	     * past the end here) */
+	    {"device.attributes['gpu.nvidia.com'].prod", NULL},
+	    {"device.attributes['gpu.nvidia.com'].", NULL},
 	};
 
 	(void)state;
