@@ -305,6 +305,14 @@ static int dp_k8s(const char *file, const struct gs_dp_import *im,
 				json_decref(items);
 				return GS_EXIT_USAGE;
 			}
+			if (x->replicas > 100) {
+				gs_cli_error(
+				    CMD,
+				    "%s:%d: %s[%d].replicas: %d replicas per GPU cannot be expressed: a gpuslice.io claim asks for compute in whole percent (at most 100 per GPU)",
+				    file, x->line, where, r, x->replicas);
+				json_decref(items);
+				return GS_EXIT_USAGE;
+			}
 			s.memory_bytes = opts->gpu->memory_mib /
 			                 (uint64_t)x->replicas * (1ULL << 20);
 			s.compute_pct = 100 / x->replicas;

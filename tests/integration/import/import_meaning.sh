@@ -64,6 +64,10 @@ refuse "ConfigMap: a bad config names the file's line" \
 refuse "shared MIG devices" \
 	"dp-timeslicing-mig.yaml:9: sharing.timeSlicing.resources\[0\].replicas: 3 replicas of MIG device" \
 	import device-plugin "$fx/dp-timeslicing-mig.yaml" --gpu H100 --k8s
+printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 150\n' >ts150.yaml
+refuse "more replicas than whole percents" \
+	"ts150.yaml:5: sharing.timeSlicing.resources\[0\].replicas: 150 replicas per GPU" \
+	import device-plugin ts150.yaml --gpu H100 --k8s
 refuse "replicas without a GPU model" \
 	"dp-timeslicing-10.yaml:9: sharing.timeSlicing.resources\[0\].replicas: --k8s needs --gpu" \
 	import device-plugin "$fx/dp-timeslicing-10.yaml" --k8s
