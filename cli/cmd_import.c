@@ -272,6 +272,31 @@ static void dp_print(const struct gs_dp_import *im,
  * shared GPU resources get no extended-resource mapping (stderr says
  * which template the pods must name instead).
  */
+/*
+ * The template of resource x of config i: the resource's DNS label,
+ * prefixed with the config's name (a ConfigMap or values key) or, when the
+ * file holds several configs, "config<N>", so no two templates collide.
+ * name holds 64 bytes.
+ */
+static void template_name(const struct gs_dp_import *im, int i,
+                          const struct gs_dp_resource *x, char *name)
+{
+	const struct gs_dp_config *c = &im->config[i];
+	char res[64], prefix[64];
+
+	gs_k8s_dns_label(x->name, res, sizeof(res));
+	if (c->source[0])
+		gs_k8s_dns_label(c->source, prefix, sizeof(prefix));
+	else if (im->n_configs > 1)
+		snprintf(prefix, sizeof(prefix), "config%d", i + 1);
+	else
+		prefix[0] = '\0';
+	if (prefix[0])
+		snprintf(name, 64, "%.30s-%.32s", prefix, res);
+	else
+		snprintf(name, 64, "%s", res);
+}
+
 static int dp_k8s(const char *file, const struct gs_dp_import *im,
                   const struct gs_import_opts *opts)
 {
@@ -286,7 +311,7 @@ static int dp_k8s(const char *file, const struct gs_dp_import *im,
 		for (int r = 0; r < c->n_resources; r++) {
 			const struct gs_dp_resource *x = &c->res[r];
 			struct gs_slice_spec s = x->slice;
-			char label[64];
+			char name[64];
 
 			if (x->mig) {
 				gs_cli_error(
@@ -318,25 +343,13 @@ static int dp_k8s(const char *file, const struct gs_dp_import *im,
 			s.compute_pct = 100 / x->replicas;
 			if (c->strategy == GS_DP_TIME_SLICING)
 				s.compute_mode = GS_COMPUTE_SHARE;
-			gs_k8s_dns_label(c->source[0] ? c->source : "", label,
-			                 sizeof(label));
-			{
-				char name[64], res[64];
-
-				gs_k8s_dns_label(x->name, res, sizeof(res));
-				if (c->source[0])
-					snprintf(name, sizeof(name),
-					         "%.30s-%.32s", label, res);
-				else
-					snprintf(name, sizeof(name), "%s", res);
-				json_array_append_new(
-				    items,
-				    gs_k8s_claim_template(name, NULL, &s, 1));
-				fprintf(
-				    stderr,
-				    "gpuslice %s: note: pods asking for %s must name the ResourceClaimTemplate %s (an extended resource maps to whole devices, not to %d replicas)\n",
-				    CMD, x->name, name, x->replicas);
-			}
+			template_name(im, i, x, name);
+			json_array_append_new(
+			    items, gs_k8s_claim_template(name, NULL, &s, 1));
+			fprintf(
+			    stderr,
+			    "gpuslice %s: note: pods asking for %s must name the ResourceClaimTemplate %s (an extended resource maps to whole devices, not to %d replicas)\n",
+			    CMD, x->name, name, x->replicas);
 		}
 	}
 	for (int i = 0; i < im->n_configs; i++)

@@ -53,7 +53,8 @@ def requests(obj):
 
 # 1. Device plugin: replicas per GPU == pods per GPU, sharing kept.
 for f in ("dp-timeslicing-10", "dp-timeslicing-renamed", "dp-mps-no-root",
-          "dp-configmap", "dp-helm-values", "dp-operator-values"):
+          "dp-configmap", "dp-helm-values", "dp-operator-values",
+          "dp-two-configs"):
     plugin = load(f + ".json")
     ours = [o for o in load(f + ".k8s.json")["items"]
             if o["kind"] == "ResourceClaimTemplate"]
@@ -120,7 +121,16 @@ caps = reqs[0]["exactly"].get("capacity", {}).get("requests", {})
 if caps != {"compute": "50", "memory": "10Gi"} or cfgs[0]["opaque"]["parameters"].get("mode") != "mps":
     fails.append("dra-mps-one-client: want compute 50, memory 10Gi, mode mps; got %s %s" % (caps, cfgs))
 
-# 6. The schema, when python3-jsonschema is there.
+# 6. No two objects of one output share a kind, namespace and name (kubectl
+# apply would keep only the last).
+for name in sorted(os.listdir(d)):
+    if name.endswith(".k8s.json"):
+        keys = [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+                for o in load(name)["items"]]
+        if len(set(keys)) != len(keys):
+            fails.append("%s: objects share a name: %s" % (name, keys))
+
+# 7. The schema, when python3-jsonschema is there.
 try:
     import validate
 except ImportError:

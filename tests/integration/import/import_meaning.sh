@@ -46,7 +46,7 @@ refuse() {
 # Device-plugin configs: --json (what the plugin does) and --k8s (what we
 # emit) of each, compared by check_meaning.py.
 for f in dp-timeslicing-10 dp-timeslicing-renamed dp-mps-no-root \
-	dp-configmap dp-helm-values dp-operator-values; do
+	dp-configmap dp-helm-values dp-operator-values dp-two-configs; do
 	"$gs" import device-plugin "$fx/$f.yaml" --gpu H100 --json >"$f.json" ||
 		fail "$f: --json"
 	"$gs" import device-plugin "$fx/$f.yaml" --gpu H100 --k8s \
