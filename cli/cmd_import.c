@@ -9,6 +9,9 @@
  * the translation is core's (import.h). Nothing talks to the daemon: the
  * output is the slices gpuslice would create, to be created with
  * `gpuslice create` or written into a config. Errors name FILE:LINE.
+ * Device-plugin configs are also read out of the ConfigMaps and Helm
+ * values that carry them (dp_embedding), each parsed with its block
+ * scalar's line as line 0 so messages name the file's own lines.
  */
 #include "cli.h"
 
@@ -37,22 +40,28 @@ static void usage(FILE *f)
 	        "would create, and says what gpuslice does that the config cannot.\n"
 	        "\n"
 	        "device-plugin  the k8s-device-plugin config file (version v1; every YAML\n"
-	        "               document in FILE is one config): sharing.timeSlicing and\n"
+	        "               document in FILE is one config), or configs embedded in a\n"
+	        "               ConfigMap (data.<name>), the plugin chart's values\n"
+	        "               (config.map.<name>) or the GPU operator's values\n"
+	        "               (devicePlugin.config.data.<name>): sharing.timeSlicing and\n"
 	        "               sharing.mps resources, with the plugin's replica arithmetic\n"
 	        "               (MPS: 100/replicas %% of the threads, memory/replicas pinned)\n"
-	        "dra            a DRA driver GpuConfig or MigDeviceConfig, alone or inside a\n"
-	        "               ResourceClaim / ResourceClaimTemplate (requests, configs,\n"
-	        "               matchAttribute: gpu.nvidia.com/parentUUID)\n"
+	        "dra            DRA driver GpuConfigs / MigDeviceConfigs, alone or inside\n"
+	        "               ResourceClaims / ResourceClaimTemplates (requests, configs,\n"
+	        "               CEL selectors, matchAttribute: gpu.nvidia.com/parentUUID);\n"
+	        "               the file's Pods say how many clients share a claim\n"
 	        "\n"
 	        "options:\n"
 	        "  --gpu MODEL    the node's GPU model, for memory sizes (H100, A100-40GB, ...)\n"
 	        "  --gpus N       GPUs per node, for slice counts\n"
 	        "  --json         machine-readable output\n"
 	        "  --k8s          print the gpuslice.io DRA objects instead (a v1 List, JSON,\n"
-	        "                 for kubectl apply -f -): a ResourceClaimTemplate per\n"
-	        "                 resource or claim, and for device-plugin resources a\n"
-	        "                 DeviceClass mapping the extended resource (whole GPUs:\n"
-	        "                 fractions need the claim template)\n"
+	        "                 for kubectl apply -f -) meaning what the input meant:\n"
+	        "                 device-plugin: a ResourceClaimTemplate per shared resource\n"
+	        "                 asking for 1/replicas of a GPU as capacity (needs --gpu);\n"
+	        "                 dra: every claim and template of FILE with its name and\n"
+	        "                 namespace (a ResourceClaim stays shared). What a\n"
+	        "                 gpuslice.io claim cannot carry fails with FILE:LINE: FIELD\n"
 	        "  -h, --help     this text\n"
 	        "\n"
 	        "exit status: 0 translated, 2 bad arguments or a config the tool would refuse\n"
@@ -151,6 +160,8 @@ static json_t *dp_json(const char *file, const struct gs_dp_import *im)
 		json_t *o = json_object(), *res = json_array();
 
 		json_object_set_new(o, "line", json_integer(c->line));
+		if (c->source[0])
+			json_object_set_new(o, "name", json_string(c->source));
 		json_object_set_new(
 		    o, "strategy",
 		    json_string(gs_dp_strategy_name(c->strategy)));
@@ -194,8 +205,9 @@ static void dp_print(const struct gs_dp_import *im,
 	for (int i = 0; i < im->n_configs; i++) {
 		const struct gs_dp_config *c = &im->config[i];
 
-		printf("config %d (line %d): %s, migStrategy %s", i + 1,
-		       c->line,
+		printf("config %d%s%s%s (line %d): %s, migStrategy %s", i + 1,
+		       c->source[0] ? " '" : "", c->source,
+		       c->source[0] ? "'" : "", c->line,
 		       c->strategy == GS_DP_NONE
 		           ? "no sharing"
 		           : gs_dp_strategy_name(c->strategy),
@@ -249,31 +261,220 @@ static void dp_print(const struct gs_dp_import *im,
 }
 
 /*
- * --k8s: per resource a ResourceClaimTemplate (each pod naming it gets a
- * slice of 1/replicas of a GPU) and a DeviceClass that maps the resource
- * name, so unchanged pods keep working on gpuslice devices.
+ * --k8s: per resource a ResourceClaimTemplate whose request asks for the
+ * replica's share of a GPU as consumable capacity (compute 100/replicas,
+ * memory total/replicas), so `replicas` pods fit on each GPU as they did
+ * with the plugin. Time-slicing replicas had no compute limit: their
+ * share is computeMode share (idle compute is used). A MIG device of
+ * gpuslice's DRA driver belongs to one claim, and a DeviceClass mapping
+ * an extended resource gives whole devices: neither can carry replicas,
+ * so a shared MIG resource fails with FILE:LINE and the field, and
+ * shared GPU resources get no extended-resource mapping (stderr says
+ * which template the pods must name instead).
  */
-static json_t *dp_k8s(const struct gs_dp_import *im)
+/*
+ * The template of resource x of config i: the resource's DNS label,
+ * prefixed with the config's name (a ConfigMap or values key) or, when the
+ * file holds several configs, "config<N>", so no two templates collide.
+ * name holds 64 bytes.
+ */
+static void template_name(const struct gs_dp_import *im, int i,
+                          const struct gs_dp_resource *x, char *name)
+{
+	const struct gs_dp_config *c = &im->config[i];
+	char res[64], prefix[64];
+
+	gs_k8s_dns_label(x->name, res, sizeof(res));
+	if (c->source[0])
+		gs_k8s_dns_label(c->source, prefix, sizeof(prefix));
+	else if (im->n_configs > 1)
+		snprintf(prefix, sizeof(prefix), "config%d", i + 1);
+	else
+		prefix[0] = '\0';
+	if (prefix[0])
+		snprintf(name, 64, "%.30s-%.32s", prefix, res);
+	else
+		snprintf(name, 64, "%s", res);
+}
+
+static int dp_k8s(const char *file, const struct gs_dp_import *im,
+                  const struct gs_import_opts *opts)
 {
 	json_t *items = json_array();
 
 	for (int i = 0; i < im->n_configs; i++) {
 		const struct gs_dp_config *c = &im->config[i];
+		const char *where = c->strategy == GS_DP_MPS
+		                        ? "sharing.mps.resources"
+		                        : "sharing.timeSlicing.resources";
 
 		for (int r = 0; r < c->n_resources; r++) {
 			const struct gs_dp_resource *x = &c->res[r];
-			char label[64], cls[80];
+			struct gs_slice_spec s = x->slice;
+			char name[64];
 
-			gs_k8s_dns_label(x->name, label, sizeof(label));
-			snprintf(cls, sizeof(cls), "%s.gpuslice.io", label);
+			if (x->mig) {
+				gs_cli_error(
+				    CMD,
+				    "%s:%d: %s[%d].replicas: %d replicas of MIG device %s cannot be expressed: a gpuslice MIG device belongs to one claim (use a whole-GPU resource, or mig+timeslice slices through gpusliced)",
+				    file, x->line, where, r, x->replicas,
+				    x->configured);
+				json_decref(items);
+				return GS_EXIT_USAGE;
+			}
+			if (opts->gpu == NULL || opts->gpu->memory_mib == 0) {
+				gs_cli_error(
+				    CMD,
+				    "%s:%d: %s[%d].replicas: --k8s needs --gpu MODEL to turn %d replicas into a memory request per pod",
+				    file, x->line, where, r, x->replicas);
+				json_decref(items);
+				return GS_EXIT_USAGE;
+			}
+			if (x->replicas > 100) {
+				gs_cli_error(
+				    CMD,
+				    "%s:%d: %s[%d].replicas: %d replicas per GPU cannot be expressed: a gpuslice.io claim asks for compute in whole percent (at most 100 per GPU)",
+				    file, x->line, where, r, x->replicas);
+				json_decref(items);
+				return GS_EXIT_USAGE;
+			}
+			s.memory_bytes = opts->gpu->memory_mib /
+			                 (uint64_t)x->replicas * (1ULL << 20);
+			s.compute_pct = 100 / x->replicas;
+			if (c->strategy == GS_DP_TIME_SLICING)
+				s.compute_mode = GS_COMPUTE_SHARE;
+			template_name(im, i, x, name);
 			json_array_append_new(
-			    items,
-			    gs_k8s_claim_template(label, NULL, &x->slice, 1));
-			json_array_append_new(
-			    items, gs_k8s_device_class(cls, &x->slice, x->name));
+			    items, gs_k8s_claim_template(name, NULL, &s, 1));
+			fprintf(
+			    stderr,
+			    "gpuslice %s: note: pods asking for %s must name the ResourceClaimTemplate %s (an extended resource maps to whole devices, not to %d replicas)\n",
+			    CMD, x->name, name, x->replicas);
 		}
 	}
-	return gs_k8s_list(items);
+	for (int i = 0; i < im->n_configs; i++)
+		for (int n = 0; n < im->config[i].notes.n; n++)
+			fprintf(stderr, "gpuslice %s: note: %s: %s\n", CMD, file,
+			        im->config[i].notes.text[n]);
+	return print_json(gs_k8s_list(items));
+}
+
+/*
+ * Where device-plugin configs sit in what people deploy, each a YAML
+ * string under a name:
+ *   a ConfigMap (kind: ConfigMap)       data.<name>  (the plugin's chart
+ *                                       and the GPU operator create these)
+ *   the plugin chart's values.yaml      config.map.<name>
+ *   the GPU operator chart's values     devicePlugin.config.data.<name>
+ * Returns the mapping of names to configs of root `r`, NULL for a plain
+ * config file. OUT: *what, for messages.
+ */
+static const struct gs_doc_node *dp_embedding(const struct gs_doc_node *r,
+                                              const char **what)
+{
+	const struct gs_doc_node *k, *m;
+
+	if (r == NULL || r->kind != GS_DOC_MAP)
+		return NULL;
+	k = gs_doc_get(r, "kind");
+	if (k != NULL && k->kind == GS_DOC_SCALAR &&
+	    strcmp(k->value, "ConfigMap") == 0) {
+		*what = "data";
+		m = gs_doc_get(r, "data");
+		return m != NULL && m->kind == GS_DOC_MAP ? m : r;
+	}
+	m = gs_doc_get(r, "config");
+	if (m != NULL && m->kind == GS_DOC_MAP && gs_doc_get(m, "map")) {
+		*what = "config.map";
+		return gs_doc_get(m, "map");
+	}
+	m = gs_doc_get(r, "devicePlugin");
+	m = m != NULL && m->kind == GS_DOC_MAP ? gs_doc_get(m, "config") : NULL;
+	if (m != NULL && m->kind == GS_DOC_MAP && gs_doc_get(m, "data")) {
+		*what = "devicePlugin.config.data";
+		return gs_doc_get(m, "data");
+	}
+	return NULL;
+}
+
+/*
+ * Imports every config embedded in `doc` (see dp_embedding) into *im, the
+ * configs tagged with their names. Errors name the file's own lines: an
+ * embedded text is read with its block scalar's line as line 0.
+ * OUT: *found, whether doc held an embedding at all.
+ */
+static gs_err dp_import_embedded(const char *file, const struct gs_doc *doc,
+                                 const struct gs_import_opts *opts,
+                                 struct gs_dp_import *im, bool *found,
+                                 struct gs_errbuf *eb)
+{
+	struct gs_dp_import *one = malloc(sizeof(*one));
+	gs_err err = GS_OK;
+
+	*found = false;
+	memset(im, 0, sizeof(*im));
+	if (one == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "%s: out of memory", file);
+	for (int d = 0; d < gs_doc_count(doc) && err == GS_OK; d++) {
+		const char *what = NULL;
+		const struct gs_doc_node *m =
+		    dp_embedding(gs_doc_root(doc, d), &what);
+
+		if (m == NULL)
+			continue;
+		*found = true;
+		if (m->kind != GS_DOC_MAP || m == gs_doc_root(doc, d)) {
+			err = gs_fail(
+			    eb, GS_ERR_PARSE,
+			    "%s:%d: %s must be a mapping of names to configs",
+			    file, m->line, what);
+			break;
+		}
+		for (int i = 0; i < m->n && err == GS_OK; i++) {
+			const struct gs_doc_node *v = gs_doc_value(m, i);
+			const char *key = gs_doc_key(m, i)->value;
+			struct gs_doc *inner = NULL;
+
+			if (v->kind != GS_DOC_SCALAR) {
+				err = gs_fail(
+				    eb, GS_ERR_PARSE,
+				    "%s:%d: %s.%s must be the config as a string (key: |)",
+				    file, v->line, what, key);
+				break;
+			}
+			err = gs_yamldoc_read_at(v->value, strlen(v->value),
+			                         file, v->line, 0, &inner, eb);
+			if (err == GS_OK && gs_doc_count(inner) == 0) {
+				gs_doc_destroy(inner);
+				continue; /* an empty config: the defaults */
+			}
+			if (err == GS_OK)
+				err = gs_import_device_plugin(inner, opts, one,
+				                              eb);
+			gs_doc_destroy(inner);
+			if (err == GS_OK && im->n_configs + one->n_configs >
+			                        GS_IMPORT_MAX_CONFIGS)
+				err = gs_fail(
+				    eb, GS_ERR_RANGE,
+				    "%s:%d: more than %d configs in one file",
+				    file, v->line, GS_IMPORT_MAX_CONFIGS);
+			for (int c = 0; err == GS_OK && c < one->n_configs;
+			     c++) {
+				struct gs_dp_config *to =
+				    &im->config[im->n_configs++];
+
+				*to = one->config[c];
+				snprintf(to->source, sizeof(to->source), "%.*s",
+				         GS_IMPORT_SOURCE_MAX - 1, key);
+			}
+		}
+	}
+	free(one);
+	if (err == GS_OK && *found && im->n_configs == 0)
+		err =
+		    gs_fail(eb, GS_ERR_NOT_FOUND,
+		            "%s: the ConfigMap or values hold no config", file);
+	return err;
 }
 
 static int import_device_plugin(int argc, char **argv)
@@ -336,11 +537,17 @@ static int import_device_plugin(int argc, char **argv)
 		gs_cli_error(CMD, "out of memory");
 		return GS_EXIT_FAILURE;
 	}
-	err = gs_import_device_plugin(doc, &opts, im, &eb);
+	{
+		bool embedded = false;
+
+		err = dp_import_embedded(file, doc, &opts, im, &embedded, &eb);
+		if (err == GS_OK && !embedded)
+			err = gs_import_device_plugin(doc, &opts, im, &eb);
+	}
 	if (err != GS_OK) {
 		rc = gs_cli_fail(CMD, err, &eb);
 	} else if (k8s) {
-		rc = print_json(dp_k8s(im));
+		rc = dp_k8s(file, im, &opts);
 	} else if (json) {
 		rc = print_json(dp_json(file, im));
 	} else {
@@ -512,19 +719,35 @@ static void dra_print(const struct gs_dra_import *im)
 }
 
 /*
- * --k8s: the claim as one gpuslice ResourceClaimTemplate: each request
- * keeps its name and count, takes the slice of the first config that
- * applies to it, MIG requests their profile.
+ * --k8s: each GpuConfig, MigDeviceConfig, ResourceClaim and
+ * ResourceClaimTemplate of the file as its gpuslice.io object: a
+ * ResourceClaim stays a ResourceClaim (shared by the Pods that name it)
+ * and a template a template, both with their names and namespaces, so
+ * the file's Pods keep working; a lone GpuConfig becomes a template named
+ * after the file. The request keeps its name, takes the slice of the
+ * first config that applies to it; a MIG request stays MIG (its profile
+ * as a selector, or any MIG device). What the object cannot carry (see
+ * struct gs_import_block) fails with FILE:LINE and the field, and the
+ * notes go to stderr: nothing is dropped silently.
  */
-static json_t *dra_k8s(const char *file, const struct gs_dra_import *im)
+static json_t *dra_k8s_object(const char *file, const struct gs_dra_import *im)
 {
-	json_t *reqs = json_array(), *cfgs = json_array(), *t;
+	json_t *reqs = json_array(), *cfgs = json_array(), *t, *meta;
 	char name[64];
 	const char *base = strrchr(file, '/');
+	bool tmpl = strcmp(im->kind, "ResourceClaim") != 0;
 
-	gs_k8s_dns_label(base ? base + 1 : file, name, sizeof(name));
-	for (int r = 0; r < im->n_requests; r++) {
-		const struct gs_dra_request *q = &im->request[r];
+	gs_k8s_dns_label(im->name[0] ? im->name
+	                 : base      ? base + 1
+	                             : file,
+	                 name, sizeof(name));
+	if (im->name[0] && strlen(im->name) < sizeof(name))
+		snprintf(name, sizeof(name), "%s", im->name);
+	for (int r = 0; r < im->n_requests || (r == 0 && im->n_requests == 0);
+	     r++) {
+		const struct gs_dra_request *q =
+		    im->n_requests ? &im->request[r] : NULL;
+		const char *rname = q ? q->name : "gpu";
 		struct gs_slice_spec s;
 		bool found = false;
 
@@ -534,52 +757,102 @@ static json_t *dra_k8s(const char *file, const struct gs_dra_import *im)
 
 			for (int a = 0; a < k->n_applies && !found; a++)
 				found = k->applies[a][0] == '\0' ||
-				        strcmp(k->applies[a], q->name) == 0;
+				        strcmp(k->applies[a], rname) == 0;
 			if (k->n_applies == 0)
 				found = true;
 			if (found)
 				s = k->slice;
 		}
-		if (q->mig) {
-			s.mode = GS_MODE_MIG;
+		if (q != NULL && q->mig) {
+			if (s.mode != GS_MODE_MIG_MPS)
+				s.mode = GS_MODE_MIG;
 			snprintf(s.mig_profile, sizeof(s.mig_profile), "%s",
 			         q->profile);
 		}
+		{
+			json_t *rq = gs_k8s_device_request(rname, &s, 1);
+			json_t *ex = json_object_get(rq, "exactly");
+
+			for (int k = 0; q != NULL && ex != NULL && k < q->n_cel;
+			     k++) {
+				json_t *sel = json_object_get(ex, "selectors");
+
+				if (sel == NULL) {
+					sel = json_array();
+					json_object_set_new(ex, "selectors",
+					                    sel);
+				}
+				json_array_append_new(
+				    sel, json_pack("{s:{s:s}}", "cel",
+				                   "expression", q->cel[k]));
+			}
+			json_array_append_new(reqs, rq);
+		}
 		json_array_append_new(
-		    reqs, gs_k8s_device_request(q->name, &s,
-		                                q->count > 0 ? q->count : 1));
-		json_array_append_new(
-		    cfgs,
-		    json_pack("{s:[s], s:{s:s, s:o}}", "requests", q->name,
-		              "opaque", "driver", GS_K8S_DRIVER, "parameters",
-		              gs_k8s_slice_config(&s)));
+		    cfgs, json_pack("{s:[s], s:{s:s, s:o}}", "requests", rname,
+		                    "opaque", "driver", GS_K8S_DRIVER,
+		                    "parameters", gs_k8s_slice_config(&s)));
 	}
-	t = json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:{s:o, s:o}}}}",
-	              "apiVersion", "resource.k8s.io/v1", "kind",
-	              "ResourceClaimTemplate", "metadata", "name", name,
-	              "spec", "spec", "devices", "requests", reqs, "config",
-	              cfgs);
+	meta = json_pack("{s:s}", "name", name);
+	if (meta != NULL && im->ns[0])
+		json_object_set_new(meta, "namespace", json_string(im->ns));
+	if (tmpl)
+		t = json_pack("{s:s, s:s, s:o, s:{s:{s:{s:o, s:o}}}}",
+		              "apiVersion", "resource.k8s.io/v1", "kind",
+		              "ResourceClaimTemplate", "metadata", meta, "spec",
+		              "spec", "devices", "requests", reqs, "config",
+		              cfgs);
+	else
+		t = json_pack("{s:s, s:s, s:o, s:{s:{s:o, s:o}}}", "apiVersion",
+		              "resource.k8s.io/v1", "kind", "ResourceClaim",
+		              "metadata", meta, "spec", "devices", "requests",
+		              reqs, "config", cfgs);
 	/* matchAttribute gpu.nvidia.com/parentUUID: gpuslice devices (whole
 	 * GPUs and MIG placements) carry their GPU's uuid. */
 	if (t != NULL && im->same_parent) {
-		json_t *on = json_array();
+		json_t *on = json_array(), *c, *spec;
 
 		for (int r = 0; r < im->n_same_parent; r++)
 			json_array_append_new(
 			    on, json_string(im->same_parent_of[r]));
-		json_t *c = json_pack("{s:s}", "matchAttribute",
-		                      GS_K8S_DRIVER "/uuid");
+		c = json_pack("{s:s}", "matchAttribute", GS_K8S_DRIVER "/uuid");
 		if (json_array_size(on) > 0)
 			json_object_set_new(c, "requests", on);
 		else
 			json_decref(on);
-		json_object_set_new(
-		    json_object_get(json_object_get(json_object_get(t, "spec"),
-		                                    "spec"),
-		                    "devices"),
-		    "constraints", json_pack("[o]", c));
+		spec = json_object_get(t, "spec");
+		if (tmpl)
+			spec = json_object_get(spec, "spec");
+		json_object_set_new(json_object_get(spec, "devices"),
+		                    "constraints", json_pack("[o]", c));
 	}
-	return gs_k8s_list(json_pack("[o]", t));
+	return t;
+}
+
+static int dra_k8s(const char *file, const struct gs_doc *doc,
+                   struct gs_dra_import *im)
+{
+	json_t *items = json_array();
+	struct gs_errbuf eb = {0};
+	int cursor = 0;
+	gs_err err;
+
+	while ((err = gs_import_dra_next(doc, &cursor, im, &eb)) == GS_OK) {
+		if (im->k8s.line != 0) {
+			json_decref(items);
+			gs_cli_error(CMD, "%s", im->k8s.msg);
+			return GS_EXIT_USAGE;
+		}
+		for (int n = 0; n < im->notes.n; n++)
+			fprintf(stderr, "gpuslice %s: note: %s: %s\n", CMD,
+			        file, im->notes.text[n]);
+		json_array_append_new(items, dra_k8s_object(file, im));
+	}
+	if (err != GS_ERR_NOT_FOUND) {
+		json_decref(items);
+		return gs_cli_fail(CMD, err, &eb);
+	}
+	return print_json(gs_k8s_list(items));
 }
 
 static int import_dra(int argc, char **argv)
@@ -627,7 +900,7 @@ static int import_dra(int argc, char **argv)
 	if (err != GS_OK) {
 		rc = gs_cli_fail(CMD, err, &eb);
 	} else if (k8s) {
-		rc = print_json(dra_k8s(file, im));
+		rc = dra_k8s(file, doc, im);
 	} else if (json) {
 		rc = print_json(dra_json(file, im));
 	} else {

@@ -579,9 +579,13 @@ static gs_err read_sharing(const struct gs__ictx *c,
 			gs__imp_note(&cfg->notes,
 			             "line %d: sharing.timeSlicing is ignored: MPS and time-slicing are exclusive and MPS wins",
 			             ts->line);
+		/* The plugin takes the root from --mps-root / MPS_ROOT too,
+		 * which its Helm chart (and the GPU operator's) always sets. */
 		if (!has_mps_root)
-			return gs__imp_fail(c, mps, GS_ERR_INVALID,
-			                    "MPS sharing needs flags.mpsRoot (the plugin refuses to start without it)");
+			gs__imp_note(
+			    &cfg->notes,
+			    "line %d: flags.mpsRoot is not set: the plugin then takes --mps-root / MPS_ROOT, which its Helm chart and the GPU operator set to %s",
+			    mps->line, GS_DP_MPS_ROOT_DEFAULT);
 		if (strcmp(cfg->mig_strategy, "mixed") == 0)
 			return gs__imp_fail(c, mps, GS_ERR_INVALID,
 			                    "MPS sharing cannot be combined with migStrategy mixed");

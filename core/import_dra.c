@@ -284,6 +284,12 @@ static void config_template(struct gs_dra_config *cfg, const char *profile)
 		if (cfg->thread_pct > 0)
 			s->compute_pct = cfg->thread_pct;
 		s->memory_bytes = (uint64_t)cfg->pinned_mib * MIB;
+		/* the driver's per-device limit overrides the default for
+		 * that device; a one-device claim's device is index 0 */
+		for (int i = 0; i < cfg->n_limits; i++)
+			if (strcmp(cfg->limit[i].device, "0") == 0)
+				s->memory_bytes =
+				    (uint64_t)cfg->limit[i].mib * MIB;
 	} else {
 		s->mode = cfg->mig ? GS_MODE_MIG_TIMESLICE : GS_MODE_TIMESLICE;
 	}
@@ -392,10 +398,101 @@ static bool cel_profile(const char *expr, char *out, size_t size)
 	return *q == '\0';
 }
 
+/*
+ * A selector on NVIDIA's attributes as one on gpuslice.io's: every
+ * mention of the driver must be `device.attributes['gpu.nvidia.com'].A`
+ * (either quote) with A one of the attributes both drivers publish with
+ * the same meaning, or `device.driver == 'gpu.nvidia.com'`; capacity and
+ * other attributes (uuid, index, pcieBusID, ... differ or are absent)
+ * make it untranslatable. false: *out is unspecified.
+ */
+static bool cel_rewrite(const char *expr, char *out, size_t size)
+{
+	static const char *const same[] = {"type",
+	                                   "profile",
+	                                   "productName",
+	                                   "architecture",
+	                                   "cudaComputeCapability",
+	                                   "driverVersion",
+	                                   NULL};
+	static const char *const forms[] = {
+	    "device.attributes['gpu.nvidia.com']",
+	    "device.attributes[\"gpu.nvidia.com\"]", NULL};
+	const char *p = expr;
+	size_t n = 0;
+
+	if (strstr(expr, "device.capacity") != NULL)
+		return false;
+	while (*p != '\0') {
+		const char *rest = NULL;
+		const char *put = NULL;
+
+		for (int f = 0; forms[f] != NULL && rest == NULL; f++) {
+			size_t l = strlen(forms[f]);
+
+			if (strncmp(p, forms[f], l) != 0 || p[l] != '.')
+				continue;
+			for (int a = 0; same[a] != NULL; a++) {
+				size_t al = strlen(same[a]);
+				char after;
+
+				/* read past the name only once it matched:
+				 * the text may end inside it */
+				if (strncmp(p + l + 1, same[a], al) != 0)
+					continue;
+				after = p[l + 1 + al];
+				if (!(after == '_' ||
+				      (after >= 'a' && after <= 'z') ||
+				      (after >= 'A' && after <= 'Z') ||
+				      (after >= '0' && after <= '9'))) {
+					rest = p + l;
+					put =
+					    "device.attributes[\"gpuslice.io\"]";
+					break;
+				}
+			}
+			if (rest == NULL)
+				return false;
+		}
+		if (rest == NULL &&
+		    (strncmp(p, "'gpu.nvidia.com'", 16) == 0 ||
+		     strncmp(p, "\"gpu.nvidia.com\"", 16) == 0)) {
+			/* only as device.driver's value */
+			const char *q = p;
+
+			while (q > expr && (q[-1] == ' ' || q[-1] == '='))
+				q--;
+			if (q - expr < 13 ||
+			    strncmp(q - 13, "device.driver", 13))
+				return false;
+			rest = p + 16;
+			put = "\"gpuslice.io\"";
+		}
+		if (rest == NULL && strncmp(p, "gpu.nvidia.com", 14) == 0)
+			return false; /* any other mention */
+		if (rest != NULL) {
+			size_t l = strlen(put);
+
+			if (n + l >= size)
+				return false;
+			memcpy(out + n, put, l);
+			n += l;
+			p = rest;
+			continue;
+		}
+		if (n + 1 >= size)
+			return false;
+		out[n++] = *p++;
+	}
+	out[n] = '\0';
+	return true;
+}
+
 static gs_err read_selectors(const struct gs__ictx *c,
                              const struct gs_doc_node *v, const char *path,
                              struct gs_dra_request *r,
-                             struct gs_import_notes *notes)
+                             struct gs_import_notes *notes,
+                             struct gs_import_block *blk)
 {
 	gs_err err = gs__imp_expect(c, v, GS_DOC_SEQ, path);
 
@@ -429,10 +526,22 @@ static gs_err read_selectors(const struct gs__ictx *c,
 			                    "%s is required", x);
 		err = gs__imp_str(c, ex, x, &text);
 		if (err == GS_OK &&
-		    !cel_profile(text, r->profile, sizeof(r->profile)))
+		    cel_profile(text, r->profile, sizeof(r->profile)))
+			continue;
+		if (err == GS_OK && r->n_cel < GS_IMPORT_MAX_CEL &&
+		    cel_rewrite(text, r->cel[r->n_cel], sizeof(r->cel[0]))) {
+			r->n_cel++;
+			continue;
+		}
+		if (err == GS_OK) {
 			gs__imp_note(notes,
 			             "line %d: selector not translated (only `...profile == '<profile>'` is): %.80s",
 			             ex->line, text);
+			gs__imp_block(
+			    c, blk, ex,
+			    "%s: selector not translated (a profile, or type, productName, architecture, cudaComputeCapability, driverVersion and device.driver are): %.80s",
+			    x, text);
+		}
 	}
 	return err;
 }
@@ -441,7 +550,8 @@ static gs_err read_selectors(const struct gs__ictx *c,
 static gs_err read_request_body(const struct gs__ictx *c,
                                 const struct gs_doc_node *m, const char *path,
                                 struct gs_dra_request *r,
-                                struct gs_import_notes *notes)
+                                struct gs_import_notes *notes,
+                                struct gs_import_block *blk)
 {
 	static const char *const classes[] = {"gpu.nvidia.com",
 	                                      "mig.nvidia.com", NULL};
@@ -470,7 +580,7 @@ static gs_err read_request_body(const struct gs__ictx *c,
 			r->mig = x == 1;
 			have_class = true;
 		} else if (strcmp(k, "selectors") == 0) {
-			err = read_selectors(c, v, p, r, notes);
+			err = read_selectors(c, v, p, r, notes, blk);
 		} else if (strcmp(k, "allocationMode") == 0) {
 			err = gs__imp_choice(c, v, p, modes, &x);
 			r->all = x == 1;
@@ -487,6 +597,8 @@ static gs_err read_request_body(const struct gs__ictx *c,
 		           strcmp(k, "capacity") == 0) {
 			gs__imp_note(notes, "line %d: %s is not translated",
 			             v->line, p);
+			gs__imp_block(c, blk, v,
+			              "%s is not translated to gpuslice", p);
 		}
 	}
 	if (err == GS_OK && !have_class)
@@ -506,7 +618,8 @@ static gs_err read_request_body(const struct gs__ictx *c,
 static gs_err read_request(const struct gs__ictx *c,
                            const struct gs_doc_node *m, const char *path,
                            struct gs_dra_request *r,
-                           struct gs_import_notes *notes)
+                           struct gs_import_notes *notes,
+                           struct gs_import_block *blk)
 {
 	static const char *const keys[] = {
 	    "name",    "deviceClassName", "selectors",   "allocationMode",
@@ -545,7 +658,7 @@ static gs_err read_request(const struct gs__ictx *c,
 		if (err == GS_OK)
 			err = gs__imp_keys(c, exactly, p, body_keys);
 		if (err == GS_OK)
-			err = read_request_body(c, exactly, p, r, notes);
+			err = read_request_body(c, exactly, p, r, notes, blk);
 		return err;
 	}
 	if (first != NULL) {
@@ -562,14 +675,20 @@ static gs_err read_request(const struct gs__ictx *c,
 		if (err == GS_OK)
 			err = gs__imp_keys(c, first->kids[0], q, sub_keys);
 		if (err == GS_OK)
-			err = read_request_body(c, first->kids[0], q, r, notes);
-		if (err == GS_OK && first->n > 1)
+			err = read_request_body(c, first->kids[0], q, r, notes,
+			                        blk);
+		if (err == GS_OK && first->n > 1) {
 			gs__imp_note(notes,
 			             "line %d: request %s: only the first of its %d alternatives (firstAvailable) is translated",
 			             first->line, r->name, first->n);
+			gs__imp_block(
+			    c, blk, first,
+			    "%s: %d alternatives; gpuslice translates one request per claim",
+			    p, first->n);
+		}
 		return err;
 	}
-	return read_request_body(c, m, path, r, notes);
+	return read_request_body(c, m, path, r, notes, blk);
 }
 
 static int find_request(const struct gs_dra_import *out, const char *name)
@@ -646,10 +765,15 @@ static gs_err read_constraints(const struct gs__ictx *c,
 			break;
 		if (attr == NULL) {
 			attr = gs_doc_get(m, "distinctAttribute");
-			if (attr != NULL)
+			if (attr != NULL) {
 				gs__imp_note(&out->notes,
 				             "line %d: distinctAttribute is not translated",
 				             attr->line);
+				gs__imp_block(
+				    c, &out->k8s, attr,
+				    "%s.distinctAttribute is not translated to gpuslice",
+				    p);
+			}
 			continue;
 		}
 		gs__imp_path(q, p, "matchAttribute", 0);
@@ -660,6 +784,10 @@ static gs_err read_constraints(const struct gs__ictx *c,
 			gs__imp_note(&out->notes,
 			             "line %d: matchAttribute %.60s is not translated (only %s is)",
 			             attr->line, s, PARENT_UUID);
+			gs__imp_block(
+			    c, &out->k8s, attr,
+			    "%s: matchAttribute %.60s is not translated (only %s is)",
+			    q, s, PARENT_UUID);
 			continue;
 		}
 		out->same_parent = true;
@@ -689,6 +817,52 @@ static const char *config_profile(const struct gs_dra_import *out,
 		profile = out->request[i].profile;
 	}
 	return profile;
+}
+
+/*
+ * The driver's MPS limits hold per client (each process of the claim's
+ * containers gets defaultActiveThreadPercentage and the pinned memory);
+ * a gpuslice claim is one slice whose limits its processes share. They
+ * mean the same only for one client: a claim named by several containers
+ * in the file (or a ResourceClaim, shared by design, that no Pod in the
+ * file names) is blocked for --k8s; so is a per-device limit on a device
+ * other than the claim's one (index 0), and any limit inside a MIG
+ * device (the plugin gives a MIG claim its whole instance).
+ */
+static void mps_per_client(const struct gs__ictx *c,
+                           const struct gs_doc_node *par, const char *path,
+                           const struct gs_dra_config *cfg,
+                           struct gs_dra_import *out)
+{
+	bool limits =
+	    cfg->thread_pct > 0 || cfg->pinned_mib > 0 || cfg->n_limits > 0;
+	bool claim = strcmp(out->kind, "ResourceClaim") == 0;
+
+	if (cfg->strategy != GS_DRA_MPS || !limits)
+		return;
+	if (cfg->mig) {
+		gs__imp_block(
+		    c, &out->k8s, par,
+		    "%s.sharing.mpsConfig: MPS limits inside a MIG device cannot be carried: a gpuslice.io MIG device is one claim's whole instance",
+		    path);
+		return;
+	}
+	for (int i = 0; i < cfg->n_limits; i++)
+		if (strcmp(cfg->limit[i].device, "0") != 0)
+			gs__imp_block(
+			    c, &out->k8s, par,
+			    "%s.sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit: device %.40s is not the claim's one device (0)",
+			    path, cfg->limit[i].device);
+	if (out->clients > 1)
+		gs__imp_block(
+		    c, &out->k8s, par,
+		    "%s.sharing.mpsConfig: the driver's limits hold per MPS client and %d containers use this claim; one gpuslice claim would hold them to one limit together (give each container its own claim)",
+		    path, out->clients);
+	else if (claim && out->clients == 0)
+		gs__imp_block(
+		    c, &out->k8s, par,
+		    "%s.sharing.mpsConfig: the driver's limits hold per MPS client, and no Pod in the file says how many clients share this ResourceClaim (add its Pods to the file, or use a ResourceClaimTemplate)",
+		    path);
 }
 
 static gs_err read_claim_configs(const struct gs__ictx *c,
@@ -772,6 +946,7 @@ static gs_err read_claim_configs(const struct gs__ictx *c,
 				                        : "full GPUs");
 		}
 		config_template(cfg, config_profile(out, cfg));
+		mps_per_client(c, par, q, cfg, out);
 		out->n_configs++;
 	}
 	return err;
@@ -866,8 +1041,24 @@ static gs_err read_claim(const struct gs__ictx *c,
 			char r[GS__PATH_MAX];
 
 			gs__imp_path(r, q, NULL, i);
-			err = read_request(c, reqs->kids[i], r,
-			                   &out->request[i], &out->notes);
+			err =
+			    read_request(c, reqs->kids[i], r, &out->request[i],
+			                 &out->notes, &out->k8s);
+			if (err == GS_OK && i == 1)
+				gs__imp_block(
+				    c, &out->k8s, reqs->kids[i],
+				    "%s: a gpuslice.io claim allocates one device and this claim has %d requests (give each its own claim)",
+				    r, reqs->n);
+			if (err == GS_OK && out->request[i].all)
+				gs__imp_block(
+				    c, &out->k8s, reqs->kids[i],
+				    "%s.allocationMode: All devices of a node in one claim; a gpuslice.io claim allocates one device",
+				    r);
+			if (err == GS_OK && out->request[i].count > 1)
+				gs__imp_block(
+				    c, &out->k8s, reqs->kids[i],
+				    "%s.count: %d devices in one claim; a gpuslice.io claim allocates one device (give each its own claim)",
+				    r, out->request[i].count);
 			if (err == GS_OK &&
 			    find_request(out, out->request[i].name) >= 0)
 				err = gs__imp_fail(c, reqs->kids[i],
@@ -937,10 +1128,152 @@ static const char *kind_of(const struct gs_doc_node *root)
 	return kind->value;
 }
 
+/* A scalar field of a mapping, or "" (never NULL). */
+static const char *str_at(const struct gs_doc_node *m, const char *key)
+{
+	const struct gs_doc_node *v =
+	    m != NULL && m->kind == GS_DOC_MAP ? gs_doc_get(m, key) : NULL;
+
+	return v != NULL && v->kind == GS_DOC_SCALAR ? v->value : "";
+}
+
+static const struct gs_doc_node *map_at(const struct gs_doc_node *m,
+                                        const char *key)
+{
+	const struct gs_doc_node *v =
+	    m != NULL && m->kind == GS_DOC_MAP ? gs_doc_get(m, key) : NULL;
+
+	return v != NULL && v->kind == GS_DOC_MAP ? v : NULL;
+}
+
+/* Containers (init ones too) of a pod spec naming pod-level claim `ref`. */
+static int containers_using(const struct gs_doc_node *spec, const char *ref)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	int n = 0;
+
+	for (int l = 0; l < 2; l++) {
+		const struct gs_doc_node *cs = gs_doc_get(spec, lists[l]);
+
+		for (int i = 0;
+		     cs != NULL && cs->kind == GS_DOC_SEQ && i < cs->n; i++) {
+			const struct gs_doc_node *res =
+			    map_at(cs->kids[i], "resources");
+			const struct gs_doc_node *cl =
+			    res != NULL ? gs_doc_get(res, "claims") : NULL;
+			bool uses = false;
+
+			if (cl != NULL && cl->kind != GS_DOC_SEQ)
+				cl = NULL;
+			for (int j = 0; cl != NULL && j < cl->n && !uses; j++)
+				uses = strcmp(str_at(cl->kids[j], "name"),
+				              ref) == 0;
+			n += uses;
+		}
+	}
+	return n;
+}
+
+/*
+ * How many containers of the file's Pods and workloads use the claim
+ * (kind ResourceClaim: all of them together, times replicas; a template:
+ * the most in one pod, as each pod gets its own claim).
+ */
+static int count_clients(const struct gs_doc *doc, const char *name,
+                         const char *ns, bool tmpl)
+{
+	int total = 0;
+
+	for (int d = 0; d < gs_doc_count(doc); d++) {
+		const struct gs_doc_node *r = gs_doc_root(doc, d), *spec, *rc;
+		const char *k = str_at(r, "kind"), *pns;
+		long replicas = 1;
+		int here = 0;
+
+		spec = map_at(r, "spec");
+		pns = str_at(map_at(r, "metadata"), "namespace");
+		if (strcmp(k, "Pod") != 0) {
+			const struct gs_doc_node *w = spec;
+			const char *reps = str_at(spec, "replicas");
+
+			if (strcmp(k, "CronJob") == 0)
+				w = map_at(map_at(w, "jobTemplate"), "spec");
+			if (reps[0] != '\0')
+				replicas = strtol(reps, NULL, 10);
+			else if (strcmp(k, "DaemonSet") == 0)
+				replicas = 2; /* a pod per node: several */
+			else if (str_at(w, "parallelism")[0] != '\0')
+				replicas =
+				    strtol(str_at(w, "parallelism"), NULL, 10);
+			spec = map_at(map_at(w, "template"), "spec");
+		}
+		if (spec == NULL || strcmp(pns, ns) != 0)
+			continue;
+		rc = gs_doc_get(spec, "resourceClaims");
+		for (int i = 0;
+		     rc != NULL && rc->kind == GS_DOC_SEQ && i < rc->n; i++) {
+			const char *want = str_at(
+			    rc->kids[i], tmpl ? "resourceClaimTemplateName"
+			                      : "resourceClaimName");
+
+			if (strcmp(want, name) == 0)
+				here += containers_using(
+				    spec, str_at(rc->kids[i], "name"));
+		}
+		if (tmpl && here > total)
+			total = here;
+		else if (!tmpl)
+			total += here * (int)(replicas > 0 ? replicas : 1);
+	}
+	return total;
+}
+
+static gs_err import_one(const struct gs__ictx *c, int i,
+                         struct gs_dra_import *out)
+{
+	const struct gs_doc_node *root = gs_doc_root(c->doc, i);
+	const struct gs_doc_node *meta = map_at(root, "metadata");
+	const char *k = kind_of(root);
+	gs_err err;
+
+	memset(out, 0, sizeof(*out));
+	out->line = root->line;
+	snprintf(out->kind, sizeof(out->kind), "%.31s", k);
+	if (strcmp(k, "GpuConfig") == 0 || strcmp(k, "MigDeviceConfig") == 0) {
+		err = read_config(c, root, "", &out->config[0], &out->notes);
+		if (err == GS_OK)
+			out->n_configs = 1;
+		return err;
+	}
+	snprintf(out->name, sizeof(out->name), "%s", str_at(meta, "name"));
+	snprintf(out->ns, sizeof(out->ns), "%.63s", str_at(meta, "namespace"));
+	out->clients = count_clients(c->doc, out->name, out->ns,
+	                             strcmp(k, "ResourceClaimTemplate") == 0);
+	return read_claim_doc(c, root, strcmp(k, "ResourceClaim") != 0, out);
+}
+
+gs_err gs_import_dra_next(const struct gs_doc *doc, int *cursor,
+                          struct gs_dra_import *out, struct gs_errbuf *eb)
+{
+	struct gs__ictx c = {doc, eb};
+
+	for (int i = *cursor; i < gs_doc_count(doc); i++) {
+		const char *k = kind_of(gs_doc_root(doc, i));
+
+		if (k == NULL || !importable(k))
+			continue;
+		*cursor = i + 1;
+		return import_one(&c, i, out);
+	}
+	*cursor = gs_doc_count(doc);
+	return GS_ERR_NOT_FOUND;
+}
+
 gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
                      struct gs_errbuf *eb)
 {
 	struct gs__ictx c = {doc, eb};
+	struct gs_import_notes skipped = {0};
 	int done = -1;
 	gs_err err = GS_OK;
 
@@ -950,38 +1283,31 @@ gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
 		const char *k = kind_of(root);
 
 		if (k == NULL) {
-			gs__imp_note(&out->notes,
-			             "line %d: document %d has no kind; skipped",
-			             root->line, i + 1);
+			gs__imp_note(
+			    &skipped,
+			    "line %d: document %d has no kind; skipped",
+			    root->line, i + 1);
 			continue;
 		}
 		if (!importable(k)) {
-			gs__imp_note(&out->notes, "line %d: kind %.40s skipped",
+			gs__imp_note(&skipped, "line %d: kind %.40s skipped",
 			             root->line, k);
 			continue;
 		}
 		if (done >= 0) {
 			gs__imp_note(
-			    &out->notes,
-			    "line %d: only the first %s is translated; import this %.40s on its own",
+			    &skipped,
+			    "line %d: only the first %s is translated here (--k8s translates them all); import this %.40s on its own",
 			    root->line, out->kind, k);
 			continue;
 		}
 		done = i;
-		snprintf(out->kind, sizeof(out->kind), "%.31s", k);
-		if (strcmp(k, "GpuConfig") == 0 ||
-		    strcmp(k, "MigDeviceConfig") == 0) {
-			err = read_config(&c, root, "", &out->config[0],
-			                  &out->notes);
-			if (err == GS_OK)
-				out->n_configs = 1;
-		} else {
-			err = read_claim_doc(
-			    &c, root, strcmp(k, "ResourceClaim") != 0, out);
-		}
+		err = import_one(&c, i, out);
 	}
 	if (err == GS_OK && done < 0)
 		return gs__imp_fail(&c, NULL, GS_ERR_NOT_FOUND,
 		                    "no GpuConfig, MigDeviceConfig, ResourceClaim or ResourceClaimTemplate in the file");
+	for (int i = 0; err == GS_OK && i < skipped.n; i++)
+		gs__imp_note(&out->notes, "%s", skipped.text[i]);
 	return err;
 }

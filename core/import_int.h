@@ -53,6 +53,12 @@ gs_err gs__imp_str(const struct gs__ictx *c, const struct gs_doc_node *n,
 gs_err gs__imp_choice(const struct gs__ictx *c, const struct gs_doc_node *n,
                       const char *path, const char *const *choices, int *out);
 
+/* Records "FILE:LINE: <message>" in *b unless it holds one already. */
+struct gs_import_block;
+void gs__imp_block(const struct gs__ictx *c, struct gs_import_block *b,
+                   const struct gs_doc_node *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Appends a note (dropped when the list is full). */
 struct gs_import_notes;
 void gs__imp_note(struct gs_import_notes *notes, const char *fmt, ...)

@@ -27,6 +27,26 @@ gs_err gs__imp_fail(const struct gs__ictx *c, const struct gs_doc_node *at,
 	return gs_fail(c->eb, code, "%s: %s", gs_doc_name(c->doc), msg);
 }
 
+void gs__imp_block(const struct gs__ictx *c, struct gs_import_block *b,
+                   const struct gs_doc_node *at, const char *fmt, ...)
+{
+	char msg[384];
+	va_list ap;
+
+	if (b->line != 0)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	b->line = at != NULL && at->line > 0 ? at->line : -1;
+	if (b->line > 0)
+		snprintf(b->msg, sizeof(b->msg), "%.100s:%d: %s",
+		         gs_doc_name(c->doc), b->line, msg);
+	else
+		snprintf(b->msg, sizeof(b->msg), "%.100s: %s",
+		         gs_doc_name(c->doc), msg);
+}
+
 void gs__imp_path(char *out, const char *path, const char *key, int index)
 {
 	if (key != NULL)

@@ -65,7 +65,10 @@ json_t *gs_k8s_device_request(const char *request,
 {
 	json_t *ex, *req;
 
-	if (is_mig(s->mode) && s->mig_profile[0] != '\0') {
+	if (is_mig(s->mode) && s->mig_profile[0] == '\0') {
+		/* any MIG device: the class alone, still never a whole GPU */
+		ex = json_pack("{s:s}", "deviceClassName", GS_K8S_CLASS_MIG);
+	} else if (is_mig(s->mode)) {
 		char cel[GS_SPEC_PROFILE_MAX + 64];
 
 		snprintf(cel, sizeof(cel),
@@ -118,7 +121,9 @@ json_t *gs_k8s_slice_config(const struct gs_slice_spec *s)
 		                    json_string(gs_priority_name(s->priority)));
 	if (s->weight > 1)
 		json_object_set_new(p, "weight", json_integer(s->weight));
-	if (s->mode == GS_MODE_MPS)
+	if (s->compute_mode == GS_COMPUTE_SHARE)
+		json_object_set_new(p, "computeMode", json_string("share"));
+	if (s->mode == GS_MODE_MPS || s->mode == GS_MODE_MIG_MPS)
 		json_object_set_new(p, "mode", json_string("mps"));
 	else if (s->mode == GS_MODE_TIMESLICE)
 		json_object_set_new(p, "mode", json_string("timeslice"));

@@ -477,6 +477,33 @@ static gs_err parse_root(struct walk *w, const struct gs_doc_node *root,
 	return GS_OK;
 }
 
+/*
+ * Where the GPU operator keeps mig-parted configs: a ConfigMap
+ * (default-mig-parted-config and custom ones: data."config.yaml", the key
+ * mig-manager reads) or its chart's values (migManager.config.data).
+ * Returns that string's node, NULL for a plain mig-parted file.
+ */
+static const struct gs_doc_node *embedded(const struct gs_doc_node *r)
+{
+	const struct gs_doc_node *k, *m = NULL;
+
+	if (r == NULL || r->kind != GS_DOC_MAP)
+		return NULL;
+	k = gs_doc_get(r, "kind");
+	if (k != NULL && k->kind == GS_DOC_SCALAR &&
+	    strcmp(k->value, "ConfigMap") == 0)
+		m = gs_doc_get(r, "data");
+	else if ((k = gs_doc_get(r, "migManager")) != NULL &&
+	         k->kind == GS_DOC_MAP &&
+	         (k = gs_doc_get(k, "config")) != NULL && k->kind == GS_DOC_MAP)
+		m = gs_doc_get(k, "data");
+	if (m == NULL || m->kind != GS_DOC_MAP)
+		return NULL;
+	if (gs_doc_get(m, "config.yaml") != NULL)
+		return gs_doc_get(m, "config.yaml");
+	return m->n == 1 ? gs_doc_value(m, 0) : NULL;
+}
+
 gs_err gs_migparted_parse(const char *text, size_t len,
                           struct gs_migparted **out, struct gs_errbuf *eb)
 {
@@ -493,6 +520,26 @@ gs_err gs_migparted_parse(const char *text, size_t len,
 	err = gs_yamldoc_read(text, len, NULL, GS_YAMLDOC_ALIASES, &doc, eb);
 	if (err != GS_OK)
 		return err;
+	if (gs_doc_count(doc) == 1 && embedded(gs_doc_root(doc, 0)) != NULL) {
+		const struct gs_doc_node *v = embedded(gs_doc_root(doc, 0));
+		struct gs_doc *inner = NULL;
+
+		if (v->kind != GS_DOC_SCALAR) {
+			err = gs_fail(
+			    eb, GS_ERR_PARSE,
+			    "line %d: the ConfigMap's config.yaml must be the mig-parted config as a string (config.yaml: |)",
+			    v->line);
+			gs_doc_destroy(doc);
+			return err;
+		}
+		err =
+		    gs_yamldoc_read_at(v->value, strlen(v->value), NULL,
+		                       v->line, GS_YAMLDOC_ALIASES, &inner, eb);
+		gs_doc_destroy(doc);
+		if (err != GS_OK)
+			return err;
+		doc = inner;
+	}
 	cfg = calloc(1, sizeof(*cfg));
 	if (cfg == NULL) {
 		gs_doc_destroy(doc);

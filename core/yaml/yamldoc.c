@@ -32,6 +32,7 @@ struct anchor {
 struct reader {
 	struct gs_doc *doc;
 	const char *name; /* NULL: messages say "line N:" */
+	int line0;        /* added to every line: text embedded in a file */
 	unsigned flags;
 	struct frame stack[GS_YAMLDOC_MAX_DEPTH];
 	int depth;
@@ -197,7 +198,7 @@ static gs_err scalar(struct reader *r, const yaml_event_t *ev, int line,
 
 static gs_err on_event(struct reader *r, const yaml_event_t *ev, bool *done)
 {
-	int line = (int)ev->start_mark.line + 1;
+	int line = (int)ev->start_mark.line + 1 + r->line0;
 	int col = (int)ev->start_mark.column + 1;
 	gs_err err;
 
@@ -246,11 +247,12 @@ static void reader_fini(struct reader *r)
 	free(r->anchors);
 }
 
-gs_err gs_yamldoc_read(const char *buf, size_t len, const char *name,
-                       unsigned flags, struct gs_doc **doc,
-                       struct gs_errbuf *eb)
+gs_err gs_yamldoc_read_at(const char *buf, size_t len, const char *name,
+                          int line0, unsigned flags, struct gs_doc **doc,
+                          struct gs_errbuf *eb)
 {
-	struct reader r = {.name = name, .flags = flags, .eb = eb};
+	struct reader r = {
+	    .name = name, .line0 = line0, .flags = flags, .eb = eb};
 	yaml_parser_t parser;
 	bool done = false;
 	gs_err err = GS_OK;
@@ -274,8 +276,8 @@ gs_err gs_yamldoc_read(const char *buf, size_t len, const char *name,
 
 		if (!yaml_parser_parse(&parser, &ev)) {
 			err = fail_at(
-			    &r, GS_ERR_PARSE, (int)parser.problem_mark.line + 1,
-			    "%s%s%s",
+			    &r, GS_ERR_PARSE,
+			    (int)parser.problem_mark.line + 1 + line0, "%s%s%s",
 			    parser.problem ? parser.problem : "not YAML",
 			    parser.context ? " " : "",
 			    parser.context ? parser.context : "");
@@ -292,6 +294,13 @@ gs_err gs_yamldoc_read(const char *buf, size_t len, const char *name,
 	}
 	*doc = r.doc;
 	return GS_OK;
+}
+
+gs_err gs_yamldoc_read(const char *buf, size_t len, const char *name,
+                       unsigned flags, struct gs_doc **doc,
+                       struct gs_errbuf *eb)
+{
+	return gs_yamldoc_read_at(buf, len, name, 0, flags, doc, eb);
 }
 
 gs_err gs_yamldoc_parse(const char *buf, size_t len, const char *name,

@@ -12,8 +12,10 @@
  *                    pinned memory = floor(total MiB / replicas) MiB
  *      time-slicing  `replicas` equal slices, no memory or compute limit
  *    The checks the plugin makes at start-up are errors here too (replicas
- *    below 2, MPS with migStrategy mixed or without mpsRoot, MPS on a MIG
- *    resource, more MPS replicas than its client limit, ...); fields the
+ *    below 2, MPS with migStrategy mixed, MPS on a MIG resource, more MPS
+ *    replicas than its client limit, ...; MPS without flags.mpsRoot is
+ *    fine: the plugin then reads --mps-root, which its Helm chart sets to
+ *    GS_DP_MPS_ROOT_DEFAULT); fields the
  *    plugin parses and then ignores (top-level `resources`, per-resource
  *    `rename` and `devices`) give notes.
  *
@@ -53,10 +55,28 @@
 #define GS_IMPORT_NAME_MAX          128
 #define GS_IMPORT_MAX_REQUESTS      16
 #define GS_IMPORT_MAX_DEVICE_LIMITS 16
+#define GS_IMPORT_SOURCE_MAX        64
+
+/* mps.root of the device plugin's Helm chart and of the GPU operator's. */
+#define GS_DP_MPS_ROOT_DEFAULT "/run/nvidia/mps"
 
 struct gs_import_notes {
 	int n;
 	char text[GS_IMPORT_MAX_NOTES][GS_IMPORT_NOTE_MAX];
+};
+
+/*
+ * The first thing an input means that a gpuslice.io claim cannot carry
+ * (a selector on other attributes, several devices in one claim,
+ * per-client MPS limits for several clients, ...), as one message
+ * "FILE:LINE: FIELD: why". line 0: nothing. The plain and JSON outputs
+ * only describe the input; `--k8s` refuses it with this message rather
+ * than emit a claim that means something else.
+ */
+#define GS_IMPORT_BLOCK_MAX 512
+struct gs_import_block {
+	int line;
+	char msg[GS_IMPORT_BLOCK_MAX];
 };
 
 /* ---- device plugin ---------------------------------------------------- */
@@ -84,6 +104,9 @@ struct gs_dp_resource {
 
 struct gs_dp_config {
 	int line;             /* where the document starts */
+	/* The ConfigMap / Helm-values key it was embedded under ("" for a
+	 * plain config file); set by the caller that unwrapped it. */
+	char source[GS_IMPORT_SOURCE_MAX];
 	char mig_strategy[8]; /* none | single | mixed */
 	enum gs_dp_strategy strategy;
 	bool rename_by_default;
@@ -146,17 +169,34 @@ struct gs_dra_config {
 	struct gs_slice_spec slice;
 };
 
+#define GS_IMPORT_MAX_CEL 4
+#define GS_IMPORT_CEL_MAX 320
+
 struct gs_dra_request {
 	char name[GS_IMPORT_NAME_MAX];
 	int line;
 	bool mig;                          /* device class mig.nvidia.com */
 	char profile[GS_SPEC_PROFILE_MAX]; /* from a CEL selector, or "" */
+	/* Other CEL selectors, rewritten for gpuslice.io devices: only ones
+	 * on attributes both drivers publish with one meaning (type,
+	 * profile, productName, architecture, cudaComputeCapability,
+	 * driverVersion) and device.driver; any other is a block. */
+	int n_cel;
+	char cel[GS_IMPORT_MAX_CEL][GS_IMPORT_CEL_MAX];
 	int count;                         /* 1 unless allocationMode/count */
 	bool all;                          /* allocationMode: All */
 };
 
 struct gs_dra_import {
 	char kind[32]; /* GpuConfig, ResourceClaim, ... */
+	int line;      /* where its document starts */
+	/* metadata of a ResourceClaim / ResourceClaimTemplate ("" unset) */
+	char name[GS_IMPORT_NAME_MAX];
+	char ns[64];
+	/* Containers of the file's Pods and workloads that use the claim (a
+	 * template: the most in one pod); 0 when none in the file names it. */
+	int clients;
+	struct gs_import_block k8s;
 	int n_configs;
 	struct gs_dra_config config[GS_IMPORT_MAX_CONFIGS];
 	int n_requests;
@@ -182,6 +222,15 @@ struct gs_dra_import {
  */
 gs_err gs_import_dra(const struct gs_doc *doc, struct gs_dra_import *out,
                      struct gs_errbuf *eb);
+
+/*
+ * Every importable document in turn: translates the first one at or after
+ * document *cursor and moves *cursor past it. GS_ERR_NOT_FOUND (no
+ * message) when none is left. Pods and workloads of the file are not
+ * translated but counted as the claims' clients.
+ */
+gs_err gs_import_dra_next(const struct gs_doc *doc, int *cursor,
+                          struct gs_dra_import *out, struct gs_errbuf *eb);
 
 /*
  * A Kubernetes quantity ("10Gi", "1G", "512Mi", "1.5Gi", "1e9") in bytes.

@@ -34,7 +34,8 @@ void gs_k8s_dns_label(const char *name, char *buf, size_t len);
 /*
  * One DeviceRequest (the `exactly` form) named `request` for `count`
  * devices of the slice: the class, the capacity requests (whole-GPU
- * modes) or the profile selector (MIG modes).
+ * modes) or the profile selector (MIG modes; a MIG mode without a
+ * profile asks for any MIG device of mig.gpuslice.io, never a whole GPU).
  */
 json_t *gs_k8s_device_request(const char *request,
                               const struct gs_slice_spec *s, int count);

@@ -9,6 +9,11 @@
  * when not) and an optional `device-filter` (0xDDDDVVVV[:0xSSSSssss], one
  * string or a list). Unknown keys anywhere are errors, as in mig-parted.
  *
+ * The file may also be the GPU operator's wrapping of one: a ConfigMap
+ * whose data."config.yaml" (or only key) holds the config as a string,
+ * or the operator chart's values with migManager.config.data; messages
+ * then name the wrapping file's lines.
+ *
  * Parsing works on a buffer (the caller reads the file), through the one
  * YAML reader (gs/yamldoc.h); built as gs_core_yaml outside the pure core. Inputs are capped (size,
  * configs, entries, devices, filters, profiles) and every message names

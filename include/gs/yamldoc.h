@@ -51,6 +51,16 @@ gs_err gs_yamldoc_read(const char *buf, size_t len, const char *name,
                        unsigned flags, struct gs_doc **doc,
                        struct gs_errbuf *eb);
 
+/*
+ * gs_yamldoc_read() of text embedded in a larger file (a ConfigMap's
+ * data value, a Helm values string): every line number, in nodes and
+ * messages, is `line0` more, so a literal block scalar (`key: |`) on
+ * line L read with line0 = L names the file's own lines.
+ */
+gs_err gs_yamldoc_read_at(const char *buf, size_t len, const char *name,
+                          int line0, unsigned flags, struct gs_doc **doc,
+                          struct gs_errbuf *eb);
+
 /* gs_yamldoc_read() with no flags: aliases refused. */
 gs_err gs_yamldoc_parse(const char *buf, size_t len, const char *name,
                         struct gs_doc **doc, struct gs_errbuf *eb);

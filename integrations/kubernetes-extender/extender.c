@@ -2,9 +2,21 @@
  * extender.c - the extender's verbs (see extender.h). Pod requests are
  * read from the containers' resource requests: "cpu" (cores or "NNNm"),
  * "gpuslice.io/gpu-milli" (a share of one GPU, 1..999) and
- * "nvidia.com/gpu" (whole GPUs). A node's GPU free share is the smaller
- * of its free memory and free compute, in milli-GPU, as in core's `frag`
- * placement policy.
+ * "nvidia.com/gpu" (whole GPUs), combined as the scheduler does
+ * (k8s.io/component-helpers resource.PodRequests): the app containers and
+ * sidecars (init containers with restartPolicy Always) add up, each plain
+ * init container runs alone beside the sidecars started before it, and
+ * the pod needs the larger of the two, plus spec.overhead. A node's GPU
+ * free share is the smaller of its free memory and free compute, in
+ * milli-GPU, as in core's `frag` placement policy.
+ *
+ * The wire types are k8s.io/kube-scheduler/extender/v1's: ExtenderArgs
+ * {Pod, Nodes (a v1.NodeList: "items"), NodeNames}; the filter answers an
+ * ExtenderFilterResult {Nodes, NodeNames, FailedNodes,
+ * FailedAndUnresolvableNodes, Error} in the mode it was asked in: node
+ * names when the scheduler sent NodeNames (nodeCacheCapable: true), else
+ * the passing Node objects as a NodeList (the scheduler reads only
+ * Nodes.items then).
  */
 #include "extender.h"
 
@@ -231,68 +243,141 @@ static int64_t quantity(json_t *q)
 	return -1;
 }
 
-/* The pod's request summed over its containers; false on bad input. */
+/* One container's (or the overhead's) requests. */
+struct ctr_req {
+	int64_t cpu, share, whole;
+};
+
+/* Reads a container's resources.requests (or a pod's overhead map). */
+static bool ctr_request(json_t *req, struct ctr_req *r, const char **why)
+{
+	json_t *v;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_object(req))
+		return true; /* no requests, or null */
+	if ((v = json_object_get(req, "cpu")) != NULL && !json_is_null(v)) {
+		r->cpu = json_is_string(v)
+		             ? parse_cpu(json_string_value(v))
+		             : (json_is_number(v)
+		                    ? (int64_t)(json_number_value(v) * 1000)
+		                    : -1);
+		if (r->cpu < 0) {
+			*why = "bad cpu request";
+			return false;
+		}
+	}
+	if ((v = json_object_get(req, "gpuslice.io/gpu-milli")) &&
+	    !json_is_null(v)) {
+		r->share = quantity(v);
+		if (r->share < 1 || r->share > 999) {
+			*why = "gpuslice.io/gpu-milli must be 1..999";
+			return false;
+		}
+	}
+	if ((v = json_object_get(req, "nvidia.com/gpu")) && !json_is_null(v)) {
+		r->whole = quantity(v);
+		if (r->whole < 0 || r->whole > GS_TRACE_MAX_DEVS) {
+			*why = "bad nvidia.com/gpu request";
+			return false;
+		}
+	}
+	return true;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * The pod's request as the scheduler computes it (see the header
+ * comment); false on bad input. A GPU share must sit in one container of
+ * those that run together: two shares in the app containers are an error,
+ * as one pod's share is one slice of one GPU.
+ */
 static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
 {
-	json_t *ctrs =
-	    json_object_get(json_object_get(pod, "spec"), "containers");
+	json_t *spec = json_object_get(pod, "spec");
+	json_t *ctrs = json_object_get(spec, "containers");
+	json_t *inits = json_object_get(spec, "initContainers");
 	json_t *c;
 	size_t i;
-	int64_t share = 0, whole = 0, cpu = 0;
+	struct ctr_req app = {0}, side = {0}, top = {0}, r;
 
 	memset(p, 0, sizeof(*p));
 	if (!json_is_array(ctrs)) {
 		*why = "Pod.spec.containers missing";
 		return false;
 	}
+	/* init containers in order: sidecars add up from where they start */
+	json_array_foreach(inits, i, c)
+	{
+		const char *rp =
+		    json_string_value(json_object_get(c, "restartPolicy"));
+
+		if (!ctr_request(
+		        json_object_get(json_object_get(c, "resources"),
+		                        "requests"),
+		        &r, why))
+			return false;
+		if (rp != NULL && strcmp(rp, "Always") == 0) {
+			if (r.share > 0 && side.share > 0) {
+				*why = "gpuslice.io/gpu-milli in two sidecars";
+				return false;
+			}
+			side.cpu += r.cpu;
+			side.share += r.share;
+			side.whole += r.whole;
+			r = side; /* while it starts, the sidecars so far run */
+		} else {
+			r.cpu += side.cpu;
+			r.whole += side.whole;
+			if (r.share > 0 && side.share > 0) {
+				*why =
+				    "gpuslice.io/gpu-milli in an init container and a sidecar";
+				return false;
+			}
+			r.share += side.share;
+		}
+		top.cpu = max64(top.cpu, r.cpu);
+		top.share = max64(top.share, r.share);
+		top.whole = max64(top.whole, r.whole);
+	}
+	app = side;
 	json_array_foreach(ctrs, i, c)
 	{
-		json_t *req = json_object_get(json_object_get(c, "resources"),
-		                              "requests");
-		json_t *v;
-		if (!json_is_object(req))
-			continue; /* no requests, or null */
-		if ((v = json_object_get(req, "cpu")) != NULL &&
-		    !json_is_null(v)) {
-			int64_t m =
-			    json_is_string(v)
-			        ? parse_cpu(json_string_value(v))
-			        : (json_is_number(v)
-			               ? (int64_t)(json_number_value(v) * 1000)
-			               : -1);
-			if (m < 0) {
-				*why = "bad cpu request";
-				return false;
-			}
-			cpu += m;
+		if (!ctr_request(
+		        json_object_get(json_object_get(c, "resources"),
+		                        "requests"),
+		        &r, why))
+			return false;
+		if (r.share > 0 && app.share > 0) {
+			*why = "gpuslice.io/gpu-milli must be 1..999, "
+			       "in one container";
+			return false;
 		}
-		if ((v = json_object_get(req, "gpuslice.io/gpu-milli")) &&
-		    !json_is_null(v)) {
-			int64_t m = quantity(v);
-			if (m < 1 || m > 999 || share > 0) {
-				*why = "gpuslice.io/gpu-milli must be 1..999, "
-				       "in one container";
-				return false;
-			}
-			share = m;
-		}
-		if ((v = json_object_get(req, "nvidia.com/gpu")) &&
-		    !json_is_null(v)) {
-			int64_t m = quantity(v);
-			if (m < 0 || whole + m > GS_TRACE_MAX_DEVS) {
-				*why = "bad nvidia.com/gpu request";
-				return false;
-			}
-			whole += m;
-		}
+		app.cpu += r.cpu;
+		app.share += r.share;
+		app.whole += r.whole;
 	}
-	if (share > 0 && whole > 0) {
+	if (!ctr_request(json_object_get(spec, "overhead"), &r, why))
+		return false;
+	app.cpu = max64(app.cpu, top.cpu) + r.cpu;
+	app.share = max64(app.share, top.share);
+	app.whole = max64(app.whole, top.whole);
+	if (app.whole > GS_TRACE_MAX_DEVS) {
+		*why = "bad nvidia.com/gpu request";
+		return false;
+	}
+	if (app.share > 0 && app.whole > 0) {
 		*why = "a pod asks for a GPU share or whole GPUs, not both";
 		return false;
 	}
-	p->cpu_milli = (uint32_t)cpu;
-	p->gpu_milli = (uint16_t)(share > 0 ? share : (whole > 0 ? 1000 : 0));
-	p->num_gpu = (uint8_t)(share > 0 ? 1 : whole);
+	p->cpu_milli = (uint32_t)app.cpu;
+	p->gpu_milli =
+	    (uint16_t)(app.share > 0 ? app.share : (app.whole > 0 ? 1000 : 0));
+	p->num_gpu = (uint8_t)(app.share > 0 ? 1 : app.whole);
 	return true;
 }
 
@@ -319,13 +404,18 @@ static char *error_reply(int *status, int code, const char *msg)
 	return reply(json_pack("{s:s}", "Error", msg), status, code);
 }
 
-/* The candidate names: NodeNames, else Nodes.Items[].metadata.name. */
-static json_t *candidates(json_t *args)
+/*
+ * The candidates: NodeNames (nodeCacheCapable: true), else Nodes.items
+ * (a v1.NodeList). OUT: *objs, the Node objects by name in the second
+ * mode (NULL in the first), to answer with. Returns the names.
+ */
+static json_t *candidates(json_t *args, json_t **objs)
 {
 	json_t *names = json_object_get(args, "NodeNames");
 	json_t *out = json_array(), *it;
 	size_t i;
 
+	*objs = NULL;
 	if (json_is_array(names)) {
 		json_array_foreach(names, i, it)
 		{
@@ -334,13 +424,16 @@ static json_t *candidates(json_t *args)
 		}
 		return out;
 	}
+	*objs = json_object();
 	json_array_foreach(
-	    json_object_get(json_object_get(args, "Nodes"), "Items"), i, it)
+	    json_object_get(json_object_get(args, "Nodes"), "items"), i, it)
 	{
 		json_t *n =
 		    json_object_get(json_object_get(it, "metadata"), "name");
-		if (json_is_string(n))
+		if (json_is_string(n)) {
 			json_array_append(out, n);
+			json_object_set(*objs, json_string_value(n), it);
+		}
 	}
 	return out;
 }
@@ -363,10 +456,14 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 	struct gs_trace_scorer *sc = NULL;
 	struct gs_errbuf eb;
 	const char *why = NULL;
-	bool filter = strcmp(verb, "filter") == 0;
-	json_t *out;
+	bool filter;
+	json_t *out, *objs = NULL;
 	size_t i;
 
+	/* the path's last segment: a urlPrefix may carry a path */
+	if (strrchr(verb, '/') != NULL)
+		verb = strrchr(verb, '/') + 1;
+	filter = strcmp(verb, "filter") == 0;
 	if (!filter && strcmp(verb, "prioritize") != 0)
 		return error_reply(status, 404, "unknown verb");
 	args = json_loadb(body, len, 0, &je);
@@ -391,7 +488,7 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		json_decref(args);
 		return error_reply(status, 500, eb.msg);
 	}
-	names = candidates(args);
+	names = candidates(args, &objs);
 	if (filter) {
 		json_t *ok = json_array(), *failed = json_object();
 		json_array_foreach(names, i, n)
@@ -424,8 +521,28 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 			else
 				json_array_append(ok, n);
 		}
-		out = json_pack("{s:n,s:o,s:o,s:s}", "Nodes", "NodeNames", ok,
-		                "FailedNodes", failed, "Error", "");
+		if (objs == NULL) {
+			out = json_pack("{s:n,s:o,s:o,s:o,s:s}", "Nodes",
+			                "NodeNames", ok, "FailedNodes", failed,
+			                "FailedAndUnresolvableNodes",
+			                json_object(), "Error", "");
+		} else {
+			json_t *items = json_array();
+
+			json_array_foreach(ok, i, n)
+			{
+				json_array_append(
+				    items, json_object_get(
+				               objs, json_string_value(n)));
+			}
+			json_decref(ok);
+			out = json_pack(
+			    "{s:{s:s,s:s,s:{},s:o},s:n,s:o,s:o,s:s}", "Nodes",
+			    "apiVersion", "v1", "kind", "NodeList", "metadata",
+			    "items", items, "NodeNames", "FailedNodes", failed,
+			    "FailedAndUnresolvableNodes", json_object(),
+			    "Error", "");
+		}
 	} else {
 		out = json_array();
 		json_array_foreach(names, i, n)
@@ -445,6 +562,7 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		}
 	}
 	json_decref(names);
+	json_decref(objs);
 	json_decref(args);
 	gs_trace_scorer_free(sc);
 	return reply(out, status, 200);

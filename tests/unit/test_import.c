@@ -283,11 +283,6 @@ static void device_plugin_errors_name_the_line_and_field(void **state)
 	     GS_ERR_INVALID,
 	     "t.yaml:6: sharing.timeSlicing.resources[1]: nvidia.com/gpu "
 	     "is listed twice"},
-	    {"sharing:\n  mps:\n    resources:\n      - name: gpu\n"
-	     "        replicas: 2\n",
-	     GS_ERR_INVALID,
-	     "t.yaml:3: MPS sharing needs flags.mpsRoot (the plugin "
-	     "refuses to start without it)"},
 	    {"flags:\n  migStrategy: mixed\n  mpsRoot: /m\nsharing:\n  mps:\n"
 	     "    resources:\n      - name: gpu\n        replicas: 2\n",
 	     GS_ERR_INVALID,

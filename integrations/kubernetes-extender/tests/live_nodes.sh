@@ -85,6 +85,10 @@ sys.exit(0 if d["NodeNames"] == ["node-a", "node-b"] and d["FailedNodes"] == {} 
 wait_until 10 both_pass || fail "both empty nodes do not pass: $(ext filter filter_live.json)"
 out=$(ext prioritize prioritize_live.json)
 jcheck "$out" '[h["Host"] for h in d] == ["node-a", "node-b"] and all(h["Score"] > 0 for h in d)'
+# a urlPrefix with a path (http://host:port/gpuslice/v1): the scheduler
+# posts to PREFIX/filter
+out=$(ext gpuslice/v1/prioritize prioritize_live.json)
+jcheck "$out" '[h["Host"] for h in d] == ["node-a", "node-b"]'
 
 # ---- fill node-a's GPUs through its API (70 GiB on each) ----
 tok_a=$(cat "$WORK/token-a")

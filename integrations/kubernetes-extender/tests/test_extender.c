@@ -267,6 +267,125 @@ static void demand_weights_score_like_counts(void **unused)
 	gs_ext_state_free(b);
 }
 
+/*
+ * nodeCacheCapable: false: the scheduler sends Nodes (a v1.NodeList,
+ * "items") and reads back only Nodes.items, so the answer is the passing
+ * Node objects as sent, NodeNames null (upstream's
+ * k8s.io/kube-scheduler/extender/v1 ExtenderFilterResult).
+ */
+static void filter_without_node_cache_answers_a_node_list(void **unused)
+{
+	struct gs_ext_state *st = state();
+	json_t *r = call(st, "filter", "filter_nodelist.json", 200);
+	json_t *items = json_object_get(json_object_get(r, "Nodes"), "items");
+	json_t *a = json_array_get(items, 0);
+
+	(void)unused;
+	assert_true(json_is_null(json_object_get(r, "NodeNames")));
+	assert_int_equal(json_array_size(items), 2);
+	assert_string_equal(json_string_value(json_object_get(
+	                        json_object_get(a, "metadata"), "name")),
+	                    "node-a");
+	/* the object itself, not only its name */
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(a, "metadata"), "labels"),
+	        "zone")),
+	    "a");
+	assert_non_null(
+	    json_object_get(json_object_get(r, "FailedNodes"), "node-c"));
+	assert_true(
+	    json_is_object(json_object_get(r, "FailedAndUnresolvableNodes")));
+	json_decref(r);
+	gs_ext_state_free(st);
+}
+
+/* The scheduler posts to urlPrefix + "/" + verb: a prefix with a path
+ * ("http://x:8888/gpuslice/v1") must reach the verbs. */
+static void url_prefix_path_reaches_the_verbs(void **unused)
+{
+	struct gs_ext_state *st = state();
+	size_t len;
+	char *body = slurp("filter_share.json", &len);
+	int status = 0;
+	char *out = gs_ext_handle(st, "gpuslice/v1/filter", body, len, &status);
+
+	(void)unused;
+	assert_int_equal(status, 200);
+	free(out);
+	out = gs_ext_handle(st, "gpuslice/prioritize", body, len, &status);
+	assert_int_equal(status, 200);
+	free(out);
+	out = gs_ext_handle(st, "gpuslice/bind", body, len, &status);
+	assert_int_equal(status, 404);
+	free(out);
+	free(body);
+	gs_ext_state_free(st);
+}
+
+static json_t *filter_body(const struct gs_ext_state *st, const char *body)
+{
+	int status = 0;
+	char *out = gs_ext_handle(st, "filter", body, strlen(body), &status);
+	json_t *j;
+
+	assert_int_equal(status, 200);
+	j = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(j);
+	return j;
+}
+
+/*
+ * Init containers as the scheduler counts them: a plain init container
+ * runs alone (the pod needs the larger of it and the app containers'
+ * sum), a sidecar (restartPolicy Always) adds to the app containers.
+ * node-a has one whole GPU free and 32 cores.
+ */
+static void init_containers_count_as_the_scheduler_counts(void **unused)
+{
+	struct gs_ext_state *st = state();
+	const char *init2 =
+	    "{\"Pod\":{\"spec\":{\"initContainers\":[{\"name\":\"i\","
+	    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}],"
+	    "\"containers\":[{\"name\":\"m\",\"resources\":{\"requests\":"
+	    "{\"nvidia.com/gpu\":\"1\"}}}]}},\"NodeNames\":[\"node-a\"]}";
+	const char *init1 =
+	    "{\"Pod\":{\"spec\":{\"initContainers\":[{\"name\":\"i\","
+	    "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],"
+	    "\"containers\":[{\"name\":\"m\",\"resources\":{\"requests\":"
+	    "{\"nvidia.com/gpu\":\"1\"}}}]}},\"NodeNames\":[\"node-a\"]}";
+	const char *sidecar =
+	    "{\"Pod\":{\"spec\":{\"initContainers\":[{\"name\":\"s\","
+	    "\"restartPolicy\":\"Always\",\"resources\":{\"requests\":"
+	    "{\"cpu\":\"31\"}}}],\"containers\":[{\"name\":\"m\","
+	    "\"resources\":{\"requests\":{\"cpu\":\"2\","
+	    "\"gpuslice.io/gpu-milli\":\"100\"}}}]}},"
+	    "\"NodeNames\":[\"node-a\"]}";
+	const char *plain_init =
+	    "{\"Pod\":{\"spec\":{\"initContainers\":[{\"name\":\"i\","
+	    "\"resources\":{\"requests\":{\"cpu\":\"31\"}}}],"
+	    "\"containers\":[{\"name\":\"m\",\"resources\":{\"requests\":"
+	    "{\"cpu\":\"2\",\"gpuslice.io/gpu-milli\":\"100\"}}}]}},"
+	    "\"NodeNames\":[\"node-a\"]}";
+	json_t *r;
+
+	(void)unused;
+	r = filter_body(st, init2); /* max(2, 1) = 2 GPUs: no room */
+	assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+	json_decref(r);
+	r = filter_body(st, init1); /* max(1, 1) = 1 GPU */
+	assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);
+	json_decref(r);
+	r = filter_body(st, sidecar); /* 31 + 2 cores > 32 */
+	assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 0);
+	json_decref(r);
+	r = filter_body(st, plain_init); /* max(31, 2) cores */
+	assert_int_equal(json_array_size(json_object_get(r, "NodeNames")), 1);
+	json_decref(r);
+	gs_ext_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +394,9 @@ int main(void)
 	    cmocka_unit_test(bad_bodies_and_verbs_get_error_replies),
 	    cmocka_unit_test(live_doc_follows_the_daemons_answers),
 	    cmocka_unit_test(demand_weights_score_like_counts),
+	    cmocka_unit_test(filter_without_node_cache_answers_a_node_list),
+	    cmocka_unit_test(url_prefix_path_reaches_the_verbs),
+	    cmocka_unit_test(init_containers_count_as_the_scheduler_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

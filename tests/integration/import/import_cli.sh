@@ -92,8 +92,11 @@ expect_exit "replicas 1" 2 "dp-bad-replicas.yaml:6: .*replicas must be at least 
 	import device-plugin "$data/dp-bad-replicas.yaml"
 expect_exit "typo" 2 "dp-unknown-field.yaml:4: unknown field 'migStratgy' in flags \\(did you mean migStrategy\\?\\)" \
 	import device-plugin "$data/dp-unknown-field.yaml"
-expect_exit "MPS without mpsRoot" 2 "dp-mps-without-root.yaml:4: MPS sharing needs flags.mpsRoot" \
-	import device-plugin "$data/dp-mps-without-root.yaml"
+# MPS without flags.mpsRoot: the plugin reads --mps-root, which its Helm
+# chart sets (/run/nvidia/mps); imported with a note saying so.
+"$gs" import device-plugin "$data/dp-mps-without-root.yaml" --gpu H100 >mpsroot.txt
+check "MPS without mpsRoot imports" grep -q "compute=33" mpsroot.txt
+check "MPS without mpsRoot: the chart's root" grep -q "/run/nvidia/mps" mpsroot.txt
 expect_exit "not YAML" 2 "dp-not-yaml.yaml:6: " \
 	import device-plugin "$data/dp-not-yaml.yaml"
 expect_exit "bad interval" 2 "dra-bad-interval.yaml:6: sharing.timeSlicingConfig.interval must be Default\\|Short\\|Medium\\|Long, got 'Longer'" \
