@@ -687,6 +687,7 @@ static void reload(struct daemon *d, const struct overrides *o)
 	        next.watchdog_action == GS_WATCHDOG_KILL ? "kill" : "flag",
 	        next.watchdog_interval_ms,
 	        later[0] ? "; changed, applied at the next start:" : "", later);
+	gs_debug("gpusliced", "reload done pid=%d", (int)getpid());
 	notify("READY=1");
 }
 
