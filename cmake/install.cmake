@@ -85,3 +85,34 @@ install(TARGETS gpuslice-kubelet-plugin gs-k8s-extender
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/kubernetes/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuslice/kubernetes
         COMPONENT kubernetes FILES_MATCHING PATTERN "*.yaml")
+
+# Manual pages, generated at build time from each program's --help
+# (scripts/gen-man.sh), so they cannot drift from the usage text.
+set(_gs_man_dir ${CMAKE_BINARY_DIR}/man)
+set(_gs_man_pages)
+function(gs_man target section component summary)
+  get_target_property(_name ${target} OUTPUT_NAME)
+  if(NOT _name)
+    set(_name ${target})
+  endif()
+  set(_out ${_gs_man_dir}/${_name}.${section})
+  add_custom_command(OUTPUT ${_out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_gs_man_dir}
+    COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/gen-man.sh $<TARGET_FILE:${target}>
+            ${section} "${summary}" > ${_out}
+    DEPENDS ${target} ${CMAKE_SOURCE_DIR}/scripts/gen-man.sh
+    COMMENT "Generating the manual page ${_name}(${section})" VERBATIM)
+  install(FILES ${_out} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section}
+          COMPONENT ${component})
+  set(_gs_man_pages ${_gs_man_pages} ${_out} PARENT_SCOPE)
+endfunction()
+gs_man(gpuslice 1 gpuslice "run programs in GPU slices and manage gpusliced")
+gs_man(gs-alloc 1 gpuslice "grow device memory with one CUDA allocation API (workload kit)")
+gs_man(gs-burn 1 gpuslice "keep a GPU busy with dependent kernels (workload kit)")
+gs_man(gs-fault 1 gpuslice "raise an illegal-address fault on purpose (workload kit)")
+gs_man(gs-infer 1 gpuslice "an inference-like server with latency percentiles (workload kit)")
+gs_man(gs-matmul 1 gpuslice "matrix multiplications in one context (workload kit)")
+gs_man(gpusliced 8 gpuslice "the gpuslice node daemon")
+gs_man(gpuslice-kubelet-plugin 8 kubernetes "the gpuslice Kubernetes DRA kubelet plugin")
+gs_man(gs-k8s-extender 8 kubernetes "the gpuslice Kubernetes scheduler extender")
+add_custom_target(gs_man_pages ALL DEPENDS ${_gs_man_pages})

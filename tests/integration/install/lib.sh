@@ -29,6 +29,10 @@ install_cleanup() {
 	for p in "${PIDS[@]}" $(work_procs); do
 		kill -9 "$p" 2>/dev/null || true
 	done
+	# MPS control daemons whose pipe directory is ours
+	for p in $(find "$WORK" -name nvidia-cuda-mps-control.pid -exec cat {} + 2>/dev/null); do
+		kill -9 "$p" 2>/dev/null || true
+	done
 	wait 2>/dev/null || true
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
 		for p in "$WORK"/*.log; do

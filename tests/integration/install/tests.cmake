@@ -11,3 +11,7 @@ gs_add_shell_test(daemon_notifies_ready_and_reloads
   LABELS install TIMEOUT 120)
 set_tests_properties(install_tree_runs_without_build_tree systemd_unit_verifies
   daemon_notifies_ready_and_reloads PROPERTIES SKIP_RETURN_CODE 77)
+gs_add_shell_test(mps_daemons_stop_or_are_adopted
+  tests/integration/install/mps_daemons_stop_or_are_adopted.sh
+  LABELS install TIMEOUT 120)
+set_tests_properties(mps_daemons_stop_or_are_adopted PROPERTIES SKIP_RETURN_CODE 77)
