@@ -15,3 +15,9 @@ gs_add_shell_test(mps_daemons_stop_or_are_adopted
   tests/integration/install/mps_daemons_stop_or_are_adopted.sh
   LABELS install TIMEOUT 120)
 set_tests_properties(mps_daemons_stop_or_are_adopted PROPERTIES SKIP_RETURN_CODE 77)
+# Builds the packages once per input hash (~/.cache/gpuslice/deb-<hash>):
+# minutes the first time on two cores, seconds after.
+gs_add_shell_test(deb_installs_runs_and_purges
+  tests/integration/install/deb_installs_runs_and_purges.sh
+  LABELS install TIMEOUT 1200)
+set_tests_properties(deb_installs_runs_and_purges PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
