@@ -21,3 +21,10 @@ gs_add_shell_test(deb_installs_runs_and_purges
   tests/integration/install/deb_installs_runs_and_purges.sh
   LABELS install TIMEOUT 1200)
 set_tests_properties(deb_installs_runs_and_purges PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+gs_add_shell_test(top_never_shows_more_than_the_gpu
+  tests/integration/install/top_never_shows_more_than_the_gpu.sh
+  LABELS install TIMEOUT 60)
+gs_add_shell_test(daemon_runs_with_state_dir_as_run_dir
+  tests/integration/install/daemon_runs_with_state_dir_as_run_dir.sh
+  LABELS install TIMEOUT 60)
+set_tests_properties(daemon_runs_with_state_dir_as_run_dir PROPERTIES SKIP_RETURN_CODE 77)
