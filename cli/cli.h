@@ -72,7 +72,8 @@ double gs_cli_fit_compute(double *pct, size_t n);
 	X(plan, "plan a MIG layout or validate a mig-parted config")           \
 	X(advise, "which sharing mechanism fits a workload")                   \
 	X(import, "translate device-plugin or DRA configs into slices")        \
-	X(bench, "benchmarks: study (seed study), trace (cluster replay)")
+	X(bench, "benchmarks: study (seed study), trace (cluster replay)")    \
+	X(doctor, "check this node: driver, MIG, MPS, shim vs a program's libc")
 
 #define GS__CLI_DECL(name, help) int gs_cli_##name(int argc, char **argv);
 GS_CLI_COMMANDS(GS__CLI_DECL)

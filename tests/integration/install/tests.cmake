@@ -28,3 +28,8 @@ gs_add_shell_test(daemon_runs_with_state_dir_as_run_dir
   tests/integration/install/daemon_runs_with_state_dir_as_run_dir.sh
   LABELS install TIMEOUT 60)
 set_tests_properties(daemon_runs_with_state_dir_as_run_dir PROPERTIES SKIP_RETURN_CODE 77)
+gs_add_shell_test(doctor_reports_the_node
+  tests/integration/install/doctor_reports_the_node.sh
+  LABELS install TIMEOUT 120)
+set_tests_properties(top_never_shows_more_than_the_gpu doctor_reports_the_node
+  PROPERTIES SKIP_RETURN_CODE 77)
