@@ -33,3 +33,7 @@ gs_add_shell_test(doctor_reports_the_node
   LABELS install TIMEOUT 120)
 set_tests_properties(top_never_shows_more_than_the_gpu doctor_reports_the_node
   PROPERTIES SKIP_RETURN_CODE 77)
+gs_add_shell_test(gpu_stage_runs_the_check_alone
+  tests/integration/install/gpu_stage_runs_the_check_alone.sh
+  LABELS install TIMEOUT 240)
+set_tests_properties(gpu_stage_runs_the_check_alone PROPERTIES SKIP_RETURN_CODE 77)
