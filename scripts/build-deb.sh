@@ -6,9 +6,10 @@
 #
 # Builds once per input: the packages land in
 # ${GS_CACHE:-~/.cache/gpuslice}/deb-<hash>, <hash> being the SHA-256 of
-# every tracked or new (not ignored) file outside tests/ and docs/, and of
-# the CUDA headers' version; a second run with the same inputs only prints
-# that directory. The build runs in a copy of the tree (the work tree
+# every tracked or new (not ignored) file that goes into the packages
+# (not tests/, docs/, deploy/image/ or the GPU-check scripts), and of the
+# CUDA headers' version; a second run with the same inputs only prints
+# that directory, and only the three newest such directories are kept. The build runs in a copy of the tree (the work tree
 # gains no obj-*/ or debian/<package>/), with DEB_BUILD_OPTIONS=nocheck:
 # the tests are ctest's. lintian's report is written to lintian.txt there.
 #
@@ -49,7 +50,8 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 cd "$SRC"
 files() {
 	git ls-files -z -co --exclude-standard |
-		grep -zv -e '^tests/' -e '^docs/' -e '\.md$' |
+		grep -zv -e '^tests/' -e '^docs/' -e '\.md$' -e '^deploy/image/' \
+			-e '^scripts/gpu-' -e '^bench/README' -e '^\.gitignore$' |
 		sort -z
 }
 hash=$({
@@ -93,5 +95,7 @@ if [ "$LINTIAN" = 1 ] && command -v lintian >/dev/null; then
 fi
 rm -rf "$OUT"
 mv "$TMP/out" "$OUT"
+# older builds: the three newest stay
+ls -dt "$CACHE"/deb-* 2>/dev/null | tail -n +4 | while read -r old; do rm -rf "$old"; done
 echo "build-deb: packages in $OUT" >&2
 echo "$OUT"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gpuslice's build, tests and demo need
 # (systemd for `systemd-analyze verify`; debhelper, dpkg-dev, fakeroot and
-# lintian for scripts/build-deb.sh and its test).
+# lintian for scripts/build-deb.sh and its test; mmdebstrap for the
+# container image, deploy/image/build-image.sh).
 # Idempotent: asks dpkg first and calls apt-get only for what is missing,
 # as root or through sudo. Exits non-zero with one line naming what failed.
 set -euo pipefail
@@ -14,7 +15,7 @@ pkgs=(build-essential cmake pkg-config python3 clang libclang-rt-14-dev
       libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
       libcurl4-openssl-dev
       python3-grpcio python3-protobuf python3-jsonschema python3-yaml
-      systemd binutils debhelper dpkg-dev fakeroot lintian)
+      systemd binutils debhelper dpkg-dev fakeroot lintian mmdebstrap)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -37,3 +37,9 @@ gs_add_shell_test(gpu_stage_runs_the_check_alone
   tests/integration/install/gpu_stage_runs_the_check_alone.sh
   LABELS install TIMEOUT 240)
 set_tests_properties(gpu_stage_runs_the_check_alone PROPERTIES SKIP_RETURN_CODE 77)
+# Builds the packages and the image once per input hash (~/.cache/gpuslice),
+# minutes the first time, seconds after; needs the Debian archive.
+gs_add_shell_test(image_entrypoints_run_on_the_sim
+  tests/integration/install/image_entrypoints_run_on_the_sim.sh
+  LABELS install TIMEOUT 1500)
+set_tests_properties(image_entrypoints_run_on_the_sim PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
