@@ -57,10 +57,13 @@ demo: build
 bench: build
 	@bash scripts/bench.sh $(BUILD)
 
-# `make install` (PREFIX, DESTDIR honoured): cmake --install of the build.
+# `make install` (PREFIX, DESTDIR honoured): cmake --install of the build,
+# configured for PREFIX first (the unit and the default paths name it).
 PREFIX ?= /usr/local
 install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
+	cmake --install $(BUILD)
 
 # The Debian packages, built once per input (scripts/build-deb.sh).
 deb:

@@ -61,7 +61,9 @@ configure_file(${CMAKE_SOURCE_DIR}/deploy/systemd/gpusliced.service.in
                ${CMAKE_BINARY_DIR}/deploy/gpusliced.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/deploy/gpusliced.service
         DESTINATION ${GS_SYSTEMD_UNITDIR} COMPONENT gpuslice)
-install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/watchdog-action.conf.example
+configure_file(${CMAKE_SOURCE_DIR}/deploy/systemd/watchdog-action.conf.example.in
+               ${CMAKE_BINARY_DIR}/deploy/watchdog-action.conf.example @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/deploy/watchdog-action.conf.example
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT gpuslice)
 
 # The plugin preloads libgpuslice.so "next to this plugin" unless

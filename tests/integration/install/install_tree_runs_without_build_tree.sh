@@ -9,10 +9,10 @@
 . "$(dirname "$0")/lib.sh" "$1"
 
 ROOT=$WORK/root
-DESTDIR=$ROOT cmake --install "$B" --prefix /usr >"$WORK/install.log" 2>&1 ||
+DESTDIR=$ROOT cmake --install "$B" >"$WORK/install.log" 2>&1 ||
 	fail "cmake --install failed: $(tail -5 "$WORK/install.log")"
 
-U=$ROOT/usr
+U=$ROOT$PREFIX
 for f in bin/gpuslice bin/gs-alloc sbin/gpusliced sbin/gpuslice-kubelet-plugin; do
 	[ -x "$U/$f" ] || fail "no executable $U/$f"
 done
@@ -27,8 +27,8 @@ grep -q '^#' "$conf" || fail "$conf has no comments"
 	fail "the installed gpusliced.yaml does not pass --check-config"
 unit=$(find "$ROOT" -name gpusliced.service | head -1)
 [ -n "$unit" ] || fail "no gpusliced.service"
-grep -q "^ExecStart=/usr/sbin/gpusliced " "$unit" ||
-	fail "the unit does not start /usr/sbin/gpusliced: $(grep ExecStart= "$unit")"
+grep -q "^ExecStart=$PREFIX/sbin/gpusliced --config $ETC/gpuslice/gpusliced.yaml\$" "$unit" ||
+	fail "the unit does not start $PREFIX/sbin/gpusliced with $ETC/gpuslice/gpusliced.yaml: $(grep ExecStart= "$unit")"
 if [ -f "$B/lib/spank_gpuslice.so" ]; then
 	spank=$(find "$U/lib" -name spank_gpuslice.so | head -1)
 	[ -n "$spank" ] || fail "no spank_gpuslice.so installed"

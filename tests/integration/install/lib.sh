@@ -11,6 +11,11 @@ PIDS=()
 unset GPUSLICE_SHIM GPUSLICE_SIM_DIR GPUSLICE_SOCKET GPUSLICE_RUN_DIR \
 	CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY LD_PRELOAD || true
 
+# The prefix this build was configured for, and where its unit points.
+PREFIX=$(sed -n 's/^CMAKE_INSTALL_PREFIX:[A-Z]*=//p' "$B/CMakeCache.txt")
+PREFIX=${PREFIX:-/usr/local}
+if [ "$PREFIX" = /usr ]; then ETC=/etc; else ETC=$PREFIX/etc; fi
+
 # Processes whose executable or command line lies under $WORK.
 work_procs() {
 	local p exe

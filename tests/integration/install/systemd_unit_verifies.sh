@@ -10,7 +10,7 @@
 command -v systemd-analyze >/dev/null ||
 	skip "systemd-analyze is not installed (scripts/deps.sh installs systemd)"
 ROOT=$WORK/root
-DESTDIR=$ROOT cmake --install "$B" --prefix /usr --component gpuslice \
+DESTDIR=$ROOT cmake --install "$B" --component gpuslice \
 	>"$WORK/install.log" 2>&1 || fail "cmake --install failed"
 unit=$(find "$ROOT" -name gpusliced.service | head -1)
 [ -n "$unit" ] || fail "no gpusliced.service installed"
@@ -21,7 +21,7 @@ for want in '^Type=notify$' '^ExecReload=/bin/kill -HUP \$MAINPID$' \
 	'^RuntimeDirectory=gpuslice$' '^StateDirectory=gpuslice$' \
 	'^ProtectSystem=strict$' '^ProtectHome=yes$' '^NoNewPrivileges=yes$' \
 	'^DeviceAllow=char-nvidia-frontend rw$' '^DeviceAllow=char-nvidia-uvm rw$' \
-	'^CapabilityBoundingSet=' '^ExecStart=/usr/sbin/gpusliced --config /etc/gpuslice/gpusliced.yaml$'; do
+	'^CapabilityBoundingSet=' "^ExecStart=$PREFIX/sbin/gpusliced --config $ETC/gpuslice/gpusliced.yaml\$"; do
 	grep -q -- "$want" "$unit" || fail "gpusliced.service has no line matching $want"
 done
 
@@ -29,14 +29,14 @@ done
 # just installed (the only change).
 U=$WORK/units
 mkdir -p "$U/gpusliced.service.d"
-sed "s|/usr/sbin/gpusliced|$ROOT/usr/sbin/gpusliced|" "$unit" >"$U/gpusliced.service"
+sed "s|$PREFIX/sbin/gpusliced|$ROOT$PREFIX/sbin/gpusliced|" "$unit" >"$U/gpusliced.service"
 verify() {
 	SYSTEMD_UNIT_PATH=$U: systemd-analyze verify "$U/gpusliced.service" 2>&1
 }
 
 # The drop-in directory is read: a bad key there is reported ...
 {
-	sed "s|/usr/sbin/gpusliced|$ROOT/usr/sbin/gpusliced|" "$dropin"
+	sed "s|$PREFIX/sbin/gpusliced|$ROOT$PREFIX/sbin/gpusliced|" "$dropin"
 	echo "NoSuchKey=1"
 } >"$U/gpusliced.service.d/watchdog-action.conf"
 out=$(verify || true)
@@ -44,12 +44,12 @@ case $out in *watchdog-action.conf*NoSuchKey*) ;;
 *) fail "systemd-analyze did not read the drop-in directory: $out" ;; esac
 
 # ... and the real unit with the real drop-in draw no remark at all.
-sed "s|/usr/sbin/gpusliced|$ROOT/usr/sbin/gpusliced|" "$dropin" \
+sed "s|$PREFIX/sbin/gpusliced|$ROOT$PREFIX/sbin/gpusliced|" "$dropin" \
 	>"$U/gpusliced.service.d/watchdog-action.conf"
 out=$(verify) || fail "systemd-analyze verify failed: $out"
 [ -z "$out" ] || fail "systemd-analyze verify has remarks: $out"
 grep -q -- '--watchdog-action kill' "$U/gpusliced.service.d/watchdog-action.conf" ||
 	fail "the drop-in does not set the watchdog's action"
-"$ROOT/usr/sbin/gpusliced" --watchdog-action kill --check-config >/dev/null ||
+"$ROOT$PREFIX/sbin/gpusliced" --watchdog-action kill --check-config >/dev/null ||
 	fail "gpusliced does not take --watchdog-action kill"
 echo "ok"
