@@ -6,7 +6,10 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all build deps demo test test-unit test-asan test-slurm bench gpu-check fuzz clean format ptx
+GPU_STAGE  ?= gpu-stage
+GPU_CHECK_ARGS ?=
+
+.PHONY: all build deps demo test test-unit test-asan test-slurm bench gpu-check gpu-stage install deb fuzz clean format ptx
 
 all: build
 
@@ -54,8 +57,29 @@ demo: build
 bench: build
 	@bash scripts/bench.sh $(BUILD)
 
-gpu-check: build
-	@bash scripts/gpu-check.sh $(BUILD)
+# `make install` (PREFIX, DESTDIR honoured): cmake --install of the build,
+# configured for PREFIX first (the unit and the default paths name it).
+PREFIX ?= /usr/local
+install: build
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
+	cmake --install $(BUILD)
+
+# The Debian packages, built once per input (scripts/build-deb.sh).
+deb:
+	@bash scripts/build-deb.sh
+
+# The GPU check, in two steps: gpu-stage builds here a folder (ignored,
+# under 64 MiB) with everything the check needs; gpu-check runs from that
+# folder with no build and no deps step, so it works on a GPU machine that
+# is offline and has no compiler (docs/testing.md has the exact command).
+gpu-stage: build
+	@bash scripts/gpu-stage.sh $(BUILD) $(GPU_STAGE)
+
+gpu-check:
+	@if [ ! -x $(GPU_STAGE)/gpu-check.sh ]; then \
+		echo "gpu-check: no staged folder $(GPU_STAGE)/: run make gpu-stage first (where it builds)" >&2; exit 2; fi
+	@bash $(GPU_STAGE)/gpu-check.sh $(GPU_CHECK_ARGS)
 
 fuzz:
 	@bash scripts/fuzz.sh
@@ -69,4 +93,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(GPU_STAGE)

@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gs/paths.h"
+
 #define MATMUL_N       128
 #define OOM_DELAY_S    1.0
 #define FAULT_DELAY_S  0.5
@@ -797,10 +799,10 @@ static const char *skip_reason(const struct cell *c, char *buf, size_t len)
 	case GS_STUDY_S_GPUSLICE:
 		if (!n->multi_ok)
 			return n->multi_why;
-		snprintf(buf, len, "%s/../lib/libgpuslice.so", n->bin_dir);
-		if (access(buf, R_OK) != 0 && getenv("GPUSLICE_SHIM") == NULL) {
+		/* where `gpuslice run` will find it (gs/paths.h) */
+		if (!gs_paths_shim(buf, len)) {
 			snprintf(buf, len,
-			         "libgpuslice.so is not built (no %.200s/../lib/libgpuslice.so)",
+			         "libgpuslice.so is not built or installed (none beside %.200s, none in the library directory)",
 			         n->bin_dir);
 			return buf;
 		}

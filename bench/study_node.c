@@ -23,6 +23,7 @@
 
 #include "gs/mps.h"
 #include "gs/nvml.h"
+#include "gs/paths.h"
 #include "gs/proc.h"
 #include "gs_sim/state.h"
 
@@ -39,7 +40,9 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* <prefix>/bin/gpuslice -> bin_dir <prefix>/bin, sim_dir <prefix>/sim. */
+/* <prefix>/bin/gpuslice -> bin_dir <prefix>/bin; sim_dir where
+ * gs_paths_sim_dir finds it (<prefix>/sim in a build tree,
+ * <libdir>/gpuslice/sim installed), else <prefix>/sim. */
 static gs_err find_dirs(struct gs_study_node *node, struct gs_errbuf *eb)
 {
 	char exe[PATH_MAX];
@@ -53,6 +56,8 @@ static gs_err find_dirs(struct gs_study_node *node, struct gs_errbuf *eb)
 		return gs_fail(eb, GS_ERR_IO, "odd binary path %s", exe);
 	*slash = '\0';
 	snprintf(node->bin_dir, sizeof(node->bin_dir), "%s", exe);
+	if (gs_paths_sim_dir(node->sim_dir, sizeof(node->sim_dir)))
+		return GS_OK; /* the build tree's sim/ or the installed one */
 	slash = strrchr(exe, '/');
 	if (slash != NULL)
 		*slash = '\0';

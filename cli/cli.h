@@ -50,6 +50,12 @@ extern const char *gs_cli_socket;
 void gs_cli_fmt_bytes(unsigned long long bytes, char *buf, size_t len);
 /* Prints `j` on stdout, indented, in key order, with a newline. */
 void gs_cli_print_json(const json_t *j);
+/* Fits the compute figures (percent of one GPU) of the slices sharing a
+ * GPU to what the GPU can give: each at most 100, and when they add up to
+ * more than 100 (windows that caught a burst, overlapping processes) all
+ * scaled down by the same factor, so their proportions stay. Returns the
+ * sum after fitting. */
+double gs_cli_fit_compute(double *pct, size_t n);
 
 /* Subcommand entry points (each defined in its own cmd_*.c). */
 #define GS_CLI_COMMANDS(X)                                                     \
@@ -66,7 +72,8 @@ void gs_cli_print_json(const json_t *j);
 	X(plan, "plan a MIG layout or validate a mig-parted config")           \
 	X(advise, "which sharing mechanism fits a workload")                   \
 	X(import, "translate device-plugin or DRA configs into slices")        \
-	X(bench, "benchmarks: study (seed study), trace (cluster replay)")
+	X(bench, "benchmarks: study (seed study), trace (cluster replay)")    \
+	X(doctor, "check this node: driver, MIG, MPS, shim vs a program's libc")
 
 #define GS__CLI_DECL(name, help) int gs_cli_##name(int argc, char **argv);
 GS_CLI_COMMANDS(GS__CLI_DECL)

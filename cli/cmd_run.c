@@ -64,6 +64,7 @@
 #include "gs/elfinfo.h"
 #include "mps_server.h"
 #include "gs/region.h"
+#include "gs/paths.h"
 #include "gs/proc.h"
 #include "gs/spec.h"
 
@@ -331,30 +332,11 @@ bad:
 	return GS_EXIT_USAGE;
 }
 
-/* <dir of /proc/self/exe>/../lib/libgpuslice.so, or $GPUSLICE_SHIM. */
+/* $GPUSLICE_SHIM, else the build tree's or the installed libgpuslice.so
+ * (gs_paths_shim). */
 static int shim_path(char *out, size_t n)
 {
-	const char *env = getenv("GPUSLICE_SHIM");
-	char exe[PATH_MAX];
-	ssize_t k;
-	char *slash;
-	struct stat st;
-
-	if (env != NULL && env[0] != '\0') {
-		k = snprintf(out, n, "%s", env);
-		return k > 0 && (size_t)k < n && stat(out, &st) == 0 ? 0 : -1;
-	}
-	if (!gs_proc_self_exe(exe, sizeof(exe)))
-		return -1;
-	slash = strrchr(exe, '/');
-	if (slash == NULL)
-		return -1;
-	*slash = '\0';
-	k = snprintf(out, n, "%s/../lib/libgpuslice.so", exe);
-	if (k > 0 && (size_t)k < n && stat(out, &st) == 0)
-		return 0;
-	k = snprintf(out, n, "%s/libgpuslice.so", exe);
-	return k > 0 && (size_t)k < n && stat(out, &st) == 0 ? 0 : -1;
+	return gs_paths_shim(out, n) ? 0 : -1;
 }
 
 /* The file execvp would run for `cmd` (PATH searched as it does). */

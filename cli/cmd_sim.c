@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gs/paths.h"
 #include "gs/proc.h"
 #include "gs_sim/state.h"
 
@@ -167,7 +168,7 @@ static void shell_quote(const char *s)
 static int cmd_env(const struct opts *o)
 {
 	struct gs_errbuf eb = {0};
-	char dir[GS_SIM_PATH_LEN], abs[PATH_MAX], exe[PATH_MAX];
+	char dir[GS_SIM_PATH_LEN], abs[PATH_MAX];
 	char simdir[PATH_MAX + 16];
 	const char *d = dir;
 	gs_err err;
@@ -177,18 +178,11 @@ static int cmd_env(const struct opts *o)
 		return gs_cli_fail(CMD, err, &eb);
 	if (realpath(dir, abs) != NULL)
 		d = abs;
-	/* <build>/bin/gpuslice -> <build>/sim */
-	if (!gs_proc_self_exe(exe, sizeof(exe))) {
-		gs_cli_error(CMD,
-		             "cannot find the gpuslice binary's directory");
+	/* <build>/sim, or the installed <libdir>/gpuslice/sim */
+	if (!gs_paths_sim_dir(simdir, sizeof(simdir))) {
+		gs_cli_error(CMD, "cannot find the simulator's libraries (no sim/ beside this gpuslice's bin/, no <libdir>/gpuslice/sim)");
 		return GS_EXIT_FAILURE;
 	}
-	for (int up = 0; up < 2; up++) {
-		char *slash = strrchr(exe, '/');
-		if (slash != NULL)
-			*slash = '\0';
-	}
-	snprintf(simdir, sizeof(simdir), "%s/sim", exe);
 	printf(
 	    "# gpuslice sim: point CUDA/NVML programs at the simulated node\n");
 	printf("export GPUSLICE_SIM_DIR=");

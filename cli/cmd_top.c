@@ -7,6 +7,11 @@
  * prints one frame for scripts; --json one snapshot (each slice's
  * "sm_share" and usage "sm_seconds" included).
  *
+ * Compute figures are fitted to the GPU before they are shown (each slice
+ * at most 100 %, a GPU's slices at most 100 % together, gs_cli_fit_compute):
+ * the daemon measures each slice over its own window, and windows that
+ * caught a burst or overlapping processes once showed a GPU at 118 %.
+ *
  * The terminal is put in non-canonical mode only while a tty is attached,
  * and restored on every way out (q, Ctrl-C, an error).
  */
@@ -58,7 +63,8 @@ static void usage(FILE *f)
 	           "Live view of the node: per GPU, then per slice (memory used/cap, compute\n"
 	           "achieved/share, SM-time and SM share, processes, state). Press q to quit.\n"
 	           "SM-time is GPU-busy time x the share of the SMs the slice may use (1 for turns\n"
-	           "and MIG, the MPS active thread percentage / 100).\n"
+	           "and MIG, the MPS active thread percentage / 100). Compute is fitted to the\n"
+	           "GPU: no slice above 100%%, a GPU's slices at most 100%% together.\n"
 	           "\n"
 	           "  --once         print one frame and exit (for scripts)\n"
 	           "  --interval S   seconds between frames (default 1)\n"
@@ -96,6 +102,49 @@ static gs_err fetch(json_t **gpus, json_t **slices, struct gs_errbuf *eb)
 		*gpus = NULL;
 	}
 	return err;
+}
+
+/*
+ * Rewrites usage.compute_achieved of the slices on each GPU with
+ * gs_cli_fit_compute's figures (slices borrow: `slices` is changed in
+ * place). Slices on no GPU are left as they are.
+ */
+static void fit_compute(const json_t *gpus, json_t *slices)
+{
+	const json_t *ga = json_object_get(gpus, "gpus");
+	json_t *sa = json_object_get(slices, "slices");
+	size_t ns = json_array_size(sa);
+	double *pct;
+	json_t **use;
+
+	if (ns == 0)
+		return;
+	pct = calloc(ns, sizeof(*pct));
+	use = calloc(ns, sizeof(*use));
+	if (pct == NULL || use == NULL)
+		goto out_free; /* shown as measured; nothing to fit with */
+	for (size_t i = 0; i < json_array_size(ga); i++) {
+		size_t n = 0;
+
+		for (size_t k = 0; k < ns; k++) {
+			json_t *s = json_array_get(sa, k);
+			json_t *u = json_object_get(s, "usage");
+
+			if (!json_is_object(u) ||
+			    gs_client_int(json_object_get(s, "gpu"), "index") !=
+			        (long long)i)
+				continue;
+			use[n] = u;
+			pct[n++] = gs_client_num(u, "compute_achieved");
+		}
+		(void)gs_cli_fit_compute(pct, n);
+		for (size_t k = 0; k < n; k++)
+			json_object_set_new(use[k], "compute_achieved",
+			                    json_real(pct[k]));
+	}
+out_free:
+	free(pct);
+	free(use);
 }
 
 static void frame(const json_t *gpus, const json_t *slices, bool live)
@@ -278,6 +327,7 @@ int gs_cli_top(int argc, char **argv)
 			raw_mode(false);
 			return gs_cli_fail("top", err, &eb);
 		}
+		fit_compute(gpus, slices);
 		if (as_json) {
 			json_t *o = json_object();
 

@@ -2,6 +2,8 @@
  * view.c - how the daemon commands show what gpusliced answers: byte
  * counts short enough for a table, JSON as `--json` prints it (cli.h).
  * Kept in the CLI: the client library (gs/client.h) only reads answers.
+ * Also the one rule for showing compute: never more than a GPU can give
+ * (gs_cli_fit_compute), whatever window the daemon's figures came from.
  */
 #include "cli.h"
 
@@ -33,4 +35,23 @@ void gs_cli_print_json(const json_t *j)
 		fputc('\n', stdout);
 		free(s);
 	}
+}
+
+double gs_cli_fit_compute(double *pct, size_t n)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(pct[i] > 0)) /* negative or NaN: nothing measured */
+			pct[i] = 0;
+		if (pct[i] > 100)
+			pct[i] = 100;
+		sum += pct[i];
+	}
+	if (sum > 100) {
+		for (size_t i = 0; i < n; i++)
+			pct[i] = pct[i] * 100 / sum;
+		sum = 100;
+	}
+	return sum;
 }

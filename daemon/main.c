@@ -10,6 +10,11 @@
  *          the ledger (every ledger.interval_ms); the arbiter thread
  *          gives the compute turns on every GPU (gs_region_arbitrate,
  *          woken by the processes' bell, at least every 100 ms)
+ *   reload: SIGHUP (systemctl reload) reads the configuration file again
+ *          and applies what can change while running: log.level and the
+ *          watchdog's action, interval and grace; other changed keys are
+ *          named in the log as needing a restart. A file that no longer
+ *          parses keeps the running configuration.
  *   stop:  SIGTERM/SIGINT: stop serving, a last ledger row, flush, close.
  *          Slices, MPS daemons and tenants keep running; the next start
  *          recovers them. kill -9 loses nothing acknowledged either.
@@ -20,6 +25,14 @@
  * holder's pid) taken before anything else there is touched: a second
  * daemon on either exits 1 and leaves the live one's region alone.
  *
+ * Under systemd (Type=notify) it tells the service manager READY=1 once
+ * the API socket answers, RELOADING=1/READY=1 around a reload and
+ * STOPPING=1 on the way out, as datagrams to $NOTIFY_SOCKET (the protocol
+ * of sd_notify(3), written here to need no libsystemd).
+ *
+ * When the state directory is also the run directory (--state-dir D
+ * --socket D/api.sock) the one gpusliced.lock there covers both.
+ *
  * Startup refuses rather than start empty: a state.db of 0 bytes, one that
  * is not a database or cannot be written, or a slice row that does not
  * parse is an error naming it (exit 1); only a missing state.db is a
@@ -29,7 +42,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,9 +49,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +61,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "gs/log.h"
+#include "gs/paths.h"
 #include "gs/proc.h"
 #include "gs/region.h"
 #include "metrics.h"
@@ -103,7 +118,11 @@ static void usage(FILE *f)
 	    "  --gpus auto|real|sim  which GPUs to use (node.gpus)\n"
 	    "  --log-level LEVEL  debug, info, warn, error (log.level)\n"
 	    "  --log-file FILE    append the log there instead of stderr\n"
+	    "  --watchdog-action flag|kill  what the watchdog does (watchdog.action)\n"
 	    "  --check-config     read the configuration, report, exit\n"
+	    "\n"
+	    "signals: SIGTERM/SIGINT stop; SIGHUP re-reads the config (log.level and\n"
+	    "watchdog.* apply at once, other keys at the next start)\n"
 	    "  -h, --help         this text\n"
 	    "\n"
 	    "exit status: 0 stopped cleanly, 1 failed to start, 2 bad options or config\n");
@@ -135,18 +154,6 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-/* The directory this executable lives in. */
-static void exe_dir(char *out, size_t len)
-{
-	char buf[PATH_MAX];
-
-	if (!gs_proc_self_exe(buf, sizeof(buf))) {
-		snprintf(out, len, ".");
-		return;
-	}
-	snprintf(out, len, "%s", dirname(buf));
-}
-
 /* Prepends `dir` to PATH (so the sim's MPS and nvidia-smi stand-ins win). */
 static void path_prepend(const char *dir)
 {
@@ -162,17 +169,19 @@ static void path_prepend(const char *dir)
 /*
  * The simulator: its state directory (GPUSLICE_SIM_DIR when set, else the
  * config's, else <state-dir>/sim), created with the configured GPUs when
- * missing; its NVML next to this binary (../sim).
+ * missing; its NVML and tools where gs_paths_sim_dir finds them (the build
+ * tree's sim/ or the installed <libdir>/gpuslice/sim).
  */
 static gs_err use_sim(struct daemon *d, struct gs_errbuf *eb)
 {
-	char bin[PATH_MAX], simbin[PATH_MAX], lib[PATH_MAX + 32];
+	char simbin[PATH_MAX], lib[PATH_MAX + 32];
 	const char *env = getenv("GPUSLICE_SIM_DIR");
 	char state[PATH_MAX + 16];
 	struct stat st;
 
-	exe_dir(bin, sizeof(bin));
-	snprintf(simbin, sizeof(simbin), "%.*s/../sim", PATH_MAX - 16, bin);
+	if (!gs_paths_sim_dir(simbin, sizeof(simbin)))
+		return gs_fail(eb, GS_ERR_UNAVAILABLE,
+		               "the simulator is not installed beside gpusliced (no sim/ next to its bin/, no <libdir>/gpuslice/sim)");
 	if (env && env[0])
 		snprintf(d->sim_dir, sizeof(d->sim_dir), "%s", env);
 	else if (d->cfg.sim_dir[0])
@@ -417,6 +426,15 @@ static gs_err take_lock(const char *dir, const char *name, const char *what,
 	return GS_OK;
 }
 
+/* Whether a and b name the same directory (same device and inode). */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /*
  * The state directory holds every tenant's slices, labels and usage: it
  * must be ours and private. One owned by another user or shared (sticky,
@@ -504,6 +522,175 @@ static gs_err read_token(const char *path, char *out, size_t len,
 	return GS_OK;
 }
 
+/*
+ * sd_notify(3)'s protocol: one datagram of "KEY=value" lines to the
+ * AF_UNIX socket named by $NOTIFY_SOCKET (a leading '@' is the abstract
+ * namespace). Nothing happens outside systemd; a failure is logged once
+ * per message, since the service manager then times the start out and
+ * says so itself.
+ */
+static void notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t len;
+	int fd, e;
+
+	if (path == NULL || (path[0] != '/' && path[0] != '@'))
+		return;
+	len = strlen(path);
+	if (len >= sizeof(sa.sun_path)) {
+		gs_warn("gpusliced", "NOTIFY_SOCKET=%s is too long", path);
+		return;
+	}
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 ||
+	    sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+	           (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) <
+	        0) {
+		e = errno;
+		gs_warn("gpusliced", "notify %s=%s: %s", "NOTIFY_SOCKET", path,
+		        strerror(e));
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static const char *level_name(int l)
+{
+	static const char *const names[] = {"debug", "info", "warn", "error",
+	                                    "off"};
+
+	return l >= 0 && l <= GS_LOG_OFF ? names[l] : "?";
+}
+
+/* What the command line set; it wins over the file, at start and reload. */
+struct overrides {
+	const char *config, *state_dir, *sock, *gpus, *level, *log_file;
+	const char *wd_action;
+};
+
+/* Applies the command line over d's config. Returns 0, or 2 (bad option,
+ * said on stderr). */
+static int apply_overrides(struct gs_config *cfg, const struct overrides *o)
+{
+	if (o->state_dir)
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s",
+		         o->state_dir);
+	if (o->sock) {
+		if (strlen(o->sock) >= sizeof(cfg->socket)) {
+			fprintf(stderr, "gpusliced: socket path too long\n");
+			return 2;
+		}
+		snprintf(cfg->socket, sizeof(cfg->socket), "%s", o->sock);
+	}
+	if (o->gpus) {
+		if (strcmp(o->gpus, "auto") == 0)
+			cfg->gpus = GS_GPUS_AUTO;
+		else if (strcmp(o->gpus, "real") == 0)
+			cfg->gpus = GS_GPUS_REAL;
+		else if (strcmp(o->gpus, "sim") == 0)
+			cfg->gpus = GS_GPUS_SIM;
+		else {
+			fprintf(stderr, "gpusliced: --gpus must be auto, real or sim\n");
+			return 2;
+		}
+	}
+	if (o->level) {
+		int l = gs_log_level_parse(o->level);
+
+		if (l < 0) {
+			fprintf(stderr, "gpusliced: bad --log-level '%s'\n",
+			        o->level);
+			return 2;
+		}
+		cfg->log_level = l;
+	}
+	if (o->log_file)
+		snprintf(cfg->log_file, sizeof(cfg->log_file), "%s",
+		         o->log_file);
+	if (o->wd_action) {
+		if (strcmp(o->wd_action, "flag") == 0)
+			cfg->watchdog_action = GS_WATCHDOG_FLAG;
+		else if (strcmp(o->wd_action, "kill") == 0)
+			cfg->watchdog_action = GS_WATCHDOG_KILL;
+		else {
+			fprintf(stderr, "gpusliced: --watchdog-action must be flag or kill\n");
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SIGHUP: the config file again. Applies log.level and watchdog.* (read
+ * by the tick and events threads, hence the atomic stores); names every
+ * other setting that differs and needs a restart. Without --config there
+ * is nothing to re-read.
+ */
+static void reload(struct daemon *d, const struct overrides *o)
+{
+	static struct gs_config next;
+	struct gs_errbuf eb = {0};
+	struct gs_config *cur = &d->cfg;
+	char later[256] = "";
+	gs_err err;
+
+	notify("RELOADING=1");
+	if (o->config == NULL) {
+		gs_info("gpusliced", "SIGHUP: started without --config, nothing to re-read");
+		notify("READY=1");
+		return;
+	}
+	gs_config_defaults(&next, getuid() == 0, getenv("XDG_RUNTIME_DIR"),
+	                   getenv("HOME"));
+	err = gs_config_load(&next, o->config, &eb);
+	if (!err)
+		err = gs_config_check_teams(&next, &eb);
+	if (!err && apply_overrides(&next, o) != 0)
+		err = gs_fail(&eb, GS_ERR_INVALID, "bad command line");
+	if (err) {
+		gs_error("gpusliced", "reload of %s refused, the running configuration stays: %s",
+		         o->config, gs_errbuf_msg(&eb, err));
+		notify("READY=1");
+		return;
+	}
+	if (strcmp(next.socket, cur->socket) != 0)
+		strcat(later, " api.socket");
+	if (strcmp(next.tcp, cur->tcp) != 0)
+		strcat(later, " api.tcp");
+	if (strcmp(next.state_dir, cur->state_dir) != 0)
+		strcat(later, " store.state_dir");
+	if (next.gpus != cur->gpus)
+		strcat(later, " node.gpus");
+	if (next.n_teams != cur->n_teams ||
+	    memcmp(next.teams, cur->teams,
+	           sizeof(next.teams[0]) * (size_t)next.n_teams) != 0)
+		strcat(later, " teams");
+	__atomic_store_n(&cur->log_level, next.log_level, __ATOMIC_RELAXED);
+	gs_log_set_level((enum gs_log_level)next.log_level);
+	__atomic_store_n(&cur->watchdog_action, next.watchdog_action,
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->watchdog_interval_ms, next.watchdog_interval_ms,
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->watchdog_grace_bytes, next.watchdog_grace_bytes,
+	                 __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->watchdog_context_bytes,
+	                 next.watchdog_context_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&cur->watchdog_compute_grace_pct,
+	                 next.watchdog_compute_grace_pct, __ATOMIC_RELAXED);
+	gs_info("gpusliced", "config reloaded from %s: log.level=%s watchdog.action=%s watchdog.interval_ms=%d%s%s",
+	        o->config, level_name(next.log_level),
+	        next.watchdog_action == GS_WATCHDOG_KILL ? "kill" : "flag",
+	        next.watchdog_interval_ms,
+	        later[0] ? "; changed, applied at the next start:" : "", later);
+	gs_debug("gpusliced", "reload done pid=%d", (int)getpid());
+	notify("READY=1");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -514,14 +701,14 @@ int main(int argc, char **argv)
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"log-file", required_argument, NULL, 'L'},
 	    {"check-config", no_argument, NULL, 'C'},
+	    {"watchdog-action", required_argument, NULL, 'W'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	static struct daemon D;
 	struct daemon *d = &D;
 	struct gs_errbuf eb = {0};
-	const char *config = NULL, *state_dir = NULL, *sock = NULL,
-	           *gpus = NULL, *level = NULL, *log_file = NULL;
+	struct overrides ov = {0};
 	bool check = false;
 	struct gs_server_opts so;
 	char token[512] = "", db[PATH_MAX];
@@ -534,25 +721,28 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			config = optarg;
+			ov.config = optarg;
 			break;
 		case 'd':
-			state_dir = optarg;
+			ov.state_dir = optarg;
 			break;
 		case 's':
-			sock = optarg;
+			ov.sock = optarg;
 			break;
 		case 'g':
-			gpus = optarg;
+			ov.gpus = optarg;
 			break;
 		case 'l':
-			level = optarg;
+			ov.level = optarg;
 			break;
 		case 'L':
-			log_file = optarg;
+			ov.log_file = optarg;
 			break;
 		case 'C':
 			check = true;
+			break;
+		case 'W':
+			ov.wd_action = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -569,49 +759,16 @@ int main(int argc, char **argv)
 	}
 	gs_config_defaults(&d->cfg, getuid() == 0, getenv("XDG_RUNTIME_DIR"),
 	                   getenv("HOME"));
-	if (config) {
-		err = gs_config_load(&d->cfg, config, &eb);
+	if (ov.config) {
+		err = gs_config_load(&d->cfg, ov.config, &eb);
 		if (err) {
 			fprintf(stderr, "gpusliced: %s\n",
 			        gs_errbuf_msg(&eb, err));
 			return 2;
 		}
 	}
-	if (state_dir)
-		snprintf(d->cfg.state_dir, sizeof(d->cfg.state_dir), "%s",
-		         state_dir);
-	if (sock) {
-		if (strlen(sock) >= sizeof(d->cfg.socket)) {
-			fprintf(stderr, "gpusliced: socket path too long\n");
-			return 2;
-		}
-		snprintf(d->cfg.socket, sizeof(d->cfg.socket), "%s", sock);
-	}
-	if (gpus) {
-		if (strcmp(gpus, "auto") == 0)
-			d->cfg.gpus = GS_GPUS_AUTO;
-		else if (strcmp(gpus, "real") == 0)
-			d->cfg.gpus = GS_GPUS_REAL;
-		else if (strcmp(gpus, "sim") == 0)
-			d->cfg.gpus = GS_GPUS_SIM;
-		else {
-			fprintf(stderr, "gpusliced: --gpus must be auto, real or sim\n");
-			return 2;
-		}
-	}
-	if (level) {
-		int l = gs_log_level_parse(level);
-
-		if (l < 0) {
-			fprintf(stderr, "gpusliced: bad --log-level '%s'\n",
-			        level);
-			return 2;
-		}
-		d->cfg.log_level = l;
-	}
-	if (log_file)
-		snprintf(d->cfg.log_file, sizeof(d->cfg.log_file), "%s",
-		         log_file);
+	if (apply_overrides(&d->cfg, &ov) != 0)
+		return 2;
 	if (check) {
 		err = gs_config_check_teams(&d->cfg, &eb);
 		if (err) {
@@ -620,7 +777,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		printf("%s: ok (socket %s, state %s, %d teams)\n",
-		       config ? config : "built-in defaults", d->cfg.socket,
+		       ov.config ? ov.config : "built-in defaults", d->cfg.socket,
 		       d->cfg.state_dir, d->cfg.n_teams);
 		return 0;
 	}
@@ -666,9 +823,12 @@ int main(int argc, char **argv)
 	}
 	(void)chmod(d->run_dir, 0755);
 	/* Before anything in the run directory is touched: opening the
-	 * region as its owner resets it, which would empty a live daemon's. */
-	err = take_lock(d->run_dir, "gpusliced.lock", "run directory",
-	                &runlockfd, &eb);
+	 * region as its owner resets it, which would empty a live daemon's.
+	 * A run directory that is the state directory is held already (a
+	 * second flock on the same file from this process would fail). */
+	if (!same_dir(d->run_dir, d->cfg.state_dir))
+		err = take_lock(d->run_dir, "gpusliced.lock", "run directory",
+		                &runlockfd, &eb);
 	if (err) {
 		gs_error("gpusliced", "%s", gs_errbuf_msg(&eb, err));
 		return 1;
@@ -835,17 +995,27 @@ int main(int argc, char **argv)
 	gs_info("gpusliced", "serving socket=%s%s%s state=%s run=%s pid=%d",
 	        d->cfg.socket, d->cfg.tcp[0] ? " tcp=" : "", d->cfg.tcp,
 	        d->cfg.state_dir, d->run_dir, (int)getpid());
+	/* gs_server_start returns with the socket bound and listening: a
+	 * client connecting now is answered. */
+	{
+		char ready[64];
+
+		snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d",
+		         (int)getpid());
+		notify(ready);
+	}
 
 	for (;;) {
 		if (sigwait(&sigs, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
-			gs_info("gpusliced", "SIGHUP: the config is read at start only; restart to apply changes");
+			reload(d, &ov);
 			continue;
 		}
 		break;
 	}
 	gs_info("gpusliced", "stopping (signal %d)", sig);
+	notify("STOPPING=1");
 	status = 0;
 	gs_server_stop(d->srv);
 out_tick:

@@ -5,9 +5,17 @@
  * The MPS table is indexed like the model's placement: (gpu, gi), gi = -1
  * for a whole GPU. Only the tick thread touches it, except the API's view
  * (gs_reconciler_gpu_json), hence the small lock.
+ *
+ * MPS control daemons outlive gpusliced (they serve running programs), so
+ * the table also holds the ones found at start: gs_reconciler_create reads
+ * <run>/mps/gpu<N>[-gi<M>]/pipe for live pid files and enters each; the
+ * first tick adopts those a slice still wants and stops the others. On the
+ * way out (gs_reconciler_destroy) every daemon no slice wants is stopped,
+ * so a gpusliced whose MPS slices are gone leaves no daemon behind.
  */
 #include "reconcile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +63,8 @@ int gs_run_cmd(char *const argv[], char *const env[], const char *input,
 
 static gs_err mps_ensure(void *arg, const struct gs_slice *s,
                          struct gs_errbuf *eb);
+static void mps_adopt_all(struct gs_reconciler *r);
+static void mps_stop_unwanted(struct gs_reconciler *r);
 
 gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
                             struct gs_errbuf *eb)
@@ -66,6 +76,7 @@ gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
 	r->node = node;
 	pthread_mutex_init(&r->lock, NULL);
 	gs_node_set_mps_starter(node, mps_ensure, r);
+	mps_adopt_all(r);
 	*out = r;
 	return GS_OK;
 }
@@ -75,6 +86,7 @@ void gs_reconciler_destroy(struct gs_reconciler *r)
 	if (r == NULL)
 		return;
 	gs_node_set_mps_starter(r->node, NULL, NULL);
+	mps_stop_unwanted(r);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -297,11 +309,12 @@ static gs_err mps_ensure(void *arg, const struct gs_slice *s,
 	               s->gpu_index, mig, gs_node_config(r->node)->mps_control);
 }
 
-void gs_reconciler_tick(struct gs_reconciler *r)
+/* Lock held: marks wanted the control daemon of every MPS slice, and
+ * only those. */
+static void mps_mark_wanted(struct gs_reconciler *r)
 {
 	struct gs_node *node = r->node;
 
-	pthread_mutex_lock(&r->lock);
 	for (int i = 0; i < r->n; i++)
 		r->dev[i].want = false;
 	pthread_mutex_lock(&node->lock);
@@ -312,6 +325,72 @@ void gs_reconciler_tick(struct gs_reconciler *r)
 			(void)mps_want(r, s);
 	}
 	pthread_mutex_unlock(&node->lock);
+}
+
+/*
+ * The control daemons a gpusliced before this one left in this run
+ * directory: each <mps>/gpu<N>[-gi<M>] whose pipe holds a live daemon's
+ * pid file is entered in the table (not wanted yet; the first tick
+ * decides). A directory of another name is left alone.
+ */
+static void mps_adopt_all(struct gs_reconciler *r)
+{
+	const char *root = gs_node_mps_dir(r->node);
+	DIR *dp = root ? opendir(root) : NULL;
+	struct dirent *e;
+
+	if (dp == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	while ((e = readdir(dp)) != NULL) {
+		int gpu = -1, gi = -1, used = 0;
+		struct mps_dev *d;
+		int32_t pid;
+
+		if (sscanf(e->d_name, "gpu%d-gi%d%n", &gpu, &gi, &used) != 2 ||
+		    e->d_name[used] != '\0') {
+			gi = -1;
+			used = 0;
+			if (sscanf(e->d_name, "gpu%d%n", &gpu, &used) != 1 ||
+			    e->d_name[used] != '\0')
+				continue;
+		}
+		if (gpu < 0 || gpu >= GS_GPUS_MAX || gi < -1)
+			continue;
+		d = mps_get(r, gpu, gi);
+		if (d == NULL)
+			break;
+		pid = mps_alive(d);
+		if (pid == 0)
+			continue;
+		d->pid = pid;
+		d->running = true;
+		gs_info("reconcile", "gpu=%d gi=%d found the MPS control daemon pid=%d a previous gpusliced started (dir=%s): kept while a slice needs it",
+		        gpu, gi, (int)pid, d->dir);
+	}
+	pthread_mutex_unlock(&r->lock);
+	(void)closedir(dp);
+}
+
+/* Stops every running control daemon no slice wants (on the way out). */
+static void mps_stop_unwanted(struct gs_reconciler *r)
+{
+	pthread_mutex_lock(&r->lock);
+	mps_mark_wanted(r);
+	for (int i = 0; i < r->n; i++) {
+		struct mps_dev *d = &r->dev[i];
+
+		if (d->want || mps_alive(d) == 0)
+			continue;
+		mps_stop(r, d);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+void gs_reconciler_tick(struct gs_reconciler *r)
+{
+	pthread_mutex_lock(&r->lock);
+	mps_mark_wanted(r);
 
 	for (int i = 0; i < r->n; i++) {
 		struct mps_dev *d = &r->dev[i];

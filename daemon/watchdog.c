@@ -354,10 +354,15 @@ static void live_rate(struct gs_node *node, struct gs__nslice *ns,
 	ns->live.throttled_ns = u.throttled_ns;
 	gs__ledger_sm_advance(node, ns, u.busy_ns);
 	if (ws->rate_t_ns && now - ws->rate_t_ns >= 500000000 &&
-	    u.busy_ns >= ws->rate_busy_ns)
-		ns->live.compute_pct = 100.0 *
-		                       (double)(u.busy_ns - ws->rate_busy_ns) /
-		                       (double)(now - ws->rate_t_ns);
+	    u.busy_ns >= ws->rate_busy_ns) {
+		/* Busy time lands when a kernel's turn ends, so a window can
+		 * hold more than its own length: one slice gets at most the
+		 * whole GPU (the CLI fits a GPU's slices together). */
+		double pct = 100.0 * (double)(u.busy_ns - ws->rate_busy_ns) /
+		             (double)(now - ws->rate_t_ns);
+
+		ns->live.compute_pct = pct > 100.0 ? 100.0 : pct;
+	}
 	if (ws->rate_t_ns == 0 || now - ws->rate_t_ns >= 500000000) {
 		ws->rate_busy_ns = u.busy_ns;
 		ws->rate_t_ns = now;

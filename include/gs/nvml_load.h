@@ -25,6 +25,7 @@
 	X(nvmlDeviceGetHandleByIndex_v2, (unsigned int, nvmlDevice_t *))       \
 	X(nvmlDeviceGetHandleByUUID, (const char *, nvmlDevice_t *))           \
 	X(nvmlDeviceGetComputeMode, (nvmlDevice_t, nvmlComputeMode_t *))       \
+	X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t, nvmlEnableState_t *))   \
 	X(nvmlDeviceGetGpuInstanceProfileInfo,                                 \
 	  (nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t *))        \
 	X(nvmlDeviceGetName, (nvmlDevice_t, char *, unsigned int))             \

@@ -46,6 +46,7 @@
 #include "driverfiles.h"
 #include "gs/client.h"
 #include "gs/log.h"
+#include "gs/paths.h"
 #include "gs/proc.h"
 #include "kube.h"
 #include "prepare.h"
@@ -82,23 +83,15 @@ static char *dup_or(const char *s, const char *dflt)
 	return strdup(s && s[0] ? s : dflt);
 }
 
-/* <dir of this executable>/../lib/libgpuslice.so when it exists. */
+/* The build tree's or the installed libgpuslice.so (gs_paths_shim), else
+ * the configured library directory's path even when it is missing. */
 static char *default_shim(void)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	char *slash;
+	char path[PATH_MAX];
 
-	if (gs_proc_self_exe(exe, sizeof(exe))) {
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/../lib/libgpuslice.so",
-			         exe);
-			if (access(path, R_OK) == 0 && realpath(path, exe))
-				return strdup(exe);
-		}
-	}
-	return strdup("/usr/lib/gpuslice/libgpuslice.so");
+	if (!gs_paths_shim(path, sizeof(path)))
+		gs_paths_shim_installed(path, sizeof(path));
+	return strdup(path);
 }
 
 /*

@@ -36,7 +36,7 @@ import json, sys
 d = json.load(open(sys.argv[1] + "/gpu-check.json"))
 assert d["source"].startswith("sim"), d["source"]
 names = [c["name"] for c in d["checks"]]
-assert names == ["memory_cap_plain", "memory_cap_managed", "launch_cost", "cudart", "pytorch"], names
+assert names == ["memory_cap_plain", "cudart", "pytorch", "launch_cost", "memory_cap_managed"], names  # the order gpu-check runs them in
 cap = d["checks"][0]["figures"]
 assert cap["allocated_bytes"] <= cap["cap_bytes"] and cap["error"] == "CUDA_ERROR_OUT_OF_MEMORY", cap
 passed = int(sys.argv[2])
