@@ -1,0 +1,1169 @@
+/*
+ * exec_run.c - runs a kernel launch for its results (exec.h): blocks one
+ * after another (a block that spins waiting for others, as a cooperative
+ * grid sync does, yields to the next after a slice), the warps of a block
+ * each to their next barrier in turn, a warp's 32 lanes in lock step on
+ * one instruction at a time. Divergent lanes keep their own program
+ * counters and the warp runs the group at the lowest one, so paths
+ * reconverge where they meet. Owns the state spaces of a launch: shared,
+ * local and .func parameter memory, device memory through the sim's
+ * allocations (addr.c), and the launch's errors.
+ */
+#include "exec.h"
+#include "halloc.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Warp-instructions a block runs before others get a turn. */
+#define SLICE (1u << 20)
+/* Thread-instructions one launch may take (the sim's watchdog). */
+#define MAX_THREAD_INSTR (1ULL << 38)
+#define CALL_DEPTH 32
+
+static uint64_t n_instr; /* thread-instructions, process-wide */
+static uint64_t run_ns;  /* thread CPU time spent running them */
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* GPUSLICE_SIM_EXEC_STATS=1: the process prints what the interpreter
+ * did when it exits (the bench reads it). */
+__attribute__((destructor)) static void exec_stats(void)
+{
+	const char *v = getenv("GPUSLICE_SIM_EXEC_STATS");
+
+	if (v == NULL || strcmp(v, "1") != 0 || n_instr == 0)
+		return;
+	fprintf(stderr,
+	        "libcuda (gpuslice sim): interpreted %llu thread-instructions "
+	        "in %.3f s of CPU: %.1f million/s\n",
+	        (unsigned long long)n_instr, (double)run_ns / 1e9,
+	        run_ns ? (double)n_instr * 1e3 / (double)run_ns : 0.0);
+}
+
+uint64_t gs__exec_count(void)
+{
+	return n_instr;
+}
+
+struct warp {
+	uint64_t *R;         /* rows * 32 */
+	int32_t pc;          /* the running group's */
+	uint32_t mask;       /* lanes in the running group */
+	uint32_t live;       /* lanes not exited */
+	bool div;            /* lanes outside the group have lane_pc */
+	bool waiting;        /* at a barrier */
+	int32_t next_min;    /* lowest pc outside the group */
+	int32_t lane_pc[32];
+	uint8_t depth[32];
+	uint32_t stack[32][CALL_DEPTH]; /* call index per frame */
+};
+
+struct block {
+	uint32_t id[3];
+	int n_warps;
+	struct warp *w;
+	uint8_t *smem;
+	uint8_t *local;  /* nthreads * local_size */
+	uint8_t *fparam; /* nthreads * fparam_size */
+	uint32_t red_count;
+	bool red_and, red_or;
+	bool started;
+};
+
+struct xl {
+	const struct gs__xprog *p;
+	const struct gs__launch *l;
+	struct gs__ctx *ctx;
+	uint64_t *fill; /* rows * 32: values of const/sym rows */
+	uint32_t nthreads, smem_size;
+	uint8_t *args;
+	uint32_t args_size;
+	uint32_t ws[16]; /* cooperative-groups grid workspace */
+	struct {
+		uint64_t lo, hi;
+	} cache[4];
+	int cache_next;
+	CUresult err;
+	char msg[300];
+	const struct gs__xins *bad;
+	uint64_t limit; /* n_instr past which the watchdog fires */
+	uint64_t clock;
+};
+
+static void fail(struct xl *x, CUresult r, const struct gs__xins *in,
+                 const char *why)
+{
+	if (x->err != CUDA_SUCCESS)
+		return;
+	x->err = r;
+	x->bad = in;
+	snprintf(x->msg, sizeof(x->msg), "%s", why);
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static uint8_t *global_slow(struct xl *x, uint64_t a, uint64_t n,
+                            const struct gs__xins *in)
+{
+	struct gs__alloc *al;
+
+	if (a >= (uint64_t)(uintptr_t)x->ws &&
+	    a + n <= (uint64_t)(uintptr_t)x->ws + sizeof(x->ws))
+		return (uint8_t *)(uintptr_t)a;
+	al = gs__alloc_find(a, n);
+	if (al == NULL || al->kind == GS__A_RESERVE) {
+		fail(x, CUDA_ERROR_ILLEGAL_ADDRESS, in,
+		     "address outside every allocation");
+		return NULL;
+	}
+	if (!al->backed) {
+		fail(x, CUDA_ERROR_ILLEGAL_ADDRESS, in,
+		     "an allocation whose contents the sim does not keep");
+		return NULL;
+	}
+	x->cache[x->cache_next].lo = al->base;
+	x->cache[x->cache_next].hi = al->base + al->size;
+	x->cache_next = (x->cache_next + 1) & 3;
+	return (uint8_t *)(uintptr_t)a;
+}
+
+static inline uint8_t *gptr(struct xl *x, uint64_t a, uint64_t n,
+                            const struct gs__xins *in)
+{
+	for (int i = 0; i < 4; i++)
+		if (a >= x->cache[i].lo && a + n <= x->cache[i].hi)
+			return (uint8_t *)(uintptr_t)a;
+	return global_slow(x, a, n, in);
+}
+
+/* Host pointer for `n` bytes at address a in space sp for thread t. */
+static uint8_t *xptr(struct xl *x, struct block *b, int sp, uint64_t a,
+                     uint64_t n, uint32_t t, const struct gs__xins *in)
+{
+	const struct gs__xprog *p = x->p;
+
+	switch (sp) {
+	case XSP_SHARED:
+	case XSP_CLUSTER:
+		if (a + n > x->smem_size || a + n < a) {
+			fail(x, CUDA_ERROR_ILLEGAL_ADDRESS, in,
+			     "shared memory address out of range");
+			return NULL;
+		}
+		return b->smem + a;
+	case XSP_LOCAL:
+		if (a + n > p->local_size || a + n < a) {
+			fail(x, CUDA_ERROR_ILLEGAL_ADDRESS, in,
+			     "local memory address out of range");
+			return NULL;
+		}
+		return b->local + (uint64_t)t * p->local_size + a;
+	case XSP_PARAM: {
+		uint64_t base = (uint64_t)(uintptr_t)x->args;
+		if (a >= base && a + n <= base + x->args_size)
+			return (uint8_t *)(uintptr_t)a;
+		if (a + n <= p->fparam_size)
+			return b->fparam + (uint64_t)t * p->fparam_size + a;
+		fail(x, CUDA_ERROR_ILLEGAL_ADDRESS, in,
+		     "parameter address out of range");
+		return NULL;
+	}
+	case XSP_GENERIC: {
+		uint64_t s = (uint64_t)(uintptr_t)b->smem;
+		uint64_t lo = (uint64_t)(uintptr_t)b->local;
+		uint64_t ab = (uint64_t)(uintptr_t)x->args;
+		if (a >= s && a + n <= s + x->smem_size)
+			return (uint8_t *)(uintptr_t)a;
+		if (p->local_size && a >= lo &&
+		    a + n <= lo + (uint64_t)x->nthreads * p->local_size)
+			return (uint8_t *)(uintptr_t)a;
+		if (a >= ab && a + n <= ab + x->args_size)
+			return (uint8_t *)(uintptr_t)a;
+		return gptr(x, a, n, in);
+	}
+	default:
+		return gptr(x, a, n, in);
+	}
+}
+
+static int tsize(int t)
+{
+	switch (t) {
+	case XT_B8: case XT_U8: case XT_S8: case XT_PRED:
+		return 1;
+	case XT_B16: case XT_U16: case XT_S16: case XT_F16: case XT_BF16:
+		return 2;
+	case XT_B64: case XT_U64: case XT_S64: case XT_F64:
+		return 8;
+	default:
+		return 4;
+	}
+}
+
+static inline uint64_t load(const uint8_t *p, int t)
+{
+	switch (t) {
+	case XT_S8:
+		return (uint64_t)(int64_t)(int8_t)p[0];
+	case XT_B8: case XT_U8: case XT_PRED:
+		return p[0];
+	case XT_S16: {
+		int16_t v;
+		memcpy(&v, p, 2);
+		return (uint64_t)(int64_t)v;
+	}
+	case XT_B16: case XT_U16: case XT_F16: case XT_BF16: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return v;
+	}
+	case XT_S32: {
+		int32_t v;
+		memcpy(&v, p, 4);
+		return (uint64_t)(int64_t)v;
+	}
+	case XT_B64: case XT_U64: case XT_S64: case XT_F64: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return v;
+	}
+	default: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return v;
+	}
+	}
+}
+
+static inline void store(uint8_t *p, int t, uint64_t v)
+{
+	memcpy(p, &v, (size_t)tsize(t)); /* little-endian: the low bytes */
+}
+
+/* ---- warps ------------------------------------------------------------- */
+
+/* Picks the group at the lowest pc among the live lanes. */
+static void reselect(struct warp *w)
+{
+	int32_t lo = INT32_MAX, next = INT32_MAX;
+	uint32_t g = 0;
+
+	for (uint32_t m = w->mask; m; m &= m - 1)
+		w->lane_pc[__builtin_ctz(m)] = w->pc;
+	for (uint32_t m = w->live; m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		if (w->lane_pc[l] < lo)
+			lo = w->lane_pc[l];
+	}
+	for (uint32_t m = w->live; m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		if (w->lane_pc[l] == lo)
+			g |= 1u << l;
+		else if (w->lane_pc[l] < next)
+			next = w->lane_pc[l];
+	}
+	w->pc = lo;
+	w->mask = g;
+	w->next_min = next;
+	w->div = g != w->live;
+}
+
+/* Sends lanes `em` of the group to pc `to` and the rest to pc + 1. */
+static void split(struct warp *w, uint32_t em, int32_t to)
+{
+	for (uint32_t m = w->mask; m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		w->lane_pc[l] = (em >> l) & 1 ? to : w->pc + 1;
+	}
+	w->mask = 0;
+	reselect(w);
+}
+
+#define LANES(em, ...)                                                         \
+	for (uint32_t m_ = (em); m_; m_ &= m_ - 1) {                           \
+		int l = __builtin_ctz(m_);                                     \
+		__VA_ARGS__                                                    \
+	}
+
+static uint32_t lane_t(int wi, int l)
+{
+	return (uint32_t)wi * 32 + (uint32_t)l;
+}
+
+static void do_mem(struct xl *x, struct block *b, int wi, struct warp *w,
+                   const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R;
+	int sz = tsize(in->t), nv = in->nv;
+
+	LANES(em, {
+		uint64_t a = (in->a >= 0 ? R[in->a * 32 + l] : 0) +
+		             (uint64_t)in->imm;
+		uint8_t *p = xptr(x, b, in->sp, a, (uint64_t)(sz * nv),
+		                  lane_t(wi, l), in);
+		if (p == NULL)
+			return;
+		if (in->op == XO_LD) {
+			for (int i = 0; i < nv; i++)
+				R[in->v[i] * 32 + l] = load(p + i * sz, in->t);
+		} else {
+			for (int i = 0; i < nv; i++)
+				store(p + i * sz, in->t, R[in->v[i] * 32 + l]);
+		}
+	})
+}
+
+static inline float f32(uint64_t v)
+{
+	float f;
+	uint32_t u = (uint32_t)v;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint64_t bf32(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static inline double f64(uint64_t v)
+{
+	double d;
+	memcpy(&d, &v, 8);
+	return d;
+}
+
+static inline uint64_t bf64(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, 8);
+	return u;
+}
+
+/* One atomic read-modify-write; returns the old value. */
+static uint64_t atomic_op(uint8_t *p, const struct gs__xins *in, uint64_t b,
+                          uint64_t c)
+{
+	int t = in->t;
+	uint64_t old = load(p, t), nv = old;
+	bool sgn = t == XT_S32 || t == XT_S64;
+	bool w64 = tsize(t) == 8;
+	uint64_t mask = w64 ? ~0ULL : 0xffffffffULL;
+
+	switch (in->m) {
+	case XA_ADD:
+		if (t == XT_F32)
+			nv = bf32(f32(old) + f32(b));
+		else if (t == XT_F64)
+			nv = bf64(f64(old) + f64(b));
+		else
+			nv = (old + b) & mask;
+		break;
+	case XA_MIN:
+	case XA_MAX: {
+		bool less;
+		if (t == XT_F32)
+			less = f32(b) < f32(old);
+		else if (t == XT_F64)
+			less = f64(b) < f64(old);
+		else if (sgn)
+			less = w64 ? (int64_t)b < (int64_t)old
+			           : (int32_t)b < (int32_t)old;
+		else
+			less = (b & mask) < (old & mask);
+		if ((in->m == XA_MIN) == less)
+			nv = b;
+		break;
+	}
+	case XA_INC:
+		nv = (old & mask) >= (b & mask) ? 0 : old + 1;
+		break;
+	case XA_DEC:
+		nv = ((old & mask) == 0 || (old & mask) > (b & mask)) ? b
+		                                                     : old - 1;
+		break;
+	case XA_AND:
+		nv = old & b;
+		break;
+	case XA_OR:
+		nv = old | b;
+		break;
+	case XA_XOR:
+		nv = old ^ b;
+		break;
+	case XA_EXCH:
+		nv = b;
+		break;
+	case XA_CAS:
+		if ((old & mask) == (b & mask))
+			nv = c;
+		break;
+	}
+	store(p, t, nv);
+	return old;
+}
+
+static void do_atom(struct xl *x, struct block *b, int wi, struct warp *w,
+                    const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R;
+	int sz = tsize(in->t);
+
+	LANES(em, {
+		uint64_t a = (in->a >= 0 ? R[in->a * 32 + l] : 0) +
+		             (uint64_t)in->imm;
+		uint8_t *p = xptr(x, b, in->sp, a, (uint64_t)sz, lane_t(wi, l),
+		                  in);
+		if (p == NULL)
+			return;
+		if (a % (uint64_t)sz != 0) {
+			fail(x, CUDA_ERROR_MISALIGNED_ADDRESS, in,
+			     "misaligned atomic");
+			return;
+		}
+		uint64_t old = atomic_op(p, in, R[in->b * 32 + l],
+		                         in->c >= 0 ? R[in->c * 32 + l] : 0);
+		if (in->op == XO_ATOM)
+			R[in->d * 32 + l] = old;
+	})
+}
+
+static void do_cvta(struct xl *x, struct block *b, int wi, struct warp *w,
+                    const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R;
+	uint64_t s = (uint64_t)(uintptr_t)b->smem;
+	uint64_t lo = (uint64_t)(uintptr_t)b->local;
+
+	(void)x;
+	LANES(em, {
+		uint64_t a = R[in->a * 32 + l], v = a;
+		uint64_t lb = lo + (uint64_t)lane_t(wi, l) * x->p->local_size;
+		bool to = in->f & XF_TO;
+
+		if (in->sp == XSP_SHARED || in->sp == XSP_CLUSTER)
+			v = to ? a - s : a + s;
+		else if (in->sp == XSP_LOCAL)
+			v = to ? a - lb : a + lb;
+		if (in->t == XT_U32 || in->t == XT_B32)
+			v &= 0xffffffffULL;
+		R[in->d * 32 + l] = v;
+	})
+}
+
+static void do_shfl(struct warp *w, const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R, out[32];
+	bool ok[32];
+
+	LANES(em, {
+		uint32_t bv = (uint32_t)R[in->b * 32 + l];
+		uint32_t cv = (uint32_t)R[in->c * 32 + l];
+		uint32_t seg = (cv >> 8) & 31, clamp = cv & 31;
+		uint32_t minl = (uint32_t)l & seg;
+		uint32_t maxl = minl | (clamp & ~seg);
+		int32_t j;
+		bool pv;
+
+		switch (in->m) {
+		case XS_UP:
+			j = l - (int32_t)bv;
+			pv = j >= (int32_t)maxl;
+			break;
+		case XS_DOWN:
+			j = l + (int32_t)bv;
+			pv = j <= (int32_t)maxl;
+			break;
+		case XS_BFLY:
+			j = l ^ (int32_t)bv;
+			pv = j <= (int32_t)maxl;
+			break;
+		default:
+			j = (int32_t)(minl | (bv & ~seg & 31));
+			pv = j <= (int32_t)maxl;
+			break;
+		}
+		if (!pv || j < 0 || j > 31)
+			j = l;
+		out[l] = R[in->a * 32 + j] & 0xffffffffULL;
+		ok[l] = pv;
+	})
+	LANES(em, {
+		R[in->d * 32 + l] = out[l];
+		if (in->d2 >= 0)
+			R[in->d2 * 32 + l] = ok[l];
+	})
+}
+
+static void do_vote(struct warp *w, const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R;
+	uint32_t yes = 0;
+	uint64_t r;
+
+	LANES(em, {
+		bool v = (R[in->a * 32 + l] & 1) != 0;
+		if (v != ((in->f & XF_NEGC) != 0))
+			yes |= 1u << l;
+	})
+	switch (in->m) {
+	case XV_ALL:
+		r = yes == em;
+		break;
+	case XV_ANY:
+		r = yes != 0;
+		break;
+	case XV_UNI:
+		r = yes == em || yes == 0;
+		break;
+	default:
+		r = yes;
+		break;
+	}
+	LANES(em, { R[in->d * 32 + l] = r; })
+}
+
+static void do_match(struct warp *w, const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R, out[32];
+	bool all = true;
+	int sz = tsize(in->t);
+	uint64_t mask = sz == 8 ? ~0ULL : 0xffffffffULL;
+
+	LANES(em, {
+		uint32_t same = 0;
+		uint64_t v = R[in->a * 32 + l] & mask;
+		for (uint32_t m2 = em; m2; m2 &= m2 - 1) {
+			int j = __builtin_ctz(m2);
+			if ((R[in->a * 32 + j] & mask) == v)
+				same |= 1u << j;
+		}
+		out[l] = same;
+		if (same != em)
+			all = false;
+	})
+	LANES(em, {
+		if (in->m == 1) {
+			R[in->d * 32 + l] = all ? em : 0;
+			if (in->d2 >= 0)
+				R[in->d2 * 32 + l] = all;
+		} else {
+			R[in->d * 32 + l] = out[l];
+		}
+	})
+}
+
+static void do_redux(struct warp *w, const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R;
+	bool sgn = in->t == XT_S32;
+	uint32_t acc = 0;
+	bool first = true;
+
+	LANES(em, {
+		uint32_t v = (uint32_t)R[in->a * 32 + l];
+		if (first) {
+			acc = v;
+			first = false;
+			continue;
+		}
+		switch (in->m) {
+		case XA_ADD: acc += v; break;
+		case XA_AND: acc &= v; break;
+		case XA_OR: acc |= v; break;
+		case XA_XOR: acc ^= v; break;
+		case XA_MIN:
+			if (sgn ? (int32_t)v < (int32_t)acc : v < acc)
+				acc = v;
+			break;
+		default:
+			if (sgn ? (int32_t)v > (int32_t)acc : v > acc)
+				acc = v;
+			break;
+		}
+	})
+	LANES(em, { R[in->d * 32 + l] = acc; })
+}
+
+static void do_call(struct xl *x, struct block *b, int wi, struct warp *w,
+                    const struct gs__xins *in, uint32_t em)
+{
+	const struct gs__xcall *c = &x->p->calls[in->imm];
+	uint32_t ps = x->p->fparam_size;
+
+	LANES(em, {
+		uint8_t *fp = b->fparam + (uint64_t)lane_t(wi, l) * ps;
+		if (w->depth[l] >= CALL_DEPTH) {
+			fail(x, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, in,
+			     "call stack overflow");
+			return;
+		}
+		for (int i = 0; i < c->n_args; i++)
+			memmove(fp + c->dst[i], fp + c->src[i], c->size[i]);
+		w->stack[l][w->depth[l]++] = (uint32_t)in->imm;
+		w->lane_pc[l] = c->pc;
+	})
+}
+
+enum { W_BAR, W_DONE, W_SLICE, W_ERR };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Runs warp wi of b until a barrier, its end, an error or a slice. */
+static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
+{
+	struct warp *w = &b->w[wi];
+	const struct gs__xins *code = x->p->code;
+	uint64_t *R = w->R;
+	uint64_t count = 0;
+	int ret = W_SLICE;
+
+	while (*slice > 0) {
+		const struct gs__xins *in = &code[w->pc];
+		uint32_t em = w->mask;
+
+		(*slice)--;
+		if (in->g >= 0) {
+			uint32_t pm = 0;
+			const uint64_t *g = &R[in->g * 32];
+			LANES(em, {
+				if (g[l] & 1)
+					pm |= 1u << l;
+			})
+			em = (in->f & XF_NEGG) ? em & ~pm : pm;
+		}
+		count += (uint64_t)__builtin_popcount(w->mask);
+		switch (in->op) {
+		case XO_NOP:
+			break;
+		case XO_LD:
+		case XO_ST:
+			do_mem(x, b, wi, w, in, em);
+			break;
+		case XO_ATOM:
+		case XO_RED:
+			do_atom(x, b, wi, w, in, em);
+			break;
+		case XO_CVTA:
+			do_cvta(x, b, wi, w, in, em);
+			break;
+		case XO_BRA:
+			if (em == 0)
+				break;
+			if (em == w->mask) {
+				w->pc = (int32_t)in->imm;
+				if (w->div)
+					reselect(w);
+				continue;
+			}
+			split(w, em, (int32_t)in->imm);
+			continue;
+		case XO_BAR:
+		case XO_BARRED:
+			if (in->op == XO_BARRED) {
+				LANES(em, {
+					bool v = (R[in->c * 32 + l] & 1) != 0;
+					v = v != ((in->f & XF_NEGC) != 0);
+					b->red_count += v;
+					b->red_and = b->red_and && v;
+					b->red_or = b->red_or || v;
+				})
+			}
+			w->waiting = true;
+			ret = W_BAR;
+			goto out;
+		case XO_RET:
+		case XO_EXIT: {
+			uint32_t ex = 0, back = 0;
+			LANES(em, {
+				if (in->op == XO_EXIT || w->depth[l] == 0) {
+					ex |= 1u << l;
+					continue;
+				}
+				uint32_t ci = w->stack[l][--w->depth[l]];
+				const struct gs__xcall *c = &x->p->calls[ci];
+				uint8_t *fp = b->fparam +
+				              (uint64_t)lane_t(wi, l) *
+				                  x->p->fparam_size;
+				if (c->ret_size)
+					memmove(fp + c->ret_dst, fp + c->ret_src,
+					        c->ret_size);
+				back |= 1u << l;
+			})
+			if (em == 0)
+				break;
+			/* lanes that stay go on at pc + 1 */
+			for (uint32_t m = w->mask & ~em; m; m &= m - 1)
+				w->lane_pc[__builtin_ctz(m)] = w->pc + 1;
+			for (uint32_t m = back; m; m &= m - 1) {
+				int l = __builtin_ctz(m);
+				uint32_t ci = w->stack[l][w->depth[l]];
+				/* the call site's pc + 1 */
+				w->lane_pc[l] = x->p->calls[ci].site + 1;
+			}
+			w->live &= ~ex;
+			w->mask = 0;
+			if (w->live == 0) {
+				ret = W_DONE;
+				goto out;
+			}
+			reselect(w);
+			continue;
+		}
+		case XO_CALL:
+			if (em == 0)
+				break;
+			for (uint32_t m = w->mask & ~em; m; m &= m - 1)
+				w->lane_pc[__builtin_ctz(m)] = w->pc + 1;
+			do_call(x, b, wi, w, in, em);
+			if (x->err != CUDA_SUCCESS)
+				goto err;
+			w->mask = 0;
+			reselect(w);
+			continue;
+		case XO_SHFL:
+			do_shfl(w, in, em);
+			break;
+		case XO_VOTE:
+			do_vote(w, in, em);
+			break;
+		case XO_MATCH:
+			do_match(w, in, em);
+			break;
+		case XO_REDUX:
+			do_redux(w, in, em);
+			break;
+		case XO_ACTIVEMASK:
+			LANES(em, { R[in->d * 32 + l] = w->mask; })
+			break;
+		case XO_CLOCK:
+			LANES(em, { R[in->d * 32 + l] = x->clock + count; })
+			break;
+		case XO_GLOBALTIMER: {
+			uint64_t t = now_ns();
+			LANES(em, { R[in->d * 32 + l] = t; })
+			break;
+		}
+		case XO_TRAP:
+			if (em == 0)
+				break;
+			fail(x, CUDA_ERROR_LAUNCH_FAILED, in, "trap");
+			goto err;
+		case XO_BAD:
+			if (em == 0)
+				break;
+			fail(x, CUDA_ERROR_ILLEGAL_INSTRUCTION, in,
+			     "instruction outside the interpreter's subset");
+			goto err;
+		default:
+			if (em != 0 && !gs__xalu(in, R, em)) {
+				fail(x, CUDA_ERROR_ILLEGAL_INSTRUCTION, in,
+				     "instruction outside the interpreter's subset");
+				goto err;
+			}
+			break;
+		}
+		if (x->err != CUDA_SUCCESS)
+			goto err;
+		w->pc++;
+		if (w->div && w->pc >= w->next_min)
+			reselect(w);
+	}
+out:
+	n_instr += count;
+	x->clock += count;
+	return ret;
+err:
+	n_instr += count;
+	return W_ERR;
+}
+
+/* ---- blocks ------------------------------------------------------------ */
+
+static void block_free(struct block *b)
+{
+	if (b == NULL)
+		return;
+	for (int i = 0; i < b->n_warps; i++)
+		free(b->w[i].R);
+	free(b->w);
+	free(b->smem);
+	free(b->local);
+	free(b->fparam);
+	free(b);
+}
+
+static struct block *block_new(struct xl *x)
+{
+	struct block *b = gs__calloc(1, sizeof(*b));
+	const struct gs__xprog *p = x->p;
+
+	if (b == NULL)
+		return NULL;
+	b->n_warps = (int)((x->nthreads + 31) / 32);
+	b->w = gs__calloc((size_t)b->n_warps, sizeof(*b->w));
+	b->smem = gs__calloc(1, x->smem_size ? x->smem_size : 1);
+	b->local = gs__calloc(x->nthreads, p->local_size ? p->local_size : 1);
+	b->fparam =
+	    gs__calloc(x->nthreads, p->fparam_size ? p->fparam_size : 1);
+	if (b->w == NULL || b->smem == NULL || b->local == NULL ||
+	    b->fparam == NULL)
+		goto fail;
+	for (int i = 0; i < b->n_warps; i++) {
+		b->w[i].R = gs__malloc(sizeof(uint64_t) * 32 * (size_t)p->n_rows);
+		if (b->w[i].R == NULL)
+			goto fail;
+		memcpy(b->w[i].R, x->fill, sizeof(uint64_t) * 32 * (size_t)p->n_rows);
+	}
+	return b;
+fail:
+	block_free(b);
+	return NULL;
+}
+
+static uint64_t special(struct xl *x, const struct block *b, int sr,
+                        uint32_t t, int wi, int l)
+{
+	const struct gs__launch *ln = x->l;
+	uint32_t tx = t % ln->block[0], ty = t / ln->block[0] % ln->block[1],
+	         tz = t / (ln->block[0] * ln->block[1]);
+	uint32_t bit = 1u << l;
+
+	switch (sr) {
+	case XSR_TID_X: return tx;
+	case XSR_TID_Y: return ty;
+	case XSR_TID_Z: return tz;
+	case XSR_NTID_X: return ln->block[0];
+	case XSR_NTID_Y: return ln->block[1];
+	case XSR_NTID_Z: return ln->block[2];
+	case XSR_CTAID_X: case XSR_CLUSTERID_X: return b->id[0];
+	case XSR_CTAID_Y: case XSR_CLUSTERID_Y: return b->id[1];
+	case XSR_CTAID_Z: case XSR_CLUSTERID_Z: return b->id[2];
+	case XSR_NCTAID_X: case XSR_NCLUSTERID_X: return ln->grid[0];
+	case XSR_NCTAID_Y: case XSR_NCLUSTERID_Y: return ln->grid[1];
+	case XSR_NCTAID_Z: case XSR_NCLUSTERID_Z: return ln->grid[2];
+	case XSR_LANEID: return (uint64_t)l;
+	case XSR_WARPID: return (uint64_t)wi;
+	case XSR_NWARPID: return 64;
+	case XSR_SMID:
+		return (b->id[0] + b->id[1] * ln->grid[0]) %
+		       (gs__drv.dev[x->ctx->dev].sm_count
+		            ? gs__drv.dev[x->ctx->dev].sm_count : 1);
+	case XSR_NSMID: return gs__drv.dev[x->ctx->dev].sm_count;
+	case XSR_LANEMASK_EQ: return bit;
+	case XSR_LANEMASK_LT: return bit - 1;
+	case XSR_LANEMASK_LE: return bit | (bit - 1);
+	case XSR_LANEMASK_GT: return ~(bit | (bit - 1)) & 0xffffffffu;
+	case XSR_LANEMASK_GE: return ~(bit - 1) & 0xffffffffu;
+	case XSR_DYN_SMEM: return ln->smem;
+	case XSR_TOTAL_SMEM: return x->smem_size;
+	case XSR_CLUSTER_NCTARANK:
+	case XSR_CLUSTER_NCTAID_X: case XSR_CLUSTER_NCTAID_Y:
+	case XSR_CLUSTER_NCTAID_Z:
+		return 1;
+	case XSR_ENVREG + 1:
+		return (uint64_t)(uintptr_t)x->ws >> 32;
+	case XSR_ENVREG + 2:
+		return (uint64_t)(uintptr_t)x->ws & 0xffffffffu;
+	default:
+		return 0;
+	}
+}
+
+/* Starts block `id` in b: registers, lanes, program counters. */
+static void block_start(struct xl *x, struct block *b, uint64_t lin)
+{
+	const struct gs__launch *ln = x->l;
+	const struct gs__xprog *p = x->p;
+
+	b->id[0] = (uint32_t)(lin % ln->grid[0]);
+	b->id[1] = (uint32_t)(lin / ln->grid[0] % ln->grid[1]);
+	b->id[2] = (uint32_t)(lin / ((uint64_t)ln->grid[0] * ln->grid[1]));
+	b->red_count = 0;
+	b->red_and = true;
+	b->red_or = false;
+	b->started = true;
+	for (int wi = 0; wi < b->n_warps; wi++) {
+		struct warp *w = &b->w[wi];
+		uint32_t n = x->nthreads - (uint32_t)wi * 32;
+
+		w->live = n >= 32 ? 0xffffffffu : (1u << n) - 1;
+		w->mask = w->live;
+		w->pc = 0;
+		w->div = false;
+		w->waiting = false;
+		w->next_min = INT32_MAX;
+		memset(w->depth, 0, sizeof(w->depth));
+		for (int r = 0; r < p->n_rows; r++) {
+			if (p->rows[r].kind != XK_SPECIAL)
+				continue;
+			for (int l = 0; l < 32; l++)
+				w->R[r * 32 + l] =
+				    special(x, b, (int)p->rows[r].val,
+				            lane_t(wi, l), wi, l);
+		}
+	}
+}
+
+/* Runs b until it finishes (true), or spins through a slice (false). */
+static bool block_run(struct xl *x, struct block *b)
+{
+	uint32_t slice = SLICE;
+
+	for (;;) {
+		bool any_waiting = false, all_done = true;
+
+		for (int wi = 0; wi < b->n_warps; wi++) {
+			struct warp *w = &b->w[wi];
+
+			if (w->live == 0 || w->waiting)
+				continue;
+			int r = warp_run(x, b, wi, &slice);
+			if (r == W_ERR)
+				return true;
+			if (r == W_SLICE)
+				return false;
+		}
+		for (int wi = 0; wi < b->n_warps; wi++) {
+			struct warp *w = &b->w[wi];
+			if (w->live == 0)
+				continue;
+			all_done = false;
+			if (w->waiting)
+				any_waiting = true;
+		}
+		if (all_done)
+			return true;
+		if (!any_waiting)
+			continue;
+		/* every live warp is at a barrier: release them */
+		for (int wi = 0; wi < b->n_warps; wi++) {
+			struct warp *w = &b->w[wi];
+			const struct gs__xins *in;
+
+			if (w->live == 0 || !w->waiting)
+				continue;
+			in = &x->p->code[w->pc];
+			if (in->op == XO_BARRED) {
+				uint64_t v = in->m == 1   ? b->red_count
+				             : in->m == 2 ? b->red_and
+				                          : b->red_or;
+				LANES(w->mask, { w->R[in->d * 32 + l] = v; })
+			}
+			w->waiting = false;
+			w->pc++;
+			if (w->div && w->pc >= w->next_min)
+				reselect(w);
+		}
+		b->red_count = 0;
+		b->red_and = true;
+		b->red_or = false;
+		if (n_instr > x->limit) {
+			fail(x, CUDA_ERROR_LAUNCH_TIMEOUT, NULL,
+			     "the kernel ran past the sim's watchdog");
+			return true;
+		}
+	}
+}
+
+/* Fills the rows every warp shares: constants and symbol addresses. */
+static bool fill_rows(struct xl *x)
+{
+	const struct gs__xprog *p = x->p;
+	struct gs__module *mod = x->l->func->mod;
+
+	x->fill = gs__calloc((size_t)p->n_rows * 32, sizeof(uint64_t));
+	if (x->fill == NULL) {
+		fail(x, CUDA_ERROR_OUT_OF_MEMORY, NULL,
+		     "no host memory for the registers");
+		return false;
+	}
+	for (int r = 0; r < p->n_rows; r++) {
+		uint64_t v = 0;
+
+		if (p->rows[r].kind == XK_CONST) {
+			v = p->rows[r].val;
+		} else if (p->rows[r].kind == XK_SYM) {
+			const struct gs__xsym *s = &p->syms[p->rows[r].val];
+
+			switch (s->kind) {
+			case XY_GLOBAL:
+				if (gs__module_global_addr(mod, x->ctx, s->name,
+				                           &v) != CUDA_SUCCESS) {
+					snprintf(x->msg, sizeof(x->msg),
+					         "module variable %.200s has no memory",
+					         s->name);
+					x->err = CUDA_ERROR_NOT_FOUND;
+					return false;
+				}
+				break;
+			case XY_KPARAM:
+				v = (uint64_t)(uintptr_t)x->args + s->off;
+				break;
+			case XY_FUNC:
+				v = 0;
+				break;
+			default:
+				v = s->off;
+				break;
+			}
+		} else {
+			continue;
+		}
+		for (int l = 0; l < 32; l++)
+			x->fill[r * 32 + l] = v;
+	}
+	return true;
+}
+
+static const char *err_name(CUresult r)
+{
+	const char *s = "CUDA_ERROR_UNKNOWN";
+
+	(void)cuGetErrorName(r, &s);
+	return s;
+}
+
+static void report(struct xl *x)
+{
+	char ins[160] = "";
+	const char *name = x->l->func->entry->name;
+
+	if (x->bad != NULL)
+		gs__xins_text(x->l->func->mod->image, x->bad->src, ins,
+		              sizeof(ins));
+	fprintf(stderr,
+	        "libcuda (gpuslice sim): kernel %.200s failed (%s): %s%s%s%s\n",
+	        name, err_name(x->err), x->msg, ins[0] ? ": '" : "", ins,
+	        ins[0] ? "'" : "");
+	if (x->ctx->sticky == CUDA_SUCCESS)
+		x->ctx->sticky = x->err;
+}
+
+/* Runs the whole grid; blocks that spin yield to the next ones. */
+static void grid_run(struct xl *x)
+{
+	const struct gs__launch *ln = x->l;
+	uint64_t n = (uint64_t)ln->grid[0] * ln->grid[1] * ln->grid[2];
+	struct block **pend = NULL, *cur = NULL;
+	size_t n_pend = 0, cap_pend = 0;
+	uint64_t next = 0;
+
+	while (x->err == CUDA_SUCCESS && (next < n || n_pend > 0)) {
+		if (next < n) {
+			if (cur == NULL && (cur = block_new(x)) == NULL) {
+				fail(x, CUDA_ERROR_OUT_OF_MEMORY, NULL,
+				     "no host memory for a block");
+				break;
+			}
+			block_start(x, cur, next++);
+		} else {
+			cur = pend[0];
+			memmove(pend, pend + 1, sizeof(*pend) * --n_pend);
+		}
+		bool done = block_run(x, cur);
+		if (n_instr > x->limit && !done) {
+			fail(x, CUDA_ERROR_LAUNCH_TIMEOUT, NULL,
+			     "the kernel ran past the sim's watchdog");
+			block_free(cur);
+			cur = NULL;
+			break;
+		}
+		if (done)
+			continue; /* cur is reused for the next block */
+		if (n_pend == cap_pend) {
+			size_t nc = cap_pend ? cap_pend * 2 : 16;
+			struct block **np = gs__realloc(pend, sizeof(*np) * nc);
+			if (np == NULL) {
+				fail(x, CUDA_ERROR_OUT_OF_MEMORY, NULL,
+				     "no host memory for a waiting block");
+				block_free(cur);
+				cur = NULL;
+				break;
+			}
+			pend = np;
+			cap_pend = nc;
+		}
+		pend[n_pend++] = cur;
+		cur = NULL;
+	}
+	block_free(cur);
+	for (size_t i = 0; i < n_pend; i++)
+		block_free(pend[i]);
+	free(pend);
+}
+
+/* GPUSLICE_SIM_EXEC=0: kernels are timed only, memory is left as it was
+ * (for timing studies whose kernels would take the host hours). Read
+ * once. */
+static bool exec_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *v = getenv("GPUSLICE_SIM_EXEC");
+		on = !(v != NULL && strcmp(v, "0") == 0);
+	}
+	return on != 0;
+}
+
+void gs__exec_launch(const struct gs__launch *l, struct gs__ctx *ctx)
+{
+	struct gs__module *mod = l->func->mod;
+	struct xl *x;
+	const struct gs__xprog *p;
+
+	if (mod == NULL || mod->image == NULL || !exec_on())
+		return;
+	x = gs__calloc(1, sizeof(*x));
+	if (x == NULL) {
+		ctx->sticky = CUDA_ERROR_OUT_OF_MEMORY;
+		return;
+	}
+	x->l = l;
+	x->ctx = ctx;
+	x->limit = n_instr + MAX_THREAD_INSTR;
+	x->args = l->args;
+	x->args_size = l->args_size;
+	p = gs__xprog_get(&mod->exec, mod->image, l->func->entry->name);
+	if (p == NULL) {
+		fail(x, CUDA_ERROR_OUT_OF_MEMORY, NULL,
+		     "no host memory to read the kernel");
+		goto out;
+	}
+	x->p = p;
+	if (p->err[0]) {
+		fail(x, CUDA_ERROR_INVALID_PTX, NULL, p->err);
+		goto out;
+	}
+	x->nthreads = l->block[0] * l->block[1] * l->block[2];
+	x->smem_size = p->shared_static + l->smem;
+	if (!fill_rows(x))
+		goto out;
+	uint64_t t0 = cpu_ns();
+	grid_run(x);
+	run_ns += cpu_ns() - t0;
+out:
+	if (x->err != CUDA_SUCCESS)
+		report(x);
+	free(x->fill);
+	free(x);
+}

@@ -1,0 +1,310 @@
+/*
+ * exec_basic.cu - self-checking CUDA runtime program for the sim's PTX
+ * interpreter: vector add, SAXPY, a shared-memory + atomics reduction, a
+ * warp-shuffle scan, a histogram with shared atomics and a tiled matmul.
+ * Each check computes its answer on the host and compares; prints
+ * "ok NAME" per check and "all ok" at the end, exits 1 on a mismatch.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK(x)                                                                  \
+	do {                                                                   \
+		cudaError_t e_ = (x);                                          \
+		if (e_ != cudaSuccess) {                                       \
+			printf("FAIL %s: %s\n", #x, cudaGetErrorString(e_));   \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+static int failures;
+
+static void check(bool ok, const char *name)
+{
+	printf("%s %s\n", ok ? "ok" : "FAIL", name);
+	if (!ok)
+		failures++;
+}
+
+__global__ void vec_add(float *c, const float *a, const float *b, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		c[i] = a[i] + b[i];
+}
+
+__global__ void saxpy(int n, float a, const float *x, float *y)
+{
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += blockDim.x * gridDim.x)
+		y[i] = a * x[i] + y[i];
+}
+
+__global__ void reduce_sum(const int *in, int n, unsigned long long *out)
+{
+	extern __shared__ int sdata[];
+	unsigned t = threadIdx.x;
+	unsigned i = blockIdx.x * blockDim.x * 2 + t;
+	int v = 0;
+
+	if (i < n)
+		v = in[i];
+	if (i + blockDim.x < n)
+		v += in[i + blockDim.x];
+	sdata[t] = v;
+	__syncthreads();
+	for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+		if (t < s)
+			sdata[t] += sdata[t + s];
+		__syncthreads();
+	}
+	if (t == 0)
+		atomicAdd(out, (unsigned long long)sdata[0]);
+}
+
+/* Inclusive scan of each block with warp shuffles. */
+__global__ void block_scan(const int *in, int *out, int n)
+{
+	__shared__ int warp_sums[32];
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	int v = i < n ? in[i] : 0;
+
+	for (int d = 1; d < 32; d <<= 1) {
+		int o = __shfl_up_sync(0xffffffffu, v, d);
+		if (lane >= d)
+			v += o;
+	}
+	if (lane == 31)
+		warp_sums[warp] = v;
+	__syncthreads();
+	if (warp == 0) {
+		int w = lane < (int)(blockDim.x >> 5) ? warp_sums[lane] : 0;
+		for (int d = 1; d < 32; d <<= 1) {
+			int o = __shfl_up_sync(0xffffffffu, w, d);
+			if (lane >= d)
+				w += o;
+		}
+		warp_sums[lane] = w;
+	}
+	__syncthreads();
+	if (warp > 0)
+		v += warp_sums[warp - 1];
+	if (i < n)
+		out[i] = v;
+}
+
+__global__ void histogram(const unsigned char *data, int n, unsigned *hist)
+{
+	__shared__ unsigned local[256];
+
+	for (int b = threadIdx.x; b < 256; b += blockDim.x)
+		local[b] = 0;
+	__syncthreads();
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += blockDim.x * gridDim.x)
+		atomicAdd(&local[data[i]], 1u);
+	__syncthreads();
+	for (int b = threadIdx.x; b < 256; b += blockDim.x)
+		if (local[b])
+			atomicAdd(&hist[b], local[b]);
+}
+
+#define TILE 16
+__global__ void matmul(const float *A, const float *B, float *C, int n)
+{
+	__shared__ float ta[TILE][TILE], tb[TILE][TILE];
+	int row = blockIdx.y * TILE + threadIdx.y;
+	int col = blockIdx.x * TILE + threadIdx.x;
+	float acc = 0.0f;
+
+	for (int t = 0; t < n; t += TILE) {
+		ta[threadIdx.y][threadIdx.x] =
+		    row < n && t + threadIdx.x < n ? A[row * n + t + threadIdx.x] : 0;
+		tb[threadIdx.y][threadIdx.x] =
+		    col < n && t + threadIdx.y < n ? B[(t + threadIdx.y) * n + col] : 0;
+		__syncthreads();
+		for (int k = 0; k < TILE; k++)
+			acc = fmaf(ta[threadIdx.y][k], tb[k][threadIdx.x], acc);
+		__syncthreads();
+	}
+	if (row < n && col < n)
+		C[row * n + col] = acc;
+}
+
+/* Warp votes and math functions whose results PTX defines exactly. */
+__global__ void votes_math(const float *x, unsigned *ballots, float *r, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	float v = i < n ? x[i] : 0.0f;
+	unsigned b = __ballot_sync(0xffffffffu, v > 0.5f);
+	int any = __any_sync(0xffffffffu, v > 0.99f);
+	int all = __all_sync(0xffffffffu, v >= 0.0f);
+
+	if ((threadIdx.x & 31) == 0)
+		ballots[i >> 5] = b ^ (any << 1) ^ (all << 2);
+	if (i < n)
+		r[i] = sqrtf(v) + (float)(int)(v * 100.0f) / 3.0f;
+}
+
+int main(void)
+{
+	const int n = 10000;
+	float *ha = (float *)malloc(n * 4), *hb = (float *)malloc(n * 4),
+	      *hc = (float *)malloc(n * 4);
+	float *da, *db, *dc;
+
+	srand(7);
+	for (int i = 0; i < n; i++) {
+		ha[i] = (float)rand() / RAND_MAX;
+		hb[i] = (float)rand() / RAND_MAX;
+	}
+	CK(cudaMalloc(&da, n * 4));
+	CK(cudaMalloc(&db, n * 4));
+	CK(cudaMalloc(&dc, n * 4));
+	CK(cudaMemcpy(da, ha, n * 4, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(db, hb, n * 4, cudaMemcpyHostToDevice));
+
+	vec_add<<<(n + 255) / 256, 256>>>(dc, da, db, n);
+	CK(cudaGetLastError());
+	CK(cudaMemcpy(hc, dc, n * 4, cudaMemcpyDeviceToHost));
+	{
+		bool ok = true;
+		for (int i = 0; i < n; i++)
+			ok = ok && hc[i] == ha[i] + hb[i];
+		check(ok, "vector_add");
+	}
+
+	saxpy<<<8, 128>>>(n, 2.5f, da, db);
+	CK(cudaMemcpy(hc, db, n * 4, cudaMemcpyDeviceToHost));
+	{
+		bool ok = true;
+		for (int i = 0; i < n; i++)
+			ok = ok && hc[i] == fmaf(2.5f, ha[i], hb[i]);
+		check(ok, "saxpy");
+	}
+
+	{
+		int *hi = (int *)malloc(n * 4), *di;
+		unsigned long long *dsum, sum = 0, want = 0;
+		for (int i = 0; i < n; i++) {
+			hi[i] = rand() % 1000 - 300;
+			want += (unsigned long long)(long long)hi[i];
+		}
+		CK(cudaMalloc(&di, n * 4));
+		CK(cudaMalloc(&dsum, 8));
+		CK(cudaMemcpy(di, hi, n * 4, cudaMemcpyHostToDevice));
+		CK(cudaMemset(dsum, 0, 8));
+		reduce_sum<<<(n + 511) / 512, 256, 256 * 4>>>(di, n, dsum);
+		CK(cudaMemcpy(&sum, dsum, 8, cudaMemcpyDeviceToHost));
+		check(sum == want, "reduction_shared_atomics");
+
+		int *dout, *hout = (int *)malloc(n * 4);
+		CK(cudaMalloc(&dout, n * 4));
+		block_scan<<<(n + 1023) / 1024, 1024>>>(di, dout, n);
+		CK(cudaMemcpy(hout, dout, n * 4, cudaMemcpyDeviceToHost));
+		bool ok = true;
+		int acc = 0;
+		for (int i = 0; i < n; i++) {
+			if (i % 1024 == 0)
+				acc = 0;
+			acc += hi[i];
+			ok = ok && hout[i] == acc;
+		}
+		check(ok, "scan_shuffles");
+		CK(cudaFree(di));
+		CK(cudaFree(dout));
+		free(hi);
+		free(hout);
+	}
+
+	{
+		unsigned char *hd = (unsigned char *)malloc(n), *dd;
+		unsigned hh[256], want[256], *dh;
+		memset(want, 0, sizeof(want));
+		for (int i = 0; i < n; i++) {
+			hd[i] = (unsigned char)(rand() % 256);
+			want[hd[i]]++;
+		}
+		CK(cudaMalloc(&dd, n));
+		CK(cudaMalloc(&dh, sizeof(hh)));
+		CK(cudaMemcpy(dd, hd, n, cudaMemcpyHostToDevice));
+		CK(cudaMemset(dh, 0, sizeof(hh)));
+		histogram<<<4, 128>>>(dd, n, dh);
+		CK(cudaMemcpy(hh, dh, sizeof(hh), cudaMemcpyDeviceToHost));
+		check(memcmp(hh, want, sizeof(hh)) == 0, "histogram");
+		free(hd);
+		CK(cudaFree(dd));
+		CK(cudaFree(dh));
+	}
+
+	{
+		const int m = 72;
+		float *A = (float *)malloc(m * m * 4), *B = (float *)malloc(m * m * 4),
+		      *C = (float *)malloc(m * m * 4), *dA, *dB, *dC;
+		for (int i = 0; i < m * m; i++) {
+			A[i] = (float)(rand() % 17) - 8;
+			B[i] = (float)(rand() % 13) / 4 - 1;
+		}
+		CK(cudaMalloc(&dA, m * m * 4));
+		CK(cudaMalloc(&dB, m * m * 4));
+		CK(cudaMalloc(&dC, m * m * 4));
+		CK(cudaMemcpy(dA, A, m * m * 4, cudaMemcpyHostToDevice));
+		CK(cudaMemcpy(dB, B, m * m * 4, cudaMemcpyHostToDevice));
+		dim3 grid((m + TILE - 1) / TILE, (m + TILE - 1) / TILE);
+		matmul<<<grid, dim3(TILE, TILE)>>>(dA, dB, dC, m);
+		CK(cudaMemcpy(C, dC, m * m * 4, cudaMemcpyDeviceToHost));
+		bool ok = true;
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < m; j++) {
+				float acc = 0;
+				for (int k = 0; k < m; k++)
+					acc = fmaf(A[i * m + k], B[k * m + j], acc);
+				ok = ok && C[i * m + j] == acc;
+			}
+		check(ok, "tiled_matmul");
+		CK(cudaFree(dA));
+		CK(cudaFree(dB));
+		CK(cudaFree(dC));
+	}
+
+	{
+		/* one ballot per warp of the grid, past n too */
+		unsigned *dbal, hbal[(10000 + 127) / 128 * 4];
+		int nw = (n + 127) / 128 * 4;
+		CK(cudaMalloc(&dbal, nw * 4));
+		votes_math<<<(n + 127) / 128, 128>>>(da, dbal, dc, n);
+		CK(cudaMemcpy(hbal, dbal, nw * 4, cudaMemcpyDeviceToHost));
+		CK(cudaMemcpy(hc, dc, n * 4, cudaMemcpyDeviceToHost));
+		bool ok = true;
+		for (int w = 0; w < nw; w++) {
+			unsigned b = 0;
+			int any = 0, all = 1;
+			for (int l = 0; l < 32; l++) {
+				int i = w * 32 + l;
+				float v = i < n ? ha[i] : 0.0f;
+				b |= (unsigned)(v > 0.5f) << l;
+				any |= v > 0.99f;
+				all &= v >= 0.0f;
+			}
+			ok = ok && hbal[w] == (b ^ (any << 1) ^ (all << 2));
+		}
+		check(ok, "warp_votes");
+		ok = true;
+		for (int i = 0; i < n; i++)
+			ok = ok && hc[i] == sqrtf(ha[i]) + (float)(int)(ha[i] * 100.0f) / 3.0f;
+		check(ok, "sqrt_div_cvt");
+		CK(cudaFree(dbal));
+	}
+	CK(cudaDeviceSynchronize());
+	if (failures) {
+		printf("%d checks failed\n", failures);
+		return 1;
+	}
+	printf("all ok\n");
+	return 0;
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# CUDA runtime programs built with nvcc (-arch=sm_90 and nvcc's default
+# target) run their kernels on the sim's PTX interpreter and check every
+# result on the host (exec/exec_basic.cu): vector add, SAXPY, a
+# shared-memory + atomics reduction, a warp-shuffle scan, a histogram
+# with shared atomics, a tiled matmul, warp votes, sqrt/div/cvt.
+. "$(dirname "$0")/lib.sh" "$1"
+. "$(dirname "$0")/exec_check.sh"
+run_checks exec_basic "vector_add saxpy reduction_shared_atomics scan_shuffles histogram tiled_matmul warp_votes sqrt_div_cvt"
+echo ok
