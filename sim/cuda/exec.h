@@ -15,6 +15,7 @@
 #define GS_SIM_EXEC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda_int.h"
@@ -22,56 +23,175 @@
 /* Operand and instruction types. */
 enum gs__xt {
 	XT_NONE,
-	XT_B8, XT_B16, XT_B32, XT_B64,
-	XT_U8, XT_U16, XT_U32, XT_U64,
-	XT_S8, XT_S16, XT_S32, XT_S64,
-	XT_F16, XT_F32, XT_F64, XT_BF16, XT_F16X2, XT_B128,
+	XT_B8,
+	XT_B16,
+	XT_B32,
+	XT_B64,
+	XT_U8,
+	XT_U16,
+	XT_U32,
+	XT_U64,
+	XT_S8,
+	XT_S16,
+	XT_S32,
+	XT_S64,
+	XT_F16,
+	XT_F32,
+	XT_F64,
+	XT_BF16,
+	XT_F16X2,
+	XT_B128,
 	XT_PRED,
 };
 
 enum gs__xop {
-	XO_BAD, XO_NOP,
+	XO_BAD,
+	XO_NOP,
 	/* arithmetic (exec_alu.c) */
-	XO_ADD, XO_SUB, XO_MUL, XO_MAD, XO_MUL24, XO_MAD24, XO_DIV, XO_REM,
-	XO_ABS, XO_NEG, XO_MIN, XO_MAX, XO_AND, XO_OR, XO_XOR, XO_NOT,
-	XO_CNOT, XO_SHL, XO_SHR, XO_POPC, XO_CLZ, XO_BREV, XO_BFE, XO_BFI,
-	XO_BFIND, XO_PRMT, XO_LOP3, XO_SHF, XO_FMA, XO_RCP, XO_SQRT,
-	XO_RSQRT, XO_EX2, XO_LG2, XO_SIN, XO_COS, XO_TANH, XO_COPYSIGN,
-	XO_TESTP, XO_SETP, XO_SET, XO_SELP, XO_SLCT, XO_CVT, XO_MOV,
-	XO_PACK, XO_UNPACK, XO_ADDC, XO_SUBC, XO_SAD, XO_BMSK, XO_MADC,
+	XO_ADD,
+	XO_SUB,
+	XO_MUL,
+	XO_MAD,
+	XO_MUL24,
+	XO_MAD24,
+	XO_DIV,
+	XO_REM,
+	XO_ABS,
+	XO_NEG,
+	XO_MIN,
+	XO_MAX,
+	XO_AND,
+	XO_OR,
+	XO_XOR,
+	XO_NOT,
+	XO_CNOT,
+	XO_SHL,
+	XO_SHR,
+	XO_POPC,
+	XO_CLZ,
+	XO_BREV,
+	XO_BFE,
+	XO_BFI,
+	XO_BFIND,
+	XO_PRMT,
+	XO_LOP3,
+	XO_SHF,
+	XO_FMA,
+	XO_RCP,
+	XO_SQRT,
+	XO_RSQRT,
+	XO_EX2,
+	XO_LG2,
+	XO_SIN,
+	XO_COS,
+	XO_TANH,
+	XO_COPYSIGN,
+	XO_TESTP,
+	XO_SETP,
+	XO_SET,
+	XO_SELP,
+	XO_SLCT,
+	XO_CVT,
+	XO_MOV,
+	XO_PACK,
+	XO_UNPACK,
+	XO_ADDC,
+	XO_SUBC,
+	XO_SAD,
+	XO_BMSK,
+	XO_MADC,
 	/* memory, control and warp ops (exec_run.c) */
-	XO_CVTA, XO_LD, XO_ST, XO_ATOM, XO_RED, XO_BRA, XO_BAR, XO_BARRED,
-	XO_RET, XO_EXIT, XO_CALL, XO_SHFL, XO_VOTE, XO_ACTIVEMASK,
-	XO_MATCH, XO_CLOCK, XO_TRAP, XO_MAPA, XO_REDUX, XO_GLOBALTIMER,
+	XO_CVTA,
+	XO_LD,
+	XO_ST,
+	XO_ATOM,
+	XO_RED,
+	XO_BRA,
+	XO_BAR,
+	XO_BARRED,
+	XO_RET,
+	XO_EXIT,
+	XO_CALL,
+	XO_SHFL,
+	XO_VOTE,
+	XO_ACTIVEMASK,
+	XO_MATCH,
+	XO_CLOCK,
+	XO_TRAP,
+	XO_MAPA,
+	XO_REDUX,
+	XO_GLOBALTIMER,
 };
 
 /* Modifier values (ins->m): compare ops, roundings, atomic ops, modes. */
 enum {
-	XC_EQ = 1, XC_NE, XC_LT, XC_LE, XC_GT, XC_GE, XC_LO, XC_LS, XC_HI,
-	XC_HS, XC_EQU, XC_NEU, XC_LTU, XC_LEU, XC_GTU, XC_GEU, XC_NUM,
+	XC_EQ = 1,
+	XC_NE,
+	XC_LT,
+	XC_LE,
+	XC_GT,
+	XC_GE,
+	XC_LO,
+	XC_LS,
+	XC_HI,
+	XC_HS,
+	XC_EQU,
+	XC_NEU,
+	XC_LTU,
+	XC_LEU,
+	XC_GTU,
+	XC_GEU,
+	XC_NUM,
 	XC_NAN,
 };
-enum { XR_NONE, XR_RN, XR_RZ, XR_RM, XR_RP, XR_RNI, XR_RZI, XR_RMI,
-       XR_RPI, XR_RNA };
-enum { XA_ADD = 1, XA_MIN, XA_MAX, XA_INC, XA_DEC, XA_AND, XA_OR, XA_XOR,
-       XA_EXCH, XA_CAS };
+enum {
+	XR_NONE,
+	XR_RN,
+	XR_RZ,
+	XR_RM,
+	XR_RP,
+	XR_RNI,
+	XR_RZI,
+	XR_RMI,
+	XR_RPI,
+	XR_RNA
+};
+enum {
+	XA_ADD = 1,
+	XA_MIN,
+	XA_MAX,
+	XA_INC,
+	XA_DEC,
+	XA_AND,
+	XA_OR,
+	XA_XOR,
+	XA_EXCH,
+	XA_CAS
+};
 enum { XS_UP = 1, XS_DOWN, XS_BFLY, XS_IDX };
 enum { XV_ALL = 1, XV_ANY, XV_UNI, XV_BALLOT };
 enum { XB_NONE, XB_AND, XB_OR, XB_XOR }; /* setp's combining op (ins->m2) */
 
 /* ins->f flags */
-#define XF_FTZ   0x01
-#define XF_SAT   0x02
-#define XF_HI    0x04 /* mul.hi, shf.r (right) */
-#define XF_WIDE  0x08
-#define XF_NEGG  0x10 /* guard negated (@!%p) */
-#define XF_NEGC  0x20 /* c (predicate) operand negated */
-#define XF_TO    0x40 /* cvta.to.* ; shf .clamp */
+#define XF_FTZ    0x01
+#define XF_SAT    0x02
+#define XF_HI     0x04 /* mul.hi, shf.r (right) */
+#define XF_WIDE   0x08
+#define XF_NEGG   0x10 /* guard negated (@!%p) */
+#define XF_NEGC   0x20 /* c (predicate) operand negated */
+#define XF_TO     0x40 /* cvta.to.* ; shf .clamp */
 #define XF_APPROX 0x80
 
 /* State spaces (ins->sp). */
-enum { XSP_GENERIC, XSP_GLOBAL, XSP_SHARED, XSP_LOCAL, XSP_PARAM,
-       XSP_CONST, XSP_CLUSTER };
+enum {
+	XSP_GENERIC,
+	XSP_GLOBAL,
+	XSP_SHARED,
+	XSP_LOCAL,
+	XSP_PARAM,
+	XSP_CONST,
+	XSP_CLUSTER
+};
 
 /* One pre-decoded instruction; operands are rows (-1: none). */
 struct gs__xins {
@@ -94,25 +214,56 @@ enum { XK_REG, XK_CONST, XK_SYM, XK_SPECIAL };
 
 /* Special registers (gs__xrow.val for XK_SPECIAL). */
 enum {
-	XSR_TID_X, XSR_TID_Y, XSR_TID_Z, XSR_NTID_X, XSR_NTID_Y, XSR_NTID_Z,
-	XSR_CTAID_X, XSR_CTAID_Y, XSR_CTAID_Z, XSR_NCTAID_X, XSR_NCTAID_Y,
-	XSR_NCTAID_Z, XSR_LANEID, XSR_WARPID, XSR_NWARPID, XSR_SMID,
-	XSR_NSMID, XSR_GRIDID, XSR_LANEMASK_EQ, XSR_LANEMASK_LT,
-	XSR_LANEMASK_LE, XSR_LANEMASK_GT, XSR_LANEMASK_GE, XSR_DYN_SMEM,
-	XSR_TOTAL_SMEM, XSR_CLUSTER_CTARANK, XSR_CLUSTER_NCTARANK,
-	XSR_CLUSTERID_X, XSR_CLUSTERID_Y, XSR_CLUSTERID_Z,
-	XSR_NCLUSTERID_X, XSR_NCLUSTERID_Y, XSR_NCLUSTERID_Z,
-	XSR_CLUSTER_CTAID_X, XSR_CLUSTER_CTAID_Y, XSR_CLUSTER_CTAID_Z,
-	XSR_CLUSTER_NCTAID_X, XSR_CLUSTER_NCTAID_Y, XSR_CLUSTER_NCTAID_Z,
-	XSR_IS_EXPLICIT_CLUSTER, XSR_ZERO, XSR_ENVREG,
+	XSR_TID_X,
+	XSR_TID_Y,
+	XSR_TID_Z,
+	XSR_NTID_X,
+	XSR_NTID_Y,
+	XSR_NTID_Z,
+	XSR_CTAID_X,
+	XSR_CTAID_Y,
+	XSR_CTAID_Z,
+	XSR_NCTAID_X,
+	XSR_NCTAID_Y,
+	XSR_NCTAID_Z,
+	XSR_LANEID,
+	XSR_WARPID,
+	XSR_NWARPID,
+	XSR_SMID,
+	XSR_NSMID,
+	XSR_GRIDID,
+	XSR_LANEMASK_EQ,
+	XSR_LANEMASK_LT,
+	XSR_LANEMASK_LE,
+	XSR_LANEMASK_GT,
+	XSR_LANEMASK_GE,
+	XSR_DYN_SMEM,
+	XSR_TOTAL_SMEM,
+	XSR_CLUSTER_CTARANK,
+	XSR_CLUSTER_NCTARANK,
+	XSR_CLUSTERID_X,
+	XSR_CLUSTERID_Y,
+	XSR_CLUSTERID_Z,
+	XSR_NCLUSTERID_X,
+	XSR_NCLUSTERID_Y,
+	XSR_NCLUSTERID_Z,
+	XSR_CLUSTER_CTAID_X,
+	XSR_CLUSTER_CTAID_Y,
+	XSR_CLUSTER_CTAID_Z,
+	XSR_CLUSTER_NCTAID_X,
+	XSR_CLUSTER_NCTAID_Y,
+	XSR_CLUSTER_NCTAID_Z,
+	XSR_IS_EXPLICIT_CLUSTER,
+	XSR_ZERO,
+	XSR_ENVREG,
 	XSR_N
 };
 
 /* Symbols a linked program refers to, resolved when it launches. */
 enum { XY_GLOBAL, XY_SHARED, XY_LOCAL, XY_KPARAM, XY_FPARAM, XY_FUNC };
 struct gs__xsym {
-	char *name; /* owned */
-	int kind;   /* XY_ */
+	char *name;   /* owned */
+	int kind;     /* XY_ */
 	uint64_t off; /* shared/local/param offset, or function index */
 };
 
@@ -150,8 +301,62 @@ struct gs__xprog {
 	struct gs__xprog *next;
 };
 
-/* A module's parsed functions (exec_parse.c), cached in the module. */
-struct gs__xmod;
+/* A module's functions and variables (exec_mod.c), cached in the
+ * module with the programs linked from it. */
+struct xfunc {
+	char *name;
+	bool entry;
+	const char *ret, *ret_end;       /* return parameter list, or NULL */
+	const char *params, *params_end; /* parameter list */
+	const char *body, *body_end;     /* between the braces, or NULL */
+};
+
+struct xvar {
+	char *name;
+	int space; /* XSP_SHARED, XSP_GLOBAL (.global and .const) */
+	uint64_t size, align;
+	bool dynamic; /* extern .shared x[] */
+};
+
+struct gs__xmod {
+	char *text; /* comments blanked */
+	struct xfunc *funcs;
+	int n_funcs;
+	struct xvar *vars;
+	int n_vars;
+	struct gs__xprog *progs;
+};
+
+struct gs__xmod *gs__xmod_read(const char *text);
+void gs__xprog_free(struct gs__xprog *p);
+
+/* ---- text helpers (exec_text.c) ---- */
+char *gs__x_dupn(const char *s, size_t n);
+bool gs__x_idc(char c);
+const char *gs__x_skip_ws(const char *p);
+/* the word (identifier characters) at p, *n its length */
+const char *gs__x_word(const char *p, size_t *n);
+bool gs__x_is(const char *w, size_t n, const char *lit);
+/* the bracket closing the one at p, or NULL */
+const char *gs__x_match(const char *p);
+int gs__x_type_bytes(const char *w, size_t n);
+/* "[.align A] .type name[N]" -> name, size, alignment, dynamic ([]) */
+void gs__x_decl_shape(const char *p, const char *end, const char **name,
+                      size_t *name_n, uint64_t *size, uint64_t *align,
+                      bool *dyn);
+void gs__x_blank_comments(char *t);
+uint64_t gs__x_align_up(uint64_t v, uint64_t a);
+bool gs__x_grow(void **arr, int *cap, int need, size_t elem);
+int gs__x_type_of(const char *w, size_t n);
+int gs__x_cmp_of(const char *w, size_t n);
+int gs__x_rnd_of(const char *w, size_t n);
+int gs__x_atom_of(const char *w, size_t n);
+int gs__x_space_of(const char *w, size_t n);
+bool gs__x_is_float(int t);
+/* an immediate's bits for type t; false when s is not a number */
+bool gs__x_imm_bits(const char *s, size_t n, int t, uint64_t *out);
+/* a special register's XSR_ number, or -1 */
+int gs__x_special(const char *s, size_t n);
 
 /* The program for entry `name` of PTX text `text` (parsed once per
  * module into *cache). NULL only when out of memory; a program that

@@ -15,11 +15,20 @@
 static inline int width(int t)
 {
 	switch (t) {
-	case XT_B8: case XT_U8: case XT_S8:
+	case XT_B8:
+	case XT_U8:
+	case XT_S8:
 		return 8;
-	case XT_B16: case XT_U16: case XT_S16: case XT_F16: case XT_BF16:
+	case XT_B16:
+	case XT_U16:
+	case XT_S16:
+	case XT_F16:
+	case XT_BF16:
 		return 16;
-	case XT_B64: case XT_U64: case XT_S64: case XT_F64:
+	case XT_B64:
+	case XT_U64:
+	case XT_S64:
+	case XT_F64:
 		return 64;
 	case XT_PRED:
 		return 1;
@@ -123,21 +132,36 @@ static bool fcmp(double a, double b, int c)
 	bool un = isnan(a) || isnan(b);
 
 	switch (c) {
-	case XC_EQ: return !un && a == b;
-	case XC_NE: return !un && a != b;
-	case XC_LT: return !un && a < b;
-	case XC_LE: return !un && a <= b;
-	case XC_GT: return !un && a > b;
-	case XC_GE: return !un && a >= b;
-	case XC_EQU: return un || a == b;
-	case XC_NEU: return un || a != b;
-	case XC_LTU: return un || a < b;
-	case XC_LEU: return un || a <= b;
-	case XC_GTU: return un || a > b;
-	case XC_GEU: return un || a >= b;
-	case XC_NUM: return !un;
-	case XC_NAN: return un;
-	default: return false;
+	case XC_EQ:
+		return !un && a == b;
+	case XC_NE:
+		return !un && a != b;
+	case XC_LT:
+		return !un && a < b;
+	case XC_LE:
+		return !un && a <= b;
+	case XC_GT:
+		return !un && a > b;
+	case XC_GE:
+		return !un && a >= b;
+	case XC_EQU:
+		return un || a == b;
+	case XC_NEU:
+		return un || a != b;
+	case XC_LTU:
+		return un || a < b;
+	case XC_LEU:
+		return un || a <= b;
+	case XC_GTU:
+		return un || a > b;
+	case XC_GEU:
+		return un || a >= b;
+	case XC_NUM:
+		return !un;
+	case XC_NAN:
+		return un;
+	default:
+		return false;
 	}
 }
 
@@ -149,17 +173,28 @@ static bool icmp(uint64_t a, uint64_t b, int t, int c)
 	bool s = is_signed(t);
 
 	switch (c) {
-	case XC_EQ: return ua == ub;
-	case XC_NE: return ua != ub;
-	case XC_LT: return s ? sa < sb : ua < ub;
-	case XC_LE: return s ? sa <= sb : ua <= ub;
-	case XC_GT: return s ? sa > sb : ua > ub;
-	case XC_GE: return s ? sa >= sb : ua >= ub;
-	case XC_LO: return ua < ub;
-	case XC_LS: return ua <= ub;
-	case XC_HI: return ua > ub;
-	case XC_HS: return ua >= ub;
-	default: return false;
+	case XC_EQ:
+		return ua == ub;
+	case XC_NE:
+		return ua != ub;
+	case XC_LT:
+		return s ? sa < sb : ua < ub;
+	case XC_LE:
+		return s ? sa <= sb : ua <= ub;
+	case XC_GT:
+		return s ? sa > sb : ua > ub;
+	case XC_GE:
+		return s ? sa >= sb : ua >= ub;
+	case XC_LO:
+		return ua < ub;
+	case XC_LS:
+		return ua <= ub;
+	case XC_HI:
+		return ua > ub;
+	case XC_HS:
+		return ua >= ub;
+	default:
+		return false;
 	}
 }
 
@@ -180,10 +215,21 @@ static uint64_t f2i(double v, int rnd, int t)
 	int w = width(t);
 
 	switch (rnd) {
-	case XR_RZI: case XR_RZ: v = trunc(v); break;
-	case XR_RMI: case XR_RM: v = floor(v); break;
-	case XR_RPI: case XR_RP: v = ceil(v); break;
-	default: v = nearbyint(v); break; /* round half to even */
+	case XR_RZI:
+	case XR_RZ:
+		v = trunc(v);
+		break;
+	case XR_RMI:
+	case XR_RM:
+		v = floor(v);
+		break;
+	case XR_RPI:
+	case XR_RP:
+		v = ceil(v);
+		break;
+	default:
+		v = nearbyint(v);
+		break; /* round half to even */
 	}
 	if (isnan(v))
 		return 0;
@@ -205,10 +251,14 @@ static uint64_t f2i(double v, int rnd, int t)
 static int fe_mode(int rnd)
 {
 	switch (rnd) {
-	case XR_RZ: return FE_TOWARDZERO;
-	case XR_RM: return FE_DOWNWARD;
-	case XR_RP: return FE_UPWARD;
-	default: return FE_TONEAREST;
+	case XR_RZ:
+		return FE_TOWARDZERO;
+	case XR_RM:
+		return FE_DOWNWARD;
+	case XR_RP:
+		return FE_UPWARD;
+	default:
+		return FE_TONEAREST;
 	}
 }
 
@@ -224,11 +274,13 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		if (sat) {
 			bool ss = is_signed(st), ds = is_signed(dt);
 			int64_t lo = ds ? -(int64_t)(1ULL << (wd - 1)) : 0;
-			uint64_t hi = ds ? (1ULL << (wd - 1)) - 1
-			                 : (wd >= 64 ? ~0ULL : (1ULL << wd) - 1);
+			uint64_t hi =
+			    ds ? (1ULL << (wd - 1)) - 1
+			       : (wd >= 64 ? ~0ULL : (1ULL << wd) - 1);
 			if (ss && sx(a, ws) < lo)
 				r = (uint64_t)lo;
-			else if (ss && sx(a, ws) > 0 && (uint64_t)sx(a, ws) > hi)
+			else if (ss && sx(a, ws) > 0 &&
+			         (uint64_t)sx(a, ws) > hi)
 				r = hi;
 			else if (!ss && zx(a, ws) > hi)
 				r = hi;
@@ -257,16 +309,17 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		fesetround(fe_mode(in->m));
 		/* volatile: converted before the mode is put back */
 		if (dt == XT_F32) {
-			volatile float f = is_signed(st) ? (float)sx(a, ws)
-			                                 : (float)zx(a, ws);
+			volatile float f =
+			    is_signed(st) ? (float)sx(a, ws) : (float)zx(a, ws);
 			r = bf32(f);
 		} else if (dt == XT_F64) {
 			volatile double d = is_signed(st) ? (double)sx(a, ws)
 			                                  : (double)zx(a, ws);
 			r = bf64(d);
 		} else {
-			volatile _Float16 h = is_signed(st) ? (_Float16)sx(a, ws)
-			                                    : (_Float16)zx(a, ws);
+			volatile _Float16 h = is_signed(st)
+			                          ? (_Float16)sx(a, ws)
+			                          : (_Float16)zx(a, ws);
 			uint16_t u;
 			_Float16 hh = h;
 			memcpy(&u, &hh, 2);
@@ -277,11 +330,20 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 	}
 	/* float -> float */
 	switch (in->m) {
-	case XR_RNI: v = nearbyint(v); break;
-	case XR_RZI: v = trunc(v); break;
-	case XR_RMI: v = floor(v); break;
-	case XR_RPI: v = ceil(v); break;
-	default: break;
+	case XR_RNI:
+		v = nearbyint(v);
+		break;
+	case XR_RZI:
+		v = trunc(v);
+		break;
+	case XR_RMI:
+		v = floor(v);
+		break;
+	case XR_RPI:
+		v = ceil(v);
+		break;
+	default:
+		break;
 	}
 	if (sat)
 		v = isnan(v) ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
@@ -298,7 +360,7 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		volatile _Float16 h = (_Float16)(st == XT_F32 ? (float)v : v);
 		uint16_t u;
 		_Float16 hh = h;
-			memcpy(&u, &hh, 2);
+		memcpy(&u, &hh, 2);
 		r = u;
 	}
 	fesetround(old);
@@ -340,26 +402,62 @@ static uint64_t fop32(const struct gs__xins *in, uint64_t ua, uint64_t ub,
 	      c = ftz32(f32(uc), z), r;
 
 	switch (in->op) {
-	case XO_ADD: r = a + b; break;
-	case XO_SUB: r = a - b; break;
-	case XO_MUL: r = a * b; break;
+	case XO_ADD:
+		r = a + b;
+		break;
+	case XO_SUB:
+		r = a - b;
+		break;
+	case XO_MUL:
+		r = a * b;
+		break;
 	case XO_MAD:
-	case XO_FMA: r = fmaf(a, b, c); break;
-	case XO_DIV: r = a / b; break;
-	case XO_ABS: return ua & 0x7fffffffu;
-	case XO_NEG: return (ua ^ 0x80000000u) & 0xffffffffu;
-	case XO_MIN: r = fminmax32(a, b, false); break;
-	case XO_MAX: r = fminmax32(a, b, true); break;
-	case XO_RCP: r = 1.0f / a; break;
-	case XO_SQRT: r = sqrtf(a); break;
-	case XO_RSQRT: r = 1.0f / sqrtf(a); break;
-	case XO_EX2: r = exp2f(a); break;
-	case XO_LG2: r = log2f(a); break;
-	case XO_SIN: r = sinf(a); break;
-	case XO_COS: r = cosf(a); break;
-	case XO_TANH: r = tanhf(a); break;
-	case XO_COPYSIGN: r = copysignf(b, a); break;
-	default: r = 0; break;
+	case XO_FMA:
+		r = fmaf(a, b, c);
+		break;
+	case XO_DIV:
+		r = a / b;
+		break;
+	case XO_ABS:
+		return ua & 0x7fffffffu;
+	case XO_NEG:
+		return (ua ^ 0x80000000u) & 0xffffffffu;
+	case XO_MIN:
+		r = fminmax32(a, b, false);
+		break;
+	case XO_MAX:
+		r = fminmax32(a, b, true);
+		break;
+	case XO_RCP:
+		r = 1.0f / a;
+		break;
+	case XO_SQRT:
+		r = sqrtf(a);
+		break;
+	case XO_RSQRT:
+		r = 1.0f / sqrtf(a);
+		break;
+	case XO_EX2:
+		r = exp2f(a);
+		break;
+	case XO_LG2:
+		r = log2f(a);
+		break;
+	case XO_SIN:
+		r = sinf(a);
+		break;
+	case XO_COS:
+		r = cosf(a);
+		break;
+	case XO_TANH:
+		r = tanhf(a);
+		break;
+	case XO_COPYSIGN:
+		r = copysignf(b, a);
+		break;
+	default:
+		r = 0;
+		break;
 	}
 	if (in->f & XF_SAT)
 		r = isnan(r) ? 0.0f : r < 0 ? 0.0f : r > 1 ? 1.0f : r;
@@ -372,26 +470,62 @@ static uint64_t fop64(const struct gs__xins *in, uint64_t ua, uint64_t ub,
 	double a = f64(ua), b = f64(ub), c = f64(uc), r;
 
 	switch (in->op) {
-	case XO_ADD: r = a + b; break;
-	case XO_SUB: r = a - b; break;
-	case XO_MUL: r = a * b; break;
+	case XO_ADD:
+		r = a + b;
+		break;
+	case XO_SUB:
+		r = a - b;
+		break;
+	case XO_MUL:
+		r = a * b;
+		break;
 	case XO_MAD:
-	case XO_FMA: r = fma(a, b, c); break;
-	case XO_DIV: r = a / b; break;
-	case XO_ABS: return ua & 0x7fffffffffffffffULL;
-	case XO_NEG: return ua ^ 0x8000000000000000ULL;
-	case XO_MIN: r = fminmax64(a, b, false); break;
-	case XO_MAX: r = fminmax64(a, b, true); break;
-	case XO_RCP: r = 1.0 / a; break;
-	case XO_SQRT: r = sqrt(a); break;
-	case XO_RSQRT: r = 1.0 / sqrt(a); break;
-	case XO_EX2: r = exp2(a); break;
-	case XO_LG2: r = log2(a); break;
-	case XO_SIN: r = sin(a); break;
-	case XO_COS: r = cos(a); break;
-	case XO_TANH: r = tanh(a); break;
-	case XO_COPYSIGN: r = copysign(b, a); break;
-	default: r = 0; break;
+	case XO_FMA:
+		r = fma(a, b, c);
+		break;
+	case XO_DIV:
+		r = a / b;
+		break;
+	case XO_ABS:
+		return ua & 0x7fffffffffffffffULL;
+	case XO_NEG:
+		return ua ^ 0x8000000000000000ULL;
+	case XO_MIN:
+		r = fminmax64(a, b, false);
+		break;
+	case XO_MAX:
+		r = fminmax64(a, b, true);
+		break;
+	case XO_RCP:
+		r = 1.0 / a;
+		break;
+	case XO_SQRT:
+		r = sqrt(a);
+		break;
+	case XO_RSQRT:
+		r = 1.0 / sqrt(a);
+		break;
+	case XO_EX2:
+		r = exp2(a);
+		break;
+	case XO_LG2:
+		r = log2(a);
+		break;
+	case XO_SIN:
+		r = sin(a);
+		break;
+	case XO_COS:
+		r = cos(a);
+		break;
+	case XO_TANH:
+		r = tanh(a);
+		break;
+	case XO_COPYSIGN:
+		r = copysign(b, a);
+		break;
+	default:
+		r = 0;
+		break;
 	}
 	if (in->f & XF_SAT)
 		r = isnan(r) ? 0.0 : r < 0 ? 0.0 : r > 1 ? 1.0 : r;
@@ -406,13 +540,20 @@ static bool testp(uint64_t v, int t, int what)
 	if (t == XT_F32)
 		c = fpclassify(f32(v));
 	switch (what) {
-	case 1: return isfinite(d);
-	case 2: return isinf(d);
-	case 3: return !isnan(d);
-	case 4: return isnan(d);
-	case 5: return c == FP_NORMAL;
-	case 6: return c == FP_SUBNORMAL;
-	default: return false;
+	case 1:
+		return isfinite(d);
+	case 2:
+		return isinf(d);
+	case 3:
+		return !isnan(d);
+	case 4:
+		return isnan(d);
+	case 5:
+		return c == FP_NORMAL;
+	case 6:
+		return c == FP_SUBNORMAL;
+	default:
+		return false;
 	}
 }
 
@@ -430,23 +571,25 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 	case XO_ADDC:
 	case XO_SUBC: {
 		bool sub = in->op == XO_SUB || in->op == XO_SUBC;
-		uint64_t cin = (in->op == XO_ADDC || in->op == XO_SUBC)
-		                   ? (*cc & 1) : 0;
+		uint64_t cin =
+		    (in->op == XO_ADDC || in->op == XO_SUBC) ? (*cc & 1) : 0;
 		if (in->f & XF_SAT && s && w == 32) {
-			int64_t v = sub ? sx(a, 32) - sx(b, 32)
-			                : sx(a, 32) + sx(b, 32);
-			v = v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
+			int64_t v =
+			    sub ? sx(a, 32) - sx(b, 32) : sx(a, 32) + sx(b, 32);
+			v = v > INT32_MAX   ? INT32_MAX
+			    : v < INT32_MIN ? INT32_MIN
+			                    : v;
 			return zx((uint64_t)v, 32);
 		}
 		if (!sub) {
-			unsigned __int128 v = (unsigned __int128)zx(a, w) +
-			                      zx(b, w) + cin;
+			unsigned __int128 v =
+			    (unsigned __int128)zx(a, w) + zx(b, w) + cin;
 			r = zx((uint64_t)v, w);
 			*cc = w >= 64 ? (uint64_t)(v >> 64) & 1
 			              : (uint64_t)(v >> w) & 1;
 		} else {
-			unsigned __int128 v = (unsigned __int128)zx(a, w) -
-			                      zx(b, w) - cin;
+			unsigned __int128 v =
+			    (unsigned __int128)zx(a, w) - zx(b, w) - cin;
 			r = zx((uint64_t)v, w);
 			*cc = zx(a, w) < (unsigned __int128)zx(b, w) + cin;
 		}
@@ -460,9 +603,9 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 			uint64_t p = s ? (uint64_t)(sx(a, w) * sx(b, w))
 			               : zx(a, w) * zx(b, w);
 			int w2 = w * 2;
-			unsigned __int128 v = (unsigned __int128)zx(p, w2) +
-			                      zx(add, w2) +
-			                      (in->op == XO_MADC ? (*cc & 1) : 0);
+			unsigned __int128 v =
+			    (unsigned __int128)zx(p, w2) + zx(add, w2) +
+			    (in->op == XO_MADC ? (*cc & 1) : 0);
 			if (in->m2 || in->op == XO_MADC)
 				*cc = (uint64_t)(v >> w2) & 1;
 			return zx((uint64_t)v, w2);
@@ -472,9 +615,13 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 			if (w == 64) {
 				if (s)
 					p = (uint64_t)((__int128)(int64_t)a *
-					               (__int128)(int64_t)b >> 64);
+					                   (__int128)(int64_t)
+					                       b >>
+					               64);
 				else
-					p = (uint64_t)((unsigned __int128)a * b >> 64);
+					p = (uint64_t)((unsigned __int128)a *
+					                   b >>
+					               64);
 			} else {
 				p = s ? (uint64_t)(sx(a, w) * sx(b, w)) >> w
 				      : (zx(a, w) * zx(b, w)) >> w;
@@ -488,8 +635,9 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 			*cc = (uint64_t)(v >> w) & 1;
 		if (in->f & XF_SAT && s && w == 32 && in->op == XO_MAD) {
 			int64_t sv = (int64_t)sx(p, 32) + sx(add, 32);
-			sv = sv > INT32_MAX ? INT32_MAX
-			     : sv < INT32_MIN ? INT32_MIN : sv;
+			sv = sv > INT32_MAX   ? INT32_MAX
+			     : sv < INT32_MIN ? INT32_MIN
+			                      : sv;
 			return zx((uint64_t)sv, 32);
 		}
 		return zx((uint64_t)v, w);
@@ -509,10 +657,15 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 		if (s) {
 			int64_t x = sx(a, w), y = sx(b, w);
 			if (y == -1)
-				return zx(in->op == XO_DIV ? (uint64_t)(-(uint64_t)x) : 0, w);
-			return zx((uint64_t)(in->op == XO_DIV ? x / y : x % y), w);
+				return zx(in->op == XO_DIV
+				              ? (uint64_t)(-(uint64_t)x)
+				              : 0,
+				          w);
+			return zx((uint64_t)(in->op == XO_DIV ? x / y : x % y),
+			          w);
 		}
-		return in->op == XO_DIV ? zx(a, w) / zx(b, w) : zx(a, w) % zx(b, w);
+		return in->op == XO_DIV ? zx(a, w) / zx(b, w)
+		                        : zx(a, w) % zx(b, w);
 	case XO_ABS: {
 		int64_t x = sx(a, w);
 		return zx((uint64_t)(x < 0 ? -x : x), w);
@@ -572,8 +725,9 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 		uint64_t f = v >> pos;
 		if (len < 64)
 			f &= (1ULL << len) - 1;
-		uint32_t top = pos + len - 1 < (uint32_t)w - 1 ? pos + len - 1
-		                                               : (uint32_t)w - 1;
+		uint32_t top = pos + len - 1 < (uint32_t)w - 1
+		                   ? pos + len - 1
+		                   : (uint32_t)w - 1;
 		if (s && ((v >> top) & 1))
 			f |= len < 64 ? ~0ULL << (top - pos + 1) : 0;
 		return zx(f, w);
@@ -614,10 +768,11 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 		return zx(m << pos, 32);
 	}
 	case XO_SAD: {
-		uint64_t d = s ? (uint64_t)(sx(a, w) > sx(b, w) ? sx(a, w) - sx(b, w)
-		                                                : sx(b, w) - sx(a, w))
-		               : (zx(a, w) > zx(b, w) ? zx(a, w) - zx(b, w)
-		                                      : zx(b, w) - zx(a, w));
+		uint64_t d =
+		    s ? (uint64_t)(sx(a, w) > sx(b, w) ? sx(a, w) - sx(b, w)
+		                                       : sx(b, w) - sx(a, w))
+		      : (zx(a, w) > zx(b, w) ? zx(a, w) - zx(b, w)
+		                             : zx(b, w) - zx(a, w));
 		return zx(c + d, w);
 	}
 	default:
@@ -656,14 +811,25 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 			break;
 		case XO_SETP:
 		case XO_SET: {
-			bool v = compare(in, a, b, in->op == XO_SET ? in->t2 : t);
+			bool v =
+			    compare(in, a, b, in->op == XO_SET ? in->t2 : t);
 			bool nv = !v;
 			if (in->m2 != XB_NONE) {
-				bool p = ((c & 1) != 0) != ((in->f & XF_NEGC) != 0);
+				bool p =
+				    ((c & 1) != 0) != ((in->f & XF_NEGC) != 0);
 				switch (in->m2) {
-				case XB_AND: v = v && p; nv = nv && p; break;
-				case XB_OR: v = v || p; nv = nv || p; break;
-				default: v = v != p; nv = nv != p; break;
+				case XB_AND:
+					v = v && p;
+					nv = nv && p;
+					break;
+				case XB_OR:
+					v = v || p;
+					nv = nv || p;
+					break;
+				default:
+					v = v != p;
+					nv = nv != p;
+					break;
 				}
 			}
 			if (in->op == XO_SETP) {
@@ -681,8 +847,10 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 			r = (c & 1) ? a : b;
 			break;
 		case XO_SLCT:
-			r = (in->t2 == XT_F32 ? !(f32(c) < 0.0f) : sx(c, 32) >= 0)
-			        ? a : b;
+			r = (in->t2 == XT_F32 ? !(f32(c) < 0.0f)
+			                      : sx(c, 32) >= 0)
+			        ? a
+			        : b;
 			break;
 		case XO_CVT:
 			r = cvt(in, a);
@@ -712,9 +880,9 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 				r = iop(in, a, b, c, e, &e) & 1;
 			else {
 				r = iop(in, a, b, c, e, &e);
-				if (in->e >= 0 && (in->m2 || in->op == XO_ADDC ||
-				                   in->op == XO_SUBC ||
-				                   in->op == XO_MADC))
+				if (in->e >= 0 &&
+				    (in->m2 || in->op == XO_ADDC ||
+				     in->op == XO_SUBC || in->op == XO_MADC))
 					R[in->e * 32 + l] = e;
 			}
 			break;

@@ -22,7 +22,7 @@
 #define SLICE (1u << 20)
 /* Thread-instructions one launch may take (the sim's watchdog). */
 #define MAX_THREAD_INSTR (1ULL << 38)
-#define CALL_DEPTH 32
+#define CALL_DEPTH       32
 
 static uint64_t n_instr; /* thread-instructions, process-wide */
 static uint64_t run_ns;  /* thread CPU time spent running them */
@@ -43,11 +43,11 @@ __attribute__((destructor)) static void exec_stats(void)
 
 	if (v == NULL || strcmp(v, "1") != 0 || n_instr == 0)
 		return;
-	fprintf(stderr,
-	        "libcuda (gpuslice sim): interpreted %llu thread-instructions "
-	        "in %.3f s of CPU: %.1f million/s\n",
-	        (unsigned long long)n_instr, (double)run_ns / 1e9,
-	        run_ns ? (double)n_instr * 1e3 / (double)run_ns : 0.0);
+	fprintf(
+	    stderr,
+	    "libcuda (gpuslice sim): interpreted %llu thread-instructions in %.3f s of CPU: %.1f million/s\n",
+	    (unsigned long long)n_instr, (double)run_ns / 1e9,
+	    run_ns ? (double)n_instr * 1e3 / (double)run_ns : 0.0);
 }
 
 uint64_t gs__exec_count(void)
@@ -56,13 +56,13 @@ uint64_t gs__exec_count(void)
 }
 
 struct warp {
-	uint64_t *R;         /* rows * 32 */
-	int32_t pc;          /* the running group's */
-	uint32_t mask;       /* lanes in the running group */
-	uint32_t live;       /* lanes not exited */
-	bool div;            /* lanes outside the group have lane_pc */
-	bool waiting;        /* at a barrier */
-	int32_t next_min;    /* lowest pc outside the group */
+	uint64_t *R;      /* rows * 32 */
+	int32_t pc;       /* the running group's */
+	uint32_t mask;    /* lanes in the running group */
+	uint32_t live;    /* lanes not exited */
+	bool div;         /* lanes outside the group have lane_pc */
+	bool waiting;     /* at a barrier */
+	int32_t next_min; /* lowest pc outside the group */
 	int32_t lane_pc[32];
 	uint8_t depth[32];
 	uint32_t stack[32][CALL_DEPTH]; /* call index per frame */
@@ -199,11 +199,21 @@ static uint8_t *xptr(struct xl *x, struct block *b, int sp, uint64_t a,
 static int tsize(int t)
 {
 	switch (t) {
-	case XT_B8: case XT_U8: case XT_S8: case XT_PRED:
+	case XT_B8:
+	case XT_U8:
+	case XT_S8:
+	case XT_PRED:
 		return 1;
-	case XT_B16: case XT_U16: case XT_S16: case XT_F16: case XT_BF16:
+	case XT_B16:
+	case XT_U16:
+	case XT_S16:
+	case XT_F16:
+	case XT_BF16:
 		return 2;
-	case XT_B64: case XT_U64: case XT_S64: case XT_F64:
+	case XT_B64:
+	case XT_U64:
+	case XT_S64:
+	case XT_F64:
 		return 8;
 	default:
 		return 4;
@@ -215,14 +225,19 @@ static inline uint64_t load(const uint8_t *p, int t)
 	switch (t) {
 	case XT_S8:
 		return (uint64_t)(int64_t)(int8_t)p[0];
-	case XT_B8: case XT_U8: case XT_PRED:
+	case XT_B8:
+	case XT_U8:
+	case XT_PRED:
 		return p[0];
 	case XT_S16: {
 		int16_t v;
 		memcpy(&v, p, 2);
 		return (uint64_t)(int64_t)v;
 	}
-	case XT_B16: case XT_U16: case XT_F16: case XT_BF16: {
+	case XT_B16:
+	case XT_U16:
+	case XT_F16:
+	case XT_BF16: {
 		uint16_t v;
 		memcpy(&v, p, 2);
 		return v;
@@ -232,7 +247,10 @@ static inline uint64_t load(const uint8_t *p, int t)
 		memcpy(&v, p, 4);
 		return (uint64_t)(int64_t)v;
 	}
-	case XT_B64: case XT_U64: case XT_S64: case XT_F64: {
+	case XT_B64:
+	case XT_U64:
+	case XT_S64:
+	case XT_F64: {
 		uint64_t v;
 		memcpy(&v, p, 8);
 		return v;
@@ -307,8 +325,8 @@ static void do_mem(struct xl *x, struct block *b, int wi, struct warp *w,
 	int sz = tsize(in->t), nv = in->nv;
 
 	LANES(em, {
-		uint64_t a = (in->a >= 0 ? R[in->a * 32 + l] : 0) +
-		             (uint64_t)in->imm;
+		uint64_t a =
+		    (in->a >= 0 ? R[in->a * 32 + l] : 0) + (uint64_t)in->imm;
 		uint8_t *p = xptr(x, b, in->sp, a, (uint64_t)(sz * nv),
 		                  lane_t(wi, l), in);
 		if (p == NULL)
@@ -392,7 +410,7 @@ static uint64_t atomic_op(uint8_t *p, const struct gs__xins *in, uint64_t b,
 		break;
 	case XA_DEC:
 		nv = ((old & mask) == 0 || (old & mask) > (b & mask)) ? b
-		                                                     : old - 1;
+		                                                      : old - 1;
 		break;
 	case XA_AND:
 		nv = old & b;
@@ -422,10 +440,10 @@ static void do_atom(struct xl *x, struct block *b, int wi, struct warp *w,
 	int sz = tsize(in->t);
 
 	LANES(em, {
-		uint64_t a = (in->a >= 0 ? R[in->a * 32 + l] : 0) +
-		             (uint64_t)in->imm;
-		uint8_t *p = xptr(x, b, in->sp, a, (uint64_t)sz, lane_t(wi, l),
-		                  in);
+		uint64_t a =
+		    (in->a >= 0 ? R[in->a * 32 + l] : 0) + (uint64_t)in->imm;
+		uint8_t *p =
+		    xptr(x, b, in->sp, a, (uint64_t)sz, lane_t(wi, l), in);
 		if (p == NULL)
 			return;
 		if (a % (uint64_t)sz != 0) {
@@ -580,10 +598,18 @@ static void do_redux(struct warp *w, const struct gs__xins *in, uint32_t em)
 			continue;
 		}
 		switch (in->m) {
-		case XA_ADD: acc += v; break;
-		case XA_AND: acc &= v; break;
-		case XA_OR: acc |= v; break;
-		case XA_XOR: acc ^= v; break;
+		case XA_ADD:
+			acc += v;
+			break;
+		case XA_AND:
+			acc &= v;
+			break;
+		case XA_OR:
+			acc |= v;
+			break;
+		case XA_XOR:
+			acc ^= v;
+			break;
 		case XA_MIN:
 			if (sgn ? (int32_t)v < (int32_t)acc : v < acc)
 				acc = v;
@@ -700,12 +726,12 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 				}
 				uint32_t ci = w->stack[l][--w->depth[l]];
 				const struct gs__xcall *c = &x->p->calls[ci];
-				uint8_t *fp = b->fparam +
-				              (uint64_t)lane_t(wi, l) *
-				                  x->p->fparam_size;
+				uint8_t *fp =
+				    b->fparam +
+				    (uint64_t)lane_t(wi, l) * x->p->fparam_size;
 				if (c->ret_size)
-					memmove(fp + c->ret_dst, fp + c->ret_src,
-					        c->ret_size);
+					memmove(fp + c->ret_dst,
+					        fp + c->ret_src, c->ret_size);
 				back |= 1u << l;
 			})
 			if (em == 0)
@@ -775,8 +801,9 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			goto err;
 		default:
 			if (em != 0 && !gs__xalu(in, R, em)) {
-				fail(x, CUDA_ERROR_ILLEGAL_INSTRUCTION, in,
-				     "instruction outside the interpreter's subset");
+				fail(
+				    x, CUDA_ERROR_ILLEGAL_INSTRUCTION, in,
+				    "instruction outside the interpreter's subset");
 				goto err;
 			}
 			break;
@@ -828,10 +855,12 @@ static struct block *block_new(struct xl *x)
 	    b->fparam == NULL)
 		goto fail;
 	for (int i = 0; i < b->n_warps; i++) {
-		b->w[i].R = gs__malloc(sizeof(uint64_t) * 32 * (size_t)p->n_rows);
+		b->w[i].R =
+		    gs__malloc(sizeof(uint64_t) * 32 * (size_t)p->n_rows);
 		if (b->w[i].R == NULL)
 			goto fail;
-		memcpy(b->w[i].R, x->fill, sizeof(uint64_t) * 32 * (size_t)p->n_rows);
+		memcpy(b->w[i].R, x->fill,
+		       sizeof(uint64_t) * 32 * (size_t)p->n_rows);
 	}
 	return b;
 fail:
@@ -839,8 +868,8 @@ fail:
 	return NULL;
 }
 
-static uint64_t special(struct xl *x, const struct block *b, int sr,
-                        uint32_t t, int wi, int l)
+static uint64_t special(struct xl *x, const struct block *b, int sr, uint32_t t,
+                        int wi, int l)
 {
 	const struct gs__launch *ln = x->l;
 	uint32_t tx = t % ln->block[0], ty = t / ln->block[0] % ln->block[1],
@@ -848,35 +877,66 @@ static uint64_t special(struct xl *x, const struct block *b, int sr,
 	uint32_t bit = 1u << l;
 
 	switch (sr) {
-	case XSR_TID_X: return tx;
-	case XSR_TID_Y: return ty;
-	case XSR_TID_Z: return tz;
-	case XSR_NTID_X: return ln->block[0];
-	case XSR_NTID_Y: return ln->block[1];
-	case XSR_NTID_Z: return ln->block[2];
-	case XSR_CTAID_X: case XSR_CLUSTERID_X: return b->id[0];
-	case XSR_CTAID_Y: case XSR_CLUSTERID_Y: return b->id[1];
-	case XSR_CTAID_Z: case XSR_CLUSTERID_Z: return b->id[2];
-	case XSR_NCTAID_X: case XSR_NCLUSTERID_X: return ln->grid[0];
-	case XSR_NCTAID_Y: case XSR_NCLUSTERID_Y: return ln->grid[1];
-	case XSR_NCTAID_Z: case XSR_NCLUSTERID_Z: return ln->grid[2];
-	case XSR_LANEID: return (uint64_t)l;
-	case XSR_WARPID: return (uint64_t)wi;
-	case XSR_NWARPID: return 64;
+	case XSR_TID_X:
+		return tx;
+	case XSR_TID_Y:
+		return ty;
+	case XSR_TID_Z:
+		return tz;
+	case XSR_NTID_X:
+		return ln->block[0];
+	case XSR_NTID_Y:
+		return ln->block[1];
+	case XSR_NTID_Z:
+		return ln->block[2];
+	case XSR_CTAID_X:
+	case XSR_CLUSTERID_X:
+		return b->id[0];
+	case XSR_CTAID_Y:
+	case XSR_CLUSTERID_Y:
+		return b->id[1];
+	case XSR_CTAID_Z:
+	case XSR_CLUSTERID_Z:
+		return b->id[2];
+	case XSR_NCTAID_X:
+	case XSR_NCLUSTERID_X:
+		return ln->grid[0];
+	case XSR_NCTAID_Y:
+	case XSR_NCLUSTERID_Y:
+		return ln->grid[1];
+	case XSR_NCTAID_Z:
+	case XSR_NCLUSTERID_Z:
+		return ln->grid[2];
+	case XSR_LANEID:
+		return (uint64_t)l;
+	case XSR_WARPID:
+		return (uint64_t)wi;
+	case XSR_NWARPID:
+		return 64;
 	case XSR_SMID:
 		return (b->id[0] + b->id[1] * ln->grid[0]) %
 		       (gs__drv.dev[x->ctx->dev].sm_count
-		            ? gs__drv.dev[x->ctx->dev].sm_count : 1);
-	case XSR_NSMID: return gs__drv.dev[x->ctx->dev].sm_count;
-	case XSR_LANEMASK_EQ: return bit;
-	case XSR_LANEMASK_LT: return bit - 1;
-	case XSR_LANEMASK_LE: return bit | (bit - 1);
-	case XSR_LANEMASK_GT: return ~(bit | (bit - 1)) & 0xffffffffu;
-	case XSR_LANEMASK_GE: return ~(bit - 1) & 0xffffffffu;
-	case XSR_DYN_SMEM: return ln->smem;
-	case XSR_TOTAL_SMEM: return x->smem_size;
+		            ? gs__drv.dev[x->ctx->dev].sm_count
+		            : 1);
+	case XSR_NSMID:
+		return gs__drv.dev[x->ctx->dev].sm_count;
+	case XSR_LANEMASK_EQ:
+		return bit;
+	case XSR_LANEMASK_LT:
+		return bit - 1;
+	case XSR_LANEMASK_LE:
+		return bit | (bit - 1);
+	case XSR_LANEMASK_GT:
+		return ~(bit | (bit - 1)) & 0xffffffffu;
+	case XSR_LANEMASK_GE:
+		return ~(bit - 1) & 0xffffffffu;
+	case XSR_DYN_SMEM:
+		return ln->smem;
+	case XSR_TOTAL_SMEM:
+		return x->smem_size;
 	case XSR_CLUSTER_NCTARANK:
-	case XSR_CLUSTER_NCTAID_X: case XSR_CLUSTER_NCTAID_Y:
+	case XSR_CLUSTER_NCTAID_X:
+	case XSR_CLUSTER_NCTAID_Y:
 	case XSR_CLUSTER_NCTAID_Z:
 		return 1;
 	case XSR_ENVREG + 1:
@@ -1007,10 +1067,12 @@ static bool fill_rows(struct xl *x)
 			switch (s->kind) {
 			case XY_GLOBAL:
 				if (gs__module_global_addr(mod, x->ctx, s->name,
-				                           &v) != CUDA_SUCCESS) {
-					snprintf(x->msg, sizeof(x->msg),
-					         "module variable %.200s has no memory",
-					         s->name);
+				                           &v) !=
+				    CUDA_SUCCESS) {
+					snprintf(
+					    x->msg, sizeof(x->msg),
+					    "module variable %.200s has no memory",
+					    s->name);
 					x->err = CUDA_ERROR_NOT_FOUND;
 					return false;
 				}

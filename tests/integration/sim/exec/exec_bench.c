@@ -14,31 +14,31 @@
 #include <time.h>
 
 static const char *ptx =
-	".version 8.0\n.target sm_90\n.address_size 64\n"
-	/* per thread: 6 + 4 * iters + 4 */
-	".visible .entry fma_loop(.param .u64 out, .param .u32 iters)\n{\n"
-	" .reg .pred %p<2>; .reg .b32 %r<4>; .reg .f32 %f<3>; .reg .b64 %rd<4>;\n"
-	" ld.param.u64 %rd1, [out]; ld.param.u32 %r1, [iters];\n"
-	" mov.u32 %r2, %tid.x; cvt.rn.f32.u32 %f1, %r2;\n"
-	" mov.f32 %f2, 0f3F800000; mov.u32 %r3, 0;\n"
-	"$L: fma.rn.f32 %f2, %f2, %f1, 0f3F000000; add.s32 %r3, %r3, 1;\n"
-	" setp.lt.u32 %p1, %r3, %r1; @%p1 bra $L;\n"
-	" mul.wide.u32 %rd2, %r2, 4; add.s64 %rd3, %rd1, %rd2;\n"
-	" st.global.f32 [%rd3], %f2; ret;\n}\n"
-	/* per thread: 10 + 8 * iterations of its grid-stride loop */
-	".visible .entry vadd(.param .u64 c, .param .u64 a, .param .u64 b,"
-	" .param .u32 n)\n{\n"
-	" .reg .pred %p<2>; .reg .b32 %r<8>; .reg .f32 %f<4>; .reg .b64 %rd<10>;\n"
-	" ld.param.u64 %rd1, [c]; ld.param.u64 %rd2, [a]; ld.param.u64 %rd3, [b];\n"
-	" ld.param.u32 %r1, [n]; mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x;\n"
-	" mov.u32 %r4, %tid.x; mad.lo.s32 %r5, %r2, %r3, %r4;\n"
-	" mov.u32 %r6, %nctaid.x; mul.lo.s32 %r7, %r6, %r3;\n"
-	"$V: mul.wide.u32 %rd4, %r5, 4; add.s64 %rd5, %rd2, %rd4;\n"
-	" add.s64 %rd6, %rd3, %rd4; ld.global.f32 %f1, [%rd5];\n"
-	" ld.global.f32 %f2, [%rd6]; add.f32 %f3, %f1, %f2;\n"
-	" add.s64 %rd7, %rd1, %rd4; st.global.f32 [%rd7], %f3;\n"
-	" add.s32 %r5, %r5, %r7; setp.lt.u32 %p1, %r5, %r1; @%p1 bra $V;\n"
-	" ret;\n}\n";
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    /* per thread: 6 + 4 * iters + 4 */
+    ".visible .entry fma_loop(.param .u64 out, .param .u32 iters)\n{\n"
+    " .reg .pred %p<2>; .reg .b32 %r<4>; .reg .f32 %f<3>; .reg .b64 %rd<4>;\n"
+    " ld.param.u64 %rd1, [out]; ld.param.u32 %r1, [iters];\n"
+    " mov.u32 %r2, %tid.x; cvt.rn.f32.u32 %f1, %r2;\n"
+    " mov.f32 %f2, 0f3F800000; mov.u32 %r3, 0;\n"
+    "$L: fma.rn.f32 %f2, %f2, %f1, 0f3F000000; add.s32 %r3, %r3, 1;\n"
+    " setp.lt.u32 %p1, %r3, %r1; @%p1 bra $L;\n"
+    " mul.wide.u32 %rd2, %r2, 4; add.s64 %rd3, %rd1, %rd2;\n"
+    " st.global.f32 [%rd3], %f2; ret;\n}\n"
+    /* per thread: 10 + 8 * iterations of its grid-stride loop */
+    ".visible .entry vadd(.param .u64 c, .param .u64 a, .param .u64 b,"
+    " .param .u32 n)\n{\n"
+    " .reg .pred %p<2>; .reg .b32 %r<8>; .reg .f32 %f<4>; .reg .b64 %rd<10>;\n"
+    " ld.param.u64 %rd1, [c]; ld.param.u64 %rd2, [a]; ld.param.u64 %rd3, [b];\n"
+    " ld.param.u32 %r1, [n]; mov.u32 %r2, %ctaid.x; mov.u32 %r3, %ntid.x;\n"
+    " mov.u32 %r4, %tid.x; mad.lo.s32 %r5, %r2, %r3, %r4;\n"
+    " mov.u32 %r6, %nctaid.x; mul.lo.s32 %r7, %r6, %r3;\n"
+    "$V: mul.wide.u32 %rd4, %r5, 4; add.s64 %rd5, %rd2, %rd4;\n"
+    " add.s64 %rd6, %rd3, %rd4; ld.global.f32 %f1, [%rd5];\n"
+    " ld.global.f32 %f2, [%rd6]; add.f32 %f3, %f1, %f2;\n"
+    " add.s64 %rd7, %rd1, %rd4; st.global.f32 [%rd7], %f3;\n"
+    " add.s32 %r5, %r5, %r7; setp.lt.u32 %p1, %r5, %r1; @%p1 bra $V;\n"
+    " ret;\n}\n";
 
 static double cpu_s(void)
 {
@@ -92,21 +92,25 @@ int main(void)
 
 	void *fargs[] = {&out, &iters};
 	t = cpu_s();
-	CK(cuLaunchKernel(fma, blocks, 1, 1, threads, 1, 1, 0, NULL, fargs, NULL));
+	CK(cuLaunchKernel(fma, blocks, 1, 1, threads, 1, 1, 0, NULL, fargs,
+	                  NULL));
 	t = cpu_s() - t;
 	CK(cuCtxSynchronize());
-	report("fma loop (ALU, branch)", (double)blocks * threads * (10.0 + 4.0 * iters), t);
+	report("fma loop (ALU, branch)",
+	       (double)blocks * threads * (10.0 + 4.0 * iters), t);
 
 	void *vargs[] = {&c, &a, &b, &n};
 	unsigned stride = vblocks * threads;
 	t = cpu_s();
-	CK(cuLaunchKernel(vadd, vblocks, 1, 1, threads, 1, 1, 0, NULL, vargs, NULL));
+	CK(cuLaunchKernel(vadd, vblocks, 1, 1, threads, 1, 1, 0, NULL, vargs,
+	                  NULL));
 	t = cpu_s() - t;
 	CK(cuCtxSynchronize());
 	float check;
 	CK(cuMemcpyDtoH(&check, c + (size_t)(n - 1) * 4, 4));
 	if (check != 3.0f) {
-		fprintf(stderr, "exec-bench: vadd computed %g, want 3\n", check);
+		fprintf(stderr, "exec-bench: vadd computed %g, want 3\n",
+		        check);
 		return 1;
 	}
 	report("grid-stride vector add (global memory)",
