@@ -121,6 +121,7 @@ enum gs__xop {
 	XO_MAPA,
 	XO_REDUX,
 	XO_GLOBALTIMER,
+	XO_ELECT,
 };
 
 /* Modifier values (ins->m): compare ops, roundings, atomic ops, modes. */

@@ -646,7 +646,9 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 		in->op = op[0] == 's' ? XO_ST : XO_LD;
 		if (in->nv == 0)
 			in->nv = 1;
-		if (s->n_opds != 2 || t == XT_NONE || t == XT_B128)
+		/* a third operand is a cache policy (L2::cache_hint) */
+		if (s->n_opds < 2 || s->n_opds > 3 || t == XT_NONE ||
+		    t == XT_B128)
 			return false;
 		if (in->op == XO_ST) {
 			ai = 0;
@@ -723,6 +725,12 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 	if (gs__x_is(op, on, "bar") || gs__x_is(op, on, "barrier")) {
 		if (has(s, "warp")) {
 			in->op = XO_NOP;
+			return true;
+		}
+		if (has(s, "cluster")) {
+			/* one block per cluster: arrive is the block's
+			 * barrier, wait has nothing left to wait for */
+			in->op = has(s, "wait") ? XO_NOP : XO_BAR;
 			return true;
 		}
 		if (has(s, "arrive") && !has(s, "red"))
@@ -850,6 +858,30 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 		in->d = DST(0);
 		in->a = SRC(1, t);
 		return in->d >= 0 && in->a >= 0;
+	}
+	if (gs__x_is(op, on, "elect")) {
+		/* the lowest active lane is elected (exec_run.c) */
+		in->op = XO_ELECT;
+		if (s->n_opds < 1)
+			return false;
+		const char *bar = memchr(s->opd[0], '|', s->opd_n[0]);
+		in->d = dst_row(k, s->opd[0],
+		                bar ? (size_t)(bar - s->opd[0]) : s->opd_n[0]);
+		if (bar != NULL)
+			in->d2 = dst_row(k, bar + 1,
+			                 s->opd_n[0] -
+			                     (size_t)(bar + 1 - s->opd[0]));
+		return in->d >= 0 || in->d2 >= 0;
+	}
+	if (gs__x_is(op, on, "getctarank")) {
+		/* one block per cluster: its rank is 0 */
+		in->op = XO_MOV;
+		in->t = XT_B32;
+		if (s->n_opds != 2)
+			return false;
+		in->d = DST(0);
+		in->a = const_row(k, 0);
+		return in->d >= 0;
 	}
 	if (gs__x_is(op, on, "mapa")) {
 		/* one block per cluster: rank 0 is this block's own memory */

@@ -777,6 +777,18 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 		case XO_REDUX:
 			do_redux(w, in, em);
 			break;
+		case XO_ELECT: {
+			uint32_t first = em & (0u - em);
+			LANES(em, {
+				if (in->d >= 0)
+					R[in->d * 32 + l] =
+					    em ? (uint64_t)__builtin_ctz(em)
+					       : 0;
+				if (in->d2 >= 0)
+					R[in->d2 * 32 + l] = (1u << l) == first;
+			})
+			break;
+		}
 		case XO_ACTIVEMASK:
 			LANES(em, { R[in->d * 32 + l] = w->mask; })
 			break;

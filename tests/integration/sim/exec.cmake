@@ -38,6 +38,12 @@ target_compile_options(gs-exec-fuzz PRIVATE -frounding-math)
 set_target_properties(gs-exec-fuzz PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${GS_EXEC_OUT})
 
+add_executable(gs-exec-errors ${GS_EXEC_SRC}/exec_errors.c)
+target_include_directories(gs-exec-errors PRIVATE ${GS_CUDA_INCLUDE})
+target_link_libraries(gs-exec-errors PRIVATE cuda_sim)
+set_target_properties(gs-exec-errors PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${GS_EXEC_OUT})
+
 # make bench's `exec` section (scripts/bench.sh)
 add_executable(gs-exec-bench ${GS_EXEC_SRC}/exec_bench.c)
 target_include_directories(gs-exec-bench PRIVATE ${GS_CUDA_INCLUDE})
@@ -54,6 +60,9 @@ gs_add_shell_test(sim_exec_libraries_compute_right_results
 gs_add_shell_test(sim_exec_single_instructions_match_the_host
                   tests/integration/sim/exec_single_instructions_match_the_host.sh
                   LABELS sim TIMEOUT 300)
+gs_add_shell_test(sim_exec_unsupported_instructions_fail_the_launch
+                  tests/integration/sim/exec_unsupported_instructions_fail_the_launch.sh
+                  LABELS sim TIMEOUT 120)
 set_tests_properties(sim_exec_programs_compute_right_results
                      sim_exec_libraries_compute_right_results PROPERTIES
                      SKIP_RETURN_CODE 77)
