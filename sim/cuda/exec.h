@@ -121,7 +121,7 @@ enum gs__xop {
 	XO_MAPA,
 	XO_REDUX,
 	XO_GLOBALTIMER,
-	XO_ELECT,
+	XO_ELECT, XO_PRINTF, XO_ASSERT,
 };
 
 /* Modifier values (ins->m): compare ops, roundings, atomic ops, modes. */

@@ -12,6 +12,9 @@
 #include <math.h>
 #include <string.h>
 
+/* The f32 NaN a GPU's arithmetic and conversions produce. */
+#define CANON_NAN32 0x7fffffffULL
+
 static inline int width(int t)
 {
 	switch (t) {
@@ -355,7 +358,7 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		fesetround(fe_mode(in->m));
 	if (dt == XT_F32) {
 		volatile float f = (float)v;
-		r = bf32(ftz32(f, z));
+		r = isnan(f) ? CANON_NAN32 : bf32(ftz32(f, z));
 	} else {
 		volatile _Float16 h = (_Float16)(st == XT_F32 ? (float)v : v);
 		uint16_t u;
@@ -461,7 +464,7 @@ static uint64_t fop32(const struct gs__xins *in, uint64_t ua, uint64_t ub,
 	}
 	if (in->f & XF_SAT)
 		r = isnan(r) ? 0.0f : r < 0 ? 0.0f : r > 1 ? 1.0f : r;
-	return bf32(ftz32(r, z));
+	return isnan(r) ? CANON_NAN32 : bf32(ftz32(r, z));
 }
 
 static uint64_t fop64(const struct gs__xins *in, uint64_t ua, uint64_t ub,

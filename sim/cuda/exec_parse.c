@@ -1019,6 +1019,48 @@ static bool enqueue(struct lk *k, int fi)
 	return true;
 }
 
+/*
+ * A call to one of the CUDA runtime's device functions the interpreter
+ * provides itself (vprintf, __assertfail): a call site whose src[] are
+ * the caller's argument variables and ret_dst its return variable (pc
+ * -1: no callee code).
+ */
+static bool decode_builtin(struct lk *k, struct stmt *s, struct gs__xins *in,
+                           int o, int ret_sym, int op)
+{
+	struct gs__xcall c = {0};
+	struct stmt tmp;
+
+	in->op = (uint16_t)op;
+	o++;
+	if (o >= s->n_opds || s->opd[o][0] != '(')
+		return false;
+	split_opds(&tmp, s->opd[o] + 1, s->opd[o] + s->opd_n[o] - 1);
+	if (tmp.n_opds > GS__XCALL_ARGS)
+		return false;
+	for (int i = 0; i < tmp.n_opds; i++) {
+		int sym = find_sym(k, tmp.opd[i], tmp.opd_n[i]);
+		if (sym < 0 || k->p->syms[sym].kind != XY_FPARAM)
+			return false;
+		c.src[i] = (uint32_t)k->p->syms[sym].off;
+	}
+	c.n_args = tmp.n_opds;
+	if (ret_sym >= 0) {
+		if (k->p->syms[ret_sym].kind != XY_FPARAM)
+			return false;
+		c.ret_dst = (uint32_t)k->p->syms[ret_sym].off;
+		c.ret_size = 4;
+	}
+	c.pc = -1;
+	c.site = k->p->n_code;
+	if (!gs__x_grow((void **)&k->p->calls, &k->cap_calls, k->p->n_calls + 1,
+	                sizeof(*k->p->calls)))
+		return false;
+	in->imm = k->p->n_calls;
+	k->p->calls[k->p->n_calls++] = c;
+	return true;
+}
+
 /* "call.uni (retval0), name, (param0, param1);" */
 static bool decode_call(struct lk *k, struct stmt *s, struct gs__xins *in)
 {
@@ -1048,8 +1090,13 @@ static bool decode_call(struct lk *k, struct stmt *s, struct gs__xins *in)
 		if (strlen(k->m->funcs[i].name) == nn &&
 		    memcmp(k->m->funcs[i].name, name, nn) == 0)
 			fi = i;
+	if (fi >= 0 && k->m->funcs[fi].body == NULL &&
+	    (gs__x_is(name, nn, "vprintf") ||
+	     gs__x_is(name, nn, "__assertfail")))
+		return decode_builtin(k, s, in, o, ret_sym,
+		                      name[0] == 'v' ? XO_PRINTF : XO_ASSERT);
 	if (fi < 0 || k->m->funcs[fi].body == NULL)
-		return false; /* indirect, or an extern function (vprintf) */
+		return false; /* indirect, or another extern function */
 	o++;
 	enqueue(k, fi);
 	struct formals *fm = &fmls[fi];
@@ -1327,6 +1374,67 @@ static bool func_decode(struct lk *k, int fi)
 	return true;
 }
 
+/* The function (index into m->funcs) whose code holds pc. */
+static int func_at(const struct lk *k, int pc)
+{
+	int best = -1;
+
+	for (int f = 0; f < k->m->n_funcs; f++)
+		if (k->start[f] >= 0 && k->start[f] <= pc &&
+		    (best < 0 || k->start[f] > k->start[best]))
+			best = f;
+	return best;
+}
+
+/*
+ * A .func's registers are its own, not a frame's: a call that can come
+ * back to its caller (recursion) would overwrite them, so such calls
+ * become XO_BAD (the launch fails if a thread makes one). Before the
+ * calls' pc fields are relocated (they hold callee indices). false: out
+ * of memory.
+ */
+static bool recursion_marked(struct lk *k)
+{
+	int nf = k->m->n_funcs, n = k->p->n_calls;
+	int *caller = gs__calloc((size_t)n + 1, sizeof(int));
+	bool *seen = gs__calloc((size_t)nf + 1, sizeof(bool));
+	int *stack = gs__calloc((size_t)nf + 1, sizeof(int));
+	bool ok = caller != NULL && seen != NULL && stack != NULL;
+
+	for (int i = 0; ok && i < n; i++)
+		caller[i] = func_at(k, k->p->calls[i].site);
+	for (int i = 0; ok && i < n; i++) {
+		/* can the callee reach the caller? */
+		int top = 0, target = caller[i];
+		bool back = false;
+
+		if (k->p->calls[i].pc < 0)
+			continue; /* vprintf, __assertfail */
+		memset(seen, 0, sizeof(bool) * (size_t)nf);
+		stack[top++] = k->p->calls[i].pc;
+		seen[k->p->calls[i].pc] = true;
+		while (top > 0 && !back) {
+			int f = stack[--top];
+			if (f == target) {
+				back = true;
+				break;
+			}
+			for (int j = 0; j < n; j++)
+				if (caller[j] == f && k->p->calls[j].pc >= 0 &&
+				    !seen[k->p->calls[j].pc]) {
+					seen[k->p->calls[j].pc] = true;
+					stack[top++] = k->p->calls[j].pc;
+				}
+		}
+		if (back)
+			k->p->code[k->p->calls[i].site].op = XO_BAD;
+	}
+	free(caller);
+	free(seen);
+	free(stack);
+	return ok;
+}
+
 static struct gs__xprog *link_entry(struct gs__xmod *m, const char *name)
 {
 	struct lk k;
@@ -1360,8 +1468,11 @@ static struct gs__xprog *link_entry(struct gs__xmod *m, const char *name)
 	for (int qi = 0; qi < k.n_queue; qi++)
 		if (!func_decode(&k, k.queue[qi]))
 			goto oom;
+	if (!recursion_marked(&k))
+		goto oom;
 	for (int i = 0; i < k.p->n_calls; i++)
-		k.p->calls[i].pc = k.start[k.p->calls[i].pc];
+		if (k.p->calls[i].pc >= 0)
+			k.p->calls[i].pc = k.start[k.p->calls[i].pc];
 	/* dynamic shared memory starts after the static, 16-aligned */
 	k.p->shared_static = (uint32_t)gs__x_align_up(k.p->shared_static, 16);
 	for (int i = 0; i < k.p->n_syms; i++)
@@ -1409,11 +1520,20 @@ struct gs__xprog *gs__xprog_get(struct gs__xmod **cache, const char *text,
 
 void gs__xins_text(const char *text, uint32_t src, char *buf, size_t len)
 {
-	size_t n = 0;
 	const char *p = text + src;
+	size_t n = 0;
+	bool space = false;
 
-	while (p[n] && p[n] != ';' && p[n] != '\n' && n + 1 < len)
-		n++;
-	memcpy(buf, p, n);
+	/* up to the ';', whitespace runs (a call spans lines) as one space */
+	for (; *p && *p != ';' && n + 1 < len; p++) {
+		if (isspace((unsigned char)*p)) {
+			space = n > 0;
+			continue;
+		}
+		if (space && n + 2 < len)
+			buf[n++] = ' ';
+		space = false;
+		buf[n++] = *p;
+	}
 	buf[n] = 0;
 }

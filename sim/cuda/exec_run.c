@@ -643,6 +643,196 @@ static void do_call(struct xl *x, struct block *b, int wi, struct warp *w,
 	})
 }
 
+/* A NUL-terminated string at generic address a (at most max bytes). */
+static const char *dstr(struct xl *x, struct block *b, uint64_t a, uint32_t t,
+                        const struct gs__xins *in, size_t *len)
+{
+	const uint8_t *p = xptr(x, b, XSP_GENERIC, a, 1, t, in);
+	size_t n = 0;
+
+	if (p == NULL)
+		return NULL;
+	/* extend one byte at a time: the string may end its allocation */
+	while (p[n] != 0) {
+		if (xptr(x, b, XSP_GENERIC, a + n + 1, 1, t, in) == NULL)
+			return NULL;
+		n++;
+	}
+	*len = n;
+	return (const char *)p;
+}
+
+/*
+ * vprintf(fmt, args) as the CUDA runtime's device printf calls it: args
+ * is a buffer of the values, each aligned to its size (8 for doubles,
+ * pointers and long ones, 4 for the rest). Printed when the launch takes
+ * effect. Returns the characters written, -1 on a bad format.
+ */
+static int dprintf_lane(struct xl *x, struct block *b, uint32_t t,
+                        const struct gs__xins *in, uint64_t fmt, uint64_t args)
+{
+	size_t flen, off = 0;
+	const char *f = dstr(x, b, fmt, t, in, &flen);
+	int total = 0;
+
+	if (f == NULL)
+		return -1;
+	for (size_t i = 0; i < flen; i++) {
+		char spec[32], out[512];
+		size_t sn = 0;
+		int n, longs = 0;
+
+		if (f[i] != '%' || i + 1 >= flen) {
+			fputc(f[i], stdout);
+			total++;
+			continue;
+		}
+		if (f[i + 1] == '%') {
+			fputc('%', stdout);
+			total++;
+			i++;
+			continue;
+		}
+		spec[sn++] = '%';
+		i++;
+		while (i < flen && strchr("-+ #0123456789.", f[i]) && sn < 20)
+			spec[sn++] = f[i++];
+		while (i < flen && strchr("hlzjtL", f[i])) {
+			if (f[i] == 'l' || f[i] == 'z' || f[i] == 'j' ||
+			    f[i] == 't' || f[i] == 'L')
+				longs++;
+			i++;
+		}
+		if (i >= flen)
+			return -1;
+		char conv = f[i];
+		if (strchr("diouxXc", conv)) {
+			size_t sz = longs ? 8 : 4;
+			off = (off + sz - 1) / sz * sz;
+			const uint8_t *p =
+			    xptr(x, b, XSP_GENERIC, args + off, sz, t, in);
+			if (p == NULL)
+				return -1;
+			uint64_t v = 0;
+			memcpy(&v, p, sz);
+			off += sz;
+			if (conv == 'c') {
+				spec[sn++] = 'c';
+				spec[sn] = 0;
+				n = snprintf(out, sizeof(out), spec, (int)v);
+			} else {
+				spec[sn++] = 'l';
+				spec[sn++] = 'l';
+				spec[sn++] = conv;
+				spec[sn] = 0;
+				if ((conv == 'd' || conv == 'i') && !longs)
+					v = (uint64_t)(int64_t)(int32_t)v;
+				n = snprintf(out, sizeof(out), spec, v);
+			}
+		} else if (strchr("feEgGaAF", conv)) {
+			off = (off + 7) / 8 * 8;
+			const uint8_t *p =
+			    xptr(x, b, XSP_GENERIC, args + off, 8, t, in);
+			double v;
+			if (p == NULL)
+				return -1;
+			memcpy(&v, p, 8);
+			off += 8;
+			spec[sn++] = conv;
+			spec[sn] = 0;
+			n = snprintf(out, sizeof(out), spec, v);
+		} else if (conv == 's' || conv == 'p') {
+			off = (off + 7) / 8 * 8;
+			const uint8_t *p =
+			    xptr(x, b, XSP_GENERIC, args + off, 8, t, in);
+			uint64_t v;
+			if (p == NULL)
+				return -1;
+			memcpy(&v, p, 8);
+			off += 8;
+			if (conv == 'p') {
+				n = snprintf(out, sizeof(out), "0x%llx",
+				             (unsigned long long)v);
+			} else {
+				size_t sl;
+				const char *str =
+				    v ? dstr(x, b, v, t, in, &sl) : "(null)";
+				if (str == NULL)
+					return -1;
+				spec[sn++] = '.';
+				spec[sn++] = '*';
+				spec[sn++] = 's';
+				spec[sn] = 0;
+				n = snprintf(out, sizeof(out), spec,
+				             (int)(v ? sl : 6), str);
+			}
+		} else {
+			return -1;
+		}
+		if (n > 0) {
+			fwrite(out, 1,
+			       (size_t)n < sizeof(out) ? (size_t)n
+			                               : sizeof(out) - 1,
+			       stdout);
+			total += n;
+		}
+	}
+	return total;
+}
+
+/* vprintf and __assertfail for lanes em (their arguments are the call
+ * site's .param variables). false: the launch failed. */
+static bool do_builtin(struct xl *x, struct block *b, int wi, struct warp *w,
+                       const struct gs__xins *in, uint32_t em)
+{
+	const struct gs__xcall *c = &x->p->calls[in->imm];
+	uint32_t ps = x->p->fparam_size;
+
+	LANES(em, {
+		uint32_t t = lane_t(wi, l);
+		uint8_t *fp = b->fparam + (uint64_t)t * ps;
+		uint64_t a0 = 0, a1 = 0;
+
+		if (c->n_args > 0)
+			memcpy(&a0, fp + c->src[0], 8);
+		if (c->n_args > 1)
+			memcpy(&a1, fp + c->src[1], 8);
+		if (in->op == XO_PRINTF) {
+			int32_t r = dprintf_lane(x, b, t, in, a0, a1);
+			if (x->err != CUDA_SUCCESS)
+				return false;
+			if (c->ret_size)
+				memcpy(fp + c->ret_dst, &r, 4);
+			continue;
+		}
+		/* __assertfail(message, file, line, function, charsize) */
+		uint64_t fn = 0;
+		uint32_t line = 0;
+		size_t n1, n2, n3;
+		const char *msg = dstr(x, b, a0, t, in, &n1);
+		const char *file = dstr(x, b, a1, t, in, &n2);
+		if (c->n_args > 2)
+			memcpy(&line, fp + c->src[2], 4);
+		if (c->n_args > 3)
+			memcpy(&fn, fp + c->src[3], 8);
+		const char *func = fn ? dstr(x, b, fn, t, in, &n3) : "?";
+		const struct gs__launch *ln = x->l;
+		fflush(stdout);
+		fprintf(
+		    stderr,
+		    "%.*s:%u: %.*s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%.*s` failed.\n",
+		    file ? (int)n2 : 1, file ? file : "?", line,
+		    func && fn ? (int)n3 : 1, func ? func : "?", b->id[0],
+		    b->id[1], b->id[2], t % ln->block[0],
+		    t / ln->block[0] % ln->block[1],
+		    t / (ln->block[0] * ln->block[1]), msg ? (int)n1 : 1,
+		    msg ? msg : "?");
+		fail(x, CUDA_ERROR_ASSERT, in, "device-side assert");
+		return false;
+	})
+	return x->err == CUDA_SUCCESS;
+}
+
 enum { W_BAR, W_DONE, W_SLICE, W_ERR };
 
 static uint64_t now_ns(void)
@@ -704,6 +894,8 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			continue;
 		case XO_BAR:
 		case XO_BARRED:
+			if (em == 0)
+				break; /* predicated off */
 			if (in->op == XO_BARRED) {
 				LANES(em, {
 					bool v = (R[in->c * 32 + l] & 1) != 0;
@@ -765,6 +957,11 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			w->mask = 0;
 			reselect(w);
 			continue;
+		case XO_PRINTF:
+		case XO_ASSERT:
+			if (em != 0 && !do_builtin(x, b, wi, w, in, em))
+				goto err;
+			break;
 		case XO_SHFL:
 			do_shfl(w, in, em);
 			break;

@@ -151,6 +151,13 @@ __global__ void votes_math(const float *x, unsigned *ballots, float *r, int n)
 		r[i] = sqrtf(v) + (float)(int)(v * 100.0f) / 3.0f;
 }
 
+/* printf from the device: the test script checks the lines. */
+__global__ void say(float x)
+{
+	printf("printf block %d thread %d: %.2f %s\n", blockIdx.x, threadIdx.x,
+	       x, "x");
+}
+
 int main(void)
 {
 	const int n = 10000;
@@ -300,6 +307,7 @@ int main(void)
 		check(ok, "sqrt_div_cvt");
 		CK(cudaFree(dbal));
 	}
+	say<<<2, 2>>>(2.5f);
 	CK(cudaDeviceSynchronize());
 	if (failures) {
 		printf("%d checks failed\n", failures);

@@ -9,7 +9,9 @@
  *     (sticky: a later call too) and stderr names the instruction;
  *   bad_address: a store outside every allocation gives
  *     CUDA_ERROR_ILLEGAL_ADDRESS;
- *   trap: `trap` gives CUDA_ERROR_LAUNCH_FAILED.
+ *   trap: `trap` gives CUDA_ERROR_LAUNCH_FAILED;
+ *   recursion: a .func that calls itself (its registers are not kept per
+ *     call) fails with CUDA_ERROR_ILLEGAL_INSTRUCTION.
  * Each failing case runs in a fresh primary context (reset after).
  */
 #include <cuda.h>
@@ -37,6 +39,8 @@ static void check(int ok, const char *name)
 
 /* Loads the kernel with `body`, runs it on 32 threads; returns what
  * cuCtxSynchronize said. */
+static const char *prefix = "";
+
 static CUresult run(const char *body, CUdeviceptr out, unsigned flag)
 {
 	char ptx[4096];
@@ -45,7 +49,7 @@ static CUresult run(const char *body, CUdeviceptr out, unsigned flag)
 	CUresult r;
 	void *args[] = {&out, &flag};
 
-	snprintf(ptx, sizeof(ptx), "%s%s ret;\n}\n", head, body);
+	snprintf(ptx, sizeof(ptx), "%s%s%s ret;\n}\n", prefix, head, body);
 	if ((r = cuModuleLoadData(&mod, ptx)) != CUDA_SUCCESS ||
 	    (r = cuModuleGetFunction(&f, mod, "k")) != CUDA_SUCCESS ||
 	    (r = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL)) !=
@@ -102,6 +106,27 @@ int main(void)
 	out = fresh(dev);
 	r = run(" trap;\n", out, 0);
 	check(r == CUDA_ERROR_LAUNCH_FAILED, "trap");
+
+	/* a .func calling itself: its registers are not a frame's */
+	out = fresh(dev);
+	prefix = ".version 8.0\n.target sm_90\n.address_size 64\n"
+	         ".func (.param .b32 rv) f(.param .b32 n)\n{\n"
+	         " .reg .pred %q; .reg .b32 %s<4>;\n"
+	         " ld.param.b32 %s1, [n]; setp.eq.s32 %q, %s1, 0;\n"
+	         " @%q bra $Lz;\n add.s32 %s2, %s1, -1;\n"
+	         " { .param .b32 a; .param .b32 r; st.param.b32 [a], %s2;\n"
+	         " call (r), f, (a); ld.param.b32 %s3, [r]; }\n"
+	         " add.s32 %s1, %s1, %s3;\n"
+	         "$Lz: st.param.b32 [rv], %s1; ret;\n}\n";
+	head = ".visible .entry k(.param .u64 out, .param .u32 flag)\n{\n"
+	       " .reg .b32 %r<4>; .reg .b64 %rd<4>;\n"
+	       " ld.param.u64 %rd1, [out]; mov.u32 %r2, %tid.x;\n"
+	       " { .param .b32 a; .param .b32 r; st.param.b32 [a], %r2;\n"
+	       " call (r), f, (a); ld.param.b32 %r3, [r]; }\n"
+	       " mul.wide.u32 %rd2, %r2, 4; add.s64 %rd3, %rd1, %rd2;\n"
+	       " st.global.u32 [%rd3], %r3;\n";
+	r = run("", out, 0);
+	check(r == CUDA_ERROR_ILLEGAL_INSTRUCTION, "recursion");
 	(void)cuDevicePrimaryCtxReset(dev);
 	if (failures)
 		return 1;
