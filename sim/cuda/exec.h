@@ -121,7 +121,9 @@ enum gs__xop {
 	XO_MAPA,
 	XO_REDUX,
 	XO_GLOBALTIMER,
-	XO_ELECT, XO_PRINTF, XO_ASSERT,
+	XO_ELECT,
+	XO_PRINTF,
+	XO_ASSERT,
 };
 
 /* Modifier values (ins->m): compare ops, roundings, atomic ops, modes. */
@@ -358,6 +360,11 @@ bool gs__x_is_float(int t);
 bool gs__x_imm_bits(const char *s, size_t n, int t, uint64_t *out);
 /* a special register's XSR_ number, or -1 */
 int gs__x_special(const char *s, size_t n);
+
+/* Marks calls that can recurse XO_BAD (exec_link.c); the calls' pc still
+ * hold callee indices into the module's functions, start[] their first
+ * instruction (-2: not linked). false: out of memory. */
+bool gs__xcalls_mark_recursion(struct gs__xprog *p, const int *start, int nf);
 
 /* The program for entry `name` of PTX text `text` (parsed once per
  * module into *cache). NULL only when out of memory; a program that

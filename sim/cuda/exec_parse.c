@@ -1374,67 +1374,6 @@ static bool func_decode(struct lk *k, int fi)
 	return true;
 }
 
-/* The function (index into m->funcs) whose code holds pc. */
-static int func_at(const struct lk *k, int pc)
-{
-	int best = -1;
-
-	for (int f = 0; f < k->m->n_funcs; f++)
-		if (k->start[f] >= 0 && k->start[f] <= pc &&
-		    (best < 0 || k->start[f] > k->start[best]))
-			best = f;
-	return best;
-}
-
-/*
- * A .func's registers are its own, not a frame's: a call that can come
- * back to its caller (recursion) would overwrite them, so such calls
- * become XO_BAD (the launch fails if a thread makes one). Before the
- * calls' pc fields are relocated (they hold callee indices). false: out
- * of memory.
- */
-static bool recursion_marked(struct lk *k)
-{
-	int nf = k->m->n_funcs, n = k->p->n_calls;
-	int *caller = gs__calloc((size_t)n + 1, sizeof(int));
-	bool *seen = gs__calloc((size_t)nf + 1, sizeof(bool));
-	int *stack = gs__calloc((size_t)nf + 1, sizeof(int));
-	bool ok = caller != NULL && seen != NULL && stack != NULL;
-
-	for (int i = 0; ok && i < n; i++)
-		caller[i] = func_at(k, k->p->calls[i].site);
-	for (int i = 0; ok && i < n; i++) {
-		/* can the callee reach the caller? */
-		int top = 0, target = caller[i];
-		bool back = false;
-
-		if (k->p->calls[i].pc < 0)
-			continue; /* vprintf, __assertfail */
-		memset(seen, 0, sizeof(bool) * (size_t)nf);
-		stack[top++] = k->p->calls[i].pc;
-		seen[k->p->calls[i].pc] = true;
-		while (top > 0 && !back) {
-			int f = stack[--top];
-			if (f == target) {
-				back = true;
-				break;
-			}
-			for (int j = 0; j < n; j++)
-				if (caller[j] == f && k->p->calls[j].pc >= 0 &&
-				    !seen[k->p->calls[j].pc]) {
-					seen[k->p->calls[j].pc] = true;
-					stack[top++] = k->p->calls[j].pc;
-				}
-		}
-		if (back)
-			k->p->code[k->p->calls[i].site].op = XO_BAD;
-	}
-	free(caller);
-	free(seen);
-	free(stack);
-	return ok;
-}
-
 static struct gs__xprog *link_entry(struct gs__xmod *m, const char *name)
 {
 	struct lk k;
@@ -1468,7 +1407,7 @@ static struct gs__xprog *link_entry(struct gs__xmod *m, const char *name)
 	for (int qi = 0; qi < k.n_queue; qi++)
 		if (!func_decode(&k, k.queue[qi]))
 			goto oom;
-	if (!recursion_marked(&k))
+	if (!gs__xcalls_mark_recursion(k.p, k.start, m->n_funcs))
 		goto oom;
 	for (int i = 0; i < k.p->n_calls; i++)
 		if (k.p->calls[i].pc >= 0)
@@ -1516,24 +1455,4 @@ struct gs__xprog *gs__xprog_get(struct gs__xmod **cache, const char *text,
 		(*cache)->progs = p;
 	}
 	return p;
-}
-
-void gs__xins_text(const char *text, uint32_t src, char *buf, size_t len)
-{
-	const char *p = text + src;
-	size_t n = 0;
-	bool space = false;
-
-	/* up to the ';', whitespace runs (a call spans lines) as one space */
-	for (; *p && *p != ';' && n + 1 < len; p++) {
-		if (isspace((unsigned char)*p)) {
-			space = n > 0;
-			continue;
-		}
-		if (space && n + 2 < len)
-			buf[n++] = ' ';
-		space = false;
-		buf[n++] = *p;
-	}
-	buf[n] = 0;
 }

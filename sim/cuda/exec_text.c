@@ -381,3 +381,23 @@ int gs__x_special(const char *s, size_t n)
 			return specials[i].sr;
 	return -1;
 }
+
+void gs__xins_text(const char *text, uint32_t src, char *buf, size_t len)
+{
+	const char *p = text + src;
+	size_t n = 0;
+	bool space = false;
+
+	/* up to the ';', whitespace runs (a call spans lines) as one space */
+	for (; *p && *p != ';' && n + 1 < len; p++) {
+		if (isspace((unsigned char)*p)) {
+			space = n > 0;
+			continue;
+		}
+		if (space && n + 2 < len)
+			buf[n++] = ' ';
+		space = false;
+		buf[n++] = *p;
+	}
+	buf[n] = 0;
+}

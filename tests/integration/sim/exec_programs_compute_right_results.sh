@@ -3,11 +3,11 @@
 # target) run their kernels on the sim's PTX interpreter and check every
 # result on the host (exec/exec_basic.cu): vector add, SAXPY, a
 # shared-memory + atomics reduction, a warp-shuffle scan, a histogram
-# with shared atomics, a tiled matmul, warp votes, sqrt/div/cvt, and
-# device printf.
+# with shared atomics, a tiled matmul, warp votes, sqrt/div/cvt, device
+# printf, and a failed device assert giving cudaErrorAssert.
 . "$(dirname "$0")/lib.sh" "$1"
 . "$(dirname "$0")/exec_check.sh"
-run_checks exec_basic "vector_add saxpy reduction_shared_atomics scan_shuffles histogram tiled_matmul warp_votes sqrt_div_cvt"
+run_checks exec_basic "vector_add saxpy reduction_shared_atomics scan_shuffles histogram tiled_matmul warp_votes sqrt_div_cvt device_assert"
 # device printf: one line per thread, formatted as the host would
 [ "$(grep -c '^printf block [01] thread [01]: 2.50 x$' "$WORK/out")" = 4 ] ||
 	{ cat "$WORK/out"; fail "device printf did not print its 4 lines"; }

@@ -6,6 +6,7 @@
  * "ok NAME" per check and "all ok" at the end, exits 1 on a mismatch.
  */
 #include <cuda_runtime.h>
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,11 @@ __global__ void votes_math(const float *x, unsigned *ballots, float *r, int n)
 		ballots[i >> 5] = b ^ (any << 1) ^ (all << 2);
 	if (i < n)
 		r[i] = sqrtf(v) + (float)(int)(v * 100.0f) / 3.0f;
+}
+
+__global__ void must_be_three(int v)
+{
+	assert(v == 3);
 }
 
 /* printf from the device: the test script checks the lines. */
@@ -309,6 +315,12 @@ int main(void)
 	}
 	say<<<2, 2>>>(2.5f);
 	CK(cudaDeviceSynchronize());
+	/* last: a failed device assert ends the context, as on a GPU */
+	must_be_three<<<1, 32>>>(3);
+	bool ok = cudaDeviceSynchronize() == cudaSuccess;
+	must_be_three<<<1, 32>>>(4);
+	ok = ok && cudaDeviceSynchronize() == cudaErrorAssert;
+	check(ok, "device_assert");
 	if (failures) {
 		printf("%d checks failed\n", failures);
 		return 1;
