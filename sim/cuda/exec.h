@@ -40,6 +40,7 @@ enum gs__xt {
 	XT_F64,
 	XT_BF16,
 	XT_F16X2,
+	XT_BF16X2,
 	XT_B128,
 	XT_PRED,
 };
@@ -124,6 +125,7 @@ enum gs__xop {
 	XO_ELECT,
 	XO_PRINTF,
 	XO_ASSERT,
+	XO_ISSPACEP,
 };
 
 /* Modifier values (ins->m): compare ops, roundings, atomic ops, modes. */

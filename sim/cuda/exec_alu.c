@@ -40,6 +40,150 @@ static inline int width(int t)
 	}
 }
 
+/* ---- half precision (f16, bf16): exact values as doubles ---- */
+
+static bool is_half(int t)
+{
+	return t == XT_F16 || t == XT_BF16 || t == XT_F16X2 || t == XT_BF16X2;
+}
+
+static double h2d(uint16_t h, bool bf)
+{
+	int mb = bf ? 7 : 10, eb = bf ? 8 : 5, bias = bf ? 127 : 15;
+	int e = (h >> mb) & ((1 << eb) - 1);
+	double m = h & ((1u << mb) - 1), v;
+
+	if (e == (1 << eb) - 1)
+		v = m != 0 ? NAN : INFINITY;
+	else if (e == 0)
+		v = ldexp(m, 1 - bias - mb);
+	else
+		v = ldexp(m + (double)(1u << mb), e - bias - mb);
+	return (h & 0x8000) ? -v : v;
+}
+
+/* d (exact) rounded to f16 or bf16 as `rnd` says (default nearest). */
+static uint16_t d2h(double d, bool bf, int rnd)
+{
+	int mb = bf ? 7 : 10, bias = bf ? 127 : 15, emax = bf ? 127 : 15;
+	int emin = 1 - bias;
+	uint16_t sign = signbit(d) ? 0x8000 : 0, inf = bf ? 0x7f80 : 0x7c00;
+	uint16_t maxf = (uint16_t)(inf - 1);
+	double a = fabs(d), q, r;
+	int e;
+
+	if (isnan(d))
+		return 0x7fff; /* the canonical NaN */
+	if (isinf(d))
+		return sign | inf;
+	if (a == 0)
+		return sign;
+	(void)frexp(a, &e);
+	e -= 1; /* a in [2^e, 2^(e+1)) */
+	if (e < emin)
+		e = emin;
+	q = ldexp(a, mb - e); /* in units of the result's last place */
+	switch (rnd) {
+	case XR_RZ:
+		q = trunc(q);
+		break;
+	case XR_RM:
+		q = sign ? ceil(q) : floor(q);
+		break;
+	case XR_RP:
+		q = sign ? floor(q) : ceil(q);
+		break;
+	default: {
+		double f = floor(q), h = q - f;
+		q = h > 0.5 || (h == 0.5 && fmod(f, 2) != 0) ? f + 1 : f;
+		break;
+	}
+	}
+	r = ldexp(q, e - mb);
+	if (r >= ldexp(1, emax + 1)) { /* overflow */
+		bool to_inf = rnd == XR_RZ   ? false
+		              : rnd == XR_RM ? sign != 0
+		              : rnd == XR_RP ? sign == 0
+		                             : true;
+		return sign | (to_inf ? inf : maxf);
+	}
+	if (r < ldexp(1, emin)) /* subnormal (or zero) */
+		return sign | (uint16_t)ldexp(r, mb - emin);
+	(void)frexp(r, &e);
+	e -= 1;
+	uint16_t m = (uint16_t)(ldexp(r, mb - e) - (double)(1u << mb));
+	return sign | (uint16_t)((unsigned)(e + bias) << mb) | m;
+}
+
+static double hmm(double a, double b, bool mx)
+{
+	if (isnan(a))
+		return b;
+	if (isnan(b))
+		return a;
+	if (a == b)
+		return mx ? (signbit(a) ? b : a) : (signbit(a) ? a : b);
+	return (a < b) != mx ? a : b;
+}
+
+/* add/sub/mul/fma/neg/abs/min/max on f16, bf16 and their pairs. */
+static uint64_t hop(const struct gs__xins *in, uint64_t a, uint64_t b,
+                    uint64_t c)
+{
+	int t = in->t;
+	bool bf = t == XT_BF16 || t == XT_BF16X2;
+	int n = (t == XT_F16X2 || t == XT_BF16X2) ? 2 : 1;
+	bool z = (in->f & XF_FTZ) && !bf;
+	uint64_t out = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint16_t ha = (uint16_t)(a >> (16 * i)),
+		         hb = (uint16_t)(b >> (16 * i)),
+		         hc = (uint16_t)(c >> (16 * i)), r;
+		double x = h2d(ha, bf), y = h2d(hb, bf), w = h2d(hc, bf), v;
+
+		if (z) { /* flush subnormal inputs */
+			x = (ha & 0x7c00) == 0 ? copysign(0.0, x) : x;
+			y = (hb & 0x7c00) == 0 ? copysign(0.0, y) : y;
+			w = (hc & 0x7c00) == 0 ? copysign(0.0, w) : w;
+		}
+		switch (in->op) {
+		case XO_NEG:
+			r = ha ^ 0x8000;
+			goto put;
+		case XO_ABS:
+			r = ha & 0x7fff;
+			goto put;
+		case XO_ADD:
+			v = x + y;
+			break;
+		case XO_SUB:
+			v = x - y;
+			break;
+		case XO_MUL:
+			v = x * y;
+			break;
+		case XO_MIN:
+			v = hmm(x, y, false);
+			break;
+		case XO_MAX:
+			v = hmm(x, y, true);
+			break;
+		default:
+			v = fma(x, y, w);
+			break;
+		}
+		if (in->f & XF_SAT)
+			v = isnan(v) ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
+		r = d2h(v, bf, in->m);
+		if (z && (r & 0x7c00) == 0)
+			r &= 0x8000;
+	put:
+		out |= (uint64_t)r << (16 * i);
+	}
+	return out;
+}
+
 static inline bool is_signed(int t)
 {
 	return t == XT_S8 || t == XT_S16 || t == XT_S32 || t == XT_S64;
@@ -209,6 +353,9 @@ static bool compare(const struct gs__xins *in, uint64_t a, uint64_t b, int t)
 	}
 	if (t == XT_F64)
 		return fcmp(f64(a), f64(b), in->m);
+	if (t == XT_F16 || t == XT_BF16)
+		return fcmp(h2d((uint16_t)a, t == XT_BF16),
+		            h2d((uint16_t)b, t == XT_BF16), in->m);
 	return icmp(a, b, t, in->m);
 }
 
@@ -268,8 +415,9 @@ static int fe_mode(int rnd)
 static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 {
 	int dt = in->t, st = in->t2, ws = width(st), wd = width(dt);
-	bool sf = st == XT_F32 || st == XT_F64 || st == XT_F16;
-	bool df = dt == XT_F32 || dt == XT_F64 || dt == XT_F16;
+	bool sf = st == XT_F32 || st == XT_F64 || st == XT_F16 || st == XT_BF16;
+	bool df = dt == XT_F32 || dt == XT_F64 || dt == XT_F16 || dt == XT_BF16;
+	int hr = in->m >= XR_RN && in->m <= XR_RP ? in->m : XR_RN;
 	bool z = in->f & XF_FTZ, sat = in->f & XF_SAT;
 
 	if (!sf && !df) {
@@ -295,17 +443,16 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		v = ftz32(f32(a), z);
 	else if (st == XT_F64)
 		v = f64(a);
-	else if (st == XT_F16) {
-		_Float16 h;
-		uint16_t u = (uint16_t)a;
-		memcpy(&h, &u, 2);
-		v = (double)h;
-	} else if (is_signed(st))
-		v = 0; /* set below, rounding matters */
+	else if (st == XT_F16 || st == XT_BF16)
+		v = h2d((uint16_t)a, st == XT_BF16);
 	else
-		v = 0;
-	if (!df) /* float -> int */
+		v = 0; /* an integer: converted below, rounded as asked */
+	if (!df)       /* float -> int */
 		return f2i(v, in->m, dt);
+	if (!sf && (dt == XT_F16 || dt == XT_BF16)) /* exact to 2^53 */
+		return d2h(is_signed(st) ? (double)sx(a, ws)
+		                         : (double)zx(a, ws),
+		           dt == XT_BF16, hr);
 	if (!sf) { /* int -> float, rounded as asked */
 		int old = fegetround();
 		uint64_t r;
@@ -315,18 +462,10 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 			volatile float f =
 			    is_signed(st) ? (float)sx(a, ws) : (float)zx(a, ws);
 			r = bf32(f);
-		} else if (dt == XT_F64) {
+		} else {
 			volatile double d = is_signed(st) ? (double)sx(a, ws)
 			                                  : (double)zx(a, ws);
 			r = bf64(d);
-		} else {
-			volatile _Float16 h = is_signed(st)
-			                          ? (_Float16)sx(a, ws)
-			                          : (_Float16)zx(a, ws);
-			uint16_t u;
-			_Float16 hh = h;
-			memcpy(&u, &hh, 2);
-			r = u;
 		}
 		fesetround(old);
 		return r;
@@ -352,6 +491,12 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		v = isnan(v) ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
 	if (dt == XT_F64)
 		return bf64(v);
+	if (dt == XT_F16 || dt == XT_BF16) {
+		uint16_t h = d2h(v, dt == XT_BF16, hr);
+		if (z && dt == XT_F16 && (h & 0x7c00) == 0)
+			h &= 0x8000;
+		return h;
+	}
 	int old = fegetround();
 	uint64_t r;
 	if (in->m >= XR_RN && in->m <= XR_RP)
@@ -360,11 +505,7 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		volatile float f = (float)v;
 		r = isnan(f) ? CANON_NAN32 : bf32(ftz32(f, z));
 	} else {
-		volatile _Float16 h = (_Float16)(st == XT_F32 ? (float)v : v);
-		uint16_t u;
-		_Float16 hh = h;
-		memcpy(&u, &hh, 2);
-		r = u;
+		r = 0;
 	}
 	fesetround(old);
 	return r;
@@ -716,7 +857,9 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 		uint64_t v = s && sx(a, w) < 0 ? zx(~a, w) : zx(a, w);
 		if (v == 0)
 			return 0xffffffffu;
-		return (uint64_t)(63 - __builtin_clzll(v));
+		uint64_t pos = (uint64_t)(63 - __builtin_clzll(v));
+		/* .shiftamt: the left shift that brings it to the top */
+		return in->m == 1 ? (uint64_t)w - 1 - pos : pos;
 	}
 	case XO_BFE: {
 		uint32_t pos = (uint32_t)b & 0xff, len = (uint32_t)c & 0xff;
@@ -856,7 +999,16 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 			        : b;
 			break;
 		case XO_CVT:
-			r = cvt(in, a);
+			if (t == XT_F16X2 || t == XT_BF16X2) {
+				int hr = in->m >= XR_RN && in->m <= XR_RP
+				             ? in->m
+				             : XR_RN;
+				bool bf = t == XT_BF16X2;
+				r = (uint64_t)d2h(f32(a), bf, hr) << 16 |
+				    d2h(f32(b), bf, hr);
+			} else {
+				r = cvt(in, a);
+			}
 			break;
 		case XO_TESTP:
 			r = testp(a, t, in->m);
@@ -875,7 +1027,9 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 			continue;
 		}
 		default:
-			if (t == XT_F32)
+			if (is_half(t))
+				r = hop(in, a, b, c);
+			else if (t == XT_F32)
 				r = fop32(in, a, b, c);
 			else if (t == XT_F64)
 				r = fop64(in, a, b, c);

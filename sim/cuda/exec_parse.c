@@ -470,15 +470,25 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 		if (!gs__x_is(op, on, alu_ops[i].name))
 			continue;
 		in->op = (uint16_t)alu_ops[i].op;
-		if (t == XT_F16 || t == XT_BF16 || t == XT_F16X2 ||
-		    t == XT_NONE)
+		if (t == XT_NONE)
 			return false;
+		if ((t == XT_F16 || t == XT_BF16 || t == XT_F16X2 ||
+		     t == XT_BF16X2) &&
+		    !(in->op == XO_ADD || in->op == XO_SUB ||
+		      in->op == XO_MUL || in->op == XO_FMA ||
+		      in->op == XO_MAD || in->op == XO_NEG ||
+		      in->op == XO_ABS || in->op == XO_MIN || in->op == XO_MAX))
+			return false; /* half-precision: the basic ops only */
 		if (has(s, "cc"))
 			in->m2 = 1;
 		if (has(s, "clamp"))
 			in->f |= XF_TO;
 		if (in->op == XO_SHF && has(s, "r"))
 			in->f |= XF_HI;
+		if (in->op == XO_BFIND && has(s, "shiftamt"))
+			in->m = 1;
+		if (in->op == XO_PRMT && s->n_parts > 1)
+			return false; /* the f4e/b4e/rc8/ecl/ecr/rc16 modes */
 		if (in->op == XO_TESTP) {
 			static const char *tp[] = {"finite", "infinite",
 			                           "number", "notanumber",
@@ -570,7 +580,7 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 			in->t = (uint8_t)s->types[1];
 			in->t2 = (uint8_t)s->types[0];
 		}
-		if (in->t == XT_F16 || in->t == XT_BF16 || s->n_opds < 3 ||
+		if (in->t == XT_F16X2 || in->t == XT_BF16X2 || s->n_opds < 3 ||
 		    in->m == 0)
 			return false;
 		const char *bar = memchr(s->opd[0], '|', s->opd_n[0]);
@@ -598,14 +608,20 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 	}
 	if (gs__x_is(op, on, "cvt")) {
 		in->op = XO_CVT;
-		if (s->n_types != 2 || s->n_opds != 2)
+		if (s->n_types != 2)
 			return false;
 		in->t = (uint8_t)s->types[0];
 		in->t2 = (uint8_t)s->types[1];
 		in->d = DST(0);
 		in->a = SRC(1, in->t2);
-		if (in->t == XT_BF16 || in->t2 == XT_BF16 ||
-		    in->t == XT_F16X2 || in->t2 == XT_F16X2)
+		if (in->t == XT_F16X2 || in->t == XT_BF16X2) {
+			/* cvt.rn.f16x2.f32 d, a (upper half), b (lower) */
+			if (s->n_opds != 3 || in->t2 != XT_F32)
+				return false;
+			in->b = SRC(2, in->t2);
+			return in->d >= 0 && in->a >= 0 && in->b >= 0;
+		}
+		if (s->n_opds != 2 || in->t2 == XT_F16X2 || in->t2 == XT_BF16X2)
 			return false;
 		return in->d >= 0 && in->a >= 0;
 	}
@@ -872,6 +888,14 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 			                 s->opd_n[0] -
 			                     (size_t)(bar + 1 - s->opd[0]));
 		return in->d >= 0 || in->d2 >= 0;
+	}
+	if (gs__x_is(op, on, "isspacep")) {
+		in->op = XO_ISSPACEP;
+		if (s->n_opds != 2)
+			return false;
+		in->d = DST(0);
+		in->a = SRC(1, XT_U64);
+		return in->d >= 0 && in->a >= 0;
 	}
 	if (gs__x_is(op, on, "getctarank")) {
 		/* one block per cluster: its rank is 0 */

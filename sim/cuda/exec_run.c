@@ -986,6 +986,37 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			})
 			break;
 		}
+		case XO_ISSPACEP: {
+			uint64_t sb = (uint64_t)(uintptr_t)b->smem,
+			         lb = (uint64_t)(uintptr_t)b->local;
+			uint64_t le =
+			    lb + (uint64_t)x->nthreads * x->p->local_size;
+			LANES(em, {
+				uint64_t a = R[in->a * 32 + l];
+				bool sh = a >= sb && a < sb + x->smem_size;
+				bool lo = a >= lb && a < le;
+				bool v;
+				switch (in->sp) {
+				case XSP_SHARED:
+				case XSP_CLUSTER:
+					v = sh;
+					break;
+				case XSP_LOCAL:
+					v = lo;
+					break;
+				case XSP_PARAM:
+					v = a >= (uint64_t)(uintptr_t)x->args &&
+					    a < (uint64_t)(uintptr_t)x->args +
+					            x->args_size;
+					break;
+				default:
+					v = !sh && !lo;
+					break;
+				}
+				R[in->d * 32 + l] = v;
+			})
+			break;
+		}
 		case XO_ACTIVEMASK:
 			LANES(em, { R[in->d * 32 + l] = w->mask; })
 			break;

@@ -190,8 +190,8 @@ int gs__x_type_of(const char *w, size_t n)
 	    {"u32", XT_U32},   {"u64", XT_U64},     {"s8", XT_S8},
 	    {"s16", XT_S16},   {"s32", XT_S32},     {"s64", XT_S64},
 	    {"f16", XT_F16},   {"f32", XT_F32},     {"f64", XT_F64},
-	    {"bf16", XT_BF16}, {"f16x2", XT_F16X2}, {"b128", XT_B128},
-	    {"pred", XT_PRED},
+	    {"bf16", XT_BF16}, {"f16x2", XT_F16X2}, {"bf16x2", XT_BF16X2},
+	    {"b128", XT_B128}, {"pred", XT_PRED},
 	};
 	for (size_t i = 0; i < sizeof(tt) / sizeof(tt[0]); i++)
 		if (gs__x_is(w, n, tt[i].s))
@@ -313,6 +313,8 @@ bool gs__x_imm_bits(const char *s, size_t n, int t, uint64_t *out)
 		end++;
 	if (*end != 0)
 		return false;
+	if (t == XT_F16 || t == XT_BF16)
+		return true;     /* half immediates are their bits (0x3C00) */
 	if (gs__x_is_float(t)) { /* an integer literal where a float goes */
 		double d = (double)(int64_t)*out;
 		if (t == XT_F32) {

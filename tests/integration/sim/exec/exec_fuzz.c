@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum res { R32, R64, RF, RD, RP };
-enum dom { D_INT, D_F32, D_F64, D_SMALL, D_ANGLE };
+enum res { R32, R64, RF, RD, RP, RH };
+enum dom { D_INT, D_F32, D_F64, D_SMALL, D_ANGLE, D_HALF };
 
 struct form {
 	const char *name;
@@ -452,6 +452,78 @@ static uint64_t r_add_rz_f32(uint64_t a, uint64_t b, uint64_t c)
 	fesetround(old);
 	return BF(r);
 }
+/* half precision: GCC's _Float16 (correctly rounded conversions) and
+ * bf16's round-to-nearest-even on the f32 bits */
+static _Float16 H(uint64_t v)
+{
+	_Float16 h;
+	uint16_t u = (uint16_t)v;
+	memcpy(&h, &u, 2);
+	return h;
+}
+static uint64_t BH(_Float16 h)
+{
+	uint16_t u;
+	if (h != h)
+		return 0x7fff; /* the GPU's canonical NaN */
+	memcpy(&u, &h, 2);
+	return u;
+}
+static uint64_t bf16_rn(float f)
+{
+	uint32_t u = U32(BF(f));
+	if (isnan(f))
+		return 0x7fff;
+	u += 0x7fff + ((u >> 16) & 1);
+	return u >> 16;
+}
+static uint64_t r_cvt_rn_f16_f32(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)b;
+	(void)c;
+	return BH((_Float16)F(a));
+}
+static uint64_t r_cvt_f32_f16(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)b;
+	(void)c;
+	float f = (float)H(a);
+	return isnan(f) ? 0x7fffffff : BF(f);
+}
+static uint64_t r_cvt_rn_bf16_f32(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)b;
+	(void)c;
+	return bf16_rn(F(a));
+}
+static uint64_t r_add_f16(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)c;
+	return BH((_Float16)((double)H(a) + (double)H(b)));
+}
+static uint64_t r_mul_f16(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)c;
+	return BH((_Float16)((double)H(a) * (double)H(b)));
+}
+static uint64_t r_add_f16x2(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)c;
+	return r_add_f16(a, b, 0) | r_add_f16(a >> 16, b >> 16, 0) << 16;
+}
+static uint64_t r_mul_bf16(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)c;
+	/* bf16 products are exact in f32 */
+	float x = F((a & 0xffff) << 16), y = F((b & 0xffff) << 16);
+	return bf16_rn(x * y);
+}
+static uint64_t r_setp_lt_f16(uint64_t a, uint64_t b, uint64_t c)
+{
+	(void)c;
+	return H(a) < H(b);
+}
+
 /* approximations: the exact value, compared within the bound */
 static uint64_t r_ex2(uint64_t a, uint64_t b, uint64_t c)
 {
@@ -557,6 +629,16 @@ static const struct form forms[] = {
     {"cvt.f64.f32", "cvt.f64.f32 dd, af;", RD, D_F32, r_cvt_f64_f32, 0},
     {"cvt.rmi.f32.f32", "cvt.rmi.f32.f32 df, af;", RF, D_F32, r_cvt_rmi_f32_f32,
      0},
+    {"cvt.rn.f16.f32", "cvt.rn.f16.f32 dh, af;", RH, D_F32, r_cvt_rn_f16_f32,
+     0},
+    {"cvt.f32.f16", "cvt.f32.f16 df, ah;", RF, D_HALF, r_cvt_f32_f16, 0},
+    {"cvt.rn.bf16.f32", "cvt.rn.bf16.f32 dh, af;", RH, D_F32, r_cvt_rn_bf16_f32,
+     0},
+    {"add.f16", "add.f16 dh, ah, bh;", RH, D_HALF, r_add_f16, 0},
+    {"mul.rn.f16", "mul.rn.f16 dh, ah, bh;", RH, D_HALF, r_mul_f16, 0},
+    {"add.f16x2", "add.f16x2 d32, a32, b32;", R32, D_HALF, r_add_f16x2, 0},
+    {"mul.rn.bf16", "mul.rn.bf16 dh, ah, bh;", RH, D_HALF, r_mul_bf16, 0},
+    {"setp.lt.f16", "setp.lt.f16 pd, ah, bh;", RP, D_HALF, r_setp_lt_f16, 0},
     /* PTX ISA 9.0 error bounds of the approximations */
     {"ex2.approx.f32", "ex2.approx.f32 df, af;", RF, D_SMALL, r_ex2, 0x1p-22},
     {"lg2.approx.f32", "lg2.approx.f32 df, af;", RF, D_SMALL, r_lg2, 0x1p-22},
@@ -574,6 +656,7 @@ static const char *kernel_fmt =
     "\t.reg .b32 %%r<8>;\n\t.reg .b64 %%rd<12>;\n"
     "\t.reg .b32 a32, b32, c32, d32;\n\t.reg .b64 a64, b64, c64, d64;\n"
     "\t.reg .f32 af, bf, cf, df;\n\t.reg .f64 ad, bd, cd, dd;\n"
+    "\t.reg .b16 ah, bh, ch, dh;\n"
     "\tld.param.u64 %%rd1, [pin];\n\tld.param.u64 %%rd2, [pout];\n"
     "\tld.param.u32 %%r1, [pn];\n"
     "\tmov.u32 %%r2, %%ctaid.x;\n\tmov.u32 %%r3, %%ntid.x;\n"
@@ -588,6 +671,8 @@ static const char *kernel_fmt =
     "\tmov.b64 ad, a64;\n\tmov.b64 bd, b64;\n\tmov.b64 cd, c64;\n"
     "\tsetp.ne.b32 pc, c32, 0;\n"
     "\tmov.b64 d64, 0;\n"
+    "\tcvt.u16.u32 ah, a32;\n\tcvt.u16.u32 bh, b32;\n"
+    "\tcvt.u16.u32 ch, c32;\n"
     "\t%s\n"
     "%s"
     "\tmul.wide.u32 %%rd5, %%r5, 8;\n\tadd.s64 %%rd6, %%rd2, %%rd5;\n"
@@ -605,6 +690,8 @@ static const char *store_of(enum res r)
 		return "\tmov.b32 %r6, df;\n\tcvt.u64.u32 %rd7, %r6;\n";
 	case RD:
 		return "\tmov.b64 %rd7, dd;\n";
+	case RH:
+		return "\tcvt.u32.u16 %r6, dh;\n\tcvt.u64.u32 %rd7, %r6;\n";
 	default:
 		return "\tselp.u64 %rd7, 1, 0, pd;\n";
 	}
@@ -679,6 +766,17 @@ static uint64_t operand(enum dom d, int which)
 		return (r >> 8) % 72; /* shift counts and field positions */
 	case D_ANGLE:
 		return BF((float)((int64_t)(r >> 8) % 31416) / 10000.0f);
+	case D_HALF: { /* two halves: edge values or any bits */
+		static const uint16_t hs[] = {0x0000, 0x8000, 0x3c00, 0xbc00,
+		                              0x7c00, 0xfc00, 0x7e00, 0x0001,
+		                              0x03ff, 0x7bff, 0x3555, 0x7f80,
+		                              0xff80, 0x7fc0, 0x0080, 0x3f80};
+		uint64_t lo =
+		    (r & 7) == 0 ? hs[(r >> 8) % 16] : (r >> 16) & 0xffff;
+		uint64_t hi =
+		    (r & 0x70) == 0 ? hs[(r >> 12) % 16] : (r >> 32) & 0xffff;
+		return lo | hi << 16;
+	}
 	default:
 		if (r % 4 == 0)
 			return ints[(r >> 8) % (sizeof(ints) / 8)];
