@@ -3,11 +3,13 @@
 # target) run their kernels on the sim's PTX interpreter and check every
 # result on the host (exec/exec_basic.cu): vector add, SAXPY, a
 # shared-memory + atomics reduction, a warp-shuffle scan, a histogram
-# with shared atomics, a tiled matmul, warp votes, sqrt/div/cvt, device
-# printf, and a failed device assert giving cudaErrorAssert.
+# with shared atomics, a tiled matmul, warp votes, sqrt/div/cvt, a struct
+# by value with a local array, libdevice math, warp and cooperative-groups
+# reductions with double atomics, device printf, and a failed device
+# assert giving cudaErrorAssert.
 . "$(dirname "$0")/lib.sh" "$1"
 . "$(dirname "$0")/exec_check.sh"
-run_checks exec_basic "vector_add saxpy reduction_shared_atomics scan_shuffles histogram tiled_matmul warp_votes sqrt_div_cvt device_assert"
+run_checks exec_basic "vector_add saxpy reduction_shared_atomics scan_shuffles histogram tiled_matmul warp_votes sqrt_div_cvt struct_param_local_array math_library_functions warp_reductions_cg_tiles device_assert"
 # device printf: one line per thread, formatted as the host would
 [ "$(grep -c '^printf block [01] thread [01]: 2.50 x$' "$WORK/out")" = 4 ] ||
 	{ cat "$WORK/out"; fail "device printf did not print its 4 lines"; }

@@ -5,6 +5,8 @@
  * Each check computes its answer on the host and compares; prints
  * "ok NAME" per check and "all ok" at the end, exits 1 on a mismatch.
  */
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 #include <assert.h>
 #include <math.h>
@@ -150,6 +152,60 @@ __global__ void votes_math(const float *x, unsigned *ballots, float *r, int n)
 		ballots[i >> 5] = b ^ (any << 1) ^ (all << 2);
 	if (i < n)
 		r[i] = sqrtf(v) + (float)(int)(v * 100.0f) / 3.0f;
+}
+
+namespace cg = cooperative_groups;
+
+struct params {
+	int a;
+	double b;
+	float c[3];
+};
+
+__global__ void by_value(params p, double *o)
+{
+	float loc[16];
+
+	for (int i = 0; i < 16; i++)
+		loc[i] = p.c[i % 3] * i;
+	o[threadIdx.x] = p.a + p.b + loc[threadIdx.x % 16];
+}
+
+__global__ void math_fns(const float *x, float *y, double *z, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n) {
+		y[i] = expf(x[i]) + logf(x[i] + 1.0f) + powf(x[i], 1.5f) +
+		       sinf(x[i] * 10.f);
+		z[i] = exp((double)x[i]) + sin((double)x[i]);
+	}
+}
+
+__global__ void warp_reduce(const int *in, int *out, double *dsum,
+                            unsigned *mx, int *cnt)
+{
+	int v = in[blockIdx.x * blockDim.x + threadIdx.x], s = v;
+
+	for (int o = 16; o > 0; o >>= 1)
+		s += __shfl_xor_sync(0xffffffffu, s, o);
+#if __CUDA_ARCH__ >= 800 /* redux.sync: sm_80 and later */
+	unsigned r = __reduce_add_sync(0xffffffffu, (unsigned)v);
+#else
+	unsigned r = (unsigned)s;
+#endif
+	cg::thread_block_tile<8> t8 =
+	    cg::tiled_partition<8>(cg::this_thread_block());
+	int s8 = cg::reduce(t8, v, cg::plus<int>());
+	int c = __syncthreads_count(v > 50);
+
+	if ((threadIdx.x & 31) == 0)
+		out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = s - (int)r;
+	if (t8.thread_rank() == 0)
+		atomicAdd(dsum, (double)s8);
+	atomicMax(mx, (unsigned)v);
+	if (threadIdx.x == 0)
+		atomicAdd(cnt, c);
 }
 
 __global__ void must_be_three(int v)
@@ -312,6 +368,75 @@ int main(void)
 			ok = ok && hc[i] == sqrtf(ha[i]) + (float)(int)(ha[i] * 100.0f) / 3.0f;
 		check(ok, "sqrt_div_cvt");
 		CK(cudaFree(dbal));
+	}
+	{
+		params p = {3, 0.5, {1.f, 2.f, 3.f}};
+		double *o, ho[64];
+		CK(cudaMalloc(&o, sizeof(ho)));
+		by_value<<<1, 64>>>(p, o);
+		CK(cudaMemcpy(ho, o, sizeof(ho), cudaMemcpyDeviceToHost));
+		bool ok = true;
+		for (int i = 0; i < 64; i++) {
+			int k = i % 16;
+			ok = ok && ho[i] == 3 + 0.5 + (float)(p.c[k % 3] * k);
+		}
+		check(ok, "struct_param_local_array");
+		CK(cudaFree(o));
+	}
+	{
+		const int m = 1000;
+		float hx[m], hy[m], *x, *y;
+		double hz[m], *z, e32 = 0, e64 = 0;
+		for (int i = 0; i < m; i++)
+			hx[i] = i * 0.01f;
+		CK(cudaMalloc(&x, m * 4));
+		CK(cudaMalloc(&y, m * 4));
+		CK(cudaMalloc(&z, m * 8));
+		CK(cudaMemcpy(x, hx, m * 4, cudaMemcpyHostToDevice));
+		math_fns<<<8, 128>>>(x, y, z, m);
+		CK(cudaMemcpy(hy, y, m * 4, cudaMemcpyDeviceToHost));
+		CK(cudaMemcpy(hz, z, m * 8, cudaMemcpyDeviceToHost));
+		for (int i = 0; i < m; i++) {
+			double v = hx[i];
+			double w = exp(v) + log(v + 1.0) + pow(v, 1.5) + sin(v * 10.0);
+			double wd = exp(v) + sin(v);
+			e32 = fmax(e32, fabs(hy[i] - w) / (fabs(w) + 1e-6));
+			e64 = fmax(e64, fabs(hz[i] - wd) / fabs(wd));
+		}
+		/* libdevice's documented bounds: a few ulp of each term */
+		check(e32 < 1e-6 && e64 < 1e-15, "math_library_functions");
+		CK(cudaFree(x));
+		CK(cudaFree(y));
+		CK(cudaFree(z));
+	}
+	{
+		int hin[256], hout[8], *in, *out, *cnt, hc, c = 0;
+		double *ds, hds, sum = 0;
+		unsigned *mx, hmx, mm = 0;
+		for (int i = 0; i < 256; i++) {
+			hin[i] = (i * 37) % 101;
+			sum += hin[i];
+			c += hin[i] > 50;
+			mm = hin[i] > (int)mm ? (unsigned)hin[i] : mm;
+		}
+		CK(cudaMalloc(&in, sizeof(hin)));
+		CK(cudaMalloc(&out, sizeof(hout)));
+		CK(cudaMalloc(&ds, 8));
+		CK(cudaMalloc(&mx, 4));
+		CK(cudaMalloc(&cnt, 4));
+		CK(cudaMemset(ds, 0, 8));
+		CK(cudaMemset(mx, 0, 4));
+		CK(cudaMemset(cnt, 0, 4));
+		CK(cudaMemcpy(in, hin, sizeof(hin), cudaMemcpyHostToDevice));
+		warp_reduce<<<2, 128>>>(in, out, ds, mx, cnt);
+		CK(cudaMemcpy(hout, out, sizeof(hout), cudaMemcpyDeviceToHost));
+		CK(cudaMemcpy(&hds, ds, 8, cudaMemcpyDeviceToHost));
+		CK(cudaMemcpy(&hmx, mx, 4, cudaMemcpyDeviceToHost));
+		CK(cudaMemcpy(&hc, cnt, 4, cudaMemcpyDeviceToHost));
+		bool ok = hds == sum && hmx == mm && hc == c;
+		for (int w = 0; w < 8; w++)
+			ok = ok && hout[w] == 0; /* shuffle sum == redux sum */
+		check(ok, "warp_reductions_cg_tiles");
 	}
 	say<<<2, 2>>>(2.5f);
 	CK(cudaDeviceSynchronize());
