@@ -270,14 +270,75 @@ static inline void store(uint8_t *p, int t, uint64_t v)
 
 /* ---- warps ------------------------------------------------------------- */
 
-/* Picks the group at the lowest pc among the live lanes. */
-static void reselect(struct warp *w)
+/* Whether lanes a and b are in the same calls (the same frames). */
+static bool same_frames(const struct warp *w, int a, int b)
+{
+	return w->depth[a] == w->depth[b] &&
+	       memcmp(w->stack[a], w->stack[b],
+	              sizeof(w->stack[a][0]) * w->depth[a]) == 0;
+}
+
+/*
+ * Orders two lanes by where they are in the program: the call sites of
+ * their frames, outermost first, then their pc (a lane inside a call made
+ * at site S comes after one at S and before one at S + 1). <0: a first.
+ */
+static int lane_order(const struct gs__xprog *p, const struct warp *w, int a,
+                      int b)
+{
+	int da = w->depth[a], db = w->depth[b], n = da < db ? da : db;
+
+	for (int i = 0; i < n; i++) {
+		int sa = p->calls[w->stack[a][i]].site,
+		    sb = p->calls[w->stack[b][i]].site;
+		if (sa != sb)
+			return sa < sb ? -1 : 1;
+	}
+	if (da == db)
+		return w->lane_pc[a] < w->lane_pc[b]   ? -1
+		       : w->lane_pc[a] > w->lane_pc[b] ? 1
+		                                       : 0;
+	if (da < db) /* a is at or around b's call site */
+		return w->lane_pc[a] <= p->calls[w->stack[b][da]].site ? -1 : 1;
+	return w->lane_pc[b] <= p->calls[w->stack[a][db]].site ? 1 : -1;
+}
+
+/* Picks the group of lanes furthest behind in the program (the lowest pc
+ * when all are in the same calls) to run next. */
+static void reselect(const struct gs__xprog *p, struct warp *w)
 {
 	int32_t lo = INT32_MAX, next = INT32_MAX;
 	uint32_t g = 0;
+	int first = -1, best = -1;
+	bool mixed = false;
 
 	for (uint32_t m = w->mask; m; m &= m - 1)
 		w->lane_pc[__builtin_ctz(m)] = w->pc;
+	for (uint32_t m = w->live; m; m &= m - 1) {
+		int l = __builtin_ctz(m);
+		if (first < 0)
+			first = l;
+		else if (!same_frames(w, first, l))
+			mixed = true;
+	}
+	if (mixed) { /* lanes in different calls: order by frames */
+		for (uint32_t m = w->live; m; m &= m - 1) {
+			int l = __builtin_ctz(m);
+			if (best < 0 || lane_order(p, w, l, best) < 0)
+				best = l;
+		}
+		for (uint32_t m = w->live; m; m &= m - 1) {
+			int l = __builtin_ctz(m);
+			if (lane_order(p, w, l, best) == 0 &&
+			    same_frames(w, l, best))
+				g |= 1u << l;
+		}
+		w->pc = w->lane_pc[best];
+		w->mask = g;
+		w->next_min = INT32_MIN; /* choose again after each step */
+		w->div = true;
+		return;
+	}
 	for (uint32_t m = w->live; m; m &= m - 1) {
 		int l = __builtin_ctz(m);
 		if (w->lane_pc[l] < lo)
@@ -297,14 +358,15 @@ static void reselect(struct warp *w)
 }
 
 /* Sends lanes `em` of the group to pc `to` and the rest to pc + 1. */
-static void split(struct warp *w, uint32_t em, int32_t to)
+static void split(const struct gs__xprog *p, struct warp *w, uint32_t em,
+                  int32_t to)
 {
 	for (uint32_t m = w->mask; m; m &= m - 1) {
 		int l = __builtin_ctz(m);
 		w->lane_pc[l] = (em >> l) & 1 ? to : w->pc + 1;
 	}
 	w->mask = 0;
-	reselect(w);
+	reselect(p, w);
 }
 
 #define LANES(em, ...)                                                         \
@@ -887,10 +949,10 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			if (em == w->mask) {
 				w->pc = (int32_t)in->imm;
 				if (w->div)
-					reselect(w);
+					reselect(x->p, w);
 				continue;
 			}
-			split(w, em, (int32_t)in->imm);
+			split(x->p, w, em, (int32_t)in->imm);
 			continue;
 		case XO_BAR:
 		case XO_BARRED:
@@ -943,7 +1005,7 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 				ret = W_DONE;
 				goto out;
 			}
-			reselect(w);
+			reselect(x->p, w);
 			continue;
 		}
 		case XO_CALL:
@@ -955,7 +1017,7 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			if (x->err != CUDA_SUCCESS)
 				goto err;
 			w->mask = 0;
-			reselect(w);
+			reselect(x->p, w);
 			continue;
 		case XO_PRINTF:
 		case XO_ASSERT:
@@ -1052,7 +1114,7 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			goto err;
 		w->pc++;
 		if (w->div && w->pc >= w->next_min)
-			reselect(w);
+			reselect(x->p, w);
 	}
 out:
 	n_instr += count;
@@ -1271,7 +1333,7 @@ static bool block_run(struct xl *x, struct block *b)
 			w->waiting = false;
 			w->pc++;
 			if (w->div && w->pc >= w->next_min)
-				reselect(w);
+				reselect(x->p, w);
 		}
 		b->red_count = 0;
 		b->red_and = true;

@@ -208,6 +208,26 @@ __global__ void warp_reduce(const int *in, int *out, double *dsum,
 		atomicAdd(cnt, c);
 }
 
+__device__ __noinline__ int odd_step(int x)
+{
+	return x * 3 + 1;
+}
+
+/* Odd lanes call a function, then all lanes swap values with their
+ * neighbour: the warp must be whole again for the shuffle. */
+__global__ void divergent_call(int *o)
+{
+	__shared__ int seen[64];
+	int v = threadIdx.x;
+
+	if (threadIdx.x & 1)
+		v = odd_step(v);
+	int s = __shfl_xor_sync(0xffffffffu, v, 1);
+	seen[threadIdx.x] = v;
+	__syncthreads();
+	o[threadIdx.x] = v + s + seen[63 - threadIdx.x];
+}
+
 __global__ void must_be_three(int v)
 {
 	assert(v == 3);
@@ -437,6 +457,20 @@ int main(void)
 		for (int w = 0; w < 8; w++)
 			ok = ok && hout[w] == 0; /* shuffle sum == redux sum */
 		check(ok, "warp_reductions_cg_tiles");
+	}
+	{
+		int *o, ho[64];
+		CK(cudaMalloc(&o, sizeof(ho)));
+		divergent_call<<<1, 64>>>(o);
+		CK(cudaMemcpy(ho, o, sizeof(ho), cudaMemcpyDeviceToHost));
+		bool ok = true;
+		for (int i = 0; i < 64; i++) {
+			int v = i & 1 ? i * 3 + 1 : i, j = i ^ 1, r = 63 - i;
+			int s = j & 1 ? j * 3 + 1 : j, t = r & 1 ? r * 3 + 1 : r;
+			ok = ok && ho[i] == v + s + t;
+		}
+		check(ok, "divergent_call_reconverges");
+		CK(cudaFree(o));
 	}
 	say<<<2, 2>>>(2.5f);
 	CK(cudaDeviceSynchronize());
