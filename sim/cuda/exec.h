@@ -100,6 +100,8 @@ enum gs__xop {
 	XO_SUBC,
 	XO_SAD,
 	XO_BMSK,
+	XO_DP4A,
+	XO_DP2A,
 	XO_MADC,
 	/* memory, control and warp ops (exec_run.c) */
 	XO_CVTA,
@@ -126,6 +128,7 @@ enum gs__xop {
 	XO_PRINTF,
 	XO_ASSERT,
 	XO_ISSPACEP,
+	XO_CPASYNC,
 };
 
 /* Modifier values (ins->m): compare ops, roundings, atomic ops, modes. */

@@ -913,6 +913,22 @@ static uint64_t iop(const struct gs__xins *in, uint64_t a, uint64_t b,
 		uint64_t m = len >= 32 ? 0xffffffffULL : (1ULL << len) - 1;
 		return zx(m << pos, 32);
 	}
+	case XO_DP4A:
+	case XO_DP2A: {
+		/* d = c + the products of a's and b's parts */
+		bool as = in->m & 1, bs = in->m & 2;
+		int64_t acc = s ? sx(c, 32) : (int64_t)zx(c, 32);
+		int na = in->op == XO_DP4A ? 4 : 2,
+		    aw = in->op == XO_DP4A ? 8 : 16;
+		int b0 = in->op == XO_DP2A && (in->m & 4) ? 2 : 0;
+		for (int i = 0; i < na; i++) {
+			uint64_t pa = a >> (aw * i), pb = b >> (8 * (b0 + i));
+			int64_t x = as ? sx(pa, aw) : (int64_t)zx(pa, aw);
+			int64_t y = bs ? sx(pb, 8) : (int64_t)zx(pb, 8);
+			acc += x * y;
+		}
+		return zx((uint64_t)acc, 32);
+	}
 	case XO_SAD: {
 		uint64_t d =
 		    s ? (uint64_t)(sx(a, w) > sx(b, w) ? sx(a, w) - sx(b, w)

@@ -423,7 +423,8 @@ static const struct {
     {"testp", XO_TESTP}, {"selp", XO_SELP},
     {"slct", XO_SLCT},   {"addc", XO_ADDC},
     {"subc", XO_SUBC},   {"sad", XO_SAD},
-    {"bmsk", XO_BMSK},   {"madc", XO_MADC},
+    {"bmsk", XO_BMSK},   {"dp4a", XO_DP4A},
+    {"dp2a", XO_DP2A},   {"madc", XO_MADC},
 };
 
 /* Decodes one statement into `in`. false: outside the subset (the
@@ -485,6 +486,18 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 			in->f |= XF_TO;
 		if (in->op == XO_SHF && has(s, "r"))
 			in->f |= XF_HI;
+		if (in->op == XO_DP4A || in->op == XO_DP2A) {
+			/* dp4a.atype.btype: m says which are signed (and
+			 * dp2a's .hi); the accumulator is s32 if either is */
+			if (s->n_types != 2 || s->n_opds != 4)
+				return false;
+			in->m = (uint8_t)((s->types[0] == XT_S32 ? 1 : 0) |
+			                  (s->types[1] == XT_S32 ? 2 : 0) |
+			                  (has(s, "hi") ? 4 : 0));
+			in->t = in->m & 3 ? XT_S32 : XT_U32;
+			in->f &= (uint8_t)~XF_HI;
+			t = in->t;
+		}
 		if (in->op == XO_BFIND && has(s, "shiftamt"))
 			in->m = 1;
 		if (in->op == XO_PRMT && s->n_parts > 1)
@@ -888,6 +901,36 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 			                 s->opd_n[0] -
 			                     (size_t)(bar + 1 - s->opd[0]));
 		return in->d >= 0 || in->d2 >= 0;
+	}
+	if (gs__x_is(op, on, "cp")) {
+		/* cp.async.{ca,cg}.shared.global [d], [s], size[, src-size]:
+		 * copied at once, so commit/wait have nothing to wait for */
+		if (has(s, "commit_group") || has(s, "wait_group") ||
+		    has(s, "wait_all")) {
+			in->op = XO_NOP;
+			return !has(s, "bulk");
+		}
+		if (!has(s, "async") || has(s, "bulk") || s->n_opds < 3 ||
+		    s->n_opds > 4)
+			return false;
+		in->op = XO_CPASYNC;
+		int db, sb;
+		int64_t doff, soff;
+		uint64_t size;
+		if (!address(k, s->opd[0], s->opd_n[0], &db, &doff) ||
+		    !address(k, s->opd[1], s->opd_n[1], &sb, &soff) ||
+		    !gs__x_imm_bits(s->opd[2], s->opd_n[2], XT_U32, &size) ||
+		    (size != 4 && size != 8 && size != 16))
+			return false;
+		in->a = db;
+		in->imm = doff;
+		in->b = sb;
+		in->v[0] = (int32_t)soff;
+		in->nv = (uint8_t)size;
+		if (s->n_opds == 4) /* bytes to read; the rest are zeros */
+			in->c = SRC(3, XT_U32);
+		return in->a >= 0 && in->b >= 0 &&
+		       (s->n_opds == 3 || in->c >= 0);
 	}
 	if (gs__x_is(op, on, "isspacep")) {
 		in->op = XO_ISSPACEP;

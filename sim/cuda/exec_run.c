@@ -1048,6 +1048,29 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			})
 			break;
 		}
+		case XO_CPASYNC:
+			LANES(em, {
+				uint32_t t = lane_t(wi, l), n = in->nv;
+				uint64_t d =
+				    R[in->a * 32 + l] + (uint64_t)in->imm;
+				uint64_t a =
+				    R[in->b * 32 + l] + (uint64_t)in->v[0];
+				uint32_t rd = in->c >= 0
+				                  ? (uint32_t)R[in->c * 32 + l]
+				                  : n;
+				uint8_t *dp =
+				    xptr(x, b, XSP_SHARED, d, n, t, in);
+				const uint8_t *sp =
+				    rd ? xptr(x, b, XSP_GLOBAL, a,
+				              rd < n ? rd : n, t, in)
+				       : NULL;
+				if (dp == NULL || (rd && sp == NULL))
+					goto err;
+				memset(dp, 0, n);
+				if (rd)
+					memcpy(dp, sp, rd < n ? rd : n);
+			})
+			break;
 		case XO_ISSPACEP: {
 			uint64_t sb = (uint64_t)(uintptr_t)b->smem,
 			         lb = (uint64_t)(uintptr_t)b->local;

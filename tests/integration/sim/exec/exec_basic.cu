@@ -7,6 +7,7 @@
  */
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <assert.h>
 #include <math.h>
@@ -226,6 +227,20 @@ __global__ void divergent_call(int *o)
 	seen[threadIdx.x] = v;
 	__syncthreads();
 	o[threadIdx.x] = v + s + seen[63 - threadIdx.x];
+}
+
+/* Async copies into shared memory (cp.async on sm_80 and later), then
+ * each thread reads its neighbour's element. */
+__global__ void async_copy(const int4 *in, int4 *out)
+{
+	__shared__ int4 tile[128];
+
+	__pipeline_memcpy_async(&tile[threadIdx.x], &in[threadIdx.x],
+	                        sizeof(int4));
+	__pipeline_commit();
+	__pipeline_wait_prior(0);
+	__syncthreads();
+	out[threadIdx.x] = tile[(threadIdx.x + 1) % 128];
 }
 
 __global__ void must_be_three(int v)
@@ -471,6 +486,22 @@ int main(void)
 		}
 		check(ok, "divergent_call_reconverges");
 		CK(cudaFree(o));
+	}
+	{
+		int4 hin[128], hout[128], *din, *dout;
+		for (int i = 0; i < 128; i++)
+			hin[i] = make_int4(i, -i, i * 7, rand());
+		CK(cudaMalloc(&din, sizeof(hin)));
+		CK(cudaMalloc(&dout, sizeof(hout)));
+		CK(cudaMemcpy(din, hin, sizeof(hin), cudaMemcpyHostToDevice));
+		async_copy<<<1, 128>>>(din, dout);
+		CK(cudaMemcpy(hout, dout, sizeof(hout), cudaMemcpyDeviceToHost));
+		bool ok = true;
+		for (int i = 0; i < 128; i++)
+			ok = ok && memcmp(&hout[i], &hin[(i + 1) % 128], 16) == 0;
+		check(ok, "async_copy_to_shared");
+		CK(cudaFree(din));
+		CK(cudaFree(dout));
 	}
 	say<<<2, 2>>>(2.5f);
 	CK(cudaDeviceSynchronize());

@@ -524,6 +524,23 @@ static uint64_t r_setp_lt_f16(uint64_t a, uint64_t b, uint64_t c)
 	return H(a) < H(b);
 }
 
+static uint64_t r_dp4a_u32_s32(uint64_t a, uint64_t b, uint64_t c)
+{
+	int64_t acc = S32(c);
+	for (int i = 0; i < 4; i++)
+		acc +=
+		    (int64_t)(uint8_t)(a >> (8 * i)) * (int8_t)(b >> (8 * i));
+	return U32(acc);
+}
+static uint64_t r_dp2a_hi_s32_u32(uint64_t a, uint64_t b, uint64_t c)
+{
+	int64_t acc = S32(c);
+	for (int i = 0; i < 2; i++)
+		acc += (int64_t)(int16_t)(a >> (16 * i)) *
+		       (uint8_t)(b >> (8 * (2 + i)));
+	return U32(acc);
+}
+
 /* approximations: the exact value, compared within the bound */
 static uint64_t r_ex2(uint64_t a, uint64_t b, uint64_t c)
 {
@@ -629,6 +646,10 @@ static const struct form forms[] = {
     {"cvt.f64.f32", "cvt.f64.f32 dd, af;", RD, D_F32, r_cvt_f64_f32, 0},
     {"cvt.rmi.f32.f32", "cvt.rmi.f32.f32 df, af;", RF, D_F32, r_cvt_rmi_f32_f32,
      0},
+    {"dp4a.u32.s32", "dp4a.u32.s32 d32, a32, b32, c32;", R32, D_INT,
+     r_dp4a_u32_s32, 0},
+    {"dp2a.hi.s32.u32", "dp2a.hi.s32.u32 d32, a32, b32, c32;", R32, D_INT,
+     r_dp2a_hi_s32_u32, 0},
     {"cvt.rn.f16.f32", "cvt.rn.f16.f32 dh, af;", RH, D_F32, r_cvt_rn_f16_f32,
      0},
     {"cvt.f32.f16", "cvt.f32.f16 df, ah;", RF, D_HALF, r_cvt_f32_f16, 0},
