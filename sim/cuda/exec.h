@@ -129,6 +129,7 @@ enum gs__xop {
 	XO_ASSERT,
 	XO_ISSPACEP,
 	XO_CPASYNC,
+	XO_MBAR,
 };
 
 /* Modifier values (ins->m): compare ops, roundings, atomic ops, modes. */

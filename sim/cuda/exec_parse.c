@@ -932,6 +932,48 @@ static bool decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 		return in->a >= 0 && in->b >= 0 &&
 		       (s->n_opds == 3 || in->c >= 0);
 	}
+	if (gs__x_is(op, on, "mbarrier")) {
+		/* m: 1 init, 2 arrive, 3 arrive_drop, 4 test/try_wait,
+		 * 5 inval, 6 expect_tx, 7 pending_count; m2: .parity */
+		int o = 0, base;
+		in->op = XO_MBAR;
+		in->m = has(s, "init")                                ? 1
+		        : has(s, "arrive_drop")                       ? 3
+		        : has(s, "arrive")                            ? 2
+		        : (has(s, "test_wait") || has(s, "try_wait")) ? 4
+		        : has(s, "inval")                             ? 5
+		        : has(s, "expect_tx")                         ? 6
+		        : has(s, "pending_count")                     ? 7
+		                                                      : 0;
+		in->m2 = has(s, "parity");
+		if (in->m == 0 || s->n_opds < 1)
+			return false;
+		if (in->m == 7) {
+			if (s->n_opds != 2)
+				return false;
+			in->d = DST(0);
+			in->a = SRC(1, XT_B64);
+			return in->d >= 0 && in->a >= 0;
+		}
+		if (in->m == 2 || in->m == 3 || in->m == 4) {
+			in->d = DST(0);
+			o = 1;
+		}
+		if (o >= s->n_opds ||
+		    !address(k, s->opd[o], s->opd_n[o], &base, &in->imm))
+			return false;
+		in->a = base;
+		o++;
+		/* count, state or parity (an arrive's tx count adds nothing) */
+		if (o < s->n_opds && !(in->m == 2 && has(s, "expect_tx")))
+			in->b = SRC(o, XT_B64);
+		if (in->m == 1 && in->b < 0)
+			return false;
+		if (in->m == 4 && in->b < 0)
+			return false;
+		return in->m == 2 || in->m == 3 || in->m == 4 ? in->d >= 0
+		                                              : true;
+	}
 	if (gs__x_is(op, on, "isspacep")) {
 		in->op = XO_ISSPACEP;
 		if (s->n_opds != 2)

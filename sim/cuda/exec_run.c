@@ -18,8 +18,10 @@
 #include <string.h>
 #include <time.h>
 
-/* Warp-instructions a block runs before others get a turn. */
+/* Warp-instructions a block runs before other blocks get a turn, and a
+ * warp before the other warps of its block do. */
 #define SLICE (1u << 20)
+#define TURN  (1u << 14)
 /* Thread-instructions one launch may take (the sim's watchdog). */
 #define MAX_THREAD_INSTR (1ULL << 38)
 #define CALL_DEPTH       32
@@ -895,6 +897,70 @@ static bool do_builtin(struct xl *x, struct block *b, int wi, struct warp *w,
 	return x->err == CUDA_SUCCESS;
 }
 
+/*
+ * mbarrier objects (8 bytes of shared memory), one thread at a time in
+ * lane order: bits 0-30 the arrivals pending in this phase, 32-62 the
+ * expected count, 63 the phase. An arrive returns the state before it
+ * (its phase in bit 63); a wait is complete once the phase differs from
+ * the state's (or the given parity's). Copies complete at once, so
+ * transaction counts (expect_tx) add nothing to wait for.
+ */
+static bool do_mbar(struct xl *x, struct block *b, int wi, struct warp *w,
+                    const struct gs__xins *in, uint32_t em)
+{
+	uint64_t *R = w->R;
+	int sp = in->sp == XSP_GENERIC ? XSP_GENERIC : XSP_SHARED;
+
+	LANES(em, {
+		uint32_t t = lane_t(wi, l);
+		uint64_t a =
+		    (in->a >= 0 ? R[in->a * 32 + l] : 0) + (uint64_t)in->imm;
+		uint64_t arg = in->b >= 0 ? R[in->b * 32 + l] : 1, v;
+		uint8_t *p;
+
+		if (in->m == 7) { /* pending_count d, state */
+			R[in->d * 32 + l] = R[in->a * 32 + l] & 0x7fffffff;
+			continue;
+		}
+		p = xptr(x, b, sp, a, 8, t, in);
+		if (p == NULL)
+			return false;
+		memcpy(&v, p, 8);
+		uint64_t pend = v & 0x7fffffff, expect = (v >> 32) & 0x7fffffff,
+		         phase = v >> 63;
+		switch (in->m) {
+		case 1: /* init [a], count */
+			pend = expect = arg & 0x7fffffff;
+			phase = 0;
+			break;
+		case 2:
+		case 3: /* arrive (count), arrive_drop */
+			R[in->d * 32 + l] = v;
+			if (in->m == 3 && expect > 0)
+				expect--;
+			pend = pend > arg ? pend - arg : 0;
+			if (pend == 0) {
+				phase ^= 1;
+				pend = expect;
+			}
+			break;
+		case 4: { /* test_wait / try_wait: done once the phase moved */
+			uint64_t want = in->m2 ? arg & 1 : arg >> 63;
+			R[in->d * 32 + l] = phase != want;
+			continue;
+		}
+		case 5: /* inval */
+			pend = expect = phase = 0;
+			break;
+		default: /* expect_tx */
+			continue;
+		}
+		v = pend | expect << 32 | phase << 63;
+		memcpy(p, &v, 8);
+	})
+	return true;
+}
+
 enum { W_BAR, W_DONE, W_SLICE, W_ERR };
 
 static uint64_t now_ns(void)
@@ -1071,6 +1137,20 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 					memcpy(dp, sp, rd < n ? rd : n);
 			})
 			break;
+		case XO_MBAR: {
+			bool pending = false;
+			if (!do_mbar(x, b, wi, w, in, em))
+				goto err;
+			if (in->m == 4) /* a wait not yet complete */
+				LANES(em, { pending |= !R[in->d * 32 + l]; })
+			if (!pending)
+				break;
+			/* let the warps it waits for run first */
+			w->pc++;
+			if (w->div && w->pc >= w->next_min)
+				reselect(x->p, w);
+			goto out;
+		}
 		case XO_ISSPACEP: {
 			uint64_t sb = (uint64_t)(uintptr_t)b->smem,
 			         lb = (uint64_t)(uintptr_t)b->local;
@@ -1314,17 +1394,21 @@ static bool block_run(struct xl *x, struct block *b)
 	uint32_t slice = SLICE;
 
 	for (;;) {
-		bool any_waiting = false, all_done = true;
+		bool all_waiting = true, all_done = true;
 
+		/* each warp in turn, to a barrier, its end or TURN steps (so
+		 * a warp spinning on another's flag lets that one run) */
 		for (int wi = 0; wi < b->n_warps; wi++) {
 			struct warp *w = &b->w[wi];
+			uint32_t turn = TURN < slice ? TURN : slice, t0 = turn;
 
 			if (w->live == 0 || w->waiting)
 				continue;
-			int r = warp_run(x, b, wi, &slice);
+			int r = warp_run(x, b, wi, &turn);
+			slice -= t0 - turn;
 			if (r == W_ERR)
 				return true;
-			if (r == W_SLICE)
+			if (slice == 0)
 				return false;
 		}
 		for (int wi = 0; wi < b->n_warps; wi++) {
@@ -1332,12 +1416,12 @@ static bool block_run(struct xl *x, struct block *b)
 			if (w->live == 0)
 				continue;
 			all_done = false;
-			if (w->waiting)
-				any_waiting = true;
+			if (!w->waiting)
+				all_waiting = false;
 		}
 		if (all_done)
 			return true;
-		if (!any_waiting)
+		if (!all_waiting)
 			continue;
 		/* every live warp is at a barrier: release them */
 		for (int wi = 0; wi < b->n_warps; wi++) {

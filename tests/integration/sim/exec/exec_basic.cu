@@ -7,6 +7,7 @@
  */
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+#include <cuda/barrier>
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 #include <assert.h>
@@ -241,6 +242,45 @@ __global__ void async_copy(const int4 *in, int4 *out)
 	__pipeline_wait_prior(0);
 	__syncthreads();
 	out[threadIdx.x] = tile[(threadIdx.x + 1) % 128];
+}
+
+/* A block-scope cuda::barrier (mbarrier on sm_90) between two phases. */
+__global__ void barrier_phases(int *out)
+{
+	__shared__ cuda::barrier<cuda::thread_scope_block> bar;
+	__shared__ int buf[256];
+
+	if (threadIdx.x == 0)
+		init(&bar, blockDim.x);
+	__syncthreads();
+	buf[threadIdx.x] = threadIdx.x * 2;
+	bar.arrive_and_wait();
+	int v = buf[(threadIdx.x + 1) % blockDim.x];
+	bar.arrive_and_wait();
+	buf[threadIdx.x] = v + 1;
+	bar.arrive_and_wait();
+	out[threadIdx.x] = buf[(threadIdx.x + 2) % blockDim.x];
+}
+
+/* One warp spins on a flag another warp of the block sets. */
+__global__ void flag_wait(int *out)
+{
+	__shared__ volatile int flag;
+	__shared__ volatile int data;
+
+	if (threadIdx.x == 0)
+		flag = 0;
+	__syncthreads();
+	if (threadIdx.x == 32) {
+		data = 42;
+		__threadfence_block();
+		flag = 1;
+	}
+	if (threadIdx.x == 0) {
+		while (flag == 0)
+			;
+		out[0] = data;
+	}
 }
 
 __global__ void must_be_three(int v)
@@ -502,6 +542,20 @@ int main(void)
 		check(ok, "async_copy_to_shared");
 		CK(cudaFree(din));
 		CK(cudaFree(dout));
+	}
+	{
+		int *o, ho[256];
+		CK(cudaMalloc(&o, sizeof(ho)));
+		barrier_phases<<<1, 256>>>(o);
+		CK(cudaMemcpy(ho, o, sizeof(ho), cudaMemcpyDeviceToHost));
+		bool ok = true;
+		for (int i = 0; i < 256; i++)
+			ok = ok && ho[i] == ((i + 3) % 256) * 2 + 1;
+		check(ok, "barrier_phases");
+		flag_wait<<<1, 64>>>(o);
+		CK(cudaMemcpy(ho, o, 4, cudaMemcpyDeviceToHost));
+		check(ho[0] == 42, "warp_waits_for_another_warp");
+		CK(cudaFree(o));
 	}
 	say<<<2, 2>>>(2.5f);
 	CK(cudaDeviceSynchronize());
