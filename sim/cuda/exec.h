@@ -399,4 +399,43 @@ uint64_t gs__exec_count(void);
  * the op is not arithmetic. R: the warp's rows. */
 bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t mask);
 
+/* ---- warps (exec_warp.c, for exec_run.c) ---- */
+#define GS__XCALL_DEPTH 32
+struct warp {
+	uint64_t *R;      /* rows * 32 */
+	int32_t pc;       /* the running group's */
+	uint32_t mask;    /* lanes in the running group */
+	uint32_t live;    /* lanes not exited */
+	bool div;         /* lanes outside the group have lane_pc */
+	bool waiting;     /* at a barrier */
+	int32_t next_min; /* lowest pc outside the group */
+	int32_t lane_pc[32];
+	uint8_t depth[32];
+	uint32_t stack[32][GS__XCALL_DEPTH]; /* call index per frame */
+};
+
+/* for each lane l of mask em, in order */
+#define LANES(em, ...)                                                         \
+	for (uint32_t m_ = (em); m_; m_ &= m_ - 1) {                           \
+		int l = __builtin_ctz(m_);                                     \
+		__VA_ARGS__                                                    \
+	}
+
+int gs__xw_tsize(int t);
+/* the value of type t at p, sign- or zero-extended to 64 bits */
+uint64_t gs__xw_load(const uint8_t *p, int t);
+void gs__xw_store(uint8_t *p, int t, uint64_t v);
+/* picks the group of lanes to run next (see exec_run.c's comment) */
+void gs__xw_reselect(const struct gs__xprog *p, struct warp *w);
+/* sends lanes em of the group to pc `to`, the rest to pc + 1 */
+void gs__xw_split(const struct gs__xprog *p, struct warp *w, uint32_t em,
+                  int32_t to);
+/* one atomic read-modify-write at p; returns the old value */
+uint64_t gs__xw_atomic_op(uint8_t *p, const struct gs__xins *in, uint64_t b,
+                          uint64_t c);
+void gs__xw_shfl(struct warp *w, const struct gs__xins *in, uint32_t em);
+void gs__xw_vote(struct warp *w, const struct gs__xins *in, uint32_t em);
+void gs__xw_match(struct warp *w, const struct gs__xins *in, uint32_t em);
+void gs__xw_redux(struct warp *w, const struct gs__xins *in, uint32_t em);
+
 #endif

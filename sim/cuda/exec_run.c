@@ -24,7 +24,6 @@
 #define TURN  (1u << 14)
 /* Thread-instructions one launch may take (the sim's watchdog). */
 #define MAX_THREAD_INSTR (1ULL << 38)
-#define CALL_DEPTH       32
 
 static uint64_t n_instr; /* thread-instructions, process-wide */
 static uint64_t run_ns;  /* thread CPU time spent running them */
@@ -56,19 +55,6 @@ uint64_t gs__exec_count(void)
 {
 	return n_instr;
 }
-
-struct warp {
-	uint64_t *R;      /* rows * 32 */
-	int32_t pc;       /* the running group's */
-	uint32_t mask;    /* lanes in the running group */
-	uint32_t live;    /* lanes not exited */
-	bool div;         /* lanes outside the group have lane_pc */
-	bool waiting;     /* at a barrier */
-	int32_t next_min; /* lowest pc outside the group */
-	int32_t lane_pc[32];
-	uint8_t depth[32];
-	uint32_t stack[32][CALL_DEPTH]; /* call index per frame */
-};
 
 struct block {
 	uint32_t id[3];
@@ -198,184 +184,7 @@ static uint8_t *xptr(struct xl *x, struct block *b, int sp, uint64_t a,
 	}
 }
 
-static int tsize(int t)
-{
-	switch (t) {
-	case XT_B8:
-	case XT_U8:
-	case XT_S8:
-	case XT_PRED:
-		return 1;
-	case XT_B16:
-	case XT_U16:
-	case XT_S16:
-	case XT_F16:
-	case XT_BF16:
-		return 2;
-	case XT_B64:
-	case XT_U64:
-	case XT_S64:
-	case XT_F64:
-		return 8;
-	default:
-		return 4;
-	}
-}
-
-static inline uint64_t load(const uint8_t *p, int t)
-{
-	switch (t) {
-	case XT_S8:
-		return (uint64_t)(int64_t)(int8_t)p[0];
-	case XT_B8:
-	case XT_U8:
-	case XT_PRED:
-		return p[0];
-	case XT_S16: {
-		int16_t v;
-		memcpy(&v, p, 2);
-		return (uint64_t)(int64_t)v;
-	}
-	case XT_B16:
-	case XT_U16:
-	case XT_F16:
-	case XT_BF16: {
-		uint16_t v;
-		memcpy(&v, p, 2);
-		return v;
-	}
-	case XT_S32: {
-		int32_t v;
-		memcpy(&v, p, 4);
-		return (uint64_t)(int64_t)v;
-	}
-	case XT_B64:
-	case XT_U64:
-	case XT_S64:
-	case XT_F64: {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		return v;
-	}
-	default: {
-		uint32_t v;
-		memcpy(&v, p, 4);
-		return v;
-	}
-	}
-}
-
-static inline void store(uint8_t *p, int t, uint64_t v)
-{
-	memcpy(p, &v, (size_t)tsize(t)); /* little-endian: the low bytes */
-}
-
 /* ---- warps ------------------------------------------------------------- */
-
-/* Whether lanes a and b are in the same calls (the same frames). */
-static bool same_frames(const struct warp *w, int a, int b)
-{
-	return w->depth[a] == w->depth[b] &&
-	       memcmp(w->stack[a], w->stack[b],
-	              sizeof(w->stack[a][0]) * w->depth[a]) == 0;
-}
-
-/*
- * Orders two lanes by where they are in the program: the call sites of
- * their frames, outermost first, then their pc (a lane inside a call made
- * at site S comes after one at S and before one at S + 1). <0: a first.
- */
-static int lane_order(const struct gs__xprog *p, const struct warp *w, int a,
-                      int b)
-{
-	int da = w->depth[a], db = w->depth[b], n = da < db ? da : db;
-
-	for (int i = 0; i < n; i++) {
-		int sa = p->calls[w->stack[a][i]].site,
-		    sb = p->calls[w->stack[b][i]].site;
-		if (sa != sb)
-			return sa < sb ? -1 : 1;
-	}
-	if (da == db)
-		return w->lane_pc[a] < w->lane_pc[b]   ? -1
-		       : w->lane_pc[a] > w->lane_pc[b] ? 1
-		                                       : 0;
-	if (da < db) /* a is at or around b's call site */
-		return w->lane_pc[a] <= p->calls[w->stack[b][da]].site ? -1 : 1;
-	return w->lane_pc[b] <= p->calls[w->stack[a][db]].site ? 1 : -1;
-}
-
-/* Picks the group of lanes furthest behind in the program (the lowest pc
- * when all are in the same calls) to run next. */
-static void reselect(const struct gs__xprog *p, struct warp *w)
-{
-	int32_t lo = INT32_MAX, next = INT32_MAX;
-	uint32_t g = 0;
-	int first = -1, best = -1;
-	bool mixed = false;
-
-	for (uint32_t m = w->mask; m; m &= m - 1)
-		w->lane_pc[__builtin_ctz(m)] = w->pc;
-	for (uint32_t m = w->live; m; m &= m - 1) {
-		int l = __builtin_ctz(m);
-		if (first < 0)
-			first = l;
-		else if (!same_frames(w, first, l))
-			mixed = true;
-	}
-	if (mixed) { /* lanes in different calls: order by frames */
-		for (uint32_t m = w->live; m; m &= m - 1) {
-			int l = __builtin_ctz(m);
-			if (best < 0 || lane_order(p, w, l, best) < 0)
-				best = l;
-		}
-		for (uint32_t m = w->live; m; m &= m - 1) {
-			int l = __builtin_ctz(m);
-			if (lane_order(p, w, l, best) == 0 &&
-			    same_frames(w, l, best))
-				g |= 1u << l;
-		}
-		w->pc = w->lane_pc[best];
-		w->mask = g;
-		w->next_min = INT32_MIN; /* choose again after each step */
-		w->div = true;
-		return;
-	}
-	for (uint32_t m = w->live; m; m &= m - 1) {
-		int l = __builtin_ctz(m);
-		if (w->lane_pc[l] < lo)
-			lo = w->lane_pc[l];
-	}
-	for (uint32_t m = w->live; m; m &= m - 1) {
-		int l = __builtin_ctz(m);
-		if (w->lane_pc[l] == lo)
-			g |= 1u << l;
-		else if (w->lane_pc[l] < next)
-			next = w->lane_pc[l];
-	}
-	w->pc = lo;
-	w->mask = g;
-	w->next_min = next;
-	w->div = g != w->live;
-}
-
-/* Sends lanes `em` of the group to pc `to` and the rest to pc + 1. */
-static void split(const struct gs__xprog *p, struct warp *w, uint32_t em,
-                  int32_t to)
-{
-	for (uint32_t m = w->mask; m; m &= m - 1) {
-		int l = __builtin_ctz(m);
-		w->lane_pc[l] = (em >> l) & 1 ? to : w->pc + 1;
-	}
-	w->mask = 0;
-	reselect(p, w);
-}
-
-#define LANES(em, ...)                                                         \
-	for (uint32_t m_ = (em); m_; m_ &= m_ - 1) {                           \
-		int l = __builtin_ctz(m_);                                     \
-		__VA_ARGS__                                                    \
-	}
 
 static uint32_t lane_t(int wi, int l)
 {
@@ -386,7 +195,7 @@ static void do_mem(struct xl *x, struct block *b, int wi, struct warp *w,
                    const struct gs__xins *in, uint32_t em)
 {
 	uint64_t *R = w->R;
-	int sz = tsize(in->t), nv = in->nv;
+	int sz = gs__xw_tsize(in->t), nv = in->nv;
 
 	LANES(em, {
 		uint64_t a =
@@ -397,111 +206,21 @@ static void do_mem(struct xl *x, struct block *b, int wi, struct warp *w,
 			return;
 		if (in->op == XO_LD) {
 			for (int i = 0; i < nv; i++)
-				R[in->v[i] * 32 + l] = load(p + i * sz, in->t);
+				R[in->v[i] * 32 + l] =
+				    gs__xw_load(p + i * sz, in->t);
 		} else {
 			for (int i = 0; i < nv; i++)
-				store(p + i * sz, in->t, R[in->v[i] * 32 + l]);
+				gs__xw_store(p + i * sz, in->t,
+				             R[in->v[i] * 32 + l]);
 		}
 	})
-}
-
-static inline float f32(uint64_t v)
-{
-	float f;
-	uint32_t u = (uint32_t)v;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint64_t bf32(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline double f64(uint64_t v)
-{
-	double d;
-	memcpy(&d, &v, 8);
-	return d;
-}
-
-static inline uint64_t bf64(double d)
-{
-	uint64_t u;
-	memcpy(&u, &d, 8);
-	return u;
-}
-
-/* One atomic read-modify-write; returns the old value. */
-static uint64_t atomic_op(uint8_t *p, const struct gs__xins *in, uint64_t b,
-                          uint64_t c)
-{
-	int t = in->t;
-	uint64_t old = load(p, t), nv = old;
-	bool sgn = t == XT_S32 || t == XT_S64;
-	bool w64 = tsize(t) == 8;
-	uint64_t mask = w64 ? ~0ULL : 0xffffffffULL;
-
-	switch (in->m) {
-	case XA_ADD:
-		if (t == XT_F32)
-			nv = bf32(f32(old) + f32(b));
-		else if (t == XT_F64)
-			nv = bf64(f64(old) + f64(b));
-		else
-			nv = (old + b) & mask;
-		break;
-	case XA_MIN:
-	case XA_MAX: {
-		bool less;
-		if (t == XT_F32)
-			less = f32(b) < f32(old);
-		else if (t == XT_F64)
-			less = f64(b) < f64(old);
-		else if (sgn)
-			less = w64 ? (int64_t)b < (int64_t)old
-			           : (int32_t)b < (int32_t)old;
-		else
-			less = (b & mask) < (old & mask);
-		if ((in->m == XA_MIN) == less)
-			nv = b;
-		break;
-	}
-	case XA_INC:
-		nv = (old & mask) >= (b & mask) ? 0 : old + 1;
-		break;
-	case XA_DEC:
-		nv = ((old & mask) == 0 || (old & mask) > (b & mask)) ? b
-		                                                      : old - 1;
-		break;
-	case XA_AND:
-		nv = old & b;
-		break;
-	case XA_OR:
-		nv = old | b;
-		break;
-	case XA_XOR:
-		nv = old ^ b;
-		break;
-	case XA_EXCH:
-		nv = b;
-		break;
-	case XA_CAS:
-		if ((old & mask) == (b & mask))
-			nv = c;
-		break;
-	}
-	store(p, t, nv);
-	return old;
 }
 
 static void do_atom(struct xl *x, struct block *b, int wi, struct warp *w,
                     const struct gs__xins *in, uint32_t em)
 {
 	uint64_t *R = w->R;
-	int sz = tsize(in->t);
+	int sz = gs__xw_tsize(in->t);
 
 	LANES(em, {
 		uint64_t a =
@@ -515,8 +234,9 @@ static void do_atom(struct xl *x, struct block *b, int wi, struct warp *w,
 			     "misaligned atomic");
 			return;
 		}
-		uint64_t old = atomic_op(p, in, R[in->b * 32 + l],
-		                         in->c >= 0 ? R[in->c * 32 + l] : 0);
+		uint64_t old =
+		    gs__xw_atomic_op(p, in, R[in->b * 32 + l],
+		                     in->c >= 0 ? R[in->c * 32 + l] : 0);
 		if (in->op == XO_ATOM)
 			R[in->d * 32 + l] = old;
 	})
@@ -545,148 +265,6 @@ static void do_cvta(struct xl *x, struct block *b, int wi, struct warp *w,
 	})
 }
 
-static void do_shfl(struct warp *w, const struct gs__xins *in, uint32_t em)
-{
-	uint64_t *R = w->R, out[32];
-	bool ok[32];
-
-	LANES(em, {
-		uint32_t bv = (uint32_t)R[in->b * 32 + l];
-		uint32_t cv = (uint32_t)R[in->c * 32 + l];
-		uint32_t seg = (cv >> 8) & 31, clamp = cv & 31;
-		uint32_t minl = (uint32_t)l & seg;
-		uint32_t maxl = minl | (clamp & ~seg);
-		int32_t j;
-		bool pv;
-
-		switch (in->m) {
-		case XS_UP:
-			j = l - (int32_t)bv;
-			pv = j >= (int32_t)maxl;
-			break;
-		case XS_DOWN:
-			j = l + (int32_t)bv;
-			pv = j <= (int32_t)maxl;
-			break;
-		case XS_BFLY:
-			j = l ^ (int32_t)bv;
-			pv = j <= (int32_t)maxl;
-			break;
-		default:
-			j = (int32_t)(minl | (bv & ~seg & 31));
-			pv = j <= (int32_t)maxl;
-			break;
-		}
-		if (!pv || j < 0 || j > 31)
-			j = l;
-		out[l] = R[in->a * 32 + j] & 0xffffffffULL;
-		ok[l] = pv;
-	})
-	LANES(em, {
-		R[in->d * 32 + l] = out[l];
-		if (in->d2 >= 0)
-			R[in->d2 * 32 + l] = ok[l];
-	})
-}
-
-static void do_vote(struct warp *w, const struct gs__xins *in, uint32_t em)
-{
-	uint64_t *R = w->R;
-	uint32_t yes = 0;
-	uint64_t r;
-
-	LANES(em, {
-		bool v = (R[in->a * 32 + l] & 1) != 0;
-		if (v != ((in->f & XF_NEGC) != 0))
-			yes |= 1u << l;
-	})
-	switch (in->m) {
-	case XV_ALL:
-		r = yes == em;
-		break;
-	case XV_ANY:
-		r = yes != 0;
-		break;
-	case XV_UNI:
-		r = yes == em || yes == 0;
-		break;
-	default:
-		r = yes;
-		break;
-	}
-	LANES(em, { R[in->d * 32 + l] = r; })
-}
-
-static void do_match(struct warp *w, const struct gs__xins *in, uint32_t em)
-{
-	uint64_t *R = w->R, out[32];
-	bool all = true;
-	int sz = tsize(in->t);
-	uint64_t mask = sz == 8 ? ~0ULL : 0xffffffffULL;
-
-	LANES(em, {
-		uint32_t same = 0;
-		uint64_t v = R[in->a * 32 + l] & mask;
-		for (uint32_t m2 = em; m2; m2 &= m2 - 1) {
-			int j = __builtin_ctz(m2);
-			if ((R[in->a * 32 + j] & mask) == v)
-				same |= 1u << j;
-		}
-		out[l] = same;
-		if (same != em)
-			all = false;
-	})
-	LANES(em, {
-		if (in->m == 1) {
-			R[in->d * 32 + l] = all ? em : 0;
-			if (in->d2 >= 0)
-				R[in->d2 * 32 + l] = all;
-		} else {
-			R[in->d * 32 + l] = out[l];
-		}
-	})
-}
-
-static void do_redux(struct warp *w, const struct gs__xins *in, uint32_t em)
-{
-	uint64_t *R = w->R;
-	bool sgn = in->t == XT_S32;
-	uint32_t acc = 0;
-	bool first = true;
-
-	LANES(em, {
-		uint32_t v = (uint32_t)R[in->a * 32 + l];
-		if (first) {
-			acc = v;
-			first = false;
-			continue;
-		}
-		switch (in->m) {
-		case XA_ADD:
-			acc += v;
-			break;
-		case XA_AND:
-			acc &= v;
-			break;
-		case XA_OR:
-			acc |= v;
-			break;
-		case XA_XOR:
-			acc ^= v;
-			break;
-		case XA_MIN:
-			if (sgn ? (int32_t)v < (int32_t)acc : v < acc)
-				acc = v;
-			break;
-		default:
-			if (sgn ? (int32_t)v > (int32_t)acc : v > acc)
-				acc = v;
-			break;
-		}
-	})
-	LANES(em, { R[in->d * 32 + l] = acc; })
-}
-
 static void do_call(struct xl *x, struct block *b, int wi, struct warp *w,
                     const struct gs__xins *in, uint32_t em)
 {
@@ -695,7 +273,7 @@ static void do_call(struct xl *x, struct block *b, int wi, struct warp *w,
 
 	LANES(em, {
 		uint8_t *fp = b->fparam + (uint64_t)lane_t(wi, l) * ps;
-		if (w->depth[l] >= CALL_DEPTH) {
+		if (w->depth[l] >= GS__XCALL_DEPTH) {
 			fail(x, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, in,
 			     "call stack overflow");
 			return;
@@ -1015,10 +593,10 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			if (em == w->mask) {
 				w->pc = (int32_t)in->imm;
 				if (w->div)
-					reselect(x->p, w);
+					gs__xw_reselect(x->p, w);
 				continue;
 			}
-			split(x->p, w, em, (int32_t)in->imm);
+			gs__xw_split(x->p, w, em, (int32_t)in->imm);
 			continue;
 		case XO_BAR:
 		case XO_BARRED:
@@ -1071,7 +649,7 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 				ret = W_DONE;
 				goto out;
 			}
-			reselect(x->p, w);
+			gs__xw_reselect(x->p, w);
 			continue;
 		}
 		case XO_CALL:
@@ -1083,7 +661,7 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			if (x->err != CUDA_SUCCESS)
 				goto err;
 			w->mask = 0;
-			reselect(x->p, w);
+			gs__xw_reselect(x->p, w);
 			continue;
 		case XO_PRINTF:
 		case XO_ASSERT:
@@ -1091,16 +669,16 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 				goto err;
 			break;
 		case XO_SHFL:
-			do_shfl(w, in, em);
+			gs__xw_shfl(w, in, em);
 			break;
 		case XO_VOTE:
-			do_vote(w, in, em);
+			gs__xw_vote(w, in, em);
 			break;
 		case XO_MATCH:
-			do_match(w, in, em);
+			gs__xw_match(w, in, em);
 			break;
 		case XO_REDUX:
-			do_redux(w, in, em);
+			gs__xw_redux(w, in, em);
 			break;
 		case XO_ELECT: {
 			uint32_t first = em & (0u - em);
@@ -1148,7 +726,7 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			/* let the warps it waits for run first */
 			w->pc++;
 			if (w->div && w->pc >= w->next_min)
-				reselect(x->p, w);
+				gs__xw_reselect(x->p, w);
 			goto out;
 		}
 		case XO_ISSPACEP: {
@@ -1217,7 +795,7 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 			goto err;
 		w->pc++;
 		if (w->div && w->pc >= w->next_min)
-			reselect(x->p, w);
+			gs__xw_reselect(x->p, w);
 	}
 out:
 	n_instr += count;
@@ -1440,7 +1018,7 @@ static bool block_run(struct xl *x, struct block *b)
 			w->waiting = false;
 			w->pc++;
 			if (w->div && w->pc >= w->next_min)
-				reselect(x->p, w);
+				gs__xw_reselect(x->p, w);
 		}
 		b->red_count = 0;
 		b->red_and = true;
