@@ -44,9 +44,10 @@ bench_exec() {
 	local p
 	for p in "$1"/tests/exec/exec_basic-sm90 "$1"/tests/exec/exec_lib-sm90; do
 		[ -x "$p" ] || continue
-		printf '   %-44s ' "$(basename "$p") (nvcc, all checks)"
-		GPUSLICE_SIM_DIR=$dir/sim LD_LIBRARY_PATH=$1/sim GPUSLICE_SIM_EXEC_STATS=1 \
-			"$p" 2>&1 >/dev/null | sed -n 's/.*interpreted \([0-9]*\) thread-instructions in \([0-9.]*\) s of CPU: \([0-9.]*\) million.*/\3 M thread-instr\/s (\1 in \2 s)/p'
+		local out
+		out=$( (GPUSLICE_SIM_DIR=$dir/sim LD_LIBRARY_PATH=$1/sim GPUSLICE_SIM_EXEC_STATS=1 \
+			"$p" 2>&1 >/dev/null) 2>/dev/null | sed -n 's/.*interpreted \([0-9]*\) thread-instructions in \([0-9.]*\) s of CPU: \([0-9.]*\) million.*/\3 M thread-instr\/s (\1 in \2 s)/p') || true
+		printf '   %-44s %s\n' "$(basename "$p") (nvcc, all checks)" "${out:-did not finish (see its ctest)}"
 	done
 	rm -rf "$dir"
 }
