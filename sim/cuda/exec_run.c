@@ -592,7 +592,9 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 				break;
 			if (em == w->mask) {
 				w->pc = (int32_t)in->imm;
-				if (w->div)
+				/* still the furthest behind unless it jumped
+				 * to or past another group */
+				if (w->div && w->pc >= w->next_min)
 					gs__xw_reselect(x->p, w);
 				continue;
 			}

@@ -86,6 +86,8 @@ void gs__xw_store(uint8_t *p, int t, uint64_t v)
 /* Whether lanes a and b are in the same calls (the same frames). */
 static bool same_frames(const struct warp *w, int a, int b)
 {
+	if (w->depth[a] == 0 && w->depth[b] == 0)
+		return true;
 	return w->depth[a] == w->depth[b] &&
 	       memcmp(w->stack[a], w->stack[b],
 	              sizeof(w->stack[a][0]) * w->depth[a]) == 0;
