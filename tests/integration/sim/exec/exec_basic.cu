@@ -283,6 +283,14 @@ __global__ void flag_wait(int *out)
 	}
 }
 
+__global__ void add_index(int *a, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		a[i] += i;
+}
+
 __global__ void must_be_three(int v)
 {
 	assert(v == 3);
@@ -556,6 +564,34 @@ int main(void)
 		CK(cudaMemcpy(ho, o, 4, cudaMemcpyDeviceToHost));
 		check(ho[0] == 42, "warp_waits_for_another_warp");
 		CK(cudaFree(o));
+	}
+	{
+		/* kernels captured into a graph run each time it launches */
+		const int m = 1000;
+		int *a, h[m];
+		cudaStream_t st;
+		cudaGraph_t g;
+		cudaGraphExec_t ge;
+		CK(cudaMalloc(&a, m * 4));
+		CK(cudaMemset(a, 0, m * 4));
+		CK(cudaStreamCreate(&st));
+		CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+		add_index<<<4, 256, 0, st>>>(a, m);
+		add_index<<<4, 256, 0, st>>>(a, m);
+		CK(cudaStreamEndCapture(st, &g));
+		CK(cudaGraphInstantiate(&ge, g, 0));
+		for (int r = 0; r < 3; r++)
+			CK(cudaGraphLaunch(ge, st));
+		CK(cudaStreamSynchronize(st));
+		CK(cudaMemcpy(h, a, m * 4, cudaMemcpyDeviceToHost));
+		bool ok = true;
+		for (int i = 0; i < m; i++)
+			ok = ok && h[i] == 6 * i;
+		check(ok, "graph_replays_kernels");
+		CK(cudaGraphExecDestroy(ge));
+		CK(cudaGraphDestroy(g));
+		CK(cudaStreamDestroy(st));
+		CK(cudaFree(a));
 	}
 	say<<<2, 2>>>(2.5f);
 	CK(cudaDeviceSynchronize());
