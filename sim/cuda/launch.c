@@ -7,9 +7,10 @@
  *
  * Data: the sim applies a kernel's effect on memory when it is launched
  * (gs_fill always; gs_burn, gs_matmul, gs_infer_layer only when tiny, see
- * GS__COMPUTE_EFFECT_MAX), like copies; other kernels leave memory as
- * it was. A program can only see results after synchronizing, which is
- * when the real GPU would have produced them too.
+ * GS__COMPUTE_EFFECT_MAX), like copies; every other kernel runs in the
+ * PTX interpreter (exec.h) at that point. A program can only see results
+ * after synchronizing, which is when the real GPU would have produced
+ * them too.
  */
 #include "cuda_int.h"
 #include "exec.h"
