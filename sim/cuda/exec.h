@@ -307,6 +307,7 @@ struct gs__xprog {
 	uint32_t local_size;    /* per thread */
 	uint32_t fparam_size;   /* per thread: .func parameters */
 	char err[200];          /* why it cannot run ("" when it can) */
+	CUresult err_code;      /* and the launch's error then */
 	struct gs__xprog *next;
 };
 
@@ -318,6 +319,7 @@ struct xfunc {
 	const char *ret, *ret_end;       /* return parameter list, or NULL */
 	const char *params, *params_end; /* parameter list */
 	const char *body, *body_end;     /* between the braces, or NULL */
+	const char *dirs, *dirs_end;     /* performance directives */
 };
 
 struct xvar {

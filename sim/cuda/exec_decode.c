@@ -956,14 +956,15 @@ bool gs__xd_decode(struct lk *k, struct stmt *s, struct gs__xins *in)
 		return in->d >= 0;
 	}
 	if (gs__x_is(op, on, "mapa")) {
-		/* one block per cluster: rank 0 is this block's own memory */
-		in->op = XO_MOV;
-		in->t = XT_B64;
+		/* one block per cluster: rank 0 is this block's own memory,
+		 * another rank fails the launch (exec_run.c) */
+		in->op = XO_MAPA;
 		if (s->n_opds != 3)
 			return false;
 		in->d = DST(0);
 		in->a = SRC(1, XT_U64);
-		return in->d >= 0 && in->a >= 0;
+		in->b = SRC(2, XT_U32);
+		return in->d >= 0 && in->a >= 0 && in->b >= 0;
 	}
 	return false;
 }

@@ -139,8 +139,10 @@ struct gs__xmod *gs__xmod_read(const char *text)
 				}
 				q = f.params_end + 1;
 			}
+			f.dirs = q;
 			while (*q && *q != '{' && *q != ';')
 				q++;
+			f.dirs_end = q;
 			if (*q == '{') {
 				const char *c = gs__x_match(q);
 				if (c == NULL) {

@@ -499,6 +499,40 @@ static bool func_decode(struct lk *k, int fi)
 	return true;
 }
 
+/* The blocks per cluster an entry's .reqnctapercluster asks for (1). */
+static uint64_t cluster_size(const struct xfunc *f)
+{
+	const char *p = f->dirs;
+	uint64_t n = 1;
+
+	if (p == NULL)
+		return 1;
+	while (p < f->dirs_end) {
+		size_t wn;
+		const char *w = gs__x_word(p, &wn);
+		if (wn == 0) {
+			p = w + 1;
+			continue;
+		}
+		p = w + wn;
+		if (!gs__x_is(w, wn, ".reqnctapercluster"))
+			continue;
+		for (int i = 0; i < 3 && p < f->dirs_end; i++) {
+			char *e;
+			unsigned long long v;
+			while (p < f->dirs_end &&
+			       (*p == ',' || isspace((unsigned char)*p)))
+				p++;
+			v = strtoull(p, &e, 10);
+			if (e == p)
+				break;
+			n *= v ? v : 1;
+			p = e;
+		}
+	}
+	return n;
+}
+
 static struct gs__xprog *link_entry(struct gs__xmod *m, const char *name)
 {
 	struct lk k;
@@ -522,6 +556,14 @@ static struct gs__xprog *link_entry(struct gs__xmod *m, const char *name)
 	if (ei < 0) {
 		snprintf(k.p->err, sizeof(k.p->err),
 		         "entry not found in the module's PTX");
+		k.p->err_code = CUDA_ERROR_INVALID_PTX;
+		goto out;
+	}
+	if (cluster_size(&m->funcs[ei]) > 1) {
+		snprintf(
+		    k.p->err, sizeof(k.p->err),
+		    "the kernel is compiled for clusters of more than one block (.reqnctapercluster), outside the interpreter's subset");
+		k.p->err_code = CUDA_ERROR_ILLEGAL_INSTRUCTION;
 		goto out;
 	}
 	for (int i = 0; i < m->n_funcs; i++)

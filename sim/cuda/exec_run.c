@@ -717,6 +717,18 @@ static int warp_run(struct xl *x, struct block *b, int wi, uint32_t *slice)
 					memcpy(dp, sp, rd < n ? rd : n);
 			})
 			break;
+		case XO_MAPA:
+			LANES(em, {
+				if ((uint32_t)R[in->b * 32 + l] != 0) {
+					fail(
+					    x, CUDA_ERROR_ILLEGAL_INSTRUCTION,
+					    in,
+					    "another block of a cluster: clusters of more than one block are outside the interpreter's subset");
+					goto err;
+				}
+				R[in->d * 32 + l] = R[in->a * 32 + l];
+			})
+			break;
 		case XO_MBAR: {
 			bool pending = false;
 			if (!do_mbar(x, b, wi, w, in, em))
@@ -1202,7 +1214,7 @@ void gs__exec_launch(const struct gs__launch *l, struct gs__ctx *ctx)
 	}
 	x->p = p;
 	if (p->err[0]) {
-		fail(x, CUDA_ERROR_INVALID_PTX, NULL, p->err);
+		fail(x, p->err_code, NULL, p->err);
 		goto out;
 	}
 	x->nthreads = l->block[0] * l->block[1] * l->block[2];

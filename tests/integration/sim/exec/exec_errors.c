@@ -10,6 +10,10 @@
  *   bad_address: a store outside every allocation gives
  *     CUDA_ERROR_ILLEGAL_ADDRESS;
  *   trap: `trap` gives CUDA_ERROR_LAUNCH_FAILED;
+ *   cluster_rank, cluster_dims: another block's shared memory in a
+ *     cluster, or a kernel compiled for clusters of two blocks (the
+ *     interpreter runs one block per cluster) fail with
+ *     CUDA_ERROR_ILLEGAL_INSTRUCTION;
  *   recursion: a .func that calls itself (its registers are not kept per
  *     call) fails with CUDA_ERROR_ILLEGAL_INSTRUCTION.
  * Each failing case runs in a fresh primary context (reset after).
@@ -106,6 +110,26 @@ int main(void)
 	out = fresh(dev);
 	r = run(" trap;\n", out, 0);
 	check(r == CUDA_ERROR_LAUNCH_FAILED, "trap");
+
+	/* the shared memory of another block of the cluster */
+	out = fresh(dev);
+	r = run(" .reg .b32 %c<3>; mov.u32 %c1, 0;\n"
+	        " mapa.shared::cluster.u32 %c2, %c1, 1;\n",
+	        out, 0);
+	check(r == CUDA_ERROR_ILLEGAL_INSTRUCTION, "cluster_rank");
+
+	/* a kernel compiled for clusters of two blocks */
+	out = fresh(dev);
+	{
+		const char *plain = head;
+		head = ".version 8.0\n.target sm_90\n.address_size 64\n"
+		       ".visible .entry k(.param .u64 out, .param .u32 flag)\n"
+		       ".reqnctapercluster 2, 1, 1\n{\n"
+		       " .reg .b32 %r<4>; .reg .b64 %rd<4>;\n";
+		r = run("", out, 0);
+		head = plain;
+	}
+	check(r == CUDA_ERROR_ILLEGAL_INSTRUCTION, "cluster_dims");
 
 	/* a .func calling itself: its registers are not a frame's */
 	out = fresh(dev);
