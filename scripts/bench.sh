@@ -25,6 +25,33 @@ bench_sim() {
 	"$1/bin/gs-bench-sim"
 }
 
+# The sim's PTX interpreter (sim/cuda/exec_*.c): thread-instructions per
+# second of one core on hand-written kernels of known instruction counts
+# (tests/integration/sim/exec/exec_bench.c), then on the nvcc-built
+# conformance programs (the interpreter's own count and CPU time). The
+# issue's floor is 20 M/s. Host CPU figures, not a GPU's.
+bench_exec() {
+	echo "== exec: PTX interpreter speed on one core (source: sim) =="
+	local dir
+	dir=$(mktemp -d /tmp/gs-bench-exec.XXXXXX)
+	"$1/bin/gpuslice" sim init --gpus 1xH100-SXM5-80GB --dir "$dir/sim" >/dev/null || {
+		echo "   skipped: sim init failed"
+		rm -rf "$dir"
+		return 0
+	}
+	GPUSLICE_SIM_DIR=$dir/sim LD_LIBRARY_PATH=$1/sim "$1/tests/exec/gs-exec-bench" ||
+		echo "   failed (see above)"
+	local p
+	for p in "$1"/tests/exec/exec_basic-sm90 "$1"/tests/exec/exec_lib-sm90; do
+		[ -x "$p" ] || continue
+		local out
+		out=$( (GPUSLICE_SIM_DIR=$dir/sim LD_LIBRARY_PATH=$1/sim GPUSLICE_SIM_EXEC_STATS=1 \
+			"$p" 2>&1 >/dev/null) 2>/dev/null | sed -n 's/.*interpreted \([0-9]*\) thread-instructions in \([0-9.]*\) s of CPU: \([0-9.]*\) million.*/\3 M thread-instr\/s (\1 in \2 s)/p') || true
+		printf '   %-44s %s\n' "$(basename "$p") (nvcc, all checks)" "${out:-did not finish (see its ctest)}"
+	done
+	rm -rf "$dir"
+}
+
 # Cluster placement on Alibaba's GPU-sharing trace (cluster-trace-gpu-v2023),
 # as the FGD paper measured it: replay time of one default run at 1.3x on
 # one core for FGD and for gpuslice's own policy, then the default matrix
@@ -347,7 +374,7 @@ bench_kubelet_prepare() {
 		echo "   skipped or failed (see above)"
 }
 
-SECTIONS=(migplan sim trace trace_lists daemon shim calls charge shares placement
+SECTIONS=(migplan sim exec trace trace_lists daemon shim calls charge shares placement
           placement_demand kubelet_plugin kubelet_prepare)
 
 build=${1:-}

@@ -196,6 +196,7 @@ struct gs__module {
 	struct gs__global *globals; /* owned; their memory is the sim's */
 	struct gs__module *ctx_mod; /* a library's cuLibraryGetModule copy */
 	struct gs__module *lib; /* that copy's library (its globals), or NULL */
+	struct gs__xmod *exec;  /* the interpreter's reading (exec.h), owned */
 };
 
 struct gs__pool {

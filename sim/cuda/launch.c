@@ -7,11 +7,13 @@
  *
  * Data: the sim applies a kernel's effect on memory when it is launched
  * (gs_fill always; gs_burn, gs_matmul, gs_infer_layer only when tiny, see
- * GS__COMPUTE_EFFECT_MAX), like copies; other kernels leave memory as
- * it was. A program can only see results after synchronizing, which is
- * when the real GPU would have produced them too.
+ * GS__COMPUTE_EFFECT_MAX), like copies; every other kernel runs in the
+ * PTX interpreter (exec.h) at that point. A program can only see results
+ * after synchronizing, which is when the real GPU would have produced
+ * them too.
  */
 #include "cuda_int.h"
+#include "exec.h"
 #include "halloc.h"
 
 #include <math.h>
@@ -401,6 +403,8 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 	else
 		cost(l, k, d->sm_count, &dur, &sms);
 	data_effect(l, k);
+	if (k == K_OTHER)
+		gs__exec_launch(l, ctx); /* exec.h: runs it for its results */
 	r = gs__push(ctx, dur * sms, sms, GS_SIM_OP_KERNEL, 0, &seq);
 	if (r != CUDA_SUCCESS)
 		return r;

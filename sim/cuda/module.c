@@ -19,6 +19,7 @@
  * CUDA_ERROR_NO_BINARY_FOR_GPU.
  */
 #include "cuda_int.h"
+#include "exec.h"
 #include "halloc.h"
 
 #include "costmodel.h"
@@ -232,6 +233,7 @@ static void module_free(struct gs__module *m)
 	gs__globals_free(m->globals, m->n_globals);
 	free(m->funcs);
 	gs__entries_free(m->entries, m->n_entries);
+	gs__xmod_free(m->exec);
 	free(m->image);
 	free(m);
 }
@@ -739,4 +741,12 @@ CUresult CUDAAPI cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
 		*pLib = (CUlibrary)f->mod;
 	gs__unlock();
 	return r;
+}
+
+CUresult gs__module_global_addr(struct gs__module *m, struct gs__ctx *ctx,
+                                const char *name, uint64_t *dptr)
+{
+	struct gs__global *g = find_global(m->lib ? m->lib : m, name);
+
+	return g != NULL ? global_in(g, ctx, dptr) : CUDA_ERROR_NOT_FOUND;
 }

@@ -68,6 +68,10 @@ gs_add_unit_test(test_sim_fatbin_load
 target_include_directories(test_sim_fatbin_load PRIVATE ${GS_CUDA_INCLUDE})
 target_compile_definitions(test_sim_fatbin_load PRIVATE ${GS_FATBIN_DEF})
 set_tests_properties(test_sim_fatbin_load PROPERTIES SKIP_RETURN_CODE 77)
+# Its loop kernels (2^20 threads x 100000 iterations) are there for the
+# cost model's timing: timed only, not interpreted (sim/cuda/exec.h).
+set_property(TEST test_sim_fatbin_load APPEND PROPERTY ENVIRONMENT
+             GPUSLICE_SIM_EXEC=0)
   if(GS_NVCC_FATBIN)
   add_dependencies(test_sim_fatbin_load gs_test_fatbins)
 endif()

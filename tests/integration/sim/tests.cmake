@@ -8,3 +8,5 @@ gs_add_shell_test(sim_workloads_run_on_the_sim
                   TIMEOUT 180)
 set_tests_properties(sim_workloads_run_on_the_sim PROPERTIES
                      SKIP_RETURN_CODE 77)
+# The PTX interpreter's conformance tests (exec.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/exec.cmake)
