@@ -193,6 +193,62 @@ static void per_user_memory_limit_counts_promised_against_ratio(void **state)
 	gs_quota_tree_destroy(f.tree);
 }
 
+static void ratio_setting_refuses_nan_negative_below_one_and_words(
+	void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		gs_err err;
+		const char *msg;
+	} cases[] = {
+	    {"1", GS_OK, ""},
+	    {"2.5", GS_OK, ""},
+	    {"0.99", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got '0.99'"},
+	    {"-2", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got '-2'"},
+	    {"nan", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got 'nan'"},
+	    {"inf", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got 'inf'"},
+	    {"101", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got '101'"},
+	    {"2x", GS_ERR_PARSE, "swap.oversubscribe: '2x' is not a number"},
+	    {"", GS_ERR_PARSE, "swap.oversubscribe: '' is not a number"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gs_errbuf eb = {0};
+		double r = 7;
+
+		assert_int_equal(gs_swap_parse_ratio(cases[i].text, &r, &eb), cases[i].err);
+		assert_string_equal(eb.msg, cases[i].msg);
+		if (cases[i].err != GS_OK)
+			assert_true(r == 7); /* unchanged */
+	}
+}
+
+static void duration_setting_takes_seconds_minutes_hours(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		gs_err err;
+		int64_t s;
+	} cases[] = {
+	    {"30", GS_OK, 30},   {"30s", GS_OK, 30},      {"5m", GS_OK, 300},
+	    {"2h", GS_OK, 7200}, {"0", GS_OK, 0},         {"-5s", GS_ERR_RANGE, 0},
+	    {"8d", GS_ERR_PARSE, 0}, {"soon", GS_ERR_PARSE, 0}, {"169h", GS_ERR_RANGE, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gs_errbuf eb = {0};
+		int64_t v = -1;
+
+		assert_int_equal(gs_swap_parse_seconds("swap.idle_after", cases[i].text, &v, &eb), cases[i].err);
+		if (cases[i].err == GS_OK)
+			assert_int_equal(v, cases[i].s);
+		else
+			assert_non_null(strstr(eb.msg, "swap.idle_after"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +258,8 @@ int main(void)
 	    cmocka_unit_test(admission_promises_up_to_ratio_times_memory_and_no_more),
 	    cmocka_unit_test(swap_never_slices_are_not_counted_as_oversubscribable),
 	    cmocka_unit_test(per_user_memory_limit_counts_promised_against_ratio),
+	    cmocka_unit_test(ratio_setting_refuses_nan_negative_below_one_and_words),
+	    cmocka_unit_test(duration_setting_takes_seconds_minutes_hours),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
