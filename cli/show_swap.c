@@ -17,10 +17,18 @@ void gs_cli_show_swap(json_t *sw)
 
 	if (!json_is_object(sw))
 		return;
-	gs_cli_fmt_bytes((unsigned long long)gs_client_int(sw, "resident_bytes"), res, sizeof(res));
-	gs_cli_fmt_bytes((unsigned long long)gs_client_int(sw, "promised_bytes"), prom, sizeof(prom));
-	gs_cli_fmt_bytes((unsigned long long)gs_client_int(sw, "swapped_bytes"), swp, sizeof(swp));
-	printf("swap:        %s; %s resident of %s promised, %s swapped; swap-outs %lld, swap-ins %lld\n", gs_client_str(sw, "mode"), res, prom, swp, gs_client_int(sw, "swap_outs"), gs_client_int(sw, "swap_ins"));
+	gs_cli_fmt_bytes(
+	    (unsigned long long)gs_client_int(sw, "resident_bytes"), res,
+	    sizeof(res));
+	gs_cli_fmt_bytes(
+	    (unsigned long long)gs_client_int(sw, "promised_bytes"), prom,
+	    sizeof(prom));
+	gs_cli_fmt_bytes((unsigned long long)gs_client_int(sw, "swapped_bytes"),
+	                 swp, sizeof(swp));
+	printf(
+	    "swap:        %s; %s resident of %s promised, %s swapped; swap-outs %lld, swap-ins %lld\n",
+	    gs_client_str(sw, "mode"), res, prom, swp,
+	    gs_client_int(sw, "swap_outs"), gs_client_int(sw, "swap_ins"));
 	pinned = json_string_value(json_object_get(sw, "pinned"));
 	if (pinned)
 		printf("             cannot swap: %s\n", pinned);

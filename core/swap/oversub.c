@@ -17,8 +17,8 @@
 
 uint64_t gs_swap_oversub_capacity(uint64_t physical, double ratio,
                                   const struct gs_swap_gpu_load *load,
-                                  uint64_t req_bytes, bool req_never,
-                                  char *why, size_t why_size)
+                                  uint64_t req_bytes, bool req_never, char *why,
+                                  size_t why_size)
 {
 	uint64_t never = load->never, largest = load->largest_swappable;
 	double cap;
@@ -33,7 +33,13 @@ uint64_t gs_swap_oversub_capacity(uint64_t physical, double ratio,
 		largest = req_bytes;
 	if (never + largest > physical) {
 		if (why && why_size)
-			snprintf(why, why_size, "slices that cannot swap (%" PRIu64 " MiB) and the largest that can (%" PRIu64 " MiB) would be over the GPU's %" PRIu64 " MiB; only swap: allow memory is oversubscribed", never >> 20, largest >> 20, physical >> 20);
+			snprintf(
+			    why, why_size,
+			    "slices that cannot swap (%" PRIu64
+			    " MiB) and the largest that can (%" PRIu64
+			    " MiB) would be over the GPU's %" PRIu64
+			    " MiB; only swap: allow memory is oversubscribed",
+			    never >> 20, largest >> 20, physical >> 20);
 		return load->promised;
 	}
 	cap = (double)physical * ratio;

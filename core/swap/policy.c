@@ -71,13 +71,19 @@ static gs_err check_args(const struct gs_swap_config *cfg,
 	if (plan)
 		memset(plan, 0, sizeof(*plan));
 	if (!cfg || !plan || (n > 0 && !slices))
-		return gs_fail(eb, GS_ERR_INVALID, "swap policy: missing argument");
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "swap policy: missing argument");
 	if (n > GS_SWAP_SLICES_MAX)
-		return gs_fail(eb, GS_ERR_INVALID, "swap policy: %zu slices on one GPU, at most %d", n, GS_SWAP_SLICES_MAX);
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "swap policy: %zu slices on one GPU, at most %d",
+		               n, GS_SWAP_SLICES_MAX);
 	if (cfg->gpu_memory_bytes == 0)
-		return gs_fail(eb, GS_ERR_INVALID, "swap policy: the GPU has no memory");
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "swap policy: the GPU has no memory");
 	if (cfg->idle_after_ns < 0 || cfg->min_residency_ns < 0)
-		return gs_fail(eb, GS_ERR_INVALID, "swap policy: negative idle_after or minimum residency");
+		return gs_fail(
+		    eb, GS_ERR_INVALID,
+		    "swap policy: negative idle_after or minimum residency");
 	return GS_OK;
 }
 
@@ -89,8 +95,8 @@ static void sort_victims(const struct gs_swap_config *cfg,
 	for (size_t i = 1; i < k; i++) {
 		size_t v = idx[i], j = i;
 
-		while (j > 0 &&
-		       gs_swap_before(cfg, &slices[v], &slices[idx[j - 1]], now_ns)) {
+		while (j > 0 && gs_swap_before(cfg, &slices[v],
+		                               &slices[idx[j - 1]], now_ns)) {
 			idx[j] = idx[j - 1];
 			j--;
 		}
@@ -148,7 +154,9 @@ gs_err gs_swap_plan_request(const struct gs_swap_config *cfg,
 	if (err != GS_OK)
 		return err;
 	if (requester >= n)
-		return gs_fail(eb, GS_ERR_INVALID, "swap policy: requester %zu of %zu slices", requester, n);
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "swap policy: requester %zu of %zu slices",
+		               requester, n);
 
 	const struct gs_swap_slice *r = &slices[requester];
 	uint64_t need = r->swapped_bytes + need_bytes;
@@ -159,7 +167,10 @@ gs_err gs_swap_plan_request(const struct gs_swap_config *cfg,
 	uint64_t free_b = used < gpu ? gpu - used : 0;
 
 	if (working > gpu) {
-		snprintf(plan->why, sizeof(plan->why), "slice %" PRId64 " needs %" PRIu64 " bytes on a GPU of %" PRIu64, r->id, working, gpu);
+		snprintf(plan->why, sizeof(plan->why),
+		         "slice %" PRId64 " needs %" PRIu64
+		         " bytes on a GPU of %" PRIu64,
+		         r->id, working, gpu);
 		return GS_ERR_NO_FIT;
 	}
 	if (need <= free_b)
@@ -228,12 +239,21 @@ gs_err gs_swap_plan_request(const struct gs_swap_config *cfg,
 			plan->n_moves = 0;
 			plan->freed_bytes = 0;
 			plan->retry_at_ns =
-				s->resident_since_ns + cfg->min_residency_ns;
-			snprintf(plan->why, sizeof(plan->why), "slice %" PRId64 " waits for slice %" PRId64 " to finish its minimum residency", r->id, s->id);
+			    s->resident_since_ns + cfg->min_residency_ns;
+			snprintf(plan->why, sizeof(plan->why),
+			         "slice %" PRId64 " waits for slice %" PRId64
+			         " to finish its minimum residency",
+			         r->id, s->id);
 			return GS_ERR_BUSY;
 		}
 	}
-	snprintf(plan->why, sizeof(plan->why), "slice %" PRId64 " needs %" PRIu64 " more bytes; held: %" PRIu64 " by active slices of equal or higher priority, %" PRIu64 " pinned or swap: never, %" PRIu64 " over the host memory for swap", r->id, deficit, bl.protected_bytes, bl.unmovable_bytes, bl.host_bytes);
+	snprintf(
+	    plan->why, sizeof(plan->why),
+	    "slice %" PRId64 " needs %" PRIu64 " more bytes; held: %" PRIu64
+	    " by active slices of equal or higher priority, %" PRIu64
+	    " pinned or swap: never, %" PRIu64 " over the host memory for swap",
+	    r->id, deficit, bl.protected_bytes, bl.unmovable_bytes,
+	    bl.host_bytes);
 	plan->n_moves = 0;
 	plan->freed_bytes = 0;
 	return GS_ERR_NO_FIT;

@@ -173,8 +173,8 @@ struct gs_swap_gpu_load {
  */
 uint64_t gs_swap_oversub_capacity(uint64_t physical, double ratio,
                                   const struct gs_swap_gpu_load *load,
-                                  uint64_t req_bytes, bool req_never,
-                                  char *why, size_t why_size);
+                                  uint64_t req_bytes, bool req_never, char *why,
+                                  size_t why_size);
 
 /* ---- the node's settings ----------------------------------------------- */
 

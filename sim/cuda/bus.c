@@ -25,17 +25,16 @@ static const struct {
 	const char *prefix;
 	double gbps;
 } models[] = {
-    {"GH200", 400.0}, {"GB200", 400.0}, {"H100", 50.0}, {"H200", 50.0}, {"H20", 50.0},
-    {"B200", 50.0},   {"B100", 50.0}, {"A100", 25.0}, {"A30", 25.0},
-    {"A10", 25.0},    {"L40", 25.0},  {"L4", 25.0},
+    {"GH200", 400.0}, {"GB200", 400.0}, {"H100", 50.0}, {"H200", 50.0},
+    {"H20", 50.0},    {"B200", 50.0},   {"B100", 50.0}, {"A100", 25.0},
+    {"A30", 25.0},    {"A10", 25.0},    {"L40", 25.0},  {"L4", 25.0},
 };
 
 #define GS__BUS_DEFAULT_GBPS 25.0
 
 double gs__bus_model_gbps(const char *model)
 {
-	for (size_t i = 0; model && i < sizeof(models) / sizeof(models[0]);
-	     i++)
+	for (size_t i = 0; model && i < sizeof(models) / sizeof(models[0]); i++)
 		if (strncmp(model, models[i].prefix,
 		            strlen(models[i].prefix)) == 0)
 			return models[i].gbps;

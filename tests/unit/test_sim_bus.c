@@ -24,8 +24,7 @@
 
 #define MIB (1024ULL * 1024)
 
-static void model_table_gives_pcie_gen5_for_h100_and_gen4_for_a100(
-	void **state)
+static void model_table_gives_pcie_gen5_for_h100_and_gen4_for_a100(void **state)
 {
 	(void)state;
 	assert_true(gs__bus_model_gbps("H100-NVL-94GB") == 50.0);
@@ -99,7 +98,9 @@ static void child_copies(const char *setting, int64_t lo_ms, int64_t hi_ms)
 	if (cuMemcpyDtoH(h, d, MIB))
 		_exit(12);
 	t2 = now_ns();
-	fprintf(stderr, "bus %s: HtoD %.1f ms, DtoH %.1f ms\n", setting ? setting : "unset", (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6);
+	fprintf(stderr, "bus %s: HtoD %.1f ms, DtoH %.1f ms\n",
+	        setting ? setting : "unset", (double)(t1 - t0) / 1e6,
+	        (double)(t2 - t1) / 1e6);
 	if ((t1 - t0) / 1000000 < lo_ms || (t1 - t0) / 1000000 >= hi_ms)
 		_exit(13);
 	if ((t2 - t1) / 1000000 < lo_ms || (t2 - t1) / 1000000 >= hi_ms)
@@ -119,8 +120,8 @@ static int run_child(const char *setting, int64_t lo_ms, int64_t hi_ms)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
 }
 
-static void sync_copy_takes_the_modelled_time_only_when_the_bus_is_on(
-	void **state)
+static void
+sync_copy_takes_the_modelled_time_only_when_the_bus_is_on(void **state)
 {
 	(void)state;
 	char dir[] = "/tmp/gs-test-simbus-XXXXXX", path[128];
@@ -129,7 +130,8 @@ static void sync_copy_takes_the_modelled_time_only_when_the_bus_is_on(
 	int n;
 
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(gs_sim_gpus_parse("1xH100-SXM5-80GB", g, 1, &n, &eb), GS_OK);
+	assert_int_equal(gs_sim_gpus_parse("1xH100-SXM5-80GB", g, 1, &n, &eb),
+	                 GS_OK);
 	assert_int_equal(gs_sim_state_create(dir, g, n, true, &eb), GS_OK);
 	setenv("GPUSLICE_SIM_DIR", dir, 1);
 	unsetenv("CUDA_VISIBLE_DEVICES");
@@ -151,10 +153,12 @@ static void sync_copy_takes_the_modelled_time_only_when_the_bus_is_on(
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(model_table_gives_pcie_gen5_for_h100_and_gen4_for_a100),
+	    cmocka_unit_test(
+	        model_table_gives_pcie_gen5_for_h100_and_gen4_for_a100),
 	    cmocka_unit_test(setting_reads_off_model_and_a_rate),
 	    cmocka_unit_test(copy_time_is_bytes_over_rate),
-	    cmocka_unit_test(sync_copy_takes_the_modelled_time_only_when_the_bus_is_on),
+	    cmocka_unit_test(
+	        sync_copy_takes_the_modelled_time_only_when_the_bus_is_on),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

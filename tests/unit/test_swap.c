@@ -72,8 +72,8 @@ static void request_with_room_swaps_nothing_out(void **state)
 	assert_int_equal(p.n_moves, 0);
 }
 
-static void idle_slice_is_swapped_out_before_active_lower_priority_one(
-	void **state)
+static void
+idle_slice_is_swapped_out_before_active_lower_priority_one(void **state)
 {
 	(void)state;
 	struct gs_swap_config c = cfg_of(24 * GIB, 64 * GIB);
@@ -109,8 +109,7 @@ static void lower_priority_is_swapped_out_before_higher(void **state)
 	assert_int_equal(p.moves[0].slice, 1);
 }
 
-static void borrower_is_swapped_out_before_slice_within_guarantee(
-	void **state)
+static void borrower_is_swapped_out_before_slice_within_guarantee(void **state)
 {
 	(void)state;
 	struct gs_swap_config c = cfg_of(24 * GIB, 64 * GIB);
@@ -157,7 +156,8 @@ static void active_slice_of_equal_priority_keeps_its_memory(void **state)
 
 	assert_int_equal(ask(&c, s, 2, 1, 4 * GIB, now, &p), GS_ERR_NO_FIT);
 	assert_int_equal(p.n_moves, 0);
-	assert_non_null(strstr(p.why, "17179869184 by active slices of equal or higher priority"));
+	assert_non_null(strstr(
+	    p.why, "17179869184 by active slices of equal or higher priority"));
 	/* a lower-priority active one gives way */
 	s[0].priority = GS_PRIORITY_LOW;
 	assert_int_equal(ask(&c, s, 2, 1, 4 * GIB, now, &p), GS_OK);
@@ -165,14 +165,13 @@ static void active_slice_of_equal_priority_keeps_its_memory(void **state)
 	assert_int_equal(p.moves[0].slice, 0);
 }
 
-static void swapped_requester_takes_turns_with_active_equal_priority(
-	void **state)
+static void
+swapped_requester_takes_turns_with_active_equal_priority(void **state)
 {
 	(void)state;
 	struct gs_swap_config c = cfg_of(16 * GIB, 64 * GIB);
 	int64_t now = 100 * SEC;
-	struct gs_swap_slice s[] = {sl(1, 9 * GIB, now - SEC),
-	                            sl(2, 0, now)};
+	struct gs_swap_slice s[] = {sl(1, 9 * GIB, now - SEC), sl(2, 0, now)};
 	struct gs_swap_plan p;
 
 	s[1].swapped_bytes = 9 * GIB;
@@ -188,8 +187,7 @@ static void swapped_requester_takes_turns_with_active_equal_priority(
 	assert_int_equal(ask(&c, s, 2, 1, 0, now, &p), GS_ERR_NO_FIT);
 }
 
-static void request_beyond_physical_memory_is_refused_not_swapped(
-	void **state)
+static void request_beyond_physical_memory_is_refused_not_swapped(void **state)
 {
 	(void)state;
 	struct gs_swap_config c = cfg_of(24 * GIB, 64 * GIB);
@@ -201,7 +199,8 @@ static void request_beyond_physical_memory_is_refused_not_swapped(
 	 * would not be enough */
 	assert_int_equal(ask(&c, s, 2, 1, 16 * GIB, now, &p), GS_ERR_NO_FIT);
 	assert_int_equal(p.n_moves, 0);
-	assert_string_equal(p.why, "slice 2 needs 27917287424 bytes on a GPU of 25769803776");
+	assert_string_equal(
+	    p.why, "slice 2 needs 27917287424 bytes on a GPU of 25769803776");
 	/* exactly the GPU's memory is served */
 	assert_int_equal(ask(&c, s, 2, 1, 14 * GIB, now, &p), GS_OK);
 	assert_int_equal(p.n_moves, 1);
@@ -219,7 +218,8 @@ static void minimum_residency_makes_request_wait_until_it_ends(void **state)
 	assert_int_equal(ask(&c, s, 2, 1, 4 * GIB, now, &p), GS_ERR_BUSY);
 	assert_int_equal(p.n_moves, 0);
 	assert_int_equal(p.retry_at_ns, now + 7 * SEC);
-	assert_string_equal(p.why, "slice 2 waits for slice 1 to finish its minimum residency");
+	assert_string_equal(
+	    p.why, "slice 2 waits for slice 1 to finish its minimum residency");
 	assert_int_equal(ask(&c, s, 2, 1, 4 * GIB, now + 7 * SEC, &p), GS_OK);
 	assert_int_equal(p.n_moves, 1);
 }
@@ -247,8 +247,8 @@ static void swap_never_and_pinned_slices_are_never_victims(void **state)
 	assert_int_equal(q.n_moves, 0);
 }
 
-static void host_memory_bound_passes_over_victim_that_would_not_fit(
-	void **state)
+static void
+host_memory_bound_passes_over_victim_that_would_not_fit(void **state)
 {
 	(void)state;
 	/* 20 GiB of host memory, 12 already holding a swapped slice */
@@ -266,7 +266,8 @@ static void host_memory_bound_passes_over_victim_that_would_not_fit(
 	assert_int_equal(p.moves[0].slice, 1);
 	/* needing more than slice 2 alone: refused, host memory said */
 	assert_int_equal(ask(&c, s, 4, 2, 10 * GIB, now, &p), GS_ERR_NO_FIT);
-	assert_non_null(strstr(p.why, "12884901888 over the host memory for swap"));
+	assert_non_null(
+	    strstr(p.why, "12884901888 over the host memory for swap"));
 }
 
 static void idle_tick_swaps_nothing_on_gpu_not_oversubscribed(void **state)
@@ -276,12 +277,13 @@ static void idle_tick_swaps_nothing_on_gpu_not_oversubscribed(void **state)
 	struct gs_swap_slice s[] = {sl(1, 12 * GIB, 0), sl(2, 12 * GIB, 0)};
 	struct gs_swap_plan p;
 
-	assert_int_equal(gs_swap_plan_idle(&c, s, 2, 1000 * SEC, &p, NULL), GS_OK);
+	assert_int_equal(gs_swap_plan_idle(&c, s, 2, 1000 * SEC, &p, NULL),
+	                 GS_OK);
 	assert_int_equal(p.n_moves, 0);
 }
 
-static void idle_tick_swaps_out_idle_slices_until_active_ones_can_grow(
-	void **state)
+static void
+idle_tick_swaps_out_idle_slices_until_active_ones_can_grow(void **state)
 {
 	(void)state;
 	struct gs_swap_config c = cfg_of(24 * GIB, 64 * GIB);
@@ -315,11 +317,13 @@ static void policy_rejects_bad_arguments_with_a_message(void **state)
 	struct gs_swap_plan p;
 	struct gs_errbuf eb = {0};
 
-	assert_int_equal(gs_swap_plan_request(&c, s, 1, 0, 1, 0, &p, &eb), GS_ERR_INVALID);
+	assert_int_equal(gs_swap_plan_request(&c, s, 1, 0, 1, 0, &p, &eb),
+	                 GS_ERR_INVALID);
 	assert_string_equal(eb.msg, "swap policy: the GPU has no memory");
 	c = cfg_of(GIB, 0);
 	gs_errbuf_init(&eb);
-	assert_int_equal(gs_swap_plan_request(&c, s, 1, 3, 1, 0, &p, &eb), GS_ERR_INVALID);
+	assert_int_equal(gs_swap_plan_request(&c, s, 1, 3, 1, 0, &p, &eb),
+	                 GS_ERR_INVALID);
 	assert_string_equal(eb.msg, "swap policy: requester 3 of 1 slices");
 }
 
@@ -327,13 +331,15 @@ static void policy_rejects_bad_arguments_with_a_message(void **state)
 
 /* The rule-2 key, compared field by field as the header lists them. */
 static int ref_cmp(const struct gs_swap_config *c,
-                   const struct gs_swap_slice *a,
-                   const struct gs_swap_slice *b, int64_t now)
+                   const struct gs_swap_slice *a, const struct gs_swap_slice *b,
+                   int64_t now)
 {
 	int ia = now - a->last_active_ns >= c->idle_after_ns;
 	int ib = now - b->last_active_ns >= c->idle_after_ns;
-	int64_t ka[5] = {!ia, a->priority, !a->borrowing, a->last_active_ns, a->id};
-	int64_t kb[5] = {!ib, b->priority, !b->borrowing, b->last_active_ns, b->id};
+	int64_t ka[5] = {!ia, a->priority, !a->borrowing, a->last_active_ns,
+	                 a->id};
+	int64_t kb[5] = {!ib, b->priority, !b->borrowing, b->last_active_ns,
+	                 b->id};
 
 	for (int i = 0; i < 5; i++)
 		if (ka[i] != kb[i])
@@ -359,11 +365,13 @@ static void victims_are_shortest_prefix_of_reference_order(void **state)
 			if (used + r > c.gpu_memory_bytes)
 				r = 0;
 			used += r;
-			s[i] = sl((int64_t)i + 1, r, now - (rand_r(&seed) % 60) * SEC);
+			s[i] = sl((int64_t)i + 1, r,
+			          now - (rand_r(&seed) % 60) * SEC);
 			s[i].priority = (enum gs_priority)(rand_r(&seed) % 3);
 			s[i].borrowing = rand_r(&seed) % 2;
 			s[i].swap_allowed = rand_r(&seed) % 5 != 0;
-			s[i].resident_since_ns = now - (rand_r(&seed) % 20) * SEC;
+			s[i].resident_since_ns =
+			    now - (rand_r(&seed) % 20) * SEC;
 		}
 		req = (size_t)rand_r(&seed) % n;
 		s[req].last_active_ns = now;
@@ -386,7 +394,8 @@ static void victims_are_shortest_prefix_of_reference_order(void **state)
 		}
 		for (size_t i = 0; i < k; i++)
 			for (size_t j = i + 1; j < k; j++)
-				if (ref_cmp(&c, &s[el[j]], &s[el[i]], now) < 0) {
+				if (ref_cmp(&c, &s[el[j]], &s[el[i]], now) <
+				    0) {
 					size_t t = el[i];
 					el[i] = el[j];
 					el[j] = t;
@@ -460,7 +469,8 @@ static struct model_result run_model(size_t n, uint64_t size, uint64_t gpu,
 		for (;;) {
 			size_t b = n;
 			for (size_t i = 0; i < n; i++)
-				if (asked[i] >= 0 && (b == n || asked[i] < asked[b]))
+				if (asked[i] >= 0 &&
+				    (b == n || asked[i] < asked[b]))
 					b = i;
 			if (b == n)
 				break;
@@ -472,12 +482,15 @@ static struct model_result run_model(size_t n, uint64_t size, uint64_t gpu,
 			            e == GS_ERR_NO_FIT);
 			if (e == GS_OK) {
 				for (size_t m = 0; m < p.n_moves; m++) {
-					struct gs_swap_slice *v = &s[p.moves[m].slice];
+					struct gs_swap_slice *v =
+					    &s[p.moves[m].slice];
 					if (p.moves[m].dir == GS_SWAP_OUT) {
-						v->swapped_bytes += v->resident_bytes;
+						v->swapped_bytes +=
+						    v->resident_bytes;
 						v->resident_bytes = 0;
 					} else {
-						v->resident_bytes += v->swapped_bytes;
+						v->resident_bytes +=
+						    v->swapped_bytes;
 						v->swapped_bytes = 0;
 						v->resident_since_ns = now;
 					}
@@ -503,16 +516,18 @@ static struct model_result run_model(size_t n, uint64_t size, uint64_t gpu,
 	return res;
 }
 
-static void alternating_demand_does_not_thrash_and_serves_every_request(
-	void **state)
+static void
+alternating_demand_does_not_thrash_and_serves_every_request(void **state)
 {
 	(void)state;
 	/* two 9 GiB slices on 16 GiB, turns of 2 s, minimum residency 10 s,
 	 * for 10 minutes */
 	struct model_result r =
-		run_model(2, 9 * GIB, 16 * GIB, 2, 600, 10 * SEC);
+	    run_model(2, 9 * GIB, 16 * GIB, 2, 600, 10 * SEC);
 
-	fprintf(stderr, "two slices: %d swaps, %d served, longest wait %lld s\n", r.swaps, r.served, (long long)(r.max_wait_ns / SEC));
+	fprintf(stderr,
+	        "two slices: %d swaps, %d served, longest wait %lld s\n",
+	        r.swaps, r.served, (long long)(r.max_wait_ns / SEC));
 	/* each trade of places is two swaps, at most one trade per
 	 * minimum residency */
 	assert_true(r.swaps <= 2 * (600 / 10 + 1));
@@ -525,18 +540,20 @@ static void alternating_demand_does_not_thrash_and_serves_every_request(
 	assert_true(t.swaps > 4 * r.swaps);
 }
 
-static void three_slices_taking_turns_are_each_served_within_a_bound(
-	void **state)
+static void
+three_slices_taking_turns_are_each_served_within_a_bound(void **state)
 {
 	(void)state;
 	/* three 10 GiB slices on 24 GiB: two fit, turns of 3 s */
 	struct model_result r =
-		run_model(3, 10 * GIB, 24 * GIB, 3, 900, 10 * SEC);
+	    run_model(3, 10 * GIB, 24 * GIB, 3, 900, 10 * SEC);
 
-	struct model_result t =
-		run_model(3, 10 * GIB, 24 * GIB, 3, 900, 0);
+	struct model_result t = run_model(3, 10 * GIB, 24 * GIB, 3, 900, 0);
 
-	fprintf(stderr, "three slices: %d swaps (%d without minimum residency), %d served, longest wait %lld s\n", r.swaps, t.swaps, r.served, (long long)(r.max_wait_ns / SEC));
+	fprintf(
+	    stderr,
+	    "three slices: %d swaps (%d without minimum residency), %d served, longest wait %lld s\n",
+	    r.swaps, t.swaps, r.served, (long long)(r.max_wait_ns / SEC));
 	assert_true(r.served > 0);
 	/* a slice leaves at most once per minimum residency it spent in */
 	assert_true(r.swaps <= 2 * 3 * (900 / 10 + 1));
@@ -549,22 +566,31 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(request_with_room_swaps_nothing_out),
-	    cmocka_unit_test(idle_slice_is_swapped_out_before_active_lower_priority_one),
+	    cmocka_unit_test(
+	        idle_slice_is_swapped_out_before_active_lower_priority_one),
 	    cmocka_unit_test(lower_priority_is_swapped_out_before_higher),
-	    cmocka_unit_test(borrower_is_swapped_out_before_slice_within_guarantee),
+	    cmocka_unit_test(
+	        borrower_is_swapped_out_before_slice_within_guarantee),
 	    cmocka_unit_test(least_recently_active_is_swapped_out_first),
 	    cmocka_unit_test(active_slice_of_equal_priority_keeps_its_memory),
-	    cmocka_unit_test(swapped_requester_takes_turns_with_active_equal_priority),
-	    cmocka_unit_test(request_beyond_physical_memory_is_refused_not_swapped),
-	    cmocka_unit_test(minimum_residency_makes_request_wait_until_it_ends),
+	    cmocka_unit_test(
+	        swapped_requester_takes_turns_with_active_equal_priority),
+	    cmocka_unit_test(
+	        request_beyond_physical_memory_is_refused_not_swapped),
+	    cmocka_unit_test(
+	        minimum_residency_makes_request_wait_until_it_ends),
 	    cmocka_unit_test(swap_never_and_pinned_slices_are_never_victims),
-	    cmocka_unit_test(host_memory_bound_passes_over_victim_that_would_not_fit),
+	    cmocka_unit_test(
+	        host_memory_bound_passes_over_victim_that_would_not_fit),
 	    cmocka_unit_test(idle_tick_swaps_nothing_on_gpu_not_oversubscribed),
-	    cmocka_unit_test(idle_tick_swaps_out_idle_slices_until_active_ones_can_grow),
+	    cmocka_unit_test(
+	        idle_tick_swaps_out_idle_slices_until_active_ones_can_grow),
 	    cmocka_unit_test(policy_rejects_bad_arguments_with_a_message),
 	    cmocka_unit_test(victims_are_shortest_prefix_of_reference_order),
-	    cmocka_unit_test(alternating_demand_does_not_thrash_and_serves_every_request),
-	    cmocka_unit_test(three_slices_taking_turns_are_each_served_within_a_bound),
+	    cmocka_unit_test(
+	        alternating_demand_does_not_thrash_and_serves_every_request),
+	    cmocka_unit_test(
+	        three_slices_taking_turns_are_each_served_within_a_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,33 +100,49 @@ static gs_err admit(struct fixture *f, uint64_t mem, bool never,
 	return e;
 }
 
-static void capacity_is_physical_memory_when_oversubscription_is_off(
-	void **state)
+static void
+capacity_is_physical_memory_when_oversubscription_is_off(void **state)
 {
 	(void)state;
 	struct gs_swap_gpu_load l = {0, 0, 0};
 
-	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 1.0, &l, GIB, false, NULL, 0), 80 * GIB);
-	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 0.5, &l, GIB, false, NULL, 0), 80 * GIB);
-	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, NAN, &l, GIB, false, NULL, 0), 80 * GIB);
-	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 2.5, &l, GIB, false, NULL, 0), 200 * GIB);
+	assert_int_equal(
+	    gs_swap_oversub_capacity(80 * GIB, 1.0, &l, GIB, false, NULL, 0),
+	    80 * GIB);
+	assert_int_equal(
+	    gs_swap_oversub_capacity(80 * GIB, 0.5, &l, GIB, false, NULL, 0),
+	    80 * GIB);
+	assert_int_equal(
+	    gs_swap_oversub_capacity(80 * GIB, NAN, &l, GIB, false, NULL, 0),
+	    80 * GIB);
+	assert_int_equal(
+	    gs_swap_oversub_capacity(80 * GIB, 2.5, &l, GIB, false, NULL, 0),
+	    200 * GIB);
 }
 
-static void capacity_closes_when_unswappable_and_largest_exceed_physical(
-	void **state)
+static void
+capacity_closes_when_unswappable_and_largest_exceed_physical(void **state)
 {
 	(void)state;
 	struct gs_swap_gpu_load l = {100 * GIB, 60 * GIB, 20 * GIB};
 	char why[200];
 
 	/* 60 never + 20 largest = 80: a 20 GiB swappable request fits */
-	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 2, &l, 20 * GIB, false, why, sizeof(why)), 160 * GIB);
+	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 2, &l, 20 * GIB,
+	                                          false, why, sizeof(why)),
+	                 160 * GIB);
 	assert_string_equal(why, "");
 	/* a 21 GiB one does not: it could never run beside the 60 */
-	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 2, &l, 21 * GIB, false, why, sizeof(why)), 100 * GIB);
-	assert_string_equal(why, "slices that cannot swap (61440 MiB) and the largest that can (21504 MiB) would be over the GPU's 81920 MiB; only swap: allow memory is oversubscribed");
+	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 2, &l, 21 * GIB,
+	                                          false, why, sizeof(why)),
+	                 100 * GIB);
+	assert_string_equal(
+	    why,
+	    "slices that cannot swap (61440 MiB) and the largest that can (21504 MiB) would be over the GPU's 81920 MiB; only swap: allow memory is oversubscribed");
 	/* nor a never one of 1 GiB */
-	assert_int_equal(gs_swap_oversub_capacity(80 * GIB, 2, &l, GIB, true, NULL, 0), 100 * GIB);
+	assert_int_equal(
+	    gs_swap_oversub_capacity(80 * GIB, 2, &l, GIB, true, NULL, 0),
+	    100 * GIB);
 }
 
 static void admission_without_ratio_refuses_past_physical_memory(void **state)
@@ -137,12 +153,13 @@ static void admission_without_ratio_refuses_past_physical_memory(void **state)
 	node(&f, 1.0);
 	add(&f, 40 * GIB, false);
 	add(&f, 40 * GIB, false);
-	assert_int_equal(admit(&f, 10 * GIB, false, "10.0 GiB free memory"), GS_ERR_NO_FIT);
+	assert_int_equal(admit(&f, 10 * GIB, false, "10.0 GiB free memory"),
+	                 GS_ERR_NO_FIT);
 	gs_quota_tree_destroy(f.tree);
 }
 
-static void admission_promises_up_to_ratio_times_memory_and_no_more(
-	void **state)
+static void
+admission_promises_up_to_ratio_times_memory_and_no_more(void **state)
 {
 	(void)state;
 	struct fixture f;
@@ -152,15 +169,17 @@ static void admission_promises_up_to_ratio_times_memory_and_no_more(
 		add(&f, 40 * GIB, false);
 	assert_int_equal(admit(&f, 40 * GIB, false, NULL), GS_OK);
 	add(&f, 40 * GIB, false);
-	assert_int_equal(admit(&f, 1 * GIB, false, "swap.oversubscribe 2.00"), GS_ERR_NO_FIT);
+	assert_int_equal(admit(&f, 1 * GIB, false, "swap.oversubscribe 2.00"),
+	                 GS_ERR_NO_FIT);
 	/* a slice bigger than the GPU is never admitted, whatever the ratio */
 	f.sn.n_slices = 0;
-	assert_int_equal(admit(&f, 81 * GIB, false, "only swap: allow memory is oversubscribed"), GS_ERR_NO_FIT);
+	assert_int_equal(admit(&f, 81 * GIB, false,
+	                       "only swap: allow memory is oversubscribed"),
+	                 GS_ERR_NO_FIT);
 	gs_quota_tree_destroy(f.tree);
 }
 
-static void swap_never_slices_are_not_counted_as_oversubscribable(
-	void **state)
+static void swap_never_slices_are_not_counted_as_oversubscribable(void **state)
 {
 	(void)state;
 	struct fixture f;
@@ -169,11 +188,15 @@ static void swap_never_slices_are_not_counted_as_oversubscribable(
 	add(&f, 40 * GIB, true);
 	add(&f, 30 * GIB, true);
 	/* 70 that never leave + 20 never more = 90 > 80 */
-	assert_int_equal(admit(&f, 20 * GIB, true, "gpu 0: slices that cannot swap (92160 MiB)"), GS_ERR_NO_FIT);
+	assert_int_equal(admit(&f, 20 * GIB, true,
+	                       "gpu 0: slices that cannot swap (92160 MiB)"),
+	                 GS_ERR_NO_FIT);
 	/* a 10 GiB swappable one can still run beside them */
 	assert_int_equal(admit(&f, 10 * GIB, false, NULL), GS_OK);
 	/* a 20 GiB swappable one could not */
-	assert_int_equal(admit(&f, 20 * GIB, false, "only swap: allow memory is oversubscribed"), GS_ERR_NO_FIT);
+	assert_int_equal(admit(&f, 20 * GIB, false,
+	                       "only swap: allow memory is oversubscribed"),
+	                 GS_ERR_NO_FIT);
 	gs_quota_tree_destroy(f.tree);
 }
 
@@ -189,12 +212,13 @@ static void per_user_memory_limit_counts_promised_against_ratio(void **state)
 	add(&f, 40 * GIB, false);
 	assert_int_equal(admit(&f, 39 * GIB, false, NULL), GS_OK);
 	add(&f, 39 * GIB, false);
-	assert_int_equal(admit(&f, 1 * GIB, false, "over the 50% of the node's 163840 MiB"), GS_ERR_QUOTA);
+	assert_int_equal(
+	    admit(&f, 1 * GIB, false, "over the 50% of the node's 163840 MiB"),
+	    GS_ERR_QUOTA);
 	gs_quota_tree_destroy(f.tree);
 }
 
-static void ratio_setting_refuses_nan_negative_below_one_and_words(
-	void **state)
+static void ratio_setting_refuses_nan_negative_below_one_and_words(void **state)
 {
 	(void)state;
 	static const struct {
@@ -204,11 +228,16 @@ static void ratio_setting_refuses_nan_negative_below_one_and_words(
 	} cases[] = {
 	    {"1", GS_OK, ""},
 	    {"2.5", GS_OK, ""},
-	    {"0.99", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got '0.99'"},
-	    {"-2", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got '-2'"},
-	    {"nan", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got 'nan'"},
-	    {"inf", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got 'inf'"},
-	    {"101", GS_ERR_RANGE, "swap.oversubscribe must be 1..100 (1 = off), got '101'"},
+	    {"0.99", GS_ERR_RANGE,
+	     "swap.oversubscribe must be 1..100 (1 = off), got '0.99'"},
+	    {"-2", GS_ERR_RANGE,
+	     "swap.oversubscribe must be 1..100 (1 = off), got '-2'"},
+	    {"nan", GS_ERR_RANGE,
+	     "swap.oversubscribe must be 1..100 (1 = off), got 'nan'"},
+	    {"inf", GS_ERR_RANGE,
+	     "swap.oversubscribe must be 1..100 (1 = off), got 'inf'"},
+	    {"101", GS_ERR_RANGE,
+	     "swap.oversubscribe must be 1..100 (1 = off), got '101'"},
 	    {"2x", GS_ERR_PARSE, "swap.oversubscribe: '2x' is not a number"},
 	    {"", GS_ERR_PARSE, "swap.oversubscribe: '' is not a number"},
 	};
@@ -217,7 +246,8 @@ static void ratio_setting_refuses_nan_negative_below_one_and_words(
 		struct gs_errbuf eb = {0};
 		double r = 7;
 
-		assert_int_equal(gs_swap_parse_ratio(cases[i].text, &r, &eb), cases[i].err);
+		assert_int_equal(gs_swap_parse_ratio(cases[i].text, &r, &eb),
+		                 cases[i].err);
 		assert_string_equal(eb.msg, cases[i].msg);
 		if (cases[i].err != GS_OK)
 			assert_true(r == 7); /* unchanged */
@@ -232,16 +262,20 @@ static void duration_setting_takes_seconds_minutes_hours(void **state)
 		gs_err err;
 		int64_t s;
 	} cases[] = {
-	    {"30", GS_OK, 30},   {"30s", GS_OK, 30},      {"5m", GS_OK, 300},
-	    {"2h", GS_OK, 7200}, {"0", GS_OK, 0},         {"-5s", GS_ERR_RANGE, 0},
-	    {"8d", GS_ERR_PARSE, 0}, {"soon", GS_ERR_PARSE, 0}, {"169h", GS_ERR_RANGE, 0},
+	    {"30", GS_OK, 30},         {"30s", GS_OK, 30},
+	    {"5m", GS_OK, 300},        {"2h", GS_OK, 7200},
+	    {"0", GS_OK, 0},           {"-5s", GS_ERR_RANGE, 0},
+	    {"8d", GS_ERR_PARSE, 0},   {"soon", GS_ERR_PARSE, 0},
+	    {"169h", GS_ERR_RANGE, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct gs_errbuf eb = {0};
 		int64_t v = -1;
 
-		assert_int_equal(gs_swap_parse_seconds("swap.idle_after", cases[i].text, &v, &eb), cases[i].err);
+		assert_int_equal(gs_swap_parse_seconds("swap.idle_after",
+		                                       cases[i].text, &v, &eb),
+		                 cases[i].err);
 		if (cases[i].err == GS_OK)
 			assert_int_equal(v, cases[i].s);
 		else
@@ -252,13 +286,20 @@ static void duration_setting_takes_seconds_minutes_hours(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(capacity_is_physical_memory_when_oversubscription_is_off),
-	    cmocka_unit_test(capacity_closes_when_unswappable_and_largest_exceed_physical),
-	    cmocka_unit_test(admission_without_ratio_refuses_past_physical_memory),
-	    cmocka_unit_test(admission_promises_up_to_ratio_times_memory_and_no_more),
-	    cmocka_unit_test(swap_never_slices_are_not_counted_as_oversubscribable),
-	    cmocka_unit_test(per_user_memory_limit_counts_promised_against_ratio),
-	    cmocka_unit_test(ratio_setting_refuses_nan_negative_below_one_and_words),
+	    cmocka_unit_test(
+	        capacity_is_physical_memory_when_oversubscription_is_off),
+	    cmocka_unit_test(
+	        capacity_closes_when_unswappable_and_largest_exceed_physical),
+	    cmocka_unit_test(
+	        admission_without_ratio_refuses_past_physical_memory),
+	    cmocka_unit_test(
+	        admission_promises_up_to_ratio_times_memory_and_no_more),
+	    cmocka_unit_test(
+	        swap_never_slices_are_not_counted_as_oversubscribable),
+	    cmocka_unit_test(
+	        per_user_memory_limit_counts_promised_against_ratio),
+	    cmocka_unit_test(
+	        ratio_setting_refuses_nan_negative_below_one_and_words),
 	    cmocka_unit_test(duration_setting_takes_seconds_minutes_hours),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
