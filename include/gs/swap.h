@@ -98,8 +98,8 @@ struct gs_swap_plan {
 	size_t n_moves;
 	struct gs_swap_move moves[GS_SWAP_SLICES_MAX + 1];
 	uint64_t freed_bytes; /* by the swap-outs */
-	/* on BUSY: the earliest time a victim the request needs leaves its
-	 * minimum residency (ask again then); 0 otherwise */
+	/* on BUSY: when enough victims will have left their minimum
+	 * residency for the request (ask again then); 0 otherwise */
 	int64_t retry_at_ns;
 	char why[GS_SWAP_WHY_MAX]; /* one line; "" when nothing to say */
 };
@@ -112,17 +112,19 @@ bool gs_swap_is_idle(const struct gs_swap_config *cfg,
 
 /*
  * Whether `s` may be swapped out at `now_ns` (rule 1), ignoring host
- * memory. OUT: why (when not NULL and it may not; a lent static string).
+ * memory. OUT: *why when not NULL and it may not: a static string, or the
+ * slice's own `pinned` (lent, valid as long as the slice).
  */
 bool gs_swap_is_movable(const struct gs_swap_config *cfg,
                         const struct gs_swap_slice *s, int64_t now_ns,
                         const char **why);
 
 /*
- * Slice `requester` needs `need_bytes` more on the GPU (an allocation,
- * or, with need_bytes == its swapped_bytes, coming back in). Plans the
- * swap-outs that make room and, when the requester has swapped contents,
- * their swap-in. OUT: *plan (always written).
+ * Slice `requester` needs `need_bytes` more on the GPU (an allocation;
+ * 0 when it only comes back in). Its swapped contents, if any, are always
+ * part of the need: a swapped-out process is stopped until they are back.
+ * Plans the swap-outs that make room and, when the requester has swapped
+ * contents, their swap-in. OUT: *plan (always written).
  *
  * Returns GS_OK (the plan may be empty: there was room), GS_ERR_NO_FIT
  * when the request cannot be met by swapping (rule 4, or the memory is
