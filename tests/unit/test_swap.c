@@ -513,6 +513,12 @@ static struct model_result run_model(size_t n, uint64_t size, uint64_t gpu,
 		assert_true(r <= c.gpu_memory_bytes);
 		assert_true(h <= c.host_memory_bytes);
 	}
+	/* a request still open at the end counts as a wait so far: none is
+	 * left unserved for longer than the served ones waited */
+	for (size_t i = 0; i < n; i++)
+		if (asked[i] >= 0 &&
+		    (int64_t)(secs - 1) * SEC - asked[i] > res.max_wait_ns)
+			res.max_wait_ns = (int64_t)(secs - 1) * SEC - asked[i];
 	return res;
 }
 
