@@ -1,5 +1,6 @@
 /*
- * test_swap_admission.c - declared oversubscription in admission
+ * test_swap_admission.c - declared oversubscription in admission (and the
+ * spec key swap=allow|never)
  * (gs_swap_oversub_capacity, gs/swap.h, and its use by gs_admit): promised
  * memory on a GPU reaches swap.oversubscribe x its memory, only swap:
  * allow slices make up the excess, the refusals say why, and with the
@@ -283,6 +284,37 @@ static void duration_setting_takes_seconds_minutes_hours(void **state)
 	}
 }
 
+static void spec_swap_key_parses_formats_and_round_trips(void **state)
+{
+	struct gs_slice_spec s, back;
+	struct gs_errbuf eb = {0};
+	char text[GS_SPEC_FORMAT_MAX];
+
+	(void)state;
+	gs_spec_init(&s);
+	assert_int_equal(s.swap, GS_SWAP_ALLOW);
+	assert_int_equal(
+	    gs_spec_parse_kvlist(&s, "memory=8GiB swap=never", &eb), GS_OK);
+	assert_int_equal(s.swap, GS_SWAP_NEVER);
+	assert_int_equal(gs_spec_validate(&s, &eb), GS_OK);
+	(void)gs_spec_format(&s, text, sizeof(text));
+	assert_non_null(strstr(text, " swap=never"));
+	gs_spec_init(&back);
+	assert_int_equal(gs_spec_parse_kvlist(&back, text, &eb), GS_OK);
+	assert_true(gs_spec_equal(&s, &back));
+	/* allow is the default and is left out of the canonical text, so
+	 * existing stored specs read back unchanged */
+	assert_int_equal(gs_spec_set(&s, "swap", "allow", &eb), GS_OK);
+	(void)gs_spec_format(&s, text, sizeof(text));
+	assert_null(strstr(text, "swap"));
+	assert_false(gs_spec_equal(&s, &back));
+	assert_int_equal(gs_spec_set(&s, "swap", "sometimes", &eb),
+	                 GS_ERR_PARSE);
+	assert_string_equal(eb.msg,
+	                    "unknown swap 'sometimes' (expected allow|never)");
+	assert_string_equal(gs_swap_mode_name(GS_SWAP_NEVER), "never");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +333,7 @@ int main(void)
 	    cmocka_unit_test(
 	        ratio_setting_refuses_nan_negative_below_one_and_words),
 	    cmocka_unit_test(duration_setting_takes_seconds_minutes_hours),
+	    cmocka_unit_test(spec_swap_key_parses_formats_and_round_trips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
