@@ -1,10 +1,10 @@
 /*
- * test_swap_admission.c - declared oversubscription in admission (and the
- * spec key swap=allow|never)
+ * test_swap_admission.c - declared oversubscription in admission
  * (gs_swap_oversub_capacity, gs/swap.h, and its use by gs_admit): promised
  * memory on a GPU reaches swap.oversubscribe x its memory, only swap:
  * allow slices make up the excess, the refusals say why, and with the
- * ratio at 1 nothing changes.
+ * ratio at 1 nothing changes. Also the node settings' parsers and the
+ * spec key swap=allow|never.
  */
 #include <stdarg.h>
 #include <stddef.h>
