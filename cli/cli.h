@@ -48,6 +48,9 @@ extern const char *gs_cli_socket;
 
 /* "512MiB", "4.0GiB", "80GiB": short, for tables (view.c). */
 void gs_cli_fmt_bytes(unsigned long long bytes, char *buf, size_t len);
+/* The "swap:" lines of `show` from the slice's "swap" object (show_swap.c);
+ * nothing when it is not an object. */
+void gs_cli_show_swap(json_t *sw);
 /* Prints `j` on stdout, indented, in key order, with a newline. */
 void gs_cli_print_json(const json_t *j);
 /* Fits the compute figures (percent of one GPU) of the slices sharing a

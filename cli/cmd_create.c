@@ -30,6 +30,8 @@ static void usage(FILE *f)
 	        "  --mig-profile P     e.g. 1g.10gb (MIG modes)\n"
 	        "  --isolation I       none | memory | hard | exclusive\n"
 	        "  --gpu SEL           index, UUID, model or any\n"
+	        "  --swap S            allow (default) | never: may its memory be swapped out\n"
+	        "                      to host memory on an oversubscribed node (docs/swap.md)\n"
 	        "  --team T            charge it to team T (default: yours)\n"
 	        "  --on-exit WHAT      keep (default) | delete: delete once its processes end\n"
 	        "  --owner UID         create it for another user (admins)\n"
@@ -51,6 +53,7 @@ int gs_cli_create(int argc, char **argv)
 	    {"mig-profile", required_argument, NULL, 'P'},
 	    {"isolation", required_argument, NULL, 'i'},
 	    {"gpu", required_argument, NULL, 'g'},
+	    {"swap", required_argument, NULL, 's'},
 	    {"team", required_argument, NULL, 't'},
 	    {"on-exit", required_argument, NULL, 'e'},
 	    {"owner", required_argument, NULL, 'o'},
@@ -62,6 +65,7 @@ int gs_cli_create(int argc, char **argv)
 	    ['n'] = "name",        ['m'] = "memory",    ['c'] = "compute",
 	    ['p'] = "priority",    ['w'] = "weight",    ['M'] = "mode",
 	    ['P'] = "mig-profile", ['i'] = "isolation", ['g'] = "gpu",
+	    ['s'] = "swap",
 	};
 	struct gs_slice_spec spec;
 	struct gs_errbuf eb = {0};

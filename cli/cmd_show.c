@@ -90,6 +90,7 @@ int gs_cli_show(int argc, char **argv)
 	printf("priority:    %s, weight %lld\n", gs_client_str(s, "priority"),
 	       gs_client_int(s, "weight"));
 	printf("isolation:   %s\n", gs_client_str(s, "isolation"));
+	gs_cli_show_swap(json_object_get(s, "swap"));
 	printf("on exit:     %s\n", gs_client_str(s, "on_exit"));
 	if (json_object_size(json_object_get(s, "labels")) > 0) {
 		const char *sep = "";

@@ -22,6 +22,7 @@
 
 #include "gs/advisor.h"
 #include "gs/frag.h"
+#include "gs/swap.h"
 
 /* The refusal for a request that only a busy GPU could take. */
 #define BUSY_FMT "gpu %d is changing its MIG layout; try again"
@@ -45,6 +46,7 @@ struct inv_map {
 	int n;
 	int gpu[GS_ADM_GPUS_MAX * GS_ADM_MIG_MAX];
 	int gi[GS_ADM_GPUS_MAX * GS_ADM_MIG_MAX];
+	char swap_why[GS_ADM_WHY_MAX]; /* a GPU oversubscription closed */
 };
 
 /* ---- the snapshot ---- */
@@ -150,6 +152,10 @@ static void node_capacity(const struct gs_adm_snapshot *sn, struct gs_qvec *cap)
 		const struct gs_adm_gpu *g = &sn->gpu[i];
 
 		cap->v[GS_QRES_MEMORY] += (int64_t)g->memory_bytes;
+		if (sn->cfg.oversubscribe > 1.0 && !g->mig_on)
+			cap->v[GS_QRES_MEMORY] +=
+				(int64_t)((double)g->memory_bytes *
+				          (sn->cfg.oversubscribe - 1.0));
 		cap->v[GS_QRES_COMPUTE] += 100;
 		if (g->cat && g->mig_capable)
 			cap->v[GS_QRES_MIG] += g->cat->compute_slices;
@@ -248,14 +254,57 @@ static void item_of(const struct gs_adm_slice *s, struct gs_place_item *it)
  * that does not fit its own GPU (the GPU changed under it) is left out:
  * it holds nothing placement could give away anyway.
  */
+/*
+ * The memory placement may promise on GPU g to a fractional request
+ * `spec` (NULL: none) under swap.oversubscribe, counting the slices on
+ * it but `skip`; physical memory when off. OUT: map->swap_why when the
+ * GPU is closed to the request by the physical rule.
+ */
+static uint64_t promise_capacity(const struct gs_adm_snapshot *sn, int g,
+                                 const bool *skip,
+                                 const struct gs_slice_spec *spec,
+                                 struct inv_map *map)
+{
+	const struct gs_adm_gpu *gp = &sn->gpu[g];
+	struct gs_swap_gpu_load load = {0, 0, 0};
+	char why[GS_ADM_WHY_MAX - 16];
+	uint64_t cap;
+
+	if (!(sn->cfg.oversubscribe > 1.0) || gp->mig_on || spec == NULL ||
+	    spec->isolation == GS_ISOLATION_EXCLUSIVE)
+		return gp->memory_bytes;
+	for (int i = 0; i < sn->n_slices; i++) {
+		const struct gs_adm_slice *s = &sn->slices[i];
+
+		if (skipped(skip, i) || s->gpu != g)
+			continue;
+		load.promised += s->memory_bytes;
+		if (s->swap_never)
+			load.never += s->memory_bytes;
+		else if (s->memory_bytes > load.largest_swappable)
+			load.largest_swappable = s->memory_bytes;
+	}
+	cap = gs_swap_oversub_capacity(gp->memory_bytes, sn->cfg.oversubscribe,
+	                               &load, spec->memory_bytes,
+	                               spec->swap == GS_SWAP_NEVER, why,
+	                               sizeof(why));
+	if (why[0] && map->swap_why[0] == '\0')
+		snprintf(map->swap_why, sizeof(map->swap_why), "gpu %d: %s", g,
+		         why);
+	return cap;
+}
+
 static struct gs_place_inv *build_inv(const struct gs_adm_snapshot *sn,
-                                      const bool *skip, struct inv_map *map)
+                                      const bool *skip,
+                                      const struct gs_slice_spec *spec,
+                                      struct inv_map *map)
 {
 	struct gs_place_inv *inv = gs_place_inv_create();
 	struct gs_errbuf eb = {0};
 	int nd, idx;
 
 	map->n = 0;
+	map->swap_why[0] = '\0';
 	if (inv == NULL || gs_place_inv_add_node(inv, "local", &nd, &eb))
 		goto fail;
 	for (int i = 0; i < sn->n_gpus; i++) {
@@ -264,7 +313,7 @@ static struct gs_place_inv *build_inv(const struct gs_adm_snapshot *sn,
 		    .uuid = g->uuid,
 		    .model = g->cat,
 		    .model_name = g->model,
-		    .memory_bytes = g->memory_bytes,
+		    .memory_bytes = promise_capacity(sn, i, skip, spec, map),
 		    .mig_enabled = g->mig_on && g->cat != NULL,
 		};
 
@@ -567,6 +616,26 @@ static gs_err place(const struct gs_adm_snapshot *sn,
 	                     out, eb);
 }
 
+/*
+ * A fractional request refused under swap.oversubscribe: the placement's
+ * message says free memory in promised terms, so add what the promise
+ * is, or why a GPU was closed to the request (a slice that cannot swap).
+ */
+static void oversub_refusal(const struct gs_adm_snapshot *sn,
+                            const struct inv_map *map, struct gs_errbuf *eb)
+{
+	char first[GS_ERRBUF_SIZE];
+
+	if (eb == NULL)
+		return;
+	snprintf(first, sizeof(first), "%s", eb->set ? eb->msg : "no fit");
+	eb->set = false;
+	if (map->swap_why[0])
+		(void)gs_fail(eb, GS_ERR_NO_FIT, "%s; %s", first, map->swap_why);
+	else
+		(void)gs_fail(eb, GS_ERR_NO_FIT, "%s (memory promised up to swap.oversubscribe %.2f x each GPU's memory)", first, sn->cfg.oversubscribe);
+}
+
 static gs_err place_in_mode(const struct gs_adm_snapshot *sn,
                             const struct gs_slice_spec *spec,
                             const struct gs_demand *demand, const bool *skip,
@@ -638,7 +707,11 @@ static gs_err place_in_mode(const struct gs_adm_snapshot *sn,
 		gs_trace_scorer_free(sc);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
-	inv = build_inv(sn, skip, map);
+	inv = build_inv(sn, skip,
+	                it->kind == GS_PLACE_FRACTION && !gs_mode_is_mig(mode)
+	                    ? spec
+	                    : NULL,
+	                map);
 	if (inv == NULL) {
 		gs_trace_scorer_free(sc);
 		free(map);
@@ -661,6 +734,9 @@ static gs_err place_in_mode(const struct gs_adm_snapshot *sn,
 		free(map);
 		return GS_OK;
 	}
+	if (err == GS_ERR_NO_FIT && sn->cfg.oversubscribe > 1.0 &&
+	    it->kind == GS_PLACE_FRACTION && !gs_mode_is_mig(mode))
+		oversub_refusal(sn, map, eb);
 	free(map);
 	if (err == GS_ERR_NO_FIT && !gs_mode_is_mig(mode) &&
 	    sn->cfg.may_change_mig && place_mig_off(sn, spec, it, skip, out)) {

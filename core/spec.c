@@ -296,6 +296,13 @@ const char *gs_isolation_name(enum gs_isolation iso)
 	return iso_names[iso];
 }
 
+const char *gs_swap_mode_name(enum gs_swap_mode swap)
+{
+	if ((unsigned)swap >= GS_SWAP__COUNT)
+		return "?";
+	return swap == GS_SWAP_NEVER ? "never" : "allow";
+}
+
 gs_err gs_parse_isolation(const char *text, enum gs_isolation *iso,
                           struct gs_errbuf *eb)
 {
@@ -567,6 +574,16 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 			               "unknown compute-mode '%s' (expected strict|share)",
 			               value);
 		err = GS_OK;
+	} else if (strcmp(key, "swap") == 0) {
+		if (strcasecmp(value, "allow") == 0)
+			s.swap = GS_SWAP_ALLOW;
+		else if (strcasecmp(value, "never") == 0)
+			s.swap = GS_SWAP_NEVER;
+		else
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "unknown swap '%s' (expected allow|never)",
+			               value);
+		err = GS_OK;
 	} else if (strcmp(key, "isolation") == 0)
 		err = gs_parse_isolation(value, &s.isolation, eb);
 	else if (strcmp(key, "gpu") == 0)
@@ -574,7 +591,7 @@ gs_err gs_spec_set(struct gs_slice_spec *spec, const char *key,
 	else
 		return gs_fail(
 		    eb, GS_ERR_INVALID,
-		    "unknown key '%s' (expected name|memory|compute|priority|weight|mode|mig-profile|mig-start|compute-mode|isolation|gpu)",
+		    "unknown key '%s' (expected name|memory|compute|priority|weight|mode|mig-profile|mig-start|compute-mode|isolation|gpu|swap)",
 		    key);
 	if (err != GS_OK)
 		return err;
@@ -648,6 +665,8 @@ gs_err gs_spec_validate(const struct gs_slice_spec *spec, struct gs_errbuf *eb)
 	if ((unsigned)spec->compute_mode >= GS_COMPUTE__COUNT)
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "compute-mode must be strict or share");
+	if ((unsigned)spec->swap >= GS_SWAP__COUNT)
+		return gs_fail(eb, GS_ERR_INVALID, "swap must be allow or never");
 	if (spec->has_mig_start &&
 	    (spec->mig_start < 0 || spec->mig_start > GS_SPEC_MIG_START_MAX))
 		return gs_fail(eb, GS_ERR_RANGE, "mig-start must be 0..%d, got %d",
@@ -706,6 +725,8 @@ int gs_spec_format(const struct gs_slice_spec *spec, char *buf, size_t size)
 		(void)gs_format_gpu_selector(&spec->gpu, gpu, sizeof(gpu));
 		PUT(" gpu=%s", gpu);
 	}
+	if (spec->swap == GS_SWAP_NEVER)
+		PUT(" swap=never");
 #undef PUT
 	return snprintf(buf, size, "%s", out);
 }
@@ -720,7 +741,8 @@ bool gs_spec_equal(const struct gs_slice_spec *a, const struct gs_slice_spec *b)
 	    a->has_mig_start != b->has_mig_start ||
 	    (a->has_mig_start && a->mig_start != b->mig_start) ||
 	    a->compute_mode != b->compute_mode ||
-	    a->isolation != b->isolation || a->gpu.kind != b->gpu.kind)
+	    a->isolation != b->isolation || a->gpu.kind != b->gpu.kind ||
+	    a->swap != b->swap)
 		return false;
 	switch (a->gpu.kind) {
 	case GS_GPU_INDEX:

@@ -15,6 +15,7 @@
 
 #include "gs/catalog.h"
 #include "gs/log.h"
+#include "gs/swap.h"
 #include "gs/yamldoc.h"
 #include "store.h"
 
@@ -587,6 +588,58 @@ static gs_err k_ledger_interval(struct cfg_ctx *c, const char *key,
 	return err;
 }
 
+/* ---- swap (docs/swap.md) ---- */
+
+static gs_err k_swap_ratio(struct cfg_ctx *c, const char *key,
+                           const struct gs_doc_node *v, void *arg)
+{
+	const char *t;
+	struct gs_errbuf peb = {0};
+	gs_err err = scalar(c, v, key, &t);
+
+	(void)arg;
+	if (!err)
+		err = gs_swap_parse_ratio(t, &c->cfg->swap_oversubscribe, &peb);
+	if (err && peb.set)
+		return gs_fail(c->eb, err, "%s:%d: %s", c->file, line_of(v),
+		               peb.msg);
+	return err;
+}
+
+static gs_err k_swap_seconds(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
+{
+	const char *t;
+	char name[48];
+	struct gs_errbuf peb = {0};
+	int64_t *out = strcmp(key, "idle_after") == 0
+	                   ? &c->cfg->swap_idle_after_s
+	                   : &c->cfg->swap_min_residency_s;
+	gs_err err = scalar(c, v, key, &t);
+
+	(void)arg;
+	snprintf(name, sizeof(name), "swap.%s", key);
+	if (!err)
+		err = gs_swap_parse_seconds(name, t, out, &peb);
+	if (err && peb.set)
+		return gs_fail(c->eb, err, "%s:%d: %s", c->file, line_of(v),
+		               peb.msg);
+	return err;
+}
+
+static gs_err k_swap_host(struct cfg_ctx *c, const char *key,
+                          const struct gs_doc_node *v, void *arg)
+{
+	(void)arg;
+	return get_memory(c, v, key, &c->cfg->swap_host_memory);
+}
+
+static const struct key_def swap_keys[] = {
+    {"oversubscribe", k_swap_ratio},   {"idle_after", k_swap_seconds},
+    {"min_residency", k_swap_seconds}, {"host_memory", k_swap_host},
+    {NULL, NULL},
+};
+
 static const struct key_def ledger_keys[] = {
     {"interval_ms", k_ledger_interval},
     {NULL, NULL},
@@ -929,6 +982,7 @@ SECTION(top_api, api_keys)
 SECTION(top_store, store_keys)
 SECTION(top_watchdog, watchdog_keys)
 SECTION(top_ledger, ledger_keys)
+SECTION(top_swap, swap_keys)
 SECTION(top_mps, mps_keys)
 SECTION(top_log, log_keys)
 SECTION(top_prices, prices_keys)
@@ -947,6 +1001,7 @@ static const struct key_def top_keys[] = {
     {"ledger", top_ledger},   {"mps", top_mps},
     {"log", top_log},         {"prices", top_prices},
     {"teams", teams_section}, {"quota", top_quota},
+    {"swap", top_swap},
     {NULL, NULL},
 };
 
@@ -983,6 +1038,9 @@ gs_err gs_config_load_text(struct gs_config *cfg, const char *name,
 		           NULL);
 		if (!err)
 			err = check_teams(&c);
+		if (!err && cfg->swap_oversubscribe > 1.0 &&
+		    cfg->swap_host_memory == 0)
+			err = gs_fail(eb, GS_ERR_INVALID, "%s: swap.oversubscribe %g needs swap.host_memory (the host memory swapped contents may take)", name, cfg->swap_oversubscribe);
 	}
 	gs_doc_destroy(doc);
 	return err;
@@ -1062,6 +1120,10 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->idle_timeout_s = 10;
 	cfg->user_max_slices = 64;
 	cfg->user_max_memory_percent = 100;
+	cfg->swap_oversubscribe = 1.0;
+	cfg->swap_idle_after_s = GS_SWAP_IDLE_AFTER_S;
+	cfg->swap_min_residency_s = GS_SWAP_MIN_RESIDENCY_S;
+	cfg->swap_host_memory = 0;
 	cfg->synchronous = GS_STORE_SYNC_NORMAL;
 	cfg->events_keep = 100000;
 	cfg->watchdog_interval_ms = 1000;

@@ -109,6 +109,12 @@ struct gs_config {
 	/* log */
 	int log_level;
 	char log_file[GS_CONFIG_PATH_MAX];
+
+	/* swap (docs/swap.md, gs/swap.h) */
+	double swap_oversubscribe;   /* promised / physical per GPU; 1: off */
+	int64_t swap_idle_after_s;   /* no GPU call this long: idle */
+	int64_t swap_min_residency_s; /* kept in at least this long */
+	uint64_t swap_host_memory;   /* bound on swapped contents; 0: none */
 };
 
 /*

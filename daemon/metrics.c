@@ -208,6 +208,16 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 		     "1 for the slice's current state"},
 		    {"gpuslice_slice_info", "gauge",
 		     "1 per slice, with its mode, priority and labels"},
+		    {"gpuslice_slice_memory_promised_bytes", "gauge",
+		     "GPU memory promised to the slice (its cap; docs/swap.md)"},
+		    {"gpuslice_slice_memory_resident_bytes", "gauge",
+		     "of the promised memory, what is on the GPU (promised less swapped; equal to promised until the swap mechanism is built)"},
+		    {"gpuslice_slice_memory_swapped_bytes", "gauge",
+		     "of the promised memory, what is swapped out to host memory (0 until the swap mechanism is built)"},
+		    {"gpuslice_slice_swap_outs_total", "counter",
+		     "times the slice's memory was swapped out to host memory"},
+		    {"gpuslice_slice_swap_ins_total", "counter",
+		     "times the slice's memory was swapped back in"},
 		};
 		for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 			head(&b, fam[f].name, fam[f].type, fam[f].help);
@@ -292,6 +302,25 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 					}
 					put(&b, "} 1\n");
 					continue;
+				case 16:
+					v = (double)r->s.spec.memory_bytes;
+					break;
+				case 17:
+					v = r->s.spec.memory_bytes >
+					            r->s.swap.swapped_bytes
+					        ? (double)(r->s.spec.memory_bytes -
+					                   r->s.swap.swapped_bytes)
+					        : 0;
+					break;
+				case 18:
+					v = (double)r->s.swap.swapped_bytes;
+					break;
+				case 19:
+					v = (double)r->s.swap.swap_outs;
+					break;
+				case 20:
+					v = (double)r->s.swap.swap_ins;
+					break;
 				}
 				put(&b, "%s{%s} %.17g\n", fam[f].name, lab, v);
 			}

@@ -353,6 +353,7 @@ void gs__node_adm_slice(struct gs_node *node, const struct gs_slice *s,
 	out->memory_bytes = s->spec.memory_bytes;
 	out->compute_pct = s->spec.compute_pct;
 	out->isolation = s->spec.isolation;
+	out->swap_never = s->spec.swap == GS_SWAP_NEVER;
 }
 
 /* What a slice holds, as quotas count it. */

@@ -73,6 +73,20 @@ struct gs_slice_label {
 /* A PENDING MIG slice's MIG decision as text (gs__mig_plan_format). */
 #define GS_SLICE_MIG_PLAN_MAX 400
 
+/*
+ * Where a slice's memory is (docs/swap.md). Until the shim moves memory
+ * (the swap mechanism is not built yet) nothing is ever swapped: these
+ * stay 0, and resident = promised - swapped_bytes. Runtime only, not in
+ * the store yet: the session that builds the mechanism decides what a
+ * restarted daemon must recover (docs/swap.md, "Next").
+ */
+struct gs_slice_swap {
+	uint64_t swapped_bytes; /* in host memory now */
+	uint64_t swap_outs, swap_ins;
+	int64_t last_out_ns, last_in_ns; /* CLOCK_REALTIME; 0: never */
+	char pinned[96]; /* why it cannot swap (gs/swap.h); "" when it can */
+};
+
 struct gs_slice {
 	int64_t id; /* stable, never reused */
 	char name[GS_NAME_MAX];
@@ -104,6 +118,7 @@ struct gs_slice {
 	 * steps, MIG off, the instance to take), saved with the row so that
 	 * a restarted daemon carries it on (gs_node_recover); "" otherwise. */
 	char mig_plan[GS_SLICE_MIG_PLAN_MAX];
+	struct gs_slice_swap swap; /* runtime: where its memory is */
 };
 
 /* A team: quota.h's guarantee and max (GS_QUOTA_UNLIMITED for none). */

@@ -45,6 +45,7 @@ gs_err gs__node_snapshot(struct gs_node *node, struct gs_adm_snapshot *sn,
 	sn->cfg.mps = node->mps_found;
 	sn->cfg.user_max_slices = node->cfg->user_max_slices;
 	sn->cfg.user_max_memory_percent = node->cfg->user_max_memory_percent;
+	sn->cfg.oversubscribe = node->cfg->swap_oversubscribe;
 	sn->cfg.default_team =
 	    gs__node_team_index(node, node->cfg->default_team);
 	return GS_OK;

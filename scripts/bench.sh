@@ -374,8 +374,16 @@ bench_kubelet_prepare() {
 		echo "   skipped or failed (see above)"
 }
 
+# Swap policy: notebooks per GPU in a simulated notebook day (issue #27's
+# figure), on a model: the policy (core/swap) decides, bench/bench_swap.c
+# stands for the mechanism, which is not built yet (docs/swap.md).
+bench_swap_policy() {
+	echo "== swap_policy: notebooks per GPU under the swap policy (a model, CPU only) =="
+	"$1/bin/gs-bench-swap"
+}
+
 SECTIONS=(migplan sim exec trace trace_lists daemon shim calls charge shares placement
-          placement_demand kubelet_plugin kubelet_prepare)
+          placement_demand kubelet_plugin kubelet_prepare swap_policy)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then

@@ -143,6 +143,12 @@ json_t *gs_spec_to_json(const struct gs_slice_spec *spec)
 		json_decref(o);
 		return NULL;
 	}
+	if (o != NULL &&
+	    json_object_set_new(o, "swap",
+	                        json_string(gs_swap_mode_name(spec->swap))) != 0) {
+		json_decref(o);
+		return NULL;
+	}
 	if (o != NULL && spec->has_mig_start &&
 	    json_object_set_new(o, "mig_start",
 	                        json_integer(spec->mig_start)) != 0) {

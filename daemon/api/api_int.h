@@ -41,6 +41,10 @@ json_t *gs__api_body_object(const struct gs_http_req *req,
 void gs__api_iso_time(int64_t ns, char *buf, size_t len);
 /* Sets key (human text, "8 GiB") and key_bytes (the number) in `o`. */
 void gs__api_mem_field(json_t *o, const char *key, uint64_t bytes);
+/* A slice's "swap" object: its mode, promised/resident/swapped bytes and
+ * swap counts (api/swap.c). Returns a new reference. */
+struct gs_slice;
+json_t *gs__api_swap_json(const struct gs_slice *s);
 /*
  * Slice `s` with its runtime contract `rt` (gs_node_slice_runtime) and,
  * when `with_usage`, its live usage `u` (NULL: not known, an empty

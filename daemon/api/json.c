@@ -228,6 +228,7 @@ json_t *gs__api_slice_json(const struct gs_slice *s,
 	json_object_set_new(o, "created", gs__api_jstr(buf));
 	json_object_set_new(o, "created_ns", json_integer(s->created_ns));
 	json_object_set_new(o, "spec", gs_spec_to_json(&s->spec));
+	json_object_set_new(o, "swap", gs__api_swap_json(s));
 	json_object_set_new(o, "labels",
 	                    gs_slice_labels_to_json(s->labels, s->n_labels));
 

@@ -33,6 +33,13 @@
  *   7. Reclaim: the shortest prefix of quota's preemption order (lowest
  *      priority first, then the newest) after which step 4 finds room.
  *
+ * Oversubscription (cfg.oversubscribe > 1): in rules 4 and 6, a GPU
+ * outside MIG mode holds promised memory up to the ratio times its
+ * memory for fractional slices, as gs_swap_oversub_capacity() (gs/swap.h)
+ * allows; the node's memory capacity for quotas and per-user limits is
+ * the same multiple. Whole GPUs and MIG instances are never
+ * oversubscribed. A refusal says so.
+ *
  * A busy GPU (gpu.busy: another create is changing its MIG layout) takes
  * nothing: no fraction, whole GPU, instance, MIG switch or new layout.
  * A request that only it could take is NO_FIT, "gpu N is changing its
@@ -102,6 +109,7 @@ struct gs_adm_slice {
 	uint64_t memory_bytes;
 	int compute_pct;
 	enum gs_isolation isolation;
+	bool swap_never; /* swap: never (gs/swap.h) */
 };
 
 struct gs_adm_config {
@@ -114,6 +122,10 @@ struct gs_adm_config {
 	int user_max_slices;
 	int user_max_memory_percent;
 	int default_team; /* tree index */
+	/* swap.oversubscribe: promised memory on a GPU outside MIG may reach
+	 * this multiple of its memory, counting only swap: allow slices'
+	 * excess (gs_swap_oversub_capacity); <= 1: off */
+	double oversubscribe;
 };
 
 struct gs_adm_snapshot {

@@ -41,6 +41,11 @@
  *   gpu=SEL           an index (0), a UUID (GPU-..., MIG-...), a model
  *                     (H100, A100-40GB; canonicalised through the catalog
  *                     when known) or "any" (default)
+ *   swap=S            allow | never (default allow): whether the slice's
+ *                     memory may be swapped out to host memory on a node
+ *                     with swap.oversubscribe above 1 (docs/swap.md);
+ *                     never = its memory is always on the GPU, and it does
+ *                     not count as oversubscribable
  *
  * Errors: GS_ERR_PARSE for text that does not read, GS_ERR_RANGE for a
  * value outside its range, GS_ERR_INVALID for an unknown key or fields that
@@ -94,6 +99,13 @@ enum gs_isolation {
 	GS_ISOLATION__COUNT
 };
 
+/* Whether a slice's memory may be swapped out (docs/swap.md). */
+enum gs_swap_mode {
+	GS_SWAP_ALLOW = 0,
+	GS_SWAP_NEVER = 1,
+	GS_SWAP__COUNT
+};
+
 /* Values match enum gs_region_compute_mode. */
 enum gs_compute_mode {
 	GS_COMPUTE_STRICT = 0,
@@ -128,6 +140,7 @@ struct gs_slice_spec {
 	enum gs_compute_mode compute_mode;
 	enum gs_isolation isolation;
 	struct gs_gpu_selector gpu;
+	enum gs_swap_mode swap;
 };
 
 /* Sets the defaults listed above (storage is the caller's). */
@@ -179,6 +192,7 @@ const char *gs_priority_name(enum gs_priority prio);
 gs_err gs_parse_priority(const char *text, enum gs_priority *prio,
                          struct gs_errbuf *eb);
 const char *gs_isolation_name(enum gs_isolation iso);
+const char *gs_swap_mode_name(enum gs_swap_mode swap); /* allow | never */
 gs_err gs_parse_isolation(const char *text, enum gs_isolation *iso,
                           struct gs_errbuf *eb);
 /* Writes "any", "0", "GPU-..." or the model name. */

@@ -407,6 +407,8 @@ static json_t *spec_body(const struct gs_kprep_plan *p)
 	                    json_string(s->compute_mode == GS_COMPUTE_SHARE
 	                                    ? "share"
 	                                    : "strict"));
+	if (s->swap == GS_SWAP_NEVER)
+		json_object_set_new(b, "swap", json_string("never"));
 	json_object_set_new(b, "gpu", json_integer(p->gpu_index));
 	json_object_set_new(b, "on_exit", json_string("keep"));
 	return b;
@@ -496,6 +498,7 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 	p->spec.priority = p->config.priority;
 	p->spec.weight = p->config.weight;
 	p->spec.isolation = p->config.isolation;
+	p->spec.swap = p->config.swap;
 	p->spec.compute_mode = p->config.compute_mode == GS_KCOMPUTE_SHARE
 	                           ? GS_COMPUTE_SHARE
 	                           : GS_COMPUTE_STRICT;

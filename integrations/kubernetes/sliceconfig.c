@@ -14,6 +14,7 @@ void gs_kslicecfg_init(struct gs_kslicecfg *c)
 	c->compute_mode = GS_KCOMPUTE_STRICT;
 	c->isolation = GS_ISOLATION_NONE;
 	c->mps = false;
+	c->swap = GS_SWAP_ALLOW;
 }
 
 static gs_err want_string(const json_t *v, const char *where, const char *key,
@@ -108,10 +109,22 @@ gs_err gs_kslicecfg_apply(struct gs_kslicecfg *c, const json_t *params,
 				    eb, GS_ERR_INVALID,
 				    "%s: SliceConfig field 'mode' must be timeslice or mps, got '%s'",
 				    where, s);
+		} else if (strcmp(key, "swap") == 0) {
+			if ((err = want_string(v, where, key, &s, eb)) != GS_OK)
+				return err;
+			if (strcmp(s, "allow") == 0)
+				n.swap = GS_SWAP_ALLOW;
+			else if (strcmp(s, "never") == 0)
+				n.swap = GS_SWAP_NEVER;
+			else
+				return gs_fail(
+				    eb, GS_ERR_INVALID,
+				    "%s: SliceConfig field 'swap' must be allow or never, got '%s'",
+				    where, s);
 		} else {
 			return gs_fail(
 			    eb, GS_ERR_INVALID,
-			    "%s: SliceConfig has an unknown field '%s' (known: priority, weight, computeMode, isolation, mode)",
+			    "%s: SliceConfig has an unknown field '%s' (known: priority, weight, computeMode, isolation, mode, swap)",
 			    where, key);
 		}
 	}

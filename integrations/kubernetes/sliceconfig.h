@@ -11,6 +11,7 @@
  *     isolation: none | memory | hard | exclusive   default none
  *     mode: timeslice | mps                 default timeslice (on a MIG
  *                                           device: inside the instance)
+ *     swap: allow | never                   default allow (docs/swap.md)
  *
  * Decoding is strict: an unknown field, a wrong type or an out-of-range
  * value is an error whose message names the field. Several configs apply
@@ -39,6 +40,7 @@ struct gs_kslicecfg {
 	enum gs_kcompute_mode compute_mode;
 	enum gs_isolation isolation;
 	bool mps; /* mode: mps (else timeslice) */
+	enum gs_swap_mode swap;
 };
 
 /* The defaults listed above. */

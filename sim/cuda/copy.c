@@ -7,6 +7,7 @@
  * Copies take no simulated GPU time; a synchronous copy waits for the work
  * queued before it (the legacy default stream orders after everything).
  */
+#include "bus.h"
 #include "cuda_int.h"
 #include "mem_int.h"
 
@@ -74,6 +75,9 @@ CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
 	dcopy(dst, src, len);
 out:
 	gs__unlock();
+	if (r == CUDA_SUCCESS && sync && len && (k == X_HTOD || k == X_DTOH))
+		gs__bus_wait(gs__drv.st->gpus[gs__drv.dev[ctx->dev].gpu].model,
+		             len); /* bus.h: off unless asked for */
 	return r;
 }
 

@@ -16,3 +16,11 @@ gs_add_unit_test(test_sim_driver
                  LIBS cuda_sim gs_sim_state)
 target_include_directories(test_sim_driver PRIVATE ${GS_CUDA_INCLUDE})
 set_tests_properties(test_sim_driver PROPERTIES TIMEOUT 300)
+# The sim's host<->device bus model (sim/cuda/bus.c): its table and parser
+# compiled in, and a synchronous copy through the sim's libcuda.
+gs_add_unit_test(test_sim_bus
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_bus.c
+                         ${CMAKE_SOURCE_DIR}/sim/cuda/bus.c
+                 LIBS cuda_sim gs_sim_state Threads::Threads)
+target_include_directories(test_sim_bus PRIVATE ${GS_CUDA_INCLUDE}
+                           ${CMAKE_SOURCE_DIR}/sim/cuda)

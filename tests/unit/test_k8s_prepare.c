@@ -191,6 +191,26 @@ static void compute_mode_share_goes_to_the_slice(void **state)
 	json_decref(g);
 }
 
+static void swap_never_from_the_config_goes_to_the_slice(void **state)
+{
+	json_t *c = claim(UID, "gpuslice.io", "node-a", "gpu-0",
+	                  "{\"compute\": \"25\"}",
+	                  "[" CFG("FromClaim", "gpuslice.io",
+	                          ", \"swap\": \"never\"") "]");
+	json_t *g = gpus();
+	struct gs_kprep_plan p;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, &eb), GS_OK);
+	assert_int_equal(p.spec.swap, GS_SWAP_NEVER);
+	assert_string_equal(json_string_value(json_object_get(p.body, "swap")), "never");
+	gs_kprep_plan_fini(&p);
+	json_decref(c);
+	json_decref(g);
+}
+
 static void bad_claims_are_refused_with_the_cause(void **state)
 {
 	static const struct {
@@ -291,6 +311,7 @@ int main(void)
 	    cmocka_unit_test(
 	        whole_device_without_consumed_capacity_gets_all_of_it),
 	    cmocka_unit_test(compute_mode_share_goes_to_the_slice),
+	    cmocka_unit_test(swap_never_from_the_config_goes_to_the_slice),
 	    cmocka_unit_test(bad_claims_are_refused_with_the_cause),
 	    cmocka_unit_test(unallocated_claim_and_bad_uid_are_refused),
 	};

@@ -48,6 +48,29 @@ static void every_field_applies_and_later_configs_override(void **state)
 	json_decref(b);
 }
 
+static void swap_field_sets_never_and_refuses_other_values(void **state)
+{
+	struct gs_kslicecfg c;
+	struct gs_errbuf eb = {0};
+	json_t *never = json_loads("{" HEAD ", \"swap\": \"never\"}", 0, NULL);
+	json_t *allow = json_loads("{" HEAD ", \"swap\": \"allow\"}", 0, NULL);
+	json_t *bad = json_loads("{" HEAD ", \"swap\": \"sometimes\"}", 0, NULL);
+
+	(void)state;
+	gs_kslicecfg_init(&c);
+	assert_int_equal(c.swap, GS_SWAP_ALLOW);
+	assert_int_equal(gs_kslicecfg_apply(&c, never, "class config[0]", &eb), GS_OK);
+	assert_int_equal(c.swap, GS_SWAP_NEVER);
+	assert_int_equal(gs_kslicecfg_apply(&c, bad, "claim config[1]", &eb), GS_ERR_INVALID);
+	assert_string_equal(eb.msg, "claim config[1]: SliceConfig field 'swap' must be allow or never, got 'sometimes'");
+	assert_int_equal(c.swap, GS_SWAP_NEVER);
+	assert_int_equal(gs_kslicecfg_apply(&c, allow, "claim config[1]", NULL), GS_OK);
+	assert_int_equal(c.swap, GS_SWAP_ALLOW);
+	json_decref(never);
+	json_decref(allow);
+	json_decref(bad);
+}
+
 static void bad_configs_name_the_field_and_change_nothing(void **state)
 {
 	static const struct {
@@ -108,6 +131,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(every_field_applies_and_later_configs_override),
+	    cmocka_unit_test(swap_field_sets_never_and_refuses_other_values),
 	    cmocka_unit_test(bad_configs_name_the_field_and_change_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

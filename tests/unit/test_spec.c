@@ -204,7 +204,7 @@ static const struct {
      "unknown isolation 'total' (expected none|memory|hard|exclusive)"},
     {"colour=blue", GS_ERR_INVALID,
      "unknown key 'colour' (expected name|memory|compute|priority|weight|"
-     "mode|mig-profile|mig-start|compute-mode|isolation|gpu)"},
+     "mode|mig-profile|mig-start|compute-mode|isolation|gpu|swap)"},
     {"memory", GS_ERR_PARSE, "expected key=value, got 'memory'"},
     {"=8G", GS_ERR_PARSE, "expected key=value, got '=8G'"},
     {"name=-x", GS_ERR_PARSE, "name '-x' must start with a letter or digit"},
@@ -308,7 +308,7 @@ static const struct {
      "integer)"},
     {"{\"size\":\"8G\"}", GS_ERR_INVALID,
      "unknown key 'size' (expected name|memory|compute|priority|weight|"
-     "mode|mig-profile|mig-start|compute-mode|isolation|gpu)"},
+     "mode|mig-profile|mig-start|compute-mode|isolation|gpu|swap)"},
     {"{\"mig_profile\":\"1g.10gb\",\"mode\":\"mig\",\"mig_start\":3}", GS_OK,
      "priority=normal weight=1 mode=mig mig-profile=1g.10gb mig-start=3 "
      "isolation=none"},

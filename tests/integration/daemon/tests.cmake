@@ -104,3 +104,5 @@ gs_add_shell_test(daemon_mps_slice_is_billed_in_sm_time
                   tests/integration/daemon/mps_sm_time.sh TIMEOUT 180)
 set_tests_properties(daemon_mps_slice_is_billed_in_sm_time
                      PROPERTIES SKIP_RETURN_CODE 77)
+gs_add_shell_test(daemon_swap_oversubscription_admits_to_the_ratio_and_refuses_past_it
+                  tests/integration/daemon/swap_oversubscribe.sh TIMEOUT 120)

@@ -1,0 +1,11 @@
+# Unit tests for swap (docs/swap.md): core's policy and oversubscription,
+# and the daemon's swap settings.
+gs_add_unit_test(test_swap SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_swap.c
+                 LIBS gs_core)
+# Declared oversubscription in admission (swap.oversubscribe).
+gs_add_unit_test(test_swap_admission
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_swap_admission.c
+                 LIBS gs_core)
+# The daemon's swap section (daemon/config.c): defaults, keys, bad values.
+gs_add_unit_test(test_daemon_config_swap
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_config_swap.c LIBS gs_daemon)
