@@ -11,7 +11,9 @@
  *   3. Node order: a random permutation; ties between equal scores go to
  *      the node that comes first in it (the simulator's name order).
  *   4. Tasks arrive one at a time and never leave. Each goes to the best
- *      scored feasible node or fails and is dropped.
+ *      scored feasible node or fails and is dropped. A guarded policy
+ *      (gpuslice) gives a candidate per feasible node instead and picks
+ *      among them, in the node order, itself (its ops' cand and pick).
  *   5. After every arrival, success or not, a log line: unallocated GPU %
  *      and fragmentation % of capacity, binned by arrival level
  *      round(100 x arrived / capacity); a level's value is the mean of its
