@@ -286,6 +286,67 @@ static void pick_step_agrees_with_a_naive_pick(void **st)
 	gs_trace_scorer_free(s);
 }
 
+/* A demand history with weights equal to task counts (the daemon's and
+ * the extender's scorer) guards as the task list does: FGD's M by weight
+ * is FGD's M by count. */
+static void weighted_demand_guards_like_the_task_list(void **st)
+{
+	enum { N = 300 };
+	struct gs_trace_pod pods[N];
+	struct gs_trace_class cls[N];
+	struct gs_trace_scorer *a = NULL, *b = NULL;
+	struct gs_errbuf eb = {0};
+	struct node nd[NODES];
+	size_t nc = 0;
+	uint64_t x = 7;
+
+	(void)st;
+	task_list(pods, N, 11);
+	for (size_t i = 0; i < N; i++) {
+		size_t k = 0;
+		while (k < nc && !(cls[k].cpu_milli == pods[i].cpu_milli &&
+		                   cls[k].gpu_milli == pods[i].gpu_milli &&
+		                   cls[k].num_gpu == pods[i].num_gpu &&
+		                   cls[k].spec == pods[i].spec))
+			k++;
+		if (k == nc)
+			cls[nc++] = (struct gs_trace_class){
+			    .cpu_milli = pods[i].cpu_milli,
+			    .gpu_milli = pods[i].gpu_milli,
+			    .num_gpu = pods[i].num_gpu,
+			    .spec = pods[i].spec};
+		cls[k].count++;
+		cls[k].p += 1;
+	}
+	assert_int_equal(gs_trace_scorer_new(pods, N, NULL, 0, &a, &eb), GS_OK);
+	assert_int_equal(gs_trace_scorer_new_weighted(cls, nc, &b, &eb), GS_OK);
+	cluster(nd);
+	for (int i = 0; i < NODES; i++) /* some used devices */
+		for (unsigned d = 0; d < nd[i].ngpu; d++)
+			nd[i].g[d] = (uint16_t)(rnd(&x) % 5 * 250);
+	for (size_t t = 0; t < 60; t++) {
+		const struct gs_trace_pod *p = &pods[t];
+		for (int i = 0; i < NODES; i++) {
+			struct gs_trace_cand ca, cb;
+			int da = -1, db = -1;
+			bool fa = gs_trace_scorer_node(a, NULL, nd[i].cpu, nd[i].g,
+			                               nd[i].ngpu, nd[i].model, p,
+			                               &ca, &da);
+			bool fb = gs_trace_scorer_node(b, NULL, nd[i].cpu, nd[i].g,
+			                               nd[i].ngpu, nd[i].model, p,
+			                               &cb, &db);
+			assert_int_equal(fa, fb);
+			if (!fa)
+				continue;
+			assert_true(ca.fgd == cb.fgd && da == db);
+			assert_true(fabs(ca.delta - cb.delta) < 1e-6);
+			assert_true(fabs(ca.own - cb.own) < 1e-6);
+		}
+	}
+	gs_trace_scorer_free(a);
+	gs_trace_scorer_free(b);
+}
+
 /* ---- The variant family --------------------------------------------- */
 
 /* Model 0: 320 GPUs, model 1: 40 (10 %), model 2: 20 (5 %), model 3: 1. */
@@ -435,6 +496,7 @@ int main(void)
 	    cmocka_unit_test(guard_never_places_worse_than_fgd_beyond_eps),
 	    cmocka_unit_test(without_the_guard_the_property_breaks),
 	    cmocka_unit_test(pick_step_agrees_with_a_naive_pick),
+	    cmocka_unit_test(weighted_demand_guards_like_the_task_list),
 	    cmocka_unit_test(family_is_fixed_and_spans_the_laws),
 	    cmocka_unit_test(
 	        scarce_law_puts_half_the_constrained_tasks_on_a_scarce_model),
