@@ -104,6 +104,7 @@ static void *worker(void *arg)
 		cfg.seed = j->seed;
 		cfg.tune = b->tune;
 		cfg.ablate = b->ablate;
+		cfg.eps = b->eps;
 		pa.b = b;
 		pa.j = j;
 		cfg.progress = on_progress;

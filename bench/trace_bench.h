@@ -55,6 +55,7 @@ struct gs_trace_bench {
 	unsigned jobs_n;
 	struct gs_trace_variant_cfg variant;
 	unsigned ablate; /* GS_TRACE_ABLATE_* for the gpuslice policy */
+	double eps; /* gpuslice's guard, milli-GPU of dF; < 0: the default */
 
 	/* Results: policy p, seed s is job[p * n_seeds + s]. */
 	struct gs_trace_bench_run *job; /* owned */

@@ -85,6 +85,7 @@ struct gs__trace_run {
 	struct gs__trace_rng rng;
 	uint32_t epoch; /* a policy bumps it to drop every cached score */
 	unsigned ablate; /* GS_TRACE_ABLATE_* from the replay's cfg */
+	double eps;      /* gpuslice's guard, milli-GPU of dF; < 0: default */
 };
 
 enum gs__trace_policy_flags {
@@ -117,6 +118,16 @@ struct gs__trace_policy_ops {
 	 */
 	double (*score)(void *st, const struct gs__trace_run *run, size_t i,
 	                const struct gs_trace_pod *pod, int *dev);
+	/*
+	 * Guarded policies (gpuslice) set these two instead of relying on
+	 * `score`: `cand` gives the candidate of feasible node `i` (false:
+	 * it does not fit) and for a share its device; `pick` chooses among
+	 * the feasible nodes' candidates, given in the tie order.
+	 */
+	bool (*cand)(void *st, const struct gs__trace_run *run, size_t i,
+	             const struct gs_trace_pod *pod, struct gs_trace_cand *c,
+	             int *dev);
+	size_t (*pick)(void *st, const struct gs_trace_cand *c, size_t n);
 };
 
 const struct gs__trace_policy_ops *gs__trace_policy_ops(enum gs_trace_policy p);

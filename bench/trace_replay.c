@@ -11,7 +11,9 @@
  *   3. Node order: a random permutation; ties between equal scores go to
  *      the node that comes first in it (the simulator's name order).
  *   4. Tasks arrive one at a time and never leave. Each goes to the best
- *      scored feasible node or fails and is dropped.
+ *      scored feasible node or fails and is dropped. A guarded policy
+ *      (gpuslice) gives a candidate per feasible node instead and picks
+ *      among them, in the node order, itself (its ops' cand and pick).
  *   5. After every arrival, success or not, a log line: unallocated GPU %
  *      and fragmentation % of capacity, binned by arrival level
  *      round(100 x arrived / capacity); a level's value is the mean of its
@@ -40,6 +42,7 @@ struct cache_slot {
 	uint32_t epoch;
 	double score;
 	int32_t dev;
+	struct gs_trace_cand c; /* guarded policies: the node's candidate */
 };
 
 struct replay {
@@ -58,6 +61,8 @@ struct replay {
 	double frag_total;
 	double *score; /* per node: this task's raw score */
 	size_t *cand;  /* feasible nodes of this task, in order */
+	struct gs_trace_cand *cands; /* guarded policies: their candidates */
+	int *cdev;                   /* guarded policies: their devices */
 	double sum_u[GS__LEVELS], sum_f[GS__LEVELS];
 	uint32_t cnt[GS__LEVELS];
 };
@@ -69,6 +74,7 @@ void gs_trace_replay_cfg_default(struct gs_trace_replay_cfg *cfg)
 	cfg->tune = 1.3;
 	cfg->shuffle = true;
 	cfg->coverage_pct = 95;
+	cfg->eps = -1;
 }
 
 struct shape_row {
@@ -245,6 +251,8 @@ static void replay_free(struct replay *r)
 	free(r->frag);
 	free(r->score);
 	free(r->cand);
+	free(r->cands);
+	free(r->cdev);
 }
 
 static double score_node(struct replay *r, size_t i, size_t task,
@@ -268,6 +276,59 @@ static double score_node(struct replay *r, size_t i, size_t task,
 	return slot->score;
 }
 
+/* A guarded policy's candidate on node `i` (cached like scores); false
+ * when the task does not fit there after all. */
+static bool cand_node(struct replay *r, size_t i, size_t task,
+                      const struct gs_trace_pod *pod, struct gs_trace_cand *c,
+                      int *dev)
+{
+	uint32_t sh = r->shape[task];
+	const struct gs_trace_nstate *s = &r->run.cl.node[i];
+	struct cache_slot *slot;
+
+	if (!(r->ops->flags & GS__TP_CACHE) || sh >= r->n_cached || r->no_cache)
+		return r->ops->cand(r->pst, &r->run, i, pod, c, dev);
+	slot = &r->cache[(size_t)sh * r->run.cl.n + i];
+	if (slot->gen != s->gen || slot->epoch != r->run.epoch) {
+		int d = -1;
+		slot->score = r->ops->cand(r->pst, &r->run, i, pod, &slot->c,
+		                           &d)
+		                  ? 1
+		                  : -1;
+		slot->dev = d;
+		slot->gen = s->gen;
+		slot->epoch = r->run.epoch;
+	}
+	*c = slot->c;
+	*dev = slot->dev;
+	return slot->score > 0;
+}
+
+/* A guarded policy's choice: every feasible node's candidate in the tie
+ * order, then the policy's pick among them. */
+static long choose_guarded(struct replay *r, size_t task,
+                           const struct gs_trace_pod *pod, int *dev)
+{
+	const struct gs_trace_cluster *cl = &r->run.cl;
+	size_t nc = 0, k;
+
+	for (size_t j = 0; j < cl->n; j++) {
+		size_t i = r->order[j];
+		int d = -1;
+
+		if (!gs_trace_cluster_fits(cl, i, pod) ||
+		    !cand_node(r, i, task, pod, &r->cands[nc], &d))
+			continue;
+		r->cand[nc] = i;
+		r->cdev[nc++] = d;
+	}
+	if (nc == 0)
+		return -1;
+	k = r->ops->pick(r->pst, r->cands, nc);
+	*dev = r->cdev[k];
+	return (long)r->cand[k];
+}
+
 /* Picks the node for `pod`; -1 when it fits nowhere. *dev: the score's
  * device for a share (GS__DEV_OWN). */
 static long choose_node(struct replay *r, size_t task,
@@ -279,6 +340,8 @@ static long choose_node(struct replay *r, size_t task,
 	double best_score = 0;
 	int best_dev = -1;
 
+	if (r->ops->cand != NULL)
+		return choose_guarded(r, task, pod, dev);
 	if (r->ops->flags & GS__TP_RANDOM_NODE) {
 		for (size_t k = 0; k < cl->n; k++) {
 			size_t i = r->order[k];
@@ -443,6 +506,7 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 	r->run.pods = pods;
 	r->run.n_pods = n_pods;
 	r->run.ablate = cfg->ablate;
+	r->run.eps = cfg->eps;
 	r->run.epoch = 1;
 	gs__trace_rng_seed(&r->run.rng, cfg->seed);
 
@@ -453,8 +517,10 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 	r->frag = malloc(sizeof(*r->frag) * n_nodes);
 	r->score = malloc(sizeof(*r->score) * n_nodes);
 	r->cand = malloc(sizeof(*r->cand) * n_nodes);
+	r->cands = malloc(sizeof(*r->cands) * n_nodes);
+	r->cdev = malloc(sizeof(*r->cdev) * n_nodes);
 	if (r->order == NULL || r->frag == NULL || r->score == NULL ||
-	    r->cand == NULL) {
+	    r->cand == NULL || r->cands == NULL || r->cdev == NULL) {
 		err = gs_fail(eb, GS_ERR_NOMEM, "replay: out of memory");
 		goto out_free;
 	}

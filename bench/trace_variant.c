@@ -1,20 +1,26 @@
 /*
  * trace_variant.c - derived task lists for checking a placement policy on
- * lists it was not tuned on (docs/placement.md, "Evaluation protocol").
+ * lists it was not tuned on (docs/placement.md, "Evaluation protocol" and
+ * "A family of variants").
  *
  * Two transformations of a task list, both deterministic from a seed:
  *
  *   - model constraint: a share of the GPU tasks is restricted to one or
  *     a few GPU models (the upstream gpu_spec column). Models are drawn
- *     without replacement with probability proportional to the number of
- *     GPUs of that model in the node list (the trace's model mix), among
- *     the models that have a node able to host the task at all, so every
- *     constrained task stays placeable on an empty cluster.
+ *     without replacement, among the models that have a node able to host
+ *     the task at all (so every constrained task stays placeable on an
+ *     empty cluster), by one of four laws: in proportion to the number of
+ *     GPUs of that model in the node list (the trace's model mix),
+ *     uniformly, in inverse proportion to it, or "scarce": one model
+ *     holding 1-15 % of the GPUs, drawn from the seed, is given to
+ *     scarce_pct % of the constrained tasks it can host, the other models
+ *     by the mix. The laws but the first skip models with under 1 % of the
+ *     GPUs.
  *   - gang weight: a share of the single-GPU and share tasks becomes a
  *     task of 2, 4 or 8 whole GPUs, the size drawn by the list's own mix
- *     of multi-GPU tasks (2/4/8 counted; equal weights if it has none);
- *     its CPU and memory scale with the GPU count, capped at the largest
- *     node with that many GPUs.
+ *     of multi-GPU tasks (2/4/8 counted; equal weights if it has none) or
+ *     a fixed small- or large-gang mix; its CPU and memory scale with the
+ *     GPU count, capped at the largest node with that many GPUs.
  *
  * Pure: no I/O, no globals. The list is changed in place (the caller owns
  * it); nodes are only read.
@@ -72,6 +78,65 @@ static uint32_t draw_spec(struct gs__trace_rng *r, uint32_t ok,
 	return spec;
 }
 
+/* GPUs per model in the node list, and their total. */
+static double model_gpus(const struct gs_trace_node *nodes, size_t nn,
+                         double *gpus)
+{
+	double total = 0;
+
+	for (unsigned m = 0; m < GS_TRACE_MAX_MODELS; m++)
+		gpus[m] = 0;
+	for (size_t i = 0; i < nn; i++) {
+		if (nodes[i].gpus > 0 && nodes[i].model < GS_TRACE_MAX_MODELS) {
+			gpus[nodes[i].model] += nodes[i].gpus;
+			total += nodes[i].gpus;
+		}
+	}
+	return total;
+}
+
+int gs_trace_variant_scarce_model(const struct gs_trace_node *nodes, size_t nn,
+                                  const struct gs_trace_variant_cfg *cfg)
+{
+	double gpus[GS_TRACE_MAX_MODELS];
+	double total = model_gpus(nodes, nn, gpus);
+	struct gs__trace_rng r;
+	unsigned cand[GS_TRACE_MAX_MODELS], nc = 0;
+
+	for (unsigned m = 0; m < GS_TRACE_MAX_MODELS; m++)
+		if (gpus[m] >= 0.01 * total && gpus[m] <= 0.15 * total &&
+		    gpus[m] > 0)
+			cand[nc++] = m;
+	if (nc == 0)
+		return -1;
+	gs__trace_rng_seed(&r, cfg->seed * 2 + 3);
+	return (int)cand[gs__trace_rng_below(&r, nc)];
+}
+
+/* Draw weights of the models under `law` (capacity: the GPU counts). */
+static void law_weights(enum gs_trace_law law, const double *gpus,
+                        double total, double *w)
+{
+	for (unsigned m = 0; m < GS_TRACE_MAX_MODELS; m++) {
+		bool big = gpus[m] > 0 && gpus[m] >= 0.01 * total;
+
+		switch (law) {
+		case GS_TRACE_LAW_UNIFORM:
+			w[m] = big ? 1.0 : 0.0;
+			break;
+		case GS_TRACE_LAW_INVERSE:
+			w[m] = big ? 1.0 / gpus[m] : 0.0;
+			break;
+		case GS_TRACE_LAW_SCARCE:
+			w[m] = big ? gpus[m] : 0.0;
+			break;
+		default:
+			w[m] = gpus[m];
+			break;
+		}
+	}
+}
+
 gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
                               const struct gs_trace_node *nodes, size_t nn,
                               const struct gs_trace_variant_cfg *cfg,
@@ -85,10 +150,22 @@ gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
 	uint64_t cap_mem[3] = {0};
 	unsigned maxm = cfg->max_models ? cfg->max_models : 2;
 
+	double draw[GS_TRACE_MAX_MODELS], gpus[GS_TRACE_MAX_MODELS];
+	double scarce_pct = cfg->scarce_pct > 0 ? cfg->scarce_pct : 60;
+	int scarce = -1;
+
 	if (!(cfg->constrain_pct >= 0 && cfg->constrain_pct <= 100) ||
-	    !(cfg->gang_pct >= 0 && cfg->gang_pct <= 100))
+	    !(cfg->gang_pct >= 0 && cfg->gang_pct <= 100) ||
+	    !(cfg->scarce_pct >= 0 && cfg->scarce_pct <= 100))
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "task list variant: shares must be 0 to 100 %%");
+	if (maxm > 8 || (unsigned)cfg->law >= GS_TRACE_LAW__COUNT ||
+	    (unsigned)cfg->gangs >= GS_TRACE_GANG__COUNT)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "task list variant: at most 8 models per task, a known law and gang mix");
+	law_weights(cfg->law, gpus, model_gpus(nodes, nn, gpus), draw);
+	if (cfg->law == GS_TRACE_LAW_SCARCE)
+		scarce = gs_trace_variant_scarce_model(nodes, nn, cfg);
 	for (size_t i = 0; i < nn; i++) {
 		if (nodes[i].gpus > 0 && nodes[i].model < GS_TRACE_MAX_MODELS)
 			weight[nodes[i].model] += nodes[i].gpus;
@@ -108,6 +185,12 @@ gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
 				gang[g] += 1;
 	if (gang[0] + gang[1] + gang[2] == 0)
 		gang[0] = gang[1] = gang[2] = 1;
+	if (cfg->gangs != GS_TRACE_GANG_LIST) {
+		bool small = cfg->gangs == GS_TRACE_GANG_SMALL;
+		gang[0] = small ? 6 : 1;
+		gang[1] = 3;
+		gang[2] = small ? 1 : 6;
+	}
 	for (int g = 0; g < 3; g++)
 		if (cap_cpu[g] == 0)
 			gang[g] = 0; /* no node can host it */
@@ -152,7 +235,12 @@ gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
 		ok = models_for(nodes, nn, p, weight);
 		if (ok == 0)
 			continue;
-		p->spec = draw_spec(&r, ok, weight, k);
+		if (scarce >= 0 && (ok >> scarce) & 1u &&
+		    uniform01(&r) * 100.0 < scarce_pct)
+			p->spec = (1u << scarce) |
+			          draw_spec(&r, ok & ~(1u << scarce), draw, k - 1);
+		else
+			p->spec = draw_spec(&r, ok, draw, k);
 	}
 	return GS_OK;
 }

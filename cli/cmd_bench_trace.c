@@ -18,6 +18,7 @@
  */
 #include "cli.h"
 #include "trace_bench.h"
+#include "trace_family.h"
 
 #include "gs/trace.h"
 
@@ -55,9 +56,19 @@ static void usage(FILE *f)
 	    "  --gangs PCT           variant: turn PCT %% of the one-GPU tasks into 2/4/8\n"
 	    "                        whole-GPU tasks (the list's own multi-GPU mix)\n"
 	    "  --ablate T[,T]        switch off terms of the gpuslice policy: strand,\n"
-	    "                        model, gang, demand, reserve (docs/placement.md)\n"
+	    "                        model, gang, demand, reserve, guard, fit\n"
+	    "                        (docs/placement.md)\n"
+	    "  --eps E               gpuslice's guard: only move from FGD's choice to one\n"
+	    "                        FGD's measure finds within E milli-GPU of it\n"
+	    "                        (default: the scorer's)\n"
 	    "  --variant-seed N      seed of the variant (default 1); the variant is\n"
 	    "                        the same for every replay seed\n"
+	    "  --family PART         replay the variant family instead (docs/placement.md):\n"
+	    "                        tune (variants 0-15, seeds 1001-1005), report\n"
+	    "                        (16-39, seeds 42-51) or all; prints per variant\n"
+	    "                        gpuslice - FGD at 90..130 and the family's worst\n"
+	    "                        case (policies default to fgd,gpuslice)\n"
+	    "  --family-variants A-B only variants A..B of the family\n"
 	    "  --out DIR             also write DIR/results.csv and DIR/unallocated.svg\n"
 	    "  --json                print JSON: {\"results\":[{\"policy\",\"arrived_pct\",\n"
 	    "                        \"unallocated_pct_mean\",\"unallocated_pct_sd\",\n"
@@ -234,6 +245,8 @@ static int parse_ablate(const char *v, unsigned *out)
 	    {"gang", GS_TRACE_ABLATE_GANG},
 	    {"demand", GS_TRACE_ABLATE_DEMAND},
 	    {"reserve", GS_TRACE_ABLATE_RESERVE},
+	    {"guard", GS_TRACE_ABLATE_GUARD},
+	    {"fit", GS_TRACE_ABLATE_FIT},
 	};
 	const char *p = v;
 
@@ -250,7 +263,7 @@ static int parse_ablate(const char *v, unsigned *out)
 		}
 		if (!found) {
 			gs_cli_error(CMD,
-			             "--ablate '%s': unknown term '%.*s' (strand, model, gang, demand, reserve)",
+			             "--ablate '%s': unknown term '%.*s' (strand, model, gang, demand, reserve, guard, fit)",
 			             v, (int)len, p);
 			return -1;
 		}
@@ -285,6 +298,61 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name,
 	return argv[++*i];
 }
 
+/*
+ * --family: loads the base lists, replays the family's variants of the
+ * part (or the range asked) and prints the table and the worst case.
+ */
+static int run_family(struct gs_trace_bench *b, const char *nodes_path,
+                      const char *pods_path, int part, bool range,
+                      unsigned lo, unsigned hi, bool seeds_set,
+                      bool policies_set, bool json)
+{
+	struct gs_trace_family f;
+	struct gs_errbuf eb;
+	gs_err err;
+	int rc;
+
+	if (b->variant.constrain_pct > 0 || b->variant.gang_pct > 0) {
+		gs_cli_error(CMD,
+		             "--family replaces --constrain and --gangs; give one or the other");
+		return GS_EXIT_USAGE;
+	}
+	if (!seeds_set) {
+		uint64_t s0, s1;
+		gs_trace_family_part_seeds((enum gs_trace_family_part)part,
+		                           &s0, &s1);
+		b->n_seeds = 0;
+		for (uint64_t s = s0; s <= s1; s++)
+			b->seeds[b->n_seeds++] = s;
+	}
+	if (!policies_set) {
+		b->n_policies = 0;
+		b->policies[b->n_policies++] = GS_TRACE_POLICY_FGD;
+		b->policies[b->n_policies++] = GS_TRACE_POLICY_GPUSLICE;
+	}
+	memset(&f, 0, sizeof(f));
+	f.base = b;
+	if (range) {
+		f.lo = lo;
+		f.hi = hi;
+	} else {
+		gs_trace_family_part_range((enum gs_trace_family_part)part,
+		                           &f.lo, &f.hi);
+	}
+	gs_errbuf_init(&eb);
+	err = gs_trace_bench_load(b, nodes_path, pods_path, &eb);
+	if (err == GS_OK)
+		err = gs_trace_family_run(&f, &eb);
+	if (err == GS_OK && json)
+		err = gs_trace_family_print_json(&f, &eb);
+	else if (err == GS_OK)
+		gs_trace_family_print_text(&f);
+	rc = err == GS_OK ? 0 : gs_cli_fail(CMD, err, &eb);
+	gs_trace_family_fini(&f);
+	gs_trace_bench_fini(b);
+	return rc;
+}
+
 /* Called by cmd_bench.c, which declares it weak. */
 int gs_cli_bench_trace(int argc, char **argv);
 
@@ -293,12 +361,16 @@ int gs_cli_bench_trace(int argc, char **argv)
 	struct gs_trace_bench b;
 	const char *nodes_path = NULL, *pods_path = NULL, *out_dir = NULL;
 	struct gs_errbuf eb;
-	bool json = false;
+	bool json = false, seeds_set = false, policies_set = false;
+	int family = -1; /* enum gs_trace_family_part, -1: a plain replay */
+	unsigned fam_lo = 0, fam_hi = 0;
+	bool fam_range = false;
 	gs_err err;
 	int rc;
 
 	memset(&b, 0, sizeof(b));
 	b.tune = 1.3;
+	b.eps = -1;
 	b.jobs_n = 1;
 	b.variant.seed = 1;
 	for (int k = 0; k < GS_TRACE_POLICY__COUNT; k++)
@@ -331,10 +403,12 @@ int gs_cli_bench_trace(int argc, char **argv)
 		           m) {
 			if (!v || (rc = parse_policies(&b, v)) != 0)
 				return GS_EXIT_USAGE;
+			policies_set = true;
 		} else if ((v = opt_value(argc, argv, &i, "--seeds", &m)) ||
 		           m) {
 			if (!v || (rc = parse_seeds(&b, v)) != 0)
 				return GS_EXIT_USAGE;
+			seeds_set = true;
 		} else if ((v = opt_value(argc, argv, &i, "--tune", &m)) || m) {
 			char *end;
 			if (!v)
@@ -414,6 +488,57 @@ int gs_cli_bench_trace(int argc, char **argv)
 				return GS_EXIT_USAGE;
 			}
 			b.variant.seed = n;
+		} else if ((v = opt_value(argc, argv, &i, "--eps", &m)) || m) {
+			char *end;
+			if (!v)
+				return GS_EXIT_USAGE;
+			errno = 0;
+			b.eps = strtod(v, &end);
+			if (errno || *end || end == v || !(b.eps >= 0) ||
+			    b.eps > 1000) {
+				gs_cli_error(CMD,
+				             "--eps '%s': expected milli-GPU from 0 to 1000",
+				             v);
+				return GS_EXIT_USAGE;
+			}
+		} else if ((v = opt_value(argc, argv, &i, "--family-variants",
+		                          &m)) ||
+		           m) {
+			uint64_t lo, hi;
+			char buf[64], *dash;
+			if (!v)
+				return GS_EXIT_USAGE;
+			snprintf(buf, sizeof(buf), "%s", v);
+			dash = strchr(buf, '-');
+			if (dash)
+				*dash = '\0';
+			if (!parse_u64(buf, &lo) ||
+			    !parse_u64(dash ? dash + 1 : buf, &hi) || hi < lo ||
+			    hi >= GS_TRACE_FAMILY_SIZE) {
+				gs_cli_error(CMD,
+				             "--family-variants '%s': expected A-B within 0-%d",
+				             v, GS_TRACE_FAMILY_SIZE - 1);
+				return GS_EXIT_USAGE;
+			}
+			fam_lo = (unsigned)lo;
+			fam_hi = (unsigned)hi;
+			fam_range = true;
+		} else if ((v = opt_value(argc, argv, &i, "--family", &m)) ||
+		           m) {
+			if (!v)
+				return GS_EXIT_USAGE;
+			if (strcmp(v, "tune") == 0)
+				family = GS_TRACE_FAMILY_TUNING;
+			else if (strcmp(v, "report") == 0)
+				family = GS_TRACE_FAMILY_REPORTING;
+			else if (strcmp(v, "all") == 0)
+				family = GS_TRACE_FAMILY_ALL;
+			else {
+				gs_cli_error(CMD,
+				             "--family '%s': expected tune, report or all",
+				             v);
+				return GS_EXIT_USAGE;
+			}
 		} else if ((v = opt_value(argc, argv, &i, "--out", &m)) || m) {
 			if (!v)
 				return GS_EXIT_USAGE;
@@ -427,6 +552,13 @@ int gs_cli_bench_trace(int argc, char **argv)
 	if (nodes_path == NULL || pods_path == NULL) {
 		gs_cli_error(CMD,
 		             "--nodes and --pods are required (see --help)");
+		return GS_EXIT_USAGE;
+	}
+	if (family >= 0)
+		return run_family(&b, nodes_path, pods_path, family, fam_range,
+		                  fam_lo, fam_hi, seeds_set, policies_set, json);
+	if (fam_range) {
+		gs_cli_error(CMD, "--family-variants needs --family");
 		return GS_EXIT_USAGE;
 	}
 	if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {

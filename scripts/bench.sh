@@ -56,7 +56,9 @@ bench_exec() {
 # as the FGD paper measured it: replay time of one default run at 1.3x on
 # one core for FGD and for gpuslice's own policy, then the default matrix
 # (the six published policies and ours, 10 seeds each) with unallocated
-# GPU % at arrival 100 against the paper's published means. CPU only.
+# GPU % at arrival 100 against the paper's published means, and the worst
+# case of gpuslice against FGD over the reporting part of the variant
+# family. CPU only.
 bench_trace() {
 	local b=$1 src data tmp
 	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -91,6 +93,10 @@ for e in res:
         print("   %-11s %8.2f +- %4.2f %16s %+7.2f vs published FGD" % (e["policy"], e["unallocated_pct_mean"], e["unallocated_pct_sd"], "(ours)",
               e["unallocated_pct_mean"] - float(f["unalloc_pct_mean"])))
 PY
+	echo "-- variant family, reporting part (24 variants x seeds 42-51; docs/placement.md), gpuslice - FGD:"
+	"$b/bin/gpuslice" bench trace --nodes "$data/openb_node_list_gpu_node.csv" \
+		--pods "$data/openb_pod_list_default.csv" --family report \
+		--jobs "$(nproc 2>/dev/null || echo 2)" 2>/dev/null | sed -n 's/^family /   family /p'
 	rm -rf "$tmp"
 }
 

@@ -1,27 +1,15 @@
 /*
  * scorer.c - gpuslice's placement cost on one node's GPUs (the
- * scorer of gs/frag.h): building it from the demand seen, and the cost
- * F_n(M_g) + S_n of a node state. score.c documents the
- * terms and turns cost changes into scores; core/place/search.c's `frag`
- * policy ranks a node's assignments by this cost. No libm here on purpose:
- * the placement engine links it without the math library.
+ * scorer of gs/frag.h): building it from the demand seen (FGD's M by
+ * count, and M_g by GPU demand), and the costs of a node state: FGD's
+ * F_n(M) and our own F_n(M_g) + S_n. score.c documents the terms and
+ * the guard and turns cost changes into ranks; core/place/search.c's
+ * `frag` policy ranks a node's assignments the same way. No libm here on
+ * purpose: the placement engine links it without the math library.
  */
-#include "gs/frag.h"
+#include "scorer_int.h"
 
 #include <stdlib.h>
-
-#define GS_GSL_COVERAGE    99.0 /* % of GPU demand M_g covers */
-#define GS_GSL_GANG_WEIGHT 0.75 /* a gang class's share of its demand */
-#define GS_GSL_CPU_RESERVE 1.3  /* rho_m over the class's mean CPU/GPU */
-
-struct gs_trace_scorer {
-	struct gs_trace_workload m; /* M_g */
-	size_t nh;
-	double *hw;   /* per stranding class: weight */
-	double *hr;   /* per stranding class: CPU milli per milli-GPU */
-	uint32_t *hs; /* per stranding class: model spec, 0 = any */
-	bool model_aware;
-};
 
 void gs_trace_scorer_free(struct gs_trace_scorer *s)
 {
@@ -31,6 +19,7 @@ void gs_trace_scorer_free(struct gs_trace_scorer *s)
 	free(s->hr);
 	free(s->hs);
 	gs_trace_workload_fini(&s->m);
+	gs_trace_workload_fini(&s->fgd);
 	free(s);
 }
 
@@ -109,17 +98,37 @@ static gs_err scorer_finish(struct gs_trace_scorer *s,
 	err = gs_trace_workload_init_classes(&s->m, dm->cls, dm->n, eb);
 	gs_trace_workload_fini(dm);
 	if (err != GS_OK) {
-		free(s);
+		gs_trace_scorer_free(s);
 		return err;
 	}
 	return scorer_finish_strand(s, ablate, out, eb);
 }
 
-/* A zeroed scorer, *out cleared first; NULL when memory runs out. */
-static struct gs_trace_scorer *scorer_alloc(struct gs_trace_scorer **out)
+/* A zeroed scorer with the default eps, *out cleared first; NULL when
+ * memory runs out. */
+static struct gs_trace_scorer *scorer_alloc(struct gs_trace_scorer **out,
+                                            unsigned ablate)
 {
+	struct gs_trace_scorer *s = calloc(1, sizeof(struct gs_trace_scorer));
+
 	*out = NULL;
-	return calloc(1, sizeof(struct gs_trace_scorer));
+	if (s != NULL) {
+		s->eps = GS_TRACE_SCORER_EPS;
+		s->ablate = ablate;
+		s->model_aware = !(ablate & GS_TRACE_ABLATE_MODEL);
+	}
+	return s;
+}
+
+gs_err gs_trace_scorer_set_eps(struct gs_trace_scorer *s, double eps,
+                               struct gs_errbuf *eb)
+{
+	if (!(eps >= 0 && eps <= GS_TRACE_MILLI))
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "gpuslice scorer: eps %g outside 0 to 1000 milli-GPU",
+		               eps);
+	s->eps = eps;
+	return GS_OK;
 }
 
 gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
@@ -127,27 +136,36 @@ gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
                            unsigned ablate, struct gs_trace_scorer **out,
                            struct gs_errbuf *eb)
 {
-	struct gs_trace_scorer *s = scorer_alloc(out);
+	struct gs_trace_scorer *s = scorer_alloc(out, ablate);
 	struct gs_trace_workload dm;
 	gs_err err;
 
 	if (s == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM,
 		               "gpuslice scorer: out of memory");
-	s->model_aware = !(ablate & GS_TRACE_ABLATE_MODEL);
-	if ((ablate & GS_TRACE_ABLATE_DEMAND) && count_target != NULL) {
+	if (count_target != NULL)
+		err = gs_trace_workload_init_classes(
+		    &s->fgd, count_target->cls, count_target->n, eb);
+	else
+		err = gs_trace_workload_init(&s->fgd, pods, n,
+		                             GS_GSL_FGD_COVERAGE, eb);
+	if (err != GS_OK) {
+		gs_trace_scorer_free(s);
+		return err;
+	}
+	if (ablate & GS_TRACE_ABLATE_DEMAND) {
 		/* Ablation: FGD's M (by count), with nothing reweighed. */
-		err = gs_trace_workload_init_classes(&s->m, count_target->cls,
-		                                     count_target->n, eb);
+		err = gs_trace_workload_init_classes(&s->m, s->fgd.cls,
+		                                     s->fgd.n, eb);
 		if (err != GS_OK) {
-			free(s);
+			gs_trace_scorer_free(s);
 			return err;
 		}
 		return scorer_finish_strand(s, ablate, out, eb);
 	}
 	err = gs_trace_workload_init_demand(&dm, pods, n, GS_GSL_COVERAGE, eb);
 	if (err != GS_OK) {
-		free(s);
+		gs_trace_scorer_free(s);
 		return err;
 	}
 	return scorer_finish(s, &dm, ablate, out, eb);
@@ -157,17 +175,22 @@ gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls, size_t n,
                                     struct gs_trace_scorer **out,
                                     struct gs_errbuf *eb)
 {
-	struct gs_trace_scorer *s = scorer_alloc(out);
+	struct gs_trace_scorer *s = scorer_alloc(out, 0);
 	struct gs_trace_workload dm;
 	gs_err err;
 
 	if (s == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM,
 		               "gpuslice scorer: out of memory");
-	s->model_aware = true;
+	err = gs_trace_workload_init_popular(&s->fgd, cls, n,
+	                                     GS_GSL_FGD_COVERAGE, eb);
+	if (err != GS_OK) {
+		gs_trace_scorer_free(s);
+		return err;
+	}
 	err = gs_trace_workload_init_weighted(&dm, cls, n, GS_GSL_COVERAGE, eb);
 	if (err != GS_OK) {
-		free(s);
+		gs_trace_scorer_free(s);
 		return err;
 	}
 	return scorer_finish(s, &dm, 0, out, eb);
@@ -202,4 +225,14 @@ double gs_trace_scorer_cost(const struct gs_trace_scorer *s, int64_t cpu_free,
 		total += gpu_free[d];
 	return gs_trace_frag(&s->m, cpu_free, gpu_free, ngpu, model) +
 	       stranded(s, total, (double)cpu_free, model);
+}
+
+void gs_trace_scorer_costs(const struct gs_trace_scorer *s, int64_t cpu_free,
+                           const uint16_t *gpu_free, unsigned ngpu,
+                           unsigned model, struct gs_trace_cost *out)
+{
+	if (ngpu > GS_TRACE_MAX_DEVS)
+		ngpu = GS_TRACE_MAX_DEVS;
+	out->fgd = gs_trace_frag(&s->fgd, cpu_free, gpu_free, ngpu, model);
+	out->own = gs_trace_scorer_cost(s, cpu_free, gpu_free, ngpu, model);
 }

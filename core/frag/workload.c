@@ -213,10 +213,10 @@ static gs_err workload_from_pods(struct gs_trace_workload *w,
 	return workload_build(w, all, n, coverage_pct, by_demand, eb);
 }
 
-gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
-                                       const struct gs_trace_class *cls,
-                                       size_t n, double coverage_pct,
-                                       struct gs_errbuf *eb)
+static gs_err workload_from_classes(struct gs_trace_workload *w,
+                                    const struct gs_trace_class *cls,
+                                    size_t n, double coverage_pct,
+                                    bool by_demand, struct gs_errbuf *eb)
 {
 	struct gs_trace_class *all;
 	size_t k = 0;
@@ -247,7 +247,23 @@ gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
 		return gs_fail(eb, GS_ERR_INVALID,
 		               "target workload: no class with a weight");
 	}
-	return workload_build(w, all, k, coverage_pct, true, eb);
+	return workload_build(w, all, k, coverage_pct, by_demand, eb);
+}
+
+gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
+                                       const struct gs_trace_class *cls,
+                                       size_t n, double coverage_pct,
+                                       struct gs_errbuf *eb)
+{
+	return workload_from_classes(w, cls, n, coverage_pct, true, eb);
+}
+
+gs_err gs_trace_workload_init_popular(struct gs_trace_workload *w,
+                                      const struct gs_trace_class *cls,
+                                      size_t n, double coverage_pct,
+                                      struct gs_errbuf *eb)
+{
+	return workload_from_classes(w, cls, n, coverage_pct, false, eb);
 }
 
 gs_err gs_trace_workload_init(struct gs_trace_workload *w,

@@ -356,6 +356,8 @@ struct search {
 	bool exhausted;
 	int deepest; /* items placed at the deepest point */
 	int node;    /* the node being solved */
+	struct gs_trace_cost frag_before; /* FRAG: the node before the request */
+	struct gs_trace_pick frag_pick;   /* FRAG: the guard's choice so far */
 };
 
 /* A device's state: what is stored plus the deltas on it. */

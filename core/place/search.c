@@ -197,24 +197,23 @@ static void push(struct search *s, int k, int gi, int ii)
 }
 
 /*
- * FRAG: the node's cost after the deltas, in thousandths of a milli-GPU.
- * A GPU taken whole has nothing free; otherwise its free share is the
- * smaller of its free memory and free compute, in milli-GPU.
+ * FRAG: the node's free GPU after the deltas into g (n devices). A GPU
+ * taken whole has nothing free; otherwise its free share is the smaller
+ * of its free memory and free compute, in milli-GPU.
  */
-static int64_t score_frag(const struct search *s)
+static void frag_state(const struct search *s, uint16_t *g, unsigned *n)
 {
 	const struct pnode *nd = &s->inv->node[s->node];
-	uint16_t g[GS_TRACE_MAX_DEVS];
-	unsigned n = 0;
 
+	*n = 0;
 	for (int gi = nd->first_gpu;
-	     gi < nd->first_gpu + nd->n_gpus && n < GS_TRACE_MAX_DEVS; gi++) {
+	     gi < nd->first_gpu + nd->n_gpus && *n < GS_TRACE_MAX_DEVS; gi++) {
 		struct dstate st;
 		int64_t mem, c;
 
 		gpu_state(s, gi, &st);
 		if (st.excl || st.total == 0) {
-			g[n++] = 0;
+			g[(*n)++] = 0;
 			continue;
 		}
 		mem = (int64_t)((st.total -
@@ -223,29 +222,43 @@ static int64_t score_frag(const struct search *s)
 		c = (int64_t)(100 - st.c_used) * GS_TRACE_MILLI / 100;
 		if (c < 0)
 			c = 0;
-		g[n++] = (uint16_t)(mem < c ? mem : c);
+		g[(*n)++] = (uint16_t)(mem < c ? mem : c);
 	}
-	/* Costs are non-negative: adding a half rounds. */
-	return (int64_t)(1000.0 * gs_trace_scorer_cost(s->p->scorer,
-	                                               INT64_MAX / 4, g, n, 0) +
-	                 0.5);
 }
 
-/* FRAG's cost is the first key; equal costs (several assignments leave
- * everything the demand needs placeable, say) go to binpack's leftover,
- * which is below FRAG_TIE (16 devices x 2,000,000 at most). */
-#define FRAG_TIE 33000000LL
+/*
+ * FRAG: the guard of gs/frag.h over the node's assignments, in the
+ * search's order: the candidate of the move from the node's state before
+ * the request (s->frag_before) to the state after the deltas, offered to
+ * the pick that the replay and the extender use (gs_trace_scorer_pick).
+ * Our rank ties (several assignments leave everything the demand needs
+ * placeable) go to binpack's least leftover, below one rank unit.
+ */
+static bool frag_better(struct search *s)
+{
+	uint16_t g[GS_TRACE_MAX_DEVS];
+	struct gs_trace_cand c;
+	unsigned n;
+
+	frag_state(s, g, &n);
+	gs_trace_scorer_cand(s->p->scorer, &s->frag_before, INT64_MAX / 4, g,
+	                     n, 0, 0, &c);
+	c.own -= (double)score_deltas(s) * 1e-9;
+	return gs_trace_scorer_pick_step(s->p->scorer, &s->frag_pick, &c);
+}
 
 static void leaf(struct search *s)
 {
-	int64_t score = s->p->scorer != NULL && !s->p->has_mig
-	                    ? score_frag(s) * FRAG_TIE + score_deltas(s)
-	                    : score_deltas(s);
-
-	if (!better(s, score))
-		return;
+	if (s->p->scorer != NULL && !s->p->has_mig) {
+		if (!frag_better(s))
+			return;
+	} else {
+		int64_t score = score_deltas(s);
+		if (!better(s, score))
+			return;
+		s->best_score = score;
+	}
 	s->found = true;
-	s->best_score = score;
 	memcpy(s->best, s->cur, sizeof(s->best));
 }
 
@@ -485,6 +498,15 @@ void gs__place_solve_node(struct search *s, int node)
 {
 	s->n_d = 0;
 	s->node = node;
+	if (s->p->scorer != NULL && !s->p->has_mig) {
+		uint16_t g[GS_TRACE_MAX_DEVS];
+		unsigned n;
+
+		frag_state(s, g, &n);
+		gs_trace_scorer_costs(s->p->scorer, INT64_MAX / 4, g, n, 0,
+		                      &s->frag_before);
+		memset(&s->frag_pick, 0, sizeof(s->frag_pick));
+	}
 	if (s->p->n == 1)
 		scan_one(s, node);
 	else

@@ -126,6 +126,15 @@ gs_err gs_trace_workload_init_weighted(struct gs_trace_workload *w,
                                        const struct gs_trace_class *cls,
                                        size_t n, double coverage_pct,
                                        struct gs_errbuf *eb);
+/*
+ * The same as gs_trace_workload_init_weighted, but classes are weighed by
+ * their weight alone (FGD's M by count when the weights are counts): what
+ * gs_trace_workload_init gives for the tasks the weights count.
+ */
+gs_err gs_trace_workload_init_popular(struct gs_trace_workload *w,
+                                      const struct gs_trace_class *cls,
+                                      size_t n, double coverage_pct,
+                                      struct gs_errbuf *eb);
 /* Copies `n` classes and uses their `p` as given (no renormalisation). */
 gs_err gs_trace_workload_init_classes(struct gs_trace_workload *w,
                                       const struct gs_trace_class *cls,
@@ -148,22 +157,40 @@ enum gs_trace_ablate {
 	GS_TRACE_ABLATE_GANG = 1u << 2,    /* gangs at full demand weight */
 	GS_TRACE_ABLATE_DEMAND = 1u << 3,  /* FGD's target M, by count */
 	GS_TRACE_ABLATE_RESERVE = 1u << 4, /* no CPU reserve (rho = mean) */
+	GS_TRACE_ABLATE_GUARD = 1u << 5,   /* own score alone, no FGD guard */
+	GS_TRACE_ABLATE_FIT = 1u << 6,     /* no best fit inside a bucket */
 };
 
 /* ---- gpuslice's placement scoring on one node (core/frag/) --------------- */
 
 /*
- * A scorer holds what gpuslice's scoring knows of the demand: the task
- * classes seen (M_g) and their CPU per GPU. It scores ONE node's GPUs, so
- * the replay, the node daemon and a scheduler extender share it.
+ * A scorer holds what gpuslice's scoring knows of the demand: FGD's
+ * target workload M (task classes by count), the classes weighed by GPU
+ * demand (M_g) and their CPU per GPU. It scores ONE node's GPUs, so the
+ * replay, the node daemon and a scheduler extender share it.
+ *
+ * The guard (docs/placement.md, "Why it cannot lose badly"): every
+ * candidate placement (a node, or a device of a node) carries FGD's
+ * integer points and exact change dF of F_n(M), and our own rank. The
+ * choice among candidates listed in the caller's tie order
+ * (gs_trace_scorer_pick) starts from FGD's own choice, the first with the
+ * most points, and moves only to a candidate with the same points whose
+ * dF is within `eps` milli-GPU of that choice's, the one our rank puts
+ * first. So the policy never places where FGD's own measure calls the
+ * move more than eps worse than FGD's move (2 eps when a device is chosen
+ * inside a node too); with eps 0 it only reorders moves FGD finds
+ * exactly equal.
  */
 struct gs_trace_scorer;
 
+#define GS_TRACE_SCORER_EPS 0.0 /* default eps, milli-GPU of dF */
+
 /*
  * Builds a scorer from the tasks seen (`pods`, n >= 1). `count_target`
- * (may be NULL) is FGD's count-weighted M, used only by the
- * GS_TRACE_ABLATE_DEMAND ablation. On success *out is owned by the caller
- * (gs_trace_scorer_free); on failure *out is NULL.
+ * (may be NULL) is FGD's count-weighted M when the caller has it (the
+ * replay does); otherwise it is built from `pods` (95 % coverage). On
+ * success *out is owned by the caller (gs_trace_scorer_free); on failure
+ * *out is NULL.
  */
 gs_err gs_trace_scorer_new(const struct gs_trace_pod *pods, size_t n,
                            const struct gs_trace_workload *count_target,
@@ -179,17 +206,74 @@ gs_err gs_trace_scorer_new_weighted(const struct gs_trace_class *cls, size_t n,
                                     struct gs_trace_scorer **out,
                                     struct gs_errbuf *eb);
 void gs_trace_scorer_free(struct gs_trace_scorer *s);
-/* Cost of a node state in milli-GPU: fragmentation plus stranded GPU. */
+/* Sets the guard's eps in milli-GPU of dF (default GS_TRACE_SCORER_EPS).
+ * GS_ERR_INVALID unless 0 <= eps <= 1000 (the scorer is unchanged then). */
+gs_err gs_trace_scorer_set_eps(struct gs_trace_scorer *s, double eps,
+                               struct gs_errbuf *eb);
+/* Cost of a node state in milli-GPU: fragmentation plus stranded GPU
+ * (gpuslice's own cost, M_g and S_n). */
 double gs_trace_scorer_cost(const struct gs_trace_scorer *s, int64_t cpu_free,
                             const uint16_t *gpu_free, unsigned ngpu,
                             unsigned model);
+
+/* Both costs of one node state, in milli-GPU. */
+struct gs_trace_cost {
+	double fgd; /* F_n(M), FGD's measure */
+	double own; /* gs_trace_scorer_cost */
+};
+void gs_trace_scorer_costs(const struct gs_trace_scorer *s, int64_t cpu_free,
+                           const uint16_t *gpu_free, unsigned ngpu,
+                           unsigned model, struct gs_trace_cost *out);
+
+/* A candidate placement as the guard sees it. */
+struct gs_trace_cand {
+	double fgd;   /* FGD's integer points of the move, 0..100 */
+	double delta; /* FGD's exact change of F_n(M), milli-GPU */
+	double own;   /* our rank of the move, higher is better */
+};
 /*
- * Score (higher is better, 0..100 less a best-fit fraction) of placing
- * `pod` on a node with `cpu_free`, `ngpu` devices free `gpu_free` and
- * model id `model`; -1 when it does not fit (CPU, model, devices; memory
- * is the caller's). `before` is the node's current cost, or NAN to have it
- * computed. For a share, *dev (may be NULL) gets the chosen device.
+ * The candidate of moving a node from `before` to the state (cpu_free,
+ * gpu_free); `left` is what a share leaves free on its device (0
+ * otherwise). own = our cost's integer points minus left / 10^6 (best
+ * fit inside a bucket).
  */
+void gs_trace_scorer_cand(const struct gs_trace_scorer *s,
+                          const struct gs_trace_cost *before, int64_t cpu_free,
+                          const uint16_t *gpu_free, unsigned ngpu,
+                          unsigned model, unsigned left,
+                          struct gs_trace_cand *out);
+
+/* The guard's choice, one candidate at a time (a search that cannot keep
+ * them all). Zero it to start. */
+struct gs_trace_pick {
+	bool any;
+	struct gs_trace_cand first; /* FGD's choice so far */
+	struct gs_trace_cand best;  /* the guard's choice so far */
+};
+/* Offers `c` (in the tie order); true when it becomes the choice. */
+bool gs_trace_scorer_pick_step(const struct gs_trace_scorer *s,
+                               struct gs_trace_pick *p,
+                               const struct gs_trace_cand *c);
+/* The index of the guard's choice among c[0..n-1] (n >= 1). */
+size_t gs_trace_scorer_pick(const struct gs_trace_scorer *s,
+                            const struct gs_trace_cand *c, size_t n);
+
+/*
+ * The candidate of placing `pod` on a node with `cpu_free`, `ngpu`
+ * devices free `gpu_free` and model id `model`: false when it does not
+ * fit (CPU, model, devices; memory is the caller's). `before` is the
+ * node's current costs, or NULL to have them computed. For a share the
+ * device is the guard's choice among the node's devices, *dev (may be
+ * NULL) gets it, and *out carries FGD's points and dF of FGD's own device
+ * with our rank of the chosen one (so nodes compare on FGD's terms).
+ */
+bool gs_trace_scorer_node(const struct gs_trace_scorer *s,
+                          const struct gs_trace_cost *before, int64_t cpu_free,
+                          const uint16_t *gpu_free, unsigned ngpu,
+                          unsigned model, const struct gs_trace_pod *pod,
+                          struct gs_trace_cand *out, int *dev);
+/* FGD's points of the node's candidate (gs_trace_scorer_node), -1 when
+ * the task does not fit. `before`: the node's own cost, or NAN. */
 double gs_trace_scorer_score(const struct gs_trace_scorer *s, double before,
                              int64_t cpu_free, const uint16_t *gpu_free,
                              unsigned ngpu, unsigned model,

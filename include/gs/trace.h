@@ -137,6 +137,7 @@ struct gs_trace_replay_cfg {
 	int stop_level;      /* stop once arrival passes this %; 0 = never */
 	bool no_cache;       /* rescore every node every time (tests) */
 	unsigned ablate;     /* GS_TRACE_ABLATE_*: switch off gpuslice terms */
+	double eps; /* gpuslice's guard, milli-GPU of dF; < 0: the default */
 	gs_trace_progress_fn progress;
 	void *progress_arg;
 };
@@ -172,24 +173,55 @@ gs_err gs_trace_replay(const struct gs_trace_node *nodes, size_t n_nodes,
 
 /* ---- Task list variants (bench/trace_variant.c) ----------------------- */
 
+/* How a constrained task's models are drawn (docs/placement.md, "A family
+ * of variants"). */
+enum gs_trace_law {
+	GS_TRACE_LAW_CAPACITY, /* by the model's GPU count (the list's mix) */
+	GS_TRACE_LAW_UNIFORM,  /* equally among models */
+	GS_TRACE_LAW_INVERSE,  /* by 1 / the model's GPU count */
+	GS_TRACE_LAW_SCARCE,   /* one scarce model first, the rest by count */
+	GS_TRACE_LAW__COUNT
+};
+
+/* Sizes of the tasks a gang variant makes (2, 4 or 8 GPUs). */
+enum gs_trace_gang_mix {
+	GS_TRACE_GANG_LIST,  /* the list's own multi-GPU mix */
+	GS_TRACE_GANG_SMALL, /* 2:4:8 as 6:3:1 */
+	GS_TRACE_GANG_LARGE, /* 2:4:8 as 1:3:6 */
+	GS_TRACE_GANG__COUNT
+};
+
 struct gs_trace_variant_cfg {
 	uint64_t seed;        /* the variant's own seed, not the replay's */
 	double constrain_pct; /* share of GPU tasks restricted to models, % */
 	unsigned max_models;  /* a constrained task accepts 1..this; 0 = 2 */
 	double gang_pct; /* share of 1-GPU/share tasks turned into 2/4/8 GPUs */
+	enum gs_trace_law law;       /* 0: by capacity, as before the family */
+	double scarce_pct;           /* SCARCE: % of constrained tasks given
+	                                the scarce model when it can host them;
+	                                0 = 60 */
+	enum gs_trace_gang_mix gangs; /* 0: the list's mix */
 };
-
 /*
  * Rewrites `pods` in place into a variant of the list: first turns
- * gang_pct % of the one-GPU tasks into multi-GPU tasks (sizes by the
- * list's multi-GPU mix), then restricts constrain_pct % of the GPU tasks
- * without a model restriction to 1..max_models models, drawn by the node
- * list's GPU count per model among models that can host the task.
- * Deterministic for a seed. GS_ERR_INVALID for shares outside 0..100.
+ * gang_pct % of the one-GPU tasks into multi-GPU tasks (sizes by `gangs`),
+ * then restricts constrain_pct % of the GPU tasks without a model
+ * restriction to 1..max_models models drawn by `law` among the models
+ * that can host the task. The laws other than CAPACITY leave out models
+ * with under 1 % of the GPUs (a 2-GPU model would only turn every task it
+ * is given into a refusal for every policy). Deterministic for a seed.
+ * GS_ERR_INVALID for shares outside 0..100 or max_models above 8.
  */
 gs_err gs_trace_variant_apply(struct gs_trace_pod *pods, size_t n,
                               const struct gs_trace_node *nodes, size_t nn,
                               const struct gs_trace_variant_cfg *cfg,
                               struct gs_errbuf *eb);
+/*
+ * The scarce model of a SCARCE variant: drawn from the variant's seed
+ * among the models with at least 1 % and at most 15 % of the GPUs; -1
+ * when no model qualifies (the variant then draws by capacity).
+ */
+int gs_trace_variant_scarce_model(const struct gs_trace_node *nodes, size_t nn,
+                                  const struct gs_trace_variant_cfg *cfg);
 
 #endif

@@ -544,22 +544,49 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 			    "Error", "");
 		}
 	} else {
-		out = json_array();
+		/* FGD's points / 10 per node (at most 9), and 10 for the node
+		 * the scorer's guard picks among them in the order given
+		 * (gs_trace_scorer_pick, what the replay and gpusliced use). */
+		size_t nn = json_array_size(names), nc = 0, ncand;
+		size_t pick = SIZE_MAX;
+		struct gs_trace_cand *c = calloc(nn ? nn : 1, sizeof(*c));
+		size_t *at = calloc(nn ? nn : 1, sizeof(*at));
+
+		if (c == NULL || at == NULL) {
+			free(c);
+			free(at);
+			json_decref(args);
+			gs_trace_scorer_free(sc);
+			return error_reply(status, 500, "out of memory");
+		}
 		json_array_foreach(names, i, n)
 		{
 			const struct ext_node *nd =
 			    find(st, json_string_value(n));
-			double v = 0;
 			if (pod.num_gpu > 0 && nd != NULL &&
-			    !nd->unreachable[0])
-				v = gs_trace_scorer_score(
-				    sc, NAN, nd->cpu_free, nd->free, nd->ngpu,
-				    nd->model, &pod, NULL);
+			    !nd->unreachable[0] &&
+			    gs_trace_scorer_node(sc, NULL, nd->cpu_free,
+			                         nd->free, nd->ngpu, nd->model,
+			                         &pod, &c[nc], NULL))
+				at[nc++] = i;
+		}
+		if (nc > 0)
+			pick = at[gs_trace_scorer_pick(sc, c, nc)];
+		ncand = nc;
+		out = json_array();
+		nc = 0;
+		json_array_foreach(names, i, n)
+		{
+			double v = 0;
+			if (nc < ncand && at[nc] == i)
+				v = c[nc++].fgd;
+			v = i == pick ? 10 : v > 90 ? 9 : floor(v / 10.0);
 			json_array_append_new(
 			    out, json_pack("{s:O,s:I}", "Host", n, "Score",
-			                   (json_int_t)(v > 0 ? floor(v / 10.0)
-			                                      : 0)));
+			                   (json_int_t)(v > 0 ? v : 0)));
 		}
+		free(c);
+		free(at);
 	}
 	json_decref(names);
 	json_decref(objs);

@@ -477,13 +477,22 @@ static void gpuslice_keeps_cpu_only_work_off_cpu_tight_gpu_nodes(void **state)
 	    {.cpu_milli = 6000, .p = 0.2},
 	};
 	struct gs_trace_pod cpu_only = {.cpu_milli = 6000};
+	struct gs_trace_cand c[2];
 	struct mini m;
 	int d = -1;
 
 	(void)state;
 	mini_init(&m, nodes, 2, cls, 2, GS_TRACE_POLICY_GPUSLICE);
-	assert_true(m.ops->score(m.st, &m.run, 1, &cpu_only, &d) >
-	            m.ops->score(m.st, &m.run, 0, &cpu_only, &d));
+	/* FGD sees no difference (the GPU class still fits on node 0); the
+	 * guard lets the stranding cost choose, whichever node comes first. */
+	assert_true(m.ops->cand(m.st, &m.run, 0, &cpu_only, &c[0], &d));
+	assert_true(m.ops->cand(m.st, &m.run, 1, &cpu_only, &c[1], &d));
+	assert_true(c[0].fgd == c[1].fgd && c[0].delta == c[1].delta);
+	assert_int_equal(m.ops->pick(m.st, c, 2), 1);
+	{
+		struct gs_trace_cand swap[2] = {c[1], c[0]};
+		assert_int_equal(m.ops->pick(m.st, swap, 2), 0);
+	}
 	mini_fini(&m);
 }
 
