@@ -16,3 +16,9 @@ gs_add_unit_test(test_sim_driver
                  LIBS cuda_sim gs_sim_state)
 target_include_directories(test_sim_driver PRIVATE ${GS_CUDA_INCLUDE})
 set_tests_properties(test_sim_driver PROPERTIES TIMEOUT 300)
+# Where the sim used to answer wrongly without an error (issue #29),
+# through the driver API: runs without nvcc.
+gs_add_unit_test(test_sim_truth
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_truth.c
+                 LIBS cuda_sim gs_sim_state)
+target_include_directories(test_sim_truth PRIVATE ${GS_CUDA_INCLUDE})

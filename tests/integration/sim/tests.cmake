@@ -49,3 +49,12 @@ gs_add_shell_test(sim_runtime_programs_get_the_real_drivers_answers
 set_tests_properties(sim_runtime_programs_land_on_the_device_they_chose
                      sim_runtime_programs_get_the_real_drivers_answers
                      PROPERTIES SKIP_RETURN_CODE 77)
+
+# No driver entry point of the sim answers CUDA_SUCCESS having done
+# nothing (a source scan; see the script for what counts as work).
+add_test(NAME sim_entry_points_do_their_work_or_refuse
+         COMMAND ${Python3_EXECUTABLE}
+                 ${CMAKE_CURRENT_LIST_DIR}/entry_points_do_their_work.py
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(sim_entry_points_do_their_work_or_refuse PROPERTIES
+                     LABELS "unit" TIMEOUT 60)
