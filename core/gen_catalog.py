@@ -44,6 +44,9 @@ ALIASES = {
     "GH200-144GB": ["GH200-144GB-HBM3e", "NVIDIA GH200 144G HBM3e"],
     "B200-180GB": ["B200"],
     "GB200-186GB": ["GB200"],
+    "B300-288GB": ["B300"],
+    "GB300-288GB": ["GB300"],
+    "RTX-PRO-6000-96GB": ["RTX-PRO-6000", "RTX PRO 6000 Blackwell"],
 }
 
 CANONICAL_OVERRIDE = {"GH200-144GB-HBM3e": "GH200-144GB"}
@@ -110,7 +113,8 @@ def main():
         if len(profiles) > 24:
             sys.exit("gen_catalog: too many profiles for " + name)
         total_c = g["compute_slices_total"]
-        full = [p for p in profiles if p["compute_slices"] == total_c]
+        full = [p for p in profiles if p["compute_slices"] == total_c
+                and not p["attributes"]]
         if len(full) != 1:
             sys.exit("gen_catalog: no single full profile for " + name)
         full = full[0]

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gs/catalog.h"
 #include "gs_sim/state.h"
 
 #define MIB (1ULL << 20)
@@ -306,6 +307,35 @@ static void memory_advice_is_recorded_and_reported(void **state)
 	assert_int_equal(cuMemFree(m), CUDA_SUCCESS);
 }
 
+/* The whole GPU's figures with MIG off, and the MIG-capable models
+ * NVIDIA's mig-parted ships configs for (found by their PCI ids too). */
+static void catalog_has_whole_gpu_figures_and_blackwell_models(void **state)
+{
+	const struct gs_gpu_model *a = gs_catalog_find("A100-SXM4-40GB");
+	const struct gs_gpu_model *b = gs_catalog_find("B300");
+	const struct gs_gpu_model *gb = gs_catalog_find("GB300");
+	const struct gs_gpu_model *r = gs_catalog_find("RTX-PRO-6000");
+
+	(void)state;
+	assert_non_null(a);
+	assert_int_equal(a->sm_count, 108);
+	assert_int_equal(a->memory_mib, 40536);
+	assert_int_equal(gs_catalog_profile(a, "7g.40gb")->sm_count, 98);
+	assert_int_equal(gs_catalog_find("A100-SXM4-80GB")->sm_count, 108);
+	assert_non_null(b);
+	assert_non_null(gb);
+	assert_non_null(r);
+	assert_ptr_equal(gs_catalog_find_pci(0x318210DEu), b);
+	assert_ptr_equal(gs_catalog_find_pci(0x31C210DEu), gb);
+	assert_ptr_equal(gs_catalog_find_pci(0x2BB510DEu), r);
+	assert_non_null(gs_catalog_profile(b, "3g.135gb"));
+	assert_non_null(gs_catalog_profile(gb, "7g.278gb"));
+	assert_non_null(gs_catalog_profile(r, "2g.48gb+gfx"));
+	assert_int_equal(r->sm_count, 188);
+	assert_int_equal(r->compute_slices, 4);
+	assert_true(b->sm_count_inferred); /* from B200's profiles: said so */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +346,7 @@ int main(void)
 	    cmocka_unit_test(oversized_cooperative_and_cluster_launches_are_refused),
 	    cmocka_unit_test(large_allocations_keep_their_contents),
 	    cmocka_unit_test(memory_advice_is_recorded_and_reported),
+	    cmocka_unit_test(catalog_has_whole_gpu_figures_and_blackwell_models),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
