@@ -164,6 +164,20 @@ static void fork_join_capture_keeps_every_node_and_edge(void **state)
 	assert_int_equal(into[1] + into[2], 2);
 	assert_int_equal(outof[1] + outof[2], 2);
 	assert_int_equal(into[3], 2);
+	{
+		/* the CUDA 12.0-12.2 signature a program built then gets */
+		CUresult(CUDAAPI * get_edges_v1)(CUgraph, CUgraphNode *,
+		                                 CUgraphNode *, size_t *);
+		CUdriverProcAddressQueryResult q;
+		size_t ne1 = 8;
+
+		assert_int_equal(cuGetProcAddress_v2("cuGraphGetEdges",
+		                                     (void **)&get_edges_v1,
+		                                     12000, 0, &q),
+		                 CUDA_SUCCESS);
+		assert_int_equal(get_edges_v1(g, from, to, &ne1), CUDA_SUCCESS);
+		assert_int_equal(ne1, 4);
+	}
 	assert_int_equal(cuGraphInstantiateWithFlags(&x, g, 0), CUDA_SUCCESS);
 	assert_int_equal(cuGraphLaunch(x, s1), CUDA_SUCCESS);
 	assert_int_equal(cuStreamSynchronize(s1), CUDA_SUCCESS);
