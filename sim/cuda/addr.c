@@ -229,10 +229,13 @@ void *gs__map_range(uint64_t len, bool backed)
  * overcommit) an unbacked one, said once. OUT: *backed. Lock held. */
 static void *map_sparse(uint64_t len, bool *backed)
 {
-	void *p = gs__map_range(len, true);
+	void *p;
 
+	errno = 0;
+	p = gs__map_range(len, true);
 	*backed = p != NULL;
-	if (p == NULL && len > (64ULL << 20)) {
+	/* only the host's refusal (not an injected fault, errno 0) */
+	if (p == NULL && errno == ENOMEM && len > (64ULL << 20)) {
 		p = gs__map_range(len, false);
 		if (p != NULL)
 			gs__not_supported_note("contents of an allocation the host would not map sparsely (vm.overcommit_memory=2?): address space only");

@@ -359,6 +359,23 @@ CUresult gs__capture_event_wait(struct gs__stream *s, struct gs__event *ev)
 	return CUDA_SUCCESS;
 }
 
+CUresult gs__capture_deps_set(struct gs__stream *s, struct gs__node *const *deps,
+                              size_t n, bool add)
+{
+	struct gs__capture *c = s->capture;
+
+	for (size_t i = 0; i < n; i++)
+		if (!gs__h_is(deps[i], GS__H_GRAPH_NODE) ||
+		    deps[i]->graph != c->graph)
+			return CUDA_ERROR_INVALID_VALUE;
+	if (!add)
+		s->n_deps = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!list_add(&s->deps, &s->n_deps, &s->cap_deps, deps[i]))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	return CUDA_SUCCESS;
+}
+
 void gs__capture_event_gone(struct gs__event *ev)
 {
 	free(ev->cap_deps);

@@ -319,6 +319,7 @@ struct gs__node {
 	int n_deps, cap_deps;
 	const struct gs__node *orig; /* exec copy / clone: its source (an
 	                                identity only, never read) */
+	bool disabled;   /* exec copy: cuGraphNodeSetEnabled(.., 0) */
 	int *dep_pos;    /* exec copy: its dependencies' positions in the
 	                    exec, owned, orig_n_deps of them */
 	int orig_n_deps;
@@ -505,6 +506,12 @@ void gs__capture_invalidate(struct gs__stream *s, CUresult why);
 CUresult gs__capture_event_record(struct gs__stream *s, struct gs__event *ev);
 CUresult gs__capture_event_wait(struct gs__stream *s, struct gs__event *ev);
 void gs__capture_event_gone(struct gs__event *ev);
+/* cuStreamUpdateCaptureDependencies: s's dependencies become (add: also
+ * include) deps, nodes of its capture's graph. */
+CUresult gs__capture_deps_set(struct gs__stream *s, struct gs__node *const *deps,
+                              size_t n, bool add);
+CUresult gs__capture_update_deps(CUstream hStream, CUgraphNode *deps, size_t n,
+                                 unsigned int flags, bool pt);
 /* A stream in a capture is destroyed: CUDA_ERROR_STREAM_CAPTURE_UNJOINED. */
 CUresult gs__capture_stream_gone(struct gs__stream *s);
 /* Resolves a stream for a query (takes the lock; on success it is held).

@@ -1083,6 +1083,40 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 	return gs__end_capture(hStream, phGraph, false);
 }
 
+CUresult gs__capture_update_deps(CUstream hStream, CUgraphNode *deps, size_t n,
+                                 unsigned int flags, bool pt)
+{
+	struct gs__ctx *ctx = NULL;
+	struct gs__stream *s;
+	CUresult r;
+
+	if ((flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES &&
+	     flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES) ||
+	    (n > 0 && deps == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	r = gs__stream_get(hStream, pt, &ctx, &s);
+	if (r == CUDA_SUCCESS && s->capture == NULL)
+		r = CUDA_ERROR_ILLEGAL_STATE;
+	if (r == CUDA_SUCCESS)
+		r = gs__capture_deps_set(
+		    s, (struct gs__node *const *)deps, n,
+		    flags == CU_STREAM_ADD_CAPTURE_DEPENDENCIES);
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuStreamUpdateCaptureDependencies(
+    CUstream hStream, CUgraphNode *dependencies,
+    const CUgraphEdgeData *dependencyData, size_t numDependencies,
+    unsigned int flags)
+{
+	(void)dependencyData;
+	return gs__capture_update_deps(hStream, dependencies, numDependencies,
+	                               flags, false);
+}
+
 /* OUT (each may be NULL): the capture status, id, graph and the nodes
  * the stream's next operation will depend on (valid until it changes). */
 static CUresult capture_info(CUstream hStream, bool pt,

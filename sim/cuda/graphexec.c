@@ -302,7 +302,8 @@ CUresult gs__graph_launch(CUgraphExec hGraphExec, CUstream hStream,
 			r = CUDA_ERROR_INVALID_VALUE; /* destroyed meanwhile */
 			break;
 		}
-		r = run_node(&x->nodes[i], s, ctx);
+		if (!x->nodes[i].disabled)
+			r = run_node(&x->nodes[i], s, ctx);
 	}
 	gs__unlock();
 	return r;
@@ -440,6 +441,60 @@ CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec,
                                                   CUevent event)
 {
 	return exec_event_set(hGraphExec, hNode, event, GS__N_EVENT_WAIT);
+}
+
+/* Kernel, memset and memcpy nodes may be turned off in an exec (the
+ * real driver's rule); the others are CUDA_ERROR_INVALID_VALUE. */
+static struct gs__node *exec_node_any(CUgraphExec hx, CUgraphNode h)
+{
+	struct gs__graph_exec *x = (struct gs__graph_exec *)hx;
+
+	if (!gs__h_is(x, GS__H_GRAPH_EXEC))
+		return NULL;
+	for (int i = 0; i < x->n; i++)
+		if (x->nodes[i].orig == (const struct gs__node *)h)
+			return &x->nodes[i];
+	return NULL;
+}
+
+CUresult CUDAAPI cuGraphNodeSetEnabled(CUgraphExec hGraphExec,
+                                       CUgraphNode hNode,
+                                       unsigned int isEnabled)
+{
+	struct gs__node *n;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	n = exec_node_any(hGraphExec, hNode);
+	if (n == NULL || (n->kind != GS__N_KERNEL && n->kind != GS__N_MEMSET &&
+	                  n->kind != GS__N_MEMCPY))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		n->disabled = isEnabled == 0;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuGraphNodeGetEnabled(CUgraphExec hGraphExec,
+                                       CUgraphNode hNode,
+                                       unsigned int *isEnabled)
+{
+	struct gs__node *n;
+	CUresult r;
+
+	if (isEnabled == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	n = exec_node_any(hGraphExec, hNode);
+	if (n == NULL || (n->kind != GS__N_KERNEL && n->kind != GS__N_MEMSET &&
+	                  n->kind != GS__N_MEMCPY))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		*isEnabled = !n->disabled;
+	gs__unlock();
+	return r;
 }
 
 /*

@@ -41,6 +41,7 @@
 #undef cuGraphExecKernelNodeSetParams
 #undef cuGraphExecUpdate
 #undef cuMemAdvise
+#undef cuStreamUpdateCaptureDependencies
 #undef cuMemPrefetchAsync
 
 CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
@@ -416,4 +417,28 @@ CUresult CUDAAPI cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count,
 {
 	return gs__mem_prefetch(devPtr, count, dev_location(dstDevice), 0,
 	                        hStream, true);
+}
+
+CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream hStream,
+                                                   CUgraphNode *dependencies,
+                                                   size_t numDependencies,
+                                                   unsigned int flags);
+CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream hStream,
+                                                   CUgraphNode *dependencies,
+                                                   size_t numDependencies,
+                                                   unsigned int flags)
+{
+	return gs__capture_update_deps(hStream, dependencies, numDependencies,
+	                               flags, false);
+}
+
+CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(
+    CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
+    unsigned int flags);
+CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(
+    CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
+    unsigned int flags)
+{
+	return gs__capture_update_deps(hStream, dependencies, numDependencies,
+	                               flags, true);
 }

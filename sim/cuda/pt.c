@@ -286,6 +286,16 @@ CUresult CUDAAPI cuStreamGetCaptureInfo(
 	                        numDependencies_out, true);
 }
 
+CUresult CUDAAPI cuStreamUpdateCaptureDependencies(
+    CUstream hStream, CUgraphNode *dependencies,
+    const CUgraphEdgeData *dependencyData, size_t numDependencies,
+    unsigned int flags)
+{
+	(void)dependencyData;
+	return gs__capture_update_deps(hStream, dependencies, numDependencies,
+	                               flags, true);
+}
+
 CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
                               CUdeviceptr srcDevice, CUcontext srcContext,
                               size_t ByteCount)

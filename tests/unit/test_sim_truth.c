@@ -278,6 +278,88 @@ static void oversized_cooperative_and_cluster_launches_are_refused(void **state)
 	assert_int_equal(cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
+static void disabled_nodes_do_not_run_and_capture_dependencies_update(void **state)
+{
+	CUdeviceptr d;
+	CUgraph g;
+	CUgraphExec x;
+	CUgraphNode ms, roots[4];
+	CUDA_MEMSET_NODE_PARAMS mp = {0};
+	CUstream s;
+	uint32_t v = 0;
+	unsigned int en = 9;
+	size_t nr = 4;
+
+	(void)state;
+	assert_int_equal(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
+	assert_int_equal(cuMemsetD32(d, 0, 1024), CUDA_SUCCESS);
+	assert_int_equal(cuGraphCreate(&g, 0), CUDA_SUCCESS);
+	mp.dst = d;
+	mp.value = 7;
+	mp.elementSize = 4;
+	mp.width = 1024;
+	mp.height = 1;
+	assert_int_equal(cuGraphAddMemsetNode(&ms, g, NULL, 0, &mp, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuGraphInstantiateWithFlags(&x, g, 0), CUDA_SUCCESS);
+	assert_int_equal(cuGraphNodeSetEnabled(x, ms, 0), CUDA_SUCCESS);
+	assert_int_equal(cuGraphNodeGetEnabled(x, ms, &en), CUDA_SUCCESS);
+	assert_int_equal(en, 0);
+	assert_int_equal(cuGraphLaunch(x, NULL), CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(&v, d, 4), CUDA_SUCCESS);
+	assert_int_equal(v, 0);
+	assert_int_equal(cuGraphNodeSetEnabled(x, ms, 1), CUDA_SUCCESS);
+	assert_int_equal(cuGraphLaunch(x, NULL), CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoH(&v, d, 4), CUDA_SUCCESS);
+	assert_int_equal(v, 7);
+	assert_int_equal(cuGraphExecDestroy(x), CUDA_SUCCESS);
+	assert_int_equal(cuGraphDestroy(g), CUDA_SUCCESS);
+
+	/* a capture whose stream is told to depend on nothing: two roots */
+	assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), 0);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	launch(fn_k, s);
+	assert_int_equal(cuStreamUpdateCaptureDependencies(
+	                     s, NULL, NULL, 0, CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+	                 CUDA_SUCCESS);
+	launch(fn_k, s);
+	assert_int_equal(cuStreamEndCapture(s, &g),
+	                 CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	launch(fn_k, s);
+	{
+		const CUgraphNode *deps;
+		size_t nd = 0;
+		CUstreamCaptureStatus st;
+		CUgraphNode first;
+
+		assert_int_equal(cuStreamGetCaptureInfo(s, &st, NULL, NULL,
+		                                        &deps, NULL, &nd),
+		                 CUDA_SUCCESS);
+		assert_int_equal(nd, 1);
+		first = deps[0];
+		assert_int_equal(cuStreamUpdateCaptureDependencies(
+		                     s, NULL, NULL, 0,
+		                     CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+		                 CUDA_SUCCESS);
+		launch(fn_k, s);
+		/* join the first back: both lead to the last node */
+		assert_int_equal(cuStreamUpdateCaptureDependencies(
+		                     s, &first, NULL, 1,
+		                     CU_STREAM_ADD_CAPTURE_DEPENDENCIES),
+		                 CUDA_SUCCESS);
+	}
+	launch(fn_k, s);
+	assert_int_equal(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+	assert_int_equal(cuGraphGetRootNodes(g, roots, &nr), CUDA_SUCCESS);
+	assert_int_equal(nr, 2);
+	assert_int_equal(cuGraphDestroy(g), CUDA_SUCCESS);
+	assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
+	assert_int_equal(cuMemFree(d), CUDA_SUCCESS);
+}
+
 static void large_allocations_keep_their_contents(void **state)
 {
 	CUdeviceptr p;
@@ -358,6 +440,8 @@ int main(void)
 	    cmocka_unit_test(fork_join_capture_keeps_every_node_and_edge),
 	    cmocka_unit_test(uncapturable_calls_invalidate_the_capture),
 	    cmocka_unit_test(oversized_cooperative_and_cluster_launches_are_refused),
+	    cmocka_unit_test(
+	        disabled_nodes_do_not_run_and_capture_dependencies_update),
 	    cmocka_unit_test(large_allocations_keep_their_contents),
 	    cmocka_unit_test(memory_advice_is_recorded_and_reported),
 	    cmocka_unit_test(catalog_has_whole_gpu_figures_and_blackwell_models),
