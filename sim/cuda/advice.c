@@ -24,8 +24,8 @@ struct rec {
 	uint64_t serial;
 	uint64_t lo, hi;
 	enum rec_kind kind;
-	bool set;    /* SET (true) or UNSET */
-	int loc;     /* device, CU_DEVICE_CPU for the host */
+	bool set; /* SET (true) or UNSET */
+	int loc;  /* device, CU_DEVICE_CPU for the host */
 };
 
 /* Most records kept (a program advising page by page in a loop would
@@ -118,7 +118,8 @@ CUresult CUDAAPI cuMemAdvise(CUdeviceptr devPtr, size_t count,
 		res = CUDA_ERROR_INVALID_DEVICE;
 	} else {
 		r.serial = a->serial;
-		r.kind = advice <= CU_MEM_ADVISE_UNSET_READ_MOSTLY ? R_READ_MOSTLY
+		r.kind = advice <= CU_MEM_ADVISE_UNSET_READ_MOSTLY
+		             ? R_READ_MOSTLY
 		         : advice <= CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
 		             ? R_PREFERRED
 		             : R_ACCESSED_BY;
@@ -148,7 +149,8 @@ CUresult gs__mem_prefetch(CUdeviceptr devPtr, size_t count,
 	if (res == CUDA_SUCCESS && (a == NULL || r.loc == CU_DEVICE_INVALID))
 		res = CUDA_ERROR_INVALID_VALUE;
 	if (res == CUDA_SUCCESS && s->capture != NULL) {
-		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		gs__not_supported_note("cuMemPrefetchAsync in stream capture");
 		res = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
@@ -188,9 +190,8 @@ CUresult gs__attach_mem(CUstream hStream, CUdeviceptr dptr, size_t length,
 	a = gs__alloc_find(dptr, length ? length : 1);
 	/* managed memory, the whole of it (length 0) or a part (devices
 	 * with concurrent managed access, as every simulated GPU has) */
-	if (r == CUDA_SUCCESS &&
-	    (a == NULL || a->kind != GS__A_MANAGED ||
-	     (length == 0 && dptr != a->base)))
+	if (r == CUDA_SUCCESS && (a == NULL || a->kind != GS__A_MANAGED ||
+	                          (length == 0 && dptr != a->base)))
 		r = CUDA_ERROR_INVALID_VALUE;
 	if (r == CUDA_SUCCESS && flags == CU_MEM_ATTACH_SINGLE &&
 	    s == &ctx->legacy)
@@ -290,10 +291,11 @@ static CUresult one_attr(void *data, size_t size, CUmem_range_attribute attr,
 		            0, &set, &loc);
 		if (attr == CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE ||
 		    attr == CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE)
-			*(int32_t *)data =
-			    loc == CU_DEVICE_INVALID ? CU_MEM_LOCATION_TYPE_INVALID
-			    : loc == CU_DEVICE_CPU   ? CU_MEM_LOCATION_TYPE_HOST
-			                             : CU_MEM_LOCATION_TYPE_DEVICE;
+			*(int32_t *)data = loc == CU_DEVICE_INVALID
+			                       ? CU_MEM_LOCATION_TYPE_INVALID
+			                   : loc == CU_DEVICE_CPU
+			                       ? CU_MEM_LOCATION_TYPE_HOST
+			                       : CU_MEM_LOCATION_TYPE_DEVICE;
 		else
 			*(int32_t *)data = loc < 0 ? 0 : loc;
 		return CUDA_SUCCESS;

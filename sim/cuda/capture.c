@@ -65,8 +65,7 @@ static bool list_has(struct gs__node *const *l, int n, const struct gs__node *x)
 }
 
 /* Appends x to a growable node list unless it is there. false on OOM. */
-static bool list_add(struct gs__node ***l, int *n, int *cap,
-                     struct gs__node *x)
+static bool list_add(struct gs__node ***l, int *n, int *cap, struct gs__node *x)
 {
 	if (list_has(*l, *n, x))
 		return true;
@@ -105,8 +104,7 @@ CUresult gs__graph_add(struct gs__graph *g, struct gs__node *n,
                        struct gs__node *const *deps, int ndeps)
 {
 	for (int i = 0; i < ndeps; i++) {
-		if (!gs__h_is(deps[i], GS__H_GRAPH_NODE) ||
-		    deps[i]->graph != g)
+		if (!gs__h_is(deps[i], GS__H_GRAPH_NODE) || deps[i]->graph != g)
 			return CUDA_ERROR_INVALID_VALUE;
 		if (gs__node_dep_add(n, deps[i]) != CUDA_SUCCESS)
 			return CUDA_ERROR_OUT_OF_MEMORY;
@@ -210,8 +208,7 @@ static bool leads_to(const struct gs__graph *g, const struct gs__node *n,
 	int sp = 0;
 	bool found = false;
 
-	stack = gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1) +
-	                       (size_t)n_to,
+	stack = gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1) + (size_t)n_to,
 	                   sizeof(*stack));
 	if (seen == NULL || stack == NULL) {
 		free(seen);
@@ -359,8 +356,8 @@ CUresult gs__capture_event_wait(struct gs__stream *s, struct gs__event *ev)
 	return CUDA_SUCCESS;
 }
 
-CUresult gs__capture_deps_set(struct gs__stream *s, struct gs__node *const *deps,
-                              size_t n, bool add)
+CUresult gs__capture_deps_set(struct gs__stream *s,
+                              struct gs__node *const *deps, size_t n, bool add)
 {
 	struct gs__capture *c = s->capture;
 

@@ -43,7 +43,8 @@ static CUresult capture_copy(struct gs__stream *s, bool sync, uint64_t dst,
 	CUresult r;
 
 	if (sync) {
-		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
 	n = gs__node_new(GS__N_MEMCPY);
@@ -306,7 +307,8 @@ CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
                          CUcontext sctx, size_t len, CUstream hStream,
                          bool sync, bool pt)
 {
-	struct gs__ctx *dc = (struct gs__ctx *)dctx, *sc = (struct gs__ctx *)sctx;
+	struct gs__ctx *dc = (struct gs__ctx *)dctx,
+	               *sc = (struct gs__ctx *)sctx;
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s = NULL;
 	struct gs__alloc *da, *sa;
@@ -319,7 +321,8 @@ CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 		r = CUDA_ERROR_INVALID_CONTEXT;
 		goto out;
 	}
-	if (!sync && (r = gs__stream_get(hStream, pt, &ctx, &s)) != CUDA_SUCCESS)
+	if (!sync &&
+	    (r = gs__stream_get(hStream, pt, &ctx, &s)) != CUDA_SUCCESS)
 		goto out;
 	if (len == 0)
 		goto out;

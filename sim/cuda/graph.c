@@ -81,8 +81,8 @@ CUresult gs__node_kernel_set(struct gs__node *n,
 	struct gs__launch l;
 	CUresult r;
 
-	r = gs__launch_build(f, grid, block, p->sharedMemBytes,
-	                     p->kernelParams, p->extra, &l);
+	r = gs__launch_build(f, grid, block, p->sharedMemBytes, p->kernelParams,
+	                     p->extra, &l);
 	if (r != CUDA_SUCCESS)
 		return r;
 	gs__launch_free(&n->launch);
@@ -425,8 +425,8 @@ CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode,
 	return r;
 }
 
-CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode hNode,
-                                          const CUDA_HOST_NODE_PARAMS *nodeParams)
+CUresult CUDAAPI cuGraphHostNodeSetParams(
+    CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
 	struct gs__node *n;
 	CUresult r;
@@ -508,8 +508,7 @@ static CUresult event_node_get(CUgraphNode hNode, CUevent *out,
 	return r;
 }
 
-static CUresult event_node_set(CUgraphNode hNode, CUevent ev,
-                               enum gs__nkind k)
+static CUresult event_node_set(CUgraphNode hNode, CUevent ev, enum gs__nkind k)
 {
 	struct gs__node *n;
 	CUresult r;
@@ -610,7 +609,8 @@ CUresult CUDAAPI cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes,
  * Lists edges into out (from/to pairs, at most *num; edge data zeroed),
  * and sets *num to the count (all of them when from is NULL). Lock held.
  */
-static void edges_list(const struct gs__graph *g, const struct gs__node *only_to,
+static void edges_list(const struct gs__graph *g,
+                       const struct gs__node *only_to,
                        const struct gs__node *only_from, CUgraphNode *from,
                        CUgraphNode *to, CUgraphEdgeData *data, size_t *num)
 {
@@ -775,7 +775,8 @@ CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode hNode)
 		(void)gs__node_dep_remove(g->nodes[i], n);
 		if (g->nodes[i] == n) {
 			memmove(&g->nodes[i], &g->nodes[i + 1],
-			        sizeof(g->nodes[0]) * (size_t)(g->n_nodes - i - 1));
+			        sizeof(g->nodes[0]) *
+			            (size_t)(g->n_nodes - i - 1));
 			g->n_nodes--;
 			i--;
 		}
@@ -834,8 +835,7 @@ struct gs__node *gs__node_copy(const struct gs__node *src)
 			free(n);
 			return NULL;
 		}
-		memcpy(n->launch.args, src->launch.args,
-		       src->launch.args_size);
+		memcpy(n->launch.args, src->launch.args, src->launch.args_size);
 	}
 	return n;
 }
@@ -922,9 +922,12 @@ CUresult CUDAAPI cuGraphNodeFindInClone(CUgraphNode *phNode,
 static const char *kind_name(enum gs__nkind k)
 {
 	static const char *const names[] = {
-	    [GS__N_KERNEL] = "KERNEL",          [GS__N_EMPTY] = "EMPTY",
-	    [GS__N_MEMSET] = "MEMSET",          [GS__N_MEMCPY] = "MEMCPY",
-	    [GS__N_HOST] = "HOST",              [GS__N_EVENT_RECORD] = "EVENT_RECORD",
+	    [GS__N_KERNEL] = "KERNEL",
+	    [GS__N_EMPTY] = "EMPTY",
+	    [GS__N_MEMSET] = "MEMSET",
+	    [GS__N_MEMCPY] = "MEMCPY",
+	    [GS__N_HOST] = "HOST",
+	    [GS__N_EVENT_RECORD] = "EVENT_RECORD",
 	    [GS__N_EVENT_WAIT] = "WAIT_EVENT",
 	};
 	return names[k];
@@ -974,8 +977,8 @@ CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char *path,
 /* ---- stream capture ------------------------------------------------------ */
 
 static CUresult begin_capture(CUstream hStream, CUstreamCaptureMode mode,
-                              bool pt, CUgraph into,
-                              const CUgraphNode *deps, size_t ndeps)
+                              bool pt, CUgraph into, const CUgraphNode *deps,
+                              size_t ndeps)
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
@@ -1017,8 +1020,8 @@ static CUresult begin_capture(CUstream hStream, CUstreamCaptureMode mode,
 		}
 		if (s->n_deps == s->cap_deps) {
 			int ncap = s->cap_deps ? s->cap_deps * 2 : 4;
-			struct gs__node **nl = gs__realloc(
-			    s->deps, sizeof(*nl) * (size_t)ncap);
+			struct gs__node **nl =
+			    gs__realloc(s->deps, sizeof(*nl) * (size_t)ncap);
 
 			if (nl == NULL) {
 				struct gs__graph *none;
@@ -1107,10 +1110,10 @@ CUresult gs__capture_update_deps(CUstream hStream, CUgraphNode *deps, size_t n,
 	return r;
 }
 
-CUresult CUDAAPI cuStreamUpdateCaptureDependencies(
-    CUstream hStream, CUgraphNode *dependencies,
-    const CUgraphEdgeData *dependencyData, size_t numDependencies,
-    unsigned int flags)
+CUresult CUDAAPI
+cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies,
+                                  const CUgraphEdgeData *dependencyData,
+                                  size_t numDependencies, unsigned int flags)
 {
 	(void)dependencyData;
 	return gs__capture_update_deps(hStream, dependencies, numDependencies,
@@ -1134,9 +1137,10 @@ static CUresult capture_info(CUstream hStream, bool pt,
 	if ((r = gs__stream_peek(hStream, pt, &ctx, &s)) != CUDA_SUCCESS)
 		return r;
 	c = s->capture;
-	*st = c == NULL                       ? CU_STREAM_CAPTURE_STATUS_NONE
-	      : c->invalid == CUDA_SUCCESS    ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-	                                      : CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+	*st = c == NULL ? CU_STREAM_CAPTURE_STATUS_NONE
+	      : c->invalid == CUDA_SUCCESS
+	          ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+	          : CU_STREAM_CAPTURE_STATUS_INVALIDATED;
 	if (id != NULL)
 		*id = c ? c->id : 0;
 	if (graph != NULL)

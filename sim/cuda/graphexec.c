@@ -46,7 +46,8 @@ static bool topo_order(const struct gs__graph *g, int *order, bool *oom)
 			bool ready = !placed[i];
 
 			for (int j = 0; ready && j < g->nodes[i]->n_deps; j++) {
-				int d = gs__graph_index(g, g->nodes[i]->deps[j]);
+				int d =
+				    gs__graph_index(g, g->nodes[i]->deps[j]);
 				ready = d >= 0 && placed[d];
 			}
 			if (ready) {
@@ -88,8 +89,8 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 		gs__unlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	order = gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1),
-	                   sizeof(*order));
+	order =
+	    gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof(*order));
 	x = gs__calloc(1, sizeof(*x));
 	if (x != NULL)
 		x->nodes = gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1),
@@ -114,16 +115,17 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 		dst->orig = src;
 		dst->launch.args = NULL;
 		dst->orig_n_deps = src->n_deps;
-		dst->dep_pos = gs__calloc((size_t)(src->n_deps ? src->n_deps : 1),
-		                          sizeof(int));
+		dst->dep_pos = gs__calloc(
+		    (size_t)(src->n_deps ? src->n_deps : 1), sizeof(int));
 		if (dst->dep_pos == NULL) {
 			r = CUDA_ERROR_OUT_OF_MEMORY;
 			x->n = i;
 			goto out_free;
 		}
 		for (int j = 0; j < src->n_deps; j++)
-			dst->dep_pos[j] = position(order, g->n_nodes,
-			                           gs__graph_index(g, src->deps[j]));
+			dst->dep_pos[j] =
+			    position(order, g->n_nodes,
+			             gs__graph_index(g, src->deps[j]));
 		if (src->kind == GS__N_KERNEL) {
 			dst->launch.args = gs__malloc(
 			    src->launch.args_size ? src->launch.args_size : 1);
@@ -293,7 +295,8 @@ CUresult gs__graph_launch(CUgraphExec hGraphExec, CUstream hStream,
 	r = gs__stream_get(hStream, pt, &ctx, &s);
 	if (r == CUDA_SUCCESS && s->capture != NULL) {
 		/* a child graph node in the real driver; not in the sim */
-		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		gs__not_supported_note("cuGraphLaunch in stream capture");
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
@@ -335,9 +338,9 @@ static struct gs__node *exec_node(CUgraphExec hx, CUgraphNode h,
 	return NULL;
 }
 
-CUresult CUDAAPI cuGraphExecKernelNodeSetParams(
-    CUgraphExec hGraphExec, CUgraphNode hNode,
-    const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+CUresult CUDAAPI
+cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                               const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
 	struct gs__node *n;
 	CUresult r;
@@ -392,9 +395,9 @@ CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
 	return r;
 }
 
-CUresult CUDAAPI cuGraphExecHostNodeSetParams(
-    CUgraphExec hGraphExec, CUgraphNode hNode,
-    const CUDA_HOST_NODE_PARAMS *nodeParams)
+CUresult CUDAAPI
+cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                             const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
 	struct gs__node *n;
 	CUresult r;
@@ -559,8 +562,8 @@ CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
 		gs__unlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	order = gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1),
-	                   sizeof(*order));
+	order =
+	    gs__calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof(*order));
 	if (order == NULL) {
 		gs__unlock();
 		return CUDA_ERROR_OUT_OF_MEMORY;

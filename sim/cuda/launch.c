@@ -423,8 +423,8 @@ static CUresult opts_check(const struct gs__launch *l, const struct gs__dev *d,
 	uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
 
 	if (o->cooperative) {
-		int per_sm = gs__func_blocks_per_sm(l->func, (int)threads,
-		                                    l->smem);
+		int per_sm =
+		    gs__func_blocks_per_sm(l->func, (int)threads, l->smem);
 		uint64_t blocks =
 		    (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
 
@@ -570,7 +570,8 @@ CUresult gs__host_func(CUstream hStream, CUhostFn fn, void *userData,
 	if (r == CUDA_SUCCESS && s->capture != NULL) {
 		/* a host function becomes a host node; a stream callback
 		 * (it takes the stream's status) cannot be captured */
-		struct gs__node *n = fn != NULL ? gs__node_new(GS__N_HOST) : NULL;
+		struct gs__node *n =
+		    fn != NULL ? gs__node_new(GS__N_HOST) : NULL;
 
 		if (fn == NULL) {
 			gs__capture_invalidate(

@@ -197,7 +197,8 @@ static CUresult capture_info_v2(CUstream hStream,
                                 size_t *numDependencies_out, bool pt)
 {
 	return gs__capture_info(hStream, captureStatus_out, id_out, graph_out,
-	                        dependencies_out, NULL, numDependencies_out, pt);
+	                        dependencies_out, NULL, numDependencies_out,
+	                        pt);
 }
 
 CUresult CUDAAPI cuStreamGetCaptureInfo_v2(
@@ -336,8 +337,8 @@ CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode,
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode,
-                                            const CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult CUDAAPI cuGraphKernelNodeSetParams(
+    CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *p);
 CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode,
                                             const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
@@ -349,12 +350,12 @@ CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode,
 	return cuGraphKernelNodeSetParams_v2(hNode, &v2);
 }
 
-CUresult CUDAAPI cuGraphExecKernelNodeSetParams(
-    CUgraphExec hGraphExec, CUgraphNode hNode,
-    const CUDA_KERNEL_NODE_PARAMS_v1 *p);
-CUresult CUDAAPI cuGraphExecKernelNodeSetParams(
-    CUgraphExec hGraphExec, CUgraphNode hNode,
-    const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+CUresult CUDAAPI
+cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                               const CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult CUDAAPI
+cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                               const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
 	CUDA_KERNEL_NODE_PARAMS_v2 v2;
 

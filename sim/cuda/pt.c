@@ -286,10 +286,10 @@ CUresult CUDAAPI cuStreamGetCaptureInfo(
 	                        numDependencies_out, true);
 }
 
-CUresult CUDAAPI cuStreamUpdateCaptureDependencies(
-    CUstream hStream, CUgraphNode *dependencies,
-    const CUgraphEdgeData *dependencyData, size_t numDependencies,
-    unsigned int flags)
+CUresult CUDAAPI
+cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies,
+                                  const CUgraphEdgeData *dependencyData,
+                                  size_t numDependencies, unsigned int flags)
 {
 	(void)dependencyData;
 	return gs__capture_update_deps(hStream, dependencies, numDependencies,

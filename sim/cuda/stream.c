@@ -92,7 +92,8 @@ CUresult gs__stream_sync(CUstream hStream, bool pt)
 	if (r == CUDA_SUCCESS && s->capture != NULL) {
 		/* a capturing stream cannot be waited for: the capture is
 		 * lost, as with the real driver */
-		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
 	if (r == CUDA_SUCCESS)
@@ -117,7 +118,8 @@ CUresult gs__stream_query(CUstream hStream, bool pt)
 		return r;
 	r = gs__stream_get(hStream, pt, &ctx, &s);
 	if (r == CUDA_SUCCESS && s->capture != NULL) {
-		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
 	if (r == CUDA_SUCCESS)

@@ -38,14 +38,17 @@ void gs__not_supported_note(const char *what)
 		first = false;
 	(void)pthread_mutex_unlock(&noted_mu);
 	if (first)
-		fprintf(stderr, "gpuslice sim: %s: not supported by the simulated GPU (CUDA_ERROR_NOT_SUPPORTED or the capture is invalidated)\n", what);
+		fprintf(
+		    stderr,
+		    "gpuslice sim: %s: not supported by the simulated GPU (CUDA_ERROR_NOT_SUPPORTED or the capture is invalidated)\n",
+		    what);
 }
 
 /* `sym` is pasted and quoted right here, before cuda.h's renaming macros
  * (cuMemAlloc -> cuMemAlloc_v2) could apply to it. */
 #define GS__STUB_0(id, name)
 #define GS__STUB_1(id, name)                                                   \
-	extern CUresult id(void) __asm__(name) __attribute__((weak));         \
+	extern CUresult id(void) __asm__(name) __attribute__((weak));          \
 	CUresult id(void)                                                      \
 	{                                                                      \
 		gs__not_supported_note(name);                                  \

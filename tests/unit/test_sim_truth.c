@@ -138,16 +138,17 @@ static void fork_join_capture_keeps_every_node_and_edge(void **state)
 	assert_int_equal(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING), 0);
 	assert_int_equal(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING), 0);
 	assert_int_equal(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING), 0);
-	assert_int_equal(cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL),
-	                 CUDA_SUCCESS);
-	launch(fn_k, s1);                                   /* A */
+	assert_int_equal(
+	    cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	    CUDA_SUCCESS);
+	launch(fn_k, s1); /* A */
 	assert_int_equal(cuEventRecord(fork, s1), CUDA_SUCCESS);
 	assert_int_equal(cuStreamWaitEvent(s2, fork, 0), CUDA_SUCCESS);
-	launch(fn_k, s2);                                   /* B after A */
-	launch(fn_k, s1);                                   /* C after A */
+	launch(fn_k, s2); /* B after A */
+	launch(fn_k, s1); /* C after A */
 	assert_int_equal(cuEventRecord(join, s2), CUDA_SUCCESS);
 	assert_int_equal(cuStreamWaitEvent(s1, join, 0), CUDA_SUCCESS);
-	launch(fn_k, s1);                                   /* D after B, C */
+	launch(fn_k, s1); /* D after B, C */
 	assert_int_equal(cuStreamEndCapture(s1, &g), CUDA_SUCCESS);
 	assert_int_equal(cuGraphGetNodes(g, nodes, &n), CUDA_SUCCESS);
 	assert_int_equal(n, 4);
@@ -185,8 +186,9 @@ static void fork_join_capture_keeps_every_node_and_edge(void **state)
 	assert_int_equal(cuGraphDestroy(g), CUDA_SUCCESS);
 
 	/* forked, never joined */
-	assert_int_equal(cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL),
-	                 CUDA_SUCCESS);
+	assert_int_equal(
+	    cuStreamBeginCapture(s1, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	    CUDA_SUCCESS);
 	launch(fn_k, s1);
 	assert_int_equal(cuEventRecord(fork, s1), CUDA_SUCCESS);
 	assert_int_equal(cuStreamWaitEvent(s2, fork, 0), CUDA_SUCCESS);
@@ -234,20 +236,20 @@ static void oversized_cooperative_and_cluster_launches_are_refused(void **state)
 	CUlaunchConfig c = {0};
 
 	(void)state;
-	assert_int_equal(cuOccupancyMaxActiveBlocksPerMultiprocessor(
-	                     &per_sm, fn_k, 1024, 0),
-	                 CUDA_SUCCESS);
+	assert_int_equal(
+	    cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn_k, 1024, 0),
+	    CUDA_SUCCESS);
 	assert_int_equal(cuDeviceGetAttribute(
 	                     &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0),
 	                 CUDA_SUCCESS);
-	assert_int_equal(cuLaunchCooperativeKernel(fn_k, (unsigned)(per_sm * sms),
-	                                           1, 1, 1024, 1, 1, 0, NULL,
-	                                           args),
-	                 CUDA_SUCCESS);
-	assert_int_equal(cuLaunchCooperativeKernel(
-	                     fn_k, (unsigned)(per_sm * sms + 1), 1, 1, 1024, 1,
-	                     1, 0, NULL, args),
-	                 CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	assert_int_equal(
+	    cuLaunchCooperativeKernel(fn_k, (unsigned)(per_sm * sms), 1, 1,
+	                              1024, 1, 1, 0, NULL, args),
+	    CUDA_SUCCESS);
+	assert_int_equal(
+	    cuLaunchCooperativeKernel(fn_k, (unsigned)(per_sm * sms + 1), 1, 1,
+	                              1024, 1, 1, 0, NULL, args),
+	    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
 	c.gridDimX = 32;
 	c.gridDimY = c.gridDimZ = 1;
 	c.blockDimX = 64;
@@ -259,10 +261,10 @@ static void oversized_cooperative_and_cluster_launches_are_refused(void **state)
 	c.numAttrs = 1;
 	assert_int_equal(cuLaunchKernelEx(&c, fn_k, args, NULL),
 	                 CUDA_ERROR_INVALID_CLUSTER_SIZE);
-	assert_int_equal(cuFuncSetAttribute(
-	                     fn_k, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-	                     1),
-	                 CUDA_SUCCESS);
+	assert_int_equal(
+	    cuFuncSetAttribute(
+	        fn_k, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+	    CUDA_SUCCESS);
 	assert_int_equal(cuLaunchKernelEx(&c, fn_k, args, NULL), CUDA_SUCCESS);
 	c.gridDimX = 24;
 	assert_int_equal(cuLaunchKernelEx(&c, fn_k, args, NULL),
@@ -278,7 +280,8 @@ static void oversized_cooperative_and_cluster_launches_are_refused(void **state)
 	assert_int_equal(cuCtxSynchronize(), CUDA_SUCCESS);
 }
 
-static void disabled_nodes_do_not_run_and_capture_dependencies_update(void **state)
+static void
+disabled_nodes_do_not_run_and_capture_dependencies_update(void **state)
 {
 	CUdeviceptr d;
 	CUgraph g;
@@ -320,9 +323,10 @@ static void disabled_nodes_do_not_run_and_capture_dependencies_update(void **sta
 	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
 	                 CUDA_SUCCESS);
 	launch(fn_k, s);
-	assert_int_equal(cuStreamUpdateCaptureDependencies(
-	                     s, NULL, NULL, 0, CU_STREAM_SET_CAPTURE_DEPENDENCIES),
-	                 CUDA_SUCCESS);
+	assert_int_equal(
+	    cuStreamUpdateCaptureDependencies(
+	        s, NULL, NULL, 0, CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+	    CUDA_SUCCESS);
 	launch(fn_k, s);
 	assert_int_equal(cuStreamEndCapture(s, &g),
 	                 CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
@@ -340,16 +344,16 @@ static void disabled_nodes_do_not_run_and_capture_dependencies_update(void **sta
 		                 CUDA_SUCCESS);
 		assert_int_equal(nd, 1);
 		first = deps[0];
-		assert_int_equal(cuStreamUpdateCaptureDependencies(
-		                     s, NULL, NULL, 0,
-		                     CU_STREAM_SET_CAPTURE_DEPENDENCIES),
-		                 CUDA_SUCCESS);
+		assert_int_equal(
+		    cuStreamUpdateCaptureDependencies(
+		        s, NULL, NULL, 0, CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+		    CUDA_SUCCESS);
 		launch(fn_k, s);
 		/* join the first back: both lead to the last node */
-		assert_int_equal(cuStreamUpdateCaptureDependencies(
-		                     s, &first, NULL, 1,
-		                     CU_STREAM_ADD_CAPTURE_DEPENDENCIES),
-		                 CUDA_SUCCESS);
+		assert_int_equal(
+		    cuStreamUpdateCaptureDependencies(
+		        s, &first, NULL, 1, CU_STREAM_ADD_CAPTURE_DEPENDENCIES),
+		    CUDA_SUCCESS);
 	}
 	launch(fn_k, s);
 	assert_int_equal(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
@@ -386,19 +390,19 @@ static void memory_advice_is_recorded_and_reported(void **state)
 	(void)state;
 	assert_int_equal(cuMemAllocManaged(&m, 8 * MIB, CU_MEM_ATTACH_GLOBAL),
 	                 CUDA_SUCCESS);
-	assert_int_equal(cuMemAdvise(m, 4 * MIB,
-	                             CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev1),
-	                 CUDA_SUCCESS);
-	assert_int_equal(cuMemRangeGetAttribute(
-	                     &v, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m,
-	                     4 * MIB),
-	                 CUDA_SUCCESS);
+	assert_int_equal(
+	    cuMemAdvise(m, 4 * MIB, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev1),
+	    CUDA_SUCCESS);
+	assert_int_equal(
+	    cuMemRangeGetAttribute(
+	        &v, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 4 * MIB),
+	    CUDA_SUCCESS);
 	assert_int_equal(v, 1);
 	/* half the range without it: no one location */
-	assert_int_equal(cuMemRangeGetAttribute(
-	                     &v, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m,
-	                     8 * MIB),
-	                 CUDA_SUCCESS);
+	assert_int_equal(
+	    cuMemRangeGetAttribute(
+	        &v, 4, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 8 * MIB),
+	    CUDA_SUCCESS);
 	assert_int_equal(v, CU_DEVICE_INVALID);
 	assert_int_equal(cuMemFree(m), CUDA_SUCCESS);
 }
@@ -439,12 +443,14 @@ int main(void)
 	    cmocka_unit_test(kernel_names_of_any_length_load_and_launch),
 	    cmocka_unit_test(fork_join_capture_keeps_every_node_and_edge),
 	    cmocka_unit_test(uncapturable_calls_invalidate_the_capture),
-	    cmocka_unit_test(oversized_cooperative_and_cluster_launches_are_refused),
+	    cmocka_unit_test(
+	        oversized_cooperative_and_cluster_launches_are_refused),
 	    cmocka_unit_test(
 	        disabled_nodes_do_not_run_and_capture_dependencies_update),
 	    cmocka_unit_test(large_allocations_keep_their_contents),
 	    cmocka_unit_test(memory_advice_is_recorded_and_reported),
-	    cmocka_unit_test(catalog_has_whole_gpu_figures_and_blackwell_models),
+	    cmocka_unit_test(
+	        catalog_has_whole_gpu_figures_and_blackwell_models),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
