@@ -364,6 +364,45 @@ disabled_nodes_do_not_run_and_capture_dependencies_update(void **state)
 	assert_int_equal(cuMemFree(d), CUDA_SUCCESS);
 }
 
+/* A context torn down in the middle of a capture takes the capture with
+ * it; captures in the other contexts go on. */
+static void a_context_destroyed_mid_capture_ends_its_capture(void **state)
+{
+	CUcontext c, prev;
+	CUstream s, s2;
+	CUevent ev;
+	CUgraph g;
+	CUmodule m;
+	CUfunction k;
+	CUdeviceptr p = 0;
+	void *args[] = {&p};
+
+	(void)state;
+	assert_int_equal(cuCtxGetCurrent(&prev), CUDA_SUCCESS);
+	assert_int_equal(cuCtxCreate(&c, NULL, 0, 0), CUDA_SUCCESS);
+	assert_int_equal(cuModuleLoadData(&m, ptx), CUDA_SUCCESS);
+	assert_int_equal(cuModuleGetFunction(&k, m, "k"), CUDA_SUCCESS);
+	assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), 0);
+	assert_int_equal(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING), 0);
+	assert_int_equal(cuEventCreate(&ev, 0), CUDA_SUCCESS);
+	assert_int_equal(
+	    cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED),
+	    CUDA_SUCCESS);
+	assert_int_equal(cuLaunchKernel(k, 1, 1, 1, 32, 1, 1, 0, s, args, NULL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuEventRecord(ev, s), CUDA_SUCCESS);
+	assert_int_equal(cuStreamWaitEvent(s2, ev, 0), CUDA_SUCCESS);
+	assert_int_equal(cuCtxDestroy(c), CUDA_SUCCESS);
+	assert_int_equal(cuCtxSetCurrent(prev), CUDA_SUCCESS);
+	assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), 0);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	launch(fn_k, s);
+	assert_int_equal(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+	assert_int_equal(cuGraphDestroy(g), CUDA_SUCCESS);
+	assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
+}
+
 static void large_allocations_keep_their_contents(void **state)
 {
 	CUdeviceptr p;
@@ -447,6 +486,7 @@ int main(void)
 	        oversized_cooperative_and_cluster_launches_are_refused),
 	    cmocka_unit_test(
 	        disabled_nodes_do_not_run_and_capture_dependencies_update),
+	    cmocka_unit_test(a_context_destroyed_mid_capture_ends_its_capture),
 	    cmocka_unit_test(large_allocations_keep_their_contents),
 	    cmocka_unit_test(memory_advice_is_recorded_and_reported),
 	    cmocka_unit_test(
