@@ -11,7 +11,9 @@ a flag in the table and is spelled out in the model's inferred_note):
 
 - canonical name: the JSON "model" up to the first space; GH200-144GB-HBM3e
   is shortened to GH200-144GB (the long form stays an alias).
-- whole-GPU SM count: the full (7g, or 4g on A30) profile's sm_count. Where
+- whole-GPU SM count: sm_count_whole_gpu where the data has it (with its
+  source beside it: A100 has 108 SMs, its 7g profile 98), else the full
+  (7g, or 4g on A30) profile's sm_count. Where
   that is missing (B200, GB200) it is 7 x the plain 1g profile's sm_count,
   a lower bound, flagged sm_count_inferred.
 - whole-GPU memory: total_memory_mib_observed where present; otherwise the
@@ -42,6 +44,9 @@ ALIASES = {
     "GH200-144GB": ["GH200-144GB-HBM3e", "NVIDIA GH200 144G HBM3e"],
     "B200-180GB": ["B200"],
     "GB200-186GB": ["GB200"],
+    "B300-288GB": ["B300"],
+    "GB300-288GB": ["GB300"],
+    "RTX-PRO-6000-96GB": ["RTX-PRO-6000", "RTX PRO 6000 Blackwell"],
 }
 
 CANONICAL_OVERRIDE = {"GH200-144GB-HBM3e": "GH200-144GB"}
@@ -108,12 +113,15 @@ def main():
         if len(profiles) > 24:
             sys.exit("gen_catalog: too many profiles for " + name)
         total_c = g["compute_slices_total"]
-        full = [p for p in profiles if p["compute_slices"] == total_c]
+        full = [p for p in profiles if p["compute_slices"] == total_c
+                and not p["attributes"]]
         if len(full) != 1:
             sys.exit("gen_catalog: no single full profile for " + name)
         full = full[0]
 
-        sm = full.get("sm_count")
+        # the whole GPU's SMs when the data has them (A100: 108, while
+        # its 7g profile has 98), else the full profile's
+        sm = g.get("sm_count_whole_gpu") or full.get("sm_count")
         sm_inf = False
         if not sm:
             one = [p for p in profiles

@@ -11,11 +11,16 @@
  * Addresses. A device allocation is an anonymous mapping in this process
  * and its device address is the mapping's address, so device pointers are
  * unique, never collide with host memory, and copies are plain memcpy.
- * Allocations up to GS__BACKED_MAX are readable/writable (the kernel only
- * hands out pages that are touched); larger ones are address space only
- * (PROT_NONE, no memory): copies into them are dropped and reads from them
- * give zeros. The engine's memory count is what limits allocation, not
- * the host's memory.
+ * Every allocation is readable/writable and sparse: an anonymous
+ * MAP_NORESERVE mapping (a VMM handle: a memfd) whose pages the kernel
+ * makes only when touched, so a 40 GiB allocation with a few pages
+ * written costs a few pages of host memory; a memset to zero of whole
+ * pages gives them back (MADV_DONTNEED, MADV_REMOVE for a memfd) rather
+ * than writing zeros. Only where the host refuses such a mapping (strict
+ * overcommit) is an allocation address space alone (PROT_NONE): copies
+ * into it are dropped and reads give zeros, and the sim says so once on
+ * stderr. The engine's memory count is what limits allocation, not the
+ * host's memory.
  *
  * Accounting. Every allocation charges its size, rounded up to
  * GS__ALLOC_ALIGN, to its device's engine in the node state (all
@@ -99,6 +104,7 @@ bool gs__alloc_insert(const struct gs__alloc *a)
 	memmove(&gs__drv.allocs[i + 1], &gs__drv.allocs[i],
 	        sizeof(*a) * (size_t)(gs__drv.n_allocs - i));
 	gs__drv.allocs[i] = *a;
+	gs__drv.allocs[i].serial = ++gs__drv.next_id;
 	gs__drv.n_allocs++;
 	return true;
 }
@@ -219,6 +225,24 @@ void *gs__map_range(uint64_t len, bool backed)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* A backed mapping of len bytes, else (the host refused: strict
+ * overcommit) an unbacked one, said once. OUT: *backed. Lock held. */
+static void *map_sparse(uint64_t len, bool *backed)
+{
+	void *p;
+
+	errno = 0;
+	p = gs__map_range(len, true);
+	*backed = p != NULL;
+	/* only the host's refusal (not an injected fault, errno 0) */
+	if (p == NULL && errno == ENOMEM && len > (64ULL << 20)) {
+		p = gs__map_range(len, false);
+		if (p != NULL)
+			gs__not_supported_note("contents of an allocation the host would not map sparsely (vm.overcommit_memory=2?): address space only");
+	}
+	return p;
+}
+
 void gs__unmap_range(void *p, uint64_t len, bool backed)
 {
 	if (backed && len <= MAP_CACHE_ONE && map_cached < MAP_CACHE_N &&
@@ -250,12 +274,14 @@ CUresult gs__dev_alloc(struct gs__ctx *ctx, uint64_t size,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (size > (1ULL << 47))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (pool != NULL && pool->max_size != 0 &&
+	    pool->used + charge > pool->max_size)
+		return CUDA_ERROR_OUT_OF_MEMORY; /* the pool's maxSize */
 	r = gs__charge(ctx->dev, charge);
 	if (r != CUDA_SUCCESS)
 		return r;
-	a.backed = kind == GS__A_MANAGED || size <= GS__BACKED_MAX;
 	a.map_len = gs__round_up(size, (uint64_t)page);
-	p = gs__map_range(a.map_len, a.backed);
+	p = map_sparse(a.map_len, &a.backed);
 	if (p == NULL) {
 		gs__uncharge(ctx->dev, charge);
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -316,7 +342,7 @@ static CUresult managed_unowned(uint64_t size, CUdeviceptr *dptr)
 
 	if (size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (size > GS__BACKED_MAX)
+	if (size > GS__GLOBAL_MAX)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	a.backed = true;
 	a.map_len = gs__round_up(size, (uint64_t)page);
@@ -384,6 +410,29 @@ void gs__dread(void *dst, uint64_t p, uint64_t len)
 	memmove(dst, (void *)(uintptr_t)p, (size_t)len);
 }
 
+/*
+ * Zeroes [p, p + len) of allocation a: the whole pages inside it are
+ * given back to the kernel (they read as zeros again and cost nothing),
+ * only the partial pages at the ends are written. Lock held.
+ */
+static CUresult zero_range(const struct gs__alloc *a, uint64_t p, uint64_t len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t lo = gs__round_up(p, page), hi = (p + len) / page * page;
+
+	if (len < (1ULL << 20) || hi <= lo) {
+		memset((void *)(uintptr_t)p, 0, (size_t)len);
+		return CUDA_SUCCESS;
+	}
+	memset((void *)(uintptr_t)p, 0, (size_t)(lo - p));
+	memset((void *)(uintptr_t)hi, 0, (size_t)(p + len - hi));
+	/* a memfd (VMM) mapping is shared: its pages must leave the file */
+	if (madvise((void *)(uintptr_t)lo, (size_t)(hi - lo),
+	            a->kind == GS__A_VMM_MAP ? MADV_REMOVE : MADV_DONTNEED) != 0)
+		memset((void *)(uintptr_t)lo, 0, (size_t)(hi - lo));
+	return CUDA_SUCCESS;
+}
+
 CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
                     unsigned int esize, uint64_t width, uint64_t height)
 {
@@ -398,6 +447,10 @@ CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!a->backed)
 		return CUDA_SUCCESS;
+	if (value == 0 && (height == 1 || pitch == width * esize) &&
+	    (a->kind == GS__A_DEVICE || a->kind == GS__A_MANAGED ||
+	     a->kind == GS__A_VMM_MAP))
+		return zero_range(a, p, span);
 	for (uint64_t row = 0; row < height; row++) {
 		uint8_t *q = (uint8_t *)(uintptr_t)(p + row * pitch);
 

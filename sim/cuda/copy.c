@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-static void dcopy(uint64_t dst, uint64_t src, uint64_t len)
+void gs__dcopy(uint64_t dst, uint64_t src, uint64_t len)
 {
 	struct gs__alloc *d = gs__alloc_find(dst, len);
 	struct gs__alloc *s = gs__alloc_find(src, len);
@@ -33,6 +33,38 @@ static bool is_dev_range(uint64_t p, uint64_t len)
 	struct gs__alloc *a = gs__alloc_find(p, len);
 
 	return a != NULL && a->kind != GS__A_RESERVE;
+}
+
+/* A copy on a capturing stream: a memcpy node (a synchronous one cannot
+ * be captured and ends the capture). Lock held. */
+static CUresult capture_copy(struct gs__stream *s, bool sync, uint64_t dst,
+                             uint64_t src, uint64_t len)
+{
+	struct gs__node *n;
+	CUresult r;
+
+	if (sync) {
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	n = gs__node_new(GS__N_MEMCPY);
+	if (n == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	n->cpy_dst = dst;
+	n->cpy_src = src;
+	n->cpy_len = len;
+	n->memcpy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+	n->memcpy.srcDevice = (CUdeviceptr)src;
+	n->memcpy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+	n->memcpy.dstDevice = (CUdeviceptr)dst;
+	n->memcpy.WidthInBytes = len;
+	n->memcpy.Height = 1;
+	n->memcpy.Depth = 1;
+	r = gs__capture_node(s, n);
+	if (r != CUDA_SUCCESS)
+		gs__graph_node_free(n);
+	return r;
 }
 
 /*
@@ -61,6 +93,10 @@ CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
+	if (s->capture != NULL) {
+		r = capture_copy(s, sync, dst, src, len);
+		goto out;
+	}
 	if (sync) {
 		r = gs__wait(ctx, pt ? s->last : ctx->last);
 		if (r != CUDA_SUCCESS)
@@ -72,7 +108,7 @@ CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
 			goto out;
 		}
 	}
-	dcopy(dst, src, len);
+	gs__dcopy(dst, src, len);
 out:
 	gs__unlock();
 	if (r == CUDA_SUCCESS && sync && len && (k == X_HTOD || k == X_DTOH))
@@ -92,6 +128,29 @@ CUresult gs__memset_call(uint64_t p, uint64_t pitch, uint32_t value,
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	r = gs__stream_get(sync ? NULL : hStream, pt, &ctx, &s);
+	if (r == CUDA_SUCCESS && s->capture != NULL) {
+		struct gs__node *n = sync ? NULL : gs__node_new(GS__N_MEMSET);
+
+		if (sync) {
+			gs__capture_invalidate(
+			    s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+			r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		} else if (n == NULL) {
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else {
+			n->memset.dst = (CUdeviceptr)p;
+			n->memset.pitch = pitch ? pitch : width * esize;
+			n->memset.value = value;
+			n->memset.elementSize = esize;
+			n->memset.width = width;
+			n->memset.height = height;
+			r = gs__capture_node(s, n);
+			if (r != CUDA_SUCCESS)
+				gs__graph_node_free(n);
+		}
+		gs__unlock();
+		return r;
+	}
 	if (r == CUDA_SUCCESS && sync)
 		r = gs__wait(ctx, pt ? s->last : ctx->last);
 	if (r == CUDA_SUCCESS)
@@ -239,4 +298,78 @@ CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
 {
 	return gs__memset_call(dstDevice, dstPitch, ui, 4, Width, Height,
 	                       hStream, false, false);
+}
+
+/*
+ * cuMemcpyPeer(Async): a copy between two contexts' memory. A simulated
+ * GPU has no peer access, so the real driver would stage it through the
+ * host; here both are host memory and the bytes move at once. The
+ * synchronous form first waits for the work queued in both contexts (the
+ * driver serializes it with them).
+ */
+CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+                         CUcontext sctx, size_t len, CUstream hStream,
+                         bool sync, bool pt)
+{
+	struct gs__ctx *dc = (struct gs__ctx *)dctx,
+	               *sc = (struct gs__ctx *)sctx;
+	struct gs__ctx *ctx = NULL;
+	struct gs__stream *s = NULL;
+	struct gs__alloc *da, *sa;
+	CUresult r;
+
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (!gs__h_is(dc, GS__H_CTX) || !gs__h_is(sc, GS__H_CTX) ||
+	    dc->destroyed || sc->destroyed) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+		goto out;
+	}
+	if (!sync &&
+	    (r = gs__stream_get(hStream, pt, &ctx, &s)) != CUDA_SUCCESS)
+		goto out;
+	if (len == 0)
+		goto out;
+	da = gs__alloc_find(dst, len);
+	sa = gs__alloc_find(src, len);
+	if (!is_dev_range(dst, len) || !is_dev_range(src, len) ||
+	    da->dev != dc->dev || sa->dev != sc->dev) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if (s != NULL && s->capture != NULL) {
+		r = capture_copy(s, false, dst, src, len);
+		goto out;
+	}
+	if (sync) {
+		r = gs__wait(dc, dc->last);
+		if (r == CUDA_SUCCESS)
+			r = gs__wait(sc, sc->last);
+		if (r != CUDA_SUCCESS)
+			goto out;
+		if (!is_dev_range(dst, len) || !is_dev_range(src, len)) {
+			r = CUDA_ERROR_INVALID_VALUE; /* freed while we waited */
+			goto out;
+		}
+	}
+	gs__dcopy(dst, src, len);
+out:
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
+                              CUdeviceptr srcDevice, CUcontext srcContext,
+                              size_t ByteCount)
+{
+	return gs__memcpy_peer(dstDevice, dstContext, srcDevice, srcContext,
+	                       ByteCount, NULL, true, false);
+}
+
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                   CUdeviceptr srcDevice, CUcontext srcContext,
+                                   size_t ByteCount, CUstream hStream)
+{
+	return gs__memcpy_peer(dstDevice, dstContext, srcDevice, srcContext,
+	                       ByteCount, hStream, false, false);
 }

@@ -275,6 +275,8 @@ static void destroy_stream(void *p, void *arg)
 	struct gs__stream *s = p;
 
 	if (s->ctx == arg) {
+		if (s->capture != NULL)
+			(void)gs__capture_stream_gone(s); /* ends it */
 		gs__h_del(s);
 		free(s);
 	}
@@ -285,6 +287,7 @@ static void destroy_event(void *p, void *arg)
 	struct gs__event *ev = p;
 
 	if (ev->ctx == arg) {
+		gs__capture_event_gone(ev);
 		gs__h_del(ev);
 		free(ev);
 	}
@@ -301,6 +304,8 @@ void gs__ctx_destroy(struct gs__ctx *ctx)
 	CUresult r;
 
 	gs__cls_flush(ctx);
+	if (ctx->per_thread.capture != NULL)
+		(void)gs__capture_stream_gone(&ctx->per_thread);
 	gs__h_each(GS__H_STREAM, destroy_stream, ctx);
 	gs__h_each(GS__H_EVENT, destroy_event, ctx);
 	gs__module_ctx_gone(ctx);
@@ -388,7 +393,6 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 	gs__unlock();
 	return CUDA_SUCCESS;
 }
-
 
 /* The context a ctx-taking call names: `ctx`, or the current one. */
 static CUresult ctx_or_current(CUcontext ctx, struct gs__ctx **out)
@@ -773,4 +777,3 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 	gs__unlock();
 	return r;
 }
-

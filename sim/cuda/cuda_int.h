@@ -31,9 +31,9 @@
 #define GS__CTX_OVERHEAD (500ULL << 20)
 /* Allocations are charged in multiples of this (cudaMalloc's alignment). */
 #define GS__ALLOC_ALIGN 512ULL
-/* Allocations up to this size are backed by host memory (so copies and
- * memsets keep their data); larger ones are address space only. */
-#define GS__BACKED_MAX (256ULL << 20)
+/* Most bytes of one module __managed__ variable made before any context
+ * (module globals are capped at this size by ptx.c too). */
+#define GS__GLOBAL_MAX (256ULL << 20)
 /* VMM granularity (cuMemGetAllocationGranularity). */
 #define GS__VMM_GRANULARITY (2ULL << 20)
 /* The sim writes gs_fill's values up to this many floats, and computes
@@ -99,9 +99,25 @@ struct gs__stream {
 	uint64_t last; /* ops through this stream: done when
 	                  ring_head >= last */
 	unsigned long long id;
-	struct gs__graph *capture; /* non-NULL while capturing */
-	CUstreamCaptureMode capture_mode;
-	unsigned long long capture_id;
+	/* stream capture (capture.c): the capture it takes part in, and
+	 * the nodes its next captured operation will depend on */
+	struct gs__capture *capture; /* non-NULL while capturing */
+	struct gs__node **deps;      /* owned, n_deps of cap_deps */
+	int n_deps, cap_deps;
+};
+
+/* One stream capture (capture.c): its graph and the streams in it. */
+struct gs__capture {
+	struct gs__graph *graph; /* owned until the capture ends when
+	                            own_graph (cuStreamBeginCapture) */
+	bool own_graph;
+	struct gs__stream *origin;
+	CUstreamCaptureMode mode;
+	unsigned long long id;
+	CUresult invalid; /* CUDA_SUCCESS while active, else why it ended */
+	int n_streams, cap_streams;
+	struct gs__stream **streams; /* owned list; the streams are not */
+	struct gs__capture *next;    /* capture.c's list of live ones */
 };
 
 /* One context-local storage entry (export.c): the runtime keeps its
@@ -141,11 +157,16 @@ struct gs__event {
 	bool timed;   /* end time known */
 	uint64_t seq; /* marker op number + 1 */
 	uint64_t time_ns;
+	/* last recorded in a stream capture: its id and the nodes a stream
+	 * that waits on it depends on (owned) */
+	unsigned long long cap_id;
+	struct gs__node **cap_deps;
+	int n_cap_deps;
 };
 
 /* One kernel entry of a PTX image. */
 struct gs__entry {
-	char name[128];
+	char *name; /* owned; any length (mangled template names run long) */
 	int n_params;
 	uint32_t param_off[GS__MAX_PARAMS];
 	uint32_t param_size[GS__MAX_PARAMS];
@@ -165,6 +186,16 @@ struct gs__func {
 	int max_dyn_smem;
 	int carveout;
 	CUfunc_cache cache_config;
+	bool nonportable_cluster; /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
+	int cluster_sched;        /* CLUSTER_SCHEDULING_POLICY_PREFERENCE */
+	int req_cluster[3];       /* REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH */
+};
+
+/* How a launch asked to run beyond its grid and block (cuLaunchKernelEx
+ * attributes, cuLaunchCooperativeKernel). */
+struct gs__launch_opts {
+	bool cooperative;
+	unsigned int cluster[3]; /* 0: no cluster asked for */
 };
 
 /* Where one module global lives in one context. */
@@ -176,7 +207,7 @@ struct gs__ginst {
 
 /* A __device__ / __constant__ / __managed__ variable of a PTX image. */
 struct gs__global {
-	char name[128];
+	char *name; /* owned, any length */
 	uint64_t size;
 	uint8_t *init; /* size bytes of initial value, owned (NULL: zeros) */
 	bool managed;
@@ -205,6 +236,7 @@ struct gs__pool {
 	uint64_t release_threshold;
 	int reuse_follow, reuse_opportunistic, reuse_internal;
 	uint64_t used, used_high, reserved_high;
+	uint64_t max_size; /* CUmemPoolProps.maxSize; 0: the device's */
 };
 
 enum gs__akind {
@@ -230,6 +262,7 @@ struct gs__alloc {
 	struct gs__vmm *vmm; /* GS__A_VMM_MAP */
 	unsigned int host_flags;
 	const void *owner; /* a module global's (gs__mem_alloc), or NULL */
+	uint64_t serial;   /* unique per allocation (advice.c's records) */
 };
 
 /* A CUmemGenericAllocationHandle. */
@@ -260,24 +293,48 @@ struct gs__launch {
 	uint8_t *args; /* args_size bytes, owned */
 };
 
-enum gs__nkind { GS__N_KERNEL, GS__N_EMPTY, GS__N_MEMSET, GS__N_MEMCPY };
+enum gs__nkind {
+	GS__N_KERNEL,
+	GS__N_EMPTY,
+	GS__N_MEMSET,
+	GS__N_MEMCPY,
+	GS__N_HOST,
+	GS__N_EVENT_RECORD,
+	GS__N_EVENT_WAIT
+};
 
+/* A graph node; in a graph exec, a copy (deps then name exec nodes). */
 struct gs__node {
 	struct gs__graph *graph;
 	enum gs__nkind kind;
 	struct gs__launch launch; /* GS__N_KERNEL */
+	void **argv;              /* kernel params as pointers into
+	                             launch.args (get params), owned */
 	CUDA_MEMSET_NODE_PARAMS memset;
-	uint64_t cpy_dst, cpy_src, cpy_len;
+	CUDA_MEMCPY3D memcpy;     /* GS__N_MEMCPY: as given */
+	uint64_t cpy_dst, cpy_src, cpy_len; /* the 1D copy it makes */
+	CUDA_HOST_NODE_PARAMS host;
+	CUevent event; /* GS__N_EVENT_RECORD / _WAIT */
+	struct gs__node **deps; /* the nodes it depends on (edges in),
+	                           owned list, n_deps of cap_deps */
+	int n_deps, cap_deps;
+	const struct gs__node *orig; /* exec copy / clone: its source (an
+	                                identity only, never read) */
+	bool disabled;   /* exec copy: cuGraphNodeSetEnabled(.., 0) */
+	int *dep_pos;    /* exec copy: its dependencies' positions in the
+	                    exec, owned, orig_n_deps of them */
+	int orig_n_deps;
 };
 
 struct gs__graph {
 	int n_nodes, cap;
-	struct gs__node **nodes;
+	struct gs__node **nodes; /* in the order added */
 };
 
 struct gs__graph_exec {
 	int n;
-	struct gs__node *nodes; /* copies */
+	struct gs__node *nodes; /* copies, in an order that runs each node
+	                           after its dependencies */
 	unsigned long long flags;
 };
 
@@ -398,9 +455,66 @@ CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
                           const unsigned int block[3], unsigned int smem,
                           void **params, void **extra, struct gs__launch *out);
 void gs__launch_free(struct gs__launch *l);
+/* peer copies (copy.c), prefetch and attach (advice.c), their bodies */
+CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+                         CUcontext sctx, size_t len, CUstream hStream,
+                         bool sync, bool pt);
+CUresult gs__mem_prefetch(CUdeviceptr devPtr, size_t count,
+                          CUmemLocation location, unsigned int flags,
+                          CUstream hStream, bool pt);
+CUresult gs__attach_mem(CUstream hStream, CUdeviceptr dptr, size_t length,
+                        unsigned int flags, bool pt);
+/* graph.c's helpers for graphexec.c (lock held) */
+CUresult gs__node_kernel_set(struct gs__node *n,
+                             const CUDA_KERNEL_NODE_PARAMS *p);
+CUresult gs__node_kernel_get(struct gs__node *n, CUDA_KERNEL_NODE_PARAMS *p);
+CUresult gs__node_memcpy_set(struct gs__node *n, const CUDA_MEMCPY3D *p);
+struct gs__node *gs__node_copy(const struct gs__node *src);
+int gs__graph_index(const struct gs__graph *g, const struct gs__node *x);
+CUresult gs__capture_info(CUstream hStream, CUstreamCaptureStatus *st,
+                          cuuint64_t *id, CUgraph *graph,
+                          const CUgraphNode **deps,
+                          const CUgraphEdgeData **edges, size_t *ndeps, bool pt);
+/* Says once on stderr that `what` (an entry point, or a case of one)
+ * is refused because the sim cannot do it (stubs.c). */
+void gs__not_supported_note(const char *what);
+/* Copies device/host bytes now (copy.c; unbacked ranges read zeros). */
+void gs__dcopy(uint64_t dst, uint64_t src, uint64_t len);
+/* Records ev on s now (stream.c): a marker on the timeline. */
+CUresult gs__event_mark(struct gs__event *ev, struct gs__stream *s,
+                        struct gs__ctx *ctx);
+
+/* ---- graph structure and stream capture (capture.c), lock held ---- */
+struct gs__node *gs__node_new(enum gs__nkind kind);
 void gs__graph_node_free(struct gs__node *n);
-/* Adds node n to graph g (a capturing stream's, or cuGraphAdd*Node). */
-CUresult gs__capture_add(struct gs__graph *g, struct gs__node *n);
+CUresult gs__node_dep_add(struct gs__node *n, struct gs__node *dep);
+bool gs__node_dep_remove(struct gs__node *n, const struct gs__node *dep);
+/* Adds n (not yet in a graph) to g after deps (nodes of g). On failure
+ * n is not in g and the caller frees it. */
+CUresult gs__graph_add(struct gs__graph *g, struct gs__node *n,
+                       struct gs__node *const *deps, int ndeps);
+struct gs__graph *gs__graph_new(void);
+void gs__graph_free(struct gs__graph *g);
+CUresult gs__capture_begin(struct gs__stream *s, CUstreamCaptureMode mode,
+                           struct gs__graph *g, bool own_graph);
+/* Ends s's capture. OUT: *out, the graph (caller owns it) on success. */
+CUresult gs__capture_end(struct gs__stream *s, struct gs__graph **out);
+/* Adds node n to s's capture after s's dependencies; on failure the
+ * caller frees n (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED once it was). */
+CUresult gs__capture_node(struct gs__stream *s, struct gs__node *n);
+/* Ends s's capture as invalid: what follows fails, and so does its end. */
+void gs__capture_invalidate(struct gs__stream *s, CUresult why);
+CUresult gs__capture_event_record(struct gs__stream *s, struct gs__event *ev);
+CUresult gs__capture_event_wait(struct gs__stream *s, struct gs__event *ev);
+void gs__capture_event_gone(struct gs__event *ev);
+/* cuStreamUpdateCaptureDependencies: s's dependencies become (add: also
+ * include) deps, nodes of its capture's graph. */
+CUresult gs__capture_deps_set(struct gs__stream *s, struct gs__node *const *deps,
+                              size_t n, bool add);
+CUresult gs__capture_update_deps(CUstream hStream, CUgraphNode *deps, size_t n,
+                                 unsigned int flags, bool pt);
+/* A stream in a capture is destroyed: CUDA_ERROR_STREAM_CAPTURE_UNJOINED. */
+CUresult gs__capture_stream_gone(struct gs__stream *s);
 /* Resolves a stream for a query (takes the lock; on success it is held).
  * OUT: *ctx, *s. */
 CUresult gs__stream_peek(CUstream h, bool pt, struct gs__ctx **ctx,
@@ -443,6 +557,18 @@ CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt);
  * version (launch.c, stream.c, graph.c, copy.c, mem.c, ctx.c, drv.c):
  * `pt` makes the NULL stream mean the per-thread default stream.
  */
+/* Blocks of `block` threads and `smem` dynamic shared bytes that fit on
+ * one SM at once (func.c). */
+int gs__func_blocks_per_sm(const struct gs__func *f, int block, size_t smem);
+/* cuLaunchKernel with options (cooperative, cluster); opts may be NULL. */
+CUresult gs__launch_kernel_opts(CUfunction f, const unsigned int grid[3],
+                                const unsigned int block[3], unsigned int smem,
+                                CUstream hStream, void **kernelParams,
+                                void **extra, bool pt,
+                                const struct gs__launch_opts *opts);
+CUresult gs__launch_cooperative(CUfunction f, const unsigned int grid[3],
+                                const unsigned int block[3], unsigned int smem,
+                                CUstream hStream, void **kernelParams, bool pt);
 CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
                            unsigned int gz, unsigned int bx, unsigned int by,
                            unsigned int bz, unsigned int smem, CUstream hStream,

@@ -188,7 +188,11 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	*pctx = (CUcontext)gs__ctx_current();
+	/* The handle on top of the stack even when it is a primary context
+	 * not retained yet (or any more), as the real driver answers: the
+	 * CUDA runtime makes device d's primary context current before it
+	 * retains it and reads it back here to learn its device. */
+	*pctx = (CUcontext)gs__ctx_top();
 	gs__unlock();
 	return CUDA_SUCCESS;
 }

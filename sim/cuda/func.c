@@ -43,12 +43,18 @@ static CUresult func_attr(struct gs__func *f, CUfunction_attribute a, int *v)
 	case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
 	case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
 	case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+		*v = 0;
+		break;
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+		*v = f->req_cluster[a - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH];
+		break;
 	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		*v = f->nonportable_cluster;
+		break;
 	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-		*v = 0;
+		*v = f->cluster_sched;
 		break;
 	case CU_FUNC_ATTRIBUTE_NUM_REGS:
 		*v = 32;
@@ -102,10 +108,21 @@ static CUresult func_set_attr(struct gs__func *f, CUfunction_attribute a, int v)
 		f->carveout = v;
 		return CUDA_SUCCESS;
 	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		if (v != 0 && v != 1)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->nonportable_cluster = v != 0;
+		return CUDA_SUCCESS;
 	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		if (v < 0 || v > (int)CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->cluster_sched = v;
+		return CUDA_SUCCESS;
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+		if (v < 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->req_cluster[a - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] = v;
 		return CUDA_SUCCESS;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
@@ -293,6 +310,11 @@ static int occupancy(int block, size_t smem)
 			n = by_smem;
 	}
 	return n;
+}
+
+int gs__func_blocks_per_sm(const struct gs__func *f, int block, size_t smem)
+{
+	return occupancy(block, smem + f->entry->shared_bytes);
 }
 
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(

@@ -375,11 +375,10 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 	CUresult r;
 
 	if (s->capture != NULL) {
-		struct gs__node *n = gs__calloc(1, sizeof(*n));
+		struct gs__node *n = gs__node_new(GS__N_KERNEL);
 
 		if (n == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;
-		n->kind = GS__N_KERNEL;
 		n->launch = *l;
 		n->launch.args = gs__malloc(l->args_size ? l->args_size : 1);
 		if (n->launch.args == NULL) {
@@ -387,7 +386,7 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
 		memcpy(n->launch.args, l->args, l->args_size);
-		r = gs__capture_add(s->capture, n);
+		r = gs__capture_node(s, n);
 		if (r != CUDA_SUCCESS)
 			gs__graph_node_free(n);
 		return r;
@@ -413,12 +412,48 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 	return CUDA_SUCCESS;
 }
 
-CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
-                           unsigned int gz, unsigned int bx, unsigned int by,
-                           unsigned int bz, unsigned int smem, CUstream hStream,
-                           void **kernelParams, void **extra, bool pt)
+/*
+ * What the GPU refuses beyond the grid and block limits: a cooperative
+ * grid larger than can be resident at once (every block on some SM:
+ * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), and clusters: only on compute
+ * capability 9.0 and newer, the grid a multiple of the cluster, at most 8
+ * blocks per cluster unless the function allows non-portable sizes (then
+ * 16), else CUDA_ERROR_INVALID_CLUSTER_SIZE.
+ */
+static CUresult opts_check(const struct gs__launch *l, const struct gs__dev *d,
+                           const struct gs__launch_opts *o)
 {
-	const unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+	const unsigned int *c = o->cluster;
+	uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+
+	if (o->cooperative) {
+		int per_sm =
+		    gs__func_blocks_per_sm(l->func, (int)threads, l->smem);
+		uint64_t blocks =
+		    (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+
+		if (blocks > (uint64_t)per_sm * d->sm_count)
+			return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	}
+	if (c[0] == 0 && c[1] == 0 && c[2] == 0)
+		return CUDA_SUCCESS;
+	if (d->cc_major < 9)
+		return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	for (int i = 0; i < 3; i++)
+		if (c[i] == 0 || l->grid[i] % c[i] != 0)
+			return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	if ((uint64_t)c[0] * c[1] * c[2] >
+	    (l->func->nonportable_cluster ? 16u : 8u))
+		return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	return CUDA_SUCCESS;
+}
+
+CUresult gs__launch_kernel_opts(CUfunction f, const unsigned int grid[3],
+                                const unsigned int block[3], unsigned int smem,
+                                CUstream hStream, void **kernelParams,
+                                void **extra, bool pt,
+                                const struct gs__launch_opts *opts)
+{
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
 	struct gs__launch l;
@@ -431,11 +466,25 @@ CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
 		r = gs__launch_build(f, grid, block, smem, kernelParams, extra,
 		                     &l);
 	if (r == CUDA_SUCCESS) {
-		r = gs__launch(&l, s, ctx);
+		if (opts != NULL)
+			r = opts_check(&l, &gs__drv.dev[ctx->dev], opts);
+		if (r == CUDA_SUCCESS)
+			r = gs__launch(&l, s, ctx);
 		gs__launch_free(&l);
 	}
 	gs__unlock();
 	return r;
+}
+
+CUresult gs__launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
+                           unsigned int gz, unsigned int bx, unsigned int by,
+                           unsigned int bz, unsigned int smem, CUstream hStream,
+                           void **kernelParams, void **extra, bool pt)
+{
+	const unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+
+	return gs__launch_kernel_opts(f, grid, block, smem, hStream,
+	                              kernelParams, extra, pt, NULL);
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
@@ -450,26 +499,57 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
 	                         kernelParams, extra, false);
 }
 
+CUresult gs__launch_cooperative(CUfunction f, const unsigned int grid[3],
+                                const unsigned int block[3], unsigned int smem,
+                                CUstream hStream, void **kernelParams, bool pt)
+{
+	const struct gs__launch_opts o = {.cooperative = true};
+
+	return gs__launch_kernel_opts(f, grid, block, smem, hStream,
+	                              kernelParams, NULL, pt, &o);
+}
+
 CUresult CUDAAPI cuLaunchCooperativeKernel(
     CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
     unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
     void **kernelParams)
 {
-	return gs__launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                         blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                         kernelParams, NULL, false);
+	const unsigned int grid[3] = {gridDimX, gridDimY, gridDimZ};
+	const unsigned int block[3] = {blockDimX, blockDimY, blockDimZ};
+
+	return gs__launch_cooperative(f, grid, block, sharedMemBytes, hStream,
+	                              kernelParams, false);
 }
 
 CUresult gs__launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
                               void **kernelParams, void **extra, bool pt)
 {
-	if (config == NULL)
+	struct gs__launch_opts o = {0};
+	unsigned int grid[3], block[3];
+
+	if (config == NULL || (config->numAttrs > 0 && config->attrs == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
-	return gs__launch_kernel(
-	    f, config->gridDimX, config->gridDimY, config->gridDimZ,
-	    config->blockDimX, config->blockDimY, config->blockDimZ,
-	    config->sharedMemBytes, config->hStream, kernelParams, extra, pt);
+	for (unsigned int i = 0; i < config->numAttrs; i++) {
+		const CUlaunchAttribute *a = &config->attrs[i];
+
+		if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+			o.cooperative = a->value.cooperative != 0;
+		} else if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+			o.cluster[0] = a->value.clusterDim.x;
+			o.cluster[1] = a->value.clusterDim.y;
+			o.cluster[2] = a->value.clusterDim.z;
+		}
+	}
+	grid[0] = config->gridDimX;
+	grid[1] = config->gridDimY;
+	grid[2] = config->gridDimZ;
+	block[0] = config->blockDimX;
+	block[1] = config->blockDimY;
+	block[2] = config->blockDimZ;
+	return gs__launch_kernel_opts(f, grid, block, config->sharedMemBytes,
+	                              config->hStream, kernelParams, extra, pt,
+	                              &o);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
@@ -491,8 +571,28 @@ CUresult gs__host_func(CUstream hStream, CUhostFn fn, void *userData,
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	r = gs__stream_get(hStream, pt, &ctx, &s);
-	if (r == CUDA_SUCCESS && s->capture != NULL)
-		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	if (r == CUDA_SUCCESS && s->capture != NULL) {
+		/* a host function becomes a host node; a stream callback
+		 * (it takes the stream's status) cannot be captured */
+		struct gs__node *n =
+		    fn != NULL ? gs__node_new(GS__N_HOST) : NULL;
+
+		if (fn == NULL) {
+			gs__capture_invalidate(
+			    s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+			r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		} else if (n == NULL) {
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		} else {
+			n->host.fn = fn;
+			n->host.userData = userData;
+			r = gs__capture_node(s, n);
+			if (r != CUDA_SUCCESS)
+				gs__graph_node_free(n);
+		}
+		gs__unlock();
+		return r;
+	}
 	if (r != CUDA_SUCCESS) {
 		gs__unlock();
 		return r;
@@ -520,34 +620,4 @@ CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
 	if (flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	return gs__host_func(hStream, NULL, userData, callback, false);
-}
-
-/* ---- graph nodes made by launches ---------------------------------------- */
-
-void gs__graph_node_free(struct gs__node *n)
-{
-	if (n == NULL)
-		return;
-	gs__h_del(n);
-	gs__launch_free(&n->launch);
-	free(n);
-}
-
-CUresult gs__capture_add(struct gs__graph *g, struct gs__node *n)
-{
-	if (g->n_nodes == g->cap) {
-		int ncap = g->cap ? g->cap * 2 : 16;
-		struct gs__node **nn =
-		    gs__realloc(g->nodes, sizeof(*nn) * (size_t)ncap);
-
-		if (nn == NULL)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		g->nodes = nn;
-		g->cap = ncap;
-	}
-	if (!gs__h_add(n, GS__H_GRAPH_NODE))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	n->graph = g;
-	g->nodes[g->n_nodes++] = n;
-	return CUDA_SUCCESS;
 }

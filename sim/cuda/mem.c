@@ -9,11 +9,9 @@
  * Addresses. A device allocation is an anonymous mapping in this process
  * and its device address is the mapping's address, so device pointers are
  * unique, never collide with host memory, and copies are plain memcpy.
- * Allocations up to GS__BACKED_MAX are readable/writable (the kernel only
- * hands out pages that are touched); larger ones are address space only
- * (PROT_NONE, no memory): copies into them are dropped and reads from them
- * give zeros. The engine's memory count is what limits allocation, not
- * the host's memory.
+ * Every allocation keeps its contents in sparse host memory (pages made
+ * when touched; addr.c). The engine's memory count is what limits
+ * allocation, not the host's memory.
  *
  * Accounting. Every allocation charges its size, rounded up to
  * GS__ALLOC_ALIGN, to its device's engine in the node state (all
@@ -352,6 +350,12 @@ CUresult gs__mem_alloc_async(CUdeviceptr *dptr, size_t bytesize,
 	if (r != CUDA_SUCCESS)
 		goto out;
 	if (s->capture != NULL) {
+		/* The real driver makes a memory-allocation node here; the
+		 * sim has no graph memory nodes, so it refuses the call and
+		 * the capture is lost rather than ending "successfully"
+		 * without the allocation. */
+		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		gs__not_supported_note("cuMemAllocAsync in stream capture");
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 		goto out;
 	}
@@ -407,6 +411,12 @@ CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt)
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	r = gs__stream_get(hStream, pt, &ctx, &s);
+	if (r == CUDA_SUCCESS && s->capture != NULL) {
+		/* a memory-free node: not in the sim (see cuMemAllocAsync) */
+		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+		gs__not_supported_note("cuMemFreeAsync in stream capture");
+		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
 	gs__unlock();
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -443,6 +453,7 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	p->dev = poolProps->location.id;
+	p->max_size = poolProps->maxSize;
 	p->reuse_follow = p->reuse_opportunistic = p->reuse_internal = 1;
 	*pool = (CUmemoryPool)p;
 	gs__unlock();

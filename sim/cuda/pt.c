@@ -180,9 +180,11 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(
     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
     void **kernelParams)
 {
-	return gs__launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                         blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                         kernelParams, NULL, true);
+	const unsigned int grid[3] = {gridDimX, gridDimY, gridDimZ};
+	const unsigned int block[3] = {blockDimX, blockDimY, blockDimZ};
+
+	return gs__launch_cooperative(f, grid, block, sharedMemBytes, hStream,
+	                              kernelParams, true);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
@@ -279,14 +281,48 @@ CUresult CUDAAPI cuStreamGetCaptureInfo(
     const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out,
     size_t *numDependencies_out)
 {
-	if (dependencies_out != NULL)
-		*dependencies_out = NULL;
-	if (edgeData_out != NULL)
-		*edgeData_out = NULL;
-	if (numDependencies_out != NULL)
-		*numDependencies_out = 0;
-	return gs__is_capturing(hStream, captureStatus_out, id_out, graph_out,
-	                        true);
+	return gs__capture_info(hStream, captureStatus_out, id_out, graph_out,
+	                        dependencies_out, edgeData_out,
+	                        numDependencies_out, true);
+}
+
+CUresult CUDAAPI
+cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies,
+                                  const CUgraphEdgeData *dependencyData,
+                                  size_t numDependencies, unsigned int flags)
+{
+	(void)dependencyData;
+	return gs__capture_update_deps(hStream, dependencies, numDependencies,
+	                               flags, true);
+}
+
+CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
+                              CUdeviceptr srcDevice, CUcontext srcContext,
+                              size_t ByteCount)
+{
+	return gs__memcpy_peer(dstDevice, dstContext, srcDevice, srcContext,
+	                       ByteCount, NULL, true, true);
+}
+
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                   CUdeviceptr srcDevice, CUcontext srcContext,
+                                   size_t ByteCount, CUstream hStream)
+{
+	return gs__memcpy_peer(dstDevice, dstContext, srcDevice, srcContext,
+	                       ByteCount, hStream, false, true);
+}
+
+CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count,
+                                    CUmemLocation location, unsigned int flags,
+                                    CUstream hStream)
+{
+	return gs__mem_prefetch(devPtr, count, location, flags, hStream, true);
+}
+
+CUresult CUDAAPI cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr,
+                                        size_t length, unsigned int flags)
+{
+	return gs__attach_mem(hStream, dptr, length, flags, true);
 }
 
 CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)

@@ -161,8 +161,10 @@ static bool entry_static_sizes(const char *p, struct gs__entry *e);
 
 void gs__entries_free(struct gs__entry *list, int n)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		gs__kcost_destroy(list[i].kcost);
+		free(list[i].name);
+	}
 	free(list);
 }
 
@@ -208,7 +210,7 @@ CUresult gs__ptx_parse(const char *text, struct gs__entry **entries,
 		while (ident_char(*p))
 			p++;
 		len = (size_t)(p - name);
-		if (len == 0 || len >= sizeof(list[0].name))
+		if (len == 0)
 			goto out_bad;
 		if (count == cap) {
 			int ncap = cap ? cap * 2 : 8;
@@ -223,14 +225,20 @@ CUresult gs__ptx_parse(const char *text, struct gs__entry **entries,
 		}
 		e = &list[count];
 		memset(e, 0, sizeof(*e));
+		e->name = gs__malloc(len + 1);
+		if (e->name == NULL) {
+			gs__entries_free(list, count);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
 		memcpy(e->name, name, len);
+		e->name[len] = '\0';
+		count++;
 		e->ptx_version = ptx_version;
 		p = gs__ptx_skip_ws(p);
 		if (gs__kcost_create(p, &e->kcost) != CUDA_SUCCESS) {
 			gs__entries_free(list, count);
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
-		count++;
 		if (*p == '(') {
 			p = parse_params(p + 1, e);
 			if (p == NULL)
@@ -254,7 +262,7 @@ out_bad:
 /* ---- module globals ------------------------------------------------------ */
 
 /* Most bytes one module global may have (a larger one is refused). */
-#define GLOBAL_MAX (256ULL << 20)
+#define GLOBAL_MAX GS__GLOBAL_MAX
 
 /* Skips a balanced "{ ... }" starting at '{'. */
 static const char *skip_block(const char *p)
@@ -369,8 +377,10 @@ static bool global_read(const char *s, const char *end,
 			while (p < end && ident_char(*p))
 				p++;
 			len = (size_t)(p - t);
-			if (len >= sizeof(g.name))
-				return true;
+			free(g.name);
+			g.name = gs__malloc(len + 1);
+			if (g.name == NULL)
+				goto out_oom;
 			memcpy(g.name, t, len);
 			g.name[len] = '\0';
 			while (p < end && *p == '[') {
@@ -383,15 +393,15 @@ static bool global_read(const char *s, const char *end,
 					count *= d;
 				p = strchr(p, ']');
 				if (p == NULL || p >= end)
-					return true;
+					goto out_skip;
 				p++;
 			}
 			continue;
 		}
 		p++;
 	}
-	if (g.name[0] == '\0' || esize == 0)
-		return true;
+	if (g.name == NULL || esize == 0)
+		goto out_skip;
 	if (unsized && init != NULL) {
 		/* elements in the initializer */
 		uint64_t elems = 0;
@@ -407,7 +417,7 @@ static bool global_read(const char *s, const char *end,
 		count *= elems;
 	}
 	if (count == 0 || count > GLOBAL_MAX / esize)
-		return true;
+		goto out_skip;
 	g.size = count * esize;
 	if (init != NULL) {
 		const char *q = init;
@@ -415,7 +425,7 @@ static bool global_read(const char *s, const char *end,
 
 		g.init = gs__calloc(1, (size_t)g.size);
 		if (g.init == NULL)
-			return false;
+			goto out_oom;
 		while (q < end) {
 			const char *t;
 
@@ -436,15 +446,21 @@ static bool global_read(const char *s, const char *end,
 		struct gs__global *nl =
 		    gs__realloc(*list, sizeof(*nl) * (size_t)ncap);
 
-		if (nl == NULL) {
-			free(g.init);
-			return false;
-		}
+		if (nl == NULL)
+			goto out_oom;
 		*list = nl;
 		*cap = ncap;
 	}
 	(*list)[(*n)++] = g;
 	return true;
+
+out_skip:
+	free(g.name);
+	return true;
+out_oom:
+	free(g.init);
+	free(g.name);
+	return false;
 }
 
 void gs__globals_free(struct gs__global *list, int n)
@@ -454,6 +470,7 @@ void gs__globals_free(struct gs__global *list, int n)
 			gs__mem_release(list[i].inst[j].dptr, &list[i]);
 		free(list[i].inst);
 		free(list[i].init);
+		free(list[i].name);
 	}
 	free(list);
 }

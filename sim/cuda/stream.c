@@ -72,7 +72,7 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 
 		/* queued work still runs; only the handle goes */
 		if (s->capture != NULL)
-			r = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+			r = gs__capture_stream_gone(s);
 		gs__h_del(s);
 		free(s);
 	}
@@ -89,8 +89,13 @@ CUresult gs__stream_sync(CUstream hStream, bool pt)
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	r = gs__stream_get(hStream, pt, &ctx, &s);
-	if (r == CUDA_SUCCESS && s->capture != NULL)
+	if (r == CUDA_SUCCESS && s->capture != NULL) {
+		/* a capturing stream cannot be waited for: the capture is
+		 * lost, as with the real driver */
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
 	if (r == CUDA_SUCCESS)
 		r = gs__wait(ctx, gs__stream_target(s));
 	gs__unlock();
@@ -112,8 +117,11 @@ CUresult gs__stream_query(CUstream hStream, bool pt)
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	r = gs__stream_get(hStream, pt, &ctx, &s);
-	if (r == CUDA_SUCCESS && s->capture != NULL)
+	if (r == CUDA_SUCCESS && s->capture != NULL) {
+		gs__capture_invalidate(s,
+		                       CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
 	if (r == CUDA_SUCCESS)
 		r = gs__done(ctx, gs__stream_target(s), &done);
 	gs__unlock();
@@ -139,6 +147,13 @@ CUresult gs__stream_wait_event(CUstream hStream, CUevent hEvent,
 	r = gs__stream_get(hStream, pt, &ctx, &s);
 	if (r == CUDA_SUCCESS && !gs__h_is(hEvent, GS__H_EVENT))
 		r = CUDA_ERROR_INVALID_HANDLE;
+	/* in a capture (either side): an edge of the graph */
+	if (r == CUDA_SUCCESS &&
+	    (s->capture != NULL || ((struct gs__event *)hEvent)->cap_id)) {
+		r = gs__capture_event_wait(s, (struct gs__event *)hEvent);
+		gs__unlock();
+		return r;
+	}
 	/* ops of a process run in launch order, so an event recorded
 	 * earlier is always reached first: nothing to queue */
 	if (r == CUDA_SUCCESS) {
@@ -323,7 +338,6 @@ CUresult gs__event_record(CUevent hEvent, CUstream hStream, bool pt)
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
 	struct gs__event *ev = (struct gs__event *)hEvent;
-	uint64_t seq;
 	CUresult r;
 
 	if ((r = gs__enter()) != CUDA_SUCCESS)
@@ -336,12 +350,27 @@ CUresult gs__event_record(CUevent hEvent, CUstream hStream, bool pt)
 	if (r == CUDA_SUCCESS && ev->ctx != ctx)
 		r = CUDA_ERROR_INVALID_HANDLE;
 	if (r == CUDA_SUCCESS && s->capture != NULL) {
-		gs__unlock(); /* recorded into the graph: no timing */
-		return CUDA_SUCCESS;
+		/* recorded into the capture: what waits on it depends on
+		 * the stream's work so far */
+		r = gs__capture_event_record(s, ev);
+		gs__unlock();
+		return r;
 	}
-	if (r == CUDA_SUCCESS)
-		r = gs__push(ctx, 0, 0, GS_SIM_OP_MARKER,
-		             (uint64_t)(uintptr_t)ev, &seq);
+	if (r == CUDA_SUCCESS) {
+		gs__capture_event_gone(ev); /* recorded for real again */
+		r = gs__event_mark(ev, s, ctx);
+	}
+	gs__unlock();
+	return r;
+}
+
+CUresult gs__event_mark(struct gs__event *ev, struct gs__stream *s,
+                        struct gs__ctx *ctx)
+{
+	uint64_t seq;
+	CUresult r = gs__push(ctx, 0, 0, GS_SIM_OP_MARKER,
+	                      (uint64_t)(uintptr_t)ev, &seq);
+
 	if (r == CUDA_SUCCESS) {
 		ev->recorded = true;
 		ev->timed = false;
@@ -349,7 +378,6 @@ CUresult gs__event_record(CUevent hEvent, CUstream hStream, bool pt)
 		s->last = seq;
 		ctx->last = seq;
 	}
-	gs__unlock();
 	return r;
 }
 
@@ -442,6 +470,7 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
 	if (!gs__h_is(hEvent, GS__H_EVENT)) {
 		r = CUDA_ERROR_INVALID_HANDLE;
 	} else {
+		gs__capture_event_gone((struct gs__event *)hEvent);
 		gs__h_del(hEvent);
 		free(hEvent);
 	}

@@ -261,7 +261,7 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	a.base = ptr;
 	a.size = size;
 	a.kind = GS__A_VMM_MAP;
-	a.backed = v->size <= GS__BACKED_MAX;
+	a.backed = true; /* the memfd's pages, made as they are touched */
 	a.dev = v->dev;
 	a.vmm = v;
 	if (!gs__alloc_insert(&a)) {

@@ -24,3 +24,10 @@ gs_add_unit_test(test_sim_bus
                  LIBS cuda_sim gs_sim_state Threads::Threads)
 target_include_directories(test_sim_bus PRIVATE ${GS_CUDA_INCLUDE}
                            ${CMAKE_SOURCE_DIR}/sim/cuda)
+
+# Where the sim used to answer wrongly without an error (issue #29),
+# through the driver API: runs without nvcc.
+gs_add_unit_test(test_sim_truth
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_truth.c
+                 LIBS cuda_sim gs_sim_state)
+target_include_directories(test_sim_truth PRIVATE ${GS_CUDA_INCLUDE})

@@ -223,9 +223,12 @@ static void find_returns_null_for_unknown_names(void **state)
 
 static void inferred_whole_gpu_values_are_flagged_and_explained(void **state)
 {
-	const struct gs_gpu_model *b = gs_catalog_find("B200");
+	const struct gs_gpu_model *b = gs_catalog_find("GB200");
 	const struct gs_gpu_model *h = gs_catalog_find("H100");
 
+	/* B200's whole-GPU SM count is sourced now (148); GB200's is not */
+	assert_int_equal(gs_catalog_find("B200")->sm_count, 148);
+	assert_false(gs_catalog_find("B200")->sm_count_inferred);
 	assert_true(b->sm_count_inferred);
 	assert_true(b->memory_inferred);
 	assert_non_null(strstr(b->inferred_note, "sm_count"));

@@ -1,0 +1,254 @@
+/*
+ * graphs.cu - CUDA graphs and stream capture as a runtime program uses
+ * them, checked against what the real driver does: fork/join capture
+ * (event record + cross-stream waits become edges: 4 kernels, 4 edges),
+ * an unjoined fork ends in cudaErrorStreamCaptureUnjoined, calls that
+ * cannot be captured invalidate the capture, async copies/memsets/host
+ * functions are captured as nodes (they happen when the graph runs, not
+ * before), and the graph API: kernel/memcpy/memset/host/event nodes,
+ * node parameters read and changed, exec update, clone, dot print.
+ * Prints "all ok".
+ */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__global__ void k1(int *p) { if (p) p[0] = 1; }
+__global__ void k2(int *p) { if (p) p[1] = 2; }
+__global__ void k3(int *p) { if (p) p[2] = 3; }
+__global__ void k4(int *p) { if (p) p[3] = 4; }
+
+/* Which of k1..k4 a kernel node runs (0 if none). */
+static int which(cudaGraphNode_t n)
+{
+	cudaKernelNodeParams p = {};
+	const void *ks[] = {(void *)k1, (void *)k2, (void *)k3, (void *)k4};
+	cudaFunction_t f;
+
+	if (cudaGraphKernelNodeGetParams(n, &p) != cudaSuccess)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if (cudaGetFuncBySymbol(&f, ks[i]) == cudaSuccess &&
+		    (void *)f == p.func)
+			return i + 1;
+	for (int i = 0; i < 4; i++)
+		if (p.func == ks[i])
+			return i + 1;
+	return 0;
+}
+
+static void check_fork_join(void)
+{
+	cudaStream_t s1, s2;
+	cudaEvent_t fork, join;
+	cudaGraph_t g;
+	cudaGraphExec_t x;
+	cudaGraphNode_t nodes[8], from[8], to[8];
+	size_t n = 8, ne = 8;
+	int *d, edges[5][5] = {{0}};
+
+	CHECK(cudaMalloc(&d, 64));
+	CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+	CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+	CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+	CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+	CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+	k1<<<1, 32, 0, s1>>>(d);
+	CHECK(cudaEventRecord(fork, s1));
+	CHECK(cudaStreamWaitEvent(s2, fork, 0));
+	k2<<<1, 32, 0, s2>>>(d);
+	k3<<<1, 32, 0, s1>>>(d);
+	CHECK(cudaEventRecord(join, s2));
+	CHECK(cudaStreamWaitEvent(s1, join, 0));
+	k4<<<1, 32, 0, s1>>>(d);
+	CHECK(cudaStreamEndCapture(s1, &g));
+	CHECK(cudaGraphGetNodes(g, nodes, &n));
+	EXPECT(n == 4);
+	CHECK(cudaGraphGetEdges(g, from, to, NULL, &ne));
+	EXPECT(ne == 4);
+	for (size_t i = 0; i < ne && i < 8; i++)
+		edges[which(from[i])][which(to[i])] = 1;
+	EXPECT(edges[1][2] && edges[1][3] && edges[2][4] && edges[3][4]);
+	printf("fork/join: %zu nodes, %zu edges\n", n, ne);
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	CHECK(cudaGraphLaunch(x, s1));
+	CHECK(cudaStreamSynchronize(s1));
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphDestroy(g));
+
+	/* forked and never joined back */
+	CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+	k1<<<1, 32, 0, s1>>>(d);
+	CHECK(cudaEventRecord(fork, s1));
+	CHECK(cudaStreamWaitEvent(s2, fork, 0));
+	k2<<<1, 32, 0, s2>>>(d);
+	WANT(cudaStreamEndCapture(s1, &g), cudaErrorStreamCaptureUnjoined);
+	(void)cudaGetLastError();
+	CHECK(cudaStreamDestroy(s1));
+	CHECK(cudaStreamDestroy(s2));
+	CHECK(cudaFree(d));
+}
+
+static void check_invalidation(void)
+{
+	cudaStream_t s;
+	cudaGraph_t g = NULL;
+	cudaStreamCaptureStatus st;
+	void *p = NULL;
+	int *d;
+
+	CHECK(cudaMalloc(&d, 64));
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	/* a stream-ordered allocation (the sim has no memory nodes) */
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	k1<<<1, 32, 0, s>>>(d);
+	EXPECT(cudaMallocAsync(&p, 1024, s) != cudaSuccess);
+	CHECK(cudaStreamIsCapturing(s, &st));
+	EXPECT(st == cudaStreamCaptureStatusInvalidated);
+	WANT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	EXPECT(g == NULL);
+	(void)cudaGetLastError();
+	/* waiting for a capturing stream */
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	k1<<<1, 32, 0, s>>>(d);
+	EXPECT(cudaStreamSynchronize(s) != cudaSuccess);
+	WANT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	(void)cudaGetLastError();
+	CHECK(cudaStreamDestroy(s));
+	CHECK(cudaFree(d));
+}
+
+static int host_calls;
+static void CUDART_CB on_host(void *arg)
+{
+	host_calls += *(int *)arg;
+}
+
+static void check_captured_copies(void)
+{
+	cudaStream_t s;
+	cudaGraph_t g;
+	cudaGraphExec_t x;
+	unsigned char *d, h[256];
+	size_t n = 0;
+	int one = 1;
+
+	memset(h, 0xee, sizeof(h));
+	CHECK(cudaMalloc(&d, sizeof(h)));
+	CHECK(cudaMemset(d, 0, sizeof(h)));
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	CHECK(cudaMemsetAsync(d, 0x5a, sizeof(h), s));
+	CHECK(cudaMemcpyAsync(h, d, sizeof(h), cudaMemcpyDeviceToHost, s));
+	CHECK(cudaLaunchHostFunc(s, on_host, &one));
+	CHECK(cudaStreamEndCapture(s, &g));
+	CHECK(cudaGraphGetNodes(g, NULL, &n));
+	EXPECT(n == 3);
+	/* captured, not done */
+	EXPECT(h[0] == 0xee && host_calls == 0);
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaStreamSynchronize(s));
+	EXPECT(h[0] == 0x5a && h[255] == 0x5a && host_calls == 2);
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphDestroy(g));
+	CHECK(cudaStreamDestroy(s));
+	CHECK(cudaFree(d));
+}
+
+static void check_graph_api(void)
+{
+	cudaGraph_t g, g2, c;
+	cudaGraphExec_t x;
+	cudaGraphNode_t kn, cn, hn, en, found, extra;
+	cudaKernelNodeParams kp = {}, got = {};
+	cudaHostNodeParams hp = {};
+	cudaGraphExecUpdateResultInfo info;
+	cudaGraphNodeType t;
+	cudaEvent_t ev;
+	int *d, hbuf[4] = {0}, one = 1, *dp;
+	void *args[1] = {&dp};
+	char path[] = "/tmp/gs-simprog-dot-XXXXXX", line[256];
+	FILE *f;
+	bool arrow = false;
+	int fd;
+
+	CHECK(cudaMalloc(&d, 64));
+	dp = d;
+	CHECK(cudaEventCreate(&ev));
+	CHECK(cudaGraphCreate(&g, 0));
+	kp.func = (void *)k1;
+	kp.gridDim = dim3(2);
+	kp.blockDim = dim3(32);
+	kp.kernelParams = args;
+	CHECK(cudaGraphAddKernelNode(&kn, g, NULL, 0, &kp));
+	CHECK(cudaGraphAddMemcpyNode1D(&cn, g, &kn, 1, hbuf, d, sizeof(hbuf),
+	                               cudaMemcpyDeviceToHost));
+	hp.fn = on_host;
+	hp.userData = &one;
+	CHECK(cudaGraphAddHostNode(&hn, g, &cn, 1, &hp));
+	CHECK(cudaGraphAddEventRecordNode(&en, g, &hn, 1, ev));
+	CHECK(cudaGraphNodeGetType(cn, &t));
+	EXPECT(t == cudaGraphNodeTypeMemcpy);
+	CHECK(cudaGraphNodeGetType(en, &t));
+	EXPECT(t == cudaGraphNodeTypeEventRecord);
+	CHECK(cudaGraphKernelNodeGetParams(kn, &got));
+	EXPECT(got.gridDim.x == 2 && got.blockDim.x == 32);
+	EXPECT(got.kernelParams != NULL &&
+	       *(int **)got.kernelParams[0] == d);
+	kp.gridDim = dim3(4);
+	CHECK(cudaGraphKernelNodeSetParams(kn, &kp));
+	CHECK(cudaGraphKernelNodeGetParams(kn, &got));
+	EXPECT(got.gridDim.x == 4);
+
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	kp.gridDim = dim3(8);
+	CHECK(cudaGraphExecKernelNodeSetParams(x, kn, &kp));
+	/* an update from a graph of the same shape works ... */
+	CHECK(cudaGraphClone(&c, g));
+	CHECK(cudaGraphNodeFindInClone(&found, kn, c));
+	CHECK(cudaGraphKernelNodeSetParams(found, &kp));
+	CHECK(cudaGraphExecUpdate(x, c, &info));
+	EXPECT(info.result == cudaGraphExecUpdateSuccess);
+	/* ... one with another node does not */
+	CHECK(cudaGraphClone(&g2, g));
+	CHECK(cudaGraphAddEmptyNode(&extra, g2, NULL, 0));
+	WANT(cudaGraphExecUpdate(x, g2, &info), cudaErrorGraphExecUpdateFailure);
+	EXPECT(info.result == cudaGraphExecUpdateErrorTopologyChanged);
+	(void)cudaGetLastError();
+	host_calls = 0;
+	CHECK(cudaGraphLaunch(x, 0));
+	CHECK(cudaStreamSynchronize(0));
+	EXPECT(host_calls == 1);
+	CHECK(cudaEventSynchronize(ev));
+
+	fd = mkstemp(path);
+	EXPECT(fd >= 0);
+	CHECK(cudaGraphDebugDotPrint(g, path, cudaGraphDebugDotFlagsVerbose));
+	f = fopen(path, "r");
+	EXPECT(f != NULL);
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		arrow = arrow || strstr(line, "->") != NULL;
+	EXPECT(arrow);
+	if (f != NULL)
+		fclose(f);
+	unlink(path);
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphDestroy(g2));
+	CHECK(cudaGraphDestroy(c));
+	CHECK(cudaGraphDestroy(g));
+	CHECK(cudaEventDestroy(ev));
+	CHECK(cudaFree(d));
+}
+
+int main(void)
+{
+	check_fork_join();
+	check_invalidation();
+	check_captured_copies();
+	check_graph_api();
+	return finish();
+}
