@@ -51,7 +51,7 @@ static void use_device(struct job *j)
 	CHECK(cudaPointerGetAttributes(&a, j->p));
 	EXPECT(a.device == j->dev);
 	for (int i = 0; i < 20; i++)
-		busy<<<4096, 256>>>((float *)j->p, 4096);
+		busy<<<64, 128>>>((float *)j->p, 64);
 	CHECK(cudaGetLastError());
 	CHECK(cudaDeviceSynchronize());
 	CHECK(cudaGetDevice(&d));
