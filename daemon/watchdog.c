@@ -339,13 +339,13 @@ static bool was_over(struct gs_watchdog *w, int64_t id)
  * (the ledger's figure covers its longer interval). Lock held.
  */
 static void live_rate(struct gs_node *node, struct gs__nslice *ns,
-                      struct wd_slice *ws)
+                      struct wd_slice *ws, struct gs__wr *wr)
 {
 	struct gs_slice_usage u;
 	int64_t now = gs_now_ns();
 
-	if (node->region == NULL || !ns->has_ref ||
-	    gs_region_slice_usage(node->region, &ns->ref, &u) != GS_OK)
+	/* Checked books only (the tenant writes them). */
+	if (gs__ledger_books(node, ns, &u, wr) != GS_OK)
 		return;
 	ns->live.n_procs = u.n_procs;
 	ns->live.mem_used = u.mem_used;
@@ -581,7 +581,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		for (int j = 0; j < n_t; j++)
 			if (t[j].id == ns->s.id)
 				x = &t[j];
-		live_rate(node, ns, ws);
+		live_rate(node, ns, ws, wr);
 		ns->live.nvml_mem = x ? x->mem : 0;
 		if (x && x->sm_pct >= 0)
 			ns->live.nvml_compute_pct = x->sm_pct;

@@ -27,6 +27,9 @@
  *                                        scheduler records (layout 5:
  *                                        the only ones a tenant can);
  *                                        prints what it could write
+ *   gs-region-forge poison DIR SLICE SEC for SEC seconds, keep SLICE's
+ *                                        books saying an infinity of
+ *                                        memory-time and no GPU time
  *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
  *                                        N") and memory in use ("mem N")
  *   gs-region-forge slot DIR SLICE       print SLICE's slot number
@@ -48,6 +51,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,6 +483,22 @@ int main(int argc, char **argv)
 		if (a < argc) {
 			fprintf(stderr, "process table full\n");
 			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "poison") == 0 && argc >= 5) {
+		uint64_t end = mono_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+
+		printf("poisoning\n");
+		fflush(stdout);
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 1000000L};
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				b.slice[s].dev[d].mem_byte_s = INFINITY;
+				b.slice[s].dev[d].busy_ns = 0;
+			}
+			nanosleep(&nap, NULL);
 		}
 		return 0;
 	}
