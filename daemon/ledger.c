@@ -52,9 +52,12 @@ struct cursor {
 	bool books_bad;
 	int64_t books_t_ns;
 	uint64_t books_busy_ns; /* at books_t_ns */
-	/* books' busy time at the last row, for the cross-check */
+	/* the cross-check: books' busy time at the last row, and what the
+	 * books and NVML said since the window started */
 	uint64_t xc_busy_ns;
 	bool xc_set;
+	double xc_books_s, xc_gt_s;
+	int64_t xc_t0_ns;
 };
 
 /* The cursors, ordered by slice id. */
@@ -335,28 +338,36 @@ static void live_from_books(struct gs__nslice *ns,
 	ns->live.throttled_ns = u->throttled_ns;
 }
 
-/* Lock held: a row's books and NVML disagree by more than a second and a
- * tenth: an event (a tenant's books are its own; NVML bills). */
+/*
+ * Lock held: the books and NVML, summed over the rows of a window (a
+ * minute at most), disagree by more than half a second and a tenth: an
+ * event (a tenant's books are its own; NVML bills), and a new window.
+ */
 static void cross_check(struct gs_node *node, struct gs__nslice *ns,
                         struct cursor *c, bool books_ok,
                         const struct gs_slice_usage *u, double gt_s,
-                        struct gs__wr *wr)
+                        struct gs__wr *wr, int64_t now)
 {
-	double books_s;
+	double books_s, big;
 
-	if (!books_ok) {
-		c->xc_set = false;
+	if (!books_ok || !c->xc_set || u->busy_ns < c->xc_busy_ns ||
+	    now - c->xc_t0_ns > 60000000000LL) {
+		c->xc_set = books_ok;
+		c->xc_busy_ns = books_ok ? u->busy_ns : 0;
+		c->xc_books_s = c->xc_gt_s = 0;
+		c->xc_t0_ns = now;
 		return;
 	}
-	if (!c->xc_set || u->busy_ns < c->xc_busy_ns) {
-		c->xc_set = true;
-		c->xc_busy_ns = u->busy_ns;
-		return;
-	}
-	books_s = (double)(u->busy_ns - c->xc_busy_ns) / 1e9;
+	c->xc_books_s += (double)(u->busy_ns - c->xc_busy_ns) / 1e9;
+	c->xc_gt_s += gt_s;
 	c->xc_busy_ns = u->busy_ns;
-	if (fabs(books_s - gt_s) <= 1.0 + 0.1 * gt_s)
+	books_s = c->xc_books_s;
+	gt_s = c->xc_gt_s;
+	big = books_s > gt_s ? books_s : gt_s;
+	if (fabs(books_s - gt_s) <= 0.5 + 0.1 * big)
 		return;
+	c->xc_books_s = c->xc_gt_s = 0;
+	c->xc_t0_ns = now;
 	node->ctr.ledger_divergences++;
 	gs_warn("ledger", "slice=%s books say %.3f s of GPU time, NVML %.3f s",
 	        ns->s.name, books_s, gt_s);
@@ -409,7 +420,7 @@ void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
 			r.gib_seconds = (c->gt_mem_byte_s - c->gt_mem_billed) /
 			                (1024.0 * 1024.0 * 1024.0);
 		c->gt_mem_billed = c->gt_mem_byte_s;
-		cross_check(node, ns, c, books_ok, &u, r.gpu_seconds, wr);
+		cross_check(node, ns, c, books_ok, &u, r.gpu_seconds, wr, now);
 	}
 	/* SM-time at the share of this interval (sm_advance's rate). */
 	r.sm_seconds = r.gpu_seconds * gs_slice_sm_share(&ns->s);

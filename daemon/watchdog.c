@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acct.h"
 #include "gs/log.h"
 #include "gs/proc.h"
 #include "ledger.h"
@@ -116,6 +117,7 @@ struct gs_watchdog {
 	/* slices over their compute share now (ids), for episodes */
 	int n_cover;
 	int64_t cover[GS_REGION_MAX_SLICES * 4];
+	struct gs__acct *acct; /* NVML accounting: the ledger's truth */
 };
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
@@ -128,6 +130,11 @@ gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	w->node = node;
 	w->rec = rec;
+	w->acct = gs__acct_create();
+	if (w->acct == NULL) {
+		free(w);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
 	if (kernel_log && kernel_log[0]) {
 		struct gs_errbuf keb = {0};
 		gs_err err = gs_kmsg_open(kernel_log, &w->kmsg, &keb);
@@ -150,6 +157,7 @@ void gs_watchdog_destroy(struct gs_watchdog *w)
 	if (w == NULL)
 		return;
 	gs_kmsg_close(w->kmsg);
+	gs__acct_destroy(w->acct);
 	free(w->ws);
 	free(w);
 }
@@ -326,6 +334,15 @@ static int64_t owner_of(struct gs_watchdog *w, int32_t pid)
 	return -1;
 }
 
+/* gs__acct_place_fn: the slice of a process NVML accounting lists. */
+static int64_t acct_place(void *ctx, int32_t pid, bool running)
+{
+	struct gs_watchdog *w = ctx;
+	int64_t id = running ? owner_of(w, pid) : -1;
+
+	return id >= 0 ? id : recent_owner(w, pid);
+}
+
 static bool was_over(struct gs_watchdog *w, int64_t id)
 {
 	for (int i = 0; i < w->n_over; i++)
@@ -496,6 +513,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	struct gs__wr *wr;
 	int64_t now_ns;
 	double dt;
+	bool acct_on[GS_GPUS_MAX];
 
 	procs = malloc(sizeof(*procs) * WD_MAX_PROCS);
 	util = malloc(sizeof(*util) * WD_MAX_PROCS);
@@ -520,6 +538,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	w->last_tick_ns = now_ns;
 	collect_owners(w, wr);
 	remember(w);
+	gs__acct_poll(w->acct, node, acct_place, w, wr, acct_on);
 	for (int g = 0; g < node->gpus->n; g++) {
 		int n = 0, n_u = 0;
 		bool have_util;
@@ -583,6 +602,12 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 				x = &t[j];
 		live_rate(node, ns, ws, wr);
 		ns->live.nvml_mem = x ? x->mem : 0;
+		/* Where NVML accounting works, the ledger bills what NVML
+		 * measures: GPU time (acct.c) and memory held, here. */
+		if (ns->s.gpu_index >= 0 && ns->s.gpu_index < GS_GPUS_MAX &&
+		    acct_on[ns->s.gpu_index])
+			gs__ledger_charge(node, ns->s.id, 0,
+			                  x ? (double)x->mem * dt : 0);
 		if (x && x->sm_pct >= 0)
 			ns->live.nvml_compute_pct = x->sm_pct;
 		else if (x == NULL)

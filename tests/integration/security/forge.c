@@ -30,6 +30,9 @@
  *   gs-region-forge poison DIR SLICE SEC for SEC seconds, keep SLICE's
  *                                        books saying an infinity of
  *                                        memory-time and no GPU time
+ *   gs-region-forge hide DIR SLICE SEC   for SEC seconds, keep SLICE's
+ *                                        books (and its processes') saying
+ *                                        it used no GPU time
  *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
  *                                        N") and memory in use ("mem N")
  *   gs-region-forge slot DIR SLICE       print SLICE's slot number
@@ -498,6 +501,28 @@ int main(int argc, char **argv)
 				b.slice[s].dev[d].mem_byte_s = INFINITY;
 				b.slice[s].dev[d].busy_ns = 0;
 			}
+			nanosleep(&nap, NULL);
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "hide") == 0 && argc >= 5) {
+		uint64_t end = mono_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+
+		printf("hiding\n");
+		fflush(stdout);
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 1000000L};
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				b.slice[s].dev[d].busy_ns = 0;
+				b.slice[s].dev[d].launches = 0;
+			}
+			for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
+				if (b.proc[i].state == GS_RU_PROC_LIVE &&
+				    b.proc[i].slice == s)
+					for (int d = 0; d < GS_REGION_MAX_DEVICES;
+					     d++)
+						b.proc_dev[i][d].busy_ns = 0;
 			nanosleep(&nap, NULL);
 		}
 		return 0;
