@@ -91,6 +91,34 @@ struct wd_slice {
 	double sm_t;   /* seconds */
 	int sm_streak; /* full windows over the share, in a row */
 	bool sm_over;  /* two windows running were over the share */
+	int64_t last_act_ns; /* the watchdog's last action on it */
+};
+
+/* How soon kill mode acts again on a slice still over. */
+#define WD_ACT_AGAIN_NS 500000000LL
+
+/*
+ * One owner's compute on one GPU, summed over its strict slices there: a
+ * tenant that splits its burst over two slices, each over its share for
+ * one window only, is over as an owner in every window.
+ */
+#define WD_MAX_OWNER_WINDOWS 256
+struct owner_win {
+	uint32_t uid;
+	int gpu;
+	double acc, t; /* percent x seconds, seconds */
+	int streak;
+	bool over;  /* the episode was acted on */
+	bool live;  /* seen this tick */
+	double now_pct, share; /* this tick: sum of NVML shares, of shares */
+	int n_slices;
+};
+
+/* Repeat offences: processes in no slice, per uid. */
+#define WD_MAX_OFFENDERS 64
+struct offender {
+	int64_t uid;
+	int n;
 };
 
 struct gs_watchdog {
@@ -118,6 +146,10 @@ struct gs_watchdog {
 	int n_cover;
 	int64_t cover[GS_REGION_MAX_SLICES * 4];
 	struct gs__acct *acct; /* NVML accounting: the ledger's truth */
+	struct owner_win ow[WD_MAX_OWNER_WINDOWS];
+	int n_ow;
+	struct offender off[WD_MAX_OFFENDERS];
+	int n_off;
 };
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
@@ -381,13 +413,24 @@ static void live_rate(struct gs_node *node, struct gs__nslice *ns,
 	}
 }
 
+/* A process NVML listed this tick, placed in a slice: a list per slice
+ * (no cap: every process is judged and can be acted on). */
+struct wd_proc {
+	int32_t pid;
+	uint64_t start;
+	int next; /* the slice's next process in the tick's list, -1: none */
+};
+
 struct tally {
 	int64_t id;
 	uint64_t mem;
+	/* its processes' context allowance: each process's at most what
+	 * it holds (decoys holding a context only add nothing to share) */
+	uint64_t allow;
 	double sm_pct; /* sum of its processes' NVML SM share; -1 = none */
 	int n;
-	int32_t pids[16];
-	uint64_t starts[16];
+	int head, tail; /* its processes in the tick's wd_proc list */
+	const struct wd_proc *procs;
 };
 
 static bool in_list(const int64_t *v, int n, int64_t id)
@@ -411,12 +454,13 @@ static int kill_tally(const struct tally *x, const struct gs_slice *s,
 	int n = 0;
 
 	spared[0] = '\0';
-	for (int k = 0; k < x->n; k++) {
-		int64_t uid = gs_proc_uid(x->pids[k]);
+	for (int k = x->head; k >= 0; k = x->procs[k].next) {
+		int32_t pid = x->procs[k].pid;
+		int64_t uid = gs_proc_uid(pid);
 		bool allowed = uid >= 0 && (s->owner_uid == 0 ||
 		                            uid == (int64_t)s->owner_uid);
 
-		if (allowed && gs_proc_signal(x->pids[k], x->starts[k], uid,
+		if (allowed && gs_proc_signal(pid, x->procs[k].start, uid,
 		                              SIGKILL) == 0) {
 			n++;
 			continue;
@@ -424,7 +468,7 @@ static int kill_tally(const struct tally *x, const struct gs_slice *s,
 		if (off + 12 < n_spared)
 			off += (size_t)snprintf(spared + off, n_spared - off,
 			                        "%s%d", off ? "," : "",
-			                        (int)x->pids[k]);
+			                        (int)pid);
 	}
 	return n;
 }
@@ -441,9 +485,12 @@ static void act(struct gs_watchdog *w, struct gs__nslice *ns,
 	bool kill_it = node->cfg->watchdog_action == GS_WATCHDOG_KILL;
 	int killed = 0;
 
-	for (int k = 0; k < x->n && off + 12 < sizeof(pids); k++)
+	for (int k = x->head; k >= 0 && off + 12 < sizeof(pids);
+	     k = x->procs[k].next)
 		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d",
-		                        k ? "," : "", (int)x->pids[k]);
+		                        off ? "," : "", (int)x->procs[k].pid);
+	if (x->n > 0 && off + 12 >= sizeof(pids))
+		snprintf(pids + off, sizeof(pids) - off, "... (%d)", x->n);
 	if (kill_it)
 		killed = kill_tally(x, &ns->s, spared, sizeof(spared));
 	ns->s.state = GS_SLICE_FLAGGED;
@@ -463,6 +510,37 @@ static void act(struct gs_watchdog *w, struct gs__nslice *ns,
 	             kill_it ? spared : "");
 	gs_warn("watchdog", "slice=%s over its %s: %s pids=%s", ns->s.name,
 	        what, detail, pids);
+}
+
+/*
+ * Lock held: one more process of `uid` found in no slice. Its third, and
+ * every tenth after, is reported as a repeat offence (a tenant running
+ * short processes past the slices, one after another).
+ */
+static void offence(struct gs_watchdog *w, int64_t uid, struct gs__wr *wr)
+{
+	struct offender *o = NULL;
+
+	if (uid <= 0)
+		return; /* root's are reported each; unknown: gone */
+	for (int i = 0; i < w->n_off && o == NULL; i++)
+		if (w->off[i].uid == uid)
+			o = &w->off[i];
+	if (o == NULL) {
+		if (w->n_off == WD_MAX_OFFENDERS)
+			w->n_off = 0; /* forget the oldest: count again */
+		o = &w->off[w->n_off++];
+		*o = (struct offender){.uid = uid};
+	}
+	o->n++;
+	if (o->n != 3 && o->n % 10 != 0)
+		return;
+	w->node->ctr.watchdog_flags++;
+	gs_warn("watchdog", "uid=%lld repeat offender: %d processes in no slice",
+	        (long long)uid, o->n);
+	gs__wr_event(wr, "watchdog.repeat_offender", NULL,
+	             "uid %lld ran %d processes on a GPU in no slice",
+	             (long long)uid, o->n);
 }
 
 /* Lock held: a process on GPU `g` in no slice (NVML shows it, nothing
@@ -499,6 +577,119 @@ static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
 	             kill_it ? "; killed" : "");
 	gs_warn("watchdog", "gpu=%d pid=%d (%s uid=%lld) in no slice%s", g,
 	        (int)pid, comm, (long long)uid, kill_it ? ": killed" : "");
+	offence(w, uid, wr);
+}
+
+/* Whether a slice's compute share is judged: strict, time-sliced. */
+static bool compute_judged(const struct gs_slice *s)
+{
+	int pct = s->spec.compute_pct;
+
+	return pct > 0 && pct < 100 &&
+	       s->spec.compute_mode != GS_COMPUTE_SHARE &&
+	       s->mode != GS_MODE_MPS && s->mode != GS_MODE_MIG_MPS;
+}
+
+static struct owner_win *owner_win_get(struct gs_watchdog *w, uint32_t uid,
+                                       int gpu)
+{
+	for (int i = 0; i < w->n_ow; i++)
+		if (w->ow[i].uid == uid && w->ow[i].gpu == gpu)
+			return &w->ow[i];
+	if (w->n_ow == WD_MAX_OWNER_WINDOWS)
+		return NULL;
+	w->ow[w->n_ow] = (struct owner_win){.uid = uid, .gpu = gpu};
+	return &w->ow[w->n_ow++];
+}
+
+/*
+ * Lock held: compute judged per owner (a uid other than root; root's
+ * slices are each a pod's or a job's) on each GPU, across its strict
+ * slices there, against the sum of their shares plus the grace: over in
+ * two windows running, each of its slices with processes is acted on
+ * (kill mode: again each window while it stays over).
+ */
+static void owners_judge(struct gs_watchdog *w, const struct tally *t,
+                         int n_t, double dt, int64_t now_ns,
+                         struct gs__wr *wr)
+{
+	struct gs_node *node = w->node;
+	const struct gs_config *cfg = node->cfg;
+	int k = 0;
+
+	for (int i = 0; i < w->n_ow; i++) {
+		w->ow[i].live = false;
+		w->ow[i].now_pct = w->ow[i].share = 0;
+		w->ow[i].n_slices = 0;
+	}
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+		struct owner_win *o;
+
+		if (s->owner_uid == 0 || s->state == GS_SLICE_PENDING ||
+		    !compute_judged(s) || s->gpu_index < 0)
+			continue;
+		o = owner_win_get(w, s->owner_uid, s->gpu_index);
+		if (o == NULL)
+			continue;
+		o->live = true;
+		o->share += s->spec.compute_pct;
+		o->n_slices++;
+		for (int j = 0; j < n_t; j++)
+			if (t[j].id == s->id && t[j].sm_pct > 0)
+				o->now_pct += t[j].sm_pct;
+	}
+	for (int i = 0; i < w->n_ow; i++) {
+		struct owner_win *o = &w->ow[i];
+
+		if (!o->live)
+			continue;
+		w->ow[k++] = *o;
+	}
+	w->n_ow = k;
+	for (int i = 0; i < w->n_ow; i++) {
+		struct owner_win *o = &w->ow[i];
+		char detail[160];
+		bool over;
+
+		/* One slice is judged as a slice already. */
+		if (o->n_slices < 2 || dt <= 0)
+			continue;
+		o->acc += o->now_pct * dt;
+		o->t += dt;
+		if (o->t < 0.8)
+			continue;
+		over = o->acc / o->t >
+		       (o->share > 100 ? 100 : o->share) +
+		           cfg->watchdog_compute_grace_pct;
+		o->streak = over ? o->streak + 1 : 0;
+		snprintf(detail, sizeof(detail),
+		         "NVML shows %.0f%% of the SMs for uid %u across its slices, shares %.0f%%",
+		         o->acc / o->t, o->uid, o->share);
+		o->acc = o->t = 0;
+		if (o->streak < 2) {
+			o->over = false;
+			continue;
+		}
+		if (o->over && cfg->watchdog_action != GS_WATCHDOG_KILL)
+			continue;
+		o->over = true;
+		for (int j = 0; j < node->n; j++) {
+			struct gs__nslice *ns = node->v[j];
+
+			if (ns->s.owner_uid != o->uid ||
+			    ns->s.gpu_index != o->gpu || !compute_judged(&ns->s))
+				continue;
+			for (int q = 0; q < n_t; q++)
+				if (t[q].id == ns->s.id && t[q].n > 0) {
+					act(w, ns, &t[q], "owner's compute share",
+					    detail, wr);
+					if (wd_of(w, ns->s.id))
+						wd_of(w, ns->s.id)->last_act_ns =
+						    now_ns;
+				}
+		}
+	}
 }
 
 void gs_watchdog_tick(struct gs_watchdog *w)
@@ -514,14 +705,19 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	int64_t now_ns;
 	double dt;
 	bool acct_on[GS_GPUS_MAX];
+	struct wd_proc *seen;
+	int n_seen = 0, cap_seen;
 
 	procs = malloc(sizeof(*procs) * WD_MAX_PROCS);
 	util = malloc(sizeof(*util) * WD_MAX_PROCS);
+	cap_seen = WD_MAX_PROCS * (node->gpus->n > 0 ? node->gpus->n : 1);
+	seen = malloc(sizeof(*seen) * (size_t)cap_seen);
 	t = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*t));
 	now_over = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*now_over));
 	now_cover = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*now_cover));
 	wr = gs__wr_new();
-	if (procs == NULL || util == NULL || t == NULL || now_over == NULL ||
+	if (procs == NULL || util == NULL || seen == NULL || t == NULL ||
+	    now_over == NULL ||
 	    now_cover == NULL || wr == NULL)
 		goto out;
 
@@ -571,16 +767,27 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 				x = &t[n_t++];
 				x->id = id;
 				x->sm_pct = -1;
+				x->head = x->tail = -1;
+				x->procs = seen;
 			}
 			x->mem += procs[k].mem_bytes;
+			x->allow += procs[k].mem_bytes < cfg->watchdog_context_bytes
+			                ? procs[k].mem_bytes
+			                : cfg->watchdog_context_bytes;
 			for (int j = 0; have_util && j < n_u; j++)
 				if (util[j].pid == procs[k].pid)
 					x->sm_pct =
 					    (x->sm_pct < 0 ? 0 : x->sm_pct) +
 					    util[j].sm_pct;
-			if (x->n < 16) {
-				x->starts[x->n] = start;
-				x->pids[x->n++] = procs[k].pid;
+			if (n_seen < cap_seen) {
+				seen[n_seen] = (struct wd_proc){
+				    .pid = procs[k].pid, .start = start, .next = -1};
+				if (x->tail >= 0)
+					seen[x->tail].next = n_seen;
+				else
+					x->head = n_seen;
+				x->tail = n_seen++;
+				x->n++;
 			}
 		}
 	}
@@ -589,7 +796,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		struct wd_slice *ws = &w->ws[i];
 		struct tally *x = NULL;
 		uint64_t limit = ns->s.spec.memory_bytes;
-		bool mem_over, cpu_over;
+		bool mem_over, cpu_over, again;
 		int pct = ns->s.spec.compute_pct;
 		char detail[160];
 
@@ -619,8 +826,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		 * cap does not. */
 		mem_over =
 		    limit != 0 && x != NULL &&
-		    x->mem > limit + cfg->watchdog_grace_bytes +
-		                 (uint64_t)x->n * cfg->watchdog_context_bytes;
+		    x->mem > limit + cfg->watchdog_grace_bytes + x->allow;
 		/* Compute: strict time-sliced slices (an MPS client's SM
 		 * share is bounded by MPS itself; a share-mode slice may use
 		 * what is idle). */
@@ -668,20 +874,30 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			}
 			continue;
 		}
-		if (mem_over && !was_over(w, ns->s.id)) {
+		/* Kill mode acts again for as long as the slice stays over
+		 * (a process that came after the first action, one that
+		 * survived it); flag mode once per episode. */
+		again = cfg->watchdog_action == GS_WATCHDOG_KILL &&
+		        now_ns - ws->last_act_ns >= WD_ACT_AGAIN_NS;
+		if (mem_over && (!was_over(w, ns->s.id) || again)) {
 			snprintf(detail, sizeof(detail),
 			         "NVML shows %llu MiB, limit %llu MiB",
 			         (unsigned long long)(x->mem >> 20),
 			         (unsigned long long)(limit >> 20));
 			act(w, ns, x, "memory limit", detail, wr);
+			ws->last_act_ns = now_ns;
+			again = false;
 		}
-		if (cpu_over && !in_list(w->cover, w->n_cover, ns->s.id)) {
+		if (cpu_over &&
+		    (!in_list(w->cover, w->n_cover, ns->s.id) || again)) {
 			snprintf(detail, sizeof(detail),
 			         "NVML shows %.0f%% of the SMs, share %d%%",
 			         x->sm_pct, pct);
 			act(w, ns, x, "compute share", detail, wr);
+			ws->last_act_ns = now_ns;
 		}
 	}
+	owners_judge(w, t, n_t, dt, now_ns, wr);
 	gs__node_submit_detached(node, wr);
 	wr = NULL;
 	pthread_mutex_unlock(&node->lock);
@@ -696,6 +912,7 @@ out:
 	}
 	free(procs);
 	free(util);
+	free(seen);
 	free(t);
 	free(now_over);
 	free(now_cover);

@@ -24,7 +24,8 @@ foreach(t
     a_tenant_cannot_reorder_turns_on_its_gpu
     a_gpu_the_daemon_does_not_manage_is_refused_to_a_slice
     false_books_cannot_void_the_ledger_or_undo_a_delete
-    billing_rests_on_nvml_whatever_the_books_say)
+    billing_rests_on_nvml_whatever_the_books_say
+    a_slices_seventeenth_process_does_not_escape_the_watchdog)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
