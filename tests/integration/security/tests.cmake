@@ -26,7 +26,8 @@ foreach(t
     false_books_cannot_void_the_ledger_or_undo_a_delete
     billing_rests_on_nvml_whatever_the_books_say
     a_slices_seventeenth_process_does_not_escape_the_watchdog
-    compute_split_over_two_slices_is_judged_per_owner)
+    compute_split_over_two_slices_is_judged_per_owner
+    short_processes_in_no_slice_are_caught_and_their_owner_reported)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
