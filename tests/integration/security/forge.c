@@ -33,6 +33,10 @@
  *   gs-region-forge hide DIR SLICE SEC   for SEC seconds, keep SLICE's
  *                                        books (and its processes') saying
  *                                        it used no GPU time
+ *   gs-region-forge turnsall DIR - SEC   for SEC seconds, claim the turn
+ *                                        on every GPU in the scheduler
+ *                                        records of every slice of the
+ *                                        caller's (its own owner file)
  *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
  *                                        N") and memory in use ("mem N")
  *   gs-region-forge slot DIR SLICE       print SLICE's slot number
@@ -427,7 +431,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (strcmp(argv[1], "bump") == 0)
 		return bump(argv[2], atoi(argv[3]));
-	s = strcmp(argv[3], "*") == 0 ? 0 : slice_index(rl, argv[3]);
+	s = strcmp(argv[3], "*") == 0 || strcmp(argv[3], "-") == 0
+	        ? 0
+	        : slice_index(rl, argv[3]);
 	if (s < 0)
 		return 1;
 	if (strcmp(argv[1], "drain") == 0 && argc >= 5 &&
@@ -441,6 +447,37 @@ int main(int argc, char **argv)
 		return hold_tokens(argv[2], rl, s, 100000000LL, atof(argv[4]));
 	if (strcmp(argv[1], "turns") == 0 && argc >= 5)
 		return turns(argv[2], rl, s, atof(argv[4]));
+#if GS_REGION_VERSION >= 5
+	if (strcmp(argv[1], "turnsall") == 0 && argc >= 5) {
+		char name[64];
+		struct gs_ro_file *ro;
+		uint64_t end = mono_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+		int mine[GS_REGION_MAX_SLICES], n = 0;
+
+		snprintf(name, sizeof(name), "%s.%u", GS_REGION_USAGE_FILE,
+		         (unsigned)geteuid());
+		ro = map(argv[2], name, O_RDWR);
+		if (ro == NULL)
+			return 1;
+		for (int t = 0; t < GS_REGION_MAX_SLICES; t++)
+			if (rl->slice[t].state == GS_RL_LIVE &&
+			    rl->slice[t].lim.owner_uid == geteuid())
+				mine[n++] = t;
+		printf("claiming for %d slices\n", n);
+		fflush(stdout);
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 1000000L};
+			uint64_t now = mono_ns();
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+				for (int i = 0; i < n; i++)
+					claim(&ro->ask[d][mine[i]],
+					      rl->slice[mine[i]].generation, now);
+			nanosleep(&nap, NULL);
+		}
+		return 0;
+	}
+#endif
 	if (strcmp(argv[1], "slot") == 0) {
 		printf("%d\n", s);
 		return 0;
