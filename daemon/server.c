@@ -15,7 +15,12 @@
  * counts them; a connection past the limit is shut down as it starts,
  * before it is read), and a connection idle for idle_timeout_s is closed.
  * Administrators (root, the admin group) are not counted: the node's
- * operators must always get in.
+ * operators must always get in. And since a tenant reconnecting in a
+ * loop can fill the listen backlog that every connect shares, before any
+ * count applies, they have a listener of their own: `admin.sock` beside
+ * the socket (GS_SERVER_ADMIN_SOCKET), 0600 root's (0660 with the admin
+ * group), whose connections from anyone else are closed unread. No tenant
+ * can reach its backlog.
  */
 #include "server.h"
 
@@ -51,6 +56,9 @@ struct conn_ctx {
 
 struct gs_server {
 	struct MHD_Daemon *unix_d;
+	struct MHD_Daemon *admin_d;
+	int admin_fd;
+	char admin_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct MHD_Daemon *tcp_d;
 	int unix_fd;
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -247,6 +255,37 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 			cc->peer.authed = false;
 			(void)shutdown(ci->connect_fd, SHUT_RDWR);
 		}
+	}
+	*socket_context = cc;
+}
+
+/* The admin listener: administrators only, never counted. */
+static void on_admin_connection(void *cls, struct MHD_Connection *conn,
+                                void **socket_context,
+                                enum MHD_ConnectionNotificationCode toe)
+{
+	struct gs_server *srv = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn_ctx *cc;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		free(*socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	cc = calloc(1, sizeof(*cc));
+	if (cc == NULL || ci == NULL ||
+	    gs_peer_from_fd(ci->connect_fd, srv->admin_gid, &cc->peer) !=
+	        GS_OK ||
+	    !cc->peer.admin) {
+		if (cc != NULL && ci != NULL)
+			gs_warn("server", "uid=%u pid=%d refused on the admin socket",
+			        (unsigned)cc->peer.uid, (int)cc->peer.pid);
+		if (cc != NULL)
+			memset(&cc->peer, 0, sizeof(cc->peer));
+		if (ci != NULL)
+			(void)shutdown(ci->connect_fd, SHUT_RDWR);
 	}
 	*socket_context = cc;
 }
@@ -497,6 +536,52 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 	return GS_OK;
 }
 
+/*
+ * The admin listener beside the socket: root's, 0600, or 0660 and the
+ * admin group's. Not made when the daemon is not root (a user's own
+ * daemon: its one user is its administrator already).
+ */
+static gs_err bind_admin(struct gs_server *srv, const char *path,
+                         struct gs_errbuf *eb)
+{
+	struct sockaddr_un sa;
+	const char *slash = strrchr(path, '/');
+	int fd, e, n;
+
+	if (geteuid() != 0)
+		return GS_OK;
+	n = snprintf(srv->admin_path, sizeof(srv->admin_path), "%.*s%s",
+	             slash ? (int)(slash - path + 1) : 0, path,
+	             GS_SERVER_ADMIN_SOCKET);
+	if (n < 0 || (size_t)n >= sizeof(srv->admin_path))
+		return gs_fail(eb, GS_ERR_RANGE, "admin socket path too long: %s",
+		               path);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, srv->admin_path, (size_t)n + 1);
+	(void)unlink(srv->admin_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "socket: %s", strerror(e));
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    fchmod(fd, 0600) != 0 ||
+	    chmod(srv->admin_path,
+	          srv->admin_gid != (gid_t)-1 ? 0660 : 0600) != 0 ||
+	    (srv->admin_gid != (gid_t)-1 &&
+	     chown(srv->admin_path, 0, srv->admin_gid) != 0) ||
+	    listen(fd, 64) != 0) {
+		e = errno;
+		close(fd);
+		(void)unlink(srv->admin_path);
+		return gs_fail(eb, GS_ERR_IO, "admin socket %s: %s",
+		               srv->admin_path, strerror(e));
+	}
+	srv->admin_fd = fd;
+	return GS_OK;
+}
+
 static gs_err start_tcp(struct gs_server *srv, const char *spec,
                         unsigned int flags, int max_conn, int idle_s,
                         struct gs_errbuf *eb)
@@ -544,6 +629,7 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	if (srv == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "server: out of memory");
 	srv->unix_fd = -1;
+	srv->admin_fd = -1;
 	pthread_mutex_init(&srv->ulock, NULL);
 	srv->max_per_user = opts->max_per_user;
 	srv->cap_users = opts->max_connections;
@@ -578,6 +664,25 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 		              opts->socket_path);
 		goto out_close;
 	}
+	err = bind_admin(srv, opts->socket_path, eb);
+	if (err)
+		goto out_stop;
+	if (srv->admin_fd >= 0) {
+		srv->admin_d = MHD_start_daemon(
+		    flags, 0, NULL, NULL, on_request, srv,
+		    MHD_OPTION_LISTEN_SOCKET, srv->admin_fd,
+		    MHD_OPTION_CONNECTION_LIMIT, 64u,
+		    MHD_OPTION_CONNECTION_TIMEOUT,
+		    (unsigned int)opts->idle_timeout_s,
+		    MHD_OPTION_NOTIFY_CONNECTION, on_admin_connection, srv,
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+		    MHD_OPTION_END);
+		if (srv->admin_d == NULL) {
+			err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
+			              srv->admin_path);
+			goto out_stop;
+		}
+	}
 	if (opts->tcp && opts->tcp[0]) {
 		if (srv->token == NULL) {
 			err = gs_fail(eb, GS_ERR_INVALID,
@@ -594,6 +699,10 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 
 out_stop:
 	MHD_stop_daemon(srv->unix_d);
+	if (srv->admin_fd >= 0) {
+		close(srv->admin_fd);
+		(void)unlink(srv->admin_path);
+	}
 out_close:
 	close(srv->unix_fd);
 	(void)unlink(srv->socket_path);
@@ -611,10 +720,16 @@ void gs_server_stop(struct gs_server *srv)
 		return;
 	if (srv->tcp_d)
 		MHD_stop_daemon(srv->tcp_d);
+	if (srv->admin_d)
+		MHD_stop_daemon(srv->admin_d);
 	if (srv->unix_d)
 		MHD_stop_daemon(srv->unix_d);
 	if (srv->unix_fd >= 0)
 		close(srv->unix_fd);
+	if (srv->admin_fd >= 0) {
+		close(srv->admin_fd);
+		(void)unlink(srv->admin_path);
+	}
 	(void)unlink(srv->socket_path);
 	free(srv->token);
 	free(srv->users);

@@ -30,7 +30,8 @@ foreach(t
     short_processes_in_no_slice_are_caught_and_their_owner_reported
     a_tenant_cannot_give_itself_a_higher_priority
     many_lying_slices_of_one_tenant_do_not_starve_a_neighbour
-    answers_reveal_nothing_of_other_owners)
+    answers_reveal_nothing_of_other_owners
+    a_tenant_reconnecting_in_a_loop_cannot_lock_root_out)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
