@@ -561,7 +561,7 @@ static gs_err k_wd_interval(struct cfg_ctx *c, const char *key,
 static gs_err k_wd_action(struct cfg_ctx *c, const char *key,
                           const struct gs_doc_node *v, void *arg)
 {
-	static const char *const names[] = {"flag", "kill", NULL};
+	static const char *const names[] = {"flag", "kill", "auto", NULL};
 	int i;
 	gs_err err = get_enum(c, v, key, names, &i);
 
@@ -1151,7 +1151,7 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->synchronous = GS_STORE_SYNC_NORMAL;
 	cfg->events_keep = 100000;
 	cfg->watchdog_interval_ms = 1000;
-	cfg->watchdog_action = GS_WATCHDOG_FLAG;
+	cfg->watchdog_action = GS_WATCHDOG_AUTO;
 	cfg->watchdog_grace_bytes = 0;
 	cfg->watchdog_context_bytes = 512ull << 20;
 	cfg->watchdog_compute_grace_pct = 15;

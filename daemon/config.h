@@ -32,6 +32,9 @@ enum gs_gpu_source {
 enum gs_watchdog_action {
 	GS_WATCHDOG_FLAG = 0, /* mark the slice flagged, log an event */
 	GS_WATCHDOG_KILL = 1, /* and SIGKILL the offending processes */
+	/* kill where the node's slices belong to more than one owner (each
+	 * uid-0 slice - a pod's, a job's - its own), flag otherwise */
+	GS_WATCHDOG_AUTO = 2,
 };
 
 struct gs_config_member {

@@ -150,7 +150,34 @@ struct gs_watchdog {
 	int n_ow;
 	struct offender off[WD_MAX_OFFENDERS];
 	int n_off;
+	bool kill; /* this tick: kill (action kill, or auto on a shared node) */
 };
+
+/*
+ * Lock held: whether the watchdog kills this tick. `auto` (the default)
+ * kills wherever slices belong to more than one owner - tenants who must
+ * not take from each other; each uid-0 slice (a Kubernetes claim's, a
+ * Slurm job's) counts as an owner of its own - and flags on a node whose
+ * slices are all one user's (a workstation).
+ */
+static bool kill_mode(const struct gs_node *node)
+{
+	int64_t first = -1;
+
+	if (node->cfg->watchdog_action != GS_WATCHDOG_AUTO)
+		return node->cfg->watchdog_action == GS_WATCHDOG_KILL;
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+		int64_t owner = s->owner_uid != 0 ? (int64_t)s->owner_uid
+		                                  : -2 - s->id;
+
+		if (first == -1)
+			first = owner;
+		else if (owner != first)
+			return true;
+	}
+	return false;
+}
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
                           const char *kernel_log, struct gs_watchdog **out,
@@ -482,7 +509,7 @@ static void act(struct gs_watchdog *w, struct gs__nslice *ns,
 	struct gs_node *node = w->node;
 	char pids[128] = "", spared[128];
 	size_t off = 0;
-	bool kill_it = node->cfg->watchdog_action == GS_WATCHDOG_KILL;
+	bool kill_it = w->kill;
 	int killed = 0;
 
 	for (int k = x->head; k >= 0 && off + 12 < sizeof(pids);
@@ -564,7 +591,7 @@ static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
 	if (strncmp(comm, "nvidia-cuda-mps", 15) == 0)
 		return; /* an MPS server: its clients are what counts */
 	uid = gs_proc_uid(pid);
-	kill_it = node->cfg->watchdog_action == GS_WATCHDOG_KILL && uid > 0 &&
+	kill_it = w->kill && uid > 0 &&
 	          gs_proc_signal(pid, start, uid, SIGKILL) == 0;
 	if (kill_it)
 		node->ctr.watchdog_kills++;
@@ -671,7 +698,7 @@ static void owners_judge(struct gs_watchdog *w, const struct tally *t,
 			o->over = false;
 			continue;
 		}
-		if (o->over && cfg->watchdog_action != GS_WATCHDOG_KILL)
+		if (o->over && !w->kill)
 			continue;
 		o->over = true;
 		for (int j = 0; j < node->n; j++) {
@@ -728,6 +755,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		goto out;
 	}
 	now_ns = gs_now_ns();
+	w->kill = kill_mode(node);
 	dt = w->last_tick_ns ? (double)(now_ns - w->last_tick_ns) / 1e9 : 0;
 	if (dt > 5)
 		dt = 5; /* a stalled tick does not weigh more than that */
@@ -865,7 +893,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			if ((was_over(w, ns->s.id) ||
 			     in_list(w->cover, w->n_cover, ns->s.id)) &&
 			    ns->s.state == GS_SLICE_FLAGGED &&
-			    cfg->watchdog_action == GS_WATCHDOG_FLAG) {
+			    !w->kill) {
 				ns->s.state = GS_SLICE_READY;
 				ns->s.reason[0] = '\0';
 				gs__wr_slice_put(wr, &ns->s);
@@ -877,7 +905,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		/* Kill mode acts again for as long as the slice stays over
 		 * (a process that came after the first action, one that
 		 * survived it); flag mode once per episode. */
-		again = cfg->watchdog_action == GS_WATCHDOG_KILL &&
+		again = w->kill &&
 		        now_ns - ws->last_act_ns >= WD_ACT_AGAIN_NS;
 		if (mem_over && (!was_over(w, ns->s.id) || again)) {
 			snprintf(detail, sizeof(detail),
