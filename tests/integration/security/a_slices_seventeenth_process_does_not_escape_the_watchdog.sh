@@ -15,11 +15,15 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 tenant_api $MALLORY POST /v1/slices '{"name": "m", "mode": "timeslice", "memory": "2GiB"}' >/dev/null
 expect_status "create m" 201
+# The decoys wait on one pipe the test holds open (and closes at its end).
+mkfifo -m 666 "$WORK/decoys.in"
 for i in $(seq 16); do
-	(sleep 60 | as_uid $MALLORY "$G" run --slice m -- env -u LD_PRELOAD \
-		LD_LIBRARY_PATH="$LD_LIBRARY_PATH" python3 "$TENANT" >"$WORK/d$i.out" 2>&1) &
+	as_uid $MALLORY "$G" run --slice m -- env -u LD_PRELOAD \
+		LD_LIBRARY_PATH="$LD_LIBRARY_PATH" python3 "$TENANT" \
+		<"$WORK/decoys.in" >"$WORK/d$i.out" 2>&1 &
 	PIDS+=($!)
 done
+exec {DIN}>"$WORK/decoys.in"
 wait_until 30 eval '[ "$(cat "$WORK"/d*.out 2>/dev/null | grep -c "^pid ")" -ge 16 ]' ||
 	fail "the 16 decoys did not start: $(cat "$WORK"/d*.out)"
 for i in $(seq 16); do PIDS+=("$(awk '/^pid /{print $2; exit}' "$WORK/d$i.out")"); done
@@ -41,7 +45,7 @@ t0=$(now_ms)
 wait_until 8 eval '! kill -0 '"$BPID"' 2>/dev/null' ||
 	fail "the 17th process of the slice, holding 8 GiB in a 2 GiB slice, was never stopped"
 ms=$(($(now_ms) - t0))
-exec {BIG}>&-
+exec {BIG}>&- {DIN}>&-
 [ "$(events_of m watchdog.kill)" -ge 1 ] || fail "no watchdog.kill event on m"
 echo "ok: the 17th process (8 GiB in a 2 GiB slice) was killed ${ms} ms after it allocated"
 echo "bench: watchdog time to stop, 17th process of a slice: ${ms} ms"
