@@ -37,9 +37,20 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gs/log.h"
+
+/* New connections of one uid in the current second (churn_ok). */
+#define GS_SERVER_CHURN_MAX  64
+#define GS_SERVER_CHURN_UIDS 64
+struct churn {
+	uint32_t uid;
+	int64_t window_s; /* CLOCK_MONOTONIC second; 0: free */
+	int n;
+	bool warned;
+};
 
 /* Open Unix connections of one uid (only uids with at least one). */
 struct user_conns {
@@ -69,6 +80,7 @@ struct gs_server {
 	void *ctx;
 	int max_per_user; /* 0 = no per-user limit */
 	pthread_mutex_t ulock;
+	struct churn churn[GS_SERVER_CHURN_UIDS]; /* under ulock */
 	struct user_conns *users; /* max_connections entries */
 	int n_users, cap_users;
 };
@@ -200,6 +212,44 @@ static bool user_take(struct gs_server *srv, uint32_t uid, bool *warn)
 	return ok;
 }
 
+/*
+ * Churn: a non-admin uid may open at most GS_SERVER_CHURN_MAX connections
+ * per second on the Unix listener (held or not: connecting and closing
+ * in a loop costs the daemon an accept and a thread each). Past that a
+ * connection is closed as it starts; the log says so once a second.
+ * ulock held; a table of the uids seen lately, the oldest window
+ * overwritten when it is full.
+ */
+static bool churn_ok(struct gs_server *srv, uint32_t uid, int64_t now_s,
+                     bool *warn)
+{
+	struct churn *c = NULL, *oldest = &srv->churn[0];
+
+	*warn = false;
+	for (int i = 0; i < GS_SERVER_CHURN_UIDS && c == NULL; i++) {
+		if (srv->churn[i].uid == uid && srv->churn[i].window_s != 0)
+			c = &srv->churn[i];
+		else if (srv->churn[i].window_s < oldest->window_s)
+			oldest = &srv->churn[i];
+	}
+	if (c == NULL) {
+		c = oldest;
+		*c = (struct churn){.uid = uid, .window_s = now_s};
+	}
+	if (c->window_s != now_s) {
+		c->window_s = now_s;
+		c->n = 0;
+		c->warned = false;
+	}
+	if (++c->n <= GS_SERVER_CHURN_MAX)
+		return true;
+	if (!c->warned) {
+		c->warned = true;
+		*warn = true;
+	}
+	return false;
+}
+
 static void user_drop(struct gs_server *srv, uint32_t uid)
 {
 	pthread_mutex_lock(&srv->ulock);
@@ -211,6 +261,22 @@ static void user_drop(struct gs_server *srv, uint32_t uid)
 		break;
 	}
 	pthread_mutex_unlock(&srv->ulock);
+}
+
+/* Whether uid may open one more connection this second (logs once). */
+static bool churn_admit(struct gs_server *srv, uint32_t uid)
+{
+	struct timespec ts;
+	bool ok, warn;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pthread_mutex_lock(&srv->ulock);
+	ok = churn_ok(srv, uid, (int64_t)ts.tv_sec + 1, &warn);
+	pthread_mutex_unlock(&srv->ulock);
+	if (warn)
+		gs_warn("server", "uid=%u opens more than %d API connections a second; closing the rest",
+		        (unsigned)uid, GS_SERVER_CHURN_MAX);
+	return ok;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn,
@@ -242,6 +308,10 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	                                  &cc->peer) != GS_OK) {
 		/* Unknown peer: authed stays false, every request is 401. */
 		memset(&cc->peer, 0, sizeof(cc->peer));
+	} else if (!cc->peer.admin && !churn_admit(srv, cc->peer.uid)) {
+		/* Closed before anything is read: MHD sees EOF. */
+		cc->peer.authed = false;
+		(void)shutdown(ci->connect_fd, SHUT_RDWR);
 	} else if (!cc->peer.admin && srv->max_per_user > 0) {
 		if (user_take(srv, cc->peer.uid, &warn)) {
 			cc->counted = true;
