@@ -11,8 +11,10 @@
  *
  *   - A slice is heard only while a process of it lives: its owner file
  *     lists an entry attached to it whose pid is alive with the start
- *     time recorded (checked every ARB_CONFIRM_NS; arb_confirmed). A
- *     record a tenant forged for a slice running nothing is not read.
+ *     time recorded (checked every ARB_CONFIRM_NS; arb_confirmed; an
+ *     entry of another pid namespace counts only in a uid-0 slice's
+ *     file, a pod's). A record a tenant forged for a slice running
+ *     nothing is not read.
  *     (The watchdog evicts entries the kernel does not confirm as the
  *     slice's: wrong uid, not asking for the slice.)
  *   - Fair by owner, then by slice (arb_owner_level): after each pass,
@@ -64,8 +66,15 @@ static uint64_t arb_owner_key(struct gs_region *r, int s)
  * torn one only fails the check): whether a live entry attached to slot
  * s at generation `gen` names a process that is alive as recorded.
  */
-static bool arb_has_process(const struct gs_own *o, int s, uint64_t gen)
+static bool arb_has_process(const struct gs_region *r, const struct gs_own *o,
+                            int s, uint64_t gen)
 {
+	/* A uid-0 slice's file is root's (a pod's or a job's, mounted into
+	 * its container): its processes may live in another pid namespace,
+	 * where /proc here cannot see them; any live entry counts. A
+	 * tenant's own file must name a process alive here. */
+	bool foreign_ok = r->rl->slice[s].lim.owner_uid == 0;
+
 	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
 		const struct gs_ru_proc *p = &o->ro->proc[i];
 		struct gs_ru_proc q;
@@ -74,8 +83,10 @@ static bool arb_has_process(const struct gs_own *o, int s, uint64_t gen)
 		    GS_RU_PROC_LIVE)
 			continue;
 		q = *p;
-		if (q.slice == s && q.slice_gen == gen && q.pid > 0 &&
-		    gs_region_pid_alive(q.pid, q.start_time))
+		if (q.slice != s || q.slice_gen != gen || q.pid <= 0)
+			continue;
+		if (q.pidns != r->pidns ? foreign_ok
+		                        : gs_region_pid_alive(q.pid, q.start_time))
 			return true;
 	}
 	return false;
@@ -90,7 +101,7 @@ static bool arb_confirmed(struct gs_region *r, struct gs__arb_owners *ao,
 	if (ao->confirm_gen[s] == gen && ao->confirm_ns[s] <= now &&
 	    now - ao->confirm_ns[s] < ARB_CONFIRM_NS)
 		return ao->confirmed[s];
-	ao->confirmed[s] = arb_has_process(&r->own[k], s, gen);
+	ao->confirmed[s] = arb_has_process(r, &r->own[k], s, gen);
 	ao->confirm_ns[s] = now;
 	ao->confirm_gen[s] = gen;
 	return ao->confirmed[s];
