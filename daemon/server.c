@@ -43,7 +43,7 @@
 #include "gs/log.h"
 
 /* New connections of one uid in the current second (churn_ok). */
-#define GS_SERVER_CHURN_MAX  64
+#define GS_SERVER_CHURN_MAX  256
 #define GS_SERVER_CHURN_UIDS 64
 struct churn {
 	uint32_t uid;
