@@ -19,18 +19,25 @@ alone=$(burn_field "$WORK/alone.json" gflops)
 took_alone=$took
 
 N=${LIARS:-64}
-for i in $(seq $N); do
-	tenant_api $MALLORY POST /v1/slices '{"name": "m'$i'", "mode": "timeslice"}' >/dev/null
-	expect_status "create m$i" 201
-	# A living process of hers that asked for the slice (the watchdog
-	# takes its entry as genuine), attached by hand.
-	as_uid $MALLORY env GPUSLICE_SLICE=m$i sleep 60 &
-	PIDS+=($!)
-	sp=$(pgrep -n -u $MALLORY -x sleep)
-	PIDS+=("$sp")
-	as_uid $MALLORY "$FORGE" proc "$RUNDIR" m$i "$sp" >/dev/null ||
-		fail "could not attach Mallory's process to m$i"
+# Her N slices, each with a living process of hers that asked for it (the
+# watchdog takes its entry as genuine), attached by hand; in one shell of
+# hers, so that it takes seconds.
+cat >"$WORK/liars.sh" <<'SH'
+for i in $(seq "$1"); do
+	code=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$2" -X POST \
+		-H 'Content-Type: application/json' \
+		--data-binary '{"name": "m'$i'", "mode": "timeslice"}' http://localhost/v1/slices)
+	[ "$code" = 201 ] || { echo "create m$i: $code"; exit 1; }
+	GPUSLICE_SLICE=m$i sleep 120 &
+	echo "sleeper $!"
+	"$3" proc "$4" m$i $! >/dev/null || { echo "attach m$i failed"; exit 1; }
 done
+echo "liars ready"
+SH
+as_uid $MALLORY bash "$WORK/liars.sh" "$N" "$SOCK" "$FORGE" "$RUNDIR" >"$WORK/liars.out" 2>&1 ||
+	fail "Mallory's slices were not made: $(tail -3 "$WORK/liars.out")"
+for p in $(awk '/^sleeper /{print $2}' "$WORK/liars.out"); do PIDS+=("$p"); done
+grep -q "liars ready" "$WORK/liars.out" || fail "Mallory's slices were not made: $(tail -3 "$WORK/liars.out")"
 as_uid $MALLORY "$FORGE" turnsall "$RUNDIR" - 12 >"$WORK/turns.out" 2>"$WORK/turns.err" &
 FPID=$!
 PIDS+=("$FPID")
