@@ -198,7 +198,15 @@ static gs_err wr_apply(struct gs_store *st, struct gs_store_op *op)
 			err = gs_store_event_add(st, &it->u.ev);
 			break;
 		case GS__WR_USAGE:
+			/* A row the store refuses (a figure not finite) is
+			 * that slice's alone: skipped and reported, the rest
+			 * of the batch is written. */
 			err = gs_store_usage_add(st, &it->u.usage);
+			if (err == GS_ERR_INVALID) {
+				gs_error("node", "slice=%s usage row skipped",
+				         it->u.usage.slice);
+				err = GS_OK;
+			}
 			break;
 		case GS__WR_TEAM_PUT:
 			err = gs_store_team_put(st, &it->u.team);

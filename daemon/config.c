@@ -467,9 +467,46 @@ static gs_err k_user_max_memory(struct cfg_ctx *c, const char *key,
 	return err;
 }
 
+/* A priority limit: low, normal or high. */
+static gs_err get_priority(struct cfg_ctx *c, const struct gs_doc_node *v,
+                           const char *key, int *out)
+{
+	char text[16];
+	enum gs_priority p;
+	gs_err err = get_str(c, v, key, text, sizeof(text));
+
+	if (err)
+		return err;
+	if (gs_parse_priority(text, &p, NULL) != GS_OK)
+		return bad(c, v, GS_ERR_INVALID,
+		           "%s: '%s' is not low, normal or high", key, text);
+	*out = (int)p;
+	return GS_OK;
+}
+
+static gs_err k_user_max_priority(struct cfg_ctx *c, const char *key,
+                                  const struct gs_doc_node *v, void *arg)
+{
+	(void)arg;
+	return get_priority(c, v, key, &c->cfg->user_max_priority);
+}
+
+static gs_err k_user_max_weight(struct cfg_ctx *c, const char *key,
+                                const struct gs_doc_node *v, void *arg)
+{
+	long x;
+	gs_err err = get_int(c, v, key, 1, GS_SPEC_WEIGHT_MAX, &x);
+
+	(void)arg;
+	c->cfg->user_max_weight = (int)x;
+	return err;
+}
+
 static const struct key_def default_user_keys[] = {
     {"max_slices", k_user_max_slices},
     {"max_memory_percent", k_user_max_memory},
+    {"max_priority", k_user_max_priority},
+    {"max_weight", k_user_max_weight},
     {NULL, NULL},
 };
 
@@ -525,7 +562,7 @@ static gs_err k_wd_interval(struct cfg_ctx *c, const char *key,
 static gs_err k_wd_action(struct cfg_ctx *c, const char *key,
                           const struct gs_doc_node *v, void *arg)
 {
-	static const char *const names[] = {"flag", "kill", NULL};
+	static const char *const names[] = {"flag", "kill", "auto", NULL};
 	int i;
 	gs_err err = get_enum(c, v, key, names, &i);
 
@@ -913,9 +950,56 @@ static gs_err k_t_members(struct cfg_ctx *c, const char *key,
 	return GS_OK;
 }
 
+/* teams.<name>'s priority policy, made on first use (-1: not set). */
+static struct gs_config_team_policy *t_policy(struct cfg_ctx *c,
+                                              const char *team)
+{
+	struct gs_config_team_policy *p;
+
+	for (int i = 0; i < c->cfg->n_team_policy; i++)
+		if (strcmp(c->cfg->team_policy[i].team, team) == 0)
+			return &c->cfg->team_policy[i];
+	if (c->cfg->n_team_policy == GS_CONFIG_MAX_TEAMS)
+		return NULL;
+	p = &c->cfg->team_policy[c->cfg->n_team_policy++];
+	snprintf(p->team, sizeof(p->team), "%s", team);
+	p->max_priority = p->max_weight = -1;
+	return p;
+}
+
+static gs_err k_t_max_priority(struct cfg_ctx *c, const char *key,
+                               const struct gs_doc_node *v, void *arg)
+{
+	struct team_ctx *tc = arg;
+	struct gs_config_team_policy *p = t_policy(c, tc->t->name);
+
+	if (p == NULL)
+		return bad(c, v, GS_ERR_RANGE, "%s: too many teams%s", key, "");
+	return get_priority(c, v, key, &p->max_priority);
+}
+
+static gs_err k_t_max_weight(struct cfg_ctx *c, const char *key,
+                             const struct gs_doc_node *v, void *arg)
+{
+	struct team_ctx *tc = arg;
+	struct gs_config_team_policy *p = t_policy(c, tc->t->name);
+	long x;
+	gs_err err;
+
+	if (p == NULL)
+		return bad(c, v, GS_ERR_RANGE, "%s: too many teams%s", key, "");
+	err = get_int(c, v, key, 1, GS_SPEC_WEIGHT_MAX, &x);
+	p->max_weight = (int)x;
+	return err;
+}
+
 static const struct key_def team_keys[] = {
-    {"parent", k_t_parent}, {"guarantee", k_t_guarantee},
-    {"max", k_t_max},       {"members", k_t_members},
+    {"parent", k_t_parent},
+    {"guarantee", k_t_guarantee},
+    {"max", k_t_max},
+    {"members", k_t_members},
+    {"max_priority", k_t_max_priority},
+    {"max_weight", k_t_max_weight},
     {NULL, NULL},
 };
 
@@ -1124,10 +1208,12 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->swap_idle_after_s = GS_SWAP_IDLE_AFTER_S;
 	cfg->swap_min_residency_s = GS_SWAP_MIN_RESIDENCY_S;
 	cfg->swap_host_memory = 0;
+	cfg->user_max_priority = GS_PRIORITY_NORMAL;
+	cfg->user_max_weight = 10;
 	cfg->synchronous = GS_STORE_SYNC_NORMAL;
 	cfg->events_keep = 100000;
 	cfg->watchdog_interval_ms = 1000;
-	cfg->watchdog_action = GS_WATCHDOG_FLAG;
+	cfg->watchdog_action = GS_WATCHDOG_AUTO;
 	cfg->watchdog_grace_bytes = 0;
 	cfg->watchdog_context_bytes = 512ull << 20;
 	cfg->watchdog_compute_grace_pct = 15;
@@ -1165,6 +1251,30 @@ gs_err gs_config_check_teams(const struct gs_config *cfg,
 			       cfg->path[0] ? cfg->path : "config",
 			       gs_errbuf_msg(&qeb, err));
 	return GS_OK;
+}
+
+void gs_config_team_limits(const struct gs_config *cfg, const char *team,
+                           int *max_priority, int *max_weight,
+                           const char **where_prio, const char **where_weight)
+{
+	*max_priority = cfg->user_max_priority;
+	*max_weight = cfg->user_max_weight;
+	*where_prio = "quota.default_user.max_priority";
+	*where_weight = "quota.default_user.max_weight";
+	for (int i = 0; team && i < cfg->n_team_policy; i++) {
+		const struct gs_config_team_policy *p = &cfg->team_policy[i];
+
+		if (strcmp(p->team, team) != 0)
+			continue;
+		if (p->max_priority >= 0) {
+			*max_priority = p->max_priority;
+			*where_prio = "teams.<team>.max_priority";
+		}
+		if (p->max_weight > 0) {
+			*max_weight = p->max_weight;
+			*where_weight = "teams.<team>.max_weight";
+		}
+	}
 }
 
 const char *gs_config_user_team(const struct gs_config *cfg, const char *user)

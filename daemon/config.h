@@ -32,11 +32,22 @@ enum gs_gpu_source {
 enum gs_watchdog_action {
 	GS_WATCHDOG_FLAG = 0, /* mark the slice flagged, log an event */
 	GS_WATCHDOG_KILL = 1, /* and SIGKILL the offending processes */
+	/* kill where the node's slices belong to more than one owner (each
+	 * uid-0 slice - a pod's, a job's - its own), flag otherwise */
+	GS_WATCHDOG_AUTO = 2,
 };
 
 struct gs_config_member {
 	char user[32];
 	char team[GS_NAME_MAX];
+};
+
+/* teams.<name>.max_priority / max_weight: what a non-admin member of the
+ * team may ask for (-1: quota.default_user's). */
+struct gs_config_team_policy {
+	char team[GS_NAME_MAX];
+	int max_priority; /* enum gs_priority */
+	int max_weight;
 };
 
 struct gs_config {
@@ -99,12 +110,18 @@ struct gs_config {
 	/* quota.default_user: what one non-admin user may hold at once */
 	int user_max_slices;
 	int user_max_memory_percent; /* of the node's GPU memory */
+	/* the highest priority and weight a non-admin user may give a
+	 * slice (teams may say otherwise for their members) */
+	int user_max_priority; /* enum gs_priority */
+	int user_max_weight;
 
 	/* teams */
 	int n_teams;
 	struct gs_team teams[GS_CONFIG_MAX_TEAMS];
 	int n_members;
 	struct gs_config_member members[GS_CONFIG_MAX_MEMBERS];
+	int n_team_policy;
+	struct gs_config_team_policy team_policy[GS_CONFIG_MAX_TEAMS];
 
 	/* log */
 	int log_level;
@@ -146,6 +163,14 @@ gs_err gs_config_check_teams(const struct gs_config *cfg,
 			     struct gs_errbuf *eb);
 
 /* The team a user belongs to by the config's members lists, else NULL. */
+/*
+ * The highest priority and weight a non-admin member of `team` may ask
+ * for, and where that limit is set (a config key, for messages). OUT:
+ * *max_priority, *max_weight, *where_prio, *where_weight (static text).
+ */
+void gs_config_team_limits(const struct gs_config *cfg, const char *team,
+                           int *max_priority, int *max_weight,
+                           const char **where_prio, const char **where_weight);
 const char *gs_config_user_team(const struct gs_config *cfg, const char *user);
 
 #endif

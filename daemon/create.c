@@ -196,8 +196,16 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		goto out_unlock;
 	}
 	if (s.spec.name[0] && gs__node_find(node, s.spec.name)) {
-		err = gs_fail(eb, GS_ERR_EXISTS, "slice '%s' already exists",
-		              s.spec.name);
+		const struct gs__nslice *o = gs__node_find(node, s.spec.name);
+
+		/* Someone else's: say nothing of it (not even that it is). */
+		if (!peer->admin && o->s.owner_uid != peer->uid)
+			err = gs_fail(eb, GS_ERR_EXISTS,
+			              "slice name '%s' is not available",
+			              s.spec.name);
+		else
+			err = gs_fail(eb, GS_ERR_EXISTS,
+			              "slice '%s' already exists", s.spec.name);
 		goto out_unlock;
 	}
 	s.id = node->next_id;

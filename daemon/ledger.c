@@ -9,9 +9,25 @@
  * SM-time (busy time x the SM share) is accumulated per interval so that
  * a share that changes is charged at the rate of each interval: sm_s
  * covers the region's busy time up to sm_busy_ns.
+ *
+ * Ground truth. The region's books are written by the tenant's own
+ * processes (usage.<uid> is theirs), so they can say anything: a counter
+ * held at zero, an infinity, a value going back. Where NVML accounting
+ * works, the watchdog charges each slice the GPU time and memory-time
+ * NVML measured for its kernel-confirmed processes (gs__ledger_charge),
+ * and rows bill that; the books are only compared with it (a row where
+ * they disagree is a `ledger.divergence` event and a metric). Where it
+ * does not (no NVML, accounting refused), rows bill the books. Either
+ * way every figure read from the books is checked first
+ * (gs__ledger_books): finite, within what the node's GPUs could hold,
+ * counters never going back and never faster than the wall clock; books
+ * that fail are refused for that sample (`ledger.books_refused`, once
+ * per slice until they are sane again) and the slice's previous figures
+ * stay.
  */
 #include "ledger.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +43,21 @@ struct cursor {
 	double mem_byte_s;
 	double sm_s;
 	uint64_t sm_busy_ns;
+	/* ground truth (NVML), charged by the watchdog: totals charged and
+	 * the part already in rows */
+	bool gt;
+	uint64_t gt_busy_ns, gt_billed_ns;
+	double gt_mem_byte_s, gt_mem_billed;
+	/* the books at the last check: refused since (reported once) */
+	bool books_bad;
+	int64_t books_t_ns;
+	uint64_t books_busy_ns; /* at books_t_ns */
+	/* the cross-check: books' busy time at the last row, and what the
+	 * books and NVML said since the window started */
+	uint64_t xc_busy_ns;
+	bool xc_set;
+	double xc_books_s, xc_gt_s;
+	int64_t xc_t0_ns;
 };
 
 /* The cursors, ordered by slice id. */
@@ -221,12 +252,137 @@ void gs__ledger_sm_advance(struct gs_node *node, struct gs__nslice *ns,
 	ns->live.sm_seconds = sm_s;
 }
 
+void gs__ledger_charge(struct gs_node *node, int64_t id, uint64_t busy_ns,
+                       double mem_byte_s)
+{
+	struct cursor *c = cursor_get(node, id);
+
+	if (c == NULL)
+		return;
+	c->gt = true;
+	c->gt_busy_ns += busy_ns;
+	if (isfinite(mem_byte_s) && mem_byte_s > 0)
+		c->gt_mem_byte_s += mem_byte_s;
+}
+
+/* Why the books `u` of a slice cannot be true, or NULL when they may be. */
+static const char *books_false(struct gs_node *node, const struct cursor *c,
+                               const struct gs_slice_usage *u, int64_t now)
+{
+	uint64_t mem_max = 0;
+
+	for (int g = 0; g < node->gpus->n; g++)
+		mem_max += node->gpus->gpu[g].memory_bytes;
+	if (!isfinite(u->mem_byte_s) || u->mem_byte_s < 0)
+		return "memory-time is not a finite positive number";
+	if (u->n_procs > GS_REGION_MAX_PROCS)
+		return "more processes than the region holds";
+	if (mem_max && (u->mem_used > mem_max || u->mem_peak > mem_max))
+		return "more memory than the node's GPUs have";
+	if (u->busy_ns > (uint64_t)INT64_MAX ||
+	    u->throttled_ns > (uint64_t)INT64_MAX)
+		return "a time counter out of range";
+	if (c != NULL && c->books_t_ns && u->busy_ns > c->books_busy_ns && now > c->books_t_ns) {
+		/* Busy time runs at most at the wall clock on each GPU. */
+		uint64_t wall = (uint64_t)(now - c->books_t_ns);
+		int n_dev = u->n_dev ? (int)u->n_dev : 1;
+
+		if (u->busy_ns - c->books_busy_ns >
+		    wall * (uint64_t)n_dev + 1000000000ULL)
+			return "busy time ran faster than the clock";
+	}
+	return NULL;
+}
+
+gs_err gs__ledger_books(struct gs_node *node, struct gs__nslice *ns,
+                        struct gs_slice_usage *u, struct gs__wr *wr)
+{
+	struct cursor *c = cursor_get(node, ns->s.id);
+	int64_t now = gs_now_ns();
+	const char *why;
+	gs_err err;
+
+	if (node->region == NULL || !ns->has_ref)
+		return GS_ERR_NOT_FOUND;
+	err = gs_region_slice_usage(node->region, &ns->ref, u);
+	if (err != GS_OK || c == NULL)
+		return err != GS_OK ? err : GS_ERR_NOMEM;
+	why = books_false(node, c, u, now);
+	if (why != NULL) {
+		node->ctr.books_refused++;
+		if (!c->books_bad) {
+			c->books_bad = true;
+			gs_warn("ledger", "slice=%s books refused: %s",
+			        ns->s.name, why);
+			if (wr)
+				gs__wr_event(wr, "ledger.books_refused", &ns->s,
+				             "the slice's books were refused: %s; NVML's figures stand",
+				             why);
+		}
+		return GS_ERR_CORRUPT;
+	}
+	c->books_bad = false;
+	c->books_t_ns = now;
+	c->books_busy_ns = u->busy_ns;
+	return GS_OK;
+}
+
+/* Lock held: refreshes ns->live from books that passed the check. */
+static void live_from_books(struct gs__nslice *ns,
+                            const struct gs_slice_usage *u)
+{
+	ns->live.n_procs = u->n_procs;
+	ns->live.mem_used = u->mem_used;
+	ns->live.mem_peak = u->mem_peak;
+	ns->live.busy_ns = u->busy_ns;
+	ns->live.throttled_ns = u->throttled_ns;
+}
+
+/*
+ * Lock held: the books and NVML, summed over the rows of a window (a
+ * minute at most), disagree by more than half a second and a tenth: an
+ * event (a tenant's books are its own; NVML bills), and a new window.
+ */
+static void cross_check(struct gs_node *node, struct gs__nslice *ns,
+                        struct cursor *c, bool books_ok,
+                        const struct gs_slice_usage *u, double gt_s,
+                        struct gs__wr *wr, int64_t now)
+{
+	double books_s, big;
+
+	if (!books_ok || !c->xc_set || u->busy_ns < c->xc_busy_ns ||
+	    now - c->xc_t0_ns > 60000000000LL) {
+		c->xc_set = books_ok;
+		c->xc_busy_ns = books_ok ? u->busy_ns : 0;
+		c->xc_books_s = c->xc_gt_s = 0;
+		c->xc_t0_ns = now;
+		return;
+	}
+	c->xc_books_s += (double)(u->busy_ns - c->xc_busy_ns) / 1e9;
+	c->xc_gt_s += gt_s;
+	c->xc_busy_ns = u->busy_ns;
+	books_s = c->xc_books_s;
+	gt_s = c->xc_gt_s;
+	big = books_s > gt_s ? books_s : gt_s;
+	if (fabs(books_s - gt_s) <= 0.5 + 0.1 * big)
+		return;
+	c->xc_books_s = c->xc_gt_s = 0;
+	c->xc_t0_ns = now;
+	node->ctr.ledger_divergences++;
+	gs_warn("ledger", "slice=%s books say %.3f s of GPU time, NVML %.3f s",
+	        ns->s.name, books_s, gt_s);
+	gs__wr_event(wr, "ledger.divergence", &ns->s,
+	             "books say %.3f s of GPU time, NVML measured %.3f s (billed)",
+	             books_s, gt_s);
+}
+
 void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
                        struct gs__wr *wr, int64_t now)
 {
 	struct gs_usage_row r;
 	struct gs_slice_usage u;
 	struct cursor *c = cursor_get(node, ns->s.id);
+	bool books_ok;
 	double dt;
 
 	/* A slice being created holds nothing anyone could use yet. */
@@ -237,8 +393,10 @@ void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
 	    ns->s.state == GS_SLICE_FAILED)
 		return;
 	memset(&r, 0, sizeof(r));
-	if (node->region && ns->has_ref &&
-	    gs_region_slice_usage(node->region, &ns->ref, &u) == GS_OK) {
+	books_ok = gs__ledger_books(node, ns, &u, wr) == GS_OK;
+	if (books_ok) {
+		/* A counter that went back (new books) moves the cursor
+		 * without charging. */
 		if (u.busy_ns >= c->busy_ns)
 			r.gpu_seconds = (double)(u.busy_ns - c->busy_ns) / 1e9;
 		if (u.throttled_ns >= c->throttled_ns)
@@ -251,12 +409,18 @@ void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
 		c->busy_ns = u.busy_ns;
 		c->throttled_ns = u.throttled_ns;
 		c->mem_byte_s = u.mem_byte_s;
-		ns->live.n_procs = u.n_procs;
-		ns->live.mem_used = u.mem_used;
-		ns->live.mem_peak = u.mem_peak;
-		ns->live.busy_ns = u.busy_ns;
-		ns->live.throttled_ns = u.throttled_ns;
+		live_from_books(ns, &u);
 		gs__ledger_sm_advance(node, ns, u.busy_ns);
+	}
+	if (c->gt) {
+		/* NVML's figures bill; the books only cross-check them. */
+		r.gpu_seconds = (double)(c->gt_busy_ns - c->gt_billed_ns) / 1e9;
+		c->gt_billed_ns = c->gt_busy_ns;
+		if (ns->s.spec.memory_bytes == 0)
+			r.gib_seconds = (c->gt_mem_byte_s - c->gt_mem_billed) /
+			                (1024.0 * 1024.0 * 1024.0);
+		c->gt_mem_billed = c->gt_mem_byte_s;
+		cross_check(node, ns, c, books_ok, &u, r.gpu_seconds, wr, now);
 	}
 	/* SM-time at the share of this interval (sm_advance's rate). */
 	r.sm_seconds = r.gpu_seconds * gs_slice_sm_share(&ns->s);
@@ -316,7 +480,8 @@ gs_err gs_node_slice_usage(struct gs_node *node, int64_t id,
 	pthread_mutex_unlock(&node->lock);
 	/* Off the node lock: the usage file's mutex is shared with tenants
 	 * (a stale ref reads GS_ERR_NOT_FOUND and keeps the last sample). */
-	if (has_ref && gs_region_slice_usage(node->region, &ref, &u) == GS_OK) {
+	if (has_ref && gs_region_slice_usage(node->region, &ref, &u) == GS_OK &&
+	    books_false(node, NULL, &u, 0) == NULL) {
 		out->n_procs = u.n_procs;
 		out->mem_used = u.mem_used;
 		out->mem_peak = u.mem_peak;

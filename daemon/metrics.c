@@ -457,6 +457,18 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 	    "gpuslice_watchdog_actions_total{action=\"kill\"} %llu\n",
 	    (unsigned long long)c.watchdog_flags,
 	    (unsigned long long)c.watchdog_kills);
+	head(&b, "gpuslice_ledger_books_refused_total", "counter",
+	     "region books the ledger refused (not finite, out of range, going back)");
+	put(&b, "gpuslice_ledger_books_refused_total %llu\n",
+	    (unsigned long long)c.books_refused);
+	head(&b, "gpuslice_ledger_divergences_total", "counter",
+	     "ledger rows where a slice's books and NVML disagree");
+	put(&b, "gpuslice_ledger_divergences_total %llu\n",
+	    (unsigned long long)c.ledger_divergences);
+	head(&b, "gpuslice_unattributed_gpu_seconds_total", "counter",
+	     "GPU time NVML accounting saw in no slice");
+	put(&b, "gpuslice_unattributed_gpu_seconds_total %.3f\n",
+	    (double)c.unattributed_gpu_ns / 1e9);
 	head(&b, "gpuslice_faults_total", "counter",
 	     "slices marked faulted (Xid, MPS)");
 	put(&b, "gpuslice_faults_total %llu\n", (unsigned long long)c.faults);

@@ -219,6 +219,9 @@ struct gs_node_counters {
 	uint64_t creates, deletes, rejects, reclaims;
 	uint64_t watchdog_flags, watchdog_kills, faults;
 	uint64_t commit_failures;
+	/* the ledger: books found false (refused), books that disagree
+	 * with NVML, GPU time NVML saw in no slice (ns) */
+	uint64_t books_refused, ledger_divergences, unattributed_gpu_ns;
 	int64_t started_ns;
 };
 void gs_node_counters(struct gs_node *node, struct gs_node_counters *out);

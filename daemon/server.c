@@ -15,7 +15,12 @@
  * counts them; a connection past the limit is shut down as it starts,
  * before it is read), and a connection idle for idle_timeout_s is closed.
  * Administrators (root, the admin group) are not counted: the node's
- * operators must always get in.
+ * operators must always get in. And since a tenant reconnecting in a
+ * loop can fill the listen backlog that every connect shares, before any
+ * count applies, they have a listener of their own: `admin.sock` beside
+ * the socket (GS_SERVER_ADMIN_SOCKET), 0600 root's (0660 with the admin
+ * group), whose connections from anyone else are closed unread. No tenant
+ * can reach its backlog.
  */
 #include "server.h"
 
@@ -32,9 +37,20 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gs/log.h"
+
+/* New connections of one uid in the current second (churn_ok). */
+#define GS_SERVER_CHURN_MAX  256
+#define GS_SERVER_CHURN_UIDS 64
+struct churn {
+	uint32_t uid;
+	int64_t window_s; /* CLOCK_MONOTONIC second; 0: free */
+	int n;
+	bool warned;
+};
 
 /* Open Unix connections of one uid (only uids with at least one). */
 struct user_conns {
@@ -51,6 +67,9 @@ struct conn_ctx {
 
 struct gs_server {
 	struct MHD_Daemon *unix_d;
+	struct MHD_Daemon *admin_d;
+	int admin_fd;
+	char admin_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct MHD_Daemon *tcp_d;
 	int unix_fd;
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -61,6 +80,7 @@ struct gs_server {
 	void *ctx;
 	int max_per_user; /* 0 = no per-user limit */
 	pthread_mutex_t ulock;
+	struct churn churn[GS_SERVER_CHURN_UIDS]; /* under ulock */
 	struct user_conns *users; /* max_connections entries */
 	int n_users, cap_users;
 };
@@ -192,6 +212,44 @@ static bool user_take(struct gs_server *srv, uint32_t uid, bool *warn)
 	return ok;
 }
 
+/*
+ * Churn: a non-admin uid may open at most GS_SERVER_CHURN_MAX connections
+ * per second on the Unix listener (held or not: connecting and closing
+ * in a loop costs the daemon an accept and a thread each). Past that a
+ * connection is closed as it starts; the log says so once a second.
+ * ulock held; a table of the uids seen lately, the oldest window
+ * overwritten when it is full.
+ */
+static bool churn_ok(struct gs_server *srv, uint32_t uid, int64_t now_s,
+                     bool *warn)
+{
+	struct churn *c = NULL, *oldest = &srv->churn[0];
+
+	*warn = false;
+	for (int i = 0; i < GS_SERVER_CHURN_UIDS && c == NULL; i++) {
+		if (srv->churn[i].uid == uid && srv->churn[i].window_s != 0)
+			c = &srv->churn[i];
+		else if (srv->churn[i].window_s < oldest->window_s)
+			oldest = &srv->churn[i];
+	}
+	if (c == NULL) {
+		c = oldest;
+		*c = (struct churn){.uid = uid, .window_s = now_s};
+	}
+	if (c->window_s != now_s) {
+		c->window_s = now_s;
+		c->n = 0;
+		c->warned = false;
+	}
+	if (++c->n <= GS_SERVER_CHURN_MAX)
+		return true;
+	if (!c->warned) {
+		c->warned = true;
+		*warn = true;
+	}
+	return false;
+}
+
 static void user_drop(struct gs_server *srv, uint32_t uid)
 {
 	pthread_mutex_lock(&srv->ulock);
@@ -203,6 +261,22 @@ static void user_drop(struct gs_server *srv, uint32_t uid)
 		break;
 	}
 	pthread_mutex_unlock(&srv->ulock);
+}
+
+/* Whether uid may open one more connection this second (logs once). */
+static bool churn_admit(struct gs_server *srv, uint32_t uid)
+{
+	struct timespec ts;
+	bool ok, warn;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pthread_mutex_lock(&srv->ulock);
+	ok = churn_ok(srv, uid, (int64_t)ts.tv_sec + 1, &warn);
+	pthread_mutex_unlock(&srv->ulock);
+	if (warn)
+		gs_warn("server", "uid=%u opens more than %d API connections a second; closing the rest",
+		        (unsigned)uid, GS_SERVER_CHURN_MAX);
+	return ok;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn,
@@ -234,6 +308,10 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	                                  &cc->peer) != GS_OK) {
 		/* Unknown peer: authed stays false, every request is 401. */
 		memset(&cc->peer, 0, sizeof(cc->peer));
+	} else if (!cc->peer.admin && !churn_admit(srv, cc->peer.uid)) {
+		/* Closed before anything is read: MHD sees EOF. */
+		cc->peer.authed = false;
+		(void)shutdown(ci->connect_fd, SHUT_RDWR);
 	} else if (!cc->peer.admin && srv->max_per_user > 0) {
 		if (user_take(srv, cc->peer.uid, &warn)) {
 			cc->counted = true;
@@ -247,6 +325,37 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 			cc->peer.authed = false;
 			(void)shutdown(ci->connect_fd, SHUT_RDWR);
 		}
+	}
+	*socket_context = cc;
+}
+
+/* The admin listener: administrators only, never counted. */
+static void on_admin_connection(void *cls, struct MHD_Connection *conn,
+                                void **socket_context,
+                                enum MHD_ConnectionNotificationCode toe)
+{
+	struct gs_server *srv = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn_ctx *cc;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		free(*socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	cc = calloc(1, sizeof(*cc));
+	if (cc == NULL || ci == NULL ||
+	    gs_peer_from_fd(ci->connect_fd, srv->admin_gid, &cc->peer) !=
+	        GS_OK ||
+	    !cc->peer.admin) {
+		if (cc != NULL && ci != NULL)
+			gs_warn("server", "uid=%u pid=%d refused on the admin socket",
+			        (unsigned)cc->peer.uid, (int)cc->peer.pid);
+		if (cc != NULL)
+			memset(&cc->peer, 0, sizeof(cc->peer));
+		if (ci != NULL)
+			(void)shutdown(ci->connect_fd, SHUT_RDWR);
 	}
 	*socket_context = cc;
 }
@@ -497,6 +606,52 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 	return GS_OK;
 }
 
+/*
+ * The admin listener beside the socket: root's, 0600, or 0660 and the
+ * admin group's. Not made when the daemon is not root (a user's own
+ * daemon: its one user is its administrator already).
+ */
+static gs_err bind_admin(struct gs_server *srv, const char *path,
+                         struct gs_errbuf *eb)
+{
+	struct sockaddr_un sa;
+	const char *slash = strrchr(path, '/');
+	int fd, e, n;
+
+	if (geteuid() != 0)
+		return GS_OK;
+	n = snprintf(srv->admin_path, sizeof(srv->admin_path), "%.*s%s",
+	             slash ? (int)(slash - path + 1) : 0, path,
+	             GS_SERVER_ADMIN_SOCKET);
+	if (n < 0 || (size_t)n >= sizeof(srv->admin_path))
+		return gs_fail(eb, GS_ERR_RANGE, "admin socket path too long: %s",
+		               path);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, srv->admin_path, (size_t)n + 1);
+	(void)unlink(srv->admin_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		return gs_fail(eb, GS_ERR_IO, "socket: %s", strerror(e));
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    fchmod(fd, 0600) != 0 ||
+	    chmod(srv->admin_path,
+	          srv->admin_gid != (gid_t)-1 ? 0660 : 0600) != 0 ||
+	    (srv->admin_gid != (gid_t)-1 &&
+	     chown(srv->admin_path, 0, srv->admin_gid) != 0) ||
+	    listen(fd, 64) != 0) {
+		e = errno;
+		close(fd);
+		(void)unlink(srv->admin_path);
+		return gs_fail(eb, GS_ERR_IO, "admin socket %s: %s",
+		               srv->admin_path, strerror(e));
+	}
+	srv->admin_fd = fd;
+	return GS_OK;
+}
+
 static gs_err start_tcp(struct gs_server *srv, const char *spec,
                         unsigned int flags, int max_conn, int idle_s,
                         struct gs_errbuf *eb)
@@ -544,6 +699,7 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	if (srv == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "server: out of memory");
 	srv->unix_fd = -1;
+	srv->admin_fd = -1;
 	pthread_mutex_init(&srv->ulock, NULL);
 	srv->max_per_user = opts->max_per_user;
 	srv->cap_users = opts->max_connections;
@@ -578,6 +734,25 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 		              opts->socket_path);
 		goto out_close;
 	}
+	err = bind_admin(srv, opts->socket_path, eb);
+	if (err)
+		goto out_stop;
+	if (srv->admin_fd >= 0) {
+		srv->admin_d = MHD_start_daemon(
+		    flags, 0, NULL, NULL, on_request, srv,
+		    MHD_OPTION_LISTEN_SOCKET, srv->admin_fd,
+		    MHD_OPTION_CONNECTION_LIMIT, 64u,
+		    MHD_OPTION_CONNECTION_TIMEOUT,
+		    (unsigned int)opts->idle_timeout_s,
+		    MHD_OPTION_NOTIFY_CONNECTION, on_admin_connection, srv,
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+		    MHD_OPTION_END);
+		if (srv->admin_d == NULL) {
+			err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
+			              srv->admin_path);
+			goto out_stop;
+		}
+	}
 	if (opts->tcp && opts->tcp[0]) {
 		if (srv->token == NULL) {
 			err = gs_fail(eb, GS_ERR_INVALID,
@@ -594,6 +769,10 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 
 out_stop:
 	MHD_stop_daemon(srv->unix_d);
+	if (srv->admin_fd >= 0) {
+		close(srv->admin_fd);
+		(void)unlink(srv->admin_path);
+	}
 out_close:
 	close(srv->unix_fd);
 	(void)unlink(srv->socket_path);
@@ -611,10 +790,16 @@ void gs_server_stop(struct gs_server *srv)
 		return;
 	if (srv->tcp_d)
 		MHD_stop_daemon(srv->tcp_d);
+	if (srv->admin_d)
+		MHD_stop_daemon(srv->admin_d);
 	if (srv->unix_d)
 		MHD_stop_daemon(srv->unix_d);
 	if (srv->unix_fd >= 0)
 		close(srv->unix_fd);
+	if (srv->admin_fd >= 0) {
+		close(srv->admin_fd);
+		(void)unlink(srv->admin_path);
+	}
 	(void)unlink(srv->socket_path);
 	free(srv->token);
 	free(srv->users);

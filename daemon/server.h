@@ -25,6 +25,9 @@ struct gs_server;
 typedef void (*gs_http_handler)(void *ctx, const struct gs_http_req *req,
                                 struct gs_http_resp *resp);
 
+/* The administrators' own listener, beside the socket (root's daemon). */
+#define GS_SERVER_ADMIN_SOCKET "admin.sock"
+
 struct gs_server_opts {
 	const char *socket_path; /* required */
 	const char *tcp;         /* "host:port" or NULL/"" */

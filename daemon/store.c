@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sqlite3.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +547,38 @@ static int64_t mono_us(void)
 }
 
 /*
+ * Applies one op of a batch inside a savepoint of its own. On failure the
+ * op's writes are rolled back to the savepoint (the transaction and the
+ * other ops' writes stay) and its error returned.
+ */
+static gs_err op_apply_alone(struct gs_store *st, struct gs_store_op *op)
+{
+	gs_err err;
+
+	if (sqlite3_exec(st->wdb, "SAVEPOINT op", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		gs_error("store", "savepoint failed: %s",
+		         sqlite3_errmsg(st->wdb));
+		return GS_ERR_IO;
+	}
+	err = op->apply(st, op);
+	if (err) {
+		gs_error("store", "batch op failed and undone alone err=%s",
+		         gs_err_name(err));
+		(void)sqlite3_exec(st->wdb, "ROLLBACK TO op", NULL, NULL, NULL);
+		/* Its slice-id reservation may be among what was undone. */
+		st->id_reserved = 0;
+	}
+	if (sqlite3_exec(st->wdb, "RELEASE op", NULL, NULL, NULL) !=
+	    SQLITE_OK && !err) {
+		gs_error("store", "release failed: %s",
+		         sqlite3_errmsg(st->wdb));
+		err = GS_ERR_IO;
+	}
+	return err;
+}
+
+/*
  * Runs one batch: the whole queue as it is now. Called with qlock held;
  * drops it for the I/O and takes it back. Detached ops may be freed by
  * their `after`, so waited ops are collected (through `next`, which is no
@@ -579,12 +612,19 @@ static void lead(struct gs_store *st)
 	st->head = st->tail = NULL;
 	pthread_mutex_unlock(&st->qlock);
 
+	/*
+	 * One transaction for the batch, one savepoint for each op in it: an
+	 * op that fails (a row the database refuses) is undone alone and
+	 * fails alone; the others' writes - another slice's usage, a
+	 * delete answered meanwhile - are committed all the same.
+	 */
 	err = step_reset(st, st->stmt[ST_BEGIN]);
-	for (op = batch; op && !err; op = op->next) {
-		err = op->apply(st, op);
-		if (err)
-			gs_error("store", "batch op failed err=%s",
-			         gs_err_name(err));
+	for (op = batch; op; op = op->next) {
+		gs_err oerr = err;
+
+		if (!oerr)
+			oerr = op_apply_alone(st, op);
+		op->result = oerr;
 	}
 	if (!err)
 		err = step_reset(st, st->stmt[ST_COMMIT]);
@@ -598,7 +638,8 @@ static void lead(struct gs_store *st)
 		bool detached = op->detached;
 
 		next = op->next;
-		op->result = err;
+		if (err)
+			op->result = err;
 		n++;
 		if (!detached) {
 			op->next = waited;
@@ -901,9 +942,28 @@ gs_err gs_store_demand_delete(struct gs_store *st,
 	return step_reset(st, s);
 }
 
+/* A figure a usage row may hold: finite and not negative. */
+static bool usage_figure_ok(double v)
+{
+	return isfinite(v) && v >= 0;
+}
+
 gs_err gs_store_usage_add(struct gs_store *st, const struct gs_usage_row *r)
 {
 	sqlite3_stmt *s = st->stmt[ST_USAGE_ADD];
+
+	/* NaN is bound as NULL, which the table refuses: say so here, for
+	 * this row alone, before the statement fails. */
+	if (!usage_figure_ok(r->gpu_seconds) ||
+	    !usage_figure_ok(r->gib_seconds) ||
+	    !usage_figure_ok(r->throttled_seconds) ||
+	    !usage_figure_ok(r->alloc_seconds) ||
+	    !(isfinite(r->sm_seconds) || r->sm_seconds < 0) ||
+	    r->t1_ns < r->t0_ns) {
+		gs_error("store", "slice id=%lld usage row refused: a figure is not finite or is negative",
+		         (long long)r->slice_id);
+		return GS_ERR_INVALID;
+	}
 
 	sqlite3_bind_int64(s, 1, r->slice_id);
 	bind_text(s, 2, r->slice);

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acct.h"
 #include "gs/log.h"
 #include "gs/proc.h"
 #include "ledger.h"
@@ -90,6 +91,34 @@ struct wd_slice {
 	double sm_t;   /* seconds */
 	int sm_streak; /* full windows over the share, in a row */
 	bool sm_over;  /* two windows running were over the share */
+	int64_t last_act_ns; /* the watchdog's last action on it */
+};
+
+/* How soon kill mode acts again on a slice still over. */
+#define WD_ACT_AGAIN_NS 500000000LL
+
+/*
+ * One owner's compute on one GPU, summed over its strict slices there: a
+ * tenant that splits its burst over two slices, each over its share for
+ * one window only, is over as an owner in every window.
+ */
+#define WD_MAX_OWNER_WINDOWS 256
+struct owner_win {
+	uint32_t uid;
+	int gpu;
+	double acc, t; /* percent x seconds, seconds */
+	int streak;
+	bool over;  /* the episode was acted on */
+	bool live;  /* seen this tick */
+	double now_pct, share; /* this tick: sum of NVML shares, of shares */
+	int n_slices;
+};
+
+/* Repeat offences: processes in no slice, per uid. */
+#define WD_MAX_OFFENDERS 64
+struct offender {
+	int64_t uid;
+	int n;
 };
 
 struct gs_watchdog {
@@ -116,7 +145,39 @@ struct gs_watchdog {
 	/* slices over their compute share now (ids), for episodes */
 	int n_cover;
 	int64_t cover[GS_REGION_MAX_SLICES * 4];
+	struct gs__acct *acct; /* NVML accounting: the ledger's truth */
+	struct owner_win ow[WD_MAX_OWNER_WINDOWS];
+	int n_ow;
+	struct offender off[WD_MAX_OFFENDERS];
+	int n_off;
+	bool kill; /* this tick: kill (action kill, or auto on a shared node) */
 };
+
+/*
+ * Lock held: whether the watchdog kills this tick. `auto` (the default)
+ * kills wherever slices belong to more than one owner - tenants who must
+ * not take from each other; each uid-0 slice (a Kubernetes claim's, a
+ * Slurm job's) counts as an owner of its own - and flags on a node whose
+ * slices are all one user's (a workstation).
+ */
+static bool kill_mode(const struct gs_node *node)
+{
+	int64_t first = -1;
+
+	if (node->cfg->watchdog_action != GS_WATCHDOG_AUTO)
+		return node->cfg->watchdog_action == GS_WATCHDOG_KILL;
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+		int64_t owner = s->owner_uid != 0 ? (int64_t)s->owner_uid
+		                                  : -2 - s->id;
+
+		if (first == -1)
+			first = owner;
+		else if (owner != first)
+			return true;
+	}
+	return false;
+}
 
 gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
                           const char *kernel_log, struct gs_watchdog **out,
@@ -128,6 +189,11 @@ gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	w->node = node;
 	w->rec = rec;
+	w->acct = gs__acct_create();
+	if (w->acct == NULL) {
+		free(w);
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	}
 	if (kernel_log && kernel_log[0]) {
 		struct gs_errbuf keb = {0};
 		gs_err err = gs_kmsg_open(kernel_log, &w->kmsg, &keb);
@@ -150,6 +216,7 @@ void gs_watchdog_destroy(struct gs_watchdog *w)
 	if (w == NULL)
 		return;
 	gs_kmsg_close(w->kmsg);
+	gs__acct_destroy(w->acct);
 	free(w->ws);
 	free(w);
 }
@@ -326,6 +393,15 @@ static int64_t owner_of(struct gs_watchdog *w, int32_t pid)
 	return -1;
 }
 
+/* gs__acct_place_fn: the slice of a process NVML accounting lists. */
+static int64_t acct_place(void *ctx, int32_t pid, bool running)
+{
+	struct gs_watchdog *w = ctx;
+	int64_t id = running ? owner_of(w, pid) : -1;
+
+	return id >= 0 ? id : recent_owner(w, pid);
+}
+
 static bool was_over(struct gs_watchdog *w, int64_t id)
 {
 	for (int i = 0; i < w->n_over; i++)
@@ -339,13 +415,13 @@ static bool was_over(struct gs_watchdog *w, int64_t id)
  * (the ledger's figure covers its longer interval). Lock held.
  */
 static void live_rate(struct gs_node *node, struct gs__nslice *ns,
-                      struct wd_slice *ws)
+                      struct wd_slice *ws, struct gs__wr *wr)
 {
 	struct gs_slice_usage u;
 	int64_t now = gs_now_ns();
 
-	if (node->region == NULL || !ns->has_ref ||
-	    gs_region_slice_usage(node->region, &ns->ref, &u) != GS_OK)
+	/* Checked books only (the tenant writes them). */
+	if (gs__ledger_books(node, ns, &u, wr) != GS_OK)
 		return;
 	ns->live.n_procs = u.n_procs;
 	ns->live.mem_used = u.mem_used;
@@ -369,13 +445,24 @@ static void live_rate(struct gs_node *node, struct gs__nslice *ns,
 	}
 }
 
+/* A process NVML listed this tick, placed in a slice: a list per slice
+ * (no cap: every process is judged and can be acted on). */
+struct wd_proc {
+	int32_t pid;
+	uint64_t start;
+	int next; /* the slice's next process in the tick's list, -1: none */
+};
+
 struct tally {
 	int64_t id;
 	uint64_t mem;
+	/* its processes' context allowance: each process's at most what
+	 * it holds (decoys holding a context only add nothing to share) */
+	uint64_t allow;
 	double sm_pct; /* sum of its processes' NVML SM share; -1 = none */
 	int n;
-	int32_t pids[16];
-	uint64_t starts[16];
+	int head, tail; /* its processes in the tick's wd_proc list */
+	const struct wd_proc *procs;
 };
 
 static bool in_list(const int64_t *v, int n, int64_t id)
@@ -399,12 +486,13 @@ static int kill_tally(const struct tally *x, const struct gs_slice *s,
 	int n = 0;
 
 	spared[0] = '\0';
-	for (int k = 0; k < x->n; k++) {
-		int64_t uid = gs_proc_uid(x->pids[k]);
+	for (int k = x->head; k >= 0; k = x->procs[k].next) {
+		int32_t pid = x->procs[k].pid;
+		int64_t uid = gs_proc_uid(pid);
 		bool allowed = uid >= 0 && (s->owner_uid == 0 ||
 		                            uid == (int64_t)s->owner_uid);
 
-		if (allowed && gs_proc_signal(x->pids[k], x->starts[k], uid,
+		if (allowed && gs_proc_signal(pid, x->procs[k].start, uid,
 		                              SIGKILL) == 0) {
 			n++;
 			continue;
@@ -412,7 +500,7 @@ static int kill_tally(const struct tally *x, const struct gs_slice *s,
 		if (off + 12 < n_spared)
 			off += (size_t)snprintf(spared + off, n_spared - off,
 			                        "%s%d", off ? "," : "",
-			                        (int)x->pids[k]);
+			                        (int)pid);
 	}
 	return n;
 }
@@ -426,12 +514,15 @@ static void act(struct gs_watchdog *w, struct gs__nslice *ns,
 	struct gs_node *node = w->node;
 	char pids[128] = "", spared[128];
 	size_t off = 0;
-	bool kill_it = node->cfg->watchdog_action == GS_WATCHDOG_KILL;
+	bool kill_it = w->kill;
 	int killed = 0;
 
-	for (int k = 0; k < x->n && off + 12 < sizeof(pids); k++)
+	for (int k = x->head; k >= 0 && off + 12 < sizeof(pids);
+	     k = x->procs[k].next)
 		off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%d",
-		                        k ? "," : "", (int)x->pids[k]);
+		                        off ? "," : "", (int)x->procs[k].pid);
+	if (x->n > 0 && off + 12 >= sizeof(pids))
+		snprintf(pids + off, sizeof(pids) - off, "... (%d)", x->n);
 	if (kill_it)
 		killed = kill_tally(x, &ns->s, spared, sizeof(spared));
 	ns->s.state = GS_SLICE_FLAGGED;
@@ -451,6 +542,37 @@ static void act(struct gs_watchdog *w, struct gs__nslice *ns,
 	             kill_it ? spared : "");
 	gs_warn("watchdog", "slice=%s over its %s: %s pids=%s", ns->s.name,
 	        what, detail, pids);
+}
+
+/*
+ * Lock held: one more process of `uid` found in no slice. Its third, and
+ * every tenth after, is reported as a repeat offence (a tenant running
+ * short processes past the slices, one after another).
+ */
+static void offence(struct gs_watchdog *w, int64_t uid, struct gs__wr *wr)
+{
+	struct offender *o = NULL;
+
+	if (uid <= 0)
+		return; /* root's are reported each; unknown: gone */
+	for (int i = 0; i < w->n_off && o == NULL; i++)
+		if (w->off[i].uid == uid)
+			o = &w->off[i];
+	if (o == NULL) {
+		if (w->n_off == WD_MAX_OFFENDERS)
+			w->n_off = 0; /* forget the oldest: count again */
+		o = &w->off[w->n_off++];
+		*o = (struct offender){.uid = uid};
+	}
+	o->n++;
+	if (o->n != 3 && o->n % 10 != 0)
+		return;
+	w->node->ctr.watchdog_flags++;
+	gs_warn("watchdog", "uid=%lld repeat offender: %d processes in no slice",
+	        (long long)uid, o->n);
+	gs__wr_event(wr, "watchdog.repeat_offender", NULL,
+	             "uid %lld ran %d processes on a GPU in no slice",
+	             (long long)uid, o->n);
 }
 
 /* Lock held: a process on GPU `g` in no slice (NVML shows it, nothing
@@ -474,7 +596,7 @@ static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
 	if (strncmp(comm, "nvidia-cuda-mps", 15) == 0)
 		return; /* an MPS server: its clients are what counts */
 	uid = gs_proc_uid(pid);
-	kill_it = node->cfg->watchdog_action == GS_WATCHDOG_KILL && uid > 0 &&
+	kill_it = w->kill && uid > 0 &&
 	          gs_proc_signal(pid, start, uid, SIGKILL) == 0;
 	if (kill_it)
 		node->ctr.watchdog_kills++;
@@ -487,6 +609,119 @@ static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
 	             kill_it ? "; killed" : "");
 	gs_warn("watchdog", "gpu=%d pid=%d (%s uid=%lld) in no slice%s", g,
 	        (int)pid, comm, (long long)uid, kill_it ? ": killed" : "");
+	offence(w, uid, wr);
+}
+
+/* Whether a slice's compute share is judged: strict, time-sliced. */
+static bool compute_judged(const struct gs_slice *s)
+{
+	int pct = s->spec.compute_pct;
+
+	return pct > 0 && pct < 100 &&
+	       s->spec.compute_mode != GS_COMPUTE_SHARE &&
+	       s->mode != GS_MODE_MPS && s->mode != GS_MODE_MIG_MPS;
+}
+
+static struct owner_win *owner_win_get(struct gs_watchdog *w, uint32_t uid,
+                                       int gpu)
+{
+	for (int i = 0; i < w->n_ow; i++)
+		if (w->ow[i].uid == uid && w->ow[i].gpu == gpu)
+			return &w->ow[i];
+	if (w->n_ow == WD_MAX_OWNER_WINDOWS)
+		return NULL;
+	w->ow[w->n_ow] = (struct owner_win){.uid = uid, .gpu = gpu};
+	return &w->ow[w->n_ow++];
+}
+
+/*
+ * Lock held: compute judged per owner (a uid other than root; root's
+ * slices are each a pod's or a job's) on each GPU, across its strict
+ * slices there, against the sum of their shares plus the grace: over in
+ * two windows running, each of its slices with processes is acted on
+ * (kill mode: again each window while it stays over).
+ */
+static void owners_judge(struct gs_watchdog *w, const struct tally *t,
+                         int n_t, double dt, int64_t now_ns,
+                         struct gs__wr *wr)
+{
+	struct gs_node *node = w->node;
+	const struct gs_config *cfg = node->cfg;
+	int k = 0;
+
+	for (int i = 0; i < w->n_ow; i++) {
+		w->ow[i].live = false;
+		w->ow[i].now_pct = w->ow[i].share = 0;
+		w->ow[i].n_slices = 0;
+	}
+	for (int i = 0; i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+		struct owner_win *o;
+
+		if (s->owner_uid == 0 || s->state == GS_SLICE_PENDING ||
+		    !compute_judged(s) || s->gpu_index < 0)
+			continue;
+		o = owner_win_get(w, s->owner_uid, s->gpu_index);
+		if (o == NULL)
+			continue;
+		o->live = true;
+		o->share += s->spec.compute_pct;
+		o->n_slices++;
+		for (int j = 0; j < n_t; j++)
+			if (t[j].id == s->id && t[j].sm_pct > 0)
+				o->now_pct += t[j].sm_pct;
+	}
+	for (int i = 0; i < w->n_ow; i++) {
+		struct owner_win *o = &w->ow[i];
+
+		if (!o->live)
+			continue;
+		w->ow[k++] = *o;
+	}
+	w->n_ow = k;
+	for (int i = 0; i < w->n_ow; i++) {
+		struct owner_win *o = &w->ow[i];
+		char detail[160];
+		bool over;
+
+		/* One slice is judged as a slice already. */
+		if (o->n_slices < 2 || dt <= 0)
+			continue;
+		o->acc += o->now_pct * dt;
+		o->t += dt;
+		if (o->t < 0.8)
+			continue;
+		over = o->acc / o->t >
+		       (o->share > 100 ? 100 : o->share) +
+		           cfg->watchdog_compute_grace_pct;
+		o->streak = over ? o->streak + 1 : 0;
+		snprintf(detail, sizeof(detail),
+		         "NVML shows %.0f%% of the SMs for uid %u across its slices, shares %.0f%%",
+		         o->acc / o->t, o->uid, o->share);
+		o->acc = o->t = 0;
+		if (o->streak < 2) {
+			o->over = false;
+			continue;
+		}
+		if (o->over && !w->kill)
+			continue;
+		o->over = true;
+		for (int j = 0; j < node->n; j++) {
+			struct gs__nslice *ns = node->v[j];
+
+			if (ns->s.owner_uid != o->uid ||
+			    ns->s.gpu_index != o->gpu || !compute_judged(&ns->s))
+				continue;
+			for (int q = 0; q < n_t; q++)
+				if (t[q].id == ns->s.id && t[q].n > 0) {
+					act(w, ns, &t[q], "owner's compute share",
+					    detail, wr);
+					if (wd_of(w, ns->s.id))
+						wd_of(w, ns->s.id)->last_act_ns =
+						    now_ns;
+				}
+		}
+	}
 }
 
 void gs_watchdog_tick(struct gs_watchdog *w)
@@ -501,14 +736,20 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	struct gs__wr *wr;
 	int64_t now_ns;
 	double dt;
+	bool acct_on[GS_GPUS_MAX];
+	struct wd_proc *seen;
+	int n_seen = 0, cap_seen;
 
 	procs = malloc(sizeof(*procs) * WD_MAX_PROCS);
 	util = malloc(sizeof(*util) * WD_MAX_PROCS);
+	cap_seen = WD_MAX_PROCS * (node->gpus->n > 0 ? node->gpus->n : 1);
+	seen = malloc(sizeof(*seen) * (size_t)cap_seen);
 	t = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*t));
 	now_over = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*now_over));
 	now_cover = calloc(GS_REGION_MAX_SLICES * 4, sizeof(*now_cover));
 	wr = gs__wr_new();
-	if (procs == NULL || util == NULL || t == NULL || now_over == NULL ||
+	if (procs == NULL || util == NULL || seen == NULL || t == NULL ||
+	    now_over == NULL ||
 	    now_cover == NULL || wr == NULL)
 		goto out;
 
@@ -519,12 +760,14 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		goto out;
 	}
 	now_ns = gs_now_ns();
+	w->kill = kill_mode(node);
 	dt = w->last_tick_ns ? (double)(now_ns - w->last_tick_ns) / 1e9 : 0;
 	if (dt > 5)
 		dt = 5; /* a stalled tick does not weigh more than that */
 	w->last_tick_ns = now_ns;
 	collect_owners(w, wr);
 	remember(w);
+	gs__acct_poll(w->acct, node, acct_place, w, wr, acct_on);
 	for (int g = 0; g < node->gpus->n; g++) {
 		int n = 0, n_u = 0;
 		bool have_util;
@@ -557,16 +800,27 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 				x = &t[n_t++];
 				x->id = id;
 				x->sm_pct = -1;
+				x->head = x->tail = -1;
+				x->procs = seen;
 			}
 			x->mem += procs[k].mem_bytes;
+			x->allow += procs[k].mem_bytes < cfg->watchdog_context_bytes
+			                ? procs[k].mem_bytes
+			                : cfg->watchdog_context_bytes;
 			for (int j = 0; have_util && j < n_u; j++)
 				if (util[j].pid == procs[k].pid)
 					x->sm_pct =
 					    (x->sm_pct < 0 ? 0 : x->sm_pct) +
 					    util[j].sm_pct;
-			if (x->n < 16) {
-				x->starts[x->n] = start;
-				x->pids[x->n++] = procs[k].pid;
+			if (n_seen < cap_seen) {
+				seen[n_seen] = (struct wd_proc){
+				    .pid = procs[k].pid, .start = start, .next = -1};
+				if (x->tail >= 0)
+					seen[x->tail].next = n_seen;
+				else
+					x->head = n_seen;
+				x->tail = n_seen++;
+				x->n++;
 			}
 		}
 	}
@@ -575,7 +829,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		struct wd_slice *ws = &w->ws[i];
 		struct tally *x = NULL;
 		uint64_t limit = ns->s.spec.memory_bytes;
-		bool mem_over, cpu_over;
+		bool mem_over, cpu_over, again;
 		int pct = ns->s.spec.compute_pct;
 		char detail[160];
 
@@ -586,8 +840,14 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		for (int j = 0; j < n_t; j++)
 			if (t[j].id == ns->s.id)
 				x = &t[j];
-		live_rate(node, ns, ws);
+		live_rate(node, ns, ws, wr);
 		ns->live.nvml_mem = x ? x->mem : 0;
+		/* Where NVML accounting works, the ledger bills what NVML
+		 * measures: GPU time (acct.c) and memory held, here. */
+		if (ns->s.gpu_index >= 0 && ns->s.gpu_index < GS_GPUS_MAX &&
+		    acct_on[ns->s.gpu_index])
+			gs__ledger_charge(node, ns->s.id, 0,
+			                  x ? (double)x->mem * dt : 0);
 		if (x && x->sm_pct >= 0)
 			ns->live.nvml_compute_pct = x->sm_pct;
 		else if (x == NULL)
@@ -599,8 +859,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		 * cap does not. */
 		mem_over =
 		    limit != 0 && x != NULL &&
-		    x->mem > limit + cfg->watchdog_grace_bytes +
-		                 (uint64_t)x->n * cfg->watchdog_context_bytes;
+		    x->mem > limit + cfg->watchdog_grace_bytes + x->allow;
 		/* Compute: strict time-sliced slices (an MPS client's SM
 		 * share is bounded by MPS itself; a share-mode slice may use
 		 * what is idle). */
@@ -639,7 +898,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			if ((was_over(w, ns->s.id) ||
 			     in_list(w->cover, w->n_cover, ns->s.id)) &&
 			    ns->s.state == GS_SLICE_FLAGGED &&
-			    cfg->watchdog_action == GS_WATCHDOG_FLAG) {
+			    !w->kill) {
 				ns->s.state = GS_SLICE_READY;
 				ns->s.reason[0] = '\0';
 				gs__wr_slice_put(wr, &ns->s);
@@ -648,20 +907,30 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			}
 			continue;
 		}
-		if (mem_over && !was_over(w, ns->s.id)) {
+		/* Kill mode acts again for as long as the slice stays over
+		 * (a process that came after the first action, one that
+		 * survived it); flag mode once per episode. */
+		again = w->kill &&
+		        now_ns - ws->last_act_ns >= WD_ACT_AGAIN_NS;
+		if (mem_over && (!was_over(w, ns->s.id) || again)) {
 			snprintf(detail, sizeof(detail),
 			         "NVML shows %llu MiB, limit %llu MiB",
 			         (unsigned long long)(x->mem >> 20),
 			         (unsigned long long)(limit >> 20));
 			act(w, ns, x, "memory limit", detail, wr);
+			ws->last_act_ns = now_ns;
+			again = false;
 		}
-		if (cpu_over && !in_list(w->cover, w->n_cover, ns->s.id)) {
+		if (cpu_over &&
+		    (!in_list(w->cover, w->n_cover, ns->s.id) || again)) {
 			snprintf(detail, sizeof(detail),
 			         "NVML shows %.0f%% of the SMs, share %d%%",
 			         x->sm_pct, pct);
 			act(w, ns, x, "compute share", detail, wr);
+			ws->last_act_ns = now_ns;
 		}
 	}
+	owners_judge(w, t, n_t, dt, now_ns, wr);
 	gs__node_submit_detached(node, wr);
 	wr = NULL;
 	pthread_mutex_unlock(&node->lock);
@@ -676,6 +945,7 @@ out:
 	}
 	free(procs);
 	free(util);
+	free(seen);
 	free(t);
 	free(now_over);
 	free(now_cover);

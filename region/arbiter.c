@@ -6,6 +6,28 @@
  *
  * Calls limits.c, lock.c, owner.c and util.c; nothing in region/ calls
  * it.
+ *
+ * Two rules of its own around gs_sched_arbitrate (issue #25):
+ *
+ *   - A slice is heard only while a process of it lives: its owner file
+ *     lists an entry attached to it whose pid is alive with the start
+ *     time recorded (checked every ARB_CONFIRM_NS; arb_confirmed; an
+ *     entry of another pid namespace counts only in a uid-0 slice's
+ *     file, a pod's). A record a tenant forged for a slice running
+ *     nothing is not read.
+ *     (The watchdog evicts entries the kernel does not confirm as the
+ *     slice's: wrong uid, not asking for the slice.)
+ *   - Fair by owner, then by slice (arb_owner_level): after each pass,
+ *     every slice of one owner (a uid; each slice of uid 0 - a pod, a
+ *     job - is its own owner) on a GPU is charged the virtual time any
+ *     of them was charged, so its slices move together by what the owner
+ *     used and keep their order among themselves; and only the latest
+ *     holder among them may hold the next holder back with its work
+ *     still in flight (the drain is the owner's, not each slice's). N
+ *     slices of one owner get the turns one would, against any
+ *     neighbour.
+ *   - Best effort (arb_best_effort): a slice without a compute share
+ *     gets only the time slices with a share leave unused.
  */
 #include "region_int.h"
 
@@ -16,6 +38,177 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* How often a slice's living process is looked for again. */
+#define ARB_CONFIRM_NS 100000000ull
+
+struct gs__arb_owners {
+	/* published virtual time after the last pass, and its generation */
+	uint64_t last_v[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
+	uint64_t last_gen[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
+	/* per slot: a process of it lives (as of confirm_ns, generation) */
+	bool confirmed[GS_REGION_MAX_SLICES];
+	uint64_t confirm_ns[GS_REGION_MAX_SLICES];
+	uint64_t confirm_gen[GS_REGION_MAX_SLICES];
+};
+
+/* Which owner slot s belongs to, for fairness: its uid, or the slot
+ * itself for uid 0's slices (each a different pod or job). */
+static uint64_t arb_owner_key(struct gs_region *r, int s)
+{
+	uint32_t uid = r->rl->slice[s].lim.owner_uid;
+
+	return uid != 0 ? uid : (1ull << 32) | (uint64_t)s;
+}
+
+/*
+ * Owner file `o` (its lock not needed: entries are read once each, and a
+ * torn one only fails the check): whether a live entry attached to slot
+ * s at generation `gen` names a process that is alive as recorded.
+ */
+static bool arb_has_process(const struct gs_region *r, const struct gs_own *o,
+                            int s, uint64_t gen)
+{
+	/* A uid-0 slice's file is root's (a pod's or a job's, mounted into
+	 * its container): its processes may live in another pid namespace,
+	 * where /proc here cannot see them; any live entry counts. A
+	 * tenant's own file must name a process alive here. */
+	bool foreign_ok = r->rl->slice[s].lim.owner_uid == 0;
+
+	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
+		const struct gs_ru_proc *p = &o->ro->proc[i];
+		struct gs_ru_proc q;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) !=
+		    GS_RU_PROC_LIVE)
+			continue;
+		q = *p;
+		if (q.slice != s || q.slice_gen != gen || q.pid <= 0)
+			continue;
+		if (q.pidns != r->pidns ? foreign_ok
+		                        : gs_region_pid_alive(q.pid, q.start_time))
+			return true;
+	}
+	return false;
+}
+
+/* Remap lock held: whether slot s has a living process (cached). */
+static bool arb_confirmed(struct gs_region *r, struct gs__arb_owners *ao,
+                          int s, int k, uint64_t now)
+{
+	uint64_t gen = r->arb_cfg[s].generation;
+
+	if (ao->confirm_gen[s] == gen && ao->confirm_ns[s] <= now &&
+	    now - ao->confirm_ns[s] < ARB_CONFIRM_NS)
+		return ao->confirmed[s];
+	ao->confirmed[s] = arb_has_process(r, &r->own[k], s, gen);
+	ao->confirm_ns[s] = now;
+	ao->confirm_gen[s] = gen;
+	return ao->confirmed[s];
+}
+
+/*
+ * Best effort: a slice without a compute share (pct 0) gets only the time
+ * the slices with a share leave unused. While one with a share, of the
+ * same priority or higher, waits or was active within `linger` on device
+ * d, the asks of share-less slices of that priority or lower are not
+ * read this pass (they neither wait nor hold: the turn goes to the
+ * others). A higher priority keeps its meaning.
+ */
+static void arb_best_effort(struct gs_region *r,
+                            const struct gs_sched_slice **ask, int n,
+                            const struct gs_sched_params *par, uint64_t now)
+{
+	int top = -1;
+
+	for (int t = 0; t < n; t++) {
+		const struct gs_sched_slice *A = ask[t];
+		const struct gs_sched_cfg *c = &r->arb_cfg[t];
+		bool wants;
+
+		if (A == NULL || !c->live || c->pct == 0 || c->mps ||
+		    A->generation != c->generation)
+			continue;
+		wants = (A->waiting > 0 && A->seen_ns <= now &&
+		         now - A->seen_ns < par->wait_seen) ||
+		        (A->last_active_ns <= now &&
+		         now - A->last_active_ns < par->linger);
+		if (wants && (int)c->prio > top)
+			top = (int)c->prio;
+	}
+	if (top < 0)
+		return;
+	for (int t = 0; t < n; t++)
+		if (ask[t] != NULL && r->arb_cfg[t].live &&
+		    r->arb_cfg[t].pct == 0 && !r->arb_cfg[t].mps &&
+		    (int)r->arb_cfg[t].prio <= top)
+			ask[t] = NULL;
+}
+
+/*
+ * Shared lock held, after gs_sched_arbitrate on device d: each owner's
+ * slices are charged together (see the top of the file). A slice seen
+ * for the first time, or replaced, is charged nothing this pass.
+ */
+static void arb_owner_level(struct gs_region *r, struct gs__arb_owners *ao,
+                            struct gs_sched_slice *pub, int holder, int d,
+                            int n)
+{
+	uint64_t delta[GS_REGION_MAX_SLICES];
+	bool done[GS_REGION_MAX_SLICES] = {false};
+
+	for (int t = 0; t < n; t++) {
+		const struct gs_sched_cfg *c = &r->arb_cfg[t];
+
+		delta[t] = 0;
+		if (!c->live || pub[t].generation != c->generation)
+			continue;
+		if (ao->last_gen[d][t] == c->generation &&
+		    pub[t].vtime > ao->last_v[d][t])
+			delta[t] = pub[t].vtime - ao->last_v[d][t];
+	}
+	for (int t = 0; t < n; t++) {
+		uint64_t key, sum = 0;
+		int members = 0;
+
+		if (done[t] || !r->arb_cfg[t].live ||
+		    pub[t].generation != r->arb_cfg[t].generation)
+			continue;
+		key = arb_owner_key(r, t);
+		for (int u = t; u < n; u++)
+			if (!done[u] && r->arb_cfg[u].live &&
+			    pub[u].generation == r->arb_cfg[u].generation &&
+			    arb_owner_key(r, u) == key) {
+				sum += delta[u];
+				members++;
+			}
+		int latest = -1;
+
+		for (int u = t; u < n; u++)
+			if (!done[u] && r->arb_cfg[u].live &&
+			    pub[u].generation == r->arb_cfg[u].generation &&
+			    arb_owner_key(r, u) == key &&
+			    (latest < 0 || pub[u].held_ns > pub[latest].held_ns))
+				latest = u;
+		for (int u = t; u < n; u++) {
+			if (done[u] || !r->arb_cfg[u].live ||
+			    pub[u].generation != r->arb_cfg[u].generation ||
+			    arb_owner_key(r, u) != key)
+				continue;
+			done[u] = true;
+			if (members > 1 && sum > delta[u])
+				pub[u].vtime += sum - delta[u];
+			/* Drain per owner: only the work in flight of its
+			 * latest holder may hold the next holder back. */
+			if (u != holder && u != latest)
+				pub[u].held_ns = 0;
+		}
+	}
+	for (int t = 0; t < n; t++) {
+		ao->last_v[d][t] = pub[t].vtime;
+		ao->last_gen[d][t] = pub[t].generation;
+	}
+}
 
 gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 {
@@ -42,6 +235,12 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 			                             GS_REGION_MAX_DEVICES,
 			                             sizeof(*ask));
 		if (r->arb_cfg == NULL || r->arb_ask == NULL)
+			return GS_ERR_NOMEM;
+	}
+	if (r->arb_own == NULL) {
+		r->arb_own = gs_fault_calloc("region.malloc", 1,
+		                             sizeof(*r->arb_own));
+		if (r->arb_own == NULL)
 			return GS_ERR_NOMEM;
 	}
 	ask = r->arb_ask;
@@ -82,10 +281,18 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 		k = gs__owner_lookup(r, &key);
 		if (k < 0)
 			continue; /* not mapped (yet): nothing it says is seen */
+		/* A slice with no living process says nothing. */
+		if (!arb_confirmed(r, r->arb_own, s, k, gs__mono_ns()))
+			continue;
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
 			ask[d][s] = &r->own[k].ro->ask[d][s];
 	}
 	now = gs__mono_ns();
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		if (!__atomic_load_n(&ru->dev[d].in_use, __ATOMIC_ACQUIRE))
+			continue;
+		arb_best_effort(r, ask[d], n, &par, now);
+	}
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 		struct gs_sched_arb a = {
 		    .dev = &ru->dev[d].sched,
@@ -100,6 +307,8 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 		if (!__atomic_load_n(&ru->dev[d].in_use, __ATOMIC_ACQUIRE))
 			continue;
 		wake[d] = gs_sched_arbitrate(&a, now, &nx);
+		arb_owner_level(r, r->arb_own, ru->sched[d],
+		                ru->dev[d].sched.holder, d, n);
 		if (nx < next)
 			next = nx;
 	}

@@ -426,6 +426,7 @@ void gs_region_close(struct gs_region *r)
 	(void)pthread_rwlock_destroy(&r->remap);
 	free(r->arb_cfg);
 	free(r->arb_ask);
+	free(r->arb_own);
 	free(r);
 }
 

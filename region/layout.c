@@ -79,6 +79,12 @@ gs_err gs__dir_safe(const char *dir, struct gs_errbuf *eb)
 	uid_t me = geteuid();
 	int e;
 
+	/* In /tmp anyone may have put a link there: never followed. */
+	if (strncmp(dir, "/tmp/", 5) == 0 && lstat(dir, &st) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return gs_fail(eb, GS_ERR_PERM,
+		               "run directory %s is a symbolic link; refusing it (set GPUSLICE_RUN_DIR or XDG_RUNTIME_DIR)",
+		               dir);
 	if (stat(dir, &st) != 0) {
 		e = errno;
 		return gs_fail(eb, e == ENOENT ? GS_ERR_NOT_FOUND : GS_ERR_IO,

@@ -346,6 +346,8 @@ struct gs_region {
 	uint64_t arb_epoch;
 	/* [GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES]: each slice's ask */
 	const struct gs_sched_slice *(*arb_ask)[GS_REGION_MAX_SLICES];
+	/* arbiter.c's owner-first fairness and process check (its own) */
+	struct gs__arb_owners *arb_own;
 	/* Creators: the GPU table as they wrote it (gs_region_device), for
 	 * gs_region_rebuild_usage; and the mapping a rebuild replaced, kept
 	 * (guarded) until the next one, since other threads may still be

@@ -388,8 +388,32 @@ bench_swap_policy() {
 	"$1/bin/gs-bench-swap"
 }
 
+# Watchdog (#25): time to stop, per attack, as unprivileged tenants on the
+# simulated node (the security tests' attacks, action kill at 300 ms, or
+# the default where two tenants share the node). Needs root (to act as
+# tenants); skipped otherwise. Wall-clock on the sim; load moves it.
+bench_watchdog() {
+	local b=$1 src t out
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== watchdog: time to stop, per attack (source: sim) =="
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "   skipped: needs root to act as unprivileged tenants"
+		return 0
+	fi
+	for t in watchdog_stops_processes_in_no_slice_or_over_their_share \
+		lies_about_ones_own_books_or_bucket_are_stopped_by_the_watchdog \
+		a_slices_seventeenth_process_does_not_escape_the_watchdog \
+		compute_split_over_two_slices_is_judged_per_owner \
+		short_processes_in_no_slice_are_caught_and_their_owner_reported; do
+		out=$(GS_SRC=$src bash "$src/tests/integration/security/$t.sh" "$b" 2>&1) ||
+			{ echo "   $t: failed or skipped"; continue; }
+		echo "-- $t --"
+		grep -E '^(bench|ok):' <<<"$out" | sed 's/^/   /'
+	done
+}
+
 SECTIONS=(migplan sim exec trace trace_lists daemon shim calls charge shares placement
-          placement_demand kubelet_plugin kubelet_prepare swap_policy)
+          placement_demand kubelet_plugin kubelet_prepare swap_policy watchdog)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then

@@ -182,7 +182,7 @@ void gs_api_handle(void *ctx, const struct gs_http_req *req,
 	}
 	if (n == 2 && strcmp(seg[1], "demand") == 0) {
 		if (get)
-			gs__api_demand_get(api, resp);
+			gs__api_demand_get(api, &req->peer, resp);
 		else
 			gs__api_method_not_allowed(resp, m);
 		return;

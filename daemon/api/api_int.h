@@ -76,7 +76,9 @@ void gs__api_team_one(struct gs_api *api, const struct gs_http_req *req,
                       struct gs_http_resp *resp, const char *name);
 void gs__api_gpus_get(struct gs_api *api, const struct gs_http_req *req,
                       struct gs_http_resp *resp);
-void gs__api_demand_get(struct gs_api *api, struct gs_http_resp *resp);
+/* A non-admin viewer sees only the aggregates (no classes). */
+void gs__api_demand_get(struct gs_api *api, const struct gs_peer *viewer,
+                        struct gs_http_resp *resp);
 void gs__api_usage_get(struct gs_api *api, const struct gs_http_req *req,
                        struct gs_http_resp *resp);
 void gs__api_events_get(struct gs_api *api, const struct gs_http_req *req,

@@ -103,7 +103,8 @@ void gs__api_gpus_get(struct gs_api *api, const struct gs_http_req *req,
  * counts as in the `frag` scorer on this node's first GPU (null for MIG
  * classes, which do not enter it).
  */
-void gs__api_demand_get(struct gs_api *api, struct gs_http_resp *resp)
+void gs__api_demand_get(struct gs_api *api, const struct gs_peer *viewer,
+                        struct gs_http_resp *resp)
 {
 	struct gs_demand *d = malloc(sizeof(*d));
 	struct gs_gpus *g = malloc(sizeof(*g));
@@ -177,7 +178,13 @@ void gs__api_demand_get(struct gs_api *api, struct gs_http_resp *resp)
 	                    json_integer((json_int_t)gpu_mem));
 	json_object_set_new(o, "total_weight",
 	                    json_real(gs_demand_total(d, now)));
-	json_object_set_new(o, "classes", a);
+	/* Each class is some tenant's slice shape and when it asked: only
+	 * administrators see them; a tenant sees the aggregates. */
+	json_object_set_new(o, "n_classes", json_integer(d->n));
+	if (viewer->admin)
+		json_object_set_new(o, "classes", a);
+	else
+		json_decref(a);
 	free(d);
 	gs__api_set_json(resp, 200, o);
 }

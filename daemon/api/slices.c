@@ -74,6 +74,40 @@ static gs_err take_create_extras(json_t *body, struct gs_node_create_req *req,
 	return GS_OK;
 }
 
+/*
+ * Priority and weight are policy: a non-admin peer may ask for at most
+ * what its team allows (teams.<team>.max_priority / max_weight), else
+ * quota.default_user's (normal and 10 unless set). Administrators (and
+ * so the Kubernetes and Slurm integrations, which map a priority class or
+ * a QOS onto these) are not bound. GS_ERR_PERM (403) names the limit.
+ */
+static gs_err priority_allowed(struct gs_api *api, const struct gs_peer *peer,
+                               const struct gs_slice_spec *spec,
+                               struct gs_errbuf *eb)
+{
+	const struct gs_config *cfg = gs_node_config(api->node);
+	const char *team = peer->local ? gs_config_user_team(cfg, peer->user)
+	                               : NULL;
+	const char *where_p, *where_w;
+	int max_p, max_w;
+
+	if (peer->admin)
+		return GS_OK;
+	if (team == NULL)
+		team = cfg->default_team;
+	gs_config_team_limits(cfg, team, &max_p, &max_w, &where_p, &where_w);
+	if ((int)spec->priority > max_p)
+		return gs_fail(eb, GS_ERR_PERM,
+		               "priority '%s' is over the most team '%s' may ask for: '%s' (%s)",
+		               gs_priority_name(spec->priority), team,
+		               gs_priority_name((enum gs_priority)max_p), where_p);
+	if (spec->weight > max_w)
+		return gs_fail(eb, GS_ERR_PERM,
+		               "weight %d is over the most team '%s' may ask for: %d (%s)",
+		               spec->weight, team, max_w, where_w);
+	return GS_OK;
+}
+
 void gs__api_slices_create(struct gs_api *api, const struct gs_http_req *req,
                            struct gs_http_resp *resp)
 {
@@ -92,6 +126,8 @@ void gs__api_slices_create(struct gs_api *api, const struct gs_http_req *req,
 	if (!err)
 		err = gs_spec_from_json(&cr.spec, body, &eb);
 	json_decref(body);
+	if (!err)
+		err = priority_allowed(api, &req->peer, &cr.spec, &eb);
 	if (err) {
 		gs__api_set_error(resp, err, &eb);
 		return;

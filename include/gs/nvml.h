@@ -233,6 +233,20 @@ typedef struct {                                /* 24 bytes; version = 0x0100001
 typedef nvmlProcessDetailList_v1_t nvmlProcessDetailList_t;
 #define nvmlProcessDetailList_v1 NVML_STRUCT_VERSION(ProcessDetailList, 1)
 
+/* Per-process accounting (nvmlDeviceGetAccountingStats; accounting mode
+ * on). While the process runs, time is 0 and gpuUtilization covers its
+ * life so far; once it ended, time is how long its context was active
+ * (ms) and gpuUtilization the share of that time with a kernel running. */
+typedef struct nvmlAccountingStats_st {  /* 56 bytes: gpu@0 mem@4 maxMem@8 time@16 start@24 running@32 */
+    unsigned int gpuUtilization;     /* percent of its life with a kernel running */
+    unsigned int memoryUtilization;  /* percent of its life with memory read or written */
+    unsigned long long maxMemoryUsage; /* bytes, most it ever allocated */
+    unsigned long long time;         /* ms its context was active; 0 while it runs */
+    unsigned long long startTime;    /* CPU time it started, microseconds */
+    unsigned int isRunning;          /* 1 running, 0 terminated */
+    unsigned int reserved[5];
+} nvmlAccountingStats_t;
+
 typedef struct nvmlProcessUtilizationSample_st {  /* 32 bytes: pid@0 timeStamp@8 sm@16 mem@20 enc@24 dec@28 */
     unsigned int pid;
     unsigned long long timeStamp;   /* CPU time, microseconds */
@@ -435,6 +449,12 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsig
 nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos);
 nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t *plist);
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization, unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp);
+nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t *mode);
+nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode);
+nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t device, unsigned int *count, unsigned int *pids);
+nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t *stats);
+nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device, unsigned int *bufferSize);
+nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device);
 nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device, nvmlProcessesUtilizationInfo_t *procesesUtilInfo);
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode);

@@ -68,6 +68,12 @@
 	X(nvmlDeviceGetProcessUtilization,                                     \
 	  (nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,     \
 	   unsigned long long))                                                \
+	X(nvmlDeviceGetAccountingMode, (nvmlDevice_t, nvmlEnableState_t *))    \
+	X(nvmlDeviceSetAccountingMode, (nvmlDevice_t, nvmlEnableState_t))      \
+	X(nvmlDeviceGetAccountingPids,                                         \
+	  (nvmlDevice_t, unsigned int *, unsigned int *))                      \
+	X(nvmlDeviceGetAccountingStats,                                        \
+	  (nvmlDevice_t, unsigned int, nvmlAccountingStats_t *))               \
 	X(nvmlEventSetCreate, (nvmlEventSet_t *))                              \
 	X(nvmlDeviceRegisterEvents,                                            \
 	  (nvmlDevice_t, unsigned long long, nvmlEventSet_t))                  \

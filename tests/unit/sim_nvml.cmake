@@ -8,3 +8,6 @@ gs_add_unit_test(test_sim_nvml_place
                  LIBS gs_sim_nvml_rules gs_core)
 gs_add_unit_test(test_sim_mps_cmd SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_mps_cmd.c
                  LIBS gs_sim_mps_cmd)
+gs_add_unit_test(test_sim_nvml_acct
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_nvml_acct.c
+                 LIBS gs_sim_nvml gs_sim_state gs_core)

@@ -20,6 +20,37 @@ static gs_err load(struct gs_config *cfg, const char *text,
 	return gs_config_load_text(cfg, "test.yaml", text, strlen(text), eb);
 }
 
+static void priority_limits_are_read_for_users_and_teams(void **state)
+{
+	struct gs_config cfg;
+	struct gs_errbuf eb = {0};
+	const char *wp, *ww;
+	int p, w;
+
+	(void)state;
+	assert_int_equal(load(&cfg,
+	                      "watchdog:\n  action: auto\n"
+	                      "quota:\n  default_user:\n    max_priority: low\n"
+	                      "    max_weight: 3\n"
+	                      "teams:\n  ml:\n    max_priority: high\n"
+	                      "    max_weight: 50\n",
+	                      &eb),
+	                 GS_OK);
+	assert_int_equal(cfg.watchdog_action, GS_WATCHDOG_AUTO);
+	gs_config_team_limits(&cfg, "other", &p, &w, &wp, &ww);
+	assert_int_equal(p, GS_PRIORITY_LOW);
+	assert_int_equal(w, 3);
+	assert_string_equal(wp, "quota.default_user.max_priority");
+	gs_config_team_limits(&cfg, "ml", &p, &w, &wp, &ww);
+	assert_int_equal(p, GS_PRIORITY_HIGH);
+	assert_int_equal(w, 50);
+	assert_string_equal(ww, "teams.<team>.max_weight");
+	assert_int_equal(load(&cfg,
+	                      "quota:\n  default_user:\n    max_priority: urgent\n",
+	                      &eb),
+	                 GS_ERR_INVALID);
+}
+
 static void defaults_are_documented_values(void **state)
 {
 	struct gs_config cfg;
@@ -30,8 +61,11 @@ static void defaults_are_documented_values(void **state)
 	assert_int_equal(cfg.default_mode, GS_MODE_AUTO);
 	assert_int_equal(cfg.placement, GS_PLACE_FRAG);
 	assert_int_equal(cfg.demand_half_life_s, 86400);
-	assert_int_equal(cfg.watchdog_action, GS_WATCHDOG_FLAG);
+	/* #25: kill where slices belong to more than one owner */
+	assert_int_equal(cfg.watchdog_action, GS_WATCHDOG_AUTO);
 	assert_int_equal(cfg.watchdog_interval_ms, 1000);
+	assert_int_equal(cfg.user_max_priority, GS_PRIORITY_NORMAL);
+	assert_int_equal(cfg.user_max_weight, 10);
 	assert_int_equal(cfg.synchronous, GS_STORE_SYNC_NORMAL);
 	assert_string_equal(cfg.default_team, "default");
 	assert_int_equal(cfg.prices.n, 1);
@@ -286,6 +320,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(defaults_are_documented_values),
+	    cmocka_unit_test(priority_limits_are_read_for_users_and_teams),
 	    cmocka_unit_test(every_section_is_read),
 	    cmocka_unit_test(empty_file_keeps_defaults),
 	    cmocka_unit_test(bad_input_is_refused_with_file_and_line),

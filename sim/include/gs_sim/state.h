@@ -218,7 +218,12 @@ struct gs_sim_gpu {
 	/* utilization snapshots (sim/nvml_dev.c): [0] older, [1] newer */
 	uint64_t util_t[2];    /* CLOCK_MONOTONIC ns; 0 = none */
 	uint64_t util_busy[2]; /* engine[0].busy_ns then */
-	uint8_t nvml_reserved[208];
+	/* per-process accounting (sim/nvml/nvml_acct.c) */
+	uint32_t acct_mode;       /* NVML_FEATURE_* */
+	uint32_t acct_reserved;
+	uint64_t acct_since_ns;   /* CLOCK_MONOTONIC it was last enabled */
+	uint64_t acct_clear_seq;  /* exited[] records before it: cleared */
+	uint8_t nvml_reserved[184];
 	struct gs_sim_mig mig[GS_SIM_MAX_MIG];
 	/* ---- Xid ring: newest at (xid_seq - 1) % GS_SIM_XID_RING ---- */
 	uint64_t xid_seq; /* events posted so far */

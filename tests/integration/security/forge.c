@@ -27,6 +27,16 @@
  *                                        scheduler records (layout 5:
  *                                        the only ones a tenant can);
  *                                        prints what it could write
+ *   gs-region-forge poison DIR SLICE SEC for SEC seconds, keep SLICE's
+ *                                        books saying an infinity of
+ *                                        memory-time and no GPU time
+ *   gs-region-forge hide DIR SLICE SEC   for SEC seconds, keep SLICE's
+ *                                        books (and its processes') saying
+ *                                        it used no GPU time
+ *   gs-region-forge turnsall DIR - SEC   for SEC seconds, claim the turn
+ *                                        on every GPU in the scheduler
+ *                                        records of every slice of the
+ *                                        caller's (its own owner file)
  *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
  *                                        N") and memory in use ("mem N")
  *   gs-region-forge slot DIR SLICE       print SLICE's slot number
@@ -48,6 +58,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,7 +431,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (strcmp(argv[1], "bump") == 0)
 		return bump(argv[2], atoi(argv[3]));
-	s = strcmp(argv[3], "*") == 0 ? 0 : slice_index(rl, argv[3]);
+	s = strcmp(argv[3], "*") == 0 || strcmp(argv[3], "-") == 0
+	        ? 0
+	        : slice_index(rl, argv[3]);
 	if (s < 0)
 		return 1;
 	if (strcmp(argv[1], "drain") == 0 && argc >= 5 &&
@@ -434,6 +447,37 @@ int main(int argc, char **argv)
 		return hold_tokens(argv[2], rl, s, 100000000LL, atof(argv[4]));
 	if (strcmp(argv[1], "turns") == 0 && argc >= 5)
 		return turns(argv[2], rl, s, atof(argv[4]));
+#if GS_REGION_VERSION >= 5
+	if (strcmp(argv[1], "turnsall") == 0 && argc >= 5) {
+		char name[64];
+		struct gs_ro_file *ro;
+		uint64_t end = mono_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+		int mine[GS_REGION_MAX_SLICES], n = 0;
+
+		snprintf(name, sizeof(name), "%s.%u", GS_REGION_USAGE_FILE,
+		         (unsigned)geteuid());
+		ro = map(argv[2], name, O_RDWR);
+		if (ro == NULL)
+			return 1;
+		for (int t = 0; t < GS_REGION_MAX_SLICES; t++)
+			if (rl->slice[t].state == GS_RL_LIVE &&
+			    rl->slice[t].lim.owner_uid == geteuid())
+				mine[n++] = t;
+		printf("claiming for %d slices\n", n);
+		fflush(stdout);
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 1000000L};
+			uint64_t now = mono_ns();
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
+				for (int i = 0; i < n; i++)
+					claim(&ro->ask[d][mine[i]],
+					      rl->slice[mine[i]].generation, now);
+			nanosleep(&nap, NULL);
+		}
+		return 0;
+	}
+#endif
 	if (strcmp(argv[1], "slot") == 0) {
 		printf("%d\n", s);
 		return 0;
@@ -479,6 +523,44 @@ int main(int argc, char **argv)
 		if (a < argc) {
 			fprintf(stderr, "process table full\n");
 			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "poison") == 0 && argc >= 5) {
+		uint64_t end = mono_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+
+		printf("poisoning\n");
+		fflush(stdout);
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 1000000L};
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				b.slice[s].dev[d].mem_byte_s = INFINITY;
+				b.slice[s].dev[d].busy_ns = 0;
+			}
+			nanosleep(&nap, NULL);
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "hide") == 0 && argc >= 5) {
+		uint64_t end = mono_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+
+		printf("hiding\n");
+		fflush(stdout);
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 1000000L};
+
+			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+				b.slice[s].dev[d].busy_ns = 0;
+				b.slice[s].dev[d].launches = 0;
+			}
+			for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
+				if (b.proc[i].state == GS_RU_PROC_LIVE &&
+				    b.proc[i].slice == s)
+					for (int d = 0; d < GS_REGION_MAX_DEVICES;
+					     d++)
+						b.proc_dev[i][d].busy_ns = 0;
+			nanosleep(&nap, NULL);
 		}
 		return 0;
 	}

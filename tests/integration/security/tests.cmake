@@ -22,7 +22,18 @@ foreach(t
     a_wedged_region_lock_is_repaired_while_the_daemon_runs
     pod_cannot_touch_another_pods_books
     a_tenant_cannot_reorder_turns_on_its_gpu
-    a_gpu_the_daemon_does_not_manage_is_refused_to_a_slice)
+    a_gpu_the_daemon_does_not_manage_is_refused_to_a_slice
+    false_books_cannot_void_the_ledger_or_undo_a_delete
+    billing_rests_on_nvml_whatever_the_books_say
+    a_slices_seventeenth_process_does_not_escape_the_watchdog
+    compute_split_over_two_slices_is_judged_per_owner
+    short_processes_in_no_slice_are_caught_and_their_owner_reported
+    a_tenant_cannot_give_itself_a_higher_priority
+    many_lying_slices_of_one_tenant_do_not_starve_a_neighbour
+    answers_reveal_nothing_of_other_owners
+    a_tenant_reconnecting_in_a_loop_cannot_lock_root_out
+    the_watchdog_kills_by_default_where_tenants_share_a_node
+    work_launched_and_never_synchronised_is_billed)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)

@@ -1,0 +1,196 @@
+/*
+ * acct.c - the ledger's ground truth (acct.h): per process that NVML
+ * accounting lists, the GPU time already charged and the slice it is
+ * charged to. Owned by the watchdog, which polls it every tick under the
+ * node lock.
+ *
+ * A process is placed in a slice once, at first sight: by the kernel
+ * (its own or an ancestor's confirmed entry, through the caller) while it
+ * runs, or, when it ended before it was ever seen, by what was seen of it
+ * while it ran. Each poll charges its slice what NVML's figure grew by
+ * since (never less than zero: a running process's figure is a share of
+ * its life to 1 %, and the final one, after it ended, settles it). A
+ * process placed nowhere is reported once (`watchdog.unattributed`) and
+ * its time counted for the metric.
+ *
+ * The first poll of a GPU after the daemon started takes what NVML
+ * already holds as charged (the previous daemon's rows billed it).
+ */
+#include "acct.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu_acct.h"
+#include "gs/log.h"
+#include "ledger.h"
+#include "node_int.h"
+
+#define ACCT_MAX_LIST 1024
+
+struct rec {
+	int gpu;
+	int32_t pid;
+	uint64_t start_us;
+	int64_t slice_id; /* -1: in no slice */
+	uint64_t charged_ns;
+	uint64_t seen; /* poll number it was last listed in */
+	bool reported;
+};
+
+struct gs__acct {
+	struct rec *v;
+	int n, cap;
+	uint64_t poll;
+	bool polled[GS_GPUS_MAX];  /* a first poll was made */
+	bool refused[GS_GPUS_MAX]; /* turning it on failed (said once) */
+	struct gs_gpu_acct *list;
+};
+
+struct gs__acct *gs__acct_create(void)
+{
+	struct gs__acct *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return NULL;
+	a->list = malloc(sizeof(*a->list) * ACCT_MAX_LIST);
+	if (a->list == NULL) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void gs__acct_destroy(struct gs__acct *a)
+{
+	if (a == NULL)
+		return;
+	free(a->v);
+	free(a->list);
+	free(a);
+}
+
+/* NVML's start times of one process agree to the millisecond or so. */
+static bool same_start(uint64_t x, uint64_t y)
+{
+	return (x > y ? x - y : y - x) <= 20000;
+}
+
+static struct rec *rec_find(struct gs__acct *a, int g, int32_t pid,
+                            uint64_t start_us)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->v[i].gpu == g && a->v[i].pid == pid &&
+		    same_start(a->v[i].start_us, start_us))
+			return &a->v[i];
+	return NULL;
+}
+
+static struct rec *rec_add(struct gs__acct *a)
+{
+	if (a->n == a->cap) {
+		int cap = a->cap ? a->cap * 2 : 64;
+		struct rec *nv = realloc(a->v, sizeof(*nv) * (size_t)cap);
+
+		if (nv == NULL)
+			return NULL;
+		a->v = nv;
+		a->cap = cap;
+	}
+	memset(&a->v[a->n], 0, sizeof(a->v[0]));
+	return &a->v[a->n++];
+}
+
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Lock held: charges what process `x` on GPU `g` used since the last poll. */
+static void charge(struct gs__acct *a, struct gs_node *node, int g,
+                   const struct gs_gpu_acct *x, gs__acct_place_fn place,
+                   void *ctx, struct gs__wr *wr, bool first)
+{
+	struct rec *r = rec_find(a, g, x->pid, x->start_us);
+	uint64_t d;
+
+	if (r == NULL) {
+		r = rec_add(a);
+		if (r == NULL) {
+			gs_error("watchdog", "gpu=%d pid=%d: out of memory for its accounting; not billed",
+			         g, (int)x->pid);
+			return;
+		}
+		r->gpu = g;
+		r->pid = x->pid;
+		r->start_us = x->start_us;
+		r->slice_id = place(ctx, x->pid, x->running);
+		/* What the previous daemon's rows billed already. */
+		r->charged_ns = first ? x->busy_ns : 0;
+	}
+	r->seen = a->poll;
+	if (x->busy_ns <= r->charged_ns)
+		return;
+	d = x->busy_ns - r->charged_ns;
+	r->charged_ns = x->busy_ns;
+	if (r->slice_id >= 0 && gs__node_find_id(node, r->slice_id) != NULL) {
+		gs__ledger_charge(node, r->slice_id, d, 0);
+		return;
+	}
+	node->ctr.unattributed_gpu_ns += d;
+	if (!x->running && !r->reported) {
+		r->reported = true;
+		gs_warn("watchdog", "gpu=%d pid=%d used %.3f s of GPU time in no slice",
+		        g, (int)x->pid, (double)r->charged_ns / 1e9);
+		gs__wr_event(wr, "watchdog.unattributed", NULL,
+		             "gpu %d: process %d used %.3f s of GPU time in no slice (NVML accounting)",
+		             g, (int)x->pid, (double)r->charged_ns / 1e9);
+	}
+}
+
+void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
+                   gs__acct_place_fn place, void *ctx, struct gs__wr *wr,
+                   bool on[GS_GPUS_MAX])
+{
+	uint64_t now_us = realtime_us();
+	int k = 0;
+
+	memset(on, 0, sizeof(bool) * GS_GPUS_MAX);
+	if (a == NULL)
+		return;
+	a->poll++;
+	for (int g = 0; g < node->gpus->n && g < GS_GPUS_MAX; g++) {
+		gs_err err = gs_gpus_accounting_on(node->gpus, g);
+		int n = 0;
+
+		if (err == GS_OK)
+			err = gs_gpus_accounting(node->gpus, g, now_us, a->list,
+			                         ACCT_MAX_LIST, &n);
+		if (err != GS_OK) {
+			if (!a->refused[g])
+				gs_warn("watchdog", "gpu=%d NVML accounting unavailable (%s): its slices are billed from their books",
+				        g, gs_err_name(err));
+			a->refused[g] = true;
+			continue;
+		}
+		if (a->refused[g])
+			gs_info("watchdog", "gpu=%d NVML accounting works again", g);
+		a->refused[g] = false;
+		on[g] = true;
+		for (int i = 0; i < n; i++)
+			charge(a, node, g, &a->list[i], place, ctx, wr,
+			       !a->polled[g]);
+		a->polled[g] = true;
+	}
+	/* Forget processes the driver forgot (out of its buffer). */
+	for (int i = 0; i < a->n; i++)
+		if (a->v[i].seen == a->poll ||
+		    (a->v[i].gpu < GS_GPUS_MAX && !on[a->v[i].gpu]))
+			a->v[k++] = a->v[i];
+	a->n = k;
+}
