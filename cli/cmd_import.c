@@ -742,7 +742,8 @@ static json_t *dra_k8s_object(const char *file, const struct gs_dra_import *im)
 	                             : file,
 	                 name, sizeof(name));
 	if (im->name[0] && strlen(im->name) < sizeof(name))
-		snprintf(name, sizeof(name), "%s", im->name);
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1,
+		         im->name);
 	for (int r = 0; r < im->n_requests || (r == 0 && im->n_requests == 0);
 	     r++) {
 		const struct gs_dra_request *q =
