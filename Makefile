@@ -9,7 +9,7 @@ CMAKE_ARGS ?=
 GPU_STAGE  ?= gpu-stage
 GPU_CHECK_ARGS ?=
 
-.PHONY: all build deps demo test test-unit test-asan test-slurm bench gpu-check gpu-stage install deb fuzz clean format ptx
+.PHONY: all build build-asan deps demo test test-unit test-asan test-slurm bench gpu-check gpu-stage install deb fuzz clean format ptx
 
 all: build
 
