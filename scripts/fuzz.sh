@@ -22,7 +22,10 @@
 set -euo pipefail
 
 # region/'s files, for targets that link the region (fuzz_api, fuzz_region_*).
-REGION_SRC="region/util.c region/layout.c region/owner.c region/view.c region/lock.c region/limits.c region/usage.c region/books.c region/arbiter.c region/file.c region/launch.c region/guard.c region/gpusched.c"
+REGION_SRC=$(cd "$(dirname "$0")/.." && echo region/*.c)
+# gpusliced's files but its main (fuzz_api), found as the build finds them.
+DAEMON_SRC=$(cd "$(dirname "$0")/.." &&
+	ls daemon/*.c daemon/api/*.c | grep -v '^daemon/main\.c$' | tr '\n' ' ')
 
 TARGETS=(
 	"fuzz_spec|core/json/spec_json.c|-ljansson"
@@ -30,7 +33,7 @@ TARGETS=(
 	"fuzz_trace_csv|bench/trace_csv.c bench/trace_cluster.c bench/trace_policy.c bench/trace_replay.c bench/trace_variant.c bench/policy_bestfit.c bench/policy_clustering.c bench/policy_dotprod.c bench/policy_fgd.c bench/policy_gpuslice.c bench/policy_packing.c bench/policy_random.c|"
 	"fuzz_import_device_plugin|core/yaml/yamldoc.c|-lyaml"
 	"fuzz_import_dra|core/yaml/yamldoc.c|-lyaml"
-	"fuzz_api|core/json/spec_json.c core/yaml/yamldoc.c daemon/api/api.c daemon/api/events.c daemon/api/gpus.c daemon/api/json.c daemon/api/plan.c daemon/api/query.c daemon/api/slices.c daemon/api/teams.c daemon/api/usage.c daemon/actor.c daemon/batch.c daemon/config.c daemon/create.c daemon/gpu.c daemon/kmsg.c daemon/ledger.c daemon/lifecycle.c daemon/metrics.c daemon/mig.c daemon/node.c daemon/reconcile.c daemon/recovery.c daemon/remove.c daemon/runtime.c daemon/server.c daemon/slice.c daemon/slots.c daemon/snapshot.c daemon/store.c daemon/trust.c daemon/watchdog.c $REGION_SRC|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
+	"fuzz_api|core/json/spec_json.c core/yaml/yamldoc.c $DAEMON_SRC $REGION_SRC|-ljansson -lsqlite3 -lmicrohttpd -lyaml -ldl -lpthread"
 	"fuzz_region_owner|$REGION_SRC|-ldl -lpthread"
 	"fuzz_region_books|$REGION_SRC|-ldl -lpthread"
 	"fuzz_region_usage|$REGION_SRC|-ldl -lpthread"
@@ -68,13 +71,25 @@ san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
 # daemon/: daemon/api/ includes the daemon's headers by name, as its CMake
 # target does.
 cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE "${san[@]}" -I"$root/include"
-	-I"$root/core" -I"$root/daemon")
+	-I"$root/core" -I"$root/daemon" -I"$out")
+# common/paths.c reads where an install puts files from a header CMake
+# generates; the fuzzers never look there, so the defaults do.
+cat >"$out/gs_install_dirs.h" <<'EOH'
+/* Written by scripts/fuzz.sh: install dirs for common/paths.c (unused by
+ * the fuzz targets). */
+#define GS_INSTALL_BINDIR "bin"
+#define GS_INSTALL_SBINDIR "sbin"
+#define GS_INSTALL_LIBDIR "lib"
+#define GS_INSTALL_FULL_LIBDIR "/usr/local/lib"
+#define GS_INSTALL_FULL_SYSCONFDIR "/usr/local/etc"
+EOH
 
 # The shared part (core, the generated catalog, common) is compiled once,
 # instrumented for the fuzzer but without its main.
 echo "fuzz: building core" >&2
 objs=()
 for f in "$root"/core/*.c "$root"/core/place/*.c "$root"/core/frag/*.c \
+	"$root"/core/swap/*.c \
 	"$gen" "$root"/common/*.c; do
 	rel=${f#"$root"/}
 	o="$out/obj/$(echo "${rel%.c}" | tr / _).o"
