@@ -9,7 +9,8 @@
 #                gpusliced.yaml, the systemd unit and its drop-in example
 #   slurm        the SPANK plugin in GS_SLURM_PLUGIN_DIR, with a link to
 #                libgpuslice.so beside it
-#   kubernetes   sbin/gpuslice-kubelet-plugin, sbin/gs-k8s-extender, the
+#   kubernetes   sbin/gpuslice-kubelet-plugin, sbin/gs-k8s-extender,
+#                sbin/gpuslice-cdi-hook (the plugin's CDI hook), the
 #                manifests under <datadir>/gpuslice/kubernetes
 # The programs find the shim and the simulator from their own path first
 # (include/gs/paths.h), so a tree installed under DESTDIR runs as it is.
@@ -88,7 +89,7 @@ if(TARGET spank_gpuslice)
           COMPONENT slurm)
 endif()
 
-install(TARGETS gpuslice-kubelet-plugin gs-k8s-extender
+install(TARGETS gpuslice-kubelet-plugin gs-k8s-extender gpuslice-cdi-hook
         RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT kubernetes)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/kubernetes/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuslice/kubernetes
