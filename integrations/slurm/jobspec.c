@@ -45,6 +45,10 @@ static gs_err set_path(char *dst, size_t n, const char *key, const char *v,
  * the later priority. QOS names are Slurm's ([A-Za-z0-9_.-], see
  * sacctmgr), compared as Slurm stores them (lower case).
  */
+/* The characters of a QOS name. */
+#define QOS_CHARS                                                              \
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
 static gs_err set_qos_table(struct gs_slurm_conf *c, const char *v,
                             struct gs_errbuf *eb)
 {
@@ -77,9 +81,7 @@ static gs_err set_qos_table(struct gs_slurm_conf *c, const char *v,
 			               (int)nlen, p);
 		memcpy(name, p, nlen);
 		name[nlen] = '\0';
-		if (strspn(name, "abcdefghijklmnopqrstuvwxyz"
-		                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
-		    nlen)
+		if (strspn(name, QOS_CHARS) != nlen)
 			return gs_fail(eb, GS_ERR_PARSE,
 			               "plugstack argument qos_priority: '%s' is not a QOS name",
 			               name);
