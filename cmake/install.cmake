@@ -124,4 +124,5 @@ gs_man(gs-matmul 1 gpuslice "matrix multiplications in one context (workload kit
 gs_man(gpusliced 8 gpuslice "the gpuslice node daemon")
 gs_man(gpuslice-kubelet-plugin 8 kubernetes "the gpuslice Kubernetes DRA kubelet plugin")
 gs_man(gs-k8s-extender 8 kubernetes "the gpuslice Kubernetes scheduler extender")
+gs_man(gpuslice-cdi-hook 8 kubernetes "CDI createContainer hook: refuse a container whose libc cannot load the gpuslice shim")
 add_custom_target(gs_man_pages ALL DEPENDS ${_gs_man_pages})
