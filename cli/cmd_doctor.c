@@ -35,7 +35,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "elflibc.h"
+#include "gs/elflibc.h"
+#include "gs/rootlibc.h"
 #include "gs/client.h"
 #include "gs/nvml_load.h"
 #include "gs/paths.h"
@@ -301,63 +302,45 @@ static void musl_verdict(struct report *r, const char *what)
 		    what);
 }
 
-/* An image's root filesystem: the libc it ships. */
+/* An image's root filesystem: the libc it ships (gs/rootlibc.h, shared
+ * with the Kubernetes CDI hook). */
 static void check_image(struct report *r, const char *root)
 {
-	static const char *const libcs[] = {
-	    "lib/x86_64-linux-gnu/libc.so.6", "usr/lib/x86_64-linux-gnu/libc.so.6",
-	    "lib/aarch64-linux-gnu/libc.so.6", "usr/lib/aarch64-linux-gnu/libc.so.6",
-	    "lib64/libc.so.6", "usr/lib64/libc.so.6", "lib/libc.so.6",
-	    "usr/lib/libc.so.6"};
-	static const char *const musls[] = {"lib/ld-musl-x86_64.so.1",
-	                                    "lib/ld-musl-aarch64.so.1",
-	                                    "usr/lib/libc.musl-x86_64.so.1"};
-	char path[PATH_MAX + 64];
 	struct gs_errbuf eb = {0};
-	struct gs_elf_libc e;
-	struct stat st;
+	struct gs_root_libc lc;
+	gs_err err = gs_root_libc_find(root, &lc, &eb);
 
-	for (size_t i = 0; i < sizeof(libcs) / sizeof(libcs[0]); i++) {
-		(void)snprintf(path, sizeof(path), "%s/%s", root, libcs[i]);
-		if (stat(path, &st) != 0)
-			continue;
-		if (gs_elf_libc_read(path, &e, &eb) != GS_OK ||
-		    e.def_major == 0) {
-			add(r, "program", ST_WARN,
-			    "check the image's glibc version by hand",
-			    "%s: cannot tell its glibc version%s%s", path,
-			    eb.msg[0] ? ": " : "", eb.msg);
-			return;
-		}
-		if (r->shim_major == 0)
-			add(r, "program", ST_WARN, "see the shim check",
-			    "image glibc %d.%d; the shim's needs are unknown",
-			    e.def_major, e.def_minor);
-		else if (newer(r->shim_major, r->shim_minor, e.def_major,
-		               e.def_minor))
-			add(r, "program", ST_FAIL,
-			    "use an image with a newer glibc, or a gpuslice whose shim needs no newer than the image's glibc",
-			    "the image's glibc is %d.%d but the shim needs GLIBC_%d.%d: ld.so would print \"cannot be preloaded\" and programs would run with no limits",
-			    e.def_major, e.def_minor, r->shim_major,
-			    r->shim_minor);
-		else
-			add(r, "program", ST_OK, NULL,
-			    "the image's glibc %d.%d has GLIBC_%d.%d the shim needs",
-			    e.def_major, e.def_minor, r->shim_major,
-			    r->shim_minor);
+	if (err == GS_ERR_NOT_FOUND || err == GS_ERR_INVALID) {
+		add(r, "program", ST_WARN,
+		    "point --program at the image's root filesystem or a program in it",
+		    "%s", eb.msg);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(musls) / sizeof(musls[0]); i++) {
-		(void)snprintf(path, sizeof(path), "%s/%s", root, musls[i]);
-		if (stat(path, &st) == 0) {
-			musl_verdict(r, "the image");
-			return;
-		}
+	if (err != GS_OK) {
+		add(r, "program", ST_WARN,
+		    "check the image's glibc version by hand", "%s", eb.msg);
+		return;
 	}
-	add(r, "program", ST_WARN,
-	    "point --program at the image's root filesystem or a program in it",
-	    "%s holds no libc.so.6 and no musl loader in the usual places",
-	    root);
+	if (lc.kind == GS_ROOT_LIBC_MUSL) {
+		musl_verdict(r, "the image");
+		return;
+	}
+	if (r->shim_major == 0)
+		add(r, "program", ST_WARN, "see the shim check",
+		    "image glibc %d.%d; the shim's needs are unknown",
+		    lc.glibc_major, lc.glibc_minor);
+	else if (newer(r->shim_major, r->shim_minor, lc.glibc_major,
+	               lc.glibc_minor))
+		add(r, "program", ST_FAIL,
+		    "use an image with a newer glibc, or a gpuslice whose shim needs no newer than the image's glibc",
+		    "the image's glibc is %d.%d but the shim needs GLIBC_%d.%d: ld.so would print \"cannot be preloaded\" and programs would run with no limits",
+		    lc.glibc_major, lc.glibc_minor, r->shim_major,
+		    r->shim_minor);
+	else
+		add(r, "program", ST_OK, NULL,
+		    "the image's glibc %d.%d has GLIBC_%d.%d the shim needs",
+		    lc.glibc_major, lc.glibc_minor, r->shim_major,
+		    r->shim_minor);
 }
 
 static void check_program(struct report *r, const char *path)

@@ -9,7 +9,8 @@
 #                gpusliced.yaml, the systemd unit and its drop-in example
 #   slurm        the SPANK plugin in GS_SLURM_PLUGIN_DIR, with a link to
 #                libgpuslice.so beside it
-#   kubernetes   sbin/gpuslice-kubelet-plugin, sbin/gs-k8s-extender, the
+#   kubernetes   sbin/gpuslice-kubelet-plugin, sbin/gs-k8s-extender,
+#                sbin/gpuslice-cdi-hook (the plugin's CDI hook), the
 #                manifests under <datadir>/gpuslice/kubernetes
 # The programs find the shim and the simulator from their own path first
 # (include/gs/paths.h), so a tree installed under DESTDIR runs as it is.
@@ -88,7 +89,7 @@ if(TARGET spank_gpuslice)
           COMPONENT slurm)
 endif()
 
-install(TARGETS gpuslice-kubelet-plugin gs-k8s-extender
+install(TARGETS gpuslice-kubelet-plugin gs-k8s-extender gpuslice-cdi-hook
         RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT kubernetes)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/kubernetes/
         DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuslice/kubernetes
@@ -123,4 +124,5 @@ gs_man(gs-matmul 1 gpuslice "matrix multiplications in one context (workload kit
 gs_man(gpusliced 8 gpuslice "the gpuslice node daemon")
 gs_man(gpuslice-kubelet-plugin 8 kubernetes "the gpuslice Kubernetes DRA kubelet plugin")
 gs_man(gs-k8s-extender 8 kubernetes "the gpuslice Kubernetes scheduler extender")
+gs_man(gpuslice-cdi-hook 8 kubernetes "CDI createContainer hook: refuse a container whose libc cannot load the gpuslice shim")
 add_custom_target(gs_man_pages ALL DEPENDS ${_gs_man_pages})

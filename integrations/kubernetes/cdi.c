@@ -62,9 +62,10 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 
 	*out = NULL;
 	if (in->slice == NULL || in->run_dir == NULL || in->shim_path == NULL ||
-	    in->run_dir[0] != '/' || in->shim_path[0] != '/')
+	    in->run_dir[0] != '/' || in->shim_path[0] != '/' ||
+	    (in->hook_path != NULL && in->hook_path[0] != '/'))
 		return gs_fail(eb, GS_ERR_INVALID,
-		               "CDI spec needs the slice, an absolute run directory and an absolute shim path");
+		               "CDI spec needs the slice, an absolute run directory, an absolute shim path and an absolute hook path or none");
 	env = json_array();
 	nodes = json_array();
 	mounts = json_array();
@@ -168,6 +169,19 @@ gs_err gs_kcdi_build(const struct gs_kcdi_input *in, json_t **out,
 
 	edits = json_pack("{s:o, s:o, s:o}", "env", env, "deviceNodes", nodes,
 	                  "mounts", mounts);
+	if (edits != NULL && in->hook_path != NULL) {
+		json_t *hooks = json_pack(
+		    "[{s:s, s:s, s:[s,s,s,s]}]", "hookName", "createContainer",
+		    "path", in->hook_path, "args", "gpuslice-cdi-hook",
+		    "check-libc", "--shim", in->shim_path);
+
+		if (hooks == NULL ||
+		    json_object_set_new(edits, "hooks", hooks) != 0) {
+			json_decref(edits);
+			return gs_fail(eb, GS_ERR_NOMEM,
+			               "out of memory building the CDI spec");
+		}
+	}
 	spec = json_pack("{s:s, s:s, s:[{s:s, s:o}]}", "cdiVersion", "0.3.0",
 	                 "kind", GS_KCDI_KIND, "devices", "name", in->slice,
 	                 "containerEdits", edits);

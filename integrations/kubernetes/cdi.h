@@ -27,6 +27,12 @@
  *                libraries (driverfiles.h) at their host paths and its
  *                binaries at /usr/bin/<name>, read-only, unless the claim
  *                references NVIDIA's own CDI device for the GPU
+ *   hooks        with a hook path: one createContainer hook,
+ *                gpuslice-cdi-hook check-libc --shim <shim>, which fails
+ *                the container when its libc cannot load the shim (glibc
+ *                too old, musl), instead of letting it run unlimited
+ *                (cdi_hook.c). Hooks are in CDI since 0.3.0: the version
+ *                does not rise.
  *   annotations  none: the version stays as low as the fields allow.
  * cdiVersion is the lowest version that covers the fields used
  * (gs_kcdi_min_version).
@@ -53,6 +59,9 @@ struct gs_kcdi_input {
 	 * looks; NULL: <run_dir>/usage.<owner_uid> itself. */
 	const char *books_path;
 	const char *shim_path; /* libgpuslice.so */
+	/* gpuslice-cdi-hook (a host path): added as a createContainer hook
+	 * "check-libc --shim <shim_path>"; NULL: no hook. */
+	const char *hook_path;
 	int gpu_index;         /* /dev/nvidia<index> */
 	const int *cap_minors; /* MIG access caps (may be NULL) */
 	int n_cap_minors;

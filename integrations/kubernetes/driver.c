@@ -57,6 +57,7 @@
 
 struct gs_kdra {
 	char *node, *driver, *state_dir, *cdi_dir, *socket, *shim;
+	char *cdi_hook; /* NULL: no hook in the specs */
 	int publish, interval_ms, partitions;
 	char *metrics_file;
 	struct gs_kdrv_files drv; /* driver files for CDI specs (may be none) */
@@ -92,6 +93,24 @@ static char *default_shim(void)
 	if (!gs_paths_shim(path, sizeof(path)))
 		gs_paths_shim_installed(path, sizeof(path));
 	return strdup(path);
+}
+
+/* gpuslice-cdi-hook next to this program, or NULL when it is not there. */
+static char *default_cdi_hook(void)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = '\0';
+	snprintf(path, sizeof(path), "%s/gpuslice-cdi-hook", exe);
+	return access(path, X_OK) == 0 ? strdup(path) : NULL;
 }
 
 /*
@@ -141,6 +160,15 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 	                : NULL;
 	d->shim = cfg->shim_path && cfg->shim_path[0] ? strdup(cfg->shim_path)
 	                                              : default_shim();
+	if (cfg->cdi_hook == NULL || cfg->cdi_hook[0] == '\0')
+		d->cdi_hook = default_cdi_hook();
+	else if (strcmp(cfg->cdi_hook, "none") != 0)
+		d->cdi_hook = strdup(cfg->cdi_hook);
+	if (d->cdi_hook == NULL)
+		gs_warn(TAG, "no gpuslice-cdi-hook (--cdi-hook): containers whose C library cannot load the shim will run with no GPU limits instead of being refused");
+	else
+		gs_info(TAG, "CDI specs carry the createContainer hook %s",
+		        d->cdi_hook);
 	d->publish = cfg->publish;
 	d->interval_ms =
 	    cfg->publish_interval_ms > 0 ? cfg->publish_interval_ms : 1000;
@@ -176,6 +204,12 @@ gs_err gs_kdra_create(const struct gs_kdra_config *cfg, struct gs_kdra **out,
 		err = gs_fail(eb, GS_ERR_INVALID,
 		              "the shim path must be absolute, got '%s'",
 		              d->shim);
+		goto fail;
+	}
+	if (d->cdi_hook != NULL && d->cdi_hook[0] != '/') {
+		err = gs_fail(eb, GS_ERR_INVALID,
+		              "--cdi-hook must be an absolute host path or none, got '%s'",
+		              d->cdi_hook);
 		goto fail;
 	}
 	kc.kubeconfig = cfg->kubeconfig;
@@ -253,6 +287,7 @@ void gs_kdra_destroy(struct gs_kdra *d)
 	free(d->cdi_dir);
 	free(d->socket);
 	free(d->shim);
+	free(d->cdi_hook);
 	free(d->metrics_file);
 	gs_kdrv_files_fini(&d->drv);
 	free(d);
@@ -673,6 +708,7 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	ci.books_path = json_string_value(
 	    json_object_get(json_object_get(slice, "region"), "books"));
 	ci.shim_path = d->shim;
+	ci.hook_path = d->cdi_hook;
 	ci.gpu_index = plan.gpu_index;
 	ci.cap_minors = minors;
 	ci.n_cap_minors = mig_minors(slice, &plan, minors);

@@ -37,6 +37,11 @@ struct gs_kdra_config {
 	const char *kubeconfig;    /* NULL: in-cluster service account */
 	const char *api_server;    /* NULL: from kubeconfig / in-cluster env */
 	const char *shim_path;     /* libgpuslice.so to preload; NULL: installed path */
+	/* gpuslice-cdi-hook as the container runtime sees it (a host
+	 * path), added to every CDI spec as a createContainer hook that
+	 * refuses a container whose libc cannot load the shim; NULL: the
+	 * one next to this program when it is there; "none": no hook. */
+	const char *cdi_hook;
 	int publish_interval_ms;   /* gpusliced poll period for ResourceSlices; 0: 1000 */
 	int publish;               /* 0: do not publish ResourceSlices (tests) */
 	int partitions;            /* partition devices per GPU where the API

@@ -31,6 +31,10 @@ static const char usage[] =
 	"  --state-dir DIR       checkpoint directory (default: the plugin dir)\n"
 	"  --daemon-socket PATH  gpusliced API socket (default: the client's)\n"
 	"  --shim PATH           libgpuslice.so to preload (default: installed)\n"
+	"  --cdi-hook PATH       gpuslice-cdi-hook as a host path, a CDI\n"
+	"                        createContainer hook refusing containers whose\n"
+	"                        libc cannot load the shim (default: next to this\n"
+	"                        program; none: no hook)\n"
 	"  --kubeconfig PATH     out-of-cluster access (default: in-cluster)\n"
 	"  --api-server URL      API server URL (default: from the kubeconfig\n"
 	"                        or the in-cluster environment)\n"
@@ -103,6 +107,8 @@ int main(int argc, char **argv)
 			sp = &cfg.driver.daemon_socket;
 		else if (IS("--shim"))
 			sp = &cfg.driver.shim_path;
+		else if (IS("--cdi-hook"))
+			sp = &cfg.driver.cdi_hook;
 		else if (IS("--kubeconfig"))
 			sp = &cfg.driver.kubeconfig;
 		else if (IS("--api-server"))

@@ -330,7 +330,13 @@ static gs_err check_partitions(const struct gs_kprep_plan *p,
  * The slice's labels for per-claim metrics: k8s_namespace, k8s_claim,
  * k8s_claim_uid and, when status.reservedFor names pods, k8s_pod (their
  * names joined with commas, or the first where that is too long). Values
- * longer than gpusliced takes are left out. NULL on ENOMEM.
+ * longer than gpusliced takes are left out.
+ *
+ * For attributing GPU processes to the claim by cgroup (gs/podcgroup.h:
+ * a process's pod UID from /proc/PID/cgroup), k8s_pod_uid holds the UIDs
+ * of the pods in reservedFor, joined with commas: up to 6 fit in a label
+ * value; past that k8s_pod_uid_more says how many were left out, so a
+ * reader knows the list is not whole. NULL on ENOMEM.
  */
 static json_t *claim_labels(const json_t *claim)
 {
@@ -341,6 +347,8 @@ static json_t *claim_labels(const json_t *claim)
 	                                      {"k8s_claim", "name"},
 	                                      {"k8s_claim_uid", "uid"}};
 	char pods[LABEL_VALUE_MAX + 1] = "", first[LABEL_VALUE_MAX + 1] = "";
+	char uids[LABEL_VALUE_MAX + 1] = "";
+	int uids_left_out = 0;
 	bool too_long = false;
 	json_t *o = json_object();
 	const json_t *r;
@@ -358,8 +366,21 @@ static json_t *claim_labels(const json_t *claim)
 	{
 		const char *res = jstr(r, "resource");
 		const char *name = jstr(r, "name");
+		const char *uid = jstr(r, "uid");
 		size_t used = strlen(pods);
 
+		if (res != NULL && strcmp(res, "pods") == 0 && uid != NULL &&
+		    uid[0] != '\0') {
+			size_t u = strlen(uids);
+
+			if (u + (u ? 1 : 0) + strlen(uid) > LABEL_VALUE_MAX) {
+				uids_left_out++;
+			} else {
+				if (u)
+					uids[u++] = ',';
+				memcpy(uids + u, uid, strlen(uid) + 1);
+			}
+		}
 		if (res == NULL || strcmp(res, "pods") != 0 || name == NULL ||
 		    strlen(name) > LABEL_VALUE_MAX)
 			continue;
@@ -376,6 +397,14 @@ static json_t *claim_labels(const json_t *claim)
 	if (first[0])
 		json_object_set_new(o, "k8s_pod",
 		                    json_string(too_long ? first : pods));
+	if (uids[0])
+		json_object_set_new(o, "k8s_pod_uid", json_string(uids));
+	if (uids_left_out > 0) {
+		char n[16];
+
+		(void)snprintf(n, sizeof(n), "%d", uids_left_out);
+		json_object_set_new(o, "k8s_pod_uid_more", json_string(n));
+	}
 	return o;
 }
 

@@ -257,8 +257,9 @@ static gs_err region_sweep(const char *dir, uint32_t job, int *deleted,
 
 /* ---- through gpusliced -------------------------------------------------- */
 
-static json_t *spec_json(const char *name, const struct gs_slice_limits *lim,
-                         const struct gs_slurm_who *w, bool with_team)
+json_t *gs_slurm_hold_spec_json(const char *name,
+                                const struct gs_slice_limits *lim,
+                                const struct gs_slurm_who *w, bool with_team)
 {
 	json_t *o = json_object();
 
@@ -275,6 +276,10 @@ static json_t *spec_json(const char *name, const struct gs_slice_limits *lim,
 	    json_string(gs_priority_name((enum gs_priority)lim->priority)));
 	if (w->gpu_index >= 0)
 		json_object_set_new(o, "gpu", json_integer(w->gpu_index));
+	if (w->swap >= 0 && w->swap < GS_SWAP__COUNT)
+		json_object_set_new(
+		    o, "swap",
+		    json_string(gs_swap_mode_name((enum gs_swap_mode)w->swap)));
 	if (with_team)
 		json_object_set_new(o, "team", json_string(w->account));
 	json_object_set_new(o, "owner", json_integer((json_int_t)w->uid));
@@ -353,7 +358,8 @@ static gs_err daemon_acquire(struct gs_slurm_hold *h,
 	(void)gs_slurm_slice_name(w->job_id, NULL, name, sizeof(name));
 	for (int i = 0; i < ACQUIRE_TRIES; i++) {
 		struct gs_errbuf e = {0};
-		json_t *spec = spec_json(name, lim, w, with_team);
+		json_t *spec =
+		    gs_slurm_hold_spec_json(name, lim, w, with_team);
 
 		err = gs_client_slice_create(h->socket, spec, &s, &e);
 		json_decref(spec);

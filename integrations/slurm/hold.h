@@ -41,6 +41,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "gs/err.h"
 #include "gs/region.h"
 #include "jobspec.h"
@@ -56,6 +58,10 @@ struct gs_slurm_who {
 	char account[GS_SLURM_ACCOUNT_MAX]; /* "" when unknown */
 	int gpu_index; /* first GPU Slurm gave the step; -1 unknown */
 	int n_gpus;    /* GPUs Slurm gave the step; 0 none */
+	/* --gpuslice-swap: enum gs_swap_mode, or -1 for the daemon's
+	 * default. Goes into the slice's spec (daemon only: only gpusliced
+	 * swaps). */
+	int swap;
 };
 
 struct gs_slurm_hold {
@@ -97,6 +103,16 @@ gs_err gs_slurm_hold_add_task(struct gs_slurm_hold *h, int32_t pid,
  * Never fails (problems go to the errbuf); a hold not held does nothing.
  */
 void gs_slurm_hold_release(struct gs_slurm_hold *h, struct gs_errbuf *eb);
+
+/*
+ * The spec the step's slice is created with through gpusliced's API:
+ * name, mode timeslice, memory, compute, priority, gpu, swap (when the
+ * step asked), team (with_team), owner, on_exit=delete. NULL on ENOMEM;
+ * the caller owns the reference.
+ */
+json_t *gs_slurm_hold_spec_json(const char *name,
+                                const struct gs_slice_limits *lim,
+                                const struct gs_slurm_who *w, bool with_team);
 
 /*
  * Deletes every slice of job `job` (the epilog's backstop), through the

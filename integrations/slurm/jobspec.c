@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gs/spec.h"
 
@@ -36,6 +37,82 @@ static gs_err set_path(char *dst, size_t n, const char *key, const char *v,
 		return gs_fail(eb, GS_ERR_RANGE,
 		               "plugstack argument %s is too long", key);
 	(void)snprintf(dst, n, "%s", v);
+	return GS_OK;
+}
+
+/*
+ * Reads "QOS:PRIO[,QOS:PRIO...]" into c->qos; a QOS listed again takes
+ * the later priority. QOS names are Slurm's ([A-Za-z0-9_.-], see
+ * sacctmgr), compared as Slurm stores them (lower case).
+ */
+/* The characters of a QOS name. */
+#define QOS_CHARS                                                              \
+	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+static gs_err set_qos_table(struct gs_slurm_conf *c, const char *v,
+                            struct gs_errbuf *eb)
+{
+	const char *p = v;
+
+	if (*p == '\0')
+		return gs_fail(eb, GS_ERR_PARSE,
+		               "plugstack argument qos_priority is empty (expected QOS:PRIO[,QOS:PRIO...])");
+	while (*p != '\0') {
+		size_t len = strcspn(p, ","), nlen;
+		const char *colon = memchr(p, ':', len);
+		char name[GS_SLURM_QOS_NAME], prio[16];
+		struct gs_errbuf inner = {0};
+		enum gs_priority pr = GS_PRIORITY_NORMAL;
+		gs_err err;
+		int i;
+
+		if (colon == NULL || colon == p)
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "plugstack argument qos_priority: '%.*s' is not QOS:PRIO",
+			               (int)len, p);
+		nlen = (size_t)(colon - p);
+		if (nlen >= sizeof(name))
+			return gs_fail(eb, GS_ERR_RANGE,
+			               "plugstack argument qos_priority: QOS name '%.*s' is too long",
+			               (int)nlen, p);
+		if (len - nlen - 1 >= sizeof(prio))
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "plugstack argument qos_priority: priority of QOS '%.*s' not understood",
+			               (int)nlen, p);
+		memcpy(name, p, nlen);
+		name[nlen] = '\0';
+		if (strspn(name, QOS_CHARS) != nlen)
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "plugstack argument qos_priority: '%s' is not a QOS name",
+			               name);
+		memcpy(prio, colon + 1, len - nlen - 1);
+		prio[len - nlen - 1] = '\0';
+		err = gs_parse_priority(prio, &pr, &inner);
+		if (err != GS_OK)
+			return gs_fail(eb, err,
+			               "plugstack argument qos_priority: QOS '%s': %s",
+			               name, gs_errbuf_msg(&inner, err));
+		for (i = 0; i < c->n_qos; i++)
+			if (strcasecmp(c->qos[i].name, name) == 0)
+				break;
+		if (i == c->n_qos) {
+			if (c->n_qos == GS_SLURM_QOS_MAX)
+				return gs_fail(eb, GS_ERR_RANGE,
+				               "plugstack argument qos_priority: more than %d QOS",
+				               GS_SLURM_QOS_MAX);
+			c->n_qos++;
+		}
+		(void)snprintf(c->qos[i].name, sizeof(c->qos[i].name), "%s",
+		               name);
+		c->qos[i].priority = (int)pr;
+		p += len;
+		if (*p == ',') {
+			p++;
+			if (*p == '\0')
+				return gs_fail(eb, GS_ERR_PARSE,
+				               "plugstack argument qos_priority ends with ','");
+		}
+	}
 	return GS_OK;
 }
 
@@ -110,6 +187,10 @@ gs_err gs_slurm_conf_parse(struct gs_slurm_conf *c, int argc, char *const *argv,
 				    eb, GS_ERR_PARSE,
 				    "plugstack argument compute_mode must be strict or share, got '%s'",
 				    v);
+		} else if (KEY_IS("qos_priority")) {
+			gs_err err = set_qos_table(c, v, eb);
+			if (err != GS_OK)
+				return err;
 		} else {
 			return gs_fail(eb, GS_ERR_INVALID,
 			               "unknown plugstack argument '%.*s'",
@@ -125,6 +206,7 @@ void gs_slurm_request_init(struct gs_slurm_request *rq)
 	rq->mem = 0;
 	rq->compute = 0;
 	rq->priority = -1;
+	rq->swap = -1;
 }
 
 gs_err gs_slurm_request_set(struct gs_slurm_request *rq, enum gs_slurm_opt opt,
@@ -164,6 +246,18 @@ gs_err gs_slurm_request_set(struct gs_slurm_request *rq, enum gs_slurm_opt opt,
 			rq->priority = (int)p;
 		break;
 	}
+	case GS_SLURM_OPT_SWAP:
+		name = "--gpuslice-swap";
+		err = GS_OK;
+		if (strcmp(text, "allow") == 0)
+			rq->swap = GS_SWAP_ALLOW;
+		else if (strcmp(text, "never") == 0)
+			rq->swap = GS_SWAP_NEVER;
+		else
+			err = gs_fail(&inner, GS_ERR_PARSE,
+			              "'%s' not understood (expected allow|never)",
+			              text);
+		break;
 	default:
 		return gs_fail(eb, GS_ERR_INVALID, "unknown option %d",
 		               (int)opt);
@@ -176,7 +270,8 @@ gs_err gs_slurm_request_set(struct gs_slurm_request *rq, enum gs_slurm_opt opt,
 
 bool gs_slurm_request_is_set(const struct gs_slurm_request *rq)
 {
-	return rq->mem != 0 || rq->compute != 0 || rq->priority >= 0;
+	return rq->mem != 0 || rq->compute != 0 || rq->priority >= 0 ||
+	       rq->swap >= 0;
 }
 
 gs_err gs_slurm_gres_from_env(struct gs_slurm_gres *g,
@@ -218,14 +313,28 @@ gs_err gs_slurm_gres_from_env(struct gs_slurm_gres *g,
 	return GS_OK;
 }
 
-gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
-                       const struct gs_slurm_request *rq,
-                       const struct gs_slurm_gres *g,
-                       struct gs_slice_limits *lim, bool *wanted,
-                       struct gs_errbuf *eb)
+void gs_slurm_qos_ceiling(const struct gs_slurm_conf *c, const char *qos,
+                          int *ceiling)
+{
+	*ceiling = GS_PRIORITY_NORMAL;
+	if (qos == NULL || qos[0] == '\0')
+		return;
+	for (int i = 0; i < c->n_qos; i++)
+		if (strcasecmp(c->qos[i].name, qos) == 0) {
+			*ceiling = c->qos[i].priority;
+			return;
+		}
+}
+
+/* Both limits functions; `policy` false: no QOS ceiling (high allowed). */
+static gs_err limits(const struct gs_slurm_conf *c,
+                     const struct gs_slurm_request *rq,
+                     const struct gs_slurm_gres *g, bool policy,
+                     const char *qos, struct gs_slice_limits *lim,
+                     bool *wanted, struct gs_errbuf *eb)
 {
 	struct gs_slice_limits l;
-	int pct = rq->compute;
+	int pct = rq->compute, ceiling;
 
 	*wanted = false;
 	if (pct == 0 && g->shards_held > 0) {
@@ -246,6 +355,17 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
 	}
 	if (pct == 0 && rq->mem == 0 && rq->priority < 0)
 		return GS_OK;
+	if (policy)
+		gs_slurm_qos_ceiling(c, qos, &ceiling);
+	else
+		ceiling = GS_PRIORITY_HIGH;
+	if (rq->priority > ceiling)
+		return gs_fail(
+		    eb, GS_ERR_PERM,
+		    "--gpu-priority=%s is above what QOS '%s' allows (%s; the administrator sets it with qos_priority= in plugstack.conf)",
+		    gs_priority_name((enum gs_priority)rq->priority),
+		    qos != NULL && qos[0] != '\0' ? qos : "(none)",
+		    gs_priority_name((enum gs_priority)ceiling));
 	{
 		/* The one spec -> limits conversion (core/spec.c). */
 		struct gs_slice_spec spec;
@@ -256,6 +376,8 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
 		spec.compute_pct = pct;
 		if (rq->priority >= 0)
 			spec.priority = (enum gs_priority)rq->priority;
+		else if (policy)
+			spec.priority = (enum gs_priority)ceiling;
 		spec.compute_mode = c->compute_mode == GS_REGION_COMPUTE_SHARE
 		                        ? GS_COMPUTE_SHARE
 		                        : GS_COMPUTE_STRICT;
@@ -268,6 +390,24 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
 	*lim = l;
 	*wanted = true;
 	return GS_OK;
+}
+
+gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
+                       const struct gs_slurm_request *rq,
+                       const struct gs_slurm_gres *g,
+                       struct gs_slice_limits *lim, bool *wanted,
+                       struct gs_errbuf *eb)
+{
+	return limits(c, rq, g, false, NULL, lim, wanted, eb);
+}
+
+gs_err gs_slurm_limits_qos(const struct gs_slurm_conf *c,
+                           const struct gs_slurm_request *rq,
+                           const struct gs_slurm_gres *g, const char *qos,
+                           struct gs_slice_limits *lim, bool *wanted,
+                           struct gs_errbuf *eb)
+{
+	return limits(c, rq, g, true, qos, lim, wanted, eb);
 }
 
 bool gs_slurm_limits_same(const struct gs_slice_limits *a,

@@ -19,6 +19,13 @@
  *   - A step that asks for nothing (no option, no shard) gets no slice:
  *     with gres/gpu the whole GPU is the job's, and its steps may slice it
  *     further with options of their own.
+ *   - Priority is policy (issue #25): a job gets `normal` unless the
+ *     administrator's qos_priority= table maps its QOS to another level.
+ *     --gpu-priority may ask for that level or less; asking for more is
+ *     refused, naming the QOS and its ceiling. No option raises a job to
+ *     `high` on its own.
+ *   - --gpuslice-swap=allow|never goes into the slice's spec (`swap`,
+ *     docs/swap.md); only gpusliced swaps, so it matters with the daemon.
  *   - The job's slice is "slurm-<job>". A step whose limits differ from
  *     it (a step slicing the job's GPU) gets "slurm-<job>.<step>".
  */
@@ -35,6 +42,9 @@
 #define GS_SLURM_PATH_MAX   1024
 #define GS_SLURM_SOCKET_MAX 108 /* sun_path */
 
+#define GS_SLURM_QOS_MAX    32 /* qos_priority= entries */
+#define GS_SLURM_QOS_NAME   64
+
 #define GS_SLURM_DEFAULT_RUN_DIR "/run/gpuslice"
 #define GS_SLURM_DEFAULT_SOCKET  "/run/gpuslice/api.sock"
 
@@ -43,6 +53,12 @@ enum gs_slurm_daemon {
 	GS_SLURM_DAEMON_AUTO = 0, /* when its socket answers */
 	GS_SLURM_DAEMON_OFF,      /* never: the region only */
 	GS_SLURM_DAEMON_REQUIRED, /* always: a step fails without it */
+};
+
+/* One qos_priority= entry: jobs of QOS `name` get `priority`. */
+struct gs_slurm_qos_prio {
+	char name[GS_SLURM_QOS_NAME];
+	int priority; /* enum gs_priority */
 };
 
 /* The plugstack.conf arguments (see docs/slurm.md). */
@@ -54,6 +70,10 @@ struct gs_slurm_conf {
 	int shards_per_gpu;                /* shards_per_gpu=; 0 = gres.conf */
 	enum gs_slurm_daemon daemon;       /* daemon= */
 	uint32_t compute_mode; /* compute_mode=: enum gs_region_compute_mode */
+	/* qos_priority=QOS:PRIO[,QOS:PRIO...] (repeatable; a later entry
+	 * for the same QOS wins). Unlisted QOS: normal. */
+	struct gs_slurm_qos_prio qos[GS_SLURM_QOS_MAX];
+	int n_qos;
 };
 
 /* Sets the defaults: /run/gpuslice, its api.sock, daemon=auto, strict. */
@@ -72,6 +92,7 @@ enum gs_slurm_opt {
 	GS_SLURM_OPT_MEM = 1,
 	GS_SLURM_OPT_COMPUTE,
 	GS_SLURM_OPT_PRIORITY,
+	GS_SLURM_OPT_SWAP, /* --gpuslice-swap=allow|never */
 };
 
 /* What the user asked for. */
@@ -79,6 +100,7 @@ struct gs_slurm_request {
 	uint64_t mem; /* bytes per GPU; 0 = not asked */
 	int compute;  /* 1..100; 0 = not asked */
 	int priority; /* enum gs_region_priority; -1 = not asked */
+	int swap;     /* enum gs_swap_mode; -1 = not asked */
 };
 
 void gs_slurm_request_init(struct gs_slurm_request *rq);
@@ -121,6 +143,26 @@ gs_err gs_slurm_limits(const struct gs_slurm_conf *c,
                        const struct gs_slurm_gres *g,
                        struct gs_slice_limits *lim, bool *wanted,
                        struct gs_errbuf *eb);
+
+/*
+ * The priority a job of QOS `qos` (NULL or "" when Slurm gave none) may
+ * have: its qos_priority= entry, else normal. OUT: *ceiling.
+ */
+void gs_slurm_qos_ceiling(const struct gs_slurm_conf *c, const char *qos,
+                          int *ceiling);
+
+/*
+ * gs_slurm_limits with the job's QOS applied: the slice's priority is
+ * --gpu-priority when given and not above the QOS's ceiling, else the
+ * ceiling. GS_ERR_PERM (the errbuf names the QOS and its ceiling) for a
+ * --gpu-priority above it. The plugin calls this one; gs_slurm_limits
+ * is the conversion without the policy (any priority passes).
+ */
+gs_err gs_slurm_limits_qos(const struct gs_slurm_conf *c,
+                           const struct gs_slurm_request *rq,
+                           const struct gs_slurm_gres *g, const char *qos,
+                           struct gs_slice_limits *lim, bool *wanted,
+                           struct gs_errbuf *eb);
 
 /* Whether two slices enforce the same thing (names and flags aside). */
 bool gs_slurm_limits_same(const struct gs_slice_limits *a,

@@ -2,7 +2,8 @@
  * spank_gpuslice.c - the SPANK plugin (spank_gpuslice.so): enforced GPU
  * fractions for Slurm jobs.
  *
- * Adds --gpu-mem=SIZE, --gpu-compute=PCT and --gpu-priority=high|normal|low
+ * Adds --gpu-mem=SIZE, --gpu-compute=PCT, --gpu-priority=high|normal|low and
+ * --gpuslice-swap=allow|never
  * to srun, sbatch and salloc, and on the node runs the job's tasks in a
  * gpuslice slice with those limits (jobspec.h says which limits and which
  * slice; hold.h how the slice is made and deleted). Where each callback
@@ -63,7 +64,7 @@ SPANK_PLUGIN(gpuslice, 1);
 #define ENV_MAX       4096
 
 static struct gs_slurm_request request = {
-    .mem = 0, .compute = 0, .priority = -1};
+    .mem = 0, .compute = 0, .priority = -1, .swap = -1};
 static struct gs_slurm_hold hold;
 static char shim_path[GS_SLURM_PATH_MAX];
 static char step_error[512]; /* slurmstepd: why the step cannot run */
@@ -101,6 +102,9 @@ static struct spank_option options[] = {
     {"gpu-priority", "high|normal|low",
      "priority of the tasks' GPU work next to other slices (gpuslice)", 1,
      GS_SLURM_OPT_PRIORITY, option_cb},
+    {"gpuslice-swap", "allow|never",
+     "whether gpusliced may swap the tasks' GPU memory out to host memory (gpuslice; default allow)",
+     1, GS_SLURM_OPT_SWAP, option_cb},
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -312,6 +316,7 @@ static int step_who(spank_t sp, const struct gs_slurm_gres *g,
 		(void)snprintf(w->account, sizeof(w->account), "%s", acct);
 	w->gpu_index = g->first_gpu;
 	w->n_gpus = g->n_gpus;
+	w->swap = request.swap;
 	return 0;
 }
 
@@ -320,7 +325,7 @@ static int step_who(spank_t sp, const struct gs_slurm_gres *g,
  */
 static int step_begin(spank_t sp, int ac, char **av)
 {
-	char vis[ENV_MAX], shards[32], step[16], mem[32];
+	char vis[ENV_MAX], shards[32], step[16], mem[32], qos[64];
 	struct gs_slurm_conf c;
 	struct gs_slurm_gres g;
 	struct gs_slurm_who w;
@@ -345,7 +350,9 @@ static int step_begin(spank_t sp, int ac, char **av)
 	if (g.shards_held > 0 && request.compute == 0 &&
 	    shards_per_gpu(&c, &g.shards_per_gpu) != 0)
 		return -1;
-	err = gs_slurm_limits(&c, &request, &g, &lim, &wanted, &eb);
+	err = gs_slurm_limits_qos(&c, &request, &g,
+	                          job_env(sp, "SLURM_JOB_QOS", qos, sizeof(qos)),
+	                          &lim, &wanted, &eb);
 	if (err != GS_OK) {
 		(void)step_fail("job %u: %s", w.job_id,
 		                gs_errbuf_msg(&eb, err));

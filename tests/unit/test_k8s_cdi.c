@@ -333,6 +333,58 @@ static void mig_minors_come_from_the_caps_file(void **state)
 	                 GS_ERR_NOT_FOUND);
 }
 
+static void the_libc_check_hook_is_added_when_the_hook_is_known(void **state)
+{
+	json_t *env = json_pack("{s:s}", "GPUSLICE_SLICE", "k8s-h");
+	struct gs_kcdi_input in = {
+	    .slice = "k8s-h",
+	    .env = env,
+	    .run_dir = "/run/gpuslice",
+	    .shim_path = "/opt/gpuslice/lib/libgpuslice.so",
+	    .hook_path = "/opt/gpuslice/bin/gpuslice-cdi-hook",
+	    .gpu_index = 0};
+	struct gs_errbuf eb = {0};
+	json_t *spec, *ed, *hooks, *h, *args;
+
+	(void)state;
+	assert_int_equal(gs_kcdi_build(&in, &spec, &eb), GS_OK);
+	ed = json_object_get(json_array_get(json_object_get(spec, "devices"), 0),
+	                     "containerEdits");
+	hooks = json_object_get(ed, "hooks");
+	assert_int_equal(json_array_size(hooks), 1);
+	h = json_array_get(hooks, 0);
+	assert_string_equal(json_string_value(json_object_get(h, "hookName")),
+	                    "createContainer");
+	assert_string_equal(json_string_value(json_object_get(h, "path")),
+	                    "/opt/gpuslice/bin/gpuslice-cdi-hook");
+	args = json_object_get(h, "args");
+	assert_int_equal(json_array_size(args), 4);
+	assert_string_equal(json_string_value(json_array_get(args, 0)),
+	                    "gpuslice-cdi-hook");
+	assert_string_equal(json_string_value(json_array_get(args, 1)),
+	                    "check-libc");
+	assert_string_equal(json_string_value(json_array_get(args, 3)),
+	                    "/opt/gpuslice/lib/libgpuslice.so");
+	/* Hooks are CDI 0.3.0: the version does not rise for them. */
+	assert_string_equal(
+	    json_string_value(json_object_get(spec, "cdiVersion")), "0.3.0");
+	json_decref(spec);
+
+	/* No hook known: none in the spec. */
+	in.hook_path = NULL;
+	assert_int_equal(gs_kcdi_build(&in, &spec, &eb), GS_OK);
+	ed = json_object_get(json_array_get(json_object_get(spec, "devices"), 0),
+	                     "containerEdits");
+	assert_null(json_object_get(ed, "hooks"));
+	json_decref(spec);
+
+	/* A relative hook path would resolve nowhere useful: refused. */
+	in.hook_path = "gpuslice-cdi-hook";
+	assert_int_equal(gs_kcdi_build(&in, &spec, &eb), GS_ERR_INVALID);
+	assert_null(spec);
+	json_decref(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +393,8 @@ int main(void)
 	    cmocka_unit_test(
 	        a_uid0_slices_private_books_are_mounted_where_the_shim_looks),
 	    cmocka_unit_test(version_is_the_lowest_that_covers_the_fields),
+	    cmocka_unit_test(
+	        the_libc_check_hook_is_added_when_the_hook_is_known),
 	    cmocka_unit_test_setup_teardown(
 	        spec_file_is_written_whole_and_removed, mkdir_tmp, rm_tmp),
 	    cmocka_unit_test_setup_teardown(

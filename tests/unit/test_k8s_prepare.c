@@ -302,6 +302,64 @@ static void unallocated_claim_and_bad_uid_are_refused(void **state)
 	json_decref(g);
 }
 
+/* reservedFor with `n` pods: pod-<i>, uid 00000000-0000-4000-8000-<i>. */
+static void reserve_for(json_t *c, int n)
+{
+	json_t *rf = json_array();
+
+	for (int i = 0; i < n; i++) {
+		char name[16], uid[40];
+
+		snprintf(name, sizeof(name), "pod-%d", i);
+		snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012d", i);
+		json_array_append_new(rf, json_pack("{s:s, s:s, s:s}",
+		                                    "resource", "pods", "name",
+		                                    name, "uid", uid));
+	}
+	json_object_set_new(json_object_get(c, "status"), "reservedFor", rf);
+}
+
+static void the_slice_labels_carry_the_pods_uids_for_cgroup_matching(
+    void **state)
+{
+	json_t *c = claim(UID, "gpuslice.io", "node-a", "gpu-1",
+	                  "{\"memory\": \"8Gi\"}", "[]");
+	json_t *g = gpus();
+	struct gs_kprep_plan p;
+	json_t *labels;
+
+	(void)state;
+	reserve_for(c, 2);
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, NULL), GS_OK);
+	labels = json_object_get(p.body, "labels");
+	assert_string_equal(
+	    json_string_value(json_object_get(labels, "k8s_pod_uid")),
+	    "00000000-0000-4000-8000-000000000000,"
+	    "00000000-0000-4000-8000-000000000001");
+	assert_string_equal(
+	    json_string_value(json_object_get(labels, "k8s_pod")),
+	    "pod-0,pod-1");
+	assert_null(json_object_get(labels, "k8s_pod_uid_more"));
+	gs_kprep_plan_fini(&p);
+
+	/* Six 36-byte UIDs fit in a 253-byte value; the other two are
+	 * counted, so the list is never taken for whole. */
+	reserve_for(c, 8);
+	assert_int_equal(
+	    gs_kprep_plan(c, g, UID, "node-a", "gpuslice.io", &p, NULL), GS_OK);
+	labels = json_object_get(p.body, "labels");
+	assert_int_equal(
+	    strlen(json_string_value(json_object_get(labels, "k8s_pod_uid"))),
+	    6 * 36 + 5);
+	assert_string_equal(
+	    json_string_value(json_object_get(labels, "k8s_pod_uid_more")),
+	    "2");
+	gs_kprep_plan_fini(&p);
+	json_decref(c);
+	json_decref(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +372,8 @@ int main(void)
 	    cmocka_unit_test(swap_never_from_the_config_goes_to_the_slice),
 	    cmocka_unit_test(bad_claims_are_refused_with_the_cause),
 	    cmocka_unit_test(unallocated_claim_and_bad_uid_are_refused),
+	    cmocka_unit_test(
+	        the_slice_labels_carry_the_pods_uids_for_cgroup_matching),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gs/spec.h"
 #include "hold.h"
 
 #define GIB (1024ull * 1024 * 1024)
@@ -293,6 +294,33 @@ static void a_required_daemon_that_does_not_answer_is_an_error(void **state)
 	assert_false(find(f, "slurm-12", &got));
 }
 
+static void the_daemon_spec_carries_the_steps_swap_choice(void **state)
+{
+	struct gs_slurm_who w = who(13, 0);
+	struct gs_slice_limits lim = limits(GIB, 30);
+	json_t *spec;
+
+	(void)state;
+	w.swap = -1;
+	spec = gs_slurm_hold_spec_json("slurm-13", &lim, &w, false);
+	assert_non_null(spec);
+	assert_null(json_object_get(spec, "swap"));
+	json_decref(spec);
+	w.swap = GS_SWAP_NEVER;
+	spec = gs_slurm_hold_spec_json("slurm-13", &lim, &w, false);
+	assert_non_null(spec);
+	assert_string_equal(json_string_value(json_object_get(spec, "swap")),
+	                    "never");
+	assert_string_equal(json_string_value(json_object_get(spec, "name")),
+	                    "slurm-13");
+	json_decref(spec);
+	w.swap = GS_SWAP_ALLOW;
+	spec = gs_slurm_hold_spec_json("slurm-13", &lim, &w, false);
+	assert_string_equal(json_string_value(json_object_get(spec, "swap")),
+	                    "allow");
+	json_decref(spec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +332,7 @@ int main(void)
 	    T(the_epilog_sweeps_the_job_and_no_other),
 	    T(sweeping_creates_no_region),
 	    T(a_required_daemon_that_does_not_answer_is_an_error),
+	    T(the_daemon_spec_carries_the_steps_swap_choice),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -203,7 +203,7 @@ static void limits_follow_options_then_shards(void **state)
 	gs_slurm_conf_init(&c);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct gs_slurm_request rq = {rows[i].mem, rows[i].compute,
-		                              rows[i].prio};
+		                              rows[i].prio, -1};
 		struct gs_slurm_gres g = {rows[i].n_gpus, 0, rows[i].held,
 		                          rows[i].per_gpu};
 		struct gs_slice_limits lim;
@@ -247,7 +247,7 @@ static void shards_without_a_count_say_what_to_configure(void **state)
 static void compute_mode_comes_from_the_plugstack(void **state)
 {
 	struct gs_slurm_conf c;
-	struct gs_slurm_request rq = {0, 40, -1};
+	struct gs_slurm_request rq = {0, 40, -1, -1};
 	struct gs_slurm_gres g = {1, 0, 0, 0};
 	struct gs_slice_limits lim;
 	char *argv[] = {"compute_mode=share"};
@@ -341,6 +341,164 @@ static void accounts_that_cannot_be_teams_are_told_apart(void **state)
 	                                    "456789012345678901234567890123"));
 }
 
+static void qos_table_parses_and_bad_entries_name_the_argument(void **state)
+{
+	struct gs_slurm_conf c;
+	struct gs_errbuf eb = {0};
+	char *good[] = {"qos_priority=gold:high,scavenger:low",
+	                "qos_priority=Gold:normal"};
+	static const struct {
+		const char *arg;
+		gs_err err;
+		const char *msg;
+	} bad[] = {
+	    {"qos_priority=", GS_ERR_PARSE,
+	     "plugstack argument qos_priority is empty (expected "
+	     "QOS:PRIO[,QOS:PRIO...])"},
+	    {"qos_priority=gold", GS_ERR_PARSE,
+	     "plugstack argument qos_priority: 'gold' is not QOS:PRIO"},
+	    {"qos_priority=:high", GS_ERR_PARSE,
+	     "plugstack argument qos_priority: ':high' is not QOS:PRIO"},
+	    {"qos_priority=gold:urgent", GS_ERR_PARSE,
+	     "plugstack argument qos_priority: QOS 'gold': unknown priority "
+	     "'urgent' (expected high|normal|low)"},
+	    {"qos_priority=go ld:high", GS_ERR_PARSE,
+	     "plugstack argument qos_priority: 'go ld' is not a QOS name"},
+	    {"qos_priority=gold:high,", GS_ERR_PARSE,
+	     "plugstack argument qos_priority ends with ','"},
+	};
+	int ceiling = -1;
+
+	(void)state;
+	gs_slurm_conf_init(&c);
+	assert_int_equal(c.n_qos, 0);
+	assert_int_equal(gs_slurm_conf_parse(&c, 2, good, &eb), GS_OK);
+	/* "Gold" is gold again (Slurm keeps QOS names in lower case): the
+	 * later entry wins, and nothing is listed twice. */
+	assert_int_equal(c.n_qos, 2);
+	gs_slurm_qos_ceiling(&c, "gold", &ceiling);
+	assert_int_equal(ceiling, GS_PRIORITY_NORMAL);
+	gs_slurm_qos_ceiling(&c, "scavenger", &ceiling);
+	assert_int_equal(ceiling, GS_PRIORITY_LOW);
+	gs_slurm_qos_ceiling(&c, "unlisted", &ceiling);
+	assert_int_equal(ceiling, GS_PRIORITY_NORMAL);
+	gs_slurm_qos_ceiling(&c, NULL, &ceiling);
+	assert_int_equal(ceiling, GS_PRIORITY_NORMAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = {(char *)bad[i].arg};
+		struct gs_errbuf e = {0};
+
+		gs_slurm_conf_init(&c);
+		print_message("%s\n", bad[i].arg);
+		assert_int_equal(gs_slurm_conf_parse(&c, 1, argv, &e),
+		                 bad[i].err);
+		assert_string_equal(e.msg, bad[i].msg);
+	}
+}
+
+static void only_the_qos_table_gives_high_priority(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *qos;
+		int asked;
+		gs_err err;
+		uint32_t want_prio;
+	} rows[] = {
+	    {"no QOS, nothing asked: normal", NULL, -1, GS_OK, 1},
+	    {"unlisted QOS, nothing asked: normal", "standard", -1, GS_OK, 1},
+	    {"mapped to high, nothing asked: high", "gold", -1, GS_OK, 2},
+	    {"mapped to high, case as Slurm may print it", "GOLD", -1, GS_OK,
+	     2},
+	    {"mapped to high, asks low: low", "gold", 0, GS_OK, 0},
+	    {"mapped to low, nothing asked: low", "scavenger", -1, GS_OK, 0},
+	    {"no QOS, asks high: refused", NULL, 2, GS_ERR_PERM, 0},
+	    {"unlisted QOS, asks high: refused", "standard", 2, GS_ERR_PERM,
+	     0},
+	    {"mapped to low, asks normal: refused", "scavenger", 1,
+	     GS_ERR_PERM, 0},
+	    {"no QOS, asks low: low", NULL, 0, GS_OK, 0},
+	};
+	char *args[] = {"qos_priority=gold:high,scavenger:low"};
+	struct gs_slurm_conf c;
+	struct gs_slurm_gres g = {1, 0, 0, 0};
+
+	(void)state;
+	gs_slurm_conf_init(&c);
+	assert_int_equal(gs_slurm_conf_parse(&c, 1, args, NULL), GS_OK);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct gs_slurm_request rq;
+		struct gs_slice_limits lim;
+		struct gs_errbuf eb = {0};
+		bool wanted = false;
+
+		print_message("%s\n", rows[i].what);
+		gs_slurm_request_init(&rq);
+		rq.mem = GIB; /* a slice is wanted */
+		rq.priority = rows[i].asked;
+		assert_int_equal(gs_slurm_limits_qos(&c, &rq, &g, rows[i].qos,
+		                                     &lim, &wanted, &eb),
+		                 rows[i].err);
+		if (rows[i].err != GS_OK) {
+			assert_false(wanted);
+			assert_non_null(strstr(eb.msg, "qos_priority="));
+			continue;
+		}
+		assert_true(wanted);
+		assert_int_equal(lim.priority, rows[i].want_prio);
+	}
+}
+
+static void a_refused_priority_names_the_qos_and_its_ceiling(void **state)
+{
+	struct gs_slurm_conf c;
+	struct gs_slurm_request rq;
+	struct gs_slurm_gres g = {1, 0, 0, 0};
+	struct gs_slice_limits lim;
+	struct gs_errbuf eb = {0};
+	bool wanted = false;
+
+	(void)state;
+	gs_slurm_conf_init(&c);
+	gs_slurm_request_init(&rq);
+	assert_int_equal(gs_slurm_request_set(&rq, GS_SLURM_OPT_PRIORITY,
+	                                      "high", NULL),
+	                 GS_OK);
+	assert_int_equal(
+	    gs_slurm_limits_qos(&c, &rq, &g, "normal", &lim, &wanted, &eb),
+	    GS_ERR_PERM);
+	assert_string_equal(
+	    eb.msg, "--gpu-priority=high is above what QOS 'normal' allows "
+	            "(normal; the administrator sets it with qos_priority= in "
+	            "plugstack.conf)");
+}
+
+static void swap_option_parses_and_bad_values_name_it(void **state)
+{
+	struct gs_slurm_request rq;
+	struct gs_errbuf eb = {0};
+
+	(void)state;
+	gs_slurm_request_init(&rq);
+	assert_int_equal(rq.swap, -1);
+	assert_false(gs_slurm_request_is_set(&rq));
+	assert_int_equal(
+	    gs_slurm_request_set(&rq, GS_SLURM_OPT_SWAP, "never", NULL),
+	    GS_OK);
+	assert_int_equal(rq.swap, GS_SWAP_NEVER);
+	assert_true(gs_slurm_request_is_set(&rq));
+	assert_int_equal(
+	    gs_slurm_request_set(&rq, GS_SLURM_OPT_SWAP, "sometimes", &eb),
+	    GS_ERR_PARSE);
+	assert_int_equal(rq.swap, GS_SWAP_NEVER);
+	assert_string_equal(eb.msg, "--gpuslice-swap: 'sometimes' not "
+	                            "understood (expected allow|never)");
+	assert_int_equal(
+	    gs_slurm_request_set(&rq, GS_SLURM_OPT_SWAP, "allow", NULL),
+	    GS_OK);
+	assert_int_equal(rq.swap, GS_SWAP_ALLOW);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +513,10 @@ int main(void)
 	    cmocka_unit_test(slice_names_carry_the_job_and_step),
 	    cmocka_unit_test(a_job_owns_its_slices_and_no_other),
 	    cmocka_unit_test(accounts_that_cannot_be_teams_are_told_apart),
+	    cmocka_unit_test(qos_table_parses_and_bad_entries_name_the_argument),
+	    cmocka_unit_test(only_the_qos_table_gives_high_priority),
+	    cmocka_unit_test(a_refused_priority_names_the_qos_and_its_ceiling),
+	    cmocka_unit_test(swap_option_parses_and_bad_values_name_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
 # binary and the spec's edits (cdi_run.py): it is capped at the claim's
 # 8 GiB, and nvidia-smi runs. Without the spec's libcuda mount the same
 # workload cannot load libcuda (the control: nothing leaks from the host).
+# The spec's createContainer hook refuses an image whose libc (glibc 2.12,
+# musl) cannot load the shim, saying why.
 . "$(dirname "$0")/lib.sh" "$1"
 command -v unshare >/dev/null && command -v chroot >/dev/null ||
 	{ echo "SKIP: unshare or chroot missing"; exit 77; }
@@ -48,6 +50,22 @@ echo "nvidia-smi in the container: $(head -1 <<<"$smi")"
 res=$(ctr --drop-mount libcuda.so -- "$B/bin/gs-alloc" --api plain --chunk 256MiB 2>>"$WORK/ctr.err") || true
 jcheck "$res" 'd["error"] == "LIBCUDA_LOAD_FAILED"'
 echo "without the spec's libcuda: $(jq_py "$res" 'd["error"]')"
+
+# The spec's createContainer hook (cdi_run.py runs it as a runtime does):
+# the container above passed it (its libc is this host's glibc); one whose
+# libc cannot load the shim is refused before it runs, with the reason.
+jcheck "$e" 'd["devices"][0]["containerEdits"]["hooks"] == [{"hookName": "createContainer", "path": "'"$B"'/bin/gpuslice-cdi-hook", "args": ["gpuslice-cdi-hook", "check-libc", "--shim", "'"$SHIM"'"]}]'
+OLD_LIBC=$B/tests/fixtures/libgs_fake_glibc_2.12.so
+[ -f "$OLD_LIBC" ] || fail "$OLD_LIBC is missing: build test_k8s_cdi_hook's fixtures"
+for image in "$OLD_LIBC=/lib64/libc.so.6" "$OLD_LIBC=/lib/ld-musl-x86_64.so.1"; do
+	rc=0
+	ctr --no-host-libc --put "$image" -- "$B/bin/gs-alloc" --api plain \
+		>/dev/null 2>"$WORK/hook.err" || rc=$?
+	[ $rc -eq 4 ] || fail "image with ${image#*=}: cdi_run exit $rc, not refused by the hook: $(tail -2 "$WORK/hook.err")"
+	grep -q "gpuslice-cdi-hook: the container.*would run with no GPU limits" "$WORK/hook.err" ||
+		fail "the hook's refusal gives no reason: $(cat "$WORK/hook.err")"
+	echo "refused by the hook: $(grep -o 'gpuslice-cdi-hook: .*' "$WORK/hook.err" | head -1)"
+done
 
 # NVIDIA's own CDI spec for the GPU: the claim references its device and
 # mounts no driver files of its own.

@@ -9,7 +9,8 @@
 # latency (p50/p99 over 30 rounds, including slice creation). The slice is
 # charged to the gpusliced team named like the claim's namespace, which
 # /metrics shows per slice (= per claim); the slice carries the claim's
-# namespace, name, uid and pod as labels, on gpuslice_slice_info.
+# namespace, name, uid, pod and pod UID as labels, on gpuslice_slice_info
+# (the pod UID is what the watchdog will match /proc/PID/cgroup against).
 . "$(dirname "$0")/lib.sh" "$1"
 node_up
 UID1=4f1c2a9e-0000-4000-8000-000000000001
@@ -29,12 +30,12 @@ expect_status "the claim's slice" 200
 jcheck "$s" 'd["memory_bytes"] == 8 * 2**30 and d["compute"] == 25'
 jcheck "$s" 'd["gpu"]["index"] == 1 and d["priority"] == "high" and d["weight"] == 3'
 jcheck "$s" 'd["team"] == "ns"'
-jcheck "$s" 'd["labels"] == {"k8s_namespace": "ns", "k8s_claim": "c1", "k8s_claim_uid": "'"$UID1"'", "k8s_pod": "pod-1"}'
+jcheck "$s" 'd["labels"] == {"k8s_namespace": "ns", "k8s_claim": "c1", "k8s_claim_uid": "'"$UID1"'", "k8s_pod": "pod-1", "k8s_pod_uid": "p1"}'
 curl -sf --unix-socket "$SOCK" http://localhost/metrics >"$WORK/metrics"
 grep -q "^gpuslice_slice_memory_limit_bytes{.*slice=\"k8s-$UID1\".*team=\"ns\".*} 8589934592" "$WORK/metrics" ||
 	grep -q "^gpuslice_slice_memory_limit_bytes{.*team=\"ns\".*slice=\"k8s-$UID1\".*} 8589934592" "$WORK/metrics" ||
 	fail "no per-claim metric for the slice: $(grep "k8s-$UID1" "$WORK/metrics" | head -3)"
-grep -q "^gpuslice_slice_info{gpu=\"1\",slice=\"k8s-$UID1\",team=\"ns\",.*,k8s_claim=\"c1\",k8s_claim_uid=\"$UID1\",k8s_namespace=\"ns\",k8s_pod=\"pod-1\"} 1\$" "$WORK/metrics" ||
+grep -q "^gpuslice_slice_info{gpu=\"1\",slice=\"k8s-$UID1\",team=\"ns\",.*,k8s_claim=\"c1\",k8s_claim_uid=\"$UID1\",k8s_namespace=\"ns\",k8s_pod=\"pod-1\",k8s_pod_uid=\"p1\"} 1\$" "$WORK/metrics" ||
 	fail "no per-claim info series: $(grep "^gpuslice_slice_info.*k8s-$UID1" "$WORK/metrics")"
 
 spec=$CDI/gpuslice.io-slice_k8s-$UID1.json

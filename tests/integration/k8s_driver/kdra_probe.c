@@ -3,7 +3,8 @@
  * plugin does, for the end-to-end tests and the benchmark:
  *
  *   gs-kdra-probe --node N --state DIR --cdi DIR --socket S
- *                 --kubeconfig K --shim P [--driver-dirs D] [--driver-root R] CMD [CMD...]
+ *                 --kubeconfig K --shim P [--driver-dirs D] [--driver-root R]
+ *                 [--cdi-hook H|none] CMD [CMD...]
  *   CMD: prepare NS NAME UID     one JSON line: {"error": null|msg,
  *                                "devices": [{request, pool, device,
  *                                "cdi": [...], "share_id"}], "ms": T}
@@ -152,6 +153,8 @@ int main(int argc, char **argv)
 			cfg.driver_dirs = v;
 		else if (strcmp(k, "driver-root") == 0)
 			cfg.driver_root = v;
+		else if (strcmp(k, "cdi-hook") == 0)
+			cfg.cdi_hook = v;
 		else {
 			fprintf(stderr, "unknown option --%s\n", k);
 			return 2;

@@ -80,7 +80,8 @@ PY
 # kdra CMD...: runs the driver on this node's dirs; JSON lines on stdout.
 kdra() {
 	"$PROBE" --node "$NODE" --state "$KSTATE" --cdi "$CDI" --socket "$SOCK" \
-		--kubeconfig "$WORK/kubeconfig" --shim "$SHIM" "$@" \
+		--kubeconfig "$WORK/kubeconfig" --shim "$SHIM" \
+		--cdi-hook "$B/bin/gpuslice-cdi-hook" "$@" \
 		2>>"$WORK/probe.log"
 }
 

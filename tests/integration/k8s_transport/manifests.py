@@ -187,6 +187,23 @@ def check_daemonset(objs):
     if env.get("NODE_NAME", {}).get("valueFrom", {}).get(
             "fieldRef", {}).get("fieldPath") != "spec.nodeName":
         fail(w, "NODE_NAME must come from spec.nodeName")
+    # Pods are different tenants: the watchdog kills (issue #25 item 8),
+    # and every claim's CDI spec names the libc-check hook at the host
+    # path the init container installs it to (issue #28 item 5).
+    daemon_cmd = names.get("gpusliced", {}).get("command", [])
+    if "--watchdog-action" not in daemon_cmd or daemon_cmd[
+            daemon_cmd.index("--watchdog-action") + 1] != "kill":
+        fail(w, "gpusliced must run with --watchdog-action kill")
+    plugin_cmd = plugin.get("command", [])
+    if "--cdi-hook" not in plugin_cmd:
+        fail(w, "kubelet-plugin has no --cdi-hook")
+    else:
+        hook = plugin_cmd[plugin_cmd.index("--cdi-hook") + 1]
+        installs = " ".join(" ".join(c.get("command", []))
+                            for c in spec.get("initContainers", []))
+        if "/host-opt-gpuslice/" + hook[len("/opt/gpuslice/"):] not in installs \
+                or not hook.startswith("/opt/gpuslice/"):
+            fail(w, "--cdi-hook %s is not where an init container installs it" % hook)
     vols = {v["name"] for v in spec.get("volumes", [])}
     for c in list(names.values()) + spec.get("initContainers", []):
         for m in c.get("volumeMounts", []):

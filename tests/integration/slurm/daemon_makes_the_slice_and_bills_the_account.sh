@@ -4,7 +4,8 @@
 # named by the job's account (made on first use), on the GPU Slurm gave
 # the job, and the tasks run on the daemon's region. The ledger bills the
 # account for the job's GPU time; the slice is gone within 2 s when the
-# job ends or is cancelled. Before the daemon starts, a job fails with the
+# job ends or is cancelled; --gpuslice-swap=never reaches the slice's
+# spec. Before the daemon starts, a job fails with the
 # reason in its output and the node is not drained.
 . "$(dirname "$0")/lib.sh"
 
@@ -81,10 +82,15 @@ wait_for 50 bill || fail "the ledger does not bill physics for slurm-$j: $(api G
 secs=$(api GET "/v1/usage?by=slice&slice=slurm-$j" | py '[r["gpu_seconds"] for r in json.load(sys.stdin)["rows"]][0]')
 note "gpusliced ledger: slurm-$j, team physics, $(py 'f"{float(a[0]):.2f}"' "$secs") GPU s"
 
-# Cancelled: gone from the daemon within 2 s.
+# Cancelled: gone from the daemon within 2 s. The job also asks
+# --gpuslice-swap=never, which reaches the slice's spec.
 j=$(sbatch --parsable -o "$W/long.out" --gres=shard:1 --gpu-mem=1G \
+	--gpuslice-swap=never \
 	--wrap "exec $B/bin/gs-burn --seconds 120 --memory 256MiB")
 wait_for 150 in_daemon || fail "gpusliced has no slice slurm-$j"
+s=$(api GET "/v1/slices/slurm-$j")
+check '(lambda d: d["swap"]["mode"] == "never")(json.loads(a[0]))'
+note "--gpuslice-swap=never: slice slurm-$j has swap mode never"
 t0=$(date +%s.%N)
 scancel "$j"
 wait_for 100 gone || fail "slice slurm-$j still in gpusliced 10 s after scancel"

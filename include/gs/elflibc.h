@@ -3,14 +3,16 @@
  * interpreter (glibc's ld-linux or musl's ld-musl), the newest GLIBC_x.y
  * symbol version it needs (.gnu.version_r) and, for a libc.so.6, the
  * newest it defines (.gnu.version_d). `gpuslice doctor` compares a
- * program's or image's figures with the shim's (cmd_doctor.c).
+ * program's or image's figures with the shim's (cli/cmd_doctor.c), and
+ * the Kubernetes CDI hook a container's (gs/rootlibc.h). In common/ so
+ * both share one reader.
  *
  * 64-bit little-endian ELF only (x86-64, aarch64); anything else is
  * GS_ERR_INVALID with the reason. The file is mapped read-only and
  * unmapped before returning; nothing is allocated for the caller.
  */
-#ifndef GS_CLI_ELFLIBC_H
-#define GS_CLI_ELFLIBC_H
+#ifndef GS_ELFLIBC_H
+#define GS_ELFLIBC_H
 
 #include <stdbool.h>
 

@@ -7,7 +7,7 @@
  * read in place: the file may be anything a user points doctor at,
  * misaligned offsets included.
  */
-#include "elflibc.h"
+#include "gs/elflibc.h"
 
 #include <elf.h>
 #include <errno.h>
