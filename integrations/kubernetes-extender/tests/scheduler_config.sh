@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deploy/kubernetes/scheduler-config*.yaml against kube-scheduler's config
+# deploy/kubernetes/scheduler/scheduler-config*.yaml against kube-scheduler's config
 # types and extender validation (scheduler_config.py), a copy with an
 # unknown field or without ignoredByScheduler refused (the checker
 # checks), and the example's urlPrefix path answered by gs-k8s-extender
@@ -15,17 +15,17 @@ if ! "$py" -c 'import yaml' 2>/dev/null; then
 	exit 77
 fi
 tmp=$(mktemp -d)
-trap 'kill "${EPID:-0}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap '[ -z "${EPID:-}" ] || kill "$EPID" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 n=0
-for f in "$src"/deploy/kubernetes/scheduler-config*.yaml; do
+for f in "$src"/deploy/kubernetes/scheduler/scheduler-config*.yaml; do
 	"$py" "$here/scheduler_config.py" "$f"
 	n=$((n + 1))
 done
-[ "$n" -gt 0 ] || { echo "FAIL: no deploy/kubernetes/scheduler-config*.yaml" >&2; exit 1; }
+[ "$n" -gt 0 ] || { echo "FAIL: no deploy/kubernetes/scheduler/scheduler-config*.yaml" >&2; exit 1; }
 
 # the checker must refuse what the scheduler would: a misspelt field, and
 # the share without ignoredByScheduler
-ex="$src/deploy/kubernetes/scheduler-config.yaml"
+ex="$src/deploy/kubernetes/scheduler/scheduler-config.yaml"
 sed 's/nodeCacheCapable:/nodeCachecapable:/' "$ex" >"$tmp/typo.yaml"
 sed 's/ignoredByScheduler: true/ignoredByScheduler: false/' "$ex" >"$tmp/noignore.yaml"
 for bad in typo noignore; do
