@@ -46,6 +46,9 @@
 	X(cuArrayDestroy, cuArrayDestroy, 2000, 0)                             \
 	X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, 0)             \
 	X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0)           \
+	/* what the program sees of its allocations (swap.c) */                \
+	X(cuMemGetAddressRange_v2, cuMemGetAddressRange, 3020, 0)              \
+	X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)               \
 	/* the slice's view of memory */                                       \
 	X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0)                              \
 	X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                      \

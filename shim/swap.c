@@ -1,0 +1,663 @@
+/*
+ * swap.c - movable device memory for a slice that may swap (its limits
+ * carry GS_SLICE_SWAP): cuMemAlloc and cuMemAllocPitch are served from
+ * ranges this module reserves and backs with the driver's virtual memory
+ * management, so that the whole process's memory can be copied to host
+ * memory, released, and mapped back later at the same addresses.
+ *
+ * Owns the chunk table: a chunk is one reserved range of the driver's
+ * granule (or a multiple) and, while resident, one physical handle mapped
+ * into it. Allocations smaller than a granule are packed into shared
+ * chunks (first fit over 512-byte units); larger ones get a chunk of
+ * their own, rounded up to the granule. The table of allocations (base,
+ * size, chunk) answers cuMemGetAddressRange and the range attributes of
+ * cuPointerGetAttribute as the plain allocator would: the program's own
+ * base and size, never the chunk's.
+ *
+ * The books (mem.c) keep charging what the program asked for; a chunk's
+ * physical memory is taken with the real cuMemCreate, not the hooked one.
+ *
+ * Swap-out (gs__swap_out): synchronise every context that owns a chunk,
+ * copy each resident chunk to host memory of this process (malloc), unmap
+ * and release its handle; the reservations stay. Swap-in: create, map at
+ * the same address, set access, copy back.
+ *
+ * Internal test hook (not a public interface): with GPUSLICE_SWAP_TEST_FIFO
+ * set to the path of a FIFO, a helper thread started with the first
+ * swappable allocation reads lines "out" and "in" from it and appends one
+ * line per request to <path>.reply: "out ok <bytes> <ns>", "in ok <bytes>
+ * <ns>" or "<verb> error <message>". The daemon's request word in the
+ * region is the next step (docs/swap.md).
+ */
+#include "shim_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define UNIT 512u
+
+struct chunk {
+	CUdeviceptr base;
+	uint64_t size;
+	CUmemGenericAllocationHandle h; /* 0 while swapped out */
+	CUdevice ord;
+	CUcontext ctx;
+	bool packed;      /* shared by small allocations */
+	uint64_t *used;   /* packed: one bit per unit */
+	uint32_t n_alloc; /* allocations in it */
+	void *host;       /* the contents while swapped out */
+	struct chunk *next;
+};
+
+struct suballoc {
+	CUdeviceptr p;
+	uint64_t size; /* as asked */
+	uint64_t units; /* packed: units taken */
+	struct chunk *c;
+};
+
+/* The driver entry points this module calls that are not hooks. */
+static struct {
+	__typeof__(&cuMemAddressReserve) reserve;
+	__typeof__(&cuMemAddressFree) addr_free;
+	__typeof__(&cuMemMap) map;
+	__typeof__(&cuMemUnmap) unmap;
+	__typeof__(&cuMemSetAccess) access;
+	__typeof__(&cuMemGetAllocationGranularity) gran;
+	__typeof__(&cuMemcpyDtoH_v2) dtoh;
+	__typeof__(&cuMemcpyHtoD_v2) htod;
+	__typeof__(&cuMemGetAddressRange_v2) range;
+	__typeof__(&cuPointerGetAttribute) attr;
+	__typeof__(&cuCtxPushCurrent_v2) push;
+	__typeof__(&cuCtxPopCurrent_v2) pop;
+} drv;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool loaded;
+static struct chunk *chunks;
+static struct suballoc *subs;
+static size_t n_subs, cap_subs;
+static bool swapped; /* guarded by mu */
+static pthread_cond_t back_cv = PTHREAD_COND_INITIALIZER;
+static bool fifo_started;
+
+static void load(void)
+{
+	void *h = gs__g.cuda;
+
+	if (h == NULL)
+		return;
+#define L(f, s) drv.f = (__typeof__(drv.f))gs__rdlsym(h, s)
+	L(reserve, "cuMemAddressReserve");
+	L(addr_free, "cuMemAddressFree");
+	L(map, "cuMemMap");
+	L(unmap, "cuMemUnmap");
+	L(access, "cuMemSetAccess");
+	L(gran, "cuMemGetAllocationGranularity");
+	L(dtoh, "cuMemcpyDtoH_v2");
+	L(htod, "cuMemcpyHtoD_v2");
+	L(range, "cuMemGetAddressRange_v2");
+	L(attr, "cuPointerGetAttribute");
+	L(push, "cuCtxPushCurrent_v2");
+	L(pop, "cuCtxPopCurrent_v2");
+#undef L
+	loaded = drv.reserve && drv.addr_free && drv.map && drv.unmap &&
+	         drv.access && drv.gran && drv.dtoh && drv.htod && drv.range &&
+	         drv.attr && drv.push && drv.pop;
+	if (!loaded)
+		gs_warn(GS_SHIM_TAG,
+		        "slice=%s: the driver lacks virtual memory management; allocations are not movable (no swap)",
+		        gs__g.cfg.slice);
+}
+
+bool gs__swap_backed(void)
+{
+	if (!gs__enforcing())
+		return false;
+	(void)gs__mem_limit(); /* refreshes gs__g.lim */
+	if (!(__atomic_load_n(&gs__g.lim.flags, __ATOMIC_RELAXED) &
+	      GS_SLICE_SWAP))
+		return false;
+	(void)pthread_once(&once, load);
+	return loaded;
+}
+
+static void prop_of(CUmemAllocationProp *p, CUdevice ord)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p->location.id = ord;
+}
+
+/* Creates physical memory for `c` and maps it (read/write). */
+static CUresult back(struct chunk *c)
+{
+	CUmemAllocationProp p;
+	CUmemAccessDesc a = {.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE,
+	                                  .id = c->ord},
+	                     .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+	CUresult r;
+
+	prop_of(&p, c->ord);
+	r = gs__real.cuMemCreate(&c->h, c->size, &p, 0);
+	if (r != CUDA_SUCCESS) {
+		c->h = 0;
+		return r;
+	}
+	r = drv.map(c->base, c->size, 0, c->h, 0);
+	if (r == CUDA_SUCCESS) {
+		r = drv.access(c->base, c->size, &a, 1);
+		if (r != CUDA_SUCCESS)
+			(void)drv.unmap(c->base, c->size);
+	}
+	if (r != CUDA_SUCCESS) {
+		(void)gs__real.cuMemRelease(c->h);
+		c->h = 0;
+	}
+	return r;
+}
+
+static void unback(struct chunk *c)
+{
+	if (c->h == 0)
+		return;
+	(void)drv.unmap(c->base, c->size);
+	(void)gs__real.cuMemRelease(c->h);
+	c->h = 0;
+}
+
+static struct chunk *chunk_new(uint64_t size, CUdevice ord, CUcontext ctx,
+                               bool packed, CUresult *r)
+{
+	struct chunk *c = calloc(1, sizeof(*c));
+
+	*r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (c == NULL)
+		return NULL;
+	c->size = size;
+	c->ord = ord;
+	c->ctx = ctx;
+	c->packed = packed;
+	if (packed) {
+		c->used = calloc((size / UNIT + 63) / 64, sizeof(uint64_t));
+		if (c->used == NULL)
+			goto fail;
+	}
+	*r = drv.reserve(&c->base, size, 0, 0, 0);
+	if (*r != CUDA_SUCCESS)
+		goto fail;
+	*r = back(c);
+	if (*r != CUDA_SUCCESS) {
+		(void)drv.addr_free(c->base, c->size);
+		goto fail;
+	}
+	c->next = chunks;
+	chunks = c;
+	return c;
+fail:
+	free(c->used);
+	free(c);
+	return NULL;
+}
+
+static void chunk_destroy(struct chunk *c)
+{
+	struct chunk **pp;
+
+	for (pp = &chunks; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	unback(c);
+	(void)drv.addr_free(c->base, c->size);
+	free(c->host);
+	free(c->used);
+	free(c);
+}
+
+static bool bit(const struct chunk *c, uint64_t i)
+{
+	return (c->used[i / 64] >> (i % 64)) & 1u;
+}
+
+static void set_bits(struct chunk *c, uint64_t from, uint64_t n, bool on)
+{
+	for (uint64_t i = from; i < from + n; i++) {
+		if (on)
+			c->used[i / 64] |= 1ull << (i % 64);
+		else
+			c->used[i / 64] &= ~(1ull << (i % 64));
+	}
+}
+
+/* First fit of n units in a packed chunk; the first unit or -1. */
+static int64_t fit(const struct chunk *c, uint64_t n)
+{
+	uint64_t total = c->size / UNIT, run = 0;
+
+	for (uint64_t i = 0; i < total; i++) {
+		run = bit(c, i) ? 0 : run + 1;
+		if (run == n)
+			return (int64_t)(i + 1 - n);
+	}
+	return -1;
+}
+
+static bool subs_add(const struct suballoc *s)
+{
+	if (n_subs == cap_subs) {
+		size_t n = cap_subs ? cap_subs * 2 : 64;
+		struct suballoc *t = realloc(subs, n * sizeof(*t));
+
+		if (t == NULL)
+			return false;
+		subs = t;
+		cap_subs = n;
+	}
+	subs[n_subs++] = *s;
+	return true;
+}
+
+/* The allocation holding `p` (any address inside it), or -1. mu held. */
+static ssize_t subs_find(CUdeviceptr p)
+{
+	for (size_t i = 0; i < n_subs; i++)
+		if (p >= subs[i].p && p < subs[i].p + (subs[i].size ? subs[i].size : 1))
+			return (ssize_t)i;
+	return -1;
+}
+
+static void *fifo_main(void *arg);
+
+static void fifo_start(void)
+{
+	const char *path = getenv("GPUSLICE_SWAP_TEST_FIFO");
+	pthread_t t;
+
+	if (fifo_started || path == NULL || path[0] == '\0')
+		return;
+	fifo_started = true;
+	if (pthread_create(&t, NULL, fifo_main, NULL) == 0)
+		(void)pthread_detach(t);
+	else
+		gs_warn(GS_SHIM_TAG, "swap test hook: no helper thread (%s)",
+		        strerror(errno));
+}
+
+CUresult gs__swap_alloc(CUdeviceptr *dptr, size_t bytes)
+{
+	CUdevice ord;
+	CUcontext ctx = gs__dev_current_ctx();
+	uint64_t gran = 0, units;
+	struct suballoc s = {.size = bytes};
+	CUmemAllocationProp p;
+	struct chunk *c;
+	CUresult r;
+
+	if (gs__dev_current(&ord) < 0 || ctx == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	prop_of(&p, ord);
+	{
+		size_t g = 0;
+
+		r = drv.gran(&g, &p, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+		if (r != CUDA_SUCCESS)
+			return r;
+		gran = g;
+	}
+	units = (bytes + UNIT - 1) / UNIT;
+	gs__swap_wait();
+	(void)pthread_mutex_lock(&mu);
+	fifo_start();
+	while (gs__g.swap_stopped)
+		(void)pthread_cond_wait(&back_cv, &mu);
+	if (bytes < gran) {
+		int64_t at = -1;
+
+		for (c = chunks; c != NULL; c = c->next)
+			if (c->packed && c->ord == ord && c->ctx == ctx &&
+			    (at = fit(c, units)) >= 0)
+				break;
+		if (c == NULL) {
+			c = chunk_new(gran, ord, ctx, true, &r);
+			if (c == NULL)
+				goto out;
+			at = 0;
+		}
+		set_bits(c, (uint64_t)at, units, true);
+		s.p = c->base + (uint64_t)at * UNIT;
+		s.units = units;
+	} else {
+		c = chunk_new((bytes + gran - 1) / gran * gran, ord, ctx, false,
+		              &r);
+		if (c == NULL)
+			goto out;
+		s.p = c->base;
+	}
+	s.c = c;
+	if (!subs_add(&s)) {
+		if (c->packed)
+			set_bits(c, (s.p - c->base) / UNIT, units, false);
+		if (c->n_alloc == 0)
+			chunk_destroy(c);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	c->n_alloc++;
+	*dptr = s.p;
+	r = CUDA_SUCCESS;
+out:
+	(void)pthread_mutex_unlock(&mu);
+	return r;
+}
+
+bool gs__swap_free(CUdeviceptr p, CUresult *r)
+{
+	ssize_t i;
+	struct suballoc s;
+
+	if (!loaded)
+		return false;
+	(void)pthread_mutex_lock(&mu);
+	i = subs_find(p);
+	if (i < 0 || subs[i].p != p) {
+		(void)pthread_mutex_unlock(&mu);
+		return false;
+	}
+	s = subs[i];
+	subs[i] = subs[--n_subs];
+	if (s.c->packed)
+		set_bits(s.c, (s.p - s.c->base) / UNIT, s.units, false);
+	if (--s.c->n_alloc == 0)
+		chunk_destroy(s.c);
+	(void)pthread_mutex_unlock(&mu);
+	*r = CUDA_SUCCESS;
+	return true;
+}
+
+/* ---- what the program sees of its allocations ------------------------- */
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
+                                 CUdeviceptr dptr)
+{
+	ssize_t i;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	if (loaded) {
+		(void)pthread_mutex_lock(&mu);
+		i = subs_find(dptr);
+		if (i >= 0) {
+			if (pbase != NULL)
+				*pbase = subs[i].p;
+			if (psize != NULL)
+				*psize = subs[i].size;
+		}
+		(void)pthread_mutex_unlock(&mu);
+		if (i >= 0)
+			return CUDA_SUCCESS;
+	}
+	return gs__real.cuMemGetAddressRange_v2(pbase, psize, dptr);
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+                               CUdeviceptr ptr)
+{
+	ssize_t i = -1;
+	struct suballoc s;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	if (loaded && data != NULL &&
+	    (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
+	     attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE)) {
+		(void)pthread_mutex_lock(&mu);
+		i = subs_find(ptr);
+		if (i >= 0)
+			s = subs[i];
+		(void)pthread_mutex_unlock(&mu);
+	}
+	if (i < 0)
+		return gs__real.cuPointerGetAttribute(data, attribute, ptr);
+	if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+		*(CUdeviceptr *)data = s.p;
+	else
+		*(size_t *)data = s.size;
+	return CUDA_SUCCESS;
+}
+
+/* ---- the stop -------------------------------------------------------- */
+
+void gs__swap_wait_slow(void)
+{
+	(void)pthread_mutex_lock(&mu);
+	while (gs__g.swap_stopped)
+		(void)pthread_cond_wait(&back_cv, &mu);
+	(void)pthread_mutex_unlock(&mu);
+}
+
+/* mu held. gs__g.swap_stopped: from the start of a swap-out until the
+ * swap-in is done. Raising it sends every launch to the slow path, where
+ * gs__swap_wait() holds it. */
+static void set_stopped(bool on)
+{
+	__atomic_store_n(&gs__g.swap_stopped, on, __ATOMIC_RELEASE);
+	gs__fast_update();
+	if (!on)
+		(void)pthread_cond_broadcast(&back_cv);
+}
+
+/* ---- swap-out and swap-in --------------------------------------------- */
+
+/* Synchronises every context that owns a chunk. mu held. */
+static CUresult drain(void)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	for (struct chunk *c = chunks; c != NULL && r == CUDA_SUCCESS;
+	     c = c->next) {
+		CUcontext prev;
+		bool seen = false;
+
+		for (struct chunk *d = chunks; d != c; d = d->next)
+			seen = seen || d->ctx == c->ctx;
+		if (seen)
+			continue;
+		r = drv.push(c->ctx);
+		if (r != CUDA_SUCCESS)
+			break;
+		r = gs__real.cuCtxSynchronize();
+		(void)drv.pop(&prev);
+	}
+	return r;
+}
+
+/* Copies chunk `c` between its device range and host copy. */
+static CUresult copy(struct chunk *c, bool out)
+{
+	CUcontext prev;
+	CUresult r = drv.push(c->ctx);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = out ? drv.dtoh(c->host, c->base, c->size)
+	        : drv.htod(c->base, c->host, c->size);
+	(void)drv.pop(&prev);
+	return r;
+}
+
+/* back(), with the chunk's context current (the caller may be the
+ * helper thread, which has none). */
+static CUresult back_in_ctx(struct chunk *c)
+{
+	CUcontext prev;
+	CUresult r = drv.push(c->ctx);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = back(c);
+	(void)drv.pop(&prev);
+	return r;
+}
+
+/* OUT: *bytes moved. mu held. */
+static CUresult swap_out_locked(uint64_t *bytes)
+{
+	CUresult r;
+
+	*bytes = 0;
+	if (swapped)
+		return CUDA_SUCCESS;
+	set_stopped(true);
+	r = drain();
+	if (r != CUDA_SUCCESS) {
+		set_stopped(false);
+		return r;
+	}
+	for (struct chunk *c = chunks; c != NULL; c = c->next) {
+		c->host = malloc(c->size);
+		if (c->host == NULL)
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		else
+			r = copy(c, true);
+		if (r != CUDA_SUCCESS) {
+			/* Undo: the chunks already out come back. */
+			free(c->host);
+			c->host = NULL;
+			for (struct chunk *d = chunks; d != c; d = d->next)
+				if (back_in_ctx(d) == CUDA_SUCCESS &&
+				    copy(d, false) == CUDA_SUCCESS) {
+					free(d->host);
+					d->host = NULL;
+				}
+			set_stopped(false);
+			return r;
+		}
+		unback(c);
+		*bytes += c->size;
+	}
+	swapped = true;
+	return CUDA_SUCCESS;
+}
+
+static CUresult swap_in_locked(uint64_t *bytes)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	*bytes = 0;
+	if (!swapped)
+		return CUDA_SUCCESS;
+	for (struct chunk *c = chunks; c != NULL; c = c->next) {
+		if (c->host == NULL)
+			continue;
+		r = back_in_ctx(c);
+		if (r == CUDA_SUCCESS)
+			r = copy(c, false);
+		if (r != CUDA_SUCCESS)
+			return r; /* the rest stay out; a retry goes on */
+		free(c->host);
+		c->host = NULL;
+		*bytes += c->size;
+	}
+	swapped = false;
+	set_stopped(false);
+	return r;
+}
+
+CUresult gs__swap_out(uint64_t *bytes)
+{
+	CUresult r;
+
+	(void)pthread_mutex_lock(&mu);
+	r = swap_out_locked(bytes);
+	(void)pthread_mutex_unlock(&mu);
+	return r;
+}
+
+CUresult gs__swap_in(uint64_t *bytes)
+{
+	CUresult r;
+
+	(void)pthread_mutex_lock(&mu);
+	r = swap_in_locked(bytes);
+	(void)pthread_mutex_unlock(&mu);
+	return r;
+}
+
+/* ---- the internal test hook ------------------------------------------- */
+
+static void reply(const char *path, const char *line)
+{
+	char rp[300];
+	FILE *f;
+
+	(void)snprintf(rp, sizeof(rp), "%s.reply", path);
+	f = fopen(rp, "a");
+	if (f == NULL)
+		return;
+	(void)fprintf(f, "%s\n", line);
+	(void)fclose(f);
+}
+
+static void *fifo_main(void *arg)
+{
+	const char *path = getenv("GPUSLICE_SWAP_TEST_FIFO");
+	char line[64], msg[160];
+
+	(void)arg;
+	for (;;) {
+		FILE *f = fopen(path, "r");
+
+		if (f == NULL)
+			return NULL;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			bool out = strncmp(line, "out", 3) == 0;
+			uint64_t bytes = 0, t0 = gs__now();
+			CUresult r;
+
+			if (!out && strncmp(line, "in", 2) != 0)
+				continue;
+			r = out ? gs__swap_out(&bytes) : gs__swap_in(&bytes);
+			if (r == CUDA_SUCCESS)
+				(void)snprintf(msg, sizeof(msg), "%s ok %llu %llu",
+				               out ? "out" : "in",
+				               (unsigned long long)bytes,
+				               (unsigned long long)(gs__now() - t0));
+			else
+				(void)snprintf(msg, sizeof(msg),
+				               "%s error CUresult %d",
+				               out ? "out" : "in", (int)r);
+			reply(path, msg);
+		}
+		(void)fclose(f);
+	}
+	return NULL;
+}
+
+static void atfork_child(void)
+{
+	(void)pthread_mutex_init(&mu, NULL);
+	(void)pthread_cond_init(&back_cv, NULL);
+	gs__g.swap_stopped = false;
+	/* The parent's chunks are not the child's: its mappings and
+	 * handles belong to the parent's contexts. */
+	chunks = NULL;
+	free(subs);
+	subs = NULL;
+	n_subs = cap_subs = 0;
+	swapped = false;
+	fifo_started = false;
+}
+
+__attribute__((constructor)) static void swap_register(void)
+{
+	gs__on_fork_child(atfork_child);
+}

@@ -1,0 +1,71 @@
+# lib.py - shared by the swap tests (tests/integration/swap/*.sh): runs
+# gs-swap-prog under `gpuslice run --swap` on the sim set up by the shell
+# test, talks to it over its stdin/stdout and to the shim's internal swap
+# test hook (GPUSLICE_SWAP_TEST_FIFO, shim/swap.c), and reads the sim's
+# device memory use.
+import json, os, subprocess, sys, time
+
+B = os.environ["B"]
+WORK = os.environ["WORK"]
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def sim_used():
+    out = subprocess.run([f"{B}/bin/gpuslice", "sim", "status", "--json",
+                          "--dir", os.environ["SIMDIR"]],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["gpus"][0]["memory_used_bytes"]
+
+
+class Prog:
+    def __init__(self, swap=True, memory="8GiB"):
+        self.fifo = f"{WORK}/swap.fifo"
+        if not os.path.exists(self.fifo):
+            os.mkfifo(self.fifo)
+        env = dict(os.environ, GPUSLICE_SWAP_TEST_FIFO=self.fifo)
+        cmd = [f"{B}/bin/gpuslice", "run", "--memory", memory]
+        if swap:
+            cmd.append("--swap")
+        cmd += ["--", f"{B}/tests/gs-swap-prog"]
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, env=env)
+        self.replies = 0
+
+    def line(self, timeout=60):
+        l = self.p.stdout.readline()
+        if not l:
+            fail("gs-swap-prog ended early")
+        d = json.loads(l)
+        if "error" in d:
+            fail(f"gs-swap-prog: {d}")
+        return d
+
+    def send(self, cmd):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+
+    def swap(self, verb, timeout=60):
+        """Asks the shim to swap out or in; returns (ok, bytes, ns)."""
+        with open(self.fifo, "w") as f:
+            f.write(verb + "\n")
+        rp = self.fifo + ".reply"
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            if os.path.exists(rp):
+                lines = open(rp).read().splitlines()
+                if len(lines) > self.replies:
+                    r = lines[self.replies].split()
+                    self.replies += 1
+                    if r[1] != "ok":
+                        return False, 0, 0, " ".join(r[2:])
+                    return True, int(r[2]), int(r[3]), ""
+            time.sleep(0.02)
+        fail(f"no answer to swap {verb} in {timeout} s")
+
+    def close(self):
+        self.p.stdin.close()
+        return self.p.wait(timeout=60)
