@@ -22,12 +22,14 @@ def sim_used():
 
 
 class Prog:
-    def __init__(self, swap=True, memory="8GiB"):
+    def __init__(self, swap=True, memory="8GiB", slice=None, env=None):
         self.fifo = f"{WORK}/swap.fifo"
         if not os.path.exists(self.fifo):
             os.mkfifo(self.fifo)
-        env = dict(os.environ, GPUSLICE_SWAP_TEST_FIFO=self.fifo)
+        env = dict(os.environ, GPUSLICE_SWAP_TEST_FIFO=self.fifo, **(env or {}))
         cmd = [f"{B}/bin/gpuslice", "run", "--memory", memory]
+        if slice:
+            cmd += ["--slice", slice]
         if swap:
             cmd.append("--swap")
         cmd += ["--", f"{B}/tests/gs-swap-prog"]
@@ -48,10 +50,17 @@ class Prog:
         self.p.stdin.write(cmd + "\n")
         self.p.stdin.flush()
 
-    def swap(self, verb, timeout=60):
-        """Asks the shim to swap out or in; returns (ok, bytes, ns)."""
+    def ask(self, verb):
+        """Asks the shim to swap out or in, without waiting."""
         with open(self.fifo, "w") as f:
             f.write(verb + "\n")
+
+    def swap(self, verb, timeout=60):
+        """Asks the shim to swap out or in; returns (ok, bytes, ns, why)."""
+        self.ask(verb)
+        return self.answer(timeout)
+
+    def answer(self, timeout=60, verb=""):
         rp = self.fifo + ".reply"
         t0 = time.time()
         while time.time() - t0 < timeout:
@@ -64,7 +73,18 @@ class Prog:
                         return False, 0, 0, " ".join(r[2:])
                     return True, int(r[2]), int(r[3]), ""
             time.sleep(0.02)
-        fail(f"no answer to swap {verb} in {timeout} s")
+        fail(f"no answer to a swap request in {timeout} s")
+
+    def readable(self, timeout):
+        """Whether the program printed a line within `timeout` s."""
+        import select
+        return bool(select.select([self.p.stdout], [], [], timeout)[0])
+
+    def prog_pid(self):
+        """The pid of gs-swap-prog (the child of `gpuslice run`)."""
+        out = subprocess.run(["pgrep", "-P", str(self.p.pid)],
+                             capture_output=True, text=True).stdout.split()
+        return int(out[0]) if out else self.p.pid
 
     def close(self):
         self.p.stdin.close()
