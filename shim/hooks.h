@@ -49,6 +49,11 @@
 	/* what the program sees of its allocations (swap.c) */                \
 	X(cuMemGetAddressRange_v2, cuMemGetAddressRange, 3020, 0)              \
 	X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)               \
+	/* what pins a slice that may swap: memory others map (swap.c) */     \
+	X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, 0)                       \
+	X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)                 \
+	X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 4000, 0)               \
+	X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, 0)            \
 	/* the slice's view of memory */                                       \
 	X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0)                              \
 	X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                      \

@@ -22,6 +22,13 @@
  * and release its handle; the reservations stay. Swap-in: create, map at
  * the same address, set access, copy back.
  *
+ * Pinned: a process that shares memory with another process or device
+ * (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuCtxEnablePeerAccess) or adds
+ * graph memory nodes is never swapped; the first such call is recorded
+ * as the reason and every swap-out is refused with it. The call itself
+ * passes through (a driver refuses IPC export of memory mapped through
+ * virtual memory management: such programs need swap=never).
+ *
  * Internal test hook (not a public interface): with GPUSLICE_SWAP_TEST_FIFO
  * set to the path of a FIFO, a helper thread started with the first
  * swappable allocation reads lines "out" and "in" from it and appends one
@@ -86,6 +93,8 @@ static size_t n_subs, cap_subs;
 static bool swapped; /* guarded by mu */
 static pthread_cond_t back_cv = PTHREAD_COND_INITIALIZER;
 static bool fifo_started;
+/* Why the process's memory cannot move ("" = it can); guarded by mu. */
+static char pinned[160];
 
 static void load(void)
 {
@@ -434,6 +443,74 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
 	return CUDA_SUCCESS;
 }
 
+/* ---- what pins the process -------------------------------------------- */
+
+/* Records the first reason; every later swap-out is refused with it. */
+static void pin(const char *call, CUresult r)
+{
+	if (!gs__enforcing())
+		return;
+	(void)pthread_mutex_lock(&mu);
+	if (pinned[0] == '\0') {
+		(void)snprintf(pinned, sizeof(pinned),
+		               "pinned: the process called %s (CUresult %d): memory another process or device maps cannot move",
+		               call, (int)r);
+		if (gs__g.lim.flags & GS_SLICE_SWAP)
+			gs_info(GS_SHIM_TAG, "slice=%s %s", gs__g.cfg.slice,
+			        pinned);
+	}
+	(void)pthread_mutex_unlock(&mu);
+}
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuIpcGetMemHandle(pHandle, dptr);
+	pin("cuIpcGetMemHandle", r);
+	return r;
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
+                               unsigned int Flags)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
+	pin("cuIpcOpenMemHandle", r);
+	return r;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuCtxEnablePeerAccess(peerContext, Flags);
+	pin("cuCtxEnablePeerAccess", r);
+	return r;
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                const CUgraphNode *dependencies,
+                                size_t numDependencies,
+                                CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies,
+	                                    numDependencies, nodeParams);
+	pin("cuGraphAddMemAllocNode", r);
+	return r;
+}
+
 /* ---- the stop -------------------------------------------------------- */
 
 void gs__swap_wait_slow(void)
@@ -508,7 +585,7 @@ static CUresult back_in_ctx(struct chunk *c)
 	return r;
 }
 
-/* OUT: *bytes moved. mu held. */
+/* OUT: *bytes moved. mu held. CUDA_ERROR_NOT_PERMITTED when pinned. */
 static CUresult swap_out_locked(uint64_t *bytes)
 {
 	CUresult r;
@@ -516,6 +593,8 @@ static CUresult swap_out_locked(uint64_t *bytes)
 	*bytes = 0;
 	if (swapped)
 		return CUDA_SUCCESS;
+	if (pinned[0] != '\0')
+		return CUDA_ERROR_NOT_PERMITTED;
 	set_stopped(true);
 	r = drain();
 	if (r != CUDA_SUCCESS) {
@@ -610,7 +689,7 @@ static void reply(const char *path, const char *line)
 static void *fifo_main(void *arg)
 {
 	const char *path = getenv("GPUSLICE_SWAP_TEST_FIFO");
-	char line[64], msg[160];
+	char line[64], msg[256];
 
 	(void)arg;
 	for (;;) {
@@ -626,7 +705,10 @@ static void *fifo_main(void *arg)
 			if (!out && strncmp(line, "in", 2) != 0)
 				continue;
 			r = out ? gs__swap_out(&bytes) : gs__swap_in(&bytes);
-			if (r == CUDA_SUCCESS)
+			if (r == CUDA_ERROR_NOT_PERMITTED)
+				(void)snprintf(msg, sizeof(msg), "%s error %s",
+				               out ? "out" : "in", pinned);
+			else if (r == CUDA_SUCCESS)
 				(void)snprintf(msg, sizeof(msg), "%s ok %llu %llu",
 				               out ? "out" : "in",
 				               (unsigned long long)bytes,
@@ -655,6 +737,7 @@ static void atfork_child(void)
 	n_subs = cap_subs = 0;
 	swapped = false;
 	fifo_started = false;
+	pinned[0] = '\0';
 }
 
 __attribute__((constructor)) static void swap_register(void)

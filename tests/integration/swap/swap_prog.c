@@ -9,6 +9,8 @@
  *           signature through it, reads every buffer back, and prints
  *           {"check": ..., "bad": N, "chased": V, "addresses_same": B}
  *   free    frees everything and prints {"freed": true}
+ *   ipc     asks for an IPC handle of the first buffer and prints
+ *           {"ipc": CUresult}
  * It exits at end of input. Used by the swap tests beside it.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -155,6 +157,12 @@ int main(void)
 			}
 			printf("{\"check\": true, \"bad\": %ld, \"chased\": %u}\n",
 			       bad, chased);
+		} else if (strncmp(line, "ipc", 3) == 0) {
+			CUipcMemHandle h;
+
+			printf("{\"ipc\": %d}\n",
+			       (int)F(CUresult(*)(CUipcMemHandle *, CUdeviceptr),
+			              "cuIpcGetMemHandle")(&h, buf[0]));
 		} else if (strncmp(line, "free", 4) == 0) {
 			for (int b = 0; b <= NBUF; b++)
 				CK(F(CUresult(*)(CUdeviceptr), "cuMemFree_v2")(
