@@ -18,7 +18,8 @@
  * physical memory is taken with the real cuMemCreate, not the hooked one.
  *
  * Swap-out (gs__swap_out): synchronise every context that owns a chunk,
- * copy each resident chunk to host memory of this process (malloc), unmap
+ * copy each resident chunk to host memory of this process (anonymous
+ * memory, populated at once), unmap
  * and release its handle; the reservations stay. Swap-in: create, map at
  * the same address, set access, copy back.
  *
@@ -43,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,6 +218,24 @@ fail:
 	return NULL;
 }
 
+/* Host memory for a chunk's contents: this process's own anonymous
+ * memory, its pages made at once (MAP_POPULATE) rather than one fault
+ * per page during the copy. NULL when there is none. */
+static void *host_get(uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void host_put(struct chunk *c)
+{
+	if (c->host != NULL)
+		(void)munmap(c->host, c->size);
+	c->host = NULL;
+}
+
 static void chunk_destroy(struct chunk *c)
 {
 	struct chunk **pp;
@@ -227,7 +247,7 @@ static void chunk_destroy(struct chunk *c)
 		}
 	unback(c);
 	(void)drv.addr_free(c->base, c->size);
-	free(c->host);
+	host_put(c);
 	free(c->used);
 	free(c);
 }
@@ -602,21 +622,18 @@ static CUresult swap_out_locked(uint64_t *bytes)
 		return r;
 	}
 	for (struct chunk *c = chunks; c != NULL; c = c->next) {
-		c->host = malloc(c->size);
+		c->host = host_get(c->size);
 		if (c->host == NULL)
 			r = CUDA_ERROR_OUT_OF_MEMORY;
 		else
 			r = copy(c, true);
 		if (r != CUDA_SUCCESS) {
 			/* Undo: the chunks already out come back. */
-			free(c->host);
-			c->host = NULL;
+			host_put(c);
 			for (struct chunk *d = chunks; d != c; d = d->next)
 				if (back_in_ctx(d) == CUDA_SUCCESS &&
-				    copy(d, false) == CUDA_SUCCESS) {
-					free(d->host);
-					d->host = NULL;
-				}
+				    copy(d, false) == CUDA_SUCCESS)
+					host_put(d);
 			set_stopped(false);
 			return r;
 		}
@@ -642,8 +659,7 @@ static CUresult swap_in_locked(uint64_t *bytes)
 			r = copy(c, false);
 		if (r != CUDA_SUCCESS)
 			return r; /* the rest stay out; a retry goes on */
-		free(c->host);
-		c->host = NULL;
+		host_put(c);
 		*bytes += c->size;
 	}
 	swapped = false;

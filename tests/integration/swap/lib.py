@@ -22,7 +22,8 @@ def sim_used():
 
 
 class Prog:
-    def __init__(self, swap=True, memory="8GiB", slice=None, env=None):
+    def __init__(self, swap=True, memory="8GiB", slice=None, env=None,
+                 bulk_mib=0):
         self.fifo = f"{WORK}/swap.fifo"
         if not os.path.exists(self.fifo):
             os.mkfifo(self.fifo)
@@ -33,6 +34,8 @@ class Prog:
         if swap:
             cmd.append("--swap")
         cmd += ["--", f"{B}/tests/gs-swap-prog"]
+        if bulk_mib:
+            cmd.append(str(bulk_mib))
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, env=env)
         self.replies = 0

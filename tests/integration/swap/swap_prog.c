@@ -11,6 +11,8 @@
  *   free    frees everything and prints {"freed": true}
  *   ipc     asks for an IPC handle of the first buffer and prints
  *           {"ipc": CUresult}
+ * With an argument N, it also allocates one buffer of N MiB (set with
+ * cuMemsetD8, not checked): the swap benchmark's bulk.
  * It exits at end of input. Used by the swap tests beside it.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -67,8 +69,9 @@ static uint32_t sig(int b, size_t i)
 	return (uint32_t)(0x9e3779b9u * (unsigned)(b + 1)) ^ (uint32_t)i;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	CUdeviceptr bulk = 0;
 	CUdevice dev;
 	CUcontext ctx;
 	CUmodule mod;
@@ -121,6 +124,14 @@ int main(void)
 		    &base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, buf[b] + 1));
 		if (base != buf[b])
 			range_ok = 0;
+	}
+	if (argc > 1 && atol(argv[1]) > 0) {
+		size_t n = (size_t)atol(argv[1]) << 20;
+
+		CK(F(CUresult(*)(CUdeviceptr *, size_t), "cuMemAlloc_v2")(&bulk,
+		                                                          n));
+		CK(F(CUresult(*)(CUdeviceptr, unsigned char, size_t),
+		     "cuMemsetD8_v2")(bulk, 0x5a, n));
 	}
 	/* The pointer stored in the device: buf[3]'s address, whose first
 	 * word is sig(3, 0). */
