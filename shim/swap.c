@@ -30,18 +30,19 @@
  * passes through (a driver refuses IPC export of memory mapped through
  * virtual memory management: such programs need swap=never).
  *
- * Internal test hook (not a public interface): with GPUSLICE_SWAP_TEST_FIFO
- * set to the path of a FIFO, a helper thread started with the first
- * swappable allocation reads lines "out" and "in" from it and appends one
- * line per request to <path>.reply: "out ok <bytes> <ns>", "in ok <bytes>
- * <ns>" or "<verb> error <message>". The daemon's request word in the
- * region is the next step (docs/swap.md).
+ * Requests come through the region (gs/region_swap.h): the daemon or
+ * `gpuslice swap out|in SLICE` bumps the slice's request word; a helper
+ * thread of each process holding movable memory (started with its first
+ * such allocation) polls it every 10 ms, carries the request out and
+ * answers with the bytes moved, which the record adds up per slice.
  */
 #include "shim_int.h"
 
+#include "gs/region_swap.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -94,9 +95,9 @@ static struct suballoc *subs;
 static size_t n_subs, cap_subs;
 static bool swapped; /* guarded by mu */
 static pthread_cond_t back_cv = PTHREAD_COND_INITIALIZER;
-static bool fifo_started;
-/* Why the process's memory cannot move ("" = it can); guarded by mu. */
-static char pinned[160];
+static bool watch_started;
+/* Why the process's memory cannot move (NONE = it can); guarded by mu. */
+static enum gs_swap_pin pinned;
 
 static void load(void)
 {
@@ -304,21 +305,22 @@ static ssize_t subs_find(CUdeviceptr p)
 	return -1;
 }
 
-static void *fifo_main(void *arg);
+static void *watch_main(void *arg);
 
-static void fifo_start(void)
+/* mu held. */
+static void watch_start(void)
 {
-	const char *path = getenv("GPUSLICE_SWAP_TEST_FIFO");
 	pthread_t t;
 
-	if (fifo_started || path == NULL || path[0] == '\0')
+	if (watch_started)
 		return;
-	fifo_started = true;
-	if (pthread_create(&t, NULL, fifo_main, NULL) == 0)
+	watch_started = true;
+	if (pthread_create(&t, NULL, watch_main, NULL) == 0)
 		(void)pthread_detach(t);
 	else
-		gs_warn(GS_SHIM_TAG, "swap test hook: no helper thread (%s)",
-		        strerror(errno));
+		gs_warn(GS_SHIM_TAG,
+		        "slice=%s: no swap helper thread (%s): requests to swap go unanswered",
+		        gs__g.cfg.slice, strerror(errno));
 }
 
 CUresult gs__swap_alloc(CUdeviceptr *dptr, size_t bytes)
@@ -345,7 +347,7 @@ CUresult gs__swap_alloc(CUdeviceptr *dptr, size_t bytes)
 	units = (bytes + UNIT - 1) / UNIT;
 	gs__swap_wait();
 	(void)pthread_mutex_lock(&mu);
-	fifo_start();
+	watch_start();
 	while (gs__g.swap_stopped)
 		(void)pthread_cond_wait(&back_cv, &mu);
 	if (bytes < gran) {
@@ -466,18 +468,16 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
 /* ---- what pins the process -------------------------------------------- */
 
 /* Records the first reason; every later swap-out is refused with it. */
-static void pin(const char *call, CUresult r)
+static void pin(enum gs_swap_pin why)
 {
 	if (!gs__enforcing())
 		return;
 	(void)pthread_mutex_lock(&mu);
-	if (pinned[0] == '\0') {
-		(void)snprintf(pinned, sizeof(pinned),
-		               "pinned: the process called %s (CUresult %d): memory another process or device maps cannot move",
-		               call, (int)r);
+	if (pinned == GS_SWAP_PIN_NONE) {
+		pinned = why;
 		if (gs__g.lim.flags & GS_SLICE_SWAP)
-			gs_info(GS_SHIM_TAG, "slice=%s %s", gs__g.cfg.slice,
-			        pinned);
+			gs_info(GS_SHIM_TAG, "slice=%s pinned: the process %s",
+			        gs__g.cfg.slice, gs_swap_pin_reason(why));
 	}
 	(void)pthread_mutex_unlock(&mu);
 }
@@ -489,7 +489,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 	if (!gs__ready())
 		return gs__not_ready();
 	r = gs__real.cuIpcGetMemHandle(pHandle, dptr);
-	pin("cuIpcGetMemHandle", r);
+	pin(GS_SWAP_PIN_IPC_EXPORT);
 	return r;
 }
 
@@ -501,7 +501,7 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
 	if (!gs__ready())
 		return gs__not_ready();
 	r = gs__real.cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
-	pin("cuIpcOpenMemHandle", r);
+	pin(GS_SWAP_PIN_IPC_IMPORT);
 	return r;
 }
 
@@ -512,7 +512,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 	if (!gs__ready())
 		return gs__not_ready();
 	r = gs__real.cuCtxEnablePeerAccess(peerContext, Flags);
-	pin("cuCtxEnablePeerAccess", r);
+	pin(GS_SWAP_PIN_PEER);
 	return r;
 }
 
@@ -527,7 +527,7 @@ CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 		return gs__not_ready();
 	r = gs__real.cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies,
 	                                    numDependencies, nodeParams);
-	pin("cuGraphAddMemAllocNode", r);
+	pin(GS_SWAP_PIN_GRAPH_MEM);
 	return r;
 }
 
@@ -613,7 +613,7 @@ static CUresult swap_out_locked(uint64_t *bytes)
 	*bytes = 0;
 	if (swapped)
 		return CUDA_SUCCESS;
-	if (pinned[0] != '\0')
+	if (pinned != GS_SWAP_PIN_NONE)
 		return CUDA_ERROR_NOT_PERMITTED;
 	set_stopped(true);
 	r = drain();
@@ -687,55 +687,68 @@ CUresult gs__swap_in(uint64_t *bytes)
 	return r;
 }
 
-/* ---- the internal test hook ------------------------------------------- */
+/* ---- requests through the region ------------------------------------- */
 
-static void reply(const char *path, const char *line)
+static uint64_t realtime_ns(void)
 {
-	char rp[300];
-	FILE *f;
+	struct timespec ts;
 
-	(void)snprintf(rp, sizeof(rp), "%s.reply", path);
-	f = fopen(rp, "a");
-	if (f == NULL)
-		return;
-	(void)fprintf(f, "%s\n", line);
-	(void)fclose(f);
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void *fifo_main(void *arg)
+static gs_err result_of(CUresult r)
 {
-	const char *path = getenv("GPUSLICE_SWAP_TEST_FIFO");
-	char line[64], msg[256];
+	switch (r) {
+	case CUDA_SUCCESS:
+		return GS_OK;
+	case CUDA_ERROR_NOT_PERMITTED:
+		return GS_ERR_PERM;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return GS_ERR_NOMEM;
+	default:
+		return GS_ERR_DRIVER;
+	}
+}
+
+static void *watch_main(void *arg)
+{
+	enum gs_swap_verb verb;
+	uint32_t seen = 0, seq;
+	bool first = true;
 
 	(void)arg;
 	for (;;) {
-		FILE *f = fopen(path, "r");
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		uint64_t bytes = 0, t0;
+		enum gs_swap_pin pin;
+		CUresult r;
 
-		if (f == NULL)
-			return NULL;
-		while (fgets(line, sizeof(line), f) != NULL) {
-			bool out = strncmp(line, "out", 3) == 0;
-			uint64_t bytes = 0, t0 = gs__now();
-			CUresult r;
-
-			if (!out && strncmp(line, "in", 2) != 0)
-				continue;
-			r = out ? gs__swap_out(&bytes) : gs__swap_in(&bytes);
-			if (r == CUDA_ERROR_NOT_PERMITTED)
-				(void)snprintf(msg, sizeof(msg), "%s error %s",
-				               out ? "out" : "in", pinned);
-			else if (r == CUDA_SUCCESS)
-				(void)snprintf(msg, sizeof(msg), "%s ok %llu %llu",
-				               out ? "out" : "in",
-				               (unsigned long long)bytes,
-				               (unsigned long long)(gs__now() - t0));
-			else
-				(void)snprintf(msg, sizeof(msg),
-				               "%s error CUresult %d",
-				               out ? "out" : "in", (int)r);
-			reply(path, msg);
+		if (gs_region_swap_poll(gs__g.region, &gs__g.proc, &verb,
+		                        &seq) != GS_OK)
+			return NULL; /* our entry or slice is gone */
+		if (first) {
+			seen = seq; /* what was asked before us is not ours */
+			first = false;
 		}
-		(void)fclose(f);
+		if (seq == seen) {
+			(void)nanosleep(&ts, NULL);
+			continue;
+		}
+		seen = seq;
+		t0 = gs__now();
+		r = verb == GS_SWAP_VERB_OUT ? gs__swap_out(&bytes)
+		                             : gs__swap_in(&bytes);
+		(void)pthread_mutex_lock(&mu);
+		pin = pinned;
+		(void)pthread_mutex_unlock(&mu);
+		gs_debug(GS_SHIM_TAG, "slice=%s swap %s: CUresult %d, %llu bytes in %llu ns",
+		         gs__g.cfg.slice, verb == GS_SWAP_VERB_OUT ? "out" : "in",
+		         (int)r, (unsigned long long)bytes,
+		         (unsigned long long)(gs__now() - t0));
+		(void)gs_region_swap_answer(gs__g.region, &gs__g.proc, seq, verb,
+		                            result_of(r), bytes, pin,
+		                            realtime_ns());
 	}
 	return NULL;
 }
@@ -752,8 +765,8 @@ static void atfork_child(void)
 	subs = NULL;
 	n_subs = cap_subs = 0;
 	swapped = false;
-	fifo_started = false;
-	pinned[0] = '\0';
+	watch_started = false;
+	pinned = GS_SWAP_PIN_NONE;
 }
 
 __attribute__((constructor)) static void swap_register(void)

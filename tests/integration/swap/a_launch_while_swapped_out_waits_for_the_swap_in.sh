@@ -13,14 +13,14 @@ from lib import *
 
 p = Prog()
 ready = p.line()
-ok, moved, ns, why = p.swap("out")
+ok, moved, ns, why, rec = p.swap("out")
 if not ok or moved == 0:
     fail("swap out: " + why)
 t0 = time.time()
 p.send("check")  # launches the pointer-chasing kernel, then reads back
 if p.readable(1.5):
     fail(f"the program ran GPU work while swapped out: {p.line()}")
-ok, back, ns, why = p.swap("in")
+ok, back, ns, why, rec = p.swap("in")
 if not ok:
     fail("swap in: " + why)
 chk = p.line()

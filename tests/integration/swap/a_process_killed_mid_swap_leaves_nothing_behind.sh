@@ -39,15 +39,17 @@ for when in ("mid-swap-out", "swapped-out"):
     if when == "mid-swap-out":
         p.ask("out")
         time.sleep(0.1)
-        if os.path.exists(p.fifo + ".reply"):
+        if p.pending.poll() is not None:
             fail("the swap-out finished before the kill: not mid-swap")
     else:
-        ok, moved, ns, why = p.swap("out")
+        ok, moved, ns, why, rec = p.swap("out")
         if not ok:
             fail("swap out: " + why)
     os.kill(p.prog_pid(), signal.SIGKILL)
     p.p.wait(timeout=30)
-    os.unlink(p.fifo + ".reply") if os.path.exists(p.fifo + ".reply") else None
+    if p.pending is not None:
+        p.pending.kill()
+        p.pending.wait()
     b = settle(base, name)
     print(f"killed {when}: sim used back to {base}, books {b}")
 print("ok")

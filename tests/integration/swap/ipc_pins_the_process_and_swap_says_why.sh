@@ -13,16 +13,16 @@ from lib import *
 
 p = Prog()
 ready = p.line()
-ok, moved, ns, why = p.swap("out")
-ok2, _, _, _ = p.swap("in")
+ok, moved, ns, why, rec = p.swap("out")
+ok2, _, _, _, _ = p.swap("in")
 if not (ok and ok2 and moved > 0):
     fail(f"not pinned yet, the round trip should work: {why}")
 p.send("ipc")
 print("ipc call:", p.line())
 used = sim_used()
-ok, moved, ns, why = p.swap("out")
+ok, moved, ns, why, rec = p.swap("out")
 print("swap out after IPC:", ok, why)
-if ok or "pinned" not in why or "cuIpcGetMemHandle" not in why:
+if ok or "pinned" not in why or "cuIpcGetMemHandle" not in why or "cuIpcGetMemHandle" not in rec["pinned"]:
     fail(f"a pinned process was swapped or the reason is missing: {ok} {why!r}")
 if sim_used() != used:
     fail("device memory changed after a refused swap-out")

@@ -1,8 +1,7 @@
-# lib.py - shared by the swap tests (tests/integration/swap/*.sh): runs
-# gs-swap-prog under `gpuslice run --swap` on the sim set up by the shell
-# test, talks to it over its stdin/stdout and to the shim's internal swap
-# test hook (GPUSLICE_SWAP_TEST_FIFO, shim/swap.c), and reads the sim's
-# device memory use.
+# lib.py - shared by the swap tests (the shell scripts beside it): runs
+# gs-swap-prog under `gpuslice run --swap --slice NAME` on the sim set up
+# by the shell test, talks to it over its stdin/stdout, swaps it with
+# `gpuslice swap out|in NAME`, and reads the sim's device memory use.
 import json, os, subprocess, sys, time
 
 B = os.environ["B"]
@@ -22,15 +21,17 @@ def sim_used():
 
 
 class Prog:
+    n = 0
+
     def __init__(self, swap=True, memory="8GiB", slice=None, env=None,
                  bulk_mib=0):
-        self.fifo = f"{WORK}/swap.fifo"
-        if not os.path.exists(self.fifo):
-            os.mkfifo(self.fifo)
-        env = dict(os.environ, GPUSLICE_SWAP_TEST_FIFO=self.fifo, **(env or {}))
-        cmd = [f"{B}/bin/gpuslice", "run", "--memory", memory]
-        if slice:
-            cmd += ["--slice", slice]
+        Prog.n += 1
+        self.slice = slice or f"swapt{Prog.n}"
+        self.log = f"{WORK}/{self.slice}.shim.log"
+        env = dict(os.environ, GPUSLICE_LOG="debug:" + self.log,
+                   **(env or {}))
+        cmd = [f"{B}/bin/gpuslice", "run", "--memory", memory,
+               "--slice", self.slice]
         if swap:
             cmd.append("--swap")
         cmd += ["--", f"{B}/tests/gs-swap-prog"]
@@ -38,7 +39,8 @@ class Prog:
             cmd.append(str(bulk_mib))
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, env=env)
-        self.replies = 0
+        self.swapped = 0
+        self.pending = None
 
     def line(self, timeout=60):
         l = self.p.stdout.readline()
@@ -53,30 +55,33 @@ class Prog:
         self.p.stdin.write(cmd + "\n")
         self.p.stdin.flush()
 
-    def ask(self, verb):
-        """Asks the shim to swap out or in, without waiting."""
-        with open(self.fifo, "w") as f:
-            f.write(verb + "\n")
+    def ask(self, verb, timeout=60):
+        """`gpuslice swap VERB SLICE`, without waiting for it."""
+        self.pending = subprocess.Popen(
+            [f"{B}/bin/gpuslice", "swap", verb, self.slice,
+             "--timeout", str(timeout)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def answer(self):
+        """(ok, bytes moved, seconds, what stderr said, record)."""
+        out, err = self.pending.communicate(timeout=600)
+        rc = self.pending.returncode
+        self.pending = None
+        rec = json.loads(out.splitlines()[-1]) if out.strip() else {}
+        moved = abs(rec.get("swapped_bytes", self.swapped) - self.swapped)
+        self.swapped = rec.get("swapped_bytes", self.swapped)
+        return rc == 0, moved, rec.get("seconds", 0), err.strip(), rec
 
     def swap(self, verb, timeout=60):
-        """Asks the shim to swap out or in; returns (ok, bytes, ns, why)."""
-        self.ask(verb)
-        return self.answer(timeout)
+        self.ask(verb, timeout)
+        return self.answer()
 
-    def answer(self, timeout=60, verb=""):
-        rp = self.fifo + ".reply"
-        t0 = time.time()
-        while time.time() - t0 < timeout:
-            if os.path.exists(rp):
-                lines = open(rp).read().splitlines()
-                if len(lines) > self.replies:
-                    r = lines[self.replies].split()
-                    self.replies += 1
-                    if r[1] != "ok":
-                        return False, 0, 0, " ".join(r[2:])
-                    return True, int(r[2]), int(r[3]), ""
-            time.sleep(0.02)
-        fail(f"no answer to a swap request in {timeout} s")
+    def shim_times(self, verb):
+        """The shim's own time per swap VERB, in ns, from its log."""
+        import re
+        pat = re.compile(r"swap %s: CUresult 0, (\d+) bytes in (\d+) ns" % verb)
+        return [(int(m.group(1)), int(m.group(2)))
+                for m in pat.finditer(open(self.log).read())]
 
     def readable(self, timeout):
         """Whether the program printed a line within `timeout` s."""

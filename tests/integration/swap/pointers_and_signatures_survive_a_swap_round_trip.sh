@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A program on a slice run with --swap allocates small and large buffers
+# A program on a slice run with --swap, swapped with `gpuslice swap`, allocates small and large buffers
 # (packed into shared chunks, or a chunk of their own) with signatures and
 # stores a device pointer inside a device buffer. cuMemGetAddressRange and
 # cuPointerGetAttribute answer each allocation's own base and size. After
@@ -24,25 +24,29 @@ chk = (p.send("check"), p.line())[1]
 if chk["bad"] != 0 or chk["chased"] != ready["expect_chased"]:
     fail(f"before any swap: {chk}")
 before = sim_used()
-ok, moved, ns, why = p.swap("out")
+ok, moved, ns, why, rec = p.swap("out")
 if not ok:
     fail("swap out: " + why)
 after = sim_used()
-print(f"swapped out {moved} bytes in {ns / 1e6:.2f} ms; sim used {before} -> {after}")
+print(f"swapped out {moved} bytes in {ns * 1e3:.2f} ms; sim used {before} -> {after}; record {rec}")
+if rec["swap_outs"] != 1 or rec["swapped_bytes"] != moved:
+    fail(f"the slice's swap record does not say what moved: {rec}")
 # The buffers: 11 MiB large ones in chunks of their own (4 + 8 MiB) and
 # one 2 MiB chunk that holds all nine small ones (packed).
 if moved != 14 << 20 or before - after != moved:
     fail(f"device memory should drop by what was moved ({moved}): {before} -> {after}")
-ok, back, ns, why = p.swap("in")
-if not ok or back != moved:
-    fail(f"swap in: {ok} {back} {why}")
+ok, back, ns, why, rec = p.swap("in")
+if not ok or back != moved or rec["swapped_bytes"] != 0 or rec["swap_ins"] != 1:
+    fail(f"swap in: {ok} {back} {why} {rec}")
 if sim_used() != before:
     fail(f"after swap-in, device memory {sim_used()} != {before}")
 chk = (p.send("check"), p.line())[1]
 if chk["bad"] != 0 or chk["chased"] != ready["expect_chased"]:
     fail(f"after the round trip: {chk}")
 p.send("free"); p.line()
-p.swap("out")  # nothing left to move
+ok, moved, ns, why, rec = p.swap("out")  # nothing left to move
+if not ok or moved != 0:
+    fail(f"a swap-out with nothing allocated: {ok} {moved} {why}")
 if p.close() != 0:
     fail("gs-swap-prog failed")
 if sim_used() != base:
