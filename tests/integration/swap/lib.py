@@ -24,16 +24,19 @@ class Prog:
     n = 0
 
     def __init__(self, swap=True, memory="8GiB", slice=None, env=None,
-                 bulk_mib=0):
+                 bulk_mib=0, run_dir=None):
         Prog.n += 1
         self.slice = slice or f"swapt{Prog.n}"
         self.log = f"{WORK}/{self.slice}.shim.log"
         env = dict(os.environ, GPUSLICE_LOG="debug:" + self.log,
                    **(env or {}))
-        cmd = [f"{B}/bin/gpuslice", "run", "--memory", memory,
-               "--slice", self.slice]
-        if swap:
+        # A daemon's slice (memory=None) has its limits from the daemon.
+        cmd = [f"{B}/bin/gpuslice", "run", "--slice", self.slice]
+        if memory:
+            cmd += ["--memory", memory]
+        if swap and memory:
             cmd.append("--swap")
+        self.swap_args = ["--run-dir", run_dir] if run_dir else []
         cmd += ["--", f"{B}/tests/gs-swap-prog"]
         if bulk_mib:
             cmd.append(str(bulk_mib))
@@ -59,7 +62,7 @@ class Prog:
         """`gpuslice swap VERB SLICE`, without waiting for it."""
         self.pending = subprocess.Popen(
             [f"{B}/bin/gpuslice", "swap", verb, self.slice,
-             "--timeout", str(timeout)],
+             "--timeout", str(timeout)] + self.swap_args,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def answer(self):
