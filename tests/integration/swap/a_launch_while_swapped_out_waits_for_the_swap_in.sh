@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # While its memory is swapped out, the program is stopped at its next GPU
-# call: a kernel launch (and the synchronisation after it) does not return
-# until the swap-in, and then computes on the right contents. Addresses
+# call: a kernel launch (and the synchronisation after it), or a copy,
+# does not return until the swap-in, and then computes on the right contents. Addresses
 # are the same before and after.
 . "$(dirname "$0")/../shim/lib.sh" "$1"
 sim_up
@@ -30,6 +30,18 @@ if chk["bad"] != 0 or chk["chased"] != ready["expect_chased"]:
     fail(f"after the stop: {chk}")
 if waited < 1.5:
     fail(f"the launch did not wait ({waited:.2f} s)")
+
+# A copy (no launch) is stopped the same way.
+ok, moved, ns, why, rec = p.swap("out")
+t0 = time.time()
+p.send("read")
+if p.readable(1.5):
+    fail(f"the program copied from its memory while swapped out: {p.line()}")
+ok2, _, _, why2, _ = p.swap("in")
+rd = p.line()
+print(f"copy waited {time.time() - t0:.2f} s for the swap-in; {rd}")
+if not (ok and ok2) or rd["bad"] != 0 or time.time() - t0 < 1.5:
+    fail(f"copy during swap-out: {ok} {ok2} {why} {why2} {rd}")
 if p.close() != 0:
     fail("gs-swap-prog failed")
 print("ok")

@@ -8,6 +8,8 @@
  *   check   runs a kernel that follows the stored pointer and reads the
  *           signature through it, reads every buffer back, and prints
  *           {"check": ..., "bad": N, "chased": V, "addresses_same": B}
+ *   read    only reads every buffer back (copies, no launch) and prints
+ *           {"read": true, "bad": N}
  *   free    frees everything and prints {"freed": true}
  *   ipc     asks for an IPC handle of the first buffer and prints
  *           {"ipc": CUresult}
@@ -168,6 +170,18 @@ int main(int argc, char **argv)
 			}
 			printf("{\"check\": true, \"bad\": %ld, \"chased\": %u}\n",
 			       bad, chased);
+		} else if (strncmp(line, "read", 4) == 0) {
+			long bad = 0;
+
+			for (int b = 0; b <= NBUF; b++) {
+				size_t n = wsz[b] / 4;
+
+				CK(F(CUresult(*)(void *, CUdeviceptr, size_t),
+				     "cuMemcpyDtoH_v2")(host, buf[b], n * 4));
+				for (size_t i = 0; i < n; i++)
+					bad += host[i] != sig(b, i);
+			}
+			printf("{\"read\": true, \"bad\": %ld}\n", bad);
 		} else if (strncmp(line, "ipc", 3) == 0) {
 			CUipcMemHandle h;
 
