@@ -248,7 +248,11 @@ struct gs_ru_proc {
 	uint64_t slice_gen;
 	uint64_t attached_ns; /* CLOCK_REALTIME */
 	uint32_t uid;         /* euid at attach (checked against /proc) */
-	uint8_t reserved[68];
+	uint32_t reserved0;
+	/* what this process's answers put in its slice's swapped bytes
+	 * (swaprec.c): taken off again when its slot is freed */
+	uint64_t swapped_bytes;
+	uint8_t reserved[56];
 };
 static_assert(sizeof(struct gs_ru_proc) == 128, "gs_ru_proc layout");
 

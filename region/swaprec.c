@@ -110,7 +110,8 @@ gs_err gs_region_swap_read(struct gs_region *r, const struct gs_slice_ref *s,
  * NULL when the process or its slice is gone. */
 static struct gs_ru_swap *proc_rec_lock(struct gs_region *r,
                                         const struct gs_proc_ref *p,
-                                        struct gs_own **o, gs_err *err)
+                                        struct gs_own **o,
+                                        struct gs_ru_proc **out, gs_err *err)
 {
 	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
 	struct gs_rl_slice *sl;
@@ -125,6 +126,7 @@ static struct gs_ru_swap *proc_rec_lock(struct gs_region *r,
 	        pr->slice_gen ||
 	    !gs__own_serves(*o, sl, pr->slice))
 		return NULL;
+	*out = pr;
 	return rec_lock(r, *o, pr->slice, err);
 }
 
@@ -132,10 +134,11 @@ gs_err gs_region_swap_poll(struct gs_region *r, const struct gs_proc_ref *p,
                            enum gs_swap_verb *verb, uint32_t *seq)
 {
 	struct gs_own *o;
+	struct gs_ru_proc *pr;
 	struct gs_ru_swap *w;
 	gs_err err;
 
-	w = proc_rec_lock(r, p, &o, &err);
+	w = proc_rec_lock(r, p, &o, &pr, &err);
 	if (w == NULL)
 		return err;
 	*verb = (enum gs_swap_verb)w->req_verb;
@@ -150,21 +153,26 @@ gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
                              enum gs_swap_pin pin, uint64_t now_ns)
 {
 	struct gs_own *o;
+	struct gs_ru_proc *pr;
 	struct gs_ru_swap *w;
 	gs_err err;
 
-	w = proc_rec_lock(r, p, &o, &err);
+	w = proc_rec_lock(r, p, &o, &pr, &err);
 	if (w == NULL)
 		return err;
 	if (w->pinned == GS_SWAP_PIN_NONE)
 		w->pinned = (uint16_t)pin;
 	if (result == GS_OK && verb == GS_SWAP_VERB_OUT && bytes > 0) {
 		w->swapped_bytes += bytes;
+		pr->swapped_bytes += bytes;
 		w->swap_outs++;
 		w->last_out_ns = now_ns;
 	} else if (result == GS_OK && verb == GS_SWAP_VERB_IN && bytes > 0) {
 		w->swapped_bytes -= bytes < w->swapped_bytes ? bytes
 		                                              : w->swapped_bytes;
+		pr->swapped_bytes -= bytes < pr->swapped_bytes
+		                         ? bytes
+		                         : pr->swapped_bytes;
 		w->swap_ins++;
 		w->last_in_ns = now_ns;
 	}

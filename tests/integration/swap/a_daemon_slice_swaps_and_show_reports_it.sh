@@ -5,7 +5,8 @@
 # one's process's memory to host memory; `gpuslice show` then reports the
 # swapped bytes, one swap-out and resident = promised - swapped, and after
 # `gpuslice swap in` nothing swapped, one swap-in and the contents intact.
-# The never slice's process is not moved: nobody answers the request.
+# A process killed while swapped out leaves nothing counted as swapped
+# once reaped. The never slice's process is not moved: nobody answers.
 . "$(dirname "$0")/../daemon/lib.sh" "$1"
 cat >"$WORK/cfg.yaml" <<'YAML'
 node:
@@ -51,6 +52,24 @@ chk = p.line()
 if chk["bad"] != 0 or chk["chased"] != ready["expect_chased"]:
     fail(f"contents after the round trip: {chk}")
 p.close()
+
+# A process killed while swapped out: its bytes leave the record once its
+# slot is reaped.
+import signal, time
+k = Prog(slice="mov", memory=None, run_dir=os.environ["RUNDIR"])
+k.line()
+ok, moved, sec, why, rec = k.swap("out")
+if not ok or show("mov")["swapped_bytes"] != moved:
+    fail(f"second swap-out: {why} {show('mov')}")
+os.kill(k.prog_pid(), signal.SIGKILL)
+k.p.wait(timeout=30)
+t0 = time.time()
+while show("mov")["swapped_bytes"] != 0 and time.time() - t0 < 15:
+    time.sleep(0.2)
+sw = show("mov")
+print(f"after the kill ({time.time() - t0:.1f} s):", sw)
+if sw["swapped_bytes"] != 0 or sw["resident_bytes"] != 8 << 30 or sw["swap_outs"] != 2:
+    fail(f"a dead process's swapped bytes stay in the record: {sw}")
 
 f = Prog(slice="fix", memory=None, run_dir=os.environ["RUNDIR"])
 f.line()
