@@ -888,8 +888,10 @@ static void release_alloc(const struct gs__alloc *a, void *arg)
 
 void gs__mem_ctx_gone(CUcontext ctx)
 {
-	if (gs__g.region != NULL && ctx != NULL)
+	if (gs__g.region != NULL && ctx != NULL) {
 		gs__ptrmap_drain_ctx(ctx, release_alloc, NULL);
+		gs__swap_ctx_gone(ctx);
+	}
 }
 
 static CUresult ctx_destroy(__typeof__(&cuCtxDestroy) fn, CUcontext ctx)

@@ -272,6 +272,9 @@ void gs__mem_ctx_gone(CUcontext ctx);
 bool gs__swap_backed(void);
 /* Allocates `bytes` of movable memory in the current context. */
 CUresult gs__swap_alloc(CUdeviceptr *dptr, size_t bytes);
+/* Forgets (unmaps and releases) the movable memory of context `ctx`,
+ * which went away with it. */
+void gs__swap_ctx_gone(CUcontext ctx);
 /* Frees `p` when it is movable memory (OUT: *r); false when not ours. */
 bool gs__swap_free(CUdeviceptr p, CUresult *r);
 /* Moves every chunk of the process to host memory, or back. OUT: *bytes

@@ -424,6 +424,26 @@ bool gs__swap_free(CUdeviceptr p, CUresult *r)
 	return true;
 }
 
+void gs__swap_ctx_gone(CUcontext ctx)
+{
+	struct chunk *c, *next;
+	size_t k = 0;
+
+	if (!loaded)
+		return;
+	(void)pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < n_subs; i++)
+		if (subs[i].c->ctx != ctx)
+			subs[k++] = subs[i];
+	n_subs = k;
+	for (c = chunks; c != NULL; c = next) {
+		next = c->next;
+		if (c->ctx == ctx)
+			chunk_destroy(c);
+	}
+	(void)pthread_mutex_unlock(&mu);
+}
+
 /* ---- what the program sees of its allocations ------------------------- */
 
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,

@@ -10,7 +10,8 @@ foreach(t pointers_and_signatures_survive_a_swap_round_trip
           a_launch_while_swapped_out_waits_for_the_swap_in
           a_process_killed_mid_swap_leaves_nothing_behind
           ipc_pins_the_process_and_swap_says_why
-          a_daemon_slice_swaps_and_show_reports_it)
+          a_daemon_slice_swaps_and_show_reports_it
+          cudart_programs_run_on_movable_memory)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
