@@ -2,8 +2,7 @@
 # Programs built against the CUDA runtime (cudaMalloc through the driver's
 # cuGetProcAddress, a device reset and reuse, a matmul) run unchanged on a
 # slice run with --swap, whose allocations are movable; afterwards the
-# sim's device memory is back to zero (the chunks of a context that went
-# away with a reset are released).
+# sim's device memory is back to zero.
 . "$(dirname "$0")/../shim/lib.sh" "$1"
 sim_up
 D=$B/tests/cudart
