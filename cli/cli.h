@@ -69,6 +69,7 @@ double gs_cli_fit_compute(double *pct, size_t n);
 	X(show, "show one slice")                                              \
 	X(delete, "delete a slice")                                            \
 	X(top, "live per-GPU, per-slice view")                                 \
+	X(swap, "swap a slice's memory out to host memory or back in")         \
 	X(quota, "set or show team quotas")                                    \
 	X(usage, "usage and cost report from the ledger")                      \
 	X(events, "list daemon events")                                        \

@@ -100,6 +100,9 @@ static const char usage_text[] =
     "                         an INDEX counts within an existing one)\n"
     "  --report               print the slice's usage as one JSON line on\n"
     "                         stderr when CMD ends\n"
+    "  --swap                 back CMD's allocations with movable memory, so\n"
+    "                         that they can be swapped to host memory\n"
+    "                         (docs/swap.md)\n"
     "  --run-dir DIR          the region's directory (default\n"
     "                         $GPUSLICE_RUN_DIR, /run/gpuslice, ...)\n"
     "  --help                 this text\n"
@@ -115,6 +118,7 @@ struct run_opts {
 	struct gs_slice_limits lim; /* ... as the shim enforces them */
 	bool named;
 	bool report;
+	bool swap;
 	const char *gpu;
 	const char *run_dir;
 	bool limits_given;
@@ -192,6 +196,7 @@ enum {
 	O_SLICE,
 	O_GPU,
 	O_REPORT,
+	O_SWAP,
 	O_DIR,
 	O_MODE,
 	O_ISO,
@@ -226,6 +231,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 	    {"slice", required_argument, NULL, O_SLICE},
 	    {"gpu", required_argument, NULL, O_GPU},
 	    {"report", no_argument, NULL, O_REPORT},
+	    {"swap", no_argument, NULL, O_SWAP},
 	    {"run-dir", required_argument, NULL, O_DIR},
 	    {"mode", required_argument, NULL, O_MODE},
 	    {"isolation", required_argument, NULL, O_ISO},
@@ -270,6 +276,9 @@ static int parse(int argc, char **argv, struct run_opts *o, int *first)
 			break;
 		case O_REPORT:
 			o->report = true;
+			break;
+		case O_SWAP:
+			o->swap = true;
 			break;
 		case O_DIR:
 			o->run_dir = optarg;
@@ -651,7 +660,7 @@ int gs_cli_run(int argc, char **argv)
 		               (int)getpid());
 	}
 	o.lim.flags = GS_SLICE_EPHEMERAL | (o.report ? GS_SLICE_MEASURE : 0) |
-	              (o.mps ? GS_SLICE_MPS : 0);
+	              (o.mps ? GS_SLICE_MPS : 0) | (o.swap ? GS_SLICE_SWAP : 0);
 	err = gs_region_slice_join(r, &o.lim, GS_PROC_RUNNER, &slice, &proc,
 	                           &created, &eb);
 	if (err != GS_OK) {

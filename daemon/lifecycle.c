@@ -113,6 +113,8 @@ gs_err gs_node_create(const struct gs_node_opts *opts, struct gs_node **out,
 	}
 	node->resync = gs__node_resync;
 	node->cfg = opts->cfg;
+	gs__slot_swap_enable(opts->cfg != NULL &&
+	                     opts->cfg->swap_oversubscribe > 1.0);
 	node->store = opts->store;
 	node->gpus = opts->gpus;
 	node->region = opts->region;

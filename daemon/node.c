@@ -562,6 +562,7 @@ gs_err gs_node_slice_get(struct gs_node *node, const struct gs_peer *peer,
 	ns = gs__node_find(node, name);
 	if (ns && gs__node_can_see(peer, &ns->s)) {
 		*out = ns->s;
+		gs__slot_swap_fill(node, ns, out);
 		err = GS_OK;
 	}
 	pthread_mutex_unlock(&node->lock);
@@ -586,7 +587,8 @@ gs_err gs_node_slice_list(struct gs_node *node, const struct gs_peer *peer,
 		if (!gs__node_can_see(peer, s) ||
 		    (team && team[0] && strcmp(team, s->team) != 0))
 			continue;
-		v[(*n)++] = *s;
+		v[*n] = *s;
+		gs__slot_swap_fill(node, node->v[i], &v[(*n)++]);
 	}
 	pthread_mutex_unlock(&node->lock);
 	*out = v;

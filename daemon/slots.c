@@ -15,7 +15,32 @@
 
 #include "gs/faultinj.h"
 #include "gs/log.h"
+#include "gs/region_swap.h"
 #include "node_int.h"
+
+static bool swap_on;
+
+void gs__slot_swap_enable(bool on)
+{
+	swap_on = on;
+}
+
+void gs__slot_swap_fill(struct gs_node *node, const struct gs__nslice *ns,
+                        struct gs_slice *out)
+{
+	struct gs_swap_rec rec;
+
+	if (node->region == NULL || !ns->has_ref ||
+	    gs_region_swap_read(node->region, &ns->ref, &rec) != GS_OK)
+		return;
+	out->swap.swapped_bytes = rec.swapped_bytes;
+	out->swap.swap_outs = rec.swap_outs;
+	out->swap.swap_ins = rec.swap_ins;
+	out->swap.last_out_ns = (int64_t)rec.last_out_ns;
+	out->swap.last_in_ns = (int64_t)rec.last_in_ns;
+	(void)snprintf(out->swap.pinned, sizeof(out->swap.pinned), "%s",
+	               gs_swap_pin_reason(rec.pinned));
+}
 
 void gs__slot_limits(const struct gs_slice *s, struct gs_slice_limits *lim)
 {
@@ -29,6 +54,8 @@ void gs__slot_limits(const struct gs_slice *s, struct gs_slice_limits *lim)
 	(void)snprintf(lim->name, sizeof(lim->name), "%s", s->name);
 	/* Only the owner's processes (and root's) may join it. */
 	lim->owner_uid = s->owner_uid;
+	if (swap_on && s->spec.swap == GS_SWAP_ALLOW)
+		lim->flags |= GS_SLICE_SWAP;
 }
 
 /*

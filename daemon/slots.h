@@ -15,6 +15,15 @@ struct gs_errbuf;
 
 /* The region limits slice `s`'s spec gives (zeros: none, never wrong). */
 void gs__slot_limits(const struct gs_slice *s, struct gs_slice_limits *lim);
+/* Whether the node oversubscribes memory (swap.oversubscribe > 1): then a
+ * slice with swap=allow gets GS_SLICE_SWAP in its limits, and its shims
+ * back its allocations with movable memory. Set once at start. */
+void gs__slot_swap_enable(bool on);
+/* Copies slice `ns`'s swap record from the region (what its shims moved,
+ * their counts and times, why it is pinned) into out->swap. Node lock
+ * held. */
+void gs__slot_swap_fill(struct gs_node *node, const struct gs__nslice *ns,
+                        struct gs_slice *out);
 /*
  * Makes `region` hold slice `s` with its limits; OUT: *ref, *has_ref
  * (whether *ref names its entry, set even when a later update failed).

@@ -209,11 +209,29 @@ struct gs_ru_books {
 };
 static_assert(sizeof(struct gs_ru_books) == 64, "gs_ru_books layout");
 
+/* A slice's swap record (swaprec.c): the request word the daemon or
+ * `gpuslice swap` writes, the last answer of its processes' shims, and
+ * what they moved. In the 48 bytes gs_ru_slice kept in reserve (zero in
+ * files written before it: no request, nothing swapped). */
+struct gs_ru_swap {
+	uint32_t req_seq;  /* bumped by each request */
+	uint16_t req_verb; /* enum gs_swap_verb */
+	uint16_t pinned;   /* enum gs_swap_pin; 0 = can move */
+	uint32_t ack_seq;  /* the request last answered */
+	int32_t result;    /* its outcome (gs_err) */
+	uint64_t swapped_bytes;
+	uint32_t swap_outs;
+	uint32_t swap_ins;
+	uint64_t last_out_ns; /* CLOCK_REALTIME; 0: never */
+	uint64_t last_in_ns;
+};
+static_assert(sizeof(struct gs_ru_swap) == 48, "gs_ru_swap layout");
+
 struct gs_ru_slice {
 	uint64_t generation; /* limits generation these books belong to */
 	uint32_t n_procs;
 	uint32_t reserved0;
-	uint8_t reserved[48];
+	struct gs_ru_swap swap;
 	struct gs_ru_books dev[GS_REGION_MAX_DEVICES];
 };
 static_assert(sizeof(struct gs_ru_slice) == 64 + 64 * GS_REGION_MAX_DEVICES,
@@ -230,7 +248,11 @@ struct gs_ru_proc {
 	uint64_t slice_gen;
 	uint64_t attached_ns; /* CLOCK_REALTIME */
 	uint32_t uid;         /* euid at attach (checked against /proc) */
-	uint8_t reserved[68];
+	uint32_t reserved0;
+	/* what this process's answers put in its slice's swapped bytes
+	 * (swaprec.c): taken off again when its slot is freed */
+	uint64_t swapped_bytes;
+	uint8_t reserved[56];
 };
 static_assert(sizeof(struct gs_ru_proc) == 128, "gs_ru_proc layout");
 

@@ -150,6 +150,13 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 				}
 				sched = sched || pb->inflight || pb->waiting;
 			}
+			/* A process gone while swapped out: its host copy went
+			 * with it. */
+			us->swap.swapped_bytes -=
+			    p->swapped_bytes <= us->swap.swapped_bytes
+			        ? p->swapped_bytes
+			        : us->swap.swapped_bytes;
+			p->swapped_bytes = 0;
 			if (sched && gs__arbitrated(r)) {
 				/* The slice's own record; the arbiter
 				 * publishes it. */

@@ -208,7 +208,8 @@ bench_shim() {
 # slices at --compute 100 and 50 (the lease path: an empty kernel is
 # charged nothing, so neither ever waits; sleeping is not CPU time anyway),
 # and per cuMemAlloc+cuMemFree pair of 1 MiB direct and in a slice with a
-# memory cap. Each configuration is its own process; GS_CALLS_PASSES
+# memory cap, and (swappable) per launch in a slice run with --swap whose
+# memory is not swapped out (#27's goal: <= +10 ns). Each configuration is its own process; GS_CALLS_PASSES
 # passes (default 5) run them in rotated order, 41 rounds each. Prints
 # min and median ns per call over all rounds, and what each adds to
 # direct (min vs min, median vs median).
@@ -218,7 +219,7 @@ bench_calls() {
 	tmp=$(mktemp -d)
 	echo "== calls: the shim's added CPU time per call, one process per configuration (source: sim) =="
 	"$b/bin/gpuslice" sim init --gpus 1xH100-SXM5-80GB --dir "$tmp/sim" >/dev/null
-	local cfgs=(direct unlimited compute100 compute50 alloc_direct alloc_capped)
+	local cfgs=(direct unlimited compute100 compute50 swappable alloc_direct alloc_capped)
 	(
 		eval "$("$b/bin/gpuslice" sim env --dir "$tmp/sim")"
 		export GPUSLICE_RUN_DIR=$tmp/run
@@ -231,6 +232,7 @@ bench_calls() {
 				unlimited) "$b/bin/gpuslice" run --slice "u$i" -- "$b/bin/gs-bench-calls" launch ;;
 				compute100) "$b/bin/gpuslice" run --compute 100 --slice "c100-$i" -- "$b/bin/gs-bench-calls" launch ;;
 				compute50) "$b/bin/gpuslice" run --compute 50 --slice "c50-$i" -- "$b/bin/gs-bench-calls" launch ;;
+				swappable) "$b/bin/gpuslice" run --swap --slice "sw$i" -- "$b/bin/gs-bench-calls" launch ;;
 				alloc_direct) "$b/bin/gs-bench-calls" alloc ;;
 				alloc_capped) "$b/bin/gpuslice" run --memory 4GiB --slice "m$i" -- "$b/bin/gs-bench-calls" alloc ;;
 				esac | sed "s/^/$cfg /" >>"$tmp/res"
@@ -251,6 +253,7 @@ for cfg, base, what in (("direct", "direct", "cuLaunchKernel, direct"),
                         ("unlimited", "direct", "cuLaunchKernel, slice without limit"),
                         ("compute100", "direct", "cuLaunchKernel, --compute 100"),
                         ("compute50", "direct", "cuLaunchKernel, --compute 50"),
+                        ("swappable", "direct", "cuLaunchKernel, --swap, nothing out"),
                         ("alloc_direct", "alloc_direct", "alloc+free 1 MiB, direct"),
                         ("alloc_capped", "alloc_direct", "alloc+free 1 MiB, --memory 4GiB")):
     m, d = fig(cfg)
@@ -412,8 +415,59 @@ bench_watchdog() {
 	done
 }
 
+# Swap (#27): swap-out and swap-in throughput of one process on a slice
+# run with --swap (shim/swap.c), on a private simulated H100 whose bus is
+# modelled (GPUSLICE_SIM_BUS_GBPS=model: 50 GB/s pinned host<->device,
+# sim/cuda/bus.c), against that modelled bandwidth (goal: >= 90 %).
+# GS_SWAP_MIB (default 512) MiB of bulk plus the test program's buffers,
+# GS_SWAP_ROUNDS round trips (default 5), asked with `gpuslice swap`;
+# the shim's own time per swap comes from its debug log. Host copies are the sim's memcpy
+# plus the modelled wait, so the figure is the shim's overhead over the
+# model, not a GPU's.
+bench_swap() {
+	local b=$1 src
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== swap: swap-out/in throughput against the modelled bus (source: sim, GPUSLICE_SIM_BUS_GBPS=model, H100 50 GB/s) =="
+	(
+		. "$src/tests/integration/shim/lib.sh" "$b"
+		sim_up
+		export B WORK SIMDIR GS_SRC=$src GPUSLICE_SIM_BUS_GBPS=model
+		"$PY" - "${GS_SWAP_MIB:-512}" "${GS_SWAP_ROUNDS:-5}" <<'PY'
+import os, statistics, sys
+sys.path.insert(0, os.environ["GS_SRC"] + "/tests/integration/swap")
+from lib import *
+mib, rounds = int(sys.argv[1]), int(sys.argv[2])
+model = 50.0  # GB/s, the sim's H100 host link (sim/cuda/bus.c)
+p = Prog(bulk_mib=mib, memory="64GiB")
+p.line()
+cli = {"out": [], "in": []}
+for _ in range(rounds):
+    for verb in ("out", "in"):
+        ok, n, sec, why, rec = p.swap(verb, timeout=600)
+        if not ok:
+            fail(f"swap {verb}: {why}")
+        cli[verb].append(sec)
+p.send("check")
+chk = p.line()
+p.close()
+# The shim's own time per swap (from its debug log), and the request's
+# round trip through `gpuslice swap` (adds the helper's 10 ms polling).
+outs, ins = p.shim_times("out"), p.shim_times("in")
+print(f"   {outs[0][0] / 2**20:.0f} MiB per swap, {rounds} round trips; contents after: {'ok' if chk['bad'] == 0 else 'WRONG'}")
+print("   %-10s %12s %12s %10s %14s" % ("direction", "median ms", "best ms", "GB/s", "of modelled"))
+for name, acc in (("swap-out", outs), ("swap-in", ins)):
+    med = statistics.median(ns for _, ns in acc)
+    best = min(ns for _, ns in acc)
+    gbps = acc[0][0] / med
+    print("   %-10s %12.1f %12.1f %10.1f %13.0f%%" % (name, med / 1e6, best / 1e6, gbps, 100 * gbps / model))
+print("   through gpuslice swap (request to answer), median: out %.1f ms, in %.1f ms" % (
+    1e3 * statistics.median(cli["out"]), 1e3 * statistics.median(cli["in"])))
+PY
+	) || echo "   skipped or failed (see above)"
+}
+
 SECTIONS=(migplan sim exec trace trace_lists daemon shim calls charge shares placement
-          placement_demand kubelet_plugin kubelet_prepare swap_policy watchdog)
+          placement_demand kubelet_plugin kubelet_prepare swap_policy swap watchdog)
 
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then

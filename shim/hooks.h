@@ -46,6 +46,39 @@
 	X(cuArrayDestroy, cuArrayDestroy, 2000, 0)                             \
 	X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, 0)             \
 	X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, 0)           \
+	/* what the program sees of its allocations (swap.c) */                \
+	X(cuMemGetAddressRange_v2, cuMemGetAddressRange, 3020, 0)              \
+	X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)               \
+	/* copies and memsets: stopped while the process is swapped out */     \
+	X(cuMemcpy, cuMemcpy, 4000, 0)                                         \
+	X(cuMemcpy_ptds, cuMemcpy, 7000, 1)                                    \
+	X(cuMemcpyAsync, cuMemcpyAsync, 4000, 0)                               \
+	X(cuMemcpyAsync_ptsz, cuMemcpyAsync, 7000, 1)                          \
+	X(cuMemcpyHtoD_v2, cuMemcpyHtoD, 3020, 0)                              \
+	X(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD, 7000, 1)                         \
+	X(cuMemcpyDtoH_v2, cuMemcpyDtoH, 3020, 0)                              \
+	X(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH, 7000, 1)                         \
+	X(cuMemcpyDtoD_v2, cuMemcpyDtoD, 3020, 0)                              \
+	X(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD, 7000, 1)                         \
+	X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020, 0)                    \
+	X(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync, 7000, 1)               \
+	X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync, 3020, 0)                    \
+	X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync, 7000, 1)               \
+	X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, 3020, 0)                    \
+	X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync, 7000, 1)               \
+	X(cuMemsetD8_v2, cuMemsetD8, 3020, 0)                                  \
+	X(cuMemsetD8_v2_ptds, cuMemsetD8, 7000, 1)                             \
+	X(cuMemsetD32_v2, cuMemsetD32, 3020, 0)                                \
+	X(cuMemsetD32_v2_ptds, cuMemsetD32, 7000, 1)                           \
+	X(cuMemsetD8Async, cuMemsetD8Async, 3020, 0)                           \
+	X(cuMemsetD8Async_ptsz, cuMemsetD8Async, 7000, 1)                      \
+	X(cuMemsetD32Async, cuMemsetD32Async, 3020, 0)                         \
+	X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, 1)                    \
+	/* what pins a slice that may swap: memory others map (swap.c) */     \
+	X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, 0)                       \
+	X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)                 \
+	X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 4000, 0)               \
+	X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, 0)            \
 	/* the slice's view of memory */                                       \
 	X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0)                              \
 	X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                      \

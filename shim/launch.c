@@ -1138,6 +1138,7 @@ cuLaunchKernel_slow(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(lease_take(lb, hStream, false)))
 		return lease_undo(lb, gs__real.cuLaunchKernel(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
@@ -1181,6 +1182,7 @@ cuLaunchKernel_ptsz_slow(CUfunction f, unsigned int gridDimX,
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(lease_take(lb, hStream, true)))
 		return lease_undo(lb, gs__real.cuLaunchKernel_ptsz(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
@@ -1223,6 +1225,7 @@ cuLaunchKernelEx_slow(const CUlaunchConfig *config, CUfunction f,
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(config != NULL && lease_take(lb, config->hStream, false)))
 		return lease_undo(lb, gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
 	if (!gs__ready())
@@ -1253,6 +1256,7 @@ cuLaunchKernelEx_ptsz_slow(const CUlaunchConfig *config, CUfunction f,
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(config != NULL && lease_take(lb, config->hStream, true)))
 		return lease_undo(lb, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams, extra));
 	if (!gs__ready())
@@ -1285,6 +1289,7 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_slow(
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(lease_take(lb, hStream, false)))
 		return lease_undo(lb, gs__real.cuLaunchCooperativeKernel(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
@@ -1330,6 +1335,7 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_ptsz_slow(
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(lease_take(lb, hStream, true)))
 		return lease_undo(lb, gs__real.cuLaunchCooperativeKernel_ptsz(
 	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
@@ -1370,6 +1376,7 @@ cuGraphLaunch_slow(CUgraphExec hGraphExec, CUstream hStream)
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(lease_take(lb, hStream, false)))
 		return lease_undo(lb, gs__real.cuGraphLaunch(hGraphExec, hStream));
 	if (!gs__ready())
@@ -1395,6 +1402,7 @@ cuGraphLaunch_ptsz_slow(CUgraphExec hGraphExec, CUstream hStream)
 	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
 	struct batch *lb = my_batch;
 
+	gs__swap_wait();
 	if (GS_LIKELY(lease_take(lb, hStream, true)))
 		return lease_undo(lb, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
 	if (!gs__ready())

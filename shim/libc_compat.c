@@ -67,7 +67,12 @@
 	X(int, pthread_rwlock_wrlock, "GLIBC_2.2.5", (pthread_rwlock_t *l),    \
 	  (l))                                                                 \
 	X(int, pthread_rwlock_unlock, "GLIBC_2.2.5", (pthread_rwlock_t *l),    \
-	  (l))
+	  (l))                                                                 \
+	X(int, pthread_create, "GLIBC_2.2.5",                                  \
+	  (pthread_t *t, const pthread_attr_t *a, void *(*f)(void *),          \
+	   void *arg),                                                         \
+	  (t, a, f, arg))                                                      \
+	X(int, pthread_detach, "GLIBC_2.2.5", (pthread_t t), (t))
 
 /*
  * gs__old_NAME: a reference to NAME@VERSION, of NAME's own type (and

@@ -153,7 +153,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		return gs__real.cuMemAlloc_v2(dptr, bytesize);
 	r = reserve(dev, bytes);
 	if (r == CUDA_SUCCESS) {
-		r = gs__real.cuMemAlloc_v2(dptr, bytesize);
+		r = gs__swap_backed() ? gs__swap_alloc(dptr, bytesize)
+		                      : gs__real.cuMemAlloc_v2(dptr, bytesize);
 		if (r == CUDA_SUCCESS)
 			commit(GS__ALLOC_PTR, *dptr, bytes, dev, current_ctx());
 		else
@@ -161,6 +162,35 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	}
 	errno = saved;
 	return r;
+}
+
+/* A pitched allocation: movable memory for a slice that may swap (rows
+ * of a multiple of 512 bytes, as the driver's texture pitch alignment),
+ * else the driver's. */
+static CUresult alloc_pitch(CUdeviceptr *dptr, size_t *pPitch, size_t width,
+                            size_t height, unsigned int elem)
+{
+	size_t pitch = (size_t)round_up(width, GS_ALLOC_ALIGN);
+	CUresult r;
+
+	if (!gs__swap_backed() || width == 0 || height == 0 ||
+	    (elem != 4 && elem != 8 && elem != 16))
+		return gs__real.cuMemAllocPitch_v2(dptr, pPitch, width, height,
+		                                   elem);
+	r = gs__swap_alloc(dptr, pitch * height);
+	if (r == CUDA_SUCCESS)
+		*pPitch = pitch;
+	return r;
+}
+
+/* Frees a device pointer: movable memory here, else the driver's. */
+static CUresult free_dev(CUdeviceptr p)
+{
+	CUresult r;
+
+	if (gs__swap_free(p, &r))
+		return r;
+	return gs__real.cuMemFree_v2(p);
 }
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
@@ -179,15 +209,14 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 	r = reserve(dev, est);
 	if (r != CUDA_SUCCESS)
 		goto out;
-	r = gs__real.cuMemAllocPitch_v2(dptr, pPitch, WidthInBytes, Height,
-	                                ElementSizeBytes);
+	r = alloc_pitch(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
 	if (r != CUDA_SUCCESS) {
 		release(dev, est);
 		goto out;
 	}
 	act = round_up((uint64_t)*pPitch * Height, GS_ALLOC_ALIGN);
 	if (!adjust(dev, est, act)) {
-		(void)gs__real.cuMemFree_v2(*dptr);
+		(void)free_dev(*dptr);
 		release(dev, est);
 		*dptr = 0;
 		r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -238,8 +267,8 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 	if (!gs__ready())
 		return GS__NOT_READY;
 	if (gs__g.region == NULL || !take_ptr(dptr, &a))
-		return gs__real.cuMemFree_v2(dptr);
-	r = gs__real.cuMemFree_v2(dptr);
+		return free_dev(dptr);
+	r = free_dev(dptr);
 	if (r == CUDA_SUCCESS)
 		release(a.dev, a.bytes);
 	else
@@ -859,8 +888,10 @@ static void release_alloc(const struct gs__alloc *a, void *arg)
 
 void gs__mem_ctx_gone(CUcontext ctx)
 {
-	if (gs__g.region != NULL && ctx != NULL)
+	if (gs__g.region != NULL && ctx != NULL) {
 		gs__ptrmap_drain_ctx(ctx, release_alloc, NULL);
+		gs__swap_ctx_gone(ctx);
+	}
 }
 
 static CUresult ctx_destroy(__typeof__(&cuCtxDestroy) fn, CUcontext ctx)

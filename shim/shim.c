@@ -420,6 +420,8 @@ void gs__fast_update(void)
 
 	if (!gs__g.attached || gs__g.region == NULL) {
 		gate = &gs__gate_open;
+	} else if (__atomic_load_n(&gs__g.swap_stopped, __ATOMIC_ACQUIRE)) {
+		/* every launch waits in its slow path (swap.c) */
 	} else if (!gs__g.slow && d >= 0) {
 		gate = &gs_region_sched_dev(gs__g.region, d)->gate;
 		mask = GS_GATE_ENFORCED;

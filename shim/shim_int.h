@@ -15,6 +15,7 @@
  *   charge.c  what a batch of launches is charged (pure)
  *   nvml.c    NVML memory views
  *   ptrmap.c  the table of this process's tracked allocations
+ *   swap.c    movable allocations of a slice that may swap; swap-out/in
  * and, compiled in from region/ (also the static library gs_region), the
  * shared region, used only through gs/region.h and gs/region_launch.h,
  * and the scheduler's pure decisions (gs/region_sched.h).
@@ -128,6 +129,9 @@ struct gs__shim {
 	 * and this process could not join it: every GPU call is refused
 	 * rather than run without limits. CUDA_SUCCESS otherwise. */
 	CUresult refused;
+	/* Stopped for a swap: written by swap.c (under its lock), read
+	 * without one by the gate (gs__fast_update, gs__swap_wait). */
+	bool swap_stopped;
 	struct gs__ordinal ord[GS_SHIM_MAX_ORDINALS];
 	pthread_mutex_t mu; /* guards ord[], single_dev, lim */
 };
@@ -260,6 +264,32 @@ uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
 
 /* Releases the books of allocations that died with context `ctx`. */
 void gs__mem_ctx_gone(CUcontext ctx);
+
+/* ---- swap.c: movable memory ---- */
+
+/* Whether this process's plain allocations are movable (its slice has
+ * GS_SLICE_SWAP and the driver has virtual memory management). */
+bool gs__swap_backed(void);
+/* Allocates `bytes` of movable memory in the current context. */
+CUresult gs__swap_alloc(CUdeviceptr *dptr, size_t bytes);
+/* Forgets (unmaps and releases) the movable memory of context `ctx`,
+ * which went away with it. */
+void gs__swap_ctx_gone(CUcontext ctx);
+/* Frees `p` when it is movable memory (OUT: *r); false when not ours. */
+bool gs__swap_free(CUdeviceptr p, CUresult *r);
+/* Moves every chunk of the process to host memory, or back. OUT: *bytes
+ * moved. */
+CUresult gs__swap_out(uint64_t *bytes);
+CUresult gs__swap_in(uint64_t *bytes);
+void gs__swap_wait_slow(void);
+/* The stop: a GPU call waits here while the process's memory is out
+ * (gs__g.swap_stopped: from the start of a swap-out to the end of the
+ * swap-in). */
+static inline void gs__swap_wait(void)
+{
+	if (GS_UNLIKELY(__atomic_load_n(&gs__g.swap_stopped, __ATOMIC_ACQUIRE)))
+		gs__swap_wait_slow();
+}
 
 /* ---- ptrmap.c: this process's allocations ---- */
 

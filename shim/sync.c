@@ -63,6 +63,7 @@ CUresult cuStreamSynchronize(CUstream hStream)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__swap_wait();
 	gs__launch_close_mine();
 	r = gs__real.cuStreamSynchronize(hStream);
 	gs__launch_after_sync(r);
@@ -75,6 +76,7 @@ CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__swap_wait();
 	gs__launch_close_mine();
 	r = gs__real.cuStreamSynchronize_ptsz(hStream);
 	gs__launch_after_sync(r);
@@ -87,6 +89,7 @@ CUresult cuCtxSynchronize(void)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__swap_wait();
 	gs__launch_close_mine();
 	r = gs__real.cuCtxSynchronize();
 	gs__launch_after_sync(r);
@@ -99,6 +102,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__swap_wait();
 	gs__launch_close_mine();
 	r = gs__real.cuCtxSynchronize_v2(ctx);
 	gs__launch_after_sync(r);
@@ -111,6 +115,7 @@ CUresult cuEventSynchronize(CUevent hEvent)
 
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	gs__swap_wait();
 	gs__launch_close_mine();
 	r = gs__real.cuEventSynchronize(hEvent);
 	gs__launch_after_sync(r);

@@ -3,11 +3,10 @@
  * object of GET /v1/slices/NAME, docs/api.md, docs/swap.md).
  *
  * Promised is the slice's memory cap; swapped what its processes hold in
- * host memory (gs_slice_swap); resident the rest. Until the shim moves
- * memory, swapped is 0 and resident equals promised: the figures are
- * real (read from the slice), there is just nothing moving them yet, and
- * "mechanism" says so, so that a reader never mistakes the 0 for a
- * measurement of a working swap.
+ * host memory (gs_slice_swap, copied from the slice's swap record in the
+ * region, which its shims write); resident the rest. The shims move
+ * memory when asked (`gpuslice swap`); the daemon's policy does not ask
+ * yet, and "mechanism" says so.
  */
 #include "api_int.h"
 
@@ -44,7 +43,8 @@ json_t *gs__api_swap_json(const struct gs_slice *s)
 	json_object_set_new(o, "pinned",
 	                    s->swap.pinned[0] ? json_string(s->swap.pinned)
 	                                      : json_null());
-	json_object_set_new(o, "mechanism",
-	                    json_string("not built: nothing is swapped yet"));
+	json_object_set_new(
+	    o, "mechanism",
+	    json_string("shim-only: memory moves on request (gpuslice swap); the policy does not act yet"));
 	return o;
 }

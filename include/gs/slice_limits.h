@@ -55,6 +55,11 @@ enum gs_region_compute_mode {
  * the file is bind-mounted at <dir>/usage.0, so one pod holds its own
  * slice's books and no other's. */
 #define GS_SLICE_PRIVATE_BOOKS 0x8u
+/* The slice's memory may be swapped to host memory (spec swap=allow on a
+ * node with swap.oversubscribe > 1, or `gpuslice run --swap`): the shim
+ * backs its plain and pitched allocations with movable memory (the
+ * driver's virtual memory management; docs/swap.md). */
+#define GS_SLICE_SWAP 0x10u
 
 /* What a slice may use. The same caps apply on every GPU it uses. */
 struct gs_slice_limits {

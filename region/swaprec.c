@@ -1,0 +1,183 @@
+/*
+ * swaprec.c - a slice's swap record (gs/region_swap.h): the request word
+ * and the shims' answers, kept in the slice's entry of its owner file
+ * (struct gs_ru_swap, under the owner file's lock, reset with the books
+ * when the slice's generation changes).
+ *
+ * Calls lock.c, owner.c, usage.c and util.c.
+ */
+#include "region_int.h"
+
+#include "gs/region_swap.h"
+
+#include <string.h>
+
+const char *gs_swap_pin_reason(enum gs_swap_pin pin)
+{
+	switch (pin) {
+	case GS_SWAP_PIN_IPC_EXPORT:
+		return "exports memory over IPC (cuIpcGetMemHandle)";
+	case GS_SWAP_PIN_IPC_IMPORT:
+		return "maps memory of another process (cuIpcOpenMemHandle)";
+	case GS_SWAP_PIN_PEER:
+		return "uses peer access (cuCtxEnablePeerAccess)";
+	case GS_SWAP_PIN_GRAPH_MEM:
+		return "has graph memory nodes (cuGraphAddMemAllocNode)";
+	default:
+		return "";
+	}
+}
+
+/* The owner file of slice `ref` when this handle may open it; NULL. */
+static struct gs_own *slice_own(struct gs_region *r,
+                                const struct gs_slice_ref *ref)
+{
+	struct own_key key;
+	int k;
+
+	if (!gs__ref_ok(ref) ||
+	    __atomic_load_n(&r->rl->slice[ref->slot].generation,
+	                    __ATOMIC_ACQUIRE) != ref->generation)
+		return NULL;
+	key = gs__slice_key(&r->rl->slice[ref->slot], ref->slot);
+	if (key.slot >= 0)
+		key.gen = ref->generation;
+	k = gs__owner_find_key(r, &key, false, NULL);
+	return k >= 0 ? &r->own[k] : NULL;
+}
+
+/* Locks `o` and returns slot `s`'s record (synced to its generation). */
+static struct gs_ru_swap *rec_lock(struct gs_region *r, struct gs_own *o,
+                                   int s, gs_err *err)
+{
+	*err = gs__own_lock(r, o);
+	if (*err != GS_OK)
+		return NULL;
+	gs__books_sync(r, o, s);
+	return &o->ro->slice[s].swap;
+}
+
+gs_err gs_region_swap_request(struct gs_region *r,
+                              const struct gs_slice_ref *s,
+                              enum gs_swap_verb verb, uint32_t *seq)
+{
+	struct gs_own *o = slice_own(r, s);
+	struct gs_ru_swap *w;
+	gs_err err;
+
+	if (verb != GS_SWAP_VERB_OUT && verb != GS_SWAP_VERB_IN)
+		return GS_ERR_INVALID;
+	if (o == NULL)
+		return GS_ERR_NOT_FOUND;
+	w = rec_lock(r, o, s->slot, &err);
+	if (w == NULL)
+		return err;
+	w->req_verb = (uint16_t)verb;
+	__atomic_store_n(&w->req_seq, w->req_seq + 1, __ATOMIC_RELEASE);
+	*seq = w->req_seq;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
+gs_err gs_region_swap_read(struct gs_region *r, const struct gs_slice_ref *s,
+                           struct gs_swap_rec *out)
+{
+	struct gs_own *o = slice_own(r, s);
+	struct gs_ru_swap *w;
+	gs_err err;
+
+	memset(out, 0, sizeof(*out));
+	if (o == NULL)
+		return gs__ref_ok(s) ? GS_OK : GS_ERR_NOT_FOUND;
+	w = rec_lock(r, o, s->slot, &err);
+	if (w == NULL)
+		return err;
+	out->req_seq = w->req_seq;
+	out->req_verb = (enum gs_swap_verb)w->req_verb;
+	out->ack_seq = w->ack_seq;
+	out->result = (gs_err)w->result;
+	out->pinned = (enum gs_swap_pin)w->pinned;
+	out->swapped_bytes = w->swapped_bytes;
+	out->swap_outs = w->swap_outs;
+	out->swap_ins = w->swap_ins;
+	out->last_out_ns = w->last_out_ns;
+	out->last_in_ns = w->last_in_ns;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
+/* The record of process `p`'s slice in this handle's own file, locked;
+ * NULL when the process or its slice is gone. */
+static struct gs_ru_swap *proc_rec_lock(struct gs_region *r,
+                                        const struct gs_proc_ref *p,
+                                        struct gs_own **o,
+                                        struct gs_ru_proc **out, gs_err *err)
+{
+	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
+	struct gs_rl_slice *sl;
+
+	*err = GS_ERR_NOT_FOUND;
+	if (pr == NULL || pr->slice < 0 || pr->slice >= GS_REGION_MAX_SLICES ||
+	    r->me < 0)
+		return NULL;
+	*o = &r->own[r->me];
+	sl = &r->rl->slice[pr->slice];
+	if (__atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) !=
+	        pr->slice_gen ||
+	    !gs__own_serves(*o, sl, pr->slice))
+		return NULL;
+	*out = pr;
+	return rec_lock(r, *o, pr->slice, err);
+}
+
+gs_err gs_region_swap_poll(struct gs_region *r, const struct gs_proc_ref *p,
+                           enum gs_swap_verb *verb, uint32_t *seq)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	struct gs_ru_swap *w;
+	gs_err err;
+
+	w = proc_rec_lock(r, p, &o, &pr, &err);
+	if (w == NULL)
+		return err;
+	*verb = (enum gs_swap_verb)w->req_verb;
+	*seq = w->req_seq;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
+gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
+                             uint32_t seq, enum gs_swap_verb verb,
+                             gs_err result, uint64_t bytes,
+                             enum gs_swap_pin pin, uint64_t now_ns)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	struct gs_ru_swap *w;
+	gs_err err;
+
+	w = proc_rec_lock(r, p, &o, &pr, &err);
+	if (w == NULL)
+		return err;
+	if (w->pinned == GS_SWAP_PIN_NONE)
+		w->pinned = (uint16_t)pin;
+	if (result == GS_OK && verb == GS_SWAP_VERB_OUT && bytes > 0) {
+		w->swapped_bytes += bytes;
+		pr->swapped_bytes += bytes;
+		w->swap_outs++;
+		w->last_out_ns = now_ns;
+	} else if (result == GS_OK && verb == GS_SWAP_VERB_IN && bytes > 0) {
+		w->swapped_bytes -= bytes < w->swapped_bytes ? bytes
+		                                              : w->swapped_bytes;
+		pr->swapped_bytes -= bytes < pr->swapped_bytes
+		                         ? bytes
+		                         : pr->swapped_bytes;
+		w->swap_ins++;
+		w->last_in_ns = now_ns;
+	}
+	w->result = (int32_t)result;
+	__atomic_store_n(&w->ack_seq, seq, __ATOMIC_RELEASE);
+	gs__own_unlock(r, o);
+	return GS_OK;
+}

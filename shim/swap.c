@@ -1,0 +1,805 @@
+/*
+ * swap.c - movable device memory for a slice that may swap (its limits
+ * carry GS_SLICE_SWAP): cuMemAlloc and cuMemAllocPitch are served from
+ * ranges this module reserves and backs with the driver's virtual memory
+ * management, so that the whole process's memory can be copied to host
+ * memory, released, and mapped back later at the same addresses.
+ *
+ * Owns the chunk table: a chunk is one reserved range of the driver's
+ * granule (or a multiple) and, while resident, one physical handle mapped
+ * into it. Allocations smaller than a granule are packed into shared
+ * chunks (first fit over 512-byte units); larger ones get a chunk of
+ * their own, rounded up to the granule. The table of allocations (base,
+ * size, chunk) answers cuMemGetAddressRange and the range attributes of
+ * cuPointerGetAttribute as the plain allocator would: the program's own
+ * base and size, never the chunk's.
+ *
+ * The books (mem.c) keep charging what the program asked for; a chunk's
+ * physical memory is taken with the real cuMemCreate, not the hooked one.
+ *
+ * Swap-out (gs__swap_out): synchronise every context that owns a chunk,
+ * copy each resident chunk to host memory of this process (anonymous
+ * memory, populated at once), unmap
+ * and release its handle; the reservations stay. Swap-in: create, map at
+ * the same address, set access, copy back.
+ *
+ * Pinned: a process that shares memory with another process or device
+ * (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuCtxEnablePeerAccess) or adds
+ * graph memory nodes is never swapped; the first such call is recorded
+ * as the reason and every swap-out is refused with it. The call itself
+ * passes through (a driver refuses IPC export of memory mapped through
+ * virtual memory management: such programs need swap=never).
+ *
+ * Requests come through the region (gs/region_swap.h): the daemon or
+ * `gpuslice swap out|in SLICE` bumps the slice's request word; a helper
+ * thread of each process holding movable memory (started with its first
+ * such allocation) polls it every 10 ms, carries the request out and
+ * answers with the bytes moved, which the record adds up per slice.
+ */
+#include "shim_int.h"
+
+#include "gs/region_swap.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define UNIT 512u
+
+struct chunk {
+	CUdeviceptr base;
+	uint64_t size;
+	CUmemGenericAllocationHandle h; /* 0 while swapped out */
+	CUdevice ord;
+	CUcontext ctx;
+	bool packed;      /* shared by small allocations */
+	uint64_t *used;   /* packed: one bit per unit */
+	uint32_t n_alloc; /* allocations in it */
+	void *host;       /* the contents while swapped out */
+	struct chunk *next;
+};
+
+struct suballoc {
+	CUdeviceptr p;
+	uint64_t size; /* as asked */
+	uint64_t units; /* packed: units taken */
+	struct chunk *c;
+};
+
+/* The driver entry points this module calls that are not hooks. */
+static struct {
+	__typeof__(&cuMemAddressReserve) reserve;
+	__typeof__(&cuMemAddressFree) addr_free;
+	__typeof__(&cuMemMap) map;
+	__typeof__(&cuMemUnmap) unmap;
+	__typeof__(&cuMemSetAccess) access;
+	__typeof__(&cuMemGetAllocationGranularity) gran;
+	__typeof__(&cuMemcpyDtoH_v2) dtoh;
+	__typeof__(&cuMemcpyHtoD_v2) htod;
+	__typeof__(&cuMemGetAddressRange_v2) range;
+	__typeof__(&cuPointerGetAttribute) attr;
+	__typeof__(&cuCtxPushCurrent_v2) push;
+	__typeof__(&cuCtxPopCurrent_v2) pop;
+} drv;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool loaded;
+static struct chunk *chunks;
+static struct suballoc *subs;
+static size_t n_subs, cap_subs;
+static bool swapped; /* guarded by mu */
+static pthread_cond_t back_cv = PTHREAD_COND_INITIALIZER;
+static bool watch_started;
+/* Why the process's memory cannot move (NONE = it can); guarded by mu. */
+static enum gs_swap_pin pinned;
+
+static void load(void)
+{
+	void *h = gs__g.cuda;
+
+	if (h == NULL)
+		return;
+#define L(f, s) drv.f = (__typeof__(drv.f))gs__rdlsym(h, s)
+	L(reserve, "cuMemAddressReserve");
+	L(addr_free, "cuMemAddressFree");
+	L(map, "cuMemMap");
+	L(unmap, "cuMemUnmap");
+	L(access, "cuMemSetAccess");
+	L(gran, "cuMemGetAllocationGranularity");
+	L(dtoh, "cuMemcpyDtoH_v2");
+	L(htod, "cuMemcpyHtoD_v2");
+	L(range, "cuMemGetAddressRange_v2");
+	L(attr, "cuPointerGetAttribute");
+	L(push, "cuCtxPushCurrent_v2");
+	L(pop, "cuCtxPopCurrent_v2");
+#undef L
+	loaded = drv.reserve && drv.addr_free && drv.map && drv.unmap &&
+	         drv.access && drv.gran && drv.dtoh && drv.htod && drv.range &&
+	         drv.attr && drv.push && drv.pop;
+	if (!loaded)
+		gs_warn(GS_SHIM_TAG,
+		        "slice=%s: the driver lacks virtual memory management; allocations are not movable (no swap)",
+		        gs__g.cfg.slice);
+}
+
+bool gs__swap_backed(void)
+{
+	if (!gs__enforcing())
+		return false;
+	(void)gs__mem_limit(); /* refreshes gs__g.lim */
+	if (!(__atomic_load_n(&gs__g.lim.flags, __ATOMIC_RELAXED) &
+	      GS_SLICE_SWAP))
+		return false;
+	(void)pthread_once(&once, load);
+	return loaded;
+}
+
+static void prop_of(CUmemAllocationProp *p, CUdevice ord)
+{
+	memset(p, 0, sizeof(*p));
+	p->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p->location.id = ord;
+}
+
+/* Creates physical memory for `c` and maps it (read/write). */
+static CUresult back(struct chunk *c)
+{
+	CUmemAllocationProp p;
+	CUmemAccessDesc a = {.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE,
+	                                  .id = c->ord},
+	                     .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+	CUresult r;
+
+	prop_of(&p, c->ord);
+	r = gs__real.cuMemCreate(&c->h, c->size, &p, 0);
+	if (r != CUDA_SUCCESS) {
+		c->h = 0;
+		return r;
+	}
+	r = drv.map(c->base, c->size, 0, c->h, 0);
+	if (r == CUDA_SUCCESS) {
+		r = drv.access(c->base, c->size, &a, 1);
+		if (r != CUDA_SUCCESS)
+			(void)drv.unmap(c->base, c->size);
+	}
+	if (r != CUDA_SUCCESS) {
+		(void)gs__real.cuMemRelease(c->h);
+		c->h = 0;
+	}
+	return r;
+}
+
+static void unback(struct chunk *c)
+{
+	if (c->h == 0)
+		return;
+	(void)drv.unmap(c->base, c->size);
+	(void)gs__real.cuMemRelease(c->h);
+	c->h = 0;
+}
+
+static struct chunk *chunk_new(uint64_t size, CUdevice ord, CUcontext ctx,
+                               bool packed, CUresult *r)
+{
+	struct chunk *c = calloc(1, sizeof(*c));
+
+	*r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (c == NULL)
+		return NULL;
+	c->size = size;
+	c->ord = ord;
+	c->ctx = ctx;
+	c->packed = packed;
+	if (packed) {
+		c->used = calloc((size / UNIT + 63) / 64, sizeof(uint64_t));
+		if (c->used == NULL)
+			goto fail;
+	}
+	*r = drv.reserve(&c->base, size, 0, 0, 0);
+	if (*r != CUDA_SUCCESS)
+		goto fail;
+	*r = back(c);
+	if (*r != CUDA_SUCCESS) {
+		(void)drv.addr_free(c->base, c->size);
+		goto fail;
+	}
+	c->next = chunks;
+	chunks = c;
+	return c;
+fail:
+	free(c->used);
+	free(c);
+	return NULL;
+}
+
+/* Host memory for a chunk's contents: this process's own anonymous
+ * memory, its pages made at once rather than one fault per page during
+ * the copy. NULL when there is none. */
+static void *host_get(uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Huge pages where the kernel allows them (fewer faults and page
+	 * clears per chunk); the copy faults in whatever is not populated. */
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+	(void)madvise(p, size, MADV_POPULATE_WRITE);
+#endif
+	return p;
+}
+
+static void host_put(struct chunk *c)
+{
+	if (c->host != NULL)
+		(void)munmap(c->host, c->size);
+	c->host = NULL;
+}
+
+static void chunk_destroy(struct chunk *c)
+{
+	struct chunk **pp;
+
+	for (pp = &chunks; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	unback(c);
+	(void)drv.addr_free(c->base, c->size);
+	host_put(c);
+	free(c->used);
+	free(c);
+}
+
+static bool bit(const struct chunk *c, uint64_t i)
+{
+	return (c->used[i / 64] >> (i % 64)) & 1u;
+}
+
+static void set_bits(struct chunk *c, uint64_t from, uint64_t n, bool on)
+{
+	for (uint64_t i = from; i < from + n; i++) {
+		if (on)
+			c->used[i / 64] |= 1ull << (i % 64);
+		else
+			c->used[i / 64] &= ~(1ull << (i % 64));
+	}
+}
+
+/* First fit of n units in a packed chunk; the first unit or -1. */
+static int64_t fit(const struct chunk *c, uint64_t n)
+{
+	uint64_t total = c->size / UNIT, run = 0;
+
+	for (uint64_t i = 0; i < total; i++) {
+		run = bit(c, i) ? 0 : run + 1;
+		if (run == n)
+			return (int64_t)(i + 1 - n);
+	}
+	return -1;
+}
+
+static bool subs_add(const struct suballoc *s)
+{
+	if (n_subs == cap_subs) {
+		size_t n = cap_subs ? cap_subs * 2 : 64;
+		struct suballoc *t = realloc(subs, n * sizeof(*t));
+
+		if (t == NULL)
+			return false;
+		subs = t;
+		cap_subs = n;
+	}
+	subs[n_subs++] = *s;
+	return true;
+}
+
+/* The allocation holding `p` (any address inside it), or -1. mu held. */
+static ssize_t subs_find(CUdeviceptr p)
+{
+	for (size_t i = 0; i < n_subs; i++)
+		if (p >= subs[i].p && p < subs[i].p + (subs[i].size ? subs[i].size : 1))
+			return (ssize_t)i;
+	return -1;
+}
+
+static void *watch_main(void *arg);
+
+/* mu held. */
+static void watch_start(void)
+{
+	pthread_t t;
+
+	if (watch_started)
+		return;
+	watch_started = true;
+	if (pthread_create(&t, NULL, watch_main, NULL) == 0)
+		(void)pthread_detach(t);
+	else
+		gs_warn(GS_SHIM_TAG,
+		        "slice=%s: no swap helper thread (%s): requests to swap go unanswered",
+		        gs__g.cfg.slice, strerror(errno));
+}
+
+CUresult gs__swap_alloc(CUdeviceptr *dptr, size_t bytes)
+{
+	CUdevice ord;
+	CUcontext ctx = gs__dev_current_ctx();
+	uint64_t gran = 0, units;
+	struct suballoc s = {.size = bytes};
+	CUmemAllocationProp p;
+	struct chunk *c;
+	CUresult r;
+
+	if (gs__dev_current(&ord) < 0 || ctx == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	prop_of(&p, ord);
+	{
+		size_t g = 0;
+
+		r = drv.gran(&g, &p, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+		if (r != CUDA_SUCCESS)
+			return r;
+		gran = g;
+	}
+	units = (bytes + UNIT - 1) / UNIT;
+	gs__swap_wait();
+	(void)pthread_mutex_lock(&mu);
+	watch_start();
+	while (gs__g.swap_stopped)
+		(void)pthread_cond_wait(&back_cv, &mu);
+	if (bytes < gran) {
+		int64_t at = -1;
+
+		for (c = chunks; c != NULL; c = c->next)
+			if (c->packed && c->ord == ord && c->ctx == ctx &&
+			    (at = fit(c, units)) >= 0)
+				break;
+		if (c == NULL) {
+			c = chunk_new(gran, ord, ctx, true, &r);
+			if (c == NULL)
+				goto out;
+			at = 0;
+		}
+		set_bits(c, (uint64_t)at, units, true);
+		s.p = c->base + (uint64_t)at * UNIT;
+		s.units = units;
+	} else {
+		c = chunk_new((bytes + gran - 1) / gran * gran, ord, ctx, false,
+		              &r);
+		if (c == NULL)
+			goto out;
+		s.p = c->base;
+	}
+	s.c = c;
+	if (!subs_add(&s)) {
+		if (c->packed)
+			set_bits(c, (s.p - c->base) / UNIT, units, false);
+		if (c->n_alloc == 0)
+			chunk_destroy(c);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	c->n_alloc++;
+	*dptr = s.p;
+	r = CUDA_SUCCESS;
+out:
+	(void)pthread_mutex_unlock(&mu);
+	return r;
+}
+
+bool gs__swap_free(CUdeviceptr p, CUresult *r)
+{
+	ssize_t i;
+	struct suballoc s;
+
+	if (!loaded)
+		return false;
+	(void)pthread_mutex_lock(&mu);
+	i = subs_find(p);
+	if (i < 0 || subs[i].p != p) {
+		(void)pthread_mutex_unlock(&mu);
+		return false;
+	}
+	s = subs[i];
+	subs[i] = subs[--n_subs];
+	if (s.c->packed)
+		set_bits(s.c, (s.p - s.c->base) / UNIT, s.units, false);
+	if (--s.c->n_alloc == 0)
+		chunk_destroy(s.c);
+	(void)pthread_mutex_unlock(&mu);
+	*r = CUDA_SUCCESS;
+	return true;
+}
+
+void gs__swap_ctx_gone(CUcontext ctx)
+{
+	struct chunk *c, *next;
+	size_t k = 0;
+
+	if (!loaded)
+		return;
+	(void)pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < n_subs; i++)
+		if (subs[i].c->ctx != ctx)
+			subs[k++] = subs[i];
+	n_subs = k;
+	for (c = chunks; c != NULL; c = next) {
+		next = c->next;
+		if (c->ctx == ctx)
+			chunk_destroy(c);
+	}
+	(void)pthread_mutex_unlock(&mu);
+}
+
+/* ---- what the program sees of its allocations ------------------------- */
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
+                                 CUdeviceptr dptr)
+{
+	ssize_t i;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	if (loaded) {
+		(void)pthread_mutex_lock(&mu);
+		i = subs_find(dptr);
+		if (i >= 0) {
+			if (pbase != NULL)
+				*pbase = subs[i].p;
+			if (psize != NULL)
+				*psize = subs[i].size;
+		}
+		(void)pthread_mutex_unlock(&mu);
+		if (i >= 0)
+			return CUDA_SUCCESS;
+	}
+	return gs__real.cuMemGetAddressRange_v2(pbase, psize, dptr);
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+                               CUdeviceptr ptr)
+{
+	ssize_t i = -1;
+	struct suballoc s;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	if (loaded && data != NULL &&
+	    (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
+	     attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE)) {
+		(void)pthread_mutex_lock(&mu);
+		i = subs_find(ptr);
+		if (i >= 0)
+			s = subs[i];
+		(void)pthread_mutex_unlock(&mu);
+	}
+	if (i < 0)
+		return gs__real.cuPointerGetAttribute(data, attribute, ptr);
+	if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+		*(CUdeviceptr *)data = s.p;
+	else
+		*(size_t *)data = s.size;
+	return CUDA_SUCCESS;
+}
+
+/* ---- what pins the process -------------------------------------------- */
+
+/* Records the first reason; every later swap-out is refused with it. */
+static void pin(enum gs_swap_pin why)
+{
+	if (!gs__enforcing())
+		return;
+	(void)pthread_mutex_lock(&mu);
+	if (pinned == GS_SWAP_PIN_NONE) {
+		pinned = why;
+		if (gs__g.lim.flags & GS_SLICE_SWAP)
+			gs_info(GS_SHIM_TAG, "slice=%s pinned: the process %s",
+			        gs__g.cfg.slice, gs_swap_pin_reason(why));
+	}
+	(void)pthread_mutex_unlock(&mu);
+}
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuIpcGetMemHandle(pHandle, dptr);
+	pin(GS_SWAP_PIN_IPC_EXPORT);
+	return r;
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
+                               unsigned int Flags)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
+	pin(GS_SWAP_PIN_IPC_IMPORT);
+	return r;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuCtxEnablePeerAccess(peerContext, Flags);
+	pin(GS_SWAP_PIN_PEER);
+	return r;
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                const CUgraphNode *dependencies,
+                                size_t numDependencies,
+                                CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+	CUresult r;
+
+	if (!gs__ready())
+		return gs__not_ready();
+	r = gs__real.cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies,
+	                                    numDependencies, nodeParams);
+	pin(GS_SWAP_PIN_GRAPH_MEM);
+	return r;
+}
+
+/* ---- the stop -------------------------------------------------------- */
+
+void gs__swap_wait_slow(void)
+{
+	(void)pthread_mutex_lock(&mu);
+	while (gs__g.swap_stopped)
+		(void)pthread_cond_wait(&back_cv, &mu);
+	(void)pthread_mutex_unlock(&mu);
+}
+
+/* mu held. gs__g.swap_stopped: from the start of a swap-out until the
+ * swap-in is done. Raising it sends every launch to the slow path, where
+ * gs__swap_wait() holds it. */
+static void set_stopped(bool on)
+{
+	__atomic_store_n(&gs__g.swap_stopped, on, __ATOMIC_RELEASE);
+	gs__fast_update();
+	if (!on)
+		(void)pthread_cond_broadcast(&back_cv);
+}
+
+/* ---- swap-out and swap-in --------------------------------------------- */
+
+/* Synchronises every context that owns a chunk. mu held. */
+static CUresult drain(void)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	for (struct chunk *c = chunks; c != NULL && r == CUDA_SUCCESS;
+	     c = c->next) {
+		CUcontext prev;
+		bool seen = false;
+
+		for (struct chunk *d = chunks; d != c; d = d->next)
+			seen = seen || d->ctx == c->ctx;
+		if (seen)
+			continue;
+		r = drv.push(c->ctx);
+		if (r != CUDA_SUCCESS)
+			break;
+		r = gs__real.cuCtxSynchronize();
+		(void)drv.pop(&prev);
+	}
+	return r;
+}
+
+/* Copies chunk `c` between its device range and host copy. */
+static CUresult copy(struct chunk *c, bool out)
+{
+	CUcontext prev;
+	CUresult r = drv.push(c->ctx);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = out ? drv.dtoh(c->host, c->base, c->size)
+	        : drv.htod(c->base, c->host, c->size);
+	(void)drv.pop(&prev);
+	return r;
+}
+
+/* back(), with the chunk's context current (the caller may be the
+ * helper thread, which has none). */
+static CUresult back_in_ctx(struct chunk *c)
+{
+	CUcontext prev;
+	CUresult r = drv.push(c->ctx);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	r = back(c);
+	(void)drv.pop(&prev);
+	return r;
+}
+
+/* OUT: *bytes moved. mu held. CUDA_ERROR_NOT_PERMITTED when pinned. */
+static CUresult swap_out_locked(uint64_t *bytes)
+{
+	CUresult r;
+
+	*bytes = 0;
+	if (swapped)
+		return CUDA_SUCCESS;
+	if (pinned != GS_SWAP_PIN_NONE)
+		return CUDA_ERROR_NOT_PERMITTED;
+	set_stopped(true);
+	r = drain();
+	if (r != CUDA_SUCCESS) {
+		set_stopped(false);
+		return r;
+	}
+	for (struct chunk *c = chunks; c != NULL; c = c->next) {
+		c->host = host_get(c->size);
+		if (c->host == NULL)
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		else
+			r = copy(c, true);
+		if (r != CUDA_SUCCESS) {
+			/* Undo: the chunks already out come back. */
+			host_put(c);
+			for (struct chunk *d = chunks; d != c; d = d->next)
+				if (back_in_ctx(d) == CUDA_SUCCESS &&
+				    copy(d, false) == CUDA_SUCCESS)
+					host_put(d);
+			set_stopped(false);
+			return r;
+		}
+		unback(c);
+		*bytes += c->size;
+	}
+	swapped = true;
+	return CUDA_SUCCESS;
+}
+
+static CUresult swap_in_locked(uint64_t *bytes)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	*bytes = 0;
+	if (!swapped)
+		return CUDA_SUCCESS;
+	for (struct chunk *c = chunks; c != NULL; c = c->next) {
+		if (c->host == NULL)
+			continue;
+		r = back_in_ctx(c);
+		if (r == CUDA_SUCCESS)
+			r = copy(c, false);
+		if (r != CUDA_SUCCESS)
+			return r; /* the rest stay out; a retry goes on */
+		host_put(c);
+		*bytes += c->size;
+	}
+	swapped = false;
+	set_stopped(false);
+	return r;
+}
+
+CUresult gs__swap_out(uint64_t *bytes)
+{
+	CUresult r;
+
+	(void)pthread_mutex_lock(&mu);
+	r = swap_out_locked(bytes);
+	(void)pthread_mutex_unlock(&mu);
+	return r;
+}
+
+CUresult gs__swap_in(uint64_t *bytes)
+{
+	CUresult r;
+
+	(void)pthread_mutex_lock(&mu);
+	r = swap_in_locked(bytes);
+	(void)pthread_mutex_unlock(&mu);
+	return r;
+}
+
+/* ---- requests through the region ------------------------------------- */
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static gs_err result_of(CUresult r)
+{
+	switch (r) {
+	case CUDA_SUCCESS:
+		return GS_OK;
+	case CUDA_ERROR_NOT_PERMITTED:
+		return GS_ERR_PERM;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		return GS_ERR_NOMEM;
+	default:
+		return GS_ERR_DRIVER;
+	}
+}
+
+static void *watch_main(void *arg)
+{
+	enum gs_swap_verb verb;
+	uint32_t seen = 0, seq;
+	bool first = true;
+
+	(void)arg;
+	for (;;) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		uint64_t bytes = 0, t0;
+		enum gs_swap_pin pin;
+		CUresult r;
+
+		if (gs_region_swap_poll(gs__g.region, &gs__g.proc, &verb,
+		                        &seq) != GS_OK)
+			return NULL; /* our entry or slice is gone */
+		if (first) {
+			seen = seq; /* what was asked before us is not ours */
+			first = false;
+		}
+		if (seq == seen) {
+			(void)nanosleep(&ts, NULL);
+			continue;
+		}
+		seen = seq;
+		t0 = gs__now();
+		r = verb == GS_SWAP_VERB_OUT ? gs__swap_out(&bytes)
+		                             : gs__swap_in(&bytes);
+		(void)pthread_mutex_lock(&mu);
+		pin = pinned;
+		(void)pthread_mutex_unlock(&mu);
+		gs_debug(GS_SHIM_TAG, "slice=%s swap %s: CUresult %d, %llu bytes in %llu ns",
+		         gs__g.cfg.slice, verb == GS_SWAP_VERB_OUT ? "out" : "in",
+		         (int)r, (unsigned long long)bytes,
+		         (unsigned long long)(gs__now() - t0));
+		(void)gs_region_swap_answer(gs__g.region, &gs__g.proc, seq, verb,
+		                            result_of(r), bytes, pin,
+		                            realtime_ns());
+	}
+	return NULL;
+}
+
+static void atfork_child(void)
+{
+	(void)pthread_mutex_init(&mu, NULL);
+	(void)pthread_cond_init(&back_cv, NULL);
+	gs__g.swap_stopped = false;
+	/* The parent's chunks are not the child's: its mappings and
+	 * handles belong to the parent's contexts. */
+	chunks = NULL;
+	free(subs);
+	subs = NULL;
+	n_subs = cap_subs = 0;
+	swapped = false;
+	watch_started = false;
+	pinned = GS_SWAP_PIN_NONE;
+}
+
+__attribute__((constructor)) static void swap_register(void)
+{
+	gs__on_fork_child(atfork_child);
+}
