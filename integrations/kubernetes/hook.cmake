@@ -6,6 +6,13 @@
 # the host by the DaemonSet's init container.
 add_executable(gpuslice-cdi-hook ${CMAKE_CURRENT_LIST_DIR}/cdi_hook.c)
 target_include_directories(gpuslice-cdi-hook PRIVATE ${JANSSON_INCLUDE_DIRS})
-target_link_libraries(gpuslice-cdi-hook PRIVATE gs_common
-                      ${JANSSON_STATIC_LIBRARIES})
-target_link_options(gpuslice-cdi-hook PRIVATE -static)
+# The sanitizer build (GS_SANITIZE) links it dynamically: ASan's runtime
+# cannot be linked statically.
+if(GS_SANITIZE)
+  target_link_libraries(gpuslice-cdi-hook PRIVATE gs_common
+                        ${JANSSON_LIBRARIES})
+else()
+  target_link_libraries(gpuslice-cdi-hook PRIVATE gs_common
+                        ${JANSSON_STATIC_LIBRARIES})
+  target_link_options(gpuslice-cdi-hook PRIVATE -static)
+endif()
