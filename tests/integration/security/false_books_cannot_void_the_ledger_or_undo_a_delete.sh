@@ -45,7 +45,9 @@ tenant_api $MALLORY GET /v1/slices/m1 >/dev/null
 [ "$(cat "$WORK/status")" = 404 ] || fail "m1 came back after its delete: $(cat "$WORK/body")"
 [ "$(node_events ledger.books_refused)" -ge 1 ] || [ "$(events_of m1 ledger.books_refused)" -ge 1 ] ||
 	fail "no ledger.books_refused event"
-curl -s --unix-socket "$SOCK" http://localhost/metrics | grep -q '^gpuslice_ledger_books_refused_total [1-9]' ||
+# (read whole first: grep -q stopping early would fail curl under pipefail)
+metrics=$(curl -s --unix-socket "$SOCK" http://localhost/metrics)
+grep -q '^gpuslice_ledger_books_refused_total [1-9]' <<<"$metrics" ||
 	fail "the refused books are not counted in /metrics"
 daemon_stop
 daemon_up --config "$WORK/ledger.yaml"
