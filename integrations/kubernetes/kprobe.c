@@ -66,14 +66,18 @@ static json_t *probe_slice(const char *node, const char *driver, bool inline_set
 	return s;
 }
 
-/* POST ?dryRun=All. OUT: *status, *ans. */
+/* POST ?dryRun=All. Takes SLICE (freed here). OUT: *status, *ans. */
 static gs_err dry_run(struct gs_kube *kube, json_t *slice, long *st,
                       json_t **ans, struct gs_errbuf *eb)
 {
+	gs_err err;
+
 	if (slice == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	return gs_kube_request(kube, "POST", RS_PATH "?dryRun=All", slice,
-	                       NULL, st, ans, eb);
+	err = gs_kube_request(kube, "POST", RS_PATH "?dryRun=All", slice,
+	                      NULL, st, ans, eb);
+	json_decref(slice);
+	return err;
 }
 
 static void read_kept(const json_t *ans, bool inline_set,
