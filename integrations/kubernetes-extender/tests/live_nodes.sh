@@ -16,58 +16,71 @@ TD=$(cd "$(dirname "$0")" && pwd)
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
-pa=$(free_port)
-pb=$(free_port)
-pe=$(free_port)
-while [ "$pb" = "$pa" ]; do pb=$(free_port); done
-while [ "$pe" = "$pa" ] || [ "$pe" = "$pb" ]; do pe=$(free_port); done
-# What the extender and node-b logged, for failure messages.
-logs() {
-	echo
-	echo "--- extender log ---"
-	tail -20 "$WORK/ext.log" 2>/dev/null
-	echo "--- node-b log ---"
-	tail -20 "$WORK/daemon-b.log" 2>/dev/null
-}
-fail() {
-	echo "FAIL: $*" >&2
-	logs >&2
-	exit 1
+# A port free now may be taken by a parallel test before a listener binds
+# it: each listener is started on a fresh free port until one binds (a
+# listener that cannot bind exits at start).
+# listen_on NAME CMD...: runs CMD (with @PORT@ replaced) on a free port
+# until it answers on it; sets PORT_<NAME> and PID_<NAME>.
+listen_on() {
+	local name=$1 try port pid i
+	shift
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		"${@//@PORT@/$port}" &
+		pid=$!
+		for i in $(seq 200); do
+			kill -0 "$pid" 2>/dev/null || break
+			# (still alive once it answers: the answer was its own)
+			curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/" &&
+				sleep 0.1 && kill -0 "$pid" 2>/dev/null && {
+				PIDS+=("$pid")
+				printf -v "PORT_$name" '%s' "$port"
+				printf -v "PID_$name" '%s' "$pid"
+				return 0
+			}
+			sleep 0.05
+		done
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		echo "($name: no answer on port $port, try $try)" >&2
+	done
+	fail "$name did not start on any of 5 free ports:"
 }
 printf 'token-a-%s\n' "$RANDOM$RANDOM" >"$WORK/token-a"
 printf 'token-b-%s\n' "$RANDOM$RANDOM" >"$WORK/token-b"
-for n in a b; do
-	port=$pa
-	[ $n = b ] && port=$pb
-	cat >"$WORK/cfg-$n.yaml" <<YAML
+# node_daemon N PORT: gpusliced of node N listening on PORT.
+node_daemon() {
+	local sim=$GPUSLICE_SIM_DIR state=$STATE sock=$SOCK log=$WORK/daemon.log
+	if [ "$1" = b ]; then
+		sim=$WORK/sim-b state=$WORK/state-b sock=$WORK/run-b/api.sock
+		log=$WORK/daemon-b.log
+	fi
+	cat >"$WORK/cfg-$1.yaml" <<YAML
 api:
-  tcp: 127.0.0.1:$port
-  token_file: $WORK/token-$n
+  tcp: 127.0.0.1:$2
+  token_file: $WORK/token-$1
 YAML
-done
+	GPUSLICE_SIM_DIR=$sim exec "$D" --state-dir "$state" --socket "$sock" \
+		--gpus sim --config "$WORK/cfg-$1.yaml" >>"$log" 2>&1
+}
 
-# node-a: lib.sh's daemon; node-b: a second one with its own dirs.
+# node-a on lib.sh's dirs, node-b on its own.
 "$G" sim init --gpus 2xH100-SXM5-80GB --dir "$GPUSLICE_SIM_DIR" >/dev/null
 "$G" sim init --gpus 2xH100-SXM5-80GB --dir "$WORK/sim-b" >/dev/null
-daemon_up --config "$WORK/cfg-a.yaml"
 mkdir -p "$WORK/run-b"
-GPUSLICE_SIM_DIR=$WORK/sim-b "$D" --state-dir "$WORK/state-b" \
-	--socket "$WORK/run-b/api.sock" --gpus sim --config "$WORK/cfg-b.yaml" \
-	>>"$WORK/daemon-b.log" 2>&1 &
-DPID_B=$!
-PIDS+=("$DPID_B")
-wait_until 10 curl -sf "http://127.0.0.1:$pb/healthz" ||
-	fail "node-b's gpusliced did not answer:"
-wait_until 10 curl -sf "http://127.0.0.1:$pa/healthz" || fail "node-a's TCP listener"
+listen_on a node_daemon a @PORT@
+listen_on b node_daemon b @PORT@
+pa=$PORT_a pb=$PORT_b DPID=$PID_a DPID_B=$PID_b
+healthy || fail "node-a's unix socket"
 
 cat >"$WORK/nodes.json" <<JSON
 {"poll_interval_ms": 200, "timeout_ms": 1000,
  "nodes": [{"name": "node-a", "url": "http://127.0.0.1:$pa", "token_file": "$WORK/token-a"},
            {"name": "node-b", "url": "http://127.0.0.1:$pb/", "token_file": "$WORK/token-b"}]}
 JSON
-"$EXT" --nodes "$WORK/nodes.json" --port "$pe" >>"$WORK/ext.log" 2>&1 &
-EPID=$!
-PIDS+=("$EPID")
+ext_run() { exec "$EXT" --nodes "$WORK/nodes.json" --port "$1" >>"$WORK/ext.log" 2>&1; }
+listen_on ext ext_run @PORT@
+pe=$PORT_ext EPID=$PID_ext
 ext() { # VERB FILE: the answer on stdout
 	curl -s --max-time 10 -X POST -H 'Content-Type: application/json' \
 		--data-binary "@$TD/$2" "http://127.0.0.1:$pe/$1"
