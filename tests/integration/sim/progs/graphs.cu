@@ -272,9 +272,10 @@ static void check_graph_memory(void)
 	const int n = 1000;
 	const size_t len = n * sizeof(int);
 	cudaStream_t s;
-	cudaGraph_t g;
+	cudaGraph_t g, g2, g3;
 	cudaGraphExec_t x, x2;
 	cudaGraphNode_t nodes[8], an = NULL, fn = NULL, fn2;
+	cudaGraphExecUpdateResultInfo ui = {};
 	cudaGraphNodeType t;
 	cudaMemAllocNodeParams ap = {};
 	size_t nn = 8;
@@ -392,15 +393,46 @@ static void check_graph_memory(void)
 	     cudaErrorInvalidValue);
 	WANT(cudaGraphAddMemFreeNode(&fn2, g, NULL, 0, plain),
 	     cudaErrorInvalidValue);
-	/* a graph with memory nodes keeps its nodes */
+	/* freed in its own graph: another graph may not free it too */
+	CHECK(cudaGraphCreate(&g2, 0));
+	WANT(cudaGraphAddMemFreeNode(&fn2, g2, NULL, 0, ap.dptr),
+	     cudaErrorInvalidValue);
+	/* a graph with memory nodes keeps its nodes and edges, has no
+	 * clone, and its exec cannot be updated */
 	EXPECT(cudaGraphDestroyNode(fn) != cudaSuccess);
+	EXPECT(cudaGraphRemoveDependencies(g, &an, &fn, NULL, 1) !=
+	       cudaSuccess);
+	EXPECT(cudaGraphClone(&g3, g) != cudaSuccess);
 	(void)cudaGetLastError();
 	CHECK(cudaGraphInstantiate(&x, g, 0));
+	WANT(cudaGraphExecUpdate(x, g, &ui), cudaErrorGraphExecUpdateFailure);
+	EXPECT(ui.result == cudaGraphExecUpdateErrorNotSupported);
+	(void)cudaGetLastError();
 	CHECK(cudaGraphLaunch(x, s));
 	CHECK(cudaGraphLaunch(x, s));
 	CHECK(cudaStreamSynchronize(s));
 	CHECK(cudaGraphExecDestroy(x));
 	CHECK(cudaGraphDestroy(g));
+
+	/* left live by its own graph, freed by another: then its own graph
+	 * may no longer free it */
+	CHECK(cudaGraphCreate(&g, 0));
+	ap.dptr = NULL;
+	CHECK(cudaGraphAddMemAllocNode(&an, g, NULL, 0, &ap));
+	CHECK(cudaGraphAddMemFreeNode(&fn2, g2, NULL, 0, ap.dptr));
+	WANT(cudaGraphAddMemFreeNode(&fn, g, &an, 1, ap.dptr),
+	     cudaErrorInvalidValue);
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	CHECK(cudaGraphInstantiate(&x2, g2, 0));
+	CHECK(cudaGraphLaunch(x, s));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) >= 4096);
+	CHECK(cudaGraphLaunch(x2, s));
+	CHECK(cudaStreamSynchronize(s));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) == 0);
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphExecDestroy(x2));
+	CHECK(cudaGraphDestroy(g));
+	CHECK(cudaGraphDestroy(g2));
 	CHECK(cudaDeviceGraphMemTrim(dev));
 	EXPECT(graph_mem(dev, cudaGraphMemAttrReservedMemCurrent) == 0);
 
