@@ -131,6 +131,8 @@ int main(void)
 		r = made ? run(" st.global.u32 [%rd3], %r2;\n", ap.dptr, 0)
 		         : CUDA_ERROR_UNKNOWN;
 		check(r == CUDA_ERROR_ILLEGAL_ADDRESS, "graph_memory_not_live");
+		if (made)
+			(void)cuGraphDestroy(g);
 	}
 
 	out = fresh(dev);
