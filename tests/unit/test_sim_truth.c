@@ -6,7 +6,7 @@
  * an unretained primary context made current is what cuCtxGetCurrent
  * reports, kernel names of any length, fork/join capture with its edges,
  * invalidated and unjoined captures, stream-ordered allocation captured
- * as graph memory nodes, refused cooperative and cluster
+ * as graph memory nodes, refused oversized, cooperative and cluster
  * launches, contents of large allocations, and advice read back.
  *
  * One process, one simulated node of two H100s made in a temporary
@@ -306,6 +306,17 @@ static void oversized_cooperative_and_cluster_launches_are_refused(void **state)
 	CUlaunchConfig c = {0};
 
 	(void)state;
+	/* a block or grid over the device's limits: the answer cuLaunchKernel
+	 * documents (and driver-API users get from real drivers) */
+	assert_int_equal(
+	    cuLaunchKernel(fn_k, 1, 1, 1, 2048, 1, 1, 0, NULL, args, NULL),
+	    CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(
+	    cuLaunchKernel(fn_k, 1, 65536, 1, 32, 1, 1, 0, NULL, args, NULL),
+	    CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(
+	    cuLaunchKernel(fn_k, 1, 1, 1, 32, 1, 65, 0, NULL, args, NULL),
+	    CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(
 	    cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn_k, 1024, 0),
 	    CUDA_SUCCESS);
