@@ -204,9 +204,11 @@ static void fork_join_capture_keeps_every_node_and_edge(void **state)
 
 static void uncapturable_calls_invalidate_the_capture(void **state)
 {
+	CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
 	CUstream s;
-	CUgraph g = (CUgraph)1;
-	CUdeviceptr p;
+	CUgraph g = (CUgraph)1, g2;
+	CUgraphExec x;
+	CUdeviceptr p, m;
 	CUstreamCaptureStatus st;
 
 	(void)state;
@@ -228,7 +230,27 @@ static void uncapturable_calls_invalidate_the_capture(void **state)
 	assert_int_not_equal(cuStreamSynchronize(s), CUDA_SUCCESS);
 	assert_int_equal(cuStreamEndCapture(s, &g),
 	                 CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	/* what the sim has no node for: a prefetch, a graph launched into
+	 * the capture (a child-graph node on the real driver) */
+	assert_int_equal(cuMemAllocManaged(&m, MIB, CU_MEM_ATTACH_GLOBAL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	assert_int_not_equal(cuMemPrefetchAsync(m, MIB, loc, 0, s),
+	                     CUDA_SUCCESS);
+	assert_int_equal(cuStreamEndCapture(s, &g),
+	                 CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	assert_int_equal(cuGraphCreate(&g, 0), CUDA_SUCCESS);
+	assert_int_equal(cuGraphInstantiate(&x, g, 0), CUDA_SUCCESS);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	assert_int_not_equal(cuGraphLaunch(x, s), CUDA_SUCCESS);
+	assert_int_equal(cuStreamEndCapture(s, &g2),
+	                 CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	assert_int_equal(cuGraphExecDestroy(x), CUDA_SUCCESS);
+	assert_int_equal(cuGraphDestroy(g), CUDA_SUCCESS);
 	assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
+	assert_int_equal(cuMemFree(m), CUDA_SUCCESS);
 	assert_int_equal(cuMemFree(p), CUDA_SUCCESS);
 }
 
