@@ -442,14 +442,14 @@ CUresult gs__memset(uint64_t p, uint64_t pitch, uint32_t value,
 	if (width == 0 || height == 0)
 		return CUDA_SUCCESS;
 	a = gs__alloc_find(p, span);
-	if (a == NULL || a->kind == GS__A_RESERVE || p % esize != 0 ||
+	if (!gs__alloc_usable(a) || p % esize != 0 ||
 	    (height > 1 && pitch < width * esize))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!a->backed)
 		return CUDA_SUCCESS;
 	if (value == 0 && (height == 1 || pitch == width * esize) &&
 	    (a->kind == GS__A_DEVICE || a->kind == GS__A_MANAGED ||
-	     a->kind == GS__A_VMM_MAP))
+	     a->kind == GS__A_VMM_MAP || a->kind == GS__A_GRAPH))
 		return zero_range(a, p, span);
 	for (uint64_t row = 0; row < height; row++) {
 		uint8_t *q = (uint8_t *)(uintptr_t)(p + row * pitch);

@@ -49,6 +49,7 @@ void gs__graph_node_free(struct gs__node *n)
 {
 	if (n == NULL)
 		return;
+	gs__gmem_node_gone(n);
 	gs__h_del(n);
 	free(n->launch.args);
 	free(n->argv);
@@ -123,6 +124,7 @@ CUresult gs__graph_add(struct gs__graph *g, struct gs__node *n,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	n->graph = g;
 	g->nodes[g->n_nodes++] = n;
+	gs__gmem_node_added(n);
 	return CUDA_SUCCESS;
 }
 
@@ -423,6 +425,8 @@ void gs__graph_free(struct gs__graph *g)
 {
 	if (g == NULL)
 		return;
+	if (g->mem_exec != NULL)
+		g->mem_exec->mem_graph = NULL;
 	for (int i = 0; i < g->n_nodes; i++)
 		gs__graph_node_free(g->nodes[i]);
 	free(g->nodes);

@@ -27,12 +27,15 @@ void gs__dcopy(uint64_t dst, uint64_t src, uint64_t len)
 	memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src, (size_t)len);
 }
 
-/* Device memory we may copy to/from: a live allocation range. */
-static bool is_dev_range(uint64_t p, uint64_t len)
+/* Device memory we may copy to/from: a live allocation range (or, for a
+ * copy being captured, a graph allocation's address: it lives when the
+ * graph runs). */
+static bool is_dev_range(uint64_t p, uint64_t len, const struct gs__stream *s)
 {
 	struct gs__alloc *a = gs__alloc_find(p, len);
 
-	return a != NULL && a->kind != GS__A_RESERVE;
+	return gs__alloc_usable(a) || (a != NULL && a->kind == GS__A_GRAPH &&
+	                               s != NULL && s->capture != NULL);
 }
 
 /* A copy on a capturing stream: a memcpy node (a synchronous one cannot
@@ -88,8 +91,8 @@ CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
 	if (len == 0)
 		goto out;
 	if (dst == 0 || src == 0 ||
-	    ((k == X_HTOD || k == X_DTOD) && !is_dev_range(dst, len)) ||
-	    ((k == X_DTOH || k == X_DTOD) && !is_dev_range(src, len))) {
+	    ((k == X_HTOD || k == X_DTOD) && !is_dev_range(dst, len, s)) ||
+	    ((k == X_DTOH || k == X_DTOD) && !is_dev_range(src, len, s))) {
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
@@ -102,8 +105,10 @@ CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
 		if (r != CUDA_SUCCESS)
 			goto out;
 		/* the wait dropped the lock: the ranges may be gone */
-		if (((k == X_HTOD || k == X_DTOD) && !is_dev_range(dst, len)) ||
-		    ((k == X_DTOH || k == X_DTOD) && !is_dev_range(src, len))) {
+		if (((k == X_HTOD || k == X_DTOD) &&
+		     !is_dev_range(dst, len, s)) ||
+		    ((k == X_DTOH || k == X_DTOD) &&
+		     !is_dev_range(src, len, s))) {
 			r = CUDA_ERROR_INVALID_VALUE;
 			goto out;
 		}
@@ -332,7 +337,7 @@ CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 		goto out;
 	da = gs__alloc_find(dst, len);
 	sa = gs__alloc_find(src, len);
-	if (!is_dev_range(dst, len) || !is_dev_range(src, len) ||
+	if (!is_dev_range(dst, len, s) || !is_dev_range(src, len, s) ||
 	    da->dev != dc->dev || sa->dev != sc->dev) {
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
@@ -347,7 +352,7 @@ CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 			r = gs__wait(sc, sc->last);
 		if (r != CUDA_SUCCESS)
 			goto out;
-		if (!is_dev_range(dst, len) || !is_dev_range(src, len)) {
+		if (!is_dev_range(dst, len, s) || !is_dev_range(src, len, s)) {
 			r = CUDA_ERROR_INVALID_VALUE; /* freed while we waited */
 			goto out;
 		}

@@ -90,6 +90,9 @@ struct gs__dev {
 	unsigned int primary_flags;
 	struct gs__pool *default_pool;
 	struct gs__pool *cur_pool;
+	/* the graph allocator's memory (graphmem.c): bytes of live graph
+	 * allocations, bytes it holds from the device (charged), highs */
+	uint64_t gmem_used, gmem_used_high, gmem_reserved, gmem_reserved_high;
 };
 
 struct gs__stream {
@@ -246,6 +249,8 @@ enum gs__akind {
 	GS__A_REGISTERED, /* cuMemHostRegister */
 	GS__A_VMM_MAP,    /* a cuMemMap'ed range */
 	GS__A_RESERVE,    /* a cuMemAddressReserve'd range (not accessible) */
+	GS__A_GRAPH,      /* a graph allocation's address (graphmem.c):
+	                     accessible only while `live` */
 };
 
 /* A live address range, sorted by base in gs__drv.allocs. */
@@ -263,6 +268,10 @@ struct gs__alloc {
 	unsigned int host_flags;
 	const void *owner; /* a module global's (gs__mem_alloc), or NULL */
 	uint64_t serial;   /* unique per allocation (advice.c's records) */
+	/* GS__A_GRAPH (graphmem.c): between its allocation node's run and
+	 * its free; the alloc node and exec copies holding the address */
+	bool live;
+	int graph_refs;
 };
 
 /* A CUmemGenericAllocationHandle. */
@@ -300,7 +309,25 @@ enum gs__nkind {
 	GS__N_MEMCPY,
 	GS__N_HOST,
 	GS__N_EVENT_RECORD,
-	GS__N_EVENT_WAIT
+	GS__N_EVENT_WAIT,
+	GS__N_MEM_ALLOC,
+	GS__N_MEM_FREE
+};
+
+/* A graph memory node's parameters (graphmem.c). */
+struct gs__gmem_node {
+	uint64_t dptr;   /* the allocation's address (alloc and free) */
+	uint64_t serial; /* its address-table entry's serial */
+	uint64_t size;
+	int dev;
+	CUmemPoolProps props;
+	CUmemAccessDesc *access; /* owned by a graph's node (NULL in an
+	                            exec copy), n_access of them */
+	size_t n_access;
+	bool freed_here;      /* alloc node: a free node in its own graph */
+	bool freed_elsewhere; /* alloc node: a free node in another graph */
+	bool held;            /* exec copy of an alloc node: holds the
+	                         address (gs__gmem_exec_hold) */
 };
 
 /* A graph node; in a graph exec, a copy (deps then name exec nodes). */
@@ -315,6 +342,7 @@ struct gs__node {
 	uint64_t cpy_dst, cpy_src, cpy_len; /* the 1D copy it makes */
 	CUDA_HOST_NODE_PARAMS host;
 	CUevent event; /* GS__N_EVENT_RECORD / _WAIT */
+	struct gs__gmem_node gmem; /* GS__N_MEM_ALLOC / _FREE */
 	struct gs__node **deps; /* the nodes it depends on (edges in),
 	                           owned list, n_deps of cap_deps */
 	int n_deps, cap_deps;
@@ -329,6 +357,9 @@ struct gs__node {
 struct gs__graph {
 	int n_nodes, cap;
 	struct gs__node **nodes; /* in the order added */
+	int n_mem_nodes;         /* memory alloc/free nodes among them */
+	struct gs__graph_exec *mem_exec; /* its one exec while it has
+	                                    memory nodes (not owned) */
 };
 
 struct gs__graph_exec {
@@ -336,6 +367,8 @@ struct gs__graph_exec {
 	struct gs__node *nodes; /* copies, in an order that runs each node
 	                           after its dependencies */
 	unsigned long long flags;
+	struct gs__graph *mem_graph; /* the graph with memory nodes it came
+	                                from, while both live (not owned) */
 };
 
 struct gs__drv {
@@ -513,6 +546,36 @@ CUresult gs__capture_deps_set(struct gs__stream *s, struct gs__node *const *deps
                               size_t n, bool add);
 CUresult gs__capture_update_deps(CUstream hStream, CUgraphNode *deps, size_t n,
                                  unsigned int flags, bool pt);
+/* Graph memory (graphmem.c). Lock held. */
+/* Makes n an alloc node for p (its address fixed now); ctx: the caller's
+ * current context or NULL. */
+CUresult gs__gmem_alloc_node_init(struct gs__node *n, struct gs__ctx *ctx,
+                                  const CUDA_MEM_ALLOC_NODE_PARAMS *p);
+/* Makes n a free node of graph g for dptr (an alloc node's address). */
+CUresult gs__gmem_free_node_init(struct gs__node *n, const struct gs__graph *g,
+                                 uint64_t dptr);
+/* n (any kind) was added to its graph / is being freed. */
+void gs__gmem_node_added(struct gs__node *n);
+void gs__gmem_node_gone(struct gs__node *n);
+/* An exec copy x of a node takes / lets go of its allocation's address. */
+void gs__gmem_exec_hold(struct gs__node *x);
+void gs__gmem_exec_drop(struct gs__node *x);
+/* Before an exec's launch: CUDA_ERROR_INVALID_VALUE while one of its
+ * allocations is live (auto_free: they are freed instead). */
+CUresult gs__gmem_launch_check(struct gs__node *nodes, int n, bool auto_free);
+/* Runs an alloc or free node of an exec. */
+CUresult gs__gmem_run(const struct gs__node *n);
+/* cuMemFree / cuMemFreeAsync of a graph allocation (a: its entry). */
+CUresult gs__gmem_free_call(struct gs__alloc *a);
+/* ctx is going: its graph allocations end, the allocator trims. */
+void gs__gmem_ctx_gone(struct gs__ctx *ctx);
+/* Whether a's bytes may be read and written now (not a reservation, not
+ * a graph allocation outside its life). */
+static inline bool gs__alloc_usable(const struct gs__alloc *a)
+{
+	return a != NULL && a->kind != GS__A_RESERVE &&
+	       (a->kind != GS__A_GRAPH || a->live);
+}
 /* A stream in a capture is destroyed: CUDA_ERROR_STREAM_CAPTURE_UNJOINED. */
 CUresult gs__capture_stream_gone(struct gs__stream *s);
 /* Resolves a stream for a query (takes the lock; on success it is held).

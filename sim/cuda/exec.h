@@ -17,8 +17,44 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda_int.h"
+
+/* A register's bits as a float / double and back (the low 32 bits for
+ * f32), as exec_alu.c's arithmetic and exec_warp.c's atomics read them. */
+static inline float gs__x_f32(uint64_t v)
+{
+	float f;
+	uint32_t u = (uint32_t)v;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint64_t gs__x_bf32(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static inline double gs__x_f64(uint64_t v)
+{
+	double d;
+
+	memcpy(&d, &v, 8);
+	return d;
+}
+
+static inline uint64_t gs__x_bf64(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, 8);
+	return u;
+}
 
 /* Operand and instruction types. */
 enum gs__xt {

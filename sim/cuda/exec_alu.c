@@ -203,35 +203,6 @@ static inline int64_t sx(uint64_t v, int w)
 	return (int64_t)((v ^ s) - s);
 }
 
-static inline float f32(uint64_t v)
-{
-	float f;
-	uint32_t u = (uint32_t)v;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint64_t bf32(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline double f64(uint64_t v)
-{
-	double d;
-	memcpy(&d, &v, 8);
-	return d;
-}
-
-static inline uint64_t bf64(double d)
-{
-	uint64_t u;
-	memcpy(&u, &d, 8);
-	return u;
-}
-
 static inline float ftz32(float f, bool on)
 {
 	if (on && fpclassify(f) == FP_SUBNORMAL)
@@ -255,8 +226,9 @@ static float fminmax32(float a, float b, bool mx)
 	if (isnan(b))
 		return a;
 	if (a == b) { /* -0 is below +0 */
-		uint32_t ua = (uint32_t)bf32(a), ub = (uint32_t)bf32(b);
-		return f32(mx ? (ua & ub) : (ua | ub));
+		uint32_t ua = (uint32_t)gs__x_bf32(a),
+		         ub = (uint32_t)gs__x_bf32(b);
+		return gs__x_f32(mx ? (ua & ub) : (ua | ub));
 	}
 	return (a < b) != mx ? a : b;
 }
@@ -268,8 +240,8 @@ static double fminmax64(double a, double b, bool mx)
 	if (isnan(b))
 		return a;
 	if (a == b) {
-		uint64_t ua = bf64(a), ub = bf64(b);
-		return f64(mx ? (ua & ub) : (ua | ub));
+		uint64_t ua = gs__x_bf64(a), ub = gs__x_bf64(b);
+		return gs__x_f64(mx ? (ua & ub) : (ua | ub));
 	}
 	return (a < b) != mx ? a : b;
 }
@@ -349,10 +321,11 @@ static bool compare(const struct gs__xins *in, uint64_t a, uint64_t b, int t)
 {
 	if (t == XT_F32) {
 		bool z = in->f & XF_FTZ;
-		return fcmp(ftz32(f32(a), z), ftz32(f32(b), z), in->m);
+		return fcmp(ftz32(gs__x_f32(a), z), ftz32(gs__x_f32(b), z),
+		            in->m);
 	}
 	if (t == XT_F64)
-		return fcmp(f64(a), f64(b), in->m);
+		return fcmp(gs__x_f64(a), gs__x_f64(b), in->m);
 	if (t == XT_F16 || t == XT_BF16)
 		return fcmp(h2d((uint16_t)a, t == XT_BF16),
 		            h2d((uint16_t)b, t == XT_BF16), in->m);
@@ -440,9 +413,9 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 	}
 	double v;
 	if (st == XT_F32)
-		v = ftz32(f32(a), z);
+		v = ftz32(gs__x_f32(a), z);
 	else if (st == XT_F64)
-		v = f64(a);
+		v = gs__x_f64(a);
 	else if (st == XT_F16 || st == XT_BF16)
 		v = h2d((uint16_t)a, st == XT_BF16);
 	else
@@ -461,11 +434,11 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		if (dt == XT_F32) {
 			volatile float f =
 			    is_signed(st) ? (float)sx(a, ws) : (float)zx(a, ws);
-			r = bf32(f);
+			r = gs__x_bf32(f);
 		} else {
 			volatile double d = is_signed(st) ? (double)sx(a, ws)
 			                                  : (double)zx(a, ws);
-			r = bf64(d);
+			r = gs__x_bf64(d);
 		}
 		fesetround(old);
 		return r;
@@ -490,7 +463,7 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 	if (sat)
 		v = isnan(v) ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
 	if (dt == XT_F64)
-		return bf64(v);
+		return gs__x_bf64(v);
 	if (dt == XT_F16 || dt == XT_BF16) {
 		uint16_t h = d2h(v, dt == XT_BF16, hr);
 		if (z && dt == XT_F16 && (h & 0x7c00) == 0)
@@ -503,7 +476,7 @@ static uint64_t cvt(const struct gs__xins *in, uint64_t a)
 		fesetround(fe_mode(in->m));
 	if (dt == XT_F32) {
 		volatile float f = (float)v;
-		r = isnan(f) ? CANON_NAN32 : bf32(ftz32(f, z));
+		r = isnan(f) ? CANON_NAN32 : gs__x_bf32(ftz32(f, z));
 	} else {
 		r = 0;
 	}
@@ -542,8 +515,8 @@ static uint64_t fop32(const struct gs__xins *in, uint64_t ua, uint64_t ub,
                       uint64_t uc)
 {
 	bool z = in->f & XF_FTZ;
-	float a = ftz32(f32(ua), z), b = ftz32(f32(ub), z),
-	      c = ftz32(f32(uc), z), r;
+	float a = ftz32(gs__x_f32(ua), z), b = ftz32(gs__x_f32(ub), z),
+	      c = ftz32(gs__x_f32(uc), z), r;
 
 	switch (in->op) {
 	case XO_ADD:
@@ -605,13 +578,13 @@ static uint64_t fop32(const struct gs__xins *in, uint64_t ua, uint64_t ub,
 	}
 	if (in->f & XF_SAT)
 		r = isnan(r) ? 0.0f : r < 0 ? 0.0f : r > 1 ? 1.0f : r;
-	return isnan(r) ? CANON_NAN32 : bf32(ftz32(r, z));
+	return isnan(r) ? CANON_NAN32 : gs__x_bf32(ftz32(r, z));
 }
 
 static uint64_t fop64(const struct gs__xins *in, uint64_t ua, uint64_t ub,
                       uint64_t uc)
 {
-	double a = f64(ua), b = f64(ub), c = f64(uc), r;
+	double a = gs__x_f64(ua), b = gs__x_f64(ub), c = gs__x_f64(uc), r;
 
 	switch (in->op) {
 	case XO_ADD:
@@ -673,16 +646,16 @@ static uint64_t fop64(const struct gs__xins *in, uint64_t ua, uint64_t ub,
 	}
 	if (in->f & XF_SAT)
 		r = isnan(r) ? 0.0 : r < 0 ? 0.0 : r > 1 ? 1.0 : r;
-	return bf64(r);
+	return gs__x_bf64(r);
 }
 
 static bool testp(uint64_t v, int t, int what)
 {
-	double d = t == XT_F64 ? f64(v) : f32(v);
+	double d = t == XT_F64 ? gs__x_f64(v) : gs__x_f32(v);
 	int c = fpclassify(d);
 
 	if (t == XT_F32)
-		c = fpclassify(f32(v));
+		c = fpclassify(gs__x_f32(v));
 	switch (what) {
 	case 1:
 		return isfinite(d);
@@ -999,7 +972,7 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 				if (in->d2 >= 0)
 					R[in->d2 * 32 + l] = nv;
 			} else if (t == XT_F32) {
-				r = v ? bf32(1.0f) : 0;
+				r = v ? gs__x_bf32(1.0f) : 0;
 			} else {
 				r = v ? zx(~0ULL, width(t)) : 0;
 			}
@@ -1009,7 +982,7 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 			r = (c & 1) ? a : b;
 			break;
 		case XO_SLCT:
-			r = (in->t2 == XT_F32 ? !(f32(c) < 0.0f)
+			r = (in->t2 == XT_F32 ? !(gs__x_f32(c) < 0.0f)
 			                      : sx(c, 32) >= 0)
 			        ? a
 			        : b;
@@ -1020,8 +993,8 @@ bool gs__xalu(const struct gs__xins *in, uint64_t *R, uint32_t em)
 				             ? in->m
 				             : XR_RN;
 				bool bf = t == XT_BF16X2;
-				r = (uint64_t)d2h(f32(a), bf, hr) << 16 |
-				    d2h(f32(b), bf, hr);
+				r = (uint64_t)d2h(gs__x_f32(a), bf, hr) << 16 |
+				    d2h(gs__x_f32(b), bf, hr);
 			} else {
 				r = cvt(in, a);
 			}

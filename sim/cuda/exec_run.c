@@ -109,7 +109,7 @@ static uint8_t *global_slow(struct xl *x, uint64_t a, uint64_t n,
 	    a + n <= (uint64_t)(uintptr_t)x->ws + sizeof(x->ws))
 		return (uint8_t *)(uintptr_t)a;
 	al = gs__alloc_find(a, n);
-	if (al == NULL || al->kind == GS__A_RESERVE) {
+	if (!gs__alloc_usable(al)) {
 		fail(x, CUDA_ERROR_ILLEGAL_ADDRESS, in,
 		     "address outside every allocation");
 		return NULL;

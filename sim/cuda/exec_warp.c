@@ -184,35 +184,6 @@ void gs__xw_split(const struct gs__xprog *p, struct warp *w, uint32_t em,
 	gs__xw_reselect(p, w);
 }
 
-static inline float f32(uint64_t v)
-{
-	float f;
-	uint32_t u = (uint32_t)v;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint64_t bf32(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline double f64(uint64_t v)
-{
-	double d;
-	memcpy(&d, &v, 8);
-	return d;
-}
-
-static inline uint64_t bf64(double d)
-{
-	uint64_t u;
-	memcpy(&u, &d, 8);
-	return u;
-}
-
 /* One atomic read-modify-write; returns the old value. */
 uint64_t gs__xw_atomic_op(uint8_t *p, const struct gs__xins *in, uint64_t b,
                           uint64_t c)
@@ -226,9 +197,9 @@ uint64_t gs__xw_atomic_op(uint8_t *p, const struct gs__xins *in, uint64_t b,
 	switch (in->m) {
 	case XA_ADD:
 		if (t == XT_F32)
-			nv = bf32(f32(old) + f32(b));
+			nv = gs__x_bf32(gs__x_f32(old) + gs__x_f32(b));
 		else if (t == XT_F64)
-			nv = bf64(f64(old) + f64(b));
+			nv = gs__x_bf64(gs__x_f64(old) + gs__x_f64(b));
 		else
 			nv = (old + b) & mask;
 		break;
@@ -236,9 +207,9 @@ uint64_t gs__xw_atomic_op(uint8_t *p, const struct gs__xins *in, uint64_t b,
 	case XA_MAX: {
 		bool less;
 		if (t == XT_F32)
-			less = f32(b) < f32(old);
+			less = gs__x_f32(b) < gs__x_f32(old);
 		else if (t == XT_F64)
-			less = f64(b) < f64(old);
+			less = gs__x_f64(b) < gs__x_f64(old);
 		else if (sgn)
 			less = w64 ? (int64_t)b < (int64_t)old
 			           : (int32_t)b < (int32_t)old;

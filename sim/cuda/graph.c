@@ -1,7 +1,8 @@
 /*
  * graph.c - CUDA graphs in the sim driver, as programs build them: graphs
- * of kernel, empty, memset, memcpy (1D), host and event record/wait
- * nodes with their dependencies; reading and changing a node's
+ * of kernel, empty, memset, memcpy (1D), host, event record/wait and
+ * memory alloc/free nodes (their allocations are graphmem.c's) with their
+ * dependencies; reading and changing a node's
  * parameters, the edges, cloning, a Graphviz picture (cuGraphDebugDotPrint);
  * and the stream capture calls (begin, end, is-capturing, capture info).
  * The node and edge structure and the capture state are capture.c's;
@@ -547,6 +548,114 @@ CUresult CUDAAPI cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
 	return event_node_set(hNode, event, GS__N_EVENT_WAIT);
 }
 
+/* ---- memory nodes (graph allocations: graphmem.c) ------------------------ */
+
+CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode *phGraphNode,
+                                        CUgraph hGraph,
+                                        const CUgraphNode *dependencies,
+                                        size_t numDependencies,
+                                        CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+	struct gs__ctx *ctx = NULL;
+	struct gs__node *n;
+	CUresult r;
+
+	if (phGraphNode == NULL || nodeParams == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	if (gs__ctx_get(&ctx) != CUDA_SUCCESS)
+		ctx = NULL;
+	n = gs__node_new(GS__N_MEM_ALLOC);
+	if (n == NULL)
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else if (!gs__h_is(hGraph, GS__H_GRAPH))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		r = gs__gmem_alloc_node_init(n, ctx, nodeParams);
+	if (r == CUDA_SUCCESS)
+		r = add_node(phGraphNode, hGraph, dependencies, numDependencies,
+		             n);
+	else
+		gs__graph_node_free(n);
+	if (r == CUDA_SUCCESS)
+		nodeParams->dptr = (CUdeviceptr)n->gmem.dptr;
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuGraphMemAllocNodeGetParams(
+    CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
+{
+	struct gs__node *n;
+	CUresult r;
+
+	if (params_out == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	n = node_of(hNode, GS__N_MEM_ALLOC);
+	if (n == NULL) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else {
+		/* poolProps and accessDescs stay the node's */
+		params_out->poolProps = n->gmem.props;
+		params_out->accessDescs = n->gmem.access;
+		params_out->accessDescCount = n->gmem.n_access;
+		params_out->bytesize = (size_t)n->gmem.size;
+		params_out->dptr = (CUdeviceptr)n->gmem.dptr;
+	}
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                       const CUgraphNode *dependencies,
+                                       size_t numDependencies, CUdeviceptr dptr)
+{
+	struct gs__node *n;
+	CUresult r;
+
+	if (phGraphNode == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	n = gs__node_new(GS__N_MEM_FREE);
+	if (n == NULL)
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else if (!gs__h_is(hGraph, GS__H_GRAPH))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		r = gs__gmem_free_node_init(n, (struct gs__graph *)hGraph,
+		                            (uint64_t)dptr);
+	if (r == CUDA_SUCCESS)
+		r = add_node(phGraphNode, hGraph, dependencies, numDependencies,
+		             n);
+	else
+		gs__graph_node_free(n);
+	gs__unlock();
+	return r;
+}
+
+CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode,
+                                             CUdeviceptr *dptr_out)
+{
+	struct gs__node *n;
+	CUresult r;
+
+	if (dptr_out == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((r = gs__enter()) != CUDA_SUCCESS)
+		return r;
+	n = node_of(hNode, GS__N_MEM_FREE);
+	if (n == NULL)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		*dptr_out = (CUdeviceptr)n->gmem.dptr;
+	gs__unlock();
+	return r;
+}
+
 /* ---- nodes and edges ------------------------------------------------------ */
 
 CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes,
@@ -748,8 +857,9 @@ CUresult CUDAAPI cuGraphRemoveDependencies(CUgraph hGraph,
 	(void)edgeData;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	if (!edges_ok(hGraph, from, to, numDependencies))
-		r = CUDA_ERROR_INVALID_VALUE;
+	if (!edges_ok(hGraph, from, to, numDependencies) ||
+	    ((struct gs__graph *)hGraph)->n_mem_nodes > 0)
+		r = CUDA_ERROR_INVALID_VALUE; /* memory nodes: edges stay */
 	for (size_t i = 0; r == CUDA_SUCCESS && i < numDependencies; i++)
 		if (!gs__node_dep_remove((struct gs__node *)to[i],
 		                         (struct gs__node *)from[i]))
@@ -771,6 +881,11 @@ CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode hNode)
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	g = n->graph;
+	if (g->n_mem_nodes > 0) {
+		/* no node of a graph with memory nodes may go */
+		gs__unlock();
+		return CUDA_ERROR_INVALID_VALUE;
+	}
 	for (int i = 0; i < g->n_nodes; i++) {
 		(void)gs__node_dep_remove(g->nodes[i], n);
 		if (g->nodes[i] == n) {
@@ -796,6 +911,8 @@ CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 	    [GS__N_HOST] = CU_GRAPH_NODE_TYPE_HOST,
 	    [GS__N_EVENT_RECORD] = CU_GRAPH_NODE_TYPE_EVENT_RECORD,
 	    [GS__N_EVENT_WAIT] = CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+	    [GS__N_MEM_ALLOC] = CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+	    [GS__N_MEM_FREE] = CU_GRAPH_NODE_TYPE_MEM_FREE,
 	};
 	struct gs__node *n = (struct gs__node *)hNode;
 	CUresult r;
@@ -828,6 +945,7 @@ struct gs__node *gs__node_copy(const struct gs__node *src)
 	n->n_deps = n->cap_deps = 0;
 	n->orig = src;
 	n->launch.args = NULL;
+	n->gmem.access = NULL; /* memory nodes are never cloned */
 	if (src->kind == GS__N_KERNEL) {
 		n->launch.args = gs__malloc(
 		    src->launch.args_size ? src->launch.args_size : 1);
@@ -858,7 +976,8 @@ CUresult CUDAAPI cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	if (!gs__h_is(g, GS__H_GRAPH)) {
+	if (!gs__h_is(g, GS__H_GRAPH) || g->n_mem_nodes > 0) {
+		/* a graph with memory nodes cannot be cloned */
 		gs__unlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -929,6 +1048,8 @@ static const char *kind_name(enum gs__nkind k)
 	    [GS__N_HOST] = "HOST",
 	    [GS__N_EVENT_RECORD] = "EVENT_RECORD",
 	    [GS__N_EVENT_WAIT] = "WAIT_EVENT",
+	    [GS__N_MEM_ALLOC] = "MEM_ALLOC",
+	    [GS__N_MEM_FREE] = "MEM_FREE",
 	};
 	return names[k];
 }

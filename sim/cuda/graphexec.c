@@ -4,7 +4,8 @@
  * dependencies; a cycle is refused), launching one on a stream (the
  * nodes run one after another: kernels through launch.c, copies and
  * memsets at once, host functions once the work before them is done,
- * event records and waits on the stream), cuGraphExecUpdate and the
+ * event records and waits on the stream, memory alloc/free nodes through
+ * graphmem.c), cuGraphExecUpdate and the
  * cuGraphExec*SetParams calls. Graphs themselves are graph.c's.
  */
 #include "cuda_int.h"
@@ -15,7 +16,10 @@
 
 static void exec_free(struct gs__graph_exec *x)
 {
+	if (x->mem_graph != NULL)
+		x->mem_graph->mem_exec = NULL;
 	for (int i = 0; i < x->n; i++) {
+		gs__gmem_exec_drop(&x->nodes[i]);
 		gs__launch_free(&x->nodes[i].launch);
 		free(x->nodes[i].argv);
 		free(x->nodes[i].deps);
@@ -85,7 +89,9 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
-	if (!gs__h_is(g, GS__H_GRAPH)) {
+	if (!gs__h_is(g, GS__H_GRAPH) ||
+	    (g->n_mem_nodes > 0 && g->mem_exec != NULL)) {
+		/* a graph with memory nodes: one exec at a time */
 		gs__unlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -115,11 +121,13 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 		dst->orig = src;
 		dst->launch.args = NULL;
 		dst->orig_n_deps = src->n_deps;
+		dst->dep_pos = NULL;
+		gs__gmem_exec_hold(dst);
 		dst->dep_pos = gs__calloc(
 		    (size_t)(src->n_deps ? src->n_deps : 1), sizeof(int));
 		if (dst->dep_pos == NULL) {
 			r = CUDA_ERROR_OUT_OF_MEMORY;
-			x->n = i;
+			x->n = i + 1;
 			goto out_free;
 		}
 		for (int j = 0; j < src->n_deps; j++)
@@ -142,6 +150,10 @@ static CUresult instantiate(CUgraphExec *out, CUgraph hGraph,
 	if (!gs__h_add(x, GS__H_GRAPH_EXEC)) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;
+	}
+	if (g->n_mem_nodes > 0) {
+		x->mem_graph = g;
+		g->mem_exec = x;
 	}
 	*out = (CUgraphExec)x;
 	free(order);
@@ -272,6 +284,9 @@ static CUresult run_node(struct gs__node *n, struct gs__stream *s,
 			s->last = ev->seq;
 		return CUDA_SUCCESS;
 	}
+	case GS__N_MEM_ALLOC:
+	case GS__N_MEM_FREE:
+		return gs__gmem_run(n);
 	case GS__N_EMPTY:
 		break;
 	}
@@ -300,6 +315,12 @@ CUresult gs__graph_launch(CUgraphExec hGraphExec, CUstream hStream,
 		gs__not_supported_note("cuGraphLaunch in stream capture");
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
+	/* its allocations from the last launch must have been freed */
+	if (!upload_only && r == CUDA_SUCCESS)
+		r = gs__gmem_launch_check(
+		    x->nodes, x->n,
+		    (x->flags &
+		     CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0);
 	for (int i = 0; !upload_only && r == CUDA_SUCCESS && i < x->n; i++) {
 		if (!gs__h_is(x, GS__H_GRAPH_EXEC)) {
 			r = CUDA_ERROR_INVALID_VALUE; /* destroyed meanwhile */
@@ -524,6 +545,11 @@ static bool same_shape(const struct gs__graph_exec *x,
 		*bad = a;
 		if (a->kind != e->kind) {
 			*why = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+			return false;
+		}
+		if (a->kind == GS__N_MEM_ALLOC || a->kind == GS__N_MEM_FREE) {
+			/* memory nodes cannot be updated */
+			*why = CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
 			return false;
 		}
 		if (a->n_deps != e->orig_n_deps)

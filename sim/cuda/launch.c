@@ -155,7 +155,7 @@ static float *floats(uint64_t p, uint64_t n)
 	if (n == 0 || n > (1ULL << 40))
 		return NULL;
 	a = gs__alloc_find(p, n * 4);
-	if (a == NULL || !a->backed || a->kind == GS__A_RESERVE)
+	if (!gs__alloc_usable(a) || !a->backed)
 		return NULL;
 	return (float *)(uintptr_t)p;
 }

@@ -1,6 +1,7 @@
 /*
  * mem.c - device memory calls of the sim driver: allocations (plain,
- * pitched, managed, stream-ordered, pools), host memory, pointer
+ * pitched, managed, stream-ordered - in a stream capture, graph memory
+ * nodes (graphmem.c) - pools), host memory, pointer
  * attributes, atomics and linear-texture queries, and freeing what a
  * context leaves behind. The address table, charging and mappings they
  * stand on are addr.c's; virtual memory management is vmm.c's, arrays
@@ -108,8 +109,10 @@ static CUresult free_dev(CUdeviceptr dptr)
 		if (dptr == 0)
 			goto out;
 		a = gs__alloc_exact(dptr);
-		if (a == NULL ||
-		    (a->kind != GS__A_DEVICE && a->kind != GS__A_MANAGED))
+		if (a != NULL && a->kind == GS__A_GRAPH)
+			r = gs__gmem_free_call(a); /* a graph allocation */
+		else if (a == NULL ||
+		         (a->kind != GS__A_DEVICE && a->kind != GS__A_MANAGED))
 			r = CUDA_ERROR_INVALID_VALUE;
 		else
 			gs__alloc_free(a);
@@ -334,6 +337,56 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 
 /* ---- stream-ordered allocation and pools ------------------------------ */
 
+/*
+ * cuMemAllocAsync in a stream capture: a memory-allocation node, whose
+ * address the caller gets now and whose memory exists while the graph
+ * runs it (graphmem.c). The pool gives the node its device. Lock held.
+ */
+static CUresult capture_alloc(struct gs__stream *s, struct gs__ctx *ctx,
+                              const struct gs__pool *pool, size_t bytesize,
+                              CUdeviceptr *dptr)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p = {0};
+	struct gs__node *n = gs__node_new(GS__N_MEM_ALLOC);
+	CUresult r;
+
+	if (n == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p.poolProps.location.id = pool->dev;
+	p.bytesize = bytesize;
+	r = gs__gmem_alloc_node_init(n, ctx, &p);
+	if (r == CUDA_SUCCESS)
+		r = gs__capture_node(s, n);
+	if (r != CUDA_SUCCESS) {
+		gs__graph_node_free(n);
+		return r;
+	}
+	*dptr = (CUdeviceptr)n->gmem.dptr;
+	return CUDA_SUCCESS;
+}
+
+/* cuMemFreeAsync in a stream capture: a memory-free node, for a graph
+ * allocation only (as cuGraphAddMemFreeNode; anything else ends the
+ * capture). Lock held. */
+static CUresult capture_free(struct gs__stream *s, CUdeviceptr dptr)
+{
+	struct gs__node *n = gs__node_new(GS__N_MEM_FREE);
+	CUresult r;
+
+	if (n == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = gs__gmem_free_node_init(n, s->capture->graph, (uint64_t)dptr);
+	if (r != CUDA_SUCCESS)
+		gs__capture_invalidate(s, r);
+	else
+		r = gs__capture_node(s, n);
+	if (r != CUDA_SUCCESS)
+		gs__graph_node_free(n);
+	return r;
+}
+
 CUresult gs__mem_alloc_async(CUdeviceptr *dptr, size_t bytesize,
                              CUmemoryPool pool, CUstream hStream, bool pt)
 {
@@ -349,16 +402,6 @@ CUresult gs__mem_alloc_async(CUdeviceptr *dptr, size_t bytesize,
 	r = gs__stream_get(hStream, pt, &ctx, &s);
 	if (r != CUDA_SUCCESS)
 		goto out;
-	if (s->capture != NULL) {
-		/* The real driver makes a memory-allocation node here; the
-		 * sim has no graph memory nodes, so it refuses the call and
-		 * the capture is lost rather than ending "successfully"
-		 * without the allocation. */
-		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-		gs__not_supported_note("cuMemAllocAsync in stream capture");
-		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-		goto out;
-	}
 	if (pool != NULL) {
 		if (!gs__h_is(pool, GS__H_POOL)) {
 			r = CUDA_ERROR_INVALID_VALUE;
@@ -382,7 +425,10 @@ CUresult gs__mem_alloc_async(CUdeviceptr *dptr, size_t bytesize,
 			p = (struct gs__pool *)dp;
 		}
 	}
-	r = gs__dev_alloc(ctx, bytesize, GS__A_DEVICE, p, dptr);
+	if (s->capture != NULL)
+		r = capture_alloc(s, ctx, p, bytesize, dptr);
+	else
+		r = gs__dev_alloc(ctx, bytesize, GS__A_DEVICE, p, dptr);
 out:
 	gs__unlock();
 	return r;
@@ -412,10 +458,9 @@ CUresult gs__mem_free_async(CUdeviceptr dptr, CUstream hStream, bool pt)
 		return r;
 	r = gs__stream_get(hStream, pt, &ctx, &s);
 	if (r == CUDA_SUCCESS && s->capture != NULL) {
-		/* a memory-free node: not in the sim (see cuMemAllocAsync) */
-		gs__capture_invalidate(s, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-		gs__not_supported_note("cuMemFreeAsync in stream capture");
-		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		r = capture_free(s, dptr);
+		gs__unlock();
+		return r;
 	}
 	gs__unlock();
 	if (r != CUDA_SUCCESS)
@@ -626,6 +671,7 @@ CUresult CUDAAPI cuMemPoolGetAccess(CUmemAccess_flags *flags,
 
 void gs__mem_ctx_gone(struct gs__ctx *ctx)
 {
+	gs__gmem_ctx_gone(ctx);
 	for (int i = gs__drv.n_allocs - 1; i >= 0; i--) {
 		if (i >= gs__drv.n_allocs)
 			continue;

@@ -71,20 +71,40 @@ static nvmlReturn_t enter_gpu(nvmlDevice_t h, struct gs__dev *d)
 	return r;
 }
 
+/* enter_gpu, and accounting must be on (else NVML_ERROR_NOT_SUPPORTED). */
+static nvmlReturn_t enter_acct(nvmlDevice_t h, struct gs__dev *d)
+{
+	nvmlReturn_t r = enter_gpu(h, d);
+
+	if (r == NVML_SUCCESS && !d->g->acct_mode) {
+		gs__nvml_leave(d->st);
+		r = NVML_ERROR_NOT_SUPPORTED;
+	}
+	return r;
+}
+
+/* Clock c and CLOCK_BOOTTIME now, in ns (read together); returns the
+ * /proc start time's ticks per second. */
+static uint64_t clocks_now(clockid_t c, uint64_t *c_ns, uint64_t *boot_ns)
+{
+	struct timespec at, boot;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	(void)clock_gettime(c, &at);
+	(void)clock_gettime(CLOCK_BOOTTIME, &boot);
+	*c_ns = (uint64_t)at.tv_sec * 1000000000ULL + (uint64_t)at.tv_nsec;
+	*boot_ns =
+	    (uint64_t)boot.tv_sec * 1000000000ULL + (uint64_t)boot.tv_nsec;
+	return hz > 0 ? (uint64_t)hz : 100;
+}
+
 /* CLOCK_MONOTONIC ns of a /proc start time (clock ticks since boot). */
 static uint64_t ticks_to_mono(uint64_t ticks)
 {
-	struct timespec mono, boot;
-	long hz = sysconf(_SC_CLK_TCK);
 	uint64_t since_boot, m, b;
+	uint64_t hz = clocks_now(CLOCK_MONOTONIC, &m, &b);
 
-	if (hz <= 0)
-		hz = 100;
-	(void)clock_gettime(CLOCK_MONOTONIC, &mono);
-	(void)clock_gettime(CLOCK_BOOTTIME, &boot);
-	m = (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec;
-	b = (uint64_t)boot.tv_sec * 1000000000ULL + (uint64_t)boot.tv_nsec;
-	since_boot = ticks * (1000000000ULL / (uint64_t)hz);
+	since_boot = ticks * (1000000000ULL / hz);
 	/* Boot time runs ahead of monotonic time by the time suspended. */
 	since_boot -= since_boot > b - m ? b - m : since_boot;
 	return since_boot;
@@ -94,18 +114,11 @@ static uint64_t ticks_to_mono(uint64_t ticks)
  * same answer on every call, whatever the clocks' phase). */
 static uint64_t ticks_to_real_us(uint64_t ticks)
 {
-	struct timespec real, boot;
-	long hz = sysconf(_SC_CLK_TCK);
-	uint64_t boot_at_ms, r, b;
+	uint64_t r, b;
+	uint64_t hz = clocks_now(CLOCK_REALTIME, &r, &b);
+	uint64_t boot_at_ms = r / 1000000ULL - b / 1000000ULL;
 
-	if (hz <= 0)
-		hz = 100;
-	(void)clock_gettime(CLOCK_REALTIME, &real);
-	(void)clock_gettime(CLOCK_BOOTTIME, &boot);
-	r = (uint64_t)real.tv_sec * 1000ULL + (uint64_t)real.tv_nsec / 1000000ULL;
-	b = (uint64_t)boot.tv_sec * 1000ULL + (uint64_t)boot.tv_nsec / 1000000ULL;
-	boot_at_ms = r - b;
-	return (boot_at_ms + ticks * 1000ULL / (uint64_t)hz) * 1000ULL;
+	return (boot_at_ms + ticks * 1000ULL / hz) * 1000ULL;
 }
 
 /* State locked: the accounting buffer's first exited record. */
@@ -227,14 +240,12 @@ nvmlReturn_t nvmlDeviceGetAccountingBufferSize(nvmlDevice_t device,
 
 	if (bufferSize == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	r = enter_gpu(device, &d);
+	r = enter_acct(device, &d);
 	if (r != NVML_SUCCESS)
 		return r;
-	r = d.g->acct_mode ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
-	if (r == NVML_SUCCESS)
-		*bufferSize = ACCT_BUFFER;
+	*bufferSize = ACCT_BUFFER;
 	gs__nvml_leave(d.st);
-	return r;
+	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device)
@@ -271,13 +282,9 @@ nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t device,
 
 	if (count == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	r = enter_gpu(device, &d);
+	r = enter_acct(device, &d);
 	if (r != NVML_SUCCESS)
 		return r;
-	if (!d.g->acct_mode) {
-		gs__nvml_leave(d.st);
-		return NVML_ERROR_NOT_SUPPORTED;
-	}
 	n = collect(&d, v, (int)(sizeof(v) / sizeof(v[0])));
 	gs__nvml_leave(d.st);
 	if (pids == NULL || *count < (unsigned int)n) {
@@ -314,13 +321,9 @@ nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, unsigned int pid,
 
 	if (stats == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	r = enter_gpu(device, &d);
+	r = enter_acct(device, &d);
 	if (r != NVML_SUCCESS)
 		return r;
-	if (!d.g->acct_mode) {
-		gs__nvml_leave(d.st);
-		return NVML_ERROR_NOT_SUPPORTED;
-	}
 	n = collect(&d, v, (int)(sizeof(v) / sizeof(v[0])));
 	now = gs_sim_now_ns();
 	gs__nvml_leave(d.st);

@@ -5,7 +5,8 @@
  * (tests/integration/sim/progs/ check the same through the CUDA runtime):
  * an unretained primary context made current is what cuCtxGetCurrent
  * reports, kernel names of any length, fork/join capture with its edges,
- * invalidated and unjoined captures, refused cooperative and cluster
+ * invalidated and unjoined captures, stream-ordered allocation captured
+ * as graph memory nodes, refused oversized, cooperative and cluster
  * launches, contents of large allocations, and advice read back.
  *
  * One process, one simulated node of two H100s made in a temporary
@@ -203,17 +204,22 @@ static void fork_join_capture_keeps_every_node_and_edge(void **state)
 
 static void uncapturable_calls_invalidate_the_capture(void **state)
 {
+	CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
 	CUstream s;
-	CUgraph g = (CUgraph)1;
-	CUdeviceptr p;
+	CUgraph g = (CUgraph)1, g2;
+	CUgraphExec x;
+	CUdeviceptr p, m;
 	CUstreamCaptureStatus st;
 
 	(void)state;
 	assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), 0);
 	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
 	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemAlloc(&p, MIB), CUDA_SUCCESS);
 	launch(fn_k, s);
-	assert_int_not_equal(cuMemAllocAsync(&p, MIB, s), CUDA_SUCCESS);
+	/* only a graph allocation may be freed in a capture (the rule of
+	 * cuGraphAddMemFreeNode) */
+	assert_int_equal(cuMemFreeAsync(p, s), CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(cuStreamIsCapturing(s, &st), CUDA_SUCCESS);
 	assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
 	assert_int_equal(cuStreamEndCapture(s, &g),
@@ -224,6 +230,92 @@ static void uncapturable_calls_invalidate_the_capture(void **state)
 	assert_int_not_equal(cuStreamSynchronize(s), CUDA_SUCCESS);
 	assert_int_equal(cuStreamEndCapture(s, &g),
 	                 CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	/* what the sim has no node for: a prefetch, a graph launched into
+	 * the capture (a child-graph node on the real driver) */
+	assert_int_equal(cuMemAllocManaged(&m, MIB, CU_MEM_ATTACH_GLOBAL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	assert_int_not_equal(cuMemPrefetchAsync(m, MIB, loc, 0, s),
+	                     CUDA_SUCCESS);
+	assert_int_equal(cuStreamEndCapture(s, &g),
+	                 CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	assert_int_equal(cuGraphCreate(&g, 0), CUDA_SUCCESS);
+	assert_int_equal(cuGraphInstantiate(&x, g, 0), CUDA_SUCCESS);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	assert_int_not_equal(cuGraphLaunch(x, s), CUDA_SUCCESS);
+	assert_int_equal(cuStreamEndCapture(s, &g2),
+	                 CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	assert_int_equal(cuGraphExecDestroy(x), CUDA_SUCCESS);
+	assert_int_equal(cuGraphDestroy(g), CUDA_SUCCESS);
+	assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
+	assert_int_equal(cuMemFree(m), CUDA_SUCCESS);
+	assert_int_equal(cuMemFree(p), CUDA_SUCCESS);
+}
+
+static cuuint64_t graph_mem(CUgraphMem_attribute a)
+{
+	cuuint64_t v = ~0ULL;
+
+	assert_int_equal(cuDeviceGetGraphMemAttribute(0, a, &v), CUDA_SUCCESS);
+	return v;
+}
+
+static void stream_ordered_allocation_is_captured_as_memory_nodes(void **state)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS ap;
+	CUgraphNode nodes[8];
+	CUgraphNodeType t;
+	CUgraphExec x;
+	CUgraph g = NULL;
+	CUstream s;
+	CUdeviceptr p = 0, f = 0;
+	uint32_t h[4];
+	size_t n = 8;
+
+	(void)state;
+	assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), 0);
+	assert_int_equal(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+	                 CUDA_SUCCESS);
+	assert_int_equal(cuMemAllocAsync(&p, MIB, s), CUDA_SUCCESS);
+	assert_true(p != 0);
+	assert_int_equal(cuMemsetD32Async(p, 0x5a5a5a5a, 4, s), CUDA_SUCCESS);
+	assert_int_equal(cuMemcpyDtoHAsync(h, p, sizeof(h), s), CUDA_SUCCESS);
+	assert_int_equal(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+	assert_int_equal(cuStreamEndCapture(s, &g), CUDA_SUCCESS);
+	assert_int_equal(cuGraphGetNodes(g, nodes, &n), CUDA_SUCCESS);
+	assert_int_equal(n, 4);
+	assert_int_equal(cuGraphNodeGetType(nodes[0], &t), CUDA_SUCCESS);
+	assert_int_equal(t, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+	assert_int_equal(cuGraphNodeGetType(nodes[3], &t), CUDA_SUCCESS);
+	assert_int_equal(t, CU_GRAPH_NODE_TYPE_MEM_FREE);
+	assert_int_equal(cuGraphMemAllocNodeGetParams(nodes[0], &ap),
+	                 CUDA_SUCCESS);
+	assert_true(ap.dptr == p && ap.bytesize == MIB);
+	assert_int_equal(cuGraphMemFreeNodeGetParams(nodes[3], &f),
+	                 CUDA_SUCCESS);
+	assert_true(f == p);
+	/* the memory exists only while the graph runs */
+	assert_int_equal(cuMemsetD32(p, 0, 1), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(graph_mem(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
+	assert_int_equal(cuGraphInstantiate(&x, g, 0), CUDA_SUCCESS);
+	for (int run = 0; run < 2; run++) {
+		memset(h, 0, sizeof(h));
+		assert_int_equal(cuGraphLaunch(x, s), CUDA_SUCCESS);
+		assert_int_equal(cuStreamSynchronize(s), CUDA_SUCCESS);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(h[i], 0x5a5a5a5a);
+	}
+	assert_int_equal(graph_mem(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), 0);
+	assert_int_equal(graph_mem(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT),
+	                 MIB);
+	assert_int_equal(cuDeviceGraphMemTrim(0), CUDA_SUCCESS);
+	assert_int_equal(graph_mem(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT), 0);
+	assert_int_equal(cuGraphExecDestroy(x), CUDA_SUCCESS);
+	assert_int_equal(cuGraphDestroy(g), CUDA_SUCCESS);
+	/* the address went with its graph */
+	assert_int_equal(cuMemsetD32(p, 0, 1), CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
 }
 
@@ -236,6 +328,17 @@ static void oversized_cooperative_and_cluster_launches_are_refused(void **state)
 	CUlaunchConfig c = {0};
 
 	(void)state;
+	/* a block or grid over the device's limits: the answer cuLaunchKernel
+	 * documents (and driver-API users get from real drivers) */
+	assert_int_equal(
+	    cuLaunchKernel(fn_k, 1, 1, 1, 2048, 1, 1, 0, NULL, args, NULL),
+	    CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(
+	    cuLaunchKernel(fn_k, 1, 65536, 1, 32, 1, 1, 0, NULL, args, NULL),
+	    CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(
+	    cuLaunchKernel(fn_k, 1, 1, 1, 32, 1, 65, 0, NULL, args, NULL),
+	    CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(
 	    cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn_k, 1024, 0),
 	    CUDA_SUCCESS);
@@ -482,6 +585,8 @@ int main(void)
 	    cmocka_unit_test(kernel_names_of_any_length_load_and_launch),
 	    cmocka_unit_test(fork_join_capture_keeps_every_node_and_edge),
 	    cmocka_unit_test(uncapturable_calls_invalidate_the_capture),
+	    cmocka_unit_test(
+	        stream_ordered_allocation_is_captured_as_memory_nodes),
 	    cmocka_unit_test(
 	        oversized_cooperative_and_cluster_launches_are_refused),
 	    cmocka_unit_test(

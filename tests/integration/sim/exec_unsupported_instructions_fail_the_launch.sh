@@ -4,14 +4,15 @@
 # fails the launch with CUDA_ERROR_ILLEGAL_INSTRUCTION (sticky, at the next
 # synchronize) and one stderr line naming the kernel and the instruction;
 # one on a path not taken does not; a wild store gives
-# CUDA_ERROR_ILLEGAL_ADDRESS, `trap` CUDA_ERROR_LAUNCH_FAILED, and a
+# CUDA_ERROR_ILLEGAL_ADDRESS (so does one to a graph allocation not yet
+# allocated), `trap` CUDA_ERROR_LAUNCH_FAILED, and a
 # recursive .func call or clusters of more than one block (another block's
 # shared memory, .reqnctapercluster) CUDA_ERROR_ILLEGAL_INSTRUCTION.
 . "$(dirname "$0")/lib.sh" "$1"
 "$GS" sim init --gpus 1xH100-SXM5-80GB --dir "$GPUSLICE_SIM_DIR" >/dev/null || fail "sim init"
 "$B/tests/exec/gs-exec-errors" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/out" "$WORK/err"; fail "gs-exec-errors"; }
 cat "$WORK/out"
-for c in not_reached unsupported bad_address trap cluster_rank cluster_dims recursion; do
+for c in not_reached unsupported bad_address graph_memory_not_live trap cluster_rank cluster_dims recursion; do
 	grep -q "^ok $c\$" "$WORK/out" || fail "case $c"
 done
 grep -q "kernel k failed (CUDA_ERROR_ILLEGAL_INSTRUCTION): .*'bar.arrive 1, 64'" "$WORK/err" ||

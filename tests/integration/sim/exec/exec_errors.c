@@ -9,6 +9,8 @@
  *     (sticky: a later call too) and stderr names the instruction;
  *   bad_address: a store outside every allocation gives
  *     CUDA_ERROR_ILLEGAL_ADDRESS;
+ *   graph_memory_not_live: so does a store to a graph allocation whose
+ *     alloc node has not run (a copy to it: CUDA_ERROR_INVALID_VALUE);
  *   trap: `trap` gives CUDA_ERROR_LAUNCH_FAILED;
  *   cluster_rank, cluster_dims: another block's shared memory in a
  *     cluster, or a kernel compiled for clusters of two blocks (the
@@ -106,6 +108,32 @@ int main(void)
 	out = fresh(dev);
 	r = run(" mov.u64 %rd3, 8;\n st.global.u32 [%rd3], %r2;\n", out, 0);
 	check(r == CUDA_ERROR_ILLEGAL_ADDRESS, "bad_address");
+
+	/* a graph allocation before its alloc node ran: the address is
+	 * there, the memory is not */
+	out = fresh(dev);
+	{
+		CUDA_MEM_ALLOC_NODE_PARAMS ap;
+		CUgraphNode an;
+		CUgraph g;
+		int made;
+
+		memset(&ap, 0, sizeof(ap));
+		ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+		ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		ap.poolProps.location.id = dev;
+		ap.bytesize = sizeof(host);
+		made =
+		    cuGraphCreate(&g, 0) == CUDA_SUCCESS &&
+		    cuGraphAddMemAllocNode(&an, g, NULL, 0, &ap) ==
+		        CUDA_SUCCESS &&
+		    cuMemcpyHtoD(ap.dptr, host, 4) == CUDA_ERROR_INVALID_VALUE;
+		r = made ? run(" st.global.u32 [%rd3], %r2;\n", ap.dptr, 0)
+		         : CUDA_ERROR_UNKNOWN;
+		check(r == CUDA_ERROR_ILLEGAL_ADDRESS, "graph_memory_not_live");
+		if (made)
+			(void)cuGraphDestroy(g);
+	}
 
 	out = fresh(dev);
 	r = run(" trap;\n", out, 0);

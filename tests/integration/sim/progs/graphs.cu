@@ -5,7 +5,11 @@
  * an unjoined fork ends in cudaErrorStreamCaptureUnjoined, calls that
  * cannot be captured invalidate the capture, async copies/memsets/host
  * functions are captured as nodes (they happen when the graph runs, not
- * before), and the graph API: kernel/memcpy/memset/host/event nodes,
+ * before), stream-ordered allocations captured as graph memory nodes
+ * (the memory exists while the graph runs; a kernel fills it, a copy
+ * takes it out, each of two launches; allocations the graph leaves live,
+ * auto-free on launch, the graph allocator's memory and trim), and the
+ * graph API: kernel/memcpy/memset/host/event nodes,
  * node parameters read and changed, exec update, clone, dot print.
  * Prints "all ok".
  */
@@ -96,25 +100,18 @@ static void check_invalidation(void)
 	cudaStream_t s;
 	cudaGraph_t g = NULL;
 	cudaStreamCaptureStatus st;
-	void *p = NULL;
 	int *d;
 
 	CHECK(cudaMalloc(&d, 64));
 	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-	/* a stream-ordered allocation (the sim has no memory nodes) */
-	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-	k1<<<1, 32, 0, s>>>(d);
-	EXPECT(cudaMallocAsync(&p, 1024, s) != cudaSuccess);
-	CHECK(cudaStreamIsCapturing(s, &st));
-	EXPECT(st == cudaStreamCaptureStatusInvalidated);
-	WANT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
-	EXPECT(g == NULL);
-	(void)cudaGetLastError();
 	/* waiting for a capturing stream */
 	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
 	k1<<<1, 32, 0, s>>>(d);
 	EXPECT(cudaStreamSynchronize(s) != cudaSuccess);
+	CHECK(cudaStreamIsCapturing(s, &st));
+	EXPECT(st == cudaStreamCaptureStatusInvalidated);
 	WANT(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	EXPECT(g == NULL);
 	(void)cudaGetLastError();
 	CHECK(cudaStreamDestroy(s));
 	CHECK(cudaFree(d));
@@ -244,11 +241,212 @@ static void check_graph_api(void)
 	CHECK(cudaFree(d));
 }
 
+__global__ void fill(int *p, int n, int base)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = base + 3 * i;
+}
+
+/* Elements of h[0..n) that are not base + 3i. */
+static int wrong(const int *h, int n, int base)
+{
+	int bad = 0;
+
+	for (int i = 0; i < n; i++)
+		bad += h[i] != base + 3 * i;
+	return bad;
+}
+
+static unsigned long long graph_mem(int dev, cudaGraphMemAttributeType a)
+{
+	unsigned long long v = ~0ull;
+
+	CHECK(cudaDeviceGetGraphMemAttribute(dev, a, &v));
+	return v;
+}
+
+static void check_graph_memory(void)
+{
+	const int n = 1000;
+	const size_t len = n * sizeof(int);
+	cudaStream_t s;
+	cudaGraph_t g, g2, g3;
+	cudaGraphExec_t x, x2;
+	cudaGraphNode_t nodes[8], an = NULL, fn = NULL, fn2;
+	cudaGraphExecUpdateResultInfo ui = {};
+	cudaGraphNodeType t;
+	cudaMemAllocNodeParams ap = {};
+	size_t nn = 8;
+	int *d = NULL, *plain, *h, dev;
+	void *fp = NULL;
+
+	CHECK(cudaGetDevice(&dev));
+	CHECK(cudaMallocHost(&h, len));
+	CHECK(cudaMalloc(&plain, 64));
+	CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+	/* alloc -> kernel writing into it -> copy out -> free */
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	CHECK(cudaMallocAsync(&d, len, s));
+	fill<<<(n + 255) / 256, 256, 0, s>>>(d, n, 7);
+	CHECK(cudaMemcpyAsync(h, d, len, cudaMemcpyDeviceToHost, s));
+	CHECK(cudaFreeAsync(d, s));
+	CHECK(cudaStreamEndCapture(s, &g));
+	EXPECT(d != NULL);
+	CHECK(cudaGraphGetNodes(g, nodes, &nn));
+	EXPECT(nn == 4);
+	for (size_t i = 0; i < nn && i < 8; i++) {
+		CHECK(cudaGraphNodeGetType(nodes[i], &t));
+		if (t == cudaGraphNodeTypeMemAlloc)
+			an = nodes[i];
+		if (t == cudaGraphNodeTypeMemFree)
+			fn = nodes[i];
+	}
+	EXPECT(an != NULL && fn != NULL);
+	if (an != NULL && fn != NULL) {
+		CHECK(cudaGraphMemAllocNodeGetParams(an, &ap));
+		EXPECT(ap.dptr == d && ap.bytesize == len &&
+		       ap.poolProps.location.id == dev);
+		CHECK(cudaGraphMemFreeNodeGetParams(fn, &fp));
+		EXPECT(fp == d);
+	}
+	/* captured, not run: the memory does not exist yet */
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) == 0);
+	EXPECT(cudaMemset(d, 0, len) != cudaSuccess);
+	(void)cudaGetLastError();
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	/* one exec at a time for a graph with memory nodes */
+	EXPECT(cudaGraphInstantiate(&x2, g, 0) != cudaSuccess);
+	(void)cudaGetLastError();
+	for (int run = 0; run < 2; run++) {
+		memset(h, 0, len);
+		CHECK(cudaGraphLaunch(x, s));
+		CHECK(cudaStreamSynchronize(s));
+		EXPECT(wrong(h, n, 7) == 0);
+		printf("graph memory: launch %d, h[999] = %d\n", run, h[n - 1]);
+	}
+	/* freed by the graph: gone, held by the graph allocator until trim */
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) == 0);
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemHigh) >= len);
+	EXPECT(graph_mem(dev, cudaGraphMemAttrReservedMemCurrent) >= len);
+	CHECK(cudaDeviceGraphMemTrim(dev));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrReservedMemCurrent) == 0);
+	/* freed in its own graph: not the program's to free */
+	EXPECT(cudaFree(d) != cudaSuccess);
+	(void)cudaGetLastError();
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphDestroy(g));
+
+	/* an allocation the graph leaves live, freed outside it */
+	d = NULL;
+	CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	CHECK(cudaMallocAsync(&d, len, s));
+	fill<<<(n + 255) / 256, 256, 0, s>>>(d, n, 100);
+	CHECK(cudaStreamEndCapture(s, &g));
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaStreamSynchronize(s));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) >= len);
+	memset(h, 0, len);
+	CHECK(cudaMemcpy(h, d, len, cudaMemcpyDeviceToHost));
+	EXPECT(wrong(h, n, 100) == 0);
+	/* launched again while its allocation lives */
+	WANT(cudaGraphLaunch(x, s), cudaErrorInvalidValue);
+	(void)cudaGetLastError();
+	CHECK(cudaFreeAsync(d, s));
+	CHECK(cudaStreamSynchronize(s));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) == 0);
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaStreamSynchronize(s));
+	memset(h, 0, len);
+	CHECK(cudaMemcpy(h, d, len, cudaMemcpyDeviceToHost));
+	EXPECT(wrong(h, n, 100) == 0);
+	CHECK(cudaFree(d));
+	CHECK(cudaGraphExecDestroy(x));
+	/* instantiated to free its allocations when launched again */
+	CHECK(cudaGraphInstantiate(&x, g,
+	                           cudaGraphInstantiateFlagAutoFreeOnLaunch));
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaStreamSynchronize(s));
+	memset(h, 0, len);
+	CHECK(cudaMemcpy(h, d, len, cudaMemcpyDeviceToHost));
+	EXPECT(wrong(h, n, 100) == 0);
+	CHECK(cudaFree(d));
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphDestroy(g));
+
+	/* memory nodes added by hand */
+	CHECK(cudaGraphCreate(&g, 0));
+	ap = cudaMemAllocNodeParams{};
+	ap.poolProps.allocType = cudaMemAllocationTypePinned;
+	ap.poolProps.location.type = cudaMemLocationTypeDevice;
+	ap.poolProps.location.id = dev;
+	ap.bytesize = 4096;
+	CHECK(cudaGraphAddMemAllocNode(&an, g, NULL, 0, &ap));
+	EXPECT(ap.dptr != NULL);
+	CHECK(cudaGraphAddMemFreeNode(&fn, g, &an, 1, ap.dptr));
+	/* freed twice in one graph; an address no alloc node returned */
+	WANT(cudaGraphAddMemFreeNode(&fn2, g, &an, 1, ap.dptr),
+	     cudaErrorInvalidValue);
+	WANT(cudaGraphAddMemFreeNode(&fn2, g, NULL, 0, plain),
+	     cudaErrorInvalidValue);
+	/* freed in its own graph: another graph may not free it too */
+	CHECK(cudaGraphCreate(&g2, 0));
+	WANT(cudaGraphAddMemFreeNode(&fn2, g2, NULL, 0, ap.dptr),
+	     cudaErrorInvalidValue);
+	/* a graph with memory nodes keeps its nodes and edges, has no
+	 * clone, and its exec cannot be updated */
+	EXPECT(cudaGraphDestroyNode(fn) != cudaSuccess);
+	EXPECT(cudaGraphRemoveDependencies(g, &an, &fn, NULL, 1) !=
+	       cudaSuccess);
+	EXPECT(cudaGraphClone(&g3, g) != cudaSuccess);
+	(void)cudaGetLastError();
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	WANT(cudaGraphExecUpdate(x, g, &ui), cudaErrorGraphExecUpdateFailure);
+	EXPECT(ui.result == cudaGraphExecUpdateErrorNotSupported);
+	(void)cudaGetLastError();
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphDestroy(g));
+
+	/* left live by its own graph, freed by another: then its own graph
+	 * may no longer free it */
+	CHECK(cudaGraphCreate(&g, 0));
+	ap.dptr = NULL;
+	CHECK(cudaGraphAddMemAllocNode(&an, g, NULL, 0, &ap));
+	CHECK(cudaGraphAddMemFreeNode(&fn2, g2, NULL, 0, ap.dptr));
+	WANT(cudaGraphAddMemFreeNode(&fn, g, &an, 1, ap.dptr),
+	     cudaErrorInvalidValue);
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	CHECK(cudaGraphInstantiate(&x2, g2, 0));
+	CHECK(cudaGraphLaunch(x, s));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) >= 4096);
+	CHECK(cudaGraphLaunch(x2, s));
+	CHECK(cudaStreamSynchronize(s));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrUsedMemCurrent) == 0);
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphExecDestroy(x2));
+	CHECK(cudaGraphDestroy(g));
+	CHECK(cudaGraphDestroy(g2));
+	CHECK(cudaDeviceGraphMemTrim(dev));
+	EXPECT(graph_mem(dev, cudaGraphMemAttrReservedMemCurrent) == 0);
+
+	CHECK(cudaStreamDestroy(s));
+	CHECK(cudaFree(plain));
+	CHECK(cudaFreeHost(h));
+}
+
 int main(void)
 {
 	check_fork_join();
 	check_invalidation();
 	check_captured_copies();
 	check_graph_api();
+	check_graph_memory();
 	return finish();
 }

@@ -7,7 +7,8 @@
  * (cudaErrorCooperativeLaunchTooLarge), a cluster of 16 blocks without
  * cudaFuncAttributeNonPortableClusterSizeAllowed, a grid that is not a
  * multiple of its cluster (cudaErrorInvalidClusterSize); with the
- * attribute set the 16-block cluster launches. Prints "all ok".
+ * attribute set the 16-block cluster launches; an oversized block or
+ * grid is refused and runs nothing. Prints "all ok".
  */
 #include "check.h"
 
@@ -140,6 +141,28 @@ static void check_refused_launches(void)
 	at[0].val.clusterDim.x = 8;
 	CHECK(cudaLaunchKernelEx(&c, cluster_kernel, p));
 	CHECK(cudaDeviceSynchronize());
+
+	/* a block over 1024 threads, a grid over 65535 in y: refused, and
+	 * nothing runs (the sim's driver answers CUDA_ERROR_INVALID_VALUE as
+	 * cuLaunchKernel documents, which this runtime passes on as
+	 * cudaErrorInvalidValue; a GPU's runtime says
+	 * cudaErrorInvalidConfiguration: sim/README.md, "Refused launches") */
+	int h = 0, *d = nullptr;
+	CHECK(cudaMalloc(&d, sizeof(int)));
+	CHECK(cudaMemset(d, 0, sizeof(int)));
+	cluster_kernel<<<1, 2048>>>(d);
+	cudaError_t e = cudaGetLastError();
+	EXPECT(e == cudaErrorInvalidValue ||
+	       e == cudaErrorInvalidConfiguration);
+	cluster_kernel<<<dim3(1, 65536), 32>>>(d);
+	e = cudaGetLastError();
+	EXPECT(e == cudaErrorInvalidValue ||
+	       e == cudaErrorInvalidConfiguration);
+	printf("oversized block and grid: %s\n", cudaGetErrorName(e));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost));
+	EXPECT(h == 0);
+	CHECK(cudaFree(d));
 }
 
 int main(void)
