@@ -21,6 +21,15 @@
  * the socket (GS_SERVER_ADMIN_SOCKET), 0600 root's (0660 with the admin
  * group), whose connections from anyone else are closed unread. No tenant
  * can reach its backlog.
+ *
+ * Admission on the shared socket comes before libmicrohttpd: a thread of
+ * our own (accept_loop) drains a large backlog, reads the peer's uid
+ * (SO_PEERCRED, one syscall) and closes at once the connection of a uid
+ * over its churn budget or holding its connection limit: no thread, no
+ * user lookup, no MHD bookkeeping for it. The rest are handed to MHD
+ * (MHD_add_connection), whose connection callback then looks the peer up
+ * and counts it. So one tenant's reconnect loop costs the others the
+ * time of an accept and a close per connection, not a thread each.
  */
 #include "server.h"
 
@@ -29,18 +38,28 @@
 #include <grp.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gs/log.h"
+
+/* The shared socket's backlog (the kernel caps it at net.core.somaxconn). */
+#define GS_SERVER_BACKLOG 4096
+/* Connections accept_loop takes before it polls again (and sees a stop). */
+#define GS_SERVER_ACCEPT_BATCH 256
+/* The acceptor thread's nice value (root only; see accept_loop). */
+#define GS_SERVER_ACCEPT_NICE (-10)
 
 /* New connections of one uid in the current second (churn_ok). */
 #define GS_SERVER_CHURN_MAX  256
@@ -72,6 +91,9 @@ struct gs_server {
 	char admin_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct MHD_Daemon *tcp_d;
 	int unix_fd;
+	pthread_t acceptor;
+	bool acceptor_on;
+	int stop_fd[2]; /* a byte on [1] stops accept_loop */
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char *token;
 	gid_t admin_gid;
@@ -279,6 +301,134 @@ static bool churn_admit(struct gs_server *srv, uint32_t uid)
 	return ok;
 }
 
+/* Whether uid holds its limit of connections now (a peek: on_connection
+ * takes the count, and refuses there too when two race past this). */
+static bool user_full(struct gs_server *srv, uint32_t uid)
+{
+	bool full = false;
+
+	if (srv->max_per_user <= 0)
+		return false;
+	pthread_mutex_lock(&srv->ulock);
+	for (int i = 0; i < srv->n_users; i++)
+		if (srv->users[i].uid == uid)
+			full = srv->users[i].n >= srv->max_per_user;
+	pthread_mutex_unlock(&srv->ulock);
+	return full;
+}
+
+/*
+ * One connection accept_loop took: handed to MHD, or closed unread when
+ * its uid is over its churn budget or holds its limit (administrators
+ * never are). The cheap checks first: root by its uid, the budget by a
+ * table; the admin group (SO_PEERGROUPS) only for a uid over it.
+ */
+static void admit(struct gs_server *srv, int fd)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	bool admin;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+		close(fd);
+		return;
+	}
+	admin = cred.uid == 0;
+	if (!admin && (!churn_admit(srv, cred.uid) ||
+	               user_full(srv, cred.uid))) {
+		admin = srv->admin_gid != (gid_t)-1 &&
+		        (cred.gid == srv->admin_gid ||
+		         peer_has_group(fd, &cred, srv->admin_gid));
+		if (!admin) {
+			close(fd);
+			return;
+		}
+	}
+	/* MHD closes fd when it cannot take it. */
+	if (MHD_add_connection(srv->unix_d, fd, (struct sockaddr *)&sa,
+	                       sizeof(sa)) != MHD_YES)
+		gs_warn("server", "uid=%u pid=%d connection dropped: the API server could not take it",
+		        (unsigned)cred.uid, (int)cred.pid);
+}
+
+/* The shared socket's admission thread: see the header comment. */
+static void *accept_loop(void *arg)
+{
+	struct gs_server *srv = arg;
+	struct pollfd pf[2] = {{.fd = srv->unix_fd, .events = POLLIN},
+	                       {.fd = srv->stop_fd[0], .events = POLLIN}};
+	bool full_warned = false;
+
+	/* Ahead of tenants' processes for the CPU (a root daemon may): a
+	 * reconnect loop on a busy node then cannot outrun the drain and
+	 * keep the backlog full, where others' connects fail (EAGAIN). */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+	                GS_SERVER_ACCEPT_NICE) != 0) {
+		int e = errno;
+
+		/* A user's own daemon may not; root should. */
+		if (geteuid() == 0)
+			gs_warn("server", "acceptor priority not raised: %s",
+			        strerror(e));
+	}
+	for (;;) {
+		if (poll(pf, 2, -1) < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			gs_error("server", "poll on %s: %s; no new API connections",
+			         srv->socket_path, strerror(e));
+			return NULL;
+		}
+		if (pf[1].revents != 0)
+			return NULL;
+		for (int k = 0; k < GS_SERVER_ACCEPT_BATCH; k++) {
+			int fd = accept4(srv->unix_fd, NULL, NULL, SOCK_CLOEXEC);
+			int e = errno;
+
+			if (fd >= 0) {
+				full_warned = false;
+				admit(srv, fd);
+				continue;
+			}
+			if (e == EINTR || e == ECONNABORTED)
+				continue;
+			if (e == EMFILE || e == ENFILE || e == ENOBUFS ||
+			    e == ENOMEM) {
+				/* Out of descriptors: wait for some to close. */
+				if (!full_warned)
+					gs_warn("server", "accept on %s: %s; new API connections wait",
+					        srv->socket_path, strerror(e));
+				full_warned = true;
+				(void)poll(NULL, 0, 10);
+			} else if (e != EAGAIN && e != EWOULDBLOCK) {
+				gs_warn("server", "accept on %s: %s",
+				        srv->socket_path, strerror(e));
+			}
+			break;
+		}
+	}
+}
+
+/* Stops accept_loop (if it runs) and waits for it. */
+static void acceptor_stop(struct gs_server *srv)
+{
+	if (srv->acceptor_on) {
+		char b = 1;
+
+		while (write(srv->stop_fd[1], &b, 1) < 0 && errno == EINTR)
+			;
+		pthread_join(srv->acceptor, NULL);
+		srv->acceptor_on = false;
+	}
+	for (int i = 0; i < 2; i++)
+		if (srv->stop_fd[i] >= 0)
+			close(srv->stop_fd[i]);
+	srv->stop_fd[0] = srv->stop_fd[1] = -1;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
@@ -308,10 +458,6 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	                                  &cc->peer) != GS_OK) {
 		/* Unknown peer: authed stays false, every request is 401. */
 		memset(&cc->peer, 0, sizeof(cc->peer));
-	} else if (!cc->peer.admin && !churn_admit(srv, cc->peer.uid)) {
-		/* Closed before anything is read: MHD sees EOF. */
-		cc->peer.authed = false;
-		(void)shutdown(ci->connect_fd, SHUT_RDWR);
 	} else if (!cc->peer.admin && srv->max_per_user > 0) {
 		if (user_take(srv, cc->peer.uid, &warn)) {
 			cc->counted = true;
@@ -594,7 +740,8 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 		return gs_fail(eb, GS_ERR_IO, "bind %s: %s", path, strerror(e));
 	}
 	(void)chmod(path, 0666);
-	if (listen(fd, 512) != 0) {
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 ||
+	    listen(fd, GS_SERVER_BACKLOG) != 0) {
 		e = errno;
 		close(fd);
 		(void)unlink(path);
@@ -700,6 +847,7 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 		return gs_fail(eb, GS_ERR_NOMEM, "server: out of memory");
 	srv->unix_fd = -1;
 	srv->admin_fd = -1;
+	srv->stop_fd[0] = srv->stop_fd[1] = -1;
 	pthread_mutex_init(&srv->ulock, NULL);
 	srv->max_per_user = opts->max_per_user;
 	srv->cap_users = opts->max_connections;
@@ -723,16 +871,31 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	if (err)
 		goto out_free;
 	srv->unix_d = MHD_start_daemon(
-	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
-	    srv->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned int)opts->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned int)opts->idle_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_END);
+	    flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, srv,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)opts->max_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)opts->idle_timeout_s,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 	if (srv->unix_d == NULL) {
 		err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
 		              opts->socket_path);
 		goto out_close;
+	}
+	if (pipe2(srv->stop_fd, O_CLOEXEC) != 0) {
+		int e = errno;
+
+		err = gs_fail(eb, GS_ERR_IO, "pipe: %s", strerror(e));
+		goto out_stop;
+	}
+	{
+		int rc = pthread_create(&srv->acceptor, NULL, accept_loop, srv);
+
+		if (rc != 0) {
+			err = gs_fail(eb, GS_ERR_IO, "cannot start the API acceptor: %s",
+			              strerror(rc));
+			goto out_stop;
+		}
+		srv->acceptor_on = true;
 	}
 	err = bind_admin(srv, opts->socket_path, eb);
 	if (err)
@@ -768,6 +931,7 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	return GS_OK;
 
 out_stop:
+	acceptor_stop(srv);
 	MHD_stop_daemon(srv->unix_d);
 	if (srv->admin_fd >= 0) {
 		close(srv->admin_fd);
@@ -792,6 +956,7 @@ void gs_server_stop(struct gs_server *srv)
 		MHD_stop_daemon(srv->tcp_d);
 	if (srv->admin_d)
 		MHD_stop_daemon(srv->admin_d);
+	acceptor_stop(srv);
 	if (srv->unix_d)
 		MHD_stop_daemon(srv->unix_d);
 	if (srv->unix_fd >= 0)
