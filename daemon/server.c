@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "gs/log.h"
+#include "gs/safepath.h"
 
 /* The shared socket's backlog (the kernel caps it at net.core.somaxconn). */
 #define GS_SERVER_BACKLOG 4096
@@ -697,20 +698,14 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
+		gs_err err;
+
 		*slash = '\0';
-		/* mkdir -p */
-		for (char *p = dir + 1; *p; p++) {
-			if (*p != '/')
-				continue;
-			*p = '\0';
-			(void)mkdir(dir, 0755);
-			*p = '/';
-		}
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			e = errno;
-			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", dir,
-			               strerror(e));
-		}
+		/* Ours and no one else's to write: nobody can swap the
+		 * socket for a link between its bind and its chmod. */
+		err = gs_safe_mkdir(dir, 0755, false, eb);
+		if (err)
+			return err;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -787,7 +782,7 @@ static gs_err bind_admin(struct gs_server *srv, const char *path,
 	    chmod(srv->admin_path,
 	          srv->admin_gid != (gid_t)-1 ? 0660 : 0600) != 0 ||
 	    (srv->admin_gid != (gid_t)-1 &&
-	     chown(srv->admin_path, 0, srv->admin_gid) != 0) ||
+	     lchown(srv->admin_path, 0, srv->admin_gid) != 0) ||
 	    listen(fd, 64) != 0) {
 		e = errno;
 		close(fd);

@@ -36,7 +36,8 @@ foreach(t
     work_launched_and_never_synchronised_is_billed
     honest_time_slicing_raises_no_ledger_divergence
     another_tenant_gets_in_while_one_reconnects_in_a_loop
-    the_owner_of_a_process_that_ended_unseen_is_reported)
+    the_owner_of_a_process_that_ended_unseen_is_reported
+    links_planted_by_another_user_are_refused_not_followed)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
