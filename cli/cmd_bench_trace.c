@@ -200,7 +200,7 @@ static FILE *open_out(const char *out_dir, const char *name, char *path,
 
 		if (fd >= 0)
 			close(fd);
-		gs_cli_error(CMD, "%s: %s", path, gs_safe_open_why(e));
+		gs_cli_error(CMD, "%s: %s", path, gs_safe_why(path, e));
 	}
 	return f;
 }

@@ -125,6 +125,7 @@ static int lock_open(const char *dir, const char *name)
 	char path[PATH_MAX + 64];
 
 	(void)snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* A link planted here is refused (ELOOP or EACCES). */
 	return gs_safe_open(path, O_RDWR | O_CREAT, 0600);
 }
 
@@ -184,14 +185,14 @@ gs_err gs_mps_server_join(struct gs_mps_server *s, const char *run_dir,
 	if (start_fd < 0 || lock_wait(start_fd, LOCK_EX) != 0) {
 		e = errno;
 		err = gs_fail(eb, GS_ERR_IO, "cannot lock %s/" START_LOCK ": %s",
-		              s->pipe_dir, gs_safe_open_why(e));
+		              s->pipe_dir, strerror(e));
 		goto out_close_start;
 	}
 	s->users_fd = lock_open(s->pipe_dir, USERS_LOCK);
 	if (s->users_fd < 0 || lock_wait(s->users_fd, LOCK_SH) != 0) {
 		e = errno;
 		err = gs_fail(eb, GS_ERR_IO, "cannot lock %s/" USERS_LOCK ": %s",
-		              s->pipe_dir, gs_safe_open_why(e));
+		              s->pipe_dir, strerror(e));
 		goto out_close_users;
 	}
 	if (!daemon_alive(s->pipe_dir)) {

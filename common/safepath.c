@@ -17,19 +17,15 @@
 
 int gs_safe_open(const char *path, int flags, mode_t mode)
 {
-	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-	struct stat st;
-
-	/* With O_CREAT some kernels answer EACCES for a link: say ELOOP. */
-	if (fd < 0 && errno != ELOOP && lstat(path, &st) == 0 &&
-	    S_ISLNK(st.st_mode))
-		errno = ELOOP;
-	return fd;
+	return open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
-const char *gs_safe_open_why(int e)
+const char *gs_safe_why(const char *path, int e)
 {
-	if (e == ELOOP)
+	struct stat st;
+
+	/* With O_CREAT some kernels answer EACCES for a link, not ELOOP. */
+	if (e == ELOOP || (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
 		return "it is a symbolic link; refusing to follow it (another user may have planted it)";
 	return strerror(e);
 }
@@ -107,7 +103,7 @@ gs_err gs_safe_mkdir(const char *dir, mode_t mode, bool force,
 	if (fd < 0) {
 		e = errno;
 		return gs_fail(eb, GS_ERR_IO, "%s: %s", dir,
-		               gs_safe_open_why(e));
+		               gs_safe_why(buf, e));
 	}
 	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) ||
 	    (force && st.st_uid == me && (st.st_mode & 07777) != mode &&

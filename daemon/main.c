@@ -770,7 +770,7 @@ int main(int argc, char **argv)
 
 		if (rc != 0) {
 			fprintf(stderr, "gpusliced: cannot open log %s: %s\n",
-			        d->cfg.log_file, gs_safe_open_why(-rc));
+			        d->cfg.log_file, gs_safe_why(d->cfg.log_file, -rc));
 			return 1;
 		}
 	}

@@ -26,13 +26,14 @@ gs_err gs_safe_mkdir(const char *dir, mode_t mode, bool force,
                      struct gs_errbuf *eb);
 
 /*
- * open(2) with O_NOFOLLOW and O_CLOEXEC added: a link at `path` fails
- * with ELOOP (the caller says "symbolic link", gs_safe_open_why).
+ * open(2) with O_NOFOLLOW and O_CLOEXEC added: a link at `path` is
+ * refused (ELOOP, or EACCES with O_CREAT on some kernels), never
+ * followed; gs_safe_why words the failure.
  */
 int gs_safe_open(const char *path, int flags, mode_t mode);
 
-/* The message for errno `e` from gs_safe_open: strerror, or that the
- * path is a symbolic link that was refused. */
-const char *gs_safe_open_why(int e);
+/* The message for an open of `path` (O_NOFOLLOW) that failed with errno
+ * `e`: that it is a symbolic link, refused, or strerror(e). */
+const char *gs_safe_why(const char *path, int e);
 
 #endif
