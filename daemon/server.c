@@ -26,9 +26,10 @@
  * our own (accept_loop) drains a large backlog, reads the peer's uid
  * (SO_PEERCRED, one syscall) and closes at once the connection of a uid
  * over its churn budget or holding its connection limit: no thread, no
- * user lookup, no MHD bookkeeping for it. The rest are handed to MHD
- * (MHD_add_connection), whose connection callback then looks the peer up
- * and counts it. So one tenant's reconnect loop costs the others the
+ * user lookup, no MHD bookkeeping for it. The rest are counted against
+ * their uid there and handed to MHD (MHD_add_connection), whose
+ * connection callback looks the peer up and claims the count (`pending`,
+ * by descriptor) until the connection closes. So one tenant's reconnect loop costs the others the
  * time of an accept and a close per connection, not a thread each.
  */
 #include "server.h"
@@ -79,6 +80,14 @@ struct user_conns {
 	bool warned; /* refused one since n was last 0 */
 };
 
+/* A connection accept_loop counted against its uid and handed to MHD,
+ * until on_connection claims the count (by its descriptor). */
+#define GS_SERVER_PENDING 1024
+struct pending {
+	int fd; /* -1: free */
+	uint32_t uid;
+};
+
 /* The socket context of a Unix connection. */
 struct conn_ctx {
 	struct gs_peer peer;
@@ -106,6 +115,7 @@ struct gs_server {
 	struct churn churn[GS_SERVER_CHURN_UIDS]; /* under ulock */
 	struct user_conns *users; /* max_connections entries */
 	int n_users, cap_users;
+	struct pending pending[GS_SERVER_PENDING]; /* under ulock */
 };
 
 struct req_state {
@@ -302,55 +312,106 @@ static bool churn_admit(struct gs_server *srv, uint32_t uid)
 	return ok;
 }
 
-/* Whether uid holds its limit of connections now (a peek: on_connection
- * takes the count, and refuses there too when two race past this). */
-static bool user_full(struct gs_server *srv, uint32_t uid)
+/*
+ * The count accept_loop took for the connection on `fd`, handed over:
+ * true and *uid when there was one (ulock not held). A stale entry of a
+ * descriptor MHD closed without telling (and the kernel gave out again)
+ * is dropped when the descriptor comes back (pending_put).
+ */
+static bool pending_take(struct gs_server *srv, int fd, uint32_t *uid)
 {
-	bool full = false;
+	bool found = false;
 
-	if (srv->max_per_user <= 0)
-		return false;
 	pthread_mutex_lock(&srv->ulock);
-	for (int i = 0; i < srv->n_users; i++)
-		if (srv->users[i].uid == uid)
-			full = srv->users[i].n >= srv->max_per_user;
+	for (int i = 0; i < GS_SERVER_PENDING && !found; i++) {
+		if (srv->pending[i].fd != fd)
+			continue;
+		*uid = srv->pending[i].uid;
+		srv->pending[i].fd = -1;
+		found = true;
+	}
 	pthread_mutex_unlock(&srv->ulock);
-	return full;
+	return found;
+}
+
+/* Records the count taken for `fd` (false: the table is full). */
+static bool pending_put(struct gs_server *srv, int fd, uint32_t uid)
+{
+	struct pending *free_slot = NULL;
+	uint32_t stale;
+	bool had = false;
+
+	pthread_mutex_lock(&srv->ulock);
+	for (int i = 0; i < GS_SERVER_PENDING; i++) {
+		if (srv->pending[i].fd == fd) {
+			had = true;
+			stale = srv->pending[i].uid;
+			free_slot = &srv->pending[i];
+			break;
+		}
+		if (srv->pending[i].fd < 0 && free_slot == NULL)
+			free_slot = &srv->pending[i];
+	}
+	if (free_slot != NULL)
+		*free_slot = (struct pending){.fd = fd, .uid = uid};
+	pthread_mutex_unlock(&srv->ulock);
+	if (had)
+		user_drop(srv, stale);
+	return free_slot != NULL;
 }
 
 /*
  * One connection accept_loop took: handed to MHD, or closed unread when
  * its uid is over its churn budget or holds its limit (administrators
  * never are). The cheap checks first: root by its uid, the budget by a
- * table; the admin group (SO_PEERGROUPS) only for a uid over it.
+ * table; the admin group (SO_PEERGROUPS) only for a uid over either. The
+ * limit's count is taken here, before MHD sees the connection, so a
+ * tenant's connections in transit count too: however slow MHD is to
+ * start them, it never holds more than the limit of one uid's.
  */
 static void admit(struct gs_server *srv, int fd)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	bool admin;
+	bool admin, counted = false, warn = false;
+	uint32_t uid;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
 		close(fd);
 		return;
 	}
 	admin = cred.uid == 0;
-	if (!admin && (!churn_admit(srv, cred.uid) ||
-	               user_full(srv, cred.uid))) {
+	if (!admin && churn_admit(srv, cred.uid) &&
+	    (srv->max_per_user <= 0 || user_take(srv, cred.uid, &warn))) {
+		counted = srv->max_per_user > 0;
+	} else if (!admin) {
 		admin = srv->admin_gid != (gid_t)-1 &&
 		        (cred.gid == srv->admin_gid ||
 		         peer_has_group(fd, &cred, srv->admin_gid));
 		if (!admin) {
+			if (warn)
+				gs_warn("server",
+				        "uid=%u pid=%d holds its limit of %d API connections; closing new ones (api.max_connections_per_user)",
+				        (unsigned)cred.uid, (int)cred.pid,
+				        srv->max_per_user);
 			close(fd);
 			return;
 		}
 	}
+	if (counted && !pending_put(srv, fd, cred.uid)) {
+		user_drop(srv, cred.uid);
+		close(fd);
+		return;
+	}
 	/* MHD closes fd when it cannot take it. */
 	if (MHD_add_connection(srv->unix_d, fd, (struct sockaddr *)&sa,
-	                       sizeof(sa)) != MHD_YES)
+	                       sizeof(sa)) != MHD_YES) {
+		if (counted && pending_take(srv, fd, &uid))
+			user_drop(srv, uid);
 		gs_warn("server", "uid=%u pid=%d connection dropped: the API server could not take it",
 		        (unsigned)cred.uid, (int)cred.pid);
+	}
 }
 
 /* The shared socket's admission thread: see the header comment. */
@@ -437,7 +498,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	struct gs_server *srv = cls;
 	const union MHD_ConnectionInfo *ci;
 	struct conn_ctx *cc;
-	bool warn;
+	uint32_t held_uid = 0;
+	bool warn, held;
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		cc = *socket_context;
@@ -448,9 +510,13 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		return;
 	}
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	/* The count accept_loop took for it, if any, is this one's now. */
+	held = ci != NULL && pending_take(srv, ci->connect_fd, &held_uid);
 	cc = calloc(1, sizeof(*cc));
 	if (cc == NULL) {
 		/* No context: every request would be 401; close it now. */
+		if (held)
+			user_drop(srv, held_uid);
 		if (ci)
 			(void)shutdown(ci->connect_fd, SHUT_RDWR);
 		return;
@@ -459,6 +525,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	                                  &cc->peer) != GS_OK) {
 		/* Unknown peer: authed stays false, every request is 401. */
 		memset(&cc->peer, 0, sizeof(cc->peer));
+		if (held)
+			user_drop(srv, held_uid);
+	} else if (held) {
+		/* An administrator by group is never counted. */
+		if (cc->peer.admin || held_uid != cc->peer.uid)
+			user_drop(srv, held_uid);
+		else
+			cc->counted = true;
 	} else if (!cc->peer.admin && srv->max_per_user > 0) {
 		if (user_take(srv, cc->peer.uid, &warn)) {
 			cc->counted = true;
@@ -843,6 +917,8 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	srv->unix_fd = -1;
 	srv->admin_fd = -1;
 	srv->stop_fd[0] = srv->stop_fd[1] = -1;
+	for (int i = 0; i < GS_SERVER_PENDING; i++)
+		srv->pending[i].fd = -1;
 	pthread_mutex_init(&srv->ulock, NULL);
 	srv->max_per_user = opts->max_per_user;
 	srv->cap_users = opts->max_connections;
