@@ -20,13 +20,16 @@
 #include "trace_bench.h"
 #include "trace_family.h"
 
+#include "gs/safepath.h"
 #include "gs/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CMD "bench trace"
 
@@ -183,14 +186,22 @@ static FILE *open_out(const char *out_dir, const char *name, char *path,
                       size_t cap)
 {
 	FILE *f;
+	int fd;
 
 	if ((size_t)snprintf(path, cap, "%s/%s", out_dir, name) >= cap) {
 		gs_cli_error(CMD, "--out path is too long");
 		return NULL;
 	}
-	f = fopen(path, "w");
-	if (f == NULL)
-		gs_cli_error(CMD, "%s: %s", path, strerror(errno));
+	/* Never through a link someone planted in a shared --out. */
+	fd = gs_safe_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f == NULL) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		gs_cli_error(CMD, "%s: %s", path, gs_safe_why(path, e));
+	}
 	return f;
 }
 

@@ -10,6 +10,7 @@
 #include "mps_server.h"
 #include "gs/mps.h"
 #include "gs/proc.h"
+#include "gs/safepath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -124,7 +125,8 @@ static int lock_open(const char *dir, const char *name)
 	char path[PATH_MAX + 64];
 
 	(void)snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* A link planted here is refused (ELOOP or EACCES). */
+	return gs_safe_open(path, O_RDWR | O_CREAT, 0600);
 }
 
 static int lock_wait(int fd, int op)
@@ -173,12 +175,12 @@ gs_err gs_mps_server_join(struct gs_mps_server *s, const char *run_dir,
 	        (int)sizeof(s->pipe_dir))
 		return gs_fail(eb, GS_ERR_RANGE, "run directory %s is too long",
 		               run_dir);
-	if ((mkdir(base, 0700) != 0 && errno != EEXIST) ||
-	    (mkdir(s->pipe_dir, 0700) != 0 && errno != EEXIST)) {
-		e = errno;
-		return gs_fail(eb, GS_ERR_IO, "cannot create %s: %s",
-		               s->pipe_dir, strerror(e));
-	}
+	/* Links planted in a shared run directory are refused. */
+	err = gs_safe_mkdir(base, 0700, false, eb);
+	if (err == GS_OK)
+		err = gs_safe_mkdir(s->pipe_dir, 0700, false, eb);
+	if (err != GS_OK)
+		return err;
 	start_fd = lock_open(s->pipe_dir, START_LOCK);
 	if (start_fd < 0 || lock_wait(start_fd, LOCK_EX) != 0) {
 		e = errno;

@@ -62,7 +62,8 @@ static void counts_write(void)
 	(void)pthread_mutex_unlock(&counts_mu);
 	if (len == 0)
 		return;
-	fd = open(counts_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(counts_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	          0644);
 	if (fd < 0)
 		return;
 	(void)!write(fd, buf, len); /* one write: lines of processes whole */

@@ -42,7 +42,10 @@ int gs_log_open(const char *path)
 		log_fd = 2;
 		return 0;
 	}
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	/* A link planted where the log goes is refused (ELOOP), never
+	 * followed: the daemon appends as root (gs_safe_why says so). */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	          0640);
 	if (fd < 0)
 		return -errno;
 	if (log_fd > 2)

@@ -11,7 +11,9 @@
  * since (never less than zero: a running process's figure is a share of
  * its life to 1 %, and the final one, after it ended, settles it). A
  * process placed nowhere is reported once (`watchdog.unattributed`) and
- * its time counted for the metric.
+ * its time counted for the metric; the report names its owner, recorded
+ * when it started (procwatch.c: a process that ended before any watchdog
+ * scan met it has nothing left in /proc to say whose it was).
  *
  * The first poll of a GPU after the daemon started takes what NVML
  * already holds as charged (the previous daemon's rows billed it).
@@ -27,6 +29,7 @@
 #include "gs/log.h"
 #include "ledger.h"
 #include "node_int.h"
+#include "procwatch.h"
 
 #define ACCT_MAX_LIST 1024
 
@@ -47,6 +50,7 @@ struct gs__acct {
 	bool polled[GS_GPUS_MAX];  /* a first poll was made */
 	bool refused[GS_GPUS_MAX]; /* turning it on failed (said once) */
 	struct gs_gpu_acct *list;
+	struct gs__procwatch *pw; /* who ran each process */
 };
 
 struct gs__acct *gs__acct_create(void)
@@ -56,7 +60,10 @@ struct gs__acct *gs__acct_create(void)
 	if (a == NULL)
 		return NULL;
 	a->list = malloc(sizeof(*a->list) * ACCT_MAX_LIST);
-	if (a->list == NULL) {
+	a->pw = gs__procwatch_create();
+	if (a->list == NULL || a->pw == NULL) {
+		gs__procwatch_destroy(a->pw);
+		free(a->list);
 		free(a);
 		return NULL;
 	}
@@ -67,6 +74,7 @@ void gs__acct_destroy(struct gs__acct *a)
 {
 	if (a == NULL)
 		return;
+	gs__procwatch_destroy(a->pw);
 	free(a->v);
 	free(a->list);
 	free(a);
@@ -111,6 +119,36 @@ static uint64_t realtime_us(void)
 	return (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/*
+ * Lock held: process `x`, ended, used GPU time in no slice: reported once,
+ * with its owner (the uid that ran it, recorded as it started), who is
+ * flagged; an owner not known is said to be, and why.
+ */
+static void unattributed(struct gs__acct *a, struct gs_node *node, int g,
+                         const struct gs_gpu_acct *x, struct rec *r,
+                         struct gs__wr *wr)
+{
+	int64_t uid = gs__procwatch_uid(a->pw, x->pid, x->start_us);
+	const char *how = gs__procwatch_live(a->pw)
+	                      ? "recorded as it started"
+	                      : "from /proc scans each watchdog tick; the proc connector is unavailable";
+
+	r->reported = true;
+	if (uid >= 0)
+		node->ctr.watchdog_flags++;
+	gs_warn("watchdog", "gpu=%d pid=%d uid=%lld used %.3f s of GPU time in no slice",
+	        g, (int)x->pid, (long long)uid, (double)r->charged_ns / 1e9);
+	if (uid >= 0)
+		gs__wr_event(wr, "watchdog.unattributed", NULL,
+		             "gpu %d: process %d (uid %lld) used %.3f s of GPU time in no slice (NVML accounting; owner %s)",
+		             g, (int)x->pid, (long long)uid,
+		             (double)r->charged_ns / 1e9, how);
+	else
+		gs__wr_event(wr, "watchdog.unattributed", NULL,
+		             "gpu %d: process %d (owner unknown) used %.3f s of GPU time in no slice (NVML accounting; owners %s)",
+		             g, (int)x->pid, (double)r->charged_ns / 1e9, how);
+}
+
 /* Lock held: charges what process `x` on GPU `g` used since the last poll. */
 static void charge(struct gs__acct *a, struct gs_node *node, int g,
                    const struct gs_gpu_acct *x, gs__acct_place_fn place,
@@ -130,6 +168,9 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 		r->pid = x->pid;
 		r->start_us = x->start_us;
 		r->slice_id = place(ctx, x->pid, x->running);
+		/* Met alive: its owner is known from here on. */
+		if (x->running && r->slice_id < 0)
+			gs__procwatch_note(a->pw, x->pid);
 		/* What the previous daemon's rows billed already. */
 		r->charged_ns = first ? x->busy_ns : 0;
 	}
@@ -143,14 +184,8 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 		return;
 	}
 	node->ctr.unattributed_gpu_ns += d;
-	if (!x->running && !r->reported) {
-		r->reported = true;
-		gs_warn("watchdog", "gpu=%d pid=%d used %.3f s of GPU time in no slice",
-		        g, (int)x->pid, (double)r->charged_ns / 1e9);
-		gs__wr_event(wr, "watchdog.unattributed", NULL,
-		             "gpu %d: process %d used %.3f s of GPU time in no slice (NVML accounting)",
-		             g, (int)x->pid, (double)r->charged_ns / 1e9);
-	}
+	if (!x->running && !r->reported)
+		unattributed(a, node, g, x, r, wr);
 }
 
 void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
@@ -164,6 +199,8 @@ void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
 	if (a == NULL)
 		return;
 	a->poll++;
+	/* Without the proc connector: who runs what, seen now. */
+	gs__procwatch_scan(a->pw);
 	for (int g = 0; g < node->gpus->n && g < GS_GPUS_MAX; g++) {
 		gs_err err = gs_gpus_accounting_on(node->gpus, g);
 		int n = 0;

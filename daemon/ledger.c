@@ -15,8 +15,9 @@
  * held at zero, an infinity, a value going back. Where NVML accounting
  * works, the watchdog charges each slice the GPU time and memory-time
  * NVML measured for its kernel-confirmed processes (gs__ledger_charge),
- * and rows bill that; the books are only compared with it (a row where
- * they disagree is a `ledger.divergence` event and a metric). Where it
+ * and rows bill that; the books are only compared with it (books of a
+ * measured slice that say less than NVML are a `ledger.divergence` event
+ * and a metric: cross_check). Where it
  * does not (no NVML, accounting refused), rows bill the books. Either
  * way every figure read from the books is checked first
  * (gs__ledger_books): finite, within what the node's GPUs could hold,
@@ -339,19 +340,39 @@ static void live_from_books(struct gs__nslice *ns,
 }
 
 /*
- * Lock held: the books and NVML, summed over the rows of a window (a
- * minute at most), disagree by more than half a second and a tenth: an
- * event (a tenant's books are its own; NVML bills), and a new window.
+ * Whether the shim keeps the slice's books whatever else is on its GPU:
+ * a slice with a compute share, a priority or a weight takes the launch
+ * slow path, where every batch is timed. A plain slice's processes take
+ * the fast path (no timing, books at 0) while no measured slice shares
+ * the GPU, so its books say nothing a cross-check could hold it to; and
+ * nothing rests on them (no share to keep to; NVML bills).
+ */
+static bool books_kept(const struct gs__nslice *ns)
+{
+	return ns->s.spec.compute_pct > 0 ||
+	       ns->s.spec.priority != GS_PRIORITY_NORMAL || ns->s.spec.weight > 1;
+}
+
+/*
+ * Lock held: the books, summed over the rows of a window (a minute at
+ * most), say less GPU time than NVML measured, by more than half a second
+ * and a tenth: an event (work the slice's limits never saw; NVML bills),
+ * and a new window. Only that direction means a lie. The shim times a
+ * batch by the events around it, and on a time-sliced GPU another
+ * context's turn that falls between them (a higher priority taking the
+ * GPU, a neighbour's kernel outlasting its drain) is in the span: honest
+ * books run above NVML (25-90 % in `make demo`), never below, and only
+ * cost their own slice (its share is charged that span).
  */
 static void cross_check(struct gs_node *node, struct gs__nslice *ns,
                         struct cursor *c, bool books_ok,
                         const struct gs_slice_usage *u, double gt_s,
                         struct gs__wr *wr, int64_t now)
 {
-	double books_s, big;
+	double books_s;
 
-	if (!books_ok || !c->xc_set || u->busy_ns < c->xc_busy_ns ||
-	    now - c->xc_t0_ns > 60000000000LL) {
+	if (!books_ok || !books_kept(ns) || !c->xc_set ||
+	    u->busy_ns < c->xc_busy_ns || now - c->xc_t0_ns > 60000000000LL) {
 		c->xc_set = books_ok;
 		c->xc_busy_ns = books_ok ? u->busy_ns : 0;
 		c->xc_books_s = c->xc_gt_s = 0;
@@ -363,13 +384,12 @@ static void cross_check(struct gs_node *node, struct gs__nslice *ns,
 	c->xc_busy_ns = u->busy_ns;
 	books_s = c->xc_books_s;
 	gt_s = c->xc_gt_s;
-	big = books_s > gt_s ? books_s : gt_s;
-	if (fabs(books_s - gt_s) <= 0.5 + 0.1 * big)
+	if (gt_s - books_s <= 0.5 + 0.1 * gt_s)
 		return;
 	c->xc_books_s = c->xc_gt_s = 0;
 	c->xc_t0_ns = now;
 	node->ctr.ledger_divergences++;
-	gs_warn("ledger", "slice=%s books say %.3f s of GPU time, NVML %.3f s",
+	gs_warn("ledger", "slice=%s books say %.3f s of GPU time, NVML %.3f s: under-reported",
 	        ns->s.name, books_s, gt_s);
 	gs__wr_event(wr, "ledger.divergence", &ns->s,
 	             "books say %.3f s of GPU time, NVML measured %.3f s (billed)",

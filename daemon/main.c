@@ -64,6 +64,7 @@
 #include "gs/paths.h"
 #include "gs/proc.h"
 #include "gs/region.h"
+#include "gs/safepath.h"
 #include "metrics.h"
 #include "node.h"
 #include "reconcile.h"
@@ -134,24 +135,6 @@ static int64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, mode) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
 }
 
 /* Prepends `dir` to PATH (so the sim's MPS and nvidia-smi stand-ins win). */
@@ -782,10 +765,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	gs_log_set_level((enum gs_log_level)d->cfg.log_level);
-	if (d->cfg.log_file[0] && gs_log_open(d->cfg.log_file) != 0) {
-		fprintf(stderr, "gpusliced: cannot open log %s: %s\n",
-		        d->cfg.log_file, strerror(errno));
-		return 1;
+	if (d->cfg.log_file[0]) {
+		int rc = gs_log_open(d->cfg.log_file);
+
+		if (rc != 0) {
+			fprintf(stderr, "gpusliced: cannot open log %s: %s\n",
+			        d->cfg.log_file, gs_safe_why(d->cfg.log_file, -rc));
+			return 1;
+		}
 	}
 
 	/* Signals are taken by sigwait in this thread only. */
@@ -796,9 +783,9 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (mkdir_p(d->cfg.state_dir, 0700) != 0) {
-		gs_error("gpusliced", "cannot create state dir %s: %s",
-		         d->cfg.state_dir, strerror(errno));
+	err = gs_safe_mkdir(d->cfg.state_dir, 0700, false, &eb);
+	if (err) {
+		gs_error("gpusliced", "state dir: %s", gs_errbuf_msg(&eb, err));
 		return 1;
 	}
 	err = take_lock(d->cfg.state_dir, "gpusliced.lock", "state dir",
@@ -816,12 +803,11 @@ int main(int argc, char **argv)
 		else
 			snprintf(d->run_dir, sizeof(d->run_dir), ".");
 	}
-	if (mkdir_p(d->run_dir, 0755) != 0) {
-		gs_error("gpusliced", "cannot create run dir %s: %s",
-		         d->run_dir, strerror(errno));
+	err = gs_safe_mkdir(d->run_dir, 0755, true, &eb);
+	if (err) {
+		gs_error("gpusliced", "run dir: %s", gs_errbuf_msg(&eb, err));
 		return 1;
 	}
-	(void)chmod(d->run_dir, 0755);
 	/* Before anything in the run directory is touched: opening the
 	 * region as its owner resets it, which would empty a live daemon's.
 	 * A run directory that is the state directory is held already (a

@@ -21,6 +21,16 @@
  * the socket (GS_SERVER_ADMIN_SOCKET), 0600 root's (0660 with the admin
  * group), whose connections from anyone else are closed unread. No tenant
  * can reach its backlog.
+ *
+ * Admission on the shared socket comes before libmicrohttpd: a thread of
+ * our own (accept_loop) drains a large backlog, reads the peer's uid
+ * (SO_PEERCRED, one syscall) and closes at once the connection of a uid
+ * over its churn budget or holding its connection limit: no thread, no
+ * user lookup, no MHD bookkeeping for it. The rest are counted against
+ * their uid there and handed to MHD (MHD_add_connection), whose
+ * connection callback looks the peer up and claims the count (`pending`,
+ * by descriptor) until the connection closes. So one tenant's reconnect loop costs the others the
+ * time of an accept and a close per connection, not a thread each.
  */
 #include "server.h"
 
@@ -29,18 +39,29 @@
 #include <grp.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "gs/log.h"
+#include "gs/safepath.h"
+
+/* The shared socket's backlog (the kernel caps it at net.core.somaxconn). */
+#define GS_SERVER_BACKLOG 4096
+/* Connections accept_loop takes before it polls again (and sees a stop). */
+#define GS_SERVER_ACCEPT_BATCH 256
+/* The acceptor thread's nice value (root only; see accept_loop). */
+#define GS_SERVER_ACCEPT_NICE (-10)
 
 /* New connections of one uid in the current second (churn_ok). */
 #define GS_SERVER_CHURN_MAX  256
@@ -59,6 +80,14 @@ struct user_conns {
 	bool warned; /* refused one since n was last 0 */
 };
 
+/* A connection accept_loop counted against its uid and handed to MHD,
+ * until on_connection claims the count (by its descriptor). */
+#define GS_SERVER_PENDING 1024
+struct pending {
+	int fd; /* -1: free */
+	uint32_t uid;
+};
+
 /* The socket context of a Unix connection. */
 struct conn_ctx {
 	struct gs_peer peer;
@@ -72,6 +101,9 @@ struct gs_server {
 	char admin_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct MHD_Daemon *tcp_d;
 	int unix_fd;
+	pthread_t acceptor;
+	bool acceptor_on;
+	int stop_fd[2]; /* a byte on [1] stops accept_loop */
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char *token;
 	gid_t admin_gid;
@@ -83,6 +115,7 @@ struct gs_server {
 	struct churn churn[GS_SERVER_CHURN_UIDS]; /* under ulock */
 	struct user_conns *users; /* max_connections entries */
 	int n_users, cap_users;
+	struct pending pending[GS_SERVER_PENDING]; /* under ulock */
 };
 
 struct req_state {
@@ -279,6 +312,185 @@ static bool churn_admit(struct gs_server *srv, uint32_t uid)
 	return ok;
 }
 
+/*
+ * The count accept_loop took for the connection on `fd`, handed over:
+ * true and *uid when there was one (ulock not held). A stale entry of a
+ * descriptor MHD closed without telling (and the kernel gave out again)
+ * is dropped when the descriptor comes back (pending_put).
+ */
+static bool pending_take(struct gs_server *srv, int fd, uint32_t *uid)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&srv->ulock);
+	for (int i = 0; i < GS_SERVER_PENDING && !found; i++) {
+		if (srv->pending[i].fd != fd)
+			continue;
+		*uid = srv->pending[i].uid;
+		srv->pending[i].fd = -1;
+		found = true;
+	}
+	pthread_mutex_unlock(&srv->ulock);
+	return found;
+}
+
+/* Records the count taken for `fd` (false: the table is full). */
+static bool pending_put(struct gs_server *srv, int fd, uint32_t uid)
+{
+	struct pending *free_slot = NULL;
+	uint32_t stale;
+	bool had = false;
+
+	pthread_mutex_lock(&srv->ulock);
+	for (int i = 0; i < GS_SERVER_PENDING; i++) {
+		if (srv->pending[i].fd == fd) {
+			had = true;
+			stale = srv->pending[i].uid;
+			free_slot = &srv->pending[i];
+			break;
+		}
+		if (srv->pending[i].fd < 0 && free_slot == NULL)
+			free_slot = &srv->pending[i];
+	}
+	if (free_slot != NULL)
+		*free_slot = (struct pending){.fd = fd, .uid = uid};
+	pthread_mutex_unlock(&srv->ulock);
+	if (had)
+		user_drop(srv, stale);
+	return free_slot != NULL;
+}
+
+/*
+ * One connection accept_loop took: handed to MHD, or closed unread when
+ * its uid is over its churn budget or holds its limit (administrators
+ * never are). The cheap checks first: root by its uid, the budget by a
+ * table; the admin group (SO_PEERGROUPS) only for a uid over either. The
+ * limit's count is taken here, before MHD sees the connection, so a
+ * tenant's connections in transit count too: however slow MHD is to
+ * start them, it never holds more than the limit of one uid's.
+ */
+static void admit(struct gs_server *srv, int fd)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	bool admin, counted = false, warn = false;
+	uint32_t uid;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+		close(fd);
+		return;
+	}
+	admin = cred.uid == 0;
+	if (!admin && churn_admit(srv, cred.uid) &&
+	    (srv->max_per_user <= 0 || user_take(srv, cred.uid, &warn))) {
+		counted = srv->max_per_user > 0;
+	} else if (!admin) {
+		admin = srv->admin_gid != (gid_t)-1 &&
+		        (cred.gid == srv->admin_gid ||
+		         peer_has_group(fd, &cred, srv->admin_gid));
+		if (!admin) {
+			if (warn)
+				gs_warn("server",
+				        "uid=%u pid=%d holds its limit of %d API connections; closing new ones (api.max_connections_per_user)",
+				        (unsigned)cred.uid, (int)cred.pid,
+				        srv->max_per_user);
+			close(fd);
+			return;
+		}
+	}
+	if (counted && !pending_put(srv, fd, cred.uid)) {
+		user_drop(srv, cred.uid);
+		close(fd);
+		return;
+	}
+	/* MHD closes fd when it cannot take it. */
+	if (MHD_add_connection(srv->unix_d, fd, (struct sockaddr *)&sa,
+	                       sizeof(sa)) != MHD_YES) {
+		if (counted && pending_take(srv, fd, &uid))
+			user_drop(srv, uid);
+		gs_warn("server", "uid=%u pid=%d connection dropped: the API server could not take it",
+		        (unsigned)cred.uid, (int)cred.pid);
+	}
+}
+
+/* The shared socket's admission thread: see the header comment. */
+static void *accept_loop(void *arg)
+{
+	struct gs_server *srv = arg;
+	struct pollfd pf[2] = {{.fd = srv->unix_fd, .events = POLLIN},
+	                       {.fd = srv->stop_fd[0], .events = POLLIN}};
+	bool full_warned = false;
+
+	/* Ahead of tenants' processes for the CPU (a root daemon may): a
+	 * reconnect loop on a busy node then cannot outrun the drain and
+	 * keep the backlog full, where others' connects fail (EAGAIN). */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
+	                GS_SERVER_ACCEPT_NICE) != 0) {
+		int e = errno;
+
+		/* A user's own daemon may not; root should. */
+		if (geteuid() == 0)
+			gs_warn("server", "acceptor priority not raised: %s",
+			        strerror(e));
+	}
+	for (;;) {
+		if (poll(pf, 2, -1) < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			gs_error("server", "poll on %s: %s; no new API connections",
+			         srv->socket_path, strerror(e));
+			return NULL;
+		}
+		if (pf[1].revents != 0)
+			return NULL;
+		for (int k = 0; k < GS_SERVER_ACCEPT_BATCH; k++) {
+			int fd = accept4(srv->unix_fd, NULL, NULL, SOCK_CLOEXEC);
+			int e = errno;
+
+			if (fd >= 0) {
+				full_warned = false;
+				admit(srv, fd);
+				continue;
+			}
+			if (e == EINTR || e == ECONNABORTED)
+				continue;
+			if (e == EMFILE || e == ENFILE || e == ENOBUFS ||
+			    e == ENOMEM) {
+				/* Out of descriptors: wait for some to close. */
+				if (!full_warned)
+					gs_warn("server", "accept on %s: %s; new API connections wait",
+					        srv->socket_path, strerror(e));
+				full_warned = true;
+				(void)poll(NULL, 0, 10);
+			} else if (e != EAGAIN && e != EWOULDBLOCK) {
+				gs_warn("server", "accept on %s: %s",
+				        srv->socket_path, strerror(e));
+			}
+			break;
+		}
+	}
+}
+
+/* Stops accept_loop (if it runs) and waits for it. */
+static void acceptor_stop(struct gs_server *srv)
+{
+	if (srv->acceptor_on) {
+		char b = 1;
+
+		while (write(srv->stop_fd[1], &b, 1) < 0 && errno == EINTR)
+			;
+		pthread_join(srv->acceptor, NULL);
+		srv->acceptor_on = false;
+	}
+	for (int i = 0; i < 2; i++)
+		if (srv->stop_fd[i] >= 0)
+			close(srv->stop_fd[i]);
+	srv->stop_fd[0] = srv->stop_fd[1] = -1;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
@@ -286,7 +498,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	struct gs_server *srv = cls;
 	const union MHD_ConnectionInfo *ci;
 	struct conn_ctx *cc;
-	bool warn;
+	uint32_t held_uid = 0;
+	bool warn, held;
 
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		cc = *socket_context;
@@ -297,9 +510,13 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 		return;
 	}
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	/* The count accept_loop took for it, if any, is this one's now. */
+	held = ci != NULL && pending_take(srv, ci->connect_fd, &held_uid);
 	cc = calloc(1, sizeof(*cc));
 	if (cc == NULL) {
 		/* No context: every request would be 401; close it now. */
+		if (held)
+			user_drop(srv, held_uid);
 		if (ci)
 			(void)shutdown(ci->connect_fd, SHUT_RDWR);
 		return;
@@ -308,10 +525,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 	                                  &cc->peer) != GS_OK) {
 		/* Unknown peer: authed stays false, every request is 401. */
 		memset(&cc->peer, 0, sizeof(cc->peer));
-	} else if (!cc->peer.admin && !churn_admit(srv, cc->peer.uid)) {
-		/* Closed before anything is read: MHD sees EOF. */
-		cc->peer.authed = false;
-		(void)shutdown(ci->connect_fd, SHUT_RDWR);
+		if (held)
+			user_drop(srv, held_uid);
+	} else if (held) {
+		/* An administrator by group is never counted. */
+		if (cc->peer.admin || held_uid != cc->peer.uid)
+			user_drop(srv, held_uid);
+		else
+			cc->counted = true;
 	} else if (!cc->peer.admin && srv->max_per_user > 0) {
 		if (user_take(srv, cc->peer.uid, &warn)) {
 			cc->counted = true;
@@ -551,20 +772,14 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
+		gs_err err;
+
 		*slash = '\0';
-		/* mkdir -p */
-		for (char *p = dir + 1; *p; p++) {
-			if (*p != '/')
-				continue;
-			*p = '\0';
-			(void)mkdir(dir, 0755);
-			*p = '/';
-		}
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			e = errno;
-			return gs_fail(eb, GS_ERR_IO, "mkdir %s: %s", dir,
-			               strerror(e));
-		}
+		/* Ours and no one else's to write: nobody can swap the
+		 * socket for a link between its bind and its chmod. */
+		err = gs_safe_mkdir(dir, 0755, false, eb);
+		if (err)
+			return err;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -594,7 +809,8 @@ static gs_err bind_unix(struct gs_server *srv, const char *path,
 		return gs_fail(eb, GS_ERR_IO, "bind %s: %s", path, strerror(e));
 	}
 	(void)chmod(path, 0666);
-	if (listen(fd, 512) != 0) {
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 ||
+	    listen(fd, GS_SERVER_BACKLOG) != 0) {
 		e = errno;
 		close(fd);
 		(void)unlink(path);
@@ -640,7 +856,7 @@ static gs_err bind_admin(struct gs_server *srv, const char *path,
 	    chmod(srv->admin_path,
 	          srv->admin_gid != (gid_t)-1 ? 0660 : 0600) != 0 ||
 	    (srv->admin_gid != (gid_t)-1 &&
-	     chown(srv->admin_path, 0, srv->admin_gid) != 0) ||
+	     lchown(srv->admin_path, 0, srv->admin_gid) != 0) ||
 	    listen(fd, 64) != 0) {
 		e = errno;
 		close(fd);
@@ -700,6 +916,9 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 		return gs_fail(eb, GS_ERR_NOMEM, "server: out of memory");
 	srv->unix_fd = -1;
 	srv->admin_fd = -1;
+	srv->stop_fd[0] = srv->stop_fd[1] = -1;
+	for (int i = 0; i < GS_SERVER_PENDING; i++)
+		srv->pending[i].fd = -1;
 	pthread_mutex_init(&srv->ulock, NULL);
 	srv->max_per_user = opts->max_per_user;
 	srv->cap_users = opts->max_connections;
@@ -723,16 +942,31 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	if (err)
 		goto out_free;
 	srv->unix_d = MHD_start_daemon(
-	    flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
-	    srv->unix_fd, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned int)opts->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned int)opts->idle_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_END);
+	    flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, srv,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)opts->max_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)opts->idle_timeout_s,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
 	if (srv->unix_d == NULL) {
 		err = gs_fail(eb, GS_ERR_IO, "cannot serve %s",
 		              opts->socket_path);
 		goto out_close;
+	}
+	if (pipe2(srv->stop_fd, O_CLOEXEC) != 0) {
+		int e = errno;
+
+		err = gs_fail(eb, GS_ERR_IO, "pipe: %s", strerror(e));
+		goto out_stop;
+	}
+	{
+		int rc = pthread_create(&srv->acceptor, NULL, accept_loop, srv);
+
+		if (rc != 0) {
+			err = gs_fail(eb, GS_ERR_IO, "cannot start the API acceptor: %s",
+			              strerror(rc));
+			goto out_stop;
+		}
+		srv->acceptor_on = true;
 	}
 	err = bind_admin(srv, opts->socket_path, eb);
 	if (err)
@@ -768,6 +1002,7 @@ gs_err gs_server_start(const struct gs_server_opts *opts,
 	return GS_OK;
 
 out_stop:
+	acceptor_stop(srv);
 	MHD_stop_daemon(srv->unix_d);
 	if (srv->admin_fd >= 0) {
 		close(srv->admin_fd);
@@ -792,6 +1027,7 @@ void gs_server_stop(struct gs_server *srv)
 		MHD_stop_daemon(srv->tcp_d);
 	if (srv->admin_d)
 		MHD_stop_daemon(srv->admin_d);
+	acceptor_stop(srv);
 	if (srv->unix_d)
 		MHD_stop_daemon(srv->unix_d);
 	if (srv->unix_fd >= 0)

@@ -273,10 +273,17 @@ static gs_err migrate(struct gs_store *st, const char *path,
 	return GS_OK;
 }
 
+/* SQLite 3.31+: a database (or journal) path that is a link is refused. */
+#ifndef SQLITE_OPEN_NOFOLLOW
+#define SQLITE_OPEN_NOFOLLOW 0
+#endif
+
 static gs_err open_conn(const char *path, sqlite3 **db, int flags,
                         struct gs_errbuf *eb)
 {
-	if (sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+	if (sqlite3_open_v2(path, db,
+	                    flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+	                    NULL) !=
 	    SQLITE_OK) {
 		gs_err err = *db ? sql_fail(eb, *db, path)
 		                 : gs_fail(eb, GS_ERR_NOMEM, "store: open");
@@ -296,7 +303,8 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames);
  * the daemon would start with no slices while tenants still hold some
  * (a truncated or lost database), so it is refused - unless a WAL beside
  * it holds the data, as after a crash before the first checkpoint. A
- * file that cannot be opened for reading and writing is refused too.
+ * file that cannot be opened for reading and writing is refused too, and
+ * so is a symbolic link (never followed: the daemon writes as root).
  */
 static gs_err check_file(const char *path, struct gs_errbuf *eb)
 {
@@ -304,17 +312,21 @@ static gs_err check_file(const char *path, struct gs_errbuf *eb)
 	struct stat st, wst;
 	int fd, e;
 
-	if (stat(path, &st) != 0) {
+	if (lstat(path, &st) != 0) {
 		e = errno;
 		if (e == ENOENT)
 			return GS_OK;
 		return gs_fail(eb, GS_ERR_IO, "store: %s: %s", path,
 		               strerror(e));
 	}
+	if (S_ISLNK(st.st_mode))
+		return gs_fail(eb, GS_ERR_PERM,
+		               "store: %s is a symbolic link; refusing to follow it (another user may have planted it)",
+		               path);
 	if (!S_ISREG(st.st_mode))
 		return gs_fail(eb, GS_ERR_CORRUPT,
 		               "store: %s is not a regular file", path);
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		e = errno;
 		return gs_fail(eb, GS_ERR_IO, "store: cannot open %s: %s", path,

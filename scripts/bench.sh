@@ -407,7 +407,9 @@ bench_watchdog() {
 		lies_about_ones_own_books_or_bucket_are_stopped_by_the_watchdog \
 		a_slices_seventeenth_process_does_not_escape_the_watchdog \
 		compute_split_over_two_slices_is_judged_per_owner \
-		short_processes_in_no_slice_are_caught_and_their_owner_reported; do
+		short_processes_in_no_slice_are_caught_and_their_owner_reported \
+		honest_time_slicing_raises_no_ledger_divergence \
+		another_tenant_gets_in_while_one_reconnects_in_a_loop; do
 		out=$(GS_SRC=$src bash "$src/tests/integration/security/$t.sh" "$b" 2>&1) ||
 			{ echo "   $t: failed or skipped"; continue; }
 		echo "-- $t --"

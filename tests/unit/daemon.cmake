@@ -16,3 +16,6 @@ gs_add_unit_test(test_daemon_reconcile
 # a pending row after a crash.
 gs_add_unit_test(test_daemon_create
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_create.c LIBS gs_daemon)
+# Who ran a process, recorded as it starts (daemon/procwatch.c).
+gs_add_unit_test(test_daemon_procwatch
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_procwatch.c LIBS gs_daemon)

@@ -4,7 +4,9 @@
 # ledger bills what NVML accounting measured for her slice's
 # kernel-confirmed processes (the books only cross-check it: a
 # ledger.divergence event): the burn is billed within 5 % of the sim's own
-# count of its GPU time, whatever her books say.
+# count of its GPU time, whatever her books say. Her slice has a compute
+# share (90 %): only a measured slice's shim keeps books in every case, so
+# only there can books at 0 be told from honest ones.
 . "$(dirname "$0")/lib.sh" "$1"
 [ -x "$BURN" ] || { echo "SKIP: no gs-burn"; exit 77; }
 
@@ -21,7 +23,7 @@ print(db.execute("SELECT coalesce(sum(gpu_seconds), 0) FROM usage WHERE slice = 
 PY
 }
 
-tenant_api $MALLORY POST /v1/slices '{"name": "b1", "mode": "timeslice", "memory": "2GiB"}' >/dev/null
+tenant_api $MALLORY POST /v1/slices '{"name": "b1", "mode": "timeslice", "memory": "2GiB", "compute": 90}' >/dev/null
 expect_status "create b1" 201
 as_uid $MALLORY "$FORGE" hide "$RUNDIR" b1 12 >"$WORK/hide.out" 2>&1 &
 PIDS+=($!)

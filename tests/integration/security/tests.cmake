@@ -33,7 +33,11 @@ foreach(t
     answers_reveal_nothing_of_other_owners
     a_tenant_reconnecting_in_a_loop_cannot_lock_root_out
     the_watchdog_kills_by_default_where_tenants_share_a_node
-    work_launched_and_never_synchronised_is_billed)
+    work_launched_and_never_synchronised_is_billed
+    honest_time_slicing_raises_no_ledger_divergence
+    another_tenant_gets_in_while_one_reconnects_in_a_loop
+    the_owner_of_a_process_that_ended_unseen_is_reported
+    links_planted_by_another_user_are_refused_not_followed)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
