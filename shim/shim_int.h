@@ -75,9 +75,6 @@ struct gs__real {
 	__typeof__(&cuStreamIsCapturing_ptsz) cuStreamIsCapturing_ptsz;
 	__typeof__(&cuEventCreate) cuEventCreate;
 	__typeof__(&cuEventDestroy_v2) cuEventDestroy_v2;
-	__typeof__(&cuEventRecord) cuEventRecord;
-	__typeof__(&cuEventRecord_ptsz) cuEventRecord_ptsz;
-	__typeof__(&cuEventQuery) cuEventQuery;
 	__typeof__(&cuEventElapsedTime) cuEventElapsedTime;
 	__typeof__(&cuEventElapsedTime_v2) cuEventElapsedTime_v2;
 	__typeof__(&cuArrayGetMemoryRequirements) cuArrayGetMemoryRequirements;
@@ -132,6 +129,9 @@ struct gs__shim {
 	/* Stopped for a swap: written by swap.c (under its lock), read
 	 * without one by the gate (gs__fast_update, gs__swap_wait). */
 	bool swap_stopped;
+	/* Calls gated by gate.c between their test of swap_stopped and
+	 * their return: a swap-out waits for none before it drains. */
+	uint32_t gate_inflight;
 	struct gs__ordinal ord[GS_SHIM_MAX_ORDINALS];
 	pthread_mutex_t mu; /* guards ord[], single_dev, lim */
 };
