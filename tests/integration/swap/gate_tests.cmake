@@ -17,7 +17,8 @@ target_link_libraries(gs-swap-sparse-prog PRIVATE cuda_sim)
 
 foreach(t every_gpu_call_waits_while_swapped_out
           a_swap_out_waits_for_work_in_flight
-          sparse_copies_are_exact_and_keep_holes)
+          sparse_copies_are_exact_and_keep_holes
+          gpu_check_swap_round_trip_runs_on_the_sim)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
