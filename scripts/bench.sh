@@ -482,10 +482,10 @@ for gib in sizes:
         sim_copy = max(0, cp - mod)   # the sim's memmove past the modelled time
         sim_pages = mp + um           # host pages made (swap-in) or freed (swap-out)
         shim = q + dr + host          # the shim's own work around the copies
-        print("   %-6g %-4s %9.1f %9.1f %7.1f %8.0f%% | %9.1f %9.1f %9.1f %9.1f" % (
+        print("   %-6g %-4s %9.1f %9.1f %7.1f %8.0f%% | %9.1f %9.2f %9.1f %9.1f" % (
             gib, verb, tot[0] / 1e6, med / 1e6, nbytes / med, 100 * nbytes / med / model,
             mod / 1e6, shim / 1e6, sim_copy / 1e6, sim_pages / 1e6))
-        print("   %-6s %-4s without the sim's host work (modelled copy + shim): %.1f ms, %.0f%% of the modelled bandwidth" % (
+        print("   %-6s %-4s without the sim's host work (the modelled copy + the shim's own): %.2f ms, %.0f%% of the modelled bandwidth" % (
             "", "", (mod + shim) / 1e6, 100 * mod / (mod + shim)))
 # The host's own copy rate bounds the sim's copies from below.
 import ctypes

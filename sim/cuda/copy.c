@@ -69,13 +69,17 @@ static uint64_t run_at(int fd, off_t off, uint64_t len, bool *data)
 
 static bool all_zero(const uint8_t *p, uint64_t n)
 {
-	const uint64_t *w = (const uint64_t *)(const void *)p;
-	uint64_t i;
+	uint64_t i = 0, w;
 
-	for (i = 0; i < n / 8; i++)
-		if (w[i] != 0)
+	for (; i < n && (uintptr_t)(p + i) % 8 != 0; i++)
+		if (p[i] != 0)
 			return false;
-	for (i = n / 8 * 8; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8); /* aligned: one load */
+		if (w != 0)
+			return false;
+	}
+	for (; i < n; i++)
 		if (p[i] != 0)
 			return false;
 	return true;
