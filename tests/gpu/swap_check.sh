@@ -13,7 +13,7 @@ check_swap() {
 	[ "$SIM" = 1 ] && mib=64 # the sim backs its memory with this host's
 	if [ "$SIM" != 1 ] && timeout -k 5 60 env LD_LIBRARY_PATH="$lp" \
 		python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
-		prog=(env LD_LIBRARY_PATH="$lp" python3 "$CHECKS_DIR/swap_torch.py" $mib)
+		prog=(env -u PYTORCH_CUDA_ALLOC_CONF LD_LIBRARY_PATH="$lp" python3 "$CHECKS_DIR/swap_torch.py" $mib)
 		what="a PyTorch process's tensors"
 	else
 		if [ -x "$CHECKS_DIR/swap_cudart" ]; then
