@@ -129,11 +129,14 @@ struct gs__shim {
 	/* Stopped for a swap: written by swap.c (under its lock), read
 	 * without one by the gate (gs__fast_update, gs__swap_wait). */
 	bool swap_stopped;
-	/* Calls gated by gate.c between their test of swap_stopped and
-	 * their return: a swap-out waits for none before it drains. */
-	uint32_t gate_inflight;
 	struct gs__ordinal ord[GS_SHIM_MAX_ORDINALS];
 	pthread_mutex_t mu; /* guards ord[], single_dev, lim */
+	/* Calls gated by gate.c between their test of swap_stopped and
+	 * their return: a swap-out waits for none before it drains. On a
+	 * cache line of its own (the last; the struct's size is a multiple
+	 * of its alignment): every copy writes it, and the launch path's
+	 * fields must not move with it. */
+	_Alignas(64) uint32_t gate_inflight;
 };
 
 extern struct gs__shim gs__g;
