@@ -979,6 +979,8 @@ static void atfork_child(void)
 	(void)pthread_mutex_init(&mu, NULL);
 	(void)pthread_cond_init(&back_cv, NULL);
 	gs__g.swap_stopped = false;
+	/* calls of the parent's other threads are not the child's */
+	gs__g.gate_inflight = 0;
 	/* The parent's chunks are not the child's: its mappings and
 	 * handles belong to the parent's contexts. */
 	chunks = NULL;
