@@ -24,6 +24,11 @@
 #                      fails with cudaErrorMemoryAllocation
 #   pytorch            where `import torch` works: allocating past the cap
 #                      raises torch.cuda.OutOfMemoryError
+#   swap               a swap round trip of a PyTorch process's tensors
+#                      under `gpuslice run --swap` (a CUDA runtime program
+#                      where torch cannot be imported, said so): checksums
+#                      equal after; prints the swap-in and swap-out rates
+#                      (tests/gpu/swap_check.sh)
 #   compute_share      slices of 20, 30 and 40 % over gs-burn at once: each
 #                      one's share of what the three got within 5 points of
 #                      its share of 90, and none above its share by more
@@ -145,6 +150,7 @@ if [ -f "$BUILD/STAGED" ]; then
 	STAGED=1
 	CUDART_SRC=$BUILD/checks/cudart_check.cu
 	CUDART_BIN=$BUILD/checks/cudart_check
+	CHECKS_DIR=$BUILD/checks
 	# The staged copies of the libraries only where this machine lacks
 	# one: an older libstdc++ or libssl first on the path could break
 	# what the machine's own programs (PyTorch) need.
@@ -157,6 +163,7 @@ else
 	SRC=$(cd "$SELF_DIR/.." && pwd)
 	CUDART_SRC=$SRC/tests/gpu/cudart_check.cu
 	CUDART_BIN=""
+	CHECKS_DIR=$SRC/tests/gpu
 fi
 
 # ---- an environment without the sim -------------------------------------
@@ -441,6 +448,7 @@ if [ "$SIM" = 1 ]; then
 	SOURCE="sim (a self-test of gpu-check: the figures are the sim's, not a GPU's)"
 elif ! detect_gpu; then
 	echo "gpu-check: no NVIDIA GPU here ($NO_GPU_WHY); nothing to check. The simulated-GPU tests (make test) cover the rest."
+	echo "SKIP swap                   no GPU: no swap round trip of a PyTorch process (tests/gpu/swap_check.sh); the sim's swap tests cover the mechanism"
 	exit 0
 fi
 
@@ -787,6 +795,9 @@ PY
 run_check memory_cap_plain check_memory_cap 20
 run_check cudart check_cudart 20
 run_check pytorch check_pytorch 40
+# shellcheck source=../tests/gpu/swap_check.sh
+. "$CHECKS_DIR/swap_check.sh"
+run_check swap check_swap 60
 run_check compute_share check_compute_share 30
 run_check launch_cost check_launch_cost 30
 for api in pitch managed async pool vmm array; do

@@ -18,7 +18,9 @@
 #   sim/                the simulator, for `gpu-check.sh --sim` only (the
 #                       check's preflight keeps it off every path otherwise)
 #   checks/             cudart_check (tests/gpu/cudart_check.cu, built here
-#                       with nvcc when there is one) and its source
+#                       with nvcc when there is one) and its source; the
+#                       swap check (tests/gpu/swap_*: its script, driver,
+#                       PyTorch program and swap_cudart, built likewise)
 # Fails when the folder comes to 64 MiB or more, or when ldd cannot find a
 # library here. Prints the folder's size.
 set -euo pipefail
@@ -47,6 +49,7 @@ ln -s libcuda.so.1 "$S/sim/libcuda.so"
 ln -s libnvidia-ml.so.1 "$S/sim/libnvidia-ml.so"
 cp "$SRC/scripts/gpu-check.sh" "$S/gpu-check.sh"
 cp "$SRC/tests/gpu/cudart_check.cu" "$S/checks/"
+cp "$SRC"/tests/gpu/swap_check.sh "$SRC"/tests/gpu/swap_drive.py "$SRC"/tests/gpu/swap_torch.py "$SRC"/tests/gpu/swap_cudart.cu "$S/checks/"
 
 # The CUDA runtime check, built where nvcc is (static cudart: it needs
 # only the driver's libcuda.so.1 there).
@@ -55,6 +58,8 @@ nvcc=$(command -v nvcc || true)
 if [ -n "$nvcc" ]; then
 	"$nvcc" -O2 -o "$S/checks/cudart_check" "$SRC/tests/gpu/cudart_check.cu" ||
 		{ echo "gpu-stage: nvcc failed on tests/gpu/cudart_check.cu" >&2; exit 1; }
+	"$nvcc" -O2 -o "$S/checks/swap_cudart" "$SRC/tests/gpu/swap_cudart.cu" ||
+		{ echo "gpu-stage: nvcc failed on tests/gpu/swap_cudart.cu" >&2; exit 1; }
 else
 	echo "gpu-stage: no nvcc here: the cudart check will need one on the GPU machine" >&2
 fi
@@ -70,7 +75,7 @@ is_libc() {
 	return 1
 }
 missing=""
-for f in "$S"/bin/* "$S"/lib/*.so "$S"/sim/nvidia-* ${nvcc:+"$S/checks/cudart_check"}; do
+for f in "$S"/bin/* "$S"/lib/*.so "$S"/sim/nvidia-* ${nvcc:+"$S/checks/cudart_check" "$S/checks/swap_cudart"}; do
 	[ -f "$f" ] || continue
 	while read -r name arrow path rest; do
 		[ "$arrow" = "=>" ] || continue

@@ -74,6 +74,91 @@
 	X(cuMemsetD8Async_ptsz, cuMemsetD8Async, 7000, 1)                      \
 	X(cuMemsetD32Async, cuMemsetD32Async, 3020, 0)                         \
 	X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, 1)                    \
+	/* the other calls that queue GPU work or touch device memory:         \
+	 * stopped while the process is swapped out (gate.c) */                \
+	X(cuMemcpy2D_v2, cuMemcpy2D, 3020, 0)                                  \
+	X(cuMemcpy2D_v2_ptds, cuMemcpy2D, 7000, 1)                             \
+	X(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned, 3020, 0)                \
+	X(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned, 7000, 1)           \
+	X(cuMemcpy2DAsync_v2, cuMemcpy2DAsync, 3020, 0)                        \
+	X(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync, 7000, 1)                   \
+	X(cuMemcpy3D_v2, cuMemcpy3D, 3020, 0)                                  \
+	X(cuMemcpy3D_v2_ptds, cuMemcpy3D, 7000, 1)                             \
+	X(cuMemcpy3DAsync_v2, cuMemcpy3DAsync, 3020, 0)                        \
+	X(cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DAsync, 7000, 1)                   \
+	X(cuMemcpy3DPeer, cuMemcpy3DPeer, 4000, 0)                             \
+	X(cuMemcpy3DPeer_ptds, cuMemcpy3DPeer, 7000, 1)                        \
+	X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync, 4000, 0)                   \
+	X(cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeerAsync, 7000, 1)              \
+	X(cuMemcpyPeer, cuMemcpyPeer, 4000, 0)                                 \
+	X(cuMemcpyPeer_ptds, cuMemcpyPeer, 7000, 1)                            \
+	X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, 0)                       \
+	X(cuMemcpyPeerAsync_ptsz, cuMemcpyPeerAsync, 7000, 1)                  \
+	X(cuMemcpyAtoD_v2, cuMemcpyAtoD, 3020, 0)                              \
+	X(cuMemcpyAtoD_v2_ptds, cuMemcpyAtoD, 7000, 1)                         \
+	X(cuMemcpyDtoA_v2, cuMemcpyDtoA, 3020, 0)                              \
+	X(cuMemcpyDtoA_v2_ptds, cuMemcpyDtoA, 7000, 1)                         \
+	X(cuMemcpyHtoA_v2, cuMemcpyHtoA, 3020, 0)                              \
+	X(cuMemcpyHtoA_v2_ptds, cuMemcpyHtoA, 7000, 1)                         \
+	X(cuMemcpyAtoH_v2, cuMemcpyAtoH, 3020, 0)                              \
+	X(cuMemcpyAtoH_v2_ptds, cuMemcpyAtoH, 7000, 1)                         \
+	X(cuMemcpyAtoA_v2, cuMemcpyAtoA, 3020, 0)                              \
+	X(cuMemcpyAtoA_v2_ptds, cuMemcpyAtoA, 7000, 1)                         \
+	X(cuMemcpyHtoAAsync_v2, cuMemcpyHtoAAsync, 3020, 0)                    \
+	X(cuMemcpyHtoAAsync_v2_ptsz, cuMemcpyHtoAAsync, 7000, 1)               \
+	X(cuMemcpyAtoHAsync_v2, cuMemcpyAtoHAsync, 3020, 0)                    \
+	X(cuMemcpyAtoHAsync_v2_ptsz, cuMemcpyAtoHAsync, 7000, 1)               \
+	X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080, 0)                    \
+	X(cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync, 12080, 1)               \
+	X(cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync, 13000, 0)                 \
+	X(cuMemcpyBatchAsync_v2_ptsz, cuMemcpyBatchAsync, 13000, 1)            \
+	X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync, 12080, 0)                \
+	X(cuMemcpy3DBatchAsync_ptsz, cuMemcpy3DBatchAsync, 12080, 1)           \
+	X(cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync, 13000, 0)             \
+	X(cuMemcpy3DBatchAsync_v2_ptsz, cuMemcpy3DBatchAsync, 13000, 1)        \
+	X(cuMemsetD16_v2, cuMemsetD16, 3020, 0)                                \
+	X(cuMemsetD16_v2_ptds, cuMemsetD16, 7000, 1)                           \
+	X(cuMemsetD2D8_v2, cuMemsetD2D8, 3020, 0)                              \
+	X(cuMemsetD2D8_v2_ptds, cuMemsetD2D8, 7000, 1)                         \
+	X(cuMemsetD2D16_v2, cuMemsetD2D16, 3020, 0)                            \
+	X(cuMemsetD2D16_v2_ptds, cuMemsetD2D16, 7000, 1)                       \
+	X(cuMemsetD2D32_v2, cuMemsetD2D32, 3020, 0)                            \
+	X(cuMemsetD2D32_v2_ptds, cuMemsetD2D32, 7000, 1)                       \
+	X(cuMemsetD16Async, cuMemsetD16Async, 3020, 0)                         \
+	X(cuMemsetD16Async_ptsz, cuMemsetD16Async, 7000, 1)                    \
+	X(cuMemsetD2D8Async, cuMemsetD2D8Async, 3020, 0)                       \
+	X(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async, 7000, 1)                  \
+	X(cuMemsetD2D16Async, cuMemsetD2D16Async, 3020, 0)                     \
+	X(cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async, 7000, 1)                \
+	X(cuMemsetD2D32Async, cuMemsetD2D32Async, 3020, 0)                     \
+	X(cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async, 7000, 1)                \
+	X(cuEventRecord, cuEventRecord, 2000, 0)                               \
+	X(cuEventRecord_ptsz, cuEventRecord, 7000, 1)                          \
+	X(cuEventRecordWithFlags, cuEventRecordWithFlags, 11010, 0)            \
+	X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags, 11010, 1)       \
+	X(cuEventQuery, cuEventQuery, 2000, 0)                                 \
+	X(cuCtxRecordEvent, cuCtxRecordEvent, 12050, 0)                        \
+	X(cuCtxWaitEvent, cuCtxWaitEvent, 12050, 0)                            \
+	X(cuStreamQuery, cuStreamQuery, 2000, 0)                               \
+	X(cuStreamQuery_ptsz, cuStreamQuery, 7000, 1)                          \
+	X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, 0)                       \
+	X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, 1)                  \
+	X(cuLaunchHostFunc, cuLaunchHostFunc, 10000, 0)                        \
+	X(cuLaunchHostFunc_ptsz, cuLaunchHostFunc, 10000, 1)                   \
+	X(cuStreamAddCallback, cuStreamAddCallback, 5000, 0)                   \
+	X(cuStreamAddCallback_ptsz, cuStreamAddCallback, 7000, 1)              \
+	X(cuStreamWaitValue32_v2, cuStreamWaitValue32, 11070, 0)               \
+	X(cuStreamWaitValue32_v2_ptsz, cuStreamWaitValue32, 11070, 1)          \
+	X(cuStreamWaitValue64_v2, cuStreamWaitValue64, 11070, 0)               \
+	X(cuStreamWaitValue64_v2_ptsz, cuStreamWaitValue64, 11070, 1)          \
+	X(cuStreamWriteValue32_v2, cuStreamWriteValue32, 11070, 0)             \
+	X(cuStreamWriteValue32_v2_ptsz, cuStreamWriteValue32, 11070, 1)        \
+	X(cuStreamWriteValue64_v2, cuStreamWriteValue64, 11070, 0)             \
+	X(cuStreamWriteValue64_v2_ptsz, cuStreamWriteValue64, 11070, 1)        \
+	X(cuStreamBatchMemOp_v2, cuStreamBatchMemOp, 11070, 0)                 \
+	X(cuStreamBatchMemOp_v2_ptsz, cuStreamBatchMemOp, 11070, 1)            \
+	X(cuGraphUpload, cuGraphUpload, 11010, 0)                              \
+	X(cuGraphUpload_ptsz, cuGraphUpload, 11010, 1)                         \
 	/* what pins a slice that may swap: memory others map (swap.c) */     \
 	X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, 0)                       \
 	X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)                 \

@@ -260,9 +260,6 @@ static bool load_cuda(void)
 	GS__LOAD(cuStreamIsCapturing_ptsz);
 	GS__LOAD(cuEventCreate);
 	GS__LOAD(cuEventDestroy_v2);
-	GS__LOAD(cuEventRecord);
-	GS__LOAD(cuEventRecord_ptsz);
-	GS__LOAD(cuEventQuery);
 	GS__LOAD(cuEventElapsedTime);
 	GS__LOAD(cuEventElapsedTime_v2);
 	GS__LOAD(cuArrayGetMemoryRequirements);

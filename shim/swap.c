@@ -17,11 +17,22 @@
  * The books (mem.c) keep charging what the program asked for; a chunk's
  * physical memory is taken with the real cuMemCreate, not the hooked one.
  *
- * Swap-out (gs__swap_out): synchronise every context that owns a chunk,
- * copy each resident chunk to host memory of this process (anonymous
- * memory, populated at once), unmap
- * and release its handle; the reservations stay. Swap-in: create, map at
- * the same address, set access, copy back.
+ * Swap-out (gs__swap_out): raise the stop, wait for the gated calls
+ * already past it (gate.c), synchronise every context that owns a chunk,
+ * copy each resident chunk to its host copy, unmap and release its
+ * handle; the reservations stay. Swap-in: create, map at the same
+ * address, set access, copy back.
+ *
+ * Speed (docs/swap.md, "Figures"): a chunk's host copy is pinned host
+ * memory of this process (cuMemHostAlloc, portable), made at the chunk's
+ * first swap-out and kept, with its pages, until the chunk is freed, so
+ * that later swaps pay for no allocation, pinning or page faults on the
+ * host; where the driver cannot pin it, anonymous memory instead (a GPU
+ * then copies through a bounce buffer). Copies are asynchronous on one
+ * stream per context, all chunks queued before one synchronisation; on
+ * swap-in each chunk's physical memory is made and mapped just before
+ * its copy is queued, so that on a GPU the making of the next overlaps
+ * the copy of the one before. Each swap logs its phases at debug level.
  *
  * Pinned: a process that shares memory with another process or device
  * (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuCtxEnablePeerAccess) or adds
@@ -60,7 +71,8 @@ struct chunk {
 	bool packed;      /* shared by small allocations */
 	uint64_t *used;   /* packed: one bit per unit */
 	uint32_t n_alloc; /* allocations in it */
-	void *host;       /* the contents while swapped out */
+	void *host;       /* its host copy (kept once made), or NULL */
+	bool host_pinned; /* host is cuMemHostAlloc's, else mmap's */
 	struct chunk *next;
 };
 
@@ -85,7 +97,21 @@ static struct {
 	__typeof__(&cuPointerGetAttribute) attr;
 	__typeof__(&cuCtxPushCurrent_v2) push;
 	__typeof__(&cuCtxPopCurrent_v2) pop;
+	__typeof__(&cuMemcpyDtoHAsync_v2) dtoh_async;
+	__typeof__(&cuMemcpyHtoDAsync_v2) htod_async;
+	__typeof__(&cuStreamCreate) stream_create;
+	__typeof__(&cuStreamSynchronize) stream_sync;
+	__typeof__(&cuMemHostAlloc) host_alloc;
+	__typeof__(&cuMemFreeHost) host_free;
 } drv;
+
+/* The stream a context's swap copies go on (created at its first swap;
+ * it goes with its context). */
+struct cstream {
+	CUcontext ctx;
+	CUstream s;
+	struct cstream *next;
+};
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -96,6 +122,7 @@ static size_t n_subs, cap_subs;
 static bool swapped; /* guarded by mu */
 static pthread_cond_t back_cv = PTHREAD_COND_INITIALIZER;
 static bool watch_started;
+static struct cstream *cstreams; /* guarded by mu */
 /* Why the process's memory cannot move (NONE = it can); guarded by mu. */
 static enum gs_swap_pin pinned;
 
@@ -118,10 +145,18 @@ static void load(void)
 	L(attr, "cuPointerGetAttribute");
 	L(push, "cuCtxPushCurrent_v2");
 	L(pop, "cuCtxPopCurrent_v2");
+	L(dtoh_async, "cuMemcpyDtoHAsync_v2");
+	L(htod_async, "cuMemcpyHtoDAsync_v2");
+	L(stream_create, "cuStreamCreate");
+	L(stream_sync, "cuStreamSynchronize");
+	L(host_alloc, "cuMemHostAlloc");
+	L(host_free, "cuMemFreeHost");
 #undef L
 	loaded = drv.reserve && drv.addr_free && drv.map && drv.unmap &&
 	         drv.access && drv.gran && drv.dtoh && drv.htod && drv.range &&
-	         drv.attr && drv.push && drv.pop;
+	         drv.attr && drv.push && drv.pop && drv.dtoh_async &&
+	         drv.htod_async && drv.stream_create && drv.stream_sync &&
+	         drv.host_alloc && drv.host_free;
 	if (!loaded)
 		gs_warn(GS_SHIM_TAG,
 		        "slice=%s: the driver lacks virtual memory management; allocations are not movable (no swap)",
@@ -219,10 +254,10 @@ fail:
 	return NULL;
 }
 
-/* Host memory for a chunk's contents: this process's own anonymous
- * memory, its pages made at once rather than one fault per page during
- * the copy. NULL when there is none. */
-static void *host_get(uint64_t size)
+/* Anonymous memory for a chunk's contents where the driver would not pin
+ * any: its pages made at once rather than one fault per page during the
+ * copy. NULL when there is none. */
+static void *host_anon(uint64_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -240,14 +275,44 @@ static void *host_get(uint64_t size)
 	return p;
 }
 
-static void host_put(struct chunk *c)
+/* Gives chunk `c` its host copy unless it has one: pinned host memory,
+ * else anonymous memory. False when there is no memory for it. The
+ * chunk's context is current. */
+static bool host_get(struct chunk *c)
 {
+	void *p = NULL;
+
 	if (c->host != NULL)
+		return true;
+	if (drv.host_alloc(&p, c->size, CU_MEMHOSTALLOC_PORTABLE) ==
+	        CUDA_SUCCESS &&
+	    p != NULL) {
+		c->host = p;
+		c->host_pinned = true;
+		return true;
+	}
+	c->host = host_anon(c->size);
+	c->host_pinned = false;
+	return c->host != NULL;
+}
+
+/* `ctx_alive`: the chunk's context still exists (pinned host memory is
+ * freed with its context by the driver). */
+static void host_put(struct chunk *c, bool ctx_alive)
+{
+	if (c->host != NULL && !c->host_pinned)
 		(void)munmap(c->host, c->size);
+	else if (c->host != NULL && ctx_alive &&
+	         drv.push(c->ctx) == CUDA_SUCCESS) {
+		CUcontext prev;
+
+		(void)drv.host_free(c->host);
+		(void)drv.pop(&prev);
+	}
 	c->host = NULL;
 }
 
-static void chunk_destroy(struct chunk *c)
+static void chunk_destroy(struct chunk *c, bool ctx_alive)
 {
 	struct chunk **pp;
 
@@ -258,7 +323,7 @@ static void chunk_destroy(struct chunk *c)
 		}
 	unback(c);
 	(void)drv.addr_free(c->base, c->size);
-	host_put(c);
+	host_put(c, ctx_alive);
 	free(c->used);
 	free(c);
 }
@@ -388,7 +453,7 @@ CUresult gs__swap_alloc(CUdeviceptr *dptr, size_t bytes)
 		if (c->packed)
 			set_bits(c, (s.p - c->base) / UNIT, units, false);
 		if (c->n_alloc == 0)
-			chunk_destroy(c);
+			chunk_destroy(c, true);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
@@ -418,7 +483,7 @@ bool gs__swap_free(CUdeviceptr p, CUresult *r)
 	if (s.c->packed)
 		set_bits(s.c, (s.p - s.c->base) / UNIT, s.units, false);
 	if (--s.c->n_alloc == 0)
-		chunk_destroy(s.c);
+		chunk_destroy(s.c, true);
 	(void)pthread_mutex_unlock(&mu);
 	*r = CUDA_SUCCESS;
 	return true;
@@ -439,7 +504,17 @@ void gs__swap_ctx_gone(CUcontext ctx)
 	for (c = chunks; c != NULL; c = next) {
 		next = c->next;
 		if (c->ctx == ctx)
-			chunk_destroy(c);
+			chunk_destroy(c, false);
+	}
+	for (struct cstream **pp = &cstreams; *pp != NULL;) {
+		struct cstream *cs = *pp;
+
+		if (cs->ctx == ctx) {
+			*pp = cs->next;
+			free(cs); /* its stream went with the context */
+		} else {
+			pp = &cs->next;
+		}
 	}
 	(void)pthread_mutex_unlock(&mu);
 }
@@ -607,38 +682,126 @@ static CUresult drain(void)
 	return r;
 }
 
-/* Copies chunk `c` between its device range and host copy. */
-static CUresult copy(struct chunk *c, bool out)
+/* Waits (up to 10 s) for the calls gated by gate.c that passed the stop
+ * before it was raised to leave the driver. The stop is up. */
+static CUresult quiesce(void)
 {
-	CUcontext prev;
-	CUresult r = drv.push(c->ctx);
+	struct timespec ts = {0, 50 * 1000};
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	r = out ? drv.dtoh(c->host, c->base, c->size)
-	        : drv.htod(c->base, c->host, c->size);
-	(void)drv.pop(&prev);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (int i = 0; i < 200000; i++) {
+		if (__atomic_load_n(&gs__g.gate_inflight, __ATOMIC_SEQ_CST) ==
+		    0)
+			return CUDA_SUCCESS;
+		(void)nanosleep(&ts, NULL);
+	}
+	return CUDA_ERROR_NOT_READY;
+}
+
+/* The swap copy stream of the current context `ctx`, made at first use.
+ * NULL when the driver would not make one. mu held. */
+static CUstream cstream_of(CUcontext ctx)
+{
+	struct cstream *cs;
+
+	for (cs = cstreams; cs != NULL; cs = cs->next)
+		if (cs->ctx == ctx)
+			return cs->s;
+	cs = calloc(1, sizeof(*cs));
+	if (cs == NULL)
+		return NULL;
+	if (drv.stream_create(&cs->s, CU_STREAM_NON_BLOCKING) !=
+	    CUDA_SUCCESS) {
+		free(cs);
+		return NULL;
+	}
+	cs->ctx = ctx;
+	cs->next = cstreams;
+	cstreams = cs;
+	return cs->s;
+}
+
+/* Queues the copy of chunk `c` between its device range and its host
+ * copy on its context's swap stream (synchronously where there is no
+ * stream). The chunk's context is current. */
+static CUresult copy_queue(struct chunk *c, bool out)
+{
+	CUstream s = cstream_of(c->ctx);
+
+	if (s == NULL)
+		return out ? drv.dtoh(c->host, c->base, c->size)
+		           : drv.htod(c->base, c->host, c->size);
+	return out ? drv.dtoh_async(c->host, c->base, c->size, s)
+	           : drv.htod_async(c->base, c->host, c->size, s);
+}
+
+/* Waits for every swap stream's queued copies. mu held. */
+static CUresult copies_wait(void)
+{
+	CUresult r = CUDA_SUCCESS, q;
+
+	for (struct cstream *cs = cstreams; cs != NULL; cs = cs->next) {
+		CUcontext prev;
+
+		q = drv.push(cs->ctx);
+		if (q == CUDA_SUCCESS) {
+			q = drv.stream_sync(cs->s);
+			(void)drv.pop(&prev);
+		}
+		if (r == CUDA_SUCCESS)
+			r = q;
+	}
 	return r;
 }
 
-/* back(), with the chunk's context current (the caller may be the
- * helper thread, which has none). */
-static CUresult back_in_ctx(struct chunk *c)
-{
-	CUcontext prev;
-	CUresult r = drv.push(c->ctx);
+/* Phases of the last swap, for the debug log (ns). */
+struct phases {
+	uint64_t quiesce, drain, host, copy, unmap, map;
+};
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	r = back(c);
-	(void)drv.pop(&prev);
+static void log_phases(const char *verb, const struct phases *ph,
+                       uint64_t bytes)
+{
+	gs_debug(GS_SHIM_TAG, "slice=%s swap %s phases: quiesce %llu ns, drain %llu ns, host %llu ns, map %llu ns, copy %llu ns, unmap %llu ns, %llu bytes",
+	         gs__g.cfg.slice, verb, (unsigned long long)ph->quiesce,
+	         (unsigned long long)ph->drain, (unsigned long long)ph->host,
+	         (unsigned long long)ph->map, (unsigned long long)ph->copy,
+	         (unsigned long long)ph->unmap, (unsigned long long)bytes);
+}
+
+/* Queues every resident chunk's copy out (making host copies where
+ * missing). mu held. */
+static CUresult queue_out(struct phases *ph)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	for (struct chunk *c = chunks; c != NULL && r == CUDA_SUCCESS;
+	     c = c->next) {
+		CUcontext prev;
+		uint64_t t0;
+
+		if (c->h == 0)
+			continue;
+		r = drv.push(c->ctx);
+		if (r != CUDA_SUCCESS)
+			break;
+		t0 = gs__now();
+		if (!host_get(c))
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		ph->host += gs__now() - t0;
+		if (r == CUDA_SUCCESS)
+			r = copy_queue(c, true);
+		(void)drv.pop(&prev);
+	}
 	return r;
 }
 
 /* OUT: *bytes moved. mu held. CUDA_ERROR_NOT_PERMITTED when pinned. */
 static CUresult swap_out_locked(uint64_t *bytes)
 {
-	CUresult r;
+	struct phases ph = {0};
+	uint64_t t0 = gs__now(), t1;
+	CUresult r, w;
 
 	*bytes = 0;
 	if (swapped)
@@ -646,54 +809,82 @@ static CUresult swap_out_locked(uint64_t *bytes)
 	if (pinned != GS_SWAP_PIN_NONE)
 		return CUDA_ERROR_NOT_PERMITTED;
 	set_stopped(true);
-	r = drain();
+	r = quiesce();
+	t1 = gs__now();
+	ph.quiesce = t1 - t0;
+	if (r == CUDA_SUCCESS)
+		r = drain();
+	ph.drain = gs__now() - t1;
 	if (r != CUDA_SUCCESS) {
 		set_stopped(false);
 		return r;
 	}
+	t0 = gs__now();
+	r = queue_out(&ph);
+	/* Whatever was queued is waited for, even after a failure: no copy
+	 * may still be reading a chunk that is released. */
+	w = copies_wait();
+	if (r == CUDA_SUCCESS)
+		r = w;
+	ph.copy = gs__now() - t0 - ph.host;
+	if (r != CUDA_SUCCESS) {
+		set_stopped(false); /* nothing was released: all stays in */
+		return r;
+	}
+	t0 = gs__now();
 	for (struct chunk *c = chunks; c != NULL; c = c->next) {
-		c->host = host_get(c->size);
-		if (c->host == NULL)
-			r = CUDA_ERROR_OUT_OF_MEMORY;
-		else
-			r = copy(c, true);
-		if (r != CUDA_SUCCESS) {
-			/* Undo: the chunks already out come back. */
-			host_put(c);
-			for (struct chunk *d = chunks; d != c; d = d->next)
-				if (back_in_ctx(d) == CUDA_SUCCESS &&
-				    copy(d, false) == CUDA_SUCCESS)
-					host_put(d);
-			set_stopped(false);
-			return r;
-		}
+		if (c->h == 0)
+			continue;
 		unback(c);
 		*bytes += c->size;
 	}
+	ph.unmap = gs__now() - t0;
 	swapped = true;
+	log_phases("out", &ph, *bytes);
 	return CUDA_SUCCESS;
 }
 
 static CUresult swap_in_locked(uint64_t *bytes)
 {
-	CUresult r = CUDA_SUCCESS;
+	struct phases ph = {0};
+	CUresult r = CUDA_SUCCESS, w;
+	uint64_t t0 = gs__now(), moved = 0;
 
 	*bytes = 0;
 	if (!swapped)
 		return CUDA_SUCCESS;
-	for (struct chunk *c = chunks; c != NULL; c = c->next) {
-		if (c->host == NULL)
+	for (struct chunk *c = chunks; c != NULL && r == CUDA_SUCCESS;
+	     c = c->next) {
+		CUcontext prev;
+		uint64_t t1;
+
+		if (c->h != 0)
 			continue;
-		r = back_in_ctx(c);
-		if (r == CUDA_SUCCESS)
-			r = copy(c, false);
+		r = drv.push(c->ctx);
 		if (r != CUDA_SUCCESS)
-			return r; /* the rest stay out; a retry goes on */
-		host_put(c);
-		*bytes += c->size;
+			break;
+		t1 = gs__now();
+		r = back(c);
+		ph.map += gs__now() - t1;
+		if (r == CUDA_SUCCESS) {
+			r = copy_queue(c, false);
+			if (r == CUDA_SUCCESS)
+				moved += c->size;
+			else
+				unback(c); /* stays out, its copy intact */
+		}
+		(void)drv.pop(&prev);
 	}
+	w = copies_wait();
+	if (r == CUDA_SUCCESS)
+		r = w;
+	ph.copy = gs__now() - t0 - ph.map;
+	*bytes = moved;
+	if (r != CUDA_SUCCESS)
+		return r; /* the rest stay out; a retry goes on */
 	swapped = false;
 	set_stopped(false);
+	log_phases("in", &ph, moved);
 	return r;
 }
 
@@ -788,9 +979,12 @@ static void atfork_child(void)
 	(void)pthread_mutex_init(&mu, NULL);
 	(void)pthread_cond_init(&back_cv, NULL);
 	gs__g.swap_stopped = false;
+	/* calls of the parent's other threads are not the child's */
+	gs__g.gate_inflight = 0;
 	/* The parent's chunks are not the child's: its mappings and
 	 * handles belong to the parent's contexts. */
 	chunks = NULL;
+	cstreams = NULL;
 	free(subs);
 	subs = NULL;
 	n_subs = cap_subs = 0;

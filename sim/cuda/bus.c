@@ -1,6 +1,7 @@
 /*
  * bus.c - the sim's host<->device bus (bus.h): copy bandwidth per GPU
- * model, and the wait a synchronous copy takes.
+ * model, and the wait a copy takes (the modelled time from its call, the
+ * sim's own memmove included).
  *
  * The table gives pinned-memory copy bandwidth over the GPU's host link,
  * as measured figures are usually quoted (about 80 % of the link's raw
@@ -77,10 +78,18 @@ static void read_setting(void)
 		setting = 0;
 }
 
-void gs__bus_wait(const char *model, uint64_t len)
+uint64_t gs__bus_now(void)
 {
 	struct timespec ts;
-	uint64_t ns;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns)
+{
+	struct timespec ts;
+	uint64_t ns, end;
 	int saved = errno; /* the program's, as a driver leaves it */
 
 	(void)pthread_once(&once, read_setting);
@@ -90,9 +99,11 @@ void gs__bus_wait(const char *model, uint64_t len)
 	                     len);
 	if (ns == 0)
 		goto out;
-	ts.tv_sec = (time_t)(ns / 1000000000ULL);
-	ts.tv_nsec = (long)(ns % 1000000000ULL);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+	end = since_ns + ns;
+	ts.tv_sec = (time_t)(end / 1000000000ULL);
+	ts.tv_nsec = (long)(end % 1000000000ULL);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
 		;
 out:
 	errno = saved;

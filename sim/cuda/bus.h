@@ -8,12 +8,17 @@
  * model (the table in bus.c); a number is that bandwidth in GB/s (1e9
  * bytes per second) for every GPU. Read once, at the first copy.
  *
- * What is modelled: a synchronous host-to-device or device-to-host copy
- * (cuMemcpyHtoD, cuMemcpyDtoH and their legacy and per-thread forms)
- * returns after len / bandwidth, as a copy from pinned host memory over
- * PCIe does. Not modelled: asynchronous copies (they would need a copy
- * engine on the shared timeline, sched.c), pageable-memory staging,
- * contention between processes on one bus, device-to-device copies.
+ * What is modelled: a host-to-device or device-to-host copy (cuMemcpyHtoD,
+ * cuMemcpyDtoH, their asynchronous, legacy and per-thread forms) returns
+ * len / bandwidth after it was called, as a copy from pinned host memory
+ * over PCIe takes; the sim's own memmove of the bytes happens within that
+ * time (the wait is what is left of it), so a copy costs the modelled
+ * time, or the host's memmove where that is slower. An asynchronous copy
+ * is charged to the calling thread (no copy engine on the shared
+ * timeline yet, sched.c): a program that queues copies and then
+ * synchronises waits as long as on a GPU, but its thread is not free
+ * meanwhile. Not modelled: pageable-memory staging, contention between
+ * processes on one bus, device-to-device copies.
  */
 #ifndef GS_SIM_BUS_H
 #define GS_SIM_BUS_H
@@ -32,8 +37,12 @@ bool gs__bus_parse(const char *text, double *gbps);
 /* Nanoseconds a copy of `len` bytes takes at `gbps` (<= 0: none). */
 uint64_t gs__bus_copy_ns(double gbps, uint64_t len);
 
-/* The hook: a synchronous host<->device copy of `len` bytes to or from a
- * GPU of `model` just moved its data; waits for the modelled time. */
-void gs__bus_wait(const char *model, uint64_t len);
+/* CLOCK_MONOTONIC now, in ns: what a copy passes to gs__bus_wait. */
+uint64_t gs__bus_now(void);
+
+/* The hook: a host<->device copy of `len` bytes to or from a GPU of
+ * `model`, called at `since_ns` (gs__bus_now), just moved its data; waits
+ * until since_ns + the modelled time (at once when that has passed). */
+void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * test_sim_bus.c - the sim's host<->device bus (sim/cuda/bus.h): the
  * bandwidth table, the setting's parser, the copy time, and, through the
- * sim's libcuda, that a synchronous copy takes the modelled time when the
- * bus is on and none when it is off (each in a forked child: the setting
- * is read once per process).
+ * sim's libcuda, that a copy (synchronous or asynchronous) takes the
+ * modelled time when the bus is on and none when it is off, and that the
+ * wait counts from the copy's call, so the sim's own memmove is inside
+ * the modelled time rather than added to it (each in a forked child: the
+ * setting is read once per process).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,7 +83,7 @@ static void child_copies(const char *setting, int64_t lo_ms, int64_t hi_ms)
 	CUdeviceptr d;
 	CUdevice dev;
 	char *h = calloc(1, MIB);
-	int64_t t0, t1, t2;
+	int64_t t0, t1, t2, t3;
 
 	if (setting)
 		setenv("GPUSLICE_SIM_BUS_GBPS", setting, 1);
@@ -98,9 +100,14 @@ static void child_copies(const char *setting, int64_t lo_ms, int64_t hi_ms)
 	if (cuMemcpyDtoH(h, d, MIB))
 		_exit(12);
 	t2 = now_ns();
-	fprintf(stderr, "bus %s: HtoD %.1f ms, DtoH %.1f ms\n",
+	if (cuMemcpyHtoDAsync(d, h, MIB, NULL) || cuCtxSynchronize())
+		_exit(15);
+	t3 = now_ns();
+	fprintf(stderr, "bus %s: HtoD %.1f ms, DtoH %.1f ms, HtoDAsync + sync %.1f ms\n",
 	        setting ? setting : "unset", (double)(t1 - t0) / 1e6,
-	        (double)(t2 - t1) / 1e6);
+	        (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
+	if ((t3 - t2) / 1000000 < lo_ms || (t3 - t2) / 1000000 >= hi_ms)
+		_exit(16);
 	if ((t1 - t0) / 1000000 < lo_ms || (t1 - t0) / 1000000 >= hi_ms)
 		_exit(13);
 	if ((t2 - t1) / 1000000 < lo_ms || (t2 - t1) / 1000000 >= hi_ms)
@@ -150,6 +157,34 @@ sync_copy_takes_the_modelled_time_only_when_the_bus_is_on(void **state)
 	rmdir(dir);
 }
 
+/* In a child at 1 GB/s: 20 MB is 20 ms from the call; a wait whose copy
+ * was called 30 ms ago (its memmove took longer than the model) returns
+ * at once. */
+static void wait_counts_from_the_copys_call(void **state)
+{
+	(void)state;
+	int st;
+	pid_t p = fork();
+
+	if (p == 0) {
+		int64_t t0, t1, t2;
+
+		setenv("GPUSLICE_SIM_BUS_GBPS", "1", 1);
+		t0 = now_ns();
+		gs__bus_wait("H100-SXM5-80GB", 20000000, gs__bus_now());
+		t1 = now_ns();
+		gs__bus_wait("H100-SXM5-80GB", 20000000,
+		             gs__bus_now() - 30000000);
+		t2 = now_ns();
+		fprintf(stderr, "bus 1 GB/s, 20 MB: %.1f ms from now, %.1f ms when called 30 ms ago\n",
+		        (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6);
+		_exit((t1 - t0) >= 19000000 && (t2 - t1) < 10000000 ? 0 : 1);
+	}
+	assert_true(p > 0);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +192,7 @@ int main(void)
 	        model_table_gives_pcie_gen5_for_h100_and_gen4_for_a100),
 	    cmocka_unit_test(setting_reads_off_model_and_a_rate),
 	    cmocka_unit_test(copy_time_is_bytes_over_rate),
+	    cmocka_unit_test(wait_counts_from_the_copys_call),
 	    cmocka_unit_test(
 	        sync_copy_takes_the_modelled_time_only_when_the_bus_is_on),
 	};

@@ -15,3 +15,4 @@ foreach(t pointers_and_signatures_survive_a_swap_round_trip
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/gate_tests.cmake)
