@@ -37,7 +37,9 @@
  *                    (in milli-units) of every memory-slice counter, so K
  *                    partitions fit together and none fits beside a MIG
  *                    placement or the whole GPU
- *   partitionable off  no MIG placements and no counter sets
+ *   partitionable off  no MIG placements and no counter sets; a GPU in MIG
+ *                    mode is published as its existing MIG instances,
+ *                    plain devices (no whole GPU, no partitions beside)
  *   taints off       an unhealthy GPU's devices are left out
  *   counters_inline  (1.34) a MIG-capable GPU's devices and its counter
  *                    set share one slice (at most 64 devices, 32 counters)
@@ -436,9 +438,12 @@ static int64_t profile_memory(const struct gs_mig_profile *p)
 	       MIB;
 }
 
+/* A MIG placement's device; `counters`: it consumes the GPU's counter set
+ * (a placement offered next to others), else a plain device (an instance
+ * that exists, published where the server has no partitionable devices). */
 static json_t *mig_device(const json_t *gpu, const struct gs_gpu_model *m,
                           const struct gs_mig_profile *p, int start, int idx,
-                          const char *drv, json_t *taints)
+                          const char *drv, json_t *taints, bool counters)
 {
 	struct gs_kdev_name n = {
 	    .kind = GS_KDEV_MIG, .gpu_index = idx, .start = start};
@@ -472,10 +477,15 @@ static json_t *mig_device(const json_t *gpu, const struct gs_gpu_model *m,
 		json_object_set_new(c, "media-extensions",
 		                    json_pack("{s:s}", "value", "1"));
 	json_t *d =
-	    json_pack("{s:s,s:o,s:{s:{s:o},s:{s:o}},s:[{s:s,s:o}]}", "name",
-	              name, "attributes", attrs, "capacity", "memory", "value",
-	              quantity(mem), "compute", "value", quantity(pct),
-	              "consumesCounters", "counterSet", set, "counters", c);
+	    json_pack("{s:s,s:o,s:{s:{s:o},s:{s:o}}}", "name", name,
+	              "attributes", attrs, "capacity", "memory", "value",
+	              quantity(mem), "compute", "value", quantity(pct));
+	if (counters)
+		json_object_set_new(
+		    d, "consumesCounters",
+		    json_pack("[{s:s,s:o}]", "counterSet", set, "counters", c));
+	else
+		json_decref(c);
 	if (taints)
 		json_object_set(d, "taints", taints);
 	return d;
@@ -611,6 +621,50 @@ static json_t *slice_of(const char *node, const char *driver, int k,
 	return o;
 }
 
+/*
+ * Partitionable devices off, a GPU in MIG mode: its MIG instances that
+ * exist (gpusliced's mig.instances), each a plain device named for its
+ * placement, and nothing else of the GPU (its whole device or partitions
+ * would share their hardware). Compute instances of one GPU instance are
+ * one device. An instance of a profile the catalog does not know is left
+ * out: it could not be prepared.
+ */
+static void existing_instances(const json_t *g, const struct gs_gpu_model *m,
+                               int idx, const char *drv, json_t *taints,
+                               json_t *devs)
+{
+	const json_t *inst =
+	    json_object_get(json_object_get(g, "mig"), "instances"), *x;
+	size_t i;
+
+	json_array_foreach(inst, i, x)
+	{
+		const char *prof = str_of(x, "profile");
+		const struct gs_mig_profile *p =
+		    prof ? gs_catalog_profile(m, prof) : NULL;
+		json_int_t start =
+		    json_integer_value(json_object_get(x, "start"));
+		bool dup = false;
+
+		if (p == NULL || start < 0 || start > 64 ||
+		    !gs_catalog_placement_valid(p, (int)start))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++) {
+			const json_t *y = json_array_get(inst, j);
+			const char *py = str_of(y, "profile");
+
+			dup = py && strcmp(py, prof) == 0 &&
+			      json_integer_value(json_object_get(y, "start")) ==
+			          start;
+		}
+		if (dup)
+			continue;
+		json_array_append_new(
+		    devs, mig_device(g, m, p, (int)start, idx, drv, taints,
+		                     false));
+	}
+}
+
 /* One GPU's devices (appended to devs) and counter set (NULL: none). */
 static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
                         int idx, const char *drv,
@@ -624,6 +678,10 @@ static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
 	bool whole = true, placements = counters;
 
 	*set = NULL;
+	if (!l->partitionable && mig_ok && mig_on) {
+		existing_instances(g, m, idx, drv, taints, devs);
+		return;
+	}
 	if (counters && l->consumable && l->shared_no_counters) {
 		whole = !mig_on;
 		placements = mig_on;
@@ -649,7 +707,7 @@ static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
 		for (int s = 0; s < pr->n_placements; s++)
 			json_array_append_new(
 			    devs, mig_device(g, m, pr, pr->placements[s].start,
-			                     idx, drv, taints));
+			                     idx, drv, taints, true));
 	}
 }
 
