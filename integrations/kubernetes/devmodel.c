@@ -27,6 +27,10 @@
  * named <node>-<driver>-<k> in that order and carries the same pool
  * generation and resourceSliceCount.
  *
+ * Oversubscribed memory: with gpusliced's swap.oversubscribe R > 1
+ * (/v1/gpus "swap_oversubscribe"), gpu-<i>'s memory capacity is R x its
+ * memory, with the attribute memoryOversubscribe = R (see gpu_device).
+ *
  * Health: an unhealthy GPU's devices (whole and MIG) carry the taint
  * gpuslice.io/unhealthy=<reason> with effect NoSchedule.
  *
@@ -377,14 +381,23 @@ static bool has_me(const struct gs_gpu_model *m)
 	return false;
 }
 
+/*
+ * The shareable whole-GPU device. `oversub` > 1 (gpusliced's
+ * swap.oversubscribe): its memory capacity is that many times the GPU's
+ * (MiB-floored), so the scheduler places claims up to what gpusliced
+ * admits with swap; one claim still asks for at most the GPU's memory
+ * (validRange.max; prepare refuses more), one that asks for none gets
+ * the GPU's memory, and the attribute memoryOversubscribe carries the
+ * ratio (absent when off).
+ */
 static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
                           int idx, const char *drv, bool mig_ok,
-                          bool counters, json_t *taints)
+                          bool counters, json_t *taints, double oversub)
 {
 	char name[64];
 	struct gs_kdev_name n = {.kind = GS_KDEV_GPU, .gpu_index = idx};
 	json_t *mig = json_object_get(gpu, "mig");
-	int64_t mem = gpu_memory(gpu, m) / MIB * MIB;
+	int64_t mem = gpu_memory(gpu, m) / MIB * MIB, cap_mem = mem;
 	json_t *attrs = json_object(), *cap;
 
 	gs_kdev_format_name(&n, name, sizeof(name));
@@ -393,9 +406,17 @@ static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
 	attr_bool(attrs, "migCapable", mig_ok);
 	attr_bool(attrs, "migEnabled",
 	          json_is_true(json_object_get(mig, "enabled")));
+	if (oversub > 1.0) {
+		char r[32];
+
+		cap_mem = (int64_t)((double)gpu_memory(gpu, m) * oversub) /
+		          MIB * MIB;
+		snprintf(r, sizeof(r), "%g", oversub);
+		attr_str(attrs, "memoryOversubscribe", r);
+	}
 	cap = json_pack(
 	    "{s:{s:o,s:{s:o,s:{s:o,s:o,s:o}}},s:{s:o,s:{s:o,s:{s:o,s:o,s:o}}}}",
-	    "memory", "value", quantity(mem), "requestPolicy", "default",
+	    "memory", "value", quantity(cap_mem), "requestPolicy", "default",
 	    quantity(mem), "validRange", "min", quantity(MIB), "max",
 	    quantity(mem), "step", quantity(MIB), "compute", "value",
 	    quantity(100), "requestPolicy", "default", quantity(100),
@@ -669,7 +690,7 @@ static void existing_instances(const json_t *g, const struct gs_gpu_model *m,
 static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
                         int idx, const char *drv,
                         const struct gs_kdev_layout *l, json_t *taints,
-                        json_t *devs, json_t **set)
+                        double oversub, json_t *devs, json_t **set)
 {
 	bool mig_ok = mig_capable(g, m);
 	bool mig_on = json_is_true(
@@ -690,7 +711,7 @@ static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
 		json_array_append_new(
 		    devs, gpu_device(g, m, idx, drv, mig_ok,
 		                     counters && !l->shared_no_counters,
-		                     taints));
+		                     taints, oversub));
 	} else if (!l->consumable) {
 		for (int k = 0; k < l->partitions; k++)
 			json_array_append_new(
@@ -732,6 +753,7 @@ gs_err gs_kdev_build_slices_for(const json_t *gpus, const json_t *health,
 	json_t *arr = json_object_get(gpus, "gpus"), *g;
 	json_t *devs, *sets, *out = NULL;
 	const char *drv = str_of(gpus, "driver");
+	double oversub; /* swap.oversubscribe; 0 (absent) or 1: off */
 	size_t i;
 	int k = 0;
 	gs_err err = GS_OK;
@@ -757,6 +779,7 @@ gs_err gs_kdev_build_slices_for(const json_t *gpus, const json_t *health,
 	devs = json_array();
 	sets = json_array();
 	out = json_array();
+	oversub = json_number_value(json_object_get(gpus, "swap_oversubscribe"));
 	json_array_foreach(arr, i, g)
 	{
 		int idx;
@@ -779,7 +802,7 @@ gs_err gs_kdev_build_slices_for(const json_t *gpus, const json_t *health,
 			continue;
 		}
 		own = l->counters_inline ? json_array() : devs;
-		gpu_devices(g, m, idx, drv, l, taints, own, &set);
+		gpu_devices(g, m, idx, drv, l, taints, oversub, own, &set);
 		json_decref(taints);
 		if (l->counters_inline && set) {
 			/* 1.34: the set in the slice of its devices. */

@@ -404,6 +404,88 @@ static void without_partitionable_devices_existing_mig_instances_are_plain(
 	json_decref(g);
 }
 
+/* Device `name`'s capacity `key` value and attribute `attr` (string or
+ * NULL) in `slices`. */
+static const char *cap_of(const json_t *slices, const char *name,
+                          const char *key, const char **attr,
+                          const char *attr_key)
+{
+	json_t *s, *d;
+	size_t i, k;
+
+	json_array_foreach(slices, i, s)
+	{
+		json_array_foreach(
+		    json_object_get(json_object_get(s, "spec"), "devices"), k,
+		    d)
+		{
+			if (strcmp(json_string_value(json_object_get(d, "name")),
+			           name) != 0)
+				continue;
+			*attr = json_string_value(json_object_get(
+			    json_object_get(json_object_get(d, "attributes"),
+			                    attr_key),
+			    "string"));
+			return json_string_value(json_object_get(
+			    json_object_get(json_object_get(d, "capacity"), key),
+			    "value"));
+		}
+	}
+	fail_msg("no device %s", name);
+	return NULL;
+}
+
+/*
+ * gpusliced's swap.oversubscribe 2: the shared GPU's memory capacity is
+ * twice its memory (81559 MiB x 2), so the scheduler places claims on
+ * what is promised; one claim still asks for at most the GPU's memory;
+ * the ratio is an attribute. At 1 (or absent): the GPU's own memory, no
+ * attribute.
+ */
+static void oversubscribed_memory_is_published_as_capacity(void **state)
+{
+	struct gs_kdev_layout l;
+	json_t *g = h100s(1, false), *s, *d;
+	const char *attr = NULL;
+	(void)state;
+
+	gs_kdev_layout_default(&l);
+	s = build(g, NULL, &l);
+	assert_string_equal(cap_of(s, "gpu-0", "memory", &attr,
+	                           "memoryOversubscribe"),
+	                    "85520809984");
+	assert_null(attr);
+	json_decref(s);
+	json_object_set_new(g, "swap_oversubscribe", json_real(1.0));
+	s = build(g, NULL, &l);
+	assert_string_equal(cap_of(s, "gpu-0", "memory", &attr,
+	                           "memoryOversubscribe"),
+	                    "85520809984");
+	assert_null(attr);
+	json_decref(s);
+	json_object_set_new(g, "swap_oversubscribe", json_real(2.0));
+	s = build(g, NULL, &l);
+	assert_string_equal(cap_of(s, "gpu-0", "memory", &attr,
+	                           "memoryOversubscribe"),
+	                    "171041619968");
+	assert_string_equal(attr, "2");
+	d = json_array_get(
+	    json_object_get(json_object_get(json_array_get(s, 0), "spec"),
+	                    "devices"),
+	    0);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(json_object_get(
+	                                            json_object_get(d, "capacity"),
+	                                            "memory"),
+	                                        "requestPolicy"),
+	                        "validRange"),
+	        "max")),
+	    "85520809984");
+	json_decref(s);
+	json_decref(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +505,7 @@ int main(void)
 	        driver_libraries_come_from_the_ldconfig_cache_like_nvidia_ctk),
 	    cmocka_unit_test(
 	        without_partitionable_devices_existing_mig_instances_are_plain),
+	    cmocka_unit_test(oversubscribed_memory_is_published_as_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
