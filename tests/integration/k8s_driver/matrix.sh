@@ -7,7 +7,7 @@
 # (memory 8Gi + compute 25 on a shareable GPU, or one partition of 4 where
 # the server has no consumable capacity) is prepared into a slice of those
 # limits that stops a workload at its memory (CUDA_ERROR_OUT_OF_MEMORY)
-# and holds it within 3 pp of its compute share (a 3 s burn),
+# and holds it within 3 pp of its compute share (a 4 s burn),
 # and a GPU fault becomes taints where the server keeps them, or
 # withdraws the GPU's devices where it does not, at most one write per
 # slice. Cells: "VERSION GATES" lines below.
@@ -98,17 +98,17 @@ PY
 
 # claim_share SHARE ENV...: runs gs-burn with the claim's container
 # environment ENV and prints the share of its GPU it got (percent, the
-# sim's busy time over 3 s after a 1 s start); fails (status 1, the
+# sim's busy time over 4 s after a 1 s start); fails (status 1, the
 # reason printed) when it is more than 3 pp from SHARE.
 claim_share() {
 	local want=$1 burn b1 b2 t1 t2 share
 	shift
 	env -i LD_LIBRARY_PATH="$LD_LIBRARY_PATH" GPUSLICE_SIM_DIR="$GPUSLICE_SIM_DIR" PATH="$PATH" \
-		"$@" "$B/bin/gs-burn" --seconds 5 --memory 256MiB >"$WORK/burn.out" 2>&1 &
+		"$@" "$B/bin/gs-burn" --seconds 6 --memory 256MiB >"$WORK/burn.out" 2>&1 &
 	burn=$!
 	sleep 1
 	t1=$(date +%s.%N); b1=$(sim_busy "$burn")
-	sleep 3
+	sleep 4
 	t2=$(date +%s.%N); b2=$(sim_busy "$burn")
 	wait "$burn" || { echo "gs-burn failed: $(tail -2 "$WORK/burn.out")"; return 1; }
 	share=$(python3 -c "print(round(($b2 - $b1) / ($t2 - $t1) * 100, 2))")
