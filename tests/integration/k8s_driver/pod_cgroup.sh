@@ -8,6 +8,8 @@
 #   - a process of the pod that never loads the shim (the sim's libcuda in
 #     its own link-map namespace: what unsetting LD_PRELOAD gets) and goes
 #     over its claim's 8 GiB is killed within 2 s;
+#   - a process of the pod that runs past its claim's 25 % compute share
+#     without the shim is killed;
 #   - one of the pod's processes on a GPU none of its claims holds is
 #     killed;
 #   - the pod's process within its claim, and a process of a pod no claim
@@ -91,6 +93,23 @@ sleep 1.5 # three ticks
 kill -0 "$WITHIN" 2>/dev/null || fail "the pod's process within its claim was killed"
 kill -9 "$WITHIN"
 
+# Over the claim's compute: a burn of the pod with no LD_PRELOAD runs at
+# ~100 % by NVML against the claim's 25 %: killed (two windows of about a
+# second each over the share plus the grace, then the kill).
+[ -x "$B/bin/gs-burn" ] || fail "no gs-burn"
+env -u LD_PRELOAD CUDA_VISIBLE_DEVICES="$GPU1" sh -c \
+	'echo $$ >"$1/cgroup.procs" && exec "$2" --seconds 30 --memory 256MiB' sh \
+	"$CG_POD" "$B/bin/gs-burn" >"$WORK/burn.out" 2>&1 &
+BURN=$!
+PIDS+=($BURN)
+t0=$(date +%s%N)
+wait_until 8 eval '! kill -0 '"$BURN"' 2>/dev/null' ||
+	fail "the pod's burn over its claim's compute share was not killed: $(api GET "/v1/slices/k8s-$UID1")"
+ms=$((($(date +%s%N) - t0) / 1000000))
+api GET "/v1/events?slice=k8s-$UID1" | grep -q "compute share" ||
+	fail "no compute-share event on the claim's slice"
+echo "over its claim's compute share: killed after $ms ms"
+
 # Over the claim: 12 GiB against 8 GiB (plus the context allowance).
 tenant over "$CG_POD" "$GPU1" $((12 << 30))
 OVER=$TENANT
@@ -101,8 +120,9 @@ ev=$(api GET "/v1/events?slice=k8s-$UID1")
 python3 - "$ev" "$t_alloc" <<'PY' || fail "the kill came more than 2 s after the allocation: $ev"
 import json, sys
 d = json.loads(sys.argv[1]); t = float(sys.argv[2])
-ts = [e["ts_ns"] / 1e9 for e in d["events"] if e["type"] == "watchdog.kill"]
-assert ts, "no watchdog.kill event"
+ts = sorted(e["ts_ns"] / 1e9 for e in d["events"]
+            if e["type"] == "watchdog.kill" and "memory limit" in e["message"])
+assert ts, "no watchdog.kill event for the memory limit"
 print("over its claim: killed %.2f s after the allocation" % (ts[0] - t))
 sys.exit(0 if ts[0] - t <= 2.0 else 1)
 PY
