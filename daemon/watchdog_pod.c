@@ -185,18 +185,20 @@ void gs__wdpod_outside(struct gs__wdpod *p, struct gs_node *node, int gpu,
 
 		killed = rc == 0;
 		if (!killed && e != ESRCH)
-			gs_warn("watchdog", "gpu=%d pid=%d could not be killed: %s",
-			        gpu, (int)pid, strerror(e));
+			gs_warn("watchdog",
+			        "gpu=%d pid=%d could not be killed: %s", gpu,
+			        (int)pid, strerror(e));
 	}
 	if (killed)
 		node->ctr.watchdog_kills++;
 	else
 		node->ctr.watchdog_flags++;
-	gs__wr_event(wr, killed ? "watchdog.kill" : "watchdog.outside_claim",
-	             claim,
-	             "gpu %d: process %d (%s, pod %s, %llu MiB) uses a GPU that no claim of its pod holds%s",
-	             gpu, (int)pid, comm[0] ? comm : "?", uid,
-	             (unsigned long long)(mem >> 20), killed ? "; killed" : "");
-	gs_warn("watchdog", "gpu=%d pid=%d (%s pod=%s) outside its pod's claims%s",
-	        gpu, (int)pid, comm, uid, killed ? ": killed" : "");
+	gs__wr_event(
+	    wr, killed ? "watchdog.kill" : "watchdog.outside_claim", claim,
+	    "gpu %d: process %d (%s, pod %s, %llu MiB) uses a GPU that no claim of its pod holds%s",
+	    gpu, (int)pid, comm[0] ? comm : "?", uid,
+	    (unsigned long long)(mem >> 20), killed ? "; killed" : "");
+	gs_warn("watchdog",
+	        "gpu=%d pid=%d (%s pod=%s) outside its pod's claims%s", gpu,
+	        (int)pid, comm, uid, killed ? ": killed" : "");
 }
