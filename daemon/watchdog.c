@@ -46,6 +46,7 @@
 #include "ledger.h"
 #include "node_int.h"
 #include "trust.h"
+#include "watchdog_pod.h"
 
 #include "kmsg.h"
 
@@ -151,6 +152,7 @@ struct gs_watchdog {
 	struct offender off[WD_MAX_OFFENDERS];
 	int n_off;
 	bool kill; /* this tick: kill (action kill, or auto on a shared node) */
+	struct gs__wdpod *pod; /* processes placed by their pod's cgroup */
 };
 
 /*
@@ -190,7 +192,10 @@ gs_err gs_watchdog_create(struct gs_node *node, struct gs_reconciler *rec,
 	w->node = node;
 	w->rec = rec;
 	w->acct = gs__acct_create();
-	if (w->acct == NULL) {
+	w->pod = gs__wdpod_create();
+	if (w->acct == NULL || w->pod == NULL) {
+		gs__acct_destroy(w->acct);
+		gs__wdpod_destroy(w->pod);
 		free(w);
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	}
@@ -217,6 +222,7 @@ void gs_watchdog_destroy(struct gs_watchdog *w)
 		return;
 	gs_kmsg_close(w->kmsg);
 	gs__acct_destroy(w->acct);
+	gs__wdpod_destroy(w->pod);
 	free(w->ws);
 	free(w);
 }
@@ -786,6 +792,13 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 
 			if (!gs_proc_stat(procs[k].pid, NULL, NULL, &start))
 				continue; /* gone since NVML listed it */
+			id = gs__wdpod_place(w->pod, node, g, procs[k].pid, id);
+			if (id == GS__WDPOD_OUTSIDE) {
+				gs__wdpod_outside(w->pod, node, g, procs[k].pid,
+				                  start, procs[k].mem_bytes,
+				                  w->kill, wr);
+				continue;
+			}
 			if (id < 0) {
 				stray(w, g, procs[k].pid, start,
 				      procs[k].mem_bytes, wr);

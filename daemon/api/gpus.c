@@ -32,6 +32,11 @@ void gs__api_gpus_get(struct gs_api *api, const struct gs_http_req *req,
 	if (g->sim && g->sim_dir[0])
 		json_object_set_new(o, "sim_dir", gs__api_jstr(g->sim_dir));
 	json_object_set_new(o, "driver", gs__api_jstr(g->driver));
+	/* Memory promised per GPU up to this x its memory (docs/swap.md);
+	 * the DRA plugin publishes it as capacity. */
+	json_object_set_new(
+	    o, "swap_oversubscribe",
+	    json_real(gs_node_config(api->node)->swap_oversubscribe));
 	a = json_array();
 	for (int i = 0; i < g->n; i++) {
 		const struct gs_gpu *gp = &g->gpu[i];

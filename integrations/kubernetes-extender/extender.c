@@ -6,7 +6,9 @@
  * (k8s.io/component-helpers resource.PodRequests): the app containers and
  * sidecars (init containers with restartPolicy Always) add up, each plain
  * init container runs alone beside the sidecars started before it, and
- * the pod needs the larger of the two, plus spec.overhead. A node's GPU
+ * the pod needs the larger of the two, plus spec.overhead. Claims the pod
+ * gets GPUs through (spec.resourceClaims, DRA) count the same way when a
+ * lookup is given (gs_ext_handle_dra): see dra_request below. A node's GPU
  * free share is the smaller of its free memory and free compute, in
  * milli-GPU, as in core's `frag` placement policy.
  *
@@ -35,6 +37,7 @@ struct ext_node {
 	unsigned ngpu;
 	uint16_t free[GS_TRACE_MAX_DEVS];
 	unsigned model;
+	double gpu_memory; /* bytes, its first GPU's: a claim's memory share */
 	char unreachable[256]; /* "" when its state is known */
 };
 
@@ -111,6 +114,8 @@ static gs_err parse_node(struct gs_ext_state *st, json_t *jn, size_t i,
 		if (model < 0)
 			return bad(eb, "bad or too many GPU model names", i);
 		share = mem < c / 100 ? mem : c / 100;
+		if (n->ngpu == 0)
+			n->gpu_memory = tot;
 		n->free[n->ngpu++] = (uint16_t)floor(share * GS_TRACE_MILLI);
 	}
 	n->model = model < 0 ? 0 : (unsigned)model; /* one model per node */
@@ -381,6 +386,224 @@ static bool pod_request(json_t *pod, struct gs_trace_pod *p, const char **why)
 	return true;
 }
 
+/*
+ * What a pod gets through its DRA claims of gpuslice's device classes
+ * ("gpuslice.io" or any "<name>.gpuslice.io"): shared-GPU requests by
+ * their capacity (compute percent, memory bytes: the node's GPU memory
+ * turns them into a share, so per node), partitions as 1/GS_EXT_PARTS of
+ * a GPU each, whole-GPU requests (no capacity) as whole GPUs. MIG
+ * requests are not counted (as MIG demand shapes are not): the scorer has
+ * no MIG placements.
+ */
+#define GS_EXT_PARTS 4 /* the plugin's default partitions per GPU */
+
+#define GS_EXT_MAX_SHARES 16
+
+struct dra_req {
+	struct {
+		int64_t milli; /* compute, or partitions */
+		double mem;    /* bytes */
+	} share[GS_EXT_MAX_SHARES];
+	int n_shares;
+	int64_t whole; /* whole GPUs */
+};
+
+static bool add_share(struct dra_req *d, int64_t milli, double mem,
+                      const char **why)
+{
+	if (d->n_shares == GS_EXT_MAX_SHARES) {
+		*why = "too many gpuslice.io requests in the pod's claims";
+		return false;
+	}
+	d->share[d->n_shares].milli = milli;
+	d->share[d->n_shares++].mem = mem;
+	return true;
+}
+
+static bool ours(const char *cls)
+{
+	size_t n = cls ? strlen(cls) : 0;
+
+	return n > 0 && (strcmp(cls, "gpuslice.io") == 0 ||
+	                 (n > 12 && strcmp(cls + n - 12, ".gpuslice.io") == 0));
+}
+
+/* "8Gi", "8G", "8589934592", "1.5Gi" -> bytes; -1 when malformed. */
+static double bytes_of(const char *q)
+{
+	static const struct {
+		const char *sfx;
+		double mul;
+	} units[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0},
+	             {"Ti", 1099511627776.0}, {"k", 1e3}, {"K", 1e3},
+	             {"M", 1e6}, {"G", 1e9}, {"T", 1e12}};
+	char *end;
+	double v = q ? strtod(q, &end) : -1;
+
+	if (q == NULL || end == q || v < 0)
+		return -1;
+	if (*end == '\0')
+		return v;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].sfx) == 0)
+			return v * units[i].mul;
+	return -1;
+}
+
+/* One request of a claim's spec.devices (v1 "exactly", a prioritized
+ * list's first choice, or v1beta1's fields on the request itself). */
+static bool dra_one(json_t *r, struct dra_req *d, const char **why)
+{
+	json_t *x = json_object_get(r, "exactly");
+	json_t *caps, *jc;
+	const char *cls, *mode;
+	int64_t count = 1;
+
+	if (x == NULL && json_is_array(json_object_get(r, "firstAvailable")))
+		x = json_array_get(json_object_get(r, "firstAvailable"), 0);
+	if (x == NULL)
+		x = r;
+	cls = json_string_value(json_object_get(x, "deviceClassName"));
+	if (!ours(cls) || strncmp(cls, "mig.", 4) == 0)
+		return true;
+	mode = json_string_value(json_object_get(x, "allocationMode"));
+	if (mode != NULL && strcmp(mode, "All") == 0) {
+		*why = "a gpuslice.io claim with allocationMode All cannot be counted";
+		return false;
+	}
+	jc = json_object_get(x, "count");
+	if (json_is_integer(jc))
+		count = json_integer_value(jc);
+	if (count < 1 || count > GS_TRACE_MAX_DEVS) {
+		*why = "bad count in a gpuslice.io claim";
+		return false;
+	}
+	if (strncmp(cls, "partition.", 10) == 0) {
+		return add_share(d, count * GS_TRACE_MILLI / GS_EXT_PARTS, 0,
+		                 why);
+	}
+	caps = json_object_get(json_object_get(x, "capacity"), "requests");
+	if (json_object_size(caps) == 0) {
+		d->whole += count;
+		return true;
+	}
+	{
+		json_t *m = json_object_get(caps, "memory");
+		json_t *c = json_object_get(caps, "compute");
+		double mem = m ? bytes_of(json_string_value(m)) : 0;
+		double pct = c ? bytes_of(json_string_value(c)) : 0;
+
+		if (mem < 0 || pct < 0 || pct > 100) {
+			*why = "bad capacity request in a gpuslice.io claim";
+			return false;
+		}
+		return add_share(d,
+		                 count * (int64_t)ceil(pct * GS_TRACE_MILLI /
+		                                       100),
+		                 (double)count * mem, why);
+	}
+}
+
+/*
+ * The pod's DRA claims (spec.resourceClaims: resourceClaimName, or
+ * resourceClaimTemplateName whose claims are made from the template)
+ * through `lookup`. A claim or template that cannot be read fails the
+ * request (the scheduler retries) rather than placing the pod blind.
+ */
+static bool dra_request(json_t *pod, gs_ext_claim_fn lookup, void *ctx,
+                        struct dra_req *d, const char **why)
+{
+	json_t *meta = json_object_get(pod, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	json_t *rc, *c;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	rc = json_object_get(json_object_get(pod, "spec"), "resourceClaims");
+	if (lookup == NULL || !json_is_array(rc))
+		return true;
+	json_array_foreach(rc, i, c)
+	{
+		const char *claim =
+		    json_string_value(json_object_get(c, "resourceClaimName"));
+		const char *tmpl = json_string_value(
+		    json_object_get(c, "resourceClaimTemplateName"));
+		json_t *o, *devs, *r;
+		size_t k;
+		bool ok = true;
+
+		if (claim == NULL && tmpl == NULL)
+			continue;
+		o = lookup(ctx, claim ? "claim" : "template",
+		           ns ? ns : "default", claim ? claim : tmpl);
+		if (o == NULL) {
+			*why = "gpuslice: a resource claim of the pod cannot be read";
+			return false;
+		}
+		devs = json_object_get(json_object_get(o, "spec"), "devices");
+		if (tmpl != NULL && claim == NULL)
+			devs = json_object_get(
+			    json_object_get(json_object_get(o, "spec"), "spec"),
+			    "devices");
+		json_array_foreach(json_object_get(devs, "requests"), k, r)
+		{
+			if (ok)
+				ok = dra_one(r, d, why);
+		}
+		json_decref(o);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The pod's request on node `nd`: its containers' (base) plus its DRA
+ * claims', the claims' memory taken as a share of the node's GPU. Shares
+ * add up to one slice of one GPU, or to whole GPUs past one; a pod with a
+ * share and whole GPUs is refused (as for container requests).
+ */
+static bool pod_on(const struct gs_trace_pod *base, const struct dra_req *d,
+                   const struct ext_node *nd, struct gs_trace_pod *p,
+                   const char **why)
+{
+	int64_t share = base->num_gpu == 1 && base->gpu_milli < GS_TRACE_MILLI
+	                    ? base->gpu_milli
+	                    : 0;
+	int64_t whole = share > 0 ? 0 : base->num_gpu;
+
+	*p = *base;
+	if (d->n_shares == 0 && d->whole == 0)
+		return true;
+	/* Each share is the larger of its compute and its memory. */
+	for (int i = 0; i < d->n_shares; i++) {
+		int64_t m = 0;
+
+		if (d->share[i].mem > 0 && nd != NULL && nd->gpu_memory > 0)
+			m = (int64_t)ceil(d->share[i].mem * GS_TRACE_MILLI /
+			                  nd->gpu_memory);
+		share += m > d->share[i].milli ? m : d->share[i].milli;
+	}
+	whole += d->whole;
+	if (d->n_shares > 0 && share == 0)
+		share = 1; /* a claim with no capacity figure still takes some */
+	if (share > 0 && whole > 0) {
+		*why = "a pod asks for a GPU share and whole GPUs, not both";
+		return false;
+	}
+	if (share >= GS_TRACE_MILLI) {
+		whole = (share + GS_TRACE_MILLI - 1) / GS_TRACE_MILLI;
+		share = 0;
+	}
+	if (whole > GS_TRACE_MAX_DEVS) {
+		*why = "bad nvidia.com/gpu request";
+		return false;
+	}
+	p->gpu_milli = (uint16_t)(share > 0 ? share : GS_TRACE_MILLI);
+	p->num_gpu = (uint8_t)(share > 0 ? 1 : whole);
+	return true;
+}
+
 static const struct ext_node *find(const struct gs_ext_state *st,
                                    const char *name)
 {
@@ -450,9 +673,17 @@ static bool has_weight(const struct gs_ext_state *st)
 char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
                     const char *body, size_t len, int *status)
 {
+	return gs_ext_handle_dra(st, NULL, NULL, verb, body, len, status);
+}
+
+char *gs_ext_handle_dra(const struct gs_ext_state *st, gs_ext_claim_fn lookup,
+                        void *ctx, const char *verb, const char *body,
+                        size_t len, int *status)
+{
 	json_error_t je;
 	json_t *args, *names, *n;
-	struct gs_trace_pod pod;
+	struct gs_trace_pod pod, base;
+	struct dra_req dra;
 	struct gs_trace_scorer *sc = NULL;
 	struct gs_errbuf eb;
 	const char *why = NULL;
@@ -472,7 +703,17 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		return error_reply(status, 400,
 		                   "body is not an ExtenderArgs JSON object");
 	}
-	if (!pod_request(json_object_get(args, "Pod"), &pod, &why)) {
+	if (!pod_request(json_object_get(args, "Pod"), &base, &why)) {
+		json_decref(args);
+		return error_reply(status, 400, why);
+	}
+	if (!dra_request(json_object_get(args, "Pod"), lookup, ctx, &dra,
+	                 &why)) {
+		json_decref(args);
+		return error_reply(status, 503, why);
+	}
+	/* The demand stand-in: the pod as the first node would see it. */
+	if (!pod_on(&base, &dra, st->n ? &st->node[0] : NULL, &pod, &why)) {
 		json_decref(args);
 		return error_reply(status, 400, why);
 	}
@@ -495,6 +736,10 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		{
 			const struct ext_node *nd =
 			    find(st, json_string_value(n));
+			struct gs_trace_pod here = pod;
+
+			if (nd != NULL && !nd->unreachable[0])
+				(void)pod_on(&base, &dra, nd, &here, &why);
 			if (pod.num_gpu == 0)
 				json_array_append(ok, n);
 			else if (nd == NULL)
@@ -514,7 +759,7 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 				                    json_string(reason));
 			} else if (gs_trace_scorer_score(
 			               sc, NAN, nd->cpu_free, nd->free,
-			               nd->ngpu, nd->model, &pod, NULL) < 0)
+			               nd->ngpu, nd->model, &here, NULL) < 0)
 				json_object_set_new(
 				    failed, json_string_value(n),
 				    json_string("gpuslice: not enough free GPU memory/compute or CPU"));
@@ -563,11 +808,15 @@ char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
 		{
 			const struct ext_node *nd =
 			    find(st, json_string_value(n));
+			struct gs_trace_pod here = pod;
+
+			if (nd != NULL && !nd->unreachable[0])
+				(void)pod_on(&base, &dra, nd, &here, &why);
 			if (pod.num_gpu > 0 && nd != NULL &&
 			    !nd->unreachable[0] &&
 			    gs_trace_scorer_node(sc, NULL, nd->cpu_free,
 			                         nd->free, nd->ngpu, nd->model,
-			                         &pod, &c[nc], NULL))
+			                         &here, &c[nc], NULL))
 				at[nc++] = i;
 		}
 		if (nc > 0)

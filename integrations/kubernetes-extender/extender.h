@@ -21,6 +21,7 @@
 #ifndef GS_K8S_EXTENDER_H
 #define GS_K8S_EXTENDER_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "gs/err.h"
@@ -42,5 +43,28 @@ void gs_ext_state_free(struct gs_ext_state *st);
  */
 char *gs_ext_handle(const struct gs_ext_state *st, const char *verb,
                     const char *body, size_t len, int *status);
+
+/*
+ * A pod's DRA claim or claim template: `kind` "claim" (a ResourceClaim)
+ * or "template" (a ResourceClaimTemplate), in namespace `ns`. Returns the
+ * object as the API server has it (a new reference, the caller's), or
+ * NULL when it cannot be read.
+ */
+typedef json_t *(*gs_ext_claim_fn)(void *ctx, const char *kind,
+                                   const char *ns, const char *name);
+
+/*
+ * gs_ext_handle, also counting the GPUs the pod gets through DRA claims of
+ * gpuslice's device classes (its spec.resourceClaims, read through
+ * `lookup`) as it counts gpu-milli requests: a claim's compute and memory
+ * capacity requests are a share of one GPU (the larger of the two, memory
+ * against the node's GPU), a partition 1/4 of one, a claim without
+ * capacity requests whole GPUs; MIG claims are not counted. A claim that
+ * cannot be read answers 503 with the reason (the scheduler retries).
+ * `lookup` NULL: claims are not counted (gs_ext_handle).
+ */
+char *gs_ext_handle_dra(const struct gs_ext_state *st, gs_ext_claim_fn lookup,
+                        void *ctx, const char *verb, const char *body,
+                        size_t len, int *status);
 
 #endif

@@ -9,13 +9,22 @@
  *                 over TCP; a node that does not answer is filtered out
  *                 with the reason.
  *
+ * With --kubeconfig FILE (or --in-cluster, the service account) it reads
+ * the pod's DRA claims and claim templates from the API server, so that a
+ * pod that gets its GPU through a gpuslice.io claim counts like a
+ * gpu-milli request (extender.h, gs_ext_handle_dra). The extender's
+ * service account needs get on resourceclaims and resourceclaimtemplates.
+ *
  * usage: gs-k8s-extender (--state FILE | --nodes FILE) [--port N]
+ *                        [--kubeconfig FILE | --in-cluster]
  */
 #include "extender.h"
+#include "kube.h"
 #include "live.h"
 
 #include <microhttpd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +39,57 @@ struct conn {
 };
 
 #define USAGE                                                                  \
-	"usage: gs-k8s-extender (--state FILE | --nodes FILE) [--port N]\n"
+	"usage: gs-k8s-extender (--state FILE | --nodes FILE) [--port N] [--kubeconfig FILE | --in-cluster]\n"
 
 static const char *state_path;
 static struct gs_ext_live *live; /* --nodes */
+static struct gs_kube *kube;     /* --kubeconfig / --in-cluster */
+
+/* A Kubernetes object name: [a-z0-9.-], 1..253 (never a path). */
+static bool name_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' ||
+		      s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* gs_ext_claim_fn over the API server; failures are logged here. */
+static json_t *claim_lookup(void *ctx, const char *kind, const char *ns,
+                            const char *name)
+{
+	char path[640];
+	struct gs_errbuf eb;
+	json_t *o = NULL;
+	long status = 0;
+	gs_err err;
+
+	(void)ctx;
+	if (!name_ok(ns) || !name_ok(name)) {
+		fprintf(stderr, "gs-k8s-extender: bad claim name %s/%s\n",
+		        ns ? ns : "", name ? name : "");
+		return NULL;
+	}
+	snprintf(path, sizeof(path),
+	         "/apis/resource.k8s.io/v1/namespaces/%s/%s/%s", ns,
+	         strcmp(kind, "claim") == 0 ? "resourceclaims"
+	                                    : "resourceclaimtemplates",
+	         name);
+	gs_errbuf_init(&eb);
+	err = gs_kube_request(kube, "GET", path, NULL, NULL, &status, &o, &eb);
+	if (err == GS_OK && status == 200 && json_is_object(o))
+		return o;
+	fprintf(stderr, "gs-k8s-extender: GET %s: %s (HTTP %ld)\n", path,
+	        err != GS_OK ? eb.msg : "no object", status);
+	json_decref(o);
+	return NULL;
+}
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -121,8 +177,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		                 strdup("{\"Error\":\"bad node state\"}"));
 	}
 	free(state);
-	out = gs_ext_handle(st, url[0] == '/' ? url + 1 : url,
-	                    k->buf ? k->buf : "", k->len, &status);
+	out = gs_ext_handle_dra(st, kube ? claim_lookup : NULL, NULL,
+	                        url[0] == '/' ? url + 1 : url,
+	                        k->buf ? k->buf : "", k->len, &status);
 	gs_ext_state_free(st);
 	return send_json(c, status, out);
 }
@@ -146,6 +203,8 @@ int main(int argc, char **argv)
 {
 	unsigned port = 8888;
 	const char *nodes_path = NULL;
+	struct gs_kube_config kcfg = {0};
+	bool use_kube = false;
 	struct gs_ext_live_cfg lcfg;
 	struct gs_errbuf eb;
 	struct MHD_Daemon *d;
@@ -157,6 +216,10 @@ int main(int argc, char **argv)
 			state_path = argv[++i];
 		else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
 			nodes_path = argv[++i];
+		else if (strcmp(argv[i], "--kubeconfig") == 0 && i + 1 < argc)
+			kcfg.kubeconfig = argv[++i], use_kube = true;
+		else if (strcmp(argv[i], "--in-cluster") == 0)
+			use_kube = true;
 		else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
 			port = (unsigned)strtoul(argv[++i], NULL, 10);
 		else {
@@ -168,6 +231,14 @@ int main(int argc, char **argv)
 	    port > 65535) {
 		fprintf(stderr, USAGE);
 		return 2;
+	}
+	if (use_kube) {
+		gs_errbuf_init(&eb);
+		kcfg.timeout_ms = 3000;
+		if (gs_kube_create(&kcfg, &kube, &eb) != GS_OK) {
+			fprintf(stderr, "gs-k8s-extender: %s\n", eb.msg);
+			return 1;
+		}
 	}
 	/* Signals are blocked before any thread starts, so that only
 	 * sigwait below takes them. */
@@ -192,10 +263,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gs-k8s-extender: cannot listen on port %u\n",
 		        port);
 		gs_ext_live_stop(live);
+		gs_kube_destroy(kube);
 		return 1;
 	}
 	sigwait(&set, &sig);
 	MHD_stop_daemon(d);
 	gs_ext_live_stop(live);
+	gs_kube_destroy(kube);
 	return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,9 @@ static gs_err make_dir(const char *dir, struct gs_errbuf *eb)
 	return GS_OK;
 }
 
-gs_err gs_kfile_write_atomic(const char *dir, const char *name,
-                             const char *data, size_t len, struct gs_errbuf *eb)
+/* The atomic write; `durable`: fsync the file and the directory. */
+static gs_err write_atomic(const char *dir, const char *name, const char *data,
+                           size_t len, bool durable, struct gs_errbuf *eb)
 {
 	char tmp[4096], path[4096];
 	size_t off = 0;
@@ -67,7 +69,7 @@ gs_err gs_kfile_write_atomic(const char *dir, const char *name,
 		}
 		off += (size_t)w;
 	}
-	if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+	if (fchmod(fd, 0644) != 0 || (durable && fsync(fd) != 0)) {
 		e = errno;
 		goto out_unlink;
 	}
@@ -81,7 +83,7 @@ gs_err gs_kfile_write_atomic(const char *dir, const char *name,
 		e = errno;
 		goto out_unlink;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	dfd = durable ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
 	if (dfd >= 0) {
 		(void)fsync(
 		    dfd); /* best effort: the rename is already visible */
@@ -93,6 +95,12 @@ out_unlink:
 		close(fd);
 	unlink(tmp);
 	return gs_fail(eb, GS_ERR_IO, "cannot write %s: %s", path, strerror(e));
+}
+
+gs_err gs_kfile_write_atomic(const char *dir, const char *name,
+                             const char *data, size_t len, struct gs_errbuf *eb)
+{
+	return write_atomic(dir, name, data, len, true, eb);
 }
 
 gs_err gs_kckpt_load(const char *dir, json_t **ck, struct gs_errbuf *eb)
@@ -133,14 +141,26 @@ gs_err gs_kckpt_load(const char *dir, json_t **ck, struct gs_errbuf *eb)
 	return GS_OK;
 }
 
-gs_err gs_kckpt_save(const char *dir, const json_t *ck, struct gs_errbuf *eb)
+static gs_err save(const char *dir, const json_t *ck, bool durable,
+                   struct gs_errbuf *eb)
 {
 	char *text = json_dumps(ck, JSON_COMPACT | JSON_SORT_KEYS);
 	gs_err err;
 
 	if (text == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
-	err = gs_kfile_write_atomic(dir, GS_KCKPT_FILE, text, strlen(text), eb);
+	err = write_atomic(dir, GS_KCKPT_FILE, text, strlen(text), durable, eb);
 	free(text);
 	return err;
+}
+
+gs_err gs_kckpt_save(const char *dir, const json_t *ck, struct gs_errbuf *eb)
+{
+	return save(dir, ck, true, eb);
+}
+
+gs_err gs_kckpt_save_nosync(const char *dir, const json_t *ck,
+                            struct gs_errbuf *eb)
+{
+	return save(dir, ck, false, eb);
 }

@@ -45,5 +45,14 @@ gs_err gs_kfile_write_atomic(const char *dir, const char *name,
 gs_err gs_kckpt_load(const char *dir, json_t **ck, struct gs_errbuf *eb);
 /* Saves `ck` atomically. */
 gs_err gs_kckpt_save(const char *dir, const json_t *ck, struct gs_errbuf *eb);
+/*
+ * Saves `ck` atomically (a reader sees the old or the new file, never a
+ * mix) without fsync: for a state whose loss in a power failure costs
+ * nothing, because what it records is found again another way (a claim's
+ * "preparing" record: its slice is named from the claim UID). Survives a
+ * crash of the process, not of the machine.
+ */
+gs_err gs_kckpt_save_nosync(const char *dir, const json_t *ck,
+                            struct gs_errbuf *eb);
 
 #endif

@@ -27,6 +27,10 @@
  * named <node>-<driver>-<k> in that order and carries the same pool
  * generation and resourceSliceCount.
  *
+ * Oversubscribed memory: with gpusliced's swap.oversubscribe R > 1
+ * (/v1/gpus "swap_oversubscribe"), gpu-<i>'s memory capacity is R x its
+ * memory, with the attribute memoryOversubscribe = R (see gpu_device).
+ *
  * Health: an unhealthy GPU's devices (whole and MIG) carry the taint
  * gpuslice.io/unhealthy=<reason> with effect NoSchedule.
  *
@@ -37,7 +41,9 @@
  *                    (in milli-units) of every memory-slice counter, so K
  *                    partitions fit together and none fits beside a MIG
  *                    placement or the whole GPU
- *   partitionable off  no MIG placements and no counter sets
+ *   partitionable off  no MIG placements and no counter sets; a GPU in MIG
+ *                    mode is published as its existing MIG instances,
+ *                    plain devices (no whole GPU, no partitions beside)
  *   taints off       an unhealthy GPU's devices are left out
  *   counters_inline  (1.34) a MIG-capable GPU's devices and its counter
  *                    set share one slice (at most 64 devices, 32 counters)
@@ -375,14 +381,23 @@ static bool has_me(const struct gs_gpu_model *m)
 	return false;
 }
 
+/*
+ * The shareable whole-GPU device. `oversub` > 1 (gpusliced's
+ * swap.oversubscribe): its memory capacity is that many times the GPU's
+ * (MiB-floored), so the scheduler places claims up to what gpusliced
+ * admits with swap; one claim still asks for at most the GPU's memory
+ * (validRange.max; prepare refuses more), one that asks for none gets
+ * the GPU's memory, and the attribute memoryOversubscribe carries the
+ * ratio (absent when off).
+ */
 static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
                           int idx, const char *drv, bool mig_ok,
-                          bool counters, json_t *taints)
+                          bool counters, json_t *taints, double oversub)
 {
 	char name[64];
 	struct gs_kdev_name n = {.kind = GS_KDEV_GPU, .gpu_index = idx};
 	json_t *mig = json_object_get(gpu, "mig");
-	int64_t mem = gpu_memory(gpu, m) / MIB * MIB;
+	int64_t mem = gpu_memory(gpu, m) / MIB * MIB, cap_mem = mem;
 	json_t *attrs = json_object(), *cap;
 
 	gs_kdev_format_name(&n, name, sizeof(name));
@@ -391,9 +406,17 @@ static json_t *gpu_device(const json_t *gpu, const struct gs_gpu_model *m,
 	attr_bool(attrs, "migCapable", mig_ok);
 	attr_bool(attrs, "migEnabled",
 	          json_is_true(json_object_get(mig, "enabled")));
+	if (oversub > 1.0) {
+		char r[32];
+
+		cap_mem = (int64_t)((double)gpu_memory(gpu, m) * oversub) /
+		          MIB * MIB;
+		snprintf(r, sizeof(r), "%g", oversub);
+		attr_str(attrs, "memoryOversubscribe", r);
+	}
 	cap = json_pack(
 	    "{s:{s:o,s:{s:o,s:{s:o,s:o,s:o}}},s:{s:o,s:{s:o,s:{s:o,s:o,s:o}}}}",
-	    "memory", "value", quantity(mem), "requestPolicy", "default",
+	    "memory", "value", quantity(cap_mem), "requestPolicy", "default",
 	    quantity(mem), "validRange", "min", quantity(MIB), "max",
 	    quantity(mem), "step", quantity(MIB), "compute", "value",
 	    quantity(100), "requestPolicy", "default", quantity(100),
@@ -436,9 +459,12 @@ static int64_t profile_memory(const struct gs_mig_profile *p)
 	       MIB;
 }
 
+/* A MIG placement's device; `counters`: it consumes the GPU's counter set
+ * (a placement offered next to others), else a plain device (an instance
+ * that exists, published where the server has no partitionable devices). */
 static json_t *mig_device(const json_t *gpu, const struct gs_gpu_model *m,
                           const struct gs_mig_profile *p, int start, int idx,
-                          const char *drv, json_t *taints)
+                          const char *drv, json_t *taints, bool counters)
 {
 	struct gs_kdev_name n = {
 	    .kind = GS_KDEV_MIG, .gpu_index = idx, .start = start};
@@ -472,10 +498,15 @@ static json_t *mig_device(const json_t *gpu, const struct gs_gpu_model *m,
 		json_object_set_new(c, "media-extensions",
 		                    json_pack("{s:s}", "value", "1"));
 	json_t *d =
-	    json_pack("{s:s,s:o,s:{s:{s:o},s:{s:o}},s:[{s:s,s:o}]}", "name",
-	              name, "attributes", attrs, "capacity", "memory", "value",
-	              quantity(mem), "compute", "value", quantity(pct),
-	              "consumesCounters", "counterSet", set, "counters", c);
+	    json_pack("{s:s,s:o,s:{s:{s:o},s:{s:o}}}", "name", name,
+	              "attributes", attrs, "capacity", "memory", "value",
+	              quantity(mem), "compute", "value", quantity(pct));
+	if (counters)
+		json_object_set_new(
+		    d, "consumesCounters",
+		    json_pack("[{s:s,s:o}]", "counterSet", set, "counters", c));
+	else
+		json_decref(c);
 	if (taints)
 		json_object_set(d, "taints", taints);
 	return d;
@@ -611,11 +642,55 @@ static json_t *slice_of(const char *node, const char *driver, int k,
 	return o;
 }
 
+/*
+ * Partitionable devices off, a GPU in MIG mode: its MIG instances that
+ * exist (gpusliced's mig.instances), each a plain device named for its
+ * placement, and nothing else of the GPU (its whole device or partitions
+ * would share their hardware). Compute instances of one GPU instance are
+ * one device. An instance of a profile the catalog does not know is left
+ * out: it could not be prepared.
+ */
+static void existing_instances(const json_t *g, const struct gs_gpu_model *m,
+                               int idx, const char *drv, json_t *taints,
+                               json_t *devs)
+{
+	const json_t *inst =
+	    json_object_get(json_object_get(g, "mig"), "instances"), *x;
+	size_t i;
+
+	json_array_foreach(inst, i, x)
+	{
+		const char *prof = str_of(x, "profile");
+		const struct gs_mig_profile *p =
+		    prof ? gs_catalog_profile(m, prof) : NULL;
+		json_int_t start =
+		    json_integer_value(json_object_get(x, "start"));
+		bool dup = false;
+
+		if (p == NULL || start < 0 || start > 64 ||
+		    !gs_catalog_placement_valid(p, (int)start))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++) {
+			const json_t *y = json_array_get(inst, j);
+			const char *py = str_of(y, "profile");
+
+			dup = py && strcmp(py, prof) == 0 &&
+			      json_integer_value(json_object_get(y, "start")) ==
+			          start;
+		}
+		if (dup)
+			continue;
+		json_array_append_new(
+		    devs, mig_device(g, m, p, (int)start, idx, drv, taints,
+		                     false));
+	}
+}
+
 /* One GPU's devices (appended to devs) and counter set (NULL: none). */
 static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
                         int idx, const char *drv,
                         const struct gs_kdev_layout *l, json_t *taints,
-                        json_t *devs, json_t **set)
+                        double oversub, json_t *devs, json_t **set)
 {
 	bool mig_ok = mig_capable(g, m);
 	bool mig_on = json_is_true(
@@ -624,6 +699,10 @@ static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
 	bool whole = true, placements = counters;
 
 	*set = NULL;
+	if (!l->partitionable && mig_ok && mig_on) {
+		existing_instances(g, m, idx, drv, taints, devs);
+		return;
+	}
 	if (counters && l->consumable && l->shared_no_counters) {
 		whole = !mig_on;
 		placements = mig_on;
@@ -632,7 +711,7 @@ static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
 		json_array_append_new(
 		    devs, gpu_device(g, m, idx, drv, mig_ok,
 		                     counters && !l->shared_no_counters,
-		                     taints));
+		                     taints, oversub));
 	} else if (!l->consumable) {
 		for (int k = 0; k < l->partitions; k++)
 			json_array_append_new(
@@ -649,7 +728,7 @@ static void gpu_devices(const json_t *g, const struct gs_gpu_model *m,
 		for (int s = 0; s < pr->n_placements; s++)
 			json_array_append_new(
 			    devs, mig_device(g, m, pr, pr->placements[s].start,
-			                     idx, drv, taints));
+			                     idx, drv, taints, true));
 	}
 }
 
@@ -674,6 +753,7 @@ gs_err gs_kdev_build_slices_for(const json_t *gpus, const json_t *health,
 	json_t *arr = json_object_get(gpus, "gpus"), *g;
 	json_t *devs, *sets, *out = NULL;
 	const char *drv = str_of(gpus, "driver");
+	double oversub; /* swap.oversubscribe; 0 (absent) or 1: off */
 	size_t i;
 	int k = 0;
 	gs_err err = GS_OK;
@@ -699,6 +779,7 @@ gs_err gs_kdev_build_slices_for(const json_t *gpus, const json_t *health,
 	devs = json_array();
 	sets = json_array();
 	out = json_array();
+	oversub = json_number_value(json_object_get(gpus, "swap_oversubscribe"));
 	json_array_foreach(arr, i, g)
 	{
 		int idx;
@@ -721,7 +802,7 @@ gs_err gs_kdev_build_slices_for(const json_t *gpus, const json_t *health,
 			continue;
 		}
 		own = l->counters_inline ? json_array() : devs;
-		gpu_devices(g, m, idx, drv, l, taints, own, &set);
+		gpu_devices(g, m, idx, drv, l, taints, oversub, own, &set);
 		json_decref(taints);
 		if (l->counters_inline && set) {
 			/* 1.34: the set in the slice of its devices. */

@@ -3,7 +3,8 @@
  * when it writes: the semantic comparison of stored and wanted slices
  * (slicecmp.c: server-set timeAdded, canonical quantities, defaults), the
  * device model's layouts (devmodel.c: partitions, 1.34's inline counter
- * sets, no MIG without partitionable devices, withdrawal without taints)
+ * sets, no MIG placements without partitionable devices but a MIG-mode
+ * GPU's existing instances as plain devices, withdrawal without taints)
  * and a claim of several partitions becoming one slice (prepare.c).
  */
 #include <setjmp.h>
@@ -345,6 +346,146 @@ static void driver_libraries_come_from_the_ldconfig_cache_like_nvidia_ctk(
 	gs_kdrv_files_fini(&f);
 }
 
+/*
+ * Partitionable devices off, GPU 0 in MIG mode with two GPU instances (one
+ * with two compute instances): exactly those instances, as plain devices
+ * (no counters), and nothing else of GPU 0; GPU 1 (MIG off) stays whole.
+ * With consumable capacity off too, GPU 0 has no partitions either.
+ */
+static void without_partitionable_devices_existing_mig_instances_are_plain(
+    void **state)
+{
+	struct gs_kdev_layout l;
+	json_t *g = h100s(2, false), *s, *d, *x;
+	json_t *g0 = json_array_get(json_object_get(g, "gpus"), 0);
+	json_t *mig = json_object_get(g0, "mig");
+	size_t i;
+	int n = 0;
+	(void)state;
+
+	json_object_set_new(mig, "enabled", json_true());
+	json_object_set_new(
+	    mig, "instances",
+	    json_pack("[{s:s,s:i,s:i,s:i},{s:s,s:i,s:i,s:i},{s:s,s:i,s:i,s:i}]",
+	              "profile", "3g.40gb", "gi", 1, "ci", 0, "start", 4,
+	              "profile", "1g.10gb", "gi", 2, "ci", 0, "start", 0,
+	              "profile", "1g.10gb", "gi", 2, "ci", 1, "start", 0));
+	for (int consumable = 1; consumable >= 0; consumable--) {
+		gs_kdev_layout_default(&l);
+		l.partitionable = false;
+		l.consumable = consumable;
+		s = build(g, NULL, &l);
+		n = 0;
+		json_array_foreach(s, i, x)
+		{
+			size_t k;
+			assert_null(json_object_get(json_object_get(x, "spec"),
+			                            "sharedCounters"));
+			json_array_foreach(
+			    json_object_get(json_object_get(x, "spec"), "devices"),
+			    k, d)
+			{
+				const char *name = json_string_value(
+				    json_object_get(d, "name"));
+				assert_null(json_object_get(d, "consumesCounters"));
+				if (strncmp(name, "gpu-0", 5) != 0)
+					continue;
+				n++;
+				assert_true(strcmp(name, "gpu-0-mig-3g-40gb-4") == 0 ||
+				            strcmp(name, "gpu-0-mig-1g-10gb-0") == 0);
+			}
+		}
+		assert_int_equal(n, 2);
+		assert_int_equal(count_devices(s, "gpu-1-mig-"), 0);
+		assert_int_equal(count_devices(s, "gpu-1"),
+		                 consumable ? 1 : l.partitions);
+		json_decref(s);
+	}
+	json_decref(g);
+}
+
+/* Device `name`'s capacity `key` value and attribute `attr` (string or
+ * NULL) in `slices`. */
+static const char *cap_of(const json_t *slices, const char *name,
+                          const char *key, const char **attr,
+                          const char *attr_key)
+{
+	json_t *s, *d;
+	size_t i, k;
+
+	json_array_foreach(slices, i, s)
+	{
+		json_array_foreach(
+		    json_object_get(json_object_get(s, "spec"), "devices"), k,
+		    d)
+		{
+			if (strcmp(json_string_value(json_object_get(d, "name")),
+			           name) != 0)
+				continue;
+			*attr = json_string_value(json_object_get(
+			    json_object_get(json_object_get(d, "attributes"),
+			                    attr_key),
+			    "string"));
+			return json_string_value(json_object_get(
+			    json_object_get(json_object_get(d, "capacity"), key),
+			    "value"));
+		}
+	}
+	fail_msg("no device %s", name);
+	return NULL;
+}
+
+/*
+ * gpusliced's swap.oversubscribe 2: the shared GPU's memory capacity is
+ * twice its memory (81559 MiB x 2), so the scheduler places claims on
+ * what is promised; one claim still asks for at most the GPU's memory;
+ * the ratio is an attribute. At 1 (or absent): the GPU's own memory, no
+ * attribute.
+ */
+static void oversubscribed_memory_is_published_as_capacity(void **state)
+{
+	struct gs_kdev_layout l;
+	json_t *g = h100s(1, false), *s, *d;
+	const char *attr = NULL;
+	(void)state;
+
+	gs_kdev_layout_default(&l);
+	s = build(g, NULL, &l);
+	assert_string_equal(cap_of(s, "gpu-0", "memory", &attr,
+	                           "memoryOversubscribe"),
+	                    "85520809984");
+	assert_null(attr);
+	json_decref(s);
+	json_object_set_new(g, "swap_oversubscribe", json_real(1.0));
+	s = build(g, NULL, &l);
+	assert_string_equal(cap_of(s, "gpu-0", "memory", &attr,
+	                           "memoryOversubscribe"),
+	                    "85520809984");
+	assert_null(attr);
+	json_decref(s);
+	json_object_set_new(g, "swap_oversubscribe", json_real(2.0));
+	s = build(g, NULL, &l);
+	assert_string_equal(cap_of(s, "gpu-0", "memory", &attr,
+	                           "memoryOversubscribe"),
+	                    "171041619968");
+	assert_string_equal(attr, "2");
+	d = json_array_get(
+	    json_object_get(json_object_get(json_array_get(s, 0), "spec"),
+	                    "devices"),
+	    0);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+	        json_object_get(json_object_get(json_object_get(
+	                                            json_object_get(d, "capacity"),
+	                                            "memory"),
+	                                        "requestPolicy"),
+	                        "validRange"),
+	        "max")),
+	    "85520809984");
+	json_decref(s);
+	json_decref(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +503,9 @@ int main(void)
 	    cmocka_unit_test(a_claim_of_partitions_is_one_slice_of_their_sum),
 	    cmocka_unit_test(
 	        driver_libraries_come_from_the_ldconfig_cache_like_nvidia_ctk),
+	    cmocka_unit_test(
+	        without_partitionable_devices_existing_mig_instances_are_plain),
+	    cmocka_unit_test(oversubscribed_memory_is_published_as_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -386,6 +386,92 @@ static void init_containers_count_as_the_scheduler_counts(void **unused)
 	gs_ext_state_free(st);
 }
 
+/*
+ * The API server's claims and templates for dra_lookup, in namespace
+ * "ml": "shared" (a ResourceClaim, v1 "exactly": 60 % compute and 8 GiB),
+ * "big" (a ResourceClaimTemplate, v1beta1 fields: 10 % and 48 GiB), "other"
+ * (another driver's class). "missing" cannot be read.
+ */
+static const char claims_fixture[] =
+    "{\"claim/ml/shared\": {\"kind\": \"ResourceClaim\", \"spec\": {\"devices\": {\"requests\": [{\"name\": \"gpu\", \"exactly\": {\"deviceClassName\": \"gpu.gpuslice.io\", \"capacity\": {\"requests\": {\"compute\": \"60\", \"memory\": \"8Gi\"}}}}]}}},"
+    " \"template/ml/big\": {\"kind\": \"ResourceClaimTemplate\", \"spec\": {\"spec\": {\"devices\": {\"requests\": [{\"name\": \"gpu\", \"deviceClassName\": \"gpu.gpuslice.io\", \"capacity\": {\"requests\": {\"compute\": \"10\", \"memory\": \"48Gi\"}}}]}}}},"
+    " \"claim/ml/other\": {\"kind\": \"ResourceClaim\", \"spec\": {\"devices\": {\"requests\": [{\"name\": \"gpu\", \"exactly\": {\"deviceClassName\": \"gpu.nvidia.com\"}}]}}}}";
+
+static json_t *dra_lookup(void *ctx, const char *kind, const char *ns,
+                          const char *name)
+{
+	char key[256];
+	json_t *o;
+
+	snprintf(key, sizeof(key), "%s/%s/%s", kind, ns, name);
+	o = json_object_get((json_t *)ctx, key);
+	return o ? json_incref(o) : NULL;
+}
+
+/* Filter for a pod with no container GPU request and `claims` (the
+ * spec.resourceClaims entries); the passing node names, comma-joined. */
+static void dra_filter(const struct gs_ext_state *st, json_t *db,
+                       const char *claims, int want_status, char *ok_out,
+                       size_t n)
+{
+	char body[2048];
+	int status = 0;
+	char *out;
+	json_t *r, *v;
+	size_t i, off = 0;
+
+	snprintf(body, sizeof(body),
+	         "{\"Pod\": {\"metadata\": {\"name\": \"p\", \"namespace\": \"ml\"}, \"spec\": {\"containers\": [{\"name\": \"main\", \"resources\": {\"requests\": {\"cpu\": \"1\"}}}], \"resourceClaims\": %s}}, \"Nodes\": null, \"NodeNames\": [\"node-a\", \"node-b\", \"node-c\"]}",
+	         claims);
+	out = db ? gs_ext_handle_dra(st, dra_lookup, db, "filter", body,
+	                             strlen(body), &status)
+	         : gs_ext_handle(st, "filter", body, strlen(body), &status);
+	assert_non_null(out);
+	assert_int_equal(status, want_status);
+	r = json_loads(out, 0, NULL);
+	free(out);
+	assert_non_null(r);
+	ok_out[0] = '\0';
+	json_array_foreach(json_object_get(r, "NodeNames"), i, v)
+	off += (size_t)snprintf(ok_out + off, n - off, "%s%s", off ? "," : "",
+	                        json_string_value(v));
+	json_decref(r);
+}
+
+/*
+ * A pod that gets its GPU through a DRA claim of gpuslice's classes counts
+ * against the nodes' free GPUs like a gpu-milli request: 60 % compute and
+ * 8 GiB is a 600-milli share (node-b has 500 at most); 48 GiB at 10 % is
+ * 600 milli of an 80 GiB A100 but three 16 GiB T4s (node-c has one).
+ * Another driver's claim is not counted; an unreadable claim is an error
+ * reply, not a blind placement; without a lookup claims count nothing.
+ */
+static void dra_claims_count_against_free_gpus(void **unused)
+{
+	struct gs_ext_state *st = state();
+	json_t *db = json_loads(claims_fixture, 0, NULL);
+	char ok[256];
+
+	(void)unused;
+	assert_non_null(db);
+	dra_filter(st, db, "[{\"name\": \"gpu\", \"resourceClaimName\": \"shared\"}]",
+	           200, ok, sizeof(ok));
+	assert_string_equal(ok, "node-a,node-c");
+	dra_filter(st, db, "[{\"name\": \"gpu\", \"resourceClaimTemplateName\": \"big\"}]",
+	           200, ok, sizeof(ok));
+	assert_string_equal(ok, "node-a");
+	dra_filter(st, db, "[{\"name\": \"gpu\", \"resourceClaimName\": \"other\"}]",
+	           200, ok, sizeof(ok));
+	assert_string_equal(ok, "node-a,node-b,node-c");
+	dra_filter(st, db, "[{\"name\": \"gpu\", \"resourceClaimName\": \"missing\"}]",
+	           503, ok, sizeof(ok));
+	dra_filter(st, NULL, "[{\"name\": \"gpu\", \"resourceClaimName\": \"shared\"}]",
+	           200, ok, sizeof(ok));
+	assert_string_equal(ok, "node-a,node-b,node-c");
+	json_decref(db);
+	gs_ext_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +483,7 @@ int main(void)
 	    cmocka_unit_test(filter_without_node_cache_answers_a_node_list),
 	    cmocka_unit_test(url_prefix_path_reaches_the_verbs),
 	    cmocka_unit_test(init_containers_count_as_the_scheduler_counts),
+	    cmocka_unit_test(dra_claims_count_against_free_gpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
 """claims_standin.py - the part of an API server the DRA driver reads in
 NodePrepareResources: GET /apis/resource.k8s.io/v1/namespaces/NS/
 resourceclaims/NAME, served from DIR/NS/NAME.json (404 with a Status when
-absent). Faults for the error tests come from DIR/fault, re-read on every
+absent); and, for the scheduler extender, .../resourceclaimtemplates/NAME
+from DIR/NS/NAME.template.json. Faults for the error tests come from DIR/fault, re-read on every
 request: "500" (an Internal Server Error Status), "403", "hang" (no answer
 for 60 s) or empty. Every request is appended to DIR/requests.log.
 
@@ -54,12 +55,13 @@ class H(BaseHTTPRequestHandler):
             return self.send(403, status(403, "Forbidden", "no RBAC for claims"))
         path = self.path.split("?")[0]
         parts = path[len(PREFIX):].split("/") if path.startswith(PREFIX) else []
-        if len(parts) != 3 or parts[1] != "resourceclaims":
+        kinds = {"resourceclaims": ".json", "resourceclaimtemplates": ".template.json"}
+        if len(parts) != 3 or parts[1] not in kinds:
             return self.send(404, status(404, "NotFound", "not served here"))
-        f = os.path.join(ROOT, parts[0], parts[2] + ".json")
+        f = os.path.join(ROOT, parts[0], parts[2] + kinds[parts[1]])
         if not os.path.exists(f):
             return self.send(404, status(404, "NotFound",
-                             f'resourceclaims "{parts[2]}" not found'))
+                             f'{parts[1]} "{parts[2]}" not found'))
         self.send(200, json.load(open(f)))
 
 

@@ -44,22 +44,26 @@ current-context: standin
 KC
 }
 
-# node_up: a simulated node with GPUS, gpusliced, the stand-in.
+# node_up [GPUS [DAEMON_ARGS...]]: a simulated node with GPUS,
+# gpusliced (given DAEMON_ARGS), the stand-in.
 node_up() {
-	"$G" sim init --gpus "${1:-2xH100-SXM5-80GB}" --dir "$GPUSLICE_SIM_DIR" >/dev/null
+	local gpus=${1:-2xH100-SXM5-80GB}
+	[ $# -gt 0 ] && shift
+	"$G" sim init --gpus "$gpus" --dir "$GPUSLICE_SIM_DIR" >/dev/null
 	eval "$("$G" sim env --dir "$GPUSLICE_SIM_DIR")"
-	daemon_up
+	daemon_up "$@"
 	standin_up
 }
 
 # claim NAME UID DEVICE CONSUMED_JSON [CONFIG_JSON] [DRIVER] [POOL]:
-# writes an allocated ResourceClaim ns/NAME.
+# writes an allocated ResourceClaim ns/NAME, reserved for pod-1 (its UID
+# is $POD_UID, default "p1").
 claim() {
 	mkdir -p "$CLAIMS/ns"
 	python3 - "$CLAIMS/ns/$1.json" "$1" "$2" "$3" "$4" "${5:-[]}" \
-		"${6:-gpuslice.io}" "${7:-$NODE}" <<'PY'
+		"${6:-gpuslice.io}" "${7:-$NODE}" "${POD_UID:-p1}" <<'PY'
 import json, sys
-path, name, uid, dev, cc, cfg, drv, pool = sys.argv[1:]
+path, name, uid, dev, cc, cfg, drv, pool, pod_uid = sys.argv[1:]
 c = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
      "metadata": {"namespace": "ns", "name": name, "uid": uid},
      "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
@@ -72,7 +76,7 @@ c = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                      "config": json.loads(cfg)},
          "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
              {"key": "metadata.name", "operator": "In", "values": [pool]}]}]}},
-         "reservedFor": [{"resource": "pods", "name": "pod-1", "uid": "p1"}]}}
+         "reservedFor": [{"resource": "pods", "name": "pod-1", "uid": pod_uid}]}}
 json.dump(c, open(path, "w"))
 PY
 }
@@ -83,6 +87,14 @@ kdra() {
 		--kubeconfig "$WORK/kubeconfig" --shim "$SHIM" \
 		--cdi-hook "$B/bin/gpuslice-cdi-hook" "$@" \
 		2>>"$WORK/probe.log"
+}
+
+# sim_busy PID: seconds of GPU time the sim has charged process PID.
+sim_busy() {
+	"$G" sim status --json --dir "$GPUSLICE_SIM_DIR" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(p["busy_s"] for g in d["gpus"] for p in g["processes"] if p["pid"] == int(sys.argv[1])))' "$1"
 }
 
 # slices: the daemon's slice names, one a line.

@@ -6,7 +6,8 @@
 # (no write refused, no field dropped), a claim on the published devices
 # (memory 8Gi + compute 25 on a shareable GPU, or one partition of 4 where
 # the server has no consumable capacity) is prepared into a slice of those
-# limits that stops a workload at its memory (CUDA_ERROR_OUT_OF_MEMORY),
+# limits that stops a workload at its memory (CUDA_ERROR_OUT_OF_MEMORY)
+# and holds it within 3 pp of its compute share (a 4 s burn),
 # and a GPU fault becomes taints where the server keeps them, or
 # withdraws the GPU's devices where it does not, at most one write per
 # slice. Cells: "VERSION GATES" lines below.
@@ -95,6 +96,33 @@ sys.exit(0 if v.Version(sys.argv[1], g).on(sys.argv[3]) else 1)
 PY
 }
 
+# claim_share SHARE ENV...: runs gs-burn with the claim's container
+# environment ENV and prints the share of its GPU it got (percent, the
+# sim's busy time over 4 s after a 1 s start); fails (status 1, the
+# reason printed) when it is more than 3 pp from SHARE. The burn is asked
+# for 10 s and stopped once measured: each `gpuslice sim status` takes up
+# to a second under load, and a burn that ended inside the window (its
+# context gone from the sim) would read as 0 s.
+claim_share() {
+	local want=$1 burn b1 b2 t1 t2 share
+	shift
+	env -i LD_LIBRARY_PATH="$LD_LIBRARY_PATH" GPUSLICE_SIM_DIR="$GPUSLICE_SIM_DIR" PATH="$PATH" \
+		"$@" "$B/bin/gs-burn" --seconds 10 --memory 256MiB >"$WORK/burn.out" 2>&1 &
+	burn=$!
+	sleep 1
+	t1=$(date +%s.%N); b1=$(sim_busy "$burn")
+	sleep 4
+	t2=$(date +%s.%N); b2=$(sim_busy "$burn")
+	kill -0 "$burn" 2>/dev/null ||
+		{ wait "$burn"; echo "gs-burn ended early: $(tail -2 "$WORK/burn.out")"; return 1; }
+	kill -TERM "$burn"
+	wait "$burn" 2>/dev/null || true
+	share=$(python3 -c "print(round(($b2 - $b1) / ($t2 - $t1) * 100, 2))")
+	python3 -c "import sys; sys.exit(0 if abs($share - $want) <= 3 else 1)" ||
+		{ echo "compute share $share %, want $want +- 3 (busy $b1 s, then $b2 s)"; return 1; }
+	echo "$share"
+}
+
 cell() { # VERSION GATES
 	local ver=$1 gates=$2 d=$WORK/cell-$1-$RANDOM sp kp url
 	mkdir -p "$d"
@@ -151,7 +179,6 @@ KC
 	s=$(api GET "/v1/slices/k8s-$uid")
 	jcheck "$s" 'd["memory_bytes"] == '"$mem"' and d["compute"] == '"$comp"' and d["gpu"]["index"] == 1'
 	# The claim's container environment caps the workload at its memory
-	# (its compute share is measured in claim_e2e.sh, on the same path).
 	mapfile -t CENV < <(python3 -c '
 import json, sys
 for e in json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"]:
@@ -159,6 +186,11 @@ for e in json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"]:
 	res=$(env -i LD_LIBRARY_PATH="$LD_LIBRARY_PATH" GPUSLICE_SIM_DIR="$GPUSLICE_SIM_DIR" PATH="$PATH" \
 		"${CENV[@]}" "$B/bin/gs-alloc" --api plain --chunk 512MiB)
 	jcheck "$res" 'd["error"] == "CUDA_ERROR_OUT_OF_MEMORY" and '"$mem"' - 2**30 <= d["allocated_bytes"] <= '"$mem"
+	# ... and at its compute share: 25 % +- 3 pp of GPU 1 (the sim's own
+	# accounting), over a short burn.
+	local share
+	share=$(claim_share "$comp" "${CENV[@]}") || fail "$ver $gates: $share"
+	echo "$ver ${gates}: compute $share % of GPU 1 (share $comp %)"
 	out=$("$PROBE" --node "$NODE" --state "$d/kstate" --cdi "$d/cdi" --socket "$SOCK" \
 		--kubeconfig "$d/kubeconfig" --shim "$SHIM" unprepare ns "$name" "$uid" 2>>"$d/probe.log")
 	jcheck "$out" 'd["error"] is None'
