@@ -35,7 +35,7 @@ foreach(t
     the_watchdog_kills_by_default_where_tenants_share_a_node
     work_launched_and_never_synchronised_is_billed
     a_lying_slice_with_a_share_takes_no_time_from_a_strict_neighbour
-    an_owners_many_slices_share_one_quantum_against_a_neighbour
+    an_owners_many_slices_take_no_more_turns_than_one_from_a_neighbour
     a_slice_with_no_compute_share_never_takes_a_strict_slices_time)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
