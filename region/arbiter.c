@@ -7,7 +7,7 @@
  * Calls limits.c, lock.c, owner.c and util.c; nothing in region/ calls
  * it.
  *
- * Two rules of its own around gs_sched_arbitrate (issue #25):
+ * Rules of its own around gs_sched_arbitrate (issue #25):
  *
  *   - A slice is heard only while a process of it lives: its owner file
  *     lists an entry attached to it whose pid is alive with the start
@@ -28,6 +28,10 @@
  *     neighbour.
  *   - Best effort (arb_best_effort): a slice without a compute share
  *     gets only the time slices with a share leave unused.
+ *   - Shares from what the arbiter gave (arb_turn_read/_charge): a slice
+ *     with a share is out of tokens when the turns and drains the
+ *     arbiter itself granted it say so, whatever its own bucket and
+ *     record (its tenant's to rewrite) claim.
  */
 #include "region_int.h"
 
@@ -42,6 +46,13 @@
 /* How often a slice's living process is looked for again. */
 #define ARB_CONFIRM_NS 100000000ull
 
+/* The arbiter's own token bucket of a slice on a GPU (arb_turn_*). */
+struct arb_bucket {
+	uint64_t generation; /* of the slice; 0 = not started */
+	int64_t tokens_ns;
+	uint64_t refill_ns;
+};
+
 struct gs__arb_owners {
 	/* published virtual time after the last pass, and its generation */
 	uint64_t last_v[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
@@ -50,6 +61,10 @@ struct gs__arb_owners {
 	bool confirmed[GS_REGION_MAX_SLICES];
 	uint64_t confirm_ns[GS_REGION_MAX_SLICES];
 	uint64_t confirm_gen[GS_REGION_MAX_SLICES];
+	/* per GPU and slot: the ask as this pass reads it (one copy of
+	 * memory its tenant may be rewriting, corrected by the bucket) */
+	struct gs_sched_slice seen[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
+	struct arb_bucket bk[GS_REGION_MAX_DEVICES][GS_REGION_MAX_SLICES];
 };
 
 /* Which owner slot s belongs to, for fairness: its uid, or the slot
@@ -143,6 +158,158 @@ static void arb_best_effort(struct gs_region *r,
 		    r->arb_cfg[t].pct == 0 && !r->arb_cfg[t].mps &&
 		    (int)r->arb_cfg[t].prio <= top)
 			ask[t] = NULL;
+}
+
+/*
+ * The turn bucket (arb_turn_read, arb_turn_charge): a slice with a
+ * compute share is out of tokens when the arbiter's count says so, not
+ * only when its own bucket (in its owner's file, which its tenant can
+ * rewrite) does. The arbiter's bucket is charged with what the arbiter
+ * itself gave the slice while others of its priority waited - the time
+ * it held the turn, and the time its work "in flight" held the next
+ * holder back (the drain) - and refilled at the share plus
+ * ARB_TURN_GRACE_PCT of it: a turn's hand-overs cost an honest slice a
+ * little of each turn, which its own bucket does not count. By the
+ * arbiter's count a slice is out of tokens below two quanta's worth
+ * (not below zero): a greedy slice sits at the edge of its share, and a
+ * strict neighbour that gets tokens back must not wait out a whole
+ * quantum of it each time (measured on 2 loaded cores: a liar holding
+ * its own bucket full and forging its records left a strict 50 %
+ * neighbour 75-88 % of its rate alone with the threshold at zero, 83-94 %
+ * at one quantum, 94-95 % at two). So
+ * a slice that holds its own bucket full, or says it has tokens, gets no
+ * more of a contended GPU than its share, and a strict neighbour keeps
+ * its own. The debt is capped at one burst, as a borrower's is.
+ */
+#define ARB_TURN_GRACE_PCT 2
+
+static bool arb_turn_counted(const struct gs_sched_cfg *c)
+{
+	return c->live && c->pct > 0 && !c->mps;
+}
+
+static void arb_turn_refill(struct arb_bucket *b, const struct gs_sched_cfg *c,
+                            const struct gs_sched_params *par, uint64_t now)
+{
+	int64_t burst = (int64_t)par->burst;
+	uint64_t dt;
+
+	if (b->generation != c->generation) {
+		b->generation = c->generation;
+		b->tokens_ns = burst;
+		b->refill_ns = now;
+		return;
+	}
+	dt = now > b->refill_ns ? now - b->refill_ns : 0;
+	if (dt > 10 * par->burst)
+		dt = 10 * par->burst;
+	b->tokens_ns += (int64_t)(dt * c->pct * (100 + ARB_TURN_GRACE_PCT) /
+	                          10000);
+	if (b->tokens_ns > burst)
+		b->tokens_ns = burst;
+	b->refill_ns = now;
+}
+
+/*
+ * Before gs_sched_arbitrate on device d: each ask that may be read is
+ * copied once (the copy is what the pass reads), and a slice out of
+ * tokens by the arbiter's count is published as such whatever its own
+ * record says.
+ */
+static void arb_turn_read(struct gs_region *r, struct gs__arb_owners *ao,
+                          const struct gs_sched_slice **ask, int d, int n,
+                          const struct gs_sched_params *par, uint64_t now)
+{
+	for (int t = 0; t < n; t++) {
+		const struct gs_sched_cfg *c = &r->arb_cfg[t];
+		struct gs_sched_slice *q = &ao->seen[d][t];
+		struct arb_bucket *b = &ao->bk[d][t];
+		int64_t need = 2 * (int64_t)par->quantum;
+		uint64_t until;
+
+		if (ask[t] == NULL)
+			continue;
+		*q = *ask[t];
+		ask[t] = q;
+		if (!arb_turn_counted(c) || q->generation != c->generation)
+			continue;
+		arb_turn_refill(b, c, par, now);
+		if (b->tokens_ns > need)
+			continue;
+		until = ((uint64_t)(need - b->tokens_ns) + 1) * 10000 /
+		        (c->pct * (100 + ARB_TURN_GRACE_PCT));
+		/* further than that is a forgery to gs_sched_arbitrate */
+		if (until > par->burst * 100)
+			until = par->burst * 100;
+		until += now;
+		if (q->broke_until_ns < until)
+			q->broke_until_ns = until;
+	}
+}
+
+/* Whether published slot t of device d's pass at `now` waits, as
+ * gs_sched_arbitrate reads it. */
+static bool arb_pub_waits(const struct gs_sched_slice *P,
+                          const struct gs_sched_params *par, uint64_t now)
+{
+	return P->waiting > 0 && P->seen_ns <= now &&
+	       now - P->seen_ns < par->wait_seen;
+}
+
+static bool arb_pub_busy(const struct gs_sched_slice *P,
+                         const struct gs_sched_params *par, uint64_t now)
+{
+	return P->inflight > 0 && now < P->busy_until_ns + par->stale &&
+	       P->busy_until_ns < now + par->busy_max;
+}
+
+static void arb_turn_debit(struct arb_bucket *b, const struct gs_sched_cfg *c,
+                           const struct gs_sched_params *par, uint64_t ns)
+{
+	if (!arb_turn_counted(c) || b->generation != c->generation)
+		return;
+	b->tokens_ns -= (int64_t)ns;
+	if (b->tokens_ns < -(int64_t)par->burst)
+		b->tokens_ns = -(int64_t)par->burst;
+}
+
+/*
+ * After gs_sched_arbitrate on device d, whose holder was `h` and last
+ * pass `last` before it (drained_ns then `drained`): the turn buckets
+ * are charged for [last, now], as the pass charged virtual time.
+ */
+static void arb_turn_charge(struct gs_region *r, struct gs__arb_owners *ao,
+                            const struct gs_sched_slice *pub,
+                            const struct gs_sched_dev *dev, int h,
+                            uint64_t last, uint64_t drained, int d, int n,
+                            const struct gs_sched_params *par, uint64_t now)
+{
+	const struct gs_sched_cfg *cfg = r->arb_cfg;
+	uint64_t dt;
+	bool contended = false;
+
+	if (h < 0 || h >= n || last == 0 || now <= last || !cfg[h].live ||
+	    pub[h].generation != cfg[h].generation)
+		return;
+	dt = now - last;
+	if (dt > par->burst)
+		dt = par->burst; /* a stalled pass weighs no more */
+	for (int t = 0; t < n && !contended; t++)
+		contended = t != h && cfg[t].live &&
+		            pub[t].generation == cfg[t].generation &&
+		            cfg[t].prio == cfg[h].prio &&
+		            arb_pub_waits(&pub[t], par, now);
+	if (contended && drained < last)
+		arb_turn_debit(&ao->bk[d][h], &cfg[h], par, dt);
+	if (dev->drained_ns != now)
+		return;
+	/* This pass the holder was held back by others' work in flight:
+	 * the GPU was theirs. */
+	for (int t = 0; t < n; t++)
+		if (t != h && cfg[t].live &&
+		    pub[t].generation == cfg[t].generation &&
+		    cfg[t].prio == cfg[h].prio && arb_pub_busy(&pub[t], par, now))
+			arb_turn_debit(&ao->bk[d][t], &cfg[t], par, dt);
 }
 
 /*
@@ -302,11 +469,16 @@ gs_err gs_region_arbitrate(struct gs_region *r, uint64_t *next_ns)
 		    .n = n,
 		    .par = &par,
 		};
-		uint64_t nx;
+		uint64_t nx, last = ru->dev[d].sched.arb_ns,
+		             drained = ru->dev[d].sched.drained_ns;
+		int h = ru->dev[d].sched.holder;
 
 		if (!__atomic_load_n(&ru->dev[d].in_use, __ATOMIC_ACQUIRE))
 			continue;
+		arb_turn_read(r, r->arb_own, ask[d], d, n, &par, now);
 		wake[d] = gs_sched_arbitrate(&a, now, &nx);
+		arb_turn_charge(r, r->arb_own, ru->sched[d], &ru->dev[d].sched,
+		                h, last, drained, d, n, &par, now);
 		arb_owner_level(r, r->arb_own, ru->sched[d],
 		                ru->dev[d].sched.holder, d, n);
 		if (nx < next)

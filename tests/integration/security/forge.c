@@ -37,6 +37,11 @@
  *                                        on every GPU in the scheduler
  *                                        records of every slice of the
  *                                        caller's (its own owner file)
+ *   gs-region-forge watch DIR - SEC      for SEC seconds, read who holds
+ *                                        the turn on GPU 0 every 200 us
+ *                                        (the shared file is readable by
+ *                                        all); print each holding as
+ *                                        "hold SLOT MS"
  *   gs-region-forge peek DIR SLICE       print SLICE's processes ("pid
  *                                        N") and memory in use ("mem N")
  *   gs-region-forge slot DIR SLICE       print SLICE's slot number
@@ -475,6 +480,36 @@ int main(int argc, char **argv)
 					      rl->slice[mine[i]].generation, now);
 			nanosleep(&nap, NULL);
 		}
+		return 0;
+	}
+#endif
+#if GS_REGION_VERSION >= 5
+	if (strcmp(argv[1], "watch") == 0 && argc >= 5) {
+		const struct gs_ru_file *ru =
+		    map(argv[2], GS_REGION_USAGE_FILE, O_RDONLY);
+		uint64_t end = mono_ns() + (uint64_t)(atof(argv[4]) * 1e9);
+		uint64_t since = mono_ns();
+		int held = -2;
+
+		if (ru == NULL)
+			return 1;
+		while (mono_ns() < end) {
+			struct timespec nap = {0, 200000L};
+			int h = __atomic_load_n(&ru->dev[0].sched.holder,
+			                        __ATOMIC_ACQUIRE);
+			uint64_t now = mono_ns();
+
+			if (h != held) {
+				if (held != -2)
+					printf("hold %d %.3f\n", held,
+					       (double)(now - since) / 1e6);
+				held = h;
+				since = now;
+			}
+			nanosleep(&nap, NULL);
+		}
+		printf("hold %d %.3f\n", held,
+		       (double)(mono_ns() - since) / 1e6);
 		return 0;
 	}
 #endif

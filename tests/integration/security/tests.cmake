@@ -37,7 +37,10 @@ foreach(t
     honest_time_slicing_raises_no_ledger_divergence
     another_tenant_gets_in_while_one_reconnects_in_a_loop
     the_owner_of_a_process_that_ended_unseen_is_reported
-    links_planted_by_another_user_are_refused_not_followed)
+    links_planted_by_another_user_are_refused_not_followed
+    a_lying_slice_with_a_share_takes_no_time_from_a_strict_neighbour
+    an_owners_many_slices_take_no_more_turns_than_one_from_a_neighbour
+    a_slice_with_no_compute_share_never_takes_a_strict_slices_time)
   gs_add_shell_test(${t} tests/integration/security/${t}.sh
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
