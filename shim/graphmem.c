@@ -499,6 +499,11 @@ CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 	if (e != NULL) {
 		for (int i = 0; i < e->n_alloc; i++)
 			devs_of[e->alloc[i].dev] = true;
+		/* its lives stay; a later exec at the same handle is not
+		 * their owner */
+		for (int i = 0; i < n_lives; i++)
+			if (lives[i].exec == hGraphExec)
+				lives[i].exec = NULL;
 		gexec_fini(e);
 		*e = execs[--n_execs];
 		__atomic_store_n(&gs__gmem_execs, n_execs, __ATOMIC_RELEASE);
