@@ -52,6 +52,8 @@
  */
 #include "shim_int.h"
 
+#include "gs/faultinj.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,7 +261,10 @@ static bool life_add(const struct glife *l)
 {
 	if (n_lives == cap_lives) {
 		int cap = cap_lives ? cap_lives * 2 : 16;
-		struct glife *v = realloc(lives, sizeof(*v) * (size_t)cap);
+		struct glife *v =
+		    gs_fault_hit("shim.malloc")
+		        ? NULL
+		        : realloc(lives, sizeof(*v) * (size_t)cap);
 
 		if (v == NULL)
 			return false;
@@ -294,9 +299,9 @@ static CUresult scan_graph(CUgraph g, struct gexec *e)
 	r = drv.get_nodes(g, NULL, &n);
 	if (r != CUDA_SUCCESS || n == 0)
 		return r;
-	nodes = malloc(sizeof(*nodes) * n);
-	e->alloc = malloc(sizeof(*e->alloc) * n);
-	e->free = malloc(sizeof(*e->free) * n);
+	nodes = gs_fault_malloc("shim.malloc", sizeof(*nodes) * n);
+	e->alloc = gs_fault_malloc("shim.malloc", sizeof(*e->alloc) * n);
+	e->free = gs_fault_malloc("shim.malloc", sizeof(*e->free) * n);
 	if (nodes == NULL || e->alloc == NULL || e->free == NULL) {
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out_free;
@@ -365,7 +370,10 @@ static bool exec_track(CUgraphExec x, CUgraph g, unsigned long long flags)
 	e.auto_free = (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0;
 	if (n_execs == cap_execs) {
 		int cap = cap_execs ? cap_execs * 2 : 8;
-		struct gexec *v = realloc(execs, sizeof(*v) * (size_t)cap);
+		struct gexec *v =
+		    gs_fault_hit("shim.malloc")
+		        ? NULL
+		        : realloc(execs, sizeof(*v) * (size_t)cap);
 
 		if (v == NULL) {
 			gexec_fini(&e);
