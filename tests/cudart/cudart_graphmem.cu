@@ -17,8 +17,8 @@
  *                                 the same with auto-free-on-launch,
  *                                 launched three times
  *   gs-cudart-graphmem added MiB  nodes added by hand: one graph's alloc
- *                                 node, freed by another graph's free
- *                                 node
+ *                                 node (instantiated with params), freed
+ *                                 by another graph's free node
  */
 #include <cuda_runtime.h>
 
@@ -229,6 +229,7 @@ static int run_added(size_t bytes)
 	cudaGraphExec_t xa, xb;
 	cudaGraphNode_t na, nb;
 	cudaMemAllocNodeParams p;
+	cudaGraphInstantiateParams ip;
 	unsigned long long base, added, live, freed, destroyed;
 
 	CHECK(cudaStreamCreate(&s));
@@ -242,7 +243,9 @@ static int run_added(size_t bytes)
 	CHECK(cudaGraphAddMemAllocNode(&na, a, NULL, 0, &p));
 	CHECK(cudaGraphCreate(&b, 0));
 	CHECK(cudaGraphAddMemFreeNode(&nb, b, NULL, 0, p.dptr));
-	CHECK(cudaGraphInstantiate(&xa, a, 0));
+	/* A through cudaGraphInstantiateWithParams (another driver entry) */
+	memset(&ip, 0, sizeof(ip));
+	CHECK(cudaGraphInstantiateWithParams(&xa, a, &ip));
 	CHECK(cudaGraphInstantiate(&xb, b, 0));
 	added = used();
 	CHECK(cudaGraphLaunch(xa, s));
