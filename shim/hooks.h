@@ -192,6 +192,16 @@
 	X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000, 1)  \
 	X(cuGraphLaunch, cuGraphLaunch, 10000, 0)                              \
 	X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, 1)                         \
+	/* graph memory: what graph launches allocate (graphmem.c) */          \
+	X(cuGraphInstantiate, cuGraphInstantiate, 10000, 0)                    \
+	X(cuGraphInstantiate_v2, cuGraphInstantiate, 11000, 0)                 \
+	X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040, 0)  \
+	X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000,   \
+	  0)                                                                   \
+	X(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams,     \
+	  12000, 1)                                                            \
+	X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)                    \
+	X(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, 0)                \
 	/* synchronisation: completions are measured when the host waits */    \
 	X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0)                   \
 	X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1)              \

@@ -1393,6 +1393,8 @@ CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 	__typeof__(&cuGraphLaunch) fn =
 	    GS_LIKELY(fast()) ? gs__real.cuGraphLaunch : cuGraphLaunch_slow;
 
+	if (GS_UNLIKELY(__atomic_load_n(&gs__gmem_execs, __ATOMIC_ACQUIRE)))
+		return gs__gmem_launch(fn, hGraphExec, hStream);
 	return fn(hGraphExec, hStream);
 }
 
@@ -1420,6 +1422,8 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 	                                         ? gs__real.cuGraphLaunch_ptsz
 	                                         : cuGraphLaunch_ptsz_slow;
 
+	if (GS_UNLIKELY(__atomic_load_n(&gs__gmem_execs, __ATOMIC_ACQUIRE)))
+		return gs__gmem_launch(fn, hGraphExec, hStream);
 	return fn(hGraphExec, hStream);
 }
 

@@ -266,8 +266,15 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 	if (!gs__ready())
 		return GS__NOT_READY;
-	if (gs__g.region == NULL || !take_ptr(dptr, &a))
+	if (gs__g.region == NULL)
 		return free_dev(dptr);
+	if (!take_ptr(dptr, &a)) {
+		r = free_dev(dptr);
+		if (r == CUDA_SUCCESS)
+			gs__gmem_freed(dptr); /* a graph allocation's end */
+		errno = saved;
+		return r;
+	}
 	r = free_dev(dptr);
 	if (r == CUDA_SUCCESS)
 		release(a.dev, a.bytes);
@@ -286,7 +293,9 @@ static CUresult alloc_async(__typeof__(&cuMemAllocAsync) fn, CUdeviceptr *dptr,
 	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
 	CUresult r;
 
-	if (bytesize == 0 || !tracked(&dev, NULL))
+	/* in a capture: a graph's alloc node, charged when it runs */
+	if (bytesize == 0 || !tracked(&dev, NULL) ||
+	    gs__gmem_capturing(hStream, fn == gs__real.cuMemAllocAsync_ptsz))
 		return fn(dptr, bytesize, hStream);
 	r = reserve(dev, bytes);
 	if (r == CUDA_SUCCESS) {
@@ -325,7 +334,9 @@ static CUresult alloc_pool(__typeof__(&cuMemAllocFromPoolAsync) fn,
 	uint64_t bytes = round_up(bytesize, GS_ALLOC_ALIGN);
 	CUresult r;
 
-	if (bytesize == 0 || !tracked(&dev, NULL))
+	if (bytesize == 0 || !tracked(&dev, NULL) ||
+	    gs__gmem_capturing(hStream,
+	                       fn == gs__real.cuMemAllocFromPoolAsync_ptsz))
 		return fn(dptr, bytesize, pool, hStream);
 	r = reserve(dev, bytes);
 	if (r == CUDA_SUCCESS) {
@@ -365,8 +376,16 @@ static CUresult free_async(__typeof__(&cuMemFreeAsync) fn, CUdeviceptr dptr,
 	struct gs__alloc a;
 	CUresult r;
 
-	if (gs__g.region == NULL || !take_ptr(dptr, &a))
+	if (gs__g.region == NULL)
 		return fn(dptr, hStream);
+	if (!take_ptr(dptr, &a)) {
+		r = fn(dptr, hStream);
+		if (r == CUDA_SUCCESS &&
+		    !gs__gmem_capturing(hStream, fn == gs__real.cuMemFreeAsync_ptsz))
+			gs__gmem_freed(dptr); /* a graph allocation's end */
+		errno = saved;
+		return r;
+	}
 	r = fn(dptr, hStream);
 	if (r == CUDA_SUCCESS)
 		release(a.dev, a.bytes);
@@ -891,6 +910,7 @@ void gs__mem_ctx_gone(CUcontext ctx)
 	if (gs__g.region != NULL && ctx != NULL) {
 		gs__ptrmap_drain_ctx(ctx, release_alloc, NULL);
 		gs__swap_ctx_gone(ctx);
+		gs__gmem_ctx_gone(ctx);
 	}
 }
 

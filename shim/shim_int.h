@@ -16,6 +16,8 @@
  *   nvml.c    NVML memory views
  *   ptrmap.c  the table of this process's tracked allocations
  *   swap.c    movable allocations of a slice that may swap; swap-out/in
+ *   graphmem.c what graph memory nodes allocate when graphs run, and the
+ *             graph allocator's cache, on the books
  * and, compiled in from region/ (also the static library gs_region), the
  * shared region, used only through gs/region.h and gs/region_launch.h,
  * and the scheduler's pure decisions (gs/region_sched.h).
@@ -293,6 +295,25 @@ static inline void gs__swap_wait(void)
 	if (GS_UNLIKELY(__atomic_load_n(&gs__g.swap_stopped, __ATOMIC_ACQUIRE)))
 		gs__swap_wait_slow();
 }
+
+/* ---- graphmem.c: graph memory ---- */
+
+/* The number of tracked execs with memory nodes: while 0, a graph launch
+ * needs no gs__gmem_launch. */
+extern int gs__gmem_execs;
+/* Launches exec `x` with `fn` (launch.c's path) after charging what its
+ * memory nodes allocate: CUDA_ERROR_OUT_OF_MEMORY, without calling fn,
+ * when that would take the slice past its cap. */
+CUresult gs__gmem_launch(CUresult (*fn)(CUgraphExec, CUstream), CUgraphExec x,
+                         CUstream s);
+/* Whether stream `s` is capturing (its allocations are graph nodes,
+ * charged when the graph runs). */
+bool gs__gmem_capturing(CUstream s, bool ptsz);
+/* The program freed `p` outside a graph: if it is a live graph
+ * allocation, its charge ends. */
+void gs__gmem_freed(CUdeviceptr p);
+/* Context `ctx` went away with its graph memory. */
+void gs__gmem_ctx_gone(CUcontext ctx);
 
 /* ---- ptrmap.c: this process's allocations ---- */
 

@@ -47,6 +47,17 @@ if(GS_NVCC_CUDART)
     COMMENT "nvcc: cudart test program gs-cudart-matmul"
     VERBATIM)
   list(APPEND GS_CUDART_BINS ${out})
+  # Graph memory nodes under the cap (cudart_graphmem.cu).
+  set(out ${GS_CUDART_OUT}/gs-cudart-graphmem)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${GS_CUDART_OUT}
+    COMMAND ${GS_NVCC_CUDART} -o ${out}
+            ${CMAKE_CURRENT_LIST_DIR}/cudart_graphmem.cu
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/cudart_graphmem.cu
+    COMMENT "nvcc: cudart test program gs-cudart-graphmem"
+    VERBATIM)
+  list(APPEND GS_CUDART_BINS ${out})
   add_custom_target(gs_cudart_programs ALL DEPENDS ${GS_CUDART_BINS})
 else()
   message(STATUS "nvcc not found under ${CUDA_HOME}/bin: the cudart tests "
@@ -65,6 +76,7 @@ gs_add_shell_test(cudart_programs_run_on_the_sim
 set_property(TEST cudart_programs_run_on_the_sim APPEND PROPERTY
              ENVIRONMENT "${GS_CUDART_ENV}")
 foreach(t memory_cap_holds_for_every_cudart_allocation
+          graph_memory_is_charged_when_graphs_run
           compute_shares_and_priority_hold_for_cudart_programs
           study_small_batch_runs_as_a_cudart_program)
   gs_add_shell_test(cudart_${t} ${_t}/${t}.sh TIMEOUT 300)
@@ -73,6 +85,7 @@ foreach(t memory_cap_holds_for_every_cudart_allocation
 endforeach()
 set_tests_properties(cudart_programs_run_on_the_sim
   cudart_memory_cap_holds_for_every_cudart_allocation
+  cudart_graph_memory_is_charged_when_graphs_run
   cudart_compute_shares_and_priority_hold_for_cudart_programs
   cudart_study_small_batch_runs_as_a_cudart_program
   PROPERTIES SKIP_RETURN_CODE 77)
