@@ -41,6 +41,7 @@ struct rec {
 	uint64_t charged_ns;
 	uint64_t seen; /* poll number it was last listed in */
 	bool reported;
+	bool met_alive; /* listed running when first seen */
 };
 
 struct gs__acct {
@@ -126,6 +127,7 @@ static uint64_t realtime_us(void)
  */
 static void unattributed(struct gs__acct *a, struct gs_node *node, int g,
                          const struct gs_gpu_acct *x, struct rec *r,
+                         gs__acct_offend_fn offend, void *ctx,
                          struct gs__wr *wr)
 {
 	int64_t uid = gs__procwatch_uid(a->pw, x->pid, x->start_us);
@@ -147,12 +149,16 @@ static void unattributed(struct gs__acct *a, struct gs_node *node, int g,
 		gs__wr_event(wr, "watchdog.unattributed", NULL,
 		             "gpu %d: process %d (owner unknown) used %.3f s of GPU time in no slice (NVML accounting; owners %s)",
 		             g, (int)x->pid, (double)r->charged_ns / 1e9, how);
+	/* One the watchdog met alive was counted when it met it. */
+	if (uid > 0 && !r->met_alive && offend != NULL)
+		offend(ctx, uid, wr);
 }
 
 /* Lock held: charges what process `x` on GPU `g` used since the last poll. */
 static void charge(struct gs__acct *a, struct gs_node *node, int g,
                    const struct gs_gpu_acct *x, gs__acct_place_fn place,
-                   void *ctx, struct gs__wr *wr, bool first)
+                   gs__acct_offend_fn offend, void *ctx, struct gs__wr *wr,
+                   bool first)
 {
 	struct rec *r = rec_find(a, g, x->pid, x->start_us);
 	uint64_t d;
@@ -168,6 +174,7 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 		r->pid = x->pid;
 		r->start_us = x->start_us;
 		r->slice_id = place(ctx, x->pid, x->running);
+		r->met_alive = x->running;
 		/* Met alive: its owner is known from here on. */
 		if (x->running && r->slice_id < 0)
 			gs__procwatch_note(a->pw, x->pid);
@@ -185,12 +192,12 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 	}
 	node->ctr.unattributed_gpu_ns += d;
 	if (!x->running && !r->reported)
-		unattributed(a, node, g, x, r, wr);
+		unattributed(a, node, g, x, r, offend, ctx, wr);
 }
 
 void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
-                   gs__acct_place_fn place, void *ctx, struct gs__wr *wr,
-                   bool on[GS_GPUS_MAX])
+                   gs__acct_place_fn place, gs__acct_offend_fn offend,
+                   void *ctx, struct gs__wr *wr, bool on[GS_GPUS_MAX])
 {
 	uint64_t now_us = realtime_us();
 	int k = 0;
@@ -220,7 +227,7 @@ void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
 		a->refused[g] = false;
 		on[g] = true;
 		for (int i = 0; i < n; i++)
-			charge(a, node, g, &a->list[i], place, ctx, wr,
+			charge(a, node, g, &a->list[i], place, offend, ctx, wr,
 			       !a->polled[g]);
 		a->polled[g] = true;
 	}

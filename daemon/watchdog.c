@@ -408,6 +408,14 @@ static int64_t acct_place(void *ctx, int32_t pid, bool running)
 	return id >= 0 ? id : recent_owner(w, pid);
 }
 
+static void offence(struct gs_watchdog *w, int64_t uid, struct gs__wr *wr);
+
+/* gs__acct_offend_fn: a process in no slice that ended unseen. */
+static void acct_offend(void *ctx, int64_t uid, struct gs__wr *wr)
+{
+	offence(ctx, uid, wr);
+}
+
 static bool was_over(struct gs_watchdog *w, int64_t id)
 {
 	for (int i = 0; i < w->n_over; i++)
@@ -773,7 +781,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	w->last_tick_ns = now_ns;
 	collect_owners(w, wr);
 	remember(w);
-	gs__acct_poll(w->acct, node, acct_place, w, wr, acct_on);
+	gs__acct_poll(w->acct, node, acct_place, acct_offend, w, wr, acct_on);
 	for (int g = 0; g < node->gpus->n; g++) {
 		int n = 0, n_u = 0;
 		bool have_util;

@@ -9,7 +9,9 @@
 #
 # With the watchdog looking every 3 s, Mallory runs four 0.2 s burns in
 # no slice, one after another; those the watchdog never saw alive (no
-# "in no slice" line for their pid) must be reported with uid 65534.
+# "in no slice" line for their pid) must be reported with uid 65534, and
+# they count toward her repeat offences as those met alive do (the third
+# is reported: `watchdog.repeat_offender`).
 . "$(dirname "$0")/lib.sh" "$1"
 [ -x "$BURN" ] || { echo "SKIP: no gs-burn"; exit 77; }
 
@@ -35,4 +37,6 @@ for p in "${pids[@]}"; do
 		fail "process $p was reported without its owner, uid $MALLORY: $(cat "$WORK/rep.$p")"
 done
 [ "$unseen" -ge 1 ] || fail "the watchdog saw all four 0.2 s processes alive (every 3 s?)"
+wait_until 10 eval 'api GET "/v1/events?limit=1000" | grep -q "uid $MALLORY ran [0-9]* processes on a GPU in no slice"' ||
+	fail "four processes of uid $MALLORY in no slice ($unseen never seen alive) made no repeat-offender report"
 echo "ok: $unseen processes that ended unseen were reported with their owner, uid $MALLORY: $(cat "$WORK"/rep.* | head -1)"
