@@ -141,6 +141,27 @@ static bool tracked(int *dev, CUdevice *ord)
 
 /* ---- plain, pitch, managed -------------------------------------------- */
 
+/* Tries a movable allocation after the daemon made room, this often. */
+#define GS__NEED_TRIES 3
+
+/*
+ * A movable allocation of `bytes` on region device `dev`. When the GPU
+ * has no memory for it (the slice's cap was checked before), asks the
+ * daemon to make room by swapping other slices out (swapneed.c) and tries
+ * again; out-of-memory when it cannot.
+ */
+static CUresult swap_alloc(int dev, CUdeviceptr *dptr, size_t bytes)
+{
+	CUresult r = gs__swap_alloc(dptr, bytes);
+
+	gs__swap_active();
+	for (int i = 0; r == CUDA_ERROR_OUT_OF_MEMORY && i < GS__NEED_TRIES &&
+	                dev >= 0 && gs__swap_need(dev, bytes);
+	     i++)
+		r = gs__swap_alloc(dptr, bytes);
+	return r;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	int saved = errno, dev;
@@ -153,7 +174,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		return gs__real.cuMemAlloc_v2(dptr, bytesize);
 	r = reserve(dev, bytes);
 	if (r == CUDA_SUCCESS) {
-		r = gs__swap_backed() ? gs__swap_alloc(dptr, bytesize)
+		r = gs__swap_backed() ? swap_alloc(dev, dptr, bytesize)
 		                      : gs__real.cuMemAlloc_v2(dptr, bytesize);
 		if (r == CUDA_SUCCESS)
 			commit(GS__ALLOC_PTR, *dptr, bytes, dev, current_ctx());
@@ -177,7 +198,7 @@ static CUresult alloc_pitch(CUdeviceptr *dptr, size_t *pPitch, size_t width,
 	    (elem != 4 && elem != 8 && elem != 16))
 		return gs__real.cuMemAllocPitch_v2(dptr, pPitch, width, height,
 		                                   elem);
-	r = gs__swap_alloc(dptr, pitch * height);
+	r = swap_alloc(gs__dev_current(NULL), dptr, pitch * height);
 	if (r == CUDA_SUCCESS)
 		*pPitch = pitch;
 	return r;
