@@ -11,7 +11,9 @@
  *   need posted --plan_request--> OK:     swap-outs, the requester's
  *                                         swap-in, answer OK (retry)
  *                             \-> NO_FIT: answer NO_FIT (out of memory),
- *                                         event swap.refused
+ *                                         event swap.refused; a come-back
+ *                                         need is asked again each idle
+ *                                         tick instead (its process waits)
  *                             \-> BUSY:   kept until retry_at (a come-back
  *                                         need always; an allocation's
  *                                         while its process still waits)
@@ -515,7 +517,13 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	if (err != GS_OK) {
 		say_refused(sw, req, what,
 		            plan.why[0] ? plan.why : gs_errbuf_msg(&eb, err), now);
-		answer(sw, nd, err);
+		/* A stopped process waits for its memory whatever the answer:
+		 * its need is asked again each idle tick, until others go
+		 * idle or leave. */
+		if (nd->bytes == 0 && err == GS_ERR_NO_FIT)
+			retry_set(sw, nd, now + IDLE_TICK_NS);
+		else
+			answer(sw, nd, err);
 		return;
 	}
 	snprintf(reason, sizeof(reason), "for slice %s: %s", v->x[req].name,

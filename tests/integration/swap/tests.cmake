@@ -18,7 +18,9 @@ foreach(t pointers_and_signatures_survive_a_swap_round_trip
           ipc_pins_the_process_and_swap_says_why
           a_daemon_slice_swaps_and_show_reports_it
           cudart_programs_run_on_movable_memory
-          daemon_swaps_idle_slices_out_so_active_ones_get_their_memory)
+          daemon_swaps_idle_slices_out_so_active_ones_get_their_memory
+          daemon_gives_a_high_priority_allocation_the_memory_of_a_low_priority_slice
+          daemon_never_takes_swapped_contents_past_host_memory)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
