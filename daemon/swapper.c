@@ -23,8 +23,9 @@
  * less what its record says is swapped (for a swapped-out slice, what
  * stays is its contexts, which cannot move: it is taken off the GPU's
  * memory instead, so the slice is no victim); the last GPU activity the
- * swapper saw (its books changed: launches, GPU time, memory; a process
- * stamped a call or posted a need), else when the swapper first saw it;
+ * swapper saw (its books changed: launches, GPU time, memory; NVML saw
+ * its processes on the SMs; a process stamped a call or posted a need),
+ * else when the swapper first saw it;
  * when it last came in (the record's last swap-in, else its creation);
  * priority, borrowing (admitted above its team's guarantee), swap mode
  * and pin. Host memory: swap.host_memory less what slices on the other
@@ -89,6 +90,7 @@ struct view {
 		char name[GS_NAME_MAX];
 		char team[GS_NAME_MAX];
 		char pinned[96];
+		bool pin_new; /* pinned since the swapper last said so */
 	} x[GS_SWAP_SLICES_MAX];
 };
 
@@ -163,7 +165,8 @@ static void track_books(struct track *t, const struct gs_slice_usage *u,
 /*
  * Builds sw->v for GPU `gpu` (false: not a GPU the policy acts on: MIG
  * mode, or unknown). Node lock held. Reads the region (its waits have
- * deadlines, as gs__slot_swap_fill's).
+ * deadlines, as gs__slot_swap_fill's). Writes no event (that takes the
+ * node lock): say_pins does, after.
  */
 static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 {
@@ -208,6 +211,10 @@ static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 			continue;
 		t->seen = true;
 		track_books(t, &u, now);
+		/* NVML saw its processes on the SMs at the ledger's last
+		 * sample: launches the shim's fast path does not count */
+		if (ns->live.nvml_compute_pct > 0)
+			t->last_active_ns = now;
 		used = u.mem_used;
 		p = &v->s[v->n];
 		memset(p, 0, sizeof(*p));
@@ -240,11 +247,9 @@ static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 		snprintf(v->x[v->n].pinned, sizeof(v->x[0].pinned), "%s",
 		         gs_swap_pin_reason(rec.pinned));
 		p->pinned = v->x[v->n].pinned[0] ? v->x[v->n].pinned : NULL;
-		if (p->pinned && !t->pin_said) {
+		v->x[v->n].pin_new = p->pinned && !t->pin_said;
+		if (p->pinned)
 			t->pin_said = true;
-			gs_node_event(node, "swap.pinned", s->name, s->team, gpu,
-			              "cannot swap: its process %s", p->pinned);
-		}
 		v->n++;
 	}
 	if (cfg->swap_host_memory == 0)
@@ -255,6 +260,20 @@ static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 		        ? cfg->swap_host_memory - other_swapped
 		        : 0;
 	return true;
+}
+
+/* Says which slices of sw->v became pinned (node lock NOT held: an
+ * event takes it). */
+static void say_pins(struct gs_swapper *sw)
+{
+	struct view *v = &sw->v;
+
+	for (size_t i = 0; i < v->n; i++)
+		if (v->x[i].pin_new)
+			gs_node_event(sw->node, "swap.pinned", v->x[i].name,
+			              v->x[i].team, v->gpu,
+			              "cannot swap: its process %s",
+			              v->x[i].pinned);
 }
 
 /* Adds a move's time to slice `id`'s figures in the model. */
@@ -466,6 +485,8 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 			found = true;
 		}
 	pthread_mutex_unlock(&sw->node->lock);
+	if (built)
+		say_pins(sw);
 	if (!found) {
 		answer(sw, nd, GS_ERR_NO_FIT);
 		return;
@@ -549,38 +570,6 @@ static int need_rank(struct gs_node *node, const struct gs_slice_ref *ref)
 	return rank;
 }
 
-#define NEEDS_MAX 64
-
-/* Reads every process's need record: stamps activity, serves the
- * pending ones, higher priority first. */
-static void scan_needs(struct gs_swapper *sw, int64_t now)
-{
-	struct gs_swap_need nd[NEEDS_MAX], one;
-	int rank[NEEDS_MAX], n = 0;
-	struct gs_proc_ref it = {.slot = -1};
-
-	while (gs_region_swap_need_next(sw->node->region, &it, &one)) {
-		if (one.seq == one.ack || n == NEEDS_MAX)
-			continue;
-		nd[n] = one;
-		rank[n] = need_rank(sw->node, &one.slice);
-		n++;
-	}
-	/* higher priority first (enum gs_priority grows with it) */
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && rank[j] > rank[j - 1]; j--) {
-			struct gs_swap_need t = nd[j];
-			int k = rank[j];
-
-			nd[j] = nd[j - 1];
-			rank[j] = rank[j - 1];
-			nd[j - 1] = t;
-			rank[j - 1] = k;
-		}
-	for (int i = 0; i < n; i++)
-		serve(sw, &nd[i], now);
-}
-
 /* Activity the processes stamped (allocations, needs), per slice. */
 static void stamp_activity(struct gs_swapper *sw, int64_t now)
 {
@@ -609,6 +598,54 @@ static void stamp_activity(struct gs_swapper *sw, int64_t now)
 		}
 		pthread_mutex_unlock(&node->lock);
 	}
+}
+
+#define NEEDS_MAX 64
+
+/* Reads every process's need record: stamps activity, serves the
+ * pending ones, higher priority first. */
+static void scan_needs(struct gs_swapper *sw, int64_t now)
+{
+	struct gs_swap_need nd[NEEDS_MAX], one;
+	int rank[NEEDS_MAX], n = 0;
+	struct gs_proc_ref it = {.slot = -1};
+
+	while (gs_region_swap_need_next(sw->node->region, &it, &one)) {
+		if (one.seq == one.ack || n == NEEDS_MAX)
+			continue;
+		nd[n] = one;
+		rank[n] = need_rank(sw->node, &one.slice);
+		n++;
+	}
+	/* forget the retry times of needs no longer pending (answered by
+	 * a newer one, or their process gone) */
+	for (int k = 0; k < sw->n_retry;) {
+		bool live = false;
+
+		for (int i = 0; i < n && !live; i++)
+			live = sw->retry[k].slot == nd[i].proc.slot &&
+			       sw->retry[k].gen == nd[i].proc.generation &&
+			       sw->retry[k].seq == nd[i].seq;
+		if (live)
+			k++;
+		else
+			sw->retry[k] = sw->retry[--sw->n_retry];
+	}
+	if (n > 0)
+		stamp_activity(sw, now);
+	/* higher priority first (enum gs_priority grows with it) */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && rank[j] > rank[j - 1]; j--) {
+			struct gs_swap_need t = nd[j];
+			int k = rank[j];
+
+			nd[j] = nd[j - 1];
+			rank[j] = rank[j - 1];
+			nd[j - 1] = t;
+			rank[j - 1] = k;
+		}
+	for (int i = 0; i < n; i++)
+		serve(sw, &nd[i], now);
 }
 
 /* Says why idle slices the idle tick left in stayed (host memory). */
@@ -661,6 +698,8 @@ static void idle_tick(struct gs_swapper *sw, int64_t now)
 		pthread_mutex_lock(&node->lock);
 		built = view_build(sw, g, now);
 		pthread_mutex_unlock(&node->lock);
+		if (built)
+			say_pins(sw);
 		if (!built || sw->v.n == 0 ||
 		    gs_swap_plan_idle(&sw->v.cfg, sw->v.s, sw->v.n, now, &plan,
 		                      &eb) != GS_OK)
@@ -694,10 +733,10 @@ static void *swapper_main(void *arg)
 
 		pthread_mutex_unlock(&sw->mu);
 		now = realtime_ns();
-		stamp_activity(sw, now);
 		scan_needs(sw, now);
 		if (realtime_ns() >= next_idle) {
 			now = realtime_ns();
+			stamp_activity(sw, now);
 			idle_tick(sw, now);
 			next_idle = now + IDLE_TICK_NS;
 		}
