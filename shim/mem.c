@@ -9,6 +9,9 @@
  *   reserve(size) --QUOTA--> CUDA_ERROR_OUT_OF_MEMORY (driver not called)
  *      | ok
  *   driver allocates --fails--> release(size), driver's error returned
+ *      |   (a slice that may swap, out of GPU memory for movable memory
+ *      |    or a context: first asks the daemon to swap others out and
+ *      |    tries again, swapneed.c)
  *      | ok
  *   [size known only now (pitch, arrays, contexts): reserve the rest or
  *    release the excess; over the cap -> undo the allocation, OOM]
@@ -825,6 +828,17 @@ static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
 	return r;
 }
 
+/*
+ * A context the GPU had no memory for (`r`), in a slice that may swap:
+ * asks the daemon for its cost (swapneed.c); true when it made room and
+ * the caller should try again.
+ */
+static bool ctx_room(const struct ctx_charge *c, CUresult r)
+{
+	return r == CUDA_ERROR_OUT_OF_MEMORY && c->dev >= 0 &&
+	       gs__swap_backed() && gs__swap_need(c->dev, c->est);
+}
+
 static CUresult undo_ctx(CUcontext ctx, CUdevice ord)
 {
 	(void)ord;
@@ -843,6 +857,8 @@ CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate(pctx, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate(pctx, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -860,6 +876,8 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -878,6 +896,8 @@ CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -896,6 +916,8 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -972,6 +994,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 			goto out;
 	}
 	r = gs__real.cuDevicePrimaryCtxRetain(pctx, dev);
+	for (int i = 0; first && i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuDevicePrimaryCtxRetain(pctx, dev);
 	if (r == CUDA_SUCCESS) {
 		__atomic_add_fetch(&primary_refs[dev], 1, __ATOMIC_RELAXED);
 		primary_ctx[dev] = *pctx;
