@@ -323,7 +323,10 @@ static gs_err move(struct gs_swapper *sw, const struct gs_slice_ref *ref,
 			return err;
 		if (rec.ack_seq == seq)
 			break;
-		if (realtime_ns() - t0 > MOVE_WAIT_NS)
+		/* gpusliced stopping does not wait for a slow answer: the
+		 * shim carries the request out regardless */
+		if (realtime_ns() - t0 > MOVE_WAIT_NS ||
+		    __atomic_load_n(&sw->stopping, __ATOMIC_ACQUIRE))
 			return GS_ERR_TIMEOUT;
 		(void)nanosleep(&ts, NULL);
 	}
@@ -790,7 +793,7 @@ void gs_swapper_destroy(struct gs_swapper *sw)
 	if (sw == NULL)
 		return;
 	pthread_mutex_lock(&sw->mu);
-	sw->stopping = true;
+	__atomic_store_n(&sw->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_signal(&sw->cv);
 	pthread_mutex_unlock(&sw->mu);
 	pthread_join(sw->thread, NULL);
