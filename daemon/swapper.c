@@ -513,16 +513,18 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 		snprintf(what, sizeof(what),
 		         "its process %d called the GPU while swapped out",
 		         (int)nd->pid);
-	if (nd->bytes > v->s[req].promised_bytes - (v->s[req].resident_bytes <
-	                                                    v->s[req].promised_bytes
-	                                                ? v->s[req].resident_bytes
-	                                                : v->s[req].promised_bytes)) {
-		/* past its own cap: the shim's books refuse that first; a
-		 * need that says otherwise is not believed */
-		say_refused(sw, req, what, "past the slice's own memory", now);
+	/* The shim charges the books before it calls the driver, so the
+	 * bytes a process asks for are in its slice's resident figure
+	 * already, and within its cap: more is not believed. They are not
+	 * on the GPU yet, so the policy weighs them as the need only. */
+	if (nd->bytes > v->s[req].resident_bytes) {
+		say_refused(sw, req, what,
+		            "more than its books hold (a need is charged to the slice first)",
+		            now);
 		answer(sw, nd, GS_ERR_NO_FIT);
 		return;
 	}
+	v->s[req].resident_bytes -= nd->bytes;
 	err = gs_swap_plan_request(&v->cfg, v->s, v->n, req, nd->bytes, now,
 	                           &plan, &eb);
 	if (err == GS_ERR_BUSY) {
