@@ -105,6 +105,10 @@ for s in ("c", "d"):
     r = p[s].cmd("check", timeout=300)
     if r["bad"] != 0 or r["err"] != 0:
         fail(f"{s} after the others came back: {r}")
+txt = subprocess.run([G, "show", "a"], capture_output=True, text=True,
+                     check=True).stdout
+if "the daemon's moves took" not in txt:
+    fail(f"show does not give the time of the daemon's moves: {txt}")
 ins = [e for e in events() if e["type"] == "swap.in"]
 if len(ins) < 2:
     fail(f"swap.in events: {ins}")
