@@ -122,8 +122,7 @@ static double mib(uint64_t b)
 
 /* The slice's activity record, made when first seen (then counted as
  * active: a new slice is not idle before idle_after). NULL: no memory. */
-static struct track *track_get(struct gs_swapper *sw, int64_t id,
-                               int64_t now)
+static struct track *track_get(struct gs_swapper *sw, int64_t id, int64_t now)
 {
 	for (int i = 0; i < sw->n; i++)
 		if (sw->t[i].id == id)
@@ -238,8 +237,8 @@ static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 		p->priority = s->spec.priority;
 		p->borrowing = s->borrowed;
 		p->last_active_ns = t->last_active_ns;
-		p->resident_since_ns = rec.last_in_ns ? (int64_t)rec.last_in_ns
-		                                      : s->created_ns;
+		p->resident_since_ns =
+		    rec.last_in_ns ? (int64_t)rec.last_in_ns : s->created_ns;
 		p->swap_allowed = s->spec.swap == GS_SWAP_ALLOW;
 		v->x[v->n].ref = ns->ref;
 		snprintf(v->x[v->n].name, sizeof(v->x[0].name), "%s", s->name);
@@ -331,14 +330,15 @@ static gs_err move(struct gs_swapper *sw, const struct gs_slice_ref *ref,
 		(void)nanosleep(&ts, NULL);
 	}
 	*took = realtime_ns() - t0;
-	*moved = verb == GS_SWAP_VERB_OUT
-	             ? rec.swapped_bytes - (rec.swapped_bytes > before.swapped_bytes
-	                                        ? before.swapped_bytes
-	                                        : rec.swapped_bytes)
-	             : before.swapped_bytes -
-	                   (before.swapped_bytes > rec.swapped_bytes
-	                        ? rec.swapped_bytes
-	                        : before.swapped_bytes);
+	*moved =
+	    verb == GS_SWAP_VERB_OUT
+	        ? rec.swapped_bytes - (rec.swapped_bytes > before.swapped_bytes
+	                                   ? before.swapped_bytes
+	                                   : rec.swapped_bytes)
+	        : before.swapped_bytes -
+	              (before.swapped_bytes > rec.swapped_bytes
+	                   ? rec.swapped_bytes
+	                   : before.swapped_bytes);
 	return rec.result;
 }
 
@@ -363,22 +363,22 @@ static gs_err carry_out(struct gs_swapper *sw, const struct gs_swap_plan *plan,
 		           out ? GS_SWAP_VERB_OUT : GS_SWAP_VERB_IN, &moved,
 		           &took);
 		if (err != GS_OK) {
-			gs_node_event(sw->node, "swap.failed", v->x[i].name,
-			              v->x[i].team, v->gpu,
-			              "swap-%s not made (%s): %s",
-			              out ? "out" : "in", reason, gs_strerror(err));
+			gs_node_event(
+			    sw->node, "swap.failed", v->x[i].name, v->x[i].team,
+			    v->gpu, "swap-%s not made (%s): %s",
+			    out ? "out" : "in", reason, gs_strerror(err));
 			gs_warn("swapper", "slice=%s gpu=%d swap-%s failed: %s",
 			        v->x[i].name, v->gpu, out ? "out" : "in",
 			        gs_strerror(err));
 			return err;
 		}
 		note_time(sw, v->s[i].id, m->dir, took);
-		gs_node_event(sw->node, out ? "swap.out" : "swap.in",
-		              v->x[i].name, v->x[i].team, v->gpu,
-		              "swapped %s %.0f MiB in %.0f ms: %s",
-		              out ? "out" : "in", mib(moved), (double)took / 1e6,
-		              reason);
-		gs_info("swapper", "slice=%s gpu=%d swapped %s %" PRIu64
+		gs_node_event(
+		    sw->node, out ? "swap.out" : "swap.in", v->x[i].name,
+		    v->x[i].team, v->gpu, "swapped %s %.0f MiB in %.0f ms: %s",
+		    out ? "out" : "in", mib(moved), (double)took / 1e6, reason);
+		gs_info("swapper",
+		        "slice=%s gpu=%d swapped %s %" PRIu64
 		        " bytes in %.1f ms: %s",
 		        v->x[i].name, v->gpu, out ? "out" : "in", moved,
 		        (double)took / 1e6, reason);
@@ -518,9 +518,10 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	 * already, and within its cap: more is not believed. They are not
 	 * on the GPU yet, so the policy weighs them as the need only. */
 	if (nd->bytes > v->s[req].resident_bytes) {
-		say_refused(sw, req, what,
-		            "more than its books hold (a need is charged to the slice first)",
-		            now);
+		say_refused(
+		    sw, req, what,
+		    "more than its books hold (a need is charged to the slice first)",
+		    now);
 		answer(sw, nd, GS_ERR_NO_FIT);
 		return;
 	}
@@ -528,9 +529,9 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	err = gs_swap_plan_request(&v->cfg, v->s, v->n, req, nd->bytes, now,
 	                           &plan, &eb);
 	if (err == GS_ERR_BUSY) {
-		bool keep = nd->bytes == 0 ||
-		            plan.retry_at_ns - (int64_t)nd->active_ns <
-		                NEED_KEEP_NS;
+		bool keep =
+		    nd->bytes == 0 ||
+		    plan.retry_at_ns - (int64_t)nd->active_ns < NEED_KEEP_NS;
 
 		if (keep) {
 			retry_set(sw, nd, plan.retry_at_ns);
@@ -542,7 +543,8 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	}
 	if (err != GS_OK) {
 		say_refused(sw, req, what,
-		            plan.why[0] ? plan.why : gs_errbuf_msg(&eb, err), now);
+		            plan.why[0] ? plan.why : gs_errbuf_msg(&eb, err),
+		            now);
 		/* A stopped process waits for its memory whatever the answer:
 		 * its need is asked again each idle tick, until others go
 		 * idle or leave. */
@@ -673,12 +675,13 @@ static void say_host_full(struct gs_swapper *sw,
 		    !gs_swap_is_movable(&v->cfg, &v->s[i], now, NULL) ||
 		    used + v->s[i].resident_bytes <= v->cfg.host_memory_bytes)
 			continue;
-		snprintf(why, sizeof(why),
-		         "its %.0f MiB would take the host memory for swapped contents past swap.host_memory (%.0f MiB held, %.0f MiB left)",
-		         mib(v->s[i].resident_bytes), mib(used),
-		         mib(v->cfg.host_memory_bytes > used
-		                 ? v->cfg.host_memory_bytes - used
-		                 : 0));
+		snprintf(
+		    why, sizeof(why),
+		    "its %.0f MiB would take the host memory for swapped contents past swap.host_memory (%.0f MiB held, %.0f MiB left)",
+		    mib(v->s[i].resident_bytes), mib(used),
+		    mib(v->cfg.host_memory_bytes > used
+		            ? v->cfg.host_memory_bytes - used
+		            : 0));
 		say_refused(sw, i, "idle, not swapped out", why, now);
 	}
 }
@@ -713,7 +716,8 @@ static void idle_tick(struct gs_swapper *sw, int64_t now)
 		if (plan.n_moves == 0)
 			continue;
 		snprintf(reason, sizeof(reason),
-		         "idle for %" PRId64 " s or more on an oversubscribed GPU",
+		         "idle for %" PRId64
+		         " s or more on an oversubscribed GPU",
 		         node->cfg->swap_idle_after_s);
 		(void)carry_out(sw, &plan, reason);
 	}
@@ -779,13 +783,15 @@ gs_err gs_swapper_create(struct gs_node *node, struct gs_swapper **out,
 		pthread_cond_destroy(&sw->cv);
 		pthread_mutex_destroy(&sw->mu);
 		free(sw);
-		return gs_fail(eb, GS_ERR_IO, "cannot start the swapper thread");
+		return gs_fail(eb, GS_ERR_IO,
+		               "cannot start the swapper thread");
 	}
-	gs_info("swapper",
-	        "acting on the swap policy: oversubscribe %.2f, idle_after %" PRId64
-	        " s, min_residency %" PRId64 " s, host_memory %" PRIu64 " bytes",
-	        cfg->swap_oversubscribe, cfg->swap_idle_after_s,
-	        cfg->swap_min_residency_s, cfg->swap_host_memory);
+	gs_info(
+	    "swapper",
+	    "acting on the swap policy: oversubscribe %.2f, idle_after %" PRId64
+	    " s, min_residency %" PRId64 " s, host_memory %" PRIu64 " bytes",
+	    cfg->swap_oversubscribe, cfg->swap_idle_after_s,
+	    cfg->swap_min_residency_s, cfg->swap_host_memory);
 	*out = sw;
 	return GS_OK;
 }

@@ -72,7 +72,8 @@ bool gs__swap_need(int dev, uint64_t bytes)
 void gs__swap_need_back(void)
 {
 	static uint64_t last;
-	uint64_t now = gs__now(), prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
+	uint64_t now = gs__now(),
+	         prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
 	uint32_t seq;
 	int dev, saved = errno;
 
@@ -92,7 +93,8 @@ void gs__swap_need_back(void)
 void gs__swap_active(void)
 {
 	static uint64_t last;
-	uint64_t now = gs__now(), prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
+	uint64_t now = gs__now(),
+	         prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
 
 	if (prev != 0 && now - prev < GS__ACTIVE_EVERY_NS)
 		return;

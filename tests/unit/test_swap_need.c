@@ -88,9 +88,9 @@ static void a_need_is_pending_until_the_daemon_answers_it(void **state)
 
 	assert_true(listed(f->r, &f->p, &nd));
 	assert_int_equal(nd.seq, nd.ack); /* nothing asked yet */
-	assert_int_equal(gs_region_swap_need(f->r, &f->p, f->dev, 64 * MiB,
-	                                     1000, &seq),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_need(f->r, &f->p, f->dev, 64 * MiB, 1000, &seq),
+	    GS_OK);
 	assert_true(listed(f->r, &f->p, &nd));
 	assert_int_equal(nd.seq, seq);
 	assert_true(nd.ack != seq);
@@ -103,9 +103,9 @@ static void a_need_is_pending_until_the_daemon_answers_it(void **state)
 	    gs_region_swap_need_result(f->r, &f->p, seq, &answered, &result),
 	    GS_OK);
 	assert_false(answered);
-	assert_int_equal(gs_region_swap_need_answer(f->r, &nd.proc, seq,
-	                                            GS_ERR_NO_FIT),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_need_answer(f->r, &nd.proc, seq, GS_ERR_NO_FIT),
+	    GS_OK);
 	assert_int_equal(
 	    gs_region_swap_need_result(f->r, &f->p, seq, &answered, &result),
 	    GS_OK);
@@ -122,25 +122,24 @@ static void a_newer_need_replaces_an_unanswered_one(void **state)
 	bool answered = true;
 	gs_err result = GS_ERR_IO;
 
-	assert_int_equal(gs_region_swap_need(f->r, &f->p, f->dev, 64 * MiB, 1,
-	                                     &first),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_need(f->r, &f->p, f->dev, 64 * MiB, 1, &first),
+	    GS_OK);
 	assert_int_equal(
 	    gs_region_swap_need(f->r, &f->p, f->dev, 0, 2, &second), GS_OK);
 	assert_true(second != first);
 	/* the daemon's answer to the first comes too late: dropped */
+	assert_int_equal(gs_region_swap_need_answer(f->r, &f->p, first, GS_OK),
+	                 GS_ERR_NOT_FOUND);
 	assert_int_equal(
-	    gs_region_swap_need_answer(f->r, &f->p, first, GS_OK),
-	    GS_ERR_NOT_FOUND);
-	assert_int_equal(gs_region_swap_need_result(f->r, &f->p, second,
-	                                            &answered, &result),
-	                 GS_OK);
+	    gs_region_swap_need_result(f->r, &f->p, second, &answered, &result),
+	    GS_OK);
 	assert_false(answered);
 	assert_int_equal(gs_region_swap_need_answer(f->r, &f->p, second, GS_OK),
 	                 GS_OK);
-	assert_int_equal(gs_region_swap_need_result(f->r, &f->p, second,
-	                                            &answered, &result),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_need_result(f->r, &f->p, second, &answered, &result),
+	    GS_OK);
 	assert_true(answered);
 	assert_int_equal(result, GS_OK);
 }
@@ -163,9 +162,9 @@ static void a_need_on_a_device_out_of_range_is_refused(void **state)
 
 	assert_int_equal(gs_region_swap_need(f->r, &f->p, -1, 1, 1, &seq),
 	                 GS_ERR_INVALID);
-	assert_int_equal(gs_region_swap_need(f->r, &f->p,
-	                                     GS_REGION_MAX_DEVICES, 1, 1, &seq),
-	                 GS_ERR_INVALID);
+	assert_int_equal(
+	    gs_region_swap_need(f->r, &f->p, GS_REGION_MAX_DEVICES, 1, 1, &seq),
+	    GS_ERR_INVALID);
 }
 
 static void needs_of_a_deleted_slice_are_not_listed(void **state)
@@ -174,9 +173,8 @@ static void needs_of_a_deleted_slice_are_not_listed(void **state)
 	struct gs_swap_need nd;
 	uint32_t seq;
 
-	assert_int_equal(gs_region_swap_need(f->r, &f->p, f->dev, 64 * MiB, 1,
-	                                     &seq),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_need(f->r, &f->p, f->dev, 64 * MiB, 1, &seq), GS_OK);
 	assert_int_equal(gs_region_slice_delete(f->r, &f->s, NULL), GS_OK);
 	/* the daemon serves no one for a slice that is gone */
 	assert_false(listed(f->r, &f->p, &nd));

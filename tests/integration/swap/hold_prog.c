@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#define SIG_BYTES (64u << 10)
+#define SIG_BYTES  (64u << 10)
 #define MAX_ALLOCS 4096
 
 static void *cu;
@@ -121,8 +121,9 @@ static void do_check(void)
 			for (size_t i = 0; i < SIG_BYTES / 4; i++)
 				bad += host[i] != sig(a, end, i);
 		}
-	printf("{\"check\": %d, \"bad\": %ld, \"err\": %d, \"seconds\": %.3f}\n",
-	       n_ptrs, bad, (int)err, now_s() - t0);
+	printf(
+	    "{\"check\": %d, \"bad\": %ld, \"err\": %d, \"seconds\": %.3f}\n",
+	    n_ptrs, bad, (int)err, now_s() - t0);
 }
 
 int main(void)
@@ -140,8 +141,7 @@ int main(void)
 	mem_free = (CUresult(*)(CUdeviceptr))sym("cuMemFree_v2");
 	htod = (CUresult(*)(CUdeviceptr, const void *, size_t))sym(
 	    "cuMemcpyHtoD_v2");
-	dtoh = (CUresult(*)(void *, CUdeviceptr, size_t))sym(
-	    "cuMemcpyDtoH_v2");
+	dtoh = (CUresult(*)(void *, CUdeviceptr, size_t))sym("cuMemcpyDtoH_v2");
 	if (((CUresult(*)(unsigned))sym("cuInit"))(0) != CUDA_SUCCESS ||
 	    ((CUresult(*)(CUdevice *, int))sym("cuDeviceGet"))(&dev, 0) !=
 	        CUDA_SUCCESS ||
