@@ -615,7 +615,7 @@ static void scan_needs(struct gs_swapper *sw, int64_t now)
 {
 	struct gs_swap_need nd[NEEDS_MAX], one;
 	int rank[NEEDS_MAX], n = 0;
-	struct gs_proc_ref it = {.slot = -1};
+	struct gs_proc_ref it = {.slot = GS_REGION_NEED_NO_SCAN};
 
 	while (gs_region_swap_need_next(sw->node->region, &it, &one)) {
 		if (one.seq == one.ack || n == NEEDS_MAX)

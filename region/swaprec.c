@@ -287,7 +287,9 @@ bool gs_region_swap_need_next(struct gs_region *r, struct gs_proc_ref *it,
 {
 	int next = it->slot + 1, nown;
 
-	if (it->slot < 0) {
+	if (it->slot == GS_REGION_NEED_NO_SCAN) {
+		next = 0;
+	} else if (it->slot < 0) {
 		gs__owners_scan(r);
 		next = 0;
 	}

@@ -109,10 +109,13 @@ gs_err gs_region_swap_active(struct gs_region *r, const struct gs_proc_ref *p,
                              uint64_t now_ns);
 /*
  * For the daemon: iterates over the live processes' need records (start
- * with it->slot = -1; false when there are no more). Only a process whose
- * owner file serves its slice is listed (a tenant cannot post a need for
- * another tenant's slice). OUT: *it, *out.
+ * with it->slot = -1, which also looks for owner files made since the
+ * last look, or GS_REGION_NEED_NO_SCAN, which does not: for frequent
+ * polls; false when there are no more). Only a process whose owner file
+ * serves its slice is listed (a tenant cannot post a need for another
+ * tenant's slice). OUT: *it, *out.
  */
+#define GS_REGION_NEED_NO_SCAN (-2)
 bool gs_region_swap_need_next(struct gs_region *r, struct gs_proc_ref *it,
                               struct gs_swap_need *out);
 /* For the daemon: answers process `p`'s need `seq` with `result` (dropped

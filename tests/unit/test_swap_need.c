@@ -155,6 +155,21 @@ static void activity_stamps_are_listed(void **state)
 	assert_int_equal(nd.seq, nd.ack); /* a stamp is no need */
 }
 
+static void a_poll_without_a_scan_lists_the_known_owner_files(void **state)
+{
+	struct fx *f = *state;
+	struct gs_swap_need nd;
+	struct gs_proc_ref it = {.slot = GS_REGION_NEED_NO_SCAN};
+	uint32_t seq;
+	bool found = false;
+
+	assert_int_equal(
+	    gs_region_swap_need(f->r, &f->p, f->dev, 2 * MiB, 7, &seq), GS_OK);
+	while (gs_region_swap_need_next(f->r, &it, &nd))
+		found = found || (nd.proc.slot == f->p.slot && nd.seq == seq);
+	assert_true(found);
+}
+
 static void a_need_on_a_device_out_of_range_is_refused(void **state)
 {
 	struct fx *f = *state;
@@ -187,6 +202,7 @@ int main(void)
 	    T(a_need_is_pending_until_the_daemon_answers_it),
 	    T(a_newer_need_replaces_an_unanswered_one),
 	    T(activity_stamps_are_listed),
+	    T(a_poll_without_a_scan_lists_the_known_owner_files),
 	    T(a_need_on_a_device_out_of_range_is_refused),
 	    T(needs_of_a_deleted_slice_are_not_listed),
 	};
