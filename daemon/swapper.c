@@ -68,7 +68,8 @@ struct track {
 	int64_t said_ns;        /* the last refusal said */
 	char said[GS_SWAP_WHY_MAX];
 	bool pin_said;
-	bool seen; /* in this pass (pruning) */
+	bool seen;    /* in this pass (pruning) */
+	bool movable; /* a process of it holds movable memory */
 };
 
 struct retry {
@@ -239,7 +240,10 @@ static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 		p->last_active_ns = t->last_active_ns;
 		p->resident_since_ns =
 		    rec.last_in_ns ? (int64_t)rec.last_in_ns : s->created_ns;
-		p->swap_allowed = s->spec.swap == GS_SWAP_ALLOW;
+		/* a slice whose processes hold no movable memory (none
+		 * made a movable allocation) has nothing a swap-out moves:
+		 * nobody would answer */
+		p->swap_allowed = s->spec.swap == GS_SWAP_ALLOW && t->movable;
 		v->x[v->n].ref = ns->ref;
 		snprintf(v->x[v->n].name, sizeof(v->x[0].name), "%s", s->name);
 		snprintf(v->x[v->n].team, sizeof(v->x[0].team), "%s", s->team);
@@ -577,18 +581,19 @@ static int need_rank(struct gs_node *node, const struct gs_slice_ref *ref)
 	return rank;
 }
 
-/* Activity the processes stamped (allocations, needs), per slice. */
+/* Activity the processes stamped (allocations, needs), and whether any
+ * holds movable memory, per slice. */
 static void stamp_activity(struct gs_swapper *sw, int64_t now)
 {
 	struct gs_swap_need one;
 	struct gs_proc_ref it = {.slot = -1};
 	struct gs_node *node = sw->node;
 
+	for (int i = 0; i < sw->n; i++)
+		sw->t[i].movable = false;
 	while (gs_region_swap_need_next(node->region, &it, &one)) {
 		int64_t at = (int64_t)one.active_ns;
 
-		if (at == 0)
-			continue;
 		if (at > now)
 			at = now; /* a stamp from the future is not believed */
 		pthread_mutex_lock(&node->lock);
@@ -602,6 +607,8 @@ static void stamp_activity(struct gs_swapper *sw, int64_t now)
 			t = track_get(sw, ns->s.id, now);
 			if (t != NULL && at > t->last_active_ns)
 				t->last_active_ns = at;
+			if (t != NULL && (one.flags & GS_SWAP_PROC_MOVABLE))
+				t->movable = true;
 		}
 		pthread_mutex_unlock(&node->lock);
 	}

@@ -260,7 +260,9 @@ struct gs_ru_proc {
 	int32_t need_dev;    /* region device index */
 	uint64_t need_bytes; /* more bytes wanted on the GPU; 0: come back in */
 	uint64_t active_ns;  /* CLOCK_REALTIME of a GPU call it stamped */
-	uint8_t reserved[24];
+	uint32_t swap_flags; /* GS_SWAP_PROC_* */
+	uint32_t reserved1;
+	uint8_t reserved[16];
 };
 static_assert(sizeof(struct gs_ru_proc) == 128, "gs_ru_proc layout");
 

@@ -265,6 +265,21 @@ gs_err gs_region_swap_active(struct gs_region *r, const struct gs_proc_ref *p,
 	return GS_OK;
 }
 
+gs_err gs_region_swap_movable(struct gs_region *r,
+                              const struct gs_proc_ref *p)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	gs_err err;
+
+	pr = own_proc_lock(r, p, &o, &err);
+	if (pr == NULL)
+		return err;
+	pr->swap_flags |= GS_SWAP_PROC_MOVABLE;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
 /* Whether entry `pr` of owner file `o` may speak for its slice: live, and
  * its slice live at its generation and served by `o`. Lock held. */
 static bool need_trusted(struct gs_region *r, const struct gs_own *o,
@@ -321,6 +336,7 @@ bool gs_region_swap_need_next(struct gs_region *r, struct gs_proc_ref *it,
 			out->dev = p->need_dev;
 			out->bytes = p->need_bytes;
 			out->active_ns = p->active_ns;
+			out->flags = p->swap_flags;
 			gs__own_unlock(r, o);
 			return true;
 		}

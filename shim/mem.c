@@ -162,6 +162,8 @@ static CUresult swap_alloc(int dev, CUdeviceptr *dptr, size_t bytes)
 	                dev >= 0 && gs__swap_need(dev, bytes);
 	     i++)
 		r = gs__swap_alloc(dptr, bytes);
+	if (r == CUDA_SUCCESS)
+		gs__swap_movable();
 	return r;
 }
 

@@ -290,6 +290,8 @@ bool gs__swap_need(int dev, uint64_t bytes);
 void gs__swap_need_back(void);
 /* Stamps this process's activity for the daemon (rate-limited). */
 void gs__swap_active(void);
+/* Tells the daemon this process holds movable memory (once). */
+void gs__swap_movable(void);
 /* The stop: a GPU call waits here while the process's memory is out
  * (gs__g.swap_stopped: from the start of a swap-out to the end of the
  * swap-in). */

@@ -7,7 +7,8 @@
  * tries again, or answers out-of-memory as without swap. A process
  * stopped because its own memory is out (swap.c) posts a need of 0: its
  * contents back. Allocations also stamp the process's activity, which
- * the daemon reads as the slice's last GPU call.
+ * the daemon reads as the slice's last GPU call, and the first movable
+ * one says the process holds memory a swap-out would move.
  *
  * Owns nothing but a rate limit: a stopped process repeats its need at
  * most once per GS__BACK_EVERY_NS, an activity stamp is written at most
@@ -88,6 +89,16 @@ void gs__swap_need_back(void)
 		                          dev >= 0 ? dev : 0, 0, realtime_ns(),
 		                          &seq);
 	errno = saved;
+}
+
+void gs__swap_movable(void)
+{
+	static bool said;
+
+	if (__atomic_load_n(&said, __ATOMIC_RELAXED) || gs__g.region == NULL)
+		return;
+	if (gs_region_swap_movable(gs__g.region, &gs__g.proc) == GS_OK)
+		__atomic_store_n(&said, true, __ATOMIC_RELAXED);
 }
 
 void gs__swap_active(void)

@@ -82,6 +82,11 @@ gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
  *     shim: gs_region_swap_need --> seq        daemon: gs_region_swap_need_next
  *           gs_region_swap_need_result <-- ack = seq, result  <-- ..._need_answer
  */
+/* gs_swap_need.flags: the process holds movable memory (its shim answers
+ * swap requests); a slice none of whose processes does has nothing that
+ * a swap-out would move. */
+#define GS_SWAP_PROC_MOVABLE 1u
+
 struct gs_swap_need {
 	struct gs_proc_ref proc;
 	struct gs_slice_ref slice;
@@ -91,6 +96,7 @@ struct gs_swap_need {
 	int dev;            /* region device index */
 	uint64_t bytes;     /* more bytes wanted; 0: come back in */
 	uint64_t active_ns; /* CLOCK_REALTIME of its last stamped call; 0 */
+	uint32_t flags;     /* GS_SWAP_PROC_* */
 };
 
 /* For a process's shim: posts a need of `bytes` more on region device
@@ -104,6 +110,9 @@ gs_err gs_region_swap_need(struct gs_region *r, const struct gs_proc_ref *p,
 gs_err gs_region_swap_need_result(struct gs_region *r,
                                   const struct gs_proc_ref *p, uint32_t seq,
                                   bool *answered, gs_err *result);
+/* For a process's shim: it holds movable memory (GS_SWAP_PROC_MOVABLE). */
+gs_err gs_region_swap_movable(struct gs_region *r,
+                              const struct gs_proc_ref *p);
 /* For a process's shim: stamps a GPU call at `now_ns` (CLOCK_REALTIME). */
 gs_err gs_region_swap_active(struct gs_region *r, const struct gs_proc_ref *p,
                              uint64_t now_ns);

@@ -15,11 +15,17 @@ def fail(msg):
 
 
 class Hold:
-    def __init__(self, slice, env=None):
+    def __init__(self, slice, env=None, uid=None):
         self.slice = slice
         self.log = f"{os.environ['WORK']}/{slice}.shim.log"
         e = dict(os.environ, GPUSLICE_LOG="debug:" + self.log, **(env or {}))
-        self.p = subprocess.Popen([G, "run", "--slice", slice, "--",
+        # uid: run as that tenant (no groups), as the security tests do
+        pre = [] if uid is None else [
+            "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "env", "HOME=/"]
+        if uid is not None:
+            e["GPUSLICE_LOG"] = "warn"  # its log file is not its to write
+        self.p = subprocess.Popen(pre + [G, "run", "--slice", slice, "--",
                                    B + "/tests/gs-swap-hold"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, env=e)
