@@ -1,7 +1,8 @@
 /*
  * show_swap.c - the "swap:" lines of `gpuslice show` (docs/swap.md):
  * the slice's swap mode, where its promised memory is (resident on the
- * GPU, swapped to host memory), its swap counts, and why it cannot swap
+ * GPU, swapped to host memory), its swap counts, the time the daemon's
+ * moves of it took (once it made one), and why it cannot swap
  * when something pins it. Prints nothing for a daemon that sends no
  * "swap" object (one from before swap).
  */
@@ -29,6 +30,13 @@ void gs_cli_show_swap(json_t *sw)
 	    "swap:        %s; %s resident of %s promised, %s swapped; swap-outs %lld, swap-ins %lld\n",
 	    gs_client_str(sw, "mode"), res, prom, swp,
 	    gs_client_int(sw, "swap_outs"), gs_client_int(sw, "swap_ins"));
+	if (json_is_number(json_object_get(sw, "last_swap_out_seconds")) ||
+	    json_is_number(json_object_get(sw, "last_swap_in_seconds")))
+		printf("             the daemon's moves took %.2f s out, %.2f s in (the last: %.2f s out, %.2f s in)\n",
+		       json_number_value(json_object_get(sw, "swap_out_seconds_total")),
+		       json_number_value(json_object_get(sw, "swap_in_seconds_total")),
+		       json_number_value(json_object_get(sw, "last_swap_out_seconds")),
+		       json_number_value(json_object_get(sw, "last_swap_in_seconds")));
 	pinned = json_string_value(json_object_get(sw, "pinned"));
 	if (pinned)
 		printf("             cannot swap: %s\n", pinned);

@@ -211,13 +211,17 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 		    {"gpuslice_slice_memory_promised_bytes", "gauge",
 		     "GPU memory promised to the slice (its cap; docs/swap.md)"},
 		    {"gpuslice_slice_memory_resident_bytes", "gauge",
-		     "of the promised memory, what is on the GPU (promised less swapped; equal to promised until the swap mechanism is built)"},
+		     "of the promised memory, what is not swapped out (promised less swapped)"},
 		    {"gpuslice_slice_memory_swapped_bytes", "gauge",
-		     "of the promised memory, what is swapped out to host memory (0 until the swap mechanism is built)"},
+		     "of the promised memory, what is swapped out to host memory"},
 		    {"gpuslice_slice_swap_outs_total", "counter",
 		     "times the slice's memory was swapped out to host memory"},
 		    {"gpuslice_slice_swap_ins_total", "counter",
 		     "times the slice's memory was swapped back in"},
+		    {"gpuslice_slice_swap_out_seconds_total", "counter",
+		     "time the daemon's swap-outs of the slice took, request to answer"},
+		    {"gpuslice_slice_swap_in_seconds_total", "counter",
+		     "time the daemon's swap-ins of the slice took, request to answer"},
 		};
 		for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 			head(&b, fam[f].name, fam[f].type, fam[f].help);
@@ -320,6 +324,12 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 					break;
 				case 20:
 					v = (double)r->s.swap.swap_ins;
+					break;
+				case 21:
+					v = (double)r->s.swap.out_ns_total / 1e9;
+					break;
+				case 22:
+					v = (double)r->s.swap.in_ns_total / 1e9;
 					break;
 				}
 				put(&b, "%s{%s} %.17g\n", fam[f].name, lab, v);

@@ -7,6 +7,7 @@
  * around a loop):
  *
  *   api/, reconcile.c, watchdog.c, metrics.c    (main.c on top)
+ *   swapper.c (under reconcile.c)
  *   create.c (decide)  recovery.c (start, housekeeping)  lifecycle.c
  *   actor.c (carry out the plans)
  *   remove.c (a slice's way out)

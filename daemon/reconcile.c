@@ -31,6 +31,7 @@
 #include "gs/log.h"
 #include "gs/mps.h"
 #include "node_int.h"
+#include "swapper.h"
 
 #define MPS_MAX      (GS_GPUS_MAX * (GS_GPU_MIG_MAX + 1))
 
@@ -49,6 +50,7 @@ struct mps_dev {
 
 struct gs_reconciler {
 	struct gs_node *node;
+	struct gs_swapper *swapper; /* NULL unless swap oversubscribes */
 	pthread_mutex_t lock;
 	int n;
 	struct mps_dev dev[MPS_MAX];
@@ -70,10 +72,16 @@ gs_err gs_reconciler_create(struct gs_node *node, struct gs_reconciler **out,
                             struct gs_errbuf *eb)
 {
 	struct gs_reconciler *r = calloc(1, sizeof(*r));
+	gs_err err;
 
 	if (r == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	r->node = node;
+	err = gs_swapper_create(node, &r->swapper, eb);
+	if (err != GS_OK) {
+		free(r);
+		return err;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	gs_node_set_mps_starter(node, mps_ensure, r);
 	mps_adopt_all(r);
@@ -85,6 +93,7 @@ void gs_reconciler_destroy(struct gs_reconciler *r)
 {
 	if (r == NULL)
 		return;
+	gs_swapper_destroy(r->swapper);
 	gs_node_set_mps_starter(r->node, NULL, NULL);
 	mps_stop_unwanted(r);
 	pthread_mutex_destroy(&r->lock);

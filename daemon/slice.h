@@ -85,6 +85,10 @@ struct gs_slice_swap {
 	uint64_t swap_outs, swap_ins;
 	int64_t last_out_ns, last_in_ns; /* CLOCK_REALTIME; 0: never */
 	char pinned[96]; /* why it cannot swap (gs/swap.h); "" when it can */
+	/* the moves the daemon made (swapper.c): time taken, in total and
+	 * by the last of each */
+	uint64_t out_ns_total, in_ns_total;
+	int64_t last_out_took_ns, last_in_took_ns;
 };
 
 struct gs_slice {

@@ -252,7 +252,17 @@ struct gs_ru_proc {
 	/* what this process's answers put in its slice's swapped bytes
 	 * (swaprec.c): taken off again when its slot is freed */
 	uint64_t swapped_bytes;
-	uint8_t reserved[56];
+	/* its need for GPU memory (swaprec.c, gs_region_swap_need): the
+	 * process bumps need_seq, the daemon answers with need_ack */
+	uint32_t need_seq;
+	uint32_t need_ack;
+	int32_t need_result; /* gs_err of the last answer */
+	int32_t need_dev;    /* region device index */
+	uint64_t need_bytes; /* more bytes wanted on the GPU; 0: come back in */
+	uint64_t active_ns;  /* CLOCK_REALTIME of a GPU call it stamped */
+	uint32_t swap_flags; /* GS_SWAP_PROC_* */
+	uint32_t reserved1;
+	uint8_t reserved[16];
 };
 static_assert(sizeof(struct gs_ru_proc) == 128, "gs_ru_proc layout");
 

@@ -4,6 +4,9 @@
  * (struct gs_ru_swap, under the owner file's lock, reset with the books
  * when the slice's generation changes).
  *
+ * Also each process's need for GPU memory and its activity stamp (in its
+ * own process entry, struct gs_ru_proc), which the daemon serves.
+ *
  * Calls lock.c, owner.c, usage.c and util.c.
  */
 #include "region_int.h"
@@ -180,4 +183,192 @@ gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
 	__atomic_store_n(&w->ack_seq, seq, __ATOMIC_RELEASE);
 	gs__own_unlock(r, o);
 	return GS_OK;
+}
+
+/* ---- a process's need (memory on demand) ------------------------------ */
+
+/* This process's own entry, its owner file locked; NULL when gone. */
+static struct gs_ru_proc *own_proc_lock(struct gs_region *r,
+                                        const struct gs_proc_ref *p,
+                                        struct gs_own **o, gs_err *err)
+{
+	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
+
+	*err = GS_ERR_NOT_FOUND;
+	if (pr == NULL || r->me < 0)
+		return NULL;
+	*o = &r->own[r->me];
+	*err = gs__own_lock(r, *o);
+	if (*err != GS_OK)
+		return NULL;
+	if (pr->state != GS_RU_PROC_LIVE || pr->generation != p->generation) {
+		gs__own_unlock(r, *o);
+		*err = GS_ERR_NOT_FOUND;
+		return NULL;
+	}
+	return pr;
+}
+
+gs_err gs_region_swap_need(struct gs_region *r, const struct gs_proc_ref *p,
+                           int dev, uint64_t bytes, uint64_t now_ns,
+                           uint32_t *seq)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	gs_err err;
+
+	if (dev < 0 || dev >= GS_REGION_MAX_DEVICES)
+		return GS_ERR_INVALID;
+	pr = own_proc_lock(r, p, &o, &err);
+	if (pr == NULL)
+		return err;
+	pr->need_dev = dev;
+	pr->need_bytes = bytes;
+	pr->active_ns = now_ns;
+	/* 0 is "never asked": skip it when the counter wraps */
+	pr->need_seq = pr->need_seq + 1 ? pr->need_seq + 1 : 1;
+	*seq = pr->need_seq;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
+gs_err gs_region_swap_need_result(struct gs_region *r,
+                                  const struct gs_proc_ref *p, uint32_t seq,
+                                  bool *answered, gs_err *result)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	gs_err err;
+
+	pr = own_proc_lock(r, p, &o, &err);
+	if (pr == NULL)
+		return err;
+	*answered = pr->need_ack == seq;
+	if (*answered)
+		*result = (gs_err)pr->need_result;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
+gs_err gs_region_swap_active(struct gs_region *r, const struct gs_proc_ref *p,
+                             uint64_t now_ns)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	gs_err err;
+
+	pr = own_proc_lock(r, p, &o, &err);
+	if (pr == NULL)
+		return err;
+	pr->active_ns = now_ns;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
+gs_err gs_region_swap_movable(struct gs_region *r,
+                              const struct gs_proc_ref *p)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	gs_err err;
+
+	pr = own_proc_lock(r, p, &o, &err);
+	if (pr == NULL)
+		return err;
+	pr->swap_flags |= GS_SWAP_PROC_MOVABLE;
+	gs__own_unlock(r, o);
+	return GS_OK;
+}
+
+/* Whether entry `pr` of owner file `o` may speak for its slice: live, and
+ * its slice live at its generation and served by `o`. Lock held. */
+static bool need_trusted(struct gs_region *r, const struct gs_own *o,
+                         const struct gs_ru_proc *pr)
+{
+	const struct gs_rl_slice *sl;
+
+	if (pr->state != GS_RU_PROC_LIVE || pr->slice < 0 ||
+	    pr->slice >= GS_REGION_MAX_SLICES)
+		return false;
+	sl = &r->rl->slice[pr->slice];
+	return __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == GS_RL_LIVE &&
+	       __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) ==
+	           pr->slice_gen &&
+	       gs__own_serves(o, sl, pr->slice);
+}
+
+bool gs_region_swap_need_next(struct gs_region *r, struct gs_proc_ref *it,
+                              struct gs_swap_need *out)
+{
+	int next = it->slot + 1, nown;
+
+	if (it->slot == GS_REGION_NEED_NO_SCAN) {
+		next = 0;
+	} else if (it->slot < 0) {
+		gs__owners_scan(r);
+		next = 0;
+	}
+	nown = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
+	for (int k = next / GS_REGION_MAX_PROCS; k < nown; k++) {
+		struct gs_own *o = &r->own[k];
+		int i0 = k == next / GS_REGION_MAX_PROCS
+		             ? next % GS_REGION_MAX_PROCS
+		             : 0;
+
+		if (gs__own_lock(r, o) != GS_OK)
+			continue;
+		for (int i = i0; i < GS_REGION_MAX_PROCS; i++) {
+			const struct gs_ru_proc *p = &o->ro->proc[i];
+
+			if (!need_trusted(r, o, p))
+				continue;
+			memset(out, 0, sizeof(*out));
+			it->slot = k * GS_REGION_MAX_PROCS + i;
+			it->reserved = 0;
+			it->generation = p->generation;
+			out->proc = *it;
+			out->slice.slot = p->slice;
+			out->slice.generation = p->slice_gen;
+			out->pid = p->pid;
+			out->seq = p->need_seq;
+			out->ack = p->need_ack;
+			out->result = (gs_err)p->need_result;
+			out->dev = p->need_dev;
+			out->bytes = p->need_bytes;
+			out->active_ns = p->active_ns;
+			out->flags = p->swap_flags;
+			gs__own_unlock(r, o);
+			return true;
+		}
+		gs__own_unlock(r, o);
+	}
+	return false;
+}
+
+gs_err gs_region_swap_need_answer(struct gs_region *r,
+                                  const struct gs_proc_ref *p, uint32_t seq,
+                                  gs_err result)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	gs_err err = GS_ERR_NOT_FOUND;
+	int i, k = gs__ref_own(r, p, &i);
+
+	if (k < 0)
+		return GS_ERR_NOT_FOUND;
+	o = &r->own[k];
+	err = gs__own_lock(r, o);
+	if (err != GS_OK)
+		return err;
+	pr = &o->ro->proc[i];
+	if (pr->state == GS_RU_PROC_LIVE && pr->generation == p->generation &&
+	    pr->need_seq == seq) {
+		pr->need_result = (int32_t)result;
+		__atomic_store_n(&pr->need_ack, seq, __ATOMIC_RELEASE);
+		err = GS_OK;
+	} else {
+		err = GS_ERR_NOT_FOUND;
+	}
+	gs__own_unlock(r, o);
+	return err;
 }

@@ -9,6 +9,9 @@
  *   reserve(size) --QUOTA--> CUDA_ERROR_OUT_OF_MEMORY (driver not called)
  *      | ok
  *   driver allocates --fails--> release(size), driver's error returned
+ *      |   (a slice that may swap, out of GPU memory for movable memory
+ *      |    or a context: first asks the daemon to swap others out and
+ *      |    tries again, swapneed.c)
  *      | ok
  *   [size known only now (pitch, arrays, contexts): reserve the rest or
  *    release the excess; over the cap -> undo the allocation, OOM]
@@ -141,6 +144,29 @@ static bool tracked(int *dev, CUdevice *ord)
 
 /* ---- plain, pitch, managed -------------------------------------------- */
 
+/* Tries a movable allocation after the daemon made room, this often. */
+#define GS__NEED_TRIES 3
+
+/*
+ * A movable allocation of `bytes` on region device `dev`. When the GPU
+ * has no memory for it (the slice's cap was checked before), asks the
+ * daemon to make room by swapping other slices out (swapneed.c) and tries
+ * again; out-of-memory when it cannot.
+ */
+static CUresult swap_alloc(int dev, CUdeviceptr *dptr, size_t bytes)
+{
+	CUresult r = gs__swap_alloc(dptr, bytes);
+
+	gs__swap_active();
+	for (int i = 0; r == CUDA_ERROR_OUT_OF_MEMORY && i < GS__NEED_TRIES &&
+	                dev >= 0 && gs__swap_need(dev, bytes);
+	     i++)
+		r = gs__swap_alloc(dptr, bytes);
+	if (r == CUDA_SUCCESS)
+		gs__swap_movable();
+	return r;
+}
+
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	int saved = errno, dev;
@@ -153,7 +179,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		return gs__real.cuMemAlloc_v2(dptr, bytesize);
 	r = reserve(dev, bytes);
 	if (r == CUDA_SUCCESS) {
-		r = gs__swap_backed() ? gs__swap_alloc(dptr, bytesize)
+		r = gs__swap_backed() ? swap_alloc(dev, dptr, bytesize)
 		                      : gs__real.cuMemAlloc_v2(dptr, bytesize);
 		if (r == CUDA_SUCCESS)
 			commit(GS__ALLOC_PTR, *dptr, bytes, dev, current_ctx());
@@ -177,7 +203,7 @@ static CUresult alloc_pitch(CUdeviceptr *dptr, size_t *pPitch, size_t width,
 	    (elem != 4 && elem != 8 && elem != 16))
 		return gs__real.cuMemAllocPitch_v2(dptr, pPitch, width, height,
 		                                   elem);
-	r = gs__swap_alloc(dptr, pitch * height);
+	r = swap_alloc(gs__dev_current(NULL), dptr, pitch * height);
 	if (r == CUDA_SUCCESS)
 		*pPitch = pitch;
 	return r;
@@ -823,6 +849,17 @@ static CUresult ctx_end(struct ctx_charge *c, CUresult r, CUcontext ctx,
 	return r;
 }
 
+/*
+ * A context the GPU had no memory for (`r`), in a slice that may swap:
+ * asks the daemon for its cost (swapneed.c); true when it made room and
+ * the caller should try again.
+ */
+static bool ctx_room(const struct ctx_charge *c, CUresult r)
+{
+	return r == CUDA_ERROR_OUT_OF_MEMORY && c->dev >= 0 &&
+	       gs__swap_backed() && gs__swap_need(c->dev, c->est);
+}
+
 static CUresult undo_ctx(CUcontext ctx, CUdevice ord)
 {
 	(void)ord;
@@ -841,6 +878,8 @@ CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate(pctx, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate(pctx, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -858,6 +897,8 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate_v2(pctx, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -876,6 +917,8 @@ CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -894,6 +937,8 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
 		return r;
 	gs__launch_ctx_leaving(NULL);
 	r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
+	for (int i = 0; i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
 	r = ctx_end(&c, r, r == CUDA_SUCCESS ? *pctx : NULL, undo_ctx, NULL);
 	gs__launch_ctx_current(r == CUDA_SUCCESS ? *pctx : NULL);
 	return r;
@@ -971,6 +1016,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 			goto out;
 	}
 	r = gs__real.cuDevicePrimaryCtxRetain(pctx, dev);
+	for (int i = 0; first && i < GS__NEED_TRIES && ctx_room(&c, r); i++)
+		r = gs__real.cuDevicePrimaryCtxRetain(pctx, dev);
 	if (r == CUDA_SUCCESS) {
 		__atomic_add_fetch(&primary_refs[dev], 1, __ATOMIC_RELAXED);
 		primary_ctx[dev] = *pctx;

@@ -287,6 +287,16 @@ bool gs__swap_free(CUdeviceptr p, CUresult *r);
 CUresult gs__swap_out(uint64_t *bytes);
 CUresult gs__swap_in(uint64_t *bytes);
 void gs__swap_wait_slow(void);
+/* swapneed.c (memory on demand, gs/region_swap.h): asks the daemon for
+ * `bytes` more on region device `dev` and waits, bounded; true when it
+ * made room (try again). */
+bool gs__swap_need(int dev, uint64_t bytes);
+/* A stopped process asks for its memory back (not waited on). */
+void gs__swap_need_back(void);
+/* Stamps this process's activity for the daemon (rate-limited). */
+void gs__swap_active(void);
+/* Tells the daemon this process holds movable memory (once). */
+void gs__swap_movable(void);
 /* The stop: a GPU call waits here while the process's memory is out
  * (gs__g.swap_stopped: from the start of a swap-out to the end of the
  * swap-in). */

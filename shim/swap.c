@@ -640,6 +640,7 @@ CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 
 void gs__swap_wait_slow(void)
 {
+	gs__swap_need_back();
 	(void)pthread_mutex_lock(&mu);
 	while (gs__g.swap_stopped)
 		(void)pthread_cond_wait(&back_cv, &mu);

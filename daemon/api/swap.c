@@ -5,8 +5,8 @@
  * Promised is the slice's memory cap; swapped what its processes hold in
  * host memory (gs_slice_swap, copied from the slice's swap record in the
  * region, which its shims write); resident the rest. The shims move
- * memory when asked (`gpuslice swap`); the daemon's policy does not ask
- * yet, and "mechanism" says so.
+ * memory when asked: by the daemon's swapper (swapper.c, which also
+ * keeps the time its moves took) or by hand (`gpuslice swap`).
  */
 #include "api_int.h"
 
@@ -43,8 +43,20 @@ json_t *gs__api_swap_json(const struct gs_slice *s)
 	json_object_set_new(o, "pinned",
 	                    s->swap.pinned[0] ? json_string(s->swap.pinned)
 	                                      : json_null());
+	json_object_set_new(o, "swap_out_seconds_total",
+	                    json_real((double)s->swap.out_ns_total / 1e9));
+	json_object_set_new(o, "swap_in_seconds_total",
+	                    json_real((double)s->swap.in_ns_total / 1e9));
+	json_object_set_new(o, "last_swap_out_seconds",
+	                    s->swap.last_out_took_ns
+	                        ? json_real((double)s->swap.last_out_took_ns / 1e9)
+	                        : json_null());
+	json_object_set_new(o, "last_swap_in_seconds",
+	                    s->swap.last_in_took_ns
+	                        ? json_real((double)s->swap.last_in_took_ns / 1e9)
+	                        : json_null());
 	json_object_set_new(
 	    o, "mechanism",
-	    json_string("shim-only: memory moves on request (gpuslice swap); the policy does not act yet"));
+	    json_string("daemon: idle slices swapped out, processes' needs served (docs/swap.md); gpuslice swap moves memory by hand"));
 	return o;
 }

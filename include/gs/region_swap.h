@@ -8,6 +8,7 @@
 #ifndef GS_REGION_SWAP_H
 #define GS_REGION_SWAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gs/err.h"
@@ -63,5 +64,73 @@ gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
                              uint32_t seq, enum gs_swap_verb verb,
                              gs_err result, uint64_t bytes,
                              enum gs_swap_pin pin, uint64_t now_ns);
+
+/* ---- a process's need for GPU memory ---------------------------------
+ *
+ * Memory on demand (docs/swap.md): a process of a slice that may swap and
+ * is short of GPU memory (the driver refused an allocation for lack of
+ * memory, or its memory is swapped out and a GPU call waits for it)
+ * posts a need in its own process entry: how many more bytes it wants on
+ * which GPU, 0 for its swapped contents back only. The daemon serves a
+ * pending need (seq != ack) by swapping others out as the policy allows
+ * (gs/swap.h) and answers it: GS_OK (room was made: try again),
+ * GS_ERR_NO_FIT (swapping cannot help: out of memory, as without swap),
+ * GS_ERR_BUSY (not within the daemon's wait). A newer need replaces an
+ * unanswered one; an answer to an older one is dropped. The process also
+ * stamps its GPU calls (active_ns), which the daemon counts as activity.
+ *
+ *     shim: gs_region_swap_need --> seq        daemon: gs_region_swap_need_next
+ *           gs_region_swap_need_result <-- ack = seq, result  <-- ..._need_answer
+ */
+/* gs_swap_need.flags: the process holds movable memory (its shim answers
+ * swap requests); a slice none of whose processes does has nothing that
+ * a swap-out would move. */
+#define GS_SWAP_PROC_MOVABLE 1u
+
+struct gs_swap_need {
+	struct gs_proc_ref proc;
+	struct gs_slice_ref slice;
+	int32_t pid;
+	uint32_t seq, ack;  /* pending while they differ */
+	gs_err result;      /* of the last answer */
+	int dev;            /* region device index */
+	uint64_t bytes;     /* more bytes wanted; 0: come back in */
+	uint64_t active_ns; /* CLOCK_REALTIME of its last stamped call; 0 */
+	uint32_t flags;     /* GS_SWAP_PROC_* */
+};
+
+/* For a process's shim: posts a need of `bytes` more on region device
+ * `dev` (0: its swapped contents back), at `now_ns` (CLOCK_REALTIME,
+ * also stamped as activity). OUT: *seq, the need's number. */
+gs_err gs_region_swap_need(struct gs_region *r, const struct gs_proc_ref *p,
+                           int dev, uint64_t bytes, uint64_t now_ns,
+                           uint32_t *seq);
+/* For a process's shim: whether need `seq` is answered. OUT: *answered,
+ * *result (when answered). */
+gs_err gs_region_swap_need_result(struct gs_region *r,
+                                  const struct gs_proc_ref *p, uint32_t seq,
+                                  bool *answered, gs_err *result);
+/* For a process's shim: it holds movable memory (GS_SWAP_PROC_MOVABLE). */
+gs_err gs_region_swap_movable(struct gs_region *r,
+                              const struct gs_proc_ref *p);
+/* For a process's shim: stamps a GPU call at `now_ns` (CLOCK_REALTIME). */
+gs_err gs_region_swap_active(struct gs_region *r, const struct gs_proc_ref *p,
+                             uint64_t now_ns);
+/*
+ * For the daemon: iterates over the live processes' need records (start
+ * with it->slot = -1, which also looks for owner files made since the
+ * last look, or GS_REGION_NEED_NO_SCAN, which does not: for frequent
+ * polls; false when there are no more). Only a process whose owner file
+ * serves its slice is listed (a tenant cannot post a need for another
+ * tenant's slice). OUT: *it, *out.
+ */
+#define GS_REGION_NEED_NO_SCAN (-2)
+bool gs_region_swap_need_next(struct gs_region *r, struct gs_proc_ref *it,
+                              struct gs_swap_need *out);
+/* For the daemon: answers process `p`'s need `seq` with `result` (dropped
+ * when the process posted a newer one or is gone: GS_ERR_NOT_FOUND). */
+gs_err gs_region_swap_need_answer(struct gs_region *r,
+                                  const struct gs_proc_ref *p, uint32_t seq,
+                                  gs_err result);
 
 #endif

@@ -9,3 +9,7 @@ gs_add_unit_test(test_swap_admission
 # The daemon's swap section (daemon/config.c): defaults, keys, bad values.
 gs_add_unit_test(test_daemon_config_swap
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_config_swap.c LIBS gs_daemon)
+# The need protocol of the swap record (memory on demand, region/swaprec.c).
+gs_add_unit_test(test_swap_need
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_swap_need.c
+                 LIBS gs_region)

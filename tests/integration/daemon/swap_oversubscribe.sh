@@ -38,8 +38,8 @@ jcheck "$("$G" show a1 --json)" 'd["spec"]["swap"] == "allow" and d["swap"]["mod
 "$G" show a1 >"$WORK/show"
 grep -q "^swap: *allow; 40GiB resident of 40GiB promised, 0B swapped; swap-outs 0, swap-ins 0" "$WORK/show" ||
 	fail "show: $(cat "$WORK/show")"
-grep -q "swap mechanism shim-only" "$WORK/show" ||
-	fail "show does not say the mechanism is shim-only: $(cat "$WORK/show")"
+grep -q "swap mechanism daemon: " "$WORK/show" ||
+	fail "show does not say the daemon moves memory: $(cat "$WORK/show")"
 curl -s --unix-socket "$SOCK" http://localhost/metrics >"$WORK/metrics"
 grep -q '^gpuslice_slice_memory_promised_bytes{gpu="0",slice="a1",team="[^"]*"} 42949672960$' "$WORK/metrics" ||
 	fail "metrics: no promised bytes for a1"

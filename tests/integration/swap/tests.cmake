@@ -5,13 +5,29 @@ set_target_properties(gs-swap-prog PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 target_include_directories(gs-swap-prog PRIVATE ${GS_CUDA_INCLUDE})
 target_link_libraries(gs-swap-prog PRIVATE ${CMAKE_DL_LIBS})
+# gs-swap-hold: holds memory with signatures, for the daemon's tests.
+add_executable(gs-swap-hold ${CMAKE_CURRENT_LIST_DIR}/hold_prog.c)
+set_target_properties(gs-swap-hold PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-swap-hold PRIVATE ${GS_CUDA_INCLUDE})
+target_link_libraries(gs-swap-hold PRIVATE ${CMAKE_DL_LIBS})
+# gs-swap-need-forge: a tenant's forged need, for the hostile-tenant test.
+add_executable(gs-swap-need-forge ${CMAKE_CURRENT_LIST_DIR}/need_forge.c)
+set_target_properties(gs-swap-need-forge PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-swap-need-forge PRIVATE
+  ${CMAKE_SOURCE_DIR}/region ${CMAKE_SOURCE_DIR}/include)
 
 foreach(t pointers_and_signatures_survive_a_swap_round_trip
           a_launch_while_swapped_out_waits_for_the_swap_in
           a_process_killed_mid_swap_leaves_nothing_behind
           ipc_pins_the_process_and_swap_says_why
           a_daemon_slice_swaps_and_show_reports_it
-          cudart_programs_run_on_movable_memory)
+          cudart_programs_run_on_movable_memory
+          daemon_swaps_idle_slices_out_so_active_ones_get_their_memory
+          daemon_gives_a_high_priority_allocation_the_memory_of_a_low_priority_slice
+          daemon_never_takes_swapped_contents_past_host_memory
+          a_tenant_cannot_swap_out_another_tenants_slice)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()

@@ -1,0 +1,819 @@
+/*
+ * swapper.c - the daemon acting on the swap policy (see swapper.h): core's
+ * gs/swap.h decides, this carries its plans out through the slices' swap
+ * records in the region, which their processes' shims answer.
+ *
+ * One thread, so moves never overlap. Every SCAN_NS it reads the needs
+ * the processes posted (gs_region_swap_need_next) and serves the pending
+ * ones, higher priority first; every IDLE_TICK_NS it refreshes each
+ * slice's activity and runs the idle tick on each GPU:
+ *
+ *   need posted --plan_request--> OK:     swap-outs, the requester's
+ *                                         swap-in, answer OK (retry)
+ *                             \-> NO_FIT: answer NO_FIT (out of memory),
+ *                                         event swap.refused; a come-back
+ *                                         need is asked again each idle
+ *                                         tick instead (its process waits)
+ *                             \-> BUSY:   kept until retry_at (a come-back
+ *                                         need always; an allocation's
+ *                                         while its process still waits)
+ *
+ * What the policy is given, per slice on the GPU (a view built under the
+ * node lock): promised = its memory cap; resident = its books' memory
+ * less what its record says is swapped (for a swapped-out slice, what
+ * stays is its contexts, which cannot move: it is taken off the GPU's
+ * memory instead, so the slice is no victim); the last GPU activity the
+ * swapper saw (its books changed: launches, GPU time, memory; NVML saw
+ * its processes on the SMs; a process stamped a call or posted a need),
+ * else when the swapper first saw it;
+ * when it last came in (the record's last swap-in, else its creation);
+ * priority, borrowing (admitted above its team's guarantee), swap mode
+ * and pin. Host memory: swap.host_memory less what slices on the other
+ * GPUs hold swapped, so the bound is the node's.
+ *
+ * Owns its table of slices' activity (by slice id) and the BUSY needs'
+ * retry times; writes each slice's move times into the model (under the
+ * node lock).
+ */
+#include "swapper.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gs/log.h"
+#include "gs/region_swap.h"
+#include "gs/swap.h"
+#include "node_int.h"
+
+#define SCAN_NS      (10LL * 1000 * 1000)
+#define IDLE_TICK_NS (1000LL * 1000 * 1000)
+/* A move's answer is waited for this long (the copy of a whole GPU's
+ * memory at a few GB/s, with room to spare). */
+#define MOVE_WAIT_NS (120LL * 1000 * 1000 * 1000)
+/* A BUSY allocation need is kept while its process still waits (the
+ * shim's 30 s, less a margin). */
+#define NEED_KEEP_NS (25LL * 1000 * 1000 * 1000)
+/* The same refusal of a slice is said at most this often. */
+#define SAY_EVERY_NS (60LL * 1000 * 1000 * 1000)
+#define RETRY_MAX    64
+
+struct track {
+	int64_t id;
+	uint64_t fp;            /* its books' fingerprint when last looked */
+	int64_t last_active_ns; /* CLOCK_REALTIME */
+	int64_t said_ns;        /* the last refusal said */
+	char said[GS_SWAP_WHY_MAX];
+	bool pin_said;
+	bool seen;    /* in this pass (pruning) */
+	bool movable; /* a process of it holds movable memory */
+};
+
+struct retry {
+	int32_t slot;
+	uint64_t gen;
+	uint32_t seq;
+	int64_t at_ns;
+};
+
+/* One GPU's view for the policy; x[i] is what the swapper keeps beside
+ * the policy's s[i]. */
+struct view {
+	int gpu;
+	size_t n;
+	struct gs_swap_config cfg;
+	struct gs_swap_slice s[GS_SWAP_SLICES_MAX];
+	struct {
+		struct gs_slice_ref ref;
+		char name[GS_NAME_MAX];
+		char team[GS_NAME_MAX];
+		char pinned[96];
+		bool pin_new; /* pinned since the swapper last said so */
+	} x[GS_SWAP_SLICES_MAX];
+};
+
+struct gs_swapper {
+	struct gs_node *node;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stopping;
+	struct track *t;
+	int n, cap;
+	struct retry retry[RETRY_MAX];
+	int n_retry;
+	struct view v; /* the thread's scratch */
+};
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static double mib(uint64_t b)
+{
+	return (double)b / (1024.0 * 1024.0);
+}
+
+/* The slice's activity record, made when first seen (then counted as
+ * active: a new slice is not idle before idle_after). NULL: no memory. */
+static struct track *track_get(struct gs_swapper *sw, int64_t id, int64_t now)
+{
+	for (int i = 0; i < sw->n; i++)
+		if (sw->t[i].id == id)
+			return &sw->t[i];
+	if (sw->n == sw->cap) {
+		int cap = sw->cap ? sw->cap * 2 : 32;
+		struct track *t = realloc(sw->t, (size_t)cap * sizeof(*t));
+
+		if (t == NULL)
+			return NULL;
+		sw->t = t;
+		sw->cap = cap;
+	}
+	memset(&sw->t[sw->n], 0, sizeof(sw->t[0]));
+	sw->t[sw->n].id = id;
+	sw->t[sw->n].last_active_ns = now;
+	return &sw->t[sw->n++];
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+/* Activity the books show: a change since the last look. */
+static void track_books(struct track *t, const struct gs_slice_usage *u,
+                        int64_t now)
+{
+	uint64_t fp = mix(mix(mix(0, u->launches), u->busy_ns), u->mem_used);
+
+	fp = mix(mix(fp, u->mem_peak), u->n_procs);
+	if (fp != t->fp) {
+		t->fp = fp;
+		t->last_active_ns = now;
+	}
+}
+
+/*
+ * Builds sw->v for GPU `gpu` (false: not a GPU the policy acts on: MIG
+ * mode, or unknown). Node lock held. Reads the region (its waits have
+ * deadlines, as gs__slot_swap_fill's). Writes no event (that takes the
+ * node lock): say_pins does, after.
+ */
+static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
+{
+	struct gs_node *node = sw->node;
+	const struct gs_config *cfg = node->cfg;
+	struct view *v = &sw->v;
+	uint64_t other_swapped = 0;
+
+	if (node->region == NULL || gpu < 0 || gpu >= node->gpus->n ||
+	    node->gpus->gpu[gpu].mig_on)
+		return false;
+	memset(&v->cfg, 0, sizeof(v->cfg));
+	v->gpu = gpu;
+	v->n = 0;
+	v->cfg.gpu_memory_bytes = node->gpus->gpu[gpu].memory_bytes;
+	v->cfg.idle_after_ns = cfg->swap_idle_after_s * 1000000000LL;
+	v->cfg.min_residency_ns = cfg->swap_min_residency_s * 1000000000LL;
+	for (int i = 0; i < node->n; i++) {
+		struct gs__nslice *ns = node->v[i];
+		const struct gs_slice *s = &ns->s;
+		struct gs_swap_rec rec;
+		struct gs_slice_usage u;
+		struct gs_swap_slice *p;
+		struct track *t;
+		uint64_t used;
+
+		if (!ns->has_ref || s->state == GS_SLICE_PENDING ||
+		    s->state == GS_SLICE_FAILED ||
+		    gs_region_swap_read(node->region, &ns->ref, &rec) != GS_OK)
+			continue;
+		if (s->gpu_index != gpu || s->mode == GS_MODE_MIG ||
+		    s->mode == GS_MODE_MIG_TIMESLICE ||
+		    s->mode == GS_MODE_MIG_MPS) {
+			other_swapped += rec.swapped_bytes;
+			continue;
+		}
+		if (v->n == GS_SWAP_SLICES_MAX ||
+		    gs_region_slice_usage(node->region, &ns->ref, &u) != GS_OK)
+			continue;
+		t = track_get(sw, s->id, now);
+		if (t == NULL)
+			continue;
+		t->seen = true;
+		track_books(t, &u, now);
+		/* NVML saw its processes on the SMs at the ledger's last
+		 * sample: launches the shim's fast path does not count */
+		if (ns->live.nvml_compute_pct > 0)
+			t->last_active_ns = now;
+		used = u.mem_used;
+		p = &v->s[v->n];
+		memset(p, 0, sizeof(*p));
+		p->id = s->id;
+		p->promised_bytes = s->spec.memory_bytes
+		                        ? s->spec.memory_bytes
+		                        : v->cfg.gpu_memory_bytes;
+		p->swapped_bytes = rec.swapped_bytes;
+		p->resident_bytes =
+		    used > rec.swapped_bytes ? used - rec.swapped_bytes : 0;
+		if (rec.swapped_bytes > 0) {
+			/* What a swapped-out slice keeps on the GPU cannot
+			 * move (its contexts): memory the GPU does not have
+			 * for anyone, not a victim's. */
+			v->cfg.gpu_memory_bytes -=
+			    p->resident_bytes < v->cfg.gpu_memory_bytes
+			        ? p->resident_bytes
+			        : v->cfg.gpu_memory_bytes;
+			p->resident_bytes = 0;
+		}
+		p->priority = s->spec.priority;
+		p->borrowing = s->borrowed;
+		p->last_active_ns = t->last_active_ns;
+		p->resident_since_ns =
+		    rec.last_in_ns ? (int64_t)rec.last_in_ns : s->created_ns;
+		/* a slice whose processes hold no movable memory (none
+		 * made a movable allocation) has nothing a swap-out moves:
+		 * nobody would answer */
+		p->swap_allowed = s->spec.swap == GS_SWAP_ALLOW && t->movable;
+		v->x[v->n].ref = ns->ref;
+		snprintf(v->x[v->n].name, sizeof(v->x[0].name), "%s", s->name);
+		snprintf(v->x[v->n].team, sizeof(v->x[0].team), "%s", s->team);
+		snprintf(v->x[v->n].pinned, sizeof(v->x[0].pinned), "%s",
+		         gs_swap_pin_reason(rec.pinned));
+		p->pinned = v->x[v->n].pinned[0] ? v->x[v->n].pinned : NULL;
+		v->x[v->n].pin_new = p->pinned && !t->pin_said;
+		if (p->pinned)
+			t->pin_said = true;
+		v->n++;
+	}
+	if (cfg->swap_host_memory == 0)
+		v->cfg.host_memory_bytes = UINT64_MAX;
+	else
+		v->cfg.host_memory_bytes =
+		    cfg->swap_host_memory > other_swapped
+		        ? cfg->swap_host_memory - other_swapped
+		        : 0;
+	return true;
+}
+
+/* Says which slices of sw->v became pinned (node lock NOT held: an
+ * event takes it). */
+static void say_pins(struct gs_swapper *sw)
+{
+	struct view *v = &sw->v;
+
+	for (size_t i = 0; i < v->n; i++)
+		if (v->x[i].pin_new)
+			gs_node_event(sw->node, "swap.pinned", v->x[i].name,
+			              v->x[i].team, v->gpu,
+			              "cannot swap: its process %s",
+			              v->x[i].pinned);
+}
+
+/* Adds a move's time to slice `id`'s figures in the model. */
+static void note_time(struct gs_swapper *sw, int64_t id, enum gs_swap_dir dir,
+                      int64_t took)
+{
+	struct gs__nslice *ns;
+
+	pthread_mutex_lock(&sw->node->lock);
+	ns = gs__node_find_id(sw->node, id);
+	if (ns != NULL && dir == GS_SWAP_OUT) {
+		ns->s.swap.out_ns_total += (uint64_t)took;
+		ns->s.swap.last_out_took_ns = took;
+	} else if (ns != NULL) {
+		ns->s.swap.in_ns_total += (uint64_t)took;
+		ns->s.swap.last_in_took_ns = took;
+	}
+	pthread_mutex_unlock(&sw->node->lock);
+}
+
+/*
+ * Asks slice `ref`'s processes to move and waits for the first answer.
+ * OUT: *moved (bytes, from the record), *took (ns). The answer's result,
+ * GS_ERR_TIMEOUT when none came.
+ */
+static gs_err move(struct gs_swapper *sw, const struct gs_slice_ref *ref,
+                   enum gs_swap_verb verb, uint64_t *moved, int64_t *took)
+{
+	struct gs_region *region = sw->node->region;
+	struct gs_swap_rec before, rec;
+	int64_t t0 = realtime_ns();
+	uint32_t seq;
+	gs_err err;
+
+	*moved = 0;
+	*took = 0;
+	err = gs_region_swap_read(region, ref, &before);
+	if (err == GS_OK)
+		err = gs_region_swap_request(region, ref, verb, &seq);
+	if (err != GS_OK)
+		return err;
+	for (;;) {
+		struct timespec ts = {0, 1000 * 1000};
+
+		err = gs_region_swap_read(region, ref, &rec);
+		if (err != GS_OK)
+			return err;
+		if (rec.ack_seq == seq)
+			break;
+		/* gpusliced stopping does not wait for a slow answer: the
+		 * shim carries the request out regardless */
+		if (realtime_ns() - t0 > MOVE_WAIT_NS ||
+		    __atomic_load_n(&sw->stopping, __ATOMIC_ACQUIRE))
+			return GS_ERR_TIMEOUT;
+		(void)nanosleep(&ts, NULL);
+	}
+	*took = realtime_ns() - t0;
+	*moved =
+	    verb == GS_SWAP_VERB_OUT
+	        ? rec.swapped_bytes - (rec.swapped_bytes > before.swapped_bytes
+	                                   ? before.swapped_bytes
+	                                   : rec.swapped_bytes)
+	        : before.swapped_bytes -
+	              (before.swapped_bytes > rec.swapped_bytes
+	                   ? rec.swapped_bytes
+	                   : before.swapped_bytes);
+	return rec.result;
+}
+
+/*
+ * Carries out `plan` on sw->v, `reason` saying why (for the events).
+ * Stops at the first move that fails. GS_OK or that move's error.
+ */
+static gs_err carry_out(struct gs_swapper *sw, const struct gs_swap_plan *plan,
+                        const char *reason)
+{
+	struct view *v = &sw->v;
+
+	for (size_t k = 0; k < plan->n_moves; k++) {
+		const struct gs_swap_move *m = &plan->moves[k];
+		size_t i = m->slice;
+		bool out = m->dir == GS_SWAP_OUT;
+		uint64_t moved;
+		int64_t took;
+		gs_err err;
+
+		err = move(sw, &v->x[i].ref,
+		           out ? GS_SWAP_VERB_OUT : GS_SWAP_VERB_IN, &moved,
+		           &took);
+		if (err != GS_OK) {
+			gs_node_event(
+			    sw->node, "swap.failed", v->x[i].name, v->x[i].team,
+			    v->gpu, "swap-%s not made (%s): %s",
+			    out ? "out" : "in", reason, gs_strerror(err));
+			gs_warn("swapper", "slice=%s gpu=%d swap-%s failed: %s",
+			        v->x[i].name, v->gpu, out ? "out" : "in",
+			        gs_strerror(err));
+			return err;
+		}
+		note_time(sw, v->s[i].id, m->dir, took);
+		gs_node_event(
+		    sw->node, out ? "swap.out" : "swap.in", v->x[i].name,
+		    v->x[i].team, v->gpu, "swapped %s %.0f MiB in %.0f ms: %s",
+		    out ? "out" : "in", mib(moved), (double)took / 1e6, reason);
+		gs_info("swapper",
+		        "slice=%s gpu=%d swapped %s %" PRIu64
+		        " bytes in %.1f ms: %s",
+		        v->x[i].name, v->gpu, out ? "out" : "in", moved,
+		        (double)took / 1e6, reason);
+	}
+	return GS_OK;
+}
+
+/* Says a refusal of slice i (rate-limited: the same words at most once
+ * per SAY_EVERY_NS). */
+static void say_refused(struct gs_swapper *sw, size_t i, const char *what,
+                        const char *why, int64_t now)
+{
+	struct view *v = &sw->v;
+	struct track *t = track_get(sw, v->s[i].id, now);
+
+	if (t != NULL && strcmp(t->said, why) == 0 &&
+	    now - t->said_ns < SAY_EVERY_NS)
+		return;
+	if (t != NULL) {
+		t->said_ns = now;
+		snprintf(t->said, sizeof(t->said), "%s", why);
+	}
+	gs_node_event(sw->node, "swap.refused", v->x[i].name, v->x[i].team,
+	              v->gpu, "%s: %s", what, why);
+}
+
+static struct retry *retry_find(struct gs_swapper *sw,
+                                const struct gs_swap_need *nd)
+{
+	for (int i = 0; i < sw->n_retry; i++)
+		if (sw->retry[i].slot == nd->proc.slot &&
+		    sw->retry[i].gen == nd->proc.generation &&
+		    sw->retry[i].seq == nd->seq)
+			return &sw->retry[i];
+	return NULL;
+}
+
+static void retry_set(struct gs_swapper *sw, const struct gs_swap_need *nd,
+                      int64_t at)
+{
+	struct retry *r = retry_find(sw, nd);
+
+	if (r == NULL && sw->n_retry < RETRY_MAX)
+		r = &sw->retry[sw->n_retry++];
+	if (r == NULL)
+		return;
+	r->slot = nd->proc.slot;
+	r->gen = nd->proc.generation;
+	r->seq = nd->seq;
+	r->at_ns = at;
+}
+
+static void retry_drop(struct gs_swapper *sw, const struct gs_swap_need *nd)
+{
+	struct retry *r = retry_find(sw, nd);
+
+	if (r != NULL)
+		*r = sw->retry[--sw->n_retry];
+}
+
+/* The GPU of the slice at region entry `ref`, or -1. Node lock held. */
+static int slice_gpu(struct gs_node *node, const struct gs_slice_ref *ref)
+{
+	for (int i = 0; i < node->n; i++) {
+		const struct gs__nslice *ns = node->v[i];
+
+		if (ns->has_ref && ns->ref.slot == ref->slot &&
+		    ns->ref.generation == ref->generation)
+			return ns->s.gpu_index;
+	}
+	return -1;
+}
+
+static void answer(struct gs_swapper *sw, const struct gs_swap_need *nd,
+                   gs_err result)
+{
+	retry_drop(sw, nd);
+	(void)gs_region_swap_need_answer(sw->node->region, &nd->proc, nd->seq,
+	                                 result);
+}
+
+/* Serves one pending need. */
+static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
+                  int64_t now)
+{
+	struct view *v = &sw->v;
+	struct gs_swap_plan plan;
+	struct gs_errbuf eb;
+	struct retry *r = retry_find(sw, nd);
+	char what[160], reason[200];
+	size_t req = 0;
+	bool found = false, built;
+	struct gs_swap_rec rec;
+	gs_err err;
+	int gpu;
+
+	if (r != NULL && now < r->at_ns)
+		return;
+	gs_errbuf_init(&eb);
+	pthread_mutex_lock(&sw->node->lock);
+	gpu = slice_gpu(sw->node, &nd->slice);
+	built = gpu >= 0 && view_build(sw, gpu, now);
+	for (size_t i = 0; built && i < v->n; i++)
+		if (v->x[i].ref.slot == nd->slice.slot &&
+		    v->x[i].ref.generation == nd->slice.generation) {
+			req = i;
+			found = true;
+		}
+	pthread_mutex_unlock(&sw->node->lock);
+	if (built)
+		say_pins(sw);
+	if (!found) {
+		answer(sw, nd, GS_ERR_NO_FIT);
+		return;
+	}
+	/* A come-back need of a slice not (yet) swapped: a swap-out of it is
+	 * under way; it is served once that is answered. */
+	if (nd->bytes == 0 && v->s[req].swapped_bytes == 0) {
+		if (gs_region_swap_read(sw->node->region, &v->x[req].ref,
+		                        &rec) == GS_OK &&
+		    rec.ack_seq != rec.req_seq)
+			return;
+		answer(sw, nd, GS_OK);
+		return;
+	}
+	v->s[req].last_active_ns = now; /* asking is a GPU call */
+	if (nd->bytes > 0)
+		snprintf(what, sizeof(what),
+		         "its process %d asked for %.0f MiB more", (int)nd->pid,
+		         mib(nd->bytes));
+	else
+		snprintf(what, sizeof(what),
+		         "its process %d called the GPU while swapped out",
+		         (int)nd->pid);
+	/* The shim charges the books before it calls the driver, so the
+	 * bytes a process asks for are in its slice's resident figure
+	 * already, and within its cap: more is not believed. They are not
+	 * on the GPU yet, so the policy weighs them as the need only. */
+	if (nd->bytes > v->s[req].resident_bytes) {
+		say_refused(
+		    sw, req, what,
+		    "more than its books hold (a need is charged to the slice first)",
+		    now);
+		answer(sw, nd, GS_ERR_NO_FIT);
+		return;
+	}
+	v->s[req].resident_bytes -= nd->bytes;
+	err = gs_swap_plan_request(&v->cfg, v->s, v->n, req, nd->bytes, now,
+	                           &plan, &eb);
+	if (err == GS_ERR_BUSY) {
+		bool keep =
+		    nd->bytes == 0 ||
+		    plan.retry_at_ns - (int64_t)nd->active_ns < NEED_KEEP_NS;
+
+		if (keep) {
+			retry_set(sw, nd, plan.retry_at_ns);
+			return;
+		}
+		say_refused(sw, req, what, plan.why, now);
+		answer(sw, nd, GS_ERR_BUSY);
+		return;
+	}
+	if (err != GS_OK) {
+		say_refused(sw, req, what,
+		            plan.why[0] ? plan.why : gs_errbuf_msg(&eb, err),
+		            now);
+		/* A stopped process waits for its memory whatever the answer:
+		 * its need is asked again each idle tick, until others go
+		 * idle or leave. */
+		if (nd->bytes == 0 && err == GS_ERR_NO_FIT)
+			retry_set(sw, nd, now + IDLE_TICK_NS);
+		else
+			answer(sw, nd, err);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "for slice %s: %s", v->x[req].name,
+	         what);
+	err = carry_out(sw, &plan, reason);
+	answer(sw, nd, err == GS_OK ? GS_OK : err);
+}
+
+/* The priority of the slice at `ref` (for the order of needs). */
+static int need_rank(struct gs_node *node, const struct gs_slice_ref *ref)
+{
+	int rank = -1;
+
+	pthread_mutex_lock(&node->lock);
+	for (int i = 0; i < node->n; i++) {
+		const struct gs__nslice *ns = node->v[i];
+
+		if (ns->has_ref && ns->ref.slot == ref->slot &&
+		    ns->ref.generation == ref->generation)
+			rank = (int)ns->s.spec.priority;
+	}
+	pthread_mutex_unlock(&node->lock);
+	return rank;
+}
+
+/* Activity the processes stamped (allocations, needs), and whether any
+ * holds movable memory, per slice. */
+static void stamp_activity(struct gs_swapper *sw, int64_t now)
+{
+	struct gs_swap_need one;
+	struct gs_proc_ref it = {.slot = -1};
+	struct gs_node *node = sw->node;
+
+	for (int i = 0; i < sw->n; i++)
+		sw->t[i].movable = false;
+	while (gs_region_swap_need_next(node->region, &it, &one)) {
+		int64_t at = (int64_t)one.active_ns;
+
+		if (at > now)
+			at = now; /* a stamp from the future is not believed */
+		pthread_mutex_lock(&node->lock);
+		for (int i = 0; i < node->n; i++) {
+			const struct gs__nslice *ns = node->v[i];
+			struct track *t;
+
+			if (!ns->has_ref || ns->ref.slot != one.slice.slot ||
+			    ns->ref.generation != one.slice.generation)
+				continue;
+			t = track_get(sw, ns->s.id, now);
+			if (t != NULL && at > t->last_active_ns)
+				t->last_active_ns = at;
+			if (t != NULL && (one.flags & GS_SWAP_PROC_MOVABLE))
+				t->movable = true;
+		}
+		pthread_mutex_unlock(&node->lock);
+	}
+}
+
+#define NEEDS_MAX 64
+
+/* Reads every process's need record: stamps activity, serves the
+ * pending ones, higher priority first. */
+static void scan_needs(struct gs_swapper *sw, int64_t now)
+{
+	struct gs_swap_need nd[NEEDS_MAX], one;
+	int rank[NEEDS_MAX], n = 0;
+	struct gs_proc_ref it = {.slot = GS_REGION_NEED_NO_SCAN};
+
+	while (gs_region_swap_need_next(sw->node->region, &it, &one)) {
+		if (one.seq == one.ack || n == NEEDS_MAX)
+			continue;
+		nd[n] = one;
+		rank[n] = need_rank(sw->node, &one.slice);
+		n++;
+	}
+	/* forget the retry times of needs no longer pending (answered by
+	 * a newer one, or their process gone) */
+	for (int k = 0; k < sw->n_retry;) {
+		bool live = false;
+
+		for (int i = 0; i < n && !live; i++)
+			live = sw->retry[k].slot == nd[i].proc.slot &&
+			       sw->retry[k].gen == nd[i].proc.generation &&
+			       sw->retry[k].seq == nd[i].seq;
+		if (live)
+			k++;
+		else
+			sw->retry[k] = sw->retry[--sw->n_retry];
+	}
+	if (n > 0)
+		stamp_activity(sw, now);
+	/* higher priority first (enum gs_priority grows with it) */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && rank[j] > rank[j - 1]; j--) {
+			struct gs_swap_need t = nd[j];
+			int k = rank[j];
+
+			nd[j] = nd[j - 1];
+			rank[j] = rank[j - 1];
+			nd[j - 1] = t;
+			rank[j - 1] = k;
+		}
+	for (int i = 0; i < n; i++)
+		serve(sw, &nd[i], now);
+}
+
+/* Says why idle slices the idle tick left in stayed (host memory). */
+static void say_host_full(struct gs_swapper *sw,
+                          const struct gs_swap_plan *plan, int64_t now)
+{
+	struct view *v = &sw->v;
+	uint64_t used = 0;
+	char why[GS_SWAP_WHY_MAX];
+
+	for (size_t i = 0; i < v->n; i++)
+		used += v->s[i].swapped_bytes;
+	used += plan->freed_bytes;
+	for (size_t i = 0; i < v->n; i++) {
+		bool planned = false;
+
+		for (size_t k = 0; k < plan->n_moves; k++)
+			planned = planned || plan->moves[k].slice == i;
+		if (planned || !gs_swap_is_idle(&v->cfg, &v->s[i], now) ||
+		    !gs_swap_is_movable(&v->cfg, &v->s[i], now, NULL) ||
+		    used + v->s[i].resident_bytes <= v->cfg.host_memory_bytes)
+			continue;
+		snprintf(
+		    why, sizeof(why),
+		    "its %.0f MiB would take the host memory for swapped contents past swap.host_memory (%.0f MiB held, %.0f MiB left)",
+		    mib(v->s[i].resident_bytes), mib(used),
+		    mib(v->cfg.host_memory_bytes > used
+		            ? v->cfg.host_memory_bytes - used
+		            : 0));
+		say_refused(sw, i, "idle, not swapped out", why, now);
+	}
+}
+
+static void idle_tick(struct gs_swapper *sw, int64_t now)
+{
+	struct gs_node *node = sw->node;
+	int n_gpus;
+
+	pthread_mutex_lock(&node->lock);
+	n_gpus = node->gpus->n;
+	for (int i = 0; i < sw->n; i++)
+		sw->t[i].seen = false;
+	pthread_mutex_unlock(&node->lock);
+	for (int g = 0; g < n_gpus; g++) {
+		struct gs_swap_plan plan;
+		struct gs_errbuf eb;
+		char reason[200];
+		bool built;
+
+		gs_errbuf_init(&eb);
+		pthread_mutex_lock(&node->lock);
+		built = view_build(sw, g, now);
+		pthread_mutex_unlock(&node->lock);
+		if (built)
+			say_pins(sw);
+		if (!built || sw->v.n == 0 ||
+		    gs_swap_plan_idle(&sw->v.cfg, sw->v.s, sw->v.n, now, &plan,
+		                      &eb) != GS_OK)
+			continue;
+		say_host_full(sw, &plan, now);
+		if (plan.n_moves == 0)
+			continue;
+		snprintf(reason, sizeof(reason),
+		         "idle for %" PRId64
+		         " s or more on an oversubscribed GPU",
+		         node->cfg->swap_idle_after_s);
+		(void)carry_out(sw, &plan, reason);
+	}
+	/* forget slices that are gone */
+	for (int i = 0; i < sw->n;) {
+		if (!sw->t[i].seen)
+			sw->t[i] = sw->t[--sw->n];
+		else
+			i++;
+	}
+}
+
+static void *swapper_main(void *arg)
+{
+	struct gs_swapper *sw = arg;
+	int64_t next_idle = 0;
+
+	pthread_mutex_lock(&sw->mu);
+	while (!sw->stopping) {
+		int64_t now;
+		struct timespec ts;
+
+		pthread_mutex_unlock(&sw->mu);
+		now = realtime_ns();
+		scan_needs(sw, now);
+		if (realtime_ns() >= next_idle) {
+			now = realtime_ns();
+			stamp_activity(sw, now);
+			idle_tick(sw, now);
+			next_idle = now + IDLE_TICK_NS;
+		}
+		pthread_mutex_lock(&sw->mu);
+		if (sw->stopping)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += SCAN_NS;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&sw->cv, &sw->mu, &ts);
+	}
+	pthread_mutex_unlock(&sw->mu);
+	return NULL;
+}
+
+gs_err gs_swapper_create(struct gs_node *node, struct gs_swapper **out,
+                         struct gs_errbuf *eb)
+{
+	const struct gs_config *cfg = gs_node_config(node);
+	struct gs_swapper *sw;
+
+	*out = NULL;
+	if (cfg->swap_oversubscribe <= 1.0 || node->region == NULL)
+		return GS_OK;
+	sw = calloc(1, sizeof(*sw));
+	if (sw == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	sw->node = node;
+	pthread_mutex_init(&sw->mu, NULL);
+	pthread_cond_init(&sw->cv, NULL);
+	if (pthread_create(&sw->thread, NULL, swapper_main, sw) != 0) {
+		pthread_cond_destroy(&sw->cv);
+		pthread_mutex_destroy(&sw->mu);
+		free(sw);
+		return gs_fail(eb, GS_ERR_IO,
+		               "cannot start the swapper thread");
+	}
+	gs_info(
+	    "swapper",
+	    "acting on the swap policy: oversubscribe %.2f, idle_after %" PRId64
+	    " s, min_residency %" PRId64 " s, host_memory %" PRIu64 " bytes",
+	    cfg->swap_oversubscribe, cfg->swap_idle_after_s,
+	    cfg->swap_min_residency_s, cfg->swap_host_memory);
+	*out = sw;
+	return GS_OK;
+}
+
+void gs_swapper_destroy(struct gs_swapper *sw)
+{
+	if (sw == NULL)
+		return;
+	pthread_mutex_lock(&sw->mu);
+	__atomic_store_n(&sw->stopping, true, __ATOMIC_RELEASE);
+	pthread_cond_signal(&sw->cv);
+	pthread_mutex_unlock(&sw->mu);
+	pthread_join(sw->thread, NULL);
+	pthread_cond_destroy(&sw->cv);
+	pthread_mutex_destroy(&sw->mu);
+	free(sw->t);
+	free(sw);
+}

@@ -1,0 +1,116 @@
+/*
+ * swapneed.c - memory on demand for a slice that may swap: this process's
+ * side of the need protocol in gs/region_swap.h. When the driver refuses
+ * a movable allocation for lack of GPU memory (mem.c), the process posts
+ * how much more it needs and waits, at most GS__NEED_WAIT_NS, while the
+ * daemon swaps other slices out as its policy allows; then the caller
+ * tries again, or answers out-of-memory as without swap. A process
+ * stopped because its own memory is out (swap.c) posts a need of 0: its
+ * contents back. Allocations also stamp the process's activity, which
+ * the daemon reads as the slice's last GPU call, and the first movable
+ * one says the process holds memory a swap-out would move.
+ *
+ * Owns nothing but a rate limit: a stopped process repeats its need at
+ * most once per GS__BACK_EVERY_NS, an activity stamp is written at most
+ * once per GS__ACTIVE_EVERY_NS.
+ */
+#include "shim_int.h"
+
+#include "gs/region_swap.h"
+
+#include <errno.h>
+#include <time.h>
+
+/* How long an allocation waits for the daemon to make room. */
+#define GS__NEED_WAIT_NS    (30ULL * 1000 * 1000 * 1000)
+#define GS__NEED_POLL_NS    (2 * 1000 * 1000)
+#define GS__BACK_EVERY_NS   (500ULL * 1000 * 1000)
+#define GS__ACTIVE_EVERY_NS (100ULL * 1000 * 1000)
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool gs__swap_need(int dev, uint64_t bytes)
+{
+	uint64_t t0 = gs__now();
+	uint32_t seq;
+	bool answered = false;
+	gs_err result = GS_ERR_BUSY;
+	int saved = errno;
+
+	/* Only a daemon serves needs: without one, out-of-memory at once. */
+	if (!gs__enforcing() || gs__g.region == NULL ||
+	    !gs_region_is_privileged(gs__g.region) ||
+	    gs_region_swap_need(gs__g.region, &gs__g.proc, dev, bytes,
+	                        realtime_ns(), &seq) != GS_OK) {
+		errno = saved;
+		return false;
+	}
+	while (gs__now() - t0 < GS__NEED_WAIT_NS) {
+		struct timespec ts = {0, GS__NEED_POLL_NS};
+
+		if (gs_region_swap_need_result(gs__g.region, &gs__g.proc, seq,
+		                               &answered, &result) != GS_OK)
+			break;
+		if (answered)
+			break;
+		(void)nanosleep(&ts, NULL);
+	}
+	gs_debug(GS_SHIM_TAG,
+	         "slice=%s gpu=%d need of %llu bytes: %s after %llu ns",
+	         gs__g.cfg.slice, dev, (unsigned long long)bytes,
+	         answered ? gs_strerror(result) : "no answer",
+	         (unsigned long long)(gs__now() - t0));
+	errno = saved;
+	return answered && result == GS_OK;
+}
+
+void gs__swap_need_back(void)
+{
+	static uint64_t last;
+	uint64_t now = gs__now(),
+	         prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
+	uint32_t seq;
+	int dev, saved = errno;
+
+	if (prev != 0 && now - prev < GS__BACK_EVERY_NS)
+		return;
+	if (!__atomic_compare_exchange_n(&last, &prev, now, false,
+	                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	dev = gs__dev_current(NULL);
+	if (gs__g.region != NULL && gs_region_is_privileged(gs__g.region))
+		(void)gs_region_swap_need(gs__g.region, &gs__g.proc,
+		                          dev >= 0 ? dev : 0, 0, realtime_ns(),
+		                          &seq);
+	errno = saved;
+}
+
+void gs__swap_movable(void)
+{
+	static bool said;
+
+	if (__atomic_load_n(&said, __ATOMIC_RELAXED) || gs__g.region == NULL)
+		return;
+	if (gs_region_swap_movable(gs__g.region, &gs__g.proc) == GS_OK)
+		__atomic_store_n(&said, true, __ATOMIC_RELAXED);
+}
+
+void gs__swap_active(void)
+{
+	static uint64_t last;
+	uint64_t now = gs__now(),
+	         prev = __atomic_load_n(&last, __ATOMIC_RELAXED);
+
+	if (prev != 0 && now - prev < GS__ACTIVE_EVERY_NS)
+		return;
+	__atomic_store_n(&last, now, __ATOMIC_RELAXED);
+	if (gs__g.region != NULL)
+		(void)gs_region_swap_active(gs__g.region, &gs__g.proc,
+		                            realtime_ns());
+}

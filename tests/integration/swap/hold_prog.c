@@ -1,0 +1,176 @@
+/*
+ * hold_prog.c - gs-swap-hold: a program that holds GPU memory with
+ * signatures in every allocation, for the tests of the daemon acting on
+ * the swap policy (daemon_*.sh beside it). Reads commands on stdin, one
+ * JSON line answers each:
+ *
+ *   alloc MIB PIECE   allocates MIB MiB in allocations of PIECE MiB
+ *                     (cuMemAlloc), writes a signature of 64 KiB at the
+ *                     start and end of each (its index and offset), and
+ *                     prints {"alloc": MiB held, "n": allocations,
+ *                     "err": CUresult of the first failure or 0,
+ *                     "seconds": wall time}
+ *   check             reads every signature back (copies: a swapped-out
+ *                     process waits for its memory) and prints
+ *                     {"check": n, "bad": wrong words, "seconds": t}
+ *   free              frees everything: {"freed": n}
+ *
+ * It prints {"ready": true} once its context is made, and exits at the
+ * end of its input. Signatures are sparse so that the sim's backing
+ * (pages made as they are touched) stays small; swap copies move whole
+ * allocations regardless.
+ */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SIG_BYTES  (64u << 10)
+#define MAX_ALLOCS 4096
+
+static void *cu;
+static CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+static CUresult (*mem_free)(CUdeviceptr);
+static CUresult (*htod)(CUdeviceptr, const void *, size_t);
+static CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+
+static CUdeviceptr ptrs[MAX_ALLOCS];
+static size_t sizes[MAX_ALLOCS];
+static int n_ptrs;
+static uint32_t host[SIG_BYTES / 4];
+
+static void *sym(const char *n)
+{
+	void *p = dlsym(cu, n);
+
+	if (p == NULL) {
+		fprintf(stderr, "gs-swap-hold: no %s\n", n);
+		exit(1);
+	}
+	return p;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint32_t sig(int a, int end, size_t i)
+{
+	return (0x9e3779b9u * (uint32_t)(a + 1)) ^ ((uint32_t)end << 31) ^
+	       (uint32_t)i;
+}
+
+static void fill(int a, int end)
+{
+	for (size_t i = 0; i < SIG_BYTES / 4; i++)
+		host[i] = sig(a, end, i);
+}
+
+/* The two signature places of allocation a (start, end). */
+static CUdeviceptr place(int a, int end)
+{
+	return end ? ptrs[a] + sizes[a] - SIG_BYTES : ptrs[a];
+}
+
+static void do_alloc(long mib, long piece)
+{
+	double t0 = now_s();
+	CUresult err = CUDA_SUCCESS;
+	long held = 0;
+
+	while (held + piece <= mib && n_ptrs < MAX_ALLOCS) {
+		int a = n_ptrs;
+
+		sizes[a] = (size_t)piece << 20;
+		err = mem_alloc(&ptrs[a], sizes[a]);
+		if (err != CUDA_SUCCESS)
+			break;
+		n_ptrs++;
+		for (int end = 0; end < 2 && err == CUDA_SUCCESS; end++) {
+			fill(a, end);
+			err = htod(place(a, end), host, SIG_BYTES);
+		}
+		if (err != CUDA_SUCCESS)
+			break;
+		held += piece;
+	}
+	printf("{\"alloc\": %ld, \"n\": %d, \"err\": %d, \"seconds\": %.3f}\n",
+	       held, n_ptrs, (int)err, now_s() - t0);
+}
+
+static void do_check(void)
+{
+	double t0 = now_s();
+	long bad = 0;
+	CUresult err = CUDA_SUCCESS;
+
+	for (int a = 0; a < n_ptrs && err == CUDA_SUCCESS; a++)
+		for (int end = 0; end < 2; end++) {
+			err = dtoh(host, place(a, end), SIG_BYTES);
+			if (err != CUDA_SUCCESS)
+				break;
+			for (size_t i = 0; i < SIG_BYTES / 4; i++)
+				bad += host[i] != sig(a, end, i);
+		}
+	printf(
+	    "{\"check\": %d, \"bad\": %ld, \"err\": %d, \"seconds\": %.3f}\n",
+	    n_ptrs, bad, (int)err, now_s() - t0);
+}
+
+int main(void)
+{
+	CUdevice dev;
+	CUcontext ctx;
+	char line[128];
+
+	cu = dlopen("libcuda.so.1", RTLD_NOW);
+	if (cu == NULL) {
+		fprintf(stderr, "gs-swap-hold: %s\n", dlerror());
+		return 1;
+	}
+	mem_alloc = (CUresult(*)(CUdeviceptr *, size_t))sym("cuMemAlloc_v2");
+	mem_free = (CUresult(*)(CUdeviceptr))sym("cuMemFree_v2");
+	htod = (CUresult(*)(CUdeviceptr, const void *, size_t))sym(
+	    "cuMemcpyHtoD_v2");
+	dtoh = (CUresult(*)(void *, CUdeviceptr, size_t))sym("cuMemcpyDtoH_v2");
+	if (((CUresult(*)(unsigned))sym("cuInit"))(0) != CUDA_SUCCESS ||
+	    ((CUresult(*)(CUdevice *, int))sym("cuDeviceGet"))(&dev, 0) !=
+	        CUDA_SUCCESS ||
+	    ((CUresult(*)(CUcontext *, CUdevice))sym(
+	        "cuDevicePrimaryCtxRetain"))(&ctx, dev) != CUDA_SUCCESS ||
+	    ((CUresult(*)(CUcontext))sym("cuCtxSetCurrent"))(ctx) !=
+	        CUDA_SUCCESS) {
+		printf("{\"error\": \"no context\"}\n");
+		return 1;
+	}
+	printf("{\"ready\": true}\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		long a = 0, b = 0;
+
+		if (sscanf(line, "alloc %ld %ld", &a, &b) == 2 && b > 0) {
+			do_alloc(a, b);
+		} else if (strncmp(line, "check", 5) == 0) {
+			do_check();
+		} else if (strncmp(line, "free", 4) == 0) {
+			int n = n_ptrs;
+
+			while (n_ptrs > 0)
+				(void)mem_free(ptrs[--n_ptrs]);
+			printf("{\"freed\": %d}\n", n);
+		} else {
+			printf("{\"error\": \"unknown command\"}\n");
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
