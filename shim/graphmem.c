@@ -696,6 +696,24 @@ void gs__gmem_freed(CUdeviceptr p)
 	unlock();
 }
 
+bool gs__gmem_trim_cached(int dev)
+{
+	uint64_t before;
+	bool freed = false;
+
+	if (dev < 0 || dev >= GS_REGION_MAX_DEVICES ||
+	    __atomic_load_n(&devs[dev].charge, __ATOMIC_RELAXED) == 0)
+		return false;
+	lock();
+	before = devs[dev].charge;
+	if (before > devs[dev].live + devs[dev].pending) {
+		trim_settle(dev);
+		freed = devs[dev].charge < before;
+	}
+	unlock();
+	return freed;
+}
+
 void gs__gmem_ctx_gone(CUcontext ctx)
 {
 	bool devs_of[GS_REGION_MAX_DEVICES] = {false};

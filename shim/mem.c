@@ -70,6 +70,11 @@ static CUresult reserve(int dev, uint64_t bytes)
 	gs_err err =
 	    gs_region_mem_reserve(gs__g.region, &gs__g.proc, dev, bytes);
 
+	/* Graph memory freed but cached by the driver is on the books:
+	 * trimmed, it makes room (shim/graphmem.c). */
+	if (err == GS_ERR_QUOTA && gs__gmem_trim_cached(dev))
+		err = gs_region_mem_reserve(gs__g.region, &gs__g.proc, dev,
+		                            bytes);
 	if (err == GS_OK)
 		return CUDA_SUCCESS;
 	if (err == GS_ERR_NOT_FOUND) {

@@ -322,6 +322,10 @@ bool gs__gmem_capturing(CUstream s, bool ptsz);
 /* The program freed `p` outside a graph: if it is a live graph
  * allocation, its charge ends. */
 void gs__gmem_freed(CUdeviceptr p);
+/* An allocation over the cap on region device `dev`: gives back what the
+ * graph allocator caches unused there; true when the books went down (the
+ * caller tries again). */
+bool gs__gmem_trim_cached(int dev);
 /* Context `ctx` went away with its graph memory. */
 void gs__gmem_ctx_gone(CUcontext ctx);
 

@@ -16,6 +16,11 @@
  *                                 freed later with cudaFreeAsync; then
  *                                 the same with auto-free-on-launch,
  *                                 launched three times
+ *   gs-cudart-graphmem cache MiB  the graph of `run` launched once and
+ *                                 kept (its freed memory stays in the
+ *                                 graph allocator's cache, on the books),
+ *                                 then a cudaMalloc of MiB: it needs the
+ *                                 cache's room
  *   gs-cudart-graphmem added MiB  nodes added by hand: one graph's alloc
  *                                 node (instantiated with params), freed
  *                                 by another graph's free node
@@ -171,6 +176,37 @@ static int run_twice(size_t bytes)
 	return 0;
 }
 
+static int run_cache(size_t bytes)
+{
+	cudaStream_t s;
+	cudaGraph_t g;
+	cudaGraphExec_t x;
+	float *out, *p, *plain = NULL;
+	unsigned long long base, cached, with_plain;
+	cudaError_t e;
+
+	CHECK(cudaStreamCreate(&s));
+	CHECK(cudaMalloc((void **)&out, N_CHECK * sizeof(float)));
+	base = used();
+	g = capture(s, bytes, NULL, out, true, &p);
+	CHECK(cudaGraphInstantiate(&x, g, 0));
+	CHECK(cudaGraphLaunch(x, s));
+	CHECK(cudaStreamSynchronize(s));
+	cached = used();
+	e = cudaMalloc((void **)&plain, bytes);
+	(void)cudaGetLastError();
+	with_plain = used();
+	if (plain != NULL)
+		CHECK(cudaFree(plain));
+	CHECK(cudaGraphExecDestroy(x));
+	CHECK(cudaGraphDestroy(g));
+	CHECK(cudaFree(out));
+	printf("{\"base\": %llu, \"cached\": %llu, \"malloc\": \"%s\", "
+	       "\"with_malloc\": %llu}\n",
+	       base, cached, cudaGetErrorName(e), with_plain);
+	return 0;
+}
+
 static int run_outlive(size_t bytes)
 {
 	cudaStream_t s;
@@ -271,7 +307,7 @@ int main(int argc, char **argv)
 	size_t bytes;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s oom|run|outlive|added MiB\n", argv[0]);
+		fprintf(stderr, "usage: %s oom|run|cache|outlive|added MiB\n", argv[0]);
 		return 2;
 	}
 	bytes = (size_t)atol(argv[2]) * MIB;
@@ -282,8 +318,10 @@ int main(int argc, char **argv)
 		return run_twice(bytes);
 	if (strcmp(argv[1], "outlive") == 0)
 		return run_outlive(bytes);
+	if (strcmp(argv[1], "cache") == 0)
+		return run_cache(bytes);
 	if (strcmp(argv[1], "added") == 0)
 		return run_added(bytes);
-	fprintf(stderr, "usage: %s oom|run|outlive|added MiB\n", argv[0]);
+	fprintf(stderr, "usage: %s oom|run|cache|outlive|added MiB\n", argv[0]);
 	return 2;
 }

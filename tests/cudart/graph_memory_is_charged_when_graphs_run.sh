@@ -11,6 +11,9 @@
 # - 64 MiB within the cap: it runs twice with the right data; the books
 #   show the graph allocator's 64 MiB once (not per launch) until it is
 #   trimmed, and the base after trim and exec destroy;
+# - the graph allocator's cache (200 MiB kept after a launch) on the
+#   books does not refuse a plain 200 MiB cudaMalloc that fits once it is
+#   trimmed: the shim trims it and the malloc gets the room;
 # - an allocation that outlives its launch stays charged (also after its
 #   exec is destroyed) until cudaFreeAsync; with auto-free-on-launch,
 #   three launches keep one allocation charged, never two;
@@ -39,6 +42,11 @@ jcheck "$out" "d['data_ok'] == [True, True]"
 jcheck "$out" "d['after_capture'] == d['base']"
 jcheck "$out" "d['after_launch'] == [d['base'] + 64 * $M] * 2"
 jcheck "$out" "d['after_trim'] == d['after_destroy'] == d['base']"
+
+out=$("${RUN[@]}" --memory $CAP -- "$prog" cache 200) || fail "cache: $out"
+echo "cache: $out"
+jcheck "$out" "d['cached'] == d['base'] + 200 * $M"
+jcheck "$out" "d['malloc'] == 'cudaSuccess' and d['with_malloc'] == d['base'] + 200 * $M"
 
 out=$("${RUN[@]}" --memory $CAP -- "$prog" outlive 64) || fail "outlive: $out"
 echo "outlive: $out"
