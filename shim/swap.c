@@ -25,9 +25,9 @@
  *
  * Speed (docs/swap.md, "Figures"): a chunk's host copy is pinned host
  * memory of this process (cuMemHostAlloc, portable), made at the chunk's
- * first swap-out and kept, with its pages, until the chunk is freed, so
- * that later swaps pay for no allocation, pinning or page faults on the
- * host; where the driver cannot pin it, anonymous memory instead (a GPU
+ * swap-out and given back once the swap-in has copied it (host memory is
+ * held only while swapped out, the figure the daemon keeps within
+ * swap.host_memory); where the driver cannot pin it, anonymous memory instead (a GPU
  * then copies through a bounce buffer). Copies are asynchronous on one
  * stream per context, all chunks queued before one synchronisation; on
  * swap-in each chunk's physical memory is made and mapped just before
@@ -849,7 +849,7 @@ static CUresult swap_in_locked(uint64_t *bytes)
 {
 	struct phases ph = {0};
 	CUresult r = CUDA_SUCCESS, w;
-	uint64_t t0 = gs__now(), moved = 0;
+	uint64_t t0 = gs__now(), moved = 0, given_back = 0;
 
 	*bytes = 0;
 	if (!swapped)
@@ -883,6 +883,15 @@ static CUresult swap_in_locked(uint64_t *bytes)
 	*bytes = moved;
 	if (r != CUDA_SUCCESS)
 		return r; /* the rest stay out; a retry goes on */
+	/* Host copies are held only while swapped out: what the daemon
+	 * keeps within swap.host_memory is the swapped contents. */
+	for (struct chunk *c = chunks; c != NULL; c = c->next)
+		if (c->h != 0 && c->host != NULL) {
+			given_back += c->size;
+			host_put(c, true);
+		}
+	gs_debug(GS_SHIM_TAG, "slice=%s swap in: %llu bytes of host copies given back",
+	         gs__g.cfg.slice, (unsigned long long)given_back);
 	swapped = false;
 	set_stopped(false);
 	log_phases("in", &ph, moved);

@@ -6,7 +6,8 @@
 # a swap-out the sim's device memory in use drops by what was moved; after
 # the swap-in every signature reads back, a kernel following the stored
 # pointer reads the right word, and freeing everything returns the device
-# memory.
+# memory. The host copies are held only while swapped out: the swap-in
+# gives back as many bytes of them as it moved (the shim's debug log).
 . "$(dirname "$0")/../shim/lib.sh" "$1"
 sim_up
 export B WORK SIMDIR
@@ -40,6 +41,10 @@ if not ok or back != moved or rec["swapped_bytes"] != 0 or rec["swap_ins"] != 1:
     fail(f"swap in: {ok} {back} {why} {rec}")
 if sim_used() != before:
     fail(f"after swap-in, device memory {sim_used()} != {before}")
+import re
+given = [int(m) for m in re.findall(r"swap in: (\d+) bytes of host copies given back", open(p.log).read())]
+if given != [moved]:
+    fail(f"the swap-in should give back {moved} bytes of host copies; the shim's log says {given}")
 chk = (p.send("check"), p.line())[1]
 if chk["bad"] != 0 or chk["chased"] != ready["expect_chased"]:
     fail(f"after the round trip: {chk}")
