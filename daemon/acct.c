@@ -246,8 +246,10 @@ static void ratios(struct gs__acct *a, struct gs_node *node,
 		int g = ns->s.gpu_index;
 		uint32_t q;
 
+		/* (A slice the watchdog flagged still runs: still corrected.) */
 		if (!corrected(ns) || !ns->has_ref || node->region == NULL ||
-		    ns->s.state != GS_SLICE_READY)
+		    (ns->s.state != GS_SLICE_READY &&
+		     ns->s.state != GS_SLICE_FLAGGED))
 			continue;
 		valid = g >= 0 && g < GS_GPUS_MAX && on[g] &&
 		        gs__ledger_books(node, ns, &u, wr) == GS_OK;
