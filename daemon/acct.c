@@ -17,6 +17,14 @@
  *
  * The first poll of a GPU after the daemon started takes what NVML
  * already holds as charged (the previous daemon's rows billed it).
+ *
+ * Each poll also corrects what limited slices are charged: a time-sliced
+ * slice's books (the shim's event spans) also count what other contexts
+ * ran inside its spans, so after the processes are charged, each such
+ * slice's books and what NVML charged it go to its charge ratio
+ * (chargeratio.c), and a ratio that moved is published in its limits
+ * record (gs_region_slice_set_charge) for its shims to scale their
+ * bucket's charge by.
  */
 #include "acct.h"
 
@@ -25,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chargeratio.h"
 #include "gpu_acct.h"
 #include "gs/log.h"
 #include "ledger.h"
@@ -52,6 +61,7 @@ struct gs__acct {
 	bool refused[GS_GPUS_MAX]; /* turning it on failed (said once) */
 	struct gs_gpu_acct *list;
 	struct gs__procwatch *pw; /* who ran each process */
+	struct gs__cratio *cr;    /* limited slices' charge ratios */
 };
 
 struct gs__acct *gs__acct_create(void)
@@ -62,7 +72,9 @@ struct gs__acct *gs__acct_create(void)
 		return NULL;
 	a->list = malloc(sizeof(*a->list) * ACCT_MAX_LIST);
 	a->pw = gs__procwatch_create();
-	if (a->list == NULL || a->pw == NULL) {
+	a->cr = gs__cratio_create();
+	if (a->list == NULL || a->pw == NULL || a->cr == NULL) {
+		gs__cratio_destroy(a->cr);
 		gs__procwatch_destroy(a->pw);
 		free(a->list);
 		free(a);
@@ -75,10 +87,21 @@ void gs__acct_destroy(struct gs__acct *a)
 {
 	if (a == NULL)
 		return;
+	gs__cratio_destroy(a->cr);
 	gs__procwatch_destroy(a->pw);
 	free(a->v);
 	free(a->list);
 	free(a);
+}
+
+/*
+ * Whether slice `ns`'s charge is corrected by NVML: a compute share on a
+ * time-sliced GPU (its shims time batches and charge a bucket; under MPS
+ * or MIG no other context's time falls inside its spans).
+ */
+static bool corrected(const struct gs__nslice *ns)
+{
+	return ns->s.spec.compute_pct > 0 && ns->s.mode == GS_MODE_TIMESLICE;
 }
 
 /* NVML's start times of one process agree to the millisecond or so. */
@@ -154,14 +177,18 @@ static void unattributed(struct gs__acct *a, struct gs_node *node, int g,
 		offend(ctx, uid, wr);
 }
 
-/* Lock held: charges what process `x` on GPU `g` used since the last poll. */
+/*
+ * Lock held: charges what process `x` on GPU `g` used since the last poll
+ * (`now_us`: the time its running figure is counted to).
+ */
 static void charge(struct gs__acct *a, struct gs_node *node, int g,
                    const struct gs_gpu_acct *x, gs__acct_place_fn place,
                    gs__acct_offend_fn offend, void *ctx, struct gs__wr *wr,
-                   bool first)
+                   bool first, uint64_t now_us)
 {
 	struct rec *r = rec_find(a, g, x->pid, x->start_us);
-	uint64_t d;
+	struct gs__nslice *ns;
+	uint64_t d = 0;
 
 	if (r == NULL) {
 		r = rec_add(a);
@@ -182,17 +209,76 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 		r->charged_ns = first ? x->busy_ns : 0;
 	}
 	r->seen = a->poll;
-	if (x->busy_ns <= r->charged_ns)
-		return;
-	d = x->busy_ns - r->charged_ns;
-	r->charged_ns = x->busy_ns;
-	if (r->slice_id >= 0 && gs__node_find_id(node, r->slice_id) != NULL) {
-		gs__ledger_charge(node, r->slice_id, d, 0);
+	if (x->busy_ns > r->charged_ns) {
+		d = x->busy_ns - r->charged_ns;
+		r->charged_ns = x->busy_ns;
+	}
+	ns = r->slice_id >= 0 ? gs__node_find_id(node, r->slice_id) : NULL;
+	if (ns != NULL) {
+		/* A running figure is a whole percent of the life so far:
+		 * off by up to life / 200 at either end of a window. */
+		if (corrected(ns))
+			gs__cratio_add(a->cr, ns->s.id, d,
+			               x->running && now_us > x->start_us
+			                   ? (now_us - x->start_us) * 10
+			                   : 0);
+		if (d > 0)
+			gs__ledger_charge(node, r->slice_id, d, 0);
 		return;
 	}
+	if (d == 0)
+		return;
 	node->ctr.unattributed_gpu_ns += d;
 	if (!x->running && !r->reported)
 		unattributed(a, node, g, x, r, offend, ctx, wr);
+}
+
+/*
+ * Lock held, after a poll: each corrected slice's charge ratio steps with
+ * its books and what NVML charged it (valid when its GPU's accounting
+ * works and its books pass the ledger's check), and a ratio that moved
+ * is published for its shims.
+ */
+static void ratios(struct gs__acct *a, struct gs_node *node,
+                   const bool on[GS_GPUS_MAX], struct gs__wr *wr)
+{
+	int64_t now = gs_now_ns();
+
+	for (int i = 0; i < node->n; i++) {
+		struct gs__nslice *ns = node->v[i];
+		struct gs_slice_usage u;
+		struct gs__cratio_fig f;
+		struct gs_errbuf eb = {0};
+		bool valid, publish;
+		int g = ns->s.gpu_index;
+		uint32_t q;
+
+		/* (A slice the watchdog flagged still runs: still corrected.) */
+		if (!corrected(ns) || !ns->has_ref || node->region == NULL ||
+		    (ns->s.state != GS_SLICE_READY &&
+		     ns->s.state != GS_SLICE_FLAGGED))
+			continue;
+		valid = g >= 0 && g < GS_GPUS_MAX && on[g] &&
+		        gs__ledger_books(node, ns, &u, wr) == GS_OK;
+		q = gs__cratio_step(a->cr, ns->s.id, now, valid,
+		                    valid ? u.busy_ns : 0, &publish, &f);
+		if (!publish)
+			continue;
+		if (gs_region_slice_set_charge(node->region, &ns->ref, q, &eb) !=
+		    GS_OK) {
+			gs_warn("ledger", "slice=%s charge ratio %.3f not published: %s",
+			        ns->s.name, f.ratio, eb.msg);
+			continue;
+		}
+		if (f.raw >= 0)
+			gs_info("ledger", "slice=%s charge ratio %.3f (NVML %.3f s / books %.3f s over %.1f s)",
+			        ns->s.name, f.ratio, f.nvml_s, f.books_s,
+			        f.window_s);
+		else
+			gs_info("ledger", "slice=%s charge ratio %.3f (no recent window)",
+			        ns->s.name, f.ratio);
+	}
+	gs__cratio_sweep(a->cr);
 }
 
 void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
@@ -228,9 +314,10 @@ void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
 		on[g] = true;
 		for (int i = 0; i < n; i++)
 			charge(a, node, g, &a->list[i], place, offend, ctx, wr,
-			       !a->polled[g]);
+			       !a->polled[g], now_us);
 		a->polled[g] = true;
 	}
+	ratios(a, node, on, wr);
 	/* Forget processes the driver forgot (out of its buffer). */
 	for (int i = 0; i < a->n; i++)
 		if (a->v[i].seen == a->poll ||

@@ -1,9 +1,10 @@
 /*
  * limits.c - slices in the limits file: seqlock reads (no lock; retried
  * on a torn read), and the writers' operations under the writers' lock
- * (create, ensure, join, leave, update, delete), the scheduler's config
- * copied out for the shim and the arbiter (gs_region_sched_cfg), and
- * the gates poked when limits change.
+ * (create, ensure, join, leave, update, delete), the daemon's charge
+ * ratio of each slice (gs_region_slice_set_charge), the scheduler's
+ * config copied out for the shim and the arbiter (gs_region_sched_cfg),
+ * and the gates poked when limits change.
  *
  * Calls lock.c, owner.c, usage.c (a slice's processes, for join and
  * leave) and util.c.
@@ -139,6 +140,7 @@ static gs_err create_in_wlock(struct gs_region *r,
 	sl->lim.flags = flags;
 	sl->lim.name[GS_REGION_NAME_MAX - 1] = '\0';
 	sl->created_ns = gs__real_ns();
+	sl->charge_q16 = 0; /* none published for it yet */
 	sl->generation++;
 	sl->state = GS_RL_LIVE;
 	gs__wseq_close(r);
@@ -356,6 +358,36 @@ gs_err gs_region_slice_update(struct gs_region *r,
 	return err;
 }
 
+gs_err gs_region_slice_set_charge(struct gs_region *r,
+                                  const struct gs_slice_ref *ref,
+                                  uint32_t charge_q16, struct gs_errbuf *eb)
+{
+	struct gs_rl_slice *sl;
+	gs_err err;
+
+	if (!gs__ref_ok(ref))
+		return gs_fail(eb, GS_ERR_NOT_FOUND, "no such slice");
+	if (charge_q16 < GS_CHARGE_MIN || charge_q16 > GS_CHARGE_ONE)
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "charge ratio %u/65536 is outside 1/4..1",
+		               (unsigned)charge_q16);
+	err = gs__wlock_even(r, eb);
+	if (err != GS_OK)
+		return err;
+	sl = &r->rl->slice[ref->slot];
+	if (sl->state != GS_RL_LIVE || sl->generation != ref->generation) {
+		err = gs_fail(eb, GS_ERR_NOT_FOUND, "slice is gone");
+	} else if (sl->charge_q16 != charge_q16) {
+		/* A new epoch: each process of the slice reads it at its
+		 * next settle (cfg_refresh), nothing on the launch path. */
+		gs__wseq_open(r);
+		sl->charge_q16 = charge_q16;
+		gs__wseq_close(r);
+	}
+	gs__wlock_drop(r);
+	return err;
+}
+
 gs_err gs_region_slice_delete(struct gs_region *r,
                               const struct gs_slice_ref *ref,
                               struct gs_errbuf *eb)
@@ -444,7 +476,7 @@ bool gs_region_sched_cfg(struct gs_region *r, struct gs_sched_cfg *cfg,
                             uint64_t *epoch)
 {
 	uint64_t e = __atomic_load_n(&r->rl->h.epoch, __ATOMIC_ACQUIRE);
-	struct gs_sched_cfg tmp[GS_REGION_MAX_SLICES]; /* 8 KiB of stack */
+	struct gs_sched_cfg tmp[GS_REGION_MAX_SLICES]; /* 10 KiB of stack */
 	struct gs_rl_slice sl;
 
 	if (e == *epoch && *epoch != 0)
@@ -468,6 +500,12 @@ bool gs_region_sched_cfg(struct gs_region *r, struct gs_sched_cfg *cfg,
 		c->weight = sl.lim.weight ? sl.lim.weight : 1;
 		c->mode = sl.lim.mode;
 		c->mps = (sl.lim.flags & GS_SLICE_MPS) != 0;
+		c->charge_q16 = sl.charge_q16 == 0 ||
+		                        sl.charge_q16 > GS_CHARGE_ONE
+		                    ? GS_CHARGE_ONE
+		                    : sl.charge_q16 < GS_CHARGE_MIN
+		                          ? GS_CHARGE_MIN
+		                          : sl.charge_q16;
 	}
 	memcpy(cfg, tmp, sizeof(tmp));
 	*epoch = e ? e : 1;

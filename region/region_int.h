@@ -136,7 +136,11 @@ static_assert(sizeof(struct gs_rl_header) == 128, "gs_rl_header layout");
 struct gs_rl_slice {
 	uint64_t generation; /* bumped on create and on delete */
 	uint32_t state;      /* enum gs_rl_state */
-	uint32_t reserved0;
+	/* The share of its measured GPU time the slice's bucket is charged
+	 * (GS_CHARGE_ONE = all), published by the daemon from NVML
+	 * accounting (gs_region_slice_set_charge); 0: none published (all;
+	 * files from before it). */
+	uint32_t charge_q16;
 	struct gs_slice_limits lim;
 	uint64_t created_ns; /* CLOCK_REALTIME */
 	uint8_t reserved[8];

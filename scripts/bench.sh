@@ -503,6 +503,26 @@ PY
 SECTIONS=(migplan sim exec trace trace_lists daemon shim calls charge shares placement
           placement_demand kubelet_plugin kubelet_prepare swap_policy swap watchdog)
 
+# Charges corrected by NVML (daemon/chargeratio.c): a high-priority slice
+# beside a time-sliced burn, by the sim's own count, at the pair the ratio
+# was tuned on (40 + 30) and at pairs it was not (25 + 50, 30 + 45).
+# Needs root (the test's lib acts as tenants); skipped otherwise.
+bench_charge_ratio() {
+	local b=$1 src pair out
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	echo "== charge ratio: a limited slice's share by the sim's count beside a time-sliced neighbour =="
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "   skipped: needs root"
+		return 0
+	fi
+	for pair in "40 30" "25 50" "30 45"; do
+		out=$(GS_SRC=$src GS_TEST_SHARES=$pair bash "$src/tests/integration/security/a_limited_slice_gets_its_share_by_nvml_beside_a_time_sliced_neighbour.sh" "$b" 2>&1) ||
+			echo "   $pair: the test failed or was skipped"
+		grep -E '^bench:' <<<"$out" | sed 's/^/   /'
+	done
+}
+SECTIONS+=(charge_ratio)
+
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then
 	echo "usage: scripts/bench.sh BUILD_DIR [SECTION...] (sections: ${SECTIONS[*]})" >&2

@@ -328,8 +328,9 @@ static void settle_one(const struct gs_region_entry *e, const struct done *d,
 	struct gs_sched_view v;
 
 	view_of(d->dev, d->slice, &v, bell);
-	if (d->booked && gs_sched_complete(&v, d->slice, d->busy, d->charged,
-	                                   now))
+	if (d->booked && gs_sched_complete(&v, d->slice,
+	                                   gs_sched_charge(&v, d->slice, d->busy),
+	                                   d->charged, now))
 		*wake = true;
 	gs_sched_gate_refresh(&v, now);
 	if (e == NULL || e->slice != d->slice)

@@ -331,6 +331,18 @@ gs_err gs_region_slice_update(struct gs_region *r,
                               const struct gs_slice_limits *lim,
                               struct gs_errbuf *eb);
 /*
+ * Publishes the slice's charge ratio (GS_CHARGE_MIN..GS_CHARGE_ONE in
+ * 1/65536, gs/region_sched.h): the share of each batch's measured GPU
+ * time its processes charge its token bucket. In the limits file, which
+ * only the region's creator writes (gpusliced, from NVML accounting; a
+ * new epoch when it changed; the slice's limits stay as they are). A new slice in the slot starts at
+ * GS_CHARGE_ONE. GS_ERR_INVALID out of range, GS_ERR_NOT_FOUND for a
+ * stale reference, GS_ERR_PERM when this handle may not write limits.
+ */
+gs_err gs_region_slice_set_charge(struct gs_region *r,
+                                  const struct gs_slice_ref *ref,
+                                  uint32_t charge_q16, struct gs_errbuf *eb);
+/*
  * Deletes a slice: the slot is freed with a new generation. Processes
  * still attached keep running; their books are dropped and their next
  * operation on the slice sees GS_ERR_NOT_FOUND.

@@ -135,7 +135,22 @@ struct gs_sched_cfg {
 	uint32_t weight; /* >= 1 */
 	uint32_t mode;   /* enum gs_region_compute_mode */
 	bool mps;        /* an MPS slice: no turns (rule 3) for it */
+	/* what the slice's bucket is charged of a batch's measured GPU
+	 * time, in 1/65536 (GS_CHARGE_MIN..GS_CHARGE_ONE; 0: all of it) */
+	uint32_t charge_q16;
 };
+
+/*
+ * The charge ratio (gs_sched_cfg.charge_q16). On a time-sliced GPU the
+ * span between the events around a batch also covers what other contexts
+ * ran meanwhile, so a slice's measured GPU time runs above the driver's
+ * count; the daemon publishes, per limited slice, NVML's GPU time over
+ * the books' (daemon/chargeratio.c), at most 1 and at least 1/4, and the
+ * shim charges the slice's bucket (and virtual time) that share of each
+ * batch's measured time. The books keep the measured figure.
+ */
+#define GS_CHARGE_ONE 65536u
+#define GS_CHARGE_MIN 16384u
 
 /* Tunables, in ns. gs_sched_params_default() gives the documented ones. */
 struct gs_sched_params {
@@ -184,6 +199,18 @@ struct gs_sched_view {
 	int self;
 	bool *bell;
 };
+
+/* What slice `s`'s bucket is charged for a batch measured at `busy_ns`
+ * (its charge ratio: a multiply). */
+static inline uint64_t gs_sched_charge(const struct gs_sched_view *v, int s,
+                                       uint64_t busy_ns)
+{
+	uint32_t q = s >= 0 && s < v->n ? v->cfg[s].charge_q16 : 0;
+
+	if (q == 0 || q >= GS_CHARGE_ONE || (busy_ns >> 47) != 0)
+		return busy_ns;
+	return busy_ns * q >> 16;
+}
 
 /* Whether a slice with these limits needs the scheduler on every launch. */
 bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c);

@@ -19,3 +19,6 @@ gs_add_unit_test(test_daemon_create
 # Who ran a process, recorded as it starts (daemon/procwatch.c).
 gs_add_unit_test(test_daemon_procwatch
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_procwatch.c LIBS gs_daemon)
+# A limited slice's charge ratio, NVML over its books (daemon/chargeratio.c).
+gs_add_unit_test(test_daemon_chargeratio
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_chargeratio.c LIBS gs_daemon)

@@ -20,3 +20,7 @@ gs_add_unit_test(test_shim_charge
                          ${CMAKE_SOURCE_DIR}/shim/charge.c)
 target_include_directories(test_shim_charge PRIVATE ${CMAKE_SOURCE_DIR}/shim
                            ${GS_CUDA_INCLUDE})
+# A slice's charge ratio in the region and what the shim charges by it.
+gs_add_unit_test(test_region_charge
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region_charge.c
+                 LIBS gs_region)

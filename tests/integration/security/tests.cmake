@@ -45,3 +45,13 @@ foreach(t
                     LABELS security TIMEOUT 180)
   set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
+
+# Charges corrected by NVML (daemon/chargeratio.c): a limited slice keeps
+# its share beside a time-sliced neighbour; books held at 0 gain nothing.
+foreach(t
+    a_limited_slice_gets_its_share_by_nvml_beside_a_time_sliced_neighbour
+    books_held_at_zero_earn_no_discount_on_the_charge)
+  gs_add_shell_test(${t} tests/integration/security/${t}.sh
+                    LABELS security TIMEOUT 240)
+  set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()
