@@ -154,6 +154,7 @@ struct batch {
 	uint64_t rec0;      /* host time before its start event's record */
 	uint64_t rec1;      /* and after it */
 	uint64_t launch0;   /* a probe's: host time before its launch */
+	uint64_t launch1;   /* and after it */
 	CUevent start;
 };
 
@@ -167,8 +168,7 @@ static struct pooled pool[GS__POOL_MAX];
 static int n_pool;
 static uint64_t est_ns[GS_REGION_MAX_DEVICES];  /* EWMA per launch */
 static bool est_known[GS_REGION_MAX_DEVICES];   /* measured at least once */
-static uint64_t win_min[GS_REGION_MAX_DEVICES]; /* quickest probe's host
-                                                   window (charge.c) */
+static struct gs__probe_min probe_min[GS_REGION_MAX_DEVICES]; /* charge.c */
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches; /* reg_mu */
@@ -432,7 +432,7 @@ static int collect(CUcontext ctx, enum reap how, struct done *out)
 		    elapsed_ns(f->start, f->end, &span)) {
 			bool lesson;
 
-			busy = gs__charge_of(&f->rec, span, &win_min[f->dev],
+			busy = gs__charge_of(&f->rec, span, &probe_min[f->dev],
 			                     &lesson);
 			if (lesson)
 				ewma(f->dev, busy, f->rec.n, f->rec.probe);
@@ -673,6 +673,11 @@ static void close_batch(struct batch *b)
 		               : 0;
 		if (f->rec.delay > f->rec.issue)
 			f->rec.delay = f->rec.issue;
+		f->rec.call = b->probe && b->launch1 > b->launch0
+		              ? b->launch1 - b->launch0
+		              : 0;
+		if (f->rec.call > f->rec.issue - f->rec.delay)
+			f->rec.call = f->rec.issue - f->rec.delay;
 		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
 		queued = true;
 	}
@@ -1057,6 +1062,8 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 
 	if (b == NULL)
 		return r;
+	if (b->probe)
+		b->launch1 = gs__now(); /* charge_of's launch call */
 	if (r != CUDA_SUCCESS && b->open && b->n > 0) {
 		b->n--; /* not launched: no charge */
 		b->left++;
