@@ -831,7 +831,7 @@ static bool admit(struct ticket *t)
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
 	bool waited = false, bell = false;
-	uint32_t *seq;
+	uint32_t *seq, before;
 
 	if (!gs_region_attached(gs__g.region) ||
 	    gs_region_lock(gs__g.region) != GS_OK)
@@ -847,7 +847,9 @@ static bool admit(struct ticket *t)
 	seq = &v.dev->seq;
 	now = gs__now();
 	for (;;) {
-		uint32_t s0, before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+		uint32_t s0;
+
+		before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 
 		if (gs_sched_admit(&v, t->slice, t->measure ? t->est : 0, now,
 		                   &retry, &why) == GS_SCHED_GO)
@@ -898,7 +900,10 @@ static bool admit(struct ticket *t)
 	gs_region_unlock(gs__g.region);
 	if (bell)
 		gs_region_bell(gs__g.region);
-	if (waited || !t->measure)
+	/* ...or our last launch of the turn handed it over (gpusched's
+	 * pipelined turn change): the next holder gets ready now. */
+	if (waited || !t->measure ||
+	    __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before)
 		futex_wake(seq);
 	return true;
 }
