@@ -266,14 +266,22 @@ static bool any_entitled_waiting(const struct gs_sched_view *v, int s,
 	return false;
 }
 
+/* How far past the last holder's estimated end a new holder that woke
+ * late still goes without waiting for the completion to be recorded
+ * (its process records it when it next looks, up to `idle` later):
+ * about a host's late wake-up; work running later than that has
+ * outrun its estimate (a longer kernel) and holds the new holder back. */
+#define HANDOVER_LATE (1 * MS)
+
 /*
  * The pipelined turn change: slice s was given the turn while the last
  * holder t still has work in flight. s may queue its launches once t's
  * work is estimated to end within `handover`, so they are in the GPU's
  * queue when t's end and the engine does not go idle between the two
  * (the wake-up, admission and launch of s happen during t's last
- * kernel). Only on an estimate that has not run out: work running past
- * its estimate holds s back until it completes, as before. Not under
+ * kernel). Only on an estimate that holds: work running past its
+ * estimate by more than HANDOVER_LATE holds s back until it completes,
+ * as before. Not under
  * the arbiter, whose turns and drain charge in-flight work by wall
  * time (gs_sched_arbitrate). OUT *lead:
  * how long until s may go (0 when it is not the holder).
@@ -286,8 +294,16 @@ static bool handing_over(const struct gs_sched_view *v, int s, int t,
 
 	*lead = 0;
 	if (v->par->handover == 0 || arbitrated(v) || d->holder != s ||
-	    d->holder_gen != v->cfg[s].generation || end < now)
+	    d->holder_gen != v->cfg[s].generation)
 		return false;
+	if (R(v, s)->inflight > 0)
+		return true; /* our turn has begun: our work is queued behind
+		                theirs, whose completion their process records
+		                when it next looks */
+	if (end + HANDOVER_LATE < now)
+		return false;
+	if (end < now)
+		return true; /* we woke late; its process has not looked */
 	if (end - now <= v->par->handover)
 		return true;
 	*lead = end - now - v->par->handover;
@@ -351,9 +367,10 @@ static uint64_t clamp(uint64_t x, uint64_t lo, uint64_t hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
-                                     uint64_t est_ns, uint64_t now,
-                                     uint64_t *retry_ns, enum gs_sched_why *why)
+static enum gs_sched_verdict admit_once(const struct gs_sched_view *v, int s,
+                                        uint64_t est_ns, uint64_t now,
+                                        uint64_t *retry_ns,
+                                        enum gs_sched_why *why)
 {
 	struct gs_sched_dev *d = v->dev;
 	const struct gs_sched_cfg *c;
@@ -529,6 +546,30 @@ go:
 	    (S->busy_until_ns > now ? S->busy_until_ns : now) + est_ns;
 	last_launch(v, s, now);
 	return GS_SCHED_GO;
+}
+
+/*
+ * A process that waits for a turn while its own work is in flight asks
+ * again when that work is estimated to end: it records the completion
+ * then (it learns of it only when it looks), which is what lets the next
+ * holder go when the estimate did not. Since the turn changes at the
+ * holder's last launch, the last holder is one of these.
+ */
+enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
+                                     uint64_t est_ns, uint64_t now,
+                                     uint64_t *retry_ns, enum gs_sched_why *why)
+{
+	enum gs_sched_verdict r = admit_once(v, s, est_ns, now, retry_ns, why);
+	const struct gs_sched_slice *S;
+
+	if (r != GS_SCHED_WAIT || *why != GS_SCHED_WHY_TURN ||
+	    v->par->handover == 0 || arbitrated(v))
+		return r;
+	S = R(v, s);
+	if (S->inflight > 0 && S->busy_until_ns > now &&
+	    S->busy_until_ns - now < *retry_ns)
+		*retry_ns = clamp(S->busy_until_ns - now, 20 * US, *retry_ns);
+	return r;
 }
 
 void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now)
