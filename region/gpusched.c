@@ -572,6 +572,17 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	return r;
 }
 
+bool gs_sched_behind(const struct gs_sched_view *v, int s, uint64_t now)
+{
+	if (s < 0 || s >= v->n || !v->cfg[s].live || v->cfg[s].mps)
+		return false;
+	for (int t = 0; t < v->n; t++)
+		if (t != s && valid(v, t) && v->cfg[t].prio == v->cfg[s].prio &&
+		    !v->cfg[t].mps && busy(v, t, now))
+			return true;
+	return false;
+}
+
 void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now)
 {
 	if (s < 0 || s >= v->n)

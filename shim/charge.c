@@ -73,11 +73,19 @@ uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
 	struct gs__probe_min seen = *min; /* before this probe */
 
 	*lesson = false;
+	if (f->shared) {
+		/* Its span holds another slice's kernels too (queued
+		 * behind them, or time-sliced with them on the GPU): its
+		 * estimate, and nothing learned. */
+		if (!f->known)
+			return span;
+		return clamp(f->est, 0, span);
+	}
 	if (f->probe && (min->window == 0 || f->window < min->window))
 		min->window = f->window;
-	if (f->probe && f->idle_start)
-		calls_seen(min, calls);
 	if (span > f->window) {
+		if (f->probe && f->idle_start)
+			calls_seen(min, calls);
 		if (f->probe || f->n == 1) {
 			uint64_t front = f->delay;
 
@@ -121,11 +129,21 @@ uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
 		 * (a loaded host, a contended driver; the first probe's, a
 		 * cold process's) could hide a kernel as long as they were:
 		 * no lesson from such a probe. */
+		uint64_t before = f->lead + f->delay + f->call, tail;
+
 		*lesson = seen.window != 0 &&
 		          f->window <= 2 * seen.window + GS__PROBE_SLACK_NS;
 		if (*lesson)
 			return 0;
-		return f->known ? clamp(f->est, 0, span) : span;
+		if (f->known)
+			return clamp(f->est, 0, span);
+		/* Nothing learned yet (a cold process's first launches):
+		 * its kernel was queued at the end of its launch call and
+		 * ended before its end record did, the tail of the window
+		 * (not the span: a cold first launch call can take 200 ms
+		 * of the host's). */
+		tail = f->window > before ? f->window - before : 0;
+		return tail < span ? tail : span;
 	}
 	return clamp(f->est, 0, span);
 }

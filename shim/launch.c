@@ -155,6 +155,7 @@ struct batch {
 	uint64_t rec1;      /* and after it */
 	uint64_t launch0;   /* a probe's: host time before its launch */
 	uint64_t launch1;   /* and after it */
+	bool shared;        /* its span may hold another slice's work */
 	CUevent start;
 };
 
@@ -665,6 +666,7 @@ static void close_batch(struct batch *b)
 		f->rec.probe = b->probe;
 		f->rec.idle_start = b->idle_start;
 		f->rec.known = b->known;
+		f->rec.shared = b->shared;
 		f->rec.lead = b->rec1 - b->rec0;
 		f->rec.issue = e0 > b->rec1 ? e0 - b->rec1 : 0;
 		f->rec.window = e1 - b->rec0;
@@ -813,6 +815,8 @@ struct ticket {
 	int32_t slice;
 	uint64_t est; /* charged for the lease */
 	uint32_t want;
+	bool shared; /* another slice's work in flight at admission, or
+	                ours handed the turn over (gs__span_rec.shared) */
 };
 
 /* Whether launches of a slice with these limits are measured. */
@@ -823,6 +827,17 @@ static bool measured(const struct gs_slice_limits *l)
 	       l->priority != GS_REGION_PRIO_HIGH;
 }
 
+/* Our batches in flight on `dev` shared the GPU with the next holder's
+ * work: our last launch of the turn handed it over while they ran. */
+static void share_inflight(int dev)
+{
+	(void)pthread_mutex_lock(&mu);
+	for (uint32_t i = head; i != tail; i++)
+		if (ring[i % GS__RING].dev == dev)
+			ring[i % GS__RING].rec.shared = true;
+	(void)pthread_mutex_unlock(&mu);
+}
+
 /* Admission of one lease; false when it runs unscheduled. */
 static bool admit(struct ticket *t)
 {
@@ -830,7 +845,7 @@ static bool admit(struct ticket *t)
 	struct gs_region_entry e;
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
-	bool waited = false, bell = false;
+	bool waited = false, bell = false, handed;
 	uint32_t *seq, before;
 
 	if (!gs_region_attached(gs__g.region) ||
@@ -890,6 +905,13 @@ static bool admit(struct ticket *t)
 	}
 	if (waited)
 		gs_sched_wait_end(&v, t->slice);
+	/* Queued behind another slice's work, or our last launch of the
+	 * turn (the next holder's work will queue behind ours): spans
+	 * shared with another slice's kernels. */
+	handed = __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before &&
+	         v.dev->holder != t->slice;
+	t->shared = t->measure &&
+	            (handed || gs_sched_behind(&v, t->slice, now));
 	gs_region_books_admitted(gs__g.region, &e, t->dev, waited, now - t0,
 	                         t->measure);
 	if (!t->measure) {
@@ -905,6 +927,8 @@ static bool admit(struct ticket *t)
 	if (waited || !t->measure ||
 	    __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before)
 		futex_wake(seq);
+	if (handed)
+		share_inflight(t->dev);
 	return true;
 }
 
@@ -942,6 +966,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 		return false; /* recorded into a graph, not run: its launch
 		                 counts */
 	t->measure = measured(&gs__g.lim);
+	t->shared = false;
 	if (t->measure)
 		bound(t->dev);
 	each = __atomic_load_n(&est_ns[t->dev], __ATOMIC_RELAXED);
@@ -989,6 +1014,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	b->each = each;
 	b->charged = t->est;
 	b->lim_epoch = epoch;
+	b->shared = t->shared;
 	b->opened = *now;
 	b->start = NULL;
 	b->timed = false;

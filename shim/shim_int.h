@@ -254,6 +254,8 @@ struct gs__span_rec {
 	                    its launch's call */
 	uint64_t call;   /* a probe: its launch's call (delay + call <=
 	                    issue) */
+	bool shared;     /* another slice's work ran on the GPU in its span
+	                    (a pipelined turn change) */
 };
 
 /* The quickest probe host times seen on one GPU (charge.c keeps them). */

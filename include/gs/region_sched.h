@@ -226,6 +226,14 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
                                      uint64_t *retry_ns,
                                      enum gs_sched_why *why);
 
+/*
+ * Whether work of another slice that takes turns with `s` (its priority,
+ * not MPS) is in flight at `now`: what `s` queues now may wait behind it
+ * on the GPU (a pipelined turn change), so its events' span is not its
+ * own time alone.
+ */
+bool gs_sched_behind(const struct gs_sched_view *v, int s, uint64_t now);
+
 /* Registers / unregisters a waiting process of slice `s`. */
 void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now);
 void gs_sched_wait_end(const struct gs_sched_view *v, int s);

@@ -66,8 +66,9 @@ static void a_first_probe_teaches_nothing(void **state)
 	(void)state;
 	r.idle_start = true;
 	r.known = false;
-	/* drained: a cold call could hide a kernel, the span is charged */
-	assert_int_equal(gs__charge_of(&r, 5000, &wmin, &lesson), 5000);
+	/* drained: nothing to judge it by; the tail after its launch
+	 * call (5800 - 1400 - 30 - 4220) */
+	assert_int_equal(gs__charge_of(&r, 5000, &wmin, &lesson), 150);
 	assert_false(lesson);
 	assert_int_equal(wmin.window, r.window);
 	r = probe(1400, 4300, 30);
@@ -77,6 +78,14 @@ static void a_first_probe_teaches_nothing(void **state)
 	assert_int_equal(gs__charge_of(&r, 6500, &wmin, &lesson), 2250);
 	assert_false(lesson);
 	assert_int_equal(wmin.calls, 1400 + 4220);
+	/* a cold first launch call of 200 ms (the sim's first) */
+	r = probe(1400, 200000000, 30);
+	wmin = (struct gs__probe_min){0};
+	r.idle_start = true;
+	r.known = false;
+	assert_int_equal(gs__charge_of(&r, r.window - 1000, &wmin, &lesson),
+	                 150);
+	assert_int_equal(wmin.calls, 0); /* drained: its calls tell nothing */
 }
 
 static void an_empty_kernel_is_charged_and_taught_nothing(void **state)
@@ -103,8 +112,10 @@ static void a_slow_drained_probe_teaches_nothing_and_pays_its_estimate(void **st
 	assert_int_equal(gs__charge_of(&r, 4000, &wmin, &lesson), 1500);
 	assert_false(lesson);
 	assert_int_equal(wmin.window, 500);
-	r.known = false; /* nothing learned yet: the span, the safe side */
-	assert_int_equal(gs__charge_of(&r, 4000, &wmin, &lesson), 4000);
+	/* nothing learned yet: the window's tail after the launch call
+	 * (5100 - 3000 - 20 - 1930), not the host's calls in the span */
+	r.known = false;
+	assert_int_equal(gs__charge_of(&r, 4000, &wmin, &lesson), 150);
 	assert_false(lesson);
 }
 
@@ -187,6 +198,26 @@ static void a_slow_record_call_is_not_charged_as_gpu_time(void **state)
 	assert_false(lesson);
 }
 
+/* A pipelined turn change: the next holder's first batch waited on the
+ * GPU behind the last holder's kernel, and the last holder's kernel may
+ * have been time-sliced with the next one's. Either span holds another
+ * slice's work: the batch is charged its estimate and teaches nothing. */
+static void a_span_shared_with_another_slice_is_charged_its_estimate(void **state)
+{
+	struct gs__span_rec r = probe(100, 300, 20);
+	struct gs__probe_min wmin = seen;
+	bool lesson;
+
+	(void)state;
+	r.shared = true;
+	r.est = 1000000;
+	assert_int_equal(gs__charge_of(&r, 1150000, &wmin, &lesson), 1000000);
+	assert_false(lesson);
+	r.est = 2000000; /* never more than the span */
+	assert_int_equal(gs__charge_of(&r, 1150000, &wmin, &lesson), 1150000);
+	assert_int_equal(wmin.window, seen.window); /* nothing learned */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +230,7 @@ int main(void)
 	    cmocka_unit_test(a_first_probe_teaches_nothing),
 	    cmocka_unit_test(a_backed_probe_with_slow_calls_teaches_nothing),
 	    cmocka_unit_test(a_slow_record_call_is_not_charged_as_gpu_time),
+	    cmocka_unit_test(a_span_shared_with_another_slice_is_charged_its_estimate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

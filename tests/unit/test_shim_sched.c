@@ -762,6 +762,38 @@ static void a_new_holder_goes_early_only_on_an_estimate_that_holds(
 	                 GS_SCHED_WAIT);
 }
 
+/* Work queued while another turn-taker's is in flight waits behind it on
+ * the GPU (a pipelined turn change): gs_sched_behind says so, for slices
+ * of the same priority that take turns, so the shim charges such a
+ * batch its estimate rather than a span holding the other's kernels. */
+static void work_queued_behind_a_neighbours_is_known_as_such(void **state)
+{
+	struct model m;
+	uint64_t t;
+
+	(void)state;
+	model_init(&m, 3);
+	if (g_arb)
+		skip();
+	t = m.now;
+	assert_false(gs_sched_behind(&m.v, 1, t));
+	m.sl[0].inflight = 1;
+	m.sl[0].last_active_ns = t;
+	m.sl[0].busy_until_ns = t + 1 * MS;
+	assert_true(gs_sched_behind(&m.v, 1, t));
+	assert_false(gs_sched_behind(&m.v, 0, t)); /* its own work */
+	/* another priority does not take turns with it, nor does an MPS
+	 * slice (the server runs clients alongside) */
+	m.cfg[0].prio = GS_REGION_PRIO_LOW;
+	assert_false(gs_sched_behind(&m.v, 1, t));
+	m.cfg[0].prio = GS_REGION_PRIO_NORMAL;
+	m.cfg[0].mps = true;
+	assert_false(gs_sched_behind(&m.v, 1, t));
+	m.cfg[0].mps = false;
+	/* work stale past its estimate by `stale` counts for nothing */
+	assert_false(gs_sched_behind(&m.v, 1, t + 1 * MS + m.par.stale));
+}
+
 /* The end of a slice's work wakes waiters only when one of them may go:
  * not while the slice holds the turn with quantum left (they would find
  * it "between two launches" and sleep again), but once the quantum is
@@ -1107,6 +1139,7 @@ int main(void)
 	        the_next_holder_queues_its_work_before_the_last_kernel_ends),
 	    cmocka_unit_test(
 	        a_new_holder_goes_early_only_on_an_estimate_that_holds),
+	    cmocka_unit_test(work_queued_behind_a_neighbours_is_known_as_such),
 	    cmocka_unit_test(a_holder_out_of_tokens_hands_the_turn_over),
 	    cmocka_unit_test(
 	        a_high_priority_at_its_limit_leaves_the_rest_to_lower_ones),
