@@ -2,8 +2,9 @@
  * charge.c - what a batch of launches is charged: the GPU time in the
  * span between its two events, told apart from the time its stream sat
  * idle waiting for the host, from the host times around the two records
- * (launch.c takes them; no launch in between reads the clock). Pure: no
- * driver, no region, no clock; launch.c calls it under its ring's mutex.
+ * (launch.c takes them; no launch in between reads the clock), and
+ * whether a slice's launches are measured at all. Pure: no driver, no
+ * region, no clock; launch.c calls it under its ring's mutex.
  */
 #include "shim_int.h"
 
@@ -148,3 +149,19 @@ uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
 	return clamp(f->est, 0, span);
 }
 
+/*
+ * Whether launches of a slice with these limits are measured: for a
+ * limit, a weight or a report, and for the turns a slice below high
+ * priority takes. An MPS slice takes no turns (the server runs its
+ * kernels alongside the others', a low one as a below-normal client), so
+ * without a limit, weight or report nothing needs its GPU time: a light
+ * server in an MPS slice of its own pays no event pair per request
+ * (#30 item 5).
+ */
+bool gs__launch_measured(const struct gs_slice_limits *l)
+{
+	return l->compute_pct > 0 || l->weight != 1 ||
+	       (l->flags & GS_SLICE_MEASURE) ||
+	       (l->priority != GS_REGION_PRIO_HIGH &&
+	        !(l->flags & GS_SLICE_MPS));
+}

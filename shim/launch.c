@@ -819,13 +819,6 @@ struct ticket {
 	                ours handed the turn over (gs__span_rec.shared) */
 };
 
-/* Whether launches of a slice with these limits are measured. */
-static bool measured(const struct gs_slice_limits *l)
-{
-	return l->compute_pct > 0 || l->weight != 1 ||
-	       (l->flags & GS_SLICE_MEASURE) ||
-	       l->priority != GS_REGION_PRIO_HIGH;
-}
 
 /* Our batches in flight on `dev` shared the GPU with the next holder's
  * work: our last launch of the turn handed it over while they ran. */
@@ -965,7 +958,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	if (capturing(stream, pt))
 		return false; /* recorded into a graph, not run: its launch
 		                 counts */
-	t->measure = measured(&gs__g.lim);
+	t->measure = gs__launch_measured(&gs__g.lim);
 	t->shared = false;
 	if (t->measure)
 		bound(t->dev);

@@ -258,6 +258,10 @@ struct gs__span_rec {
 	                    (a pipelined turn change) */
 };
 
+/* Whether launches of a slice with limits `l` are timed and charged
+ * (else only counted). */
+bool gs__launch_measured(const struct gs_slice_limits *l);
+
 /* The quickest probe host times seen on one GPU (charge.c keeps them). */
 struct gs__probe_min {
 	uint64_t window; /* a probe's whole window */

@@ -218,6 +218,35 @@ static void a_span_shared_with_another_slice_is_charged_its_estimate(void **stat
 	assert_int_equal(wmin.window, seen.window); /* nothing learned */
 }
 
+/* Launches are measured for a limit, a weight, a report, and for the
+ * turns a slice below high priority takes; an MPS slice takes no turns,
+ * so a light server in an MPS slice of its own (the study's server B,
+ * low priority) is not measured, and pays no event pair per request. */
+static void an_mps_slice_without_a_limit_is_not_measured(void **state)
+{
+	struct gs_slice_limits l = {.weight = 1,
+	                            .priority = GS_REGION_PRIO_LOW,
+	                            .flags = GS_SLICE_MPS};
+
+	(void)state;
+	assert_false(gs__launch_measured(&l));
+	l.priority = GS_REGION_PRIO_NORMAL;
+	assert_false(gs__launch_measured(&l));
+	l.flags = 0; /* taking turns: measured */
+	assert_true(gs__launch_measured(&l));
+	l.priority = GS_REGION_PRIO_HIGH;
+	assert_false(gs__launch_measured(&l));
+	l.flags = GS_SLICE_MPS;
+	l.compute_pct = 50;
+	assert_true(gs__launch_measured(&l));
+	l.compute_pct = 0;
+	l.weight = 2;
+	assert_true(gs__launch_measured(&l));
+	l.weight = 1;
+	l.flags |= GS_SLICE_MEASURE;
+	assert_true(gs__launch_measured(&l));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +260,7 @@ int main(void)
 	    cmocka_unit_test(a_backed_probe_with_slow_calls_teaches_nothing),
 	    cmocka_unit_test(a_slow_record_call_is_not_charged_as_gpu_time),
 	    cmocka_unit_test(a_span_shared_with_another_slice_is_charged_its_estimate),
+	    cmocka_unit_test(an_mps_slice_without_a_limit_is_not_measured),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
