@@ -31,10 +31,9 @@ static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi)
  *            a batch of one) ran its kernel from right after its start
  *            record: the span less the host's delay between that record
  *            and the launch call, and, when our work had drained before
- *            it (launch.c's drained()), a probe's launch call too (its
- *            kernel was queued at the end of it), a batch of one's half
- *            its start record's call; it teaches when those calls took
- *            about what the quickest probe's did. Several launches,
+ *            it (launch.c's drained()), its launch call too (the kernel
+ *            was queued at the end of it); it teaches when those calls
+ *            took about what the quickest seen did. Several launches,
  *            issued faster than their estimated GPU time: the queue
  *            never ran dry, the span. Issued slower: idle can only hide
  *            while the host had not queued the next op (the record
@@ -85,7 +84,7 @@ uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
 	if (f->probe && (min->window == 0 || f->window < min->window))
 		min->window = f->window;
 	if (span > f->window) {
-		if (f->probe && f->idle_start)
+		if ((f->probe || f->n == 1) && f->idle_start)
 			calls_seen(min, calls);
 		if (f->probe || f->n == 1) {
 			uint64_t front = f->delay;
@@ -94,25 +93,24 @@ uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
 			 * of its record, and the kernel started inside its
 			 * launch call. A driver queues an op at the end of the
 			 * call that makes it (it checks and encodes first,
-			 * then rings the doorbell): a probe's kernel started
-			 * when its launch call returned (launch.c times it),
-			 * its start event when its record did. (On the sim,
-			 * under load, 2 us probes so charged err by -20 to
-			 * +20 ns; at half of each call, as before, by +2 to
-			 * +5 %.) Of a batch of one, whose launch call is not
-			 * timed, half the start record, at a guess. */
+			 * then rings the doorbell): the kernel of a batch of
+			 * one started when its launch call returned (launch.c
+			 * times it), its start event when its record did. (On
+			 * the sim, under load, 2 us probes so charged err by
+			 * -20 to +20 ns; at half of each call, as before, by
+			 * +2 to +5 %.) */
 			if (f->idle_start)
-				front += f->probe ? f->call : f->lead / 2;
+				front += f->call;
 			busy = span > front ? span - front : 0;
 			/* It errs by what of those calls came after the op
 			 * was queued (a preemption there, on a loaded host).
-			 * A probe teaches only when they took about what the
-			 * quickest probe's did (within 1/32 of its kernel);
-			 * a slower one is charged the guess but teaches
-			 * nothing. The first probe has nothing to compare
-			 * with (a cold process's calls are slow): the next
-			 * one teaches. */
-			*lesson = !f->probe || !f->idle_start ||
+			 * It teaches only when they took about what the
+			 * quickest seen did (within 1/32 of its kernel); a
+			 * slower one is charged the guess but teaches
+			 * nothing. The first has nothing to compare with (a
+			 * cold process's calls are slow): the next one
+			 * teaches. */
+			*lesson = !f->idle_start ||
 			          (seen.calls != 0 &&
 			           calls <= seen.calls + busy / 32 +
 			                        GS__PROBE_SLACK_NS / 4);

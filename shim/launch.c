@@ -154,7 +154,7 @@ struct batch {
 	uint64_t rec0;      /* host time before its start event's record */
 	uint64_t rec1;      /* and after it */
 	uint64_t launch0;   /* a probe's: host time before its launch */
-	uint64_t launch1;   /* and after it */
+	uint64_t launch1;   /* and after it (a batch of one's) */
 	bool shared;        /* its span may hold another slice's work */
 	CUevent start;
 };
@@ -563,10 +563,15 @@ static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
 }
 
 /* Whether our queue on a GPU is short enough to add a batch: two
- * batches, or GS__INFLIGHT_NS of estimated work, whichever is more. */
-static bool short_queue(uint64_t ns, uint32_t on_dev, uint32_t all)
+ * batches, or GS__INFLIGHT_NS of estimated work, whichever is more;
+ * two batches while the GPU's per-launch time is not known yet (their
+ * estimates are 0: a fire-and-forget launcher would queue without end
+ * until the first probe taught one). */
+static bool short_queue(uint64_t ns, uint32_t on_dev, uint32_t all,
+                        bool known)
 {
-	return all < GS__RING - 2 && (on_dev < 2 || ns < GS__INFLIGHT_NS);
+	return all < GS__RING - 2 &&
+	       (on_dev < 2 || (known && ns < GS__INFLIGHT_NS));
 }
 
 /* Waits while our own work in flight on `dev` is above the bound. */
@@ -576,12 +581,14 @@ static void bound(int dev)
 		CUevent oldest;
 		uint32_t on_dev, all;
 		uint64_t ns = ours(dev, &oldest, &on_dev, &all);
+		bool known = __atomic_load_n(&est_known[dev], __ATOMIC_RELAXED);
 
-		if (short_queue(ns, on_dev, all))
+		if (short_queue(ns, on_dev, all, known))
 			return;
 		gs__launch_harvest(NULL, false);
 		ns = ours(dev, &oldest, &on_dev, &all);
-		if (short_queue(ns, on_dev, all))
+		known = __atomic_load_n(&est_known[dev], __ATOMIC_RELAXED);
+		if (short_queue(ns, on_dev, all, known))
 			return;
 		if (oldest == NULL ||
 		    gs__real.cuEventSynchronize(oldest) != CUDA_SUCCESS)
@@ -675,7 +682,7 @@ static void close_batch(struct batch *b)
 		               : 0;
 		if (f->rec.delay > f->rec.issue)
 			f->rec.delay = f->rec.issue;
-		f->rec.call = b->probe && b->launch1 > b->launch0
+		f->rec.call = b->lease == 1 && b->launch1 > b->launch0
 		              ? b->launch1 - b->launch0
 		              : 0;
 		if (f->rec.call > f->rec.issue - f->rec.delay)
@@ -1086,8 +1093,8 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 
 	if (b == NULL)
 		return r;
-	if (b->probe)
-		b->launch1 = gs__now(); /* charge_of's launch call */
+	if (b->lease == 1)
+		b->launch1 = gs__now(); /* a batch of one: charge_of's call */
 	if (r != CUDA_SUCCESS && b->open && b->n > 0) {
 		b->n--; /* not launched: no charge */
 		b->left++;

@@ -252,8 +252,8 @@ struct gs__span_rec {
 	uint64_t window; /* from before the start record to after the end's */
 	uint64_t delay;  /* a batch of one: from after the start record to
 	                    its launch's call */
-	uint64_t call;   /* a probe: its launch's call (delay + call <=
-	                    issue) */
+	uint64_t call;   /* a batch of one: its launch's call (delay +
+	                    call <= issue) */
 	bool shared;     /* another slice's work ran on the GPU in its span
 	                    (a pipelined turn change) */
 };

@@ -247,6 +247,24 @@ static void an_mps_slice_without_a_limit_is_not_measured(void **state)
 	assert_true(gs__launch_measured(&l));
 }
 
+/* A batch of one that is not a probe (closed by a synchronisation right
+ * after its launch) is charged like one: its kernel started when its
+ * launch call returned. (Taking half the start record instead charged
+ * 8 us kernels with a synchronisation after each 10 % too much.) */
+static void a_batch_of_one_on_a_drained_stream_loses_its_launch_call(void **state)
+{
+	struct gs__span_rec r = probe(200, 300, 20);
+	struct gs__probe_min wmin = seen;
+	bool lesson;
+
+	(void)state;
+	r.probe = false;
+	r.idle_start = true;
+	/* delay 20 + the call 230 */
+	assert_int_equal(gs__charge_of(&r, 8250, &wmin, &lesson), 8000);
+	assert_true(lesson);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +279,7 @@ int main(void)
 	    cmocka_unit_test(a_slow_record_call_is_not_charged_as_gpu_time),
 	    cmocka_unit_test(a_span_shared_with_another_slice_is_charged_its_estimate),
 	    cmocka_unit_test(an_mps_slice_without_a_limit_is_not_measured),
+	    cmocka_unit_test(a_batch_of_one_on_a_drained_stream_loses_its_launch_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
