@@ -55,6 +55,11 @@ void gs_sched_params_default(struct gs_sched_params *p)
 	 * holder back this long at most after it lost the turn (charged to
 	 * it meanwhile; a longer kernel then shares the GPU for its rest). */
 	p->drain = 100 * MS;
+	/* The next holder queues its work this long before the last
+	 * holder's is estimated to end: more than a futex wake-up and a
+	 * launch take, small against the driver's 2 ms time slice (work
+	 * queued early may get the engine for a slice at its expiry). */
+	p->handover = 150 * US;
 }
 
 bool gs_sched_cfg_enforcing(const struct gs_sched_cfg *c)
@@ -261,6 +266,50 @@ static bool any_entitled_waiting(const struct gs_sched_view *v, int s,
 	return false;
 }
 
+/* How far past the last holder's estimated end a new holder that woke
+ * late still goes without waiting for the completion to be recorded
+ * (its process records it when it next looks, up to `idle` later):
+ * about a host's late wake-up; work running later than that has
+ * outrun its estimate (a longer kernel) and holds the new holder back. */
+#define HANDOVER_LATE (1 * MS)
+
+/*
+ * The pipelined turn change: slice s was given the turn while the last
+ * holder t still has work in flight. s may queue its launches once t's
+ * work is estimated to end within `handover`, so they are in the GPU's
+ * queue when t's end and the engine does not go idle between the two
+ * (the wake-up, admission and launch of s happen during t's last
+ * kernel). Only on an estimate that holds: work running past its
+ * estimate by more than HANDOVER_LATE holds s back until it completes,
+ * as before. Not under
+ * the arbiter, whose turns and drain charge in-flight work by wall
+ * time (gs_sched_arbitrate). OUT *lead:
+ * how long until s may go (0 when it is not the holder).
+ */
+static bool handing_over(const struct gs_sched_view *v, int s, int t,
+                         uint64_t now, uint64_t *lead)
+{
+	const struct gs_sched_dev *d = v->dev;
+	uint64_t end = R(v, t)->busy_until_ns;
+
+	*lead = 0;
+	if (v->par->handover == 0 || arbitrated(v) || d->holder != s ||
+	    d->holder_gen != v->cfg[s].generation)
+		return false;
+	if (R(v, s)->inflight > 0)
+		return true; /* our turn has begun: our work is queued behind
+		                theirs, whose completion their process records
+		                when it next looks */
+	if (end + HANDOVER_LATE < now)
+		return false;
+	if (end < now)
+		return true; /* we woke late; its process has not looked */
+	if (end - now <= v->par->handover)
+		return true;
+	*lead = end - now - v->par->handover;
+	return false;
+}
+
 static void give_turn(const struct gs_sched_view *v, int t, uint64_t now)
 {
 	struct gs_sched_dev *d = v->dev;
@@ -272,6 +321,28 @@ static void give_turn(const struct gs_sched_view *v, int t, uint64_t now)
 		d->vclock = R(v, t)->vtime;
 	__atomic_add_fetch(&d->seq, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&d->want, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The holder s was just admitted work that is estimated to end past its
+ * quantum while another slice waits that would be preferred: this was
+ * its last launch of the turn. The turn goes to that slice now, which
+ * queues its work shortly before ours ends (handing_over) instead of
+ * after our completion has been seen and it has been woken.
+ */
+static void last_launch(const struct gs_sched_view *v, int s, uint64_t now)
+{
+	struct gs_sched_dev *d = v->dev;
+	int b, e;
+
+	if (v->par->handover == 0 || arbitrated(v) || v->cfg[s].mps ||
+	    d->holder != s || d->holder_gen != v->cfg[s].generation ||
+	    d->holder_since_ns > now ||
+	    R(v, s)->busy_until_ns - d->holder_since_ns < v->par->quantum)
+		return;
+	b = best_waiting(v, v->cfg[s].prio, s, now, &e);
+	if (b >= 0 && prefer(v, b, e, s, now))
+		give_turn(v, b, now);
 }
 
 void gs_sched_gate_refresh(const struct gs_sched_view *v, uint64_t now)
@@ -296,9 +367,10 @@ static uint64_t clamp(uint64_t x, uint64_t lo, uint64_t hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
-                                     uint64_t est_ns, uint64_t now,
-                                     uint64_t *retry_ns, enum gs_sched_why *why)
+static enum gs_sched_verdict admit_once(const struct gs_sched_view *v, int s,
+                                        uint64_t est_ns, uint64_t now,
+                                        uint64_t *retry_ns,
+                                        enum gs_sched_why *why)
 {
 	struct gs_sched_dev *d = v->dev;
 	const struct gs_sched_cfg *c;
@@ -389,10 +461,16 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
 	if (c->mps)
 		goto go;
 	for (int t = 0; t < v->n; t++) {
+		uint64_t lead;
+
 		if (t == s || !valid(v, t) || v->cfg[t].prio != c->prio ||
 		    !busy(v, t, now))
 			continue;
+		if (handing_over(v, s, t, now, &lead))
+			continue;
 		*retry_ns = 500 * US;
+		if (lead > 0) /* ours next: ask when it may go */
+			*retry_ns = clamp(lead, 20 * US, 10 * MS);
 		*why = GS_SCHED_WHY_TURN;
 		ring(v);
 		return GS_SCHED_WAIT;
@@ -466,7 +544,43 @@ go:
 	S->last_active_ns = now;
 	S->busy_until_ns =
 	    (S->busy_until_ns > now ? S->busy_until_ns : now) + est_ns;
+	last_launch(v, s, now);
 	return GS_SCHED_GO;
+}
+
+/*
+ * A process that waits for a turn while its own work is in flight asks
+ * again when that work is estimated to end: it records the completion
+ * then (it learns of it only when it looks), which is what lets the next
+ * holder go when the estimate did not. Since the turn changes at the
+ * holder's last launch, the last holder is one of these.
+ */
+enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
+                                     uint64_t est_ns, uint64_t now,
+                                     uint64_t *retry_ns, enum gs_sched_why *why)
+{
+	enum gs_sched_verdict r = admit_once(v, s, est_ns, now, retry_ns, why);
+	const struct gs_sched_slice *S;
+
+	if (r != GS_SCHED_WAIT || *why != GS_SCHED_WHY_TURN ||
+	    v->par->handover == 0 || arbitrated(v))
+		return r;
+	S = R(v, s);
+	if (S->inflight > 0 && S->busy_until_ns > now &&
+	    S->busy_until_ns - now < *retry_ns)
+		*retry_ns = clamp(S->busy_until_ns - now, 20 * US, *retry_ns);
+	return r;
+}
+
+bool gs_sched_behind(const struct gs_sched_view *v, int s, uint64_t now)
+{
+	if (s < 0 || s >= v->n || !v->cfg[s].live || v->cfg[s].mps)
+		return false;
+	for (int t = 0; t < v->n; t++)
+		if (t != s && valid(v, t) && v->cfg[t].prio == v->cfg[s].prio &&
+		    !v->cfg[t].mps && busy(v, t, now))
+			return true;
+	return false;
 }
 
 void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now)

@@ -154,6 +154,8 @@ struct batch {
 	uint64_t rec0;      /* host time before its start event's record */
 	uint64_t rec1;      /* and after it */
 	uint64_t launch0;   /* a probe's: host time before its launch */
+	uint64_t launch1;   /* and after it (a batch of one's) */
+	bool shared;        /* its span may hold another slice's work */
 	CUevent start;
 };
 
@@ -167,8 +169,7 @@ static struct pooled pool[GS__POOL_MAX];
 static int n_pool;
 static uint64_t est_ns[GS_REGION_MAX_DEVICES];  /* EWMA per launch */
 static bool est_known[GS_REGION_MAX_DEVICES];   /* measured at least once */
-static uint64_t win_min[GS_REGION_MAX_DEVICES]; /* quickest probe's host
-                                                   window (charge.c) */
+static struct gs__probe_min probe_min[GS_REGION_MAX_DEVICES]; /* charge.c */
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches; /* reg_mu */
@@ -433,7 +434,7 @@ static int collect(CUcontext ctx, enum reap how, struct done *out)
 		    elapsed_ns(f->start, f->end, &span)) {
 			bool lesson;
 
-			busy = gs__charge_of(&f->rec, span, &win_min[f->dev],
+			busy = gs__charge_of(&f->rec, span, &probe_min[f->dev],
 			                     &lesson);
 			if (lesson)
 				ewma(f->dev, busy, f->rec.n, f->rec.probe);
@@ -563,10 +564,15 @@ static uint64_t ours(int dev, CUevent *oldest_end, uint32_t *on_dev,
 }
 
 /* Whether our queue on a GPU is short enough to add a batch: two
- * batches, or GS__INFLIGHT_NS of estimated work, whichever is more. */
-static bool short_queue(uint64_t ns, uint32_t on_dev, uint32_t all)
+ * batches, or GS__INFLIGHT_NS of estimated work, whichever is more;
+ * two batches while the GPU's per-launch time is not known yet (their
+ * estimates are 0: a fire-and-forget launcher would queue without end
+ * until the first probe taught one). */
+static bool short_queue(uint64_t ns, uint32_t on_dev, uint32_t all,
+                        bool known)
 {
-	return all < GS__RING - 2 && (on_dev < 2 || ns < GS__INFLIGHT_NS);
+	return all < GS__RING - 2 &&
+	       (on_dev < 2 || (known && ns < GS__INFLIGHT_NS));
 }
 
 /* Waits while our own work in flight on `dev` is above the bound. */
@@ -576,12 +582,14 @@ static void bound(int dev)
 		CUevent oldest;
 		uint32_t on_dev, all;
 		uint64_t ns = ours(dev, &oldest, &on_dev, &all);
+		bool known = __atomic_load_n(&est_known[dev], __ATOMIC_RELAXED);
 
-		if (short_queue(ns, on_dev, all))
+		if (short_queue(ns, on_dev, all, known))
 			return;
 		gs__launch_harvest(NULL, false);
 		ns = ours(dev, &oldest, &on_dev, &all);
-		if (short_queue(ns, on_dev, all))
+		known = __atomic_load_n(&est_known[dev], __ATOMIC_RELAXED);
+		if (short_queue(ns, on_dev, all, known))
 			return;
 		if (oldest == NULL ||
 		    gs__real.cuEventSynchronize(oldest) != CUDA_SUCCESS)
@@ -666,6 +674,7 @@ static void close_batch(struct batch *b)
 		f->rec.probe = b->probe;
 		f->rec.idle_start = b->idle_start;
 		f->rec.known = b->known;
+		f->rec.shared = b->shared;
 		f->rec.lead = b->rec1 - b->rec0;
 		f->rec.issue = e0 > b->rec1 ? e0 - b->rec1 : 0;
 		f->rec.window = e1 - b->rec0;
@@ -674,6 +683,11 @@ static void close_batch(struct batch *b)
 		               : 0;
 		if (f->rec.delay > f->rec.issue)
 			f->rec.delay = f->rec.issue;
+		f->rec.call = b->lease == 1 && b->launch1 > b->launch0
+		              ? b->launch1 - b->launch0
+		              : 0;
+		if (f->rec.call > f->rec.issue - f->rec.delay)
+			f->rec.call = f->rec.issue - f->rec.delay;
 		__atomic_store_n(&tail, tail + 1, __ATOMIC_RELEASE);
 		queued = true;
 	}
@@ -809,14 +823,20 @@ struct ticket {
 	int32_t slice;
 	uint64_t est; /* charged for the lease */
 	uint32_t want;
+	bool shared; /* another slice's work in flight at admission, or
+	                ours handed the turn over (gs__span_rec.shared) */
 };
 
-/* Whether launches of a slice with these limits are measured. */
-static bool measured(const struct gs_slice_limits *l)
+
+/* Our batches in flight on `dev` shared the GPU with the next holder's
+ * work: our last launch of the turn handed it over while they ran. */
+static void share_inflight(int dev)
 {
-	return l->compute_pct > 0 || l->weight != 1 ||
-	       (l->flags & GS_SLICE_MEASURE) ||
-	       l->priority != GS_REGION_PRIO_HIGH;
+	(void)pthread_mutex_lock(&mu);
+	for (uint32_t i = head; i != tail; i++)
+		if (ring[i % GS__RING].dev == dev)
+			ring[i % GS__RING].rec.shared = true;
+	(void)pthread_mutex_unlock(&mu);
 }
 
 /* Admission of one lease; false when it runs unscheduled. */
@@ -826,8 +846,8 @@ static bool admit(struct ticket *t)
 	struct gs_region_entry e;
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
-	bool waited = false, bell = false;
-	uint32_t *seq;
+	bool waited = false, bell = false, handed;
+	uint32_t *seq, before;
 
 	if (!gs_region_attached(gs__g.region) ||
 	    gs_region_lock(gs__g.region) != GS_OK)
@@ -843,7 +863,9 @@ static bool admit(struct ticket *t)
 	seq = &v.dev->seq;
 	now = gs__now();
 	for (;;) {
-		uint32_t s0, before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+		uint32_t s0;
+
+		before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 
 		if (gs_sched_admit(&v, t->slice, t->measure ? t->est : 0, now,
 		                   &retry, &why) == GS_SCHED_GO)
@@ -884,6 +906,13 @@ static bool admit(struct ticket *t)
 	}
 	if (waited)
 		gs_sched_wait_end(&v, t->slice);
+	/* Queued behind another slice's work, or our last launch of the
+	 * turn (the next holder's work will queue behind ours): spans
+	 * shared with another slice's kernels. */
+	handed = __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before &&
+	         v.dev->holder != t->slice;
+	t->shared = t->measure &&
+	            (handed || gs_sched_behind(&v, t->slice, now));
 	gs_region_books_admitted(gs__g.region, &e, t->dev, waited, now - t0,
 	                         t->measure);
 	if (!t->measure) {
@@ -894,8 +923,13 @@ static bool admit(struct ticket *t)
 	gs_region_unlock(gs__g.region);
 	if (bell)
 		gs_region_bell(gs__g.region);
-	if (waited || !t->measure)
+	/* ...or our last launch of the turn handed it over (gpusched's
+	 * pipelined turn change): the next holder gets ready now. */
+	if (waited || !t->measure ||
+	    __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before)
 		futex_wake(seq);
+	if (handed)
+		share_inflight(t->dev);
 	return true;
 }
 
@@ -932,7 +966,8 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	if (capturing(stream, pt))
 		return false; /* recorded into a graph, not run: its launch
 		                 counts */
-	t->measure = measured(&gs__g.lim);
+	t->measure = gs__launch_measured(&gs__g.lim);
+	t->shared = false;
 	if (t->measure)
 		bound(t->dev);
 	each = __atomic_load_n(&est_ns[t->dev], __ATOMIC_RELAXED);
@@ -980,6 +1015,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	b->each = each;
 	b->charged = t->est;
 	b->lim_epoch = epoch;
+	b->shared = t->shared;
 	b->opened = *now;
 	b->start = NULL;
 	b->timed = false;
@@ -1058,6 +1094,8 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 
 	if (b == NULL)
 		return r;
+	if (b->lease == 1)
+		b->launch1 = gs__now(); /* a batch of one: charge_of's call */
 	if (r != CUDA_SUCCESS && b->open && b->n > 0) {
 		b->n--; /* not launched: no charge */
 		b->left++;

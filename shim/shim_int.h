@@ -257,13 +257,27 @@ struct gs__span_rec {
 	uint64_t window; /* from before the start record to after the end's */
 	uint64_t delay;  /* a batch of one: from after the start record to
 	                    its launch's call */
+	uint64_t call;   /* a batch of one: its launch's call (delay +
+	                    call <= issue) */
+	bool shared;     /* another slice's work ran on the GPU in its span
+	                    (a pipelined turn change) */
+};
+
+/* Whether launches of a slice with limits `l` are timed and charged
+ * (else only counted). */
+bool gs__launch_measured(const struct gs_slice_limits *l);
+
+/* The quickest probe host times seen on one GPU (charge.c keeps them). */
+struct gs__probe_min {
+	uint64_t window; /* a probe's whole window */
+	uint64_t calls;  /* its start record's call and its launch's call */
 };
 
 /* The GPU time to charge for batch `f` whose events are `span` apart;
- * *win_min: the quickest probe's window on its GPU (updated). OUT:
+ * *min: the quickest probe's host times on its GPU (updated). OUT:
  * *lesson, whether the result teaches the per-launch estimate. */
 uint64_t gs__charge_of(const struct gs__span_rec *f, uint64_t span,
-                       uint64_t *win_min, bool *lesson);
+                       struct gs__probe_min *min, bool *lesson);
 
 /* ---- mem.c ---- */
 

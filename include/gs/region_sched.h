@@ -38,6 +38,13 @@
  *      and 50 % get time in that ratio. Turns also keep measurements
  *      honest: on a time-sliced GPU a kernel's measured duration would
  *      otherwise include the slices that other contexts ran.
+ *      The turn changes pipelined (without an arbiter): the holder's
+ *      last launch - the admission whose work is estimated to end past
+ *      its quantum - hands the turn to the best waiting slice at once;
+ *      that slice may submit once the last holder's work in flight is
+ *      estimated to end within `handover` (the estimate not run out),
+ *      so its work is queued while the last holder's final kernel runs
+ *      and the GPU does not idle through the wake-up between holders.
  *
  *   LEASES: a process may be admitted for several launches at once (the
  *   estimate of all of them is charged); it launches them without asking
@@ -169,6 +176,9 @@ struct gs_sched_params {
 	                       ahead than this is a forgery: ignored */
 	uint64_t drain;     /* arbiter: how long after losing the turn a
 	                       slice's work in flight still holds others */
+	uint64_t handover;  /* a new holder queues its work this long before
+	                       the last holder's is estimated to end (0: only
+	                       after it completed) */
 };
 
 void gs_sched_params_default(struct gs_sched_params *p);
@@ -230,7 +240,9 @@ enum gs_sched_why {
 
 /*
  * Slice `s` wants to submit work estimated at `est_ns` GPU time at `now`.
- * GO: the work is admitted (inflight + 1, tokens - est, turn taken).
+ * GO: the work is admitted (inflight + 1, tokens - est, turn taken);
+ * when it was the holder's last launch of its turn, the turn is handed
+ * over and dev->seq moved (the caller wakes the waiters).
  * WAIT: OUT *retry_ns = how long to sleep at most before asking again
  * (for GS_SCHED_WHY_TURN a wake-up through dev->seq may come sooner),
  * OUT *why. A caller that waits registers once (gs_sched_wait_begin) and
@@ -240,6 +252,14 @@ enum gs_sched_verdict gs_sched_admit(const struct gs_sched_view *v, int s,
                                      uint64_t est_ns, uint64_t now,
                                      uint64_t *retry_ns,
                                      enum gs_sched_why *why);
+
+/*
+ * Whether work of another slice that takes turns with `s` (its priority,
+ * not MPS) is in flight at `now`: what `s` queues now may wait behind it
+ * on the GPU (a pipelined turn change), so its events' span is not its
+ * own time alone.
+ */
+bool gs_sched_behind(const struct gs_sched_view *v, int s, uint64_t now);
 
 /* Registers / unregisters a waiting process of slice `s`. */
 void gs_sched_wait_begin(const struct gs_sched_view *v, int s, uint64_t now);

@@ -11,7 +11,13 @@
  * the engine form one group (the MPS server is one context). A group keeps
  * the engine for one time slice (gs_sim_timeslice_ns) while another group
  * has work waiting, then the next group in slot order gets it
- * (round-robin); a group alone keeps it. Inside the MPS group every client
+ * (round-robin); a group alone keeps it. As on the GPU's runlist
+ * scheduler, the slice is a timer armed when a group is scheduled in
+ * and re-armed at each expiry while it finds nobody else to run: work
+ * that arrives from another group waits for the running slice's end,
+ * somewhere within one slice, not for a slice counted from its arrival
+ * nor (a stale timer) not at all. A group that runs dry loses the
+ * engine at once (the scheduler moves on from an idle channel). Inside the MPS group every client
  * with work runs at once, each on its op's SM count; when they ask for
  * more SMs than the engine has, all are slowed by engine_sms / asked.
  *
@@ -185,9 +191,14 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 			new_slice = true;
 		} else if (t >= e->slice_end) {
 			int g = group_after(act, n, pos, owner);
-			if (g != GS_SIM_OWNER_NONE)
+			if (g != GS_SIM_OWNER_NONE) {
 				owner = g;
-			new_slice = true;
+				new_slice = true;
+			} else {
+				/* Alone: the timer re-arms at each expiry,
+				 * so it keeps its phase. */
+				e->slice_end += (t - e->slice_end) / q * q + q;
+			}
 		}
 		if (new_slice) {
 			e->slice_owner = owner;
@@ -255,6 +266,10 @@ void gs_sim_engine_advance(struct gs_sim_state *st, uint32_t gpu,
 		}
 		e->busy_ns += dt;
 		t = t_next;
+		/* Nobody else had work through the step: the slice timer
+		 * re-armed at each expiry in it, keeping its phase. */
+		if (!contended && t >= e->slice_end)
+			e->slice_end += (t - e->slice_end) / q * q + q;
 		for (int i = 0; i < n; i++) {
 			struct gs_sim_proc *p = &st->procs[act[i].slot];
 

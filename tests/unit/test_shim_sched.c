@@ -179,6 +179,8 @@ static void try_submit(struct model *m, int i)
 		gs_sched_wait_end(V(m, i), i);
 		p->waiting = false;
 	}
+	if (m->dev.seq != seq)
+		m->wake = true; /* its last launch handed the turn over */
 	start = m->gpu_free > m->now ? m->gpu_free : m->now;
 	p->end = start + p->kernel;
 	m->gpu_free = p->end;
@@ -638,6 +640,160 @@ static void short_kernels_keep_the_gpu_busy_with_late_wake_ups(void **state)
 	assert_true((double)m.gpu_busy / (double)w > (m.arb ? 0.975 : 0.985));
 }
 
+/* GPU busy share of 20/30/50 % slices of 1 ms kernels whose waiters
+ * wake 100 us late, with the pipelined turn change or without it
+ * (handover 0); *off: the worst share's distance from its limit. */
+static double busy_with_late_wake_ups(uint64_t handover, double *off)
+{
+	struct model m;
+	uint64_t t0, w = 10000 * MS;
+	const uint32_t pct[3] = {20, 30, 50};
+
+	model_init(&m, 3);
+	m.par.handover = handover;
+	m.wake_lat = 100 * US;
+	for (int i = 0; i < 3; i++) {
+		m.cfg[i].pct = pct[i];
+		m.p[i].kernel = 1 * MS;
+	}
+	t0 = m.now;
+	run(&m, t0 + 1000 * MS, t0 + 1000 * MS + w);
+	*off = 0;
+	for (int i = 0; i < 3; i++) {
+		double d = share(&m, i, w) * 100 - pct[i];
+
+		if (d < 0)
+			d = -d;
+		if (d > *off)
+			*off = d;
+	}
+	return (double)m.gpu_busy / (double)w;
+}
+
+/* The holder's last launch of its turn hands the turn over, and the next
+ * holder queues its kernel before the last one ends: the GPU runs
+ * through every hand-over, where waiting for the completion to be seen
+ * and the next holder to wake leaves it idle each time. */
+static void the_next_holder_queues_its_work_before_the_last_kernel_ends(
+    void **state)
+{
+	double off, busy, busy_off, off_off;
+
+	(void)state;
+	if (g_arb)
+		skip(); /* the arbiter's turns are not pipelined */
+	busy = busy_with_late_wake_ups(150 * US, &off);
+	busy_off = busy_with_late_wake_ups(0, &off_off);
+	print_message("busy %.4f pipelined, %.4f not; worst share off "
+	              "%.2f / %.2f points\n",
+	              busy, busy_off, off, off_off);
+	/* each process's own 10 us between two kernels is all the idle
+	 * left: 1 - 10 / 1010 */
+	assert_true(busy > 0.9895);
+	assert_true(busy - busy_off > 0.002);
+	assert_true(off < 1.0);
+}
+
+/* The next holder goes early only on the last holder's estimate: while
+ * that work is estimated to end later than `handover` from now it waits
+ * (asking again when it may go), and work that has run past its estimate
+ * holds it back until it completes. */
+static void a_new_holder_goes_early_only_on_an_estimate_that_holds(
+    void **state)
+{
+	struct model m;
+	uint64_t retry, t;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	if (g_arb)
+		skip();
+	t = m.now;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, t, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, t + 1, &retry, &why),
+	                 GS_SCHED_WAIT);
+	gs_sched_wait_begin(&m.v, 1, t + 1);
+	/* slice 0 launches on; its launch that ends past the quantum is its
+	 * last, and hands the turn to slice 1 */
+	assert_true(gs_sched_complete(&m.v, 0, 1 * MS, 1 * MS, t + 1 * MS) ==
+	            false);
+	t += m.par.quantum - 500 * US;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 1 * MS, t, &retry, &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(m.dev.holder, 1);
+	/* 1 ms of slice 0's work is in flight: slice 1 waits until 150 us
+	 * before its estimated end */
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, t + 100 * US, &retry,
+	                                &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_TURN);
+	assert_int_equal(retry, 1 * MS - 100 * US - m.par.handover);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS,
+	                                t + 1 * MS - m.par.handover, &retry,
+	                                &why),
+	                 GS_SCHED_GO);
+	/* Slice 1 holds the turn and slice 0's 1 ms of work is in flight: a
+	 * holder that wakes a little after the estimated end goes (slice
+	 * 0's process records the completion only when it looks)... */
+	for (int late = 0; late < 2; late++) {
+		model_init(&m, 2);
+		t = m.now;
+		m.dev.holder = 1;
+		m.dev.holder_gen = 1;
+		m.dev.holder_since_ns = t;
+		m.sl[0].inflight = 1;
+		m.sl[0].last_active_ns = t;
+		m.sl[0].busy_until_ns = t + 1 * MS;
+		assert_int_equal(
+		    gs_sched_admit(&m.v, 1, 1 * MS,
+		                   t + 1 * MS + (late ? 3 * MS : 300 * US),
+		                   &retry, &why),
+		    late ? GS_SCHED_WAIT : GS_SCHED_GO);
+	}
+	/* ...one past it by ms waits for the completion: that work has
+	 * outrun its estimate (above); and without `handover` only a
+	 * completion lets it go */
+	assert_int_equal(why, GS_SCHED_WHY_TURN);
+	m.par.handover = 0;
+	assert_int_equal(gs_sched_admit(&m.v, 1, 1 * MS, t + 1 * MS - 10 * US,
+	                                &retry, &why),
+	                 GS_SCHED_WAIT);
+}
+
+/* Work queued while another turn-taker's is in flight waits behind it on
+ * the GPU (a pipelined turn change): gs_sched_behind says so, for slices
+ * of the same priority that take turns, so the shim charges such a
+ * batch its estimate rather than a span holding the other's kernels. */
+static void work_queued_behind_a_neighbours_is_known_as_such(void **state)
+{
+	struct model m;
+	uint64_t t;
+
+	(void)state;
+	model_init(&m, 3);
+	if (g_arb)
+		skip();
+	t = m.now;
+	assert_false(gs_sched_behind(&m.v, 1, t));
+	m.sl[0].inflight = 1;
+	m.sl[0].last_active_ns = t;
+	m.sl[0].busy_until_ns = t + 1 * MS;
+	assert_true(gs_sched_behind(&m.v, 1, t));
+	assert_false(gs_sched_behind(&m.v, 0, t)); /* its own work */
+	/* another priority does not take turns with it, nor does an MPS
+	 * slice (the server runs clients alongside) */
+	m.cfg[0].prio = GS_REGION_PRIO_LOW;
+	assert_false(gs_sched_behind(&m.v, 1, t));
+	m.cfg[0].prio = GS_REGION_PRIO_NORMAL;
+	m.cfg[0].mps = true;
+	assert_false(gs_sched_behind(&m.v, 1, t));
+	m.cfg[0].mps = false;
+	/* work stale past its estimate by `stale` counts for nothing */
+	assert_false(gs_sched_behind(&m.v, 1, t + 1 * MS + m.par.stale));
+}
+
 /* The end of a slice's work wakes waiters only when one of them may go:
  * not while the slice holds the turn with quantum left (they would find
  * it "between two launches" and sleep again), but once the quantum is
@@ -979,6 +1135,11 @@ int main(void)
 	    cmocka_unit_test(
 	        short_kernels_keep_the_gpu_busy_with_late_wake_ups),
 	    cmocka_unit_test(completion_wakes_waiters_only_when_one_may_go),
+	    cmocka_unit_test(
+	        the_next_holder_queues_its_work_before_the_last_kernel_ends),
+	    cmocka_unit_test(
+	        a_new_holder_goes_early_only_on_an_estimate_that_holds),
+	    cmocka_unit_test(work_queued_behind_a_neighbours_is_known_as_such),
 	    cmocka_unit_test(a_holder_out_of_tokens_hands_the_turn_over),
 	    cmocka_unit_test(
 	        a_high_priority_at_its_limit_leaves_the_rest_to_lower_ones),

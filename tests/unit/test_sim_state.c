@@ -534,6 +534,31 @@ timeslice_level_sets_how_long_a_context_keeps_the_engine(void **state)
 	}
 }
 
+/*
+ * A context alone keeps its time slice's phase (the timer re-arms at each
+ * expiry): work another context queues mid-slice waits for that slice's
+ * end, within one slice, and never takes the engine at once because the
+ * holder's timer ran out while nobody else had work.
+ */
+static void work_arriving_mid_slice_waits_for_the_running_slice_to_end(
+    void **state)
+{
+	struct gs_sim_state *st = mem_state(132, 0);
+	int a = add_slot(st, 100, false), b = add_slot(st, 101, false);
+
+	(void)state;
+	queue(st, a, 1, 9 * MS, 132);
+	gs_sim_engine_advance(st, 0, 0, T0 + 1);
+	/* A alone from T0: slices end at 2, 4, 6 ... ms; B arrives at 6.5 */
+	gs_sim_engine_advance(st, 0, 0, T0 + 6500000ULL);
+	queue(st, b, 1, 1 * MS, 132);
+	gs_sim_engine_advance(st, 0, 0, T0 + 20 * MS);
+	/* A runs on to 8 ms, B from 8 to 9, A finishes its last 1 ms */
+	assert_int_equal(st->procs[b].ring[0].end_ns, T0 + 9 * MS);
+	assert_int_equal(st->procs[a].ring[0].end_ns, T0 + 10 * MS);
+	free(st);
+}
+
 static void mps_clients_that_fit_run_side_by_side(void **state)
 {
 	struct gs_sim_state *st = mem_state(132, 0);
@@ -651,6 +676,8 @@ int main(void)
 	        timeslicing_splits_the_engine_between_two_busy_contexts),
 	    cmocka_unit_test(
 	        timeslice_level_sets_how_long_a_context_keeps_the_engine),
+	    cmocka_unit_test(
+	        work_arriving_mid_slice_waits_for_the_running_slice_to_end),
 	    cmocka_unit_test(mps_clients_that_fit_run_side_by_side),
 	    cmocka_unit_test(
 	        mps_clients_asking_for_more_sms_than_exist_share_them),

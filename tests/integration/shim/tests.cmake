@@ -49,6 +49,7 @@ foreach(t run_cli_contract shim_is_a_silent_guest
           sixteen_processes_share_one_cap
           compute_shares_follow_20_30_50
           short_kernel_shares_keep_the_gpu_busy
+          long_kernel_turns_keep_the_gpu_busy
           limited_launches_are_charged_the_gpu_time_they_use
           plain_slice_leaves_the_scheduler_once_limits_are_gone
           compute_limit_holds_through_getprocaddress
@@ -71,6 +72,7 @@ endforeach()
 # share; that is the host, not the shim).
 set_tests_properties(shim_compute_shares_follow_20_30_50
   shim_short_kernel_shares_keep_the_gpu_busy
+  shim_long_kernel_turns_keep_the_gpu_busy
   shim_limited_launches_are_charged_the_gpu_time_they_use
   shim_any_kernel_length_is_charged_its_gpu_time
   shim_compute_limit_holds_through_getprocaddress
