@@ -1075,13 +1075,24 @@ static void resident_note(const struct gs_adm_snapshot *sn,
 	else
 		(void)snprintf(amt, sizeof(amt), "%llu MiB", mib);
 	if (gs_mode_is_mig(pl->mode))
-		(void)snprintf(why + n, len - n, "; MIG is not oversubscribed: all %s promised stays resident", amt);
+		(void)snprintf(
+		    why + n, len - n,
+		    "; MIG is not oversubscribed: all %s promised stays resident",
+		    amt);
 	else if (spec->isolation == GS_ISOLATION_EXCLUSIVE)
-		(void)snprintf(why + n, len - n, "; a whole GPU is not oversubscribed: all %s stays resident", amt);
+		(void)snprintf(
+		    why + n, len - n,
+		    "; a whole GPU is not oversubscribed: all %s stays resident",
+		    amt);
 	else if (spec->swap == GS_SWAP_NEVER)
-		(void)snprintf(why + n, len - n, "; swap never: all %s promised stays resident", amt);
+		(void)snprintf(why + n, len - n,
+		               "; swap never: all %s promised stays resident",
+		               amt);
 	else
-		(void)snprintf(why + n, len - n, "; %s promised (up to %.2f x the GPU), resident only while active", amt, sn->cfg.oversubscribe);
+		(void)snprintf(
+		    why + n, len - n,
+		    "; %s promised (up to %.2f x the GPU), resident only while active",
+		    amt, sn->cfg.oversubscribe);
 }
 
 gs_err gs_admit(const struct gs_adm_snapshot *sn,

@@ -43,7 +43,8 @@ void gs__slot_swap_merge(const struct gs_slice_swap *sw,
                          const struct gs_swap_rec *rec,
                          struct gs_slice_swap *out)
 {
-	bool same = rec->swap_outs >= sw->rec_outs && rec->swap_ins >= sw->rec_ins;
+	bool same =
+	    rec->swap_outs >= sw->rec_outs && rec->swap_ins >= sw->rec_ins;
 	uint64_t outs = sw->swap_outs, ins = sw->swap_ins;
 
 	if (same) {
@@ -66,8 +67,9 @@ bool gs__slot_swap_note(struct gs__nslice *ns, const struct gs_swap_rec *rec)
 
 	gs__slot_swap_merge(sw, rec, &m);
 	if (m.swap_outs == sw->swap_outs && m.swap_ins == sw->swap_ins &&
-	    m.last_out_ns == sw->last_out_ns && m.last_in_ns == sw->last_in_ns &&
-	    m.rec_outs == sw->rec_outs && m.rec_ins == sw->rec_ins)
+	    m.last_out_ns == sw->last_out_ns &&
+	    m.last_in_ns == sw->last_in_ns && m.rec_outs == sw->rec_outs &&
+	    m.rec_ins == sw->rec_ins)
 		return false;
 	*sw = m;
 	return true;

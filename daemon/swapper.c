@@ -298,14 +298,17 @@ static void note_counts(struct gs_node *node)
 		struct gs_swap_rec rec;
 
 		if (!ns->has_ref || ns->s.state == GS_SLICE_PENDING ||
-		    gs_region_swap_read(node->region, &ns->ref, &rec) != GS_OK ||
+		    gs_region_swap_read(node->region, &ns->ref, &rec) !=
+		        GS_OK ||
 		    !gs__slot_swap_note(ns, &rec))
 			continue;
 		if (wr == NULL)
 			wr = gs__wr_new();
 		if (wr == NULL) {
-			gs_warn("swapper", "slice=%s swap counts not stored: out of memory",
-			        ns->s.name);
+			gs_warn(
+			    "swapper",
+			    "slice=%s swap counts not stored: out of memory",
+			    ns->s.name);
 			return;
 		}
 		gs__wr_slice_put(wr, &ns->s);
@@ -333,7 +336,8 @@ static void note_time(struct gs_swapper *sw, int64_t id, enum gs_swap_dir dir,
 	if (ns != NULL && ns->s.state != GS_SLICE_PENDING) {
 		wr = gs__wr_new();
 		if (wr == NULL)
-			gs_warn("swapper", "slice=%s swap times not stored: out of memory",
+			gs_warn("swapper",
+			        "slice=%s swap times not stored: out of memory",
 			        ns->s.name);
 		else
 			gs__wr_slice_put(wr, &ns->s);

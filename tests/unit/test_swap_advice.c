@@ -105,7 +105,8 @@ static gs_err ask(struct node *nd, uint64_t mem, enum gs_isolation iso,
 	return e;
 }
 
-static void a_swappable_fraction_is_promised_past_the_gpu_and_resident_only_while_active(
+static void
+a_swappable_fraction_is_promised_past_the_gpu_and_resident_only_while_active(
     void **state)
 {
 	struct node nd;
@@ -129,8 +130,8 @@ static void a_swappable_fraction_is_promised_past_the_gpu_and_resident_only_whil
 	node_fini(&nd);
 }
 
-static void the_advisor_sending_a_slice_to_mig_says_its_promise_stays_resident(
-    void **state)
+static void
+the_advisor_sending_a_slice_to_mig_says_its_promise_stays_resident(void **state)
 {
 	struct node nd;
 	struct gs_adm_decision d;
@@ -145,13 +146,15 @@ static void the_advisor_sending_a_slice_to_mig_says_its_promise_stays_resident(
 	assert_non_null(d.profile);
 	/* the planner's profile holds the whole promise, not a share of it */
 	assert_true(d.memory_bytes >= 10 * GIB);
-	snprintf(want, sizeof(want),
-	         "; MIG is not oversubscribed: all %llu MiB promised stays resident",
-	         (unsigned long long)(d.memory_bytes >> 20));
+	snprintf(
+	    want, sizeof(want),
+	    "; MIG is not oversubscribed: all %llu MiB promised stays resident",
+	    (unsigned long long)(d.memory_bytes >> 20));
 	if (d.memory_bytes % GIB == 0)
-		snprintf(want, sizeof(want),
-		         "; MIG is not oversubscribed: all %llu GiB promised stays resident",
-		         (unsigned long long)(d.memory_bytes / GIB));
+		snprintf(
+		    want, sizeof(want),
+		    "; MIG is not oversubscribed: all %llu GiB promised stays resident",
+		    (unsigned long long)(d.memory_bytes / GIB));
 	assert_non_null(strstr(d.mode_why, want));
 	gs_adm_decision_fini(&d);
 	node_fini(&nd);
@@ -183,8 +186,8 @@ static void swap_never_and_whole_gpus_say_all_stays_resident(void **state)
 	node_fini(&nd);
 }
 
-static void nothing_is_added_without_oversubscription_or_an_auto_choice(
-    void **state)
+static void
+nothing_is_added_without_oversubscription_or_an_auto_choice(void **state)
 {
 	struct node nd;
 	struct gs_adm_decision d;
