@@ -7,6 +7,11 @@
  * prints one frame for scripts; --json one snapshot (each slice's
  * "sm_share" and usage "sm_seconds" included).
  *
+ * Swap (docs/swap.md): each slice's memory as resident on the GPU,
+ * swapped to host memory and promised (its cap), and its swap-outs/ins
+ * with the time the daemon's last moves took, all from the slice's
+ * "swap" object; a daemon from before swap sends none and shows "-".
+ *
  * Compute figures are fitted to the GPU before they are shown (each slice
  * at most 100 %, a GPU's slices at most 100 % together, gs_cli_fit_compute):
  * the daemon measures each slice over its own window, and windows that
@@ -65,6 +70,9 @@ static void usage(FILE *f)
 	           "SM-time is GPU-busy time x the share of the SMs the slice may use (1 for turns\n"
 	           "and MIG, the MPS active thread percentage / 100). Compute is fitted to the\n"
 	           "GPU: no slice above 100%%, a GPU's slices at most 100%% together.\n"
+	           "RESIDENT/SWAPPED/PROMISED is the slice's memory on the GPU, in host memory\n"
+	           "(swapped out) and promised (its cap); OUTS/INS its swap-outs and swap-ins,\n"
+	           "with the seconds the daemon's last move each way took.\n"
 	           "\n"
 	           "  --once         print one frame and exit (for scripts)\n"
 	           "  --interval S   seconds between frames (default 1)\n"
@@ -86,6 +94,47 @@ static void bar(char *out, int w, double frac)
 		out[1 + i] = i < fill ? '#' : '.';
 	out[w + 1] = ']';
 	out[w + 2] = '\0';
+}
+
+/*
+ * The swap cells of a slice's row: "RESIDENT SWAPPED PROMISED" bytes and
+ * "OUTS/INS (last out s/last in s)", or "-" where the daemon sent no
+ * swap object.
+ */
+static void swap_cells(const json_t *s, char *mem, size_t mlen, char *cnt,
+                       size_t clen)
+{
+	const json_t *sw = json_object_get(s, "swap");
+	const json_t *lo, *li;
+	char r[16], w[16], p[16], to[16] = "-", ti[16] = "-";
+
+	if (!json_is_object(sw)) {
+		snprintf(mem, mlen, "%-8s %-8s %-8s", "-", "-", "-");
+		snprintf(cnt, clen, "-");
+		return;
+	}
+	gs_cli_fmt_bytes(
+	    (unsigned long long)gs_client_int(sw, "resident_bytes"), r,
+	    sizeof(r));
+	gs_cli_fmt_bytes((unsigned long long)gs_client_int(sw, "swapped_bytes"),
+	                 w, sizeof(w));
+	gs_cli_fmt_bytes(
+	    (unsigned long long)gs_client_int(sw, "promised_bytes"), p,
+	    sizeof(p));
+	snprintf(mem, mlen, "%-8s %-8s %-8s", r, w, p);
+	lo = json_object_get(sw, "last_swap_out_seconds");
+	li = json_object_get(sw, "last_swap_in_seconds");
+	if (json_is_number(lo))
+		snprintf(to, sizeof(to), "%.2fs", json_number_value(lo));
+	if (json_is_number(li))
+		snprintf(ti, sizeof(ti), "%.2fs", json_number_value(li));
+	if (json_is_number(lo) || json_is_number(li))
+		snprintf(cnt, clen, "%lld/%lld (%s/%s)",
+		         gs_client_int(sw, "swap_outs"),
+		         gs_client_int(sw, "swap_ins"), to, ti);
+	else
+		snprintf(cnt, clen, "%lld/%lld", gs_client_int(sw, "swap_outs"),
+		         gs_client_int(sw, "swap_ins"));
 }
 
 static gs_err fetch(json_t **gpus, json_t **slices, struct gs_errbuf *eb)
@@ -215,9 +264,10 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			           : "",
 			       mpsbuf);
 		}
-		printf("  %-18s %-10s %-13s %-6s %-31s %-26s %-15s %5s %s\n",
+		printf("  %-18s %-10s %-13s %-6s %-31s %-26s %-15s %5s %-8s %-8s %-8s %-22s %s\n",
 		       "SLICE", "TEAM", "MODE", "PRIO", "MEMORY used/cap",
 		       "COMPUTE got/share", "SM-TIME x SHARE", "PROCS",
+		       "RESIDENT", "SWAPPED", "PROMISED", "OUTS/INS",
 		       "STATE");
 		for (size_t k = 0; k < json_array_size(sa); k++) {
 			const json_t *s = json_array_get(sa, k);
@@ -225,7 +275,7 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			long long cap = gs_client_int(s, "memory_bytes");
 			long long share = gs_client_int(s, "compute");
 			double got = gs_client_num(u, "compute_achieved");
-			char mem[96], comp[96], smt[48];
+			char mem[96], comp[96], smt[48], swm[48], swc[48];
 
 			if (gs_client_int(json_object_get(s, "gpu"), "index") !=
 			    (long long)i)
@@ -252,12 +302,13 @@ static void frame(const json_t *gpus, const json_t *slices, bool live)
 			snprintf(smt, sizeof(smt), "%8.1fs x%.2f",
 			         gs_client_num(u, "sm_seconds"),
 			         gs_client_num(s, "sm_share"));
-			printf("  %-18.18s %-10.10s %-13.13s %-6s %-31s %-26s %-15s %5lld %s\n",
+			swap_cells(s, swm, sizeof(swm), swc, sizeof(swc));
+			printf("  %-18.18s %-10.10s %-13.13s %-6s %-31s %-26s %-15s %5lld %s %-22s %s\n",
 			       gs_client_str(s, "name"),
 			       gs_client_str(s, "team"),
 			       gs_client_str(s, "mode"),
 			       gs_client_str(s, "priority"), mem, comp, smt,
-			       gs_client_int(u, "processes"),
+			       gs_client_int(u, "processes"), swm, swc,
 			       gs_client_str(s, "state"));
 		}
 		printf("\n");

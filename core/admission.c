@@ -1051,6 +1051,50 @@ static gs_err busy_refusal(const struct gs_adm_snapshot *sn,
 	return gs_fail(eb, GS_ERR_NO_FIT, BUSY_FMT, busy);
 }
 
+/*
+ * On an oversubscribed node, what the advisor's choice (auto) means for
+ * memory, appended to its explanation `why`: a fraction of a swap: allow
+ * slice is promised memory of which only what is active must be resident
+ * (the GPU's memory bounds that, not the promise); a MIG instance (the
+ * MIG planner's profile holds the whole promise), a whole GPU or a swap:
+ * never slice keeps all of its promise resident. Nothing when auto did not choose or
+ * the node does not oversubscribe.
+ */
+static void resident_note(const struct gs_adm_snapshot *sn,
+                          const struct gs_slice_spec *spec,
+                          const struct place *pl, char *why, size_t len)
+{
+	size_t n = strlen(why);
+	unsigned long long mib = pl->memory_bytes >> 20;
+	char amt[32];
+
+	if (why[0] == '\0' || !(sn->cfg.oversubscribe > 1.0) || n >= len)
+		return;
+	if (mib % 1024 == 0)
+		(void)snprintf(amt, sizeof(amt), "%llu GiB", mib / 1024);
+	else
+		(void)snprintf(amt, sizeof(amt), "%llu MiB", mib);
+	if (gs_mode_is_mig(pl->mode))
+		(void)snprintf(
+		    why + n, len - n,
+		    "; MIG is not oversubscribed: all %s promised stays resident",
+		    amt);
+	else if (spec->isolation == GS_ISOLATION_EXCLUSIVE)
+		(void)snprintf(
+		    why + n, len - n,
+		    "; a whole GPU is not oversubscribed: all %s stays resident",
+		    amt);
+	else if (spec->swap == GS_SWAP_NEVER)
+		(void)snprintf(why + n, len - n,
+		               "; swap never: all %s promised stays resident",
+		               amt);
+	else
+		(void)snprintf(
+		    why + n, len - n,
+		    "; %s promised (up to %.2f x the GPU), resident only while active",
+		    amt, sn->cfg.oversubscribe);
+}
+
 gs_err gs_admit(const struct gs_adm_snapshot *sn,
                 const struct gs_adm_request *req, struct gs_adm_decision *out,
                 struct gs_errbuf *eb)
@@ -1107,6 +1151,8 @@ gs_err gs_admit(const struct gs_adm_snapshot *sn,
 		goto out;
 	out->mode = pl.mode;
 	memcpy(out->mode_why, pl.why, sizeof(out->mode_why));
+	resident_note(sn, &req->spec, &pl, out->mode_why,
+	              sizeof(out->mode_why));
 	out->gpu = pl.gpu;
 	out->memory_bytes = pl.memory_bytes;
 	out->compute_pct = pl.compute_pct;

@@ -82,8 +82,13 @@ struct gs_slice_label {
  */
 struct gs_slice_swap {
 	uint64_t swapped_bytes; /* in host memory now */
+	/* since the slice was made, across daemon restarts and region
+	 * records (stored: gs__slot_swap_note keeps them in the model) */
 	uint64_t swap_outs, swap_ins;
 	int64_t last_out_ns, last_in_ns; /* CLOCK_REALTIME; 0: never */
+	/* the region record's own counts when the two above were noted: a
+	 * record with fewer is a new one (made again since), counted on top */
+	uint64_t rec_outs, rec_ins;
 	char pinned[96]; /* why it cannot swap (gs/swap.h); "" when it can */
 	/* the moves the daemon made (swapper.c): time taken, in total and
 	 * by the last of each */

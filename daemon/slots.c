@@ -34,12 +34,45 @@ void gs__slot_swap_fill(struct gs_node *node, const struct gs__nslice *ns,
 	    gs_region_swap_read(node->region, &ns->ref, &rec) != GS_OK)
 		return;
 	out->swap.swapped_bytes = rec.swapped_bytes;
-	out->swap.swap_outs = rec.swap_outs;
-	out->swap.swap_ins = rec.swap_ins;
-	out->swap.last_out_ns = (int64_t)rec.last_out_ns;
-	out->swap.last_in_ns = (int64_t)rec.last_in_ns;
+	gs__slot_swap_merge(&ns->s.swap, &rec, &out->swap);
 	(void)snprintf(out->swap.pinned, sizeof(out->swap.pinned), "%s",
 	               gs_swap_pin_reason(rec.pinned));
+}
+
+void gs__slot_swap_merge(const struct gs_slice_swap *sw,
+                         const struct gs_swap_rec *rec,
+                         struct gs_slice_swap *out)
+{
+	bool same =
+	    rec->swap_outs >= sw->rec_outs && rec->swap_ins >= sw->rec_ins;
+	uint64_t outs = sw->swap_outs, ins = sw->swap_ins;
+
+	if (same) {
+		outs -= sw->rec_outs < outs ? sw->rec_outs : outs;
+		ins -= sw->rec_ins < ins ? sw->rec_ins : ins;
+	}
+	out->swap_outs = outs + rec->swap_outs;
+	out->swap_ins = ins + rec->swap_ins;
+	out->last_out_ns =
+	    rec->last_out_ns ? (int64_t)rec->last_out_ns : sw->last_out_ns;
+	out->last_in_ns =
+	    rec->last_in_ns ? (int64_t)rec->last_in_ns : sw->last_in_ns;
+	out->rec_outs = rec->swap_outs;
+	out->rec_ins = rec->swap_ins;
+}
+
+bool gs__slot_swap_note(struct gs__nslice *ns, const struct gs_swap_rec *rec)
+{
+	struct gs_slice_swap *sw = &ns->s.swap, m = *sw;
+
+	gs__slot_swap_merge(sw, rec, &m);
+	if (m.swap_outs == sw->swap_outs && m.swap_ins == sw->swap_ins &&
+	    m.last_out_ns == sw->last_out_ns &&
+	    m.last_in_ns == sw->last_in_ns && m.rec_outs == sw->rec_outs &&
+	    m.rec_ins == sw->rec_ins)
+		return false;
+	*sw = m;
+	return true;
 }
 
 void gs__slot_limits(const struct gs_slice *s, struct gs_slice_limits *lim)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "gs/region.h"
+#include "gs/region_swap.h"
 #include "slice.h"
 
 struct gs_node;
@@ -24,6 +25,19 @@ void gs__slot_swap_enable(bool on);
  * held. */
 void gs__slot_swap_fill(struct gs_node *node, const struct gs__nslice *ns,
                         struct gs_slice *out);
+/*
+ * Counts and times of slice swap figures `sw` (the model's, as stored)
+ * merged with its region record `rec`: a record that has at least the
+ * counts `sw` noted of it is the same record (its counts since then are
+ * added), one with fewer was made again (a new region: all of its counts
+ * are added). OUT: *out (counts, last times, rec_*).
+ */
+void gs__slot_swap_merge(const struct gs_slice_swap *sw,
+                         const struct gs_swap_rec *rec,
+                         struct gs_slice_swap *out);
+/* Notes record `rec` in slice `ns`'s model figures (lock held). Whether
+ * they changed: then the slice's row is to be stored. */
+bool gs__slot_swap_note(struct gs__nslice *ns, const struct gs_swap_rec *rec);
 /*
  * Makes `region` hold slice `s` with its limits; OUT: *ref, *has_ref
  * (whether *ref names its entry, set even when a later update failed).

@@ -97,6 +97,19 @@ static const char *const migrations[] = {
     /* 5 -> 6: a PENDING MIG slice's MIG decision (gs_slice.mig_plan), so
      * that a restarted daemon carries its MIG change on */
     "ALTER TABLE slices ADD COLUMN mig_plan TEXT NOT NULL DEFAULT '';",
+    /* 6 -> 7: a slice's swap counts and times (gs_slice_swap), so that
+     * they outlive a daemon restart and a region made again; rec_* are
+     * the region record's own counts when they were stored */
+    "ALTER TABLE slices ADD COLUMN swap_outs INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_ins INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_last_out_ns INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_last_in_ns INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_out_ns_total INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_in_ns_total INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_last_out_took_ns INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_last_in_took_ns INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_rec_outs INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE slices ADD COLUMN swap_rec_ins INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -124,9 +137,13 @@ static const char *const stmt_sql[ST__COUNT] = {
         " mode, gpu_index, gpu_uuid, mig_profile, mig_uuid, gi_id,"
         " ci_id, region_slot, region_gen, state, on_exit, borrowed,"
         " created_ns, updated_ns, reason, had_procs, pids, labels,"
-        " mig_plan)"
+        " mig_plan, swap_outs, swap_ins, swap_last_out_ns,"
+        " swap_last_in_ns, swap_out_ns_total, swap_in_ns_total,"
+        " swap_last_out_took_ns, swap_last_in_took_ns, swap_rec_outs,"
+        " swap_rec_ins)"
         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-        "?16,?17,?18,?19,?20,?21,?22,?23,?24)",
+        "?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,"
+        "?31,?32,?33,?34)",
     [ST_SLICE_DEL] = "DELETE FROM slices WHERE id = ?1",
     [ST_TEAM_PUT] =
         "INSERT OR REPLACE INTO teams(name, parent, g_memory, g_compute,"
@@ -867,6 +884,16 @@ gs_err gs_store_slice_put(struct gs_store *st, const struct gs_slice *v)
 	sqlite3_bind_int(s, 21, v->had_procs);
 	bind_text(s, 22, pids);
 	bind_text(s, 24, v->mig_plan);
+	sqlite3_bind_int64(s, 25, (sqlite3_int64)v->swap.swap_outs);
+	sqlite3_bind_int64(s, 26, (sqlite3_int64)v->swap.swap_ins);
+	sqlite3_bind_int64(s, 27, v->swap.last_out_ns);
+	sqlite3_bind_int64(s, 28, v->swap.last_in_ns);
+	sqlite3_bind_int64(s, 29, (sqlite3_int64)v->swap.out_ns_total);
+	sqlite3_bind_int64(s, 30, (sqlite3_int64)v->swap.in_ns_total);
+	sqlite3_bind_int64(s, 31, v->swap.last_out_took_ns);
+	sqlite3_bind_int64(s, 32, v->swap.last_in_took_ns);
+	sqlite3_bind_int64(s, 33, (sqlite3_int64)v->swap.rec_outs);
+	sqlite3_bind_int64(s, 34, (sqlite3_int64)v->swap.rec_ins);
 	{
 		json_t *lj = gs_slice_labels_to_json(v->labels, v->n_labels);
 		char *lt = lj ? json_dumps(lj, JSON_COMPACT | JSON_SORT_KEYS)
@@ -1082,8 +1109,10 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 	    "SELECT id, name, owner_uid, team, spec, mode, gpu_index,"
 	    " gpu_uuid, mig_profile, mig_uuid, gi_id, ci_id, region_slot,"
 	    " region_gen, state, on_exit, borrowed, created_ns, updated_ns,"
-	    " reason, had_procs, pids, labels, mig_plan FROM slices"
-	    " ORDER BY id",
+	    " reason, had_procs, pids, labels, mig_plan, swap_outs, swap_ins,"
+	    " swap_last_out_ns, swap_last_in_ns, swap_out_ns_total,"
+	    " swap_in_ns_total, swap_last_out_took_ns, swap_last_in_took_ns,"
+	    " swap_rec_outs, swap_rec_ins FROM slices ORDER BY id",
 	    &s, eb);
 	if (err)
 		return err;
@@ -1122,6 +1151,16 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 		v.had_procs = sqlite3_column_int(s, 20) != 0;
 		pids_parse(&v, (const char *)sqlite3_column_text(s, 21));
 		copy_col(v.mig_plan, sizeof(v.mig_plan), s, 23);
+		v.swap.swap_outs = (uint64_t)sqlite3_column_int64(s, 24);
+		v.swap.swap_ins = (uint64_t)sqlite3_column_int64(s, 25);
+		v.swap.last_out_ns = sqlite3_column_int64(s, 26);
+		v.swap.last_in_ns = sqlite3_column_int64(s, 27);
+		v.swap.out_ns_total = (uint64_t)sqlite3_column_int64(s, 28);
+		v.swap.in_ns_total = (uint64_t)sqlite3_column_int64(s, 29);
+		v.swap.last_out_took_ns = sqlite3_column_int64(s, 30);
+		v.swap.last_in_took_ns = sqlite3_column_int64(s, 31);
+		v.swap.rec_outs = (uint64_t)sqlite3_column_int64(s, 32);
+		v.swap.rec_ins = (uint64_t)sqlite3_column_int64(s, 33);
 		{
 			const char *lt =
 			    (const char *)sqlite3_column_text(s, 22);

@@ -33,7 +33,10 @@
  *
  * Owns its table of slices' activity (by slice id) and the BUSY needs'
  * retry times; writes each slice's move times into the model (under the
- * node lock).
+ * node lock), and each idle tick (and once on stopping) notes the swap
+ * counts and times the slices' records hold in the model and stores the
+ * slices whose figures changed (gs__slot_swap_note), so that they
+ * outlive a restart.
  */
 #include "swapper.h"
 
@@ -48,6 +51,7 @@
 #include "gs/region_swap.h"
 #include "gs/swap.h"
 #include "node_int.h"
+#include "slots.h"
 
 #define SCAN_NS      (10LL * 1000 * 1000)
 #define IDLE_TICK_NS (1000LL * 1000 * 1000)
@@ -279,11 +283,46 @@ static void say_pins(struct gs_swapper *sw)
 			              v->x[i].pinned);
 }
 
-/* Adds a move's time to slice `id`'s figures in the model. */
+/*
+ * Notes each slice's swap record in the model and stores the slices whose
+ * counts or times changed (one detached batch). Node lock held.
+ */
+static void note_counts(struct gs_node *node)
+{
+	struct gs__wr *wr = NULL;
+
+	if (node->region == NULL)
+		return;
+	for (int i = 0; i < node->n; i++) {
+		struct gs__nslice *ns = node->v[i];
+		struct gs_swap_rec rec;
+
+		if (!ns->has_ref || ns->s.state == GS_SLICE_PENDING ||
+		    gs_region_swap_read(node->region, &ns->ref, &rec) !=
+		        GS_OK ||
+		    !gs__slot_swap_note(ns, &rec))
+			continue;
+		if (wr == NULL)
+			wr = gs__wr_new();
+		if (wr == NULL) {
+			gs_warn(
+			    "swapper",
+			    "slice=%s swap counts not stored: out of memory",
+			    ns->s.name);
+			return;
+		}
+		gs__wr_slice_put(wr, &ns->s);
+	}
+	gs__node_submit_detached(node, wr);
+}
+
+/* Adds a move's time to slice `id`'s figures in the model, and stores
+ * them. */
 static void note_time(struct gs_swapper *sw, int64_t id, enum gs_swap_dir dir,
                       int64_t took)
 {
 	struct gs__nslice *ns;
+	struct gs__wr *wr;
 
 	pthread_mutex_lock(&sw->node->lock);
 	ns = gs__node_find_id(sw->node, id);
@@ -293,6 +332,16 @@ static void note_time(struct gs_swapper *sw, int64_t id, enum gs_swap_dir dir,
 	} else if (ns != NULL) {
 		ns->s.swap.in_ns_total += (uint64_t)took;
 		ns->s.swap.last_in_took_ns = took;
+	}
+	if (ns != NULL && ns->s.state != GS_SLICE_PENDING) {
+		wr = gs__wr_new();
+		if (wr == NULL)
+			gs_warn("swapper",
+			        "slice=%s swap times not stored: out of memory",
+			        ns->s.name);
+		else
+			gs__wr_slice_put(wr, &ns->s);
+		gs__node_submit_detached(sw->node, wr);
 	}
 	pthread_mutex_unlock(&sw->node->lock);
 }
@@ -702,6 +751,7 @@ static void idle_tick(struct gs_swapper *sw, int64_t now)
 	n_gpus = node->gpus->n;
 	for (int i = 0; i < sw->n; i++)
 		sw->t[i].seen = false;
+	note_counts(node);
 	pthread_mutex_unlock(&node->lock);
 	for (int g = 0; g < n_gpus; g++) {
 		struct gs_swap_plan plan;
@@ -768,6 +818,10 @@ static void *swapper_main(void *arg)
 		(void)pthread_cond_timedwait(&sw->cv, &sw->mu, &ts);
 	}
 	pthread_mutex_unlock(&sw->mu);
+	/* what the records gained since the last tick is stored too */
+	pthread_mutex_lock(&sw->node->lock);
+	note_counts(sw->node);
+	pthread_mutex_unlock(&sw->node->lock);
 	return NULL;
 }
 

@@ -38,7 +38,11 @@
  * memory for fractional slices, as gs_swap_oversub_capacity() (gs/swap.h)
  * allows; the node's memory capacity for quotas and per-user limits is
  * the same multiple. Whole GPUs and MIG instances are never
- * oversubscribed. A refusal says so.
+ * oversubscribed. A refusal says so. When auto chose the mode,
+ * decision.mode_why also says which figure binds the slice: promised
+ * memory with only what is active resident (a swap: allow fraction), or
+ * all of it resident (a MIG instance of the planner's profile, a whole
+ * GPU, swap: never).
  *
  * A busy GPU (gpu.busy: another create is changing its MIG layout) takes
  * nothing: no fraction, whole GPU, instance, MIG switch or new layout.

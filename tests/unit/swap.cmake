@@ -13,3 +13,12 @@ gs_add_unit_test(test_daemon_config_swap
 gs_add_unit_test(test_swap_need
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_swap_need.c
                  LIBS gs_region)
+# A slice's swap counts and times kept across restarts (daemon/store.c
+# schema 7, gs__slot_swap_merge in daemon/slots.c).
+gs_add_unit_test(test_daemon_swap_counts
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_swap_counts.c LIBS gs_daemon)
+# What admission's auto choice (the advisor, the MIG planner's profile)
+# says about promised and resident memory on an oversubscribed node.
+gs_add_unit_test(test_swap_advice
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_swap_advice.c
+                 LIBS gs_core)

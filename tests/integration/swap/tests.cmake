@@ -27,7 +27,9 @@ foreach(t pointers_and_signatures_survive_a_swap_round_trip
           daemon_swaps_idle_slices_out_so_active_ones_get_their_memory
           daemon_gives_a_high_priority_allocation_the_memory_of_a_low_priority_slice
           daemon_never_takes_swapped_contents_past_host_memory
-          a_tenant_cannot_swap_out_another_tenants_slice)
+          a_tenant_cannot_swap_out_another_tenants_slice
+          top_shows_resident_swapped_and_promised
+          daemon_restart_keeps_swap_counts_and_times)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
