@@ -59,6 +59,10 @@ gs_add_shell_test(daemon_state_db_is_private_and_tenant_metrics_show_only_their_
                   tests/integration/daemon/privacy.sh TIMEOUT 120)
 gs_add_shell_test(daemon_refuses_a_second_daemon_an_empty_or_foreign_db_and_a_bad_row
                   tests/integration/daemon/startup_safety.sh LABELS asan TIMEOUT 180)
+gs_add_shell_test(demo_runs_its_honest_slices_without_the_daemon_acting_on_them
+                  tests/integration/daemon/demo_slices.sh TIMEOUT 180)
+set_tests_properties(demo_runs_its_honest_slices_without_the_daemon_acting_on_them
+                     PROPERTIES RUN_SERIAL TRUE)
 gs_add_shell_test(daemon_turns_follow_weights_and_priority_under_the_arbiter
                   tests/integration/daemon/arbiter.sh TIMEOUT 180)
 set_tests_properties(daemon_turns_follow_weights_and_priority_under_the_arbiter
