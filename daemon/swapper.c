@@ -521,7 +521,7 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	struct gs_swap_plan plan;
 	struct gs_errbuf eb;
 	struct retry *r = retry_find(sw, nd);
-	char what[160], reason[200];
+	char what[160], reason[256];
 	size_t req = 0;
 	bool found = false, built;
 	struct gs_swap_rec rec;
