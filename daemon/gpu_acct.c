@@ -94,9 +94,20 @@ gs_err gs_gpus_accounting(struct gs_gpus *g, int i, uint64_t now_us,
 			              : 0;
 		else
 			life_ns = (double)s.time * 1e6;
-		a->busy_ns = s.gpuUtilization <= 100
-		                 ? (uint64_t)(life_ns * s.gpuUtilization / 100.0)
-		                 : 0;
+		/* The share is rounded to a whole percent: while the process
+		 * runs, the least it can stand for is billed (the ledger never
+		 * takes back what it billed, so a figure rounded up would stay
+		 * billed); once it ended, the figure as given. */
+		if (s.gpuUtilization > 100)
+			a->busy_ns = 0;
+		else if (!a->running)
+			a->busy_ns = (uint64_t)(life_ns * s.gpuUtilization / 100.0);
+		else
+			a->busy_ns = s.gpuUtilization == 0
+			                 ? 0
+			                 : (uint64_t)(life_ns *
+			                              (s.gpuUtilization - 0.5) /
+			                              100.0);
 		a->max_mem = s.maxMemoryUsage ==
 		                     (unsigned long long)NVML_VALUE_NOT_AVAILABLE
 		                 ? 0

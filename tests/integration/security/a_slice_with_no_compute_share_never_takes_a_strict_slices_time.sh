@@ -41,7 +41,10 @@ echo "Alice's strict 50 % burn: ${alone} GFLOP/s in ${took_alone} ms alone, ${at
 python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if a > 0 and b >= 0.9 * a else 1)' \
 	"$alone" "$attacked" ||
 	fail "Alice's burn fell to ${attacked} GFLOP/s next to a slice with no compute share, against ${alone} alone"
-wait "$MJOB" || fail "Mallory's best-effort burn failed: $(cat "$WORK/m.err")"
+mrc=0
+wait "$MJOB" || mrc=$?
+[ "$mrc" -eq 0 ] ||
+	fail "Mallory's best-effort burn failed (exit $mrc): $(cat "$WORK/m.json" "$WORK/m.err"); daemon: $(grep -E 'm0|watchdog|kill' "$WORK/daemon.log" | tail -5)"
 mk=$(burn_field "$WORK/m.json" kernels)
 [ "$mk" -gt 0 ] || fail "Mallory's best-effort burn ran no kernel: $(cat "$WORK/m.json")"
 echo "ok: a share-less slice left Alice $(python3 -c 'import sys; print("%.0f" % (100 * float(sys.argv[2]) / float(sys.argv[1])))' "$alone" "$attacked") % of her rate alone and ran ${mk} kernels in what she left"
