@@ -175,7 +175,14 @@ static void *watch(void *arg)
 			    cn->id.idx != CN_IDX_PROC ||
 			    cn->id.val != CN_VAL_PROC)
 				continue;
-			on_event(pw, (const struct proc_event *)cn->data);
+			{
+				/* The event follows the 20-byte cn_msg: copied
+				 * out, it is aligned for its 64-bit fields. */
+				struct proc_event ev;
+
+				memcpy(&ev, cn->data, sizeof(ev));
+				on_event(pw, &ev);
+			}
 		}
 	}
 }
