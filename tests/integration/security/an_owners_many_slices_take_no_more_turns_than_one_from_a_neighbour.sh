@@ -38,6 +38,31 @@ mallory_burns() {
 	sleep 1
 }
 
+# The processes below pid $1, deepest first.
+tree() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		tree "$c"
+		echo "$c"
+	done
+}
+# stop_mb: Mallory's burns of this test, and what they run under; MBT
+# lists them, for mb_gone.
+stop_mb() {
+	local p
+	MBT=()
+	for p in "${MB[@]}"; do
+		MBT+=($(tree "$p") "$p")
+	done
+	kill "${MBT[@]}" 2>/dev/null || true
+}
+mb_gone() {
+	local p
+	for p in "${MBT[@]}"; do
+		! kill -0 "$p" 2>/dev/null || return 1
+	done
+}
+
 ASLOT=$(as_uid $ALICE "$FORGE" slot "$RUNDIR" a) || fail "no slot for Alice's slice"
 
 # watched_burn OUT: Alice's 3 s burn while who holds the turn is read
@@ -76,16 +101,9 @@ watched_burn "$WORK/one.json"
 one=$(burn_field "$WORK/one.json" gflops)
 took_one=$took
 pgrep -u $MALLORY -x gs-burn >/dev/null || fail "Mallory's burn ended before Alice's: the test did not test it"
-# Only this test's burns (children of its `gpuslice run`s): tests running
-# beside it run burns as the same uid.
-for p in "${MB[@]}"; do pkill -P "$p" -x gs-burn 2>/dev/null || true; done
-for p in "${MB[@]}"; do kill "$p" 2>/dev/null || true; done
-mb_gone() {
-	local p
-	for p in "${MB[@]}"; do
-		! kill -0 "$p" 2>/dev/null || return 1
-	done
-}
+# Only this test's burns (below the shells it started them from): tests
+# running beside it run burns as the same uid.
+stop_mb
 wait_until 10 mb_gone || fail "Mallory's burn did not stop"
 
 mallory_burns $N 9
@@ -93,6 +111,9 @@ watched_burn "$WORK/many.json"
 many=$(burn_field "$WORK/many.json" gflops)
 [ "$(pgrep -u $MALLORY -x gs-burn | wc -l)" -ge $N ] ||
 	fail "Mallory's burns ended before Alice's: the test did not test it"
+# Her burns are not left running past the test (its cleanup kills the
+# shells they were started from, not what runs below them).
+stop_mb
 echo "Alice's burn: ${one} GFLOP/s in ${took_one} ms next to 1 slice of Mallory's, ${many} in ${took} ms next to $N"
 read -r wmax1 wp1 turns1 <<<"$(waits "$WORK/one.json.holds")"
 read -r wmax8 wp8 turns8 <<<"$(waits "$WORK/many.json.holds")"
