@@ -17,8 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gs/admission.h"
-#include "gs/catalog.h"
+#include "adm_fixture.h"
 #include "gs/swap.h"
 
 #define GIB (1024ULL * 1024 * 1024)
@@ -32,30 +31,9 @@ struct fixture {
 /* One plain 80 GiB H100, binpack, one team, the given ratio. */
 static void node(struct fixture *f, double ratio)
 {
-	struct gs_quota_team_def d;
-	struct gs_errbuf eb = {0};
-
 	memset(f, 0, sizeof(*f));
-	f->sn.n_gpus = 1;
-	f->sn.gpu[0].uuid = "GPU-swap";
-	f->sn.gpu[0].model = "H100-SXM5-80GB";
-	f->sn.gpu[0].cat = gs_catalog_find("H100-SXM5-80GB");
-	assert_non_null(f->sn.gpu[0].cat);
-	f->sn.gpu[0].memory_bytes = 80 * GIB;
-	f->sn.slices = f->slices;
-	f->sn.now_ns = 1000;
-	f->sn.cfg.placement = GS_PLACE_BINPACK;
-	f->sn.cfg.default_mode = GS_MODE_TIMESLICE;
-	f->sn.cfg.max_slices = 16;
-	f->sn.cfg.user_max_slices = 16;
-	f->sn.cfg.user_max_memory_percent = 100;
-	f->sn.cfg.oversubscribe = ratio;
-	memset(&d, 0, sizeof(d));
-	d.name = "a";
-	for (int r = 0; r < GS_QRES__COUNT; r++)
-		d.max.v[r] = GS_QUOTA_UNLIMITED;
-	assert_int_equal(gs_quota_tree_create(&d, 1, &f->tree, &eb), GS_OK);
-	f->sn.teams = f->tree;
+	adm_fixture_h100(&f->sn, f->slices, 16, &f->tree, "GPU-swap",
+	                 GS_MODE_TIMESLICE, ratio);
 }
 
 static void add(struct fixture *f, uint64_t mem, bool never)

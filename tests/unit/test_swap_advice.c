@@ -17,8 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gs/admission.h"
-#include "gs/catalog.h"
+#include "adm_fixture.h"
 
 #define GIB (1024ULL * 1024 * 1024)
 
@@ -31,32 +30,11 @@ struct node {
 /* One 80 GiB H100 (MIG-capable, MIG off), mode auto, the given ratio. */
 static void node_init(struct node *nd, double ratio)
 {
-	struct gs_quota_team_def d;
-	struct gs_errbuf eb = {0};
-
 	memset(nd, 0, sizeof(*nd));
-	nd->sn.n_gpus = 1;
-	nd->sn.gpu[0].uuid = "GPU-advice";
-	nd->sn.gpu[0].model = "H100-SXM5-80GB";
-	nd->sn.gpu[0].cat = gs_catalog_find("H100-SXM5-80GB");
-	assert_non_null(nd->sn.gpu[0].cat);
+	adm_fixture_h100(&nd->sn, nd->slices, 8, &nd->tree, "GPU-advice",
+	                 GS_MODE_AUTO, ratio);
 	nd->sn.gpu[0].mig_capable = true;
-	nd->sn.gpu[0].memory_bytes = 80 * GIB;
-	nd->sn.slices = nd->slices;
-	nd->sn.now_ns = 1000;
-	nd->sn.cfg.placement = GS_PLACE_BINPACK;
-	nd->sn.cfg.default_mode = GS_MODE_AUTO;
 	nd->sn.cfg.may_change_mig = true;
-	nd->sn.cfg.max_slices = 8;
-	nd->sn.cfg.user_max_slices = 8;
-	nd->sn.cfg.user_max_memory_percent = 100;
-	nd->sn.cfg.oversubscribe = ratio;
-	memset(&d, 0, sizeof(d));
-	d.name = "a";
-	for (int r = 0; r < GS_QRES__COUNT; r++)
-		d.max.v[r] = GS_QUOTA_UNLIMITED;
-	assert_int_equal(gs_quota_tree_create(&d, 1, &nd->tree, &eb), GS_OK);
-	nd->sn.teams = nd->tree;
 }
 
 static void node_fini(struct node *nd)

@@ -27,23 +27,6 @@ sim_node
 daemon_up
 chmod 755 "$RUNDIR"
 
-mk() {
-	api POST /v1/slices "{\"name\": \"$1\", \"mode\": \"timeslice\", \"memory\": \"4GiB\", \"gpu\": 0$2}" >/dev/null
-	expect_status "create $1" 201
-}
-runs=()
-in_slice() {
-	local s=$1
-	shift
-	"$G" run --slice "$s" -- "$@" >"$WORK/$s.out" 2>&1 &
-	runs+=($!)
-	PIDS+=($!)
-}
-wait_runs() {
-	local p
-	for p in "${runs[@]}"; do wait "$p" || fail "a workload failed: $(cat "$WORK"/*.out)"; done
-	runs=()
-}
 # busy_of NAME...: the sim's own GPU time (s) of the running processes
 # named NAME, one figure per name, and the time (s) it was read at.
 busy_of() {
@@ -75,19 +58,19 @@ ratio() {
 }
 within() { python3 -c 'import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= float(sys.argv[3]) else 1)' "$@"; }
 
-mk infer ", \"compute\": $P, \"priority\": \"high\""
-in_slice infer "$INFER" --light --seconds "$SECS"
+root_slice infer ", \"compute\": $P, \"priority\": \"high\""
+root_run infer "$INFER" --light --seconds "$SECS"
 read -r alone < <(shares gs-infer)
-wait_runs
+wait_root_runs
 echo "bench: charge ratio, ${P} % high-priority gs-infer alone: ${alone} % of the GPU (sim's count), ratio $(ratio infer)"
 within "$alone" "$P" 3 || fail "alone, the ${P} % slice got ${alone} %"
 [ "$(ratio infer)" = 1.000 ] || fail "alone, the slice's charge ratio is $(ratio infer), not 1"
 
-mk batch ", \"compute\": $Q"
-in_slice infer "$INFER" --light --seconds "$SECS"
-in_slice batch "$BURN" --seconds "$SECS" --memory 256MiB
+root_slice batch ", \"compute\": $Q"
+root_run infer "$INFER" --light --seconds "$SECS"
+root_run batch "$BURN" --seconds "$SECS" --memory 256MiB
 read -r got burn < <(shares gs-infer gs-burn)
-wait_runs
+wait_root_runs
 echo "bench: charge ratio, ${P} % high-priority gs-infer beside a ${Q} % gs-burn: ${got} % and ${burn} % of the GPU (sim's count), ratios $(ratio infer) and $(ratio batch)"
 grep "charge ratio" "$WORK/daemon.log" | sed 's/^/  /' | tail -20
 within "$got" "$P" 3 || fail "beside the burn, the ${P} % slice got ${got} %"

@@ -29,25 +29,6 @@ printf 'ledger:\n  interval_ms: 300\nwatchdog:\n  interval_ms: 300\n' >"$WORK/cf
 daemon_up --config "$WORK/cfg.yaml"
 chmod 755 "$RUNDIR"
 
-# mk NAME SPEC-JSON-FIELDS: a slice of root's on GPU 0.
-mk() {
-	api POST /v1/slices "{\"name\": \"$1\", \"mode\": \"timeslice\", \"memory\": \"4GiB\", \"gpu\": 0$2}" >/dev/null
-	expect_status "create $1" 201
-}
-runs=()
-# in_slice SLICE PROGRAM ARGS...: root's PROGRAM in SLICE, in the background.
-in_slice() {
-	local s=$1
-	shift
-	"$G" run --slice "$s" -- "$@" >"$WORK/$s.out" 2>&1 &
-	runs+=($!)
-	PIDS+=($!)
-}
-wait_runs() {
-	local p
-	for p in "${runs[@]}"; do wait "$p" || fail "a workload failed: $(cat "$WORK"/*.out)"; done
-	runs=()
-}
 # figures SLICE: its books' GPU time and what the ledger billed (NVML).
 figures() {
 	local books nvml
@@ -69,21 +50,21 @@ honest() {
 	done
 }
 
-mk p1 ""
-mk p2 ""
-in_slice p1 "$BURN" --seconds "$SECS" --memory 256MiB
-in_slice p2 "$BURN" --seconds "$SECS" --memory 256MiB
-wait_runs
+root_slice p1 ""
+root_slice p2 ""
+root_run p1 "$BURN" --seconds "$SECS" --memory 256MiB
+root_run p2 "$BURN" --seconds "$SECS" --memory 256MiB
+wait_root_runs
 sleep 1.5
 figures p1 "plain, beside p2"
 figures p2 "plain, beside p1"
 honest p1 p2
 
-mk infer ', "compute": 40, "priority": "high"'
-mk batch ', "compute": 30'
-in_slice infer "$INFER" --light --seconds "$SECS"
-in_slice batch "$BURN" --seconds "$SECS" --memory 256MiB
-wait_runs
+root_slice infer ', "compute": 40, "priority": "high"'
+root_slice batch ', "compute": 30'
+root_run infer "$INFER" --light --seconds "$SECS"
+root_run batch "$BURN" --seconds "$SECS" --memory 256MiB
+wait_root_runs
 sleep 1.5
 figures infer "40 %, high priority"
 figures batch "30 %, beside the high priority"
@@ -93,18 +74,18 @@ for s in infer batch; do
 	expect_status "delete $s" 200
 done
 
-mk m30 ', "compute": 30'
+root_slice m30 ', "compute": 30'
 tenant_api $MALLORY POST /v1/slices '{"name": "liar", "mode": "timeslice", "memory": "2GiB", "compute": 30}' >/dev/null
 expect_status "create liar" 201
 as_uid $MALLORY "$FORGE" hide "$RUNDIR" liar $((SECS + 5)) >"$WORK/hide.out" 2>&1 &
 PIDS+=($!)
 wait_until 5 grep -q hiding "$WORK/hide.out" || fail "the forge did not reach Mallory's books: $(cat "$WORK/hide.out")"
-in_slice m30 "$BURN" --seconds "$SECS" --memory 256MiB
+root_run m30 "$BURN" --seconds "$SECS" --memory 256MiB
 as_uid $MALLORY "$G" run --slice liar -- "$BURN" --seconds "$SECS" --memory 256MiB \
 	>"$WORK/liar.out" 2>&1 &
-runs+=($!)
+ROOT_RUNS+=($!)
 PIDS+=($!)
-wait_runs
+wait_root_runs
 sleep 1.5
 
 figures m30 "30 %, beside Mallory's"

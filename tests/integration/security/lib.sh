@@ -140,3 +140,26 @@ hold_usage_lock() {
 	wait_until 5 grep -q held "$WORK/hold.out" || fail "the holder did not take the lock: $(cat "$WORK/hold.out")"
 	kill -STOP "$HPID"
 }
+
+# root_slice NAME [SPEC-JSON-FIELDS]: a 4 GiB time-sliced slice of root's
+# on GPU 0; the fields (", \"compute\": 40", ...) are appended to its spec.
+root_slice() {
+	api POST /v1/slices "{\"name\": \"$1\", \"mode\": \"timeslice\", \"memory\": \"4GiB\", \"gpu\": 0$2}" >/dev/null
+	expect_status "create $1" 201
+}
+ROOT_RUNS=()
+# root_run SLICE PROGRAM ARGS...: root's PROGRAM in SLICE, in the
+# background, its output in $WORK/SLICE.out; wait_root_runs waits for all
+# of them and fails the test when one failed.
+root_run() {
+	local s=$1
+	shift
+	"$G" run --slice "$s" -- "$@" >"$WORK/$s.out" 2>&1 &
+	ROOT_RUNS+=($!)
+	PIDS+=($!)
+}
+wait_root_runs() {
+	local p
+	for p in "${ROOT_RUNS[@]}"; do wait "$p" || fail "a workload failed: $(cat "$WORK"/*.out)"; done
+	ROOT_RUNS=()
+}
