@@ -263,18 +263,25 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		for (size_t k = 0; k < dec.n_victims; k++) {
 			char why[400], no_park[GS_PARK_WHY_MAX];
 
-			if (res->n_victims < GS_NODE_MAX_VICTIMS)
-				snprintf(res->victims[res->n_victims++],
-				         GS_NAME_MAX, "%s", victims[k]->s.name);
+			bool parked;
+
 			node->ctr.reclaims++;
 			/* Parked where its memory can move (gs/park.h): it
 			 * stays, counted nowhere, until there is room. */
-			if (gs__park_victim(node, victims[k], s.team, s.name,
-			                    &wr, no_park, sizeof(no_park)))
+			parked =
+			    gs__park_victim(node, victims[k], s.team, s.name,
+			                    &wr, no_park, sizeof(no_park));
+			if (res->n_victims < GS_NODE_MAX_VICTIMS) {
+				res->parked[res->n_victims] = parked;
+				snprintf(res->victims[res->n_victims++],
+				         GS_NAME_MAX, "%s", victims[k]->s.name);
+			}
+			if (parked)
 				continue;
-			snprintf(why, sizeof(why),
-			         "preempted: team %s reclaimed its guarantee for slice %s; not parked: %s",
-			         s.team, s.name, no_park);
+			snprintf(
+			    why, sizeof(why),
+			    "preempted: team %s reclaimed its guarantee for slice %s; not parked: %s",
+			    s.team, s.name, no_park);
 			gs_info("node", "slice=%s preempted for=%s team=%s",
 			        victims[k]->s.name, s.name, s.team);
 			gs__trust_signal(node, victims[k], SIGTERM);

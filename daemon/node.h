@@ -86,6 +86,8 @@ struct gs_node_create_res {
 	struct gs_slice slice;
 	int n_victims; /* slices preempted to make room */
 	char victims[GS_NODE_MAX_VICTIMS][GS_NAME_MAX];
+	/* victims[i] was parked (gs/park.h), not killed */
+	bool parked[GS_NODE_MAX_VICTIMS];
 };
 
 /*

@@ -67,8 +67,8 @@ static bool movable(struct gs_node *node, const struct gs__nslice *ns)
 }
 
 bool gs__park_victim(struct gs_node *node, struct gs__nslice *ns,
-                     const char *team, const char *for_slice,
-                     struct gs__wr *wr, char *why, size_t len)
+                     const char *team, const char *for_slice, struct gs__wr *wr,
+                     char *why, size_t len)
 {
 	const struct gs_config *cfg = node->cfg;
 	struct gs_park_victim v;
@@ -92,12 +92,11 @@ bool gs__park_victim(struct gs_node *node, struct gs__nslice *ns,
 		                       ? u.mem_used - rec.swapped_bytes
 		                       : 0;
 		used = host_used(node);
-		v.host_free_bytes =
-		    cfg->swap_host_memory == 0
-		        ? UINT64_MAX
-		        : (cfg->swap_host_memory > used
-		               ? cfg->swap_host_memory - used
-		               : 0);
+		v.host_free_bytes = cfg->swap_host_memory == 0
+		                        ? UINT64_MAX
+		                        : (cfg->swap_host_memory > used
+		                               ? cfg->swap_host_memory - used
+		                               : 0);
 	}
 	v.pinned = pin[0] ? pin : NULL;
 	if (!gs_park_may_park(&v, why, len))
@@ -111,11 +110,11 @@ bool gs__park_victim(struct gs_node *node, struct gs__nslice *ns,
 	gs__wr_slice_put(wr, &ns->s);
 	gs__wr_event(
 	    wr, "quota.park", &ns->s,
-	    "parked: team %s reclaimed its guarantee for slice %s; %.0f MiB to swap out, its processes wait until it resumes",
+	    "parked: team %s reclaimed its guarantee for slice %s; it holds %.0f MiB on the GPU, swapped out now; its processes wait until it resumes",
 	    team, for_slice, (double)v.resident_bytes / (1024.0 * 1024.0));
 	node->ctr.parks++;
-	gs_info("node", "slice=%s parked for=%s team=%s", ns->s.name,
-	        for_slice, team);
+	gs_info("node", "slice=%s parked for=%s team=%s", ns->s.name, for_slice,
+	        team);
 	return true;
 }
 

@@ -22,8 +22,8 @@ struct gs__wr;
  * why[len]. Lock held.
  */
 bool gs__park_victim(struct gs_node *node, struct gs__nslice *ns,
-                     const char *team, const char *for_slice,
-                     struct gs__wr *wr, char *why, size_t len);
+                     const char *team, const char *for_slice, struct gs__wr *wr,
+                     char *why, size_t len);
 
 /*
  * The parked slices that may resume now (gs_park_plan_resume) become live

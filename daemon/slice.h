@@ -128,7 +128,7 @@ struct gs_slice {
 	bool had_procs;     /* some process has joined it */
 	int64_t created_ns; /* CLOCK_REALTIME */
 	int64_t updated_ns;
-	char reason[128]; /* why it is FLAGGED / FAULTED / PARKED */
+	char reason[128];  /* why it is FLAGGED / FAULTED / PARKED */
 	int64_t parked_ns; /* when it was PARKED (CLOCK_REALTIME); 0: not */
 	int n_pids;
 	int32_t

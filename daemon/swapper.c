@@ -73,8 +73,8 @@ struct track {
 	int64_t said_ns;        /* the last refusal said */
 	char said[GS_SWAP_WHY_MAX];
 	bool pin_said;
-	bool seen;    /* in this pass (pruning) */
-	bool movable; /* a process of it holds movable memory */
+	bool seen;       /* in this pass (pruning) */
+	bool movable;    /* a process of it holds movable memory */
 	bool park_tried; /* parked: its swap-out was asked for */
 };
 
@@ -869,8 +869,8 @@ static void park_resume(struct gs_swapper *sw, int64_t now)
 		    gs_swap_plan_request(&v->cfg, v->s, v->n, req, 0, now,
 		                         &plan, &eb) != GS_OK)
 			continue;
-		snprintf(reason, sizeof(reason), "slice %s resumed from parking",
-		         v->x[req].name);
+		snprintf(reason, sizeof(reason),
+		         "slice %s resumed from parking", v->x[req].name);
 		(void)carry_out(sw, &plan, reason);
 	}
 }

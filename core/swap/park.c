@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool gs_park_may_park(const struct gs_park_victim *v, char *why,
-                      size_t why_len)
+bool gs_park_may_park(const struct gs_park_victim *v, char *why, size_t why_len)
 {
 	char tmp[GS_PARK_WHY_MAX];
 	const char *no = NULL;

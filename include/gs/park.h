@@ -51,13 +51,13 @@
 
 /* A reclaim victim, as parking needs it. Strings are lent. */
 struct gs_park_victim {
-	bool swap_on;           /* the node swaps (swap.oversubscribe > 1) */
+	bool swap_on;            /* the node swaps (swap.oversubscribe > 1) */
 	enum gs_slice_mode mode; /* as decided */
 	enum gs_isolation isolation;
-	enum gs_swap_mode swap;  /* its swap: allow | never */
-	const char *pinned;      /* why its memory cannot move; NULL: it can */
-	bool movable;            /* a process of it holds movable memory */
-	uint64_t resident_bytes; /* held on the GPU now */
+	enum gs_swap_mode swap;   /* its swap: allow | never */
+	const char *pinned;       /* why its memory cannot move; NULL: it can */
+	bool movable;             /* a process of it holds movable memory */
+	uint64_t resident_bytes;  /* held on the GPU now */
 	uint64_t host_free_bytes; /* swap.host_memory less all swapped now */
 };
 

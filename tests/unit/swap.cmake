@@ -26,3 +26,6 @@ gs_add_unit_test(test_swap_advice
 # parked, who resumes when.
 gs_add_unit_test(test_park SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c
                  LIBS gs_core)
+# A parked slice kept parked across a restart (daemon/store.c schema 8).
+gs_add_unit_test(test_daemon_park
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_park.c LIBS gs_daemon)

@@ -157,8 +157,7 @@ static void fill(struct gs_adm_slice *s, int64_t id, int team, int gpu,
 	s->memory_bytes = gib * GIB;
 }
 
-static void live(struct fixture *f, int64_t id, int team, int gpu,
-                 uint64_t gib)
+static void live(struct fixture *f, int64_t id, int team, int gpu, uint64_t gib)
 {
 	fill(&f->live[f->sn.n_slices++], id, team, gpu, gib,
 	     GS_PRIORITY_NORMAL);
@@ -186,9 +185,9 @@ static void resumes(struct fixture *f, const char *want)
 	char got[128] = "";
 	size_t n = 99;
 
-	assert_int_equal(gs_park_plan_resume(&f->sn, f->w, f->n_parked, out,
-	                                     &n, &eb),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_park_plan_resume(&f->sn, f->w, f->n_parked, out, &n, &eb),
+	    GS_OK);
 	for (size_t k = 0; k < n; k++) {
 		size_t len = strlen(got);
 
@@ -218,8 +217,8 @@ static void a_parked_slice_resumes_once_its_gpu_has_room_again(void **state)
 	resumes(&f, "7");
 }
 
-static void a_parked_slice_never_resumes_into_memory_admitted_to_another(
-    void **state)
+static void
+a_parked_slice_never_resumes_into_memory_admitted_to_another(void **state)
 {
 	struct fixture f;
 
@@ -347,12 +346,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(may_park_a_swappable_fraction_with_host_room),
 	    cmocka_unit_test(may_not_park_what_cannot_move_and_says_why),
-	    cmocka_unit_test(a_parked_slice_resumes_once_its_gpu_has_room_again),
+	    cmocka_unit_test(
+	        a_parked_slice_resumes_once_its_gpu_has_room_again),
 	    cmocka_unit_test(
 	        a_parked_slice_never_resumes_into_memory_admitted_to_another),
-	    cmocka_unit_test(a_parked_slice_resumes_only_within_its_teams_quota),
+	    cmocka_unit_test(
+	        a_parked_slice_resumes_only_within_its_teams_quota),
 	    cmocka_unit_test(resumes_go_by_priority_then_park_time),
-	    cmocka_unit_test(a_waiting_slice_holds_its_gpus_queue_not_the_others),
+	    cmocka_unit_test(
+	        a_waiting_slice_holds_its_gpus_queue_not_the_others),
 	    cmocka_unit_test(parked_slices_keep_their_slots_in_admission),
 	    cmocka_unit_test(plan_resume_refuses_incomplete_input),
 	};
