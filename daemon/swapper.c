@@ -18,6 +18,13 @@
  *                                         need always; an allocation's
  *                                         while its process still waits)
  *
+ * Parked slices (a quota reclaim's victims, park.c, gs/park.h): every
+ * scan first swaps out the ones still holding memory (park_out; a failed
+ * swap-out drops the slice the reclaim's way); their processes' needs
+ * are kept unanswered while they are parked (their promise counts as 0
+ * in the policy's view); each idle tick asks park.c which resume, and
+ * brings their memory back as the policy allows (park_resume).
+ *
  * What the policy is given, per slice on the GPU (a view built under the
  * node lock): promised = its memory cap; resident = its books' memory
  * less what its record says is swapped (for a swapped-out slice, what
@@ -761,7 +768,8 @@ static void say_host_full(struct gs_swapper *sw,
  * Swaps out the parked slices still holding memory on the GPU (park.c
  * parked them; their processes are stopped at their next GPU call once
  * it is out). A swap-out that fails drops the slice the reclaim's way
- * (gs__park_fail). Each is asked once per park.
+ * (gs__park_fail). Each is asked once, again only after it was out and
+ * came back in (`gpuslice swap in` by hand).
  */
 static void park_out(struct gs_swapper *sw, int64_t now)
 {
@@ -788,15 +796,17 @@ static void park_out(struct gs_swapper *sw, int64_t now)
 			continue;
 		}
 		t = track_get(sw, ns->s.id, now);
-		if (t == NULL || t->park_tried || n == PARK_MAX ||
-		    !ns->has_ref ||
+		if (t == NULL || n == PARK_MAX || !ns->has_ref ||
 		    gs_region_swap_read(node->region, &ns->ref, &rec) !=
 		        GS_OK ||
 		    gs_region_slice_usage(node->region, &ns->ref, &u) != GS_OK)
 			continue;
 		t->seen = true;
-		if (rec.swapped_bytes > 0 || u.mem_used == 0 ||
-		    rec.ack_seq != rec.req_seq)
+		/* out: asked again should it come back in (by hand) */
+		if (rec.swapped_bytes > 0)
+			t->park_tried = false;
+		if (t->park_tried || rec.swapped_bytes > 0 ||
+		    u.mem_used == 0 || rec.ack_seq != rec.req_seq)
 			continue;
 		t->park_tried = true;
 		out[n].ref = ns->ref;

@@ -32,11 +32,17 @@ def expect_metrics(*lines):
 
 
 def expect_listed_parked(name):
+    """`list`, `top --once` and `show` say `name` is parked."""
     lst = subprocess.run([G, "list"], capture_output=True, text=True,
                          check=True).stdout
     if not any(l.split()[:1] == [name] and "parked" in l.split()
                for l in lst.splitlines()):
         fail(f"list does not show {name} parked:\n{lst}")
+    top = subprocess.run([G, "top", "--once"], capture_output=True,
+                         text=True, check=True).stdout
+    if not any(l.split()[:1] == [name] and l.split()[-1] == "parked"
+               for l in top.splitlines()):
+        fail(f"top does not show {name} parked:\n{top}")
     txt = subprocess.run([G, "show", name], capture_output=True, text=True,
                          check=True).stdout
     if "parked: team" not in txt:
