@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gs/admission.h"
@@ -322,6 +323,76 @@ static void parked_slices_keep_their_slots_in_admission(void **state)
 	resumes(&f, "2");
 }
 
+/*
+ * Against a naive reference: on one GPU with quotas that do not bind,
+ * the slices that resume are the longest prefix of the order (priority
+ * desc, park time asc, id asc) whose memory and compute fit what the
+ * live slices leave. Random cases, a fixed seed.
+ */
+static void plan_resume_matches_a_naive_prefix_on_one_gpu(void **state)
+{
+	unsigned seed = 12345;
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		struct fixture f;
+		struct gs_park_resume out[16];
+		struct gs_errbuf eb = {0};
+		size_t n = 0, order[16], want = 0;
+		uint64_t mem = 0;
+		int comp = 0, n_live, n_park;
+
+		node(&f, 1, 0);
+		n_live = (int)(rand_r(&seed) % 3);
+		for (int i = 0; i < n_live; i++) {
+			live(&f, 100 + i, 0, 0, 1 + rand_r(&seed) % 30);
+			f.live[i].compute_pct = (int)(rand_r(&seed) % 40);
+			mem += f.live[i].memory_bytes;
+			comp += f.live[i].compute_pct;
+		}
+		n_park = 1 + (int)(rand_r(&seed) % 6);
+		for (int i = 0; i < n_park; i++) {
+			park(&f, 1 + i, 0, 1 + rand_r(&seed) % 40,
+			     (enum gs_priority)(rand_r(&seed) % 3),
+			     (int64_t)(rand_r(&seed) % 4));
+			f.parked[i].compute_pct = (int)(rand_r(&seed) % 50);
+			f.spec[i].compute_pct = f.parked[i].compute_pct;
+		}
+		/* the naive order and prefix */
+		for (int i = 0; i < n_park; i++)
+			order[i] = (size_t)i;
+		for (int i = 0; i < n_park; i++)
+			for (int j = i + 1; j < n_park; j++)
+				if (gs_park_before(&f.w[order[j]],
+				                   &f.w[order[i]])) {
+					size_t t = order[i];
+
+					order[i] = order[j];
+					order[j] = t;
+				}
+		for (int i = 0; i < n_park; i++) {
+			const struct gs_adm_slice *p = &f.parked[order[i]];
+
+			if (mem + p->memory_bytes > 80 * GIB ||
+			    comp + p->compute_pct > 100)
+				break;
+			mem += p->memory_bytes;
+			comp += p->compute_pct;
+			want++;
+		}
+		assert_int_equal(gs_park_plan_resume(&f.sn, f.w, (size_t)n_park,
+		                                     out, &n, &eb),
+		                 GS_OK);
+		if (n != want)
+			fail_msg(
+			    "round %d: %zu resumed, the reference says %zu",
+			    round, n, want);
+		for (size_t k = 0; k < n; k++)
+			assert_int_equal(out[k].waiting, order[k]);
+		gs_quota_tree_destroy(f.tree);
+	}
+}
+
 static void plan_resume_refuses_incomplete_input(void **state)
 {
 	struct fixture f;
@@ -356,6 +427,7 @@ int main(void)
 	    cmocka_unit_test(
 	        a_waiting_slice_holds_its_gpus_queue_not_the_others),
 	    cmocka_unit_test(parked_slices_keep_their_slots_in_admission),
+	    cmocka_unit_test(plan_resume_matches_a_naive_prefix_on_one_gpu),
 	    cmocka_unit_test(plan_resume_refuses_incomplete_input),
 	};
 
