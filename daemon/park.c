@@ -104,8 +104,9 @@ bool gs__park_victim(struct gs_node *node, struct gs__nslice *ns,
 	ns->s.state = GS_SLICE_PARKED;
 	ns->s.parked_ns = gs_now_ns();
 	ns->s.updated_ns = ns->s.parked_ns;
+	/* show prints it after the state: "parked: team ..." */
 	snprintf(ns->s.reason, sizeof(ns->s.reason),
-	         "parked: team %s reclaimed its guarantee for slice %s", team,
+	         "team %s reclaimed its guarantee for slice %s", team,
 	         for_slice);
 	gs__wr_slice_put(wr, &ns->s);
 	gs__wr_event(
@@ -214,12 +215,9 @@ void gs__park_fail(struct gs_node *node, int64_t id, const char *err_text)
 		pthread_mutex_unlock(&node->lock);
 		return;
 	}
-	/* the reason it was parked, as the kill path words it */
 	snprintf(why, sizeof(why),
 	         "preempted: %.120s; not parked: its swap-out failed (%s)",
-	         strncmp(ns->s.reason, "parked: ", 8) == 0 ? ns->s.reason + 8
-	                                                   : ns->s.reason,
-	         err_text);
+	         ns->s.reason[0] ? ns->s.reason : "a quota reclaim", err_text);
 	gs_warn("node", "slice=%s parking failed (%s): preempted", ns->s.name,
 	        err_text);
 	gs__wr_init(&wr);

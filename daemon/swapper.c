@@ -805,8 +805,8 @@ static void park_out(struct gs_swapper *sw, int64_t now)
 		/* out: asked again should it come back in (by hand) */
 		if (rec.swapped_bytes > 0)
 			t->park_tried = false;
-		if (t->park_tried || rec.swapped_bytes > 0 ||
-		    u.mem_used == 0 || rec.ack_seq != rec.req_seq)
+		if (t->park_tried || rec.swapped_bytes > 0 || u.mem_used == 0 ||
+		    rec.ack_seq != rec.req_seq)
 			continue;
 		t->park_tried = true;
 		out[n].ref = ns->ref;
@@ -830,7 +830,8 @@ static void park_out(struct gs_swapper *sw, int64_t now)
 		}
 		note_time(sw, out[k].id, GS_SWAP_OUT, took);
 		gs_node_event(node, "swap.out", out[k].name, out[k].team,
-		              out[k].gpu, "swapped out %.0f MiB in %.0f ms: %s",
+		              out[k].gpu,
+		              "swapped out %.0f MiB in %.0f ms: parked: %s",
 		              mib(moved), (double)took / 1e6, out[k].why);
 		gs_info("swapper",
 		        "slice=%s gpu=%d swapped out %" PRIu64

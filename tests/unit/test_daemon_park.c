@@ -67,7 +67,7 @@ static void put_parked(void)
 	s.state = GS_SLICE_PARKED;
 	s.parked_ns = 1700000000123456789LL;
 	snprintf(s.reason, sizeof(s.reason),
-	         "parked: team prod reclaimed its guarantee for slice p");
+	         "team prod reclaimed its guarantee for slice p");
 	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
 	                 GS_OK);
 	gs_store_submit(st, &op);
@@ -104,7 +104,7 @@ static void store_keeps_a_parked_slice_parked_across_a_reopen(void **state)
 	assert_int_equal(got.parked_ns, 1700000000123456789LL);
 	assert_string_equal(
 	    got.reason,
-	    "parked: team prod reclaimed its guarantee for slice p");
+	    "team prod reclaimed its guarantee for slice p");
 }
 
 static void schema_seven_file_is_migrated_keeping_its_rows(void **state)

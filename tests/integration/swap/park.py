@@ -45,5 +45,5 @@ def expect_listed_parked(name):
         fail(f"top does not show {name} parked:\n{top}")
     txt = subprocess.run([G, "show", name], capture_output=True, text=True,
                          check=True).stdout
-    if "parked: team" not in txt:
+    if "state:       parked: team" not in txt:
         fail(f"show does not say {name} is parked and why:\n{txt}")
