@@ -12,11 +12,11 @@
  *                           |   |               |      | watchdog / Xid
  *                           |   |               |      +--> FLAGGED --+
  *                           |   |               |      +--> FAULTED --+
- *                           |   |               |                     |
- *                           |   |               +-- reclaim, parkable |
- *                           |   |               |   (create.c)        |
- *                           |   |               |   --> PARKED -------+
- *                           |   |               |   resume (park.c) <-+
+ *                           |   |               |      | reclaim,     |
+ *                           |   |               |      | may park     |
+ *                           |   |               |      +--> PARKED ---+
+ *                           |   |               |  resume (park.c) |  |
+ *                           |   |               |<-----------------+  |
  *                           |   |               +-- delete -----------+-> gone
  *                           |   +-- delete (the create answers 409) ----> gone
  *                           +-- MIG change, MPS start or region write
