@@ -80,8 +80,9 @@ static gs_err fits_back(const struct gs_adm_snapshot *work,
 	req.spec.gpu.index = s->gpu;
 	req.team = s->team >= 0 ? s->team : work->cfg.default_team;
 	req.owner_uid = s->owner_uid;
-	/* it was admitted under the per-user limits already */
-	req.admin = true;
+	/* its owner's limits hold as at any create (root's slices, made by
+	 * an administrator or an integration, are not bound by them) */
+	req.admin = s->owner_uid == 0;
 	err = gs_admit(work, &req, &dec, NULL);
 	*fits = err == GS_OK && dec.n_victims == 0 && dec.gpu == s->gpu &&
 	        dec.memory_bytes == s->memory_bytes;

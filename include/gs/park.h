@@ -30,7 +30,8 @@
  * resumed before it counted: it resumes only when the GPU has room for
  * its promise and its team's quota admits it without reclaiming anyone.
  * So a parked slice never resumes into memory someone else was admitted
- * to. One that cannot resume holds its GPU's queue: nobody parked behind
+ * to. Its owner's per-user limits hold as at a create (root's slices are
+ * not bound by them). One that cannot resume holds its GPU's queue: nobody parked behind
  * it on that GPU resumes before it (a smaller slice does not take the
  * room it waits for), while other GPUs go on.
  *

@@ -147,7 +147,7 @@ static void fill(struct gs_adm_slice *s, int64_t id, int team, int gpu,
 	memset(s, 0, sizeof(*s));
 	s->id = id;
 	s->name = "s";
-	s->owner_uid = 1000;
+	s->owner_uid = 1000 + (uint32_t)id; /* per-user limits do not bind */
 	s->team = team;
 	s->created_ns = id;
 	s->priority = prio;
@@ -393,6 +393,29 @@ static void plan_resume_matches_a_naive_prefix_on_one_gpu(void **state)
 	}
 }
 
+static void a_parked_slice_resumes_only_within_its_owners_limits(void **state)
+{
+	struct fixture f;
+
+	(void)state;
+	/* uid 1000 may hold one slice, and holds one live */
+	node(&f, 1, 0);
+	f.sn.cfg.user_max_slices = 1;
+	live(&f, 2, 0, 0, 10);
+	f.live[0].owner_uid = 1000;
+	park(&f, 1, 0, 10, GS_PRIORITY_NORMAL, 100);
+	f.parked[0].owner_uid = 1000;
+	resumes(&f, "");
+	/* root's slice is not bound */
+	node(&f, 1, 0);
+	f.sn.cfg.user_max_slices = 1;
+	live(&f, 2, 0, 0, 10);
+	f.live[0].owner_uid = 0;
+	park(&f, 1, 0, 10, GS_PRIORITY_NORMAL, 100);
+	f.parked[0].owner_uid = 0;
+	resumes(&f, "1");
+}
+
 static void plan_resume_refuses_incomplete_input(void **state)
 {
 	struct fixture f;
@@ -427,6 +450,8 @@ int main(void)
 	    cmocka_unit_test(
 	        a_waiting_slice_holds_its_gpus_queue_not_the_others),
 	    cmocka_unit_test(parked_slices_keep_their_slots_in_admission),
+	    cmocka_unit_test(
+	        a_parked_slice_resumes_only_within_its_owners_limits),
 	    cmocka_unit_test(plan_resume_matches_a_naive_prefix_on_one_gpu),
 	    cmocka_unit_test(plan_resume_refuses_incomplete_input),
 	};
