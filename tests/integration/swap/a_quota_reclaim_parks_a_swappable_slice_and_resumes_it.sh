@@ -5,10 +5,11 @@
 # guarantee for p (50 %): r is parked, not killed: swapped out, its
 # process alive but stopped at its next GPU call, its memory and compute
 # counted nowhere (research's usage drops, p is admitted), state
-# "parked" in show, list and metrics, a quota.park event. A daemon
-# restart keeps it parked. p runs; while p is there r stays parked; p
-# ends, and r resumes (quota.resume), is swapped back in, and its process
-# reads back exactly what it wrote.
+# "parked" in show, list, top and metrics, a quota.park event. A swap:
+# never ballast fills the GPU so that p's process gets its memory only
+# because r's went out. A daemon restart keeps r parked; while p is
+# there r stays parked; p ends, and r resumes (quota.resume), is swapped
+# back in, and its process reads back exactly what it wrote.
 . "$(dirname "$0")/lib.sh" "$1"
 park_node
 "$G" create --name r --team research --compute 60 --memory 1GiB \
@@ -19,16 +20,29 @@ import json, os, subprocess, sys
 sys.path.insert(0, os.environ["GS_SRC"] + "/tests/integration/swap")
 from hold import *
 from park import *
+from lib import sim_used
 
+GPU = 24576 * MIB
 r = FileHold("r")
 if not r.line(60).get("ready"):
     fail("r: gs-swap-hold did not start")
+ctx = sim_used()  # r's context: what one process costs the GPU
 res = r.cmd("alloc 512 16")
 if res["alloc"] != 512 or res["err"] != 0:
     fail(f"r could not fill its memory: {res}")
 if not slice_json("r")["borrowed"]:
     fail("r should be borrowing above research's guarantee")
 mem_before = team_mem("research")
+# The ballast leaves room for its own context, p's, and 200 MiB.
+ballast = (GPU - sim_used() - 2 * ctx - 200 * MIB) // (16 * MIB) * 16
+subprocess.run([G, "create", "--name", "ballast", "--team", "infra",
+                "--memory", f"{ballast + ctx // MIB + 64}MiB", "--swap", "never"],
+               check=True, capture_output=True)
+bl = Hold("ballast")
+if bl.cmd(f"alloc {ballast} 16")["alloc"] != ballast:
+    fail("ballast alloc")
+free_with_r = GPU - sim_used()
+print(f"context {ctx // MIB} MiB; ballast {ballast} MiB; free with r in: {free_with_r // MIB} MiB")
 
 # prod takes its guarantee back: r is parked, p admitted.
 out = subprocess.run([G, "create", "--name", "p", "--team", "prod",
@@ -60,6 +74,19 @@ expect_listed_parked("r")
 r.send("check")
 if not r.quiet_for(3):
     fail(f"r's process ran while parked: {r.lines()[-1]}")
+# p runs, in memory that was r's: with r in, its context and 448 MiB
+# would not fit.
+want = 448
+if (free_with_r - ctx) // MIB >= want:
+    fail(f"the ballast left too much room: {free_with_r // MIB} MiB")
+p = Hold("p")
+res = p.cmd(f"alloc {want} 16")
+if res["alloc"] != want or res["err"] != 0:
+    fail(f"the reclaimer did not get the memory r left: {res}")
+if p.cmd("check")["bad"] != 0:
+    fail("the reclaimer read back wrong contents")
+p.close()
+bl.close()
 PY
 # A restart keeps r parked (the store's state and park time).
 daemon_stop
@@ -76,16 +103,9 @@ s = slice_json("r")
 if s["state"] != "parked" or not s.get("parked_since"):
     fail(f"a restart lost r's park: {s['state']}")
 expect_metrics("gpuslice_parked_slices 1")
-# p runs; r stays parked while p is there.
-p = Hold("p")
-res = p.cmd("alloc 256 16")
-if res["alloc"] != 256 or res["err"] != 0:
-    fail(f"the reclaimer could not allocate: {res}")
-if p.cmd("check")["bad"] != 0:
-    fail("the reclaimer read back wrong contents")
+# r stays parked while p (the slice) holds its room.
 if not r.quiet_for(2.5) or slice_json("r")["state"] != "parked":
     fail("r resumed while the reclaimer held its room")
-p.close()
 subprocess.run([G, "delete", "p"], check=True, capture_output=True)
 # p gone: r resumes, comes back in, and reads back what it wrote.
 res = r.line(60)

@@ -4,9 +4,12 @@
 # swap on and two teams:
 #   research  guarantee 20 % compute: above it, it borrows
 #   prod      guarantee 80 % compute: it may reclaim research's borrowing
+#   infra     guarantee 23 GiB, no compute: a swap: never ballast that
+#             fills the GPU's memory, so that a reclaimer needs the memory
+#             its victim held (untouched, it costs the sim no host memory)
 # so that a research slice of 60 % compute borrows, and a prod slice of
-# 50 % takes it back (the GPU holds 100 %). Memory is small (1 GiB
-# slices), so the sim costs little host memory.
+# 50 % takes it back (the GPU holds 100 %). Slices are small (1 GiB), so
+# the sim costs little host memory.
 . "$(dirname "${BASH_SOURCE[0]}")/../daemon/lib.sh" "$1"
 [ -e "$B/sim/libcuda.so.1" ] || { echo "SKIP: no sim libcuda"; exit 77; }
 [ -x "$B/tests/gs-swap-hold" ] || { echo "SKIP: no gs-swap-hold in this build"; exit 77; }
@@ -24,6 +27,8 @@ teams:
     guarantee: {memory: 4GiB, compute: 20}
   prod:
     guarantee: {memory: 16GiB, compute: 80}
+  infra:
+    guarantee: {memory: 23GiB, compute: 0}
 swap:
   oversubscribe: 2
   idle_after: 60s
@@ -32,7 +37,7 @@ swap:
 YAML
 	daemon_up --config "$WORK/cfg.yaml"
 	eval "$("$G" sim env --dir "$GPUSLICE_SIM_DIR")"
-	export B WORK SOCK GS_SRC=$SRC
+	export B WORK SOCK GS_SRC=$SRC SIMDIR=$GPUSLICE_SIM_DIR
 }
 
 # hold_bg NAME: runs gs-swap-hold in slice NAME in the background, its
