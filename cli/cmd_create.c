@@ -147,6 +147,7 @@ int gs_cli_create(int argc, char **argv)
 		json_t *gpu = json_object_get(out, "gpu");
 		json_t *mig = json_object_get(out, "mig");
 		json_t *pre = json_object_get(out, "preempted");
+		json_t *parked = json_object_get(out, "parked");
 
 		gs_cli_fmt_bytes(
 		    (unsigned long long)gs_client_int(out, "memory_bytes"), mem,
@@ -159,9 +160,26 @@ int gs_cli_create(int argc, char **argv)
 		    mem, gs_client_int(out, "compute"),
 		    gs_client_str(out, "priority"), gs_client_str(out, "team"));
 		for (size_t i = 0;
-		     json_is_array(pre) && i < json_array_size(pre); i++)
-			printf("preempted slice %s to make room\n",
-			       json_string_value(json_array_get(pre, i)));
+		     json_is_array(pre) && i < json_array_size(pre); i++) {
+			const char *v =
+			    json_string_value(json_array_get(pre, i));
+			bool p = false;
+
+			for (size_t k = 0; v && json_is_array(parked) &&
+			                   k < json_array_size(parked);
+			     k++) {
+				const char *w = json_string_value(
+				    json_array_get(parked, k));
+
+				p = p || (w && strcmp(v, w) == 0);
+			}
+			if (p)
+				printf(
+				    "parked slice %s to make room (swapped out; it resumes when there is room again)\n",
+				    v);
+			else
+				printf("preempted slice %s to make room\n", v);
+		}
 	}
 	json_decref(out);
 	return rc;

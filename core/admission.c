@@ -1113,7 +1113,7 @@ gs_err gs_admit(const struct gs_adm_snapshot *sn,
 	out->gi_id = -1;
 	out->take_start = -1;
 	/* Rule 1: slots. */
-	if (sn->n_slices >= sn->cfg.max_slices)
+	if (sn->n_slices + sn->n_parked >= sn->cfg.max_slices)
 		return gs_fail(eb, GS_ERR_NO_FIT,
 		               "the node holds its maximum of %d slices",
 		               sn->cfg.max_slices);

@@ -3,6 +3,7 @@
  * gs/admission.h: limits, mode, placement, quotas, reclaim victims, MIG
  * steps) on a snapshot of the model (snapshot.c), and the decision is
  * recorded under ONE node-lock acquisition (slice_create): victims
+ * parked where their memory can move (park.c, gs/park.h), else
  * preempted; the slice joins the model PENDING with its GPU and amounts
  * (and an idle MIG instance it takes as is), so the next snapshot counts
  * its share; one batch saves the victims' removal and the pending row; a
@@ -28,9 +29,11 @@
 
 #include "actor.h"
 #include "gs/log.h"
+#include "gs/park.h"
 #include "remove.h"
 #include "mig.h"
 #include "node_int.h"
+#include "park.h"
 #include "snapshot.h"
 #include "trust.h"
 
@@ -258,20 +261,32 @@ static gs_err slice_create(struct gs_node *node, const struct gs_peer *peer,
 		for (size_t k = 0; k < dec.n_victims; k++)
 			victims[k] = node->v[dec.victims[k]];
 		for (size_t k = 0; k < dec.n_victims; k++) {
-			char why[200];
+			char why[400], no_park[GS_PARK_WHY_MAX];
 
-			snprintf(why, sizeof(why),
-			         "preempted: team %s reclaimed its guarantee for slice %s",
-			         s.team, s.name);
-			if (res->n_victims < GS_NODE_MAX_VICTIMS)
+			bool parked;
+
+			node->ctr.reclaims++;
+			/* Parked where its memory can move (gs/park.h): it
+			 * stays, counted nowhere, until there is room. */
+			parked =
+			    gs__park_victim(node, victims[k], s.team, s.name,
+			                    &wr, no_park, sizeof(no_park));
+			if (res->n_victims < GS_NODE_MAX_VICTIMS) {
+				res->parked[res->n_victims] = parked;
 				snprintf(res->victims[res->n_victims++],
 				         GS_NAME_MAX, "%s", victims[k]->s.name);
+			}
+			if (parked)
+				continue;
+			snprintf(
+			    why, sizeof(why),
+			    "preempted: team %s reclaimed its guarantee for slice %s; not parked: %s",
+			    s.team, s.name, no_park);
 			gs_info("node", "slice=%s preempted for=%s team=%s",
 			        victims[k]->s.name, s.name, s.team);
 			gs__trust_signal(node, victims[k], SIGTERM);
 			gs__node_remove(node, victims[k], &wr, "quota.reclaim",
 			                why);
-			node->ctr.reclaims++;
 		}
 		free(victims);
 	}

@@ -460,6 +460,22 @@ void gs_metrics_render(void *ctx, const struct gs_peer *viewer, char **body,
 	     "slices preempted to give a team back its guarantee");
 	put(&b, "gpuslice_reclaims_total %llu\n",
 	    (unsigned long long)c.reclaims);
+	{
+		int parked = 0;
+
+		for (int i = 0; i < n; i++)
+			parked += rows[i].s.state == GS_SLICE_PARKED;
+		head(
+		    &b, "gpuslice_parked_slices", "gauge",
+		    "slices parked by a quota reclaim (swapped out, counted nowhere)");
+		put(&b, "gpuslice_parked_slices %d\n", parked);
+	}
+	head(&b, "gpuslice_parks_total", "counter",
+	     "reclaim victims parked instead of killed");
+	put(&b, "gpuslice_parks_total %llu\n", (unsigned long long)c.parks);
+	head(&b, "gpuslice_resumes_total", "counter", "parked slices resumed");
+	put(&b, "gpuslice_resumes_total %llu\n",
+	    (unsigned long long)c.resumes);
 	head(&b, "gpuslice_watchdog_actions_total", "counter",
 	     "watchdog actions by kind");
 	put(&b,

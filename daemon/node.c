@@ -394,6 +394,7 @@ gs_err gs_node_team_get(struct gs_node *node, const char *name,
 {
 	struct gs_quota_slice *qs;
 	struct gs_qvec *all;
+	size_t nq = 0;
 	int t;
 	gs_err err = GS_OK;
 
@@ -411,14 +412,18 @@ gs_err gs_node_team_get(struct gs_node *node, const char *name,
 		goto out;
 	}
 	for (int i = 0; i < node->n; i++) {
-		qs[i].id = (uint64_t)node->v[i]->s.id;
-		qs[i].team = gs__node_team_index(node, node->v[i]->s.team);
-		if (qs[i].team < 0)
-			qs[i].team =
+		/* a parked slice counts toward no quota (gs/park.h) */
+		if (node->v[i]->s.state == GS_SLICE_PARKED)
+			continue;
+		qs[nq].id = (uint64_t)node->v[i]->s.id;
+		qs[nq].team = gs__node_team_index(node, node->v[i]->s.team);
+		if (qs[nq].team < 0)
+			qs[nq].team =
 			    gs__node_team_index(node, node->cfg->default_team);
-		slice_use(node, &node->v[i]->s, &qs[i].use);
+		slice_use(node, &node->v[i]->s, &qs[nq].use);
+		nq++;
 	}
-	err = gs_quota_usage(node->qtree, qs, (size_t)node->n, all, NULL);
+	err = gs_quota_usage(node->qtree, qs, nq, all, NULL);
 	if (!err)
 		*usage = all[t];
 out:

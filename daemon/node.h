@@ -86,6 +86,8 @@ struct gs_node_create_res {
 	struct gs_slice slice;
 	int n_victims; /* slices preempted to make room */
 	char victims[GS_NODE_MAX_VICTIMS][GS_NAME_MAX];
+	/* victims[i] was parked (gs/park.h), not killed */
+	bool parked[GS_NODE_MAX_VICTIMS];
 };
 
 /*
@@ -217,6 +219,9 @@ void gs_node_demand(struct gs_node *node, struct gs_demand *out);
 /* Counters for metrics. */
 struct gs_node_counters {
 	uint64_t creates, deletes, rejects, reclaims;
+	/* reclaim victims parked instead of killed, parked slices resumed
+	 * (gs/park.h) */
+	uint64_t parks, resumes;
 	uint64_t watchdog_flags, watchdog_kills, faults;
 	uint64_t commit_failures;
 	/* the ledger: books found false (refused), books that disagree

@@ -9,7 +9,7 @@
  *   api/, reconcile.c, watchdog.c, metrics.c    (main.c on top)
  *   swapper.c (under reconcile.c)
  *   create.c (decide)  recovery.c (start, housekeeping)  lifecycle.c
- *   actor.c (carry out the plans)
+ *   actor.c (carry out the plans)  park.c (reclaim victims parked)
  *   remove.c (a slice's way out)
  *   ledger.c  snapshot.c  runtime.c
  *   node.c (the model, lookups, teams, invariants, commits)

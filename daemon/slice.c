@@ -21,6 +21,8 @@ const char *gs_slice_state_name(int state)
 		return "pending";
 	case GS_SLICE_FAILED:
 		return "failed";
+	case GS_SLICE_PARKED:
+		return "parked";
 	}
 	return "unknown";
 }

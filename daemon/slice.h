@@ -12,6 +12,11 @@
  *                           |   |               |      | watchdog / Xid
  *                           |   |               |      +--> FLAGGED --+
  *                           |   |               |      +--> FAULTED --+
+ *                           |   |               |      | reclaim,     |
+ *                           |   |               |      | may park     |
+ *                           |   |               |      +--> PARKED ---+
+ *                           |   |               |  resume (park.c) |  |
+ *                           |   |               |<-----------------+  |
  *                           |   |               +-- delete -----------+-> gone
  *                           |   +-- delete (the create answers 409) ----> gone
  *                           +-- MIG change, MPS start or region write
@@ -25,6 +30,10 @@
  * READY, FLAGGED and FAULTED are all "live": the slice keeps its GPU share
  * until it is deleted (by a user, by reclaim, or, for on_exit=delete, when
  * its last process is gone).
+ * PARKED keeps its slot, GPU and processes but no share: a quota reclaim
+ * swapped it out instead of killing it (gs/park.h, docs/swap.md); its
+ * processes wait at their next GPU call until it resumes (READY again,
+ * swapped back in) or it is deleted. `reason` says why it was parked.
  */
 #ifndef GS_DAEMON_SLICE_H
 #define GS_DAEMON_SLICE_H
@@ -48,6 +57,8 @@ enum gs_slice_state {
 	GS_SLICE_FAULTED = 2, /* an Xid or MPS fault hit it */
 	GS_SLICE_PENDING = 3, /* being created: share held, not yet usable */
 	GS_SLICE_FAILED = 4,  /* its creation failed; removed at once */
+	GS_SLICE_PARKED = 5,  /* a reclaim swapped it out (gs/park.h): kept,
+	                         counted nowhere until it resumes */
 };
 
 enum gs_slice_on_exit {
@@ -117,7 +128,8 @@ struct gs_slice {
 	bool had_procs;     /* some process has joined it */
 	int64_t created_ns; /* CLOCK_REALTIME */
 	int64_t updated_ns;
-	char reason[128]; /* why it is FLAGGED / FAULTED */
+	char reason[128];  /* why it is FLAGGED / FAULTED / PARKED */
+	int64_t parked_ns; /* when it was PARKED (CLOCK_REALTIME); 0: not */
 	int n_pids;
 	int32_t
 	    pids[GS_SLICE_MAX_PIDS]; /* processes attached through the API */

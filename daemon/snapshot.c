@@ -1,8 +1,9 @@
 /*
  * snapshot.c - the snapshot of the node that core's admission (gs_admit,
  * gs/admission.h) decides a create on: the GPUs (a GPU whose MIG layout
- * is changing is busy), every live or pending slice, the quota tree, the
- * demand seen and the config's limits. Lent pointers into the model:
+ * is changing is busy), every live or pending slice (a parked one only
+ * as a slot it holds: gs/park.h), the quota tree, the demand seen and the
+ * config's limits. Lent pointers into the model:
  * valid while the node lock is held. Owns nothing.
  */
 #include "snapshot.h"
@@ -29,11 +30,16 @@ gs_err gs__node_snapshot(struct gs_node *node, struct gs_adm_snapshot *sn,
 		gs__node_adm_gpu(&node->gpus->gpu[i], &sn->gpu[sn->n_gpus]);
 		sn->gpu[sn->n_gpus++].busy = node->mig_busy[i];
 	}
-	for (int i = 0; i < node->n; i++)
-		gs__node_adm_slice(node, &node->v[i]->s, &(*slices)[i]);
+	for (int i = 0; i < node->n; i++) {
+		if (node->v[i]->s.state == GS_SLICE_PARKED) {
+			sn->n_parked++;
+			continue;
+		}
+		gs__node_adm_slice(node, &node->v[i]->s,
+		                   &(*slices)[sn->n_slices++]);
+	}
 	if (node->region && max > GS_REGION_MAX_SLICES)
 		max = GS_REGION_MAX_SLICES;
-	sn->n_slices = node->n;
 	sn->slices = *slices;
 	sn->teams = node->qtree;
 	sn->demand = &node->demand;

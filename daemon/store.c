@@ -110,6 +110,10 @@ static const char *const migrations[] = {
     "ALTER TABLE slices ADD COLUMN swap_last_in_took_ns INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE slices ADD COLUMN swap_rec_outs INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE slices ADD COLUMN swap_rec_ins INTEGER NOT NULL DEFAULT 0;",
+    /* 7 -> 8: when a slice was parked by a quota reclaim (state 5,
+     * gs/park.h), so that a restarted daemon resumes parked slices in
+     * the same order */
+    "ALTER TABLE slices ADD COLUMN parked_ns INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -140,10 +144,10 @@ static const char *const stmt_sql[ST__COUNT] = {
         " mig_plan, swap_outs, swap_ins, swap_last_out_ns,"
         " swap_last_in_ns, swap_out_ns_total, swap_in_ns_total,"
         " swap_last_out_took_ns, swap_last_in_took_ns, swap_rec_outs,"
-        " swap_rec_ins)"
+        " swap_rec_ins, parked_ns)"
         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
         "?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,"
-        "?31,?32,?33,?34)",
+        "?31,?32,?33,?34,?35)",
     [ST_SLICE_DEL] = "DELETE FROM slices WHERE id = ?1",
     [ST_TEAM_PUT] =
         "INSERT OR REPLACE INTO teams(name, parent, g_memory, g_compute,"
@@ -894,6 +898,7 @@ gs_err gs_store_slice_put(struct gs_store *st, const struct gs_slice *v)
 	sqlite3_bind_int64(s, 32, v->swap.last_in_took_ns);
 	sqlite3_bind_int64(s, 33, (sqlite3_int64)v->swap.rec_outs);
 	sqlite3_bind_int64(s, 34, (sqlite3_int64)v->swap.rec_ins);
+	sqlite3_bind_int64(s, 35, v->parked_ns);
 	{
 		json_t *lj = gs_slice_labels_to_json(v->labels, v->n_labels);
 		char *lt = lj ? json_dumps(lj, JSON_COMPACT | JSON_SORT_KEYS)
@@ -1112,7 +1117,7 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 	    " reason, had_procs, pids, labels, mig_plan, swap_outs, swap_ins,"
 	    " swap_last_out_ns, swap_last_in_ns, swap_out_ns_total,"
 	    " swap_in_ns_total, swap_last_out_took_ns, swap_last_in_took_ns,"
-	    " swap_rec_outs, swap_rec_ins FROM slices ORDER BY id",
+	    " swap_rec_outs, swap_rec_ins, parked_ns FROM slices ORDER BY id",
 	    &s, eb);
 	if (err)
 		return err;
@@ -1161,6 +1166,7 @@ gs_err gs_store_load_slices(struct gs_store *st, gs_store_slice_cb cb,
 		v.swap.last_in_took_ns = sqlite3_column_int64(s, 31);
 		v.swap.rec_outs = (uint64_t)sqlite3_column_int64(s, 32);
 		v.swap.rec_ins = (uint64_t)sqlite3_column_int64(s, 33);
+		v.parked_ns = sqlite3_column_int64(s, 34);
 		{
 			const char *lt =
 			    (const char *)sqlite3_column_text(s, 22);

@@ -18,6 +18,13 @@
  *                                         need always; an allocation's
  *                                         while its process still waits)
  *
+ * Parked slices (a quota reclaim's victims, park.c, gs/park.h): every
+ * scan first swaps out the ones still holding memory (park_out; a failed
+ * swap-out drops the slice the reclaim's way); their processes' needs
+ * are kept unanswered while they are parked (their promise counts as 0
+ * in the policy's view); each idle tick asks park.c which resume, and
+ * brings their memory back as the policy allows (park_resume).
+ *
  * What the policy is given, per slice on the GPU (a view built under the
  * node lock): promised = its memory cap; resident = its books' memory
  * less what its record says is swapped (for a swapped-out slice, what
@@ -51,6 +58,7 @@
 #include "gs/region_swap.h"
 #include "gs/swap.h"
 #include "node_int.h"
+#include "park.h"
 #include "slots.h"
 
 #define SCAN_NS      (10LL * 1000 * 1000)
@@ -72,8 +80,9 @@ struct track {
 	int64_t said_ns;        /* the last refusal said */
 	char said[GS_SWAP_WHY_MAX];
 	bool pin_said;
-	bool seen;    /* in this pass (pruning) */
-	bool movable; /* a process of it holds movable memory */
+	bool seen;       /* in this pass (pruning) */
+	bool movable;    /* a process of it holds movable memory */
+	bool park_tried; /* parked: its swap-out was asked for */
 };
 
 struct retry {
@@ -96,6 +105,7 @@ struct view {
 		char team[GS_NAME_MAX];
 		char pinned[96];
 		bool pin_new; /* pinned since the swapper last said so */
+		bool parked;  /* PARKED (gs/park.h): waits to resume */
 	} x[GS_SWAP_SLICES_MAX];
 };
 
@@ -239,6 +249,9 @@ static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 			        : v->cfg.gpu_memory_bytes;
 			p->resident_bytes = 0;
 		}
+		/* a parked slice's promise counts nowhere while parked */
+		if (s->state == GS_SLICE_PARKED)
+			p->promised_bytes = 0;
 		p->priority = s->spec.priority;
 		p->borrowing = s->borrowed;
 		p->last_active_ns = t->last_active_ns;
@@ -249,6 +262,7 @@ static bool view_build(struct gs_swapper *sw, int gpu, int64_t now)
 		 * nobody would answer */
 		p->swap_allowed = s->spec.swap == GS_SWAP_ALLOW && t->movable;
 		v->x[v->n].ref = ns->ref;
+		v->x[v->n].parked = s->state == GS_SLICE_PARKED;
 		snprintf(v->x[v->n].name, sizeof(v->x[0].name), "%s", s->name);
 		snprintf(v->x[v->n].team, sizeof(v->x[0].team), "%s", s->team);
 		snprintf(v->x[v->n].pinned, sizeof(v->x[0].pinned), "%s",
@@ -547,6 +561,12 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 		answer(sw, nd, GS_ERR_NO_FIT);
 		return;
 	}
+	/* A parked slice's processes wait until it resumes (park.c): its
+	 * needs are asked again each idle tick, unanswered. */
+	if (v->x[req].parked) {
+		retry_set(sw, nd, now + IDLE_TICK_NS);
+		return;
+	}
 	/* A come-back need of a slice not (yet) swapped: a swap-out of it is
 	 * under way; it is served once that is answered. */
 	if (nd->bytes == 0 && v->s[req].swapped_bytes == 0) {
@@ -742,6 +762,130 @@ static void say_host_full(struct gs_swapper *sw,
 	}
 }
 
+#define PARK_MAX 16
+
+/*
+ * Swaps out the parked slices still holding memory on the GPU (park.c
+ * parked them; their processes are stopped at their next GPU call once
+ * it is out). A swap-out that fails drops the slice the reclaim's way
+ * (gs__park_fail). Each is asked once, again only after it was out and
+ * came back in (`gpuslice swap in` by hand).
+ */
+static void park_out(struct gs_swapper *sw, int64_t now)
+{
+	struct gs_node *node = sw->node;
+	struct {
+		struct gs_slice_ref ref;
+		int64_t id;
+		int gpu;
+		char name[GS_NAME_MAX], team[GS_NAME_MAX], why[128];
+	} out[PARK_MAX];
+	int n = 0;
+
+	pthread_mutex_lock(&node->lock);
+	for (int i = 0; i < node->n; i++) {
+		struct gs__nslice *ns = node->v[i];
+		struct gs_swap_rec rec;
+		struct gs_slice_usage u;
+		struct track *t;
+
+		if (ns->s.state != GS_SLICE_PARKED) {
+			for (int k = 0; k < sw->n; k++)
+				if (sw->t[k].id == ns->s.id)
+					sw->t[k].park_tried = false;
+			continue;
+		}
+		t = track_get(sw, ns->s.id, now);
+		if (t == NULL || n == PARK_MAX || !ns->has_ref ||
+		    gs_region_swap_read(node->region, &ns->ref, &rec) !=
+		        GS_OK ||
+		    gs_region_slice_usage(node->region, &ns->ref, &u) != GS_OK)
+			continue;
+		t->seen = true;
+		/* out: asked again should it come back in (by hand) */
+		if (rec.swapped_bytes > 0)
+			t->park_tried = false;
+		if (t->park_tried || rec.swapped_bytes > 0 || u.mem_used == 0 ||
+		    rec.ack_seq != rec.req_seq)
+			continue;
+		t->park_tried = true;
+		out[n].ref = ns->ref;
+		out[n].id = ns->s.id;
+		out[n].gpu = ns->s.gpu_index;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", ns->s.name);
+		snprintf(out[n].team, sizeof(out[n].team), "%s", ns->s.team);
+		snprintf(out[n].why, sizeof(out[n].why), "%s", ns->s.reason);
+		n++;
+	}
+	pthread_mutex_unlock(&node->lock);
+	for (int k = 0; k < n; k++) {
+		uint64_t moved;
+		int64_t took;
+		gs_err err;
+
+		err = move(sw, &out[k].ref, GS_SWAP_VERB_OUT, &moved, &took);
+		if (err != GS_OK) {
+			gs__park_fail(node, out[k].id, gs_strerror(err));
+			continue;
+		}
+		note_time(sw, out[k].id, GS_SWAP_OUT, took);
+		gs_node_event(node, "swap.out", out[k].name, out[k].team,
+		              out[k].gpu,
+		              "swapped out %.0f MiB in %.0f ms: parked: %s",
+		              mib(moved), (double)took / 1e6, out[k].why);
+		gs_info("swapper",
+		        "slice=%s gpu=%d swapped out %" PRIu64
+		        " bytes in %.1f ms: parked",
+		        out[k].name, out[k].gpu, moved, (double)took / 1e6);
+	}
+}
+
+/*
+ * Resumes the parked slices that have room again (park.c decides with
+ * core's gs/park.h) and brings each one's memory back in as the swap
+ * policy allows; what it does not allow now comes back when the slice's
+ * process next calls the GPU (its need, served as any other).
+ */
+static void park_resume(struct gs_swapper *sw, int64_t now)
+{
+	struct gs_node *node = sw->node;
+	struct view *v = &sw->v;
+	int64_t ids[PARK_MAX];
+	int n = 0;
+
+	pthread_mutex_lock(&node->lock);
+	gs__park_resume(node, ids, PARK_MAX, &n);
+	pthread_mutex_unlock(&node->lock);
+	for (int k = 0; k < n; k++) {
+		struct gs_swap_plan plan;
+		struct gs_errbuf eb;
+		struct gs__nslice *ns;
+		char reason[200];
+		bool built = false;
+		size_t req = 0;
+		int found = 0;
+
+		gs_errbuf_init(&eb);
+		pthread_mutex_lock(&node->lock);
+		ns = gs__node_find_id(node, ids[k]);
+		if (ns != NULL)
+			built = view_build(sw, ns->s.gpu_index, now);
+		for (size_t i = 0; built && i < v->n; i++)
+			if (v->s[i].id == ids[k]) {
+				req = i;
+				found = 1;
+			}
+		pthread_mutex_unlock(&node->lock);
+		if (!found || v->s[req].swapped_bytes == 0 ||
+		    gs_swap_plan_request(&v->cfg, v->s, v->n, req, 0, now,
+		                         &plan, &eb) != GS_OK)
+			continue;
+		snprintf(reason, sizeof(reason),
+		         "slice %s resumed from parking", v->x[req].name);
+		(void)carry_out(sw, &plan, reason);
+	}
+}
+
 static void idle_tick(struct gs_swapper *sw, int64_t now)
 {
 	struct gs_node *node = sw->node;
@@ -778,6 +922,7 @@ static void idle_tick(struct gs_swapper *sw, int64_t now)
 		         node->cfg->swap_idle_after_s);
 		(void)carry_out(sw, &plan, reason);
 	}
+	park_resume(sw, now);
 	/* forget slices that are gone */
 	for (int i = 0; i < sw->n;) {
 		if (!sw->t[i].seen)
@@ -799,6 +944,7 @@ static void *swapper_main(void *arg)
 
 		pthread_mutex_unlock(&sw->mu);
 		now = realtime_ns();
+		park_out(sw, now);
 		scan_needs(sw, now);
 		if (realtime_ns() >= next_idle) {
 			now = realtime_ns();

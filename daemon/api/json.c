@@ -224,6 +224,11 @@ json_t *gs__api_slice_json(const struct gs_slice *s,
 	    o, "on_exit",
 	    gs__api_jstr(s->on_exit == GS_ON_EXIT_DELETE ? "delete" : "keep"));
 	json_object_set_new(o, "borrowed", json_boolean(s->borrowed));
+	/* parked by a quota reclaim (gs/park.h): since when */
+	if (s->state == GS_SLICE_PARKED) {
+		gs__api_iso_time(s->parked_ns, buf, sizeof(buf));
+		json_object_set_new(o, "parked_since", gs__api_jstr(buf));
+	}
 	gs__api_iso_time(s->created_ns, buf, sizeof(buf));
 	json_object_set_new(o, "created", gs__api_jstr(buf));
 	json_object_set_new(o, "created_ns", json_integer(s->created_ns));

@@ -145,11 +145,17 @@ void gs__api_slices_create(struct gs_api *api, const struct gs_http_req *req,
 	}
 	o = slice_out(api->node, &res->slice, false);
 	if (res->n_victims) {
-		json_t *a = json_array();
+		json_t *a = json_array(), *p = json_array();
 
-		for (int i = 0; i < res->n_victims; i++)
+		for (int i = 0; i < res->n_victims; i++) {
 			json_array_append_new(a, gs__api_jstr(res->victims[i]));
+			if (res->parked[i])
+				json_array_append_new(
+				    p, gs__api_jstr(res->victims[i]));
+		}
 		json_object_set_new(o, "preempted", a);
+		/* of those, the ones parked rather than killed */
+		json_object_set_new(o, "parked", p);
 	}
 	free(res);
 	gs__api_set_json(resp, 201, o);

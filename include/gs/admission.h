@@ -13,7 +13,8 @@
  *
  * The rules, in the order they refuse:
  *
- *   1. Slots: a node holds at most cfg.max_slices slices (NO_FIT).
+ *   1. Slots: a node holds at most cfg.max_slices slices (NO_FIT), its
+ *      parked slices (gs/park.h) included.
  *   2. Per user (non-admin requests): at most cfg.user_max_slices slices
  *      and cfg.user_max_memory_percent of the node's GPU memory, whatever
  *      the team allows (QUOTA).
@@ -137,6 +138,9 @@ struct gs_adm_snapshot {
 	struct gs_adm_gpu gpu[GS_ADM_GPUS_MAX];
 	int n_slices;
 	const struct gs_adm_slice *slices; /* lent, ordered as the caller's */
+	/* parked slices (gs/park.h): not in slices[] (their memory and
+	 * compute count nowhere), but each holds a slot (rule 1) */
+	int n_parked;
 	const struct gs_quota_tree *teams; /* lent */
 	const struct gs_demand *demand;    /* lent; NULL: none seen */
 	int64_t now_ns;                    /* the caller's clock */

@@ -22,3 +22,10 @@ gs_add_unit_test(test_daemon_swap_counts
 gs_add_unit_test(test_swap_advice
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_swap_advice.c
                  LIBS gs_core)
+# Parking a reclaim's victim instead of killing it (gs/park.h): who may be
+# parked, who resumes when.
+gs_add_unit_test(test_park SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c
+                 LIBS gs_core)
+# A parked slice kept parked across a restart (daemon/store.c schema 8).
+gs_add_unit_test(test_daemon_park
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_daemon_park.c LIBS gs_daemon)

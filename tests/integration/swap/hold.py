@@ -76,3 +76,41 @@ def wait_for(what, fn, timeout):
 
 
 MIB = 1 << 20
+
+
+class FileHold:
+    """gs-swap-hold started by lib.sh's hold_bg: commands into its FIFO,
+    answers read from its output file (the lines not read yet)."""
+
+    def __init__(self, slice):
+        self.slice = slice
+        self.inp = f"{os.environ['WORK']}/{slice}.in"
+        self.out = f"{os.environ['WORK']}/{slice}.out"
+        self.seen = 0
+
+    def lines(self):
+        with open(self.out) as f:
+            return [json.loads(l) for l in f.read().splitlines() if l]
+
+    def line(self, timeout=120):
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            ls = self.lines()
+            if len(ls) > self.seen:
+                self.seen += 1
+                return ls[self.seen - 1]
+            time.sleep(0.05)
+        fail(f"{self.slice}: no answer within {timeout} s")
+
+    def quiet_for(self, seconds):
+        """True when no new answer came within `seconds`."""
+        time.sleep(seconds)
+        return len(self.lines()) == self.seen
+
+    def send(self, c):
+        with open(self.inp, "w") as f:
+            f.write(c + "\n")
+
+    def cmd(self, c, timeout=120):
+        self.send(c)
+        return self.line(timeout)

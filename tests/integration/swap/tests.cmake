@@ -29,7 +29,9 @@ foreach(t pointers_and_signatures_survive_a_swap_round_trip
           daemon_never_takes_swapped_contents_past_host_memory
           a_tenant_cannot_swap_out_another_tenants_slice
           top_shows_resident_swapped_and_promised
-          daemon_restart_keeps_swap_counts_and_times)
+          daemon_restart_keeps_swap_counts_and_times
+          a_quota_reclaim_parks_a_swappable_slice_and_resumes_it
+          a_quota_reclaim_kills_a_swap_never_slice_and_says_why)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()

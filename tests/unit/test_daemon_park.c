@@ -1,0 +1,145 @@
+/*
+ * test_daemon_park.c - a parked slice (daemon/slice.h PARKED, gs/park.h)
+ * stays parked across a daemon restart: the store keeps its state and
+ * when it was parked (schema 8, daemon/store.c), and a schema 7 file is
+ * migrated keeping its rows (nothing parked in them).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+
+static char dir[256];
+static char path[300];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gs-park-test-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.db", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[400];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)
+{
+	return gs_store_slice_put(st, op->arg);
+}
+
+static void keep_slice(void *ctx, const struct gs_slice *s)
+{
+	*(struct gs_slice *)ctx = *s;
+}
+
+static void put_parked(void)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct gs_slice s;
+	struct gs_store_op op = {.apply = apply_put, .arg = &s};
+
+	memset(&s, 0, sizeof(s));
+	s.id = 4;
+	snprintf(s.name, sizeof(s.name), "r");
+	snprintf(s.team, sizeof(s.team), "research");
+	gs_spec_init(&s.spec);
+	snprintf(s.spec.name, sizeof(s.spec.name), "r");
+	s.spec.memory_bytes = 1ull << 30;
+	s.mode = GS_MODE_TIMESLICE;
+	s.gi_id = s.ci_id = -1;
+	s.state = GS_SLICE_PARKED;
+	s.parked_ns = 1700000000123456789LL;
+	snprintf(s.reason, sizeof(s.reason),
+	         "team prod reclaimed its guarantee for slice p");
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	gs_store_submit(st, &op);
+	assert_int_equal(gs_store_wait(st, &op), GS_OK);
+	gs_store_close(st);
+}
+
+static struct gs_slice load_one(void)
+{
+	struct gs_store *st;
+	struct gs_errbuf eb = {0};
+	struct gs_slice got;
+
+	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
+	                 GS_OK);
+	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(gs_store_load_slices(st, keep_slice, &got, &eb),
+	                 GS_OK);
+	gs_store_close(st);
+	return got;
+}
+
+static void store_keeps_a_parked_slice_parked_across_a_reopen(void **state)
+{
+	struct gs_slice got;
+
+	(void)state;
+	put_parked();
+	got = load_one();
+	assert_string_equal(got.name, "r");
+	assert_int_equal(got.state, GS_SLICE_PARKED);
+	assert_string_equal(gs_slice_state_name(got.state), "parked");
+	assert_int_equal(got.parked_ns, 1700000000123456789LL);
+	assert_string_equal(
+	    got.reason,
+	    "team prod reclaimed its guarantee for slice p");
+}
+
+static void schema_seven_file_is_migrated_keeping_its_rows(void **state)
+{
+	struct gs_slice got;
+	sqlite3 *db;
+
+	(void)state;
+	put_parked();
+	/* as a build of schema 7 left it: no parked_ns column */
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(db,
+	                 "ALTER TABLE slices DROP COLUMN parked_ns;"
+	                 "UPDATE slices SET state = 0, reason = '';"
+	                 "PRAGMA user_version = 7;",
+	                 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	got = load_one();
+	assert_string_equal(got.name, "r");
+	assert_int_equal(got.state, GS_SLICE_READY);
+	assert_int_equal(got.parked_ns, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+	        store_keeps_a_parked_slice_parked_across_a_reopen, setup,
+	        teardown),
+	    cmocka_unit_test_setup_teardown(
+	        schema_seven_file_is_migrated_keeping_its_rows, setup,
+	        teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
