@@ -22,6 +22,12 @@
  * processes' SM utilisation against its share plus
  * watchdog.compute_grace_pct), and processes on a GPU in no slice.
  *
+ * Compute is judged over windows of at least 0.8 s (NVML's samples
+ * averaged): a slice is over its share after two windows running over it,
+ * or after one when a process in it was placed by its pod's cgroup alone
+ * (watchdog_pod.h: no shim schedules it, so nothing pays its over-use
+ * back). A window starts with a slice's first process.
+ *
  * Episodes: a slice is acted on when it goes over (limit + grace), once;
  * it is acted on again only after it came back under. With action "flag"
  * coming back under clears the flag. With action "kill" the processes are
@@ -474,6 +480,9 @@ struct tally {
 	 * it holds (decoys holding a context only add nothing to share) */
 	uint64_t allow;
 	double sm_pct; /* sum of its processes' NVML SM share; -1 = none */
+	/* one of its processes is placed by its pod's cgroup alone: the
+	 * shim does not schedule it (gs__wdpod_place) */
+	bool unscheduled;
 	int n;
 	int head, tail; /* its processes in the tick's wd_proc list */
 	const struct wd_proc *procs;
@@ -782,6 +791,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	collect_owners(w, wr);
 	remember(w);
 	gs__acct_poll(w->acct, node, acct_place, acct_offend, w, wr, acct_on);
+	gs__wdpod_refresh(w->pod, node);
 	for (int g = 0; g < node->gpus->n; g++) {
 		int n = 0, n_u = 0;
 		bool have_util;
@@ -794,13 +804,14 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		    gs_gpus_process_util(node->gpus, g, &w->util_since[g], util,
 		                         WD_MAX_PROCS, &n_u) == GS_OK;
 		for (int k = 0; k < n; k++) {
-			int64_t id = owner_of(w, procs[k].pid);
+			int64_t reg = owner_of(w, procs[k].pid), id;
 			struct tally *x = NULL;
 			uint64_t start = 0;
 
 			if (!gs_proc_stat(procs[k].pid, NULL, NULL, &start))
 				continue; /* gone since NVML listed it */
-			id = gs__wdpod_place(w->pod, node, g, procs[k].pid, id);
+			id = gs__wdpod_place(w->pod, node, g, procs[k].pid,
+			                     reg);
 			if (id == GS__WDPOD_OUTSIDE) {
 				gs__wdpod_outside(w->pod, node, g, procs[k].pid,
 				                  start, procs[k].mem_bytes,
@@ -824,6 +835,8 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 				x->head = x->tail = -1;
 				x->procs = seen;
 			}
+			if (id != reg)
+				x->unscheduled = true;
 			x->mem += procs[k].mem_bytes;
 			x->allow += procs[k].mem_bytes < cfg->watchdog_context_bytes
 			                ? procs[k].mem_bytes
@@ -899,16 +912,26 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 
 			/* Over in two windows running: one window can catch
 			 * a process's last burst as it exits (measured in the
-			 * demo: 32 % in a 15 % slice for one second). */
+			 * demo: 32 % in a 15 % slice for one second). A
+			 * process the shim does not schedule (a pod's that
+			 * skipped it) has no bucket to pay a burst back: its
+			 * slice is over after one window, which with the
+			 * grace still spans NVML's samples (#28: stopped
+			 * within 2 s). */
 			ws->sm_streak = over ? ws->sm_streak + 1 : 0;
-			ws->sm_over = ws->sm_streak >= 2;
+			ws->sm_over =
+			    ws->sm_streak >= (x != NULL && x->unscheduled ? 1
+			                                                  : 2);
 			if (ws->sm_over && x != NULL)
 				x->sm_pct = ws->sm_acc / ws->sm_t;
 			ws->sm_acc = ws->sm_t = 0;
 		}
 		if (x == NULL) {
+			/* No process: the next one's window starts with it,
+			 * not part-way through an idle one. */
 			ws->sm_over = false;
 			ws->sm_streak = 0;
+			ws->sm_acc = ws->sm_t = 0;
 		}
 		cpu_over = ws->sm_over && x != NULL;
 		if (mem_over)
