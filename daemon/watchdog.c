@@ -26,7 +26,10 @@
  * averaged): a slice is over its share after two windows running over it,
  * or after one when a process in it was placed by its pod's cgroup alone
  * (watchdog_pod.h: no shim schedules it, so nothing pays its over-use
- * back). A window starts with a slice's first process.
+ * back); such a process's first sample (its life so far, some part of
+ * the tick) is left out of the window rather than weighed as the whole
+ * tick, so that a short burst as it starts is not taken for a second of
+ * over-use. A window starts with a slice's first process.
  *
  * Episodes: a slice is acted on when it goes over (limit + grace), once;
  * it is acted on again only after it came back under. With action "flag"
@@ -147,6 +150,9 @@ struct gs_watchdog {
 	struct trust trust[1u << WD_TRUST_BITS];
 	struct stray strays[WD_MAX_STRAYS];
 	int n_strays;
+	/* unscheduled processes seen at the last tick (a stray's key) */
+	struct stray useen[WD_MAX_STRAYS];
+	int n_useen;
 	uint64_t util_since[GS_GPUS_MAX]; /* NVML sample timestamps, us */
 	int64_t last_tick_ns;             /* CLOCK_REALTIME of the last tick */
 	/* slices over their compute share now (ids), for episodes */
@@ -483,6 +489,10 @@ struct tally {
 	/* one of its processes is placed by its pod's cgroup alone: the
 	 * shim does not schedule it (gs__wdpod_place) */
 	bool unscheduled;
+	/* sm_pct for the compute window: without the first sample of an
+	 * unscheduled process, which covers an unknown part of the tick
+	 * (its life so far), so weighs nothing rather than the whole tick */
+	double sm_win;
 	int n;
 	int head, tail; /* its processes in the tick's wd_proc list */
 	const struct wd_proc *procs;
@@ -635,6 +645,16 @@ static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
 	offence(w, uid, wr);
 }
 
+/* Whether the last tick saw unscheduled process `pid` (started `start`). */
+static bool useen_has(const struct gs_watchdog *w, int32_t pid,
+                      uint64_t start)
+{
+	for (int i = 0; i < w->n_useen; i++)
+		if (w->useen[i].pid == pid && w->useen[i].start == start)
+			return true;
+	return false;
+}
+
 /* Whether a slice's compute share is judged: strict, time-sliced. */
 static bool compute_judged(const struct gs_slice *s)
 {
@@ -762,6 +782,8 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	bool acct_on[GS_GPUS_MAX];
 	struct wd_proc *seen;
 	int n_seen = 0, cap_seen;
+	struct stray useen[WD_MAX_STRAYS];
+	int n_useen = 0;
 
 	procs = malloc(sizeof(*procs) * WD_MAX_PROCS);
 	util = malloc(sizeof(*util) * WD_MAX_PROCS);
@@ -807,6 +829,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 			int64_t reg = owner_of(w, procs[k].pid), id;
 			struct tally *x = NULL;
 			uint64_t start = 0;
+			bool fresh;
 
 			if (!gs_proc_stat(procs[k].pid, NULL, NULL, &start))
 				continue; /* gone since NVML listed it */
@@ -835,17 +858,26 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 				x->head = x->tail = -1;
 				x->procs = seen;
 			}
-			if (id != reg)
+			fresh = false;
+			if (id != reg) {
 				x->unscheduled = true;
+				fresh = !useen_has(w, procs[k].pid, start);
+				if (n_useen < WD_MAX_STRAYS)
+					useen[n_useen++] =
+					    (struct stray){procs[k].pid, start};
+			}
 			x->mem += procs[k].mem_bytes;
 			x->allow += procs[k].mem_bytes < cfg->watchdog_context_bytes
 			                ? procs[k].mem_bytes
 			                : cfg->watchdog_context_bytes;
 			for (int j = 0; have_util && j < n_u; j++)
-				if (util[j].pid == procs[k].pid)
+				if (util[j].pid == procs[k].pid) {
 					x->sm_pct =
 					    (x->sm_pct < 0 ? 0 : x->sm_pct) +
 					    util[j].sm_pct;
+					if (!fresh)
+						x->sm_win += util[j].sm_pct;
+				}
 			if (n_seen < cap_seen) {
 				seen[n_seen] = (struct wd_proc){
 				    .pid = procs[k].pid, .start = start, .next = -1};
@@ -898,7 +930,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		 * share is bounded by MPS itself; a share-mode slice may use
 		 * what is idle). */
 		if (x != NULL && x->sm_pct >= 0 && dt > 0) {
-			ws->sm_acc += x->sm_pct * dt;
+			ws->sm_acc += x->sm_win * dt;
 			ws->sm_t += dt;
 		}
 		if (ws->sm_t >= 0.8) {
@@ -975,6 +1007,8 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		}
 	}
 	owners_judge(w, t, n_t, dt, now_ns, wr);
+	memcpy(w->useen, useen, sizeof(useen[0]) * (size_t)n_useen);
+	w->n_useen = n_useen;
 	gs__node_submit_detached(node, wr);
 	wr = NULL;
 	pthread_mutex_unlock(&node->lock);
