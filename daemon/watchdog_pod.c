@@ -216,16 +216,17 @@ void gs__wdpod_refresh(struct gs__wdpod *p, const struct gs_node *node)
 		               GS_K8S_PODS_DIR);
 		dfd =
 		    open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0)
+		if (dfd < 0 && errno == ENOENT)
 			break; /* none yet: an older plugin, or no claim */
-		if (fstat(dfd, &st) != 0 || !trusted(&st)) {
+		if (dfd < 0 || fstat(dfd, &st) != 0 || !trusted(&st)) {
 			if (!p->dir_warned)
 				gs_warn(
 				    "watchdog",
-				    "%s is not root's or others may write it: consumers files ignored, pods are placed by the claims' labels alone",
+				    "%s is not a directory of root's that only root may write: consumers files ignored, pods are placed by the claims' labels alone",
 				    path);
 			p->dir_warned = true;
-			(void)close(dfd);
+			if (dfd >= 0)
+				(void)close(dfd);
 			dfd = -1;
 			break;
 		}

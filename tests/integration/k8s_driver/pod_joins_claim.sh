@@ -11,6 +11,8 @@
 #     and killed when it goes over the claim's 8 GiB;
 #   - a process of pod C, a consumer of another claim but not of this
 #     one, on this claim's GPU is still stopped;
+#   - a consumers directory others may write is refused by the plugin and
+#     ignored by the watchdog;
 #   - unprepare removes the consumers file.
 . "$(dirname "$0")/podlib.sh" "$1"
 
@@ -91,6 +93,16 @@ OUTSIDE=$TENANT
 wait_until 5 eval '! kill -0 '"$OUTSIDE"' 2>/dev/null' ||
 	fail "pod C's process on a GPU none of its claims holds was not killed"
 jcheck "$(api GET "/v1/events?slice=k8s-$UID2")" 'any(e["type"] == "watchdog.kill" and "process '"$OUTSIDE"' " in e["message"] and "no claim of its pod" in e["message"] for e in d["events"])'
+
+# A consumers directory others may write is believed by neither side: the
+# plugin refuses to write in it (the prepare fails with the reason), the
+# watchdog ignores it and says so.
+chmod 0777 "$RUN/k8s-pods"
+out=$(kdra prepare ns c1 "$UID1")
+jcheck "$out" 'd["error"] is not None and "closed to others'"'"' writes" in d["error"]'
+wait_until 5 grep -q "k8s-pods is not a directory of root's that only root may write" "$WORK/daemon.log" ||
+	fail "the watchdog did not refuse a consumers directory others may write"
+chmod 0755 "$RUN/k8s-pods"
 
 out=$(kdra unprepare ns c1 "$UID1")
 jcheck "$out" 'd["error"] is None'
