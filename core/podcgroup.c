@@ -1,12 +1,15 @@
 /*
  * podcgroup.c - a process's pod UID and container ID from its
- * /proc/PID/cgroup text (see gs/podcgroup.h for the forms). Pure.
+ * /proc/PID/cgroup text (see gs/podcgroup.h for the forms), and the
+ * claims' consumers files that name the pods the process may belong to.
+ * Pure.
  */
 #include "gs/podcgroup.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 
 static bool is_hex(const char *s, size_t n)
@@ -264,6 +267,79 @@ gs_err gs_podcgroup_parse(const char *text, size_t len,
 		return GS_ERR_NOT_FOUND;
 	*out = v1;
 	return GS_OK;
+}
+
+bool gs_podset_uid_is_valid(const char *uid)
+{
+	static const char ok[] =
+	    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-";
+	size_t n = strlen(uid);
+
+	return n > 0 && n < 64 && strspn(uid, ok) == n;
+}
+
+/* The next line of `text` from *off (without its '\n'). False at the end. */
+static bool next_line(const char *text, size_t len, size_t *off,
+                      const char **line, size_t *n)
+{
+	const char *nl;
+
+	if (*off >= len)
+		return false;
+	*line = text + *off;
+	nl = memchr(*line, '\n', len - *off);
+	*n = nl ? (size_t)(nl - *line) : len - *off;
+	*off += *n + 1;
+	return true;
+}
+
+gs_err gs_podset_check(const char *text, size_t len, int *n,
+                       struct gs_errbuf *eb)
+{
+	size_t off = 0, ln;
+	const char *line;
+	int line_no = 1;
+
+	*n = 0;
+	if (!next_line(text, len, &off, &line, &ln) ||
+	    ln != strlen(GS_K8S_PODS_MAGIC) ||
+	    memcmp(line, GS_K8S_PODS_MAGIC, ln) != 0)
+		return gs_fail(eb, GS_ERR_PARSE,
+		               "consumers file: line 1 is not '%s'",
+		               GS_K8S_PODS_MAGIC);
+	while (next_line(text, len, &off, &line, &ln)) {
+		char uid[64];
+
+		line_no++;
+		if (ln == 0 || ln >= sizeof(uid))
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "consumers file: line %d is not a pod UID",
+			               line_no);
+		memcpy(uid, line, ln);
+		uid[ln] = '\0';
+		if (!gs_podset_uid_is_valid(uid))
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "consumers file: line %d is not a pod UID",
+			               line_no);
+		if (++*n > GS_K8S_PODS_MAX)
+			return gs_fail(eb, GS_ERR_PARSE,
+			               "consumers file: more than %d pod UIDs",
+			               GS_K8S_PODS_MAX);
+	}
+	return GS_OK;
+}
+
+bool gs_podset_has(const char *text, size_t len, const char *uid)
+{
+	size_t off = 0, ln, n = strlen(uid);
+	const char *line;
+
+	if (!next_line(text, len, &off, &line, &ln)) /* the magic */
+		return false;
+	while (next_line(text, len, &off, &line, &ln))
+		if (ln == n && strncasecmp(line, uid, n) == 0)
+			return true;
+	return false;
 }
 
 const char *gs_pod_runtime_name(enum gs_pod_runtime rt)

@@ -22,6 +22,15 @@
  * processes' SM utilisation against its share plus
  * watchdog.compute_grace_pct), and processes on a GPU in no slice.
  *
+ * Compute is judged over windows of at least 0.8 s (NVML's samples
+ * averaged): a slice is over its share after two windows running over it,
+ * or after one when a process in it was placed by its pod's cgroup alone
+ * (watchdog_pod.h: no shim schedules it, so nothing pays its over-use
+ * back); such a process's first sample (its life so far, some part of
+ * the tick) is left out of the window rather than weighed as the whole
+ * tick, so that a short burst as it starts is not taken for a second of
+ * over-use. A window starts with a slice's first process.
+ *
  * Episodes: a slice is acted on when it goes over (limit + grace), once;
  * it is acted on again only after it came back under. With action "flag"
  * coming back under clears the flag. With action "kill" the processes are
@@ -141,6 +150,9 @@ struct gs_watchdog {
 	struct trust trust[1u << WD_TRUST_BITS];
 	struct stray strays[WD_MAX_STRAYS];
 	int n_strays;
+	/* unscheduled processes seen at the last tick (a stray's key) */
+	struct stray useen[WD_MAX_STRAYS];
+	int n_useen;
 	uint64_t util_since[GS_GPUS_MAX]; /* NVML sample timestamps, us */
 	int64_t last_tick_ns;             /* CLOCK_REALTIME of the last tick */
 	/* slices over their compute share now (ids), for episodes */
@@ -474,6 +486,13 @@ struct tally {
 	 * it holds (decoys holding a context only add nothing to share) */
 	uint64_t allow;
 	double sm_pct; /* sum of its processes' NVML SM share; -1 = none */
+	/* one of its processes is placed by its pod's cgroup alone: the
+	 * shim does not schedule it (gs__wdpod_place) */
+	bool unscheduled;
+	/* sm_pct for the compute window: without the first sample of an
+	 * unscheduled process, which covers an unknown part of the tick
+	 * (its life so far), so weighs nothing rather than the whole tick */
+	double sm_win;
 	int n;
 	int head, tail; /* its processes in the tick's wd_proc list */
 	const struct wd_proc *procs;
@@ -626,6 +645,16 @@ static void stray(struct gs_watchdog *w, int g, int32_t pid, uint64_t start,
 	offence(w, uid, wr);
 }
 
+/* Whether the last tick saw unscheduled process `pid` (started `start`). */
+static bool useen_has(const struct gs_watchdog *w, int32_t pid,
+                      uint64_t start)
+{
+	for (int i = 0; i < w->n_useen; i++)
+		if (w->useen[i].pid == pid && w->useen[i].start == start)
+			return true;
+	return false;
+}
+
 /* Whether a slice's compute share is judged: strict, time-sliced. */
 static bool compute_judged(const struct gs_slice *s)
 {
@@ -753,6 +782,8 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	bool acct_on[GS_GPUS_MAX];
 	struct wd_proc *seen;
 	int n_seen = 0, cap_seen;
+	struct stray useen[WD_MAX_STRAYS];
+	int n_useen = 0;
 
 	procs = malloc(sizeof(*procs) * WD_MAX_PROCS);
 	util = malloc(sizeof(*util) * WD_MAX_PROCS);
@@ -782,6 +813,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 	collect_owners(w, wr);
 	remember(w);
 	gs__acct_poll(w->acct, node, acct_place, acct_offend, w, wr, acct_on);
+	gs__wdpod_refresh(w->pod, node);
 	for (int g = 0; g < node->gpus->n; g++) {
 		int n = 0, n_u = 0;
 		bool have_util;
@@ -794,13 +826,15 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		    gs_gpus_process_util(node->gpus, g, &w->util_since[g], util,
 		                         WD_MAX_PROCS, &n_u) == GS_OK;
 		for (int k = 0; k < n; k++) {
-			int64_t id = owner_of(w, procs[k].pid);
+			int64_t reg = owner_of(w, procs[k].pid), id;
 			struct tally *x = NULL;
 			uint64_t start = 0;
+			bool fresh;
 
 			if (!gs_proc_stat(procs[k].pid, NULL, NULL, &start))
 				continue; /* gone since NVML listed it */
-			id = gs__wdpod_place(w->pod, node, g, procs[k].pid, id);
+			id = gs__wdpod_place(w->pod, node, g, procs[k].pid,
+			                     reg);
 			if (id == GS__WDPOD_OUTSIDE) {
 				gs__wdpod_outside(w->pod, node, g, procs[k].pid,
 				                  start, procs[k].mem_bytes,
@@ -824,15 +858,26 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 				x->head = x->tail = -1;
 				x->procs = seen;
 			}
+			fresh = false;
+			if (id != reg) {
+				x->unscheduled = true;
+				fresh = !useen_has(w, procs[k].pid, start);
+				if (n_useen < WD_MAX_STRAYS)
+					useen[n_useen++] =
+					    (struct stray){procs[k].pid, start};
+			}
 			x->mem += procs[k].mem_bytes;
 			x->allow += procs[k].mem_bytes < cfg->watchdog_context_bytes
 			                ? procs[k].mem_bytes
 			                : cfg->watchdog_context_bytes;
 			for (int j = 0; have_util && j < n_u; j++)
-				if (util[j].pid == procs[k].pid)
+				if (util[j].pid == procs[k].pid) {
 					x->sm_pct =
 					    (x->sm_pct < 0 ? 0 : x->sm_pct) +
 					    util[j].sm_pct;
+					if (!fresh)
+						x->sm_win += util[j].sm_pct;
+				}
 			if (n_seen < cap_seen) {
 				seen[n_seen] = (struct wd_proc){
 				    .pid = procs[k].pid, .start = start, .next = -1};
@@ -885,7 +930,7 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		 * share is bounded by MPS itself; a share-mode slice may use
 		 * what is idle). */
 		if (x != NULL && x->sm_pct >= 0 && dt > 0) {
-			ws->sm_acc += x->sm_pct * dt;
+			ws->sm_acc += x->sm_win * dt;
 			ws->sm_t += dt;
 		}
 		if (ws->sm_t >= 0.8) {
@@ -899,16 +944,26 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 
 			/* Over in two windows running: one window can catch
 			 * a process's last burst as it exits (measured in the
-			 * demo: 32 % in a 15 % slice for one second). */
+			 * demo: 32 % in a 15 % slice for one second). A
+			 * process the shim does not schedule (a pod's that
+			 * skipped it) has no bucket to pay a burst back: its
+			 * slice is over after one window, which with the
+			 * grace still spans NVML's samples (#28: stopped
+			 * within 2 s). */
 			ws->sm_streak = over ? ws->sm_streak + 1 : 0;
-			ws->sm_over = ws->sm_streak >= 2;
+			ws->sm_over =
+			    ws->sm_streak >= (x != NULL && x->unscheduled ? 1
+			                                                  : 2);
 			if (ws->sm_over && x != NULL)
 				x->sm_pct = ws->sm_acc / ws->sm_t;
 			ws->sm_acc = ws->sm_t = 0;
 		}
 		if (x == NULL) {
+			/* No process: the next one's window starts with it,
+			 * not part-way through an idle one. */
 			ws->sm_over = false;
 			ws->sm_streak = 0;
+			ws->sm_acc = ws->sm_t = 0;
 		}
 		cpu_over = ws->sm_over && x != NULL;
 		if (mem_over)
@@ -952,6 +1007,8 @@ void gs_watchdog_tick(struct gs_watchdog *w)
 		}
 	}
 	owners_judge(w, t, n_t, dt, now_ns, wr);
+	memcpy(w->useen, useen, sizeof(useen[0]) * (size_t)n_useen);
+	w->n_useen = n_useen;
 	gs__node_submit_detached(node, wr);
 	wr = NULL;
 	pthread_mutex_unlock(&node->lock);

@@ -5,10 +5,17 @@
  * Per process NVML lists, each tick: /proc/PID/cgroup is read (a few
  * hundred bytes; not cached, so a process moved to another cgroup is
  * judged by where it is now) and parsed (core/podcgroup.c); the pod UID
- * is looked up in the slices' `k8s_pod_uid` labels. The labels are
- * written once, when the claim is prepared, so a list is read as it was
- * then; a list marked incomplete (`k8s_pod_uid_more`) still places the
- * pods it names.
+ * is looked up in the claims' pods: each claim slice's consumers file
+ * (gs/podcgroup.h), which the DRA plugin rewrites on every prepare of the
+ * claim, so a pod that joined a shared claim later is there, with no cap
+ * on their number; and the slice's `k8s_pod_uid` label, written once at
+ * the first prepare (at most what fits in a label value).
+ *
+ * Consumers files are read once per tick, before the processes are
+ * placed (gs__wdpod_refresh): a stat per claim slice, the file read again
+ * only when it changed (inode, size, mtime). A directory or file that is
+ * not root's (or gpusliced's own uid's), or that others may write, is
+ * refused with a warning: a tenant must not name itself into a claim.
  *
  * Reports of processes outside their claims are kept in a small ring, so
  * that flag mode reports each process once rather than every tick.
@@ -17,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +44,25 @@ struct reported {
 	uint64_t start;
 };
 
+/* A consumers file larger than this is refused (GS_K8S_PODS_MAX UIDs
+ * of 63 bytes and their newlines fit). */
+#define WDPOD_FILE_MAX (64 * (GS_K8S_PODS_MAX + 1))
+
+/* One claim slice's consumers file, as last read. */
+struct podset {
+	int64_t slice_id;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	char *text; /* checked; NULL: none (refused, or not read) */
+	size_t len;
+};
+
 struct gs__wdpod {
+	struct podset *sets; /* one per claim slice with a file */
+	int n_sets;
+	bool dir_warned; /* the directory was refused (warned once) */
 	struct reported rep[WDPOD_MAX_REPORTED];
 	int n_rep, next_rep;
 	/* What the last gs__wdpod_place read, for gs__wdpod_outside. */
@@ -56,6 +82,11 @@ struct gs__wdpod *gs__wdpod_create(void)
 
 void gs__wdpod_destroy(struct gs__wdpod *p)
 {
+	if (p == NULL)
+		return;
+	for (int i = 0; i < p->n_sets; i++)
+		free(p->sets[i].text);
+	free(p->sets);
 	free(p);
 }
 
@@ -85,10 +116,175 @@ static bool list_has(const char *list, const char *uid)
 	return false;
 }
 
-/* Whether slice `s` is a claim's reserved for pod `uid`. */
-static bool is_pods(const struct gs_slice *s, const char *uid)
+static const struct podset *set_of(const struct gs__wdpod *p, int64_t id)
 {
-	return list_has(label(s, "k8s_pod_uid"), uid);
+	for (int i = 0; i < p->n_sets; i++)
+		if (p->sets[i].slice_id == id)
+			return &p->sets[i];
+	return NULL;
+}
+
+/* Whether slice `s` is a claim's reserved for pod `uid`. */
+static bool is_pods(const struct gs__wdpod *p, const struct gs_slice *s,
+                    const char *uid)
+{
+	const struct podset *ps = set_of(p, s->id);
+
+	return list_has(label(s, "k8s_pod_uid"), uid) ||
+	       (ps != NULL && ps->text != NULL &&
+	        gs_podset_has(ps->text, ps->len, uid));
+}
+
+/* Whether a file or directory of consumers may be believed: root's or
+ * ours, and nobody else may write it. */
+static bool trusted(const struct stat *st)
+{
+	return (st->st_uid == 0 || st->st_uid == geteuid()) &&
+	       (st->st_mode & 022) == 0;
+}
+
+/*
+ * Reads slice `s`'s consumers file (opened as `fd`, `st` its stat) into
+ * `ps`. A file refused leaves ps->text NULL, with a warning (once per
+ * version of the file: the stat is kept, so it is read again only when
+ * it changes).
+ */
+static void set_read(struct podset *ps, const struct gs_slice *s, int fd,
+                     const struct stat *st)
+{
+	struct gs_errbuf eb = {0};
+	const char *why = NULL;
+	size_t off = 0;
+	char *text;
+	int n;
+
+	free(ps->text);
+	ps->text = NULL;
+	ps->len = 0;
+	if (!S_ISREG(st->st_mode) || !trusted(st))
+		why = "not a regular file of root's that only root may write";
+	else if (st->st_size > WDPOD_FILE_MAX)
+		why = "too large";
+	if (why != NULL) {
+		gs_warn(
+		    "watchdog",
+		    "slice=%s consumers file refused (%s): its pods are placed by the label alone",
+		    s->name, why);
+		return;
+	}
+	text = malloc((size_t)st->st_size + 1);
+	if (text == NULL) {
+		gs_error("watchdog", "slice=%s consumers file: out of memory",
+		         s->name);
+		return;
+	}
+	while (off < (size_t)st->st_size) {
+		ssize_t r = read(fd, text + off, (size_t)st->st_size - off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		off += (size_t)r;
+	}
+	if (gs_podset_check(text, off, &n, &eb) != GS_OK) {
+		gs_warn(
+		    "watchdog",
+		    "slice=%s consumers file refused: %s; its pods are placed by the label alone",
+		    s->name, gs_errbuf_msg(&eb, GS_ERR_PARSE));
+		free(text);
+		return;
+	}
+	ps->text = text;
+	ps->len = off;
+}
+
+void gs__wdpod_refresh(struct gs__wdpod *p, const struct gs_node *node)
+{
+	const char *run = gs_node_region_dir(node);
+	struct podset *nv = NULL;
+	char path[320];
+	struct stat st;
+	int n = 0, dfd = -1;
+
+	for (int i = 0; i < node->n && dfd < 0; i++) {
+		if (label(&node->v[i]->s, "k8s_claim_uid") == NULL)
+			continue;
+		if (run == NULL || run[0] == '\0')
+			break;
+		(void)snprintf(path, sizeof(path), "%s/%s", run,
+		               GS_K8S_PODS_DIR);
+		dfd =
+		    open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0 && errno == ENOENT)
+			break; /* none yet: an older plugin, or no claim */
+		if (dfd < 0 || fstat(dfd, &st) != 0 || !trusted(&st)) {
+			if (!p->dir_warned)
+				gs_warn(
+				    "watchdog",
+				    "%s is not a directory of root's that only root may write: consumers files ignored, pods are placed by the claims' labels alone",
+				    path);
+			p->dir_warned = true;
+			if (dfd >= 0)
+				(void)close(dfd);
+			dfd = -1;
+			break;
+		}
+		p->dir_warned = false;
+	}
+	if (dfd >= 0)
+		nv = calloc((size_t)node->n, sizeof(*nv));
+	for (int i = 0; nv != NULL && i < node->n; i++) {
+		const struct gs_slice *s = &node->v[i]->s;
+		const struct podset *old = set_of(p, s->id);
+		struct podset *ps = &nv[n];
+		int fd;
+
+		if (label(s, "k8s_claim_uid") == NULL ||
+		    fstatat(dfd, s->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		n++;
+		if (old != NULL && old->dev == st.st_dev &&
+		    old->ino == st.st_ino && old->size == st.st_size &&
+		    old->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    old->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			*ps = *old; /* unchanged: its text moves over */
+			p->sets[old - p->sets].text = NULL;
+			continue;
+		}
+		*ps = (struct podset){.slice_id = s->id,
+		                      .dev = st.st_dev,
+		                      .ino = st.st_ino,
+		                      .size = st.st_size,
+		                      .mtime = st.st_mtim};
+		fd = S_ISREG(st.st_mode)
+		         ? openat(dfd, s->name,
+		                  O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+		         : -1;
+		if (fd < 0 || fstat(fd, &st) != 0) {
+			if (fd >= 0)
+				(void)close(fd);
+			gs_warn(
+			    "watchdog",
+			    "slice=%s consumers file not readable: its pods are placed by the label alone",
+			    s->name);
+			continue;
+		}
+		set_read(ps, s, fd, &st);
+		(void)close(fd);
+	}
+	if (dfd >= 0)
+		(void)close(dfd);
+	if (dfd >= 0 && nv == NULL) {
+		gs_error("watchdog",
+		         "out of memory: consumers files kept as last read");
+		return;
+	}
+	for (int i = 0; i < p->n_sets; i++)
+		free(p->sets[i].text);
+	free(p->sets);
+	p->sets = nv;
+	p->n_sets = n;
 }
 
 /*
@@ -135,6 +331,7 @@ int64_t gs__wdpod_place(struct gs__wdpod *p, const struct gs_node *node,
 	p->last_claim = -1;
 	/* A node with no claim slices has nothing to place (and reads no
 	 * cgroup files). */
+	known = p->n_sets > 0;
 	for (int i = 0; i < node->n && !known; i++)
 		known = label(&node->v[i]->s, "k8s_pod_uid") != NULL;
 	if (!known || !pod_of(pid, p->last_uid))
@@ -143,7 +340,7 @@ int64_t gs__wdpod_place(struct gs__wdpod *p, const struct gs_node *node,
 	for (int i = 0; i < node->n; i++) {
 		const struct gs_slice *s = &node->v[i]->s;
 
-		if (!is_pods(s, p->last_uid))
+		if (!is_pods(p, s, p->last_uid))
 			continue;
 		known = true;
 		if (p->last_claim < 0)

@@ -3,9 +3,12 @@
  * to the claims of the pod its cgroup names, whether or not the shim
  * loaded in it (issue #28, "a pod cannot slip out of its claim").
  *
- * The DRA plugin labels each claim's slice with the UIDs of the pods the
- * claim was reserved for (`k8s_pod_uid`, comma-separated; see
- * integrations/kubernetes/prepare.c). The kernel names a process's pod in
+ * The DRA plugin names the pods each claim is reserved for in the claim
+ * slice's consumers file (gs/podcgroup.h), rewritten on every prepare of
+ * the claim so that a pod joining a shared claim later is named too, and
+ * in the slice's `k8s_pod_uid` label (comma-separated, at the first
+ * prepare; see integrations/kubernetes/prepare.c and driver.c). The
+ * kernel names a process's pod in
  * /proc/PID/cgroup (gs/podcgroup.h). Together they place a process that
  * never registered with any slice, and they overrule a registration that
  * names a slice of another pod.
@@ -14,9 +17,8 @@
  * a GPU where one of its claims' slices is, belongs to that slice (the one
  * it registered with, when that is one of them); on a GPU where none is,
  * it is outside its claims and is stopped. A process of a pod no slice
- * lists is left to the watchdog's other rules (a pod that joined a shared
- * claim after the claim was first prepared is not in its list; a device
- * plugin's pod is none of ours).
+ * lists is left to the watchdog's other rules (a device plugin's pod is
+ * none of ours).
  *
  * Called by watchdog.c with the node lock held; calls nothing of it.
  */
@@ -38,6 +40,14 @@ struct gs__wdpod;
 /* NULL on ENOMEM. Free with gs__wdpod_destroy (NULL does nothing). */
 struct gs__wdpod *gs__wdpod_create(void);
 void gs__wdpod_destroy(struct gs__wdpod *p);
+
+/*
+ * Lock held: reads the claim slices' consumers files that changed since
+ * the last call (each tick, before placing its processes). A file or
+ * directory refused is warned about; its slice's pods are then those of
+ * its label alone.
+ */
+void gs__wdpod_refresh(struct gs__wdpod *p, const struct gs_node *node);
 
 /*
  * Lock held: the slice whose limits process `pid`, which NVML lists on

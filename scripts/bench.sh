@@ -415,6 +415,14 @@ bench_watchdog() {
 		echo "-- $t --"
 		grep -E '^(bench|ok):' <<<"$out" | sed 's/^/   /'
 	done
+	# A pod's process that skipped the shim, over its claim's compute
+	# share (#28: stopped within 2 s), at a 500 ms tick and the default 1 s.
+	echo "-- k8s_a_pod_process_over_or_outside_its_claim_is_killed --"
+	for t in 500 1000 1000 1000; do
+		out=$(GS_WD_INTERVAL_MS=$t GS_SRC=$src bash "$src/tests/integration/k8s_driver/pod_cgroup.sh" "$b" 2>&1) ||
+			{ echo "   failed or skipped: $(tail -n 1 <<<"$out")"; continue; }
+		grep -E '^bench:' <<<"$out" | sed 's/^/   /'
+	done
 }
 
 # Swap (#27): swap-out and swap-in throughput and latency of one process

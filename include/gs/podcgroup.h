@@ -27,6 +27,7 @@
 #ifndef GS_PODCGROUP_H
 #define GS_PODCGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "gs/err.h"
@@ -75,6 +76,36 @@ gs_err gs_podcgroup_parse_path(const char *path, struct gs_podcgroup *out,
  */
 gs_err gs_podcgroup_parse(const char *text, size_t len,
                           struct gs_podcgroup *out, struct gs_errbuf *eb);
+
+/*
+ * A claim's consumers file: the UIDs of every pod a shared claim is
+ * reserved for (status.reservedFor), which the DRA plugin writes on each
+ * prepare of the claim, so that a pod that joins later is known too, and
+ * the watchdog reads to place processes by their pod
+ * (daemon/watchdog_pod.c). <run dir>/GS_K8S_PODS_DIR/<slice name>, the
+ * directory and file owned by root and writable by nobody else:
+ *
+ *   GS_K8S_PODS_MAGIC "\n", then one pod UID a line, at most
+ *   GS_K8S_PODS_MAX lines (Kubernetes allows 256 in reservedFor).
+ *
+ * A UID is 1 to 63 of [0-9A-Za-z_-]; compared without case.
+ */
+#define GS_K8S_PODS_DIR   "k8s-pods"
+#define GS_K8S_PODS_MAGIC "gpuslice-k8s-pods 1"
+#define GS_K8S_PODS_MAX   1024
+
+/* Whether `uid` is a UID a consumers file may hold. */
+bool gs_podset_uid_is_valid(const char *uid);
+
+/*
+ * Checks a consumers file's text (`len` bytes). OUT: *n, its UIDs.
+ * GS_ERR_PARSE (the errbuf names the line) when it is not one.
+ */
+gs_err gs_podset_check(const char *text, size_t len, int *n,
+                       struct gs_errbuf *eb);
+
+/* Whether a consumers file's text (checked) lists `uid`. */
+bool gs_podset_has(const char *text, size_t len, const char *uid);
 
 const char *gs_pod_runtime_name(enum gs_pod_runtime rt);
 const char *gs_pod_qos_name(enum gs_pod_qos qos);

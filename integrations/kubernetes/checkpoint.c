@@ -103,6 +103,13 @@ gs_err gs_kfile_write_atomic(const char *dir, const char *name,
 	return write_atomic(dir, name, data, len, true, eb);
 }
 
+gs_err gs_kfile_write_atomic_nosync(const char *dir, const char *name,
+                                    const char *data, size_t len,
+                                    struct gs_errbuf *eb)
+{
+	return write_atomic(dir, name, data, len, false, eb);
+}
+
 gs_err gs_kckpt_load(const char *dir, json_t **ck, struct gs_errbuf *eb)
 {
 	char path[4096];

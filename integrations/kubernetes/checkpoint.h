@@ -37,6 +37,12 @@ gs_err gs_kfile_write_atomic(const char *dir, const char *name,
                              const char *data, size_t len,
                              struct gs_errbuf *eb);
 
+/* The same without fsync: for a file on a tmpfs (the run directory),
+ * which a power failure takes away anyway. */
+gs_err gs_kfile_write_atomic_nosync(const char *dir, const char *name,
+                                    const char *data, size_t len,
+                                    struct gs_errbuf *eb);
+
 /*
  * Loads the checkpoint from dir. OUT: *ck (an empty one when the file is
  * absent). GS_ERR_CORRUPT for a file that is not a checkpoint,

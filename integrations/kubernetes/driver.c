@@ -5,16 +5,19 @@
  *
  * Prepare, in order (each step undone if a later one fails, so a failed
  * prepare leaves nothing):
- *   1. checkpoint says "prepared", its CDI spec is there and gpusliced
- *      still has the slice: return the recorded devices (retries, a second
- *      pod on the same claim)
- *   2. GET the ResourceClaim from the API server; GET /v1/gpus and the
- *      namespace's team from gpusliced; plan it (prepare.c, pure)
+ *   1. GET the ResourceClaim from the API server. When the checkpoint
+ *      says "prepared", its CDI spec is there and gpusliced still has the
+ *      slice (retries, a second pod on the same claim): rewrite the
+ *      claim's consumers file from its reservedFor (the pod may have
+ *      joined since) and return the recorded devices
+ *   2. GET /v1/gpus and the namespace's team from gpusliced; plan it
+ *      (prepare.c, pure)
  *   3. record the claim "preparing" (so a crash after 4 is recoverable)
  *   4. POST /v1/slices; a slice of that name that already exists with the
  *      same limits is ours from an interrupted attempt and is adopted
- *   5. write the CDI spec from the slice's env and region
- *   6. record "prepared" with the devices
+ *   5. write the CDI spec from the slice's env and region, and the
+ *      consumers file (<run dir>/k8s-pods/<slice>, gs/podcgroup.h)
+ *   6. record "prepared" with the devices and the run directory
  * Unprepare deletes the slice (named from the UID, so it needs no record),
  * the CDI spec, then the record. At start, temp files of writes a killed
  * driver left are removed; a "preparing" record is finished by the
@@ -38,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +51,7 @@
 #include "gs/client.h"
 #include "gs/log.h"
 #include "gs/paths.h"
+#include "gs/podcgroup.h"
 #include "gs/proc.h"
 #include "kube.h"
 #include "prepare.h"
@@ -632,6 +637,99 @@ static bool still_prepared(struct gs_kdra *d, const json_t *entry)
 	return true;
 }
 
+/* Removes a claim's consumers file, where its record names the run
+ * directory (a file left behind names a slice that is gone: the watchdog
+ * reads files of existing slices only). */
+static void remove_consumers(const json_t *entry, const char *slice)
+{
+	const char *run =
+	    json_string_value(json_object_get(entry, "run_dir"));
+	char path[4096];
+
+	if (run == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s/%s/%s", run, GS_K8S_PODS_DIR, slice);
+	if (unlink(path) != 0) {
+		int e = errno;
+
+		if (e != ENOENT)
+			gs_warn(TAG,
+			        "slice=%s consumers file %s not removed: %s",
+			        slice, path, strerror(e));
+	}
+}
+
+/*
+ * Writes the claim's consumers file, <run dir>/k8s-pods/<slice>: the pods
+ * its status.reservedFor names now (gs/podcgroup.h), on every prepare, so
+ * that the watchdog places the processes of every pod of a shared claim
+ * by their cgroup whenever the pod joined, however many they are. The
+ * directory must be ours and closed to others' writes: the watchdog
+ * believes nothing else.
+ */
+static gs_err write_consumers(const char *run_dir, const char *slice,
+                              const json_t *claim, struct gs_errbuf *eb)
+{
+	char dir[4096];
+	struct stat st;
+	char *text;
+	size_t len;
+	gs_err err;
+	int e;
+
+	if (run_dir == NULL || run_dir[0] != '/')
+		return gs_fail(eb, GS_ERR_INVALID,
+		               "slice %s: gpusliced names no run directory for the claim's consumers file",
+		               slice);
+	err = gs_kprep_consumers(claim, &text, &len, eb);
+	if (err != GS_OK)
+		return err;
+	snprintf(dir, sizeof(dir), "%s/%s", run_dir, GS_K8S_PODS_DIR);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		e = errno;
+		free(text);
+		return gs_fail(eb, GS_ERR_IO, "cannot create %s: %s", dir,
+		               strerror(e));
+	}
+	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+		free(text);
+		return gs_fail(eb, GS_ERR_PERM,
+		               "%s is not a directory of ours closed to others' writes: the watchdog would not believe the claim's consumers",
+		               dir);
+	}
+	err = gs_kfile_write_atomic_nosync(dir, slice, text, len, eb);
+	free(text);
+	return err;
+}
+
+/* The run directory of a prepared claim's slice: recorded at its first
+ * prepare, else (a record of an older plugin) asked of gpusliced and
+ * recorded. NULL when gpusliced does not say. */
+static const char *entry_run_dir(struct gs_kdra *d, json_t *entry)
+{
+	const char *slice = json_string_value(json_object_get(entry, "slice"));
+	const char *dir =
+	    json_string_value(json_object_get(entry, "run_dir"));
+	json_t *o = NULL;
+	char path[128];
+
+	if (dir != NULL || slice == NULL)
+		return dir;
+	snprintf(path, sizeof(path), "/v1/slices/%s", slice);
+	if (daemon_call(d, "GET", path, NULL, &o, NULL) != GS_OK)
+		return NULL;
+	dir = json_string_value(json_object_get(
+	    json_object_get(o, "env"), "GPUSLICE_RUN_DIR"));
+	if (dir == NULL)
+		dir = json_string_value(
+		    json_object_get(json_object_get(o, "region"), "dir"));
+	if (dir != NULL)
+		json_object_set_new(entry, "run_dir", json_string(dir));
+	json_decref(o);
+	return json_string_value(json_object_get(entry, "run_dir"));
+}
+
 /* Called with d->mu held; returns with it held (drops it while reading). */
 static gs_err prepare_locked(struct gs_kdra *d,
                              const struct gs_kdra_claim_ref *c,
@@ -644,32 +742,57 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	struct gs_kcdi_input ci = {0};
 	int minors[2];
 	bool created = false, recorded = false, cdi = false, team = false;
+	bool again, pods = false;
 	gs_err err;
 
 	memset(&plan, 0, sizeof(plan));
-	if (still_prepared(d, entry))
-		return fill_devices(entry, out);
+	again = still_prepared(d, entry);
 
 	/*
 	 * The reads (API server up to its deadline, gpusliced) run without
 	 * the lock so one slow claim does not hold up the others; the
 	 * record is looked at again afterwards (a second pod's prepare of
-	 * the same claim may have finished meanwhile).
+	 * the same claim may have finished meanwhile). A claim prepared
+	 * already is read too: the pod this prepare is for may have joined
+	 * it since, and its consumers file must name it.
 	 */
 	pthread_mutex_unlock(&d->mu);
 	err = get_claim(d, c, &claim, eb);
-	if (err == GS_OK)
+	if (err == GS_OK && !again)
 		err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
-	if (err == GS_OK)
+	if (err == GS_OK && !again)
 		team = namespace_team(d, c->ns);
 	pthread_mutex_lock(&d->mu);
-	if (err != GS_OK)
-		goto out;
 	claims = json_object_get(d->ckpt, "claims");
 	entry = json_object_get(claims, c->uid);
-	if (still_prepared(d, entry)) {
+	if (err != GS_OK && again && still_prepared(d, entry)) {
+		/* The checkpoint answers for a prepared claim whatever the
+		 * API server does; its consumers stay as last written. */
+		gs_warn(TAG,
+		        "claim=%s/%s uid=%s consumers not read (%s): a pod that joined the claim since its last prepare is held to it only through the shim until the next prepare",
+		        c->ns, c->name, c->uid, gs_errbuf_msg(eb, err));
+		eb->set = false;
+		eb->msg[0] = '\0';
 		err = fill_devices(entry, out);
 		goto out;
+	}
+	if (err != GS_OK)
+		goto out;
+	if (still_prepared(d, entry)) {
+		err = write_consumers(
+		    entry_run_dir(d, entry),
+		    json_string_value(json_object_get(entry, "slice")), claim,
+		    eb);
+		if (err == GS_OK)
+			err = fill_devices(entry, out);
+		goto out;
+	}
+	if (again) {
+		/* Unprepared meanwhile: what a first prepare reads. */
+		err = daemon_call(d, "GET", "/v1/gpus", NULL, &gpus, eb);
+		if (err != GS_OK)
+			goto out;
+		team = namespace_team(d, c->ns);
 	}
 	err = gs_kprep_plan(claim, gpus, c->uid, d->node, d->driver, &plan, eb);
 	if (err != GS_OK)
@@ -741,6 +864,11 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	if (err != GS_OK)
 		goto undo;
 	cdi = true;
+	err = write_consumers(ci.run_dir, plan.slice_name, claim, eb);
+	if (err != GS_OK)
+		goto undo;
+	json_object_set_new(entry, "run_dir", json_string(ci.run_dir));
+	pods = true;
 
 	json_object_set_new(entry, "state", json_string("prepared"));
 	json_object_set_new(entry, "devices", entry_devices(&plan));
@@ -752,7 +880,10 @@ static gs_err prepare_locked(struct gs_kdra *d,
 	err = fill_devices(entry, out);
 	goto out;
 undo:
-	/* Nothing half-made: the slice (ours), the CDI spec, the record. */
+	/* Nothing half-made: the slice (ours), the CDI spec, the consumers
+	 * file, the record. */
+	if (pods)
+		remove_consumers(entry, plan.slice_name);
 	if (cdi)
 		(void)gs_kcdi_remove(d->cdi_dir, plan.slice_name, NULL);
 	if (slice != NULL || created) {
@@ -813,6 +944,7 @@ void gs_kdra_prepare(struct gs_kdra *d, const struct gs_kdra_claim_ref *claim,
 
 /* ---- unprepare ---- */
 
+
 char *gs_kdra_unprepare(struct gs_kdra *d,
                         const struct gs_kdra_claim_ref *claim)
 {
@@ -837,6 +969,9 @@ char *gs_kdra_unprepare(struct gs_kdra *d,
 	}
 	if (err == GS_OK)
 		err = gs_kcdi_remove(d->cdi_dir, name, &eb);
+	if (err == GS_OK)
+		remove_consumers(
+		    json_object_get(claims, claim->uid), name);
 	if (err == GS_OK && json_object_get(claims, claim->uid)) {
 		json_t *old = json_incref(json_object_get(claims, claim->uid));
 

@@ -9,11 +9,14 @@
  */
 #include "prepare.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "devmodel.h"
 #include "gs/catalog.h"
+#include "gs/podcgroup.h"
 #include "quantity.h"
 
 gs_err gs_kprep_slice_name(const char *uid, char *buf, size_t len,
@@ -607,4 +610,64 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
 fail:
 	gs_kprep_plan_fini(p);
 	return err;
+}
+
+gs_err gs_kprep_consumers(const json_t *claim, char **text, size_t *len,
+                          struct gs_errbuf *eb)
+{
+	const json_t *rf = json_object_get(json_object_get(claim, "status"),
+	                                   "reservedFor");
+	size_t i, cap = strlen(GS_K8S_PODS_MAGIC) + 2, off;
+	const json_t *r;
+	char *buf;
+	int n = 0;
+
+	*text = NULL;
+	*len = 0;
+	json_array_foreach(rf, i, r)
+	{
+		const char *uid = jstr(r, "uid");
+
+		cap += uid ? strlen(uid) + 1 : 0;
+	}
+	buf = malloc(cap);
+	if (buf == NULL)
+		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
+	off = (size_t)snprintf(buf, cap, "%s\n", GS_K8S_PODS_MAGIC);
+	json_array_foreach(rf, i, r)
+	{
+		const char *res = jstr(r, "resource"), *uid = jstr(r, "uid");
+		size_t k = 0, u;
+
+		if (res == NULL || strcmp(res, "pods") != 0 || uid == NULL)
+			continue;
+		if (!gs_podset_uid_is_valid(uid)) {
+			free(buf);
+			return gs_fail(eb, GS_ERR_INVALID,
+			               "status.reservedFor[%zu].uid '%.64s' is not a pod UID",
+			               i, uid);
+		}
+		u = strlen(uid);
+		/* Once each (a list of a few hundred at most). */
+		while (k < off && !(k + u < off &&
+		                    strncasecmp(buf + k, uid, u) == 0 &&
+		                    buf[k + u] == '\n' &&
+		                    (k == 0 || buf[k - 1] == '\n')))
+			k += strcspn(buf + k, "\n") + 1;
+		if (k < off)
+			continue;
+		if (++n > GS_K8S_PODS_MAX) {
+			free(buf);
+			return gs_fail(eb, GS_ERR_RANGE,
+			               "status.reservedFor names more than %d pods; gpuslice places at most that many per claim",
+			               GS_K8S_PODS_MAX);
+		}
+		memcpy(buf + off, uid, u);
+		buf[off + u] = '\n';
+		off += u + 1;
+	}
+	buf[off] = '\0';
+	*text = buf;
+	*len = off;
+	return GS_OK;
 }

@@ -62,4 +62,14 @@ gs_err gs_kprep_plan(const json_t *claim, const json_t *gpus, const char *uid,
                      struct gs_kprep_plan *plan, struct gs_errbuf *eb);
 void gs_kprep_plan_fini(struct gs_kprep_plan *plan);
 
+/*
+ * The claim's consumers file (gs/podcgroup.h): the UIDs of the pods its
+ * status.reservedFor names, each once, for the watchdog to place their
+ * processes in the claim's slice whenever they joined it. OUT: *text (the
+ * caller frees) and *len. GS_ERR_INVALID for a pod UID a file cannot hold,
+ * GS_ERR_RANGE past GS_K8S_PODS_MAX pods (both named in the errbuf).
+ */
+gs_err gs_kprep_consumers(const json_t *claim, char **text, size_t *len,
+                          struct gs_errbuf *eb);
+
 #endif

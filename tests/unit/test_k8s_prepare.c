@@ -13,8 +13,10 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gs/podcgroup.h"
 #include "prepare.h"
 
 #define UID "0b7c3f9e-1111-4a2b-9c3d-000000000001"
@@ -360,6 +362,61 @@ static void the_slice_labels_carry_the_pods_uids_for_cgroup_matching(
 	json_decref(g);
 }
 
+static void the_consumers_file_names_every_pod_of_the_claim(void **state)
+{
+	json_t *c = claim(UID, "gpuslice.io", "node-a", "gpu-1",
+	                  "{\"memory\": \"8Gi\"}", "[]");
+	json_t *rf;
+	struct gs_errbuf eb = {0};
+	char *text = NULL;
+	size_t len = 0;
+	int n = -1;
+
+	(void)state;
+	/* Nine pods: past the six a label holds, all in the file. */
+	reserve_for(c, 9);
+	rf = json_object_get(json_object_get(c, "status"), "reservedFor");
+	/* Another resource than a pod, and a pod named twice (case aside):
+	 * left out, and named once. */
+	json_array_append_new(rf, json_pack("{s:s, s:s, s:s}", "resource",
+	                                    "jobs", "name", "j", "uid", "j1"));
+	json_array_append_new(
+	    rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name",
+	                  "pod-0", "uid", "00000000-0000-4000-8000-000000000000"));
+	assert_int_equal(gs_kprep_consumers(c, &text, &len, &eb), GS_OK);
+	assert_int_equal(gs_podset_check(text, len, &n, &eb), GS_OK);
+	assert_int_equal(n, 9);
+	assert_true(
+	    gs_podset_has(text, len, "00000000-0000-4000-8000-000000000008"));
+	assert_false(gs_podset_has(text, len, "j1"));
+	free(text);
+
+	/* A UID a file cannot hold: refused, with the entry named. */
+	json_array_append_new(rf, json_pack("{s:s, s:s, s:s}", "resource",
+	                                    "pods", "name", "x", "uid",
+	                                    "a\nb"));
+	text = NULL;
+	assert_int_equal(gs_kprep_consumers(c, &text, &len, &eb),
+	                 GS_ERR_INVALID);
+	assert_null(text);
+	assert_non_null(strstr(eb.msg, "reservedFor[11].uid"));
+
+	/* More pods than a file holds: refused, not cut short. */
+	reserve_for(c, GS_K8S_PODS_MAX + 1);
+	eb = (struct gs_errbuf){0};
+	assert_int_equal(gs_kprep_consumers(c, &text, &len, &eb),
+	                 GS_ERR_RANGE);
+	assert_non_null(strstr(eb.msg, "more than 1024 pods"));
+
+	/* No reservedFor: a file naming no pod. */
+	json_object_del(json_object_get(c, "status"), "reservedFor");
+	assert_int_equal(gs_kprep_consumers(c, &text, &len, &eb), GS_OK);
+	assert_int_equal(gs_podset_check(text, len, &n, &eb), GS_OK);
+	assert_int_equal(n, 0);
+	free(text);
+	json_decref(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +431,7 @@ int main(void)
 	    cmocka_unit_test(unallocated_claim_and_bad_uid_are_refused),
 	    cmocka_unit_test(
 	        the_slice_labels_carry_the_pods_uids_for_cgroup_matching),
+	    cmocka_unit_test(the_consumers_file_names_every_pod_of_the_claim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "gs/podcgroup.h"
@@ -208,6 +209,68 @@ static void names_of_runtimes_and_qos_classes(void **s)
 	                    "BestEffort");
 }
 
+static void a_consumers_file_lists_every_pod_of_a_claim(void **s)
+{
+	const char *ok = GS_K8S_PODS_MAGIC "\n"
+	                 "4f1c2a9e-0000-4000-8000-0000000000a1\n"
+	                 "4F1C2A9E-0000-4000-8000-0000000000A2\n";
+	struct gs_errbuf eb = {0};
+	char big[64 * 1100];
+	size_t off;
+	int n = -1;
+
+	(void)s;
+	assert_int_equal(gs_podset_check(ok, strlen(ok), &n, &eb), GS_OK);
+	assert_int_equal(n, 2);
+	assert_true(gs_podset_has(ok, strlen(ok),
+	                          "4f1c2a9e-0000-4000-8000-0000000000a1"));
+	/* Without case, as the API server and the cgroup may differ. */
+	assert_true(gs_podset_has(ok, strlen(ok),
+	                          "4f1c2a9e-0000-4000-8000-0000000000a2"));
+	assert_false(gs_podset_has(ok, strlen(ok),
+	                           "4f1c2a9e-0000-4000-8000-0000000000a"));
+	assert_false(gs_podset_has(ok, strlen(ok), GS_K8S_PODS_MAGIC));
+	/* No length cap of a label's value: more than 6 pods. */
+	off = (size_t)snprintf(big, sizeof(big), "%s\n", GS_K8S_PODS_MAGIC);
+	for (int i = 0; i < GS_K8S_PODS_MAX; i++)
+		off += (size_t)snprintf(big + off, sizeof(big) - off,
+		                        "00000000-0000-4000-8000-%012d\n", i);
+	assert_int_equal(gs_podset_check(big, off, &n, &eb), GS_OK);
+	assert_int_equal(n, GS_K8S_PODS_MAX);
+	assert_true(gs_podset_has(big, off,
+	                          "00000000-0000-4000-8000-000000001000"));
+	off += (size_t)snprintf(big + off, sizeof(big) - off, "x\n");
+	assert_int_equal(gs_podset_check(big, off, &n, &eb), GS_ERR_PARSE);
+	assert_non_null(strstr(eb.msg, "more than 1024"));
+}
+
+static void malformed_consumers_files_are_refused_with_the_line(void **s)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+	    {"", "line 1"},
+	    {"4f1c2a9e-0000-4000-8000-0000000000a1\n", "line 1"},
+	    {GS_K8S_PODS_MAGIC "\np1\n\n", "line 3"},
+	    {GS_K8S_PODS_MAGIC "\np1,p2\n", "line 2"},
+	    {GS_K8S_PODS_MAGIC "\np1\n../x\n", "line 3"},
+	};
+
+	(void)s;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct gs_errbuf eb = {0};
+		int n;
+
+		assert_int_equal(gs_podset_check(bad[i].text,
+		                                 strlen(bad[i].text), &n, &eb),
+		                 GS_ERR_PARSE);
+		assert_non_null(strstr(eb.msg, bad[i].why));
+	}
+	assert_true(gs_podset_uid_is_valid("p1"));
+	assert_false(gs_podset_uid_is_valid(""));
+	assert_false(gs_podset_uid_is_valid("a\nb"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +280,9 @@ int main(void)
 	    cmocka_unit_test(malformed_pod_cgroups_are_refused_with_the_reason),
 	    cmocka_unit_test(v1_hierarchies_naming_different_pods_are_refused),
 	    cmocka_unit_test(names_of_runtimes_and_qos_classes),
+	    cmocka_unit_test(a_consumers_file_lists_every_pod_of_a_claim),
+	    cmocka_unit_test(
+	        malformed_consumers_files_are_refused_with_the_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

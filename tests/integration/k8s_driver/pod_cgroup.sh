@@ -9,47 +9,28 @@
 #     its own link-map namespace: what unsetting LD_PRELOAD gets) and goes
 #     over its claim's 8 GiB is killed within 2 s;
 #   - a process of the pod that runs past its claim's 25 % compute share
-#     without the shim is killed;
+#     without the shim is killed after one window (reported: about 1 s;
+#     asserted: < 4 s);
 #   - one of the pod's processes on a GPU none of its claims holds is
 #     killed;
-#   - the pod's process within its claim, and a process of a pod no claim
-#     lists, are left alone.
-. "$(dirname "$0")/lib.sh" "$1"
-
-BYPASS=$B/tests/gs-daemon-bypass
-LIBCUDA=$B/sim/libcuda.so.1
-[ -x "$BYPASS" ] && [ -e "$LIBCUDA" ] || { echo "SKIP: no sim libcuda or gs-daemon-bypass"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: making a pod's cgroup needs root"; exit 77; }
-CGROOT=""
-for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	[ "$(stat -f -c %T "$d" 2>/dev/null)" = cgroup2fs ] && CGROOT=$d && break
-done
-[ -n "$CGROOT" ] || { echo "SKIP: no cgroup v2 hierarchy mounted"; exit 77; }
+#   - the pod's process within its claim, a short burst of the pod's
+#     without the shim, and a process of a pod no claim lists, are left
+#     alone.
+. "$(dirname "$0")/podlib.sh" "$1"
 
 POD=4f1c2a9e-0000-4000-8000-0000000000a1   # the claim's pod
 OTHER=4f1c2a9e-0000-4000-8000-0000000000b2 # a pod no claim lists
-# The kubelet's layout under a prefix of this test's own (the parser takes
-# any prefix, as kind's kubelet.slice), so that a node's real kubepods
-# hierarchy is never touched.
-TOP=$CGROOT/gpuslice-test-$$.slice
-KP=$TOP/kubepods.slice/kubepods-besteffort.slice
-mkdir -p "$KP" || { echo "SKIP: cannot make a cgroup under $CGROOT"; exit 77; }
-# Children first; a killed process leaves its cgroup a moment later.
-CLEANUP_CMDS+=("for i in \$(seq 30); do find '$TOP' -depth -type d -exec rmdir {} + 2>/dev/null; [ -d '$TOP' ] || break; sleep 0.1; done")
-# pod_cgroup UID CONTAINER_DIGIT: makes the container's cgroup in $CG.
-pod_cgroup() {
-	CG=$KP/kubepods-besteffort-pod${1//-/_}.slice/cri-containerd-$(printf "$2%.0s" $(seq 64)).scope
-	mkdir -p "$CG" || fail "cannot make $CG"
-}
 pod_cgroup "$POD" a
 CG_POD=$CG
 pod_cgroup "$OTHER" b
 CG_OTHER=$CG
 
-cat >"$WORK/kill.yaml" <<'YAML'
+# GS_WD_INTERVAL_MS: the watchdog's tick (500 ms here; gpusliced's
+# default is 1000), for the bench's figure at either.
+cat >"$WORK/kill.yaml" <<YAML
 watchdog:
   action: kill
-  interval_ms: 500
+  interval_ms: ${GS_WD_INTERVAL_MS:-500}
 YAML
 node_up 2xH100-SXM5-80GB --config "$WORK/kill.yaml"
 UID1=4f1c2a9e-0000-4000-8000-000000000001
@@ -63,26 +44,6 @@ GPU0=$(api GET /v1/gpus | python3 -c '
 import json, sys
 print([g["uuid"] for g in json.load(sys.stdin)["gpus"] if g["index"] == 0][0])')
 
-# tenant NAME CGROUP GPU BYTES: the bypassing tenant, moved into CGROUP
-# before it touches the GPU, with no LD_PRELOAD; waits on a fifo.
-tenant() {
-	mkfifo "$WORK/$1.go"
-	env -u LD_PRELOAD CUDA_VISIBLE_DEVICES="$3" sh -c \
-		'echo $$ >"$1/cgroup.procs" && exec "$2" "$3" "$4"' sh \
-		"$2" "$BYPASS" "$LIBCUDA" "$4" <"$WORK/$1.go" >"$WORK/$1.out" 2>&1 &
-	PIDS+=($!)
-	disown $!
-	exec {GOFD}>"$WORK/$1.go"
-	wait_until 10 grep -q '^pid ' "$WORK/$1.out" ||
-		fail "$1 did not start: $(cat "$WORK/$1.out")"
-	TENANT=$(awk '/^pid /{print $2; exit}' "$WORK/$1.out")
-	grep -q "pod${POD//-/_}\|pod${OTHER//-/_}" "/proc/$TENANT/cgroup" ||
-		fail "$1 is not in its pod's cgroup: $(cat "/proc/$TENANT/cgroup")"
-	echo go >&$GOFD
-	wait_until 10 grep -q '^allocated' "$WORK/$1.out" ||
-		fail "$1 could not allocate: $(cat "$WORK/$1.out")"
-}
-
 # The pod's process within its claim (1 GiB of 8), and a process of a pod
 # no claim lists (root's, on the other GPU): neither is touched.
 tenant within "$CG_POD" "$GPU1" $((1 << 30))
@@ -91,24 +52,83 @@ tenant unlisted "$CG_OTHER" "$GPU0" $((1 << 30))
 UNLISTED=$TENANT
 sleep 1.5 # three ticks
 kill -0 "$WITHIN" 2>/dev/null || fail "the pod's process within its claim was killed"
+
+# A short burst of the pod without the shim (0.3 s at 100 %, then it
+# exits) is no second over the share: its first NVML sample, which covers
+# an unknown part of the tick, is not weighed as the whole tick, so the
+# claim's processes (WITHIN among them) are left alone.
+[ -x "$B/bin/gs-burn" ] || fail "no gs-burn"
+rc=0
+env -u LD_PRELOAD CUDA_VISIBLE_DEVICES="$GPU1" sh -c \
+	'echo $$ >"$1/cgroup.procs" && exec "$2" --seconds 0.3 --memory 64MiB' sh \
+	"$CG_POD" "$B/bin/gs-burn" >"$WORK/burst.out" 2>&1 || rc=$?
+[ "$rc" -ne 137 ] ||
+	fail "a short burst of the pod's was killed as over-use: $(api GET "/v1/events?slice=k8s-$UID1")"
+[ "$rc" -eq 0 ] || fail "the pod's short burst failed ($rc): $(cat "$WORK/burst.out")"
+sleep 1.5 # three ticks
+kill -0 "$WITHIN" 2>/dev/null ||
+	fail "a short burst of the pod's had its claim's processes killed: $(api GET "/v1/events?slice=k8s-$UID1")"
+api GET "/v1/events?slice=k8s-$UID1" | grep -q "compute share" &&
+	fail "a short burst of the pod's was taken for over-use of the claim's compute share"
 kill -9 "$WITHIN"
 
 # Over the claim's compute: a burn of the pod with no LD_PRELOAD runs at
-# ~100 % by NVML against the claim's 25 %: killed (two windows of about a
-# second each over the share plus the grace, then the kill).
+# ~100 % by NVML against the claim's 25 %: killed. Nothing schedules a
+# process that skipped the shim, so one window over the share plus the
+# grace (about a second) is enough; the delay from its first GPU work (the
+# sim's books) to the kill event is reported (issue #28: within 2 s) and
+# asserted only loosely (< 4 s: load moves it).
 [ -x "$B/bin/gs-burn" ] || fail "no gs-burn"
 env -u LD_PRELOAD CUDA_VISIBLE_DEVICES="$GPU1" sh -c \
 	'echo $$ >"$1/cgroup.procs" && exec "$2" --seconds 30 --memory 256MiB' sh \
 	"$CG_POD" "$B/bin/gs-burn" >"$WORK/burn.out" 2>&1 &
 BURN=$!
 PIDS+=($BURN)
-t0=$(date +%s%N)
+t_launch=$(date +%s.%N)
+python3 - "$BURN" "$G" "$GPUSLICE_SIM_DIR" >"$WORK/t_busy" <<'PY'
+import json, subprocess, sys, time
+pid, g, simdir = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def alive():
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+deadline = time.time() + 8
+while alive() and time.time() < deadline:
+    r = subprocess.run([g, "sim", "status", "--json", "--dir", simdir],
+                       capture_output=True, text=True)
+    t = time.time()
+    try:
+        d = json.loads(r.stdout)
+    except ValueError:
+        continue
+    if any(p["pid"] == pid and p["busy_s"] > 0
+           for x in d["gpus"] for p in x["processes"]):
+        print("%.3f" % t)
+        break
+    time.sleep(0.02)
+PY
+t_busy=$(cat "$WORK/t_busy")
+[ -n "$t_busy" ] || fail "the pod's burn never ran on the GPU: $(cat "$WORK/burn.out")"
 wait_until 8 eval '! kill -0 '"$BURN"' 2>/dev/null' ||
 	fail "the pod's burn over its claim's compute share was not killed: $(api GET "/v1/slices/k8s-$UID1")"
-ms=$((($(date +%s%N) - t0) / 1000000))
-api GET "/v1/events?slice=k8s-$UID1" | grep -q "compute share" ||
-	fail "no compute-share event on the claim's slice"
-echo "over its claim's compute share: killed after $ms ms"
+ev=$(api GET "/v1/events?slice=k8s-$UID1")
+python3 - "$ev" "$t_busy" "$BURN" "$(cat /proc/loadavg)" "${GS_WD_INTERVAL_MS:-500}" "$t_launch" <<'PY' ||
+import json, sys
+d = json.loads(sys.argv[1]); t = float(sys.argv[2])
+ts = sorted(e["ts_ns"] / 1e9 for e in d["events"]
+            if e["type"] == "watchdog.kill" and "compute share" in e["message"]
+            and sys.argv[3] in e["message"])
+assert ts, "no watchdog.kill event for the compute share naming the burn"
+dt = ts[0] - t
+# The sim's books show work once the first kernel's turn ended: the burn
+# may have begun up to one turn earlier (a few ms).
+print("bench: k8s pod without the shim over its claim's compute share (25 %%): killed %.2f s after its first GPU work, %.2f s after its launch (watchdog tick %s ms, load %s)"
+      % (dt, ts[0] - float(sys.argv[6]), sys.argv[5],
+         " ".join(sys.argv[4].split()[:3])))
+sys.exit(0 if dt < 4.0 else 1)
+PY
+	fail "the burn over its claim's compute share was not killed within 4 s of its first GPU work: $ev"
 
 # Over the claim: 12 GiB against 8 GiB (plus the context allowance).
 tenant over "$CG_POD" "$GPU1" $((12 << 30))

@@ -19,6 +19,7 @@ set(GS_KDRA_TESTS
     k8s_each_server_version_and_gate_gets_a_layout_it_accepts:matrix.sh:
     k8s_a_container_from_the_cdi_spec_alone_runs_on_the_sim:cdi_container.sh:
     k8s_a_pod_process_over_or_outside_its_claim_is_killed:pod_cgroup.sh:
+    k8s_a_pod_joining_a_shared_claim_later_is_held_to_it:pod_joins_claim.sh:
     k8s_without_partitionable_devices_existing_mig_instances_are_published:mig_existing.sh:
     k8s_oversubscribed_memory_is_published_and_claims_placed_on_it:oversubscribe.sh:)
 foreach(t ${GS_KDRA_TESTS})
