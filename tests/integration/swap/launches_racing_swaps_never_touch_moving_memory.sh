@@ -39,8 +39,20 @@ class Storm(Prog):
         self.pending = None
 
 
-for extra, path in (([], "fast path"), (["--compute", "50"], "lease path")):
+def run(extra, path):
     p = Storm(extra)
+    try:
+        storm(p, path)
+    finally:
+        # A failed check leaves the program stopped for good (swapped out,
+        # or its swap-in refused): end it and `gpuslice run`.
+        if p.p.poll() is None:
+            subprocess.run(["kill", "-9", str(p.prog_pid())])
+            p.p.kill()
+            p.p.wait()
+
+
+def storm(p, path):
     if not p.line().get("ready"):
         fail(f"{path}: gs-swap-launch-storm did not start")
     time.sleep(0.3)  # the threads are launching
@@ -67,5 +79,9 @@ for extra, path in (([], "fast path"), (["--compute", "50"], "lease path")):
         fail(f"{path}: only {res['rounds']} rounds checked: the launches did not race the swaps")
     if p.close() != 0:
         fail(f"{path}: gs-swap-launch-storm failed")
+
+
+run([], "fast path")
+run(["--compute", "50"], "lease path")
 print("ok")
 PY
