@@ -493,6 +493,21 @@ bool gs__own_serves(const struct gs_own *o, const struct gs_rl_slice *sl,
                     int s);
 int gs__reap_locked(struct gs_region *r, struct gs_own *o);
 int gs__ref_own(struct gs_region *r, const struct gs_proc_ref *p, int *i);
+/* One step of a walk over the live process entries of every owner file
+ * (gs__proc_walk): entry `i` of `o`, whose reference would be `ref`, under
+ * o's lock. Returns true to stop at it (having filled what its caller
+ * reports of it), false to go on to the next. */
+typedef bool (*gs__proc_walk_fn)(struct gs_region *r, struct gs_own *o,
+                                 int i, const struct gs_proc_ref *ref,
+                                 void *arg);
+/* Visits, from the entry after `it` (the first when it->slot < 0), each
+ * live process entry of every owner file, in order, until `fn` takes one;
+ * then sets *it to its reference (slot, generation) and returns true.
+ * False at the end (*it unchanged). `scan`: look for owner files made
+ * since the last look first. Owner files whose lock cannot be taken are
+ * passed over. */
+bool gs__proc_walk(struct gs_region *r, struct gs_proc_ref *it, bool scan,
+                   gs__proc_walk_fn fn, void *arg);
 
 /* ---- Direct access: region/'s files and tests that forge entries ---- */
 

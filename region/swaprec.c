@@ -297,52 +297,36 @@ static bool need_trusted(struct gs_region *r, const struct gs_own *o,
 	       gs__own_serves(o, sl, pr->slice);
 }
 
+/* gs_region_swap_need_next's step: a trusted entry's need and activity. */
+static bool need_of(struct gs_region *r, struct gs_own *o, int i,
+                    const struct gs_proc_ref *ref, void *arg)
+{
+	struct gs_swap_need *out = arg;
+	const struct gs_ru_proc *p = &o->ro->proc[i];
+
+	if (!need_trusted(r, o, p))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->proc = *ref;
+	out->slice.slot = p->slice;
+	out->slice.generation = p->slice_gen;
+	out->pid = p->pid;
+	out->seq = p->need_seq;
+	out->ack = p->need_ack;
+	out->result = (gs_err)p->need_result;
+	out->dev = p->need_dev;
+	out->bytes = p->need_bytes;
+	out->active_ns = p->active_ns;
+	out->flags = p->swap_flags;
+	return true;
+}
+
 bool gs_region_swap_need_next(struct gs_region *r, struct gs_proc_ref *it,
                               struct gs_swap_need *out)
 {
-	int next = it->slot + 1, nown;
-
-	if (it->slot == GS_REGION_NEED_NO_SCAN) {
-		next = 0;
-	} else if (it->slot < 0) {
-		gs__owners_scan(r);
-		next = 0;
-	}
-	nown = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
-	for (int k = next / GS_REGION_MAX_PROCS; k < nown; k++) {
-		struct gs_own *o = &r->own[k];
-		int i0 = k == next / GS_REGION_MAX_PROCS
-		             ? next % GS_REGION_MAX_PROCS
-		             : 0;
-
-		if (gs__own_lock(r, o) != GS_OK)
-			continue;
-		for (int i = i0; i < GS_REGION_MAX_PROCS; i++) {
-			const struct gs_ru_proc *p = &o->ro->proc[i];
-
-			if (!need_trusted(r, o, p))
-				continue;
-			memset(out, 0, sizeof(*out));
-			it->slot = k * GS_REGION_MAX_PROCS + i;
-			it->reserved = 0;
-			it->generation = p->generation;
-			out->proc = *it;
-			out->slice.slot = p->slice;
-			out->slice.generation = p->slice_gen;
-			out->pid = p->pid;
-			out->seq = p->need_seq;
-			out->ack = p->need_ack;
-			out->result = (gs_err)p->need_result;
-			out->dev = p->need_dev;
-			out->bytes = p->need_bytes;
-			out->active_ns = p->active_ns;
-			out->flags = p->swap_flags;
-			gs__own_unlock(r, o);
-			return true;
-		}
-		gs__own_unlock(r, o);
-	}
-	return false;
+	return gs__proc_walk(r, it,
+	                     it->slot < 0 && it->slot != GS_REGION_NEED_NO_SCAN,
+	                     need_of, out);
 }
 
 gs_err gs_region_swap_need_answer(struct gs_region *r,

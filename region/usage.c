@@ -518,64 +518,82 @@ int gs_region_slice_nprocs(struct gs_region *r, const struct gs_slice_ref *s)
 	return n;
 }
 
-bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
-                         struct gs_proc_info *out)
+bool gs__proc_walk(struct gs_region *r, struct gs_proc_ref *it, bool scan,
+                   gs__proc_walk_fn fn, void *arg)
 {
-	uint64_t now = gs__mono_ns();
-	int next = it->slot + 1, nown;
+	int next = it->slot < 0 ? 0 : it->slot + 1, nown;
 
-	if (it->slot < 0) {
+	if (scan)
 		gs__owners_scan(r);
-		next = 0;
-	}
 	nown = __atomic_load_n(&r->n_own, __ATOMIC_ACQUIRE);
 	for (int k = next / GS_REGION_MAX_PROCS; k < nown; k++) {
 		struct gs_own *o = &r->own[k];
 		int i0 = k == next / GS_REGION_MAX_PROCS
 		             ? next % GS_REGION_MAX_PROCS
 		             : 0;
-		uint64_t gen;
 
 		if (gs__own_lock(r, o) != GS_OK)
 			continue;
-		gen = __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE);
 		for (int i = i0; i < GS_REGION_MAX_PROCS; i++) {
-			struct gs_ru_proc *p = &o->ro->proc[i];
+			const struct gs_ru_proc *p = &o->ro->proc[i];
+			struct gs_proc_ref ref;
 
 			if (p->state != GS_RU_PROC_LIVE)
 				continue;
-			/* A slice's private books name only its processes:
-			 * an entry for another slice was written by hand by
-			 * the pod that holds the file. */
-			if (o->slot >= 0 &&
-			    (p->slice != o->slot || p->slice_gen != gen))
+			ref.slot = k * GS_REGION_MAX_PROCS + i;
+			ref.reserved = 0;
+			ref.generation = p->generation;
+			if (!fn(r, o, i, &ref, arg))
 				continue;
-			memset(out, 0, sizeof(*out));
-			it->slot = k * GS_REGION_MAX_PROCS + i;
-			it->reserved = 0;
-			it->generation = p->generation;
-			out->ref = *it;
-			out->slice.slot = p->slice;
-			out->slice.generation = p->slice_gen;
-			out->pid = p->pid;
-			out->flags = p->flags;
-			out->start_time = p->start_time;
-			out->attached_ns = p->attached_ns;
-			out->local = p->pidns == r->pidns;
-			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
-				struct gs_ru_books *pb = &o->ro->proc_dev[i][d];
-
-				if (!r->ru->dev[d].in_use)
-					continue;
-				gs__books_tick(pb, now);
-				if (books_any(pb))
-					books_export(r, d, pb,
-					             &out->dev[out->n_dev++]);
-			}
 			gs__own_unlock(r, o);
+			*it = ref;
 			return true;
 		}
 		gs__own_unlock(r, o);
 	}
 	return false;
+}
+
+/* gs_region_proc_next's step: a process of the slice its owner file
+ * serves, with its books. */
+static bool proc_info_of(struct gs_region *r, struct gs_own *o, int i,
+                         const struct gs_proc_ref *ref, void *arg)
+{
+	struct gs_proc_info *out = arg;
+	const struct gs_ru_proc *p = &o->ro->proc[i];
+	uint64_t now;
+
+	/* A slice's private books name only its processes: an entry for
+	 * another slice was written by hand by the pod that holds the
+	 * file. */
+	if (o->slot >= 0 &&
+	    (p->slice != o->slot ||
+	     p->slice_gen != __atomic_load_n(&o->gen, __ATOMIC_ACQUIRE)))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->ref = *ref;
+	out->slice.slot = p->slice;
+	out->slice.generation = p->slice_gen;
+	out->pid = p->pid;
+	out->flags = p->flags;
+	out->start_time = p->start_time;
+	out->attached_ns = p->attached_ns;
+	out->local = p->pidns == r->pidns;
+	now = gs__mono_ns();
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_ru_books *pb = &o->ro->proc_dev[i][d];
+
+		if (!r->ru->dev[d].in_use)
+			continue;
+		gs__books_tick(pb, now);
+		if (books_any(pb))
+			books_export(r, d, pb, &out->dev[out->n_dev++]);
+	}
+	return true;
+}
+
+bool gs_region_proc_next(struct gs_region *r, struct gs_proc_ref *it,
+                         struct gs_proc_info *out)
+{
+	return gs__proc_walk(r, it, it->slot < 0, proc_info_of, out);
 }

@@ -46,6 +46,11 @@
  * exec's allocations before its launch on a real driver, which is counted
  * at the next settle (as reserved memory).
  *
+ * Whether a stream is capturing (a stream-ordered allocation in a capture
+ * is an alloc node, charged when its graph runs) is asked of the driver
+ * only once the process has begun a capture: the cuStreamBeginCapture*
+ * hooks here raise a process flag first.
+ *
  * Calls down into the region's books and the real driver only; launch.c
  * and mem.c call in. One mutex guards the tables; it is not held across
  * a driver launch. A forked child starts with empty tables.
@@ -661,7 +666,32 @@ CUresult gs__gmem_launch(CUresult (*fn)(CUgraphExec, CUstream),
 	return r;
 }
 
-/* ---- frees outside a graph, trims, contexts ------------------------------ */
+/* ---- stream capture ------------------------------------------------------ */
+
+/*
+ * Set by the first stream capture the process begins (any of the hooks
+ * below), before the driver sees it, and never cleared: until then no
+ * stream can be capturing, so gs__gmem_capturing answers without asking
+ * the driver, and a stream-ordered allocation or a launch outside any
+ * capture pays no extra driver call.
+ */
+static bool capture_seen;
+
+#define GS__BEGIN_CAPTURE(sym, params, args)                                   \
+	CUresult sym params                                                    \
+	{                                                                      \
+		if (!gs__ready())                                              \
+			return gs__not_ready();                                \
+		__atomic_store_n(&capture_seen, true, __ATOMIC_SEQ_CST);       \
+		return gs__real.sym args;                                      \
+	}
+
+GS__BEGIN_CAPTURE(cuStreamBeginCapture, (CUstream st), (st))
+GS__BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, (CUstream st), (st))
+GS__BEGIN_CAPTURE(cuStreamBeginCapture_v2, (CUstream st, CUstreamCaptureMode mode), (st, mode))
+GS__BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, (CUstream st, CUstreamCaptureMode mode), (st, mode))
+GS__BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, (CUstream st, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n, CUstreamCaptureMode mode), (st, g, deps, edges, n, mode))
+GS__BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, (CUstream st, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n, CUstreamCaptureMode mode), (st, g, deps, edges, n, mode))
 
 bool gs__gmem_capturing(CUstream s, bool ptsz)
 {
@@ -670,6 +700,8 @@ bool gs__gmem_capturing(CUstream s, bool ptsz)
 	    ptsz ? gs__real.cuStreamIsCapturing_ptsz
 	         : gs__real.cuStreamIsCapturing;
 
+	if (GS_LIKELY(!__atomic_load_n(&capture_seen, __ATOMIC_ACQUIRE)))
+		return false;
 	/* the legacy stream is never captured, and asking about it while
 	 * another stream captures is itself an error */
 	if (!ptsz && (s == NULL || s == CU_STREAM_LEGACY))
@@ -678,6 +710,8 @@ bool gs__gmem_capturing(CUstream s, bool ptsz)
 		return false;
 	return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
+
+/* ---- frees outside a graph, trims, contexts ------------------------------ */
 
 void gs__gmem_freed(CUdeviceptr p)
 {

@@ -202,6 +202,14 @@
 	  12000, 1)                                                            \
 	X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)                    \
 	X(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, 0)                \
+	/* stream capture begins: captured allocations are graph nodes */      \
+	X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0)                \
+	X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000, 1)           \
+	X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0)             \
+	X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010, 1)        \
+	X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, 0)  \
+	X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph,       \
+	  12030, 1)                                                            \
 	/* synchronisation: completions are measured when the host waits */    \
 	X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0)                   \
 	X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1)              \

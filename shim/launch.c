@@ -3,8 +3,11 @@
  * the slow path, GPU time measured with events, and the fast path that
  * makes the shim free for slices that need none of it.
  *
- * Fast path (every launch hook): one load of the gate word the process
- * watches and a test against its mask, then a tail call into the driver.
+ * Fast path (every launch hook): a mark in the thread's own memory (the
+ * launch is in the driver: a swap-out waits for it, swap.c), one load of
+ * the gate word the process watches, a test against its mask and of the
+ * swap stop, the call into the driver, and the mark taken back. No atomic
+ * read-modify-write, no fence, no system call.
  *
  *   process                       gate word        mask       path
  *   no slice / not attached       gs__gate_open    ALWAYS     fast
@@ -62,6 +65,7 @@
  * and created with CU_EVENT_BLOCKING_SYNC, so waiting sleeps.
  */
 #include "shim_int.h"
+#include "inflight.h"
 
 #include "gs/faultinj.h"
 
@@ -203,14 +207,6 @@ static void cfg_refresh(void)
 			cfg_n = s + 1;
 }
 
-static inline bool fast(void)
-{
-	const uint32_t *g = __atomic_load_n(&gs__g.fast_gate, __ATOMIC_ACQUIRE);
-
-	return (__atomic_load_n(g, __ATOMIC_RELAXED) &
-	        __atomic_load_n(&gs__g.fast_mask, __ATOMIC_RELAXED)) == 0;
-}
-
 /* ---- events ----------------------------------------------------------- */
 
 /* mu held. */
@@ -273,14 +269,8 @@ static CUresult record(CUevent ev, CUstream stream, bool pt)
  * would become part of the graph). */
 static bool capturing(CUstream stream, bool pt)
 {
-	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-	__typeof__(&cuStreamIsCapturing) fn =
-		pt ? gs__real.cuStreamIsCapturing_ptsz
-		   : gs__real.cuStreamIsCapturing;
-
-	if (fn == NULL || fn(stream, &cs) != CUDA_SUCCESS)
-		return false;
-	return cs != CU_STREAM_CAPTURE_STATUS_NONE;
+	return gs__gmem_capturing(stream, pt); /* no driver call before the
+	                                          process's first capture */
 }
 
 /* ---- region side ------------------------------------------------------ */
@@ -1163,9 +1153,45 @@ __attribute__((constructor)) static void launch_register(void)
 /* ---- hooks ------------------------------------------------------------ */
 
 /*
- * Each hook is its fast path only: the gate test and a tail call, with no
- * frame of its own. Everything else is in the *_slow function beside it.
+ * Each hook is its fast path only: mark the thread, test the gate, call
+ * the driver, unmark. Everything else is in the *_slow function beside
+ * it: slow_begin() (the stop, the lease, admission), the call made
+ * marked, slow_end().
  */
+
+enum slow_path {
+	SLOW_LEASE,   /* one more of the thread's open lease */
+	SLOW_SCHED,   /* admitted: t->b locked until launch_end() */
+	SLOW_UNSCHED, /* to the driver unscheduled */
+	SLOW_REFUSED  /* not launched: t->refused */
+};
+
+static inline enum slow_path slow_begin(struct ticket *t, CUstream stream,
+                                        bool pt, bool have_stream)
+{
+	t->b = NULL;
+	t->refused = CUDA_SUCCESS;
+	gs__swap_wait();
+	if (GS_LIKELY(have_stream && lease_take(my_batch, stream, pt)))
+		return SLOW_LEASE;
+	if (!gs__ready()) {
+		t->refused = CUDA_ERROR_NOT_INITIALIZED;
+		return SLOW_REFUSED;
+	}
+	if (have_stream && launch_begin(t, stream, pt))
+		return SLOW_SCHED;
+	return t->refused != CUDA_SUCCESS ? SLOW_REFUSED : SLOW_UNSCHED;
+}
+
+static inline CUresult slow_end(struct ticket *t, enum slow_path p,
+                                CUresult r)
+{
+	if (p == SLOW_LEASE)
+		return lease_undo(my_batch, r);
+	if (p == SLOW_SCHED)
+		return launch_end(t, r);
+	return r;
+}
 
 static __attribute__((noinline)) CUresult
 cuLaunchKernel_slow(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -1174,28 +1200,17 @@ cuLaunchKernel_slow(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                     unsigned int sharedMemBytes, CUstream hStream,
                     void **kernelParams, void **extra)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, hStream, false, true);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(lease_take(lb, hStream, false)))
-		return lease_undo(lb, gs__real.cuLaunchKernel(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams, extra));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!launch_begin(&t, hStream, false))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuLaunchKernel(
-		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
-		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
-		                 kernelParams, extra);
-	return launch_end(&t, gs__real.cuLaunchKernel(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams, extra));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ,
+	                                      blockDimX, blockDimY, blockDimZ,
+	                                      sharedMemBytes, hStream,
+	                                      kernelParams, extra));
+	return slow_end(&t, p, r);
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
@@ -1204,11 +1219,13 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
                         unsigned int blockDimZ, unsigned int sharedMemBytes,
                         CUstream hStream, void **kernelParams, void **extra)
 {
-	__typeof__(&cuLaunchKernel) fn =
-	    GS_LIKELY(fast()) ? gs__real.cuLaunchKernel : cuLaunchKernel_slow;
-
-	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-	          blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(gs__real.cuLaunchKernel(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
+	return cuLaunchKernel_slow(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                           blockDimY, blockDimZ, sharedMemBytes,
+	                           hStream, kernelParams, extra);
 }
 
 static __attribute__((noinline)) CUresult
@@ -1218,28 +1235,17 @@ cuLaunchKernel_ptsz_slow(CUfunction f, unsigned int gridDimX,
                          unsigned int blockDimZ, unsigned int sharedMemBytes,
                          CUstream hStream, void **kernelParams, void **extra)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, hStream, true, true);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(lease_take(lb, hStream, true)))
-		return lease_undo(lb, gs__real.cuLaunchKernel_ptsz(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams, extra));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!launch_begin(&t, hStream, true))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuLaunchKernel_ptsz(
-		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
-		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
-		                 kernelParams, extra);
-	return launch_end(&t, gs__real.cuLaunchKernel_ptsz(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams, extra));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuLaunchKernel_ptsz(
+	                  f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                  blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                  kernelParams, extra));
+	return slow_end(&t, p, r);
 }
 
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
@@ -1249,74 +1255,64 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
                              unsigned int sharedMemBytes, CUstream hStream,
                              void **kernelParams, void **extra)
 {
-	__typeof__(&cuLaunchKernel_ptsz) fn = GS_LIKELY(fast())
-	                                          ? gs__real.cuLaunchKernel_ptsz
-	                                          : cuLaunchKernel_ptsz_slow;
-
-	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-	          blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(gs__real.cuLaunchKernel_ptsz(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
+	return cuLaunchKernel_ptsz_slow(f, gridDimX, gridDimY, gridDimZ,
+	                                blockDimX, blockDimY, blockDimZ,
+	                                sharedMemBytes, hStream, kernelParams,
+	                                extra);
 }
 
 static __attribute__((noinline)) CUresult
 cuLaunchKernelEx_slow(const CUlaunchConfig *config, CUfunction f,
                       void **kernelParams, void **extra)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, config ? config->hStream : NULL,
+	                              false, config != NULL);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(config != NULL && lease_take(lb, config->hStream, false)))
-		return lease_undo(lb, gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (config == NULL || !launch_begin(&t, config->hStream, false))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuLaunchKernelEx(config, f, kernelParams,
-		                                       extra);
-	return launch_end(
-	    &t, gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuLaunchKernelEx(config, f, kernelParams,
+	                                        extra));
+	return slow_end(&t, p, r);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                           void **kernelParams, void **extra)
 {
-	__typeof__(&cuLaunchKernelEx) fn = GS_LIKELY(fast())
-	                                       ? gs__real.cuLaunchKernelEx
-	                                       : cuLaunchKernelEx_slow;
-
-	return fn(config, f, kernelParams, extra);
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(
+		    gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
+	return cuLaunchKernelEx_slow(config, f, kernelParams, extra);
 }
 
 static __attribute__((noinline)) CUresult
 cuLaunchKernelEx_ptsz_slow(const CUlaunchConfig *config, CUfunction f,
                            void **kernelParams, void **extra)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, config ? config->hStream : NULL,
+	                              true, config != NULL);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(config != NULL && lease_take(lb, config->hStream, true)))
-		return lease_undo(lb, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams, extra));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (config == NULL || !launch_begin(&t, config->hStream, true))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuLaunchKernelEx_ptsz(
-		                 config, f, kernelParams, extra);
-	return launch_end(
-	    &t, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams, extra));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams,
+	                                             extra));
+	return slow_end(&t, p, r);
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                void **kernelParams, void **extra)
 {
-	__typeof__(&cuLaunchKernelEx_ptsz) fn =
-	    GS_LIKELY(fast()) ? gs__real.cuLaunchKernelEx_ptsz
-	                      : cuLaunchKernelEx_ptsz_slow;
-
-	return fn(config, f, kernelParams, extra);
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(gs__real.cuLaunchKernelEx_ptsz(
+		    config, f, kernelParams, extra));
+	return cuLaunchKernelEx_ptsz_slow(config, f, kernelParams, extra);
 }
 
 static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_slow(
@@ -1325,28 +1321,17 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_slow(
     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
     void **kernelParams)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, hStream, false, true);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(lease_take(lb, hStream, false)))
-		return lease_undo(lb, gs__real.cuLaunchCooperativeKernel(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!launch_begin(&t, hStream, false))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuLaunchCooperativeKernel(
-		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
-		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
-		                 kernelParams);
-	return launch_end(&t, gs__real.cuLaunchCooperativeKernel(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuLaunchCooperativeKernel(
+	                  f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                  blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                  kernelParams));
+	return slow_end(&t, p, r);
 }
 
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
@@ -1357,12 +1342,14 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                    unsigned int sharedMemBytes,
                                    CUstream hStream, void **kernelParams)
 {
-	__typeof__(&cuLaunchCooperativeKernel) fn =
-	    GS_LIKELY(fast()) ? gs__real.cuLaunchCooperativeKernel
-	                      : cuLaunchCooperativeKernel_slow;
-
-	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-	          blockDimZ, sharedMemBytes, hStream, kernelParams);
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(gs__real.cuLaunchCooperativeKernel(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams));
+	return cuLaunchCooperativeKernel_slow(f, gridDimX, gridDimY, gridDimZ,
+	                                      blockDimX, blockDimY, blockDimZ,
+	                                      sharedMemBytes, hStream,
+	                                      kernelParams);
 }
 
 static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_ptsz_slow(
@@ -1371,28 +1358,17 @@ static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_ptsz_slow(
     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
     void **kernelParams)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, hStream, true, true);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(lease_take(lb, hStream, true)))
-		return lease_undo(lb, gs__real.cuLaunchCooperativeKernel_ptsz(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!launch_begin(&t, hStream, true))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuLaunchCooperativeKernel_ptsz(
-		                 f, gridDimX, gridDimY, gridDimZ, blockDimX,
-		                 blockDimY, blockDimZ, sharedMemBytes, hStream,
-		                 kernelParams);
-	return launch_end(&t, gs__real.cuLaunchCooperativeKernel_ptsz(
-	                          f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                          blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                          kernelParams));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuLaunchCooperativeKernel_ptsz(
+	                  f, gridDimX, gridDimY, gridDimZ, blockDimX,
+	                  blockDimY, blockDimZ, sharedMemBytes, hStream,
+	                  kernelParams));
+	return slow_end(&t, p, r);
 }
 
 CUresult cuLaunchCooperativeKernel_ptsz(
@@ -1401,69 +1377,70 @@ CUresult cuLaunchCooperativeKernel_ptsz(
     unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
     void **kernelParams)
 {
-	__typeof__(&cuLaunchCooperativeKernel_ptsz) fn =
-	    GS_LIKELY(fast()) ? gs__real.cuLaunchCooperativeKernel_ptsz
-	                      : cuLaunchCooperativeKernel_ptsz_slow;
-
-	return fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-	          blockDimZ, sharedMemBytes, hStream, kernelParams);
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(gs__real.cuLaunchCooperativeKernel_ptsz(
+		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		    blockDimZ, sharedMemBytes, hStream, kernelParams));
+	return cuLaunchCooperativeKernel_ptsz_slow(
+	    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+	    sharedMemBytes, hStream, kernelParams);
 }
 
 static __attribute__((noinline)) CUresult
 cuGraphLaunch_slow(CUgraphExec hGraphExec, CUstream hStream)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, hStream, false, true);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(lease_take(lb, hStream, false)))
-		return lease_undo(lb, gs__real.cuGraphLaunch(hGraphExec, hStream));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!launch_begin(&t, hStream, false))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuGraphLaunch(hGraphExec, hStream);
-	return launch_end(&t, gs__real.cuGraphLaunch(hGraphExec, hStream));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuGraphLaunch(hGraphExec, hStream));
+	return slow_end(&t, p, r);
+}
+
+/* A graph launch, fast or slow (graphmem.c's charged path calls it too). */
+static CUresult graph_launch(CUgraphExec hGraphExec, CUstream hStream)
+{
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(
+		    gs__real.cuGraphLaunch(hGraphExec, hStream));
+	return cuGraphLaunch_slow(hGraphExec, hStream);
 }
 
 CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
-	__typeof__(&cuGraphLaunch) fn =
-	    GS_LIKELY(fast()) ? gs__real.cuGraphLaunch : cuGraphLaunch_slow;
-
 	if (GS_UNLIKELY(__atomic_load_n(&gs__gmem_execs, __ATOMIC_ACQUIRE)))
-		return gs__gmem_launch(fn, hGraphExec, hStream);
-	return fn(hGraphExec, hStream);
+		return gs__gmem_launch(graph_launch, hGraphExec, hStream);
+	return graph_launch(hGraphExec, hStream);
 }
 
 static __attribute__((noinline)) CUresult
 cuGraphLaunch_ptsz_slow(CUgraphExec hGraphExec, CUstream hStream)
 {
-	struct ticket t = {.b = NULL, .refused = CUDA_SUCCESS};
-	struct batch *lb = my_batch;
+	struct ticket t;
+	enum slow_path p = slow_begin(&t, hStream, true, true);
+	CUresult r;
 
-	gs__swap_wait();
-	if (GS_LIKELY(lease_take(lb, hStream, true)))
-		return lease_undo(lb, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
-	if (!gs__ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!launch_begin(&t, hStream, true))
-		return t.refused != CUDA_SUCCESS
-		           ? t.refused
-		           : gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream);
-	return launch_end(&t, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
+	if (p == SLOW_REFUSED)
+		return t.refused;
+	GS__MARKED(r, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
+	return slow_end(&t, p, r);
+}
+
+static CUresult graph_launch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+	if (GS_LIKELY(gs__lin_enter_fast()))
+		return gs__lin_leave(
+		    gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
+	return cuGraphLaunch_ptsz_slow(hGraphExec, hStream);
 }
 
 CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
-	__typeof__(&cuGraphLaunch_ptsz) fn = GS_LIKELY(fast())
-	                                         ? gs__real.cuGraphLaunch_ptsz
-	                                         : cuGraphLaunch_ptsz_slow;
-
 	if (GS_UNLIKELY(__atomic_load_n(&gs__gmem_execs, __ATOMIC_ACQUIRE)))
-		return gs__gmem_launch(fn, hGraphExec, hStream);
-	return fn(hGraphExec, hStream);
+		return gs__gmem_launch(graph_launch_ptsz, hGraphExec, hStream);
+	return graph_launch_ptsz(hGraphExec, hStream);
 }
 
 /* ---- what sync.c calls ----------------------------------------------- */

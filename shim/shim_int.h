@@ -32,6 +32,17 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+/* Per-thread variants the driver exports (CUDA 13 cudaTypedefs.h:
+ * PFN_cuStreamBeginCapture_v10010_ptsz,
+ * PFN_cuStreamBeginCaptureToGraph_v12030_ptsz)
+ * that cuda.h does not declare. */
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream,
+                                              CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(
+    CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+    const CUgraphEdgeData *dependencyData, size_t numDependencies,
+    CUstreamCaptureMode mode);
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -331,7 +342,8 @@ extern int gs__gmem_execs;
 CUresult gs__gmem_launch(CUresult (*fn)(CUgraphExec, CUstream), CUgraphExec x,
                          CUstream s);
 /* Whether stream `s` is capturing (its allocations are graph nodes,
- * charged when the graph runs). */
+ * charged when the graph runs). No driver call until the process has
+ * begun a capture. */
 bool gs__gmem_capturing(CUstream s, bool ptsz);
 /* The program freed `p` outside a graph: if it is a live graph
  * allocation, its charge ends. */

@@ -17,11 +17,32 @@
  * The books (mem.c) keep charging what the program asked for; a chunk's
  * physical memory is taken with the real cuMemCreate, not the hooked one.
  *
- * Swap-out (gs__swap_out): raise the stop, wait for the gated calls
- * already past it (gate.c), synchronise every context that owns a chunk,
- * copy each resident chunk to its host copy, unmap and release its
- * handle; the reservations stay. Swap-in: create, map at the same
- * address, set access, copy back.
+ * Swap-out (gs__swap_out): raise the stop, wait for the calls already
+ * past it to leave the driver (quiesce: gate.c's count of gated calls and
+ * every thread's count of launches, struct gs__lin), synchronise every
+ * context that owns a chunk, copy each resident chunk to its host copy,
+ * unmap and release its handle; the reservations stay. Swap-in: create,
+ * map at the same address, set access, copy back.
+ *
+ * Launches and the stop (the window a launch's test of the stop leaves
+ * before its call reaches the driver): a launch marks its thread
+ * (gs__lin.n++) before it tests the stop and unmarks it after the driver
+ * returned; the swap-out raises the stop, then waits for every mark to
+ * fall, then drains. A launch's mark is a plain store to its own thread's
+ * memory, ordered only by a compiler barrier (a fence per launch would
+ * cost more than the rest of the fast path); the swap-out supplies the
+ * missing half with membarrier(2) between raising the stop and reading
+ * the marks, which runs a full barrier on every thread of the process:
+ *
+ *   launch:    n = 1; barrier(); stopped? -> n = 0, wait (slow path)
+ *              else call the driver; n = 0
+ *   swap-out:  stopped = 1; membarrier(); wait until every n == 0; drain
+ *
+ * so either the launch sees the stop or the swap-out sees its mark.
+ * Where the kernel has no membarrier (before Linux 4.14 for the private
+ * command, 4.3 for the global one, or a seccomp filter that forbids it),
+ * a swap-out is refused (CUDA_ERROR_NOT_SUPPORTED, said once in the log)
+ * rather than run with the window open.
  *
  * Speed (docs/swap.md, "Figures"): a chunk's host copy is pinned host
  * memory of this process (cuMemHostAlloc, portable), made at the chunk's
@@ -48,6 +69,7 @@
  * answers with the bytes moved, which the record adds up per slice.
  */
 #include "shim_int.h"
+#include "inflight.h"
 
 #include "gs/region_swap.h"
 
@@ -56,8 +78,10 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define UNIT 512u
@@ -125,6 +149,17 @@ static bool watch_started;
 static struct cstream *cstreams; /* guarded by mu */
 /* Why the process's memory cannot move (NONE = it can); guarded by mu. */
 static enum gs_swap_pin pinned;
+
+__thread struct gs__lin gs__lin_tls
+    __attribute__((tls_model("initial-exec")));
+static pthread_mutex_t lin_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gs__lin *lins; /* every thread that launched: lin_mu */
+static pthread_key_t lin_key;
+static pthread_once_t lin_once = PTHREAD_ONCE_INIT;
+static bool lin_key_ok;
+/* How a swap-out fences every thread: membarrier's private expedited
+ * command (registered), its global one, or none. Guarded by mu. */
+static enum { FENCE_UNKNOWN, FENCE_PRIVATE, FENCE_GLOBAL, FENCE_NONE } fence;
 
 static void load(void)
 {
@@ -382,6 +417,104 @@ static ssize_t subs_find(CUdeviceptr p)
 
 static void *watch_main(void *arg);
 
+/* ---- launches in the driver (struct gs__lin) -------------------------- */
+
+/* At thread exit: the thread's mark leaves the list with it. */
+static void lin_exit(void *arg)
+{
+	struct gs__lin *l = arg;
+
+	(void)pthread_mutex_lock(&lin_mu);
+	for (struct gs__lin **pp = &lins; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	(void)pthread_mutex_unlock(&lin_mu);
+	l->reg = false;
+}
+
+static void lin_key_init(void)
+{
+	lin_key_ok = pthread_key_create(&lin_key, lin_exit) == 0;
+}
+
+bool gs__lin_register(void)
+{
+	struct gs__lin *l = &gs__lin_tls;
+
+	if (l->reg)
+		return true;
+	(void)pthread_once(&lin_once, lin_key_init);
+	if (!lin_key_ok || pthread_setspecific(lin_key, l) != 0) {
+		gs_warn(GS_SHIM_TAG,
+		        "slice=%s pid=%d: no memory to track this thread's launches; its launches are refused (CUDA_ERROR_OUT_OF_MEMORY)",
+		        gs__g.cfg.slice, (int)getpid());
+		return false;
+	}
+	(void)pthread_mutex_lock(&lin_mu);
+	l->next = lins;
+	lins = l;
+	__atomic_store_n(&l->reg, true, __ATOMIC_RELAXED);
+	(void)pthread_mutex_unlock(&lin_mu);
+	return true;
+}
+
+/* Whether some thread has a launch in the driver. */
+static bool lin_busy(void)
+{
+	bool busy = false;
+
+	(void)pthread_mutex_lock(&lin_mu);
+	for (struct gs__lin *l = lins; l != NULL && !busy; l = l->next)
+		busy = __atomic_load_n(&l->n, __ATOMIC_ACQUIRE) != 0;
+	(void)pthread_mutex_unlock(&lin_mu);
+	return busy;
+}
+
+/* Chooses how fence_all() fences (once; registering for the private
+ * command, which a process must do before it uses it). mu held. */
+static void fence_choose(void)
+{
+	long q;
+
+	if (fence != FENCE_UNKNOWN)
+		return;
+	q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
+	if (q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+	            0) == 0)
+		fence = FENCE_PRIVATE;
+	else if (q > 0 && (q & MEMBARRIER_CMD_GLOBAL))
+		fence = FENCE_GLOBAL;
+	else
+		fence = FENCE_NONE;
+}
+
+/* A full memory barrier on every running thread of the process (see the
+ * file comment). False when the kernel offers none. mu held. */
+static bool fence_all(void)
+{
+	static bool said;
+	int err;
+
+	fence_choose();
+	if (fence == FENCE_PRIVATE &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) == 0)
+		return true;
+	if (fence == FENCE_GLOBAL &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0) == 0)
+		return true;
+	err = fence == FENCE_NONE ? ENOSYS : errno;
+	if (!said) {
+		said = true;
+		gs_warn(GS_SHIM_TAG,
+		        "slice=%s: membarrier unavailable (%s): swap-outs are refused, a launch could reach memory being moved",
+		        gs__g.cfg.slice, strerror(err));
+	}
+	return false;
+}
+
 /* mu held. */
 static void watch_start(void)
 {
@@ -390,6 +523,7 @@ static void watch_start(void)
 	if (watch_started)
 		return;
 	watch_started = true;
+	fence_choose(); /* its registration is not paid by the first swap */
 	if (pthread_create(&t, NULL, watch_main, NULL) == 0)
 		(void)pthread_detach(t);
 	else
@@ -683,16 +817,20 @@ static CUresult drain(void)
 	return r;
 }
 
-/* Waits (up to 10 s) for the calls gated by gate.c that passed the stop
- * before it was raised to leave the driver. The stop is up. */
+/* Waits (up to 10 s) for the calls gated by gate.c and the launches
+ * that passed the stop before it was raised to leave the driver. The stop
+ * is up. CUDA_ERROR_NOT_SUPPORTED without membarrier. mu held. */
 static CUresult quiesce(void)
 {
 	struct timespec ts = {0, 50 * 1000};
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!fence_all())
+		return CUDA_ERROR_NOT_SUPPORTED;
 	for (int i = 0; i < 200000; i++) {
 		if (__atomic_load_n(&gs__g.gate_inflight, __ATOMIC_SEQ_CST) ==
-		    0)
+		        0 &&
+		    !lin_busy())
 			return CUDA_SUCCESS;
 		(void)nanosleep(&ts, NULL);
 	}
@@ -1001,6 +1139,13 @@ static void atfork_child(void)
 	swapped = false;
 	watch_started = false;
 	pinned = GS_SWAP_PIN_NONE;
+	/* Of the parent's threads only this one is the child's; membarrier's
+	 * registration is the parent's process's. */
+	(void)pthread_mutex_init(&lin_mu, NULL);
+	gs__lin_tls.n = 0;
+	gs__lin_tls.next = NULL;
+	lins = gs__lin_tls.reg ? &gs__lin_tls : NULL;
+	fence = FENCE_UNKNOWN;
 }
 
 __attribute__((constructor)) static void swap_register(void)

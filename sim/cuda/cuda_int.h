@@ -488,6 +488,12 @@ CUresult gs__launch_build(CUfunction f, const unsigned int grid[3],
                           const unsigned int block[3], unsigned int smem,
                           void **params, void **extra, struct gs__launch *out);
 void gs__launch_free(struct gs__launch *l);
+/* swapcheck.c: whether a gs_* kernel's buffer lies where a reservation
+ * has nothing mapped (a GPU would fault); OUT: *at, its address. */
+bool gs__launch_unmapped(const struct gs__launch *l, uint64_t *at);
+/* swapcheck.c: GPUSLICE_SIM_LAUNCH_DELAY_NS's sleep, before a launch
+ * takes the driver's lock (none when unset). */
+void gs__launch_delay(void);
 /* peer copies (copy.c), prefetch and attach (advice.c), their bodies */
 CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
                          CUcontext sctx, size_t len, CUstream hStream,

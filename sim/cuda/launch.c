@@ -370,7 +370,7 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 {
 	struct gs__dev *d = &gs__drv.dev[ctx->dev];
 	enum kernel_kind k;
-	uint64_t dur, seq;
+	uint64_t dur, seq, at;
 	uint32_t sms;
 	CUresult r;
 
@@ -396,6 +396,11 @@ CUresult gs__launch(struct gs__launch *l, struct gs__stream *s,
 		maybe_fault(ctx, arg_u64(l, 0));
 		if (ctx->sticky != CUDA_SUCCESS)
 			return CUDA_SUCCESS; /* reported by the next call */
+	}
+	if ((k == K_FILL || k == K_BURN || k == K_MATMUL || k == K_INFER) &&
+	    gs__launch_unmapped(l, &at)) { /* swapcheck.c */
+		maybe_fault(ctx, at);
+		return CUDA_SUCCESS; /* reported by the next call */
 	}
 	if (k == K_OTHER)
 		gs__kernel_cost(l, d, &dur, &sms); /* costmodel.h */
@@ -459,6 +464,7 @@ CUresult gs__launch_kernel_opts(CUfunction f, const unsigned int grid[3],
 	struct gs__launch l;
 	CUresult r;
 
+	gs__launch_delay(); /* swapcheck.c: none unless asked for */
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	r = gs__stream_get(hStream, pt, &ctx, &s);

@@ -42,7 +42,22 @@ set_target_properties(gs-gpa-guard-probe PROPERTIES
 target_include_directories(gs-gpa-guard-probe PRIVATE ${GS_CUDA_INCLUDE})
 target_link_libraries(gs-gpa-guard-probe PRIVATE ${CMAKE_DL_LIBS})
 
+# The capture-state question: a counting driver over the sim.
+add_library(gs-capture-counter SHARED
+            ${CMAKE_CURRENT_LIST_DIR}/capture_counter.c)
+set_target_properties(gs-capture-counter PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-capture-counter PRIVATE ${GS_CUDA_INCLUDE})
+target_link_libraries(gs-capture-counter PRIVATE -Wl,--no-as-needed
+                      cuda_sim ${CMAKE_DL_LIBS})
+add_executable(gs-capture-probe ${CMAKE_CURRENT_LIST_DIR}/capture_probe.c)
+set_target_properties(gs-capture-probe PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-capture-probe PRIVATE ${GS_CUDA_INCLUDE})
+target_link_libraries(gs-capture-probe PRIVATE ${CMAKE_DL_LIBS})
+
 foreach(t run_cli_contract shim_is_a_silent_guest
+          stream_ordered_allocations_ask_no_capture_state_before_a_capture
           getprocaddress_passes_newer_variants_through
           memory_cap_holds_for_every_allocation_api
           killed_process_returns_its_share_within_a_second

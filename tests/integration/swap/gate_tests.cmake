@@ -8,6 +8,15 @@ set_target_properties(gs-swap-gate-prog PROPERTIES
 target_include_directories(gs-swap-gate-prog PRIVATE ${GS_CUDA_INCLUDE})
 target_link_libraries(gs-swap-gate-prog PRIVATE ${CMAKE_DL_LIBS})
 
+# gs-swap-launch-storm: threads launching into their memory while it is
+# swapped out and in (launch_storm_prog.c).
+add_executable(gs-swap-launch-storm ${CMAKE_CURRENT_LIST_DIR}/launch_storm_prog.c)
+set_target_properties(gs-swap-launch-storm PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-swap-launch-storm PRIVATE ${GS_CUDA_INCLUDE})
+target_link_libraries(gs-swap-launch-storm PRIVATE ${CMAKE_DL_LIBS}
+                      Threads::Threads)
+
 # gs-swap-sparse-prog checks the sim's sparse copies (sim/cuda/copy.c).
 add_executable(gs-swap-sparse-prog ${CMAKE_CURRENT_LIST_DIR}/sparse_prog.c)
 set_target_properties(gs-swap-sparse-prog PROPERTIES
@@ -17,6 +26,7 @@ target_link_libraries(gs-swap-sparse-prog PRIVATE cuda_sim)
 
 foreach(t every_gpu_call_waits_while_swapped_out
           a_swap_out_waits_for_work_in_flight
+          launches_racing_swaps_never_touch_moving_memory
           sparse_copies_are_exact_and_keep_holes
           gpu_check_swap_round_trip_runs_on_the_sim)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
