@@ -274,7 +274,8 @@ void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
 		if (err == GS_OK)
 			rc = gs__mem_sub(at.us, at.gen, dev, at.pb, bytes, now);
 		gs__own_unuse(r);
-		if (err == GS_ERR_NOT_FOUND || (err == GS_OK && rc == GS_MEM_OK))
+		if (err == GS_ERR_NOT_FOUND ||
+		    (err == GS_OK && rc == GS_MEM_OK))
 			return;
 		if (books_settle(r, o, p, dev, false, &more) != GS_OK)
 			return;

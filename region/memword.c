@@ -61,8 +61,8 @@
 #include <string.h>
 #include <time.h>
 
-#define MEM_BYTES(w) ((w) & GS_MEM_BYTES_MASK)
-#define MEM_BUSY(w) ((w) >> 48)
+#define MEM_BYTES(w) ((w)&GS_MEM_BYTES_MASK)
+#define MEM_BUSY(w)  ((w) >> 48)
 
 uint64_t gs__mem_bytes(const struct gs_ru_books *b)
 {
@@ -73,9 +73,9 @@ static void peak_max(uint64_t *peak, uint64_t v)
 {
 	uint64_t c = __atomic_load_n(peak, __ATOMIC_RELAXED);
 
-	while (v > c && !__atomic_compare_exchange_n(peak, &c, v, true,
-	                                             __ATOMIC_RELAXED,
-	                                             __ATOMIC_RELAXED))
+	while (v > c &&
+	       !__atomic_compare_exchange_n(peak, &c, v, true, __ATOMIC_RELAXED,
+	                                    __ATOMIC_RELAXED))
 		;
 }
 
@@ -166,8 +166,7 @@ static void slice_sub(struct gs_ru_books *sb, uint64_t bytes)
 }
 
 enum gs_mem_rc gs__mem_sub(struct gs_ru_slice *us, uint64_t gen, int dev,
-                           struct gs_ru_books *pb, uint64_t bytes,
-                           uint64_t now)
+                           struct gs_ru_books *pb, uint64_t bytes, uint64_t now)
 {
 	struct gs_ru_books *sb = &us->dev[dev];
 	uint64_t w = __atomic_load_n(&pb->mem_used, __ATOMIC_RELAXED), take;
@@ -175,10 +174,9 @@ enum gs_mem_rc gs__mem_sub(struct gs_ru_slice *us, uint64_t gen, int dev,
 	/* A process releases no more than it holds. */
 	do
 		take = bytes <= MEM_BYTES(w) ? bytes : MEM_BYTES(w);
-	while (!__atomic_compare_exchange_n(&pb->mem_used, &w,
-	                                    w - take + GS_MEM_BUSY_ONE, true,
-	                                    __ATOMIC_SEQ_CST,
-	                                    __ATOMIC_RELAXED));
+	while (!__atomic_compare_exchange_n(
+	    &pb->mem_used, &w, w - take + GS_MEM_BUSY_ONE, true,
+	    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	if (mem_fenced(us, gen)) {
 		__atomic_fetch_add(&pb->mem_used, take - GS_MEM_BUSY_ONE,
 		                   __ATOMIC_RELEASE);
@@ -203,21 +201,15 @@ static void nap(unsigned i)
 		(void)nanosleep(&ts, NULL);
 }
 
-bool gs__mem_give_back(struct gs_ru_books *sb, struct gs_ru_books *pb,
-                       uint64_t now)
+/* Takes pb's bytes out of sb; false when pb was inside an update and
+ * stayed so until `until` (mono ns; 0: no wait). */
+static bool give_back(struct gs_ru_books *sb, struct gs_ru_books *pb,
+                      uint64_t now, uint64_t until)
 {
 	uint64_t w = __atomic_load_n(&pb->mem_used, __ATOMIC_ACQUIRE);
-	uint64_t until = 0;
 
-	/* A live thread leaves its update in nanoseconds; a dead one never:
-	 * a millisecond tells them apart (the rare stalled live one is
-	 * recounted as if dead). */
 	for (unsigned i = 0; MEM_BUSY(w) != 0; i++) {
-		uint64_t t = gs__mono_ns();
-
-		if (until == 0)
-			until = t + 1000000ull;
-		if (t >= until) {
+		if (gs__mono_ns() >= until) {
 			__atomic_store_n(&pb->mem_used, 0, __ATOMIC_RELEASE);
 			return false;
 		}
@@ -234,6 +226,31 @@ bool gs__mem_give_back(struct gs_ru_books *sb, struct gs_ru_books *pb,
 	return true;
 }
 
+bool gs__mem_give_back(struct gs_ro_file *ro, int i, uint64_t pidns)
+{
+	const struct gs_ru_proc *p = &ro->proc[i];
+	struct gs_ru_slice *us = &ro->slice[p->slice];
+	uint64_t now = gs__mono_ns(), until = 0;
+	bool exact = true, asked = false;
+
+	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
+		struct gs_ru_books *pb = &ro->proc_dev[i][d];
+
+		/* A live thread leaves its update in nanoseconds, a dead one
+		 * never: a live process (freeing itself, or reaped as bogus)
+		 * is given a millisecond in all, a dead one nothing. */
+		if (!asked && MEM_BUSY(__atomic_load_n(
+		                  &pb->mem_used, __ATOMIC_ACQUIRE)) != 0) {
+			asked = true;
+			if (p->pidns == pidns &&
+			    gs_region_pid_alive(p->pid, p->start_time))
+				until = gs__mono_ns() + 1000000ull;
+		}
+		exact = give_back(&us->dev[d], pb, now, until) && exact;
+	}
+	return exact;
+}
+
 /* Whether a live process attached to slot s (any generation) is inside
  * an update on any GPU. */
 static bool slice_busy(const struct gs_ro_file *ro, int s)
@@ -244,8 +261,9 @@ static bool slice_busy(const struct gs_ro_file *ro, int s)
 		if (p->state != GS_RU_PROC_LIVE || p->slice != s)
 			continue;
 		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
-			if (MEM_BUSY(__atomic_load_n(&ro->proc_dev[i][d].mem_used,
-			                             __ATOMIC_SEQ_CST)) != 0)
+			if (MEM_BUSY(
+			        __atomic_load_n(&ro->proc_dev[i][d].mem_used,
+			                        __ATOMIC_SEQ_CST)) != 0)
 				return true;
 	}
 	return false;

@@ -548,12 +548,13 @@ enum gs_mem_rc gs__mem_add(struct gs_ru_slice *us, uint64_t gen, int dev,
 enum gs_mem_rc gs__mem_sub(struct gs_ru_slice *us, uint64_t gen, int dev,
                            struct gs_ru_books *pb, uint64_t bytes,
                            uint64_t now);
-/* Owner lock held, freeing a process slot: takes its bytes on one GPU
- * out of its slice's books `sb`, exactly once, and zeroes pb. False when
- * the process stopped inside an update: its slice needs gs__mem_recount
- * once the slot is free. */
-bool gs__mem_give_back(struct gs_ru_books *sb, struct gs_ru_books *pb,
-                       uint64_t now);
+/* Owner lock held, freeing process slot i of `ro` (its slice's books at
+ * its generation): takes its bytes on every GPU out of its slice's,
+ * exactly once, and zeroes its words. False when it stopped inside an
+ * update (dead, or live and stalled past a millisecond; `pidns`: the
+ * caller's, to tell): its slice needs gs__mem_recount once the slot is
+ * free. */
+bool gs__mem_give_back(struct gs_ro_file *ro, int i, uint64_t pidns);
 /* Owner lock held: sets slot s's books to the sum of its live
  * processes', waiting until `until` (mono ns) for updates under way;
  * false (and the slice marked owing one) when they did not drain. */

@@ -30,8 +30,8 @@ static void books_export(struct gs_region *r, int d,
 
 static bool books_any(const struct gs_ru_books *b)
 {
-	return gs__mem_bytes(b) || b->mem_peak || b->busy_ns || b->throttled_ns ||
-	       b->launches;
+	return gs__mem_bytes(b) || b->mem_peak || b->busy_ns ||
+	       b->throttled_ns || b->launches;
 }
 
 /* The file holding the books of slice `ref` (not created), or NULL: none
@@ -135,15 +135,12 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 
 		gs__books_sync(r, o, s);
 		if (us->generation == p->slice_gen) {
-			uint64_t now = gs__mono_ns();
 			bool sched = false;
 
+			recount = !gs__mem_give_back(ro, i, r->pidns);
 			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
 				struct gs_ru_books *pb = &ro->proc_dev[i][d];
 
-				recount = !gs__mem_give_back(&us->dev[d], pb,
-				                             now) ||
-				          recount;
 				sched = sched || pb->inflight || pb->waiting;
 			}
 			/* A process gone while swapped out: its host copy went

@@ -32,9 +32,9 @@
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
 
-#define PROCS 4   /* racing processes */
-#define THREADS 4 /* threads in each */
-#define HELD 12   /* allocations one thread holds at most */
+#define PROCS   4  /* racing processes */
+#define THREADS 4  /* threads in each */
+#define HELD    12 /* allocations one thread holds at most */
 
 struct fx {
 	char dir[64];
@@ -192,7 +192,10 @@ static void racer_process(const char *dir, const struct gs_slice_ref *s,
 	}
 	__atomic_add_fetch(&b->ready, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < THREADS; i++) {
-		a[i] = (struct racer){.r = r, .p = &p, .b = b, .dev = dev,
+		a[i] = (struct racer){.r = r,
+		                      .p = &p,
+		                      .b = b,
+		                      .dev = dev,
 		                      .k = k,
 		                      .seed = (unsigned)(getpid() * 31 + i)};
 		if (pthread_create(&t[i], NULL, race, &a[i]) != 0) {
@@ -226,8 +229,8 @@ static void *watch(void *arg)
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t used = slice_word(w->r, w->slot, w->dev);
-		uint64_t live = __atomic_load_n(&w->b->live_all,
-		                                __ATOMIC_RELAXED);
+		uint64_t live =
+		    __atomic_load_n(&w->b->live_all, __ATOMIC_RELAXED);
 
 		if (__atomic_load_n(&w->b->killing, __ATOMIC_ACQUIRE))
 			live = 0;
@@ -252,8 +255,8 @@ static void *watch(void *arg)
  * the reap here: a second reap changes nothing), and exactly zero once
  * they are gone too.
  */
-static void the_cap_holds_and_the_books_match_what_is_live_under_a_race(
-    void **state)
+static void
+the_cap_holds_and_the_books_match_what_is_live_under_a_race(void **state)
 {
 	struct fx *f = *state;
 	const uint64_t cap = 1 * GiB;
@@ -287,8 +290,8 @@ static void the_cap_holds_and_the_books_match_what_is_live_under_a_race(
 		sleep_ms(1);
 	assert_int_equal(b->failed, 0);
 	assert_int_equal(b->ready, PROCS);
-	w = (struct watch){.r = f->r, .b = b, .slot = s.slot, .dev = dev,
-	                   .cap = cap};
+	w = (struct watch){
+	    .r = f->r, .b = b, .slot = s.slot, .dev = dev, .cap = cap};
 	assert_int_equal(pthread_create(&wt, NULL, watch, &w), 0);
 	for (int k = 0; k < 2; k++) {
 		sleep_ms(800);
@@ -311,12 +314,12 @@ static void the_cap_holds_and_the_books_match_what_is_live_under_a_race(
 		assert_int_equal(b->done[k], 1);
 		live += b->live[k];
 	}
-	print_message("race: %llu granted, %llu refused, %llu watcher samples, books at most %llu MiB of %llu\n",
-	              (unsigned long long)b->granted,
-	              (unsigned long long)b->refused,
-	              (unsigned long long)w.samples,
-	              (unsigned long long)(w.max_books / MiB),
-	              (unsigned long long)(cap / MiB));
+	print_message(
+	    "race: %llu granted, %llu refused, %llu watcher samples, books at most %llu MiB of %llu\n",
+	    (unsigned long long)b->granted, (unsigned long long)b->refused,
+	    (unsigned long long)w.samples,
+	    (unsigned long long)(w.max_books / MiB),
+	    (unsigned long long)(cap / MiB));
 	assert_int_equal(w.over_books, 0);
 	assert_int_equal(w.over_count, 0);
 	assert_true(w.samples > 1000);
@@ -372,8 +375,9 @@ static pid_t dies_inside_an_update(struct fx *f, const struct gs_slice_ref *s,
 			 * process's own word not yet. */
 			__atomic_add_fetch(&pb->mem_used, GS_MEM_BUSY_ONE,
 			                   __ATOMIC_SEQ_CST);
-			__atomic_add_fetch(&ro->slice[s->slot].dev[dev].mem_used,
-			                   extra, __ATOMIC_SEQ_CST);
+			__atomic_add_fetch(
+			    &ro->slice[s->slot].dev[dev].mem_used, extra,
+			    __ATOMIC_SEQ_CST);
 		} else {
 			/* A release of `extra`: inside, its own word gave it
 			 * up, the slice not yet. */
@@ -419,12 +423,10 @@ static void a_process_dead_inside_an_update_is_recounted_exactly(void **state)
 	assert_int_equal(gs_region_reap(f->r), 1);
 	assert_int_equal(slice_word(f->r, s.slot, dev), 3 * MiB);
 	/* Nothing owed, nothing fenced: the lock-free path goes on. */
+	assert_int_equal(gs__region_own(f->r)->slice[s.slot].mem_fence, 0);
 	assert_int_equal(
-	    gs__region_own(f->r)->slice[s.slot].mem_fence, 0);
-	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 4 * GiB - 3 * MiB),
-	                 GS_OK);
-	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1),
-	                 GS_ERR_QUOTA);
+	    gs_region_mem_reserve(f->r, &p, dev, 4 * GiB - 3 * MiB), GS_OK);
+	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 1), GS_ERR_QUOTA);
 	gs_region_mem_release(f->r, &p, dev, 4 * GiB);
 	assert_int_equal(slice_word(f->r, s.slot, dev), 0);
 }
