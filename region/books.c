@@ -205,7 +205,7 @@ static gs_err books_settle(struct gs_region *r, struct gs_own *o,
 		struct gs_ru_slice *us = &o->ro->slice[pr->slice];
 
 		if (gs__mem_owed(us))
-			*more = gs__mem_recount(o->ro, pr->slice,
+			*more = gs__mem_recount(o->ro, pr->slice, r->pidns,
 			                        gs__mono_ns() + 10000000ull);
 		if (reap && gs__reap_locked(r, o) > 0)
 			*more = true;

@@ -89,7 +89,7 @@ void gs__books_sync(struct gs_region *r, struct gs_own *o, int s)
 
 	if (us->generation == gen)
 		return;
-	gs__mem_reset(o->ro, s, gen);
+	gs__mem_reset(o->ro, s, gen, r->pidns);
 }
 
 /*
@@ -113,7 +113,7 @@ static void own_repair(struct gs_region *r, struct gs_own *o)
 		for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
 			if (gs__proc_in_slice(&ro->proc[i], s, us->generation))
 				us->n_procs++;
-		(void)gs__mem_recount(ro, s, until);
+		(void)gs__mem_recount(ro, s, r->pidns, until);
 	}
 	ro->h.lock_recoveries++;
 }

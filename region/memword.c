@@ -252,19 +252,24 @@ bool gs__mem_give_back(struct gs_ro_file *ro, int i, uint64_t pidns)
 }
 
 /* Whether a live process attached to slot s (any generation) is inside
- * an update on any GPU. */
-static bool slice_busy(const struct gs_ro_file *ro, int s)
+ * an update on any GPU. One of this pid namespace that is dead never
+ * leaves it, and is not waited for: its slot's bytes are ambiguous until
+ * it is reaped, which recounts again. */
+static bool slice_busy(const struct gs_ro_file *ro, int s, uint64_t pidns)
 {
 	for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
 		const struct gs_ru_proc *p = &ro->proc[i];
+		bool busy = false;
 
 		if (p->state != GS_RU_PROC_LIVE || p->slice != s)
 			continue;
-		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
-			if (MEM_BUSY(
-			        __atomic_load_n(&ro->proc_dev[i][d].mem_used,
-			                        __ATOMIC_SEQ_CST)) != 0)
-				return true;
+		for (int d = 0; d < GS_REGION_MAX_DEVICES && !busy; d++)
+			busy = MEM_BUSY(
+			           __atomic_load_n(&ro->proc_dev[i][d].mem_used,
+			                           __ATOMIC_SEQ_CST)) != 0;
+		if (busy && (p->pidns != pidns ||
+		             gs_region_pid_alive(p->pid, p->start_time)))
+			return true;
 	}
 	return false;
 }
@@ -272,11 +277,12 @@ static bool slice_busy(const struct gs_ro_file *ro, int s)
 /* Sets the fence of slot s and waits, until `until` (mono ns), for its
  * processes' updates to drain. Whether they did (the fence stays up
  * either way). */
-static bool fence_and_drain(struct gs_ro_file *ro, int s, uint64_t until)
+static bool fence_and_drain(struct gs_ro_file *ro, int s, uint64_t pidns,
+                            uint64_t until)
 {
 	__atomic_fetch_or(&ro->slice[s].mem_fence, GS_MEM_FENCE,
 	                  __ATOMIC_SEQ_CST);
-	for (unsigned i = 0; slice_busy(ro, s); i++) {
+	for (unsigned i = 0; slice_busy(ro, s, pidns); i++) {
 		if (gs__mono_ns() >= until)
 			return false;
 		nap(i);
@@ -284,12 +290,13 @@ static bool fence_and_drain(struct gs_ro_file *ro, int s, uint64_t until)
 	return true;
 }
 
-bool gs__mem_recount(struct gs_ro_file *ro, int s, uint64_t until)
+bool gs__mem_recount(struct gs_ro_file *ro, int s, uint64_t pidns,
+                     uint64_t until)
 {
 	struct gs_ru_slice *us = &ro->slice[s];
 	uint64_t now = gs__mono_ns();
 
-	if (!fence_and_drain(ro, s, until)) {
+	if (!fence_and_drain(ro, s, pidns, until)) {
 		__atomic_fetch_or(&us->mem_fence, GS_MEM_DIRTY,
 		                  __ATOMIC_RELAXED);
 		__atomic_fetch_and(&us->mem_fence, ~GS_MEM_FENCE,
@@ -320,13 +327,13 @@ bool gs__mem_owed(const struct gs_ru_slice *us)
 	return __atomic_load_n(&us->mem_fence, __ATOMIC_ACQUIRE) != 0;
 }
 
-void gs__mem_reset(struct gs_ro_file *ro, int s, uint64_t gen)
+void gs__mem_reset(struct gs_ro_file *ro, int s, uint64_t gen, uint64_t pidns)
 {
 	struct gs_ru_slice *us = &ro->slice[s];
 
 	/* Updates of the old generation drain or back off (they see the
 	 * generation change); a stalled one is waited for 10 ms at most. */
-	(void)fence_and_drain(ro, s, gs__mono_ns() + 10000000ull);
+	(void)fence_and_drain(ro, s, pidns, gs__mono_ns() + 10000000ull);
 	memset(us, 0, sizeof(*us));
 	__atomic_store_n(&us->generation, gen, __ATOMIC_RELEASE);
 }

@@ -556,14 +556,17 @@ enum gs_mem_rc gs__mem_sub(struct gs_ru_slice *us, uint64_t gen, int dev,
  * free. */
 bool gs__mem_give_back(struct gs_ro_file *ro, int i, uint64_t pidns);
 /* Owner lock held: sets slot s's books to the sum of its live
- * processes', waiting until `until` (mono ns) for updates under way;
- * false (and the slice marked owing one) when they did not drain. */
-bool gs__mem_recount(struct gs_ro_file *ro, int s, uint64_t until);
+ * processes', waiting until `until` (mono ns) for updates under way (of
+ * processes alive; `pidns`: the caller's, to tell); false (and the slice
+ * marked owing one) when they did not drain. */
+bool gs__mem_recount(struct gs_ro_file *ro, int s, uint64_t pidns,
+                     uint64_t until);
 /* Whether slot s's books owe a recount (or a recounter died). */
 bool gs__mem_owed(const struct gs_ru_slice *us);
 /* Owner lock held: empties slot s's books for generation `gen`, once
  * updates of the old one drained. */
-void gs__mem_reset(struct gs_ro_file *ro, int s, uint64_t gen);
+void gs__mem_reset(struct gs_ro_file *ro, int s, uint64_t gen,
+                   uint64_t pidns);
 
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in ns. */
 uint64_t gs__mono_ns(void);

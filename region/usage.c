@@ -171,7 +171,8 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 	p->state = GS_RU_PROC_FREE;
 	p->generation++;
 	if (recount) /* it died inside a memory update */
-		(void)gs__mem_recount(ro, s, gs__mono_ns() + 10000000ull);
+		(void)gs__mem_recount(ro, s, r->pidns,
+		                      gs__mono_ns() + 10000000ull);
 	if (r->arb_client)
 		return; /* the arbiter wakes whom it concerns */
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
