@@ -169,8 +169,12 @@ enum gs_mem_rc gs__mem_sub(struct gs_ru_slice *us, uint64_t gen, int dev,
                            struct gs_ru_books *pb, uint64_t bytes, uint64_t now)
 {
 	struct gs_ru_books *sb = &us->dev[dev];
-	uint64_t w = __atomic_load_n(&pb->mem_used, __ATOMIC_RELAXED), take;
+	uint64_t w, take;
 
+	/* The integrals step over the bytes held until now. */
+	gs__books_tick(sb, now);
+	gs__books_tick(pb, now);
+	w = __atomic_load_n(&pb->mem_used, __ATOMIC_RELAXED);
 	/* A process releases no more than it holds. */
 	do
 		take = bytes <= MEM_BYTES(w) ? bytes : MEM_BYTES(w);
@@ -182,8 +186,6 @@ enum gs_mem_rc gs__mem_sub(struct gs_ru_slice *us, uint64_t gen, int dev,
 		                   __ATOMIC_RELEASE);
 		return GS_MEM_FENCED;
 	}
-	gs__books_tick(sb, now);
-	gs__books_tick(pb, now);
 	if (take != 0)
 		slice_sub(sb, take);
 	__atomic_fetch_sub(&pb->mem_used, GS_MEM_BUSY_ONE, __ATOMIC_RELEASE);
