@@ -266,9 +266,10 @@ the_cap_holds_and_the_books_match_what_is_live_under_a_race(void **state)
 	struct board *b;
 	pthread_t wt;
 	pid_t kid[PROCS];
-	uint64_t live = 0, until;
+	uint64_t live = 0, until, t_start;
 	int dev, reaped;
 
+	t_start = mono_ns();
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
 	s = make_slice(f->r, "race", cap);
@@ -336,6 +337,11 @@ the_cap_holds_and_the_books_match_what_is_live_under_a_race(void **state)
 	assert_int_equal(u.mem_used, live);
 	assert_int_equal(u.n_procs, PROCS - 2);
 	assert_true(u.mem_peak <= cap);
+	/* The byte-seconds, stepped by whichever racer saw the clock move
+	 * first, integrate no more than the cap over the whole race. */
+	assert_true(u.mem_byte_s > 0);
+	assert_true(u.mem_byte_s <=
+	            (double)cap * (double)(mono_ns() - t_start) / 1e9);
 
 	for (int k = 2; k < PROCS; k++) {
 		assert_int_equal(kill(kid[k], SIGKILL), 0);
