@@ -1,9 +1,13 @@
 /*
  * books.c - the GPU table (devices keyed by UUID in the shared file) and
  * the memory books: reserving, releasing and viewing a process's memory
- * on a GPU against its slice's cap, atomically across processes.
+ * on a GPU against its slice's cap, atomically across processes. The
+ * common path takes no lock: each update is memword.c's (one
+ * compare-and-swap on the slice's bytes that refuses to pass the cap);
+ * the owner lock is taken only when a recount or a new slice generation
+ * is in the way, or to reap dead processes when the cap is reached.
  *
- * Calls limits.c, lock.c, usage.c and util.c.
+ * Calls limits.c, lock.c, memword.c, usage.c and util.c.
  */
 #include "region_int.h"
 
@@ -134,93 +138,175 @@ static struct gs_own *own_of(struct gs_region *r, const struct gs_proc_ref *p)
 	return k >= 0 && k == r->me ? &r->own[k] : NULL;
 }
 
+/* What the lock-free path needs of `p`'s books on `dev`, read without
+ * the lock (memword.c rechecks the generation inside each update). */
+struct books_at {
+	struct gs_ru_slice *us; /* its slice's books */
+	struct gs_ru_books *pb; /* its own on dev */
+	uint64_t gen;           /* the slice generation it attached to */
+	uint64_t limit;         /* the slice's cap; 0: none */
+};
+
+/*
+ * No lock: `p`'s books, as books_of finds them. GS_ERR_NOT_FOUND when
+ * the process or its slice is gone (fail closed); GS_ERR_BUSY when its
+ * slice's books are not yet at its generation (the locked path brings
+ * them there).
+ */
+static gs_err books_at(struct gs_region *r, struct gs_own *o,
+                       const struct gs_proc_ref *p, int dev,
+                       struct books_at *at)
+{
+	struct gs_ru_proc *pr = gs__region_proc_get(r, p);
+	struct gs_rl_slice *sl;
+	int s;
+
+	if (pr == NULL || dev < 0 || dev >= GS_REGION_MAX_DEVICES)
+		return GS_ERR_NOT_FOUND;
+	s = pr->slice;
+	at->gen = pr->slice_gen;
+	if (s < 0 || s >= GS_REGION_MAX_SLICES)
+		return GS_ERR_NOT_FOUND;
+	sl = &r->rl->slice[s];
+	if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != GS_RL_LIVE ||
+	    __atomic_load_n(&sl->generation, __ATOMIC_ACQUIRE) != at->gen ||
+	    !gs__own_serves(o, sl, s))
+		return GS_ERR_NOT_FOUND;
+	at->us = &o->ro->slice[s];
+	at->pb = gs__region_proc_books(r, pr, dev);
+	at->limit = __atomic_load_n(&sl->lim.mem_limit, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&at->us->generation, __ATOMIC_ACQUIRE) != at->gen)
+		return GS_ERR_BUSY;
+	return GS_OK;
+}
+
+/*
+ * The locked path a lock-free update is turned to: brings `p`'s slice's
+ * books to its generation, settles a recount that is owed (or a fence a
+ * dead recounter left: nobody recounts without this lock), and with
+ * `reap` frees the slots of dead processes. OUT: *more when that may
+ * have made room. Waiting for the lock is what lets a recount finish.
+ */
+static gs_err books_settle(struct gs_region *r, struct gs_own *o,
+                           const struct gs_proc_ref *p, int dev, bool reap,
+                           bool *more)
+{
+	struct gs_ru_books *sb;
+	struct gs_ru_proc *pr;
+	gs_err err = gs__own_lock(r, o);
+
+	*more = false;
+	if (err != GS_OK)
+		return err;
+	pr = books_of(r, p, dev, &sb, NULL);
+	if (pr == NULL) {
+		err = GS_ERR_NOT_FOUND;
+	} else {
+		struct gs_ru_slice *us = &o->ro->slice[pr->slice];
+
+		if (gs__mem_owed(us))
+			*more = gs__mem_recount(o->ro, pr->slice, r->pidns,
+			                        gs__mono_ns() + 10000000ull);
+		if (reap && gs__reap_locked(r, o) > 0)
+			*more = true;
+	}
+	gs__own_unlock(r, o);
+	return err;
+}
+
 gs_err gs_region_mem_reserve(struct gs_region *r, const struct gs_proc_ref *p,
                              int dev, uint64_t bytes)
 {
 	struct gs_own *o = own_of(r, p);
-	struct gs_ru_books *sb;
-	struct gs_ru_proc *pr;
-	uint64_t limit, now = books_now();
+	struct books_at at;
+	uint64_t now = books_now();
+	bool reaped = false, more;
 	gs_err err;
 
 	if (o == NULL)
 		return GS_ERR_NOT_FOUND;
-	err = gs__own_lock(r, o);
-	if (err != GS_OK)
-		return err;
-	for (int attempt = 0;; attempt++) {
-		pr = books_of(r, p, dev, &sb, &limit);
-		if (pr == NULL) {
-			err = GS_ERR_NOT_FOUND;
-			break;
-		}
-		if (limit == 0 ||
-		    (bytes <= limit && sb->mem_used <= limit - bytes)) {
-			struct gs_ru_books *pb =
-			    gs__region_proc_books(r, pr, dev);
+	for (int tries = 0; tries < 64; tries++) {
+		enum gs_mem_rc rc = GS_MEM_FENCED;
 
-			gs__books_tick(sb, now);
-			gs__books_tick(pb, now);
-			sb->mem_used += bytes;
-			pb->mem_used += bytes;
-			if (sb->mem_used > sb->mem_peak)
-				sb->mem_peak = sb->mem_used;
-			if (pb->mem_used > pb->mem_peak)
-				pb->mem_peak = pb->mem_used;
-			err = GS_OK;
-			break;
-		}
-		/* Over the cap: a dead process may still hold a share. */
-		if (attempt > 0 || gs__reap_locked(r, o) == 0) {
-			err = GS_ERR_QUOTA;
-			break;
+		gs__own_use(r);
+		err = books_at(r, o, p, dev, &at);
+		if (err == GS_OK)
+			rc = gs__mem_add(at.us, at.gen, dev, at.pb, bytes,
+			                 at.limit, now);
+		gs__own_unuse(r);
+		if (err == GS_ERR_NOT_FOUND)
+			return err;
+		if (err == GS_OK && rc == GS_MEM_OK)
+			return GS_OK;
+		/* Over the cap: a dead process may still hold a share, or a
+		 * recount be owed; once. Fenced or a new generation: the
+		 * locked path, then again. */
+		if (err == GS_OK && rc == GS_MEM_QUOTA && reaped)
+			return GS_ERR_QUOTA;
+		err = books_settle(r, o, p, dev, rc == GS_MEM_QUOTA, &more);
+		if (err != GS_OK)
+			return err;
+		if (rc == GS_MEM_QUOTA) {
+			if (!more)
+				return GS_ERR_QUOTA;
+			reaped = true;
 		}
 	}
-	gs__own_unlock(r, o);
-	return err;
+	return GS_ERR_BUSY; /* fenced each time: a recount keeps failing */
 }
 
 void gs_region_mem_release(struct gs_region *r, const struct gs_proc_ref *p,
                            int dev, uint64_t bytes)
 {
 	struct gs_own *o = own_of(r, p);
-	struct gs_ru_books *sb;
-	struct gs_ru_proc *pr;
+	struct books_at at;
 	uint64_t now = books_now();
+	bool more;
 
-	if (o == NULL || gs__own_lock(r, o) != GS_OK)
+	if (o == NULL)
 		return;
-	pr = books_of(r, p, dev, &sb, NULL);
-	if (pr != NULL) {
-		struct gs_ru_books *pb = gs__region_proc_books(r, pr, dev);
+	for (int tries = 0; tries < 64; tries++) {
+		enum gs_mem_rc rc = GS_MEM_FENCED;
+		gs_err err;
 
-		if (bytes > pb->mem_used)
-			bytes = pb->mem_used;
-		gs__books_tick(sb, now);
-		gs__books_tick(pb, now);
-		pb->mem_used -= bytes;
-		sb->mem_used -= bytes <= sb->mem_used ? bytes : sb->mem_used;
+		gs__own_use(r);
+		err = books_at(r, o, p, dev, &at);
+		if (err == GS_OK)
+			rc = gs__mem_sub(at.us, at.gen, dev, at.pb, bytes, now);
+		gs__own_unuse(r);
+		if (err == GS_ERR_NOT_FOUND ||
+		    (err == GS_OK && rc == GS_MEM_OK))
+			return;
+		if (books_settle(r, o, p, dev, false, &more) != GS_OK)
+			return;
 	}
-	gs__own_unlock(r, o);
 }
 
 gs_err gs_region_mem_view(struct gs_region *r, const struct gs_proc_ref *p,
                           int dev, uint64_t *used, uint64_t *limit)
 {
 	struct gs_own *o = own_of(r, p);
-	struct gs_ru_books *sb;
-	gs_err err;
+	struct books_at at;
+	bool more;
+	gs_err err = GS_ERR_BUSY;
 
 	if (o == NULL)
 		return GS_ERR_NOT_FOUND;
-	err = gs__own_lock(r, o);
-	if (err != GS_OK)
-		return err;
-	if (books_of(r, p, dev, &sb, limit) == NULL)
-		err = GS_ERR_NOT_FOUND;
-	else
-		*used = sb->mem_used;
-	gs__own_unlock(r, o);
+	for (int tries = 0; err == GS_ERR_BUSY && tries < 64; tries++) {
+		gs__own_use(r);
+		err = books_at(r, o, p, dev, &at);
+		if (err == GS_OK) {
+			*used = gs__mem_bytes(&at.us->dev[dev]);
+			*limit = at.limit;
+		}
+		gs__own_unuse(r);
+		if (err == GS_ERR_BUSY) {
+			gs_err e = books_settle(r, o, p, dev, false, &more);
+
+			if (e != GS_OK)
+				return e;
+		}
+	}
 	return err;
 }
 

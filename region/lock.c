@@ -73,14 +73,6 @@ void gs__wlock_drop(struct gs_region *r)
 
 /* ---- the usage locks ---------------------------------------------------- */
 
-void gs__books_tick(struct gs_ru_books *b, uint64_t now)
-{
-	if (b->mem_t_ns != 0 && now > b->mem_t_ns)
-		b->mem_byte_s +=
-		    (double)b->mem_used * ((double)(now - b->mem_t_ns) / 1e9);
-	b->mem_t_ns = now;
-}
-
 bool gs__proc_in_slice(const struct gs_ru_proc *p, int s, uint64_t gen)
 {
 	return p->state == GS_RU_PROC_LIVE && p->slice == s &&
@@ -97,35 +89,31 @@ void gs__books_sync(struct gs_region *r, struct gs_own *o, int s)
 
 	if (us->generation == gen)
 		return;
-	memset(us, 0, sizeof(*us));
-	us->generation = gen;
+	gs__mem_reset(o->ro, s, gen, r->pidns);
 }
 
 /*
  * Owner lock held, after a holder died: recompute every slice's derived
  * counters in `o` from its process table (the process slots are the
  * truth; a holder killed between updating its slot and its slice left
- * them apart).
+ * them apart). Memory is recounted while others may be allocating
+ * (gs__mem_recount), within 10 ms for the whole file: a slice whose
+ * updates did not drain by then owes its recount.
  */
 static void own_repair(struct gs_region *r, struct gs_own *o)
 {
 	struct gs_ro_file *ro = o->ro;
+	uint64_t until = gs__mono_ns() + 10000000ull;
 
 	for (int s = 0; s < GS_REGION_MAX_SLICES; s++) {
 		struct gs_ru_slice *us = &ro->slice[s];
 
 		gs__books_sync(r, o, s);
 		us->n_procs = 0;
-		for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
-			us->dev[d].mem_used = 0;
-		for (int i = 0; i < GS_REGION_MAX_PROCS; i++) {
-			if (!gs__proc_in_slice(&ro->proc[i], s, us->generation))
-				continue;
-			us->n_procs++;
-			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)
-				us->dev[d].mem_used +=
-				    ro->proc_dev[i][d].mem_used;
-		}
+		for (int i = 0; i < GS_REGION_MAX_PROCS; i++)
+			if (gs__proc_in_slice(&ro->proc[i], s, us->generation))
+				us->n_procs++;
+		(void)gs__mem_recount(ro, s, r->pidns, until);
 	}
 	ro->h.lock_recoveries++;
 }

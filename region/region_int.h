@@ -62,16 +62,19 @@
  *                                            regions: this owner's slices'
  *                                            own scheduler records)
  *
- * Locks: an owner file's mutex guards its books, buckets and processes;
+ * Locks: an owner file's mutex guards its books, buckets and processes,
+ * except the memory words (mem_used, mem_peak, the byte-seconds), which
+ * the allocation path changes by atomics alone (layout 6; memword.c);
  * the shared mutex the scheduler records. A holder of both took the
  * owner's first (gs_region_lock).
  *
- * Invariant (restored by repair after a holder died): for every live
- * slice s and device d, slice[s].dev[d].mem_used == sum of
+ * Invariant (restored by repair after a holder died, and by a recount
+ * after a process died inside a memory update): for every live slice s
+ * and device d, slice[s].dev[d].mem_used == sum of the bytes of
  * proc[p].dev[d].mem_used over live procs p attached to s (same
- * generation) in s's owner file, and likewise sched[d][s].inflight /
- * waiting in the shared file (repaired from the owner files the repairer
- * can read).
+ * generation) in s's owner file, once no update is under way, and
+ * likewise sched[d][s].inflight / waiting in the shared file (repaired
+ * from the owner files the repairer can read).
  */
 #ifndef GS_SHIM_REGION_INT_H
 #define GS_SHIM_REGION_INT_H
@@ -199,7 +202,11 @@ struct gs_ru_device {
 static_assert(sizeof(struct gs_ru_device) == 96 + 8 + 16 + 24 + 64,
               "gs_ru_device layout");
 
-/* Books of one slice (or one process) on one GPU. */
+/* Books of one slice (or one process) on one GPU. mem_used and mem_peak
+ * change only by atomics (memword.c; no lock on the allocation path):
+ * a slice's mem_used is its bytes; a process's holds its bytes in the
+ * low 48 bits and, in the high 16, how many of its threads are inside an
+ * update (read it with gs__mem_bytes). */
 struct gs_ru_books {
 	uint64_t mem_used;
 	uint64_t mem_peak;
@@ -234,7 +241,7 @@ static_assert(sizeof(struct gs_ru_swap) == 48, "gs_ru_swap layout");
 struct gs_ru_slice {
 	uint64_t generation; /* limits generation these books belong to */
 	uint32_t n_procs;
-	uint32_t reserved0;
+	uint32_t mem_fence; /* GS_MEM_FENCE | GS_MEM_DIRTY (memword.c) */
 	struct gs_ru_swap swap;
 	struct gs_ru_books dev[GS_REGION_MAX_DEVICES];
 };
@@ -530,8 +537,51 @@ struct gs_ru_proc *gs__region_proc_get(struct gs_region *r,
 struct gs_ru_books *gs__region_proc_books(struct gs_region *r,
                                           const struct gs_ru_proc *pr, int dev);
 
-/* Lock held: advances the byte-second integrals of books to `now`. */
+/* memword.c: the memory books' words (the protocol is in its header). */
+#define GS_MEM_BYTES_MASK ((1ULL << 48) - 1)
+#define GS_MEM_BUSY_ONE (1ULL << 48)
+#define GS_MEM_FENCE 0x1u /* gs_ru_slice.mem_fence: a recount is on */
+#define GS_MEM_DIRTY 0x2u /* a recount is owed (one timed out) */
+enum gs_mem_rc {
+	GS_MEM_OK,
+	GS_MEM_QUOTA,  /* over the cap: nothing changed */
+	GS_MEM_FENCED, /* a recount or a new generation: nothing changed;
+	                  take the owner lock and try again */
+};
+/* The bytes of a books' mem_used word (a process's without its busy
+ * count). */
+uint64_t gs__mem_bytes(const struct gs_ru_books *b);
+/* No lock: advances the byte-second integral of books to `now` (one
+ * caller per clock step does it). */
 void gs__books_tick(struct gs_ru_books *b, uint64_t now);
+/* No lock: charges `bytes` to slice books `us` (of generation `gen`) on
+ * GPU `dev` and to process books `pb`, refused past `limit` (0: none). */
+enum gs_mem_rc gs__mem_add(struct gs_ru_slice *us, uint64_t gen, int dev,
+                           struct gs_ru_books *pb, uint64_t bytes,
+                           uint64_t limit, uint64_t now);
+/* No lock: releases up to `bytes` (no more than pb holds). */
+enum gs_mem_rc gs__mem_sub(struct gs_ru_slice *us, uint64_t gen, int dev,
+                           struct gs_ru_books *pb, uint64_t bytes,
+                           uint64_t now);
+/* Owner lock held, freeing process slot i of `ro` (its slice's books at
+ * its generation): takes its bytes on every GPU out of its slice's,
+ * exactly once, and zeroes its words. False when it stopped inside an
+ * update (dead, or live and stalled past a millisecond; `pidns`: the
+ * caller's, to tell): its slice needs gs__mem_recount once the slot is
+ * free. */
+bool gs__mem_give_back(struct gs_ro_file *ro, int i, uint64_t pidns);
+/* Owner lock held: sets slot s's books to the sum of its live
+ * processes', waiting until `until` (mono ns) for updates under way (of
+ * processes alive; `pidns`: the caller's, to tell); false (and the slice
+ * marked owing one) when they did not drain. */
+bool gs__mem_recount(struct gs_ro_file *ro, int s, uint64_t pidns,
+                     uint64_t until);
+/* Whether slot s's books owe a recount (or a recounter died). */
+bool gs__mem_owed(const struct gs_ru_slice *us);
+/* Owner lock held: empties slot s's books for generation `gen`, once
+ * updates of the old one drained. */
+void gs__mem_reset(struct gs_ro_file *ro, int s, uint64_t gen,
+                   uint64_t pidns);
 
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in ns. */
 uint64_t gs__mono_ns(void);

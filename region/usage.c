@@ -20,7 +20,7 @@ static void books_export(struct gs_region *r, int d,
 	memset(u, 0, sizeof(*u));
 	memcpy(u->uuid, r->ru->dev[d].uuid, sizeof(u->uuid));
 	u->uuid[GS_REGION_UUID_MAX - 1] = '\0';
-	u->mem_used = b->mem_used;
+	u->mem_used = gs__mem_bytes(b);
 	u->mem_peak = b->mem_peak;
 	u->mem_byte_s = b->mem_byte_s;
 	u->busy_ns = b->busy_ns;
@@ -30,8 +30,8 @@ static void books_export(struct gs_region *r, int d,
 
 static bool books_any(const struct gs_ru_books *b)
 {
-	return b->mem_used || b->mem_peak || b->busy_ns || b->throttled_ns ||
-	       b->launches;
+	return gs__mem_bytes(b) || b->mem_peak || b->busy_ns ||
+	       b->throttled_ns || b->launches;
 }
 
 /* The file holding the books of slice `ref` (not created), or NULL: none
@@ -128,26 +128,19 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 	struct gs_ro_file *ro = o->ro;
 	struct gs_ru_proc *p = &ro->proc[i];
 	int s = p->slice;
+	bool recount = false;
 
 	if (s >= 0 && s < GS_REGION_MAX_SLICES) {
 		struct gs_ru_slice *us = &ro->slice[s];
 
 		gs__books_sync(r, o, s);
 		if (us->generation == p->slice_gen) {
-			uint64_t now = gs__mono_ns();
 			bool sched = false;
 
+			recount = !gs__mem_give_back(ro, i, r->pidns);
 			for (int d = 0; d < GS_REGION_MAX_DEVICES; d++) {
-				struct gs_ru_books *b = &us->dev[d];
 				struct gs_ru_books *pb = &ro->proc_dev[i][d];
 
-				if (pb->mem_used) {
-					gs__books_tick(b, now);
-					b->mem_used -=
-					    pb->mem_used <= b->mem_used
-					        ? pb->mem_used
-					        : b->mem_used;
-				}
 				sched = sched || pb->inflight || pb->waiting;
 			}
 			/* A process gone while swapped out: its host copy went
@@ -177,6 +170,9 @@ static void proc_free_locked(struct gs_region *r, struct gs_own *o, int i)
 	memset(ro->proc_dev[i], 0, sizeof(ro->proc_dev[i]));
 	p->state = GS_RU_PROC_FREE;
 	p->generation++;
+	if (recount) /* it died inside a memory update */
+		(void)gs__mem_recount(ro, s, r->pidns,
+		                      gs__mono_ns() + 10000000ull);
 	if (r->arb_client)
 		return; /* the arbiter wakes whom it concerns */
 	for (int d = 0; d < GS_REGION_MAX_DEVICES; d++)

@@ -89,7 +89,7 @@
 #include "gs/slice_limits.h"
 #include "gs/spec.h"
 
-#define GS_REGION_VERSION     5u /* 2: owner_uid in limits, uid in process slots;
+#define GS_REGION_VERSION     6u /* 2: owner_uid in limits, uid in process slots;
                                       3: books, buckets and processes in
                                       per-owner files (usage.<uid>);
                                       4: uid 0's slices of a privileged
@@ -97,7 +97,10 @@
                                       their own (books/usage.0.<slot>);
                                       5: each slice's scheduler record
                                       in its owner file, the shared
-                                      file the daemon's (arbiter) */
+                                      file the daemon's (arbiter);
+                                      6: the memory books changed by
+                                      atomics, no lock (a process's
+                                      word carries its busy count) */
 #define GS_REGION_MAX_DEVICES 32
 #define GS_REGION_MAX_SLICES  256
 #define GS_REGION_MAX_PROCS   1024

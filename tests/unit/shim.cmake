@@ -8,6 +8,12 @@ gs_add_unit_test(test_region
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region.c
                  LIBS gs_region)
 target_include_directories(test_region PRIVATE ${CMAKE_SOURCE_DIR}/region)
+# The memory books without a lock (region/memword.c): threads in
+# processes racing one cap, processes killed mid-update, reaping.
+gs_add_unit_test(test_region_memword
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region_memword.c
+                 LIBS gs_region)
+target_include_directories(test_region_memword PRIVATE ${CMAKE_SOURCE_DIR}/region)
 # Region files cut short under a live mapping: the SIGBUS guard, the
 # report, the shared file's rebuild.
 gs_add_unit_test(test_region_guard
