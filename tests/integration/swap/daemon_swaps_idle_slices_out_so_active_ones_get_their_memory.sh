@@ -13,7 +13,7 @@
 # At the sizes: 10 GiB slices holding 9 GiB each, in allocations
 # of 256 MiB with signatures at both ends and three places inside. The
 # sim's memory and copies are sparse (sim/cuda/copy.c), so the whole test
-# costs the host about 50 MiB and runs in about 20 s (2 cores), the
+# costs the host under 100 MiB and runs in about 17 s (2 cores), the
 # daemon's idle_after and min_residency sleeps most of it.
 #
 # Scaled down (slices of 1 GiB holding 512 MiB, a swap: never slice
