@@ -426,7 +426,8 @@ bench_watchdog() {
 # asked with `gpuslice swap`, twice: sparse bulk (one 4 KiB page written
 # in every 64 MiB, the rest never touched: memory allocated and little
 # used, whose copies the sim keeps sparse, sim/cuda/copy.c) and dense
-# bulk (every byte written: the host's memmove and page work bound it). The shim logs each
+# bulk (every byte written: the host's memmove and page work bound it);
+# GS_SWAP_BULK picks them (default "sparse dense"). The shim logs each
 # swap's phases; the table splits the time into what a GPU would also
 # spend (the modelled copy, the shim's own work) and the sim's host work
 # that a GPU's DMA engine does not have: its memmove where that is slower
@@ -442,7 +443,7 @@ bench_swap() {
 		. "$src/tests/integration/shim/lib.sh" "$b"
 		sim_up
 		export B WORK SIMDIR GS_SRC=$src GPUSLICE_SIM_BUS_GBPS=model
-		"$PY" - "${GS_SWAP_GIB:-1 4 9}" "${GS_SWAP_ROUNDS:-3}" <<'PY'
+		"$PY" - "${GS_SWAP_GIB:-1 4 9}" "${GS_SWAP_ROUNDS:-3}" "${GS_SWAP_BULK:-sparse dense}" <<'PY'
 import os, re, statistics, sys, time
 sys.path.insert(0, os.environ["GS_SRC"] + "/tests/integration/swap")
 from lib import *
@@ -454,7 +455,7 @@ print("   %-6s %-6s %-4s %9s %9s %7s %9s | %9s %9s %9s %9s" % (
     "GiB", "bulk", "dir", "first ms", "median ms", "GB/s", "of model",
     "model ms", "shim ms", "sim copy+", "sim pages"))
 pat = re.compile(r"swap (out|in) phases: quiesce (\d+) ns, drain (\d+) ns, host (\d+) ns, map (\d+) ns, copy (\d+) ns, unmap (\d+) ns, (\d+) bytes")
-for gib, kind in [(g, k) for g in sizes for k in ("sparse", "dense")]:
+for gib, kind in [(g, k) for g in sizes for k in sys.argv[3].split()]:
     mib = int(gib * 1024)
     avail = int(open("/proc/meminfo").read().split("MemAvailable:")[1].split()[0]) * 1024
     if kind == "dense" and avail < 2.2 * mib * 2**20:

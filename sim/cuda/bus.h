@@ -13,7 +13,10 @@
  * len / bandwidth after it was called, as a copy from pinned host memory
  * over PCIe takes; the sim's own memmove of the bytes happens within that
  * time (the wait is what is left of it), so a copy costs the modelled
- * time, or the host's memmove where that is slower. An asynchronous copy
+ * time, or the host's memmove where that is slower. A wait's sleep wakes
+ * late by tens of microseconds; that lateness is taken off the next
+ * copy's modelled start on the same thread, so copies back to back take
+ * the sum of their modelled times, as on a copy engine. An asynchronous copy
  * is charged to the calling thread (no copy engine on the shared
  * timeline yet, sched.c): a program that queues copies and then
  * synchronises waits as long as on a GPU, but its thread is not free

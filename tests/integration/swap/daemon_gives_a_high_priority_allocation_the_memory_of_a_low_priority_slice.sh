@@ -69,10 +69,13 @@ if sw["swap_outs"] != 1 or sw["swapped_bytes"] < H * MIB:
 moved = sw["swapped_bytes"]
 model = moved / 25e9
 took = sw["last_swap_out_seconds"]
+# r["longest"]: the one cuMemAlloc that found the memory held and waited
+# for the swap-out; r["seconds"]: all of hi's allocations and signatures.
 print(f"FIGURE swap-out for a high-priority allocation: {moved >> 20} MiB; "
-      f"the allocation waited {r['seconds']:.3f} s, the swap-out took {took:.3f} s; "
+      f"the allocation waited {r['longest']:.3f} s (all {H} MiB of allocations: {r['seconds']:.3f} s), "
+      f"the swap-out took {took:.3f} s; "
       f"the copy at the modelled 25 GB/s: {model:.3f} s (+10 %: {model * 1.1:.3f} s); "
-      f"ratio {r['seconds'] / model:.1f}x")
+      f"ratio {r['longest'] / model:.2f}x")
 # Generous: the daemon's swap-out covers most of the wait, and the whole
 # wait stays within the shim's bound for a need (30 s).
 if r["seconds"] > 30 or took > r["seconds"] + 0.5:

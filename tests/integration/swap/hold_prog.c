@@ -11,7 +11,9 @@
  *                     page-aligned (each its index, place and offset), and
  *                     prints {"alloc": MiB held, "n": allocations,
  *                     "err": CUresult of the first failure or 0,
- *                     "seconds": wall time}
+ *                     "seconds": wall time, "longest": the longest
+ *                     single cuMemAlloc, s (one that waited for memory
+ *                     others held)}
  *   check             reads every signature back (copies: a swapped-out
  *                     process waits for its memory) and prints
  *                     {"check": n, "bad": wrong words, "seconds": t}
@@ -104,12 +106,18 @@ static void do_alloc(long mib, long piece)
 	double t0 = now_s();
 	CUresult err = CUDA_SUCCESS;
 	long held = 0;
+	double longest = 0;
 
 	while (held + piece <= mib && n_ptrs < MAX_ALLOCS) {
 		int a = n_ptrs;
+		double t;
 
 		sizes[a] = (size_t)piece << 20;
+		t = now_s();
 		err = mem_alloc(&ptrs[a], sizes[a]);
+		t = now_s() - t;
+		if (t > longest)
+			longest = t;
 		if (err != CUDA_SUCCESS)
 			break;
 		n_ptrs++;
@@ -121,8 +129,9 @@ static void do_alloc(long mib, long piece)
 			break;
 		held += piece;
 	}
-	printf("{\"alloc\": %ld, \"n\": %d, \"err\": %d, \"seconds\": %.3f}\n",
-	       held, n_ptrs, (int)err, now_s() - t0);
+	printf("{\"alloc\": %ld, \"n\": %d, \"err\": %d, \"seconds\": %.3f, "
+	       "\"longest\": %.4f}\n",
+	       held, n_ptrs, (int)err, now_s() - t0, longest);
 }
 
 static void do_check(void)
