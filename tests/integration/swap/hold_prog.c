@@ -7,8 +7,9 @@
  *   alloc MIB PIECE   allocates MIB MiB in allocations of PIECE MiB
  *                     (cuMemAlloc), writes a signature of 64 KiB at the
  *                     start and end of each (its first and last bytes)
- *                     and three inside it, at offsets that are not
- *                     page-aligned (each its index, place and offset), and
+ *                     and one of 4 KiB at three places inside it, at
+ *                     offsets that are not page-aligned (each its index,
+ *                     place and offset), and
  *                     prints {"alloc": MiB held, "n": allocations,
  *                     "err": CUresult of the first failure or 0,
  *                     "seconds": wall time, "longest": the longest
@@ -35,7 +36,8 @@
 #include <time.h>
 
 #define SIG_BYTES  (64u << 10)
-#define SIG_PLACES 5 /* start, end, three inside */
+#define SIG_PLACES 5          /* start, end, three inside */
+#define SIG_INNER  (4u << 10) /* the bytes of an inside place */
 #define MAX_ALLOCS 4096
 
 static void *cu;
@@ -74,9 +76,15 @@ static uint32_t sig(int a, int k, size_t i)
 	       (uint32_t)i;
 }
 
+/* The bytes of signature place k. */
+static size_t sig_len(int k)
+{
+	return k < 2 ? SIG_BYTES : SIG_INNER;
+}
+
 static void fill(int a, int k)
 {
-	for (size_t i = 0; i < SIG_BYTES / 4; i++)
+	for (size_t i = 0; i < sig_len(k) / 4; i++)
 		host[i] = sig(a, k, i);
 }
 
@@ -123,7 +131,7 @@ static void do_alloc(long mib, long piece)
 		n_ptrs++;
 		for (int k = 0; k < SIG_PLACES && err == CUDA_SUCCESS; k++) {
 			fill(a, k);
-			err = htod(place(a, k), host, SIG_BYTES);
+			err = htod(place(a, k), host, sig_len(k));
 		}
 		if (err != CUDA_SUCCESS)
 			break;
@@ -142,10 +150,10 @@ static void do_check(void)
 
 	for (int a = 0; a < n_ptrs && err == CUDA_SUCCESS; a++)
 		for (int k = 0; k < SIG_PLACES; k++) {
-			err = dtoh(host, place(a, k), SIG_BYTES);
+			err = dtoh(host, place(a, k), sig_len(k));
 			if (err != CUDA_SUCCESS)
 				break;
-			for (size_t i = 0; i < SIG_BYTES / 4; i++)
+			for (size_t i = 0; i < sig_len(k) / 4; i++)
 				bad += host[i] != sig(a, k, i);
 		}
 	printf(
