@@ -73,12 +73,15 @@ uint64_t gs__bus_copy_ns(double gbps, uint64_t len)
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static double setting; /* 0 off, -1 per model, else GB/s */
 
-/* How late this thread's waits woke past their modelled ends (ns), not
- * yet taken off a copy: a sleep wakes tens of microseconds late (timer
- * slack, scheduling), which a copy engine working through copies back to
- * back does not add, so the next copies' waits are shortened by it until
- * it is used up, or dropped when the next copy comes after the bus was
- * idle (GS__BUS_IDLE_NS). Time the sim's memmove ran past the model is the copy's
+/* How late this thread's waits for asynchronous copies woke past their
+ * modelled ends (ns), not yet taken off a copy: a sleep wakes tens of
+ * microseconds late (timer slack, scheduling), which a copy engine
+ * working through queued copies does not add, so the next copies' waits
+ * are shortened by it until it is used up, or dropped when the next copy
+ * comes after the bus was idle (GS__BUS_IDLE_NS). A synchronous copy's
+ * lateness is the host's (the engine was idle): none is kept, and a
+ * synchronous copy still never returns before its modelled time unless
+ * queued copies before it were late. Time the sim's memmove ran past the model is the copy's
  * and is not taken off. */
 static __thread uint64_t late_ns;
 static __thread uint64_t late_at; /* when it was last added to */
@@ -101,7 +104,8 @@ uint64_t gs__bus_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns)
+void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns,
+                  bool queued)
 {
 	struct timespec ts;
 	uint64_t ns, end, now, done, need, late;
@@ -130,7 +134,7 @@ void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns)
 	       EINTR)
 		;
 	late_at = gs__bus_now();
-	late_ns = late_at - end;
+	late_ns = queued ? late_at - end : 0;
 out:
 	errno = saved;
 }

@@ -404,7 +404,7 @@ out:
 	gs__unlock();
 	if (r == CUDA_SUCCESS && len && (k == X_HTOD || k == X_DTOH))
 		gs__bus_wait(gs__drv.st->gpus[gs__drv.dev[ctx->dev].gpu].model,
-		             len, t0); /* bus.h: off unless asked for */
+		             len, t0, !sync); /* bus.h: off unless asked for */
 	return r;
 }
 
