@@ -60,6 +60,23 @@ struct side {
 	int pm;    /* /proc/self/pagemap for anon (-1: unreadable) */
 };
 
+/* /proc/self/pagemap, opened once per process (a descriptor inherited
+ * across a fork reads the parent's pages: reopened in the child). -1 when
+ * unreadable. The driver's lock is held (gs__dcopy's callers). */
+static int pagemap(void)
+{
+	static int fd = -1;
+	static pid_t pid;
+
+	if (pid != getpid()) {
+		if (fd >= 0)
+			(void)close(fd);
+		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		pid = getpid();
+	}
+	return fd;
+}
+
 static struct side side_of(const struct gs__alloc *a, uint64_t p)
 {
 	struct side s = {.fd = -1, .off = 0, .anon = false, .pm = -1};
@@ -73,9 +90,7 @@ static struct side side_of(const struct gs__alloc *a, uint64_t p)
 	           (a->kind == GS__A_DEVICE || a->kind == GS__A_MANAGED ||
 	            a->kind == GS__A_HOST)) {
 		s.anon = true;
-		/* opened per copy: a descriptor kept across a fork would
-		 * read the parent's pages */
-		s.pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		s.pm = pagemap();
 	}
 	return s;
 }
@@ -305,10 +320,6 @@ void gs__dcopy(uint64_t dst, uint64_t src, uint64_t len)
 	ss = side_of(s, src);
 	sparse_copy((uint8_t *)(uintptr_t)dst, (const uint8_t *)(uintptr_t)src,
 	            len, &ds, &ss);
-	if (ds.pm >= 0)
-		(void)close(ds.pm);
-	if (ss.pm >= 0)
-		(void)close(ss.pm);
 }
 
 /* Device memory we may copy to/from: a live allocation range (or, for a
