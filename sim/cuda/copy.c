@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- sparse copies ------------------------------------------------------ */
@@ -60,19 +61,37 @@ struct side {
 	int pm;    /* /proc/self/pagemap for anon (-1: unreadable) */
 };
 
-/* /proc/self/pagemap, opened once per process (a descriptor inherited
- * across a fork reads the parent's pages: reopened in the child). -1 when
- * unreadable. The driver's lock is held (gs__dcopy's callers). */
+/* /proc/self/pagemap, opened once per process, checked at every use (the
+ * program may have closed the descriptor and reused its number; one
+ * inherited across a fork reads the parent's pages). -1 when unreadable.
+ * The driver's lock is held (gs__dcopy's callers). */
 static int pagemap(void)
 {
 	static int fd = -1;
 	static pid_t pid;
+	static dev_t dev;
+	static ino_t ino;
+	struct stat st;
 
-	if (pid != getpid()) {
-		if (fd >= 0)
+	if (fd >= 0) {
+		bool ours =
+		    fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+
+		if (ours && pid == getpid())
+			return fd;
+		/* not ours any more: the program's now, left alone; ours
+		 * but inherited: the parent's pages, closed */
+		if (ours)
 			(void)close(fd);
-		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-		pid = getpid();
+	}
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	pid = getpid();
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		dev = st.st_dev;
+		ino = st.st_ino;
+	} else if (fd >= 0) {
+		(void)close(fd);
+		fd = -1;
 	}
 	return fd;
 }

@@ -292,6 +292,50 @@ static void copies_give_memmoves_bytes_on_partly_written_unaligned_ranges(
 	free(ref);
 }
 
+/* The sim reads /proc/self/pagemap through a descriptor it keeps; a
+ * program that closes it and opens a file of zeros that gets its number
+ * must not make device data read as never written. */
+static void copies_stay_exact_when_the_program_reuses_the_sims_descriptor(
+    void **state)
+{
+	char tmpl[] = "/tmp/gs-test-simcopy-zeros-XXXXXX", link[64], to[256];
+	CUdeviceptr d = dalloc();
+	uint8_t *h = fresh(N);
+	int pm = -1, z;
+	ssize_t n;
+
+	(void)state;
+	memset(dev(d), 0x3c, N);
+	assert_int_equal(cuMemcpyDtoH(h, d, N), CUDA_SUCCESS); /* opens it */
+	for (int fd = 3; fd < 1024 && pm < 0; fd++) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, to, sizeof(to) - 1);
+		if (n > 0) {
+			to[n] = '\0';
+			if (strstr(to, "/pagemap") != NULL)
+				pm = fd;
+		}
+	}
+	assert_true(pm >= 0);
+	z = mkstemp(tmpl);
+	assert_true(z >= 0);
+	/* zeros wherever the sim would read (a pagemap entry for every page
+	 * of the 47-bit address space: 256 GiB, a sparse file) */
+	assert_int_equal(ftruncate(z, (off_t)1 << 39), 0);
+	assert_int_equal(dup2(z, pm), pm); /* closes the sim's, takes its number */
+	close(z);
+	z = pm;
+	memset(h, 0, N);
+	assert_int_equal(cuMemcpyDtoH(h, d, N), CUDA_SUCCESS);
+	for (size_t i = 0; i < N; i++)
+		if (h[i] != 0x3c)
+			fail_msg("byte %zu is %u", i, h[i]);
+	close(z);
+	unlink(tmpl);
+	assert_int_equal(cuMemFree(d), CUDA_SUCCESS);
+	munmap(h, N);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +346,8 @@ int main(void)
 	    cmocka_unit_test(zeros_onto_written_device_memory_clear_it),
 	    cmocka_unit_test(
 	        copies_give_memmoves_bytes_on_partly_written_unaligned_ranges),
+	    cmocka_unit_test(
+	        copies_stay_exact_when_the_program_reuses_the_sims_descriptor),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
