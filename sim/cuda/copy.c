@@ -84,8 +84,11 @@ static int pagemap(void)
 		if (ours)
 			(void)close(fd);
 	}
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	pid = getpid();
+	/* its entries are per host page; PAGE is what this file walks */
+	fd = sysconf(_SC_PAGESIZE) == PAGE
+	         ? open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)
+	         : -1;
 	if (fd >= 0 && fstat(fd, &st) == 0) {
 		dev = st.st_dev;
 		ino = st.st_ino;
