@@ -429,15 +429,20 @@ bench_watchdog() {
 # on a slice run with --swap (shim/swap.c), on a private simulated H100
 # whose bus is modelled (GPUSLICE_SIM_BUS_GBPS=model: 50 GB/s pinned
 # host<->device, sim/cuda/bus.c), against that modelled bandwidth (goal:
-# >= 90 %). For each size in GS_SWAP_GIB (default "1 4 9") GiB of dense
-# bulk (every byte written) plus the test program's buffers, GS_SWAP_ROUNDS
-# round trips (default 3), asked with `gpuslice swap`. The shim logs each
+# >= 90 %). For each size in GS_SWAP_GIB (default "1 4 9") GiB of bulk
+# plus the test program's buffers, GS_SWAP_ROUNDS round trips (default 3),
+# asked with `gpuslice swap`, twice: sparse bulk (one 4 KiB page written
+# in every 64 MiB, the rest never touched: memory allocated and little
+# used, whose copies the sim keeps sparse, sim/cuda/copy.c) and dense
+# bulk (every byte written: the host's memmove and page work bound it);
+# GS_SWAP_BULK picks them (default "sparse dense"). The shim logs each
 # swap's phases; the table splits the time into what a GPU would also
 # spend (the modelled copy, the shim's own work) and the sim's host work
 # that a GPU's DMA engine does not have: its memmove where that is slower
 # than the modelled bus, and making/freeing the host pages that stand for
-# device memory (map on swap-in, unmap on swap-out). A size is skipped
-# when the host lacks the memory for it (device bytes + host copies).
+# device memory (map on swap-in, unmap on swap-out). A dense size is
+# skipped when the host lacks the memory for it (device bytes + host
+# copies).
 bench_swap() {
 	local b=$1 src
 	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -446,7 +451,7 @@ bench_swap() {
 		. "$src/tests/integration/shim/lib.sh" "$b"
 		sim_up
 		export B WORK SIMDIR GS_SRC=$src GPUSLICE_SIM_BUS_GBPS=model
-		"$PY" - "${GS_SWAP_GIB:-1 4 9}" "${GS_SWAP_ROUNDS:-3}" <<'PY'
+		"$PY" - "${GS_SWAP_GIB:-1 4 9}" "${GS_SWAP_ROUNDS:-3}" "${GS_SWAP_BULK:-sparse dense}" <<'PY'
 import os, re, statistics, sys, time
 sys.path.insert(0, os.environ["GS_SRC"] + "/tests/integration/swap")
 from lib import *
@@ -454,17 +459,18 @@ sizes, rounds = [float(x) for x in sys.argv[1].split()], int(sys.argv[2])
 model = 50.0  # GB/s, the sim's H100 host link (sim/cuda/bus.c)
 load = os.getloadavg()[0]
 print(f"   load average {load:.1f} on {os.cpu_count()} CPUs; {rounds} round trips per size; median of the round trips after the first")
-print("   %-6s %-4s %9s %9s %7s %9s | %9s %9s %9s %9s" % (
-    "GiB", "dir", "first ms", "median ms", "GB/s", "of model",
+print("   %-6s %-6s %-4s %9s %9s %7s %9s | %9s %9s %9s %9s" % (
+    "GiB", "bulk", "dir", "first ms", "median ms", "GB/s", "of model",
     "model ms", "shim ms", "sim copy+", "sim pages"))
 pat = re.compile(r"swap (out|in) phases: quiesce (\d+) ns, drain (\d+) ns, host (\d+) ns, map (\d+) ns, copy (\d+) ns, unmap (\d+) ns, (\d+) bytes")
-for gib in sizes:
+for gib, kind in [(g, k) for g in sizes for k in sys.argv[3].split()]:
     mib = int(gib * 1024)
     avail = int(open("/proc/meminfo").read().split("MemAvailable:")[1].split()[0]) * 1024
-    if avail < 2.2 * mib * 2**20:
-        print(f"   {gib:<6g} skipped: {avail / 2**30:.1f} GiB of host memory available, needs about {2.2 * gib:.1f}")
+    if kind == "dense" and avail < 2.2 * mib * 2**20:
+        print(f"   {gib:<6g} {kind:<6} skipped: {avail / 2**30:.1f} GiB of host memory available, needs about {2.2 * gib:.1f}")
         continue
-    p = Prog(bulk_mib=mib, memory=f"{int(gib) + 2}GiB")
+    p = Prog(bulk_mib=mib, memory=f"{int(gib) + 2}GiB",
+             bulk_sparse=kind == "sparse")
     p.line(timeout=600)
     for _ in range(rounds):
         for verb in ("out", "in"):
@@ -492,11 +498,11 @@ for gib in sizes:
         sim_copy = max(0, cp - mod)   # the sim's memmove past the modelled time
         sim_pages = mp + um           # host pages made (swap-in) or freed (swap-out)
         shim = q + dr + host          # the shim's own work around the copies
-        print("   %-6g %-4s %9.1f %9.1f %7.1f %8.0f%% | %9.1f %9.2f %9.1f %9.1f" % (
-            gib, verb, tot[0] / 1e6, med / 1e6, nbytes / med, 100 * nbytes / med / model,
+        print("   %-6g %-6s %-4s %9.1f %9.1f %7.1f %8.0f%% | %9.1f %9.2f %9.1f %9.1f" % (
+            gib, kind, verb, tot[0] / 1e6, med / 1e6, nbytes / med, 100 * nbytes / med / model,
             mod / 1e6, shim / 1e6, sim_copy / 1e6, sim_pages / 1e6))
-        print("   %-6s %-4s without the sim's host work (the modelled copy + the shim's own): %.2f ms, %.0f%% of the modelled bandwidth" % (
-            "", "", (mod + shim) / 1e6, 100 * mod / (mod + shim)))
+        print("   %-6s %-6s %-4s without the sim's host work (the modelled copy + the shim's own): %.2f ms, %.0f%% of the modelled bandwidth" % (
+            "", "", "", (mod + shim) / 1e6, 100 * mod / (mod + shim)))
 # The host's own copy rate bounds the sim's copies from below.
 import ctypes
 n = 256 << 20
@@ -506,6 +512,17 @@ t = time.perf_counter(); ctypes.memmove(b, a, n); dt = time.perf_counter() - t
 print(f"   this host's memmove now: {n / dt / 1e9:.1f} GB/s (a sim copy runs at the lower of this and the model)")
 PY
 	) || echo "   skipped or failed (see above)"
+	# A high-priority slice's allocation served by the daemon swapping
+	# an idle low-priority slice out (#27's goal: the copy's modelled
+	# time + 10 %), at GS_SWAP_HI_GIB sizes (default "1 4 9"; A30 bus,
+	# 25 GB/s; sparse contents: signatures in every allocation).
+	echo "-- a high-priority allocation waiting for a low-priority slice's swap-out (sim, A30 25 GB/s) --"
+	local g out
+	for g in ${GS_SWAP_HI_GIB:-1 4 9}; do
+		out=$(GS_SRC=$src GS_SWAP_HI_MIB=$((g * 1024)) bash "$src/tests/integration/swap/daemon_gives_a_high_priority_allocation_the_memory_of_a_low_priority_slice.sh" "$b" 2>&1) ||
+			{ echo "   $g GiB: the test failed or was skipped"; continue; }
+		grep -E '^FIGURE' <<<"$out" | sed 's/^FIGURE /   /'
+	done
 }
 
 SECTIONS=(migplan sim exec trace trace_lists daemon shim calls charge shares placement

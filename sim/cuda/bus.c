@@ -1,7 +1,8 @@
 /*
  * bus.c - the sim's host<->device bus (bus.h): copy bandwidth per GPU
  * model, and the wait a copy takes (the modelled time from its call, the
- * sim's own memmove included).
+ * sim's own memmove included, less the lateness of the thread's previous
+ * wait).
  *
  * The table gives pinned-memory copy bandwidth over the GPU's host link,
  * as measured figures are usually quoted (about 80 % of the link's raw
@@ -72,6 +73,23 @@ uint64_t gs__bus_copy_ns(double gbps, uint64_t len)
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static double setting; /* 0 off, -1 per model, else GB/s */
 
+/* How late this thread's waits for asynchronous copies woke past their
+ * modelled ends (ns), not yet taken off a copy: a sleep wakes tens of
+ * microseconds late (timer slack, scheduling), which a copy engine
+ * working through queued copies does not add, so the next copies' waits
+ * are shortened by it until it is used up, or dropped when the next copy
+ * comes after the bus was idle (GS__BUS_IDLE_NS). A synchronous copy's
+ * lateness is the host's (the engine was idle): none is kept, and a
+ * synchronous copy still never returns before its modelled time unless
+ * queued copies before it were late. Time the sim's memmove ran past the model is the copy's
+ * and is not taken off. */
+static __thread uint64_t late_ns;
+static __thread uint64_t late_at; /* when it was last added to */
+
+/* A copy called longer than this after the thread's last wait found the
+ * bus idle: the lateness is dropped. */
+#define GS__BUS_IDLE_NS 1000000ULL
+
 static void read_setting(void)
 {
 	if (!gs__bus_parse(getenv("GPUSLICE_SIM_BUS_GBPS"), &setting))
@@ -86,10 +104,11 @@ uint64_t gs__bus_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns)
+void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns,
+                  bool queued)
 {
 	struct timespec ts;
-	uint64_t ns, end;
+	uint64_t ns, end, now, done, need, late;
 	int saved = errno; /* the program's, as a driver leaves it */
 
 	(void)pthread_once(&once, read_setting);
@@ -99,12 +118,23 @@ void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns)
 	                     len);
 	if (ns == 0)
 		goto out;
-	end = since_ns + ns;
+	late = since_ns > late_at + GS__BUS_IDLE_NS ? 0 : late_ns;
+	now = gs__bus_now();
+	done = now > since_ns ? now - since_ns : 0; /* the sim's memmove */
+	need = ns > done ? ns - done : 0;
+	if (need <= late) { /* covered by earlier lateness */
+		late_ns = late - need;
+		late_at = now;
+		goto out;
+	}
+	end = now + need - late;
 	ts.tv_sec = (time_t)(end / 1000000000ULL);
 	ts.tv_nsec = (long)(end % 1000000000ULL);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
 	       EINTR)
 		;
+	late_at = gs__bus_now();
+	late_ns = queued ? late_at - end : 0;
 out:
 	errno = saved;
 }

@@ -13,7 +13,10 @@
  * len / bandwidth after it was called, as a copy from pinned host memory
  * over PCIe takes; the sim's own memmove of the bytes happens within that
  * time (the wait is what is left of it), so a copy costs the modelled
- * time, or the host's memmove where that is slower. An asynchronous copy
+ * time, or the host's memmove where that is slower. A wait's sleep wakes
+ * late by tens of microseconds; for an asynchronous copy that lateness is
+ * taken off the next copies on the same thread, so queued copies take
+ * the sum of their modelled times, as on a copy engine. An asynchronous copy
  * is charged to the calling thread (no copy engine on the shared
  * timeline yet, sched.c): a program that queues copies and then
  * synchronises waits as long as on a GPU, but its thread is not free
@@ -42,7 +45,9 @@ uint64_t gs__bus_now(void);
 
 /* The hook: a host<->device copy of `len` bytes to or from a GPU of
  * `model`, called at `since_ns` (gs__bus_now), just moved its data; waits
- * until since_ns + the modelled time (at once when that has passed). */
-void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns);
+ * until since_ns + the modelled time (at once when that has passed), less
+ * what earlier queued (`queued`: asynchronous) copies' waits overslept. */
+void gs__bus_wait(const char *model, uint64_t len, uint64_t since_ns,
+                  bool queued);
 
 #endif

@@ -7,43 +7,114 @@
  * Copies take no simulated GPU time; a synchronous copy waits for the work
  * queued before it (the legacy default stream orders after everything).
  * With the bus modelled (bus.h), a host<->device copy returns after its
- * modelled time. Copies to and from VMM memory keep holes holes (sparse
- * copies, below).
+ * modelled time. Copies keep the sim's sparse memory sparse: what was
+ * never written is not read, and zeros make no pages (sparse copies,
+ * below).
  */
 #include "bus.h"
 #include "cuda_int.h"
 #include "mem_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- sparse copies ------------------------------------------------------ */
 
 /*
- * Device memory mapped from a VMM handle is a memfd whose untouched pages
- * are holes: they read as zero and cost the host nothing. A copy keeps it
- * so, with the same bytes as a plain memmove: a hole in the source is not
- * read (a read fault would make its pages); where the destination is a
- * hole too, nothing is written; where it is the sim's own anonymous host
- * memory (cuMemHostAlloc), its whole pages are dropped (they read as zero
- * again) rather than cleared; and a source page of zeros is not written
- * into a destination hole. So a sparse allocation's swap-out and swap-in
- * cost the host its touched pages, not its size. Copies shorter than
- * SPARSE_MIN, overlapping ones, and those touching no memfd, are one
- * memmove as before.
+ * The sim's memory is sparse: device memory mapped from a VMM handle is a
+ * memfd whose untouched pages are holes, and cuMemAlloc's memory and
+ * cuMemHostAlloc's are private anonymous mappings whose untouched pages
+ * are not there; both read as zero and cost the host nothing. A copy
+ * keeps it so, with the same bytes as a plain memmove, as a GPU's copy
+ * engine leaves the host no pages to make:
+ *
+ *   - a stretch of the source that is not there (a hole; an anonymous
+ *     page never touched, found in /proc/self/pagemap) is not read (a read
+ *     fault would map pages);
+ *   - onto a destination stretch that is not there either, nothing is
+ *     written; onto the sim's own memory, its whole pages are given back
+ *     (they read as zero again) rather than cleared; onto other memory
+ *     (a program's malloc), only pages that do not already read zero are
+ *     cleared: the check reads them, which maps no memory for a page never
+ *     touched;
+ *   - source pages that hold only zeros are treated alike, so a swap-in of
+ *     a host copy into fresh device memory makes pages for the data only.
+ *
+ * Copies shorter than SPARSE_MIN and overlapping ones are one memmove as
+ * before. A stretch whose state cannot be read counts as data (copied).
  */
 #define SPARSE_MIN (64u << 10)
-#define PAGE 4096u
+#define PAGE       4096u
+#define PM_BATCH   512 /* pagemap entries read at a time */
 
-/* The memfd behind `a` at address p. OUT: *off. -1 when none. */
-static int memfd_at(const struct gs__alloc *a, uint64_t p, off_t *off)
+/* What a side of a copy is: a memfd (holes by lseek), the sim's private
+ * anonymous memory (holes by pagemap, given back by madvise), or memory
+ * the sim does not own (its pages read to see whether they are zero). */
+struct side {
+	int fd;    /* >= 0: the memfd behind the range */
+	off_t off; /* the range's offset in it */
+	bool anon; /* the sim's private anonymous mapping */
+	int pm;    /* /proc/self/pagemap for anon (-1: unreadable) */
+};
+
+/* /proc/self/pagemap, opened once per process, checked at every use (the
+ * program may have closed the descriptor and reused its number; one
+ * inherited across a fork reads the parent's pages). -1 when unreadable.
+ * The driver's lock is held (gs__dcopy's callers). */
+static int pagemap(void)
 {
-	if (a == NULL || a->kind != GS__A_VMM_MAP || a->vmm == NULL)
-		return -1;
-	*off = (off_t)(p - a->base);
-	return a->vmm->fd;
+	static int fd = -1;
+	static pid_t pid;
+	static dev_t dev;
+	static ino_t ino;
+	struct stat st;
+
+	if (fd >= 0) {
+		bool ours =
+		    fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+
+		if (ours && pid == getpid())
+			return fd;
+		/* not ours any more: the program's now, left alone; ours
+		 * but inherited: the parent's pages, closed */
+		if (ours)
+			(void)close(fd);
+	}
+	pid = getpid();
+	/* its entries are per host page; PAGE is what this file walks */
+	fd = sysconf(_SC_PAGESIZE) == PAGE
+	         ? open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)
+	         : -1;
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		dev = st.st_dev;
+		ino = st.st_ino;
+	} else if (fd >= 0) {
+		(void)close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static struct side side_of(const struct gs__alloc *a, uint64_t p)
+{
+	struct side s = {.fd = -1, .off = 0, .anon = false, .pm = -1};
+
+	if (a == NULL)
+		return s;
+	if (a->kind == GS__A_VMM_MAP && a->vmm != NULL) {
+		s.fd = a->vmm->fd;
+		s.off = (off_t)(p - a->base);
+	} else if (a->map_len != 0 && a->backed &&
+	           (a->kind == GS__A_DEVICE || a->kind == GS__A_MANAGED ||
+	            a->kind == GS__A_HOST)) {
+		s.anon = true;
+		s.pm = pagemap();
+	}
+	return s;
 }
 
 /* The run at `off` of at most `len` bytes that is all data or all hole.
@@ -67,6 +138,55 @@ static uint64_t run_at(int fd, off_t off, uint64_t len, bool *data)
 	return (uint64_t)(h - off) < len ? (uint64_t)(h - off) : len;
 }
 
+/* The run at p of at most `len` bytes of private anonymous memory whose
+ * pages are all there (present or swapped: data) or all absent (never
+ * touched or given back: zeros). OUT: *data. Unreadable: data. */
+static uint64_t anon_run(int pm, const uint8_t *p, uint64_t len, bool *data)
+{
+	uint64_t e[PM_BATCH], first = (uintptr_t)p / PAGE, run = 0;
+	uint64_t head = PAGE - (uintptr_t)p % PAGE;
+	size_t i = 0;
+	ssize_t got = 0;
+
+	*data = true;
+	if (pm < 0)
+		return len;
+	for (uint64_t pg = first;; pg++, i++) {
+		bool there;
+
+		if (i == (size_t)got / 8) {
+			got =
+			    pread(pm, e, sizeof(e), (off_t)(pg * sizeof(e[0])));
+			if (got < 8)
+				return run ? run : len;
+			i = 0;
+		}
+		/* bit 63: present, bit 62: swapped (or migrating) */
+		there = (e[i] >> 62) != 0;
+		if (pg == first)
+			*data = there;
+		else if (there != *data)
+			break;
+		run = pg == first ? head : run + PAGE;
+		if (run >= len)
+			return len;
+	}
+	return run;
+}
+
+/* The run of side `sd` (at address p, `pos` bytes into the copy) of at
+ * most len bytes. OUT: *data. */
+static uint64_t side_run(const struct side *sd, const uint8_t *p, uint64_t pos,
+                         uint64_t len, bool *data)
+{
+	if (sd->fd >= 0)
+		return run_at(sd->fd, sd->off + (off_t)pos, len, data);
+	if (sd->anon)
+		return anon_run(sd->pm, p, len, data);
+	*data = true;
+	return len;
+}
+
 static bool all_zero(const uint8_t *p, uint64_t n)
 {
 	uint64_t i = 0, w;
@@ -85,90 +205,118 @@ static bool all_zero(const uint8_t *p, uint64_t n)
 	return true;
 }
 
-/* Writes n bytes of s at offset off of memfd fd (whose mapping is d):
- * pwrite fills the file's pages without a page fault each, as the
- * memmove through the mapping would take (about half the host time for a
- * fresh handle); the mapping sees them. */
-static void put(int fd, off_t off, uint8_t *d, const uint8_t *s, uint64_t n)
+/* Writes n bytes of s at d, `pos` bytes into the copy, on side sd: into a
+ * memfd by pwrite, which fills the file's pages without a page fault each
+ * as the memmove through the mapping would take (about half the host time
+ * for a fresh handle); the mapping sees them. */
+static void put(const struct side *sd, uint64_t pos, uint8_t *d,
+                const uint8_t *s, uint64_t n)
 {
-	while (n > 0) {
-		ssize_t w = pwrite(fd, s, (size_t)n, off);
+	off_t off = sd->off + (off_t)pos;
 
-		if (w <= 0) {
-			memcpy(d, s, (size_t)n);
-			return;
-		}
+	while (sd->fd >= 0 && n > 0) {
+		ssize_t w = pwrite(sd->fd, s, (size_t)n, off);
+
+		if (w <= 0)
+			break;
 		off += w;
 		d += w;
 		s += w;
 		n -= (uint64_t)w;
 	}
+	if (n > 0)
+		memcpy(d, s, (size_t)n);
 }
 
-/* src's bytes into a hole of memfd fd at offset off (mapped at d): pieces
- * of zeros are skipped (the hole reads as zero), the rest written in runs. */
-static void copy_into_hole(uint8_t *d, const uint8_t *s, uint64_t n, int fd,
-                           off_t off)
-{
-	uint64_t pos = 0, run = 0; /* [run, pos): data not yet written */
-
-	while (pos < n) {
-		uint64_t k = PAGE - ((uintptr_t)(d + pos) % PAGE);
-
-		if (k > n - pos)
-			k = n - pos;
-		if (all_zero(s + pos, k)) {
-			if (pos > run)
-				put(fd, off + (off_t)run, d + run, s + run,
-				    pos - run);
-			run = pos + k;
-		}
-		pos += k;
-	}
-	if (n > run)
-		put(fd, off + (off_t)run, d + run, s + run, n - run);
-}
-
-/* Zeros n bytes at d: whole pages of the sim's anonymous host memory are
- * dropped, the rest cleared. */
-static void zero_out(uint8_t *d, uint64_t n, bool anon)
+/* Zeros n bytes at d on side sd: the sim's own whole pages are given back
+ * (anonymous: dropped; memfd: punched), the rest cleared where it does
+ * not already read zero. */
+static void zero_out(const struct side *sd, uint8_t *d, uint64_t n)
 {
 	uint64_t head = (PAGE - (uintptr_t)d % PAGE) % PAGE, mid;
+	int how = sd->fd >= 0 ? MADV_REMOVE : MADV_DONTNEED;
 
-	if (!anon || n < head + PAGE) {
-		memset(d, 0, (size_t)n);
+	if ((sd->fd < 0 && !sd->anon) || n < head + PAGE) {
+		for (uint64_t pos = 0, k; pos < n; pos += k) {
+			k = PAGE - (uintptr_t)(d + pos) % PAGE;
+			if (k > n - pos)
+				k = n - pos;
+			if (!all_zero(d + pos, k))
+				memset(d + pos, 0, (size_t)k);
+		}
 		return;
 	}
 	mid = (n - head) / PAGE * PAGE;
 	memset(d, 0, (size_t)head);
-	if (madvise(d + head, (size_t)mid, MADV_DONTNEED) != 0)
+	if (madvise(d + head, (size_t)mid, how) != 0)
 		memset(d + head, 0, (size_t)mid);
 	memset(d + head + mid, 0, (size_t)(n - head - mid));
 }
 
-static void sparse_copy(uint8_t *d, const uint8_t *s, uint64_t len, int dfd,
-                        off_t doff, int sfd, off_t soff, bool danon)
+/* Data onto n bytes at d (side sd, `pos` bytes into the copy; `hole`: the
+ * destination reads zero there): piece by piece up to each destination
+ * page's end, a piece of zeros is not written where the destination reads
+ * zero and is zeroed (zero_out) where it does not; the rest is written in
+ * runs. */
+static void copy_data(const struct side *sd, uint64_t pos, uint8_t *d,
+                      const uint8_t *s, uint64_t n, bool hole)
+{
+	uint64_t at = 0, run = 0; /* [run, at): not yet written */
+	uint64_t z = 0, zn = 0;   /* [z, z + zn): to zero */
+
+	while (at < n) {
+		uint64_t k = PAGE - ((uintptr_t)(d + at) % PAGE);
+
+		if (k > n - at)
+			k = n - at;
+		if (!all_zero(s + at, k)) {
+			at += k;
+			continue;
+		}
+		if (at > run)
+			put(sd, pos + run, d + run, s + run, at - run);
+		if (!hole && !all_zero(d + at, k)) {
+			if (zn == 0 || z + zn != at) {
+				if (zn)
+					zero_out(sd, d + z, zn);
+				z = at;
+				zn = 0;
+			}
+			zn += k;
+		}
+		at += k;
+		run = at;
+	}
+	if (n > run)
+		put(sd, pos + run, d + run, s + run, n - run);
+	if (zn)
+		zero_out(sd, d + z, zn);
+}
+
+static void sparse_copy(uint8_t *d, const uint8_t *s, uint64_t len,
+                        const struct side *ds, const struct side *ss)
 {
 	uint64_t pos = 0;
 
 	while (pos < len) {
-		bool sdata = true, ddata = true;
-		uint64_t n = len - pos, m;
+		bool sdata, ddata;
+		uint64_t n = side_run(ss, s + pos, pos, len - pos, &sdata);
+		uint64_t m;
 
-		if (sfd >= 0)
-			n = run_at(sfd, soff + (off_t)pos, n, &sdata);
-		m = n;
-		if (dfd >= 0)
-			m = run_at(dfd, doff + (off_t)pos, n, &ddata);
+		if (!sdata && ds->anon) {
+			/* giving back pages never touched costs less than
+			 * finding them */
+			zero_out(ds, d + pos, n);
+			pos += n;
+			continue;
+		}
+		m = side_run(ds, d + pos, pos, n, &ddata);
 		if (!sdata && !ddata)
 			; /* zeros onto zeros */
 		else if (!sdata)
-			zero_out(d + pos, m, danon);
-		else if (!ddata)
-			copy_into_hole(d + pos, s + pos, m, dfd,
-			               doff + (off_t)pos);
+			zero_out(ds, d + pos, m);
 		else
-			memcpy(d + pos, s + pos, (size_t)m);
+			copy_data(ds, pos, d + pos, s + pos, m, !ddata);
 		pos += m;
 	}
 }
@@ -177,8 +325,7 @@ void gs__dcopy(uint64_t dst, uint64_t src, uint64_t len)
 {
 	struct gs__alloc *d = gs__alloc_find(dst, len);
 	struct gs__alloc *s = gs__alloc_find(src, len);
-	off_t doff = 0, soff = 0;
-	int dfd, sfd;
+	struct side ds, ss;
 
 	if (d != NULL && !d->backed)
 		return;
@@ -186,17 +333,15 @@ void gs__dcopy(uint64_t dst, uint64_t src, uint64_t len)
 		memset((void *)(uintptr_t)dst, 0, (size_t)len);
 		return;
 	}
-	dfd = memfd_at(d, dst, &doff);
-	sfd = memfd_at(s, src, &soff);
-	if ((dfd < 0 && sfd < 0) || len < SPARSE_MIN ||
-	    (dst < src + len && src < dst + len)) {
+	if (len < SPARSE_MIN || (dst < src + len && src < dst + len)) {
 		memmove((void *)(uintptr_t)dst, (void *)(uintptr_t)src,
 		        (size_t)len);
 		return;
 	}
+	ds = side_of(d, dst);
+	ss = side_of(s, src);
 	sparse_copy((uint8_t *)(uintptr_t)dst, (const uint8_t *)(uintptr_t)src,
-	            len, dfd, doff, sfd, soff,
-	            d != NULL && d->kind == GS__A_HOST && d->map_len != 0);
+	            len, &ds, &ss);
 }
 
 /* Device memory we may copy to/from: a live allocation range (or, for a
@@ -292,7 +437,7 @@ out:
 	gs__unlock();
 	if (r == CUDA_SUCCESS && len && (k == X_HTOD || k == X_DTOH))
 		gs__bus_wait(gs__drv.st->gpus[gs__drv.dev[ctx->dev].gpu].model,
-		             len, t0); /* bus.h: off unless asked for */
+		             len, t0, !sync); /* bus.h: off unless asked for */
 	return r;
 }
 

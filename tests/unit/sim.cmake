@@ -31,3 +31,9 @@ gs_add_unit_test(test_sim_truth
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_truth.c
                  LIBS cuda_sim gs_sim_state)
 target_include_directories(test_sim_truth PRIVATE ${GS_CUDA_INCLUDE})
+# The sim's sparse copies (sim/cuda/copy.c): memmove's bytes, no pages for
+# zeros.
+gs_add_unit_test(test_sim_copy
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_copy.c
+                 LIBS cuda_sim gs_sim_state)
+target_include_directories(test_sim_copy PRIVATE ${GS_CUDA_INCLUDE})

@@ -4,8 +4,9 @@
  * sim's libcuda, that a copy (synchronous or asynchronous) takes the
  * modelled time when the bus is on and none when it is off, and that the
  * wait counts from the copy's call, so the sim's own memmove is inside
- * the modelled time rather than added to it (each in a forked child: the
- * setting is read once per process).
+ * the modelled time rather than added to it, and that copies back to back
+ * do not add each sleep's lateness (each in a forked child: the setting
+ * is read once per process).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,14 +172,56 @@ static void wait_counts_from_the_copys_call(void **state)
 
 		setenv("GPUSLICE_SIM_BUS_GBPS", "1", 1);
 		t0 = now_ns();
-		gs__bus_wait("H100-SXM5-80GB", 20000000, gs__bus_now());
+		gs__bus_wait("H100-SXM5-80GB", 20000000, gs__bus_now(), false);
 		t1 = now_ns();
 		gs__bus_wait("H100-SXM5-80GB", 20000000,
-		             gs__bus_now() - 30000000);
+		             gs__bus_now() - 30000000, false);
 		t2 = now_ns();
 		fprintf(stderr, "bus 1 GB/s, 20 MB: %.1f ms from now, %.1f ms when called 30 ms ago\n",
 		        (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6);
 		_exit((t1 - t0) >= 19000000 && (t2 - t1) < 10000000 ? 0 : 1);
+	}
+	assert_true(p > 0);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* In a child at 1 GB/s: 2000 queued copies of 20 KB back to back (20 us
+ * each, 40 ms in all) take the sum of their modelled times, not that plus
+ * each sleep's lateness (tens of microseconds each: as much again); and
+ * synchronous copies keep each its whole modelled time. */
+static void back_to_back_copies_take_the_sum_of_their_modelled_times(
+    void **state)
+{
+	(void)state;
+	int st;
+	pid_t p = fork();
+
+	if (p == 0) {
+		int64_t t0, t1;
+
+		setenv("GPUSLICE_SIM_BUS_GBPS", "1", 1);
+		t0 = now_ns();
+		for (int i = 0; i < 2000; i++)
+			gs__bus_wait("H100-SXM5-80GB", 20000, gs__bus_now(),
+			             true);
+		t1 = now_ns();
+		fprintf(stderr, "bus 1 GB/s, 2000 x 20 KB back to back: %.1f ms (model 40 ms)\n",
+		        (double)(t1 - t0) / 1e6);
+		if ((t1 - t0) < 40000000 || (t1 - t0) >= 60000000)
+			_exit(1);
+		/* synchronous, after the bus was idle (the queued copies'
+		 * lateness dropped): 1 MB (1 ms) each, none shorter */
+		usleep(2000);
+		for (int i = 0; i < 50; i++) {
+			int64_t a = now_ns();
+
+			gs__bus_wait("H100-SXM5-80GB", 1000000, gs__bus_now(),
+			             false);
+			if (now_ns() - a < 1000000)
+				_exit(2);
+		}
+		_exit(0);
 	}
 	assert_true(p > 0);
 	assert_int_equal(waitpid(p, &st, 0), p);
@@ -193,6 +236,8 @@ int main(void)
 	    cmocka_unit_test(setting_reads_off_model_and_a_rate),
 	    cmocka_unit_test(copy_time_is_bytes_over_rate),
 	    cmocka_unit_test(wait_counts_from_the_copys_call),
+	    cmocka_unit_test(
+	        back_to_back_copies_take_the_sum_of_their_modelled_times),
 	    cmocka_unit_test(
 	        sync_copy_takes_the_modelled_time_only_when_the_bus_is_on),
 	};

@@ -6,10 +6,15 @@
  *
  *   alloc MIB PIECE   allocates MIB MiB in allocations of PIECE MiB
  *                     (cuMemAlloc), writes a signature of 64 KiB at the
- *                     start and end of each (its index and offset), and
+ *                     start and end of each (its first and last bytes)
+ *                     and one of 4 KiB at three places inside it, at
+ *                     offsets that are not page-aligned (each its index,
+ *                     place and offset), and
  *                     prints {"alloc": MiB held, "n": allocations,
  *                     "err": CUresult of the first failure or 0,
- *                     "seconds": wall time}
+ *                     "seconds": wall time, "longest": the longest
+ *                     single cuMemAlloc, s (one that waited for memory
+ *                     others held)}
  *   check             reads every signature back (copies: a swapped-out
  *                     process waits for its memory) and prints
  *                     {"check": n, "bad": wrong words, "seconds": t}
@@ -31,6 +36,8 @@
 #include <time.h>
 
 #define SIG_BYTES  (64u << 10)
+#define SIG_PLACES 5          /* start, end, three inside */
+#define SIG_INNER  (4u << 10) /* the bytes of an inside place */
 #define MAX_ALLOCS 4096
 
 static void *cu;
@@ -63,22 +70,43 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint32_t sig(int a, int end, size_t i)
+static uint32_t sig(int a, int k, size_t i)
 {
-	return (0x9e3779b9u * (uint32_t)(a + 1)) ^ ((uint32_t)end << 31) ^
+	return (0x9e3779b9u * (uint32_t)(a + 1)) ^ ((uint32_t)k << 28) ^
 	       (uint32_t)i;
 }
 
-static void fill(int a, int end)
+/* The bytes of signature place k. */
+static size_t sig_len(int k)
 {
-	for (size_t i = 0; i < SIG_BYTES / 4; i++)
-		host[i] = sig(a, end, i);
+	return k < 2 ? SIG_BYTES : SIG_INNER;
 }
 
-/* The two signature places of allocation a (start, end). */
-static CUdeviceptr place(int a, int end)
+static void fill(int a, int k)
 {
-	return end ? ptrs[a] + sizes[a] - SIG_BYTES : ptrs[a];
+	for (size_t i = 0; i < sig_len(k) / 4; i++)
+		host[i] = sig(a, k, i);
+}
+
+/* Signature place k of allocation a: 0 its start, 1 its end (the last
+ * byte included), 2..4 inside, off page boundaries (a third in plus
+ * 12345 bytes, the middle less 100, two thirds in plus 7). */
+static CUdeviceptr place(int a, int k)
+{
+	size_t n = sizes[a];
+
+	switch (k) {
+	case 0:
+		return ptrs[a];
+	case 1:
+		return ptrs[a] + n - SIG_BYTES;
+	case 2:
+		return ptrs[a] + n / 3 + 12345;
+	case 3:
+		return ptrs[a] + n / 2 - 100;
+	default:
+		return ptrs[a] + 2 * (n / 3) + 7;
+	}
 }
 
 static void do_alloc(long mib, long piece)
@@ -86,25 +114,32 @@ static void do_alloc(long mib, long piece)
 	double t0 = now_s();
 	CUresult err = CUDA_SUCCESS;
 	long held = 0;
+	double longest = 0;
 
 	while (held + piece <= mib && n_ptrs < MAX_ALLOCS) {
 		int a = n_ptrs;
+		double t;
 
 		sizes[a] = (size_t)piece << 20;
+		t = now_s();
 		err = mem_alloc(&ptrs[a], sizes[a]);
+		t = now_s() - t;
+		if (t > longest)
+			longest = t;
 		if (err != CUDA_SUCCESS)
 			break;
 		n_ptrs++;
-		for (int end = 0; end < 2 && err == CUDA_SUCCESS; end++) {
-			fill(a, end);
-			err = htod(place(a, end), host, SIG_BYTES);
+		for (int k = 0; k < SIG_PLACES && err == CUDA_SUCCESS; k++) {
+			fill(a, k);
+			err = htod(place(a, k), host, sig_len(k));
 		}
 		if (err != CUDA_SUCCESS)
 			break;
 		held += piece;
 	}
-	printf("{\"alloc\": %ld, \"n\": %d, \"err\": %d, \"seconds\": %.3f}\n",
-	       held, n_ptrs, (int)err, now_s() - t0);
+	printf("{\"alloc\": %ld, \"n\": %d, \"err\": %d, \"seconds\": %.3f, "
+	       "\"longest\": %.4f}\n",
+	       held, n_ptrs, (int)err, now_s() - t0, longest);
 }
 
 static void do_check(void)
@@ -114,12 +149,12 @@ static void do_check(void)
 	CUresult err = CUDA_SUCCESS;
 
 	for (int a = 0; a < n_ptrs && err == CUDA_SUCCESS; a++)
-		for (int end = 0; end < 2; end++) {
-			err = dtoh(host, place(a, end), SIG_BYTES);
+		for (int k = 0; k < SIG_PLACES; k++) {
+			err = dtoh(host, place(a, k), sig_len(k));
 			if (err != CUDA_SUCCESS)
 				break;
-			for (size_t i = 0; i < SIG_BYTES / 4; i++)
-				bad += host[i] != sig(a, end, i);
+			for (size_t i = 0; i < sig_len(k) / 4; i++)
+				bad += host[i] != sig(a, k, i);
 		}
 	printf(
 	    "{\"check\": %d, \"bad\": %ld, \"err\": %d, \"seconds\": %.3f}\n",

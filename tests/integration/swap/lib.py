@@ -24,7 +24,7 @@ class Prog:
     n = 0
 
     def __init__(self, swap=True, memory="8GiB", slice=None, env=None,
-                 bulk_mib=0, run_dir=None):
+                 bulk_mib=0, run_dir=None, bulk_sparse=False):
         Prog.n += 1
         self.slice = slice or f"swapt{Prog.n}"
         self.log = f"{WORK}/{self.slice}.shim.log"
@@ -40,6 +40,8 @@ class Prog:
         cmd += ["--", f"{B}/tests/gs-swap-prog"]
         if bulk_mib:
             cmd.append(str(bulk_mib))
+            if bulk_sparse:
+                cmd.append("sparse")
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, env=env)
         self.swapped = 0

@@ -14,7 +14,9 @@
  *   ipc     asks for an IPC handle of the first buffer and prints
  *           {"ipc": CUresult}
  * With an argument N, it also allocates one buffer of N MiB (set with
- * cuMemsetD8, not checked): the swap benchmark's bulk.
+ * cuMemsetD8, not checked): the swap benchmark's bulk; with a second
+ * argument "sparse", only one 4 KiB page of every 64 MiB of it is written
+ * (the rest never touched, as memory allocated and little used).
  * It exits at end of input. Used by the swap tests beside it.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -132,8 +134,15 @@ int main(int argc, char **argv)
 
 		CK(F(CUresult(*)(CUdeviceptr *, size_t), "cuMemAlloc_v2")(&bulk,
 		                                                          n));
-		CK(F(CUresult(*)(CUdeviceptr, unsigned char, size_t),
-		     "cuMemsetD8_v2")(bulk, 0x5a, n));
+		if (argc > 2 && strcmp(argv[2], "sparse") == 0) {
+			for (size_t at = 0; at < n; at += (size_t)64 << 20)
+				CK(F(CUresult(*)(CUdeviceptr, unsigned char,
+				                 size_t),
+				     "cuMemsetD8_v2")(bulk + at, 0x5a, 4096));
+		} else {
+			CK(F(CUresult(*)(CUdeviceptr, unsigned char, size_t),
+			     "cuMemsetD8_v2")(bulk, 0x5a, n));
+		}
 	}
 	/* The pointer stored in the device: buf[3]'s address, whose first
 	 * word is sig(3, 0). */
