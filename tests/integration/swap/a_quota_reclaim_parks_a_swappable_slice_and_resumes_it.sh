@@ -117,9 +117,10 @@ if s["state"] != "ready" or s["reason"] or "parked_since" in s:
     fail(f"r is not live again: {s['state']} {s['reason']}")
 if s["swap"]["swap_ins"] < 1 or s["swap"]["swapped_bytes"] != 0:
     fail(f"r was not swapped back in: {s['swap']}")
-ev = [e for e in events("r") if e["type"] == "quota.resume"]
-if not ev:
-    fail(f"no quota.resume event: {events('r')}")
+# The resume's event is written by the store after the state changes.
+ev = wait_for("a quota.resume event",
+              lambda: [e for e in events("r") if e["type"] == "quota.resume"],
+              5)
 print(" ", ev[0]["message"])
 expect_metrics("gpuslice_parked_slices 0", "gpuslice_resumes_total 1")
 PY
