@@ -2,8 +2,7 @@
 # Installs the Debian packages gpuslice's build, tests and demo need
 # (systemd for `systemd-analyze verify`; debhelper, dpkg-dev, fakeroot and
 # lintian for scripts/build-deb.sh and its test; mmdebstrap for the
-# container image, deploy/image/build-image.sh; strace for a shim test
-# that counts system calls).
+# container image, deploy/image/build-image.sh).
 # Idempotent: asks dpkg first and calls apt-get only for what is missing,
 # as root or through sudo. Exits non-zero with one line naming what failed.
 set -euo pipefail
@@ -17,7 +16,7 @@ pkgs=(build-essential cmake pkg-config python3 clang libclang-rt-14-dev
       libcurl4-openssl-dev
       python3-grpcio python3-protobuf python3-jsonschema python3-yaml
       musl-tools mmdebstrap
-      systemd binutils debhelper dpkg-dev fakeroot lintian strace)
+      systemd binutils debhelper dpkg-dev fakeroot lintian)
 
 missing=()
 for p in "${pkgs[@]}"; do

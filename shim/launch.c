@@ -56,8 +56,7 @@
  *          slice's and process's books, with its launches.
  *
  * The host's synchronising calls close the calling thread's batch first,
- * so what they wait for includes its end event (an unmeasured batch has
- * none: it stays open while younger than GS__SPAN_NS). A thread's batch is
+ * so what they wait for includes its end event. A thread's batch is
  * closed when the thread exits, and forgotten when its context goes.
  * Closed batches are settled oldest first. Events are pooled per context
  * and created with CU_EVENT_BLOCKING_SYNC, so waiting sleeps.
@@ -756,8 +755,7 @@ void gs__launch_close_mine(void)
 	struct batch *b = my_batch;
 	int saved = errno;
 
-	if (b == NULL || !b->open ||
-	    (!b->measure && gs__now() - b->opened < GS__SPAN_NS))
+	if (b == NULL || !b->open)
 		return;
 	(void)pthread_mutex_lock(&b->mu);
 	close_batch(b);

@@ -63,8 +63,7 @@ foreach(t run_cli_contract shim_is_a_silent_guest
           mps_fault_reaches_every_client_as_an_error
           mode_auto_picks_mps_or_turns_and_says_why
           any_kernel_length_is_charged_its_gpu_time
-          a_context_switch_ends_the_launch_lease
-          a_light_servers_syncs_keep_its_lease)
+          a_context_switch_ends_the_launch_lease)
   gs_add_shell_test(shim_${t} tests/integration/shim/${t}.sh TIMEOUT 180)
   set_tests_properties(shim_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
