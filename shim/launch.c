@@ -85,6 +85,7 @@
 #define GS__SPAN_NS     2000000ULL /* host time a batch stays open, at most */
 #define GS__SPAN_EVERY  16 /* the lease path reads the clock so seldom */
 #define GS__PROBE_EVERY 8          /* one batch in so many is a probe */
+#define GS__JUMP_NS     100000ULL /* a lesson this far over 2x replaces it */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__LDECL)
@@ -371,11 +372,12 @@ static bool drained(void)
 }
 
 /* mu held: folds a batch's GPU time per launch into the estimate; a
- * probe's, which is measured without prediction, weighs more. */
+ * probe's weighs more, and one over twice it (longer kernels) replaces it. */
 static void ewma(int dev, uint64_t busy, uint32_t n, bool probe)
 {
 	uint64_t e = est_ns[dev], x = n ? busy / n : busy;
-	uint64_t v = probe ? (e * 3 + x) / 4 : (e * 7 + x) / 8;
+	uint64_t v = x / 2 > e && x - e > GS__JUMP_NS ? x
+	             : probe ? (e * 3 + x) / 4 : (e * 7 + x) / 8;
 
 	__atomic_store_n(&est_ns[dev], est_known[dev] ? v : x,
 	                 __ATOMIC_RELAXED);

@@ -168,7 +168,8 @@ struct gs_sched_params {
 	uint64_t presence; /* GS_GATE_ENFORCED outlives activity this long */
 	uint64_t stale;    /* in-flight work past its estimate by this much
 	                      no longer blocks others (its owner is busy
-	                      elsewhere and has not looked) */
+	                      elsewhere and has not looked); a lower
+	                      priority: `linger` */
 	uint64_t wait_seen; /* a waiter not heard from for this long (it
 	                       asks again every 10 ms at most) no longer
 	                       counts: a dead or forged one */

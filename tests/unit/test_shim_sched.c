@@ -555,6 +555,39 @@ static void equal_priority_waits_for_work_in_flight(void **state)
 	                 GS_SCHED_GO);
 }
 
+/* A 65 ms kernel admitted on an estimate learned from 0.4 ms ones (a
+ * process's first long kernel) still holds an equal's turn 60 ms past
+ * that estimate (#30 item 4: going beside it at 50 ms time-sliced the
+ * two and over-charged both), while a higher priority's work so far
+ * past its estimate holds a lower one back no longer than `linger`. */
+static void a_long_kernel_past_its_estimate_keeps_the_turn(void **state)
+{
+	struct model m;
+	uint64_t retry;
+	enum gs_sched_why why;
+
+	(void)state;
+	model_init(&m, 2);
+	assert_int_equal(gs_sched_admit(&m.v, 0, 400 * US, m.now, &retry,
+	                                &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 0, m.now + 60 * MS, &retry,
+	                                &why),
+	                 GS_SCHED_WAIT);
+	assert_int_equal(why, GS_SCHED_WHY_TURN);
+
+	model_init(&m, 2);
+	m.cfg[0].prio = GS_REGION_PRIO_HIGH;
+	m.cfg[1].prio = GS_REGION_PRIO_LOW;
+	assert_int_equal(gs_sched_admit(&m.v, 0, 400 * US, m.now, &retry,
+	                                &why),
+	                 GS_SCHED_GO);
+	assert_int_equal(gs_sched_admit(&m.v, 1, 0,
+	                                m.now + 400 * US + m.par.linger + 1,
+	                                &retry, &why),
+	                 GS_SCHED_GO);
+}
+
 static void gate_announces_enforcing_slices_and_expires(void **state)
 {
 	struct model m;
@@ -1127,6 +1160,7 @@ int main(void)
 	    cmocka_unit_test(
 	        higher_priority_is_admitted_over_lower_work_in_flight),
 	    cmocka_unit_test(equal_priority_waits_for_work_in_flight),
+	    cmocka_unit_test(a_long_kernel_past_its_estimate_keeps_the_turn),
 	    cmocka_unit_test(gate_announces_enforcing_slices_and_expires),
 	    cmocka_unit_test(a_replaced_slice_starts_with_fresh_state),
 	    cmocka_unit_test(enforcing_means_limit_priority_or_weight),
