@@ -745,7 +745,6 @@ static int64_t *owner_next(struct gs_swapper *sw, int owner)
 static bool scan_needs(struct gs_swapper *sw, int64_t now)
 {
 	bool served = false;
-
 	struct gs_swap_need nd[NEEDS_MAX], one;
 	int rank[NEEDS_MAX], n = 0;
 	bool later[NEEDS_MAX];
@@ -772,8 +771,13 @@ static bool scan_needs(struct gs_swapper *sw, int64_t now)
 		else
 			sw->retry[k] = sw->retry[--sw->n_retry];
 	}
-	if (n > 0)
-		stamp_activity(sw, now);
+	/* the activity walk looks for new owner files too: not for needs
+	 * that all wait for their owner's turn */
+	for (int i = 0; i < n; i++)
+		if (now >= *owner_next(sw, nd[i].owner)) {
+			stamp_activity(sw, now);
+			break;
+		}
 	/* higher priority first (enum gs_priority grows with it) */
 	for (int i = 1; i < n; i++)
 		for (int j = i; j > 0 && rank[j] > rank[j - 1]; j--) {
