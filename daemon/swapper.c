@@ -76,7 +76,7 @@
 #define MOVE_SPIN_NS (100LL * 1000)
 /* Owner files tracked for the per-owner bound (a region has fewer; any
  * beyond share the last entry). */
-#define OWNER_MAX 1024
+#define OWNER_MAX    1024
 #define IDLE_TICK_NS (1000LL * 1000 * 1000)
 /* A move's answer is waited for this long (the copy of a whole GPU's
  * memory at a few GB/s, with room to spare). */
@@ -424,8 +424,8 @@ static gs_err move(struct gs_swapper *sw, const struct gs_slice_ref *ref,
 		if (last != 0 && now - last < MOVE_SPIN_NS)
 			sleep_ns(MOVE_SPIN_NS - (now - last));
 		last = realtime_ns();
-		err = gs_region_swap_answer_wait(region, ref, seq,
-		                                 MOVE_POLL_NS);
+		err =
+		    gs_region_swap_answer_wait(region, ref, seq, MOVE_POLL_NS);
 		if (err != GS_OK)
 			return err;
 	}
@@ -670,13 +670,14 @@ static bool serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	moved = realtime_ns();
 	answer(sw, nd, err == GS_OK ? GS_OK : err);
 	/* where a need's wait goes (docs/swap.md, "Memory on demand") */
-	gs_info("swapper",
-	        "slice=%s pid=%d need of %" PRIu64
-	        " bytes served (%s): seen %.2f ms after it was posted, planned in %.2f ms, moves %.2f ms, answered %.2f ms after it was posted",
-	        v->x[req].name, (int)nd->pid, nd->bytes, gs_strerror(err),
-	        (double)(seen - (int64_t)nd->active_ns) / 1e6,
-	        (double)(planned - seen) / 1e6, (double)(moved - planned) / 1e6,
-	        (double)(moved - (int64_t)nd->active_ns) / 1e6);
+	gs_info(
+	    "swapper",
+	    "slice=%s pid=%d need of %" PRIu64
+	    " bytes served (%s): seen %.2f ms after it was posted, planned in %.2f ms, moves %.2f ms, answered %.2f ms after it was posted",
+	    v->x[req].name, (int)nd->pid, nd->bytes, gs_strerror(err),
+	    (double)(seen - (int64_t)nd->active_ns) / 1e6,
+	    (double)(planned - seen) / 1e6, (double)(moved - planned) / 1e6,
+	    (double)(moved - (int64_t)nd->active_ns) / 1e6);
 	return true;
 }
 
@@ -736,7 +737,7 @@ static void stamp_activity(struct gs_swapper *sw, int64_t now)
 static int64_t *owner_next(struct gs_swapper *sw, int owner)
 {
 	return &sw->owner_next[owner >= 0 && owner < OWNER_MAX ? owner
-	                                                        : OWNER_MAX - 1];
+	                                                       : OWNER_MAX - 1];
 }
 
 /* Reads every process's need record: stamps activity, serves the

@@ -26,11 +26,11 @@
 #include <time.h>
 
 /* How long an allocation waits for the daemon to make room. */
-#define GS__NEED_WAIT_NS    (30ULL * 1000 * 1000 * 1000)
+#define GS__NEED_WAIT_NS     (30ULL * 1000 * 1000 * 1000)
 #define GS__NEED_RING_NS     (2ULL * 1000 * 1000)
 #define GS__NEED_RING_MAX_NS (128ULL * 1000 * 1000)
-#define GS__BACK_EVERY_NS   (500ULL * 1000 * 1000)
-#define GS__ACTIVE_EVERY_NS (100ULL * 1000 * 1000)
+#define GS__BACK_EVERY_NS    (500ULL * 1000 * 1000)
+#define GS__ACTIVE_EVERY_NS  (100ULL * 1000 * 1000)
 
 static uint64_t realtime_ns(void)
 {

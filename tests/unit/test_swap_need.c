@@ -27,8 +27,8 @@
 #include "gs/region.h"
 #include "gs/region_swap.h"
 
-#define MiB (1ULL << 20)
-#define LONG_NS (10ULL * 1000 * 1000 * 1000)
+#define MiB      (1ULL << 20)
+#define LONG_NS  (10ULL * 1000 * 1000 * 1000)
 #define WOKEN_NS (5ULL * 1000 * 1000 * 1000)
 
 struct fx {
@@ -244,9 +244,9 @@ static void later_start(struct later *l)
 
 static void answer_it(struct later *l)
 {
-	assert_int_equal(gs_region_swap_need_answer(l->f->r, &l->f->p, l->seq,
-	                                            GS_OK),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_need_answer(l->f->r, &l->f->p, l->seq, GS_OK),
+	    GS_OK);
 }
 
 static void an_answer_wakes_the_process_waiting_for_it(void **state)
@@ -308,9 +308,9 @@ static void posting_a_need_rings_the_daemons_bell(void **state)
 	for (int i = 0; i < 40 && !__atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
 	     i++) {
 		sleep_ms(100);
-		assert_int_equal(gs_region_swap_need(f->r, &f->p, f->dev,
-		                                     MiB, 1000, &seq),
-		                 GS_OK);
+		assert_int_equal(
+		    gs_region_swap_need(f->r, &f->p, f->dev, MiB, 1000, &seq),
+		    GS_OK);
 	}
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_true(b.took < WOKEN_NS);
@@ -320,9 +320,9 @@ static void request_it(struct later *l)
 {
 	uint32_t seq;
 
-	assert_int_equal(gs_region_swap_request(l->f->r, &l->f->s,
-	                                        GS_SWAP_VERB_OUT, &seq),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_request(l->f->r, &l->f->s, GS_SWAP_VERB_OUT, &seq),
+	    GS_OK);
 }
 
 static void a_request_wakes_the_watcher_and_its_answer_the_asker(void **state)
@@ -336,9 +336,9 @@ static void a_request_wakes_the_watcher_and_its_answer_the_asker(void **state)
 	assert_int_equal(gs_region_swap_poll(f->r, &f->p, &verb, &seen), GS_OK);
 	later_start(&l);
 	t0 = mono_ns();
-	assert_int_equal(gs_region_swap_poll_wait(f->r, &f->p, seen, LONG_NS,
-	                                          &verb, &seq),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_poll_wait(f->r, &f->p, seen, LONG_NS, &verb, &seq),
+	    GS_OK);
 	assert_true(mono_ns() - t0 < WOKEN_NS);
 	assert_int_equal(seq, seen + 1);
 	assert_int_equal(verb, GS_SWAP_VERB_OUT);
@@ -365,9 +365,8 @@ static void a_shims_answer_wakes_whoever_asked(void **state)
 	    GS_OK);
 	later_start(&l);
 	t0 = mono_ns();
-	assert_int_equal(gs_region_swap_answer_wait(f->r, &f->s, l.seq,
-	                                            LONG_NS),
-	                 GS_OK);
+	assert_int_equal(
+	    gs_region_swap_answer_wait(f->r, &f->s, l.seq, LONG_NS), GS_OK);
 	assert_true(mono_ns() - t0 < WOKEN_NS);
 	assert_int_equal(pthread_join(l.t, NULL), 0);
 	assert_int_equal(gs_region_swap_read(f->r, &f->s, &rec), GS_OK);
