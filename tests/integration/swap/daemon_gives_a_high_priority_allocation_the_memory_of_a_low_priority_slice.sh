@@ -3,9 +3,12 @@
 # that a low-priority slice holds gets it, without out-of-memory, by the
 # daemon swapping the low one out; the time it waited is printed beside
 # the copy's time at the sim's modelled bandwidth (A30: PCIe Gen4, 25
-# GB/s, GPUSLICE_SIM_BUS_GBPS=model). The goal is that time + 10 %; the
-# assertion is a generous bound, since the shim's copies run far below
-# the modelled bandwidth today (docs/swap.md, figures).
+# GB/s, GPUSLICE_SIM_BUS_GBPS=model). The goal is that time + 10 %
+# (docs/swap.md, figures: met at 1, 4 and 9 GiB); the assertion is a
+# generous bound, as timing on a loaded host is a figure, not a test. A
+# second FIGURE line says where the wait went (the daemon's log line for
+# the need, the low slice's shim's swap-out phases, the high slice's
+# shim's wait for the answer).
 #
 # Then what a slice cannot do to its peers: a normal-priority slice
 # whose allocation would need an active slice of the same priority out
