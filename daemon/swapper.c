@@ -3,10 +3,19 @@
  * gs/swap.h decides, this carries its plans out through the slices' swap
  * records in the region, which their processes' shims answer.
  *
- * One thread, so moves never overlap. Every SCAN_NS it reads the needs
- * the processes posted (gs_region_swap_need_next) and serves the pending
- * ones, higher priority first; every IDLE_TICK_NS it refreshes each
- * slice's activity and runs the idle tick on each GPU:
+ * One thread, so moves never overlap. It reads the needs the processes
+ * posted (gs_region_swap_need_next) and serves the pending ones, higher
+ * priority first, as soon as a process rings the region's swap bell
+ * (posting a need does), at the latest every SCAN_NS; every IDLE_TICK_NS
+ * it refreshes each slice's activity and runs the idle tick on each GPU.
+ * What ringing may cost it is bounded: two looks at the needs are at
+ * least BELL_GAP_NS apart, and the needs of one owner (a uid's owner
+ * file) are served at most once per SCAN_NS, as without the bell, so a
+ * tenant that rings or asks in a loop neither burns the daemon nor
+ * delays another tenant's need by more than a move. Its waits for a
+ * shim's answer sleep on the answer word (woken when it is written),
+ * never more often than MOVE_SPIN_NS apart when the word changes without
+ * the answer (a tenant writes its own owner file):
  *
  *   need posted --plan_request--> OK:     swap-outs, the requester's
  *                                         swap-in, answer OK (retry)
@@ -62,6 +71,12 @@
 #include "slots.h"
 
 #define SCAN_NS      (10LL * 1000 * 1000)
+#define BELL_GAP_NS  (1000LL * 1000)
+#define MOVE_POLL_NS (1000ULL * 1000)
+#define MOVE_SPIN_NS (100LL * 1000)
+/* Owner files tracked for the per-owner bound (a region has fewer; any
+ * beyond share the last entry). */
+#define OWNER_MAX    1024
 #define IDLE_TICK_NS (1000LL * 1000 * 1000)
 /* A move's answer is waited for this long (the copy of a whole GPU's
  * memory at a few GB/s, with room to spare). */
@@ -112,13 +127,13 @@ struct view {
 struct gs_swapper {
 	struct gs_node *node;
 	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool stopping;
+	bool stopping; /* atomic */
 	struct track *t;
 	int n, cap;
 	struct retry retry[RETRY_MAX];
 	int n_retry;
+	/* per owner file: when its next need may be served (realtime ns) */
+	int64_t owner_next[OWNER_MAX];
 	struct view v; /* the thread's scratch */
 };
 
@@ -128,6 +143,15 @@ static int64_t realtime_ns(void)
 
 	(void)clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_ns(int64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000LL),
+	                      .tv_nsec = (long)(ns % 1000000000LL)};
+
+	if (ns > 0)
+		(void)nanosleep(&ts, NULL);
 }
 
 static double mib(uint64_t b)
@@ -381,8 +405,8 @@ static gs_err move(struct gs_swapper *sw, const struct gs_slice_ref *ref,
 		err = gs_region_swap_request(region, ref, verb, &seq);
 	if (err != GS_OK)
 		return err;
-	for (;;) {
-		struct timespec ts = {0, 1000 * 1000};
+	for (int64_t last = 0;;) {
+		int64_t now;
 
 		err = gs_region_swap_read(region, ref, &rec);
 		if (err != GS_OK)
@@ -391,10 +415,19 @@ static gs_err move(struct gs_swapper *sw, const struct gs_slice_ref *ref,
 			break;
 		/* gpusliced stopping does not wait for a slow answer: the
 		 * shim carries the request out regardless */
-		if (realtime_ns() - t0 > MOVE_WAIT_NS ||
+		now = realtime_ns();
+		if (now - t0 > MOVE_WAIT_NS ||
 		    __atomic_load_n(&sw->stopping, __ATOMIC_ACQUIRE))
 			return GS_ERR_TIMEOUT;
-		(void)nanosleep(&ts, NULL);
+		/* woken again without the answer this soon: the word is
+		 * being changed under us; look no more often than this */
+		if (last != 0 && now - last < MOVE_SPIN_NS)
+			sleep_ns(MOVE_SPIN_NS - (now - last));
+		last = realtime_ns();
+		err =
+		    gs_region_swap_answer_wait(region, ref, seq, MOVE_POLL_NS);
+		if (err != GS_OK)
+			return err;
 	}
 	*took = realtime_ns() - t0;
 	*moved =
@@ -527,8 +560,9 @@ static void answer(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	                                 result);
 }
 
-/* Serves one pending need. */
-static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
+/* Serves one pending need; false when it was left for later (its retry
+ * time has not come). */
+static bool serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
                   int64_t now)
 {
 	struct view *v = &sw->v;
@@ -542,8 +576,10 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	gs_err err;
 	int gpu;
 
+	int64_t seen = realtime_ns(), planned, moved;
+
 	if (r != NULL && now < r->at_ns)
-		return;
+		return false;
 	gs_errbuf_init(&eb);
 	pthread_mutex_lock(&sw->node->lock);
 	gpu = slice_gpu(sw->node, &nd->slice);
@@ -559,13 +595,13 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 		say_pins(sw);
 	if (!found) {
 		answer(sw, nd, GS_ERR_NO_FIT);
-		return;
+		return true;
 	}
 	/* A parked slice's processes wait until it resumes (park.c): its
 	 * needs are asked again each idle tick, unanswered. */
 	if (v->x[req].parked) {
 		retry_set(sw, nd, now + IDLE_TICK_NS);
-		return;
+		return true;
 	}
 	/* A come-back need of a slice not (yet) swapped: a swap-out of it is
 	 * under way; it is served once that is answered. */
@@ -573,9 +609,9 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 		if (gs_region_swap_read(sw->node->region, &v->x[req].ref,
 		                        &rec) == GS_OK &&
 		    rec.ack_seq != rec.req_seq)
-			return;
+			return true;
 		answer(sw, nd, GS_OK);
-		return;
+		return true;
 	}
 	v->s[req].last_active_ns = now; /* asking is a GPU call */
 	if (nd->bytes > 0)
@@ -596,7 +632,7 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 		    "more than its books hold (a need is charged to the slice first)",
 		    now);
 		answer(sw, nd, GS_ERR_NO_FIT);
-		return;
+		return true;
 	}
 	v->s[req].resident_bytes -= nd->bytes;
 	err = gs_swap_plan_request(&v->cfg, v->s, v->n, req, nd->bytes, now,
@@ -608,11 +644,11 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 
 		if (keep) {
 			retry_set(sw, nd, plan.retry_at_ns);
-			return;
+			return true;
 		}
 		say_refused(sw, req, what, plan.why, now);
 		answer(sw, nd, GS_ERR_BUSY);
-		return;
+		return true;
 	}
 	if (err != GS_OK) {
 		say_refused(sw, req, what,
@@ -625,12 +661,24 @@ static void serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 			retry_set(sw, nd, now + IDLE_TICK_NS);
 		else
 			answer(sw, nd, err);
-		return;
+		return true;
 	}
 	snprintf(reason, sizeof(reason), "for slice %s: %s", v->x[req].name,
 	         what);
+	planned = realtime_ns();
 	err = carry_out(sw, &plan, reason);
+	moved = realtime_ns();
 	answer(sw, nd, err == GS_OK ? GS_OK : err);
+	/* where a need's wait goes (docs/swap.md, "Memory on demand") */
+	gs_info(
+	    "swapper",
+	    "slice=%s pid=%d need of %" PRIu64
+	    " bytes served (%s): seen %.2f ms after it was posted, planned in %.2f ms, moves %.2f ms, answered %.2f ms after it was posted",
+	    v->x[req].name, (int)nd->pid, nd->bytes, gs_strerror(err),
+	    (double)(seen - (int64_t)nd->active_ns) / 1e6,
+	    (double)(planned - seen) / 1e6, (double)(moved - planned) / 1e6,
+	    (double)(moved - (int64_t)nd->active_ns) / 1e6);
+	return true;
 }
 
 /* The priority of the slice at `ref` (for the order of needs). */
@@ -685,12 +733,22 @@ static void stamp_activity(struct gs_swapper *sw, int64_t now)
 
 #define NEEDS_MAX 64
 
-/* Reads every process's need record: stamps activity, serves the
- * pending ones, higher priority first. */
-static void scan_needs(struct gs_swapper *sw, int64_t now)
+/* The entry of owner file `owner` in sw->owner_next. */
+static int64_t *owner_next(struct gs_swapper *sw, int owner)
 {
+	return &sw->owner_next[owner >= 0 && owner < OWNER_MAX ? owner
+	                                                       : OWNER_MAX - 1];
+}
+
+/* Reads every process's need record: stamps activity, serves the
+ * pending ones, higher priority first, of each owner one per SCAN_NS.
+ * True when it served one (a move may have taken a while: look again). */
+static bool scan_needs(struct gs_swapper *sw, int64_t now)
+{
+	bool served = false;
 	struct gs_swap_need nd[NEEDS_MAX], one;
 	int rank[NEEDS_MAX], n = 0;
+	bool later[NEEDS_MAX];
 	struct gs_proc_ref it = {.slot = GS_REGION_NEED_NO_SCAN};
 
 	while (gs_region_swap_need_next(sw->node->region, &it, &one)) {
@@ -714,8 +772,13 @@ static void scan_needs(struct gs_swapper *sw, int64_t now)
 		else
 			sw->retry[k] = sw->retry[--sw->n_retry];
 	}
-	if (n > 0)
-		stamp_activity(sw, now);
+	/* the activity walk looks for new owner files too: not for needs
+	 * that all wait for their owner's turn */
+	for (int i = 0; i < n; i++)
+		if (now >= *owner_next(sw, nd[i].owner)) {
+			stamp_activity(sw, now);
+			break;
+		}
 	/* higher priority first (enum gs_priority grows with it) */
 	for (int i = 1; i < n; i++)
 		for (int j = i; j > 0 && rank[j] > rank[j - 1]; j--) {
@@ -727,8 +790,19 @@ static void scan_needs(struct gs_swapper *sw, int64_t now)
 			nd[j - 1] = t;
 			rank[j - 1] = k;
 		}
+	/* decided before serving, so that all the needs one look found of
+	 * an owner are served together */
 	for (int i = 0; i < n; i++)
-		serve(sw, &nd[i], now);
+		later[i] = now < *owner_next(sw, nd[i].owner);
+	for (int i = 0; i < n; i++) {
+		if (later[i])
+			continue; /* served its needs just now */
+		if (serve(sw, &nd[i], now)) {
+			*owner_next(sw, nd[i].owner) = now + SCAN_NS;
+			served = true;
+		}
+	}
+	return served;
 }
 
 /* Says why idle slices the idle tick left in stayed (host memory). */
@@ -935,35 +1009,29 @@ static void idle_tick(struct gs_swapper *sw, int64_t now)
 static void *swapper_main(void *arg)
 {
 	struct gs_swapper *sw = arg;
-	int64_t next_idle = 0;
+	int64_t next_idle = 0, last = 0;
 
-	pthread_mutex_lock(&sw->mu);
-	while (!sw->stopping) {
-		int64_t now;
-		struct timespec ts;
+	while (!__atomic_load_n(&sw->stopping, __ATOMIC_ACQUIRE)) {
+		int64_t now = realtime_ns();
+		bool served;
 
-		pthread_mutex_unlock(&sw->mu);
-		now = realtime_ns();
+		/* a bell rung again right after a look waits out the gap */
+		if (now - last < BELL_GAP_NS)
+			sleep_ns(BELL_GAP_NS - (now - last));
+		now = last = realtime_ns();
 		park_out(sw, now);
-		scan_needs(sw, now);
+		served = scan_needs(sw, now);
 		if (realtime_ns() >= next_idle) {
 			now = realtime_ns();
 			stamp_activity(sw, now);
 			idle_tick(sw, now);
 			next_idle = now + IDLE_TICK_NS;
 		}
-		pthread_mutex_lock(&sw->mu);
-		if (sw->stopping)
-			break;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += SCAN_NS;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		(void)pthread_cond_timedwait(&sw->cv, &sw->mu, &ts);
+		/* needs posted while a move ran were rung for in vain */
+		if (served || __atomic_load_n(&sw->stopping, __ATOMIC_ACQUIRE))
+			continue;
+		gs_region_swap_bell_wait(sw->node->region, SCAN_NS);
 	}
-	pthread_mutex_unlock(&sw->mu);
 	/* what the records gained since the last tick is stored too */
 	pthread_mutex_lock(&sw->node->lock);
 	note_counts(sw->node);
@@ -984,11 +1052,7 @@ gs_err gs_swapper_create(struct gs_node *node, struct gs_swapper **out,
 	if (sw == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	sw->node = node;
-	pthread_mutex_init(&sw->mu, NULL);
-	pthread_cond_init(&sw->cv, NULL);
 	if (pthread_create(&sw->thread, NULL, swapper_main, sw) != 0) {
-		pthread_cond_destroy(&sw->cv);
-		pthread_mutex_destroy(&sw->mu);
 		free(sw);
 		return gs_fail(eb, GS_ERR_IO,
 		               "cannot start the swapper thread");
@@ -1007,13 +1071,9 @@ void gs_swapper_destroy(struct gs_swapper *sw)
 {
 	if (sw == NULL)
 		return;
-	pthread_mutex_lock(&sw->mu);
 	__atomic_store_n(&sw->stopping, true, __ATOMIC_RELEASE);
-	pthread_cond_signal(&sw->cv);
-	pthread_mutex_unlock(&sw->mu);
+	gs_region_swap_bell(sw->node->region);
 	pthread_join(sw->thread, NULL);
-	pthread_cond_destroy(&sw->cv);
-	pthread_mutex_destroy(&sw->mu);
 	free(sw->t);
 	free(sw);
 }

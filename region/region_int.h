@@ -175,7 +175,12 @@ struct gs_ru_header {
 	uint32_t max_devices;
 	uint32_t max_slices;
 	uint32_t max_procs;
-	uint32_t reserved0;
+	/* The daemon's swapper sleeps on it between its scans of the needs;
+	 * a process that posts a need wakes it (swaprec.c; FUTEX_WAKE needs
+	 * no write access). Was reserved (zero): a build that does not know
+	 * it neither rings nor sleeps on it, and the swapper's scan every
+	 * 10 ms still finds the need, so files of either build interwork. */
+	uint32_t swap_bell;
 	uint64_t reaped_total;    /* process slots reaped */
 	uint64_t lock_recoveries; /* EOWNERDEAD repairs */
 	uint32_t flags;           /* GS_RU_* */

@@ -7,13 +7,52 @@
  * Also each process's need for GPU memory and its activity stamp (in its
  * own process entry, struct gs_ru_proc), which the daemon serves.
  *
+ * Waking (futexes on the shared files' words, never FUTEX_PRIVATE: the
+ * words are in files mapped by several processes): whoever writes one
+ * of the four words a waiter sleeps on wakes it right after, so a need
+ * is seen, a request carried out and an answer read at once, not at the
+ * next poll. Every wait has a deadline, so a wake that is lost (the
+ * daemon's bell rung just before it sleeps) costs one poll period, as
+ * before the bells:
+ *
+ *   word                       written by        waited on by
+ *   ru header swap_bell        (never changed)   the daemon's swapper
+ *                              rung by a process posting a need
+ *   slice swap.req_seq         daemon / CLI      the slice's shims' watchers
+ *   slice swap.ack_seq         a shim answering  the daemon's move
+ *   proc need_ack              the daemon        the process that asked
+ *
  * Calls lock.c, owner.c, usage.c and util.c.
  */
 #include "region_int.h"
 
 #include "gs/region_swap.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Wakes whoever sleeps on shared word `w`. */
+static void word_wake(uint32_t *w)
+{
+	(void)syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleeps while shared word `w` holds `v`, at most `ns`; returns at once
+ * when it holds another value (a wake, a signal or the deadline also end
+ * it: the caller reads its word again). */
+static void word_wait(uint32_t *w, uint32_t v, uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull),
+	                      .tv_nsec = (long)(ns % 1000000000ull)};
+
+	if (ns == 0 || __atomic_load_n(w, __ATOMIC_ACQUIRE) != v)
+		return;
+	(void)syscall(SYS_futex, w, FUTEX_WAIT, v, &ts, NULL, 0);
+}
 
 const char *gs_swap_pin_reason(enum gs_swap_pin pin)
 {
@@ -79,6 +118,28 @@ gs_err gs_region_swap_request(struct gs_region *r,
 	__atomic_store_n(&w->req_seq, w->req_seq + 1, __ATOMIC_RELEASE);
 	*seq = w->req_seq;
 	gs__own_unlock(r, o);
+	word_wake(&w->req_seq);
+	return GS_OK;
+}
+
+gs_err gs_region_swap_answer_wait(struct gs_region *r,
+                                  const struct gs_slice_ref *s, uint32_t seq,
+                                  uint64_t ns)
+{
+	struct gs_own *o = slice_own(r, s);
+	struct gs_ru_swap *w;
+	uint32_t ack;
+	gs_err err;
+
+	if (o == NULL)
+		return GS_ERR_NOT_FOUND;
+	w = rec_lock(r, o, s->slot, &err);
+	if (w == NULL)
+		return err;
+	ack = w->ack_seq;
+	gs__own_unlock(r, o);
+	if (ack != seq)
+		word_wait(&w->ack_seq, ack, ns);
 	return GS_OK;
 }
 
@@ -150,6 +211,26 @@ gs_err gs_region_swap_poll(struct gs_region *r, const struct gs_proc_ref *p,
 	return GS_OK;
 }
 
+gs_err gs_region_swap_poll_wait(struct gs_region *r,
+                                const struct gs_proc_ref *p, uint32_t seen,
+                                uint64_t ns, enum gs_swap_verb *verb,
+                                uint32_t *seq)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	struct gs_ru_swap *w;
+	gs_err err;
+
+	w = proc_rec_lock(r, p, &o, &pr, &err);
+	if (w == NULL)
+		return err;
+	*seq = w->req_seq;
+	gs__own_unlock(r, o);
+	if (*seq == seen)
+		word_wait(&w->req_seq, seen, ns);
+	return gs_region_swap_poll(r, p, verb, seq);
+}
+
 gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
                              uint32_t seq, enum gs_swap_verb verb,
                              gs_err result, uint64_t bytes,
@@ -182,6 +263,7 @@ gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
 	w->result = (int32_t)result;
 	__atomic_store_n(&w->ack_seq, seq, __ATOMIC_RELEASE);
 	gs__own_unlock(r, o);
+	word_wake(&w->ack_seq);
 	return GS_OK;
 }
 
@@ -229,7 +311,26 @@ gs_err gs_region_swap_need(struct gs_region *r, const struct gs_proc_ref *p,
 	pr->need_seq = pr->need_seq + 1 ? pr->need_seq + 1 : 1;
 	*seq = pr->need_seq;
 	gs__own_unlock(r, o);
+	gs_region_swap_bell(r);
 	return GS_OK;
+}
+
+void gs_region_swap_bell(struct gs_region *r)
+{
+	struct gs_ru_file *ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
+
+	if (ru != NULL)
+		word_wake(&ru->h.swap_bell);
+}
+
+void gs_region_swap_bell_wait(struct gs_region *r, uint64_t ns)
+{
+	struct gs_ru_file *ru = __atomic_load_n(&r->ru, __ATOMIC_ACQUIRE);
+
+	if (ru != NULL)
+		word_wait(&ru->h.swap_bell,
+		          __atomic_load_n(&ru->h.swap_bell, __ATOMIC_ACQUIRE),
+		          ns);
 }
 
 gs_err gs_region_swap_need_result(struct gs_region *r,
@@ -248,6 +349,25 @@ gs_err gs_region_swap_need_result(struct gs_region *r,
 		*result = (gs_err)pr->need_result;
 	gs__own_unlock(r, o);
 	return GS_OK;
+}
+
+gs_err gs_region_swap_need_wait(struct gs_region *r,
+                                const struct gs_proc_ref *p, uint32_t seq,
+                                uint64_t ns, bool *answered, gs_err *result)
+{
+	struct gs_own *o;
+	struct gs_ru_proc *pr;
+	uint32_t ack;
+	gs_err err;
+
+	pr = own_proc_lock(r, p, &o, &err);
+	if (pr == NULL)
+		return err;
+	ack = pr->need_ack;
+	gs__own_unlock(r, o);
+	if (ack != seq)
+		word_wait(&pr->need_ack, ack, ns);
+	return gs_region_swap_need_result(r, p, seq, answered, result);
 }
 
 gs_err gs_region_swap_active(struct gs_region *r, const struct gs_proc_ref *p,
@@ -308,6 +428,7 @@ static bool need_of(struct gs_region *r, struct gs_own *o, int i,
 		return false;
 	memset(out, 0, sizeof(*out));
 	out->proc = *ref;
+	out->owner = ref->slot / GS_REGION_MAX_PROCS;
 	out->slice.slot = p->slice;
 	out->slice.generation = p->slice_gen;
 	out->pid = p->pid;
@@ -354,5 +475,7 @@ gs_err gs_region_swap_need_answer(struct gs_region *r,
 		err = GS_ERR_NOT_FOUND;
 	}
 	gs__own_unlock(r, o);
+	if (err == GS_OK)
+		word_wake(&pr->need_ack);
 	return err;
 }

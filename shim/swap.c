@@ -65,8 +65,10 @@
  * Requests come through the region (gs/region_swap.h): the daemon or
  * `gpuslice swap out|in SLICE` bumps the slice's request word; a helper
  * thread of each process holding movable memory (started with its first
- * such allocation) polls it every 10 ms, carries the request out and
- * answers with the bytes moved, which the record adds up per slice.
+ * such allocation) sleeps on it (woken by the request at once, else
+ * every 10 ms), carries the request out and answers with the bytes
+ * moved, which the record adds up per slice (the answer wakes the
+ * asker).
  */
 #include "shim_int.h"
 #include "inflight.h"
@@ -414,6 +416,10 @@ static ssize_t subs_find(CUdeviceptr p)
 			return (ssize_t)i;
 	return -1;
 }
+
+/* The watcher's sleep when no request wakes it (it looks again then, in
+ * case a wake was lost: a request written by a build without the wake). */
+#define WATCH_NS (10ULL * 1000 * 1000)
 
 static void *watch_main(void *arg);
 
@@ -1080,6 +1086,10 @@ static gs_err result_of(CUresult r)
 	}
 }
 
+/* The watcher's sleep when no request wakes it (it looks again then, in
+ * case a wake was lost: a request written by a build without the wake). */
+#define WATCH_NS (10ULL * 1000 * 1000)
+
 static void *watch_main(void *arg)
 {
 	enum gs_swap_verb verb;
@@ -1088,22 +1098,22 @@ static void *watch_main(void *arg)
 
 	(void)arg;
 	for (;;) {
-		struct timespec ts = {0, 10 * 1000 * 1000};
 		uint64_t bytes = 0, t0;
 		enum gs_swap_pin pin;
 		CUresult r;
 
-		if (gs_region_swap_poll(gs__g.region, &gs__g.proc, &verb,
-		                        &seq) != GS_OK)
+		if ((first ? gs_region_swap_poll(gs__g.region, &gs__g.proc,
+		                                 &verb, &seq)
+		           : gs_region_swap_poll_wait(gs__g.region, &gs__g.proc,
+		                                      seen, WATCH_NS, &verb,
+		                                      &seq)) != GS_OK)
 			return NULL; /* our entry or slice is gone */
 		if (first) {
 			seen = seq; /* what was asked before us is not ours */
 			first = false;
 		}
-		if (seq == seen) {
-			(void)nanosleep(&ts, NULL);
+		if (seq == seen)
 			continue;
-		}
 		seen = seq;
 		t0 = gs__now();
 		r = verb == GS_SWAP_VERB_OUT ? gs__swap_out(&bytes)

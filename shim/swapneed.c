@@ -3,7 +3,11 @@
  * side of the need protocol in gs/region_swap.h. When the driver refuses
  * a movable allocation for lack of GPU memory (mem.c), the process posts
  * how much more it needs and waits, at most GS__NEED_WAIT_NS, while the
- * daemon swaps other slices out as its policy allows; then the caller
+ * daemon swaps other slices out as its policy allows (posting rings the
+ * daemon's bell, and the daemon's answer wakes the wait: no poll period
+ * is paid either way; a need not answered within GS__NEED_RING_NS rings
+ * again, in case the first ring came while the daemon was between its
+ * look and its sleep, backing off to GS__NEED_RING_MAX_NS); then the caller
  * tries again, or answers out-of-memory as without swap. A process
  * stopped because its own memory is out (swap.c) posts a need of 0: its
  * contents back. Allocations also stamp the process's activity, which
@@ -22,10 +26,11 @@
 #include <time.h>
 
 /* How long an allocation waits for the daemon to make room. */
-#define GS__NEED_WAIT_NS    (30ULL * 1000 * 1000 * 1000)
-#define GS__NEED_POLL_NS    (2 * 1000 * 1000)
-#define GS__BACK_EVERY_NS   (500ULL * 1000 * 1000)
-#define GS__ACTIVE_EVERY_NS (100ULL * 1000 * 1000)
+#define GS__NEED_WAIT_NS     (30ULL * 1000 * 1000 * 1000)
+#define GS__NEED_RING_NS     (2ULL * 1000 * 1000)
+#define GS__NEED_RING_MAX_NS (128ULL * 1000 * 1000)
+#define GS__BACK_EVERY_NS    (500ULL * 1000 * 1000)
+#define GS__ACTIVE_EVERY_NS  (100ULL * 1000 * 1000)
 
 static uint64_t realtime_ns(void)
 {
@@ -51,15 +56,19 @@ bool gs__swap_need(int dev, uint64_t bytes)
 		errno = saved;
 		return false;
 	}
-	while (gs__now() - t0 < GS__NEED_WAIT_NS) {
-		struct timespec ts = {0, GS__NEED_POLL_NS};
+	for (uint64_t ring = GS__NEED_RING_NS, waited;
+	     (waited = gs__now() - t0) < GS__NEED_WAIT_NS;) {
+		uint64_t left = GS__NEED_WAIT_NS - waited;
 
-		if (gs_region_swap_need_result(gs__g.region, &gs__g.proc, seq,
-		                               &answered, &result) != GS_OK)
+		if (gs_region_swap_need_wait(gs__g.region, &gs__g.proc, seq,
+		                             ring < left ? ring : left,
+		                             &answered, &result) != GS_OK)
 			break;
 		if (answered)
 			break;
-		(void)nanosleep(&ts, NULL);
+		gs_region_swap_bell(gs__g.region);
+		if (ring < GS__NEED_RING_MAX_NS)
+			ring *= 2;
 	}
 	gs_debug(GS_SHIM_TAG,
 	         "slice=%s gpu=%d need of %llu bytes: %s after %llu ns",

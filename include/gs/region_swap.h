@@ -57,6 +57,17 @@ gs_err gs_region_swap_read(struct gs_region *r, const struct gs_slice_ref *s,
 /* For a process's shim: its slice's request. OUT: *verb, *seq. */
 gs_err gs_region_swap_poll(struct gs_region *r, const struct gs_proc_ref *p,
                            enum gs_swap_verb *verb, uint32_t *seq);
+/* As gs_region_swap_poll, after sleeping at most `ns` while the request
+ * is still `seen` (a new request wakes it at once). */
+gs_err gs_region_swap_poll_wait(struct gs_region *r,
+                                const struct gs_proc_ref *p, uint32_t seen,
+                                uint64_t ns, enum gs_swap_verb *verb,
+                                uint32_t *seq);
+/* For whoever asked: sleeps at most `ns` while slice `s`'s request `seq`
+ * is unanswered (an answer wakes it at once; read the record after). */
+gs_err gs_region_swap_answer_wait(struct gs_region *r,
+                                  const struct gs_slice_ref *s, uint32_t seq,
+                                  uint64_t ns);
 /* Answers request `seq` (verb `verb`): `result`, `bytes` moved (added to
  * the swapped bytes on a swap-out, taken off on a swap-in), `pin` (kept
  * once set), at `now_ns` (CLOCK_REALTIME). */
@@ -90,6 +101,7 @@ gs_err gs_region_swap_answer(struct gs_region *r, const struct gs_proc_ref *p,
 struct gs_swap_need {
 	struct gs_proc_ref proc;
 	struct gs_slice_ref slice;
+	int owner; /* the owner file it is in (one per uid): who asked */
 	int32_t pid;
 	uint32_t seq, ack;  /* pending while they differ */
 	gs_err result;      /* of the last answer */
@@ -110,6 +122,18 @@ gs_err gs_region_swap_need(struct gs_region *r, const struct gs_proc_ref *p,
 gs_err gs_region_swap_need_result(struct gs_region *r,
                                   const struct gs_proc_ref *p, uint32_t seq,
                                   bool *answered, gs_err *result);
+/* As gs_region_swap_need_result, after sleeping at most `ns` while need
+ * `seq` is unanswered (the daemon's answer wakes it at once). */
+gs_err gs_region_swap_need_wait(struct gs_region *r,
+                                const struct gs_proc_ref *p, uint32_t seq,
+                                uint64_t ns, bool *answered, gs_err *result);
+/* Wakes the daemon's swapper to look at the needs now (posting a need
+ * does it; a process whose need is not yet taken up rings again, in case
+ * the swapper was between its look and its sleep). Anyone may ring: the
+ * swapper bounds what ringing costs it. */
+void gs_region_swap_bell(struct gs_region *r);
+/* For the daemon's swapper: sleeps at most `ns`, or until rung. */
+void gs_region_swap_bell_wait(struct gs_region *r, uint64_t ns);
 /* For a process's shim: it holds movable memory (GS_SWAP_PROC_MOVABLE). */
 gs_err gs_region_swap_movable(struct gs_region *r,
                               const struct gs_proc_ref *p);

@@ -6,6 +6,11 @@
  * answer to the older one is dropped, and the needs of a process whose
  * slice is gone are not listed. Works in a fresh region directory under
  * /tmp, with one handle playing both the process and the daemon.
+ *
+ * The wakes: each of the four waits (the daemon's bell, the process's
+ * wait for its answer, a watcher's for a request, the asker's for the
+ * shim's answer) is woken by its writer long before its deadline (10 s
+ * here; each test asserts under 5 s, so a missing wake fails it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,14 +18,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gs/region.h"
 #include "gs/region_swap.h"
 
-#define MiB (1ULL << 20)
+#define MiB      (1ULL << 20)
+#define LONG_NS  (10ULL * 1000 * 1000 * 1000)
+#define WOKEN_NS (5ULL * 1000 * 1000 * 1000)
 
 struct fx {
 	char dir[64];
@@ -195,6 +204,176 @@ static void needs_of_a_deleted_slice_are_not_listed(void **state)
 	assert_false(listed(f->r, &f->p, &nd));
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	(void)nanosleep(&ts, NULL);
+}
+
+/* A second thread playing the other side: after `ms`, `fn` once. */
+struct later {
+	struct fx *f;
+	uint32_t seq;
+	long ms;
+	void (*fn)(struct later *);
+	pthread_t t;
+};
+
+static void *later_main(void *arg)
+{
+	struct later *l = arg;
+
+	sleep_ms(l->ms);
+	l->fn(l);
+	return NULL;
+}
+
+static void later_start(struct later *l)
+{
+	assert_int_equal(pthread_create(&l->t, NULL, later_main, l), 0);
+}
+
+static void answer_it(struct later *l)
+{
+	assert_int_equal(
+	    gs_region_swap_need_answer(l->f->r, &l->f->p, l->seq, GS_OK),
+	    GS_OK);
+}
+
+static void an_answer_wakes_the_process_waiting_for_it(void **state)
+{
+	struct fx *f = *state;
+	struct later l = {.f = f, .ms = 50, .fn = answer_it};
+	bool answered = false;
+	gs_err result = GS_ERR_IO;
+	uint64_t t0;
+
+	assert_int_equal(
+	    gs_region_swap_need(f->r, &f->p, f->dev, 64 * MiB, 1000, &l.seq),
+	    GS_OK);
+	later_start(&l);
+	t0 = mono_ns();
+	assert_int_equal(gs_region_swap_need_wait(f->r, &f->p, l.seq, LONG_NS,
+	                                          &answered, &result),
+	                 GS_OK);
+	assert_true(mono_ns() - t0 < WOKEN_NS);
+	assert_true(answered);
+	assert_int_equal(result, GS_OK);
+	assert_int_equal(pthread_join(l.t, NULL), 0);
+	/* answered already: no wait at all */
+	t0 = mono_ns();
+	assert_int_equal(gs_region_swap_need_wait(f->r, &f->p, l.seq, LONG_NS,
+	                                          &answered, &result),
+	                 GS_OK);
+	assert_true(answered);
+	assert_true(mono_ns() - t0 < WOKEN_NS);
+}
+
+struct bell_waiter {
+	struct gs_region *r;
+	uint64_t took;
+	bool done; /* atomic */
+};
+
+static void *bell_main(void *arg)
+{
+	struct bell_waiter *b = arg;
+	uint64_t t0 = mono_ns();
+
+	gs_region_swap_bell_wait(b->r, LONG_NS);
+	b->took = mono_ns() - t0;
+	__atomic_store_n(&b->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void posting_a_need_rings_the_daemons_bell(void **state)
+{
+	struct fx *f = *state;
+	struct bell_waiter b = {.r = f->r};
+	pthread_t t;
+	uint32_t seq;
+
+	assert_int_equal(pthread_create(&t, NULL, bell_main, &b), 0);
+	/* a need posted before the sleeper sleeps is the poll's to find:
+	 * post until it wakes (it sleeps within milliseconds) */
+	for (int i = 0; i < 40 && !__atomic_load_n(&b.done, __ATOMIC_ACQUIRE);
+	     i++) {
+		sleep_ms(100);
+		assert_int_equal(
+		    gs_region_swap_need(f->r, &f->p, f->dev, MiB, 1000, &seq),
+		    GS_OK);
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(b.took < WOKEN_NS);
+}
+
+static void request_it(struct later *l)
+{
+	uint32_t seq;
+
+	assert_int_equal(
+	    gs_region_swap_request(l->f->r, &l->f->s, GS_SWAP_VERB_OUT, &seq),
+	    GS_OK);
+}
+
+static void a_request_wakes_the_watcher_and_its_answer_the_asker(void **state)
+{
+	struct fx *f = *state;
+	struct later l = {.f = f, .ms = 50, .fn = request_it};
+	enum gs_swap_verb verb = GS_SWAP_VERB_NONE;
+	uint32_t seen, seq;
+	uint64_t t0;
+
+	assert_int_equal(gs_region_swap_poll(f->r, &f->p, &verb, &seen), GS_OK);
+	later_start(&l);
+	t0 = mono_ns();
+	assert_int_equal(
+	    gs_region_swap_poll_wait(f->r, &f->p, seen, LONG_NS, &verb, &seq),
+	    GS_OK);
+	assert_true(mono_ns() - t0 < WOKEN_NS);
+	assert_int_equal(seq, seen + 1);
+	assert_int_equal(verb, GS_SWAP_VERB_OUT);
+	assert_int_equal(pthread_join(l.t, NULL), 0);
+}
+
+static void answer_request(struct later *l)
+{
+	assert_int_equal(gs_region_swap_answer(l->f->r, &l->f->p, l->seq,
+	                                       GS_SWAP_VERB_OUT, GS_OK,
+	                                       64 * MiB, GS_SWAP_PIN_NONE, 1),
+	                 GS_OK);
+}
+
+static void a_shims_answer_wakes_whoever_asked(void **state)
+{
+	struct fx *f = *state;
+	struct later l = {.f = f, .ms = 50, .fn = answer_request};
+	struct gs_swap_rec rec;
+	uint64_t t0;
+
+	assert_int_equal(
+	    gs_region_swap_request(f->r, &f->s, GS_SWAP_VERB_OUT, &l.seq),
+	    GS_OK);
+	later_start(&l);
+	t0 = mono_ns();
+	assert_int_equal(
+	    gs_region_swap_answer_wait(f->r, &f->s, l.seq, LONG_NS), GS_OK);
+	assert_true(mono_ns() - t0 < WOKEN_NS);
+	assert_int_equal(pthread_join(l.t, NULL), 0);
+	assert_int_equal(gs_region_swap_read(f->r, &f->s, &rec), GS_OK);
+	assert_int_equal(rec.ack_seq, l.seq);
+	assert_int_equal(rec.swapped_bytes, 64 * MiB);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -205,6 +384,10 @@ int main(void)
 	    T(a_poll_without_a_scan_lists_the_known_owner_files),
 	    T(a_need_on_a_device_out_of_range_is_refused),
 	    T(needs_of_a_deleted_slice_are_not_listed),
+	    T(an_answer_wakes_the_process_waiting_for_it),
+	    T(posting_a_need_rings_the_daemons_bell),
+	    T(a_request_wakes_the_watcher_and_its_answer_the_asker),
+	    T(a_shims_answer_wakes_whoever_asked),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,9 +3,12 @@
 # that a low-priority slice holds gets it, without out-of-memory, by the
 # daemon swapping the low one out; the time it waited is printed beside
 # the copy's time at the sim's modelled bandwidth (A30: PCIe Gen4, 25
-# GB/s, GPUSLICE_SIM_BUS_GBPS=model). The goal is that time + 10 %; the
-# assertion is a generous bound, since the shim's copies run far below
-# the modelled bandwidth today (docs/swap.md, figures).
+# GB/s, GPUSLICE_SIM_BUS_GBPS=model). The goal is that time + 10 %
+# (docs/swap.md, figures: met at 1, 4 and 9 GiB); the assertion is a
+# generous bound, as timing on a loaded host is a figure, not a test. A
+# second FIGURE line says where the wait went (the daemon's log line for
+# the need, the low slice's shim's swap-out phases, the high slice's
+# shim's wait for the answer).
 #
 # Then what a slice cannot do to its peers: a normal-priority slice
 # whose allocation would need an active slice of the same priority out
@@ -76,6 +79,43 @@ print(f"FIGURE swap-out for a high-priority allocation: {moved >> 20} MiB; "
       f"the swap-out took {took:.3f} s; "
       f"the copy at the modelled 25 GB/s: {model:.3f} s (+10 %: {model * 1.1:.3f} s); "
       f"ratio {r['longest'] / model:.2f}x")
+# Where the wait went, from the logs: the daemon's line for the need
+# (seen, planned, moves, answered: ms after the need was posted), the low
+# slice's shim's phases of its swap-out (debug log), the high slice's
+# shim's wait for the answer.
+import re
+work = os.environ["WORK"]
+def last(path, pat):
+    try:
+        with open(path) as f:
+            ms = [re.search(pat, l) for l in f]
+    except OSError:
+        return None
+    ms = [m for m in ms if m]
+    return ms[-1] if ms else None
+need = last(work + "/daemon.log",
+            r"slice=hi .*need of \d+ bytes served \(success\): seen ([\d.]+) ms after it was posted, planned in ([\d.]+) ms, moves ([\d.]+) ms, answered ([\d.]+) ms")
+ph = last(lo.log, r"swap out phases: quiesce (\d+) ns, drain (\d+) ns, host (\d+) ns, map \d+ ns, copy (\d+) ns, unmap (\d+) ns")
+whole = last(lo.log, r"swap out: CUresult 0, \d+ bytes in (\d+) ns")
+got = last(hi.log, r"need of \d+ bytes: success after (\d+) ns")
+parts = []
+if need:
+    seen, plan, mv, ans = (float(x) for x in need.groups())
+    parts.append(f"the need seen by the daemon {seen:.2f} ms after it was posted, "
+                 f"planned in {plan:.2f} ms, request to answer {mv:.2f} ms, "
+                 f"answered {ans:.2f} ms after it was posted")
+if ph and whole:
+    q, d, h, c, u = (int(x) / 1e6 for x in ph.groups())
+    sw_ms = int(whole.group(1)) / 1e6
+    parts.append(f"the low slice's swap-out {sw_ms:.2f} ms (quiesce {q:.2f}, drain {d:.2f}, "
+                 f"host copies {h:.2f}, copies {c:.2f}, freeing {u:.2f})")
+    if need:
+        parts.append(f"the request's and answer's passage {mv - sw_ms:.2f} ms")
+if got:
+    parts.append(f"the answer seen by the allocation {int(got.group(1)) / 1e6:.2f} ms after it posted the need")
+print(f"FIGURE swap-out phases for a high-priority allocation ({H} MiB): "
+      + ("; ".join(parts) if parts else "not found in the logs")
+      + f"; the copy at 25 GB/s {model * 1e3:.2f} ms")
 # Generous: the daemon's swap-out covers most of the wait, and the whole
 # wait stays within the shim's bound for a need (30 s).
 if r["seconds"] > 30 or took > r["seconds"] + 0.5:

@@ -17,6 +17,12 @@ set_target_properties(gs-swap-need-forge PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 target_include_directories(gs-swap-need-forge PRIVATE
   ${CMAKE_SOURCE_DIR}/region ${CMAKE_SOURCE_DIR}/include)
+# gs-swap-bell-ring: a tenant ringing the swap bell in a loop.
+add_executable(gs-swap-bell-ring ${CMAKE_CURRENT_LIST_DIR}/bell_ring.c)
+set_target_properties(gs-swap-bell-ring PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+target_include_directories(gs-swap-bell-ring PRIVATE
+  ${CMAKE_SOURCE_DIR}/region ${CMAKE_SOURCE_DIR}/include)
 
 foreach(t pointers_and_signatures_survive_a_swap_round_trip
           a_launch_while_swapped_out_waits_for_the_swap_in
@@ -28,6 +34,7 @@ foreach(t pointers_and_signatures_survive_a_swap_round_trip
           daemon_gives_a_high_priority_allocation_the_memory_of_a_low_priority_slice
           daemon_never_takes_swapped_contents_past_host_memory
           a_tenant_cannot_swap_out_another_tenants_slice
+          a_tenant_ringing_the_swap_bell_in_a_loop_neither_burns_the_daemon_nor_delays_others
           top_shows_resident_swapped_and_promised
           daemon_restart_keeps_swap_counts_and_times
           a_quota_reclaim_parks_a_swappable_slice_and_resumes_it
