@@ -647,6 +647,10 @@ int gs_cli_run(int argc, char **argv)
 		err = gs_region_open(dir, GS_REGION_RUNNER, &r, &eb);
 	if (err != GS_OK)
 		return gs_cli_fail(CMD, err, &eb);
+	if (gs_region_replaced_version(r))
+		gs_cli_error(CMD,
+		            "note: %s held a region of another gpuslice build, made again (processes still running from that build keep their own limits and no longer take turns with this one's)",
+		            dir);
 	if (!o.named) {
 		if (!gs_region_can_write_limits(r)) {
 			gs_cli_error(

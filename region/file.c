@@ -55,7 +55,20 @@ static bool reusable(struct gs_region *r, struct gs_errbuf *eb, gs_err *err)
 		gs__unmap_files(r);
 		return false;
 	}
+	if (*err == GS_ERR_VERSION && !(r->rl->h.flags & GS_RL_PRIVILEGED)) {
+		/* A region `gpuslice run` made with another build (an
+		 * upgrade): built again, as one of an earlier boot would be.
+		 * Its processes keep their (orphaned) copy and their limits;
+		 * they no longer take turns with the new build's. The caller
+		 * says so (gs_region_replaced_version). */
+		r->replaced_version = true;
+		*err = GS_OK;
+		gs__unmap_files(r);
+		return false;
+	}
 	if (*err == GS_ERR_VERSION) {
+		/* The daemon's region of another build: only that daemon
+		 * (or this build's, after an upgrade) may replace it. */
 		*err = gs__validate(r->rl, sizeof(*r->rl), r->ru,
 		                    sizeof(*r->ru), eb);
 		return false;

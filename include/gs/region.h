@@ -248,9 +248,10 @@ bool gs_region_can_write_limits(const struct gs_region *r);
 /* OWNER: whether open found the usage file's lock held past its deadline
  * (a tenant wedging it) and replaced the files. */
 bool gs_region_repaired_lock(const struct gs_region *r);
-/* OWNER: whether open found files of another layout version (a gpuslice
- * upgrade) and replaced them (slices come back from the daemon's store;
- * running processes keep the old files). Other roles refuse such files
+/* Whether open found files of another layout version (a gpuslice
+ * upgrade) and replaced them: OWNER always (slices come back from the
+ * daemon's store), RUNNER when `gpuslice run` made them (not a daemon's);
+ * running processes keep the old files. Other cases refuse such files
  * (GS_ERR_VERSION). */
 bool gs_region_replaced_version(const struct gs_region *r);
 /* An owner file found cut short: usage.<uid>, or (slot >= 0) the private

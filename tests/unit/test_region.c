@@ -571,6 +571,42 @@ static void other_versions_are_refused(void **state)
 	assert_non_null(strstr(eb.msg, "version"));
 }
 
+/* `gpuslice run` after an upgrade: a region an older run made is built
+ * again (its slices gone, said through gs_region_replaced_version); a
+ * daemon's region of another version is still refused to a runner. */
+static void runner_replaces_a_runners_region_of_another_version(void **state)
+{
+	struct fx *f = *state;
+	struct gs_region *r2 = NULL;
+	struct gs_errbuf eb = {0};
+	struct gs_slice_ref ref;
+
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
+	                 GS_OK);
+	(void)make_slice(f->r, "before", GiB);
+	assert_false(gs_region_replaced_version(f->r));
+	gs__region_usage(f->r)->h.version = GS_REGION_VERSION - 1;
+	gs_region_close(f->r);
+	f->r = NULL;
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &r2, &eb),
+	                 GS_OK);
+	assert_true(gs_region_replaced_version(r2));
+	assert_int_equal(gs_region_slice_find(r2, "before", &ref),
+	                 GS_ERR_NOT_FOUND);
+	gs_region_close(r2);
+	r2 = NULL;
+
+	/* The daemon's (privileged) region of another version. */
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
+	                 GS_OK);
+	gs__region_usage(f->r)->h.version = GS_REGION_VERSION - 1;
+	gs_region_close(f->r);
+	f->r = NULL;
+	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &r2, &eb),
+	                 GS_ERR_VERSION);
+	assert_null(r2);
+}
+
 static void owner_replaces_files_of_another_version(void **state)
 {
 	struct fx *f = *state;
@@ -1161,6 +1197,7 @@ int main(void)
 	    T(region_from_an_earlier_boot_is_recreated),
 	    T(other_versions_are_refused),
 	    T(owner_replaces_files_of_another_version),
+	    T(runner_replaces_a_runners_region_of_another_version),
 	    T(privileged_limits_are_read_only_for_tenants),
 	    T(processes_are_listed_with_their_books),
 	    T(tenant_flock_on_limits_blocks_no_writer_and_no_reader),
