@@ -409,6 +409,14 @@ static void attach_locked(void)
 	        gs__g.lim.priority, gs__g.lim.weight);
 }
 
+/* Whether the process just attached to a slice that is parked (gs__g.mu
+ * held): its GPU calls then wait until the slice resumes (swap.c's
+ * gs__swap_park_stop, called once gs__g.mu is released). */
+static bool joined_parked_locked(void)
+{
+	return gs__g.attached && (gs__g.lim.flags & GS_SLICE_IS_PARKED) != 0;
+}
+
 void gs__fast_update(void)
 {
 	const uint32_t *gate = &gs__gate_slow;
@@ -429,7 +437,7 @@ void gs__fast_update(void)
 
 bool gs__enforcing(void)
 {
-	bool on;
+	bool on, parked = false;
 
 	if (GS_LIKELY(gs__g.attached) || gs__g.region == NULL)
 		return gs__g.attached;
@@ -437,11 +445,14 @@ bool gs__enforcing(void)
 	if (!gs__g.attached && gs__g.region != NULL &&
 	    attached_pid != getpid()) {
 		attach_locked();
+		parked = joined_parked_locked();
 	}
 	on = gs__g.attached;
 	(void)pthread_mutex_unlock(&gs__g.mu);
 	if (on)
 		gs__fast_update();
+	if (parked)
+		gs__swap_park_stop();
 	return on;
 }
 
@@ -522,9 +533,14 @@ static void init(void)
 			refuse("cannot open its region", why);
 			gs__g.region = NULL;
 		} else {
+			bool parked;
+
 			(void)pthread_mutex_lock(&gs__g.mu);
 			attach_locked();
+			parked = joined_parked_locked();
 			(void)pthread_mutex_unlock(&gs__g.mu);
+			if (parked)
+				gs__swap_park_stop();
 		}
 	}
 	(void)pthread_atfork(NULL, NULL, atfork_child);

@@ -316,6 +316,12 @@ void gs__swap_wait_slow(void);
  * `bytes` more on region device `dev` and waits, bounded; true when it
  * made room (try again). */
 bool gs__swap_need(int dev, uint64_t bytes);
+/* Whether this process's slice is parked now (GS_SLICE_IS_PARKED in its
+ * limits, read afresh; false when it is gone). */
+bool gs__slice_parked(void);
+/* A process that joined a parked slice: stops its GPU calls until the
+ * slice resumes (swap.c). */
+void gs__swap_park_stop(void);
 /* A stopped process asks for its memory back (not waited on). */
 void gs__swap_need_back(void);
 /* Stamps this process's activity for the daemon (rate-limited). */
