@@ -24,7 +24,7 @@ park_node
 	--swap allow >/dev/null || fail "create r"
 hold_bg r
 python3 - <<'PY'
-import json, math, os, select, subprocess, sys, time
+import atexit, json, math, os, select, subprocess, sys, time
 sys.path.insert(0, os.environ["GS_SRC"] + "/tests/integration/swap")
 from hold import *
 from park import *
@@ -37,6 +37,22 @@ WORK = os.environ["WORK"]
 def usage_gib(since, until):
     o = json.loads(api_get(f"/v1/usage?by=slice&slice=r&since={since}&until={until}"))
     return sum(x["gib_seconds"] for x in o["rows"])
+
+
+# The processes this phase starts end with it, failed or not (one
+# stopped for good would hold the test's output open).
+started = []
+def end_started():
+    for x in started:
+        if x.poll() is None:
+            x.terminate()  # `gpuslice run` passes it on to its program
+            try:
+                x.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                x.kill()
+
+
+atexit.register(end_started)
 
 
 def quiet(p, seconds):
@@ -60,6 +76,7 @@ bo = subprocess.run([G, "create", "--name", "ballast", "--team", "infra",
 if bo.returncode != 0:
     fail(f"create ballast: {bo.stderr}")
 bl = Hold("ballast")
+started.append(bl.p)
 if bl.cmd(f"alloc {ballast} 16")["alloc"] != ballast:
     fail("ballast alloc")
 time.sleep(1.5)  # a ledger row or more of r live
@@ -80,6 +97,7 @@ if live <= 0:
 # A process joins parked r: its context is made (not a gated call), its
 # first allocation waits for r to resume.
 j = Hold("r")
+started.append(j.p)
 j.p.stdin.write("alloc 16 16\n")
 j.p.stdin.flush()
 if not quiet(j.p, 3):
@@ -88,6 +106,7 @@ print("joiner: stopped at its first allocation")
 
 # p fills what r left, so that a new context of r finds no memory.
 p = Hold("p")
+started.append(p.p)
 fill = (GPU - sim_used() - ctx // 2) // (16 * MIB) * 16
 if fill > 0 and p.cmd(f"alloc {fill} 16")["alloc"] != fill:
     fail(f"p could not fill the GPU ({fill} MiB)")
@@ -97,6 +116,7 @@ print(f"p holds {fill} MiB; {(GPU - sim_used()) // MIB} MiB free, a context need
 w = subprocess.Popen([G, "run", "--slice", "r", "--", B + "/tests/gs-swap-hold"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                      env=dict(os.environ, GPUSLICE_LOG="debug:" + WORK + "/w.shim.log"))
+started.append(w)
 if not quiet(w, 36):
     fail(f"the waiting process did not wait: {w.stdout.readline()}")
 if w.poll() is not None:
