@@ -67,6 +67,9 @@ static int n_fork_child;
 /* And their exit handlers (gs__on_exit), run before the detach. */
 static void (*on_exit_fn[GS__FORK_CHILD_MAX])(void);
 static int n_on_exit;
+/* And the one that stops a process joining a parked slice
+ * (gs__on_join_parked: swap.c's), run once gs__g.mu is released. */
+static void (*join_parked_fn)(void);
 
 uint64_t gs__now(void)
 {
@@ -411,7 +414,7 @@ static void attach_locked(void)
 
 /* Whether the process just attached to a slice that is parked (gs__g.mu
  * held): its GPU calls then wait until the slice resumes (swap.c's
- * gs__swap_park_stop, called once gs__g.mu is released). */
+ * gs__on_join_parked's handler, run once gs__g.mu is released). */
 static bool joined_parked_locked(void)
 {
 	return gs__g.attached && (gs__g.lim.flags & GS_SLICE_IS_PARKED) != 0;
@@ -451,8 +454,8 @@ bool gs__enforcing(void)
 	(void)pthread_mutex_unlock(&gs__g.mu);
 	if (on)
 		gs__fast_update();
-	if (parked)
-		gs__swap_park_stop();
+	if (parked && join_parked_fn != NULL)
+		join_parked_fn();
 	return on;
 }
 
@@ -460,6 +463,11 @@ void gs__on_exit(void (*fn)(void))
 {
 	if (n_on_exit < GS__FORK_CHILD_MAX)
 		on_exit_fn[n_on_exit++] = fn;
+}
+
+void gs__on_join_parked(void (*fn)(void))
+{
+	join_parked_fn = fn;
 }
 
 void gs__on_fork_child(void (*fn)(void))
@@ -539,8 +547,8 @@ static void init(void)
 			attach_locked();
 			parked = joined_parked_locked();
 			(void)pthread_mutex_unlock(&gs__g.mu);
-			if (parked)
-				gs__swap_park_stop();
+			if (parked && join_parked_fn != NULL)
+				join_parked_fn();
 		}
 	}
 	(void)pthread_atfork(NULL, NULL, atfork_child);

@@ -67,6 +67,12 @@
  * thread of each process holding movable memory (started with its first
  * such allocation) polls it every 10 ms, carries the request out and
  * answers with the bytes moved, which the record adds up per slice.
+ *
+ * A process that attaches to a parked slice (GS_SLICE_IS_PARKED in its
+ * limits; shim.c calls park_stop) starts with the stop raised and the
+ * helper thread running, before it holds any movable memory; the thread
+ * lowers the stop once the limits no longer say parked (or the slice is
+ * gone), unless a swap-out took memory of it since (then the swap-in).
  */
 #include "shim_int.h"
 #include "inflight.h"
@@ -147,7 +153,7 @@ static bool swapped; /* guarded by mu */
 static pthread_cond_t back_cv = PTHREAD_COND_INITIALIZER;
 static bool watch_started;
 /* Stopped since it joined its slice while the slice was parked
- * (gs__swap_park_stop): the helper thread lifts the stop once the slice's
+ * (park_stop): the helper thread lifts the stop once the slice's
  * limits no longer say parked; guarded by mu. */
 static bool park_stopped;
 static struct cstream *cstreams; /* guarded by mu */
@@ -1086,7 +1092,7 @@ static gs_err result_of(CUresult r)
 }
 
 /* Lifts the stop of a process that joined its slice while it was parked
- * (gs__swap_park_stop), unless a swap-out has taken memory of it since:
+ * (park_stop), unless a swap-out has taken memory of it since:
  * then the swap-in lifts it. */
 static void park_lift(void)
 {
@@ -1109,7 +1115,9 @@ static void park_lift(void)
 	(void)pthread_mutex_unlock(&mu);
 }
 
-void gs__swap_park_stop(void)
+/* A process that joined its slice while the slice is parked (shim.c,
+ * gs__on_join_parked): its GPU calls wait until the slice resumes. */
+static void park_stop(void)
 {
 	(void)pthread_mutex_lock(&mu);
 	if (!park_stopped && !gs__g.swap_stopped) {
@@ -1202,4 +1210,5 @@ static void atfork_child(void)
 __attribute__((constructor)) static void swap_register(void)
 {
 	gs__on_fork_child(atfork_child);
+	gs__on_join_parked(park_stop);
 }
