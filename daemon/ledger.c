@@ -451,12 +451,17 @@ void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
 	if (ns->s.spec.memory_bytes)
 		r.gib_seconds = (double)ns->s.spec.memory_bytes /
 		                (1024.0 * 1024.0 * 1024.0) * dt;
-	if (ns->s.state == GS_SLICE_PARKED)
-		r.gib_seconds = 0;
 	snprintf(r.mode, sizeof(r.mode), "%s", gs_mode_name(ns->s.mode));
 	r.alloc_seconds =
 	    dt * (ns->s.spec.compute_pct ? ns->s.spec.compute_pct : 100) /
 	    100.0;
+	/* Nor its compute: neither counts in its GPU's admission while it
+	 * is parked. The row says how long it was parked. */
+	if (ns->s.state == GS_SLICE_PARKED) {
+		r.gib_seconds = 0;
+		r.alloc_seconds = 0;
+		r.parked_seconds = dt;
+	}
 	r.slice_id = ns->s.id;
 	r.owner_uid = ns->s.owner_uid;
 	snprintf(r.slice, sizeof(r.slice), "%s", ns->s.name);

@@ -114,11 +114,13 @@ static void schema_seven_file_is_migrated_keeping_its_rows(void **state)
 
 	(void)state;
 	put_parked();
-	/* as a build of schema 7 left it: no parked_ns column */
+	/* as a build of schema 7 left it: no parked_ns column (nor the
+	 * usage rows' parked_seconds of schema 9) */
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(
 	    sqlite3_exec(db,
 	                 "ALTER TABLE slices DROP COLUMN parked_ns;"
+	                 "ALTER TABLE usage DROP COLUMN parked_seconds;"
 	                 "UPDATE slices SET state = 0, reason = '';"
 	                 "PRAGMA user_version = 7;",
 	                 NULL, NULL, NULL),

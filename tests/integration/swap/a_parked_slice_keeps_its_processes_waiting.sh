@@ -7,8 +7,9 @@
 #     past the shim's 30 s bound while its slice is parked (said once in
 #     its log), and starts once the slice resumes;
 #   - an Xid on its GPU leaves it parked (event slice.fault_while_parked);
-#   - the ledger bills it no GPU memory-time while parked (its 2 GiB cap
-#     is billed before the park).
+#   - the ledger bills it no GPU memory-time nor reserved time while
+#     parked (its 2 GiB cap is billed before the park), and the usage
+#     (API and `gpuslice usage`) says how long it was parked.
 # Then the reclaimer and the ballast go, r resumes, and every process of
 # r goes on: the joiner's allocation is answered, the waiting one starts,
 # and r's first process reads back exactly what it wrote.
@@ -24,7 +25,7 @@ park_node
 	--swap allow >/dev/null || fail "create r"
 hold_bg r
 python3 - <<'PY'
-import atexit, json, math, os, select, subprocess, sys, time
+import atexit, json, math, os, re, select, subprocess, sys, time
 sys.path.insert(0, os.environ["GS_SRC"] + "/tests/integration/swap")
 from hold import *
 from park import *
@@ -34,9 +35,12 @@ GPU = 24576 * MIB
 WORK = os.environ["WORK"]
 
 
+def usage(since, until):
+    return json.loads(api_get(f"/v1/usage?by=slice&slice=r&since={since}&until={until}"))["total"]
+
+
 def usage_gib(since, until):
-    o = json.loads(api_get(f"/v1/usage?by=slice&slice=r&since={since}&until={until}"))
-    return sum(x["gib_seconds"] for x in o["rows"])
+    return usage(since, until)["gib_seconds"]
 
 
 # The processes this phase starts end with it, failed or not (one
@@ -145,6 +149,18 @@ parked = usage_gib(math.ceil(t_park), math.floor(t_resume0))
 print(f"GiB-seconds billed: {live:.3f} live, {parked:.3f} parked")
 if parked != 0:
     fail(f"parked r was billed {parked} GiB-seconds")
+# ... and the usage says how long it was parked (rows end at the park).
+since, until = math.ceil(t_park), math.floor(t_resume0)
+u = usage(since, until)
+# (the last row may end up to a ledger tick, 0.5 s, before `until`)
+if not (until - since - 1.0 <= u.get("parked_seconds", 0) <= until - since + 0.01) or u["reserved_gpu_seconds"] != 0:
+    fail(f"usage over {until - since} s of the park: {u}")
+txt = subprocess.run([G, "usage", "--by", "slice", "--slice", "r", "--since",
+                      str(since), "--until", str(until)],
+                     capture_output=True, text=True, check=True).stdout
+if not re.search(r"^r was parked [0-9.]+ s \(no GPU memory", txt, re.M):
+    fail(f"gpuslice usage does not say r was parked:\n{txt}")
+print(f"usage: parked {u['parked_seconds']:.1f} s, reserved {u['reserved_gpu_seconds']}")
 
 # The reclaimer and the ballast go (their processes end first, giving
 # their memory back): r resumes, and its processes go on.
