@@ -179,6 +179,15 @@ int gs_cli_usage(int argc, char **argv)
 	       gs_client_num(tot, "throttled_seconds"),
 	       gs_client_num(tot, "reserved_gpu_seconds"),
 	       gs_client_num(tot, "cost"), gs_client_str(out, "currency"));
+	/* after the table, so that its columns stay as they were */
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *r = json_array_get(rows, i);
+
+		if (gs_client_num(r, "parked_seconds") > 0)
+			printf("%s was parked %.1f s (no GPU memory or reserved time billed for it)\n",
+			       gs_client_str(r, by),
+			       gs_client_num(r, "parked_seconds"));
+	}
 	if (gs_client_int(out, "sm_unknown_rows") > 0)
 		printf("(%lld rows from before schema 5 have no SM-seconds)\n",
 		       gs_client_int(out, "sm_unknown_rows"));

@@ -444,7 +444,10 @@ void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
 	}
 	/* SM-time at the share of this interval (sm_advance's rate). */
 	r.sm_seconds = r.gpu_seconds * gs_slice_sm_share(&ns->s);
-	/* Memory is charged as reserved: a cap held is a cap others lack. */
+	/* Memory is charged as reserved: a cap held is a cap others lack.
+	 * A parked slice (gs/park.h) holds none: its contents are in host
+	 * memory, its promise counted nowhere, so it is billed no GPU
+	 * memory-time while parked (the cursors above still move). */
 	if (ns->s.spec.memory_bytes)
 		r.gib_seconds = (double)ns->s.spec.memory_bytes /
 		                (1024.0 * 1024.0 * 1024.0) * dt;
@@ -452,6 +455,13 @@ void gs__ledger_sample(struct gs_node *node, struct gs__nslice *ns,
 	r.alloc_seconds =
 	    dt * (ns->s.spec.compute_pct ? ns->s.spec.compute_pct : 100) /
 	    100.0;
+	/* Nor its compute: neither counts in its GPU's admission while it
+	 * is parked. The row says how long it was parked. */
+	if (ns->s.state == GS_SLICE_PARKED) {
+		r.gib_seconds = 0;
+		r.alloc_seconds = 0;
+		r.parked_seconds = dt;
+	}
 	r.slice_id = ns->s.id;
 	r.owner_uid = ns->s.owner_uid;
 	snprintf(r.slice, sizeof(r.slice), "%s", ns->s.name);

@@ -22,8 +22,10 @@
 #include "gs/log.h"
 #include "gs/park.h"
 #include "gs/region_swap.h"
+#include "ledger.h"
 #include "node_int.h"
 #include "remove.h"
+#include "slots.h"
 #include "snapshot.h"
 #include "trust.h"
 
@@ -101,6 +103,9 @@ bool gs__park_victim(struct gs_node *node, struct gs__nslice *ns,
 	v.pinned = pin[0] ? pin : NULL;
 	if (!gs_park_may_park(&v, why, len))
 		return false;
+	/* A ledger row ends at the park: the time before it billed as
+	 * live, the time after as parked (no GPU memory-time). */
+	gs__ledger_sample(node, ns, wr, gs_now_ns());
 	ns->s.state = GS_SLICE_PARKED;
 	ns->s.parked_ns = gs_now_ns();
 	ns->s.updated_ns = ns->s.parked_ns;
@@ -108,6 +113,11 @@ bool gs__park_victim(struct gs_node *node, struct gs__nslice *ns,
 	snprintf(ns->s.reason, sizeof(ns->s.reason),
 	         "team %s reclaimed its guarantee for slice %s", team,
 	         for_slice);
+	/* Its limits say so (GS_SLICE_IS_PARKED), before the swapper asks for
+	 * the swap-out: a process joining it starts stopped, and an
+	 * allocation waiting for memory waits on (a failed write is logged;
+	 * housekeeping writes it again). */
+	(void)gs__slot_put(node, ns, NULL);
 	gs__wr_slice_put(wr, &ns->s);
 	gs__wr_event(
 	    wr, "quota.park", &ns->s,
@@ -177,11 +187,16 @@ void gs__park_resume(struct gs_node *node, int64_t *ids, int max, int *n)
 		struct gs__nslice *ns = who[out[k].waiting];
 		double secs = (double)(now - ns->s.parked_ns) / 1e9;
 
+		/* a row ends at the resume: its time was parked */
+		gs__ledger_sample(node, ns, wr, now);
 		ns->s.state = GS_SLICE_READY;
 		ns->s.borrowed = out[k].borrowed;
 		ns->s.reason[0] = '\0';
 		ns->s.parked_ns = 0;
 		ns->s.updated_ns = now;
+		/* its limits lose GS_SLICE_IS_PARKED before its memory is asked
+		 * back: its processes stopped since they joined go on */
+		(void)gs__slot_put(node, ns, NULL);
 		gs__wr_slice_put(wr, &ns->s);
 		gs__wr_event(
 		    wr, "quota.resume", &ns->s,

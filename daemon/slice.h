@@ -170,6 +170,9 @@ struct gs_usage_row {
 	                             when not known (rows of MPS slices
 	                             written before schema 5 that cannot be
 	                             recovered) */
+	double parked_seconds;    /* wall time parked (gs/park.h): no GPU
+	                             memory-time nor reserved time billed
+	                             for it */
 };
 
 struct gs_event {

@@ -89,6 +89,8 @@ void gs__slot_limits(const struct gs_slice *s, struct gs_slice_limits *lim)
 	lim->owner_uid = s->owner_uid;
 	if (swap_on && s->spec.swap == GS_SWAP_ALLOW)
 		lim->flags |= GS_SLICE_SWAP;
+	if (s->state == GS_SLICE_PARKED)
+		lim->flags |= GS_SLICE_IS_PARKED;
 }
 
 /*

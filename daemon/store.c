@@ -114,6 +114,9 @@ static const char *const migrations[] = {
      * gs/park.h), so that a restarted daemon resumes parked slices in
      * the same order */
     "ALTER TABLE slices ADD COLUMN parked_ns INTEGER NOT NULL DEFAULT 0;",
+    /* 8 -> 9: the time a ledger row's slice was parked (gs/park.h), billed
+     * no memory-time; rows before it were never parked */
+    "ALTER TABLE usage ADD COLUMN parked_seconds REAL NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -157,8 +160,8 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_USAGE_ADD] =
         "INSERT INTO usage(slice_id, slice, team, gpu_model, t0_ns,"
         " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
-        " alloc_seconds, owner_uid, mode, sm_seconds)"
-        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+        " alloc_seconds, owner_uid, mode, sm_seconds, parked_seconds)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
     [ST_EVENT_ADD] = "INSERT INTO events(ts_ns, type, slice, team, gpu,"
                      " message, owner_uid) VALUES(?1,?2,?3,?4,?5,?6,?7)",
     [ST_MAXID] = "UPDATE meta SET value = ?1 WHERE key = 'max_slice_id'"
@@ -1002,6 +1005,7 @@ gs_err gs_store_usage_add(struct gs_store *st, const struct gs_usage_row *r)
 	    !usage_figure_ok(r->gib_seconds) ||
 	    !usage_figure_ok(r->throttled_seconds) ||
 	    !usage_figure_ok(r->alloc_seconds) ||
+	    !usage_figure_ok(r->parked_seconds) ||
 	    !(isfinite(r->sm_seconds) || r->sm_seconds < 0) ||
 	    r->t1_ns < r->t0_ns) {
 		gs_error("store", "slice id=%lld usage row refused: a figure is not finite or is negative",
@@ -1025,6 +1029,7 @@ gs_err gs_store_usage_add(struct gs_store *st, const struct gs_usage_row *r)
 		sqlite3_bind_double(s, 13, r->sm_seconds);
 	else
 		sqlite3_bind_null(s, 13);
+	sqlite3_bind_double(s, 14, r->parked_seconds);
 	return step_reset(st, s);
 }
 
@@ -1366,8 +1371,8 @@ gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
 	err = read_begin(st,
 	                 "SELECT slice_id, slice, team, gpu_model, t0_ns,"
 	                 " t1_ns, gpu_seconds, gib_seconds, throttled_seconds,"
-	                 " alloc_seconds, owner_uid, mode, sm_seconds"
-	                 " FROM usage"
+	                 " alloc_seconds, owner_uid, mode, sm_seconds,"
+	                 " parked_seconds FROM usage"
 	                 " WHERE t1_ns > ?1 AND t0_ns < ?2"
 	                 " AND (?3 = '' OR team = ?3)"
 	                 " AND (?4 = '' OR slice = ?4)"
@@ -1399,6 +1404,7 @@ gs_err gs_store_usage(struct gs_store *st, int64_t since_ns, int64_t until_ns,
 		r.sm_seconds = sqlite3_column_type(s, 12) == SQLITE_NULL
 		                   ? -1
 		                   : sqlite3_column_double(s, 12);
+		r.parked_seconds = sqlite3_column_double(s, 13);
 		cb(ctx, &r);
 	}
 	return read_end(st, s, rc, eb);

@@ -36,7 +36,7 @@
 struct gs_store;
 
 /* Latest schema version this build writes; older files are migrated. */
-#define GS_STORE_SCHEMA_VERSION 8
+#define GS_STORE_SCHEMA_VERSION 9
 
 enum gs_store_sync {
 	GS_STORE_SYNC_FULL = 0,   /* fsync each commit: survives power loss */

@@ -135,6 +135,9 @@ struct gs_swapper {
 	/* per owner file: when its next need may be served (realtime ns) */
 	int64_t owner_next[OWNER_MAX];
 	struct view v; /* the thread's scratch */
+	/* swap is off (swap.oversubscribe 1) but slices parked before a
+	 * restart remain: only those are looked after (park_keep) */
+	bool resume_only;
 };
 
 static int64_t realtime_ns(void)
@@ -960,6 +963,46 @@ static void park_resume(struct gs_swapper *sw, int64_t now)
 	}
 }
 
+/*
+ * Swap off, slices still parked (a restart with swap.oversubscribe 1):
+ * resumes those that fit again, as with swap on (gs__park_resume: the
+ * GPU's memory, which is no longer oversubscribed, and the team's quota
+ * have room for the promise), and asks each one's memory back in at
+ * once: with room for its whole promise, nothing needs to go out first.
+ * Returns how many stay parked. Takes the node lock.
+ */
+static int park_keep(struct gs_swapper *sw)
+{
+	struct gs_node *node = sw->node;
+	int64_t ids[PARK_MAX];
+	int n = 0, left = 0;
+
+	pthread_mutex_lock(&node->lock);
+	gs__park_resume(node, ids, PARK_MAX, &n);
+	for (int k = 0; k < n; k++) {
+		struct gs__nslice *ns = gs__node_find_id(node, ids[k]);
+		struct gs_swap_rec rec;
+		uint32_t seq;
+		gs_err err;
+
+		if (ns == NULL || !ns->has_ref ||
+		    gs_region_swap_read(node->region, &ns->ref, &rec) != GS_OK ||
+		    rec.swapped_bytes == 0)
+			continue;
+		err = gs_region_swap_request(node->region, &ns->ref,
+		                             GS_SWAP_VERB_IN, &seq);
+		if (err != GS_OK)
+			gs_warn("swapper",
+			        "slice=%s resumed but its memory was not asked back in: %s; it comes back at its next GPU call",
+			        ns->s.name, gs_strerror(err));
+	}
+	for (int i = 0; i < node->n; i++)
+		if (node->v[i]->s.state == GS_SLICE_PARKED)
+			left++;
+	pthread_mutex_unlock(&node->lock);
+	return left;
+}
+
 static void idle_tick(struct gs_swapper *sw, int64_t now)
 {
 	struct gs_node *node = sw->node;
@@ -1015,6 +1058,16 @@ static void *swapper_main(void *arg)
 		int64_t now = realtime_ns();
 		bool served;
 
+		if (sw->resume_only) {
+			if (park_keep(sw) == 0) {
+				gs_info("swapper",
+				        "no parked slice left: stopping (swap is off)");
+				break;
+			}
+			gs_region_swap_bell_wait(sw->node->region,
+			                         IDLE_TICK_NS);
+			continue;
+		}
 		/* a bell rung again right after a look waits out the gap */
 		if (now - last < BELL_GAP_NS)
 			sleep_ns(BELL_GAP_NS - (now - last));
@@ -1045,17 +1098,36 @@ gs_err gs_swapper_create(struct gs_node *node, struct gs_swapper **out,
 	const struct gs_config *cfg = gs_node_config(node);
 	struct gs_swapper *sw;
 
+	int parked = 0;
+
 	*out = NULL;
-	if (cfg->swap_oversubscribe <= 1.0 || node->region == NULL)
+	if (node->region == NULL)
 		return GS_OK;
+	if (cfg->swap_oversubscribe <= 1.0) {
+		pthread_mutex_lock(&node->lock);
+		for (int i = 0; i < node->n; i++)
+			if (node->v[i]->s.state == GS_SLICE_PARKED)
+				parked++;
+		pthread_mutex_unlock(&node->lock);
+		if (parked == 0)
+			return GS_OK;
+	}
 	sw = calloc(1, sizeof(*sw));
 	if (sw == NULL)
 		return gs_fail(eb, GS_ERR_NOMEM, "out of memory");
 	sw->node = node;
+	sw->resume_only = parked > 0;
 	if (pthread_create(&sw->thread, NULL, swapper_main, sw) != 0) {
 		free(sw);
 		return gs_fail(eb, GS_ERR_IO,
 		               "cannot start the swapper thread");
+	}
+	if (sw->resume_only) {
+		gs_info("swapper",
+		        "swap is off (swap.oversubscribe 1) and %d slices are parked: each resumes when its GPU and team have room for it again, its memory asked back in then",
+		        parked);
+		*out = sw;
+		return GS_OK;
 	}
 	gs_info(
 	    "swapper",

@@ -1075,6 +1075,24 @@ static void fault_one(struct gs_watchdog *w, struct gs__nslice *ns,
 	gs_warn("watchdog", "slice=%s faulted: %s", ns->s.name, why);
 }
 
+/*
+ * An Xid that would mark a parked slice faulted (gs/park.h) leaves it
+ * parked: its processes are stopped at their GPU calls and its memory is
+ * out (or going out), so it had no work on the GPU to fault; faulted, it
+ * would count again in its GPU's admission and its team's quota, in room
+ * the reclaimer was admitted to. Said in an event on the slice.
+ */
+static void fault_parked(struct gs__nslice *ns, struct gs__wr *wr,
+                         const char *why)
+{
+	gs__wr_event(
+	    wr, "slice.fault_while_parked", &ns->s,
+	    "%s: kept parked, not faulted: its processes are stopped and its memory is out of the GPU, so the fault is not its",
+	    why);
+	gs_info("watchdog", "slice=%s kept parked through %s", ns->s.name,
+	        why);
+}
+
 static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 {
 	struct gs_node *node = w->node;
@@ -1110,7 +1128,9 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			mps_gi =
 			    ns->s.mode == GS_MODE_MIG_MPS ? ns->s.gi_id : -1;
 		}
-		if (n_nvml || ns->live.n_procs || ns->s.n_pids)
+		/* a parked slice's processes are stopped (fault_parked) */
+		if (ns->s.state != GS_SLICE_PARKED &&
+		    (n_nvml || ns->live.n_procs || ns->s.n_pids))
 			n_active++;
 	}
 	snprintf(why, sizeof(why), "Xid %llu on gpu %d%s", ev->xid, ev->gpu,
@@ -1143,6 +1163,10 @@ static void handle_xid(struct gs_watchdog *w, const struct gs_gpu_event *ev)
 			hit = n_active <= 1 || n_nvml || ns->live.n_procs;
 		if (!hit)
 			continue;
+		if (ns->s.state == GS_SLICE_PARKED) {
+			fault_parked(ns, wr, why);
+			continue;
+		}
 		if (mps && ns->s.id != culprit && culprit >= 0)
 			fault_one(w, ns, wr,
 			          "MPS server fault caused by another slice");

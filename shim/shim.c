@@ -67,6 +67,9 @@ static int n_fork_child;
 /* And their exit handlers (gs__on_exit), run before the detach. */
 static void (*on_exit_fn[GS__FORK_CHILD_MAX])(void);
 static int n_on_exit;
+/* And the one that stops a process joining a parked slice
+ * (gs__on_join_parked: swap.c's), run once gs__g.mu is released. */
+static void (*join_parked_fn)(void);
 
 uint64_t gs__now(void)
 {
@@ -409,6 +412,14 @@ static void attach_locked(void)
 	        gs__g.lim.priority, gs__g.lim.weight);
 }
 
+/* Whether the process just attached to a slice that is parked (gs__g.mu
+ * held): its GPU calls then wait until the slice resumes (swap.c's
+ * gs__on_join_parked's handler, run once gs__g.mu is released). */
+static bool joined_parked_locked(void)
+{
+	return gs__g.attached && (gs__g.lim.flags & GS_SLICE_IS_PARKED) != 0;
+}
+
 void gs__fast_update(void)
 {
 	const uint32_t *gate = &gs__gate_slow;
@@ -429,7 +440,7 @@ void gs__fast_update(void)
 
 bool gs__enforcing(void)
 {
-	bool on;
+	bool on, parked = false;
 
 	if (GS_LIKELY(gs__g.attached) || gs__g.region == NULL)
 		return gs__g.attached;
@@ -437,11 +448,14 @@ bool gs__enforcing(void)
 	if (!gs__g.attached && gs__g.region != NULL &&
 	    attached_pid != getpid()) {
 		attach_locked();
+		parked = joined_parked_locked();
 	}
 	on = gs__g.attached;
 	(void)pthread_mutex_unlock(&gs__g.mu);
 	if (on)
 		gs__fast_update();
+	if (parked && join_parked_fn != NULL)
+		join_parked_fn();
 	return on;
 }
 
@@ -449,6 +463,11 @@ void gs__on_exit(void (*fn)(void))
 {
 	if (n_on_exit < GS__FORK_CHILD_MAX)
 		on_exit_fn[n_on_exit++] = fn;
+}
+
+void gs__on_join_parked(void (*fn)(void))
+{
+	join_parked_fn = fn;
 }
 
 void gs__on_fork_child(void (*fn)(void))
@@ -522,9 +541,14 @@ static void init(void)
 			refuse("cannot open its region", why);
 			gs__g.region = NULL;
 		} else {
+			bool parked;
+
 			(void)pthread_mutex_lock(&gs__g.mu);
 			attach_locked();
+			parked = joined_parked_locked();
 			(void)pthread_mutex_unlock(&gs__g.mu);
+			if (parked && join_parked_fn != NULL)
+				join_parked_fn();
 		}
 	}
 	(void)pthread_atfork(NULL, NULL, atfork_child);

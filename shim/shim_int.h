@@ -210,6 +210,10 @@ void gs__on_fork_child(void (*fn)(void));
 /* Adds an exit handler, run by shim.c's destructor before it detaches an
  * attached process (at most four, added like gs__on_fork_child's). */
 void gs__on_exit(void (*fn)(void));
+/* Sets the handler run when the process attaches to a slice that is
+ * parked (GS_SLICE_IS_PARKED): swap.c's, which closes the gate until the
+ * slice resumes (called from its constructor). */
+void gs__on_join_parked(void (*fn)(void));
 
 /* ---- dev.c: devices ---- */
 
@@ -316,6 +320,9 @@ void gs__swap_wait_slow(void);
  * `bytes` more on region device `dev` and waits, bounded; true when it
  * made room (try again). */
 bool gs__swap_need(int dev, uint64_t bytes);
+/* Whether this process's slice is parked now (GS_SLICE_IS_PARKED in its
+ * limits, read afresh; false when it is gone). */
+bool gs__slice_parked(void);
 /* A stopped process asks for its memory back (not waited on). */
 void gs__swap_need_back(void);
 /* Stamps this process's activity for the daemon (rate-limited). */

@@ -69,6 +69,12 @@
  * every 10 ms), carries the request out and answers with the bytes
  * moved, which the record adds up per slice (the answer wakes the
  * asker).
+ *
+ * A process that attaches to a parked slice (GS_SLICE_IS_PARKED in its
+ * limits; shim.c calls park_stop) starts with the stop raised and the
+ * helper thread running, before it holds any movable memory; the thread
+ * lowers the stop once the limits no longer say parked (or the slice is
+ * gone), unless a swap-out took memory of it since (then the swap-in).
  */
 #include "shim_int.h"
 #include "inflight.h"
@@ -148,6 +154,10 @@ static size_t n_subs, cap_subs;
 static bool swapped; /* guarded by mu */
 static pthread_cond_t back_cv = PTHREAD_COND_INITIALIZER;
 static bool watch_started;
+/* Stopped since it joined its slice while the slice was parked
+ * (park_stop): the helper thread lifts the stop once the slice's
+ * limits no longer say parked; guarded by mu. */
+static bool park_stopped;
 static struct cstream *cstreams; /* guarded by mu */
 /* Why the process's memory cannot move (NONE = it can); guarded by mu. */
 static enum gs_swap_pin pinned;
@@ -961,7 +971,7 @@ static CUresult swap_out_locked(uint64_t *bytes)
 		r = drain();
 	ph.drain = gs__now() - t1;
 	if (r != CUDA_SUCCESS) {
-		set_stopped(false);
+		set_stopped(park_stopped);
 		return r;
 	}
 	t0 = gs__now();
@@ -973,7 +983,8 @@ static CUresult swap_out_locked(uint64_t *bytes)
 		r = w;
 	ph.copy = gs__now() - t0 - ph.host;
 	if (r != CUDA_SUCCESS) {
-		set_stopped(false); /* nothing was released: all stays in */
+		/* nothing was released: all stays in */
+		set_stopped(park_stopped);
 		return r;
 	}
 	t0 = gs__now();
@@ -1090,6 +1101,46 @@ static gs_err result_of(CUresult r)
  * case a wake was lost: a request written by a build without the wake). */
 #define WATCH_NS (10ULL * 1000 * 1000)
 
+/* Lifts the stop of a process that joined its slice while it was parked
+ * (park_stop), unless a swap-out has taken memory of it since:
+ * then the swap-in lifts it. */
+static void park_lift(void)
+{
+	(void)pthread_mutex_lock(&mu);
+	if (park_stopped) {
+		bool out = false;
+
+		park_stopped = false;
+		for (struct chunk *c = chunks; swapped && c != NULL;
+		     c = c->next)
+			out = out || c->h == 0;
+		if (!out) {
+			swapped = false; /* a swap-out that found nothing */
+			set_stopped(false);
+			gs_info(GS_SHIM_TAG,
+			        "slice=%s pid=%d its slice resumed: its GPU calls go on",
+			        gs__g.cfg.slice, (int)getpid());
+		}
+	}
+	(void)pthread_mutex_unlock(&mu);
+}
+
+/* A process that joined its slice while the slice is parked (shim.c,
+ * gs__on_join_parked): its GPU calls wait until the slice resumes. */
+static void park_stop(void)
+{
+	(void)pthread_mutex_lock(&mu);
+	if (!park_stopped && !gs__g.swap_stopped) {
+		park_stopped = true;
+		set_stopped(true);
+		watch_start();
+		gs_info(GS_SHIM_TAG,
+		        "slice=%s pid=%d joined its slice while it is parked: its GPU calls wait until it resumes",
+		        gs__g.cfg.slice, (int)getpid());
+	}
+	(void)pthread_mutex_unlock(&mu);
+}
+
 static void *watch_main(void *arg)
 {
 	enum gs_swap_verb verb;
@@ -1106,8 +1157,15 @@ static void *watch_main(void *arg)
 		                                 &verb, &seq)
 		           : gs_region_swap_poll_wait(gs__g.region, &gs__g.proc,
 		                                      seen, WATCH_NS, &verb,
-		                                      &seq)) != GS_OK)
-			return NULL; /* our entry or slice is gone */
+		                                      &seq)) != GS_OK) {
+			/* our entry or slice is gone: a process stopped only
+			 * for its park goes on, to fail as deletion fails */
+			park_lift();
+			return NULL;
+		}
+		if (__atomic_load_n(&park_stopped, __ATOMIC_RELAXED) &&
+		    !gs__slice_parked())
+			park_lift();
 		if (first) {
 			seen = seq; /* what was asked before us is not ours */
 			first = false;
@@ -1147,6 +1205,7 @@ static void atfork_child(void)
 	subs = NULL;
 	n_subs = cap_subs = 0;
 	swapped = false;
+	park_stopped = false;
 	watch_started = false;
 	pinned = GS_SWAP_PIN_NONE;
 	/* Of the parent's threads only this one is the child's; membarrier's
@@ -1161,4 +1220,5 @@ static void atfork_child(void)
 __attribute__((constructor)) static void swap_register(void)
 {
 	gs__on_fork_child(atfork_child);
+	gs__on_join_parked(park_stop);
 }

@@ -14,6 +14,12 @@
  * the daemon reads as the slice's last GPU call, and the first movable
  * one says the process holds memory a swap-out would move.
  *
+ * A parked slice (GS_SLICE_IS_PARKED in its limits, gs/park.h) is stopped,
+ * not failed: its needs are left unanswered until it resumes, so a need
+ * of its process waits past GS__NEED_WAIT_NS for as long as the slice
+ * stays parked (said once per wait in the log); once the slice resumes,
+ * or is deleted, the usual bound holds again.
+ *
  * Owns nothing but a rate limit: a stopped process repeats its need at
  * most once per GS__BACK_EVERY_NS, an activity stamp is written at most
  * once per GS__ACTIVE_EVERY_NS.
@@ -24,6 +30,7 @@
 
 #include <errno.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How long an allocation waits for the daemon to make room. */
 #define GS__NEED_WAIT_NS     (30ULL * 1000 * 1000 * 1000)
@@ -40,11 +47,23 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+bool gs__slice_parked(void)
+{
+	struct gs_slice_limits lim;
+
+	/* A fresh read (a seqlock, no lock): a deleted slice is not parked. */
+	if (gs__g.region == NULL || !gs__g.attached ||
+	    gs_region_proc_limits(gs__g.region, &gs__g.proc, &lim, NULL) !=
+	        GS_OK)
+		return false;
+	return (lim.flags & GS_SLICE_IS_PARKED) != 0;
+}
+
 bool gs__swap_need(int dev, uint64_t bytes)
 {
-	uint64_t t0 = gs__now();
+	uint64_t t0 = gs__now(), start = t0;
 	uint32_t seq;
-	bool answered = false;
+	bool answered = false, said = false;
 	gs_err result = GS_ERR_BUSY;
 	int saved = errno;
 
@@ -56,9 +75,24 @@ bool gs__swap_need(int dev, uint64_t bytes)
 		errno = saved;
 		return false;
 	}
-	for (uint64_t ring = GS__NEED_RING_NS, waited;
-	     (waited = gs__now() - t0) < GS__NEED_WAIT_NS;) {
-		uint64_t left = GS__NEED_WAIT_NS - waited;
+	for (uint64_t ring = GS__NEED_RING_NS;;) {
+		uint64_t waited = gs__now() - t0, left;
+
+		if (waited >= GS__NEED_WAIT_NS) {
+			/* out of time, unless the slice is parked: its
+			 * processes wait for it to resume */
+			if (!gs__slice_parked())
+				break;
+			if (!said)
+				gs_info(GS_SHIM_TAG,
+				        "slice=%s pid=%d gpu=%d need of %llu bytes: its slice is parked; waiting for it to resume",
+				        gs__g.cfg.slice, (int)getpid(), dev,
+				        (unsigned long long)bytes);
+			said = true;
+			t0 = gs__now();
+			waited = 0;
+		}
+		left = GS__NEED_WAIT_NS - waited;
 
 		if (gs_region_swap_need_wait(gs__g.region, &gs__g.proc, seq,
 		                             ring < left ? ring : left,
@@ -74,7 +108,7 @@ bool gs__swap_need(int dev, uint64_t bytes)
 	         "slice=%s gpu=%d need of %llu bytes: %s after %llu ns",
 	         gs__g.cfg.slice, dev, (unsigned long long)bytes,
 	         answered ? gs_strerror(result) : "no answer",
-	         (unsigned long long)(gs__now() - t0));
+	         (unsigned long long)(gs__now() - start));
 	errno = saved;
 	return answered && result == GS_OK;
 }

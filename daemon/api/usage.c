@@ -11,7 +11,7 @@
 struct usage_group {
 	char key[GS_NAME_MAX];
 	char team[GS_NAME_MAX];
-	double gpu_s, gib_s, thr_s, alloc_s, sm_s, cost;
+	double gpu_s, gib_s, thr_s, alloc_s, sm_s, parked_s, cost;
 };
 
 struct usage_ctx {
@@ -72,6 +72,7 @@ static void usage_row(void *ctx, const struct gs_usage_row *r)
 	g->gib_s += f * r->gib_seconds;
 	g->thr_s += f * r->throttled_seconds;
 	g->alloc_s += f * r->alloc_seconds;
+	g->parked_s += f * r->parked_seconds;
 	if (r->sm_seconds >= 0)
 		g->sm_s += f * r->sm_seconds;
 	else
@@ -92,6 +93,7 @@ void gs__api_usage_get(struct gs_api *api, const struct gs_http_req *req,
 	int64_t now = gs_now_ns();
 	json_t *o, *a, *tot;
 	double t_gpu = 0, t_gib = 0, t_thr = 0, t_alloc = 0, t_sm = 0;
+	double t_parked = 0;
 	double t_cost = 0;
 	char buf[40];
 	gs_err err;
@@ -167,12 +169,15 @@ void gs__api_usage_get(struct gs_api *api, const struct gs_http_req *req,
 		                    json_real(uc.g[i].thr_s));
 		json_object_set_new(r, "reserved_gpu_seconds",
 		                    json_real(uc.g[i].alloc_s));
+		json_object_set_new(r, "parked_seconds",
+		                    json_real(uc.g[i].parked_s));
 		json_object_set_new(r, "cost", json_real(uc.g[i].cost));
 		json_array_append_new(a, r);
 		t_gpu += uc.g[i].gpu_s;
 		t_gib += uc.g[i].gib_s;
 		t_thr += uc.g[i].thr_s;
 		t_alloc += uc.g[i].alloc_s;
+		t_parked += uc.g[i].parked_s;
 		t_sm += uc.g[i].sm_s;
 		t_cost += uc.g[i].cost;
 	}
@@ -184,6 +189,7 @@ void gs__api_usage_get(struct gs_api *api, const struct gs_http_req *req,
 	json_object_set_new(tot, "gib_seconds", json_real(t_gib));
 	json_object_set_new(tot, "throttled_seconds", json_real(t_thr));
 	json_object_set_new(tot, "reserved_gpu_seconds", json_real(t_alloc));
+	json_object_set_new(tot, "parked_seconds", json_real(t_parked));
 	json_object_set_new(tot, "cost", json_real(t_cost));
 	json_object_set_new(o, "total", tot);
 	json_object_set_new(o, "unpriced_rows", json_integer(uc.unpriced));

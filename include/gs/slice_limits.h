@@ -60,6 +60,13 @@ enum gs_region_compute_mode {
  * backs its plain and pitched allocations with movable memory (the
  * driver's virtual memory management; docs/swap.md). */
 #define GS_SLICE_SWAP 0x10u
+/* The slice is parked (a quota reclaim's victim kept instead of killed,
+ * gs/park.h): its memory is out or going out, and it resumes when there
+ * is room. The daemon sets it while the slice is parked. Its processes
+ * wait: a process that joins it starts stopped at its first GPU call,
+ * and an allocation's wait for memory does not give up (docs/swap.md,
+ * "Parking"). */
+#define GS_SLICE_IS_PARKED 0x20u
 
 /* What a slice may use. The same caps apply on every GPU it uses. */
 struct gs_slice_limits {

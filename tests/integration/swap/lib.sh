@@ -14,7 +14,8 @@
 [ -e "$B/sim/libcuda.so.1" ] || { echo "SKIP: no sim libcuda"; exit 77; }
 [ -x "$B/tests/gs-swap-hold" ] || { echo "SKIP: no gs-swap-hold in this build"; exit 77; }
 
-# park_node: writes the config and starts the daemon on it.
+# park_node: writes the config (plus $PARK_CFG, when set) and starts the
+# daemon on it.
 park_node() {
 	cat >"$WORK/cfg.yaml" <<'YAML'
 node:
@@ -35,6 +36,8 @@ swap:
   min_residency: 1s
   host_memory: 8GiB
 YAML
+	# PARK_CFG: more configuration for a test (e.g. a faster ledger)
+	[ -z "${PARK_CFG:-}" ] || printf '%s\n' "$PARK_CFG" >>"$WORK/cfg.yaml"
 	daemon_up --config "$WORK/cfg.yaml"
 	eval "$("$G" sim env --dir "$GPUSLICE_SIM_DIR")"
 	export B WORK SOCK GS_SRC=$SRC SIMDIR=$GPUSLICE_SIM_DIR

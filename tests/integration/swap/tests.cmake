@@ -38,7 +38,9 @@ foreach(t pointers_and_signatures_survive_a_swap_round_trip
           top_shows_resident_swapped_and_promised
           daemon_restart_keeps_swap_counts_and_times
           a_quota_reclaim_parks_a_swappable_slice_and_resumes_it
-          a_quota_reclaim_kills_a_swap_never_slice_and_says_why)
+          a_quota_reclaim_kills_a_swap_never_slice_and_says_why
+          a_parked_slice_keeps_its_processes_waiting
+          a_parked_slice_resumes_after_a_restart_with_swap_off)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)
   set_tests_properties(swap_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
