@@ -17,26 +17,18 @@
 #include <unistd.h>
 
 #include "store.h"
-
-static char dir[256];
-static char path[300];
+#include "store_fixture.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/gs-park-test-XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/state.db", dir);
-	return 0;
+	return store_fixture_setup("park-test");
 }
 
 static int teardown(void **state)
 {
-	char cmd[400];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return store_fixture_teardown();
 }
 
 static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)

@@ -30,53 +30,24 @@
 
 #include "gs/region.h"
 #include "region_int.h"
+#include "region_fixture.h"
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
 
-struct fx {
-	char dir[64];
-	struct gs_region *r;
-};
-
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-
-	(void)snprintf(f->dir, sizeof(f->dir), "/tmp/gs-test-region-XXXXXX");
-	if (f == NULL || mkdtemp(f->dir) == NULL)
-		return -1;
-	*state = f;
-	return 0;
+	return region_fx_setup(state, "region");
 }
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
-	char cmd[128];
-
-	gs_region_close(f->r);
-	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	(void)!system(cmd);
-	free(f);
-	return 0;
-}
-
-static struct gs_slice_ref make_slice(struct gs_region *r, const char *name,
-                                      uint64_t mem)
-{
-	struct gs_slice_limits lim;
-	struct gs_slice_ref ref;
-
-	gs_slice_limits_init(&lim, name);
-	lim.mem_limit = mem;
-	assert_int_equal(gs_region_slice_create(r, &lim, &ref, NULL), GS_OK);
-	return ref;
+	return region_fx_teardown(state);
 }
 
 static void tenant_cannot_open_a_missing_region(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_region *r = NULL;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &r, NULL),
@@ -86,7 +57,7 @@ static void tenant_cannot_open_a_missing_region(void **state)
 
 static void runner_creates_and_tenant_sees_the_same_slices(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_region *t;
 	struct gs_slice_ref a, b;
 	struct gs_slice_limits lim;
@@ -95,7 +66,7 @@ static void runner_creates_and_tenant_sees_the_same_slices(void **state)
 	                 GS_OK);
 	assert_false(gs_region_is_privileged(f->r));
 	assert_true(gs_region_can_write_limits(f->r));
-	a = make_slice(f->r, "train", 4 * GiB);
+	a = region_fx_make_slice(f->r, "train", 4 * GiB);
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
 	                 GS_OK);
 	assert_false(gs_region_can_write_limits(t));
@@ -112,14 +83,14 @@ static void runner_creates_and_tenant_sees_the_same_slices(void **state)
 
 static void slice_names_are_unique_and_checked(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_limits lim;
 	struct gs_slice_ref ref;
 	struct gs_errbuf eb = {0};
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	(void)make_slice(f->r, "a", 0);
+	(void)region_fx_make_slice(f->r, "a", 0);
 	gs_slice_limits_init(&lim, "a");
 	assert_int_equal(gs_region_slice_create(f->r, &lim, &ref, NULL),
 	                 GS_ERR_EXISTS);
@@ -139,7 +110,7 @@ static void slice_names_are_unique_and_checked(void **state)
 
 static void ensure_joins_an_existing_slice_or_creates_it(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_limits lim;
 	struct gs_slice_ref a, b;
 	bool created;
@@ -162,7 +133,7 @@ static void ensure_joins_an_existing_slice_or_creates_it(void **state)
 
 static void ephemeral_slice_lives_while_anyone_is_attached(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_limits lim;
 	struct gs_slice_ref s1, s2;
 	struct gs_proc_ref p1, p2;
@@ -213,15 +184,15 @@ static void ephemeral_slice_lives_while_anyone_is_attached(void **state)
 
 static void stale_reference_fails_after_delete_and_reuse(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref old, neu;
 	struct gs_slice_limits lim;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	old = make_slice(f->r, "x", GiB);
+	old = region_fx_make_slice(f->r, "x", GiB);
 	assert_int_equal(gs_region_slice_delete(f->r, &old, NULL), GS_OK);
-	neu = make_slice(f->r, "y", 2 * GiB);
+	neu = region_fx_make_slice(f->r, "y", 2 * GiB);
 	assert_int_equal(neu.slot, old.slot); /* the slot is reused... */
 	assert_true(neu.generation > old.generation); /* ...not the ref */
 	assert_int_equal(gs_region_slice_limits(f->r, &old, &lim),
@@ -237,14 +208,14 @@ static void stale_reference_fails_after_delete_and_reuse(void **state)
 
 static void update_changes_limits_and_bumps_the_epoch(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref ref;
 	struct gs_slice_limits lim;
 	uint64_t e0;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	ref = make_slice(f->r, "u", GiB);
+	ref = region_fx_make_slice(f->r, "u", GiB);
 	e0 = gs__region_limits(f->r)->h.epoch;
 	gs_slice_limits_init(&lim, "ignored");
 	lim.mem_limit = 3 * GiB;
@@ -261,7 +232,7 @@ static void update_changes_limits_and_bumps_the_epoch(void **state)
 
 static void reserve_stops_exactly_at_the_cap(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p;
 	struct gs_slice_usage u;
@@ -270,7 +241,7 @@ static void reserve_stops_exactly_at_the_cap(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "cap", 4 * GiB);
+	s = region_fx_make_slice(f->r, "cap", 4 * GiB);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	dev = gs_region_device(f->r, "GPU-11111111-2222-3333-4444-555555555555",
 	                       80 * GiB);
@@ -313,7 +284,7 @@ static void reserve_stops_exactly_at_the_cap(void **state)
 
 static void byte_seconds_grow_with_time_held(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p;
 	struct gs_slice_usage u;
@@ -321,7 +292,7 @@ static void byte_seconds_grow_with_time_held(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "bs", 0);
+	s = region_fx_make_slice(f->r, "bs", 0);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	dev = gs_region_device(f->r, "GPU-a", 0);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
@@ -335,7 +306,7 @@ static void byte_seconds_grow_with_time_held(void **state)
 /* Children of one slice reserve and release; none may see it over cap. */
 static void concurrent_processes_never_exceed_the_cap(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_slice_usage u;
 	int dev, *over, *granted;
@@ -343,7 +314,7 @@ static void concurrent_processes_never_exceed_the_cap(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "race", 1 * GiB);
+	s = region_fx_make_slice(f->r, "race", 1 * GiB);
 	dev = gs_region_device(f->r, "GPU-race", 0);
 	over = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 	            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -395,7 +366,7 @@ static void concurrent_processes_never_exceed_the_cap(void **state)
 }
 
 /* A child attaches, takes `bytes`, and waits to be killed. */
-static pid_t holder(struct fx *f, const struct gs_slice_ref *s, int dev,
+static pid_t holder(struct region_fx *f, const struct gs_slice_ref *s, int dev,
                     uint64_t bytes)
 {
 	int pfd[2];
@@ -425,7 +396,7 @@ static pid_t holder(struct fx *f, const struct gs_slice_ref *s, int dev,
 
 static void killed_process_share_returns_when_reaped(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p;
 	struct gs_slice_usage u;
@@ -434,7 +405,7 @@ static void killed_process_share_returns_when_reaped(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "k9", 4 * GiB);
+	s = region_fx_make_slice(f->r, "k9", 4 * GiB);
 	dev = gs_region_device(f->r, "GPU-k9", 0);
 	pid = holder(f, &s, dev, 2 * GiB);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
@@ -454,7 +425,7 @@ static void killed_process_share_returns_when_reaped(void **state)
 
 static void reused_pid_is_not_taken_for_the_old_process(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p;
 	struct gs_ru_proc *pr;
@@ -463,7 +434,7 @@ static void reused_pid_is_not_taken_for_the_old_process(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "reuse", 4 * GiB);
+	s = region_fx_make_slice(f->r, "reuse", 4 * GiB);
 	dev = gs_region_device(f->r, "GPU-reuse", 0);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
@@ -480,7 +451,7 @@ static void reused_pid_is_not_taken_for_the_old_process(void **state)
 
 static void lock_holder_death_is_repaired_not_hung(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p;
 	struct gs_slice_usage u;
@@ -489,7 +460,7 @@ static void lock_holder_death_is_repaired_not_hung(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "lock", 4 * GiB);
+	s = region_fx_make_slice(f->r, "lock", 4 * GiB);
 	dev = gs_region_device(f->r, "GPU-lock", 0);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, GiB), GS_OK);
@@ -520,13 +491,13 @@ static void lock_holder_death_is_repaired_not_hung(void **state)
 static void a_writer_killed_mid_write_does_not_hang_the_next_creator(
     void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s, it = {.slot = -1};
 	int n = 0;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
 	                 GS_OK);
-	(void)make_slice(f->r, "kept", GiB);
+	(void)region_fx_make_slice(f->r, "kept", GiB);
 	gs__region_limits(f->r)->h.seq |= 1; /* killed inside */
 	gs_region_close(f->r);
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
@@ -540,13 +511,13 @@ static void a_writer_killed_mid_write_does_not_hang_the_next_creator(
 
 static void region_from_an_earlier_boot_is_recreated(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_region *t;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	(void)make_slice(f->r, "old", GiB);
+	(void)region_fx_make_slice(f->r, "old", GiB);
 	gs__region_limits(f->r)->h.boot_id ^= 1;
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
 	                 GS_ERR_NOT_FOUND);
@@ -559,7 +530,7 @@ static void region_from_an_earlier_boot_is_recreated(void **state)
 
 static void other_versions_are_refused(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_region *t;
 	struct gs_errbuf eb = {0};
 
@@ -576,14 +547,14 @@ static void other_versions_are_refused(void **state)
  * daemon's region of another version is still refused to a runner. */
 static void runner_replaces_a_runners_region_of_another_version(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_region *r2 = NULL;
 	struct gs_errbuf eb = {0};
 	struct gs_slice_ref ref;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	(void)make_slice(f->r, "before", GiB);
+	(void)region_fx_make_slice(f->r, "before", GiB);
 	assert_false(gs_region_replaced_version(f->r));
 	gs__region_usage(f->r)->h.version = GS_REGION_VERSION - 1;
 	gs_region_close(f->r);
@@ -609,7 +580,7 @@ static void runner_replaces_a_runners_region_of_another_version(void **state)
 
 static void owner_replaces_files_of_another_version(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_region *o = NULL, *t = NULL;
 	struct gs_errbuf eb = {0};
 	struct gs_slice_ref ref;
@@ -617,7 +588,7 @@ static void owner_replaces_files_of_another_version(void **state)
 	/* A daemon's region, left by an older gpuslice (another layout). */
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
 	                 GS_OK);
-	(void)make_slice(f->r, "before", GiB);
+	(void)region_fx_make_slice(f->r, "before", GiB);
 	gs__region_usage(f->r)->h.version = GS_REGION_VERSION - 1;
 	gs_region_close(f->r);
 	f->r = NULL;
@@ -635,7 +606,7 @@ static void owner_replaces_files_of_another_version(void **state)
 
 static void privileged_limits_are_read_only_for_tenants(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	char path[128], lpath[128];
 	struct stat st;
@@ -645,7 +616,7 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
 	                 GS_OK);
 	assert_true(gs_region_is_privileged(f->r));
-	s = make_slice(f->r, "daemon-made", GiB);
+	s = region_fx_make_slice(f->r, "daemon-made", GiB);
 	{
 		struct gs_slice_limits lim;
 		struct gs_slice_ref ref;
@@ -737,7 +708,7 @@ static void privileged_limits_are_read_only_for_tenants(void **state)
 
 static void processes_are_listed_with_their_books(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p, it = {.slot = -1};
 	struct gs_proc_info info;
@@ -745,7 +716,7 @@ static void processes_are_listed_with_their_books(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "ls", 0);
+	s = region_fx_make_slice(f->r, "ls", 0);
 	assert_int_equal(
 	    gs_region_proc_attach(f->r, &s, GS_PROC_RUNNER, &p, NULL), GS_OK);
 	dev = gs_region_device(f->r, "GPU-ls", 0);
@@ -820,7 +791,7 @@ static pid_t hold_lock(const char *path, const char *dir, bool mutex)
 
 static void tenant_flock_on_limits_blocks_no_writer_and_no_reader(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_region *t;
 	struct gs_slice_ref s;
 	char path[128];
@@ -833,7 +804,7 @@ static void tenant_flock_on_limits_blocks_no_writer_and_no_reader(void **state)
 	               GS_REGION_LIMITS_FILE);
 	pid = hold_lock(path, NULL, false);
 	t0 = now_ms();
-	s = make_slice(f->r, "a", GiB);
+	s = region_fx_make_slice(f->r, "a", GiB);
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_TENANT, &t, NULL),
 	                 GS_OK);
 	assert_int_equal(gs_region_slice_find(t, "a", &s), GS_OK);
@@ -846,7 +817,7 @@ static void tenant_flock_on_limits_blocks_no_writer_and_no_reader(void **state)
 
 static void writers_lock_is_private_and_waited_on_with_a_deadline(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_limits lim;
 	struct gs_slice_ref ref;
 	struct gs_errbuf eb = {0};
@@ -884,7 +855,7 @@ static void writers_lock_is_private_and_waited_on_with_a_deadline(void **state)
  */
 static void limits_caught_mid_write_keep_the_schedulers_view(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_sched_cfg cfg[GS_REGION_MAX_SLICES];
 	struct gs_slice_ref ref;
 	struct gs_slice_limits lim;
@@ -894,7 +865,7 @@ static void limits_caught_mid_write_keep_the_schedulers_view(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	ref = make_slice(f->r, "seen", GiB);
+	ref = region_fx_make_slice(f->r, "seen", GiB);
 	gs_slice_limits_init(&lim, "seen");
 	lim.mem_limit = GiB;
 	lim.compute_pct = 30;
@@ -949,7 +920,7 @@ static void *join_thread(void *arg)
 static void join_waits_for_the_usage_lock_with_the_limits_published(
     void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct joiner j = {0};
 	pthread_t t;
 
@@ -970,7 +941,7 @@ static void join_waits_for_the_usage_lock_with_the_limits_published(
 
 static void bounded_handle_gives_up_on_a_held_usage_mutex(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_slice_usage u;
 	char path[256];
@@ -979,7 +950,7 @@ static void bounded_handle_gives_up_on_a_held_usage_mutex(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_OWNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "a", GiB);
+	s = region_fx_make_slice(f->r, "a", GiB);
 	gs_region_set_lock_wait(f->r, 100);
 	assert_int_equal(gs_region_books_path(f->dir, true, (uint32_t)geteuid(),
 	                                      s.slot, path, sizeof(path)),
@@ -1010,7 +981,7 @@ static void books_path(const char *dir, int slot, char *out, size_t n)
 
 /* An OWNER (the daemon) region with two slices of uid 0 (made for
  * others, as the Kubernetes driver's are). */
-static void two_uid0_slices(struct fx *f, struct gs_slice_ref *a,
+static void two_uid0_slices(struct region_fx *f, struct gs_slice_ref *a,
                             struct gs_slice_ref *b)
 {
 	struct gs_slice_limits lim;
@@ -1030,7 +1001,7 @@ static void two_uid0_slices(struct fx *f, struct gs_slice_ref *a,
 static void uid0_slices_of_a_privileged_region_keep_books_of_their_own(
     void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref a, b;
 	struct gs_slice_limits lim;
 	struct gs_slice_usage u;
@@ -1081,7 +1052,7 @@ static void uid0_slices_of_a_privileged_region_keep_books_of_their_own(
 /* A directory standing for a pod's run directory: the files a CDI spec
  * mounts (hard links stand in for the bind mounts), its slice's private
  * books at usage.0. */
-static void pod_dir(const struct fx *f, const char *pod, int slot,
+static void pod_dir(const struct region_fx *f, const char *pod, int slot,
                     char *out, size_t n)
 {
 	static const char *const names[] = {"limits", "limits.public",
@@ -1102,7 +1073,7 @@ static void pod_dir(const struct fx *f, const char *pod, int slot,
 
 static void a_pod_joins_its_own_slice_and_no_other_pods(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref a, b, ref;
 	struct gs_slice_usage u;
 	struct gs_proc_ref p;
@@ -1140,7 +1111,7 @@ static void a_pod_joins_its_own_slice_and_no_other_pods(void **state)
 
 static void a_reused_slot_gets_books_of_its_own(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref a, b, c;
 	struct gs_slice_limits lim;
 	struct gs_slice_usage u;

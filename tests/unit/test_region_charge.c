@@ -17,36 +17,23 @@
 #include "gs/region.h"
 #include "gs/region_launch.h"
 #include "gs/region_sched.h"
-
-struct fx {
-	char dir[64];
-	struct gs_region *r;
-};
+#include "region_fixture.h"
 
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
+	struct region_fx *f;
 
-	if (f == NULL)
+	if (region_fx_setup(state, "charge") != 0)
 		return -1;
-	(void)snprintf(f->dir, sizeof(f->dir), "/tmp/gs-test-charge-XXXXXX");
-	if (mkdtemp(f->dir) == NULL ||
-	    gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL) != GS_OK)
-		return -1;
-	*state = f;
-	return 0;
+	f = *state;
+	return gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL) == GS_OK
+	           ? 0
+	           : -1;
 }
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
-	char cmd[128];
-
-	gs_region_close(f->r);
-	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	(void)!system(cmd);
-	free(f);
-	return 0;
+	return region_fx_teardown(state);
 }
 
 static struct gs_slice_ref make(struct gs_region *r, const char *name)
@@ -71,7 +58,7 @@ static uint32_t cfg_charge(struct gs_region *r, int slot)
 
 static void a_published_ratio_reaches_the_schedulers_config(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref ref = make(f->r, "infer");
 	struct gs_slice_limits lim;
 
@@ -88,7 +75,7 @@ static void a_published_ratio_reaches_the_schedulers_config(void **state)
 
 static void a_ratio_outside_a_quarter_and_one_is_refused(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref ref = make(f->r, "infer");
 
 	assert_int_equal(gs_region_slice_set_charge(f->r, &ref,
@@ -102,7 +89,7 @@ static void a_ratio_outside_a_quarter_and_one_is_refused(void **state)
 
 static void a_new_slice_in_the_slot_starts_at_one(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref ref = make(f->r, "infer"), again;
 
 	assert_int_equal(gs_region_slice_set_charge(f->r, &ref, GS_CHARGE_MIN,

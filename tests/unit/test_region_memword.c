@@ -28,6 +28,7 @@
 
 #include "gs/region.h"
 #include "region_int.h"
+#include "region_fixture.h"
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
@@ -35,11 +36,6 @@
 #define PROCS   4  /* racing processes */
 #define THREADS 4  /* threads in each */
 #define HELD    12 /* allocations one thread holds at most */
-
-struct fx {
-	char dir[64];
-	struct gs_region *r;
-};
 
 /* Shared with the racers (an anonymous shared mapping). */
 struct board {
@@ -60,39 +56,12 @@ struct board {
 
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
-
-	if (f == NULL)
-		return -1;
-	(void)snprintf(f->dir, sizeof(f->dir), "/tmp/gs-test-memword-XXXXXX");
-	if (mkdtemp(f->dir) == NULL)
-		return -1;
-	*state = f;
-	return 0;
+	return region_fx_setup(state, "memword");
 }
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
-	char cmd[128];
-
-	gs_region_close(f->r);
-	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	(void)!system(cmd);
-	free(f);
-	return 0;
-}
-
-static struct gs_slice_ref make_slice(struct gs_region *r, const char *name,
-                                      uint64_t mem)
-{
-	struct gs_slice_limits lim;
-	struct gs_slice_ref ref;
-
-	gs_slice_limits_init(&lim, name);
-	lim.mem_limit = mem;
-	assert_int_equal(gs_region_slice_create(r, &lim, &ref, NULL), GS_OK);
-	return ref;
+	return region_fx_teardown(state);
 }
 
 static uint64_t mono_ns(void)
@@ -258,7 +227,7 @@ static void *watch(void *arg)
 static void
 the_cap_holds_and_the_books_match_what_is_live_under_a_race(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	const uint64_t cap = 1 * GiB;
 	struct gs_slice_ref s;
 	struct gs_slice_usage u;
@@ -272,7 +241,7 @@ the_cap_holds_and_the_books_match_what_is_live_under_a_race(void **state)
 	t_start = mono_ns();
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "race", cap);
+	s = region_fx_make_slice(f->r, "race", cap);
 	dev = gs_region_device(f->r, "GPU-memword-race", 80 * GiB);
 	assert_true(dev >= 0);
 	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
@@ -356,7 +325,7 @@ the_cap_holds_and_the_books_match_what_is_live_under_a_race(void **state)
  * to its own books and dies; returns its pid once dead. */
 enum dying { DIES_AFTER_SLICE_STEP, DIES_AFTER_OWN_STEP };
 
-static pid_t dies_inside_an_update(struct fx *f, const struct gs_slice_ref *s,
+static pid_t dies_inside_an_update(struct region_fx *f, const struct gs_slice_ref *s,
                                    int dev, uint64_t bytes, uint64_t extra,
                                    enum dying how)
 {
@@ -405,14 +374,14 @@ static pid_t dies_inside_an_update(struct fx *f, const struct gs_slice_ref *s,
  */
 static void a_process_dead_inside_an_update_is_recounted_exactly(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p;
 	int dev;
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "recount", 4 * GiB);
+	s = region_fx_make_slice(f->r, "recount", 4 * GiB);
 	dev = gs_region_device(f->r, "GPU-memword-recount", 80 * GiB);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	assert_int_equal(gs_region_mem_reserve(f->r, &p, dev, 3 * MiB), GS_OK);
@@ -444,7 +413,7 @@ static void a_process_dead_inside_an_update_is_recounted_exactly(void **state)
  */
 static void allocation_does_not_wait_for_the_owner_lock(void **state)
 {
-	struct fx *f = *state;
+	struct region_fx *f = *state;
 	struct gs_slice_ref s;
 	struct gs_proc_ref p;
 	int pfd[2], dev;
@@ -454,7 +423,7 @@ static void allocation_does_not_wait_for_the_owner_lock(void **state)
 
 	assert_int_equal(gs_region_open(f->dir, GS_REGION_RUNNER, &f->r, NULL),
 	                 GS_OK);
-	s = make_slice(f->r, "nolock", GiB);
+	s = region_fx_make_slice(f->r, "nolock", GiB);
 	dev = gs_region_device(f->r, "GPU-memword-nolock", 80 * GiB);
 	assert_int_equal(gs_region_proc_attach(f->r, &s, 0, &p, NULL), GS_OK);
 	assert_int_equal(pipe(pfd), 0);
