@@ -11,31 +11,12 @@
 # Then root's high-priority slice allocating for real does get Alice's
 # memory: the policy allows that, so the setup could move it.
 # Needs root and setpriv (../security/lib.sh); skipped otherwise.
-. "$(dirname "$0")/../security/lib.sh" "$1"
+. "$(dirname "$0")/tenants_lib.sh" "$1"
 NEED_FORGE=$B/tests/gs-swap-need-forge
 [ -x "$NEED_FORGE" ] && [ -x "$B/tests/gs-swap-hold" ] ||
 	{ echo "SKIP: no gs-swap-need-forge or gs-swap-hold in this build"; exit 77; }
 [ -e "$B/sim/libcuda.so.1" ] || { echo "SKIP: no sim libcuda"; exit 77; }
-sim_node 1xA30-24GB
-cat >"$WORK/cfg.yaml" <<'YAML'
-node:
-  default_mode: timeslice
-swap:
-  oversubscribe: 2
-  idle_after: 30s
-  min_residency: 1s
-  host_memory: 64GiB
-YAML
-daemon_up --config "$WORK/cfg.yaml"
-chmod 755 "$RUNDIR"
-BALLAST_MIB=21540
-"$G" create --name ballast --memory "$((BALLAST_MIB + 520))MiB" \
-	--swap never >/dev/null || fail "create ballast"
-"$G" create --name rh --memory 2GiB --priority high >/dev/null || fail "create rh"
-tenant_api $ALICE POST /v1/slices '{"name": "al", "memory": "2GiB", "priority": "low", "mode": "timeslice"}' >/dev/null
-expect_status "Alice's slice" 201
-tenant_api $MALLORY POST /v1/slices '{"name": "mal", "memory": "2GiB", "mode": "timeslice"}' >/dev/null
-expect_status "Mallory's slice" 201
+tenants_swap_node
 export B WORK SOCK GS_SRC=$SRC BALLAST_MIB ALICE MALLORY NEED_FORGE RUNDIR
 python3 - <<'PY'
 import json, os, subprocess, sys, time

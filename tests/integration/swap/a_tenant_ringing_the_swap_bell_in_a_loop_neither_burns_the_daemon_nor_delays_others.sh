@@ -15,31 +15,12 @@
 #   - root's allocation still gets Alice's memory, its wait printed
 #     beside the copy's modelled time (a generous bound is asserted).
 # Needs root and setpriv (../security/lib.sh); skipped otherwise.
-. "$(dirname "$0")/../security/lib.sh" "$1"
+. "$(dirname "$0")/tenants_lib.sh" "$1"
 RING=$B/tests/gs-swap-bell-ring
 [ -x "$RING" ] && [ -x "$B/tests/gs-swap-hold" ] ||
 	{ echo "SKIP: no gs-swap-bell-ring or gs-swap-hold in this build"; exit 77; }
 [ -e "$B/sim/libcuda.so.1" ] || { echo "SKIP: no sim libcuda"; exit 77; }
-sim_node 1xA30-24GB
-cat >"$WORK/cfg.yaml" <<'YAML'
-node:
-  default_mode: timeslice
-swap:
-  oversubscribe: 2
-  idle_after: 30s
-  min_residency: 1s
-  host_memory: 64GiB
-YAML
-daemon_up --config "$WORK/cfg.yaml"
-chmod 755 "$RUNDIR"
-BALLAST_MIB=21540
-"$G" create --name ballast --memory "$((BALLAST_MIB + 520))MiB" \
-	--swap never >/dev/null || fail "create ballast"
-"$G" create --name rh --memory 2GiB --priority high >/dev/null || fail "create rh"
-tenant_api $ALICE POST /v1/slices '{"name": "al", "memory": "2GiB", "priority": "low", "mode": "timeslice"}' >/dev/null
-expect_status "Alice's slice" 201
-tenant_api $MALLORY POST /v1/slices '{"name": "mal", "memory": "2GiB", "mode": "timeslice"}' >/dev/null
-expect_status "Mallory's slice" 201
+tenants_swap_node
 export B WORK SOCK GS_SRC=$SRC BALLAST_MIB ALICE MALLORY RING RUNDIR DPID \
 	GPUSLICE_SIM_BUS_GBPS=model
 python3 - <<'PY'
