@@ -135,8 +135,12 @@ for name, what in (("infer", "gs-infer --light"), ("nb-1", "gs-burn (notebook)")
                    ("nb-2", "gs-alloc up to the cap"), ("batch", "gs-burn (batch)")):
     s = json.load(open(os.path.join(work, "show-%s.json" % name)))
     u = s.get("usage", {})
+    # NVML's count (the ledger's, what is billed): the shim's books also
+    # span a time-sliced neighbour's turns, which NVML does not count.
+    billed = usage.get(name, {}).get("gpu_seconds", 0)
+    nvml = 100.0 * billed / wall if wall > 0 else 0
     share = 100.0 * u.get("gpu_seconds", 0) / wall if wall > 0 else 0
-    note = what
+    note = what + " (NVML %.1f%%)" % nvml if share > 0 else what
     if name == "infer" and "p99_ms" in infer:
         note += ": %.0f req/s, p99 %.2f ms" % (infer.get("throughput_rps", 0), infer["p99_ms"])
     if name == "nb-2" and "allocated_bytes" in alloc:
@@ -151,8 +155,11 @@ for i, r in enumerate(rows):
         print("  " + "  ".join("-" * w[k] for k in range(5)) + "  -----")
 print()
 print("Peak memory is the shim's books (allocations); GPU time share is the")
-print("slice's measured GPU time over the %.0f s the workloads ran. Costs come" % wall)
-print("from the daemon's price table (docs/config.md) and its usage ledger.")
+print("slice's GPU time by its books over the %.0f s the workloads ran. On a" % wall)
+print("time-sliced GPU the books also count a neighbour's turns that ran while")
+print("the slice's kernels waited; NVML's count, in the notes, is what the")
+print("ledger bills (it lags by up to one ledger interval). Costs come from")
+print("the daemon's price table (docs/config.md) and its ledger.")
 PY
 echo
 echo "Events:"
