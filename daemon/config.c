@@ -15,6 +15,7 @@
 
 #include "gs/catalog.h"
 #include "gs/log.h"
+#include "gs/region_swap.h"
 #include "gs/swap.h"
 #include "gs/yamldoc.h"
 #include "store.h"
@@ -664,6 +665,34 @@ static gs_err k_swap_seconds(struct cfg_ctx *c, const char *key,
 	return err;
 }
 
+/* swap.need_wait: a duration as the others, but never 0 (an allocation
+ * would not wait for the room it asked for) and at most the region's
+ * bound. */
+static gs_err k_swap_need_wait(struct cfg_ctx *c, const char *key,
+                               const struct gs_doc_node *v, void *arg)
+{
+	const char *t;
+	int64_t s = 0;
+	struct gs_errbuf peb = {0};
+	gs_err err = scalar(c, v, key, &t);
+
+	(void)arg;
+	if (!err)
+		err = gs_swap_parse_seconds("swap.need_wait", t, &s, &peb);
+	if (err && peb.set)
+		return gs_fail(c->eb, err, "%s:%d: %s", c->file, line_of(v),
+		               peb.msg);
+	if (err)
+		return err;
+	if (s < 1 || s > GS_REGION_NEED_WAIT_MS_MAX / 1000)
+		return gs_fail(c->eb, GS_ERR_RANGE,
+		               "%s:%d: swap.need_wait must be 1..%u seconds, got '%s'",
+		               c->file, line_of(v),
+		               (unsigned)(GS_REGION_NEED_WAIT_MS_MAX / 1000), t);
+	c->cfg->swap_need_wait_s = s;
+	return GS_OK;
+}
+
 static gs_err k_swap_host(struct cfg_ctx *c, const char *key,
                           const struct gs_doc_node *v, void *arg)
 {
@@ -674,7 +703,7 @@ static gs_err k_swap_host(struct cfg_ctx *c, const char *key,
 static const struct key_def swap_keys[] = {
     {"oversubscribe", k_swap_ratio},   {"idle_after", k_swap_seconds},
     {"min_residency", k_swap_seconds}, {"host_memory", k_swap_host},
-    {NULL, NULL},
+    {"need_wait", k_swap_need_wait},   {NULL, NULL},
 };
 
 static const struct key_def ledger_keys[] = {
@@ -1208,6 +1237,7 @@ void gs_config_defaults(struct gs_config *cfg, bool root,
 	cfg->swap_idle_after_s = GS_SWAP_IDLE_AFTER_S;
 	cfg->swap_min_residency_s = GS_SWAP_MIN_RESIDENCY_S;
 	cfg->swap_host_memory = 0;
+	cfg->swap_need_wait_s = GS_REGION_NEED_WAIT_MS_DEFAULT / 1000;
 	cfg->user_max_priority = GS_PRIORITY_NORMAL;
 	cfg->user_max_weight = 10;
 	cfg->synchronous = GS_STORE_SYNC_NORMAL;

@@ -132,6 +132,8 @@ struct gs_config {
 	int64_t swap_idle_after_s;   /* no GPU call this long: idle */
 	int64_t swap_min_residency_s; /* kept in at least this long */
 	uint64_t swap_host_memory;   /* bound on swapped contents; 0: none */
+	/* how long an allocation waits for room before out-of-memory */
+	int64_t swap_need_wait_s;
 };
 
 /*

@@ -64,6 +64,7 @@
 #include "gs/paths.h"
 #include "gs/proc.h"
 #include "gs/region.h"
+#include "gs/region_swap.h"
 #include "gs/safepath.h"
 #include "metrics.h"
 #include "node.h"
@@ -874,6 +875,15 @@ int main(int argc, char **argv)
 		        d->run_dir);
 	/* Tenants share the usage mutex: never queue behind one for long. */
 	gs_region_set_lock_wait(d->region, REGION_LOCK_WAIT_MS);
+	/* How long its processes' allocations wait for room (swap.need_wait);
+	 * the config bounds it as the region does. */
+	err = gs_region_set_need_wait(
+	    d->region, (uint32_t)(d->cfg.swap_need_wait_s * 1000), &eb);
+	if (err) {
+		gs_error("gpusliced", "region in %s: %s", d->run_dir,
+		         gs_errbuf_msg(&eb, err));
+		goto out_region;
+	}
 	{
 		struct gs_node_opts no = {
 		    .cfg = &d->cfg,

@@ -81,9 +81,12 @@
 /* A move's answer is waited for this long (the copy of a whole GPU's
  * memory at a few GB/s, with room to spare). */
 #define MOVE_WAIT_NS (120LL * 1000 * 1000 * 1000)
-/* A BUSY allocation need is kept while its process still waits (the
- * shim's 30 s, less a margin). */
-#define NEED_KEEP_NS (25LL * 1000 * 1000 * 1000)
+/* A BUSY allocation need is kept while its process still waits: the
+ * node's need wait (swap.need_wait, the shim's bound), less a sixth. */
+static int64_t need_keep_ns(const struct gs_config *cfg)
+{
+	return cfg->swap_need_wait_s * 1000000000LL / 6 * 5;
+}
 /* The same refusal of a slice is said at most this often. */
 #define SAY_EVERY_NS (60LL * 1000 * 1000 * 1000)
 #define RETRY_MAX    64
@@ -643,7 +646,8 @@ static bool serve(struct gs_swapper *sw, const struct gs_swap_need *nd,
 	if (err == GS_ERR_BUSY) {
 		bool keep =
 		    nd->bytes == 0 ||
-		    plan.retry_at_ns - (int64_t)nd->active_ns < NEED_KEEP_NS;
+		    plan.retry_at_ns - (int64_t)nd->active_ns <
+		        need_keep_ns(sw->node->cfg);
 
 		if (keep) {
 			retry_set(sw, nd, plan.retry_at_ns);

@@ -2,14 +2,17 @@
  * limits.c - slices in the limits file: seqlock reads (no lock; retried
  * on a torn read), and the writers' operations under the writers' lock
  * (create, ensure, join, leave, update, delete), the daemon's charge
- * ratio of each slice (gs_region_slice_set_charge), the scheduler's
- * config copied out for the shim and the arbiter (gs_region_sched_cfg),
- * and the gates poked when limits change.
+ * ratio of each slice (gs_region_slice_set_charge), the node's need wait
+ * (gs_region_set_need_wait), the scheduler's config copied out for the
+ * shim and the arbiter (gs_region_sched_cfg), and the gates poked when
+ * limits change.
  *
  * Calls lock.c, owner.c, usage.c (a slice's processes, for join and
  * leave) and util.c.
  */
 #include "region_int.h"
+
+#include "gs/region_swap.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -386,6 +389,39 @@ gs_err gs_region_slice_set_charge(struct gs_region *r,
 	}
 	gs__wlock_drop(r);
 	return err;
+}
+
+gs_err gs_region_set_need_wait(struct gs_region *r, uint32_t wait_ms,
+                               struct gs_errbuf *eb)
+{
+	gs_err err;
+
+	if (wait_ms < 1 || wait_ms > GS_REGION_NEED_WAIT_MS_MAX)
+		return gs_fail(eb, GS_ERR_RANGE,
+		               "need wait %u ms is outside 1..%u ms",
+		               (unsigned)wait_ms,
+		               (unsigned)GS_REGION_NEED_WAIT_MS_MAX);
+	err = gs__wlock_even(r, eb);
+	if (err != GS_OK)
+		return err;
+	if (r->rl->h.need_wait_ms != wait_ms) {
+		/* Under the seq, so that the views get it (views_publish). */
+		gs__wseq_open(r);
+		__atomic_store_n(&r->rl->h.need_wait_ms, wait_ms,
+		                 __ATOMIC_RELAXED);
+		gs__wseq_close(r);
+	}
+	gs__wlock_drop(r);
+	return GS_OK;
+}
+
+uint64_t gs_region_need_wait_ns(struct gs_region *r)
+{
+	uint32_t ms = __atomic_load_n(&r->rl->h.need_wait_ms, __ATOMIC_RELAXED);
+
+	if (ms == 0)
+		ms = GS_REGION_NEED_WAIT_MS_DEFAULT;
+	return (uint64_t)ms * 1000000ULL;
 }
 
 gs_err gs_region_slice_delete(struct gs_region *r,

@@ -132,9 +132,16 @@ struct gs_rl_header {
 	uint32_t view_uid; /* GS_RL_VIEW: whose view (GS_RL_VIEW_PUBLIC) */
 	uint64_t seq;   /* odd while a writer is inside */
 	uint64_t epoch; /* bumped by every change of any slice */
-	uint8_t reserved[48];
+	/* How long a process's allocation waits for its need to be answered
+	 * (the node's swap.need_wait, gs_region_set_need_wait), copied into
+	 * every view. Was reserved (zero): 0 reads as the default, so files
+	 * of a build that does not know it interwork (no layout change). */
+	uint32_t need_wait_ms;
+	uint8_t reserved[44];
 };
 static_assert(sizeof(struct gs_rl_header) == 128, "gs_rl_header layout");
+static_assert(offsetof(struct gs_rl_header, need_wait_ms) == 80,
+              "need_wait_ms offset");
 
 struct gs_rl_slice {
 	uint64_t generation; /* bumped on create and on delete */

@@ -192,6 +192,8 @@ void gs__views_publish(struct gs_region *r)
 			view_copy(&r->rl->slice[s], &v->slice[s],
 			          r->view[k].uid);
 		v->h.epoch = epoch;
+		__atomic_store_n(&v->h.need_wait_ms, r->rl->h.need_wait_ms,
+		                 __ATOMIC_RELAXED);
 		__atomic_store_n(&v->h.seq, v->h.seq + 1, __ATOMIC_RELEASE);
 	}
 }

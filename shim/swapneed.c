@@ -2,13 +2,15 @@
  * swapneed.c - memory on demand for a slice that may swap: this process's
  * side of the need protocol in gs/region_swap.h. When the driver refuses
  * a movable allocation for lack of GPU memory (mem.c), the process posts
- * how much more it needs and waits, at most GS__NEED_WAIT_NS, while the
- * daemon swaps other slices out as its policy allows (posting rings the
- * daemon's bell, and the daemon's answer wakes the wait: no poll period
- * is paid either way; a need not answered within GS__NEED_RING_NS rings
- * again, in case the first ring came while the daemon was between its
- * look and its sleep, backing off to GS__NEED_RING_MAX_NS); then the caller
- * tries again, or answers out-of-memory as without swap. A process
+ * how much more it needs and waits, at most the node's need wait
+ * (gs_region_need_wait_ns: gpusliced's swap.need_wait, 30 s unless set,
+ * read at each need), while the daemon swaps other slices out as its
+ * policy allows (posting rings the daemon's bell, and the daemon's answer
+ * wakes the wait: no poll period is paid either way; a need not answered
+ * within GS__NEED_RING_NS rings again, in case the first ring came while
+ * the daemon was between its look and its sleep, backing off to
+ * GS__NEED_RING_MAX_NS); then the caller tries again, or answers
+ * out-of-memory as without swap. A process
  * stopped because its own memory is out (swap.c) posts a need of 0: its
  * contents back. Allocations also stamp the process's activity, which
  * the daemon reads as the slice's last GPU call, and the first movable
@@ -16,9 +18,9 @@
  *
  * A parked slice (GS_SLICE_IS_PARKED in its limits, gs/park.h) is stopped,
  * not failed: its needs are left unanswered until it resumes, so a need
- * of its process waits past GS__NEED_WAIT_NS for as long as the slice
+ * of its process waits past the need wait for as long as the slice
  * stays parked (said once per wait in the log); once the slice resumes,
- * or is deleted, the usual bound holds again.
+ * or is deleted, the usual bound holds again, counted from then.
  *
  * Owns nothing but a rate limit: a stopped process repeats its need at
  * most once per GS__BACK_EVERY_NS, an activity stamp is written at most
@@ -32,8 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* How long an allocation waits for the daemon to make room. */
-#define GS__NEED_WAIT_NS     (30ULL * 1000 * 1000 * 1000)
 #define GS__NEED_RING_NS     (2ULL * 1000 * 1000)
 #define GS__NEED_RING_MAX_NS (128ULL * 1000 * 1000)
 #define GS__BACK_EVERY_NS    (500ULL * 1000 * 1000)
@@ -61,7 +61,7 @@ bool gs__slice_parked(void)
 
 bool gs__swap_need(int dev, uint64_t bytes)
 {
-	uint64_t t0 = gs__now(), start = t0;
+	uint64_t t0 = gs__now(), start = t0, wait_ns;
 	uint32_t seq;
 	bool answered = false, said = false;
 	gs_err result = GS_ERR_BUSY;
@@ -75,24 +75,27 @@ bool gs__swap_need(int dev, uint64_t bytes)
 		errno = saved;
 		return false;
 	}
+	wait_ns = gs_region_need_wait_ns(gs__g.region);
 	for (uint64_t ring = GS__NEED_RING_NS;;) {
-		uint64_t waited = gs__now() - t0, left;
+		uint64_t now = gs__now(), left;
 
-		if (waited >= GS__NEED_WAIT_NS) {
-			/* out of time, unless the slice is parked: its
-			 * processes wait for it to resume */
-			if (!gs__slice_parked())
-				break;
-			if (!said)
+		/* A parked slice's processes wait for it to resume: the bound
+		 * counts from the last look that found it parked, so a need
+		 * has the whole wait after the resume (the daemon answers a
+		 * parked slice's needs once per idle tick). */
+		if (gs__slice_parked()) {
+			if (!said && now - start >= wait_ns) {
 				gs_info(GS_SHIM_TAG,
 				        "slice=%s pid=%d gpu=%d need of %llu bytes: its slice is parked; waiting for it to resume",
 				        gs__g.cfg.slice, (int)getpid(), dev,
 				        (unsigned long long)bytes);
-			said = true;
-			t0 = gs__now();
-			waited = 0;
+				said = true;
+			}
+			t0 = now;
 		}
-		left = GS__NEED_WAIT_NS - waited;
+		if (now - t0 >= wait_ns)
+			break;
+		left = wait_ns - (now - t0);
 
 		if (gs_region_swap_need_wait(gs__g.region, &gs__g.proc, seq,
 		                             ring < left ? ring : left,

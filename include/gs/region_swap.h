@@ -127,6 +127,22 @@ gs_err gs_region_swap_need_result(struct gs_region *r,
 gs_err gs_region_swap_need_wait(struct gs_region *r,
                                 const struct gs_proc_ref *p, uint32_t seq,
                                 uint64_t ns, bool *answered, gs_err *result);
+/*
+ * How long a process waits for the answer to a need of more memory
+ * before it answers out-of-memory (a parked slice's processes wait on):
+ * a node setting (gpusliced's swap.need_wait), written by the region's
+ * creator into its limits and every view of them, read by each process
+ * at each need. GS_REGION_NEED_WAIT_MS_DEFAULT where none was written.
+ */
+#define GS_REGION_NEED_WAIT_MS_DEFAULT 30000u
+#define GS_REGION_NEED_WAIT_MS_MAX     3600000u
+/* For the region's creator: sets it (1..GS_REGION_NEED_WAIT_MS_MAX ms).
+ * GS_ERR_RANGE outside it, GS_ERR_PERM where the limits are not this
+ * handle's to write; on error the setting is unchanged. */
+gs_err gs_region_set_need_wait(struct gs_region *r, uint32_t wait_ms,
+                               struct gs_errbuf *eb);
+/* The setting, in nanoseconds (no lock; a plain word). */
+uint64_t gs_region_need_wait_ns(struct gs_region *r);
 /* Wakes the daemon's swapper to look at the needs now (posting a need
  * does it; a process whose need is not yet taken up rings again, in case
  * the swapper was between its look and its sleep). Anyone may ring: the

@@ -30,3 +30,12 @@ target_include_directories(test_shim_charge PRIVATE ${CMAKE_SOURCE_DIR}/shim
 gs_add_unit_test(test_region_charge
                  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_region_charge.c
                  LIBS gs_region)
+# The node's need wait (swap.need_wait): written into the region and its
+# views, and the bound of the shim's wait for memory (shim/swapneed.c).
+gs_add_unit_test(test_shim_need_wait
+                 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_shim_need_wait.c
+                         ${CMAKE_SOURCE_DIR}/shim/swapneed.c
+                 LIBS gs_region)
+target_include_directories(test_shim_need_wait PRIVATE
+                           ${CMAKE_SOURCE_DIR}/shim ${CMAKE_SOURCE_DIR}/region
+                           ${GS_CUDA_INCLUDE})

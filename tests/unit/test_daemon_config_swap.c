@@ -31,6 +31,7 @@ static void swap_defaults_keep_oversubscription_off(void **state)
 	assert_int_equal(cfg.swap_idle_after_s, 30);
 	assert_int_equal(cfg.swap_min_residency_s, 10);
 	assert_int_equal(cfg.swap_host_memory, 0);
+	assert_int_equal(cfg.swap_need_wait_s, 30);
 }
 
 static void swap_keys_are_read(void **state)
@@ -42,13 +43,14 @@ static void swap_keys_are_read(void **state)
 	assert_int_equal(
 	    load(
 	        &cfg,
-	        "swap:\n  oversubscribe: 2.5\n  idle_after: 2m\n  min_residency: 45\n  host_memory: 64GiB\n",
+	        "swap:\n  oversubscribe: 2.5\n  idle_after: 2m\n  min_residency: 45\n  host_memory: 64GiB\n  need_wait: 2s\n",
 	        &eb),
 	    GS_OK);
 	assert_true(cfg.swap_oversubscribe == 2.5);
 	assert_int_equal(cfg.swap_idle_after_s, 120);
 	assert_int_equal(cfg.swap_min_residency_s, 45);
 	assert_int_equal(cfg.swap_host_memory, 64 * GIB);
+	assert_int_equal(cfg.swap_need_wait_s, 2);
 }
 
 static void bad_swap_values_are_refused_naming_the_key(void **state)
@@ -72,6 +74,12 @@ static void bad_swap_values_are_refused_naming_the_key(void **state)
 	     "test.yaml:2: swap.idle_after must be 0..604800 seconds, got '-1'"},
 	    {"swap:\n  min_residency: 1w\n", GS_ERR_PARSE,
 	     "test.yaml:2: swap.min_residency: '1w' is not a duration (e.g. 30s, 5m, 1h)"},
+	    {"swap:\n  need_wait: 0\n", GS_ERR_RANGE,
+	     "test.yaml:2: swap.need_wait must be 1..3600 seconds, got '0'"},
+	    {"swap:\n  need_wait: 2h\n", GS_ERR_RANGE,
+	     "test.yaml:2: swap.need_wait must be 1..3600 seconds, got '2h'"},
+	    {"swap:\n  need_wait: soon\n", GS_ERR_PARSE,
+	     "test.yaml:2: swap.need_wait: 'soon' is not a duration"},
 	    {"swap:\n  host_memory: lots\n", GS_ERR_PARSE,
 	     "test.yaml:2: host_memory:"},
 	    {"swap:\n  ratio: 2\n", GS_ERR_INVALID,

@@ -4,8 +4,9 @@
 #   - a process that joins it while it is parked, holding no memory yet,
 #     stops at its first GPU call (here an allocation) until it resumes;
 #   - a process whose context needs memory the GPU does not have waits
-#     past the shim's 30 s bound while its slice is parked (said once in
-#     its log), and starts once the slice resumes;
+#     past the node's need wait (swap.need_wait, 3 s here: 30 s unless
+#     set) while its slice is parked (said once in its log), and starts
+#     once the slice resumes;
 #   - an Xid on its GPU leaves it parked (event slice.fault_while_parked);
 #   - the ledger bills it no GPU memory-time nor reserved time while
 #     parked (its 2 GiB cap is billed before the park), and the usage
@@ -15,7 +16,8 @@
 # and r's first process reads back exactly what it wrote.
 PARK_CFG='ledger:
   interval_ms: 500'
-export PARK_CFG
+PARK_NEED_WAIT=3s
+export PARK_CFG PARK_NEED_WAIT
 . "$(dirname "$0")/lib.sh" "$1"
 XID=$B/tests/gs-k8s-xid
 [ -x "$XID" ] || { echo "SKIP: no gs-k8s-xid in this build"; exit 77; }
@@ -121,15 +123,16 @@ w = subprocess.Popen([G, "run", "--slice", "r", "--", B + "/tests/gs-swap-hold"]
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                      env=dict(os.environ, GPUSLICE_LOG="debug:" + WORK + "/w.shim.log"))
 started.append(w)
-if not quiet(w, 36):
+NEED_WAIT = 3  # PARK_NEED_WAIT
+if not quiet(w, NEED_WAIT + 4):
     fail(f"the waiting process did not wait: {w.stdout.readline()}")
 if w.poll() is not None:
-    fail(f"the process of parked r gave up after the shim's bound: exit {w.returncode}")
+    fail(f"the process of parked r gave up after the need wait: exit {w.returncode}")
 log = open(WORK + "/w.shim.log").read()
 said = log.count("its slice is parked; waiting for it to resume")
 if said != 1:
     fail(f"the wait is said {said} times in its log, not once")
-print("waiting process: still waiting after 36 s, said once")
+print(f"waiting process: still waiting {NEED_WAIT + 4} s on, past the {NEED_WAIT} s need wait, said once")
 
 # An Xid on the GPU leaves r parked.
 subprocess.run([os.environ["XID"], os.environ["SIMDIR"], "0", "31"], check=True)

@@ -14,8 +14,8 @@
 [ -e "$B/sim/libcuda.so.1" ] || { echo "SKIP: no sim libcuda"; exit 77; }
 [ -x "$B/tests/gs-swap-hold" ] || { echo "SKIP: no gs-swap-hold in this build"; exit 77; }
 
-# park_node: writes the config (plus $PARK_CFG, when set) and starts the
-# daemon on it.
+# park_node: writes the config (plus swap.need_wait $PARK_NEED_WAIT and
+# $PARK_CFG, when set) and starts the daemon on it.
 park_node() {
 	cat >"$WORK/cfg.yaml" <<'YAML'
 node:
@@ -36,6 +36,9 @@ swap:
   min_residency: 1s
   host_memory: 8GiB
 YAML
+	# PARK_NEED_WAIT: swap.need_wait (a test that waits past it)
+	[ -z "${PARK_NEED_WAIT:-}" ] ||
+		printf '  need_wait: %s\n' "$PARK_NEED_WAIT" >>"$WORK/cfg.yaml"
 	# PARK_CFG: more configuration for a test (e.g. a faster ledger)
 	[ -z "${PARK_CFG:-}" ] || printf '%s\n' "$PARK_CFG" >>"$WORK/cfg.yaml"
 	daemon_up --config "$WORK/cfg.yaml"
