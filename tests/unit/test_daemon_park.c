@@ -18,6 +18,7 @@
 
 #include "store.h"
 #include "store_fixture.h"
+#include "store_roundtrip.h"
 
 static int setup(void **state)
 {
@@ -31,11 +32,6 @@ static int teardown(void **state)
 	return store_fixture_teardown();
 }
 
-static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)
-{
-	return gs_store_slice_put(st, op->arg);
-}
-
 static void keep_slice(void *ctx, const struct gs_slice *s)
 {
 	*(struct gs_slice *)ctx = *s;
@@ -43,10 +39,7 @@ static void keep_slice(void *ctx, const struct gs_slice *s)
 
 static void put_parked(void)
 {
-	struct gs_store *st;
-	struct gs_errbuf eb = {0};
 	struct gs_slice s;
-	struct gs_store_op op = {.apply = apply_put, .arg = &s};
 
 	memset(&s, 0, sizeof(s));
 	s.id = 4;
@@ -61,11 +54,7 @@ static void put_parked(void)
 	s.parked_ns = 1700000000123456789LL;
 	snprintf(s.reason, sizeof(s.reason),
 	         "team prod reclaimed its guarantee for slice p");
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
-	gs_store_submit(st, &op);
-	assert_int_equal(gs_store_wait(st, &op), GS_OK);
-	gs_store_close(st);
+	store_put_slices(&s, 1);
 }
 
 static struct gs_slice load_one(void)
@@ -74,12 +63,8 @@ static struct gs_slice load_one(void)
 	struct gs_errbuf eb = {0};
 	struct gs_slice got;
 
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
-	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
 	memset(&got, 0, sizeof(got));
-	assert_int_equal(gs_store_load_slices(st, keep_slice, &got, &eb),
-	                 GS_OK);
+	st = store_reopen_load(keep_slice, &got, GS_OK, &eb);
 	gs_store_close(st);
 	return got;
 }

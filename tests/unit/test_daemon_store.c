@@ -19,6 +19,7 @@
 
 #include "store.h"
 #include "store_fixture.h"
+#include "store_roundtrip.h"
 
 static int setup(void **state)
 {
@@ -82,20 +83,11 @@ static void new_file_is_migrated_to_latest_and_reopens(void **state)
 	int64_t maxid;
 
 	(void)state;
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
-	assert_int_equal(gs_store_schema_version(st), GS_STORE_SCHEMA_VERSION);
 	make_slice(&a.s, 7, "nb-1");
-	a.del = false;
-	gs_store_submit(st, &op);
-	assert_int_equal(gs_store_wait(st, &op), GS_OK);
-	gs_store_close(st);
+	store_put_slices(&a.s, 1);
 
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
 	memset(got, 0, sizeof(got));
-	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
-	                 GS_OK);
+	st = store_reopen_load(count_slice, got, GS_OK, &eb);
 	assert_int_equal(got[0].id, 1);
 	assert_string_equal(got[1].name, "nb-1");
 	assert_int_equal(got[1].spec.memory_bytes, 4ull << 30);
@@ -128,27 +120,17 @@ static void pending_row_keeps_its_mig_plan(void **state)
 	static const char plan[] = "v1 on=1 off=0 prof=19 gi=-1 take=0;c19@0;";
 	struct gs_store *st;
 	struct gs_errbuf eb = {0};
-	struct put_arg a;
-	struct gs_store_op op = {.apply = apply_put, .arg = &a};
-	struct gs_slice got[2];
+	struct gs_slice s, got[2];
 
 	(void)state;
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
-	make_slice(&a.s, 3, "mig-1");
-	a.s.mode = GS_MODE_MIG;
-	a.s.state = GS_SLICE_PENDING;
-	snprintf(a.s.mig_plan, sizeof(a.s.mig_plan), "%s", plan);
-	a.del = false;
-	gs_store_submit(st, &op);
-	assert_int_equal(gs_store_wait(st, &op), GS_OK);
-	gs_store_close(st);
+	make_slice(&s, 3, "mig-1");
+	s.mode = GS_MODE_MIG;
+	s.state = GS_SLICE_PENDING;
+	snprintf(s.mig_plan, sizeof(s.mig_plan), "%s", plan);
+	store_put_slices(&s, 1);
 
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
 	memset(got, 0, sizeof(got));
-	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
-	                 GS_OK);
+	st = store_reopen_load(count_slice, got, GS_OK, &eb);
 	assert_int_equal(got[0].id, 1);
 	assert_int_equal(got[1].state, GS_SLICE_PENDING);
 	assert_string_equal(got[1].mig_plan, plan);
@@ -506,22 +488,13 @@ static void unreadable_slice_row_stops_the_load_naming_it(void **state)
 {
 	struct gs_store *st;
 	struct gs_errbuf eb = {0};
-	struct put_arg a;
-	struct gs_store_op op = {.apply = apply_put, .arg = &a};
-	struct gs_slice got[2];
+	struct gs_slice put[2], got[2];
 	sqlite3 *db;
 
 	(void)state;
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
-	a.del = false;
-	make_slice(&a.s, 1, "good");
-	gs_store_submit(st, &op);
-	assert_int_equal(gs_store_wait(st, &op), GS_OK);
-	make_slice(&a.s, 2, "bad");
-	gs_store_submit(st, &op);
-	assert_int_equal(gs_store_wait(st, &op), GS_OK);
-	gs_store_close(st);
+	make_slice(&put[0], 1, "good");
+	make_slice(&put[1], 2, "bad");
+	store_put_slices(put, 2);
 
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(
@@ -532,11 +505,8 @@ static void unreadable_slice_row_stops_the_load_naming_it(void **state)
 	    SQLITE_OK);
 	sqlite3_close(db);
 
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
 	memset(got, 0, sizeof(got));
-	assert_int_equal(gs_store_load_slices(st, count_slice, got, &eb),
-	                 GS_ERR_CORRUPT);
+	st = store_reopen_load(count_slice, got, GS_ERR_CORRUPT, &eb);
 	assert_non_null(strstr(eb.msg, "id=2 name='bad'"));
 	/* The store still reads afterwards (its read lock was released). */
 	memset(&eb, 0, sizeof(eb));

@@ -18,6 +18,7 @@
 #include "slots.h"
 #include "store.h"
 #include "store_fixture.h"
+#include "store_roundtrip.h"
 
 static int setup(void **state)
 {
@@ -31,11 +32,6 @@ static int teardown(void **state)
 	return store_fixture_teardown();
 }
 
-static gs_err apply_put(struct gs_store *st, struct gs_store_op *op)
-{
-	return gs_store_slice_put(st, op->arg);
-}
-
 static void keep_slice(void *ctx, const struct gs_slice *s)
 {
 	*(struct gs_slice *)ctx = *s;
@@ -46,7 +42,6 @@ static void store_keeps_swap_counts_and_times_across_a_reopen(void **state)
 	struct gs_store *st;
 	struct gs_errbuf eb = {0};
 	struct gs_slice s, got;
-	struct gs_store_op op = {.apply = apply_put, .arg = &s};
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
@@ -69,17 +64,10 @@ static void store_keeps_swap_counts_and_times_across_a_reopen(void **state)
 	s.swap.rec_outs = 2;
 	s.swap.rec_ins = 1;
 	s.swap.swapped_bytes = 123; /* the record's, not stored */
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
-	gs_store_submit(st, &op);
-	assert_int_equal(gs_store_wait(st, &op), GS_OK);
-	gs_store_close(st);
+	store_put_slices(&s, 1);
 
-	assert_int_equal(gs_store_open(path, GS_STORE_SYNC_NORMAL, &st, &eb),
-	                 GS_OK);
 	memset(&got, 0, sizeof(got));
-	assert_int_equal(gs_store_load_slices(st, keep_slice, &got, &eb),
-	                 GS_OK);
+	st = store_reopen_load(keep_slice, &got, GS_OK, &eb);
 	gs_store_close(st);
 	assert_string_equal(got.name, "nb");
 	assert_int_equal(got.swap.swap_outs, 5);
