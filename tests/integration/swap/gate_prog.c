@@ -19,11 +19,12 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cu_prog.h"
 
 static const char ptx[] =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -33,31 +34,6 @@ static const char ptx[] =
 
 #define SIG_BYTES (4u << 20)
 #define WORK_BYTES (1u << 20)
-
-static void *cu;
-
-static void *sym(const char *n)
-{
-	void *p = dlsym(cu, n);
-
-	if (p == NULL) {
-		fprintf(stderr, "gs-swap-gate-prog: no %s\n", n);
-		exit(1);
-	}
-	return p;
-}
-
-#define F(t, n) ((t)sym(n))
-#define CK(call)                                                               \
-	do {                                                                   \
-		CUresult r_ = (call);                                          \
-		if (r_ != CUDA_SUCCESS) {                                      \
-			printf("{\"error\": %d, \"at\": \"%s\"}\n", (int)r_,   \
-			       #call);                                         \
-			fflush(stdout);                                        \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
 
 static CUdeviceptr sigbuf, A, B;
 static CUstream st;
@@ -222,25 +198,13 @@ static CUresult call(const char *op, uint32_t *fill_a, int *b_is_sig,
 
 int main(void)
 {
-	CUdevice dev;
 	CUmodule mod;
 	CUgraph g;
 	CUgraphNode node;
 	CUDA_MEMSET_NODE_PARAMS mp;
 	char line[64];
 
-	cu = dlopen("libcuda.so.1", RTLD_NOW);
-	if (cu == NULL) {
-		fprintf(stderr, "gs-swap-gate-prog: %s\n", dlerror());
-		return 1;
-	}
-	CK(F(CUresult(*)(unsigned), "cuInit")(0));
-	CK(F(CUresult(*)(CUdevice *, int), "cuDeviceGet")(&dev, 0));
-	CK(F(CUresult(*)(CUcontext *, CUdevice), "cuDevicePrimaryCtxRetain")(
-	    &ctx, dev));
-	CK(F(CUresult(*)(CUcontext), "cuCtxSetCurrent")(ctx));
-	CK(F(CUresult(*)(CUmodule *, const void *), "cuModuleLoadData")(&mod,
-	                                                                 ptx));
+	cu_prog_start("gs-swap-gate-prog", ptx, &ctx, &mod);
 	CK(F(CUresult(*)(CUfunction *, CUmodule, const char *),
 	     "cuModuleGetFunction")(&spin, mod, "gs_spin"));
 	CK(F(CUresult(*)(CUfunction *, CUmodule, const char *),

@@ -25,12 +25,13 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cu_prog.h"
 
 static const char ptx[] =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -41,7 +42,6 @@ static const char ptx[] =
 #define SLOTS 256u
 #define MAX_THREADS 16
 
-static void *cu;
 static CUcontext ctx;
 static CUfunction fill;
 static volatile int stop;
@@ -60,29 +60,6 @@ struct worker {
 	uint64_t launches, rounds, bad, errors;
 	int first_error;
 };
-
-static void *sym(const char *n)
-{
-	void *p = dlsym(cu, n);
-
-	if (p == NULL) {
-		fprintf(stderr, "gs-swap-launch-storm: no %s\n", n);
-		exit(1);
-	}
-	return p;
-}
-
-#define F(t, n) ((t)sym(n))
-#define CK(call)                                                               \
-	do {                                                                   \
-		CUresult r_ = (call);                                          \
-		if (r_ != CUDA_SUCCESS) {                                      \
-			printf("{\"error\": %d, \"at\": \"%s\"}\n", (int)r_,   \
-			       #call);                                         \
-			fflush(stdout);                                        \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
 
 static void failed(struct worker *w, CUresult r)
 {
@@ -154,29 +131,17 @@ int main(int argc, char **argv)
 	uint32_t *sig, *back;
 	uint64_t launches = 0, rounds = 0, bad = 0, errors = 0;
 	int first_error = 0;
-	CUdevice dev;
 	CUmodule mod;
 	char line[64];
 
 	if (threads < 1 || threads > MAX_THREADS)
 		return 2;
-	cu = dlopen("libcuda.so.1", RTLD_NOW);
-	if (cu == NULL) {
-		fprintf(stderr, "gs-swap-launch-storm: %s\n", dlerror());
-		return 1;
-	}
+	cu_prog_start("gs-swap-launch-storm", ptx, &ctx, &mod);
 	launch_k = F(__typeof__(launch_k), "cuLaunchKernel");
 	launch_k_ptsz = F(__typeof__(launch_k_ptsz), "cuLaunchKernel_ptsz");
 	launch_ex = F(__typeof__(launch_ex), "cuLaunchKernelEx");
 	stream_sync = F(__typeof__(stream_sync), "cuStreamSynchronize");
 	dtoh = F(__typeof__(dtoh), "cuMemcpyDtoH_v2");
-	CK(F(CUresult(*)(unsigned), "cuInit")(0));
-	CK(F(CUresult(*)(CUdevice *, int), "cuDeviceGet")(&dev, 0));
-	CK(F(CUresult(*)(CUcontext *, CUdevice), "cuDevicePrimaryCtxRetain")(
-	    &ctx, dev));
-	CK(F(CUresult(*)(CUcontext), "cuCtxSetCurrent")(ctx));
-	CK(F(CUresult(*)(CUmodule *, const void *), "cuModuleLoadData")(&mod,
-	                                                                 ptx));
 	CK(F(CUresult(*)(CUfunction *, CUmodule, const char *),
 	     "cuModuleGetFunction")(&fill, mod, "gs_fill"));
 	sig = malloc(SIG_BYTES);

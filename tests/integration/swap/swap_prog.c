@@ -22,11 +22,12 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cu_prog.h"
 
 /* chase(u64 holder, u64 out): out[0] = *(u32 *)(*(u64 *)holder) */
 static const char ptx[] =
@@ -43,31 +44,6 @@ static const char ptx[] =
 static const size_t sizes[NBUF] = {256,       1000,      4096, 100000,
                                    3u << 20, 8u << 20, 513, 64};
 
-static void *cu;
-
-static void *sym(const char *n)
-{
-	void *p = dlsym(cu, n);
-
-	if (p == NULL) {
-		fprintf(stderr, "gs-swap-prog: no %s\n", n);
-		exit(1);
-	}
-	return p;
-}
-
-#define F(t, n) ((t)sym(n))
-#define CK(call)                                                               \
-	do {                                                                   \
-		CUresult r_ = (call);                                          \
-		if (r_ != CUDA_SUCCESS) {                                      \
-			printf("{\"error\": %d, \"at\": \"%s\"}\n", (int)r_,   \
-			       #call);                                         \
-			fflush(stdout);                                        \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
 static uint32_t sig(int b, size_t i)
 {
 	return (uint32_t)(0x9e3779b9u * (unsigned)(b + 1)) ^ (uint32_t)i;
@@ -76,7 +52,6 @@ static uint32_t sig(int b, size_t i)
 int main(int argc, char **argv)
 {
 	CUdeviceptr bulk = 0;
-	CUdevice dev;
 	CUcontext ctx;
 	CUmodule mod;
 	CUfunction fn;
@@ -86,18 +61,7 @@ int main(int argc, char **argv)
 	char line[64];
 	int range_ok = 1;
 
-	cu = dlopen("libcuda.so.1", RTLD_NOW);
-	if (cu == NULL) {
-		fprintf(stderr, "gs-swap-prog: %s\n", dlerror());
-		return 1;
-	}
-	CK(F(CUresult(*)(unsigned), "cuInit")(0));
-	CK(F(CUresult(*)(CUdevice *, int), "cuDeviceGet")(&dev, 0));
-	CK(F(CUresult(*)(CUcontext *, CUdevice), "cuDevicePrimaryCtxRetain")(
-	    &ctx, dev));
-	CK(F(CUresult(*)(CUcontext), "cuCtxSetCurrent")(ctx));
-	CK(F(CUresult(*)(CUmodule *, const void *), "cuModuleLoadData")(&mod,
-	                                                                 ptx));
+	cu_prog_start("gs-swap-prog", ptx, &ctx, &mod);
 	CK(F(CUresult(*)(CUfunction *, CUmodule, const char *),
 	     "cuModuleGetFunction")(&fn, mod, "chase"));
 	for (int b = 0; b < NBUF; b++) {
