@@ -17,8 +17,11 @@
  *   launch   PER cuLaunchKernel calls (the synchronisation after each
  *            round is outside the timed part)
  *   alloc    PER cuMemAlloc + cuMemFree pairs of 1 MiB
+ *   record   PER cuEventRecord calls of one event on the null stream (a
+ *            call the shim's swap gate stops while swapped out, shim/gate.c:
+ *            what it adds to every copy, memset and event call)
  *
- * usage: gs-bench-calls launch|alloc [ROUNDS [PER]]
+ * usage: gs-bench-calls launch|alloc|record [ROUNDS [PER]]
  * Prints one JSON line: {"mode":...,"per":...,"ns":[one per round]},
  * ns per call (per pair for alloc), in the order measured.
  */
@@ -68,24 +71,28 @@ int main(int argc, char **argv)
 	CUresult (*alloc)(CUdeviceptr *, size_t);
 	CUresult (*mfree)(CUdeviceptr);
 	CUresult (*sync)(void);
+	CUresult (*ev_create)(CUevent *, unsigned int);
+	CUresult (*ev_record)(CUevent, CUstream);
 	const char *mode = argc > 1 ? argv[1] : "";
 	int rounds = argc > 2 ? atoi(argv[2]) : 41;
 	int per = argc > 3 ? atoi(argv[3]) : 0;
 	bool is_launch = strcmp(mode, "launch") == 0;
+	bool is_record = strcmp(mode, "record") == 0;
 	unsigned long long zero = 0;
 	void *args[] = {&zero};
 	CUcontext ctx;
 	CUmodule mod;
 	CUfunction fn;
 	CUdeviceptr p;
+	CUevent ev = NULL;
 
-	if ((!is_launch && strcmp(mode, "alloc") != 0) || rounds < 1 ||
-	    rounds > 10000 || per < 0) {
-		fprintf(stderr, "usage: gs-bench-calls launch|alloc [ROUNDS [PER]]\n");
+	if ((!is_launch && !is_record && strcmp(mode, "alloc") != 0) ||
+	    rounds < 1 || rounds > 10000 || per < 0) {
+		fprintf(stderr, "usage: gs-bench-calls launch|alloc|record [ROUNDS [PER]]\n");
 		return 2;
 	}
 	if (per == 0)
-		per = is_launch ? 4000 : 500;
+		per = is_launch || is_record ? 4000 : 500;
 	cu = dlopen("libcuda.so.1", RTLD_NOW);
 	if (cu == NULL) {
 		fprintf(stderr, "gs-bench-calls: %s\n", dlerror());
@@ -100,9 +107,13 @@ int main(int argc, char **argv)
 	*(void **)&alloc = sym("cuMemAlloc_v2");
 	*(void **)&mfree = sym("cuMemFree_v2");
 	*(void **)&sync = sym("cuCtxSynchronize");
+	*(void **)&ev_create = sym("cuEventCreate");
+	*(void **)&ev_record = sym("cuEventRecord");
 	if (init(0) != CUDA_SUCCESS || retain(&ctx, 0) != CUDA_SUCCESS ||
 	    setcur(ctx) != CUDA_SUCCESS || modload(&mod, ptx) != CUDA_SUCCESS ||
-	    getfn(&fn, mod, "gs_spin") != CUDA_SUCCESS) {
+	    getfn(&fn, mod, "gs_spin") != CUDA_SUCCESS ||
+	    (is_record &&
+	     ev_create(&ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)) {
 		fprintf(stderr, "gs-bench-calls: driver set-up failed\n");
 		return 1;
 	}
@@ -116,6 +127,8 @@ int main(int argc, char **argv)
 			if (is_launch) {
 				r = launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, args,
 				           NULL);
+			} else if (is_record) {
+				r = ev_record(ev, NULL);
 			} else {
 				r = alloc(&p, 1 << 20);
 				if (r == CUDA_SUCCESS)
@@ -128,7 +141,7 @@ int main(int argc, char **argv)
 			}
 		}
 		t = (cpu_ns() - t0) / per;
-		if (is_launch && sync() != CUDA_SUCCESS) {
+		if ((is_launch || is_record) && sync() != CUDA_SUCCESS) {
 			fprintf(stderr, "gs-bench-calls: cuCtxSynchronize failed\n");
 			return 1;
 		}
