@@ -5,39 +5,25 @@
  * host functions, stream memory operations and graph uploads. While the
  * process is swapped out (swap.c), each of these waits for its memory to
  * come back before it reaches the driver; otherwise it passes straight
- * through. Owns nothing but the count below.
+ * through. Owns nothing.
  *
- * gs__g.gate_inflight counts the calls between their test of the stop and
- * their return, so that a swap-out, after raising the stop, can wait for
- * the calls already past the test to leave the driver before it drains
- * and copies (no copy lands in memory being moved). The count is one
- * atomic add and one subtract per call: a copy or an event record costs
- * the driver microseconds, and launches do not come through here.
+ * A gated call marks its thread as a launch does (struct gs__lin,
+ * inflight.h: the thread's own count, no shared write) between its test
+ * of the stop and its return, so that a swap-out, after raising the stop
+ * and fencing every thread with membarrier(2), waits for the calls
+ * already past the test to leave the driver before it drains and copies
+ * (no copy lands in memory being moved). One mechanism covers launches
+ * and gated calls (swap.c, "Launches and the stop"):
  *
- *   enter: wait while stopped; count++; stopped again? count--, retry
- *   swap-out (swap.c): stopped = 1; wait for count == 0; drain; copy
+ *   call:      n++; barrier(); stopped? -> n--, wait, retry
+ *              else call the driver; n--
+ *   swap-out:  stopped = 1; membarrier(); wait until every n == 0; drain
  *
- * Both sides use sequentially consistent operations, so either the call
- * sees the stop or the swap-out sees the call.
+ * A thread that cannot be put on swap.c's list of marks (no memory) has
+ * its gated calls refused with CUDA_ERROR_OUT_OF_MEMORY, as its launches.
  */
 #include "shim_int.h"
-
-static inline void gate_enter(void)
-{
-	for (;;) {
-		gs__swap_wait();
-		__atomic_add_fetch(&gs__g.gate_inflight, 1, __ATOMIC_SEQ_CST);
-		if (GS_LIKELY(!__atomic_load_n(&gs__g.swap_stopped,
-		                               __ATOMIC_SEQ_CST)))
-			return;
-		__atomic_sub_fetch(&gs__g.gate_inflight, 1, __ATOMIC_SEQ_CST);
-	}
-}
-
-static inline void gate_leave(void)
-{
-	__atomic_sub_fetch(&gs__g.gate_inflight, 1, __ATOMIC_RELEASE);
-}
+#include "inflight.h"
 
 #define GS__GATED(sym, params, args)                                           \
 	CUresult sym params                                                    \
@@ -45,9 +31,7 @@ static inline void gate_leave(void)
 		CUresult r_;                                                   \
 		if (!gs__ready())                                              \
 			return gs__not_ready();                                \
-		gate_enter();                                                  \
-		r_ = gs__real.sym args;                                        \
-		gate_leave();                                                  \
+		GS__MARKED(r_, gs__real.sym args);                             \
 		return r_;                                                     \
 	}
 

@@ -1,10 +1,10 @@
 /*
- * inflight.h - a thread's launches in the driver: the mark each launch
- * hook (launch.c) sets before it tests the gate and the swap stop and
- * takes back once the driver returned, and the list of every thread's
- * mark that a swap-out waits on (swap.c, which owns the list: see its
- * "Launches and the stop"). Private to the shim; launch.c and swap.c
- * include it.
+ * inflight.h - a thread's launches and gated calls in the driver: the
+ * mark each launch hook (launch.c) and each gated call (gate.c) sets
+ * before it tests the gate and the swap stop and takes back once the
+ * driver returned, and the list of every thread's mark that a swap-out
+ * waits on (swap.c, which owns the list: see its "Launches and the
+ * stop"). Private to the shim; launch.c, gate.c and swap.c include it.
  */
 #ifndef GS_SHIM_INFLIGHT_H
 #define GS_SHIM_INFLIGHT_H
@@ -12,10 +12,12 @@
 #include "shim_int.h"
 
 /*
- * A thread's launches in the driver: `n` counts its launch calls between
- * their test of the stop (launch.c) and their return from the driver, so
- * that a swap-out, after raising the stop, waits for the launches already
- * past it before it drains (no kernel is queued onto memory being moved).
+ * A thread's launches in the driver: `n` counts its launch calls (and
+ * gate.c's gated calls: copies, memsets, event and stream calls) between
+ * their test of the stop and their return from the driver, so that a
+ * swap-out, after raising the stop, waits for the calls already past it
+ * before it drains (no kernel is queued, and no copy lands, onto memory
+ * being moved).
  * Only its thread writes `n`, with plain stores ordered by a compiler
  * barrier; the swap-out's membarrier(2) makes every thread's order hold
  * for it (swap.c, quiesce). `reg`: on swap.c's list of threads.

@@ -144,12 +144,6 @@ struct gs__shim {
 	bool swap_stopped;
 	struct gs__ordinal ord[GS_SHIM_MAX_ORDINALS];
 	pthread_mutex_t mu; /* guards ord[], single_dev, lim */
-	/* Calls gated by gate.c between their test of swap_stopped and
-	 * their return: a swap-out waits for none before it drains. On a
-	 * cache line of its own (the last; the struct's size is a multiple
-	 * of its alignment): every copy writes it, and the launch path's
-	 * fields must not move with it. */
-	_Alignas(64) uint32_t gate_inflight;
 };
 
 extern struct gs__shim gs__g;

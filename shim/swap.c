@@ -18,14 +18,15 @@
  * physical memory is taken with the real cuMemCreate, not the hooked one.
  *
  * Swap-out (gs__swap_out): raise the stop, wait for the calls already
- * past it to leave the driver (quiesce: gate.c's count of gated calls and
- * every thread's count of launches, struct gs__lin), synchronise every
+ * past it to leave the driver (quiesce: every thread's count of its
+ * launches and gated calls, struct gs__lin), synchronise every
  * context that owns a chunk, copy each resident chunk to its host copy,
  * unmap and release its handle; the reservations stay. Swap-in: create,
  * map at the same address, set access, copy back.
  *
  * Launches and the stop (the window a launch's test of the stop leaves
- * before its call reaches the driver): a launch marks its thread
+ * before its call reaches the driver; the same for gate.c's gated calls,
+ * which mark their thread the same way): a launch marks its thread
  * (gs__lin.n++) before it tests the stop and unmarks it after the driver
  * returned; the swap-out raises the stop, then waits for every mark to
  * fall, then drains. A launch's mark is a plain store to its own thread's
@@ -433,7 +434,7 @@ static ssize_t subs_find(CUdeviceptr p)
 
 static void *watch_main(void *arg);
 
-/* ---- launches in the driver (struct gs__lin) -------------------------- */
+/* ---- launches and gated calls in the driver (struct gs__lin) ---------- */
 
 /* At thread exit: the thread's mark leaves the list with it. */
 static void lin_exit(void *arg)
@@ -476,7 +477,7 @@ bool gs__lin_register(void)
 	return true;
 }
 
-/* Whether some thread has a launch in the driver. */
+/* Whether some thread has a launch or a gated call in the driver. */
 static bool lin_busy(void)
 {
 	bool busy = false;
@@ -844,9 +845,7 @@ static CUresult quiesce(void)
 	if (!fence_all())
 		return CUDA_ERROR_NOT_SUPPORTED;
 	for (int i = 0; i < 200000; i++) {
-		if (__atomic_load_n(&gs__g.gate_inflight, __ATOMIC_SEQ_CST) ==
-		        0 &&
-		    !lin_busy())
+		if (!lin_busy())
 			return CUDA_SUCCESS;
 		(void)nanosleep(&ts, NULL);
 	}
@@ -1195,8 +1194,6 @@ static void atfork_child(void)
 	(void)pthread_mutex_init(&mu, NULL);
 	(void)pthread_cond_init(&back_cv, NULL);
 	gs__g.swap_stopped = false;
-	/* calls of the parent's other threads are not the child's */
-	gs__g.gate_inflight = 0;
 	/* The parent's chunks are not the child's: its mappings and
 	 * handles belong to the parent's contexts. */
 	chunks = NULL;
