@@ -398,9 +398,11 @@ CUresult gs__xfer(enum xfer_kind k, uint64_t dst, uint64_t src, uint64_t len,
 {
 	struct gs__ctx *ctx = NULL;
 	struct gs__stream *s;
-	uint64_t t0 = gs__bus_now();
+	uint64_t t0;
 	CUresult r;
 
+	gs__copy_delay(); /* swapcheck.c: none unless asked for */
+	t0 = gs__bus_now();
 	if ((r = gs__enter()) != CUDA_SUCCESS)
 		return r;
 	r = gs__stream_get(sync ? NULL : hStream, pt, &ctx, &s);

@@ -494,6 +494,9 @@ bool gs__launch_unmapped(const struct gs__launch *l, uint64_t *at);
 /* swapcheck.c: GPUSLICE_SIM_LAUNCH_DELAY_NS's sleep, before a launch
  * takes the driver's lock (none when unset). */
 void gs__launch_delay(void);
+/* swapcheck.c: GPUSLICE_SIM_COPY_DELAY_NS's sleep, before a copy takes
+ * the driver's lock (none when unset). */
+void gs__copy_delay(void);
 /* peer copies (copy.c), prefetch and attach (advice.c), their bodies */
 CUresult gs__memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
                          CUcontext sctx, size_t len, CUstream hStream,

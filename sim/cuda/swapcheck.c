@@ -22,7 +22,10 @@
  * touches the GPU. It widens the window between a shim's last look at
  * its swap stop and the kernel's arrival, so that a test of the stop
  * fails every time the stop leaves that window open, not once in a
- * thousand runs. Read once, at the first launch.
+ * thousand runs. Read once, at the first launch. Copies likewise:
+ * GPUSLICE_SIM_COPY_DELAY_NS (unset: none) makes every copy of gs__xfer
+ * (copy.c: host, device, any direction, sync or async) sleep before it
+ * takes the lock, for the test of the shim's stop at copies.
  *
  * Calls addr.c only.
  */
@@ -74,31 +77,49 @@ bool gs__launch_unmapped(const struct gs__launch *l, uint64_t *at)
 	return false;
 }
 
-static uint64_t delay_ns;
+static uint64_t delay_ns, copy_delay_ns;
 static pthread_once_t delay_once = PTHREAD_ONCE_INIT;
 
-static void delay_read(void)
+/* Nanoseconds in environment variable `name`: 0 unless a whole number up
+ * to 10 s. */
+static uint64_t env_ns(const char *name)
 {
-	const char *v = getenv("GPUSLICE_SIM_LAUNCH_DELAY_NS");
+	const char *v = getenv(name);
 	char *end = NULL;
 	unsigned long long ns;
 
 	if (v == NULL || *v == '\0')
-		return;
+		return 0;
 	ns = strtoull(v, &end, 10);
-	if (end != NULL && *end == '\0' && ns <= 10000000000ULL)
-		delay_ns = ns;
+	return end != NULL && *end == '\0' && ns <= 10000000000ULL ? ns : 0;
+}
+
+static void delay_read(void)
+{
+	delay_ns = env_ns("GPUSLICE_SIM_LAUNCH_DELAY_NS");
+	copy_delay_ns = env_ns("GPUSLICE_SIM_COPY_DELAY_NS");
+}
+
+static void delay_sleep(uint64_t ns)
+{
+	struct timespec ts;
+
+	if (ns == 0)
+		return;
+	ts.tv_sec = (time_t)(ns / 1000000000ULL);
+	ts.tv_nsec = (long)(ns % 1000000000ULL);
+	while (nanosleep(&ts, &ts) != 0)
+		;
 }
 
 void gs__launch_delay(void)
 {
-	struct timespec ts;
-
 	(void)pthread_once(&delay_once, delay_read);
-	if (delay_ns == 0)
-		return;
-	ts.tv_sec = (time_t)(delay_ns / 1000000000ULL);
-	ts.tv_nsec = (long)(delay_ns % 1000000000ULL);
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	delay_sleep(delay_ns);
+}
+
+void gs__copy_delay(void)
+{
+	(void)pthread_once(&delay_once, delay_read);
+	delay_sleep(copy_delay_ns);
 }

@@ -27,6 +27,7 @@ target_link_libraries(gs-swap-sparse-prog PRIVATE cuda_sim)
 foreach(t every_gpu_call_waits_while_swapped_out
           a_swap_out_waits_for_work_in_flight
           launches_racing_swaps_never_touch_moving_memory
+          copies_racing_swaps_never_touch_moving_memory
           sparse_copies_are_exact_and_keep_holes
           gpu_check_swap_round_trip_runs_on_the_sim)
   gs_add_shell_test(swap_${t} tests/integration/swap/${t}.sh TIMEOUT 180)

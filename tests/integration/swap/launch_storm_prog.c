@@ -17,6 +17,13 @@
  * was unmapped faults on the sim (CUDA_ERROR_ILLEGAL_ADDRESS, sticky).
  * Either shows as a wrong slot or a failed call.
  *
+ * With argv[2] "copy", each thread writes its k-th value with a
+ * cuMemcpyHtoD_v2 of its own (a call the shim's gate stops, shim/gate.c)
+ * instead of a launch: a copy that wrote while its memory was being
+ * copied out is lost the same way, one that reached an unmapped range
+ * fails (CUDA_ERROR_INVALID_VALUE on the sim). Its "launches" count
+ * those copies.
+ *
  * On "stop" (stdin) the threads finish their round and stop; it prints
  * {"launches": N, "rounds": R, "bad": wrong slots and signature words,
  * "errors": failed calls, "first_error": the first one's CUresult}.
@@ -45,12 +52,14 @@ static const char ptx[] =
 static CUcontext ctx;
 static CUfunction fill;
 static volatile int stop;
+static int copies; /* argv[2] "copy": writes by copy, not by launch */
 
 static __typeof__(&cuLaunchKernel) launch_k;
 static __typeof__(&cuLaunchKernel_ptsz) launch_k_ptsz;
 static __typeof__(&cuLaunchKernelEx) launch_ex;
 static __typeof__(&cuStreamSynchronize) stream_sync;
 static __typeof__(&cuMemcpyDtoH_v2) dtoh;
+static __typeof__(&cuMemcpyHtoD_v2) htod;
 
 struct worker {
 	int id;
@@ -74,6 +83,8 @@ static CUresult launch_one(struct worker *w, uint64_t k)
 	float v = (float)(k + 1);
 	void *args[] = {&p, &n, &v};
 
+	if (copies)
+		return htod(p, &v, sizeof(v));
 	switch (w->id % 3) {
 	case 0:
 		return launch_k(fill, 1, 1, 1, 32, 1, 1, 0, w->st, args, NULL);
@@ -136,12 +147,14 @@ int main(int argc, char **argv)
 
 	if (threads < 1 || threads > MAX_THREADS)
 		return 2;
+	copies = argc > 2 && strcmp(argv[2], "copy") == 0;
 	cu_prog_start("gs-swap-launch-storm", ptx, &ctx, &mod);
 	launch_k = F(__typeof__(launch_k), "cuLaunchKernel");
 	launch_k_ptsz = F(__typeof__(launch_k_ptsz), "cuLaunchKernel_ptsz");
 	launch_ex = F(__typeof__(launch_ex), "cuLaunchKernelEx");
 	stream_sync = F(__typeof__(stream_sync), "cuStreamSynchronize");
 	dtoh = F(__typeof__(dtoh), "cuMemcpyDtoH_v2");
+	htod = F(__typeof__(htod), "cuMemcpyHtoD_v2");
 	CK(F(CUresult(*)(CUfunction *, CUmodule, const char *),
 	     "cuModuleGetFunction")(&fill, mod, "gs_fill"));
 	sig = malloc(SIG_BYTES);
