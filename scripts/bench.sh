@@ -209,7 +209,9 @@ bench_shim() {
 # charged nothing, so neither ever waits; sleeping is not CPU time anyway),
 # and per cuMemAlloc+cuMemFree pair of 1 MiB direct and in a slice with a
 # memory cap, and (swappable) per launch in a slice run with --swap whose
-# memory is not swapped out (#27's goal: <= +10 ns). Each configuration is its own process; GS_CALLS_PASSES
+# memory is not swapped out (#27's goal: <= +10 ns), and per cuEventRecord
+# (a call the swap gate stops, shim/gate.c) direct and in a slice without
+# a limit. Each configuration is its own process; GS_CALLS_PASSES
 # passes (default 5) run them in rotated order, 41 rounds each. Prints
 # min and median ns per call over all rounds, and what each adds to
 # direct (min vs min, median vs median).
@@ -219,7 +221,7 @@ bench_calls() {
 	tmp=$(mktemp -d)
 	echo "== calls: the shim's added CPU time per call, one process per configuration (source: sim) =="
 	"$b/bin/gpuslice" sim init --gpus 1xH100-SXM5-80GB --dir "$tmp/sim" >/dev/null
-	local cfgs=(direct unlimited compute100 compute50 swappable alloc_direct alloc_capped)
+	local cfgs=(direct unlimited compute100 compute50 swappable alloc_direct alloc_capped record_direct record_unlimited)
 	(
 		eval "$("$b/bin/gpuslice" sim env --dir "$tmp/sim")"
 		export GPUSLICE_RUN_DIR=$tmp/run
@@ -235,6 +237,8 @@ bench_calls() {
 				swappable) "$b/bin/gpuslice" run --swap --slice "sw$i" -- "$b/bin/gs-bench-calls" launch ;;
 				alloc_direct) "$b/bin/gs-bench-calls" alloc ;;
 				alloc_capped) "$b/bin/gpuslice" run --memory 4GiB --slice "m$i" -- "$b/bin/gs-bench-calls" alloc ;;
+				record_direct) "$b/bin/gs-bench-calls" record ;;
+				record_unlimited) "$b/bin/gpuslice" run --slice "r$i" -- "$b/bin/gs-bench-calls" record ;;
 				esac | sed "s/^/$cfg /" >>"$tmp/res"
 			done
 		done
@@ -255,7 +259,9 @@ for cfg, base, what in (("direct", "direct", "cuLaunchKernel, direct"),
                         ("compute50", "direct", "cuLaunchKernel, --compute 50"),
                         ("swappable", "direct", "cuLaunchKernel, --swap, nothing out"),
                         ("alloc_direct", "alloc_direct", "alloc+free 1 MiB, direct"),
-                        ("alloc_capped", "alloc_direct", "alloc+free 1 MiB, --memory 4GiB")):
+                        ("alloc_capped", "alloc_direct", "alloc+free 1 MiB, --memory 4GiB"),
+                        ("record_direct", "record_direct", "cuEventRecord, direct"),
+                        ("record_unlimited", "record_direct", "cuEventRecord, slice without limit")):
     m, d = fig(cfg)
     bm, bd = fig(base)
     add = "" if cfg == base else "%+11.1f %+11.1f" % (m - bm, d - bd)
