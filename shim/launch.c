@@ -86,6 +86,7 @@
 #define GS__SPAN_EVERY  16 /* the lease path reads the clock so seldom */
 #define GS__PROBE_EVERY 8          /* one batch in so many is a probe */
 #define GS__JUMP_NS     100000ULL /* a lesson this far over 2x replaces it */
+#define GS__DEFER_NS    1000000ULL /* estimated work a sync leaves unsettled */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__LDECL)
@@ -170,6 +171,9 @@ struct batch {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* ring, pool, est */
 static struct inflight ring[GS__RING]; /* [head, tail) in flight */
 static uint32_t head, tail;            /* tail read without mu */
+/* A sync left completed batches in the ring to settle at the next one
+ * (gs__launch_after_sync); any thread's harvest settles them too. */
+static bool deferred;
 static struct pooled pool[GS__POOL_MAX];
 static int n_pool;
 static uint64_t est_ns[GS_REGION_MAX_DEVICES];  /* EWMA per launch */
@@ -838,7 +842,7 @@ static bool admit(struct ticket *t)
 	struct gs_region_entry e;
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
-	bool waited = false, bell = false, handed;
+	bool waited = false, bell = false, handed, moved, done_wake = false;
 	uint32_t *seq, before;
 
 	if (!gs_region_attached(gs__g.region) ||
@@ -907,18 +911,20 @@ static bool admit(struct ticket *t)
 	            (handed || gs_sched_behind(&v, t->slice, now));
 	gs_region_books_admitted(gs__g.region, &e, t->dev, waited, now - t0,
 	                         t->measure);
+	/* Our last launch of the turn handed it over (gpusched's pipelined
+	 * turn change): the next holder gets ready now. */
+	moved = __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before;
 	if (!t->measure) {
-		/* Activity is all that counts: done as soon as admitted. */
-		(void)gs_sched_complete(&v, t->slice, 0, 0, now);
+		/* Activity is all that counts: done as soon as admitted
+		 * (which wakes only when someone waits: no system call per
+		 * request for a light server alone). */
+		done_wake = gs_sched_complete(&v, t->slice, 0, 0, now);
 	}
 	t->want = __atomic_load_n(&v.dev->want, __ATOMIC_ACQUIRE);
 	gs_region_unlock(gs__g.region);
 	if (bell)
 		gs_region_bell(gs__g.region);
-	/* ...or our last launch of the turn handed it over (gpusched's
-	 * pipelined turn change): the next holder gets ready now. */
-	if (waited || !t->measure ||
-	    __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before)
+	if (waited || done_wake || moved)
 		futex_wake(seq);
 	if (handed)
 		share_inflight(t->dev);
@@ -1464,12 +1470,67 @@ void gs__launch_ctx_current(CUcontext ctx)
 		b->cur = ctx != NULL ? ctx : GS__CTX_UNKNOWN;
 }
 
+void gs__launch_sync_begin(void)
+{
+	struct batch *b = my_batch;
+	int saved = errno;
+
+	/* An unmeasured batch has no end event for the wait to cover: its
+	 * lease outlives the sync while young (a light server is admitted
+	 * once in many requests, not at each). */
+	if (b != NULL && b->open &&
+	    (b->measure || gs__now() - b->opened >= GS__SPAN_NS))
+		gs__launch_close_mine();
+	/* What the last sync left to settle completed then: settled now,
+	 * while the GPU works on what this sync waits for. */
+	if (__atomic_load_n(&deferred, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&deferred, false, __ATOMIC_RELAXED);
+		gs__launch_harvest(NULL, false);
+	}
+	errno = saved;
+}
+
+/*
+ * Whether what a sync just waited for may be settled at the next one
+ * instead of now (on the way back to the application, where a light
+ * server's request pays for it). Only for an MPS slice: it takes no
+ * turns, so nobody waits for its batches to be settled (a neighbour
+ * waits for its own, or for a higher priority's process to be waiting,
+ * gpusched.c), and only while our work in the ring is known to be short
+ * (GS__DEFER_NS of estimate), so a process that stops synchronising
+ * leaves little unbooked until its exit charges it its estimate.
+ */
+static bool defer_ok(void)
+{
+	uint64_t ns = 0;
+	bool ok = true;
+
+	if (!(gs__g.lim.flags & GS_SLICE_MPS))
+		return false;
+	(void)pthread_mutex_lock(&mu);
+	if (tail - head > GS__RING / 4)
+		ok = false;
+	for (uint32_t i = head; ok && i != tail; i++) {
+		const struct inflight *f = &ring[i % GS__RING];
+
+		ns += f->rec.est;
+		ok = f->timed && f->rec.known && f->rec.est > 0 &&
+		     ns <= GS__DEFER_NS;
+	}
+	(void)pthread_mutex_unlock(&mu);
+	return ok;
+}
+
 void gs__launch_after_sync(CUresult r)
 {
 	int saved = errno;
 
 	if (r == CUDA_SUCCESS &&
-	    __atomic_load_n(&tail, __ATOMIC_ACQUIRE) != head)
-		gs__launch_harvest(NULL, false);
+	    __atomic_load_n(&tail, __ATOMIC_ACQUIRE) != head) {
+		if (defer_ok())
+			__atomic_store_n(&deferred, true, __ATOMIC_RELAXED);
+		else
+			gs__launch_harvest(NULL, false);
+	}
 	errno = saved;
 }
