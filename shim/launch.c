@@ -59,10 +59,17 @@
  *          slice's and process's books, with its launches.
  *
  * The host's synchronising calls close the calling thread's batch first,
- * so what they wait for includes its end event. A thread's batch is
- * closed when the thread exits, and forgotten when its context goes.
- * Closed batches are settled oldest first. Events are pooled per context
- * and created with CU_EVENT_BLOCKING_SYNC, so waiting sleeps.
+ * so what they wait for includes its end event; an unmeasured batch has
+ * none and stays open while younger than GS__SPAN_NS. For an MPS slice
+ * without a compute limit the sync ends the batch, not its lease: the
+ * next launch on the stream resumes the lease (lease_resume) without
+ * admission, and what the sync waited for, when short, is settled at the
+ * next sync while the GPU works (defer_ok), so a light server's request
+ * pays neither on its way (#30 item 5). A thread's batch is closed when
+ * the thread exits, and forgotten when its context goes. Closed batches
+ * are settled oldest first. Events are pooled per context and created
+ * with CU_EVENT_BLOCKING_SYNC, so waiting sleeps. The launch entry points
+ * themselves are launch_hooks.c's.
  */
 #include "launch_int.h"
 #include "inflight.h"
