@@ -134,22 +134,23 @@ int gs_cli_usage(int argc, char **argv)
 	rows = json_object_get(out, "rows");
 	tot = json_object_get(out, "total");
 	if (strcmp(format, "csv") == 0) {
-		/* sm_seconds last: columns that were there keep their
-		 * places */
-		printf("%s,gpu_seconds,gib_seconds,throttled_seconds,reserved_gpu_seconds,cost,currency,sm_seconds\n",
+		/* new columns last (sm_seconds, then parked_seconds):
+		 * columns that were there keep their places */
+		printf("%s,gpu_seconds,gib_seconds,throttled_seconds,reserved_gpu_seconds,cost,currency,sm_seconds,parked_seconds\n",
 		       by);
 		for (size_t i = 0; i < json_array_size(rows); i++) {
 			json_t *r = json_array_get(rows, i);
 
 			print_csv_field(gs_client_str(r, by));
-			printf(",%.3f,%.3f,%.3f,%.3f,%.6f,%s,%.3f\n",
+			printf(",%.3f,%.3f,%.3f,%.3f,%.6f,%s,%.3f,%.3f\n",
 			       gs_client_num(r, "gpu_seconds"),
 			       gs_client_num(r, "gib_seconds"),
 			       gs_client_num(r, "throttled_seconds"),
 			       gs_client_num(r, "reserved_gpu_seconds"),
 			       gs_client_num(r, "cost"),
 			       gs_client_str(out, "currency"),
-			       gs_client_num(r, "sm_seconds"));
+			       gs_client_num(r, "sm_seconds"),
+			       gs_client_num(r, "parked_seconds"));
 		}
 		json_decref(out);
 		return GS_EXIT_OK;

@@ -177,6 +177,20 @@ static bool waits(const struct gs_sched_view *v, int t, uint64_t now)
 	       now - S->seen_ns < v->par->wait_seen;
 }
 
+/* Whether any process on the GPU waits in admission (it may sleep on the
+ * GPU's seq word): a wake with none is a system call for nobody. Counts
+ * only, not wait_seen: a stale count costs a wake, never a lost one. The
+ * count rises under the region lock before a waiter reads seq to sleep
+ * on, so a caller holding the lock that sees none has no sleeper to
+ * miss. */
+static bool someone_waits(const struct gs_sched_view *v)
+{
+	for (int t = 0; t < v->n; t++)
+		if (valid(v, t) && R(v, t)->waiting > 0)
+			return true;
+	return false;
+}
+
 static bool active(const struct gs_sched_view *v, int t, uint64_t now)
 {
 	const struct gs_sched_slice *S = R(v, t);
@@ -689,7 +703,8 @@ bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
 	 * been quiet for `idle`; we wake them if we hand the turn over). */
 	return S->inflight == 0 &&
 	       (v->dev->holder != s || c->mps || broke(v, s, s, now) ||
-	        now - v->dev->holder_since_ns >= v->par->quantum);
+	        now - v->dev->holder_since_ns >= v->par->quantum) &&
+	       someone_waits(v);
 }
 
 void gs_sched_forget(const struct gs_sched_view *v, int s, uint32_t n)

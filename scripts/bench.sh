@@ -332,6 +332,28 @@ bench_charge() {
 		sed -e 's/^/   /' || true
 }
 
+# The study (#30 item 5): gpuslice's column against the best sharing
+# strategy and against exclusive GPUs, per row: the whole quick grid once,
+# then the light-inference row twice more (bench/study_ratio.py; >= 1:
+# gpuslice as good or better). On the sim, so what it measures is
+# gpuslice's logic and its per-call cost, not a GPU.
+bench_study() {
+	local b=$1 src tmp i
+	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/gs-bench-study.XXXXXX")
+	echo "== study: gpuslice / the best other column per row (source: sim, --quick) =="
+	"$b/bin/gpuslice" bench study --sim --quick --out "$tmp/all" >/dev/null 2>&1 ||
+		echo "   the study failed (gpuslice bench study --sim --quick)"
+	for i in 2 3; do
+		"$b/bin/gpuslice" bench study --sim --quick --workloads inference-light \
+			--out "$tmp/light$i" >/dev/null 2>&1 ||
+			echo "   the light row's run $i failed"
+	done
+	python3 "$src/bench/study_ratio.py" "$tmp/all/study.json" \
+		"$tmp/light2/study.json" "$tmp/light3/study.json" 2>&1 | sed 's/^/   /'
+	rm -rf "$tmp"
+}
+
 # Placement: 100k mixed requests (fractions, whole GPUs, MIG profiles,
 # gangs) on a simulated cluster of 1000 nodes x 8 GPUs, both policies
 # (pure CPU: gs_place on an in-memory inventory; no GPU or sim involved).
@@ -532,7 +554,8 @@ PY
 }
 
 SECTIONS=(migplan sim exec trace trace_lists daemon shim calls charge shares placement
-          placement_demand kubelet_plugin kubelet_prepare swap_policy swap watchdog)
+          placement_demand kubelet_plugin kubelet_prepare swap_policy swap watchdog
+          study)
 
 # Charges corrected by NVML (daemon/chargeratio.c): a high-priority slice
 # beside a time-sliced burn, by the sim's own count, at the pair the ratio

@@ -2,7 +2,8 @@
 # Installs the Debian packages gpuslice's build, tests and demo need
 # (systemd for `systemd-analyze verify`; debhelper, dpkg-dev, fakeroot and
 # lintian for scripts/build-deb.sh and its test; mmdebstrap for the
-# container image, deploy/image/build-image.sh).
+# container image, deploy/image/build-image.sh; strace for a shim test
+# that counts system calls).
 # Idempotent: asks dpkg first and calls apt-get only for what is missing,
 # as root or through sudo. Exits non-zero with one line naming what failed.
 set -euo pipefail
@@ -16,7 +17,7 @@ pkgs=(build-essential cmake pkg-config python3 clang libclang-rt-14-dev
       libcurl4-openssl-dev
       python3-grpcio python3-protobuf python3-jsonschema python3-yaml
       musl-tools mmdebstrap
-      systemd binutils debhelper dpkg-dev fakeroot lintian)
+      systemd binutils debhelper dpkg-dev fakeroot lintian strace)
 
 missing=()
 for p in "${pkgs[@]}"; do

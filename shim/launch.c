@@ -59,12 +59,19 @@
  *          slice's and process's books, with its launches.
  *
  * The host's synchronising calls close the calling thread's batch first,
- * so what they wait for includes its end event. A thread's batch is
- * closed when the thread exits, and forgotten when its context goes.
- * Closed batches are settled oldest first. Events are pooled per context
- * and created with CU_EVENT_BLOCKING_SYNC, so waiting sleeps.
+ * so what they wait for includes its end event; an unmeasured batch has
+ * none and stays open while younger than GS__SPAN_NS. For an MPS slice
+ * without a compute limit the sync ends the batch, not its lease: the
+ * next launch on the stream resumes the lease (lease_resume) without
+ * admission, and what the sync waited for, when short, is settled at the
+ * next sync while the GPU works (defer_ok), so a light server's request
+ * pays neither on its way (#30 item 5). A thread's batch is closed when
+ * the thread exits, and forgotten when its context goes. Closed batches
+ * are settled oldest first. Events are pooled per context and created
+ * with CU_EVENT_BLOCKING_SYNC, so waiting sleeps. The launch entry points
+ * themselves are launch_hooks.c's.
  */
-#include "shim_int.h"
+#include "launch_int.h"
 #include "inflight.h"
 
 #include "gs/faultinj.h"
@@ -82,10 +89,9 @@
 #define GS__POOL_MAX    128
 #define GS__LEASE_MAX   1024       /* launches in one batch, at most */
 #define GS__LEASE_NS    500000ULL  /* estimated GPU work of a batch, at most */
-#define GS__SPAN_NS     2000000ULL /* host time a batch stays open, at most */
-#define GS__SPAN_EVERY  16 /* the lease path reads the clock so seldom */
 #define GS__PROBE_EVERY 8          /* one batch in so many is a probe */
 #define GS__JUMP_NS     100000ULL /* a lesson this far over 2x replaces it */
+#define GS__DEFER_NS    1000000ULL /* estimated work a sync leaves unsettled */
 
 #define GS__LDECL(sym, base, ver, pt) GS_EXPORT __typeof__(sym) sym;
 GS_CU_HOOKS(GS__LDECL)
@@ -117,59 +123,13 @@ struct done {
 	bool booked; /* gs_sched_complete() is owed */
 };
 
-/*
- * One thread's open batch: launches on one stream admitted together
- * (one lease) and timed by one pair of events. Only its thread opens,
- * joins and closes it; gs__launch_ctx_gone() may forget it from another
- * thread. mu is held from a launch's begin to its end.
- */
-struct batch {
-	pthread_mutex_t mu;
-	struct batch *next; /* every thread's batch: reg_mu */
-	bool open;
-	bool timed;   /* start recorded */
-	bool booked;  /* admitted under the region lock */
-	bool measure; /* timed and charged (else only counted) */
-	bool probe;   /* one launch, closed right after it (see close_batch) */
-	bool idle_start; /* a probe opened with none of our work in flight */
-	bool known;      /* the per-launch estimate was learned at opening */
-	bool pt;
-	CUcontext ctx;
-	CUstream stream;
-	/* The lease path (lease_take) reads these, and only its thread
-	 * writes them, without b->mu: */
-	uint32_t left; /* launches of the lease not yet made; 0: none open */
-	CUcontext cur; /* the thread's current context, GS__CTX_UNKNOWN when
-	                  it must be asked of the driver */
-	const uint32_t *watch; /* a word of the GPU's scheduler record: the
-	                          lease ends when (*watch & watch_mask) !=
-	                          watch_val (want moved, or the gate) */
-	uint32_t watch_mask, watch_val;
-	const uint64_t *epoch_p; /* the region's limits epoch word */
-	int dev;
-	int32_t slice;
-	uint32_t n;     /* launches so far */
-	uint32_t lease; /* launches admitted */
-	uint32_t want;  /* gs_sched_dev.want at admission */
-	uint32_t opens; /* batches opened by this thread */
-	uint64_t each;  /* estimated GPU time per launch */
-	uint64_t charged;
-	uint64_t lim_epoch; /* limits epoch at admission */
-	uint64_t opened;    /* host time it was opened */
-	uint64_t rec0;      /* host time before its start event's record */
-	uint64_t rec1;      /* and after it */
-	uint64_t launch0;   /* a probe's: host time before its launch */
-	uint64_t launch1;   /* and after it (a batch of one's) */
-	bool shared;        /* its span may hold another slice's work */
-	CUevent start;
-};
-
-/* A current context no launch is in: the lease path asks again. */
-#define GS__CTX_UNKNOWN ((CUcontext)(uintptr_t)1)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* ring, pool, est */
 static struct inflight ring[GS__RING]; /* [head, tail) in flight */
 static uint32_t head, tail;            /* tail read without mu */
+/* A sync left completed batches in the ring to settle at the next one
+ * (gs__launch_after_sync); any thread's harvest settles them too. */
+static bool deferred;
 static struct pooled pool[GS__POOL_MAX];
 static int n_pool;
 static uint64_t est_ns[GS_REGION_MAX_DEVICES];  /* EWMA per launch */
@@ -180,7 +140,7 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches; /* reg_mu */
 static pthread_key_t batch_key;
 static pthread_once_t batch_once = PTHREAD_ONCE_INIT;
-static __thread struct batch *my_batch
+__thread struct batch *gs__my_batch
     __attribute__((tls_model("initial-exec")));
 
 /* Scheduler config cache and parameters: under the region lock. */
@@ -191,6 +151,9 @@ static struct gs_sched_params par;
 static pthread_once_t par_once = PTHREAD_ONCE_INIT;
 
 static void close_batch(struct batch *b);
+static void start_batch(struct batch *b, bool measure, CUcontext ctx,
+                        CUstream stream, bool pt, uint32_t lease,
+                        uint64_t each, uint64_t *now);
 
 static void par_init(void)
 {
@@ -503,6 +466,7 @@ void gs__launch_ctx_gone(CUcontext ctx)
 		(void)pthread_mutex_lock(&b->mu);
 		/* Whichever thread had it current no longer has it. */
 		b->cur = GS__CTX_UNKNOWN;
+		b->resumable = false;
 		if (forget_batch(b, ctx, &od[no])) {
 			no++;
 			if (no == 64) {
@@ -618,7 +582,7 @@ static bool drain_one(void)
  * in between read the clock.
  *
  * Probes: the first batch and one in GS__PROBE_EVERY hold one launch
- * whose end event is recorded right after it (launch_end), while the
+ * whose end event is recorded right after it (gs__launch_end), while the
  * kernel is still queued or running, so the estimate per launch is
  * learned from spans that hold one kernel and nothing else.
  */
@@ -629,6 +593,7 @@ static void close_batch(struct batch *b)
 	bool queued = false, timed;
 	uint64_t e0, e1;
 
+	b->resumable = false;
 	if (!b->open)
 		return;
 	b->open = false;
@@ -720,7 +685,7 @@ static void batch_key_init(void)
 /* The calling thread's batch, made on first use; NULL without memory. */
 static struct batch *batch_self(void)
 {
-	struct batch *b = my_batch;
+	struct batch *b = gs__my_batch;
 
 	if (GS_LIKELY(b != NULL))
 		return b;
@@ -736,13 +701,13 @@ static struct batch *batch_self(void)
 	batches = b;
 	(void)pthread_mutex_unlock(&reg_mu);
 	(void)pthread_setspecific(batch_key, b);
-	my_batch = b;
+	gs__my_batch = b;
 	return b;
 }
 
 void gs__launch_close_mine(void)
 {
-	struct batch *b = my_batch;
+	struct batch *b = gs__my_batch;
 	int saved = errno;
 
 	if (b == NULL || !b->open)
@@ -753,43 +718,6 @@ void gs__launch_close_mine(void)
 	errno = saved;
 }
 
-/*
- * The lease path: whether this launch, on `stream`, is one more of the
- * calling thread's open lease, taken if so. Thread-local loads and a
- * decrement; the two shared words it compares (the GPU's want or gate,
- * the limits epoch) are plain loads of lines nobody writes while the
- * lease stands. The lease ends when it is used up, the thread's current
- * context changed, someone on the GPU wants in (want moved) or the
- * limits changed; and, looked at once every GS__SPAN_EVERY launches, when
- * it has been open GS__SPAN_NS (a slow launcher's lease must not keep
- * its turn's work "in flight" for long).
- */
-static inline bool lease_take(struct batch *b, CUstream stream, bool pt)
-{
-	if (b == NULL || b->left == 0 || b->stream != stream || b->pt != pt ||
-	    b->cur != b->ctx)
-		return false;
-	if ((__atomic_load_n(b->watch, __ATOMIC_RELAXED) & b->watch_mask) !=
-	        b->watch_val ||
-	    __atomic_load_n(b->epoch_p, __ATOMIC_RELAXED) != b->lim_epoch)
-		return false;
-	if (GS_UNLIKELY(b->n % GS__SPAN_EVERY == 0) &&
-	    gs__now() - b->opened >= GS__SPAN_NS)
-		return false;
-	b->left--;
-	b->n++;
-	return true;
-}
-
-/* The lease path's launch failed: not launched, not charged. */
-static inline CUresult lease_undo(struct batch *b, CUresult r)
-{
-	if (GS_UNLIKELY(r != CUDA_SUCCESS)) {
-		b->left++;
-		b->n--;
-	}
-	return r;
-}
 
 /* Launches one lease admits: GS__LEASE_NS of estimated work, at least one,
  * and one only until the GPU's per-launch time has been measured. */
@@ -805,19 +733,6 @@ static uint32_t lease_for(int dev, uint64_t each, bool measure)
 }
 
 /* ---- admission -------------------------------------------------------- */
-
-struct ticket {
-	struct batch *b; /* the launch is in b (b->mu held); NULL: unscheduled */
-	CUresult refused; /* with b NULL: the launch must not run (no batch
-	                     to schedule it: out of host memory) */
-	bool measure;
-	int dev;
-	int32_t slice;
-	uint64_t est; /* charged for the lease */
-	uint32_t want;
-	bool shared; /* another slice's work in flight at admission, or
-	                ours handed the turn over (gs__span_rec.shared) */
-};
 
 
 /* Our batches in flight on `dev` shared the GPU with the next holder's
@@ -838,7 +753,7 @@ static bool admit(struct ticket *t)
 	struct gs_region_entry e;
 	uint64_t now, t0 = 0, retry;
 	enum gs_sched_why why;
-	bool waited = false, bell = false, handed;
+	bool waited = false, bell = false, handed, moved, done_wake = false;
 	uint32_t *seq, before;
 
 	if (!gs_region_attached(gs__g.region) ||
@@ -907,18 +822,20 @@ static bool admit(struct ticket *t)
 	            (handed || gs_sched_behind(&v, t->slice, now));
 	gs_region_books_admitted(gs__g.region, &e, t->dev, waited, now - t0,
 	                         t->measure);
+	/* Our last launch of the turn handed it over (gpusched's pipelined
+	 * turn change): the next holder gets ready now. */
+	moved = __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before;
 	if (!t->measure) {
-		/* Activity is all that counts: done as soon as admitted. */
-		(void)gs_sched_complete(&v, t->slice, 0, 0, now);
+		/* Activity is all that counts: done as soon as admitted
+		 * (which wakes only when someone waits: no system call per
+		 * request for a light server alone). */
+		done_wake = gs_sched_complete(&v, t->slice, 0, 0, now);
 	}
 	t->want = __atomic_load_n(&v.dev->want, __ATOMIC_ACQUIRE);
 	gs_region_unlock(gs__g.region);
 	if (bell)
 		gs_region_bell(gs__g.region);
-	/* ...or our last launch of the turn handed it over (gpusched's
-	 * pipelined turn change): the next holder gets ready now. */
-	if (waited || !t->measure ||
-	    __atomic_load_n(seq, __ATOMIC_ACQUIRE) != before)
+	if (waited || done_wake || moved)
 		futex_wake(seq);
 	if (handed)
 		share_inflight(t->dev);
@@ -994,24 +911,73 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 		b->watch_val = 0;
 	}
 	b->epoch_p = gs_region_limits_epoch_word(gs__g.region);
+	b->dev = t->dev;
+	b->slice = t->slice;
+	b->lim_epoch = epoch;
+	b->shared = t->shared;
+	b->charged = t->est;
+	start_batch(b, t->measure, ctx, stream, pt, lease, each, now);
+	b->admitted = b->opened;
+	b->in_lease = b->booked;
+	return true;
+}
+
+/*
+ * Whether the launch may resume the lease a sync closed the calling
+ * thread's batch in (b->mu held): an MPS slice without a compute limit,
+ * measured (for a report), whose launches follow its sync on the same
+ * stream in the same context, while the lease has launches left, is
+ * younger than GS__SPAN_NS and nobody wants in or changed the limits
+ * since. A light server's requests are then admitted once a lease, not
+ * one by one under the region lock. The resumed batch is timed and
+ * booked like any (its GPU time goes to the books), but it owes the
+ * scheduler nothing: the lease's admission was completed by the batch
+ * the sync closed, and a slice without a limit has no tokens to correct
+ * (gpusched.c; its activity is refreshed by the next admission, at most
+ * GS__SPAN_NS later).
+ */
+static bool lease_resume(struct batch *b, CUcontext ctx, CUstream stream,
+                         bool pt, uint64_t *now)
+{
+	if (!b->resumable || b->resume_left == 0 || b->stream != stream ||
+	    b->pt != pt || b->ctx != ctx || gs__g.lim.compute_pct > 0 ||
+	    !(gs__g.lim.flags & GS_SLICE_MPS))
+		return false;
+	if ((__atomic_load_n(b->watch, __ATOMIC_RELAXED) & b->watch_mask) !=
+	        b->watch_val ||
+	    __atomic_load_n(b->epoch_p, __ATOMIC_RELAXED) != b->lim_epoch ||
+	    gs__now() - b->admitted >= GS__SPAN_NS || capturing(stream, pt))
+		return false;
+	b->resumable = false;
+	b->booked = false;
+	b->charged = 0;
+	b->shared = false;
+	b->known = __atomic_load_n(&est_known[b->dev], __ATOMIC_RELAXED);
+	b->probe = false;
+	start_batch(b, true, ctx, stream, pt, b->resume_left,
+	            __atomic_load_n(&est_ns[b->dev], __ATOMIC_RELAXED), now);
+	return true;
+}
+
+/* Opens `b` (b->mu held; dev, slice, charged and the lease's watch set):
+ * its fields, and its start event when it is measured. */
+static void start_batch(struct batch *b, bool measure, CUcontext ctx,
+                        CUstream stream, bool pt, uint32_t lease,
+                        uint64_t each, uint64_t *now)
+{
 	*now = gs__now();
 	b->open = true;
-	b->measure = t->measure;
+	b->measure = measure;
 	b->pt = pt;
 	b->ctx = ctx;
 	b->stream = stream;
-	b->dev = t->dev;
-	b->slice = t->slice;
 	b->n = 0;
 	b->lease = lease;
 	b->each = each;
-	b->charged = t->est;
-	b->lim_epoch = epoch;
-	b->shared = t->shared;
 	b->opened = *now;
 	b->start = NULL;
 	b->timed = false;
-	if (t->measure) {
+	if (measure) {
 		(void)pthread_mutex_lock(&mu);
 		b->start = pool_get(ctx);
 		b->idle_start = lease == 1 && drained();
@@ -1027,15 +993,14 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 		b->timed = b->start != NULL;
 		b->rec1 = gs__now();
 	}
-	return true;
 }
 
 /*
  * Slow path before a launch on `stream`. Returns false when the launch
  * goes to the driver unscheduled (nothing to do afterwards); true with
- * t->b locked, to be released by launch_end().
+ * t->b locked, to be released by gs__launch_end().
  */
-static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
+bool gs__launch_begin(struct ticket *t, CUstream stream, bool pt)
 {
 	int saved = errno;
 	struct batch *b;
@@ -1063,6 +1028,12 @@ static bool launch_begin(struct ticket *t, CUstream stream, bool pt)
 	}
 	ctx = b->cur;
 	(void)pthread_mutex_lock(&b->mu);
+	if (lease_resume(b, ctx, stream, pt, &now)) {
+		b->n = 1;
+		b->left = b->lease - 1;
+		t->b = b;
+		goto out;
+	}
 	close_batch(b);
 	if (!open_batch(b, t, ctx, stream, pt, &now)) {
 		(void)pthread_mutex_unlock(&b->mu);
@@ -1079,7 +1050,7 @@ out:
 }
 
 /* Slow path after the launch returned `r`. */
-static CUresult launch_end(struct ticket *t, CUresult r)
+CUresult gs__launch_end(struct ticket *t, CUresult r)
 {
 	int saved = errno;
 	struct batch *b = t->b;
@@ -1106,7 +1077,7 @@ static CUresult launch_end(struct ticket *t, CUresult r)
 static void launch_exit(void)
 {
 	struct done d[GS__RING + 1];
-	struct batch *b = my_batch;
+	struct batch *b = gs__my_batch;
 	int n = 0;
 
 	if (gs__g.region == NULL)
@@ -1141,7 +1112,7 @@ static void atfork_child(void)
 	n_pool = 0;
 	cfg_epoch = 0;
 	batches = NULL; /* the parent's contexts are not ours */
-	my_batch = NULL;
+	gs__my_batch = NULL;
 	if (pthread_once(&batch_once, batch_key_init) == 0)
 		(void)pthread_setspecific(batch_key, NULL);
 }
@@ -1152,304 +1123,11 @@ __attribute__((constructor)) static void launch_register(void)
 	gs__on_exit(launch_exit);
 }
 
-/* ---- hooks ------------------------------------------------------------ */
-
-/*
- * Each hook is its fast path only: mark the thread, test the gate, call
- * the driver, unmark. Everything else is in the *_slow function beside
- * it: slow_begin() (the stop, the lease, admission), the call made
- * marked, slow_end().
- */
-
-enum slow_path {
-	SLOW_LEASE,   /* one more of the thread's open lease */
-	SLOW_SCHED,   /* admitted: t->b locked until launch_end() */
-	SLOW_UNSCHED, /* to the driver unscheduled */
-	SLOW_REFUSED  /* not launched: t->refused */
-};
-
-static inline enum slow_path slow_begin(struct ticket *t, CUstream stream,
-                                        bool pt, bool have_stream)
-{
-	t->b = NULL;
-	t->refused = CUDA_SUCCESS;
-	gs__swap_wait();
-	if (GS_LIKELY(have_stream && lease_take(my_batch, stream, pt)))
-		return SLOW_LEASE;
-	if (!gs__ready()) {
-		t->refused = CUDA_ERROR_NOT_INITIALIZED;
-		return SLOW_REFUSED;
-	}
-	if (have_stream && launch_begin(t, stream, pt))
-		return SLOW_SCHED;
-	return t->refused != CUDA_SUCCESS ? SLOW_REFUSED : SLOW_UNSCHED;
-}
-
-static inline CUresult slow_end(struct ticket *t, enum slow_path p,
-                                CUresult r)
-{
-	if (p == SLOW_LEASE)
-		return lease_undo(my_batch, r);
-	if (p == SLOW_SCHED)
-		return launch_end(t, r);
-	return r;
-}
-
-static __attribute__((noinline)) CUresult
-cuLaunchKernel_slow(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                    unsigned int gridDimZ, unsigned int blockDimX,
-                    unsigned int blockDimY, unsigned int blockDimZ,
-                    unsigned int sharedMemBytes, CUstream hStream,
-                    void **kernelParams, void **extra)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, hStream, false, true);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ,
-	                                      blockDimX, blockDimY, blockDimZ,
-	                                      sharedMemBytes, hStream,
-	                                      kernelParams, extra));
-	return slow_end(&t, p, r);
-}
-
-CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
-                        unsigned int gridDimY, unsigned int gridDimZ,
-                        unsigned int blockDimX, unsigned int blockDimY,
-                        unsigned int blockDimZ, unsigned int sharedMemBytes,
-                        CUstream hStream, void **kernelParams, void **extra)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(gs__real.cuLaunchKernel(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
-	return cuLaunchKernel_slow(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                           blockDimY, blockDimZ, sharedMemBytes,
-	                           hStream, kernelParams, extra);
-}
-
-static __attribute__((noinline)) CUresult
-cuLaunchKernel_ptsz_slow(CUfunction f, unsigned int gridDimX,
-                         unsigned int gridDimY, unsigned int gridDimZ,
-                         unsigned int blockDimX, unsigned int blockDimY,
-                         unsigned int blockDimZ, unsigned int sharedMemBytes,
-                         CUstream hStream, void **kernelParams, void **extra)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, hStream, true, true);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuLaunchKernel_ptsz(
-	                  f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                  blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                  kernelParams, extra));
-	return slow_end(&t, p, r);
-}
-
-CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
-                             unsigned int gridDimY, unsigned int gridDimZ,
-                             unsigned int blockDimX, unsigned int blockDimY,
-                             unsigned int blockDimZ,
-                             unsigned int sharedMemBytes, CUstream hStream,
-                             void **kernelParams, void **extra)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(gs__real.cuLaunchKernel_ptsz(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
-	return cuLaunchKernel_ptsz_slow(f, gridDimX, gridDimY, gridDimZ,
-	                                blockDimX, blockDimY, blockDimZ,
-	                                sharedMemBytes, hStream, kernelParams,
-	                                extra);
-}
-
-static __attribute__((noinline)) CUresult
-cuLaunchKernelEx_slow(const CUlaunchConfig *config, CUfunction f,
-                      void **kernelParams, void **extra)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, config ? config->hStream : NULL,
-	                              false, config != NULL);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuLaunchKernelEx(config, f, kernelParams,
-	                                        extra));
-	return slow_end(&t, p, r);
-}
-
-CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
-                          void **kernelParams, void **extra)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(
-		    gs__real.cuLaunchKernelEx(config, f, kernelParams, extra));
-	return cuLaunchKernelEx_slow(config, f, kernelParams, extra);
-}
-
-static __attribute__((noinline)) CUresult
-cuLaunchKernelEx_ptsz_slow(const CUlaunchConfig *config, CUfunction f,
-                           void **kernelParams, void **extra)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, config ? config->hStream : NULL,
-	                              true, config != NULL);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuLaunchKernelEx_ptsz(config, f, kernelParams,
-	                                             extra));
-	return slow_end(&t, p, r);
-}
-
-CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
-                               void **kernelParams, void **extra)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(gs__real.cuLaunchKernelEx_ptsz(
-		    config, f, kernelParams, extra));
-	return cuLaunchKernelEx_ptsz_slow(config, f, kernelParams, extra);
-}
-
-static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_slow(
-    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-    void **kernelParams)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, hStream, false, true);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuLaunchCooperativeKernel(
-	                  f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                  blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                  kernelParams));
-	return slow_end(&t, p, r);
-}
-
-CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
-                                   unsigned int gridDimY, unsigned int gridDimZ,
-                                   unsigned int blockDimX,
-                                   unsigned int blockDimY,
-                                   unsigned int blockDimZ,
-                                   unsigned int sharedMemBytes,
-                                   CUstream hStream, void **kernelParams)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(gs__real.cuLaunchCooperativeKernel(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams));
-	return cuLaunchCooperativeKernel_slow(f, gridDimX, gridDimY, gridDimZ,
-	                                      blockDimX, blockDimY, blockDimZ,
-	                                      sharedMemBytes, hStream,
-	                                      kernelParams);
-}
-
-static __attribute__((noinline)) CUresult cuLaunchCooperativeKernel_ptsz_slow(
-    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-    void **kernelParams)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, hStream, true, true);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuLaunchCooperativeKernel_ptsz(
-	                  f, gridDimX, gridDimY, gridDimZ, blockDimX,
-	                  blockDimY, blockDimZ, sharedMemBytes, hStream,
-	                  kernelParams));
-	return slow_end(&t, p, r);
-}
-
-CUresult cuLaunchCooperativeKernel_ptsz(
-    CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-    void **kernelParams)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(gs__real.cuLaunchCooperativeKernel_ptsz(
-		    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-		    blockDimZ, sharedMemBytes, hStream, kernelParams));
-	return cuLaunchCooperativeKernel_ptsz_slow(
-	    f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-	    sharedMemBytes, hStream, kernelParams);
-}
-
-static __attribute__((noinline)) CUresult
-cuGraphLaunch_slow(CUgraphExec hGraphExec, CUstream hStream)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, hStream, false, true);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuGraphLaunch(hGraphExec, hStream));
-	return slow_end(&t, p, r);
-}
-
-/* A graph launch, fast or slow (graphmem.c's charged path calls it too). */
-static CUresult graph_launch(CUgraphExec hGraphExec, CUstream hStream)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(
-		    gs__real.cuGraphLaunch(hGraphExec, hStream));
-	return cuGraphLaunch_slow(hGraphExec, hStream);
-}
-
-CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
-{
-	if (GS_UNLIKELY(__atomic_load_n(&gs__gmem_execs, __ATOMIC_ACQUIRE)))
-		return gs__gmem_launch(graph_launch, hGraphExec, hStream);
-	return graph_launch(hGraphExec, hStream);
-}
-
-static __attribute__((noinline)) CUresult
-cuGraphLaunch_ptsz_slow(CUgraphExec hGraphExec, CUstream hStream)
-{
-	struct ticket t;
-	enum slow_path p = slow_begin(&t, hStream, true, true);
-	CUresult r;
-
-	if (p == SLOW_REFUSED)
-		return t.refused;
-	GS__MARKED(r, gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
-	return slow_end(&t, p, r);
-}
-
-static CUresult graph_launch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
-{
-	if (GS_LIKELY(gs__lin_enter_fast()))
-		return gs__lin_leave(
-		    gs__real.cuGraphLaunch_ptsz(hGraphExec, hStream));
-	return cuGraphLaunch_ptsz_slow(hGraphExec, hStream);
-}
-
-CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
-{
-	if (GS_UNLIKELY(__atomic_load_n(&gs__gmem_execs, __ATOMIC_ACQUIRE)))
-		return gs__gmem_launch(graph_launch_ptsz, hGraphExec, hStream);
-	return graph_launch_ptsz(hGraphExec, hStream);
-}
-
 /* ---- what sync.c calls ----------------------------------------------- */
 
 void gs__launch_ctx_leaving(CUcontext next)
 {
-	struct batch *b = my_batch;
+	struct batch *b = gs__my_batch;
 
 	if (b != NULL && b->open && (next == NULL || b->ctx != next))
 		gs__launch_close_mine();
@@ -1457,11 +1135,73 @@ void gs__launch_ctx_leaving(CUcontext next)
 
 void gs__launch_ctx_current(CUcontext ctx)
 {
-	struct batch *b = my_batch;
+	struct batch *b = gs__my_batch;
 
 	gs__dev_ctx_changed();
 	if (b != NULL)
 		b->cur = ctx != NULL ? ctx : GS__CTX_UNKNOWN;
+}
+
+void gs__launch_sync_begin(void)
+{
+	struct batch *b = gs__my_batch;
+	int saved = errno;
+
+	/* An unmeasured batch has no end event for the wait to cover: its
+	 * lease outlives the sync while young (a light server is admitted
+	 * once in many requests, not at each). */
+	if (b != NULL && b->open &&
+	    (b->measure || gs__now() - b->opened >= GS__SPAN_NS)) {
+		bool keep = b->measure && b->in_lease && b->left > 0 &&
+		            !b->probe;
+		uint32_t left = b->left;
+
+		gs__launch_close_mine();
+		/* The batch is closed (its end event covered by the wait),
+		 * its lease kept for the next launch (lease_resume). */
+		if (keep) {
+			b->resume_left = left;
+			b->resumable = true;
+		}
+	}
+	/* What the last sync left to settle completed then: settled now,
+	 * while the GPU works on what this sync waits for. */
+	if (__atomic_load_n(&deferred, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&deferred, false, __ATOMIC_RELAXED);
+		gs__launch_harvest(NULL, false);
+	}
+	errno = saved;
+}
+
+/*
+ * Whether what a sync just waited for may be settled at the next one
+ * instead of now (on the way back to the application, where a light
+ * server's request pays for it). Only for an MPS slice: it takes no
+ * turns, so nobody waits for its batches to be settled (a neighbour
+ * waits for its own, or for a higher priority's process to be waiting,
+ * gpusched.c), and only while our work in the ring is known to be short
+ * (GS__DEFER_NS of estimate), so a process that stops synchronising
+ * leaves little unbooked until its exit charges it its estimate.
+ */
+static bool defer_ok(void)
+{
+	uint64_t ns = 0;
+	bool ok = true;
+
+	if (!(gs__g.lim.flags & GS_SLICE_MPS))
+		return false;
+	(void)pthread_mutex_lock(&mu);
+	if (tail - head > GS__RING / 4)
+		ok = false;
+	for (uint32_t i = head; ok && i != tail; i++) {
+		const struct inflight *f = &ring[i % GS__RING];
+
+		ns += f->rec.est;
+		ok = f->timed && f->rec.known && f->rec.est > 0 &&
+		     ns <= GS__DEFER_NS;
+	}
+	(void)pthread_mutex_unlock(&mu);
+	return ok;
 }
 
 void gs__launch_after_sync(CUresult r)
@@ -1469,7 +1209,11 @@ void gs__launch_after_sync(CUresult r)
 	int saved = errno;
 
 	if (r == CUDA_SUCCESS &&
-	    __atomic_load_n(&tail, __ATOMIC_ACQUIRE) != head)
-		gs__launch_harvest(NULL, false);
+	    __atomic_load_n(&tail, __ATOMIC_ACQUIRE) != head) {
+		if (defer_ok())
+			__atomic_store_n(&deferred, true, __ATOMIC_RELAXED);
+		else
+			gs__launch_harvest(NULL, false);
+	}
 	errno = saved;
 }

@@ -239,6 +239,10 @@ void gs__launch_harvest(CUcontext ctx, bool wait_all);
 /* Closes the calling thread's open batch of launches (before the host
  * waits: its end event is then among what the wait covers). */
 void gs__launch_close_mine(void);
+/* Before a synchronising call: closes the calling thread's measured
+ * batch (an unmeasured one stays open while young) and settles what the
+ * previous sync left (gs__launch_after_sync). */
+void gs__launch_sync_begin(void);
 /* Forgets in-flight launches and pooled events of a context going away
  * (and every thread's cached current context). */
 void gs__launch_ctx_gone(CUcontext ctx);
@@ -249,7 +253,8 @@ void gs__launch_ctx_leaving(CUcontext next);
 /* The calling thread's current context changed to `ctx` (NULL: unknown,
  * asked of the driver at the next launch that needs it). */
 void gs__launch_ctx_current(CUcontext ctx);
-/* After a synchronising call returned `r`: measures what completed. */
+/* After a synchronising call returned `r`: measures what completed, or
+ * leaves an MPS slice's short work to the next sync (launch.c's defer_ok). */
 void gs__launch_after_sync(CUresult r);
 
 /* ---- charge.c: what a batch of launches is charged ---- */

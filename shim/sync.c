@@ -64,7 +64,7 @@ CUresult cuStreamSynchronize(CUstream hStream)
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	gs__swap_wait();
-	gs__launch_close_mine();
+	gs__launch_sync_begin();
 	r = gs__real.cuStreamSynchronize(hStream);
 	gs__launch_after_sync(r);
 	return r;
@@ -77,7 +77,7 @@ CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	gs__swap_wait();
-	gs__launch_close_mine();
+	gs__launch_sync_begin();
 	r = gs__real.cuStreamSynchronize_ptsz(hStream);
 	gs__launch_after_sync(r);
 	return r;
@@ -90,7 +90,7 @@ CUresult cuCtxSynchronize(void)
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	gs__swap_wait();
-	gs__launch_close_mine();
+	gs__launch_sync_begin();
 	r = gs__real.cuCtxSynchronize();
 	gs__launch_after_sync(r);
 	return r;
@@ -103,7 +103,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	gs__swap_wait();
-	gs__launch_close_mine();
+	gs__launch_sync_begin();
 	r = gs__real.cuCtxSynchronize_v2(ctx);
 	gs__launch_after_sync(r);
 	return r;
@@ -116,7 +116,7 @@ CUresult cuEventSynchronize(CUevent hEvent)
 	if (!gs__ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	gs__swap_wait();
-	gs__launch_close_mine();
+	gs__launch_sync_begin();
 	r = gs__real.cuEventSynchronize(hEvent);
 	gs__launch_after_sync(r);
 	return r;

@@ -271,8 +271,8 @@ void gs_sched_wait_end(const struct gs_sched_view *v, int s);
  * time; `est_ns` is what admission charged. Corrects the tokens, advances
  * the virtual time, ends the turn's hold when nothing is left in flight.
  * True when a waiting process may now be let through (the caller wakes
- * the waiters): the slice has nothing left in flight and does not hold
- * the turn with quantum left.
+ * the waiters): some process waits in admission, and the slice has
+ * nothing left in flight and does not hold the turn with quantum left.
  */
 bool gs_sched_complete(const struct gs_sched_view *v, int s, uint64_t busy_ns,
                        uint64_t est_ns, uint64_t now);

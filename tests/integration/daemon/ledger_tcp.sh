@@ -79,7 +79,7 @@ t = {x["team"]: x for x in d["rows"]}
 assert t["lab"]["gpu_seconds"] > 0.4 and abs(d["total"]["cost"] - sum(x["cost"] for x in d["rows"])) < 1e-6
 ' || fail "ledger by team"
 "$G" usage --since 10m --by slice --format csv >"$WORK/u.csv"
-head -1 "$WORK/u.csv" | grep -qx 'slice,gpu_seconds,gib_seconds,throttled_seconds,reserved_gpu_seconds,cost,currency,sm_seconds' ||
+head -1 "$WORK/u.csv" | grep -qx 'slice,gpu_seconds,gib_seconds,throttled_seconds,reserved_gpu_seconds,cost,currency,sm_seconds,parked_seconds' ||
 	fail "csv header: $(head -1 "$WORK/u.csv")"
 grep -q '^led,' "$WORK/u.csv" || fail "csv lacks led"
 "$G" usage --since 10m --by team | grep -q '^lab ' || fail "table lacks lab"

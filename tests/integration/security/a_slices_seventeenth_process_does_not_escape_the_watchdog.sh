@@ -24,7 +24,7 @@ for i in $(seq 16); do
 	PIDS+=($!)
 done
 exec {DIN}>"$WORK/decoys.in"
-wait_until 30 eval '[ "$(cat "$WORK"/d*.out 2>/dev/null | grep -c "^pid ")" -ge 16 ]' ||
+wait_until 90 eval '[ "$(cat "$WORK"/d*.out 2>/dev/null | grep -c "^pid ")" -ge 16 ]' ||
 	fail "the 16 decoys did not start: $(cat "$WORK"/d*.out)"
 for i in $(seq 16); do PIDS+=("$(awk '/^pid /{print $2; exit}' "$WORK/d$i.out")"); done
 sleep 1

@@ -1,12 +1,12 @@
 /*
  * launch_kinds.c - gs-shim-launcher --api ex|coop|graph|plain --seconds S
- * --ns N [--per-sync K] [--gap-us G]: keeps the GPU busy with N-nanosecond
+ * --ns N [--per-sync K] [--gap-us G] [--idle-s I]: keeps the GPU busy with N-nanosecond
  * gs_spin kernels launched through one launch API (cuLaunchKernelEx,
  * cuLaunchCooperativeKernel, cuGraphLaunch of a one-node graph, or
  * cuLaunchKernel), K launches (default 2) between stream synchronisations
  * (0: none at all, fire and forget: it exits with work still queued),
  * the host sleeping G microseconds (default 0) after each launch, for S
- * seconds. Loads the driver with dlopen, so under the shim its
+ * seconds, then idles I seconds (default 0) before it exits. Loads the driver with dlopen, so under the shim its
  * entry points come through the dlsym hook. Prints one JSON line:
  * {"api":...,"pid":...,"launches":...,"wall_s":...,"error":null|"CUDA_ERROR_..."}.
  */
@@ -50,6 +50,7 @@ int main(int argc, char **argv)
 	unsigned long long ns = 1000000;
 	int per_sync = 2;
 	long gap_us = 0;
+	double idle_s = 0;
 	CUresult r = CUDA_SUCCESS;
 	CUdevice dev;
 	CUcontext ctx;
@@ -73,6 +74,8 @@ int main(int argc, char **argv)
 			per_sync = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--gap-us") == 0)
 			gap_us = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--idle-s") == 0)
+			idle_s = atof(argv[i + 1]);
 	}
 	cu = dlopen("libcuda.so.1", RTLD_NOW);
 	if (cu == NULL) {
@@ -159,6 +162,13 @@ int main(int argc, char **argv)
 		if (per_sync > 0 &&
 		    (r = F(CUresult(*)(CUstream), "cuStreamSynchronize")(st)))
 			goto out;
+	}
+	if (idle_s > 0) {
+		struct timespec idle = {
+		    .tv_sec = (time_t)idle_s,
+		    .tv_nsec = (long)((idle_s - (double)(time_t)idle_s) * 1e9)};
+
+		nanosleep(&idle, NULL);
 	}
 out:
 	if (r)

@@ -79,7 +79,9 @@ foreach(t run_cli_contract shim_is_a_silent_guest
           mode_auto_picks_mps_or_turns_and_says_why
           any_kernel_length_is_charged_its_gpu_time
           a_context_switch_ends_the_launch_lease
-          racing_threads_hold_one_cap_and_a_killed_racer_is_given_back_once)
+          racing_threads_hold_one_cap_and_a_killed_racer_is_given_back_once
+          a_light_server_alone_wakes_nobody
+          an_mps_slices_syncs_settle_late_and_book_every_kernel)
   gs_add_shell_test(shim_${t} tests/integration/shim/${t}.sh TIMEOUT 180)
   set_tests_properties(shim_${t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
