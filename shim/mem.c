@@ -808,6 +808,10 @@ static CUresult ctx_begin(CUdevice ord, struct ctx_charge *c)
 	if (c->dev < 0)
 		return gs__dev_refused(ord) ? CUDA_ERROR_DEVICE_UNAVAILABLE
 		                            : CUDA_SUCCESS;
+	/* A context takes GPU memory: a process that joined its slice
+	 * while it is parked (or is being swapped out) makes none until
+	 * its GPU calls may go on (swap.c's stop). */
+	gs__swap_wait();
 	c->est = ctx_estimate(c->dev);
 	r = reserve(c->dev, c->est);
 	if (r != CUDA_SUCCESS) {

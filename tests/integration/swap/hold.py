@@ -15,7 +15,7 @@ def fail(msg):
 
 
 class Hold:
-    def __init__(self, slice, env=None, uid=None):
+    def __init__(self, slice, env=None, uid=None, wait_ready=True):
         self.slice = slice
         self.log = f"{os.environ['WORK']}/{slice}.shim.log"
         e = dict(os.environ, GPUSLICE_LOG="debug:" + self.log, **(env or {}))
@@ -29,9 +29,14 @@ class Hold:
                                    B + "/tests/gs-swap-hold"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, env=e)
-        r = self.line(60)
+        if wait_ready:
+            self.ready()
+
+    def ready(self, timeout=60):
+        """Waits for gs-swap-hold's first line (its context is made)."""
+        r = self.line(timeout)
         if not r.get("ready"):
-            fail(f"{slice}: gs-swap-hold did not start: {r}")
+            fail(f"{self.slice}: gs-swap-hold did not start: {r}")
 
     def line(self, timeout=120):
         if not select.select([self.p.stdout], [], [], timeout)[0]:
