@@ -50,11 +50,12 @@
 
 #define BUCKET_NS    1000000000LL
 #define RING         128
-#define MIN_SPAN_NS  4000000000LL
+#define MIN_SPAN_NS  2000000000LL
 #define MAX_SPAN_NS  60000000000LL
-#define MIN_BOOKS_NS 1000000000ULL
+#define MIN_BOOKS_NS 250000000ULL
 #define RES_TIMES    10
-#define TAU_NS       4000000000LL
+#define TAU_NS       2000000000LL
+#define FIRST_STEP   0.5
 #define STALE_NS     30000000000LL
 #define RATIO_MIN    0.25
 #define SNAP         0.97
@@ -64,13 +65,15 @@
 struct bucket {
 	int64_t span_ns;
 	uint64_t books_ns, nvml_ns;
+	uint64_t err_ns; /* how far its NVML figure from samples may be off */
 };
 
 struct slice {
 	int64_t id;
 	bool swept; /* stepped since the last sweep */
-	/* this poll's NVML figures, from gs__cratio_add */
-	uint64_t add_nvml_ns, add_res_ns;
+	/* this poll's NVML figures, from gs__cratio_add and
+	 * gs__cratio_add_samples */
+	uint64_t add_nvml_ns, add_res_ns, add_err_ns;
 	/* the books at the last valid poll */
 	bool have_base;
 	uint64_t base_books_ns;
@@ -80,6 +83,7 @@ struct slice {
 	struct bucket ring[RING];
 	int head, n;
 	double ratio;
+	bool estimated;      /* a window was had since the state was made */
 	int64_t last_est_ns; /* the last step that had a window */
 	int64_t last_step_ns;
 	uint32_t published; /* 0: nothing yet */
@@ -150,6 +154,17 @@ void gs__cratio_add(struct gs__cratio *cr, int64_t id, uint64_t nvml_ns,
 	s->add_res_ns += res_ns;
 }
 
+void gs__cratio_add_samples(struct gs__cratio *cr, int64_t id,
+                            uint64_t nvml_ns, uint64_t err_ns)
+{
+	struct slice *s = cr ? get(cr, id) : NULL;
+
+	if (s == NULL)
+		return;
+	s->add_nvml_ns += nvml_ns;
+	s->add_err_ns += err_ns;
+}
+
 static void restart(struct slice *s)
 {
 	s->have_base = false;
@@ -175,6 +190,7 @@ static void take(struct slice *s, int64_t now, uint64_t books_ns)
 	s->open.span_ns += now - s->base_t_ns;
 	s->open.books_ns += books_ns - s->base_books_ns;
 	s->open.nvml_ns += s->add_nvml_ns;
+	s->open.err_ns += s->add_err_ns;
 	s->base_books_ns = books_ns;
 	s->base_t_ns = now;
 	if (s->open.span_ns < BUCKET_NS)
@@ -192,7 +208,7 @@ static bool window(const struct slice *s, uint64_t res_ns, struct bucket *w)
 	*w = s->open;
 	for (int k = 0;; k++) {
 		if (w->span_ns >= MIN_SPAN_NS && w->books_ns >= MIN_BOOKS_NS &&
-		    w->nvml_ns >= RES_TIMES * res_ns)
+		    w->nvml_ns >= RES_TIMES * (res_ns + w->err_ns))
 			return true;
 		if (k == s->n)
 			return false;
@@ -205,6 +221,7 @@ static bool window(const struct slice *s, uint64_t res_ns, struct bucket *w)
 			w->span_ns += b->span_ns;
 			w->books_ns += b->books_ns;
 			w->nvml_ns += b->nvml_ns;
+			w->err_ns += b->err_ns;
 		}
 	}
 }
@@ -247,7 +264,12 @@ uint32_t gs__cratio_step(struct gs__cratio *cr, int64_t id, int64_t now_ns,
 		               ? (double)(now_ns - s->last_step_ns) / TAU_NS
 		               : 1;
 
+		/* The first window: a long step at once (the slice is
+		 * charged its books until then). */
+		if (!s->estimated && a < FIRST_STEP)
+			a = FIRST_STEP;
 		s->ratio += (a > 1 ? 1 : a) * (target - s->ratio);
+		s->estimated = true;
 		s->last_est_ns = now_ns;
 		f.raw = raw;
 		f.books_s = (double)w.books_ns / 1e9;
@@ -257,7 +279,7 @@ uint32_t gs__cratio_step(struct gs__cratio *cr, int64_t id, int64_t now_ns,
 		s->ratio = 1.0;
 	}
 	s->last_step_ns = now_ns;
-	s->add_nvml_ns = s->add_res_ns = 0;
+	s->add_nvml_ns = s->add_res_ns = s->add_err_ns = 0;
 	q = q16_of(s->ratio);
 	/* Within a step of what stands it stays, except at the bounds
 	 * (an honest slice alone gets exactly 1). */
