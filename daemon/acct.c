@@ -24,7 +24,11 @@
  * slice's books and what NVML charged it go to its charge ratio
  * (chargeratio.c), and a ratio that moved is published in its limits
  * record (gs_region_slice_set_charge) for its shims to scale their
- * bucket's charge by.
+ * bucket's charge by. What NVML charged it is read, for the ratio, from
+ * the GPU's per-process utilisation samples where it gives them (a
+ * window of seconds tells the ratio; accounting's running figure, a
+ * percent of a life, needs a minute for a process ten minutes old), and
+ * from accounting where not; billing always rests on accounting.
  */
 #include "acct.h"
 
@@ -53,6 +57,7 @@ struct rec {
 	bool reported;
 	bool met_alive; /* listed running when first seen */
 	uint64_t util_ts_us; /* its last utilisation sample's; 0: none */
+	bool running;        /* at the last poll that listed it */
 };
 
 struct gs__acct {
@@ -221,6 +226,7 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 		r->charged_ns = first ? x->busy_ns : 0;
 	}
 	r->seen = a->poll;
+	r->running = x->running;
 	if (x->busy_ns > r->charged_ns) {
 		d = x->busy_ns - r->charged_ns;
 		r->charged_ns = x->busy_ns;
@@ -269,10 +275,10 @@ static void samples(struct gs__acct *a, struct gs_node *node, int g)
 
 		for (int i = 0; i < a->n; i++)
 			if (a->v[i].gpu == g && a->v[i].pid == x->pid &&
-			    a->v[i].seen == a->poll)
+			    a->v[i].seen == a->poll && a->v[i].running)
 				r = &a->v[i];
 		if (r == NULL)
-			continue; /* not listed by accounting: no slice */
+			continue; /* not listed running: no slice known */
 		from = r->util_ts_us ? r->util_ts_us : r->start_us;
 		if (x->ts_us <= from)
 			continue;

@@ -15,21 +15,35 @@
  * as the driver counts it. The books keep the raw figure (the ledger's
  * cross-check reads them).
  *
+ * NVML's figure comes two ways. Where the GPU gives per-process
+ * utilisation samples (nvmlDeviceGetProcessUtilization: each a whole
+ * percent of its sample period), acct.c sums each sample's share of the
+ * time since the process's previous one (gs__cratio_add_samples): a
+ * window of seconds tells the ratio to a few percent whatever the
+ * processes' ages, since a sample's error (half a percent of its span)
+ * does not grow with the life. Elsewhere it is what NVML accounting's
+ * running figure grew by (gs__cratio_add), a whole percent of each
+ * process's life, so a window is only as good as the lives it spans: a
+ * process alive ten minutes needs a window of a minute.
+ *
  * The estimate, per slice:
  *   - the polls' figures are summed into buckets of at least BUCKET_NS;
  *     the window is the newest ones (the open bucket first) going back
  *     until it holds at least MIN_SPAN_NS of wall time, MIN_BOOKS_NS of
- *     books, and NVML time RES_TIMES times what NVML's figures may be off
- *     now (a running process's figure is a whole percent of its life,
- *     so a window is only as good as the lives it spans: a long-lived
- *     process needs a long window), never past MAX_SPAN_NS;
+ *     books, and NVML time RES_TIMES times what its figure may be off
+ *     (the samples' errors summed over the window, plus the running
+ *     accounting figures' now), never past MAX_SPAN_NS. From samples
+ *     that is a slice busy 5 % of the time or more (RES_TIMES half
+ *     percents), in MIN_SPAN_NS;
  *   - the window's NVML / books, bounded to [1/4, 1]: never above 1, so
  *     books that say less than NVML (a tenant lying low, work its shim
  *     never saw) gain nothing; never below 1/4, so a slice is charged at
  *     least a quarter of what it measured;
- *   - smoothed (an average over about TAU_NS of polls) and published
- *     only when it moved by PUBLISH_STEP or more, or reached a bound; at
- *     SNAP or above it is 1 (an honest slice alone: unchanged);
+ *   - smoothed (an average over about TAU_NS of polls; the first window
+ *     a slice has moves it FIRST_STEP of the way at once, so that it is
+ *     not charged its books for seconds more) and published only when
+ *     it moved by PUBLISH_STEP or more, or reached a bound; at SNAP or
+ *     above it is 1 (an honest slice alone: unchanged);
  *   - no window for STALE_NS (the slice idle, its books refused, NVML
  *     accounting off): back to 1.
  *
@@ -38,9 +52,16 @@
  * neighbours less, and less of their time falls inside its spans: the
  * measured ratio moves up, against the change. That is a fixed point
  * reached by damped steps (the smoothing is a step of at most dt / TAU_NS
- * toward the window's figure, the window itself seconds long), which
- * converges for any such negative slope of magnitude below 1. The unit
- * test drives it with a model of the loop (test_daemon_chargeratio.c).
+ * toward the window's figure, the first one FIRST_STEP), which
+ * converges for any such negative slope of magnitude below 1. The
+ * window lags the ratio by about half its length: steps of at most half
+ * the distance a second (TAU_NS 2 s, polls of 1 s) against a window of
+ * 2 s keep the loop's gain times its lag below what would make it ring,
+ * and the first step, half the way to a figure measured at ratio 1
+ * (below the fixed point r* by k (1 - r*) for a slope of -k), lands
+ * (1 - r*) (1 - k) / 2 above r*: never past it. The unit test drives it with a model of the loop
+ * whose slope is -0.75 (test_daemon_chargeratio.c), from polls of 1 s
+ * and of 300 ms, by both figures.
  */
 #include "chargeratio.h"
 

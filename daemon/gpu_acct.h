@@ -1,6 +1,7 @@
 /*
  * gpu_acct.h - NVML per-process accounting of the node's GPUs
- * (gpu_acct.c): turning it on and reading what it measured.
+ * (gpu_acct.c): turning it on and reading what it measured, and the
+ * per-process utilisation samples that tell the last seconds.
  */
 #ifndef GS_DAEMON_GPU_ACCT_H
 #define GS_DAEMON_GPU_ACCT_H
