@@ -4,17 +4,20 @@
 # accounting and the ledger bill), after a warm-up: gpusliced on a
 # simulated node, slices on GPU 0 each running one workload, the sim's
 # per-process busy time read at the end of the warm-up and a second
-# before the workloads end. The charge ratio's benchmark
-# (docs/accounting.md): `make bench` section `nvmlshare`, and the demo
-# mix's integration test. Stops everything it started.
+# before the workloads end (from the first one's start). The charge
+# ratio's benchmark (docs/security.md): `make bench` section
+# `nvml_share`, and the demo mix's integration test
+# (tests/integration/daemon/demo_shares_by_nvml.sh). Needs the sim
+# (a build with gpusliced and sim/). Stops everything it started.
 #
 # Usage: scripts/share-by-nvml.sh BUILD_DIR SECONDS WARMUP SLICE...
 #   SLICE is NAME:PRIORITY:COMPUTE:WORKLOAD, WORKLOAD one of burn
 #   (gs-burn), infer (gs-infer --light); COMPUTE 0 is a slice with no
 #   compute limit.
 # Prints one line per slice: NAME asked COMPUTE nvml_after_warmup PCT
-# nvml_whole PCT (percent of the wall time), then the daemon's charge
-# ratio log lines.
+# nvml_whole PCT (percent of the wall time; whole: from just after the
+# workloads started), then the daemon's last GS_SHARE_LOG_LINES (0)
+# charge ratio log lines.
 set -euo pipefail
 
 B=$(cd "${1:?usage: share-by-nvml.sh BUILD_DIR SECONDS WARMUP SLICE...}" && pwd)
