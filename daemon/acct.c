@@ -70,9 +70,11 @@ struct gs__acct {
 	struct gs__procwatch *pw; /* who ran each process */
 	struct gs__cratio *cr;    /* limited slices' charge ratios */
 	/* per-process utilisation samples: the newest read, per GPU, and
-	 * this poll's (n_smp of them; has_smp: the GPU gave them) */
+	 * this poll's (n_smp of them; has_smp: the GPU gave them, and
+	 * smp_ok per GPU) */
 	uint64_t smp_since[GS_GPUS_MAX];
 	bool has_smp;
+	bool smp_ok[GS_GPUS_MAX];
 	struct gs_gpu_sample *smp;
 	int n_smp;
 };
@@ -296,6 +298,22 @@ static void samples(struct gs__acct *a, struct gs_node *node, int g)
 }
 
 /*
+ * Whether accounting listed a process of slice `id` running at this
+ * poll. Where samples tell the ratio, a poll without one is no window:
+ * what its books grew by as its last process ended (the shim's last
+ * batch, flushed on the way out) has no sample to set against it, and
+ * would pull the ratio to its floor for the next process to start with.
+ */
+static bool runs(const struct gs__acct *a, int64_t id)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->v[i].slice_id == id && a->v[i].seen == a->poll &&
+		    a->v[i].running)
+			return true;
+	return false;
+}
+
+/*
  * Lock held, after a poll: each corrected slice's charge ratio steps with
  * its books and what NVML charged it (valid when its GPU's accounting
  * works and its books pass the ledger's check), and a ratio that moved
@@ -321,7 +339,8 @@ static void ratios(struct gs__acct *a, struct gs_node *node,
 		     ns->s.state != GS_SLICE_FLAGGED))
 			continue;
 		valid = g >= 0 && g < GS_GPUS_MAX && on[g] &&
-		        gs__ledger_books(node, ns, &u, wr) == GS_OK;
+		        gs__ledger_books(node, ns, &u, wr) == GS_OK &&
+		        (!a->smp_ok[g] || runs(a, ns->s.id));
 		q = gs__cratio_step(a->cr, ns->s.id, now, valid,
 		                    valid ? u.busy_ns : 0, &publish, &f);
 		if (!publish)
@@ -368,6 +387,7 @@ void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
 		             gs_gpus_util_samples(node->gpus, g, &a->smp_since[g],
 		                                  a->smp, GS_GPU_SAMPLES_MAX,
 		                                  &a->n_smp) == GS_OK;
+		a->smp_ok[g] = a->has_smp;
 		if (err != GS_OK) {
 			if (!a->refused[g])
 				gs_warn("watchdog", "gpu=%d NVML accounting unavailable (%s): its slices are billed from their books",

@@ -34,7 +34,9 @@
  *     (the samples' errors summed over the window, plus the running
  *     accounting figures' now), never past MAX_SPAN_NS. From samples
  *     that is a slice busy 5 % of the time or more (RES_TIMES half
- *     percents), in MIN_SPAN_NS;
+ *     percents), in MIN_SPAN_NS. A window with no NVML time at all is
+ *     none (books from nothing NVML saw tell no ratio, and would pull it
+ *     to its floor);
  *   - the window's NVML / books, bounded to [1/4, 1]: never above 1, so
  *     books that say less than NVML (a tenant lying low, work its shim
  *     never saw) gain nothing; never below 1/4, so a slice is charged at
@@ -229,6 +231,7 @@ static bool window(const struct slice *s, uint64_t res_ns, struct bucket *w)
 	*w = s->open;
 	for (int k = 0;; k++) {
 		if (w->span_ns >= MIN_SPAN_NS && w->books_ns >= MIN_BOOKS_NS &&
+		    w->nvml_ns > 0 &&
 		    w->nvml_ns >= RES_TIMES * (res_ns + w->err_ns))
 			return true;
 		if (k == s->n)

@@ -320,6 +320,27 @@ static void samples_too_small_to_tell_and_low_books_keep_one(void **state)
 	gs__cratio_destroy(f.cr);
 }
 
+/*
+ * Books that grow while NVML saw nothing of the slice (books from
+ * nowhere, processes NVML never sampled): no window, and the ratio stays
+ * 1 rather than falling to its floor (acct.c also drops the polls at
+ * which no process of the slice runs: a last batch flushed on the way
+ * out has no sample to set against it).
+ */
+static void books_without_any_nvml_time_teach_nothing(void **state)
+{
+	struct feed f;
+
+	(void)state;
+	feed_init(&f);
+	for (int i = 0; i < 10; i++) {
+		poll_samples(&f, S, 330 * MS, 0);
+		assert_true(f.fig.raw < 0);
+	}
+	assert_int_equal(f.q, GS_CHARGE_ONE);
+	gs__cratio_destroy(f.cr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +355,7 @@ int main(void)
 	    cmocka_unit_test(samples_give_a_first_estimate_in_two_seconds),
 	    cmocka_unit_test(
 	        samples_too_small_to_tell_and_low_books_keep_one),
+	    cmocka_unit_test(books_without_any_nvml_time_teach_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
