@@ -52,7 +52,8 @@ struct gs__cratio_fig {
 /*
  * One accounting poll for slice `id` at `now_ns`: `books_ns` is its books'
  * busy-time counter when `valid` (books that passed the ledger's check,
- * and NVML accounting on for its GPUs); otherwise this poll's figures are
+ * NVML accounting on for its GPUs, and where samples tell its NVML time,
+ * a process of it running); otherwise this poll's figures are
  * dropped and the window restarts. Returns the ratio to publish, in
  * 1/65536 (GS_CHARGE_ONE is 1: charge what the books say); OUT:
  * *publish when it differs from what was last published (or nothing
