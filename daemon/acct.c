@@ -24,11 +24,7 @@
  * slice's books and what NVML charged it go to its charge ratio
  * (chargeratio.c), and a ratio that moved is published in its limits
  * record (gs_region_slice_set_charge) for its shims to scale their
- * bucket's charge by. What NVML charged it is read, for the ratio, from
- * the GPU's per-process utilisation samples where it gives them (a
- * window of seconds tells the ratio; accounting's running figure, a
- * percent of a life, needs a minute for a process ten minutes old), and
- * from accounting where not; billing always rests on accounting.
+ * bucket's charge by.
  */
 #include "acct.h"
 
@@ -45,7 +41,6 @@
 #include "procwatch.h"
 
 #define ACCT_MAX_LIST 1024
-#define SMP_GAP_US    2000000ULL
 
 struct rec {
 	int gpu;
@@ -56,8 +51,6 @@ struct rec {
 	uint64_t seen; /* poll number it was last listed in */
 	bool reported;
 	bool met_alive; /* listed running when first seen */
-	uint64_t util_ts_us; /* its last utilisation sample's; 0: none */
-	bool running;        /* at the last poll that listed it */
 };
 
 struct gs__acct {
@@ -69,14 +62,6 @@ struct gs__acct {
 	struct gs_gpu_acct *list;
 	struct gs__procwatch *pw; /* who ran each process */
 	struct gs__cratio *cr;    /* limited slices' charge ratios */
-	/* per-process utilisation samples: the newest read, per GPU, and
-	 * this poll's (n_smp of them; has_smp: the GPU gave them, and
-	 * smp_ok per GPU) */
-	uint64_t smp_since[GS_GPUS_MAX];
-	bool has_smp;
-	bool smp_ok[GS_GPUS_MAX];
-	struct gs_gpu_sample *smp;
-	int n_smp;
 };
 
 struct gs__acct *gs__acct_create(void)
@@ -88,10 +73,7 @@ struct gs__acct *gs__acct_create(void)
 	a->list = malloc(sizeof(*a->list) * ACCT_MAX_LIST);
 	a->pw = gs__procwatch_create();
 	a->cr = gs__cratio_create();
-	a->smp = malloc(sizeof(*a->smp) * GS_GPU_SAMPLES_MAX);
-	if (a->list == NULL || a->pw == NULL || a->cr == NULL ||
-	    a->smp == NULL) {
-		free(a->smp);
+	if (a->list == NULL || a->pw == NULL || a->cr == NULL) {
 		gs__cratio_destroy(a->cr);
 		gs__procwatch_destroy(a->pw);
 		free(a->list);
@@ -107,7 +89,6 @@ void gs__acct_destroy(struct gs__acct *a)
 		return;
 	gs__cratio_destroy(a->cr);
 	gs__procwatch_destroy(a->pw);
-	free(a->smp);
 	free(a->v);
 	free(a->list);
 	free(a);
@@ -228,7 +209,6 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 		r->charged_ns = first ? x->busy_ns : 0;
 	}
 	r->seen = a->poll;
-	r->running = x->running;
 	if (x->busy_ns > r->charged_ns) {
 		d = x->busy_ns - r->charged_ns;
 		r->charged_ns = x->busy_ns;
@@ -236,10 +216,8 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 	ns = r->slice_id >= 0 ? gs__node_find_id(node, r->slice_id) : NULL;
 	if (ns != NULL) {
 		/* A running figure is a whole percent of the life so far:
-		 * off by up to life / 200 at either end of a window. Where
-		 * the GPU gives utilisation samples, they tell the ratio
-		 * instead (samples()). */
-		if (corrected(ns) && !a->has_smp)
+		 * off by up to life / 200 at either end of a window. */
+		if (corrected(ns))
 			gs__cratio_add(a->cr, ns->s.id, d,
 			               x->running && now_us > x->start_us
 			                   ? (now_us - x->start_us) * 10
@@ -253,64 +231,6 @@ static void charge(struct gs__acct *a, struct gs_node *node, int g,
 	node->ctr.unattributed_gpu_ns += d;
 	if (!x->running && !r->reported)
 		unattributed(a, node, g, x, r, offend, ctx, wr);
-}
-
-/*
- * Lock held, after GPU `g`'s accounting was charged: its utilisation
- * samples go to the charge ratios of the corrected slices their
- * processes are in. A sample is the share of the SMs its process used
- * over the sample period that ended at its timestamp, taken here to run
- * from the process's previous sample (NVML's samples of one process do
- * not overlap; a driver that returns only the newest sample per process
- * is then read as that share over the whole gap, which averages right
- * over polls), at most SMP_GAP_US (a process idle a while has no
- * samples: its next one does not speak for the whole gap). A sample is a
- * whole percent: off by half of one of its span on average.
- */
-static void samples(struct gs__acct *a, struct gs_node *node, int g)
-{
-	for (int k = 0; k < a->n_smp; k++) {
-		const struct gs_gpu_sample *x = &a->smp[k];
-		struct gs__nslice *ns;
-		struct rec *r = NULL;
-		uint64_t from, span;
-
-		for (int i = 0; i < a->n; i++)
-			if (a->v[i].gpu == g && a->v[i].pid == x->pid &&
-			    a->v[i].seen == a->poll && a->v[i].running)
-				r = &a->v[i];
-		if (r == NULL)
-			continue; /* not listed running: no slice known */
-		from = r->util_ts_us ? r->util_ts_us : r->start_us;
-		if (x->ts_us <= from)
-			continue;
-		r->util_ts_us = x->ts_us;
-		span = x->ts_us - from;
-		if (span > SMP_GAP_US)
-			span = SMP_GAP_US;
-		ns = r->slice_id >= 0 ? gs__node_find_id(node, r->slice_id)
-		                      : NULL;
-		if (ns == NULL || !corrected(ns))
-			continue;
-		gs__cratio_add_samples(a->cr, ns->s.id,
-		                       span * 10 * x->sm_pct, span * 5);
-	}
-}
-
-/*
- * Whether accounting listed a process of slice `id` running at this
- * poll. Where samples tell the ratio, a poll without one is no window:
- * what its books grew by as its last process ended (the shim's last
- * batch, flushed on the way out) has no sample to set against it, and
- * would pull the ratio to its floor for the next process to start with.
- */
-static bool runs(const struct gs__acct *a, int64_t id)
-{
-	for (int i = 0; i < a->n; i++)
-		if (a->v[i].slice_id == id && a->v[i].seen == a->poll &&
-		    a->v[i].running)
-			return true;
-	return false;
 }
 
 /*
@@ -339,8 +259,7 @@ static void ratios(struct gs__acct *a, struct gs_node *node,
 		     ns->s.state != GS_SLICE_FLAGGED))
 			continue;
 		valid = g >= 0 && g < GS_GPUS_MAX && on[g] &&
-		        gs__ledger_books(node, ns, &u, wr) == GS_OK &&
-		        (!a->smp_ok[g] || runs(a, ns->s.id));
+		        gs__ledger_books(node, ns, &u, wr) == GS_OK;
 		q = gs__cratio_step(a->cr, ns->s.id, now, valid,
 		                    valid ? u.busy_ns : 0, &publish, &f);
 		if (!publish)
@@ -382,12 +301,6 @@ void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
 		if (err == GS_OK)
 			err = gs_gpus_accounting(node->gpus, g, now_us, a->list,
 			                         ACCT_MAX_LIST, &n);
-		a->n_smp = 0;
-		a->has_smp = err == GS_OK &&
-		             gs_gpus_util_samples(node->gpus, g, &a->smp_since[g],
-		                                  a->smp, GS_GPU_SAMPLES_MAX,
-		                                  &a->n_smp) == GS_OK;
-		a->smp_ok[g] = a->has_smp;
 		if (err != GS_OK) {
 			if (!a->refused[g])
 				gs_warn("watchdog", "gpu=%d NVML accounting unavailable (%s): its slices are billed from their books",
@@ -402,8 +315,6 @@ void gs__acct_poll(struct gs__acct *a, struct gs_node *node,
 		for (int i = 0; i < n; i++)
 			charge(a, node, g, &a->list[i], place, offend, ctx, wr,
 			       !a->polled[g], now_us);
-		if (a->has_smp)
-			samples(a, node, g);
 		a->polled[g] = true;
 	}
 	ratios(a, node, on, wr);

@@ -15,37 +15,21 @@
  * as the driver counts it. The books keep the raw figure (the ledger's
  * cross-check reads them).
  *
- * NVML's figure comes two ways. Where the GPU gives per-process
- * utilisation samples (nvmlDeviceGetProcessUtilization: each a whole
- * percent of its sample period), acct.c sums each sample's share of the
- * time since the process's previous one (gs__cratio_add_samples): a
- * window of seconds tells the ratio to a few percent whatever the
- * processes' ages, since a sample's error (half a percent of its span)
- * does not grow with the life. Elsewhere it is what NVML accounting's
- * running figure grew by (gs__cratio_add), a whole percent of each
- * process's life, so a window is only as good as the lives it spans: a
- * process alive ten minutes needs a window of a minute.
- *
  * The estimate, per slice:
  *   - the polls' figures are summed into buckets of at least BUCKET_NS;
  *     the window is the newest ones (the open bucket first) going back
  *     until it holds at least MIN_SPAN_NS of wall time, MIN_BOOKS_NS of
- *     books, and NVML time RES_TIMES times what its figure may be off
- *     (the samples' errors summed over the window, plus the running
- *     accounting figures' now), never past MAX_SPAN_NS. From samples
- *     that is a slice busy 5 % of the time or more (RES_TIMES half
- *     percents), in MIN_SPAN_NS. A window with no NVML time at all is
- *     none (books from nothing NVML saw tell no ratio, and would pull it
- *     to its floor);
+ *     books, and NVML time RES_TIMES times what NVML's figures may be off
+ *     now (a running process's figure is a whole percent of its life,
+ *     so a window is only as good as the lives it spans: a long-lived
+ *     process needs a long window), never past MAX_SPAN_NS;
  *   - the window's NVML / books, bounded to [1/4, 1]: never above 1, so
  *     books that say less than NVML (a tenant lying low, work its shim
  *     never saw) gain nothing; never below 1/4, so a slice is charged at
  *     least a quarter of what it measured;
- *   - smoothed (an average over about TAU_NS of polls; the first window
- *     a slice has moves it FIRST_STEP of the way at once, so that it is
- *     not charged its books for seconds more) and published only when
- *     it moved by PUBLISH_STEP or more, or reached a bound; at SNAP or
- *     above it is 1 (an honest slice alone: unchanged);
+ *   - smoothed (an average over about TAU_NS of polls) and published
+ *     only when it moved by PUBLISH_STEP or more, or reached a bound; at
+ *     SNAP or above it is 1 (an honest slice alone: unchanged);
  *   - no window for STALE_NS (the slice idle, its books refused, NVML
  *     accounting off): back to 1.
  *
@@ -54,20 +38,9 @@
  * neighbours less, and less of their time falls inside its spans: the
  * measured ratio moves up, against the change. That is a fixed point
  * reached by damped steps (the smoothing is a step of at most dt / TAU_NS
- * toward the window's figure, the first one FIRST_STEP), which
- * converges for any such negative slope of magnitude below 1. The
- * window lags the ratio by about half its length: steps of at most a
- * third of the distance a second (TAU_NS 3 s, polls of 1 s) against a
- * window of 3 s keep the loop's gain times its lag below what would make
- * it ring (2 s and 2 s settled as well in the model, but in the demo
- * the high-priority slice then swung by about 3 points, and the
- * watchdog, 15 points of grace over two 1 s windows, stopped it twice
- * in 16 runs),
- * and the first step, half the way to a figure measured at ratio 1
- * (below the fixed point r* by k (1 - r*) for a slope of -k), lands
- * (1 - r*) (1 - k) / 2 above r*: never past it. The unit test drives it with a model of the loop
- * whose slope is -0.75 (test_daemon_chargeratio.c), from polls of 1 s
- * and of 300 ms, by both figures.
+ * toward the window's figure, the window itself seconds long), which
+ * converges for any such negative slope of magnitude below 1. The unit
+ * test drives it with a model of the loop (test_daemon_chargeratio.c).
  */
 #include "chargeratio.h"
 
@@ -77,12 +50,11 @@
 
 #define BUCKET_NS    1000000000LL
 #define RING         128
-#define MIN_SPAN_NS  3000000000LL
+#define MIN_SPAN_NS  4000000000LL
 #define MAX_SPAN_NS  60000000000LL
-#define MIN_BOOKS_NS 250000000ULL
+#define MIN_BOOKS_NS 1000000000ULL
 #define RES_TIMES    10
-#define TAU_NS       3000000000LL
-#define FIRST_STEP   0.5
+#define TAU_NS       4000000000LL
 #define STALE_NS     30000000000LL
 #define RATIO_MIN    0.25
 #define SNAP         0.97
@@ -92,15 +64,13 @@
 struct bucket {
 	int64_t span_ns;
 	uint64_t books_ns, nvml_ns;
-	uint64_t err_ns; /* how far its NVML figure from samples may be off */
 };
 
 struct slice {
 	int64_t id;
 	bool swept; /* stepped since the last sweep */
-	/* this poll's NVML figures, from gs__cratio_add and
-	 * gs__cratio_add_samples */
-	uint64_t add_nvml_ns, add_res_ns, add_err_ns;
+	/* this poll's NVML figures, from gs__cratio_add */
+	uint64_t add_nvml_ns, add_res_ns;
 	/* the books at the last valid poll */
 	bool have_base;
 	uint64_t base_books_ns;
@@ -110,7 +80,6 @@ struct slice {
 	struct bucket ring[RING];
 	int head, n;
 	double ratio;
-	bool estimated;      /* a window was had since the state was made */
 	int64_t last_est_ns; /* the last step that had a window */
 	int64_t last_step_ns;
 	uint32_t published; /* 0: nothing yet */
@@ -181,17 +150,6 @@ void gs__cratio_add(struct gs__cratio *cr, int64_t id, uint64_t nvml_ns,
 	s->add_res_ns += res_ns;
 }
 
-void gs__cratio_add_samples(struct gs__cratio *cr, int64_t id,
-                            uint64_t nvml_ns, uint64_t err_ns)
-{
-	struct slice *s = cr ? get(cr, id) : NULL;
-
-	if (s == NULL)
-		return;
-	s->add_nvml_ns += nvml_ns;
-	s->add_err_ns += err_ns;
-}
-
 static void restart(struct slice *s)
 {
 	s->have_base = false;
@@ -217,7 +175,6 @@ static void take(struct slice *s, int64_t now, uint64_t books_ns)
 	s->open.span_ns += now - s->base_t_ns;
 	s->open.books_ns += books_ns - s->base_books_ns;
 	s->open.nvml_ns += s->add_nvml_ns;
-	s->open.err_ns += s->add_err_ns;
 	s->base_books_ns = books_ns;
 	s->base_t_ns = now;
 	if (s->open.span_ns < BUCKET_NS)
@@ -235,8 +192,7 @@ static bool window(const struct slice *s, uint64_t res_ns, struct bucket *w)
 	*w = s->open;
 	for (int k = 0;; k++) {
 		if (w->span_ns >= MIN_SPAN_NS && w->books_ns >= MIN_BOOKS_NS &&
-		    w->nvml_ns > 0 &&
-		    w->nvml_ns >= RES_TIMES * (res_ns + w->err_ns))
+		    w->nvml_ns >= RES_TIMES * res_ns)
 			return true;
 		if (k == s->n)
 			return false;
@@ -249,7 +205,6 @@ static bool window(const struct slice *s, uint64_t res_ns, struct bucket *w)
 			w->span_ns += b->span_ns;
 			w->books_ns += b->books_ns;
 			w->nvml_ns += b->nvml_ns;
-			w->err_ns += b->err_ns;
 		}
 	}
 }
@@ -292,12 +247,7 @@ uint32_t gs__cratio_step(struct gs__cratio *cr, int64_t id, int64_t now_ns,
 		               ? (double)(now_ns - s->last_step_ns) / TAU_NS
 		               : 1;
 
-		/* The first window: a long step at once (the slice is
-		 * charged its books until then). */
-		if (!s->estimated && a < FIRST_STEP)
-			a = FIRST_STEP;
 		s->ratio += (a > 1 ? 1 : a) * (target - s->ratio);
-		s->estimated = true;
 		s->last_est_ns = now_ns;
 		f.raw = raw;
 		f.books_s = (double)w.books_ns / 1e9;
@@ -307,7 +257,7 @@ uint32_t gs__cratio_step(struct gs__cratio *cr, int64_t id, int64_t now_ns,
 		s->ratio = 1.0;
 	}
 	s->last_step_ns = now_ns;
-	s->add_nvml_ns = s->add_res_ns = s->add_err_ns = 0;
+	s->add_nvml_ns = s->add_res_ns = 0;
 	q = q16_of(s->ratio);
 	/* Within a step of what stands it stays, except at the bounds
 	 * (an honest slice alone gets exactly 1). */

@@ -28,17 +28,6 @@ void gs__cratio_destroy(struct gs__cratio *cr);
 void gs__cratio_add(struct gs__cratio *cr, int64_t id, uint64_t nvml_ns,
                     uint64_t res_ns);
 
-/*
- * NVML charged slice `id` `nvml_ns` more GPU time in this poll by its
- * per-process utilisation samples (each sample's share of the time since
- * the process's previous one); `err_ns` is how far that may be off (a
- * sample is a whole percent: half a percent of its time, summed). Errors
- * add up over a window, unlike gs__cratio_add's. Instead of
- * gs__cratio_add for a slice's processes whose samples NVML gave.
- */
-void gs__cratio_add_samples(struct gs__cratio *cr, int64_t id,
-                            uint64_t nvml_ns, uint64_t err_ns);
-
 /* What one step saw and decided, for the log and the tests. */
 struct gs__cratio_fig {
 	double ratio;    /* the smoothed ratio (what is published) */
@@ -52,8 +41,7 @@ struct gs__cratio_fig {
 /*
  * One accounting poll for slice `id` at `now_ns`: `books_ns` is its books'
  * busy-time counter when `valid` (books that passed the ledger's check,
- * NVML accounting on for its GPUs, and where samples tell its NVML time,
- * a process of it running); otherwise this poll's figures are
+ * and NVML accounting on for its GPUs); otherwise this poll's figures are
  * dropped and the window restarts. Returns the ratio to publish, in
  * 1/65536 (GS_CHARGE_ONE is 1: charge what the books say); OUT:
  * *publish when it differs from what was last published (or nothing

@@ -6,10 +6,7 @@
  * samples, or that launched work and never synchronised, is still there.
  * It gives a share of a life (gpuUtilization, percent) and the life (the
  * start time, and once it ended, how long its context was active): the
- * product is the GPU time, to 1 % of the life. It also reads the
- * per-process utilisation samples (a share of each sample period): the
- * GPU time of the last seconds, which the charge ratio needs sooner than
- * a share of a long life can tell it.
+ * product is the GPU time, to 1 % of the life.
  */
 #include "gpu_acct.h"
 
@@ -118,46 +115,5 @@ gs_err gs_gpus_accounting(struct gs_gpus *g, int i, uint64_t now_us,
 		(*n)++;
 	}
 	free(pids);
-	return GS_OK;
-}
-
-gs_err gs_gpus_util_samples(struct gs_gpus *g, int i, uint64_t *since_us,
-                            struct gs_gpu_sample *out, int cap, int *n)
-{
-	struct gs_nvml *f = g->fn;
-	nvmlProcessUtilizationSample_t s[GS_GPU_SAMPLES_MAX];
-	unsigned int count = GS_GPU_SAMPLES_MAX;
-	uint64_t newest = *since_us;
-	nvmlReturn_t rc;
-
-	*n = 0;
-	if (g->fake || f == NULL || !f->nvmlDeviceGetProcessUtilization)
-		return GS_ERR_UNSUPPORTED;
-	if (i < 0 || i >= g->n)
-		return GS_ERR_NOT_FOUND;
-	rc = f->nvmlDeviceGetProcessUtilization(g->gpu[i].handle, s, &count,
-	                                        *since_us);
-	if (rc == NVML_ERROR_NOT_FOUND)
-		return GS_OK; /* no sample since then */
-	if (rc == NVML_ERROR_NOT_SUPPORTED)
-		return GS_ERR_UNSUPPORTED;
-	if (rc != NVML_SUCCESS)
-		return GS_ERR_DRIVER;
-	if (count > GS_GPU_SAMPLES_MAX)
-		count = GS_GPU_SAMPLES_MAX;
-	for (unsigned int k = 0; k < count; k++) {
-		/* (A driver that ignores lastSeenTimeStamp: old ones out.) */
-		if (s[k].timeStamp <= *since_us)
-			continue;
-		if (s[k].timeStamp > newest)
-			newest = s[k].timeStamp;
-		if (*n == cap)
-			continue;
-		out[*n].pid = (int32_t)s[k].pid;
-		out[*n].ts_us = s[k].timeStamp;
-		out[*n].sm_pct = s[k].smUtil > 100 ? 100 : s[k].smUtil;
-		(*n)++;
-	}
-	*since_us = newest;
 	return GS_OK;
 }

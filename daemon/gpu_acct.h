@@ -1,7 +1,6 @@
 /*
  * gpu_acct.h - NVML per-process accounting of the node's GPUs
- * (gpu_acct.c): turning it on and reading what it measured, and the
- * per-process utilisation samples that tell the last seconds.
+ * (gpu_acct.c): turning it on and reading what it measured.
  */
 #ifndef GS_DAEMON_GPU_ACCT_H
 #define GS_DAEMON_GPU_ACCT_H
@@ -37,25 +36,5 @@ gs_err gs_gpus_accounting_on(struct gs_gpus *g, int i);
  */
 gs_err gs_gpus_accounting(struct gs_gpus *g, int i, uint64_t now_us,
                           struct gs_gpu_acct *out, int cap, int *n);
-
-/* One per-process utilisation sample NVML kept (its sample period's
- * share of the SMs the process used). */
-struct gs_gpu_sample {
-	int32_t pid;
-	uint64_t ts_us;  /* CPU time (CLOCK_REALTIME, us) it was taken */
-	unsigned sm_pct; /* 0..100 */
-};
-
-#define GS_GPU_SAMPLES_MAX 256
-
-/*
- * NVML's per-process utilisation samples of GPU `i` newer than *since_us
- * (nvmlDeviceGetProcessUtilization's lastSeenTimeStamp), at most `cap`;
- * advances *since_us to the newest. None (*n 0) when NVML has none
- * newer (NVML_ERROR_NOT_FOUND). GS_ERR_UNSUPPORTED where NVML has no
- * per-process samples (MIG, old drivers, a fake node). OUT: out[0..*n).
- */
-gs_err gs_gpus_util_samples(struct gs_gpus *g, int i, uint64_t *since_us,
-                            struct gs_gpu_sample *out, int cap, int *n);
 
 #endif

@@ -577,25 +577,6 @@ bench_charge_ratio() {
 }
 SECTIONS+=(charge_ratio)
 
-# Shares by NVML once the charge ratio settled (scripts/share-by-nvml.sh):
-# the demo's mix of limited slices (what the ratio was tuned on) and
-# 20 % + 50 % beside a slice with no share (not tuned on), each slice's
-# share by the sim's count over the 18 s after a 10 s warm-up.
-bench_nvml_share() {
-	local b=$1 src
-	src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-	echo "== charge ratio: each limited slice's share by NVML after a 10 s warm-up =="
-	echo "   the demo's mix:"
-	bash "$src/scripts/share-by-nvml.sh" "$b" 30 10 infer:high:40:infer \
-		nb-1:normal:15:burn batch:low:30:burn 2>&1 | sed 's/^/     /' ||
-		echo "   the demo's mix failed"
-	echo "   20 % and 50 % beside a slice with no share:"
-	bash "$src/scripts/share-by-nvml.sh" "$b" 30 10 a:normal:20:burn \
-		b:normal:50:burn u:normal:0:burn 2>&1 | sed 's/^/     /' ||
-		echo "   the other mix failed"
-}
-SECTIONS+=(nvml_share)
-
 build=${1:-}
 if [ -z "$build" ] || [ ! -d "$build" ]; then
 	echo "usage: scripts/bench.sh BUILD_DIR [SECTION...] (sections: ${SECTIONS[*]})" >&2

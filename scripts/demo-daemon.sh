@@ -23,7 +23,6 @@ PIDS=()
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	[ -z "${SNAP:-}" ] || kill "$SNAP" 2>/dev/null || true
 	if [ -n "$DPID" ]; then
 		kill -TERM "$DPID" 2>/dev/null || true
 		wait "$DPID" 2>/dev/null || true
@@ -89,27 +88,6 @@ in_slice infer infer "$B/bin/gs-infer" --light --seconds "$SECONDS_RUN" --device
 in_slice nb-1 nb-1 "$B/bin/gs-burn" --seconds "$SECONDS_RUN" --memory 2GiB --device 0
 in_slice nb-2 nb-2-alloc "$B/bin/gs-alloc" --api plain --chunk 512MiB --hold "$SECONDS_RUN" --device 0
 in_slice batch batch "$B/bin/gs-burn" --seconds "$SECONDS_RUN" --memory 6GiB --device 0
-NAMES=(infer nb-1 nb-2 batch)
-
-# On the sim: each slice's GPU time by the sim's own count (what NVML
-# gives) after a warm-up (a third of the run, at most 10 s) until just
-# before the workloads end, to show the share by NVML once the charge
-# ratio settled (the ledger's figure covers the whole run, and lags).
-WARM=$((SECONDS_RUN / 3 < 10 ? SECONDS_RUN / 3 : 10))
-if [ "$source" = sim ]; then
-	(
-		sleep "$WARM"
-		for i in "${!PIDS[@]}"; do
-			echo "${NAMES[$i]} $(pgrep -P "${PIDS[$i]}" | head -1)"
-		done >"$WORK/pids"
-		"$B/bin/gpuslice" sim status --json --dir "$simdir" >"$WORK/sim1.json"
-		date +%s.%N >"$WORK/t1"
-		sleep "$((SECONDS_RUN - WARM - 2))"
-		"$B/bin/gpuslice" sim status --json --dir "$simdir" >"$WORK/sim2.json"
-		date +%s.%N >"$WORK/t2"
-	) &
-	SNAP=$!
-fi
 
 echo
 if [ -t 1 ]; then
@@ -124,8 +102,6 @@ else
 fi
 for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 PIDS=()
-[ -z "${SNAP:-}" ] || wait "$SNAP" 2>/dev/null || true
-SNAP=""
 t1=$(date +%s.%N)
 "${G[@]}" list --json >"$WORK/slices.json"
 for s in infer nb-1 nb-2 batch; do
@@ -133,10 +109,9 @@ for s in infer nb-1 nb-2 batch; do
 done
 "${G[@]}" usage --since 5m --by slice --json >"$WORK/usage.json"
 
-python3 - "$WORK" "$t0" "$t1" "$WARM" <<'PY'
+python3 - "$WORK" "$t0" "$t1" <<'PY'
 import json, os, sys
 work, t0, t1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-warm = sys.argv[4]
 # The share is over the time the workloads really ran (start-up and the
 # last kernels included), not the nominal seconds they were asked for.
 wall = t1 - t0
@@ -150,18 +125,6 @@ def load(path):
 def gib(b):
     return "%.1f GiB" % (b / 2**30)
 
-# The sim's count after the warm-up: slice -> share (%), when read.
-after = {}
-try:
-    pids = dict(l.split() for l in open(os.path.join(work, "pids")) if len(l.split()) == 2)
-    snaps = [json.load(open(os.path.join(work, "sim%d.json" % i))) for i in (1, 2)]
-    ts = [float(open(os.path.join(work, "t%d" % i)).read()) for i in (1, 2)]
-    busy = [{str(p["pid"]): p["busy_s"] for g in d["gpus"] for p in g["processes"]} for d in snaps]
-    for name, pid in pids.items():
-        if pid in busy[0] and pid in busy[1] and ts[1] > ts[0]:
-            after[name] = 100.0 * (busy[1][pid] - busy[0][pid]) / (ts[1] - ts[0])
-except (OSError, ValueError, KeyError, IndexError):
-    pass
 usage = {r["slice"]: r for r in json.load(open(os.path.join(work, "usage.json")))["rows"]}
 cur = json.load(open(os.path.join(work, "usage.json")))["currency"]
 infer = load("infer.json")
@@ -178,8 +141,6 @@ for name, what in (("infer", "gs-infer --light"), ("nb-1", "gs-burn (notebook)")
     nvml = 100.0 * billed / wall if wall > 0 else 0
     share = 100.0 * u.get("gpu_seconds", 0) / wall if wall > 0 else 0
     note = what + " (NVML %.1f%%)" % nvml if share > 0 else what
-    if share > 0 and name in after:
-        note = what + " (NVML %.1f%%; after %s s %.1f%%)" % (nvml, warm, after[name])
     if name == "infer" and "p99_ms" in infer:
         note += ": %.0f req/s, p99 %.2f ms" % (infer.get("throughput_rps", 0), infer["p99_ms"])
     if name == "nb-2" and "allocated_bytes" in alloc:
@@ -197,12 +158,8 @@ print("Peak memory is the shim's books (allocations); GPU time share is the")
 print("slice's GPU time by its books over the %.0f s the workloads ran. On a" % wall)
 print("time-sliced GPU the books also count a neighbour's turns that ran while")
 print("the slice's kernels waited; NVML's count, in the notes, is what the")
-print("ledger bills (it lags by up to one ledger interval). The daemon")
-print("scales what each limited slice is charged by NVML / books (its charge")
-print("ratio, from NVML's per-process samples) so that its share holds by")
-print("NVML's count: the notes' second figure is that share after a warm-up")
-print("(the simulator's count). Costs come from the daemon's price table")
-print("(docs/config.md) and its ledger.")
+print("ledger bills (it lags by up to one ledger interval). Costs come from")
+print("the daemon's price table (docs/config.md) and its ledger.")
 PY
 echo
 echo "Events:"

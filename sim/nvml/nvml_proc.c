@@ -24,20 +24,6 @@
  * lastSeenTimeStamp filters them as NVML documents. The first sample of a
  * process covers the time since it created its context. All of it runs
  * under the state lock, which also serialises the threads of this process.
- *
- * What it imitates, and where it is kinder: NVML 13.580 (driver R580,
- * nvml.h of CUDA 13), as nvml.c reports. Like it: one sample per process
- * newer than lastSeenTimeStamp (strictly), CPU microseconds, smUtil a
- * whole percent (truncated here), NVML_ERROR_NOT_FOUND when no process
- * has a newer sample, NVML_ERROR_INSUFFICIENT_SIZE with the count for a
- * short or NULL buffer, NVML_ERROR_NOT_SUPPORTED with MIG on. Unlike it:
- * the driver cuts samples on its own clock (1/6 s to 1 s, by product)
- * and reports the newest one's percent, so a reader that polls every
- * second sees part of the time; the sim cuts one when asked (at least
- * SAMPLE_NS after the previous) and its percent covers all the time
- * since, so a reader that polls sees all of it. The charge ratio
- * (daemon/acct.c) reads a sample as its percent over the time since the
- * process's previous sample, right on both, noisier on the driver.
  */
 #include "nvml_int.h"
 

@@ -45,27 +45,6 @@ static void poll(struct feed *f, int64_t dt, uint64_t books, uint64_t nvml,
 	assert_int_equal(q, f->q);
 }
 
-/* The same poll with NVML's figure from utilisation samples: `nvml` of
- * GPU time, off by half a percent of the poll (whole-percent samples). */
-static void poll_samples(struct feed *f, int64_t dt, uint64_t books,
-                         uint64_t nvml)
-{
-	bool publish;
-	uint32_t q;
-
-	f->now += dt;
-	f->books += books;
-	gs__cratio_add_samples(f->cr, 7, nvml, (uint64_t)dt / 200);
-	q = gs__cratio_step(f->cr, 7, f->now, true, f->books, &publish,
-	                    &f->fig);
-	if (publish) {
-		f->publishes++;
-		f->q = q;
-	}
-	assert_true(q >= GS_CHARGE_MIN && q <= GS_CHARGE_ONE);
-	assert_int_equal(q, f->q);
-}
-
 static void feed_init(struct feed *f)
 {
 	f->cr = gs__cratio_create();
@@ -222,126 +201,6 @@ static void the_loop_settles_at_the_share_by_nvml(void **state)
 	}
 }
 
-/*
- * The loop model above (a 40 % slice, a neighbour's 0.3 of each second
- * inside its spans), NVML's figure from utilisation samples, polls of
- * `dt`: the slice's share by NVML `secs` seconds in (OUT: *lo, *hi over
- * the polls after `warm` seconds).
- */
-static double loop_by_samples(int64_t dt, int secs, int warm, double *lo,
-                              double *hi)
-{
-	struct feed f;
-	double got = 0;
-	int n = (int)(secs * S / dt);
-
-	*lo = 1;
-	*hi = 0;
-	feed_init(&f);
-	for (int i = 0; i < n; i++) {
-		double r = (f.q ? f.q : GS_CHARGE_ONE) / 65536.0;
-		double books = 0.4 / r, mine = books - 0.3;
-
-		if (books > 1) {
-			books = 1;
-			mine = 0.7;
-		}
-		got = mine;
-		poll_samples(&f, dt, (uint64_t)(books * (double)dt),
-		             (uint64_t)(mine * (double)dt));
-		if ((int64_t)i * dt >= warm * S) {
-			*lo = got < *lo ? got : *lo;
-			*hi = got > *hi ? got : *hi;
-		}
-	}
-	gs__cratio_destroy(f.cr);
-	return got;
-}
-
-/*
- * Utilisation samples of a long-lived process (whose running accounting
- * figure is far too coarse to tell anything, as above): the first window
- * is three seconds, and the loop holds the slice's share by NVML within two
- * points of 40 % from ten seconds in, with polls of 1 s and of 300 ms
- * (the old estimate, a 4 s window smoothed over 4 s, was still 5 points
- * off at 10 s).
- */
-static void samples_settle_the_share_within_ten_seconds(void **state)
-{
-	static const int64_t dts[] = {S, 300 * MS};
-
-	(void)state;
-	for (int k = 0; k < 2; k++) {
-		double lo, hi, got = loop_by_samples(dts[k], 40, 10, &lo, &hi);
-
-		assert_true(fabs(got - 0.4) < 0.01);
-		assert_true(lo > 0.38 && hi < 0.42);
-	}
-}
-
-/* The first window of samples gives an estimate after 3 s of polls. */
-static void samples_give_a_first_estimate_in_three_seconds(void **state)
-{
-	struct feed f;
-
-	(void)state;
-	feed_init(&f);
-	poll_samples(&f, S, 400 * MS, 200 * MS); /* the first poll: a base */
-	poll_samples(&f, S, 400 * MS, 200 * MS);
-	poll_samples(&f, S, 400 * MS, 200 * MS);
-	assert_true(f.fig.raw < 0);
-	poll_samples(&f, S, 400 * MS, 200 * MS);
-	assert_true(f.fig.raw > 0.49 && f.fig.raw < 0.51);
-	assert_true(f.q < GS_CHARGE_ONE);
-	gs__cratio_destroy(f.cr);
-}
-
-/*
- * Samples' errors add up over a window (each is half a percent of its
- * time): a slice running under 5 % of the GPU cannot be told from them
- * and keeps 1; books held low beside samples (a tenant lying low) gain
- * nothing either.
- */
-static void samples_too_small_to_tell_and_low_books_keep_one(void **state)
-{
-	struct feed f;
-
-	(void)state;
-	feed_init(&f);
-	for (int i = 0; i < 30; i++)
-		poll_samples(&f, S, 100 * MS, 40 * MS);
-	assert_true(f.fig.raw < 0);
-	assert_int_equal(f.q, GS_CHARGE_ONE);
-	gs__cratio_destroy(f.cr);
-	feed_init(&f);
-	for (int i = 0; i < 30; i++)
-		poll_samples(&f, S, 100 * MS, 400 * MS);
-	assert_int_equal(f.q, GS_CHARGE_ONE);
-	assert_int_equal(f.publishes, 1);
-	gs__cratio_destroy(f.cr);
-}
-
-/*
- * Books that grow while NVML saw nothing of the slice (books from
- * nowhere, processes NVML never sampled): no window, and the ratio stays
- * 1 rather than falling to its floor (acct.c also drops the polls at
- * which no process of the slice runs: a last batch flushed on the way
- * out has no sample to set against it).
- */
-static void books_without_any_nvml_time_teach_nothing(void **state)
-{
-	struct feed f;
-
-	(void)state;
-	feed_init(&f);
-	for (int i = 0; i < 10; i++) {
-		poll_samples(&f, S, 330 * MS, 0);
-		assert_true(f.fig.raw < 0);
-	}
-	assert_int_equal(f.q, GS_CHARGE_ONE);
-	gs__cratio_destroy(f.cr);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,11 +211,6 @@ int main(void)
 	        too_coarse_a_figure_teaches_nothing_and_old_ratios_expire),
 	    cmocka_unit_test(invalid_polls_restart_and_forget_republishes),
 	    cmocka_unit_test(the_loop_settles_at_the_share_by_nvml),
-	    cmocka_unit_test(samples_settle_the_share_within_ten_seconds),
-	    cmocka_unit_test(samples_give_a_first_estimate_in_three_seconds),
-	    cmocka_unit_test(
-	        samples_too_small_to_tell_and_low_books_keep_one),
-	    cmocka_unit_test(books_without_any_nvml_time_teach_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,10 +63,6 @@ gs_add_shell_test(demo_runs_its_honest_slices_without_the_daemon_acting_on_them
                   tests/integration/daemon/demo_slices.sh TIMEOUT 180)
 set_tests_properties(demo_runs_its_honest_slices_without_the_daemon_acting_on_them
                      PROPERTIES RUN_SERIAL TRUE)
-gs_add_shell_test(demo_limited_slices_get_their_share_by_nvml_after_a_warm_up
-                  tests/integration/daemon/demo_shares_by_nvml.sh TIMEOUT 120)
-set_tests_properties(demo_limited_slices_get_their_share_by_nvml_after_a_warm_up
-                     PROPERTIES RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 gs_add_shell_test(daemon_turns_follow_weights_and_priority_under_the_arbiter
                   tests/integration/daemon/arbiter.sh TIMEOUT 180)
 set_tests_properties(daemon_turns_follow_weights_and_priority_under_the_arbiter
