@@ -466,7 +466,7 @@ void gs__launch_ctx_gone(CUcontext ctx)
 		(void)pthread_mutex_lock(&b->mu);
 		/* Whichever thread had it current no longer has it. */
 		b->cur = GS__CTX_UNKNOWN;
-		b->resumable = false;
+		b->resume_left = 0;
 		if (forget_batch(b, ctx, &od[no])) {
 			no++;
 			if (no == 64) {
@@ -593,7 +593,7 @@ static void close_batch(struct batch *b)
 	bool queued = false, timed;
 	uint64_t e0, e1;
 
-	b->resumable = false;
+	b->resume_left = 0;
 	if (!b->open)
 		return;
 	b->open = false;
@@ -917,8 +917,7 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 	b->shared = t->shared;
 	b->charged = t->est;
 	start_batch(b, t->measure, ctx, stream, pt, lease, each, now);
-	b->admitted = b->opened;
-	b->in_lease = b->booked;
+	b->admitted = b->booked ? b->opened : 0;
 	return true;
 }
 
@@ -939,22 +938,21 @@ static bool open_batch(struct batch *b, struct ticket *t, CUcontext ctx,
 static bool lease_resume(struct batch *b, CUcontext ctx, CUstream stream,
                          bool pt, uint64_t *now)
 {
-	if (!b->resumable || b->resume_left == 0 || b->stream != stream ||
-	    b->pt != pt || b->ctx != ctx || gs__g.lim.compute_pct > 0 ||
-	    !(gs__g.lim.flags & GS_SLICE_MPS))
+	uint32_t left = b->resume_left;
+
+	if (left == 0 || b->stream != stream || b->pt != pt || b->ctx != ctx ||
+	    gs__g.lim.compute_pct > 0 || !(gs__g.lim.flags & GS_SLICE_MPS))
 		return false;
-	if ((__atomic_load_n(b->watch, __ATOMIC_RELAXED) & b->watch_mask) !=
-	        b->watch_val ||
-	    __atomic_load_n(b->epoch_p, __ATOMIC_RELAXED) != b->lim_epoch ||
-	    gs__now() - b->admitted >= GS__SPAN_NS || capturing(stream, pt))
+	if (!lease_unmoved(b) || gs__now() - b->admitted >= GS__SPAN_NS ||
+	    capturing(stream, pt))
 		return false;
-	b->resumable = false;
+	b->resume_left = 0;
 	b->booked = false;
 	b->charged = 0;
 	b->shared = false;
 	b->known = __atomic_load_n(&est_known[b->dev], __ATOMIC_RELAXED);
 	b->probe = false;
-	start_batch(b, true, ctx, stream, pt, b->resume_left,
+	start_batch(b, true, ctx, stream, pt, left,
 	            __atomic_load_n(&est_ns[b->dev], __ATOMIC_RELAXED), now);
 	return true;
 }
@@ -1152,17 +1150,13 @@ void gs__launch_sync_begin(void)
 	 * once in many requests, not at each). */
 	if (b != NULL && b->open &&
 	    (b->measure || gs__now() - b->opened >= GS__SPAN_NS)) {
-		bool keep = b->measure && b->in_lease && b->left > 0 &&
-		            !b->probe;
-		uint32_t left = b->left;
+		/* (a probe's lease of one has nothing left) */
+		uint32_t left = b->measure && b->admitted != 0 ? b->left : 0;
 
 		gs__launch_close_mine();
 		/* The batch is closed (its end event covered by the wait),
 		 * its lease kept for the next launch (lease_resume). */
-		if (keep) {
-			b->resume_left = left;
-			b->resumable = true;
-		}
+		b->resume_left = left;
 	}
 	/* What the last sync left to settle completed then: settled now,
 	 * while the GPU works on what this sync waits for. */

@@ -57,11 +57,11 @@ struct batch {
 	uint64_t launch1;   /* and after it (a batch of one's) */
 	bool shared;        /* its span may hold another slice's work */
 	CUevent start;
-	/* A sync closed the batch but not its lease (lease_resume): */
-	bool resumable;
-	bool in_lease;        /* under an admitted lease (first or resumed) */
-	uint32_t resume_left; /* launches of the lease left then */
-	uint64_t admitted;    /* host time of the lease's admission */
+	/* A sync closed the batch but not its lease (lease_resume): the
+	 * launches the lease had left then; 0: nothing to resume. */
+	uint32_t resume_left;
+	uint64_t admitted; /* host time of the lease's admission under the
+	                      region lock; 0: not admitted */
 };
 
 /* A current context no launch is in: the lease path asks again. */
@@ -96,14 +96,21 @@ struct ticket {
  * it has been open GS__SPAN_NS (a slow launcher's lease must not keep
  * its turn's work "in flight" for long).
  */
+/* Whether nobody wanted in on the GPU (or the gate stayed as it was)
+ * and the limits did not change since the lease was admitted. */
+static inline bool lease_unmoved(const struct batch *b)
+{
+	return (__atomic_load_n(b->watch, __ATOMIC_RELAXED) & b->watch_mask) ==
+	           b->watch_val &&
+	       __atomic_load_n(b->epoch_p, __ATOMIC_RELAXED) == b->lim_epoch;
+}
+
 static inline bool lease_take(struct batch *b, CUstream stream, bool pt)
 {
 	if (b == NULL || b->left == 0 || b->stream != stream || b->pt != pt ||
 	    b->cur != b->ctx)
 		return false;
-	if ((__atomic_load_n(b->watch, __ATOMIC_RELAXED) & b->watch_mask) !=
-	        b->watch_val ||
-	    __atomic_load_n(b->epoch_p, __ATOMIC_RELAXED) != b->lim_epoch)
+	if (!lease_unmoved(b))
 		return false;
 	if (GS_UNLIKELY(b->n % GS__SPAN_EVERY == 0) &&
 	    gs__now() - b->opened >= GS__SPAN_NS)
