@@ -3,7 +3,8 @@
  * its unit tests: store_put_slices writes slices into the store at the
  * fixture's path (store_fixture.h) and closes it, as a daemon that then
  * stops; store_reopen_load opens it again and loads the slices, as the
- * next daemon's start. Both check the file is at the latest schema.
+ * next daemon's start (store_keep_slice takes a store of one slice).
+ * Both check the file is at the latest schema.
  * Include after store_fixture.h and store.h.
  */
 #ifndef GS_TEST_STORE_ROUNDTRIP_H
@@ -33,6 +34,13 @@ static inline void store_put_slices(const struct gs_slice *s, int n)
 		assert_int_equal(gs_store_wait(st, &op), GS_OK);
 	}
 	gs_store_close(st);
+}
+
+/* A store_reopen_load callback for a store of one slice: copies it to
+ * `ctx` (a struct gs_slice). */
+static inline void store_keep_slice(void *ctx, const struct gs_slice *s)
+{
+	*(struct gs_slice *)ctx = *s;
 }
 
 /*

@@ -32,11 +32,6 @@ static int teardown(void **state)
 	return store_fixture_teardown();
 }
 
-static void keep_slice(void *ctx, const struct gs_slice *s)
-{
-	*(struct gs_slice *)ctx = *s;
-}
-
 static void put_parked(void)
 {
 	struct gs_slice s;
@@ -64,7 +59,7 @@ static struct gs_slice load_one(void)
 	struct gs_slice got;
 
 	memset(&got, 0, sizeof(got));
-	st = store_reopen_load(keep_slice, &got, GS_OK, &eb);
+	st = store_reopen_load(store_keep_slice, &got, GS_OK, &eb);
 	gs_store_close(st);
 	return got;
 }

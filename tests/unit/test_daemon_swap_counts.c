@@ -32,11 +32,6 @@ static int teardown(void **state)
 	return store_fixture_teardown();
 }
 
-static void keep_slice(void *ctx, const struct gs_slice *s)
-{
-	*(struct gs_slice *)ctx = *s;
-}
-
 static void store_keeps_swap_counts_and_times_across_a_reopen(void **state)
 {
 	struct gs_store *st;
@@ -67,7 +62,7 @@ static void store_keeps_swap_counts_and_times_across_a_reopen(void **state)
 	store_put_slices(&s, 1);
 
 	memset(&got, 0, sizeof(got));
-	st = store_reopen_load(keep_slice, &got, GS_OK, &eb);
+	st = store_reopen_load(store_keep_slice, &got, GS_OK, &eb);
 	gs_store_close(st);
 	assert_string_equal(got.name, "nb");
 	assert_int_equal(got.swap.swap_outs, 5);
